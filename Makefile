@@ -1,0 +1,48 @@
+# Thin wrapper over CMake: `make run` and `make test` set up a fresh Debian
+# machine (missing packages), configure, build, and run.
+BUILD    ?= build
+ASAN_BUILD ?= build-asan
+WERROR   ?= ON
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+SCENARIO ?= scenarios/quickstart.yaml
+OUT      ?= out/quickstart.h5
+
+# Everything the project needs, as Debian packages.
+PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
+           libcmocka-dev libfyaml-dev python3 python3-h5py python3-numpy
+
+.PHONY: all deps build run test unit asan bench clean
+
+all: build
+
+deps:
+	@./tools/deps.sh $(PACKAGES)
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DSIM_WERROR=$(WERROR)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@mkdir -p $(dir $(OUT))
+	$(BUILD)/aifsim run $(SCENARIO) -o $(OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The unit tests again under AddressSanitizer and UBSan.
+asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DSIM_WERROR=$(WERROR) -DSIM_ENABLE_ASAN=ON \
+	      -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -L unit
+
+bench: build
+	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
+	./tools/bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) out

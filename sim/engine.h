@@ -1,0 +1,131 @@
+/* engine.h - the discrete-event engine: clock, handler registry, event pool,
+ * run loop, cancellation, periodic events and fluid progress.
+ * It knows nothing of GPUs: models register handlers and schedule events
+ * that carry two 64-bit words of payload (indices, generations). */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "err.h"
+
+/* Simulated time: integer nanoseconds from the scenario start, so ordering is
+ * exact and periodic ticks never drift. */
+typedef int64_t sim_time;
+
+#define SIM_NS ((sim_time)1)
+#define SIM_US ((sim_time)1000)
+#define SIM_MS ((sim_time)1000000)
+#define SIM_SEC ((sim_time)1000000000)
+#define SIM_MIN (60 * SIM_SEC)
+#define SIM_HOUR (3600 * SIM_SEC)
+#define SIM_TIME_MAX INT64_MAX
+
+/* Seconds as a double, for physics. */
+static inline double sim_time_to_s(sim_time t) { return (double)t * 1e-9; }
+
+typedef struct sim_engine sim_engine;
+
+/* A scheduled event as a handler sees it. */
+typedef struct sim_event {
+  sim_time time;
+  uint32_t kind; /* the handler it was scheduled for */
+  uint64_t a, b; /* payload, copied at scheduling time */
+} sim_event;
+
+/* Names a pending event so it can be cancelled in O(1). The zero value names
+ * nothing; a handle of an event that ran or was cancelled goes stale and
+ * cancelling it again is a no-op. A periodic event keeps its handle. */
+typedef struct sim_handle {
+  uint32_t slot; /* pool slot + 1; 0 = none */
+  uint32_t gen;
+} sim_handle;
+
+/* A handler returns SIM_OK, or an error code that stops the run; the run
+ * returns that code and sim_engine_errmsg tells why (see sim_engine_fail). */
+typedef int (*sim_handle_fn)(sim_engine *e, void *ctx, const sim_event *ev);
+
+/* Creates an engine at time 0. alloc may be NULL (the C library). Returns
+ * NULL when out of memory. Free with sim_engine_destroy. */
+sim_engine *sim_engine_create(const sim_allocator *alloc);
+
+/* Frees the engine and every pending event; NULL does nothing. */
+void sim_engine_destroy(sim_engine *e);
+
+/* Registers a handler; *kind receives its id for scheduling. name is
+ * borrowed (a string literal) and used in messages. SIM_OK or SIM_ENOMEM. */
+int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
+                        void *ctx, uint32_t *kind);
+
+/* Schedules kind at absolute time at (>= now, else SIM_EINVAL) with payload
+ * (a, b). handle may be NULL. SIM_OK, SIM_EINVAL or SIM_ENOMEM. */
+int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
+                        uint64_t b, sim_handle *handle);
+
+/* Schedules kind first at time first (>= now) and then every period (> 0)
+ * until cancelled or the run ends. The engine reschedules it before the
+ * handler runs, so the handle stays valid. */
+int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
+                     uint32_t kind, uint64_t a, uint64_t b,
+                     sim_handle *handle);
+
+/* Cancels the event named by *handle, if still pending, and clears *handle.
+ * Returns true if an event was cancelled. O(1). */
+bool sim_engine_cancel(sim_engine *e, sim_handle *handle);
+
+/* True if handle names a pending event. */
+bool sim_engine_pending(const sim_engine *e, sim_handle handle);
+
+/* Runs events in (time, scheduling order) up to and including time until.
+ * Afterwards now = until unless stopped earlier. Returns SIM_OK, the code a
+ * handler failed with, or SIM_ECANCELED after sim_engine_stop. Can be called
+ * again to continue. */
+int sim_engine_run(sim_engine *e, sim_time until);
+
+/* Asks the run loop to return after the current event. */
+void sim_engine_stop(sim_engine *e);
+
+/* Records a failure message (for handlers) and returns code. */
+int sim_engine_fail(sim_engine *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The message of the last failure; "" when none. Valid until the next call
+ * that fails; do not free. */
+const char *sim_engine_errmsg(const sim_engine *e);
+
+sim_time sim_engine_now(const sim_engine *e);
+
+/* Events run so far, and events pending (live ones, not tombstones). */
+uint64_t sim_engine_events_run(const sim_engine *e);
+size_t sim_engine_events_pending(const sim_engine *e);
+
+/* Fluid progress (DESIGN section 3): remaining work drained at a rate, with
+ * the completion event rescheduled whenever the rate changes, so there is no
+ * polling. Embedded in a model's state; zero-initialised is idle. */
+typedef struct sim_fluid {
+  double remaining; /* work left as of `since`, in the model's units */
+  double rate;      /* work per second */
+  sim_time since;
+  sim_handle done; /* the completion event, if the rate is positive */
+} sim_fluid;
+
+/* Starts work units of work at now with rate 0 (nothing scheduled). */
+void sim_fluid_start(sim_fluid *f, double work, sim_time now);
+
+/* Work left at time now (>= f->since), not below 0. */
+double sim_fluid_remaining(const sim_fluid *f, sim_time now);
+
+/* Advances f to now, sets the new rate and reschedules its completion event
+ * (kind with payload a, b) at the time the remaining work runs out, rounded
+ * up to the next nanosecond; a rate of 0 leaves none scheduled.
+ * SIM_OK, SIM_EINVAL (negative rate) or SIM_ENOMEM. */
+int sim_fluid_set_rate(sim_engine *e, sim_fluid *f, double rate,
+                       uint32_t kind, uint64_t a, uint64_t b);
+
+/* Cancels the completion event and records the work left at now. */
+void sim_fluid_stop(sim_engine *e, sim_fluid *f);
+
+#endif

@@ -1,0 +1,49 @@
+/* queue.h - the pending-event set of the engine (evq).
+ * A priority queue of (time, seq, slot) triples ordered by time, then seq.
+ * It knows nothing of handlers or payloads: the engine keeps those in its
+ * event pool and uses the slot to find them. Stale entries (cancelled
+ * events) are the engine's business; evq_compact drops them in one pass. */
+#ifndef SIM_QUEUE_H
+#define SIM_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+
+typedef struct evq evq;
+
+/* One pending entry. seq is unique per engine, so (time, seq) is a total
+ * order and equal times come out first-in, first-out. */
+typedef struct evq_entry {
+  int64_t time;
+  uint64_t seq;
+  uint32_t slot;
+} evq_entry;
+
+/* Creates an empty queue using alloc (NULL: the C library). Returns NULL when
+ * out of memory. The caller owns the queue; free it with evq_destroy. */
+evq *evq_create(const sim_allocator *alloc);
+
+/* Frees the queue; evq_destroy(NULL) does nothing. */
+void evq_destroy(evq *q);
+
+/* Adds an entry. Returns SIM_OK or SIM_ENOMEM (the queue is unchanged). */
+int evq_push(evq *q, evq_entry e);
+
+/* The smallest entry, without removing it; false when empty. */
+bool evq_peek(const evq *q, evq_entry *out);
+
+/* Removes the smallest entry into *out; false when empty. */
+bool evq_pop(evq *q, evq_entry *out);
+
+/* Number of entries held, stale ones included. */
+size_t evq_size(const evq *q);
+
+/* Keeps only the entries for which keep(ctx, entry) is true and restores the
+ * heap order: O(n). Used by the engine when tombstones pile up. */
+void evq_compact(evq *q, bool (*keep)(void *ctx, const evq_entry *e),
+                 void *ctx);
+
+#endif

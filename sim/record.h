@@ -1,0 +1,34 @@
+/* record.h - the HDF5 writer (h5w), a telemetry sink (tel.h).
+ * Layout (DESIGN section 6): one group per telemetry group; each column a
+ * dataset, 1-D [time] or 2-D [time, width], float64, chunked, shuffled and
+ * deflated, extendible along time; attributes units and long_name; the
+ * group's "time" dataset (seconds) is an HDF5 dimension scale attached to
+ * dimension 0, and for 2-D groups a string dataset named by the axis
+ * (e.g. "rack") is the scale of dimension 1. Texts are scalar string
+ * datasets at the root, summary metrics attributes of /summary, metadata
+ * attributes of the root. Object time tracking is off, so the same run
+ * gives the same bytes.
+ *
+ * The file is written as PATH.partial and renamed to PATH by commit, after
+ * the root attribute complete=1 is set; a sink destroyed without commit
+ * removes its partial file. Only this module links HDF5. */
+#ifndef SIM_RECORD_H
+#define SIM_RECORD_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "tel.h"
+
+typedef struct h5w_options {
+  size_t chunk_rows;  /* rows per chunk and per flush; 0 = 4096 */
+  int deflate_level;  /* 0-9; 0 = none; default when options NULL: 4 */
+} h5w_options;
+
+/* Creates PATH.partial (replacing an old partial file, never PATH itself)
+ * and returns a sink writing to it, or NULL with the reason in err.
+ * opts may be NULL. The caller owns the sink (tel_destroy). */
+tel_sink *h5w_create(const char *path, const h5w_options *opts,
+                     sim_error *err);
+
+#endif

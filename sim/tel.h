@@ -1,0 +1,93 @@
+/* tel.h - telemetry: the interface between models and output writers.
+ * A model declares its columns once (a table of name, units, long name) in
+ * a group; a sink (the HDF5 writer, or a memory sink for tests) consumes
+ * the declarations and appends one row per sample. Adding a column never
+ * changes a sink. */
+#ifndef SIM_TEL_H
+#define SIM_TEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct tel_column {
+  const char *name;      /* dataset name, e.g. "power_w" */
+  const char *units;     /* e.g. "W"; "1" for dimensionless */
+  const char *long_name; /* e.g. "facility power drawn from the feed" */
+} tel_column;
+
+/* A group of columns sampled together. With width 1 each column is a 1-D
+ * series [time]; otherwise each is 2-D [time, width], and the second axis
+ * is named by axis_name with one label per position (e.g. rack names). */
+typedef struct tel_group {
+  const char *name; /* "facility", "racks", "services/chat", ... */
+  const tel_column *columns;
+  size_t ncolumns;
+  size_t width;
+  const char *axis_name;          /* "rack"; NULL when width is 1 */
+  const char *const *axis_labels; /* width labels; NULL when width is 1 */
+} tel_group;
+
+typedef struct tel_sink tel_sink;
+
+/* What a sink implements. Every call returns SIM_OK or a SIM_E* code with
+ * the detail in sink->err. */
+typedef struct tel_sink_ops {
+  /* Declares a group; its id for tel_append comes back in *id. The
+   * declaration and what it points to must stay valid until destroy. */
+  int (*open_group)(tel_sink *s, const tel_group *g, size_t *id);
+  /* One sample: values[c * width + j] is column c at position j. */
+  int (*append)(tel_sink *s, size_t id, double time_s, const double *values);
+  /* A metric of the run's /summary (e.g. "energy_mwh"). */
+  int (*put_summary)(tel_sink *s, const char *key, double value);
+  /* Attributes on the root ("aifsim_version", "scenario_name", "seed"). */
+  int (*put_meta_str)(tel_sink *s, const char *key, const char *value);
+  int (*put_meta_int)(tel_sink *s, const char *key, int64_t value);
+  /* A named text at the root (the resolved scenario, as "scenario"). */
+  int (*put_text)(tel_sink *s, const char *name, const char *text);
+  /* Flushes everything and marks the output complete. After commit only
+   * destroy may be called. */
+  int (*commit)(tel_sink *s);
+  /* Frees the sink. An output that was not committed is removed, so a
+   * failed run leaves nothing that looks complete. */
+  void (*destroy)(tel_sink *s);
+} tel_sink_ops;
+
+/* The common head of every sink; an implementation embeds it first. */
+struct tel_sink {
+  const tel_sink_ops *ops;
+  sim_error err;
+};
+
+/* Thin wrappers over the ops, so callers read tel_append(sink, ...). */
+int tel_open_group(tel_sink *s, const tel_group *g, size_t *id);
+int tel_append(tel_sink *s, size_t id, double time_s, const double *values);
+int tel_put_summary(tel_sink *s, const char *key, double value);
+int tel_put_meta_str(tel_sink *s, const char *key, const char *value);
+int tel_put_meta_int(tel_sink *s, const char *key, int64_t value);
+int tel_put_text(tel_sink *s, const char *name, const char *text);
+int tel_commit(tel_sink *s);
+void tel_destroy(tel_sink *s); /* NULL does nothing */
+const char *tel_errmsg(const tel_sink *s);
+
+/* A sink that keeps everything in memory, for tests and for runs that need
+ * no file. Returns NULL when out of memory. */
+tel_sink *tel_memory_create(void);
+
+/* Read-back from a memory sink. tel_memory_column returns the samples of
+ * one column of a group as a [rows][width] array (NULL if unknown); the
+ * pointer is valid until the next append or destroy. */
+const double *tel_memory_column(const tel_sink *s, const char *group,
+                                const char *column, size_t *rows,
+                                size_t *width);
+const double *tel_memory_times(const tel_sink *s, const char *group,
+                               size_t *rows);
+/* A summary metric; returns SIM_ENOTFOUND if it was never put. */
+int tel_memory_summary(const tel_sink *s, const char *key, double *value);
+/* A text put with put_text, or NULL. */
+const char *tel_memory_text(const tel_sink *s, const char *name);
+/* 1 after a successful commit. */
+int tel_memory_committed(const tel_sink *s);
+
+#endif

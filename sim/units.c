@@ -1,0 +1,1 @@
+/* placeholder */ typedef int placeholder_;

@@ -1,0 +1,53 @@
+/* test_util.c - shared helpers of the unit tests. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+void test_assert_close(double a, double b, double rel_tol, double abs_tol,
+                       const char *a_text, const char *b_text,
+                       const char *file, int line) {
+  double scale = fmax(fabs(a), fabs(b));
+  double tol = fmax(abs_tol, rel_tol * scale);
+  if (fabs(a - b) <= tol && !isnan(a) && !isnan(b))
+    return;
+  print_error("%s = %.17g, %s = %.17g, |diff| = %.3g > tol %.3g\n", a_text, a,
+              b_text, b, fabs(a - b), tol);
+  _fail(file, line);
+}
+
+static void *counting_realloc(void *ctx, void *ptr, size_t size) {
+  test_alloc *t = ctx;
+  if (size == 0) {
+    if (ptr != NULL)
+      t->live--;
+    free(ptr);
+    return NULL;
+  }
+  t->calls++;
+  if (t->fail_at > 0 && t->calls == t->fail_at)
+    return NULL;
+  void *p = realloc(ptr, size);
+  if (p != NULL && ptr == NULL)
+    t->live++;
+  return p;
+}
+
+void test_alloc_init(test_alloc *t, long fail_at) {
+  t->hook.realloc = counting_realloc;
+  t->hook.ctx = t;
+  t->fail_at = fail_at;
+  t->calls = 0;
+  t->live = 0;
+}
+
+const char *test_out_path(const char *name) {
+  static char path[8192];
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tests/out", AIFSIM_TEST_BINARY_DIR);
+  mkdir(dir, 0777);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return path;
+}

@@ -1,0 +1,39 @@
+/* test_util.h - what every cmocka test here shares.
+ * cmocka 1.1.5's assert_float_equal converts to float, so doubles go
+ * through assert_close, which prints both values on failure. */
+#ifndef TEST_UTIL_H
+#define TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "alloc.h"
+
+/* Fails unless |a - b| <= max(abs_tol, rel_tol * max(|a|, |b|)). */
+#define assert_close(a, b, rel_tol, abs_tol)                                  \
+  test_assert_close((a), (b), (rel_tol), (abs_tol), #a, #b, __FILE__, __LINE__)
+
+void test_assert_close(double a, double b, double rel_tol, double abs_tol,
+                       const char *a_text, const char *b_text,
+                       const char *file, int line);
+
+/* An allocator that fails the k-th allocation (1-based; 0 never fails) and
+ * counts what is live, so tests can check that constructors clean up. */
+typedef struct test_alloc {
+  sim_allocator hook; /* pass &t.hook where an allocator is wanted */
+  long fail_at;
+  long calls;
+  long live;
+} test_alloc;
+
+void test_alloc_init(test_alloc *t, long fail_at);
+
+/* A fresh path under the build tree's tests folder for output files:
+ * AIFSIM_BINARY_DIR/tests/out/NAME. Returns a static buffer. */
+const char *test_out_path(const char *name);
+
+#endif
