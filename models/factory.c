@@ -1,1 +1,630 @@
-/* placeholder */ typedef int placeholder_;
+/* factory.c - the scenario schema of a whole factory, its checks, and the
+ * run-time wiring: one periodic control tick that integrates energy,
+ * samples telemetry when due, moves the load and recomputes power. */
+#include "factory.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rack.h"
+#include "rng.h"
+
+/* RNG entity kinds of this module (rng.h: models count from MODEL). */
+enum { RNG_KIND_RACK = RNG_KIND_MODEL + 1 };
+enum { RNG_PURPOSE_LOAD_NOISE = 1 };
+
+/* Fleets above this size would need more memory than the machines this
+ * project targets; the message says so instead of failing in malloc. */
+#define MAX_GPUS 2000000
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *const policy_names[] = {"static", NULL};
+
+static const scn_field power_fields[] = {
+    {.key = "cap", .type = SCN_QUANTITY, .offset = offsetof(power_config, cap_w),
+     .dim = UNITS_POWER, .min = 0, .max = HUGE_VAL,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "the facility power cap (contracted capacity), e.g. 18 MW"},
+    {.key = "policy", .type = SCN_ENUM,
+     .offset = offsetof(power_config, policy), .names = policy_names,
+     .dflt = "static",
+     .help = "how the cap is shared: static (the same share of TDP for all)"},
+};
+
+static const scn_schema power_schema =
+    SCN_SCHEMA("power", power_config, power_fields, .check = NULL);
+
+static int check_group(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err);
+
+#define POWER(k, field, fl, def, h)                                           \
+  {.key = k, .type = SCN_QUANTITY,                                            \
+   .offset = offsetof(rack_group_config, field), .dim = UNITS_POWER,          \
+   .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h}
+
+static const scn_field group_fields[] = {
+    {.key = "name", .type = SCN_STRING,
+     .offset = offsetof(rack_group_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "a name for the group"},
+    {.key = "count", .type = SCN_INT,
+     .offset = offsetof(rack_group_config, count), .min = 1, .max = 100000,
+     .flags = SCN_REQUIRED, .help = "how many racks of this kind"},
+    {.key = "gpu", .type = SCN_STRING,
+     .offset = offsetof(rack_group_config, gpu),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a GPU type of the catalog (aifsim catalog lists them)"},
+    {.key = "gpus_per_rack", .type = SCN_INT,
+     .offset = offsetof(rack_group_config, gpus_per_rack), .min = 1,
+     .max = 1024, .flags = SCN_REQUIRED, .help = "e.g. 72 for an NVL72"},
+    POWER("limit", limit_w, SCN_POSITIVE, NULL,
+          "the rack's power limit; default: GPUs at TDP plus other IT"),
+    POWER("other_power_idle", other_idle_w, 0, "0 W",
+          "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
+    POWER("other_power_max", other_max_w, 0, "0 W",
+          "non-GPU IT power of a rack at full activity"),
+    {.key = "load", .type = SCN_MAP,
+     .offset = offsetof(rack_group_config, load), .sub = &load_schema,
+     .help = "synthetic utilisation: pattern constant, diurnal or steps"},
+};
+
+static const scn_schema group_schema = SCN_SCHEMA(
+    "rack group", rack_group_config, group_fields, .check = check_group);
+
+static int check_factory(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err);
+
+#define TIME(k, field, fl, def, h)                                            \
+  {.key = k, .type = SCN_QUANTITY, .offset = offsetof(factory_config, field),  \
+   .dim = UNITS_TIME, .min = 0, .max = 366 * 86400.0, .flags = fl,            \
+   .dflt = def, .help = h}
+
+static const scn_field factory_fields[] = {
+    {.key = "name", .type = SCN_STRING, .offset = offsetof(factory_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "the scenario's name"},
+    {.key = "description", .type = SCN_STRING,
+     .offset = offsetof(factory_config, description), .dflt = ""},
+    {.key = "seed", .type = SCN_INT, .offset = offsetof(factory_config, seed),
+     .min = 0, .max = 9007199254740992.0, .dflt = "1",
+     .help = "the run's random seed (aifsim run --seed N overrides it)"},
+    TIME("duration", duration_s, SCN_REQUIRED | SCN_POSITIVE, NULL,
+         "simulated time, e.g. 24 h (at most 366 d)"),
+    TIME("control_period", control_period_s, SCN_POSITIVE, "1 s",
+         "how often load and power are recomputed"),
+    TIME("sample_period", sample_period_s, SCN_POSITIVE, "1 min",
+         "telemetry interval, a multiple of control_period"),
+    {.key = "catalog", .type = SCN_STRING,
+     .offset = offsetof(factory_config, catalog),
+     .help = "a GPU catalog file (relative to the scenario) instead of the "
+             "built-in one"},
+    {.key = "power", .type = SCN_MAP, .offset = offsetof(factory_config, power),
+     .sub = &power_schema, .flags = SCN_REQUIRED,
+     .help = "power: {cap: 18 MW, policy: static}"},
+    {.key = "racks", .type = SCN_LIST, .offset = offsetof(factory_config, racks),
+     .sub = &group_schema, .count_offset = offsetof(factory_config, nracks),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a list of rack groups: {name, count, gpu, gpus_per_rack, ...}"},
+};
+
+const scn_schema factory_schema = SCN_SCHEMA(
+    "scenario", factory_config, factory_fields, .check = check_factory);
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                              */
+/* ------------------------------------------------------------------ */
+
+static int check_group(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err) {
+  rack_group_config *g = obj;
+  const gpu_catalog *cat = user;
+  const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
+  if (spec == NULL) {
+    char names[1024], hint[1100];
+    gpu_catalog_names(cat, names, sizeof names);
+    snprintf(hint, sizeof hint, "known types: %s", names);
+    return scn_fail(loc, "gpu", err, hint, "unknown GPU type '%s'", g->gpu);
+  }
+  if (g->other_max_w < g->other_idle_w)
+    return scn_fail(loc, "other_power_max", err, NULL,
+                    "other_power_max is below other_power_idle");
+  if (isnan(g->limit_w))
+    g->limit_w = (double)g->gpus_per_rack * spec->tdp_w + g->other_max_w;
+  double floor = (double)g->gpus_per_rack * spec->cap_min_w + g->other_max_w;
+  if (g->limit_w < floor)
+    return scn_fail(loc, "limit", err, "raise the limit or lower the GPUs",
+                    "rack limit %.0f W is below the %.0f W its GPUs at their "
+                    "minimum cap and other IT power draw", g->limit_w, floor);
+  return SIM_OK;
+}
+
+static sim_time to_ns(double s) { return (sim_time)llround(s * 1e9); }
+
+static int check_periods(const factory_config *c, const scn_loc *loc,
+                         sim_error *err) {
+  sim_time dur = to_ns(c->duration_s), ctl = to_ns(c->control_period_s),
+           smp = to_ns(c->sample_period_s);
+  if (ctl < 1000)
+    return scn_fail(loc, "control_period", err, NULL,
+                    "control_period must be at least 1 us");
+  if (smp % ctl != 0)
+    return scn_fail(loc, "sample_period", err,
+                    "e.g. control_period 1 s, sample_period 1 min",
+                    "sample_period must be a multiple of control_period");
+  if (dur % smp != 0)
+    return scn_fail(loc, "duration", err,
+                    "so that every sample covers an equal interval",
+                    "duration must be a multiple of sample_period");
+  return SIM_OK;
+}
+
+static int check_fleet(const factory_config *c, const gpu_catalog *cat,
+                       const scn_loc *loc, sim_error *err) {
+  double floor = 0, gpus = 0;
+  for (size_t i = 0; i < c->nracks; i++) {
+    const rack_group_config *g = &c->racks[i];
+    const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
+    double n = (double)g->count * (double)g->gpus_per_rack;
+    gpus += n;
+    floor += n * spec->cap_min_w + (double)g->count * g->other_max_w;
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(c->racks[j].name, g->name) == 0)
+        return scn_fail(loc, "racks", err, NULL,
+                        "two rack groups are called '%s'", g->name);
+  }
+  if (gpus > MAX_GPUS)
+    return scn_fail(loc, "racks", err, NULL,
+                    "%.0f GPUs; at most %d are supported", gpus, MAX_GPUS);
+  if (c->power.cap_w < floor) {
+    char hint[128];
+    snprintf(hint, sizeof hint, "the cap must be at least %.6g kW",
+             floor / 1e3);
+    return scn_fail(loc, "power.cap", err, hint,
+                    "the cap %.6g kW is below what the factory draws with "
+                    "every GPU at its minimum cap", c->power.cap_w / 1e3);
+  }
+  return SIM_OK;
+}
+
+static int check_factory(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err) {
+  int rc = check_periods(obj, loc, err);
+  return rc != SIM_OK ? rc : check_fleet(obj, user, loc, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A path from the scenario, relative to the scenario's folder. */
+static void relative_to(const char *base, const char *path, char *out,
+                        size_t size) {
+  const char *slash = strrchr(base, '/');
+  if (path[0] == '/' || slash == NULL)
+    snprintf(out, size, "%s", path);
+  else
+    snprintf(out, size, "%.*s/%s", (int)(slash - base), base, path);
+}
+
+/* The catalog must be known before the rack groups are checked, so the
+ * "catalog" key is read first, straight from the document. */
+static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
+  const char *path = scn_doc_scalar(doc, "catalog");
+  if (path == NULL)
+    return gpu_catalog_load_builtin(cat, err);
+  char full[4096];
+  relative_to(scn_doc_name(doc), path, full, sizeof full);
+  return gpu_catalog_load_file(cat, full, err);
+}
+
+static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
+                    factory_scenario *sc, sim_error *err) {
+  for (size_t i = 0; i < nsets; i++) {
+    int rc = scn_doc_set(doc, sets[i], err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  int rc = load_catalog(doc, &sc->catalog, err);
+  if (rc != SIM_OK)
+    return rc;
+  rc = scn_bind(doc, &factory_schema, &sc->cfg, &sc->catalog, err);
+  if (rc != SIM_OK)
+    return rc;
+  sc->resolved = scn_emit(&factory_schema, &sc->cfg);
+  return sc->resolved != NULL ? SIM_OK
+                              : sim_error_set(err, SIM_ENOMEM, "out of memory");
+}
+
+int factory_scenario_load(const char *path, const char *const *sets,
+                          size_t nsets, factory_scenario *sc, sim_error *err) {
+  memset(sc, 0, sizeof *sc);
+  scn_doc *doc = scn_doc_read_file(path, err);
+  if (doc == NULL)
+    return err != NULL ? err->code : SIM_EINPUT;
+  int rc = load_doc(doc, sets, nsets, sc, err);
+  scn_doc_destroy(doc);
+  if (rc != SIM_OK)
+    factory_scenario_release(sc);
+  return rc;
+}
+
+void factory_scenario_release(factory_scenario *sc) {
+  scn_release(&factory_schema, &sc->cfg);
+  gpu_catalog_release(&sc->catalog);
+  free(sc->resolved);
+  sc->resolved = NULL;
+}
+
+sim_time factory_duration(const factory_config *cfg) {
+  return to_ns(cfg->duration_s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Telemetry declarations                                              */
+/* ------------------------------------------------------------------ */
+
+enum { F_POWER, F_IT, F_GPU, F_CAP, F_PEAK, F_ENERGY, F_ACTIVITY, F_NCOLS };
+
+static const tel_column facility_columns[F_NCOLS] = {
+    [F_POWER] = {"power_w", "W",
+                 "facility power from the feed, mean over the interval"},
+    [F_IT] = {"it_power_w", "W", "IT power, mean over the interval"},
+    [F_GPU] = {"gpu_power_w", "W", "GPU power, mean over the interval"},
+    [F_CAP] = {"cap_w", "W", "facility power cap"},
+    [F_PEAK] = {"peak_power_w", "W",
+                "highest facility power in force during the interval"},
+    [F_ENERGY] = {"energy_j", "J", "facility energy since the start"},
+    [F_ACTIVITY] = {"activity", "1",
+                    "mean GPU activity over the interval (0-1)"},
+};
+
+enum { R_POWER, R_GPU, R_LIMIT, R_CAP, R_ACTIVITY, R_CLOCK, R_NCOLS };
+
+static const tel_column rack_columns[R_NCOLS] = {
+    [R_POWER] = {"power_w", "W", "rack IT power, mean over the interval"},
+    [R_GPU] = {"gpu_power_w", "W", "rack GPU power, mean over the interval"},
+    [R_LIMIT] = {"limit_w", "W", "rack power limit"},
+    [R_CAP] = {"gpu_cap_w", "W", "mean per-GPU power cap in the rack"},
+    [R_ACTIVITY] = {"activity", "1",
+                    "mean GPU activity in the rack over the interval"},
+    [R_CLOCK] = {"clock_ratio", "1",
+                 "mean SM clock as a share of the maximum, at sample time"},
+};
+
+/* ------------------------------------------------------------------ */
+/* Run time                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Integrals over the current sample interval, per rack and in total. */
+typedef struct interval {
+  double energy_j, it_j, gpu_j, activity_s, peak_w;
+  double *rack_j, *rack_gpu_j, *rack_activity_s;
+} interval;
+
+struct factory {
+  const factory_scenario *sc;
+  const factory_config *cfg;
+  sim_engine *engine;
+  tel_sink *sink;
+  rack_fleet *fleet;
+  gsl_rng **noise_rng; /* per rack */
+  double *noise;       /* per rack: the OU state */
+  uint32_t tick_kind;
+  sim_time period, sample_every, last;
+  double control_dt_s;
+  tel_group facility_group, racks_group;
+  size_t facility_id, racks_id;
+  double *row; /* a racks row: R_NCOLS x nracks */
+  const char **rack_labels;
+  /* In force since `last`: */
+  double p_facility, p_it, p_gpu, activity;
+  interval iv;
+  factory_summary sum;
+  double sampled_energy_j;
+};
+
+static void advance(factory *f, sim_time now) {
+  double dt = sim_time_to_s(now - f->last);
+  if (dt <= 0)
+    return;
+  const rack_fleet *fl = f->fleet;
+  f->iv.energy_j += f->p_facility * dt;
+  f->iv.it_j += f->p_it * dt;
+  f->iv.gpu_j += f->p_gpu * dt;
+  f->iv.activity_s += f->activity * dt;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    f->iv.rack_j[r] += fl->rack_power_w[r] * dt;
+    f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
+    f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
+  }
+  double over = f->p_facility - f->cfg->power.cap_w;
+  if (over > 0) {
+    f->sum.cap_violation_s += dt;
+    f->sum.cap_violation_j += over * dt;
+  }
+  f->last = now;
+}
+
+/* Moves every rack's activity to its group's pattern at now plus the
+ * rack's own noise, and gives it to the rack's GPUs. */
+static void move_load(factory *f, sim_time now) {
+  rack_fleet *fl = f->fleet;
+  double t = sim_time_to_s(now);
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    const load_config *lc = &f->cfg->racks[fl->group[r]].load;
+    f->noise[r] = load_noise_step(lc, f->noise[r], f->control_dt_s,
+                                  f->noise_rng[r]);
+    double a = load_level(lc, t) + f->noise[r];
+    a = a < 0 ? 0 : a > 1 ? 1 : a;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+      fl->activity[i] = a;
+  }
+}
+
+static void recompute_power(factory *f) {
+  rack_fleet *fl = f->fleet;
+  f->p_it = rack_fleet_update(fl);
+  f->p_facility = f->p_it; /* no cooling or conversion losses yet */
+  double gpu = 0, act = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    gpu += fl->gpu_power_w[r];
+    act += fl->activity_mean[r] * fl->count[r];
+  }
+  f->p_gpu = gpu;
+  f->activity = act / fl->n;
+  f->iv.peak_w = fmax(f->iv.peak_w, f->p_facility);
+  f->sum.peak_power_w = fmax(f->sum.peak_power_w, f->p_facility);
+}
+
+static void rack_row(factory *f, double dt) {
+  const rack_fleet *fl = f->fleet;
+  uint32_t n = fl->nracks;
+  for (uint32_t r = 0; r < n; r++) {
+    double cap = 0, phi = 0;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+      cap += fl->cap_w[i];
+      phi += rack_gpu_phi(fl, i);
+    }
+    f->row[R_POWER * n + r] = f->iv.rack_j[r] / dt;
+    f->row[R_GPU * n + r] = f->iv.rack_gpu_j[r] / dt;
+    f->row[R_LIMIT * n + r] = fl->limit_w[r];
+    f->row[R_CAP * n + r] = cap / fl->count[r];
+    f->row[R_ACTIVITY * n + r] = f->iv.rack_activity_s[r] / dt;
+    f->row[R_CLOCK * n + r] = phi / fl->count[r];
+  }
+}
+
+static void reset_interval(factory *f) {
+  uint32_t n = f->fleet->nracks;
+  f->iv.energy_j = f->iv.it_j = f->iv.gpu_j = f->iv.activity_s = 0;
+  f->iv.peak_w = 0;
+  memset(f->iv.rack_j, 0, n * sizeof(double));
+  memset(f->iv.rack_gpu_j, 0, n * sizeof(double));
+  memset(f->iv.rack_activity_s, 0, n * sizeof(double));
+}
+
+static int sample(factory *f, sim_time now) {
+  double dt = sim_time_to_s(f->sample_every);
+  double row[F_NCOLS] = {
+      [F_POWER] = f->iv.energy_j / dt, [F_IT] = f->iv.it_j / dt,
+      [F_GPU] = f->iv.gpu_j / dt,      [F_CAP] = f->cfg->power.cap_w,
+      [F_PEAK] = f->iv.peak_w,         [F_ACTIVITY] = f->iv.activity_s / dt,
+  };
+  f->sum.energy_j += f->iv.energy_j;
+  f->sum.it_energy_j += f->iv.it_j;
+  f->sum.gpu_energy_j += f->iv.gpu_j;
+  f->sum.mean_activity += f->iv.activity_s;
+  f->sampled_energy_j += row[F_POWER] * dt;
+  row[F_ENERGY] = f->sum.energy_j;
+  f->sum.samples++;
+  int rc = SIM_OK;
+  if (f->sink != NULL) {
+    rack_row(f, dt);
+    double t = sim_time_to_s(now);
+    rc = tel_append(f->sink, f->facility_id, t, row);
+    if (rc == SIM_OK)
+      rc = tel_append(f->sink, f->racks_id, t, f->row);
+  }
+  reset_interval(f);
+  return rc;
+}
+
+/* The control tick: close the interval up to now with the power that was
+ * in force, sample if due, then set the power for the next period. */
+static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
+  factory *f = ctx;
+  advance(f, ev->time);
+  if (ev->time > 0 && ev->time % f->sample_every == 0) {
+    int rc = sample(f, ev->time);
+    if (rc != SIM_OK)
+      return sim_engine_fail(e, rc, "writing telemetry: %s",
+                             tel_errmsg(f->sink));
+  }
+  f->sum.ticks++;
+  if (ev->time >= factory_duration(f->cfg))
+    return SIM_OK;
+  move_load(f, ev->time);
+  recompute_power(f);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Construction                                                        */
+/* ------------------------------------------------------------------ */
+
+static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
+  const factory_config *c = &sc->cfg;
+  rack_group_spec *groups = calloc(c->nracks, sizeof *groups);
+  if (groups == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < c->nracks; i++) {
+    const rack_group_config *g = &c->racks[i];
+    groups[i] = (rack_group_spec){
+        .name = g->name, .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
+        .count = (uint32_t)g->count, .gpus_per_rack = (uint32_t)g->gpus_per_rack,
+        .limit_w = g->limit_w, .other_idle_w = g->other_idle_w,
+        .other_max_w = g->other_max_w};
+  }
+  rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
+  free(groups);
+  if (fl == NULL)
+    return NULL;
+  double budget = c->power.cap_w - rack_fleet_other_max_w(fl);
+  if (rack_fleet_split_static(fl, budget, err) != SIM_OK) {
+    rack_fleet_destroy(fl);
+    return NULL;
+  }
+  return fl;
+}
+
+static int alloc_state(factory *f) {
+  uint32_t n = f->fleet->nracks;
+  f->noise_rng = calloc(n, sizeof *f->noise_rng);
+  f->noise = calloc(n, sizeof *f->noise);
+  f->row = calloc((size_t)R_NCOLS * n, sizeof *f->row);
+  f->rack_labels = calloc(n, sizeof *f->rack_labels);
+  f->iv.rack_j = calloc(n, sizeof(double));
+  f->iv.rack_gpu_j = calloc(n, sizeof(double));
+  f->iv.rack_activity_s = calloc(n, sizeof(double));
+  if (!f->noise_rng || !f->noise || !f->row || !f->rack_labels ||
+      !f->iv.rack_j || !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
+    return SIM_ENOMEM;
+  for (uint32_t r = 0; r < n; r++) {
+    f->rack_labels[r] = f->fleet->names[r];
+    f->noise_rng[r] = rng_stream_create((uint64_t)f->cfg->seed, RNG_KIND_RACK,
+                                        r, RNG_PURPOSE_LOAD_NOISE);
+    if (f->noise_rng[r] == NULL)
+      return SIM_ENOMEM;
+  }
+  return SIM_OK;
+}
+
+static int declare_telemetry(factory *f, sim_error *err) {
+  if (f->sink == NULL)
+    return SIM_OK;
+  tel_group fac = {"facility", facility_columns, F_NCOLS, 1, NULL, NULL};
+  tel_group racks = {"racks", rack_columns, R_NCOLS, f->fleet->nracks,
+                     "rack", f->rack_labels};
+  /* The sink keeps pointers to the declarations: they live in f. */
+  f->facility_group = fac;
+  f->racks_group = racks;
+  int rc = tel_open_group(f->sink, &f->facility_group, &f->facility_id);
+  if (rc == SIM_OK)
+    rc = tel_open_group(f->sink, &f->racks_group, &f->racks_id);
+  if (rc != SIM_OK)
+    return sim_error_set(err, rc, "%s", tel_errmsg(f->sink));
+  return SIM_OK;
+}
+
+static int start(factory *f, sim_error *err) {
+  int rc = sim_engine_register(f->engine, "factory tick", on_tick, f,
+                               &f->tick_kind);
+  if (rc == SIM_OK)
+    rc = sim_engine_every(f->engine, 0, f->period, f->tick_kind, 0, 0, NULL);
+  if (rc != SIM_OK)
+    return sim_error_set(err, rc, "cannot schedule the control tick: %s",
+                         sim_strerror(rc));
+  return SIM_OK;
+}
+
+factory *factory_create(const factory_scenario *sc, sim_engine *e,
+                        tel_sink *sink, sim_error *err) {
+  factory *f = calloc(1, sizeof *f);
+  if (f == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  f->sc = sc;
+  f->cfg = &sc->cfg;
+  f->engine = e;
+  f->sink = sink;
+  f->period = to_ns(f->cfg->control_period_s);
+  f->sample_every = to_ns(f->cfg->sample_period_s);
+  f->control_dt_s = sim_time_to_s(f->period);
+  f->fleet = build_fleet(sc, err);
+  int rc = f->fleet != NULL ? SIM_OK : SIM_EINPUT;
+  if (rc == SIM_OK && alloc_state(f) != SIM_OK)
+    rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
+  if (rc == SIM_OK)
+    rc = declare_telemetry(f, err);
+  if (rc == SIM_OK)
+    rc = start(f, err);
+  if (rc != SIM_OK) {
+    factory_destroy(f);
+    return NULL;
+  }
+  return f;
+}
+
+void factory_destroy(factory *f) {
+  if (f == NULL)
+    return;
+  for (uint32_t r = 0; f->noise_rng != NULL && r < f->fleet->nracks; r++)
+    rng_stream_destroy(f->noise_rng[r]);
+  free(f->noise_rng);
+  free(f->noise);
+  free(f->row);
+  free(f->rack_labels);
+  free(f->iv.rack_j);
+  free(f->iv.rack_gpu_j);
+  free(f->iv.rack_activity_s);
+  rack_fleet_destroy(f->fleet);
+  free(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* The books                                                           */
+/* ------------------------------------------------------------------ */
+
+static int put_summary(factory *f) {
+  const factory_summary *s = &f->sum;
+  struct {
+    const char *key;
+    double value;
+  } metrics[] = {
+      {"energy_mwh", s->energy_j / 3.6e9},
+      {"it_energy_mwh", s->it_energy_j / 3.6e9},
+      {"gpu_energy_mwh", s->gpu_energy_j / 3.6e9},
+      {"mean_power_w", s->mean_power_w},
+      {"peak_power_w", s->peak_power_w},
+      {"cap_w", s->cap_w},
+      {"cap_violation_s", s->cap_violation_s},
+      {"cap_violation_j", s->cap_violation_j},
+      {"mean_activity", s->mean_activity},
+      {"duration_s", s->duration_s},
+      {"gpus", (double)s->gpus},
+      {"racks", (double)s->racks},
+  };
+  for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+    int rc = tel_put_summary(f->sink, metrics[i].key, metrics[i].value);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  return SIM_OK;
+}
+
+int factory_finish(factory *f, factory_summary *out, sim_error *err) {
+  factory_summary *s = &f->sum;
+  s->duration_s = sim_time_to_s(factory_duration(f->cfg));
+  s->mean_power_w = s->energy_j / s->duration_s;
+  s->mean_activity /= s->duration_s;
+  s->cap_w = f->cfg->power.cap_w;
+  s->gpus = f->fleet->n;
+  s->racks = f->fleet->nracks;
+  /* The books: the samples must carry all the energy that was drawn. */
+  if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j)
+    return sim_error_set(err, SIM_ESTATE,
+                         "energy books do not balance: samples %.17g J, "
+                         "integrated %.17g J", f->sampled_energy_j,
+                         s->energy_j);
+  if (f->sink != NULL && put_summary(f) != SIM_OK)
+    return sim_error_set(err, SIM_EIO, "%s", tel_errmsg(f->sink));
+  if (out != NULL)
+    *out = *s;
+  return SIM_OK;
+}

@@ -1,1 +1,402 @@
-/* placeholder */ typedef int placeholder_;
+/* gpu.c - the GPU catalog (schema, loading, checks) and the power/DVFS
+ * model of gpu.h. */
+#include "gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+#include <gsl/gsl_roots.h>
+
+extern const unsigned char gpu_catalog_builtin[];
+extern const size_t gpu_catalog_builtin_size;
+
+/* The measured curve as GSL interpolation state. Steffen's method keeps a
+ * monotone table monotone between points, so the cap equation has one
+ * root. */
+struct gpu_curve {
+  gsl_interp *interp;
+  gsl_interp_accel *accel;
+  double *phi, *power;
+};
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+#define QTY(k, field, d, fl, def, h)                                          \
+  {.key = k, .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, field),        \
+   .dim = d, .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h}
+
+static const scn_field dense_fields[] = {
+#define DENSE(k, p)                                                           \
+  {.key = k, .type = SCN_QUANTITY,                                            \
+   .offset = offsetof(gpu_dense, flops) + (p) * sizeof(double),               \
+   .dim = UNITS_FLOPS, .flags = SCN_POSITIVE,                                  \
+   .help = "dense peak tensor throughput, e.g. '989 TFLOPS'; omit if the "    \
+           "hardware lacks this precision"}
+    DENSE("fp16", GPU_FP16), DENSE("fp8", GPU_FP8), DENSE("fp4", GPU_FP4),
+    DENSE("int8", GPU_INT8), DENSE("int4", GPU_INT4),
+#undef DENSE
+};
+
+static const scn_schema dense_schema =
+    SCN_SCHEMA("dense throughput", gpu_dense, dense_fields, .check = NULL);
+
+static const scn_field curve_fields[] = {
+    {.key = "clock", .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_curve_point, clock_hz), .dim = UNITS_FREQUENCY,
+     .flags = SCN_REQUIRED | SCN_POSITIVE, .help = "SM clock, e.g. 1410 MHz"},
+    {.key = "power", .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_curve_point, power), .dim = UNITS_FRACTION,
+     .min = 0, .max = 1, .flags = SCN_REQUIRED,
+     .help = "dynamic power at full activity as a share of TDP's, e.g. 60%"},
+};
+
+static const scn_schema curve_schema =
+    SCN_SCHEMA("power curve point", gpu_curve_point, curve_fields, .check = NULL);
+
+static int check_spec(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err);
+
+static const scn_field spec_fields[] = {
+    {.key = "name", .type = SCN_STRING, .offset = offsetof(gpu_spec, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "the identifier scenarios use, e.g. H100-SXM"},
+    {.key = "full_name", .type = SCN_STRING,
+     .offset = offsetof(gpu_spec, full_name), .dflt = ""},
+    {.key = "architecture", .type = SCN_STRING,
+     .offset = offsetof(gpu_spec, architecture), .dflt = ""},
+    {.key = "year", .type = SCN_INT, .offset = offsetof(gpu_spec, year),
+     .min = 1990, .max = 2100, .dflt = "2024"},
+    QTY("tdp", tdp_w, UNITS_POWER, SCN_REQUIRED | SCN_POSITIVE, NULL,
+        "thermal design power = the default power limit, e.g. 700 W"),
+    QTY("idle_power", idle_w, UNITS_POWER, SCN_REQUIRED, NULL,
+        "board power with no work, e.g. 70 W"),
+    QTY("power_cap_min", cap_min_w, UNITS_POWER, SCN_REQUIRED | SCN_POSITIVE,
+        NULL, "the lowest settable power limit (nvidia-smi Min Power Limit)"),
+    QTY("power_cap_max", cap_max_w, UNITS_POWER, SCN_REQUIRED | SCN_POSITIVE,
+        NULL, "the highest settable power limit"),
+    QTY("clock_max", clock_max_hz, UNITS_FREQUENCY,
+        SCN_REQUIRED | SCN_POSITIVE, NULL, "max boost SM clock, e.g. 1980 MHz"),
+    QTY("clock_min", clock_min_hz, UNITS_FREQUENCY,
+        SCN_REQUIRED | SCN_POSITIVE, NULL, "lowest SM clock, e.g. 345 MHz"),
+    QTY("memory", memory_bytes, UNITS_DATA, SCN_REQUIRED | SCN_POSITIVE, NULL,
+        "memory size, e.g. 80 GB"),
+    QTY("memory_bandwidth", bandwidth_bps, UNITS_BANDWIDTH,
+        SCN_REQUIRED | SCN_POSITIVE, NULL, "e.g. 3.35 TB/s"),
+    {.key = "dense", .type = SCN_MAP, .offset = offsetof(gpu_spec, dense),
+     .sub = &dense_schema, .flags = SCN_REQUIRED,
+     .help = "dense peak throughput per precision (fp16, fp8, fp4, int8, "
+             "int4)"},
+    QTY("fp16_headline", fp16_headline, UNITS_FLOPS, SCN_POSITIVE, NULL,
+        "the FP16 tensor figure as the datasheet headlines it"),
+    {.key = "fp16_headline_sparse", .type = SCN_BOOL,
+     .offset = offsetof(gpu_spec, fp16_headline_sparse), .dflt = "false",
+     .help = "true if the headline figure assumes 2:4 sparsity"},
+    /* P ~ f V^2 with V rising roughly with f gives gamma between 2 and 3
+     * (DESIGN 4.1); 2.5 is the middle of that range. */
+    {.key = "gamma", .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, gamma),
+     .dim = UNITS_NUMBER, .min = 1, .max = 4, .dflt = "2.5",
+     .help = "exponent of dynamic power in the clock, 1 to 4"},
+    /* Splitwise's power-capped H100 profile (shared/data perf_model.csv,
+     * h100-80gb-pcap) slows prefill 1.30x and leaves decode time unchanged:
+     * memory-bound work does not feel the SM clock, so beta = 0. */
+    {.key = "beta", .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, beta),
+     .dim = UNITS_NUMBER, .min = 0, .max = 1, .dflt = "0",
+     .help = "exponent of memory-bound speed in the clock, 0 to 1"},
+    {.key = "power_curve", .type = SCN_LIST,
+     .offset = offsetof(gpu_spec, curve), .sub = &curve_schema,
+     .count_offset = offsetof(gpu_spec, ncurve),
+     .help = "measured dynamic power against clock; ends at clock_max, 100%"},
+    {.key = "sources", .type = SCN_STRINGS,
+     .offset = offsetof(gpu_spec, sources),
+     .count_offset = offsetof(gpu_spec, nsources),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "where each figure comes from: 'keys: reference'"},
+};
+
+static void spec_release(void *obj);
+
+const scn_schema gpu_spec_schema =
+    SCN_SCHEMA("GPU type", gpu_spec, spec_fields, .check = check_spec,
+           .release = spec_release);
+
+static int check_catalog(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err);
+
+static const scn_field catalog_fields[] = {
+    {.key = "gpus", .type = SCN_LIST, .offset = offsetof(gpu_catalog, gpus),
+     .sub = &gpu_spec_schema, .count_offset = offsetof(gpu_catalog, n),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "a list of GPU types"},
+};
+
+static const scn_schema catalog_schema =
+    SCN_SCHEMA("GPU catalog", gpu_catalog, catalog_fields, .check = check_catalog);
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                              */
+/* ------------------------------------------------------------------ */
+
+static int check_powers(gpu_spec *g, const scn_loc *loc, sim_error *err) {
+  if (!(g->idle_w < g->cap_min_w))
+    return scn_fail(loc, "idle_power", err, NULL,
+                    "%s: idle power %.0f W must be below the minimum power "
+                    "cap %.0f W", g->name, g->idle_w, g->cap_min_w);
+  if (!(g->cap_min_w <= g->cap_max_w))
+    return scn_fail(loc, "power_cap_min", err, NULL,
+                    "%s: power_cap_min is above power_cap_max", g->name);
+  if (g->tdp_w < g->cap_min_w || g->tdp_w > g->cap_max_w)
+    return scn_fail(loc, "tdp", err, NULL,
+                    "%s: TDP %.0f W is outside the power-cap range %.0f-%.0f W",
+                    g->name, g->tdp_w, g->cap_min_w, g->cap_max_w);
+  return SIM_OK;
+}
+
+static int check_headline(gpu_spec *g, const scn_loc *loc, sim_error *err) {
+  double dense = g->dense.flops[GPU_FP16];
+  if (isnan(dense))
+    return scn_fail(loc, "dense", err, "every type has an fp16 figure",
+                    "%s: dense fp16 throughput missing", g->name);
+  if (isnan(g->fp16_headline))
+    return SIM_OK;
+  double expect = g->fp16_headline_sparse ? 2 * dense : dense;
+  if (fabs(g->fp16_headline - expect) > 0.02 * expect)
+    return scn_fail(loc, "fp16_headline", err,
+                    "a sparse headline is twice the dense figure",
+                    "%s: fp16_headline %.4g TFLOPS does not match dense fp16 "
+                    "%.4g TFLOPS", g->name, g->fp16_headline / 1e12,
+                    dense / 1e12);
+  return SIM_OK;
+}
+
+static int check_curve(gpu_spec *g, const scn_loc *loc, sim_error *err) {
+  for (size_t i = 0; i < g->ncurve; i++) {
+    const gpu_curve_point *p = &g->curve[i];
+    bool rising = i == 0 || (p->clock_hz > p[-1].clock_hz &&
+                             p->power >= p[-1].power);
+    if (!rising || p->clock_hz < g->clock_min_hz ||
+        p->clock_hz > g->clock_max_hz)
+      return scn_fail(loc, "power_curve", err,
+                      "clocks rise within clock_min..clock_max, power with "
+                      "them", "%s: power_curve point %zu is out of order "
+                      "or range", g->name, i + 1);
+  }
+  const gpu_curve_point *last = g->ncurve ? &g->curve[g->ncurve - 1] : NULL;
+  if (last != NULL && (g->ncurve < 2 || last->clock_hz != g->clock_max_hz ||
+                       last->power != 1))
+    return scn_fail(loc, "power_curve", err, NULL,
+                    "%s: power_curve needs 2 or more points and must end at "
+                    "clock_max with 100%%", g->name);
+  return SIM_OK;
+}
+
+static int build_curve(gpu_spec *g, sim_error *err) {
+  size_t n = g->ncurve;
+  struct gpu_curve *c = calloc(1, sizeof *c);
+  if (c == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  g->interp = c;
+  c->phi = malloc(n * sizeof *c->phi);
+  c->power = malloc(n * sizeof *c->power);
+  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear,
+                               n);
+  c->accel = gsl_interp_accel_alloc();
+  if (!c->phi || !c->power || !c->interp || !c->accel)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    c->phi[i] = g->curve[i].clock_hz / g->clock_max_hz;
+    c->power[i] = g->curve[i].power;
+  }
+  if (gsl_interp_init(c->interp, c->phi, c->power, n) != GSL_SUCCESS)
+    return sim_error_set(err, SIM_EINPUT, "%s: cannot interpolate the power "
+                         "curve", g->name);
+  return SIM_OK;
+}
+
+static int check_spec(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err) {
+  (void)user;
+  gpu_spec *g = obj;
+  if (!(g->clock_min_hz < g->clock_max_hz))
+    return scn_fail(loc, "clock_min", err, NULL,
+                    "%s: clock_min must be below clock_max", g->name);
+  int rc = check_powers(g, loc, err);
+  if (rc == SIM_OK)
+    rc = check_headline(g, loc, err);
+  if (rc == SIM_OK)
+    rc = check_curve(g, loc, err);
+  if (rc == SIM_OK && g->ncurve > 0)
+    rc = build_curve(g, err);
+  return rc;
+}
+
+static int check_catalog(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err) {
+  (void)user;
+  gpu_catalog *cat = obj;
+  for (size_t i = 0; i < cat->n; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(cat->gpus[i].name, cat->gpus[j].name) == 0)
+        return scn_fail(loc, "gpus", err, "names identify types",
+                        "GPU type '%s' is listed twice", cat->gpus[i].name);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+/* ------------------------------------------------------------------ */
+
+static void spec_release(void *obj) {
+  gpu_spec *g = obj;
+  struct gpu_curve *c = g->interp;
+  if (c != NULL) {
+    gsl_interp_free(c->interp);
+    gsl_interp_accel_free(c->accel);
+    free(c->phi);
+    free(c->power);
+    free(c);
+  }
+  g->interp = NULL;
+}
+
+void gpu_catalog_release(gpu_catalog *cat) {
+  scn_release(&catalog_schema, cat);
+}
+
+static int bind_catalog(gpu_catalog *cat, scn_doc *doc, sim_error *err) {
+  memset(cat, 0, sizeof *cat);
+  int rc = scn_bind(doc, &catalog_schema, cat, NULL, err);
+  scn_doc_destroy(doc);
+  return rc;
+}
+
+int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err) {
+  scn_doc *doc = scn_doc_read_string(
+      "scenarios/catalog/gpus.yaml (built in)",
+      (const char *)gpu_catalog_builtin, gpu_catalog_builtin_size, err);
+  if (doc == NULL)
+    return err != NULL ? err->code : SIM_EINPUT;
+  return bind_catalog(cat, doc, err);
+}
+
+int gpu_catalog_load_file(gpu_catalog *cat, const char *path,
+                          sim_error *err) {
+  scn_doc *doc = scn_doc_read_file(path, err);
+  if (doc == NULL)
+    return err != NULL ? err->code : SIM_EINPUT;
+  return bind_catalog(cat, doc, err);
+}
+
+const gpu_spec *gpu_catalog_find(const gpu_catalog *cat, const char *name) {
+  for (size_t i = 0; i < cat->n; i++)
+    if (strcmp(cat->gpus[i].name, name) == 0)
+      return &cat->gpus[i];
+  return NULL;
+}
+
+void gpu_catalog_names(const gpu_catalog *cat, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < cat->n && len < size; i++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+                            cat->gpus[i].name);
+}
+
+const char *gpu_precision_name(gpu_precision p) {
+  static const char *const names[GPU_NPRECISIONS] = {"fp16", "fp8", "fp4",
+                                                     "int8", "int4"};
+  return p < GPU_NPRECISIONS ? names[p] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* The power/DVFS model                                                */
+/* ------------------------------------------------------------------ */
+
+double gpu_peak_flops(const gpu_spec *g, gpu_precision p) {
+  return p < GPU_NPRECISIONS ? g->dense.flops[p] : NAN;
+}
+
+double gpu_phi_min(const gpu_spec *g) {
+  return g->clock_min_hz / g->clock_max_hz;
+}
+
+static double clamp(double x, double lo, double hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+double gpu_dynamic_fraction(const gpu_spec *g, double phi) {
+  phi = clamp(phi, gpu_phi_min(g), 1);
+  const struct gpu_curve *c = g->interp;
+  if (c == NULL)
+    return pow(phi, g->gamma);
+  /* Below the first measured point the curve goes on linearly to 0 at
+   * phi = 0: the power law's shape at low clocks is not in the table. */
+  if (phi < c->phi[0])
+    return c->power[0] * phi / c->phi[0];
+  return gsl_interp_eval(c->interp, c->phi, c->power, phi, c->accel);
+}
+
+double gpu_power(const gpu_spec *g, double phi, double activity) {
+  double a = clamp(activity, 0, 1);
+  return g->idle_w + (g->tdp_w - g->idle_w) * a * gpu_dynamic_fraction(g, phi);
+}
+
+typedef struct cap_problem {
+  const gpu_spec *g;
+  double target; /* the dynamic fraction the cap allows */
+} cap_problem;
+
+static double cap_residual(double phi, void *params) {
+  const cap_problem *p = params;
+  return gpu_dynamic_fraction(p->g, phi) - p->target;
+}
+
+/* Brent's method on the table's monotone interpolant: the root is unique
+ * and bracketed by [phi_min, 1] when the caller gets here. */
+static double solve_curve(const gpu_spec *g, double target) {
+  cap_problem p = {g, target};
+  gsl_function fn = {cap_residual, &p};
+  gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+  double lo = gpu_phi_min(g), hi = 1, phi = lo;
+  if (s == NULL || gsl_root_fsolver_set(s, &fn, lo, hi) != GSL_SUCCESS) {
+    gsl_root_fsolver_free(s);
+    return lo;
+  }
+  for (int i = 0; i < 100; i++) {
+    if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS)
+      break;
+    lo = gsl_root_fsolver_x_lower(s);
+    hi = gsl_root_fsolver_x_upper(s);
+    phi = lo; /* the lower end keeps P <= cap */
+    if (gsl_root_test_interval(lo, hi, 0, 1e-12) == GSL_SUCCESS)
+      break;
+  }
+  gsl_root_fsolver_free(s);
+  return phi;
+}
+
+double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity) {
+  double a = clamp(activity, 0, 1);
+  double span = (g->tdp_w - g->idle_w) * a;
+  double phi_min = gpu_phi_min(g);
+  if (span <= 0 || cap_w >= g->idle_w + span)
+    return 1;
+  double target = (cap_w - g->idle_w) / span;
+  if (target <= gpu_dynamic_fraction(g, phi_min))
+    return phi_min;
+  if (g->interp != NULL)
+    return solve_curve(g, target);
+  return clamp(pow(target, 1 / g->gamma), phi_min, 1);
+}
+
+double gpu_speed_compute(const gpu_spec *g, double phi) {
+  return clamp(phi, gpu_phi_min(g), 1);
+}
+
+double gpu_speed_memory(const gpu_spec *g, double phi) {
+  return pow(clamp(phi, gpu_phi_min(g), 1), g->beta);
+}

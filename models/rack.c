@@ -1,1 +1,283 @@
-/* placeholder */ typedef int placeholder_;
+/* rack.c - the fleet of racks and GPUs (rack.h).
+ *
+ * Invariants: GPUs of a rack are contiguous (first .. first + count - 1),
+ * racks of a group are contiguous, in the order the groups were given;
+ * after rack_fleet_update every GPU's power is P(phi, a) at the largest
+ * clock its cap allows, so power_w[i] <= cap_w[i] unless the cap is below
+ * what the GPU draws at its lowest clock. */
+#include "rack.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rack_fleet_destroy(rack_fleet *f) {
+  if (f == NULL)
+    return;
+  free(f->activity);
+  free(f->cap_w);
+  free(f->power_w);
+  free(f->rack);
+  free(f->type);
+  free(f->first);
+  free(f->count);
+  free(f->group);
+  free(f->limit_w);
+  free(f->other_idle_w);
+  free(f->other_max_w);
+  free(f->activity_mean);
+  free(f->gpu_power_w);
+  free(f->rack_power_w);
+  for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
+    free(f->names[r]);
+  free(f->names);
+  free(f->types);
+  free(f->groups);
+  free(f->t_idle);
+  free(f->t_span);
+  free(f->t_dmin);
+  free(f);
+}
+
+static int alloc_arrays(rack_fleet *f, size_t ngroups) {
+  size_t n = f->n, nr = f->nracks;
+  f->activity = calloc(n, sizeof(double));
+  f->cap_w = calloc(n, sizeof(double));
+  f->power_w = calloc(n, sizeof(double));
+  f->rack = calloc(n, sizeof(uint32_t));
+  f->type = calloc(n, sizeof(uint16_t));
+  f->first = calloc(nr, sizeof(uint32_t));
+  f->count = calloc(nr, sizeof(uint32_t));
+  f->group = calloc(nr, sizeof(uint32_t));
+  f->limit_w = calloc(nr, sizeof(double));
+  f->other_idle_w = calloc(nr, sizeof(double));
+  f->other_max_w = calloc(nr, sizeof(double));
+  f->activity_mean = calloc(nr, sizeof(double));
+  f->gpu_power_w = calloc(nr, sizeof(double));
+  f->rack_power_w = calloc(nr, sizeof(double));
+  f->names = calloc(nr, sizeof(char *));
+  f->types = calloc(ngroups, sizeof(gpu_spec *));
+  f->groups = calloc(ngroups, sizeof(rack_group_spec));
+  f->t_idle = calloc(ngroups, sizeof(double));
+  f->t_span = calloc(ngroups, sizeof(double));
+  f->t_dmin = calloc(ngroups, sizeof(double));
+  return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
+         f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
+         f->other_max_w && f->activity_mean && f->gpu_power_w &&
+         f->rack_power_w && f->names && f->types && f->groups && f->t_idle &&
+         f->t_span && f->t_dmin;
+}
+
+/* The index of g in the fleet's type table, adding it if new. */
+static uint16_t type_index(rack_fleet *f, const gpu_spec *g) {
+  for (size_t t = 0; t < f->ntypes; t++)
+    if (f->types[t] == g)
+      return (uint16_t)t;
+  f->types[f->ntypes] = g;
+  f->t_idle[f->ntypes] = g->idle_w;
+  f->t_span[f->ntypes] = g->tdp_w - g->idle_w;
+  f->t_dmin[f->ntypes] = gpu_dynamic_fraction(g, gpu_phi_min(g));
+  return (uint16_t)f->ntypes++;
+}
+
+static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
+                     uint32_t first, uint16_t type) {
+  const rack_group_spec *s = &f->groups[g];
+  char name[128];
+  snprintf(name, sizeof name, "%s-%u", s->name, k);
+  if ((f->names[r] = strdup(name)) == NULL)
+    return -1;
+  f->first[r] = first;
+  f->count[r] = s->gpus_per_rack;
+  f->group[r] = g;
+  f->limit_w[r] = s->limit_w;
+  f->other_idle_w[r] = s->other_idle_w;
+  f->other_max_w[r] = s->other_max_w;
+  for (uint32_t i = first; i < first + s->gpus_per_rack; i++) {
+    f->rack[i] = r;
+    f->type[i] = type;
+    f->cap_w[i] = s->gpu->tdp_w;
+  }
+  return 0;
+}
+
+static int fill(rack_fleet *f) {
+  uint32_t r = 0, gpu = 0;
+  for (uint32_t g = 0; g < f->ngroups; g++) {
+    const rack_group_spec *s = &f->groups[g];
+    uint16_t type = type_index(f, s->gpu);
+    for (uint32_t k = 0; k < s->count; k++, r++) {
+      if (fill_rack(f, r, g, k, gpu, type) != 0)
+        return -1;
+      gpu += s->gpus_per_rack;
+    }
+  }
+  return 0;
+}
+
+static int count_fleet(const rack_group_spec *groups, size_t ngroups,
+                       uint64_t *racks, uint64_t *gpus, sim_error *err) {
+  *racks = *gpus = 0;
+  for (size_t g = 0; g < ngroups; g++) {
+    if (groups[g].count == 0 || groups[g].gpus_per_rack == 0)
+      return sim_error_set(err, SIM_EINVAL, "rack group '%s' is empty",
+                           groups[g].name);
+    *racks += groups[g].count;
+    *gpus += (uint64_t)groups[g].count * groups[g].gpus_per_rack;
+  }
+  if (*racks == 0 || *gpus > UINT32_MAX || ngroups > UINT16_MAX)
+    return sim_error_set(err, SIM_EINVAL, "the fleet has %llu GPUs in %llu "
+                         "racks; 1 to 4294967295 GPUs are possible",
+                         (unsigned long long)*gpus,
+                         (unsigned long long)*racks);
+  return SIM_OK;
+}
+
+rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
+                              sim_error *err) {
+  uint64_t racks, gpus;
+  if (count_fleet(groups, ngroups, &racks, &gpus, err) != SIM_OK)
+    return NULL;
+  rack_fleet *f = calloc(1, sizeof *f);
+  if (f == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  f->n = (uint32_t)gpus;
+  f->nracks = (uint32_t)racks;
+  f->ngroups = ngroups;
+  if (!alloc_arrays(f, ngroups) ||
+      (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
+    rack_fleet_destroy(f);
+    sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",
+                  (unsigned long long)gpus);
+    return NULL;
+  }
+  rack_fleet_update(f);
+  return f;
+}
+
+/* One rack's GPUs: P = min(idle + span a, cap), but never below what the
+ * lowest clock draws (idle + span a d_min). No pow(): the clock itself is
+ * only needed for speed and telemetry (rack_gpu_phi). */
+static void update_rack(rack_fleet *f, uint32_t r) {
+  double gsum = 0, asum = 0;
+  uint32_t end = f->first[r] + f->count[r];
+  for (uint32_t i = f->first[r]; i < end; i++) {
+    uint16_t t = f->type[i];
+    double dyn = f->t_span[t] * f->activity[i];
+    double full = f->t_idle[t] + dyn;
+    double floor = f->t_idle[t] + dyn * f->t_dmin[t];
+    double p = full <= f->cap_w[i] ? full : fmax(f->cap_w[i], floor);
+    f->power_w[i] = p;
+    gsum += p;
+    asum += f->activity[i];
+  }
+  double mean = asum / f->count[r];
+  f->activity_mean[r] = mean;
+  f->gpu_power_w[r] = gsum;
+  f->rack_power_w[r] =
+      gsum + f->other_idle_w[r] +
+      (f->other_max_w[r] - f->other_idle_w[r]) * mean;
+}
+
+double rack_fleet_update(rack_fleet *f) {
+  double total = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    update_rack(f, r);
+    total += f->rack_power_w[r];
+  }
+  return total;
+}
+
+double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
+  return gpu_clock_under_cap(f->types[f->type[i]], f->cap_w[i],
+                             f->activity[i]);
+}
+
+double rack_fleet_other_max_w(const rack_fleet *f) {
+  double sum = 0;
+  for (uint32_t r = 0; r < f->nracks; r++)
+    sum += f->other_max_w[r];
+  return sum;
+}
+
+double rack_fleet_floor_w(const rack_fleet *f) {
+  double sum = rack_fleet_other_max_w(f);
+  for (size_t g = 0; g < f->ngroups; g++)
+    sum += (double)f->groups[g].count * f->groups[g].gpus_per_rack *
+           f->groups[g].gpu->cap_min_w;
+  return sum;
+}
+
+/* The highest cap a GPU of group g may have: its own maximum, or its share
+ * of what the rack limit leaves after other IT power at full activity. */
+static double group_ceiling(const rack_group_spec *s) {
+  double share = (s->limit_w - s->other_max_w) / s->gpus_per_rack;
+  return fmin(s->gpu->cap_max_w, share);
+}
+
+static double group_cap(const rack_group_spec *s, double frac) {
+  double cap = frac * s->gpu->tdp_w;
+  return fmax(s->gpu->cap_min_w, fmin(group_ceiling(s), cap));
+}
+
+static double split_total(const rack_fleet *f, double frac) {
+  double sum = 0;
+  for (size_t g = 0; g < f->ngroups; g++) {
+    const rack_group_spec *s = &f->groups[g];
+    sum += (double)s->count * s->gpus_per_rack * group_cap(s, frac);
+  }
+  return sum;
+}
+
+static int check_ceilings(const rack_fleet *f, double *frac_max,
+                          sim_error *err) {
+  *frac_max = 0;
+  for (size_t g = 0; g < f->ngroups; g++) {
+    const rack_group_spec *s = &f->groups[g];
+    double ceiling = group_ceiling(s);
+    if (ceiling < s->gpu->cap_min_w)
+      return sim_error_set(err, SIM_EINPUT,
+                           "rack group '%s': the rack limit %.0f W leaves "
+                           "%.0f W per GPU, below the %s's minimum cap %.0f W",
+                           s->name, s->limit_w, ceiling, s->gpu->name,
+                           s->gpu->cap_min_w);
+    *frac_max = fmax(*frac_max, ceiling / s->gpu->tdp_w);
+  }
+  return SIM_OK;
+}
+
+int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
+                            sim_error *err) {
+  double hi;
+  int rc = check_ceilings(f, &hi, err);
+  if (rc != SIM_OK)
+    return rc;
+  if (split_total(f, 0) > gpu_budget_w)
+    return sim_error_set(err, SIM_EINPUT,
+                         "the GPU budget %.0f W is below the %.0f W the GPUs "
+                         "draw at their minimum caps", gpu_budget_w,
+                         split_total(f, 0));
+  /* split_total rises with frac, so bisection finds the largest fraction
+   * that fits; keeping the lower end guarantees the budget holds. */
+  double lo = 0;
+  if (split_total(f, hi) <= gpu_budget_w)
+    lo = hi;
+  for (int i = 0; i < 200 && lo < hi; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi)
+      break;
+    if (split_total(f, mid) <= gpu_budget_w)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    double cap = group_cap(&f->groups[f->group[r]], lo);
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      f->cap_w[i] = cap;
+  }
+  return SIM_OK;
+}

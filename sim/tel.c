@@ -1,1 +1,170 @@
-/* placeholder */ typedef int placeholder_;
+/* tel.c - the telemetry wrappers: argument checks shared by every sink,
+ * then a call through the sink's ops table (tel.h).
+ * Checking the declaration here, once, means the memory sink and the HDF5
+ * writer accept exactly the same groups, so a test on the memory sink
+ * says something about a real run. */
+#include "tel.h"
+
+#include <string.h>
+
+/* The root attribute that commit writes; a caller may not set it, or a
+ * partial file could claim to be complete. */
+#define TEL_RESERVED_META "complete"
+
+static int fail(tel_sink *s, int code, const char *what) {
+  return sim_error_set(&s->err, code, "telemetry: %s", what);
+}
+
+/* A group name is a relative path: components separated by single '/',
+ * none empty, none "." or "..". */
+static int group_name_ok(const char *name) {
+  if (name == NULL || name[0] == '\0')
+    return 0;
+  const char *p = name;
+  for (;;) {
+    size_t len = strcspn(p, "/");
+    if (len == 0 || (len == 1 && p[0] == '.') ||
+        (len == 2 && p[0] == '.' && p[1] == '.'))
+      return 0;
+    if (p[len] == '\0')
+      return 1;
+    p += len + 1;
+  }
+}
+
+/* A leaf name (column, axis): one non-empty component. */
+static int leaf_name_ok(const char *name) {
+  return name != NULL && name[0] != '\0' && strchr(name, '/') == NULL &&
+         strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* The axis of a 2-D group: a name and width labels, none NULL. */
+static int check_axis(tel_sink *s, const tel_group *g) {
+  if (g->width == 1)
+    return SIM_OK;
+  if (!leaf_name_ok(g->axis_name) || strcmp(g->axis_name, "time") == 0)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: group %s: width %zu needs an axis name "
+                         "other than \"time\"",
+                         g->name, g->width);
+  if (g->axis_labels == NULL)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: group %s: no axis labels", g->name);
+  for (size_t j = 0; j < g->width; j++)
+    if (g->axis_labels[j] == NULL)
+      return sim_error_set(&s->err, SIM_EINVAL,
+                           "telemetry: group %s: axis label %zu is NULL",
+                           g->name, j);
+  return SIM_OK;
+}
+
+/* Column c: a valid name not taken by the time or axis datasets nor by an
+ * earlier column, with units and a long name. */
+static int check_column(tel_sink *s, const tel_group *g, size_t c) {
+  const tel_column *col = &g->columns[c];
+  if (!leaf_name_ok(col->name) || col->units == NULL || col->long_name == NULL)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: group %s: column %zu needs a name "
+                         "without '/', units and a long name",
+                         g->name, c);
+  int taken = strcmp(col->name, "time") == 0 ||
+              (g->width > 1 && strcmp(col->name, g->axis_name) == 0);
+  for (size_t k = 0; k < c && !taken; k++)
+    taken = strcmp(col->name, g->columns[k].name) == 0;
+  if (taken)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: group %s: column name %s is taken",
+                         g->name, col->name);
+  return SIM_OK;
+}
+
+static int check_group(tel_sink *s, const tel_group *g) {
+  if (!group_name_ok(g->name))
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: bad group name \"%s\"",
+                         g->name != NULL ? g->name : "(null)");
+  if (g->columns == NULL || g->ncolumns == 0 || g->width == 0 ||
+      g->ncolumns > SIZE_MAX / sizeof(double) / g->width)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: group %s: needs columns and a width "
+                         ">= 1 (ncolumns %zu, width %zu)",
+                         g->name, g->ncolumns, g->width);
+  int rc = check_axis(s, g);
+  for (size_t c = 0; c < g->ncolumns && rc == SIM_OK; c++)
+    rc = check_column(s, g, c);
+  return rc;
+}
+
+int tel_open_group(tel_sink *s, const tel_group *g, size_t *id) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (g == NULL || id == NULL)
+    return fail(s, SIM_EINVAL, "open_group: NULL group or id");
+  int rc = check_group(s, g);
+  return rc != SIM_OK ? rc : s->ops->open_group(s, g, id);
+}
+
+int tel_append(tel_sink *s, size_t id, double time_s, const double *values) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (values == NULL)
+    return fail(s, SIM_EINVAL, "append: NULL values");
+  return s->ops->append(s, id, time_s, values);
+}
+
+int tel_put_summary(tel_sink *s, const char *key, double value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (!leaf_name_ok(key))
+    return fail(s, SIM_EINVAL, "put_summary: bad key");
+  return s->ops->put_summary(s, key, value);
+}
+
+/* A metadata key: a leaf name, and not the one commit owns. */
+static int check_meta_key(tel_sink *s, const char *key) {
+  if (!leaf_name_ok(key))
+    return fail(s, SIM_EINVAL, "put_meta: bad key");
+  if (strcmp(key, TEL_RESERVED_META) == 0)
+    return fail(s, SIM_EINVAL,
+                "put_meta: \"" TEL_RESERVED_META "\" is set by commit");
+  return SIM_OK;
+}
+
+int tel_put_meta_str(tel_sink *s, const char *key, const char *value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  int rc = check_meta_key(s, key);
+  if (rc == SIM_OK && value == NULL)
+    rc = fail(s, SIM_EINVAL, "put_meta_str: NULL value");
+  return rc != SIM_OK ? rc : s->ops->put_meta_str(s, key, value);
+}
+
+int tel_put_meta_int(tel_sink *s, const char *key, int64_t value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  int rc = check_meta_key(s, key);
+  return rc != SIM_OK ? rc : s->ops->put_meta_int(s, key, value);
+}
+
+int tel_put_text(tel_sink *s, const char *name, const char *text) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (!leaf_name_ok(name) || text == NULL)
+    return fail(s, SIM_EINVAL, "put_text: bad name or NULL text");
+  return s->ops->put_text(s, name, text);
+}
+
+int tel_commit(tel_sink *s) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  return s->ops->commit(s);
+}
+
+void tel_destroy(tel_sink *s) {
+  if (s != NULL)
+    s->ops->destroy(s);
+}
+
+const char *tel_errmsg(const tel_sink *s) {
+  return s != NULL ? s->err.msg : "no telemetry sink";
+}

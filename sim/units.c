@@ -1,1 +1,265 @@
-/* placeholder */ typedef int placeholder_;
+/* units.c - the unit table and the quantity parser.
+ *
+ * A unit is (name, dimension, factor, divisor, offset): canonical value =
+ * number * factor / divisor + offset. Submultiples divide rather than
+ * multiply by 0.001, so "250 ms" is exactly 0.25 s and "25%" exactly 0.25
+ * (a division by an exact power of ten is correctly rounded; a multiply by
+ * an inexact 0.001 is not). */
+#include "units.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct unit {
+  const char *name;
+  units_dim dim;
+  double factor, divisor, offset;
+} unit;
+
+static const unit unit_table[] = {
+    {"W", UNITS_POWER, 1, 1, 0},
+    {"kW", UNITS_POWER, 1e3, 1, 0},
+    {"MW", UNITS_POWER, 1e6, 1, 0},
+    {"GW", UNITS_POWER, 1e9, 1, 0},
+    {"J", UNITS_ENERGY, 1, 1, 0},
+    {"kJ", UNITS_ENERGY, 1e3, 1, 0},
+    {"MJ", UNITS_ENERGY, 1e6, 1, 0},
+    {"GJ", UNITS_ENERGY, 1e9, 1, 0},
+    {"Wh", UNITS_ENERGY, 3600, 1, 0},
+    {"kWh", UNITS_ENERGY, 3.6e6, 1, 0},
+    {"MWh", UNITS_ENERGY, 3.6e9, 1, 0},
+    {"GWh", UNITS_ENERGY, 3.6e12, 1, 0},
+    {"ns", UNITS_TIME, 1, 1e9, 0},
+    {"us", UNITS_TIME, 1, 1e6, 0},
+    {"ms", UNITS_TIME, 1, 1e3, 0},
+    {"s", UNITS_TIME, 1, 1, 0},
+    {"min", UNITS_TIME, 60, 1, 0},
+    {"h", UNITS_TIME, 3600, 1, 0},
+    {"d", UNITS_TIME, 86400, 1, 0},
+    {"%", UNITS_FRACTION, 1, 100, 0},
+    {"degC", UNITS_TEMPERATURE, 1, 1, 0},
+    {"\xc2\xb0" "C", UNITS_TEMPERATURE, 1, 1, 0},
+    {"K", UNITS_TEMPERATURE, 1, 1, -273.15},
+    {"$/MWh", UNITS_PRICE, 1, 1, 0},
+    {"USD/MWh", UNITS_PRICE, 1, 1, 0},
+    {"$/kWh", UNITS_PRICE, 1e3, 1, 0},
+    {"USD/kWh", UNITS_PRICE, 1e3, 1, 0},
+    {"gCO2/kWh", UNITS_CARBON, 1, 1, 0},
+    {"kgCO2/MWh", UNITS_CARBON, 1, 1, 0},
+    {"g/kWh", UNITS_CARBON, 1, 1, 0},
+    {"kg/MWh", UNITS_CARBON, 1, 1, 0},
+    {"Hz", UNITS_FREQUENCY, 1, 1, 0},
+    {"kHz", UNITS_FREQUENCY, 1e3, 1, 0},
+    {"MHz", UNITS_FREQUENCY, 1e6, 1, 0},
+    {"GHz", UNITS_FREQUENCY, 1e9, 1, 0},
+    {"B", UNITS_DATA, 1, 1, 0},
+    {"kB", UNITS_DATA, 1e3, 1, 0},
+    {"MB", UNITS_DATA, 1e6, 1, 0},
+    {"GB", UNITS_DATA, 1e9, 1, 0},
+    {"TB", UNITS_DATA, 1e12, 1, 0},
+    {"KiB", UNITS_DATA, 1024.0, 1, 0},
+    {"MiB", UNITS_DATA, 1048576.0, 1, 0},
+    {"GiB", UNITS_DATA, 1073741824.0, 1, 0},
+    {"TiB", UNITS_DATA, 1099511627776.0, 1, 0},
+    {"B/s", UNITS_BANDWIDTH, 1, 1, 0},
+    {"MB/s", UNITS_BANDWIDTH, 1e6, 1, 0},
+    {"GB/s", UNITS_BANDWIDTH, 1e9, 1, 0},
+    {"TB/s", UNITS_BANDWIDTH, 1e12, 1, 0},
+    {"FLOPS", UNITS_FLOPS, 1, 1, 0},
+    {"GFLOPS", UNITS_FLOPS, 1e9, 1, 0},
+    {"TFLOPS", UNITS_FLOPS, 1e12, 1, 0},
+    {"PFLOPS", UNITS_FLOPS, 1e15, 1, 0},
+    {"TOPS", UNITS_FLOPS, 1e12, 1, 0},
+    {"POPS", UNITS_FLOPS, 1e15, 1, 0},
+    {"W/s", UNITS_RAMP, 1, 1, 0},
+    {"kW/s", UNITS_RAMP, 1e3, 1, 0},
+    {"MW/s", UNITS_RAMP, 1e6, 1, 0},
+};
+enum { NUNITS = sizeof unit_table / sizeof unit_table[0] };
+
+typedef struct dim_info {
+  const char *name, *canonical, *list;
+} dim_info;
+
+static const dim_info dims[UNITS_NDIMS] = {
+    [UNITS_NUMBER] = {"number", "", "no unit"},
+    [UNITS_POWER] = {"power", "W", "W, kW, MW, GW"},
+    [UNITS_ENERGY] = {"energy", "J", "J, kJ, MJ, GJ, Wh, kWh, MWh, GWh"},
+    [UNITS_TIME] = {"time", "s", "ns, us, ms, s, min, h, d"},
+    [UNITS_FRACTION] = {"fraction", "", "% or a plain fraction (0.25)"},
+    [UNITS_TEMPERATURE] = {"temperature", "degC", "degC, K"},
+    [UNITS_PRICE] = {"price", "$/MWh", "$/MWh, USD/MWh, $/kWh"},
+    [UNITS_CARBON] = {"carbon intensity", "gCO2/kWh",
+                      "gCO2/kWh, kgCO2/MWh, g/kWh, kg/MWh"},
+    [UNITS_FREQUENCY] = {"frequency", "Hz", "Hz, kHz, MHz, GHz"},
+    [UNITS_DATA] = {"data size", "B", "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB"},
+    [UNITS_BANDWIDTH] = {"bandwidth", "B/s", "B/s, MB/s, GB/s, TB/s"},
+    [UNITS_FLOPS] = {"throughput", "FLOPS",
+                     "FLOPS, GFLOPS, TFLOPS, PFLOPS, TOPS, POPS"},
+    [UNITS_RAMP] = {"power ramp", "W/s", "W/s, kW/s, MW/s"},
+};
+
+const char *units_dim_name(units_dim dim) {
+  return dim < UNITS_NDIMS ? dims[dim].name : "?";
+}
+const char *units_canonical(units_dim dim) {
+  return dim < UNITS_NDIMS ? dims[dim].canonical : "?";
+}
+const char *units_list(units_dim dim) {
+  return dim < UNITS_NDIMS ? dims[dim].list : "?";
+}
+
+static int fail(units_problem *p, size_t offset, const char *fmt,
+                const char *a, const char *b, const char *c) {
+  if (p != NULL) {
+    snprintf(p->msg, sizeof p->msg, fmt, a, b, c);
+    p->offset = offset;
+  }
+  return -1;
+}
+
+static const unit *find_unit(const char *name, int ignore_case) {
+  for (int i = 0; i < NUNITS; i++) {
+    int same = ignore_case ? strcasecmp(name, unit_table[i].name) == 0
+                           : strcmp(name, unit_table[i].name) == 0;
+    if (same)
+      return &unit_table[i];
+  }
+  return NULL;
+}
+
+/* Accepts decimal numbers only: strtod would also take "inf", "nan" and
+ * hex floats, none of which belong in a scenario. */
+static size_t number_length(const char *s) {
+  size_t i = 0, digits = 0, dots = 0;
+  if (s[i] == '+' || s[i] == '-')
+    i++;
+  for (; isdigit((unsigned char)s[i]) || (s[i] == '.' && dots == 0); i++) {
+    digits += isdigit((unsigned char)s[i]) != 0;
+    dots += s[i] == '.';
+  }
+  if (digits == 0)
+    return 0;
+  if (s[i] == 'e' || s[i] == 'E') {
+    size_t j = i + 1;
+    if (s[j] == '+' || s[j] == '-')
+      j++;
+    if (isdigit((unsigned char)s[j])) {
+      while (isdigit((unsigned char)s[j]))
+        j++;
+      i = j;
+    }
+  }
+  return i;
+}
+
+static int unit_problem(const char *u, size_t at, units_dim dim,
+                        units_problem *p) {
+  const unit *exact = find_unit(u, 0);
+  if (exact != NULL)
+    return fail(p, at, "'%s' is a unit of %s; expected %s", u,
+                units_dim_name(exact->dim), units_dim_name(dim));
+  const unit *near = find_unit(u, 1);
+  if (near != NULL && near->dim == dim)
+    return fail(p, at, "unknown unit '%s'; did you mean '%s'?", u, near->name,
+                NULL);
+  return fail(p, at, "unknown unit '%s' for %s (use %s)", u,
+              units_dim_name(dim), units_list(dim));
+}
+
+static int parse_unit(const char *u, size_t at, units_dim dim, double x,
+                      double *out, units_problem *p) {
+  if (*u == '\0') {
+    if (dim == UNITS_NUMBER || dim == UNITS_FRACTION) {
+      *out = x;
+      return 0;
+    }
+    return fail(p, at, "missing unit: %s needs one of %s", units_dim_name(dim),
+                units_list(dim), NULL);
+  }
+  if (dim == UNITS_NUMBER)
+    return fail(p, at, "unexpected unit '%s': a plain number is expected", u,
+                NULL, NULL);
+  const unit *un = find_unit(u, 0);
+  if (un == NULL || un->dim != dim)
+    return unit_problem(u, at, dim, p);
+  *out = x * un->factor / un->divisor + un->offset;
+  return 0;
+}
+
+int units_parse(const char *text, units_dim dim, double *out,
+                units_problem *problem) {
+  const char *s = text;
+  while (isspace((unsigned char)*s))
+    s++;
+  size_t start = (size_t)(s - text);
+  size_t n = number_length(s);
+  if (n == 0)
+    return fail(problem, start,
+                "'%s' is not a number; expected %s such as '%s'", text,
+                units_dim_name(dim),
+                dim == UNITS_NUMBER ? "2.5" : "20 MW, 3 h or 25%");
+  char num[64], unit_name[32];
+  if (n >= sizeof num)
+    return fail(problem, start, "number '%s' is too long", text, NULL, NULL);
+  memcpy(num, s, n);
+  num[n] = '\0';
+  double x = strtod(num, NULL);
+  if (!isfinite(x))
+    return fail(problem, start, "number '%s' is out of range", num, NULL, NULL);
+  const char *u = s + n;
+  while (isspace((unsigned char)*u))
+    u++;
+  size_t ulen = strlen(u);
+  while (ulen > 0 && isspace((unsigned char)u[ulen - 1]))
+    ulen--;
+  if (ulen >= sizeof unit_name)
+    return fail(problem, (size_t)(u - text), "unknown unit '%s'", u, NULL,
+                NULL);
+  memcpy(unit_name, u, ulen);
+  unit_name[ulen] = '\0';
+  return parse_unit(unit_name, (size_t)(u - text), dim, x, out, problem);
+}
+
+static int reads_back(const char *text, units_dim dim, double value) {
+  double back;
+  return units_parse(text, dim, &back, NULL) == 0 && back == value;
+}
+
+/* The largest unit of dim in which |value| is at least 1 (the most readable
+ * one), or NULL when dim has no unit that fits. */
+static const unit *readable_unit(double value, units_dim dim) {
+  const unit *best = NULL;
+  for (int i = 0; i < NUNITS; i++) {
+    const unit *u = &unit_table[i];
+    /* Offsets (K) and binary prefixes (GiB) read worse than the rest. */
+    if (u->dim != dim || u->offset != 0 || strstr(u->name, "iB") != NULL)
+      continue;
+    double scaled = fabs(value) * u->divisor / u->factor;
+    if (scaled >= 1 && (best == NULL || u->factor / u->divisor >
+                                            best->factor / best->divisor))
+      best = u;
+  }
+  return best;
+}
+
+char *units_format(double value, units_dim dim, char *buf, size_t size) {
+  const char *canon = units_canonical(dim);
+  const unit *u = readable_unit(value, dim);
+  if (u != NULL) {
+    snprintf(buf, size, "%.15g %s", value * u->divisor / u->factor, u->name);
+    if (reads_back(buf, dim, value))
+      return buf;
+  }
+  if (dim == UNITS_FRACTION) {
+    snprintf(buf, size, "%.15g%%", value * 100);
+    if (reads_back(buf, dim, value))
+      return buf;
+  }
+  snprintf(buf, size, *canon ? "%.17g %s" : "%.17g", value, canon);
+  return buf;
+}

@@ -1,0 +1,100 @@
+/* factory.h - builds an AI factory from a scenario and wires its models
+ * to the engine and to a telemetry sink.
+ *
+ * Today the factory is racks of GPUs under a facility power cap with a
+ * static per-GPU cap split, driven by a synthetic utilisation schedule per
+ * rack group. Power is piecewise constant between control ticks, so energy
+ * is integrated exactly; every sample is the mean over the interval that
+ * ends at its time, so the samples' mean times the duration is the energy. */
+#ifndef MODELS_FACTORY_H
+#define MODELS_FACTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "err.h"
+#include "gpu.h"
+#include "load.h"
+#include "scenario.h"
+#include "tel.h"
+
+typedef enum power_policy { POWER_STATIC } power_policy;
+
+typedef struct power_config {
+  double cap_w; /* the facility power cap (contracted capacity) */
+  int policy;   /* power_policy */
+} power_config;
+
+typedef struct rack_group_config {
+  char *name;
+  int64_t count;
+  char *gpu; /* a catalog name */
+  int64_t gpus_per_rack;
+  double limit_w; /* default: GPUs at TDP plus other IT at its maximum */
+  double other_idle_w, other_max_w;
+  load_config load;
+} rack_group_config;
+
+typedef struct factory_config {
+  char *name;
+  char *description;
+  int64_t seed;
+  double duration_s;
+  double control_period_s;
+  double sample_period_s;
+  char *catalog; /* a catalog file instead of the built-in one, or NULL */
+  power_config power;
+  rack_group_config *racks;
+  size_t nracks;
+} factory_config;
+
+extern const scn_schema factory_schema;
+
+/* A scenario as loaded: the config, the catalog it names, and the resolved
+ * YAML (every default filled in) that reproduces it. */
+typedef struct factory_scenario {
+  factory_config cfg;
+  gpu_catalog catalog;
+  char *resolved;
+} factory_scenario;
+
+/* Reads the scenario at path, applies the overrides ("key.path=value",
+ * nsets of them) and checks everything, the GPU names against the catalog
+ * and the cap against what the factory can be held to. SIM_OK, or an error
+ * with FILE:LINE:COLUMN (SIM_EINPUT) or SIM_EIO / SIM_ENOMEM. On success
+ * release *sc with factory_scenario_release. */
+int factory_scenario_load(const char *path, const char *const *sets,
+                          size_t nsets, factory_scenario *sc, sim_error *err);
+
+void factory_scenario_release(factory_scenario *sc);
+
+/* The run's length and tick, in engine time. */
+sim_time factory_duration(const factory_config *cfg);
+
+typedef struct factory factory;
+
+/* Builds the factory for sc (borrowed: it must outlive the factory),
+ * registers its handlers and first events on e and declares its telemetry
+ * on sink (which may be NULL: nothing is written). NULL with err set. */
+factory *factory_create(const factory_scenario *sc, sim_engine *e,
+                        tel_sink *sink, sim_error *err);
+
+void factory_destroy(factory *f);
+
+/* What a run comes to; filled by factory_finish. */
+typedef struct factory_summary {
+  double duration_s;
+  double energy_j, it_energy_j, gpu_energy_j;
+  double mean_power_w, peak_power_w, cap_w;
+  double cap_violation_s, cap_violation_j;
+  double mean_activity;
+  uint64_t gpus, racks, ticks, samples;
+} factory_summary;
+
+/* Closes the books after the engine has run to the end: checks that the
+ * sampled energy adds up to the integrated energy (SIM_ESTATE if not),
+ * writes the /summary metrics to the sink and fills *out. */
+int factory_finish(factory *f, factory_summary *out, sim_error *err);
+
+#endif

@@ -1,0 +1,88 @@
+/* rack.h - racks of GPUs: the fleet's per-GPU hot state as structure of
+ * arrays, rack power limits, non-GPU IT power, and the static split of a
+ * facility power budget into per-GPU caps.
+ *
+ * The struct is visible on purpose: a control tick over 100k GPUs is a few
+ * tight loops over these arrays, and models (workloads, power control)
+ * read and write them directly. Cold data (types, names) stays apart. */
+#ifndef MODELS_RACK_H
+#define MODELS_RACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "gpu.h"
+
+/* What the factory asks for: count racks alike. */
+typedef struct rack_group_spec {
+  const char *name;
+  const gpu_spec *gpu;
+  uint32_t count;
+  uint32_t gpus_per_rack;
+  double limit_w;      /* the rack's power limit */
+  double other_idle_w; /* non-GPU IT power (CPUs, NICs, switches, fans) */
+  double other_max_w;  /* ... at full activity */
+} rack_group_spec;
+
+typedef struct rack_fleet {
+  /* Per GPU, n entries each. */
+  uint32_t n;
+  double *activity; /* a in [0, 1], set by whoever drives the GPU */
+  double *cap_w;    /* power limit in force */
+  double *power_w;  /* power drawn, from rack_fleet_update */
+  uint32_t *rack;   /* the rack it sits in */
+  uint16_t *type;   /* index into types */
+
+  /* Per rack, nracks entries each. */
+  uint32_t nracks;
+  uint32_t *first, *count; /* GPUs first .. first + count - 1 */
+  uint32_t *group;         /* index into groups */
+  double *limit_w;
+  double *other_idle_w, *other_max_w;
+  double *activity_mean;  /* mean GPU activity, from rack_fleet_update */
+  double *gpu_power_w;    /* sum over its GPUs */
+  double *rack_power_w;   /* GPUs + other IT */
+  char **names;           /* "group-3" */
+
+  /* Per GPU type and per group. */
+  const gpu_spec **types;
+  size_t ntypes;
+  rack_group_spec *groups;
+  size_t ngroups;
+
+  /* Per type, precomputed for the hot loop. */
+  double *t_idle, *t_span, *t_dmin;
+} rack_fleet;
+
+/* Builds the fleet for the groups (copied; the gpu specs are borrowed and
+ * must outlive the fleet). Every GPU starts idle, capped at its TDP.
+ * Returns NULL with err set when out of memory or when a group is empty. */
+rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
+                              sim_error *err);
+
+void rack_fleet_destroy(rack_fleet *f);
+
+/* Recomputes every GPU's power from its activity and cap (P(phi, a) at
+ * the clock the cap allows), the per-rack sums and non-GPU power.
+ * Returns the fleet's IT power in W. */
+double rack_fleet_update(rack_fleet *f);
+
+/* The normalised clock GPU i runs at under its cap and activity. */
+double rack_gpu_phi(const rack_fleet *f, uint32_t i);
+
+/* The smallest IT power the fleet can be held to by caps alone: every GPU
+ * at its minimum cap and all other IT power at its maximum. */
+double rack_fleet_floor_w(const rack_fleet *f);
+
+/* The static split: gives every GPU the same fraction of its TDP, as large
+ * as fits gpu_budget_w in total, within each GPU's cap range and each
+ * rack's limit (less its other IT power at full activity). SIM_OK, or
+ * SIM_EINPUT when even the minimum caps do not fit. */
+int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
+                            sim_error *err);
+
+/* Sum of other_max_w over racks: the non-GPU IT power to reserve. */
+double rack_fleet_other_max_w(const rack_fleet *f);
+
+#endif
