@@ -25,7 +25,9 @@ typedef int64_t sim_time;
 #define SIM_TIME_MAX INT64_MAX
 
 /* Seconds as a double, for physics. */
-static inline double sim_time_to_s(sim_time t) { return (double)t * 1e-9; }
+/* Divided, not multiplied by 1e-9: a correctly rounded division keeps whole
+ * seconds whole (3900 s, not 3900.0000000000005). */
+static inline double sim_time_to_s(sim_time t) { return (double)t / 1e9; }
 
 typedef struct sim_engine sim_engine;
 

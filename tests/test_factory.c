@@ -1,2 +1,285 @@
+/* test_factory.c - a whole factory from a scenario: the books (energy from
+ * samples = integrated energy = summary), the cap held, analytic power for
+ * a constant load, determinism and seeds, overrides, the resolved scenario
+ * reading back, and bad factory input with positions. */
 #include "test_util.h"
-int main(void) { return 0; }
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factory.h"
+
+static const char *write_scenario(const char *name, const char *text) {
+  const char *path = test_out_path(name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static const char base[] =
+    "name: t\nseed: 3\nduration: 2 h\nsample_period: 5 min\n"
+    "power: {cap: 150 kW}\n"
+    "racks:\n"
+    "  - name: nvl\n    count: 1\n    gpu: GB200\n    gpus_per_rack: 72\n"
+    "    other_power_idle: 16.8 kW\n    other_power_max: 33.6 kW\n"
+    "    load: {pattern: diurnal, low: 30%, high: 95%, noise: 10%}\n"
+    "  - name: hgx\n    count: 2\n    gpu: H100-SXM\n    gpus_per_rack: 32\n"
+    "    other_power_idle: 9.2 kW\n    other_power_max: 18.4 kW\n"
+    "    load: {pattern: steps, noise: 0, steps: [{at: 0 s, level: 90%}, "
+    "{at: 1 h, level: 20%}]}\n";
+
+/* The sink borrows the factory's telemetry declarations (tel.h), so the
+ * factory lives until the sink is gone. */
+typedef struct run {
+  factory_scenario sc;
+  tel_sink *sink;
+  sim_engine *engine;
+  factory *factory;
+  factory_summary sum;
+} run;
+
+static void run_scenario(run *r, const char *text, const char *const *sets,
+                         size_t nsets) {
+  sim_error err = {0};
+  const char *path = write_scenario("factory.yaml", text);
+  if (factory_scenario_load(path, sets, nsets, &r->sc, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  r->sink = tel_memory_create();
+  r->engine = sim_engine_create(NULL);
+  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
+  if (r->factory == NULL)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sim_engine_run(r->engine, factory_duration(&r->sc.cfg)),
+                   SIM_OK);
+  if (factory_finish(r->factory, &r->sum, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(tel_commit(r->sink), SIM_OK);
+}
+
+static void run_free(run *r) {
+  tel_destroy(r->sink);
+  factory_destroy(r->factory);
+  sim_engine_destroy(r->engine);
+  factory_scenario_release(&r->sc);
+}
+
+static const double *column(const run *r, const char *group, const char *col,
+                            size_t *rows, size_t *width) {
+  const double *v = tel_memory_column(r->sink, group, col, rows, width);
+  if (v == NULL)
+    fail_msg("no column %s/%s", group, col);
+  return v;
+}
+
+/* Energy balance: the samples' mean power times their interval adds up to
+ * the integrated energy, the summary, and IT = facility (no cooling yet);
+ * the cap holds at every tick; no power is negative. */
+static void books_balance_and_cap_holds(void **state) {
+  (void)state;
+  run r;
+  run_scenario(&r, base, NULL, 0);
+  size_t rows, w;
+  const double *p = column(&r, "facility", "power_w", &rows, &w);
+  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
+  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
+  const double *energy = column(&r, "facility", "energy_j", &rows, &w);
+  const double *t = tel_memory_times(r.sink, "facility", &rows);
+  assert_int_equal(rows, 24);
+  double sum = 0;
+  for (size_t i = 0; i < rows; i++) {
+    assert_close(t[i], 300.0 * (double)(i + 1), 0, 0);
+    sum += p[i] * 300;
+    assert_true(p[i] > 0 && p[i] <= cap[i]);
+    assert_true(peak[i] >= p[i] && peak[i] <= cap[i]);
+    assert_close(energy[i], sum, 1e-12, 0);
+  }
+  assert_close(sum, r.sum.energy_j, 1e-9, 0);
+  assert_close(r.sum.it_energy_j, r.sum.energy_j, 1e-12, 0);
+  assert_true(r.sum.gpu_energy_j < r.sum.it_energy_j);
+  assert_close(r.sum.mean_power_w * 7200, r.sum.energy_j, 1e-12, 0);
+  double mwh;
+  assert_int_equal(tel_memory_summary(r.sink, "energy_mwh", &mwh), SIM_OK);
+  assert_close(mwh * 3.6e9, r.sum.energy_j, 1e-12, 0);
+  assert_close(r.sum.cap_violation_s, 0, 0, 0);
+  assert_true(r.sum.peak_power_w <= 150000);
+  /* Racks: their power adds up to the facility's in every sample. */
+  const double *rp = column(&r, "racks", "power_w", &rows, &w);
+  assert_int_equal(w, 3);
+  for (size_t i = 0; i < rows; i++)
+    assert_close(rp[i * w] + rp[i * w + 1] + rp[i * w + 2], p[i], 1e-12, 0);
+  /* The step at 1 h shows in the H100 racks' activity. */
+  const double *act = column(&r, "racks", "activity", &rows, &w);
+  assert_close(act[5 * w + 1], 0.9, 1e-12, 0);
+  assert_close(act[20 * w + 1], 0.2, 1e-12, 0);
+  run_free(&r);
+}
+
+/* With the cap out of the way and a constant, noiseless load, every GPU
+ * draws idle + (TDP - idle) a and every rack adds its other IT power at
+ * that activity: the facility power is known in closed form. */
+static void constant_load_gives_analytic_power(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "power.cap=10 MW",           "racks.0.load={level: 60%, noise: 0}",
+      "racks.1.load={pattern: constant, level: 60%, noise: 0}"};
+  run r;
+  run_scenario(&r, base, sets, 3);
+  const gpu_spec *gb = gpu_catalog_find(&r.sc.catalog, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&r.sc.catalog, "H100-SXM");
+  double a = 0.6;
+  double expect = 72 * (gb->idle_w + (gb->tdp_w - gb->idle_w) * a) +
+                  16800 + 16800 * a +
+                  64 * (h->idle_w + (h->tdp_w - h->idle_w) * a) +
+                  2 * (9200 + 9200 * a);
+  assert_close(r.sum.mean_power_w, expect, 1e-12, 0);
+  assert_close(r.sum.energy_j, expect * 7200, 1e-12, 0);
+  assert_close(r.sum.peak_power_w, expect, 1e-12, 0);
+  run_free(&r);
+}
+
+static bool same_column(const run *a, const run *b, const char *g,
+                        const char *c) {
+  size_t ra, wa, rb, wb;
+  const double *x = column(a, g, c, &ra, &wa);
+  const double *y = column(b, g, c, &rb, &wb);
+  return ra == rb && wa == wb && memcmp(x, y, ra * wa * sizeof *x) == 0;
+}
+
+static void same_seed_same_bits_other_seed_differs(void **state) {
+  (void)state;
+  static const char *const seed9[] = {"seed=9"};
+  run a, b, c;
+  run_scenario(&a, base, NULL, 0);
+  run_scenario(&b, base, NULL, 0);
+  run_scenario(&c, base, seed9, 1);
+  assert_true(same_column(&a, &b, "facility", "power_w"));
+  assert_true(same_column(&a, &b, "racks", "activity"));
+  assert_false(same_column(&a, &c, "facility", "power_w"));
+  assert_int_equal(c.sc.cfg.seed, 9);
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+}
+
+/* The resolved scenario, run again, is the same run. */
+static void resolved_scenario_reproduces_the_run(void **state) {
+  (void)state;
+  run a, b;
+  run_scenario(&a, base, NULL, 0);
+  char *resolved = strdup(a.sc.resolved);
+  run_scenario(&b, resolved, NULL, 0);
+  assert_string_equal(a.sc.resolved, b.sc.resolved);
+  assert_true(same_column(&a, &b, "facility", "power_w"));
+  assert_non_null(strstr(resolved, "limit: 120 kW"));
+  free(resolved);
+  run_free(&a);
+  run_free(&b);
+}
+
+typedef struct bad_case {
+  const char *name;
+  const char *set;     /* an override that breaks the base scenario */
+  const char *where;   /* prefix of the message */
+  const char *message; /* substring */
+} bad_case;
+
+static const bad_case bad[] = {
+    {"unknown gpu", "racks.1.gpu=H300", "--set racks.1.gpu=H300:1:13",
+     "unknown GPU type"},
+    {"cap below the floor", "power.cap=90 kW", "--set power.cap=90 kW:1:11",
+     "below what the factory draws"},
+    {"duration not a multiple", "duration=7 min", "--set duration=7 min:1:10",
+     "multiple of sample_period"},
+    {"sample not a multiple", "sample_period=1500 ms", "--set",
+     "multiple of control_period"},
+    {"other max below idle", "racks.0.other_power_max=1 kW", "--set",
+     "below other_power_idle"},
+    {"rack limit too low", "racks.0.limit=40 kW", "--set racks.0.limit",
+     "rack limit"},
+    {"duplicate group", "racks.1.name=nvl", "factory.yaml:", "two rack groups"},
+    {"cap zero", "power.cap=0 W", "--set power.cap=0 W:1:11",
+     "greater than zero"},
+    {"unknown policy", "power.policy=magic", "--set", "one of: static"},
+    {"steps without a start", "racks.1.load.steps=[{at: 1 h, level: 5%}]",
+     "--set", "first at 0 s"},
+    {"too many GPUs", "racks.0.count=100000", "factory.yaml:", "at most"},
+};
+
+static void bad_factory_input(void **state) {
+  const bad_case *c = *state;
+  factory_scenario sc;
+  sim_error err = {0};
+  const char *path = write_scenario("factory.yaml", base);
+  const char *sets[] = {c->set};
+  assert_int_equal(factory_scenario_load(path, sets, 1, &sc, &err),
+                   SIM_EINPUT);
+  char where[4200];
+  snprintf(where, sizeof where, "%s", c->where);
+  if (strncmp(c->where, "factory.yaml:", 13) == 0)
+    snprintf(where, sizeof where, "%s", path);
+  if (strncmp(err.msg, where, strlen(where)) != 0 ||
+      strstr(err.msg, c->message) == NULL)
+    fail_msg("got '%s', want '%s...' with '%s'", err.msg, where, c->message);
+}
+
+static void unknown_gpu_hint_lists_the_catalog(void **state) {
+  (void)state;
+  factory_scenario sc;
+  sim_error err = {0};
+  char text[sizeof base + 16];
+  snprintf(text, sizeof text, "%s", base);
+  memcpy(strstr(text, "H100-SXM"), "H300-SXM", 8);
+  factory_scenario_load(write_scenario("factory.yaml", text), NULL, 0, &sc,
+                        &err);
+  if (strstr(err.msg, ":16:10: unknown GPU type 'H300-SXM'") == NULL)
+    fail_msg("got '%s'", err.msg);
+  assert_non_null(strstr(err.msg, "hint: known types: H100-SXM, H100-PCIe"));
+}
+
+static void a_catalog_file_replaces_the_builtin(void **state) {
+  (void)state;
+  write_scenario("mini-catalog.yaml",
+                 "gpus:\n  - name: MINI\n    tdp: 100 W\n    idle_power: 10 W\n"
+                 "    power_cap_min: 50 W\n    power_cap_max: 100 W\n"
+                 "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
+                 "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
+                 "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
+  static const char text[] =
+      "name: mini\nduration: 1 h\ncatalog: mini-catalog.yaml\n"
+      "power: {cap: 10 kW}\n"
+      "racks: [{name: r, count: 2, gpu: MINI, gpus_per_rack: 8, "
+      "load: {level: 100%, noise: 0}}]\n";
+  run r;
+  run_scenario(&r, text, NULL, 0);
+  assert_close(r.sum.mean_power_w, 16 * 100, 1e-12, 0);
+  run_free(&r);
+}
+
+#define ROWS(fn, table)                                                       \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
+    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
+        fn, (void *)&table[i]);                                               \
+    tests[n++].name = table[i].name;                                          \
+  }
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(books_balance_and_cap_holds);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(constant_load_gives_analytic_power);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(
+      same_seed_same_bits_other_seed_differs);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(resolved_scenario_reproduces_the_run);
+  ROWS(bad_factory_input, bad);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(unknown_gpu_hint_lists_the_catalog);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(a_catalog_file_replaces_the_builtin);
+  return _cmocka_run_group_tests("factory", tests, n, NULL, NULL);
+}

@@ -1,2 +1,216 @@
+/* test_rack.c - the fleet: layout, the hot power loop against the GPU
+ * model, rack sums, and the static split of a budget into per-GPU caps. */
 #include "test_util.h"
-int main(void) { return 0; }
+
+#include <math.h>
+#include <string.h>
+
+#include "rack.h"
+
+static gpu_catalog catalog;
+
+static int setup(void **state) {
+  (void)state;
+  sim_error err = {0};
+  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  gpu_catalog_release(&catalog);
+  return 0;
+}
+
+static rack_fleet *two_groups(double nvl_limit_w) {
+  rack_group_spec g[2] = {
+      {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, nvl_limit_w, 16800,
+       33600},
+      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200,
+       18400},
+  };
+  sim_error err = {0};
+  rack_fleet *f = rack_fleet_create(g, 2, &err);
+  if (f == NULL)
+    fail_msg("%s", err.msg);
+  return f;
+}
+
+static void layout_is_contiguous(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  assert_int_equal(f->n, 3 * 72 + 2 * 32);
+  assert_int_equal(f->nracks, 5);
+  assert_int_equal(f->ntypes, 2);
+  uint32_t next = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    assert_int_equal(f->first[r], next);
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      assert_int_equal(f->rack[i], r);
+    next += f->count[r];
+  }
+  assert_string_equal(f->names[0], "nvl-0");
+  assert_string_equal(f->names[4], "hgx-1");
+  assert_int_equal(f->group[3], 1);
+  /* Every GPU starts idle at its TDP cap. */
+  assert_close(f->cap_w[0], 1200, 0, 0);
+  assert_close(f->power_w[f->n - 1], f->types[1]->idle_w, 1e-12, 0);
+  rack_fleet_destroy(f);
+  rack_fleet_destroy(NULL);
+}
+
+typedef struct power_case {
+  const char *name;
+  double activity;
+  double cap_share; /* of TDP; the cap is between the GPU's min and max */
+} power_case;
+
+static const power_case powers[] = {
+    {"idle", 0, 1},         {"full at TDP", 1, 1},
+    {"half at TDP", 0.5, 1}, {"full capped 80%", 1, 0.8},
+    {"full capped 50%", 1, 0.5}, {"light under cap", 0.2, 0.5},
+    {"full at min cap", 1, 0.0}, {"capped mid", 0.7, 0.6},
+};
+
+/* The hot loop's shortcut (no pow) gives what the model gives at the clock
+ * the cap allows: one piece of arithmetic, checked against the other. */
+static void hot_loop_matches_the_model(void **state) {
+  const power_case *c = *state;
+  rack_fleet *f = two_groups(132000);
+  for (uint32_t i = 0; i < f->n; i++) {
+    const gpu_spec *g = f->types[f->type[i]];
+    f->activity[i] = c->activity;
+    f->cap_w[i] = fmax(g->cap_min_w, c->cap_share * g->tdp_w);
+  }
+  rack_fleet_update(f);
+  for (uint32_t i = 0; i < f->n; i++) {
+    const gpu_spec *g = f->types[f->type[i]];
+    double expect = gpu_power(g, rack_gpu_phi(f, i), c->activity);
+    assert_close(f->power_w[i], expect, 1e-9, 1e-9);
+    assert_true(f->power_w[i] <= f->cap_w[i] * (1 + 1e-12));
+  }
+  rack_fleet_destroy(f);
+}
+
+static void rack_sums_add_up(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = (double)(i % 10) / 10;
+  double total = rack_fleet_update(f), check = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    double gpu = 0, act = 0;
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+      gpu += f->power_w[i];
+      act += f->activity[i];
+    }
+    act /= f->count[r];
+    assert_close(f->gpu_power_w[r], gpu, 1e-12, 0);
+    assert_close(f->activity_mean[r], act, 1e-12, 0);
+    double other = f->other_idle_w[r] +
+                   (f->other_max_w[r] - f->other_idle_w[r]) * act;
+    assert_close(f->rack_power_w[r], gpu + other, 1e-12, 0);
+    check += f->rack_power_w[r];
+  }
+  assert_close(total, check, 1e-12, 0);
+  /* An NVL72 rack flat out at TDP: 72 x 1200 W + 33.6 kW = 120 kW. */
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 1;
+  rack_fleet_update(f);
+  assert_close(f->rack_power_w[0], 120000, 1e-12, 0);
+  rack_fleet_destroy(f);
+}
+
+typedef struct split_case {
+  const char *name;
+  double budget_w; /* for the GPUs */
+  double nvl_limit_w;
+  int rc;
+} split_case;
+
+static const split_case splits[] = {
+    {"generous", 1e9, 132000, SIM_OK},
+    {"binding", 250000, 132000, SIM_OK},
+    {"tight", 110000, 132000, SIM_OK},
+    {"exactly the floor", 3 * 72 * 200.0 + 2 * 32 * 200.0, 132000, SIM_OK},
+    {"below the floor", 50000, 132000, SIM_EINPUT},
+    {"rack limit binds", 1e9, 100000, SIM_OK},
+    {"rack limit too low", 1e9, 40000, SIM_EINPUT},
+};
+
+static void static_split_respects_every_bound(void **state) {
+  const split_case *c = *state;
+  rack_fleet *f = two_groups(c->nvl_limit_w);
+  sim_error err = {0};
+  int rc = rack_fleet_split_static(f, c->budget_w, &err);
+  assert_int_equal(rc, c->rc);
+  if (rc != SIM_OK) {
+    assert_true(strlen(err.msg) > 0);
+    rack_fleet_destroy(f);
+    return;
+  }
+  double sum = 0, share = -1;
+  for (uint32_t i = 0; i < f->n; i++) {
+    const gpu_spec *g = f->types[f->type[i]];
+    uint32_t r = f->rack[i];
+    double ceiling = fmin(g->cap_max_w, (f->limit_w[r] - f->other_max_w[r]) /
+                                            f->count[r]);
+    assert_true(f->cap_w[i] >= g->cap_min_w && f->cap_w[i] <= ceiling);
+    /* Unclamped GPUs all get the same share of their TDP. */
+    if (f->cap_w[i] > g->cap_min_w && f->cap_w[i] < ceiling) {
+      if (share < 0)
+        share = f->cap_w[i] / g->tdp_w;
+      assert_close(f->cap_w[i] / g->tdp_w, share, 1e-12, 0);
+    }
+    sum += f->cap_w[i];
+  }
+  assert_true(sum <= c->budget_w);
+  /* Nothing is stranded when the budget binds: within 1e-9 of it. */
+  if (c->budget_w < 1e9)
+    assert_close(sum, c->budget_w, 1e-9, 0);
+  /* Racks at full load stay within their limits. */
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 1;
+  rack_fleet_update(f);
+  for (uint32_t r = 0; r < f->nracks; r++)
+    assert_true(f->rack_power_w[r] <= f->limit_w[r] * (1 + 1e-12));
+  rack_fleet_destroy(f);
+}
+
+static void floor_and_reserve(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  assert_close(rack_fleet_other_max_w(f), 3 * 33600.0 + 2 * 18400.0, 1e-12, 0);
+  assert_close(rack_fleet_floor_w(f),
+               3 * 33600.0 + 2 * 18400.0 + (3 * 72 + 2 * 32) * 200.0, 1e-12,
+               0);
+  rack_fleet_destroy(f);
+}
+
+static void empty_groups_are_refused(void **state) {
+  (void)state;
+  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000,
+                       0, 0};
+  sim_error err = {0};
+  assert_null(rack_fleet_create(&g, 1, &err));
+  assert_int_equal(err.code, SIM_EINVAL);
+  assert_null(rack_fleet_create(&g, 0, &err));
+}
+
+#define ROWS(fn, table)                                                       \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
+    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
+        fn, (void *)&table[i]);                                               \
+    tests[n++].name = table[i].name;                                          \
+  }
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(layout_is_contiguous);
+  ROWS(hot_loop_matches_the_model, powers);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(rack_sums_add_up);
+  ROWS(static_split_respects_every_bound, splits);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(floor_and_reserve);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(empty_groups_are_refused);
+  return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
+}
