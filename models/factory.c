@@ -26,12 +26,18 @@ enum { RNG_PURPOSE_LOAD_NOISE = 1 };
 static const char *const policy_names[] = {"static", NULL};
 
 static const scn_field power_fields[] = {
-    {.key = "cap", .type = SCN_QUANTITY, .offset = offsetof(power_config, cap_w),
-     .dim = UNITS_POWER, .min = 0, .max = HUGE_VAL,
+    {.key = "cap",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(power_config, cap_w),
+     .dim = UNITS_POWER,
+     .min = 0,
+     .max = HUGE_VAL,
      .flags = SCN_REQUIRED | SCN_POSITIVE,
      .help = "the facility power cap (contracted capacity), e.g. 18 MW"},
-    {.key = "policy", .type = SCN_ENUM,
-     .offset = offsetof(power_config, policy), .names = policy_names,
+    {.key = "policy",
+     .type = SCN_ENUM,
+     .offset = offsetof(power_config, policy),
+     .names = policy_names,
      .dflt = "static",
      .help = "how the cap is shared: static (the same share of TDP for all)"},
 };
@@ -42,33 +48,48 @@ static const scn_schema power_schema =
 static int check_group(void *obj, const scn_loc *loc, void *user,
                        sim_error *err);
 
-#define POWER(k, field, fl, def, h)                                           \
-  {.key = k, .type = SCN_QUANTITY,                                            \
-   .offset = offsetof(rack_group_config, field), .dim = UNITS_POWER,          \
-   .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h}
+#define POWER(k, field, fl, def, h)                                            \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY,                                            \
+    .offset = offsetof(rack_group_config, field), .dim = UNITS_POWER,          \
+    .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h             \
+  }
 
 static const scn_field group_fields[] = {
-    {.key = "name", .type = SCN_STRING,
+    {.key = "name",
+     .type = SCN_STRING,
      .offset = offsetof(rack_group_config, name),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "a name for the group"},
-    {.key = "count", .type = SCN_INT,
-     .offset = offsetof(rack_group_config, count), .min = 1, .max = 100000,
-     .flags = SCN_REQUIRED, .help = "how many racks of this kind"},
-    {.key = "gpu", .type = SCN_STRING,
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a name for the group"},
+    {.key = "count",
+     .type = SCN_INT,
+     .offset = offsetof(rack_group_config, count),
+     .min = 1,
+     .max = 100000,
+     .flags = SCN_REQUIRED,
+     .help = "how many racks of this kind"},
+    {.key = "gpu",
+     .type = SCN_STRING,
      .offset = offsetof(rack_group_config, gpu),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a GPU type of the catalog (aifsim catalog lists them)"},
-    {.key = "gpus_per_rack", .type = SCN_INT,
-     .offset = offsetof(rack_group_config, gpus_per_rack), .min = 1,
-     .max = 1024, .flags = SCN_REQUIRED, .help = "e.g. 72 for an NVL72"},
+    {.key = "gpus_per_rack",
+     .type = SCN_INT,
+     .offset = offsetof(rack_group_config, gpus_per_rack),
+     .min = 1,
+     .max = 1024,
+     .flags = SCN_REQUIRED,
+     .help = "e.g. 72 for an NVL72"},
     POWER("limit", limit_w, SCN_POSITIVE, NULL,
           "the rack's power limit; default: GPUs at TDP plus other IT"),
     POWER("other_power_idle", other_idle_w, 0, "0 W",
           "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
     POWER("other_power_max", other_max_w, 0, "0 W",
           "non-GPU IT power of a rack at full activity"),
-    {.key = "load", .type = SCN_MAP,
-     .offset = offsetof(rack_group_config, load), .sub = &load_schema,
+    {.key = "load",
+     .type = SCN_MAP,
+     .offset = offsetof(rack_group_config, load),
+     .sub = &load_schema,
      .help = "synthetic utilisation: pattern constant, diurnal or steps"},
 };
 
@@ -78,18 +99,29 @@ static const scn_schema group_schema = SCN_SCHEMA(
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 
-#define TIME(k, field, fl, def, h)                                            \
-  {.key = k, .type = SCN_QUANTITY, .offset = offsetof(factory_config, field),  \
-   .dim = UNITS_TIME, .min = 0, .max = 366 * 86400.0, .flags = fl,            \
-   .dflt = def, .help = h}
+#define TIME(k, field, fl, def, h)                                             \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(factory_config, field), \
+    .dim = UNITS_TIME, .min = 0, .max = 366 * 86400.0, .flags = fl,            \
+    .dflt = def, .help = h                                                     \
+  }
 
 static const scn_field factory_fields[] = {
-    {.key = "name", .type = SCN_STRING, .offset = offsetof(factory_config, name),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "the scenario's name"},
-    {.key = "description", .type = SCN_STRING,
-     .offset = offsetof(factory_config, description), .dflt = ""},
-    {.key = "seed", .type = SCN_INT, .offset = offsetof(factory_config, seed),
-     .min = 0, .max = 9007199254740992.0, .dflt = "1",
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "the scenario's name"},
+    {.key = "description",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, description),
+     .dflt = ""},
+    {.key = "seed",
+     .type = SCN_INT,
+     .offset = offsetof(factory_config, seed),
+     .min = 0,
+     .max = 9007199254740992.0,
+     .dflt = "1",
      .help = "the run's random seed (aifsim run --seed N overrides it)"},
     TIME("duration", duration_s, SCN_REQUIRED | SCN_POSITIVE, NULL,
          "simulated time, e.g. 24 h (at most 366 d)"),
@@ -97,15 +129,22 @@ static const scn_field factory_fields[] = {
          "how often load and power are recomputed"),
     TIME("sample_period", sample_period_s, SCN_POSITIVE, "1 min",
          "telemetry interval, a multiple of control_period"),
-    {.key = "catalog", .type = SCN_STRING,
+    {.key = "catalog",
+     .type = SCN_STRING,
      .offset = offsetof(factory_config, catalog),
      .help = "a GPU catalog file (relative to the scenario) instead of the "
              "built-in one"},
-    {.key = "power", .type = SCN_MAP, .offset = offsetof(factory_config, power),
-     .sub = &power_schema, .flags = SCN_REQUIRED,
+    {.key = "power",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, power),
+     .sub = &power_schema,
+     .flags = SCN_REQUIRED,
      .help = "power: {cap: 18 MW, policy: static}"},
-    {.key = "racks", .type = SCN_LIST, .offset = offsetof(factory_config, racks),
-     .sub = &group_schema, .count_offset = offsetof(factory_config, nracks),
+    {.key = "racks",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, racks),
+     .sub = &group_schema,
+     .count_offset = offsetof(factory_config, nracks),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of rack groups: {name, count, gpu, gpus_per_rack, ...}"},
 };
@@ -137,7 +176,8 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
   if (g->limit_w < floor)
     return scn_fail(loc, "limit", err, "raise the limit or lower the GPUs",
                     "rack limit %.0f W is below the %.0f W its GPUs at their "
-                    "minimum cap and other IT power draw", g->limit_w, floor);
+                    "minimum cap and other IT power draw",
+                    g->limit_w, floor);
   return SIM_OK;
 }
 
@@ -184,7 +224,8 @@ static int check_fleet(const factory_config *c, const gpu_catalog *cat,
              floor / 1e3);
     return scn_fail(loc, "power.cap", err, hint,
                     "the cap %.6g kW is below what the factory draws with "
-                    "every GPU at its minimum cap", c->power.cap_w / 1e3);
+                    "every GPU at its minimum cap",
+                    c->power.cap_w / 1e3);
   }
   return SIM_OK;
 }
@@ -355,8 +396,8 @@ static void move_load(factory *f, sim_time now) {
   double t = sim_time_to_s(now);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     const load_config *lc = &f->cfg->racks[fl->group[r]].load;
-    f->noise[r] = load_noise_step(lc, f->noise[r], f->control_dt_s,
-                                  f->noise_rng[r]);
+    f->noise[r] =
+        load_noise_step(lc, f->noise[r], f->control_dt_s, f->noise_rng[r]);
     double a = load_level(lc, t) + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
@@ -464,11 +505,13 @@ static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
   }
   for (size_t i = 0; i < c->nracks; i++) {
     const rack_group_config *g = &c->racks[i];
-    groups[i] = (rack_group_spec){
-        .name = g->name, .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
-        .count = (uint32_t)g->count, .gpus_per_rack = (uint32_t)g->gpus_per_rack,
-        .limit_w = g->limit_w, .other_idle_w = g->other_idle_w,
-        .other_max_w = g->other_max_w};
+    groups[i] = (rack_group_spec){.name = g->name,
+                                  .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
+                                  .count = (uint32_t)g->count,
+                                  .gpus_per_rack = (uint32_t)g->gpus_per_rack,
+                                  .limit_w = g->limit_w,
+                                  .other_idle_w = g->other_idle_w,
+                                  .other_max_w = g->other_max_w};
   }
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
   free(groups);
@@ -508,8 +551,8 @@ static int declare_telemetry(factory *f, sim_error *err) {
   if (f->sink == NULL)
     return SIM_OK;
   tel_group fac = {"facility", facility_columns, F_NCOLS, 1, NULL, NULL};
-  tel_group racks = {"racks", rack_columns, R_NCOLS, f->fleet->nracks,
-                     "rack", f->rack_labels};
+  tel_group racks = {"racks",          rack_columns, R_NCOLS,
+                     f->fleet->nracks, "rack",       f->rack_labels};
   /* The sink keeps pointers to the declarations: they live in f. */
   f->facility_group = fac;
   f->racks_group = racks;
@@ -522,8 +565,8 @@ static int declare_telemetry(factory *f, sim_error *err) {
 }
 
 static int start(factory *f, sim_error *err) {
-  int rc = sim_engine_register(f->engine, "factory tick", on_tick, f,
-                               &f->tick_kind);
+  int rc =
+      sim_engine_register(f->engine, "factory tick", on_tick, f, &f->tick_kind);
   if (rc == SIM_OK)
     rc = sim_engine_every(f->engine, 0, f->period, f->tick_kind, 0, 0, NULL);
   if (rc != SIM_OK)
@@ -620,8 +663,8 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j)
     return sim_error_set(err, SIM_ESTATE,
                          "energy books do not balance: samples %.17g J, "
-                         "integrated %.17g J", f->sampled_energy_j,
-                         s->energy_j);
+                         "integrated %.17g J",
+                         f->sampled_energy_j, s->energy_j);
   if (f->sink != NULL && put_summary(f) != SIM_OK)
     return sim_error_set(err, SIM_EIO, "%s", tel_errmsg(f->sink));
   if (out != NULL)

@@ -27,18 +27,22 @@ struct gpu_curve {
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
 
-#define QTY(k, field, d, fl, def, h)                                          \
-  {.key = k, .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, field),        \
-   .dim = d, .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h}
+#define QTY(k, field, d, fl, def, h)                                           \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, field),       \
+    .dim = d, .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h   \
+  }
 
 static const scn_field dense_fields[] = {
-#define DENSE(k, p)                                                           \
-  {.key = k, .type = SCN_QUANTITY,                                            \
-   .offset = offsetof(gpu_dense, flops) + (p) * sizeof(double),               \
-   .dim = UNITS_FLOPS, .flags = SCN_POSITIVE,                                  \
-   .help = "dense peak tensor throughput, e.g. '989 TFLOPS'; omit if the "    \
-           "hardware lacks this precision"}
-    DENSE("fp16", GPU_FP16), DENSE("fp8", GPU_FP8), DENSE("fp4", GPU_FP4),
+#define DENSE(k, p)                                                            \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY,                                            \
+    .offset = offsetof(gpu_dense, flops) + (p) * sizeof(double),               \
+    .dim = UNITS_FLOPS, .flags = SCN_POSITIVE,                                 \
+    .help = "dense peak tensor throughput, e.g. '989 TFLOPS'; omit if the "    \
+            "hardware lacks this precision"                                    \
+  }
+    DENSE("fp16", GPU_FP16), DENSE("fp8", GPU_FP8),   DENSE("fp4", GPU_FP4),
     DENSE("int8", GPU_INT8), DENSE("int4", GPU_INT4),
 #undef DENSE
 };
@@ -47,31 +51,48 @@ static const scn_schema dense_schema =
     SCN_SCHEMA("dense throughput", gpu_dense, dense_fields, .check = NULL);
 
 static const scn_field curve_fields[] = {
-    {.key = "clock", .type = SCN_QUANTITY,
-     .offset = offsetof(gpu_curve_point, clock_hz), .dim = UNITS_FREQUENCY,
-     .flags = SCN_REQUIRED | SCN_POSITIVE, .help = "SM clock, e.g. 1410 MHz"},
-    {.key = "power", .type = SCN_QUANTITY,
-     .offset = offsetof(gpu_curve_point, power), .dim = UNITS_FRACTION,
-     .min = 0, .max = 1, .flags = SCN_REQUIRED,
+    {.key = "clock",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_curve_point, clock_hz),
+     .dim = UNITS_FREQUENCY,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "SM clock, e.g. 1410 MHz"},
+    {.key = "power",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_curve_point, power),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED,
      .help = "dynamic power at full activity as a share of TDP's, e.g. 60%"},
 };
 
-static const scn_schema curve_schema =
-    SCN_SCHEMA("power curve point", gpu_curve_point, curve_fields, .check = NULL);
+static const scn_schema curve_schema = SCN_SCHEMA(
+    "power curve point", gpu_curve_point, curve_fields, .check = NULL);
 
 static int check_spec(void *obj, const scn_loc *loc, void *user,
                       sim_error *err);
 
 static const scn_field spec_fields[] = {
-    {.key = "name", .type = SCN_STRING, .offset = offsetof(gpu_spec, name),
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(gpu_spec, name),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "the identifier scenarios use, e.g. H100-SXM"},
-    {.key = "full_name", .type = SCN_STRING,
-     .offset = offsetof(gpu_spec, full_name), .dflt = ""},
-    {.key = "architecture", .type = SCN_STRING,
-     .offset = offsetof(gpu_spec, architecture), .dflt = ""},
-    {.key = "year", .type = SCN_INT, .offset = offsetof(gpu_spec, year),
-     .min = 1990, .max = 2100, .dflt = "2024"},
+    {.key = "full_name",
+     .type = SCN_STRING,
+     .offset = offsetof(gpu_spec, full_name),
+     .dflt = ""},
+    {.key = "architecture",
+     .type = SCN_STRING,
+     .offset = offsetof(gpu_spec, architecture),
+     .dflt = ""},
+    {.key = "year",
+     .type = SCN_INT,
+     .offset = offsetof(gpu_spec, year),
+     .min = 1990,
+     .max = 2100,
+     .dflt = "2024"},
     QTY("tdp", tdp_w, UNITS_POWER, SCN_REQUIRED | SCN_POSITIVE, NULL,
         "thermal design power = the default power limit, e.g. 700 W"),
     QTY("idle_power", idle_w, UNITS_POWER, SCN_REQUIRED, NULL,
@@ -80,39 +101,57 @@ static const scn_field spec_fields[] = {
         NULL, "the lowest settable power limit (nvidia-smi Min Power Limit)"),
     QTY("power_cap_max", cap_max_w, UNITS_POWER, SCN_REQUIRED | SCN_POSITIVE,
         NULL, "the highest settable power limit"),
-    QTY("clock_max", clock_max_hz, UNITS_FREQUENCY,
-        SCN_REQUIRED | SCN_POSITIVE, NULL, "max boost SM clock, e.g. 1980 MHz"),
-    QTY("clock_min", clock_min_hz, UNITS_FREQUENCY,
-        SCN_REQUIRED | SCN_POSITIVE, NULL, "lowest SM clock, e.g. 345 MHz"),
+    QTY("clock_max", clock_max_hz, UNITS_FREQUENCY, SCN_REQUIRED | SCN_POSITIVE,
+        NULL, "max boost SM clock, e.g. 1980 MHz"),
+    QTY("clock_min", clock_min_hz, UNITS_FREQUENCY, SCN_REQUIRED | SCN_POSITIVE,
+        NULL, "lowest SM clock, e.g. 345 MHz"),
     QTY("memory", memory_bytes, UNITS_DATA, SCN_REQUIRED | SCN_POSITIVE, NULL,
         "memory size, e.g. 80 GB"),
     QTY("memory_bandwidth", bandwidth_bps, UNITS_BANDWIDTH,
         SCN_REQUIRED | SCN_POSITIVE, NULL, "e.g. 3.35 TB/s"),
-    {.key = "dense", .type = SCN_MAP, .offset = offsetof(gpu_spec, dense),
-     .sub = &dense_schema, .flags = SCN_REQUIRED,
+    {.key = "dense",
+     .type = SCN_MAP,
+     .offset = offsetof(gpu_spec, dense),
+     .sub = &dense_schema,
+     .flags = SCN_REQUIRED,
      .help = "dense peak throughput per precision (fp16, fp8, fp4, int8, "
              "int4)"},
     QTY("fp16_headline", fp16_headline, UNITS_FLOPS, SCN_POSITIVE, NULL,
         "the FP16 tensor figure as the datasheet headlines it"),
-    {.key = "fp16_headline_sparse", .type = SCN_BOOL,
-     .offset = offsetof(gpu_spec, fp16_headline_sparse), .dflt = "false",
+    {.key = "fp16_headline_sparse",
+     .type = SCN_BOOL,
+     .offset = offsetof(gpu_spec, fp16_headline_sparse),
+     .dflt = "false",
      .help = "true if the headline figure assumes 2:4 sparsity"},
     /* P ~ f V^2 with V rising roughly with f gives gamma between 2 and 3
      * (DESIGN 4.1); 2.5 is the middle of that range. */
-    {.key = "gamma", .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, gamma),
-     .dim = UNITS_NUMBER, .min = 1, .max = 4, .dflt = "2.5",
+    {.key = "gamma",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_spec, gamma),
+     .dim = UNITS_NUMBER,
+     .min = 1,
+     .max = 4,
+     .dflt = "2.5",
      .help = "exponent of dynamic power in the clock, 1 to 4"},
     /* Splitwise's power-capped H100 profile (shared/data perf_model.csv,
      * h100-80gb-pcap) slows prefill 1.30x and leaves decode time unchanged:
      * memory-bound work does not feel the SM clock, so beta = 0. */
-    {.key = "beta", .type = SCN_QUANTITY, .offset = offsetof(gpu_spec, beta),
-     .dim = UNITS_NUMBER, .min = 0, .max = 1, .dflt = "0",
+    {.key = "beta",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_spec, beta),
+     .dim = UNITS_NUMBER,
+     .min = 0,
+     .max = 1,
+     .dflt = "0",
      .help = "exponent of memory-bound speed in the clock, 0 to 1"},
-    {.key = "power_curve", .type = SCN_LIST,
-     .offset = offsetof(gpu_spec, curve), .sub = &curve_schema,
+    {.key = "power_curve",
+     .type = SCN_LIST,
+     .offset = offsetof(gpu_spec, curve),
+     .sub = &curve_schema,
      .count_offset = offsetof(gpu_spec, ncurve),
      .help = "measured dynamic power against clock; ends at clock_max, 100%"},
-    {.key = "sources", .type = SCN_STRINGS,
+    {.key = "sources",
+     .type = SCN_STRINGS,
      .offset = offsetof(gpu_spec, sources),
      .count_offset = offsetof(gpu_spec, nsources),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
@@ -123,19 +162,23 @@ static void spec_release(void *obj);
 
 const scn_schema gpu_spec_schema =
     SCN_SCHEMA("GPU type", gpu_spec, spec_fields, .check = check_spec,
-           .release = spec_release);
+               .release = spec_release);
 
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 
 static const scn_field catalog_fields[] = {
-    {.key = "gpus", .type = SCN_LIST, .offset = offsetof(gpu_catalog, gpus),
-     .sub = &gpu_spec_schema, .count_offset = offsetof(gpu_catalog, n),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "a list of GPU types"},
+    {.key = "gpus",
+     .type = SCN_LIST,
+     .offset = offsetof(gpu_catalog, gpus),
+     .sub = &gpu_spec_schema,
+     .count_offset = offsetof(gpu_catalog, n),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a list of GPU types"},
 };
 
-static const scn_schema catalog_schema =
-    SCN_SCHEMA("GPU catalog", gpu_catalog, catalog_fields, .check = check_catalog);
+static const scn_schema catalog_schema = SCN_SCHEMA(
+    "GPU catalog", gpu_catalog, catalog_fields, .check = check_catalog);
 
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
@@ -145,7 +188,8 @@ static int check_powers(gpu_spec *g, const scn_loc *loc, sim_error *err) {
   if (!(g->idle_w < g->cap_min_w))
     return scn_fail(loc, "idle_power", err, NULL,
                     "%s: idle power %.0f W must be below the minimum power "
-                    "cap %.0f W", g->name, g->idle_w, g->cap_min_w);
+                    "cap %.0f W",
+                    g->name, g->idle_w, g->cap_min_w);
   if (!(g->cap_min_w <= g->cap_max_w))
     return scn_fail(loc, "power_cap_min", err, NULL,
                     "%s: power_cap_min is above power_cap_max", g->name);
@@ -168,29 +212,32 @@ static int check_headline(gpu_spec *g, const scn_loc *loc, sim_error *err) {
     return scn_fail(loc, "fp16_headline", err,
                     "a sparse headline is twice the dense figure",
                     "%s: fp16_headline %.4g TFLOPS does not match dense fp16 "
-                    "%.4g TFLOPS", g->name, g->fp16_headline / 1e12,
-                    dense / 1e12);
+                    "%.4g TFLOPS",
+                    g->name, g->fp16_headline / 1e12, dense / 1e12);
   return SIM_OK;
 }
 
 static int check_curve(gpu_spec *g, const scn_loc *loc, sim_error *err) {
   for (size_t i = 0; i < g->ncurve; i++) {
     const gpu_curve_point *p = &g->curve[i];
-    bool rising = i == 0 || (p->clock_hz > p[-1].clock_hz &&
-                             p->power >= p[-1].power);
+    bool rising =
+        i == 0 || (p->clock_hz > p[-1].clock_hz && p->power >= p[-1].power);
     if (!rising || p->clock_hz < g->clock_min_hz ||
         p->clock_hz > g->clock_max_hz)
       return scn_fail(loc, "power_curve", err,
                       "clocks rise within clock_min..clock_max, power with "
-                      "them", "%s: power_curve point %zu is out of order "
-                      "or range", g->name, i + 1);
+                      "them",
+                      "%s: power_curve point %zu is out of order "
+                      "or range",
+                      g->name, i + 1);
   }
   const gpu_curve_point *last = g->ncurve ? &g->curve[g->ncurve - 1] : NULL;
-  if (last != NULL && (g->ncurve < 2 || last->clock_hz != g->clock_max_hz ||
-                       last->power != 1))
+  if (last != NULL &&
+      (g->ncurve < 2 || last->clock_hz != g->clock_max_hz || last->power != 1))
     return scn_fail(loc, "power_curve", err, NULL,
                     "%s: power_curve needs 2 or more points and must end at "
-                    "clock_max with 100%%", g->name);
+                    "clock_max with 100%%",
+                    g->name);
   return SIM_OK;
 }
 
@@ -202,8 +249,8 @@ static int build_curve(gpu_spec *g, sim_error *err) {
   g->interp = c;
   c->phi = malloc(n * sizeof *c->phi);
   c->power = malloc(n * sizeof *c->power);
-  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear,
-                               n);
+  c->interp =
+      gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
   c->accel = gsl_interp_accel_alloc();
   if (!c->phi || !c->power || !c->interp || !c->accel)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
@@ -212,8 +259,10 @@ static int build_curve(gpu_spec *g, sim_error *err) {
     c->power[i] = g->curve[i].power;
   }
   if (gsl_interp_init(c->interp, c->phi, c->power, n) != GSL_SUCCESS)
-    return sim_error_set(err, SIM_EINPUT, "%s: cannot interpolate the power "
-                         "curve", g->name);
+    return sim_error_set(err, SIM_EINPUT,
+                         "%s: cannot interpolate the power "
+                         "curve",
+                         g->name);
   return SIM_OK;
 }
 
@@ -275,16 +324,15 @@ static int bind_catalog(gpu_catalog *cat, scn_doc *doc, sim_error *err) {
 }
 
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err) {
-  scn_doc *doc = scn_doc_read_string(
-      "scenarios/catalog/gpus.yaml (built in)",
-      (const char *)gpu_catalog_builtin, gpu_catalog_builtin_size, err);
+  scn_doc *doc = scn_doc_read_string("scenarios/catalog/gpus.yaml (built in)",
+                                     (const char *)gpu_catalog_builtin,
+                                     gpu_catalog_builtin_size, err);
   if (doc == NULL)
     return err != NULL ? err->code : SIM_EINPUT;
   return bind_catalog(cat, doc, err);
 }
 
-int gpu_catalog_load_file(gpu_catalog *cat, const char *path,
-                          sim_error *err) {
+int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
   scn_doc *doc = scn_doc_read_file(path, err);
   if (doc == NULL)
     return err != NULL ? err->code : SIM_EINPUT;

@@ -12,12 +12,22 @@ static const char *const pattern_names[] = {"constant", "diurnal", "steps",
                                             NULL};
 
 static const scn_field step_fields[] = {
-    {.key = "at", .type = SCN_QUANTITY, .offset = offsetof(load_step, at_s),
-     .dim = UNITS_TIME, .min = 0, .max = HUGE_VAL, .flags = SCN_REQUIRED,
+    {.key = "at",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(load_step, at_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = HUGE_VAL,
+     .flags = SCN_REQUIRED,
      .help = "when the step starts, e.g. 6 h"},
-    {.key = "level", .type = SCN_QUANTITY,
-     .offset = offsetof(load_step, level), .dim = UNITS_FRACTION, .min = 0,
-     .max = 1, .flags = SCN_REQUIRED, .help = "activity from then on, 0-100%"},
+    {.key = "level",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(load_step, level),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED,
+     .help = "activity from then on, 0-100%"},
 };
 
 static const scn_schema step_schema =
@@ -26,32 +36,48 @@ static const scn_schema step_schema =
 static int check_load(void *obj, const scn_loc *loc, void *user,
                       sim_error *err);
 
-#define FRACTION(k, field, def, h)                                            \
-  {.key = k, .type = SCN_QUANTITY, .offset = offsetof(load_config, field),     \
-   .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = def, .help = h}
+#define FRACTION(k, field, def, h)                                             \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(load_config, field),    \
+    .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = def, .help = h          \
+  }
 
 static const scn_field load_fields[] = {
-    {.key = "pattern", .type = SCN_ENUM,
-     .offset = offsetof(load_config, pattern), .names = pattern_names,
-     .dflt = "constant", .help = "constant, diurnal or steps"},
+    {.key = "pattern",
+     .type = SCN_ENUM,
+     .offset = offsetof(load_config, pattern),
+     .names = pattern_names,
+     .dflt = "constant",
+     .help = "constant, diurnal or steps"},
     FRACTION("level", level, "70%", "constant activity, 0-100%"),
     FRACTION("low", low, "30%", "diurnal: activity at the trough"),
     FRACTION("high", high, "90%", "diurnal: activity at the peak"),
-    {.key = "peak_at", .type = SCN_QUANTITY,
-     .offset = offsetof(load_config, peak_s), .dim = UNITS_TIME, .min = 0,
-     .max = DAY_S, .dflt = "15 h", .help = "diurnal: time of day of the peak"},
-    {.key = "steps", .type = SCN_LIST, .offset = offsetof(load_config, steps),
-     .sub = &step_schema, .count_offset = offsetof(load_config, nsteps),
+    {.key = "peak_at",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(load_config, peak_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = DAY_S,
+     .dflt = "15 h",
+     .help = "diurnal: time of day of the peak"},
+    {.key = "steps",
+     .type = SCN_LIST,
+     .offset = offsetof(load_config, steps),
+     .sub = &step_schema,
+     .count_offset = offsetof(load_config, nsteps),
      .help = "steps: a list of {at: TIME, level: %}, the first at 0 s"},
     FRACTION("noise", noise, "5%", "standard deviation of per-rack noise"),
-    {.key = "noise_time", .type = SCN_QUANTITY,
-     .offset = offsetof(load_config, noise_time), .dim = UNITS_TIME,
-     .flags = SCN_POSITIVE, .dflt = "10 min",
+    {.key = "noise_time",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(load_config, noise_time),
+     .dim = UNITS_TIME,
+     .flags = SCN_POSITIVE,
+     .dflt = "10 min",
      .help = "correlation time of the noise"},
 };
 
-const scn_schema load_schema = SCN_SCHEMA("load", load_config, load_fields,
-                                          .check = check_load);
+const scn_schema load_schema =
+    SCN_SCHEMA("load", load_config, load_fields, .check = check_load);
 
 static int check_load(void *obj, const scn_loc *loc, void *user,
                       sim_error *err) {

@@ -11,7 +11,11 @@
 
 #include "scenario.h"
 
-typedef enum load_pattern { LOAD_CONSTANT, LOAD_DIURNAL, LOAD_STEPS } load_pattern;
+typedef enum load_pattern {
+  LOAD_CONSTANT,
+  LOAD_DIURNAL,
+  LOAD_STEPS
+} load_pattern;
 
 typedef struct load_step {
   double at_s;  /* from this time on (since the start) ... */
@@ -36,7 +40,6 @@ double load_level(const load_config *c, double t_s);
 
 /* One step of the per-rack noise over dt_s: the exact OU update
  * x' = x rho + sigma sqrt(1 - rho^2) N(0, 1), rho = exp(-dt / tau). */
-double load_noise_step(const load_config *c, double x, double dt_s,
-                       gsl_rng *r);
+double load_noise_step(const load_config *c, double x, double dt_s, gsl_rng *r);
 
 #endif

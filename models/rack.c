@@ -127,10 +127,10 @@ static int count_fleet(const rack_group_spec *groups, size_t ngroups,
     *gpus += (uint64_t)groups[g].count * groups[g].gpus_per_rack;
   }
   if (*racks == 0 || *gpus > UINT32_MAX || ngroups > UINT16_MAX)
-    return sim_error_set(err, SIM_EINVAL, "the fleet has %llu GPUs in %llu "
+    return sim_error_set(err, SIM_EINVAL,
+                         "the fleet has %llu GPUs in %llu "
                          "racks; 1 to 4294967295 GPUs are possible",
-                         (unsigned long long)*gpus,
-                         (unsigned long long)*racks);
+                         (unsigned long long)*gpus, (unsigned long long)*racks);
   return SIM_OK;
 }
 
@@ -177,9 +177,8 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   double mean = asum / f->count[r];
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
-  f->rack_power_w[r] =
-      gsum + f->other_idle_w[r] +
-      (f->other_max_w[r] - f->other_idle_w[r]) * mean;
+  f->rack_power_w[r] = gsum + f->other_idle_w[r] +
+                       (f->other_max_w[r] - f->other_idle_w[r]) * mean;
 }
 
 double rack_fleet_update(rack_fleet *f) {
@@ -192,8 +191,7 @@ double rack_fleet_update(rack_fleet *f) {
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  return gpu_clock_under_cap(f->types[f->type[i]], f->cap_w[i],
-                             f->activity[i]);
+  return gpu_clock_under_cap(f->types[f->type[i]], f->cap_w[i], f->activity[i]);
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {
@@ -258,8 +256,8 @@ int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
   if (split_total(f, 0) > gpu_budget_w)
     return sim_error_set(err, SIM_EINPUT,
                          "the GPU budget %.0f W is below the %.0f W the GPUs "
-                         "draw at their minimum caps", gpu_budget_w,
-                         split_total(f, 0));
+                         "draw at their minimum caps",
+                         gpu_budget_w, split_total(f, 0));
   /* split_total rises with frac, so bisection finds the largest fraction
    * that fits; keeping the lower end guarantees the budget holds. */
   double lo = 0;

@@ -40,10 +40,10 @@ typedef struct rack_fleet {
   uint32_t *group;         /* index into groups */
   double *limit_w;
   double *other_idle_w, *other_max_w;
-  double *activity_mean;  /* mean GPU activity, from rack_fleet_update */
-  double *gpu_power_w;    /* sum over its GPUs */
-  double *rack_power_w;   /* GPUs + other IT */
-  char **names;           /* "group-3" */
+  double *activity_mean; /* mean GPU activity, from rack_fleet_update */
+  double *gpu_power_w;   /* sum over its GPUs */
+  double *rack_power_w;  /* GPUs + other IT */
+  char **names;          /* "group-3" */
 
   /* Per GPU type and per group. */
   const gpu_spec **types;
@@ -79,8 +79,7 @@ double rack_fleet_floor_w(const rack_fleet *f);
  * as fits gpu_budget_w in total, within each GPU's cap range and each
  * rack's limit (less its other IT power at full activity). SIM_OK, or
  * SIM_EINPUT when even the minimum caps do not fit. */
-int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
-                            sim_error *err);
+int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w, sim_error *err);
 
 /* Sum of other_max_w over racks: the non-GPU IT power to reserve. */
 double rack_fleet_other_max_w(const rack_fleet *f);

@@ -7,8 +7,8 @@ const char *sim_err_name(int code) {
   switch (code) {
   case SIM_OK:
     return "SIM_OK";
-#define XX(name, value, text)                                                 \
-  case SIM_##name:                                                            \
+#define XX(name, value, text)                                                  \
+  case SIM_##name:                                                             \
     return "SIM_" #name;
     SIM_ERRNO_MAP(XX)
 #undef XX
@@ -20,8 +20,8 @@ const char *sim_strerror(int code) {
   switch (code) {
   case SIM_OK:
     return "success";
-#define XX(name, value, text)                                                 \
-  case SIM_##name:                                                            \
+#define XX(name, value, text)                                                  \
+  case SIM_##name:                                                             \
     return text;
     SIM_ERRNO_MAP(XX)
 #undef XX

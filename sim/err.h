@@ -9,14 +9,14 @@
 
 /* One list feeds the enum, the names and the messages, so they cannot drift
  * apart. */
-#define SIM_ERRNO_MAP(XX)                                                     \
-  XX(ENOMEM, -1, "out of memory")                                             \
-  XX(EINVAL, -2, "invalid argument")                                          \
-  XX(EINPUT, -3, "bad input")                                                 \
-  XX(EIO, -4, "input/output error")                                           \
-  XX(ERANGE, -5, "value out of range")                                        \
-  XX(ENOTFOUND, -6, "not found")                                              \
-  XX(ESTATE, -7, "operation not valid in this state")                         \
+#define SIM_ERRNO_MAP(XX)                                                      \
+  XX(ENOMEM, -1, "out of memory")                                              \
+  XX(EINVAL, -2, "invalid argument")                                           \
+  XX(EINPUT, -3, "bad input")                                                  \
+  XX(EIO, -4, "input/output error")                                            \
+  XX(ERANGE, -5, "value out of range")                                         \
+  XX(ENOTFOUND, -6, "not found")                                               \
+  XX(ESTATE, -7, "operation not valid in this state")                          \
   XX(ECANCELED, -8, "stopped")
 
 enum {

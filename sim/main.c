@@ -98,8 +98,7 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
   int rc = 0;
   if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
     rc = take_value(argc, argv, i, &o->output);
-  else if (strcmp(a, "--set") == 0 &&
-           (rc = take_value(argc, argv, i, &v)) == 0)
+  else if (strcmp(a, "--set") == 0 && (rc = take_value(argc, argv, i, &v)) == 0)
     rc = add_set(o, v);
   else if (strcmp(a, "--seed") == 0 &&
            (rc = take_value(argc, argv, i, &v)) == 0)
@@ -148,8 +147,7 @@ static int load(const options *o, factory_scenario *sc) {
   sim_error err = {0};
   if (o->scenario == NULL)
     return usage_error("%s needs a scenario file", o->command);
-  if (factory_scenario_load(o->scenario, o->sets, o->nsets, sc, &err) !=
-      SIM_OK)
+  if (factory_scenario_load(o->scenario, o->sets, o->nsets, sc, &err) != SIM_OK)
     return report(&err);
   return 0;
 }
@@ -201,9 +199,9 @@ static int cmd_catalog(const options *o) {
                       : gpu_catalog_load_builtin(&cat, &err);
   if (rc != SIM_OK)
     return report(&err);
-  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
-         "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
-         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
+  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", "GPU",
+         "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
+         "INT8", "INT4", "TF/W", "headline TF/W");
   printf("%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W", "max",
          "", "", "dense TFLOPS (TOPS for INT)", "FP16");
   for (size_t i = 0; i < cat.n; i++)
@@ -267,8 +265,8 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   printf("  energy         %.4f MWh (IT %.4f MWh, GPUs %.4f MWh)\n",
          s->energy_j / 3.6e9, s->it_energy_j / 3.6e9, s->gpu_energy_j / 3.6e9);
   printf("  power          mean %.1f kW, peak %.1f kW, cap %.1f kW "
-         "(peak %.1f%% of cap)\n", s->mean_power_w / 1e3,
-         s->peak_power_w / 1e3, s->cap_w / 1e3,
+         "(peak %.1f%% of cap)\n",
+         s->mean_power_w / 1e3, s->peak_power_w / 1e3, s->cap_w / 1e3,
          100 * s->peak_power_w / s->cap_w);
   printf("  cap violation  %.0f s, %.3g J\n", s->cap_violation_s,
          s->cap_violation_j);

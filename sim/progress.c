@@ -23,8 +23,8 @@ char *progress_hms(double seconds, char *buf, size_t size) {
   return buf;
 }
 
-void progress_update(progress *p, double sim_s, double total_s,
-                     uint64_t events, double wall_s) {
+void progress_update(progress *p, double sim_s, double total_s, uint64_t events,
+                     double wall_s) {
   if (!p->enabled || (p->last_draw_s >= 0 && wall_s - p->last_draw_s < 0.1))
     return;
   p->last_draw_s = wall_s;

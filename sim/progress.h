@@ -21,8 +21,8 @@ void progress_init(progress *p, FILE *out, bool quiet);
 
 /* Redraws at most ten times a second. sim_s of total_s simulated, events
  * run so far, wall_s seconds since the run started. */
-void progress_update(progress *p, double sim_s, double total_s,
-                     uint64_t events, double wall_s);
+void progress_update(progress *p, double sim_s, double total_s, uint64_t events,
+                     double wall_s);
 
 /* Wipes the line, so the summary starts on a clean one. */
 void progress_done(progress *p);

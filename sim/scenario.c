@@ -95,8 +95,7 @@ static const struct fy_mark *mark_of(struct fy_node *n) {
   for (; n != NULL; n = fy_node_get_parent(n)) {
     const struct fy_mark *m = token_mark(first_scalar(n));
     struct fy_node *parent = fy_node_get_parent(n);
-    if (m == NULL && parent != NULL &&
-        fy_node_get_type(parent) == FYNT_MAPPING)
+    if (m == NULL && parent != NULL && fy_node_get_type(parent) == FYNT_MAPPING)
       m = token_mark(key_of(parent, n));
     if (m != NULL)
       return m;
@@ -128,8 +127,7 @@ static int vfail_at(const scn_doc *doc, struct fy_node *n, size_t extra,
   where(doc, n, extra, pos, sizeof pos);
   vsnprintf(msg, sizeof msg, fmt, ap);
   if (hint != NULL)
-    return sim_error_set(err, SIM_EINPUT, "%s: %s\n  hint: %s", pos, msg,
-                         hint);
+    return sim_error_set(err, SIM_EINPUT, "%s: %s\n  hint: %s", pos, msg, hint);
   return sim_error_set(err, SIM_EINPUT, "%s: %s", pos, msg);
 }
 
@@ -195,8 +193,10 @@ static int check_bytes(const char *name, const char *text, size_t len,
                        sim_error *err) {
   if (len > SCN_MAX_BYTES) {
     char msg[128];
-    snprintf(msg, sizeof msg, "the file is %zu bytes; a scenario may have "
-             "at most %zu", len, SCN_MAX_BYTES);
+    snprintf(msg, sizeof msg,
+             "the file is %zu bytes; a scenario may have "
+             "at most %zu",
+             len, SCN_MAX_BYTES);
     return fail_file(err, name, 1, 1, "is this the right file?", msg);
   }
   const char *nul = memchr(text, '\0', len);
@@ -248,7 +248,8 @@ static int parse_text(scn_doc *doc, size_t len, sim_error *err) {
     fy_parse_document_destroy(doc->parser, next);
     return sim_error_set(err, SIM_EINPUT,
                          "%s: a second YAML document ('---'); a scenario "
-                         "is one document", pos);
+                         "is one document",
+                         pos);
   }
   if (fy_diag_got_error(doc->diag))
     return syntax_error(doc, err);
@@ -352,8 +353,8 @@ static struct fy_node *make_key(scn_doc *doc, const char *key) {
  * *added is the key node when one was added. */
 static int map_put(scn_doc *doc, struct fy_node *map, const char *key,
                    struct fy_node *value, struct fy_node **added) {
-  struct fy_node_pair *p = fy_node_mapping_lookup_pair_by_string(map, key,
-                                                                  FY_NT);
+  struct fy_node_pair *p =
+      fy_node_mapping_lookup_pair_by_string(map, key, FY_NT);
   *added = NULL;
   if (p != NULL)
     return fy_node_pair_set_value(p, value);
@@ -401,8 +402,9 @@ static struct fy_node *walk_to_parent(scn_doc *doc, char **segs, size_t n,
         }
       }
     } else {
-      set_fail(err, text, "the path goes through a value that is not a "
-                          "mapping or a list");
+      set_fail(err, text,
+               "the path goes through a value that is not a "
+               "mapping or a list");
       return NULL;
     }
     cur = next;
@@ -420,22 +422,24 @@ static int put_value(scn_doc *doc, struct fy_node *parent, const char *key,
                : sim_error_set(err, SIM_ENOMEM, "out of memory");
   case FYNT_SEQUENCE:
     if (seq_index(parent, key, &k) != 0)
-      return set_fail(err, o->text, "list index out of range or not a "
-                                    "number");
+      return set_fail(err, o->text,
+                      "list index out of range or not a "
+                      "number");
     struct fy_node *old = fy_node_sequence_get_by_index(parent, k);
     if (fy_node_sequence_insert_after(parent, old, value) != 0)
       return sim_error_set(err, SIM_ENOMEM, "out of memory");
     fy_node_free(fy_node_sequence_remove(parent, old));
     return SIM_OK;
   default:
-    return set_fail(err, o->text, "the path goes through a value that is "
-                                  "not a mapping or a list");
+    return set_fail(err, o->text,
+                    "the path goes through a value that is "
+                    "not a mapping or a list");
   }
 }
 
 static int add_override(scn_doc *doc, const override *o, sim_error *err) {
-  override *all = realloc(doc->overrides,
-                          (doc->noverrides + 1) * sizeof *doc->overrides);
+  override *all =
+      realloc(doc->overrides, (doc->noverrides + 1) * sizeof *doc->overrides);
   if (all == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   doc->overrides = all;
@@ -449,8 +453,9 @@ static int add_override(scn_doc *doc, const override *o, sim_error *err) {
 int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err) {
   const char *eq = strchr(assignment, '=');
   if (eq == NULL || eq == assignment || eq[1] == '\0')
-    return set_fail(err, assignment, "expected KEY=VALUE, e.g. "
-                                     "power.cap=18MW");
+    return set_fail(err, assignment,
+                    "expected KEY=VALUE, e.g. "
+                    "power.cap=18MW");
   char path[512], *segs[32];
   size_t plen = (size_t)(eq - assignment);
   if (plen >= sizeof path)
@@ -531,8 +536,7 @@ static int need_kind(bind_ctx *c, const scn_field *f, struct fy_node *n,
     return fail_at(c->doc, n, 0, c->err, "write the value out in full",
                    "'%s': YAML aliases are not supported", f->key);
   if (fy_node_get_type(n) == FYNT_SCALAR && is_null(n))
-    return fail_at(c->doc, n, 0, c->err, f->help, "'%s' has no value",
-                   f->key);
+    return fail_at(c->doc, n, 0, c->err, f->help, "'%s' has no value", f->key);
   if (fy_node_get_type(n) == want)
     return SIM_OK;
   if (fy_node_get_type(fy_node_get_parent(n)) == FYNT_SEQUENCE)
@@ -556,8 +560,8 @@ static int check_range(bind_ctx *c, const scn_field *f, struct fy_node *n,
       return fail_at(c->doc, n, 0, c->err, f->help,
                      "'%s' is %s; it must be at least %s", f->key, text, lo);
     return fail_at(c->doc, n, 0, c->err, f->help,
-                   "'%s' is %s; it must be between %s and %s", f->key, text,
-                   lo, hi);
+                   "'%s' is %s; it must be between %s and %s", f->key, text, lo,
+                   hi);
   }
   return SIM_OK;
 }
@@ -583,8 +587,8 @@ static int load_scalar(bind_ctx *c, const scn_field *f, void *obj,
   switch (f->type) {
   case SCN_QUANTITY:
     if (units_parse(text, f->dim, &v, &p) != 0)
-      return fail_at(c->doc, n, p.offset, c->err, f->help,
-                     "'%s': %s", f->key, p.msg);
+      return fail_at(c->doc, n, p.offset, c->err, f->help, "'%s': %s", f->key,
+                     p.msg);
     *(double *)at(obj, f->offset) = v;
     return check_range(c, f, n, v, text);
   case SCN_INT:
@@ -619,8 +623,8 @@ static int load_enum(bind_ctx *c, const scn_field *f, void *obj,
   }
   char hint[480];
   snprintf(hint, sizeof hint, "one of: %s", names);
-  return fail_at(c->doc, n, 0, c->err, hint,
-                 "'%s' cannot be '%s'", f->key, text);
+  return fail_at(c->doc, n, 0, c->err, hint, "'%s' cannot be '%s'", f->key,
+                 text);
 }
 
 static int load_string(bind_ctx *c, const scn_field *f, char **dst,
@@ -1043,8 +1047,8 @@ static void emit_value(strbuf *b, const scn_field *f, const void *obj,
   char buf[64];
   switch (f->type) {
   case SCN_QUANTITY:
-    sb_put(b, " %s\n", units_format(*(const double *)v, f->dim, buf,
-                                    sizeof buf));
+    sb_put(b, " %s\n",
+           units_format(*(const double *)v, f->dim, buf, sizeof buf));
     break;
   case SCN_INT:
     sb_put(b, " %lld\n", (long long)*(const int64_t *)v);

@@ -46,14 +46,14 @@ typedef struct scn_field {
   const char *key;
   scn_type type;
   size_t offset;
-  units_dim dim;     /* SCN_QUANTITY */
-  double min, max;   /* inclusive bounds, canonical units; on when min < max */
-  unsigned flags;    /* scn_flags */
-  const char *dflt;  /* default, written as in a scenario; NULL: none */
-  const scn_schema *sub;      /* SCN_MAP and SCN_LIST */
-  size_t count_offset;        /* SCN_LIST and SCN_STRINGS */
-  const char *const *names;   /* SCN_ENUM, NULL-terminated */
-  const char *help;           /* one line, shown in hints */
+  units_dim dim;    /* SCN_QUANTITY */
+  double min, max;  /* inclusive bounds, canonical units; on when min < max */
+  unsigned flags;   /* scn_flags */
+  const char *dflt; /* default, written as in a scenario; NULL: none */
+  const scn_schema *sub;    /* SCN_MAP and SCN_LIST */
+  size_t count_offset;      /* SCN_LIST and SCN_STRINGS */
+  const char *const *names; /* SCN_ENUM, NULL-terminated */
+  const char *help;         /* one line, shown in hints */
 } scn_field;
 
 /* Called after every field of one struct is loaded (defaults included) to
@@ -75,9 +75,11 @@ struct scn_schema {
 
 /* A schema over a static field table: SCN_SCHEMA("rack group", rack_config,
  * rack_fields, .check = check_rack). */
-#define SCN_SCHEMA(label, type, table, ...)                                   \
-  {.name = label, .size = sizeof(type), .fields = table,                      \
-   .nfields = sizeof table / sizeof table[0], __VA_ARGS__}
+#define SCN_SCHEMA(label, type, table, ...)                                    \
+  {                                                                            \
+    .name = label, .size = sizeof(type), .fields = table,                      \
+    .nfields = sizeof table / sizeof table[0], __VA_ARGS__                     \
+  }
 
 /* A field absent with no default (and not required) is left as NaN
  * (quantities), 0, false or NULL; the check hook may fill it in. The
@@ -139,8 +141,8 @@ char *scn_emit(const scn_schema *schema, const void *obj);
 /* For check hooks: reports a problem at the value of key in the struct loc
  * stands for; key may be a path into nested mappings and lists
  * ("power.cap", "racks.2.gpu").
- * When key is NULL or absent, at the deepest part of it that was written. hint may be
- * NULL. Always returns SIM_EINPUT. */
+ * When key is NULL or absent, at the deepest part of it that was written. hint
+ * may be NULL. Always returns SIM_EINPUT. */
 int scn_fail(const scn_loc *loc, const char *key, sim_error *err,
              const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -42,7 +42,9 @@ static const unit unit_table[] = {
     {"d", UNITS_TIME, 86400, 1, 0},
     {"%", UNITS_FRACTION, 1, 100, 0},
     {"degC", UNITS_TEMPERATURE, 1, 1, 0},
-    {"\xc2\xb0" "C", UNITS_TEMPERATURE, 1, 1, 0},
+    {"\xc2\xb0"
+     "C",
+     UNITS_TEMPERATURE, 1, 1, 0},
     {"K", UNITS_TEMPERATURE, 1, 1, -273.15},
     {"$/MWh", UNITS_PRICE, 1, 1, 0},
     {"USD/MWh", UNITS_PRICE, 1, 1, 0},
@@ -113,8 +115,8 @@ const char *units_list(units_dim dim) {
   return dim < UNITS_NDIMS ? dims[dim].list : "?";
 }
 
-static int fail(units_problem *p, size_t offset, const char *fmt,
-                const char *a, const char *b, const char *c) {
+static int fail(units_problem *p, size_t offset, const char *fmt, const char *a,
+                const char *b, const char *c) {
   if (p != NULL) {
     snprintf(p->msg, sizeof p->msg, fmt, a, b, c);
     p->offset = offset;
@@ -199,10 +201,9 @@ int units_parse(const char *text, units_dim dim, double *out,
   size_t start = (size_t)(s - text);
   size_t n = number_length(s);
   if (n == 0)
-    return fail(problem, start,
-                "'%s' is not a number; expected %s such as '%s'", text,
-                units_dim_name(dim),
-                dim == UNITS_NUMBER ? "2.5" : "20 MW, 3 h or 25%");
+    return fail(
+        problem, start, "'%s' is not a number; expected %s such as '%s'", text,
+        units_dim_name(dim), dim == UNITS_NUMBER ? "2.5" : "20 MW, 3 h or 25%");
   char num[64], unit_name[32];
   if (n >= sizeof num)
     return fail(problem, start, "number '%s' is too long", text, NULL, NULL);
@@ -240,8 +241,8 @@ static const unit *readable_unit(double value, units_dim dim) {
     if (u->dim != dim || u->offset != 0 || strstr(u->name, "iB") != NULL)
       continue;
     double scaled = fabs(value) * u->divisor / u->factor;
-    if (scaled >= 1 && (best == NULL || u->factor / u->divisor >
-                                            best->factor / best->divisor))
+    if (scaled >= 1 &&
+        (best == NULL || u->factor / u->divisor > best->factor / best->divisor))
       best = u;
   }
   return best;

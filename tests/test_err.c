@@ -7,9 +7,9 @@
 
 static void names_and_messages_cover_every_code(void **state) {
   (void)state;
-#define XX(name, code, text)                                                  \
-  assert_string_equal(sim_err_name(SIM_##name), "SIM_" #name);                \
-  assert_string_equal(sim_strerror(SIM_##name), text);                        \
+#define XX(name, code, text)                                                   \
+  assert_string_equal(sim_err_name(SIM_##name), "SIM_" #name);                 \
+  assert_string_equal(sim_strerror(SIM_##name), text);                         \
   assert_true(SIM_##name < 0);
   SIM_ERRNO_MAP(XX)
 #undef XX

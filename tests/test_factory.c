@@ -124,16 +124,15 @@ static void books_balance_and_cap_holds(void **state) {
 static void constant_load_gives_analytic_power(void **state) {
   (void)state;
   static const char *const sets[] = {
-      "power.cap=10 MW",           "racks.0.load={level: 60%, noise: 0}",
+      "power.cap=10 MW", "racks.0.load={level: 60%, noise: 0}",
       "racks.1.load={pattern: constant, level: 60%, noise: 0}"};
   run r;
   run_scenario(&r, base, sets, 3);
   const gpu_spec *gb = gpu_catalog_find(&r.sc.catalog, "GB200");
   const gpu_spec *h = gpu_catalog_find(&r.sc.catalog, "H100-SXM");
   double a = 0.6;
-  double expect = 72 * (gb->idle_w + (gb->tdp_w - gb->idle_w) * a) +
-                  16800 + 16800 * a +
-                  64 * (h->idle_w + (h->tdp_w - h->idle_w) * a) +
+  double expect = 72 * (gb->idle_w + (gb->tdp_w - gb->idle_w) * a) + 16800 +
+                  16800 * a + 64 * (h->idle_w + (h->tdp_w - h->idle_w) * a) +
                   2 * (9200 + 9200 * a);
   assert_close(r.sum.mean_power_w, expect, 1e-12, 0);
   assert_close(r.sum.energy_j, expect * 7200, 1e-12, 0);
@@ -215,8 +214,7 @@ static void bad_factory_input(void **state) {
   sim_error err = {0};
   const char *path = write_scenario("factory.yaml", base);
   const char *sets[] = {c->set};
-  assert_int_equal(factory_scenario_load(path, sets, 1, &sc, &err),
-                   SIM_EINPUT);
+  assert_int_equal(factory_scenario_load(path, sets, 1, &sc, &err), SIM_EINPUT);
   char where[4200];
   snprintf(where, sizeof where, "%s", c->where);
   if (strncmp(c->where, "factory.yaml:", 13) == 0)
@@ -259,11 +257,11 @@ static void a_catalog_file_replaces_the_builtin(void **state) {
   run_free(&r);
 }
 
-#define ROWS(fn, table)                                                       \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
-        fn, (void *)&table[i]);                                               \
-    tests[n++].name = table[i].name;                                          \
+#define ROWS(fn, table)                                                        \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
+    tests[n] =                                                                 \
+        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
+    tests[n++].name = table[i].name;                                           \
   }
 
 int main(void) {

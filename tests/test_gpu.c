@@ -41,14 +41,14 @@ typedef struct seed_row {
 } seed_row;
 
 static const seed_row seed[] = {
-    {"H100-SXM", 700, 80, 2.83, true},   /* 1979 / 700 */
-    {"H100-PCIe", 350, 80, 4.32, true},  /* 1513 / 350 */
-    {"A100-SXM", 400, 80, 1.56, true},   /* 624 / 400 */
-    {"A100-PCIe", 300, 80, 2.08, true},  /* 624 / 300 */
-    {"L40S", 350, 48, 2.09, true},       /* 733 / 350 */
-    {"L4", 72, 24, 3.36, true},          /* 242 / 72 */
-    {"RTX-4090", 450, 24, 0.73, true},   /* 330.4 / 450, FP32 accumulate */
-    {"RTX-4080", 320, 16, 0.61, true},   /* 194.9 / 320, FP32 accumulate */
+    {"H100-SXM", 700, 80, 2.83, true},  /* 1979 / 700 */
+    {"H100-PCIe", 350, 80, 4.32, true}, /* 1513 / 350 */
+    {"A100-SXM", 400, 80, 1.56, true},  /* 624 / 400 */
+    {"A100-PCIe", 300, 80, 2.08, true}, /* 624 / 300 */
+    {"L40S", 350, 48, 2.09, true},      /* 733 / 350 */
+    {"L4", 72, 24, 3.36, true},         /* 242 / 72 */
+    {"RTX-4090", 450, 24, 0.73, true},  /* 330.4 / 450, FP32 accumulate */
+    {"RTX-4080", 320, 16, 0.61, true},  /* 194.9 / 320, FP32 accumulate */
 };
 
 static void matches_the_seed_table(void **state) {
@@ -57,8 +57,7 @@ static void matches_the_seed_table(void **state) {
   assert_non_null(g);
   assert_close(g->tdp_w, row->tdp_w, 0, 0);
   assert_close(g->memory_bytes / 1e9, row->memory_gb, 0, 0);
-  assert_close(g->fp16_headline / 1e12 / g->tdp_w, row->tflops_per_w, 0,
-               0.005);
+  assert_close(g->fp16_headline / 1e12 / g->tdp_w, row->tflops_per_w, 0, 0.005);
   assert_int_equal(g->fp16_headline_sparse, row->sparse);
   /* 2%: NVIDIA's own L40S datasheet prints 362.05 dense and 733 sparse. */
   double dense = gpu_peak_flops(g, GPU_FP16);
@@ -91,8 +90,7 @@ static void precisions_follow_the_hardware(void **state) {
   assert_true(isnan(gpu_peak_flops(h100, GPU_FP4)));
   assert_true(isnan(gpu_peak_flops(h100, GPU_INT4)));
   assert_false(isnan(gpu_peak_flops(b200, GPU_FP4)));
-  assert_true(gpu_peak_flops(b200, GPU_FP4) >
-              gpu_peak_flops(b200, GPU_FP8));
+  assert_true(gpu_peak_flops(b200, GPU_FP4) > gpu_peak_flops(b200, GPU_FP8));
   assert_string_equal(gpu_precision_name(GPU_INT8), "int8");
 }
 
@@ -139,11 +137,11 @@ static int parse_catalog(const char *yaml, gpu_catalog *cat, sim_error *err) {
   return gpu_catalog_load_file(cat, path, err);
 }
 
-#define SPEC_HEAD                                                             \
-  "gpus:\n  - name: X\n    tdp: 250 W\n    idle_power: 35 W\n"                \
-  "    power_cap_min: 100 W\n    power_cap_max: 250 W\n"                      \
-  "    clock_max: 1380 MHz\n    clock_min: 135 MHz\n    memory: 16 GB\n"      \
-  "    memory_bandwidth: 900 GB/s\n    dense: {fp16: 112 TFLOPS}\n"           \
+#define SPEC_HEAD                                                              \
+  "gpus:\n  - name: X\n    tdp: 250 W\n    idle_power: 35 W\n"                 \
+  "    power_cap_min: 100 W\n    power_cap_max: 250 W\n"                       \
+  "    clock_max: 1380 MHz\n    clock_min: 135 MHz\n    memory: 16 GB\n"       \
+  "    memory_bandwidth: 900 GB/s\n    dense: {fp16: 112 TFLOPS}\n"            \
   "    sources: ['all: test']\n"
 
 /* A table sampled from phi^2.5 drives the GSL root finder to the closed
@@ -225,8 +223,7 @@ static void inconsistent_powers_are_rejected(void **state) {
     char *at = strstr(yaml, swaps[i][0]);
     char rest[4096];
     snprintf(rest, sizeof rest, "%s", at + strlen(swaps[i][0]));
-    snprintf(at, sizeof yaml - (size_t)(at - yaml), "%s%s", swaps[i][1],
-             rest);
+    snprintf(at, sizeof yaml - (size_t)(at - yaml), "%s%s", swaps[i][1], rest);
     gpu_catalog cat;
     sim_error err = {0};
     assert_int_equal(parse_catalog(yaml, &cat, &err), SIM_EINPUT);
@@ -248,11 +245,10 @@ typedef struct zeus_point {
   double limit, time, power;
 } zeus_point;
 
-static size_t read_zeus(const char *network, const char *batch,
-                        zeus_point *pts, size_t max) {
+static size_t read_zeus(const char *network, const char *batch, zeus_point *pts,
+                        size_t max) {
   char path[4096], line[512];
-  snprintf(path, sizeof path,
-           "%s/tests/data/summary_power_v100.csv",
+  snprintf(path, sizeof path, "%s/tests/data/summary_power_v100.csv",
            AIFSIM_SOURCE_DIR);
   FILE *f = fopen(path, "r");
   if (f == NULL)
@@ -323,11 +319,11 @@ static void zeus_curve_predicts_other_workloads(void **state) {
   gpu_catalog_release(&cat);
 }
 
-#define ROWS(fn, table)                                                       \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
-        fn, (void *)&table[i]);                                               \
-    tests[n++].name = table[i].name;                                          \
+#define ROWS(fn, table)                                                        \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
+    tests[n] =                                                                 \
+        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
+    tests[n++].name = table[i].name;                                           \
   }
 
 int main(void) {
@@ -340,13 +336,13 @@ int main(void) {
       (struct CMUnitTest)cmocka_unit_test(precisions_follow_the_hardware);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(power_model_defining_points);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(speeds);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(
-      root_finder_agrees_with_closed_form);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(root_finder_agrees_with_closed_form);
   ROWS(bad_specs_are_rejected, bad_specs);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(inconsistent_powers_are_rejected);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(
-      zeus_curve_predicts_other_workloads);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(zeus_curve_predicts_other_workloads);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
 }

@@ -65,10 +65,14 @@ typedef struct power_case {
 } power_case;
 
 static const power_case powers[] = {
-    {"idle", 0, 1},         {"full at TDP", 1, 1},
-    {"half at TDP", 0.5, 1}, {"full capped 80%", 1, 0.8},
-    {"full capped 50%", 1, 0.5}, {"light under cap", 0.2, 0.5},
-    {"full at min cap", 1, 0.0}, {"capped mid", 0.7, 0.6},
+    {"idle", 0, 1},
+    {"full at TDP", 1, 1},
+    {"half at TDP", 0.5, 1},
+    {"full capped 80%", 1, 0.8},
+    {"full capped 50%", 1, 0.5},
+    {"light under cap", 0.2, 0.5},
+    {"full at min cap", 1, 0.0},
+    {"capped mid", 0.7, 0.6},
 };
 
 /* The hot loop's shortcut (no pow) gives what the model gives at the clock
@@ -106,8 +110,8 @@ static void rack_sums_add_up(void **state) {
     act /= f->count[r];
     assert_close(f->gpu_power_w[r], gpu, 1e-12, 0);
     assert_close(f->activity_mean[r], act, 1e-12, 0);
-    double other = f->other_idle_w[r] +
-                   (f->other_max_w[r] - f->other_idle_w[r]) * act;
+    double other =
+        f->other_idle_w[r] + (f->other_max_w[r] - f->other_idle_w[r]) * act;
     assert_close(f->rack_power_w[r], gpu + other, 1e-12, 0);
     check += f->rack_power_w[r];
   }
@@ -152,8 +156,8 @@ static void static_split_respects_every_bound(void **state) {
   for (uint32_t i = 0; i < f->n; i++) {
     const gpu_spec *g = f->types[f->type[i]];
     uint32_t r = f->rack[i];
-    double ceiling = fmin(g->cap_max_w, (f->limit_w[r] - f->other_max_w[r]) /
-                                            f->count[r]);
+    double ceiling =
+        fmin(g->cap_max_w, (f->limit_w[r] - f->other_max_w[r]) / f->count[r]);
     assert_true(f->cap_w[i] >= g->cap_min_w && f->cap_w[i] <= ceiling);
     /* Unclamped GPUs all get the same share of their TDP. */
     if (f->cap_w[i] > g->cap_min_w && f->cap_w[i] < ceiling) {
@@ -181,26 +185,25 @@ static void floor_and_reserve(void **state) {
   rack_fleet *f = two_groups(132000);
   assert_close(rack_fleet_other_max_w(f), 3 * 33600.0 + 2 * 18400.0, 1e-12, 0);
   assert_close(rack_fleet_floor_w(f),
-               3 * 33600.0 + 2 * 18400.0 + (3 * 72 + 2 * 32) * 200.0, 1e-12,
-               0);
+               3 * 33600.0 + 2 * 18400.0 + (3 * 72 + 2 * 32) * 200.0, 1e-12, 0);
   rack_fleet_destroy(f);
 }
 
 static void empty_groups_are_refused(void **state) {
   (void)state;
-  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000,
-                       0, 0};
+  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0,
+                       0};
   sim_error err = {0};
   assert_null(rack_fleet_create(&g, 1, &err));
   assert_int_equal(err.code, SIM_EINVAL);
   assert_null(rack_fleet_create(&g, 0, &err));
 }
 
-#define ROWS(fn, table)                                                       \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
-        fn, (void *)&table[i]);                                               \
-    tests[n++].name = table[i].name;                                          \
+#define ROWS(fn, table)                                                        \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
+    tests[n] =                                                                 \
+        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
+    tests[n++].name = table[i].name;                                           \
   }
 
 int main(void) {

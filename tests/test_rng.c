@@ -89,8 +89,8 @@ static void many_streams_do_not_collide(void **state) {
  * derivation (which would move every result) cannot go unnoticed. */
 static void known_answer(void **state) {
   (void)state;
-  static const unsigned long expect[] = {2169820151UL, 263876736UL,
-                                         717728325UL, 1821359096UL};
+  static const unsigned long expect[] = {2169820151UL, 263876736UL, 717728325UL,
+                                         1821359096UL};
   assert_int_equal(rng_mix(0, 0, 0, 0), 0x2130748aaac80268ULL);
   gsl_rng *r = rng_stream_create(42, RNG_KIND_MODEL, 0, 0);
   for (int i = 0; i < 4; i++)
@@ -133,6 +133,7 @@ int main(void) {
   }
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(many_streams_do_not_collide);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(known_answer);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(draws_have_the_right_moments);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(draws_have_the_right_moments);
   return _cmocka_run_group_tests("rng", tests, n, NULL, NULL);
 }

@@ -35,15 +35,23 @@ typedef struct conf {
 static const char *const modes[] = {"alpha", "beta", NULL};
 
 static const scn_field item_fields[] = {
-    {.key = "k", .type = SCN_INT, .offset = offsetof(item, k), .min = 0,
-     .max = 100, .flags = SCN_REQUIRED, .help = "k help"},
+    {.key = "k",
+     .type = SCN_INT,
+     .offset = offsetof(item, k),
+     .min = 0,
+     .max = 100,
+     .flags = SCN_REQUIRED,
+     .help = "k help"},
 };
 static const scn_schema item_schema =
     SCN_SCHEMA("item", item, item_fields, .check = NULL);
 
 static const scn_field inner_fields[] = {
-    {.key = "x", .type = SCN_QUANTITY, .offset = offsetof(inner, x_s),
-     .dim = UNITS_TIME, .dflt = "1 s"},
+    {.key = "x",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(inner, x_s),
+     .dim = UNITS_TIME,
+     .dflt = "1 s"},
 };
 static const scn_schema inner_schema =
     SCN_SCHEMA("inner", inner, inner_fields, .check = NULL);
@@ -62,27 +70,58 @@ static int check_conf(void *obj, const scn_loc *loc, void *user,
 }
 
 static const scn_field conf_fields[] = {
-    {.key = "name", .type = SCN_STRING, .offset = offsetof(conf, name),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY, .help = "name help"},
-    {.key = "count", .type = SCN_INT, .offset = offsetof(conf, count),
-     .min = 1, .max = 10, .dflt = "3"},
-    {.key = "power", .type = SCN_QUANTITY, .offset = offsetof(conf, power_w),
-     .dim = UNITS_POWER, .min = 0, .max = HUGE_VAL,
-     .flags = SCN_REQUIRED | SCN_POSITIVE, .help = "power help"},
-    {.key = "ratio", .type = SCN_QUANTITY, .offset = offsetof(conf, ratio),
-     .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = "50%"},
-    {.key = "on", .type = SCN_BOOL, .offset = offsetof(conf, on),
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(conf, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "name help"},
+    {.key = "count",
+     .type = SCN_INT,
+     .offset = offsetof(conf, count),
+     .min = 1,
+     .max = 10,
+     .dflt = "3"},
+    {.key = "power",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(conf, power_w),
+     .dim = UNITS_POWER,
+     .min = 0,
+     .max = HUGE_VAL,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "power help"},
+    {.key = "ratio",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(conf, ratio),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .dflt = "50%"},
+    {.key = "on",
+     .type = SCN_BOOL,
+     .offset = offsetof(conf, on),
      .dflt = "false"},
-    {.key = "mode", .type = SCN_ENUM, .offset = offsetof(conf, mode),
-     .names = modes, .dflt = "alpha"},
-    {.key = "inner", .type = SCN_MAP, .offset = offsetof(conf, in),
+    {.key = "mode",
+     .type = SCN_ENUM,
+     .offset = offsetof(conf, mode),
+     .names = modes,
+     .dflt = "alpha"},
+    {.key = "inner",
+     .type = SCN_MAP,
+     .offset = offsetof(conf, in),
      .sub = &inner_schema},
-    {.key = "items", .type = SCN_LIST, .offset = offsetof(conf, items),
-     .sub = &item_schema, .count_offset = offsetof(conf, nitems)},
-    {.key = "tags", .type = SCN_STRINGS, .offset = offsetof(conf, tags),
+    {.key = "items",
+     .type = SCN_LIST,
+     .offset = offsetof(conf, items),
+     .sub = &item_schema,
+     .count_offset = offsetof(conf, nitems)},
+    {.key = "tags",
+     .type = SCN_STRINGS,
+     .offset = offsetof(conf, tags),
      .count_offset = offsetof(conf, ntags)},
-    {.key = "optional", .type = SCN_QUANTITY,
-     .offset = offsetof(conf, optional_w), .dim = UNITS_POWER},
+    {.key = "optional",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(conf, optional_w),
+     .dim = UNITS_POWER},
 };
 static const scn_schema conf_schema =
     SCN_SCHEMA("test scenario", conf, conf_fields, .check = check_conf);
@@ -157,12 +196,11 @@ static const bad_case bad[] = {
      "must be a mapping"},
     {"list as map", "name: a\npower: 1 W\nitems: {k: 1}\n", "t.yaml:3:9",
      "must be a list"},
-    {"scalar as list item", "name: a\npower: 1 W\nitems: [3]\n",
-     "t.yaml:3:9", "each item of 'items' must be a mapping"},
+    {"scalar as list item", "name: a\npower: 1 W\nitems: [3]\n", "t.yaml:3:9",
+     "each item of 'items' must be a mapping"},
     {"null value", "name: a\npower:\n", "t.yaml:2:1", "has no value"},
     {"empty name", "name: ''\npower: 1 W\n", "t.yaml:1:8", "must not be empty"},
-    {"alias", "name: &n a\npower: 1 W\ntags: [*n]\n", "t.yaml:3:",
-     "aliases"},
+    {"alias", "name: &n a\npower: 1 W\ntags: [*n]\n", "t.yaml:3:", "aliases"},
     {"duplicate", "name: a\nname: b\npower: 1 W\n", "t.yaml:2:1", "duplicate"},
     {"two documents", "name: a\npower: 1 W\n---\nname: b\n", "t.yaml:4:1",
      "second YAML document"},
@@ -170,8 +208,8 @@ static const bad_case bad[] = {
      "too little power"},
     {"check hook path", "name: a\npower: 1 W\nitems: [{k: 1}, {k: 42}]\n",
      "t.yaml:3:21", "42 is not allowed"},
-    {"tab indent", "name: a\npower: 1 W\ninner:\n\tx: 1 s\n", "t.yaml:4:",
-     "syntax"},
+    {"tab indent", "name: a\npower: 1 W\ninner:\n\tx: 1 s\n",
+     "t.yaml:4:", "syntax"},
     {"unterminated quote", "name: \"a\npower: 1 W\n", "t.yaml:", "syntax"},
 };
 
@@ -184,8 +222,7 @@ static void bad_document_is_rejected_with_position(void **state) {
   assert_int_equal(err.code, SIM_EINPUT);
   if (strncmp(err.msg, b->where, strlen(b->where)) != 0 ||
       strstr(err.msg, b->message) == NULL)
-    fail_msg("got '%s', want '%s...' with '%s'", err.msg, b->where,
-             b->message);
+    fail_msg("got '%s', want '%s...' with '%s'", err.msg, b->where, b->message);
   /* Nothing is left to free: a failed bind cleans up after itself. */
   for (size_t i = 0; i < sizeof c; i++)
     assert_int_equal(((unsigned char *)&c)[i], 0);
@@ -337,11 +374,11 @@ static void scalar_lookup(void **state) {
   scn_doc_destroy(NULL);
 }
 
-#define ROWS(fn, table)                                                       \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {               \
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                  \
-        fn, (void *)&table[i]);                                               \
-    tests[n++].name = table[i].name;                                          \
+#define ROWS(fn, table)                                                        \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
+    tests[n] =                                                                 \
+        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
+    tests[n++].name = table[i].name;                                           \
   }
 
 int main(void) {
@@ -352,8 +389,10 @@ int main(void) {
   ROWS(bad_document_is_rejected_with_position, bad);
   ROWS(bad_overrides_point_at_the_override, sets);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(hints_name_the_fix);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(check_hook_sees_user_pointer);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(overrides_replace_and_create);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(check_hook_sees_user_pointer);
+  tests[n++] =
+      (struct CMUnitTest)cmocka_unit_test(overrides_replace_and_create);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(emit_round_trips);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(limits_on_the_input);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(scalar_lookup);

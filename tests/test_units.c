@@ -15,9 +15,9 @@ typedef struct parse_case {
   const char *name;
   const char *text;
   units_dim dim;
-  double value;       /* expected when ok */
-  const char *error;  /* substring of the message, or NULL when ok */
-  size_t offset;      /* where the problem starts */
+  double value;      /* expected when ok */
+  const char *error; /* substring of the message, or NULL when ok */
+  size_t offset;     /* where the problem starts */
 } parse_case;
 
 static const parse_case cases[] = {
@@ -40,7 +40,10 @@ static const parse_case cases[] = {
     {"percent spaced", "95 %", UNITS_FRACTION, 0.95, NULL, 0},
     {"plain fraction", "0.25", UNITS_FRACTION, 0.25, NULL, 0},
     {"degC", "35 degC", UNITS_TEMPERATURE, 35, NULL, 0},
-    {"degree sign", "35 \xc2\xb0" "C", UNITS_TEMPERATURE, 35, NULL, 0},
+    {"degree sign",
+     "35 \xc2\xb0"
+     "C",
+     UNITS_TEMPERATURE, 35, NULL, 0},
     {"negative degC", "-5 degC", UNITS_TEMPERATURE, -5, NULL, 0},
     {"kelvin", "300 K", UNITS_TEMPERATURE, 300 - 273.15, NULL, 0},
     {"price", "50 $/MWh", UNITS_PRICE, 50, NULL, 0},
@@ -133,8 +136,7 @@ static const format_case formats[] = {
 static void formats_readably(void **state) {
   const format_case *c = *state;
   char buf[64];
-  assert_string_equal(units_format(c->value, c->dim, buf, sizeof buf),
-                      c->text);
+  assert_string_equal(units_format(c->value, c->dim, buf, sizeof buf), c->text);
 }
 
 static void names_and_lists(void **state) {
@@ -151,8 +153,8 @@ int main(void) {
   struct CMUnitTest tests[NC + NF + 2];
   size_t n = 0;
   for (size_t i = 0; i < NC; i++) {
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(
-        parses, (void *)&cases[i]);
+    tests[n] =
+        (struct CMUnitTest)cmocka_unit_test_prestate(parses, (void *)&cases[i]);
     tests[n++].name = cases[i].name;
   }
   for (size_t i = 0; i < NF; i++) {

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 
 void test_assert_close(double a, double b, double rel_tol, double abs_tol,
-                       const char *a_text, const char *b_text,
-                       const char *file, int line) {
+                       const char *a_text, const char *b_text, const char *file,
+                       int line) {
   double scale = fmax(fabs(a), fabs(b));
   double tol = fmax(abs_tol, rel_tol * scale);
   if (fabs(a - b) <= tol && !isnan(a) && !isnan(b))

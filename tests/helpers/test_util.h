@@ -14,12 +14,12 @@
 #include "alloc.h"
 
 /* Fails unless |a - b| <= max(abs_tol, rel_tol * max(|a|, |b|)). */
-#define assert_close(a, b, rel_tol, abs_tol)                                  \
+#define assert_close(a, b, rel_tol, abs_tol)                                   \
   test_assert_close((a), (b), (rel_tol), (abs_tol), #a, #b, __FILE__, __LINE__)
 
 void test_assert_close(double a, double b, double rel_tol, double abs_tol,
-                       const char *a_text, const char *b_text,
-                       const char *file, int line);
+                       const char *a_text, const char *b_text, const char *file,
+                       int line);
 
 /* An allocator that fails the k-th allocation (1-based; 0 never fails) and
  * counts what is live, so tests can check that constructors clean up. */
