@@ -210,9 +210,11 @@ static int check_fleet(const factory_config *c, const gpu_catalog *cat,
     double n = (double)g->count * (double)g->gpus_per_rack;
     gpus += n;
     floor += n * spec->cap_min_w + (double)g->count * g->other_max_w;
+    char where[64];
+    snprintf(where, sizeof where, "racks.%zu.name", i);
     for (size_t j = 0; j < i; j++)
       if (strcmp(c->racks[j].name, g->name) == 0)
-        return scn_fail(loc, "racks", err, NULL,
+        return scn_fail(loc, where, err, "names identify the groups",
                         "two rack groups are called '%s'", g->name);
   }
   if (gpus > MAX_GPUS)
@@ -258,7 +260,12 @@ static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
     return gpu_catalog_load_builtin(cat, err);
   char full[4096];
   relative_to(scn_doc_name(doc), path, full, sizeof full);
-  return gpu_catalog_load_file(cat, full, err);
+  int rc = gpu_catalog_load_file(cat, full, err);
+  if (rc == SIM_EIO)
+    return scn_doc_fail(doc, "catalog", err, "the path is relative to the "
+                        "scenario's folder", "cannot read the catalog: %s",
+                        err->msg);
+  return rc;
 }
 
 static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,

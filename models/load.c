@@ -90,10 +90,13 @@ static int check_load(void *obj, const scn_loc *loc, void *user,
   if (c->nsteps == 0 || c->steps[0].at_s != 0)
     return scn_fail(loc, "steps", err, "e.g. steps: [{at: 0 s, level: 50%}]",
                     "the steps pattern needs steps, the first at 0 s");
-  for (size_t i = 1; i < c->nsteps; i++)
+  for (size_t i = 1; i < c->nsteps; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "steps.%zu.at", i);
     if (!(c->steps[i].at_s > c->steps[i - 1].at_s))
-      return scn_fail(loc, "steps", err, NULL,
+      return scn_fail(loc, where, err, "steps are listed in time order",
                       "step %zu does not come after step %zu", i + 1, i);
+  }
   return SIM_OK;
 }
 

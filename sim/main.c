@@ -93,29 +93,45 @@ static int add_set(options *o, const char *assignment) {
   return 0;
 }
 
+/* Options that take a value; the value is checked by its handler. */
+static int parse_valued(options *o, const char *opt, const char *v) {
+  if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0)
+    o->output = v;
+  else if (strcmp(opt, "--set") == 0)
+    return add_set(o, v);
+  else if (strcmp(opt, "--seed") == 0)
+    return parse_seed(o, v);
+  else
+    o->catalog = v;
+  return 0;
+}
+
+static bool takes_value(const char *a) {
+  static const char *const valued[] = {"-o", "--output", "--set", "--seed",
+                                       "--catalog"};
+  for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+    if (strcmp(a, valued[i]) == 0)
+      return true;
+  return false;
+}
+
 static int parse_option(options *o, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v = NULL;
-  int rc = 0;
-  if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
-    rc = take_value(argc, argv, i, &o->output);
-  else if (strcmp(a, "--set") == 0 && (rc = take_value(argc, argv, i, &v)) == 0)
-    rc = add_set(o, v);
-  else if (strcmp(a, "--seed") == 0 &&
-           (rc = take_value(argc, argv, i, &v)) == 0)
-    rc = parse_seed(o, v);
-  else if (strcmp(a, "--catalog") == 0)
-    rc = take_value(argc, argv, i, &o->catalog);
-  else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
+  if (takes_value(a)) {
+    int rc = take_value(argc, argv, i, &v);
+    return rc != 0 ? rc : parse_valued(o, a, v);
+  }
+  if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
     o->quiet = true;
   else if (strcmp(a, "--resolved") == 0)
     o->resolved = true;
   else if (a[0] == '-')
-    rc = usage_error("unknown option '%s'", a);
+    return usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
     o->scenario = a;
   else
-    rc = usage_error("unexpected argument '%s'", a);
-  return rc;
+    return usage_error("unexpected argument '%s'", a);
+  return 0;
 }
 
 static int parse_args(options *o, int argc, char **argv) {

@@ -189,6 +189,37 @@ static void line_col(const char *text, size_t at, int *line, int *col) {
   }
 }
 
+/* The length of the UTF-8 sequence that starts with byte b, 0 if none. */
+static size_t utf8_length(unsigned char b) {
+  if (b < 0x80)
+    return 1;
+  if (b >= 0xc2 && b <= 0xdf)
+    return 2;
+  if (b >= 0xe0 && b <= 0xef)
+    return 3;
+  if (b >= 0xf0 && b <= 0xf4)
+    return 4;
+  return 0;
+}
+
+/* The offset of the first byte that is not well-formed UTF-8, or len.
+ * Overlong and surrogate forms are left to the parser: this is about
+ * telling a binary file from text, with the position of the first byte
+ * that gives it away. */
+static size_t utf8_invalid_at(const char *text, size_t len) {
+  const unsigned char *s = (const unsigned char *)text;
+  for (size_t i = 0; i < len;) {
+    size_t n = utf8_length(s[i]);
+    if (n == 0 || i + n > len)
+      return i;
+    for (size_t k = 1; k < n; k++)
+      if ((s[i + k] & 0xc0) != 0x80)
+        return i;
+    i += n;
+  }
+  return len;
+}
+
 static int check_bytes(const char *name, const char *text, size_t len,
                        sim_error *err) {
   if (len > SCN_MAX_BYTES) {
@@ -206,6 +237,16 @@ static int check_bytes(const char *name, const char *text, size_t len,
     return fail_file(err, name, line, col,
                      "a scenario is UTF-8 text; is this a binary file?",
                      "NUL byte in the input");
+  }
+  size_t bad = utf8_invalid_at(text, len);
+  if (bad < len) {
+    int line, col;
+    char msg[64];
+    line_col(text, bad, &line, &col);
+    snprintf(msg, sizeof msg, "not UTF-8 text (byte 0x%02x)",
+             (unsigned char)text[bad]);
+    return fail_file(err, name, line, col,
+                     "a scenario is UTF-8 text; is this a binary file?", msg);
   }
   return SIM_OK;
 }
@@ -881,6 +922,16 @@ static struct fy_node *lookup_path(struct fy_node *map, const char *key) {
     cur = next;
   }
   return cur;
+}
+
+int scn_doc_fail(scn_doc *doc, const char *path, sim_error *err,
+                 const char *hint, const char *fmt, ...) {
+  struct fy_node *root = fy_document_root(doc->fyd);
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_at(doc, lookup_path(root, path), 0, err, hint, fmt, ap);
+  va_end(ap);
+  return SIM_EINPUT;
 }
 
 const char *scn_doc_scalar(scn_doc *doc, const char *path) {

@@ -119,6 +119,12 @@ int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err);
  * needed before binding, such as the file a scenario draws a catalog from. */
 const char *scn_doc_scalar(scn_doc *doc, const char *path);
 
+/* Reports a problem at the node at key path in the document (before or
+ * without binding). Always returns SIM_EINPUT. */
+int scn_doc_fail(scn_doc *doc, const char *path, sim_error *err,
+                 const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Fills obj (zeroed by the caller, schema->size bytes) from the document's
  * root mapping. On failure obj holds nothing to free and err says why, with
  * FILE:LINE:COLUMN. Free a filled obj with scn_release. */

@@ -84,25 +84,28 @@ static const unit unit_table[] = {
 enum { NUNITS = sizeof unit_table / sizeof unit_table[0] };
 
 typedef struct dim_info {
-  const char *name, *canonical, *list;
+  const char *name, *canonical, *list, *example;
 } dim_info;
 
 static const dim_info dims[UNITS_NDIMS] = {
-    [UNITS_NUMBER] = {"number", "", "no unit"},
-    [UNITS_POWER] = {"power", "W", "W, kW, MW, GW"},
-    [UNITS_ENERGY] = {"energy", "J", "J, kJ, MJ, GJ, Wh, kWh, MWh, GWh"},
-    [UNITS_TIME] = {"time", "s", "ns, us, ms, s, min, h, d"},
-    [UNITS_FRACTION] = {"fraction", "", "% or a plain fraction (0.25)"},
-    [UNITS_TEMPERATURE] = {"temperature", "degC", "degC, K"},
-    [UNITS_PRICE] = {"price", "$/MWh", "$/MWh, USD/MWh, $/kWh"},
+    [UNITS_NUMBER] = {"number", "", "no unit", "2.5"},
+    [UNITS_POWER] = {"power", "W", "W, kW, MW, GW", "20 MW"},
+    [UNITS_ENERGY] = {"energy", "J", "J, kJ, MJ, GJ, Wh, kWh, MWh, GWh",
+                      "3 MWh"},
+    [UNITS_TIME] = {"time", "s", "ns, us, ms, s, min, h, d", "3 h"},
+    [UNITS_FRACTION] = {"fraction", "", "% or a plain fraction (0.25)", "25%"},
+    [UNITS_TEMPERATURE] = {"temperature", "degC", "degC, K", "35 degC"},
+    [UNITS_PRICE] = {"price", "$/MWh", "$/MWh, USD/MWh, $/kWh", "50 $/MWh"},
     [UNITS_CARBON] = {"carbon intensity", "gCO2/kWh",
-                      "gCO2/kWh, kgCO2/MWh, g/kWh, kg/MWh"},
-    [UNITS_FREQUENCY] = {"frequency", "Hz", "Hz, kHz, MHz, GHz"},
-    [UNITS_DATA] = {"data size", "B", "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB"},
-    [UNITS_BANDWIDTH] = {"bandwidth", "B/s", "B/s, MB/s, GB/s, TB/s"},
+                      "gCO2/kWh, kgCO2/MWh, g/kWh, kg/MWh", "400 gCO2/kWh"},
+    [UNITS_FREQUENCY] = {"frequency", "Hz", "Hz, kHz, MHz, GHz", "1980 MHz"},
+    [UNITS_DATA] = {"data size", "B", "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB",
+                    "80 GB"},
+    [UNITS_BANDWIDTH] = {"bandwidth", "B/s", "B/s, MB/s, GB/s, TB/s",
+                         "3.35 TB/s"},
     [UNITS_FLOPS] = {"throughput", "FLOPS",
-                     "FLOPS, GFLOPS, TFLOPS, PFLOPS, TOPS, POPS"},
-    [UNITS_RAMP] = {"power ramp", "W/s", "W/s, kW/s, MW/s"},
+                     "FLOPS, GFLOPS, TFLOPS, PFLOPS, TOPS, POPS", "989 TFLOPS"},
+    [UNITS_RAMP] = {"power ramp", "W/s", "W/s, kW/s, MW/s", "5 MW/s"},
 };
 
 const char *units_dim_name(units_dim dim) {
@@ -203,7 +206,7 @@ int units_parse(const char *text, units_dim dim, double *out,
   if (n == 0)
     return fail(
         problem, start, "'%s' is not a number; expected %s such as '%s'", text,
-        units_dim_name(dim), dim == UNITS_NUMBER ? "2.5" : "20 MW, 3 h or 25%");
+        units_dim_name(dim), dim < UNITS_NDIMS ? dims[dim].example : "2.5");
   char num[64], unit_name[32];
   if (n >= sizeof num)
     return fail(problem, start, "number '%s' is too long", text, NULL, NULL);
@@ -251,13 +254,13 @@ static const unit *readable_unit(double value, units_dim dim) {
 char *units_format(double value, units_dim dim, char *buf, size_t size) {
   const char *canon = units_canonical(dim);
   const unit *u = readable_unit(value, dim);
-  if (u != NULL) {
-    snprintf(buf, size, "%.15g %s", value * u->divisor / u->factor, u->name);
+  if (dim == UNITS_FRACTION) {
+    snprintf(buf, size, "%.15g%%", value * 100);
     if (reads_back(buf, dim, value))
       return buf;
   }
-  if (dim == UNITS_FRACTION) {
-    snprintf(buf, size, "%.15g%%", value * 100);
+  if (u != NULL) {
+    snprintf(buf, size, "%.15g %s", value * u->divisor / u->factor, u->name);
     if (reads_back(buf, dim, value))
       return buf;
   }

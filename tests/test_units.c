@@ -128,7 +128,7 @@ static const format_case formats[] = {
     {"day", 86400, UNITS_TIME, "1 d"},
     {"hours", 10800, UNITS_TIME, "3 h"},
     {"ms", 0.25, UNITS_TIME, "250 ms"},
-    {"percent", 0.25, UNITS_FRACTION, "25 %"},
+    {"percent", 0.25, UNITS_FRACTION, "25%"},
     {"GB", 80e9, UNITS_DATA, "80 GB"},
     {"degC", 35, UNITS_TEMPERATURE, "35 degC"},
 };
