@@ -262,9 +262,10 @@ static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
   relative_to(scn_doc_name(doc), path, full, sizeof full);
   int rc = gpu_catalog_load_file(cat, full, err);
   if (rc == SIM_EIO)
-    return scn_doc_fail(doc, "catalog", err, "the path is relative to the "
-                        "scenario's folder", "cannot read the catalog: %s",
-                        err->msg);
+    return scn_doc_fail(doc, "catalog", err,
+                        "the path is relative to the "
+                        "scenario's folder",
+                        "cannot read the catalog: %s", err->msg);
   return rc;
 }
 
@@ -358,8 +359,10 @@ struct factory {
   sim_engine *engine;
   tel_sink *sink;
   rack_fleet *fleet;
-  gsl_rng **noise_rng; /* per rack */
-  double *noise;       /* per rack: the OU state */
+  gsl_rng **noise_rng;  /* per rack */
+  double *noise;        /* per rack: the OU state */
+  load_noise *noise_of; /* per group: its coefficients */
+  double *level_of;     /* per group: the pattern's level now */
   uint32_t tick_kind;
   sim_time period, sample_every, last;
   double control_dt_s;
@@ -401,11 +404,14 @@ static void advance(factory *f, sim_time now) {
 static void move_load(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   double t = sim_time_to_s(now);
+  /* The pattern is the group's: worked out once per group, not per rack. */
+  for (size_t g = 0; g < f->cfg->nracks; g++)
+    f->level_of[g] = load_level(&f->cfg->racks[g].load, t);
   for (uint32_t r = 0; r < fl->nracks; r++) {
-    const load_config *lc = &f->cfg->racks[fl->group[r]].load;
+    uint32_t g = fl->group[r];
     f->noise[r] =
-        load_noise_step(lc, f->noise[r], f->control_dt_s, f->noise_rng[r]);
-    double a = load_level(lc, t) + f->noise[r];
+        load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
+    double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
       fl->activity[i] = a;
@@ -427,21 +433,35 @@ static void recompute_power(factory *f) {
   f->sum.peak_power_w = fmax(f->sum.peak_power_w, f->p_facility);
 }
 
+/* The mean clock share of rack r's GPUs. GPUs of a rack often share cap
+ * and activity, so a GPU like the one before reuses its clock instead of
+ * solving again. */
+static double rack_mean_phi(const rack_fleet *fl, uint32_t r) {
+  double sum = 0, phi = 0, last_cap = NAN, last_a = NAN;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    if (fl->cap_w[i] != last_cap || fl->activity[i] != last_a) {
+      phi = rack_gpu_phi(fl, i);
+      last_cap = fl->cap_w[i];
+      last_a = fl->activity[i];
+    }
+    sum += phi;
+  }
+  return sum / fl->count[r];
+}
+
 static void rack_row(factory *f, double dt) {
   const rack_fleet *fl = f->fleet;
   uint32_t n = fl->nracks;
   for (uint32_t r = 0; r < n; r++) {
-    double cap = 0, phi = 0;
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    double cap = 0;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
       cap += fl->cap_w[i];
-      phi += rack_gpu_phi(fl, i);
-    }
     f->row[R_POWER * n + r] = f->iv.rack_j[r] / dt;
     f->row[R_GPU * n + r] = f->iv.rack_gpu_j[r] / dt;
     f->row[R_LIMIT * n + r] = fl->limit_w[r];
     f->row[R_CAP * n + r] = cap / fl->count[r];
     f->row[R_ACTIVITY * n + r] = f->iv.rack_activity_s[r] / dt;
-    f->row[R_CLOCK * n + r] = phi / fl->count[r];
+    f->row[R_CLOCK * n + r] = rack_mean_phi(fl, r);
   }
 }
 
@@ -541,9 +561,14 @@ static int alloc_state(factory *f) {
   f->iv.rack_j = calloc(n, sizeof(double));
   f->iv.rack_gpu_j = calloc(n, sizeof(double));
   f->iv.rack_activity_s = calloc(n, sizeof(double));
-  if (!f->noise_rng || !f->noise || !f->row || !f->rack_labels ||
-      !f->iv.rack_j || !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
+  f->noise_of = calloc(f->cfg->nracks, sizeof *f->noise_of);
+  f->level_of = calloc(f->cfg->nracks, sizeof *f->level_of);
+  if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
+      !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
+      !f->iv.rack_activity_s)
     return SIM_ENOMEM;
+  for (size_t g = 0; g < f->cfg->nracks; g++)
+    f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
   for (uint32_t r = 0; r < n; r++) {
     f->rack_labels[r] = f->fleet->names[r];
     f->noise_rng[r] = rng_stream_create((uint64_t)f->cfg->seed, RNG_KIND_RACK,
@@ -618,6 +643,8 @@ void factory_destroy(factory *f) {
     rng_stream_destroy(f->noise_rng[r]);
   free(f->noise_rng);
   free(f->noise);
+  free(f->noise_of);
+  free(f->level_of);
   free(f->row);
   free(f->rack_labels);
   free(f->iv.rack_j);

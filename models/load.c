@@ -120,11 +120,13 @@ double load_level(const load_config *c, double t_s) {
   }
 }
 
-double load_noise_step(const load_config *c, double x, double dt_s,
-                       gsl_rng *r) {
-  if (c->noise == 0)
-    return 0;
+load_noise load_noise_for(const load_config *c, double dt_s) {
   double rho = exp(-dt_s / c->noise_time);
-  double kick = gsl_ran_gaussian_ziggurat(r, 1);
-  return x * rho + c->noise * sqrt(1 - rho * rho) * kick;
+  return (load_noise){rho, c->noise * sqrt(1 - rho * rho)};
+}
+
+double load_noise_step(const load_noise *n, double x, gsl_rng *r) {
+  if (n->kick == 0)
+    return 0;
+  return x * n->rho + n->kick * gsl_ran_gaussian_ziggurat(r, 1);
 }

@@ -38,8 +38,15 @@ extern const scn_schema load_schema;
 /* The pattern's activity at time t_s (no noise), in [0, 1]. */
 double load_level(const load_config *c, double t_s);
 
-/* One step of the per-rack noise over dt_s: the exact OU update
- * x' = x rho + sigma sqrt(1 - rho^2) N(0, 1), rho = exp(-dt / tau). */
-double load_noise_step(const load_config *c, double x, double dt_s, gsl_rng *r);
+/* The per-rack noise advanced by a fixed step: the exact OU update
+ * x' = x rho + sigma sqrt(1 - rho^2) N(0, 1), rho = exp(-dt / tau), with
+ * the coefficients worked out once per group. */
+typedef struct load_noise {
+  double rho, kick; /* kick = sigma sqrt(1 - rho^2) */
+} load_noise;
+
+load_noise load_noise_for(const load_config *c, double dt_s);
+
+double load_noise_step(const load_noise *n, double x, gsl_rng *r);
 
 #endif

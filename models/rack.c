@@ -160,19 +160,24 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
 
 /* One rack's GPUs: P = min(idle + span a, cap), but never below what the
  * lowest clock draws (idle + span a d_min). No pow(): the clock itself is
- * only needed for speed and telemetry (rack_gpu_phi). */
+ * only needed for speed and telemetry (rack_gpu_phi). A rack holds one GPU
+ * type, so its constants leave the loop, and the branch-free body lets
+ * the compiler vectorise it. */
 static void update_rack(rack_fleet *f, uint32_t r) {
+  uint32_t first = f->first[r], end = first + f->count[r];
+  uint16_t t = f->type[first];
+  double idle = f->t_idle[t], span = f->t_span[t], dmin = f->t_dmin[t];
+  const double *act = f->activity, *cap = f->cap_w;
+  double *power = f->power_w;
   double gsum = 0, asum = 0;
-  uint32_t end = f->first[r] + f->count[r];
-  for (uint32_t i = f->first[r]; i < end; i++) {
-    uint16_t t = f->type[i];
-    double dyn = f->t_span[t] * f->activity[i];
-    double full = f->t_idle[t] + dyn;
-    double floor = f->t_idle[t] + dyn * f->t_dmin[t];
-    double p = full <= f->cap_w[i] ? full : fmax(f->cap_w[i], floor);
-    f->power_w[i] = p;
+  for (uint32_t i = first; i < end; i++) {
+    double dyn = span * act[i];
+    double full = idle + dyn, floor = idle + dyn * dmin;
+    double capped = cap[i] > floor ? cap[i] : floor;
+    double p = full <= cap[i] ? full : capped;
+    power[i] = p;
     gsum += p;
-    asum += f->activity[i];
+    asum += act[i];
   }
   double mean = asum / f->count[r];
   f->activity_mean[r] = mean;
