@@ -610,12 +610,15 @@ static const tel_sink_ops h5w_ops = {
 /* Chunk rows and deflate level from opts, checked. */
 static int read_options(const h5w_options *opts, size_t *chunk_rows,
                         int *deflate, sim_error *err) {
-  *chunk_rows =
-      opts != NULL && opts->chunk_rows > 0 ? opts->chunk_rows : H5W_CHUNK_ROWS;
-  *deflate = opts != NULL ? opts->deflate_level : H5W_DEFLATE;
-  if (*deflate < 0 || *deflate > 9)
-    return sim_error_set(err, SIM_EINVAL, "h5w: deflate level %d is not in 0-9",
-                         *deflate);
+  h5w_options o = opts != NULL ? *opts : (h5w_options){0, 0};
+  if (o.deflate_level < -1 || o.deflate_level > 9)
+    return sim_error_set(err, SIM_EINVAL,
+                         "h5w: deflate level %d is not -1 (none) or 0-9",
+                         o.deflate_level);
+  *chunk_rows = o.chunk_rows > 0 ? o.chunk_rows : H5W_CHUNK_ROWS;
+  *deflate = o.deflate_level == 0  ? H5W_DEFLATE
+             : o.deflate_level < 0 ? 0
+                                   : o.deflate_level;
   return SIM_OK;
 }
 
@@ -692,8 +695,8 @@ static h5w *h5w_alloc(const char *path) {
 
 tel_sink *h5w_create(const char *path, const h5w_options *opts,
                      sim_error *err) {
-  size_t chunk_rows;
-  int deflate;
+  size_t chunk_rows = 0;
+  int deflate = 0;
   sim_error_clear(err);
   /* HDF5 prints its error stack to stderr by default; a library must not
    * print, and io_fail reads the stack into the message instead. */

@@ -20,15 +20,15 @@
 #include "err.h"
 #include "tel.h"
 
+/* Zero-filled options are the defaults, as NULL is. */
 typedef struct h5w_options {
-  size_t chunk_rows;  /* rows per chunk and per flush; 0 = 4096 */
-  int deflate_level;  /* 0-9; 0 = none; default when options NULL: 4 */
+  size_t chunk_rows; /* rows per chunk and per flush; 0 = 4096 */
+  int deflate_level; /* 1-9; 0 = the default, 4; -1 = no compression */
 } h5w_options;
 
 /* Creates PATH.partial (replacing an old partial file, never PATH itself)
  * and returns a sink writing to it, or NULL with the reason in err.
  * opts may be NULL. The caller owns the sink (tel_destroy). */
-tel_sink *h5w_create(const char *path, const h5w_options *opts,
-                     sim_error *err);
+tel_sink *h5w_create(const char *path, const h5w_options *opts, sim_error *err);
 
 #endif

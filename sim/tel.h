@@ -32,7 +32,15 @@ typedef struct tel_group {
 typedef struct tel_sink tel_sink;
 
 /* What a sink implements. Every call returns SIM_OK or a SIM_E* code with
- * the detail in sink->err. */
+ * the detail in sink->err. Rules every sink keeps (tel.c checks the
+ * declarations for all of them):
+ * - names are relative paths without empty, "." or ".." parts; columns are
+ *   unique within a group and are neither "time" nor the axis name;
+ * - rows of a group come in time order (equal times allowed), finite;
+ * - a summary or metadata key put again replaces the old value; a text
+ *   name may be put once; the metadata key "complete" is the sink's own;
+ * - after commit, and after the first I/O error, every call but destroy
+ *   fails (SIM_ESTATE, or that first error again). */
 typedef struct tel_sink_ops {
   /* Declares a group; its id for tel_append comes back in *id. The
    * declaration and what it points to must stay valid until destroy. */

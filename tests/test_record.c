@@ -666,7 +666,7 @@ static void test_empty_group(void **state) {
   (void)state;
   char path[4096], partial[4200];
   fresh_path("empty.h5", path, partial);
-  tel_sink *s = h5w_create(path, &(h5w_options){0, 0}, NULL);
+  tel_sink *s = h5w_create(path, &(h5w_options){0, -1}, NULL);
   size_t id;
   assert_int_equal(tel_open_group(s, &racks, &id), SIM_OK);
   assert_int_equal(tel_commit(s), SIM_OK);
@@ -678,7 +678,7 @@ static void test_empty_group(void **state) {
   assert_int_equal(dims[0], 0);
   assert_int_equal(dims[1], WIDTH);
   hid_t dcpl = H5Dget_create_plist(d);
-  assert_int_equal(H5Pget_nfilters(dcpl), 0); /* deflate level 0 */
+  assert_int_equal(H5Pget_nfilters(dcpl), 0); /* deflate level -1: none */
   H5Pclose(dcpl);
   H5Dclose(d);
   H5Fclose(f);
@@ -707,7 +707,7 @@ typedef struct option_case {
 } option_case;
 
 static const option_case option_cases[] = {
-    {"deflate -1", "x.h5", {0, -1}, SIM_EINVAL},
+    {"deflate -2", "x.h5", {0, -2}, SIM_EINVAL},
     {"deflate 10", "x.h5", {0, 10}, SIM_EINVAL},
     {"empty path", "", {0, 4}, SIM_EINVAL},
     {"null path", NULL, {0, 4}, SIM_EINVAL},
