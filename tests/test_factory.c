@@ -258,13 +258,6 @@ static void a_catalog_file_replaces_the_builtin(void **state) {
   run_free(&r);
 }
 
-#define ROWS(fn, table)                                                        \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
-    tests[n++].name = table[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -275,7 +268,7 @@ int main(void) {
       same_seed_same_bits_other_seed_differs);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(resolved_scenario_reproduces_the_run);
-  ROWS(bad_factory_input, bad);
+  TEST_ROWS(tests, n, bad_factory_input, bad);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(unknown_gpu_hint_lists_the_catalog);
   tests[n++] =

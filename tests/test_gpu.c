@@ -319,17 +319,10 @@ static void zeus_curve_predicts_other_workloads(void **state) {
   gpu_catalog_release(&cat);
 }
 
-#define ROWS(fn, table)                                                        \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
-    tests[n++].name = table[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  ROWS(matches_the_seed_table, seed);
+  TEST_ROWS(tests, n, matches_the_seed_table, seed);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(has_all_twelve_types_with_sources);
   tests[n++] =
@@ -338,7 +331,7 @@ int main(void) {
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(speeds);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(root_finder_agrees_with_closed_form);
-  ROWS(bad_specs_are_rejected, bad_specs);
+  TEST_ROWS(tests, n, bad_specs_are_rejected, bad_specs);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(inconsistent_powers_are_rejected);
   tests[n++] =

@@ -118,18 +118,11 @@ static void noise_is_ornstein_uhlenbeck(void **state) {
   scn_release(&load_schema, &lc);
 }
 
-#define ROWS(fn, table)                                                        \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
-    tests[n++].name = table[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[32];
   size_t n = 0;
-  ROWS(pattern_levels, levels);
-  ROWS(bad_load_is_rejected, bad);
+  TEST_ROWS(tests, n, pattern_levels, levels);
+  TEST_ROWS(tests, n, bad_load_is_rejected, bad);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(noise_is_ornstein_uhlenbeck);
   return _cmocka_run_group_tests("load", tests, n, NULL, NULL);
 }

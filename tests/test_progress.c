@@ -75,11 +75,7 @@ static void quiet_stays_quiet(void **state) {
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
-  for (size_t i = 0; i < sizeof hms / sizeof hms[0]; i++) {
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(
-        formats_hours_minutes_seconds, (void *)&hms[i]);
-    tests[n++].name = hms[i].name;
-  }
+  TEST_ROWS(tests, n, formats_hours_minutes_seconds, hms);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(silent_when_not_a_terminal);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(draws_throttles_and_wipes);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(quiet_stays_quiet);

@@ -199,20 +199,13 @@ static void empty_groups_are_refused(void **state) {
   assert_null(rack_fleet_create(&g, 0, &err));
 }
 
-#define ROWS(fn, table)                                                        \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
-    tests[n++].name = table[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(layout_is_contiguous);
-  ROWS(hot_loop_matches_the_model, powers);
+  TEST_ROWS(tests, n, hot_loop_matches_the_model, powers);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(rack_sums_add_up);
-  ROWS(static_split_respects_every_bound, splits);
+  TEST_ROWS(tests, n, static_split_respects_every_bound, splits);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(floor_and_reserve);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(empty_groups_are_refused);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);

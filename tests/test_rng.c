@@ -126,11 +126,7 @@ int main(void) {
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(same_identifiers_same_draws);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(creation_order_does_not_matter);
-  for (size_t i = 0; i < sizeof neighbours / sizeof neighbours[0]; i++) {
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(
-        each_identifier_changes_the_stream, (void *)&neighbours[i]);
-    tests[n++].name = neighbours[i].name;
-  }
+  TEST_ROWS(tests, n, each_identifier_changes_the_stream, neighbours);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(many_streams_do_not_collide);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(known_answer);
   tests[n++] =

@@ -374,20 +374,13 @@ static void scalar_lookup(void **state) {
   scn_doc_destroy(NULL);
 }
 
-#define ROWS(fn, table)                                                        \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&table[i]);   \
-    tests[n++].name = table[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[128];
   size_t n = 0;
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(
       good_document_fills_values_and_defaults);
-  ROWS(bad_document_is_rejected_with_position, bad);
-  ROWS(bad_overrides_point_at_the_override, sets);
+  TEST_ROWS(tests, n, bad_document_is_rejected_with_position, bad);
+  TEST_ROWS(tests, n, bad_overrides_point_at_the_override, sets);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(hints_name_the_fix);
   tests[n++] =
       (struct CMUnitTest)cmocka_unit_test(check_hook_sees_user_pointer);

@@ -152,16 +152,8 @@ int main(void) {
   enum { NF = sizeof formats / sizeof formats[0] };
   struct CMUnitTest tests[NC + NF + 2];
   size_t n = 0;
-  for (size_t i = 0; i < NC; i++) {
-    tests[n] =
-        (struct CMUnitTest)cmocka_unit_test_prestate(parses, (void *)&cases[i]);
-    tests[n++].name = cases[i].name;
-  }
-  for (size_t i = 0; i < NF; i++) {
-    tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(
-        formats_readably, (void *)&formats[i]);
-    tests[n++].name = formats[i].name;
-  }
+  TEST_ROWS(tests, n, parses, cases);
+  TEST_ROWS(tests, n, formats_readably, formats);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(format_reads_back_exactly);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(names_and_lists);
   return _cmocka_run_group_tests("units", tests, n, NULL, NULL);

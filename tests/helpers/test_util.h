@@ -13,6 +13,15 @@
 
 #include "alloc.h"
 
+/* Registers fn once per row of table (a static array whose rows begin
+ * with a `name`), with the row as the test's state: table-driven tests. */
+#define TEST_ROWS(tests, n, fn, table)                                         \
+  for (size_t row_ = 0; row_ < sizeof(table) / sizeof((table)[0]); row_++) {   \
+    (tests)[n] = (struct CMUnitTest)cmocka_unit_test_prestate(                 \
+        fn, (void *)&(table)[row_]);                                           \
+    (tests)[(n)++].name = (table)[row_].name;                                  \
+  }
+
 /* Fails unless |a - b| <= max(abs_tol, rel_tol * max(|a|, |b|)). */
 #define assert_close(a, b, rel_tol, abs_tol)                                   \
   test_assert_close((a), (b), (rel_tol), (abs_tol), #a, #b, __FILE__, __LINE__)
