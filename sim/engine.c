@@ -1,1 +1,461 @@
-/* placeholder */ typedef int placeholder_;
+/* engine.c - the discrete-event engine: clock, handler registry, event
+ * pool, run loop, O(1) cancellation, periodic events and fluid progress.
+ * Engine layer: it sees queue.h, alloc.h and err.h, and no model.
+ *
+ * Design. Every pending event owns one slot of the pool (an array that
+ * grows by doubling and never shrinks; free slots form a LIFO list through
+ * their payload word a). The queue holds (time, seq, slot) entries only; the
+ * slot keeps the handler kind, the payload, a generation and the seq of the
+ * one queue entry that is live for it (the period of a periodic event sits
+ * in a parallel array, as few events have one). Invariants:
+ * - A slot is free iff its seq is SEQ_FREE; a handle (slot + 1, gen) names
+ *   a pending event iff that slot is in use with that generation.
+ * - A queue entry is live iff slots[entry.slot].seq == entry.seq; any other
+ *   entry is a tombstone. Seqs are never reused, so a tombstone stays one
+ *   even after its slot is reused.
+ * - live + tombstones == evq_size(q).
+ * A generation wraps after 2^32 reuses of one slot, so a handle kept that
+ * long could name a newer event; no run reuses a slot that often while
+ * holding on to a handle of it.
+ * Cancelling frees the slot at once and bumps its generation, so the
+ * caller's handle and every copy of it go stale in O(1); the queue entry
+ * is dropped when it reaches the top (Redis ae.c does the same with
+ * AE_DELETED_EVENT_ID). Why not remove it from the heap at once: that
+ * needs the entry's heap index kept in the slot and updated on every move,
+ * which slows every push and pop to speed up cancels. Tombstones instead
+ * cost memory, so the queue is compacted when they outnumber live events
+ * (and exceed 1024): the O(n) pass is paid for by at least n/2 cancels. */
+#include "engine.h"
+
+#include <assert.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+
+#include "queue.h"
+
+/* The seq of a free slot; real seqs count up from 0 and never get here. */
+#define SEQ_FREE UINT64_MAX
+
+/* The index of no slot: the end of the free list. */
+#define NO_SLOT UINT32_MAX
+
+/* A hint to load an address into the cache; no effect where unknown. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+enum {
+  COMPACT_MIN = 1024, /* below this many tombstones, never compact */
+  SLOTS_MIN = 64,     /* first size of the pool */
+  HANDLERS_MIN = 8,   /* first size of the registry */
+};
+
+/* One more than the largest handler kind. */
+#define KIND_LIMIT ((uint32_t)1 << 31)
+
+/* 32 bytes, so that a slot never straddles two cache lines: the run loop
+ * reads one slot per event, in time order, not address order. */
+typedef struct ev_slot {
+  uint64_t a;            /* payload; the next free slot while free */
+  uint64_t b;            /* payload */
+  uint64_t seq;          /* seq of the live queue entry, or SEQ_FREE */
+  unsigned kind : 31;    /* handler */
+  unsigned periodic : 1; /* the period is in period[slot] */
+  uint32_t gen;          /* bumped whenever the slot is freed */
+} ev_slot;
+
+_Static_assert(sizeof(ev_slot) == 32, "a slot fills half a cache line");
+
+typedef struct ev_handler {
+  const char *name; /* borrowed */
+  sim_handle_fn fn;
+  void *ctx;
+} ev_handler;
+
+struct sim_engine {
+  sim_allocator alloc;
+  evq *q;
+  ev_slot *slots;
+  sim_time *period;   /* of periodic events; parallel to slots, kept apart
+                         because most events are not periodic */
+  uint32_t nslots;    /* slots in use or on the free list */
+  uint32_t free_head; /* first free slot; NO_SLOT when none */
+  ev_handler *handlers;
+  uint32_t nhandlers, cap_handlers;
+  sim_time now;
+  uint64_t seq;   /* the seq of the next queue entry */
+  uint64_t nrun;  /* events run */
+  size_t live;    /* pending events */
+  size_t tombs;   /* stale queue entries */
+  uint64_t nfail; /* calls of sim_engine_fail, to spot silent failures */
+  bool stop;      /* sim_engine_stop was called */
+  bool running;   /* inside sim_engine_run */
+  sim_error err;
+};
+
+sim_engine *sim_engine_create(const sim_allocator *alloc) {
+  if (alloc == NULL)
+    alloc = sim_allocator_default();
+  sim_engine *e = sim_calloc(alloc, 1, sizeof *e);
+  if (e == NULL)
+    return NULL;
+  e->alloc = *alloc;
+  e->free_head = NO_SLOT;
+  e->q = evq_create(alloc);
+  if (e->q == NULL) {
+    sim_free(alloc, e);
+    return NULL;
+  }
+  return e;
+}
+
+void sim_engine_destroy(sim_engine *e) {
+  if (e == NULL)
+    return;
+  sim_allocator alloc = e->alloc;
+  evq_destroy(e->q);
+  sim_free(&alloc, e->slots);
+  sim_free(&alloc, e->period);
+  sim_free(&alloc, e->handlers);
+  sim_free(&alloc, e);
+}
+
+/* ---- Errors ---------------------------------------------------------- */
+
+int sim_engine_fail(sim_engine *e, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sim_error_vset(&e->err, code, fmt, ap);
+  va_end(ap);
+  e->nfail++;
+  return code;
+}
+
+const char *sim_engine_errmsg(const sim_engine *e) { return e->err.msg; }
+
+/* ---- Registry -------------------------------------------------------- */
+
+/* Doubles the handler array; SIM_ENOMEM leaves it as it was. */
+static int handlers_grow(sim_engine *e) {
+  uint32_t cap = e->cap_handlers ? 2 * e->cap_handlers : HANDLERS_MIN;
+  if (cap > KIND_LIMIT)
+    cap = KIND_LIMIT;
+  ev_handler *h = sim_resize(&e->alloc, e->handlers, cap * sizeof *h);
+  if (h == NULL)
+    return SIM_ENOMEM;
+  e->handlers = h;
+  e->cap_handlers = cap;
+  return SIM_OK;
+}
+
+int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
+                        void *ctx, uint32_t *kind) {
+  if (fn == NULL || name == NULL || kind == NULL)
+    return sim_engine_fail(e, SIM_EINVAL, "register: a NULL argument");
+  if (e->nhandlers == KIND_LIMIT) /* the slot's kind has 31 bits */
+    return sim_engine_fail(e, SIM_ERANGE, "register %s: too many", name);
+  if (e->nhandlers == e->cap_handlers && handlers_grow(e) != SIM_OK)
+    return sim_engine_fail(e, SIM_ENOMEM, "register %s: out of memory", name);
+  e->handlers[e->nhandlers] = (ev_handler){name, fn, ctx};
+  *kind = e->nhandlers++;
+  return SIM_OK;
+}
+
+/* ---- Event pool ------------------------------------------------------ */
+
+/* Doubles the pool and threads the new slots onto the free list so that
+ * the lowest index comes out first. SIM_ENOMEM leaves the pool in use as
+ * it was (one array may have grown already, which the next attempt
+ * reuses). */
+static int pool_grow(sim_engine *e) {
+  uint32_t n = e->nslots;
+  uint64_t cap = n ? 2 * (uint64_t)n : SLOTS_MIN;
+  if (cap >= NO_SLOT)
+    cap = NO_SLOT - 1; /* slot + 1 must fit a handle */
+  if (cap <= n || cap > SIZE_MAX / sizeof(ev_slot))
+    return SIM_ENOMEM;
+  sim_time *p = sim_resize(&e->alloc, e->period, cap * sizeof *p);
+  if (p == NULL)
+    return SIM_ENOMEM;
+  e->period = p;
+  ev_slot *s = sim_resize(&e->alloc, e->slots, cap * sizeof *s);
+  if (s == NULL)
+    return SIM_ENOMEM;
+  for (uint32_t i = (uint32_t)cap; i-- > n;) {
+    s[i] = (ev_slot){.a = e->free_head, .seq = SEQ_FREE};
+    e->free_head = i;
+  }
+  e->slots = s;
+  e->nslots = (uint32_t)cap;
+  return SIM_OK;
+}
+
+/* Takes a slot off the free list into *idx, growing the pool if needed. */
+static int slot_take(sim_engine *e, uint32_t *idx) {
+  if (e->free_head == NO_SLOT && pool_grow(e) != SIM_OK)
+    return SIM_ENOMEM;
+  *idx = e->free_head;
+  e->free_head = (uint32_t)e->slots[*idx].a;
+  return SIM_OK;
+}
+
+/* Returns a slot to the free list. bump: the slot was handed out, so its
+ * handles must go stale. */
+static void slot_release(sim_engine *e, uint32_t idx, bool bump) {
+  ev_slot *s = &e->slots[idx];
+  s->seq = SEQ_FREE;
+  s->gen += bump;
+  s->a = e->free_head;
+  e->free_head = idx;
+}
+
+/* The slot named by h if it holds a pending event, else NULL. */
+static ev_slot *slot_of(const sim_engine *e, sim_handle h) {
+  uint32_t idx = h.slot - 1; /* slot 0 wraps to NO_SLOT */
+  if (idx >= e->nslots)
+    return NULL;
+  ev_slot *s = &e->slots[idx];
+  return s->gen == h.gen && s->seq != SEQ_FREE ? s : NULL;
+}
+
+/* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
+static int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
+  evq_entry q = {.time = at, .seq = e->seq, .slot = idx};
+  if (evq_push(e->q, q) != SIM_OK)
+    return SIM_ENOMEM;
+  e->slots[idx].seq = e->seq++;
+  return SIM_OK;
+}
+
+/* ---- Scheduling ------------------------------------------------------ */
+
+/* The common path of schedule and every; arguments already checked. */
+static int add_event(sim_engine *e, sim_time at, sim_time period, uint32_t kind,
+                     uint64_t a, uint64_t b, sim_handle *handle) {
+  uint32_t idx;
+  if (slot_take(e, &idx) != SIM_OK)
+    return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
+  ev_slot *s = &e->slots[idx];
+  s->a = a;
+  s->b = b;
+  s->kind = kind;
+  s->periodic = period > 0;
+  if (period > 0) /* else untouched: a cache miss saved */
+    e->period[idx] = period;
+  if (enqueue(e, idx, at) != SIM_OK) {
+    slot_release(e, idx, false); /* no handle was given out */
+    return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
+  }
+  e->live++;
+  if (handle != NULL)
+    *handle = (sim_handle){.slot = idx + 1, .gen = s->gen};
+  return SIM_OK;
+}
+
+/* Checks what schedule and every share; SIM_OK or SIM_EINVAL. */
+static int check_event(sim_engine *e, sim_time at, uint32_t kind) {
+  if (at < e->now)
+    return sim_engine_fail(e, SIM_EINVAL,
+                           "event at %lld ns is before now (%lld ns)",
+                           (long long)at, (long long)e->now);
+  if (kind >= e->nhandlers)
+    return sim_engine_fail(e, SIM_EINVAL, "no handler of kind %lu",
+                           (unsigned long)kind);
+  return SIM_OK;
+}
+
+int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
+                        uint64_t b, sim_handle *handle) {
+  int rc = check_event(e, at, kind);
+  if (rc != SIM_OK)
+    return rc;
+  return add_event(e, at, 0, kind, a, b, handle);
+}
+
+int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
+                     uint32_t kind, uint64_t a, uint64_t b,
+                     sim_handle *handle) {
+  if (period <= 0)
+    return sim_engine_fail(e, SIM_EINVAL, "period %lld ns is not positive",
+                           (long long)period);
+  int rc = check_event(e, first, kind);
+  if (rc != SIM_OK)
+    return rc;
+  return add_event(e, first, period, kind, a, b, handle);
+}
+
+/* evq_compact's filter: only live entries stay. */
+static bool entry_live(void *ctx, const evq_entry *q) {
+  const sim_engine *e = ctx;
+  return e->slots[q->slot].seq == q->seq;
+}
+
+bool sim_engine_cancel(sim_engine *e, sim_handle *handle) {
+  if (handle == NULL)
+    return false;
+  ev_slot *s = slot_of(e, *handle);
+  uint32_t idx = handle->slot - 1;
+  *handle = (sim_handle){0, 0};
+  if (s == NULL)
+    return false;
+  slot_release(e, idx, true);
+  e->live--;
+  e->tombs++;
+  if (e->tombs > COMPACT_MIN && e->tombs > e->live) {
+    evq_compact(e->q, entry_live, e);
+    e->tombs = 0;
+  }
+  return true;
+}
+
+bool sim_engine_pending(const sim_engine *e, sim_handle handle) {
+  return slot_of(e, handle) != NULL;
+}
+
+/* ---- Run loop -------------------------------------------------------- */
+
+/* Puts the slot of the event just popped back in the queue for its next
+ * tick, or frees it. Cannot fail: the pop left room in the queue. */
+static void retire(sim_engine *e, uint32_t idx, sim_time t) {
+  sim_time period = e->slots[idx].periodic ? e->period[idx] : 0;
+  if (period > 0 && t <= SIM_TIME_MAX - period) {
+    int rc = enqueue(e, idx, t + period);
+    assert(rc == SIM_OK);
+    (void)rc;
+    return;
+  }
+  slot_release(e, idx, true);
+  e->live--;
+}
+
+/* Runs the live event q: sets the clock, retires the slot (so that a
+ * periodic event's handle names its next tick while its handler runs,
+ * and a one-shot's slot can be reused by what the handler schedules),
+ * then calls the handler. Returns the handler's status. */
+static int dispatch(sim_engine *e, const evq_entry *q) {
+  const ev_slot *s = &e->slots[q->slot];
+  sim_event ev = {.time = q->time, .kind = s->kind, .a = s->a, .b = s->b};
+  e->now = q->time;
+  retire(e, q->slot, q->time);
+  e->nrun++;
+  /* Copied out: the handler may register more and move the array. */
+  ev_handler h = e->handlers[ev.kind];
+  uint64_t nfail = e->nfail;
+  int rc = h.fn(e, h.ctx, &ev);
+  if (rc != SIM_OK && e->nfail == nfail)
+    sim_engine_fail(e, rc, "handler %s failed at %lld ns: %s", h.name,
+                    (long long)ev.time, sim_strerror(rc));
+  return rc;
+}
+
+/* Pops and runs events up to until. */
+static int run_loop(sim_engine *e, sim_time until) {
+  evq_entry q;
+  while (!e->stop && evq_peek(e->q, &q) && q.time <= until) {
+    /* The slot is a likely cache miss (pool slots are touched in time
+     * order, not address order); fetch it while the pop walks the heap. */
+    PREFETCH(&e->slots[q.slot]);
+    evq_pop(e->q, &q);
+    if (e->slots[q.slot].seq != q.seq) {
+      e->tombs--;
+      continue;
+    }
+    int rc = dispatch(e, &q);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  if (e->stop)
+    return sim_engine_fail(e, SIM_ECANCELED, "run: stopped at %lld ns",
+                           (long long)e->now);
+  return SIM_OK;
+}
+
+int sim_engine_run(sim_engine *e, sim_time until) {
+  if (e->running)
+    return sim_engine_fail(e, SIM_ESTATE, "run: called from a handler");
+  if (until < e->now)
+    return sim_engine_fail(e, SIM_EINVAL,
+                           "run: until %lld ns is before now (%lld ns)",
+                           (long long)until, (long long)e->now);
+  e->running = true;
+  int rc = run_loop(e, until);
+  e->running = false;
+  /* A stop is used up by the run it stopped (or by a failed one), so the
+   * next run continues. A stop asked for between runs stops the next one
+   * before its first event. */
+  e->stop = false;
+  if (rc == SIM_OK)
+    e->now = until;
+  return rc;
+}
+
+void sim_engine_stop(sim_engine *e) { e->stop = true; }
+
+sim_time sim_engine_now(const sim_engine *e) { return e->now; }
+
+uint64_t sim_engine_events_run(const sim_engine *e) { return e->nrun; }
+
+size_t sim_engine_events_pending(const sim_engine *e) { return e->live; }
+
+/* ---- Fluid progress -------------------------------------------------- */
+
+/* Relative slack for rounding in the fluid helper. remaining / rate * 1e9
+ * carries a few ulps of error, so an exact whole number of nanoseconds may
+ * come out a hair above and round up one ns too far; and the work left at
+ * the completion time may come out a hair above 0. Both are absorbed by
+ * this slack, far below a nanosecond at any time span a run can reach. */
+#define FLUID_SLACK (16 * DBL_EPSILON)
+
+/* Without the engine this cannot cancel a completion event still pending
+ * from earlier work: callers stop (sim_fluid_stop) before restarting. */
+void sim_fluid_start(sim_fluid *f, double work, sim_time now) {
+  *f = (sim_fluid){.remaining = work, .rate = 0, .since = now};
+}
+
+double sim_fluid_remaining(const sim_fluid *f, sim_time now) {
+  /* Divided rather than multiplied by 1e-9, which is inexact. */
+  double done = f->rate * ((double)(now - f->since) / 1e9);
+  double left = f->remaining - done;
+  return left > f->remaining * FLUID_SLACK ? left : 0.0;
+}
+
+/* The nanoseconds needed to do work at rate (> 0), rounded up and capped
+ * at limit. */
+static sim_time fluid_span(double work, double rate, sim_time limit) {
+  double ns = work / rate * 1e9;
+  ns = ceil(ns - ns * FLUID_SLACK);
+  if (!(ns < 0x1p63)) /* also catches inf */
+    return limit;
+  sim_time t = ns > 0 ? (sim_time)ns : 0;
+  return t < limit ? t : limit;
+}
+
+int sim_fluid_set_rate(sim_engine *e, sim_fluid *f, double rate, uint32_t kind,
+                       uint64_t a, uint64_t b) {
+  if (!(rate >= 0) || isinf(rate))
+    return sim_engine_fail(e, SIM_EINVAL, "fluid: bad rate %g", rate);
+  sim_time now = e->now;
+  f->remaining = sim_fluid_remaining(f, now);
+  f->since = now;
+  f->rate = rate;
+  sim_engine_cancel(e, &f->done);
+  if (rate == 0)
+    return SIM_OK;
+  /* Past the end of time the event waits at SIM_TIME_MAX: a nearly
+   * stalled job is not an error. */
+  sim_time at = now + fluid_span(f->remaining, rate, SIM_TIME_MAX - now);
+  int rc = sim_engine_schedule(e, at, kind, a, b, &f->done);
+  if (rc != SIM_OK)
+    f->rate = 0; /* keep f consistent: no event, no progress */
+  return rc;
+}
+
+void sim_fluid_stop(sim_engine *e, sim_fluid *f) {
+  f->remaining = sim_fluid_remaining(f, e->now);
+  f->since = e->now;
+  f->rate = 0;
+  sim_engine_cancel(e, &f->done);
+}

@@ -1,2 +1,393 @@
+/* test_queue.c - unit tests of the pending-event set (sim/queue.c).
+ * Pop order is checked against references computed without a heap: a
+ * sorted copy, or a linear scan for the smallest entry. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "queue.h"
 #include "test_util.h"
-int main(void) { return 0; }
+
+/* ---- Helpers --------------------------------------------------------- */
+
+static int entry_cmp(const void *x, const void *y) {
+  const evq_entry *a = x, *b = y;
+  if (a->time != b->time)
+    return a->time < b->time ? -1 : 1;
+  if (a->seq != b->seq)
+    return a->seq < b->seq ? -1 : 1;
+  return 0;
+}
+
+/* Pops every entry of q and checks it against want[0..n), which must be
+ * sorted. */
+static void assert_pops(evq *q, const evq_entry *want, size_t n) {
+  evq_entry got;
+  for (size_t i = 0; i < n; i++) {
+    assert_true(evq_pop(q, &got));
+    if (got.time != want[i].time || got.seq != want[i].seq ||
+        got.slot != want[i].slot)
+      fail_msg("pop %zu: got (%lld, %llu, %u), want (%lld, %llu, %u)", i,
+               (long long)got.time, (unsigned long long)got.seq, got.slot,
+               (long long)want[i].time, (unsigned long long)want[i].seq,
+               want[i].slot);
+  }
+  assert_false(evq_pop(q, &got));
+  assert_int_equal(evq_size(q), 0);
+}
+
+/* Pushes n entries, sorts a copy, and checks the pop order. */
+static void check_order(const evq_entry *in, size_t n) {
+  test_alloc t;
+  test_alloc_init(&t, 0);
+  evq *q = evq_create(&t.hook);
+  assert_non_null(q);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(evq_push(q, in[i]), SIM_OK);
+  assert_int_equal(evq_size(q), n);
+  evq_entry *want = malloc((n + 1) * sizeof *want);
+  assert_non_null(want);
+  memcpy(want, in, n * sizeof *want);
+  qsort(want, n, sizeof *want, entry_cmp);
+  assert_pops(q, want, n);
+  free(want);
+  evq_destroy(q);
+  assert_int_equal(t.live, 0);
+}
+
+/* ---- Basics ---------------------------------------------------------- */
+
+static void test_empty(void **state) {
+  (void)state;
+  evq_destroy(NULL);
+  evq *q = evq_create(NULL);
+  assert_non_null(q);
+  evq_entry e = {1, 2, 3};
+  assert_false(evq_peek(q, &e));
+  assert_false(evq_pop(q, &e));
+  assert_int_equal(evq_size(q), 0);
+  assert_int_equal(e.time, 1); /* untouched */
+  evq_destroy(q);
+}
+
+static void test_peek(void **state) {
+  (void)state;
+  evq *q = evq_create(NULL);
+  assert_non_null(q);
+  assert_int_equal(evq_push(q, (evq_entry){50, 0, 7}), SIM_OK);
+  assert_int_equal(evq_push(q, (evq_entry){20, 1, 8}), SIM_OK);
+  evq_entry e;
+  assert_true(evq_peek(q, &e));
+  assert_int_equal(e.time, 20);
+  assert_int_equal(e.slot, 8);
+  assert_int_equal(evq_size(q), 2); /* peek removes nothing */
+  evq_destroy(q);
+}
+
+/* ---- Ordering: table-driven ------------------------------------------ */
+
+typedef struct order_case {
+  const char *name;
+  size_t n;
+  /* Time of entry i (seq = i, slot = 1000 + i). */
+  int64_t (*time_of)(size_t i, size_t n);
+} order_case;
+
+static int64_t t_ascending(size_t i, size_t n) {
+  (void)n;
+  return (int64_t)i;
+}
+static int64_t t_descending(size_t i, size_t n) { return (int64_t)(n - i); }
+static int64_t t_equal(size_t i, size_t n) {
+  (void)i, (void)n;
+  return 42;
+}
+static int64_t t_few(size_t i, size_t n) {
+  (void)n;
+  return (int64_t)((i * 7919) % 5); /* many ties: FIFO within each time */
+}
+static int64_t t_negative(size_t i, size_t n) {
+  (void)n;
+  return (int64_t)((i * 2654435761u) % 1001) - 500;
+}
+static int64_t t_extreme(size_t i, size_t n) {
+  (void)n;
+  static const int64_t v[] = {INT64_MAX, INT64_MIN, 0, -1, 1, INT64_MAX - 1};
+  return v[i % 6];
+}
+static int64_t t_hashed(size_t i, size_t n) {
+  (void)n;
+  uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+  x ^= x >> 29;
+  return (int64_t)(x % 1000000007);
+}
+static int64_t t_sawtooth(size_t i, size_t n) {
+  (void)n;
+  return (int64_t)(i % 37) * 1000 - (int64_t)(i / 37);
+}
+
+static const order_case order_cases[] = {
+    {"one", 1, t_ascending},
+    {"five (partial children)", 5, t_descending},
+    {"ascending", 1000, t_ascending},
+    {"descending", 1000, t_descending},
+    {"all equal (FIFO)", 1000, t_equal},
+    {"few distinct times", 2000, t_few},
+    {"negative times", 2000, t_negative},
+    {"extreme times", 600, t_extreme},
+    {"sawtooth", 5000, t_sawtooth},
+    /* Past 2^17 entries pop takes its prefetching path. */
+    {"large, pseudo-random", 300000, t_hashed},
+};
+
+static void test_order(void **state) {
+  const order_case *c = *state;
+  evq_entry *in = malloc(c->n * sizeof *in);
+  assert_non_null(in);
+  for (size_t i = 0; i < c->n; i++)
+    in[i] = (evq_entry){c->time_of(i, c->n), i, (uint32_t)(1000 + i)};
+  check_order(in, c->n);
+  free(in);
+}
+
+/* ---- Randomized against a linear-scan reference ---------------------- */
+
+typedef struct random_case {
+  const char *name;
+  unsigned long seed;
+  size_t ops;
+  double push_prob; /* else pop */
+  int64_t time_range;
+} random_case;
+
+static const random_case random_cases[] = {
+    {"mostly push, wide times", 1, 20000, 0.7, 1000000000},
+    {"balanced, narrow times (ties)", 2, 20000, 0.5, 10},
+    {"mostly pop", 3, 20000, 0.4, 1000},
+    {"hold-like", 4, 20000, 0.55, 100000},
+};
+
+/* The index of the smallest entry of ref[0..n). */
+static size_t ref_min(const evq_entry *ref, size_t n) {
+  size_t m = 0;
+  for (size_t i = 1; i < n; i++)
+    if (entry_cmp(&ref[i], &ref[m]) < 0)
+      m = i;
+  return m;
+}
+
+static void random_pop(evq *q, evq_entry *ref, size_t *n) {
+  evq_entry got;
+  if (*n == 0) {
+    assert_false(evq_pop(q, &got));
+    return;
+  }
+  size_t m = ref_min(ref, *n);
+  assert_true(evq_pop(q, &got));
+  assert_int_equal(got.seq, ref[m].seq);
+  assert_int_equal(got.time, ref[m].time);
+  assert_int_equal(got.slot, ref[m].slot);
+  ref[m] = ref[--*n];
+}
+
+static void test_random(void **state) {
+  const random_case *c = *state;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  assert_non_null(r);
+  gsl_rng_set(r, c->seed);
+  evq *q = evq_create(NULL);
+  evq_entry *ref = malloc(c->ops * sizeof *ref);
+  assert_non_null(q);
+  assert_non_null(ref);
+  size_t n = 0;
+  uint64_t seq = 0;
+  for (size_t k = 0; k < c->ops; k++) {
+    if (gsl_rng_uniform(r) < c->push_prob) {
+      int64_t t = (int64_t)gsl_rng_uniform_int(r, (unsigned long)c->time_range);
+      evq_entry e = {t, seq++, (uint32_t)gsl_rng_get(r)};
+      assert_int_equal(evq_push(q, e), SIM_OK);
+      ref[n++] = e;
+    } else {
+      random_pop(q, ref, &n);
+    }
+    assert_int_equal(evq_size(q), n);
+  }
+  while (n > 0)
+    random_pop(q, ref, &n);
+  free(ref);
+  evq_destroy(q);
+  gsl_rng_free(r);
+}
+
+/* ---- Compaction ------------------------------------------------------ */
+
+typedef struct compact_case {
+  const char *name;
+  size_t n;
+  unsigned keep_mod; /* keep entries whose seq % keep_mod == 0 */
+} compact_case;
+
+static const compact_case compact_cases[] = {
+    {"keep all", 1000, 1},                /* nothing moves */
+    {"keep none", 1000, 0},               /* empty afterwards */
+    {"keep half", 1001, 2},               /* odd size */
+    {"keep a tenth of 100k", 100000, 10}, /* as the engine's 90% cancels */
+    {"keep one of three", 3, 3},          /* one partial node */
+    {"empty", 0, 1},
+};
+
+static bool keep_slot(void *ctx, const evq_entry *e) {
+  (void)ctx;
+  return e->slot != 0;
+}
+
+static bool keep_mod(void *ctx, const evq_entry *e) {
+  const compact_case *c = ctx;
+  return c->keep_mod != 0 && e->seq % c->keep_mod == 0;
+}
+
+static void test_compact(void **state) {
+  const compact_case *c = *state;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  assert_non_null(r);
+  gsl_rng_set(r, 17);
+  evq *q = evq_create(NULL);
+  evq_entry *want = malloc((c->n + 1) * sizeof *want);
+  assert_non_null(q);
+  assert_non_null(want);
+  size_t nw = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    evq_entry e = {(int64_t)gsl_rng_uniform_int(r, 1000), i, (uint32_t)i};
+    assert_int_equal(evq_push(q, e), SIM_OK);
+    if (keep_mod((void *)c, &e))
+      want[nw++] = e;
+  }
+  evq_compact(q, keep_mod, (void *)c);
+  assert_int_equal(evq_size(q), nw);
+  qsort(want, nw, sizeof *want, entry_cmp);
+  assert_pops(q, want, nw);
+  free(want);
+  evq_destroy(q);
+  gsl_rng_free(r);
+}
+
+/* Every size up to 300 and a random half kept: heapify must reach every
+ * parent, the last one included. */
+static void test_compact_small(void **state) {
+  (void)state;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  assert_non_null(r);
+  gsl_rng_set(r, 23);
+  evq_entry want[300];
+  for (size_t n = 1; n <= 300; n++) {
+    evq *q = evq_create(NULL);
+    assert_non_null(q);
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++) {
+      evq_entry e = {(int64_t)gsl_rng_uniform_int(r, 100), i, (uint32_t)i};
+      e.slot = gsl_rng_uniform(r) < 0.5; /* 1: keep */
+      assert_int_equal(evq_push(q, e), SIM_OK);
+      if (e.slot)
+        want[nw++] = e;
+    }
+    evq_compact(q, keep_slot, NULL);
+    qsort(want, nw, sizeof *want, entry_cmp);
+    assert_pops(q, want, nw);
+    evq_destroy(q);
+  }
+  gsl_rng_free(r);
+}
+
+/* ---- Memory ---------------------------------------------------------- */
+
+/* Growth by doubling: few allocations, and none once grown. */
+static void test_no_alloc_when_grown(void **state) {
+  (void)state;
+  test_alloc t;
+  test_alloc_init(&t, 0);
+  evq *q = evq_create(&t.hook);
+  assert_non_null(q);
+  const size_t n = 100000;
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(evq_push(q, (evq_entry){(int64_t)(i * 7 % 1000), i, 0}),
+                     SIM_OK);
+  /* The queue, then two arrays per doubling: 64 << 11 > 100000. */
+  assert_true(t.calls <= 1 + 2 * 12);
+  long calls = t.calls;
+  evq_entry e;
+  for (size_t i = 0; i < 10 * n; i++) {
+    assert_true(evq_pop(q, &e));
+    e.time += 1 + (int64_t)(i % 1000);
+    e.seq = n + i;
+    assert_int_equal(evq_push(q, e), SIM_OK);
+  }
+  assert_int_equal(t.calls, calls);
+  evq_destroy(q);
+  assert_int_equal(t.live, 0);
+}
+
+static void test_create_enomem(void **state) {
+  (void)state;
+  test_alloc t;
+  test_alloc_init(&t, 1);
+  assert_null(evq_create(&t.hook));
+  assert_int_equal(t.live, 0);
+}
+
+/* A failed push (at every growth) leaves the queue as it was. */
+static void test_push_enomem(void **state) {
+  (void)state;
+  for (long k = 2; k <= 8; k++) {
+    test_alloc t;
+    test_alloc_init(&t, k);
+    evq *q = evq_create(&t.hook);
+    assert_non_null(q);
+    size_t n = 0;
+    int rc;
+    while ((rc = evq_push(q, (evq_entry){(int64_t)(n % 13), n, 0})) == SIM_OK)
+      n++;
+    assert_int_equal(rc, SIM_ENOMEM);
+    assert_int_equal(evq_size(q), n);
+    /* The next allocation succeeds, so the queue goes on. */
+    assert_int_equal(evq_push(q, (evq_entry){-1, n, 0}), SIM_OK);
+    evq_entry e;
+    assert_true(evq_pop(q, &e));
+    assert_int_equal(e.time, -1);
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+      assert_true(evq_pop(q, &e));
+      assert_true(e.time >= last);
+      last = e.time;
+    }
+    evq_destroy(q);
+    assert_int_equal(t.live, 0);
+  }
+}
+
+/* ---- Registration ---------------------------------------------------- */
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+/* One test per row of a case table, named after the row. */
+#define ADD_CASES(fn, cases)                                                   \
+  for (size_t i = 0; i < N_OF(cases) && n < N_OF(tests); i++) {                \
+    tests[n] =                                                                 \
+        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&cases[i]);   \
+    tests[n++].name = cases[i].name;                                           \
+  }
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_empty);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_peek);
+  ADD_CASES(test_order, order_cases);
+  ADD_CASES(test_random, random_cases);
+  ADD_CASES(test_compact, compact_cases);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_compact_small);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_no_alloc_when_grown);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_create_enomem);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_push_enomem);
+  return _cmocka_run_group_tests("queue", tests, n, NULL, NULL);
+}
