@@ -16,6 +16,25 @@ for exe in "$dir"/bench_*; do
   "$exe"
   echo
 done
+# Whole runs: wall time and peak memory of the command on a ready scenario
+# (DESIGN 11: the reference day in about 30 s and under 1 GB).
+src="$(cd "$(dirname "$0")/.." && pwd)"
+for scenario in "$src"/tests/bench/*.yaml; do
+  echo "== aifsim run $(basename "$scenario")"
+  /usr/bin/python3 - "$1/aifsim" "$scenario" <<'PY'
+import resource, subprocess, sys, tempfile, time
+exe, scenario = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as d:
+    t0 = time.monotonic()
+    out = subprocess.run([exe, "run", scenario, "-o", d + "/run.h5", "--quiet"],
+                         check=True, capture_output=True, text=True).stdout
+    wall = time.monotonic() - t0
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(out.strip())
+print(f"wall {wall:.2f} s, peak memory {rss:.0f} MB")
+PY
+  echo
+done
 if [ "$found" -eq 0 ]; then
   echo "$0: no bench_* executables in $dir; build the 'benchmarks' target" >&2
   exit 1
