@@ -411,8 +411,9 @@ size_t sim_engine_events_pending(const sim_engine *e) { return e->live; }
 
 /* Without the engine this cannot cancel a completion event still pending
  * from earlier work: callers stop (sim_fluid_stop) before restarting. */
-void sim_fluid_start(sim_fluid *f, double work, sim_time now) {
-  *f = (sim_fluid){.remaining = work, .rate = 0, .since = now};
+void sim_fluid_start(sim_engine *e, sim_fluid *f, double work) {
+  sim_engine_cancel(e, &f->done);
+  *f = (sim_fluid){.remaining = work, .rate = 0, .since = sim_engine_now(e)};
 }
 
 double sim_fluid_remaining(const sim_fluid *f, sim_time now) {

@@ -71,8 +71,7 @@ int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
  * until cancelled or the run ends. The engine reschedules it before the
  * handler runs, so the handle stays valid. */
 int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
-                     uint32_t kind, uint64_t a, uint64_t b,
-                     sim_handle *handle);
+                     uint32_t kind, uint64_t a, uint64_t b, sim_handle *handle);
 
 /* Cancels the event named by *handle, if still pending, and clears *handle.
  * Returns true if an event was cancelled. O(1). */
@@ -114,8 +113,9 @@ typedef struct sim_fluid {
   sim_handle done; /* the completion event, if the rate is positive */
 } sim_fluid;
 
-/* Starts work units of work at now with rate 0 (nothing scheduled). */
-void sim_fluid_start(sim_fluid *f, double work, sim_time now);
+/* Starts work units of work at the engine's now with rate 0: a completion
+ * still pending from earlier work is cancelled, nothing is scheduled. */
+void sim_fluid_start(sim_engine *e, sim_fluid *f, double work);
 
 /* Work left at time now (>= f->since), not below 0. */
 double sim_fluid_remaining(const sim_fluid *f, sim_time now);
@@ -124,8 +124,8 @@ double sim_fluid_remaining(const sim_fluid *f, sim_time now);
  * (kind with payload a, b) at the time the remaining work runs out, rounded
  * up to the next nanosecond; a rate of 0 leaves none scheduled.
  * SIM_OK, SIM_EINVAL (negative rate) or SIM_ENOMEM. */
-int sim_fluid_set_rate(sim_engine *e, sim_fluid *f, double rate,
-                       uint32_t kind, uint64_t a, uint64_t b);
+int sim_fluid_set_rate(sim_engine *e, sim_fluid *f, double rate, uint32_t kind,
+                       uint64_t a, uint64_t b);
 
 /* Cancels the completion event and records the work left at now. */
 void sim_fluid_stop(sim_engine *e, sim_fluid *f);

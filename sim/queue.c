@@ -256,8 +256,7 @@ bool evq_pop(evq *q, evq_entry *out) {
 
 size_t evq_size(const evq *q) { return q->n; }
 
-void evq_compact(evq *q, bool (*keep)(void *ctx, const evq_entry *e),
-                 void *ctx) {
+void evq_compact(evq *q, evq_keep_fn keep, void *ctx) {
   size_t n = 0;
   for (size_t i = 0; i < q->n; i++) {
     evq_entry e = entry_at(q, i);

@@ -43,7 +43,7 @@ size_t evq_size(const evq *q);
 
 /* Keeps only the entries for which keep(ctx, entry) is true and restores the
  * heap order: O(n). Used by the engine when tombstones pile up. */
-void evq_compact(evq *q, bool (*keep)(void *ctx, const evq_entry *e),
-                 void *ctx);
+typedef bool (*evq_keep_fn)(void *ctx, const evq_entry *e);
+void evq_compact(evq *q, evq_keep_fn keep, void *ctx);
 
 #endif

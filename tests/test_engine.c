@@ -12,8 +12,6 @@
 #include "fake_model.h"
 #include "test_util.h"
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ---- Fixture --------------------------------------------------------- */
 
 /* An engine on a counting allocator with one fake model. */
@@ -793,8 +791,8 @@ static void test_fluid(void **state) {
   const fluid_case *c = *state;
   fixture f;
   fx_init(&f);
-  sim_fluid fl;
-  sim_fluid_start(&fl, c->work, 0);
+  sim_fluid fl = {0};
+  sim_fluid_start(f.e, &fl, c->work);
   assert_int_equal(fl.done.slot, 0);
   for (size_t i = 0; i < c->n; i++) {
     assert_int_equal(sim_engine_run(f.e, c->steps[i].at), SIM_OK);
@@ -824,13 +822,28 @@ static void test_fluid(void **state) {
   fx_fini(&f);
 }
 
+/* Starting new work cancels the completion of the old. */
+static void test_fluid_restart_cancels(void **state) {
+  (void)state;
+  fixture f;
+  fx_init(&f);
+  sim_fluid fl = {0};
+  sim_fluid_start(f.e, &fl, 10);
+  assert_int_equal(sim_fluid_set_rate(f.e, &fl, 1, f.m.kind, 0, 0), SIM_OK);
+  assert_int_equal(sim_engine_events_pending(f.e), 1);
+  sim_fluid_start(f.e, &fl, 3);
+  assert_int_equal(sim_engine_events_pending(f.e), 0);
+  assert_close(sim_fluid_remaining(&fl, 0), 3, 0, 0);
+  fx_fini(&f);
+}
+
 /* The work left as time passes, and stopping. */
 static void test_fluid_remaining(void **state) {
   (void)state;
   fixture f;
   fx_init(&f);
-  sim_fluid fl;
-  sim_fluid_start(&fl, 10, 0);
+  sim_fluid fl = {0};
+  sim_fluid_start(f.e, &fl, 10);
   assert_int_equal(sim_fluid_set_rate(f.e, &fl, 2, f.m.kind, 0, 0), SIM_OK);
   assert_close(sim_fluid_remaining(&fl, SIM_SEC), 8, 1e-15, 0);
   assert_close(sim_fluid_remaining(&fl, 2500 * SIM_MS), 5, 1e-15, 0);
@@ -947,10 +960,10 @@ static bool try_in_run(fixture *f) {
 }
 
 static bool try_fluid(fixture *f) {
-  sim_fluid fl[200];
+  sim_fluid fl[200] = {0};
   bool failed = false;
   for (size_t i = 0; i < N_OF(fl); i++) {
-    sim_fluid_start(&fl[i], 1, 0);
+    sim_fluid_start(f->e, &fl[i], 1);
     int rc = sim_fluid_set_rate(f->e, &fl[i], 1, f->m.kind, i, 0);
     if (rc != SIM_OK) {
       assert_int_equal(rc, SIM_ENOMEM);
@@ -1010,39 +1023,31 @@ static void test_alloc_fail(void **state) {
 
 /* ---- Registration ---------------------------------------------------- */
 
-/* One test per row of a case table, named after the row. */
-#define ADD_CASES(fn, cases)                                                   \
-  for (size_t i = 0; i < N_OF(cases) && n < N_OF(tests); i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&cases[i]);   \
-    tests[n++].name = cases[i].name;                                           \
-  }
-#define ADD(fn) tests[n++] = (struct CMUnitTest)cmocka_unit_test(fn)
-
 int main(void) {
   struct CMUnitTest tests[128];
   size_t n = 0;
-  ADD(test_create);
-  ADD(test_register);
-  ADD_CASES(test_args, arg_cases);
-  ADD(test_fifo);
-  ADD(test_fifo_across_kinds);
-  ADD_CASES(test_until, until_cases);
-  ADD(test_every);
-  ADD(test_every_no_drift);
-  ADD(test_every_cancel_inside);
-  ADD(test_every_end_of_time);
-  ADD(test_every_from_handler);
-  ADD(test_stale_handles);
-  ADD(test_cancel_inside);
-  ADD(test_events_pending);
-  ADD_CASES(test_handler_error, fail_cases);
-  ADD(test_stop);
-  ADD(test_run_reentrant);
-  ADD(test_compaction);
-  ADD_CASES(test_random, random_cases);
-  ADD_CASES(test_fluid, fluid_cases);
-  ADD(test_fluid_remaining);
-  ADD_CASES(test_alloc_fail, alloc_cases);
+  TEST_ADD(tests, n, test_create);
+  TEST_ADD(tests, n, test_register);
+  TEST_ROWS(tests, n, test_args, arg_cases);
+  TEST_ADD(tests, n, test_fifo);
+  TEST_ADD(tests, n, test_fifo_across_kinds);
+  TEST_ROWS(tests, n, test_until, until_cases);
+  TEST_ADD(tests, n, test_every);
+  TEST_ADD(tests, n, test_every_no_drift);
+  TEST_ADD(tests, n, test_every_cancel_inside);
+  TEST_ADD(tests, n, test_every_end_of_time);
+  TEST_ADD(tests, n, test_every_from_handler);
+  TEST_ADD(tests, n, test_stale_handles);
+  TEST_ADD(tests, n, test_cancel_inside);
+  TEST_ADD(tests, n, test_events_pending);
+  TEST_ROWS(tests, n, test_handler_error, fail_cases);
+  TEST_ADD(tests, n, test_stop);
+  TEST_ADD(tests, n, test_run_reentrant);
+  TEST_ADD(tests, n, test_compaction);
+  TEST_ROWS(tests, n, test_random, random_cases);
+  TEST_ROWS(tests, n, test_fluid, fluid_cases);
+  TEST_ADD(tests, n, test_fluid_remaining);
+  TEST_ADD(tests, n, test_fluid_restart_cancels);
+  TEST_ROWS(tests, n, test_alloc_fail, alloc_cases);
   return _cmocka_run_group_tests("engine", tests, n, NULL, NULL);
 }

@@ -261,17 +261,13 @@ static void a_catalog_file_replaces_the_builtin(void **state) {
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(books_balance_and_cap_holds);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(constant_load_gives_analytic_power);
+  TEST_ADD(tests, n, books_balance_and_cap_holds);
+  TEST_ADD(tests, n, constant_load_gives_analytic_power);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(
       same_seed_same_bits_other_seed_differs);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(resolved_scenario_reproduces_the_run);
+  TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ROWS(tests, n, bad_factory_input, bad);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(unknown_gpu_hint_lists_the_catalog);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(a_catalog_file_replaces_the_builtin);
+  TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
+  TEST_ADD(tests, n, a_catalog_file_replaces_the_builtin);
   return _cmocka_run_group_tests("factory", tests, n, NULL, NULL);
 }

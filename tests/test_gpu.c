@@ -323,19 +323,14 @@ int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ROWS(tests, n, matches_the_seed_table, seed);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(has_all_twelve_types_with_sources);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(precisions_follow_the_hardware);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(power_model_defining_points);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(speeds);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(root_finder_agrees_with_closed_form);
+  TEST_ADD(tests, n, has_all_twelve_types_with_sources);
+  TEST_ADD(tests, n, precisions_follow_the_hardware);
+  TEST_ADD(tests, n, power_model_defining_points);
+  TEST_ADD(tests, n, speeds);
+  TEST_ADD(tests, n, root_finder_agrees_with_closed_form);
   TEST_ROWS(tests, n, bad_specs_are_rejected, bad_specs);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(inconsistent_powers_are_rejected);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(zeus_curve_predicts_other_workloads);
+  TEST_ADD(tests, n, inconsistent_powers_are_rejected);
+  TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
 }

@@ -123,6 +123,6 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, pattern_levels, levels);
   TEST_ROWS(tests, n, bad_load_is_rejected, bad);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(noise_is_ornstein_uhlenbeck);
+  TEST_ADD(tests, n, noise_is_ornstein_uhlenbeck);
   return _cmocka_run_group_tests("load", tests, n, NULL, NULL);
 }

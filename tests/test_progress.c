@@ -76,8 +76,8 @@ int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, formats_hours_minutes_seconds, hms);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(silent_when_not_a_terminal);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(draws_throttles_and_wipes);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(quiet_stays_quiet);
+  TEST_ADD(tests, n, silent_when_not_a_terminal);
+  TEST_ADD(tests, n, draws_throttles_and_wipes);
+  TEST_ADD(tests, n, quiet_stays_quiet);
   return _cmocka_run_group_tests("progress", tests, n, NULL, NULL);
 }

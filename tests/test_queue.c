@@ -368,26 +368,17 @@ static void test_push_enomem(void **state) {
 
 /* ---- Registration ---------------------------------------------------- */
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-/* One test per row of a case table, named after the row. */
-#define ADD_CASES(fn, cases)                                                   \
-  for (size_t i = 0; i < N_OF(cases) && n < N_OF(tests); i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&cases[i]);   \
-    tests[n++].name = cases[i].name;                                           \
-  }
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_empty);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_peek);
-  ADD_CASES(test_order, order_cases);
-  ADD_CASES(test_random, random_cases);
-  ADD_CASES(test_compact, compact_cases);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_compact_small);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_no_alloc_when_grown);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_create_enomem);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_push_enomem);
+  TEST_ADD(tests, n, test_empty);
+  TEST_ADD(tests, n, test_peek);
+  TEST_ROWS(tests, n, test_order, order_cases);
+  TEST_ROWS(tests, n, test_random, random_cases);
+  TEST_ROWS(tests, n, test_compact, compact_cases);
+  TEST_ADD(tests, n, test_compact_small);
+  TEST_ADD(tests, n, test_no_alloc_when_grown);
+  TEST_ADD(tests, n, test_create_enomem);
+  TEST_ADD(tests, n, test_push_enomem);
   return _cmocka_run_group_tests("queue", tests, n, NULL, NULL);
 }

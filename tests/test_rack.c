@@ -202,11 +202,11 @@ static void empty_groups_are_refused(void **state) {
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(layout_is_contiguous);
+  TEST_ADD(tests, n, layout_is_contiguous);
   TEST_ROWS(tests, n, hot_loop_matches_the_model, powers);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(rack_sums_add_up);
+  TEST_ADD(tests, n, rack_sums_add_up);
   TEST_ROWS(tests, n, static_split_respects_every_bound, splits);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(floor_and_reserve);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(empty_groups_are_refused);
+  TEST_ADD(tests, n, floor_and_reserve);
+  TEST_ADD(tests, n, empty_groups_are_refused);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
 }

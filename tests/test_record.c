@@ -14,7 +14,6 @@
 #include "record.h"
 #include "tel.h"
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define NROWS 10500 /* ten full chunks of CHUNK rows and a partial one */
 #define CHUNK 1000
 #define WIDTH 3
@@ -800,34 +799,25 @@ static void test_io_error_sticks(void **state) {
 
 /* ---- Registration ------------------------------------------------------ */
 
-/* One test per row of a case table, named after the row. */
-#define ADD_CASES(fn, cases)                                                   \
-  for (size_t i = 0; i < N_OF(cases) && n < N_OF(tests); i++) {                \
-    tests[n] =                                                                 \
-        (struct CMUnitTest)cmocka_unit_test_prestate(fn, (void *)&cases[i]);   \
-    tests[n++].name = cases[i].name;                                           \
-  }
-#define ADD(fn) tests[n++] = (struct CMUnitTest)cmocka_unit_test(fn)
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  ADD_CASES(test_series, series_cases);
-  ADD(test_axis_labels);
-  ADD(test_summary_and_meta);
-  ADD(test_scenario_text);
-  ADD(test_no_object_times);
-  ADD(test_partial_then_commit);
-  ADD(test_destroy_without_commit);
-  ADD(test_old_files);
-  ADD(test_identical_bytes);
-  ADD(test_nested_groups);
-  ADD_CASES(test_chunks, chunk_cases);
-  ADD(test_empty_group);
-  ADD(test_unwritable_path);
-  ADD_CASES(test_bad_options, option_cases);
-  ADD(test_after_commit);
-  ADD(test_argument_errors);
-  ADD(test_io_error_sticks);
+  TEST_ROWS(tests, n, test_series, series_cases);
+  TEST_ADD(tests, n, test_axis_labels);
+  TEST_ADD(tests, n, test_summary_and_meta);
+  TEST_ADD(tests, n, test_scenario_text);
+  TEST_ADD(tests, n, test_no_object_times);
+  TEST_ADD(tests, n, test_partial_then_commit);
+  TEST_ADD(tests, n, test_destroy_without_commit);
+  TEST_ADD(tests, n, test_old_files);
+  TEST_ADD(tests, n, test_identical_bytes);
+  TEST_ADD(tests, n, test_nested_groups);
+  TEST_ROWS(tests, n, test_chunks, chunk_cases);
+  TEST_ADD(tests, n, test_empty_group);
+  TEST_ADD(tests, n, test_unwritable_path);
+  TEST_ROWS(tests, n, test_bad_options, option_cases);
+  TEST_ADD(tests, n, test_after_commit);
+  TEST_ADD(tests, n, test_argument_errors);
+  TEST_ADD(tests, n, test_io_error_sticks);
   return _cmocka_run_group_tests("record", tests, n, write_layout_file, NULL);
 }

@@ -123,13 +123,11 @@ static void draws_have_the_right_moments(void **state) {
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(same_identifiers_same_draws);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(creation_order_does_not_matter);
+  TEST_ADD(tests, n, same_identifiers_same_draws);
+  TEST_ADD(tests, n, creation_order_does_not_matter);
   TEST_ROWS(tests, n, each_identifier_changes_the_stream, neighbours);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(many_streams_do_not_collide);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(known_answer);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(draws_have_the_right_moments);
+  TEST_ADD(tests, n, many_streams_do_not_collide);
+  TEST_ADD(tests, n, known_answer);
+  TEST_ADD(tests, n, draws_have_the_right_moments);
   return _cmocka_run_group_tests("rng", tests, n, NULL, NULL);
 }

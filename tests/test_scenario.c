@@ -381,13 +381,11 @@ int main(void) {
       good_document_fills_values_and_defaults);
   TEST_ROWS(tests, n, bad_document_is_rejected_with_position, bad);
   TEST_ROWS(tests, n, bad_overrides_point_at_the_override, sets);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(hints_name_the_fix);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(check_hook_sees_user_pointer);
-  tests[n++] =
-      (struct CMUnitTest)cmocka_unit_test(overrides_replace_and_create);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(emit_round_trips);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(limits_on_the_input);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(scalar_lookup);
+  TEST_ADD(tests, n, hints_name_the_fix);
+  TEST_ADD(tests, n, check_hook_sees_user_pointer);
+  TEST_ADD(tests, n, overrides_replace_and_create);
+  TEST_ADD(tests, n, emit_round_trips);
+  TEST_ADD(tests, n, limits_on_the_input);
+  TEST_ADD(tests, n, scalar_lookup);
   return _cmocka_run_group_tests("scenario", tests, n, NULL, NULL);
 }

@@ -454,9 +454,9 @@ static void test_memory_nested_name(void **state) {
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_null_sink);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_wrappers_forward);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_wrappers_reject);
+  TEST_ADD(tests, n, test_null_sink);
+  TEST_ADD(tests, n, test_wrappers_forward);
+  TEST_ADD(tests, n, test_wrappers_reject);
   for (size_t i = 0; i < sizeof bad_groups / sizeof *bad_groups; i++) {
     tests[n] = (struct CMUnitTest)CASE(test_bad_group, bad_groups, i);
     tests[n++].name = bad_groups[i].name;

@@ -154,7 +154,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, parses, cases);
   TEST_ROWS(tests, n, formats_readably, formats);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(format_reads_back_exactly);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(names_and_lists);
+  TEST_ADD(tests, n, format_reads_back_exactly);
+  TEST_ADD(tests, n, names_and_lists);
   return _cmocka_run_group_tests("units", tests, n, NULL, NULL);
 }

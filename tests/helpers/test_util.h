@@ -13,6 +13,12 @@
 
 #include "alloc.h"
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Registers fn as the next test of tests[n]. */
+#define TEST_ADD(tests, n, fn)                                                 \
+  ((tests)[(n)++] = (struct CMUnitTest)cmocka_unit_test(fn))
+
 /* Registers fn once per row of table (a static array whose rows begin
  * with a `name`), with the row as the test's state: table-driven tests. */
 #define TEST_ROWS(tests, n, fn, table)                                         \
