@@ -1,0 +1,782 @@
+/* sig.c - grid signals from CSV files or synthesised, with exact
+ * integrals.
+ *
+ * Files are held as (t_i, v_i) in seconds since the simulated start, with
+ * a cumulative integral F_i at every row, so the integral over any
+ * interval is two look-ups and two partial segments; a repeating file
+ * adds whole periods. Synthetic kinds integrate in closed form. */
+#include "sig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAY_S 86400.0
+#define PI 3.14159265358979323846
+#define MAX_FILE_BYTES ((size_t)64 << 20)
+
+/* ------------------------------------------------------------------ */
+/* Emission factors                                                    */
+/* ------------------------------------------------------------------ */
+
+/* kg CO2 per MWh. Coal and gas: the seed table (900, 400). The others lie
+ * in the seed's ranges (solar/wind 10-50, nuclear 10-20, hydro 10-30) at
+ * the life-cycle medians of IPCC AR5 WG3 Annex III, table A.III.2:
+ * utility PV 48, onshore wind 11, nuclear 12, hydro 24. */
+const sig_factors sig_seed_factors = {900, 400, 12, 24, 11, 48};
+
+/* ------------------------------------------------------------------ */
+/* Schemas                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *const interp_names[] = {"step", "linear", NULL};
+
+#define DAILY_SCHEMA(ident, d)                                                 \
+  static const scn_field ident##_daily_fields[] = {                            \
+      {.key = "from",                                                          \
+       .type = SCN_QUANTITY,                                                   \
+       .offset = offsetof(sig_daily_step, from_s),                             \
+       .dim = UNITS_TIME,                                                      \
+       .min = 0,                                                               \
+       .max = DAY_S,                                                           \
+       .flags = SCN_REQUIRED,                                                  \
+       .help = "time of day the value starts, e.g. 17 h"},                     \
+      {.key = "value",                                                         \
+       .type = SCN_QUANTITY,                                                   \
+       .offset = offsetof(sig_daily_step, value),                              \
+       .dim = d,                                                               \
+       .flags = SCN_REQUIRED,                                                  \
+       .help = "the value from then on"},                                      \
+  };                                                                           \
+  static const scn_schema ident##_daily_schema = SCN_SCHEMA(                   \
+      "daily step", sig_daily_step, ident##_daily_fields, .check = NULL)
+
+#define FIELD(k, t, member, ...)                                               \
+  { .key = k, .type = t, .offset = offsetof(sig_config, member), __VA_ARGS__ }
+
+/* The fields every signal shares; d is the dimension of its values. */
+#define SIGNAL_FIELDS(ident, d)                                                \
+  FIELD("file", SCN_STRING, file,                                              \
+        .help = "a CSV file (relative to the scenario) with a time and a "     \
+                "value column"),                                               \
+      FIELD("time_column", SCN_STRING, time_column, .dflt = "#1",              \
+            .help = "header name of the time column, or #N"),                  \
+      FIELD("value_column", SCN_STRING, value_column, .dflt = "#2",            \
+            .help = "header name of the value column, or #N"),                 \
+      FIELD("time_offset", SCN_QUANTITY, time_offset_s, .dim = UNITS_TIME,     \
+            .min = -86400, .max = 86400, .dflt = "0 s",                        \
+            .help = "added to the file's times to make them UTC, e.g. -1 h "   \
+                    "for times in UTC+1"),                                     \
+      FIELD("start", SCN_STRING, start,                                        \
+            .help = "UTC time the run starts at, e.g. '2023-06-01 00:00'; "    \
+                    "default: the file's first row"),                          \
+      FIELD("interpolation", SCN_ENUM, interpolation, .names = interp_names,   \
+            .dflt = "step", .help = "step (hold each row) or linear"),         \
+      FIELD("max_gap", SCN_QUANTITY, max_gap_s, .dim = UNITS_TIME,             \
+            .flags = SCN_POSITIVE, .dflt = "2 h",                              \
+            .help = "a larger gap between rows is an error"),                  \
+      FIELD("repeat", SCN_BOOL, repeat, .dflt = "false",                       \
+            .help = "wrap around past the file's end"),                        \
+      FIELD("scale", SCN_QUANTITY, scale, .dim = UNITS_NUMBER, .dflt = "1",    \
+            .help = "multiplies the file's values (e.g. 1.07764 EUR->USD)"),   \
+      FIELD("value", SCN_QUANTITY, value, .dim = d,                            \
+            .help = "a constant value"),                                       \
+      FIELD("daily", SCN_LIST, daily, .sub = &ident##_daily_schema,            \
+            .count_offset = offsetof(sig_config, ndaily),                      \
+            .help = "a daily schedule: [{from: 0 h, value: ...}, ...]"),       \
+      FIELD("low", SCN_QUANTITY, low, .dim = d,                                \
+            .help = "diurnal: the daily minimum"),                             \
+      FIELD("high", SCN_QUANTITY, high, .dim = d,                              \
+            .help = "diurnal: the daily maximum"),                             \
+      FIELD("peak_at", SCN_QUANTITY, peak_s, .dim = UNITS_TIME, .min = 0,      \
+            .max = DAY_S, .dflt = "15 h", .help = "diurnal: time of the peak")
+
+static int check_signal(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err);
+
+DAILY_SCHEMA(carbon, UNITS_CARBON);
+DAILY_SCHEMA(price, UNITS_PRICE);
+DAILY_SCHEMA(temperature, UNITS_TEMPERATURE);
+
+#define SHARE(k, member)                                                       \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(sig_mix, member),       \
+    .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = "0%",                   \
+    .help = "share of generation, e.g. 20%"                                    \
+  }
+
+static int check_mix(void *obj, const scn_loc *loc, void *user, sim_error *err);
+
+static const scn_field mix_fields[] = {
+    SHARE("coal", coal),
+    SHARE("gas", gas),
+    SHARE("nuclear", nuclear),
+    SHARE("hydro", hydro),
+    SHARE("wind", wind),
+    SHARE("solar", solar),
+    {.key = "sunrise",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(sig_mix, sunrise_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = DAY_S,
+     .dflt = "6 h",
+     .help = "time of day solar starts"},
+    {.key = "sunset",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(sig_mix, sunset_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = DAY_S,
+     .dflt = "18 h",
+     .help = "time of day solar ends"},
+};
+
+static const scn_schema mix_schema =
+    SCN_SCHEMA("generation mix", sig_mix, mix_fields, .check = check_mix);
+
+static const scn_field carbon_fields[] = {
+    SIGNAL_FIELDS(carbon, UNITS_CARBON),
+    FIELD("mix", SCN_MAP, mix, .sub = &mix_schema,
+          .help = "a generation mix: coal, gas, nuclear, hydro, wind, solar "
+                  "shares; solar follows daylight"),
+};
+static const scn_field price_fields[] = {SIGNAL_FIELDS(price, UNITS_PRICE)};
+static const scn_field temperature_fields[] = {
+    SIGNAL_FIELDS(temperature, UNITS_TEMPERATURE)};
+
+const scn_schema sig_carbon_schema = SCN_SCHEMA(
+    "carbon intensity", sig_config, carbon_fields, .check = check_signal);
+const scn_schema sig_price_schema =
+    SCN_SCHEMA("price", sig_config, price_fields, .check = check_signal);
+const scn_schema sig_temperature_schema =
+    SCN_SCHEMA("outdoor temperature", sig_config, temperature_fields,
+               .check = check_signal);
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                              */
+/* ------------------------------------------------------------------ */
+
+static double mix_total(const sig_mix *m) {
+  return m->coal + m->gas + m->nuclear + m->hydro + m->wind + m->solar;
+}
+
+/* The mean of the daylight shape max(0, sin) over a day. */
+static double shape_mean(const sig_mix *m) {
+  return (m->sunset_s - m->sunrise_s) / DAY_S * 2 / PI;
+}
+
+static int check_mix(void *obj, const scn_loc *loc, void *user,
+                     sim_error *err) {
+  (void)user;
+  sig_mix *m = obj;
+  if (!scn_given(loc, "coal") && !scn_given(loc, "gas") &&
+      !scn_given(loc, "solar") && !scn_given(loc, "wind") &&
+      !scn_given(loc, "nuclear") && !scn_given(loc, "hydro"))
+    return SIM_OK; /* no mix given */
+  if (fabs(mix_total(m) - 1) > 1e-9)
+    return scn_fail(loc, NULL, err, "the shares must add up to 100%",
+                    "the mix adds up to %.6g%%", 100 * mix_total(m));
+  if (!(m->sunrise_s < m->sunset_s))
+    return scn_fail(loc, "sunset", err, NULL, "sunset must follow sunrise");
+  /* Gas is the marginal fuel that solar displaces: at solar noon its share
+   * must not go below zero. */
+  if (m->gas + m->solar - m->solar / shape_mean(m) < -1e-12)
+    return scn_fail(loc, "gas", err,
+                    "raise gas or lower solar: gas absorbs solar's swing",
+                    "at solar noon solar would displace more than the gas "
+                    "share");
+  return SIM_OK;
+}
+
+static int ways_given(const sig_config *c) {
+  return (c->file != NULL) + !isnan(c->value) + (c->ndaily > 0) + c->diurnal +
+         c->has_mix;
+}
+
+static int check_daily(const sig_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  if (c->daily[0].from_s != 0)
+    return scn_fail(loc, "daily", err, "e.g. daily: [{from: 0 h, value: ..}]",
+                    "the daily schedule must start at 0 h");
+  for (size_t i = 1; i < c->ndaily; i++)
+    if (!(c->daily[i].from_s > c->daily[i - 1].from_s)) {
+      char where[64];
+      snprintf(where, sizeof where, "daily.%zu.from", i);
+      return scn_fail(loc, where, err, NULL,
+                      "daily step %zu does not come after step %zu", i + 1, i);
+    }
+  return SIM_OK;
+}
+
+static int check_signal(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err) {
+  (void)user;
+  sig_config *c = obj;
+  c->diurnal = !isnan(c->low) || !isnan(c->high);
+  c->has_mix = mix_total(&c->mix) > 0;
+  if (c->diurnal && (isnan(c->low) || isnan(c->high) || c->low > c->high))
+    return scn_fail(loc, isnan(c->low) ? "high" : "low", err,
+                    "diurnal: give both, low <= high",
+                    "a diurnal signal needs 'low' and 'high', low <= high");
+  if (ways_given(c) > 1)
+    return scn_fail(loc, NULL, err,
+                    "give one of: file, value, daily, low/high, mix",
+                    "the %s is given in more than one way",
+                    c->has_mix ? "carbon intensity" : "signal");
+  return c->ndaily > 0 ? check_daily(c, loc, err) : SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Time parsing                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil). */
+static long days_from_civil(long y, long m, long d) {
+  y -= m <= 2;
+  long era = (y >= 0 ? y : y - 399) / 400;
+  long yoe = y - era * 400;
+  long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/* Reads exactly n digits at *p into *out; false if they are not there. */
+static bool digits(const char **p, int n, long *out) {
+  *out = 0;
+  for (int i = 0; i < n; i++, (*p)++) {
+    if (!isdigit((unsigned char)**p))
+      return false;
+    *out = *out * 10 + (**p - '0');
+  }
+  return true;
+}
+
+static bool expect(const char **p, char c) {
+  if (**p != c)
+    return false;
+  (*p)++;
+  return true;
+}
+
+/* "+HH:MM", "-HH:MM", "Z" or nothing, as seconds east of UTC. */
+static bool zone(const char **p, double *east_s) {
+  long h, m;
+  *east_s = 0;
+  if (**p == 'Z') {
+    (*p)++;
+    return true;
+  }
+  if (**p != '+' && **p != '-')
+    return true;
+  int sign = **p == '-' ? -1 : 1;
+  (*p)++;
+  if (!digits(p, 2, &h) || !expect(p, ':') || !digits(p, 2, &m))
+    return false;
+  *east_s = sign * (double)(h * 3600 + m * 60);
+  return true;
+}
+
+static bool clock_part(const char **p, double *secs) {
+  long hh, mm, ss = 0;
+  if (!digits(p, 2, &hh) || !expect(p, ':') || !digits(p, 2, &mm))
+    return false;
+  double frac = 0;
+  if (**p == ':') {
+    (*p)++;
+    if (!digits(p, 2, &ss))
+      return false;
+    if (**p == '.') {
+      double scale = 0.1;
+      for ((*p)++; isdigit((unsigned char)**p); (*p)++, scale /= 10)
+        frac += (**p - '0') * scale;
+    }
+  }
+  if (hh > 23 || mm > 59 || ss > 60)
+    return false;
+  *secs = (double)(hh * 3600 + mm * 60 + ss) + frac;
+  return true;
+}
+
+int signal_parse_time(const char *text, double *utc_s, size_t *bad_at) {
+  const char *p = text;
+  long y, mo, d;
+  double secs, east;
+  bool ok = digits(&p, 4, &y) && expect(&p, '-') && digits(&p, 2, &mo) &&
+            expect(&p, '-') && digits(&p, 2, &d) && mo >= 1 && mo <= 12 &&
+            d >= 1 && d <= 31 && (expect(&p, ' ') || expect(&p, 'T')) &&
+            clock_part(&p, &secs) && zone(&p, &east) && *p == '\0';
+  if (!ok) {
+    if (bad_at != NULL)
+      *bad_at = (size_t)(p - text);
+    return -1;
+  }
+  *utc_s = (double)days_from_civil(y, mo, d) * DAY_S + secs - east;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* CSV reading                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct csv {
+  const char *path;
+  char *text;
+  char *cur;
+  long line;
+  sim_error *err;
+} csv;
+
+static int csv_fail(csv *c, const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int csv_fail(csv *c, const char *column, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (column != NULL)
+    return sim_error_set(c->err, SIM_EINPUT, "%s:%ld: column '%s': %s", c->path,
+                         c->line, column, msg);
+  return sim_error_set(c->err, SIM_EINPUT, "%s:%ld: %s", c->path, c->line, msg);
+}
+
+/* The next line, NUL-terminated in place, without its line ending; NULL
+ * at the end of the text. */
+static char *next_line(csv *c) {
+  if (c->cur == NULL || *c->cur == '\0')
+    return NULL;
+  char *line = c->cur;
+  char *nl = strchr(line, '\n');
+  c->cur = nl != NULL ? nl + 1 : NULL;
+  if (nl != NULL)
+    *nl = '\0';
+  size_t len = strlen(line);
+  if (len > 0 && line[len - 1] == '\r')
+    line[len - 1] = '\0';
+  c->line++;
+  return line;
+}
+
+/* Splits line at commas in place (no quoting in these files). */
+static size_t split(char *line, char **fields, size_t max) {
+  size_t n = 0;
+  for (char *p = line; n < max;) {
+    fields[n++] = p;
+    p = strchr(p, ',');
+    if (p == NULL)
+      break;
+    *p++ = '\0';
+  }
+  return n;
+}
+
+static char *slurp_file(const char *path, sim_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  char *buf = malloc(MAX_FILE_BYTES + 1);
+  size_t n = buf != NULL ? fread(buf, 1, MAX_FILE_BYTES + 1, f) : 0;
+  bool bad = buf == NULL || ferror(f) || n > MAX_FILE_BYTES;
+  fclose(f);
+  if (bad) {
+    free(buf);
+    sim_error_set(err, SIM_EINPUT, "%s: cannot read (or larger than %zu MB)",
+                  path, MAX_FILE_BYTES >> 20);
+    return NULL;
+  }
+  buf[n] = '\0';
+  if (memchr(buf, '\0', n) != NULL) {
+    free(buf);
+    sim_error_set(err, SIM_EINPUT, "%s: NUL byte: not a CSV text file", path);
+    return NULL;
+  }
+  return buf;
+}
+
+/* The index of the column called name (or "#N"), or -1. */
+static long find_column(char **header, size_t n, const char *name) {
+  if (name[0] == '#') {
+    char *end;
+    long k = strtol(name + 1, &end, 10);
+    return *end == '\0' && k >= 1 && (size_t)k <= n ? k - 1 : -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(header[i], name) == 0)
+      return (long)i;
+  return -1;
+}
+
+typedef struct rows {
+  double *t, *v;
+  size_t n, cap;
+} rows;
+
+static int rows_push(rows *r, double t, double v) {
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 1024;
+    double *nt = realloc(r->t, cap * sizeof *nt);
+    if (nt == NULL)
+      return SIM_ENOMEM;
+    r->t = nt;
+    double *nv = realloc(r->v, cap * sizeof *nv);
+    if (nv == NULL)
+      return SIM_ENOMEM;
+    r->v = nv;
+    r->cap = cap;
+  }
+  r->t[r->n] = t;
+  r->v[r->n++] = v;
+  return SIM_OK;
+}
+
+static int parse_value(csv *c, const char *text, const char *column,
+                       double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(text, &end);
+  while (isspace((unsigned char)*end))
+    end++;
+  if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(*v))
+    return csv_fail(c, column, "'%s' is not a finite number", text);
+  return SIM_OK;
+}
+
+typedef struct columns {
+  long tcol, vcol;
+  const char *tname, *vname;
+} columns;
+
+static int read_row(csv *c, char *line, const columns *k, const sig_config *g,
+                    rows *r) {
+  char *f[64];
+  size_t n = split(line, f, 64);
+  if ((size_t)k->tcol >= n || (size_t)k->vcol >= n)
+    return csv_fail(c, NULL, "%zu fields; the columns need %ld", n,
+                    (k->tcol > k->vcol ? k->tcol : k->vcol) + 1);
+  double t, v;
+  size_t bad;
+  if (signal_parse_time(f[k->tcol], &t, &bad) != 0)
+    return csv_fail(c, k->tname, "cannot read time '%s' at character %zu",
+                    f[k->tcol], bad + 1);
+  int rc = parse_value(c, f[k->vcol], k->vname, &v);
+  if (rc != SIM_OK)
+    return rc;
+  t += g->time_offset_s;
+  if (r->n > 0 && !(t > r->t[r->n - 1]))
+    return csv_fail(c, k->tname, "time %s is %s the row before", f[k->tcol],
+                    t == r->t[r->n - 1] ? "the same as" : "earlier than");
+  if (r->n > 0 && t - r->t[r->n - 1] > g->max_gap_s)
+    return csv_fail(c, k->tname,
+                    "a gap of %.0f s before %s, more than "
+                    "max_gap (%.0f s)",
+                    t - r->t[r->n - 1], f[k->tcol], g->max_gap_s);
+  return rows_push(r, t, v * g->scale) == SIM_OK
+             ? SIM_OK
+             : sim_error_set(c->err, SIM_ENOMEM, "out of memory");
+}
+
+static int read_header(csv *c, const sig_config *g, columns *k) {
+  char *line = next_line(c);
+  if (line == NULL)
+    return csv_fail(c, NULL, "the file is empty");
+  char *h[64];
+  size_t n = split(line, h, 64);
+  k->tcol = find_column(h, n, g->time_column);
+  k->vcol = find_column(h, n, g->value_column);
+  k->tname = g->time_column;
+  k->vname = g->value_column;
+  if (k->tcol < 0)
+    return csv_fail(c, g->time_column, "no such column in the header");
+  if (k->vcol < 0)
+    return csv_fail(c, g->value_column, "no such column in the header");
+  k->tname = h[k->tcol];
+  k->vname = h[k->vcol];
+  return SIM_OK;
+}
+
+static int read_rows(csv *c, const sig_config *g, rows *r) {
+  columns k = {0, 0, NULL, NULL};
+  int rc = read_header(c, g, &k);
+  char *line;
+  while (rc == SIM_OK && (line = next_line(c)) != NULL)
+    if (*line != '\0')
+      rc = read_row(c, line, &k, g, r);
+  if (rc == SIM_OK && r->n < 2)
+    return csv_fail(c, NULL, "%zu data rows; a signal needs 2 or more", r->n);
+  return rc;
+}
+
+static void join_path(const char *dir, const char *file, char *out,
+                      size_t size) {
+  if (dir == NULL || dir[0] == '\0' || file[0] == '/')
+    snprintf(out, size, "%s", file);
+  else
+    snprintf(out, size, "%s/%s", dir, file);
+}
+
+/* ------------------------------------------------------------------ */
+/* Building signals                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Cumulative integral at every row, in s->v's units x seconds; stored in
+ * a block after the values so one free releases both. */
+static double *cumulative(const signal *s) { return s->v + s->n; }
+
+static void build_cumulative(signal *s) {
+  double *F = cumulative(s);
+  F[0] = 0;
+  for (size_t i = 1; i < s->n; i++) {
+    double dt = s->t[i] - s->t[i - 1];
+    double mean = s->linear ? 0.5 * (s->v[i] + s->v[i - 1]) : s->v[i - 1];
+    F[i] = F[i - 1] + mean * dt;
+  }
+}
+
+static int align_start(signal *s, const sig_config *g, const char *path,
+                       sim_error *err) {
+  double t0 = s->t[0];
+  if (g->start != NULL) {
+    size_t bad;
+    if (signal_parse_time(g->start, &t0, &bad) != 0)
+      return sim_error_set(err, SIM_EINPUT,
+                           "%s: start '%s' is not a time like "
+                           "'2023-06-01 00:00'",
+                           path, g->start);
+    if (t0 < s->t[0] || t0 > s->t[s->n - 1])
+      return sim_error_set(err, SIM_EINPUT,
+                           "%s: start '%s' is outside the file's times", path,
+                           g->start);
+  }
+  for (size_t i = 0; i < s->n; i++)
+    s->t[i] -= t0;
+  return SIM_OK;
+}
+
+static int init_file(signal *s, const sig_config *g, const char *base_dir,
+                     sim_error *err) {
+  char path[4096];
+  join_path(base_dir, g->file, path, sizeof path);
+  csv c = {path, slurp_file(path, err), NULL, 0, err};
+  if (c.text == NULL)
+    return err != NULL ? err->code : SIM_EIO;
+  c.cur = c.text;
+  rows r = {0};
+  int rc = read_rows(&c, g, &r);
+  free(c.text);
+  double *v = rc == SIM_OK ? realloc(r.v, 2 * r.n * sizeof *v) : NULL;
+  if (rc == SIM_OK && v == NULL)
+    rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
+  if (rc != SIM_OK) {
+    free(r.t);
+    free(v != NULL ? v : r.v);
+    return rc;
+  }
+  *s = (signal){.kind = SIG_FILE,
+                .t = r.t,
+                .v = v,
+                .n = r.n,
+                .linear = g->interpolation == 1};
+  build_cumulative(s);
+  /* One more step after the last row makes a repeating file periodic. */
+  if (g->repeat)
+    s->period = (s->t[s->n - 1] - s->t[0]) + (s->t[s->n - 1] - s->t[s->n - 2]);
+  return align_start(s, g, path, err);
+}
+
+static int init_daily(signal *s, const sig_config *g, sim_error *err) {
+  size_t n = g->ndaily;
+  *s = (signal){.kind = SIG_DAILY, .n = n, .period = DAY_S};
+  s->t = malloc(n * sizeof *s->t);
+  s->v = malloc(2 * n * sizeof *s->v);
+  if (s->t == NULL || s->v == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    s->t[i] = g->daily[i].from_s;
+    s->v[i] = g->daily[i].value;
+  }
+  build_cumulative(s);
+  return SIM_OK;
+}
+
+static void init_mix(signal *s, const sig_mix *m) {
+  const sig_factors *f = &sig_seed_factors;
+  double mean = m->coal * f->coal + m->gas * f->gas + m->nuclear * f->nuclear +
+                m->hydro * f->hydro + m->wind * f->wind + m->solar * f->solar;
+  double displaced = m->solar * (f->solar - f->gas);
+  /* I(t) = mean + displaced (shape(t) / mean_shape - 1). */
+  *s = (signal){.kind = SIG_MIX,
+                .flat = mean - displaced,
+                .swing = displaced / shape_mean(m),
+                .rise_s = m->sunrise_s,
+                .set_s = m->sunset_s};
+}
+
+int signal_init(signal *s, const sig_config *c, const char *base_dir,
+                sim_error *err) {
+  memset(s, 0, sizeof *s);
+  int rc = SIM_OK;
+  if (c->file != NULL)
+    rc = init_file(s, c, base_dir, err);
+  else if (c->ndaily > 0)
+    rc = init_daily(s, c, err);
+  if (rc != SIM_OK)
+    signal_fini(s);
+  if (c->file != NULL || c->ndaily > 0)
+    return rc;
+  if (c->has_mix)
+    init_mix(s, &c->mix);
+  else if (c->diurnal)
+    *s = (signal){.kind = SIG_DIURNAL,
+                  .low = c->low,
+                  .high = c->high,
+                  .peak_s = c->peak_s};
+  else if (!isnan(c->value))
+    *s = (signal){.kind = SIG_CONSTANT, .value = c->value};
+  return SIM_OK;
+}
+
+void signal_fini(signal *s) {
+  free(s->t);
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Evaluation                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The last row i with t[i] <= x (0 when x is before the first). */
+static size_t row_at(const signal *s, double x) {
+  size_t lo = 0, hi = s->n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->t[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* x folded into the table's range, and the whole periods folded away. */
+static double fold(const signal *s, double x, double *periods) {
+  *periods = 0;
+  if (s->period > 0) {
+    double base = s->kind == SIG_DAILY ? 0 : s->t[0];
+    *periods = floor((x - base) / s->period);
+    x -= *periods * s->period;
+  }
+  return x;
+}
+
+static double table_at(const signal *s, double x) {
+  double periods;
+  x = fold(s, x, &periods);
+  size_t i = row_at(s, x);
+  if (!s->linear || i + 1 >= s->n || x <= s->t[i])
+    return s->v[i];
+  double w = (x - s->t[i]) / (s->t[i + 1] - s->t[i]);
+  return s->v[i] + w * (s->v[i + 1] - s->v[i]);
+}
+
+/* The integral from the table's start to x. Past the last row the last
+ * value holds (step) or stays (linear). */
+static double table_cum(const signal *s, double x) {
+  double periods;
+  x = fold(s, x, &periods);
+  const double *F = cumulative(s);
+  double total = F[s->n - 1];
+  if (s->period > 0) /* the tail from the last row to the period's end */
+    total += s->v[s->n - 1] * (s->period - (s->t[s->n - 1] - s->t[0]));
+  size_t i = row_at(s, x);
+  double dx = x - s->t[i];
+  double part = s->v[i] * dx;
+  if (s->linear && i + 1 < s->n && dx > 0)
+    part += 0.5 * dx * dx * (s->v[i + 1] - s->v[i]) / (s->t[i + 1] - s->t[i]);
+  return periods * total + F[i] + part;
+}
+
+static double diurnal_at(const signal *s, double t) {
+  double mid = 0.5 * (s->low + s->high), amp = 0.5 * (s->high - s->low);
+  return mid + amp * cos(2 * PI * (t - s->peak_s) / DAY_S);
+}
+
+static double diurnal_cum(const signal *s, double t) {
+  double mid = 0.5 * (s->low + s->high), amp = 0.5 * (s->high - s->low);
+  return mid * t + amp * DAY_S / (2 * PI) *
+                       (sin(2 * PI * (t - s->peak_s) / DAY_S) -
+                        sin(2 * PI * (-s->peak_s) / DAY_S));
+}
+
+static double daylight(const signal *s, double t) {
+  double h = t - DAY_S * floor(t / DAY_S);
+  if (h <= s->rise_s || h >= s->set_s)
+    return 0;
+  return sin(PI * (h - s->rise_s) / (s->set_s - s->rise_s));
+}
+
+/* The integral of the daylight shape from 0 to t. */
+static double daylight_cum(const signal *s, double t) {
+  double len = s->set_s - s->rise_s, day = 2 * len / PI;
+  double days = floor(t / DAY_S), h = t - days * DAY_S;
+  double part = 0;
+  if (h >= s->set_s)
+    part = day;
+  else if (h > s->rise_s)
+    part = len / PI * (1 - cos(PI * (h - s->rise_s) / len));
+  return days * day + part;
+}
+
+double signal_at(const signal *s, double t) {
+  switch (s->kind) {
+  case SIG_CONSTANT:
+    return s->value;
+  case SIG_FILE:
+  case SIG_DAILY:
+    return table_at(s, t);
+  case SIG_DIURNAL:
+    return diurnal_at(s, t);
+  case SIG_MIX:
+    return s->flat + s->swing * daylight(s, t);
+  default:
+    return 0;
+  }
+}
+
+static double cum(const signal *s, double t) {
+  switch (s->kind) {
+  case SIG_CONSTANT:
+    return s->value * t;
+  case SIG_FILE:
+  case SIG_DAILY:
+    return table_cum(s, t);
+  case SIG_DIURNAL:
+    return diurnal_cum(s, t);
+  case SIG_MIX:
+    return s->flat * t + s->swing * daylight_cum(s, t);
+  default:
+    return 0;
+  }
+}
+
+double signal_integral(const signal *s, double t0, double t1) {
+  return cum(s, t1) - cum(s, t0);
+}
+
+bool signal_covers(const signal *s, double t0, double t1) {
+  if (s->kind != SIG_FILE || s->period > 0)
+    return true;
+  double last = s->t[s->n - 1];
+  /* A step signal's last row holds for one more step. */
+  if (!s->linear)
+    last += s->t[s->n - 1] - s->t[s->n - 2];
+  return s->t[0] <= t0 && t1 <= last;
+}

@@ -1,0 +1,113 @@
+/* sig.h - time-varying signals of the grid feed: carbon intensity,
+ * price, outdoor temperature. A signal is read from a CSV file (the
+ * formats of Electricity Maps, market price files and Open-Meteo weather)
+ * or synthesised: a constant, a daily schedule of steps, a diurnal cosine,
+ * or, for carbon, a generation mix whose solar share follows daylight.
+ *
+ * Every kind has an exact integral over any interval, so energy-weighted
+ * cost and CO2 over piecewise-constant power come out exact, not sampled. */
+#ifndef MODELS_SIG_H
+#define MODELS_SIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "scenario.h"
+#include "units.h"
+
+typedef enum sig_kind {
+  SIG_NONE, /* not configured: the signal is 0 */
+  SIG_CONSTANT,
+  SIG_FILE,
+  SIG_DAILY,
+  SIG_DIURNAL,
+  SIG_MIX,
+} sig_kind;
+
+typedef struct sig_daily_step {
+  double from_s; /* time of day the value starts */
+  double value;
+} sig_daily_step;
+
+/* Shares of a generation mix (fractions summing to 1). */
+typedef struct sig_mix {
+  double coal, gas, nuclear, hydro, wind, solar;
+  double sunrise_s, sunset_s; /* time of day */
+} sig_mix;
+
+/* One signal as a scenario writes it; exactly one way of giving it. */
+typedef struct sig_config {
+  /* A CSV file. */
+  char *file;
+  char *time_column;    /* header name, or "#N" for the N-th column */
+  char *value_column;   /* header name, or "#N" */
+  double time_offset_s; /* added to the file's times to make them UTC */
+  char *start;          /* UTC time at simulated t = 0; default first row */
+  int interpolation;    /* 0 step, 1 linear */
+  double max_gap_s;     /* a larger gap between rows is an error */
+  bool repeat;          /* wrap around past the end of the file */
+  double scale;         /* multiplies the file's values (e.g. EUR->USD) */
+  /* Or a constant. */
+  double value;
+  /* Or a daily schedule of steps. */
+  sig_daily_step *daily;
+  size_t ndaily;
+  /* Or a diurnal cosine. */
+  double low, high, peak_s;
+  bool diurnal;
+  /* Or a generation mix (carbon only). */
+  sig_mix mix;
+  bool has_mix;
+} sig_config;
+
+/* Schemas of the three signals: the value dimensions differ. */
+extern const scn_schema sig_carbon_schema;
+extern const scn_schema sig_price_schema;
+extern const scn_schema sig_temperature_schema;
+
+/* The emission factors of the mix, kg CO2 per MWh (= g/kWh). */
+typedef struct sig_factors {
+  double coal, gas, nuclear, hydro, wind, solar;
+} sig_factors;
+
+extern const sig_factors sig_seed_factors;
+
+/* A signal ready to evaluate. */
+typedef struct signal {
+  sig_kind kind;
+  double value;  /* constant */
+  double *t, *v; /* file: times (s since t = 0) and values */
+  size_t n;      /* daily: t = time of day */
+  bool linear;
+  double period; /* file with repeat: the wrap period; daily: 86400 */
+  double low, high, peak_s; /* diurnal */
+  double flat, swing;       /* mix: I(t) = flat + swing * shape(t) */
+  double rise_s, set_s;     /* mix: daylight */
+} signal;
+
+/* Builds a signal from its config. Files are read relative to base_dir
+ * (NULL: the working directory). Errors (unreadable file, missing column,
+ * unparsable time, out-of-order or duplicate times, gaps beyond max_gap,
+ * NaN) come as "FILE:LINE: column 'NAME': ...", SIM_EINPUT, and leave
+ * nothing to free. Free a built signal with signal_fini. */
+int signal_init(signal *s, const sig_config *c, const char *base_dir,
+                sim_error *err);
+
+void signal_fini(signal *s);
+
+/* True if the signal has data for all of [t0, t1]: files without repeat
+ * cover their rows (a step file one step past its last row). */
+bool signal_covers(const signal *s, double t0, double t1);
+
+/* The value at t_s (seconds since the start). */
+double signal_at(const signal *s, double t_s);
+
+/* The exact integral of the signal over [t0, t1] (value x seconds). */
+double signal_integral(const signal *s, double t0, double t1);
+
+/* UTC seconds since 1970 of "YYYY-MM-DD[ T]HH:MM[:SS[.f...]][Z|+HH:MM]";
+ * -1 with *bad_at set to the offending offset when it does not parse. */
+int signal_parse_time(const char *text, double *utc_s, size_t *bad_at);
+
+#endif

@@ -1,0 +1,326 @@
+/* test_sig.c - grid signals: time parsing, CSV files (step, linear,
+ * repeat, start, offset) with exact integrals, every kind of bad file
+ * with FILE:LINE: and the column, the real Electricity Maps series, and
+ * the synthetic kinds' closed-form integrals. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sig.h"
+
+typedef struct time_case {
+  const char *name;
+  const char *text;
+  double utc_s; /* NAN: must fail */
+} time_case;
+
+/* 2023-01-01 00:00:00 UTC is 1672531200 s after the epoch. */
+static const time_case times[] = {
+    {"seconds", "2023-01-01 00:00:00", 1672531200},
+    {"minutes", "2023-01-01 01:30", 1672531200 + 5400},
+    {"T and Z", "2023-01-01T00:00:00Z", 1672531200},
+    {"negative offset", "2023-01-01 00:00:00-06:00", 1672531200 + 21600},
+    {"positive offset", "2023-01-01 01:00:00+01:00", 1672531200},
+    {"fraction", "2023-11-16 18:15:46.5000000", 1700158546.5},
+    {"leap day", "2024-02-29 00:00", 1709164800},
+    {"new year eve", "2022-12-31 23:00", 1672527600},
+    {"bad month", "2023-13-01 00:00", NAN},
+    {"slashes", "2023/01/01 00:00", NAN},
+    {"date only", "2023-01-01", NAN},
+    {"bad hour", "2023-01-01 25:00", NAN},
+    {"trailing", "2023-01-01 00:00 x", NAN},
+    {"empty", "", NAN},
+};
+
+static void parses_times(void **state) {
+  const time_case *c = *state;
+  double t = -1;
+  size_t bad = 0;
+  int rc = signal_parse_time(c->text, &t, &bad);
+  if (isnan(c->utc_s)) {
+    assert_int_equal(rc, -1);
+    return;
+  }
+  assert_int_equal(rc, 0);
+  assert_close(t, c->utc_s, 0, 0);
+}
+
+static const char *write_csv(const char *name, const char *text) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s", test_out_path(name));
+  FILE *f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static sig_config file_config(const char *path) {
+  return (sig_config){.file = (char *)path,
+                      .time_column = "#1",
+                      .value_column = "#2",
+                      .max_gap_s = 7200,
+                      .scale = 1,
+                      .value = NAN,
+                      .low = NAN,
+                      .high = NAN};
+}
+
+static const char hourly[] = "time,v\n"
+                             "2023-01-01 00:00,10\n"
+                             "2023-01-01 01:00,20\n"
+                             "2023-01-01 02:00,40\n"
+                             "2023-01-01 03:00,0\n";
+
+static void step_file_values_and_integral(void **state) {
+  (void)state;
+  sig_config c = file_config(write_csv("s.csv", hourly));
+  signal s;
+  sim_error err = {0};
+  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_close(signal_at(&s, 0), 10, 0, 0);
+  assert_close(signal_at(&s, 3599), 10, 0, 0);
+  assert_close(signal_at(&s, 3600), 20, 0, 0);
+  /* 0.5 h at 10, 1 h at 20, 0.25 h at 40. */
+  assert_close(signal_integral(&s, 1800, 2 * 3600 + 900),
+               1800 * 10 + 3600 * 20 + 900 * 40, 1e-15, 0);
+  assert_true(signal_covers(&s, 0, 4 * 3600));
+  assert_false(signal_covers(&s, 0, 4 * 3600 + 1));
+  signal_fini(&s);
+}
+
+static void linear_file_integral_is_trapezoids(void **state) {
+  (void)state;
+  sig_config c = file_config(write_csv("l.csv", hourly));
+  c.interpolation = 1;
+  signal s;
+  sim_error err = {0};
+  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
+  assert_close(signal_at(&s, 1800), 15, 1e-15, 0);
+  assert_close(signal_at(&s, 2.5 * 3600), 20, 1e-15, 0);
+  /* From 0.5 h to 2.5 h: 15->20 over 0.5 h, 20->40 over 1 h, 40->20. */
+  double expect = 1800 * 17.5 + 3600 * 30 + 1800 * 30;
+  assert_close(signal_integral(&s, 1800, 2.5 * 3600), expect, 1e-15, 0);
+  assert_false(signal_covers(&s, 0, 3 * 3600 + 1));
+  signal_fini(&s);
+}
+
+/* Start, offset and repeat: a local-time file shifted to UTC, started at
+ * its second row, wrapping past its end. */
+static void start_offset_and_repeat(void **state) {
+  (void)state;
+  sig_config c = file_config(write_csv("r.csv", hourly));
+  c.time_offset_s = -3600;      /* the file is in UTC+1 */
+  c.start = "2022-12-31 23:00"; /* = the first row in UTC */
+  c.repeat = true;
+  signal s;
+  sim_error err = {0};
+  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_close(signal_at(&s, 0), 10, 0, 0);
+  /* The period is 4 h: t = 4 h is the first row again. */
+  assert_close(signal_at(&s, 4 * 3600), 10, 0, 0);
+  assert_close(signal_at(&s, 6 * 3600 + 1), 40, 0, 0);
+  double day = signal_integral(&s, 0, 4 * 3600);
+  assert_close(day, 3600.0 * 70, 1e-15, 0);
+  assert_close(signal_integral(&s, 0, 40 * 3600), 10 * day, 1e-14, 0);
+  assert_true(signal_covers(&s, 0, 1e9));
+  c.start = "2023-01-01 00:00";
+  signal_fini(&s);
+  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
+  assert_close(signal_at(&s, 0), 20, 0, 0);
+  signal_fini(&s);
+}
+
+typedef struct bad_file {
+  const char *name;
+  const char *text;
+  const char *value_column;
+  const char *message; /* after the path: ":LINE: ..." */
+} bad_file;
+
+static const bad_file bad_files[] = {
+    {"missing column", "time,v\n2023-01-01 00:00,1\n", "price",
+     ":1: column 'price': no such column"},
+    {"bad time", "time,v\n2023-01-01 00:00,1\n2023-01-01 1:00,2\n", "#2",
+     ":3: column 'time': cannot read time '2023-01-01 1:00'"},
+    {"out of order",
+     "time,v\n2023-01-01 02:00,1\n2023-01-01 01:00,2\n2023-01-01 03:00,2\n",
+     "#2", ":3: column 'time': time 2023-01-01 01:00 is earlier than"},
+    {"duplicate", "time,v\n2023-01-01 01:00,1\n2023-01-01 01:00,2\n", "#2",
+     ":3: column 'time': time 2023-01-01 01:00 is the same as"},
+    {"gap", "time,v\n2023-01-01 01:00,1\n2023-01-01 05:00,2\n", "#2",
+     ":3: column 'time': a gap of 14400 s"},
+    {"nan", "time,v\n2023-01-01 01:00,1\n2023-01-01 02:00,nan\n", "#2",
+     ":3: column 'v': 'nan' is not a finite number"},
+    {"empty value", "time,v\n2023-01-01 01:00,\n", "#2",
+     ":2: column 'v': '' is not a finite number"},
+    {"too few fields", "time,v\n2023-01-01 01:00\n", "#2", ":2: 1 fields"},
+    {"one row", "time,v\n2023-01-01 01:00,1\n", "#2", "2 or more"},
+    {"empty file", "", "#2", ":0: the file is empty"},
+};
+
+static void bad_files_name_line_and_column(void **state) {
+  const bad_file *b = *state;
+  const char *path = write_csv("bad.csv", b->text);
+  sig_config c = file_config(path);
+  c.value_column = (char *)b->value_column;
+  signal s;
+  sim_error err = {0};
+  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_EINPUT);
+  char want[4400];
+  snprintf(want, sizeof want, "%s%s", path, b->message);
+  if (strncmp(err.msg, want, strlen(want)) != 0 &&
+      strstr(err.msg, b->message) == NULL)
+    fail_msg("got '%s', want '%s'", err.msg, want);
+}
+
+/* The real Electricity Maps series for Germany, 2023: its time-mean over
+ * the year equals the mean of its hourly column, computed here apart. */
+static void real_carbon_series_mean(void **state) {
+  (void)state;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/../shared/data/carbon/DE-LU_2023_hourly.csv",
+           AIFSIM_SOURCE_DIR);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    skip();
+  char line[1024];
+  double sum = 0;
+  int n = 0;
+  fgets(line, sizeof line, f);
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *p = line;
+    for (int k = 0; k < 4; k++)
+      p = strchr(p, ',') + 1;
+    sum += strtod(p, NULL);
+    n++;
+  }
+  fclose(f);
+  assert_int_equal(n, 8760);
+  sig_config c = file_config(path);
+  c.value_column = "Carbon Intensity gCO\xe2\x82\x82"
+                   "eq/kWh (direct)";
+  signal s;
+  sim_error err = {0};
+  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(s.n, 8760);
+  double year = 8760 * 3600.0;
+  assert_close(signal_integral(&s, 0, year) / year, sum / n, 1e-12, 0);
+  signal_fini(&s);
+}
+
+static signal bind_signal(const scn_schema *schema, const char *yaml) {
+  sig_config c;
+  memset(&c, 0, sizeof c);
+  sim_error err = {0};
+  if (scn_bind_string("sig.yaml", yaml, schema, &c, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  signal s;
+  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
+  scn_release(schema, &c);
+  return s;
+}
+
+static void constant_daily_and_diurnal(void **state) {
+  (void)state;
+  signal c = bind_signal(&sig_price_schema, "value: 50 $/MWh\n");
+  assert_close(signal_integral(&c, 10, 110), 5000, 1e-15, 0);
+  signal d =
+      bind_signal(&sig_price_schema, "daily: [{from: 0 h, value: 40 $/MWh}, "
+                                     "{from: 17 h, value: 150 $/MWh}, "
+                                     "{from: 21 h, value: 60 $/MWh}]\n");
+  assert_close(signal_at(&d, 18 * 3600.0), 150, 0, 0);
+  assert_close(signal_at(&d, 24 * 3600.0 + 1), 40, 0, 0);
+  double day = 3600.0 * (17 * 40 + 4 * 150 + 3 * 60);
+  assert_close(signal_integral(&d, 0, 86400), day, 1e-15, 0);
+  assert_close(
+      signal_integral(&d, 86400 * 2 + 18 * 3600.0, 86400 * 5 + 18 * 3600.0),
+      3 * day, 1e-14, 0);
+  signal t = bind_signal(&sig_temperature_schema,
+                         "low: 10 degC\nhigh: 20 degC\npeak_at: 15 h\n");
+  assert_close(signal_at(&t, 15 * 3600.0), 20, 1e-12, 0);
+  assert_close(signal_at(&t, 3 * 3600.0), 10, 1e-12, 0);
+  assert_close(signal_integral(&t, 0, 86400) / 86400, 15, 1e-12, 0);
+  double sum = 0; /* the midpoint rule, second by second */
+  for (int i = 0; i < 3600; i++)
+    sum += signal_at(&t, 3600 + i + 0.5);
+  assert_close(signal_integral(&t, 3600, 7200), sum, 1e-9, 0);
+  signal_fini(&c);
+  signal_fini(&d);
+  signal_fini(&t);
+}
+
+/* The mix: its daily mean is the shares times the factors, solar's swing
+ * shows at noon and vanishes at night, and the integral is exact. */
+static void generation_mix(void **state) {
+  (void)state;
+  signal m = bind_signal(&sig_carbon_schema,
+                         "mix: {coal: 10%, gas: 40%, nuclear: 20%, "
+                         "wind: 20%, solar: 10%}\n");
+  const sig_factors *f = &sig_seed_factors;
+  double mean = 0.1 * f->coal + 0.4 * f->gas + 0.2 * f->nuclear +
+                0.2 * f->wind + 0.1 * f->solar;
+  assert_close(signal_integral(&m, 0, 86400) / 86400, mean, 1e-12, 0);
+  assert_close(signal_integral(&m, 0, 3 * 86400) / 3 / 86400, mean, 1e-12, 0);
+  double night = signal_at(&m, 2 * 3600.0), noon = signal_at(&m, 12 * 3600.0);
+  /* At night solar's share goes to gas: mean + 10% (gas - solar). */
+  assert_close(night, mean + 0.1 * (f->gas - f->solar), 1e-12, 0);
+  assert_true(noon < night);
+  /* A numerical check of the closed-form integral over a part day. */
+  double sum = 0;
+  for (int i = 0; i < 36000; i++)
+    sum += signal_at(&m, 5 * 3600.0 + (i + 0.5));
+  assert_close(signal_integral(&m, 5 * 3600.0, 15 * 3600.0), sum, 1e-8, 0);
+  signal_fini(&m);
+}
+
+typedef struct bad_config {
+  const char *name;
+  const char *yaml;
+  const char *message;
+} bad_config;
+
+static const bad_config bad_configs[] = {
+    {"two ways", "value: 300 gCO2/kWh\nmix: {coal: 100%}\n",
+     "more than one way"},
+    {"mix not 100%", "mix: {coal: 50%, gas: 40%}\n", "adds up to 90%"},
+    {"gas too small", "mix: {coal: 60%, gas: 5%, solar: 35%}\n",
+     "more than the gas share"},
+    {"diurnal half", "low: 10 gCO2/kWh\n", "needs 'low' and 'high'"},
+    {"daily not at zero", "daily: [{from: 1 h, value: 5 gCO2/kWh}]\n",
+     "must start at 0 h"},
+    {"wrong unit", "value: 300 $/MWh\n", "unit of price"},
+};
+
+static void bad_configs_rejected(void **state) {
+  const bad_config *b = *state;
+  sig_config c;
+  memset(&c, 0, sizeof c);
+  sim_error err = {0};
+  assert_int_equal(
+      scn_bind_string("sig.yaml", b->yaml, &sig_carbon_schema, &c, NULL, &err),
+      SIM_EINPUT);
+  if (strstr(err.msg, b->message) == NULL ||
+      strncmp(err.msg, "sig.yaml:", 9) != 0)
+    fail_msg("got '%s', want '%s'", err.msg, b->message);
+}
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  TEST_ROWS(tests, n, parses_times, times);
+  TEST_ADD(tests, n, step_file_values_and_integral);
+  TEST_ADD(tests, n, linear_file_integral_is_trapezoids);
+  TEST_ADD(tests, n, start_offset_and_repeat);
+  TEST_ROWS(tests, n, bad_files_name_line_and_column, bad_files);
+  TEST_ADD(tests, n, real_carbon_series_mean);
+  TEST_ADD(tests, n, constant_daily_and_diurnal);
+  TEST_ADD(tests, n, generation_mix);
+  TEST_ROWS(tests, n, bad_configs_rejected, bad_configs);
+  return _cmocka_run_group_tests("sig", tests, n, NULL, NULL);
+}
