@@ -134,6 +134,11 @@ static const scn_field factory_fields[] = {
      .offset = offsetof(factory_config, catalog),
      .help = "a GPU catalog file (relative to the scenario) instead of the "
              "built-in one"},
+    {.key = "grid",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, grid),
+     .sub = &grid_schema,
+     .help = "the grid feed: carbon, price, outdoor temperature, dr_events"},
     {.key = "power",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, power),
@@ -159,7 +164,7 @@ const scn_schema factory_schema = SCN_SCHEMA(
 static int check_group(void *obj, const scn_loc *loc, void *user,
                        sim_error *err) {
   rack_group_config *g = obj;
-  const gpu_catalog *cat = user;
+  const gpu_catalog *cat = &((const factory_scenario *)user)->catalog;
   const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
   if (spec == NULL) {
     char names[1024], hint[1100];
@@ -232,10 +237,58 @@ static int check_fleet(const factory_config *c, const gpu_catalog *cat,
   return SIM_OK;
 }
 
+/* DR events start and end on sample boundaries, so the cap is constant
+ * within every sample interval and power never exceeds the cap column. */
+static int check_dr(const factory_config *c, const scn_loc *loc,
+                    sim_error *err) {
+  sim_time smp = to_ns(c->sample_period_s);
+  for (size_t i = 0; i < c->grid.ndr; i++) {
+    const dr_event *e = &c->grid.dr[i];
+    char where[64];
+    snprintf(where, sizeof where, "grid.dr_events.%zu", i);
+    if (to_ns(e->start_s) % smp != 0 || to_ns(e->duration_s) % smp != 0)
+      return scn_fail(loc, where, err, "or shorten sample_period",
+                      "DR event %zu must start and last whole multiples of "
+                      "sample_period",
+                      i + 1);
+  }
+  return SIM_OK;
+}
+
+static void folder_of(const char *path, char *out, size_t size) {
+  const char *slash = strrchr(path, '/');
+  snprintf(out, size, "%.*s", slash ? (int)(slash - path) : 0, path);
+}
+
+/* The feed's files are read here, while positions are at hand, and kept
+ * in the loaded scenario for the run. */
+static int check_feed(factory_scenario *sc, const scn_loc *loc,
+                      sim_error *err) {
+  char dir[4096], where[64], msg[sizeof err->msg];
+  const char *which = NULL;
+  folder_of(scn_loc_file(loc), dir, sizeof dir);
+  int rc = grid_init(&sc->feed, &sc->cfg.grid, sc->cfg.power.cap_w, dir,
+                     sc->cfg.duration_s, &which, err);
+  if (rc != SIM_EIO && rc != SIM_ERANGE)
+    return rc; /* bad content: the file's own FILE:LINE: column says it */
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  snprintf(where, sizeof where, "grid.%s.%s", which,
+           rc == SIM_EIO ? "file" : "start");
+  return scn_fail(loc, where, err,
+                  rc == SIM_EIO ? "paths are relative to the scenario's folder"
+                                : "set 'repeat: true' or an earlier 'start'",
+                  "%s", msg);
+}
+
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err) {
+  factory_scenario *sc = user;
   int rc = check_periods(obj, loc, err);
-  return rc != SIM_OK ? rc : check_fleet(obj, user, loc, err);
+  if (rc == SIM_OK)
+    rc = check_fleet(obj, &sc->catalog, loc, err);
+  if (rc == SIM_OK)
+    rc = check_dr(obj, loc, err);
+  return rc != SIM_OK ? rc : check_feed(sc, loc, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -279,7 +332,7 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
   int rc = load_catalog(doc, &sc->catalog, err);
   if (rc != SIM_OK)
     return rc;
-  rc = scn_bind(doc, &factory_schema, &sc->cfg, &sc->catalog, err);
+  rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
   if (rc != SIM_OK)
     return rc;
   sc->resolved = scn_emit(&factory_schema, &sc->cfg);
@@ -301,6 +354,7 @@ int factory_scenario_load(const char *path, const char *const *sets,
 }
 
 void factory_scenario_release(factory_scenario *sc) {
+  grid_fini(&sc->feed);
   scn_release(&factory_schema, &sc->cfg);
   gpu_catalog_release(&sc->catalog);
   free(sc->resolved);
@@ -315,7 +369,21 @@ sim_time factory_duration(const factory_config *cfg) {
 /* Telemetry declarations                                              */
 /* ------------------------------------------------------------------ */
 
-enum { F_POWER, F_IT, F_GPU, F_CAP, F_PEAK, F_ENERGY, F_ACTIVITY, F_NCOLS };
+enum {
+  F_POWER,
+  F_IT,
+  F_GPU,
+  F_CAP,
+  F_PEAK,
+  F_ENERGY,
+  F_ACTIVITY,
+  F_CARBON,
+  F_PRICE,
+  F_OUTDOOR,
+  F_CO2,
+  F_COST,
+  F_NCOLS
+};
 
 static const tel_column facility_columns[F_NCOLS] = {
     [F_POWER] = {"power_w", "W",
@@ -328,6 +396,14 @@ static const tel_column facility_columns[F_NCOLS] = {
     [F_ENERGY] = {"energy_j", "J", "facility energy since the start"},
     [F_ACTIVITY] = {"activity", "1",
                     "mean GPU activity over the interval (0-1)"},
+    [F_CARBON] = {"carbon_g_per_kwh", "gCO2/kWh",
+                  "grid carbon intensity, mean over the interval"},
+    [F_PRICE] = {"price_per_mwh", "$/MWh",
+                 "electricity price, mean over the interval"},
+    [F_OUTDOOR] = {"outdoor_c", "degC",
+                   "outdoor temperature, mean over the interval"},
+    [F_CO2] = {"co2_kg", "kg", "CO2 of the energy drawn since the start"},
+    [F_COST] = {"cost", "$", "cost of the energy drawn since the start"},
 };
 
 enum { R_POWER, R_GPU, R_LIMIT, R_CAP, R_ACTIVITY, R_CLOCK, R_NCOLS };
@@ -371,7 +447,8 @@ struct factory {
   double *row; /* a racks row: R_NCOLS x nracks */
   const char **rack_labels;
   /* In force since `last`: */
-  double p_facility, p_it, p_gpu, activity;
+  double p_facility, p_it, p_gpu, activity, cap;
+  grid_books books;
   interval iv;
   factory_summary sum;
   double sampled_energy_j;
@@ -391,7 +468,9 @@ static void advance(factory *f, sim_time now) {
     f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
     f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
   }
-  double over = f->p_facility - f->cfg->power.cap_w;
+  grid_account(&f->sc->feed, f->p_facility, sim_time_to_s(f->last),
+               sim_time_to_s(now), &f->books);
+  double over = f->p_facility - f->cap;
   if (over > 0) {
     f->sum.cap_violation_s += dt;
     f->sum.cap_violation_j += over * dt;
@@ -474,13 +553,25 @@ static void reset_interval(factory *f) {
   memset(f->iv.rack_activity_s, 0, n * sizeof(double));
 }
 
+/* The grid's signals over the interval ending at now, as means. */
+static void signal_means(const factory *f, sim_time now, double dt,
+                         double *row) {
+  const grid *g = &f->sc->feed;
+  double t1 = sim_time_to_s(now), t0 = t1 - dt;
+  row[F_CARBON] = sig_integral(&g->carbon, t0, t1) / dt;
+  row[F_PRICE] = sig_integral(&g->price, t0, t1) / dt;
+  row[F_OUTDOOR] = sig_integral(&g->outdoor, t0, t1) / dt;
+}
+
 static int sample(factory *f, sim_time now) {
   double dt = sim_time_to_s(f->sample_every);
   double row[F_NCOLS] = {
       [F_POWER] = f->iv.energy_j / dt, [F_IT] = f->iv.it_j / dt,
-      [F_GPU] = f->iv.gpu_j / dt,      [F_CAP] = f->cfg->power.cap_w,
+      [F_GPU] = f->iv.gpu_j / dt,      [F_CAP] = f->cap,
       [F_PEAK] = f->iv.peak_w,         [F_ACTIVITY] = f->iv.activity_s / dt,
+      [F_CO2] = f->books.co2_kg,       [F_COST] = f->books.cost,
   };
+  signal_means(f, now, dt, row);
   f->sum.energy_j += f->iv.energy_j;
   f->sum.it_energy_j += f->iv.it_j;
   f->sum.gpu_energy_j += f->iv.gpu_j;
@@ -500,6 +591,15 @@ static int sample(factory *f, sim_time now) {
   return rc;
 }
 
+/* The static policy: split what the cap leaves after every rack's other IT
+ * power at its maximum. A cap below the fleet's floor (a deep DR cut) puts
+ * every GPU at its minimum cap; the books then show the violation. */
+static void apply_cap(rack_fleet *fl, double cap_w) {
+  double budget = cap_w - rack_fleet_other_max_w(fl);
+  if (rack_fleet_split_static(fl, budget, NULL) != SIM_OK)
+    rack_fleet_cap_all_min(fl);
+}
+
 /* The control tick: close the interval up to now with the power that was
  * in force, sample if due, then set the power for the next period. */
 static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -514,6 +614,9 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   f->sum.ticks++;
   if (ev->time >= factory_duration(f->cfg))
     return SIM_OK;
+  double cap = grid_cap_at(&f->sc->feed, sim_time_to_s(ev->time));
+  if (cap != f->cap)
+    apply_cap(f->fleet, f->cap = cap);
   move_load(f, ev->time);
   recompute_power(f);
   return SIM_OK;
@@ -621,6 +724,7 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->period = to_ns(f->cfg->control_period_s);
   f->sample_every = to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
+  f->cap = sc->cfg.power.cap_w;
   f->fleet = build_fleet(sc, err);
   int rc = f->fleet != NULL ? SIM_OK : SIM_EINPUT;
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
@@ -672,6 +776,10 @@ static int put_summary(factory *f) {
       {"cap_w", s->cap_w},
       {"cap_violation_s", s->cap_violation_s},
       {"cap_violation_j", s->cap_violation_j},
+      {"cost", s->cost},
+      {"co2_t", s->co2_kg / 1000},
+      {"carbon_g_per_kwh",
+       s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : 0},
       {"mean_activity", s->mean_activity},
       {"duration_s", s->duration_s},
       {"gpus", (double)s->gpus},
@@ -688,13 +796,16 @@ static int put_summary(factory *f) {
 int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   factory_summary *s = &f->sum;
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
+  s->cost = f->books.cost;
+  s->co2_kg = f->books.co2_kg;
   s->mean_power_w = s->energy_j / s->duration_s;
   s->mean_activity /= s->duration_s;
   s->cap_w = f->cfg->power.cap_w;
   s->gpus = f->fleet->n;
   s->racks = f->fleet->nracks;
   /* The books: the samples must carry all the energy that was drawn. */
-  if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j)
+  if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j ||
+      fabs(f->books.energy_j - s->energy_j) > 1e-9 * s->energy_j)
     return sim_error_set(err, SIM_ESTATE,
                          "energy books do not balance: samples %.17g J, "
                          "integrated %.17g J",

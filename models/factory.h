@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "err.h"
 #include "gpu.h"
+#include "grid.h"
 #include "load.h"
 #include "scenario.h"
 #include "tel.h"
@@ -45,17 +46,20 @@ typedef struct factory_config {
   double sample_period_s;
   char *catalog; /* a catalog file instead of the built-in one, or NULL */
   power_config power;
+  grid_config grid;
   rack_group_config *racks;
   size_t nracks;
 } factory_config;
 
 extern const scn_schema factory_schema;
 
-/* A scenario as loaded: the config, the catalog it names, and the resolved
- * YAML (every default filled in) that reproduces it. */
+/* A scenario as loaded: the config, the catalog it names, the grid feed
+ * with its signal files read, and the resolved YAML (every default filled
+ * in) that reproduces it. */
 typedef struct factory_scenario {
   factory_config cfg;
   gpu_catalog catalog;
+  grid feed;
   char *resolved;
 } factory_scenario;
 
@@ -86,6 +90,7 @@ void factory_destroy(factory *f);
 typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
+  double cost, co2_kg;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;
   double mean_activity;

@@ -94,45 +94,47 @@ static int check_event(void *obj, const scn_loc *loc, void *user,
   return SIM_OK;
 }
 
-static int init_signal(signal *s, const sig_config *c, const char *name,
+static int init_signal(sig_series *s, const sig_config *c, const char *name,
                        const char *base_dir, double duration_s,
                        sim_error *err) {
-  int rc = signal_init(s, c, base_dir, err);
+  int rc = sig_init(s, c, base_dir, err);
   if (rc != SIM_OK)
     return rc;
-  if (!signal_covers(s, 0, duration_s))
-    return sim_error_set(err, SIM_EINPUT,
-                         "%s: the %s file covers %.6g h of the run's %.6g h "
-                         "from its start; set 'repeat: true' or an earlier "
-                         "'start'",
-                         c->file, name,
-                         (s->t[s->n - 1] - fmax(0, s->t[0])) / 3600,
-                         duration_s / 3600);
+  if (!sig_covers(s, 0, duration_s))
+    return sim_error_set(err, SIM_ERANGE,
+                         "the %s file %s covers %.6g h from the start, the "
+                         "run %.6g h",
+                         name, c->file, sig_end(s) / 3600, duration_s / 3600);
   return SIM_OK;
 }
 
 int grid_init(grid *g, const grid_config *c, double contracted_w,
-              const char *base_dir, double duration_s, sim_error *err) {
+              const char *base_dir, double duration_s, const char **which,
+              sim_error *err) {
+  static const char *const names[] = {"carbon", "price", "outdoor"};
+  const sig_config *cfgs[] = {&c->carbon, &c->price, &c->outdoor};
+  sig_series *series[] = {&g->carbon, &g->price, &g->outdoor};
   memset(g, 0, sizeof *g);
   g->contracted_w = contracted_w;
   g->dr = c->dr;
   g->ndr = c->ndr;
-  int rc =
-      init_signal(&g->carbon, &c->carbon, "carbon", base_dir, duration_s, err);
-  if (rc == SIM_OK)
-    rc = init_signal(&g->price, &c->price, "price", base_dir, duration_s, err);
-  if (rc == SIM_OK)
-    rc = init_signal(&g->outdoor, &c->outdoor, "outdoor temperature", base_dir,
-                     duration_s, err);
-  if (rc != SIM_OK)
-    grid_fini(g);
-  return rc;
+  for (int k = 0; k < 3; k++) {
+    int rc =
+        init_signal(series[k], cfgs[k], names[k], base_dir, duration_s, err);
+    if (rc != SIM_OK) {
+      if (which != NULL)
+        *which = names[k];
+      grid_fini(g);
+      return rc;
+    }
+  }
+  return SIM_OK;
 }
 
 void grid_fini(grid *g) {
-  signal_fini(&g->carbon);
-  signal_fini(&g->price);
-  signal_fini(&g->outdoor);
+  sig_fini(&g->carbon);
+  sig_fini(&g->price);
+  sig_fini(&g->outdoor);
 }
 
 static double event_level(const grid *g, const dr_event *e) {
@@ -164,6 +166,6 @@ double grid_next_change(const grid *g, double t) {
 void grid_account(const grid *g, double p_w, double t0, double t1,
                   grid_books *b) {
   b->energy_j += p_w * (t1 - t0);
-  b->cost += p_w * signal_integral(&g->price, t0, t1) / J_PER_MWH;
-  b->co2_kg += p_w * signal_integral(&g->carbon, t0, t1) / J_PER_MWH;
+  b->cost += p_w * sig_integral(&g->price, t0, t1) / J_PER_MWH;
+  b->co2_kg += p_w * sig_integral(&g->carbon, t0, t1) / J_PER_MWH;
 }

@@ -34,15 +34,19 @@ typedef struct grid {
   double contracted_w;
   const dr_event *dr;
   size_t ndr;
-  signal carbon, price, outdoor;
+  sig_series carbon, price, outdoor;
 } grid;
 
 /* Builds the feed: files are read relative to base_dir; every file must
- * cover [0, duration_s] unless it repeats. Errors as signal_init's; a file
- * that does not cover the run is SIM_EINPUT naming the signal. The config
- * is borrowed and must outlive the grid. Free with grid_fini. */
+ * cover [0, duration_s] unless it repeats. Errors as sig_init's (SIM_EIO
+ * for a file that cannot be opened, SIM_EINPUT with FILE:LINE: for bad
+ * content); SIM_ERANGE for a file that does not cover the run. *which
+ * (may be NULL) names the signal that failed: "carbon", "price" or
+ * "outdoor". The config is borrowed and must outlive the grid. Free with
+ * grid_fini. */
 int grid_init(grid *g, const grid_config *c, double contracted_w,
-              const char *base_dir, double duration_s, sim_error *err);
+              const char *base_dir, double duration_s, const char **which,
+              sim_error *err);
 
 void grid_fini(grid *g);
 
@@ -54,7 +58,7 @@ double grid_cap_at(const grid *g, double t_s);
 double grid_next_change(const grid *g, double t_s);
 
 /* Energy, cost and CO2 of drawing p_w from t0 to t1, exact for every
- * signal kind: cost in the price's currency, CO2 in kg. */
+ * sig_series kind: cost in the price's currency, CO2 in kg. */
 typedef struct grid_books {
   double energy_j, cost, co2_kg;
 } grid_books;

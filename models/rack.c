@@ -284,3 +284,8 @@ int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
   }
   return SIM_OK;
 }
+
+void rack_fleet_cap_all_min(rack_fleet *f) {
+  for (uint32_t i = 0; i < f->n; i++)
+    f->cap_w[i] = f->types[f->type[i]]->cap_min_w;
+}

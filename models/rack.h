@@ -81,6 +81,9 @@ double rack_fleet_floor_w(const rack_fleet *f);
  * SIM_EINPUT when even the minimum caps do not fit. */
 int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w, sim_error *err);
 
+/* Every GPU at its minimum cap: the most a cap can do. */
+void rack_fleet_cap_all_min(rack_fleet *f);
+
 /* Sum of other_max_w over racks: the non-GPU IT power to reserve. */
 double rack_fleet_other_max_w(const rack_fleet *f);
 

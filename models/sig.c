@@ -173,10 +173,8 @@ static int check_mix(void *obj, const scn_loc *loc, void *user,
                      sim_error *err) {
   (void)user;
   sig_mix *m = obj;
-  if (!scn_given(loc, "coal") && !scn_given(loc, "gas") &&
-      !scn_given(loc, "solar") && !scn_given(loc, "wind") &&
-      !scn_given(loc, "nuclear") && !scn_given(loc, "hydro"))
-    return SIM_OK; /* no mix given */
+  if (mix_total(m) == 0)
+    return SIM_OK; /* no mix: every share 0, as written or by default */
   if (fabs(mix_total(m) - 1) > 1e-9)
     return scn_fail(loc, NULL, err, "the shares must add up to 100%",
                     "the mix adds up to %.6g%%", 100 * mix_total(m));
@@ -221,7 +219,7 @@ static int check_signal(void *obj, const scn_loc *loc, void *user,
   if (c->diurnal && (isnan(c->low) || isnan(c->high) || c->low > c->high))
     return scn_fail(loc, isnan(c->low) ? "high" : "low", err,
                     "diurnal: give both, low <= high",
-                    "a diurnal signal needs 'low' and 'high', low <= high");
+                    "a diurnal sig_series needs 'low' and 'high', low <= high");
   if (ways_given(c) > 1)
     return scn_fail(loc, NULL, err,
                     "give one of: file, value, daily, low/high, mix",
@@ -302,7 +300,7 @@ static bool clock_part(const char **p, double *secs) {
   return true;
 }
 
-int signal_parse_time(const char *text, double *utc_s, size_t *bad_at) {
+int sig_parse_time(const char *text, double *utc_s, size_t *bad_at) {
   const char *p = text;
   long y, mo, d;
   double secs, east;
@@ -463,7 +461,7 @@ static int read_row(csv *c, char *line, const columns *k, const sig_config *g,
                     (k->tcol > k->vcol ? k->tcol : k->vcol) + 1);
   double t, v;
   size_t bad;
-  if (signal_parse_time(f[k->tcol], &t, &bad) != 0)
+  if (sig_parse_time(f[k->tcol], &t, &bad) != 0)
     return csv_fail(c, k->tname, "cannot read time '%s' at character %zu",
                     f[k->tcol], bad + 1);
   int rc = parse_value(c, f[k->vcol], k->vname, &v);
@@ -510,7 +508,8 @@ static int read_rows(csv *c, const sig_config *g, rows *r) {
     if (*line != '\0')
       rc = read_row(c, line, &k, g, r);
   if (rc == SIM_OK && r->n < 2)
-    return csv_fail(c, NULL, "%zu data rows; a signal needs 2 or more", r->n);
+    return csv_fail(c, NULL, "%zu data rows; a sig_series needs 2 or more",
+                    r->n);
   return rc;
 }
 
@@ -528,9 +527,9 @@ static void join_path(const char *dir, const char *file, char *out,
 
 /* Cumulative integral at every row, in s->v's units x seconds; stored in
  * a block after the values so one free releases both. */
-static double *cumulative(const signal *s) { return s->v + s->n; }
+static double *cumulative(const sig_series *s) { return s->v + s->n; }
 
-static void build_cumulative(signal *s) {
+static void build_cumulative(sig_series *s) {
   double *F = cumulative(s);
   F[0] = 0;
   for (size_t i = 1; i < s->n; i++) {
@@ -540,12 +539,12 @@ static void build_cumulative(signal *s) {
   }
 }
 
-static int align_start(signal *s, const sig_config *g, const char *path,
+static int align_start(sig_series *s, const sig_config *g, const char *path,
                        sim_error *err) {
   double t0 = s->t[0];
   if (g->start != NULL) {
     size_t bad;
-    if (signal_parse_time(g->start, &t0, &bad) != 0)
+    if (sig_parse_time(g->start, &t0, &bad) != 0)
       return sim_error_set(err, SIM_EINPUT,
                            "%s: start '%s' is not a time like "
                            "'2023-06-01 00:00'",
@@ -560,7 +559,7 @@ static int align_start(signal *s, const sig_config *g, const char *path,
   return SIM_OK;
 }
 
-static int init_file(signal *s, const sig_config *g, const char *base_dir,
+static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
                      sim_error *err) {
   char path[4096];
   join_path(base_dir, g->file, path, sizeof path);
@@ -579,11 +578,11 @@ static int init_file(signal *s, const sig_config *g, const char *base_dir,
     free(v != NULL ? v : r.v);
     return rc;
   }
-  *s = (signal){.kind = SIG_FILE,
-                .t = r.t,
-                .v = v,
-                .n = r.n,
-                .linear = g->interpolation == 1};
+  *s = (sig_series){.kind = SIG_FILE,
+                    .t = r.t,
+                    .v = v,
+                    .n = r.n,
+                    .linear = g->interpolation == 1};
   build_cumulative(s);
   /* One more step after the last row makes a repeating file periodic. */
   if (g->repeat)
@@ -591,9 +590,9 @@ static int init_file(signal *s, const sig_config *g, const char *base_dir,
   return align_start(s, g, path, err);
 }
 
-static int init_daily(signal *s, const sig_config *g, sim_error *err) {
+static int init_daily(sig_series *s, const sig_config *g, sim_error *err) {
   size_t n = g->ndaily;
-  *s = (signal){.kind = SIG_DAILY, .n = n, .period = DAY_S};
+  *s = (sig_series){.kind = SIG_DAILY, .n = n, .period = DAY_S};
   s->t = malloc(n * sizeof *s->t);
   s->v = malloc(2 * n * sizeof *s->v);
   if (s->t == NULL || s->v == NULL)
@@ -606,21 +605,21 @@ static int init_daily(signal *s, const sig_config *g, sim_error *err) {
   return SIM_OK;
 }
 
-static void init_mix(signal *s, const sig_mix *m) {
+static void init_mix(sig_series *s, const sig_mix *m) {
   const sig_factors *f = &sig_seed_factors;
   double mean = m->coal * f->coal + m->gas * f->gas + m->nuclear * f->nuclear +
                 m->hydro * f->hydro + m->wind * f->wind + m->solar * f->solar;
   double displaced = m->solar * (f->solar - f->gas);
   /* I(t) = mean + displaced (shape(t) / mean_shape - 1). */
-  *s = (signal){.kind = SIG_MIX,
-                .flat = mean - displaced,
-                .swing = displaced / shape_mean(m),
-                .rise_s = m->sunrise_s,
-                .set_s = m->sunset_s};
+  *s = (sig_series){.kind = SIG_MIX,
+                    .flat = mean - displaced,
+                    .swing = displaced / shape_mean(m),
+                    .rise_s = m->sunrise_s,
+                    .set_s = m->sunset_s};
 }
 
-int signal_init(signal *s, const sig_config *c, const char *base_dir,
-                sim_error *err) {
+int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
+             sim_error *err) {
   memset(s, 0, sizeof *s);
   int rc = SIM_OK;
   if (c->file != NULL)
@@ -628,22 +627,22 @@ int signal_init(signal *s, const sig_config *c, const char *base_dir,
   else if (c->ndaily > 0)
     rc = init_daily(s, c, err);
   if (rc != SIM_OK)
-    signal_fini(s);
+    sig_fini(s);
   if (c->file != NULL || c->ndaily > 0)
     return rc;
   if (c->has_mix)
     init_mix(s, &c->mix);
   else if (c->diurnal)
-    *s = (signal){.kind = SIG_DIURNAL,
-                  .low = c->low,
-                  .high = c->high,
-                  .peak_s = c->peak_s};
+    *s = (sig_series){.kind = SIG_DIURNAL,
+                      .low = c->low,
+                      .high = c->high,
+                      .peak_s = c->peak_s};
   else if (!isnan(c->value))
-    *s = (signal){.kind = SIG_CONSTANT, .value = c->value};
+    *s = (sig_series){.kind = SIG_CONSTANT, .value = c->value};
   return SIM_OK;
 }
 
-void signal_fini(signal *s) {
+void sig_fini(sig_series *s) {
   free(s->t);
   free(s->v);
   memset(s, 0, sizeof *s);
@@ -654,7 +653,7 @@ void signal_fini(signal *s) {
 /* ------------------------------------------------------------------ */
 
 /* The last row i with t[i] <= x (0 when x is before the first). */
-static size_t row_at(const signal *s, double x) {
+static size_t row_at(const sig_series *s, double x) {
   size_t lo = 0, hi = s->n;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
@@ -667,7 +666,7 @@ static size_t row_at(const signal *s, double x) {
 }
 
 /* x folded into the table's range, and the whole periods folded away. */
-static double fold(const signal *s, double x, double *periods) {
+static double fold(const sig_series *s, double x, double *periods) {
   *periods = 0;
   if (s->period > 0) {
     double base = s->kind == SIG_DAILY ? 0 : s->t[0];
@@ -677,7 +676,7 @@ static double fold(const signal *s, double x, double *periods) {
   return x;
 }
 
-static double table_at(const signal *s, double x) {
+static double table_at(const sig_series *s, double x) {
   double periods;
   x = fold(s, x, &periods);
   size_t i = row_at(s, x);
@@ -689,7 +688,7 @@ static double table_at(const signal *s, double x) {
 
 /* The integral from the table's start to x. Past the last row the last
  * value holds (step) or stays (linear). */
-static double table_cum(const signal *s, double x) {
+static double table_cum(const sig_series *s, double x) {
   double periods;
   x = fold(s, x, &periods);
   const double *F = cumulative(s);
@@ -704,19 +703,19 @@ static double table_cum(const signal *s, double x) {
   return periods * total + F[i] + part;
 }
 
-static double diurnal_at(const signal *s, double t) {
+static double diurnal_at(const sig_series *s, double t) {
   double mid = 0.5 * (s->low + s->high), amp = 0.5 * (s->high - s->low);
   return mid + amp * cos(2 * PI * (t - s->peak_s) / DAY_S);
 }
 
-static double diurnal_cum(const signal *s, double t) {
+static double diurnal_cum(const sig_series *s, double t) {
   double mid = 0.5 * (s->low + s->high), amp = 0.5 * (s->high - s->low);
   return mid * t + amp * DAY_S / (2 * PI) *
                        (sin(2 * PI * (t - s->peak_s) / DAY_S) -
                         sin(2 * PI * (-s->peak_s) / DAY_S));
 }
 
-static double daylight(const signal *s, double t) {
+static double daylight(const sig_series *s, double t) {
   double h = t - DAY_S * floor(t / DAY_S);
   if (h <= s->rise_s || h >= s->set_s)
     return 0;
@@ -724,7 +723,7 @@ static double daylight(const signal *s, double t) {
 }
 
 /* The integral of the daylight shape from 0 to t. */
-static double daylight_cum(const signal *s, double t) {
+static double daylight_cum(const sig_series *s, double t) {
   double len = s->set_s - s->rise_s, day = 2 * len / PI;
   double days = floor(t / DAY_S), h = t - days * DAY_S;
   double part = 0;
@@ -735,7 +734,7 @@ static double daylight_cum(const signal *s, double t) {
   return days * day + part;
 }
 
-double signal_at(const signal *s, double t) {
+double sig_at(const sig_series *s, double t) {
   switch (s->kind) {
   case SIG_CONSTANT:
     return s->value;
@@ -751,7 +750,7 @@ double signal_at(const signal *s, double t) {
   }
 }
 
-static double cum(const signal *s, double t) {
+static double cum(const sig_series *s, double t) {
   switch (s->kind) {
   case SIG_CONSTANT:
     return s->value * t;
@@ -767,16 +766,19 @@ static double cum(const signal *s, double t) {
   }
 }
 
-double signal_integral(const signal *s, double t0, double t1) {
+double sig_integral(const sig_series *s, double t0, double t1) {
   return cum(s, t1) - cum(s, t0);
 }
 
-bool signal_covers(const signal *s, double t0, double t1) {
+double sig_end(const sig_series *s) {
   if (s->kind != SIG_FILE || s->period > 0)
-    return true;
+    return INFINITY;
   double last = s->t[s->n - 1];
   /* A step signal's last row holds for one more step. */
-  if (!s->linear)
-    last += s->t[s->n - 1] - s->t[s->n - 2];
-  return s->t[0] <= t0 && t1 <= last;
+  return s->linear ? last : last + (last - s->t[s->n - 2]);
+}
+
+bool sig_covers(const sig_series *s, double t0, double t1) {
+  return s->kind != SIG_FILE || s->period > 0 ||
+         (s->t[0] <= t0 && t1 <= sig_end(s));
 }

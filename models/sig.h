@@ -74,7 +74,7 @@ typedef struct sig_factors {
 extern const sig_factors sig_seed_factors;
 
 /* A signal ready to evaluate. */
-typedef struct signal {
+typedef struct sig_series {
   sig_kind kind;
   double value;  /* constant */
   double *t, *v; /* file: times (s since t = 0) and values */
@@ -84,30 +84,34 @@ typedef struct signal {
   double low, high, peak_s; /* diurnal */
   double flat, swing;       /* mix: I(t) = flat + swing * shape(t) */
   double rise_s, set_s;     /* mix: daylight */
-} signal;
+} sig_series;
 
 /* Builds a signal from its config. Files are read relative to base_dir
  * (NULL: the working directory). Errors (unreadable file, missing column,
  * unparsable time, out-of-order or duplicate times, gaps beyond max_gap,
  * NaN) come as "FILE:LINE: column 'NAME': ...", SIM_EINPUT, and leave
- * nothing to free. Free a built signal with signal_fini. */
-int signal_init(signal *s, const sig_config *c, const char *base_dir,
-                sim_error *err);
+ * nothing to free. Free a built signal with sig_fini. */
+int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
+             sim_error *err);
 
-void signal_fini(signal *s);
+void sig_fini(sig_series *s);
 
-/* True if the signal has data for all of [t0, t1]: files without repeat
+/* True if the sig_series has data for all of [t0, t1]: files without repeat
  * cover their rows (a step file one step past its last row). */
-bool signal_covers(const signal *s, double t0, double t1);
+bool sig_covers(const sig_series *s, double t0, double t1);
+
+/* The time (seconds since the start) up to which the signal has data:
+ * INFINITY unless it is a file without repeat. */
+double sig_end(const sig_series *s);
 
 /* The value at t_s (seconds since the start). */
-double signal_at(const signal *s, double t_s);
+double sig_at(const sig_series *s, double t_s);
 
-/* The exact integral of the signal over [t0, t1] (value x seconds). */
-double signal_integral(const signal *s, double t0, double t1);
+/* The exact integral of the sig_series over [t0, t1] (value x seconds). */
+double sig_integral(const sig_series *s, double t0, double t1);
 
 /* UTC seconds since 1970 of "YYYY-MM-DD[ T]HH:MM[:SS[.f...]][Z|+HH:MM]";
  * -1 with *bad_at set to the offending offset when it does not parse. */
-int signal_parse_time(const char *text, double *utc_s, size_t *bad_at);
+int sig_parse_time(const char *text, double *utc_s, size_t *bad_at);
 
 #endif

@@ -140,6 +140,52 @@ static void constant_load_gives_analytic_power(void **state) {
   run_free(&r);
 }
 
+/* A DR cut: the cap column shows it, the static split follows it, and the
+ * facility stays under it; a cut below the fleet's floor is counted as a
+ * violation, never hidden. */
+static void dr_cut_is_held_or_reported(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "grid.dr_events=[{start: 30 min, duration: 1 h, cut: 25%}, "
+      "{start: 100 min, duration: 10 min, level: 50 kW}]"};
+  run r;
+  run_scenario(&r, base, sets, 1);
+  size_t rows, w;
+  const double *p = column(&r, "facility", "power_w", &rows, &w);
+  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
+  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
+  for (size_t i = 0; i < rows; i++) {
+    double t_end = 300.0 * (double)(i + 1);
+    double expect = t_end > 1800 && t_end <= 5400   ? 112500
+                    : t_end > 6000 && t_end <= 6600 ? 50000
+                                                    : 150000;
+    assert_close(cap[i], expect, 0, 0);
+    if (expect > 50000)
+      assert_true(peak[i] <= cap[i] && p[i] <= cap[i]);
+  }
+  /* 50 kW is below what the fleet draws at its minimum caps: ten minutes
+   * over the cap, and the joules over it are the two samples' excess. */
+  assert_close(r.sum.cap_violation_s, 600, 0, 0);
+  double excess = (p[20] - 50000) * 300 + (p[21] - 50000) * 300;
+  assert_close(r.sum.cap_violation_j, excess, 1e-9, 0);
+  run_free(&r);
+}
+
+/* Cost and CO2 are the exact integrals of power times the signals. */
+static void constant_signals_give_exact_books(void **state) {
+  (void)state;
+  static const char *const sets[] = {"grid.carbon={value: 400 gCO2/kWh}",
+                                     "grid.price={value: 80 $/MWh}"};
+  run r;
+  run_scenario(&r, base, sets, 2);
+  assert_close(r.sum.co2_kg, r.sum.energy_j / 3.6e9 * 400, 1e-12, 0);
+  assert_close(r.sum.cost, r.sum.energy_j / 3.6e9 * 80, 1e-12, 0);
+  size_t rows, w;
+  const double *c = column(&r, "facility", "carbon_g_per_kwh", &rows, &w);
+  assert_close(c[rows - 1], 400, 1e-12, 0);
+  run_free(&r);
+}
+
 static bool same_column(const run *a, const run *b, const char *g,
                         const char *c) {
   size_t ra, wa, rb, wb;
@@ -207,6 +253,14 @@ static const bad_case bad[] = {
     {"steps without a start", "racks.1.load.steps=[{at: 1 h, level: 5%}]",
      "--set", "first at 0 s"},
     {"too many GPUs", "racks.0.count=100000", "factory.yaml:", "at most"},
+    {"DR off the sample grid",
+     "grid.dr_events=[{start: 7 min, duration: 1 h, cut: 10%}]",
+     "--set grid.dr_events", "whole multiples of sample_period"},
+    {"signal file missing", "grid.price={file: nowhere.csv}",
+     "--set grid.price={file: nowhere.csv}:1:", "nowhere.csv: cannot open"},
+    {"signal file too short",
+     "grid.carbon={file: short.csv, start: '2023-01-01 01:00'}",
+     "--set grid.carbon={file: short.csv", "covers 1 h from the start"},
 };
 
 static void bad_factory_input(void **state) {
@@ -239,6 +293,13 @@ static void unknown_gpu_hint_lists_the_catalog(void **state) {
   assert_non_null(strstr(err.msg, "hint: known types: H100-SXM, H100-PCIe"));
 }
 
+static int write_short_csv(void **state) {
+  (void)state;
+  write_scenario("short.csv", "t,v\n2023-01-01 00:00,100\n"
+                              "2023-01-01 01:00,200\n");
+  return 0;
+}
+
 static void a_catalog_file_replaces_the_builtin(void **state) {
   (void)state;
   write_scenario("mini-catalog.yaml",
@@ -263,11 +324,12 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, books_balance_and_cap_holds);
   TEST_ADD(tests, n, constant_load_gives_analytic_power);
-  tests[n++] = (struct CMUnitTest)cmocka_unit_test(
-      same_seed_same_bits_other_seed_differs);
+  TEST_ADD(tests, n, same_seed_same_bits_other_seed_differs);
+  TEST_ADD(tests, n, dr_cut_is_held_or_reported);
+  TEST_ADD(tests, n, constant_signals_give_exact_books);
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ROWS(tests, n, bad_factory_input, bad);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
   TEST_ADD(tests, n, a_catalog_file_replaces_the_builtin);
-  return _cmocka_run_group_tests("factory", tests, n, NULL, NULL);
+  return _cmocka_run_group_tests("factory", tests, n, write_short_csv, NULL);
 }

@@ -1,5 +1,5 @@
 /* test_grid.c - the feed: DR events on the cap, exact books, the seed's
- * CO2 figure, and coverage of the run by signal files. */
+ * CO2 figure, and coverage of the run by sig_series files. */
 #include "test_util.h"
 
 #include <math.h>
@@ -18,7 +18,7 @@ static void make_grid(const char *yaml, grid_config *c, grid *g,
   sim_error err = {0};
   if (bind_grid(yaml, c, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  if (grid_init(g, c, contracted_w, NULL, duration_s, &err) != SIM_OK)
+  if (grid_init(g, c, contracted_w, NULL, duration_s, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
 }
 
@@ -114,13 +114,18 @@ static void files_must_cover_the_run(void **state) {
   grid_config c;
   grid g;
   sim_error err = {0};
+  const char *which = NULL;
   assert_int_equal(bind_grid(yaml, &c, &err), SIM_OK);
-  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 3 * 3600.0, &err), SIM_EINPUT);
-  assert_non_null(strstr(err.msg, "set 'repeat: true'"));
-  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 2 * 3600.0, &err), SIM_OK);
+  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 3 * 3600.0, &which, &err),
+                   SIM_ERANGE);
+  assert_string_equal(which, "price");
+  assert_non_null(strstr(err.msg, "covers 2 h from the start, the run 3 h"));
+  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 2 * 3600.0, NULL, &err),
+                   SIM_OK);
   grid_fini(&g);
   c.price.repeat = true;
-  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 3 * 3600.0, &err), SIM_OK);
+  assert_int_equal(grid_init(&g, &c, 1e6, NULL, 3 * 3600.0, NULL, &err),
+                   SIM_OK);
   grid_fini(&g);
   scn_release(&grid_schema, &c);
 }

@@ -39,7 +39,7 @@ static void parses_times(void **state) {
   const time_case *c = *state;
   double t = -1;
   size_t bad = 0;
-  int rc = signal_parse_time(c->text, &t, &bad);
+  int rc = sig_parse_time(c->text, &t, &bad);
   if (isnan(c->utc_s)) {
     assert_int_equal(rc, -1);
     return;
@@ -77,35 +77,35 @@ static const char hourly[] = "time,v\n"
 static void step_file_values_and_integral(void **state) {
   (void)state;
   sig_config c = file_config(write_csv("s.csv", hourly));
-  signal s;
+  sig_series s;
   sim_error err = {0};
-  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  assert_close(signal_at(&s, 0), 10, 0, 0);
-  assert_close(signal_at(&s, 3599), 10, 0, 0);
-  assert_close(signal_at(&s, 3600), 20, 0, 0);
+  assert_close(sig_at(&s, 0), 10, 0, 0);
+  assert_close(sig_at(&s, 3599), 10, 0, 0);
+  assert_close(sig_at(&s, 3600), 20, 0, 0);
   /* 0.5 h at 10, 1 h at 20, 0.25 h at 40. */
-  assert_close(signal_integral(&s, 1800, 2 * 3600 + 900),
+  assert_close(sig_integral(&s, 1800, 2 * 3600 + 900),
                1800 * 10 + 3600 * 20 + 900 * 40, 1e-15, 0);
-  assert_true(signal_covers(&s, 0, 4 * 3600));
-  assert_false(signal_covers(&s, 0, 4 * 3600 + 1));
-  signal_fini(&s);
+  assert_true(sig_covers(&s, 0, 4 * 3600));
+  assert_false(sig_covers(&s, 0, 4 * 3600 + 1));
+  sig_fini(&s);
 }
 
 static void linear_file_integral_is_trapezoids(void **state) {
   (void)state;
   sig_config c = file_config(write_csv("l.csv", hourly));
   c.interpolation = 1;
-  signal s;
+  sig_series s;
   sim_error err = {0};
-  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
-  assert_close(signal_at(&s, 1800), 15, 1e-15, 0);
-  assert_close(signal_at(&s, 2.5 * 3600), 20, 1e-15, 0);
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_close(sig_at(&s, 1800), 15, 1e-15, 0);
+  assert_close(sig_at(&s, 2.5 * 3600), 20, 1e-15, 0);
   /* From 0.5 h to 2.5 h: 15->20 over 0.5 h, 20->40 over 1 h, 40->20. */
   double expect = 1800 * 17.5 + 3600 * 30 + 1800 * 30;
-  assert_close(signal_integral(&s, 1800, 2.5 * 3600), expect, 1e-15, 0);
-  assert_false(signal_covers(&s, 0, 3 * 3600 + 1));
-  signal_fini(&s);
+  assert_close(sig_integral(&s, 1800, 2.5 * 3600), expect, 1e-15, 0);
+  assert_false(sig_covers(&s, 0, 3 * 3600 + 1));
+  sig_fini(&s);
 }
 
 /* Start, offset and repeat: a local-time file shifted to UTC, started at
@@ -116,23 +116,23 @@ static void start_offset_and_repeat(void **state) {
   c.time_offset_s = -3600;      /* the file is in UTC+1 */
   c.start = "2022-12-31 23:00"; /* = the first row in UTC */
   c.repeat = true;
-  signal s;
+  sig_series s;
   sim_error err = {0};
-  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  assert_close(signal_at(&s, 0), 10, 0, 0);
+  assert_close(sig_at(&s, 0), 10, 0, 0);
   /* The period is 4 h: t = 4 h is the first row again. */
-  assert_close(signal_at(&s, 4 * 3600), 10, 0, 0);
-  assert_close(signal_at(&s, 6 * 3600 + 1), 40, 0, 0);
-  double day = signal_integral(&s, 0, 4 * 3600);
+  assert_close(sig_at(&s, 4 * 3600), 10, 0, 0);
+  assert_close(sig_at(&s, 6 * 3600 + 1), 40, 0, 0);
+  double day = sig_integral(&s, 0, 4 * 3600);
   assert_close(day, 3600.0 * 70, 1e-15, 0);
-  assert_close(signal_integral(&s, 0, 40 * 3600), 10 * day, 1e-14, 0);
-  assert_true(signal_covers(&s, 0, 1e9));
+  assert_close(sig_integral(&s, 0, 40 * 3600), 10 * day, 1e-14, 0);
+  assert_true(sig_covers(&s, 0, 1e9));
   c.start = "2023-01-01 00:00";
-  signal_fini(&s);
-  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
-  assert_close(signal_at(&s, 0), 20, 0, 0);
-  signal_fini(&s);
+  sig_fini(&s);
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_close(sig_at(&s, 0), 20, 0, 0);
+  sig_fini(&s);
 }
 
 typedef struct bad_file {
@@ -168,9 +168,9 @@ static void bad_files_name_line_and_column(void **state) {
   const char *path = write_csv("bad.csv", b->text);
   sig_config c = file_config(path);
   c.value_column = (char *)b->value_column;
-  signal s;
+  sig_series s;
   sim_error err = {0};
-  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_EINPUT);
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_EINPUT);
   char want[4400];
   snprintf(want, sizeof want, "%s%s", path, b->message);
   if (strncmp(err.msg, want, strlen(want)) != 0 &&
@@ -204,79 +204,79 @@ static void real_carbon_series_mean(void **state) {
   sig_config c = file_config(path);
   c.value_column = "Carbon Intensity gCO\xe2\x82\x82"
                    "eq/kWh (direct)";
-  signal s;
+  sig_series s;
   sim_error err = {0};
-  if (signal_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   assert_int_equal(s.n, 8760);
   double year = 8760 * 3600.0;
-  assert_close(signal_integral(&s, 0, year) / year, sum / n, 1e-12, 0);
-  signal_fini(&s);
+  assert_close(sig_integral(&s, 0, year) / year, sum / n, 1e-12, 0);
+  sig_fini(&s);
 }
 
-static signal bind_signal(const scn_schema *schema, const char *yaml) {
+static sig_series bind_signal(const scn_schema *schema, const char *yaml) {
   sig_config c;
   memset(&c, 0, sizeof c);
   sim_error err = {0};
   if (scn_bind_string("sig.yaml", yaml, schema, &c, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  signal s;
-  assert_int_equal(signal_init(&s, &c, NULL, &err), SIM_OK);
+  sig_series s;
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
   scn_release(schema, &c);
   return s;
 }
 
 static void constant_daily_and_diurnal(void **state) {
   (void)state;
-  signal c = bind_signal(&sig_price_schema, "value: 50 $/MWh\n");
-  assert_close(signal_integral(&c, 10, 110), 5000, 1e-15, 0);
-  signal d =
+  sig_series c = bind_signal(&sig_price_schema, "value: 50 $/MWh\n");
+  assert_close(sig_integral(&c, 10, 110), 5000, 1e-15, 0);
+  sig_series d =
       bind_signal(&sig_price_schema, "daily: [{from: 0 h, value: 40 $/MWh}, "
                                      "{from: 17 h, value: 150 $/MWh}, "
                                      "{from: 21 h, value: 60 $/MWh}]\n");
-  assert_close(signal_at(&d, 18 * 3600.0), 150, 0, 0);
-  assert_close(signal_at(&d, 24 * 3600.0 + 1), 40, 0, 0);
+  assert_close(sig_at(&d, 18 * 3600.0), 150, 0, 0);
+  assert_close(sig_at(&d, 24 * 3600.0 + 1), 40, 0, 0);
   double day = 3600.0 * (17 * 40 + 4 * 150 + 3 * 60);
-  assert_close(signal_integral(&d, 0, 86400), day, 1e-15, 0);
+  assert_close(sig_integral(&d, 0, 86400), day, 1e-15, 0);
   assert_close(
-      signal_integral(&d, 86400 * 2 + 18 * 3600.0, 86400 * 5 + 18 * 3600.0),
+      sig_integral(&d, 86400 * 2 + 18 * 3600.0, 86400 * 5 + 18 * 3600.0),
       3 * day, 1e-14, 0);
-  signal t = bind_signal(&sig_temperature_schema,
-                         "low: 10 degC\nhigh: 20 degC\npeak_at: 15 h\n");
-  assert_close(signal_at(&t, 15 * 3600.0), 20, 1e-12, 0);
-  assert_close(signal_at(&t, 3 * 3600.0), 10, 1e-12, 0);
-  assert_close(signal_integral(&t, 0, 86400) / 86400, 15, 1e-12, 0);
+  sig_series t = bind_signal(&sig_temperature_schema,
+                             "low: 10 degC\nhigh: 20 degC\npeak_at: 15 h\n");
+  assert_close(sig_at(&t, 15 * 3600.0), 20, 1e-12, 0);
+  assert_close(sig_at(&t, 3 * 3600.0), 10, 1e-12, 0);
+  assert_close(sig_integral(&t, 0, 86400) / 86400, 15, 1e-12, 0);
   double sum = 0; /* the midpoint rule, second by second */
   for (int i = 0; i < 3600; i++)
-    sum += signal_at(&t, 3600 + i + 0.5);
-  assert_close(signal_integral(&t, 3600, 7200), sum, 1e-9, 0);
-  signal_fini(&c);
-  signal_fini(&d);
-  signal_fini(&t);
+    sum += sig_at(&t, 3600 + i + 0.5);
+  assert_close(sig_integral(&t, 3600, 7200), sum, 1e-9, 0);
+  sig_fini(&c);
+  sig_fini(&d);
+  sig_fini(&t);
 }
 
 /* The mix: its daily mean is the shares times the factors, solar's swing
  * shows at noon and vanishes at night, and the integral is exact. */
 static void generation_mix(void **state) {
   (void)state;
-  signal m = bind_signal(&sig_carbon_schema,
-                         "mix: {coal: 10%, gas: 40%, nuclear: 20%, "
-                         "wind: 20%, solar: 10%}\n");
+  sig_series m = bind_signal(&sig_carbon_schema,
+                             "mix: {coal: 10%, gas: 40%, nuclear: 20%, "
+                             "wind: 20%, solar: 10%}\n");
   const sig_factors *f = &sig_seed_factors;
   double mean = 0.1 * f->coal + 0.4 * f->gas + 0.2 * f->nuclear +
                 0.2 * f->wind + 0.1 * f->solar;
-  assert_close(signal_integral(&m, 0, 86400) / 86400, mean, 1e-12, 0);
-  assert_close(signal_integral(&m, 0, 3 * 86400) / 3 / 86400, mean, 1e-12, 0);
-  double night = signal_at(&m, 2 * 3600.0), noon = signal_at(&m, 12 * 3600.0);
+  assert_close(sig_integral(&m, 0, 86400) / 86400, mean, 1e-12, 0);
+  assert_close(sig_integral(&m, 0, 3 * 86400) / 3 / 86400, mean, 1e-12, 0);
+  double night = sig_at(&m, 2 * 3600.0), noon = sig_at(&m, 12 * 3600.0);
   /* At night solar's share goes to gas: mean + 10% (gas - solar). */
   assert_close(night, mean + 0.1 * (f->gas - f->solar), 1e-12, 0);
   assert_true(noon < night);
   /* A numerical check of the closed-form integral over a part day. */
   double sum = 0;
   for (int i = 0; i < 36000; i++)
-    sum += signal_at(&m, 5 * 3600.0 + (i + 0.5));
-  assert_close(signal_integral(&m, 5 * 3600.0, 15 * 3600.0), sum, 1e-8, 0);
-  signal_fini(&m);
+    sum += sig_at(&m, 5 * 3600.0 + (i + 0.5));
+  assert_close(sig_integral(&m, 5 * 3600.0, 15 * 3600.0), sum, 1e-8, 0);
+  sig_fini(&m);
 }
 
 typedef struct bad_config {

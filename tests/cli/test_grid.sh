@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_grid.sh AIFSIM SOURCE_DIR - the grid feed end to end: a run on the
+# real carbon, price and weather files of one region writes the signal
+# columns, and h5py reproduces the carbon file's mean over the run window;
+# bad signal files are refused with FILE:LINE: and the column, exit 2.
+set -u
+AIFSIM=$1
+SRC=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/aifsim-grid.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+PASS=0
+FAIL=0
+ok() { echo "ok - $1"; PASS=$((PASS + 1)); }
+not_ok() { echo "not ok - $1"; shift; printf '#   %s\n' "$@"; FAIL=$((FAIL + 1)); }
+
+# The real-data scenario reads ../shared/data beside the checkout.
+if "$AIFSIM" run "$SRC/scenarios/frankfurt-week.yaml" -o "$TMP/fw.h5" \
+  >"$TMP/out" 2>"$TMP/err"; then
+  ok "frankfurt-week runs on the real files"
+else
+  not_ok "frankfurt-week runs on the real files" "$(head -c 600 "$TMP/err")"
+fi
+
+if /usr/bin/python3 - "$TMP/fw.h5" \
+  "$SRC/../shared/data/carbon/DE-LU_2023_hourly.csv" >"$TMP/py" 2>&1 <<'PY'
+import csv, datetime as dt, sys
+import h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+fac = f["facility"]
+for col, unit in [("carbon_g_per_kwh", "gCO2/kWh"), ("price_per_mwh", "$/MWh"),
+                  ("outdoor_c", "degC"), ("co2_kg", "kg"), ("cost", "$")]:
+    assert fac[col].attrs["units"] == unit, (col, fac[col].attrs["units"])
+t0 = dt.datetime(2023, 7, 1)
+t1 = t0 + dt.timedelta(seconds=float(f["summary"].attrs["duration_s"]))
+with open(sys.argv[2], encoding="utf-8") as fh:
+    rows = list(csv.reader(fh))[1:]
+vals = [float(r[4]) for r in rows if t0 <= dt.datetime.fromisoformat(r[0]) < t1]
+mean_file = np.mean(vals)
+mean_run = fac["carbon_g_per_kwh"][:].mean()
+assert abs(mean_run - mean_file) <= 1e-9 * mean_file, (mean_run, mean_file)
+# CO2 and cost are the exact books: the last cumulative value is the summary.
+s = f["summary"].attrs
+assert abs(fac["co2_kg"][-1] / 1000 - s["co2_t"]) <= 1e-12 * s["co2_t"]
+assert abs(fac["cost"][-1] - s["cost"]) <= 1e-12 * abs(s["cost"])
+# Energy-weighted carbon lies within the signal's range.
+assert vals and min(vals) <= s["carbon_g_per_kwh"] <= max(vals)
+print(f"mean carbon {mean_run:.6f} = file {mean_file:.6f} over {len(vals)} h")
+PY
+then
+  ok "h5py reproduces the file's mean carbon intensity ($(tail -n1 "$TMP/py"))"
+else
+  not_ok "h5py reproduces the file's mean carbon intensity" "$(cat "$TMP/py")"
+fi
+
+# bad_csv NAME CSV EXPECT: a scenario drawing its price from CSV must fail
+# with exit 2 and stderr starting with the CSV's path and EXPECT.
+bad_csv() {
+  printf '%b' "$2" >"$TMP/$1.csv"
+  cat >"$TMP/$1.yaml" <<YAML
+name: bad-csv
+duration: 2 h
+grid: {price: {file: $1.csv, time_column: time, value_column: price}}
+power: {cap: 10 kW}
+racks: [{name: r, count: 1, gpu: L4, gpus_per_rack: 8}]
+YAML
+  "$AIFSIM" check "$TMP/$1.yaml" >/dev/null 2>"$TMP/err"
+  local rc=$? first
+  first=$(head -n 1 "$TMP/err")
+  if [ "$rc" -eq 2 ] && [[ "$first" == "$TMP/$1.csv:$3"* ]]; then
+    ok "bad CSV ($1): exit 2, $3"
+  else
+    not_ok "bad CSV ($1): exit 2, $3" "exit $rc: $first"
+  fi
+}
+
+H='time,price\n'
+bad_csv missing-column 'time,cost\n2023-01-01 00:00,1\n' \
+  "1: column 'price': no such column"
+bad_csv bad-time "${H}2023-01-01 00:00,1\n01/01/2023 01:00,2\n" \
+  "3: column 'time': cannot read time"
+bad_csv out-of-order "${H}2023-01-01 01:00,1\n2023-01-01 00:00,2\n" \
+  "3: column 'time': time 2023-01-01 00:00 is earlier"
+bad_csv duplicate "${H}2023-01-01 00:00,1\n2023-01-01 00:00,2\n" \
+  "3: column 'time': time 2023-01-01 00:00 is the same"
+bad_csv gap "${H}2023-01-01 00:00,1\n2023-01-01 06:00,2\n" \
+  "3: column 'time': a gap of 21600 s"
+bad_csv nan "${H}2023-01-01 00:00,1\n2023-01-01 01:00,NaN\n2023-01-01 02:00,1\n" \
+  "3: column 'price': 'NaN' is not a finite number"
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
