@@ -57,14 +57,14 @@ typedef enum cool_kind { COOL_LIQUID, COOL_AIR } cool_kind;
  * degC"), since "10 K" reads as an absolute temperature. */
 typedef struct cool_loop_config {
   char *name;
-  int kind;            /* cool_kind */
-  char **racks;        /* rack groups served; the factory resolves them */
-  size_t nracks;       /* 0: the factory decides */
-  double heat_share;   /* share of those racks' heat this loop takes */
-  double capacity_w;   /* the most heat the plant can remove */
-  double supply_c;     /* coolant or air supply setpoint to the IT */
-  double delta_t_k;    /* T - T_s at full capacity (UA = capacity / it) */
-  double tau_s;        /* the loop's time constant C / UA */
+  int kind;                  /* cool_kind */
+  char **racks;              /* rack groups served; the factory resolves them */
+  size_t nracks;             /* 0: the factory decides */
+  double heat_share;         /* share of those racks' heat this loop takes */
+  double capacity_w;         /* the most heat the plant can remove */
+  double supply_c;           /* coolant or air supply setpoint to the IT */
+  double delta_t_k;          /* T - T_s at full capacity (UA = capacity / it) */
+  double tau_s;              /* the loop's time constant C / UA */
   double hx_approach_k;      /* loop supply minus plant water supply */
   double econ_approach_k;    /* dry cooler outlet minus outdoor air */
   double chiller_approach_k; /* condensing minus outdoor temperature */
@@ -131,13 +131,13 @@ typedef struct cool_loop cool_loop;
 
 /* What one step did. Energies in J over the step. */
 typedef struct cool_step {
-  double temp_c;     /* loop temperature at the end */
-  double removed_j;  /* heat removed */
-  double free_j;     /* ... of which without the chiller */
-  double chiller_j;  /* chiller electricity */
-  double aux_j;      /* pump and fan electricity */
-  double energy_j;   /* chiller_j + aux_j */
-  bool at_capacity;  /* removal is at the capacity at the end: T rises */
+  double temp_c;    /* loop temperature at the end */
+  double removed_j; /* heat removed */
+  double free_j;    /* ... of which without the chiller */
+  double chiller_j; /* chiller electricity */
+  double aux_j;     /* pump and fan electricity */
+  double energy_j;  /* chiller_j + aux_j */
+  bool at_capacity; /* removal is at the capacity at the end: T rises */
 } cool_step;
 
 /* Integration tolerances of every loop's ODE driver: absolute (K for the
@@ -169,12 +169,12 @@ void cool_loop_set_temp(cool_loop *l, double temp_c);
  * Fills *out. SIM_OK; SIM_EINVAL for a negative or non-finite input, the
  * state unchanged; SIM_ERANGE if GSL cannot meet the tolerance (message
  * in err). */
-int cool_loop_step(cool_loop *l,        /* the loop */
-                   double q_in_w,       /* heat from its racks, W */
-                   double outdoor_c,    /* outdoor dry-bulb, degC */
-                   double dt_s,         /* step length, s */
-                   cool_step *out,      /* what the step did */
-                   sim_error *err);     /* why it failed; may be NULL */
+int cool_loop_step(cool_loop *l,     /* the loop */
+                   double q_in_w,    /* heat from its racks, W */
+                   double outdoor_c, /* outdoor dry-bulb, degC */
+                   double dt_s,      /* step length, s */
+                   cool_step *out,   /* what the step did */
+                   sim_error *err);  /* why it failed; may be NULL */
 
 /* ------------------------------------------------------------------ */
 /* GPUs and the facility                                               */

@@ -48,6 +48,28 @@ static const scn_schema power_schema =
 static int check_group(void *obj, const scn_loc *loc, void *user,
                        sim_error *err);
 
+static const scn_field conv_fields[] = {
+    {.key = "load",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_conv_point, load),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "share of the rack's limit, e.g. 50%"},
+    {.key = "efficiency",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_conv_point, efficiency),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "share of the power drawn that reaches the IT, e.g. 96%"},
+};
+
+static const scn_schema conv_schema =
+    SCN_SCHEMA("conversion point", rack_conv_point, conv_fields, .check = NULL);
+
 #define POWER(k, field, fl, def, h)                                            \
   {                                                                            \
     .key = k, .type = SCN_QUANTITY,                                            \
@@ -86,6 +108,14 @@ static const scn_field group_fields[] = {
           "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
     POWER("other_power_max", other_max_w, 0, "0 W",
           "non-GPU IT power of a rack at full activity"),
+    {.key = "conversion",
+     .type = SCN_LIST,
+     .offset = offsetof(rack_group_config, conv),
+     .sub = &conv_schema,
+     .count_offset = offsetof(rack_group_config, nconv),
+     .help = "power-conversion efficiency by load, e.g. [{load: 10%, "
+             "efficiency: 90%}, {load: 50%, efficiency: 96%}]; none: "
+             "lossless"},
     {.key = "load",
      .type = SCN_MAP,
      .offset = offsetof(rack_group_config, load),
@@ -139,6 +169,11 @@ static const scn_field factory_fields[] = {
      .offset = offsetof(factory_config, grid),
      .sub = &grid_schema,
      .help = "the grid feed: carbon, price, outdoor temperature, dr_events"},
+    {.key = "power_quality",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, power_quality),
+     .sub = &pq_schema,
+     .help = "the high-rate window for ramps and 0.1-20 Hz oscillation"},
     {.key = "power",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, power),
@@ -172,6 +207,13 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
     snprintf(hint, sizeof hint, "known types: %s", names);
     return scn_fail(loc, "gpu", err, hint, "unknown GPU type '%s'", g->gpu);
   }
+  for (size_t i = 1; i < g->nconv; i++)
+    if (!(g->conv[i].load > g->conv[i - 1].load)) {
+      char where[64];
+      snprintf(where, sizeof where, "conversion.%zu.load", i);
+      return scn_fail(loc, where, err, NULL,
+                      "conversion points must rise in load");
+    }
   if (g->other_max_w < g->other_idle_w)
     return scn_fail(loc, "other_power_max", err, NULL,
                     "other_power_max is below other_power_idle");
@@ -208,13 +250,15 @@ static int check_periods(const factory_config *c, const scn_loc *loc,
 
 static int check_fleet(const factory_config *c, const gpu_catalog *cat,
                        const scn_loc *loc, sim_error *err) {
-  double floor = 0, gpus = 0;
+  double floor = 0, gpus = 0, eta = 1;
   for (size_t i = 0; i < c->nracks; i++) {
     const rack_group_config *g = &c->racks[i];
     const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
     double n = (double)g->count * (double)g->gpus_per_rack;
     gpus += n;
     floor += n * spec->cap_min_w + (double)g->count * g->other_max_w;
+    for (size_t k = 0; k < g->nconv; k++)
+      eta = fmin(eta, g->conv[k].efficiency);
     char where[64];
     snprintf(where, sizeof where, "racks.%zu.name", i);
     for (size_t j = 0; j < i; j++)
@@ -225,6 +269,7 @@ static int check_fleet(const factory_config *c, const gpu_catalog *cat,
   if (gpus > MAX_GPUS)
     return scn_fail(loc, "racks", err, NULL,
                     "%.0f GPUs; at most %d are supported", gpus, MAX_GPUS);
+  floor /= eta; /* the static split reserves losses at the lowest efficiency */
   if (c->power.cap_w < floor) {
     char hint[128];
     snprintf(hint, sizeof hint, "the cap must be at least %.6g kW",
@@ -372,6 +417,7 @@ sim_time factory_duration(const factory_config *cfg) {
 enum {
   F_POWER,
   F_IT,
+  F_LOSS,
   F_GPU,
   F_CAP,
   F_PEAK,
@@ -389,6 +435,8 @@ static const tel_column facility_columns[F_NCOLS] = {
     [F_POWER] = {"power_w", "W",
                  "facility power from the feed, mean over the interval"},
     [F_IT] = {"it_power_w", "W", "IT power, mean over the interval"},
+    [F_LOSS] = {"loss_power_w", "W",
+                "power-conversion losses, mean over the interval"},
     [F_GPU] = {"gpu_power_w", "W", "GPU power, mean over the interval"},
     [F_CAP] = {"cap_w", "W", "facility power cap"},
     [F_PEAK] = {"peak_power_w", "W",
@@ -425,7 +473,7 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 /* Integrals over the current sample interval, per rack and in total. */
 typedef struct interval {
-  double energy_j, it_j, gpu_j, activity_s, peak_w;
+  double energy_j, it_j, loss_j, gpu_j, activity_s, peak_w;
   double *rack_j, *rack_gpu_j, *rack_activity_s;
 } interval;
 
@@ -447,8 +495,9 @@ struct factory {
   double *row; /* a racks row: R_NCOLS x nracks */
   const char **rack_labels;
   /* In force since `last`: */
-  double p_facility, p_it, p_gpu, activity, cap;
+  double p_facility, p_it, p_loss, p_gpu, activity, cap;
   grid_books books;
+  pq_window pq;
   interval iv;
   factory_summary sum;
   double sampled_energy_j;
@@ -461,6 +510,7 @@ static void advance(factory *f, sim_time now) {
   const rack_fleet *fl = f->fleet;
   f->iv.energy_j += f->p_facility * dt;
   f->iv.it_j += f->p_it * dt;
+  f->iv.loss_j += f->p_loss * dt;
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
   for (uint32_t r = 0; r < fl->nracks; r++) {
@@ -499,8 +549,8 @@ static void move_load(factory *f, sim_time now) {
 
 static void recompute_power(factory *f) {
   rack_fleet *fl = f->fleet;
-  f->p_it = rack_fleet_update(fl);
-  f->p_facility = f->p_it; /* no cooling or conversion losses yet */
+  f->p_it = rack_fleet_update(fl, &f->p_loss);
+  f->p_facility = f->p_it + f->p_loss; /* no cooling yet */
   double gpu = 0, act = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     gpu += fl->gpu_power_w[r];
@@ -546,7 +596,8 @@ static void rack_row(factory *f, double dt) {
 
 static void reset_interval(factory *f) {
   uint32_t n = f->fleet->nracks;
-  f->iv.energy_j = f->iv.it_j = f->iv.gpu_j = f->iv.activity_s = 0;
+  f->iv.energy_j = f->iv.it_j = f->iv.loss_j = 0;
+  f->iv.gpu_j = f->iv.activity_s = 0;
   f->iv.peak_w = 0;
   memset(f->iv.rack_j, 0, n * sizeof(double));
   memset(f->iv.rack_gpu_j, 0, n * sizeof(double));
@@ -566,14 +617,20 @@ static void signal_means(const factory *f, sim_time now, double dt,
 static int sample(factory *f, sim_time now) {
   double dt = sim_time_to_s(f->sample_every);
   double row[F_NCOLS] = {
-      [F_POWER] = f->iv.energy_j / dt, [F_IT] = f->iv.it_j / dt,
-      [F_GPU] = f->iv.gpu_j / dt,      [F_CAP] = f->cap,
-      [F_PEAK] = f->iv.peak_w,         [F_ACTIVITY] = f->iv.activity_s / dt,
-      [F_CO2] = f->books.co2_kg,       [F_COST] = f->books.cost,
+      [F_POWER] = f->iv.energy_j / dt,
+      [F_IT] = f->iv.it_j / dt,
+      [F_LOSS] = f->iv.loss_j / dt,
+      [F_GPU] = f->iv.gpu_j / dt,
+      [F_CAP] = f->cap,
+      [F_PEAK] = f->iv.peak_w,
+      [F_ACTIVITY] = f->iv.activity_s / dt,
+      [F_CO2] = f->books.co2_kg,
+      [F_COST] = f->books.cost,
   };
   signal_means(f, now, dt, row);
   f->sum.energy_j += f->iv.energy_j;
   f->sum.it_energy_j += f->iv.it_j;
+  f->sum.loss_energy_j += f->iv.loss_j;
   f->sum.gpu_energy_j += f->iv.gpu_j;
   f->sum.mean_activity += f->iv.activity_s;
   f->sampled_energy_j += row[F_POWER] * dt;
@@ -592,11 +649,16 @@ static int sample(factory *f, sim_time now) {
 }
 
 /* The static policy: split what the cap leaves after every rack's other IT
- * power at its maximum. A cap below the fleet's floor (a deep DR cut) puts
- * every GPU at its minimum cap; the books then show the violation. */
+ * power at its maximum and the conversion losses at the curves' lowest
+ * efficiency (so the losses never exceed what was reserved). A cap below
+ * the fleet's floor (a deep DR cut) puts every GPU at its minimum cap; the
+ * books then show the violation. */
+static double gpu_budget(const rack_fleet *fl, double cap_w) {
+  return cap_w * rack_fleet_min_efficiency(fl) - rack_fleet_other_max_w(fl);
+}
+
 static void apply_cap(rack_fleet *fl, double cap_w) {
-  double budget = cap_w - rack_fleet_other_max_w(fl);
-  if (rack_fleet_split_static(fl, budget, NULL) != SIM_OK)
+  if (rack_fleet_split_static(fl, gpu_budget(fl, cap_w), NULL) != SIM_OK)
     rack_fleet_cap_all_min(fl);
 }
 
@@ -619,6 +681,7 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
     apply_cap(f->fleet, f->cap = cap);
   move_load(f, ev->time);
   recompute_power(f);
+  pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
   return SIM_OK;
 }
 
@@ -641,14 +704,16 @@ static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
                                   .gpus_per_rack = (uint32_t)g->gpus_per_rack,
                                   .limit_w = g->limit_w,
                                   .other_idle_w = g->other_idle_w,
-                                  .other_max_w = g->other_max_w};
+                                  .other_max_w = g->other_max_w,
+                                  .conv = g->conv,
+                                  .nconv = g->nconv};
   }
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
   free(groups);
   if (fl == NULL)
     return NULL;
-  double budget = c->power.cap_w - rack_fleet_other_max_w(fl);
-  if (rack_fleet_split_static(fl, budget, err) != SIM_OK) {
+  if (rack_fleet_split_static(fl, gpu_budget(fl, c->power.cap_w), err) !=
+      SIM_OK) {
     rack_fleet_destroy(fl);
     return NULL;
   }
@@ -730,6 +795,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc == SIM_OK)
+    rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, err);
+  if (rc == SIM_OK)
     rc = declare_telemetry(f, err);
   if (rc == SIM_OK)
     rc = start(f, err);
@@ -755,6 +822,7 @@ void factory_destroy(factory *f) {
   free(f->iv.rack_gpu_j);
   free(f->iv.rack_activity_s);
   rack_fleet_destroy(f->fleet);
+  pq_fini(&f->pq);
   free(f);
 }
 
@@ -770,6 +838,10 @@ static int put_summary(factory *f) {
   } metrics[] = {
       {"energy_mwh", s->energy_j / 3.6e9},
       {"it_energy_mwh", s->it_energy_j / 3.6e9},
+      {"loss_energy_mwh", s->loss_energy_j / 3.6e9},
+      {"max_ramp_w_per_s", s->max_ramp_w_per_s},
+      {"oscillation_j", s->oscillation_j},
+      {"oscillation_w_rms", s->oscillation_w_rms},
       {"gpu_energy_mwh", s->gpu_energy_j / 3.6e9},
       {"mean_power_w", s->mean_power_w},
       {"peak_power_w", s->peak_power_w},
@@ -798,6 +870,13 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
   s->cost = f->books.cost;
   s->co2_kg = f->books.co2_kg;
+  pq_result pq;
+  int rc = pq_finish(&f->pq, s->duration_s, &pq, err);
+  if (rc != SIM_OK)
+    return rc;
+  s->max_ramp_w_per_s = pq.max_ramp_w_per_s;
+  s->oscillation_j = pq.oscillation_j;
+  s->oscillation_w_rms = pq.oscillation_w_rms;
   s->mean_power_w = s->energy_j / s->duration_s;
   s->mean_activity /= s->duration_s;
   s->cap_w = f->cfg->power.cap_w;

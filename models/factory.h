@@ -17,6 +17,8 @@
 #include "gpu.h"
 #include "grid.h"
 #include "load.h"
+#include "pq.h"
+#include "rack.h"
 #include "scenario.h"
 #include "tel.h"
 
@@ -34,6 +36,8 @@ typedef struct rack_group_config {
   int64_t gpus_per_rack;
   double limit_w; /* default: GPUs at TDP plus other IT at its maximum */
   double other_idle_w, other_max_w;
+  rack_conv_point *conv; /* conversion efficiency by load; none: lossless */
+  size_t nconv;
   load_config load;
 } rack_group_config;
 
@@ -47,6 +51,7 @@ typedef struct factory_config {
   char *catalog; /* a catalog file instead of the built-in one, or NULL */
   power_config power;
   grid_config grid;
+  pq_config power_quality;
   rack_group_config *racks;
   size_t nracks;
 } factory_config;
@@ -90,7 +95,8 @@ void factory_destroy(factory *f);
 typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
-  double cost, co2_kg;
+  double cost, co2_kg, loss_energy_j;
+  double max_ramp_w_per_s, oscillation_j, oscillation_w_rms;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;
   double mean_activity;

@@ -29,6 +29,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   free(f->activity_mean);
   free(f->gpu_power_w);
   free(f->rack_power_w);
+  free(f->loss_w);
   for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
     free(f->names[r]);
   free(f->names);
@@ -56,6 +57,7 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->activity_mean = calloc(nr, sizeof(double));
   f->gpu_power_w = calloc(nr, sizeof(double));
   f->rack_power_w = calloc(nr, sizeof(double));
+  f->loss_w = calloc(nr, sizeof(double));
   f->names = calloc(nr, sizeof(char *));
   f->types = calloc(ngroups, sizeof(gpu_spec *));
   f->groups = calloc(ngroups, sizeof(rack_group_spec));
@@ -65,8 +67,8 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
          f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
          f->other_max_w && f->activity_mean && f->gpu_power_w &&
-         f->rack_power_w && f->names && f->types && f->groups && f->t_idle &&
-         f->t_span && f->t_dmin;
+         f->rack_power_w && f->loss_w && f->names && f->types && f->groups &&
+         f->t_idle && f->t_span && f->t_dmin;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -154,7 +156,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
                   (unsigned long long)gpus);
     return NULL;
   }
-  rack_fleet_update(f);
+  rack_fleet_update(f, NULL);
   return f;
 }
 
@@ -186,12 +188,42 @@ static void update_rack(rack_fleet *f, uint32_t r) {
                        (f->other_max_w[r] - f->other_idle_w[r]) * mean;
 }
 
-double rack_fleet_update(rack_fleet *f) {
-  double total = 0;
+double rack_efficiency(const rack_group_spec *g, double load) {
+  const rack_conv_point *c = g->conv;
+  size_t n = g->nconv;
+  if (n == 0)
+    return 1;
+  if (load <= c[0].load)
+    return c[0].efficiency;
+  for (size_t i = 1; i < n; i++)
+    if (load <= c[i].load) {
+      double w = (load - c[i - 1].load) / (c[i].load - c[i - 1].load);
+      return c[i - 1].efficiency + w * (c[i].efficiency - c[i - 1].efficiency);
+    }
+  return c[n - 1].efficiency;
+}
+
+double rack_fleet_min_efficiency(const rack_fleet *f) {
+  double lo = 1;
+  for (size_t g = 0; g < f->ngroups; g++)
+    for (size_t i = 0; i < f->groups[g].nconv; i++)
+      lo = fmin(lo, f->groups[g].conv[i].efficiency);
+  return lo;
+}
+
+double rack_fleet_update(rack_fleet *f, double *loss_w) {
+  double total = 0, losses = 0;
   for (uint32_t r = 0; r < f->nracks; r++) {
     update_rack(f, r);
-    total += f->rack_power_w[r];
+    const rack_group_spec *g = &f->groups[f->group[r]];
+    double p = f->rack_power_w[r];
+    double eta = rack_efficiency(g, p / f->limit_w[r]);
+    f->loss_w[r] = p / eta - p;
+    total += p;
+    losses += f->loss_w[r];
   }
+  if (loss_w != NULL)
+    *loss_w = losses;
   return total;
 }
 

@@ -14,6 +14,12 @@
 #include "err.h"
 #include "gpu.h"
 
+/* A point of a power-conversion efficiency curve: at this share of the
+ * rack's limit, this share of the power drawn reaches the IT equipment. */
+typedef struct rack_conv_point {
+  double load, efficiency;
+} rack_conv_point;
+
 /* What the factory asks for: count racks alike. */
 typedef struct rack_group_spec {
   const char *name;
@@ -23,6 +29,8 @@ typedef struct rack_group_spec {
   double limit_w;      /* the rack's power limit */
   double other_idle_w; /* non-GPU IT power (CPUs, NICs, switches, fans) */
   double other_max_w;  /* ... at full activity */
+  const rack_conv_point *conv; /* efficiency curve, by load; borrowed */
+  size_t nconv;                /* 0: lossless */
 } rack_group_spec;
 
 typedef struct rack_fleet {
@@ -43,6 +51,7 @@ typedef struct rack_fleet {
   double *activity_mean; /* mean GPU activity, from rack_fleet_update */
   double *gpu_power_w;   /* sum over its GPUs */
   double *rack_power_w;  /* GPUs + other IT */
+  double *loss_w;        /* conversion losses feeding it */
   char **names;          /* "group-3" */
 
   /* Per GPU type and per group. */
@@ -64,9 +73,18 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
 void rack_fleet_destroy(rack_fleet *f);
 
 /* Recomputes every GPU's power from its activity and cap (P(phi, a) at
- * the clock the cap allows), the per-rack sums and non-GPU power.
- * Returns the fleet's IT power in W. */
-double rack_fleet_update(rack_fleet *f);
+ * the clock the cap allows), the per-rack sums, non-GPU power and
+ * conversion losses. Returns the fleet's IT power in W; *loss_w (may be
+ * NULL) receives the losses. */
+double rack_fleet_update(rack_fleet *f, double *loss_w);
+
+/* The efficiency of group g's power conversion at a load share (of the
+ * rack's limit): the curve interpolated linearly, held at its ends. */
+double rack_efficiency(const rack_group_spec *g, double load);
+
+/* The lowest efficiency on any group's curve: reserving IT / eta_min for
+ * losses never falls short, whatever the load. */
+double rack_fleet_min_efficiency(const rack_fleet *f);
 
 /* The normalised clock GPU i runs at under its cap and activity. */
 double rack_gpu_phi(const rack_fleet *f, uint32_t i);

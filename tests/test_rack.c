@@ -21,12 +21,17 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* 80 PLUS Titanium (230 V internal redundant) minimum efficiencies at
+ * 10, 20, 50 and 100% load: 90, 94, 96, 91%. */
+static const rack_conv_point titanium[] = {
+    {0.1, 0.90}, {0.2, 0.94}, {0.5, 0.96}, {1.0, 0.91}};
+
 static rack_fleet *two_groups(double nvl_limit_w) {
   rack_group_spec g[2] = {
       {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, nvl_limit_w, 16800,
-       33600},
-      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200,
-       18400},
+       33600, NULL, 0},
+      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+       titanium, 4},
   };
   sim_error err = {0};
   rack_fleet *f = rack_fleet_create(g, 2, &err);
@@ -85,7 +90,7 @@ static void hot_loop_matches_the_model(void **state) {
     f->activity[i] = c->activity;
     f->cap_w[i] = fmax(g->cap_min_w, c->cap_share * g->tdp_w);
   }
-  rack_fleet_update(f);
+  rack_fleet_update(f, NULL);
   for (uint32_t i = 0; i < f->n; i++) {
     const gpu_spec *g = f->types[f->type[i]];
     double expect = gpu_power(g, rack_gpu_phi(f, i), c->activity);
@@ -100,7 +105,7 @@ static void rack_sums_add_up(void **state) {
   rack_fleet *f = two_groups(132000);
   for (uint32_t i = 0; i < f->n; i++)
     f->activity[i] = (double)(i % 10) / 10;
-  double total = rack_fleet_update(f), check = 0;
+  double total = rack_fleet_update(f, NULL), check = 0;
   for (uint32_t r = 0; r < f->nracks; r++) {
     double gpu = 0, act = 0;
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
@@ -119,7 +124,7 @@ static void rack_sums_add_up(void **state) {
   /* An NVL72 rack flat out at TDP: 72 x 1200 W + 33.6 kW = 120 kW. */
   for (uint32_t i = 0; i < f->n; i++)
     f->activity[i] = 1;
-  rack_fleet_update(f);
+  rack_fleet_update(f, NULL);
   assert_close(f->rack_power_w[0], 120000, 1e-12, 0);
   rack_fleet_destroy(f);
 }
@@ -174,9 +179,38 @@ static void static_split_respects_every_bound(void **state) {
   /* Racks at full load stay within their limits. */
   for (uint32_t i = 0; i < f->n; i++)
     f->activity[i] = 1;
-  rack_fleet_update(f);
+  rack_fleet_update(f, NULL);
   for (uint32_t r = 0; r < f->nracks; r++)
     assert_true(f->rack_power_w[r] <= f->limit_w[r] * (1 + 1e-12));
+  rack_fleet_destroy(f);
+}
+
+/* Losses follow the efficiency curve at the rack's load share; a group
+ * without a curve is lossless. */
+static void conversion_losses(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 0.5;
+  double loss;
+  rack_fleet_update(f, &loss);
+  double sum = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    double p = f->rack_power_w[r];
+    double eta = rack_efficiency(&f->groups[f->group[r]], p / f->limit_w[r]);
+    assert_close(f->loss_w[r], p / eta - p, 1e-12, 0);
+    if (f->group[r] == 0)
+      assert_close(f->loss_w[r], 0, 0, 0);
+    sum += f->loss_w[r];
+  }
+  assert_close(loss, sum, 1e-12, 0);
+  assert_true(loss > 0);
+  const rack_group_spec *hgx = &f->groups[1];
+  assert_close(rack_efficiency(hgx, 0.05), 0.90, 0, 0);
+  assert_close(rack_efficiency(hgx, 0.35), 0.95, 1e-12, 0);
+  assert_close(rack_efficiency(hgx, 0.75), 0.935, 1e-12, 0);
+  assert_close(rack_efficiency(hgx, 1.2), 0.91, 0, 0);
+  assert_close(rack_fleet_min_efficiency(f), 0.90, 0, 0);
   rack_fleet_destroy(f);
 }
 
@@ -191,8 +225,8 @@ static void floor_and_reserve(void **state) {
 
 static void empty_groups_are_refused(void **state) {
   (void)state;
-  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0,
-                       0};
+  rack_group_spec g = {
+      "none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0, 0, NULL, 0};
   sim_error err = {0};
   assert_null(rack_fleet_create(&g, 1, &err));
   assert_int_equal(err.code, SIM_EINVAL);
@@ -206,6 +240,7 @@ int main(void) {
   TEST_ROWS(tests, n, hot_loop_matches_the_model, powers);
   TEST_ADD(tests, n, rack_sums_add_up);
   TEST_ROWS(tests, n, static_split_respects_every_bound, splits);
+  TEST_ADD(tests, n, conversion_losses);
   TEST_ADD(tests, n, floor_and_reserve);
   TEST_ADD(tests, n, empty_groups_are_refused);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);

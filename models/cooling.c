@@ -1,0 +1,459 @@
+/* cooling.c - cooling loops: schema and defaults with their sources, the
+ * plant (free cooling, chillers, pumps and fans), the loop's ODE under
+ * gsl_odeiv2, and the GPU-side helpers (junction, throttling, PUE). */
+#include "cooling.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_odeiv2.h>
+
+#define KELVIN 273.15
+
+/* ------------------------------------------------------------------ */
+/* Defaults that depend on the kind                                    */
+/* ------------------------------------------------------------------ */
+
+/* What the check hook fills in when a scenario leaves these out. The
+ * liquid column is a warm-water direct-to-chip loop, the air column a
+ * chilled-water CRAH room of the kind the surveys describe. */
+typedef struct kind_defaults {
+  double supply_c, delta_t_k, tau_s, hx_approach_k, aux_share, flow_min;
+} kind_defaults;
+
+static const kind_defaults defaults[] = {
+    [COOL_LIQUID] =
+        {
+            /* 35 degC to the cold plates is facility water at 32 degC
+             * behind a 3 K CDU: the top of ASHRAE TC 9.9's class W32
+             * (Liquid Cooling Guidelines for Datacom Equipment Centers,
+             * 2nd ed.: W17, W27, W32, W40, W45, W+). */
+            .supply_c = 35,
+            /* Assumption: a 10 K rise across the cold plates at full
+             * load, the middle of the 8-12 K DLC loops are designed for. */
+            .delta_t_k = 10,
+            /* Assumption: 1 MW at 10 K is 24 kg/s of water; some 1.5 m3
+             * in CDU, manifolds and pipes turns over in about a minute. */
+            .tau_s = 60,
+            /* Assumption: CDU plate heat exchangers are selected for a
+             * 2-5 K approach; 3 K. */
+            .hx_approach_k = 3,
+            /* Engineering estimate at design flow, per W of heat: CDU
+             * pumps 24 g/s/kW at 200 kPa, 60% efficient, 0.8%; facility
+             * pumps at 250 kPa, 0.9%; dry-cooler fans moving ~0.1 m3/s/kW
+             * at 125 Pa, 50% efficient, 2.5%: 4% in all. NREL's ESIF,
+             * warm-water and chiller-less, runs a whole-site PUE of 1.04
+             * (NREL/PR-2C00-70433, 2018), so its pumps and fans are
+             * below 4%. */
+            .aux_share = 0.04,
+            /* Assumption: variable-speed pumps turn down to 20% flow. */
+            .flow_min = 0.2,
+        },
+    [COOL_AIR] =
+        {
+            /* Uptime Institute's 2013 survey (over 1,000 sites): nearly
+             * half supply 71-75 F (21.7-23.9 degC), 37% 65-70 F. */
+            .supply_c = 22,
+            /* Assumption: 11 K air rise across the servers at design. */
+            .delta_t_k = 11,
+            /* Assumption: room air turns over in well under a minute,
+             * but coils and chilled-water pipes hold the temperature; a
+             * lost plant heats the room at dT_design / tau = 5.5 K/min. */
+            .tau_s = 120,
+            /* Chilled water at 7 degC under 22 degC air: "typical legacy
+             * data centers have chilled water set points between 42-45 F
+             * (6-7 degC)"; optimised ones run 10 degC or more
+             * (DatacenterDynamics, "Hot water, cold water"). */
+            .hx_approach_k = 15,
+            /* Engineering estimate at design flow, per W of heat: 75 L/s
+             * of air per kW at 11 K, through ~450 Pa of coil, filters and
+             * floor at 55% fan efficiency, 6.2%; chilled-water pumps at
+             * 6 K and 300 kPa, 1.8%; economizer fans ~2%: 10%. (Air-cooled
+             * chillers' condenser fans are in their COP.) */
+            .aux_share = 0.10,
+            /* Assumption: EC/VFD CRAH fans turn down to 30% speed; the
+             * power falls with the cube of it (Vertiv/Emerson, "Using EC
+             * plug fans to improve energy efficiency of chilled water
+             * cooling systems in large data centers"). */
+            .flow_min = 0.3,
+        },
+};
+
+/* Air above ASHRAE's widest allowable envelope (class A4, 5-45 degC) is
+ * no supply a server is built for. */
+#define AIR_SUPPLY_MAX_C 45.0
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *const kind_names[] = {"liquid", "air", NULL};
+
+#define QTY(k, field, d, lo, hi, fl, def, h)                                   \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY,                                            \
+    .offset = offsetof(cool_loop_config, field), .dim = d, .min = lo,          \
+    .max = hi, .flags = fl, .dflt = def, .help = h                             \
+  }
+#define DIFF(k, field, hi, def, h)                                             \
+  QTY(k, field, UNITS_TEMPERATURE, 0, hi, 0, def,                              \
+      h " (a difference: write degC, e.g. 5 degC)")
+
+static int check_loop(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err);
+
+static const scn_field loop_fields[] = {
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(cool_loop_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "the loop's name, e.g. dlc-hall-1"},
+    {.key = "kind",
+     .type = SCN_ENUM,
+     .offset = offsetof(cool_loop_config, kind),
+     .names = kind_names,
+     .flags = SCN_REQUIRED,
+     .help = "liquid (direct-to-chip) or air (CRAH)"},
+    {.key = "racks",
+     .type = SCN_STRINGS,
+     .offset = offsetof(cool_loop_config, racks),
+     .count_offset = offsetof(cool_loop_config, nracks),
+     .help = "the rack groups this loop serves"},
+    QTY("heat_share", heat_share, UNITS_FRACTION, 0, 1, SCN_POSITIVE, "100%",
+        "share of its racks' heat this loop takes (liquid cold plates take "
+        "most, the rest goes to air)"),
+    QTY("capacity", capacity_w, UNITS_POWER, 0, HUGE_VAL,
+        SCN_REQUIRED | SCN_POSITIVE, NULL,
+        "the most heat the plant removes, e.g. 2 MW"),
+    QTY("supply", supply_c, UNITS_TEMPERATURE, 5, 60, 0, NULL,
+        "supply setpoint to the IT; default 35 degC liquid, 22 degC air"),
+    QTY("delta_t", delta_t_k, UNITS_TEMPERATURE, 0, 30, SCN_POSITIVE, NULL,
+        "rise above supply at full capacity; default 10 degC liquid, 11 "
+        "degC air (a difference: write degC)"),
+    QTY("time_constant", tau_s, UNITS_TIME, 0, 86400, SCN_POSITIVE, NULL,
+        "the loop's first-order time constant; default 60 s liquid, 120 s "
+        "air"),
+    DIFF("hx_approach", hx_approach_k, 30, NULL,
+         "loop supply minus plant water supply (CDU or coil approach); "
+         "default 3 degC liquid, 15 degC air"),
+    /* University of Stuttgart's survey of 6,730 cooling towers from 27
+     * manufacturers: dry coolers have a median approach of 10 K to the
+     * ambient dry bulb (Energies 16(9) 3661, 2023). */
+    DIFF("economizer_approach", econ_approach_k, 30, "10 degC",
+         "dry cooler outlet above outdoor air"),
+    /* AHRI 550/590 rates air-cooled chillers at 35 degC (95 F) ambient
+     * with 51.7 degC (125 F) saturated discharge: 16.7 K. */
+    DIFF("chiller_approach", chiller_approach_k, 40, "16.7 degC",
+         "chiller condensing temperature above outdoor air"),
+    /* 45% of Carnot between the leaving water and the condenser gives
+     * COP 0.45 x 279.85 K / 45 K = 2.80 at AHRI conditions (6.7 degC
+     * leaving water): ASHRAE 90.1's minimum for air-cooled chillers,
+     * 9.562 EER (CEC/AHRI, Table 110.2-D). Real chillers reach 40-70% of
+     * Carnot (pe-calc.com, Carnot efficiency & refrigeration COP). */
+    QTY("carnot_fraction", eta, UNITS_FRACTION, 0.05, 1, 0, "45%",
+        "the chiller's share of the Carnot COP"),
+    /* Assumptions: 1.5 keeps the model finite in heat no chiller is rated
+     * for; 10 (0.35 kW/ton) is about the best oil-free centrifugal
+     * chillers reach at low lift. */
+    QTY("cop_min", cop_min, UNITS_NUMBER, 0.5, 50, 0, "1.5",
+        "lowest chiller COP"),
+    QTY("cop_max", cop_max, UNITS_NUMBER, 0.5, 50, 0, "10",
+        "highest chiller COP (low lift)"),
+    QTY("pump_fan_power", aux_share, UNITS_FRACTION, 0, 1, 0, NULL,
+        "pumps and fans at design flow per W of capacity; default 4% liquid, "
+        "10% air"),
+    QTY("min_flow", flow_min, UNITS_FRACTION, 0, 1, 0, NULL,
+        "lowest flow share of pumps and fans; default 20% liquid, 30% air"),
+    /* The fan and pump affinity laws: power goes with the cube of speed
+     * (and flow). */
+    QTY("affinity_exponent", affinity, UNITS_NUMBER, 1, 4, 0, "3",
+        "exponent of flow in pump and fan power"),
+};
+
+const scn_schema cool_loop_schema = SCN_SCHEMA(
+    "cooling loop", cool_loop_config, loop_fields, .check = check_loop);
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                              */
+/* ------------------------------------------------------------------ */
+
+static void fill(double *field, double value) {
+  if (isnan(*field))
+    *field = value;
+}
+
+static void fill_defaults(cool_loop_config *c) {
+  const kind_defaults *d = &defaults[c->kind];
+  fill(&c->supply_c, d->supply_c);
+  fill(&c->delta_t_k, d->delta_t_k);
+  fill(&c->tau_s, d->tau_s);
+  fill(&c->hx_approach_k, d->hx_approach_k);
+  fill(&c->aux_share, d->aux_share);
+  fill(&c->flow_min, d->flow_min);
+}
+
+static int check_loop(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err) {
+  (void)user;
+  cool_loop_config *c = obj;
+  fill_defaults(c);
+  if (c->kind == COOL_AIR && c->supply_c > AIR_SUPPLY_MAX_C)
+    return scn_fail(loc, "supply", err,
+                    "ASHRAE's widest air class, A4, allows 5-45 degC",
+                    "%s: air supply %g degC is above %g degC", c->name,
+                    c->supply_c, AIR_SUPPLY_MAX_C);
+  if (c->cop_min > c->cop_max)
+    return scn_fail(loc, "cop_min", err, NULL,
+                    "%s: cop_min %g is above cop_max %g", c->name, c->cop_min,
+                    c->cop_max);
+  if (!(c->supply_c - c->hx_approach_k > 0))
+    return scn_fail(loc,
+                    scn_given(loc, "hx_approach") ? "hx_approach" : "supply",
+                    err, "the plant water must stay above freezing",
+                    "%s: supply %g degC less approach %g K is at or below "
+                    "0 degC",
+                    c->name, c->supply_c, c->hx_approach_k);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plant                                                           */
+/* ------------------------------------------------------------------ */
+
+static double clamp(double x, double lo, double hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+double cool_ua(const cool_loop_config *c) {
+  return c->capacity_w / c->delta_t_k;
+}
+
+double cool_heat_capacity(const cool_loop_config *c) {
+  return c->tau_s * cool_ua(c);
+}
+
+double cool_cop(const cool_loop_config *c, double outdoor_c) {
+  double cold_k = c->supply_c - c->hx_approach_k + KELVIN;
+  double lift = outdoor_c + c->chiller_approach_k + KELVIN - cold_k;
+  if (!(lift > 0))
+    return c->cop_max;
+  return clamp(c->eta * cold_k / lift, c->cop_min, c->cop_max);
+}
+
+double cool_free_share(const cool_loop_config *c, double temp_c,
+                       double outdoor_c) {
+  double water_supply = c->supply_c - c->hx_approach_k;
+  double water_return = temp_c - c->hx_approach_k;
+  double reach = outdoor_c + c->econ_approach_k; /* the dry cooler's best */
+  if (reach <= water_supply)
+    return 1;
+  if (reach >= water_return)
+    return 0;
+  return (water_return - reach) / (water_return - water_supply);
+}
+
+/* Why the flow follows the removal: variable-speed drives hold the design
+ * temperature rise, so flow goes with heat. A fixed-speed plant would be
+ * flow_min = 1. */
+static double aux_power(const cool_loop_config *c, double removed_w) {
+  double flow = removed_w / c->capacity_w;
+  if (flow < c->flow_min)
+    flow = c->flow_min;
+  return c->aux_share * c->capacity_w * pow(flow, c->affinity);
+}
+
+static double removal(const cool_loop_config *c, double temp_c) {
+  double r = cool_ua(c) * (temp_c - c->supply_c);
+  return clamp(r, 0, c->capacity_w);
+}
+
+cool_power cool_power_at(const cool_loop_config *c, double temp_c,
+                         double outdoor_c) {
+  cool_power p = {.temp_c = temp_c};
+  p.removed_w = removal(c, temp_c);
+  p.at_capacity = p.removed_w >= c->capacity_w;
+  p.free_share = cool_free_share(c, temp_c, outdoor_c);
+  p.cop = cool_cop(c, outdoor_c);
+  p.aux_w = aux_power(c, p.removed_w);
+  p.free_w = p.free_share * p.removed_w;
+  /* The pumps' and fans' work is heat in the coolant too. */
+  p.chiller_w = (1 - p.free_share) * (p.removed_w + p.aux_w) / p.cop;
+  p.total_w = p.chiller_w + p.aux_w;
+  return p;
+}
+
+cool_power cool_steady(const cool_loop_config *c, double q_w,
+                       double outdoor_c) {
+  double q = clamp(q_w, 0, c->capacity_w);
+  cool_power p = cool_power_at(c, c->supply_c + q / cool_ua(c), outdoor_c);
+  if (q_w > c->capacity_w)
+    p.at_capacity = true;
+  return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* The loop in time                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The ODE's state: the temperature and the energies of the step, so one
+ * integration gives both and the energies are the integrals of the powers
+ * along the same trajectory (not a rectangle rule over the step). */
+enum { Y_TEMP, Y_REMOVED, Y_FREE, Y_CHILLER, Y_AUX, NSTATE };
+
+/* The driver's step limit per cool_loop_step: far above what a step
+ * needs (tens), so hitting it means the tolerance cannot be met. */
+#define ODE_NMAX 1000000
+
+struct cool_loop {
+  const cool_loop_config *c;
+  const sim_allocator *a;
+  double temp_c;
+  double heat_capacity; /* C, J/K */
+  double q_in_w;        /* inputs of the step under way */
+  double outdoor_c;
+  gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
+  gsl_odeiv2_driver *driver;
+};
+
+static int loop_rhs(double t, const double y[], double dydt[], void *params) {
+  (void)t;
+  const cool_loop *l = params;
+  cool_power p = cool_power_at(l->c, y[Y_TEMP], l->outdoor_c);
+  dydt[Y_TEMP] = (l->q_in_w - p.removed_w) / l->heat_capacity;
+  dydt[Y_REMOVED] = p.removed_w;
+  dydt[Y_FREE] = p.free_w;
+  dydt[Y_CHILLER] = p.chiller_w;
+  dydt[Y_AUX] = p.aux_w;
+  return GSL_SUCCESS;
+}
+
+/* A config that did not come through the checks could divide by zero or
+ * run the ODE backwards; refuse it. */
+static bool config_usable(const cool_loop_config *c) {
+  return c->capacity_w > 0 && c->delta_t_k > 0 && c->tau_s > 0 &&
+         isfinite(c->supply_c) && c->cop_min > 0 && c->cop_min <= c->cop_max &&
+         c->eta > 0 && c->aux_share >= 0 && c->flow_min >= 0 &&
+         isfinite(c->affinity) &&
+         isfinite(c->hx_approach_k + c->econ_approach_k +
+                  c->chiller_approach_k);
+}
+
+cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
+                            sim_error *err) {
+  if (!config_usable(c)) {
+    sim_error_set(err, SIM_EINVAL, "cooling loop '%s': unusable config",
+                  c->name != NULL ? c->name : "?");
+    return NULL;
+  }
+  cool_loop *l = sim_calloc(a, 1, sizeof *l);
+  if (l == NULL)
+    goto fail;
+  *l = (cool_loop){.c = c, .a = a, .temp_c = c->supply_c};
+  l->heat_capacity = cool_heat_capacity(c);
+  l->sys = (gsl_odeiv2_system){loop_rhs, NULL, NSTATE, l};
+  /* Prince-Dormand 8(9): explicit (no Jacobian), and high order, so the
+   * smooth stretches between the plant's kinks take few steps. */
+  l->driver = gsl_odeiv2_driver_alloc_y_new(&l->sys, gsl_odeiv2_step_rk8pd,
+                                            c->tau_s / 8, COOL_ODE_EPS_ABS,
+                                            COOL_ODE_EPS_REL);
+  if (l->driver == NULL ||
+      gsl_odeiv2_driver_set_nmax(l->driver, ODE_NMAX) != GSL_SUCCESS)
+    goto fail;
+  return l;
+fail:
+  cool_loop_destroy(l);
+  sim_error_set(err, SIM_ENOMEM, "out of memory");
+  return NULL;
+}
+
+void cool_loop_destroy(cool_loop *l) {
+  if (l == NULL)
+    return;
+  if (l->driver != NULL)
+    gsl_odeiv2_driver_free(l->driver);
+  sim_free(l->a, l);
+}
+
+const cool_loop_config *cool_loop_config_of(const cool_loop *l) { return l->c; }
+
+double cool_loop_temp_c(const cool_loop *l) { return l->temp_c; }
+
+void cool_loop_set_temp(cool_loop *l, double temp_c) { l->temp_c = temp_c; }
+
+static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
+  *out = (cool_step){
+      .temp_c = y[Y_TEMP],
+      .removed_j = y[Y_REMOVED],
+      .free_j = y[Y_FREE],
+      .chiller_j = y[Y_CHILLER],
+      .aux_j = y[Y_AUX],
+      .energy_j = y[Y_CHILLER] + y[Y_AUX],
+      .at_capacity = removal(l->c, y[Y_TEMP]) >= l->c->capacity_w,
+  };
+}
+
+/* Integrates y over [0, dt_s]. Why reset each step: the inputs jump
+ * between steps, so the last step size says nothing about the next. */
+static int integrate(cool_loop *l, double dt_s, double y[], sim_error *err) {
+  double t = 0;
+  double h = fmin(dt_s, l->c->tau_s / 8);
+  int rc = gsl_odeiv2_driver_reset_hstart(l->driver, h);
+  if (rc == GSL_SUCCESS)
+    rc = gsl_odeiv2_driver_apply(l->driver, &t, dt_s, y);
+  if (rc != GSL_SUCCESS)
+    return sim_error_set(err, SIM_ERANGE,
+                         "cooling loop '%s': the ODE solver stopped at "
+                         "%.6g of %.6g s: %s",
+                         l->c->name, t, dt_s, gsl_strerror(rc));
+  return SIM_OK;
+}
+
+int cool_loop_step(cool_loop *l, double q_in_w, double outdoor_c, double dt_s,
+                   cool_step *out, sim_error *err) {
+  if (!(q_in_w >= 0 && isfinite(q_in_w) && isfinite(outdoor_c) && dt_s >= 0 &&
+        isfinite(dt_s)))
+    return sim_error_set(err, SIM_EINVAL,
+                         "cooling loop '%s': bad step (heat %g W, outdoor "
+                         "%g degC, dt %g s)",
+                         l->c->name, q_in_w, outdoor_c, dt_s);
+  double y[NSTATE] = {[Y_TEMP] = l->temp_c};
+  l->q_in_w = q_in_w;
+  l->outdoor_c = outdoor_c;
+  if (dt_s > 0) {
+    int rc = integrate(l, dt_s, y, err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  l->temp_c = y[Y_TEMP];
+  fill_step(l, y, out);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* GPUs and the facility                                               */
+/* ------------------------------------------------------------------ */
+
+double cool_junction_c(double loop_temp_c, double gpu_power_w,
+                       double r_th_k_per_w) {
+  return loop_temp_c + r_th_k_per_w * gpu_power_w;
+}
+
+double cool_throttle_share(double junction_c, double slowdown_c,
+                           double shutdown_c) {
+  if (junction_c <= slowdown_c)
+    return 1;
+  if (junction_c >= shutdown_c)
+    return 0;
+  return (shutdown_c - junction_c) / (shutdown_c - slowdown_c);
+}
+
+double cool_thermal_power_w(double loop_temp_c, double limit_c,
+                            double r_th_k_per_w) {
+  double p = (limit_c - loop_temp_c) / r_th_k_per_w;
+  return p > 0 ? p : 0;
+}
+
+double cool_pue(double facility_w, double it_w) {
+  return it_w > 0 ? facility_w / it_w : NAN;
+}

@@ -1,0 +1,583 @@
+/* test_cooling.c - cooling loops held to figures from outside: the seed's
+ * PUE arithmetic, the analytic first-order step response (to 1e-6 K,
+ * absolute), the energy books of a step, the capacity limit, the chiller
+ * COP at its AHRI rating point and bounds, free cooling, annual PUE on
+ * the real 2023 weather of Frankfurt and Dallas (Open-Meteo, in
+ * tests/data), free-cooling hours by supply temperature, junction
+ * temperature and throttling, and the schema's checks. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+
+#include "cooling.h"
+
+static int bind(const char *text, cool_loop_config *c, sim_error *err) {
+  memset(c, 0, sizeof *c);
+  return scn_bind_string("loop.yaml", text, &cool_loop_schema, c, NULL, err);
+}
+
+static void bind_ok(const char *text, cool_loop_config *c) {
+  sim_error err = {0};
+  if (bind(text, c, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+}
+
+#define LIQUID "name: dlc\nkind: liquid\ncapacity: 1 MW\n"
+#define AIR "name: crah\nkind: air\ncapacity: 1 MW\n"
+
+static cool_loop *make_loop(const cool_loop_config *c) {
+  sim_error err = {0};
+  cool_loop *l = cool_loop_create(c, NULL, &err);
+  if (l == NULL)
+    fail_msg("%s", err.msg);
+  return l;
+}
+
+static void step_ok(cool_loop *l, double q, double outdoor, double dt,
+                    cool_step *s) {
+  sim_error err = {0};
+  if (cool_loop_step(l, q, outdoor, dt, s, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* The seed's PUE arithmetic                                           */
+/* ------------------------------------------------------------------ */
+
+/* 10 MW of IT at PUE 1.2 is 12 MW at the meter, and back. */
+static void seed_pue_arithmetic(void **state) {
+  (void)state;
+  double it = 10e6, pue = 1.2;
+  assert_close(it * pue, 12e6, 1e-15, 0);
+  assert_close(cool_pue(12e6, it), pue, 1e-15, 0);
+  assert_true(isnan(cool_pue(1e6, 0)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Step response: C dT/dt = Q - UA (T - T_s)                          */
+/* ------------------------------------------------------------------ */
+
+/* Below capacity, T(t) = T_s + Q/UA + (T0 - T_s - Q/UA) e^{-t/tau}. */
+static double first_order(const cool_loop_config *c, double q, double t0_c,
+                          double t_s) {
+  double top = c->supply_c + q / cool_ua(c);
+  return top + (t0_c - top) * exp(-t_s / c->tau_s);
+}
+
+typedef struct response_case {
+  const char *name;
+  const char *yaml;
+  double load;      /* Q as a share of capacity */
+  double start_k;   /* T(0) - T_s */
+  double outdoor_c; /* only the energies depend on it */
+  double dt_s;
+  int steps;
+} response_case;
+
+static const response_case responses[] = {
+    {"liquid half load, one 10 min step", LIQUID, 0.5, 0, 10, 600, 1},
+    {"liquid half load, 1 s steps", LIQUID, 0.5, 0, 10, 1, 600},
+    {"liquid 90% load across the free-cooling band", LIQUID, 0.9, 0, 25, 15,
+     80},
+    {"air 80% load, 10 s steps", AIR, 0.8, 0, -2, 10, 120},
+    {"liquid from full load down to 20%", LIQUID, 0.2, 10, 30, 30, 40},
+    {"air idle, hot start", AIR, 0, 5, 30, 60, 10},
+    {"liquid long step near equilibrium", LIQUID, 0.7, 7, 15, 86400, 1},
+};
+
+/* Absolute 1e-6 K after every step, and the heat books exact: what was
+ * removed is what came in less what the loop stored. */
+static void step_matches_first_order(void **state) {
+  const response_case *rc = *state;
+  cool_loop_config c;
+  bind_ok(rc->yaml, &c);
+  cool_loop *l = make_loop(&c);
+  double q = rc->load * c.capacity_w, t0 = c.supply_c + rc->start_k;
+  double C = cool_heat_capacity(&c);
+  cool_loop_set_temp(l, t0);
+  double removed = 0;
+  for (int k = 1; k <= rc->steps; k++) {
+    cool_step s;
+    step_ok(l, q, rc->outdoor_c, rc->dt_s, &s);
+    assert_close(s.temp_c, first_order(&c, q, t0, k * rc->dt_s), 0, 1e-6);
+    assert_false(s.at_capacity);
+    removed += s.removed_j;
+  }
+  double t_end = rc->steps * rc->dt_s;
+  double stored = C * (cool_loop_temp_c(l) - t0);
+  assert_close(removed, q * t_end - stored, 1e-9, 1e-3);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* ------------------------------------------------------------------ */
+/* The energy of a step is the integral of the cooling power           */
+/* ------------------------------------------------------------------ */
+
+typedef struct along {
+  const cool_loop_config *c;
+  double q, t0, outdoor;
+  int part; /* 0 total, 1 chiller, 2 aux */
+} along;
+
+static double power_along(double t, void *params) {
+  const along *a = params;
+  double temp = first_order(a->c, a->q, a->t0, t);
+  cool_power p = cool_power_at(a->c, temp, a->outdoor);
+  return a->part == 1 ? p.chiller_w : a->part == 2 ? p.aux_w : p.total_w;
+}
+
+/* GSL's adaptive Gauss-Kronrod over the analytic trajectory: a quadrature
+ * that shares nothing with the loop's ODE driver but the power law. */
+static double integral(along *a, double t_end) {
+  gsl_integration_workspace *w = gsl_integration_workspace_alloc(2000);
+  gsl_function f = {power_along, a};
+  double value = NAN, abserr;
+  int rc = gsl_integration_qag(&f, 0, t_end, 0, 1e-12, 2000, GSL_INTEG_GAUSS61,
+                               w, &value, &abserr);
+  gsl_integration_workspace_free(w);
+  assert_int_equal(rc, GSL_SUCCESS);
+  return value;
+}
+
+/* Outdoor 25 degC puts the liquid loop's economizer edge (T_wr = 35 degC,
+ * loop at 38 degC) inside the step, and the pumps leave their 20% floor
+ * on the way: the integrand has kinks, and the books still close. */
+static void step_energy_is_integral_of_power(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  cool_loop *l = make_loop(&c);
+  double q = 0.9 * c.capacity_w, dt = 1200;
+  cool_step s;
+  step_ok(l, q, 25, dt, &s);
+  along a = {&c, q, c.supply_c, 25, 0};
+  assert_close(s.energy_j, integral(&a, dt), 1e-9, 0);
+  a.part = 1;
+  assert_close(s.chiller_j, integral(&a, dt), 1e-9, 0);
+  a.part = 2;
+  assert_close(s.aux_j, integral(&a, dt), 1e-9, 0);
+  assert_close(s.energy_j, s.chiller_j + s.aux_j, 1e-15, 0);
+  assert_true(s.free_j > 0 && s.free_j < s.removed_j);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* At equilibrium a step of an hour draws the steady power for an hour. */
+static void steady_step_draws_steady_power(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(AIR, &c);
+  cool_loop *l = make_loop(&c);
+  double q = 0.6 * c.capacity_w;
+  cool_power p = cool_steady(&c, q, 18);
+  cool_loop_set_temp(l, p.temp_c);
+  cool_step s;
+  step_ok(l, q, 18, 3600, &s);
+  assert_close(s.temp_c, p.temp_c, 0, 1e-9);
+  assert_close(s.energy_j, p.total_w * 3600, 1e-9, 0);
+  assert_close(s.removed_j, q * 3600, 1e-9, 0);
+  assert_close(p.removed_w, q, 1e-12, 0);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Capacity                                                            */
+/* ------------------------------------------------------------------ */
+
+/* 150% of capacity from cold: first order towards T_s + 1.5 dT until the
+ * plant saturates at T_s + dT, at t1 = tau ln 3, then a straight rise at
+ * (Q - capacity) / C = 0.5 dT / tau. */
+static double overload_analytic(const cool_loop_config *c, double t) {
+  double t1 = c->tau_s * log(3);
+  if (t <= t1)
+    return first_order(c, 1.5 * c->capacity_w, c->supply_c, t);
+  return c->supply_c + c->delta_t_k + 0.5 * c->delta_t_k * (t - t1) / c->tau_s;
+}
+
+static void capacity_limit_lets_temperature_rise(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  cool_loop *l = make_loop(&c);
+  double q = 1.5 * c.capacity_w, t1 = c.tau_s * log(3), dt = 5;
+  for (int k = 1; k <= 120; k++) {
+    cool_step s;
+    step_ok(l, q, 20, dt, &s);
+    assert_close(s.temp_c, overload_analytic(&c, k * dt), 0, 1e-6);
+    /* Away from the knee, where rounding could go either way. */
+    if (fabs(k * dt - t1) > 1)
+      assert_int_equal(s.at_capacity, k * dt > t1);
+    if (k * dt > t1 + dt)
+      assert_close(s.removed_j, c.capacity_w * dt, 1e-9, 0);
+  }
+  cool_power p = cool_steady(&c, q, 20);
+  assert_true(p.at_capacity);
+  assert_close(p.removed_w, c.capacity_w, 1e-12, 0);
+  assert_false(cool_steady(&c, 0.99 * c.capacity_w, 20).at_capacity);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Chiller COP and free cooling                                        */
+/* ------------------------------------------------------------------ */
+
+typedef struct cop_case {
+  const char *name;
+  double outdoor_c;
+  double cop;
+} cop_case;
+
+/* Plant water at 6.7 degC (air supply 21.7 degC less the 15 K coil
+ * approach): AHRI 550/590's rating point. */
+static const cop_case cops[] = {
+    /* ASHRAE 90.1 path A, air-cooled: 9.562 EER = 2.802 W/W at 35 degC. */
+    {"AHRI rating point", 35, 9.562 / 3.41214},
+    {"hot day: Carnot", 45, 0.45 * 279.85 / (45 + 16.7 - 6.7)},
+    {"extreme heat: cop_min", 80, 1.5},
+    {"mild: Carnot", 10, 0.45 * 279.85 / (10 + 16.7 - 6.7)},
+    {"low lift: cop_max", 0, 10},
+    {"no lift: cop_max", -20, 10},
+};
+
+static void chiller_cop_is_bounded_carnot(void **state) {
+  const cop_case *cc = *state;
+  cool_loop_config c;
+  bind_ok(AIR "supply: 21.7 degC\n", &c);
+  /* 0.2%: EER is published to four figures. */
+  assert_close(cool_cop(&c, cc->outdoor_c), cc->cop, 2e-3, 0);
+  scn_release(&cool_loop_schema, &c);
+}
+
+static void cop_falls_as_outdoor_warms(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  double prev = INFINITY;
+  for (double t = -30; t <= 60; t += 0.5) {
+    double cop = cool_cop(&c, t);
+    assert_true(cop <= prev && cop >= c.cop_min && cop <= c.cop_max);
+    prev = cop;
+  }
+  scn_release(&cool_loop_schema, &c);
+}
+
+typedef struct free_case {
+  const char *name;
+  double outdoor_c;
+  double share; /* at full load: plant water 32 -> 42 degC */
+} free_case;
+
+static const free_case frees[] = {
+    {"cold: all free", -5, 1},      {"at the edge: all free", 22, 1},
+    {"half way", 27, 0.5},          {"a quarter", 29.5, 0.25},
+    {"at the return: none", 32, 0}, {"hot: none", 38, 0},
+};
+
+static void free_share_is_linear_between_edges(void **state) {
+  const free_case *fc = *state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  double full = c.supply_c + c.delta_t_k;
+  assert_close(cool_free_share(&c, full, fc->outdoor_c), fc->share, 1e-12,
+               1e-12);
+  cool_power p = cool_steady(&c, c.capacity_w, fc->outdoor_c);
+  assert_close(p.free_w, fc->share * c.capacity_w, 1e-9, 1e-6);
+  if (fc->share == 1)
+    assert_close(p.chiller_w, 0, 0, 0);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* ------------------------------------------------------------------ */
+/* A year of weather                                                   */
+/* ------------------------------------------------------------------ */
+
+enum { HOURS = 8760 };
+
+/* Reads temperature_2m_C (third column) of a tests/data weather file. */
+static size_t read_weather(const char *file, double *temp, size_t max) {
+  char path[4096], line[256];
+  snprintf(path, sizeof path, "%s/tests/data/%s", AIFSIM_SOURCE_DIR, file);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  size_t n = 0;
+  while (fgets(line, sizeof line, f) != NULL && n < max)
+    if (sscanf(line, "%*[^,],%*[^,],%lf", &temp[n]) == 1)
+      n++;
+  fclose(f);
+  return n;
+}
+
+typedef struct site {
+  const char *name;
+  const char *file;
+  double temp[HOURS];
+} site;
+
+static site frankfurt = {"Frankfurt", "DE-LU_2023_weather.csv", {0}};
+static site dallas = {"Dallas", "US-TEX-ERCO_2023_weather.csv", {0}};
+
+static void load_site(site *s) {
+  size_t n = read_weather(s->file, s->temp, HOURS);
+  if (n != HOURS)
+    fail_msg("tests/data/%s: %zu hours read, want %d", s->file, n, HOURS);
+}
+
+/* What the year adds up to for a loop sized to its load (capacity = IT
+ * heat; standby units off), at full IT load every hour. */
+typedef struct year {
+  double cooling_pue; /* (IT + cooling) / IT */
+  double site_pue;    /* ... plus the UPS's losses */
+  int free_hours;     /* hours with the chiller off */
+} year;
+
+/* PUE counts everything between the meter and the IT: a double-conversion
+ * UPS runs at 94-96% (aidatacenterguide.com 15.2, power-chain losses);
+ * 95%. Liquid and air sites share it, so it moves both alike. */
+#define UPS_EFFICIENCY 0.95
+
+static year run_year(const cool_loop_config *c, const site *s) {
+  double cooling = 0;
+  year y = {0};
+  for (int h = 0; h < HOURS; h++) {
+    cool_power p = cool_steady(c, c->capacity_w, s->temp[h]);
+    cooling += p.total_w;
+    y.free_hours += p.free_share >= 1;
+  }
+  double it = c->capacity_w * HOURS;
+  y.cooling_pue = cool_pue(it + cooling, it);
+  y.site_pue = cool_pue(it / UPS_EFFICIENCY + cooling, it);
+  return y;
+}
+
+/* The ranges are the surveys': warm-water liquid near 1.1 (NREL's
+ * chiller-less ESIF runs 1.04), air-cooled sites 1.3-1.6 (Uptime's 2023
+ * average 1.58). A hotter climate costs more for both. */
+static void annual_pue_on_2023_weather(void **state) {
+  (void)state;
+  load_site(&frankfurt);
+  load_site(&dallas);
+  cool_loop_config liquid, air;
+  bind_ok(LIQUID, &liquid);
+  bind_ok(AIR, &air);
+  year lf = run_year(&liquid, &frankfurt), ld = run_year(&liquid, &dallas);
+  year af = run_year(&air, &frankfurt), ad = run_year(&air, &dallas);
+  print_message("annual PUE, site (cooling only): liquid Frankfurt %.3f "
+                "(%.3f), Dallas %.3f (%.3f); air Frankfurt %.3f (%.3f), "
+                "Dallas %.3f (%.3f)\n",
+                lf.site_pue, lf.cooling_pue, ld.site_pue, ld.cooling_pue,
+                af.site_pue, af.cooling_pue, ad.site_pue, ad.cooling_pue);
+  assert_true(lf.site_pue >= 1.05 && lf.site_pue <= 1.20);
+  assert_true(af.site_pue >= 1.3 && af.site_pue <= 1.6);
+  assert_true(ld.site_pue > lf.site_pue);
+  assert_true(ad.site_pue > af.site_pue);
+  assert_true(ld.site_pue <= 1.20 && ad.site_pue <= 1.6);
+  scn_release(&cool_loop_schema, &liquid);
+  scn_release(&cool_loop_schema, &air);
+}
+
+/* Warmer water, more hours without a chiller: ASHRAE's W32 to W45. */
+static void free_hours_rise_with_supply(void **state) {
+  (void)state;
+  load_site(&frankfurt);
+  load_site(&dallas);
+  static const char *const supplies[] = {"30", "35", "40", "45"};
+  int prev_f = -1, prev_d = -1;
+  for (size_t i = 0; i < N_OF(supplies); i++) {
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, LIQUID "supply: %s degC\n", supplies[i]);
+    cool_loop_config c;
+    bind_ok(yaml, &c);
+    year f = run_year(&c, &frankfurt), d = run_year(&c, &dallas);
+    print_message("liquid supply %s degC: free-cooling hours Frankfurt %d, "
+                  "Dallas %d of 8760; site PUE %.3f, %.3f\n",
+                  supplies[i], f.free_hours, d.free_hours, f.site_pue,
+                  d.site_pue);
+    assert_true(f.free_hours > prev_f && d.free_hours > prev_d);
+    assert_true(f.free_hours > d.free_hours);
+    prev_f = f.free_hours;
+    prev_d = d.free_hours;
+    scn_release(&cool_loop_schema, &c);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Junction temperature and throttling                                 */
+/* ------------------------------------------------------------------ */
+
+typedef struct gpu_case {
+  const char *name;
+  double loop_c, power_w, r_th;
+  double junction_c; /* expected */
+  double share;      /* clock share at slowdown 87, shutdown 92 degC */
+} gpu_case;
+
+static const gpu_case gpus[] = {
+    {"cold plate at TDP", 40, 1000, 0.04, 80, 1},
+    {"at the slowdown", 47, 1000, 0.04, 87, 1},
+    {"half way to shutdown", 49.5, 1000, 0.04, 89.5, 0.5},
+    {"at shutdown", 52, 1000, 0.04, 92, 0},
+    {"beyond shutdown", 22, 1000, 0.08, 102, 0},
+    {"idle", 45, 0, 0.04, 45, 1},
+};
+
+static void junction_and_throttle(void **state) {
+  const gpu_case *g = *state;
+  double tj = cool_junction_c(g->loop_c, g->power_w, g->r_th);
+  assert_close(tj, g->junction_c, 1e-12, 1e-12);
+  assert_close(cool_throttle_share(tj, 87, 92), g->share, 0, 1e-12);
+  /* The power that holds the junction at the slowdown temperature. */
+  double p = cool_thermal_power_w(g->loop_c, 87, g->r_th);
+  assert_close(cool_junction_c(g->loop_c, p, g->r_th), 87, 1e-12, 0);
+  assert_close(cool_thermal_power_w(90, 87, g->r_th), 0, 0, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Per-kind defaults fill what a scenario leaves out; given values stay;
+ * the resolved YAML binds back to the same numbers. */
+static void defaults_follow_the_kind(void **state) {
+  (void)state;
+  cool_loop_config l, a, given, again;
+  bind_ok(LIQUID, &l);
+  bind_ok(AIR, &a);
+  bind_ok(LIQUID "supply: 45 degC\nmin_flow: 50%\n", &given);
+  assert_close(l.supply_c, 35, 0, 0);
+  assert_close(l.hx_approach_k, 3, 0, 0);
+  assert_close(l.aux_share, 0.04, 0, 0);
+  assert_close(a.supply_c, 22, 0, 0);
+  assert_close(a.hx_approach_k, 15, 0, 0);
+  assert_close(a.aux_share, 0.10, 0, 0);
+  assert_close(a.econ_approach_k, 10, 0, 0);
+  assert_close(given.supply_c, 45, 0, 0);
+  assert_close(given.flow_min, 0.5, 0, 0);
+  assert_close(given.tau_s, 60, 0, 0);
+  char *yaml = scn_emit(&cool_loop_schema, &a);
+  assert_non_null(yaml);
+  bind_ok(yaml, &again);
+  assert_memory_equal(&again.capacity_w, &a.capacity_w,
+                      sizeof a - offsetof(cool_loop_config, capacity_w));
+  free(yaml);
+  scn_release(&cool_loop_schema, &l);
+  scn_release(&cool_loop_schema, &a);
+  scn_release(&cool_loop_schema, &given);
+  scn_release(&cool_loop_schema, &again);
+}
+
+typedef struct bad_case {
+  const char *name;
+  const char *yaml;
+  const char *message; /* a part of err.msg, position included */
+} bad_case;
+
+static const bad_case bad[] = {
+    {"unknown kind", "name: x\nkind: water\ncapacity: 1 MW\n",
+     "loop.yaml:2:7: 'kind' cannot be 'water'"},
+    {"negative capacity", "name: x\nkind: air\ncapacity: -2 MW\n",
+     "loop.yaml:3:11: 'capacity' must be greater than zero"},
+    {"capacity missing", "name: x\nkind: air\n", "capacity"},
+    {"supply above any class", LIQUID "supply: 80 degC\n",
+     "loop.yaml:4:9: 'supply' is 80 degC; it must be between"},
+    {"air supply above A4", AIR "supply: 50 degC\n",
+     "loop.yaml:4:9: crah: air supply 50 degC is above 45 degC"},
+    {"cop bounds crossed", LIQUID "cop_min: 12\n",
+     "loop.yaml:4:10: dlc: cop_min 12 is above cop_max 10"},
+    {"difference written in K", LIQUID "delta_t: 10 K\n",
+     "loop.yaml:4:10: 'delta_t'"},
+    {"plant water frozen", AIR "supply: 10 degC\n",
+     "loop.yaml:4:9: crah: supply 10 degC less approach 15 K"},
+    {"approach too wide", LIQUID "supply: 20 degC\nhx_approach: 25 degC\n",
+     "loop.yaml:5:14: dlc: supply 20 degC less approach 25 K"},
+    {"capacity in degrees", "name: x\nkind: air\ncapacity: 30 degC\n",
+     "loop.yaml:3:14: 'capacity': 'degC' is a unit of temperature"},
+};
+
+static void bad_loops_are_rejected(void **state) {
+  const bad_case *b = *state;
+  cool_loop_config c;
+  sim_error err = {0};
+  assert_int_equal(bind(b->yaml, &c, &err), SIM_EINPUT);
+  if (strstr(err.msg, b->message) == NULL)
+    fail_msg("got '%s', want '%s'", err.msg, b->message);
+}
+
+/* ------------------------------------------------------------------ */
+/* Construction and bad steps                                          */
+/* ------------------------------------------------------------------ */
+
+static void create_fails_cleanly(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  test_alloc t;
+  test_alloc_init(&t, 1);
+  sim_error err = {0};
+  assert_null(cool_loop_create(&c, &t.hook, &err));
+  assert_int_equal(err.code, SIM_ENOMEM);
+  assert_int_equal(t.live, 0);
+  test_alloc_init(&t, 0);
+  cool_loop *l = cool_loop_create(&c, &t.hook, &err);
+  assert_non_null(l);
+  assert_int_equal(t.live, 1);
+  assert_ptr_equal(cool_loop_config_of(l), &c);
+  assert_close(cool_loop_temp_c(l), c.supply_c, 0, 0);
+  cool_loop_destroy(l);
+  assert_int_equal(t.live, 0);
+  cool_loop_destroy(NULL);
+  cool_loop_config zero = {0};
+  assert_null(cool_loop_create(&zero, NULL, &err));
+  assert_int_equal(err.code, SIM_EINVAL);
+  scn_release(&cool_loop_schema, &c);
+}
+
+static void bad_steps_leave_the_state(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(AIR, &c);
+  cool_loop *l = make_loop(&c);
+  cool_step s;
+  sim_error err = {0};
+  assert_int_equal(cool_loop_step(l, -1, 20, 1, &s, &err), SIM_EINVAL);
+  assert_int_equal(cool_loop_step(l, 1e5, NAN, 1, &s, &err), SIM_EINVAL);
+  assert_int_equal(cool_loop_step(l, 1e5, 20, -1, &s, &err), SIM_EINVAL);
+  assert_int_equal(cool_loop_step(l, 1e5, 20, INFINITY, &s, &err), SIM_EINVAL);
+  assert_close(cool_loop_temp_c(l), c.supply_c, 0, 0);
+  step_ok(l, 1e5, 20, 0, &s);
+  assert_close(s.temp_c, c.supply_c, 0, 0);
+  assert_close(s.energy_j, 0, 0, 0);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+int main(void) {
+  gsl_set_error_handler_off();
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  TEST_ADD(tests, n, seed_pue_arithmetic);
+  TEST_ROWS(tests, n, step_matches_first_order, responses);
+  TEST_ADD(tests, n, step_energy_is_integral_of_power);
+  TEST_ADD(tests, n, steady_step_draws_steady_power);
+  TEST_ADD(tests, n, capacity_limit_lets_temperature_rise);
+  TEST_ROWS(tests, n, chiller_cop_is_bounded_carnot, cops);
+  TEST_ADD(tests, n, cop_falls_as_outdoor_warms);
+  TEST_ROWS(tests, n, free_share_is_linear_between_edges, frees);
+  TEST_ADD(tests, n, annual_pue_on_2023_weather);
+  TEST_ADD(tests, n, free_hours_rise_with_supply);
+  TEST_ROWS(tests, n, junction_and_throttle, gpus);
+  TEST_ADD(tests, n, defaults_follow_the_kind);
+  TEST_ROWS(tests, n, bad_loops_are_rejected, bad);
+  TEST_ADD(tests, n, create_fails_cleanly);
+  TEST_ADD(tests, n, bad_steps_leave_the_state);
+  return _cmocka_run_group_tests("cooling", tests, n, NULL, NULL);
+}

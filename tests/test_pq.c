@@ -1,0 +1,147 @@
+/* test_pq.c - power quality: ramps, and band-passed oscillation checked
+ * against sine waves whose band power is known in closed form. */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "pq.h"
+
+#define PI 3.14159265358979323846
+
+static pq_config window(double length_s) {
+  return (pq_config){.start_s = 0,
+                     .length_s = length_s,
+                     .rate_hz = 50,
+                     .band_low_hz = 0.1,
+                     .band_high_hz = 20};
+}
+
+/* Feeds mean + amp sin(2 pi f t) in steps of dt for run_s seconds. */
+static pq_result run_sine(double f_hz, double amp, double dt, double run_s) {
+  pq_config c = window(run_s);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, run_s, &err), SIM_OK);
+  long steps = lround(run_s / dt);
+  for (long k = 0; k < steps; k++) {
+    double t = (double)k * dt;
+    pq_step(&w, t, 5e6 + amp * sin(2 * PI * f_hz * (t + dt / 2)));
+  }
+  pq_result r;
+  assert_int_equal(pq_finish(&w, run_s, &r, &err), SIM_OK);
+  pq_fini(&w);
+  return r;
+}
+
+/* A 1 Hz swing of 1 MW lies in the band: its RMS is 1 MW / sqrt(2) and
+ * the integral of its magnitude 2/pi MW per second. */
+static void in_band_sine(void **state) {
+  (void)state;
+  pq_result r = run_sine(1, 1e6, 0.001, 100);
+  assert_close(r.oscillation_w_rms, 1e6 / sqrt(2), 0.01, 0);
+  assert_close(r.oscillation_j, 2 / PI * 1e6 * 100, 0.01, 0);
+  /* The steepest slope of the sine, 2 pi f A, sampled every 1 ms. */
+  assert_close(r.max_ramp_w_per_s, 2 * PI * 1e6, 0.01, 0);
+}
+
+/* A 0.01 Hz swing (a 100 s period) is below the band: nearly nothing. */
+static void below_band_sine(void **state) {
+  (void)state;
+  pq_result r = run_sine(0.01, 1e6, 0.01, 200);
+  assert_true(r.oscillation_w_rms < 0.005 * 1e6);
+}
+
+static void constant_power_has_no_oscillation(void **state) {
+  (void)state;
+  pq_config c = window(60);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 60, &err), SIM_OK);
+  for (int k = 0; k < 60; k++)
+    pq_step(&w, k, 3e6);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 60, &r, &err), SIM_OK);
+  assert_close(r.oscillation_w_rms, 0, 0, 1e-6);
+  assert_close(r.max_ramp_w_per_s, 0, 0, 0);
+  pq_fini(&w);
+}
+
+/* A square wave of 1 s control ticks: the largest ramp is its step over
+ * one tick, and its 0.1 Hz fundamental is in the band. */
+static void square_wave_ramp_and_band(void **state) {
+  (void)state;
+  pq_config c = window(120);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 1e6, &err), SIM_OK);
+  for (int k = 0; k < 120; k++)
+    pq_step(&w, k, (k / 5) % 2 ? 100e3 : 30e3);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 120, &r, &err), SIM_OK);
+  assert_close(r.max_ramp_w_per_s, 70e3, 1e-12, 0);
+  /* A square wave of amplitude 35 kW has RMS 35 kW; its harmonics up to
+   * 20 Hz keep nearly all of it (the fundamental alone: 31.5 kW). */
+  assert_true(r.oscillation_w_rms > 0.9 * 35e3 &&
+              r.oscillation_w_rms <= 35e3 * 1.0001);
+  pq_fini(&w);
+}
+
+static void window_clipped_to_the_run(void **state) {
+  (void)state;
+  pq_config c = window(600);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 100, &err), SIM_OK);
+  assert_int_equal(w.n, 5000);
+  pq_fini(&w);
+  c.length_s = 0;
+  assert_int_equal(pq_init(&w, &c, 100, &err), SIM_OK);
+  assert_int_equal(w.n, 0);
+  pq_result r;
+  pq_step(&w, 0, 1);
+  pq_step(&w, 1, 3);
+  assert_int_equal(pq_finish(&w, 2, &r, &err), SIM_OK);
+  assert_close(r.max_ramp_w_per_s, 2, 0, 0);
+  assert_close(r.oscillation_j, 0, 0, 0);
+  pq_fini(&w);
+}
+
+typedef struct bad_case {
+  const char *name;
+  const char *yaml;
+  const char *message;
+} bad_case;
+
+static const bad_case bad[] = {
+    {"nyquist", "rate: 30 Hz\n", "pq.yaml:1:7: the rate cannot resolve"},
+    {"band upside down", "band_low: 30 Hz\nband_high: 1 Hz\nrate: 100 Hz\n",
+     "band_low must be below band_high"},
+    {"huge window", "window: 366 d\nrate: 1 kHz\nband_high: 10 Hz\n",
+     "samples"},
+    {"unit", "window: 10 MW\n", "unit of power"},
+};
+
+static void bad_config(void **state) {
+  const bad_case *b = *state;
+  pq_config c;
+  sim_error err = {0};
+  memset(&c, 0, sizeof c);
+  assert_int_equal(
+      scn_bind_string("pq.yaml", b->yaml, &pq_schema, &c, NULL, &err),
+      SIM_EINPUT);
+  if (strstr(err.msg, b->message) == NULL)
+    fail_msg("got '%s', want '%s'", err.msg, b->message);
+}
+
+int main(void) {
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ADD(tests, n, in_band_sine);
+  TEST_ADD(tests, n, below_band_sine);
+  TEST_ADD(tests, n, constant_power_has_no_oscillation);
+  TEST_ADD(tests, n, square_wave_ramp_and_band);
+  TEST_ADD(tests, n, window_clipped_to_the_run);
+  TEST_ROWS(tests, n, bad_config, bad);
+  return _cmocka_run_group_tests("pq", tests, n, NULL, NULL);
+}
