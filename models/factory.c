@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plant.h"
 #include "rack.h"
 #include "rng.h"
 
@@ -180,6 +181,13 @@ static const scn_field factory_fields[] = {
      .sub = &power_schema,
      .flags = SCN_REQUIRED,
      .help = "power: {cap: 18 MW, policy: static}"},
+    {.key = "loops",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, loops),
+     .sub = &cool_loop_schema,
+     .count_offset = offsetof(factory_config, nloops),
+     .help = "cooling loops: [{name, kind: liquid or air, capacity, racks: "
+             "[groups], heat_share}]; none: no cooling power"},
     {.key = "racks",
      .type = SCN_LIST,
      .offset = offsetof(factory_config, racks),
@@ -325,6 +333,51 @@ static int check_feed(factory_scenario *sc, const scn_loc *loc,
                   "%s", msg);
 }
 
+static long group_index(const factory_config *c, const char *name) {
+  for (size_t g = 0; g < c->nracks; g++)
+    if (strcmp(c->racks[g].name, name) == 0)
+      return (long)g;
+  return -1;
+}
+
+/* The share of group g's heat that loop l takes: its heat_share if it
+ * serves g (a loop naming no racks serves them all). */
+static double loop_share(const factory_config *c, size_t l, size_t g) {
+  const cool_loop_config *lc = &c->loops[l];
+  if (lc->nracks == 0)
+    return lc->heat_share;
+  for (size_t k = 0; k < lc->nracks; k++)
+    if (group_index(c, lc->racks[k]) == (long)g)
+      return lc->heat_share;
+  return 0;
+}
+
+/* Every rack group's heat goes to loops whose shares add up to 100%. */
+static int check_loops(const factory_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  char where[64];
+  for (size_t l = 0; l < c->nloops; l++)
+    for (size_t k = 0; k < c->loops[l].nracks; k++)
+      if (group_index(c, c->loops[l].racks[k]) < 0) {
+        snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
+        return scn_fail(loc, where, err, "name a rack group",
+                        "no rack group is called '%s'", c->loops[l].racks[k]);
+      }
+  for (size_t g = 0; c->nloops > 0 && g < c->nracks; g++) {
+    double sum = 0;
+    for (size_t l = 0; l < c->nloops; l++)
+      sum += loop_share(c, l, g);
+    snprintf(where, sizeof where, "racks.%zu.name", g);
+    if (fabs(sum - 1) > 1e-9)
+      return scn_fail(loc, where, err,
+                      "list the group under loops' racks, heat shares "
+                      "adding up to 100%",
+                      "the loops take %.6g%% of rack group '%s''s heat",
+                      100 * sum, c->racks[g].name);
+  }
+  return SIM_OK;
+}
+
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err) {
   factory_scenario *sc = user;
@@ -333,6 +386,8 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
     rc = check_fleet(obj, &sc->catalog, loc, err);
   if (rc == SIM_OK)
     rc = check_dr(obj, loc, err);
+  if (rc == SIM_OK)
+    rc = check_loops(obj, loc, err);
   return rc != SIM_OK ? rc : check_feed(sc, loc, err);
 }
 
@@ -418,6 +473,8 @@ enum {
   F_POWER,
   F_IT,
   F_LOSS,
+  F_COOL,
+  F_PUE,
   F_GPU,
   F_CAP,
   F_PEAK,
@@ -437,6 +494,9 @@ static const tel_column facility_columns[F_NCOLS] = {
     [F_IT] = {"it_power_w", "W", "IT power, mean over the interval"},
     [F_LOSS] = {"loss_power_w", "W",
                 "power-conversion losses, mean over the interval"},
+    [F_COOL] = {"cooling_power_w", "W",
+                "chillers, pumps and fans, mean over the interval"},
+    [F_PUE] = {"pue", "1", "facility energy / IT energy over the interval"},
     [F_GPU] = {"gpu_power_w", "W", "GPU power, mean over the interval"},
     [F_CAP] = {"cap_w", "W", "facility power cap"},
     [F_PEAK] = {"peak_power_w", "W",
@@ -473,7 +533,7 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 /* Integrals over the current sample interval, per rack and in total. */
 typedef struct interval {
-  double energy_j, it_j, loss_j, gpu_j, activity_s, peak_w;
+  double energy_j, it_j, loss_j, cool_j, gpu_j, activity_s, peak_w;
   double *rack_j, *rack_gpu_j, *rack_activity_s;
 } interval;
 
@@ -495,7 +555,13 @@ struct factory {
   double *row; /* a racks row: R_NCOLS x nracks */
   const char **rack_labels;
   /* In force since `last`: */
-  double p_facility, p_it, p_loss, p_gpu, activity, cap;
+  double p_facility, p_it, p_loss, p_cool, p_gpu, activity, cap;
+  plant plant;
+  double *group_heat;       /* per group: IT heat now */
+  double reserve_outdoor_c; /* the outdoor temperature the split assumed */
+  tel_group loops_group;
+  size_t loops_id;
+  double *loop_row;
   grid_books books;
   pq_window pq;
   interval iv;
@@ -511,6 +577,8 @@ static void advance(factory *f, sim_time now) {
   f->iv.energy_j += f->p_facility * dt;
   f->iv.it_j += f->p_it * dt;
   f->iv.loss_j += f->p_loss * dt;
+  f->iv.cool_j += f->p_cool * dt;
+  plant_accumulate(&f->plant, dt);
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
   for (uint32_t r = 0; r < fl->nracks; r++) {
@@ -547,10 +615,30 @@ static void move_load(factory *f, sim_time now) {
   }
 }
 
-static void recompute_power(factory *f) {
+/* The groups' IT heat now: all the IT power becomes heat in its loops. */
+static void group_heat(factory *f) {
+  const rack_fleet *fl = f->fleet;
+  memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->group_heat[fl->group[r]] += fl->rack_power_w[r];
+}
+
+/* Sets the power in force from now for one control period: IT and its
+ * conversion losses from the fleet, cooling from the loops stepped over
+ * the period (with the outdoor temperature's mean over it). */
+static int recompute_power(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   f->p_it = rack_fleet_update(fl, &f->p_loss);
-  f->p_facility = f->p_it + f->p_loss; /* no cooling yet */
+  if (f->plant.nloops > 0) {
+    double t0 = sim_time_to_s(now), dt = f->control_dt_s;
+    double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
+    group_heat(f);
+    int rc = plant_step(&f->plant, f->group_heat, out, dt, NULL);
+    if (rc != SIM_OK)
+      return sim_engine_fail(f->engine, rc, "cooling loop step at %.0f s", t0);
+    f->p_cool = f->plant.total_w;
+  }
+  f->p_facility = f->p_it + f->p_loss + f->p_cool;
   double gpu = 0, act = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     gpu += fl->gpu_power_w[r];
@@ -560,6 +648,7 @@ static void recompute_power(factory *f) {
   f->activity = act / fl->n;
   f->iv.peak_w = fmax(f->iv.peak_w, f->p_facility);
   f->sum.peak_power_w = fmax(f->sum.peak_power_w, f->p_facility);
+  return SIM_OK;
 }
 
 /* The mean clock share of rack r's GPUs. GPUs of a rack often share cap
@@ -596,7 +685,7 @@ static void rack_row(factory *f, double dt) {
 
 static void reset_interval(factory *f) {
   uint32_t n = f->fleet->nracks;
-  f->iv.energy_j = f->iv.it_j = f->iv.loss_j = 0;
+  f->iv.energy_j = f->iv.it_j = f->iv.loss_j = f->iv.cool_j = 0;
   f->iv.gpu_j = f->iv.activity_s = 0;
   f->iv.peak_w = 0;
   memset(f->iv.rack_j, 0, n * sizeof(double));
@@ -620,6 +709,8 @@ static int sample(factory *f, sim_time now) {
       [F_POWER] = f->iv.energy_j / dt,
       [F_IT] = f->iv.it_j / dt,
       [F_LOSS] = f->iv.loss_j / dt,
+      [F_COOL] = f->iv.cool_j / dt,
+      [F_PUE] = f->iv.it_j > 0 ? f->iv.energy_j / f->iv.it_j : NAN,
       [F_GPU] = f->iv.gpu_j / dt,
       [F_CAP] = f->cap,
       [F_PEAK] = f->iv.peak_w,
@@ -631,6 +722,7 @@ static int sample(factory *f, sim_time now) {
   f->sum.energy_j += f->iv.energy_j;
   f->sum.it_energy_j += f->iv.it_j;
   f->sum.loss_energy_j += f->iv.loss_j;
+  f->sum.cooling_energy_j += f->iv.cool_j;
   f->sum.gpu_energy_j += f->iv.gpu_j;
   f->sum.mean_activity += f->iv.activity_s;
   f->sampled_energy_j += row[F_POWER] * dt;
@@ -643,23 +735,52 @@ static int sample(factory *f, sim_time now) {
     rc = tel_append(f->sink, f->facility_id, t, row);
     if (rc == SIM_OK)
       rc = tel_append(f->sink, f->racks_id, t, f->row);
+    if (rc == SIM_OK && f->plant.nloops > 0) {
+      plant_sample(&f->plant, dt, f->loop_row);
+      rc = tel_append(f->sink, f->loops_id, t, f->loop_row);
+    }
   }
   reset_interval(f);
   return rc;
 }
 
-/* The static policy: split what the cap leaves after every rack's other IT
- * power at its maximum and the conversion losses at the curves' lowest
- * efficiency (so the losses never exceed what was reserved). A cap below
- * the fleet's floor (a deep DR cut) puts every GPU at its minimum cap; the
- * books then show the violation. */
-static double gpu_budget(const rack_fleet *fl, double cap_w) {
-  return cap_w * rack_fleet_min_efficiency(fl) - rack_fleet_other_max_w(fl);
+/* The static policy: every GPU the same share of its TDP, the largest for
+ * which the facility at full load stays under the cap: the GPUs at their
+ * caps and every rack's other IT at its maximum, the conversion losses at
+ * the curves' lowest efficiency, and the cooling the loops would draw in
+ * steady state for all that heat at the warmest outdoor temperature of
+ * the coming sample interval (loops only approach their steady state, so
+ * the cooling stays below it). */
+static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
+  factory *f = ctx;
+  double it = 0;
+  for (size_t g = 0; g < fl->ngroups; g++) {
+    const rack_group_spec *s = &fl->groups[g];
+    f->group_heat[g] = s->count * (s->gpus_per_rack * caps[g] + s->other_max_w);
+    it += f->group_heat[g];
+  }
+  double facility = it / rack_fleet_min_efficiency(fl);
+  if (f->plant.nloops > 0)
+    facility += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
+  return facility <= f->cap;
 }
 
-static void apply_cap(rack_fleet *fl, double cap_w) {
-  if (rack_fleet_split_static(fl, gpu_budget(fl, cap_w), NULL) != SIM_OK)
-    rack_fleet_cap_all_min(fl);
+/* The warmest outdoor temperature over [t, t + sample], at its ends and
+ * middle (files change hourly and diurnal curves slowly against a sample
+ * interval of minutes). */
+static double warmest(const factory *f, sim_time now) {
+  const sig_series *o = &f->sc->feed.outdoor;
+  double t = sim_time_to_s(now), h = sim_time_to_s(f->sample_every);
+  return fmax(sig_at(o, t), fmax(sig_at(o, t + h / 2), sig_at(o, t + h)));
+}
+
+/* Splits again for the cap and the weather now. A cap below the fleet's
+ * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
+ * show the violation. */
+static void apply_cap(factory *f, sim_time now) {
+  f->reserve_outdoor_c = warmest(f, now);
+  if (rack_fleet_split(f->fleet, facility_fits, f, NULL) != SIM_OK)
+    rack_fleet_cap_all_min(f->fleet);
 }
 
 /* The control tick: close the interval up to now with the power that was
@@ -677,12 +798,16 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   if (ev->time >= factory_duration(f->cfg))
     return SIM_OK;
   double cap = grid_cap_at(&f->sc->feed, sim_time_to_s(ev->time));
-  if (cap != f->cap)
-    apply_cap(f->fleet, f->cap = cap);
+  bool new_interval = ev->time % f->sample_every == 0;
+  if (cap != f->cap || (new_interval && f->plant.nloops > 0 &&
+                        warmest(f, ev->time) != f->reserve_outdoor_c)) {
+    f->cap = cap;
+    apply_cap(f, ev->time);
+  }
   move_load(f, ev->time);
-  recompute_power(f);
+  int rc = recompute_power(f, ev->time);
   pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
-  return SIM_OK;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -710,14 +835,34 @@ static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
   }
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
   free(groups);
-  if (fl == NULL)
-    return NULL;
-  if (rack_fleet_split_static(fl, gpu_budget(fl, c->power.cap_w), err) !=
-      SIM_OK) {
-    rack_fleet_destroy(fl);
-    return NULL;
-  }
   return fl;
+}
+
+/* The loops with each group's share of heat in each loop. */
+static int build_plant(factory *f, sim_error *err) {
+  const factory_config *c = f->cfg;
+  double *share = calloc(c->nloops * c->nracks + 1, sizeof *share);
+  if (share == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t l = 0; l < c->nloops; l++)
+    for (size_t g = 0; g < c->nracks; g++)
+      share[l * c->nracks + g] = loop_share(c, l, g);
+  int rc = plant_init(&f->plant, c->loops, c->nloops, share, c->nracks, err);
+  free(share);
+  return rc;
+}
+
+/* The first split, at t = 0: a cap the factory cannot be held under even
+ * at its minimum caps, cooling included, is refused before the run. */
+static int first_split(factory *f, sim_error *err) {
+  f->reserve_outdoor_c = warmest(f, 0);
+  if (rack_fleet_split(f->fleet, facility_fits, f, err) == SIM_OK)
+    return SIM_OK;
+  return sim_error_set(err, SIM_EINPUT,
+                       "%s: power.cap %.6g kW is below what the factory "
+                       "draws with every GPU at its minimum cap, with its "
+                       "conversion losses and cooling at the start",
+                       f->cfg->name, f->cfg->power.cap_w / 1e3);
 }
 
 static int alloc_state(factory *f) {
@@ -731,9 +876,11 @@ static int alloc_state(factory *f) {
   f->iv.rack_activity_s = calloc(n, sizeof(double));
   f->noise_of = calloc(f->cfg->nracks, sizeof *f->noise_of);
   f->level_of = calloc(f->cfg->nracks, sizeof *f->level_of);
+  f->group_heat = calloc(f->cfg->nracks, sizeof *f->group_heat);
+  f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
-      !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
-      !f->iv.rack_activity_s)
+      !f->group_heat || !f->loop_row || !f->rack_labels || !f->iv.rack_j ||
+      !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
@@ -756,9 +903,13 @@ static int declare_telemetry(factory *f, sim_error *err) {
   /* The sink keeps pointers to the declarations: they live in f. */
   f->facility_group = fac;
   f->racks_group = racks;
+  f->loops_group = (tel_group){"loops",         plant_columns, PLANT_NCOLS,
+                               f->plant.nloops, "loop",        f->plant.names};
   int rc = tel_open_group(f->sink, &f->facility_group, &f->facility_id);
   if (rc == SIM_OK)
     rc = tel_open_group(f->sink, &f->racks_group, &f->racks_id);
+  if (rc == SIM_OK && f->plant.nloops > 0)
+    rc = tel_open_group(f->sink, &f->loops_group, &f->loops_id);
   if (rc != SIM_OK)
     return sim_error_set(err, rc, "%s", tel_errmsg(f->sink));
   return SIM_OK;
@@ -795,6 +946,10 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc == SIM_OK)
+    rc = build_plant(f, err);
+  if (rc == SIM_OK)
+    rc = first_split(f, err);
+  if (rc == SIM_OK)
     rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, err);
   if (rc == SIM_OK)
     rc = declare_telemetry(f, err);
@@ -821,6 +976,9 @@ void factory_destroy(factory *f) {
   free(f->iv.rack_j);
   free(f->iv.rack_gpu_j);
   free(f->iv.rack_activity_s);
+  free(f->group_heat);
+  free(f->loop_row);
+  plant_fini(&f->plant);
   rack_fleet_destroy(f->fleet);
   pq_fini(&f->pq);
   free(f);
@@ -839,6 +997,8 @@ static int put_summary(factory *f) {
       {"energy_mwh", s->energy_j / 3.6e9},
       {"it_energy_mwh", s->it_energy_j / 3.6e9},
       {"loss_energy_mwh", s->loss_energy_j / 3.6e9},
+      {"cooling_energy_mwh", s->cooling_energy_j / 3.6e9},
+      {"mean_pue", s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN},
       {"max_ramp_w_per_s", s->max_ramp_w_per_s},
       {"oscillation_j", s->oscillation_j},
       {"oscillation_w_rms", s->oscillation_w_rms},
@@ -883,8 +1043,10 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   s->gpus = f->fleet->n;
   s->racks = f->fleet->nracks;
   /* The books: the samples must carry all the energy that was drawn. */
+  double parts = s->it_energy_j + s->loss_energy_j + s->cooling_energy_j;
   if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j ||
-      fabs(f->books.energy_j - s->energy_j) > 1e-9 * s->energy_j)
+      fabs(f->books.energy_j - s->energy_j) > 1e-9 * s->energy_j ||
+      fabs(parts - s->energy_j) > 1e-9 * s->energy_j)
     return sim_error_set(err, SIM_ESTATE,
                          "energy books do not balance: samples %.17g J, "
                          "integrated %.17g J",

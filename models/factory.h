@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cooling.h"
 #include "engine.h"
 #include "err.h"
 #include "gpu.h"
@@ -54,6 +55,8 @@ typedef struct factory_config {
   pq_config power_quality;
   rack_group_config *racks;
   size_t nracks;
+  cool_loop_config *loops; /* none: no cooling power */
+  size_t nloops;
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -95,7 +98,7 @@ void factory_destroy(factory *f);
 typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
-  double cost, co2_kg, loss_energy_j;
+  double cost, co2_kg, loss_energy_j, cooling_energy_j;
   double max_ramp_w_per_s, oscillation_j, oscillation_w_rms;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;

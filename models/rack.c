@@ -258,12 +258,16 @@ static double group_cap(const rack_group_spec *s, double frac) {
   return fmax(s->gpu->cap_min_w, fmin(group_ceiling(s), cap));
 }
 
-static double split_total(const rack_fleet *f, double frac) {
+static void group_caps(const rack_fleet *f, double frac, double *caps) {
+  for (size_t g = 0; g < f->ngroups; g++)
+    caps[g] = group_cap(&f->groups[g], frac);
+}
+
+double rack_fleet_gpu_total(const rack_fleet *f, const double *group_caps) {
   double sum = 0;
-  for (size_t g = 0; g < f->ngroups; g++) {
-    const rack_group_spec *s = &f->groups[g];
-    sum += (double)s->count * s->gpus_per_rack * group_cap(s, frac);
-  }
+  for (size_t g = 0; g < f->ngroups; g++)
+    sum +=
+        (double)f->groups[g].count * f->groups[g].gpus_per_rack * group_caps[g];
   return sum;
 }
 
@@ -284,37 +288,58 @@ static int check_ceilings(const rack_fleet *f, double *frac_max,
   return SIM_OK;
 }
 
-int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
-                            sim_error *err) {
-  double hi;
-  int rc = check_ceilings(f, &hi, err);
-  if (rc != SIM_OK)
-    return rc;
-  if (split_total(f, 0) > gpu_budget_w)
-    return sim_error_set(err, SIM_EINPUT,
-                         "the GPU budget %.0f W is below the %.0f W the GPUs "
-                         "draw at their minimum caps",
-                         gpu_budget_w, split_total(f, 0));
-  /* split_total rises with frac, so bisection finds the largest fraction
-   * that fits; keeping the lower end guarantees the budget holds. */
+static bool fits_at(const rack_fleet *f, double frac, rack_fits_fn fits,
+                    void *ctx, double *caps) {
+  group_caps(f, frac, caps);
+  return fits(ctx, f, caps);
+}
+
+/* fits is monotone in the share, so bisection finds the largest share that
+ * fits; keeping the lower end guarantees it does. */
+static double largest_share(const rack_fleet *f, double hi, rack_fits_fn fits,
+                            void *ctx, double *caps) {
   double lo = 0;
-  if (split_total(f, hi) <= gpu_budget_w)
-    lo = hi;
-  for (int i = 0; i < 200 && lo < hi; i++) {
+  if (fits_at(f, hi, fits, ctx, caps))
+    return hi;
+  for (int i = 0; i < 200; i++) {
     double mid = 0.5 * (lo + hi);
     if (mid <= lo || mid >= hi)
       break;
-    if (split_total(f, mid) <= gpu_budget_w)
+    if (fits_at(f, mid, fits, ctx, caps))
       lo = mid;
     else
       hi = mid;
   }
-  for (uint32_t r = 0; r < f->nracks; r++) {
-    double cap = group_cap(&f->groups[f->group[r]], lo);
+  return lo;
+}
+
+int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
+                     sim_error *err) {
+  double hi, *caps = calloc(f->ngroups, sizeof *caps);
+  if (caps == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  int rc = check_ceilings(f, &hi, err);
+  if (rc == SIM_OK && !fits_at(f, 0, fits, ctx, caps))
+    rc = sim_error_set(err, SIM_EINPUT,
+                       "even every GPU at its minimum cap (%.0f W in all) "
+                       "does not fit",
+                       rack_fleet_gpu_total(f, caps));
+  if (rc == SIM_OK)
+    group_caps(f, largest_share(f, hi, fits, ctx, caps), caps);
+  for (uint32_t r = 0; rc == SIM_OK && r < f->nracks; r++)
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      f->cap_w[i] = cap;
-  }
-  return SIM_OK;
+      f->cap_w[i] = caps[f->group[r]];
+  free(caps);
+  return rc;
+}
+
+static bool within_budget(void *ctx, const rack_fleet *f, const double *caps) {
+  return rack_fleet_gpu_total(f, caps) <= *(const double *)ctx;
+}
+
+int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
+                            sim_error *err) {
+  return rack_fleet_split(f, within_budget, &gpu_budget_w, err);
 }
 
 void rack_fleet_cap_all_min(rack_fleet *f) {

@@ -8,6 +8,7 @@
 #ifndef MODELS_RACK_H
 #define MODELS_RACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,11 +94,23 @@ double rack_gpu_phi(const rack_fleet *f, uint32_t i);
  * at its minimum cap and all other IT power at its maximum. */
 double rack_fleet_floor_w(const rack_fleet *f);
 
+/* A budget test for a split: true if per-GPU caps group_caps[g] (one per
+ * group) fit. It must be monotone: if caps fit, lower caps fit too. */
+typedef bool (*rack_fits_fn)(void *ctx, const rack_fleet *f,
+                             const double *group_caps);
+
 /* The static split: gives every GPU the same fraction of its TDP, as large
- * as fits gpu_budget_w in total, within each GPU's cap range and each
- * rack's limit (less its other IT power at full activity). SIM_OK, or
- * SIM_EINPUT when even the minimum caps do not fit. */
+ * as fits passes, within each GPU's cap range and each rack's limit (less
+ * its other IT power at full activity), and sets the caps. SIM_OK, or
+ * SIM_EINPUT when even the minimum caps do not fit (caps unchanged). */
+int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
+                     sim_error *err);
+
+/* The split under a budget for the GPUs' caps in total. */
 int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w, sim_error *err);
+
+/* The GPUs' caps in total for per-group caps. */
+double rack_fleet_gpu_total(const rack_fleet *f, const double *group_caps);
 
 /* Every GPU at its minimum cap: the most a cap can do. */
 void rack_fleet_cap_all_min(rack_fleet *f);

@@ -186,6 +186,41 @@ static void constant_signals_give_exact_books(void **state) {
   run_free(&r);
 }
 
+/* With cooling loops and conversion losses the books still balance:
+ * facility = IT + losses + cooling in every sample and in total, the PUE
+ * column is their ratio, and the cap holds with the cooling reserved. */
+static void cooling_and_losses_balance(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "loops=[{name: liq, kind: liquid, capacity: 120 kW, racks: [nvl]}, "
+      "{name: air, kind: air, capacity: 60 kW, racks: [hgx]}]",
+      "grid.outdoor={low: 15 degC, high: 30 degC}",
+      "racks.1.conversion=[{load: 10%, efficiency: 90%}, "
+      "{load: 50%, efficiency: 96%}, {load: 100%, efficiency: 91%}]"};
+  run r;
+  run_scenario(&r, base, sets, 3);
+  size_t rows, w;
+  const double *p = column(&r, "facility", "power_w", &rows, &w);
+  const double *it = column(&r, "facility", "it_power_w", &rows, &w);
+  const double *loss = column(&r, "facility", "loss_power_w", &rows, &w);
+  const double *cool = column(&r, "facility", "cooling_power_w", &rows, &w);
+  const double *pue = column(&r, "facility", "pue", &rows, &w);
+  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
+  for (size_t i = 0; i < rows; i++) {
+    assert_close(p[i], it[i] + loss[i] + cool[i], 1e-12, 0);
+    assert_close(pue[i], p[i] / it[i], 1e-12, 0);
+    assert_true(cool[i] > 0 && loss[i] > 0 && peak[i] <= 150000);
+  }
+  assert_close(r.sum.energy_j,
+               r.sum.it_energy_j + r.sum.loss_energy_j + r.sum.cooling_energy_j,
+               1e-12, 0);
+  const double *lp = column(&r, "loops", "cooling_power_w", &rows, &w);
+  assert_int_equal(w, 2);
+  for (size_t i = 0; i < rows; i++)
+    assert_close(lp[i * 2] + lp[i * 2 + 1], cool[i], 1e-12, 0);
+  run_free(&r);
+}
+
 static bool same_column(const run *a, const run *b, const char *g,
                         const char *c) {
   size_t ra, wa, rb, wb;
@@ -253,6 +288,10 @@ static const bad_case bad[] = {
     {"steps without a start", "racks.1.load.steps=[{at: 1 h, level: 5%}]",
      "--set", "first at 0 s"},
     {"too many GPUs", "racks.0.count=100000", "factory.yaml:", "at most"},
+    {"loop naming no group", "loops=[{name: l, kind: air, capacity: 1 MW, racks: [x]}]",
+     "--set loops=", "no rack group is called 'x'"},
+    {"group without a loop", "loops=[{name: l, kind: air, capacity: 1 MW, racks: [nvl]}]",
+     "", "the loops take 0% of rack group 'hgx''s heat"},
     {"DR off the sample grid",
      "grid.dr_events=[{start: 7 min, duration: 1 h, cut: 10%}]",
      "--set grid.dr_events", "whole multiples of sample_period"},
@@ -327,6 +366,7 @@ int main(void) {
   TEST_ADD(tests, n, same_seed_same_bits_other_seed_differs);
   TEST_ADD(tests, n, dr_cut_is_held_or_reported);
   TEST_ADD(tests, n, constant_signals_give_exact_books);
+  TEST_ADD(tests, n, cooling_and_losses_balance);
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ROWS(tests, n, bad_factory_input, bad);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);

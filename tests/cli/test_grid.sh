@@ -87,5 +87,44 @@ bad_csv gap "${H}2023-01-01 00:00,1\n2023-01-01 06:00,2\n" \
 bad_csv nan "${H}2023-01-01 00:00,1\n2023-01-01 01:00,NaN\n2023-01-01 02:00,1\n" \
   "3: column 'price': 'NaN' is not a finite number"
 
+# Liquid against air cooling on a real weather year: Frankfurt's annual
+# PUE within 1.05-1.20 (liquid) and 1.3-1.6 (air), Dallas worse for both.
+DALLAS="grid.outdoor.file=../../shared/data/weather/US-TEX-ERCO_2023_weather.csv"
+for site in frankfurt dallas; do
+  for kind in liquid air; do
+    set_site=()
+    [ "$site" = dallas ] && set_site=(--set "$DALLAS")
+    if "$AIFSIM" run "$SRC/scenarios/liquid-vs-air.yaml" -o "$TMP/$site-$kind.h5" \
+      --set "loops.0.kind=$kind" "${set_site[@]}" >/dev/null 2>"$TMP/err"; then
+      ok "liquid-vs-air: $site, $kind runs"
+    else
+      not_ok "liquid-vs-air: $site, $kind runs" "$(head -c 600 "$TMP/err")"
+    fi
+  done
+done
+if /usr/bin/python3 - "$TMP" >"$TMP/py" 2>&1 <<'PY'
+import sys
+import h5py
+pue = {}
+for site in ("frankfurt", "dallas"):
+    for kind in ("liquid", "air"):
+        with h5py.File(f"{sys.argv[1]}/{site}-{kind}.h5", "r") as f:
+            s = f["summary"].attrs
+            pue[site, kind] = float(s["mean_pue"])
+            assert s["cap_violation_s"] == 0
+            parts = s["it_energy_mwh"] + s["loss_energy_mwh"] + s["cooling_energy_mwh"]
+            assert abs(parts - s["energy_mwh"]) <= 1e-9 * s["energy_mwh"]
+assert 1.05 <= pue["frankfurt", "liquid"] <= 1.20, pue
+assert 1.30 <= pue["frankfurt", "air"] <= 1.60, pue
+assert pue["dallas", "liquid"] > pue["frankfurt", "liquid"], pue
+assert pue["dallas", "air"] > pue["frankfurt", "air"], pue
+print(" ".join(f"{s}/{k} {v:.3f}" for (s, k), v in pue.items()))
+PY
+then
+  ok "annual PUE in range, Dallas worse ($(tail -n1 "$TMP/py"))"
+else
+  not_ok "annual PUE in range, Dallas worse" "$(cat "$TMP/py")"
+fi
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -1,0 +1,60 @@
+/* plant.h - the factory's cooling plant: its loops, which share of each
+ * rack group's heat each loop takes, and the loops' power over every
+ * control period, integrated exactly by the loops' ODEs.
+ *
+ * Each control period the IT heat is constant, so each loop is stepped
+ * over the coming period at its start and its cooling energy over it is
+ * known at once: the plant's power in force is that energy's mean, and
+ * facility energy stays an exact sum of piecewise-constant terms. */
+#ifndef MODELS_PLANT_H
+#define MODELS_PLANT_H
+
+#include <stddef.h>
+
+#include "cooling.h"
+#include "err.h"
+#include "tel.h"
+
+enum { PLANT_TEMP, PLANT_POWER, PLANT_HEAT, PLANT_FREE, PLANT_NCOLS };
+
+/* The /loops columns, one value per loop. */
+extern const tel_column plant_columns[PLANT_NCOLS];
+
+typedef struct plant {
+  size_t nloops, ngroups;
+  cool_loop **loops;
+  const char **names;
+  double *share;   /* [loop * ngroups + group]: share of its heat */
+  double *power_w; /* per loop: mean cooling power over the period */
+  double *heat_w;  /* per loop: mean heat removed over the period */
+  double *free_w;  /* per loop: ... of it without the chiller */
+  double total_w;  /* sum of power_w */
+  double *cool_j, *heat_j, *free_j; /* per loop, over the sample interval */
+} plant;
+
+/* Builds the loops. share is nloops x ngroups (copied). With no loops the
+ * plant draws nothing. SIM_OK or an error (nothing left to free). */
+int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
+               const double *share, size_t ngroups, sim_error *err);
+
+void plant_fini(plant *p);
+
+/* Steps every loop over dt_s with the groups' heat (W, per group) and the
+ * outdoor temperature, and sets the power in force for that period. */
+int plant_step(plant *p, const double *group_heat_w, double outdoor_c,
+               double dt_s, sim_error *err);
+
+/* Adds dt_s of the power in force to the interval's integrals. */
+void plant_accumulate(plant *p, double dt_s);
+
+/* The cooling power the plant would draw in steady state for the groups'
+ * heat at outdoor_c: a ceiling for any period with no more heat (the
+ * loops' temperatures only approach their steady state). */
+double plant_steady_w(const plant *p, const double *group_heat_w,
+                      double outdoor_c);
+
+/* Writes the interval's /loops row (PLANT_NCOLS x nloops, means over
+ * dt_s; temperatures now) and starts a new interval. */
+void plant_sample(plant *p, double dt_s, double *row);
+
+#endif
