@@ -188,6 +188,18 @@ static const scn_field factory_fields[] = {
      .count_offset = offsetof(factory_config, nloops),
      .help = "cooling loops: [{name, kind: liquid or air, capacity, racks: "
              "[groups], heat_share}]; none: no cooling power"},
+    {.key = "smoothing",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, smoothing),
+     .sub = &smo_schema,
+     .help = "in-rack power smoothing: enabled, store, ramp_up, ramp_down, "
+             "floor, hysteresis"},
+    {.key = "battery",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, battery),
+     .sub = &bat_schema,
+     .help = "on-site battery: capacity, powers, round_trip_efficiency, "
+             "SoC bounds, mode"},
     {.key = "racks",
      .type = SCN_LIST,
      .offset = offsetof(factory_config, racks),
@@ -474,6 +486,9 @@ enum {
   F_IT,
   F_LOSS,
   F_COOL,
+  F_SMOOTH,
+  F_BATTERY,
+  F_SOC,
   F_PUE,
   F_GPU,
   F_CAP,
@@ -496,6 +511,13 @@ static const tel_column facility_columns[F_NCOLS] = {
                 "power-conversion losses, mean over the interval"},
     [F_COOL] = {"cooling_power_w", "W",
                 "chillers, pumps and fans, mean over the interval"},
+    [F_SMOOTH] = {"smoothing_power_w", "W",
+                  "drawn beyond the racks' load by in-rack smoothing (burned "
+                  "or stored), mean over the interval"},
+    [F_BATTERY] = {"battery_power_w", "W",
+                   "battery power, discharge positive, mean over the "
+                   "interval"},
+    [F_SOC] = {"battery_soc", "1", "battery state of charge at sample time"},
     [F_PUE] = {"pue", "1", "facility energy / IT energy over the interval"},
     [F_GPU] = {"gpu_power_w", "W", "GPU power, mean over the interval"},
     [F_CAP] = {"cap_w", "W", "facility power cap"},
@@ -533,7 +555,8 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 /* Integrals over the current sample interval, per rack and in total. */
 typedef struct interval {
-  double energy_j, it_j, loss_j, cool_j, gpu_j, activity_s, peak_w;
+  double energy_j, it_j, loss_j, cool_j, smooth_j, bat_j, gpu_j, activity_s;
+  double peak_w;
   double *rack_j, *rack_gpu_j, *rack_activity_s;
 } interval;
 
@@ -555,7 +578,11 @@ struct factory {
   double *row; /* a racks row: R_NCOLS x nracks */
   const char **rack_labels;
   /* In force since `last`: */
-  double p_facility, p_it, p_loss, p_cool, p_gpu, activity, cap;
+  double p_facility, p_it, p_loss, p_cool, p_smooth, p_bat, p_gpu, activity;
+  double cap;
+  smo_bank *smooth;  /* NULL when smoothing is off */
+  double *rack_load; /* per rack: IT plus its conversion losses */
+  bat_state bat;
   plant plant;
   double *group_heat;       /* per group: IT heat now */
   double reserve_outdoor_c; /* the outdoor temperature the split assumed */
@@ -578,6 +605,8 @@ static void advance(factory *f, sim_time now) {
   f->iv.it_j += f->p_it * dt;
   f->iv.loss_j += f->p_loss * dt;
   f->iv.cool_j += f->p_cool * dt;
+  f->iv.smooth_j += f->p_smooth * dt;
+  f->iv.bat_j += f->p_bat * dt;
   plant_accumulate(&f->plant, dt);
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
@@ -623,22 +652,48 @@ static void group_heat(factory *f) {
     f->group_heat[fl->group[r]] += fl->rack_power_w[r];
 }
 
+/* In-rack smoothing: each rack's feed follows its load (IT and its
+ * conversion losses) within the ramp limits; what it draws beyond the
+ * load is burned or stored. */
+static int smooth_racks(factory *f, double t0, double dt) {
+  const rack_fleet *fl = f->fleet;
+  if (f->smooth == NULL)
+    return SIM_OK;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->rack_load[r] = fl->rack_power_w[r] + fl->loss_w[r];
+  double feed;
+  int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, NULL);
+  f->p_smooth = feed - f->p_it - f->p_loss;
+  return rc;
+}
+
+static int cool_racks(factory *f, double t0, double dt) {
+  if (f->plant.nloops == 0)
+    return SIM_OK;
+  double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
+  group_heat(f);
+  int rc = plant_step(&f->plant, f->group_heat, out, dt, NULL);
+  f->p_cool = f->plant.total_w;
+  return rc;
+}
+
 /* Sets the power in force from now for one control period: IT and its
- * conversion losses from the fleet, cooling from the loops stepped over
- * the period (with the outdoor temperature's mean over it). */
+ * conversion losses from the fleet, in-rack smoothing, cooling from the
+ * loops stepped over the period (with the outdoor temperature's mean over
+ * it), then the battery, which decides what the grid sees. */
 static int recompute_power(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
+  double t0 = sim_time_to_s(now), dt = f->control_dt_s;
   f->p_it = rack_fleet_update(fl, &f->p_loss);
-  if (f->plant.nloops > 0) {
-    double t0 = sim_time_to_s(now), dt = f->control_dt_s;
-    double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
-    group_heat(f);
-    int rc = plant_step(&f->plant, f->group_heat, out, dt, NULL);
-    if (rc != SIM_OK)
-      return sim_engine_fail(f->engine, rc, "cooling loop step at %.0f s", t0);
-    f->p_cool = f->plant.total_w;
-  }
-  f->p_facility = f->p_it + f->p_loss + f->p_cool;
+  int rc = smooth_racks(f, t0, dt);
+  if (rc == SIM_OK)
+    rc = cool_racks(f, t0, dt);
+  if (rc != SIM_OK)
+    return sim_engine_fail(f->engine, rc, "power at %.0f s", t0);
+  double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
+  bool dr = f->cap < f->cfg->power.cap_w;
+  f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
+  f->p_facility = load - f->p_bat;
   double gpu = 0, act = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     gpu += fl->gpu_power_w[r];
@@ -686,6 +741,7 @@ static void rack_row(factory *f, double dt) {
 static void reset_interval(factory *f) {
   uint32_t n = f->fleet->nracks;
   f->iv.energy_j = f->iv.it_j = f->iv.loss_j = f->iv.cool_j = 0;
+  f->iv.smooth_j = f->iv.bat_j = 0;
   f->iv.gpu_j = f->iv.activity_s = 0;
   f->iv.peak_w = 0;
   memset(f->iv.rack_j, 0, n * sizeof(double));
@@ -710,6 +766,9 @@ static int sample(factory *f, sim_time now) {
       [F_IT] = f->iv.it_j / dt,
       [F_LOSS] = f->iv.loss_j / dt,
       [F_COOL] = f->iv.cool_j / dt,
+      [F_SMOOTH] = f->iv.smooth_j / dt,
+      [F_BATTERY] = f->iv.bat_j / dt,
+      [F_SOC] = bat_soc(&f->cfg->battery, &f->bat),
       [F_PUE] = f->iv.it_j > 0 ? f->iv.energy_j / f->iv.it_j : NAN,
       [F_GPU] = f->iv.gpu_j / dt,
       [F_CAP] = f->cap,
@@ -723,6 +782,8 @@ static int sample(factory *f, sim_time now) {
   f->sum.it_energy_j += f->iv.it_j;
   f->sum.loss_energy_j += f->iv.loss_j;
   f->sum.cooling_energy_j += f->iv.cool_j;
+  f->sum.smoothing_energy_j += f->iv.smooth_j;
+  f->sum.battery_net_j += f->iv.bat_j;
   f->sum.gpu_energy_j += f->iv.gpu_j;
   f->sum.mean_activity += f->iv.activity_s;
   f->sampled_energy_j += row[F_POWER] * dt;
@@ -751,13 +812,25 @@ static int sample(factory *f, sim_time now) {
  * steady state for all that heat at the warmest outdoor temperature of
  * the coming sample interval (loops only approach their steady state, so
  * the cooling stays below it). */
+/* A rack's power at full load with every GPU at TDP: what smoothing's
+ * floor is a share of. */
+static double rack_tdp_w(const rack_group_spec *s) {
+  return s->gpus_per_rack * s->gpu->tdp_w + s->other_max_w;
+}
+
+/* The feed smoothing holds a rack at, at least (0 when off). */
+static double smoothing_floor_w(const factory *f, const rack_group_spec *s) {
+  const smo_config *c = &f->cfg->smoothing;
+  return c->enabled ? c->floor * rack_tdp_w(s) : 0;
+}
+
 static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   factory *f = ctx;
   double it = 0;
   for (size_t g = 0; g < fl->ngroups; g++) {
     const rack_group_spec *s = &fl->groups[g];
     f->group_heat[g] = s->count * (s->gpus_per_rack * caps[g] + s->other_max_w);
-    it += f->group_heat[g];
+    it += fmax(f->group_heat[g], s->count * smoothing_floor_w(f, s));
   }
   double facility = it / rack_fleet_min_efficiency(fl);
   if (f->plant.nloops > 0)
@@ -852,6 +925,19 @@ static int build_plant(factory *f, sim_error *err) {
   return rc;
 }
 
+/* The smoothing bank, when smoothing is on, and the battery's state. */
+static int build_storage(factory *f, sim_error *err) {
+  bat_state_init(&f->bat, &f->cfg->battery);
+  if (!f->cfg->smoothing.enabled)
+    return SIM_OK;
+  const rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->rack_load[r] = rack_tdp_w(&fl->groups[fl->group[r]]);
+  f->smooth =
+      smo_bank_create(&f->cfg->smoothing, fl->nracks, f->rack_load, NULL, err);
+  return f->smooth != NULL ? SIM_OK : err != NULL ? err->code : SIM_ENOMEM;
+}
+
 /* The first split, at t = 0: a cap the factory cannot be held under even
  * at its minimum caps, cooling included, is refused before the run. */
 static int first_split(factory *f, sim_error *err) {
@@ -877,10 +963,11 @@ static int alloc_state(factory *f) {
   f->noise_of = calloc(f->cfg->nracks, sizeof *f->noise_of);
   f->level_of = calloc(f->cfg->nracks, sizeof *f->level_of);
   f->group_heat = calloc(f->cfg->nracks, sizeof *f->group_heat);
+  f->rack_load = calloc(n, sizeof *f->rack_load);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
-      !f->group_heat || !f->loop_row || !f->rack_labels || !f->iv.rack_j ||
-      !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
+      !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_labels ||
+      !f->iv.rack_j || !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
@@ -948,6 +1035,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   if (rc == SIM_OK)
     rc = build_plant(f, err);
   if (rc == SIM_OK)
+    rc = build_storage(f, err);
+  if (rc == SIM_OK)
     rc = first_split(f, err);
   if (rc == SIM_OK)
     rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, err);
@@ -977,6 +1066,8 @@ void factory_destroy(factory *f) {
   free(f->iv.rack_gpu_j);
   free(f->iv.rack_activity_s);
   free(f->group_heat);
+  free(f->rack_load);
+  smo_bank_destroy(f->smooth);
   free(f->loop_row);
   plant_fini(&f->plant);
   rack_fleet_destroy(f->fleet);
@@ -998,6 +1089,10 @@ static int put_summary(factory *f) {
       {"it_energy_mwh", s->it_energy_j / 3.6e9},
       {"loss_energy_mwh", s->loss_energy_j / 3.6e9},
       {"cooling_energy_mwh", s->cooling_energy_j / 3.6e9},
+      {"smoothing_energy_mwh", s->smoothing_energy_j / 3.6e9},
+      {"smoothing_violation_s", s->smoothing_violation_s},
+      {"battery_net_mwh", s->battery_net_j / 3.6e9},
+      {"battery_loss_mwh", s->battery_loss_j / 3.6e9},
       {"mean_pue", s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN},
       {"max_ramp_w_per_s", s->max_ramp_w_per_s},
       {"oscillation_j", s->oscillation_j},
@@ -1043,7 +1138,11 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   s->gpus = f->fleet->n;
   s->racks = f->fleet->nracks;
   /* The books: the samples must carry all the energy that was drawn. */
-  double parts = s->it_energy_j + s->loss_energy_j + s->cooling_energy_j;
+  s->battery_loss_j = f->bat.loss_j;
+  for (uint32_t r = 0; f->smooth != NULL && r < f->fleet->nracks; r++)
+    s->smoothing_violation_s += f->smooth->violation_s[r];
+  double parts = s->it_energy_j + s->loss_energy_j + s->cooling_energy_j +
+                 s->smoothing_energy_j - s->battery_net_j;
   if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j ||
       fabs(f->books.energy_j - s->energy_j) > 1e-9 * s->energy_j ||
       fabs(parts - s->energy_j) > 1e-9 * s->energy_j)

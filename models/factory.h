@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "battery.h"
 #include "cooling.h"
 #include "engine.h"
 #include "err.h"
@@ -21,6 +22,7 @@
 #include "pq.h"
 #include "rack.h"
 #include "scenario.h"
+#include "smooth.h"
 #include "tel.h"
 
 typedef enum power_policy { POWER_STATIC } power_policy;
@@ -57,6 +59,8 @@ typedef struct factory_config {
   size_t nracks;
   cool_loop_config *loops; /* none: no cooling power */
   size_t nloops;
+  smo_config smoothing; /* in-rack power smoothing, every rack */
+  bat_config battery;   /* on-site battery behind the feed */
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -99,6 +103,9 @@ typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
   double cost, co2_kg, loss_energy_j, cooling_energy_j;
+  double smoothing_energy_j; /* fed beyond the racks' load: burned + stored */
+  double battery_net_j;      /* delivered minus drawn by the battery */
+  double battery_loss_j, smoothing_violation_s;
   double max_ramp_w_per_s, oscillation_j, oscillation_w_rms;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;

@@ -221,6 +221,81 @@ static void cooling_and_losses_balance(void **state) {
   run_free(&r);
 }
 
+/* A square wave of training load (30% <-> 100% every 10 s) on the NVL72
+ * rack: without smoothing the feed jumps by the whole swing; with it the
+ * facility's largest ramp is the racks' ramp limit, and the books still
+ * balance with what smoothing burned or stored. */
+static double square_wave_ramp(bool smoothing, double *violation_s) {
+  char steps[2048] = "racks.0.load={pattern: steps, noise: 0, steps: [";
+  for (int k = 0; k < 24; k++) {
+    char one[64];
+    snprintf(one, sizeof one, "%s{at: %d s, level: %s}", k ? ", " : "", 10 * k,
+             k % 2 ? "30%" : "100%");
+    strcat(steps, one);
+  }
+  strcat(steps, "]}");
+  const char *sets[] = {"duration=4 min", "sample_period=1 min", steps,
+                        "racks.1.load={level: 50%, noise: 0}",
+                        smoothing ? "smoothing={enabled: true, floor: 0%, hysteresis: 0 s, ramp_up: 1 kW/s,"
+                                    " ramp_down: 1 kW/s, store: 2 MJ}"
+                                  : "smoothing={enabled: false}"};
+  run r;
+  run_scenario(&r, base, sets, 5);
+  double ramp = r.sum.max_ramp_w_per_s;
+  *violation_s = r.sum.smoothing_violation_s;
+  assert_close(r.sum.energy_j,
+               r.sum.it_energy_j + r.sum.loss_energy_j +
+                   r.sum.cooling_energy_j + r.sum.smoothing_energy_j -
+                   r.sum.battery_net_j,
+               1e-12, 0);
+  run_free(&r);
+  return ramp;
+}
+
+static void smoothing_limits_the_ramp(void **state) {
+  (void)state;
+  double violation;
+  double raw = square_wave_ramp(false, &violation);
+  double smooth = square_wave_ramp(true, &violation);
+  assert_true(raw > 20e3); /* the swing of 72 capped GPUs in one second */
+  assert_close(smooth, 1e3, 1e-9, 0);
+  assert_close(violation, 0, 0, 0);
+}
+
+/* Peak shaving: a cap below the load at its peak, held by the battery
+ * while it has energy; its state of charge stays in bounds, and the books
+ * count what it delivered and lost. */
+static void battery_shaves_the_peak(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "power.cap=130 kW",
+      "grid.dr_events=[{start: 30 min, duration: 30 min, level: 60 kW}]",
+      "battery={capacity: 100 kWh, charge_power: 50 kW, discharge_power: "
+      "50 kW, mode: dr_ride_through}"};
+  run r;
+  run_scenario(&r, base, sets, 3);
+  size_t rows, w;
+  const double *p = column(&r, "facility", "power_w", &rows, &w);
+  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
+  const double *bat = column(&r, "facility", "battery_power_w", &rows, &w);
+  const double *soc = column(&r, "facility", "battery_soc", &rows, &w);
+  for (size_t i = 0; i < rows; i++) {
+    assert_true(soc[i] >= 0.1 - 1e-12 && soc[i] <= 0.9 + 1e-12);
+    if (cap[i] == 60000)
+      assert_true(bat[i] > 0 && p[i] <= cap[i] * (1 + 1e-12));
+    else
+      assert_true(bat[i] <= 0); /* ride-through: no discharge outside DR */
+  }
+  assert_close(r.sum.cap_violation_s, 0, 0, 0);
+  assert_true(r.sum.battery_loss_j > 0); /* it cycled: in DR, then recharging */
+  assert_close(r.sum.energy_j,
+               r.sum.it_energy_j + r.sum.loss_energy_j +
+                   r.sum.cooling_energy_j + r.sum.smoothing_energy_j -
+                   r.sum.battery_net_j,
+               1e-12, 0);
+  run_free(&r);
+}
+
 static bool same_column(const run *a, const run *b, const char *g,
                         const char *c) {
   size_t ra, wa, rb, wb;
@@ -288,10 +363,12 @@ static const bad_case bad[] = {
     {"steps without a start", "racks.1.load.steps=[{at: 1 h, level: 5%}]",
      "--set", "first at 0 s"},
     {"too many GPUs", "racks.0.count=100000", "factory.yaml:", "at most"},
-    {"loop naming no group", "loops=[{name: l, kind: air, capacity: 1 MW, racks: [x]}]",
+    {"loop naming no group",
+     "loops=[{name: l, kind: air, capacity: 1 MW, racks: [x]}]",
      "--set loops=", "no rack group is called 'x'"},
-    {"group without a loop", "loops=[{name: l, kind: air, capacity: 1 MW, racks: [nvl]}]",
-     "", "the loops take 0% of rack group 'hgx''s heat"},
+    {"group without a loop",
+     "loops=[{name: l, kind: air, capacity: 1 MW, racks: [nvl]}]", "",
+     "the loops take 0% of rack group 'hgx''s heat"},
     {"DR off the sample grid",
      "grid.dr_events=[{start: 7 min, duration: 1 h, cut: 10%}]",
      "--set grid.dr_events", "whole multiples of sample_period"},
@@ -367,6 +444,8 @@ int main(void) {
   TEST_ADD(tests, n, dr_cut_is_held_or_reported);
   TEST_ADD(tests, n, constant_signals_give_exact_books);
   TEST_ADD(tests, n, cooling_and_losses_balance);
+  TEST_ADD(tests, n, smoothing_limits_the_ramp);
+  TEST_ADD(tests, n, battery_shaves_the_peak);
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ROWS(tests, n, bad_factory_input, bad);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
