@@ -109,6 +109,13 @@ static const scn_field group_fields[] = {
           "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
     POWER("other_power_max", other_max_w, 0, "0 W",
           "non-GPU IT power of a rack at full activity"),
+    {.key = "thermal_resistance",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_group_config, r_th),
+     .dim = UNITS_THERMAL_RES,
+     .flags = SCN_POSITIVE,
+     .help = "GPU junction over its loop's temperature per W, e.g. 0.05 K/W; "
+             "with the GPU's slowdown_temp it throttles hot GPUs"},
     {.key = "conversion",
      .type = SCN_LIST,
      .offset = offsetof(rack_group_config, conv),
@@ -536,7 +543,17 @@ static const tel_column facility_columns[F_NCOLS] = {
     [F_COST] = {"cost", "$", "cost of the energy drawn since the start"},
 };
 
-enum { R_POWER, R_GPU, R_LIMIT, R_CAP, R_ACTIVITY, R_CLOCK, R_NCOLS };
+enum {
+  R_POWER,
+  R_GPU,
+  R_LIMIT,
+  R_CAP,
+  R_ACTIVITY,
+  R_CLOCK,
+  R_JUNCTION,
+  R_THROTTLED,
+  R_NCOLS
+};
 
 static const tel_column rack_columns[R_NCOLS] = {
     [R_POWER] = {"power_w", "W", "rack IT power, mean over the interval"},
@@ -547,6 +564,12 @@ static const tel_column rack_columns[R_NCOLS] = {
                     "mean GPU activity in the rack over the interval"},
     [R_CLOCK] = {"clock_ratio", "1",
                  "mean SM clock as a share of the maximum, at sample time"},
+    [R_JUNCTION] = {"junction_c", "degC",
+                    "hottest GPU junction in the rack at sample time (NaN "
+                    "without thermal data)"},
+    [R_THROTTLED] = {"throttled", "1",
+                     "share of the rack's GPUs held below their cap by "
+                     "heat, at sample time"},
 };
 
 /* ------------------------------------------------------------------ */
@@ -584,7 +607,8 @@ struct factory {
   double *rack_load; /* per rack: IT plus its conversion losses */
   bat_state bat;
   plant plant;
-  double *group_heat;       /* per group: IT heat now */
+  double *group_heat; /* per group: IT heat now */
+  long *group_loop;   /* per group: the loop taking most of its heat, -1 */
   double reserve_outdoor_c; /* the outdoor temperature the split assumed */
   tel_group loops_group;
   size_t loops_id;
@@ -611,6 +635,7 @@ static void advance(factory *f, sim_time now) {
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
   for (uint32_t r = 0; r < fl->nracks; r++) {
+    f->sum.throttled_gpu_s += fl->throttled[r] * dt;
     f->iv.rack_j[r] += fl->rack_power_w[r] * dt;
     f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
     f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
@@ -652,6 +677,39 @@ static void group_heat(factory *f) {
     f->group_heat[fl->group[r]] += fl->rack_power_w[r];
 }
 
+/* The loop temperature a rack's GPUs sit on: that of the loop taking most
+ * of its group's heat; NaN without loops. */
+static double rack_loop_c(const factory *f, uint32_t r) {
+  long l = f->group_loop[f->fleet->group[r]];
+  return l < 0 ? NAN : cool_loop_temp_c(f->plant.loops[l]);
+}
+
+static double hottest_junction(const factory *f, uint32_t r) {
+  const rack_fleet *fl = f->fleet;
+  double r_th = fl->groups[fl->group[r]].r_th, p = 0;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+    p = fmax(p, fl->power_w[i]);
+  return cool_junction_c(rack_loop_c(f, r), p, r_th);
+}
+
+/* Thermal protection: where the GPUs' slowdown temperature and the rack's
+ * thermal resistance are known, the power that holds the junction at the
+ * slowdown temperature over the loop's current temperature caps the GPUs
+ * (as their clocks fall, they settle there: cool.h's throttle law has its
+ * fixed point at or above it, and the slowdown point is the conservative
+ * one). */
+static void thermal_caps(factory *f) {
+  rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    const rack_group_spec *g = &fl->groups[fl->group[r]];
+    double loop = rack_loop_c(f, r);
+    bool known = !isnan(g->r_th) && !isnan(g->gpu->slowdown_c) && !isnan(loop);
+    fl->thermal_cap_w[r] =
+        known ? cool_thermal_power_w(loop, g->gpu->slowdown_c, g->r_th)
+              : INFINITY;
+  }
+}
+
 /* In-rack smoothing: each rack's feed follows its load (IT and its
  * conversion losses) within the ramp limits; what it draws beyond the
  * load is burned or stored. */
@@ -684,6 +742,7 @@ static int cool_racks(factory *f, double t0, double dt) {
 static int recompute_power(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   double t0 = sim_time_to_s(now), dt = f->control_dt_s;
+  thermal_caps(f);
   f->p_it = rack_fleet_update(fl, &f->p_loss);
   int rc = smooth_racks(f, t0, dt);
   if (rc == SIM_OK)
@@ -735,6 +794,8 @@ static void rack_row(factory *f, double dt) {
     f->row[R_CAP * n + r] = cap / fl->count[r];
     f->row[R_ACTIVITY * n + r] = f->iv.rack_activity_s[r] / dt;
     f->row[R_CLOCK * n + r] = rack_mean_phi(fl, r);
+    f->row[R_JUNCTION * n + r] = hottest_junction(f, r);
+    f->row[R_THROTTLED * n + r] = (double)fl->throttled[r] / fl->count[r];
   }
 }
 
@@ -904,7 +965,8 @@ static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
                                   .other_idle_w = g->other_idle_w,
                                   .other_max_w = g->other_max_w,
                                   .conv = g->conv,
-                                  .nconv = g->nconv};
+                                  .nconv = g->nconv,
+                                  .r_th = g->r_th};
   }
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
   free(groups);
@@ -920,6 +982,15 @@ static int build_plant(factory *f, sim_error *err) {
   for (size_t l = 0; l < c->nloops; l++)
     for (size_t g = 0; g < c->nracks; g++)
       share[l * c->nracks + g] = loop_share(c, l, g);
+  for (size_t g = 0; g < c->nracks; g++) {
+    f->group_loop[g] = -1;
+    for (size_t l = 0; l < c->nloops; l++)
+      if (share[l * c->nracks + g] > 0 &&
+          (f->group_loop[g] < 0 ||
+           share[l * c->nracks + g] >
+               share[(size_t)f->group_loop[g] * c->nracks + g]))
+        f->group_loop[g] = (long)l;
+  }
   int rc = plant_init(&f->plant, c->loops, c->nloops, share, c->nracks, err);
   free(share);
   return rc;
@@ -964,10 +1035,12 @@ static int alloc_state(factory *f) {
   f->level_of = calloc(f->cfg->nracks, sizeof *f->level_of);
   f->group_heat = calloc(f->cfg->nracks, sizeof *f->group_heat);
   f->rack_load = calloc(n, sizeof *f->rack_load);
+  f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
-      !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_labels ||
-      !f->iv.rack_j || !f->iv.rack_gpu_j || !f->iv.rack_activity_s)
+      !f->group_heat || !f->loop_row || !f->rack_load || !f->group_loop ||
+      !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
+      !f->iv.rack_activity_s)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
@@ -1067,6 +1140,7 @@ void factory_destroy(factory *f) {
   free(f->iv.rack_activity_s);
   free(f->group_heat);
   free(f->rack_load);
+  free(f->group_loop);
   smo_bank_destroy(f->smooth);
   free(f->loop_row);
   plant_fini(&f->plant);
@@ -1091,6 +1165,7 @@ static int put_summary(factory *f) {
       {"cooling_energy_mwh", s->cooling_energy_j / 3.6e9},
       {"smoothing_energy_mwh", s->smoothing_energy_j / 3.6e9},
       {"smoothing_violation_s", s->smoothing_violation_s},
+      {"throttled_gpu_s", s->throttled_gpu_s},
       {"battery_net_mwh", s->battery_net_j / 3.6e9},
       {"battery_loss_mwh", s->battery_loss_j / 3.6e9},
       {"mean_pue", s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN},

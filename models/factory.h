@@ -40,6 +40,7 @@ typedef struct rack_group_config {
   double limit_w; /* default: GPUs at TDP plus other IT at its maximum */
   double other_idle_w, other_max_w;
   rack_conv_point *conv; /* conversion efficiency by load; none: lossless */
+  double r_th;           /* GPU junction over its loop, K/W; NaN: none */
   size_t nconv;
   load_config load;
 } rack_group_config;
@@ -106,6 +107,7 @@ typedef struct factory_summary {
   double smoothing_energy_j; /* fed beyond the racks' load: burned + stored */
   double battery_net_j;      /* delivered minus drawn by the battery */
   double battery_loss_j, smoothing_violation_s;
+  double throttled_gpu_s; /* GPU-seconds held below their cap by heat */
   double max_ramp_w_per_s, oscillation_j, oscillation_w_rms;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;

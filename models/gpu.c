@@ -105,6 +105,20 @@ static const scn_field spec_fields[] = {
         NULL, "max boost SM clock, e.g. 1980 MHz"),
     QTY("clock_min", clock_min_hz, UNITS_FREQUENCY, SCN_REQUIRED | SCN_POSITIVE,
         NULL, "lowest SM clock, e.g. 345 MHz"),
+    {.key = "slowdown_temp",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_spec, slowdown_c),
+     .dim = UNITS_TEMPERATURE,
+     .min = 0,
+     .max = 150,
+     .help = "nvidia-smi GPU Slowdown Temp: clocks fall above it"},
+    {.key = "shutdown_temp",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_spec, shutdown_c),
+     .dim = UNITS_TEMPERATURE,
+     .min = 0,
+     .max = 150,
+     .help = "nvidia-smi GPU Shutdown Temp"},
     QTY("memory", memory_bytes, UNITS_DATA, SCN_REQUIRED | SCN_POSITIVE, NULL,
         "memory size, e.g. 80 GB"),
     QTY("memory_bandwidth", bandwidth_bps, UNITS_BANDWIDTH,
@@ -273,6 +287,10 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
   if (!(g->clock_min_hz < g->clock_max_hz))
     return scn_fail(loc, "clock_min", err, NULL,
                     "%s: clock_min must be below clock_max", g->name);
+  if (isnan(g->slowdown_c) != isnan(g->shutdown_c) ||
+      g->slowdown_c >= g->shutdown_c)
+    return scn_fail(loc, "slowdown_temp", err, "give both, slowdown first",
+                    "%s: slowdown_temp must be below shutdown_temp", g->name);
   int rc = check_powers(g, loc, err);
   if (rc == SIM_OK)
     rc = check_headline(g, loc, err);

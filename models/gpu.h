@@ -53,6 +53,7 @@ typedef struct gpu_spec {
   double tdp_w, idle_w;
   double cap_min_w, cap_max_w; /* the settable power-limit range */
   double clock_max_hz, clock_min_hz;
+  double slowdown_c, shutdown_c; /* thermal thresholds; NaN: unknown */
   double memory_bytes, bandwidth_bps;
   gpu_dense dense;
   double fp16_headline; /* FLOP/s as the datasheet headlines it */

@@ -30,6 +30,8 @@ void rack_fleet_destroy(rack_fleet *f) {
   free(f->gpu_power_w);
   free(f->rack_power_w);
   free(f->loss_w);
+  free(f->thermal_cap_w);
+  free(f->throttled);
   for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
     free(f->names[r]);
   free(f->names);
@@ -58,6 +60,8 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->gpu_power_w = calloc(nr, sizeof(double));
   f->rack_power_w = calloc(nr, sizeof(double));
   f->loss_w = calloc(nr, sizeof(double));
+  f->thermal_cap_w = calloc(nr, sizeof(double));
+  f->throttled = calloc(nr, sizeof(uint32_t));
   f->names = calloc(nr, sizeof(char *));
   f->types = calloc(ngroups, sizeof(gpu_spec *));
   f->groups = calloc(ngroups, sizeof(rack_group_spec));
@@ -67,8 +71,9 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
          f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
          f->other_max_w && f->activity_mean && f->gpu_power_w &&
-         f->rack_power_w && f->loss_w && f->names && f->types && f->groups &&
-         f->t_idle && f->t_span && f->t_dmin;
+         f->rack_power_w && f->loss_w && f->thermal_cap_w && f->throttled &&
+         f->names && f->types && f->groups && f->t_idle && f->t_span &&
+         f->t_dmin;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -96,6 +101,7 @@ static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
   f->limit_w[r] = s->limit_w;
   f->other_idle_w[r] = s->other_idle_w;
   f->other_max_w[r] = s->other_max_w;
+  f->thermal_cap_w[r] = INFINITY;
   for (uint32_t i = first; i < first + s->gpus_per_rack; i++) {
     f->rack[i] = r;
     f->type[i] = type;
@@ -160,28 +166,33 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* One rack's GPUs: P = min(idle + span a, cap), but never below what the
- * lowest clock draws (idle + span a d_min). No pow(): the clock itself is
- * only needed for speed and telemetry (rack_gpu_phi). A rack holds one GPU
- * type, so its constants leave the loop, and the branch-free body lets
+/* One rack's GPUs: P = min(idle + span a, cap, thermal cap), but never
+ * below what the lowest clock draws (idle + span a d_min). No pow(): the clock
+ * itself is only needed for speed and telemetry (rack_gpu_phi). A rack holds
+ * one GPU type, so its constants leave the loop, and the branch-free body lets
  * the compiler vectorise it. */
 static void update_rack(rack_fleet *f, uint32_t r) {
   uint32_t first = f->first[r], end = first + f->count[r];
   uint16_t t = f->type[first];
   double idle = f->t_idle[t], span = f->t_span[t], dmin = f->t_dmin[t];
+  double tcap = f->thermal_cap_w[r];
   const double *act = f->activity, *cap = f->cap_w;
   double *power = f->power_w;
   double gsum = 0, asum = 0;
+  uint32_t held = 0;
   for (uint32_t i = first; i < end; i++) {
     double dyn = span * act[i];
     double full = idle + dyn, floor = idle + dyn * dmin;
-    double capped = cap[i] > floor ? cap[i] : floor;
-    double p = full <= cap[i] ? full : capped;
+    double c = cap[i] < tcap ? cap[i] : tcap;
+    double capped = c > floor ? c : floor;
+    double p = full <= c ? full : capped;
+    held += tcap < cap[i] && full > tcap;
     power[i] = p;
     gsum += p;
     asum += act[i];
   }
   double mean = asum / f->count[r];
+  f->throttled[r] = held;
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
   f->rack_power_w[r] = gsum + f->other_idle_w[r] +
@@ -228,7 +239,8 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  return gpu_clock_under_cap(f->types[f->type[i]], f->cap_w[i], f->activity[i]);
+  double cap = fmin(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
+  return gpu_clock_under_cap(f->types[f->type[i]], cap, f->activity[i]);
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {

@@ -32,6 +32,7 @@ typedef struct rack_group_spec {
   double other_max_w;  /* ... at full activity */
   const rack_conv_point *conv; /* efficiency curve, by load; borrowed */
   size_t nconv;                /* 0: lossless */
+  double r_th; /* junction over coolant per W of GPU power; NaN: unknown */
 } rack_group_spec;
 
 typedef struct rack_fleet {
@@ -53,6 +54,9 @@ typedef struct rack_fleet {
   double *gpu_power_w;   /* sum over its GPUs */
   double *rack_power_w;  /* GPUs + other IT */
   double *loss_w;        /* conversion losses feeding it */
+  double *thermal_cap_w; /* the GPU power that holds the junction at the
+                            slowdown temperature; INFINITY: no limit */
+  uint32_t *throttled;   /* GPUs held below their cap by it */
   char **names;          /* "group-3" */
 
   /* Per GPU type and per group. */

@@ -80,6 +80,8 @@ static const unit unit_table[] = {
     {"W/s", UNITS_RAMP, 1, 1, 0},
     {"kW/s", UNITS_RAMP, 1e3, 1, 0},
     {"MW/s", UNITS_RAMP, 1e6, 1, 0},
+    {"K/W", UNITS_THERMAL_RES, 1, 1, 0},
+    {"K/kW", UNITS_THERMAL_RES, 1, 1e3, 0},
 };
 enum { NUNITS = sizeof unit_table / sizeof unit_table[0] };
 
@@ -106,6 +108,8 @@ static const dim_info dims[UNITS_NDIMS] = {
     [UNITS_FLOPS] = {"throughput", "FLOPS",
                      "FLOPS, GFLOPS, TFLOPS, PFLOPS, TOPS, POPS", "989 TFLOPS"},
     [UNITS_RAMP] = {"power ramp", "W/s", "W/s, kW/s, MW/s", "5 MW/s"},
+    [UNITS_THERMAL_RES] = {"thermal resistance", "K/W", "K/W, K/kW",
+                           "0.05 K/W"},
 };
 
 const char *units_dim_name(units_dim dim) {

@@ -29,9 +29,9 @@ static const rack_conv_point titanium[] = {
 static rack_fleet *two_groups(double nvl_limit_w) {
   rack_group_spec g[2] = {
       {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, nvl_limit_w, 16800,
-       33600, NULL, 0},
+       33600, NULL, 0, NAN},
       {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
-       titanium, 4},
+       titanium, 4, NAN},
   };
   sim_error err = {0};
   rack_fleet *f = rack_fleet_create(g, 2, &err);
@@ -226,7 +226,7 @@ static void floor_and_reserve(void **state) {
 static void empty_groups_are_refused(void **state) {
   (void)state;
   rack_group_spec g = {
-      "none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0, 0, NULL, 0};
+      "none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0, 0, NULL, 0, NAN};
   sim_error err = {0};
   assert_null(rack_fleet_create(&g, 1, &err));
   assert_int_equal(err.code, SIM_EINVAL);

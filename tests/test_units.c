@@ -57,6 +57,8 @@ static const parse_case cases[] = {
     {"TFLOPS", "989 TFLOPS", UNITS_FLOPS, 989e12, NULL, 0},
     {"POPS", "4.5 POPS", UNITS_FLOPS, 4.5e15, NULL, 0},
     {"ramp", "5 MW/s", UNITS_RAMP, 5e6, NULL, 0},
+    {"thermal resistance", "0.04 K/W", UNITS_THERMAL_RES, 0.04, NULL, 0},
+    {"K per kW", "40 K/kW", UNITS_THERMAL_RES, 0.04, NULL, 0},
     {"number", "2.5", UNITS_NUMBER, 2.5, NULL, 0},
     {"empty", "", UNITS_POWER, 0, "is not a number", 0},
     {"unit only", "MW", UNITS_POWER, 0, "is not a number", 0},
