@@ -811,13 +811,23 @@ static void reset_interval(factory *f) {
 }
 
 /* The grid's signals over the interval ending at now, as means. */
+/* The mean of signal s over [t0, t1]; NaN for a signal the scenario does
+ * not give (an absent price is unknown, not free). */
+static double mean_of(const sig_series *s, double t0, double t1) {
+  return s->kind == SIG_NONE ? NAN : sig_integral(s, t0, t1) / (t1 - t0);
+}
+
 static void signal_means(const factory *f, sim_time now, double dt,
                          double *row) {
   const grid *g = &f->sc->feed;
   double t1 = sim_time_to_s(now), t0 = t1 - dt;
-  row[F_CARBON] = sig_integral(&g->carbon, t0, t1) / dt;
-  row[F_PRICE] = sig_integral(&g->price, t0, t1) / dt;
-  row[F_OUTDOOR] = sig_integral(&g->outdoor, t0, t1) / dt;
+  row[F_CARBON] = mean_of(&g->carbon, t0, t1);
+  row[F_PRICE] = mean_of(&g->price, t0, t1);
+  row[F_OUTDOOR] = mean_of(&g->outdoor, t0, t1);
+  if (g->carbon.kind == SIG_NONE)
+    row[F_CO2] = NAN;
+  if (g->price.kind == SIG_NONE)
+    row[F_COST] = NAN;
 }
 
 static int sample(factory *f, sim_time now) {
@@ -1198,8 +1208,9 @@ static int put_summary(factory *f) {
 int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   factory_summary *s = &f->sum;
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
-  s->cost = f->books.cost;
-  s->co2_kg = f->books.co2_kg;
+  const grid *g = &f->sc->feed;
+  s->cost = g->price.kind == SIG_NONE ? NAN : f->books.cost;
+  s->co2_kg = g->carbon.kind == SIG_NONE ? NAN : f->books.co2_kg;
   pq_result pq;
   int rc = pq_finish(&f->pq, s->duration_s, &pq, err);
   if (rc != SIM_OK)

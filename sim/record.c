@@ -294,7 +294,7 @@ static int make_labels(h5w *w, h5w_group *hg) {
 /* Column c of hg, with time (and the axis) attached as its scales. */
 static int make_column(h5w *w, h5w_group *hg, size_t c) {
   const tel_group *g = hg->decl;
-  int rank = g->width > 1 ? 2 : 1;
+  int rank = g->axis_name != NULL ? 2 : 1;
   int rc = make_series(w, hg, &g->columns[c], rank, &hg->cols[c]);
   if (rc != SIM_OK)
     return rc;
@@ -311,7 +311,7 @@ static int make_objects(h5w *w, h5w_group *hg) {
   int rc = make_group(w, hg);
   if (rc == SIM_OK)
     rc = make_time(w, hg);
-  if (rc == SIM_OK && hg->decl->width > 1)
+  if (rc == SIM_OK && hg->decl->axis_name != NULL)
     rc = make_labels(w, hg);
   for (size_t c = 0; c < hg->decl->ncolumns && rc == SIM_OK; c++)
     rc = make_column(w, hg, c);
@@ -428,7 +428,7 @@ static int flush_group(h5w *w, h5w_group *hg) {
   const tel_group *g = hg->decl;
   if (hg->nbuf == 0)
     return SIM_OK;
-  int rank = g->width > 1 ? 2 : 1;
+  int rank = g->axis_name != NULL ? 2 : 1;
   int rc = write_block(w, hg, hg->time, "time", 1, hg->tbuf);
   size_t stride = hg->block * g->width;
   for (size_t c = 0; c < g->ncolumns && rc == SIM_OK; c++)

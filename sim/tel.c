@@ -38,9 +38,10 @@ static int leaf_name_ok(const char *name) {
          strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-/* The axis of a 2-D group: a name and width labels, none NULL. */
+/* The axis of a 2-D group: a name and width labels, none NULL. A group
+ * without an axis is 1-D and has width 1. */
 static int check_axis(tel_sink *s, const tel_group *g) {
-  if (g->width == 1)
+  if (g->axis_name == NULL && g->width == 1)
     return SIM_OK;
   if (!leaf_name_ok(g->axis_name) || strcmp(g->axis_name, "time") == 0)
     return sim_error_set(&s->err, SIM_EINVAL,
@@ -68,7 +69,7 @@ static int check_column(tel_sink *s, const tel_group *g, size_t c) {
                          "without '/', units and a long name",
                          g->name, c);
   int taken = strcmp(col->name, "time") == 0 ||
-              (g->width > 1 && strcmp(col->name, g->axis_name) == 0);
+              (g->axis_name != NULL && strcmp(col->name, g->axis_name) == 0);
   for (size_t k = 0; k < c && !taken; k++)
     taken = strcmp(col->name, g->columns[k].name) == 0;
   if (taken)

@@ -17,16 +17,17 @@ typedef struct tel_column {
   const char *long_name; /* e.g. "facility power drawn from the feed" */
 } tel_column;
 
-/* A group of columns sampled together. With width 1 each column is a 1-D
- * series [time]; otherwise each is 2-D [time, width], and the second axis
- * is named by axis_name with one label per position (e.g. rack names). */
+/* A group of columns sampled together. Without an axis (axis_name NULL,
+ * width 1) each column is a 1-D series [time]; with one, each is 2-D
+ * [time, width] even for width 1 (one rack is still a rack), and the
+ * second axis is named by axis_name with one label per position. */
 typedef struct tel_group {
   const char *name; /* "facility", "racks", "services/chat", ... */
   const tel_column *columns;
   size_t ncolumns;
   size_t width;
-  const char *axis_name;          /* "rack"; NULL when width is 1 */
-  const char *const *axis_labels; /* width labels; NULL when width is 1 */
+  const char *axis_name;          /* "rack"; NULL for a 1-D group */
+  const char *const *axis_labels; /* width labels; NULL for a 1-D group */
 } tel_group;
 
 typedef struct tel_sink tel_sink;
