@@ -257,6 +257,11 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
 
 static sim_time to_ns(double s) { return (sim_time)llround(s * 1e9); }
 
+/* Far more ticks than any study needs, and about an hour of run time at
+ * the reference day's speed: beyond it a typo (1 us for 1 s) is likelier
+ * than intent. */
+#define MAX_TICKS 1e9
+
 static int check_periods(const factory_config *c, const scn_loc *loc,
                          sim_error *err) {
   sim_time dur = to_ns(c->duration_s), ctl = to_ns(c->control_period_s),
@@ -264,14 +269,19 @@ static int check_periods(const factory_config *c, const scn_loc *loc,
   if (ctl < 1000)
     return scn_fail(loc, "control_period", err, NULL,
                     "control_period must be at least 1 us");
-  if (smp % ctl != 0)
+  if (smp < ctl || smp % ctl != 0)
     return scn_fail(loc, "sample_period", err,
                     "e.g. control_period 1 s, sample_period 1 min",
                     "sample_period must be a multiple of control_period");
-  if (dur % smp != 0)
+  if (dur < smp || dur % smp != 0)
     return scn_fail(loc, "duration", err,
                     "so that every sample covers an equal interval",
                     "duration must be a multiple of sample_period");
+  if ((double)dur / (double)ctl > MAX_TICKS)
+    return scn_fail(loc, "control_period", err,
+                    "lengthen control_period or shorten duration",
+                    "%.3g control ticks; at most %.0e are allowed",
+                    (double)dur / (double)ctl, MAX_TICKS);
   return SIM_OK;
 }
 
@@ -407,7 +417,12 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
     rc = check_dr(obj, loc, err);
   if (rc == SIM_OK)
     rc = check_loops(obj, loc, err);
-  return rc != SIM_OK ? rc : check_feed(sc, loc, err);
+  if (rc == SIM_OK)
+    rc = check_feed(sc, loc, err);
+  if (rc == SIM_OK && sc->cfg.nloops > 0 && sc->feed.outdoor.kind == SIG_NONE)
+    rc = scn_fail(loc, "loops", err, "e.g. grid: {outdoor: {value: 20 degC}}",
+                  "cooling loops need an outdoor temperature (grid.outdoor)");
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -669,12 +684,13 @@ static void move_load(factory *f, sim_time now) {
   }
 }
 
-/* The groups' IT heat now: all the IT power becomes heat in its loops. */
+/* The groups' heat now: IT power and its conversion losses all become
+ * heat in the racks' loops. */
 static void group_heat(factory *f) {
   const rack_fleet *fl = f->fleet;
   memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
   for (uint32_t r = 0; r < fl->nracks; r++)
-    f->group_heat[fl->group[r]] += fl->rack_power_w[r];
+    f->group_heat[fl->group[r]] += fl->rack_power_w[r] + fl->loss_w[r];
 }
 
 /* The loop temperature a rack's GPUs sit on: that of the loop taking most
@@ -713,24 +729,25 @@ static void thermal_caps(factory *f) {
 /* In-rack smoothing: each rack's feed follows its load (IT and its
  * conversion losses) within the ramp limits; what it draws beyond the
  * load is burned or stored. */
-static int smooth_racks(factory *f, double t0, double dt) {
+static int smooth_racks(factory *f, double t0, double dt, sim_error *err) {
   const rack_fleet *fl = f->fleet;
   if (f->smooth == NULL)
     return SIM_OK;
   for (uint32_t r = 0; r < fl->nracks; r++)
     f->rack_load[r] = fl->rack_power_w[r] + fl->loss_w[r];
-  double feed;
-  int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, NULL);
-  f->p_smooth = feed - f->p_it - f->p_loss;
+  double feed = 0;
+  int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, err);
+  if (rc == SIM_OK)
+    f->p_smooth = feed - f->p_it - f->p_loss;
   return rc;
 }
 
-static int cool_racks(factory *f, double t0, double dt) {
+static int cool_racks(factory *f, double t0, double dt, sim_error *err) {
   if (f->plant.nloops == 0)
     return SIM_OK;
   double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
   group_heat(f);
-  int rc = plant_step(&f->plant, f->group_heat, out, dt, NULL);
+  int rc = plant_step(&f->plant, f->group_heat, out, dt, err);
   f->p_cool = f->plant.total_w;
   return rc;
 }
@@ -744,11 +761,12 @@ static int recompute_power(factory *f, sim_time now) {
   double t0 = sim_time_to_s(now), dt = f->control_dt_s;
   thermal_caps(f);
   f->p_it = rack_fleet_update(fl, &f->p_loss);
-  int rc = smooth_racks(f, t0, dt);
+  sim_error err = {0};
+  int rc = smooth_racks(f, t0, dt, &err);
   if (rc == SIM_OK)
-    rc = cool_racks(f, t0, dt);
+    rc = cool_racks(f, t0, dt, &err);
   if (rc != SIM_OK)
-    return sim_engine_fail(f->engine, rc, "power at %.0f s", t0);
+    return sim_engine_fail(f->engine, rc, "power at %.0f s: %s", t0, err.msg);
   double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
   bool dr = f->cap < f->cfg->power.cap_w;
   f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
@@ -839,7 +857,9 @@ static int sample(factory *f, sim_time now) {
       [F_COOL] = f->iv.cool_j / dt,
       [F_SMOOTH] = f->iv.smooth_j / dt,
       [F_BATTERY] = f->iv.bat_j / dt,
-      [F_SOC] = bat_soc(&f->cfg->battery, &f->bat),
+      [F_SOC] = f->cfg->battery.capacity_j > 0
+                    ? bat_soc(&f->cfg->battery, &f->bat)
+                    : NAN,
       [F_PUE] = f->iv.it_j > 0 ? f->iv.energy_j / f->iv.it_j : NAN,
       [F_GPU] = f->iv.gpu_j / dt,
       [F_CAP] = f->cap,
@@ -897,16 +917,17 @@ static double smoothing_floor_w(const factory *f, const rack_group_spec *s) {
 
 static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   factory *f = ctx;
-  double it = 0;
+  double eta = rack_fleet_min_efficiency(fl), feed = 0;
   for (size_t g = 0; g < fl->ngroups; g++) {
     const rack_group_spec *s = &fl->groups[g];
-    f->group_heat[g] = s->count * (s->gpus_per_rack * caps[g] + s->other_max_w);
-    it += fmax(f->group_heat[g], s->count * smoothing_floor_w(f, s));
+    double it = s->count * (s->gpus_per_rack * caps[g] + s->other_max_w);
+    /* What the group draws, losses included, is the heat its loops take. */
+    f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s)) / eta;
+    feed += f->group_heat[g];
   }
-  double facility = it / rack_fleet_min_efficiency(fl);
   if (f->plant.nloops > 0)
-    facility += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
-  return facility <= f->cap;
+    feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
+  return feed <= f->cap;
 }
 
 /* The warmest outdoor temperature over [t, t + sample], at its ends and
@@ -1191,7 +1212,7 @@ static int put_summary(factory *f) {
       {"cost", s->cost},
       {"co2_t", s->co2_kg / 1000},
       {"carbon_g_per_kwh",
-       s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : 0},
+       s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : NAN},
       {"mean_activity", s->mean_activity},
       {"duration_s", s->duration_s},
       {"gpus", (double)s->gpus},
@@ -1229,9 +1250,11 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
     s->smoothing_violation_s += f->smooth->violation_s[r];
   double parts = s->it_energy_j + s->loss_energy_j + s->cooling_energy_j +
                  s->smoothing_energy_j - s->battery_net_j;
-  if (fabs(f->sampled_energy_j - s->energy_j) > 1e-9 * s->energy_j ||
-      fabs(f->books.energy_j - s->energy_j) > 1e-9 * s->energy_j ||
-      fabs(parts - s->energy_j) > 1e-9 * s->energy_j)
+  /* Written as !(a <= b) so that a NaN fails the books too. */
+  double tol = 1e-9 * fabs(s->energy_j);
+  if (!(fabs(f->sampled_energy_j - s->energy_j) <= tol) ||
+      !(fabs(f->books.energy_j - s->energy_j) <= tol) ||
+      !(fabs(parts - s->energy_j) <= tol))
     return sim_error_set(err, SIM_ESTATE,
                          "energy books do not balance: samples %.17g J, "
                          "integrated %.17g J",

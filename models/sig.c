@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
@@ -219,7 +220,7 @@ static int check_signal(void *obj, const scn_loc *loc, void *user,
   if (c->diurnal && (isnan(c->low) || isnan(c->high) || c->low > c->high))
     return scn_fail(loc, isnan(c->low) ? "high" : "low", err,
                     "diurnal: give both, low <= high",
-                    "a diurnal sig_series needs 'low' and 'high', low <= high");
+                    "a diurnal signal needs 'low' and 'high', low <= high");
   if (ways_given(c) > 1)
     return scn_fail(loc, NULL, err,
                     "give one of: file, value, daily, low/high, mix",
@@ -241,6 +242,12 @@ static long days_from_civil(long y, long m, long d) {
   long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + doe - 719468;
+}
+
+static long days_in_month(long y, long m) {
+  static const long days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : days[m - 1];
 }
 
 /* Reads exactly n digits at *p into *out; false if they are not there. */
@@ -306,8 +313,9 @@ int sig_parse_time(const char *text, double *utc_s, size_t *bad_at) {
   double secs, east;
   bool ok = digits(&p, 4, &y) && expect(&p, '-') && digits(&p, 2, &mo) &&
             expect(&p, '-') && digits(&p, 2, &d) && mo >= 1 && mo <= 12 &&
-            d >= 1 && d <= 31 && (expect(&p, ' ') || expect(&p, 'T')) &&
-            clock_part(&p, &secs) && zone(&p, &east) && *p == '\0';
+            d >= 1 && d <= days_in_month(y, mo) &&
+            (expect(&p, ' ') || expect(&p, 'T')) && clock_part(&p, &secs) &&
+            zone(&p, &east) && *p == '\0';
   if (!ok) {
     if (bad_at != NULL)
       *bad_at = (size_t)(p - text);
@@ -376,8 +384,12 @@ static size_t split(char *line, char **fields, size_t max) {
 
 static char *slurp_file(const char *path, sim_error *err) {
   FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (f == NULL || fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path,
+                  f == NULL ? strerror(errno) : "not a regular file");
+    if (f != NULL)
+      fclose(f);
     return NULL;
   }
   char *buf = malloc(MAX_FILE_BYTES + 1);
@@ -440,9 +452,10 @@ static int parse_value(csv *c, const char *text, const char *column,
   char *end;
   errno = 0;
   *v = strtod(text, &end);
+  bool converted = end != text;
   while (isspace((unsigned char)*end))
     end++;
-  if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(*v))
+  if (!converted || *end != '\0' || errno == ERANGE || !isfinite(*v))
     return csv_fail(c, column, "'%s' is not a finite number", text);
   return SIM_OK;
 }
@@ -508,8 +521,7 @@ static int read_rows(csv *c, const sig_config *g, rows *r) {
     if (*line != '\0')
       rc = read_row(c, line, &k, g, r);
   if (rc == SIM_OK && r->n < 2)
-    return csv_fail(c, NULL, "%zu data rows; a sig_series needs 2 or more",
-                    r->n);
+    return csv_fail(c, NULL, "%zu data rows; a signal needs 2 or more", r->n);
   return rc;
 }
 

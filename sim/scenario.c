@@ -591,6 +591,9 @@ static int need_kind(bind_ctx *c, const scn_field *f, struct fy_node *n,
 static int check_range(bind_ctx *c, const scn_field *f, struct fy_node *n,
                        double v, const char *text) {
   char lo[64], hi[64];
+  if (!isfinite(v))
+    return fail_at(c->doc, n, 0, c->err, f->help, "'%s' is out of range (%s)",
+                   f->key, text);
   if ((f->flags & SCN_POSITIVE) && !(v > 0))
     return fail_at(c->doc, n, 0, c->err, f->help,
                    "'%s' must be greater than zero (got %s)", f->key, text);

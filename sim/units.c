@@ -196,7 +196,11 @@ static int parse_unit(const char *u, size_t at, units_dim dim, double x,
   const unit *un = find_unit(u, 0);
   if (un == NULL || un->dim != dim)
     return unit_problem(u, at, dim, p);
-  *out = x * un->factor / un->divisor + un->offset;
+  double v = x * un->factor / un->divisor + un->offset;
+  if (!isfinite(v))
+    return fail(p, at, "'%s' is out of range in %s", u, units_canonical(dim),
+                NULL);
+  *out = v;
   return 0;
 }
 

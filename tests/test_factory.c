@@ -320,6 +320,7 @@ static void hot_gpus_are_throttled(void **state) {
   static const char text[] =
       "name: hot\nduration: 1 h\ncatalog: hot-catalog.yaml\n"
       "power: {cap: 10 kW}\n"
+      "grid: {outdoor: {value: 20 degC}}\n"
       "loops: [{name: air, kind: air, capacity: 5 kW}]\n"
       "racks: [{name: r, count: 1, gpu: HOT, gpus_per_rack: 8, "
       "thermal_resistance: 1 K/W, load: {level: 100%, noise: 0}}]\n";

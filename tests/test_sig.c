@@ -31,6 +31,8 @@ static const time_case times[] = {
     {"slashes", "2023/01/01 00:00", NAN},
     {"date only", "2023-01-01", NAN},
     {"bad hour", "2023-01-01 25:00", NAN},
+    {"no such day", "2023-02-29 00:00", NAN},
+    {"april 31", "2023-04-31 00:00", NAN},
     {"trailing", "2023-01-01 00:00 x", NAN},
     {"empty", "", NAN},
 };
@@ -156,6 +158,8 @@ static const bad_file bad_files[] = {
      ":3: column 'time': a gap of 14400 s"},
     {"nan", "time,v\n2023-01-01 01:00,1\n2023-01-01 02:00,nan\n", "#2",
      ":3: column 'v': 'nan' is not a finite number"},
+    {"blank value", "time,v\n2023-01-01 01:00, \n", "#2",
+     ":2: column 'v': ' ' is not a finite number"},
     {"empty value", "time,v\n2023-01-01 01:00,\n", "#2",
      ":2: column 'v': '' is not a finite number"},
     {"too few fields", "time,v\n2023-01-01 01:00\n", "#2", ":2: 1 fields"},

@@ -75,6 +75,7 @@ static const parse_case cases[] = {
     {"overflow", "1e999 W", UNITS_POWER, 0, "out of range", 0},
     {"unit on a number", "5 W", UNITS_NUMBER, 0, "unexpected unit", 2},
     {"two dots", "1.2.3 W", UNITS_POWER, 0, "unknown unit", 3},
+    {"overflow after scaling", "1e300 GW", UNITS_POWER, 0, "out of range", 6},
 };
 
 static void parses(void **state) {
