@@ -32,6 +32,7 @@
 #include <hdf5_hl.h>
 
 #include "alloc.h"
+#include "tel_internal.h"
 
 #define H5W_CHUNK_ROWS 4096
 #define H5W_DEFLATE 4
@@ -45,7 +46,7 @@
 enum { H5W_OPEN, H5W_COMMITTED, H5W_FAILED };
 
 typedef struct h5w_group {
-  const tel_group *decl; /* borrowed: valid until destroy (tel.h) */
+  tel_group *decl; /* our own copy (tel_internal.h) */
   hid_t gid;
   hid_t time;   /* the "time" dataset, scale of dimension 0 */
   hid_t labels; /* the axis dataset, scale of dimension 1; width 1: none */
@@ -328,6 +329,8 @@ static int group_close(h5w_group *hg) {
 }
 
 static void group_free(h5w_group *hg) {
+  tel__group_free(hg->decl);
+  hg->decl = NULL;
   sim_free(NULL, hg->cols);
   sim_free(NULL, hg->tbuf);
   sim_free(NULL, hg->vbuf);
@@ -336,7 +339,8 @@ static void group_free(h5w_group *hg) {
 /* The memory of hg: handles (all closed) and row buffers. */
 static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   memset(hg, 0, sizeof *hg);
-  hg->decl = g;
+  if ((hg->decl = tel__group_dup(g)) == NULL)
+    return SIM_ENOMEM;
   hg->gid = hg->time = hg->labels = H5I_INVALID_HID;
   hg->last_time = -INFINITY;
   plan_chunks(hg, chunk_rows);

@@ -5,6 +5,11 @@
  * says something about a real run. */
 #include "tel.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "tel_internal.h"
+
 #include <string.h>
 
 /* The root attribute that commit writes; a caller may not set it, or a
@@ -169,3 +174,52 @@ void tel_destroy(tel_sink *s) {
 const char *tel_errmsg(const tel_sink *s) {
   return s != NULL ? s->err.msg : "no telemetry sink";
 }
+
+/* ---- Copies of declarations ------------------------------------------ */
+
+static size_t str_size(const char *s) { return s != NULL ? strlen(s) + 1 : 0; }
+
+/* Copies s to *at (advancing it); NULL stays NULL. */
+static const char *put_str(char **at, const char *s) {
+  if (s == NULL)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  memcpy(*at, s, n);
+  *at += n;
+  return *at - n;
+}
+
+static size_t group_bytes(const tel_group *g) {
+  size_t n = sizeof *g + g->ncolumns * sizeof(tel_column) + str_size(g->name) +
+             str_size(g->axis_name);
+  for (size_t c = 0; c < g->ncolumns; c++)
+    n += str_size(g->columns[c].name) + str_size(g->columns[c].units) +
+         str_size(g->columns[c].long_name);
+  if (g->axis_labels != NULL)
+    for (size_t j = 0; j < g->width; j++)
+      n += sizeof(char *) + str_size(g->axis_labels[j]);
+  return n;
+}
+
+tel_group *tel__group_dup(const tel_group *g) {
+  tel_group *d = malloc(group_bytes(g));
+  if (d == NULL)
+    return NULL;
+  tel_column *cols = (tel_column *)(d + 1);
+  const char **labels = (const char **)(cols + g->ncolumns);
+  char *at = (char *)(labels + (g->axis_labels != NULL ? g->width : 0));
+  *d = *g;
+  d->name = put_str(&at, g->name);
+  d->axis_name = put_str(&at, g->axis_name);
+  for (size_t c = 0; c < g->ncolumns; c++)
+    cols[c] = (tel_column){put_str(&at, g->columns[c].name),
+                           put_str(&at, g->columns[c].units),
+                           put_str(&at, g->columns[c].long_name)};
+  d->columns = cols;
+  for (size_t j = 0; g->axis_labels != NULL && j < g->width; j++)
+    labels[j] = put_str(&at, g->axis_labels[j]);
+  d->axis_labels = g->axis_labels != NULL ? labels : NULL;
+  return d;
+}
+
+void tel__group_free(tel_group *g) { free(g); }

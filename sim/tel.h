@@ -43,8 +43,8 @@ typedef struct tel_sink tel_sink;
  * - after commit, and after the first I/O error, every call but destroy
  *   fails (SIM_ESTATE, or that first error again). */
 typedef struct tel_sink_ops {
-  /* Declares a group; its id for tel_append comes back in *id. The
-   * declaration and what it points to must stay valid until destroy. */
+  /* Declares a group; its id for tel_append comes back in *id. The sink
+   * keeps its own copy of the declaration. */
   int (*open_group)(tel_sink *s, const tel_group *g, size_t *id);
   /* One sample: values[c * width + j] is column c at position j. */
   int (*append)(tel_sink *s, size_t id, double time_s, const double *values);

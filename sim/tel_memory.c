@@ -10,6 +10,7 @@
  * temporaries. Invariants: rows <= cap for every group; every column array
  * holds cap * width doubles; after commit only destroy is accepted. */
 #include "tel.h"
+#include "tel_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 #include "alloc.h"
 
 typedef struct mem_group {
-  const tel_group *decl; /* borrowed */
+  tel_group *decl; /* our own copy (tel_internal.h) */
   size_t rows, cap;
   double last_time; /* of the last row; -inf before the first */
   double *times;    /* [cap] */
@@ -137,11 +138,13 @@ static int no_memory(mem_sink *m, const char *what) {
 /* ---- Groups ----------------------------------------------------------- */
 
 static void group_free(mem_group *g) {
-  if (g->cols != NULL)
+  if (g->cols != NULL && g->decl != NULL)
     for (size_t c = 0; c < g->decl->ncolumns; c++)
       sim_free(NULL, g->cols[c]);
   sim_free(NULL, g->cols);
   sim_free(NULL, g->times);
+  tel__group_free(g->decl);
+  g->decl = NULL;
 }
 
 /* Resizes g's arrays to cap rows; on failure the arrays that were resized
@@ -168,7 +171,8 @@ static int group_reserve(mem_group *g, size_t cap) {
  * has storage and tel_memory_column can tell it from an unknown one. */
 static int group_init(mem_group *g, const tel_group *decl) {
   memset(g, 0, sizeof *g);
-  g->decl = decl;
+  if ((g->decl = tel__group_dup(decl)) == NULL)
+    return SIM_ENOMEM;
   g->last_time = -INFINITY;
   g->cols = sim_calloc(NULL, decl->ncolumns, sizeof *g->cols);
   if (g->cols == NULL || group_reserve(g, 1) != SIM_OK) {

@@ -32,8 +32,7 @@ static const char base[] =
     "    load: {pattern: steps, noise: 0, steps: [{at: 0 s, level: 90%}, "
     "{at: 1 h, level: 20%}]}\n";
 
-/* The sink borrows the factory's telemetry declarations (tel.h), so the
- * factory lives until the sink is gone. */
+/* A run kept whole (scenario, sink, engine, factory) for its checks. */
 typedef struct run {
   factory_scenario sc;
   tel_sink *sink;
