@@ -1,6 +1,7 @@
 /* main.c - the aifsim command: parses the command line and wires the
- * scenario, the engine, the factory and the HDF5 writer together. The only
- * place that prints, reads the wall clock or decides an exit status.
+ * scenario, the engine, the factory and the HDF5 writer together, and the
+ * sweep (sweep.h) to them through its hooks. The only place that prints,
+ * reads the wall clock or decides an exit status.
  * Exit status: 0 ok, 1 the run failed, 2 usage or bad input. */
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gsl/gsl_errno.h>
 
@@ -17,6 +19,7 @@
 #include "gpu.h"
 #include "progress.h"
 #include "record.h"
+#include "sweep.h"
 
 enum { EXIT_RUN_FAILED = 1, EXIT_BAD_INPUT = 2 };
 enum { MAX_SETS = 256 };
@@ -30,6 +33,8 @@ typedef struct options {
   size_t nsets;
   char seed_set[64];
   bool quiet, resolved;
+  const char *shard, *collect; /* sweep only */
+  bool list;                   /* sweep only */
 } options;
 
 static volatile sig_atomic_t interrupted;
@@ -46,6 +51,13 @@ static const char usage_text[] =
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
+    "  sweep SWEEP [-o DIR] [--shard I/N] [--set KEY=VALUE]... [--quiet]\n"
+    "        run every point of a sweep file into DIR (default\n"
+    "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
+    "        already complete are skipped; under mpirun the ranks share\n"
+    "        the points; a Slurm array task runs its shard\n"
+    "  sweep SWEEP --list | --collect DIR\n"
+    "        print the points; or rebuild DIR's summary from its files\n"
     "  version\n"
     "  help\n"
     "\n"
@@ -101,14 +113,18 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     return add_set(o, v);
   else if (strcmp(opt, "--seed") == 0)
     return parse_seed(o, v);
+  else if (strcmp(opt, "--shard") == 0)
+    o->shard = v;
+  else if (strcmp(opt, "--collect") == 0)
+    o->collect = v;
   else
     o->catalog = v;
   return 0;
 }
 
 static bool takes_value(const char *a) {
-  static const char *const valued[] = {"-o", "--output", "--set", "--seed",
-                                       "--catalog"};
+  static const char *const valued[] = {
+      "-o", "--output", "--set", "--seed", "--catalog", "--shard", "--collect"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -125,6 +141,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->quiet = true;
   else if (strcmp(a, "--resolved") == 0)
     o->resolved = true;
+  else if (strcmp(a, "--list") == 0)
+    o->list = true;
   else if (a[0] == '-')
     return usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -146,6 +164,9 @@ static int parse_args(options *o, int argc, char **argv) {
   }
   if (o->seed_set[0] != '\0')
     o->sets[o->nsets++] = o->seed_set;
+  if (strcmp(o->command, "sweep") != 0 && (o->list || o->shard || o->collect))
+    return usage_error("%s", "--list, --shard and --collect are options of "
+                             "sweep");
   return 0;
 }
 
@@ -250,26 +271,6 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
   return rc;
 }
 
-/* Runs the engine to the end in slices, drawing progress between them and
- * stopping early on SIGINT/SIGTERM. */
-static int run_slices(sim_engine *e, sim_time end, const options *o,
-                      double *wall) {
-  progress p;
-  progress_init(&p, stderr, o->quiet);
-  double t0 = wall_seconds();
-  sim_time slice = end / 200 > 0 ? end / 200 : 1;
-  int rc = SIM_OK;
-  for (sim_time t = 0; rc == SIM_OK && t < end && !interrupted;) {
-    t = end - t > slice ? t + slice : end;
-    rc = sim_engine_run(e, t);
-    progress_update(&p, sim_time_to_s(t), sim_time_to_s(end),
-                    sim_engine_events_run(e), wall_seconds() - t0);
-  }
-  progress_done(&p);
-  *wall = wall_seconds() - t0;
-  return interrupted ? SIM_ECANCELED : rc;
-}
-
 static void print_summary(const factory_scenario *sc, const factory_summary *s,
                           const char *out, double wall, uint64_t events) {
   char t[32];
@@ -289,72 +290,381 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   printf("  output         %s\n", out);
 }
 
+/* One run: what `run` does, and what a sweep does for each point. */
+typedef struct run_request {
+  const char *scenario;
+  const char *const *sets;
+  size_t nsets;
+  const char *out;
+  bool quiet;              /* no progress line */
+  bool print_summary;      /* print the run's summary to stdout at the end */
+  int64_t sweep_point;     /* root attribute sweep_point; -1 for none */
+  void (*tick)(void *ctx); /* between slices of the run; may be NULL */
+  void *tick_ctx;
+} run_request;
+
 typedef struct run_state {
+  const run_request *rq;
   factory_scenario sc;
   tel_sink *sink;
   sim_engine *engine;
   factory *factory;
+  sim_error *err; /* what the caller prints on failure */
 } run_state;
 
+/* The sink goes first: it borrows the factory's telemetry declarations
+ * until it is destroyed (tel.h). */
 static void run_cleanup(run_state *r) {
+  tel_destroy(r->sink); /* removes an uncommitted partial file */
   factory_destroy(r->factory);
   sim_engine_destroy(r->engine);
-  tel_destroy(r->sink); /* removes an uncommitted partial file */
   factory_scenario_release(&r->sc);
 }
 
-static int run_fail(run_state *r, const char *what, const char *msg) {
-  fprintf(stderr, "aifsim: %s: %s\n", what, msg);
+static int run_fail(run_state *r, int code, const char *what, const char *msg) {
+  sim_error_set(r->err, code, "aifsim: %s: %s", what, msg);
   run_cleanup(r);
   return EXIT_RUN_FAILED;
 }
 
-static int run_build(run_state *r, const char *out) {
+/* An error of the loader or the factory, passed on as it is. */
+static int run_report(run_state *r, const sim_error *e) {
+  *r->err = *e;
+  run_cleanup(r);
+  return e->code == SIM_EINPUT || e->code == SIM_EIO ? EXIT_BAD_INPUT
+                                                     : EXIT_RUN_FAILED;
+}
+
+static int write_run_meta(run_state *r) {
+  int rc = write_meta(r->sink, &r->sc);
+  if (rc == SIM_OK && r->rq->sweep_point >= 0)
+    rc = tel_put_meta_int(r->sink, "sweep_point", r->rq->sweep_point);
+  return rc;
+}
+
+static int run_build(run_state *r) {
   sim_error err = {0};
-  r->sink = h5w_create(out, NULL, &err);
+  r->sink = h5w_create(r->rq->out, NULL, &err);
   if (r->sink == NULL)
-    return run_fail(r, "cannot write the output", err.msg);
-  if (write_meta(r->sink, &r->sc) != SIM_OK)
-    return run_fail(r, "writing the output", tel_errmsg(r->sink));
+    return run_fail(r, SIM_EIO, "cannot write the output", err.msg);
+  if (write_run_meta(r) != SIM_OK)
+    return run_fail(r, SIM_EIO, "writing the output", tel_errmsg(r->sink));
   r->engine = sim_engine_create(NULL);
   if (r->engine == NULL)
-    return run_fail(r, "starting the engine", "out of memory");
+    return run_fail(r, SIM_ENOMEM, "starting the engine", "out of memory");
   r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
-  if (r->factory == NULL) {
-    int code = report(&err);
-    run_cleanup(r);
-    return code;
+  if (r->factory == NULL)
+    return run_report(r, &err);
+  return 0;
+}
+
+/* Runs the engine to the end in slices, drawing progress and ticking
+ * between them and stopping early on SIGINT/SIGTERM. */
+static int run_slices(run_state *r, double *wall) {
+  sim_time end = factory_duration(&r->sc.cfg);
+  progress p;
+  progress_init(&p, stderr, r->rq->quiet);
+  double t0 = wall_seconds();
+  sim_time slice = end / 200 > 0 ? end / 200 : 1;
+  int rc = SIM_OK;
+  for (sim_time t = 0; rc == SIM_OK && t < end && !interrupted;) {
+    t = end - t > slice ? t + slice : end;
+    rc = sim_engine_run(r->engine, t);
+    progress_update(&p, sim_time_to_s(t), sim_time_to_s(end),
+                    sim_engine_events_run(r->engine), wall_seconds() - t0);
+    if (r->rq->tick != NULL)
+      r->rq->tick(r->rq->tick_ctx);
   }
+  progress_done(&p);
+  *wall = wall_seconds() - t0;
+  return interrupted ? SIM_ECANCELED : rc;
+}
+
+/* Runs one scenario to rq->out. Returns the exit status: 0, or 1 or 2
+ * with the message to print in *err (err->code says why: SIM_ECANCELED
+ * when interrupted). */
+static int run_scenario(const run_request *rq, sim_error *err) {
+  run_state r = {.rq = rq, .err = err};
+  sim_error e = {0};
+  double wall;
+  factory_summary s;
+  if (factory_scenario_load(rq->scenario, rq->sets, rq->nsets, &r.sc, &e) !=
+      SIM_OK)
+    return run_report(&r, &e);
+  int rc = run_build(&r);
+  if (rc != 0)
+    return rc;
+  rc = run_slices(&r, &wall);
+  if (rc == SIM_ECANCELED)
+    return run_fail(&r, rc, "interrupted", "no output was kept");
+  if (rc != SIM_OK)
+    return run_fail(&r, rc, "the run failed", sim_engine_errmsg(r.engine));
+  if (factory_finish(r.factory, &s, &e) != SIM_OK)
+    return run_fail(&r, e.code, "closing the books", e.msg);
+  if (tel_commit(r.sink) != SIM_OK)
+    return run_fail(&r, SIM_EIO, "writing the output", tel_errmsg(r.sink));
+  if (rq->print_summary)
+    print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine));
+  run_cleanup(&r);
   return 0;
 }
 
 static int cmd_run(const options *o) {
-  run_state r = {0};
-  int rc = load(o, &r.sc);
   char out[4096];
-  if (rc != 0)
-    return rc;
+  sim_error err = {0};
+  if (o->scenario == NULL)
+    return usage_error("%s needs a scenario file", o->command);
   if (o->output != NULL)
     snprintf(out, sizeof out, "%s", o->output);
   else
     default_output(o->scenario, out, sizeof out);
-  if ((rc = run_build(&r, out)) != 0)
-    return rc;
-  double wall;
-  factory_summary s;
-  sim_error err = {0};
-  rc = run_slices(r.engine, factory_duration(&r.sc.cfg), o, &wall);
-  if (rc == SIM_ECANCELED)
-    return run_fail(&r, "interrupted", "no output was kept");
+  run_request rq = {o->scenario, o->sets, o->nsets, out, o->quiet,
+                    true,        -1,      NULL,     NULL};
+  int rc = run_scenario(&rq, &err);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", err.msg);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* sweep                                                               */
+/* ------------------------------------------------------------------ */
+
+/* The sweep's progress line (rank 0, on a terminal) and failure lines. */
+typedef struct sweep_ui {
+  bool enabled;
+  double t0;
+  int width;
+} sweep_ui;
+
+static void ui_wipe(sweep_ui *ui) {
+  if (ui->width > 0)
+    fprintf(stderr, "\r%*s\r", ui->width, "");
+  ui->width = 0;
+}
+
+static void ui_draw(sweep_ui *ui, const sweep_event *ev) {
+  char left[32];
+  double wall = wall_seconds() - ui->t0;
+  double eta = wall * (double)(ev->todo - ev->done) / (double)ev->done;
+  int n =
+      fprintf(stderr, "\r  sweep %zu/%zu points  %zu failed  ETA %s", ev->done,
+              ev->todo, ev->failed, progress_hms(eta, left, sizeof left));
+  if (n < ui->width)
+    fprintf(stderr, "%*s", ui->width - n, "");
+  ui->width = n;
+  fflush(stderr);
+}
+
+static void on_point(void *user, const sweep_event *ev) {
+  sweep_ui *ui = user;
+  if (ev->code != SIM_OK) {
+    ui_wipe(ui);
+    fprintf(stderr, "aifsim: point %zu %s: %s\n", ev->point,
+            ev->busy ? "skipped" : "failed", ev->msg);
+  }
+  if (ui->enabled)
+    ui_draw(ui, ev);
+}
+
+/* The sweep's check hook: the scenario loader, as `aifsim check`. */
+static int check_point(void *user, const char *base, const char *const *sets,
+                       size_t nsets, int64_t *seed, char **resolved,
+                       sim_error *err) {
+  factory_scenario sc;
+  (void)user;
+  int rc = factory_scenario_load(base, sets, nsets, &sc, err);
   if (rc != SIM_OK)
-    return run_fail(&r, "the run failed", sim_engine_errmsg(r.engine));
-  if (factory_finish(r.factory, &s, &err) != SIM_OK)
-    return run_fail(&r, "closing the books", err.msg);
-  if (tel_commit(r.sink) != SIM_OK)
-    return run_fail(&r, "writing the output", tel_errmsg(r.sink));
-  print_summary(&r.sc, &s, out, wall, sim_engine_events_run(r.engine));
-  run_cleanup(&r);
+    return rc;
+  *seed = sc.cfg.seed;
+  *resolved = sc.resolved;
+  sc.resolved = NULL;
+  factory_scenario_release(&sc);
+  return SIM_OK;
+}
+
+/* The sweep's run hook: `aifsim run` of one point, quietly. */
+static int run_point(void *user, const sweep_job *job, sim_error *err) {
+  static const char prefix[] = "aifsim: ";
+  run_request rq = {job->base,    job->sets, job->nsets,          job->out,
+                    true,         false,     (int64_t)job->point, job->tick,
+                    job->tick_ctx};
+  (void)user;
+  if (run_scenario(&rq, err) == 0)
+    return SIM_OK;
+  if (strncmp(err->msg, prefix, sizeof prefix - 1) == 0)
+    memmove(err->msg, err->msg + sizeof prefix - 1,
+            strlen(err->msg) - (sizeof prefix - 1) + 1);
+  return err->code != SIM_OK ? err->code : SIM_EIO;
+}
+
+/* Whether an MPI launcher started this process, and the world's size
+ * when it says (0 when it does not). */
+static bool mpi_launched(long *size) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                     "MPI_LOCALNRANKS", "PMIX_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    if (v != NULL) {
+      *size = i < 3 ? strtol(v, NULL, 10) : 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The shard: --shard, else a Slurm array task's, else the whole sweep. */
+static int pick_shard(const options *o, sweep_shard *sh, sim_error *err) {
+  bool found;
+  *sh = (sweep_shard){0, 1};
+  if (o->shard != NULL)
+    return sweep_shard_parse(o->shard, sh, err);
+  return sweep_shard_from_slurm(
+      getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_MIN"),
+      getenv("SLURM_ARRAY_TASK_STEP"), getenv("SLURM_ARRAY_TASK_COUNT"), sh,
+      &found, err);
+}
+
+/* An override as a shell word: quoted when the shell would change it. */
+static void print_set(const char *before, const char *set) {
+  bool quote = strpbrk(set, " \t\"'{}[]()<>,;#&*?!|`$\\~") != NULL;
+  printf(quote ? "%s'%s'" : "%s%s", before, set);
+}
+
+static void print_point(const sweep *s, size_t p, const char **sets) {
+  size_t n = sweep_point_sets(s, p, sets, sweep_ncolumns(s));
+  printf("%zu", p);
+  for (size_t i = 0; i < n; i++)
+    print_set(" ", sets[i]);
+  printf("\n");
+}
+
+/* --list: the fixed overrides once, then each point with its own. */
+static int sweep_list(const sweep *s) {
+  size_t nfixed;
+  const char *const *fixed = sweep_fixed_sets(s, &nfixed);
+  const char **sets = calloc(sweep_ncolumns(s) + 1, sizeof *sets);
+  if (sets == NULL)
+    return fprintf(stderr, "aifsim: out of memory\n"), EXIT_RUN_FAILED;
+  printf("# %s: %zu points of %s", sweep_path(s), sweep_npoints(s),
+         sweep_base(s));
+  for (size_t i = 0; i < nfixed; i++)
+    print_set(" --set ", fixed[i]);
+  printf("\n");
+  for (size_t p = 0; p < sweep_npoints(s); p++)
+    print_point(s, p, sets);
+  free(sets);
   return 0;
+}
+
+static void default_sweep_dir(const char *file, char *buf, size_t size) {
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  snprintf(buf, size, "out/%.*s", (int)strcspn(base, "."), base);
+}
+
+static int sweep_collect_cmd(const sweep *s, const char *dir) {
+  sweep_stats st;
+  sim_error err = {0};
+  if (sweep_collect(s, dir, AIFSIM_VERSION, &st, &err) != SIM_OK)
+    return report(&err);
+  printf("%s: %zu points: %zu ok, %zu failed, %zu missing; summary in "
+         "%s/summary.csv\n",
+         sweep_path(s), st.points, st.points - st.failed - st.missing,
+         st.failed, st.missing, dir);
+  return st.failed + st.missing > 0 ? EXIT_RUN_FAILED : 0;
+}
+
+static void print_sweep_stats(const options *o, const sweep *s,
+                              const sweep_run_opts *ro, const sweep_stats *st) {
+  char busy[64] = "";
+  if (st->busy > 0)
+    snprintf(busy, sizeof busy, ", %zu left to another process", st->busy);
+  if (ro->shard.count > 1) {
+    printf("%s: shard %zu/%zu: %zu of %zu points: %zu run, %zu already "
+           "complete, %zu failed%s; when every shard is done: aifsim sweep "
+           "%s",
+           sweep_path(s), ro->shard.index, ro->shard.count, st->mine,
+           st->points, st->ran, st->skipped, st->failed, busy, sweep_path(s));
+    for (size_t i = 0; i < o->nsets; i++)
+      print_set(" --set ", o->sets[i]);
+    printf(" --collect %s\n", ro->dir);
+  } else {
+    printf("%s: %zu points: %zu run, %zu already complete, %zu failed%s; "
+           "summary in %s/summary.csv\n",
+           sweep_path(s), st->points, st->ran, st->skipped, st->failed, busy,
+           ro->dir);
+  }
+}
+
+/* Runs the sweep's points; rank says who prints. */
+static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
+                         int rank, int size) {
+  char dir[4096];
+  sweep_stats st;
+  sim_error err = {0};
+  sweep_ui ui = {rank == 0 && !o->quiet && isatty(fileno(stderr)),
+                 wall_seconds(), 0};
+  sweep_run_opts ro = {dir, {0, 1}, AIFSIM_VERSION, size > 1};
+  if (o->output != NULL)
+    snprintf(dir, sizeof dir, "%s", o->output);
+  else
+    default_sweep_dir(o->scenario, dir, sizeof dir);
+  if (pick_shard(o, &ro.shard, &err) != SIM_OK)
+    return rank == 0 ? report(&err) : EXIT_BAD_INPUT;
+  h->user = &ui;
+  int rc = sweep_run(s, &ro, h, &st, &err);
+  ui_wipe(&ui);
+  if (rank != 0)
+    return rc == SIM_OK && st.failed + st.busy == 0 ? 0 : EXIT_RUN_FAILED;
+  if (rc == SIM_EINPUT)
+    return fprintf(stderr, "%s\n", err.msg), EXIT_BAD_INPUT;
+  if (rc != SIM_OK)
+    return fprintf(stderr, "aifsim: %s\n", err.msg), EXIT_RUN_FAILED;
+  print_sweep_stats(o, s, &ro, &st);
+  return st.failed + st.busy > 0 ? EXIT_RUN_FAILED : 0;
+}
+
+static int sweep_main(const options *o, int rank, int size) {
+  sweep_hooks h = {check_point, run_point, on_point, NULL};
+  sim_error err = {0};
+  sweep *s = sweep_load(o->scenario, o->sets, o->nsets, &h, &err);
+  if (s == NULL)
+    return rank == 0 ? report(&err) : EXIT_BAD_INPUT;
+  int rc = 0;
+  if (o->list)
+    rc = rank == 0 ? sweep_list(s) : 0;
+  else if (o->collect != NULL)
+    rc = rank == 0 ? sweep_collect_cmd(s, o->collect) : 0;
+  else
+    rc = sweep_execute(o, s, &h, rank, size);
+  sweep_destroy(s);
+  return rc;
+}
+
+static int cmd_sweep(const options *o, int *argc, char ***argv) {
+  long size = 0;
+  int rank = 0, world = 1;
+  sim_error err = {0};
+  if (o->scenario == NULL)
+    return usage_error("%s needs a sweep file", o->command);
+  if (o->list && o->collect != NULL)
+    return usage_error("%s", "give --list or --collect, not both");
+  bool mpi = mpi_launched(&size);
+  if (mpi && !sweep_mpi_built() && size > 1) {
+    fprintf(stderr,
+            "aifsim: started by mpirun with %ld ranks, but this "
+            "aifsim was built without MPI (AIFSIM_MPI); every "
+            "rank would run every point\n",
+            size);
+    return EXIT_BAD_INPUT;
+  }
+  if (mpi && sweep_mpi_built() &&
+      sweep_mpi_start(argc, argv, &rank, &world, &err) != SIM_OK)
+    return report(&err);
+  int rc = sweep_main(o, rank, world);
+  sweep_mpi_stop();
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -373,6 +683,8 @@ int main(int argc, char **argv) {
     return cmd_check(&o);
   if (strcmp(o.command, "catalog") == 0)
     return cmd_catalog(&o);
+  if (strcmp(o.command, "sweep") == 0)
+    return cmd_sweep(&o, &argc, &argv);
   if (strcmp(o.command, "version") == 0)
     return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
   if (strcmp(o.command, "help") == 0 || strcmp(o.command, "--help") == 0 ||

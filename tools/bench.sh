@@ -35,6 +35,13 @@ print(f"wall {wall:.2f} s, peak memory {rss:.0f} MB")
 PY
   echo
 done
+# Sweeps: points per second serially and over 1 and 2 MPI ranks.
+for script in "$src"/tests/bench/bench_*.sh; do
+  [ -f "$script" ] || continue
+  echo "== $(basename "$script")"
+  bash "$script" "$1/aifsim"
+  echo
+done
 if [ "$found" -eq 0 ]; then
   echo "$0: no bench_* executables in $dir; build the 'benchmarks' target" >&2
   exit 1

@@ -1,0 +1,136 @@
+"""python3 -m aifsim report|compare|sweep: reports from the command line.
+
+    python3 -m aifsim report RUN.h5 [--png OUT.png] [--html OUT.html]
+    python3 -m aifsim compare A.h5 B.h5 ... [--png OUT.png] [--html OUT.html]
+                                            [--csv OUT.csv]
+    python3 -m aifsim sweep DIR [--x COL] [--y COL]... [--by COL]
+                                [--png OUT.png] [--html OUT.html]
+
+Exit status: 0 ok, 1 failure while writing, 2 bad input (usage, missing,
+incomplete or newer-format file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, never a display
+
+from . import open_run, open_sweep  # noqa: E402
+from .errors import AifsimError  # noqa: E402
+from . import reports as _r  # noqa: E402
+
+
+def _print_table(df):
+    with __import__("pandas").option_context(
+            "display.max_rows", 500, "display.max_columns", 50,
+            "display.width", 200, "display.max_colwidth", 40):
+        print(df.to_string(index=False))
+
+
+def cmd_report(a):
+    run = open_run(a.run)
+    png, htm = a.png, a.html
+    if not png and not htm:
+        png = str(Path(a.run).with_suffix(".png"))
+    _print_table(_r.summary_table(run)[["metric", "value"]])
+    for p in _r.write_report(run, png=png, html_path=htm, dpi=a.dpi):
+        print("wrote %s" % p)
+
+
+def cmd_compare(a):
+    runs = [open_run(p) for p in a.runs]
+    _print_table(_r.compare_table(runs))
+    if a.csv:
+        _r.compare_table(runs, formatted=False).to_csv(a.csv,
+                                                       index_label="metric")
+        print("wrote %s" % a.csv)
+    if a.png:
+        _r.compare_figure(runs, dpi=a.dpi).savefig(a.png)
+        print("wrote %s" % a.png)
+    if a.html:
+        Path(a.html).write_text(_r.compare_html(runs), encoding="utf-8")
+        print("wrote %s" % a.html)
+
+
+def cmd_sweep(a):
+    sw = open_sweep(a.dir)
+    for c in [a.x, a.by] + (a.y or []):
+        if c and c not in sw.columns:
+            raise AifsimError("no column %r in the sweep; columns: %s"
+                              % (c, ", ".join(map(str, sw.columns))))
+    _print_table(_r.sweep_table(sw, a.y))
+    png, htm = a.png, a.html
+    if not png and not htm:
+        png = str(Path(a.dir) / "frontier.png")
+    if png:
+        _r.sweep_figure(sw, a.x, a.y, a.by, dpi=a.dpi).savefig(png)
+        print("wrote %s" % png)
+    if htm:
+        Path(htm).write_text(_r.sweep_html(sw, a.x, a.y, a.by),
+                             encoding="utf-8")
+        print("wrote %s" % htm)
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="python3 -m aifsim",
+        description="Reports from aifsim runs (HDF5) and sweeps.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("report", help="one run: a one-page PNG and/or a "
+                       "self-contained HTML page")
+    r.add_argument("run", metavar="RUN.h5")
+    r.add_argument("--png", metavar="OUT.png",
+                   help="one-page figure (default RUN.png without --html)")
+    r.add_argument("--html", metavar="OUT.html",
+                   help="figures and summary table in one HTML file")
+    r.set_defaults(fn=cmd_report)
+
+    c = sub.add_parser("compare", help="several runs: summary metrics side "
+                       "by side and their power overlaid")
+    c.add_argument("runs", nargs="+", metavar="RUN.h5")
+    c.add_argument("--png", metavar="OUT.png", help="overlaid power")
+    c.add_argument("--html", metavar="OUT.html", help="table and figure")
+    c.add_argument("--csv", metavar="OUT.csv", help="the table, raw numbers")
+    c.set_defaults(fn=cmd_compare)
+
+    s = sub.add_parser("sweep", help="a sweep directory: frontier plot and "
+                       "table")
+    s.add_argument("dir", metavar="DIR")
+    s.add_argument("--x", help="column along x (default power.cap or the "
+                   "first axis)")
+    s.add_argument("--y", action="append",
+                   help="metric along y (repeat for several panels)")
+    s.add_argument("--by", help="one line per value of this column "
+                   "(default power.policy when swept)")
+    s.add_argument("--png", metavar="OUT.png",
+                   help="frontier figure (default DIR/frontier.png)")
+    s.add_argument("--html", metavar="OUT.html")
+    s.set_defaults(fn=cmd_sweep)
+
+    for sp in (r, c, s):
+        sp.add_argument("--dpi", type=int, default=110,
+                        help="resolution of PNG output (default 110)")
+    return p
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    try:
+        a.fn(a)
+    except AifsimError as e:
+        print("aifsim: error: %s" % e, file=sys.stderr)
+        return 2
+    except OSError as e:
+        print("aifsim: error: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""The errors open_run and open_sweep raise: each says what is wrong and
+what to do about it."""
+
+
+class AifsimError(Exception):
+    """Base class of the analysis package's errors."""
+
+
+class RunNotFoundError(AifsimError, FileNotFoundError):
+    """The run file does not exist."""
+
+
+class IncompleteRunError(AifsimError):
+    """The run is still being written or was interrupted (only a
+    ``.partial`` file, or ``complete`` is not 1)."""
+
+
+class NewerFormatError(AifsimError):
+    """The file was written in a format newer than this package reads."""
+
+
+class NotARunError(AifsimError):
+    """The file is not an aifsim run (not HDF5, or no /facility)."""
+
+
+class SimulationError(AifsimError):
+    """The aifsim binary failed (``simulate``) or cannot be found."""

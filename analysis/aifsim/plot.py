@@ -1,0 +1,699 @@
+"""Plots of a run, a comparison or a sweep: one call each.
+
+Every function takes what it draws (a Run, a list of runs, a Sweep) and an
+optional matplotlib Axes (or a list of them); without one it makes a new
+figure with pyplot. Each returns the Axes it drew on. A plot that needs a
+series the run does not have says "not in this run" on its axes instead of
+failing; ``has_*`` functions tell beforehand.
+
+Time runs along x in s, min, h or d (whichever reads best), powers in W, kW,
+MW or GW, every label with its unit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import units as _u
+
+CAP_COLOR = "#d62728"
+BANDS = {  # facility power components, bottom to top
+    "GPUs": "#1f77b4",
+    "other IT (CPUs, network, fans)": "#9ecae1",
+    "IT": "#1f77b4",
+    "cooling": "#2ca02c",
+    "losses": "#ff7f0e",
+    "other facility": "#c7c7c7",
+    "facility": "#9ecae1",
+}
+DR_COLOR = "#fdd835"
+DEFER_COLOR = "#8c564b"
+
+
+# -- helpers -------------------------------------------------------------
+
+def _new_axes(ax, figsize=(10, 4)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _edges(t):
+    """Sample times (end of each interval) -> interval edges."""
+    t = np.asarray(t, dtype=float)
+    if len(t) == 0:
+        return np.array([0.0])
+    first = t[0] - (t[1] - t[0]) if len(t) > 1 else 0.0
+    return np.concatenate([[first], t])
+
+
+def _time_axis(ax, t_s):
+    """(factor, unit) for the time axis of samples `t_s`; labels the axis."""
+    e = _edges(t_s)
+    factor, unit = _u.time_scale(e[-1] - e[0] if len(e) > 1 else 0.0)
+    ax.set_xlabel("time (%s)" % unit)
+    return factor, unit
+
+
+def not_in_run(ax, what, title=None):
+    """Mark `ax` as a plot of something the run does not have."""
+    ax.text(0.5, 0.5, "%s: not in this run" % what, ha="center",
+            va="center", transform=ax.transAxes, color="0.4", fontsize=11)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def _legend(ax, outside=True, **kw):
+    handles, labels = ax.get_legend_handles_labels()
+    for other in getattr(ax, "_aifsim_twins", []):
+        h, lab = other.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if not handles:
+        return None
+    if outside:
+        kw.setdefault("loc", "upper left")
+        kw.setdefault("bbox_to_anchor", (1.01, 1.0))
+        kw.setdefault("borderaxespad", 0.0)
+    kw.setdefault("frameon", False)
+    kw.setdefault("fontsize", 9)
+    return ax.legend(handles, labels, **kw)
+
+
+def _legend_below(ax):
+    """Legend under the axes, below the time label: for panels with a
+    second y axis on the right, where an outside legend would sit on its
+    tick labels."""
+    from matplotlib.transforms import offset_copy
+    handles, labels = ax.get_legend_handles_labels()
+    for other in getattr(ax, "_aifsim_twins", []):
+        h, lab = other.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if not handles:
+        return None
+    tr = offset_copy(ax.transAxes, fig=ax.figure, x=0, y=-34,
+                     units="points")
+    return ax.legend(handles, labels, loc="upper center",
+                     bbox_to_anchor=(0.5, 0.0), bbox_transform=tr,
+                     ncol=min(4, len(handles)), frameon=False, fontsize=9)
+
+
+def _twin(ax):
+    tw = ax.twinx()
+    ax._aifsim_twins = getattr(ax, "_aifsim_twins", []) + [tw]
+    return tw
+
+
+def _windows(t_s, mask):
+    """Contiguous intervals (start_s, end_s) where `mask` is true, from
+    samples at interval ends."""
+    e = _edges(t_s)
+    out, start = [], None
+    for i, m in enumerate(mask):
+        if m and start is None:
+            start = e[i]
+        if not m and start is not None:
+            out.append((start, e[i]))
+            start = None
+    if start is not None:
+        out.append((start, e[-1]))
+    return out
+
+
+def _col(fr, *names):
+    for n in names:
+        if n in fr.columns:
+            return fr[n].to_numpy(dtype=float)
+    return None
+
+
+def _signal(fr, *names):
+    """Like _col, but None for a series that is all zero or NaN: a model
+    that is not configured (no grid signal, no cooling) writes zeros."""
+    for n in names:
+        if n in fr.columns:
+            v = fr[n].to_numpy(dtype=float)
+            if len(v) and np.nanmax(np.abs(np.nan_to_num(v))) > 0:
+                return v
+    return None
+
+
+def _cap_text(cap_w):
+    cap_w = np.asarray(cap_w, dtype=float)
+    if len(cap_w) and np.allclose(cap_w, cap_w[0]):
+        return "cap %s" % _u.format_value(cap_w[0], "W")
+    return "cap (%s to %s)" % (_u.format_value(np.nanmin(cap_w), "W"),
+                               _u.format_value(np.nanmax(cap_w), "W"))
+
+
+# -- questions -------------------------------------------------------------
+
+def has_pue(run):
+    """Whether the run has cooling (a PUE that is not just 1) or an outdoor
+    temperature: series a run without those models writes as zeros."""
+    fac = run.facility
+    return (_signal(fac, "cooling_power_w", "loss_power_w") is not None
+            or _signal(fac, "outdoor_c") is not None)
+
+
+def has_grid(run):
+    fac = run.facility
+    return _signal(fac, "carbon_g_per_kwh", "price_per_mwh") is not None
+
+
+def has_services(run):
+    return len(run.services.columns) > 0
+
+
+def dr_windows(run):
+    """Demand-response windows as [(start_s, end_s)]: where /facility has a
+    ``dr_active`` series, where it is non-zero; otherwise where the cap is
+    below its highest value (a DR event lowers the cap)."""
+    fac = run.facility
+    if fac.empty:
+        return []
+    t = fac.index.to_numpy()
+    active = _col(fac, "dr_active", "dr")
+    if active is not None:
+        return _windows(t, np.nan_to_num(active) > 0)
+    cap = _col(fac, "cap_w")
+    if cap is None or not len(cap):
+        return []
+    top = np.nanmax(cap)
+    return _windows(t, cap < top * (1 - 1e-9))
+
+
+def deferred_jobs(run):
+    """The jobs the scheduler held back (deferred or paused): the rows of
+    run.jobs with a deferral or pause, or a status saying so."""
+    j = run.jobs
+    if j.empty:
+        return j
+    mask = np.zeros(len(j), dtype=bool)
+    for c in ("deferred_s", "deferral_s", "paused_s", "pause_s"):
+        if c in j.columns:
+            mask |= np.nan_to_num(j[c].to_numpy(dtype=float)) > 0
+    for c in ("deferred", "paused"):
+        if c in j.columns:
+            mask |= j[c].astype(bool).to_numpy()
+    if "status" in j.columns:
+        mask |= j["status"].astype(str).str.contains(
+            "defer|pause", case=False).to_numpy()
+    return j[mask]
+
+
+# -- run plots -------------------------------------------------------------
+
+def power_stack(run, ax=None, legend=True, title=None):
+    """Facility power stacked by component (GPUs, other IT, cooling,
+    losses) with the facility power line, the cap, cap violations and
+    demand-response windows shaded."""
+    ax = _new_axes(ax)
+    fac = run.facility
+    title = title or "%s: facility power and cap" % run.name
+    power = _col(fac, "power_w")
+    if power is None or not len(power):
+        return not_in_run(ax, "facility power", title)
+    t = fac.index.to_numpy(dtype=float)
+    tf, _ = _time_axis(ax, t)
+    x = _edges(t) / tf
+    cap = _col(fac, "cap_w")
+    peak = _col(fac, "peak_power_w")
+    top = max(np.nanmax(power), np.nanmax(cap) if cap is not None else 0,
+              np.nanmax(peak) if peak is not None else 0)
+    pf, pu = _u.display_scale("W", top)
+
+    it, gpu = _col(fac, "it_power_w"), _col(fac, "gpu_power_w")
+    bands = []
+    if it is not None and gpu is not None:
+        bands += [("GPUs", gpu), ("other IT (CPUs, network, fans)", it - gpu)]
+    elif it is not None:
+        bands.append(("IT", it))
+    for name, col in (("cooling", "cooling_power_w"),
+                      ("losses", "loss_power_w")):
+        v = _signal(fac, col)
+        if v is not None:
+            bands.append((name, v))
+    if bands:
+        rest = power - sum(b[1] for b in bands)
+        if np.nanmax(rest) > 1e-6 * max(top, 1.0):
+            bands.append(("other facility", np.clip(rest, 0, None)))
+    else:
+        bands.append(("facility", power))
+    base = np.zeros_like(power)
+    for name, v in bands:
+        v = np.nan_to_num(v)
+        ax.stairs((base + v) / pf, x, baseline=base / pf, fill=True,
+                  color=BANDS[name], alpha=0.9, label=name, lw=0)
+        base = base + v
+    ax.stairs(power / pf, x, color="black", lw=1.0, label="facility power",
+              baseline=None)
+
+    for i, (a, b) in enumerate(dr_windows(run)):
+        ax.axvspan(a / tf, b / tf, color=DR_COLOR, alpha=0.35, lw=0,
+                   label="demand response (cap lowered)" if i == 0 else None,
+                   zorder=0)
+    if cap is not None:
+        ax.stairs(cap / pf, x, color=CAP_COLOR, lw=2.2, ls="--",
+                  label=_cap_text(cap), zorder=5, baseline=None)
+        ax.annotate(_cap_text(cap), xy=(x[-1], cap[-1] / pf),
+                    xytext=(-4, 4), textcoords="offset points", ha="right",
+                    va="bottom", color=CAP_COLOR, fontsize=9,
+                    fontweight="bold", zorder=6)
+        if peak is not None:
+            over = peak > cap * (1 + 1e-9)
+            if over.any():
+                ax.plot(t[over] / tf, peak[over] / pf, "v", color=CAP_COLOR,
+                        ms=5, zorder=6,
+                        label="over the cap (%d intervals)" % over.sum())
+    ax.set_xlim(x[0], x[-1])
+    ax.set_ylim(0, top / pf * 1.15)
+    ax.set_ylabel("power (%s)" % pu)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend(ax)
+    return ax
+
+
+def pue_temperature(run, ax=None, legend=True, title=None):
+    """PUE (left) and outdoor temperature (right) over time."""
+    ax = _new_axes(ax)
+    fac = run.facility
+    given_title = title
+    pue = _col(fac, "pue")
+    if _signal(fac, "cooling_power_w", "loss_power_w") is None:
+        pue = None  # no cooling model: PUE is 1 by construction
+    elif pue is None and "it_power_w" in fac.columns:
+        pue = _col(fac, "power_w") / _col(fac, "it_power_w")
+    temp = _signal(fac, "outdoor_c", "outdoor_temperature_c")
+    title = given_title or "%s: %s" % (run.name, (
+        "PUE and outdoor temperature" if pue is not None and temp is not None
+        else "PUE" if pue is not None else "outdoor temperature"))
+    if pue is None and temp is None:
+        return not_in_run(ax, "PUE and outdoor temperature", title)
+    t = fac.index.to_numpy(dtype=float)
+    tf, _ = _time_axis(ax, t)
+    x = _edges(t) / tf
+    if pue is not None:
+        ax.stairs(pue, x, color="#2ca02c", lw=1.5, label="PUE",
+                  baseline=None)
+        lo, hi = np.nanmin(pue), np.nanmax(pue)
+        pad = max(0.02, 0.1 * (hi - lo))
+        ax.set_ylim(min(1.0, lo - pad), hi + pad)
+        ax.set_ylabel("PUE (facility / IT power)")
+    if temp is not None:
+        tw = _twin(ax) if pue is not None else ax
+        tw.plot(t / tf, temp, color="#ff7f0e", lw=1.2,
+                label="outdoor temperature")
+        tw.set_ylabel(_u.label("outdoor temperature", "degC"))
+    ax.set_xlim(x[0], x[-1])
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend_below(ax)
+    return ax
+
+
+def grid_signals(run, ax=None, legend=True, title=None):
+    """Carbon intensity (left) and electricity price (right), with the jobs
+    the scheduler deferred or paused marked from arrival to start."""
+    ax = _new_axes(ax)
+    fac = run.facility
+    title = title or "%s: grid carbon intensity and price" % run.name
+    carbon = _signal(fac, "carbon_g_per_kwh")
+    price = _signal(fac, "price_per_mwh")
+    if carbon is None and price is None:
+        return not_in_run(ax, "carbon intensity and price", title)
+    t = fac.index.to_numpy(dtype=float)
+    tf, _ = _time_axis(ax, t)
+    x = _edges(t) / tf
+    held = deferred_jobs(run)
+    room = 1.0 + (0.25 if len(held) else 0.08)
+    if carbon is not None:
+        ax.stairs(carbon, x, color="#7f7f7f", lw=1.5,
+                  label="carbon intensity", baseline=None)
+        ax.set_ylabel(_u.label("carbon intensity", "gCO2/kWh"))
+        ax.set_ylim(0, np.nanmax(carbon) * room)
+    else:
+        ax.set_yticks([])
+    if price is not None:
+        tw = _twin(ax)
+        tw.stairs(price, x, color="#9467bd", lw=1.2, label="price",
+                  baseline=None)
+        cur = run.facility.units.get("price_per_mwh", "$/MWh")
+        tw.set_ylabel(_u.label("electricity price", cur))
+        lo = min(0.0, np.nanmin(price))
+        hi = max(np.nanmax(price), 0.0)
+        lo = lo - 0.04 * (hi - lo) if lo < 0 else lo
+        tw.set_ylim(lo, lo + (hi - lo) * room)
+    if len(held) and "arrival_s" in held.columns:
+        tr = ax.get_xaxis_transform()
+        start = held["start_s"].to_numpy(dtype=float) \
+            if "start_s" in held.columns else held["arrival_s"].to_numpy()
+        for i, (a, b) in enumerate(zip(held["arrival_s"].to_numpy(float),
+                                       start)):
+            y = 0.97 - 0.03 * (i % 6)
+            b = a if not np.isfinite(b) else b
+            ax.plot([a / tf, b / tf], [y, y], color=DEFER_COLOR, lw=2,
+                    transform=tr, solid_capstyle="butt",
+                    label=("deferred/paused job (arrival to start)"
+                           if i == 0 else None))
+            ax.plot([b / tf], [y], ">", color=DEFER_COLOR, ms=4,
+                    transform=tr)
+    ax.set_xlim(x[0], x[-1])
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend_below(ax)
+    return ax
+
+
+_LAT = re.compile(r"^(ttft|tpot|e2e|latency)_p(\d+(?:\.\d+)?)(?:_s)?$")
+
+
+def _slo(run, service, metric):
+    """The SLO of `metric` (ttft, tpot) for a service, in s, or None."""
+    info = run.service_info
+    if service in info.index:
+        for c in ("slo_%s_s" % metric, "%s_slo_s" % metric,
+                  "slo_%s" % metric):
+            if c in info.columns:
+                v = info.loc[service, c]
+                try:
+                    v = float(v)
+                except (TypeError, ValueError):
+                    continue
+                if np.isfinite(v):
+                    return v
+    for svc in run.scenario.get("services") or []:
+        if isinstance(svc, dict) and str(svc.get("name")) == service:
+            slo = svc.get("slo") or {}
+            v = slo.get(metric) if isinstance(slo, dict) else None
+            q = _u.try_quantity(v) if v is not None else None
+            if q is not None:
+                return q[0]
+    return None
+
+
+def services(run, axes=None, legend=True):
+    """Per-service tokens/s, TTFT and TPOT percentiles with the SLO lines.
+    `axes`: three Axes (tokens/s, TTFT, TPOT), or None for a new figure."""
+    svc = run.services
+    if axes is None:
+        import matplotlib.pyplot as plt
+        _, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True,
+                               layout="constrained")
+    ax_tok, ax_ttft, ax_tpot = axes
+    if not len(svc.columns):
+        for ax, what in zip(axes, ("tokens/s", "TTFT", "TPOT")):
+            not_in_run(ax, "services (%s)" % what)
+        return axes
+    names = list(dict.fromkeys(svc.columns.get_level_values(0)))
+    t = svc.index.to_numpy(dtype=float)
+    colors = ["C%d" % i for i in range(10)]
+    for ax in axes:
+        tf, _ = _time_axis(ax, t)
+    styles = ["-", "--", ":", "-."]
+    drew = {"ttft": False, "tpot": False}
+    lat_max = {"ttft": 0.0, "tpot": 0.0}
+    for metric in ("ttft", "tpot"):
+        for name in names:
+            for var in svc[name].columns:
+                m = _LAT.match(var)
+                if m and m.group(1) == metric:
+                    lat_max[metric] = max(lat_max[metric],
+                                          np.nanmax(svc[name][var]))
+    for k, name in enumerate(names):
+        sub = svc[name]
+        color = colors[k % 10]
+        tok = [c for c in sub.columns if c.startswith("tokens_per_s")]
+        if tok:
+            ax_tok.plot(t / tf, sub[tok[0]], color=color, lw=1.2, label=name)
+        for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
+            cols = sorted([(float(_LAT.match(c).group(2)), c)
+                           for c in sub.columns if _LAT.match(c)
+                           and _LAT.match(c).group(1) == metric])
+            f, unit = _u.display_scale("s", max(lat_max[metric], 1e-9))
+            for j, (pct, c) in enumerate(cols):
+                ax.plot(t / tf, sub[c] / f, color=color,
+                        ls=styles[j % len(styles)], lw=1.2,
+                        label="%s p%g" % (name, pct))
+                drew[metric] = True
+            slo = _slo(run, name, metric)
+            if slo is not None:
+                ax.axhline(slo / f, color=color, ls="--", lw=1.8, alpha=0.9,
+                           label="%s %s SLO %s" % (name, metric.upper(),
+                                                   _u.format_value(slo, "s")))
+            ax.set_ylabel("%s (%s)" % (metric.upper(), unit))
+    ax_tok.set_ylabel("output tokens/s")
+    ax_tok.set_title("%s: inference services" % run.name)
+    for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
+        if not drew[metric] and not ax.get_lines():
+            not_in_run(ax, "%s percentiles" % metric.upper())
+    span = _edges(t) / tf
+    for ax in axes:
+        ax.set_xlim(span[0], span[-1])
+        ax.grid(alpha=0.3)
+        if legend:
+            _legend(ax)
+    return axes
+
+
+def rack_heatmap(run, var="power_w", ax=None, title=None):
+    """One row per rack, colour = `var` (rack IT power by default)."""
+    ax = _new_axes(ax, figsize=(10, 4))
+    racks = run.racks
+    title = title or "%s: %s, per rack" % (
+        run.name, (racks.long_names or {}).get(var, var).split(",")[0])
+    if not len(racks.columns) or var not in racks.columns.get_level_values(0):
+        return not_in_run(ax, "per-rack %s" % var, title)
+    sub = racks[var]
+    t = sub.index.to_numpy(dtype=float)
+    tf, _ = _time_axis(ax, t)
+    x = _edges(t) / tf
+    v = sub.to_numpy(dtype=float)
+    units = (racks.units or {}).get(var, "")
+    if units == "1":
+        v, shown = v * 100.0, "%"
+    else:
+        f, shown = _u.display_scale(units, np.nanmax(np.abs(v)))
+        v = v / f
+    names = [str(c) for c in sub.columns]
+    mesh = ax.pcolormesh(x, np.arange(len(names) + 1), v.T, cmap="viridis",
+                         shading="flat", rasterized=True)
+    step = max(1, int(np.ceil(len(names) / 24)))
+    ax.set_yticks(np.arange(0, len(names), step) + 0.5)
+    ax.set_yticklabels(names[::step], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_ylabel("rack")
+    cax = ax.inset_axes([1.01, 0.0, 0.018, 1.0])
+    cb = ax.figure.colorbar(mesh, cax=cax)
+    name = (racks.long_names or {}).get(var, var).split(",")[0]
+    cb.set_label(_u.label(name, shown), fontsize=9)
+    ax.set_title(title)
+    return ax
+
+
+def clocks(run, ax=None, legend=True, title=None):
+    """Mean SM clock (solid) and GPU activity (dashed) per rack group, in %
+    of the maximum: what the cap costs in speed."""
+    ax = _new_axes(ax)
+    racks = run.racks
+    title = title or "%s: GPU clock and activity by rack group" % run.name
+    lv = racks.columns.get_level_values(0) if len(racks.columns) else []
+    if "clock_ratio" not in lv and "activity" not in lv:
+        return not_in_run(ax, "per-rack clock and activity", title)
+    groups = run.rack_groups()
+    t = racks.index.to_numpy(dtype=float)
+    tf, _ = _time_axis(ax, t)
+    x = _edges(t) / tf
+    for k, g in enumerate(dict.fromkeys(groups.values())):
+        members = [r for r, gg in groups.items() if gg == g]
+        color = "C%d" % (k % 10)
+        if "clock_ratio" in lv:
+            ax.stairs(100 * racks["clock_ratio"][members].mean(axis=1), x,
+                      color=color, lw=1.5, label="%s clock" % g, baseline=None)
+        if "activity" in lv:
+            ax.stairs(100 * racks["activity"][members].mean(axis=1), x,
+                      color=color, lw=1.0, ls="--",
+                      label="%s activity" % g, baseline=None)
+    ax.set_ylim(0, 105)
+    ax.set_xlim(x[0], x[-1])
+    ax.set_ylabel("share of maximum (%)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend(ax)
+    return ax
+
+
+# -- several runs ----------------------------------------------------------
+
+def run_labels(runs):
+    """Short distinct labels for runs: the scenario names when they differ,
+    else the file names."""
+    names = [r.name for r in runs]
+    if len(set(names)) == len(names):
+        return names
+    stems = [r.path.name[:-3] if r.path.name.endswith(".h5")
+             else r.path.name for r in runs]
+    if len(set(stems)) == len(stems):
+        return stems
+    return [str(r.path) for r in runs]
+
+
+def compare_power(runs, ax=None, labels=None, legend=True, title=None):
+    """Facility power of several runs overlaid, with their caps."""
+    ax = _new_axes(ax)
+    labels = labels or run_labels(runs)
+    tops, spans = [], []
+    for r in runs:
+        fac = r.facility
+        if "power_w" in fac.columns and len(fac):
+            tops.append(np.nanmax(fac["power_w"]))
+            if "cap_w" in fac.columns:
+                tops.append(np.nanmax(fac["cap_w"]))
+            spans.append(fac.index[-1])
+    if not tops:
+        return not_in_run(ax, "facility power", title)
+    top = max(tops)
+    pf, pu = _u.display_scale("W", top)
+    tf, tu = _u.time_scale(max(spans))
+    caps = [tuple(np.round(r.facility["cap_w"].to_numpy(), 3))
+            if "cap_w" in r.facility.columns else None for r in runs]
+    same_cap = len(set(caps)) == 1 and caps[0] is not None
+    for k, (r, lab) in enumerate(zip(runs, labels)):
+        fac = r.facility
+        if "power_w" not in fac.columns:
+            continue
+        color = "C%d" % (k % 10)
+        x = _edges(fac.index.to_numpy(dtype=float)) / tf
+        ax.stairs(fac["power_w"] / pf, x, color=color, lw=1.3, label=lab,
+                  baseline=None)
+        if "cap_w" in fac.columns and not same_cap:
+            ax.stairs(fac["cap_w"] / pf, x, color=color, lw=1.5, ls="--",
+                      label="%s %s" % (lab, _cap_text(fac["cap_w"])),
+                      baseline=None)
+    if same_cap:
+        fac = runs[0].facility
+        x = _edges(fac.index.to_numpy(dtype=float)) / tf
+        ax.stairs(fac["cap_w"] / pf, x, color=CAP_COLOR, lw=2.2, ls="--",
+                  label=_cap_text(fac["cap_w"]), zorder=5, baseline=None)
+    ax.set_xlabel("time (%s)" % tu)
+    ax.set_ylabel("facility power (%s)" % pu)
+    ax.set_ylim(0, top / pf * 1.15)
+    ax.set_xlim(0, max(spans) / tf)
+    ax.set_title(title or "facility power: " + " vs ".join(labels))
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend(ax)
+    return ax
+
+
+# -- sweeps ----------------------------------------------------------------
+
+PREFERRED_Y = ("tokens_per_joule", "revenue", "slo_attainment", "jct_mean_s",
+               "mean_pue", "co2_t", "cost", "energy_mwh", "mean_power_w",
+               "peak_power_w", "cap_violation_s")
+
+
+def default_frontier(sweep):
+    """(x, [y...], by) a sweep's frontier plot shows by default."""
+    axes = list(sweep.axis_columns or [])
+    numeric = [a for a in axes if sweep[a].dtype.kind in "fi"]
+    x = "power.cap" if "power.cap" in axes else (numeric[0] if numeric
+                                                 else (axes[0] if axes
+                                                       else "point"))
+    by = None
+    for cand in ("power.policy", "policy"):
+        if cand in sweep.columns and cand != x:
+            by = cand
+            break
+    if by is None:
+        rest = [a for a in axes if a not in (x, "seed")]
+        by = rest[0] if rest else None
+    present = [c for c in PREFERRED_Y if c in sweep.columns
+               and sweep[c].notna().any()]
+    varying = [c for c in present if sweep[c].nunique(dropna=True) > 1]
+    ys = (varying or present)[:3]
+    return x, ys, by
+
+
+def _axis_label(sweep, col, values):
+    units = (sweep.units or {}).get(col, "")
+    name = col if col in (sweep.axis_columns or []) else _u.metric_label(col)
+    f, shown = _u.display_scale(units, np.nanmax(np.abs(values))
+                                if len(values) else 1.0)
+    if units in ("MWh",) and np.nanmax(np.abs(values)) < 1:
+        f, shown = 1e-3, "kWh"
+    if units == "1" and col != "mean_pue" and "pue" not in col:
+        return 0.01, _u.label(name, "%")
+    return f, _u.label(name, shown)
+
+
+def _key_text(value, units):
+    """A value of a grouping column as a legend shows it: 550 kW, 42."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer() \
+            and units in ("", "1", None):
+        return "%d" % value
+    if isinstance(value, (int, float, np.number)) and units:
+        return _u.format_value(value, units)
+    return str(value)
+
+
+def frontier(sweep, x=None, y=None, by=None, ax=None, legend=True,
+             title=None):
+    """`y` against `x` over the sweep's points, one line per value of `by`
+    (the policy by default): e.g. tokens/J against the cap."""
+    dx, dys, dby = default_frontier(sweep)
+    x = x or dx
+    y = y or (dys[0] if dys else None)
+    by = dby if by is None else (by or None)
+    ax = _new_axes(ax, figsize=(7, 4.5))
+    if y is None or y not in sweep.columns or x not in sweep.columns:
+        return not_in_run(ax, "%s against %s" % (y, x), title)
+    df = sweep[sweep[y].notna()]
+    fx, xl = _axis_label(sweep, x, df[x].to_numpy(dtype=float))
+    fy, yl = _axis_label(sweep, y, df[y].to_numpy(dtype=float))
+    groups = [(None, df)] if by is None else list(df.groupby(by, sort=True))
+    replicated = False
+    for k, (key, g) in enumerate(groups):
+        # replicates (seeds) at one x: their mean, and their spread as bars
+        stats = g.groupby(x, sort=True)[y].agg(["mean", "min", "max",
+                                                 "count"])
+        label = None if key is None else "%s = %s" % (
+            by, _key_text(key, (sweep.units or {}).get(by, "")))
+        color = "C%d" % (k % 10)
+        xs = stats.index.to_numpy(dtype=float) / fx
+        ax.plot(xs, stats["mean"] / fy, "o-", color=color, lw=1.5, ms=5,
+                label=label)
+        if (stats["count"] > 1).any():
+            replicated = True
+            ax.errorbar(xs, stats["mean"] / fy, yerr=[
+                (stats["mean"] - stats["min"]) / fy,
+                (stats["max"] - stats["mean"]) / fy], fmt="none",
+                ecolor=color, elinewidth=1, capsize=3)
+    if replicated:
+        n = int(df.groupby([c for c in (by, x) if c])[y].count().max())
+        ax.text(0.99, 0.01, "mean of %d replicates, bars: min to max" % n,
+                transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=8, color="0.35")
+    ax.set_xlabel(xl)
+    ax.set_ylabel(yl)
+    name = getattr(sweep, "scenario_name", None)
+    ax.set_title(title or "%s%s against %s" % (
+        (name + ": ") if name else "",
+        y if y in (sweep.axis_columns or []) else _u.metric_label(y), x))
+    ax.grid(alpha=0.3)
+    if legend and by is not None:
+        _legend(ax, outside=False, loc="best")
+    return ax

@@ -1,0 +1,346 @@
+/* h5read.c - reading run files back and writing the sweep's summary table
+ * (h5read.h). Every hid_t is closed on every path; HDF5's own error
+ * printing is off and its innermost message goes into ours instead. */
+#include "h5read.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#define H5R_DETAIL 256 /* bytes of HDF5's error text kept in a message */
+
+/* ---- Errors ------------------------------------------------------------ */
+
+/* Keeps the description of the innermost HDF5 error: it says what went
+ * wrong, the outer ones only where. */
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
+  if (n == 0 && e->desc != NULL)
+    snprintf(data, H5R_DETAIL, "%s", e->desc);
+  return 0;
+}
+
+/* SIM_EIO with "h5r: PATH: cannot WHAT: HDF5 detail"; clears HDF5's stack. */
+static int io_fail(sim_error *err, const char *path, const char *what) {
+  char detail[H5R_DETAIL] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+  H5Eclear2(H5E_DEFAULT);
+  return sim_error_set(err, SIM_EIO, "h5r: %s: cannot %s%s%s", path, what,
+                       detail[0] != '\0' ? ": " : "", detail);
+}
+
+typedef herr_t (*close_fn)(hid_t);
+
+/* Closes id if open; -1 if the close failed. */
+static int close_id(hid_t id, close_fn fn) {
+  return id >= 0 && fn(id) < 0 ? -1 : 0;
+}
+
+/* ---- Reading a run file ------------------------------------------------ */
+
+typedef struct reader {
+  const char *path;
+  h5r_run *run;
+  sim_error *err;
+  int rc; /* of the attribute callback, which can only return herr_t */
+} reader;
+
+static int read_complete(reader *r, hid_t file) {
+  htri_t e = H5Aexists(file, "complete");
+  if (e <= 0)
+    return e < 0 ? io_fail(r->err, r->path, "look up 'complete'") : SIM_OK;
+  hid_t a = H5Aopen(file, "complete", H5P_DEFAULT);
+  herr_t s = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_INT64, &r->run->complete);
+  if (close_id(a, H5Aclose) < 0 || s < 0)
+    return io_fail(r->err, r->path, "read 'complete'");
+  return SIM_OK;
+}
+
+/* The scalar variable-length string dataset /scenario, as a malloc'd copy. */
+static int read_scenario(reader *r, hid_t file) {
+  htri_t e = H5Lexists(file, "scenario", H5P_DEFAULT);
+  if (e <= 0)
+    return e < 0 ? io_fail(r->err, r->path, "look up /scenario") : SIM_OK;
+  hid_t d = H5Dopen2(file, "scenario", H5P_DEFAULT);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  char *text = NULL;
+  herr_t s = d < 0 || t < 0 ? -1 : H5Tset_size(t, H5T_VARIABLE);
+  if (s >= 0)
+    s = H5Tset_cset(t, H5T_CSET_UTF8);
+  if (s >= 0)
+    s = H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text);
+  int closes = close_id(t, H5Tclose) | close_id(d, H5Dclose);
+  if (s < 0 || closes < 0) {
+    H5free_memory(text);
+    return io_fail(r->err, r->path, "read /scenario");
+  }
+  r->run->scenario = strdup(text != NULL ? text : "");
+  H5free_memory(text);
+  return r->run->scenario != NULL
+             ? SIM_OK
+             : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
+}
+
+static int add_metric(reader *r, const char *name, double v) {
+  h5r_run *run = r->run;
+  char **names = realloc(run->names, (run->nmetrics + 1) * sizeof *names);
+  if (names != NULL)
+    run->names = names;
+  double *values = realloc(run->values, (run->nmetrics + 1) * sizeof *values);
+  if (values != NULL)
+    run->values = values;
+  char *copy = names != NULL && values != NULL ? strdup(name) : NULL;
+  if (copy == NULL)
+    return sim_error_set(r->err, SIM_ENOMEM, "out of memory");
+  names[run->nmetrics] = copy;
+  values[run->nmetrics++] = v;
+  return SIM_OK;
+}
+
+/* One /summary attribute: numeric scalars are kept, the rest skipped. */
+static herr_t metric_cb(hid_t loc, const char *name, const H5A_info_t *info,
+                        void *data) {
+  (void)info;
+  reader *r = data;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+  H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+  double v = 0;
+  herr_t s = a < 0 || t < 0 || sp < 0 ? -1 : 0;
+  bool numeric = c == H5T_FLOAT || c == H5T_INTEGER;
+  if (s >= 0 && numeric && H5Sget_simple_extent_npoints(sp) == 1)
+    s = H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+  else
+    numeric = false;
+  int closes =
+      close_id(sp, H5Sclose) | close_id(t, H5Tclose) | close_id(a, H5Aclose);
+  if (s < 0 || closes < 0)
+    r->rc = io_fail(r->err, r->path, "read a /summary attribute");
+  else if (numeric)
+    r->rc = add_metric(r, name, v);
+  return r->rc == SIM_OK ? 0 : -1;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts names and values together (few metrics: insertion sort). */
+static void sort_metrics(h5r_run *run) {
+  for (size_t i = 1; i < run->nmetrics; i++)
+    for (size_t j = i; j > 0 && by_name(&run->names[j - 1], &run->names[j]) > 0;
+         j--) {
+      char *n = run->names[j];
+      double v = run->values[j];
+      run->names[j] = run->names[j - 1];
+      run->values[j] = run->values[j - 1];
+      run->names[j - 1] = n;
+      run->values[j - 1] = v;
+    }
+}
+
+static int read_summary(reader *r, hid_t file) {
+  htri_t e = H5Lexists(file, "summary", H5P_DEFAULT);
+  if (e <= 0)
+    return e < 0 ? io_fail(r->err, r->path, "look up /summary") : SIM_OK;
+  hid_t g = H5Gopen2(file, "summary", H5P_DEFAULT);
+  if (g < 0)
+    return io_fail(r->err, r->path, "open /summary");
+  r->rc = SIM_OK;
+  herr_t s = H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, metric_cb, r);
+  int rc = r->rc;
+  if (rc == SIM_OK && s < 0)
+    rc = io_fail(r->err, r->path, "list the /summary attributes");
+  if (close_id(g, H5Gclose) < 0 && rc == SIM_OK)
+    rc = io_fail(r->err, r->path, "close /summary");
+  H5Eclear2(H5E_DEFAULT);
+  sort_metrics(r->run);
+  return rc;
+}
+
+int h5r_run_read(const char *path, h5r_run *out, sim_error *err) {
+  memset(out, 0, sizeof *out);
+  /* A library must not print: HDF5 prints its error stack by default. */
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0)
+    return io_fail(err, path, "open");
+  reader r = {path, out, err, SIM_OK};
+  int rc = read_complete(&r, file);
+  if (rc == SIM_OK)
+    rc = read_scenario(&r, file);
+  if (rc == SIM_OK)
+    rc = read_summary(&r, file);
+  if (H5Fclose(file) < 0 && rc == SIM_OK)
+    rc = io_fail(err, path, "close");
+  return rc;
+}
+
+void h5r_run_release(h5r_run *r) {
+  for (size_t i = 0; i < r->nmetrics; i++)
+    free(r->names[i]);
+  free(r->names);
+  free(r->values);
+  free(r->scenario);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- Writing a table --------------------------------------------------- */
+
+typedef struct tw {
+  const char *partial; /* the file being written */
+  sim_error *err;
+  hid_t file, str, gcpl, dcpl;
+} tw;
+
+static int tw_fail(tw *w, const char *what, const char *name) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s %.200s", what, name);
+  return io_fail(w->err, w->partial, buf);
+}
+
+/* Makes the groups on the way to path ("a/b/c" makes a and a/b). */
+static int make_parents(tw *w, const char *path) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    return sim_error_set(w->err, SIM_EINVAL, "h5r: %s: name too long", path);
+  for (char *p = strchr(buf, '/'); p != NULL; p = strchr(p + 1, '/')) {
+    *p = '\0';
+    htri_t e = H5Lexists(w->file, buf, H5P_DEFAULT);
+    hid_t g = e == 0
+                  ? H5Gcreate2(w->file, buf, H5P_DEFAULT, w->gcpl, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    if (e < 0 || (e == 0 && g < 0) || close_id(g, H5Gclose) < 0)
+      return tw_fail(w, "create group", buf);
+    *p = '/';
+  }
+  return SIM_OK;
+}
+
+/* Writes a scalar attribute; -1 on failure (the caller says what). */
+static herr_t put_attr(hid_t loc, const char *key, hid_t ftype, hid_t mtype,
+                       const void *value) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  hid_t a = sp < 0 ? H5I_INVALID_HID
+                   : H5Acreate2(loc, key, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t s = a < 0 ? -1 : H5Awrite(a, mtype, value);
+  int closes = close_id(a, H5Aclose) | close_id(sp, H5Sclose);
+  return s < 0 || closes < 0 ? -1 : 0;
+}
+
+/* The column's data as HDF5 takes it; strings with NULL made "". */
+static const void *column_data(const h5r_column *c, size_t n,
+                               const char **strs) {
+  if (c->type != H5R_STRING)
+    return c->data;
+  const char *const *in = c->data;
+  for (size_t i = 0; i < n; i++)
+    strs[i] = in[i] != NULL ? in[i] : "";
+  return strs;
+}
+
+static int write_column(tw *w, const h5r_column *c, size_t n,
+                        const char **strs) {
+  hid_t ft = c->type == H5R_INT64     ? H5T_STD_I64LE
+             : c->type == H5R_FLOAT64 ? H5T_IEEE_F64LE
+                                      : w->str;
+  hid_t mt = c->type == H5R_INT64     ? H5T_NATIVE_INT64
+             : c->type == H5R_FLOAT64 ? H5T_NATIVE_DOUBLE
+                                      : w->str;
+  hsize_t dims[1] = {n};
+  int rc = make_parents(w, c->path);
+  if (rc != SIM_OK)
+    return rc;
+  hid_t sp = H5Screate_simple(1, dims, NULL);
+  hid_t d = sp < 0 ? H5I_INVALID_HID
+                   : H5Dcreate2(w->file, c->path, ft, sp, H5P_DEFAULT, w->dcpl,
+                                H5P_DEFAULT);
+  herr_t s = d < 0 ? -1
+                   : H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                              column_data(c, n, strs));
+  if (s >= 0 && c->units != NULL)
+    s = put_attr(d, "units", w->str, w->str, &c->units);
+  int closes = close_id(d, H5Dclose) | close_id(sp, H5Sclose);
+  return s < 0 || closes < 0 ? tw_fail(w, "write column", c->path) : SIM_OK;
+}
+
+static int write_all(tw *w, const h5r_table *t) {
+  const char **strs = calloc(t->nrows, sizeof *strs);
+  if (strs == NULL)
+    return sim_error_set(w->err, SIM_ENOMEM, "out of memory");
+  int rc = SIM_OK;
+  for (size_t i = 0; i < t->ncols && rc == SIM_OK; i++)
+    rc = write_column(w, &t->cols[i], t->nrows, strs);
+  free(strs);
+  for (size_t i = 0; i < t->nattrs && rc == SIM_OK; i++)
+    if (put_attr(w->file, t->attr_keys[i], w->str, w->str, &t->attr_values[i]) <
+        0)
+      rc = tw_fail(w, "write attribute", t->attr_keys[i]);
+  int64_t one = 1;
+  if (rc == SIM_OK &&
+      put_attr(w->file, "complete", H5T_STD_I64LE, H5T_NATIVE_INT64, &one) < 0)
+    rc = tw_fail(w, "write attribute", "complete");
+  return rc;
+}
+
+/* The file and the property lists and string type every object shares. */
+static int tw_open(tw *w) {
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  herr_t s = fcpl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  w->dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  w->str = H5Tcopy(H5T_C_S1);
+  if (s >= 0 && (w->gcpl < 0 || w->dcpl < 0 || w->str < 0))
+    s = -1;
+  if (s >= 0)
+    s = H5Pset_obj_track_times(w->gcpl, 0);
+  if (s >= 0)
+    s = H5Pset_obj_track_times(w->dcpl, 0);
+  if (s >= 0)
+    s = H5Tset_size(w->str, H5T_VARIABLE);
+  if (s >= 0)
+    s = H5Tset_cset(w->str, H5T_CSET_UTF8);
+  if (s >= 0)
+    w->file = H5Fcreate(w->partial, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  close_id(fcpl, H5Pclose);
+  return s < 0 || w->file < 0 ? io_fail(w->err, w->partial, "create the file")
+                              : SIM_OK;
+}
+
+static int tw_close(tw *w) {
+  int r = close_id(w->file, H5Fclose) | close_id(w->str, H5Tclose) |
+          close_id(w->gcpl, H5Pclose) | close_id(w->dcpl, H5Pclose);
+  return r < 0 ? io_fail(w->err, w->partial, "close the file") : SIM_OK;
+}
+
+int h5r_table_write(const char *path, const h5r_table *t, sim_error *err) {
+  char partial[4096];
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  sim_error_clear(err);
+  if (snprintf(partial, sizeof partial, "%s.partial", path) >=
+      (int)sizeof partial)
+    return sim_error_set(err, SIM_EINVAL, "h5r: %s: path too long", path);
+  if (t->nrows == 0)
+    return sim_error_set(err, SIM_EINVAL, "h5r: %s: a table needs rows", path);
+  tw w = {partial,         err,
+          H5I_INVALID_HID, H5I_INVALID_HID,
+          H5I_INVALID_HID, H5I_INVALID_HID};
+  int rc = tw_open(&w);
+  if (rc == SIM_OK)
+    rc = write_all(&w, t);
+  int closed = tw_close(&w);
+  if (rc == SIM_OK)
+    rc = closed;
+  if (rc == SIM_OK && rename(partial, path) != 0)
+    rc = sim_error_set(err, SIM_EIO, "h5r: cannot rename %s to %s: %s", partial,
+                       path, strerror(errno));
+  if (rc != SIM_OK)
+    unlink(partial);
+  return rc;
+}

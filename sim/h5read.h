@@ -1,0 +1,59 @@
+/* h5read.h - HDF5 for the sweep (h5r): reading a run file back (its
+ * completeness, resolved scenario and /summary metrics) and writing the
+ * sweep's summary table. Part of sim_io, the one library that links HDF5;
+ * record.h is the streaming writer of run files, this is the small rest.
+ *
+ * A table is columns of equal length, each one dataset at its path (groups
+ * made on the way): int64, float64 or variable-length UTF-8 strings,
+ * contiguous and uncompressed (a summary is small), with an optional
+ * "units" attribute. Object time tracking is off, so the same table gives
+ * the same bytes. */
+#ifndef SIM_H5READ_H
+#define SIM_H5READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* What a run file says about itself. */
+typedef struct h5r_run {
+  int64_t complete; /* the root attribute complete; 0 when absent */
+  char *scenario;   /* the /scenario text, or NULL when absent */
+  size_t nmetrics;
+  char **names;   /* the /summary attributes' names, sorted by strcmp */
+  double *values; /* their values (numeric attributes only) */
+} h5r_run;
+
+/* Reads the run file at path into *out (zeroed first). SIM_OK; SIM_EIO
+ * with a message if the file cannot be opened or read as HDF5 (a missing
+ * /summary or /scenario is not an error: they come back empty); SIM_ENOMEM.
+ * Release *out with h5r_run_release, on failure too. */
+int h5r_run_read(const char *path, h5r_run *out, sim_error *err);
+
+void h5r_run_release(h5r_run *r);
+
+typedef enum h5r_type { H5R_INT64, H5R_FLOAT64, H5R_STRING } h5r_type;
+
+typedef struct h5r_column {
+  const char *path; /* "point", "metrics/energy_mwh" */
+  h5r_type type;
+  const void *data;  /* nrows int64_t, double, or const char * (NULL: "") */
+  const char *units; /* the "units" attribute, or NULL for none */
+} h5r_column;
+
+typedef struct h5r_table {
+  size_t nrows; /* at least 1 */
+  const h5r_column *cols;
+  size_t ncols;
+  const char *const *attr_keys; /* string attributes of the root */
+  const char *const *attr_values;
+  size_t nattrs;
+} h5r_table;
+
+/* Writes the table to path through path.partial, renamed at the end with
+ * the root attribute complete=1 set, as run files are. SIM_OK, or SIM_EIO
+ * with a message (nothing is left under path or path.partial then). */
+int h5r_table_write(const char *path, const h5r_table *t, sim_error *err);
+
+#endif

@@ -1,0 +1,821 @@
+/* sweep_run.c - running a sweep's points and writing its summary (sweep.h):
+ * serially, as one shard of a job array, or over MPI.
+ *
+ * Design: the output directory is the only record of progress. It holds
+ * point-NNNN.h5 (a run file, renamed to that name only once complete),
+ * point-NNNN.h5.partial (a run in progress, or killed: the next run of the
+ * point replaces it), point-NNNN.error (the message of the point's last
+ * failure, removed when it succeeds), point-NNNN.lock while the point
+ * runs, and summary.h5 and summary.csv.
+ * Whether a point is done is read from the directory alone, and the
+ * summary is always rebuilt from the files in point order, so a serial,
+ * an MPI, a sharded and a killed-and-rerun sweep of the same points give
+ * the same summary, byte for byte.
+ *
+ * A process holds a POSIX record lock on point-NNNN.lock while it runs the
+ * point, so two sweeps in one directory (an array task resubmitted while
+ * the first still runs) never write one point at once: HDF5 truncates a
+ * file it creates before it checks its own lock, which would leave the
+ * first writer committing a "complete" file with zeroed contents. The
+ * kernel drops the lock when its process dies, however it dies, so a
+ * killed sweep blocks nothing. A point whose lock is held is left to its
+ * holder (counted busy); one found complete once locked is skipped.
+ *
+ * MPI protocol (AIFSIM_MPI): rank 0 checks the directory and broadcasts
+ * whether to go on. Each other rank (a worker) sends rank 0 a result
+ * (TAG_RESULT: the point it ran, its code and message; point -1 the first
+ * time) and waits for an answer (TAG_WORK: the next point, or -1 to stop).
+ * Rank 0 answers every result with the next point of the queue, one at a
+ * time since runs differ in length, and runs points itself in between:
+ * while it runs one, the run's tick hook answers workers from inside it.
+ * A cancelled point (SIGINT/SIGTERM) stops the handing out; workers get -1
+ * as they report. At the end rank 0 writes the summary and broadcasts the
+ * outcome, so every rank returns the same code and counts. MPI errors stay
+ * fatal (MPI's default, the job aborts): a rank that returned instead
+ * would leave the others waiting forever. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h5read.h"
+#include "units.h"
+
+#ifdef AIFSIM_MPI
+#include <mpi.h>
+#endif
+
+#define SWEEP_PATH 4096
+
+static int no_memory(sim_error *err) {
+  return sim_error_set(err, SIM_ENOMEM, "out of memory");
+}
+
+static sweep_shard shard_of(const sweep_run_opts *o) {
+  return o->shard.count > 0 ? o->shard : (sweep_shard){0, 1};
+}
+
+/* ---- Files ------------------------------------------------------------- */
+
+/* Makes dir and its parents, as mkdir -p. */
+static int make_dir(const char *dir, sim_error *err) {
+  char buf[SWEEP_PATH];
+  struct stat st;
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return sim_error_set(err, SIM_EINVAL, "%s: path too long", dir);
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0')
+      continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+      return sim_error_set(err, SIM_EIO, "%s: cannot make the directory: %s",
+                           buf, strerror(errno));
+    if ((*p = c) == '\0')
+      break;
+  }
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return sim_error_set(err, SIM_EIO, "%s: not a directory", dir);
+  return SIM_OK;
+}
+
+/* Writes text to path through path.partial and a rename. 0 or -1. */
+static int write_text_file(const char *path, const char *text) {
+  char partial[SWEEP_PATH + 16];
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  FILE *f = fopen(partial, "w");
+  if (f == NULL)
+    return -1;
+  int bad = fputs(text, f) < 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(partial, path) != 0) {
+    unlink(partial);
+    return -1;
+  }
+  return 0;
+}
+
+/* The whole of a small text file (malloc'd), or NULL. */
+static char *read_text_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return NULL;
+  char *buf = malloc(8192);
+  size_t n = buf != NULL ? fread(buf, 1, 8191, f) : 0;
+  fclose(f);
+  if (buf != NULL)
+    buf[n] = '\0';
+  return buf;
+}
+
+static void point_path(const sweep *s, const char *dir, size_t p,
+                       const char *suffix, char *buf) {
+  sweep_point_path(s, dir, p, suffix, buf, SWEEP_PATH); /* checked early */
+}
+
+/* ---- Which points are done --------------------------------------------- */
+
+typedef struct point_file {
+  bool exists, done;
+  char why[sizeof(((sim_error *)NULL)->msg)]; /* why a file is not done */
+  h5r_run run;
+} point_file;
+
+/* Reads point p's file if there is one. It is done when complete and of
+ * this point's scenario; an unreadable or incomplete one is not (a rerun
+ * replaces it); one of another scenario is SIM_EINPUT. Release f->run. */
+static int read_point(const sweep *s, const char *dir, size_t p, point_file *f,
+                      sim_error *err) {
+  char path[SWEEP_PATH];
+  sim_error e = {0};
+  memset(f, 0, sizeof *f);
+  point_path(s, dir, p, ".h5", path);
+  if (access(path, F_OK) != 0)
+    return SIM_OK;
+  f->exists = true;
+  if (h5r_run_read(path, &f->run, &e) != SIM_OK)
+    memcpy(f->why, e.msg, sizeof f->why);
+  else if (f->run.complete != 1)
+    snprintf(f->why, sizeof f->why, "%.900s is not marked complete", path);
+  else if (f->run.scenario == NULL ||
+           sweep_hash_text(f->run.scenario) != sweep_point_hash(s, p))
+    return sim_error_set(
+        err, SIM_EINPUT,
+        "%s holds another scenario than point %zu of %s: the sweep, its "
+        "base scenario or aifsim changed since it ran\n  hint: use another "
+        "output directory, or delete the old point files",
+        path, p, sweep_path(s));
+  else
+    f->done = true;
+  return SIM_OK;
+}
+
+/* Makes the directory and lists the shard's points that are not done. */
+static int prepare(const sweep *s, const sweep_run_opts *o, size_t **todo,
+                   size_t *ntodo, sweep_stats *st, sim_error *err) {
+  sweep_shard sh = shard_of(o);
+  char probe[SWEEP_PATH];
+  size_t n = sweep_npoints(s);
+  *ntodo = 0;
+  if (sweep_point_path(s, o->dir, n - 1, ".h5.partial.partial", probe,
+                       sizeof probe) != SIM_OK)
+    return sim_error_set(err, SIM_EINVAL, "%s: path too long", o->dir);
+  int e = make_dir(o->dir, err);
+  if (e != SIM_OK)
+    return e;
+  if ((*todo = malloc(n * sizeof **todo)) == NULL)
+    return no_memory(err);
+  for (size_t p = 0; p < n && e == SIM_OK; p++) {
+    point_file f;
+    if (!sweep_shard_has(&sh, p))
+      continue;
+    st->mine++;
+    e = read_point(s, o->dir, p, &f, err);
+    if (f.done)
+      st->skipped++;
+    else
+      (*todo)[(*ntodo)++] = p;
+    h5r_run_release(&f.run);
+  }
+  return e;
+}
+
+/* ---- Running one point ------------------------------------------------- */
+
+/* What run_point says beyond SIM codes (which are <= 0). */
+enum {
+  POINT_SKIPPED = 1, /* complete by the time it was claimed */
+  POINT_BUSY = 2     /* another process holds the point */
+};
+
+/* Claims point p: a write lock on point-NNNN.lock. Returns the open
+ * descriptor (keep it open while the point runs), or -1 with *busy true
+ * when another process holds it. Where the file system has no locks, or
+ * the lock file cannot be made, the point runs unclaimed (descriptor -1,
+ * *busy false): sweeps that do not overlap need no lock. */
+static int claim(const char *path, bool *busy) {
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  *busy = false;
+  if (fd < 0 || fcntl(fd, F_SETLK, &fl) == 0)
+    return fd;
+  *busy = errno == EACCES || errno == EAGAIN;
+  close(fd);
+  return -1;
+}
+
+static void unclaim(const char *path, int fd) {
+  if (fd >= 0) {
+    unlink(path); /* before the close, which drops the lock */
+    close(fd);
+  }
+}
+
+/* Runs claimed point p through the run hook; a failure leaves its message
+ * in point-NNNN.error, a success removes that file. */
+static int run_claimed(const sweep *s, const sweep_run_opts *o,
+                       const sweep_hooks *h, size_t p, void (*tick)(void *),
+                       void *ctx, sim_error *err) {
+  size_t nfixed, ncols = sweep_ncolumns(s);
+  const char *const *fixed = sweep_fixed_sets(s, &nfixed);
+  const char **sets = malloc((nfixed + ncols + 1) * sizeof *sets);
+  char out[SWEEP_PATH], efile[SWEEP_PATH];
+  if (sets == NULL)
+    return no_memory(err);
+  memcpy(sets, fixed, nfixed * sizeof *sets);
+  sweep_point_sets(s, p, sets + nfixed, ncols);
+  point_path(s, o->dir, p, ".h5", out);
+  point_path(s, o->dir, p, ".error", efile);
+  sweep_job job = {p, sweep_base(s), sets, nfixed + ncols, out, tick, ctx};
+  int rc = h->run(h->user, &job, err);
+  free(sets);
+  if (rc != SIM_OK && err->msg[0] == '\0')
+    sim_error_set(err, rc, "the run failed: %s", sim_strerror(rc));
+  if (rc == SIM_OK)
+    unlink(efile);
+  else if (rc != SIM_ECANCELED)
+    write_text_file(efile, err->msg);
+  return rc;
+}
+
+/* Claims and runs point p: SIM_OK, POINT_SKIPPED, POINT_BUSY (err says
+ * so), or the run's failure. */
+static int run_point(const sweep *s, const sweep_run_opts *o,
+                     const sweep_hooks *h, size_t p, void (*tick)(void *),
+                     void *ctx, sim_error *err) {
+  char lock[SWEEP_PATH];
+  bool busy;
+  point_file f;
+  sim_error_clear(err);
+  point_path(s, o->dir, p, ".lock", lock);
+  int fd = claim(lock, &busy);
+  if (busy) {
+    sim_error_set(err, SIM_ESTATE,
+                  "another process is running it (%s is locked); run the "
+                  "sweep again once that one is done",
+                  lock);
+    return POINT_BUSY;
+  }
+  int rc = read_point(s, o->dir, p, &f, err);
+  if (rc == SIM_OK)
+    rc = f.done ? POINT_SKIPPED : run_claimed(s, o, h, p, tick, ctx, err);
+  h5r_run_release(&f.run);
+  unclaim(lock, fd);
+  return rc;
+}
+
+/* Counts a point's outcome and tells the done hook. */
+static void count_point(const sweep_hooks *h, sweep_stats *st, size_t ntodo,
+                        size_t p, int code, const char *msg) {
+  if (code == POINT_SKIPPED) {
+    st->skipped++;
+    return;
+  }
+  bool busy = code == POINT_BUSY;
+  st->busy += busy;
+  st->ran += !busy;
+  st->failed += !busy && code != SIM_OK;
+  if (h->done != NULL) {
+    sweep_event ev = {p,
+                      busy ? SIM_ESTATE : code,
+                      code != SIM_OK ? msg : "",
+                      st->ran + st->busy,
+                      ntodo,
+                      st->failed,
+                      busy};
+    h->done(h->user, &ev);
+  }
+}
+
+/* ---- The summary -------------------------------------------------------- */
+
+typedef struct table {
+  size_t n; /* rows: one per point */
+  int64_t *point;
+  const char **status;
+  char **error;    /* owned; NULL when none */
+  char **names;    /* metric names, sorted by strcmp */
+  double **metric; /* [nnames][n], NaN where a row has none */
+  size_t nnames;
+  size_t failed, missing;
+} table;
+
+static void table_fini(table *t) {
+  for (size_t i = 0; t->error != NULL && i < t->n; i++)
+    free(t->error[i]);
+  for (size_t i = 0; i < t->nnames; i++) {
+    free(t->names[i]);
+    free(t->metric[i]);
+  }
+  free(t->point);
+  free(t->status);
+  free(t->error);
+  free(t->names);
+  free(t->metric);
+}
+
+static int table_init(table *t, size_t n, sim_error *err) {
+  memset(t, 0, sizeof *t);
+  t->n = n;
+  t->point = calloc(n, sizeof *t->point);
+  t->status = calloc(n, sizeof *t->status);
+  t->error = calloc(n, sizeof *t->error);
+  return t->point && t->status && t->error ? SIM_OK : no_memory(err);
+}
+
+/* The column of metric name; a new one goes in its sorted place, NaN. */
+static double *metric_column(table *t, const char *name) {
+  size_t i = 0;
+  while (i < t->nnames && strcmp(t->names[i], name) < 0)
+    i++;
+  if (i < t->nnames && strcmp(t->names[i], name) == 0)
+    return t->metric[i];
+  char **names = realloc(t->names, (t->nnames + 1) * sizeof *names);
+  if (names != NULL)
+    t->names = names;
+  double **cols = realloc(t->metric, (t->nnames + 1) * sizeof *cols);
+  if (cols != NULL)
+    t->metric = cols;
+  char *copy = names && cols ? strdup(name) : NULL;
+  double *col = copy != NULL ? malloc(t->n * sizeof *col) : NULL;
+  if (col == NULL) {
+    free(copy);
+    return NULL;
+  }
+  for (size_t r = 0; r < t->n; r++)
+    col[r] = NAN;
+  memmove(names + i + 1, names + i, (t->nnames - i) * sizeof *names);
+  memmove(cols + i + 1, cols + i, (t->nnames - i) * sizeof *cols);
+  names[i] = copy;
+  cols[i] = col;
+  t->nnames++;
+  return col;
+}
+
+static int put_metrics(table *t, size_t p, const h5r_run *run, sim_error *err) {
+  for (size_t m = 0; m < run->nmetrics; m++) {
+    double *col = metric_column(t, run->names[m]);
+    if (col == NULL)
+      return no_memory(err);
+    col[p] = run->values[m];
+  }
+  return SIM_OK;
+}
+
+/* Row p from point p's file, or its error file, or "missing". */
+static int gather_row(table *t, const sweep *s, const char *dir, size_t p,
+                      sim_error *err) {
+  char efile[SWEEP_PATH];
+  point_file f;
+  int e = read_point(s, dir, p, &f, err);
+  t->point[p] = (int64_t)p;
+  t->status[p] = "ok";
+  if (e == SIM_OK && f.done) {
+    e = put_metrics(t, p, &f.run, err);
+  } else if (e == SIM_OK) {
+    point_path(s, dir, p, ".error", efile);
+    t->error[p] = f.exists ? strdup(f.why) : read_text_file(efile);
+    t->status[p] = f.exists || t->error[p] != NULL ? "failed" : "missing";
+    t->failed += t->status[p][0] == 'f';
+    t->missing += t->status[p][0] == 'm';
+  }
+  h5r_run_release(&f.run);
+  return e;
+}
+
+/* One CSV field (RFC 4180): quoted when it holds a comma, a quote or a
+ * line break. Line breaks of messages (their hint lines) become "; ". */
+static void csv_field(FILE *f, const char *text, bool last) {
+  bool quote = strpbrk(text, ",\"\n\r") != NULL;
+  if (quote)
+    fputc('"', f);
+  for (const char *c = text; *c != '\0'; c++) {
+    if (*c == '\n') {
+      fputs("; ", f);
+      while (c[1] == ' ')
+        c++;
+    } else {
+      if (*c == '"')
+        fputc('"', f);
+      fputc(*c, f);
+    }
+  }
+  if (quote)
+    fputc('"', f);
+  fputc(last ? '\n' : ',', f);
+}
+
+static void csv_row(FILE *f, const table *t, const sweep *s, size_t p) {
+  char num[32];
+  snprintf(num, sizeof num, "%zu", p);
+  csv_field(f, num, false);
+  csv_field(f, t->status[p], false);
+  for (size_t c = 0; c < sweep_ncolumns(s); c++)
+    csv_field(f, sweep_point_value(s, p, c), false);
+  for (size_t m = 0; m < t->nnames; m++) {
+    double v = t->metric[m][p];
+    if (!isnan(v))
+      snprintf(num, sizeof num, "%.17g", v);
+    csv_field(f, isnan(v) ? "" : num, false);
+  }
+  csv_field(f, t->error[p] != NULL ? t->error[p] : "", true);
+}
+
+/* summary.csv: point, status, the grid's columns, the metrics, error. */
+static int write_csv(const table *t, const sweep *s, const char *path,
+                     sim_error *err) {
+  char partial[SWEEP_PATH + 16];
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  FILE *f = fopen(partial, "w");
+  if (f == NULL)
+    return sim_error_set(err, SIM_EIO, "%s: cannot write: %s", partial,
+                         strerror(errno));
+  csv_field(f, "point", false);
+  csv_field(f, "status", false);
+  for (size_t c = 0; c < sweep_ncolumns(s); c++)
+    csv_field(f, sweep_column_key(s, c), false);
+  for (size_t m = 0; m < t->nnames; m++)
+    csv_field(f, t->names[m], false);
+  csv_field(f, "error", true);
+  for (size_t p = 0; p < t->n; p++)
+    csv_row(f, t, s, p);
+  int bad = ferror(f) | (fclose(f) != 0);
+  if (bad || rename(partial, path) != 0) {
+    unlink(partial);
+    return sim_error_set(err, SIM_EIO, "%s: cannot write", path);
+  }
+  return SIM_OK;
+}
+
+/* The dimension every value of column c parses in, if there is one. */
+static bool column_numeric(const sweep *s, size_t c, units_dim *dim) {
+  for (int d = 0; d < UNITS_NDIMS; d++) {
+    size_t p = 0;
+    double v;
+    while (p < sweep_npoints(s) &&
+           units_parse(sweep_point_value(s, p, c), (units_dim)d, &v, NULL) == 0)
+      p++;
+    if (p == sweep_npoints(s)) {
+      *dim = (units_dim)d;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The arrays and names the HDF5 table borrows. */
+typedef struct h5_parts {
+  h5r_column *cols;
+  size_t ncols;
+  void **data;  /* owned arrays */
+  char **paths; /* owned names */
+  size_t nowned;
+} h5_parts;
+
+static void parts_fini(h5_parts *h) {
+  for (size_t i = 0; i < h->nowned; i++) {
+    free(h->data[i]);
+    free(h->paths[i]);
+  }
+  free(h->data);
+  free(h->paths);
+  free(h->cols);
+}
+
+/* Adds a column whose path and data the parts own (data may be NULL). */
+static int add_owned(h5_parts *h, char *path, h5r_type type, void *data,
+                     const char *units) {
+  h->paths[h->nowned] = path;
+  h->data[h->nowned++] = data;
+  if (path == NULL || data == NULL)
+    return -1;
+  h->cols[h->ncols++] = (h5r_column){path, type, data, units};
+  return 0;
+}
+
+static char *join(const char *group, const char *name) {
+  size_t n = strlen(group) + strlen(name) + 2;
+  char *s = malloc(n);
+  if (s != NULL)
+    snprintf(s, n, "%s/%s", group, name);
+  return s;
+}
+
+/* axes/KEY (text as written) and, when every value is a quantity of one
+ * kind, axis_values/KEY in canonical units. */
+static int add_axis(h5_parts *h, const sweep *s, size_t c, size_t n) {
+  const char *key = sweep_column_key(s, c);
+  const char **text = malloc(n * sizeof *text);
+  for (size_t p = 0; text != NULL && p < n; p++)
+    text[p] = sweep_point_value(s, p, c);
+  if (add_owned(h, join("axes", key), H5R_STRING, text, NULL) != 0)
+    return -1;
+  units_dim dim;
+  if (!column_numeric(s, c, &dim))
+    return 0;
+  double *v = malloc(n * sizeof *v);
+  for (size_t p = 0; v != NULL && p < n; p++)
+    units_parse(sweep_point_value(s, p, c), dim, &v[p], NULL);
+  const char *units = units_canonical(dim)[0] ? units_canonical(dim) : "1";
+  return add_owned(h, join("axis_values", key), H5R_FLOAT64, v, units);
+}
+
+static int build_parts(h5_parts *h, const table *t, const sweep *s) {
+  size_t nc = sweep_ncolumns(s), max = 3 + 2 * nc + t->nnames;
+  h->cols = calloc(max, sizeof *h->cols);
+  h->data = calloc(max, sizeof *h->data);
+  h->paths = calloc(max, sizeof *h->paths);
+  if (h->cols == NULL || h->data == NULL || h->paths == NULL)
+    return -1;
+  h->cols[h->ncols++] = (h5r_column){"point", H5R_INT64, t->point, NULL};
+  h->cols[h->ncols++] = (h5r_column){"status", H5R_STRING, t->status, NULL};
+  h->cols[h->ncols++] = (h5r_column){"error", H5R_STRING, t->error, NULL};
+  for (size_t c = 0; c < nc; c++)
+    if (add_axis(h, s, c, t->n) != 0)
+      return -1;
+  for (size_t m = 0; m < t->nnames; m++) {
+    h->paths[h->nowned++] = join("metrics", t->names[m]);
+    if (h->paths[h->nowned - 1] == NULL)
+      return -1;
+    h->cols[h->ncols++] =
+        (h5r_column){h->paths[h->nowned - 1], H5R_FLOAT64, t->metric[m], NULL};
+  }
+  return 0;
+}
+
+static int write_h5(const table *t, const sweep *s, const char *path,
+                    const char *version, sim_error *err) {
+  h5_parts h = {0};
+  const char *file = strrchr(sweep_path(s), '/');
+  const char *keys[] = {"sweep", "base", "aifsim_version"};
+  const char *values[] = {file ? file + 1 : sweep_path(s),
+                          sweep_base_written(s), version};
+  int e = build_parts(&h, t, s) == 0 ? SIM_OK : no_memory(err);
+  h5r_table tab = {t->n, h.cols, h.ncols, keys, values, version ? 3 : 2};
+  if (e == SIM_OK)
+    e = h5r_table_write(path, &tab, err);
+  parts_fini(&h);
+  return e;
+}
+
+/* Rebuilds summary.h5 and summary.csv from the files in dir. */
+static int write_summary(const sweep *s, const char *dir, const char *version,
+                         size_t *failed, size_t *missing, sim_error *err) {
+  table t;
+  char path[SWEEP_PATH];
+  int e = table_init(&t, sweep_npoints(s), err);
+  for (size_t p = 0; e == SIM_OK && p < t.n; p++)
+    e = gather_row(&t, s, dir, p, err);
+  snprintf(path, sizeof path, "%s/summary.h5", dir);
+  if (e == SIM_OK)
+    e = write_h5(&t, s, path, version, err);
+  snprintf(path, sizeof path, "%s/summary.csv", dir);
+  if (e == SIM_OK)
+    e = write_csv(&t, s, path, err);
+  *failed = t.failed;
+  *missing = t.missing;
+  table_fini(&t);
+  return e;
+}
+
+int sweep_collect(const sweep *s, const char *dir, const char *version,
+                  sweep_stats *st, sim_error *err) {
+  struct stat sb;
+  memset(st, 0, sizeof *st);
+  st->points = st->mine = sweep_npoints(s);
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return sim_error_set(err, SIM_EIO, "%s: no such directory", dir);
+  int e = write_summary(s, dir, version, &st->failed, &st->missing, err);
+  st->summary = e == SIM_OK;
+  return e;
+}
+
+/* ---- Serial ------------------------------------------------------------ */
+
+/* After the points: the summary, unless sharded, cancelled or failed. */
+static int finish(const sweep *s, const sweep_run_opts *o, sweep_stats *st,
+                  int e, sim_error *err) {
+  size_t failed, missing;
+  if (e != SIM_OK)
+    return e;
+  if (st->canceled)
+    return sim_error_set(err, SIM_ECANCELED,
+                         "interrupted after %zu of %zu points; run the same "
+                         "command again to finish",
+                         st->skipped + st->ran, st->mine);
+  if (shard_of(o).count > 1)
+    return SIM_OK;
+  e = write_summary(s, o->dir, o->version, &failed, &missing, err);
+  st->summary = e == SIM_OK;
+  return e;
+}
+
+static int run_serial(const sweep *s, const sweep_run_opts *o,
+                      const sweep_hooks *h, sweep_stats *st, sim_error *err) {
+  size_t *todo = NULL, ntodo = 0;
+  int e = prepare(s, o, &todo, &ntodo, st, err);
+  for (size_t k = 0; e == SIM_OK && k < ntodo; k++) {
+    sim_error pe = {0};
+    int rc = run_point(s, o, h, todo[k], NULL, NULL, &pe);
+    if (rc == SIM_ECANCELED) {
+      st->canceled = true;
+      break;
+    }
+    count_point(h, st, ntodo, todo[k], rc, pe.msg);
+  }
+  free(todo);
+  return finish(s, o, st, e, err);
+}
+
+/* ---- MPI --------------------------------------------------------------- */
+
+#ifdef AIFSIM_MPI
+
+enum { TAG_RESULT = 1, TAG_WORK = 2 };
+
+typedef struct mpi_result {
+  int64_t point; /* -1: ready for a first point */
+  int32_t code;
+  char msg[sizeof(((sim_error *)NULL)->msg)];
+} mpi_result;
+
+/* Rank 0's state while it hands out points. */
+typedef struct lead {
+  const sweep *s;
+  const sweep_run_opts *o;
+  const sweep_hooks *h;
+  const size_t *todo;
+  size_t ntodo, next;
+  int active; /* workers not yet told to stop */
+  bool stopping;
+  sweep_stats *st;
+} lead;
+
+/* A point's outcome, from rank 0 itself or a worker. */
+static void lead_record(lead *l, int64_t p, int code, const char *msg) {
+  if (code == SIM_ECANCELED) {
+    l->stopping = l->st->canceled = true;
+    return;
+  }
+  count_point(l->h, l->st, l->ntodo, (size_t)p, code, msg);
+}
+
+/* The next point for a worker, or -1 to stop it. */
+static void lead_reply(lead *l, int rank) {
+  int64_t p = -1;
+  if (!l->stopping && l->next < l->ntodo)
+    p = (int64_t)l->todo[l->next++];
+  else
+    l->active--;
+  MPI_Send(&p, 1, MPI_INT64_T, rank, TAG_WORK, MPI_COMM_WORLD);
+}
+
+/* Answers one worker's message; with wait false only if one is there.
+ * Waiting polls with a short sleep rather than spinning in MPI_Recv, so
+ * an idle rank 0 leaves the cores to the workers. */
+static void lead_serve(lead *l, bool wait) {
+  MPI_Status status;
+  int flag = 0;
+  struct timespec nap = {0, 1000000};
+  for (;;) {
+    MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &status);
+    if (flag || !wait)
+      break;
+    nanosleep(&nap, NULL);
+  }
+  if (!flag)
+    return;
+  mpi_result r;
+  MPI_Recv(&r, (int)sizeof r, MPI_BYTE, status.MPI_SOURCE, TAG_RESULT,
+           MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  r.msg[sizeof r.msg - 1] = '\0';
+  if (r.point >= 0)
+    lead_record(l, r.point, r.code, r.msg);
+  lead_reply(l, status.MPI_SOURCE);
+}
+
+static void lead_tick(void *ctx) { lead_serve(ctx, false); }
+
+/* Rank 0: runs points itself while there are any, serving workers from
+ * its runs' ticks; then serves them until every one was told to stop. */
+static void lead_run(lead *l) {
+  while (!l->stopping && l->next < l->ntodo) {
+    size_t p = l->todo[l->next++];
+    sim_error pe = {0};
+    int rc = run_point(l->s, l->o, l->h, p, lead_tick, l, &pe);
+    lead_record(l, (int64_t)p, rc, pe.msg);
+  }
+  while (l->active > 0)
+    lead_serve(l, true);
+}
+
+/* Other ranks: report, take the next point, until told to stop. */
+static void follow(const sweep *s, const sweep_run_opts *o,
+                   const sweep_hooks *h) {
+  mpi_result r = {-1, 0, ""};
+  for (;;) {
+    int64_t p;
+    MPI_Send(&r, (int)sizeof r, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+    MPI_Recv(&p, 1, MPI_INT64_T, 0, TAG_WORK, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (p < 0)
+      return;
+    sim_error pe = {0};
+    r.point = p;
+    r.code = run_point(s, o, h, (size_t)p, NULL, NULL, &pe);
+    memcpy(r.msg, pe.msg, sizeof r.msg);
+  }
+}
+
+/* What every rank returns, as rank 0 decided it. */
+typedef struct outcome {
+  int32_t code;
+  sweep_stats st;
+} outcome;
+
+static int run_mpi(const sweep *s, const sweep_run_opts *o,
+                   const sweep_hooks *h, sweep_stats *st, sim_error *err) {
+  int rank, size, go = SIM_OK;
+  size_t *todo = NULL, ntodo = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank == 0)
+    go = prepare(s, o, &todo, &ntodo, st, err);
+  MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  outcome out = {go, {0}};
+  if (go == SIM_OK && rank == 0) {
+    lead l = {s, o, h, todo, ntodo, 0, size - 1, false, st};
+    lead_run(&l);
+    out.code = finish(s, o, st, SIM_OK, err);
+  } else if (go == SIM_OK) {
+    follow(s, o, h);
+  }
+  free(todo);
+  out.st = *st;
+  MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, MPI_COMM_WORLD);
+  *st = out.st;
+  if (rank != 0 && out.code != SIM_OK)
+    sim_error_set(err, out.code, "the sweep failed (see rank 0)");
+  return out.code;
+}
+
+bool sweep_mpi_built(void) { return true; }
+
+int sweep_mpi_start(int *argc, char ***argv, int *rank, int *size,
+                    sim_error *err) {
+  int started = 0;
+  (void)err;
+  MPI_Initialized(&started);
+  if (!started)
+    MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return SIM_OK;
+}
+
+void sweep_mpi_stop(void) {
+  int started = 0, stopped = 0;
+  MPI_Initialized(&started);
+  if (started)
+    MPI_Finalized(&stopped);
+  if (started && !stopped)
+    MPI_Finalize();
+}
+
+#else /* !AIFSIM_MPI */
+
+static int run_mpi(const sweep *s, const sweep_run_opts *o,
+                   const sweep_hooks *h, sweep_stats *st, sim_error *err) {
+  (void)s, (void)o, (void)h, (void)st;
+  return sim_error_set(err, SIM_ENOTFOUND, "aifsim was built without MPI");
+}
+
+bool sweep_mpi_built(void) { return false; }
+
+int sweep_mpi_start(int *argc, char ***argv, int *rank, int *size,
+                    sim_error *err) {
+  (void)argc, (void)argv;
+  *rank = 0;
+  *size = 1;
+  return sim_error_set(err, SIM_ENOTFOUND,
+                       "aifsim was built without MPI (AIFSIM_MPI off)");
+}
+
+void sweep_mpi_stop(void) {}
+
+#endif
+
+int sweep_run(const sweep *s, const sweep_run_opts *o, const sweep_hooks *h,
+              sweep_stats *st, sim_error *err) {
+  memset(st, 0, sizeof *st);
+  st->points = sweep_npoints(s);
+  sim_error_clear(err);
+  return o->mpi ? run_mpi(s, o, h, st, err) : run_serial(s, o, h, st, err);
+}
