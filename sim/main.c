@@ -261,7 +261,10 @@ static void default_output(const char *scenario, char *buf, size_t size) {
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
-  int rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
+  /* The file layout's version (README, Output): readers refuse newer. */
+  int rc = tel_put_meta_int(sink, "format_version", 1);
+  if (rc == SIM_OK)
+    rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
   if (rc == SIM_OK)
     rc = tel_put_meta_str(sink, "scenario_name", sc->cfg.name);
   if (rc == SIM_OK)
@@ -287,6 +290,13 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
          100 * s->peak_power_w / s->cap_w);
   printf("  cap violation  %.0f s, %.3g J\n", s->cap_violation_s,
          s->cap_violation_j);
+  printf("  PUE            %.3f (cooling %.4f MWh, conversion losses %.4f "
+         "MWh)\n",
+         s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
+         s->loss_energy_j / 3.6e9);
+  if (!isnan(s->cost) || !isnan(s->co2_kg))
+    printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
+           s->co2_kg / 1000);
   printf("  output         %s\n", out);
 }
 
