@@ -2,8 +2,10 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 void test_assert_close(double a, double b, double rel_tol, double abs_tol,
@@ -50,4 +52,17 @@ const char *test_out_path(const char *name) {
   mkdir(dir, 0777);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   return path;
+}
+
+void test_schema_rejects(const scn_schema *schema, const char *file,
+                         const char *yaml, const char *want) {
+  void *obj = calloc(1, schema->size);
+  sim_error err = {0};
+  int rc = scn_bind_string(file, yaml, schema, obj, NULL, &err);
+  if (rc == SIM_OK)
+    scn_release(schema, obj);
+  free(obj);
+  if (rc != SIM_EINPUT || strstr(err.msg, want) == NULL)
+    fail_msg("'%s': got %d '%s', want SIM_EINPUT with '%s'", yaml, rc, err.msg,
+             want);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "alloc.h"
+#include "scenario.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,6 +28,20 @@
         fn, (void *)&(table)[row_]);                                           \
     (tests)[(n)++].name = (table)[row_].name;                                  \
   }
+
+/* A fragment a schema must refuse, and a part of the message it must
+ * give (a FILE:LINE:COLUMN: prefix, the problem's words). */
+typedef struct test_bad_yaml {
+  const char *name;
+  const char *yaml;
+  const char *message;
+} test_bad_yaml;
+
+/* Binds yaml (called file in messages) against schema and fails unless it
+ * is refused with SIM_EINPUT and a message that starts with file's
+ * position and contains want. */
+void test_schema_rejects(const scn_schema *schema, const char *file,
+                         const char *yaml, const char *want);
 
 /* Fails unless |a - b| <= max(abs_tol, rel_tol * max(|a|, |b|)). */
 #define assert_close(a, b, rel_tol, abs_tol)                                   \
