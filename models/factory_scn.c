@@ -1,0 +1,491 @@
+/* factory_scn.c - a whole factory as a scenario: the schema, the checks
+ * that span models (GPU names, periods, the cap's floor, DR timing, which
+ * loop cools which racks), and loading with the catalog and the grid's
+ * files. The run-time side is factory.c. */
+#include "factory.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factory_internal.h"
+
+/* Fleets above this size would need more memory than the machines this
+ * project targets; the message says so instead of failing in malloc. */
+#define MAX_GPUS 2000000
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *const policy_names[] = {"static", NULL};
+
+static const scn_field power_fields[] = {
+    {.key = "cap",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(power_config, cap_w),
+     .dim = UNITS_POWER,
+     .min = 0,
+     .max = HUGE_VAL,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "the facility power cap (contracted capacity), e.g. 18 MW"},
+    {.key = "policy",
+     .type = SCN_ENUM,
+     .offset = offsetof(power_config, policy),
+     .names = policy_names,
+     .dflt = "static",
+     .help = "how the cap is shared: static (the same share of TDP for all)"},
+};
+
+static const scn_schema power_schema =
+    SCN_SCHEMA("power", power_config, power_fields, .check = NULL);
+
+static int check_group(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err);
+
+static const scn_field conv_fields[] = {
+    {.key = "load",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_conv_point, load),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "share of the rack's limit, e.g. 50%"},
+    {.key = "efficiency",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_conv_point, efficiency),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .flags = SCN_REQUIRED | SCN_POSITIVE,
+     .help = "share of the power drawn that reaches the IT, e.g. 96%"},
+};
+
+static const scn_schema conv_schema =
+    SCN_SCHEMA("conversion point", rack_conv_point, conv_fields, .check = NULL);
+
+#define POWER(k, field, fl, def, h)                                            \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY,                                            \
+    .offset = offsetof(rack_group_config, field), .dim = UNITS_POWER,          \
+    .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h             \
+  }
+
+static const scn_field group_fields[] = {
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(rack_group_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a name for the group"},
+    {.key = "count",
+     .type = SCN_INT,
+     .offset = offsetof(rack_group_config, count),
+     .min = 1,
+     .max = 100000,
+     .flags = SCN_REQUIRED,
+     .help = "how many racks of this kind"},
+    {.key = "gpu",
+     .type = SCN_STRING,
+     .offset = offsetof(rack_group_config, gpu),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a GPU type of the catalog (aifsim catalog lists them)"},
+    {.key = "gpus_per_rack",
+     .type = SCN_INT,
+     .offset = offsetof(rack_group_config, gpus_per_rack),
+     .min = 1,
+     .max = 1024,
+     .flags = SCN_REQUIRED,
+     .help = "e.g. 72 for an NVL72"},
+    POWER("limit", limit_w, SCN_POSITIVE, NULL,
+          "the rack's power limit; default: GPUs at TDP plus other IT"),
+    POWER("other_power_idle", other_idle_w, 0, "0 W",
+          "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
+    POWER("other_power_max", other_max_w, 0, "0 W",
+          "non-GPU IT power of a rack at full activity"),
+    {.key = "thermal_resistance",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(rack_group_config, r_th),
+     .dim = UNITS_THERMAL_RES,
+     .flags = SCN_POSITIVE,
+     .help = "GPU junction over its loop's temperature per W, e.g. 0.05 K/W; "
+             "with the GPU's slowdown_temp it throttles hot GPUs"},
+    {.key = "conversion",
+     .type = SCN_LIST,
+     .offset = offsetof(rack_group_config, conv),
+     .sub = &conv_schema,
+     .count_offset = offsetof(rack_group_config, nconv),
+     .help = "power-conversion efficiency by load, e.g. [{load: 10%, "
+             "efficiency: 90%}, {load: 50%, efficiency: 96%}]; none: "
+             "lossless"},
+    {.key = "load",
+     .type = SCN_MAP,
+     .offset = offsetof(rack_group_config, load),
+     .sub = &load_schema,
+     .help = "synthetic utilisation: pattern constant, diurnal or steps"},
+};
+
+static const scn_schema group_schema = SCN_SCHEMA(
+    "rack group", rack_group_config, group_fields, .check = check_group);
+
+static int check_factory(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err);
+
+#define TIME(k, field, fl, def, h)                                             \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(factory_config, field), \
+    .dim = UNITS_TIME, .min = 0, .max = 366 * 86400.0, .flags = fl,            \
+    .dflt = def, .help = h                                                     \
+  }
+
+static const scn_field factory_fields[] = {
+    {.key = "name",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, name),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "the scenario's name"},
+    {.key = "description",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, description),
+     .dflt = ""},
+    {.key = "seed",
+     .type = SCN_INT,
+     .offset = offsetof(factory_config, seed),
+     .min = 0,
+     .max = 9007199254740992.0,
+     .dflt = "1",
+     .help = "the run's random seed (aifsim run --seed N overrides it)"},
+    TIME("duration", duration_s, SCN_REQUIRED | SCN_POSITIVE, NULL,
+         "simulated time, e.g. 24 h (at most 366 d)"),
+    TIME("control_period", control_period_s, SCN_POSITIVE, "1 s",
+         "how often load and power are recomputed"),
+    TIME("sample_period", sample_period_s, SCN_POSITIVE, "1 min",
+         "telemetry interval, a multiple of control_period"),
+    {.key = "catalog",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, catalog),
+     .help = "a GPU catalog file (relative to the scenario) instead of the "
+             "built-in one"},
+    {.key = "grid",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, grid),
+     .sub = &grid_schema,
+     .help = "the grid feed: carbon, price, outdoor temperature, dr_events"},
+    {.key = "power_quality",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, power_quality),
+     .sub = &pq_schema,
+     .help = "the high-rate window for ramps and 0.1-20 Hz oscillation"},
+    {.key = "power",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, power),
+     .sub = &power_schema,
+     .flags = SCN_REQUIRED,
+     .help = "power: {cap: 18 MW, policy: static}"},
+    {.key = "loops",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, loops),
+     .sub = &cool_loop_schema,
+     .count_offset = offsetof(factory_config, nloops),
+     .help = "cooling loops: [{name, kind: liquid or air, capacity, racks: "
+             "[groups], heat_share}]; none: no cooling power"},
+    {.key = "smoothing",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, smoothing),
+     .sub = &smo_schema,
+     .help = "in-rack power smoothing: enabled, store, ramp_up, ramp_down, "
+             "floor, hysteresis"},
+    {.key = "battery",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, battery),
+     .sub = &bat_schema,
+     .help = "on-site battery: capacity, powers, round_trip_efficiency, "
+             "SoC bounds, mode"},
+    {.key = "racks",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, racks),
+     .sub = &group_schema,
+     .count_offset = offsetof(factory_config, nracks),
+     .flags = SCN_REQUIRED | SCN_NONEMPTY,
+     .help = "a list of rack groups: {name, count, gpu, gpus_per_rack, ...}"},
+};
+
+const scn_schema factory_schema = SCN_SCHEMA(
+    "scenario", factory_config, factory_fields, .check = check_factory);
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                              */
+/* ------------------------------------------------------------------ */
+
+static int check_group(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err) {
+  rack_group_config *g = obj;
+  const gpu_catalog *cat = &((const factory_scenario *)user)->catalog;
+  const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
+  if (spec == NULL) {
+    char names[1024], hint[1100];
+    gpu_catalog_names(cat, names, sizeof names);
+    snprintf(hint, sizeof hint, "known types: %s", names);
+    return scn_fail(loc, "gpu", err, hint, "unknown GPU type '%s'", g->gpu);
+  }
+  for (size_t i = 1; i < g->nconv; i++)
+    if (!(g->conv[i].load > g->conv[i - 1].load)) {
+      char where[64];
+      snprintf(where, sizeof where, "conversion.%zu.load", i);
+      return scn_fail(loc, where, err, NULL,
+                      "conversion points must rise in load");
+    }
+  if (g->other_max_w < g->other_idle_w)
+    return scn_fail(loc, "other_power_max", err, NULL,
+                    "other_power_max is below other_power_idle");
+  if (isnan(g->limit_w))
+    g->limit_w = (double)g->gpus_per_rack * spec->tdp_w + g->other_max_w;
+  double floor = (double)g->gpus_per_rack * spec->cap_min_w + g->other_max_w;
+  if (g->limit_w < floor)
+    return scn_fail(loc, "limit", err, "raise the limit or lower the GPUs",
+                    "rack limit %.0f W is below the %.0f W its GPUs at their "
+                    "minimum cap and other IT power draw",
+                    g->limit_w, floor);
+  return SIM_OK;
+}
+
+/* Far more ticks than any study needs, and about an hour of run time at
+ * the reference day's speed: beyond it a typo (1 us for 1 s) is likelier
+ * than intent. */
+#define MAX_TICKS 1e9
+
+static int check_periods(const factory_config *c, const scn_loc *loc,
+                         sim_error *err) {
+  sim_time dur = factory__to_ns(c->duration_s),
+           ctl = factory__to_ns(c->control_period_s),
+           smp = factory__to_ns(c->sample_period_s);
+  if (ctl < 1000)
+    return scn_fail(loc, "control_period", err, NULL,
+                    "control_period must be at least 1 us");
+  if (smp < ctl || smp % ctl != 0)
+    return scn_fail(loc, "sample_period", err,
+                    "e.g. control_period 1 s, sample_period 1 min",
+                    "sample_period must be a multiple of control_period");
+  if (dur < smp || dur % smp != 0)
+    return scn_fail(loc, "duration", err,
+                    "so that every sample covers an equal interval",
+                    "duration must be a multiple of sample_period");
+  if ((double)dur / (double)ctl > MAX_TICKS)
+    return scn_fail(loc, "control_period", err,
+                    "lengthen control_period or shorten duration",
+                    "%.3g control ticks; at most %.0e are allowed",
+                    (double)dur / (double)ctl, MAX_TICKS);
+  return SIM_OK;
+}
+
+static int check_fleet(const factory_config *c, const gpu_catalog *cat,
+                       const scn_loc *loc, sim_error *err) {
+  double floor = 0, gpus = 0, eta = 1;
+  for (size_t i = 0; i < c->nracks; i++) {
+    const rack_group_config *g = &c->racks[i];
+    const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
+    double n = (double)g->count * (double)g->gpus_per_rack;
+    gpus += n;
+    floor += n * spec->cap_min_w + (double)g->count * g->other_max_w;
+    for (size_t k = 0; k < g->nconv; k++)
+      eta = fmin(eta, g->conv[k].efficiency);
+    char where[64];
+    snprintf(where, sizeof where, "racks.%zu.name", i);
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(c->racks[j].name, g->name) == 0)
+        return scn_fail(loc, where, err, "names identify the groups",
+                        "two rack groups are called '%s'", g->name);
+  }
+  if (gpus > MAX_GPUS)
+    return scn_fail(loc, "racks", err, NULL,
+                    "%.0f GPUs; at most %d are supported", gpus, MAX_GPUS);
+  floor /= eta; /* the static split reserves losses at the lowest efficiency */
+  if (c->power.cap_w < floor) {
+    char hint[128];
+    snprintf(hint, sizeof hint, "the cap must be at least %.6g kW",
+             floor / 1e3);
+    return scn_fail(loc, "power.cap", err, hint,
+                    "the cap %.6g kW is below what the factory draws with "
+                    "every GPU at its minimum cap",
+                    c->power.cap_w / 1e3);
+  }
+  return SIM_OK;
+}
+
+/* DR events start and end on sample boundaries, so the cap is constant
+ * within every sample interval and power never exceeds the cap column. */
+static int check_dr(const factory_config *c, const scn_loc *loc,
+                    sim_error *err) {
+  sim_time smp = factory__to_ns(c->sample_period_s);
+  for (size_t i = 0; i < c->grid.ndr; i++) {
+    const dr_event *e = &c->grid.dr[i];
+    char where[64];
+    snprintf(where, sizeof where, "grid.dr_events.%zu", i);
+    if (factory__to_ns(e->start_s) % smp != 0 ||
+        factory__to_ns(e->duration_s) % smp != 0)
+      return scn_fail(loc, where, err, "or shorten sample_period",
+                      "DR event %zu must start and last whole multiples of "
+                      "sample_period",
+                      i + 1);
+  }
+  return SIM_OK;
+}
+
+static void folder_of(const char *path, char *out, size_t size) {
+  const char *slash = strrchr(path, '/');
+  snprintf(out, size, "%.*s", slash ? (int)(slash - path) : 0, path);
+}
+
+/* The feed's files are read here, while positions are at hand, and kept
+ * in the loaded scenario for the run. */
+static int check_feed(factory_scenario *sc, const scn_loc *loc,
+                      sim_error *err) {
+  char dir[4096], where[64], msg[sizeof err->msg];
+  const char *which = NULL;
+  folder_of(scn_loc_file(loc), dir, sizeof dir);
+  int rc = grid_init(&sc->feed, &sc->cfg.grid, sc->cfg.power.cap_w, dir,
+                     sc->cfg.duration_s, &which, err);
+  if (rc != SIM_EIO && rc != SIM_ERANGE)
+    return rc; /* bad content: the file's own FILE:LINE: column says it */
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  snprintf(where, sizeof where, "grid.%s.%s", which,
+           rc == SIM_EIO ? "file" : "start");
+  return scn_fail(loc, where, err,
+                  rc == SIM_EIO ? "paths are relative to the scenario's folder"
+                                : "set 'repeat: true' or an earlier 'start'",
+                  "%s", msg);
+}
+
+static long group_index(const factory_config *c, const char *name) {
+  for (size_t g = 0; g < c->nracks; g++)
+    if (strcmp(c->racks[g].name, name) == 0)
+      return (long)g;
+  return -1;
+}
+
+/* The share of group g's heat that loop l takes: its heat_share if it
+ * serves g (a loop naming no racks serves them all). */
+double factory__loop_share(const factory_config *c, size_t l, size_t g) {
+  const cool_loop_config *lc = &c->loops[l];
+  if (lc->nracks == 0)
+    return lc->heat_share;
+  for (size_t k = 0; k < lc->nracks; k++)
+    if (group_index(c, lc->racks[k]) == (long)g)
+      return lc->heat_share;
+  return 0;
+}
+
+/* Every rack group's heat goes to loops whose shares add up to 100%. */
+static int check_loops(const factory_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  char where[64];
+  for (size_t l = 0; l < c->nloops; l++)
+    for (size_t k = 0; k < c->loops[l].nracks; k++)
+      if (group_index(c, c->loops[l].racks[k]) < 0) {
+        snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
+        return scn_fail(loc, where, err, "name a rack group",
+                        "no rack group is called '%s'", c->loops[l].racks[k]);
+      }
+  for (size_t g = 0; c->nloops > 0 && g < c->nracks; g++) {
+    double sum = 0;
+    for (size_t l = 0; l < c->nloops; l++)
+      sum += factory__loop_share(c, l, g);
+    snprintf(where, sizeof where, "racks.%zu.name", g);
+    if (fabs(sum - 1) > 1e-9)
+      return scn_fail(loc, where, err,
+                      "list the group under loops' racks, heat shares "
+                      "adding up to 100%",
+                      "the loops take %.6g%% of rack group '%s''s heat",
+                      100 * sum, c->racks[g].name);
+  }
+  return SIM_OK;
+}
+
+static int check_factory(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err) {
+  factory_scenario *sc = user;
+  int rc = check_periods(obj, loc, err);
+  if (rc == SIM_OK)
+    rc = check_fleet(obj, &sc->catalog, loc, err);
+  if (rc == SIM_OK)
+    rc = check_dr(obj, loc, err);
+  if (rc == SIM_OK)
+    rc = check_loops(obj, loc, err);
+  if (rc == SIM_OK)
+    rc = check_feed(sc, loc, err);
+  if (rc == SIM_OK && sc->cfg.nloops > 0 && sc->feed.outdoor.kind == SIG_NONE)
+    rc = scn_fail(loc, "loops", err, "e.g. grid: {outdoor: {value: 20 degC}}",
+                  "cooling loops need an outdoor temperature (grid.outdoor)");
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A path from the scenario, relative to the scenario's folder. */
+static void relative_to(const char *base, const char *path, char *out,
+                        size_t size) {
+  const char *slash = strrchr(base, '/');
+  if (path[0] == '/' || slash == NULL)
+    snprintf(out, size, "%s", path);
+  else
+    snprintf(out, size, "%.*s/%s", (int)(slash - base), base, path);
+}
+
+/* The catalog must be known before the rack groups are checked, so the
+ * "catalog" key is read first, straight from the document. */
+static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
+  const char *path = scn_doc_scalar(doc, "catalog");
+  if (path == NULL)
+    return gpu_catalog_load_builtin(cat, err);
+  char full[4096];
+  relative_to(scn_doc_name(doc), path, full, sizeof full);
+  int rc = gpu_catalog_load_file(cat, full, err);
+  if (rc == SIM_EIO)
+    return scn_doc_fail(doc, "catalog", err,
+                        "the path is relative to the "
+                        "scenario's folder",
+                        "cannot read the catalog: %s", err->msg);
+  return rc;
+}
+
+static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
+                    factory_scenario *sc, sim_error *err) {
+  for (size_t i = 0; i < nsets; i++) {
+    int rc = scn_doc_set(doc, sets[i], err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  int rc = load_catalog(doc, &sc->catalog, err);
+  if (rc != SIM_OK)
+    return rc;
+  rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
+  if (rc != SIM_OK)
+    return rc;
+  sc->resolved = scn_emit(&factory_schema, &sc->cfg);
+  return sc->resolved != NULL ? SIM_OK
+                              : sim_error_set(err, SIM_ENOMEM, "out of memory");
+}
+
+int factory_scenario_load(const char *path, const char *const *sets,
+                          size_t nsets, factory_scenario *sc, sim_error *err) {
+  memset(sc, 0, sizeof *sc);
+  scn_doc *doc = scn_doc_read_file(path, err);
+  if (doc == NULL)
+    return err != NULL ? err->code : SIM_EINPUT;
+  int rc = load_doc(doc, sets, nsets, sc, err);
+  scn_doc_destroy(doc);
+  if (rc != SIM_OK)
+    factory_scenario_release(sc);
+  return rc;
+}
+
+void factory_scenario_release(factory_scenario *sc) {
+  grid_fini(&sc->feed);
+  scn_release(&factory_schema, &sc->cfg);
+  gpu_catalog_release(&sc->catalog);
+  free(sc->resolved);
+  sc->resolved = NULL;
+}
