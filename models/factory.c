@@ -453,13 +453,10 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   return feed <= f->cap;
 }
 
-/* The warmest outdoor temperature over [t, t + sample], at its ends and
- * middle (files change hourly and diurnal curves slowly against a sample
- * interval of minutes). */
+/* The warmest outdoor temperature over [t, t + sample]. */
 static double warmest(const factory *f, sim_time now) {
-  const sig_series *o = &f->sc->feed.outdoor;
   double t = sim_time_to_s(now), h = sim_time_to_s(f->sample_every);
-  return fmax(sig_at(o, t), fmax(sig_at(o, t + h / 2), sig_at(o, t + h)));
+  return sig_max(&f->sc->feed.outdoor, t, t + h);
 }
 
 /* Splits again for the cap and the weather now. A cap below the fleet's

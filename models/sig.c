@@ -794,3 +794,53 @@ bool sig_covers(const sig_series *s, double t0, double t1) {
   return s->kind != SIG_FILE || s->period > 0 ||
          (s->t[0] <= t0 && t1 <= sig_end(s));
 }
+
+/* The largest of the table's values at rows strictly inside (a, b), both
+ * folded into one period, and -INFINITY if none. */
+static double rows_max(const sig_series *s, double a, double b) {
+  double m = -INFINITY;
+  size_t i = row_at(s, a);
+  if (s->t[i] <= a)
+    i++;
+  for (; i < s->n && s->t[i] < b; i++)
+    m = fmax(m, s->v[i]);
+  return m;
+}
+
+/* The table's maximum over [t0, t1]: the ends, and every row between
+ * them (a step or a linear segment peaks at a row or an end). */
+static double table_max(const sig_series *s, double t0, double t1) {
+  double m = fmax(table_at(s, t0), table_at(s, t1));
+  if (s->period > 0 && t1 - t0 >= s->period)
+    return rows_max(s, -INFINITY, INFINITY) > m
+               ? rows_max(s, -INFINITY, INFINITY)
+               : m;
+  double periods0, periods1;
+  double a = fold(s, t0, &periods0), b = fold(s, t1, &periods1);
+  if (periods1 > periods0) /* the interval wraps: two pieces */
+    return fmax(m, fmax(rows_max(s, a, INFINITY), rows_max(s, -INFINITY, b)));
+  return fmax(m, rows_max(s, a, b));
+}
+
+/* Whether time of day h (seconds) falls in [t0, t1] on any day. */
+static bool hits_time_of_day(double h, double t0, double t1) {
+  double first = h + DAY_S * ceil((t0 - h) / DAY_S);
+  return first <= t1;
+}
+
+double sig_max(const sig_series *s, double t0, double t1) {
+  double m = fmax(sig_at(s, t0), sig_at(s, t1));
+  switch (s->kind) {
+  case SIG_FILE:
+  case SIG_DAILY:
+    return table_max(s, t0, t1);
+  case SIG_DIURNAL:
+    return hits_time_of_day(s->peak_s, t0, t1) ? s->high : m;
+  case SIG_MIX: {
+    double noon = 0.5 * (s->rise_s + s->set_s);
+    return hits_time_of_day(noon, t0, t1) ? fmax(m, sig_at(s, noon)) : m;
+  }
+  default:
+    return m;
+  }
+}

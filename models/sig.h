@@ -96,7 +96,7 @@ int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
 
 void sig_fini(sig_series *s);
 
-/* True if the sig_series has data for all of [t0, t1]: files without repeat
+/* True if the signal has data for all of [t0, t1]: files without repeat
  * cover their rows (a step file one step past its last row). */
 bool sig_covers(const sig_series *s, double t0, double t1);
 
@@ -107,7 +107,12 @@ double sig_end(const sig_series *s);
 /* The value at t_s (seconds since the start). */
 double sig_at(const sig_series *s, double t_s);
 
-/* The exact integral of the sig_series over [t0, t1] (value x seconds). */
+/* The largest value of the signal over [t0, t1], exactly: for files the
+ * ends and every row between them, for a diurnal curve its peak when the
+ * interval holds it, for a mix solar noon or an end. */
+double sig_max(const sig_series *s, double t0, double t1);
+
+/* The exact integral of the signal over [t0, t1] (value x seconds). */
 double sig_integral(const sig_series *s, double t0, double t1);
 
 /* UTC seconds since 1970 of "YYYY-MM-DD[ T]HH:MM[:SS[.f...]][Z|+HH:MM]";

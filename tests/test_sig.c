@@ -110,6 +110,25 @@ static void linear_file_integral_is_trapezoids(void **state) {
   sig_fini(&s);
 }
 
+/* The exact maximum over an interval: ends and the rows between. */
+static void maxima(void **state) {
+  (void)state;
+  sig_config c = file_config(write_csv("m.csv", hourly));
+  sig_series s;
+  sim_error err = {0};
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_close(sig_max(&s, 1800, 5400), 20, 0, 0);
+  assert_close(sig_max(&s, 0, 3 * 3600.0 + 1), 40, 0, 0);
+  assert_close(sig_max(&s, 3 * 3600.0, 4 * 3600.0), 0, 0, 0);
+  sig_fini(&s);
+  c.repeat = true;
+  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  /* 3.5 h to 4.5 h wraps to the first row (10). */
+  assert_close(sig_max(&s, 3.5 * 3600, 4.5 * 3600), 10, 0, 0);
+  assert_close(sig_max(&s, 5 * 3600.0, 13 * 3600.0), 40, 0, 0);
+  sig_fini(&s);
+}
+
 /* Start, offset and repeat: a local-time file shifted to UTC, started at
  * its second row, wrapping past its end. */
 static void start_offset_and_repeat(void **state) {
@@ -250,6 +269,9 @@ static void constant_daily_and_diurnal(void **state) {
   assert_close(sig_at(&t, 15 * 3600.0), 20, 1e-12, 0);
   assert_close(sig_at(&t, 3 * 3600.0), 10, 1e-12, 0);
   assert_close(sig_integral(&t, 0, 86400) / 86400, 15, 1e-12, 0);
+  assert_close(sig_max(&t, 14 * 3600.0, 16 * 3600.0), 20, 0, 0);
+  assert_close(sig_max(&t, 1 * 3600.0, 2 * 3600.0), sig_at(&t, 1 * 3600.0), 0,
+               0);
   double sum = 0; /* the midpoint rule, second by second */
   for (int i = 0; i < 3600; i++)
     sum += sig_at(&t, 3600 + i + 0.5);
@@ -307,6 +329,7 @@ int main(void) {
   TEST_ADD(tests, n, step_file_values_and_integral);
   TEST_ADD(tests, n, linear_file_integral_is_trapezoids);
   TEST_ADD(tests, n, start_offset_and_repeat);
+  TEST_ADD(tests, n, maxima);
   TEST_ROWS(tests, n, bad_files_name_line_and_column, bad_files);
   TEST_ADD(tests, n, real_carbon_series_mean);
   TEST_ADD(tests, n, constant_daily_and_diurnal);
