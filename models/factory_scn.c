@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "file.h"
 
 /* Fleets above this size would need more memory than the machines this
  * project targets; the message says so instead of failing in malloc. */
@@ -332,18 +333,13 @@ static int check_dr(const factory_config *c, const scn_loc *loc,
   return SIM_OK;
 }
 
-static void folder_of(const char *path, char *out, size_t size) {
-  const char *slash = strrchr(path, '/');
-  snprintf(out, size, "%.*s", slash ? (int)(slash - path) : 0, path);
-}
-
 /* The feed's files are read here, while positions are at hand, and kept
  * in the loaded scenario for the run. */
 static int check_feed(factory_scenario *sc, const scn_loc *loc,
                       sim_error *err) {
   char dir[4096], where[64], msg[sizeof err->msg];
   const char *which = NULL;
-  folder_of(scn_loc_file(loc), dir, sizeof dir);
+  sim_path_dir(scn_loc_file(loc), dir, sizeof dir);
   int rc = grid_init(&sc->feed, &sc->cfg.grid, sc->cfg.power.cap_w, dir,
                      sc->cfg.duration_s, &which, err);
   if (rc != SIM_EIO && rc != SIM_ERANGE)
@@ -424,16 +420,6 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
 /* Loading                                                             */
 /* ------------------------------------------------------------------ */
 
-/* A path from the scenario, relative to the scenario's folder. */
-static void relative_to(const char *base, const char *path, char *out,
-                        size_t size) {
-  const char *slash = strrchr(base, '/');
-  if (path[0] == '/' || slash == NULL)
-    snprintf(out, size, "%s", path);
-  else
-    snprintf(out, size, "%.*s/%s", (int)(slash - base), base, path);
-}
-
 /* The catalog must be known before the rack groups are checked, so the
  * "catalog" key is read first, straight from the document. */
 static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
@@ -441,7 +427,7 @@ static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
   if (path == NULL)
     return gpu_catalog_load_builtin(cat, err);
   char full[4096];
-  relative_to(scn_doc_name(doc), path, full, sizeof full);
+  sim_path_beside(scn_doc_name(doc), path, full, sizeof full);
   int rc = gpu_catalog_load_file(cat, full, err);
   if (rc == SIM_EIO)
     return scn_doc_fail(doc, "catalog", err,

@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "file.h"
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
@@ -383,31 +384,15 @@ static size_t split(char *line, char **fields, size_t max) {
 }
 
 static char *slurp_file(const char *path, sim_error *err) {
-  FILE *f = fopen(path, "rb");
-  struct stat st;
-  if (f == NULL || fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path,
-                  f == NULL ? strerror(errno) : "not a regular file");
-    if (f != NULL)
-      fclose(f);
-    return NULL;
-  }
-  char *buf = malloc(MAX_FILE_BYTES + 1);
-  size_t n = buf != NULL ? fread(buf, 1, MAX_FILE_BYTES + 1, f) : 0;
-  bool bad = buf == NULL || ferror(f) || n > MAX_FILE_BYTES;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    sim_error_set(err, SIM_EINPUT, "%s: cannot read (or larger than %zu MB)",
-                  path, MAX_FILE_BYTES >> 20);
-    return NULL;
-  }
-  buf[n] = '\0';
-  if (memchr(buf, '\0', n) != NULL) {
+  size_t len = 0;
+  char *buf = sim_file_read(path, MAX_FILE_BYTES, &len, err);
+  if (buf != NULL && memchr(buf, '\0', len) != NULL) {
     free(buf);
     sim_error_set(err, SIM_EINPUT, "%s: NUL byte: not a CSV text file", path);
     return NULL;
   }
+  if (buf == NULL && err != NULL && err->code == SIM_ERANGE)
+    err->code = SIM_EINPUT;
   return buf;
 }
 
@@ -525,14 +510,6 @@ static int read_rows(csv *c, const sig_config *g, rows *r) {
   return rc;
 }
 
-static void join_path(const char *dir, const char *file, char *out,
-                      size_t size) {
-  if (dir == NULL || dir[0] == '\0' || file[0] == '/')
-    snprintf(out, size, "%s", file);
-  else
-    snprintf(out, size, "%s/%s", dir, file);
-}
-
 /* ------------------------------------------------------------------ */
 /* Building signals                                                    */
 /* ------------------------------------------------------------------ */
@@ -574,7 +551,11 @@ static int align_start(sig_series *s, const sig_config *g, const char *path,
 static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
                      sim_error *err) {
   char path[4096];
-  join_path(base_dir, g->file, path, sizeof path);
+  if (base_dir == NULL || base_dir[0] == '\0' || g->file[0] == '/')
+    snprintf(path, sizeof path, "%s", g->file);
+  else
+    snprintf(path, sizeof path, "%s%s%s", base_dir,
+             strcmp(base_dir, "/") == 0 ? "" : "/", g->file);
   csv c = {path, slurp_file(path, err), NULL, 0, err};
   if (c.text == NULL)
     return err != NULL ? err->code : SIM_EIO;

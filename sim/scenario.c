@@ -15,9 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <libfyaml.h>
+
+#include "file.h"
 
 typedef struct override {
   char *text;            /* "key=value" as given */
@@ -326,42 +327,23 @@ scn_doc *scn_doc_read_string(const char *name, const char *text, size_t len,
   return doc;
 }
 
-static char *slurp(const char *path, size_t *len, sim_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    sim_error_set(err, SIM_EIO, "%s: is a directory", path);
-    return NULL;
-  }
-  /* Read one byte past the limit, so a larger file is seen as such. */
-  char *buf = malloc(SCN_MAX_BYTES + 2);
-  size_t n = buf != NULL ? fread(buf, 1, SCN_MAX_BYTES + 1, f) : 0;
-  int bad = buf == NULL || ferror(f);
-  if (!bad && n > SCN_MAX_BYTES && fstat(fileno(f), &st) == 0)
-    n = (size_t)st.st_size > n ? (size_t)st.st_size : n;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    sim_error_set(err, SIM_EIO, "%s: cannot read", path);
-    return NULL;
-  }
-  *len = n;
-  return buf;
-}
-
 scn_doc *scn_doc_read_file(const char *path, sim_error *err) {
   size_t len = 0;
-  char *text = slurp(path, &len, err);
-  if (text == NULL)
+  sim_error why = {0};
+  char *text = sim_file_read(path, SCN_MAX_BYTES, &len, &why);
+  if (text == NULL && why.code == SIM_ERANGE) {
+    char msg[128];
+    snprintf(msg, sizeof msg,
+             "the file is %zu bytes; a scenario may have at most %zu", len,
+             SCN_MAX_BYTES);
+    fail_file(err, path, 1, 1, "is this the right file?", msg);
     return NULL;
-  scn_doc *doc = len > SCN_MAX_BYTES
-                     ? (check_bytes(path, text, len, err), NULL)
-                     : scn_doc_read_string(path, text, len, err);
+  }
+  if (text == NULL) {
+    sim_error_set(err, why.code, "%s", why.msg);
+    return NULL;
+  }
+  scn_doc *doc = scn_doc_read_string(path, text, len, err);
   free(text);
   return doc;
 }

@@ -1,0 +1,109 @@
+/* llm.h - the LLM catalog: model shapes and weight precisions (DESIGN 4.6).
+ * The catalog is data (scenarios/catalog/models.yaml, compiled in): one
+ * llm_model per model, one llm_precision per weight format, every figure
+ * with its source. It sits beside the GPU catalog (gpu.h), whose dense
+ * throughput says which precisions a GPU type can run.
+ *
+ * Invariants after a load: active_parameters <= parameters, and < for an
+ * MoE (experts > 0), = for a dense model; kv_heads divides
+ * attention_heads; kv_bytes_per_token_fp16 is exactly
+ * 2 (K and V) x layers x kv_heads x head_dim x 2 bytes. */
+#ifndef MODELS_LLM_H
+#define MODELS_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "gpu.h"
+#include "scenario.h"
+
+/* One model. Plain data from the catalog. Counts are doubles where they
+ * exceed what scenarios write as integers (parameters). */
+typedef struct llm_model {
+  char *name; /* the identifier scenarios use, e.g. "Llama-3.1-8B" */
+  char *full_name;
+  double parameters;        /* all, every expert included */
+  double active_parameters; /* per token; = parameters when dense */
+  int64_t experts;          /* routed experts per MoE layer; 0: dense */
+  int64_t experts_per_token;
+  int64_t layers, hidden_size;
+  int64_t attention_heads, kv_heads, head_dim;
+  double kv_bytes_per_token_fp16; /* B, checked against the shape */
+  int64_t context_length;         /* tokens */
+  char **sources;
+  size_t nsources;
+} llm_model;
+
+/* One weight format. The loader writes compute as an int (SCN_ENUM);
+ * llm.c asserts that gpu_precision has int's size. */
+typedef struct llm_precision {
+  char *name;             /* "fp16", "fp8", "fp4", "int8", "int4", ... */
+  double bits_per_weight; /* block scales included, e.g. 4.5 for NVFP4 */
+  gpu_precision compute;  /* the tensor-core path the products run at */
+  char **sources;
+  size_t nsources;
+} llm_precision;
+
+typedef struct llm_catalog {
+  llm_model *models;
+  size_t n;
+  llm_precision *precisions;
+  size_t nprecisions;
+} llm_catalog;
+
+/* The schemas of one entry, so a scenario can embed a custom one. */
+extern const scn_schema llm_model_schema;
+extern const scn_schema llm_precision_schema;
+
+/* Loads the catalog compiled into the program. SIM_OK, or an error with
+ * the position in the catalog text. Free with llm_catalog_release. */
+int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err);
+
+/* Loads a catalog file in the same format. */
+int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err);
+
+/* Frees what a load allocated; the catalog is empty afterwards. Safe on a
+ * zeroed or already released catalog. */
+void llm_catalog_release(llm_catalog *cat);
+
+/* The model called name, or NULL. Borrowed: valid while cat lives. */
+const llm_model *llm_catalog_find(const llm_catalog *cat, const char *name);
+
+/* The precision called name, or NULL. Borrowed: valid while cat lives. */
+const llm_precision *llm_catalog_precision(const llm_catalog *cat,
+                                           const char *name);
+
+/* Writes the model names, or the precision names, as "A, B, C" into buf
+ * (for hints); truncated to size. */
+void llm_catalog_names(const llm_catalog *cat, char *buf, size_t size);
+void llm_catalog_precision_names(const llm_catalog *cat, char *buf,
+                                 size_t size);
+
+/* Bytes of all weights at precision p: parameters x bits / 8. Every expert
+ * of an MoE is counted, since all must be resident. Cannot fail. */
+double llm_weight_bytes(const llm_model *m, const llm_precision *p);
+
+/* Bytes of the weights one token reads at precision p (active parameters):
+ * what a decode step streams at batch size 1. */
+double llm_active_weight_bytes(const llm_model *m, const llm_precision *p);
+
+/* KV-cache bytes per token with the cache held at precision kv; NULL means
+ * 16 bits, the default of serving stacks. */
+double llm_kv_bytes_per_token(const llm_model *m, const llm_precision *kv);
+
+/* FLOPs per generated token: 2 x active parameters (one multiply and one
+ * add per weight; Kaplan et al. 2020, 'Scaling Laws for Neural Language
+ * Models', arXiv:2001.08361, section 2.1, C_forward ~ 2N). The attention
+ * term 2 x layers x context x d_attn is left out: it is small next to 2N
+ * below contexts of several thousand tokens. */
+double llm_flops_per_token(const llm_model *m);
+
+/* SIM_OK if GPU type g has dense throughput at p's compute precision;
+ * otherwise SIM_EINPUT with a message naming both, e.g. "precision fp4
+ * needs FP4 tensor cores; H100-SXM has none (fp16, fp8, int8)". err may be
+ * NULL. */
+int llm_check_precision(const gpu_spec *g, const llm_precision *p,
+                        sim_error *err);
+
+#endif
