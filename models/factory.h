@@ -86,6 +86,10 @@ int factory_scenario_load(const char *path, const char *const *sets,
 
 void factory_scenario_release(factory_scenario *sc);
 
+/* The UTC time the run's t = 0 stands for, as the scenario's grid signals
+ * give it (the first signal with a `start`), or NULL when none does. */
+const char *factory_start_utc(const factory_config *cfg);
+
 /* The run's length and tick, in engine time. */
 sim_time factory_duration(const factory_config *cfg);
 

@@ -475,3 +475,12 @@ void factory_scenario_release(factory_scenario *sc) {
   free(sc->resolved);
   sc->resolved = NULL;
 }
+
+const char *factory_start_utc(const factory_config *cfg) {
+  const sig_config *sigs[] = {&cfg->grid.carbon, &cfg->grid.price,
+                              &cfg->grid.outdoor};
+  for (size_t i = 0; i < 3; i++)
+    if (sigs[i]->start != NULL)
+      return sigs[i]->start;
+  return NULL;
+}

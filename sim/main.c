@@ -271,6 +271,9 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
     rc = tel_put_meta_int(sink, "seed", sc->cfg.seed);
   if (rc == SIM_OK)
     rc = tel_put_text(sink, "scenario", sc->resolved);
+  const char *start = factory_start_utc(&sc->cfg);
+  if (rc == SIM_OK && start != NULL)
+    rc = tel_put_meta_str(sink, "start_utc", start);
   return rc;
 }
 

@@ -140,8 +140,9 @@ def test_report_with_real_grid_signals(frankfurt_h5):
     grid = _by_title(fig, "carbon intensity and price")
     assert grid.get_ylabel() == "carbon intensity (gCO\u2082/kWh)"
     assert _legend_texts(grid) == ["carbon intensity", "price"]
-    temp = _by_title(fig, "outdoor temperature")
-    assert temp.get_ylabel() == "outdoor temperature (\u00b0C)"
+    # frankfurt-week is cooled: its weather shares the PUE panel
+    temp = _by_title(fig, "PUE and outdoor temperature")
+    assert temp.get_ylabel() == "PUE (facility / IT power)"
     assert _by_title(fig, "facility power").get_xlabel() == "time (h)"
 
 
