@@ -1,0 +1,160 @@
+/* roofline.c - the roofline step model of one replica; the equations and
+ * the sources of the defaults are in roofline.h. */
+#include "roofline.h"
+
+#include <math.h>
+
+void rl_config_default(rl_config *cfg) {
+  cfg->eff_bw = 0.8;
+  cfg->eff_flops = 0.6;
+  cfg->mem_utilization = 0.9;
+  cfg->act_mem = 0.6;
+  cfg->link_bps = 450e9;
+  cfg->link_latency_s = 10e-6;
+}
+
+int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
+                    const llm_precision *w, int tp, sim_error *err) {
+  r->gpu = g;
+  r->model = m;
+  r->weights = w;
+  r->kv = NULL;
+  r->tp = tp;
+  rl_config_default(&r->cfg);
+  return rl_check(r, err);
+}
+
+double rl_memory_budget(const rl_replica *r) {
+  return r->cfg.mem_utilization * r->gpu->memory_bytes;
+}
+
+static bool share_ok(double x) { return x > 0 && x <= 1; }
+
+int rl_check(const rl_replica *r, sim_error *err) {
+  const rl_config *c = &r->cfg;
+  if (r->tp < 1)
+    return sim_error_set(err, SIM_EINPUT,
+                         "tensor-parallel degree %d for %s on %s: must be >= 1",
+                         r->tp, r->model->name, r->gpu->name);
+  if (!share_ok(c->eff_bw) || !share_ok(c->eff_flops) ||
+      !share_ok(c->mem_utilization) || !share_ok(c->act_mem))
+    return sim_error_set(err, SIM_EINPUT,
+                         "efficiencies, memory utilisation and memory-bound "
+                         "activity must be in (0, 1]: %g, %g, %g, %g",
+                         c->eff_bw, c->eff_flops, c->mem_utilization,
+                         c->act_mem);
+  if (r->tp > 1 && !(c->link_bps > 0 && c->link_latency_s >= 0))
+    return sim_error_set(err, SIM_EINPUT,
+                         "all-reduce link: bandwidth must be > 0 and latency "
+                         ">= 0 (%g B/s, %g s)",
+                         c->link_bps, c->link_latency_s);
+  int rc = llm_check_precision(r->gpu, r->weights, err);
+  if (rc != SIM_OK)
+    return rc;
+  double per_gpu = llm_weight_bytes(r->model, r->weights) / r->tp;
+  double budget = rl_memory_budget(r);
+  if (per_gpu > budget)
+    return sim_error_set(
+        err, SIM_EINPUT,
+        "%s at %s does not fit %d x %s: weights %.1f GB per GPU (%.1f GB / "
+        "%d), memory for weights and KV %.1f GB (%.2f of %.1f GB)",
+        r->model->name, r->weights->name, r->tp, r->gpu->name, per_gpu / 1e9,
+        llm_weight_bytes(r->model, r->weights) / 1e9, r->tp, budget / 1e9,
+        r->cfg.mem_utilization, r->gpu->memory_bytes / 1e9);
+  return SIM_OK;
+}
+
+int rl_max_batch_tokens(const rl_replica *r, double *tokens, sim_error *err) {
+  *tokens = 0;
+  int rc = rl_check(r, err);
+  if (rc != SIM_OK)
+    return rc;
+  double free_b = rl_memory_budget(r) -
+                  llm_weight_bytes(r->model, r->weights) / r->tp;
+  *tokens = floor(free_b / (llm_kv_bytes_per_token(r->model, r->kv) / r->tp));
+  return SIM_OK;
+}
+
+static double clamp_phi(const rl_replica *r, double phi) {
+  double lo = gpu_phi_min(r->gpu);
+  return phi < lo ? lo : phi > 1 ? 1 : phi;
+}
+
+/* Width of the attention, d_attn = heads x head_dim (= hidden for Llama). */
+static double d_attn(const llm_model *m) {
+  return (double)(m->attention_heads * m->head_dim);
+}
+
+/* The replica's compute rate at phi, FLOP/s. */
+static double flop_rate(const rl_replica *r, double phi) {
+  return r->tp * gpu_peak_flops(r->gpu, r->weights->compute) *
+         r->cfg.eff_flops * gpu_speed_compute(r->gpu, phi);
+}
+
+/* Two ring all-reduces per layer of tokens x hidden 16-bit activations. */
+static double allreduce_s(const rl_replica *r, double tokens) {
+  if (r->tp <= 1)
+    return 0;
+  double msg = tokens * (double)r->model->hidden_size * 2;
+  double per = r->cfg.link_latency_s +
+               2.0 * (r->tp - 1) / r->tp * msg / r->cfg.link_bps;
+  return 2.0 * (double)r->model->layers * per;
+}
+
+void rl_decode_step(const rl_replica *r, double batch, double context,
+                    double phi, rl_step *out) {
+  const llm_model *m = r->model;
+  phi = clamp_phi(r, phi);
+  out->bytes = llm_active_weight_bytes(m, r->weights) +
+               batch * context * llm_kv_bytes_per_token(m, r->kv);
+  out->flops = batch * (llm_flops_per_token(m) +
+                        4.0 * (double)m->layers * d_attn(m) * context);
+  out->t_mem = out->bytes / (r->tp * r->gpu->bandwidth_bps * r->cfg.eff_bw) /
+               gpu_speed_memory(r->gpu, phi);
+  out->t_comp = out->flops / flop_rate(r, phi);
+  out->t_tp = allreduce_s(r, batch);
+  out->t = fmax(out->t_mem, out->t_comp) + out->t_tp;
+  double a = r->cfg.act_mem * out->t_mem / out->t +
+             (1 - r->cfg.act_mem) * out->t_comp / out->t;
+  out->activity = a > 1 ? 1 : a;
+}
+
+double rl_decode_step_s(const rl_replica *r, double batch, double context,
+                        double phi) {
+  rl_step s;
+  rl_decode_step(r, batch, context, phi, &s);
+  return s.t;
+}
+
+static double prefill_flops(const llm_model *m, double n) {
+  return llm_flops_per_token(m) * n + 2.0 * (double)m->layers * d_attn(m) * n * n;
+}
+
+double rl_prefill_s(const rl_replica *r, double prompt_tokens, double phi) {
+  phi = clamp_phi(r, phi);
+  return prefill_flops(r->model, prompt_tokens) / flop_rate(r, phi) +
+         allreduce_s(r, prompt_tokens);
+}
+
+double rl_step_power_w(const rl_replica *r, double batch, double context,
+                       double phi) {
+  rl_step s;
+  rl_decode_step(r, batch, context, phi, &s);
+  return gpu_power(r->gpu, clamp_phi(r, phi), s.activity);
+}
+
+double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
+                          double phi) {
+  phi = clamp_phi(r, phi);
+  double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, phi);
+  double t = comp + allreduce_s(r, prompt_tokens);
+  return gpu_power(r->gpu, phi, comp / t);
+}
+
+double rl_decode_tokens_per_joule(const rl_replica *r, double batch,
+                                  double context, double phi) {
+  rl_step s;
+  rl_decode_step(r, batch, context, phi, &s);
+  double p = gpu_power(r->gpu, clamp_phi(r, phi), s.activity);
+  return batch / (s.t * r->tp * p);
+}

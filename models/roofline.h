@@ -1,0 +1,160 @@
+/* roofline.h - the inference performance model of one replica (DESIGN 4.6):
+ * a roofline step model for continuous batching. A replica is one copy of
+ * an LLM served on tp GPUs of one type with tensor parallelism, weights at
+ * one precision and the KV cache at 16 bits. Everything here is a pure
+ * function of the replica and its arguments; the event simulation of
+ * requests (models/inference) builds on it.
+ *
+ * Decode step of a batch of B sequences with mean context c tokens:
+ *
+ *   bytes  = W_active + B c kv                 (weights read once per step,
+ *                                               each sequence's KV once)
+ *   flops  = B (2 N_active + 4 L d c)          (Kaplan et al. 2020,
+ *                                               arXiv:2001.08361, Table 1:
+ *                                               2N per token plus 2 n_layer
+ *                                               n_ctx d_attn for attention,
+ *                                               doubled here to count the
+ *                                               QK^T and the AV products)
+ *   t_mem  = bytes / (tp BW e_bw)              (memory-bound: phi^beta)
+ *   t_comp = flops / (tp F(p) e_flops phi)     (compute-bound: phi)
+ *   t_step = max(t_mem / s_mem(phi), t_comp) + t_tp
+ *
+ * with BW the HBM bandwidth, F(p) the dense peak at the weights' compute
+ * precision, s_mem = gpu_speed_memory (phi^beta, beta = 0 in the catalog:
+ * memory-bound work does not slow with the clock). The tensor-parallel
+ * term (Megatron-LM, Shoeybi et al. 2019, arXiv:1909.08053, section 3: two
+ * all-reduces per layer, after attention and after the MLP) is
+ *
+ *   t_tp = 2 L (alpha + 2 (tp-1)/tp x B d 2 bytes / link_bw),  0 at tp = 1
+ *
+ * (ring all-reduce: each GPU sends and receives 2 (tp-1)/tp of the
+ * message). Prefill of a prompt of n tokens is compute-bound:
+ *
+ *   flops = 2 N_active n + 2 L d n^2  (causal attention: half of 4 L d n^2)
+ *   t_pre = flops / (tp F(p) e_flops phi) + t_tp(n tokens)
+ *
+ * Memory: per GPU, weights / tp + KV tokens x kv / tp must fit in
+ * u x memory, u = vLLM's gpu_memory_utilization (default 0.9: vLLM
+ * EngineArgs, docs "Engine Arguments"), the rest left for activations, the
+ * CUDA context and the runtime.
+ *
+ * Power during a step: gpu_power(phi, a) per GPU with the activity
+ *
+ *   a = min(1, a_mem x t_mem'/t_step + (1 - a_mem) x t_comp/t_step)
+ *
+ * (t_mem' = t_mem / s_mem(phi)): 1 when the tensor cores are busy the
+ * whole step, a_mem when only the memory system is (streaming weights
+ * with the tensor cores mostly idle), 0 while waiting on the all-reduce.
+ * Tokens per joule of a decode step = B / (t_step x tp x P). */
+#ifndef MODELS_ROOFLINE_H
+#define MODELS_ROOFLINE_H
+
+#include "err.h"
+#include "gpu.h"
+#include "llm.h"
+
+/* The achievable shares of peak and the fixed costs; every field is a
+ * scenario parameter, rl_config_default gives the figures below. */
+typedef struct rl_config {
+  /* Share of peak HBM bandwidth reached by memory-bound decode: 0.8.
+   * Stream benchmarks reach about 0.9 of the datasheet HBM figure; serving
+   * stacks' decode kernels (vLLM, TensorRT-LLM) about 0.6-0.85, the
+   * "model bandwidth utilisation" of Databricks, "LLM Inference
+   * Performance Engineering: Best Practices" (2023). */
+  double eff_bw;
+  /* Share of dense peak FLOP/s in compute-bound work (prefill, large
+   * batches): 0.6. Pope et al. 2022, "Efficiently Scaling Transformer
+   * Inference", arXiv:2211.05102: 76% MFU in large-batch prefill (TPU v4);
+   * Narayanan et al. 2021 (Megatron-LM, SC'21): 52% of peak on A100
+   * training; 0.5-0.7 is the usual range of GEMM-dominated GPU work. */
+  double eff_flops;
+  /* Share of GPU memory for weights and KV cache: 0.9, vLLM's
+   * gpu_memory_utilization default. */
+  double mem_utilization;
+  /* Activity of a purely memory-bound step (tensor cores idle): 0.6. From
+   * Splitwise's profile (Patel et al., ISCA 2024; splitwise-sim
+   * data/perf_model.csv): Llama-2-70B at batch 1 on A100, dominated by
+   * decode, averages 0.43-0.74 of TDP, i.e. activity (P - P_idle) /
+   * (P_tdp - P_idle) of 0.33-0.69 (lower with wider tensor parallelism). */
+  double act_mem;
+  /* All-reduce link: per-GPU, per-direction NVLink bandwidth, 450e9 B/s
+   * (H100 NVLink 4: 900 GB/s total, NVIDIA H100 datasheet; A100's NVLink 3
+   * is 600 GB/s total), and a per-all-reduce latency of 10 us (NCCL
+   * small-message all-reduce within an NVLink node is of order 10 us,
+   * nccl-tests; NCCL's tuning model uses a few us per step). */
+  double link_bps;
+  double link_latency_s;
+} rl_config;
+
+/* The replica. Plain data, all pointers borrowed (the catalogs own them):
+ * nothing to free. kv NULL means the KV cache at 16 bits. */
+typedef struct rl_replica {
+  const gpu_spec *gpu;
+  const llm_model *model;
+  const llm_precision *weights;
+  const llm_precision *kv;
+  int tp; /* tensor-parallel degree, >= 1 */
+  rl_config cfg;
+} rl_replica;
+
+/* Writes the defaults above into cfg. */
+void rl_config_default(rl_config *cfg);
+
+/* Fills r with tp GPUs of type g serving m at weight precision w, KV at 16
+ * bits and the default config, then checks it with rl_check. */
+int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
+                    const llm_precision *w, int tp, sim_error *err);
+
+/* SIM_OK if the replica can run: tp >= 1, efficiencies in (0, 1], the
+ * GPU has tensor cores for the weights' precision (llm_check_precision),
+ * and the weights fit: weights / tp <= mem_utilization x memory. Else
+ * SIM_EINPUT with a message naming model, precision, GPU, tp and sizes.
+ * err may be NULL. */
+int rl_check(const rl_replica *r, sim_error *err);
+
+/* Per-GPU memory for weights and KV, mem_utilization x memory, in B. */
+double rl_memory_budget(const rl_replica *r);
+
+/* The KV-cache capacity of the replica, in tokens summed over the batch
+ * (the max batch x context the memory allows): (budget - weights / tp) /
+ * (kv per token / tp). Fails like rl_check when even the weights do not
+ * fit (*tokens is then 0). */
+int rl_max_batch_tokens(const rl_replica *r, double *tokens, sim_error *err);
+
+/* Per-step parts, in s, at normalised clock phi (clamped to [phi_min, 1]):
+ * the memory term (already divided by gpu_speed_memory), the compute term
+ * and the all-reduce term of a decode step; their combination. batch >= 1,
+ * context >= 0 (the mean over the batch). */
+typedef struct rl_step {
+  double bytes, flops;       /* per replica */
+  double t_mem, t_comp, t_tp; /* s */
+  double t;                  /* max(t_mem, t_comp) + t_tp */
+  double activity;           /* per GPU, see the header comment */
+} rl_step;
+
+void rl_decode_step(const rl_replica *r, double batch, double context,
+                    double phi, rl_step *out);
+
+/* Decode step time, s: rl_decode_step's t. */
+double rl_decode_step_s(const rl_replica *r, double batch, double context,
+                        double phi);
+
+/* Prefill of one prompt of prompt_tokens tokens, s (compute-bound plus
+ * the all-reduces of the prompt's activations). */
+double rl_prefill_s(const rl_replica *r, double prompt_tokens, double phi);
+
+/* Power of one GPU of the replica during a decode step, W. */
+double rl_step_power_w(const rl_replica *r, double batch, double context,
+                       double phi);
+
+/* Power of one GPU during prefill, W: compute-bound, activity
+ * t_comp / t_pre (1 at tp = 1). */
+double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
+                          double phi);
+
+/* Generated tokens per joule of a decode step, over all tp GPUs:
+ * batch / (t_step x tp x P). */
+double rl_decode_tokens_per_joule(const rl_replica *r, double batch,
+                                  double context, double phi);
+
+#endif
