@@ -143,6 +143,7 @@ struct factory {
   double cap;
   smo_bank *smooth;  /* NULL when smoothing is off */
   double *rack_load; /* per rack: IT plus its conversion losses */
+  double *rack_heat; /* per rack: that plus what smoothing burned */
   bat_state bat;
   plant plant;
   double *group_heat; /* per group: IT heat now */
@@ -207,13 +208,15 @@ static void move_load(factory *f, sim_time now) {
   }
 }
 
-/* The groups' heat now: IT power and its conversion losses all become
- * heat in the racks' loops. */
+/* The groups' heat now: IT power, its conversion losses and what
+ * smoothing burns all become heat in the racks' loops. */
 static void group_heat(factory *f) {
   const rack_fleet *fl = f->fleet;
   memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
   for (uint32_t r = 0; r < fl->nracks; r++)
-    f->group_heat[fl->group[r]] += fl->rack_power_w[r] + fl->loss_w[r];
+    f->group_heat[fl->group[r]] += f->smooth != NULL
+                                       ? f->rack_heat[r]
+                                       : fl->rack_power_w[r] + fl->loss_w[r];
 }
 
 /* The loop temperature a rack's GPUs sit on: that of the loop taking most
@@ -256,13 +259,19 @@ static int smooth_racks(factory *f, double t0, double dt, sim_error *err) {
   const rack_fleet *fl = f->fleet;
   if (f->smooth == NULL)
     return SIM_OK;
-  for (uint32_t r = 0; r < fl->nracks; r++)
+  for (uint32_t r = 0; r < fl->nracks; r++) {
     f->rack_load[r] = fl->rack_power_w[r] + fl->loss_w[r];
+    f->rack_heat[r] = f->smooth->burned_j[r]; /* before the period */
+  }
   double feed = 0;
   int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, err);
-  if (rc == SIM_OK)
-    f->p_smooth = feed - f->p_it - f->p_loss;
-  return rc;
+  if (rc != SIM_OK)
+    return rc;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->rack_heat[r] =
+        f->rack_load[r] + (f->smooth->burned_j[r] - f->rack_heat[r]) / dt;
+  f->p_smooth = feed - f->p_it - f->p_loss;
+  return SIM_OK;
 }
 
 static int cool_racks(factory *f, double t0, double dt, sim_error *err) {
@@ -586,11 +595,12 @@ static int alloc_state(factory *f) {
   f->level_of = calloc(f->cfg->nracks, sizeof *f->level_of);
   f->group_heat = calloc(f->cfg->nracks, sizeof *f->group_heat);
   f->rack_load = calloc(n, sizeof *f->rack_load);
+  f->rack_heat = calloc(n, sizeof *f->rack_heat);
   f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
-      !f->group_heat || !f->loop_row || !f->rack_load || !f->group_loop ||
-      !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
+      !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
+      !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
       !f->iv.rack_activity_s)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
@@ -691,6 +701,7 @@ void factory_destroy(factory *f) {
   free(f->iv.rack_activity_s);
   free(f->group_heat);
   free(f->rack_load);
+  free(f->rack_heat);
   free(f->group_loop);
   smo_bank_destroy(f->smooth);
   free(f->loop_row);
