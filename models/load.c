@@ -42,6 +42,10 @@ static int check_load(void *obj, const scn_loc *loc, void *user,
     .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = def, .help = h          \
   }
 
+/* The defaults below shape an illustrative synthetic load, not a measured
+ * one: a scenario that matters gives its own (and workloads replace this
+ * model). The noise's correlation time of 10 min keeps rack swings slower
+ * than a control period and faster than the day. */
 static const scn_field load_fields[] = {
     {.key = "pattern",
      .type = SCN_ENUM,

@@ -18,6 +18,8 @@
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
+/* A year of 5-minute rows with a dozen columns is about 10 MB; 64 MB
+ * leaves room for finer series while refusing what is surely not one. */
 #define MAX_FILE_BYTES ((size_t)64 << 20)
 
 /* ------------------------------------------------------------------ */
