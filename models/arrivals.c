@@ -1,0 +1,554 @@
+/* arrivals.c - request arrival processes (Poisson with a diurnal profile,
+ * 2-state MMPP, trace replay) and their schema.
+ *
+ * Every draw comes from a stream owned by the generator, one per purpose,
+ * so the times of a run do not move when the length distributions change.
+ * A loaded trace keeps its times relative to its first row, in seconds
+ * before scaling, and its tokens as integers; replay only adds offsets. */
+#include "arrivals.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "file.h"
+#include "sig.h"
+
+#define DAY_S 86400.0
+#define PI 3.14159265358979323846
+#define MAX_TRACE_BYTES ((size_t)256 << 20)
+#define MAX_FIELDS 64
+
+static const char *const kind_names[] = {"poisson", "mmpp", "trace", NULL};
+static const char *const profile_names[] = {"flat", "diurnal", NULL};
+static const char *const dist_names[] = {"lognormal", "fixed", NULL};
+
+/* The Azure LLM inference trace's columns, found by header name. */
+static const char *const col_names[] = {"TIMESTAMP", "ContextTokens",
+                                        "GeneratedTokens"};
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Prompt and output lengths differ only in their default mean. */
+#define LENGTH_SCHEMA(ident, mean_dflt)                                        \
+  static const scn_field ident##_fields[] = {                                  \
+      {.key = "dist",                                                          \
+       .type = SCN_ENUM,                                                       \
+       .offset = offsetof(arr_length, dist),                                   \
+       .names = dist_names,                                                    \
+       .dflt = "lognormal",                                                    \
+       .help = "lognormal or fixed"},                                          \
+      {.key = "mean",                                                          \
+       .type = SCN_QUANTITY,                                                   \
+       .offset = offsetof(arr_length, mean),                                   \
+       .dim = UNITS_NUMBER,                                                    \
+       .min = 1,                                                               \
+       .max = 1e7,                                                             \
+       .dflt = mean_dflt,                                                      \
+       .help = "mean length in tokens"},                                       \
+      {.key = "sigma",                                                         \
+       .type = SCN_QUANTITY,                                                   \
+       .offset = offsetof(arr_length, sigma),                                  \
+       .dim = UNITS_NUMBER,                                                    \
+       .min = 0,                                                               \
+       .max = 5,                                                               \
+       .dflt = "1",                                                            \
+       .help = "lognormal: sigma of the underlying normal"},                   \
+  };                                                                           \
+  static const scn_schema ident##_schema =                                     \
+      SCN_SCHEMA("token length", arr_length, ident##_fields, .check = NULL)
+
+LENGTH_SCHEMA(prompt, "1155");
+LENGTH_SCHEMA(output, "211");
+
+static int check_arrivals(void *obj, const scn_loc *loc, void *user,
+                          sim_error *err);
+
+#define NUMBER(k, field, lo, hi, def, fl, h)                                   \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(arr_config, field),     \
+    .dim = UNITS_NUMBER, .min = lo, .max = hi, .flags = fl, .dflt = def,       \
+    .help = h                                                                  \
+  }
+
+#define SHARE(k, field, def, h)                                                \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(arr_config, field),     \
+    .dim = UNITS_FRACTION, .min = 0, .max = 1, .dflt = def, .help = h          \
+  }
+
+#define SOJOURN(k, field, def, h)                                              \
+  {                                                                            \
+    .key = k, .type = SCN_QUANTITY, .offset = offsetof(arr_config, field),     \
+    .dim = UNITS_TIME, .flags = SCN_POSITIVE, .dflt = def, .help = h           \
+  }
+
+static const scn_field arr_fields[] = {
+    {.key = "kind",
+     .type = SCN_ENUM,
+     .offset = offsetof(arr_config, kind),
+     .names = kind_names,
+     .dflt = "poisson",
+     .help = "poisson, mmpp or trace"},
+    NUMBER("rate", rate, 0, 1e6, "1", SCN_POSITIVE,
+           "poisson: mean requests per second (a plain number)"),
+    {.key = "profile",
+     .type = SCN_ENUM,
+     .offset = offsetof(arr_config, profile),
+     .names = profile_names,
+     .dflt = "flat",
+     .help = "poisson: flat or diurnal"},
+    SHARE("low", low, "30%", "diurnal: the trough, in proportion to high"),
+    SHARE("high", high, "90%", "diurnal: the peak, in proportion to low"),
+    {.key = "peak_at",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(arr_config, peak_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = DAY_S,
+     .dflt = "15 h",
+     .help = "diurnal: time of day of the peak"},
+    NUMBER("rate1", rate1, 0, 1e6, "10", 0,
+           "mmpp: requests per second in state 1"),
+    NUMBER("rate2", rate2, 0, 1e6, "1", 0,
+           "mmpp: requests per second in state 2"),
+    SOJOURN("sojourn1", sojourn1, "1 min", "mmpp: mean time in state 1"),
+    SOJOURN("sojourn2", sojourn2, "5 min", "mmpp: mean time in state 2"),
+    {.key = "file",
+     .type = SCN_STRING,
+     .offset = offsetof(arr_config, file),
+     .help = "trace: CSV (TIMESTAMP,ContextTokens,GeneratedTokens), "
+             "relative to the scenario"},
+    NUMBER("time_scale", time_scale, 0, 1e6, "1", SCN_POSITIVE,
+           "trace: multiplies the gaps (2 halves the rate)"),
+    {.key = "loop",
+     .type = SCN_BOOL,
+     .offset = offsetof(arr_config, loop),
+     .dflt = "false",
+     .help = "trace: start again after the last row"},
+    {.key = "prompt",
+     .type = SCN_MAP,
+     .offset = offsetof(arr_config, prompt),
+     .sub = &prompt_schema,
+     .help = "synthetic kinds: prompt length {dist, mean, sigma}"},
+    {.key = "output",
+     .type = SCN_MAP,
+     .offset = offsetof(arr_config, output),
+     .sub = &output_schema,
+     .help = "synthetic kinds: output length {dist, mean, sigma}"},
+};
+
+const scn_schema arr_schema =
+    SCN_SCHEMA("arrivals", arr_config, arr_fields, .check = check_arrivals);
+
+static int check_arrivals(void *obj, const scn_loc *loc, void *user,
+                          sim_error *err) {
+  (void)user;
+  const arr_config *c = obj;
+  if (c->kind == ARR_POISSON && c->profile == ARR_DIURNAL) {
+    if (c->low > c->high)
+      return scn_fail(loc, "low", err, NULL, "'low' is above 'high'");
+    if (c->high <= 0)
+      return scn_fail(loc, "high", err, NULL, "'high' must be above 0%%");
+  }
+  if (c->kind == ARR_MMPP && c->rate1 <= 0 && c->rate2 <= 0)
+    return scn_fail(loc, "rate1", err, "e.g. rate1: 10, rate2: 1",
+                    "an MMPP needs a rate above 0 in one of its states");
+  if (c->kind == ARR_TRACE && (c->file == NULL || c->file[0] == '\0'))
+    return scn_fail(loc, "file", err, "e.g. file: traces/conv.csv",
+                    "a trace needs a file");
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rates                                                               */
+/* ------------------------------------------------------------------ */
+
+double arr_rate_at(const arr_config *c, double t_s) {
+  if (c->profile != ARR_DIURNAL)
+    return c->rate;
+  double phase = 2 * PI * (t_s - c->peak_s) / DAY_S;
+  double s = c->low + (c->high - c->low) * 0.5 * (1 + cos(phase));
+  return c->rate * s / (0.5 * (c->low + c->high));
+}
+
+double arr_mean_rate(const arr_config *c) {
+  switch (c->kind) {
+  case ARR_POISSON:
+    return c->rate;
+  case ARR_MMPP:
+    return (c->sojourn1 * c->rate1 + c->sojourn2 * c->rate2) /
+           (c->sojourn1 + c->sojourn2);
+  default:
+    return NAN;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Trace files                                                         */
+/* ------------------------------------------------------------------ */
+
+/* One trace in memory: times in seconds since the first row (unscaled),
+ * tokens as read. */
+typedef struct trace {
+  double *t;
+  int64_t *prompt, *output;
+  size_t n, cap;
+} trace;
+
+/* Where a reader stands in the file, for messages. */
+typedef struct reader {
+  const char *path;
+  char *cur;
+  long line;
+  sim_error *err;
+} reader;
+
+static int row_fail(reader *r, const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int row_fail(reader *r, const char *column, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (column != NULL)
+    return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: column '%s': %s", r->path,
+                         r->line, column, msg);
+  return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: %s", r->path, r->line, msg);
+}
+
+/* The next line, cut in place without its line ending; NULL at the end. */
+static char *take_line(reader *r) {
+  if (r->cur == NULL || *r->cur == '\0')
+    return NULL;
+  char *line = r->cur;
+  char *nl = strchr(line, '\n');
+  r->cur = nl != NULL ? nl + 1 : NULL;
+  if (nl != NULL)
+    *nl = '\0';
+  size_t len = strlen(line);
+  if (len > 0 && line[len - 1] == '\r')
+    line[len - 1] = '\0';
+  r->line++;
+  return line;
+}
+
+/* Cuts line at commas in place (the trace has no quoting). */
+static size_t cut_fields(char *line, char **f) {
+  size_t n = 0;
+  for (char *p = line; n < MAX_FIELDS;) {
+    f[n++] = p;
+    p = strchr(p, ',');
+    if (p == NULL)
+      break;
+    *p++ = '\0';
+  }
+  return n;
+}
+
+static int find_columns(reader *r, long col[3]) {
+  char *line = take_line(r);
+  if (line == NULL)
+    return row_fail(r, NULL, "the file is empty");
+  char *h[MAX_FIELDS];
+  size_t n = cut_fields(line, h);
+  for (int k = 0; k < 3; k++) {
+    col[k] = -1;
+    for (size_t i = 0; i < n && col[k] < 0; i++)
+      if (strcmp(h[i], col_names[k]) == 0)
+        col[k] = (long)i;
+    if (col[k] < 0)
+      return row_fail(r, col_names[k], "no such column in the header");
+  }
+  return SIM_OK;
+}
+
+static int parse_tokens(reader *r, const char *text, int k, int64_t *out) {
+  const char *p = text;
+  while (*p == ' ')
+    p++;
+  bool digits = isdigit((unsigned char)*p) != 0;
+  char *end;
+  errno = 0;
+  long long v = strtoll(p, &end, 10);
+  while (*end == ' ')
+    end++;
+  if (!digits || *end != '\0' || errno == ERANGE)
+    return row_fail(r, col_names[k], "'%s' is not a non-negative integer",
+                    text);
+  *out = (int64_t)v;
+  return SIM_OK;
+}
+
+static int trace_push(trace *tr, double t, int64_t p, int64_t o) {
+  if (tr->n == tr->cap) {
+    size_t cap = tr->cap ? 2 * tr->cap : 4096;
+    double *nt = realloc(tr->t, cap * sizeof *nt);
+    if (nt != NULL)
+      tr->t = nt;
+    int64_t *np = nt ? realloc(tr->prompt, cap * sizeof *np) : NULL;
+    if (np != NULL)
+      tr->prompt = np;
+    int64_t *no = np ? realloc(tr->output, cap * sizeof *no) : NULL;
+    if (no == NULL)
+      return SIM_ENOMEM;
+    tr->output = no;
+    tr->cap = cap;
+  }
+  tr->t[tr->n] = t;
+  tr->prompt[tr->n] = p;
+  tr->output[tr->n++] = o;
+  return SIM_OK;
+}
+
+/* Reads one data row; *first is the absolute time of the first row. */
+static int read_trace_row(reader *r, char *line, const long col[3], trace *tr,
+                          double *first) {
+  char *f[MAX_FIELDS];
+  size_t n = cut_fields(line, f);
+  for (int k = 0; k < 3; k++)
+    if ((size_t)col[k] >= n)
+      return row_fail(r, col_names[k], "missing: the row has %zu fields", n);
+  double t;
+  size_t bad;
+  if (sig_parse_time(f[col[0]], &t, &bad) != 0)
+    return row_fail(r, col_names[0], "cannot read time '%s' at character %zu",
+                    f[col[0]], bad + 1);
+  int64_t p, o;
+  int rc = parse_tokens(r, f[col[1]], 1, &p);
+  if (rc == SIM_OK)
+    rc = parse_tokens(r, f[col[2]], 2, &o);
+  if (rc != SIM_OK)
+    return rc;
+  if (tr->n == 0)
+    *first = t;
+  t -= *first;
+  if (tr->n > 0 && t < tr->t[tr->n - 1])
+    return row_fail(r, col_names[0], "time %s is earlier than the row before",
+                    f[col[0]]);
+  if (trace_push(tr, t, p, o) != SIM_OK)
+    return sim_error_set(r->err, SIM_ENOMEM, "out of memory");
+  return SIM_OK;
+}
+
+static void trace_free(trace *tr) {
+  free(tr->t);
+  free(tr->prompt);
+  free(tr->output);
+  *tr = (trace){0};
+}
+
+static int parse_trace(reader *r, trace *tr) {
+  long col[3];
+  int rc = find_columns(r, col);
+  double first = 0;
+  char *line;
+  while (rc == SIM_OK && (line = take_line(r)) != NULL)
+    if (*line != '\0')
+      rc = read_trace_row(r, line, col, tr, &first);
+  if (rc == SIM_OK && tr->n == 0)
+    rc = row_fail(r, NULL, "no data rows");
+  return rc;
+}
+
+/* Reads the trace at path into tr; on failure tr is left empty. */
+static int load_trace(const char *path, trace *tr, sim_error *err) {
+  size_t len = 0;
+  char *text = sim_file_read(path, MAX_TRACE_BYTES, &len, err);
+  if (text == NULL)
+    return err != NULL && err->code == SIM_ERANGE
+               ? (err->code = SIM_EINPUT)
+               : (err != NULL ? err->code : SIM_EIO);
+  reader r = {path, text, 0, err};
+  int rc = memchr(text, '\0', len) != NULL
+               ? sim_error_set(err, SIM_EINPUT,
+                               "%s: NUL byte: not a CSV "
+                               "text file",
+                               path)
+               : parse_trace(&r, tr);
+  free(text);
+  if (rc != SIM_OK)
+    trace_free(tr);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Generators                                                          */
+/* ------------------------------------------------------------------ */
+
+enum { NSTREAMS = 5 };
+
+struct arr_gen {
+  const arr_config *c;
+  gsl_rng *rng[NSTREAMS]; /* indexed by arr_purpose - 1 */
+  double t;               /* time of the last request (synthetic kinds) */
+  double peak;            /* Poisson: the rate candidates are drawn at */
+  int state;              /* MMPP: 0 or 1 */
+  double state_end;       /* MMPP: when the current state ends */
+  trace tr;               /* trace: the rows */
+  size_t next;            /* trace: the next row */
+  double offset, period;  /* trace: start of this pass, length of a pass */
+  arr_trace_stats stats;
+};
+
+static gsl_rng *stream(arr_gen *g, arr_purpose p) { return g->rng[p - 1]; }
+
+static double sojourn(const arr_config *c, int state) {
+  return state == 0 ? c->sojourn1 : c->sojourn2;
+}
+
+static void start_mmpp(arr_gen *g) {
+  const arr_config *c = g->c;
+  double pi1 = c->sojourn1 / (c->sojourn1 + c->sojourn2);
+  g->state = gsl_rng_uniform(stream(g, ARR_RNG_STATE)) < pi1 ? 0 : 1;
+  /* Sojourns are exponential, so the rest of the first one is too. */
+  g->state_end =
+      gsl_ran_exponential(stream(g, ARR_RNG_STATE), sojourn(c, g->state));
+}
+
+static void trace_summarise(arr_gen *g) {
+  const trace *tr = &g->tr;
+  double p = 0, o = 0;
+  for (size_t i = 0; i < tr->n; i++) {
+    p += (double)tr->prompt[i];
+    o += (double)tr->output[i];
+  }
+  g->stats = (arr_trace_stats){tr->n, tr->t[tr->n - 1], p / (double)tr->n,
+                               o / (double)tr->n};
+  /* One mean gap between passes keeps the seam like the rest. */
+  if (tr->n > 1)
+    g->period = g->stats.span_s * (double)tr->n / (double)(tr->n - 1) *
+                g->c->time_scale;
+}
+
+static int open_trace(arr_gen *g, const char *base_dir, sim_error *err) {
+  const char *file = g->c->file;
+  char path[4096];
+  if (base_dir == NULL || base_dir[0] == '\0' || file[0] == '/')
+    snprintf(path, sizeof path, "%s", file);
+  else
+    snprintf(path, sizeof path, "%s%s%s", base_dir,
+             strcmp(base_dir, "/") == 0 ? "" : "/", file);
+  int rc = load_trace(path, &g->tr, err);
+  if (rc != SIM_OK)
+    return rc;
+  trace_summarise(g);
+  if (g->c->loop && !(g->period > 0))
+    return sim_error_set(err, SIM_EINPUT,
+                         "%s: a looped trace needs two or more distinct "
+                         "times",
+                         path);
+  return SIM_OK;
+}
+
+arr_gen *arr_create(const arr_config *c, const char *base_dir, uint64_t seed,
+                    uint64_t index, sim_error *err) {
+  arr_gen *g = calloc(1, sizeof *g);
+  if (g == NULL)
+    goto nomem;
+  g->c = c;
+  for (int i = 0; i < NSTREAMS; i++)
+    if ((g->rng[i] = rng_stream_create(seed, ARR_RNG_KIND, index,
+                                       (uint32_t)(i + 1))) == NULL)
+      goto nomem;
+  if (c->kind == ARR_POISSON)
+    g->peak = c->profile == ARR_DIURNAL
+                  ? c->rate * c->high / (0.5 * (c->low + c->high))
+                  : c->rate;
+  else if (c->kind == ARR_MMPP)
+    start_mmpp(g);
+  else if (open_trace(g, base_dir, err) != SIM_OK) {
+    arr_destroy(g);
+    return NULL;
+  }
+  return g;
+nomem:
+  arr_destroy(g);
+  sim_error_set(err, SIM_ENOMEM, "out of memory");
+  return NULL;
+}
+
+void arr_destroy(arr_gen *g) {
+  if (g == NULL)
+    return;
+  for (int i = 0; i < NSTREAMS; i++)
+    rng_stream_destroy(g->rng[i]);
+  trace_free(&g->tr);
+  free(g);
+}
+
+/* Candidates at the peak rate, each kept with probability rate(t) / peak:
+ * a non-homogeneous Poisson process by thinning (Lewis & Shedler 1979). A
+ * flat profile keeps every candidate without a draw. */
+static double next_poisson(arr_gen *g) {
+  for (;;) {
+    g->t += gsl_ran_exponential(stream(g, ARR_RNG_TIMES), 1 / g->peak);
+    if (g->c->profile != ARR_DIURNAL)
+      return g->t;
+    double u = gsl_rng_uniform(stream(g, ARR_RNG_THIN));
+    if (u * g->peak < arr_rate_at(g->c, g->t))
+      return g->t;
+  }
+}
+
+/* Arrivals at the current state's rate until the state ends; a gap that
+ * runs past the end is dropped (memoryless), and the next state begins. */
+static double next_mmpp(arr_gen *g) {
+  const arr_config *c = g->c;
+  for (;;) {
+    double r = g->state == 0 ? c->rate1 : c->rate2;
+    double gap =
+        r > 0 ? gsl_ran_exponential(stream(g, ARR_RNG_TIMES), 1 / r) : INFINITY;
+    if (g->t + gap < g->state_end)
+      return g->t += gap;
+    g->t = g->state_end;
+    g->state ^= 1;
+    g->state_end +=
+        gsl_ran_exponential(stream(g, ARR_RNG_STATE), sojourn(c, g->state));
+  }
+}
+
+static int64_t draw_length(const arr_length *l, gsl_rng *r) {
+  double x = l->mean;
+  if (l->dist == ARR_LOGNORMAL && l->sigma > 0)
+    x = gsl_ran_lognormal(r, log(l->mean) - 0.5 * l->sigma * l->sigma,
+                          l->sigma);
+  int64_t n = (int64_t)llround(x);
+  return n < 1 ? 1 : n;
+}
+
+static bool next_trace(arr_gen *g, double *t_s, int64_t *p, int64_t *o) {
+  if (g->next == g->tr.n) {
+    if (!g->c->loop)
+      return false;
+    g->next = 0;
+    g->offset += g->period;
+  }
+  size_t i = g->next++;
+  *t_s = g->offset + g->tr.t[i] * g->c->time_scale;
+  *p = g->tr.prompt[i];
+  *o = g->tr.output[i];
+  return true;
+}
+
+bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
+              int64_t *output_tokens) {
+  if (g->c->kind == ARR_TRACE)
+    return next_trace(g, t_s, prompt_tokens, output_tokens);
+  *t_s = g->c->kind == ARR_MMPP ? next_mmpp(g) : next_poisson(g);
+  *prompt_tokens = draw_length(&g->c->prompt, stream(g, ARR_RNG_PROMPT));
+  *output_tokens = draw_length(&g->c->output, stream(g, ARR_RNG_OUTPUT));
+  return true;
+}
+
+arr_trace_stats arr_trace_info(const arr_gen *g) { return g->stats; }
