@@ -10,20 +10,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
 
-#include "file.h"
+#include "csv.h"
 #include "sig.h"
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
 #define MAX_TRACE_BYTES ((size_t)256 << 20)
-#define MAX_FIELDS 64
 
 static const char *const kind_names[] = {"poisson", "mmpp", "trace", NULL};
 static const char *const profile_names[] = {"flat", "diurnal", NULL};
@@ -204,76 +202,19 @@ typedef struct trace {
   size_t n, cap;
 } trace;
 
-/* Where a reader stands in the file, for messages. */
-typedef struct reader {
-  const char *path;
-  char *cur;
-  long line;
-  sim_error *err;
-} reader;
-
-static int row_fail(reader *r, const char *column, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int row_fail(reader *r, const char *column, const char *fmt, ...) {
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (column != NULL)
-    return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: column '%s': %s", r->path,
-                         r->line, column, msg);
-  return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: %s", r->path, r->line, msg);
-}
-
-/* The next line, cut in place without its line ending; NULL at the end. */
-static char *take_line(reader *r) {
-  if (r->cur == NULL || *r->cur == '\0')
-    return NULL;
-  char *line = r->cur;
-  char *nl = strchr(line, '\n');
-  r->cur = nl != NULL ? nl + 1 : NULL;
-  if (nl != NULL)
-    *nl = '\0';
-  size_t len = strlen(line);
-  if (len > 0 && line[len - 1] == '\r')
-    line[len - 1] = '\0';
-  r->line++;
-  return line;
-}
-
-/* Cuts line at commas in place (the trace has no quoting). */
-static size_t cut_fields(char *line, char **f) {
-  size_t n = 0;
-  for (char *p = line; n < MAX_FIELDS;) {
-    f[n++] = p;
-    p = strchr(p, ',');
-    if (p == NULL)
-      break;
-    *p++ = '\0';
-  }
-  return n;
-}
-
-static int find_columns(reader *r, long col[3]) {
-  char *line = take_line(r);
+static int find_columns(csv_reader *r, long col[3]) {
+  char *line = csv_next_line(r);
   if (line == NULL)
-    return row_fail(r, NULL, "the file is empty");
-  char *h[MAX_FIELDS];
-  size_t n = cut_fields(line, h);
-  for (int k = 0; k < 3; k++) {
-    col[k] = -1;
-    for (size_t i = 0; i < n && col[k] < 0; i++)
-      if (strcmp(h[i], col_names[k]) == 0)
-        col[k] = (long)i;
-    if (col[k] < 0)
-      return row_fail(r, col_names[k], "no such column in the header");
-  }
+    return csv_fail(r, NULL, "the file is empty");
+  char *h[CSV_MAX_FIELDS];
+  size_t n = csv_split(line, h);
+  for (int k = 0; k < 3; k++)
+    if ((col[k] = csv_column(h, n, col_names[k])) < 0)
+      return csv_fail(r, col_names[k], "no such column in the header");
   return SIM_OK;
 }
 
-static int parse_tokens(reader *r, const char *text, int k, int64_t *out) {
+static int parse_tokens(csv_reader *r, const char *text, int k, int64_t *out) {
   const char *p = text;
   while (*p == ' ')
     p++;
@@ -284,7 +225,7 @@ static int parse_tokens(reader *r, const char *text, int k, int64_t *out) {
   while (*end == ' ')
     end++;
   if (!digits || *end != '\0' || errno == ERANGE)
-    return row_fail(r, col_names[k], "'%s' is not a non-negative integer",
+    return csv_fail(r, col_names[k], "'%s' is not a non-negative integer",
                     text);
   *out = (int64_t)v;
   return SIM_OK;
@@ -312,17 +253,17 @@ static int trace_push(trace *tr, double t, int64_t p, int64_t o) {
 }
 
 /* Reads one data row; *first is the absolute time of the first row. */
-static int read_trace_row(reader *r, char *line, const long col[3], trace *tr,
-                          double *first) {
-  char *f[MAX_FIELDS];
-  size_t n = cut_fields(line, f);
+static int read_trace_row(csv_reader *r, char *line, const long col[3],
+                          trace *tr, double *first) {
+  char *f[CSV_MAX_FIELDS];
+  size_t n = csv_split(line, f);
   for (int k = 0; k < 3; k++)
     if ((size_t)col[k] >= n)
-      return row_fail(r, col_names[k], "missing: the row has %zu fields", n);
+      return csv_fail(r, col_names[k], "missing: the row has %zu fields", n);
   double t;
   size_t bad;
   if (sig_parse_time(f[col[0]], &t, &bad) != 0)
-    return row_fail(r, col_names[0], "cannot read time '%s' at character %zu",
+    return csv_fail(r, col_names[0], "cannot read time '%s' at character %zu",
                     f[col[0]], bad + 1);
   int64_t p, o;
   int rc = parse_tokens(r, f[col[1]], 1, &p);
@@ -334,7 +275,7 @@ static int read_trace_row(reader *r, char *line, const long col[3], trace *tr,
     *first = t;
   t -= *first;
   if (tr->n > 0 && t < tr->t[tr->n - 1])
-    return row_fail(r, col_names[0], "time %s is earlier than the row before",
+    return csv_fail(r, col_names[0], "time %s is earlier than the row before",
                     f[col[0]]);
   if (trace_push(tr, t, p, o) != SIM_OK)
     return sim_error_set(r->err, SIM_ENOMEM, "out of memory");
@@ -348,35 +289,27 @@ static void trace_free(trace *tr) {
   *tr = (trace){0};
 }
 
-static int parse_trace(reader *r, trace *tr) {
+static int parse_trace(csv_reader *r, trace *tr) {
   long col[3];
   int rc = find_columns(r, col);
   double first = 0;
   char *line;
-  while (rc == SIM_OK && (line = take_line(r)) != NULL)
+  while (rc == SIM_OK && (line = csv_next_line(r)) != NULL)
     if (*line != '\0')
       rc = read_trace_row(r, line, col, tr, &first);
   if (rc == SIM_OK && tr->n == 0)
-    rc = row_fail(r, NULL, "no data rows");
+    rc = csv_fail(r, NULL, "no data rows");
   return rc;
 }
 
 /* Reads the trace at path into tr; on failure tr is left empty. */
 static int load_trace(const char *path, trace *tr, sim_error *err) {
-  size_t len = 0;
-  char *text = sim_file_read(path, MAX_TRACE_BYTES, &len, err);
-  if (text == NULL)
-    return err != NULL && err->code == SIM_ERANGE
-               ? (err->code = SIM_EINPUT)
-               : (err != NULL ? err->code : SIM_EIO);
-  reader r = {path, text, 0, err};
-  int rc = memchr(text, '\0', len) != NULL
-               ? sim_error_set(err, SIM_EINPUT,
-                               "%s: NUL byte: not a CSV "
-                               "text file",
-                               path)
-               : parse_trace(&r, tr);
-  free(text);
+  csv_reader r;
+  int rc = csv_open(&r, path, MAX_TRACE_BYTES, err);
+  if (rc != SIM_OK)
+    return rc;
+  rc = parse_trace(&r, tr);
+  csv_close(&r);
   if (rc != SIM_OK)
     trace_free(tr);
   return rc;

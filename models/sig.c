@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file.h"
+#include "csv.h"
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
@@ -332,85 +332,6 @@ int sig_parse_time(const char *text, double *utc_s, size_t *bad_at) {
 /* CSV reading                                                         */
 /* ------------------------------------------------------------------ */
 
-typedef struct csv {
-  const char *path;
-  char *text;
-  char *cur;
-  long line;
-  sim_error *err;
-} csv;
-
-static int csv_fail(csv *c, const char *column, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int csv_fail(csv *c, const char *column, const char *fmt, ...) {
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (column != NULL)
-    return sim_error_set(c->err, SIM_EINPUT, "%s:%ld: column '%s': %s", c->path,
-                         c->line, column, msg);
-  return sim_error_set(c->err, SIM_EINPUT, "%s:%ld: %s", c->path, c->line, msg);
-}
-
-/* The next line, NUL-terminated in place, without its line ending; NULL
- * at the end of the text. */
-static char *next_line(csv *c) {
-  if (c->cur == NULL || *c->cur == '\0')
-    return NULL;
-  char *line = c->cur;
-  char *nl = strchr(line, '\n');
-  c->cur = nl != NULL ? nl + 1 : NULL;
-  if (nl != NULL)
-    *nl = '\0';
-  size_t len = strlen(line);
-  if (len > 0 && line[len - 1] == '\r')
-    line[len - 1] = '\0';
-  c->line++;
-  return line;
-}
-
-/* Splits line at commas in place (no quoting in these files). */
-static size_t split(char *line, char **fields, size_t max) {
-  size_t n = 0;
-  for (char *p = line; n < max;) {
-    fields[n++] = p;
-    p = strchr(p, ',');
-    if (p == NULL)
-      break;
-    *p++ = '\0';
-  }
-  return n;
-}
-
-static char *slurp_file(const char *path, sim_error *err) {
-  size_t len = 0;
-  char *buf = sim_file_read(path, MAX_FILE_BYTES, &len, err);
-  if (buf != NULL && memchr(buf, '\0', len) != NULL) {
-    free(buf);
-    sim_error_set(err, SIM_EINPUT, "%s: NUL byte: not a CSV text file", path);
-    return NULL;
-  }
-  if (buf == NULL && err != NULL && err->code == SIM_ERANGE)
-    err->code = SIM_EINPUT;
-  return buf;
-}
-
-/* The index of the column called name (or "#N"), or -1. */
-static long find_column(char **header, size_t n, const char *name) {
-  if (name[0] == '#') {
-    char *end;
-    long k = strtol(name + 1, &end, 10);
-    return *end == '\0' && k >= 1 && (size_t)k <= n ? k - 1 : -1;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(header[i], name) == 0)
-      return (long)i;
-  return -1;
-}
-
 typedef struct rows {
   double *t, *v;
   size_t n, cap;
@@ -434,7 +355,7 @@ static int rows_push(rows *r, double t, double v) {
   return SIM_OK;
 }
 
-static int parse_value(csv *c, const char *text, const char *column,
+static int parse_value(csv_reader *c, const char *text, const char *column,
                        double *v) {
   char *end;
   errno = 0;
@@ -452,10 +373,10 @@ typedef struct columns {
   const char *tname, *vname;
 } columns;
 
-static int read_row(csv *c, char *line, const columns *k, const sig_config *g,
-                    rows *r) {
-  char *f[64];
-  size_t n = split(line, f, 64);
+static int read_row(csv_reader *c, char *line, const columns *k,
+                    const sig_config *g, rows *r) {
+  char *f[CSV_MAX_FIELDS];
+  size_t n = csv_split(line, f);
   if ((size_t)k->tcol >= n || (size_t)k->vcol >= n)
     return csv_fail(c, NULL, "%zu fields; the columns need %ld", n,
                     (k->tcol > k->vcol ? k->tcol : k->vcol) + 1);
@@ -481,14 +402,14 @@ static int read_row(csv *c, char *line, const columns *k, const sig_config *g,
              : sim_error_set(c->err, SIM_ENOMEM, "out of memory");
 }
 
-static int read_header(csv *c, const sig_config *g, columns *k) {
-  char *line = next_line(c);
+static int read_header(csv_reader *c, const sig_config *g, columns *k) {
+  char *line = csv_next_line(c);
   if (line == NULL)
     return csv_fail(c, NULL, "the file is empty");
-  char *h[64];
-  size_t n = split(line, h, 64);
-  k->tcol = find_column(h, n, g->time_column);
-  k->vcol = find_column(h, n, g->value_column);
+  char *h[CSV_MAX_FIELDS];
+  size_t n = csv_split(line, h);
+  k->tcol = csv_column(h, n, g->time_column);
+  k->vcol = csv_column(h, n, g->value_column);
   k->tname = g->time_column;
   k->vname = g->value_column;
   if (k->tcol < 0)
@@ -500,11 +421,11 @@ static int read_header(csv *c, const sig_config *g, columns *k) {
   return SIM_OK;
 }
 
-static int read_rows(csv *c, const sig_config *g, rows *r) {
+static int read_rows(csv_reader *c, const sig_config *g, rows *r) {
   columns k = {0, 0, NULL, NULL};
   int rc = read_header(c, g, &k);
   char *line;
-  while (rc == SIM_OK && (line = next_line(c)) != NULL)
+  while (rc == SIM_OK && (line = csv_next_line(c)) != NULL)
     if (*line != '\0')
       rc = read_row(c, line, &k, g, r);
   if (rc == SIM_OK && r->n < 2)
@@ -558,13 +479,13 @@ static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
   else
     snprintf(path, sizeof path, "%s%s%s", base_dir,
              strcmp(base_dir, "/") == 0 ? "" : "/", g->file);
-  csv c = {path, slurp_file(path, err), NULL, 0, err};
-  if (c.text == NULL)
-    return err != NULL ? err->code : SIM_EIO;
-  c.cur = c.text;
+  csv_reader c;
+  int rc = csv_open(&c, path, MAX_FILE_BYTES, err);
+  if (rc != SIM_OK)
+    return rc;
   rows r = {0};
-  int rc = read_rows(&c, g, &r);
-  free(c.text);
+  rc = read_rows(&c, g, &r);
+  csv_close(&c);
   double *v = rc == SIM_OK ? realloc(r.v, 2 * r.n * sizeof *v) : NULL;
   if (rc == SIM_OK && v == NULL)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
