@@ -2,6 +2,7 @@
  * sizes, weight and KV bytes per precision, FLOPs per token, precisions
  * checked against the GPU catalog's tensor cores, and bad entries refused
  * with their position. */
+#include "test_catalogs.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -9,31 +10,6 @@
 #include <string.h>
 
 #include "llm.h"
-
-typedef struct catalogs {
-  llm_catalog llm;
-  gpu_catalog gpu;
-} catalogs;
-
-static catalogs cats;
-
-static int load_catalogs(void **state) {
-  (void)state;
-  sim_error err = {0};
-  if (llm_catalog_load_builtin(&cats.llm, &err) != SIM_OK ||
-      gpu_catalog_load_builtin(&cats.gpu, &err) != SIM_OK) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int release_catalogs(void **state) {
-  (void)state;
-  llm_catalog_release(&cats.llm);
-  gpu_catalog_release(&cats.gpu);
-  return 0;
-}
 
 static const llm_precision *prec(const char *name) {
   const llm_precision *p = llm_catalog_precision(&cats.llm, name);
@@ -358,6 +334,6 @@ int main(void) {
   TEST_ROWS(tests, n, bad_model_is_rejected, bad_models);
   TEST_ROWS(tests, n, bad_precision_is_rejected, bad_precisions);
   TEST_ROWS(tests, n, catalog_file, bad_catalogs);
-  return _cmocka_run_group_tests("llm", tests, n, load_catalogs,
-                                 release_catalogs);
+  return _cmocka_run_group_tests("llm", tests, n, test_catalogs_load,
+                                 test_catalogs_release);
 }

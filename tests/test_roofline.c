@@ -5,6 +5,7 @@
  * against FP16 on B200; the memory check, the clock's effect (prefill
  * slows with phi, memory-bound decode does not) and sanity cases. Each
  * published-figure test prints the model's figure beside the measured one. */
+#include "test_catalogs.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -13,31 +14,6 @@
 #include <string.h>
 
 #include "roofline.h"
-
-typedef struct catalogs {
-  llm_catalog llm;
-  gpu_catalog gpu;
-} catalogs;
-
-static catalogs cats;
-
-static int load_catalogs(void **state) {
-  (void)state;
-  sim_error err = {0};
-  if (llm_catalog_load_builtin(&cats.llm, &err) != SIM_OK ||
-      gpu_catalog_load_builtin(&cats.gpu, &err) != SIM_OK) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int release_catalogs(void **state) {
-  (void)state;
-  llm_catalog_release(&cats.llm);
-  gpu_catalog_release(&cats.gpu);
-  return 0;
-}
 
 /* A replica that must be valid. */
 static rl_replica replica(const char *gpu, const char *model,
@@ -79,8 +55,8 @@ static void seed_decode_tokens_per_s(void **state) {
   double tps = 4 / rl_decode_step_s(&r, 4, 512, 1);
   /* The bandwidth bound with every byte at the datasheet rate: what no
    * efficiency can beat. */
-  double bound = 4 * r.gpu->bandwidth_bps /
-                 llm_weight_bytes(r.model, r.weights);
+  double bound =
+      4 * r.gpu->bandwidth_bps / llm_weight_bytes(r.model, r.weights);
   print_message("%-9s seed %4.0f tok/s, model %5.1f tok/s (%+.0f%%), "
                 "weights-only bandwidth bound %5.1f tok/s\n",
                 row->gpu, row->tokens_per_s, tps,
@@ -92,8 +68,8 @@ static void seed_decode_tokens_per_s(void **state) {
 
 static const char *data_path(const char *file) {
   static char buf[1024];
-  snprintf(buf, sizeof buf, "%s/../shared/data/gpu_power/%s",
-           AIFSIM_SOURCE_DIR, file);
+  snprintf(buf, sizeof buf, "%s/../shared/data/gpu_power/%s", AIFSIM_SOURCE_DIR,
+           file);
   return buf;
 }
 
@@ -176,8 +152,7 @@ static bool mlenergy_find(double seqs, mlenergy_row *out) {
       *comma = '\0';
       s = comma + 1;
     }
-    if (nf < 22 ||
-        strcmp(field[0], "meta-llama/Llama-3.1-8B-Instruct") != 0 ||
+    if (nf < 22 || strcmp(field[0], "meta-llama/Llama-3.1-8B-Instruct") != 0 ||
         strcmp(field[1], "lm-arena-chat") != 0 ||
         strcmp(field[6], "H100") != 0 || strcmp(field[7], "1") != 0 ||
         atof(field[11]) != seqs)
@@ -237,8 +212,8 @@ static void mlenergy_tokens_per_joule_rises(void **state) {
                   "decode-only %.2f tok/J at %.0f W, step %.1f ms, context "
                   "%.0f; with prefill (prompt %.0f) %.2f tok/J (x%.2f)\n",
                   batches[i], m.avg_batch, measured, m.power_w, m.itl_ms,
-                  t.decode_only, t.power_w, t.step_ms, t.context,
-                  ARENA_PROMPT, t.service, t.service / measured);
+                  t.decode_only, t.power_w, t.step_ms, t.context, ARENA_PROMPT,
+                  t.service, t.service / measured);
     assert_true(t.service > prev);
     assert_true(t.service <= 1.5 * measured && t.service >= measured / 1.5);
     prev = t.service;
@@ -402,8 +377,7 @@ static void moe_reads_active_weights(void **state) {
   rl_replica r = replica("H100-SXM", "Mixtral-8x7B", "fp16", 2);
   rl_step s;
   rl_decode_step(&r, 1, 0, 1, &s);
-  assert_close(s.bytes, llm_active_weight_bytes(r.model, r.weights), 1e-12,
-               0);
+  assert_close(s.bytes, llm_active_weight_bytes(r.model, r.weights), 1e-12, 0);
   assert_true(s.bytes < 0.3 * llm_weight_bytes(r.model, r.weights));
 }
 
@@ -419,6 +393,6 @@ int main(void) {
   TEST_ROWS(tests, n, sanity_case, sanity);
   TEST_ADD(tests, n, tensor_parallel_shortens_steps);
   TEST_ADD(tests, n, moe_reads_active_weights);
-  return _cmocka_run_group_tests("roofline", tests, n, load_catalogs,
-                                 release_catalogs);
+  return _cmocka_run_group_tests("roofline", tests, n, test_catalogs_load,
+                                 test_catalogs_release);
 }

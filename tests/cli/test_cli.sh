@@ -33,36 +33,8 @@ BAD=$SRC/tests/scenarios/bad
 QUICK=$SRC/scenarios/quickstart.yaml
 PY=/usr/bin/python3
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/aifsim-cli.XXXXXX")
-BG_PID=
-cleanup() {
-  if [ -n "$BG_PID" ]; then
-    kill -KILL "$BG_PID" 2>/dev/null
-    wait "$BG_PID" 2>/dev/null
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-PASS=0
-FAIL=0
-
-ok() {
-  echo "ok - $1"
-  PASS=$((PASS + 1))
-}
-
-# not_ok NAME [DETAIL...]: details go on "#" lines under the result.
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local line
-  for line in "$@"; do
-    printf '%s\n' "$line" | sed 's/^/#   /'
-  done
-  FAIL=$((FAIL + 1))
-}
+NAME=cli
+. "$(dirname "$0")/lib.sh"
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 # A watchdog kills it after 60 s (then RC is 137 and counts as a crash).
@@ -640,5 +612,4 @@ for sig in KILL TERM INT; do
   fi
 done
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish

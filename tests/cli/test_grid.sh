@@ -6,12 +6,8 @@
 set -u
 AIFSIM=$1
 SRC=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/aifsim-grid.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-PASS=0
-FAIL=0
-ok() { echo "ok - $1"; PASS=$((PASS + 1)); }
-not_ok() { echo "not ok - $1"; shift; printf '#   %s\n' "$@"; FAIL=$((FAIL + 1)); }
+NAME=grid
+. "$(dirname "$0")/lib.sh"
 
 # The real-data scenario reads ../shared/data beside the checkout.
 if "$AIFSIM" run "$SRC/scenarios/frankfurt-week.yaml" -o "$TMP/fw.h5" \
@@ -126,5 +122,4 @@ else
   not_ok "annual PUE in range, Dallas worse" "$(cat "$TMP/py")"
 fi
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish

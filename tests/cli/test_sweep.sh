@@ -47,33 +47,8 @@ if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/aifsim-sweep.XXXXXX")
-BG_PID=
-cleanup() {
-  if [ -n "$BG_PID" ]; then
-    kill -KILL "$BG_PID" 2>/dev/null
-    wait "$BG_PID" 2>/dev/null
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-PASS=0
-FAIL=0
-ok() {
-  echo "ok - $1"
-  PASS=$((PASS + 1))
-}
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local line
-  for line in "$@"; do
-    printf '%s\n' "$line" | sed 's/^/#   /'
-  done
-  FAIL=$((FAIL + 1))
-}
+NAME=sweep
+. "$(dirname "$0")/lib.sh"
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 run() {
@@ -413,5 +388,4 @@ SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=3 \
   usage "a Slurm task beyond its array" "$AIFSIM" sweep "$SWEEP" -o "$TMP/u"
 check "no output made by usage errors" [ ! -e "$TMP/u" ]
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish
