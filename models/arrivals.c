@@ -205,12 +205,12 @@ typedef struct trace {
 static int find_columns(csv_reader *r, long col[3]) {
   char *line = csv_next_line(r);
   if (line == NULL)
-    return csv_fail(r, NULL, "the file is empty");
+    return csv_fail(r, NULL, NULL, "the file is empty");
   char *h[CSV_MAX_FIELDS];
   size_t n = csv_split(line, h);
   for (int k = 0; k < 3; k++)
     if ((col[k] = csv_column(h, n, col_names[k])) < 0)
-      return csv_fail(r, col_names[k], "no such column in the header");
+      return csv_fail(r, NULL, col_names[k], "no such column in the header");
   return SIM_OK;
 }
 
@@ -225,7 +225,7 @@ static int parse_tokens(csv_reader *r, const char *text, int k, int64_t *out) {
   while (*end == ' ')
     end++;
   if (!digits || *end != '\0' || errno == ERANGE)
-    return csv_fail(r, col_names[k], "'%s' is not a non-negative integer",
+    return csv_fail(r, text, col_names[k], "'%s' is not a non-negative integer",
                     text);
   *out = (int64_t)v;
   return SIM_OK;
@@ -259,12 +259,14 @@ static int read_trace_row(csv_reader *r, char *line, const long col[3],
   size_t n = csv_split(line, f);
   for (int k = 0; k < 3; k++)
     if ((size_t)col[k] >= n)
-      return csv_fail(r, col_names[k], "missing: the row has %zu fields", n);
+      return csv_fail(r, NULL, col_names[k], "missing: the row has %zu fields",
+                      n);
   double t;
   size_t bad;
   if (sig_parse_time(f[col[0]], &t, &bad) != 0)
-    return csv_fail(r, col_names[0], "cannot read time '%s' at character %zu",
-                    f[col[0]], bad + 1);
+    return csv_fail(r, f[col[0]], col_names[0],
+                    "cannot read time '%s' at character %zu", f[col[0]],
+                    bad + 1);
   int64_t p, o;
   int rc = parse_tokens(r, f[col[1]], 1, &p);
   if (rc == SIM_OK)
@@ -275,8 +277,8 @@ static int read_trace_row(csv_reader *r, char *line, const long col[3],
     *first = t;
   t -= *first;
   if (tr->n > 0 && t < tr->t[tr->n - 1])
-    return csv_fail(r, col_names[0], "time %s is earlier than the row before",
-                    f[col[0]]);
+    return csv_fail(r, f[col[0]], col_names[0],
+                    "time %s is earlier than the row before", f[col[0]]);
   if (trace_push(tr, t, p, o) != SIM_OK)
     return sim_error_set(r->err, SIM_ENOMEM, "out of memory");
   return SIM_OK;
@@ -298,7 +300,7 @@ static int parse_trace(csv_reader *r, trace *tr) {
     if (*line != '\0')
       rc = read_trace_row(r, line, col, tr, &first);
   if (rc == SIM_OK && tr->n == 0)
-    rc = csv_fail(r, NULL, "no data rows");
+    rc = csv_fail(r, NULL, NULL, "no data rows");
   return rc;
 }
 

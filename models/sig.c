@@ -364,7 +364,7 @@ static int parse_value(csv_reader *c, const char *text, const char *column,
   while (isspace((unsigned char)*end))
     end++;
   if (!converted || *end != '\0' || errno == ERANGE || !isfinite(*v))
-    return csv_fail(c, column, "'%s' is not a finite number", text);
+    return csv_fail(c, text, column, "'%s' is not a finite number", text);
   return SIM_OK;
 }
 
@@ -378,22 +378,24 @@ static int read_row(csv_reader *c, char *line, const columns *k,
   char *f[CSV_MAX_FIELDS];
   size_t n = csv_split(line, f);
   if ((size_t)k->tcol >= n || (size_t)k->vcol >= n)
-    return csv_fail(c, NULL, "%zu fields; the columns need %ld", n,
+    return csv_fail(c, NULL, NULL, "%zu fields; the columns need %ld", n,
                     (k->tcol > k->vcol ? k->tcol : k->vcol) + 1);
   double t, v;
   size_t bad;
   if (sig_parse_time(f[k->tcol], &t, &bad) != 0)
-    return csv_fail(c, k->tname, "cannot read time '%s' at character %zu",
-                    f[k->tcol], bad + 1);
+    return csv_fail(c, f[k->tcol], k->tname,
+                    "cannot read time '%s' at character %zu", f[k->tcol],
+                    bad + 1);
   int rc = parse_value(c, f[k->vcol], k->vname, &v);
   if (rc != SIM_OK)
     return rc;
   t += g->time_offset_s;
   if (r->n > 0 && !(t > r->t[r->n - 1]))
-    return csv_fail(c, k->tname, "time %s is %s the row before", f[k->tcol],
+    return csv_fail(c, f[k->tcol], k->tname, "time %s is %s the row before",
+                    f[k->tcol],
                     t == r->t[r->n - 1] ? "the same as" : "earlier than");
   if (r->n > 0 && t - r->t[r->n - 1] > g->max_gap_s)
-    return csv_fail(c, k->tname,
+    return csv_fail(c, f[k->tcol], k->tname,
                     "a gap of %.0f s before %s, more than "
                     "max_gap (%.0f s)",
                     t - r->t[r->n - 1], f[k->tcol], g->max_gap_s);
@@ -405,7 +407,7 @@ static int read_row(csv_reader *c, char *line, const columns *k,
 static int read_header(csv_reader *c, const sig_config *g, columns *k) {
   char *line = csv_next_line(c);
   if (line == NULL)
-    return csv_fail(c, NULL, "the file is empty");
+    return csv_fail(c, NULL, NULL, "the file is empty");
   char *h[CSV_MAX_FIELDS];
   size_t n = csv_split(line, h);
   k->tcol = csv_column(h, n, g->time_column);
@@ -413,9 +415,9 @@ static int read_header(csv_reader *c, const sig_config *g, columns *k) {
   k->tname = g->time_column;
   k->vname = g->value_column;
   if (k->tcol < 0)
-    return csv_fail(c, g->time_column, "no such column in the header");
+    return csv_fail(c, NULL, g->time_column, "no such column in the header");
   if (k->vcol < 0)
-    return csv_fail(c, g->value_column, "no such column in the header");
+    return csv_fail(c, NULL, g->value_column, "no such column in the header");
   k->tname = h[k->tcol];
   k->vname = h[k->vcol];
   return SIM_OK;
@@ -429,7 +431,8 @@ static int read_rows(csv_reader *c, const sig_config *g, rows *r) {
     if (*line != '\0')
       rc = read_row(c, line, &k, g, r);
   if (rc == SIM_OK && r->n < 2)
-    return csv_fail(c, NULL, "%zu data rows; a signal needs 2 or more", r->n);
+    return csv_fail(c, NULL, NULL, "%zu data rows; a signal needs 2 or more",
+                    r->n);
   return rc;
 }
 

@@ -10,7 +10,7 @@
 
 int csv_open(csv_reader *r, const char *path, size_t max, sim_error *err) {
   size_t len = 0;
-  *r = (csv_reader){path, NULL, NULL, 0, err};
+  *r = (csv_reader){.path = path, .err = err};
   r->text = sim_file_read(path, max, &len, err);
   if (r->text == NULL) {
     if (err != NULL && err->code == SIM_ERANGE)
@@ -34,7 +34,7 @@ void csv_close(csv_reader *r) {
 char *csv_next_line(csv_reader *r) {
   if (r->cur == NULL || *r->cur == '\0')
     return NULL;
-  char *line = r->cur;
+  char *line = r->line_start = r->cur;
   char *nl = strchr(line, '\n');
   r->cur = nl != NULL ? nl + 1 : NULL;
   if (nl != NULL)
@@ -70,14 +70,19 @@ long csv_column(char **header, size_t n, const char *name) {
   return -1;
 }
 
-int csv_fail(csv_reader *r, const char *column, const char *fmt, ...) {
+int csv_fail(csv_reader *r, const char *field, const char *column,
+             const char *fmt, ...) {
   char msg[600];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  long col = field != NULL && r->line_start != NULL && field >= r->line_start
+                 ? (long)(field - r->line_start) + 1
+                 : 1;
   if (column != NULL)
-    return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: column '%s': %s", r->path,
-                         r->line, column, msg);
-  return sim_error_set(r->err, SIM_EINPUT, "%s:%ld: %s", r->path, r->line, msg);
+    return sim_error_set(r->err, SIM_EINPUT, "%s:%ld:%ld: column '%s': %s",
+                         r->path, r->line, col, column, msg);
+  return sim_error_set(r->err, SIM_EINPUT, "%s:%ld:%ld: %s", r->path, r->line,
+                       col, msg);
 }

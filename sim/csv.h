@@ -15,7 +15,8 @@ typedef struct csv_reader {
   const char *path;
   char *text; /* the whole file, cut up in place as lines are read */
   char *cur;
-  long line; /* of the line last returned, 1-based */
+  long line;        /* of the line last returned, 1-based */
+  char *line_start; /* of that line, for the column of a field */
   sim_error *err;
 } csv_reader;
 
@@ -38,9 +39,11 @@ size_t csv_split(char *line, char **fields);
  * the N-th (1-based); -1 if none. */
 long csv_column(char **header, size_t n, const char *name);
 
-/* Records "PATH:LINE: column 'COLUMN': message" (without the column part
- * when column is NULL) and returns SIM_EINPUT. */
-int csv_fail(csv_reader *r, const char *column, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Records "PATH:LINE:COL: column 'COLUMN': message" and returns
+ * SIM_EINPUT. COL is the character column where field (a field of the
+ * line last returned, split in place) starts, 1 when field is NULL; the
+ * column part is left out when column is NULL. */
+int csv_fail(csv_reader *r, const char *field, const char *column,
+             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -266,21 +266,21 @@ typedef struct bad_trace {
 
 static const bad_trace bad_traces[] = {
     {"negative tokens", HEAD ROW1 "2023-11-16 18:15:50.9951690,-3,109\n",
-     "3: column 'ContextTokens': '-3' is not a non-negative integer"},
+     "3:29: column 'ContextTokens': '-3' is not a non-negative integer"},
     {"non-integer tokens", HEAD ROW1 "2023-11-16 18:15:50.9951690,396,10.5\n",
-     "3: column 'GeneratedTokens': '10.5' is not a non-negative integer"},
+     "3:33: column 'GeneratedTokens': '10.5' is not a non-negative integer"},
     {"unsorted times",
      HEAD ROW1 "2023-11-16 18:15:50.9951690,1,1\n"
                "2023-11-16 18:15:49.0000000,1,1\n",
-     "4: column 'TIMESTAMP': time 2023-11-16 18:15:49.0000000 is earlier "
+     "4:1: column 'TIMESTAMP': time 2023-11-16 18:15:49.0000000 is earlier "
      "than the row before"},
     {"missing column", "TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,1\n",
-     "1: column 'GeneratedTokens': no such column in the header"},
+     "1:1: column 'GeneratedTokens': no such column in the header"},
     {"short row", HEAD ROW1 "2023-11-16 18:15:50.9951690,396\n",
-     "3: column 'GeneratedTokens': missing"},
+     "3:1: column 'GeneratedTokens': missing"},
     {"bad time", HEAD "2023-11-16 25:15:46,1,1\n",
-     "2: column 'TIMESTAMP': cannot read time"},
-    {"no rows", HEAD, "1: no data rows"},
+     "2:1: column 'TIMESTAMP': cannot read time"},
+    {"no rows", HEAD, "1:1: no data rows"},
     {"looped single time", HEAD ROW1 "2023-11-16 18:15:46.6805900,3,4\n",
      " a looped trace needs two or more distinct times"},
 };

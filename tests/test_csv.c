@@ -34,9 +34,9 @@ static void lines_fields_and_columns(void **state) {
   assert_int_equal(csv_split(csv_next_line(&r), f), 2);
   assert_int_equal(r.line, 4);
   assert_null(csv_next_line(&r));
-  assert_int_equal(csv_fail(&r, "a", "bad %d", 7), SIM_EINPUT);
+  assert_int_equal(csv_fail(&r, NULL, "a", "bad %d", 7), SIM_EINPUT);
   char want[4200];
-  snprintf(want, sizeof want, "%s:4: column 'a': bad 7", path);
+  snprintf(want, sizeof want, "%s:4:1: column 'a': bad 7", path);
   assert_string_equal(err.msg, want);
   csv_close(&r);
 }
