@@ -547,6 +547,74 @@ static int h5w_put_text(tel_sink *s, const char *name, const char *text) {
   return write_text(w, name, text);
 }
 
+/* A group attribute goes on a group this sink declared. */
+static int h5w_put_group_attr(tel_sink *s, const char *group, const char *key,
+                              double value) {
+  h5w *w = (h5w *)s;
+  int rc = check_state(w, "put_group_attr");
+  if (rc != SIM_OK)
+    return rc;
+  const h5w_group *hg = find_group(w, group);
+  if (hg == NULL)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "h5w: attribute %s on undeclared group %s", key,
+                         group);
+  char obj[1024];
+  snprintf(obj, sizeof obj, "/%s", group);
+  return put_attr(w, hg->gid, obj, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                  &value);
+}
+
+/* ---- Tables -------------------------------------------------------------- */
+
+/* One column of a table: a 1-D dataset of float64 (with units) or of
+ * UTF-8 strings, written whole; empty tables get empty datasets. */
+static int write_table_column(h5w *w, hid_t gid, const char *table,
+                              const tel_table_column *c, size_t nrows) {
+  hsize_t dims[1] = {nrows};
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t type = c->values != NULL ? H5T_IEEE_F64LE : w->str_type;
+  hid_t mem = c->values != NULL ? H5T_NATIVE_DOUBLE : w->str_type;
+  const void *buf =
+      c->values != NULL ? (const void *)c->values : (const void *)c->texts;
+  hid_t dset = H5I_INVALID_HID;
+  herr_t r = space < 0 || dcpl < 0 ? -1 : H5Pset_obj_track_times(dcpl, 0);
+  if (r >= 0 && (dset = H5Dcreate2(gid, c->name, type, space, H5P_DEFAULT, dcpl,
+                                   H5P_DEFAULT)) < 0)
+    r = -1;
+  if (r >= 0 && nrows > 0)
+    r = H5Dwrite(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  char obj[1024];
+  snprintf(obj, sizeof obj, "/%s/%s", table, c->name);
+  int rc = r < 0 ? io_fail(w, "write %s", obj) : SIM_OK;
+  if (rc == SIM_OK)
+    rc = put_series_attrs(w, dset, obj, c->values != NULL ? c->units : "",
+                          c->long_name);
+  return closed(w, rc,
+                close_id(&dset, H5Dclose) | close_id(&dcpl, H5Pclose) |
+                    close_id(&space, H5Sclose));
+}
+
+static int h5w_put_table(tel_sink *s, const tel_table *t) {
+  h5w *w = (h5w *)s;
+  int rc = check_state(w, "put_table");
+  if (rc != SIM_OK)
+    return rc;
+  htri_t e = H5Lexists(w->file, t->name, H5P_DEFAULT);
+  if (e < 0)
+    return io_fail(w, "look up /%s", t->name);
+  if (e > 0)
+    return sim_error_set(&s->err, SIM_EINVAL, "h5w: %s: /%s already exists",
+                         w->partial, t->name);
+  hid_t gid = H5Gcreate2(w->file, t->name, w->lcpl, w->gcpl, H5P_DEFAULT);
+  if (gid < 0)
+    return io_fail(w, "create group /%s", t->name);
+  for (size_t c = 0; c < t->ncolumns && rc == SIM_OK; c++)
+    rc = write_table_column(w, gid, t->name, &t->columns[c], t->nrows);
+  return closed(w, rc, close_id(&gid, H5Gclose));
+}
+
 /* ---- Commit and destroy ------------------------------------------------ */
 
 /* Closes every handle of w; -1 if any close failed. */
@@ -605,8 +673,16 @@ static void h5w_destroy(tel_sink *s) {
 }
 
 static const tel_sink_ops h5w_ops = {
-    h5w_open_group,   h5w_append,   h5w_put_summary, h5w_put_meta_str,
-    h5w_put_meta_int, h5w_put_text, h5w_commit,      h5w_destroy,
+    .open_group = h5w_open_group,
+    .append = h5w_append,
+    .put_summary = h5w_put_summary,
+    .put_meta_str = h5w_put_meta_str,
+    .put_meta_int = h5w_put_meta_int,
+    .put_text = h5w_put_text,
+    .put_group_attr = h5w_put_group_attr,
+    .put_table = h5w_put_table,
+    .commit = h5w_commit,
+    .destroy = h5w_destroy,
 };
 
 /* ---- Create ------------------------------------------------------------ */

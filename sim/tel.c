@@ -160,6 +160,45 @@ int tel_put_text(tel_sink *s, const char *name, const char *text) {
   return s->ops->put_text(s, name, text);
 }
 
+/* Names unique, leaf names, each column numbers or text for every row. */
+static int check_table(tel_sink *s, const tel_table *t) {
+  if (t == NULL || !leaf_name_ok(t->name) || t->columns == NULL ||
+      t->ncolumns == 0)
+    return fail(s, SIM_EINVAL, "put_table: bad name or no columns");
+  for (size_t c = 0; c < t->ncolumns; c++) {
+    const tel_table_column *col = &t->columns[c];
+    if (!leaf_name_ok(col->name) || col->long_name == NULL ||
+        (col->values == NULL) == (col->texts == NULL) ||
+        (col->values != NULL && col->units == NULL))
+      return fail(s, SIM_EINVAL,
+                  "put_table: a column lacks a name, long "
+                  "name, units or cells");
+    for (size_t k = 0; k < c; k++)
+      if (strcmp(t->columns[k].name, col->name) == 0)
+        return fail(s, SIM_EINVAL, "put_table: a column name is taken");
+    for (size_t r = 0; col->texts != NULL && r < t->nrows; r++)
+      if (col->texts[r] == NULL)
+        return fail(s, SIM_EINVAL, "put_table: a NULL text cell");
+  }
+  return SIM_OK;
+}
+
+int tel_put_group_attr(tel_sink *s, const char *group, const char *key,
+                       double value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (!group_name_ok(group) || !leaf_name_ok(key))
+    return fail(s, SIM_EINVAL, "put_group_attr: bad group or key");
+  return s->ops->put_group_attr(s, group, key, value);
+}
+
+int tel_put_table(tel_sink *s, const tel_table *t) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  int rc = check_table(s, t);
+  return rc != SIM_OK ? rc : s->ops->put_table(s, t);
+}
+
 int tel_commit(tel_sink *s) {
   if (s == NULL)
     return SIM_EINVAL;

@@ -30,6 +30,21 @@ typedef struct tel_group {
   const char *const *axis_labels; /* width labels; NULL for a 1-D group */
 } tel_group;
 
+/* A table written once, whole: /NAME with one 1-D dataset per column over
+ * a row axis (a job per row, say). A column holds numbers (values, nrows
+ * of them, with units) or text (texts, nrows strings; units ignored). */
+typedef struct tel_table_column {
+  const char *name, *units, *long_name;
+  const double *values;     /* or NULL for a text column */
+  const char *const *texts; /* for a text column */
+} tel_table_column;
+
+typedef struct tel_table {
+  const char *name; /* "jobs" */
+  const tel_table_column *columns;
+  size_t ncolumns, nrows; /* nrows may be 0 */
+} tel_table;
+
 typedef struct tel_sink tel_sink;
 
 /* What a sink implements. Every call returns SIM_OK or a SIM_E* code with
@@ -55,6 +70,12 @@ typedef struct tel_sink_ops {
   int (*put_meta_int)(tel_sink *s, const char *key, int64_t value);
   /* A named text at the root (the resolved scenario, as "scenario"). */
   int (*put_text)(tel_sink *s, const char *name, const char *text);
+  /* A numeric attribute on a declared group ("services/chat"); a key put
+   * again replaces the old value. */
+  int (*put_group_attr)(tel_sink *s, const char *group, const char *key,
+                        double value);
+  /* A table at the root; a name may be put once. */
+  int (*put_table)(tel_sink *s, const tel_table *t);
   /* Flushes everything and marks the output complete. After commit only
    * destroy may be called. */
   int (*commit)(tel_sink *s);
@@ -76,6 +97,9 @@ int tel_put_summary(tel_sink *s, const char *key, double value);
 int tel_put_meta_str(tel_sink *s, const char *key, const char *value);
 int tel_put_meta_int(tel_sink *s, const char *key, int64_t value);
 int tel_put_text(tel_sink *s, const char *name, const char *text);
+int tel_put_group_attr(tel_sink *s, const char *group, const char *key,
+                       double value);
+int tel_put_table(tel_sink *s, const tel_table *t);
 int tel_commit(tel_sink *s);
 void tel_destroy(tel_sink *s); /* NULL does nothing */
 const char *tel_errmsg(const tel_sink *s);
@@ -96,6 +120,17 @@ const double *tel_memory_times(const tel_sink *s, const char *group,
 int tel_memory_summary(const tel_sink *s, const char *key, double *value);
 /* A text put with put_text, or NULL. */
 const char *tel_memory_text(const tel_sink *s, const char *name);
+/* A group's attribute; SIM_ENOTFOUND if never put. */
+int tel_memory_group_attr(const tel_sink *s, const char *group,
+                          const char *key, double *value);
+
+/* A table's numeric column (NULL if unknown or text) with its row count,
+ * and one cell of a text column (NULL if unknown). */
+const double *tel_memory_table_column(const tel_sink *s, const char *table,
+                                      const char *column, size_t *rows);
+const char *tel_memory_table_text(const tel_sink *s, const char *table,
+                                  const char *column, size_t row);
+
 /* 1 after a successful commit. */
 int tel_memory_committed(const tel_sink *s);
 

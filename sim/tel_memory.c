@@ -13,6 +13,7 @@
 #include "tel_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -38,11 +39,27 @@ typedef struct mem_list {
   size_t n, cap;
 } mem_list;
 
+/* A table column: its name and a copy of its cells (values or texts). */
+typedef struct mem_tcol {
+  char *name;
+  double *values;
+  char **texts;
+} mem_tcol;
+
+typedef struct mem_table {
+  char *name;
+  mem_tcol *cols;
+  size_t ncols, nrows;
+} mem_table;
+
 typedef struct mem_sink {
   tel_sink base; /* first, so a tel_sink * is a mem_sink * */
   mem_group *groups;
   size_t ngroups, gcap;
+  mem_table *tables;
+  size_t ntables, tcap;
   mem_list summary, meta, texts;
+  mem_list attrs; /* "GROUP:KEY" */
   int committed;
 } mem_sink;
 
@@ -296,6 +313,96 @@ static int mem_put_text(tel_sink *s, const char *name, const char *text) {
   return SIM_OK;
 }
 
+/* A group attribute's key in the attrs list. */
+static void attr_key(const char *group, const char *key, char *buf,
+                     size_t size) {
+  snprintf(buf, size, "%s:%s", group, key);
+}
+
+static int mem_put_group_attr(tel_sink *s, const char *group, const char *key,
+                              double value) {
+  mem_sink *m = (mem_sink *)s;
+  int rc = check_open(m, "put_group_attr");
+  if (rc != SIM_OK)
+    return rc;
+  if (find_group(m, group) == NULL)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "memory sink: attribute on unknown group %s", group);
+  char k[512];
+  attr_key(group, key, k, sizeof k);
+  mem_entry *e = list_get(&m->attrs, k);
+  if (e == NULL)
+    return no_memory(m, key);
+  e->num = value;
+  return SIM_OK;
+}
+
+static void table_free(mem_table *t) {
+  for (size_t c = 0; c < t->ncols; c++) {
+    for (size_t r = 0; t->cols[c].texts != NULL && r < t->nrows; r++)
+      sim_free(NULL, t->cols[c].texts[r]);
+    sim_free(NULL, t->cols[c].texts);
+    sim_free(NULL, t->cols[c].values);
+    sim_free(NULL, t->cols[c].name);
+  }
+  sim_free(NULL, t->cols);
+  sim_free(NULL, t->name);
+}
+
+static int tcol_copy(mem_tcol *d, const tel_table_column *c, size_t nrows) {
+  size_t n = nrows != 0 ? nrows : 1;
+  if ((d->name = dup_str(c->name)) == NULL)
+    return SIM_ENOMEM;
+  if (c->values != NULL) {
+    if ((d->values = sim_calloc(NULL, n, sizeof *d->values)) == NULL)
+      return SIM_ENOMEM;
+    memcpy(d->values, c->values, nrows * sizeof *d->values);
+    return SIM_OK;
+  }
+  if ((d->texts = sim_calloc(NULL, n, sizeof *d->texts)) == NULL)
+    return SIM_ENOMEM;
+  for (size_t r = 0; r < nrows; r++)
+    if ((d->texts[r] = dup_str(c->texts[r])) == NULL)
+      return SIM_ENOMEM;
+  return SIM_OK;
+}
+
+static const mem_table *find_table(const mem_sink *m, const char *name) {
+  for (size_t i = 0; i < m->ntables; i++)
+    if (strcmp(m->tables[i].name, name) == 0)
+      return &m->tables[i];
+  return NULL;
+}
+
+static int mem_put_table(tel_sink *s, const tel_table *t) {
+  mem_sink *m = (mem_sink *)s;
+  int rc = check_open(m, "put_table");
+  if (rc != SIM_OK)
+    return rc;
+  if (find_table(m, t->name) != NULL)
+    return sim_error_set(&s->err, SIM_EINVAL, "memory sink: table %s put twice",
+                         t->name);
+  mem_table *ts = grow(m->tables, &m->tcap, m->ntables + 1, sizeof *ts);
+  if (ts == NULL)
+    return no_memory(m, t->name);
+  m->tables = ts;
+  mem_table *d = &ts[m->ntables];
+  *d = (mem_table){.nrows = t->nrows};
+  d->name = dup_str(t->name);
+  d->cols = sim_calloc(NULL, t->ncolumns, sizeof *d->cols);
+  rc = d->name != NULL && d->cols != NULL ? SIM_OK : SIM_ENOMEM;
+  if (rc == SIM_OK)
+    d->ncols = t->ncolumns; /* zeroed: table_free copes with a partial copy */
+  for (size_t c = 0; c < d->ncols && rc == SIM_OK; c++)
+    rc = tcol_copy(&d->cols[c], &t->columns[c], t->nrows);
+  if (rc != SIM_OK) {
+    table_free(d);
+    return no_memory(m, t->name);
+  }
+  m->ntables++;
+  return SIM_OK;
+}
+
 static int mem_commit(tel_sink *s) {
   mem_sink *m = (mem_sink *)s;
   int rc = check_open(m, "commit");
@@ -312,12 +419,24 @@ static void mem_destroy(tel_sink *s) {
   list_free(&m->summary);
   list_free(&m->meta);
   list_free(&m->texts);
+  list_free(&m->attrs);
+  for (size_t i = 0; i < m->ntables; i++)
+    table_free(&m->tables[i]);
+  sim_free(NULL, m->tables);
   sim_free(NULL, m);
 }
 
 static const tel_sink_ops mem_ops = {
-    mem_open_group,   mem_append,   mem_put_summary, mem_put_meta_str,
-    mem_put_meta_int, mem_put_text, mem_commit,      mem_destroy,
+    .open_group = mem_open_group,
+    .append = mem_append,
+    .put_summary = mem_put_summary,
+    .put_meta_str = mem_put_meta_str,
+    .put_meta_int = mem_put_meta_int,
+    .put_text = mem_put_text,
+    .put_group_attr = mem_put_group_attr,
+    .put_table = mem_put_table,
+    .commit = mem_commit,
+    .destroy = mem_destroy,
 };
 
 tel_sink *tel_memory_create(void) {
@@ -378,6 +497,49 @@ const char *tel_memory_text(const tel_sink *s, const char *name) {
   const mem_entry *e =
       m != NULL && name != NULL ? list_find(&m->texts, name) : NULL;
   return e != NULL ? e->str : NULL;
+}
+
+int tel_memory_group_attr(const tel_sink *s, const char *group,
+                          const char *key, double *value) {
+  const mem_sink *m = as_mem(s);
+  if (m == NULL || group == NULL || key == NULL || value == NULL)
+    return SIM_EINVAL;
+  char k[512];
+  attr_key(group, key, k, sizeof k);
+  const mem_entry *e = list_find(&m->attrs, k);
+  if (e == NULL)
+    return SIM_ENOTFOUND;
+  *value = e->num;
+  return SIM_OK;
+}
+
+static const mem_tcol *find_tcol(const tel_sink *s, const char *table,
+                                 const char *column, size_t *rows) {
+  const mem_sink *m = as_mem(s);
+  const mem_table *t = m != NULL && table != NULL ? find_table(m, table) : NULL;
+  for (size_t c = 0; t != NULL && column != NULL && c < t->ncols; c++)
+    if (strcmp(t->cols[c].name, column) == 0) {
+      *rows = t->nrows;
+      return &t->cols[c];
+    }
+  *rows = 0;
+  return NULL;
+}
+
+const double *tel_memory_table_column(const tel_sink *s, const char *table,
+                                      const char *column, size_t *rows) {
+  size_t n;
+  const mem_tcol *c = find_tcol(s, table, column, &n);
+  if (rows != NULL)
+    *rows = c != NULL && c->values != NULL ? n : 0;
+  return c != NULL ? c->values : NULL;
+}
+
+const char *tel_memory_table_text(const tel_sink *s, const char *table,
+                                  const char *column, size_t row) {
+  size_t n;
+  const mem_tcol *c = find_tcol(s, table, column, &n);
+  return c != NULL && c->texts != NULL && row < n ? c->texts[row] : NULL;
 }
 
 int tel_memory_committed(const tel_sink *s) {

@@ -44,6 +44,14 @@ static const char scenario_text[] =
 
 /* Value of column c at row i and position j; exact in a double. bump
  * changes one value only, to make two runs differ. */
+static const double job_gpus[] = {8, 72};
+static const char *const job_names[] = {"pretrain", "chat-\xc3\xbc"};
+static const tel_table_column job_cols[] = {
+    {"gpus", "1", "GPUs held", job_gpus, NULL},
+    {"name", NULL, "job name", NULL, job_names},
+};
+static const tel_table jobs = {"jobs", job_cols, 2, 2};
+
 static double value(int group, size_t c, size_t i, size_t j, double bump) {
   double v =
       1e6 * group + 1e5 * (double)c + 4.0 * (double)i + 0.125 * (double)j;
@@ -100,6 +108,9 @@ static tel_sink *fill_run(const char *path, size_t rows, double bump) {
   assert_int_equal(tel_put_summary(s, "mean_pue", 1.25), SIM_OK);
   assert_int_equal(tel_put_summary(s, "energy_mwh", 13.5), SIM_OK);
   assert_int_equal(tel_put_text(s, "scenario", scenario_text), SIM_OK);
+  assert_int_equal(tel_put_table(s, &jobs), SIM_OK);
+  assert_int_equal(tel_put_group_attr(s, "services/chat", "requests", 9),
+                   SIM_OK);
   return s;
 }
 
@@ -418,6 +429,34 @@ static void test_scenario_text(void **state) {
   assert_no_open_ids();
 }
 
+/* A table is a group of whole 1-D columns: numbers with units, text as
+ * UTF-8 strings; a name is put once. */
+static void test_table(void **state) {
+  (void)state;
+  hid_t f = open_ro(layout_path);
+  hid_t d = open_dset(f, "/jobs/gpus");
+  double gpus[2] = {0};
+  assert_true(
+      H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, gpus) >= 0);
+  assert_true(gpus[0] == 8 && gpus[1] == 72);
+  H5Dclose(d);
+  assert_str_attr(f, "/jobs/gpus", "units", "1");
+  assert_close(num_attr(f, "/services/chat", "requests"), 9, 0, 0);
+  d = open_dset(f, "/jobs/name");
+  hid_t mtype = utf8_type();
+  char *names[2] = {NULL, NULL};
+  assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) >= 0);
+  assert_string_equal(names[0], "pretrain");
+  assert_string_equal(names[1], "chat-\xc3\xbc");
+  hid_t space = H5Dget_space(d);
+  H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, names);
+  H5Sclose(space);
+  H5Tclose(mtype);
+  H5Dclose(d);
+  H5Fclose(f);
+  assert_no_open_ids();
+}
+
 /* What a visit of every object found. */
 typedef struct visit {
   int objects;
@@ -447,8 +486,9 @@ static void test_no_object_times(void **state) {
   assert_true(r >= 0);
   if (v.stamped[0] != '\0')
     fail_msg("object %s carries a time stamp", v.stamped);
-  /* /, facility (3), racks (4), services, chat (2), summary, scenario */
-  assert_int_equal(v.objects, 1 + 1 + 3 + 1 + 4 + 1 + 1 + 2 + 1 + 1);
+  /* /, facility (3), racks (4), services, chat (2), summary, scenario,
+   * jobs (2) */
+  assert_int_equal(v.objects, 1 + 1 + 3 + 1 + 4 + 1 + 1 + 2 + 1 + 1 + 1 + 2);
   assert_no_open_ids();
 }
 
@@ -755,6 +795,7 @@ static void test_argument_errors(void **state) {
   assert_int_equal(tel_open_group(s, &facility, &id), SIM_EINVAL);
   assert_int_equal(tel_put_text(s, "scenario", "again"), SIM_EINVAL);
   assert_int_equal(tel_put_text(s, "racks", "shadows a group"), SIM_EINVAL);
+  assert_int_equal(tel_put_table(s, &jobs), SIM_EINVAL); /* put once */
   assert_int_equal(tel_append(s, 0, 100.0, v), SIM_OK);
   assert_int_equal(tel_commit(s), SIM_OK);
   tel_destroy(s);
@@ -806,6 +847,7 @@ int main(void) {
   TEST_ADD(tests, n, test_axis_labels);
   TEST_ADD(tests, n, test_summary_and_meta);
   TEST_ADD(tests, n, test_scenario_text);
+  TEST_ADD(tests, n, test_table);
   TEST_ADD(tests, n, test_no_object_times);
   TEST_ADD(tests, n, test_partial_then_commit);
   TEST_ADD(tests, n, test_destroy_without_commit);

@@ -119,6 +119,16 @@ static int spy_text(tel_sink *s, const char *name, const char *text) {
   return spy_meta_str(s, name, text);
 }
 
+static int spy_table(tel_sink *s, const tel_table *t) {
+  return spy_meta_str(s, t->name, t->name);
+}
+
+static int spy_group_attr(tel_sink *s, const char *group, const char *key,
+                          double value) {
+  (void)group;
+  return spy_summary(s, key, value);
+}
+
 static int spy_commit(tel_sink *s) {
   ((spy_sink *)s)->calls++;
   return SIM_ESTATE;
@@ -127,8 +137,16 @@ static int spy_commit(tel_sink *s) {
 static void spy_destroy(tel_sink *s) { ((spy_sink *)s)->destroyed = 1; }
 
 static const tel_sink_ops spy_ops = {
-    spy_open,     spy_append, spy_summary, spy_meta_str,
-    spy_meta_int, spy_text,   spy_commit,  spy_destroy,
+    .open_group = spy_open,
+    .append = spy_append,
+    .put_summary = spy_summary,
+    .put_meta_str = spy_meta_str,
+    .put_meta_int = spy_meta_int,
+    .put_text = spy_text,
+    .put_group_attr = spy_group_attr,
+    .put_table = spy_table,
+    .commit = spy_commit,
+    .destroy = spy_destroy,
 };
 
 static void test_wrappers_forward(void **state) {
@@ -403,6 +421,64 @@ static void test_memory_text(void **state) {
   assert_string_equal(tel_memory_text(s, "empty"), "");
 }
 
+static const double job_energy[] = {1.5e9, 2.5e9, 0};
+static const char *const job_names[] = {"pretrain", "chat", "idle"};
+static const tel_table_column job_cols[] = {
+    {"energy_j", "J", "energy attributed", job_energy, NULL},
+    {"name", NULL, "what ran", NULL, job_names},
+};
+static const tel_table jobs = {"jobs", job_cols, 2, 3};
+
+/* A table keeps copies of its cells, numbers and text, and a name once. */
+static void test_memory_table(void **state) {
+  tel_sink *s = *state;
+  assert_int_equal(tel_put_table(s, &jobs), SIM_OK);
+  size_t rows = 0;
+  const double *e = tel_memory_table_column(s, "jobs", "energy_j", &rows);
+  assert_int_equal(rows, 3);
+  assert_non_null(e);
+  assert_true(e[1] == 2.5e9 && e[2] == 0);
+  assert_string_equal(tel_memory_table_text(s, "jobs", "name", 2), "idle");
+  assert_null(tel_memory_table_text(s, "jobs", "name", 3));
+  assert_null(tel_memory_table_column(s, "jobs", "name", &rows));
+  assert_null(tel_memory_table_column(s, "nope", "energy_j", &rows));
+  assert_int_equal(tel_put_table(s, &jobs), SIM_EINVAL);
+}
+
+/* A group attribute names a declared group; the last put wins. */
+static void test_memory_group_attr(void **state) {
+  tel_sink *s = *state;
+  size_t id;
+  double v = 0;
+  assert_int_equal(tel_put_group_attr(s, "facility", "n", 1), SIM_EINVAL);
+  assert_int_equal(tel_open_group(s, &facility, &id), SIM_OK);
+  assert_int_equal(tel_put_group_attr(s, "facility", "n", 1), SIM_OK);
+  assert_int_equal(tel_put_group_attr(s, "facility", "n", 7), SIM_OK);
+  assert_int_equal(tel_memory_group_attr(s, "facility", "n", &v), SIM_OK);
+  assert_true(v == 7);
+  assert_int_equal(tel_memory_group_attr(s, "facility", "m", &v),
+                   SIM_ENOTFOUND);
+  assert_int_equal(tel_put_group_attr(s, "facility", "a/b", 1), SIM_EINVAL);
+}
+
+/* A column with both or neither of numbers and text, a NULL cell, or a
+ * name twice is the caller's bug, refused before the sink sees it. */
+static void test_memory_bad_table(void **state) {
+  tel_sink *s = *state;
+  const char *holes[] = {"a", NULL, "c"};
+  tel_table_column bad[][2] = {
+      {{"x", "J", "x", job_energy, job_names}, job_cols[1]},
+      {{"x", "J", "x", NULL, NULL}, job_cols[1]},
+      {{"x", NULL, "x", NULL, holes}, job_cols[0]},
+      {job_cols[0], job_cols[0]},
+  };
+  for (size_t i = 0; i < N_OF(bad); i++) {
+    tel_table t = {"jobs", bad[i], 2, 3};
+    assert_int_equal(tel_put_table(s, &t), SIM_EINVAL);
+  }
+  assert_int_equal(tel_put_table(s, &jobs), SIM_OK);
+}
+
 static void test_memory_meta(void **state) {
   tel_sink *s = *state;
   assert_int_equal(tel_put_meta_str(s, "scenario_name", "a"), SIM_OK);
@@ -477,6 +553,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_memory_summary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_meta, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_bad_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_group_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_nested_name, setup, teardown),
   };
