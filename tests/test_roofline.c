@@ -6,6 +6,7 @@
  * slows with phi, memory-bound decode does not) and sanity cases. Each
  * published-figure test prints the model's figure beside the measured one. */
 #include "test_catalogs.h"
+#include "test_mlenergy.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -129,42 +130,6 @@ static void splitwise_prefill_ratio(void **state) {
 
 /* ---- ML.ENERGY: Llama-3.1-8B on one H100, tokens/J against batch ------- */
 
-typedef struct mlenergy_row {
-  double max_seqs, avg_batch, avg_output, j_per_token, power_w, itl_ms;
-} mlenergy_row;
-
-/* The lm-arena-chat run of Llama-3.1-8B-Instruct on one H100 with
- * max_num_seqs = seqs; false if absent. */
-static bool mlenergy_find(double seqs, mlenergy_row *out) {
-  FILE *f = fopen(data_path("mlenergy_v3_llm_runs.csv"), "r");
-  if (f == NULL)
-    return false;
-  char line[1024];
-  bool found = false;
-  while (!found && fgets(line, sizeof line, f) != NULL) {
-    char *field[24];
-    size_t nf = 0;
-    for (char *s = line; nf < 24;) {
-      field[nf++] = s;
-      char *comma = strchr(s, ',');
-      if (comma == NULL)
-        break;
-      *comma = '\0';
-      s = comma + 1;
-    }
-    if (nf < 22 || strcmp(field[0], "meta-llama/Llama-3.1-8B-Instruct") != 0 ||
-        strcmp(field[1], "lm-arena-chat") != 0 ||
-        strcmp(field[6], "H100") != 0 || strcmp(field[7], "1") != 0 ||
-        atof(field[11]) != seqs)
-      continue;
-    *out = (mlenergy_row){atof(field[11]), atof(field[12]), atof(field[13]),
-                          atof(field[15]), atof(field[14]), atof(field[18])};
-    found = true;
-  }
-  fclose(f);
-  return found;
-}
-
 /* Prompt length assumed for lm-arena-chat (the CSV does not give it):
  * 512 tokens. The mean context of a sequence in decode is the prompt plus
  * half its output, capped by what the KV cache holds at that batch. */
@@ -176,7 +141,8 @@ typedef struct tpj {
   double power_w, step_ms, context;
 } tpj;
 
-static tpj model_tokens_per_joule(const rl_replica *r, const mlenergy_row *m) {
+static tpj model_tokens_per_joule(const rl_replica *r,
+                                  const test_mlenergy_row *m) {
   double cap = 0;
   sim_error err = {0};
   if (rl_max_batch_tokens(r, &cap, &err) != SIM_OK)
@@ -202,8 +168,8 @@ static void mlenergy_tokens_per_joule_rises(void **state) {
   const double batches[] = {8, 512};
   double prev = 0;
   for (size_t i = 0; i < N_OF(batches); i++) {
-    mlenergy_row m = {0};
-    if (!mlenergy_find(batches[i], &m))
+    test_mlenergy_row m = {0};
+    if (!test_mlenergy_find(batches[i], &m))
       fail_msg("no ML.ENERGY row for max_num_seqs %g", batches[i]);
     tpj t = model_tokens_per_joule(&r, &m);
     double measured = 1 / m.j_per_token;

@@ -1,0 +1,143 @@
+/* inference.h - inference services simulated at request level (DESIGN 4.6).
+ *
+ * A service serves one model at one precision on replicas of tp GPUs each.
+ * Requests come from an arrival process (arrivals.h); each goes to the
+ * replica with the fewest requests (waiting plus in the batch; the lowest
+ * index on ties). Per replica, continuous batching as vLLM does it:
+ *
+ * - A waiting request joins the batch when the batch has fewer than
+ *   max_batch requests and the KV cache has room for its prompt plus its
+ *   output (a request holds prompt + output tokens of KV from admission:
+ *   what it will hold at its end, so it is never preempted). Requests join
+ *   in arrival order (FCFS, no overtaking).
+ * - Joining requests are prefilled together, before decoding resumes: the
+ *   replica runs a prefill of sum of rl_prefill_s over the joiners, during
+ *   which the batch's decoding waits (vLLM's default scheduler prefers
+ *   prefills). At its end each joiner has its first token (TTFT).
+ * - Decoding is processor sharing in virtual time: while the batch is
+ *   unchanged every request in it gains one token per step, the step time
+ *   t = rl_decode_step_s(B, mean context, phi). The replica keeps the
+ *   virtual time V (tokens each request of the batch has gained) and each
+ *   request's finish tag (V at joining + output - 1); the smallest tag
+ *   finishes next, at an event scheduled for it, so a request costs a few
+ *   events, never one per token. The step time is re-evaluated whenever
+ *   the batch or the clock changes (the mean context at that moment).
+ * - A request whose prompt plus output can never fit the replica's KV
+ *   cache is rejected on arrival. Every request yields at least one token
+ *   (its first, from the prefill): an output of 0 counts as 1.
+ * - Requests arriving at the same instant are prefilled together (the
+ *   replica's scheduling pass runs after that instant's arrivals).
+ *
+ * Activity: a prefill at rl_prefill activity (1 at tp 1), a decode step at
+ * the roofline activity of its batch, 0 while idle. The factory reads each
+ * replica's time-mean activity over the last period and sets its GPUs to
+ * it: power follows the work with one period of lag, as telemetry does.
+ *
+ * TTFT = first token - arrival; TPOT = (finish - first token) / (output -
+ * 1), 0 for one-token outputs. A request meets its SLO when both are
+ * within the service's targets. */
+#ifndef MODELS_INFERENCE_H
+#define MODELS_INFERENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arrivals.h"
+#include "engine.h"
+#include "err.h"
+#include "roofline.h"
+#include "scenario.h"
+#include "tel.h"
+
+/* One service as a scenario writes it. */
+typedef struct inf_config {
+  char *name;
+  char *model;     /* LLM catalog name */
+  char *precision; /* weights; default "fp16" */
+  char *gpu;       /* GPU type; NULL: any */
+  int64_t tp;      /* GPUs per replica */
+  int64_t replicas;
+  int64_t max_batch; /* requests per batch, vLLM max_num_seqs: 256 */
+  double ttft_slo_s, tpot_slo_s;
+  int64_t priority;
+  arr_config arrivals;
+} inf_config;
+
+extern const scn_schema inf_schema;
+
+/* The columns a service samples into /services/NAME, in this order. */
+enum {
+  INF_REQUESTS_PER_S, /* completed per second over the interval */
+  INF_ARRIVALS_PER_S,
+  INF_TOKENS_PER_S, /* generated per second */
+  INF_QUEUE,        /* waiting, at sample time */
+  INF_BATCH,        /* mean batch size over the interval, per replica */
+  INF_TTFT_P50,
+  INF_TTFT_P99, /* over requests completed in the interval; NaN if none */
+  INF_TPOT_P50,
+  INF_TPOT_P99,
+  INF_SLO,          /* share of those meeting both SLOs; NaN if none */
+  INF_TOKENS_PER_J, /* tokens / energy given by inf_add_energy */
+  INF_POWER_W,      /* that energy / the interval */
+  INF_NCOLS
+};
+extern const tel_column inf_columns[INF_NCOLS];
+
+/* A service's totals over the run. */
+typedef struct inf_totals {
+  uint64_t arrived, completed, rejected, waiting, in_batch;
+  double tokens_generated; /* includes first tokens */
+  double prompt_tokens;    /* prefilled */
+  uint64_t slo_met;        /* completed requests meeting both SLOs */
+  double energy_j;
+} inf_totals;
+
+typedef struct inf_service inf_service;
+
+/* A service of config c (borrowed) on replicas like proto (copied; its tp
+ * must be c->tp), with requests from gen (owned by the service from now
+ * on, also on failure). Registers its handlers on e and schedules the
+ * first arrival; requests arriving at or after horizon_s are not
+ * scheduled. NULL with err set (SIM_ENOMEM, SIM_EINVAL when c and proto
+ * disagree, or SIM_EINPUT when proto cannot hold its weights). */
+inf_service *inf_create(sim_engine *e, const inf_config *c,
+                        const rl_replica *proto, arr_gen *gen, double horizon_s,
+                        sim_error *err);
+
+/* Frees the service and its generator; NULL does nothing. Its events stay
+ * in the engine (which may be gone already): do not run e afterwards. */
+void inf_destroy(inf_service *s);
+
+const inf_config *inf_config_of(const inf_service *s);
+uint32_t inf_replicas(const inf_service *s);
+
+/* Sets replica r's clock share (phi in (0, 1]) from now on: its decode
+ * and prefill times follow (the work already done stays done). SIM_OK;
+ * SIM_EINVAL for a bad r or phi; SIM_ENOMEM if the model failed. */
+int inf_set_clock(inf_service *s, uint32_t r, double phi);
+
+/* Replica r's mean activity since the last call (or since the start),
+ * which closes that window. */
+double inf_take_activity(inf_service *s, uint32_t r);
+
+/* Energy the service's GPUs drew (the factory's attribution), for tokens
+ * per joule. */
+void inf_add_energy(inf_service *s, double joules);
+
+/* Fills row[INF_NCOLS] for the interval of dt seconds that ends now and
+ * starts the next one. */
+void inf_sample(inf_service *s, double dt, double *row);
+
+/* The totals, with waiting and in_batch counted now. Conservation:
+ * arrived = completed + rejected + waiting + in_batch. */
+inf_totals inf_totals_of(const inf_service *s);
+
+/* TTFT and TPOT quantiles over every request completed so far (q in
+ * [0, 1]); NaN when none. From log-spaced histograms (1 us to 1e4 s, 100
+ * bins per decade: within 2.3% of the exact quantile), so memory does not
+ * grow with the run. */
+double inf_ttft_quantile(const inf_service *s, double q);
+double inf_tpot_quantile(const inf_service *s, double q);
+
+#endif

@@ -1,0 +1,186 @@
+/* training.h - large training jobs (DESIGN 4.5): a pipeline-parallel
+ * iteration from a 1F1B schedule, power that swings with its phases,
+ * progress under changing clocks, periodic checkpoints, GPU failures that
+ * send the job back to its last checkpoint, and the work and energy lost.
+ *
+ * A job runs on G = DP x PP x TP GPUs. Its GPU k (0 .. G-1, in the order
+ * the placement gave them) belongs to pipeline stage k / (DP x TP): each
+ * stage is a contiguous block, which the scheduler packs into as few
+ * racks as it can.
+ *
+ * Iteration time. MFU is the model-FLOPs utilisation over a whole
+ * iteration (Chowdhery et al. 2022, PaLM, arXiv:2204.02311, appendix B):
+ * at full clock an iteration takes
+ *
+ *   T0 = 6 N_active tokens_per_iteration / (G F_peak(precision) MFU)
+ *
+ * (6N: forward 2N plus backward 4N FLOPs per token, Kaplan et al. 2020).
+ * A share c (comm_share) of T0 is the data-parallel gradient all-reduce and
+ * optimizer step that compute does not hide; the rest is the pipeline.
+ * With per-stage relative work w_s (imbalance: embedding and LM-head stages
+ * differ) and m microbatches, 1F1B gives the pipeline time
+ *
+ *   T_pipe = sum_s t_s + (m - 1) max_s t_s,   t_s = tau w_s
+ *
+ * (Narayanan et al. 2021, Megatron-LM SC'21, section 2.2: each stage runs
+ * m forward and m backward passes; the first microbatch crosses every
+ * stage once, the slowest stage paces the rest), and tau is set so that
+ * T_pipe = (1 - c) T0. With equal stages the bubble share of a stage is
+ * (p - 1) / (m + p - 1), the paper's figure.
+ *
+ * Clocks. Stage s at clock share phi_s computes at gpu_speed_compute(phi_s):
+ * t_s becomes t_s / speed_s, the communication does not change. The job's
+ * progress is fluid (sim_fluid) in iterations at rate 1 / T(phi).
+ *
+ * Activity (what sets power) within an iteration, per stage: a warm-up
+ * bubble (the stages before it fill the pipeline: sum_{j<s} t_j / 2, the
+ * forward halves), m t_s of compute, a cool-down bubble to the end of the
+ * pipeline, then the all-reduce. Compute runs at act_compute, bubbles and
+ * communication at act_idle, so the job's power swings every iteration.
+ *
+ * Checkpoints every checkpoint_every of wall time while computing, each
+ * taking checkpoint_time at act_checkpoint with progress paused; the
+ * progress at a checkpoint's start is what a failure returns to.
+ * Failures: each GPU fails at rate 1 / mtbf (exponential), so the job is
+ * interrupted at rate G / mtbf whenever it holds its GPUs (Llama 3: 419
+ * interruptions in 54 days on 16,384 GPUs, Dubey et al. 2024,
+ * arXiv:2407.21783, section 3.3.4, a per-GPU MTBF of about 50,700 h).
+ * An interruption loses the progress since the last checkpoint and holds
+ * the GPUs idle for restart_time; lost GPU-hours count every GPU-hour
+ * from the start of the last completed checkpoint (or the job's start, or
+ * the end of the last restart, whichever is latest: no span counts twice)
+ * to the restart's end, lost energy the energy the job drew over the same
+ * span. A failure while restarting restarts the wait and loses only the
+ * extension. */
+#ifndef MODELS_TRAINING_H
+#define MODELS_TRAINING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "err.h"
+#include "gpu.h"
+#include "llm.h"
+#include "rng.h"
+#include "scenario.h"
+
+/* One job as a scenario writes it. Checked by train_schema's hook
+ * (everything that needs no catalog); the factory checks the names. */
+typedef struct train_config {
+  char *name;
+  char *model;     /* LLM catalog name */
+  char *precision; /* LLM precision name; default "fp16" (BF16 math) */
+  char *gpu;       /* GPU type to run on; NULL: any */
+  int64_t dp, pp, tp;
+  double tokens_per_iteration; /* global batch in tokens */
+  int64_t iterations;          /* the job's length */
+  double mfu;                  /* model-FLOPs utilisation, (0, 1] */
+  int64_t microbatches;        /* m, >= 1 */
+  double *stage_work;          /* relative work per stage (pp entries) or */
+  size_t nstage_work;          /* none: all equal; parsed by the check */
+  char **stage_work_text;      /* stage_work as written: the scenario */
+  size_t nstage_work_text;     /* layer has no list of numbers */
+  double comm_share;           /* c, [0, 1) */
+  double act_compute, act_idle, act_checkpoint;
+  double checkpoint_every_s; /* wall time between checkpoints; 0: never */
+  double checkpoint_s;       /* how long one takes */
+  double mtbf_s;             /* per GPU; NaN (absent), INFINITY, 0: none */
+  double restart_s;          /* idle time after a failure */
+  double arrival_s;          /* when it is submitted */
+  int64_t priority;          /* higher first */
+} train_config;
+
+extern const scn_schema train_schema;
+
+/* What a job is doing. */
+typedef enum train_state {
+  TRAIN_WAITING,       /* not started */
+  TRAIN_COMPUTING,     /* iterating */
+  TRAIN_CHECKPOINTING, /* writing a checkpoint, progress paused */
+  TRAIN_RESTARTING,    /* after a failure, GPUs idle */
+  TRAIN_DONE,
+} train_state;
+
+/* A job's account, for the /jobs table and the summary. */
+typedef struct train_stats {
+  double iterations_done; /* progress now, in iterations */
+  uint64_t checkpoints;   /* completed */
+  uint64_t failures;      /* interruptions */
+  double lost_iterations; /* progress thrown away by failures */
+  double lost_gpu_s;      /* GPU-seconds lost (see the header comment) */
+  double lost_energy_j;   /* energy drawn over those spans */
+  double energy_j;        /* everything the job drew (train_add_energy) */
+  double start_s, end_s;  /* NaN until started / done */
+} train_stats;
+
+/* The jobs of one run. Registers its handlers on the engine. */
+typedef struct train_pool train_pool;
+
+/* Called from the engine whenever a job changes state (checkpoint start
+ * and end, failure, restart end) and when it finishes: read
+ * train_state_of to tell which; only TRAIN_DONE frees its GPUs. */
+typedef void (*train_done_fn)(void *ctx, size_t job);
+
+/* An empty pool on e; failures draw from (seed, TRAIN_RNG_KIND, job).
+ * on_done (may be NULL) is called as train_done_fn says.
+ * NULL when out of memory. */
+enum { TRAIN_RNG_KIND = RNG_KIND_MODEL + 0x51 };
+train_pool *train_pool_create(sim_engine *e, uint64_t seed,
+                              train_done_fn on_done, void *ctx);
+
+/* Frees the pool; NULL does nothing. It leaves the engine alone (it may
+ * be destroyed first), so the engine must not run the pool's events
+ * afterwards. */
+void train_pool_destroy(train_pool *p);
+
+/* Adds a job of config c (borrowed: it must outlive the pool) running
+ * model m at precision w on GPUs of type g. Checks that g has w's compute
+ * precision. *job receives its index (0, 1, ... in order of adding).
+ * SIM_OK, SIM_EINPUT (message without position) or SIM_ENOMEM. */
+int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
+              const llm_model *m, const llm_precision *w, size_t *job,
+              sim_error *err);
+
+size_t train_count(const train_pool *p);
+uint32_t train_gpus(const train_pool *p, size_t job); /* dp pp tp */
+train_state train_state_of(const train_pool *p, size_t job);
+const train_stats *train_stats_of(const train_pool *p, size_t job);
+
+/* The iteration time at full clock (T0), the pipeline part, and the
+ * bubble share of stage s at full clock (1 - m t_s / T_pipe). */
+double train_iteration_s(const train_pool *p, size_t job);
+double train_bubble_share(const train_pool *p, size_t job, uint32_t stage);
+
+/* Starts job at the engine's now on its GPUs: computing from iteration
+ * 0, first checkpoint and first failure scheduled. SIM_OK, SIM_ESTATE
+ * (already started) or an engine error. */
+int train_start(train_pool *p, size_t job);
+
+/* Sets the clock share of every stage (phi[s], pp entries, in
+ * [phi_min, 1]) from now on: the fluid rate follows. Allowed in any
+ * state. SIM_OK, SIM_EINVAL (a share out of range, message on the
+ * engine: sim_engine_errmsg) or an engine error. */
+int train_set_clocks(train_pool *p, size_t job, const double *phi);
+
+/* The current iteration time at the clocks last set, s. */
+double train_current_iteration_s(const train_pool *p, size_t job);
+
+/* The mean activity of stage s's GPUs over [now, now + dt] if nothing
+ * changes meanwhile: the phase profile integrated from the job's
+ * position in its iteration (computing), act_checkpoint, 0 (restarting,
+ * waiting, done). */
+double train_activity(const train_pool *p, size_t job, uint32_t stage,
+                      double dt);
+
+/* Adds energy the job's GPUs drew (the factory's attribution); it goes
+ * to lost_energy_j if a failure then throws the span away. */
+void train_add_energy(train_pool *p, size_t job, double joules);
+
+/* The job's estimated time to finish from now, s, at the current clocks
+ * and with no failures (for backfill reservations); 0 when done, the
+ * whole length at full clock when waiting. */
+double train_remaining_s(const train_pool *p, size_t job);
+
+#endif
