@@ -18,12 +18,15 @@
 #include "err.h"
 #include "gpu.h"
 #include "grid.h"
+#include "inference.h"
+#include "llm.h"
 #include "load.h"
 #include "pq.h"
 #include "rack.h"
 #include "scenario.h"
 #include "smooth.h"
 #include "tel.h"
+#include "training.h"
 
 typedef enum power_policy { POWER_STATIC } power_policy;
 
@@ -42,8 +45,15 @@ typedef struct rack_group_config {
   rack_conv_point *conv; /* conversion efficiency by load; none: lossless */
   double r_th;           /* GPU junction over its loop, K/W; NaN: none */
   size_t nconv;
+  int64_t nvlink_domain; /* GPUs per NVLink domain; 0: the whole rack */
   load_config load;
 } rack_group_config;
+
+/* How training jobs are queued and admitted (scheduler.h). */
+typedef struct sched_config {
+  int policy;    /* sched_policy: fcfs or easy */
+  int admission; /* sched_admission: admit_and_cap or power_aware */
+} sched_config;
 
 typedef struct factory_config {
   char *name;
@@ -53,6 +63,7 @@ typedef struct factory_config {
   double control_period_s;
   double sample_period_s;
   char *catalog; /* a catalog file instead of the built-in one, or NULL */
+  char *models;  /* an LLM catalog file instead of the built-in one */
   power_config power;
   grid_config grid;
   pq_config power_quality;
@@ -62,6 +73,11 @@ typedef struct factory_config {
   size_t nloops;
   smo_config smoothing; /* in-rack power smoothing, every rack */
   bat_config battery;   /* on-site battery behind the feed */
+  inf_config *services; /* inference services */
+  size_t nservices;
+  train_config *training; /* training jobs */
+  size_t ntraining;
+  sched_config scheduler;
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -72,8 +88,10 @@ extern const scn_schema factory_schema;
 typedef struct factory_scenario {
   factory_config cfg;
   gpu_catalog catalog;
+  llm_catalog llms;
   grid feed;
   char *resolved;
+  char *path; /* the scenario file, for paths relative to it */
 } factory_scenario;
 
 /* Reads the scenario at path, applies the overrides ("key.path=value",
@@ -117,6 +135,17 @@ typedef struct factory_summary {
   double cap_violation_s, cap_violation_j;
   double mean_activity;
   uint64_t gpus, racks, ticks, samples;
+  /* Workloads: energy by owner (they add up to it_energy_j), tokens and
+   * requests, training jobs. */
+  double inference_energy_j, training_energy_j, idle_energy_j;
+  double overhead_energy_j;
+  double tokens, tokens_per_joule; /* over the services' energy */
+  double slo_attainment;           /* share of completed requests; NaN */
+  uint64_t requests_arrived, requests_completed, requests_rejected;
+  uint64_t jobs_arrived, jobs_done, jobs_running, jobs_queued;
+  uint64_t jobs_rejected, job_failures;
+  double jct_mean_s;     /* over finished jobs, arrival to end; NaN */
+  double lost_gpu_hours; /* to failures */
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the

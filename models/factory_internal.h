@@ -16,4 +16,9 @@ static inline sim_time factory__to_ns(double s) {
  * it serves g (a loop naming no racks serves them all), else 0. */
 double factory__loop_share(const factory_config *c, size_t l, size_t g);
 
+/* The checks of the services and training jobs that need the catalogs and
+ * the fleet (work_scn.c); reads request traces. */
+int factory__check_work(factory_scenario *sc, const scn_loc *loc,
+                        sim_error *err);
+
 #endif

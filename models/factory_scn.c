@@ -45,6 +45,30 @@ static const scn_schema power_schema =
 static int check_group(void *obj, const scn_loc *loc, void *user,
                        sim_error *err);
 
+static const char *const sched_policy_names[] = {"fcfs", "easy", NULL};
+static const char *const admission_names[] = {"admit_and_cap", "power_aware",
+                                              NULL};
+
+static const scn_field sched_fields[] = {
+    {.key = "policy",
+     .type = SCN_ENUM,
+     .offset = offsetof(sched_config, policy),
+     .names = sched_policy_names,
+     .dflt = "easy",
+     .help = "fcfs (in queue order) or easy (EASY backfill)"},
+    {.key = "admission",
+     .type = SCN_ENUM,
+     .offset = offsetof(sched_config, admission),
+     .names = admission_names,
+     .dflt = "admit_and_cap",
+     .help = "admit_and_cap (start what fits, the cap holds power) or "
+             "power_aware (start only what the headroom under the cap "
+             "carries)"},
+};
+
+static const scn_schema sched_schema =
+    SCN_SCHEMA("scheduler", sched_config, sched_fields, .check = NULL);
+
 static const scn_field conv_fields[] = {
     {.key = "load",
      .type = SCN_QUANTITY,
@@ -120,6 +144,14 @@ static const scn_field group_fields[] = {
      .help = "power-conversion efficiency by load, e.g. [{load: 10%, "
              "efficiency: 90%}, {load: 50%, efficiency: 96%}]; none: "
              "lossless"},
+    {.key = "nvlink_domain",
+     .type = SCN_INT,
+     .offset = offsetof(rack_group_config, nvlink_domain),
+     .min = 0,
+     .max = 1024,
+     .dflt = "0",
+     .help = "GPUs per NVLink domain (8 for an HGX server, 72 for an NVL72); "
+             "0: the whole rack"},
     {.key = "load",
      .type = SCN_MAP,
      .offset = offsetof(rack_group_config, load),
@@ -168,6 +200,11 @@ static const scn_field factory_fields[] = {
      .offset = offsetof(factory_config, catalog),
      .help = "a GPU catalog file (relative to the scenario) instead of the "
              "built-in one"},
+    {.key = "models",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, models),
+     .help = "an LLM catalog file (relative to the scenario) instead of "
+             "the built-in one"},
     {.key = "grid",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, grid),
@@ -210,6 +247,25 @@ static const scn_field factory_fields[] = {
      .count_offset = offsetof(factory_config, nracks),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of rack groups: {name, count, gpu, gpus_per_rack, ...}"},
+    {.key = "services",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, services),
+     .sub = &inf_schema,
+     .count_offset = offsetof(factory_config, nservices),
+     .help = "inference services: [{name, model, precision, tp, replicas, "
+             "arrivals, ttft_slo, tpot_slo}]"},
+    {.key = "training",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, training),
+     .sub = &train_schema,
+     .count_offset = offsetof(factory_config, ntraining),
+     .help = "training jobs: [{name, model, dp, pp, tp, "
+             "tokens_per_iteration, iterations, mfu, arrival, ...}]"},
+    {.key = "scheduler",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, scheduler),
+     .sub = &sched_schema,
+     .help = "the training queue: {policy: easy, admission: admit_and_cap}"},
 };
 
 const scn_schema factory_schema = SCN_SCHEMA(
@@ -237,6 +293,12 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
       return scn_fail(loc, where, err, NULL,
                       "conversion points must rise in load");
     }
+  if (g->nvlink_domain == 0)
+    g->nvlink_domain = g->gpus_per_rack;
+  if (g->gpus_per_rack % g->nvlink_domain != 0)
+    return scn_fail(loc, "nvlink_domain", err, NULL,
+                    "nvlink_domain %lld does not divide gpus_per_rack %lld",
+                    (long long)g->nvlink_domain, (long long)g->gpus_per_rack);
   if (g->other_max_w < g->other_idle_w)
     return scn_fail(loc, "other_power_max", err, NULL,
                     "other_power_max is below other_power_idle");
@@ -410,6 +472,8 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
     rc = check_loops(obj, loc, err);
   if (rc == SIM_OK)
     rc = check_feed(sc, loc, err);
+  if (rc == SIM_OK)
+    rc = factory__check_work(sc, loc, err);
   if (rc == SIM_OK && sc->cfg.nloops > 0 && sc->feed.outdoor.kind == SIG_NONE)
     rc = scn_fail(loc, "loops", err, "e.g. grid: {outdoor: {value: 20 degC}}",
                   "cooling loops need an outdoor temperature (grid.outdoor)");
@@ -437,6 +501,21 @@ static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
   return rc;
 }
 
+/* The same for the LLM catalog, under "models". */
+static int load_models(scn_doc *doc, llm_catalog *cat, sim_error *err) {
+  const char *path = scn_doc_scalar(doc, "models");
+  if (path == NULL)
+    return llm_catalog_load_builtin(cat, err);
+  char full[4096];
+  sim_path_beside(scn_doc_name(doc), path, full, sizeof full);
+  int rc = llm_catalog_load_file(cat, full, err);
+  if (rc == SIM_EIO)
+    return scn_doc_fail(doc, "models", err,
+                        "the path is relative to the scenario's folder",
+                        "cannot read the model catalog: %s", err->msg);
+  return rc;
+}
+
 static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
                     factory_scenario *sc, sim_error *err) {
   for (size_t i = 0; i < nsets; i++) {
@@ -445,6 +524,8 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
       return rc;
   }
   int rc = load_catalog(doc, &sc->catalog, err);
+  if (rc == SIM_OK)
+    rc = load_models(doc, &sc->llms, err);
   if (rc != SIM_OK)
     return rc;
   rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
@@ -458,9 +539,13 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
 int factory_scenario_load(const char *path, const char *const *sets,
                           size_t nsets, factory_scenario *sc, sim_error *err) {
   memset(sc, 0, sizeof *sc);
+  if ((sc->path = strdup(path)) == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
   scn_doc *doc = scn_doc_read_file(path, err);
-  if (doc == NULL)
+  if (doc == NULL) {
+    factory_scenario_release(sc);
     return err != NULL ? err->code : SIM_EINPUT;
+  }
   int rc = load_doc(doc, sets, nsets, sc, err);
   scn_doc_destroy(doc);
   if (rc != SIM_OK)
@@ -472,8 +557,11 @@ void factory_scenario_release(factory_scenario *sc) {
   grid_fini(&sc->feed);
   scn_release(&factory_schema, &sc->cfg);
   gpu_catalog_release(&sc->catalog);
+  llm_catalog_release(&sc->llms);
   free(sc->resolved);
   sc->resolved = NULL;
+  free(sc->path);
+  sc->path = NULL;
 }
 
 const char *factory_start_utc(const factory_config *cfg) {

@@ -277,6 +277,31 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
   return rc;
 }
 
+/* What the services served and the training jobs did, when there are
+ * any. */
+static void print_workloads(const factory_scenario *sc,
+                            const factory_summary *s) {
+  if (sc->cfg.nservices > 0)
+    printf("  inference      %llu requests (%llu done, %llu rejected), "
+           "%.4g tokens, %.3g tokens/J, SLO attainment %.1f%%\n",
+           (unsigned long long)s->requests_arrived,
+           (unsigned long long)s->requests_completed,
+           (unsigned long long)s->requests_rejected, s->tokens,
+           s->tokens_per_joule, 100 * s->slo_attainment);
+  if (sc->cfg.ntraining > 0)
+    printf(
+        "  training       %llu jobs arrived: %llu done, %llu running, "
+        "%llu queued; mean JCT %.0f s; %llu failures, %.1f GPU-h lost\n",
+        (unsigned long long)s->jobs_arrived, (unsigned long long)s->jobs_done,
+        (unsigned long long)s->jobs_running, (unsigned long long)s->jobs_queued,
+        s->jct_mean_s, (unsigned long long)s->job_failures, s->lost_gpu_hours);
+  if (sc->cfg.nservices + sc->cfg.ntraining > 0)
+    printf("  GPU energy by  inference %.4f MWh, training %.4f MWh, idle "
+           "%.4f MWh; other IT %.4f MWh\n",
+           s->inference_energy_j / 3.6e9, s->training_energy_j / 3.6e9,
+           s->idle_energy_j / 3.6e9, s->overhead_energy_j / 3.6e9);
+}
+
 static void print_summary(const factory_scenario *sc, const factory_summary *s,
                           const char *out, double wall, uint64_t events) {
   char t[32];
@@ -300,6 +325,7 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   if (!isnan(s->cost) || !isnan(s->co2_kg))
     printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
            s->co2_kg / 1000);
+  print_workloads(sc, s);
   printf("  output         %s\n", out);
 }
 

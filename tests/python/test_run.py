@@ -71,10 +71,21 @@ def test_racks_frame(quick_h5):
 
 def test_absent_groups_are_empty(quick_h5):
     run = aifsim.open_run(quick_h5)
-    for name in ("loops", "services", "jobs"):
+    for name in ("loops", "services"):
         fr = getattr(run, name)
         assert isinstance(fr, pd.DataFrame) and fr.empty, name
     assert run.service_info.empty
+
+
+def test_jobs_without_workloads_hold_idle_and_overhead(quick_h5):
+    # No services or jobs: /jobs still books the IT energy, to idle GPUs
+    # (here running the synthetic load) and the racks' other IT power.
+    run = aifsim.open_run(quick_h5)
+    jobs = run.jobs
+    assert list(jobs["kind"]) == ["idle", "overhead"]
+    assert jobs.units["energy_j"] == "J"
+    it_j = run.summary["it_energy_mwh"] * 3.6e9
+    assert abs(jobs["energy_j"].sum() - it_j) <= 1e-9 * it_j
 
 
 def test_summary_scenario_and_attributes(quick_h5):

@@ -1,0 +1,69 @@
+/* work.h - the workloads of a factory: inference services and training
+ * jobs on the fleet's GPUs, the scheduler that places them, and the exact
+ * attribution of the GPUs' energy to them. Part of the factory (it sees
+ * the factory's config and fleet); factory.c drives it from its control
+ * tick.
+ *
+ * Each workload owns "slots": a replica of a service, a pipeline stage of
+ * a training job. A GPU belongs to one slot or to none (idle, or running
+ * the rack group's synthetic background load). Every control tick the
+ * slots' clocks go to the models (the slowest GPU of a slot paces it) and
+ * the models' activities come back to the slots' GPUs. Energy: every
+ * GPU's power over an interval goes to its slot's workload or to "idle";
+ * the racks' non-GPU IT power is "overhead". So the jobs, idle and
+ * overhead add up to the IT energy by construction, and factory_finish
+ * checks it. */
+#ifndef MODELS_WORK_H
+#define MODELS_WORK_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "err.h"
+#include "factory.h"
+#include "rack.h"
+#include "tel.h"
+
+typedef struct work work;
+
+/* Called before GPUs change hands, so the energy up to now is booked to
+ * the old owners. */
+typedef void (*work_settle_fn)(void *ctx, sim_time now);
+
+/* Builds the services and jobs of sc on fleet fl (borrowed), places the
+ * services' replicas, schedules the jobs' arrivals and declares the
+ * /services groups on sink (may be NULL). NULL with err set: SIM_EINPUT
+ * when the services do not fit the fleet, or a trace is bad. A factory
+ * without workloads gets a work that does nothing. */
+work *work_create(const factory_scenario *sc, sim_engine *e, rack_fleet *fl,
+                  tel_sink *sink, work_settle_fn settle, void *ctx,
+                  sim_error *err);
+void work_destroy(work *w);
+
+/* The facility's power now and its cap, for power-aware admission. */
+void work_set_power(work *w, double facility_w, double cap_w);
+
+/* Once per control tick, before power is recomputed: clocks to the
+ * models, their activities to the GPUs they hold. */
+void work_drive(work *w, double dt);
+
+/* Books dt seconds of the power in force (per GPU, per rack) to the
+ * workloads, idle and overhead. */
+void work_attribute(work *w, double dt);
+
+/* The workload columns of /facility over the interval of dt seconds
+ * ending now: tokens_per_s, gpus_busy (at sample time), jobs_running,
+ * jobs_queued; and each service's /services row. */
+typedef struct work_row {
+  double tokens_per_s, gpus_busy, jobs_running, jobs_queued;
+} work_row;
+int work_sample(work *w, double t, double dt, work_row *row);
+
+/* Adds the workload figures to *s, checks job and request conservation
+ * and the energy attribution against the IT energy (SIM_ESTATE with a
+ * message if either fails), and writes /jobs and the /services
+ * attributes. */
+int work_finish(work *w, factory_summary *s, sim_error *err);
+
+#endif

@@ -1,0 +1,240 @@
+/* work_scn.c - the checks of a scenario's workloads that need the catalogs
+ * and the fleet: model and precision names, the GPU type, tensor
+ * parallelism against the model's heads and the NVLink domain, memory,
+ * sizes against the fleet, and the request traces (read once here, so a
+ * bad row is reported before anything runs). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "factory_internal.h"
+#include "file.h"
+#include "roofline.h"
+
+/* Bytes per parameter a training GPU holds for mixed-precision Adam: 2
+ * (16-bit weights) + 2 (gradients) + 12 (32-bit master weights, momentum
+ * and variance): Rajbhandari et al. 2020, "ZeRO", arXiv:1910.02054,
+ * section 3.1. Sharding across data-parallel ranks (ZeRO, FSDP) is not
+ * modelled, so the check is for plain Megatron-style 3D parallelism. */
+#define TRAIN_BYTES_PER_PARAM 16.0
+
+/* What a workload's entry says about where it runs. */
+typedef struct placement {
+  const char *list; /* "services" or "training" */
+  size_t index;
+  const char *name, *model, *precision, *gpu;
+  int64_t tp, gpus;
+} placement;
+
+static int fail_at(const scn_loc *loc, const placement *p, const char *key,
+                   sim_error *err, const char *hint, const char *msg) {
+  char where[96];
+  snprintf(where, sizeof where, "%s.%zu.%s", p->list, p->index, key);
+  return scn_fail(loc, where, err, hint, "%s", msg);
+}
+
+/* GPUs of a type in the fleet, and its largest NVLink domain. */
+static void type_capacity(const factory_config *c, const char *gpu,
+                          double *gpus, int64_t *domain) {
+  *gpus = 0;
+  *domain = 0;
+  for (size_t g = 0; g < c->nracks; g++) {
+    const rack_group_config *r = &c->racks[g];
+    if (strcmp(r->gpu, gpu) != 0)
+      continue;
+    *gpus += (double)r->count * (double)r->gpus_per_rack;
+    *domain = r->nvlink_domain > *domain ? r->nvlink_domain : *domain;
+  }
+}
+
+/* The GPU type a workload runs on: the one it names, which some rack
+ * group must have, or the fleet's only type. */
+static int find_gpu(const factory_scenario *sc, const scn_loc *loc,
+                    placement *p, sim_error *err) {
+  const factory_config *c = &sc->cfg;
+  if (p->gpu == NULL) {
+    for (size_t g = 1; g < c->nracks; g++)
+      if (strcmp(c->racks[g].gpu, c->racks[0].gpu) != 0)
+        return fail_at(loc, p, "name", err, "add gpu: NAME",
+                       "the factory has several GPU types: say which one "
+                       "this runs on");
+    p->gpu = c->racks[0].gpu;
+    return SIM_OK;
+  }
+  for (size_t g = 0; g < c->nracks; g++)
+    if (strcmp(c->racks[g].gpu, p->gpu) == 0)
+      return SIM_OK;
+  char msg[256];
+  snprintf(msg, sizeof msg, "no rack group has %s GPUs", p->gpu);
+  return fail_at(loc, p, "gpu", err, "name a GPU type of the racks", msg);
+}
+
+static int find_model(const factory_scenario *sc, const scn_loc *loc,
+                      const placement *p, sim_error *err) {
+  char names[1024], hint[1100], msg[256];
+  if (llm_catalog_find(&sc->llms, p->model) == NULL) {
+    llm_catalog_names(&sc->llms, names, sizeof names);
+    snprintf(hint, sizeof hint, "known models: %s", names);
+    snprintf(msg, sizeof msg, "unknown model '%s'", p->model);
+    return fail_at(loc, p, "model", err, hint, msg);
+  }
+  if (llm_catalog_precision(&sc->llms, p->precision) == NULL) {
+    llm_catalog_precision_names(&sc->llms, names, sizeof names);
+    snprintf(hint, sizeof hint, "known precisions: %s", names);
+    snprintf(msg, sizeof msg, "unknown precision '%s'", p->precision);
+    return fail_at(loc, p, "precision", err, hint, msg);
+  }
+  return SIM_OK;
+}
+
+/* Tensor parallelism splits the attention heads and stays inside one
+ * NVLink domain; the whole workload fits the GPUs of its type. */
+static int check_size(const factory_scenario *sc, const scn_loc *loc,
+                      const placement *p, sim_error *err) {
+  const llm_model *m = llm_catalog_find(&sc->llms, p->model);
+  const gpu_spec *g = gpu_catalog_find(&sc->catalog, p->gpu);
+  const llm_precision *w = llm_catalog_precision(&sc->llms, p->precision);
+  char msg[sizeof err->msg];
+  if (llm_check_precision(g, w, err) != SIM_OK) {
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return fail_at(loc, p, "precision", err, NULL, msg);
+  }
+  if (m->attention_heads % p->tp != 0) {
+    snprintf(msg, sizeof msg,
+             "tp %lld does not divide %s's %lld attention heads",
+             (long long)p->tp, m->name, (long long)m->attention_heads);
+    return fail_at(loc, p, "tp", err, "tensor parallelism splits the heads",
+                   msg);
+  }
+  double gpus;
+  int64_t domain;
+  type_capacity(&sc->cfg, p->gpu, &gpus, &domain);
+  if (p->tp > domain) {
+    snprintf(msg, sizeof msg,
+             "tp %lld spans more than an NVLink domain (%lld "
+             "%s GPUs)",
+             (long long)p->tp, (long long)domain, p->gpu);
+    return fail_at(loc, p, "tp", err, "see the rack groups' nvlink_domain",
+                   msg);
+  }
+  if ((double)p->gpus > gpus) {
+    snprintf(msg, sizeof msg, "%s needs %lld %s GPUs; the factory has %.0f",
+             p->name, (long long)p->gpus, p->gpu, gpus);
+    return fail_at(loc, p, "name", err, NULL, msg);
+  }
+  return SIM_OK;
+}
+
+static int check_placement(const factory_scenario *sc, const scn_loc *loc,
+                           placement *p, sim_error *err) {
+  int rc = find_gpu(sc, loc, p, err);
+  if (rc == SIM_OK)
+    rc = find_model(sc, loc, p, err);
+  if (rc == SIM_OK)
+    rc = check_size(sc, loc, p, err);
+  return rc;
+}
+
+/* The weights at the service's precision and a KV cache must fit each
+ * replica; the trace, if any, must read. */
+static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
+                         sim_error *err) {
+  inf_config *c = &sc->cfg.services[k];
+  placement p = {"services",   k,      c->name, c->model,
+                 c->precision, c->gpu, c->tp,   c->tp * c->replicas};
+  int rc = check_placement(sc, loc, &p, err);
+  if (rc != SIM_OK)
+    return rc;
+  rl_replica r;
+  char msg[sizeof err->msg];
+  if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
+                      llm_catalog_find(&sc->llms, c->model),
+                      llm_catalog_precision(&sc->llms, c->precision),
+                      (int)c->tp, err) != SIM_OK) {
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return fail_at(loc, &p, "tp", err,
+                   "raise tp or choose a narrower precision", msg);
+  }
+  if (c->arrivals.kind != ARR_TRACE)
+    return SIM_OK;
+  char dir[4096];
+  sim_path_dir(scn_loc_file(loc), dir, sizeof dir);
+  arr_gen *gen = arr_create(&c->arrivals, dir, 0, k, err);
+  if (gen != NULL) {
+    arr_destroy(gen);
+    return SIM_OK;
+  }
+  if (err->code != SIM_EIO)
+    return err->code; /* the file's own FILE:LINE:COLUMN says it */
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  return fail_at(loc, &p, "arrivals.file", err,
+                 "paths are relative to the scenario's folder", msg);
+}
+
+/* The pipeline's layers split over the stages, and each GPU holds its
+ * share of the weights, gradients and optimizer state. */
+static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
+                     sim_error *err) {
+  train_config *c = &sc->cfg.training[k];
+  placement p = {"training",   k,      c->name, c->model,
+                 c->precision, c->gpu, c->tp,   c->dp * c->pp * c->tp};
+  int rc = check_placement(sc, loc, &p, err);
+  if (rc != SIM_OK)
+    return rc;
+  const llm_model *m = llm_catalog_find(&sc->llms, c->model);
+  const gpu_spec *g = gpu_catalog_find(&sc->catalog, p.gpu);
+  char msg[512];
+  if (c->pp > m->layers) {
+    snprintf(msg, sizeof msg, "pp %lld is more stages than %s's %lld layers",
+             (long long)c->pp, m->name, (long long)m->layers);
+    return fail_at(loc, &p, "pp", err, NULL, msg);
+  }
+  double need = TRAIN_BYTES_PER_PARAM * m->parameters / (double)(c->pp * c->tp);
+  if (need > g->memory_bytes) {
+    snprintf(msg, sizeof msg,
+             "%s needs %.0f GB per GPU for weights, gradients and Adam "
+             "states (16 B per parameter over pp x tp = %lld); %s has %.0f GB",
+             m->name, need / 1e9, (long long)(c->pp * c->tp), g->name,
+             g->memory_bytes / 1e9);
+    return fail_at(loc, &p, "pp", err, "raise pp or tp", msg);
+  }
+  return SIM_OK;
+}
+
+/* Names identify rows of /jobs and groups under /services. */
+static int check_names(const factory_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  size_t n = c->nservices + c->ntraining;
+  for (size_t i = 0; i < n; i++) {
+    bool svc = i < c->nservices;
+    const char *name =
+        svc ? c->services[i].name : c->training[i - c->nservices].name;
+    char where[96];
+    snprintf(where, sizeof where, "%s.%zu.name", svc ? "services" : "training",
+             svc ? i : i - c->nservices);
+    if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0)
+      return scn_fail(loc, where, err, NULL,
+                      "'%s' cannot name an HDF5 group: no '/', '.' or '..'",
+                      name);
+    for (size_t j = 0; j < i; j++) {
+      const char *other = j < c->nservices ? c->services[j].name
+                                           : c->training[j - c->nservices].name;
+      if (strcmp(other, name) == 0)
+        return scn_fail(loc, where, err, "names identify rows of /jobs",
+                        "two workloads are called '%s'", name);
+    }
+  }
+  return SIM_OK;
+}
+
+int factory__check_work(factory_scenario *sc, const scn_loc *loc,
+                        sim_error *err) {
+  const factory_config *c = &sc->cfg;
+  int rc = check_names(c, loc, err);
+  for (size_t k = 0; k < c->nservices && rc == SIM_OK; k++)
+    rc = check_service(sc, loc, k, err);
+  for (size_t k = 0; k < c->ntraining && rc == SIM_OK; k++)
+    rc = check_job(sc, loc, k, err);
+  return rc;
+}

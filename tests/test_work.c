@@ -1,0 +1,302 @@
+/* test_work.c - services and training jobs on a factory's GPUs: every
+ * joule of IT energy booked to a job, idle or overhead (to 1e-9), jobs and
+ * requests conserved, the queue and backfill seen from the facility's
+ * columns, power-aware admission holding a job back, determinism, and the
+ * checks of workload input that need the catalogs. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factory.h"
+
+static const char *write_scenario(const char *text) {
+  const char *path = test_out_path("work.yaml");
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* One NVL72 rack: a chat service on 4 GPUs, a 32-GPU job from the start,
+ * a 64-GPU job at 10 min that must wait for it (68 GPUs are free at
+ * most), and a 4-GPU job at 20 min that backfills beside them. */
+static const char base[] =
+    "name: w\nseed: 5\nduration: 2 h\nsample_period: 1 min\n"
+    "power: {cap: 200 kW}\n"
+    "racks:\n"
+    "  - {name: nvl, count: 1, gpu: GB200, gpus_per_rack: 72,\n"
+    "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+    "     load: {level: 0%, noise: 0}}\n"
+    "services:\n"
+    "  - name: chat\n    model: Llama-3.1-8B\n    precision: fp8\n"
+    "    replicas: 4\n"
+    "    arrivals: {kind: poisson, rate: 10, prompt: {mean: 500},\n"
+    "               output: {mean: 200}}\n"
+    "training:\n"
+    "  - {name: first, model: Llama-3.1-8B, dp: 8, tp: 4,\n"
+    "     tokens_per_iteration: 1048576, iterations: 1500}\n"
+    "  - {name: big, model: Llama-3.1-8B, dp: 16, tp: 4, arrival: 10 min,\n"
+    "     tokens_per_iteration: 1048576, iterations: 600}\n"
+    "  - {name: small, model: Llama-3.1-8B, dp: 1, tp: 4, arrival: 20 min,\n"
+    "     tokens_per_iteration: 65536, iterations: 200}\n";
+
+typedef struct run {
+  factory_scenario sc;
+  tel_sink *sink;
+  sim_engine *engine;
+  factory *factory;
+  factory_summary sum;
+} run;
+
+static void run_scenario(run *r, const char *text, const char *const *sets,
+                         size_t nsets) {
+  sim_error err = {0};
+  memset(r, 0, sizeof *r);
+  if (factory_scenario_load(write_scenario(text), sets, nsets, &r->sc, &err) !=
+      SIM_OK)
+    fail_msg("%s", err.msg);
+  r->sink = tel_memory_create();
+  r->engine = sim_engine_create(NULL);
+  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
+  if (r->factory == NULL)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sim_engine_run(r->engine, factory_duration(&r->sc.cfg)),
+                   SIM_OK);
+  if (factory_finish(r->factory, &r->sum, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(tel_commit(r->sink), SIM_OK);
+}
+
+static void run_free(run *r) {
+  tel_destroy(r->sink);
+  factory_destroy(r->factory);
+  sim_engine_destroy(r->engine);
+  factory_scenario_release(&r->sc);
+}
+
+static const double *job_column(const run *r, const char *col, size_t *rows) {
+  const double *v = tel_memory_table_column(r->sink, "jobs", col, rows);
+  if (v == NULL)
+    fail_msg("no /jobs column %s", col);
+  return v;
+}
+
+static const double *facility(const run *r, const char *col, size_t *rows) {
+  const double *v = tel_memory_column(r->sink, "facility", col, rows, NULL);
+  if (v == NULL)
+    fail_msg("no /facility column %s", col);
+  return v;
+}
+
+static double max_of(const double *v, size_t n) {
+  double m = -INFINITY;
+  for (size_t i = 0; i < n; i++)
+    m = fmax(m, v[i]);
+  return m;
+}
+
+/* The /jobs rows add up to the IT energy; the summary's split agrees. */
+static void every_joule_is_booked(void **state) {
+  (void)state;
+  run r;
+  run_scenario(&r, base, NULL, 0);
+  size_t n;
+  const double *e = job_column(&r, "energy_j", &n);
+  assert_int_equal(n, 1 + 3 + 2); /* chat, three jobs, idle, overhead */
+  double sum = 0;
+  for (size_t i = 0; i < n; i++)
+    sum += e[i];
+  const factory_summary *s = &r.sum;
+  assert_close(sum, s->it_energy_j, 1e-9, 0);
+  assert_close(s->inference_energy_j + s->training_energy_j + s->idle_energy_j +
+                   s->overhead_energy_j,
+               s->it_energy_j, 1e-9, 0);
+  assert_string_equal(tel_memory_table_text(r.sink, "jobs", "kind", 4), "idle");
+  assert_true(s->training_energy_j > s->inference_energy_j);
+  run_free(&r);
+}
+
+/* Jobs and requests are conserved; the big job waits for the first, the
+ * small one backfills beside them, every job finishes. */
+static void jobs_queue_backfill_and_finish(void **state) {
+  (void)state;
+  run r;
+  run_scenario(&r, base, NULL, 0);
+  const factory_summary *s = &r.sum;
+  assert_int_equal(s->jobs_arrived, 3);
+  assert_int_equal(s->jobs_arrived, s->jobs_done + s->jobs_running +
+                                        s->jobs_queued + s->jobs_rejected);
+  assert_int_equal(s->jobs_done, 3);
+  size_t n;
+  const double *start = job_column(&r, "start_s", &n);
+  const double *end = job_column(&r, "end_s", &n);
+  const double *arrival = job_column(&r, "arrival_s", &n);
+  /* rows: 0 chat, 1 first, 2 big, 3 small */
+  assert_true(start[2] >= end[1]);     /* big waited for first */
+  assert_true(start[3] == arrival[3]); /* small backfilled at once */
+  assert_true(start[3] < start[2]);
+  assert_true(s->jct_mean_s > 0);
+  size_t rows;
+  const double *queued = facility(&r, "jobs_queued", &rows);
+  assert_true(max_of(queued, rows) == 1);
+  const double *busy = facility(&r, "gpus_busy", &rows);
+  assert_true(max_of(busy, rows) == 4 + 64); /* chat and big */
+  assert_true(s->requests_arrived > 0.9 * 10 * 7200);
+  assert_true(s->requests_completed + s->requests_rejected <=
+              s->requests_arrived);
+  assert_true(s->tokens > 0 && s->tokens_per_joule > 0);
+  run_free(&r);
+}
+
+/* One job on every GPU, no service and no background: the job's energy is
+ * the GPUs' energy exactly, and idle is zero while it runs. */
+static void a_job_on_every_gpu_gets_their_energy(void **state) {
+  (void)state;
+  static const char one[] =
+      "name: one\nseed: 1\nduration: 30 min\nsample_period: 1 min\n"
+      "power: {cap: 200 kW}\n"
+      "racks:\n"
+      "  - {name: nvl, count: 1, gpu: GB200, gpus_per_rack: 72,\n"
+      "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+      "     load: {level: 0%, noise: 0}}\n"
+      "training:\n"
+      "  - {name: all, model: Llama-3.1-8B, dp: 18, tp: 4,\n"
+      "     tokens_per_iteration: 4194304, iterations: 100000}\n";
+  run r;
+  run_scenario(&r, one, NULL, 0);
+  assert_close(r.sum.training_energy_j, r.sum.gpu_energy_j, 1e-9, 0);
+  assert_true(r.sum.idle_energy_j == 0);
+  assert_int_equal(r.sum.jobs_running, 1);
+  size_t n;
+  const double *work = job_column(&r, "work", &n);
+  assert_true(work[0] > 0 && work[0] < 100000);
+  run_free(&r);
+}
+
+/* Power-aware admission starts the big job only when the headroom under
+ * the cap carries it; admit-and-cap starts it as soon as GPUs free up. */
+static void power_aware_admission_waits_for_headroom(void **state) {
+  (void)state;
+  const char *cap[] = {"power.cap=110 kW", "scheduler.admission=admit_and_cap"};
+  const char *aware[] = {"power.cap=110 kW", "scheduler.admission=power_aware"};
+  run a, b;
+  run_scenario(&a, base, cap, 2);
+  run_scenario(&b, base, aware, 2);
+  size_t n;
+  const double *sa = job_column(&a, "start_s", &n);
+  const double *sb = job_column(&b, "start_s", &n);
+  /* small: at its arrival under both, its power fits */
+  assert_true(sa[3] == 1200 && sb[3] == 1200);
+  /* big: under admit-and-cap as soon as the first job frees its GPUs;
+   * power-aware only once the facility's draw has fallen by what it
+   * will add, at a later tick */
+  const double *ea = job_column(&a, "end_s", &n);
+  assert_true(sa[2] == ea[1]);
+  assert_true(sb[2] > sa[2]);
+  assert_int_equal(b.sum.jobs_done, 3);
+  run_free(&a);
+  run_free(&b);
+}
+
+static bool same(const double *a, const double *b, size_t n) {
+  return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static void same_seed_same_books(void **state) {
+  (void)state;
+  run a, b;
+  run_scenario(&a, base, NULL, 0);
+  run_scenario(&b, base, NULL, 0);
+  size_t n, m;
+  const double *ea = job_column(&a, "energy_j", &n);
+  const double *eb = job_column(&b, "energy_j", &m);
+  assert_int_equal(n, m);
+  assert_true(same(ea, eb, n));
+  const double *ta =
+      tel_memory_column(a.sink, "services/chat", "ttft_p99", &n, NULL);
+  const double *tb =
+      tel_memory_column(b.sink, "services/chat", "ttft_p99", &m, NULL);
+  assert_non_null(ta);
+  assert_int_equal(n, m);
+  assert_true(same(ta, tb, n));
+  run_free(&a);
+  run_free(&b);
+}
+
+typedef struct bad_case {
+  const char *name;
+  const char *set;
+  const char *message;
+} bad_case;
+
+static const bad_case bad[] = {
+    {"service larger than the fleet", "services.0.replicas=80",
+     "chat needs 80 GB200 GPUs; the factory has 72"},
+    {"gpu no rack has", "services.0.gpu=H100-SXM",
+     "no rack group has H100-SXM GPUs"},
+    {"unknown precision", "services.0.precision=fp3",
+     "unknown precision 'fp3'"},
+    {"two workloads one name", "training.1.name=chat",
+     "two workloads are called 'chat'"},
+    {"tp beyond the domain", "racks.0.nvlink_domain=2",
+     "spans more than an NVLink domain"},
+    {"domain not dividing the rack", "racks.0.nvlink_domain=7",
+     "does not divide gpus_per_rack"},
+    {"pipeline deeper than the layers",
+     "training.0={name: t, model: Llama-3.1-8B, pp: 40, "
+     "tokens_per_iteration: 1000000, iterations: 10}",
+     "more stages than Llama-3.1-8B's 32 layers"},
+    {"training state beyond memory",
+     "training.0={name: t, model: Llama-3.1-405B, tp: 8, pp: 2, "
+     "tokens_per_iteration: 1000000, iterations: 10}",
+     "per GPU for weights, gradients and Adam states"},
+    {"trace file missing",
+     "services.0.arrivals={kind: trace, file: nowhere.csv}",
+     "paths are relative"},
+};
+
+static void bad_workload_input(void **state) {
+  const bad_case *c = *state;
+  factory_scenario sc;
+  sim_error err = {0};
+  const char *sets[] = {c->set};
+  assert_int_equal(
+      factory_scenario_load(write_scenario(base), sets, 1, &sc, &err),
+      SIM_EINPUT);
+  /* A position first (FILE:LINE:COLUMN: or --set ...:1:COLUMN:). */
+  char *colon = strchr(err.msg, ':');
+  assert_non_null(colon);
+  if (strstr(err.msg, c->message) == NULL)
+    fail_msg("got '%s', want '%s'", err.msg, c->message);
+}
+
+/* Several GPU types: a workload must name the one it runs on. */
+static void several_types_need_a_gpu(void **state) {
+  (void)state;
+  const char *sets[] = {"racks=[{name: nvl, count: 1, gpu: GB200, "
+                        "gpus_per_rack: 72}, {name: hgx, count: 1, gpu: "
+                        "H100-SXM, gpus_per_rack: 8, nvlink_domain: 8}]"};
+  factory_scenario sc;
+  sim_error err = {0};
+  assert_int_equal(
+      factory_scenario_load(write_scenario(base), sets, 1, &sc, &err),
+      SIM_EINPUT);
+  assert_non_null(strstr(err.msg, "several GPU types"));
+}
+
+int main(void) {
+  struct CMUnitTest tests[32];
+  size_t n = 0;
+  TEST_ADD(tests, n, every_joule_is_booked);
+  TEST_ADD(tests, n, jobs_queue_backfill_and_finish);
+  TEST_ADD(tests, n, a_job_on_every_gpu_gets_their_energy);
+  TEST_ADD(tests, n, power_aware_admission_waits_for_headroom);
+  TEST_ADD(tests, n, same_seed_same_books);
+  TEST_ROWS(tests, n, bad_workload_input, bad);
+  TEST_ADD(tests, n, several_types_need_a_gpu);
+  return _cmocka_run_group_tests("work", tests, n, NULL, NULL);
+}
