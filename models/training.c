@@ -130,6 +130,24 @@ static const scn_field train_fields[] = {
          "GPUs held idle after a failure before computing again"),
     TIME("arrival", arrival_s, "0 s", "when the job is submitted"),
     INTEGER("priority", priority, 0, 0, "0", 0, "higher runs first"),
+    INTEGER("count", count, 1, 100000, "1", 0,
+            "jobs this entry submits: the first at arrival, the rest after "
+            "exponential gaps (Poisson arrivals)"),
+    {.key = "interarrival",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, interarrival_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = INFINITY,
+     .flags = SCN_POSITIVE,
+     .dflt = "1 h",
+     .help = "count > 1: the mean gap between the jobs' arrivals"},
+    {.key = "dp_choices",
+     .type = SCN_STRINGS,
+     .offset = offsetof(train_config, dp_choices_text),
+     .count_offset = offsetof(train_config, ndp_choices_text),
+     .help = "count > 1: data-parallel degrees drawn with equal "
+             "probability for each job, e.g. [1, 2, 4, 8]; absent: dp"},
 };
 
 const scn_schema train_schema =
@@ -141,6 +159,33 @@ static void release_train(void *obj) {
   free(c->stage_work);
   c->stage_work = NULL;
   c->nstage_work = 0;
+  free(c->dp_choices);
+  c->dp_choices = NULL;
+  c->ndp_choices = 0;
+}
+
+/* Parses the written dp_choices into whole numbers >= 1. */
+static int parse_dp_choices(train_config *c, const scn_loc *loc,
+                            sim_error *err) {
+  size_t n = c->ndp_choices_text;
+  if (c->dp_choices_text == NULL || n == 0)
+    return SIM_OK;
+  if ((c->dp_choices = malloc(n * sizeof *c->dp_choices)) == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  c->ndp_choices = n;
+  for (size_t k = 0; k < n; k++) {
+    const char *text = c->dp_choices_text[k];
+    char key[64], *end;
+    snprintf(key, sizeof key, "dp_choices.%zu", k);
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || v < 1 || v > 1000000)
+      return scn_fail(loc, key, err, NULL,
+                      "'dp_choices' entry %zu must be a whole number from 1 "
+                      "to 1000000 (got %s)",
+                      k, text);
+    c->dp_choices[k] = v;
+  }
+  return SIM_OK;
 }
 
 /* Parses the written stage_work into numbers, one per stage. */
@@ -194,7 +239,8 @@ static int check_train(void *obj, const scn_loc *loc, void *user,
     return scn_fail(loc, "comm_share", err, NULL,
                     "'comm_share' must be below 100%%: the pipeline needs "
                     "some of the iteration");
-  return parse_stage_work(c, loc, err);
+  int rc = parse_stage_work(c, loc, err);
+  return rc == SIM_OK ? parse_dp_choices(c, loc, err) : rc;
 }
 
 /* ------------------------------------------------------------------ */

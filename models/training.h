@@ -90,6 +90,17 @@ typedef struct train_config {
   double restart_s;          /* idle time after a failure */
   double arrival_s;          /* when it is submitted */
   int64_t priority;          /* higher first */
+  /* An entry may stand for a stream of jobs like it: count of them, the
+   * first at arrival_s and the rest after exponential gaps of mean
+   * interarrival_s (Poisson arrivals), each with a data-parallel degree
+   * drawn uniformly from dp_choices (none: dp). The factory expands
+   * them (work.c). */
+  int64_t count;
+  double interarrival_s;
+  int64_t *dp_choices; /* parsed by the check */
+  size_t ndp_choices;
+  char **dp_choices_text;
+  size_t ndp_choices_text;
 } train_config;
 
 extern const scn_schema train_schema;

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "file.h"
+#include "rng.h"
 #include "scheduler.h"
 
 #define NO_SLOT UINT32_MAX
@@ -34,6 +37,9 @@ struct work {
   inf_service **svc;  /* nservices */
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
+  train_config *jobs; /* the training entries expanded, one per job */
+  char **job_names;   /* of the jobs an entry's count made */
+  size_t njobs;
   uint32_t *job_type; /* GPU type index per job */
   size_t *job_slot0;  /* first slot of each job */
   slot *slots;
@@ -50,9 +56,7 @@ struct work {
   double facility_w, cap_w;
 };
 
-static size_t nowners(const work *w) {
-  return w->cfg->nservices + w->cfg->ntraining;
-}
+static size_t nowners(const work *w) { return w->cfg->nservices + w->njobs; }
 
 /* ------------------------------------------------------------------ */
 /* Slots and GPUs                                                      */
@@ -130,7 +134,7 @@ static size_t job_of(const work *w, uint32_t owner) {
 /* The extra power a job draws when it runs: its GPUs from idle to
  * computing. */
 static double job_power_w(const work *w, size_t j) {
-  const train_config *c = &w->cfg->training[j];
+  const train_config *c = &w->jobs[j];
   const gpu_spec *g = w->fleet->types[w->job_type[j]];
   return (double)train_gpus(w->train, j) * (g->tdp_w - g->idle_w) *
          c->act_compute;
@@ -140,7 +144,7 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
   work *w = ctx;
   size_t j = job->id;
   w->settle(w->settle_ctx, sim_engine_now(w->engine));
-  uint32_t pp = (uint32_t)w->cfg->training[j].pp;
+  uint32_t pp = (uint32_t)w->jobs[j].pp;
   uint32_t per_stage = job->gpus / pp;
   for (uint32_t s = 0; s < pp; s++)
     slot_take(w, w->job_slot0[j] + s, gpus + (size_t)s * per_stage);
@@ -152,7 +156,7 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
 /* One scheduling pass: the running jobs' estimated ends for backfill, the
  * headroom under the cap for power-aware admission. */
 static int schedule(work *w) {
-  size_t n = w->cfg->ntraining, k = 0;
+  size_t n = w->njobs, k = 0;
   sched_running running[n > 0 ? n : 1];
   double now = sim_time_to_s(sim_engine_now(w->engine));
   for (size_t j = 0; j < n; j++) {
@@ -171,7 +175,7 @@ static int schedule(work *w) {
 static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
   work *w = ctx;
   size_t j = (size_t)ev->a;
-  const train_config *c = &w->cfg->training[j];
+  const train_config *c = &w->jobs[j];
   sched_job job = {.id = j,
                    .gpus = train_gpus(w->train, j),
                    .type = w->job_type[j],
@@ -194,14 +198,13 @@ static void on_job_change(void *ctx, size_t j) {
   if (train_state_of(w->train, j) != TRAIN_DONE)
     return;
   w->settle(w->settle_ctx, sim_engine_now(w->engine));
-  for (uint32_t s = 0; s < (uint32_t)w->cfg->training[j].pp; s++)
+  for (uint32_t s = 0; s < (uint32_t)w->jobs[j].pp; s++)
     slot_free(w, w->job_slot0[j] + s);
   w->running--;
   w->done++;
   int rc = schedule(w);
   if (rc != SIM_OK)
-    sim_engine_fail(w->engine, rc, "scheduling after job %s",
-                    w->cfg->training[j].name);
+    sim_engine_fail(w->engine, rc, "scheduling after job %s", w->jobs[j].name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -226,6 +229,61 @@ static sched *make_sched(const factory_config *c, const rack_fleet *fl,
   return s;
 }
 
+/* RNG streams of job arrivals (rng.h: models count from MODEL). */
+enum { WORK_RNG_KIND = RNG_KIND_MODEL + 0x61 };
+enum { WORK_RNG_GAPS = 1, WORK_RNG_SIZES = 2 };
+
+/* Job i of an entry that stands for a stream: its own name and
+ * data-parallel degree, arriving gap after the one before. */
+static int stream_job(work *w, const train_config *c, size_t i, gsl_rng *gaps,
+                      gsl_rng *sizes, train_config *out) {
+  *out = *c; /* strings and arrays stay the entry's */
+  out->count = 1;
+  if (i > 0)
+    out->arrival_s =
+        out[-1].arrival_s + gsl_ran_exponential(gaps, c->interarrival_s);
+  if (c->ndp_choices > 0)
+    out->dp = c->dp_choices[gsl_rng_uniform_int(sizes, c->ndp_choices)];
+  size_t n = strlen(c->name) + 24;
+  char *name = malloc(n);
+  if (name == NULL)
+    return SIM_ENOMEM;
+  snprintf(name, n, "%s-%zu", c->name, i + 1);
+  out->name = w->job_names[w->njobs] = name;
+  return SIM_OK;
+}
+
+/* Entry k of the scenario's training list as jobs: itself, or count jobs
+ * arriving as a Poisson stream with sizes drawn from dp_choices. */
+static int expand_entry(work *w, size_t k) {
+  const train_config *c = &w->cfg->training[k];
+  if (c->count == 1) {
+    w->jobs[w->njobs++] = *c;
+    return SIM_OK;
+  }
+  uint64_t seed = (uint64_t)w->cfg->seed;
+  gsl_rng *gaps = rng_stream_create(seed, WORK_RNG_KIND, k, WORK_RNG_GAPS);
+  gsl_rng *sizes = rng_stream_create(seed, WORK_RNG_KIND, k, WORK_RNG_SIZES);
+  int rc = gaps != NULL && sizes != NULL ? SIM_OK : SIM_ENOMEM;
+  for (int64_t i = 0; i < c->count && rc == SIM_OK; i++, w->njobs++)
+    rc = stream_job(w, c, (size_t)i, gaps, sizes, &w->jobs[w->njobs]);
+  rng_stream_destroy(gaps);
+  rng_stream_destroy(sizes);
+  return rc;
+}
+
+static int expand_jobs(work *w, sim_error *err) {
+  size_t n = 0;
+  for (size_t k = 0; k < w->cfg->ntraining; k++)
+    n += (size_t)w->cfg->training[k].count;
+  w->jobs = calloc(n + 1, sizeof *w->jobs);
+  w->job_names = calloc(n + 1, sizeof *w->job_names);
+  int rc = w->jobs != NULL && w->job_names != NULL ? SIM_OK : SIM_ENOMEM;
+  for (size_t k = 0; k < w->cfg->ntraining && rc == SIM_OK; k++)
+    rc = expand_entry(w, k);
+  return rc == SIM_OK ? SIM_OK : sim_error_set(err, rc, "out of memory");
+}
+
 /* The slots every workload needs: a service's replicas, a job's stages,
  * each with its share of the GPU-index array. */
 static void lay_out_slots(work *w) {
@@ -237,8 +295,8 @@ static void lay_out_slots(work *w) {
                                      (uint32_t)c->services[s].tp, false};
       first += (size_t)c->services[s].tp;
     }
-  for (size_t j = 0; j < c->ntraining; j++) {
-    const train_config *t = &c->training[j];
+  for (size_t j = 0; j < w->njobs; j++) {
+    const train_config *t = &w->jobs[j];
     uint32_t n = (uint32_t)(t->dp * t->tp);
     w->job_slot0[j] = w->nslots;
     for (int64_t s = 0; s < t->pp; s++) {
@@ -256,8 +314,8 @@ static int alloc_slots(work *w) {
     nslots += (size_t)c->services[s].replicas;
     ngpus += (size_t)(c->services[s].replicas * c->services[s].tp);
   }
-  for (size_t j = 0; j < c->ntraining; j++) {
-    const train_config *t = &c->training[j];
+  for (size_t j = 0; j < w->njobs; j++) {
+    const train_config *t = &w->jobs[j];
     nslots += (size_t)t->pp;
     ngpus += (size_t)(t->dp * t->pp * t->tp);
     maxpp = (size_t)t->pp > maxpp ? (size_t)t->pp : maxpp;
@@ -270,8 +328,8 @@ static int alloc_slots(work *w) {
   w->svc = calloc(c->nservices + 1, sizeof *w->svc);
   w->svc_tel = calloc(c->nservices + 1, sizeof *w->svc_tel);
   w->svc_group = calloc(c->nservices + 1, sizeof *w->svc_group);
-  w->job_type = calloc(c->ntraining + 1, sizeof *w->job_type);
-  w->job_slot0 = calloc(c->ntraining + 1, sizeof *w->job_slot0);
+  w->job_type = calloc(w->njobs + 1, sizeof *w->job_type);
+  w->job_slot0 = calloc(w->njobs + 1, sizeof *w->job_slot0);
   w->phi = calloc(maxpp, sizeof *w->phi);
   if (w->slots == NULL || w->gpus == NULL || w->gpu_slot == NULL ||
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
@@ -343,8 +401,8 @@ static int make_jobs(work *w, sim_error *err) {
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   int rc = sim_engine_register(w->engine, "job arrival", on_arrival, w,
                                &w->arrival_kind);
-  for (size_t j = 0; j < c->ntraining && rc == SIM_OK; j++) {
-    const train_config *t = &c->training[j];
+  for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
+    const train_config *t = &w->jobs[j];
     w->job_type[j] = workload_type(w->fleet, t->gpu);
     size_t id;
     rc = train_add(w->train, t, w->fleet->types[w->job_type[j]],
@@ -389,8 +447,8 @@ work *work_create(const factory_scenario *sc, sim_engine *e, rack_fleet *fl,
               .settle = settle,
               .settle_ctx = ctx,
               .cap_w = sc->cfg.power.cap_w};
-  int rc = alloc_slots(w);
-  if (rc != SIM_OK)
+  int rc = expand_jobs(w, err);
+  if (rc == SIM_OK && (rc = alloc_slots(w)) != SIM_OK)
     sim_error_set(err, rc, "out of memory");
   if (rc == SIM_OK && (w->sched = make_sched(w->cfg, fl, err)) == NULL)
     rc = err->code;
@@ -415,6 +473,10 @@ void work_destroy(work *w) {
     free(w->svc_group != NULL ? w->svc_group[s] : NULL);
   }
   train_pool_destroy(w->train);
+  for (size_t j = 0; w->job_names != NULL && j < w->njobs; j++)
+    free(w->job_names[j]);
+  free(w->job_names);
+  free(w->jobs);
   sched_destroy(w->sched);
   free(w->svc);
   free(w->svc_tel);
@@ -442,16 +504,15 @@ void work_set_power(work *w, double facility_w, double cap_w) {
 /* The clocks the slots run at now go to the models: a replica's to its
  * service, a job's stages together to the job. */
 static void drive_clocks(work *w) {
-  const factory_config *c = w->cfg;
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (s->active && !is_job(w, s->owner))
       inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, s));
   }
-  for (size_t j = 0; j < c->ntraining; j++) {
+  for (size_t j = 0; j < w->njobs; j++) {
     if (!w->slots[w->job_slot0[j]].active)
       continue;
-    for (int64_t s = 0; s < c->training[j].pp; s++)
+    for (int64_t s = 0; s < w->jobs[j].pp; s++)
       w->phi[s] = slot_phi(w, &w->slots[w->job_slot0[j] + (size_t)s]);
     train_set_clocks(w->train, j, w->phi);
   }
@@ -554,13 +615,13 @@ static int close_services(work *w, factory_summary *s, sim_error *err) {
  * and the work lost to failures. */
 static int close_jobs(work *w, factory_summary *s, sim_error *err) {
   double jct = 0;
-  for (size_t j = 0; j < w->cfg->ntraining; j++) {
+  for (size_t j = 0; j < w->njobs; j++) {
     const train_stats *st = train_stats_of(w->train, j);
     s->training_energy_j += w->owner_j[w->cfg->nservices + j];
     s->lost_gpu_hours += st->lost_gpu_s / 3600;
     s->job_failures += st->failures;
     if (train_state_of(w->train, j) == TRAIN_DONE)
-      jct += st->end_s - w->cfg->training[j].arrival_s;
+      jct += st->end_s - w->jobs[j].arrival_s;
   }
   s->jobs_arrived = w->arrived;
   s->jobs_done = w->done;
@@ -652,7 +713,7 @@ static job_row service_row(const work *w, size_t k) {
 }
 
 static job_row training_row(const work *w, size_t j) {
-  const train_config *c = &w->cfg->training[j];
+  const train_config *c = &w->jobs[j];
   const train_stats *st = train_stats_of(w->train, j);
   bool arrived = c->arrival_s < w->cfg->duration_s;
   job_row r =
@@ -711,7 +772,7 @@ static int put_jobs(work *w, const factory_summary *s) {
   size_t r = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++)
     rows[r++] = service_row(w, k);
-  for (size_t j = 0; j < w->cfg->ntraining; j++)
+  for (size_t j = 0; j < w->njobs; j++)
     rows[r++] = training_row(w, j);
   rows[r++] = rest_row("idle", w->idle_j, w->fleet->n - w->busy, s->duration_s);
   rows[r++] = rest_row("overhead", w->overhead_j, 0, s->duration_s);

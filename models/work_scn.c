@@ -176,8 +176,11 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
 static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
                      sim_error *err) {
   train_config *c = &sc->cfg.training[k];
+  int64_t dp = c->dp; /* the largest a stream of jobs may draw */
+  for (size_t i = 0; c->count > 1 && i < c->ndp_choices; i++)
+    dp = c->dp_choices[i] > dp ? c->dp_choices[i] : dp;
   placement p = {"training",   k,      c->name, c->model,
-                 c->precision, c->gpu, c->tp,   c->dp * c->pp * c->tp};
+                 c->precision, c->gpu, c->tp,   dp * c->pp * c->tp};
   int rc = check_placement(sc, loc, &p, err);
   if (rc != SIM_OK)
     return rc;

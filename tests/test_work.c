@@ -227,6 +227,74 @@ static void same_seed_same_books(void **state) {
   run_free(&b);
 }
 
+/* An entry with a count is a Poisson stream of jobs: names NAME-1...,
+ * arrivals rising with exponential gaps of the mean asked for (within 3
+ * standard errors over 400 jobs), sizes from dp_choices. */
+static void an_entry_can_be_a_stream_of_jobs(void **state) {
+  (void)state;
+  const char *sets[] = {
+      "training=[{name: sweep, model: Llama-3.1-8B, tp: 4, arrival: 10 s, "
+      "count: 400, interarrival: 10 s, dp_choices: [1, 2, 4], "
+      "tokens_per_iteration: 65536, iterations: 1}]"};
+  run r;
+  run_scenario(&r, base, sets, 1);
+  size_t n;
+  const double *arrival = job_column(&r, "arrival_s", &n);
+  const double *gpus = job_column(&r, "gpus", &n);
+  assert_int_equal(n, 1 + 400 + 2);
+  assert_string_equal(tel_memory_table_text(r.sink, "jobs", "name", 1),
+                      "sweep-1");
+  assert_string_equal(tel_memory_table_text(r.sink, "jobs", "name", 400),
+                      "sweep-400");
+  assert_true(arrival[1] == 10);
+  int seen[3] = {0};
+  for (size_t i = 2; i <= 400; i++) {
+    assert_true(arrival[i] >= arrival[i - 1]);
+    assert_true(gpus[i] == 4 || gpus[i] == 8 || gpus[i] == 16);
+    seen[gpus[i] == 4 ? 0 : gpus[i] == 8 ? 1 : 2]++;
+  }
+  double mean_gap = (arrival[400] - arrival[1]) / 399;
+  assert_close(mean_gap, 10, 3 / sqrt(399.0), 0);
+  assert_true(seen[0] > 80 && seen[1] > 80 && seen[2] > 80);
+  assert_int_equal(r.sum.jobs_arrived, 400);
+  assert_int_equal(r.sum.jobs_done, 400);
+  run_free(&r);
+}
+
+/* NVFP4 on B200 at least doubles the tokens per joule of FP16 on a
+ * decode-heavy Llama 70B service, both saturated (batches at max_batch):
+ * 4.5 bits of weights a step streams against 16, and the FP4 tensor
+ * cores' four times the FP16 peak. */
+static double b200_tokens_per_joule(const char *precision) {
+  static const char text[] =
+      "name: b200\nduration: 20 min\nsample_period: 1 min\n"
+      "power: {cap: 200 kW}\n"
+      "racks: [{name: hgx, count: 1, gpu: B200, gpus_per_rack: 8,\n"
+      "         nvlink_domain: 8, load: {level: 0%, noise: 0}}]\n"
+      "services:\n"
+      "  - {name: chat, model: Llama-3.1-70B, tp: 2, replicas: 4,\n"
+      "     arrivals: {kind: poisson, rate: 60, prompt: {mean: 200},\n"
+      "                output: {mean: 1500}}}\n";
+  char set[64];
+  snprintf(set, sizeof set, "services.0.precision=%s", precision);
+  const char *sets[] = {set};
+  run r;
+  run_scenario(&r, text, sets, 1);
+  double tpj = r.sum.tokens_per_joule;
+  run_free(&r);
+  return tpj;
+}
+
+static void nvfp4_doubles_a_services_tokens_per_joule(void **state) {
+  (void)state;
+  double fp16 = b200_tokens_per_joule("fp16");
+  double fp4 = b200_tokens_per_joule("fp4");
+  print_message("B200 Llama-3.1-70B decode-heavy service: fp16 %.3g "
+                "tokens/J, fp4 %.3g tokens/J (x%.2f)\n",
+                fp16, fp4, fp4 / fp16);
+  assert_true(fp4 >= 2 * fp16);
+}
+
 typedef struct bad_case {
   const char *name;
   const char *set;
@@ -254,6 +322,14 @@ static const bad_case bad[] = {
      "training.0={name: t, model: Llama-3.1-405B, tp: 8, pp: 2, "
      "tokens_per_iteration: 1000000, iterations: 10}",
      "per GPU for weights, gradients and Adam states"},
+    {"stream larger than the fleet",
+     "training.2={name: s, model: Llama-3.1-8B, tp: 4, count: 3, "
+     "dp_choices: [1, 32], tokens_per_iteration: 1000, iterations: 1}",
+     "s needs 128 GB200 GPUs"},
+    {"dp choice not a whole number",
+     "training.2={name: s, model: Llama-3.1-8B, count: 3, "
+     "dp_choices: [1, 2.5], tokens_per_iteration: 1000, iterations: 1}",
+     "'dp_choices' entry 1 must be a whole number"},
     {"trace file missing",
      "services.0.arrivals={kind: trace, file: nowhere.csv}",
      "paths are relative"},
@@ -296,6 +372,8 @@ int main(void) {
   TEST_ADD(tests, n, a_job_on_every_gpu_gets_their_energy);
   TEST_ADD(tests, n, power_aware_admission_waits_for_headroom);
   TEST_ADD(tests, n, same_seed_same_books);
+  TEST_ADD(tests, n, an_entry_can_be_a_stream_of_jobs);
+  TEST_ADD(tests, n, nvfp4_doubles_a_services_tokens_per_joule);
   TEST_ROWS(tests, n, bad_workload_input, bad);
   TEST_ADD(tests, n, several_types_need_a_gpu);
   return _cmocka_run_group_tests("work", tests, n, NULL, NULL);
