@@ -819,6 +819,12 @@ static int put_service_attrs(work *w) {
       rc = tel_put_group_attr(w->sink, g, "tokens_generated",
                               t.tokens_generated);
     if (rc == SIM_OK)
+      rc = tel_put_group_attr(w->sink, g, "ttft_slo_s",
+                              w->cfg->services[k].ttft_slo_s);
+    if (rc == SIM_OK)
+      rc = tel_put_group_attr(w->sink, g, "tpot_slo_s",
+                              w->cfg->services[k].tpot_slo_s);
+    if (rc == SIM_OK)
       rc = tel_put_group_attr(w->sink, g, "ttft_p99_s",
                               inf_ttft_quantile(w->svc[k], 0.99));
     if (rc == SIM_OK)

@@ -398,6 +398,8 @@ def _slo(run, service, metric):
         if isinstance(svc, dict) and str(svc.get("name")) == service:
             slo = svc.get("slo") or {}
             v = slo.get(metric) if isinstance(slo, dict) else None
+            if v is None:  # aifsim's own keys: ttft_slo, tpot_slo
+                v = svc.get("%s_slo" % metric)
             q = _u.try_quantity(v) if v is not None else None
             if q is not None:
                 return q[0]

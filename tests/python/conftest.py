@@ -112,6 +112,17 @@ def cap_sweep(aifsim_bin, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def mixed_h5(aifsim_bin, tmp_path_factory):
+    """mixed.yaml for 2 h: two services (one replaying the Azure trace from
+    ../shared/data) and two training jobs."""
+    if not (SRC.parent / "shared" / "data" / "traces").is_dir():
+        pytest.skip("../shared/data is not there")
+    d = tmp_path_factory.mktemp("mixed")
+    return run_aifsim(aifsim_bin, d / "mixed.h5", *SMALL,
+                      scenario=SRC / "scenarios" / "mixed.yaml")
+
+
+@pytest.fixture(scope="session")
 def frankfurt_h5(aifsim_bin, tmp_path_factory):
     """frankfurt-week for 2 days: real carbon, price and weather read from
     ../shared/data (skipped where that is not beside the repository)."""

@@ -88,6 +88,40 @@ def test_jobs_without_workloads_hold_idle_and_overhead(quick_h5):
     assert abs(jobs["energy_j"].sum() - it_j) <= 1e-9 * it_j
 
 
+def test_workloads_read_in_one_line(mixed_h5):
+    run = aifsim.open_run(mixed_h5)
+    jobs = run.jobs
+    assert set(jobs["kind"]) == {"inference", "training", "idle", "overhead"}
+    it_j = run.summary["it_energy_mwh"] * 3.6e9
+    assert abs(jobs["energy_j"].sum() - it_j) <= 1e-9 * it_j
+    assert jobs.units["energy_j"] == "J"
+    chat = run.services["chat"]
+    assert {"tokens_per_s", "ttft_p99", "tpot_p50", "slo_attainment"} <= \
+        set(chat.columns)
+    info = run.service_info
+    assert set(info.index) == {"chat", "conversation"}
+    assert (info["requests_arrived"] >= info["requests_completed"]).all()
+    assert info.loc["chat", "tpot_slo_s"] == pytest.approx(0.1)
+    # the facility's tokens are the services' tokens
+    np.testing.assert_allclose(
+        run.facility["tokens_per_s"],
+        run.services["chat"]["tokens_per_s"] +
+        run.services["conversation"]["tokens_per_s"], rtol=1e-12)
+
+
+def test_services_plot_draws_the_slos(mixed_h5):
+    import matplotlib.pyplot as plt
+
+    from aifsim import plot
+    run = aifsim.open_run(mixed_h5)
+    fig = plt.figure()
+    axs = plot.services(run, axes=[fig.add_subplot(3, 1, i + 1)
+                                   for i in range(3)])
+    labels = [ln.get_label() for ln in axs[2].get_lines()]
+    assert any("TPOT SLO" in lab for lab in labels), labels
+    plt.close(fig)
+
+
 def test_summary_scenario_and_attributes(quick_h5):
     run = aifsim.open_run(quick_h5)
     s = run.summary
