@@ -128,6 +128,15 @@ static const scn_field train_fields[] = {
      * node, rescheduling and loading the checkpoint. */
     TIME("restart_time", restart_s, "10 min",
          "GPUs held idle after a failure before computing again"),
+    /* Off: frameworks run every stage flat out unless told otherwise;
+     * Perseus (Chung et al. 2024) is the opt-in. */
+    {.key = "speed_tuning",
+     .type = SCN_BOOL,
+     .offset = offsetof(train_config, speed_tuning),
+     .dflt = "false",
+     .help = "Perseus: run each non-critical stage's steady-state "
+             "microbatches at the lowest clock that still fits the critical "
+             "stage's time (less energy, same iteration time)"},
     TIME("arrival", arrival_s, "0 s", "when the job is submitted"),
     INTEGER("priority", priority, 0, 0, "0", 0, "higher runs first"),
     INTEGER("count", count, 1, 100000, "1", 0,
@@ -188,11 +197,13 @@ static int parse_dp_choices(train_config *c, const scn_loc *loc,
   return SIM_OK;
 }
 
-/* Parses the written stage_work into numbers, one per stage. */
+/* Parses the written stage_work into numbers, one per stage. An empty
+ * list is an absent one (all equal): it is how the resolved scenario
+ * writes the absent key, and must read back. */
 static int parse_stage_work(train_config *c, const scn_loc *loc,
                             sim_error *err) {
   size_t n = c->nstage_work_text;
-  if (c->stage_work_text == NULL)
+  if (c->stage_work_text == NULL || n == 0)
     return SIM_OK;
   if (n != (size_t)c->pp)
     return scn_fail(loc, "stage_work", err,
@@ -253,15 +264,19 @@ typedef struct job {
   const train_config *c;
   const gpu_spec *g;
   uint32_t gpus, pp;
-  double m;     /* microbatches */
-  double t0;    /* iteration at full clock, s */
-  double pipe0; /* its pipeline part, sum tau + (m - 1) max tau, s */
-  double comm;  /* c T0, s: clocks do not change it */
-  double *tau;  /* stage times at full clock, s (pp; one block with */
-  double *t;    /* the stage times at the current clocks, */
-  double *warm; /* the warm-up bubbles at the current clocks, */
-  double *phi;  /* and the current clock shares) */
-  double iter;  /* iteration time at the current clocks, s */
+  double m;      /* microbatches */
+  double t0;     /* iteration at full clock, s */
+  double pipe0;  /* its pipeline part, sum tau + (m - 1) max tau, s */
+  double comm;   /* c T0, s: clocks do not change it */
+  double *tau;   /* stage times at full clock, s (pp; one block with */
+  double *t;     /* the stage times at the current clocks, */
+  double *warm;  /* the warm-up bubbles at the current clocks, */
+  double *phi;   /* the current clock shares, */
+  double *star;  /* the tuned clocks phi*_s (phi_s untuned), */
+  double *u;     /* a steady-state microbatch at phi*_s, s, */
+  double *ratio; /* d(phi*_s) / d(phi_s), */
+  double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
+  double iter;   /* iteration time at the current clocks, s */
   train_state state;
   sim_fluid fluid;     /* iterations left */
   sim_handle timer;    /* checkpoint due or end, or restart end */
@@ -327,9 +342,35 @@ void train_pool_destroy(train_pool *p) {
   free(p);
 }
 
+/* The lowest clock in [phi_min, phi] at which work tau takes at most
+ * slot (training.h, speed tuning): phi itself when it takes slot or more
+ * there already (the critical stage), phi_min when even that fits, else
+ * bisection on the monotone speed, keeping the end that fits. A share a
+ * hair below phi_min (train_set_clocks' slack) stays as it is. */
+static double tuned_clock(const gpu_spec *g, double tau, double phi,
+                          double slot) {
+  double lo = fmin(gpu_phi_min(g), phi), hi = phi;
+  if (!(tau / gpu_speed_compute(g, hi) < slot))
+    return phi;
+  if (tau / gpu_speed_compute(g, lo) <= slot)
+    return lo;
+  for (int k = 0; k < 200; k++) { /* about 53 halvings reach one ulp */
+    double mid = lo + (hi - lo) / 2;
+    if (!(mid > lo && mid < hi))
+      break;
+    if (tau / gpu_speed_compute(g, mid) <= slot)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return hi;
+}
+
 /* Stage times, warm-up bubbles and the iteration time at the clocks in
  * phi (training.h): the warm-up of stage s is half the stage times before
- * it, the forward passes of the first microbatch. */
+ * it, the forward passes of the first microbatch. Then each stage's
+ * steady-state clock: phi_s, or with speed tuning the lowest that fits
+ * the critical stage's t_c, and its compute block. */
 static void apply_clocks(job *j) {
   double sum = 0, max = 0;
   for (uint32_t s = 0; s < j->pp; s++) {
@@ -339,6 +380,22 @@ static void apply_clocks(job *j) {
     max = fmax(max, j->t[s]);
   }
   j->iter = sum + (j->m - 1) * max + j->comm;
+  for (uint32_t s = 0; s < j->pp; s++) {
+    double star = j->c->speed_tuning && j->m > 1
+                      ? tuned_clock(j->g, j->tau[s], j->phi[s], max)
+                      : j->phi[s];
+    j->star[s] = star;
+    if (star == j->phi[s]) {
+      j->u[s] = j->t[s];
+      j->ratio[s] = 1;
+      j->block[s] = j->m * j->t[s];
+    } else {
+      j->u[s] = j->tau[s] / gpu_speed_compute(j->g, star);
+      j->ratio[s] = gpu_dynamic_fraction(j->g, star) /
+                    gpu_dynamic_fraction(j->g, j->phi[s]);
+      j->block[s] = j->t[s] + (j->m - 1) * j->u[s];
+    }
+  }
 }
 
 /* T0 from the MFU, then tau so that the 1F1B pipeline takes (1 - c) T0. */
@@ -417,7 +474,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->pp = (uint32_t)c->pp;
   j->m = (double)c->microbatches;
   j->stats.start_s = j->stats.end_s = NAN;
-  j->tau = malloc(4 * (size_t)j->pp * sizeof *j->tau);
+  j->tau = malloc(8 * (size_t)j->pp * sizeof *j->tau);
   j->rng = rng_stream_create(p->seed, TRAIN_RNG_KIND, p->n, 1);
   if (j->tau == NULL || j->rng == NULL) {
     free(j->tau);
@@ -427,6 +484,10 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->t = j->tau + j->pp;
   j->warm = j->t + j->pp;
   j->phi = j->warm + j->pp;
+  j->star = j->phi + j->pp;
+  j->u = j->star + j->pp;
+  j->ratio = j->u + j->pp;
+  j->block = j->ratio + j->pp;
   init_times(j, m, w);
   *out = p->n++;
   return SIM_OK;
@@ -471,6 +532,10 @@ double train_bubble_share(const train_pool *p, size_t i, uint32_t stage) {
 
 double train_current_iteration_s(const train_pool *p, size_t i) {
   return p->jobs[i].iter;
+}
+
+double train_stage_clock(const train_pool *p, size_t i, uint32_t stage) {
+  return p->jobs[i].star[stage];
 }
 
 /* ------------------------------------------------------------------ */
@@ -655,6 +720,10 @@ int train_set_clocks(train_pool *p, size_t i, const double *phi) {
                              "outside [%g, 1] (%s)",
                              j->c->name, s, phi[s], gpu_phi_min(j->g),
                              j->g->name);
+  /* Callers set clocks at every control tick: unchanged clocks change
+   * nothing (and skip the tuning's bisections). */
+  if (memcmp(j->phi, phi, j->pp * sizeof *phi) == 0)
+    return SIM_OK;
   memcpy(j->phi, phi, j->pp * sizeof *phi);
   double before = j->iter;
   apply_clocks(j);
@@ -666,24 +735,42 @@ int train_set_clocks(train_pool *p, size_t i, const double *phi) {
                             0);
 }
 
-/* Compute time of stage s in [0, y) of the periodic profile, y >= 0: n
- * whole iterations and the part of the compute window [warm, warm + m t)
- * in the last one. */
-static double busy_until(const job *j, uint32_t s, double y) {
-  double busy = j->m * j->t[s];
-  double n = floor(y / j->iter), r = y - n * j->iter - j->warm[s];
-  return n * busy + (r < 0 ? 0 : r > busy ? busy : r);
+/* Time in [0, y) of the periodic profile, y >= 0, that falls in the
+ * window [from, from + len) of each iteration: n whole iterations and
+ * the part of the window in the last one. */
+static double span_until(const job *j, double y, double from, double len) {
+  double n = floor(y / j->iter), r = y - n * j->iter - from;
+  return n * len + (r < 0 ? 0 : r > len ? len : r);
 }
 
-static double profile(const job *j, uint32_t s, double x, double dt) {
-  const train_config *c = j->c;
+/* The share of [x, x + dt) (dt > 0; dt = 0: the instant x) inside the
+ * window [from, from + len) of each iteration, in [0, 1]. */
+static double share_in(const job *j, double x, double dt, double from,
+                       double len) {
   double share;
   if (dt > 0)
-    share = (busy_until(j, s, x + dt) - busy_until(j, s, x)) / dt;
+    share =
+        (span_until(j, x + dt, from, len) - span_until(j, x, from, len)) / dt;
   else
-    share = x >= j->warm[s] && x < j->warm[s] + j->m * j->t[s];
-  share = share < 0 ? 0 : share > 1 ? 1 : share;
-  return c->act_idle + (c->act_compute - c->act_idle) * share;
+    share = x >= from && x < from + len;
+  return share < 0 ? 0 : share > 1 ? 1 : share;
+}
+
+/* Stage s's activity over [x, x + dt) of its iteration: act_compute in
+ * its compute block, act_idle outside; with speed tuning the slowed
+ * microbatches between the first forward half and the last backward
+ * half count act_compute d(phi*_s) / d(phi_s), the activity that gives
+ * their power at the clock phi_s the factory keeps (training.h). */
+static double profile(const job *j, uint32_t s, double x, double dt) {
+  const train_config *c = j->c;
+  double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
+  double a = c->act_idle + (c->act_compute - c->act_idle) * busy;
+  if (j->ratio[s] != 1) {
+    double slow =
+        share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
+    a += c->act_compute * (j->ratio[s] - 1) * fmin(slow, busy);
+  }
+  return a < 0 ? 0 : a;
 }
 
 double train_activity(const train_pool *p, size_t i, uint32_t stage,

@@ -38,6 +38,45 @@
  * pipeline, then the all-reduce. Compute runs at act_compute, bubbles and
  * communication at act_idle, so the job's power swings every iteration.
  *
+ * Speed tuning (speed_tuning: true; Perseus, Chung et al., SOSP 2024,
+ * "Perseus: Removing Energy Bloat from Large Model Training",
+ * arXiv:2312.06902, ML.ENERGY's Zeus). Without it every stage computes as
+ * fast as its clock phi_s allows (phi_s is what train_set_clocks gives:
+ * the clock its GPUs' caps allow) and a stage faster than the slowest
+ * waits in bubbles at full power draw for compute. With it, the critical
+ * stage c (the largest t_s; a straggler whose throttled GPU caps phi_s
+ * low becomes it) paces the steady state, and every other stage s
+ *
+ *   - runs the one microbatch of its fill and drain that lies on the
+ *     critical path at phi_s: its forward half in the fill, its backward
+ *     half in the drain (the t_s / 2 halves of the warm-up above), so
+ *     sum_s t_s does not grow;
+ *   - runs its other m - 1 microbatches at phi*_s, the lowest clock in
+ *     [phi_min, phi_s] with u_s = tau_s / speed(phi*_s) <= t_c: each fits
+ *     the slot the critical stage gives it. speed is inverted by
+ *     bisection (monotone), so a measured speed curve works too; for
+ *     compute-bound work speed(phi) = phi and phi*_s = max(phi_min,
+ *     tau_s / t_c).
+ *
+ * The iteration time is unchanged, T_pipe = sum_s t_s + (m - 1) t_c, and
+ * so are progress, checkpoints and completion. Stage s's compute block
+ * becomes t_s + (m - 1) u_s (it starts at the same warm-up; its bubbles
+ * shrink by as much), phi*_s = phi_s for the critical stage and for any
+ * stage already at phi_min. Bubbles and communication stay at phi_s.
+ *
+ * Power under tuning. The factory sets a GPU's power from the clock its
+ * cap allows and its activity, P = P_idle + (P_tdp - P_idle) a d(phi)
+ * (gpu.h), linear in a at a given clock. So that it needs nothing new,
+ * the clock it keeps for the stage's GPUs stays phi_s, and train_activity
+ * returns the activity that gives, at phi_s, the exact mean power of the
+ * phases: over the window, sum_k(duration_k a_k d(phi_k)) / (window x
+ * d(phi_s)), the slowed microbatches counting as (act_compute, phi*_s)
+ * and everything else as before at phi_s. The energy is exact; only the
+ * reported clock (telemetry) is phi_s rather than phi*_s in the slowed
+ * phases: train_stage_clock gives phi*_s. The slowed phases may come out
+ * below act_idle (a GPU computing at a low clock can draw less than one
+ * waiting at a high clock).
+ *
  * Checkpoints every checkpoint_every of wall time while computing, each
  * taking checkpoint_time at act_checkpoint with progress paused; the
  * progress at a checkpoint's start is what a failure returns to.
@@ -88,6 +127,7 @@ typedef struct train_config {
   double checkpoint_s;       /* how long one takes */
   double mtbf_s;             /* per GPU; NaN (absent), INFINITY, 0: none */
   double restart_s;          /* idle time after a failure */
+  bool speed_tuning;         /* Perseus: slow non-critical stages */
   double arrival_s;          /* when it is submitted */
   int64_t priority;          /* higher first */
   /* An entry may stand for a stream of jobs like it: count of them, the
@@ -160,7 +200,8 @@ train_state train_state_of(const train_pool *p, size_t job);
 const train_stats *train_stats_of(const train_pool *p, size_t job);
 
 /* The iteration time at full clock (T0), the pipeline part, and the
- * bubble share of stage s at full clock (1 - m t_s / T_pipe). */
+ * bubble share of stage s at full clock without speed tuning (1 - m t_s /
+ * T_pipe). */
 double train_iteration_s(const train_pool *p, size_t job);
 double train_bubble_share(const train_pool *p, size_t job, uint32_t stage);
 
@@ -175,13 +216,21 @@ int train_start(train_pool *p, size_t job);
  * engine: sim_engine_errmsg) or an engine error. */
 int train_set_clocks(train_pool *p, size_t job, const double *phi);
 
-/* The current iteration time at the clocks last set, s. */
+/* The current iteration time at the clocks last set, s (speed tuning
+ * leaves it as it is). */
 double train_current_iteration_s(const train_pool *p, size_t job);
+
+/* The clock share stage s computes its steady-state microbatches at:
+ * phi*_s with speed tuning (see the header comment), phi_s without (and
+ * for the critical stage). For telemetry and tests. */
+double train_stage_clock(const train_pool *p, size_t job, uint32_t stage);
 
 /* The mean activity of stage s's GPUs over [now, now + dt] if nothing
  * changes meanwhile: the phase profile integrated from the job's
  * position in its iteration (computing), act_checkpoint, 0 (restarting,
- * waiting, done). */
+ * waiting, done). With speed tuning it is the activity that gives the
+ * phases' exact mean power at the stage's clock phi_s (header comment);
+ * dt = 0: the value at now. */
 double train_activity(const train_pool *p, size_t job, uint32_t stage,
                       double dt);
 
