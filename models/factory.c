@@ -50,6 +50,7 @@ enum {
   F_BUSY,
   F_RUNNING,
   F_QUEUED,
+  F_STRANDED,
   F_NCOLS
 };
 
@@ -92,6 +93,9 @@ static const tel_column facility_columns[F_NCOLS] = {
                    "training jobs holding GPUs, at sample time"},
     [F_QUEUED] = {"jobs_queued", "1",
                   "training jobs waiting to start, at sample time"},
+    [F_STRANDED] = {"stranded_w", "W",
+                    "the cap less facility power (power the cap allows but "
+                    "nothing draws), mean over the interval"},
 };
 
 enum {
@@ -130,6 +134,7 @@ static const tel_column rack_columns[R_NCOLS] = {
 /* Integrals over the current sample interval, per rack and in total. */
 typedef struct interval {
   double energy_j, it_j, loss_j, cool_j, smooth_j, bat_j, gpu_j, activity_s;
+  double stranded_j;
   double peak_w;
   double *rack_j, *rack_gpu_j, *rack_activity_s;
 } interval;
@@ -169,6 +174,9 @@ struct factory {
   pq_window pq;
   interval iv;
   work *work; /* services, jobs, the scheduler */
+  const power_policy_ops *policy;
+  sim_time alloc_every; /* a dynamic policy's period */
+  double *group_budget; /* per group: its GPUs' caps under the static split */
   factory_summary sum;
   double sampled_energy_j;
 };
@@ -196,6 +204,9 @@ static void advance(factory *f, sim_time now) {
   work_attribute(f->work, dt);
   grid_account(&f->sc->feed, f->p_facility, sim_time_to_s(f->last),
                sim_time_to_s(now), &f->books);
+  double stranded = fmax(0, f->cap - f->p_facility) * dt;
+  f->iv.stranded_j += stranded;
+  f->sum.stranded_j += stranded;
   double over = f->p_facility - f->cap;
   if (over > 0) {
     f->sum.cap_violation_s += dt;
@@ -369,6 +380,7 @@ static void reset_interval(factory *f) {
   f->iv.energy_j = f->iv.it_j = f->iv.loss_j = f->iv.cool_j = 0;
   f->iv.smooth_j = f->iv.bat_j = 0;
   f->iv.gpu_j = f->iv.activity_s = 0;
+  f->iv.stranded_j = 0;
   f->iv.peak_w = 0;
   memset(f->iv.rack_j, 0, n * sizeof(double));
   memset(f->iv.rack_gpu_j, 0, n * sizeof(double));
@@ -414,6 +426,7 @@ static int sample(factory *f, sim_time now) {
       [F_ACTIVITY] = f->iv.activity_s / dt,
       [F_CO2] = f->books.co2_kg,
       [F_COST] = f->books.cost,
+      [F_STRANDED] = f->iv.stranded_j / dt,
   };
   signal_means(f, now, dt, row);
   work_row w;
@@ -491,6 +504,29 @@ static double warmest(const factory *f, sim_time now) {
   return sig_max(&f->sc->feed.outdoor, t, t + h);
 }
 
+/* What the static split gave each group's GPUs in all: the budget a
+ * dynamic policy shares out, so the reserve for cooling and losses the
+ * split made still holds. */
+static void note_budgets(factory *f) {
+  const rack_fleet *fl = f->fleet;
+  memset(f->group_budget, 0, fl->ngroups * sizeof *f->group_budget);
+  for (uint32_t i = 0; i < fl->n; i++)
+    f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
+}
+
+/* A dynamic policy shares the budget again every allocation period,
+ * once the workloads have set the GPUs' activities. */
+static int allocate(factory *f, sim_time now) {
+  if (f->policy == &power_static ||
+      (f->alloc_every > 0 && now % f->alloc_every != 0))
+    return SIM_OK;
+  if (work_allocate(f->work, f->policy, f->group_budget) != SIM_OK)
+    return sim_engine_fail(f->engine, SIM_ENOMEM,
+                           "power allocation at %.0f s: out of memory",
+                           sim_time_to_s(now));
+  return SIM_OK;
+}
+
 /* Splits again for the cap and the weather now. A cap below the fleet's
  * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
  * show the violation. */
@@ -498,6 +534,7 @@ static void apply_cap(factory *f, sim_time now) {
   f->reserve_outdoor_c = warmest(f, now);
   if (rack_fleet_split(f->fleet, facility_fits, f, NULL) != SIM_OK)
     rack_fleet_cap_all_min(f->fleet);
+  note_budgets(f);
 }
 
 /* The control tick: close the interval up to now with the power that was
@@ -521,10 +558,13 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
     f->cap = cap;
     apply_cap(f, ev->time);
   }
-  move_load(f, ev->time);
   work_set_power(f->work, f->p_facility, f->cap);
+  work_clocks(f->work);
+  move_load(f, ev->time);
   work_drive(f->work, f->control_dt_s);
-  int rc = recompute_power(f, ev->time);
+  int rc = allocate(f, ev->time);
+  if (rc == SIM_OK)
+    rc = recompute_power(f, ev->time);
   pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
   return rc;
 }
@@ -598,8 +638,10 @@ static int build_storage(factory *f, sim_error *err) {
  * at its minimum caps, cooling included, is refused before the run. */
 static int first_split(factory *f, sim_error *err) {
   f->reserve_outdoor_c = warmest(f, 0);
-  if (rack_fleet_split(f->fleet, facility_fits, f, err) == SIM_OK)
+  if (rack_fleet_split(f->fleet, facility_fits, f, err) == SIM_OK) {
+    note_budgets(f);
     return SIM_OK;
+  }
   return sim_error_set(err, SIM_EINPUT,
                        "%s: power.cap %.6g kW is below what the factory "
                        "draws with every GPU at its minimum cap, with its "
@@ -622,11 +664,12 @@ static int alloc_state(factory *f) {
   f->rack_load = calloc(n, sizeof *f->rack_load);
   f->rack_heat = calloc(n, sizeof *f->rack_heat);
   f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
+  f->group_budget = calloc(f->cfg->nracks, sizeof *f->group_budget);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
       !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
       !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
-      !f->iv.rack_activity_s)
+      !f->iv.rack_activity_s || !f->group_budget)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
@@ -690,6 +733,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->sample_every = factory__to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
   f->cap = sc->cfg.power.cap_w;
+  f->policy = power_policy_by_index(sc->cfg.power.policy);
+  f->alloc_every = factory__to_ns(sc->cfg.power.allocation_period_s);
   f->fleet = build_fleet(sc, err);
   int rc = f->fleet != NULL ? SIM_OK : SIM_EINPUT;
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
@@ -734,6 +779,7 @@ void factory_destroy(factory *f) {
   free(f->rack_load);
   free(f->rack_heat);
   free(f->group_loop);
+  free(f->group_budget);
   smo_bank_destroy(f->smooth);
   work_destroy(f->work);
   free(f->loop_row);
@@ -800,6 +846,8 @@ static int put_summary(factory *f) {
       {"job_failures", (double)s->job_failures},
       {"jct_mean_s", s->jct_mean_s},
       {"lost_gpu_hours", s->lost_gpu_hours},
+      {"stranded_mwh", s->stranded_j / 3.6e9},
+      {"training_tokens", s->training_tokens},
   };
   for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
     int rc = tel_put_summary(f->sink, metrics[i].key, metrics[i].value);

@@ -28,11 +28,19 @@
 #include "tel.h"
 #include "training.h"
 
-typedef enum power_policy { POWER_STATIC } power_policy;
+/* In the order of power.h's power_policy_names. */
+typedef enum power_policy {
+  POWER_STATIC,
+  POWER_PROPORTIONAL,
+  POWER_PRIORITY,
+  POWER_EFFICIENCY
+} power_policy;
 
 typedef struct power_config {
-  double cap_w; /* the facility power cap (contracted capacity) */
-  int policy;   /* power_policy */
+  double cap_w;               /* the facility power cap (contracted capacity) */
+  int policy;                 /* power_policy */
+  double allocation_period_s; /* how often a dynamic policy reallocates;
+                                 0: every control tick */
 } power_config;
 
 typedef struct rack_group_config {
@@ -144,8 +152,10 @@ typedef struct factory_summary {
   uint64_t requests_arrived, requests_completed, requests_rejected;
   uint64_t jobs_arrived, jobs_done, jobs_running, jobs_queued;
   uint64_t jobs_rejected, job_failures;
-  double jct_mean_s;     /* over finished jobs, arrival to end; NaN */
-  double lost_gpu_hours; /* to failures */
+  double stranded_j;      /* the cap's energy the factory left unused */
+  double training_tokens; /* trained: iterations done x their tokens */
+  double jct_mean_s;      /* over finished jobs, arrival to end; NaN */
+  double lost_gpu_hours;  /* to failures */
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the

@@ -11,6 +11,7 @@
 
 #include "factory_internal.h"
 #include "file.h"
+#include "power.h"
 
 /* Fleets above this size would need more memory than the machines this
  * project targets; the message says so instead of failing in malloc. */
@@ -19,8 +20,6 @@
 /* ------------------------------------------------------------------ */
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
-
-static const char *const policy_names[] = {"static", NULL};
 
 static const scn_field power_fields[] = {
     {.key = "cap",
@@ -34,9 +33,21 @@ static const scn_field power_fields[] = {
     {.key = "policy",
      .type = SCN_ENUM,
      .offset = offsetof(power_config, policy),
-     .names = policy_names,
+     .names = power_policy_names,
      .dflt = "static",
-     .help = "how the cap is shared: static (the same share of TDP for all)"},
+     .help = "how the GPUs' share of the cap is split: static (the same cap "
+             "for all), proportional (by demand), priority (inference, then "
+             "training, then the rest) or efficiency (marginal useful work "
+             "per watt)"},
+    {.key = "allocation_period",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(power_config, allocation_period_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 86400,
+     .dflt = "0 s",
+     .help = "how often a dynamic policy shares the budget again, a "
+             "multiple of control_period; 0 s: every control tick"},
 };
 
 static const scn_schema power_schema =
@@ -334,6 +345,11 @@ static int check_periods(const factory_config *c, const scn_loc *loc,
     return scn_fail(loc, "duration", err,
                     "so that every sample covers an equal interval",
                     "duration must be a multiple of sample_period");
+  sim_time alloc = factory__to_ns(c->power.allocation_period_s);
+  if (alloc % ctl != 0)
+    return scn_fail(loc, "power.allocation_period", err,
+                    "e.g. control_period 1 s, allocation_period 10 s",
+                    "allocation_period must be a multiple of control_period");
   if ((double)dur / (double)ctl > MAX_TICKS)
     return scn_fail(loc, "control_period", err,
                     "lengthen control_period or shorten duration",

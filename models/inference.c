@@ -190,6 +190,7 @@ typedef struct replica {
   double pre_left; /* share of the prefill still to run */
   double pre_s;    /* the whole prefill's duration at phi */
   double activity; /* per GPU, now */
+  double compute;  /* share of the work now that the clock speeds up */
   double next_s;   /* time of the next change; +inf when idle */
   bool pass_due;   /* an arrival waits for this instant's pass */
   sim_handle ev;   /* the pending event ... */
@@ -517,6 +518,7 @@ static void price_prefill(inf_service *s, replica *r) {
   }
   r->pre_s = t;
   r->activity = t > 0 ? busy / t : 0;
+  r->compute = 1; /* prefill is compute-bound */
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
@@ -527,6 +529,7 @@ static void price_decode(inf_service *s, replica *r) {
   rl_decode_step(&s->proto, b, r->ctx_base / b + r->v, r->phi, &st);
   r->t_step = st.t;
   r->activity = st.activity;
+  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
   double tag = s->pool[r->heap[0]].tag;
   r->next_s = r->clock_s + (tag - r->v) * r->t_step;
 }
@@ -569,6 +572,7 @@ static void resume(inf_service *s, replica *r) {
     price_decode(s, r);
   } else {
     r->phase = IDLE;
+    r->compute = 0;
     r->activity = 0;
     r->next_s = INFINITY;
   }
@@ -970,4 +974,8 @@ double inf_ttft_quantile(const inf_service *s, double q) {
 
 double inf_tpot_quantile(const inf_service *s, double q) {
   return hist_quantile(&s->tpot_h, q);
+}
+
+double inf_compute_share(const inf_service *s, uint32_t r) {
+  return r < s->nrep ? s->rep[r].compute : 0;
 }

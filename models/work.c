@@ -9,6 +9,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "file.h"
+#include "power.h"
 #include "rng.h"
 #include "scheduler.h"
 
@@ -54,6 +55,13 @@ struct work {
   uint64_t arrived, running, queued, rejected, done;
   uint32_t arrival_kind;
   double facility_w, cap_w;
+  /* The power policy's units, rebuilt at each allocation. */
+  power_unit *units;
+  double *unit_cap;
+  uint32_t *unit_key; /* the slot a unit stands for, NO_SLOT: free GPUs */
+  size_t nunits, units_cap;
+  uint32_t *unit_of_gpu;
+  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
 };
 
 static size_t nowners(const work *w) { return w->cfg->nservices + w->njobs; }
@@ -331,10 +339,13 @@ static int alloc_slots(work *w) {
   w->job_type = calloc(w->njobs + 1, sizeof *w->job_type);
   w->job_slot0 = calloc(w->njobs + 1, sizeof *w->job_slot0);
   w->phi = calloc(maxpp, sizeof *w->phi);
+  w->unit_of_gpu = calloc(w->fleet->n, sizeof *w->unit_of_gpu);
+  w->group_first = calloc(w->fleet->ngroups + 1, sizeof *w->group_first);
   if (w->slots == NULL || w->gpus == NULL || w->gpu_slot == NULL ||
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
       w->svc_tel == NULL || w->svc_group == NULL || w->job_type == NULL ||
-      w->job_slot0 == NULL || w->phi == NULL)
+      w->job_slot0 == NULL || w->phi == NULL || w->unit_of_gpu == NULL ||
+      w->group_first == NULL)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++)
     w->gpu_slot[i] = NO_SLOT;
@@ -489,6 +500,11 @@ void work_destroy(work *w) {
   free(w->phi);
   free(w->tick_j);
   free(w->owner_j);
+  free(w->units);
+  free(w->unit_cap);
+  free(w->unit_key);
+  free(w->unit_of_gpu);
+  free(w->group_first);
   free(w);
 }
 
@@ -518,13 +534,16 @@ static void drive_clocks(work *w) {
   }
 }
 
-void work_drive(work *w, double dt) {
+void work_clocks(work *w) {
   /* Headroom changes with every tick: a job held back for power gets
    * another chance at each one. */
   if (w->queued > 0 && w->cfg->scheduler.admission == SCHED_POWER_AWARE &&
       schedule(w) != SIM_OK)
     return; /* the engine holds the failure and stops */
   drive_clocks(w);
+}
+
+void work_drive(work *w, double dt) {
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (!s->active)
@@ -620,6 +639,7 @@ static int close_jobs(work *w, factory_summary *s, sim_error *err) {
     s->training_energy_j += w->owner_j[w->cfg->nservices + j];
     s->lost_gpu_hours += st->lost_gpu_s / 3600;
     s->job_failures += st->failures;
+    s->training_tokens += st->iterations_done * w->jobs[j].tokens_per_iteration;
     if (train_state_of(w->train, j) == TRAIN_DONE)
       jct += st->end_s - w->jobs[j].arrival_s;
   }
@@ -848,4 +868,120 @@ int work_finish(work *w, factory_summary *s, sim_error *err) {
   return rc != SIM_OK
              ? sim_error_set(err, rc, "telemetry: %s", tel_errmsg(w->sink))
              : SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Power allocation                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A unit for the GPUs of slot k (NO_SLOT: the free ones) in rack r, which
+ * GPU i stands for: their range, demand and what their work is worth. */
+static power_unit make_unit(const work *w, size_t k, uint32_t r, uint32_t i) {
+  const rack_fleet *fl = w->fleet;
+  const gpu_spec *g = fl->types[fl->type[i]];
+  double room = (fl->limit_w[r] - fl->other_max_w[r]) / fl->count[r];
+  double a = fl->activity[i];
+  power_unit u = {.n = 0,
+                  .lo = g->cap_min_w,
+                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                  .demand = fmin(gpu_power(g, 1, a), fl->thermal_cap_w[r]),
+                  .cls = POWER_OTHER,
+                  .idle = g->idle_w,
+                  .span = g->tdp_w - g->idle_w,
+                  .activity = a,
+                  .gamma = g->gamma,
+                  .phi_min = gpu_phi_min(g)};
+  if (k == NO_SLOT)
+    return u;
+  const slot *s = &w->slots[k];
+  u.weight = 1;
+  if (is_job(w, s->owner)) {
+    u.cls = POWER_TRAINING;
+    u.c = 1 - w->jobs[job_of(w, s->owner)].comm_share;
+  } else {
+    u.cls = POWER_INFERENCE;
+    u.c = inf_compute_share(w->svc[s->owner], s->part);
+  }
+  return u;
+}
+
+static int reserve_units(work *w, size_t need) {
+  if (need <= w->units_cap)
+    return SIM_OK;
+  size_t cap = w->units_cap ? 2 * w->units_cap : 256;
+  while (cap < need)
+    cap *= 2;
+  power_unit *u = realloc(w->units, cap * sizeof *u);
+  if (u == NULL)
+    return SIM_ENOMEM;
+  w->units = u;
+  double *c = realloc(w->unit_cap, cap * sizeof *c);
+  if (c == NULL)
+    return SIM_ENOMEM;
+  w->unit_cap = c;
+  uint32_t *key = realloc(w->unit_key, cap * sizeof *key);
+  if (key == NULL)
+    return SIM_ENOMEM;
+  w->unit_key = key;
+  w->units_cap = cap;
+  return SIM_OK;
+}
+
+/* The units of rack r: one per slot it holds GPUs of, one for its free
+ * GPUs; a rack holds few slots, so the search is linear. */
+static int rack_units(work *w, uint32_t r) {
+  const rack_fleet *fl = w->fleet;
+  size_t first = w->nunits;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    uint32_t k = w->gpu_slot[i];
+    size_t u = first;
+    while (u < w->nunits && w->unit_key[u] != k)
+      u++;
+    if (u == w->nunits) {
+      if (reserve_units(w, u + 1) != SIM_OK)
+        return SIM_ENOMEM;
+      w->units[u] = make_unit(w, k, r, i);
+      w->unit_key[u] = k;
+      w->nunits++;
+    }
+    w->units[u].n++;
+    w->unit_of_gpu[i] = (uint32_t)u;
+  }
+  return SIM_OK;
+}
+
+/* Every rack's units, group by group (the fleet lays racks out by group,
+ * so each group's units are contiguous). */
+static int build_units(work *w) {
+  const rack_fleet *fl = w->fleet;
+  w->nunits = 0;
+  uint32_t g = 0;
+  w->group_first[0] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    for (; g < fl->group[r]; g++)
+      w->group_first[g + 1] = w->nunits;
+    int rc = rack_units(w, r);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  for (; g < fl->ngroups; g++)
+    w->group_first[g + 1] = w->nunits;
+  return SIM_OK;
+}
+
+int work_allocate(work *w, const power_policy_ops *policy,
+                  const double *group_budget_w) {
+  int rc = build_units(w);
+  if (rc != SIM_OK)
+    return rc;
+  for (size_t g = 0; g < w->fleet->ngroups; g++) {
+    size_t first = w->group_first[g], n = w->group_first[g + 1] - first;
+    if (n > 0)
+      policy->split(w->units + first, n, group_budget_w[g],
+                    w->unit_cap + first);
+  }
+  rack_fleet *fl = w->fleet;
+  for (uint32_t i = 0; i < fl->n; i++)
+    fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
+  return SIM_OK;
 }

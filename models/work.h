@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "err.h"
 #include "factory.h"
+#include "power.h"
 #include "rack.h"
 #include "tel.h"
 
@@ -44,9 +45,22 @@ void work_destroy(work *w);
 /* The facility's power now and its cap, for power-aware admission. */
 void work_set_power(work *w, double facility_w, double cap_w);
 
-/* Once per control tick, before power is recomputed: clocks to the
- * models, their activities to the GPUs they hold. */
+/* Once per control tick, first: the clocks the GPUs ran at over the
+ * period that ends now (their caps and activities still in force) go to
+ * the models, which progress at them until the next tick; a job held
+ * back for power is offered the headroom again. */
+void work_clocks(work *w);
+
+/* Then, after the background load has moved: the models' activities for
+ * the coming period go to the GPUs they hold. */
 void work_drive(work *w, double dt);
+
+/* Shares each rack group's GPU budget (group_budget_w[g], what the cap
+ * leaves its GPUs after the static reserve) among the units of the fleet
+ * by policy, and sets every GPU's cap: a replica or stage is a unit per
+ * rack it spans, a rack's free GPUs another. SIM_OK or SIM_ENOMEM. */
+int work_allocate(work *w, const power_policy_ops *policy,
+                  const double *group_budget_w);
 
 /* Books dt seconds of the power in force (per GPU, per rack) to the
  * workloads, idle and overhead. */

@@ -1,0 +1,99 @@
+/* power.h - how a budget for GPU power is shared (DESIGN 4.8): the
+ * allocation policies behind one interface, so a new policy is a file.
+ *
+ * The factory works out, every control period, the GPU budget of each rack
+ * group: what the cap leaves for its GPUs once cooling, conversion losses,
+ * other IT power and smoothing are reserved (the static split's reserve,
+ * factory.c). A policy shares that budget among "units": GPUs that work in
+ * step and so share type, activity and cap (a replica of a service, a
+ * pipeline stage of a job, the GPUs of a rack no workload holds). Each
+ * unit's cap stays within [lo, hi]: the GPU's settable range, and at most
+ * the GPU's share of its rack's room (limit less other IT), so rack limits
+ * hold. The caps never add up to more than the budget, so the facility
+ * stays under its cap whatever the policy: a policy decides who gets the
+ * watts, not how many there are.
+ *
+ * Policies:
+ * - static:       every GPU the same cap (the budget over the GPUs).
+ * - proportional: caps in proportion to demand (the power a unit would
+ *                 draw uncapped at its activity), water-filled within
+ *                 [lo, hi].
+ * - priority:     every unit its minimum, then inference up to demand,
+ *                 then training, then the rest, each class proportional
+ *                 to demand when the budget runs short.
+ * - efficiency:   water-filling on marginal useful work per watt. A unit's
+ *                 useful work is its speed as a share of full speed,
+ *                 modelled as phi^c (c: the compute-bound share of its
+ *                 work; c = 1 for compute-bound training, near 0 for
+ *                 memory-bound decode, which the clock barely speeds up),
+ *                 times its weight; its power is idle + span a phi^gamma.
+ *                 The marginal w c phi^(c-1) / (span a gamma phi^(gamma-1))
+ *                 falls with phi, so the optimum gives every unit the clock
+ *                 where its marginal equals a common level mu, found by
+ *                 bisection; units without useful work (weight 0) get what
+ *                 is left, up to demand.
+ * Every policy but static hands a unit no more than its demand while
+ * others want more: headroom a unit leaves unused returns to the pool at
+ * the next allocation (stranded-power recovery); what no unit wants is
+ * spread last, in proportion to the range left. */
+#ifndef MODELS_POWER_H
+#define MODELS_POWER_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* The classes of the priority policy, first served first. */
+typedef enum power_class {
+  POWER_INFERENCE,
+  POWER_TRAINING,
+  POWER_OTHER,
+  POWER_NCLASSES
+} power_class;
+
+typedef struct power_unit {
+  uint32_t n;      /* GPUs in it */
+  double lo, hi;   /* per-GPU cap range, W */
+  double demand;   /* per GPU, uncapped at its activity, W (>= 0) */
+  int cls;         /* power_class */
+  double weight;   /* useful work per GPU at full speed; 0: none */
+  double c;        /* compute-bound share of its work, [0, 1] */
+  double idle;     /* per-GPU power model P = idle + span a phi^gamma */
+  double span;     /* tdp - idle */
+  double activity; /* a */
+  double gamma;
+  double phi_min; /* the lowest clock share */
+} power_unit;
+
+typedef struct power_policy_ops {
+  const char *name;
+  /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
+   * sum n_u cap_u <= budget_w. budget_w >= sum n_u lo_u (the caller
+   * guarantees it). */
+  void (*split)(const power_unit *units, size_t n, double budget_w,
+                double *cap);
+} power_policy_ops;
+
+extern const power_policy_ops power_static, power_proportional, power_priority,
+    power_efficiency;
+
+/* The policies by name, in the order of power_policy (factory.h), and a
+ * NULL-terminated list of their names for the scenario schema. */
+const power_policy_ops *power_policy_by_index(int index);
+extern const char *const power_policy_names[];
+
+/* Helpers the policies share (power.c). */
+
+/* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
+ * the lambda that spends budget_w (or every unit at top_u if the budget
+ * is larger). Units with weight 0 get lo_u. */
+void power_fill(const power_unit *units, size_t n, const double *weight,
+                const double *top, double budget_w, double *cap);
+
+/* Spreads what is left of budget_w after cap[] over the units' room up to
+ * hi, in proportion to that room (never above hi). */
+void power_spread_rest(const power_unit *units, size_t n, double budget_w,
+                       double *cap);
+
+/* sum n_u cap_u */
+double power_total(const power_unit *units, size_t n, const double *cap);
+
+#endif

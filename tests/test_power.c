@@ -1,0 +1,220 @@
+/* test_power.c - the allocation policies: every policy keeps the budget
+ * and the ranges on random fleets; static is equal, proportional follows
+ * demand, priority serves inference first, efficiency equalises the
+ * marginal work per watt and does at least the useful work of static;
+ * headroom a unit leaves goes to the others. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "power.h"
+
+#define MAXU 64
+
+/* An H100-like unit: idle 70 W, TDP 700 W, caps 200-700 W. */
+static power_unit unit(uint32_t n, double activity, int cls, double c) {
+  double idle = 70, span = 630;
+  return (power_unit){.n = n,
+                      .lo = 200,
+                      .hi = 700,
+                      .demand = idle + span * activity,
+                      .cls = cls,
+                      .weight = cls == POWER_OTHER ? 0 : 1,
+                      .c = c,
+                      .idle = idle,
+                      .span = span,
+                      .activity = activity,
+                      .gamma = 2.5,
+                      .phi_min = 0.3};
+}
+
+/* A small LCG: the fleets are the same on every machine. */
+static double uniform(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static size_t random_fleet(uint64_t *seed, power_unit *u, double *budget) {
+  size_t n = 1 + (size_t)(uniform(seed) * (MAXU - 1));
+  double floor = 0, top = 0;
+  for (size_t k = 0; k < n; k++) {
+    u[k] = unit(1 + (uint32_t)(uniform(seed) * 72), uniform(seed),
+                (int)(uniform(seed) * POWER_NCLASSES), uniform(seed));
+    u[k].hi = 300 + 400 * uniform(seed); /* a rack's room may bind */
+    floor += u[k].n * u[k].lo;
+    top += u[k].n * u[k].hi;
+  }
+  *budget = floor + uniform(seed) * 1.2 * (top - floor);
+  return n;
+}
+
+static const power_policy_ops *const all[] = {
+    &power_static, &power_proportional, &power_priority, &power_efficiency};
+
+/* The budget and the ranges hold for every policy on 2,000 fleets. */
+static void every_policy_keeps_budget_and_ranges(void **state) {
+  (void)state;
+  uint64_t seed = 42;
+  power_unit u[MAXU];
+  double cap[MAXU];
+  for (int trial = 0; trial < 2000; trial++) {
+    double budget;
+    size_t n = random_fleet(&seed, u, &budget);
+    for (size_t p = 0; p < N_OF(all); p++) {
+      all[p]->split(u, n, budget, cap);
+      double total = power_total(u, n, cap);
+      if (total > budget * (1 + 1e-12))
+        fail_msg("%s: %.17g W over a budget of %.17g W", all[p]->name, total,
+                 budget);
+      for (size_t k = 0; k < n; k++)
+        assert_true(cap[k] >= u[k].lo && cap[k] <= u[k].hi);
+    }
+  }
+}
+
+/* With enough budget for every demand, no dynamic policy holds a unit
+ * below its demand. */
+static void enough_budget_throttles_nobody(void **state) {
+  (void)state;
+  uint64_t seed = 7;
+  power_unit u[MAXU];
+  double cap[MAXU];
+  for (int trial = 0; trial < 500; trial++) {
+    double budget;
+    size_t n = random_fleet(&seed, u, &budget);
+    budget = 0;
+    for (size_t k = 0; k < n; k++)
+      budget += u[k].n * fmin(u[k].hi, fmax(u[k].lo, u[k].demand));
+    for (size_t p = 1; p < N_OF(all); p++) {
+      all[p]->split(u, n, budget * (1 + 1e-9), cap);
+      for (size_t k = 0; k < n; k++)
+        if (cap[k] < fmin(u[k].hi, u[k].demand) * (1 - 1e-9))
+          fail_msg("%s: unit %zu at %.6g W below its demand %.6g W",
+                   all[p]->name, k, cap[k], u[k].demand);
+    }
+  }
+}
+
+static void static_is_equal(void **state) {
+  (void)state;
+  power_unit u[3] = {unit(8, 1, POWER_INFERENCE, 0.2),
+                     unit(16, 0.5, POWER_TRAINING, 1),
+                     unit(4, 0, POWER_OTHER, 0)};
+  double cap[3];
+  power_static.split(u, 3, 28 * 450.0, cap);
+  for (size_t k = 0; k < 3; k++)
+    assert_close(cap[k], 450, 1e-9, 0);
+}
+
+/* Short of demand, proportional gives each unit the same share of it. */
+static void proportional_follows_demand(void **state) {
+  (void)state;
+  power_unit u[2] = {unit(10, 1, POWER_TRAINING, 1),
+                     unit(10, 0.6, POWER_TRAINING, 1)};
+  double cap[2];
+  double demand = 10 * (u[0].demand + u[1].demand);
+  power_proportional.split(u, 2, 0.8 * demand, cap);
+  assert_close(cap[0] / u[0].demand, 0.8, 1e-9, 0);
+  assert_close(cap[1] / u[1].demand, 0.8, 1e-9, 0);
+}
+
+/* Priority: inference at its demand, training shares the rest, the
+ * others keep their minimum; short even for inference, training and the
+ * others keep their minimum. */
+static void priority_serves_inference_first(void **state) {
+  (void)state;
+  power_unit u[3] = {unit(8, 1, POWER_INFERENCE, 0.2),
+                     unit(8, 1, POWER_TRAINING, 1), unit(8, 1, POWER_OTHER, 0)};
+  double cap[3];
+  power_priority.split(u, 3, 8 * (700 + 450 + 200.0), cap);
+  assert_close(cap[0], 700, 1e-9, 0);
+  assert_close(cap[1], 450, 1e-9, 0);
+  assert_close(cap[2], 200, 1e-9, 0);
+  power_priority.split(u, 3, 8 * (500 + 200 + 200.0), cap);
+  assert_close(cap[0], 500, 1e-9, 0);
+  assert_close(cap[1], 200, 1e-9, 0);
+  assert_close(cap[2], 200, 1e-9, 0);
+}
+
+/* The marginal work per watt of an interior unit at its cap. */
+static double marginal(const power_unit *u, double cap) {
+  double phi = pow((cap - u->idle) / (u->span * u->activity), 1 / u->gamma);
+  return u->weight * u->c * pow(phi, u->c - 1) /
+         (u->span * u->activity * u->gamma * pow(phi, u->gamma - 1));
+}
+
+static double useful_work(const power_unit *u, size_t n, const double *cap) {
+  double sum = 0;
+  for (size_t k = 0; k < n; k++) {
+    double dyn =
+        (fmin(cap[k], u[k].demand) - u[k].idle) / (u[k].span * u[k].activity);
+    double phi = fmax(u[k].phi_min, fmin(1, pow(dyn, 1 / u[k].gamma)));
+    sum += u[k].n * u[k].weight * pow(phi, u[k].c);
+  }
+  return sum;
+}
+
+/* Efficiency equalises the marginals of the units it does not clamp,
+ * gives memory-bound decode less than compute-bound training, and does
+ * at least the useful work of the other policies on the same budget. */
+static void efficiency_equalises_marginals(void **state) {
+  (void)state;
+  power_unit u[4] = {
+      unit(8, 0.9, POWER_TRAINING, 1), unit(8, 0.6, POWER_TRAINING, 0.9),
+      unit(8, 0.7, POWER_INFERENCE, 0.5), unit(8, 0.7, POWER_INFERENCE, 0.05)};
+  double cap[4];
+  double budget = 8 * 4 * 380.0;
+  power_efficiency.split(u, 4, budget, cap);
+  assert_close(power_total(u, 4, cap), budget, 1e-9, 0);
+  double m0 = marginal(&u[0], cap[0]);
+  for (size_t k = 1; k < 3; k++)
+    if (cap[k] > u[k].lo && cap[k] < u[k].demand)
+      assert_close(marginal(&u[k], cap[k]), m0, 1e-6, 0);
+  assert_true(cap[3] < cap[2] && cap[2] < cap[0]);
+  double best = useful_work(u, 4, cap);
+  for (size_t p = 0; p < 3; p++) {
+    double other[4];
+    all[p]->split(u, 4, budget, other);
+    print_message("useful work: efficiency %.4f, %s %.4f\n", best, all[p]->name,
+                  useful_work(u, 4, other));
+    assert_true(best >= useful_work(u, 4, other) * (1 - 1e-9));
+  }
+}
+
+/* A unit that wants little gives its headroom to one that wants more:
+ * stranded power returns to the pool. */
+static void headroom_returns_to_the_pool(void **state) {
+  (void)state;
+  for (size_t p = 1; p < N_OF(all); p++) {
+    power_unit u[2] = {unit(8, 0.1, POWER_TRAINING, 1),
+                       unit(8, 1, POWER_TRAINING, 1)};
+    double cap[2];
+    all[p]->split(u, 2, 8 * 2 * 450.0, cap);
+    assert_true(cap[0] <= fmax(u[0].lo, u[0].demand) * (1 + 1e-9));
+    assert_true(cap[1] > 450);
+  }
+}
+
+static void policies_by_name(void **state) {
+  (void)state;
+  for (int i = 0; power_policy_names[i] != NULL; i++)
+    assert_string_equal(power_policy_by_index(i)->name, power_policy_names[i]);
+  assert_null(power_policy_by_index(4));
+  assert_null(power_policy_by_index(-1));
+}
+
+int main(void) {
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
+  TEST_ADD(tests, n, enough_budget_throttles_nobody);
+  TEST_ADD(tests, n, static_is_equal);
+  TEST_ADD(tests, n, proportional_follows_demand);
+  TEST_ADD(tests, n, priority_serves_inference_first);
+  TEST_ADD(tests, n, efficiency_equalises_marginals);
+  TEST_ADD(tests, n, headroom_returns_to_the_pool);
+  TEST_ADD(tests, n, policies_by_name);
+  return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
+}
