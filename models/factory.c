@@ -51,6 +51,8 @@ enum {
   F_RUNNING,
   F_QUEUED,
   F_STRANDED,
+  F_INFERENCE,
+  F_TRAINING,
   F_NCOLS
 };
 
@@ -93,6 +95,11 @@ static const tel_column facility_columns[F_NCOLS] = {
                    "training jobs holding GPUs, at sample time"},
     [F_QUEUED] = {"jobs_queued", "1",
                   "training jobs waiting to start, at sample time"},
+    [F_INFERENCE] = {"inference_power_w", "W",
+                     "GPU power of the inference services, mean over the "
+                     "interval"},
+    [F_TRAINING] = {"training_power_w", "W",
+                    "GPU power of the training jobs, mean over the interval"},
     [F_STRANDED] = {"stranded_w", "W",
                     "the cap less facility power (power the cap allows but "
                     "nothing draws), mean over the interval"},
@@ -177,6 +184,11 @@ struct factory {
   const power_policy_ops *policy;
   sim_time alloc_every; /* a dynamic policy's period */
   double *group_budget; /* per group: its GPUs' caps under the static split */
+  /* The demand-response event under way: when it began, whether power
+   * has reached its cap yet, the request counts at its start. */
+  bool dr_on, dr_met;
+  sim_time dr_start;
+  uint64_t dr_done0, dr_met0, dr_done, dr_slo_met;
   factory_summary sum;
   double sampled_energy_j;
 };
@@ -208,6 +220,10 @@ static void advance(factory *f, sim_time now) {
   f->iv.stranded_j += stranded;
   f->sum.stranded_j += stranded;
   double over = f->p_facility - f->cap;
+  if (f->dr_on) {
+    f->sum.dr_s += dt;
+    f->sum.dr_over_j += fmax(0, over) * dt;
+  }
   if (over > 0) {
     f->sum.cap_violation_s += dt;
     f->sum.cap_violation_j += over * dt;
@@ -437,6 +453,8 @@ static int sample(factory *f, sim_time now) {
   row[F_BUSY] = w.gpus_busy;
   row[F_RUNNING] = w.jobs_running;
   row[F_QUEUED] = w.jobs_queued;
+  row[F_INFERENCE] = w.inference_w;
+  row[F_TRAINING] = w.training_w;
   f->sum.energy_j += f->iv.energy_j;
   f->sum.it_energy_j += f->iv.it_j;
   f->sum.loss_energy_j += f->iv.loss_j;
@@ -537,6 +555,37 @@ static void apply_cap(factory *f, sim_time now) {
   note_budgets(f);
 }
 
+/* Demand response: an event begins when the cap falls below the
+ * contracted one and ends when it returns; the requests completed in
+ * between and the first tick whose power fits the cut are its books. */
+static void track_dr(factory *f, sim_time now) {
+  bool on = f->cap < f->cfg->power.cap_w;
+  uint64_t done, met;
+  if (on != f->dr_on) {
+    work_request_counts(f->work, &done, &met);
+    if (on) {
+      f->dr_start = now;
+      f->dr_met = false;
+      f->dr_done0 = done;
+      f->dr_met0 = met;
+      f->sum.dr_events++;
+    } else {
+      f->dr_done += done - f->dr_done0;
+      f->dr_slo_met += met - f->dr_met0;
+    }
+    f->dr_on = on;
+  }
+}
+
+/* After power is set: the first tick of an event at or under its cap. */
+static void check_cut(factory *f, sim_time now) {
+  if (!f->dr_on || f->dr_met || f->p_facility > f->cap)
+    return;
+  f->dr_met = true;
+  f->sum.dr_time_to_cut_s =
+      fmax(f->sum.dr_time_to_cut_s, sim_time_to_s(now - f->dr_start));
+}
+
 /* The control tick: close the interval up to now with the power that was
  * in force, sample if due, then set the power for the next period. */
 static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -562,9 +611,11 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   work_clocks(f->work);
   move_load(f, ev->time);
   work_drive(f->work, f->control_dt_s);
+  track_dr(f, ev->time);
   int rc = allocate(f, ev->time);
   if (rc == SIM_OK)
     rc = recompute_power(f, ev->time);
+  check_cut(f, ev->time);
   pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
   return rc;
 }
@@ -847,6 +898,11 @@ static int put_summary(factory *f) {
       {"jct_mean_s", s->jct_mean_s},
       {"lost_gpu_hours", s->lost_gpu_hours},
       {"stranded_mwh", s->stranded_j / 3.6e9},
+      {"dr_events", (double)s->dr_events},
+      {"dr_s", s->dr_s},
+      {"dr_time_to_cut_s", s->dr_time_to_cut_s},
+      {"dr_energy_above_j", s->dr_over_j},
+      {"dr_slo_attainment", s->dr_slo_attainment},
       {"training_tokens", s->training_tokens},
   };
   for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
@@ -890,6 +946,12 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
                          "energy books do not balance: samples %.17g J, "
                          "integrated %.17g J",
                          f->sampled_energy_j, s->energy_j);
+  if (f->dr_on) { /* an event still under way at the end */
+    f->cap = f->cfg->power.cap_w;
+    track_dr(f, factory_duration(f->cfg));
+  }
+  s->dr_slo_attainment =
+      f->dr_done > 0 ? (double)f->dr_slo_met / (double)f->dr_done : NAN;
   rc = work_finish(f->work, s, err);
   if (rc != SIM_OK)
     return rc;

@@ -152,7 +152,12 @@ typedef struct factory_summary {
   uint64_t requests_arrived, requests_completed, requests_rejected;
   uint64_t jobs_arrived, jobs_done, jobs_running, jobs_queued;
   uint64_t jobs_rejected, job_failures;
-  double stranded_j;      /* the cap's energy the factory left unused */
+  double stranded_j; /* the cap's energy the factory left unused */
+  /* Demand response: time under events, the longest wait for power to
+   * reach an event's cap after it began, energy above it, and the SLO
+   * attainment of the requests completed during events (NaN: none). */
+  double dr_s, dr_time_to_cut_s, dr_over_j, dr_slo_attainment;
+  uint64_t dr_events;
   double training_tokens; /* trained: iterations done x their tokens */
   double jct_mean_s;      /* over finished jobs, arrival to end; NaN */
   double lost_gpu_hours;  /* to failures */

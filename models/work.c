@@ -51,6 +51,7 @@ struct work {
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
   double idle_j, overhead_j;
+  double iv_inference_j, iv_training_j; /* this sample interval */
   uint32_t busy;
   uint64_t arrived, running, queued, rejected, done;
   uint32_t arrival_kind;
@@ -576,16 +577,25 @@ void work_attribute(work *w, double dt) {
     if (joules == 0)
       continue;
     w->owner_j[o] += joules;
-    if (is_job(w, (uint32_t)o))
+    if (is_job(w, (uint32_t)o)) {
       train_add_energy(w->train, job_of(w, (uint32_t)o), joules);
-    else
+      w->iv_training_j += joules;
+    } else {
       inf_add_energy(w->svc[o], joules);
+      w->iv_inference_j += joules;
+    }
   }
 }
 
 int work_sample(work *w, double t, double dt, work_row *row) {
   double vals[INF_NCOLS];
-  *row = (work_row){0, w->busy, (double)w->running, (double)w->queued};
+  *row = (work_row){0,
+                    w->busy,
+                    (double)w->running,
+                    (double)w->queued,
+                    w->iv_inference_j / dt,
+                    w->iv_training_j / dt};
+  w->iv_inference_j = w->iv_training_j = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     inf_sample(w->svc[s], dt, vals);
     row->tokens_per_s += vals[INF_TOKENS_PER_S];
@@ -984,4 +994,13 @@ int work_allocate(work *w, const power_policy_ops *policy,
   for (uint32_t i = 0; i < fl->n; i++)
     fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
   return SIM_OK;
+}
+
+void work_request_counts(const work *w, uint64_t *completed, uint64_t *met) {
+  *completed = *met = 0;
+  for (size_t k = 0; k < w->cfg->nservices; k++) {
+    inf_totals t = inf_totals_of(w->svc[k]);
+    *completed += t.completed;
+    *met += t.slo_met;
+  }
 }

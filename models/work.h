@@ -71,8 +71,13 @@ void work_attribute(work *w, double dt);
  * jobs_queued; and each service's /services row. */
 typedef struct work_row {
   double tokens_per_s, gpus_busy, jobs_running, jobs_queued;
+  double inference_w, training_w; /* their GPUs' power, interval means */
 } work_row;
 int work_sample(work *w, double t, double dt, work_row *row);
+
+/* Requests completed so far over all services, and those within their
+ * SLOs: differences of two calls give the attainment over a span. */
+void work_request_counts(const work *w, uint64_t *completed, uint64_t *met);
 
 /* Adds the workload figures to *s, checks job and request conservation
  * and the energy attribution against the IT energy (SIM_ESTATE with a

@@ -393,6 +393,56 @@ static void oversubscription_serves_more(void **state) {
   run_free(&plain);
 }
 
+/* The mean of column col over the samples in (t0, t1]. */
+static double mean_over(const run *r, const char *col, double t0, double t1) {
+  size_t n;
+  const double *t = tel_memory_times(r->sink, "facility", &n);
+  const double *v = facility(r, col, &n);
+  double sum = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (t[i] > t0 && t[i] <= t1) {
+      sum += v[i];
+      k++;
+    }
+  return k > 0 ? sum / (double)k : NAN;
+}
+
+/* scenarios/grid-dr.yaml: a 25% cut for 3 h is met from the event's first
+ * tick (well inside its 30 min notice) and held at every sample; under
+ * the priority policy training pays for it and inference keeps its power
+ * and its SLOs. */
+static void a_dr_cut_is_met_and_training_pays(void **state) {
+  (void)state;
+  static const char *const sets[] = {"duration=18 h"};
+  run r;
+  run_file(&r, "grid-dr.yaml", sets, 1);
+  const factory_summary *s = &r.sum;
+  size_t n;
+  const double *t = tel_memory_times(r.sink, "facility", &n);
+  const double *power = facility(&r, "power_w", &n);
+  for (size_t i = 0; i < n; i++)
+    if (t[i] > 14 * 3600.0 && t[i] <= 17 * 3600.0)
+      assert_true(power[i] <= 0.75 * 700e3);
+  double train_before = mean_over(&r, "training_power_w", 13 * 3600, 14 * 3600);
+  double train_during = mean_over(&r, "training_power_w", 14 * 3600, 17 * 3600);
+  double inf_before = mean_over(&r, "inference_power_w", 13 * 3600, 14 * 3600);
+  double inf_during = mean_over(&r, "inference_power_w", 14 * 3600, 17 * 3600);
+  print_message("DR 25%% for 3 h: cut met after %.0f s (notice 1800 s), %.3g "
+                "J above it; training %.1f -> %.1f kW, inference %.2f -> "
+                "%.2f kW; SLO attainment during the event %.2f%%\n",
+                s->dr_time_to_cut_s, s->dr_over_j, train_before / 1e3,
+                train_during / 1e3, inf_before / 1e3, inf_during / 1e3,
+                100 * s->dr_slo_attainment);
+  assert_int_equal(s->dr_events, 1);
+  assert_true(s->dr_s == 3 * 3600.0);
+  assert_true(s->dr_time_to_cut_s <= 1800 && s->dr_over_j == 0);
+  assert_true(train_during < 0.8 * train_before);
+  assert_true(inf_during > 0.95 * inf_before);
+  assert_true(s->dr_slo_attainment >= 0.99);
+  run_free(&r);
+}
+
 /* scenarios/powercap-policies.yaml for 6 h: efficiency does at least the
  * training and at least the tokens per joule of static. Why it wins:
  * decode is memory-bound, so a replica's clock barely changes its
@@ -507,6 +557,7 @@ int main(void) {
   TEST_ADD(tests, n, efficiency_beats_static);
   TEST_ADD(tests, n, speed_tuning_saves_a_tenth);
   TEST_ADD(tests, n, oversubscription_serves_more);
+  TEST_ADD(tests, n, a_dr_cut_is_met_and_training_pays);
   TEST_ROWS(tests, n, bad_workload_input, bad);
   TEST_ADD(tests, n, several_types_need_a_gpu);
   return _cmocka_run_group_tests("work", tests, n, NULL, NULL);
