@@ -193,6 +193,8 @@ struct factory {
   double sampled_energy_j;
 };
 
+static double mean_of(const sig_series *s, double t0, double t1);
+
 static void advance(factory *f, sim_time now) {
   double dt = sim_time_to_s(now - f->last);
   if (dt <= 0)
@@ -213,7 +215,9 @@ static void advance(factory *f, sim_time now) {
     f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
     f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
   }
-  work_attribute(f->work, dt);
+  work_attribute(
+      f->work, dt,
+      mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last), sim_time_to_s(now)));
   grid_account(&f->sc->feed, f->p_facility, sim_time_to_s(f->last),
                sim_time_to_s(now), &f->books);
   double stranded = fmax(0, f->cap - f->p_facility) * dt;
@@ -904,6 +908,9 @@ static int put_summary(factory *f) {
       {"dr_energy_above_j", s->dr_over_j},
       {"dr_slo_attainment", s->dr_slo_attainment},
       {"training_tokens", s->training_tokens},
+      {"training_co2_kg", s->training_co2_kg},
+      {"jobs_late", (double)s->jobs_late},
+      {"job_pauses", (double)s->job_pauses},
   };
   for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
     int rc = tel_put_summary(f->sink, metrics[i].key, metrics[i].value);

@@ -159,6 +159,9 @@ typedef struct factory_summary {
   double dr_s, dr_time_to_cut_s, dr_over_j, dr_slo_attainment;
   uint64_t dr_events;
   double training_tokens; /* trained: iterations done x their tokens */
+  double training_co2_kg; /* of the jobs' GPU energy; NaN: no carbon */
+  uint64_t jobs_late;     /* done after their deadline, or not by it */
+  uint64_t job_pauses;    /* grid-aware pauses */
   double jct_mean_s;      /* over finished jobs, arrival to end; NaN */
   double lost_gpu_hours;  /* to failures */
 } factory_summary;

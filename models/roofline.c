@@ -69,8 +69,8 @@ int rl_max_batch_tokens(const rl_replica *r, double *tokens, sim_error *err) {
   int rc = rl_check(r, err);
   if (rc != SIM_OK)
     return rc;
-  double free_b = rl_memory_budget(r) -
-                  llm_weight_bytes(r->model, r->weights) / r->tp;
+  double free_b =
+      rl_memory_budget(r) - llm_weight_bytes(r->model, r->weights) / r->tp;
   *tokens = floor(free_b / (llm_kv_bytes_per_token(r->model, r->kv) / r->tp));
   return SIM_OK;
 }
@@ -96,8 +96,8 @@ static double allreduce_s(const rl_replica *r, double tokens) {
   if (r->tp <= 1)
     return 0;
   double msg = tokens * (double)r->model->hidden_size * 2;
-  double per = r->cfg.link_latency_s +
-               2.0 * (r->tp - 1) / r->tp * msg / r->cfg.link_bps;
+  double per =
+      r->cfg.link_latency_s + 2.0 * (r->tp - 1) / r->tp * msg / r->cfg.link_bps;
   return 2.0 * (double)r->model->layers * per;
 }
 
@@ -127,7 +127,8 @@ double rl_decode_step_s(const rl_replica *r, double batch, double context,
 }
 
 static double prefill_flops(const llm_model *m, double n) {
-  return llm_flops_per_token(m) * n + 2.0 * (double)m->layers * d_attn(m) * n * n;
+  return llm_flops_per_token(m) * n +
+         2.0 * (double)m->layers * d_attn(m) * n * n;
 }
 
 double rl_prefill_s(const rl_replica *r, double prompt_tokens, double phi) {

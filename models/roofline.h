@@ -126,10 +126,10 @@ int rl_max_batch_tokens(const rl_replica *r, double *tokens, sim_error *err);
  * and the all-reduce term of a decode step; their combination. batch >= 1,
  * context >= 0 (the mean over the batch). */
 typedef struct rl_step {
-  double bytes, flops;       /* per replica */
+  double bytes, flops;        /* per replica */
   double t_mem, t_comp, t_tp; /* s */
-  double t;                  /* max(t_mem, t_comp) + t_tp */
-  double activity;           /* per GPU, see the header comment */
+  double t;                   /* max(t_mem, t_comp) + t_tp */
+  double activity;            /* per GPU, see the header comment */
 } rl_step;
 
 void rl_decode_step(const rl_replica *r, double batch, double context,

@@ -60,6 +60,10 @@ static void release_train(void *obj);
     .flags = fl, .dflt = def, .help = h                                        \
   }
 
+static const char *const deferral_names[] = {"none", "threshold", "window",
+                                             NULL};
+static const char *const signal_names[] = {"carbon", "price", NULL};
+
 static const scn_field train_fields[] = {
     NAME("name", name, NULL, SCN_REQUIRED | SCN_NONEMPTY, "a name for the job"),
     NAME("model", model, NULL, SCN_REQUIRED | SCN_NONEMPTY,
@@ -130,6 +134,46 @@ static const scn_field train_fields[] = {
          "GPUs held idle after a failure before computing again"),
     /* Off: frameworks run every stage flat out unless told otherwise;
      * Perseus (Chung et al. 2024) is the opt-in. */
+    {.key = "deferral",
+     .type = SCN_ENUM,
+     .offset = offsetof(train_config, deferral),
+     .names = deferral_names,
+     .dflt = "none",
+     .help = "grid-aware timing: none, threshold (pause while the signal "
+             "is above deferral_threshold) or window (start in the "
+             "cleanest window that meets the deadline)"},
+    {.key = "deferral_signal",
+     .type = SCN_ENUM,
+     .offset = offsetof(train_config, deferral_signal),
+     .names = signal_names,
+     .dflt = "carbon",
+     .help = "what deferral follows: carbon or price"},
+    {.key = "flexibility",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, flexibility),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 10,
+     .dflt = "0%",
+     .help = "the slowdown the job tolerates (tiers 0/10/25/50%): its "
+             "deadline is arrival + run x (1 + flexibility)"},
+    {.key = "deadline",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, deadline_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = INFINITY,
+     .help = "when the job must be done, from the start of the run; "
+             "absent: from flexibility"},
+    {.key = "deferral_threshold",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, deferral_threshold),
+     .dim = UNITS_NUMBER,
+     .min = 0,
+     .max = INFINITY,
+     .help = "threshold: the signal's level (gCO2/kWh or $/MWh) above "
+             "which the job pauses; absent: the signal's mean until the "
+             "deadline"},
     {.key = "speed_tuning",
      .type = SCN_BOOL,
      .offset = offsetof(train_config, speed_tuning),
@@ -773,6 +817,37 @@ static double profile(const job *j, uint32_t s, double x, double dt) {
   return a < 0 ? 0 : a;
 }
 
+int train_pause(train_pool *p, size_t i) {
+  job *j = &p->jobs[i];
+  if (j->state != TRAIN_COMPUTING)
+    return SIM_OK;
+  sim_time now = sim_engine_now(p->e);
+  sim_engine_cancel(p->e, &j->timer);
+  sim_engine_cancel(p->e, &j->fail);
+  sim_fluid_stop(p->e, &j->fluid);
+  /* The pause's checkpoint: a later failure loses nothing before it. */
+  j->saved = progress(j, now);
+  j->risk_from = now;
+  j->energy_mark = j->stats.energy_j;
+  j->state = TRAIN_PAUSED;
+  j->stats.pauses++;
+  notify(p, i);
+  return SIM_OK;
+}
+
+int train_resume(train_pool *p, size_t i) {
+  job *j = &p->jobs[i];
+  if (j->state != TRAIN_PAUSED)
+    return SIM_OK;
+  j->risk_from = sim_engine_now(p->e);
+  j->energy_mark = j->stats.energy_j;
+  int rc = compute(p, i);
+  if (rc == SIM_OK)
+    rc = draw_failure(p, i);
+  notify(p, i);
+  return rc;
+}
+
 double train_activity(const train_pool *p, size_t i, uint32_t stage,
                       double dt) {
   const job *j = &p->jobs[i];
@@ -803,8 +878,9 @@ double train_remaining_s(const train_pool *p, size_t i) {
   case TRAIN_WAITING:
     return (double)j->c->iterations * j->t0;
   case TRAIN_COMPUTING:
+  case TRAIN_PAUSED: /* how long the pause lasts is the caller's */
     return sim_fluid_remaining(&j->fluid, now) * j->iter;
-  default: /* the pause under way, then the rest */
+  default: /* the checkpoint or restart under way, then the rest */
     return sim_time_to_s(j->resume_at - now) +
            sim_fluid_remaining(&j->fluid, now) * j->iter;
   }

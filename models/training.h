@@ -128,8 +128,18 @@ typedef struct train_config {
   double mtbf_s;             /* per GPU; NaN (absent), INFINITY, 0: none */
   double restart_s;          /* idle time after a failure */
   bool speed_tuning;         /* Perseus: slow non-critical stages */
-  double arrival_s;          /* when it is submitted */
-  int64_t priority;          /* higher first */
+  /* Grid-aware timing (deferral.h): the policy (defer_policy), the signal
+   * it follows (train_signal), the slowdown the job tolerates (its
+   * deadline is arrival + its run at full speed x (1 + flexibility),
+   * unless deadline_s is given), and the threshold policy's level (NaN:
+   * the signal's mean up to the deadline). */
+  int deferral;
+  int deferral_signal;
+  double flexibility;
+  double deadline_s;
+  double deferral_threshold;
+  double arrival_s; /* when it is submitted */
+  int64_t priority; /* higher first */
   /* An entry may stand for a stream of jobs like it: count of them, the
    * first at arrival_s and the rest after exponential gaps of mean
    * interarrival_s (Poisson arrivals), each with a data-parallel degree
@@ -145,12 +155,19 @@ typedef struct train_config {
 
 extern const scn_schema train_schema;
 
+/* What a flexible job's timing follows. */
+typedef enum train_signal {
+  TRAIN_SIGNAL_CARBON,
+  TRAIN_SIGNAL_PRICE
+} train_signal;
+
 /* What a job is doing. */
 typedef enum train_state {
   TRAIN_WAITING,       /* not started */
   TRAIN_COMPUTING,     /* iterating */
   TRAIN_CHECKPOINTING, /* writing a checkpoint, progress paused */
   TRAIN_RESTARTING,    /* after a failure, GPUs idle */
+  TRAIN_PAUSED,        /* held at a checkpoint (grid-aware), GPUs idle */
   TRAIN_DONE,
 } train_state;
 
@@ -164,6 +181,7 @@ typedef struct train_stats {
   double lost_energy_j;   /* energy drawn over those spans */
   double energy_j;        /* everything the job drew (train_add_energy) */
   double start_s, end_s;  /* NaN until started / done */
+  uint64_t pauses;        /* grid-aware pauses */
 } train_stats;
 
 /* The jobs of one run. Registers its handlers on the engine. */
@@ -215,6 +233,14 @@ int train_start(train_pool *p, size_t job);
  * state. SIM_OK, SIM_EINVAL (a share out of range, message on the
  * engine: sim_engine_errmsg) or an engine error. */
 int train_set_clocks(train_pool *p, size_t job, const double *phi);
+
+/* Grid-aware pauses: a computing job stops at a checkpoint (written at
+ * once: nothing is lost by pausing) and holds its GPUs idle, with no
+ * failures drawn, until resumed. Either call does nothing in any other
+ * state (the caller retries at its next tick). SIM_OK or an engine
+ * error. */
+int train_pause(train_pool *p, size_t job);
+int train_resume(train_pool *p, size_t job);
 
 /* The current iteration time at the clocks last set, s (speed tuning
  * leaves it as it is). */

@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "deferral.h"
 #include "file.h"
 #include "power.h"
 #include "rng.h"
@@ -54,8 +55,14 @@ struct work {
   double iv_inference_j, iv_training_j; /* this sample interval */
   uint32_t busy;
   uint64_t arrived, running, queued, rejected, done;
-  uint32_t arrival_kind;
+  uint32_t arrival_kind, release_kind;
   double facility_w, cap_w;
+  /* Grid-aware timing, per job: its plan, where in it the job is, its
+   * deadline, and the CO2 of its energy. */
+  defer_plan *plans;
+  size_t *plan_pos;
+  double *deadline_s;
+  double *owner_co2_kg; /* per owner */
   /* The power policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -181,9 +188,8 @@ static int schedule(work *w) {
   return sched_pass(w->sched, now, headroom, running, k, start_job, w);
 }
 
-static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
-  work *w = ctx;
-  size_t j = (size_t)ev->a;
+/* Queues job j for the scheduler now. */
+static int submit(work *w, size_t j) {
   const train_config *c = &w->jobs[j];
   sched_job job = {.id = j,
                    .gpus = train_gpus(w->train, j),
@@ -192,12 +198,82 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
                    .arrival_s = c->arrival_s,
                    .runtime_s = train_remaining_s(w->train, j),
                    .power_w = job_power_w(w, j)};
-  w->arrived++;
   int rc = sched_submit(w->sched, &job);
   if (rc != SIM_OK)
-    return sim_engine_fail(e, rc, "out of memory queueing job %s", c->name);
-  w->queued++;
+    return sim_engine_fail(w->engine, rc, "out of memory queueing job %s",
+                           c->name);
   return schedule(w);
+}
+
+/* The signal a flexible job follows. */
+static const sig_series *job_signal(const work *w, size_t j) {
+  return w->jobs[j].deferral_signal == TRAIN_SIGNAL_PRICE ? &w->sc->feed.price
+                                                          : &w->sc->feed.carbon;
+}
+
+/* A flexible job's plan from now: its run at full speed with its
+ * checkpoints, its deadline, pauses on its checkpoint grid. A deadline it
+ * cannot meet even at once leaves it to run at once. */
+static void plan_job(work *w, size_t j) {
+  const train_config *c = &w->jobs[j];
+  double now = sim_time_to_s(sim_engine_now(w->engine));
+  double run = train_remaining_s(w->train, j);
+  if (c->checkpoint_every_s > 0)
+    run *= 1 + c->checkpoint_s / c->checkpoint_every_s;
+  w->deadline_s[j] =
+      isnan(c->deadline_s) ? now + run * (1 + c->flexibility) : c->deadline_s;
+  if (c->deferral == DEFER_NONE)
+    return;
+  const sig_series *sig = job_signal(w, j);
+  double threshold = c->deferral_threshold;
+  if (isnan(threshold) && w->deadline_s[j] > now)
+    threshold =
+        sig_integral(sig, now, w->deadline_s[j]) / (w->deadline_s[j] - now);
+  double step = c->checkpoint_every_s > 0 ? c->checkpoint_every_s : 900;
+  sim_error err = {0};
+  if (defer_plan_make(sig, (defer_policy)c->deferral, threshold, now, run,
+                      w->deadline_s[j], step, &w->plans[j], &err) != SIM_OK)
+    defer_plan_free(&w->plans[j]); /* run at once */
+}
+
+static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
+  work *w = ctx;
+  size_t j = (size_t)ev->a;
+  w->arrived++;
+  w->queued++;
+  plan_job(w, j);
+  const defer_plan *plan = &w->plans[j];
+  if (plan->n > 0 && plan->runs[0].start_s > sim_time_to_s(ev->time))
+    return sim_engine_schedule(e,
+                               (sim_time)llround(plan->runs[0].start_s * 1e9),
+                               w->release_kind, j, 0, NULL);
+  return submit(w, j);
+}
+
+/* A deferred job's window opens. */
+static int on_release(sim_engine *e, void *ctx, const sim_event *ev) {
+  (void)e;
+  return submit(ctx, (size_t)ev->a);
+}
+
+/* Between the runs of its plan a running job pauses at a checkpoint and
+ * resumes when the next run begins; after its last run it runs on. */
+static int follow_plans(work *w) {
+  double now = sim_time_to_s(sim_engine_now(w->engine));
+  int rc = SIM_OK;
+  for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
+    const defer_plan *plan = &w->plans[j];
+    train_state st = train_state_of(w->train, j);
+    if (plan->n < 2 || st == TRAIN_WAITING || st == TRAIN_DONE)
+      continue;
+    size_t *k = &w->plan_pos[j];
+    while (*k + 1 < plan->n && now >= plan->runs[*k].end_s)
+      (*k)++;
+    bool gap = now < plan->runs[*k].start_s ||
+               (*k + 1 < plan->n && now >= plan->runs[*k].end_s);
+    rc = gap ? train_pause(w->train, j) : train_resume(w->train, j);
+  }
+  return rc;
 }
 
 /* The training model tells of every change of state; only the end frees
@@ -341,15 +417,22 @@ static int alloc_slots(work *w) {
   w->job_slot0 = calloc(w->njobs + 1, sizeof *w->job_slot0);
   w->phi = calloc(maxpp, sizeof *w->phi);
   w->unit_of_gpu = calloc(w->fleet->n, sizeof *w->unit_of_gpu);
+  w->plans = calloc(w->njobs + 1, sizeof *w->plans);
+  w->plan_pos = calloc(w->njobs + 1, sizeof *w->plan_pos);
+  w->deadline_s = calloc(w->njobs + 1, sizeof *w->deadline_s);
+  w->owner_co2_kg = calloc(nowners(w) + 1, sizeof *w->owner_co2_kg);
   w->group_first = calloc(w->fleet->ngroups + 1, sizeof *w->group_first);
   if (w->slots == NULL || w->gpus == NULL || w->gpu_slot == NULL ||
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
       w->svc_tel == NULL || w->svc_group == NULL || w->job_type == NULL ||
       w->job_slot0 == NULL || w->phi == NULL || w->unit_of_gpu == NULL ||
-      w->group_first == NULL)
+      w->group_first == NULL || w->plans == NULL || w->plan_pos == NULL ||
+      w->deadline_s == NULL || w->owner_co2_kg == NULL)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++)
     w->gpu_slot[i] = NO_SLOT;
+  for (size_t j = 0; j < w->njobs; j++)
+    w->deadline_s[j] = NAN;
   lay_out_slots(w);
   return SIM_OK;
 }
@@ -413,6 +496,9 @@ static int make_jobs(work *w, sim_error *err) {
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   int rc = sim_engine_register(w->engine, "job arrival", on_arrival, w,
                                &w->arrival_kind);
+  if (rc == SIM_OK)
+    rc = sim_engine_register(w->engine, "job release", on_release, w,
+                             &w->release_kind);
   for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
     const train_config *t = &w->jobs[j];
     w->job_type[j] = workload_type(w->fleet, t->gpu);
@@ -506,6 +592,12 @@ void work_destroy(work *w) {
   free(w->unit_key);
   free(w->unit_of_gpu);
   free(w->group_first);
+  for (size_t j = 0; w->plans != NULL && j < w->njobs; j++)
+    defer_plan_free(&w->plans[j]);
+  free(w->plans);
+  free(w->plan_pos);
+  free(w->deadline_s);
+  free(w->owner_co2_kg);
   free(w);
 }
 
@@ -541,6 +633,8 @@ void work_clocks(work *w) {
   if (w->queued > 0 && w->cfg->scheduler.admission == SCHED_POWER_AWARE &&
       schedule(w) != SIM_OK)
     return; /* the engine holds the failure and stops */
+  if (follow_plans(w) != SIM_OK)
+    return;
   drive_clocks(w);
 }
 
@@ -556,7 +650,7 @@ void work_drive(work *w, double dt) {
   }
 }
 
-void work_attribute(work *w, double dt) {
+void work_attribute(work *w, double dt, double g_per_kwh) {
   const rack_fleet *fl = w->fleet;
   size_t n = nowners(w);
   memset(w->tick_j, 0, (n + 1) * sizeof *w->tick_j);
@@ -577,6 +671,8 @@ void work_attribute(work *w, double dt) {
     if (joules == 0)
       continue;
     w->owner_j[o] += joules;
+    if (!isnan(g_per_kwh))
+      w->owner_co2_kg[o] += joules / 3.6e6 * g_per_kwh / 1e3;
     if (is_job(w, (uint32_t)o)) {
       train_add_energy(w->train, job_of(w, (uint32_t)o), joules);
       w->iv_training_j += joules;
@@ -611,6 +707,11 @@ int work_sample(work *w, double t, double dt, work_row *row) {
 /* ------------------------------------------------------------------ */
 /* The books                                                           */
 /* ------------------------------------------------------------------ */
+
+/* An owner's CO2; NaN without a carbon signal. */
+static double co2_of(const work *w, size_t owner) {
+  return w->sc->feed.carbon.kind == SIG_NONE ? NAN : w->owner_co2_kg[owner];
+}
 
 /* Requests: every one that arrived is done, rejected, waiting or being
  * served; the summary's request and token figures. */
@@ -652,6 +753,13 @@ static int close_jobs(work *w, factory_summary *s, sim_error *err) {
     s->training_tokens += st->iterations_done * w->jobs[j].tokens_per_iteration;
     if (train_state_of(w->train, j) == TRAIN_DONE)
       jct += st->end_s - w->jobs[j].arrival_s;
+    /* Late: done after its deadline, or not done when it passed. */
+    double end =
+        train_state_of(w->train, j) == TRAIN_DONE ? st->end_s : s->duration_s;
+    if (end > w->deadline_s[j]) /* false for NaN: no deadline */
+      s->jobs_late++;
+    s->training_co2_kg += co2_of(w, w->cfg->nservices + j);
+    s->job_pauses += st->pauses;
   }
   s->jobs_arrived = w->arrived;
   s->jobs_done = w->done;
@@ -699,6 +807,9 @@ enum {
   J_REQUESTS,
   J_SLO,
   J_TOKENS_PER_J,
+  J_CO2,
+  J_DEADLINE,
+  J_PAUSES,
   JOB_NUMBERS
 };
 
@@ -709,11 +820,9 @@ typedef struct job_row {
 } job_row;
 
 static const char *const train_status[] = {
-    [TRAIN_WAITING] = "queued",
-    [TRAIN_COMPUTING] = "running",
-    [TRAIN_CHECKPOINTING] = "running",
-    [TRAIN_RESTARTING] = "running",
-    [TRAIN_DONE] = "done",
+    [TRAIN_WAITING] = "queued",        [TRAIN_COMPUTING] = "running",
+    [TRAIN_CHECKPOINTING] = "running", [TRAIN_RESTARTING] = "running",
+    [TRAIN_PAUSED] = "paused",         [TRAIN_DONE] = "done",
 };
 
 /* A row with every number NaN (not applicable) to start from. */
@@ -739,6 +848,7 @@ static job_row service_row(const work *w, size_t k) {
     r.v[J_SLO] = (double)t.slo_met / (double)t.completed;
   if (r.v[J_ENERGY] > 0)
     r.v[J_TOKENS_PER_J] = t.tokens_generated / r.v[J_ENERGY];
+  r.v[J_CO2] = co2_of(w, k);
   return r;
 }
 
@@ -757,6 +867,9 @@ static job_row training_row(const work *w, size_t j) {
   r.v[J_WORK] = st->iterations_done;
   r.v[J_FAILURES] = (double)st->failures;
   r.v[J_LOST] = st->lost_gpu_s / 3600;
+  r.v[J_CO2] = co2_of(w, w->cfg->nservices + j);
+  r.v[J_DEADLINE] = w->deadline_s[j];
+  r.v[J_PAUSES] = (double)st->pauses;
   return r;
 }
 
@@ -788,6 +901,12 @@ static const tel_table_column job_numbers[JOB_NUMBERS] = {
      NULL, NULL},
     {"tokens_per_j", "1/J", "tokens generated per joule of its GPUs", NULL,
      NULL},
+    {"co2_kg", "kg",
+     "CO2 of its GPU energy at the grid's carbon intensity (NaN: no "
+     "carbon signal)",
+     NULL, NULL},
+    {"deadline_s", "s", "when a training job had to be done", NULL, NULL},
+    {"pauses", "1", "grid-aware pauses at checkpoints", NULL, NULL},
 };
 
 static int put_jobs(work *w, const factory_summary *s) {

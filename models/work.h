@@ -63,8 +63,9 @@ int work_allocate(work *w, const power_policy_ops *policy,
                   const double *group_budget_w);
 
 /* Books dt seconds of the power in force (per GPU, per rack) to the
- * workloads, idle and overhead. */
-void work_attribute(work *w, double dt);
+ * workloads, idle and overhead, and their CO2 at g_per_kwh (the grid's
+ * mean carbon intensity over the span; NaN: none). */
+void work_attribute(work *w, double dt, double g_per_kwh);
 
 /* The workload columns of /facility over the interval of dt seconds
  * ending now: tokens_per_s, gpus_busy (at sample time), jobs_running,

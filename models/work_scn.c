@@ -187,6 +187,14 @@ static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
   const llm_model *m = llm_catalog_find(&sc->llms, c->model);
   const gpu_spec *g = gpu_catalog_find(&sc->catalog, p.gpu);
   char msg[512];
+  const sig_series *sig = c->deferral_signal == TRAIN_SIGNAL_PRICE
+                              ? &sc->feed.price
+                              : &sc->feed.carbon;
+  if (c->deferral != 0 && sig->kind == SIG_NONE)
+    return fail_at(loc, &p, "deferral", err,
+                   "give grid.carbon (or grid.price) a file or a value",
+                   "deferral follows the grid's signal, and the scenario "
+                   "has none");
   if (c->pp > m->layers) {
     snprintf(msg, sizeof msg, "pp %lld is more stages than %s's %lld layers",
              (long long)c->pp, m->name, (long long)m->layers);

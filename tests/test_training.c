@@ -425,6 +425,32 @@ static void clock_change_mid_run(void **state) {
   bench_close(&b);
 }
 
+/* A grid-aware pause freezes progress and draws no power; the job ends
+ * exactly the pause's length later; pausing outside computing does
+ * nothing. */
+static void pause_and_resume(void **state) {
+  (void)state;
+  bench b;
+  bench_open(&b, CLOCKED, 1, NULL, NULL);
+  double T0 = train_iteration_s(b.p, b.job);
+  assert_int_equal(train_pause(b.p, b.job), SIM_OK); /* waiting: nothing */
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_WAITING);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  run_to(&b, 100 * SIM_SEC);
+  assert_int_equal(train_pause(b.p, b.job), SIM_OK);
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_PAUSED);
+  double done = stats(&b)->iterations_done;
+  assert_true(train_activity(b.p, b.job, 0, 1) == 0);
+  run_to(&b, 400 * SIM_SEC);
+  assert_true(stats(&b)->iterations_done == done);
+  assert_int_equal(train_resume(b.p, b.job), SIM_OK);
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_COMPUTING);
+  run_to(&b, 30 * DAY_NS);
+  assert_close(stats(&b)->end_s, 500 * T0 + 300, 0, 3e-9);
+  assert_int_equal(stats(&b)->pauses, 1);
+  bench_close(&b);
+}
+
 /* Many clock changes leave exactly one completion pending (cancelled ones
  * never run) and still end at the time the rates give. */
 static void many_clock_changes(void **state) {
@@ -1052,6 +1078,7 @@ int main(void) {
   TEST_ADD(tests, n, half_clock_iteration);
   TEST_ADD(tests, n, clock_change_mid_run);
   TEST_ADD(tests, n, many_clock_changes);
+  TEST_ADD(tests, n, pause_and_resume);
   TEST_ADD(tests, n, clock_out_of_range);
   TEST_ADD(tests, n, activity_whole_iteration);
   TEST_ADD(tests, n, activity_at_iteration_start);
