@@ -559,6 +559,16 @@ static void apply_cap(factory *f, sim_time now) {
   note_budgets(f);
 }
 
+/* The end of the demand-response event under way at now; NaN: none. */
+static double dr_end(const factory *f, sim_time now) {
+  double t = sim_time_to_s(now);
+  const grid *g = &f->sc->feed;
+  for (size_t k = 0; k < g->ndr; k++)
+    if (t >= g->dr[k].start_s && t < g->dr[k].start_s + g->dr[k].duration_s)
+      return g->dr[k].start_s + g->dr[k].duration_s;
+  return NAN;
+}
+
 /* Demand response: an event begins when the cap falls below the
  * contracted one and ends when it returns; the requests completed in
  * between and the first tick whose power fits the cut are its books. */
@@ -611,7 +621,7 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
     f->cap = cap;
     apply_cap(f, ev->time);
   }
-  work_set_power(f->work, f->p_facility, f->cap);
+  work_set_power(f->work, f->p_facility, f->cap, dr_end(f, ev->time));
   work_clocks(f->work);
   move_load(f, ev->time);
   work_drive(f->work, f->control_dt_s);

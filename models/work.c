@@ -57,6 +57,7 @@ struct work {
   uint64_t arrived, running, queued, rejected, done;
   uint32_t arrival_kind, release_kind;
   double facility_w, cap_w;
+  double dr_end_s; /* the demand-response event under way ends; NaN: none */
   /* Grid-aware timing, per job: its plan, where in it the job is, its
    * deadline, and the CO2 of its energy. */
   defer_plan *plans;
@@ -220,8 +221,11 @@ static void plan_job(work *w, size_t j) {
   double run = train_remaining_s(w->train, j);
   if (c->checkpoint_every_s > 0)
     run *= 1 + c->checkpoint_s / c->checkpoint_every_s;
-  w->deadline_s[j] =
-      isnan(c->deadline_s) ? now + run * (1 + c->flexibility) : c->deadline_s;
+  /* Only a job that says it can wait has a deadline to meet. */
+  bool flexible = c->flexibility > 0 || c->deferral != DEFER_NONE;
+  w->deadline_s[j] = !isnan(c->deadline_s) ? c->deadline_s
+                     : flexible            ? now + run * (1 + c->flexibility)
+                                           : NAN;
   if (c->deferral == DEFER_NONE)
     return;
   const sig_series *sig = job_signal(w, j);
@@ -256,22 +260,41 @@ static int on_release(sim_engine *e, void *ctx, const sim_event *ev) {
   return submit(ctx, (size_t)ev->a);
 }
 
-/* Between the runs of its plan a running job pauses at a checkpoint and
- * resumes when the next run begins; after its last run it runs on. */
+/* Whether job j's plan lets it run now: between the runs of its plan it
+ * waits; after its last run it runs on. */
+static bool plan_allows(work *w, size_t j, double now) {
+  const defer_plan *plan = &w->plans[j];
+  if (plan->n < 2)
+    return true;
+  size_t *k = &w->plan_pos[j];
+  while (*k + 1 < plan->n && now >= plan->runs[*k].end_s)
+    (*k)++;
+  return !(now < plan->runs[*k].start_s ||
+           (*k + 1 < plan->n && now >= plan->runs[*k].end_s));
+}
+
+/* During a demand-response event a flexible job (one with a deadline)
+ * pauses if its slack outlasts the event: training that can wait pays
+ * for the cut before anything is capped. */
+static bool dr_holds(const work *w, size_t j, double now) {
+  if (isnan(w->dr_end_s) || isnan(w->deadline_s[j]) ||
+      (w->jobs[j].flexibility <= 0 && isnan(w->jobs[j].deadline_s)))
+    return false;
+  double slack = w->deadline_s[j] - now - train_remaining_s(w->train, j);
+  return slack >= w->dr_end_s - now;
+}
+
+/* Grid-aware pauses at checkpoints: a running job follows its plan and
+ * gives way to demand response while it can afford to. */
 static int follow_plans(work *w) {
   double now = sim_time_to_s(sim_engine_now(w->engine));
   int rc = SIM_OK;
   for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
-    const defer_plan *plan = &w->plans[j];
     train_state st = train_state_of(w->train, j);
-    if (plan->n < 2 || st == TRAIN_WAITING || st == TRAIN_DONE)
+    if (st != TRAIN_COMPUTING && st != TRAIN_PAUSED)
       continue;
-    size_t *k = &w->plan_pos[j];
-    while (*k + 1 < plan->n && now >= plan->runs[*k].end_s)
-      (*k)++;
-    bool gap = now < plan->runs[*k].start_s ||
-               (*k + 1 < plan->n && now >= plan->runs[*k].end_s);
-    rc = gap ? train_pause(w->train, j) : train_resume(w->train, j);
+    bool run = plan_allows(w, j, now) && !dr_holds(w, j, now);
+    rc = run ? train_resume(w->train, j) : train_pause(w->train, j);
   }
   return rc;
 }
@@ -544,7 +567,8 @@ work *work_create(const factory_scenario *sc, sim_engine *e, rack_fleet *fl,
               .sink = sink,
               .settle = settle,
               .settle_ctx = ctx,
-              .cap_w = sc->cfg.power.cap_w};
+              .cap_w = sc->cfg.power.cap_w,
+              .dr_end_s = NAN};
   int rc = expand_jobs(w, err);
   if (rc == SIM_OK && (rc = alloc_slots(w)) != SIM_OK)
     sim_error_set(err, rc, "out of memory");
@@ -605,9 +629,10 @@ void work_destroy(work *w) {
 /* Run time                                                            */
 /* ------------------------------------------------------------------ */
 
-void work_set_power(work *w, double facility_w, double cap_w) {
+void work_set_power(work *w, double facility_w, double cap_w, double dr_end_s) {
   w->facility_w = facility_w;
   w->cap_w = cap_w;
+  w->dr_end_s = dr_end_s;
 }
 
 /* The clocks the slots run at now go to the models: a replica's to its

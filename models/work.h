@@ -42,8 +42,10 @@ work *work_create(const factory_scenario *sc, sim_engine *e, rack_fleet *fl,
                   sim_error *err);
 void work_destroy(work *w);
 
-/* The facility's power now and its cap, for power-aware admission. */
-void work_set_power(work *w, double facility_w, double cap_w);
+/* The facility's power now and its cap, for power-aware admission, and
+ * when the demand-response event under way ends (NaN: none), for the
+ * flexible jobs that pause through it. */
+void work_set_power(work *w, double facility_w, double cap_w, double dr_end_s);
 
 /* Once per control tick, first: the clocks the GPUs ran at over the
  * period that ends now (their caps and activities still in force) go to

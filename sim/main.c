@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "factory.h"
 #include "gpu.h"
+#include "power.h"
 #include "progress.h"
 #include "record.h"
 #include "sweep.h"
@@ -316,8 +317,14 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
          "(peak %.1f%% of cap)\n",
          s->mean_power_w / 1e3, s->peak_power_w / 1e3, s->cap_w / 1e3,
          100 * s->peak_power_w / s->cap_w);
-  printf("  cap violation  %.0f s, %.3g J\n", s->cap_violation_s,
-         s->cap_violation_j);
+  printf("  cap violation  %.0f s, %.3g J; policy %s, stranded %.4f MWh\n",
+         s->cap_violation_s, s->cap_violation_j,
+         power_policy_names[sc->cfg.power.policy], s->stranded_j / 3.6e9);
+  if (s->dr_events > 0)
+    printf("  demand resp.   %llu events, %.0f s: cut met after %.0f s, %.3g J "
+           "above it, SLO attainment %.1f%% during them\n",
+           (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
+           s->dr_over_j, 100 * s->dr_slo_attainment);
   printf("  PUE            %.3f (cooling %.4f MWh, conversion losses %.4f "
          "MWh)\n",
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
