@@ -263,16 +263,19 @@ static double aux_power(const cool_loop_config *c, double removed_w) {
   return c->aux_share * c->capacity_w * pow(flow, c->affinity);
 }
 
-static double removal(const cool_loop_config *c, double temp_c) {
+/* A derated loop keeps its heat exchangers and pipes (UA and C) and its
+ * pumps' and fans' design flow; what it loses is how much heat its plant
+ * can take out: the removal is capped at share x capacity. */
+static double removal(const cool_loop_config *c, double share, double temp_c) {
   double r = cool_ua(c) * (temp_c - c->supply_c);
-  return clamp(r, 0, c->capacity_w);
+  return clamp(r, 0, share * c->capacity_w);
 }
 
-cool_power cool_power_at(const cool_loop_config *c, double temp_c,
-                         double outdoor_c) {
+cool_power cool_power_derated(const cool_loop_config *c, double share,
+                              double temp_c, double outdoor_c) {
   cool_power p = {.temp_c = temp_c};
-  p.removed_w = removal(c, temp_c);
-  p.at_capacity = p.removed_w >= c->capacity_w;
+  p.removed_w = removal(c, share, temp_c);
+  p.at_capacity = p.removed_w >= share * c->capacity_w;
   p.free_share = cool_free_share(c, temp_c, outdoor_c);
   p.cop = cool_cop(c, outdoor_c);
   p.aux_w = aux_power(c, p.removed_w);
@@ -283,13 +286,25 @@ cool_power cool_power_at(const cool_loop_config *c, double temp_c,
   return p;
 }
 
-cool_power cool_steady(const cool_loop_config *c, double q_w,
-                       double outdoor_c) {
-  double q = clamp(q_w, 0, c->capacity_w);
-  cool_power p = cool_power_at(c, c->supply_c + q / cool_ua(c), outdoor_c);
-  if (q_w > c->capacity_w)
+cool_power cool_power_at(const cool_loop_config *c, double temp_c,
+                         double outdoor_c) {
+  return cool_power_derated(c, 1, temp_c, outdoor_c);
+}
+
+cool_power cool_steady_derated(const cool_loop_config *c, double share,
+                               double q_w, double outdoor_c) {
+  double top = share * c->capacity_w;
+  double q = clamp(q_w, 0, top);
+  cool_power p =
+      cool_power_derated(c, share, c->supply_c + q / cool_ua(c), outdoor_c);
+  if (q_w > top)
     p.at_capacity = true;
   return p;
+}
+
+cool_power cool_steady(const cool_loop_config *c, double q_w,
+                       double outdoor_c) {
+  return cool_steady_derated(c, 1, q_w, outdoor_c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -312,6 +327,7 @@ struct cool_loop {
   double heat_capacity; /* C, J/K */
   double q_in_w;        /* inputs of the step under way */
   double outdoor_c;
+  double share;          /* of the capacity the plant has now (1: all) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
 };
@@ -319,7 +335,7 @@ struct cool_loop {
 static int loop_rhs(double t, const double y[], double dydt[], void *params) {
   (void)t;
   const cool_loop *l = params;
-  cool_power p = cool_power_at(l->c, y[Y_TEMP], l->outdoor_c);
+  cool_power p = cool_power_derated(l->c, l->share, y[Y_TEMP], l->outdoor_c);
   dydt[Y_TEMP] = (l->q_in_w - p.removed_w) / l->heat_capacity;
   dydt[Y_REMOVED] = p.removed_w;
   dydt[Y_FREE] = p.free_w;
@@ -349,7 +365,7 @@ cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
   cool_loop *l = sim_calloc(a, 1, sizeof *l);
   if (l == NULL)
     goto fail;
-  *l = (cool_loop){.c = c, .a = a, .temp_c = c->supply_c};
+  *l = (cool_loop){.c = c, .a = a, .temp_c = c->supply_c, .share = 1};
   l->heat_capacity = cool_heat_capacity(c);
   l->sys = (gsl_odeiv2_system){loop_rhs, NULL, NSTATE, l};
   /* Prince-Dormand 8(9): explicit (no Jacobian), and high order, so the
@@ -381,6 +397,15 @@ double cool_loop_temp_c(const cool_loop *l) { return l->temp_c; }
 
 void cool_loop_set_temp(cool_loop *l, double temp_c) { l->temp_c = temp_c; }
 
+int cool_loop_set_derate(cool_loop *l, double share) {
+  if (!(share >= 0 && share <= 1))
+    return SIM_EINVAL;
+  l->share = share;
+  return SIM_OK;
+}
+
+double cool_loop_derate(const cool_loop *l) { return l->share; }
+
 static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
   *out = (cool_step){
       .temp_c = y[Y_TEMP],
@@ -389,7 +414,8 @@ static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
       .chiller_j = y[Y_CHILLER],
       .aux_j = y[Y_AUX],
       .energy_j = y[Y_CHILLER] + y[Y_AUX],
-      .at_capacity = removal(l->c, y[Y_TEMP]) >= l->c->capacity_w,
+      .at_capacity =
+          removal(l->c, l->share, y[Y_TEMP]) >= l->share * l->c->capacity_w,
   };
 }
 

@@ -116,12 +116,25 @@ double cool_free_share(const cool_loop_config *c, double temp_c,
 cool_power cool_power_at(const cool_loop_config *c, double temp_c,
                          double outdoor_c);
 
+/* The same for a loop whose plant has only share (in [0, 1]) of its
+ * capacity left (a cooling fault): the removal is capped at share x
+ * capacity, while UA, the heat capacity and the pumps' and fans' design
+ * flow stay as built. share = 1 is cool_power_at exactly. */
+cool_power cool_power_derated(const cool_loop_config *c, double share,
+                              double temp_c, double outdoor_c);
+
 /* The steady state for a constant heat load q_w: the loop settles at
  * T_s + q_w / UA and draws cool_power_at that temperature. Above capacity
  * there is no steady state: the result is at T_s + delta_t with
  * at_capacity set and removed_w = capacity < q_w. For annual figures and
  * for predicting the overhead of an IT load. */
 cool_power cool_steady(const cool_loop_config *c, double q_w, double outdoor_c);
+
+/* cool_steady with share of the capacity left (cool_power_derated): above
+ * share x capacity there is no steady state, and the result is at that
+ * removal with at_capacity set. */
+cool_power cool_steady_derated(const cool_loop_config *c, double share,
+                               double q_w, double outdoor_c);
 
 /* ------------------------------------------------------------------ */
 /* The loop in time                                                    */
@@ -162,6 +175,13 @@ double cool_loop_temp_c(const cool_loop *l);
 
 /* Sets the state, e.g. to start a run hot. */
 void cool_loop_set_temp(cool_loop *l, double temp_c);
+
+/* A cooling fault: from the next step on, the plant removes at most share
+ * (in [0, 1]) of the loop's capacity (cool_power_derated); 1 restores it.
+ * SIM_OK, or SIM_EINVAL for a share outside [0, 1] (nothing changed). A
+ * new loop has share 1. */
+int cool_loop_set_derate(cool_loop *l, double share);
+double cool_loop_derate(const cool_loop *l);
 
 /* Advances the loop by dt_s under a constant heat input q_in_w and outdoor
  * temperature outdoor_c, integrating temperature and energies together

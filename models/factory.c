@@ -53,6 +53,7 @@ enum {
   F_STRANDED,
   F_INFERENCE,
   F_TRAINING,
+  F_FAULTS,
   F_NCOLS
 };
 
@@ -103,6 +104,9 @@ static const tel_column facility_columns[F_NCOLS] = {
     [F_STRANDED] = {"stranded_w", "W",
                     "the cap less facility power (power the cap allows but "
                     "nothing draws), mean over the interval"},
+    [F_FAULTS] = {"faults_active", "1",
+                  "fault entries in force (PDU trips, cooling losses, feed "
+                  "drops), at sample time"},
 };
 
 enum {
@@ -189,6 +193,14 @@ struct factory {
   bool dr_on, dr_met;
   sim_time dr_start;
   uint64_t dr_done0, dr_met0, dr_done, dr_slo_met;
+  /* Faults: the plan (NULL: none), the grid's cap before the feed's
+   * backup limit, whether a fault is in force since `last`, and per
+   * group its racks whose caps the split decides (neither dark nor in
+   * emergency) and its emergency racks. */
+  fault_plan *faults;
+  double grid_cap;
+  bool fault_on;
+  uint32_t *group_free, *group_emergency;
   factory_summary sum;
   double sampled_energy_j;
 };
@@ -228,6 +240,8 @@ static void advance(factory *f, sim_time now) {
     f->sum.dr_s += dt;
     f->sum.dr_over_j += fmax(0, over) * dt;
   }
+  if (f->fault_on)
+    f->sum.fault_s += dt;
   if (over > 0) {
     f->sum.cap_violation_s += dt;
     f->sum.cap_violation_j += over * dt;
@@ -447,6 +461,7 @@ static int sample(factory *f, sim_time now) {
       [F_CO2] = f->books.co2_kg,
       [F_COST] = f->books.cost,
       [F_STRANDED] = f->iv.stranded_j / dt,
+      [F_FAULTS] = f->faults != NULL ? (double)fault_plan_active(f->faults) : 0,
   };
   signal_means(f, now, dt, row);
   work_row w;
@@ -510,8 +525,15 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   double eta = rack_fleet_min_efficiency(fl), feed = 0;
   for (size_t g = 0; g < fl->ngroups; g++) {
     const rack_group_spec *s = &fl->groups[g];
-    double it = s->count * (s->gpus_per_rack * caps[g] + s->other_max_w);
-    /* What the group draws, losses included, is the heat its loops take. */
+    /* Dark racks draw nothing; emergency racks' GPUs are at their
+     * minimum caps whatever the split gives. */
+    double it =
+        f->group_free[g] * (s->gpus_per_rack * caps[g] + s->other_max_w);
+    if (f->group_emergency[g] > 0)
+      it += f->group_emergency[g] *
+            (s->gpus_per_rack * s->gpu->cap_min_w + s->other_max_w);
+    /* What the group draws, losses included, is the heat its loops take.
+     * (Smoothing keeps a dark rack's floor: its bank is not reset.) */
     f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s)) / eta;
     feed += f->group_heat[g];
   }
@@ -533,7 +555,8 @@ static void note_budgets(factory *f) {
   const rack_fleet *fl = f->fleet;
   memset(f->group_budget, 0, fl->ngroups * sizeof *f->group_budget);
   for (uint32_t i = 0; i < fl->n; i++)
-    f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
+    if (rack_fleet_free(fl, fl->rack[i])) /* not dark, not in emergency */
+      f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
 }
 
 /* A dynamic policy shares the budget again every allocation period,
@@ -557,6 +580,40 @@ static void apply_cap(factory *f, sim_time now) {
   if (rack_fleet_split(f->fleet, facility_fits, f, NULL) != SIM_OK)
     rack_fleet_cap_all_min(f->fleet);
   note_budgets(f);
+  rack_fleet_apply_emergency(f->fleet);
+}
+
+/* The racks a cooling fault puts in emergency: every rack of a group the
+ * derated loop takes heat from, unless dark. */
+static void mark_emergency(factory *f, size_t l) {
+  rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    if (f->plant.share[l * f->plant.ngroups + fl->group[r]] > 0)
+      fl->emergency[r] = !fl->dark[r];
+}
+
+/* What the faults in force now do to the fleet, the loops and the
+ * workloads; the split is redone after (on_tick). */
+static void apply_faults(factory *f) {
+  rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    fl->dark[r] = fault_plan_dark(f->faults, r);
+    fl->emergency[r] = false;
+  }
+  for (size_t l = 0; l < f->plant.nloops; l++) {
+    double share = fault_plan_loop_share(f->faults, l);
+    plant_set_derate(&f->plant, l, share);
+    if (share < 1)
+      mark_emergency(f, l);
+  }
+  memset(f->group_free, 0, fl->ngroups * sizeof *f->group_free);
+  memset(f->group_emergency, 0, fl->ngroups * sizeof *f->group_emergency);
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    f->group_free[fl->group[r]] += rack_fleet_free(fl, r);
+    f->group_emergency[fl->group[r]] += fl->emergency[r];
+  }
+  f->fault_on = fault_plan_active(f->faults) > 0;
+  work_faults(f->work);
 }
 
 /* The end of the demand-response event under way at now; NaN: none. */
@@ -573,7 +630,7 @@ static double dr_end(const factory *f, sim_time now) {
  * contracted one and ends when it returns; the requests completed in
  * between and the first tick whose power fits the cut are its books. */
 static void track_dr(factory *f, sim_time now) {
-  bool on = f->cap < f->cfg->power.cap_w;
+  bool on = f->grid_cap < f->cfg->power.cap_w; /* a feed fault is no DR */
   uint64_t done, met;
   if (on != f->dr_on) {
     work_request_counts(f->work, &done, &met);
@@ -614,10 +671,18 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   f->sum.ticks++;
   if (ev->time >= factory_duration(f->cfg))
     return SIM_OK;
-  double cap = grid_cap_at(&f->sc->feed, sim_time_to_s(ev->time));
+  double t = sim_time_to_s(ev->time);
+  bool faults = f->faults != NULL && fault_plan_step(f->faults, t);
+  if (faults)
+    apply_faults(f);
+  f->grid_cap = grid_cap_at(&f->sc->feed, t);
+  double cap = f->grid_cap;
+  if (f->faults != NULL) /* a feed fault: the backup limit, if lower */
+    cap = fmin(cap, fault_plan_feed_limit_w(f->faults));
   bool new_interval = ev->time % f->sample_every == 0;
-  if (cap != f->cap || (new_interval && f->plant.nloops > 0 &&
-                        warmest(f, ev->time) != f->reserve_outdoor_c)) {
+  if (cap != f->cap || faults ||
+      (new_interval && f->plant.nloops > 0 &&
+       warmest(f, ev->time) != f->reserve_outdoor_c)) {
     f->cap = cap;
     apply_cap(f, ev->time);
   }
@@ -627,6 +692,8 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   work_drive(f->work, f->control_dt_s);
   track_dr(f, ev->time);
   int rc = allocate(f, ev->time);
+  if (f->fault_on) /* after the policy: nothing undoes the emergency */
+    rack_fleet_apply_emergency(f->fleet);
   if (rc == SIM_OK)
     rc = recompute_power(f, ev->time);
   check_cut(f, ev->time);
@@ -686,6 +753,32 @@ static int build_plant(factory *f, sim_error *err) {
   return rc;
 }
 
+/* The faults' plan over the run, from the run's seed, on the fleet's
+ * groups (laid out as fault.h's site says) and the plant's loops. */
+static int build_faults(factory *f, sim_error *err) {
+  const factory_config *c = f->cfg;
+  const rack_fleet *fl = f->fleet;
+  if (c->nfaults == 0)
+    return SIM_OK;
+  const char **groups = calloc(fl->ngroups, sizeof *groups);
+  uint32_t *counts = calloc(fl->ngroups, sizeof *counts);
+  if (groups != NULL && counts != NULL) {
+    for (size_t g = 0; g < fl->ngroups; g++) {
+      groups[g] = fl->groups[g].name;
+      counts[g] = fl->groups[g].count;
+    }
+    fault_site site = {groups, counts, fl->ngroups, f->plant.names,
+                       f->plant.nloops};
+    f->faults = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
+                                  c->duration_s, &site, err);
+  } else {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+  }
+  free(groups);
+  free(counts);
+  return f->faults != NULL ? SIM_OK : err != NULL ? err->code : SIM_ENOMEM;
+}
+
 /* The smoothing bank, when smoothing is on, and the battery's state. */
 static int build_storage(factory *f, sim_error *err) {
   bat_state_init(&f->bat, &f->cfg->battery);
@@ -730,12 +823,17 @@ static int alloc_state(factory *f) {
   f->rack_heat = calloc(n, sizeof *f->rack_heat);
   f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
   f->group_budget = calloc(f->cfg->nracks, sizeof *f->group_budget);
+  f->group_free = calloc(f->cfg->nracks, sizeof *f->group_free);
+  f->group_emergency = calloc(f->cfg->nracks, sizeof *f->group_emergency);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
       !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
       !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
-      !f->iv.rack_activity_s || !f->group_budget)
+      !f->iv.rack_activity_s || !f->group_budget || !f->group_free ||
+      !f->group_emergency)
     return SIM_ENOMEM;
+  for (size_t g = 0; g < f->cfg->nracks; g++)
+    f->group_free[g] = f->fleet->groups[g].count;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->noise_of[g] = load_noise_for(&f->cfg->racks[g].load, f->control_dt_s);
   for (uint32_t r = 0; r < n; r++) {
@@ -797,7 +895,7 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->period = factory__to_ns(f->cfg->control_period_s);
   f->sample_every = factory__to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
-  f->cap = sc->cfg.power.cap_w;
+  f->cap = f->grid_cap = sc->cfg.power.cap_w;
   f->policy = power_policy_by_index(sc->cfg.power.policy);
   f->alloc_every = factory__to_ns(sc->cfg.power.allocation_period_s);
   f->fleet = build_fleet(sc, err);
@@ -806,6 +904,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc == SIM_OK)
     rc = build_plant(f, err);
+  if (rc == SIM_OK)
+    rc = build_faults(f, err);
   if (rc == SIM_OK)
     rc = build_storage(f, err);
   if (rc == SIM_OK)
@@ -845,6 +945,9 @@ void factory_destroy(factory *f) {
   free(f->rack_heat);
   free(f->group_loop);
   free(f->group_budget);
+  free(f->group_free);
+  free(f->group_emergency);
+  fault_plan_destroy(f->faults);
   smo_bank_destroy(f->smooth);
   work_destroy(f->work);
   free(f->loop_row);
@@ -921,6 +1024,10 @@ static int put_summary(factory *f) {
       {"training_co2_kg", s->training_co2_kg},
       {"jobs_late", (double)s->jobs_late},
       {"job_pauses", (double)s->job_pauses},
+      {"fault_events", (double)s->fault_events},
+      {"fault_s", s->fault_s},
+      {"fault_lost_gpu_hours", s->fault_lost_gpu_hours},
+      {"requests_dropped", (double)s->requests_dropped},
   };
   for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
     int rc = tel_put_summary(f->sink, metrics[i].key, metrics[i].value);
@@ -964,11 +1071,12 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
                          "integrated %.17g J",
                          f->sampled_energy_j, s->energy_j);
   if (f->dr_on) { /* an event still under way at the end */
-    f->cap = f->cfg->power.cap_w;
+    f->cap = f->grid_cap = f->cfg->power.cap_w;
     track_dr(f, factory_duration(f->cfg));
   }
   s->dr_slo_attainment =
       f->dr_done > 0 ? (double)f->dr_slo_met / (double)f->dr_done : NAN;
+  s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
   rc = work_finish(f->work, s, err);
   if (rc != SIM_OK)
     return rc;

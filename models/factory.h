@@ -16,6 +16,7 @@
 #include "cooling.h"
 #include "engine.h"
 #include "err.h"
+#include "fault.h"
 #include "gpu.h"
 #include "grid.h"
 #include "inference.h"
@@ -86,6 +87,8 @@ typedef struct factory_config {
   train_config *training; /* training jobs */
   size_t ntraining;
   sched_config scheduler;
+  fault_config *faults; /* PDU trips, cooling losses, feed drops */
+  size_t nfaults;
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -164,6 +167,13 @@ typedef struct factory_summary {
   uint64_t job_pauses;    /* grid-aware pauses */
   double jct_mean_s;      /* over finished jobs, arrival to end; NaN */
   double lost_gpu_hours;  /* to failures */
+  /* Faults: intervals that took effect, the time any fault was in force,
+   * the training GPU-hours lost to PDU trips (part of lost_gpu_hours) and
+   * the requests lost with the replicas that went dark. */
+  uint64_t fault_events;
+  double fault_s;
+  double fault_lost_gpu_hours;
+  uint64_t requests_dropped;
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the

@@ -25,7 +25,11 @@
  *   due), so requests arriving together are prefilled together.
  * - The routing heap orders replicas by load (waiting + in_batch), then by
  *   index; it is fixed whenever a load changes.
- * - Conservation: arrived = completed + rejected + waiting + in_batch. */
+ * - Conservation: arrived = completed + rejected + dropped + waiting +
+ *   in_batch.
+ * - A down replica (inf_set_down) holds nothing, is idle and sorts after
+ *   every up replica in the routing heap, so an arrival goes to it only
+ *   when all are down, and is then dropped. */
 #include "inference.h"
 
 #include <assert.h>
@@ -198,6 +202,7 @@ typedef struct replica {
   double act_int;  /* activity x seconds since act_since */
   double act_since;
   uint32_t load_pos; /* slot in the routing heap */
+  bool down;         /* its GPUs are gone (a fault): routing skips it */
 } replica;
 
 /* What the current sampling interval has seen. */
@@ -373,7 +378,10 @@ static uint32_t heap_pop(replica *r, const request *pool) {
 /* Routing: replicas by load, an indexed heap so an arrival is O(log R) */
 /* ------------------------------------------------------------------ */
 
+/* Up replicas before down ones, then by load, then by index. */
 static bool lighter(const inf_service *s, uint32_t a, uint32_t b) {
+  if (s->rep[a].down != s->rep[b].down)
+    return !s->rep[a].down;
   uint32_t la = load(s, a), lb = load(s, b);
   return la < lb || (la == lb && a < b);
 }
@@ -730,6 +738,12 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     s->tot.rejected++;
     return;
   }
+  uint32_t k = s->load_heap[0];
+  replica *r = &s->rep[k];
+  if (r->down) { /* the lightest is down: all are */
+    s->tot.dropped++;
+    return;
+  }
   uint32_t i = pool_take(s);
   if (i == NONE) {
     s->tot.rejected++;
@@ -737,8 +751,6 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     return;
   }
   s->pool[i] = q;
-  uint32_t k = s->load_heap[0];
-  replica *r = &s->rep[k];
   bool was_empty = r->waiting.n == 0;
   list_push(s->pool, &r->waiting, i);
   load_changed(s, k);
@@ -894,6 +906,50 @@ int inf_set_clock(inf_service *s, uint32_t k, double phi) {
     price_decode(s, r);
   reschedule(s, r);
   return s->rc;
+}
+
+/* Gives back every request of list l, counting them dropped. */
+static void drop_list(inf_service *s, req_list *l) {
+  uint32_t i;
+  while ((i = list_pop(s->pool, l)) != NONE) {
+    pool_give(s, i);
+    s->tot.dropped++;
+  }
+}
+
+/* A replica that goes down loses what it holds: its queue, its prefill
+ * and its batch, with their KV cache. */
+static void drop_all(inf_service *s, replica *r) {
+  drop_list(s, &r->waiting);
+  drop_list(s, &r->prefill);
+  while (r->nheap > 0) {
+    pool_give(s, r->heap[--r->nheap]);
+    s->tot.dropped++;
+  }
+  r->kv_used = r->v = r->ctx_base = 0;
+  r->pre_left = 0;
+  r->phase = IDLE;
+  r->activity = r->compute = 0;
+  r->next_s = INFINITY;
+}
+
+int inf_set_down(inf_service *s, uint32_t k, bool down) {
+  if (k >= s->nrep)
+    return SIM_EINVAL;
+  replica *r = &s->rep[k];
+  if (r->down == down)
+    return SIM_OK;
+  advance(s, r, now_s(s)); /* what finished before now is done */
+  if (down)
+    drop_all(s, r);
+  r->down = down;
+  load_changed(s, k);
+  reschedule(s, r);
+  return s->rc;
+}
+
+bool inf_replica_down(const inf_service *s, uint32_t k) {
+  return k < s->nrep && s->rep[k].down;
 }
 
 double inf_take_activity(inf_service *s, uint32_t k) {

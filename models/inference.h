@@ -87,6 +87,7 @@ extern const tel_column inf_columns[INF_NCOLS];
 /* A service's totals over the run. */
 typedef struct inf_totals {
   uint64_t arrived, completed, rejected, waiting, in_batch;
+  uint64_t dropped;        /* lost to replicas going down (inf_set_down) */
   double tokens_generated; /* includes first tokens */
   double prompt_tokens;    /* prefilled */
   uint64_t slo_met;        /* completed requests meeting both SLOs */
@@ -117,6 +118,16 @@ uint32_t inf_replicas(const inf_service *s);
  * SIM_EINVAL for a bad r or phi; SIM_ENOMEM if the model failed. */
 int inf_set_clock(inf_service *s, uint32_t r, double phi);
 
+/* A fault takes replica r's GPUs (down true) or gives them back
+ * (false). Going down, the replica is brought up to now, then loses its
+ * queue, its prefill and its batch (counted in dropped; tokens already
+ * generated stay counted) and goes idle; while down the routing sends it
+ * nothing, and an arrival when every replica is down is dropped. Back up,
+ * it takes requests again, empty. SIM_OK; SIM_EINVAL for a bad r;
+ * SIM_ENOMEM if the model failed. */
+int inf_set_down(inf_service *s, uint32_t r, bool down);
+bool inf_replica_down(const inf_service *s, uint32_t r);
+
 /* Replica r's mean activity since the last call (or since the start),
  * which closes that window. */
 double inf_take_activity(inf_service *s, uint32_t r);
@@ -136,7 +147,7 @@ void inf_add_energy(inf_service *s, double joules);
 void inf_sample(inf_service *s, double dt, double *row);
 
 /* The totals, with waiting and in_batch counted now. Conservation:
- * arrived = completed + rejected + waiting + in_batch. */
+ * arrived = completed + rejected + dropped + waiting + in_batch. */
 inf_totals inf_totals_of(const inf_service *s);
 
 /* TTFT and TPOT quantiles over every request completed so far (q in

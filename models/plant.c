@@ -99,9 +99,15 @@ double plant_steady_w(const plant *p, const double *group_heat_w,
   double sum = 0;
   for (size_t l = 0; l < p->nloops; l++) {
     const cool_loop_config *c = cool_loop_config_of(p->loops[l]);
-    sum += cool_steady(c, loop_heat(p, l, group_heat_w), outdoor_c).total_w;
+    sum += cool_steady_derated(c, cool_loop_derate(p->loops[l]),
+                               loop_heat(p, l, group_heat_w), outdoor_c)
+               .total_w;
   }
   return sum;
+}
+
+int plant_set_derate(plant *p, size_t l, double share) {
+  return l < p->nloops ? cool_loop_set_derate(p->loops[l], share) : SIM_EINVAL;
 }
 
 void plant_sample(plant *p, double dt_s, double *row) {

@@ -48,10 +48,16 @@ int plant_step(plant *p, const double *group_heat_w, double outdoor_c,
 void plant_accumulate(plant *p, double dt_s);
 
 /* The cooling power the plant would draw in steady state for the groups'
- * heat at outdoor_c: a ceiling for any period with no more heat (the
- * loops' temperatures only approach their steady state). */
+ * heat at outdoor_c, each loop at the capacity it has now (a derated
+ * loop removes no more than its share): a ceiling for any period with no
+ * more heat (the loops' temperatures only approach their steady state). */
 double plant_steady_w(const plant *p, const double *group_heat_w,
                       double outdoor_c);
+
+/* A cooling fault on loop l: only share (in [0, 1]) of its capacity is
+ * left from the next step on; 1 restores it. SIM_OK or SIM_EINVAL (a bad
+ * loop or share). */
+int plant_set_derate(plant *p, size_t l, double share);
 
 /* Writes the interval's /loops row (PLANT_NCOLS x nloops, means over
  * dt_s; temperatures now) and starts a new interval. */

@@ -32,6 +32,8 @@ void rack_fleet_destroy(rack_fleet *f) {
   free(f->loss_w);
   free(f->thermal_cap_w);
   free(f->throttled);
+  free(f->dark);
+  free(f->emergency);
   for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
     free(f->names[r]);
   free(f->names);
@@ -62,6 +64,8 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->loss_w = calloc(nr, sizeof(double));
   f->thermal_cap_w = calloc(nr, sizeof(double));
   f->throttled = calloc(nr, sizeof(uint32_t));
+  f->dark = calloc(nr, sizeof(bool));
+  f->emergency = calloc(nr, sizeof(bool));
   f->names = calloc(nr, sizeof(char *));
   f->types = calloc(ngroups, sizeof(gpu_spec *));
   f->groups = calloc(ngroups, sizeof(rack_group_spec));
@@ -72,8 +76,8 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
          f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
          f->other_max_w && f->activity_mean && f->gpu_power_w &&
          f->rack_power_w && f->loss_w && f->thermal_cap_w && f->throttled &&
-         f->names && f->types && f->groups && f->t_idle && f->t_span &&
-         f->t_dmin;
+         f->dark && f->emergency && f->names && f->types && f->groups &&
+         f->t_idle && f->t_span && f->t_dmin;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -222,9 +226,25 @@ double rack_fleet_min_efficiency(const rack_fleet *f) {
   return lo;
 }
 
+/* A rack whose PDU tripped: nothing of it draws. */
+static void darken_rack(rack_fleet *f, uint32_t r) {
+  uint32_t first = f->first[r], end = first + f->count[r];
+  for (uint32_t i = first; i < end; i++)
+    f->power_w[i] = 0;
+  f->throttled[r] = 0;
+  f->activity_mean[r] = 0;
+  f->gpu_power_w[r] = 0;
+  f->rack_power_w[r] = 0;
+}
+
 double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
   for (uint32_t r = 0; r < f->nracks; r++) {
+    if (f->dark[r]) {
+      darken_rack(f, r);
+      f->loss_w[r] = 0;
+      continue;
+    }
     update_rack(f, r);
     const rack_group_spec *g = &f->groups[f->group[r]];
     double p = f->rack_power_w[r];
@@ -357,4 +377,14 @@ int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
 void rack_fleet_cap_all_min(rack_fleet *f) {
   for (uint32_t i = 0; i < f->n; i++)
     f->cap_w[i] = f->types[f->type[i]]->cap_min_w;
+}
+
+void rack_fleet_apply_emergency(rack_fleet *f) {
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    if (!f->emergency[r])
+      continue;
+    double lo = f->types[f->type[f->first[r]]]->cap_min_w;
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      f->cap_w[i] = lo;
+  }
 }

@@ -58,6 +58,13 @@ typedef struct rack_fleet {
                             slowdown temperature; INFINITY: no limit */
   uint32_t *throttled;   /* GPUs held below their cap by it */
   char **names;          /* "group-3" */
+  /* Faults (fault.h), all false at creation. A dark rack (its PDU or
+   * breaker tripped) draws nothing: rack_fleet_update gives its GPUs,
+   * its other IT and its losses 0 W. An emergency rack (its cooling loop
+   * lost capacity) has its GPUs at their minimum cap: see
+   * rack_fleet_apply_emergency. */
+  bool *dark;
+  bool *emergency;
 
   /* Per GPU type and per group. */
   const gpu_spec **types;
@@ -79,8 +86,9 @@ void rack_fleet_destroy(rack_fleet *f);
 
 /* Recomputes every GPU's power from its activity and cap (P(phi, a) at
  * the clock the cap allows), the per-rack sums, non-GPU power and
- * conversion losses. Returns the fleet's IT power in W; *loss_w (may be
- * NULL) receives the losses. */
+ * conversion losses; a dark rack's are all 0 (its activity mean too).
+ * Returns the fleet's IT power in W; *loss_w (may be NULL) receives the
+ * losses. */
 double rack_fleet_update(rack_fleet *f, double *loss_w);
 
 /* The efficiency of group g's power conversion at a load share (of the
@@ -118,6 +126,17 @@ double rack_fleet_gpu_total(const rack_fleet *f, const double *group_caps);
 
 /* Every GPU at its minimum cap: the most a cap can do. */
 void rack_fleet_cap_all_min(rack_fleet *f);
+
+/* Every GPU of an emergency rack at its minimum cap. Whoever sets caps
+ * (a split, a power policy) calls it after them, so nothing undoes it
+ * while the flag is up. */
+void rack_fleet_apply_emergency(rack_fleet *f);
+
+/* Racks neither dark nor in emergency: those whose caps a split or a
+ * policy decides. */
+static inline bool rack_fleet_free(const rack_fleet *f, uint32_t r) {
+  return !f->dark[r] && !f->emergency[r];
+}
 
 /* Sum of other_max_w over racks: the non-GPU IT power to reserve. */
 double rack_fleet_other_max_w(const rack_fleet *f);

@@ -333,6 +333,7 @@ typedef struct job {
   sim_time risk_from;  /* see the top of the file */
   double energy_mark;
   gsl_rng *rng; /* failures */
+  bool held;    /* train_hold: no computing until released */
   train_stats stats;
 } job;
 
@@ -698,36 +699,82 @@ static void lose(job *j, sim_time now, sim_time restart_end) {
   j->risk_from = restart_end;
 }
 
-/* An interruption in any state that holds GPUs: back to the saved point,
- * idle for restart_time (restarted afresh if already restarting). */
-static int on_failure(sim_engine *e, void *ctx, const sim_event *ev) {
-  train_pool *p = ctx;
-  if (ev->a >= p->n)
-    return SIM_OK;
-  job *j = &p->jobs[ev->a];
-  if (j->state == TRAIN_WAITING || j->state == TRAIN_DONE)
-    return SIM_OK;
+/* An interruption of job i in a state that holds GPUs: back to the saved
+ * point, idle for restart_time (restarted afresh if already restarting).
+ * *lost_gpu_s gets the GPU-seconds it adds to the job's loss. A GPU
+ * failure draws the next one (redraw); any other interruption leaves the
+ * pending failure as it is (the failures are memoryless, and the job's
+ * stream of draws stays what it would have been). */
+static int interrupt(train_pool *p, size_t i, bool redraw, double *lost_gpu_s) {
+  sim_engine *e = p->e;
+  job *j = &p->jobs[i];
   sim_time now = sim_engine_now(e);
+  double before = j->stats.lost_gpu_s;
   j->resume_at = after(e, j->c->restart_s);
   lose(j, now, j->resume_at);
+  *lost_gpu_s = j->stats.lost_gpu_s - before;
   sim_engine_cancel(e, &j->timer);
   sim_fluid_stop(e, &j->fluid);
   sim_fluid_start(e, &j->fluid, (double)j->c->iterations - j->saved);
   j->state = TRAIN_RESTARTING;
-  int rc = sim_engine_schedule(e, j->resume_at, p->kind[EV_RESTART_END], ev->a,
-                               0, &j->timer);
-  if (rc == SIM_OK)
-    rc = draw_failure(p, ev->a);
-  notify(p, ev->a);
+  int rc = sim_engine_schedule(e, j->resume_at, p->kind[EV_RESTART_END], i, 0,
+                               &j->timer);
+  if (rc == SIM_OK && redraw)
+    rc = draw_failure(p, i);
+  notify(p, i);
   return rc;
+}
+
+/* A GPU failure: an interruption in any state that holds GPUs. */
+static int on_failure(sim_engine *e, void *ctx, const sim_event *ev) {
+  (void)e;
+  train_pool *p = ctx;
+  if (ev->a >= p->n)
+    return SIM_OK;
+  train_state st = p->jobs[ev->a].state;
+  if (st == TRAIN_WAITING || st == TRAIN_DONE)
+    return SIM_OK;
+  double lost;
+  return interrupt(p, ev->a, true, &lost);
+}
+
+int train_interrupt(train_pool *p, size_t i) {
+  job *j = &p->jobs[i];
+  if (j->state != TRAIN_COMPUTING && j->state != TRAIN_CHECKPOINTING &&
+      j->state != TRAIN_RESTARTING)
+    return SIM_OK;
+  double lost;
+  int rc = interrupt(p, i, false, &lost);
+  j->stats.fault_interruptions++;
+  j->stats.fault_lost_gpu_s += lost;
+  return rc;
+}
+
+/* Held (train_hold): the job waits at its saved point like a pause, with
+ * no failures drawn and no pause counted, until released and resumed. */
+static void hold_still(train_pool *p, size_t i) {
+  job *j = &p->jobs[i];
+  sim_time now = sim_engine_now(p->e);
+  sim_engine_cancel(p->e, &j->timer);
+  sim_engine_cancel(p->e, &j->fail);
+  sim_fluid_stop(p->e, &j->fluid);
+  j->saved = progress(j, now);
+  j->risk_from = now;
+  j->energy_mark = j->stats.energy_j;
+  j->state = TRAIN_PAUSED;
 }
 
 static int on_restart_end(sim_engine *e, void *ctx, const sim_event *ev) {
   (void)e;
   train_pool *p = ctx;
-  if (event_job(p, ev, TRAIN_RESTARTING) == NULL)
+  job *j = event_job(p, ev, TRAIN_RESTARTING);
+  if (j == NULL)
     return SIM_OK;
-  int rc = compute(p, ev->a);
+  int rc = SIM_OK;
+  if (j->held)
+    hold_still(p, ev->a);
+  else
+    rc = compute(p, ev->a);
   notify(p, ev->a);
   return rc;
 }
@@ -835,9 +882,21 @@ int train_pause(train_pool *p, size_t i) {
   return SIM_OK;
 }
 
+int train_hold(train_pool *p, size_t i, bool hold) {
+  job *j = &p->jobs[i];
+  j->held = hold;
+  if (hold && j->state == TRAIN_COMPUTING) {
+    hold_still(p, i);
+    notify(p, i);
+  }
+  return SIM_OK;
+}
+
+bool train_held(const train_pool *p, size_t i) { return p->jobs[i].held; }
+
 int train_resume(train_pool *p, size_t i) {
   job *j = &p->jobs[i];
-  if (j->state != TRAIN_PAUSED)
+  if (j->state != TRAIN_PAUSED || j->held)
     return SIM_OK;
   j->risk_from = sim_engine_now(p->e);
   j->energy_mark = j->stats.energy_j;

@@ -182,6 +182,9 @@ typedef struct train_stats {
   double energy_j;        /* everything the job drew (train_add_energy) */
   double start_s, end_s;  /* NaN until started / done */
   uint64_t pauses;        /* grid-aware pauses */
+  /* Of failures and lost_gpu_s, what train_interrupt (a fault) caused. */
+  uint64_t fault_interruptions;
+  double fault_lost_gpu_s;
 } train_stats;
 
 /* The jobs of one run. Registers its handlers on the engine. */
@@ -241,6 +244,24 @@ int train_set_clocks(train_pool *p, size_t job, const double *phi);
  * error. */
 int train_pause(train_pool *p, size_t job);
 int train_resume(train_pool *p, size_t job);
+
+/* A fault took the job's GPUs (its racks went dark): an interruption
+ * exactly as a GPU failure makes one (back to the last checkpoint, idle
+ * for restart_time; the lost work, GPU-hours and energy booked as the
+ * header says), counted in failures and lost_gpu_s and also in
+ * fault_interruptions and fault_lost_gpu_s. Does nothing unless the job
+ * is computing, checkpointing or restarting (a paused job is at its
+ * checkpoint and loses nothing). SIM_OK or an engine error. */
+int train_interrupt(train_pool *p, size_t job);
+
+/* Holds a job (hold true) until released (false): while held it does not
+ * compute. A computing job stops at once as train_pause stops it (nothing
+ * lost, but no pause counted); a restart that ends while held leaves the
+ * job paused at its checkpoint; train_resume does nothing while held.
+ * Releasing does not resume: the caller calls train_resume when it wants
+ * the job to run. Failures are not drawn while paused. SIM_OK. */
+int train_hold(train_pool *p, size_t job, bool hold);
+bool train_held(const train_pool *p, size_t job);
 
 /* The current iteration time at the clocks last set, s (speed tuning
  * leaves it as it is). */

@@ -24,6 +24,7 @@ typedef struct slot {
   size_t first;
   uint32_t n;
   bool active;
+  bool dark; /* a GPU of it is on a dark rack (a PDU fault) */
 } slot;
 
 struct work {
@@ -44,6 +45,7 @@ struct work {
   size_t njobs;
   uint32_t *job_type; /* GPU type index per job */
   size_t *job_slot0;  /* first slot of each job */
+  bool *job_dark;     /* per job: a GPU of it on a dark rack */
   slot *slots;
   size_t nslots;
   uint32_t *gpus;     /* the slots' GPU indices */
@@ -93,6 +95,14 @@ static uint32_t workload_type(const rack_fleet *fl, const char *gpu) {
   return t < 0 ? 0 : (uint32_t)t;
 }
 
+/* Whether a GPU of slot s sits on a dark rack. */
+static bool slot_on_dark(const work *w, const slot *s) {
+  for (uint32_t i = 0; i < s->n; i++)
+    if (w->fleet->dark[w->fleet->rack[w->gpus[s->first + i]]])
+      return true;
+  return false;
+}
+
 /* Gives slot k its GPUs (n of them from list) and marks them. */
 static void slot_take(work *w, size_t k, const uint32_t *list) {
   slot *s = &w->slots[k];
@@ -100,6 +110,7 @@ static void slot_take(work *w, size_t k, const uint32_t *list) {
   for (uint32_t i = 0; i < s->n; i++)
     w->gpu_slot[list[i]] = (uint32_t)k;
   s->active = true;
+  s->dark = slot_on_dark(w, s);
   w->busy += s->n;
 }
 
@@ -109,6 +120,7 @@ static void slot_free(work *w, size_t k) {
     w->gpu_slot[w->gpus[s->first + i]] = NO_SLOT;
   sched_release(w->sched, w->gpus + s->first, s->n);
   s->active = false;
+  s->dark = false;
   w->busy -= s->n;
 }
 
@@ -163,11 +175,21 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
   w->settle(w->settle_ctx, sim_engine_now(w->engine));
   uint32_t pp = (uint32_t)w->jobs[j].pp;
   uint32_t per_stage = job->gpus / pp;
-  for (uint32_t s = 0; s < pp; s++)
+  bool dark = false;
+  for (uint32_t s = 0; s < pp; s++) {
     slot_take(w, w->job_slot0[j] + s, gpus + (size_t)s * per_stage);
+    dark |= w->slots[w->job_slot0[j] + s].dark;
+  }
   w->queued--;
   w->running++;
-  return train_start(w->train, j);
+  int rc = train_start(w->train, j);
+  /* Placed on a dark rack's free GPUs (the scheduler does not know of
+   * faults): held from its start, with nothing to lose, until they are
+   * back. */
+  w->job_dark[j] = dark;
+  if (rc == SIM_OK && dark)
+    rc = train_hold(w->train, j, true);
+  return rc;
 }
 
 /* One scheduling pass: the running jobs' estimated ends for backfill, the
@@ -308,6 +330,7 @@ static void on_job_change(void *ctx, size_t j) {
   w->settle(w->settle_ctx, sim_engine_now(w->engine));
   for (uint32_t s = 0; s < (uint32_t)w->jobs[j].pp; s++)
     slot_free(w, w->job_slot0[j] + s);
+  w->job_dark[j] = false;
   w->running--;
   w->done++;
   int rc = schedule(w);
@@ -399,8 +422,9 @@ static void lay_out_slots(work *w) {
   size_t first = 0;
   for (size_t s = 0; s < c->nservices; s++)
     for (int64_t r = 0; r < c->services[s].replicas; r++) {
-      w->slots[w->nslots++] = (slot){(uint32_t)s, (uint32_t)r, first,
-                                     (uint32_t)c->services[s].tp, false};
+      w->slots[w->nslots++] =
+          (slot){(uint32_t)s, (uint32_t)r, first, (uint32_t)c->services[s].tp,
+                 false,       false};
       first += (size_t)c->services[s].tp;
     }
   for (size_t j = 0; j < w->njobs; j++) {
@@ -408,8 +432,8 @@ static void lay_out_slots(work *w) {
     uint32_t n = (uint32_t)(t->dp * t->tp);
     w->job_slot0[j] = w->nslots;
     for (int64_t s = 0; s < t->pp; s++) {
-      w->slots[w->nslots++] =
-          (slot){(uint32_t)(c->nservices + j), (uint32_t)s, first, n, false};
+      w->slots[w->nslots++] = (slot){
+          (uint32_t)(c->nservices + j), (uint32_t)s, first, n, false, false};
       first += n;
     }
   }
@@ -438,6 +462,7 @@ static int alloc_slots(work *w) {
   w->svc_group = calloc(c->nservices + 1, sizeof *w->svc_group);
   w->job_type = calloc(w->njobs + 1, sizeof *w->job_type);
   w->job_slot0 = calloc(w->njobs + 1, sizeof *w->job_slot0);
+  w->job_dark = calloc(w->njobs + 1, sizeof *w->job_dark);
   w->phi = calloc(maxpp, sizeof *w->phi);
   w->unit_of_gpu = calloc(w->fleet->n, sizeof *w->unit_of_gpu);
   w->plans = calloc(w->njobs + 1, sizeof *w->plans);
@@ -448,9 +473,9 @@ static int alloc_slots(work *w) {
   if (w->slots == NULL || w->gpus == NULL || w->gpu_slot == NULL ||
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
       w->svc_tel == NULL || w->svc_group == NULL || w->job_type == NULL ||
-      w->job_slot0 == NULL || w->phi == NULL || w->unit_of_gpu == NULL ||
-      w->group_first == NULL || w->plans == NULL || w->plan_pos == NULL ||
-      w->deadline_s == NULL || w->owner_co2_kg == NULL)
+      w->job_slot0 == NULL || w->job_dark == NULL || w->phi == NULL ||
+      w->unit_of_gpu == NULL || w->group_first == NULL || w->plans == NULL ||
+      w->plan_pos == NULL || w->deadline_s == NULL || w->owner_co2_kg == NULL)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++)
     w->gpu_slot[i] = NO_SLOT;
@@ -605,6 +630,7 @@ void work_destroy(work *w) {
   free(w->svc_group);
   free(w->job_type);
   free(w->job_slot0);
+  free(w->job_dark);
   free(w->slots);
   free(w->gpus);
   free(w->gpu_slot);
@@ -673,6 +699,47 @@ void work_drive(work *w, double dt) {
                    : inf_take_activity(w->svc[s->owner], s->part);
     slot_set_activity(w, s, a);
   }
+}
+
+/* A job whose racks went dark is interrupted like a GPU failure and held
+ * until they are back; one whose racks came back is released (its plan
+ * resumes it at the next work_clocks). */
+static int job_dark_changed(work *w, size_t j, bool dark) {
+  w->job_dark[j] = dark;
+  int rc = dark ? train_interrupt(w->train, j) : SIM_OK;
+  return rc == SIM_OK ? train_hold(w->train, j, dark) : rc;
+}
+
+/* The slots whose darkness changed, and their workloads. */
+static int mark_dark_slots(work *w) {
+  for (size_t k = 0; k < w->nslots; k++) {
+    slot *s = &w->slots[k];
+    if (!s->active)
+      continue;
+    bool dark = slot_on_dark(w, s);
+    if (dark == s->dark)
+      continue;
+    s->dark = dark;
+    if (!is_job(w, s->owner) &&
+        inf_set_down(w->svc[s->owner], s->part, dark) != SIM_OK)
+      return SIM_ENOMEM;
+  }
+  return SIM_OK;
+}
+
+void work_faults(work *w) {
+  int rc = mark_dark_slots(w);
+  for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
+    if (!w->slots[w->job_slot0[j]].active)
+      continue;
+    bool dark = false;
+    for (int64_t s = 0; s < w->jobs[j].pp; s++)
+      dark |= w->slots[w->job_slot0[j] + (size_t)s].dark;
+    if (dark != w->job_dark[j])
+      rc = job_dark_changed(w, j, dark);
+  }
+  if (rc != SIM_OK)
+    sim_engine_fail(w->engine, rc, "applying a fault: %s", sim_strerror(rc));
 }
 
 void work_attribute(work *w, double dt, double g_per_kwh) {
@@ -744,17 +811,20 @@ static int close_services(work *w, factory_summary *s, sim_error *err) {
   double met = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {
     inf_totals t = inf_totals_of(w->svc[k]);
-    if (t.arrived != t.completed + t.rejected + t.waiting + t.in_batch)
+    if (t.arrived !=
+        t.completed + t.rejected + t.dropped + t.waiting + t.in_batch)
       return sim_error_set(
           err, SIM_ESTATE,
           "service %s: %llu requests arrived but %llu completed, %llu "
-          "rejected, %llu waiting and %llu in a batch",
+          "rejected, %llu dropped, %llu waiting and %llu in a batch",
           w->cfg->services[k].name, (unsigned long long)t.arrived,
           (unsigned long long)t.completed, (unsigned long long)t.rejected,
-          (unsigned long long)t.waiting, (unsigned long long)t.in_batch);
+          (unsigned long long)t.dropped, (unsigned long long)t.waiting,
+          (unsigned long long)t.in_batch);
     s->requests_arrived += t.arrived;
     s->requests_completed += t.completed;
     s->requests_rejected += t.rejected;
+    s->requests_dropped += t.dropped;
     s->tokens += t.tokens_generated;
     s->inference_energy_j += w->owner_j[k];
     met += (double)t.slo_met;
@@ -774,6 +844,7 @@ static int close_jobs(work *w, factory_summary *s, sim_error *err) {
     const train_stats *st = train_stats_of(w->train, j);
     s->training_energy_j += w->owner_j[w->cfg->nservices + j];
     s->lost_gpu_hours += st->lost_gpu_s / 3600;
+    s->fault_lost_gpu_hours += st->fault_lost_gpu_s / 3600;
     s->job_failures += st->failures;
     s->training_tokens += st->iterations_done * w->jobs[j].tokens_per_iteration;
     if (train_state_of(w->train, j) == TRAIN_DONE)
@@ -990,6 +1061,9 @@ static int put_service_attrs(work *w) {
       rc = tel_put_group_attr(w->sink, g, "requests_rejected",
                               (double)t.rejected);
     if (rc == SIM_OK)
+      rc =
+          tel_put_group_attr(w->sink, g, "requests_dropped", (double)t.dropped);
+    if (rc == SIM_OK)
       rc = tel_put_group_attr(w->sink, g, "tokens_generated",
                               t.tokens_generated);
     if (rc == SIM_OK)
@@ -1114,6 +1188,8 @@ static int build_units(work *w) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
     for (; g < fl->group[r]; g++)
       w->group_first[g + 1] = w->nunits;
+    if (!rack_fleet_free(fl, r))
+      continue; /* dark or in emergency: its caps are not the policy's */
     int rc = rack_units(w, r);
     if (rc != SIM_OK)
       return rc;
@@ -1135,8 +1211,10 @@ int work_allocate(work *w, const power_policy_ops *policy,
                     w->unit_cap + first);
   }
   rack_fleet *fl = w->fleet;
-  for (uint32_t i = 0; i < fl->n; i++)
-    fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    for (uint32_t i = fl->first[r];
+         rack_fleet_free(fl, r) && i < fl->first[r] + fl->count[r]; i++)
+      fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
   return SIM_OK;
 }
 

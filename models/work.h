@@ -57,10 +57,21 @@ void work_clocks(work *w);
  * the coming period go to the GPUs they hold. */
 void work_drive(work *w, double dt);
 
+/* After the fleet's dark flags changed (a PDU fault struck or cleared):
+ * a replica with a GPU on a dark rack goes down (inf_set_down: its
+ * requests are dropped, routing skips it) or comes back; a training job
+ * with a GPU on a dark rack is interrupted as by a GPU failure
+ * (train_interrupt) and held until all its racks are back, then
+ * released (work_clocks resumes it as its plan allows). A failure stops
+ * the engine (sim_engine_fail). */
+void work_faults(work *w);
+
 /* Shares each rack group's GPU budget (group_budget_w[g], what the cap
  * leaves its GPUs after the static reserve) among the units of the fleet
  * by policy, and sets every GPU's cap: a replica or stage is a unit per
- * rack it spans, a rack's free GPUs another. SIM_OK or SIM_ENOMEM. */
+ * rack it spans, a rack's free GPUs another. Racks dark or in emergency
+ * (rack_fleet_free false) are left out: their caps are not the policy's.
+ * SIM_OK or SIM_ENOMEM. */
 int work_allocate(work *w, const power_policy_ops *policy,
                   const double *group_budget_w);
 

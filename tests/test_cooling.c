@@ -560,6 +560,97 @@ static void bad_steps_leave_the_state(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
+/* ------------------------------------------------------------------ */
+/* Cooling faults: a loop derated to a share of its capacity           */
+/* ------------------------------------------------------------------ */
+
+/* At steady state under 80% of its capacity, a loop cut to 50% heats at
+ * exactly (0.8 - 0.5) capacity / C (its removal is at the derated
+ * capacity all along, UA and C unchanged), and once restored relaxes
+ * back to its old steady state, first order. */
+static void a_derated_loop_heats_at_the_shortfall(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  cool_loop *l = make_loop(&c);
+  double q = 0.8 * c.capacity_w, hot = c.supply_c + q / cool_ua(&c);
+  cool_loop_set_temp(l, hot);
+  assert_true(cool_loop_derate(l) == 1);
+  assert_int_equal(cool_loop_set_derate(l, 0.5), SIM_OK);
+  double rate = 0.3 * c.capacity_w / cool_heat_capacity(&c), dt = 10;
+  for (int k = 1; k <= 30; k++) {
+    cool_step s;
+    step_ok(l, q, 20, dt, &s);
+    assert_close(s.temp_c, hot + rate * k * dt, 0, 1e-6);
+    assert_close(s.removed_j, 0.5 * c.capacity_w * dt, 1e-9, 0);
+    assert_true(s.at_capacity);
+  }
+  /* Restored: at capacity, it cools at 0.2 capacity / C down to the
+   * knee at T_s + dT, then first order back to where it was. */
+  double peak = cool_loop_temp_c(l), knee = c.supply_c + c.delta_t_k;
+  double t_knee = (peak - knee) / (0.2 * c.capacity_w / cool_heat_capacity(&c));
+  assert_int_equal(cool_loop_set_derate(l, 1), SIM_OK);
+  cool_step s;
+  step_ok(l, q, 20, 20 * c.tau_s, &s);
+  double want = hot + (knee - hot) * exp(-(20 * c.tau_s - t_knee) / c.tau_s);
+  assert_close(s.temp_c, want, 0, 1e-6);
+  assert_false(s.at_capacity);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* Share 1 is the loop as built, bit for bit; below the derated capacity
+ * a derated loop's steady state is the same as the whole loop's; above
+ * it there is none, and the removal is the share. */
+static bool same_power(const cool_power *a, const cool_power *b) {
+  return a->removed_w == b->removed_w && a->free_w == b->free_w &&
+         a->chiller_w == b->chiller_w && a->aux_w == b->aux_w &&
+         a->total_w == b->total_w && a->free_share == b->free_share &&
+         a->cop == b->cop && a->temp_c == b->temp_c &&
+         a->at_capacity == b->at_capacity;
+}
+
+static void derated_power_and_steady_state(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(AIR, &c);
+  for (double t = c.supply_c; t < c.supply_c + 2 * c.delta_t_k; t += 0.7) {
+    cool_power a = cool_power_at(&c, t, 25),
+               b = cool_power_derated(&c, 1, t, 25);
+    assert_true(same_power(&a, &b));
+  }
+  cool_power low = cool_steady_derated(&c, 0.5, 0.3 * c.capacity_w, 25);
+  cool_power whole = cool_steady(&c, 0.3 * c.capacity_w, 25);
+  assert_true(same_power(&low, &whole));
+  cool_power over = cool_steady_derated(&c, 0.5, 0.8 * c.capacity_w, 25);
+  assert_true(over.at_capacity);
+  assert_close(over.removed_w, 0.5 * c.capacity_w, 1e-12, 0);
+  /* The reserve for 80% of the heat shrinks with the plant that is left:
+   * less removed, less to run the chillers and pumps for. */
+  assert_true(over.total_w < cool_steady(&c, 0.8 * c.capacity_w, 25).total_w);
+  scn_release(&cool_loop_schema, &c);
+}
+
+static void a_derate_must_be_a_share(void **state) {
+  (void)state;
+  cool_loop_config c;
+  bind_ok(LIQUID, &c);
+  cool_loop *l = make_loop(&c);
+  assert_int_equal(cool_loop_set_derate(l, 0.25), SIM_OK);
+  assert_int_equal(cool_loop_set_derate(l, 1.5), SIM_EINVAL);
+  assert_int_equal(cool_loop_set_derate(l, -0.1), SIM_EINVAL);
+  assert_int_equal(cool_loop_set_derate(l, NAN), SIM_EINVAL);
+  assert_true(cool_loop_derate(l) == 0.25);
+  assert_int_equal(cool_loop_set_derate(l, 0), SIM_OK); /* all lost */
+  cool_step s;
+  step_ok(l, 1e5, 20, 60, &s);
+  assert_true(s.removed_j == 0 && s.energy_j > 0); /* pumps still run */
+  assert_close(s.temp_c, c.supply_c + 1e5 * 60 / cool_heat_capacity(&c), 0,
+               1e-6);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   struct CMUnitTest tests[64];
@@ -579,5 +670,8 @@ int main(void) {
   TEST_ROWS(tests, n, bad_loops_are_rejected, bad);
   TEST_ADD(tests, n, create_fails_cleanly);
   TEST_ADD(tests, n, bad_steps_leave_the_state);
+  TEST_ADD(tests, n, a_derated_loop_heats_at_the_shortfall);
+  TEST_ADD(tests, n, derated_power_and_steady_state);
+  TEST_ADD(tests, n, a_derate_must_be_a_share);
   return _cmocka_run_group_tests("cooling", tests, n, NULL, NULL);
 }

@@ -233,6 +233,54 @@ static void empty_groups_are_refused(void **state) {
   assert_null(rack_fleet_create(&g, 0, &err));
 }
 
+/* Faults: a dark rack draws nothing at all, GPUs, other IT and losses,
+ * whatever its GPUs' activities, and the others are as before; back, it
+ * draws as it did. */
+static void a_dark_rack_draws_nothing(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 0.7;
+  double loss0, it0 = rack_fleet_update(f, &loss0);
+  double rack1 = f->rack_power_w[1], rack3 = f->rack_power_w[3];
+  double loss3 = f->loss_w[3];
+  f->dark[1] = f->dark[3] = true;
+  double loss, it = rack_fleet_update(f, &loss);
+  for (uint32_t r = 1; r <= 3; r += 2) {
+    assert_true(f->rack_power_w[r] == 0 && f->gpu_power_w[r] == 0);
+    assert_true(f->loss_w[r] == 0 && f->activity_mean[r] == 0);
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      assert_true(f->power_w[i] == 0);
+  }
+  assert_close(it, it0 - rack1 - rack3, 1e-12, 0);
+  assert_close(loss, loss0 - loss3, 1e-12, 0);
+  f->dark[1] = f->dark[3] = false;
+  assert_close(rack_fleet_update(f, NULL), it0, 1e-15, 0);
+  rack_fleet_destroy(f);
+}
+
+/* An emergency rack's GPUs go to their minimum cap, and only its: the
+ * fleet's other caps stay as a split left them. */
+static void emergency_caps_go_to_the_minimum(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  assert_int_equal(rack_fleet_split_static(f, 1e9, NULL), SIM_OK);
+  double before = f->cap_w[f->first[0]];
+  f->emergency[2] = f->emergency[4] = true;
+  assert_false(rack_fleet_free(f, 2) || rack_fleet_free(f, 4));
+  assert_true(rack_fleet_free(f, 0));
+  rack_fleet_apply_emergency(f);
+  for (uint32_t r = 0; r < f->nracks; r++)
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+      double want = f->emergency[r] ? f->types[f->type[i]]->cap_min_w
+                    : r < 3         ? before
+                                    : f->cap_w[f->first[3]];
+      assert_true(f->cap_w[i] == want);
+    }
+  assert_true(f->cap_w[f->first[2]] == 200);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -243,5 +291,7 @@ int main(void) {
   TEST_ADD(tests, n, conversion_losses);
   TEST_ADD(tests, n, floor_and_reserve);
   TEST_ADD(tests, n, empty_groups_are_refused);
+  TEST_ADD(tests, n, a_dark_rack_draws_nothing);
+  TEST_ADD(tests, n, emergency_caps_go_to_the_minimum);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
 }
