@@ -296,6 +296,11 @@ static void print_workloads(const factory_scenario *sc,
         (unsigned long long)s->jobs_arrived, (unsigned long long)s->jobs_done,
         (unsigned long long)s->jobs_running, (unsigned long long)s->jobs_queued,
         s->jct_mean_s, (unsigned long long)s->job_failures, s->lost_gpu_hours);
+  if (sc->cfg.nfaults > 0)
+    printf("  faults         %llu events in force %.0f s: %.1f GPU-h of "
+           "training and %llu requests lost\n",
+           (unsigned long long)s->fault_events, s->fault_s,
+           s->fault_lost_gpu_hours, (unsigned long long)s->requests_dropped);
   if (sc->cfg.nservices + sc->cfg.ntraining > 0)
     printf("  GPU energy by  inference %.4f MWh, training %.4f MWh, idle "
            "%.4f MWh; other IT %.4f MWh\n",
