@@ -92,12 +92,13 @@ static double sample(rig *g, double *row) {
 }
 
 static void assert_conserved(const inf_totals *t) {
-  if (t->arrived != t->completed + t->rejected + t->waiting + t->in_batch)
-    fail_msg("arrived %llu != completed %llu + rejected %llu + waiting %llu "
-             "+ in batch %llu",
+  if (t->arrived !=
+      t->completed + t->rejected + t->dropped + t->waiting + t->in_batch)
+    fail_msg("arrived %llu != completed %llu + rejected %llu + dropped %llu "
+             "+ waiting %llu + in batch %llu",
              (unsigned long long)t->arrived, (unsigned long long)t->completed,
-             (unsigned long long)t->rejected, (unsigned long long)t->waiting,
-             (unsigned long long)t->in_batch);
+             (unsigned long long)t->rejected, (unsigned long long)t->dropped,
+             (unsigned long long)t->waiting, (unsigned long long)t->in_batch);
 }
 
 /* ---- Traces written by the tests (Azure format) ------------------------ */
@@ -163,6 +164,42 @@ static void conservation_at_any_time(void **state) {
                 (unsigned long long)most_waiting);
   assert_true(t.rejected > 0 && t.completed > 0 && most_waiting > 0);
   assert_int_equal(t.waiting + t.in_batch, 0); /* drained after the horizon */
+  rig_close(&g);
+}
+
+/* A replica that goes down drops what it holds and gets nothing until it
+ * is back; with every replica down arrivals are dropped; conservation
+ * counts them at every moment. */
+static void replicas_down_drop_and_recover(void **state) {
+  (void)state;
+  rig g;
+  rig_open(&g, H100,
+           "name: down\nmodel: Llama-3.1-8B\nreplicas: 2\n"
+           "arrivals: {rate: 20, prompt: {mean: 500}, output: {mean: 200}}\n",
+           5, 60);
+  run_to(&g, 10);
+  assert_int_equal(inf_set_down(g.s, 0, true), SIM_OK);
+  inf_totals t = inf_totals_of(g.s);
+  assert_true(t.dropped > 0);
+  assert_conserved(&t);
+  uint64_t dropped = t.dropped;
+  run_to(&g, 20); /* replica 1 serves alone */
+  t = inf_totals_of(g.s);
+  assert_int_equal(t.dropped, dropped);
+  assert_conserved(&t);
+  assert_int_equal(inf_set_down(g.s, 1, true), SIM_OK);
+  run_to(&g, 30); /* both down: every arrival dropped */
+  inf_totals down = inf_totals_of(g.s);
+  assert_true(down.dropped > t.dropped + 100);
+  assert_int_equal(down.waiting + down.in_batch, 0);
+  assert_conserved(&down);
+  assert_int_equal(inf_set_down(g.s, 0, false), SIM_OK);
+  assert_int_equal(inf_set_down(g.s, 1, false), SIM_OK);
+  run_to(&g, 40);
+  inf_totals up = inf_totals_of(g.s);
+  assert_true(up.completed > down.completed);
+  assert_conserved(&up);
+  assert_int_equal(inf_set_down(g.s, 2, true), SIM_EINVAL);
   rig_close(&g);
 }
 
@@ -853,6 +890,7 @@ int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ADD(tests, n, conservation_at_any_time);
+  TEST_ADD(tests, n, replicas_down_drop_and_recover);
   TEST_ROWS(tests, n, processor_sharing_is_exact, ps_cases);
   TEST_ADD(tests, n, light_load_latency);
   TEST_ROWS(tests, n, activity_gives_roofline_energy, activity_cases);

@@ -451,6 +451,37 @@ static void pause_and_resume(void **state) {
   bench_close(&b);
 }
 
+/* A fault interrupts a computing job like a failure (counted apart as a
+ * fault) and a hold keeps it from computing after its restart until
+ * released and resumed; a paused job loses nothing to an interrupt. */
+static void interrupt_and_hold(void **state) {
+  (void)state;
+  bench b;
+  bench_open(&b, CLOCKED, 1, NULL, NULL);
+  double T0 = train_iteration_s(b.p, b.job);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  run_to(&b, 100 * SIM_SEC);
+  assert_int_equal(train_interrupt(b.p, b.job), SIM_OK);
+  assert_int_equal(train_hold(b.p, b.job, true), SIM_OK);
+  assert_int_equal(stats(&b)->failures, 1);
+  assert_int_equal(stats(&b)->fault_interruptions, 1);
+  assert_true(stats(&b)->lost_iterations > 0);
+  assert_true(stats(&b)->fault_lost_gpu_s > 0);
+  run_to(&b, 3 * 3600 * SIM_SEC); /* past the restart: held, not computing */
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_PAUSED);
+  assert_true(stats(&b)->iterations_done == 0);
+  assert_int_equal(train_resume(b.p, b.job), SIM_OK); /* held: nothing */
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_PAUSED);
+  assert_int_equal(train_interrupt(b.p, b.job), SIM_OK); /* paused: none */
+  assert_int_equal(stats(&b)->failures, 1);
+  assert_int_equal(train_hold(b.p, b.job, false), SIM_OK);
+  assert_int_equal(train_resume(b.p, b.job), SIM_OK);
+  run_to(&b, 30 * DAY_NS);
+  assert_close(stats(&b)->end_s, 3 * 3600 + 500 * T0, 0, 3e-9);
+  assert_int_equal(stats(&b)->pauses, 0); /* holds are not grid pauses */
+  bench_close(&b);
+}
+
 /* Many clock changes leave exactly one completion pending (cancelled ones
  * never run) and still end at the time the rates give. */
 static void many_clock_changes(void **state) {
@@ -1079,6 +1110,7 @@ int main(void) {
   TEST_ADD(tests, n, clock_change_mid_run);
   TEST_ADD(tests, n, many_clock_changes);
   TEST_ADD(tests, n, pause_and_resume);
+  TEST_ADD(tests, n, interrupt_and_hold);
   TEST_ADD(tests, n, clock_out_of_range);
   TEST_ADD(tests, n, activity_whole_iteration);
   TEST_ADD(tests, n, activity_at_iteration_start);
