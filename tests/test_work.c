@@ -484,6 +484,27 @@ static void carbon_aware_deferral_saves_where_the_grid_swings(void **state) {
   assert_true(threshold < ca[0]);
 }
 
+/* The oversubscribed factory runs safely under every policy: at or under
+ * its cap at every sample, no violation counted. */
+static void oversubscription_is_safe_under_every_policy(void **state) {
+  (void)state;
+  static const char *const policies[] = {"static", "proportional", "priority",
+                                         "efficiency"};
+  for (size_t p = 0; p < N_OF(policies); p++) {
+    char set[64];
+    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    const char *sets[] = {set, "duration=5 min"};
+    run r;
+    run_file(&r, "oversubscription.yaml", sets, 2);
+    size_t n;
+    const double *peak = facility(&r, "peak_power_w", &n);
+    for (size_t i = 0; i < n; i++)
+      assert_true(peak[i] <= 410e3);
+    assert_true(r.sum.cap_violation_s == 0);
+    run_free(&r);
+  }
+}
+
 /* scenarios/powercap-policies.yaml for 6 h: efficiency does at least the
  * training and at least the tokens per joule of static. Why it wins:
  * decode is memory-bound, so a replica's clock barely changes its
@@ -832,6 +853,7 @@ int main(void) {
   TEST_ADD(tests, n, efficiency_beats_static);
   TEST_ADD(tests, n, speed_tuning_saves_a_tenth);
   TEST_ADD(tests, n, oversubscription_serves_more);
+  TEST_ADD(tests, n, oversubscription_is_safe_under_every_policy);
   TEST_ADD(tests, n, a_dr_cut_is_met_and_training_pays);
   TEST_ADD(tests, n, carbon_aware_deferral_saves_where_the_grid_swings);
   TEST_ROWS(tests, n, bad_workload_input, bad);
