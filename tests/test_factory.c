@@ -10,15 +10,7 @@
 #include <string.h>
 
 #include "factory.h"
-
-static const char *write_scenario(const char *name, const char *text) {
-  const char *path = test_out_path(name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  return path;
-}
+#include "test_run.h"
 
 static const char base[] =
     "name: t\nseed: 3\nduration: 2 h\nsample_period: 5 min\n"
@@ -32,14 +24,7 @@ static const char base[] =
     "    load: {pattern: steps, noise: 0, steps: [{at: 0 s, level: 90%}, "
     "{at: 1 h, level: 20%}]}\n";
 
-/* A run kept whole (scenario, sink, engine, factory) for its checks. */
-typedef struct run {
-  factory_scenario sc;
-  tel_sink *sink;
-  sim_engine *engine;
-  factory *factory;
-  factory_summary sum;
-} run;
+typedef test_run run;
 
 /* The invariants of every run (DESIGN 9): facility energy is IT, losses,
  * cooling and smoothing less what the battery delivered; no power column
@@ -63,29 +48,11 @@ static void assert_books(const run *r) {
 
 static void run_scenario(run *r, const char *text, const char *const *sets,
                          size_t nsets) {
-  sim_error err = {0};
-  const char *path = write_scenario("factory.yaml", text);
-  if (factory_scenario_load(path, sets, nsets, &r->sc, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  r->sink = tel_memory_create();
-  r->engine = sim_engine_create(NULL);
-  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
-  if (r->factory == NULL)
-    fail_msg("%s", err.msg);
-  assert_int_equal(sim_engine_run(r->engine, factory_duration(&r->sc.cfg)),
-                   SIM_OK);
-  if (factory_finish(r->factory, &r->sum, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  assert_int_equal(tel_commit(r->sink), SIM_OK);
+  test_run_file(r, test_scenario_file("factory.yaml", text), sets, nsets);
   assert_books(r);
 }
 
-static void run_free(run *r) {
-  tel_destroy(r->sink);
-  factory_destroy(r->factory);
-  sim_engine_destroy(r->engine);
-  factory_scenario_release(&r->sc);
-}
+static void run_free(run *r) { test_run_free(r); }
 
 static const double *column(const run *r, const char *group, const char *col,
                             size_t *rows, size_t *width) {
@@ -309,13 +276,14 @@ static void battery_shaves_the_peak(void **state) {
  * slowdown temperature, and the racks say so. */
 static void hot_gpus_are_throttled(void **state) {
   (void)state;
-  write_scenario("hot-catalog.yaml",
-                 "gpus:\n  - name: HOT\n    tdp: 100 W\n    idle_power: 10 W\n"
-                 "    power_cap_min: 20 W\n    power_cap_max: 100 W\n"
-                 "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
-                 "    slowdown_temp: 87 degC\n    shutdown_temp: 92 degC\n"
-                 "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
-                 "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
+  test_scenario_file(
+      "hot-catalog.yaml",
+      "gpus:\n  - name: HOT\n    tdp: 100 W\n    idle_power: 10 W\n"
+      "    power_cap_min: 20 W\n    power_cap_max: 100 W\n"
+      "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
+      "    slowdown_temp: 87 degC\n    shutdown_temp: 92 degC\n"
+      "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
+      "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
   static const char text[] =
       "name: hot\nduration: 1 h\ncatalog: hot-catalog.yaml\n"
       "power: {cap: 10 kW}\n"
@@ -425,7 +393,7 @@ static void bad_factory_input(void **state) {
   const bad_case *c = *state;
   factory_scenario sc;
   sim_error err = {0};
-  const char *path = write_scenario("factory.yaml", base);
+  const char *path = test_scenario_file("factory.yaml", base);
   const char *sets[] = {c->set};
   assert_int_equal(factory_scenario_load(path, sets, 1, &sc, &err), SIM_EINPUT);
   char where[4200];
@@ -444,7 +412,7 @@ static void unknown_gpu_hint_lists_the_catalog(void **state) {
   char text[sizeof base + 16];
   snprintf(text, sizeof text, "%s", base);
   memcpy(strstr(text, "H100-SXM"), "H300-SXM", 8);
-  factory_scenario_load(write_scenario("factory.yaml", text), NULL, 0, &sc,
+  factory_scenario_load(test_scenario_file("factory.yaml", text), NULL, 0, &sc,
                         &err);
   if (strstr(err.msg, ":16:10: unknown GPU type 'H300-SXM'") == NULL)
     fail_msg("got '%s'", err.msg);
@@ -453,19 +421,20 @@ static void unknown_gpu_hint_lists_the_catalog(void **state) {
 
 static int write_short_csv(void **state) {
   (void)state;
-  write_scenario("short.csv", "t,v\n2023-01-01 00:00,100\n"
-                              "2023-01-01 01:00,200\n");
+  test_scenario_file("short.csv", "t,v\n2023-01-01 00:00,100\n"
+                                  "2023-01-01 01:00,200\n");
   return 0;
 }
 
 static void a_catalog_file_replaces_the_builtin(void **state) {
   (void)state;
-  write_scenario("mini-catalog.yaml",
-                 "gpus:\n  - name: MINI\n    tdp: 100 W\n    idle_power: 10 W\n"
-                 "    power_cap_min: 50 W\n    power_cap_max: 100 W\n"
-                 "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
-                 "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
-                 "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
+  test_scenario_file(
+      "mini-catalog.yaml",
+      "gpus:\n  - name: MINI\n    tdp: 100 W\n    idle_power: 10 W\n"
+      "    power_cap_min: 50 W\n    power_cap_max: 100 W\n"
+      "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
+      "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
+      "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
   static const char text[] =
       "name: mini\nduration: 1 h\ncatalog: mini-catalog.yaml\n"
       "power: {cap: 10 kW}\n"

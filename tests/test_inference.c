@@ -6,6 +6,7 @@
  * quantiles, the constructor's refusals and the schema. */
 #include "test_catalogs.h"
 #include "test_mlenergy.h"
+#include "test_replica.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -30,20 +31,6 @@ typedef struct rig {
   double sampled_s; /* when the last sample was taken */
 } rig;
 
-static rl_replica replica(const char *gpu, const char *model,
-                          const char *precision, int tp) {
-  const gpu_spec *g = gpu_catalog_find(&cats.gpu, gpu);
-  const llm_model *m = llm_catalog_find(&cats.llm, model);
-  const llm_precision *p = llm_catalog_precision(&cats.llm, precision);
-  if (g == NULL || m == NULL || p == NULL)
-    fail_msg("no %s / %s / %s in the catalogs", gpu, model, precision);
-  rl_replica r;
-  sim_error err = {0};
-  if (rl_replica_init(&r, g, m, p, tp, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  return r;
-}
-
 static void bind_ok(const char *yaml, inf_config *c) {
   sim_error err = {0};
   memset(c, 0, sizeof *c);
@@ -58,7 +45,7 @@ static void rig_open(rig *g, const char *gpu, const char *yaml, uint64_t seed,
   sim_error err = {0};
   memset(g, 0, sizeof *g);
   bind_ok(yaml, &g->c);
-  g->r = replica(gpu, g->c.model, g->c.precision, (int)g->c.tp);
+  g->r = test_replica(gpu, g->c.model, g->c.precision, (int)g->c.tp);
   arr_gen *gen = arr_create(&g->c.arrivals, NULL, seed, 0, &err);
   if (gen == NULL)
     fail_msg("%s", err.msg);
@@ -447,7 +434,7 @@ static void kv_cache_bounds_the_batch(void **state) {
 /* A request larger than the whole cache is rejected; the others pass. */
 static void request_larger_than_the_cache_is_rejected(void **state) {
   (void)state;
-  rl_replica r = replica(H100, "Llama-3.1-70B", "fp16", 2);
+  rl_replica r = test_replica(H100, "Llama-3.1-70B", "fp16", 2);
   double cap = 0;
   assert_int_equal(rl_max_batch_tokens(&r, &cap, NULL), SIM_OK);
   trace_row rows[] = {{0, 1000, 100},
@@ -530,7 +517,7 @@ static void max_batch_holds_under_overload(void **state) {
  * joule are read over 60-180 s, after the batch has filled. */
 static double service_tokens_per_joule(double seqs, const test_mlenergy_row *m,
                                        double *batch) {
-  rl_replica r = replica(H100, "Llama-3.1-8B", "fp16", 1);
+  rl_replica r = test_replica(H100, "Llama-3.1-8B", "fp16", 1);
   double serve = seqs / rl_decode_step_s(&r, seqs, 512 + m->avg_output / 2, 1) /
                  m->avg_output;
   char yaml[1024];

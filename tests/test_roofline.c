@@ -7,6 +7,7 @@
  * published-figure test prints the model's figure beside the measured one. */
 #include "test_catalogs.h"
 #include "test_mlenergy.h"
+#include "test_replica.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -15,21 +16,6 @@
 #include <string.h>
 
 #include "roofline.h"
-
-/* A replica that must be valid. */
-static rl_replica replica(const char *gpu, const char *model,
-                          const char *precision, int tp) {
-  const gpu_spec *g = gpu_catalog_find(&cats.gpu, gpu);
-  const llm_model *m = llm_catalog_find(&cats.llm, model);
-  const llm_precision *p = llm_catalog_precision(&cats.llm, precision);
-  if (g == NULL || m == NULL || p == NULL)
-    fail_msg("no %s / %s / %s in the catalogs", gpu, model, precision);
-  rl_replica r;
-  sim_error err = {0};
-  if (rl_replica_init(&r, g, m, p, tp, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  return r;
-}
 
 /* ---- Seed table: 7B FP16 decode at batch 4 ------------------------------
  * The seed's tokens/s are read as the total of the batch of 4 (the sum of
@@ -52,7 +38,7 @@ static const seed_row seeds[] = {
 
 static void seed_decode_tokens_per_s(void **state) {
   const seed_row *row = *state;
-  rl_replica r = replica(row->gpu, "Llama-2-7B", "fp16", 1);
+  rl_replica r = test_replica(row->gpu, "Llama-2-7B", "fp16", 1);
   double tps = 4 / rl_decode_step_s(&r, 4, 512, 1);
   /* The bandwidth bound with every byte at the datasheet rate: what no
    * efficiency can beat. */
@@ -106,8 +92,8 @@ static void splitwise_prefill_ratio(void **state) {
   double a_ms = splitwise_prompt_ms("a100-80gb");
   if (isnan(h_ms) || isnan(a_ms))
     fail_msg("no Splitwise rows in %s", data_path("perf_model.csv"));
-  rl_replica h = replica("H100-SXM", "Llama-2-70B", "fp16", 4);
-  rl_replica a = replica("A100-SXM", "Llama-2-70B", "fp16", 4);
+  rl_replica h = test_replica("H100-SXM", "Llama-2-70B", "fp16", 4);
+  rl_replica a = test_replica("A100-SXM", "Llama-2-70B", "fp16", 4);
   double hm = 1e3 * rl_prefill_s(&h, 1024, 1);
   double am = 1e3 * rl_prefill_s(&a, 1024, 1);
   double measured = a_ms / h_ms, model = am / hm;
@@ -164,7 +150,7 @@ static tpj model_tokens_per_joule(const rl_replica *r,
 
 static void mlenergy_tokens_per_joule_rises(void **state) {
   (void)state;
-  rl_replica r = replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
+  rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
   const double batches[] = {8, 512};
   double prev = 0;
   for (size_t i = 0; i < N_OF(batches); i++) {
@@ -192,9 +178,9 @@ static void nvfp4_doubles_tokens_per_joule_on_b200(void **state) {
   (void)state;
   /* Same two B200s, same batch of 32 sequences at a 2,048-token context;
    * only the weights' precision differs (KV at 16 bits in both). */
-  rl_replica f16 = replica("B200", "Llama-3.1-70B", "fp16", 2);
-  rl_replica f4 = replica("B200", "Llama-3.1-70B", "fp4", 2);
-  rl_replica f4one = replica("B200", "Llama-3.1-70B", "fp4", 1);
+  rl_replica f16 = test_replica("B200", "Llama-3.1-70B", "fp16", 2);
+  rl_replica f4 = test_replica("B200", "Llama-3.1-70B", "fp4", 2);
+  rl_replica f4one = test_replica("B200", "Llama-3.1-70B", "fp4", 1);
   double a = rl_decode_tokens_per_joule(&f16, 32, 2048, 1);
   double b = rl_decode_tokens_per_joule(&f4, 32, 2048, 1);
   double c = rl_decode_tokens_per_joule(&f4one, 32, 2048, 1);
@@ -248,7 +234,7 @@ static void seventy_b_fp16_needs_more_than_one_h100(void **state) {
 
 static void prefill_slows_with_phi_decode_does_not(void **state) {
   (void)state;
-  rl_replica r = replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
+  rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
   assert_close(r.gpu->beta, 0, 0, 0);
   double p1 = rl_prefill_s(&r, 2048, 1), ph = rl_prefill_s(&r, 2048, 0.5);
   assert_close(ph, 2 * p1, 1e-12, 0);
@@ -285,7 +271,7 @@ static const sanity_row sanity[] = {
 
 static void sanity_case(void **state) {
   const sanity_row *row = *state;
-  rl_replica r = replica(row->gpu, row->model, row->precision, row->tp);
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
   double b = row->batch, c = row->context;
   rl_step s;
   rl_decode_step(&r, b, c, 1, &s);
@@ -322,9 +308,9 @@ static void sanity_case(void **state) {
 /* More GPUs: shorter steps; tp = 1 has no all-reduce. */
 static void tensor_parallel_shortens_steps(void **state) {
   (void)state;
-  rl_replica r2 = replica("H100-SXM", "Llama-3.1-70B", "fp16", 2);
-  rl_replica r4 = replica("H100-SXM", "Llama-3.1-70B", "fp16", 4);
-  rl_replica r8 = replica("H100-SXM", "Llama-3.1-70B", "fp16", 8);
+  rl_replica r2 = test_replica("H100-SXM", "Llama-3.1-70B", "fp16", 2);
+  rl_replica r4 = test_replica("H100-SXM", "Llama-3.1-70B", "fp16", 4);
+  rl_replica r8 = test_replica("H100-SXM", "Llama-3.1-70B", "fp16", 8);
   rl_step s2, s4, s8, s1;
   rl_decode_step(&r2, 16, 1000, 1, &s2);
   rl_decode_step(&r4, 16, 1000, 1, &s4);
@@ -332,7 +318,7 @@ static void tensor_parallel_shortens_steps(void **state) {
   assert_true(s4.t < s2.t && s8.t < s4.t);
   /* 2 x 80 layers x (10 us + ...) */
   assert_true(s4.t_tp > 160 * 10e-6 && s4.t_tp < 2 * 160 * 10e-6);
-  rl_replica r1 = replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
+  rl_replica r1 = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
   rl_decode_step(&r1, 16, 1000, 1, &s1);
   assert_close(s1.t_tp, 0, 0, 0);
 }
@@ -340,7 +326,7 @@ static void tensor_parallel_shortens_steps(void **state) {
 /* MoE reads its active experts per step, holds all of them. */
 static void moe_reads_active_weights(void **state) {
   (void)state;
-  rl_replica r = replica("H100-SXM", "Mixtral-8x7B", "fp16", 2);
+  rl_replica r = test_replica("H100-SXM", "Mixtral-8x7B", "fp16", 2);
   rl_step s;
   rl_decode_step(&r, 1, 0, 1, &s);
   assert_close(s.bytes, llm_active_weight_bytes(r.model, r.weights), 1e-12, 0);

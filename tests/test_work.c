@@ -11,14 +11,10 @@
 #include <string.h>
 
 #include "factory.h"
+#include "test_run.h"
 
 static const char *write_scenario(const char *text) {
-  const char *path = test_out_path("work.yaml");
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  return path;
+  return test_scenario_file("work.yaml", text);
 }
 
 /* One NVL72 rack: a chat service on 4 GPUs, a 32-GPU job from the start,
@@ -44,39 +40,14 @@ static const char base[] =
     "  - {name: small, model: Llama-3.1-8B, dp: 1, tp: 4, arrival: 20 min,\n"
     "     tokens_per_iteration: 65536, iterations: 200}\n";
 
-typedef struct run {
-  factory_scenario sc;
-  tel_sink *sink;
-  sim_engine *engine;
-  factory *factory;
-  factory_summary sum;
-} run;
+typedef test_run run;
 
 static void run_scenario(run *r, const char *text, const char *const *sets,
                          size_t nsets) {
-  sim_error err = {0};
-  memset(r, 0, sizeof *r);
-  if (factory_scenario_load(write_scenario(text), sets, nsets, &r->sc, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  r->sink = tel_memory_create();
-  r->engine = sim_engine_create(NULL);
-  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
-  if (r->factory == NULL)
-    fail_msg("%s", err.msg);
-  assert_int_equal(sim_engine_run(r->engine, factory_duration(&r->sc.cfg)),
-                   SIM_OK);
-  if (factory_finish(r->factory, &r->sum, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  assert_int_equal(tel_commit(r->sink), SIM_OK);
+  test_run_file(r, write_scenario(text), sets, nsets);
 }
 
-static void run_free(run *r) {
-  tel_destroy(r->sink);
-  factory_destroy(r->factory);
-  sim_engine_destroy(r->engine);
-  factory_scenario_release(&r->sc);
-}
+static void run_free(run *r) { test_run_free(r); }
 
 static const double *job_column(const run *r, const char *col, size_t *rows) {
   const double *v = tel_memory_table_column(r->sink, "jobs", col, rows);
@@ -86,10 +57,7 @@ static const double *job_column(const run *r, const char *col, size_t *rows) {
 }
 
 static const double *facility(const run *r, const char *col, size_t *rows) {
-  const double *v = tel_memory_column(r->sink, "facility", col, rows, NULL);
-  if (v == NULL)
-    fail_msg("no /facility column %s", col);
-  return v;
+  return test_facility_column(r, col, rows);
 }
 
 static double max_of(const double *v, size_t n) {
@@ -325,19 +293,7 @@ static void run_file(run *r, const char *name, const char *const *sets,
                      size_t nsets) {
   char path[4096];
   snprintf(path, sizeof path, "%s/scenarios/%s", AIFSIM_SOURCE_DIR, name);
-  sim_error err = {0};
-  memset(r, 0, sizeof *r);
-  if (factory_scenario_load(path, sets, nsets, &r->sc, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  r->sink = tel_memory_create();
-  r->engine = sim_engine_create(NULL);
-  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
-  if (r->factory == NULL)
-    fail_msg("%s", err.msg);
-  assert_int_equal(sim_engine_run(r->engine, factory_duration(&r->sc.cfg)),
-                   SIM_OK);
-  if (factory_finish(r->factory, &r->sum, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
+  test_run_file(r, path, sets, nsets);
 }
 
 /* scenarios/speed-tuning.yaml: the 20%-imbalanced pipeline draws at least

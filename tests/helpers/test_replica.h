@@ -1,0 +1,24 @@
+/* test_replica.h - a replica from the built-in catalogs (test_catalogs.h)
+ * that must be valid, for the tests of the roofline and of inference.
+ * Header only, like test_catalogs.h. */
+#ifndef TEST_REPLICA_H
+#define TEST_REPLICA_H
+
+#include "roofline.h"
+#include "test_catalogs.h"
+
+static inline rl_replica test_replica(const char *gpu, const char *model,
+                                      const char *precision, int tp) {
+  const gpu_spec *g = gpu_catalog_find(&cats.gpu, gpu);
+  const llm_model *m = llm_catalog_find(&cats.llm, model);
+  const llm_precision *p = llm_catalog_precision(&cats.llm, precision);
+  if (g == NULL || m == NULL || p == NULL)
+    fail_msg("no %s / %s / %s in the catalogs", gpu, model, precision);
+  rl_replica r;
+  sim_error err = {0};
+  if (rl_replica_init(&r, g, m, p, tp, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  return r;
+}
+
+#endif
