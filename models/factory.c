@@ -188,6 +188,7 @@ struct factory {
   const power_policy_ops *policy;
   sim_time alloc_every; /* a dynamic policy's period */
   double *group_budget; /* per group: its GPUs' caps under the static split */
+  double *alloc_budget; /* what the policy shares: that, or a prediction */
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
@@ -559,13 +560,60 @@ static void note_budgets(factory *f) {
       f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
 }
 
-/* A dynamic policy shares the budget again every allocation period,
- * once the workloads have set the GPUs' activities. */
+/* The racks' other IT power in the coming period: linear in each rack's
+ * mean GPU activity, which the workloads and the background load have
+ * set for it already. */
+static double other_it_next(const rack_fleet *fl) {
+  double sum = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    double a = 0;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+      a += fl->activity[i];
+    sum += fl->other_idle_w[r] +
+           (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
+  }
+  return sum;
+}
+
+/* The budget predicted for the coming period. Last period the facility
+ * drew F for IT power I; conversion losses, cooling and smoothing, R = F
+ * - I, grow with the IT they serve: k = R / I per IT watt. With the
+ * racks' other IT in the coming period O (known: activities are set
+ * before power is), the GPUs may draw
+ *
+ *   cap (1 - margin) / (1 + k) - O.
+ *
+ * budget_margin keeps back what the proportional picture misses (cooling
+ * lags its heat; conversion efficiency varies with load). The static
+ * reserve stays the floor, and faults keep it: their racks' budgets are
+ * not the fleet's usual share. */
+static void predict_budgets(factory *f) {
+  const power_config *c = &f->cfg->power;
+  size_t n = f->fleet->ngroups;
+  memcpy(f->alloc_budget, f->group_budget, n * sizeof *f->alloc_budget);
+  double it = f->p_it;
+  if (c->budget != BUDGET_PREDICT || f->fault_on || !(it > 0))
+    return;
+  double k = fmax(0, f->p_facility - it) / it;
+  double predicted =
+      f->cap * (1 - c->budget_margin) / (1 + k) - other_it_next(f->fleet);
+  double reserve = 0;
+  for (size_t g = 0; g < n; g++)
+    reserve += f->group_budget[g];
+  double scale = reserve > 0 ? fmax(1, predicted / reserve) : 1;
+  for (size_t g = 0; g < n; g++)
+    f->alloc_budget[g] = f->group_budget[g] * scale;
+}
+
+/* A dynamic policy (or a predicted budget) shares the budget again every
+ * allocation period, once the workloads have set the GPUs' activities. */
 static int allocate(factory *f, sim_time now) {
-  if (f->policy == &power_static ||
+  bool predict = f->cfg->power.budget == BUDGET_PREDICT;
+  if ((f->policy == &power_static && !predict) ||
       (f->alloc_every > 0 && now % f->alloc_every != 0))
     return SIM_OK;
-  if (work_allocate(f->work, f->policy, f->group_budget) != SIM_OK)
+  predict_budgets(f);
+  if (work_allocate(f->work, f->policy, f->alloc_budget) != SIM_OK)
     return sim_engine_fail(f->engine, SIM_ENOMEM,
                            "power allocation at %.0f s: out of memory",
                            sim_time_to_s(now));
@@ -823,14 +871,15 @@ static int alloc_state(factory *f) {
   f->rack_heat = calloc(n, sizeof *f->rack_heat);
   f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
   f->group_budget = calloc(f->cfg->nracks, sizeof *f->group_budget);
+  f->alloc_budget = calloc(f->cfg->nracks, sizeof *f->alloc_budget);
   f->group_free = calloc(f->cfg->nracks, sizeof *f->group_free);
   f->group_emergency = calloc(f->cfg->nracks, sizeof *f->group_emergency);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
       !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
       !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
-      !f->iv.rack_activity_s || !f->group_budget || !f->group_free ||
-      !f->group_emergency)
+      !f->iv.rack_activity_s || !f->group_budget || !f->alloc_budget ||
+      !f->group_free || !f->group_emergency)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->group_free[g] = f->fleet->groups[g].count;
@@ -945,6 +994,7 @@ void factory_destroy(factory *f) {
   free(f->rack_heat);
   free(f->group_loop);
   free(f->group_budget);
+  free(f->alloc_budget);
   free(f->group_free);
   free(f->group_emergency);
   fault_plan_destroy(f->faults);

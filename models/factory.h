@@ -42,7 +42,13 @@ typedef struct power_config {
   int policy;                 /* power_policy */
   double allocation_period_s; /* how often a dynamic policy reallocates;
                                  0: every control tick */
+  int budget;                 /* power_budget */
+  double budget_margin;       /* predict: the share of the cap kept back */
 } power_config;
+
+/* How the GPUs' budget under the cap is worked out: the static split's
+ * worst-case reserve, or that or more, predicted from the last period. */
+typedef enum power_budget { BUDGET_RESERVE, BUDGET_PREDICT } power_budget;
 
 typedef struct rack_group_config {
   char *name;

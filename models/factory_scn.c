@@ -21,6 +21,8 @@
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
 
+static const char *const budget_names[] = {"reserve", "predict", NULL};
+
 static const scn_field power_fields[] = {
     {.key = "cap",
      .type = SCN_QUANTITY,
@@ -48,6 +50,23 @@ static const scn_field power_fields[] = {
      .dflt = "0 s",
      .help = "how often a dynamic policy shares the budget again, a "
              "multiple of control_period; 0 s: every control tick"},
+    {.key = "budget",
+     .type = SCN_ENUM,
+     .offset = offsetof(power_config, budget),
+     .names = budget_names,
+     .dflt = "reserve",
+     .help = "the GPUs' budget: reserve (the worst case of other IT, losses "
+             "and cooling kept back) or predict (the cap in proportion to "
+             "the GPUs' share of the last period's draw, when that is more)"},
+    {.key = "budget_margin",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(power_config, budget_margin),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 0.5,
+     .dflt = "2%",
+     .help = "predict: the share of the cap kept back for what the "
+             "prediction misses"},
 };
 
 static const scn_schema power_schema =
