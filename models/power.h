@@ -19,8 +19,9 @@
  *                 draw uncapped at its activity), water-filled within
  *                 [lo, hi].
  * - priority:     every unit its minimum, then inference up to demand,
- *                 then training, then the rest, each class proportional
- *                 to demand when the budget runs short.
+ *                 then training, then the rest (within a class, the
+ *                 workloads of higher priority first), each level
+ *                 proportional to demand when the budget runs short.
  * - efficiency:   water-filling on marginal useful work per watt. A unit's
  *                 useful work is its speed as a share of full speed,
  *                 modelled as phi^c (c: the compute-bound share of its
@@ -50,15 +51,16 @@ typedef enum power_class {
 } power_class;
 
 typedef struct power_unit {
-  uint32_t n;      /* GPUs in it */
-  double lo, hi;   /* per-GPU cap range, W */
-  double demand;   /* per GPU, uncapped at its activity, W (>= 0) */
-  int cls;         /* power_class */
-  double weight;   /* useful work per GPU at full speed; 0: none */
-  double c;        /* compute-bound share of its work, [0, 1] */
-  double idle;     /* per-GPU power model P = idle + span a phi^gamma */
-  double span;     /* tdp - idle */
-  double activity; /* a */
+  uint32_t n;       /* GPUs in it */
+  double lo, hi;    /* per-GPU cap range, W */
+  double demand;    /* per GPU, uncapped at its activity, W (>= 0) */
+  int cls;          /* power_class */
+  int64_t priority; /* within a class, higher served first (priority) */
+  double weight;    /* useful work per GPU at full speed; 0: none */
+  double c;         /* compute-bound share of its work, [0, 1] */
+  double idle;      /* per-GPU power model P = idle + span a phi^gamma */
+  double span;      /* tdp - idle */
+  double activity;  /* a */
   double gamma;
   double phi_min; /* the lowest clock share */
 } power_unit;

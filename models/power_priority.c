@@ -1,10 +1,12 @@
 /* power_priority.c - the priority policy (power.h): every unit its
  * minimum, then inference up to its demand, then training, then the
- * rest; a class the budget cannot satisfy shares what is left in
- * proportion to demand, and the classes after it keep their minimum. */
+ * rest, and within a class the workloads of higher priority first; a
+ * level the budget cannot satisfy shares what is left in proportion to
+ * demand, and the levels after it keep their minimum. */
 #include "power.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Scratch for one class: its units compacted, their weights, tops and
@@ -19,14 +21,16 @@ static double wanted(const power_unit *u) {
   return u->demand < u->lo ? u->lo : u->demand > u->hi ? u->hi : u->demand;
 }
 
-/* Raises class cls's units from their minimum toward their demand with
- * what is left of the budget; returns what is left after. */
-static double serve_class(const power_unit *units, size_t n, int cls,
-                          double left, class_view *v, double *cap) {
+/* Raises the units of class cls and priority prio from their minimum
+ * toward their demand with what is left of the budget; returns what is
+ * left after. */
+static double serve_level(const power_unit *units, size_t n, int cls,
+                          int64_t prio, double left, class_view *v,
+                          double *cap) {
   v->n = 0;
   double floor = 0;
   for (size_t u = 0; u < n; u++) {
-    if (units[u].cls != cls)
+    if (units[u].cls != cls || units[u].priority != prio)
       continue;
     size_t k = v->n++;
     v->units[k] = units[u];
@@ -42,6 +46,30 @@ static double serve_class(const power_unit *units, size_t n, int cls,
   for (size_t k = 0; k < v->n; k++)
     cap[v->from[k]] = v->cap[k];
   return left - spent;
+}
+
+/* The highest priority of class cls below `below` (INT64_MAX: any);
+ * false when none is left. Workloads have few priorities, so the scan
+ * per level is cheap. */
+static bool next_priority(const power_unit *units, size_t n, int cls,
+                          int64_t below, int64_t *prio) {
+  bool found = false;
+  for (size_t u = 0; u < n; u++)
+    if (units[u].cls == cls && units[u].priority < below &&
+        (!found || units[u].priority > *prio)) {
+      *prio = units[u].priority;
+      found = true;
+    }
+  return found;
+}
+
+/* Serves class cls level by level, the highest priority first. */
+static double serve_class(const power_unit *units, size_t n, int cls,
+                          double left, class_view *v, double *cap) {
+  int64_t prio = INT64_MAX;
+  while (left > 0 && next_priority(units, n, cls, prio, &prio))
+    left = serve_level(units, n, cls, prio, left, v, cap);
+  return left;
 }
 
 static void split_priority(const power_unit *units, size_t n, double budget_w,

@@ -149,7 +149,8 @@ double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
   phi = clamp_phi(r, phi);
   double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, phi);
   double t = comp + allreduce_s(r, prompt_tokens);
-  return gpu_power(r->gpu, phi, comp / t);
+  /* An empty prompt (a trace row with no context) computes nothing. */
+  return gpu_power(r->gpu, phi, t > 0 ? comp / t : 0);
 }
 
 double rl_decode_tokens_per_joule(const rl_replica *r, double batch,

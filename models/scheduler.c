@@ -303,6 +303,12 @@ static uint32_t take_in_rack(sched *s, uint32_t r, uint32_t m, uint32_t *out) {
   return written;
 }
 
+uint32_t sched_take_rack(sched *s, uint32_t r, uint32_t *out) {
+  if (r >= s->nracks || s->rack_free[r] == 0)
+    return 0;
+  return take_in_rack(s, r, s->rack_free[r], out);
+}
+
 /* The domain with the fewest free GPUs that still holds n, as rack and
  * domain within it; false if none does. O(domains), racks too small
  * skipped. */

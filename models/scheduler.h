@@ -91,6 +91,11 @@ uint32_t sched_free(const sched *s, uint32_t type);
  * otherwise, across racks if need be). n = 0 places nothing and is true. */
 bool sched_place(sched *s, uint32_t n, uint32_t type, uint32_t *out);
 
+/* Takes every free GPU of rack r out of placement (a fault darkened it),
+ * writing their indices to out (room for the rack's count) and returning
+ * how many; sched_release gives them back. */
+uint32_t sched_take_rack(sched *s, uint32_t r, uint32_t *out);
+
 /* Frees GPUs taken by sched_place. Freeing a free GPU or one in no rack
  * is a programmer error: an assert, and ignored under NDEBUG. */
 void sched_release(sched *s, const uint32_t *gpus, uint32_t n);

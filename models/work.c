@@ -72,7 +72,12 @@ struct work {
   uint32_t *unit_key; /* the slot a unit stands for, NO_SLOT: free GPUs */
   size_t nunits, units_cap;
   uint32_t *unit_of_gpu;
-  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  size_t *group_first;    /* units of group g: [first[g], first[g + 1]) */
+  sched_running *in_pass; /* a pass's running jobs, njobs of room */
+  /* The free GPUs of dark racks, kept from the scheduler: per rack, its
+   * list at blocked + first[r], how many, and whether it is dark. */
+  uint32_t *blocked, *blocked_n;
+  bool *blocked_dark;
 };
 
 static size_t nowners(const work *w) { return w->cfg->nservices + w->njobs; }
@@ -196,7 +201,7 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
  * headroom under the cap for power-aware admission. */
 static int schedule(work *w) {
   size_t n = w->njobs, k = 0;
-  sched_running running[n > 0 ? n : 1];
+  sched_running *running = w->in_pass;
   double now = sim_time_to_s(sim_engine_now(w->engine));
   for (size_t j = 0; j < n; j++) {
     train_state st = train_state_of(w->train, j);
@@ -465,6 +470,10 @@ static int alloc_slots(work *w) {
   w->job_dark = calloc(w->njobs + 1, sizeof *w->job_dark);
   w->phi = calloc(maxpp, sizeof *w->phi);
   w->unit_of_gpu = calloc(w->fleet->n, sizeof *w->unit_of_gpu);
+  w->blocked = calloc(w->fleet->n, sizeof *w->blocked);
+  w->in_pass = calloc(w->njobs + 1, sizeof *w->in_pass);
+  w->blocked_n = calloc(w->fleet->nracks, sizeof *w->blocked_n);
+  w->blocked_dark = calloc(w->fleet->nracks, sizeof *w->blocked_dark);
   w->plans = calloc(w->njobs + 1, sizeof *w->plans);
   w->plan_pos = calloc(w->njobs + 1, sizeof *w->plan_pos);
   w->deadline_s = calloc(w->njobs + 1, sizeof *w->deadline_s);
@@ -474,8 +483,10 @@ static int alloc_slots(work *w) {
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
       w->svc_tel == NULL || w->svc_group == NULL || w->job_type == NULL ||
       w->job_slot0 == NULL || w->job_dark == NULL || w->phi == NULL ||
-      w->unit_of_gpu == NULL || w->group_first == NULL || w->plans == NULL ||
-      w->plan_pos == NULL || w->deadline_s == NULL || w->owner_co2_kg == NULL)
+      w->unit_of_gpu == NULL || w->group_first == NULL || w->blocked == NULL ||
+      w->blocked_n == NULL || w->blocked_dark == NULL || w->in_pass == NULL ||
+      w->plans == NULL || w->plan_pos == NULL || w->deadline_s == NULL ||
+      w->owner_co2_kg == NULL)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++)
     w->gpu_slot[i] = NO_SLOT;
@@ -642,6 +653,10 @@ void work_destroy(work *w) {
   free(w->unit_key);
   free(w->unit_of_gpu);
   free(w->group_first);
+  free(w->blocked);
+  free(w->in_pass);
+  free(w->blocked_n);
+  free(w->blocked_dark);
   for (size_t j = 0; w->plans != NULL && j < w->njobs; j++)
     defer_plan_free(&w->plans[j]);
   free(w->plans);
@@ -727,7 +742,27 @@ static int mark_dark_slots(work *w) {
   return SIM_OK;
 }
 
+/* A dark rack's free GPUs leave the scheduler's pool, so no job is
+ * placed where it could not run, and return with the rack. */
+static void block_dark_racks(work *w) {
+  const rack_fleet *fl = w->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    bool dark = fl->dark[r] != 0;
+    if (dark == (w->blocked_n[r] > 0 || w->blocked_dark[r]))
+      continue;
+    uint32_t *list = w->blocked + fl->first[r];
+    if (dark) {
+      w->blocked_n[r] = sched_take_rack(w->sched, r, list);
+    } else {
+      sched_release(w->sched, list, w->blocked_n[r]);
+      w->blocked_n[r] = 0;
+    }
+    w->blocked_dark[r] = dark;
+  }
+}
+
 void work_faults(work *w) {
+  block_dark_racks(w);
   int rc = mark_dark_slots(w);
   for (size_t j = 0; j < w->njobs && rc == SIM_OK; j++) {
     if (!w->slots[w->job_slot0[j]].active)
@@ -831,8 +866,9 @@ static int close_services(work *w, factory_summary *s, sim_error *err) {
   }
   s->tokens_per_joule =
       s->inference_energy_j > 0 ? s->tokens / s->inference_energy_j : NAN;
-  s->slo_attainment =
-      s->requests_completed > 0 ? met / (double)s->requests_completed : NAN;
+  /* A dropped request missed its SLOs: it counts against attainment. */
+  double served = (double)(s->requests_completed + s->requests_dropped);
+  s->slo_attainment = served > 0 ? met / served : NAN;
   return SIM_OK;
 }
 
@@ -940,8 +976,8 @@ static job_row service_row(const work *w, size_t k) {
   r.v[J_ENERGY] = w->owner_j[k];
   r.v[J_WORK] = t.tokens_generated;
   r.v[J_REQUESTS] = (double)t.completed;
-  if (t.completed > 0)
-    r.v[J_SLO] = (double)t.slo_met / (double)t.completed;
+  if (t.completed + t.dropped > 0) /* a dropped request missed */
+    r.v[J_SLO] = (double)t.slo_met / (double)(t.completed + t.dropped);
   if (r.v[J_ENERGY] > 0)
     r.v[J_TOKENS_PER_J] = t.tokens_generated / r.v[J_ENERGY];
   r.v[J_CO2] = co2_of(w, k);
@@ -1126,9 +1162,11 @@ static power_unit make_unit(const work *w, size_t k, uint32_t r, uint32_t i) {
   if (is_job(w, s->owner)) {
     u.cls = POWER_TRAINING;
     u.c = 1 - w->jobs[job_of(w, s->owner)].comm_share;
+    u.priority = w->jobs[job_of(w, s->owner)].priority;
   } else {
     u.cls = POWER_INFERENCE;
     u.c = inf_compute_share(w->svc[s->owner], s->part);
+    u.priority = w->cfg->services[s->owner].priority;
   }
   return u;
 }
@@ -1222,7 +1260,7 @@ void work_request_counts(const work *w, uint64_t *completed, uint64_t *met) {
   *completed = *met = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {
     inf_totals t = inf_totals_of(w->svc[k]);
-    *completed += t.completed;
+    *completed += t.completed + t.dropped; /* dropped ones missed */
     *met += t.slo_met;
   }
 }

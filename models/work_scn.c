@@ -173,6 +173,35 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
 
 /* The pipeline's layers split over the stages, and each GPU holds its
  * share of the weights, gradients and optimizer state. */
+/* GPUs of type gpu the services hold for the whole run. */
+static double service_gpus(const factory_config *c, const char *gpu) {
+  double n = 0;
+  for (size_t k = 0; k < c->nservices; k++) {
+    const inf_config *s = &c->services[k];
+    const char *type = s->gpu != NULL ? s->gpu : c->racks[0].gpu;
+    if (strcmp(type, gpu) == 0)
+      n += (double)(s->replicas * s->tp);
+  }
+  return n;
+}
+
+/* A job must fit beside the services, or it would queue for ever (and
+ * block every job behind it under FCFS). */
+static int check_room(const factory_scenario *sc, const scn_loc *loc,
+                      const placement *p, sim_error *err) {
+  double gpus;
+  int64_t domain;
+  type_capacity(&sc->cfg, p->gpu, &gpus, &domain);
+  double left = gpus - service_gpus(&sc->cfg, p->gpu);
+  if ((double)p->gpus <= left)
+    return SIM_OK;
+  char msg[256];
+  snprintf(msg, sizeof msg,
+           "%s needs %lld %s GPUs; %.0f are left beside the services", p->name,
+           (long long)p->gpus, p->gpu, left);
+  return fail_at(loc, p, "name", err, "fewer GPUs, or fewer replicas", msg);
+}
+
 static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
                      sim_error *err) {
   train_config *c = &sc->cfg.training[k];
@@ -182,6 +211,8 @@ static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
   placement p = {"training",   k,      c->name, c->model,
                  c->precision, c->gpu, c->tp,   dp * c->pp * c->tp};
   int rc = check_placement(sc, loc, &p, err);
+  if (rc == SIM_OK)
+    rc = check_room(sc, loc, &p, err);
   if (rc != SIM_OK)
     return rc;
   const llm_model *m = llm_catalog_find(&sc->llms, c->model);

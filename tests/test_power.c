@@ -138,6 +138,20 @@ static void priority_serves_inference_first(void **state) {
   assert_close(cap[2], 200, 1e-9, 0);
 }
 
+/* Within a class, higher priority is served first: the budget covers the
+ * priority-1 service's demand and leaves the priority-0 one its
+ * minimum. */
+static void priority_orders_within_a_class(void **state) {
+  (void)state;
+  power_unit u[2] = {unit(8, 1, POWER_INFERENCE, 0.2),
+                     unit(8, 1, POWER_INFERENCE, 0.2)};
+  u[1].priority = 1;
+  double cap[2];
+  power_priority.split(u, 2, 8 * (200 + 700.0), cap);
+  assert_close(cap[1], 700, 1e-9, 0);
+  assert_close(cap[0], 200, 1e-9, 0);
+}
+
 /* The marginal work per watt of an interior unit at its cap. */
 static double marginal(const power_unit *u, double cap) {
   double phi = pow((cap - u->idle) / (u->span * u->activity), 1 / u->gamma);
@@ -213,6 +227,7 @@ int main(void) {
   TEST_ADD(tests, n, static_is_equal);
   TEST_ADD(tests, n, proportional_follows_demand);
   TEST_ADD(tests, n, priority_serves_inference_first);
+  TEST_ADD(tests, n, priority_orders_within_a_class);
   TEST_ADD(tests, n, efficiency_equalises_marginals);
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);

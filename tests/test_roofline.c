@@ -232,6 +232,15 @@ static void seventy_b_fp16_needs_more_than_one_h100(void **state) {
 
 /* ---- Clock: prefill slows with phi, memory-bound decode does not ------- */
 
+/* An empty prompt (a trace row with 0 context tokens) takes no time and
+ * draws idle power, never NaN. */
+static void an_empty_prompt_draws_idle_power(void **state) {
+  (void)state;
+  rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
+  assert_true(rl_prefill_s(&r, 0, 1) == 0);
+  assert_close(rl_prefill_power_w(&r, 0, 1), r.gpu->idle_w, 1e-12, 0);
+}
+
 static void prefill_slows_with_phi_decode_does_not(void **state) {
   (void)state;
   rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
@@ -342,6 +351,7 @@ int main(void) {
   TEST_ADD(tests, n, nvfp4_doubles_tokens_per_joule_on_b200);
   TEST_ADD(tests, n, seventy_b_fp16_needs_more_than_one_h100);
   TEST_ADD(tests, n, prefill_slows_with_phi_decode_does_not);
+  TEST_ADD(tests, n, an_empty_prompt_draws_idle_power);
   TEST_ROWS(tests, n, sanity_case, sanity);
   TEST_ADD(tests, n, tensor_parallel_shortens_steps);
   TEST_ADD(tests, n, moe_reads_active_weights);

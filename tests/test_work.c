@@ -521,6 +521,31 @@ static void efficiency_beats_static(void **state) {
   assert_true(trained[1] >= trained[0]);
 }
 
+/* A job that arrives while a rack is dark is placed on the racks that
+ * are up, not held on the dark one. */
+static void jobs_avoid_dark_racks(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: dark\nseed: 1\nduration: 3 h\nsample_period: 1 min\n"
+      "power: {cap: 400 kW}\n"
+      "racks: [{name: r, count: 2, gpu: GB200, gpus_per_rack: 72,\n"
+      "         load: {level: 0%, noise: 0}}]\n"
+      "training:\n"
+      "  - {name: j, model: Llama-3.1-8B, dp: 8, tp: 4, arrival: 10 min,\n"
+      "     tokens_per_iteration: 1048576, iterations: 2000}\n"
+      "faults: [{kind: pdu, racks: [r-0], at: 5 min, duration: 2 h}]\n";
+  run r;
+  run_scenario(&r, text, NULL, 0);
+  size_t n;
+  const double *start = job_column(&r, "start_s", &n);
+  const double *end = job_column(&r, "end_s", &n);
+  const double *failures = job_column(&r, "failures", &n);
+  assert_true(start[0] == 600);
+  assert_true(end[0] < 5 * 3600.0 / 4); /* well before the rack is back */
+  assert_true(failures[0] == 0);
+  run_free(&r);
+}
+
 typedef struct bad_case {
   const char *name;
   const char *set;
@@ -844,6 +869,7 @@ int main(void) {
   TEST_ADD(tests, n, carbon_aware_deferral_saves_where_the_grid_swings);
   TEST_ROWS(tests, n, bad_workload_input, bad);
   TEST_ADD(tests, n, several_types_need_a_gpu);
+  TEST_ADD(tests, n, jobs_avoid_dark_racks);
   TEST_ADD(tests, n, a_pdu_trip_darkens_racks_and_interrupts_jobs);
   TEST_ADD(tests, n, a_feed_fault_holds_power_under_the_backup_limit);
   TEST_ADD(tests, n, a_feed_below_the_floor_is_reported);
