@@ -294,6 +294,12 @@ static int check_train(void *obj, const scn_loc *loc, void *user,
     return scn_fail(loc, "comm_share", err, NULL,
                     "'comm_share' must be below 100%%: the pipeline needs "
                     "some of the iteration");
+  if (c->count > 1 && !isnan(c->deadline_s))
+    return scn_fail(loc, "deadline", err,
+                    "give a stream its slack with flexibility instead",
+                    "one deadline for a stream of %lld jobs would make its "
+                    "later arrivals late on arrival",
+                    (long long)c->count);
   int rc = parse_stage_work(c, loc, err);
   return rc == SIM_OK ? parse_dp_choices(c, loc, err) : rc;
 }

@@ -937,6 +937,8 @@ static void tuned_completion_time(void **state) {
 
 static const test_bad_yaml bad_yaml[] = {
     {"zero dp", BASE "dp: 0\n", "train.yaml:5:5: 'dp' is 0"},
+    {"deadline for a stream", BASE "count: 3\ndeadline: 5 h\n",
+     "train.yaml:6:11: one deadline for a stream of 3 jobs"},
     {"stage_work count", BASE "pp: 4\nstage_work: [1, 1, 1]\n",
      "train.yaml:6:14: 'stage_work' has 3 entries; pp is 4"},
     {"stage_work zero", BASE "pp: 2\nstage_work: [1, 0]\n",
