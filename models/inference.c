@@ -186,19 +186,21 @@ typedef struct replica {
   double kv_used; /* tokens held by the batch */
   phase phase;
   double phi;
-  double clock_s;  /* the state below is exact at this time */
-  double v;        /* virtual time: tokens each decoding request gained */
-  double ctx_base; /* sum over the heap of prompt + 1 - join_v */
-  double t_step;   /* s per decode step, while decoding */
-  double pre_left; /* share of the prefill still to run */
-  double pre_s;    /* the whole prefill's duration at phi */
-  double activity; /* per GPU, now */
-  double compute;  /* share of the work now that the clock speeds up */
-  double next_s;   /* time of the next change; +inf when idle */
-  bool pass_due;   /* an arrival waits for this instant's pass */
-  sim_handle ev;   /* the pending event ... */
-  double ev_s;     /* ... and the time it stands for */
-  double act_int;  /* activity x seconds since act_since */
+  double clock_s;   /* the state below is exact at this time */
+  double v;         /* virtual time: tokens each decoding request gained */
+  double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
+  double t_step;    /* s per decode step, while decoding */
+  double pre_left;  /* share of the prefill still to run */
+  double pre_s;     /* the whole prefill's duration at phi */
+  double activity;  /* per GPU, now */
+  double compute;   /* share of the work now that the clock speeds up */
+  double next_s;    /* time of the next change; +inf when idle */
+  bool pass_due;    /* an arrival waits for this instant's pass */
+  sim_handle ev;    /* the pending event ... */
+  double ev_s;      /* ... and the time it stands for */
+  double act_int;   /* activity x seconds since act_since */
+  double comp_int;  /* compute share x seconds since act_since */
+  double comp_mean; /* the compute share's mean over the last window */
   double act_since;
   uint32_t load_pos; /* slot in the routing heap */
   bool down;         /* its GPUs are gone (a fault): routing skips it */
@@ -635,6 +637,7 @@ static void drift(inf_service *s, replica *r, double t) {
   if (!(dt > 0))
     return;
   r->act_int += r->activity * dt;
+  r->comp_int += r->compute * dt;
   s->iv.batch_s += in_batch(r) * dt;
   if (r->phase == DECODE) {
     double steps = dt / r->t_step;
@@ -958,7 +961,8 @@ double inf_take_activity(inf_service *s, uint32_t k) {
   catch_up(s, r);
   double span = r->clock_s - r->act_since;
   double a = span > 0 ? r->act_int / span : r->activity;
-  r->act_int = 0;
+  r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
+  r->act_int = r->comp_int = 0;
   r->act_since = r->clock_s;
   return a;
 }
@@ -1045,5 +1049,5 @@ double inf_tpot_quantile(const inf_service *s, double q) {
 }
 
 double inf_compute_share(const inf_service *s, uint32_t r) {
-  return r < s->nrep ? s->rep[r].compute : 0;
+  return r < s->nrep ? s->rep[r].comp_mean : 0;
 }

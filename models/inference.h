@@ -132,10 +132,11 @@ bool inf_replica_down(const inf_service *s, uint32_t r);
  * which closes that window. */
 double inf_take_activity(inf_service *s, uint32_t r);
 
-/* The share of replica r's work now that a faster clock would speed up:
- * 1 while prefilling, the compute-bound step's compute share while
- * decoding (0 when memory-bound: decode does not speed up with the
- * clock), 0 when idle. For the efficiency power policy. */
+/* The share of replica r's work that a faster clock would speed up, as a
+ * time mean over the window the last inf_take_activity closed: 1 while
+ * prefilling, the step's compute share while decoding compute-bound (0
+ * when memory-bound: decode does not speed up with the clock), 0 when
+ * idle. For the efficiency power policy. */
 double inf_compute_share(const inf_service *s, uint32_t r);
 
 /* Energy the service's GPUs drew (the factory's attribution), for tokens
