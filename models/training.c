@@ -340,6 +340,7 @@ typedef struct job {
   double energy_mark;
   gsl_rng *rng; /* failures */
   bool held;    /* train_hold: no computing until released */
+  bool reload;  /* a restart ran out while held: reload before computing */
   train_stats stats;
 } job;
 
@@ -777,10 +778,12 @@ static int on_restart_end(sim_engine *e, void *ctx, const sim_event *ev) {
   if (j == NULL)
     return SIM_OK;
   int rc = SIM_OK;
-  if (j->held)
+  if (j->held) { /* the GPUs are still away: reload once they are back */
     hold_still(p, ev->a);
-  else
+    j->reload = true;
+  } else {
     rc = compute(p, ev->a);
+  }
   notify(p, ev->a);
   return rc;
 }
@@ -890,12 +893,37 @@ int train_pause(train_pool *p, size_t i) {
 
 int train_hold(train_pool *p, size_t i, bool hold) {
   job *j = &p->jobs[i];
+  bool was = j->held;
   j->held = hold;
   if (hold && j->state == TRAIN_COMPUTING) {
     hold_still(p, i);
     notify(p, i);
   }
+  /* GPUs that are away (a dark rack) cannot fail: no draws while held. */
+  if (hold && !was && j->state == TRAIN_RESTARTING)
+    sim_engine_cancel(p->e, &j->fail);
+  if (!hold && was && j->state == TRAIN_RESTARTING)
+    return draw_failure(p, i);
   return SIM_OK;
+}
+
+/* After a hold that outlasted the restart, the job reloads its checkpoint
+ * for restart_time once its GPUs are back, the time lost to the fault. */
+static int reload(train_pool *p, size_t i) {
+  job *j = &p->jobs[i];
+  j->reload = false;
+  j->resume_at = after(p->e, j->c->restart_s);
+  double lost = j->gpus * j->c->restart_s;
+  j->stats.lost_gpu_s += lost;
+  j->stats.fault_lost_gpu_s += lost;
+  j->state = TRAIN_RESTARTING;
+  j->risk_from = j->resume_at;
+  int rc = sim_engine_schedule(p->e, j->resume_at, p->kind[EV_RESTART_END], i,
+                               0, &j->timer);
+  if (rc == SIM_OK)
+    rc = draw_failure(p, i);
+  notify(p, i);
+  return rc;
 }
 
 bool train_held(const train_pool *p, size_t i) { return p->jobs[i].held; }
@@ -904,6 +932,8 @@ int train_resume(train_pool *p, size_t i) {
   job *j = &p->jobs[i];
   if (j->state != TRAIN_PAUSED || j->held)
     return SIM_OK;
+  if (j->reload)
+    return reload(p, i);
   j->risk_from = sim_engine_now(p->e);
   j->energy_mark = j->stats.energy_j;
   int rc = compute(p, i);

@@ -453,7 +453,8 @@ static void pause_and_resume(void **state) {
 
 /* A fault interrupts a computing job like a failure (counted apart as a
  * fault) and a hold keeps it from computing after its restart until
- * released and resumed; a paused job loses nothing to an interrupt. */
+ * released and resumed, when it reloads its checkpoint; a paused job
+ * loses nothing to an interrupt. */
 static void interrupt_and_hold(void **state) {
   (void)state;
   bench b;
@@ -474,10 +475,15 @@ static void interrupt_and_hold(void **state) {
   assert_int_equal(train_state_of(b.p, b.job), TRAIN_PAUSED);
   assert_int_equal(train_interrupt(b.p, b.job), SIM_OK); /* paused: none */
   assert_int_equal(stats(&b)->failures, 1);
+  double lost = stats(&b)->fault_lost_gpu_s;
   assert_int_equal(train_hold(b.p, b.job, false), SIM_OK);
   assert_int_equal(train_resume(b.p, b.job), SIM_OK);
+  /* The restart ran out during the hold: the job reloads its checkpoint
+   * once back (restart_time, 10 min), the fault's GPU-hours again. */
+  assert_int_equal(train_state_of(b.p, b.job), TRAIN_RESTARTING);
+  assert_close(stats(&b)->fault_lost_gpu_s, lost + 64 * 600, 1e-12, 0);
   run_to(&b, 30 * DAY_NS);
-  assert_close(stats(&b)->end_s, 3 * 3600 + 500 * T0, 0, 3e-9);
+  assert_close(stats(&b)->end_s, 3 * 3600 + 600 + 500 * T0, 0, 3e-9);
   assert_int_equal(stats(&b)->pauses, 0); /* holds are not grid pauses */
   bench_close(&b);
 }
