@@ -56,8 +56,12 @@ static const scn_field power_fields[] = {
      .names = budget_names,
      .dflt = "reserve",
      .help = "the GPUs' budget: reserve (the worst case of other IT, losses "
-             "and cooling kept back) or predict (the cap in proportion to "
-             "the GPUs' share of the last period's draw, when that is more)"},
+             "and cooling kept back) or predict (from the coming period's "
+             "other IT and the last period's losses and cooling per IT "
+             "watt, when that is more)"},
+    /* 2%: not a published figure; what the prediction misses is mostly
+     * the cooling's lag behind its heat, and with 2% the policies peak at
+     * 95.4% of the cap on powercap-policies (tests/test_work.c). */
     {.key = "budget_margin",
      .type = SCN_QUANTITY,
      .offset = offsetof(power_config, budget_margin),

@@ -260,6 +260,9 @@ static void plan_job(work *w, size_t j) {
   if (isnan(threshold) && w->deadline_s[j] > now)
     threshold =
         sig_integral(sig, now, w->deadline_s[j]) / (w->deadline_s[j] - now);
+  /* The plan pauses on the job's checkpoint grid; a job that writes no
+   * checkpoints gets a 15 min grid (test_deferral's population: with an
+   * hour the 10% tier could never move). */
   double step = c->checkpoint_every_s > 0 ? c->checkpoint_every_s : 900;
   sim_error err = {0};
   if (defer_plan_make(sig, (defer_policy)c->deferral, threshold, now, run,
