@@ -157,14 +157,9 @@ static const scn_field train_fields[] = {
      .dflt = "0%",
      .help = "the slowdown the job tolerates (tiers 0/10/25/50%): its "
              "deadline is arrival + run x (1 + flexibility)"},
-    {.key = "deadline",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(train_config, deadline_s),
-     .dim = UNITS_TIME,
-     .min = 0,
-     .max = INFINITY,
-     .help = "when the job must be done, from the start of the run; "
-             "absent: from flexibility"},
+    TIME("deadline", deadline_s, NULL,
+         "when the job must be done, from the start of the run; absent: "
+         "from flexibility"),
     {.key = "deferral_threshold",
      .type = SCN_QUANTITY,
      .offset = offsetof(train_config, deferral_threshold),

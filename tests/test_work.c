@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "factory.h"
+#include "power.h"
 #include "test_run.h"
 
 static const char *write_scenario(const char *text) {
@@ -58,6 +59,11 @@ static const double *job_column(const run *r, const char *col, size_t *rows) {
 
 static const double *facility(const run *r, const char *col, size_t *rows) {
   return test_facility_column(r, col, rows);
+}
+
+/* The override that selects power policy name, in set (64 bytes). */
+static void policy_set(char *set, const char *name) {
+  snprintf(set, 64, "power.policy=%s", name);
 }
 
 static double max_of(const double *v, size_t n) {
@@ -268,11 +274,9 @@ static void nvfp4_doubles_a_services_tokens_per_joule(void **state) {
  * the books close (factory_finish checks them) under each. */
 static void no_policy_exceeds_the_cap(void **state) {
   (void)state;
-  static const char *const policies[] = {"static", "proportional", "priority",
-                                         "efficiency"};
-  for (size_t p = 0; p < N_OF(policies); p++) {
+  for (size_t p = 0; power_policy_names[p] != NULL; p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, power_policy_names[p]);
     const char *sets[] = {set, "power.cap=100 kW"};
     run r;
     run_scenario(&r, base, sets, 2);
@@ -444,11 +448,9 @@ static void carbon_aware_deferral_saves_where_the_grid_swings(void **state) {
  * its cap at every sample, no violation counted. */
 static void oversubscription_is_safe_under_every_policy(void **state) {
   (void)state;
-  static const char *const policies[] = {"static", "proportional", "priority",
-                                         "efficiency"};
-  for (size_t p = 0; p < N_OF(policies); p++) {
+  for (size_t p = 0; power_policy_names[p] != NULL; p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, power_policy_names[p]);
     const char *sets[] = {set, "duration=5 min"};
     run r;
     run_file(&r, "oversubscription.yaml", sets, 2);
@@ -467,11 +469,9 @@ static void oversubscription_is_safe_under_every_policy(void **state) {
  * more than with the reserve. */
 static void a_predicted_budget_strands_less(void **state) {
   (void)state;
-  static const char *const policies[] = {"static", "proportional", "priority",
-                                         "efficiency"};
-  for (size_t p = 0; p < N_OF(policies); p++) {
+  for (size_t p = 0; power_policy_names[p] != NULL; p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, power_policy_names[p]);
     const char *reserve_sets[] = {set, "duration=2 h"};
     const char *predict_sets[] = {set, "duration=2 h", "power.budget=predict"};
     run a, b;
@@ -479,9 +479,9 @@ static void a_predicted_budget_strands_less(void **state) {
     run_file(&b, "powercap-policies.yaml", predict_sets, 3);
     print_message("%-12s reserve: stranded %.3f MWh, %.4g trained; predict: "
                   "stranded %.3f MWh, %.4g trained, peak %.1f kW\n",
-                  policies[p], a.sum.stranded_j / 3.6e9, a.sum.training_tokens,
-                  b.sum.stranded_j / 3.6e9, b.sum.training_tokens,
-                  b.sum.peak_power_w / 1e3);
+                  power_policy_names[p], a.sum.stranded_j / 3.6e9,
+                  a.sum.training_tokens, b.sum.stranded_j / 3.6e9,
+                  b.sum.training_tokens, b.sum.peak_power_w / 1e3);
     assert_true(b.sum.cap_violation_s == 0 && b.sum.peak_power_w <= 400e3);
     assert_true(b.sum.stranded_j < a.sum.stranded_j);
     assert_true(b.sum.training_tokens > a.sum.training_tokens);
@@ -503,7 +503,7 @@ static void efficiency_beats_static(void **state) {
   static const char *const policies[] = {"static", "efficiency"};
   for (size_t p = 0; p < 2; p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, policies[p]);
     const char *sets[] = {set, "duration=6 h"};
     run r;
     run_file(&r, "powercap-policies.yaml", sets, 2);
@@ -711,11 +711,9 @@ static void a_pdu_trip_darkens_racks_and_interrupts_jobs(void **state) {
  * lets the facility above it at any sample; it is no DR event. */
 static void a_feed_fault_holds_power_under_the_backup_limit(void **state) {
   (void)state;
-  static const char *const policies[] = {"static", "proportional", "priority",
-                                         "efficiency"};
-  for (size_t p = 0; p < N_OF(policies); p++) {
+  for (size_t p = 0; power_policy_names[p] != NULL; p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, power_policy_names[p]);
     const char *sets[] = {set, "faults=[{kind: feed, limit: 55 kW, at: 20 "
                                "min, duration: 30 min}]"};
     run r;
@@ -731,7 +729,7 @@ static void a_feed_fault_holds_power_under_the_backup_limit(void **state) {
         assert_true(cap[i] == 55e3);
         if (!(power[i] <= 55e3 && peak[i] <= 55e3))
           fail_msg("%s: %g W (peak %g W) at %.0f s under a 55 kW feed",
-                   policies[p], power[i], peak[i], t[i]);
+                   power_policy_names[p], power[i], peak[i], t[i]);
       } else if (t[i] <= 1200) {
         before = fmax(before, power[i]);
       }
@@ -770,7 +768,7 @@ static void a_cooling_fault_caps_the_racks_it_serves(void **state) {
   static const char *const policies[] = {"static", "efficiency"};
   for (size_t p = 0; p < N_OF(policies); p++) {
     char set[64];
-    snprintf(set, sizeof set, "power.policy=%s", policies[p]);
+    policy_set(set, policies[p]);
     const char *sets[] = {
         set, "loops=[{name: liquid, kind: liquid, capacity: 300 kW}]",
         "grid.outdoor={value: 20 degC}",
