@@ -147,7 +147,7 @@ static const scn_field spec_fields[] = {
      .max = 4,
      .dflt = "2.5",
      .help = "exponent of dynamic power in the clock, 1 to 4"},
-    /* Splitwise's power-capped H100 profile (shared/data perf_model.csv,
+    /* Splitwise's power-capped H100 profile (data/gpu_power/perf_model.csv,
      * h100-80gb-pcap) slows prefill 1.30x and leaves decode time unchanged:
      * memory-bound work does not feel the SM clock, so beta = 0. */
     {.key = "beta",

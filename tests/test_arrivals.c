@@ -13,7 +13,7 @@
 
 #include "arrivals.h"
 
-#define TRACES AIFSIM_SOURCE_DIR "/../shared/data/traces"
+#define TRACES AIFSIM_SOURCE_DIR "/data/traces"
 #define CONV "AzureLLMInferenceTrace_conv.csv"
 
 static void bind_ok(const char *yaml, arr_config *c) {
@@ -31,12 +31,9 @@ static arr_gen *create_ok(const arr_config *c, const char *dir, uint64_t seed) {
   return g;
 }
 
-/* Opens the conversation trace, or skips when the data are absent. */
+/* Opens the conversation trace; fails the test when it is missing. */
 static arr_gen *open_conv(const char *yaml, arr_config *c) {
-  FILE *f = fopen(TRACES "/" CONV, "r");
-  if (f == NULL)
-    skip();
-  fclose(f);
+  test_data_path("traces/" CONV);
   bind_ok(yaml, c);
   return create_ok(c, TRACES, 1);
 }

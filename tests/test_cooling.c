@@ -302,13 +302,11 @@ static void free_share_is_linear_between_edges(void **state) {
 
 enum { HOURS = 8760 };
 
-/* Reads temperature_2m_C (third column) of a tests/data weather file. */
+/* Reads temperature_2m_C (third column) of a data/weather file. */
 static size_t read_weather(const char *file, double *temp, size_t max) {
-  char path[4096], line[256];
-  snprintf(path, sizeof path, "%s/tests/data/%s", AIFSIM_SOURCE_DIR, file);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return 0;
+  char rel[256], line[256];
+  snprintf(rel, sizeof rel, "weather/%s", file);
+  FILE *f = test_data_open(rel);
   size_t n = 0;
   while (fgets(line, sizeof line, f) != NULL && n < max)
     if (sscanf(line, "%*[^,],%*[^,],%lf", &temp[n]) == 1)
@@ -329,7 +327,7 @@ static site dallas = {"Dallas", "US-TEX-ERCO_2023_weather.csv", {0}};
 static void load_site(site *s) {
   size_t n = read_weather(s->file, s->temp, HOURS);
   if (n != HOURS)
-    fail_msg("tests/data/%s: %zu hours read, want %d", s->file, n, HOURS);
+    fail_msg("data/weather/%s: %zu hours read, want %d", s->file, n, HOURS);
 }
 
 /* What the year adds up to for a loop sized to its load (capacity = IT

@@ -367,15 +367,11 @@ static void plans_keep_work_and_deadline(void **state) {
 #define YEAR_S (8760 * H)
 
 /* Electricity Maps' hourly direct carbon intensity of a zone for 2023,
- * from ../shared/data (see its SOURCES.md); skips the test if absent. */
+ * from data/ (see data/SOURCES.md); fails the test if the file is absent. */
 static sig_series carbon_2023(const char *zone) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/../shared/data/carbon/%s_2023_hourly.csv",
-           AIFSIM_SOURCE_DIR, zone);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    skip();
-  fclose(f);
+  char rel[256], path[4096];
+  snprintf(rel, sizeof rel, "carbon/%s_2023_hourly.csv", zone);
+  snprintf(path, sizeof path, "%s", test_data_path(rel));
   sig_config c = no_signal;
   c.file = path;
   c.time_column = "Datetime (UTC)";

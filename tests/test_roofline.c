@@ -54,10 +54,9 @@ static void seed_decode_tokens_per_s(void **state) {
 /* ---- Splitwise: prefill of 1,024 tokens, Llama-2-70B, tp = 4 ------------ */
 
 static const char *data_path(const char *file) {
-  static char buf[1024];
-  snprintf(buf, sizeof buf, "%s/../shared/data/gpu_power/%s", AIFSIM_SOURCE_DIR,
-           file);
-  return buf;
+  static char rel[256];
+  snprintf(rel, sizeof rel, "gpu_power/%s", file);
+  return test_data_path(rel);
 }
 
 /* Mean prompt_time (ms) of perf_model.csv's llama2-70b rows on hardware at

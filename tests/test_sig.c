@@ -206,11 +206,9 @@ static void bad_files_name_line_and_column(void **state) {
 static void real_carbon_series_mean(void **state) {
   (void)state;
   char path[4096];
-  snprintf(path, sizeof path, "%s/../shared/data/carbon/DE-LU_2023_hourly.csv",
-           AIFSIM_SOURCE_DIR);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    skip();
+  snprintf(path, sizeof path, "%s",
+           test_data_path("carbon/DE-LU_2023_hourly.csv"));
+  FILE *f = test_data_open("carbon/DE-LU_2023_hourly.csv");
   char line[1024];
   double sum = 0;
   int n = 0;

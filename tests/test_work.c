@@ -412,7 +412,7 @@ static void a_dr_cut_is_met_and_training_pays(void **state) {
 static double flexible_co2(const char *zone, const char *d) {
   char file[256], policy[64];
   snprintf(file, sizeof file,
-           "grid.carbon.file=../../shared/data/carbon/%s_2023_hourly.csv",
+           "grid.carbon.file=../data/carbon/%s_2023_hourly.csv",
            zone);
   snprintf(policy, sizeof policy, "training.0.deferral=%s", d);
   const char *sets[] = {file, policy};

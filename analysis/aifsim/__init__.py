@@ -15,7 +15,7 @@ from .errors import (AifsimError, IncompleteRunError, NewerFormatError,
                      NotARunError, RunNotFoundError, SimulationError)
 from .run import FORMAT_VERSION, Frame, Run, open_run
 from .sweep import Sweep, open_sweep, write_summary
-from .sim import find_binary, simulate
+from .sim import data_path, find_binary, simulate
 from . import plot, units
 
 __version__ = "0.1.0"
@@ -32,6 +32,6 @@ def report(run, png=None, html=None, dpi=110):
 __all__ = [
     "AifsimError", "IncompleteRunError", "NewerFormatError", "NotARunError",
     "RunNotFoundError", "SimulationError", "FORMAT_VERSION", "Frame", "Run",
-    "open_run", "Sweep", "open_sweep", "write_summary", "find_binary",
+    "open_run", "Sweep", "open_sweep", "write_summary", "data_path", "find_binary",
     "simulate", "plot", "units", "report",
 ]

@@ -27,6 +27,17 @@ def find_binary(binary=None):
         "AIFSIM_BIN to its path" % SOURCE_DIR)
 
 
+def data_path(name):
+    """The path of `name` in the repository's data/ folder (e.g.
+    "carbon/US-CAL-CISO_2023_hourly.csv", see data/SOURCES.md). Raises
+    FileNotFoundError, naming the path, when it is not there."""
+    path = SOURCE_DIR / "data" / name
+    if not path.is_file():
+        raise FileNotFoundError("no data file %s (the repository's data/ "
+                                "folder, see data/SOURCES.md)" % path)
+    return path
+
+
 def simulate(scenario, out, set=None, seed=None, binary=None, check=True):
     """Run ``aifsim run SCENARIO -o OUT [--set K=V]...`` and open the result.
 

@@ -9,7 +9,7 @@ SRC=$2
 NAME=grid
 . "$(dirname "$0")/lib.sh"
 
-# The real-data scenario reads ../shared/data beside the checkout.
+# The real-data scenario reads the repository's data/ folder.
 if "$AIFSIM" run "$SRC/scenarios/frankfurt-week.yaml" -o "$TMP/fw.h5" \
   >"$TMP/out" 2>"$TMP/err"; then
   ok "frankfurt-week runs on the real files"
@@ -18,7 +18,7 @@ else
 fi
 
 if /usr/bin/python3 - "$TMP/fw.h5" \
-  "$SRC/../shared/data/carbon/DE-LU_2023_hourly.csv" >"$TMP/py" 2>&1 <<'PY'
+  "$SRC/data/carbon/DE-LU_2023_hourly.csv" >"$TMP/py" 2>&1 <<'PY'
 import csv, datetime as dt, sys
 import h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
@@ -85,7 +85,7 @@ bad_csv nan "${H}2023-01-01 00:00,1\n2023-01-01 01:00,NaN\n2023-01-01 02:00,1\n"
 
 # Liquid against air cooling on a real weather year: Frankfurt's annual
 # PUE within 1.05-1.20 (liquid) and 1.3-1.6 (air), Dallas worse for both.
-DALLAS="grid.outdoor.file=../../shared/data/weather/US-TEX-ERCO_2023_weather.csv"
+DALLAS="grid.outdoor.file=../data/weather/US-TEX-ERCO_2023_weather.csv"
 for site in frankfurt dallas; do
   for kind in liquid air; do
     set_site=()

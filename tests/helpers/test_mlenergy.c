@@ -1,5 +1,6 @@
 /* test_mlenergy.c - see test_mlenergy.h. */
 #include "test_mlenergy.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,11 +44,7 @@ static bool is_the_run(char **f, size_t n, double seqs) {
 }
 
 bool test_mlenergy_find(double seqs, test_mlenergy_row *out) {
-  FILE *fp = fopen(AIFSIM_TEST_SOURCE_DIR
-                   "/../shared/data/gpu_power/mlenergy_v3_llm_runs.csv",
-                   "r");
-  if (fp == NULL)
-    return false;
+  FILE *fp = test_data_open("gpu_power/mlenergy_v3_llm_runs.csv");
   char line[1024];
   bool found = false;
   while (!found && fgets(line, sizeof line, fp) != NULL) {

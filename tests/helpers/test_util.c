@@ -54,6 +54,23 @@ const char *test_out_path(const char *name) {
   return path;
 }
 
+const char *test_data_path(const char *rel) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/data/%s", AIFSIM_TEST_SOURCE_DIR, rel);
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    fail_msg("data file %s is missing (the repository's data/ folder)", path);
+  return path;
+}
+
+FILE *test_data_open(const char *rel) {
+  const char *path = test_data_path(rel);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    fail_msg("cannot open %s", path);
+  return f;
+}
+
 void test_schema_rejects(const scn_schema *schema, const char *file,
                          const char *yaml, const char *want) {
   void *obj = calloc(1, schema->size);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -65,5 +66,14 @@ void test_alloc_init(test_alloc *t, long fail_at);
 /* A fresh path under the build tree's tests folder for output files:
  * AIFSIM_BINARY_DIR/tests/out/NAME. Returns a static buffer. */
 const char *test_out_path(const char *name);
+
+/* The path of a file under the repository's data/ folder (e.g.
+ * "carbon/DE-LU_2023_hourly.csv"). Fails the running test, naming the
+ * path, when the file is not there: a test that needs data never skips.
+ * Returns a static buffer, valid until the next call. */
+const char *test_data_path(const char *rel);
+
+/* test_data_path(rel) opened for reading; fails the test if it cannot be. */
+FILE *test_data_open(const char *rel);
 
 #endif

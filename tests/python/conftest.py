@@ -114,9 +114,7 @@ def cap_sweep(aifsim_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def mixed_h5(aifsim_bin, tmp_path_factory):
     """mixed.yaml for 2 h: two services (one replaying the Azure trace from
-    ../shared/data) and two training jobs."""
-    if not (SRC.parent / "shared" / "data" / "traces").is_dir():
-        pytest.skip("../shared/data is not there")
+    data/) and two training jobs."""
     d = tmp_path_factory.mktemp("mixed")
     return run_aifsim(aifsim_bin, d / "mixed.h5", *SMALL,
                       scenario=SRC / "scenarios" / "mixed.yaml")
@@ -125,12 +123,8 @@ def mixed_h5(aifsim_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def frankfurt_h5(aifsim_bin, tmp_path_factory):
     """frankfurt-week for 2 days: real carbon, price and weather read from
-    ../shared/data (skipped where that is not beside the repository)."""
-    if not (SRC.parent / "shared" / "data" / "carbon").is_dir():
-        pytest.skip("../shared/data is not there")
+    data/."""
     scen = SRC / "scenarios" / "frankfurt-week.yaml"
-    if not scen.exists():
-        pytest.skip("no scenarios/frankfurt-week.yaml")
     d = tmp_path_factory.mktemp("frankfurt")
     return run_aifsim(aifsim_bin, d / "fra.h5", "--set", "duration=2d",
                       scenario=scen)
@@ -139,11 +133,7 @@ def frankfurt_h5(aifsim_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def liquid_h5(aifsim_bin, tmp_path_factory):
     """liquid-vs-air for 3 days: one liquid cooling loop."""
-    if not (SRC.parent / "shared" / "data" / "weather").is_dir():
-        pytest.skip("../shared/data is not there")
     scen = SRC / "scenarios" / "liquid-vs-air.yaml"
-    if not scen.exists():
-        pytest.skip("no scenarios/liquid-vs-air.yaml")
     d = tmp_path_factory.mktemp("liquid")
     return run_aifsim(aifsim_bin, d / "lva.h5", "--set", "duration=3d",
                       scenario=scen)

@@ -16,9 +16,9 @@ import pytest
 
 from conftest import ANALYSIS
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+import nbformat
+import nbclient
+import ipykernel  # noqa: F401
 
 NOTEBOOKS = sorted((ANALYSIS / "notebooks").glob("*.ipynb"))
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# test_scenarios.sh AIFSIM SOURCE_DIR - every file in scenarios/ works from
+# the checkout alone: each scenario passes `aifsim check` and `aifsim run`
+# exits 0 on it; each sweep file lists its points and runs them. A file
+# may shorten its run for this test with one header line
+# `# quick: --set KEY=VALUE...` (the same line the gallery documents), so
+# a new scenario with a broken data path or key fails the suite.
+set -u
+AIFSIM=$1
+SRC=$2
+NAME=scenarios
+. "$(dirname "$0")/lib.sh"
+
+# The arguments of a file's "# quick:" line, one per line (none if absent).
+quick_args() {
+  sed -n 's/^# quick: *//p' "$1" | head -n 1 | tr ' ' '\n' | sed '/^$/d'
+}
+
+is_sweep() {
+  grep -q '^base:' "$1"
+}
+
+check_scenario() {
+  local f=$1 name=$2
+  if "$AIFSIM" check "$f" >"$TMP/out" 2>"$TMP/err"; then
+    ok "$name: check"
+  else
+    not_ok "$name: check" "$(head -c 600 "$TMP/err")"
+  fi
+  local args
+  mapfile -t args < <(quick_args "$f")
+  if "$AIFSIM" run "$f" -o "$TMP/$name.h5" --quiet "${args[@]}" \
+    >"$TMP/out" 2>"$TMP/err"; then
+    ok "$name: run ${args[*]}"
+  else
+    not_ok "$name: run ${args[*]}" "$(head -c 600 "$TMP/err")"
+  fi
+}
+
+check_sweep() {
+  local f=$1 name=$2
+  if "$AIFSIM" sweep "$f" --list >"$TMP/out" 2>"$TMP/err"; then
+    ok "$name: sweep --list"
+  else
+    not_ok "$name: sweep --list" "$(head -c 600 "$TMP/err")"
+  fi
+  local args
+  mapfile -t args < <(quick_args "$f")
+  if "$AIFSIM" sweep "$f" -o "$TMP/$name" --quiet "${args[@]}" \
+    >"$TMP/out" 2>"$TMP/err"; then
+    ok "$name: sweep ${args[*]}"
+  else
+    not_ok "$name: sweep ${args[*]}" "$(head -c 600 "$TMP/err")"
+  fi
+}
+
+count=0
+for f in "$SRC"/scenarios/*.yaml; do
+  name=$(basename "$f" .yaml)
+  count=$((count + 1))
+  if is_sweep "$f"; then
+    check_sweep "$f" "$name"
+  else
+    check_scenario "$f" "$name"
+  fi
+done
+[ "$count" -gt 0 ] && ok "found $count files in scenarios/" ||
+  not_ok "found no file in $SRC/scenarios"
+finish
