@@ -22,7 +22,7 @@
 #include "inference.h"
 #include "llm.h"
 #include "load.h"
-#include "pq.h"
+#include "power_quality.h"
 #include "rack.h"
 #include "scenario.h"
 #include "smooth.h"

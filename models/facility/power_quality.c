@@ -1,5 +1,5 @@
-/* pq.c - largest ramp and band-limited oscillation of facility power. */
-#include "pq.h"
+/* power_quality.c - largest ramp and band-limited oscillation of facility power. */
+#include "power_quality.h"
 
 #include <math.h>
 #include <stdlib.h>

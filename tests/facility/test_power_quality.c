@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "pq.h"
+#include "power_quality.h"
 
 #define PI 3.14159265358979323846
 
@@ -129,5 +129,5 @@ int main(void) {
   TEST_ADD(tests, n, square_wave_ramp_and_band);
   TEST_ADD(tests, n, window_clipped_to_the_run);
   TEST_ROWS(tests, n, bad_config, bad);
-  return _cmocka_run_group_tests("pq", tests, n, NULL, NULL);
+  return _cmocka_run_group_tests("power_quality", tests, n, NULL, NULL);
 }

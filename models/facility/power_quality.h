@@ -1,12 +1,13 @@
-/* pq.h - power quality at the feed, as utilities now ask of AI sites: the
- * largest ramp of facility power and the oscillation in a frequency band
- * (0.1-20 Hz by default) over a window sampled at a high rate.
+/* power_quality.h - power quality at the feed, as utilities now ask of AI
+ * sites (prefix pq_): the largest ramp of facility power and the
+ * oscillation in a frequency band (0.1-20 Hz by default) over a window
+ * sampled at a high rate.
  *
  * Facility power is piecewise constant between events and known exactly,
  * so any window can be sampled at any rate without loss: the window holds
  * one sample per 1/rate, filled from the steps as they happen. */
-#ifndef MODELS_PQ_H
-#define MODELS_PQ_H
+#ifndef MODELS_POWER_QUALITY_H
+#define MODELS_POWER_QUALITY_H
 
 #include <stdbool.h>
 #include <stddef.h>
