@@ -13,7 +13,8 @@
 #      duration=2h passed through, then a dependent --collect job that
 #      reads the options from the sweep's folder (2 h points: duration_s);
 #   b. srun -n 2 inside sbatch -n 2: each task its half, exit 0, the last
-#      task to finish writes the summary;
+#      task to finish writes the summary; and an array of 2 with srun -n 2
+#      in each task: each array task's shard split again by srun's task;
 #   c. mpirun -np 2 inside sbatch -n 2 (MPI's ranks win over srun's);
 #   d. the array, one task cancelled with scancel mid-run, resubmitted: no
 #      finished point recomputed (inode and mtime unchanged).
@@ -309,6 +310,21 @@ check "srun -n 2: the last task wrote the summary" "$jid" \
   grep -q "every shard is done: summary in" "$TMP/log/srun-$jid.log"
 check "srun -n 2: summary identical to serial" "$jid" \
   same_summary "$TMP/serial" "$SRUN"
+
+# ---------------------------------------------------------------------------
+echo "# b2. an array of 2, srun -n 2 in each task"
+# ---------------------------------------------------------------------------
+MIX=$TMP/array-srun
+jid=$(submit --array=0-1 -n 2 --output="$TMP/log/mix-%A_%a.log" \
+  --wrap "srun -n 2 aifsim sweep $SWEEP -o $MIX ${RED[*]} --quiet")
+wait_jobs "$jid" || not_ok "array of srun: done within $WAIT_JOB s"
+check "array of 2 x srun -n 2: every task completed, exit 0" "$jid" \
+  job_ok "$jid"
+check "array task 1, srun task 1: shard 3/4, from both" "$jid" \
+  grep -q "shard 3/4 of $NPOINTS points, from the Slurm array (task 1 of 2) split by srun (task 1 of 2)" \
+  "$TMP/log/mix-${jid}_1.log"
+check "array of 2 x srun -n 2: summary identical to serial" "$jid" \
+  same_summary "$TMP/serial" "$MIX"
 
 # ---------------------------------------------------------------------------
 echo "# c. mpirun -np 2 inside sbatch -n 2"
