@@ -13,7 +13,8 @@ PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
            python3-pandas python3-matplotlib python3-yaml python3-xarray \
            python3-h5netcdf python3-pytest python3-nbclient python3-nbformat \
            python3-ipykernel python3-setuptools git \
-           libopenmpi-dev openmpi-bin
+           libopenmpi-dev openmpi-bin \
+           slurmctld slurmd slurm-client munge
 
 .PHONY: all deps build run test unit asan bench clean
 

@@ -56,9 +56,11 @@ static const char usage_text[] =
     "        run every point of a sweep file into DIR (default\n"
     "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
     "        already complete are skipped; under mpirun the ranks share\n"
-    "        the points; a Slurm array task runs its shard\n"
+    "        the points; a Slurm array task or srun task runs its\n"
+    "        shard\n"
     "  sweep SWEEP --list | --collect DIR\n"
     "        print the points; or rebuild DIR's summary from its files\n"
+    "        (with the --set options its run stored there)\n"
     "  version\n"
     "  help\n"
     "\n"
@@ -564,16 +566,63 @@ static bool mpi_launched(long *size) {
   return false;
 }
 
-/* The shard: --shard, else a Slurm array task's, else the whole sweep. */
-static int pick_shard(const options *o, sweep_shard *sh, sim_error *err) {
-  bool found;
+/* srun's task of this process, when it is one of a job step with
+ * several tasks (SLURM_STEP_NUM_TASKS is set in steps only, not in the
+ * batch script, which has SLURM_PROCID=0 and SLURM_NTASKS too). */
+static int step_task(sweep_shard *task, bool *found, sim_error *err) {
+  int e = sweep_shard_from_step(
+      getenv("SLURM_PROCID"), getenv("SLURM_STEP_NUM_TASKS"), task, found, err);
+  *found = *found && e == SIM_OK && task->count > 1;
+  return e;
+}
+
+/* The shard and, into why, what decided it: --shard, else a Slurm array
+ * task's shard, split again by srun's task when the step has several
+ * (not under MPI, whose ranks share the shard), else the whole sweep
+ * (why ""). */
+static int pick_shard(const options *o, bool mpi, sweep_shard *sh, char *why,
+                      size_t size, sim_error *err) {
+  bool array, step = false;
+  sweep_shard task = {0, 1};
   *sh = (sweep_shard){0, 1};
-  if (o->shard != NULL)
+  why[0] = '\0';
+  if (o->shard != NULL) {
+    snprintf(why, size, "--shard %s", o->shard);
     return sweep_shard_parse(o->shard, sh, err);
-  return sweep_shard_from_slurm(
+  }
+  int e = sweep_shard_from_slurm(
       getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_MIN"),
       getenv("SLURM_ARRAY_TASK_STEP"), getenv("SLURM_ARRAY_TASK_COUNT"), sh,
-      &found, err);
+      &array, err);
+  if (e == SIM_OK && !mpi)
+    e = step_task(&task, &step, err);
+  if (e != SIM_OK)
+    return e;
+  if (array)
+    snprintf(why, size, "the Slurm array (task %zu of %zu)", sh->index,
+             sh->count);
+  if (step)
+    snprintf(why + strlen(why), size - strlen(why), "%ssrun (task %zu of %zu)",
+             array ? " split by " : "", task.index, task.count);
+  *sh = sweep_shard_split(*sh, task);
+  return SIM_OK;
+}
+
+/* The first line of a sweep that does not run every point in one
+ * process: its shard, and which source decided it. */
+static void print_shard_source(const sweep *s, const sweep_run_opts *ro,
+                               const char *why, int size) {
+  if (size > 1)
+    printf("%s: %zu points over %d MPI ranks", sweep_path(s), sweep_npoints(s),
+           size);
+  if (size > 1 && ro->shard.count > 1)
+    printf(", shard %zu/%zu from %s\n", ro->shard.index, ro->shard.count, why);
+  else if (size > 1)
+    printf("\n");
+  else if (ro->shard.count > 1)
+    printf("%s: shard %zu/%zu of %zu points, from %s\n", sweep_path(s),
+           ro->shard.index, ro->shard.count, sweep_npoints(s), why);
+  fflush(stdout);
 }
 
 /* An override as a shell word: quoted when the shell would change it. */
@@ -617,29 +666,35 @@ static void default_sweep_dir(const char *file, char *buf, size_t size) {
 static int sweep_collect_cmd(const sweep *s, const char *dir) {
   sweep_stats st;
   sim_error err = {0};
+  size_t nsets;
+  const char *const *sets = sweep_given_sets(s, &nsets);
   if (sweep_collect(s, dir, AIFSIM_VERSION, &st, &err) != SIM_OK)
     return report(&err);
-  printf("%s: %zu points: %zu ok, %zu failed, %zu missing; summary in "
+  printf("%s", sweep_path(s));
+  for (size_t i = 0; i < nsets; i++)
+    print_set(" --set ", sets[i]);
+  printf(": %zu points: %zu ok, %zu failed, %zu missing; summary in "
          "%s/summary.csv\n",
-         sweep_path(s), st.points, st.points - st.failed - st.missing,
-         st.failed, st.missing, dir);
+         st.points, st.points - st.failed - st.missing, st.failed, st.missing,
+         dir);
   return st.failed + st.missing > 0 ? EXIT_RUN_FAILED : 0;
 }
 
-static void print_sweep_stats(const options *o, const sweep *s,
-                              const sweep_run_opts *ro, const sweep_stats *st) {
+static void print_sweep_stats(const sweep *s, const sweep_run_opts *ro,
+                              const sweep_stats *st) {
   char busy[64] = "";
   if (st->busy > 0)
     snprintf(busy, sizeof busy, ", %zu left to another process", st->busy);
   if (ro->shard.count > 1) {
     printf("%s: shard %zu/%zu: %zu of %zu points: %zu run, %zu already "
-           "complete, %zu failed%s; when every shard is done: aifsim sweep "
-           "%s",
+           "complete, %zu failed%s; ",
            sweep_path(s), ro->shard.index, ro->shard.count, st->mine,
-           st->points, st->ran, st->skipped, st->failed, busy, sweep_path(s));
-    for (size_t i = 0; i < o->nsets; i++)
-      print_set(" --set ", o->sets[i]);
-    printf(" --collect %s\n", ro->dir);
+           st->points, st->ran, st->skipped, st->failed, busy);
+    if (st->summary)
+      printf("every shard is done: summary in %s/summary.csv\n", ro->dir);
+    else
+      printf("when every shard is done: aifsim sweep %s --collect %s\n",
+             sweep_path(s), ro->dir);
   } else {
     printf("%s: %zu points: %zu run, %zu already complete, %zu failed%s; "
            "summary in %s/summary.csv\n",
@@ -651,7 +706,7 @@ static void print_sweep_stats(const options *o, const sweep *s,
 /* Runs the sweep's points; rank says who prints. */
 static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
                          int rank, int size) {
-  char dir[4096];
+  char dir[4096], why[160];
   sweep_stats st;
   sim_error err = {0};
   sweep_ui ui = {rank == 0 && !o->quiet && isatty(fileno(stderr)),
@@ -661,8 +716,10 @@ static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
     snprintf(dir, sizeof dir, "%s", o->output);
   else
     default_sweep_dir(o->scenario, dir, sizeof dir);
-  if (pick_shard(o, &ro.shard, &err) != SIM_OK)
+  if (pick_shard(o, size > 1, &ro.shard, why, sizeof why, &err) != SIM_OK)
     return rank == 0 ? report(&err) : EXIT_BAD_INPUT;
+  if (rank == 0)
+    print_shard_source(s, &ro, why, size);
   h->user = &ui;
   int rc = sweep_run(s, &ro, h, &st, &err);
   ui_wipe(&ui);
@@ -672,17 +729,37 @@ static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
     return fprintf(stderr, "%s\n", err.msg), EXIT_BAD_INPUT;
   if (rc != SIM_OK)
     return fprintf(stderr, "aifsim: %s\n", err.msg), EXIT_RUN_FAILED;
-  print_sweep_stats(o, s, &ro, &st);
+  print_sweep_stats(s, &ro, &st);
   return st.failed + st.busy > 0 ? EXIT_RUN_FAILED : 0;
+}
+
+/* --collect without --set: the overrides the run stored in its folder
+ * (none there: none). Returns 0 or an exit status. */
+static int stored_sets(const options *o, char ***sets, size_t *n) {
+  sim_error err = {0};
+  *sets = NULL;
+  *n = 0;
+  if (o->collect == NULL || o->nsets > 0)
+    return 0;
+  int e = sweep_dir_sets(o->collect, sets, n, &err);
+  return e == SIM_OK || e == SIM_ENOTFOUND ? 0 : report(&err);
 }
 
 static int sweep_main(const options *o, int rank, int size) {
   sweep_hooks h = {check_point, run_point, on_point, NULL};
   sim_error err = {0};
-  sweep *s = sweep_load(o->scenario, o->sets, o->nsets, &h, &err);
+  char **stored;
+  size_t nstored;
+  int rc = stored_sets(o, &stored, &nstored);
+  if (rc != 0)
+    return rc;
+  sweep *s = stored != NULL
+                 ? sweep_load(o->scenario, (const char *const *)stored, nstored,
+                              &h, &err)
+                 : sweep_load(o->scenario, o->sets, o->nsets, &h, &err);
+  sweep_sets_free(stored, nstored);
   if (s == NULL)
     return rank == 0 ? report(&err) : EXIT_BAD_INPUT;
-  int rc = 0;
   if (o->list)
     rc = rank == 0 ? sweep_list(s) : 0;
   else if (o->collect != NULL)

@@ -568,6 +568,11 @@ const char *const *sweep_fixed_sets(const sweep *s, size_t *n) {
   return (const char *const *)s->fixed;
 }
 
+const char *const *sweep_given_sets(const sweep *s, size_t *n) {
+  *n = s->nfixed - s->nfile_sets;
+  return (const char *const *)s->fixed + s->nfile_sets;
+}
+
 static size_t value_index(const sweep *s, size_t p, size_t c) {
   const axis *a = &s->axes[s->cols[c].axis];
   return p / a->stride % a->n;
@@ -840,6 +845,30 @@ int sweep_shard_from_slurm(const char *id, const char *min, const char *step,
   out->index = (i - lo) / st;
   out->count = n;
   return SIM_OK;
+}
+
+int sweep_shard_from_step(const char *procid, const char *ntasks,
+                          sweep_shard *out, bool *found, sim_error *err) {
+  *found = procid != NULL && ntasks != NULL;
+  if (!*found)
+    return SIM_OK;
+  if (parse_size(procid, &out->index) != 0 ||
+      parse_size(ntasks, &out->count) != 0 || out->count == 0 ||
+      out->index >= out->count)
+    return sim_error_set(err, SIM_EINPUT,
+                         "SLURM_PROCID=%s of SLURM_STEP_NUM_TASKS=%s does not "
+                         "make a shard; use --shard I/N",
+                         procid, ntasks);
+  return SIM_OK;
+}
+
+sweep_shard sweep_shard_split(sweep_shard outer, sweep_shard inner) {
+  if (outer.count == 0)
+    outer = (sweep_shard){0, 1};
+  if (inner.count == 0)
+    inner = (sweep_shard){0, 1};
+  return (sweep_shard){outer.index + outer.count * inner.index,
+                       outer.count * inner.count};
 }
 
 bool sweep_shard_has(const sweep_shard *sh, size_t p) {

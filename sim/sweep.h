@@ -123,6 +123,10 @@ size_t sweep_npoints(const sweep *s);
  * the command line's. Valid while s lives. */
 const char *const *sweep_fixed_sets(const sweep *s, size_t *n);
 
+/* The command line's overrides alone (sets[0..nsets) of sweep_load), the
+ * ones a run stores beside its points. Valid while s lives. */
+const char *const *sweep_given_sets(const sweep *s, size_t *n);
+
 /* The overrides that make point p itself: one "key=value" per axis key,
  * then "seed=N". Writes at most max pointers (valid while s lives) to out
  * and returns how many there are; sweep_ncolumns(s) is always enough. */
@@ -171,6 +175,22 @@ int sweep_shard_from_slurm(const char *id, const char *min, const char *step,
                            const char *count, sweep_shard *out, bool *found,
                            sim_error *err);
 
+/* The shard of one task of a Slurm job step (`srun -n N`) from
+ * SLURM_PROCID and the step's task count (SLURM_STEP_NUM_TASKS), either
+ * of which may be NULL: task procid of ntasks. *found is false (and
+ * SIM_OK) when either is NULL: not a task of a step (a batch script has
+ * SLURM_PROCID=0 but is no step). SIM_EINPUT with a message when the
+ * values do not make a shard. */
+int sweep_shard_from_step(const char *procid, const char *ntasks,
+                          sweep_shard *out, bool *found, sim_error *err);
+
+/* Shard inner of shard outer: outer's points split again, round robin,
+ * as an array task with several srun tasks splits its shard by task.
+ * It is {outer.index + outer.count * inner.index, outer.count *
+ * inner.count}: the points with p % outer.count == outer.index taken
+ * every inner.count-th. Cannot fail; {0, 0} counts as {0, 1}. */
+sweep_shard sweep_shard_split(sweep_shard outer, sweep_shard inner);
+
 /* Whether point p belongs to shard sh. */
 bool sweep_shard_has(const sweep_shard *sh, size_t p);
 
@@ -197,8 +217,14 @@ typedef struct sweep_run_opts {
 } sweep_run_opts;
 
 /* Runs the points of the shard that have no complete file in dir yet,
- * then, unless sharded, writes dir/summary.h5 and dir/summary.csv (rank 0
- * under MPI). A point file counts as complete when point-NNNN.h5 exists
+ * then writes dir/summary.h5 and dir/summary.csv (rank 0 under MPI):
+ * always when not sharded, and for a shard when it finishes last, that
+ * is when every point of the sweep then has a point file or an error
+ * file (shards finishing together take turns on dir/summary.lock, so
+ * one of them sees them all). Before any point runs it stores the
+ * command line's overrides in dir/SWEEP_SETS_FILE; a directory that
+ * holds other ones is SIM_EINPUT (use the same options, or another
+ * directory). A point file counts as complete when point-NNNN.h5 exists
  * (files are renamed there only once complete), has complete=1 and holds
  * this point's resolved scenario; one holding another scenario is
  * SIM_EINPUT before anything runs (the sweep file changed: use another
@@ -221,6 +247,23 @@ int sweep_run(const sweep *s, const sweep_run_opts *opts,
  * point file holds another scenario, or an I/O error. */
 int sweep_collect(const sweep *s, const char *dir, const char *version,
                   sweep_stats *stats, sim_error *err);
+
+/* ---- The run's options, kept beside its points ------------------------ */
+
+/* The file in a sweep's directory that keeps the command line's --set of
+ * the run, one override a line after a '#' comment line. sweep_run writes
+ * it before any point runs, so --collect can read them back and the
+ * summary cannot be built from other options by mistake. */
+#define SWEEP_SETS_FILE "sweep-sets.txt"
+
+/* Reads the overrides stored in dir/SWEEP_SETS_FILE into *sets (an array
+ * of *n strings; free it with sweep_sets_free). SIM_ENOTFOUND (no
+ * message) when dir has no such file: never run, or run by an aifsim
+ * older than the file; SIM_EIO or SIM_ENOMEM with a message otherwise. */
+int sweep_dir_sets(const char *dir, char ***sets, size_t *n, sim_error *err);
+
+/* Frees what sweep_dir_sets gave. NULL does nothing. */
+void sweep_sets_free(char **sets, size_t n);
 
 /* ---- MPI -------------------------------------------------------------- */
 

@@ -6,7 +6,9 @@
  * point-NNNN.h5.partial (a run in progress, or killed: the next run of the
  * point replaces it), point-NNNN.error (the message of the point's last
  * failure, removed when it succeeds), point-NNNN.lock while the point
- * runs, and summary.h5 and summary.csv.
+ * runs, sweep-sets.txt (the command line's --set of the run, so that
+ * --collect needs no options), summary.lock (taken by shards as they
+ * finish) and summary.h5 and summary.csv.
  * Whether a point is done is read from the directory alone, and the
  * summary is always rebuilt from the files in point order, so a serial,
  * an MPI, a sharded and a killed-and-rerun sweep of the same points give
@@ -20,6 +22,15 @@
  * kernel drops the lock when its process dies, however it dies, so a
  * killed sweep blocks nothing. A point whose lock is held is left to its
  * holder (counted busy); one found complete once locked is skipped.
+ *
+ * Shards (a job array, srun's tasks, --shard) run at the same time and
+ * do not talk to each other, so the last to finish writes the summary:
+ * each, after its own points, takes the lock on summary.lock and writes
+ * the summary if every point then has a point file or an error file.
+ * Each renames its own point files before it takes the lock, so of two
+ * shards finishing together the second to hold it sees both. The lock
+ * file stays (unlinking it would let a waiter and a newcomer each lock a
+ * different file); it is empty.
  *
  * MPI protocol (AIFSIM_MPI): rank 0 checks the directory and broadcasts
  * whether to go on. Each other rank (a worker) sends rank 0 a result
@@ -86,10 +97,12 @@ static int make_dir(const char *dir, sim_error *err) {
   return SIM_OK;
 }
 
-/* Writes text to path through path.partial and a rename. 0 or -1. */
+/* Writes text to path through path.PID.partial and a rename, so that
+ * processes writing the same file at once each rename a whole one.
+ * 0 or -1. */
 static int write_text_file(const char *path, const char *text) {
-  char partial[SWEEP_PATH + 16];
-  snprintf(partial, sizeof partial, "%s.partial", path);
+  char partial[SWEEP_PATH + 40];
+  snprintf(partial, sizeof partial, "%s.%ld.partial", path, (long)getpid());
   FILE *f = fopen(partial, "w");
   if (f == NULL)
     return -1;
@@ -118,6 +131,129 @@ static char *read_text_file(const char *path) {
 static void point_path(const sweep *s, const char *dir, size_t p,
                        const char *suffix, char *buf) {
   sweep_point_path(s, dir, p, suffix, buf, SWEEP_PATH); /* checked early */
+}
+
+/* ---- The run's options ------------------------------------------------- */
+
+void sweep_sets_free(char **sets, size_t n) {
+  for (size_t i = 0; sets != NULL && i < n; i++)
+    free(sets[i]);
+  free(sets);
+}
+
+/* Appends a copy of text to the array *sets of *n. */
+static int push_set(char ***sets, size_t *n, const char *text, sim_error *err) {
+  char **grown = realloc(*sets, (*n + 1) * sizeof *grown);
+  if (grown == NULL)
+    return no_memory(err);
+  *sets = grown;
+  if ((grown[*n] = strdup(text)) == NULL)
+    return no_memory(err);
+  (*n)++;
+  return SIM_OK;
+}
+
+/* Reads the lines of f that are neither empty nor comments. */
+static int read_set_lines(FILE *f, char ***sets, size_t *n, sim_error *err) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int e = SIM_OK;
+  while (e == SIM_OK && (len = getline(&line, &cap, f)) >= 0) {
+    if (len > 0 && line[len - 1] == '\n')
+      line[--len] = '\0';
+    if (len > 0 && line[0] != '#')
+      e = push_set(sets, n, line, err);
+  }
+  free(line);
+  return e;
+}
+
+int sweep_dir_sets(const char *dir, char ***sets, size_t *n, sim_error *err) {
+  char path[SWEEP_PATH];
+  *sets = NULL;
+  *n = 0;
+  snprintf(path, sizeof path, "%s/%s", dir, SWEEP_SETS_FILE);
+  FILE *f = fopen(path, "r");
+  if (f == NULL && errno == ENOENT)
+    return SIM_ENOTFOUND;
+  if (f == NULL)
+    return sim_error_set(err, SIM_EIO, "%s: cannot read: %s", path,
+                         strerror(errno));
+  int e = read_set_lines(f, sets, n, err);
+  fclose(f);
+  if (e != SIM_OK) {
+    sweep_sets_free(*sets, *n);
+    *sets = NULL;
+    *n = 0;
+  }
+  return e;
+}
+
+/* The sets file's text for the overrides given: a comment line, then one
+ * override a line. malloc'd, or NULL when out of memory. */
+static char *sets_text(const char *const *given, size_t n) {
+  static const char head[] = "# aifsim sweep: the --set options of this "
+                             "directory's run; --collect reads them\n";
+  size_t len = sizeof head;
+  for (size_t i = 0; i < n; i++)
+    len += strlen(given[i]) + 1;
+  char *text = malloc(len), *at = text;
+  if (text == NULL)
+    return NULL;
+  at += snprintf(at, len, "%s", head);
+  for (size_t i = 0; i < n; i++)
+    at += snprintf(at, len - (size_t)(at - text), "%s\n", given[i]);
+  return text;
+}
+
+/* SIM_OK when the stored overrides are the given ones, else SIM_EINPUT
+ * saying which the directory holds. */
+static int compare_sets(const char *dir, char **stored, size_t nstored,
+                        const char *const *given, size_t n, sim_error *err) {
+  char list[512] = "none";
+  bool same = nstored == n;
+  for (size_t i = 0; same && i < n; i++)
+    same = strcmp(stored[i], given[i]) == 0;
+  if (same)
+    return SIM_OK;
+  for (size_t i = 0, at = 0; i < nstored && at < sizeof list; i++)
+    at += (size_t)snprintf(list + at, sizeof list - at, "%s--set %s",
+                           i > 0 ? " " : "", stored[i]);
+  return sim_error_set(err, SIM_EINPUT,
+                       "%s/%s: this directory holds a run of the sweep with "
+                       "other options (%s)\n  hint: give the same --set "
+                       "options, or use another output directory",
+                       dir, SWEEP_SETS_FILE, list);
+}
+
+/* Stores the command line's overrides in dir, or checks them against the
+ * ones stored there. */
+static int store_sets(const sweep *s, const char *dir, sim_error *err) {
+  size_t n, nstored;
+  char **stored, path[SWEEP_PATH];
+  const char *const *given = sweep_given_sets(s, &n);
+  for (size_t i = 0; i < n; i++)
+    if (strchr(given[i], '\n') != NULL)
+      return sim_error_set(err, SIM_EINPUT,
+                           "--set %s: an override with a line break cannot "
+                           "be stored in %s",
+                           given[i], SWEEP_SETS_FILE);
+  int e = sweep_dir_sets(dir, &stored, &nstored, err);
+  if (e == SIM_OK) {
+    e = compare_sets(dir, stored, nstored, given, n, err);
+    sweep_sets_free(stored, nstored);
+    return e;
+  }
+  if (e != SIM_ENOTFOUND)
+    return e;
+  char *text = sets_text(given, n);
+  snprintf(path, sizeof path, "%s/%s", dir, SWEEP_SETS_FILE);
+  e = text == NULL ? no_memory(err) : SIM_OK;
+  if (e == SIM_OK && write_text_file(path, text) != 0)
+    e = sim_error_set(err, SIM_EIO, "%s: cannot write", path);
+  free(text);
+  return e;
 }
 
 /* ---- Which points are done --------------------------------------------- */
@@ -184,7 +320,8 @@ static int prepare(const sweep *s, const sweep_run_opts *o, size_t **todo,
       (*todo)[(*ntodo)++] = p;
     h5r_run_release(&f.run);
   }
-  return e;
+  /* After the points: one of another scenario is the clearer message. */
+  return e == SIM_OK ? store_sets(s, o->dir, err) : e;
 }
 
 /* ---- Running one point ------------------------------------------------- */
@@ -599,7 +736,43 @@ int sweep_collect(const sweep *s, const char *dir, const char *version,
 
 /* ---- Serial ------------------------------------------------------------ */
 
-/* After the points: the summary, unless sharded, cancelled or failed. */
+/* Whether every point has a point file or an error file in dir. */
+static bool all_points_tried(const sweep *s, const char *dir) {
+  char path[SWEEP_PATH];
+  for (size_t p = 0; p < sweep_npoints(s); p++) {
+    point_path(s, dir, p, ".h5", path);
+    if (access(path, F_OK) == 0)
+      continue;
+    point_path(s, dir, p, ".error", path);
+    if (access(path, F_OK) != 0)
+      return false;
+  }
+  return true;
+}
+
+/* A shard's last step: under the lock on summary.lock, the summary if
+ * every point of the sweep was tried (this shard finished last). */
+static int summary_if_last(const sweep *s, const sweep_run_opts *o,
+                           sweep_stats *st, sim_error *err) {
+  char lock[SWEEP_PATH];
+  size_t failed, missing;
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  snprintf(lock, sizeof lock, "%s/summary.lock", o->dir);
+  int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  while (fd >= 0 && fcntl(fd, F_SETLKW, &fl) != 0 && errno == EINTR)
+    continue;
+  int e = SIM_OK;
+  if (all_points_tried(s, o->dir)) {
+    e = write_summary(s, o->dir, o->version, &failed, &missing, err);
+    st->summary = e == SIM_OK;
+  }
+  if (fd >= 0)
+    close(fd); /* drops the lock */
+  return e;
+}
+
+/* After the points: the summary, unless cancelled or failed, and for a
+ * shard only when it finished last. */
 static int finish(const sweep *s, const sweep_run_opts *o, sweep_stats *st,
                   int e, sim_error *err) {
   size_t failed, missing;
@@ -611,7 +784,7 @@ static int finish(const sweep *s, const sweep_run_opts *o, sweep_stats *st,
                          "command again to finish",
                          st->skipped + st->ran, st->mine);
   if (shard_of(o).count > 1)
-    return SIM_OK;
+    return summary_if_last(s, o, st, err);
   e = write_summary(s, o->dir, o->version, &failed, &missing, err);
   st->summary = e == SIM_OK;
   return e;

@@ -1,8 +1,10 @@
 /* test_sweep.c - sweeps (sweep.c, sweep_run.c) with fake hooks in place of
  * the factory: point order, ranges with units, zipped axes, replicate
- * seeds, shards that cover every point once, bad sweep files with their
- * positions, and the run: point files, error files, resume, the summary
- * (CSV bytes, from a run, from shards and from --collect alike). */
+ * seeds, shards that cover every point once (Slurm array tasks, srun
+ * tasks, and both), bad sweep files with their positions, and the run:
+ * point files, error files, resume, the stored --set options, the summary
+ * (CSV bytes, from a run, from shards, the last of them, and from
+ * --collect alike). */
 #include "test_util.h"
 
 #include <dirent.h>
@@ -376,6 +378,62 @@ static void slurm_array_gives_the_shard(void **state) {
   }
 }
 
+typedef struct step_case {
+  const char *name;
+  const char *procid, *ntasks;
+  int rc, found;
+  size_t index, count;
+} step_case;
+
+static const step_case steps[] = {
+    {"not a step", NULL, NULL, SIM_OK, 0, 0, 0},
+    {"procid alone (a batch script)", "0", NULL, SIM_OK, 0, 0, 0},
+    {"srun -n 2, task 1", "1", "2", SIM_OK, 1, 1, 2},
+    {"srun -n 1", "0", "1", SIM_OK, 1, 0, 1},
+    {"procid out of range", "2", "2", SIM_EINPUT, 1, 0, 0},
+    {"no tasks", "0", "0", SIM_EINPUT, 1, 0, 0},
+    {"garbage", "x", "2", SIM_EINPUT, 1, 0, 0},
+};
+
+static void srun_task_gives_the_shard(void **state) {
+  const step_case *c = *state;
+  sweep_shard sh = {99, 99};
+  bool found = true;
+  sim_error err = {0};
+  int rc = sweep_shard_from_step(c->procid, c->ntasks, &sh, &found, &err);
+  assert_int_equal(rc, c->rc);
+  assert_int_equal(found, c->found);
+  if (rc == SIM_OK && found) {
+    assert_int_equal(sh.index, c->index);
+    assert_int_equal(sh.count, c->count);
+  } else if (rc != SIM_OK) {
+    assert_non_null(strstr(err.msg, "SLURM_PROCID"));
+  }
+}
+
+/* An array task's shard split by its srun tasks: the tasks of one array
+ * task own exactly its points, each once. */
+static void split_shards_cover_their_shard_once(void **state) {
+  (void)state;
+  for (size_t a = 1; a <= 4; a++)
+    for (size_t t = 1; t <= 3; t++)
+      for (size_t p = 0; p < 50; p++)
+        for (size_t i = 0; i < a; i++) {
+          sweep_shard outer = {i, a};
+          int owners = 0;
+          for (size_t k = 0; k < t; k++) {
+            sweep_shard sh = sweep_shard_split(outer, (sweep_shard){k, t});
+            owners += sweep_shard_has(&sh, p);
+          }
+          if (owners != (sweep_shard_has(&outer, p) ? 1 : 0))
+            fail_msg("point %zu: %d owners among %zu tasks of shard %zu/%zu", p,
+                     owners, t, i, a);
+        }
+  sweep_shard whole =
+      sweep_shard_split((sweep_shard){0, 0}, (sweep_shard){0, 0});
+  assert_int_equal(whole.count, 1);
+}
+
 /* ---- Bad sweep files --------------------------------------------------- */
 
 typedef struct bad_case {
@@ -643,6 +701,59 @@ static void shards_and_collect_give_the_same_summary(void **state) {
   sweep_destroy(s);
 }
 
+/* The last shard to finish writes the summary; none before it does. */
+static void last_shard_writes_the_summary(void **state) {
+  (void)state;
+  char dir[4096];
+  sweep_stats st;
+  fake f = {0};
+  sweep *s = run_sweep(&f);
+  fresh_dir("sweep-last", dir);
+  assert_int_equal(run_once(s, &f, dir, (sweep_shard){2, 3}, &st), SIM_OK);
+  assert_false(st.summary);
+  assert_int_equal(run_once(s, &f, dir, (sweep_shard){0, 3}, &st), SIM_OK);
+  assert_false(st.summary);
+  assert_false(exists_in(dir, "summary.csv"));
+  assert_int_equal(run_once(s, &f, dir, (sweep_shard){1, 3}, &st), SIM_OK);
+  assert_true(st.summary);
+  assert_file_text(dir, "summary.csv", summary_ok);
+  sweep_destroy(s);
+}
+
+/* A run stores the command line's overrides beside its points; a run
+ * with other ones in that directory is refused before anything runs. */
+static void run_options_are_stored(void **state) {
+  (void)state;
+  char dir[4096], **sets;
+  size_t n;
+  sweep_stats st;
+  fake f = {0};
+  sim_error err = {0};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f};
+  const char *path = sweep_file("stored.yaml", run_text);
+  const char *given[] = {"seed=5", "note={a: 1, b: 2}"}, *other[] = {"seed=6"};
+  fresh_dir("sweep-stored", dir);
+  assert_int_equal(sweep_dir_sets(dir, &sets, &n, &err), SIM_ENOTFOUND);
+  sweep *s = sweep_load(path, given, 2, &h, &err);
+  assert_non_null(s);
+  sweep_run_opts o = {dir, {0, 3}, NULL, false};
+  assert_int_equal(sweep_run(s, &o, &h, &st, &err), SIM_OK);
+  sweep_destroy(s);
+  assert_int_equal(sweep_dir_sets(dir, &sets, &n, &err), SIM_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(sets[0], "seed=5");
+  assert_string_equal(sets[1], "note={a: 1, b: 2}");
+  sweep_sets_free(sets, n);
+  s = sweep_load(path, other, 1, &h, &err);
+  assert_non_null(s);
+  f.runs = 0;
+  o.shard = (sweep_shard){1, 3};
+  assert_int_equal(sweep_run(s, &o, &h, &st, &err), SIM_EINPUT);
+  assert_non_null(strstr(err.msg, "other options (--set seed=5 --set note="));
+  assert_int_equal(f.runs, 0);
+  sweep_destroy(s);
+}
+
 static void point_files_of_another_sweep_are_refused(void **state) {
   (void)state;
   char dir[4096];
@@ -774,10 +885,14 @@ int main(void) {
   TEST_ADD(tests, n, shards_cover_every_point_once);
   TEST_ROWS(tests, n, shard_option_parses, shard_texts);
   TEST_ROWS(tests, n, slurm_array_gives_the_shard, slurm);
+  TEST_ROWS(tests, n, srun_task_gives_the_shard, steps);
+  TEST_ADD(tests, n, split_shards_cover_their_shard_once);
   TEST_ROWS(tests, n, bad_sweep_is_rejected_with_position, bad);
   TEST_ADD(tests, n, command_line_sets_are_fixed);
   TEST_ADD(tests, n, failed_points_are_recorded_and_rerun);
   TEST_ADD(tests, n, shards_and_collect_give_the_same_summary);
+  TEST_ADD(tests, n, last_shard_writes_the_summary);
+  TEST_ADD(tests, n, run_options_are_stored);
   TEST_ADD(tests, n, point_files_of_another_sweep_are_refused);
   TEST_ADD(tests, n, done_hook_counts);
   TEST_ADD(tests, n, run_files_read_back);
