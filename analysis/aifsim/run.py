@@ -20,6 +20,8 @@ import pandas as pd
 from .errors import (IncompleteRunError, NewerFormatError, NotARunError,
                      RunNotFoundError)
 from . import units as _u
+from .hdf5 import (attr_text, attr_value, dimension_scale,
+                   is_dimension_scale, read_values)
 
 #: The newest file format this package reads (root attribute
 #: ``format_version``; a file without it is version 1).
@@ -61,50 +63,6 @@ def _empty(index_name="time"):
     return fr
 
 
-def _py(v):
-    """An HDF5 attribute value as plain Python."""
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, np.ndarray):
-        if v.shape == () or (v.size == 1 and v.ndim <= 1
-                             and v.dtype.kind != "O"):
-            return _py(v.reshape(-1)[0]) if v.size else None
-        return [_py(x) for x in v.tolist()]
-    if isinstance(v, np.generic):
-        return v.item()  # floats stay floats ("gpus" is written as 544.0)
-    return v
-
-
-def _text(v, default=""):
-    v = _py(v)
-    return default if v is None else str(v)
-
-
-def _read(ds):
-    """A dataset's values; strings decoded to str."""
-    if h5py.check_string_dtype(ds.dtype) is not None:
-        return np.asarray(ds.asstr()[()], dtype=object)
-    return ds[()]
-
-
-def _is_scale(ds):
-    try:
-        return bool(h5py.h5ds.is_scale(ds.id))
-    except Exception:  # noqa: BLE001 - not a dimension scale
-        return False
-
-
-def _scale(ds, dim):
-    """The dataset attached as dimension scale `dim` of `ds`, or None."""
-    try:
-        scales = ds.dims[dim]
-        if len(scales):
-            return scales[0]
-    except Exception:  # noqa: BLE001 - no DIMENSION_LIST, broken reference
-        pass
-    return None
-
-
 class _Columns:
     """Columns of one group, collected before they become a frame."""
 
@@ -118,9 +76,9 @@ class _Columns:
                 float(time[-1]) if len(time) else 0.0)
         self.by_time.setdefault(tkey, (time, {}))[1][key] = values
         if "units" in attrs:
-            self.units.setdefault(var, _text(attrs["units"]))
+            self.units.setdefault(var, attr_text(attrs["units"]))
         if "long_name" in attrs:
-            self.long_names.setdefault(var, _text(attrs["long_name"]))
+            self.long_names.setdefault(var, attr_text(attrs["long_name"]))
 
     def frame(self, multi, names):
         parts = []
@@ -146,7 +104,7 @@ class _Columns:
 
 def _time_of(ds, group, fallback):
     """The time values dimension 0 of `ds` runs along, or None."""
-    sc = _scale(ds, 0)
+    sc = dimension_scale(ds, 0)
     if sc is not None and sc.ndim == 1 and sc.shape[0] == ds.shape[0]:
         return sc[()]
     for cand in (group.get("time"), fallback):
@@ -158,9 +116,9 @@ def _time_of(ds, group, fallback):
 
 def _labels(ds, dim, group):
     """Names along dimension `dim` of `ds` (rack names), as strings."""
-    sc = _scale(ds, dim)
+    sc = dimension_scale(ds, dim)
     if sc is not None and sc.shape == (ds.shape[dim],):
-        return [str(x) for x in _read(sc)]
+        return [str(x) for x in read_values(sc)]
     return [str(i) for i in range(ds.shape[dim])]
 
 
@@ -171,14 +129,14 @@ def _collect(group, cols, fallback_time, prefix=None, flatten=False):
     label) columns (or "var/label" when `flatten`). `prefix` puts an outer
     level in front: (prefix, var)."""
     for name, obj in group.items():
-        if not isinstance(obj, h5py.Dataset) or _is_scale(obj):
+        if not isinstance(obj, h5py.Dataset) or is_dimension_scale(obj):
             continue
         if obj.ndim not in (1, 2) or obj.dtype.names is not None:
             continue
         time = _time_of(obj, group, fallback_time)
         if time is None:
             continue
-        values = _read(obj)
+        values = read_values(obj)
         if obj.ndim == 1:
             key = name if prefix is None else (prefix, name)
             cols.add(key, values, time, name, obj.attrs)
@@ -212,11 +170,11 @@ class Run:
     def __init__(self, path, attrs):
         self.path = Path(path)
         self.attrs = attrs
-        self.name = _text(attrs.get("scenario_name"), self.path.stem)
-        self.seed = _py(attrs.get("seed"))
-        self.version = _text(attrs.get("aifsim_version"), "?")
-        self.format_version = int(_py(attrs.get("format_version", 1)))
-        self.complete = _py(attrs.get("complete", 0)) == 1
+        self.name = attr_text(attrs.get("scenario_name"), self.path.stem)
+        self.seed = attr_value(attrs.get("seed"))
+        self.version = attr_text(attrs.get("aifsim_version"), "?")
+        self.format_version = int(attr_value(attrs.get("format_version", 1)))
+        self.complete = attr_value(attrs.get("complete", 0)) == 1
 
     # -- plumbing ---------------------------------------------------------
     def _open(self):
@@ -246,12 +204,12 @@ class Run:
     def read(self, path):
         """Any dataset of the file as a numpy array (strings decoded)."""
         with self._open() as f:
-            return _read(f[path])
+            return read_values(f[path])
 
     def attributes(self, path="/"):
         """The attributes of any group or dataset, as a dict."""
         with self._open() as f:
-            return {k: _py(v) for k, v in f[path].attrs.items()
+            return {k: attr_value(v) for k, v in f[path].attrs.items()
                     if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "CLASS",
                                  "NAME")}
 
@@ -338,7 +296,8 @@ class Run:
             if isinstance(g, h5py.Group):
                 for key, obj in g.items():
                     if isinstance(obj, h5py.Group):
-                        rows[key] = {k: _py(v) for k, v in obj.attrs.items()}
+                        rows[key] = {k: attr_value(v)
+                                     for k, v in obj.attrs.items()}
             df = pd.DataFrame.from_dict(rows, orient="index")
             df.index.name = "service"
             return df
@@ -355,11 +314,11 @@ class Run:
             g = f.get("summary")
             if g is None:
                 return {}
-            out = {k: _py(v) for k, v in g.attrs.items()}
+            out = {k: attr_value(v) for k, v in g.attrs.items()}
             if isinstance(g, h5py.Group):  # metrics written as datasets
                 for k, ds in g.items():
                     if isinstance(ds, h5py.Dataset) and ds.shape == ():
-                        out.setdefault(k, _py(ds[()]))
+                        out.setdefault(k, attr_value(ds[()]))
             return out
 
     @functools.cached_property
@@ -368,8 +327,8 @@ class Run:
             if "scenario" not in f:
                 return ""
             v = f["scenario"]
-            return _text(v.asstr()[()] if h5py.check_string_dtype(v.dtype)
-                         else v[()])
+            return attr_text(v.asstr()[()]
+                             if h5py.check_string_dtype(v.dtype) else v[()])
 
     @functools.cached_property
     def scenario(self):
@@ -514,10 +473,10 @@ def _table(obj):
         u = obj.attrs.get("units")
         if u is not None and np.ndim(u) == 1 and len(u) == len(
                 obj.dtype.names):
-            units = {n: _text(x) for n, x in zip(obj.dtype.names, u)}
+            units = {n: attr_text(x) for n, x in zip(obj.dtype.names, u)}
         for n in obj.dtype.names:  # or one attribute per field: id_units
             if n + "_units" in obj.attrs:
-                units[n] = _text(obj.attrs[n + "_units"])
+                units[n] = attr_text(obj.attrs[n + "_units"])
     elif isinstance(obj, h5py.Group):
         n = None
         for name, ds in obj.items():
@@ -526,11 +485,11 @@ def _table(obj):
             if n is not None and ds.shape[0] != n:
                 continue
             n = ds.shape[0]
-            cols[name] = _read(ds)
+            cols[name] = read_values(ds)
             if "units" in ds.attrs:
-                units[name] = _text(ds.attrs["units"])
+                units[name] = attr_text(ds.attrs["units"])
             if "long_name" in ds.attrs:
-                long_names[name] = _text(ds.attrs["long_name"])
+                long_names[name] = attr_text(ds.attrs["long_name"])
     return _frame(pd.DataFrame(cols), units=units, long_names=long_names)
 
 
@@ -591,7 +550,7 @@ def open_run(path, allow_incomplete=False):
                                      % (p, e)) from e
         raise NotARunError("%s is not an HDF5 file (%s)" % (p, e)) from e
     with f:
-        attrs = {k: _py(v) for k, v in f.attrs.items()}
+        attrs = {k: attr_value(v) for k, v in f.attrs.items()}
         fv = attrs.get("format_version", 1)
         try:
             fv = int(fv)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import AifsimError, RunNotFoundError
+from .hdf5 import attr_text, read_values
 from .run import open_run
 from . import units as _u
 
@@ -177,7 +178,6 @@ def _read_summary_h5(path):
     Returns (table, axis keys, units of the axes)."""
     import h5py
 
-    from .run import _read, _text
     with h5py.File(path, "r") as f:
         obj = f.get("summary", f)
         if isinstance(obj, h5py.Dataset) and obj.dtype.names:
@@ -192,7 +192,7 @@ def _read_summary_h5(path):
         cols, axes, units = {}, None, {}
         for k, v in obj.items():
             if isinstance(v, h5py.Dataset) and v.ndim == 1:
-                cols[k] = _read(v)
+                cols[k] = read_values(v)
         if isinstance(obj.get("axes"), h5py.Group):
             axes = []
             values = obj.get("axis_values")
@@ -202,14 +202,14 @@ def _read_summary_h5(path):
                     else None
                 if isinstance(num, h5py.Dataset):
                     cols[k] = num[()]
-                    u = _text(num.attrs.get("units", ""))
+                    u = attr_text(num.attrs.get("units", ""))
                     units[k] = "" if u == "1" and k == "seed" else u
                 else:
-                    cols[k] = _read(v)
+                    cols[k] = read_values(v)
         if isinstance(obj.get("metrics"), h5py.Group):
             for k, v in obj["metrics"].items():
                 if isinstance(v, h5py.Dataset) and v.ndim == 1:
-                    cols[k] = _read(v)
+                    cols[k] = read_values(v)
         df = pd.DataFrame(cols)
         front = [c for c in ("point", "status") if c in df.columns] + (
             axes or [])
