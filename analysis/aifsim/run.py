@@ -186,7 +186,7 @@ class Run:
         if self.seed is not None:
             bits.append("seed %s" % self.seed)
         if "duration_s" in s:
-            bits.append(_duration_text(s["duration_s"]))
+            bits.append(_u.duration_text(s["duration_s"]))
         if "energy_mwh" in s:
             bits.append(_u.format_value(s["energy_mwh"], "MWh"))
         if "mean_power_w" in s:
@@ -196,7 +196,6 @@ class Run:
         return "<aifsim run %s: %s>" % (self.path, ", ".join(bits))
 
     def _repr_html_(self):
-        from .reports import summary_table
         head = "<b>aifsim run</b> <code>%s</code> &mdash; %s" % (
             _html_escape(str(self.path)), _html_escape(self.name))
         return head + summary_table(self).to_html(index=False, border=0)
@@ -493,17 +492,6 @@ def _table(obj):
     return _frame(pd.DataFrame(cols), units=units, long_names=long_names)
 
 
-def _duration_text(seconds):
-    seconds = float(seconds)
-    if seconds >= 86400 and seconds % 86400 == 0:
-        return "%g d" % (seconds / 86400)
-    if seconds >= 3600:
-        return "%g h" % round(seconds / 3600, 2)
-    if seconds >= 60:
-        return "%g min" % round(seconds / 60, 2)
-    return "%g s" % seconds
-
-
 def _html_escape(s):
     return (s.replace("&", "&amp;").replace("<", "&lt;")
             .replace(">", "&gt;"))
@@ -572,6 +560,17 @@ def open_run(path, allow_incomplete=False):
                 "run did not finish; pass allow_incomplete=True to read it "
                 "anyway" % (p, attrs.get("complete")))
     return Run(p, attrs)
+
+
+def summary_table(run):
+    """The run's /summary as a table: metric, value (with units), key; with
+    the peak's share of the cap when the run has both."""
+    s = dict(run.summary)
+    if "peak_power_w" in s and s.get("cap_w"):
+        s.setdefault("peak_share_of_cap", s["peak_power_w"] / s["cap_w"])
+    rows = [{"metric": _u.metric_label(k), "value": _u.format_metric(k, s[k]),
+             "key": k} for k in _u.metric_order(list(s))]
+    return pd.DataFrame(rows, columns=["metric", "value", "key"])
 
 
 def mean_power_w(run):
