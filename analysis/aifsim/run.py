@@ -9,6 +9,7 @@ and README.md ("Output (HDF5)") for the contract.
 from __future__ import annotations
 
 import functools
+import html
 import math
 import os
 from pathlib import Path
@@ -197,7 +198,7 @@ class Run:
 
     def _repr_html_(self):
         head = "<b>aifsim run</b> <code>%s</code> &mdash; %s" % (
-            _html_escape(str(self.path)), _html_escape(self.name))
+            html.escape(str(self.path)), html.escape(self.name))
         return head + summary_table(self).to_html(index=False, border=0)
 
     def read(self, path):
@@ -490,11 +491,6 @@ def _table(obj):
             if "long_name" in ds.attrs:
                 long_names[name] = attr_text(ds.attrs["long_name"])
     return _frame(pd.DataFrame(cols), units=units, long_names=long_names)
-
-
-def _html_escape(s):
-    return (s.replace("&", "&amp;").replace("<", "&lt;")
-            .replace(">", "&gt;"))
 
 
 def open_run(path, allow_incomplete=False):
