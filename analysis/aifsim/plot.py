@@ -475,7 +475,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     ax = _new_axes(ax, figsize=(10, 4))
     racks = run.racks
     title = title or "%s: %s, per rack" % (
-        run.name, (racks.long_names or {}).get(var, var).split(",")[0])
+        run.name, racks.long_names.get(var, var).split(",")[0])
     if not len(racks.columns) or var not in racks.columns.get_level_values(0):
         return not_in_run(ax, "per-rack %s" % var, title)
     sub = racks[var]
@@ -483,7 +483,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     tf, _ = _time_axis(ax, t)
     x = _edges(t) / tf
     v = sub.to_numpy(dtype=float)
-    units = (racks.units or {}).get(var, "")
+    units = racks.units.get(var, "")
     if units == "1":
         v, shown = v * 100.0, "%"
     else:
@@ -499,7 +499,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     ax.set_ylabel("rack")
     cax = ax.inset_axes([1.01, 0.0, 0.018, 1.0])
     cb = ax.figure.colorbar(mesh, cax=cax)
-    name = (racks.long_names or {}).get(var, var).split(",")[0]
+    name = racks.long_names.get(var, var).split(",")[0]
     cb.set_label(_u.label(name, shown), fontsize=9)
     ax.set_title(title)
     return ax

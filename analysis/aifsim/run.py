@@ -30,31 +30,37 @@ FORMAT_VERSION = 1
 
 
 class Frame(pd.DataFrame):
-    """A DataFrame that carries its columns' units and long names.
+    """A DataFrame whose columns' units and long names live in
+    ``frame.attrs["units"]`` and ``frame.attrs["long_names"]`` (pandas
+    carries attrs through selections, and to the Series of a column).
 
-    ``frame.units["power_w"] == "W"``; for frames with two column levels
-    (racks, loops, services) the keys are the variable names. ``units`` also
-    holds the index's unit under its name (``"time": "s"``).
+    ``frame.units`` is ``frame.attrs["units"]``: ``frame.units["power_w"]
+    == "W"``; for frames with two column levels (racks, loops, services)
+    the keys are the variable names. ``units`` also holds the index's unit
+    under its name (``"time": "s"``).
     """
 
-    _metadata = ["units", "long_names"]
-    units = None
-    long_names = None
-
     @property
-    def _constructor(self):
+    def _constructor(self):  # selections stay Frames, with .units
         return Frame
 
     @property
     def _constructor_sliced(self):
         return pd.Series
 
+    @property
+    def units(self):
+        return self.attrs.setdefault("units", {})
+
+    @property
+    def long_names(self):
+        return self.attrs.setdefault("long_names", {})
+
 
 def _frame(data=None, index=None, columns=None, units=None, long_names=None):
     fr = Frame(data, index=index, columns=columns)
-    fr.units = dict(units or {})
-    fr.long_names = dict(long_names or {})
-    fr.attrs["units"] = fr.units
+    fr.attrs["units"] = dict(units or {})
+    fr.attrs["long_names"] = dict(long_names or {})
     return fr
 
 
@@ -345,7 +351,7 @@ class Run:
         out = {}
         for gname in ("facility", "racks", "loops", "services", "jobs"):
             fr = getattr(self, gname)
-            for k, v in (fr.units or {}).items():
+            for k, v in fr.units.items():
                 out["%s/%s" % (gname, k)] = v
         return out
 
@@ -407,7 +413,7 @@ class Run:
                 ds = xr.Dataset(coords={"time": fr.index.values})
                 for c in fr.columns:
                     ds[c] = ("time", fr[c].values,
-                             _attrs(fr, c.split("/")[0]))
+                             _xarray_attrs(fr, c.split("/")[0]))
                 return ds
             fr = getattr(self, name)
             dim = {"racks": "rack", "loops": "loop",
@@ -419,7 +425,7 @@ class Run:
                 fr = fr.swaplevel(axis=1)
             for var in fr.columns.get_level_values(0).unique():
                 sub = fr[var]
-                ds[var] = (("time", dim), sub.values, _attrs(fr, var))
+                ds[var] = (("time", dim), sub.values, _xarray_attrs(fr, var))
                 ds = ds.assign_coords({dim: [str(c) for c in sub.columns]})
             return ds
 
@@ -448,11 +454,11 @@ class Run:
         return tidy(ds)
 
 
-def _attrs(fr, var):
+def _xarray_attrs(fr, var):
     out = {}
-    if fr.units and var in fr.units:
+    if var in fr.units:
         out["units"] = fr.units[var]
-    if fr.long_names and var in fr.long_names:
+    if var in fr.long_names:
         out["long_name"] = fr.long_names[var]
     return out
 

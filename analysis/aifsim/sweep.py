@@ -52,13 +52,10 @@ class Sweep(pd.DataFrame):
     - ``sweep.axis_columns``: the swept keys; ``sweep.metrics``: the rest
     - ``sweep.units``: units of the columns (axes in SI: "power.cap": "W")
     - ``sweep.directory``: where the sweep lives
-    """
 
-    _metadata = ["directory", "units", "axis_columns", "scenario_name"]
-    scenario_name = None
-    directory = None
-    units = None
-    axis_columns = None
+    These live in ``sweep.attrs``, which pandas carries through selections:
+    a filtered sweep still opens its points.
+    """
 
     @property
     def _constructor(self):
@@ -67,6 +64,22 @@ class Sweep(pd.DataFrame):
     @property
     def _constructor_sliced(self):
         return pd.Series
+
+    @property
+    def units(self):
+        return self.attrs.setdefault("units", {})
+
+    @property
+    def directory(self):
+        return self.attrs.get("directory")
+
+    @property
+    def axis_columns(self):
+        return self.attrs.get("axis_columns")
+
+    @property
+    def scenario_name(self):
+        return self.attrs.get("scenario_name")
 
     @property
     def metrics(self):
@@ -288,10 +301,8 @@ def open_sweep(directory):
         df["complete"] = [(d / f).exists() if isinstance(f, str) else False
                           for f in df["file"]]
     out = Sweep(df)
-    out.scenario_name = _first_name(d, df)
-    out.directory = d
-    out.units = units
-    out.axis_columns = list(axes)
+    out.attrs.update(units=units, directory=d, axis_columns=list(axes),
+                     scenario_name=_first_name(d, df))
     return out
 
 

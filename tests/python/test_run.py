@@ -32,8 +32,11 @@ def test_facility_frame(quick_h5):
     assert fac.units["energy_j"] == "J"
     assert fac.units["time"] == "s"
     assert "mean" in fac.long_names["power_w"]
-    # units survive selections
+    # units live in pandas' attrs and survive selections, to a column too
+    assert fac.attrs["units"] is fac.units
+    assert fac.attrs["long_names"] is fac.long_names
     assert fac[["power_w", "cap_w"]].units["cap_w"] == "W"
+    assert fac["power_w"].attrs["units"]["power_w"] == "W"
     assert run.units["facility/power_w"] == "W"
 
 
