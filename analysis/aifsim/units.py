@@ -219,6 +219,20 @@ def metric_units(name):
     return ""
 
 
+#: Units whose readable multiples are the SI prefixes (kW, MW/s, GHz):
+#: format_value writes them with matplotlib's EngFormatter.
+SI_PREFIXED = ("W", "W/s", "Hz")
+
+
+def _engineering(value, units):
+    """'559.5 kW': four significant digits, then the SI prefix that leaves
+    1 to 999 in front (EngFormatter rounds 999.96 kW up to 1 MW)."""
+    # Imported here: reading a run should not load matplotlib.
+    from matplotlib.ticker import EngFormatter
+    plain = EngFormatter(sep=" ", usetex=False, useMathText=False)
+    return plain.format_eng(float("%.4g" % value)) + units
+
+
 def format_value(value, units=""):
     """A number with its unit, scaled for reading: '559.5 kW', '13.43 MWh'."""
     if value is None:
@@ -236,6 +250,8 @@ def format_value(value, units=""):
     if units == "$":
         return ("-$%.4g" if v < 0 else "$%.4g") % abs(v) if abs(v) < 1e6 \
             else "$%.4e" % v
+    if units in SI_PREFIXED:
+        return _engineering(v, units)
     factor, shown = display_scale(units, v)
     v = v / factor
     if units == "1":
