@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")  # files only, never a display
 
@@ -26,7 +27,7 @@ from . import reports as _r  # noqa: E402
 
 
 def _print_table(df):
-    with __import__("pandas").option_context(
+    with pd.option_context(
             "display.max_rows", 500, "display.max_columns", 50,
             "display.width", 200, "display.max_colwidth", 40):
         print(df.to_string(index=False))

@@ -70,12 +70,19 @@ def not_in_run(ax, what, title=None):
     return ax
 
 
-def _legend(ax, outside=True, **kw):
-    handles, labels = ax.get_legend_handles_labels()
-    for other in getattr(ax, "_aifsim_twins", []):
-        h, lab = other.get_legend_handles_labels()
+def _legend_entries(*axes):
+    """The legend handles and labels of `axes` (an axes and its twins, each
+    counted once): a twin's lines belong in its host's legend."""
+    handles, labels = [], []
+    for a in dict.fromkeys(axes):
+        h, lab = a.get_legend_handles_labels()
         handles += h
         labels += lab
+    return handles, labels
+
+
+def _legend(ax, outside=True, **kw):
+    handles, labels = _legend_entries(ax)
     if not handles:
         return None
     if outside:
@@ -87,16 +94,12 @@ def _legend(ax, outside=True, **kw):
     return ax.legend(handles, labels, **kw)
 
 
-def _legend_below(ax):
-    """Legend under the axes, below the time label: for panels with a
-    second y axis on the right, where an outside legend would sit on its
-    tick labels."""
+def _legend_below(ax, twin):
+    """Legend of `ax` and its `twin` under the axes, below the time label:
+    for panels with a second y axis on the right, where an outside legend
+    would sit on its tick labels. `twin` may be `ax` itself (no twin)."""
     from matplotlib.transforms import offset_copy
-    handles, labels = ax.get_legend_handles_labels()
-    for other in getattr(ax, "_aifsim_twins", []):
-        h, lab = other.get_legend_handles_labels()
-        handles += h
-        labels += lab
+    handles, labels = _legend_entries(ax, twin)
     if not handles:
         return None
     tr = offset_copy(ax.transAxes, fig=ax.figure, x=0, y=-34,
@@ -104,12 +107,6 @@ def _legend_below(ax):
     return ax.legend(handles, labels, loc="upper center",
                      bbox_to_anchor=(0.5, 0.0), bbox_transform=tr,
                      ncol=min(4, len(handles)), frameon=False, fontsize=9)
-
-
-def _twin(ax):
-    tw = ax.twinx()
-    ax._aifsim_twins = getattr(ax, "_aifsim_twins", []) + [tw]
-    return tw
 
 
 def _windows(t_s, mask):
@@ -310,16 +307,17 @@ def pue_temperature(run, ax=None, legend=True, title=None):
         pad = max(0.02, 0.1 * (hi - lo))
         ax.set_ylim(min(1.0, lo - pad), hi + pad)
         ax.set_ylabel("PUE (facility / IT power)")
+    temp_ax = ax  # the right-hand axis when the PUE takes the left
     if temp is not None:
-        tw = _twin(ax) if pue is not None else ax
-        tw.plot(t / tf, temp, color="#ff7f0e", lw=1.2,
-                label="outdoor temperature")
-        tw.set_ylabel(_u.label("outdoor temperature", "degC"))
+        temp_ax = ax.twinx() if pue is not None else ax
+        temp_ax.plot(t / tf, temp, color="#ff7f0e", lw=1.2,
+                     label="outdoor temperature")
+        temp_ax.set_ylabel(_u.label("outdoor temperature", "degC"))
     ax.set_xlim(x[0], x[-1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
     if legend:
-        _legend_below(ax)
+        _legend_below(ax, temp_ax)
     return ax
 
 
@@ -345,16 +343,17 @@ def grid_signals(run, ax=None, legend=True, title=None):
         ax.set_ylim(0, np.nanmax(carbon) * room)
     else:
         ax.set_yticks([])
+    price_ax = ax  # a right-hand axis when there is a price
     if price is not None:
-        tw = _twin(ax)
-        tw.stairs(price, x, color="#9467bd", lw=1.2, label="price",
-                  baseline=None)
+        price_ax = ax.twinx()
+        price_ax.stairs(price, x, color="#9467bd", lw=1.2, label="price",
+                        baseline=None)
         cur = run.facility.units.get("price_per_mwh", "$/MWh")
-        tw.set_ylabel(_u.label("electricity price", cur))
+        price_ax.set_ylabel(_u.label("electricity price", cur))
         lo = min(0.0, np.nanmin(price))
         hi = max(np.nanmax(price), 0.0)
         lo = lo - 0.04 * (hi - lo) if lo < 0 else lo
-        tw.set_ylim(lo, lo + (hi - lo) * room)
+        price_ax.set_ylim(lo, lo + (hi - lo) * room)
     if len(held) and "arrival_s" in held.columns:
         tr = ax.get_xaxis_transform()
         start = held["start_s"].to_numpy(dtype=float) \
@@ -373,7 +372,7 @@ def grid_signals(run, ax=None, legend=True, title=None):
     ax.set_title(title)
     ax.grid(alpha=0.3)
     if legend:
-        _legend_below(ax)
+        _legend_below(ax, price_ax)
     return ax
 
 
@@ -475,7 +474,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     ax = _new_axes(ax, figsize=(10, 4))
     racks = run.racks
     title = title or "%s: %s, per rack" % (
-        run.name, (racks.long_names or {}).get(var, var).split(",")[0])
+        run.name, racks.long_names.get(var, var).split(",")[0])
     if not len(racks.columns) or var not in racks.columns.get_level_values(0):
         return not_in_run(ax, "per-rack %s" % var, title)
     sub = racks[var]
@@ -483,7 +482,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     tf, _ = _time_axis(ax, t)
     x = _edges(t) / tf
     v = sub.to_numpy(dtype=float)
-    units = (racks.units or {}).get(var, "")
+    units = racks.units.get(var, "")
     if units == "1":
         v, shown = v * 100.0, "%"
     else:
@@ -499,7 +498,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
     ax.set_ylabel("rack")
     cax = ax.inset_axes([1.01, 0.0, 0.018, 1.0])
     cb = ax.figure.colorbar(mesh, cax=cax)
-    name = (racks.long_names or {}).get(var, var).split(",")[0]
+    name = racks.long_names.get(var, var).split(",")[0]
     cb.set_label(_u.label(name, shown), fontsize=9)
     ax.set_title(title)
     return ax

@@ -19,47 +19,10 @@ from matplotlib.figure import Figure
 
 from . import plot as _p
 from . import units as _u
-from .run import _duration_text
+from .run import summary_table
 
 #: How the summary table names the metrics (units.METRIC_LABELS).
 METRIC_LABELS = _u.METRIC_LABELS
-PERCENT = ("mean_activity", "slo_attainment")
-
-
-def _fmt(name, value):
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
-    if name in PERCENT:
-        try:
-            return "%.1f%%" % (100 * float(value))
-        except (TypeError, ValueError):
-            return str(value)
-    if name == "duration_s":
-        return _duration_text(value)
-    return _u.format_value(value, _u.metric_units(name))
-
-
-def _label(name):
-    return _u.metric_label(name)
-
-
-def _ordered(keys):
-    known = [k for k in METRIC_LABELS if k in keys]
-    return known + sorted(k for k in keys if k not in METRIC_LABELS)
-
-
-def summary_table(run):
-    """The run's /summary as a table: metric, value (with units), key."""
-    s = dict(run.summary)
-    if "peak_power_w" in s and s.get("cap_w"):
-        s.setdefault("peak_share_of_cap", s["peak_power_w"] / s["cap_w"])
-    rows = []
-    for k in _ordered(list(s)):
-        v = s[k]
-        text = ("%.1f%%" % (100 * v)) if k == "peak_share_of_cap" \
-            else _fmt(k, v)
-        rows.append({"metric": _label(k), "value": text, "key": k})
-    return pd.DataFrame(rows, columns=["metric", "value", "key"])
 
 
 def _subtitle(run):
@@ -232,14 +195,15 @@ def compare_table(runs, formatted=True):
     """Summary metrics of several runs side by side: one row a metric, one
     column a run. `formatted=False` gives the raw numbers (key index)."""
     labels = _p.run_labels(runs)
-    keys = _ordered(list(dict.fromkeys(k for r in runs for k in r.summary)))
+    keys = _u.metric_order(list(dict.fromkeys(
+        k for r in runs for k in r.summary)))
     if not formatted:
         return pd.DataFrame({lab: [r.summary.get(k, np.nan) for k in keys]
                              for lab, r in zip(labels, runs)}, index=keys)
-    data = {"metric": [_label(k) for k in keys]}
+    data = {"metric": [_u.metric_label(k) for k in keys]}
     for lab, r in zip(labels, runs):
-        data[lab] = [_fmt(k, r.summary[k]) if k in r.summary else "-"
-                     for k in keys]
+        data[lab] = [_u.format_metric(k, r.summary[k])
+                     if k in r.summary else "-" for k in keys]
     return pd.DataFrame(data)
 
 

@@ -9,6 +9,7 @@ and README.md ("Output (HDF5)") for the contract.
 from __future__ import annotations
 
 import functools
+import html
 import math
 import os
 from pathlib import Path
@@ -20,6 +21,8 @@ import pandas as pd
 from .errors import (IncompleteRunError, NewerFormatError, NotARunError,
                      RunNotFoundError)
 from . import units as _u
+from .hdf5 import (attr_text, attr_value, dimension_scale,
+                   is_dimension_scale, read_values)
 
 #: The newest file format this package reads (root attribute
 #: ``format_version``; a file without it is version 1).
@@ -27,31 +30,37 @@ FORMAT_VERSION = 1
 
 
 class Frame(pd.DataFrame):
-    """A DataFrame that carries its columns' units and long names.
+    """A DataFrame whose columns' units and long names live in
+    ``frame.attrs["units"]`` and ``frame.attrs["long_names"]`` (pandas
+    carries attrs through selections, and to the Series of a column).
 
-    ``frame.units["power_w"] == "W"``; for frames with two column levels
-    (racks, loops, services) the keys are the variable names. ``units`` also
-    holds the index's unit under its name (``"time": "s"``).
+    ``frame.units`` is ``frame.attrs["units"]``: ``frame.units["power_w"]
+    == "W"``; for frames with two column levels (racks, loops, services)
+    the keys are the variable names. ``units`` also holds the index's unit
+    under its name (``"time": "s"``).
     """
 
-    _metadata = ["units", "long_names"]
-    units = None
-    long_names = None
-
     @property
-    def _constructor(self):
+    def _constructor(self):  # selections stay Frames, with .units
         return Frame
 
     @property
     def _constructor_sliced(self):
         return pd.Series
 
+    @property
+    def units(self):
+        return self.attrs.setdefault("units", {})
+
+    @property
+    def long_names(self):
+        return self.attrs.setdefault("long_names", {})
+
 
 def _frame(data=None, index=None, columns=None, units=None, long_names=None):
     fr = Frame(data, index=index, columns=columns)
-    fr.units = dict(units or {})
-    fr.long_names = dict(long_names or {})
-    fr.attrs["units"] = fr.units
+    fr.attrs["units"] = dict(units or {})
+    fr.attrs["long_names"] = dict(long_names or {})
     return fr
 
 
@@ -59,50 +68,6 @@ def _empty(index_name="time"):
     fr = _frame(index=pd.Index([], dtype="float64", name=index_name))
     fr.units[index_name] = "s"
     return fr
-
-
-def _py(v):
-    """An HDF5 attribute value as plain Python."""
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, np.ndarray):
-        if v.shape == () or (v.size == 1 and v.ndim <= 1
-                             and v.dtype.kind != "O"):
-            return _py(v.reshape(-1)[0]) if v.size else None
-        return [_py(x) for x in v.tolist()]
-    if isinstance(v, np.generic):
-        return v.item()  # floats stay floats ("gpus" is written as 544.0)
-    return v
-
-
-def _text(v, default=""):
-    v = _py(v)
-    return default if v is None else str(v)
-
-
-def _read(ds):
-    """A dataset's values; strings decoded to str."""
-    if h5py.check_string_dtype(ds.dtype) is not None:
-        return np.asarray(ds.asstr()[()], dtype=object)
-    return ds[()]
-
-
-def _is_scale(ds):
-    try:
-        return bool(h5py.h5ds.is_scale(ds.id))
-    except Exception:  # noqa: BLE001 - not a dimension scale
-        return False
-
-
-def _scale(ds, dim):
-    """The dataset attached as dimension scale `dim` of `ds`, or None."""
-    try:
-        scales = ds.dims[dim]
-        if len(scales):
-            return scales[0]
-    except Exception:  # noqa: BLE001 - no DIMENSION_LIST, broken reference
-        pass
-    return None
 
 
 class _Columns:
@@ -118,9 +83,9 @@ class _Columns:
                 float(time[-1]) if len(time) else 0.0)
         self.by_time.setdefault(tkey, (time, {}))[1][key] = values
         if "units" in attrs:
-            self.units.setdefault(var, _text(attrs["units"]))
+            self.units.setdefault(var, attr_text(attrs["units"]))
         if "long_name" in attrs:
-            self.long_names.setdefault(var, _text(attrs["long_name"]))
+            self.long_names.setdefault(var, attr_text(attrs["long_name"]))
 
     def frame(self, multi, names):
         parts = []
@@ -146,7 +111,7 @@ class _Columns:
 
 def _time_of(ds, group, fallback):
     """The time values dimension 0 of `ds` runs along, or None."""
-    sc = _scale(ds, 0)
+    sc = dimension_scale(ds, 0)
     if sc is not None and sc.ndim == 1 and sc.shape[0] == ds.shape[0]:
         return sc[()]
     for cand in (group.get("time"), fallback):
@@ -158,9 +123,9 @@ def _time_of(ds, group, fallback):
 
 def _labels(ds, dim, group):
     """Names along dimension `dim` of `ds` (rack names), as strings."""
-    sc = _scale(ds, dim)
+    sc = dimension_scale(ds, dim)
     if sc is not None and sc.shape == (ds.shape[dim],):
-        return [str(x) for x in _read(sc)]
+        return [str(x) for x in read_values(sc)]
     return [str(i) for i in range(ds.shape[dim])]
 
 
@@ -171,14 +136,14 @@ def _collect(group, cols, fallback_time, prefix=None, flatten=False):
     label) columns (or "var/label" when `flatten`). `prefix` puts an outer
     level in front: (prefix, var)."""
     for name, obj in group.items():
-        if not isinstance(obj, h5py.Dataset) or _is_scale(obj):
+        if not isinstance(obj, h5py.Dataset) or is_dimension_scale(obj):
             continue
         if obj.ndim not in (1, 2) or obj.dtype.names is not None:
             continue
         time = _time_of(obj, group, fallback_time)
         if time is None:
             continue
-        values = _read(obj)
+        values = read_values(obj)
         if obj.ndim == 1:
             key = name if prefix is None else (prefix, name)
             cols.add(key, values, time, name, obj.attrs)
@@ -212,11 +177,11 @@ class Run:
     def __init__(self, path, attrs):
         self.path = Path(path)
         self.attrs = attrs
-        self.name = _text(attrs.get("scenario_name"), self.path.stem)
-        self.seed = _py(attrs.get("seed"))
-        self.version = _text(attrs.get("aifsim_version"), "?")
-        self.format_version = int(_py(attrs.get("format_version", 1)))
-        self.complete = _py(attrs.get("complete", 0)) == 1
+        self.name = attr_text(attrs.get("scenario_name"), self.path.stem)
+        self.seed = attr_value(attrs.get("seed"))
+        self.version = attr_text(attrs.get("aifsim_version"), "?")
+        self.format_version = int(attr_value(attrs.get("format_version", 1)))
+        self.complete = attr_value(attrs.get("complete", 0)) == 1
 
     # -- plumbing ---------------------------------------------------------
     def _open(self):
@@ -228,7 +193,7 @@ class Run:
         if self.seed is not None:
             bits.append("seed %s" % self.seed)
         if "duration_s" in s:
-            bits.append(_duration_text(s["duration_s"]))
+            bits.append(_u.duration_text(s["duration_s"]))
         if "energy_mwh" in s:
             bits.append(_u.format_value(s["energy_mwh"], "MWh"))
         if "mean_power_w" in s:
@@ -238,20 +203,19 @@ class Run:
         return "<aifsim run %s: %s>" % (self.path, ", ".join(bits))
 
     def _repr_html_(self):
-        from .reports import summary_table
         head = "<b>aifsim run</b> <code>%s</code> &mdash; %s" % (
-            _html_escape(str(self.path)), _html_escape(self.name))
+            html.escape(str(self.path)), html.escape(self.name))
         return head + summary_table(self).to_html(index=False, border=0)
 
     def read(self, path):
         """Any dataset of the file as a numpy array (strings decoded)."""
         with self._open() as f:
-            return _read(f[path])
+            return read_values(f[path])
 
     def attributes(self, path="/"):
         """The attributes of any group or dataset, as a dict."""
         with self._open() as f:
-            return {k: _py(v) for k, v in f[path].attrs.items()
+            return {k: attr_value(v) for k, v in f[path].attrs.items()
                     if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "CLASS",
                                  "NAME")}
 
@@ -338,7 +302,8 @@ class Run:
             if isinstance(g, h5py.Group):
                 for key, obj in g.items():
                     if isinstance(obj, h5py.Group):
-                        rows[key] = {k: _py(v) for k, v in obj.attrs.items()}
+                        rows[key] = {k: attr_value(v)
+                                     for k, v in obj.attrs.items()}
             df = pd.DataFrame.from_dict(rows, orient="index")
             df.index.name = "service"
             return df
@@ -355,11 +320,11 @@ class Run:
             g = f.get("summary")
             if g is None:
                 return {}
-            out = {k: _py(v) for k, v in g.attrs.items()}
+            out = {k: attr_value(v) for k, v in g.attrs.items()}
             if isinstance(g, h5py.Group):  # metrics written as datasets
                 for k, ds in g.items():
                     if isinstance(ds, h5py.Dataset) and ds.shape == ():
-                        out.setdefault(k, _py(ds[()]))
+                        out.setdefault(k, attr_value(ds[()]))
             return out
 
     @functools.cached_property
@@ -368,8 +333,8 @@ class Run:
             if "scenario" not in f:
                 return ""
             v = f["scenario"]
-            return _text(v.asstr()[()] if h5py.check_string_dtype(v.dtype)
-                         else v[()])
+            return attr_text(v.asstr()[()]
+                             if h5py.check_string_dtype(v.dtype) else v[()])
 
     @functools.cached_property
     def scenario(self):
@@ -386,7 +351,7 @@ class Run:
         out = {}
         for gname in ("facility", "racks", "loops", "services", "jobs"):
             fr = getattr(self, gname)
-            for k, v in (fr.units or {}).items():
+            for k, v in fr.units.items():
                 out["%s/%s" % (gname, k)] = v
         return out
 
@@ -448,7 +413,7 @@ class Run:
                 ds = xr.Dataset(coords={"time": fr.index.values})
                 for c in fr.columns:
                     ds[c] = ("time", fr[c].values,
-                             _attrs(fr, c.split("/")[0]))
+                             _xarray_attrs(fr, c.split("/")[0]))
                 return ds
             fr = getattr(self, name)
             dim = {"racks": "rack", "loops": "loop",
@@ -460,7 +425,7 @@ class Run:
                 fr = fr.swaplevel(axis=1)
             for var in fr.columns.get_level_values(0).unique():
                 sub = fr[var]
-                ds[var] = (("time", dim), sub.values, _attrs(fr, var))
+                ds[var] = (("time", dim), sub.values, _xarray_attrs(fr, var))
                 ds = ds.assign_coords({dim: [str(c) for c in sub.columns]})
             return ds
 
@@ -489,11 +454,11 @@ class Run:
         return tidy(ds)
 
 
-def _attrs(fr, var):
+def _xarray_attrs(fr, var):
     out = {}
-    if fr.units and var in fr.units:
+    if var in fr.units:
         out["units"] = fr.units[var]
-    if fr.long_names and var in fr.long_names:
+    if var in fr.long_names:
         out["long_name"] = fr.long_names[var]
     return out
 
@@ -514,10 +479,10 @@ def _table(obj):
         u = obj.attrs.get("units")
         if u is not None and np.ndim(u) == 1 and len(u) == len(
                 obj.dtype.names):
-            units = {n: _text(x) for n, x in zip(obj.dtype.names, u)}
+            units = {n: attr_text(x) for n, x in zip(obj.dtype.names, u)}
         for n in obj.dtype.names:  # or one attribute per field: id_units
             if n + "_units" in obj.attrs:
-                units[n] = _text(obj.attrs[n + "_units"])
+                units[n] = attr_text(obj.attrs[n + "_units"])
     elif isinstance(obj, h5py.Group):
         n = None
         for name, ds in obj.items():
@@ -526,28 +491,12 @@ def _table(obj):
             if n is not None and ds.shape[0] != n:
                 continue
             n = ds.shape[0]
-            cols[name] = _read(ds)
+            cols[name] = read_values(ds)
             if "units" in ds.attrs:
-                units[name] = _text(ds.attrs["units"])
+                units[name] = attr_text(ds.attrs["units"])
             if "long_name" in ds.attrs:
-                long_names[name] = _text(ds.attrs["long_name"])
+                long_names[name] = attr_text(ds.attrs["long_name"])
     return _frame(pd.DataFrame(cols), units=units, long_names=long_names)
-
-
-def _duration_text(seconds):
-    seconds = float(seconds)
-    if seconds >= 86400 and seconds % 86400 == 0:
-        return "%g d" % (seconds / 86400)
-    if seconds >= 3600:
-        return "%g h" % round(seconds / 3600, 2)
-    if seconds >= 60:
-        return "%g min" % round(seconds / 60, 2)
-    return "%g s" % seconds
-
-
-def _html_escape(s):
-    return (s.replace("&", "&amp;").replace("<", "&lt;")
-            .replace(">", "&gt;"))
 
 
 def open_run(path, allow_incomplete=False):
@@ -591,7 +540,7 @@ def open_run(path, allow_incomplete=False):
                                      % (p, e)) from e
         raise NotARunError("%s is not an HDF5 file (%s)" % (p, e)) from e
     with f:
-        attrs = {k: _py(v) for k, v in f.attrs.items()}
+        attrs = {k: attr_value(v) for k, v in f.attrs.items()}
         fv = attrs.get("format_version", 1)
         try:
             fv = int(fv)
@@ -613,6 +562,17 @@ def open_run(path, allow_incomplete=False):
                 "run did not finish; pass allow_incomplete=True to read it "
                 "anyway" % (p, attrs.get("complete")))
     return Run(p, attrs)
+
+
+def summary_table(run):
+    """The run's /summary as a table: metric, value (with units), key; with
+    the peak's share of the cap when the run has both."""
+    s = dict(run.summary)
+    if "peak_power_w" in s and s.get("cap_w"):
+        s.setdefault("peak_share_of_cap", s["peak_power_w"] / s["cap_w"])
+    rows = [{"metric": _u.metric_label(k), "value": _u.format_metric(k, s[k]),
+             "key": k} for k in _u.metric_order(list(s))]
+    return pd.DataFrame(rows, columns=["metric", "value", "key"])
 
 
 def mean_power_w(run):

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import AifsimError, RunNotFoundError
+from .hdf5 import attr_text, read_values
 from .run import open_run
 from . import units as _u
 
@@ -51,13 +52,10 @@ class Sweep(pd.DataFrame):
     - ``sweep.axis_columns``: the swept keys; ``sweep.metrics``: the rest
     - ``sweep.units``: units of the columns (axes in SI: "power.cap": "W")
     - ``sweep.directory``: where the sweep lives
-    """
 
-    _metadata = ["directory", "units", "axis_columns", "scenario_name"]
-    scenario_name = None
-    directory = None
-    units = None
-    axis_columns = None
+    These live in ``sweep.attrs``, which pandas carries through selections:
+    a filtered sweep still opens its points.
+    """
 
     @property
     def _constructor(self):
@@ -66,6 +64,22 @@ class Sweep(pd.DataFrame):
     @property
     def _constructor_sliced(self):
         return pd.Series
+
+    @property
+    def units(self):
+        return self.attrs.setdefault("units", {})
+
+    @property
+    def directory(self):
+        return self.attrs.get("directory")
+
+    @property
+    def axis_columns(self):
+        return self.attrs.get("axis_columns")
+
+    @property
+    def scenario_name(self):
+        return self.attrs.get("scenario_name")
 
     @property
     def metrics(self):
@@ -177,7 +191,6 @@ def _read_summary_h5(path):
     Returns (table, axis keys, units of the axes)."""
     import h5py
 
-    from .run import _read, _text
     with h5py.File(path, "r") as f:
         obj = f.get("summary", f)
         if isinstance(obj, h5py.Dataset) and obj.dtype.names:
@@ -192,7 +205,7 @@ def _read_summary_h5(path):
         cols, axes, units = {}, None, {}
         for k, v in obj.items():
             if isinstance(v, h5py.Dataset) and v.ndim == 1:
-                cols[k] = _read(v)
+                cols[k] = read_values(v)
         if isinstance(obj.get("axes"), h5py.Group):
             axes = []
             values = obj.get("axis_values")
@@ -202,14 +215,14 @@ def _read_summary_h5(path):
                     else None
                 if isinstance(num, h5py.Dataset):
                     cols[k] = num[()]
-                    u = _text(num.attrs.get("units", ""))
+                    u = attr_text(num.attrs.get("units", ""))
                     units[k] = "" if u == "1" and k == "seed" else u
                 else:
-                    cols[k] = _read(v)
+                    cols[k] = read_values(v)
         if isinstance(obj.get("metrics"), h5py.Group):
             for k, v in obj["metrics"].items():
                 if isinstance(v, h5py.Dataset) and v.ndim == 1:
-                    cols[k] = _read(v)
+                    cols[k] = read_values(v)
         df = pd.DataFrame(cols)
         front = [c for c in ("point", "status") if c in df.columns] + (
             axes or [])
@@ -288,10 +301,8 @@ def open_sweep(directory):
         df["complete"] = [(d / f).exists() if isinstance(f, str) else False
                           for f in df["file"]]
     out = Sweep(df)
-    out.scenario_name = _first_name(d, df)
-    out.directory = d
-    out.units = units
-    out.axis_columns = list(axes)
+    out.attrs.update(units=units, directory=d, axis_columns=list(axes),
+                     scenario_name=_first_name(d, df))
     return out
 
 

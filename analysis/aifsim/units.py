@@ -172,6 +172,17 @@ METRIC_LABELS = {
 }
 
 
+#: Metrics that are shares of 1, shown in percent.
+PERCENT_METRICS = ("mean_activity", "slo_attainment", "peak_share_of_cap")
+
+
+def metric_order(keys):
+    """Metric keys in the order tables show them: METRIC_LABELS' order,
+    then the others alphabetically."""
+    known = [k for k in METRIC_LABELS if k in keys]
+    return known + sorted(k for k in keys if k not in METRIC_LABELS)
+
+
 def metric_label(name):
     """A /summary metric's readable name: 'peak facility power'; for one
     this table does not know, its key without the unit suffix (the value
@@ -208,6 +219,20 @@ def metric_units(name):
     return ""
 
 
+#: Units whose readable multiples are the SI prefixes (kW, MW/s, GHz):
+#: format_value writes them with matplotlib's EngFormatter.
+SI_PREFIXED = ("W", "W/s", "Hz")
+
+
+def _engineering(value, units):
+    """'559.5 kW': four significant digits, then the SI prefix that leaves
+    1 to 999 in front (EngFormatter rounds 999.96 kW up to 1 MW)."""
+    # Imported here: reading a run should not load matplotlib.
+    from matplotlib.ticker import EngFormatter
+    plain = EngFormatter(sep=" ", usetex=False, useMathText=False)
+    return plain.format_eng(float("%.4g" % value)) + units
+
+
 def format_value(value, units=""):
     """A number with its unit, scaled for reading: '559.5 kW', '13.43 MWh'."""
     if value is None:
@@ -225,6 +250,8 @@ def format_value(value, units=""):
     if units == "$":
         return ("-$%.4g" if v < 0 else "$%.4g") % abs(v) if abs(v) < 1e6 \
             else "$%.4e" % v
+    if units in SI_PREFIXED:
+        return _engineering(v, units)
     factor, shown = display_scale(units, v)
     v = v / factor
     if units == "1":
@@ -234,3 +261,30 @@ def format_value(value, units=""):
     text = ("%.4g" % v) if abs(v) < 1e6 else ("%.4e" % v)
     shown = pretty(shown)
     return "%s %s" % (text, shown) if shown else text
+
+
+def duration_text(seconds):
+    """A duration as people say it: '1 d', '2 h', '90 min', '30 s'."""
+    seconds = float(seconds)
+    if seconds >= 86400 and seconds % 86400 == 0:
+        return "%g d" % (seconds / 86400)
+    if seconds >= 3600:
+        return "%g h" % round(seconds / 3600, 2)
+    if seconds >= 60:
+        return "%g min" % round(seconds / 60, 2)
+    return "%g s" % seconds
+
+
+def format_metric(name, value):
+    """A /summary metric's value as a table shows it, its unit from its
+    name: '13.43 MWh', '87.5%', '1 d'; lists joined with commas."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if name in PERCENT_METRICS:
+        try:
+            return "%.1f%%" % (100 * float(value))
+        except (TypeError, ValueError):
+            return str(value)
+    if name == "duration_s":
+        return duration_text(value)
+    return format_value(value, metric_units(name))

@@ -242,8 +242,11 @@ def test_open_sweep(cap_sweep):
     assert run.summary["cap_w"] == 450e3
     assert [p for p, _ in sw.runs()] == [0, 1, 2]
     assert (sw["peak_power_w"] <= sw["power.cap"] + 1e-6).all()
+    assert sw.attrs["units"] is sw.units
     sub = sw[sw["power.cap"] < 500e3]  # still a Sweep after filtering
     assert sub.run(0).summary["cap_w"] == 440e3
+    assert sub.units["power.cap"] == "W" and sub.axis_columns == \
+        sw.axis_columns
 
 
 def test_open_sweep_without_summary(cap_sweep, tmp_path):

@@ -32,8 +32,11 @@ def test_facility_frame(quick_h5):
     assert fac.units["energy_j"] == "J"
     assert fac.units["time"] == "s"
     assert "mean" in fac.long_names["power_w"]
-    # units survive selections
+    # units live in pandas' attrs and survive selections, to a column too
+    assert fac.attrs["units"] is fac.units
+    assert fac.attrs["long_names"] is fac.long_names
     assert fac[["power_w", "cap_w"]].units["cap_w"] == "W"
+    assert fac["power_w"].attrs["units"]["power_w"] == "W"
     assert run.units["facility/power_w"] == "W"
 
 
@@ -304,6 +307,11 @@ def test_units_parsing():
     assert format_value(559500.0, "W") == "559.5 kW"
     assert format_value(13.4287, "MWh") == "13.43 MWh"
     assert format_value(0.0, "s") == "0 s"
+    # SI prefixes (EngFormatter): four digits, rounding up to the next one
+    assert format_value(999960.0, "W") == "1 MW"
+    assert format_value(-1.3e6, "W") == "-1.3 MW"
+    assert format_value(2.5e9, "Hz") == "2.5 GHz"
+    assert format_value(1234.4, "W/s") == "1.234 kW/s"
 
 
 def test_package_builds_from_pyproject(tmp_path):
