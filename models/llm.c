@@ -220,8 +220,7 @@ static double routed_parameters(const llm_model *m) {
 }
 
 /* A dense model has no expert split; an MoE's defaults to every layer. */
-static int check_split_given(llm_model *m, const scn_loc *loc,
-                             sim_error *err) {
+static int check_split_given(llm_model *m, const scn_loc *loc, sim_error *err) {
   if (m->experts == 0) {
     if (!isnan(m->expert_parameters) || m->moe_layers != 0)
       return scn_fail(loc, "expert_parameters", err, "give experts too",

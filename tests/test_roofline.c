@@ -381,10 +381,10 @@ static void expert_parallel_all_to_all(void **state) {
   assert_true(b.t_tp > 3 * 94 * tp.cfg.link_latency_s);
   /* The all-to-all's bytes: 64/8 tokens x 8 experts x 4096 x 2 B x 7/8
    * over 450 GB/s per direction. */
-  double a2a = tp.cfg.link_latency_s + 64.0 / 8 * 8 * 4096 * 2 * 7 / 8 /
-                                           tp.cfg.link_bps;
-  double ring = tp.cfg.link_latency_s +
-                2.0 * 7 / 8 * 64 * 4096 * 2 / tp.cfg.link_bps;
+  double a2a =
+      tp.cfg.link_latency_s + 64.0 / 8 * 8 * 4096 * 2 * 7 / 8 / tp.cfg.link_bps;
+  double ring =
+      tp.cfg.link_latency_s + 2.0 * 7 / 8 * 64 * 4096 * 2 / tp.cfg.link_bps;
   assert_close(b.t_tp, 94 * ring + 2 * 94 * a2a, 1e-12, 0);
   assert_close(a.t_tp, 2 * 94 * ring, 1e-12, 0);
   /* ep must be tp, divide the experts, and be for an MoE. */

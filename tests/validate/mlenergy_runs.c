@@ -40,8 +40,7 @@ static const struct {
 static const struct {
   const char *from, *to;
 } gpu_map[] = {{"H100", "H100-SXM"}, {"B200", "B200"}},
-  precision_map[] = {
-      {"bfloat16", "fp16"}, {"fp8", "fp8"}, {"mxfp4", "mxfp4"}};
+  precision_map[] = {{"bfloat16", "fp16"}, {"fp8", "fp8"}, {"mxfp4", "mxfp4"}};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -132,11 +131,20 @@ enum {
   K_N
 };
 static const char *const column_names[K_N] = {
-    "model_id",         "task",           "weight_precision",
-    "gpu_model",        "num_gpus",       "tensor_parallel",
-    "data_parallel",    "expert_parallel", "max_num_seqs",
-    "avg_batch_size",   "avg_output_len", "energy_per_token_joules",
-    "output_throughput_tokens_per_sec",   "architecture"};
+    "model_id",
+    "task",
+    "weight_precision",
+    "gpu_model",
+    "num_gpus",
+    "tensor_parallel",
+    "data_parallel",
+    "expert_parallel",
+    "max_num_seqs",
+    "avg_batch_size",
+    "avg_output_len",
+    "energy_per_token_joules",
+    "output_throughput_tokens_per_sec",
+    "architecture"};
 
 static int find_columns(csv_reader *rd, long col[K_N]) {
   char *line = csv_next_line(rd), *f[CSV_MAX_FIELDS];
@@ -231,8 +239,8 @@ double mlr_quantile(double *x, size_t n, double q) {
   return x[lo] + (at - (double)lo) * (x[hi] - x[lo]);
 }
 
-void mlr_class_summary(const mlr_run *runs, size_t n, bool moe,
-                       double *median, double *within2, size_t *n_out) {
+void mlr_class_summary(const mlr_run *runs, size_t n, bool moe, double *median,
+                       double *within2, size_t *n_out) {
   double *r = malloc((n ? n : 1) * sizeof *r);
   size_t k = 0, in2 = 0;
   for (size_t i = 0; r != NULL && i < n; i++) {
@@ -249,8 +257,7 @@ void mlr_class_summary(const mlr_run *runs, size_t n, bool moe,
 }
 
 const mlr_run *mlr_find(const mlr_run *runs, size_t n, const char *model,
-                        const char *gpu_model, const char *task,
-                        double seqs) {
+                        const char *gpu_model, const char *task, double seqs) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(runs[i].model, model) == 0 &&
         strcmp(runs[i].gpu_model, gpu_model) == 0 &&

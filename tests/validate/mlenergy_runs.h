@@ -54,15 +54,14 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
  * sorted in place. NAN when n is 0. */
 double mlr_quantile(double *x, size_t n, double q);
 
-/* Over the modelled runs with moe == moe: the median tokens/J ratio and the share
- * of runs whose tokens/J ratio is within a factor 2. n_out: how many. */
-void mlr_class_summary(const mlr_run *runs, size_t n, bool moe,
-                       double *median, double *within2, size_t *n_out);
+/* Over the modelled runs with moe == moe: the median tokens/J ratio and the
+ * share of runs whose tokens/J ratio is within a factor 2. n_out: how many. */
+void mlr_class_summary(const mlr_run *runs, size_t n, bool moe, double *median,
+                       double *within2, size_t *n_out);
 
 /* The run of model on gpu_model with max_num_seqs seqs and the task, or
  * NULL. Borrowed from runs. */
 const mlr_run *mlr_find(const mlr_run *runs, size_t n, const char *model,
-                        const char *gpu_model, const char *task,
-                        double seqs);
+                        const char *gpu_model, const char *task, double seqs);
 
 #endif

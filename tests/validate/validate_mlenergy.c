@@ -15,12 +15,12 @@
 
 static void write_row(FILE *f, const mlr_run *r) {
   fprintf(f,
-          "%s,%s,%s,%s,%s,%d,%d,%d,%d,%.0f,%.3f,%.1f,%.4f,%.1f,%.4f,%.4f,"
-          "%.4f,%.4f,%.4f\n",
-          r->model_id, r->model, r->task, r->gpu_model, r->moe ? "MoE" : "dense",
-          r->gpus, r->tp, r->ep, r->dp, r->max_seqs, r->batch, r->output,
-          r->tps, r->model_tps, r->tpj, r->model_tpj, r->model_tps / r->tps,
-          r->model_tpj / r->tpj, r->model_tpj / r->tpj);
+          "%s,%s,%s,%s,%s,%d,%d,%d,%d,%.0f,%.3f,%.1f,%.1f,%.1f,%.4f,%.4f,"
+          "%.4f,%.4f\n",
+          r->model_id, r->model, r->task, r->gpu_model,
+          r->moe ? "MoE" : "dense", r->gpus, r->tp, r->ep, r->dp, r->max_seqs,
+          r->batch, r->output, r->tps, r->model_tps, r->tpj, r->model_tpj,
+          r->model_tps / r->tps, r->model_tpj / r->tpj);
 }
 
 static int write_csv(const char *path, const mlr_run *runs, size_t n) {
@@ -30,7 +30,7 @@ static int write_csv(const char *path, const mlr_run *runs, size_t n) {
   fputs("model_id,catalog_model,task,gpu,class,gpus,tp,ep,dp,max_num_seqs,"
         "batch,output_len,measured_tokens_per_s,model_tokens_per_s,"
         "measured_tokens_per_j,model_tokens_per_j,ratio_tokens_per_s,"
-        "ratio_tokens_per_j,ratio\n",
+        "ratio_tokens_per_j\n",
         f);
   for (size_t i = 0; i < n; i++)
     if (runs[i].refused[0] == '\0')
@@ -76,14 +76,14 @@ static void print_classes(const mlr_run *runs, size_t n) {
     printf("%-5s runs %3zu: median tokens/J ratio %.2f, within 2x %.0f%%\n",
            moe ? "MoE" : "dense", k, med, 100 * in2);
   }
-  const mlr_run *mv = mlr_find(runs, n, "Llama-4-Maverick", "H100",
-                               "lm-arena-chat", 256);
+  const mlr_run *mv =
+      mlr_find(runs, n, "Llama-4-Maverick", "H100", "lm-arena-chat", 256);
   if (mv != NULL)
     printf("Maverick FP8 8 x H100 lm-arena-chat max_num_seqs 256: measured "
            "%.0f tok/s per GPU, %.2f tok/J; model %.0f tok/s per GPU, %.2f "
            "tok/J (x%.2f)\n",
-           mv->tps / mv->gpus, mv->tpj, mv->model_tps / mv->gpus,
-           mv->model_tpj, mv->model_tpj / mv->tpj);
+           mv->tps / mv->gpus, mv->tpj, mv->model_tps / mv->gpus, mv->model_tpj,
+           mv->model_tpj / mv->tpj);
   for (size_t i = 0; i < n; i++)
     if (runs[i].refused[0] != '\0')
       printf("refused: %s %s x%d: %s\n", runs[i].model_id, runs[i].gpu_model,
@@ -92,8 +92,8 @@ static void print_classes(const mlr_run *runs, size_t n) {
 
 int main(int argc, char **argv) {
   const char *in = argc > 1 && argv[1][0] ? argv[1]
-                            : AIFSIM_SOURCE_DIR
-      "/data/gpu_power/mlenergy_v3_llm_runs.csv";
+                                          : AIFSIM_SOURCE_DIR
+                       "/data/gpu_power/mlenergy_v3_llm_runs.csv";
   const char *out = argc > 2 && argv[2][0] ? argv[2] : "mlenergy_runs.csv";
   llm_catalog llms = {0};
   gpu_catalog gpus = {0};
