@@ -155,6 +155,11 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
     return fail_at(loc, &p, "tp", err,
                    "raise tp or choose a narrower precision", msg);
   }
+  r.ep = (int)c->ep;
+  if (rl_check(&r, err) != SIM_OK) {
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return fail_at(loc, &p, "ep", err, "ep is 1 or tp, for an MoE", msg);
+  }
   if (c->arrivals.kind != ARR_TRACE)
     return SIM_OK;
   char dir[4096];

@@ -83,6 +83,9 @@ static const scn_field inf_fields[] = {
                  "GPU type of its replicas, e.g. H100-SXM; absent: any"),
     INT_FIELD("tp", tp, 1, 1024, "1",
               "GPUs per replica (tensor parallelism), at least 1"),
+    INT_FIELD("ep", ep, 1, 1024, "1",
+              "expert parallelism of an MoE: 1 none, or tp (experts split "
+              "whole over the replica's GPUs)"),
     INT_FIELD("replicas", replicas, 1, 1e6, "1",
               "copies of the model, at least 1"),
     INT_FIELD("max_batch", max_batch, 1, 1e6, "256",
@@ -857,6 +860,7 @@ inf_service *inf_create(sim_engine *e, const inf_config *c,
                      .horizon_s = horizon_s,
                      .free_head = NONE,
                      .nrep = (uint32_t)c->replicas};
+  s->proto.ep = (int)c->ep;
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);

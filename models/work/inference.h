@@ -57,6 +57,7 @@ typedef struct inf_config {
   char *precision; /* weights; default "fp16" */
   char *gpu;       /* GPU type; NULL: any */
   int64_t tp;      /* GPUs per replica */
+  int64_t ep;      /* expert parallelism: 1 none, or = tp (an MoE) */
   int64_t replicas;
   int64_t max_batch; /* requests per batch, vLLM max_num_seqs: 256 */
   double ttft_slo_s, tpot_slo_s;

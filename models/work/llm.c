@@ -65,6 +65,15 @@ static const scn_field model_fields[] = {
           "routed experts per MoE layer; 0 for a dense model"),
     COUNT("experts_per_token", experts_per_token, 0, 1 << 20, 0, "0",
           "routed experts each token uses (MoE top-k)"),
+    {.key = "expert_parameters",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(llm_model, expert_parameters),
+     .dim = UNITS_NUMBER,
+     .flags = SCN_POSITIVE,
+     .help = "parameters of one routed expert in one layer (MoE), e.g. "
+             "3 x 4096 x 14336"},
+    COUNT("moe_layers", moe_layers, 0, 1 << 20, 0, "0",
+          "layers with routed experts (MoE); 0 or absent: every layer"),
     COUNT("layers", layers, 1, 1 << 20, SCN_REQUIRED, NULL,
           "transformer layers, e.g. 32"),
     COUNT("hidden_size", hidden_size, 1, 1 << 24, SCN_REQUIRED, NULL,
@@ -205,6 +214,58 @@ static int check_active(llm_model *m, const scn_loc *loc, sim_error *err) {
   return SIM_OK;
 }
 
+/* Routed-expert parameters of the whole model, every expert counted. */
+static double routed_parameters(const llm_model *m) {
+  return (double)m->experts * m->expert_parameters * (double)m->moe_layers;
+}
+
+/* A dense model has no expert split; an MoE's defaults to every layer. */
+static int check_split_given(llm_model *m, const scn_loc *loc, sim_error *err) {
+  if (m->experts == 0) {
+    if (!isnan(m->expert_parameters) || m->moe_layers != 0)
+      return scn_fail(loc, "expert_parameters", err, "give experts too",
+                      "%s: expert_parameters or moe_layers without experts",
+                      m->name);
+    return SIM_OK;
+  }
+  if (isnan(m->expert_parameters))
+    return scn_fail(loc, "expert_parameters", err,
+                    "a decode step reads the experts its batch touches",
+                    "%s: an MoE needs expert_parameters", m->name);
+  if (m->moe_layers == 0)
+    m->moe_layers = m->layers;
+  if (m->moe_layers > m->layers)
+    return scn_fail(loc, "moe_layers", err, NULL,
+                    "%s: moe_layers %lld exceed layers %lld", m->name,
+                    (long long)m->moe_layers, (long long)m->layers);
+  return SIM_OK;
+}
+
+/* The routed experts fit in the total, and the active count agrees with
+ * the split within 1% (catalog figures rounded by the model cards). */
+static int check_split(llm_model *m, const scn_loc *loc, sim_error *err) {
+  int rc = check_split_given(m, loc, err);
+  if (rc != SIM_OK || m->experts == 0)
+    return rc;
+  double routed = routed_parameters(m);
+  if (!(routed < m->parameters))
+    return scn_fail(loc, "expert_parameters", err, NULL,
+                    "%s: routed experts %.4g (experts x expert_parameters x "
+                    "moe_layers) are not below parameters %.4g",
+                    m->name, routed, m->parameters);
+  double k = (double)(m->experts - m->experts_per_token);
+  double active =
+      m->parameters - k * m->expert_parameters * (double)m->moe_layers;
+  if (fabs(active - m->active_parameters) > 0.01 * m->active_parameters)
+    return scn_fail(loc, "active_parameters", err,
+                    "parameters - (experts - experts_per_token) x "
+                    "expert_parameters x moe_layers",
+                    "%s: active_parameters %.6g differ by more than 1%% "
+                    "from the expert split's %.6g",
+                    m->name, m->active_parameters, active);
+  return SIM_OK;
+}
+
 static int check_model(void *obj, const scn_loc *loc, void *user,
                        sim_error *err) {
   (void)user;
@@ -214,6 +275,8 @@ static int check_model(void *obj, const scn_loc *loc, void *user,
     rc = check_experts(m, loc, err);
   if (rc == SIM_OK)
     rc = check_active(m, loc, err);
+  if (rc == SIM_OK)
+    rc = check_split(m, loc, err);
   return rc;
 }
 
@@ -322,6 +385,30 @@ double llm_weight_bytes(const llm_model *m, const llm_precision *p) {
 
 double llm_active_weight_bytes(const llm_model *m, const llm_precision *p) {
   return m->active_parameters * p->bits_per_weight / 8;
+}
+
+double llm_shared_parameters(const llm_model *m) {
+  if (m->experts == 0)
+    return m->parameters;
+  return m->parameters - routed_parameters(m);
+}
+
+double llm_expected_experts(const llm_model *m, double tokens) {
+  if (m->experts == 0 || !(tokens > 0))
+    return 0;
+  double e = (double)m->experts;
+  double miss = 1 - (double)m->experts_per_token / e;
+  return e * (1 - pow(miss, tokens));
+}
+
+double llm_decode_weight_bytes(const llm_model *m, const llm_precision *p,
+                               double batch) {
+  if (m->experts == 0)
+    return llm_active_weight_bytes(m, p);
+  double touched = llm_expected_experts(m, batch < 1 ? 1 : batch);
+  double params = llm_shared_parameters(m) +
+                  touched * m->expert_parameters * (double)m->moe_layers;
+  return params * p->bits_per_weight / 8;
 }
 
 double llm_kv_bytes_per_token(const llm_model *m, const llm_precision *kv) {

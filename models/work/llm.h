@@ -7,7 +7,17 @@
  * Invariants after a load: active_parameters <= parameters, and < for an
  * MoE (experts > 0), = for a dense model; kv_heads divides
  * attention_heads; kv_bytes_per_token_fp16 is exactly
- * 2 (K and V) x layers x kv_heads x head_dim x 2 bytes. */
+ * 2 (K and V) x layers x kv_heads x head_dim x 2 bytes. An MoE also has
+ * expert_parameters > 0 and 1 <= moe_layers <= layers, its routed experts
+ * (experts x expert_parameters x moe_layers) are fewer than its
+ * parameters, and its active_parameters agree within 1% with the split:
+ * parameters - (experts - experts_per_token) x expert_parameters x
+ * moe_layers. A dense model has expert_parameters NAN and moe_layers 0.
+ *
+ * The split lets a decode step read what a batch touches: the shared
+ * weights (attention, embeddings, dense layers, shared experts) once, and
+ * of the routed experts only the distinct ones the batch's tokens chose
+ * (llm_expected_experts). */
 #ifndef MODELS_LLM_H
 #define MODELS_LLM_H
 
@@ -27,6 +37,8 @@ typedef struct llm_model {
   double active_parameters; /* per token; = parameters when dense */
   int64_t experts;          /* routed experts per MoE layer; 0: dense */
   int64_t experts_per_token;
+  double expert_parameters; /* one routed expert of one layer; NAN: dense */
+  int64_t moe_layers;       /* layers with routed experts; 0: dense */
   int64_t layers, hidden_size;
   int64_t attention_heads, kv_heads, head_dim;
   double kv_bytes_per_token_fp16; /* B, checked against the shape */
@@ -87,6 +99,30 @@ double llm_weight_bytes(const llm_model *m, const llm_precision *p);
 /* Bytes of the weights one token reads at precision p (active parameters):
  * what a decode step streams at batch size 1. */
 double llm_active_weight_bytes(const llm_model *m, const llm_precision *p);
+
+/* Parameters outside the routed experts: attention, norms, routers,
+ * embeddings, dense layers and shared experts; = parameters when dense.
+ * Cannot fail. */
+double llm_shared_parameters(const llm_model *m);
+
+/* Expected distinct routed experts per MoE layer that tokens tokens touch,
+ * each choosing k = experts_per_token of E = experts uniformly:
+ * E (1 - (1 - k/E)^tokens). An expert is missed by one token with
+ * probability 1 - k/E, so by all of them with (1 - k/E)^tokens (the
+ * occupancy problem: Feller, 'An Introduction to Probability Theory and
+ * Its Applications', vol. 1, 3rd ed., 1968, ch. II.5 and IV.2). Uniform
+ * routing is what the load-balancing losses of MoE training aim at
+ * (Fedus et al. 2021, 'Switch Transformers', arXiv:2101.03961, section
+ * 2.2); real routers are skewed, which only lowers the count. k at one
+ * token, E as tokens grow; 0 for a dense model or tokens <= 0. */
+double llm_expected_experts(const llm_model *m, double tokens);
+
+/* Bytes of weights a decode step of batch sequences reads at precision p:
+ * the shared weights plus llm_expected_experts(batch) routed experts in
+ * each MoE layer. A dense model reads llm_active_weight_bytes whatever
+ * the batch (the same expression, to the bit). Cannot fail. */
+double llm_decode_weight_bytes(const llm_model *m, const llm_precision *p,
+                               double batch);
 
 /* KV-cache bytes per token with the cache held at precision kv; NULL means
  * 16 bits, the default of serving stacks. */

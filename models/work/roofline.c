@@ -20,6 +20,7 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
   r->weights = w;
   r->kv = NULL;
   r->tp = tp;
+  r->ep = 1;
   rl_config_default(&r->cfg);
   return rl_check(r, err);
 }
@@ -29,6 +30,24 @@ double rl_memory_budget(const rl_replica *r) {
 }
 
 static bool share_ok(double x) { return x > 0 && x <= 1; }
+
+/* Expert parallelism: an MoE's experts split whole over all tp GPUs. */
+static int check_ep(const rl_replica *r, sim_error *err) {
+  const llm_model *m = r->model;
+  if (r->ep == 0 || r->ep == 1)
+    return SIM_OK;
+  if (m->experts == 0)
+    return sim_error_set(err, SIM_EINPUT,
+                         "expert parallelism ep %d for %s: a dense model has "
+                         "no experts to split",
+                         r->ep, m->name);
+  if (r->ep != r->tp || m->experts % r->ep != 0)
+    return sim_error_set(err, SIM_EINPUT,
+                         "expert parallelism ep %d for %s on %d GPUs: ep must "
+                         "equal tp and divide its %lld experts",
+                         r->ep, m->name, r->tp, (long long)m->experts);
+  return SIM_OK;
+}
 
 int rl_check(const rl_replica *r, sim_error *err) {
   const rl_config *c = &r->cfg;
@@ -48,7 +67,9 @@ int rl_check(const rl_replica *r, sim_error *err) {
                          "all-reduce link: bandwidth must be > 0 and latency "
                          ">= 0 (%g B/s, %g s)",
                          c->link_bps, c->link_latency_s);
-  int rc = llm_check_precision(r->gpu, r->weights, err);
+  int rc = check_ep(r, err);
+  if (rc == SIM_OK)
+    rc = llm_check_precision(r->gpu, r->weights, err);
   if (rc != SIM_OK)
     return rc;
   double per_gpu = llm_weight_bytes(r->model, r->weights) / r->tp;
@@ -91,21 +112,43 @@ static double flop_rate(const rl_replica *r, double phi) {
          r->cfg.eff_flops * gpu_speed_compute(r->gpu, phi);
 }
 
-/* Two ring all-reduces per layer of tokens x hidden 16-bit activations. */
+/* One ring all-reduce of tokens x hidden 16-bit activations. */
+static double ring_s(const rl_replica *r, double tokens) {
+  double msg = tokens * (double)r->model->hidden_size * 2;
+  return r->cfg.link_latency_s +
+         2.0 * (r->tp - 1) / r->tp * msg / r->cfg.link_bps;
+}
+
+/* One all-to-all (dispatch or combine) of an MoE layer under ep: each GPU
+ * sends its tokens / ep tokens' hidden states to k experts, (ep-1)/ep of
+ * them to other GPUs. */
+static double all_to_all_s(const rl_replica *r, double tokens) {
+  const llm_model *m = r->model;
+  double ep = r->ep;
+  double bytes = tokens / ep * (double)m->experts_per_token *
+                 (double)m->hidden_size * 2 * (ep - 1) / ep;
+  return r->cfg.link_latency_s + bytes / r->cfg.link_bps;
+}
+
+/* The step's communication: two all-reduces per layer (tensor
+ * parallelism); under ep, an MoE layer's second one is replaced by the
+ * dispatch and combine all-to-alls (roofline.h, t_ep). */
 static double allreduce_s(const rl_replica *r, double tokens) {
   if (r->tp <= 1)
     return 0;
-  double msg = tokens * (double)r->model->hidden_size * 2;
-  double per =
-      r->cfg.link_latency_s + 2.0 * (r->tp - 1) / r->tp * msg / r->cfg.link_bps;
-  return 2.0 * (double)r->model->layers * per;
+  double layers = (double)r->model->layers;
+  if (r->ep <= 1)
+    return 2.0 * layers * ring_s(r, tokens);
+  double moe = (double)r->model->moe_layers;
+  return (2.0 * layers - moe) * ring_s(r, tokens) +
+         2.0 * moe * all_to_all_s(r, tokens);
 }
 
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out) {
   const llm_model *m = r->model;
   phi = clamp_phi(r, phi);
-  out->bytes = llm_active_weight_bytes(m, r->weights) +
+  out->bytes = llm_decode_weight_bytes(m, r->weights, batch) +
                batch * context * llm_kv_bytes_per_token(m, r->kv);
   out->flops = batch * (llm_flops_per_token(m) +
                         4.0 * (double)m->layers * d_attn(m) * context);

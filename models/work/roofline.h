@@ -7,8 +7,15 @@
  *
  * Decode step of a batch of B sequences with mean context c tokens:
  *
- *   bytes  = W_active + B c kv                 (weights read once per step,
+ *   bytes  = W(B) + B c kv                     (weights read once per step,
  *                                               each sequence's KV once)
+ *
+ * W(B) = W_active for a dense model. For an MoE, W(B) = W_shared +
+ * D(B) x W_expert x L_moe, the shared weights plus the distinct routed
+ * experts the batch touches in each MoE layer, D(B) = E (1 - (1 -
+ * k/E)^B) (llm_decode_weight_bytes): k experts at B = 1, nearly all E
+ * for large batches. FLOPs still follow the active parameters: each token
+ * multiplies through its own k experts only.
  *   flops  = B (2 N_active + 4 L d c)          (Kaplan et al. 2020,
  *                                               arXiv:2001.08361, Table 1:
  *                                               2N per token plus 2 n_layer
@@ -28,7 +35,24 @@
  *   t_tp = 2 L (alpha + 2 (tp-1)/tp x B d 2 bytes / link_bw),  0 at tp = 1
  *
  * (ring all-reduce: each GPU sends and receives 2 (tp-1)/tp of the
- * message). Prefill of a prompt of n tokens is compute-bound:
+ * message). With expert parallelism (ep = tp > 1, an MoE only) each GPU
+ * holds E/ep whole experts instead of a 1/tp slice of every expert, as
+ * vLLM's --enable-expert-parallel does (EP size = TP x DP, here DP 1 in
+ * the replica). The MLP all-reduce of an MoE layer is replaced by an
+ * all-to-all: each token's 16-bit hidden state goes to its k experts and
+ * comes back (dispatch and combine; Lepikhin et al. 2020, 'GShard',
+ * arXiv:2006.16668, section 2.2; Rajbhandari et al. 2022, 'DeepSpeed-MoE',
+ * arXiv:2201.05596, section 5). Each GPU sends its B/ep tokens, of which
+ * (ep-1)/ep of the copies leave the GPU:
+ *
+ *   t_ep = L (alpha + ring(B))            attention all-reduce, every layer
+ *        + (L - L_moe) (alpha + ring(B))  MLP all-reduce, dense layers
+ *        + 2 L_moe (alpha + B/ep k d 2 (ep-1)/ep / link_bw)
+ *
+ * with the same link bandwidth and latency as the all-reduce (rl_config:
+ * NVLink per direction, NCCL-scale latency). Load imbalance between the
+ * GPUs' experts is not modelled: the step reads D(B)/ep experts per GPU.
+ * Prefill of a prompt of n tokens is compute-bound:
  *
  *   flops = 2 N_active n + 2 L d n^2  (causal attention: half of 4 L d n^2)
  *   t_pre = flops / (tp F(p) e_flops phi) + t_tp(n tokens)
@@ -93,7 +117,8 @@ typedef struct rl_replica {
   const llm_model *model;
   const llm_precision *weights;
   const llm_precision *kv;
-  int tp; /* tensor-parallel degree, >= 1 */
+  int tp; /* tensor-parallel degree, >= 1: the replica's GPUs */
+  int ep; /* expert-parallel degree: 0 or 1 none; else = tp, MoE only */
   rl_config cfg;
 } rl_replica;
 
@@ -101,11 +126,13 @@ typedef struct rl_replica {
 void rl_config_default(rl_config *cfg);
 
 /* Fills r with tp GPUs of type g serving m at weight precision w, KV at 16
- * bits and the default config, then checks it with rl_check. */
+ * bits, no expert parallelism (ep 1) and the default config, then checks
+ * it with rl_check. */
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
                     const llm_precision *w, int tp, sim_error *err);
 
-/* SIM_OK if the replica can run: tp >= 1, efficiencies in (0, 1], the
+/* SIM_OK if the replica can run: tp >= 1; ep 0 or 1, or ep = tp for an
+ * MoE whose experts ep divides; efficiencies in (0, 1], the
  * GPU has tensor cores for the weights' precision (llm_check_precision),
  * and the weights fit: weights / tp <= mem_utilization x memory. Else
  * SIM_EINPUT with a message naming model, precision, GPU, tp and sizes.

@@ -1,0 +1,122 @@
+/* validate_mlenergy.c - every ML.ENERGY v3 run of a catalogued LLM and GPU
+ * against the roofline model (mlenergy_runs.h): writes one CSV row per run
+ * and prints, per ML.ENERGY model id, the median and 10-90% range of the
+ * modelled / measured tokens/J and tokens/s ratios, then the dense and MoE
+ * aggregates (median, share within a factor 2).
+ *
+ * Usage: validate_mlenergy [RUNS.csv [OUT.csv]]; defaults: the data/ file
+ * of the source tree and mlenergy_runs.csv in the working directory. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlenergy_runs.h"
+
+static void write_row(FILE *f, const mlr_run *r) {
+  fprintf(f,
+          "%s,%s,%s,%s,%s,%d,%d,%d,%d,%.0f,%.3f,%.1f,%.1f,%.1f,%.4f,%.4f,"
+          "%.4f,%.4f\n",
+          r->model_id, r->model, r->task, r->gpu_model,
+          r->moe ? "MoE" : "dense", r->gpus, r->tp, r->ep, r->dp, r->max_seqs,
+          r->batch, r->output, r->tps, r->model_tps, r->tpj, r->model_tpj,
+          r->model_tps / r->tps, r->model_tpj / r->tpj);
+}
+
+static int write_csv(const char *path, const mlr_run *runs, size_t n) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    return -1;
+  fputs("model_id,catalog_model,task,gpu,class,gpus,tp,ep,dp,max_num_seqs,"
+        "batch,output_len,measured_tokens_per_s,model_tokens_per_s,"
+        "measured_tokens_per_j,model_tokens_per_j,ratio_tokens_per_s,"
+        "ratio_tokens_per_j\n",
+        f);
+  for (size_t i = 0; i < n; i++)
+    if (runs[i].refused[0] == '\0')
+      write_row(f, &runs[i]);
+  return fclose(f);
+}
+
+/* Median and 10-90% of the tokens/J and tokens/s ratios of one model id. */
+static void print_model(const mlr_run *runs, size_t n, const char *id) {
+  double *j = malloc(n * sizeof *j), *s = malloc(n * sizeof *s);
+  size_t k = 0;
+  for (size_t i = 0; j != NULL && s != NULL && i < n; i++)
+    if (strcmp(runs[i].model_id, id) == 0 && runs[i].refused[0] == '\0') {
+      j[k] = runs[i].model_tpj / runs[i].tpj;
+      s[k++] = runs[i].model_tps / runs[i].tps;
+    }
+  if (k > 0)
+    printf("%-50s %3zu  %5.2f [%5.2f, %5.2f]  %5.2f [%5.2f, %5.2f]\n", id, k,
+           mlr_quantile(j, k, 0.5), mlr_quantile(j, k, 0.1),
+           mlr_quantile(j, k, 0.9), mlr_quantile(s, k, 0.5),
+           mlr_quantile(s, k, 0.1), mlr_quantile(s, k, 0.9));
+  free(j);
+  free(s);
+}
+
+static void print_models(const mlr_run *runs, size_t n) {
+  printf("%-50s %3s  %-20s  %-20s\n", "model_id (modelled / measured)", "n",
+         "tokens/J med [p10,p90]", "tokens/s med [p10,p90]");
+  for (size_t i = 0; i < n; i++) {
+    bool first = true;
+    for (size_t k = 0; k < i && first; k++)
+      first = strcmp(runs[k].model_id, runs[i].model_id) != 0;
+    if (first)
+      print_model(runs, n, runs[i].model_id);
+  }
+}
+
+static void print_classes(const mlr_run *runs, size_t n) {
+  for (int moe = 0; moe <= 1; moe++) {
+    double med, in2;
+    size_t k;
+    mlr_class_summary(runs, n, moe, &med, &in2, &k);
+    printf("%-5s runs %3zu: median tokens/J ratio %.2f, within 2x %.0f%%\n",
+           moe ? "MoE" : "dense", k, med, 100 * in2);
+  }
+  const mlr_run *mv =
+      mlr_find(runs, n, "Llama-4-Maverick", "H100", "lm-arena-chat", 256);
+  if (mv != NULL)
+    printf("Maverick FP8 8 x H100 lm-arena-chat max_num_seqs 256: measured "
+           "%.0f tok/s per GPU, %.2f tok/J; model %.0f tok/s per GPU, %.2f "
+           "tok/J (x%.2f)\n",
+           mv->tps / mv->gpus, mv->tpj, mv->model_tps / mv->gpus, mv->model_tpj,
+           mv->model_tpj / mv->tpj);
+  for (size_t i = 0; i < n; i++)
+    if (runs[i].refused[0] != '\0')
+      printf("refused: %s %s x%d: %s\n", runs[i].model_id, runs[i].gpu_model,
+             runs[i].gpus, runs[i].refused);
+}
+
+int main(int argc, char **argv) {
+  const char *in = argc > 1 && argv[1][0] ? argv[1]
+                                          : AIFSIM_SOURCE_DIR
+                       "/data/gpu_power/mlenergy_v3_llm_runs.csv";
+  const char *out = argc > 2 && argv[2][0] ? argv[2] : "mlenergy_runs.csv";
+  llm_catalog llms = {0};
+  gpu_catalog gpus = {0};
+  sim_error err = {0};
+  mlr_run *runs = NULL;
+  size_t n = 0;
+  int rc = llm_catalog_load_builtin(&llms, &err);
+  if (rc == SIM_OK)
+    rc = gpu_catalog_load_builtin(&gpus, &err);
+  if (rc == SIM_OK)
+    rc = mlr_runs_load(in, &llms, &gpus, &runs, &n, &err);
+  if (rc == SIM_OK && write_csv(out, runs, n) != 0)
+    rc = sim_error_set(&err, SIM_EIO, "%s: cannot write", out);
+  if (rc == SIM_OK) {
+    printf("%zu catalogued runs of %s; per run: %s\n\n", n, in, out);
+    print_models(runs, n);
+    putchar('\n');
+    print_classes(runs, n);
+  } else {
+    fprintf(stderr, "validate_mlenergy: %s\n", err.msg);
+  }
+  free(runs);
+  llm_catalog_release(&llms);
+  gpu_catalog_release(&gpus);
+  return rc == SIM_OK ? 0 : 1;
+}
