@@ -105,8 +105,8 @@ static void reserve_refuses_overflow(void **state) {
   test_alloc_init(&t, 0);
   double *v = NULL;
   size_t cap = 0;
-  assert_int_equal(
-      sim_vec_reserve(&t.hook, &v, &cap, SIZE_MAX / 4, sizeof *v), SIM_ENOMEM);
+  assert_int_equal(sim_vec_reserve(&t.hook, &v, &cap, SIZE_MAX / 4, sizeof *v),
+                   SIM_ENOMEM);
   assert_null(v);
   assert_int_equal(cap, 0);
   assert_int_equal(t.calls, 0);
