@@ -33,6 +33,7 @@
 #include <stdarg.h>
 
 #include "queue.h"
+#include "vec.h"
 
 /* The seq of a free slot; real seqs count up from 0 and never get here. */
 #define SEQ_FREE UINT64_MAX
@@ -136,18 +137,21 @@ int sim_engine_fail(sim_engine *e, int code, const char *fmt, ...) {
 
 const char *sim_engine_errmsg(const sim_engine *e) { return e->err.msg; }
 
+const sim_allocator *sim_engine_allocator(const sim_engine *e) {
+  return &e->alloc;
+}
+
 /* ---- Registry -------------------------------------------------------- */
 
 /* Doubles the handler array; SIM_ENOMEM leaves it as it was. */
 static int handlers_grow(sim_engine *e) {
-  uint32_t cap = e->cap_handlers ? 2 * e->cap_handlers : HANDLERS_MIN;
-  if (cap > KIND_LIMIT)
-    cap = KIND_LIMIT;
-  ev_handler *h = sim_resize(&e->alloc, e->handlers, cap * sizeof *h);
-  if (h == NULL)
+  size_t cap = e->cap_handlers;
+  size_t need = cap == 0 ? HANDLERS_MIN : cap + 1;
+  if (sim_vec_reserve(&e->alloc, &e->handlers, &cap, need,
+                      sizeof *e->handlers) != SIM_OK)
     return SIM_ENOMEM;
-  e->handlers = h;
-  e->cap_handlers = cap;
+  /* Registering stops at KIND_LIMIT, so room past it is never used. */
+  e->cap_handlers = cap > KIND_LIMIT ? KIND_LIMIT : (uint32_t)cap;
   return SIM_OK;
 }
 
@@ -172,24 +176,21 @@ int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
  * reuses). */
 static int pool_grow(sim_engine *e) {
   uint32_t n = e->nslots;
-  uint64_t cap = n ? 2 * (uint64_t)n : SLOTS_MIN;
-  if (cap >= NO_SLOT)
-    cap = NO_SLOT - 1; /* slot + 1 must fit a handle */
-  if (cap <= n || cap > SIZE_MAX / sizeof(ev_slot))
+  if (n >= NO_SLOT - 1) /* slot + 1 must fit a handle */
     return SIM_ENOMEM;
-  sim_time *p = sim_resize(&e->alloc, e->period, cap * sizeof *p);
-  if (p == NULL)
+  size_t need = n == 0 ? SLOTS_MIN : (size_t)n + 1;
+  size_t pcap = n, scap = n;
+  if (sim_vec_reserve(&e->alloc, &e->period, &pcap, need, sizeof *e->period) !=
+          SIM_OK ||
+      sim_vec_reserve(&e->alloc, &e->slots, &scap, need, sizeof *e->slots) !=
+          SIM_OK)
     return SIM_ENOMEM;
-  e->period = p;
-  ev_slot *s = sim_resize(&e->alloc, e->slots, cap * sizeof *s);
-  if (s == NULL)
-    return SIM_ENOMEM;
-  for (uint32_t i = (uint32_t)cap; i-- > n;) {
-    s[i] = (ev_slot){.a = e->free_head, .seq = SEQ_FREE};
+  uint32_t cap = scap < NO_SLOT - 1 ? (uint32_t)scap : NO_SLOT - 1;
+  for (uint32_t i = cap; i-- > n;) {
+    e->slots[i] = (ev_slot){.a = e->free_head, .seq = SEQ_FREE};
     e->free_head = i;
   }
-  e->slots = s;
-  e->nslots = (uint32_t)cap;
+  e->nslots = cap;
   return SIM_OK;
 }
 

@@ -57,6 +57,11 @@ sim_engine *sim_engine_create(const sim_allocator *alloc);
 /* Frees the engine and every pending event; NULL does nothing. */
 void sim_engine_destroy(sim_engine *e);
 
+/* The allocator the engine was created with (the C library's when it was
+ * given NULL), for the models that run on it; never NULL. Valid while the
+ * engine lives; do not free. */
+const sim_allocator *sim_engine_allocator(const sim_engine *e);
+
 /* Registers a handler; *kind receives its id for scheduling. name is
  * borrowed (a string literal) and used in messages. SIM_OK or SIM_ENOMEM. */
 int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,

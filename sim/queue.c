@@ -37,6 +37,7 @@
 #include "queue.h"
 
 #include "err.h"
+#include "vec.h"
 
 /* (time, seq) as one unsigned integer whose order is the heap's order. */
 #ifdef __SIZEOF_INT128__
@@ -124,18 +125,15 @@ void evq_destroy(evq *q) {
 /* Doubles both arrays; SIM_ENOMEM leaves the entries and cap as they were
  * (one array may have grown already, which the next attempt reuses). */
 static int grow(evq *q) {
-  size_t cap = q->cap == 0 ? EVQ_MIN_CAP : 2 * q->cap;
-  if (cap < q->cap || cap > SIZE_MAX / sizeof *q->key)
+  /* Asking for EVQ_MIN_CAP at least keeps the first size. */
+  size_t need = q->cap == 0 ? EVQ_MIN_CAP : q->cap + 1;
+  size_t kcap = q->cap, scap = q->cap;
+  if (sim_vec_reserve(&q->alloc, &q->key, &kcap, need, sizeof *q->key) !=
+          SIM_OK ||
+      sim_vec_reserve(&q->alloc, &q->slot, &scap, need, sizeof *q->slot) !=
+          SIM_OK)
     return SIM_ENOMEM;
-  evq_key *key = sim_resize(&q->alloc, q->key, cap * sizeof *key);
-  if (key == NULL)
-    return SIM_ENOMEM;
-  q->key = key;
-  uint32_t *slot = sim_resize(&q->alloc, q->slot, cap * sizeof *slot);
-  if (slot == NULL)
-    return SIM_ENOMEM;
-  q->slot = slot;
-  q->cap = cap;
+  q->cap = kcap;
   return SIM_OK;
 }
 

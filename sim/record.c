@@ -33,6 +33,7 @@
 
 #include "alloc.h"
 #include "tel_internal.h"
+#include "vec.h"
 
 #define H5W_CHUNK_ROWS 4096
 #define H5W_DEFLATE 4
@@ -366,15 +367,8 @@ static const h5w_group *find_group(const h5w *w, const char *name) {
 
 /* Room for one more group. */
 static int reserve_group(h5w *w) {
-  if (w->ngroups < w->gcap)
-    return SIM_OK;
-  size_t cap = w->gcap != 0 ? 2 * w->gcap : 8;
-  h5w_group *p = sim_resize(NULL, w->groups, cap * sizeof *p);
-  if (p == NULL)
-    return SIM_ENOMEM;
-  w->groups = p;
-  w->gcap = cap;
-  return SIM_OK;
+  return sim_vec_reserve(NULL, &w->groups, &w->gcap, w->ngroups + 1,
+                         sizeof *w->groups);
 }
 
 static int h5w_open_group(tel_sink *s, const tel_group *g, size_t *id) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "vec.h"
 
 typedef struct mem_group {
   tel_group *decl; /* our own copy (tel_internal.h) */
@@ -74,22 +75,6 @@ static char *dup_str(const char *s) {
   return p;
 }
 
-/* Returns items (of size elem, capacity *cap) grown to hold at least need
- * by doubling, updating *cap; NULL when out of memory (items unchanged). */
-static void *grow(void *items, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return items;
-  size_t n = *cap != 0 ? *cap : 4;
-  while (n < need)
-    n *= 2;
-  if (n > SIZE_MAX / elem)
-    return NULL;
-  void *p = sim_resize(NULL, items, n * elem);
-  if (p != NULL)
-    *cap = n;
-  return p;
-}
-
 static const mem_sink *as_mem(const tel_sink *s) {
   return s != NULL && s->ops == &mem_ops ? (const mem_sink *)s : NULL;
 }
@@ -116,10 +101,9 @@ static mem_entry *list_get(mem_list *l, const char *key) {
   mem_entry *e = list_find(l, key);
   if (e != NULL)
     return e;
-  mem_entry *items = grow(l->items, &l->cap, l->n + 1, sizeof *items);
-  if (items == NULL)
+  if (sim_vec_reserve(NULL, &l->items, &l->cap, l->n + 1, sizeof *l->items) !=
+      SIM_OK)
     return NULL;
-  l->items = items;
   char *k = dup_str(key);
   if (k == NULL)
     return NULL;
@@ -168,7 +152,7 @@ static void group_free(mem_group *g) {
  * keep their rows, so the group stays usable at its old capacity. */
 static int group_reserve(mem_group *g, size_t cap) {
   size_t width = g->decl->width;
-  if (cap > SIZE_MAX / sizeof(double) / width)
+  if (cap == 0 || cap > SIZE_MAX / sizeof(double) / width)
     return SIM_ENOMEM;
   double *t = sim_resize(NULL, g->times, cap * sizeof *t);
   if (t == NULL)
@@ -216,10 +200,9 @@ static int mem_open_group(tel_sink *s, const tel_group *g, size_t *id) {
   if (find_group(m, g->name) != NULL)
     return sim_error_set(&s->err, SIM_EINVAL,
                          "memory sink: group %s declared twice", g->name);
-  mem_group *groups = grow(m->groups, &m->gcap, m->ngroups + 1, sizeof *groups);
-  if (groups == NULL)
+  if (sim_vec_reserve(NULL, &m->groups, &m->gcap, m->ngroups + 1,
+                      sizeof *m->groups) != SIM_OK)
     return no_memory(m, g->name);
-  m->groups = groups;
   if (group_init(&m->groups[m->ngroups], g) != SIM_OK)
     return no_memory(m, g->name);
   *id = m->ngroups++;
@@ -249,7 +232,10 @@ static int mem_append(tel_sink *s, size_t id, double time_s,
   mem_group *g = &m->groups[id];
   if ((rc = check_time(m, g, time_s)) != SIM_OK)
     return rc;
-  if (g->rows == g->cap && group_reserve(g, g->cap * 2) != SIM_OK)
+  if (g->rows == g->cap &&
+      group_reserve(g, sim_vec_grown_cap(g->cap, g->rows + 1,
+                                         g->decl->width * sizeof(double))) !=
+          SIM_OK)
     return no_memory(m, g->decl->name);
   size_t w = g->decl->width;
   g->times[g->rows] = time_s;
@@ -382,11 +368,10 @@ static int mem_put_table(tel_sink *s, const tel_table *t) {
   if (find_table(m, t->name) != NULL)
     return sim_error_set(&s->err, SIM_EINVAL, "memory sink: table %s put twice",
                          t->name);
-  mem_table *ts = grow(m->tables, &m->tcap, m->ntables + 1, sizeof *ts);
-  if (ts == NULL)
+  if (sim_vec_reserve(NULL, &m->tables, &m->tcap, m->ntables + 1,
+                      sizeof *m->tables) != SIM_OK)
     return no_memory(m, t->name);
-  m->tables = ts;
-  mem_table *d = &ts[m->ntables];
+  mem_table *d = &m->tables[m->ntables];
   *d = (mem_table){.nrows = t->nrows};
   d->name = dup_str(t->name);
   d->cols = sim_calloc(NULL, t->ncolumns, sizeof *d->cols);

@@ -17,6 +17,8 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "vec.h"
+
 /* ------------------------------------------------------------------ */
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
@@ -175,15 +177,9 @@ typedef struct iv_list {
   size_t n, cap;
 } iv_list;
 
-static int push(iv_list *l, double start, double end) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    fault_interval *v = realloc(l->v, cap * sizeof *v);
-    if (v == NULL)
-      return SIM_ENOMEM;
-    l->v = v;
-    l->cap = cap;
-  }
+static int push(const sim_allocator *a, iv_list *l, double start, double end) {
+  if (sim_vec_reserve(a, &l->v, &l->cap, l->n + 1, sizeof *l->v) != SIM_OK)
+    return SIM_ENOMEM;
   l->v[l->n++] = (fault_interval){start, end};
   return SIM_OK;
 }
@@ -192,14 +188,14 @@ static int push(iv_list *l, double start, double end) {
  * exponential with its mean, all from one stream; the last down time is
  * clipped at the horizon. */
 static int expand_random(const fault_config *c, gsl_rng *rng, double horizon,
-                         iv_list *l) {
+                         const sim_allocator *a, iv_list *l) {
   double t = 0;
   for (;;) {
     t += gsl_ran_exponential(rng, c->mtbf_s);
     if (!(t < horizon))
       return SIM_OK;
     double end = t + gsl_ran_exponential(rng, c->mttr_s);
-    int rc = push(l, t, fmin(end, horizon));
+    int rc = push(a, l, t, fmin(end, horizon));
     if (rc != SIM_OK || !(end < horizon))
       return rc;
     t = end;
@@ -207,20 +203,21 @@ static int expand_random(const fault_config *c, gsl_rng *rng, double horizon,
 }
 
 int fault_expand(const fault_config *c, uint64_t seed, size_t index,
-                 double horizon_s, fault_interval **out, size_t *n) {
+                 double horizon_s, const sim_allocator *a, fault_interval **out,
+                 size_t *n) {
   iv_list l = {0};
   int rc = SIM_OK;
   if (fault_is_random(c)) {
     gsl_rng *rng = rng_stream_create(seed, FAULT_RNG_KIND, index, 1);
-    rc = rng != NULL ? expand_random(c, rng, horizon_s, &l) : SIM_ENOMEM;
+    rc = rng != NULL ? expand_random(c, rng, horizon_s, a, &l) : SIM_ENOMEM;
     rng_stream_destroy(rng);
   } else if (c->at_s < horizon_s && c->duration_s > 0) {
-    rc = push(&l, c->at_s, fmin(c->at_s + c->duration_s, horizon_s));
+    rc = push(a, &l, c->at_s, fmin(c->at_s + c->duration_s, horizon_s));
   }
-  if (rc == SIM_OK && l.v == NULL && (l.v = malloc(sizeof *l.v)) == NULL)
+  if (rc == SIM_OK && l.v == NULL && (l.v = sim_alloc(a, sizeof *l.v)) == NULL)
     rc = SIM_ENOMEM; /* an empty result is still something to free */
   if (rc != SIM_OK) {
-    free(l.v);
+    sim_free(a, l.v);
     l = (iv_list){0};
   }
   *out = l.v;
@@ -300,6 +297,7 @@ typedef struct entry {
 } entry;
 
 struct fault_plan {
+  const sim_allocator *alloc;
   entry *e;
   size_t n;
   bool *dark; /* per rack */
@@ -314,20 +312,22 @@ struct fault_plan {
 void fault_plan_destroy(fault_plan *p) {
   if (p == NULL)
     return;
+  const sim_allocator *a = p->alloc;
   for (size_t k = 0; p->e != NULL && k < p->n; k++) {
-    free(p->e[k].iv);
-    free(p->e[k].first);
+    sim_free(a, p->e[k].iv);
+    sim_free(a, p->e[k].first);
   }
-  free(p->e);
-  free(p->dark);
-  free(p->share);
-  free(p);
+  sim_free(a, p->e);
+  sim_free(a, p->dark);
+  sim_free(a, p->share);
+  sim_free(a, p);
 }
 
 /* Entry e's racks, from the names of c. */
 static int resolve_racks(entry *e, const fault_config *c,
-                         const fault_site *site, sim_error *err) {
-  e->first = calloc(2 * c->nracks + 1, sizeof *e->first);
+                         const fault_site *site, const sim_allocator *a,
+                         sim_error *err) {
+  e->first = sim_calloc(a, 2 * c->nracks + 1, sizeof *e->first);
   if (e->first == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   e->count = e->first + c->nracks;
@@ -343,13 +343,13 @@ static int resolve_racks(entry *e, const fault_config *c,
 
 static int make_entry(entry *e, const fault_config *c, uint64_t seed, size_t k,
                       double horizon_s, const fault_site *site,
-                      sim_error *err) {
+                      const sim_allocator *a, sim_error *err) {
   *e = (entry){
       .kind = c->kind, .loop = -1, .share = c->capacity, .limit_w = c->limit_w};
-  if (fault_expand(c, seed, k, horizon_s, &e->iv, &e->n) != SIM_OK)
+  if (fault_expand(c, seed, k, horizon_s, a, &e->iv, &e->n) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (c->kind == FAULT_PDU)
-    return resolve_racks(e, c, site, err);
+    return resolve_racks(e, c, site, a, err);
   if (c->kind == FAULT_COOLING &&
       (e->loop = fault_loop_index(site, c->loop)) < 0)
     return sim_error_set(err, SIM_EINPUT,
@@ -361,26 +361,29 @@ static void rebuild(fault_plan *p);
 
 fault_plan *fault_plan_create(const fault_config *entries, size_t n,
                               uint64_t seed, double horizon_s,
-                              const fault_site *site, sim_error *err) {
-  fault_plan *p = calloc(1, sizeof *p);
+                              const fault_site *site,
+                              const sim_allocator *alloc, sim_error *err) {
+  fault_plan *p = sim_calloc(alloc, 1, sizeof *p);
   if (p == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
   for (size_t g = 0; g < site->ngroups; g++)
     p->nracks += site->counts[g];
+  p->alloc = alloc;
   p->nloops = site->nloops;
   p->limit_w = INFINITY;
-  p->e = calloc(n + 1, sizeof *p->e);
-  p->dark = calloc(p->nracks + 1, sizeof *p->dark);
-  p->share = calloc(p->nloops + 1, sizeof *p->share);
+  p->e = sim_calloc(alloc, n + 1, sizeof *p->e);
+  p->dark = sim_calloc(alloc, p->nracks + 1, sizeof *p->dark);
+  p->share = sim_calloc(alloc, p->nloops + 1, sizeof *p->share);
   int rc = p->e && p->dark && p->share
                ? SIM_OK
                : sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc == SIM_OK)
     p->n = n; /* zeroed entries free nothing, so destroy is safe now */
   for (size_t k = 0; k < n && rc == SIM_OK; k++)
-    rc = make_entry(&p->e[k], &entries[k], seed, k, horizon_s, site, err);
+    rc =
+        make_entry(&p->e[k], &entries[k], seed, k, horizon_s, site, alloc, err);
   if (rc != SIM_OK) {
     fault_plan_destroy(p);
     return NULL;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "rng.h"
 #include "scenario.h"
@@ -63,11 +64,13 @@ bool fault_is_random(const fault_config *c);
 double fault_expected_events(const fault_config *c, double horizon_s);
 
 /* The intervals of entry c (the index-th of its scenario, which names its
- * stream) over [0, horizon_s), ordered and disjoint, into *out (malloc'd;
- * the caller frees it, also when *n is 0). SIM_OK or SIM_ENOMEM (*out
- * NULL, *n 0). Deterministic in (c, seed, index, horizon_s). */
+ * stream) over [0, horizon_s), ordered and disjoint, into *out (allocated
+ * on a, NULL meaning the C library; the caller frees it with sim_free(a,
+ * *out), also when *n is 0). SIM_OK or SIM_ENOMEM (*out NULL, *n 0).
+ * Deterministic in (c, seed, index, horizon_s). */
 int fault_expand(const fault_config *c, uint64_t seed, size_t index,
-                 double horizon_s, fault_interval **out, size_t *n);
+                 double horizon_s, const sim_allocator *a, fault_interval **out,
+                 size_t *n);
 
 /* ------------------------------------------------------------------ */
 /* Where faults strike                                                 */
@@ -101,12 +104,14 @@ typedef struct fault_plan fault_plan;
 
 /* The n entries expanded over [0, horizon_s) for a run seeded seed, their
  * names resolved against site (entries and site are borrowed only during
- * the call). Nothing is in force until the first fault_plan_step. NULL
- * with err set: SIM_EINPUT for a name the site does not have (the
- * scenario checks catch these first), SIM_ENOMEM. */
+ * the call). Nothing is in force until the first fault_plan_step. The
+ * plan allocates on alloc (NULL means the C library), which must outlive
+ * it. NULL with err set: SIM_EINPUT for a name the site does not have
+ * (the scenario checks catch these first), SIM_ENOMEM. */
 fault_plan *fault_plan_create(const fault_config *entries, size_t n,
                               uint64_t seed, double horizon_s,
-                              const fault_site *site, sim_error *err);
+                              const fault_site *site,
+                              const sim_allocator *alloc, sim_error *err);
 
 /* Frees the plan; NULL does nothing. */
 void fault_plan_destroy(fault_plan *p);

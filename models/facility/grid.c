@@ -97,7 +97,7 @@ static int check_event(void *obj, const scn_loc *loc, void *user,
 static int init_signal(sig_series *s, const sig_config *c, const char *name,
                        const char *base_dir, double duration_s,
                        sim_error *err) {
-  int rc = sig_init(s, c, base_dir, err);
+  int rc = sig_init(s, c, base_dir, NULL, err);
   if (rc != SIM_OK)
     return rc;
   if (!sig_covers(s, 0, duration_s))

@@ -17,33 +17,38 @@ const tel_column plant_columns[PLANT_NCOLS] = {
 void plant_fini(plant *p) {
   for (size_t l = 0; p->loops != NULL && l < p->nloops; l++)
     cool_loop_destroy(p->loops[l]);
-  free(p->loops);
-  free(p->names);
-  free(p->share);
-  free(p->power_w);
-  free(p->heat_w);
-  free(p->free_w);
-  free(p->cool_j);
-  free(p->heat_j);
-  free(p->free_j);
+  const sim_allocator *a = p->alloc;
+  sim_free(a, p->loops);
+  sim_free(a, p->names);
+  sim_free(a, p->share);
+  sim_free(a, p->power_w);
+  sim_free(a, p->heat_w);
+  sim_free(a, p->free_w);
+  sim_free(a, p->cool_j);
+  sim_free(a, p->heat_j);
+  sim_free(a, p->free_j);
   memset(p, 0, sizeof *p);
 }
 
 static int alloc_plant(plant *p, size_t nl, size_t ng) {
-  p->loops = calloc(nl ? nl : 1, sizeof *p->loops);
-  p->names = calloc(nl ? nl : 1, sizeof *p->names);
-  p->share = calloc(nl * ng + 1, sizeof *p->share);
+  const sim_allocator *a = p->alloc;
+  p->loops = sim_calloc(a, nl ? nl : 1, sizeof *p->loops);
+  p->names = sim_calloc(a, nl ? nl : 1, sizeof *p->names);
+  p->share = sim_calloc(a, nl * ng + 1, sizeof *p->share);
   double **per_loop[] = {&p->power_w, &p->heat_w, &p->free_w,
                          &p->cool_j,  &p->heat_j, &p->free_j};
   bool ok = p->loops && p->names && p->share;
   for (size_t k = 0; k < sizeof per_loop / sizeof per_loop[0]; k++)
-    ok = ok && (*per_loop[k] = calloc(nl ? nl : 1, sizeof(double))) != NULL;
+    ok = ok &&
+         (*per_loop[k] = sim_calloc(a, nl ? nl : 1, sizeof(double))) != NULL;
   return ok ? SIM_OK : SIM_ENOMEM;
 }
 
 int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
-               const double *share, size_t ngroups, sim_error *err) {
+               const double *share, size_t ngroups, const sim_allocator *alloc,
+               sim_error *err) {
   memset(p, 0, sizeof *p);
+  p->alloc = alloc;
   p->nloops = nloops;
   p->ngroups = ngroups;
   if (alloc_plant(p, nloops, ngroups) != SIM_OK) {
@@ -53,10 +58,11 @@ int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
   memcpy(p->share, share, nloops * ngroups * sizeof *share);
   for (size_t l = 0; l < nloops; l++) {
     p->names[l] = loops[l].name;
-    p->loops[l] = cool_loop_create(&loops[l], NULL, err);
+    sim_error mine = {0};
+    p->loops[l] = cool_loop_create(&loops[l], alloc, &mine);
     if (p->loops[l] == NULL) {
       plant_fini(p);
-      return err != NULL ? err->code : SIM_ENOMEM;
+      return sim_error_set(err, mine.code, "%s", mine.msg);
     }
   }
   return SIM_OK;

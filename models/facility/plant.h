@@ -21,6 +21,7 @@ enum { PLANT_TEMP, PLANT_POWER, PLANT_HEAT, PLANT_FREE, PLANT_NCOLS };
 extern const tel_column plant_columns[PLANT_NCOLS];
 
 typedef struct plant {
+  const sim_allocator *alloc; /* what the arrays and loops live on */
   size_t nloops, ngroups;
   cool_loop **loops;
   const char **names;
@@ -33,9 +34,12 @@ typedef struct plant {
 } plant;
 
 /* Builds the loops. share is nloops x ngroups (copied). With no loops the
- * plant draws nothing. SIM_OK or an error (nothing left to free). */
+ * plant draws nothing. The plant and its loops allocate on alloc (NULL
+ * means the C library), which must outlive them. SIM_OK or an error
+ * (nothing left to free). */
 int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
-               const double *share, size_t ngroups, sim_error *err);
+               const double *share, size_t ngroups, const sim_allocator *alloc,
+               sim_error *err);
 
 void plant_fini(plant *p);
 

@@ -65,8 +65,10 @@ static size_t fft_size(size_t n) {
   return best;
 }
 
-int pq_init(pq_window *w, const pq_config *c, double run_s, sim_error *err) {
+int pq_init(pq_window *w, const pq_config *c, double run_s,
+            const sim_allocator *alloc, sim_error *err) {
   memset(w, 0, sizeof *w);
+  w->alloc = alloc;
   w->cfg = *c;
   double end = fmin(c->start_s + c->length_s, run_s);
   w->cfg.length_s = fmax(0, end - c->start_s);
@@ -75,7 +77,7 @@ int pq_init(pq_window *w, const pq_config *c, double run_s, sim_error *err) {
     return SIM_OK;
   w->n = fft_size(w->n);
   w->cfg.length_s = (double)w->n / c->rate_hz;
-  w->samples = calloc(w->n, sizeof *w->samples);
+  w->samples = sim_calloc(alloc, w->n, sizeof *w->samples);
   return w->samples != NULL
              ? SIM_OK
              : sim_error_set(err, SIM_ENOMEM, "out of memory for %zu samples",
@@ -83,7 +85,7 @@ int pq_init(pq_window *w, const pq_config *c, double run_s, sim_error *err) {
 }
 
 void pq_fini(pq_window *w) {
-  free(w->samples);
+  sim_free(w->alloc, w->samples);
   w->samples = NULL;
   w->n = 0;
 }
@@ -157,7 +159,7 @@ int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
   *out = (pq_result){.max_ramp_w_per_s = w->max_ramp};
   if (w->n < 2)
     return SIM_OK;
-  double *x = malloc(w->n * sizeof *x);
+  double *x = sim_alloc(w->alloc, w->n * sizeof *x);
   if (x == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   int rc = band_limited(w, x, err);
@@ -168,6 +170,6 @@ int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
   }
   out->oscillation_j = abs_sum / w->cfg.rate_hz;
   out->oscillation_w_rms = sqrt(sq_sum / (double)w->n);
-  free(x);
+  sim_free(w->alloc, x);
   return rc;
 }

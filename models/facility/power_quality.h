@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "scenario.h"
 
@@ -24,15 +25,18 @@ typedef struct pq_config {
 extern const scn_schema pq_schema;
 
 typedef struct pq_window {
-  pq_config cfg; /* the window clipped to the run */
+  const sim_allocator *alloc; /* what samples live on; NULL: the C library */
+  pq_config cfg;              /* the window clipped to the run */
   double *samples;
   size_t n;
   double last_t, last_p, max_ramp;
   bool started;
 } pq_window;
 
-/* Prepares the window, clipped to [0, run_s]. SIM_OK or SIM_ENOMEM. */
-int pq_init(pq_window *w, const pq_config *c, double run_s, sim_error *err);
+/* Prepares the window, clipped to [0, run_s], allocating on alloc (NULL
+ * means the C library), which must outlive it. SIM_OK or SIM_ENOMEM. */
+int pq_init(pq_window *w, const pq_config *c, double run_s,
+            const sim_allocator *alloc, sim_error *err);
 
 void pq_fini(pq_window *w);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "vec.h"
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
@@ -333,23 +334,17 @@ int sig_parse_time(const char *text, double *utc_s, size_t *bad_at) {
 /* ------------------------------------------------------------------ */
 
 typedef struct rows {
+  const sim_allocator *a;
   double *t, *v;
   size_t n, cap;
 } rows;
 
 static int rows_push(rows *r, double t, double v) {
-  if (r->n == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 1024;
-    double *nt = realloc(r->t, cap * sizeof *nt);
-    if (nt == NULL)
-      return SIM_ENOMEM;
-    r->t = nt;
-    double *nv = realloc(r->v, cap * sizeof *nv);
-    if (nv == NULL)
-      return SIM_ENOMEM;
-    r->v = nv;
-    r->cap = cap;
-  }
+  size_t tcap = r->cap, vcap = r->cap;
+  if (sim_vec_reserve(r->a, &r->t, &tcap, r->n + 1, sizeof *r->t) != SIM_OK ||
+      sim_vec_reserve(r->a, &r->v, &vcap, r->n + 1, sizeof *r->v) != SIM_OK)
+    return SIM_ENOMEM;
+  r->cap = tcap;
   r->t[r->n] = t;
   r->v[r->n++] = v;
   return SIM_OK;
@@ -475,7 +470,7 @@ static int align_start(sig_series *s, const sig_config *g, const char *path,
 }
 
 static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
-                     sim_error *err) {
+                     const sim_allocator *a, sim_error *err) {
   char path[4096];
   if (base_dir == NULL || base_dir[0] == '\0' || g->file[0] == '/')
     snprintf(path, sizeof path, "%s", g->file);
@@ -486,18 +481,19 @@ static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
   int rc = csv_open(&c, path, MAX_FILE_BYTES, err);
   if (rc != SIM_OK)
     return rc;
-  rows r = {0};
+  rows r = {.a = a};
   rc = read_rows(&c, g, &r);
   csv_close(&c);
-  double *v = rc == SIM_OK ? realloc(r.v, 2 * r.n * sizeof *v) : NULL;
+  double *v = rc == SIM_OK ? sim_resize(a, r.v, 2 * r.n * sizeof *v) : NULL;
   if (rc == SIM_OK && v == NULL)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc != SIM_OK) {
-    free(r.t);
-    free(v != NULL ? v : r.v);
+    sim_free(a, r.t);
+    sim_free(a, v != NULL ? v : r.v);
     return rc;
   }
-  *s = (sig_series){.kind = SIG_FILE,
+  *s = (sig_series){.alloc = a,
+                    .kind = SIG_FILE,
                     .t = r.t,
                     .v = v,
                     .n = r.n,
@@ -509,11 +505,12 @@ static int init_file(sig_series *s, const sig_config *g, const char *base_dir,
   return align_start(s, g, path, err);
 }
 
-static int init_daily(sig_series *s, const sig_config *g, sim_error *err) {
+static int init_daily(sig_series *s, const sig_config *g,
+                      const sim_allocator *a, sim_error *err) {
   size_t n = g->ndaily;
-  *s = (sig_series){.kind = SIG_DAILY, .n = n, .period = DAY_S};
-  s->t = malloc(n * sizeof *s->t);
-  s->v = malloc(2 * n * sizeof *s->v);
+  *s = (sig_series){.alloc = a, .kind = SIG_DAILY, .n = n, .period = DAY_S};
+  s->t = sim_alloc(a, n * sizeof *s->t);
+  s->v = sim_alloc(a, 2 * n * sizeof *s->v);
   if (s->t == NULL || s->v == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
@@ -538,13 +535,13 @@ static void init_mix(sig_series *s, const sig_mix *m) {
 }
 
 int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
-             sim_error *err) {
-  memset(s, 0, sizeof *s);
+             const sim_allocator *alloc, sim_error *err) {
+  *s = (sig_series){.alloc = alloc};
   int rc = SIM_OK;
   if (c->file != NULL)
-    rc = init_file(s, c, base_dir, err);
+    rc = init_file(s, c, base_dir, alloc, err);
   else if (c->ndaily > 0)
-    rc = init_daily(s, c, err);
+    rc = init_daily(s, c, alloc, err);
   if (rc != SIM_OK)
     sig_fini(s);
   if (c->file != NULL || c->ndaily > 0)
@@ -562,8 +559,8 @@ int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
 }
 
 void sig_fini(sig_series *s) {
-  free(s->t);
-  free(s->v);
+  sim_free(s->alloc, s->t);
+  sim_free(s->alloc, s->v);
   memset(s, 0, sizeof *s);
 }
 

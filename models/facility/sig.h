@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "scenario.h"
 #include "units.h"
@@ -75,6 +76,7 @@ extern const sig_factors sig_seed_factors;
 
 /* A signal ready to evaluate. */
 typedef struct sig_series {
+  const sim_allocator *alloc; /* what t and v live on; NULL: the C library */
   sig_kind kind;
   double value;  /* constant */
   double *t, *v; /* file: times (s since t = 0) and values */
@@ -90,9 +92,11 @@ typedef struct sig_series {
  * (NULL: the working directory). Errors (unreadable file, missing column,
  * unparsable time, out-of-order or duplicate times, gaps beyond max_gap,
  * NaN) come as "FILE:LINE: column 'NAME': ...", SIM_EINPUT, and leave
- * nothing to free. Free a built signal with sig_fini. */
+ * nothing to free. A file or daily signal allocates on alloc (NULL means
+ * the C library), which must outlive it; out of memory is SIM_ENOMEM.
+ * Free a built signal with sig_fini. */
 int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
-             sim_error *err);
+             const sim_allocator *alloc, sim_error *err);
 
 void sig_fini(sig_series *s);
 

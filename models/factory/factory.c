@@ -556,7 +556,8 @@ static void note_budgets(factory *f) {
   const rack_fleet *fl = f->fleet;
   memset(f->group_budget, 0, fl->ngroups * sizeof *f->group_budget);
   for (uint32_t i = 0; i < fl->n; i++)
-    if (rack_fleet_free(fl, fl->rack[i])) /* not dark, not in emergency */
+    if (rack_fleet_rack_usable(fl,
+                               fl->rack[i])) /* not dark, not in emergency */
       f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
 }
 
@@ -657,7 +658,7 @@ static void apply_faults(factory *f) {
   memset(f->group_free, 0, fl->ngroups * sizeof *f->group_free);
   memset(f->group_emergency, 0, fl->ngroups * sizeof *f->group_emergency);
   for (uint32_t r = 0; r < fl->nracks; r++) {
-    f->group_free[fl->group[r]] += rack_fleet_free(fl, r);
+    f->group_free[fl->group[r]] += rack_fleet_rack_usable(fl, r);
     f->group_emergency[fl->group[r]] += fl->emergency[r];
   }
   f->fault_on = fault_plan_active(f->faults) > 0;
@@ -773,7 +774,7 @@ static rack_fleet *build_fleet(const factory_scenario *sc, sim_error *err) {
                                   .nconv = g->nconv,
                                   .r_th = g->r_th};
   }
-  rack_fleet *fl = rack_fleet_create(groups, c->nracks, err);
+  rack_fleet *fl = rack_fleet_create(groups, c->nracks, NULL, err);
   free(groups);
   return fl;
 }
@@ -796,7 +797,8 @@ static int build_plant(factory *f, sim_error *err) {
                share[(size_t)f->group_loop[g] * c->nracks + g]))
         f->group_loop[g] = (long)l;
   }
-  int rc = plant_init(&f->plant, c->loops, c->nloops, share, c->nracks, err);
+  int rc =
+      plant_init(&f->plant, c->loops, c->nloops, share, c->nracks, NULL, err);
   free(share);
   return rc;
 }
@@ -818,7 +820,7 @@ static int build_faults(factory *f, sim_error *err) {
     fault_site site = {groups, counts, fl->ngroups, f->plant.names,
                        f->plant.nloops};
     f->faults = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
-                                  c->duration_s, &site, err);
+                                  c->duration_s, &site, NULL, err);
   } else {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
@@ -960,7 +962,7 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   if (rc == SIM_OK)
     rc = first_split(f, err);
   if (rc == SIM_OK)
-    rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, err);
+    rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, NULL, err);
   if (rc == SIM_OK)
     rc = declare_telemetry(f, err);
   if (rc == SIM_OK &&

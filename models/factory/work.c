@@ -266,7 +266,8 @@ static void plan_job(work *w, size_t j) {
   double step = c->checkpoint_every_s > 0 ? c->checkpoint_every_s : 900;
   sim_error err = {0};
   if (defer_plan_make(sig, (defer_policy)c->deferral, threshold, now, run,
-                      w->deadline_s[j], step, &w->plans[j], &err) != SIM_OK)
+                      w->deadline_s[j], step, NULL, &w->plans[j],
+                      &err) != SIM_OK)
     defer_plan_free(&w->plans[j]); /* run at once */
 }
 
@@ -363,7 +364,7 @@ static sched *make_sched(const factory_config *c, const rack_fleet *fl,
                             (uint32_t)g->nvlink_domain};
   }
   sched *s = sched_create(racks, fl->nracks, fl->n, c->scheduler.policy,
-                          c->scheduler.admission, err);
+                          c->scheduler.admission, NULL, err);
   free(racks);
   return s;
 }
@@ -512,7 +513,7 @@ static int place_service(work *w, size_t s, size_t slot0, sim_error *err) {
           "type are free, in pieces smaller than an NVLink domain or taken "
           "by the services before it",
           c->name, (long long)r + 1, tp, w->fleet->types[type]->name,
-          sched_free(w->sched, type));
+          sched_free_gpus(w->sched, type));
     slot_take(w, slot0 + (size_t)r, list);
   }
   return SIM_OK;
@@ -529,7 +530,8 @@ static int make_service(work *w, size_t s, size_t slot0, const char *dir,
                            (int)c->tp, err);
   if (rc != SIM_OK)
     return rc;
-  arr_gen *gen = arr_create(&c->arrivals, dir, (uint64_t)w->cfg->seed, s, err);
+  arr_gen *gen =
+      arr_create(&c->arrivals, dir, (uint64_t)w->cfg->seed, s, NULL, err);
   if (gen == NULL)
     return err->code;
   w->svc[s] = inf_create(w->engine, c, &proto, gen, w->cfg->duration_s, err);
@@ -1229,7 +1231,7 @@ static int build_units(work *w) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
     for (; g < fl->group[r]; g++)
       w->group_first[g + 1] = w->nunits;
-    if (!rack_fleet_free(fl, r))
+    if (!rack_fleet_rack_usable(fl, r))
       continue; /* dark or in emergency: its caps are not the policy's */
     int rc = rack_units(w, r);
     if (rc != SIM_OK)
@@ -1254,7 +1256,7 @@ int work_allocate(work *w, const power_policy_ops *policy,
   rack_fleet *fl = w->fleet;
   for (uint32_t r = 0; r < fl->nracks; r++)
     for (uint32_t i = fl->first[r];
-         rack_fleet_free(fl, r) && i < fl->first[r] + fl->count[r]; i++)
+         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
       fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
   return SIM_OK;
 }

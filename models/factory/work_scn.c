@@ -164,7 +164,7 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
     return SIM_OK;
   char dir[4096];
   sim_path_dir(scn_loc_file(loc), dir, sizeof dir);
-  arr_gen *gen = arr_create(&c->arrivals, dir, 0, k, err);
+  arr_gen *gen = arr_create(&c->arrivals, dir, 0, k, NULL, err);
   if (gen != NULL) {
     arr_destroy(gen);
     return SIM_OK;

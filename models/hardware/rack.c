@@ -15,63 +15,65 @@
 void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
-  free(f->activity);
-  free(f->cap_w);
-  free(f->power_w);
-  free(f->rack);
-  free(f->type);
-  free(f->first);
-  free(f->count);
-  free(f->group);
-  free(f->limit_w);
-  free(f->other_idle_w);
-  free(f->other_max_w);
-  free(f->activity_mean);
-  free(f->gpu_power_w);
-  free(f->rack_power_w);
-  free(f->loss_w);
-  free(f->thermal_cap_w);
-  free(f->throttled);
-  free(f->dark);
-  free(f->emergency);
+  const sim_allocator *a = f->alloc;
+  sim_free(a, f->activity);
+  sim_free(a, f->cap_w);
+  sim_free(a, f->power_w);
+  sim_free(a, f->rack);
+  sim_free(a, f->type);
+  sim_free(a, f->first);
+  sim_free(a, f->count);
+  sim_free(a, f->group);
+  sim_free(a, f->limit_w);
+  sim_free(a, f->other_idle_w);
+  sim_free(a, f->other_max_w);
+  sim_free(a, f->activity_mean);
+  sim_free(a, f->gpu_power_w);
+  sim_free(a, f->rack_power_w);
+  sim_free(a, f->loss_w);
+  sim_free(a, f->thermal_cap_w);
+  sim_free(a, f->throttled);
+  sim_free(a, f->dark);
+  sim_free(a, f->emergency);
   for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
-    free(f->names[r]);
-  free(f->names);
-  free(f->types);
-  free(f->groups);
-  free(f->t_idle);
-  free(f->t_span);
-  free(f->t_dmin);
-  free(f);
+    sim_free(a, f->names[r]);
+  sim_free(a, f->names);
+  sim_free(a, f->types);
+  sim_free(a, f->groups);
+  sim_free(a, f->t_idle);
+  sim_free(a, f->t_span);
+  sim_free(a, f->t_dmin);
+  sim_free(a, f);
 }
 
 static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   size_t n = f->n, nr = f->nracks;
-  f->activity = calloc(n, sizeof(double));
-  f->cap_w = calloc(n, sizeof(double));
-  f->power_w = calloc(n, sizeof(double));
-  f->rack = calloc(n, sizeof(uint32_t));
-  f->type = calloc(n, sizeof(uint16_t));
-  f->first = calloc(nr, sizeof(uint32_t));
-  f->count = calloc(nr, sizeof(uint32_t));
-  f->group = calloc(nr, sizeof(uint32_t));
-  f->limit_w = calloc(nr, sizeof(double));
-  f->other_idle_w = calloc(nr, sizeof(double));
-  f->other_max_w = calloc(nr, sizeof(double));
-  f->activity_mean = calloc(nr, sizeof(double));
-  f->gpu_power_w = calloc(nr, sizeof(double));
-  f->rack_power_w = calloc(nr, sizeof(double));
-  f->loss_w = calloc(nr, sizeof(double));
-  f->thermal_cap_w = calloc(nr, sizeof(double));
-  f->throttled = calloc(nr, sizeof(uint32_t));
-  f->dark = calloc(nr, sizeof(bool));
-  f->emergency = calloc(nr, sizeof(bool));
-  f->names = calloc(nr, sizeof(char *));
-  f->types = calloc(ngroups, sizeof(gpu_spec *));
-  f->groups = calloc(ngroups, sizeof(rack_group_spec));
-  f->t_idle = calloc(ngroups, sizeof(double));
-  f->t_span = calloc(ngroups, sizeof(double));
-  f->t_dmin = calloc(ngroups, sizeof(double));
+  const sim_allocator *a = f->alloc;
+  f->activity = sim_calloc(a, n, sizeof(double));
+  f->cap_w = sim_calloc(a, n, sizeof(double));
+  f->power_w = sim_calloc(a, n, sizeof(double));
+  f->rack = sim_calloc(a, n, sizeof(uint32_t));
+  f->type = sim_calloc(a, n, sizeof(uint16_t));
+  f->first = sim_calloc(a, nr, sizeof(uint32_t));
+  f->count = sim_calloc(a, nr, sizeof(uint32_t));
+  f->group = sim_calloc(a, nr, sizeof(uint32_t));
+  f->limit_w = sim_calloc(a, nr, sizeof(double));
+  f->other_idle_w = sim_calloc(a, nr, sizeof(double));
+  f->other_max_w = sim_calloc(a, nr, sizeof(double));
+  f->activity_mean = sim_calloc(a, nr, sizeof(double));
+  f->gpu_power_w = sim_calloc(a, nr, sizeof(double));
+  f->rack_power_w = sim_calloc(a, nr, sizeof(double));
+  f->loss_w = sim_calloc(a, nr, sizeof(double));
+  f->thermal_cap_w = sim_calloc(a, nr, sizeof(double));
+  f->throttled = sim_calloc(a, nr, sizeof(uint32_t));
+  f->dark = sim_calloc(a, nr, sizeof(bool));
+  f->emergency = sim_calloc(a, nr, sizeof(bool));
+  f->names = sim_calloc(a, nr, sizeof(char *));
+  f->types = sim_calloc(a, ngroups, sizeof(gpu_spec *));
+  f->groups = sim_calloc(a, ngroups, sizeof(rack_group_spec));
+  f->t_idle = sim_calloc(a, ngroups, sizeof(double));
+  f->t_span = sim_calloc(a, ngroups, sizeof(double));
+  f->t_dmin = sim_calloc(a, ngroups, sizeof(double));
   return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
          f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
          f->other_max_w && f->activity_mean && f->gpu_power_w &&
@@ -97,8 +99,10 @@ static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
   const rack_group_spec *s = &f->groups[g];
   char name[128];
   snprintf(name, sizeof name, "%s-%u", s->name, k);
-  if ((f->names[r] = strdup(name)) == NULL)
+  size_t size = strlen(name) + 1;
+  if ((f->names[r] = sim_alloc(f->alloc, size)) == NULL)
     return -1;
+  memcpy(f->names[r], name, size);
   f->first[r] = first;
   f->count[r] = s->gpus_per_rack;
   f->group[r] = g;
@@ -147,15 +151,16 @@ static int count_fleet(const rack_group_spec *groups, size_t ngroups,
 }
 
 rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
-                              sim_error *err) {
+                              const sim_allocator *alloc, sim_error *err) {
   uint64_t racks, gpus;
   if (count_fleet(groups, ngroups, &racks, &gpus, err) != SIM_OK)
     return NULL;
-  rack_fleet *f = calloc(1, sizeof *f);
+  rack_fleet *f = sim_calloc(alloc, 1, sizeof *f);
   if (f == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
+  f->alloc = alloc;
   f->n = (uint32_t)gpus;
   f->nracks = (uint32_t)racks;
   f->ngroups = ngroups;
@@ -347,7 +352,7 @@ static double largest_share(const rack_fleet *f, double hi, rack_fits_fn fits,
 
 int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
                      sim_error *err) {
-  double hi, *caps = calloc(f->ngroups, sizeof *caps);
+  double hi, *caps = sim_calloc(f->alloc, f->ngroups, sizeof *caps);
   if (caps == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   int rc = check_ceilings(f, &hi, err);
@@ -361,7 +366,7 @@ int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
   for (uint32_t r = 0; rc == SIM_OK && r < f->nracks; r++)
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
       f->cap_w[i] = caps[f->group[r]];
-  free(caps);
+  sim_free(f->alloc, caps);
   return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "gpu.h"
 
@@ -36,6 +37,8 @@ typedef struct rack_group_spec {
 } rack_group_spec;
 
 typedef struct rack_fleet {
+  const sim_allocator *alloc; /* what the fleet lives on; NULL: the C lib */
+
   /* Per GPU, n entries each. */
   uint32_t n;
   double *activity; /* a in [0, 1], set by whoever drives the GPU */
@@ -78,10 +81,13 @@ typedef struct rack_fleet {
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and
  * must outlive the fleet). Every GPU starts idle, capped at its TDP.
- * Returns NULL with err set when out of memory or when a group is empty. */
+ * The fleet allocates on alloc (NULL means the C library), which must
+ * outlive it. Returns NULL with err set when out of memory or when a group
+ * is empty; then nothing is left allocated. Free with rack_fleet_destroy. */
 rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
-                              sim_error *err);
+                              const sim_allocator *alloc, sim_error *err);
 
+/* Frees the fleet; NULL does nothing. */
 void rack_fleet_destroy(rack_fleet *f);
 
 /* Recomputes every GPU's power from its activity and cap (P(phi, a) at
@@ -132,9 +138,9 @@ void rack_fleet_cap_all_min(rack_fleet *f);
  * while the flag is up. */
 void rack_fleet_apply_emergency(rack_fleet *f);
 
-/* Racks neither dark nor in emergency: those whose caps a split or a
- * policy decides. */
-static inline bool rack_fleet_free(const rack_fleet *f, uint32_t r) {
+/* True for a rack neither dark nor in emergency: one whose caps a split
+ * or a policy decides. */
+static inline bool rack_fleet_rack_usable(const rack_fleet *f, uint32_t r) {
   return !f->dark[r] && !f->emergency[r];
 }
 

@@ -18,6 +18,7 @@
 
 #include "csv.h"
 #include "sig.h"
+#include "vec.h"
 
 #define DAY_S 86400.0
 #define PI 3.14159265358979323846
@@ -197,6 +198,7 @@ double arr_mean_rate(const arr_config *c) {
 /* One trace in memory: times in seconds since the first row (unscaled),
  * tokens as read. */
 typedef struct trace {
+  const sim_allocator *a; /* what the arrays live on */
   double *t;
   int64_t *prompt, *output;
   size_t n, cap;
@@ -232,20 +234,14 @@ static int parse_tokens(csv_reader *r, const char *text, int k, int64_t *out) {
 }
 
 static int trace_push(trace *tr, double t, int64_t p, int64_t o) {
-  if (tr->n == tr->cap) {
-    size_t cap = tr->cap ? 2 * tr->cap : 4096;
-    double *nt = realloc(tr->t, cap * sizeof *nt);
-    if (nt != NULL)
-      tr->t = nt;
-    int64_t *np = nt ? realloc(tr->prompt, cap * sizeof *np) : NULL;
-    if (np != NULL)
-      tr->prompt = np;
-    int64_t *no = np ? realloc(tr->output, cap * sizeof *no) : NULL;
-    if (no == NULL)
-      return SIM_ENOMEM;
-    tr->output = no;
-    tr->cap = cap;
-  }
+  size_t need = tr->n + 1, tcap = tr->cap, pcap = tr->cap, ocap = tr->cap;
+  if (sim_vec_reserve(tr->a, &tr->t, &tcap, need, sizeof *tr->t) != SIM_OK ||
+      sim_vec_reserve(tr->a, &tr->prompt, &pcap, need, sizeof *tr->prompt) !=
+          SIM_OK ||
+      sim_vec_reserve(tr->a, &tr->output, &ocap, need, sizeof *tr->output) !=
+          SIM_OK)
+    return SIM_ENOMEM;
+  tr->cap = tcap;
   tr->t[tr->n] = t;
   tr->prompt[tr->n] = p;
   tr->output[tr->n++] = o;
@@ -284,11 +280,11 @@ static int read_trace_row(csv_reader *r, char *line, const long col[3],
   return SIM_OK;
 }
 
-static void trace_free(trace *tr) {
-  free(tr->t);
-  free(tr->prompt);
-  free(tr->output);
-  *tr = (trace){0};
+static void trace_fini(trace *tr) {
+  sim_free(tr->a, tr->t);
+  sim_free(tr->a, tr->prompt);
+  sim_free(tr->a, tr->output);
+  *tr = (trace){.a = tr->a};
 }
 
 static int parse_trace(csv_reader *r, trace *tr) {
@@ -313,7 +309,7 @@ static int load_trace(const char *path, trace *tr, sim_error *err) {
   rc = parse_trace(&r, tr);
   csv_close(&r);
   if (rc != SIM_OK)
-    trace_free(tr);
+    trace_fini(tr);
   return rc;
 }
 
@@ -324,6 +320,7 @@ static int load_trace(const char *path, trace *tr, sim_error *err) {
 enum { NSTREAMS = 5 };
 
 struct arr_gen {
+  const sim_allocator *alloc; /* what the generator lives on */
   const arr_config *c;
   gsl_rng *rng[NSTREAMS]; /* indexed by arr_purpose - 1 */
   double t;               /* time of the last request (synthetic kinds) */
@@ -387,10 +384,13 @@ static int open_trace(arr_gen *g, const char *base_dir, sim_error *err) {
 }
 
 arr_gen *arr_create(const arr_config *c, const char *base_dir, uint64_t seed,
-                    uint64_t index, sim_error *err) {
-  arr_gen *g = calloc(1, sizeof *g);
+                    uint64_t index, const sim_allocator *alloc,
+                    sim_error *err) {
+  arr_gen *g = sim_calloc(alloc, 1, sizeof *g);
   if (g == NULL)
     goto nomem;
+  g->alloc = alloc;
+  g->tr.a = alloc;
   g->c = c;
   for (int i = 0; i < NSTREAMS; i++)
     if ((g->rng[i] = rng_stream_create(seed, ARR_RNG_KIND, index,
@@ -418,8 +418,8 @@ void arr_destroy(arr_gen *g) {
     return;
   for (int i = 0; i < NSTREAMS; i++)
     rng_stream_destroy(g->rng[i]);
-  trace_free(&g->tr);
-  free(g);
+  trace_fini(&g->tr);
+  sim_free(g->alloc, g);
 }
 
 /* Candidates at the peak rate, each kept with probability rate(t) / peak:

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "rng.h"
 #include "scenario.h"
@@ -93,13 +94,17 @@ typedef struct arr_trace_stats {
  * SIM_EINPUT with "FILE:LINE: column 'NAME': message" for a missing
  * column, an unparsable time, a time earlier than the row before (equal
  * times are allowed), or tokens that are not non-negative integers. A
- * looped trace needs two distinct times. Free with arr_destroy. */
-arr_gen *arr_create(const arr_config *c,  /* the validated config */
-                    const char *base_dir, /* folder of the scenario */
-                    uint64_t seed,        /* run seed */
-                    uint64_t index,       /* which workload */
-                    sim_error *err);      /* detail on failure */
+ * looped trace needs two distinct times. The generator allocates on
+ * alloc (NULL means the C library), which must outlive it; the random
+ * streams are GSL's own. Free with arr_destroy. */
+arr_gen *arr_create(const arr_config *c,        /* the validated config */
+                    const char *base_dir,       /* folder of the scenario */
+                    uint64_t seed,              /* run seed */
+                    uint64_t index,             /* which workload */
+                    const sim_allocator *alloc, /* NULL: the C library */
+                    sim_error *err);            /* detail on failure */
 
+/* Frees the generator; NULL does nothing. */
 void arr_destroy(arr_gen *g);
 
 /* The next request in time order: its time (seconds from the start; a

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "vec.h"
+
 /* Integrals are differences of running sums, so equal costs can differ
  * by rounding: a later window wins only if cheaper by more than this
  * share of the best cost (ties go to the earliest), and a step at the
@@ -38,14 +40,9 @@ static int plan_push(defer_plan *p, double start, double end) {
     p->runs[p->n - 1].end_s = end;
     return SIM_OK;
   }
-  if (p->n == p->cap) {
-    size_t cap = p->cap > 0 ? 2 * p->cap : 4;
-    defer_interval *runs = realloc(p->runs, cap * sizeof *runs);
-    if (runs == NULL)
-      return SIM_ENOMEM;
-    p->runs = runs;
-    p->cap = cap;
-  }
+  if (sim_vec_reserve(p->alloc, &p->runs, &p->cap, p->n + 1, sizeof *p->runs) !=
+      SIM_OK)
+    return SIM_ENOMEM;
   p->runs[p->n++] = (defer_interval){.start_s = start, .end_s = end};
   return SIM_OK;
 }
@@ -134,9 +131,10 @@ static int check_args(defer_policy policy, double threshold, double t0,
 
 int defer_plan_make(const sig_series *s, defer_policy policy, double threshold,
                     double t0_s, double work_s, double deadline_s,
-                    double step_s, defer_plan *out, sim_error *err) {
+                    double step_s, const sim_allocator *alloc, defer_plan *out,
+                    sim_error *err) {
   assert(s != NULL && out != NULL);
-  *out = (defer_plan){0};
+  *out = (defer_plan){.alloc = alloc};
   int rc = check_args(policy, threshold, t0_s, work_s, deadline_s, step_s, err);
   if (rc != SIM_OK)
     return rc;
@@ -159,7 +157,7 @@ int defer_plan_make(const sig_series *s, defer_policy policy, double threshold,
 void defer_plan_free(defer_plan *p) {
   if (p == NULL)
     return;
-  free(p->runs);
+  sim_free(p->alloc, p->runs);
   *p = (defer_plan){0};
 }
 

@@ -32,6 +32,7 @@
 #define MODELS_DEFERRAL_H
 #include <stddef.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "sig.h"
 
@@ -48,6 +49,7 @@ typedef struct defer_interval {
 /* A plan: up to cap intervals in order, their lengths summing to work_s
  * (to rounding). */
 typedef struct defer_plan {
+  const sim_allocator *alloc; /* what runs lives on; NULL: the C library */
   defer_interval *runs;
   size_t n, cap;
 } defer_plan;
@@ -58,10 +60,12 @@ typedef struct defer_plan {
  * threshold for DEFER_THRESHOLD, or a deferring policy given a deadline
  * earlier than t0 + work_s (the job cannot make it even at once: plan it
  * with DEFER_NONE, which ignores the deadline and the threshold);
- * SIM_ENOMEM. On failure *out is empty and needs no free. */
+ * SIM_ENOMEM. The plan allocates on alloc (NULL means the C library),
+ * which must outlive it. On failure *out is empty and needs no free. */
 int defer_plan_make(const sig_series *s, defer_policy policy, double threshold,
                     double t0_s, double work_s, double deadline_s,
-                    double step_s, defer_plan *out, sim_error *err);
+                    double step_s, const sim_allocator *alloc, defer_plan *out,
+                    sim_error *err);
 
 /* Frees the intervals and empties the plan; NULL does nothing. */
 void defer_plan_free(defer_plan *p);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 #define NO_RACK UINT32_MAX
 
 /* A rack, or a domain within its rack, as placement weighs it. */
@@ -34,6 +36,7 @@ typedef struct entry {
 } entry;
 
 struct sched {
+  const sim_allocator *alloc; /* what the arrays live on */
   sched_rack *racks;
   size_t nracks;
   uint32_t ngpus;
@@ -77,14 +80,15 @@ static int check_rack(const sched_rack *r, size_t i, uint32_t ngpus,
   return SIM_OK;
 }
 
-/* calloc that does not return NULL for an empty array. */
-static void *alloc_n(size_t n, size_t size) {
-  return calloc(n > 0 ? n : 1, size);
+/* calloc on the scheduler's allocator that does not return NULL for an
+ * empty array. */
+static void *alloc_n(const sched *s, size_t n, size_t size) {
+  return sim_calloc(s->alloc, n > 0 ? n : 1, size);
 }
 
 /* Copies the racks and allocates the counts and scratch arrays. */
 static int alloc_arrays(sched *s, const sched_rack *racks) {
-  s->racks = alloc_n(s->nracks, sizeof *s->racks);
+  s->racks = alloc_n(s, s->nracks, sizeof *s->racks);
   if (s->racks == NULL)
     return SIM_ENOMEM;
   if (s->nracks > 0)
@@ -95,17 +99,17 @@ static int alloc_arrays(sched *s, const sched_rack *racks) {
     ndom += d;
     most = d > most ? d : most;
   }
-  s->free_bits = alloc_n((s->ngpus + 63) / 64, sizeof *s->free_bits);
-  s->rack_of = alloc_n(s->ngpus, sizeof *s->rack_of);
-  s->rack_free = alloc_n(s->nracks, sizeof *s->rack_free);
-  s->dom_first = alloc_n(s->nracks, sizeof *s->dom_first);
-  s->dom_free = alloc_n(ndom, sizeof *s->dom_free);
-  s->rack_slots = alloc_n(s->nracks, sizeof *s->rack_slots);
-  s->dom_slots = alloc_n(most, sizeof *s->dom_slots);
-  s->gang = alloc_n(s->ngpus, sizeof *s->gang);
+  s->free_bits = alloc_n(s, (s->ngpus + 63) / 64, sizeof *s->free_bits);
+  s->rack_of = alloc_n(s, s->ngpus, sizeof *s->rack_of);
+  s->rack_free = alloc_n(s, s->nracks, sizeof *s->rack_free);
+  s->dom_first = alloc_n(s, s->nracks, sizeof *s->dom_first);
+  s->dom_free = alloc_n(s, ndom, sizeof *s->dom_free);
+  s->rack_slots = alloc_n(s, s->nracks, sizeof *s->rack_slots);
+  s->dom_slots = alloc_n(s, most, sizeof *s->dom_slots);
+  s->gang = alloc_n(s, s->ngpus, sizeof *s->gang);
   /* Each running job holds a GPU at least, so ngpus of them is enough. */
   s->run_cap = s->ngpus;
-  s->run = alloc_n(s->run_cap, sizeof *s->run);
+  s->run = alloc_n(s, s->run_cap, sizeof *s->run);
   bool ok = s->free_bits && s->rack_of && s->rack_free && s->dom_first &&
             s->dom_free && s->rack_slots && s->dom_slots && s->gang && s->run;
   return ok ? SIM_OK : SIM_ENOMEM;
@@ -144,14 +148,15 @@ static int map_racks(sched *s, sim_error *err) {
 
 sched *sched_create(const sched_rack *racks, size_t nracks, uint32_t ngpus,
                     sched_policy policy, sched_admission admission,
-                    sim_error *err) {
+                    const sim_allocator *alloc, sim_error *err) {
   for (size_t i = 0; i < nracks; i++)
     if (check_rack(&racks[i], i, ngpus, err) != SIM_OK)
       return NULL;
-  sched *s = calloc(1, sizeof *s);
+  sched *s = sim_calloc(alloc, 1, sizeof *s);
   int rc = s != NULL ? SIM_OK : SIM_ENOMEM;
   if (rc == SIM_OK) {
-    *s = (sched){.nracks = nracks,
+    *s = (sched){.alloc = alloc,
+                 .nracks = nracks,
                  .ngpus = ngpus,
                  .policy = policy,
                  .admission = admission};
@@ -170,18 +175,19 @@ sched *sched_create(const sched_rack *racks, size_t nracks, uint32_t ngpus,
 void sched_destroy(sched *s) {
   if (s == NULL)
     return;
-  free(s->racks);
-  free(s->free_bits);
-  free(s->rack_of);
-  free(s->rack_free);
-  free(s->dom_first);
-  free(s->dom_free);
-  free(s->rack_slots);
-  free(s->dom_slots);
-  free(s->gang);
-  free(s->run);
-  free(s->queue);
-  free(s);
+  const sim_allocator *a = s->alloc;
+  sim_free(a, s->racks);
+  sim_free(a, s->free_bits);
+  sim_free(a, s->rack_of);
+  sim_free(a, s->rack_free);
+  sim_free(a, s->dom_first);
+  sim_free(a, s->dom_free);
+  sim_free(a, s->rack_slots);
+  sim_free(a, s->dom_slots);
+  sim_free(a, s->gang);
+  sim_free(a, s->run);
+  sim_free(a, s->queue);
+  sim_free(a, s);
 }
 
 /* ---- Counts --------------------------------------------------------- */
@@ -191,7 +197,7 @@ static bool types_overlap(uint32_t a, uint32_t b) {
   return a == SCHED_ANY_TYPE || b == SCHED_ANY_TYPE || a == b;
 }
 
-uint32_t sched_free(const sched *s, uint32_t type) {
+uint32_t sched_free_gpus(const sched *s, uint32_t type) {
   uint32_t n = 0;
   for (size_t r = 0; r < s->nracks; r++)
     if (types_overlap(type, s->racks[r].type))
@@ -350,7 +356,7 @@ static void place_across_racks(sched *s, uint32_t n, uint32_t type,
 bool sched_place(sched *s, uint32_t n, uint32_t type, uint32_t *out) {
   if (n == 0)
     return true;
-  if (sched_free(s, type) < n)
+  if (sched_free_gpus(s, type) < n)
     return false;
   uint32_t r, d;
   if (best_fit_domain(s, n, type, &r, &d))
@@ -398,18 +404,9 @@ static bool precedes(const entry *a, const entry *b) {
   return a->seq < b->seq;
 }
 
-static int grow_queue(sched *s) {
-  size_t cap = s->cap > 0 ? 2 * s->cap : 16;
-  entry *q = realloc(s->queue, cap * sizeof *q);
-  if (q == NULL)
-    return SIM_ENOMEM;
-  s->queue = q;
-  s->cap = cap;
-  return SIM_OK;
-}
-
 int sched_submit(sched *s, const sched_job *job) {
-  if (s->len == s->cap && grow_queue(s) != SIM_OK)
+  if (sim_vec_reserve(s->alloc, &s->queue, &s->cap, s->len + 1,
+                      sizeof *s->queue) != SIM_OK)
     return SIM_ENOMEM;
   entry e = {*job, s->next_seq++};
   /* After every entry that precedes it: its seq is the largest yet. */
@@ -470,7 +467,7 @@ static uint32_t frees(const pass *p, size_t k, uint32_t type) {
  * a start that the estimates say will not come. */
 static void reserve(pass *p, const sched_job *head) {
   sched *s = p->s;
-  uint64_t avail = sched_free(s, head->type);
+  uint64_t avail = sched_free_gpus(s, head->type);
   p->head_type = head->type;
   p->shadow_s = p->now_s;
   p->extra = 0;

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "err.h"
 
 /* Any GPU type. */
@@ -76,14 +77,17 @@ typedef struct sched sched;
  * in no rack are never placed. NULL with err set on bad racks (SIM_EINPUT:
  * no GPUs, a domain not dividing the count, a range past ngpus or
  * overlapping another, type SCHED_ANY_TYPE) or no memory (SIM_ENOMEM).
- * Free with sched_destroy. */
+ * The scheduler allocates on alloc (NULL means the C library), which must
+ * outlive it. Free with sched_destroy. */
 sched *sched_create(const sched_rack *racks, size_t nracks, uint32_t ngpus,
                     sched_policy policy, sched_admission admission,
-                    sim_error *err);
+                    const sim_allocator *alloc, sim_error *err);
+
+/* Frees the scheduler and its queue; NULL does nothing. */
 void sched_destroy(sched *s);
 
-/* Free GPUs of a type (SCHED_ANY_TYPE: all). */
-uint32_t sched_free(const sched *s, uint32_t type);
+/* The number of free GPUs of a type (SCHED_ANY_TYPE: all). */
+uint32_t sched_free_gpus(const sched *s, uint32_t type);
 
 /* Places a gang of n GPUs of type now: writes their indices to out (n
  * entries, in rack then index order) and marks them taken. False, with

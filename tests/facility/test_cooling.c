@@ -16,6 +16,7 @@
 #include <gsl/gsl_integration.h>
 
 #include "cooling.h"
+#include "plant.h"
 
 static int bind(const char *text, cool_loop_config *c, sim_error *err) {
   memset(c, 0, sizeof *c);
@@ -514,6 +515,37 @@ static void bad_loops_are_rejected(void **state) {
 /* Construction and bad steps                                          */
 /* ------------------------------------------------------------------ */
 
+/* A plant of two loops over three rack groups, into a heap copy so that
+ * test_alloc_failures can drive plant_init. */
+static void *make_plant(const sim_allocator *a, void *ctx, sim_error *err) {
+  const cool_loop_config *loops = ctx;
+  static const double share[6] = {1, 0.5, 0, 0, 0.5, 1};
+  plant *p = malloc(sizeof *p);
+  assert_non_null(p);
+  if (plant_init(p, loops, 2, share, 3, a, err) == SIM_OK)
+    return p;
+  assert_null(p->loops);
+  free(p);
+  return NULL;
+}
+
+static void drop_plant(void *p) {
+  plant_fini(p);
+  free(p);
+}
+
+static void plant_fails_cleanly(void **state) {
+  (void)state;
+  cool_loop_config loops[2];
+  bind_ok(LIQUID, &loops[0]);
+  bind_ok(AIR, &loops[1]);
+  /* Nine arrays and the two loops. */
+  assert_true(test_alloc_failures("plant_init", make_plant, drop_plant, loops) >
+              9);
+  scn_release(&cool_loop_schema, &loops[0]);
+  scn_release(&cool_loop_schema, &loops[1]);
+}
+
 static void create_fails_cleanly(void **state) {
   (void)state;
   cool_loop_config c;
@@ -667,6 +699,7 @@ int main(void) {
   TEST_ADD(tests, n, defaults_follow_the_kind);
   TEST_ROWS(tests, n, bad_loops_are_rejected, bad);
   TEST_ADD(tests, n, create_fails_cleanly);
+  TEST_ADD(tests, n, plant_fails_cleanly);
   TEST_ADD(tests, n, bad_steps_leave_the_state);
   TEST_ADD(tests, n, a_derated_loop_heats_at_the_shortfall);
   TEST_ADD(tests, n, derated_power_and_steady_state);

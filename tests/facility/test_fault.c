@@ -44,7 +44,7 @@ static fault_config random_entry(double mtbf, double mttr) {
 
 static void expand(const fault_config *c, uint64_t seed, size_t index,
                    double horizon, fault_interval **iv, size_t *n) {
-  assert_int_equal(fault_expand(c, seed, index, horizon, iv, n), SIM_OK);
+  assert_int_equal(fault_expand(c, seed, index, horizon, NULL, iv, n), SIM_OK);
   assert_non_null(*iv);
 }
 
@@ -234,10 +234,51 @@ static fault_plan *sample_plan(fault_config *e) {
   e[3] = listed(2 * H, 0.5 * H);
   e[3].limit_w = 400e3;
   sim_error err = {0};
-  fault_plan *p = fault_plan_create(e, 4, 1, 24 * H, &site, &err);
+  fault_plan *p = fault_plan_create(e, 4, 1, 24 * H, &site, NULL, &err);
   if (p == NULL)
     fail_msg("%s", err.msg);
   return p;
+}
+
+/* The sample plan's four entries and a random PDU entry with many
+ * intervals, so expanding it grows its array several times. */
+static void *make_plan(const sim_allocator *a, void *ctx, sim_error *err) {
+  fault_config *e = ctx;
+  return fault_plan_create(e, 5, 1, 1000 * H, &site, a, err);
+}
+
+static void drop_plan(void *p) { fault_plan_destroy(p); }
+
+static void a_plan_fails_cleanly_on_every_allocation(void **state) {
+  (void)state;
+  static char *racks[] = {"hgx"};
+  fault_config e[5];
+  fault_plan_destroy(sample_plan(e));
+  e[4] = random_entry(2 * H, 0.5 * H);
+  e[4].kind = FAULT_PDU;
+  e[4].limit_w = NAN;
+  e[4].racks = racks;
+  e[4].nracks = 1;
+  long calls =
+      test_alloc_failures("fault_plan_create", make_plan, drop_plan, e);
+  assert_true(calls > 10);
+  fault_plan_destroy(NULL);
+}
+
+static void an_expansion_fails_cleanly(void **state) {
+  (void)state;
+  fault_config c = random_entry(2 * H, 0.5 * H);
+  for (long k = 1; k <= 3; k++) {
+    test_alloc t;
+    test_alloc_init(&t, k);
+    fault_interval *iv = (fault_interval *)&c; /* overwritten */
+    size_t n = 99;
+    assert_int_equal(fault_expand(&c, 1, 0, 1000 * H, &t.hook, &iv, &n),
+                     SIM_ENOMEM);
+    assert_null(iv);
+    assert_int_equal(n, 0);
+    assert_int_equal(t.live, 0);
+  }
 }
 
 static void a_plan_tells_what_is_in_force(void **state) {
@@ -301,7 +342,7 @@ static void a_random_plan_counts_its_intervals(void **state) {
   e.limit_w = NAN;
   e.racks = racks;
   e.nracks = 1;
-  fault_plan *p = fault_plan_create(&e, 1, 3, 1000 * H, &site, NULL);
+  fault_plan *p = fault_plan_create(&e, 1, 3, 1000 * H, &site, NULL, NULL);
   assert_non_null(p);
   size_t n;
   const fault_interval *iv = fault_plan_intervals(p, 0, &n);
@@ -325,14 +366,14 @@ static void a_plan_refuses_unknown_names(void **state) {
   e.nracks = 1;
   e.at_s = 0, e.duration_s = H;
   sim_error err = {0};
-  assert_null(fault_plan_create(&e, 1, 1, 24 * H, &site, &err));
+  assert_null(fault_plan_create(&e, 1, 1, 24 * H, &site, NULL, &err));
   assert_int_equal(err.code, SIM_EINPUT);
   assert_non_null(strstr(err.msg, "nvl72-9"));
   fault_config c = blank(FAULT_COOLING);
   c.loop = "water";
   c.capacity = 0.5;
   c.at_s = 0, c.duration_s = H;
-  assert_null(fault_plan_create(&c, 1, 1, 24 * H, &site, &err));
+  assert_null(fault_plan_create(&c, 1, 1, 24 * H, &site, NULL, &err));
   assert_non_null(strstr(err.msg, "water"));
 }
 
@@ -454,6 +495,8 @@ int main(void) {
   TEST_ADD(tests, n, an_interval_no_step_sees_does_not_count);
   TEST_ADD(tests, n, a_random_plan_counts_its_intervals);
   TEST_ADD(tests, n, a_plan_refuses_unknown_names);
+  TEST_ADD(tests, n, a_plan_fails_cleanly_on_every_allocation);
+  TEST_ADD(tests, n, an_expansion_fails_cleanly);
   TEST_ADD(tests, n, the_schema_reads_each_kind);
   TEST_ROWS(tests, n, the_schema_refuses, bad);
   return _cmocka_run_group_tests("fault", tests, n, NULL, NULL);

@@ -22,7 +22,7 @@ static pq_result run_sine(double f_hz, double amp, double dt, double run_s) {
   pq_config c = window(run_s);
   pq_window w;
   sim_error err = {0};
-  assert_int_equal(pq_init(&w, &c, run_s, &err), SIM_OK);
+  assert_int_equal(pq_init(&w, &c, run_s, NULL, &err), SIM_OK);
   long steps = lround(run_s / dt);
   for (long k = 0; k < steps; k++) {
     double t = (double)k * dt;
@@ -57,7 +57,7 @@ static void constant_power_has_no_oscillation(void **state) {
   pq_config c = window(60);
   pq_window w;
   sim_error err = {0};
-  assert_int_equal(pq_init(&w, &c, 60, &err), SIM_OK);
+  assert_int_equal(pq_init(&w, &c, 60, NULL, &err), SIM_OK);
   for (int k = 0; k < 60; k++)
     pq_step(&w, k, 3e6);
   pq_result r;
@@ -74,7 +74,7 @@ static void square_wave_ramp_and_band(void **state) {
   pq_config c = window(120);
   pq_window w;
   sim_error err = {0};
-  assert_int_equal(pq_init(&w, &c, 1e6, &err), SIM_OK);
+  assert_int_equal(pq_init(&w, &c, 1e6, NULL, &err), SIM_OK);
   for (int k = 0; k < 120; k++)
     pq_step(&w, k, (k / 5) % 2 ? 100e3 : 30e3);
   pq_result r;
@@ -92,11 +92,11 @@ static void window_clipped_to_the_run(void **state) {
   pq_config c = window(600);
   pq_window w;
   sim_error err = {0};
-  assert_int_equal(pq_init(&w, &c, 100, &err), SIM_OK);
+  assert_int_equal(pq_init(&w, &c, 100, NULL, &err), SIM_OK);
   assert_int_equal(w.n, 5000);
   pq_fini(&w);
   c.length_s = 0;
-  assert_int_equal(pq_init(&w, &c, 100, &err), SIM_OK);
+  assert_int_equal(pq_init(&w, &c, 100, NULL, &err), SIM_OK);
   assert_int_equal(w.n, 0);
   pq_result r;
   pq_step(&w, 0, 1);
@@ -120,10 +120,35 @@ static void bad_config(void **state) {
   test_schema_rejects(&pq_schema, "pq.yaml", b->yaml, b->message);
 }
 
+/* The window's samples and pq_finish's scratch fail cleanly. */
+static void allocation_failures(void **state) {
+  (void)state;
+  pq_config c = window(60);
+  pq_window w;
+  test_alloc t;
+  test_alloc_init(&t, 1);
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 60, &t.hook, &err), SIM_ENOMEM);
+  assert_int_equal(t.live, 0);
+  pq_fini(&w);
+  test_alloc_init(&t, 2);
+  assert_int_equal(pq_init(&w, &c, 60, &t.hook, &err), SIM_OK);
+  for (int k = 0; k < 60; k++)
+    pq_step(&w, k, 5e6 + 1e5 * (k % 2));
+  pq_result r;
+  err = (sim_error){0};
+  assert_int_equal(pq_finish(&w, 60, &r, &err), SIM_ENOMEM);
+  assert_int_equal(err.code, SIM_ENOMEM);
+  assert_int_equal(t.live, 1);
+  pq_fini(&w);
+  assert_int_equal(t.live, 0);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, in_band_sine);
+  TEST_ADD(tests, n, allocation_failures);
   TEST_ADD(tests, n, below_band_sine);
   TEST_ADD(tests, n, constant_power_has_no_oscillation);
   TEST_ADD(tests, n, square_wave_ramp_and_band);

@@ -81,7 +81,7 @@ static void step_file_values_and_integral(void **state) {
   sig_config c = file_config(write_csv("s.csv", hourly));
   sig_series s;
   sim_error err = {0};
-  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   assert_close(sig_at(&s, 0), 10, 0, 0);
   assert_close(sig_at(&s, 3599), 10, 0, 0);
@@ -100,7 +100,7 @@ static void linear_file_integral_is_trapezoids(void **state) {
   c.interpolation = 1;
   sig_series s;
   sim_error err = {0};
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   assert_close(sig_at(&s, 1800), 15, 1e-15, 0);
   assert_close(sig_at(&s, 2.5 * 3600), 20, 1e-15, 0);
   /* From 0.5 h to 2.5 h: 15->20 over 0.5 h, 20->40 over 1 h, 40->20. */
@@ -116,13 +116,13 @@ static void maxima(void **state) {
   sig_config c = file_config(write_csv("m.csv", hourly));
   sig_series s;
   sim_error err = {0};
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   assert_close(sig_max(&s, 1800, 5400), 20, 0, 0);
   assert_close(sig_max(&s, 0, 3 * 3600.0 + 1), 40, 0, 0);
   assert_close(sig_max(&s, 3 * 3600.0, 4 * 3600.0), 0, 0, 0);
   sig_fini(&s);
   c.repeat = true;
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   /* 3.5 h to 4.5 h wraps to the first row (10). */
   assert_close(sig_max(&s, 3.5 * 3600, 4.5 * 3600), 10, 0, 0);
   assert_close(sig_max(&s, 5 * 3600.0, 13 * 3600.0), 40, 0, 0);
@@ -139,7 +139,7 @@ static void start_offset_and_repeat(void **state) {
   c.repeat = true;
   sig_series s;
   sim_error err = {0};
-  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   assert_close(sig_at(&s, 0), 10, 0, 0);
   /* The period is 4 h: t = 4 h is the first row again. */
@@ -151,7 +151,7 @@ static void start_offset_and_repeat(void **state) {
   assert_true(sig_covers(&s, 0, 1e9));
   c.start = "2023-01-01 00:00";
   sig_fini(&s);
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   assert_close(sig_at(&s, 0), 20, 0, 0);
   sig_fini(&s);
 }
@@ -193,7 +193,7 @@ static void bad_files_name_line_and_column(void **state) {
   c.value_column = (char *)b->value_column;
   sig_series s;
   sim_error err = {0};
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_EINPUT);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_EINPUT);
   char want[4400];
   snprintf(want, sizeof want, "%s%s", path, b->message);
   if (strncmp(err.msg, want, strlen(want)) != 0 &&
@@ -227,7 +227,7 @@ static void real_carbon_series_mean(void **state) {
                    "eq/kWh (direct)";
   sig_series s;
   sim_error err = {0};
-  if (sig_init(&s, &c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, &c, NULL, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   assert_int_equal(s.n, 8760);
   double year = 8760 * 3600.0;
@@ -242,9 +242,48 @@ static sig_series bind_signal(const scn_schema *schema, const char *yaml) {
   if (scn_bind_string("sig.yaml", yaml, schema, &c, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   sig_series s;
-  assert_int_equal(sig_init(&s, &c, NULL, &err), SIM_OK);
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   scn_release(schema, &c);
   return s;
+}
+
+/* sig_init into a heap copy, so test_alloc_failures can drive it. */
+static void *make_signal(const sim_allocator *a, void *ctx, sim_error *err) {
+  sig_series *s = malloc(sizeof *s);
+  assert_non_null(s);
+  if (sig_init(s, ctx, NULL, a, err) == SIM_OK)
+    return s;
+  free(s);
+  return NULL;
+}
+
+static void drop_signal(void *s) {
+  sig_fini(s);
+  free(s);
+}
+
+/* A file of 40 rows (its arrays grow several times) and a daily signal
+ * fail cleanly on every allocation. */
+static void signals_fail_cleanly(void **state) {
+  (void)state;
+  char text[4096] = "time,v\n";
+  for (int h = 0; h < 40; h++)
+    snprintf(text + strlen(text), sizeof text - strlen(text),
+             "2023-01-%02d %02d:00,%d\n", 1 + h / 24, h % 24, h);
+  sig_config c = file_config(write_csv("grow.csv", text));
+  c.repeat = true;
+  assert_true(test_alloc_failures("file signal", make_signal, drop_signal, &c) >
+              3);
+  memset(&c, 0, sizeof c);
+  sim_error err = {0};
+  assert_int_equal(scn_bind_string("sig.yaml",
+                                   "daily: [{from: 0 h, value: 40 $/MWh}, "
+                                   "{from: 17 h, value: 150 $/MWh}]\n",
+                                   &sig_price_schema, &c, NULL, &err),
+                   SIM_OK);
+  assert_int_equal(
+      test_alloc_failures("daily signal", make_signal, drop_signal, &c), 2);
+  scn_release(&sig_price_schema, &c);
 }
 
 static void constant_daily_and_diurnal(void **state) {
@@ -331,6 +370,7 @@ int main(void) {
   TEST_ROWS(tests, n, bad_files_name_line_and_column, bad_files);
   TEST_ADD(tests, n, real_carbon_series_mean);
   TEST_ADD(tests, n, constant_daily_and_diurnal);
+  TEST_ADD(tests, n, signals_fail_cleanly);
   TEST_ADD(tests, n, generation_mix);
   TEST_ROWS(tests, n, bad_configs_rejected, bad_configs);
   return _cmocka_run_group_tests("sig", tests, n, NULL, NULL);

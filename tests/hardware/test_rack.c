@@ -34,7 +34,7 @@ static rack_fleet *two_groups(double nvl_limit_w) {
        titanium, 4, NAN},
   };
   sim_error err = {0};
-  rack_fleet *f = rack_fleet_create(g, 2, &err);
+  rack_fleet *f = rack_fleet_create(g, 2, NULL, &err);
   if (f == NULL)
     fail_msg("%s", err.msg);
   return f;
@@ -228,9 +228,50 @@ static void empty_groups_are_refused(void **state) {
   rack_group_spec g = {
       "none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0, 0, NULL, 0, NAN};
   sim_error err = {0};
-  assert_null(rack_fleet_create(&g, 1, &err));
+  assert_null(rack_fleet_create(&g, 1, NULL, &err));
   assert_int_equal(err.code, SIM_EINVAL);
-  assert_null(rack_fleet_create(&g, 0, &err));
+  assert_null(rack_fleet_create(&g, 0, NULL, &err));
+}
+
+/* Failing the k-th allocation, for every k until construction succeeds:
+ * NULL, SIM_ENOMEM and nothing left live; then the built fleet frees all
+ * it took, and a split that cannot get its scratch array fails cleanly. */
+static void create_fails_cleanly(void **state) {
+  (void)state;
+  rack_group_spec g[2] = {
+      {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, 132000, 16800, 33600,
+       NULL, 0, NAN},
+      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+       titanium, 4, NAN},
+  };
+  test_alloc t;
+  rack_fleet *f = NULL;
+  long k;
+  for (k = 1; k < 1000 && f == NULL; k++) {
+    test_alloc_init(&t, k);
+    sim_error err = {0};
+    f = rack_fleet_create(g, 2, &t.hook, &err);
+    if (f == NULL) {
+      if (err.code != SIM_ENOMEM || t.live != 0)
+        fail_msg("allocation %ld failed: code %d, %ld blocks live", k, err.code,
+                 t.live);
+    }
+  }
+  assert_non_null(f);
+  /* Each allocation of the successful run was failed once: the fleet,
+   * its arrays and one name per rack. */
+  assert_int_equal(k - 2, t.calls);
+  assert_true(t.calls > 5);
+  assert_true(t.live > 0);
+  t.fail_at = t.calls + 1;
+  sim_error err = {0};
+  assert_int_equal(rack_fleet_split_static(f, 1e6, &err), SIM_ENOMEM);
+  assert_int_equal(err.code, SIM_ENOMEM);
+  t.fail_at = 0;
+  assert_int_equal(rack_fleet_split_static(f, 1e6, &err), SIM_OK);
+  rack_fleet_destroy(f);
+  assert_int_equal(t.live, 0);
+  rack_fleet_destroy(NULL);
 }
 
 /* Faults: a dark rack draws nothing at all, GPUs, other IT and losses,
@@ -267,8 +308,8 @@ static void emergency_caps_go_to_the_minimum(void **state) {
   assert_int_equal(rack_fleet_split_static(f, 1e9, NULL), SIM_OK);
   double before = f->cap_w[f->first[0]];
   f->emergency[2] = f->emergency[4] = true;
-  assert_false(rack_fleet_free(f, 2) || rack_fleet_free(f, 4));
-  assert_true(rack_fleet_free(f, 0));
+  assert_false(rack_fleet_rack_usable(f, 2) || rack_fleet_rack_usable(f, 4));
+  assert_true(rack_fleet_rack_usable(f, 0));
   rack_fleet_apply_emergency(f);
   for (uint32_t r = 0; r < f->nracks; r++)
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
@@ -291,6 +332,7 @@ int main(void) {
   TEST_ADD(tests, n, conversion_losses);
   TEST_ADD(tests, n, floor_and_reserve);
   TEST_ADD(tests, n, empty_groups_are_refused);
+  TEST_ADD(tests, n, create_fails_cleanly);
   TEST_ADD(tests, n, a_dark_rack_draws_nothing);
   TEST_ADD(tests, n, emergency_caps_go_to_the_minimum);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);

@@ -45,6 +45,31 @@ void test_alloc_init(test_alloc *t, long fail_at) {
   t->live = 0;
 }
 
+long test_alloc_failures(const char *name, test_make_fn make, test_drop_fn drop,
+                         void *ctx) {
+  enum { MAX_ALLOCATIONS = 100000 };
+  for (long k = 1; k <= MAX_ALLOCATIONS; k++) {
+    test_alloc t;
+    test_alloc_init(&t, k);
+    sim_error err = {0};
+    void *obj = make(&t.hook, ctx, &err);
+    if (obj != NULL) {
+      if (t.calls >= k)
+        fail_msg("%s: allocation %ld failed, yet it succeeded", name, k);
+      drop(obj);
+      if (t.live != 0)
+        fail_msg("%s: %ld blocks live after freeing", name, t.live);
+      return t.calls;
+    }
+    if (err.code != SIM_ENOMEM || t.live != 0)
+      fail_msg("%s: allocation %ld of %ld failed: got %s (%s), %ld blocks "
+               "live; want SIM_ENOMEM, none",
+               name, k, t.calls, sim_err_name(err.code), err.msg, t.live);
+  }
+  fail_msg("%s: still failing after %d allocations", name, MAX_ALLOCATIONS);
+  return 0;
+}
+
 const char *test_out_path(const char *name) {
   static char path[8192];
   char dir[4096];

@@ -63,6 +63,20 @@ typedef struct test_alloc {
 
 void test_alloc_init(test_alloc *t, long fail_at);
 
+/* Builds an object on allocator a; returns it, or NULL with err set. */
+typedef void *(*test_make_fn)(const sim_allocator *a, void *ctx,
+                              sim_error *err);
+/* Frees what a test_make_fn built. */
+typedef void (*test_drop_fn)(void *obj);
+
+/* The allocation-failure test of a constructor: for k = 1, 2, ... fails
+ * the k-th allocation of make until make succeeds, and fails the running
+ * test unless each failure returned NULL with SIM_ENOMEM and left no block
+ * live. Then frees the object with drop and checks that nothing is left.
+ * name is for messages. Returns the allocations a successful make took. */
+long test_alloc_failures(const char *name, test_make_fn make, test_drop_fn drop,
+                         void *ctx);
+
 /* A fresh path under the build tree's tests folder for output files:
  * AIFSIM_BINARY_DIR/tests/out/NAME. Returns a static buffer. */
 const char *test_out_path(const char *name);

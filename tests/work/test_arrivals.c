@@ -25,7 +25,7 @@ static void bind_ok(const char *yaml, arr_config *c) {
 
 static arr_gen *create_ok(const arr_config *c, const char *dir, uint64_t seed) {
   sim_error err = {0};
-  arr_gen *g = arr_create(c, dir, seed, 0, &err);
+  arr_gen *g = arr_create(c, dir, seed, 0, NULL, &err);
   if (g == NULL)
     fail_msg("%s", err.msg);
   return g;
@@ -298,7 +298,7 @@ static void bad_trace_is_rejected(void **state) {
   char *keep = c.file;
   c.file = file;
   sim_error err = {0};
-  assert_null(arr_create(&c, NULL, 1, 0, &err));
+  assert_null(arr_create(&c, NULL, 1, 0, NULL, &err));
   char want[8192];
   snprintf(want, sizeof want, "%s:%s", file, b->message);
   assert_int_equal(err.code, SIM_EINPUT);
@@ -313,7 +313,7 @@ static void missing_trace_is_io_error(void **state) {
   arr_config c;
   bind_ok("kind: trace\nfile: no_such.csv\n", &c);
   sim_error err = {0};
-  assert_null(arr_create(&c, "/nonexistent", 1, 0, &err));
+  assert_null(arr_create(&c, "/nonexistent", 1, 0, NULL, &err));
   assert_int_equal(err.code, SIM_EIO);
   scn_release(&arr_schema, &c);
 }
@@ -341,10 +341,50 @@ static void bad_yaml_is_rejected(void **state) {
   test_schema_rejects(&arr_schema, "arr.yaml", b->yaml, b->message);
 }
 
+/* ---- Allocation failures -------------------------------------------- */
+
+typedef struct gen_args {
+  arr_config c;
+  const char *dir;
+} gen_args;
+
+static void *make_gen(const sim_allocator *a, void *ctx, sim_error *err) {
+  gen_args *g = ctx;
+  return arr_create(&g->c, g->dir, 1, 0, a, err);
+}
+
+static void drop_gen(void *g) { arr_destroy(g); }
+
+/* A Poisson generator and a looped trace of 50 rows (its arrays grow
+ * several times) fail cleanly on every allocation. */
+static void generators_fail_cleanly(void **state) {
+  (void)state;
+  gen_args g = {.dir = NULL};
+  bind_ok("kind: poisson\nrate: 7.5\n", &g.c);
+  assert_int_equal(test_alloc_failures("poisson", make_gen, drop_gen, &g), 1);
+  scn_release(&arr_schema, &g.c);
+
+  char file[4096];
+  snprintf(file, sizeof file, "%s", test_out_path("arr_grow.csv"));
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fputs(HEAD, f);
+  for (int i = 0; i < 50; i++)
+    fprintf(f, "2023-11-16 18:%02d:00.0000000,%d,%d\n", i, 100 + i, 10 + i);
+  fclose(f);
+  bind_ok("kind: trace\nfile: x.csv\nloop: true\n", &g.c);
+  char *keep = g.c.file;
+  g.c.file = file;
+  assert_true(test_alloc_failures("trace", make_gen, drop_gen, &g) > 4);
+  g.c.file = keep;
+  scn_release(&arr_schema, &g.c);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ADD(tests, n, conv_trace_replay);
+  TEST_ADD(tests, n, generators_fail_cleanly);
   TEST_ADD(tests, n, conv_trace_time_scale);
   TEST_ADD(tests, n, conv_trace_loop);
   TEST_ADD(tests, n, poisson_gaps_pass_ks);

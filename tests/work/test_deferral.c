@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "deferral.h"
@@ -20,7 +21,7 @@ static const sig_config no_signal = {
 static sig_series signal_from(const sig_config *c) {
   sig_series s;
   sim_error err = {0};
-  if (sig_init(&s, c, NULL, &err) != SIM_OK)
+  if (sig_init(&s, c, NULL, NULL, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   return s;
 }
@@ -60,8 +61,8 @@ static defer_plan plan_of(const sig_series *s, defer_policy policy,
                           double deadline, double step) {
   defer_plan p;
   sim_error err = {0};
-  int rc =
-      defer_plan_make(s, policy, threshold, t0, work, deadline, step, &p, &err);
+  int rc = defer_plan_make(s, policy, threshold, t0, work, deadline, step, NULL,
+                           &p, &err);
   if (rc != SIM_OK)
     fail_msg("policy %d, t0 %g s, work %g s, deadline %g s: %s", (int)policy,
              t0, work, deadline, err.msg);
@@ -304,7 +305,7 @@ static void bad_arguments_refused(void **state) {
   defer_plan p = {.n = 99};
   sim_error err = {0};
   int rc = defer_plan_make(&s, c->policy, c->threshold, c->t0, c->work,
-                           c->deadline, c->step, &p, &err);
+                           c->deadline, c->step, NULL, &p, &err);
   if (rc != c->rc)
     fail_msg("got %s (%s), want %s", sim_err_name(rc), err.msg,
              sim_err_name(c->rc));
@@ -482,10 +483,52 @@ static void same_input_same_plan(void **state) {
   sig_fini(&s);
 }
 
+/* A threshold plan of ten cheap blocks, so its array grows, fails cleanly
+ * on every allocation. */
+typedef struct plan_args {
+  const sig_series *s;
+  defer_policy policy;
+} plan_args;
+
+static void *make_plan(const sim_allocator *a, void *ctx, sim_error *err) {
+  const plan_args *p = ctx;
+  defer_plan *plan = malloc(sizeof *plan);
+  assert_non_null(plan);
+  if (defer_plan_make(p->s, p->policy, 250, 0, 40 * H, 20 * 24 * H, H, a, plan,
+                      err) == SIM_OK) {
+    assert_true(plan->n >= 1);
+    return plan;
+  }
+  assert_null(plan->runs);
+  assert_int_equal(plan->n, 0);
+  free(plan);
+  return NULL;
+}
+
+static void drop_plan(void *plan) {
+  defer_plan_free(plan);
+  free(plan);
+}
+
+static void plans_fail_cleanly(void **state) {
+  (void)state;
+  sig_series s = cheap_block_signal();
+  static const defer_policy policies[] = {DEFER_NONE, DEFER_THRESHOLD,
+                                          DEFER_WINDOW};
+  for (size_t i = 0; i < N_OF(policies); i++) {
+    plan_args p = {&s, policies[i]};
+    long calls =
+        test_alloc_failures("defer_plan_make", make_plan, drop_plan, &p);
+    assert_true(calls >= (policies[i] == DEFER_THRESHOLD ? 2 : 1));
+  }
+  sig_fini(&s);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ADD(tests, n, constant_signal_runs_at_once);
+  TEST_ADD(tests, n, plans_fail_cleanly);
   TEST_ROWS(tests, n, window_lands_on_the_cheapest, window_cases);
   TEST_ROWS(tests, n, threshold_runs_cheap_steps, threshold_cases);
   TEST_ADD(tests, n, threshold_can_beat_the_window);

@@ -46,7 +46,7 @@ static void rig_open(rig *g, const char *gpu, const char *yaml, uint64_t seed,
   memset(g, 0, sizeof *g);
   bind_ok(yaml, &g->c);
   g->r = test_replica(gpu, g->c.model, g->c.precision, (int)g->c.tp);
-  arr_gen *gen = arr_create(&g->c.arrivals, NULL, seed, 0, &err);
+  arr_gen *gen = arr_create(&g->c.arrivals, NULL, seed, 0, NULL, &err);
   if (gen == NULL)
     fail_msg("%s", err.msg);
   g->e = sim_engine_create(NULL);
@@ -804,13 +804,13 @@ static void create_refuses_what_cannot_run(void **state) {
                   .weights = llm_catalog_precision(&cats.llm, "fp16"),
                   .tp = 1};
   rl_config_default(&r.cfg);
-  arr_gen *gen = arr_create(&c.arrivals, NULL, 1, 0, &err);
+  arr_gen *gen = arr_create(&c.arrivals, NULL, 1, 0, NULL, &err);
   assert_null(inf_create(e, &c, &r, gen, 10, &err));
   assert_int_equal(err.code, SIM_EINPUT);
   assert_non_null(strstr(err.msg, "Llama-3.1-70B"));
   /* The config says tp 1, the replica 4. */
   r.tp = 4;
-  gen = arr_create(&c.arrivals, NULL, 1, 0, &err);
+  gen = arr_create(&c.arrivals, NULL, 1, 0, NULL, &err);
   assert_null(inf_create(e, &c, &r, gen, 10, &err));
   assert_int_equal(err.code, SIM_EINVAL);
   assert_int_equal(sim_engine_events_pending(e), 0);

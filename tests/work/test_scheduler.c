@@ -35,7 +35,8 @@ static void add_racks(layout *l, size_t n, uint32_t size, uint32_t domain,
 static sched *create(const layout *l, sched_policy policy,
                      sched_admission admission) {
   sim_error err = {0};
-  sched *s = sched_create(l->racks, l->n, l->ngpus, policy, admission, &err);
+  sched *s =
+      sched_create(l->racks, l->n, l->ngpus, policy, admission, NULL, &err);
   if (s == NULL)
     fail_msg("sched_create: %s", err.msg);
   return s;
@@ -59,7 +60,7 @@ static void leave_free(sched *s, const layout *l, const uint32_t *pattern) {
   uint32_t *all = malloc(l->ngpus * sizeof *all);
   assert_non_null(all);
   assert_true(sched_place(s, l->ngpus, ANY, all));
-  assert_int_equal(sched_free(s, ANY), 0);
+  assert_int_equal(sched_free_gpus(s, ANY), 0);
   size_t d = 0;
   for (size_t r = 0; r < l->n; r++) {
     const sched_rack *k = &l->racks[r];
@@ -116,7 +117,7 @@ static void test_create_refuses(void **state) {
   const bad_racks_case *c = *state;
   sim_error err = {0};
   sched *s = sched_create(c->racks, c->nracks, c->ngpus, SCHED_EASY,
-                          SCHED_POWER_AWARE, &err);
+                          SCHED_POWER_AWARE, NULL, &err);
   assert_null(s);
   assert_int_equal(err.code, SIM_EINPUT);
   if (strstr(err.msg, c->message) == NULL)
@@ -135,16 +136,16 @@ static void test_create_counts(void **state) {
   assert_int_equal(sched_capacity(s, 1), 96);
   assert_int_equal(sched_capacity(s, 7), 0);
   assert_int_equal(sched_capacity(s, ANY), 240);
-  assert_int_equal(sched_free(s, 1), 96);
-  assert_int_equal(sched_free(s, ANY), 240);
+  assert_int_equal(sched_free_gpus(s, 1), 96);
+  assert_int_equal(sched_free_gpus(s, ANY), 240);
   assert_int_equal(sched_queued(s), 0);
   uint32_t out[244];
   assert_false(sched_place(s, 241, ANY, out));
   sched_destroy(s);
   /* No racks at all. */
-  s = sched_create(NULL, 0, 0, SCHED_FCFS, SCHED_ADMIT_AND_CAP, NULL);
+  s = sched_create(NULL, 0, 0, SCHED_FCFS, SCHED_ADMIT_AND_CAP, NULL, NULL);
   assert_non_null(s);
-  assert_int_equal(sched_free(s, ANY), 0);
+  assert_int_equal(sched_free_gpus(s, ANY), 0);
   assert_false(sched_place(s, 1, ANY, out));
   sched_destroy(s);
 }
@@ -181,13 +182,13 @@ static void test_gang_in_one_domain(void **state) {
   add_racks(&l, 2, 32, 8, 0);
   sched *s = create_placer(&l);
   leave_free(s, &l, c->free);
-  uint32_t before = sched_free(s, 0), out[8];
+  uint32_t before = sched_free_gpus(s, 0), out[8];
   assert_true(sched_place(s, c->n, 0, out));
   /* leave_free frees the low GPUs of a domain; placement takes them. */
   for (uint32_t i = 0; i < c->n; i++)
     assert_int_equal(out[i], c->domain * 8 + i);
   assert_int_equal(sched_racks_spanned(s, out, c->n), 1);
-  assert_int_equal(sched_free(s, 0), before - c->n);
+  assert_int_equal(sched_free_gpus(s, 0), before - c->n);
   sched_destroy(s);
 }
 
@@ -244,7 +245,7 @@ static void test_gang_spans_fewest_racks(void **state) {
     spanned += took[r] > 0;
   }
   assert_int_equal(sched_racks_spanned(s, out, c->n), spanned);
-  assert_int_equal(sched_free(s, 0), 200 - c->n);
+  assert_int_equal(sched_free_gpus(s, 0), 200 - c->n);
   sched_destroy(s);
 }
 
@@ -258,7 +259,7 @@ static void test_144_spans_two_nvl72(void **state) {
   assert_int_equal(sched_racks_spanned(s, out, 144), 2);
   for (uint32_t i = 0; i < 144; i++)
     assert_int_equal(out[i], i);
-  assert_int_equal(sched_free(s, 0), 72);
+  assert_int_equal(sched_free_gpus(s, 0), 72);
   sched_destroy(s);
 }
 
@@ -306,8 +307,8 @@ static void test_types_respected(void **state) {
   assert_false(sched_place(s, 57, 1, out)); /* 56 free of type 1 */
   assert_true(sched_place(s, 64, 0, out));
   assert_gang(&l, out, 64, 0);
-  assert_int_equal(sched_free(s, 0), 8);
-  assert_int_equal(sched_free(s, 1), 56);
+  assert_int_equal(sched_free_gpus(s, 0), 8);
+  assert_int_equal(sched_free_gpus(s, 1), 56);
   /* Any type: no domain holds 16; rack 1 (24 free) is the best fit,
    * and in it two whole domains (80..95). */
   assert_true(sched_place(s, 16, ANY, out));
@@ -338,10 +339,10 @@ static void test_release_restores(void **state) {
   sched *s = create_placer(&l);
   uint32_t first[400], again[400];
   uint32_t used = place_series(s, first);
-  assert_int_equal(sched_free(s, ANY), l.ngpus - used);
+  assert_int_equal(sched_free_gpus(s, ANY), l.ngpus - used);
   sched_release(s, first, used);
-  assert_int_equal(sched_free(s, 0), 216);
-  assert_int_equal(sched_free(s, 1), 128);
+  assert_int_equal(sched_free_gpus(s, 0), 216);
+  assert_int_equal(sched_free_gpus(s, 1), 128);
   /* Back to new: the same series lands on the same GPUs. */
   assert_int_equal(place_series(s, again), used);
   assert_memory_equal(first, again, used * sizeof *first);
@@ -364,8 +365,8 @@ static void test_no_fit_changes_nothing(void **state) {
   assert_false(sched_place(s, 33, 1, out));
   assert_false(sched_place(s, 68, ANY, out));
   assert_int_equal(out[0], 12345);
-  assert_int_equal(sched_free(s, 0), 35);
-  assert_int_equal(sched_free(s, 1), 32);
+  assert_int_equal(sched_free_gpus(s, 0), 35);
+  assert_int_equal(sched_free_gpus(s, 1), 32);
   /* The failed calls left no trace: the same gang lands as on the twin. */
   assert_true(sched_place(s, 35, 0, out));
   assert_true(sched_place(twin, 35, 0, twin_out));
@@ -734,7 +735,7 @@ static void test_start_error_stops_the_pass(void **state) {
                    SIM_EINPUT);
   assert_int_equal(r.n, 1);
   assert_int_equal(sched_queued(s), 2);
-  assert_int_equal(sched_free(s, 0), 24);
+  assert_int_equal(sched_free_gpus(s, 0), 24);
   assert_pass(s, &l, 1, INFINITY, NULL, 0, "BC");
   sched_destroy(s);
 }
@@ -792,10 +793,10 @@ static void assert_counts(const sched *s, const layout *l,
     uint32_t n = 0;
     for (size_t r = 0; r < l->n; r++)
       n += l->racks[r].type == t ? rack_free[r] : 0;
-    assert_int_equal(sched_free(s, (uint32_t)t), n);
+    assert_int_equal(sched_free_gpus(s, (uint32_t)t), n);
     any += n;
   }
-  assert_int_equal(sched_free(s, ANY), any);
+  assert_int_equal(sched_free_gpus(s, ANY), any);
   for (uint32_t g = 0; g < l->ngpus; g++)
     if (rack_at(l, g) < 0)
       assert_int_equal(owner[g], 0);
@@ -859,7 +860,7 @@ static void check_one_place(sched *s, const layout *l, uint32_t *owner,
   count_free(l, owner, rack_free, dom_free);
   uint32_t domain_fit = best_domain_free(l, dom_free, n, type);
   uint32_t racks = fewest_racks(l, rack_free, n, type);
-  uint32_t avail = sched_free(s, type);
+  uint32_t avail = sched_free_gpus(s, type);
   if (!sched_place(s, n, type, out)) {
     assert_true(avail < n);
     return;
@@ -1012,8 +1013,52 @@ static void test_random_passes(void **state) {
   }
   while (w.nrun > 0)
     world_end(s, &w, 0);
-  assert_int_equal(sched_free(s, ANY), sched_capacity(s, ANY));
+  assert_int_equal(sched_free_gpus(s, ANY), sched_capacity(s, ANY));
   sched_destroy(s);
+}
+
+/* ---- Allocation failures -------------------------------------------- */
+
+static void *make_sched(const sim_allocator *a, void *ctx, sim_error *err) {
+  const layout *l = ctx;
+  return sched_create(l->racks, l->n, l->ngpus, SCHED_EASY, SCHED_POWER_AWARE,
+                      a, err);
+}
+
+static void drop_sched(void *s) { sched_destroy(s); }
+
+/* Creation fails cleanly on every allocation; a submit that cannot grow
+ * the queue refuses the job and leaves the queue as it was, and the next
+ * one grows it. */
+static void test_allocation_failures(void **state) {
+  (void)state;
+  layout l = {0};
+  add_racks(&l, 2, 72, 72, 0);
+  add_racks(&l, 3, 8, 8, 1);
+  assert_true(test_alloc_failures("sched_create", make_sched, drop_sched, &l) >
+              5);
+  test_alloc t;
+  test_alloc_init(&t, 0);
+  sim_error err = {0};
+  sched *s = make_sched(&t.hook, &l, &err);
+  assert_non_null(s);
+  int refused = 0;
+  for (size_t i = 0; i < 40; i++) {
+    sched_job j = {.id = i, .gpus = 8, .type = 0, .arrival_s = (double)i};
+    t.fail_at = t.calls + 1;
+    if (sched_submit(s, &j) == SIM_ENOMEM) {
+      refused++;
+      assert_int_equal(sched_queued(s), i);
+      t.fail_at = 0;
+      assert_int_equal(sched_submit(s, &j), SIM_OK);
+    }
+    assert_int_equal(sched_queued(s), i + 1);
+  }
+  /* The queue grew at 0, 8, 16 and 32 jobs. */
+  assert_int_equal(refused, 4);
+  sched_destroy(s);
+  assert_int_equal(t.live, 0);
+  sched_destroy(NULL);
 }
 
 int main(void) {
@@ -1021,6 +1066,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, test_create_refuses, bad_racks);
   TEST_ADD(tests, n, test_create_counts);
+  TEST_ADD(tests, n, test_allocation_failures);
   TEST_ROWS(tests, n, test_gang_in_one_domain, domain_fits);
   TEST_ADD(tests, n, test_small_gangs_share_an_nvl72);
   TEST_ROWS(tests, n, test_gang_spans_fewest_racks, spans);
