@@ -2,6 +2,8 @@
  * continuous batching with a prefill phase, processor-sharing decode in
  * virtual time, the KV-cache limit, activity, TTFT/TPOT statistics. The
  * model is specified in inference.h; the step times come from roofline.h.
+ * The schema is in inference_scn.c, the request pool and the heaps in
+ * inference_heap.c, the latency statistics in inference_stats.c.
  *
  * Data structures and their invariants:
  * - Requests live in one pool (an array grown by doubling, free slots
@@ -32,106 +34,14 @@
  *   when all are down, and is then dropped. */
 #include "inference.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include <gsl/gsl_statistics_double.h>
-
-#define NONE UINT32_MAX
-
-/* Run-wide latency histograms: log-spaced from 1 us to 1e4 s, 100 bins a
- * decade (adjacent edges 2.3% apart), with an underflow bin below 1 us
- * (where one-token outputs' TPOT of 0 goes) and an overflow bin above. */
-#define HIST_LO_S 1e-6
-#define HIST_PER_DECADE 100
-#define HIST_BINS (10 * HIST_PER_DECADE)
+#include "inference_internal.h"
 
 /* ------------------------------------------------------------------ */
-/* Schema                                                              */
+/* Telemetry columns                                                   */
 /* ------------------------------------------------------------------ */
-
-static int check_service(void *obj, const scn_loc *loc, void *user,
-                         sim_error *err);
-
-#define INT_FIELD(k, field, lo, hi, def, h)                                    \
-  {                                                                            \
-    .key = k, .type = SCN_INT, .offset = offsetof(inf_config, field),          \
-    .min = lo, .max = hi, .dflt = def, .help = h                               \
-  }
-
-#define STRING_FIELD(k, field, fl, def, h)                                     \
-  {                                                                            \
-    .key = k, .type = SCN_STRING, .offset = offsetof(inf_config, field),       \
-    .flags = fl, .dflt = def, .help = h                                        \
-  }
-
-/* SLO defaults: the MLPerf Inference server scenario's p99 limits for
- * Llama-3.1-8B (v5.1: TTFT 2 s, TPOT 100 ms; Llama-2-70B has 2 s and
- * 200 ms), MLCommons inference_rules.adoc and loadgen/mlperf.conf. They
- * are anchored on reading speed: 100 ms a token is about 480 words a
- * minute. */
-static const scn_field inf_fields[] = {
-    STRING_FIELD("name", name, SCN_REQUIRED | SCN_NONEMPTY, NULL,
-                 "the service's name; its telemetry is services/NAME"),
-    STRING_FIELD("model", model, SCN_REQUIRED | SCN_NONEMPTY, NULL,
-                 "an LLM of the catalog, e.g. Llama-3.1-8B"),
-    STRING_FIELD("precision", precision, SCN_NONEMPTY, "fp16",
-                 "weight precision: fp16, fp8, fp4, int8, int4"),
-    STRING_FIELD("gpu", gpu, SCN_NONEMPTY, NULL,
-                 "GPU type of its replicas, e.g. H100-SXM; absent: any"),
-    INT_FIELD("tp", tp, 1, 1024, "1",
-              "GPUs per replica (tensor parallelism), at least 1"),
-    INT_FIELD("ep", ep, 1, 1024, "1",
-              "expert parallelism of an MoE: 1 none, or tp (experts split "
-              "whole over the replica's GPUs)"),
-    INT_FIELD("replicas", replicas, 1, 1e6, "1",
-              "copies of the model, at least 1"),
-    INT_FIELD("max_batch", max_batch, 1, 1e6, "256",
-              "requests per batch at most (vLLM max_num_seqs: 256)"),
-    {.key = "ttft_slo",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(inf_config, ttft_slo_s),
-     .dim = UNITS_TIME,
-     .flags = SCN_POSITIVE,
-     .dflt = "2 s",
-     .help = "time-to-first-token target (MLPerf server: 2 s)"},
-    {.key = "tpot_slo",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(inf_config, tpot_slo_s),
-     .dim = UNITS_TIME,
-     .flags = SCN_POSITIVE,
-     .dflt = "100 ms",
-     .help = "time-per-output-token target (MLPerf 8B server: 100 ms)"},
-    INT_FIELD("priority", priority, -1e9, 1e9, "0",
-              "higher is served first by the priority power policy"),
-    {.key = "arrivals",
-     .type = SCN_MAP,
-     .offset = offsetof(inf_config, arrivals),
-     .sub = &arr_schema,
-     .flags = SCN_REQUIRED,
-     .help = "the request process, e.g. {kind: poisson, rate: 5}"},
-};
-
-const scn_schema inf_schema = SCN_SCHEMA("inference service", inf_config,
-                                         inf_fields, .check = check_service);
-
-/* The name becomes one part of a telemetry path (services/NAME). */
-static int check_service(void *obj, const scn_loc *loc, void *user,
-                         sim_error *err) {
-  (void)user;
-  const inf_config *c = obj;
-  if (c->name == NULL)
-    return SIM_OK;
-  if (strchr(c->name, '/') != NULL || strcmp(c->name, ".") == 0 ||
-      strcmp(c->name, "..") == 0)
-    return scn_fail(loc, "name", err, "e.g. name: chat",
-                    "service name '%s' cannot be a telemetry group name (no "
-                    "'/', not '.' or '..')",
-                    c->name);
-  return SIM_OK;
-}
 
 const tel_column inf_columns[INF_NCOLS] = {
     [INF_REQUESTS_PER_S] = {"requests_per_s", "1/s",
@@ -165,94 +75,11 @@ const tel_column inf_columns[INF_NCOLS] = {
 };
 
 /* ------------------------------------------------------------------ */
-/* State                                                               */
+/* Helpers (the state itself is in inference_internal.h)               */
 /* ------------------------------------------------------------------ */
-
-typedef struct request {
-  double arrival_s, first_s;
-  double prompt, output; /* tokens; output >= 1 */
-  double join_v;         /* V when it joined the decoding batch */
-  double tag;            /* V at which it finishes: join_v + output - 1 */
-  uint32_t next;         /* FIFO, prefill list or free list */
-} request;
-
-typedef struct req_list {
-  uint32_t head, tail, n;
-} req_list;
-
-typedef enum phase { IDLE, PREFILL, DECODE } phase;
-
-typedef struct replica {
-  req_list waiting, prefill;
-  uint32_t *heap; /* decoding requests, min-heap on tag */
-  uint32_t nheap, heap_cap;
-  double kv_used; /* tokens held by the batch */
-  phase phase;
-  double phi;
-  double clock_s;   /* the state below is exact at this time */
-  double v;         /* virtual time: tokens each decoding request gained */
-  double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
-  double t_step;    /* s per decode step, while decoding */
-  double pre_left;  /* share of the prefill still to run */
-  double pre_s;     /* the whole prefill's duration at phi */
-  double activity;  /* per GPU, now */
-  double compute;   /* share of the work now that the clock speeds up */
-  double next_s;    /* time of the next change; +inf when idle */
-  bool pass_due;    /* an arrival waits for this instant's pass */
-  sim_handle ev;    /* the pending event ... */
-  double ev_s;      /* ... and the time it stands for */
-  double act_int;   /* activity x seconds since act_since */
-  double comp_int;  /* compute share x seconds since act_since */
-  double comp_mean; /* the compute share's mean over the last window */
-  double act_since;
-  uint32_t load_pos; /* slot in the routing heap */
-  bool down;         /* its GPUs are gone (a fault): routing skips it */
-} replica;
-
-/* What the current sampling interval has seen. */
-typedef struct interval {
-  uint64_t arrivals, completed, slo_met;
-  double tokens, batch_s, energy_j;
-  double *ttft, *tpot;
-  size_t n, cap;
-} interval;
-
-typedef struct histogram {
-  uint64_t bin[HIST_BINS];
-  uint64_t n, under;
-  double min, max;
-} histogram;
-
-struct inf_service {
-  sim_engine *e;
-  const inf_config *c;
-  rl_replica proto;
-  arr_gen *gen;
-  double horizon_s, kv_cap;
-  uint32_t arrival_kind, replica_kind;
-  replica *rep;
-  uint32_t nrep;
-  uint32_t *load_heap; /* replica indices, lightest first */
-  uint32_t *due;       /* replicas with pass_due, ndue of them */
-  uint32_t ndue;
-  request *pool;
-  uint32_t pool_cap, free_head;
-  int64_t next_prompt, next_output; /* the pending arrival's lengths */
-  sim_time next_at;                 /* its time; SIM_TIME_MAX: none */
-  inf_totals tot;                   /* waiting, in_batch: see totals_of */
-  interval iv;
-  histogram ttft_h, tpot_h;
-  int rc; /* a failure inside the model, for the next handler to report */
-};
 
 static double now_s(const inf_service *s) {
   return sim_time_to_s(sim_engine_now(s->e));
-}
-
-static uint32_t in_batch(const replica *r) { return r->prefill.n + r->nheap; }
-
-static uint32_t load(const inf_service *s, uint32_t k) {
-  return s->rep[k].waiting.n + in_batch(&s->rep[k]);
 }
 
 static double need_tokens(const request *q) { return q->prompt + q->output; }
@@ -263,159 +90,6 @@ static void fail(inf_service *s, int rc) {
     s->rc = rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* Request pool and lists                                              */
-/* ------------------------------------------------------------------ */
-
-static int pool_grow(inf_service *s) {
-  if (s->pool_cap >= UINT32_MAX / 2)
-    return SIM_ENOMEM;
-  uint32_t cap = s->pool_cap ? 2 * s->pool_cap : 1024;
-  request *p = realloc(s->pool, cap * sizeof *p);
-  if (p == NULL)
-    return SIM_ENOMEM;
-  for (uint32_t i = s->pool_cap; i < cap; i++)
-    p[i].next = i + 1 < cap ? i + 1 : s->free_head;
-  s->free_head = s->pool_cap;
-  s->pool = p;
-  s->pool_cap = cap;
-  return SIM_OK;
-}
-
-/* A free slot, or NONE when out of memory. */
-static uint32_t pool_take(inf_service *s) {
-  if (s->free_head == NONE && pool_grow(s) != SIM_OK)
-    return NONE;
-  uint32_t i = s->free_head;
-  s->free_head = s->pool[i].next;
-  return i;
-}
-
-static void pool_give(inf_service *s, uint32_t i) {
-  s->pool[i].next = s->free_head;
-  s->free_head = i;
-}
-
-static void list_push(request *pool, req_list *l, uint32_t i) {
-  pool[i].next = NONE;
-  if (l->n++ == 0)
-    l->head = i;
-  else
-    pool[l->tail].next = i;
-  l->tail = i;
-}
-
-static uint32_t list_pop(request *pool, req_list *l) {
-  if (l->n == 0)
-    return NONE;
-  uint32_t i = l->head;
-  l->head = pool[i].next;
-  l->n--;
-  return i;
-}
-
-/* ------------------------------------------------------------------ */
-/* The decoding heap: smallest finish tag first, lower index on ties    */
-/* ------------------------------------------------------------------ */
-
-static bool finishes_first(const request *pool, uint32_t a, uint32_t b) {
-  return pool[a].tag < pool[b].tag || (pool[a].tag == pool[b].tag && a < b);
-}
-
-static void heap_swap(uint32_t *h, uint32_t i, uint32_t j) {
-  uint32_t t = h[i];
-  h[i] = h[j];
-  h[j] = t;
-}
-
-static void heap_up(uint32_t *h, const request *pool, uint32_t i) {
-  while (i > 0 && finishes_first(pool, h[i], h[(i - 1) / 2])) {
-    heap_swap(h, i, (i - 1) / 2);
-    i = (i - 1) / 2;
-  }
-}
-
-static void heap_down(uint32_t *h, uint32_t n, const request *pool,
-                      uint32_t i) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, m = i;
-    if (l < n && finishes_first(pool, h[l], h[m]))
-      m = l;
-    if (l + 1 < n && finishes_first(pool, h[l + 1], h[m]))
-      m = l + 1;
-    if (m == i)
-      return;
-    heap_swap(h, i, m);
-    i = m;
-  }
-}
-
-/* Room for want requests, so pushes after admission cannot fail. */
-static int heap_reserve(replica *r, uint32_t want) {
-  if (want <= r->heap_cap)
-    return SIM_OK;
-  uint32_t cap = r->heap_cap ? 2 * r->heap_cap : 16;
-  while (cap < want)
-    cap *= 2;
-  uint32_t *h = realloc(r->heap, cap * sizeof *h);
-  if (h == NULL)
-    return SIM_ENOMEM;
-  r->heap = h;
-  r->heap_cap = cap;
-  return SIM_OK;
-}
-
-static void heap_push(replica *r, const request *pool, uint32_t i) {
-  assert(r->nheap < r->heap_cap);
-  r->heap[r->nheap] = i;
-  heap_up(r->heap, pool, r->nheap++);
-}
-
-static uint32_t heap_pop(replica *r, const request *pool) {
-  uint32_t top = r->heap[0];
-  r->heap[0] = r->heap[--r->nheap];
-  heap_down(r->heap, r->nheap, pool, 0);
-  return top;
-}
-
-/* ------------------------------------------------------------------ */
-/* Routing: replicas by load, an indexed heap so an arrival is O(log R) */
-/* ------------------------------------------------------------------ */
-
-/* Up replicas before down ones, then by load, then by index. */
-static bool lighter(const inf_service *s, uint32_t a, uint32_t b) {
-  if (s->rep[a].down != s->rep[b].down)
-    return !s->rep[a].down;
-  uint32_t la = load(s, a), lb = load(s, b);
-  return la < lb || (la == lb && a < b);
-}
-
-static void load_swap(inf_service *s, uint32_t i, uint32_t j) {
-  heap_swap(s->load_heap, i, j);
-  s->rep[s->load_heap[i]].load_pos = i;
-  s->rep[s->load_heap[j]].load_pos = j;
-}
-
-/* Restores the routing heap after replica k's load changed. */
-static void load_changed(inf_service *s, uint32_t k) {
-  uint32_t *h = s->load_heap, i = s->rep[k].load_pos;
-  while (i > 0 && lighter(s, h[i], h[(i - 1) / 2])) {
-    load_swap(s, i, (i - 1) / 2);
-    i = (i - 1) / 2;
-  }
-  for (;;) {
-    uint32_t l = 2 * i + 1, m = i;
-    if (l < s->nrep && lighter(s, h[l], h[m]))
-      m = l;
-    if (l + 1 < s->nrep && lighter(s, h[l + 1], h[m]))
-      m = l + 1;
-    if (m == i)
-      return;
-    load_swap(s, i, m);
-    i = m;
-  }
-}
-
 static uint32_t replica_index(const inf_service *s, const replica *r) {
   return (uint32_t)(r - s->rep);
 }
@@ -424,76 +98,15 @@ static uint32_t replica_index(const inf_service *s, const replica *r) {
 /* Statistics                                                          */
 /* ------------------------------------------------------------------ */
 
-static void hist_add(histogram *h, double x) {
-  h->min = h->n == 0 || x < h->min ? x : h->min;
-  h->max = h->n == 0 || x > h->max ? x : h->max;
-  h->n++;
-  if (!(x >= HIST_LO_S)) {
-    h->under++;
-    return;
-  }
-  /* Above the top bin a value counts only in n: its rank reads as max. */
-  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
-  if (pos < HIST_BINS)
-    h->bin[(size_t)pos]++;
-}
-
-/* The k-th smallest value (0-based), as the geometric middle of its bin
- * (within 1.2% of it), kept within the extremes seen. */
-static double hist_order_stat(const histogram *h, uint64_t k) {
-  if (k < h->under)
-    return h->min;
-  uint64_t seen = h->under;
-  for (size_t b = 0; b < HIST_BINS; b++) {
-    seen += h->bin[b];
-    if (k < seen) {
-      double x = HIST_LO_S * pow(10, (b + 0.5) / HIST_PER_DECADE);
-      return fmin(fmax(x, h->min), h->max);
-    }
-  }
-  return h->max;
-}
-
-/* Interpolates between order statistics as GSL's quantile does, so the
- * run-wide figure matches an interval's on the same requests. */
-static double hist_quantile(const histogram *h, double q) {
-  if (h->n == 0 || !(q >= 0 && q <= 1))
-    return NAN;
-  double rank = q * (double)(h->n - 1);
-  uint64_t k = (uint64_t)rank;
-  double lo = hist_order_stat(h, k);
-  if (k + 1 >= h->n)
-    return lo;
-  double d = rank - (double)k;
-  return d > 0 ? (1 - d) * lo + d * hist_order_stat(h, k + 1) : lo;
-}
-
-static int interval_push(interval *iv, double ttft, double tpot) {
-  if (iv->n == iv->cap) {
-    size_t cap = iv->cap ? 2 * iv->cap : 256;
-    double *a = realloc(iv->ttft, cap * sizeof *a);
-    if (a != NULL)
-      iv->ttft = a;
-    double *b = a ? realloc(iv->tpot, cap * sizeof *b) : NULL;
-    if (b == NULL)
-      return SIM_ENOMEM;
-    iv->tpot = b;
-    iv->cap = cap;
-  }
-  iv->ttft[iv->n] = ttft;
-  iv->tpot[iv->n++] = tpot;
-  return SIM_OK;
-}
-
 static void record(inf_service *s, double ttft, double tpot) {
   bool met = ttft <= s->c->ttft_slo_s && tpot <= s->c->tpot_slo_s;
   s->tot.completed++;
   s->tot.slo_met += met;
   s->iv.completed++;
   s->iv.slo_met += met;
-  hist_add(&s->ttft_h, ttft);
-  hist_add(&s->tpot_h, tpot);
-  if (interval_push(&s->iv, ttft, tpot) != SIM_OK)
+  inf__hist_add(&s->ttft_h, ttft);
+  inf__hist_add(&s->tpot_h, tpot);
+  if (inf__interval_push(&s->iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
 }
 
@@ -556,13 +169,13 @@ static bool fits(const inf_service *s, const replica *r, const request *q) {
 static uint32_t admit(inf_service *s, replica *r) {
   uint32_t n = 0;
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
-    if (heap_reserve(r, in_batch(r) + 1) != SIM_OK) {
+    if (inf__heap_reserve(r, in_batch(r) + 1) != SIM_OK) {
       fail(s, SIM_ENOMEM);
       break;
     }
-    uint32_t i = list_pop(s->pool, &r->waiting);
+    uint32_t i = inf__list_pop(s->pool, &r->waiting);
     r->kv_used += need_tokens(&s->pool[i]);
-    list_push(s->pool, &r->prefill, i);
+    inf__list_push(s->pool, &r->prefill, i);
     n++;
   }
   return n;
@@ -595,16 +208,16 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
   double ttft = q->first_s - q->arrival_s;
   double tpot = q->output > 1 ? (r->clock_s - q->first_s) / (q->output - 1) : 0;
   r->kv_used -= need_tokens(q);
-  pool_give(s, i);
+  inf__pool_give(s, i);
   record(s, ttft, tpot);
-  load_changed(s, replica_index(s, r));
+  inf__load_changed(s, replica_index(s, r));
 }
 
 /* The prefill is over: each joiner has its first token and decodes from
  * the current V (or is done, with a one-token output). */
 static void end_prefill(inf_service *s, replica *r) {
   uint32_t i;
-  while ((i = list_pop(s->pool, &r->prefill)) != NONE) {
+  while ((i = inf__list_pop(s->pool, &r->prefill)) != NONE) {
     request *q = &s->pool[i];
     q->first_s = r->clock_s;
     s->tot.prompt_tokens += q->prompt;
@@ -616,7 +229,7 @@ static void end_prefill(inf_service *s, replica *r) {
     q->join_v = r->v;
     q->tag = r->v + q->output - 1;
     r->ctx_base += q->prompt + 1 - r->v;
-    heap_push(r, s->pool, i);
+    inf__heap_push(r, s->pool, i);
   }
 }
 
@@ -625,7 +238,7 @@ static void end_prefill(inf_service *s, replica *r) {
 static void finish_due(inf_service *s, replica *r) {
   r->v = s->pool[r->heap[0]].tag;
   while (r->nheap > 0 && s->pool[r->heap[0]].tag <= r->v) {
-    uint32_t i = heap_pop(r, s->pool);
+    uint32_t i = inf__heap_pop(r, s->pool);
     const request *q = &s->pool[i];
     r->ctx_base -= q->prompt + 1 - q->join_v;
     complete(s, r, i);
@@ -749,7 +362,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     s->tot.dropped++;
     return;
   }
-  uint32_t i = pool_take(s);
+  uint32_t i = inf__pool_take(s);
   if (i == NONE) {
     s->tot.rejected++;
     fail(s, SIM_ENOMEM);
@@ -757,8 +370,8 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
   }
   s->pool[i] = q;
   bool was_empty = r->waiting.n == 0;
-  list_push(s->pool, &r->waiting, i);
-  load_changed(s, k);
+  inf__list_push(s->pool, &r->waiting, i);
+  inf__load_changed(s, k);
   if (was_empty && r->phase != PREFILL && !r->pass_due && fits(s, r, &q)) {
     r->pass_due = true;
     s->due[s->ndue++] = k;
@@ -917,8 +530,8 @@ int inf_set_clock(inf_service *s, uint32_t k, double phi) {
 /* Gives back every request of list l, counting them dropped. */
 static void drop_list(inf_service *s, req_list *l) {
   uint32_t i;
-  while ((i = list_pop(s->pool, l)) != NONE) {
-    pool_give(s, i);
+  while ((i = inf__list_pop(s->pool, l)) != NONE) {
+    inf__pool_give(s, i);
     s->tot.dropped++;
   }
 }
@@ -929,7 +542,7 @@ static void drop_all(inf_service *s, replica *r) {
   drop_list(s, &r->waiting);
   drop_list(s, &r->prefill);
   while (r->nheap > 0) {
-    pool_give(s, r->heap[--r->nheap]);
+    inf__pool_give(s, r->heap[--r->nheap]);
     s->tot.dropped++;
   }
   r->kv_used = r->v = r->ctx_base = 0;
@@ -949,7 +562,7 @@ int inf_set_down(inf_service *s, uint32_t k, bool down) {
   if (down)
     drop_all(s, r);
   r->down = down;
-  load_changed(s, k);
+  inf__load_changed(s, k);
   reschedule(s, r);
   return s->rc;
 }
@@ -976,30 +589,6 @@ void inf_add_energy(inf_service *s, double joules) {
   s->tot.energy_j += joules;
 }
 
-/* Quantile q of x[0..n) as gsl_stats_quantile_from_sorted_data gives it
- * (linear between the order statistics around (n - 1) q), by selection
- * instead of a sort: O(n) per order statistic, where sorting every
- * interval's latencies cost a tenth of a busy run. Reorders x. */
-static double quantile(double *x, size_t n, double q) {
-  double index = (double)(n - 1) * q;
-  size_t k = (size_t)index;
-  double delta = index - (double)k;
-  double lo = gsl_stats_select(x, 1, n, k);
-  if (delta == 0 || k + 1 >= n)
-    return lo;
-  return (1 - delta) * lo + delta * gsl_stats_select(x, 1, n, k + 1);
-}
-
-/* Reads two quantiles of the interval's values (reordering them). */
-static void quantiles(double *x, size_t n, double *p50, double *p99) {
-  if (n == 0) {
-    *p50 = *p99 = NAN;
-    return;
-  }
-  *p50 = quantile(x, n, 0.5);
-  *p99 = quantile(x, n, 0.99);
-}
-
 static double ratio(double num, double den) {
   return den > 0 ? num / den : NAN;
 }
@@ -1016,8 +605,8 @@ void inf_sample(inf_service *s, double dt, double *row) {
   row[INF_TOKENS_PER_S] = ratio(iv->tokens, dt);
   row[INF_QUEUE] = (double)waiting;
   row[INF_BATCH] = ratio(iv->batch_s, dt * s->nrep);
-  quantiles(iv->ttft, iv->n, &row[INF_TTFT_P50], &row[INF_TTFT_P99]);
-  quantiles(iv->tpot, iv->n, &row[INF_TPOT_P50], &row[INF_TPOT_P99]);
+  inf__quantiles(iv->ttft, iv->n, &row[INF_TTFT_P50], &row[INF_TTFT_P99]);
+  inf__quantiles(iv->tpot, iv->n, &row[INF_TPOT_P50], &row[INF_TPOT_P99]);
   row[INF_SLO] = ratio((double)iv->slo_met, (double)iv->completed);
   row[INF_TOKENS_PER_J] = ratio(iv->tokens, iv->energy_j);
   row[INF_POWER_W] = ratio(iv->energy_j, dt);
@@ -1045,11 +634,11 @@ inf_totals inf_totals_of(const inf_service *s) {
 }
 
 double inf_ttft_quantile(const inf_service *s, double q) {
-  return hist_quantile(&s->ttft_h, q);
+  return inf__hist_quantile(&s->ttft_h, q);
 }
 
 double inf_tpot_quantile(const inf_service *s, double q) {
-  return hist_quantile(&s->tpot_h, q);
+  return inf__hist_quantile(&s->tpot_h, q);
 }
 
 double inf_compute_share(const inf_service *s, uint32_t r) {

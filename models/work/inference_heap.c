@@ -1,0 +1,165 @@
+/* inference_heap.c - the private containers of an inference service: the
+ * request pool with its lists, each replica's decoding heap and the
+ * service's routing heap (inference_internal.h). Everything names
+ * requests and replicas by index. */
+#include "inference_internal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ */
+/* Request pool and lists                                              */
+/* ------------------------------------------------------------------ */
+
+static int pool_grow(inf_service *s) {
+  if (s->pool_cap >= UINT32_MAX / 2)
+    return SIM_ENOMEM;
+  uint32_t cap = s->pool_cap ? 2 * s->pool_cap : 1024;
+  request *p = realloc(s->pool, cap * sizeof *p);
+  if (p == NULL)
+    return SIM_ENOMEM;
+  for (uint32_t i = s->pool_cap; i < cap; i++)
+    p[i].next = i + 1 < cap ? i + 1 : s->free_head;
+  s->free_head = s->pool_cap;
+  s->pool = p;
+  s->pool_cap = cap;
+  return SIM_OK;
+}
+
+/* A free slot, or NONE when out of memory. */
+uint32_t inf__pool_take(inf_service *s) {
+  if (s->free_head == NONE && pool_grow(s) != SIM_OK)
+    return NONE;
+  uint32_t i = s->free_head;
+  s->free_head = s->pool[i].next;
+  return i;
+}
+
+void inf__pool_give(inf_service *s, uint32_t i) {
+  s->pool[i].next = s->free_head;
+  s->free_head = i;
+}
+
+void inf__list_push(request *pool, req_list *l, uint32_t i) {
+  pool[i].next = NONE;
+  if (l->n++ == 0)
+    l->head = i;
+  else
+    pool[l->tail].next = i;
+  l->tail = i;
+}
+
+uint32_t inf__list_pop(request *pool, req_list *l) {
+  if (l->n == 0)
+    return NONE;
+  uint32_t i = l->head;
+  l->head = pool[i].next;
+  l->n--;
+  return i;
+}
+
+/* ------------------------------------------------------------------ */
+/* The decoding heap: smallest finish tag first, lower index on ties    */
+/* ------------------------------------------------------------------ */
+
+static bool finishes_first(const request *pool, uint32_t a, uint32_t b) {
+  return pool[a].tag < pool[b].tag || (pool[a].tag == pool[b].tag && a < b);
+}
+
+static void heap_swap(uint32_t *h, uint32_t i, uint32_t j) {
+  uint32_t t = h[i];
+  h[i] = h[j];
+  h[j] = t;
+}
+
+static void heap_up(uint32_t *h, const request *pool, uint32_t i) {
+  while (i > 0 && finishes_first(pool, h[i], h[(i - 1) / 2])) {
+    heap_swap(h, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+}
+
+static void heap_down(uint32_t *h, uint32_t n, const request *pool,
+                      uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, m = i;
+    if (l < n && finishes_first(pool, h[l], h[m]))
+      m = l;
+    if (l + 1 < n && finishes_first(pool, h[l + 1], h[m]))
+      m = l + 1;
+    if (m == i)
+      return;
+    heap_swap(h, i, m);
+    i = m;
+  }
+}
+
+/* Room for want requests, so pushes after admission cannot fail. */
+int inf__heap_reserve(replica *r, uint32_t want) {
+  if (want <= r->heap_cap)
+    return SIM_OK;
+  uint32_t cap = r->heap_cap ? 2 * r->heap_cap : 16;
+  while (cap < want)
+    cap *= 2;
+  uint32_t *h = realloc(r->heap, cap * sizeof *h);
+  if (h == NULL)
+    return SIM_ENOMEM;
+  r->heap = h;
+  r->heap_cap = cap;
+  return SIM_OK;
+}
+
+void inf__heap_push(replica *r, const request *pool, uint32_t i) {
+  assert(r->nheap < r->heap_cap);
+  r->heap[r->nheap] = i;
+  heap_up(r->heap, pool, r->nheap++);
+}
+
+uint32_t inf__heap_pop(replica *r, const request *pool) {
+  uint32_t top = r->heap[0];
+  r->heap[0] = r->heap[--r->nheap];
+  heap_down(r->heap, r->nheap, pool, 0);
+  return top;
+}
+
+/* ------------------------------------------------------------------ */
+/* Routing: replicas by load, an indexed heap so an arrival is O(log R) */
+/* ------------------------------------------------------------------ */
+
+static uint32_t load(const inf_service *s, uint32_t k) {
+  return s->rep[k].waiting.n + in_batch(&s->rep[k]);
+}
+
+/* Up replicas before down ones, then by load, then by index. */
+static bool lighter(const inf_service *s, uint32_t a, uint32_t b) {
+  if (s->rep[a].down != s->rep[b].down)
+    return !s->rep[a].down;
+  uint32_t la = load(s, a), lb = load(s, b);
+  return la < lb || (la == lb && a < b);
+}
+
+static void load_swap(inf_service *s, uint32_t i, uint32_t j) {
+  heap_swap(s->load_heap, i, j);
+  s->rep[s->load_heap[i]].load_pos = i;
+  s->rep[s->load_heap[j]].load_pos = j;
+}
+
+/* Restores the routing heap after replica k's load changed. */
+void inf__load_changed(inf_service *s, uint32_t k) {
+  uint32_t *h = s->load_heap, i = s->rep[k].load_pos;
+  while (i > 0 && lighter(s, h[i], h[(i - 1) / 2])) {
+    load_swap(s, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    uint32_t l = 2 * i + 1, m = i;
+    if (l < s->nrep && lighter(s, h[l], h[m]))
+      m = l;
+    if (l + 1 < s->nrep && lighter(s, h[l + 1], h[m]))
+      m = l + 1;
+    if (m == i)
+      return;
+    load_swap(s, i, m);
+    i = m;
+  }
+}

@@ -1,0 +1,161 @@
+/* inference_internal.h - what inference.c, inference_heap.c and
+ * inference_stats.c share: the state of a service (the request pool, the
+ * replicas with their lists and heaps, the statistics) and the private
+ * operations on it. The invariants are at the top of inference.c. */
+#ifndef AIFSIM_INFERENCE_INTERNAL_H
+#define AIFSIM_INFERENCE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inference.h"
+
+#define NONE UINT32_MAX
+
+/* Run-wide latency histograms: log-spaced from 1 us to 1e4 s, 100 bins a
+ * decade (adjacent edges 2.3% apart), with an underflow bin below 1 us
+ * (where one-token outputs' TPOT of 0 goes) and an overflow bin above. */
+#define HIST_LO_S 1e-6
+#define HIST_PER_DECADE 100
+#define HIST_BINS (10 * HIST_PER_DECADE)
+
+typedef struct request {
+  double arrival_s, first_s;
+  double prompt, output; /* tokens; output >= 1 */
+  double join_v;         /* V when it joined the decoding batch */
+  double tag;            /* V at which it finishes: join_v + output - 1 */
+  uint32_t next;         /* FIFO, prefill list or free list */
+} request;
+
+typedef struct req_list {
+  uint32_t head, tail, n;
+} req_list;
+
+typedef enum phase { IDLE, PREFILL, DECODE } phase;
+
+typedef struct replica {
+  req_list waiting, prefill;
+  uint32_t *heap; /* decoding requests, min-heap on tag */
+  uint32_t nheap, heap_cap;
+  double kv_used; /* tokens held by the batch */
+  phase phase;
+  double phi;
+  double clock_s;   /* the state below is exact at this time */
+  double v;         /* virtual time: tokens each decoding request gained */
+  double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
+  double t_step;    /* s per decode step, while decoding */
+  double pre_left;  /* share of the prefill still to run */
+  double pre_s;     /* the whole prefill's duration at phi */
+  double activity;  /* per GPU, now */
+  double compute;   /* share of the work now that the clock speeds up */
+  double next_s;    /* time of the next change; +inf when idle */
+  bool pass_due;    /* an arrival waits for this instant's pass */
+  sim_handle ev;    /* the pending event ... */
+  double ev_s;      /* ... and the time it stands for */
+  double act_int;   /* activity x seconds since act_since */
+  double comp_int;  /* compute share x seconds since act_since */
+  double comp_mean; /* the compute share's mean over the last window */
+  double act_since;
+  uint32_t load_pos; /* slot in the routing heap */
+  bool down;         /* its GPUs are gone (a fault): routing skips it */
+} replica;
+
+/* What the current sampling interval has seen. */
+typedef struct interval {
+  uint64_t arrivals, completed, slo_met;
+  double tokens, batch_s, energy_j;
+  double *ttft, *tpot;
+  size_t n, cap;
+} interval;
+
+typedef struct histogram {
+  uint64_t bin[HIST_BINS];
+  uint64_t n, under;
+  double min, max;
+} histogram;
+
+struct inf_service {
+  sim_engine *e;
+  const inf_config *c;
+  rl_replica proto;
+  arr_gen *gen;
+  double horizon_s, kv_cap;
+  uint32_t arrival_kind, replica_kind;
+  replica *rep;
+  uint32_t nrep;
+  uint32_t *load_heap; /* replica indices, lightest first */
+  uint32_t *due;       /* replicas with pass_due, ndue of them */
+  uint32_t ndue;
+  request *pool;
+  uint32_t pool_cap, free_head;
+  int64_t next_prompt, next_output; /* the pending arrival's lengths */
+  sim_time next_at;                 /* its time; SIM_TIME_MAX: none */
+  inf_totals tot;                   /* waiting, in_batch: see totals_of */
+  interval iv;
+  histogram ttft_h, tpot_h;
+  int rc; /* a failure inside the model, for the next handler to report */
+};
+
+/* Requests in the batch: being prefilled or decoding. */
+static inline uint32_t in_batch(const replica *r) {
+  return r->prefill.n + r->nheap;
+}
+
+/* ------------------------------------------------------------------ */
+/* The request pool and lists (inference_heap.c)                       */
+/* ------------------------------------------------------------------ */
+
+/* A free slot of the pool, grown by doubling when none is left, or NONE
+ * when out of memory. Growing moves the pool: hold indices, not
+ * pointers. */
+uint32_t inf__pool_take(inf_service *s);
+
+/* Gives slot i back to the pool's free list. Cannot fail. */
+void inf__pool_give(inf_service *s, uint32_t i);
+
+/* Appends request i to list l (FIFO), chained through pool[i].next. */
+void inf__list_push(request *pool, req_list *l, uint32_t i);
+
+/* Takes the head of list l off it; NONE when l is empty. */
+uint32_t inf__list_pop(request *pool, req_list *l);
+
+/* ------------------------------------------------------------------ */
+/* The decoding heap and the routing heap (inference_heap.c)           */
+/* ------------------------------------------------------------------ */
+
+/* Makes room for want requests in r's decoding heap, so pushes after
+ * admission cannot fail. Returns SIM_OK or SIM_ENOMEM (r unchanged). */
+int inf__heap_reserve(replica *r, uint32_t want);
+
+/* Adds request i to r's decoding heap; room must have been reserved. */
+void inf__heap_push(replica *r, const request *pool, uint32_t i);
+
+/* Takes the request with the smallest finish tag (lower index on ties)
+ * off r's decoding heap, which must not be empty. */
+uint32_t inf__heap_pop(replica *r, const request *pool);
+
+/* Restores the routing heap after replica k's load (waiting + in_batch)
+ * or its being down changed. */
+void inf__load_changed(inf_service *s, uint32_t k);
+
+/* ------------------------------------------------------------------ */
+/* Statistics (inference_stats.c)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Counts x (seconds) in the run-wide histogram h. */
+void inf__hist_add(histogram *h, double x);
+
+/* Quantile q in [0, 1] of the values h has counted, interpolated as GSL's
+ * quantile does; NaN when h is empty or q is outside [0, 1]. */
+double inf__hist_quantile(const histogram *h, double q);
+
+/* Appends one completed request's TTFT and TPOT to the interval's
+ * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. */
+int inf__interval_push(interval *iv, double ttft, double tpot);
+
+/* The median and 99th percentile of x[0..n), reordering x; NaN for both
+ * when n is 0. */
+void inf__quantiles(double *x, size_t n, double *p50, double *p99);
+
+#endif

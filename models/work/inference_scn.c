@@ -1,0 +1,87 @@
+/* inference_scn.c - the scenario side of inference services: inf_schema,
+ * its field table and the check of a service's name (inference.h; the
+ * factory checks the model, precision and GPU names, work_scn.c). */
+#include "inference.h"
+
+#include <string.h>
+
+static int check_service(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err);
+
+#define INT_FIELD(k, field, lo, hi, def, h)                                    \
+  {                                                                            \
+    .key = k, .type = SCN_INT, .offset = offsetof(inf_config, field),          \
+    .min = lo, .max = hi, .dflt = def, .help = h                               \
+  }
+
+#define STRING_FIELD(k, field, fl, def, h)                                     \
+  {                                                                            \
+    .key = k, .type = SCN_STRING, .offset = offsetof(inf_config, field),       \
+    .flags = fl, .dflt = def, .help = h                                        \
+  }
+
+/* SLO defaults: the MLPerf Inference server scenario's p99 limits for
+ * Llama-3.1-8B (v5.1: TTFT 2 s, TPOT 100 ms; Llama-2-70B has 2 s and
+ * 200 ms), MLCommons inference_rules.adoc and loadgen/mlperf.conf. They
+ * are anchored on reading speed: 100 ms a token is about 480 words a
+ * minute. */
+static const scn_field inf_fields[] = {
+    STRING_FIELD("name", name, SCN_REQUIRED | SCN_NONEMPTY, NULL,
+                 "the service's name; its telemetry is services/NAME"),
+    STRING_FIELD("model", model, SCN_REQUIRED | SCN_NONEMPTY, NULL,
+                 "an LLM of the catalog, e.g. Llama-3.1-8B"),
+    STRING_FIELD("precision", precision, SCN_NONEMPTY, "fp16",
+                 "weight precision: fp16, fp8, fp4, int8, int4"),
+    STRING_FIELD("gpu", gpu, SCN_NONEMPTY, NULL,
+                 "GPU type of its replicas, e.g. H100-SXM; absent: any"),
+    INT_FIELD("tp", tp, 1, 1024, "1",
+              "GPUs per replica (tensor parallelism), at least 1"),
+    INT_FIELD("ep", ep, 1, 1024, "1",
+              "expert parallelism of an MoE: 1 none, or tp (experts split "
+              "whole over the replica's GPUs)"),
+    INT_FIELD("replicas", replicas, 1, 1e6, "1",
+              "copies of the model, at least 1"),
+    INT_FIELD("max_batch", max_batch, 1, 1e6, "256",
+              "requests per batch at most (vLLM max_num_seqs: 256)"),
+    {.key = "ttft_slo",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(inf_config, ttft_slo_s),
+     .dim = UNITS_TIME,
+     .flags = SCN_POSITIVE,
+     .dflt = "2 s",
+     .help = "time-to-first-token target (MLPerf server: 2 s)"},
+    {.key = "tpot_slo",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(inf_config, tpot_slo_s),
+     .dim = UNITS_TIME,
+     .flags = SCN_POSITIVE,
+     .dflt = "100 ms",
+     .help = "time-per-output-token target (MLPerf 8B server: 100 ms)"},
+    INT_FIELD("priority", priority, -1e9, 1e9, "0",
+              "higher is served first by the priority power policy"),
+    {.key = "arrivals",
+     .type = SCN_MAP,
+     .offset = offsetof(inf_config, arrivals),
+     .sub = &arr_schema,
+     .flags = SCN_REQUIRED,
+     .help = "the request process, e.g. {kind: poisson, rate: 5}"},
+};
+
+const scn_schema inf_schema = SCN_SCHEMA("inference service", inf_config,
+                                         inf_fields, .check = check_service);
+
+/* The name becomes one part of a telemetry path (services/NAME). */
+static int check_service(void *obj, const scn_loc *loc, void *user,
+                         sim_error *err) {
+  (void)user;
+  const inf_config *c = obj;
+  if (c->name == NULL)
+    return SIM_OK;
+  if (strchr(c->name, '/') != NULL || strcmp(c->name, ".") == 0 ||
+      strcmp(c->name, "..") == 0)
+    return scn_fail(loc, "name", err, "e.g. name: chat",
+                    "service name '%s' cannot be a telemetry group name (no "
+                    "'/', not '.' or '..')",
+                    c->name);
+  return SIM_OK;
+}

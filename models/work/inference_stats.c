@@ -1,0 +1,94 @@
+/* inference_stats.c - the latency statistics of an inference service:
+ * the run-wide histograms, the sampling interval's buffers and their
+ * quantiles (inference_internal.h). */
+#include "inference_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_statistics_double.h>
+
+void inf__hist_add(histogram *h, double x) {
+  h->min = h->n == 0 || x < h->min ? x : h->min;
+  h->max = h->n == 0 || x > h->max ? x : h->max;
+  h->n++;
+  if (!(x >= HIST_LO_S)) {
+    h->under++;
+    return;
+  }
+  /* Above the top bin a value counts only in n: its rank reads as max. */
+  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
+  if (pos < HIST_BINS)
+    h->bin[(size_t)pos]++;
+}
+
+/* The k-th smallest value (0-based), as the geometric middle of its bin
+ * (within 1.2% of it), kept within the extremes seen. */
+static double hist_order_stat(const histogram *h, uint64_t k) {
+  if (k < h->under)
+    return h->min;
+  uint64_t seen = h->under;
+  for (size_t b = 0; b < HIST_BINS; b++) {
+    seen += h->bin[b];
+    if (k < seen) {
+      double x = HIST_LO_S * pow(10, (b + 0.5) / HIST_PER_DECADE);
+      return fmin(fmax(x, h->min), h->max);
+    }
+  }
+  return h->max;
+}
+
+/* Interpolates between order statistics as GSL's quantile does, so the
+ * run-wide figure matches an interval's on the same requests. */
+double inf__hist_quantile(const histogram *h, double q) {
+  if (h->n == 0 || !(q >= 0 && q <= 1))
+    return NAN;
+  double rank = q * (double)(h->n - 1);
+  uint64_t k = (uint64_t)rank;
+  double lo = hist_order_stat(h, k);
+  if (k + 1 >= h->n)
+    return lo;
+  double d = rank - (double)k;
+  return d > 0 ? (1 - d) * lo + d * hist_order_stat(h, k + 1) : lo;
+}
+
+int inf__interval_push(interval *iv, double ttft, double tpot) {
+  if (iv->n == iv->cap) {
+    size_t cap = iv->cap ? 2 * iv->cap : 256;
+    double *a = realloc(iv->ttft, cap * sizeof *a);
+    if (a != NULL)
+      iv->ttft = a;
+    double *b = a ? realloc(iv->tpot, cap * sizeof *b) : NULL;
+    if (b == NULL)
+      return SIM_ENOMEM;
+    iv->tpot = b;
+    iv->cap = cap;
+  }
+  iv->ttft[iv->n] = ttft;
+  iv->tpot[iv->n++] = tpot;
+  return SIM_OK;
+}
+
+/* Quantile q of x[0..n) as gsl_stats_quantile_from_sorted_data gives it
+ * (linear between the order statistics around (n - 1) q), by selection
+ * instead of a sort: O(n) per order statistic, where sorting every
+ * interval's latencies cost a tenth of a busy run. Reorders x. */
+static double quantile(double *x, size_t n, double q) {
+  double index = (double)(n - 1) * q;
+  size_t k = (size_t)index;
+  double delta = index - (double)k;
+  double lo = gsl_stats_select(x, 1, n, k);
+  if (delta == 0 || k + 1 >= n)
+    return lo;
+  return (1 - delta) * lo + delta * gsl_stats_select(x, 1, n, k + 1);
+}
+
+/* Reads two quantiles of the interval's values (reordering them). */
+void inf__quantiles(double *x, size_t n, double *p50, double *p99) {
+  if (n == 0) {
+    *p50 = *p99 = NAN;
+    return;
+  }
+  *p50 = quantile(x, n, 0.5);
+  *p99 = quantile(x, n, 0.99);
+}

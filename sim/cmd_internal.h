@@ -1,0 +1,73 @@
+/* cmd_internal.h - what the files of the aifsim command share: the parsed
+ * options, the exit statuses, the messages, and one run of a scenario,
+ * which both `run` and `sweep` use. main.c parses the command line and
+ * runs check and catalog; cmd_run.c runs a scenario; cmd_sweep.c runs a
+ * sweep. */
+#ifndef AIFSIM_CMD_INTERNAL_H
+#define AIFSIM_CMD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum { EXIT_RUN_FAILED = 1, EXIT_BAD_INPUT = 2 };
+enum { MAX_SETS = 256 };
+
+typedef struct options {
+  const char *command;
+  const char *scenario;
+  const char *output;
+  const char *catalog;
+  const char *sets[MAX_SETS + 1];
+  size_t nsets;
+  char seed_set[64];
+  bool quiet, resolved;
+  const char *shard, *collect; /* sweep only */
+  bool list;                   /* sweep only */
+} options;
+
+/* One run: what `run` does, and what a sweep does for each point. */
+typedef struct run_request {
+  const char *scenario;
+  const char *const *sets;
+  size_t nsets;
+  const char *out;
+  bool quiet;              /* no progress line */
+  bool print_summary;      /* print the run's summary to stdout at the end */
+  int64_t sweep_point;     /* root attribute sweep_point; -1 for none */
+  void (*tick)(void *ctx); /* between slices of the run; may be NULL */
+  void *tick_ctx;
+} run_request;
+
+/* Prints "aifsim: " and fmt with arg to stderr, then the usage text;
+ * returns EXIT_BAD_INPUT. (main.c) */
+int cmd__usage_error(const char *fmt, const char *arg);
+
+/* Prints err's message to stderr; returns the exit status for its code:
+ * EXIT_BAD_INPUT for bad input or a file, EXIT_RUN_FAILED otherwise.
+ * (main.c) */
+int cmd__report(const sim_error *err);
+
+/* Seconds on the monotonic wall clock, for progress and summaries.
+ * (main.c) */
+double cmd__wall_seconds(void);
+
+/* Makes SIGINT and SIGTERM stop a run at its next slice, which then
+ * keeps no output. (cmd_run.c) */
+void cmd__catch_signals(void);
+
+/* Runs one scenario to rq->out. Returns the exit status: 0, or 1 or 2
+ * with the message to print in *err (err->code says why: SIM_ECANCELED
+ * when interrupted). (cmd_run.c) */
+int cmd__run_scenario(const run_request *rq, sim_error *err);
+
+/* `aifsim run`: returns the exit status. (cmd_run.c) */
+int cmd__run(const options *o);
+
+/* `aifsim sweep`, which may start MPI from argc and argv: returns the exit
+ * status. (cmd_sweep.c) */
+int cmd__sweep(const options *o, int *argc, char ***argv);
+
+#endif

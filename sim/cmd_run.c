@@ -1,0 +1,235 @@
+/* cmd_run.c - `aifsim run`: one scenario through the engine and the
+ * factory into an HDF5 file, in slices with a progress line, and the
+ * summary at the end. A sweep runs each of its points here too. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_internal.h"
+#include "engine.h"
+#include "factory.h"
+#include "power.h"
+#include "progress.h"
+#include "record.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) { interrupted = sig; }
+
+void cmd__catch_signals(void) {
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+}
+
+/* ------------------------------------------------------------------ */
+/* run                                                                 */
+/* ------------------------------------------------------------------ */
+
+static void default_output(const char *scenario, char *buf, size_t size) {
+  const char *base = strrchr(scenario, '/');
+  base = base ? base + 1 : scenario;
+  size_t len = strcspn(base, ".");
+  snprintf(buf, size, "out/%.*s.h5", (int)len, base);
+}
+
+static int write_meta(tel_sink *sink, const factory_scenario *sc) {
+  /* The file layout's version (README, Output): readers refuse newer. */
+  int rc = tel_put_meta_int(sink, "format_version", 1);
+  if (rc == SIM_OK)
+    rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
+  if (rc == SIM_OK)
+    rc = tel_put_meta_str(sink, "scenario_name", sc->cfg.name);
+  if (rc == SIM_OK)
+    rc = tel_put_meta_int(sink, "seed", sc->cfg.seed);
+  if (rc == SIM_OK)
+    rc = tel_put_text(sink, "scenario", sc->resolved);
+  const char *start = factory_start_utc(&sc->cfg);
+  if (rc == SIM_OK && start != NULL)
+    rc = tel_put_meta_str(sink, "start_utc", start);
+  return rc;
+}
+
+/* What the services served and the training jobs did, when there are
+ * any. */
+static void print_workloads(const factory_scenario *sc,
+                            const factory_summary *s) {
+  if (sc->cfg.nservices > 0)
+    printf("  inference      %llu requests (%llu done, %llu rejected), "
+           "%.4g tokens, %.3g tokens/J, SLO attainment %.1f%%\n",
+           (unsigned long long)s->requests_arrived,
+           (unsigned long long)s->requests_completed,
+           (unsigned long long)s->requests_rejected, s->tokens,
+           s->tokens_per_joule, 100 * s->slo_attainment);
+  if (sc->cfg.ntraining > 0)
+    printf(
+        "  training       %llu jobs arrived: %llu done, %llu running, "
+        "%llu queued; mean JCT %.0f s; %llu failures, %.1f GPU-h lost\n",
+        (unsigned long long)s->jobs_arrived, (unsigned long long)s->jobs_done,
+        (unsigned long long)s->jobs_running, (unsigned long long)s->jobs_queued,
+        s->jct_mean_s, (unsigned long long)s->job_failures, s->lost_gpu_hours);
+  if (sc->cfg.nfaults > 0)
+    printf("  faults         %llu events in force %.0f s: %.1f GPU-h of "
+           "training and %llu requests lost\n",
+           (unsigned long long)s->fault_events, s->fault_s,
+           s->fault_lost_gpu_hours, (unsigned long long)s->requests_dropped);
+  if (sc->cfg.nservices + sc->cfg.ntraining > 0)
+    printf("  GPU energy by  inference %.4f MWh, training %.4f MWh, idle "
+           "%.4f MWh; other IT %.4f MWh\n",
+           s->inference_energy_j / 3.6e9, s->training_energy_j / 3.6e9,
+           s->idle_energy_j / 3.6e9, s->overhead_energy_j / 3.6e9);
+}
+
+static void print_summary(const factory_scenario *sc, const factory_summary *s,
+                          const char *out, double wall, uint64_t events) {
+  char t[32];
+  printf("%s: %s simulated in %.2f s (%llu events, %.3g events/s)\n",
+         sc->cfg.name, progress_hms(s->duration_s, t, sizeof t), wall,
+         (unsigned long long)events, wall > 0 ? (double)events / wall : 0);
+  printf("  fleet          %llu GPUs in %llu racks\n",
+         (unsigned long long)s->gpus, (unsigned long long)s->racks);
+  printf("  energy         %.4f MWh (IT %.4f MWh, GPUs %.4f MWh)\n",
+         s->energy_j / 3.6e9, s->it_energy_j / 3.6e9, s->gpu_energy_j / 3.6e9);
+  printf("  power          mean %.1f kW, peak %.1f kW, cap %.1f kW "
+         "(peak %.1f%% of cap)\n",
+         s->mean_power_w / 1e3, s->peak_power_w / 1e3, s->cap_w / 1e3,
+         100 * s->peak_power_w / s->cap_w);
+  printf("  cap violation  %.0f s, %.3g J; policy %s, stranded %.4f MWh\n",
+         s->cap_violation_s, s->cap_violation_j,
+         power_policy_names[sc->cfg.power.policy], s->stranded_j / 3.6e9);
+  if (s->dr_events > 0)
+    printf("  demand resp.   %llu events, %.0f s: cut met after %.0f s, %.3g J "
+           "above it, SLO attainment %.1f%% during them\n",
+           (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
+           s->dr_over_j, 100 * s->dr_slo_attainment);
+  printf("  PUE            %.3f (cooling %.4f MWh, conversion losses %.4f "
+         "MWh)\n",
+         s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
+         s->loss_energy_j / 3.6e9);
+  if (!isnan(s->cost) || !isnan(s->co2_kg))
+    printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
+           s->co2_kg / 1000);
+  print_workloads(sc, s);
+  printf("  output         %s\n", out);
+}
+
+typedef struct run_state {
+  const run_request *rq;
+  factory_scenario sc;
+  tel_sink *sink;
+  sim_engine *engine;
+  factory *factory;
+  sim_error *err; /* what the caller prints on failure */
+} run_state;
+
+/* The sink goes first: it borrows the factory's telemetry declarations
+ * until it is destroyed (tel.h). */
+static void run_cleanup(run_state *r) {
+  tel_destroy(r->sink); /* removes an uncommitted partial file */
+  factory_destroy(r->factory);
+  sim_engine_destroy(r->engine);
+  factory_scenario_release(&r->sc);
+}
+
+static int run_fail(run_state *r, int code, const char *what, const char *msg) {
+  sim_error_set(r->err, code, "aifsim: %s: %s", what, msg);
+  run_cleanup(r);
+  return EXIT_RUN_FAILED;
+}
+
+/* An error of the loader or the factory, passed on as it is. */
+static int run_report(run_state *r, const sim_error *e) {
+  *r->err = *e;
+  run_cleanup(r);
+  return e->code == SIM_EINPUT || e->code == SIM_EIO ? EXIT_BAD_INPUT
+                                                     : EXIT_RUN_FAILED;
+}
+
+static int write_run_meta(run_state *r) {
+  int rc = write_meta(r->sink, &r->sc);
+  if (rc == SIM_OK && r->rq->sweep_point >= 0)
+    rc = tel_put_meta_int(r->sink, "sweep_point", r->rq->sweep_point);
+  return rc;
+}
+
+static int run_build(run_state *r) {
+  sim_error err = {0};
+  r->sink = h5w_create(r->rq->out, NULL, &err);
+  if (r->sink == NULL)
+    return run_fail(r, SIM_EIO, "cannot write the output", err.msg);
+  if (write_run_meta(r) != SIM_OK)
+    return run_fail(r, SIM_EIO, "writing the output", tel_errmsg(r->sink));
+  r->engine = sim_engine_create(NULL);
+  if (r->engine == NULL)
+    return run_fail(r, SIM_ENOMEM, "starting the engine", "out of memory");
+  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
+  if (r->factory == NULL)
+    return run_report(r, &err);
+  return 0;
+}
+
+/* Runs the engine to the end in slices, drawing progress and ticking
+ * between them and stopping early on SIGINT/SIGTERM. */
+static int run_slices(run_state *r, double *wall) {
+  sim_time end = factory_duration(&r->sc.cfg);
+  progress p;
+  progress_init(&p, stderr, r->rq->quiet);
+  double t0 = cmd__wall_seconds();
+  sim_time slice = end / 200 > 0 ? end / 200 : 1;
+  int rc = SIM_OK;
+  for (sim_time t = 0; rc == SIM_OK && t < end && !interrupted;) {
+    t = end - t > slice ? t + slice : end;
+    rc = sim_engine_run(r->engine, t);
+    progress_update(&p, sim_time_to_s(t), sim_time_to_s(end),
+                    sim_engine_events_run(r->engine), cmd__wall_seconds() - t0);
+    if (r->rq->tick != NULL)
+      r->rq->tick(r->rq->tick_ctx);
+  }
+  progress_done(&p);
+  *wall = cmd__wall_seconds() - t0;
+  return interrupted ? SIM_ECANCELED : rc;
+}
+
+/* Runs one scenario to rq->out (cmd_internal.h). */
+int cmd__run_scenario(const run_request *rq, sim_error *err) {
+  run_state r = {.rq = rq, .err = err};
+  sim_error e = {0};
+  double wall;
+  factory_summary s;
+  if (factory_scenario_load(rq->scenario, rq->sets, rq->nsets, &r.sc, &e) !=
+      SIM_OK)
+    return run_report(&r, &e);
+  int rc = run_build(&r);
+  if (rc != 0)
+    return rc;
+  rc = run_slices(&r, &wall);
+  if (rc == SIM_ECANCELED)
+    return run_fail(&r, rc, "interrupted", "no output was kept");
+  if (rc != SIM_OK)
+    return run_fail(&r, rc, "the run failed", sim_engine_errmsg(r.engine));
+  if (factory_finish(r.factory, &s, &e) != SIM_OK)
+    return run_fail(&r, e.code, "closing the books", e.msg);
+  if (tel_commit(r.sink) != SIM_OK)
+    return run_fail(&r, SIM_EIO, "writing the output", tel_errmsg(r.sink));
+  if (rq->print_summary)
+    print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine));
+  run_cleanup(&r);
+  return 0;
+}
+
+int cmd__run(const options *o) {
+  char out[4096];
+  sim_error err = {0};
+  if (o->scenario == NULL)
+    return cmd__usage_error("%s needs a scenario file", o->command);
+  if (o->output != NULL)
+    snprintf(out, sizeof out, "%s", o->output);
+  else
+    default_output(o->scenario, out, sizeof out);
+  run_request rq = {o->scenario, o->sets, o->nsets, out, o->quiet,
+                    true,        -1,      NULL,     NULL};
+  int rc = cmd__run_scenario(&rq, &err);
+  if (rc != 0)
+    fprintf(stderr, "%s\n", err.msg);
+  return rc;
+}

@@ -1,0 +1,165 @@
+/* scenario_set.c - overrides: `--set key.path=value` puts value into the
+ * document at the path, creating the mappings that are missing, and
+ * remembers the override so that messages about it point at its text. */
+#include "scenario.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libfyaml.h>
+
+#include "scenario_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Overrides (--set key.path=value)                                    */
+/* ------------------------------------------------------------------ */
+
+/* Splits "a.b[2].c" into segments "a", "b", "2", "c" in place. */
+size_t scn__split_path(char *path, char **seg, size_t max) {
+  size_t n = 0;
+  for (char *p = path; *p != '\0' && n < max;) {
+    seg[n++] = p;
+    p += strcspn(p, ".[]");
+    while (*p == '.' || *p == '[' || *p == ']')
+      *p++ = '\0';
+  }
+  return n;
+}
+
+static int set_fail(sim_error *err, const char *text, const char *msg) {
+  return sim_error_set(err, SIM_EINPUT, "--set %s:1:1: %s", text, msg);
+}
+
+static struct fy_node *make_key(scn_doc *doc, const char *key) {
+  return fy_node_create_scalar_copy(doc->fyd, key, strlen(key));
+}
+
+/* Puts value at key of map, replacing an old value or adding the pair;
+ * *added is the key node when one was added. */
+static int map_put(scn_doc *doc, struct fy_node *map, const char *key,
+                   struct fy_node *value, struct fy_node **added) {
+  struct fy_node_pair *p =
+      fy_node_mapping_lookup_pair_by_string(map, key, FY_NT);
+  *added = NULL;
+  if (p != NULL)
+    return fy_node_pair_set_value(p, value);
+  struct fy_node *k = make_key(doc, key);
+  if (k == NULL || fy_node_mapping_append(map, k, value) != 0) {
+    fy_node_free(k);
+    return -1;
+  }
+  *added = k;
+  return 0;
+}
+
+int scn__seq_index(struct fy_node *seq, const char *s, int *index) {
+  char *end;
+  long i = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || i < 0 ||
+      i >= fy_node_sequence_item_count(seq))
+    return -1;
+  *index = (int)i;
+  return 0;
+}
+
+/* Walks segs[0..n-1) from the root, creating mappings that are missing;
+ * returns the container of the last segment or NULL with err set. */
+static struct fy_node *walk_to_parent(scn_doc *doc, char **segs, size_t n,
+                                      const char *text, sim_error *err) {
+  struct fy_node *cur = fy_document_root(doc->fyd);
+  for (size_t i = 0; i + 1 < n; i++) {
+    struct fy_node *next = NULL;
+    if (fy_node_get_type(cur) == FYNT_SEQUENCE) {
+      int k;
+      if (scn__seq_index(cur, segs[i], &k) != 0) {
+        set_fail(err, text, "list index out of range or not a number");
+        return NULL;
+      }
+      next = fy_node_sequence_get_by_index(cur, k);
+    } else if (fy_node_get_type(cur) == FYNT_MAPPING) {
+      next = fy_node_mapping_lookup_by_string(cur, segs[i], FY_NT);
+      if (next == NULL) {
+        struct fy_node *added;
+        next = fy_node_create_mapping(doc->fyd);
+        if (next == NULL || map_put(doc, cur, segs[i], next, &added) != 0) {
+          sim_error_set(err, SIM_ENOMEM, "out of memory");
+          return NULL;
+        }
+      }
+    } else {
+      set_fail(err, text,
+               "the path goes through a value that is not a "
+               "mapping or a list");
+      return NULL;
+    }
+    cur = next;
+  }
+  return cur;
+}
+
+static int put_value(scn_doc *doc, struct fy_node *parent, const char *key,
+                     struct fy_node *value, override *o, sim_error *err) {
+  int k;
+  switch (fy_node_get_type(parent)) {
+  case FYNT_MAPPING:
+    return map_put(doc, parent, key, value, &o->key) == 0
+               ? SIM_OK
+               : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  case FYNT_SEQUENCE:
+    if (scn__seq_index(parent, key, &k) != 0)
+      return set_fail(err, o->text,
+                      "list index out of range or not a "
+                      "number");
+    struct fy_node *old = fy_node_sequence_get_by_index(parent, k);
+    if (fy_node_sequence_insert_after(parent, old, value) != 0)
+      return sim_error_set(err, SIM_ENOMEM, "out of memory");
+    fy_node_free(fy_node_sequence_remove(parent, old));
+    return SIM_OK;
+  default:
+    return set_fail(err, o->text,
+                    "the path goes through a value that is "
+                    "not a mapping or a list");
+  }
+}
+
+static int add_override(scn_doc *doc, const override *o, sim_error *err) {
+  override *all =
+      realloc(doc->overrides, (doc->noverrides + 1) * sizeof *doc->overrides);
+  if (all == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  doc->overrides = all;
+  all[doc->noverrides] = *o;
+  if ((all[doc->noverrides].text = strdup(o->text)) == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  doc->noverrides++;
+  return SIM_OK;
+}
+
+int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err) {
+  const char *eq = strchr(assignment, '=');
+  if (eq == NULL || eq == assignment || eq[1] == '\0')
+    return set_fail(err, assignment,
+                    "expected KEY=VALUE, e.g. "
+                    "power.cap=18MW");
+  char path[512], *segs[32];
+  size_t plen = (size_t)(eq - assignment);
+  if (plen >= sizeof path)
+    return set_fail(err, assignment, "key path too long");
+  memcpy(path, assignment, plen);
+  path[plen] = '\0';
+  size_t n = scn__split_path(path, segs, 32);
+  if (n == 0)
+    return set_fail(err, assignment, "empty key path");
+  struct fy_node *value = fy_node_build_from_string(doc->fyd, eq + 1, FY_NT);
+  if (value == NULL)
+    return set_fail(err, assignment, "the value is not valid YAML");
+  override o = {(char *)assignment, plen + 2, value, NULL};
+  struct fy_node *parent = walk_to_parent(doc, segs, n, assignment, err);
+  int rc = parent != NULL ? put_value(doc, parent, segs[n - 1], value, &o, err)
+                          : SIM_EINPUT;
+  if (rc != SIM_OK) {
+    fy_node_free(value);
+    return rc;
+  }
+  return add_override(doc, &o, err);
+}
