@@ -16,7 +16,7 @@ PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
            libopenmpi-dev openmpi-bin \
            slurmctld slurmd slurm-client munge
 
-.PHONY: all deps build run test unit asan bench clean
+.PHONY: all deps build run test unit asan bench validate clean
 
 all: build
 
@@ -48,6 +48,12 @@ asan: deps
 bench: build
 	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
 	./tools/bench.sh $(BUILD)
+
+# Every published-figure case against the model: regenerates
+# docs/VALIDATION.md and docs/validation/mlenergy_runs.csv (commit them;
+# the test validation_fresh fails when they are stale).
+validate: build
+	/usr/bin/python3 tools/validate.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) out

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grid.h"
+#include "validate_row.h"
 
 static int bind_grid(const char *yaml, grid_config *c, sim_error *err) {
   memset(c, 0, sizeof *c);
@@ -36,6 +37,10 @@ static void a_coal_year(void **state) {
             20e6, 8760 * 3600.0);
   grid_books b = {0};
   grid_account(&g, 10e6, 0, 8760 * 3600.0, &b);
+  validate_row(VALIDATE_GRID, "CO2 of a 10 MW year on coal",
+               "seed table: 10 MW x 8,760 h x 0.9 t/MWh = 78,840 t",
+               "grid_account, 900 kg/MWh flat", "t CO2", 78840, b.co2_kg / 1000,
+               78840 * (1 - 1e-12), 78840 * (1 + 1e-12), "exact (1e-12)");
   assert_close(b.co2_kg / 1000, 78840, 1e-12, 0);
   assert_close(b.energy_j / 3.6e9, 87600, 1e-12, 0);
   assert_close(b.cost, 87600 * 50.0, 1e-12, 0);

@@ -11,6 +11,7 @@
 
 #include "factory.h"
 #include "test_run.h"
+#include "validate_row.h"
 
 static const char base[] =
     "name: t\nseed: 3\nduration: 2 h\nsample_period: 5 min\n"
@@ -165,6 +166,12 @@ static void constant_signals_give_exact_books(void **state) {
                                      "grid.price={value: 80 $/MWh}"};
   run r;
   run_scenario(&r, base, sets, 2);
+  double want_kg = r.sum.energy_j / 3.6e9 * 400;
+  validate_row(VALIDATE_GRID, "CO2 of a factory run at a flat 400 g/kWh",
+               "arithmetic: energy (MWh) x 400 kg/MWh",
+               "tests/factory base scenario, 2 h", "kg CO2", want_kg,
+               r.sum.co2_kg, want_kg * (1 - 1e-12), want_kg * (1 + 1e-12),
+               "exact (1e-12)");
   assert_close(r.sum.co2_kg, r.sum.energy_j / 3.6e9 * 400, 1e-12, 0);
   assert_close(r.sum.cost, r.sum.energy_j / 3.6e9 * 80, 1e-12, 0);
   size_t rows, w;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "validate_row.h"
 
 static gpu_catalog catalog;
 
@@ -55,6 +56,11 @@ static void matches_the_seed_table(void **state) {
   const seed_row *row = *state;
   const gpu_spec *g = gpu_catalog_find(&catalog, row->name);
   assert_non_null(g);
+  char figure[96];
+  snprintf(figure, sizeof figure, "TDP %s", row->name);
+  validate_row(VALIDATE_SEED, figure, "seed table; vendor datasheet",
+               "GPU catalog (scenarios/catalog/gpus.yaml)", "W", row->tdp_w,
+               g->tdp_w, row->tdp_w, row->tdp_w, "exact");
   assert_close(g->tdp_w, row->tdp_w, 0, 0);
   assert_close(g->memory_bytes / 1e9, row->memory_gb, 0, 0);
   assert_close(g->fp16_headline / 1e12 / g->tdp_w, row->tflops_per_w, 0, 0.005);
@@ -295,13 +301,45 @@ static void zeus_curve_predicts_other_workloads(void **state) {
     size_t n = read_zeus(others[w][0], others[w][1], other, 16);
     const zeus_point *t = &other[n - 1];
     double a = (t->power - V100_IDLE) / (v100->tdp_w - V100_IDLE);
+    zeus_point at_table = {0}, at_law = {0}; /* limit, measured, model */
     for (size_t i = 0; i + 1 < n; i++) {
       double measured = other[i].time / t->time;
       double table = 1 / gpu_clock_under_cap(v100, other[i].limit, a);
       double power_law = 1 / gpu_clock_under_cap(&law, other[i].limit, a);
+      if (i == 0 ||
+          fabs(table / measured - 1) > fabs(at_table.power / at_table.time - 1))
+        at_table = (zeus_point){other[i].limit, measured, table};
+      if (i == 0 ||
+          fabs(power_law / measured - 1) > fabs(at_law.power / at_law.time - 1))
+        at_law = (zeus_point){other[i].limit, measured, power_law};
       worst_table = fmax(worst_table, fabs(table / measured - 1));
       worst_law = fmax(worst_law, fabs(power_law / measured - 1));
     }
+    char figure[128], cond[192];
+    snprintf(figure, sizeof figure,
+             "Zeus V100 slowdown under a cap, %s batch %s, measured curve",
+             others[w][0], others[w][1]);
+    snprintf(
+        cond, sizeof cond,
+        "curve from resnet50 batch 128; worst of the caps below 250 W: %g W",
+        at_table.limit);
+    validate_row(VALIDATE_TRAINING, figure,
+                 "You et al., Zeus, NSDI 2023 (data/gpu_power/"
+                 "summary_power_v100.csv)",
+                 cond, "x epoch time", at_table.time, at_table.power,
+                 0.9 * at_table.time, 1.1 * at_table.time,
+                 "+-10% at every cap");
+    snprintf(figure, sizeof figure,
+             "Zeus V100 slowdown under a cap, %s batch %s, power law",
+             others[w][0], others[w][1]);
+    snprintf(cond, sizeof cond,
+             "d(phi) = phi^2.5; worst of the caps below 250 W: %g W",
+             at_law.limit);
+    validate_row(VALIDATE_TRAINING, figure,
+                 "You et al., Zeus, NSDI 2023 (data/gpu_power/"
+                 "summary_power_v100.csv)",
+                 cond, "x epoch time", at_law.time, at_law.power,
+                 0.7 * at_law.time, 1.3 * at_law.time, "+-30% at every cap");
   }
   print_message("Zeus V100 slowdown under caps, worst error: measured curve "
                 "%.1f%%, power law gamma 2.5 %.1f%%\n",

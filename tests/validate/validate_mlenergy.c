@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mlenergy_runs.h"
+#include "validate_row.h"
 
 static void write_row(FILE *f, const mlr_run *r) {
   fprintf(f,
@@ -38,6 +39,38 @@ static int write_csv(const char *path, const mlr_run *runs, size_t n) {
   return fclose(f);
 }
 
+/* The validation rows of one model id (validate_row.h): the median
+ * tokens/J and tokens/s ratios of its k runs, their 10-90% range in the
+ * conditions, against the class band 0.75-1.33. j and s are sorted. */
+static void validate_model(const mlr_run *runs, size_t n, const char *id,
+                           size_t k, double *j, double *s) {
+  const mlr_run *r = NULL;
+  char gpus[32] = "";
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(runs[i].model_id, id) == 0 && runs[i].refused[0] == '\0') {
+      if (r == NULL)
+        r = &runs[i];
+      if (strstr(gpus, runs[i].gpu_model) == NULL)
+        snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%s",
+                 gpus[0] ? "+" : "", runs[i].gpu_model);
+    }
+  const char *what[2] = {"tokens/J", "tokens/s"};
+  double *x[2] = {j, s};
+  for (int w = 0; w < 2; w++) {
+    char figure[160], cond[192];
+    snprintf(figure, sizeof figure, "ML.ENERGY %s %s ratio, median", id,
+             what[w]);
+    snprintf(cond, sizeof cond,
+             "%s, %s, %zu runs on %s; p10-p90 of the ratio %.2f-%.2f",
+             r->moe ? "MoE" : "dense", r->precision, k, gpus,
+             mlr_quantile(x[w], k, 0.1), mlr_quantile(x[w], k, 0.9));
+    validate_row(VALIDATE_SERVING, figure,
+                 "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond,
+                 "x measured", 1, mlr_quantile(x[w], k, 0.5), 0.75, 1.33,
+                 "0.75-1.33 (the class band)");
+  }
+}
+
 /* Median and 10-90% of the tokens/J and tokens/s ratios of one model id. */
 static void print_model(const mlr_run *runs, size_t n, const char *id) {
   double *j = malloc(n * sizeof *j), *s = malloc(n * sizeof *s);
@@ -52,6 +85,8 @@ static void print_model(const mlr_run *runs, size_t n, const char *id) {
            mlr_quantile(j, k, 0.5), mlr_quantile(j, k, 0.1),
            mlr_quantile(j, k, 0.9), mlr_quantile(s, k, 0.5),
            mlr_quantile(s, k, 0.1), mlr_quantile(s, k, 0.9));
+  if (k > 0)
+    validate_model(runs, n, id, k, j, s);
   free(j);
   free(s);
 }

@@ -9,6 +9,7 @@
 #include "test_mlenergy.h"
 #include "test_replica.h"
 #include "test_util.h"
+#include "validate_row.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@ static void seed_decode_tokens_per_s(void **state) {
                 "weights-only bandwidth bound %5.1f tok/s\n",
                 row->gpu, row->tokens_per_s, tps,
                 100 * (tps / row->tokens_per_s - 1), bound);
+  char figure[96];
+  snprintf(figure, sizeof figure, "7B decode tokens/s %s", row->gpu);
+  validate_row_rel(VALIDATE_SEED, figure, "seed table",
+                   "Llama-2-7B FP16, 1 GPU, batch 4, context 512 (batch total)",
+                   "tokens/s", row->tokens_per_s, tps, 0.35);
   assert_close(tps, row->tokens_per_s, 0.35, 0);
 }
 
@@ -109,6 +115,12 @@ static void splitwise_prefill_ratio(void **state) {
    * peak, about 0.38 against 0.52 on A100). The efficiency is not tuned
    * per GPU to pass; this asserts the gap as it stands, so that a change
    * that widens it fails. */
+  validate_row(VALIDATE_SERVING, "Splitwise prefill time A100 / H100",
+               "Patel et al., Splitwise, ISCA 2024 (data/gpu_power/"
+               "perf_model.csv)",
+               "Llama-2-70B FP16, tp 4, prompt 1024, batch 1", "x", measured,
+               model, 0.75 * measured, 1.25 * measured,
+               "+-25% (the issue's; the test holds +-35%, KNOWN GAP)");
   assert_true(hm < am);
   assert_true(model / measured >= 1 / 1.35 && model / measured <= 1.35);
 }
@@ -165,6 +177,16 @@ static void mlenergy_tokens_per_joule_rises(void **state) {
                   batches[i], m.avg_batch, measured, m.power_w, m.itl_ms,
                   t.decode_only, t.power_w, t.step_ms, t.context, ARENA_PROMPT,
                   t.service, t.service / measured);
+    char figure[96];
+    snprintf(figure, sizeof figure,
+             "ML.ENERGY Llama-3.1-8B tokens/J, roofline, max_num_seqs %g",
+             batches[i]);
+    validate_row(VALIDATE_SERVING, figure,
+                 "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025",
+                 "1 x H100, lm-arena-chat, measured avg batch; prompt 512 "
+                 "assumed",
+                 "tokens/J", measured, t.service, measured / 1.5,
+                 1.5 * measured, "x/ 1.5");
     assert_true(t.service > prev);
     assert_true(t.service <= 1.5 * measured && t.service >= measured / 1.5);
     prev = t.service;
