@@ -74,13 +74,7 @@ typedef struct power_policy_ops {
                 double *cap);
 } power_policy_ops;
 
-extern const power_policy_ops power_static, power_proportional, power_priority,
-    power_efficiency;
-
-/* The policies by name, in the order of power_policy (factory.h), and a
- * NULL-terminated list of their names for the scenario schema. */
-const power_policy_ops *power_policy_by_index(int index);
-extern const char *const power_policy_names[];
+/* The policies themselves, their enum and their names: power_policy.h. */
 
 /* Helpers the policies share (power.c). */
 

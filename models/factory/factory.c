@@ -609,7 +609,7 @@ static void predict_budgets(factory *f) {
  * allocation period, once the workloads have set the GPUs' activities. */
 static int allocate(factory *f, sim_time now) {
   bool predict = f->cfg->power.budget == BUDGET_PREDICT;
-  if ((f->policy == &power_static && !predict) ||
+  if ((f->cfg->power.policy == POWER_STATIC && !predict) ||
       (f->alloc_every > 0 && now % f->alloc_every != 0))
     return SIM_OK;
   predict_budgets(f);
