@@ -33,6 +33,9 @@
  *                 where its marginal equals a common level mu, found by
  *                 bisection; units without useful work (weight 0) get what
  *                 is left, up to demand.
+ * - uniform_floor: every unit its minimum, then the same watts more per
+ *                 GPU for every unit, up to its demand; the plain
+ *                 baseline that ignores classes and the work's value.
  * Every policy but static hands a unit no more than its demand while
  * others want more: headroom a unit leaves unused returns to the pool at
  * the next allocation (stranded-power recovery); what no unit wants is

@@ -15,7 +15,8 @@
   XX(STATIC, static, power_split_static)                                       \
   XX(PROPORTIONAL, proportional, power_split_proportional)                     \
   XX(PRIORITY, priority, power_split_priority)                                 \
-  XX(EFFICIENCY, efficiency, power_split_efficiency)
+  XX(EFFICIENCY, efficiency, power_split_efficiency)                           \
+  XX(UNIFORM_FLOOR, uniform_floor, power_split_uniform_floor)
 
 typedef enum power_policy {
 #define XX(e, name, fn) POWER_##e,

@@ -2,7 +2,8 @@
  * and the ranges on random fleets; static is equal, proportional follows
  * demand, priority serves inference first, efficiency equalises the
  * marginal work per watt and does at least the useful work of static;
- * headroom a unit leaves goes to the others. */
+ * uniform_floor raises every unit evenly from its minimum; headroom a
+ * unit leaves goes to the others. */
 #include "test_util.h"
 
 #include <math.h>
@@ -158,6 +159,25 @@ static void priority_orders_within_a_class(void **state) {
   assert_close(cap[0], 200, 1e-9, 0);
 }
 
+/* uniform_floor: every unit its minimum, then the same watts per GPU
+ * for all, a unit that wants less keeping only its demand; with more
+ * budget than anyone wants, the rest goes over the room up to hi. */
+static void uniform_floor_raises_evenly(void **state) {
+  (void)state;
+  power_unit u[3] = {unit(8, 0, POWER_OTHER, 0), unit(8, 1, POWER_TRAINING, 1),
+                     unit(8, 1, POWER_INFERENCE, 0.2)};
+  u[0].demand = 300; /* wants 100 W above its minimum */
+  double cap[3];
+  power_split_uniform_floor(u, 3, 8 * (300 + 450 + 450.0), cap);
+  assert_close(cap[0], 300, 1e-9, 0);
+  assert_close(cap[1], 450, 1e-9, 0);
+  assert_close(cap[2], 450, 1e-9, 0);
+  assert_true(power_total(u, 3, cap) <= 8 * 1200.0);
+  power_split_uniform_floor(u, 3, 8 * 3 * 200.0, cap);
+  for (size_t k = 0; k < 3; k++)
+    assert_close(cap[k], 200, 1e-9, 0);
+}
+
 /* The marginal work per watt of an interior unit at its cap. */
 static double marginal(const power_unit *u, double cap) {
   double phi = pow((cap - u->idle) / (u->span * u->activity), 1 / u->gamma);
@@ -235,6 +255,7 @@ int main(void) {
   TEST_ADD(tests, n, proportional_follows_demand);
   TEST_ADD(tests, n, priority_serves_inference_first);
   TEST_ADD(tests, n, priority_orders_within_a_class);
+  TEST_ADD(tests, n, uniform_floor_raises_evenly);
   TEST_ADD(tests, n, efficiency_equalises_marginals);
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);
