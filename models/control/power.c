@@ -5,16 +5,23 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* In the order of factory.h's power_policy. */
-static const power_policy_ops *const policies[] = {
-    &power_static, &power_proportional, &power_priority, &power_efficiency};
+#include "power_policy.h"
 
-const char *const power_policy_names[] = {"static", "proportional", "priority",
-                                          "efficiency", NULL};
+/* The registry, from POWER_POLICY_MAP (power_policy.h). */
+static const power_policy_ops policies[POWER_NPOLICIES] = {
+#define XX(e, name, fn) {#name, fn},
+    POWER_POLICY_MAP(XX)
+#undef XX
+};
+
+const char *const power_policy_names[] = {
+#define XX(e, name, fn) #name,
+    POWER_POLICY_MAP(XX)
+#undef XX
+        NULL};
 
 const power_policy_ops *power_policy_by_index(int index) {
-  size_t n = sizeof policies / sizeof policies[0];
-  return index >= 0 && (size_t)index < n ? policies[index] : NULL;
+  return index >= 0 && index < POWER_NPOLICIES ? &policies[index] : NULL;
 }
 
 double power_total(const power_unit *units, size_t n, const double *cap) {
@@ -82,8 +89,8 @@ static double wanted(const power_unit *u) {
 
 /* static: the same cap for every GPU (less where a rack's room is
  * smaller). */
-static void split_static(const power_unit *units, size_t n, double budget_w,
-                         double *cap) {
+void power_split_static(const power_unit *units, size_t n, double budget_w,
+                        double *cap) {
   double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
   if (w == NULL) { /* fall back to every minimum: safe under any budget */
     for (size_t u = 0; u < n; u++)
@@ -100,8 +107,8 @@ static void split_static(const power_unit *units, size_t n, double budget_w,
 
 /* proportional: caps in proportion to demand up to it; then what no
  * unit wants, spread over the room left. */
-static void split_proportional(const power_unit *units, size_t n,
-                               double budget_w, double *cap) {
+void power_split_proportional(const power_unit *units, size_t n,
+                              double budget_w, double *cap) {
   double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
   if (w == NULL) {
     for (size_t u = 0; u < n; u++)
@@ -116,7 +123,3 @@ static void split_proportional(const power_unit *units, size_t n,
   power_spread_rest(units, n, budget_w, cap);
   free(w);
 }
-
-const power_policy_ops power_static = {"static", split_static};
-const power_policy_ops power_proportional = {"proportional",
-                                             split_proportional};

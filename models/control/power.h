@@ -33,6 +33,9 @@
  *                 where its marginal equals a common level mu, found by
  *                 bisection; units without useful work (weight 0) get what
  *                 is left, up to demand.
+ * - uniform_floor: every unit its minimum, then the same watts more per
+ *                 GPU for every unit, up to its demand; the plain
+ *                 baseline that ignores classes and the work's value.
  * Every policy but static hands a unit no more than its demand while
  * others want more: headroom a unit leaves unused returns to the pool at
  * the next allocation (stranded-power recovery); what no unit wants is
@@ -74,13 +77,7 @@ typedef struct power_policy_ops {
                 double *cap);
 } power_policy_ops;
 
-extern const power_policy_ops power_static, power_proportional, power_priority,
-    power_efficiency;
-
-/* The policies by name, in the order of power_policy (factory.h), and a
- * NULL-terminated list of their names for the scenario schema. */
-const power_policy_ops *power_policy_by_index(int index);
-extern const char *const power_policy_names[];
+/* The policies themselves, their enum and their names: power_policy.h. */
 
 /* Helpers the policies share (power.c). */
 

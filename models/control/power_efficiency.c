@@ -13,6 +13,7 @@
  * (weight, c or activity 0) keep their minimum until the valued ones are
  * served, then share what is left up to demand. */
 #include "power.h"
+#include "power_policy.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -93,12 +94,10 @@ static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
   power_spread_rest(units, n, budget_w, cap);
 }
 
-static void split_efficiency(const power_unit *units, size_t n, double budget_w,
-                             double *cap) {
+void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
+                            double *cap) {
   double mu = level_for(units, n, budget_w);
   for (size_t u = 0; u < n; u++)
     cap[u] = valued(&units[u]) ? cap_at(&units[u], mu) : units[u].lo;
   serve_the_rest(units, n, budget_w, cap);
 }
-
-const power_policy_ops power_efficiency = {"efficiency", split_efficiency};

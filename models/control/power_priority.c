@@ -4,6 +4,7 @@
  * level the budget cannot satisfy shares what is left in proportion to
  * demand, and the levels after it keep their minimum. */
 #include "power.h"
+#include "power_policy.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,8 +73,8 @@ static double serve_class(const power_unit *units, size_t n, int cls,
   return left;
 }
 
-static void split_priority(const power_unit *units, size_t n, double budget_w,
-                           double *cap) {
+void power_split_priority(const power_unit *units, size_t n, double budget_w,
+                          double *cap) {
   for (size_t u = 0; u < n; u++)
     cap[u] = units[u].lo;
   class_view v = {malloc((n + 1) * sizeof *v.units),
@@ -94,5 +95,3 @@ static void split_priority(const power_unit *units, size_t n, double budget_w,
   free(v.w);
   free(v.from);
 }
-
-const power_policy_ops power_priority = {"priority", split_priority};

@@ -184,16 +184,8 @@ struct factory {
   grid_books books;
   pq_window pq;
   interval iv;
-  work *work; /* services, jobs, the scheduler */
-  const power_policy_ops *policy;
-  sim_time alloc_every; /* a dynamic policy's period */
-  double *group_budget; /* per group: its GPUs' caps under the static split */
-  double *alloc_budget; /* what the policy shares: that, or a prediction */
-  /* The demand-response event under way: when it began, whether power
-   * has reached its cap yet, the request counts at its start. */
-  bool dr_on, dr_met;
-  sim_time dr_start;
-  uint64_t dr_done0, dr_met0, dr_done, dr_slo_met;
+  work *work;       /* services, jobs, the scheduler */
+  control *control; /* the budget, the policy, demand response */
   /* Faults: the plan (NULL: none), the grid's cap before the feed's
    * backup limit, whether a fault is in force since `last`, and per
    * group its racks whose caps the split decides (neither dark nor in
@@ -237,10 +229,7 @@ static void advance(factory *f, sim_time now) {
   f->iv.stranded_j += stranded;
   f->sum.stranded_j += stranded;
   double over = f->p_facility - f->cap;
-  if (f->dr_on) {
-    f->sum.dr_s += dt;
-    f->sum.dr_over_j += fmax(0, over) * dt;
-  }
+  control_account(f->control, over, dt);
   if (f->fault_on)
     f->sum.fault_s += dt;
   if (over > 0) {
@@ -549,89 +538,6 @@ static double warmest(const factory *f, sim_time now) {
   return sig_max(&f->sc->feed.outdoor, t, t + h);
 }
 
-/* What the static split gave each group's GPUs in all: the budget a
- * dynamic policy shares out, so the reserve for cooling and losses the
- * split made still holds. */
-static void note_budgets(factory *f) {
-  const rack_fleet *fl = f->fleet;
-  memset(f->group_budget, 0, fl->ngroups * sizeof *f->group_budget);
-  for (uint32_t i = 0; i < fl->n; i++)
-    if (rack_fleet_rack_usable(fl,
-                               fl->rack[i])) /* not dark, not in emergency */
-      f->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
-}
-
-/* The racks' other IT power in the coming period: linear in each rack's
- * mean GPU activity, which the workloads and the background load have
- * set for it already. */
-static double other_it_next(const rack_fleet *fl) {
-  double sum = 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    double a = 0;
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      a += fl->activity[i];
-    sum += fl->other_idle_w[r] +
-           (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
-  }
-  return sum;
-}
-
-/* The budget predicted for the coming period. Last period the facility
- * drew F for IT power I; conversion losses, cooling and smoothing, R = F
- * - I, grow with the IT they serve: k = R / I per IT watt. With the
- * racks' other IT in the coming period O (known: activities are set
- * before power is), the GPUs may draw
- *
- *   cap (1 - margin) / (1 + k) - O.
- *
- * budget_margin keeps back what the proportional picture misses (cooling
- * lags its heat; conversion efficiency varies with load). The static
- * reserve stays the floor, and faults keep it: their racks' budgets are
- * not the fleet's usual share. */
-static void predict_budgets(factory *f) {
-  const power_config *c = &f->cfg->power;
-  size_t n = f->fleet->ngroups;
-  memcpy(f->alloc_budget, f->group_budget, n * sizeof *f->alloc_budget);
-  double it = f->p_it;
-  if (c->budget != BUDGET_PREDICT || f->fault_on || !(it > 0))
-    return;
-  double k = fmax(0, f->p_facility - it) / it;
-  double predicted =
-      f->cap * (1 - c->budget_margin) / (1 + k) - other_it_next(f->fleet);
-  double reserve = 0;
-  for (size_t g = 0; g < n; g++)
-    reserve += f->group_budget[g];
-  double scale = reserve > 0 ? fmax(1, predicted / reserve) : 1;
-  for (size_t g = 0; g < n; g++)
-    f->alloc_budget[g] = f->group_budget[g] * scale;
-}
-
-/* A dynamic policy (or a predicted budget) shares the budget again every
- * allocation period, once the workloads have set the GPUs' activities. */
-static int allocate(factory *f, sim_time now) {
-  bool predict = f->cfg->power.budget == BUDGET_PREDICT;
-  if ((f->policy == &power_static && !predict) ||
-      (f->alloc_every > 0 && now % f->alloc_every != 0))
-    return SIM_OK;
-  predict_budgets(f);
-  if (work_allocate(f->work, f->policy, f->alloc_budget) != SIM_OK)
-    return sim_engine_fail(f->engine, SIM_ENOMEM,
-                           "power allocation at %.0f s: out of memory",
-                           sim_time_to_s(now));
-  return SIM_OK;
-}
-
-/* Splits again for the cap and the weather now. A cap below the fleet's
- * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
- * show the violation. */
-static void apply_cap(factory *f, sim_time now) {
-  f->reserve_outdoor_c = warmest(f, now);
-  if (rack_fleet_split(f->fleet, facility_fits, f, NULL) != SIM_OK)
-    rack_fleet_cap_all_min(f->fleet);
-  note_budgets(f);
-  rack_fleet_apply_emergency(f->fleet);
-}
-
 /* The racks a cooling fault puts in emergency: every rack of a group the
  * derated loop takes heat from, unless dark. */
 static void mark_emergency(factory *f, size_t l) {
@@ -675,37 +581,6 @@ static double dr_end(const factory *f, sim_time now) {
   return NAN;
 }
 
-/* Demand response: an event begins when the cap falls below the
- * contracted one and ends when it returns; the requests completed in
- * between and the first tick whose power fits the cut are its books. */
-static void track_dr(factory *f, sim_time now) {
-  bool on = f->grid_cap < f->cfg->power.cap_w; /* a feed fault is no DR */
-  uint64_t done, met;
-  if (on != f->dr_on) {
-    work_request_counts(f->work, &done, &met);
-    if (on) {
-      f->dr_start = now;
-      f->dr_met = false;
-      f->dr_done0 = done;
-      f->dr_met0 = met;
-      f->sum.dr_events++;
-    } else {
-      f->dr_done += done - f->dr_done0;
-      f->dr_slo_met += met - f->dr_met0;
-    }
-    f->dr_on = on;
-  }
-}
-
-/* After power is set: the first tick of an event at or under its cap. */
-static void check_cut(factory *f, sim_time now) {
-  if (!f->dr_on || f->dr_met || f->p_facility > f->cap)
-    return;
-  f->dr_met = true;
-  f->sum.dr_time_to_cut_s =
-      fmax(f->sum.dr_time_to_cut_s, sim_time_to_s(now - f->dr_start));
-}
-
 /* The control tick: close the interval up to now with the power that was
  * in force, sample if due, then set the power for the next period. */
 static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -729,23 +604,20 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   if (f->faults != NULL) /* a feed fault: the backup limit, if lower */
     cap = fmin(cap, fault_plan_feed_limit_w(f->faults));
   bool new_interval = ev->time % f->sample_every == 0;
-  if (cap != f->cap || faults ||
-      (new_interval && f->plant.nloops > 0 &&
-       warmest(f, ev->time) != f->reserve_outdoor_c)) {
+  bool recap = cap != f->cap || faults ||
+               (new_interval && f->plant.nloops > 0 &&
+                warmest(f, ev->time) != f->reserve_outdoor_c);
+  if (recap) {
     f->cap = cap;
-    apply_cap(f, ev->time);
+    f->reserve_outdoor_c = warmest(f, ev->time);
   }
-  work_set_power(f->work, f->p_facility, f->cap, dr_end(f, ev->time));
-  work_clocks(f->work);
-  move_load(f, ev->time);
-  work_drive(f->work, f->control_dt_s);
-  track_dr(f, ev->time);
-  int rc = allocate(f, ev->time);
-  if (f->fault_on) /* after the policy: nothing undoes the emergency */
-    rack_fleet_apply_emergency(f->fleet);
-  if (rc == SIM_OK)
-    rc = recompute_power(f, ev->time);
-  check_cut(f, ev->time);
+  control_view v = {.cap_w = f->cap,
+                    .recap = recap,
+                    .dr = f->grid_cap < f->cfg->power.cap_w, /* not a fault */
+                    .fault_on = f->fault_on,
+                    .facility_w = f->p_facility,
+                    .it_w = f->p_it};
+  int rc = control_period(f->control, &v, ev->time);
   pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
   return rc;
 }
@@ -846,10 +718,8 @@ static int build_storage(factory *f, sim_error *err) {
  * at its minimum caps, cooling included, is refused before the run. */
 static int first_split(factory *f, sim_error *err) {
   f->reserve_outdoor_c = warmest(f, 0);
-  if (rack_fleet_split(f->fleet, facility_fits, f, err) == SIM_OK) {
-    note_budgets(f);
+  if (control_split(f->control, err) == SIM_OK)
     return SIM_OK;
-  }
   return sim_error_set(err, SIM_EINPUT,
                        "%s: power.cap %.6g kW is below what the factory "
                        "draws with every GPU at its minimum cap, with its "
@@ -872,16 +742,13 @@ static int alloc_state(factory *f) {
   f->rack_load = calloc(n, sizeof *f->rack_load);
   f->rack_heat = calloc(n, sizeof *f->rack_heat);
   f->group_loop = calloc(f->cfg->nracks, sizeof *f->group_loop);
-  f->group_budget = calloc(f->cfg->nracks, sizeof *f->group_budget);
-  f->alloc_budget = calloc(f->cfg->nracks, sizeof *f->alloc_budget);
   f->group_free = calloc(f->cfg->nracks, sizeof *f->group_free);
   f->group_emergency = calloc(f->cfg->nracks, sizeof *f->group_emergency);
   f->loop_row = calloc(PLANT_NCOLS * f->cfg->nloops + 1, sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of || !f->row ||
       !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
       !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
-      !f->iv.rack_activity_s || !f->group_budget || !f->alloc_budget ||
-      !f->group_free || !f->group_emergency)
+      !f->iv.rack_activity_s || !f->group_free || !f->group_emergency)
     return SIM_ENOMEM;
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->group_free[g] = f->fleet->groups[g].count;
@@ -921,6 +788,47 @@ static int declare_telemetry(factory *f, sim_error *err) {
 /* Books the energy up to now before GPUs change hands. */
 static void settle(void *ctx, sim_time now) { advance(ctx, now); }
 
+/* The hooks of power control (control.h), on the factory. */
+
+static void drive(void *ctx, sim_time now) {
+  factory *f = ctx;
+  work_set_power(f->work, f->p_facility, f->cap, dr_end(f, now));
+  work_clocks(f->work);
+  move_load(f, now);
+  work_drive(f->work, f->control_dt_s);
+}
+
+static int set_power(void *ctx, sim_time now, double *facility_w) {
+  factory *f = ctx;
+  int rc = recompute_power(f, now);
+  *facility_w = f->p_facility;
+  return rc;
+}
+
+static const uint32_t *gpu_slots(void *ctx) {
+  return work_gpu_slots(((factory *)ctx)->work);
+}
+
+static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
+  work_slot_unit(((factory *)ctx)->work, k, u);
+}
+
+static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
+  work_request_counts(((factory *)ctx)->work, done, met);
+}
+
+static int build_control(factory *f, sim_error *err) {
+  control_hooks h = {.ctx = f,
+                     .fits = facility_fits,
+                     .drive = drive,
+                     .power = set_power,
+                     .gpu_slots = gpu_slots,
+                     .slot_unit = slot_unit,
+                     .request_counts = request_counts};
+  f->control = control_create(&f->cfg->power, f->fleet, f->engine, &h, err);
+  return f->control != NULL ? SIM_OK : SIM_ENOMEM;
+}
+
 static int start(factory *f, sim_error *err) {
   int rc =
       sim_engine_register(f->engine, "factory tick", on_tick, f, &f->tick_kind);
@@ -947,8 +855,6 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->sample_every = factory__to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
   f->cap = f->grid_cap = sc->cfg.power.cap_w;
-  f->policy = power_policy_by_index(sc->cfg.power.policy);
-  f->alloc_every = factory__to_ns(sc->cfg.power.allocation_period_s);
   f->fleet = build_fleet(sc, err);
   int rc = f->fleet != NULL ? SIM_OK : SIM_EINPUT;
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
@@ -959,6 +865,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
     rc = build_faults(f, err);
   if (rc == SIM_OK)
     rc = build_storage(f, err);
+  if (rc == SIM_OK)
+    rc = build_control(f, err);
   if (rc == SIM_OK)
     rc = first_split(f, err);
   if (rc == SIM_OK)
@@ -995,8 +903,7 @@ void factory_destroy(factory *f) {
   free(f->rack_load);
   free(f->rack_heat);
   free(f->group_loop);
-  free(f->group_budget);
-  free(f->alloc_budget);
+  control_destroy(f->control);
   free(f->group_free);
   free(f->group_emergency);
   fault_plan_destroy(f->faults);
@@ -1122,12 +1029,13 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
                          "energy books do not balance: samples %.17g J, "
                          "integrated %.17g J",
                          f->sampled_energy_j, s->energy_j);
-  if (f->dr_on) { /* an event still under way at the end */
-    f->cap = f->grid_cap = f->cfg->power.cap_w;
-    track_dr(f, factory_duration(f->cfg));
-  }
-  s->dr_slo_attainment =
-      f->dr_done > 0 ? (double)f->dr_slo_met / (double)f->dr_done : NAN;
+  control_books dr;
+  control_finish(f->control, factory_duration(f->cfg), &dr);
+  s->dr_events = dr.dr_events;
+  s->dr_s = dr.dr_s;
+  s->dr_time_to_cut_s = dr.dr_time_to_cut_s;
+  s->dr_over_j = dr.dr_over_j;
+  s->dr_slo_attainment = dr.dr_slo_attainment;
   s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
   rc = work_finish(f->work, s, err);
   if (rc != SIM_OK)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "battery.h"
+#include "control.h"
 #include "cooling.h"
 #include "engine.h"
 #include "err.h"
@@ -28,27 +29,6 @@
 #include "smooth.h"
 #include "tel.h"
 #include "training.h"
-
-/* In the order of power.h's power_policy_names. */
-typedef enum power_policy {
-  POWER_STATIC,
-  POWER_PROPORTIONAL,
-  POWER_PRIORITY,
-  POWER_EFFICIENCY
-} power_policy;
-
-typedef struct power_config {
-  double cap_w;               /* the facility power cap (contracted capacity) */
-  int policy;                 /* power_policy */
-  double allocation_period_s; /* how often a dynamic policy reallocates;
-                                 0: every control tick */
-  int budget;                 /* power_budget */
-  double budget_margin;       /* predict: the share of the cap kept back */
-} power_config;
-
-/* How the GPUs' budget under the cap is worked out: the static split's
- * worst-case reserve, or that or more, predicted from the last period. */
-typedef enum power_budget { BUDGET_RESERVE, BUDGET_PREDICT } power_budget;
 
 typedef struct rack_group_config {
   char *name;

@@ -8,13 +8,13 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "control.h"
 #include "deferral.h"
 #include "file.h"
-#include "power.h"
 #include "rng.h"
 #include "scheduler.h"
 
-#define NO_SLOT UINT32_MAX
+#define NO_SLOT CONTROL_NO_SLOT
 
 /* A replica of a service or a pipeline stage of a job: GPUs that work in
  * step. Its GPUs' indices are gpus[first .. first + n). */
@@ -65,14 +65,7 @@ struct work {
   defer_plan *plans;
   size_t *plan_pos;
   double *deadline_s;
-  double *owner_co2_kg; /* per owner */
-  /* The power policy's units, rebuilt at each allocation. */
-  power_unit *units;
-  double *unit_cap;
-  uint32_t *unit_key; /* the slot a unit stands for, NO_SLOT: free GPUs */
-  size_t nunits, units_cap;
-  uint32_t *unit_of_gpu;
-  size_t *group_first;    /* units of group g: [first[g], first[g + 1]) */
+  double *owner_co2_kg;   /* per owner */
   sched_running *in_pass; /* a pass's running jobs, njobs of room */
   /* The free GPUs of dark racks, kept from the scheduler: per rack, its
    * list at blocked + first[r], how many, and whether it is dark. */
@@ -473,7 +466,6 @@ static int alloc_slots(work *w) {
   w->job_slot0 = calloc(w->njobs + 1, sizeof *w->job_slot0);
   w->job_dark = calloc(w->njobs + 1, sizeof *w->job_dark);
   w->phi = calloc(maxpp, sizeof *w->phi);
-  w->unit_of_gpu = calloc(w->fleet->n, sizeof *w->unit_of_gpu);
   w->blocked = calloc(w->fleet->n, sizeof *w->blocked);
   w->in_pass = calloc(w->njobs + 1, sizeof *w->in_pass);
   w->blocked_n = calloc(w->fleet->nracks, sizeof *w->blocked_n);
@@ -482,15 +474,13 @@ static int alloc_slots(work *w) {
   w->plan_pos = calloc(w->njobs + 1, sizeof *w->plan_pos);
   w->deadline_s = calloc(w->njobs + 1, sizeof *w->deadline_s);
   w->owner_co2_kg = calloc(nowners(w) + 1, sizeof *w->owner_co2_kg);
-  w->group_first = calloc(w->fleet->ngroups + 1, sizeof *w->group_first);
   if (w->slots == NULL || w->gpus == NULL || w->gpu_slot == NULL ||
       w->tick_j == NULL || w->owner_j == NULL || w->svc == NULL ||
       w->svc_tel == NULL || w->svc_group == NULL || w->job_type == NULL ||
       w->job_slot0 == NULL || w->job_dark == NULL || w->phi == NULL ||
-      w->unit_of_gpu == NULL || w->group_first == NULL || w->blocked == NULL ||
-      w->blocked_n == NULL || w->blocked_dark == NULL || w->in_pass == NULL ||
-      w->plans == NULL || w->plan_pos == NULL || w->deadline_s == NULL ||
-      w->owner_co2_kg == NULL)
+      w->blocked == NULL || w->blocked_n == NULL || w->blocked_dark == NULL ||
+      w->in_pass == NULL || w->plans == NULL || w->plan_pos == NULL ||
+      w->deadline_s == NULL || w->owner_co2_kg == NULL)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++)
     w->gpu_slot[i] = NO_SLOT;
@@ -653,11 +643,6 @@ void work_destroy(work *w) {
   free(w->phi);
   free(w->tick_j);
   free(w->owner_j);
-  free(w->units);
-  free(w->unit_cap);
-  free(w->unit_key);
-  free(w->unit_of_gpu);
-  free(w->group_first);
   free(w->blocked);
   free(w->in_pass);
   free(w->blocked_n);
@@ -1140,125 +1125,23 @@ int work_finish(work *w, factory_summary *s, sim_error *err) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Power allocation                                                    */
+/* Power allocation (control.c builds the units)                       */
 /* ------------------------------------------------------------------ */
 
-/* A unit for the GPUs of slot k (NO_SLOT: the free ones) in rack r, which
- * GPU i stands for: their range, demand and what their work is worth. */
-static power_unit make_unit(const work *w, size_t k, uint32_t r, uint32_t i) {
-  const rack_fleet *fl = w->fleet;
-  const gpu_spec *g = fl->types[fl->type[i]];
-  double room = (fl->limit_w[r] - fl->other_max_w[r]) / fl->count[r];
-  double a = fl->activity[i];
-  power_unit u = {.n = 0,
-                  .lo = g->cap_min_w,
-                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                  .demand = fmin(gpu_power(g, 1, a), fl->thermal_cap_w[r]),
-                  .cls = POWER_OTHER,
-                  .idle = g->idle_w,
-                  .span = g->tdp_w - g->idle_w,
-                  .activity = a,
-                  .gamma = g->gamma,
-                  .phi_min = gpu_phi_min(g)};
-  if (k == NO_SLOT)
-    return u;
+const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
+
+void work_slot_unit(const work *w, uint32_t k, power_unit *u) {
   const slot *s = &w->slots[k];
-  u.weight = 1;
+  u->weight = 1;
   if (is_job(w, s->owner)) {
-    u.cls = POWER_TRAINING;
-    u.c = 1 - w->jobs[job_of(w, s->owner)].comm_share;
-    u.priority = w->jobs[job_of(w, s->owner)].priority;
+    u->cls = POWER_TRAINING;
+    u->c = 1 - w->jobs[job_of(w, s->owner)].comm_share;
+    u->priority = w->jobs[job_of(w, s->owner)].priority;
   } else {
-    u.cls = POWER_INFERENCE;
-    u.c = inf_compute_share(w->svc[s->owner], s->part);
-    u.priority = w->cfg->services[s->owner].priority;
+    u->cls = POWER_INFERENCE;
+    u->c = inf_compute_share(w->svc[s->owner], s->part);
+    u->priority = w->cfg->services[s->owner].priority;
   }
-  return u;
-}
-
-static int reserve_units(work *w, size_t need) {
-  if (need <= w->units_cap)
-    return SIM_OK;
-  size_t cap = w->units_cap ? 2 * w->units_cap : 256;
-  while (cap < need)
-    cap *= 2;
-  power_unit *u = realloc(w->units, cap * sizeof *u);
-  if (u == NULL)
-    return SIM_ENOMEM;
-  w->units = u;
-  double *c = realloc(w->unit_cap, cap * sizeof *c);
-  if (c == NULL)
-    return SIM_ENOMEM;
-  w->unit_cap = c;
-  uint32_t *key = realloc(w->unit_key, cap * sizeof *key);
-  if (key == NULL)
-    return SIM_ENOMEM;
-  w->unit_key = key;
-  w->units_cap = cap;
-  return SIM_OK;
-}
-
-/* The units of rack r: one per slot it holds GPUs of, one for its free
- * GPUs; a rack holds few slots, so the search is linear. */
-static int rack_units(work *w, uint32_t r) {
-  const rack_fleet *fl = w->fleet;
-  size_t first = w->nunits;
-  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-    uint32_t k = w->gpu_slot[i];
-    size_t u = first;
-    while (u < w->nunits && w->unit_key[u] != k)
-      u++;
-    if (u == w->nunits) {
-      if (reserve_units(w, u + 1) != SIM_OK)
-        return SIM_ENOMEM;
-      w->units[u] = make_unit(w, k, r, i);
-      w->unit_key[u] = k;
-      w->nunits++;
-    }
-    w->units[u].n++;
-    w->unit_of_gpu[i] = (uint32_t)u;
-  }
-  return SIM_OK;
-}
-
-/* Every rack's units, group by group (the fleet lays racks out by group,
- * so each group's units are contiguous). */
-static int build_units(work *w) {
-  const rack_fleet *fl = w->fleet;
-  w->nunits = 0;
-  uint32_t g = 0;
-  w->group_first[0] = 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    for (; g < fl->group[r]; g++)
-      w->group_first[g + 1] = w->nunits;
-    if (!rack_fleet_rack_usable(fl, r))
-      continue; /* dark or in emergency: its caps are not the policy's */
-    int rc = rack_units(w, r);
-    if (rc != SIM_OK)
-      return rc;
-  }
-  for (; g < fl->ngroups; g++)
-    w->group_first[g + 1] = w->nunits;
-  return SIM_OK;
-}
-
-int work_allocate(work *w, const power_policy_ops *policy,
-                  const double *group_budget_w) {
-  int rc = build_units(w);
-  if (rc != SIM_OK)
-    return rc;
-  for (size_t g = 0; g < w->fleet->ngroups; g++) {
-    size_t first = w->group_first[g], n = w->group_first[g + 1] - first;
-    if (n > 0)
-      policy->split(w->units + first, n, group_budget_w[g],
-                    w->unit_cap + first);
-  }
-  rack_fleet *fl = w->fleet;
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    for (uint32_t i = fl->first[r];
-         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
-      fl->cap_w[i] = w->unit_cap[w->unit_of_gpu[i]];
-  return SIM_OK;
 }
 
 void work_request_counts(const work *w, uint64_t *completed, uint64_t *met) {

@@ -66,14 +66,11 @@ void work_drive(work *w, double dt);
  * the engine (sim_engine_fail). */
 void work_faults(work *w);
 
-/* Shares each rack group's GPU budget (group_budget_w[g], what the cap
- * leaves its GPUs after the static reserve) among the units of the fleet
- * by policy, and sets every GPU's cap: a replica or stage is a unit per
- * rack it spans, a rack's free GPUs another. Racks dark or in emergency
- * (rack_fleet_free false) are left out: their caps are not the policy's.
- * SIM_OK or SIM_ENOMEM. */
-int work_allocate(work *w, const power_policy_ops *policy,
-                  const double *group_budget_w);
+/* For power control (control.h): per fleet GPU, the slot holding it or
+ * CONTROL_NO_SLOT (borrowed: valid while w lives); and what slot k's work
+ * is worth to a policy, written to u's cls, priority, weight and c. */
+const uint32_t *work_gpu_slots(const work *w);
+void work_slot_unit(const work *w, uint32_t k, power_unit *u);
 
 /* Books dt seconds of the power in force (per GPU, per rack) to the
  * workloads, idle and overhead, and their CO2 at g_per_kwh (the grid's

@@ -2,7 +2,8 @@
  * and the ranges on random fleets; static is equal, proportional follows
  * demand, priority serves inference first, efficiency equalises the
  * marginal work per watt and does at least the useful work of static;
- * headroom a unit leaves goes to the others. */
+ * uniform_floor raises every unit evenly from its minimum; headroom a
+ * unit leaves goes to the others. */
 #include "test_util.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "power.h"
+#include "power_policy.h"
 
 #define MAXU 64
 
@@ -50,8 +52,13 @@ static size_t random_fleet(uint64_t *seed, power_unit *u, double *budget) {
   return n;
 }
 
-static const power_policy_ops *const all[] = {
-    &power_static, &power_proportional, &power_priority, &power_efficiency};
+/* Every policy of the registry (power_policy.h). */
+static const power_policy_ops *all[POWER_NPOLICIES];
+
+static void load_registry(void) {
+  for (int p = 0; p < POWER_NPOLICIES; p++)
+    all[p] = power_policy_by_index(p);
+}
 
 /* The budget and the ranges hold for every policy on 2,000 fleets. */
 static void every_policy_keeps_budget_and_ranges(void **state) {
@@ -103,7 +110,7 @@ static void static_is_equal(void **state) {
                      unit(16, 0.5, POWER_TRAINING, 1),
                      unit(4, 0, POWER_OTHER, 0)};
   double cap[3];
-  power_static.split(u, 3, 28 * 450.0, cap);
+  power_split_static(u, 3, 28 * 450.0, cap);
   for (size_t k = 0; k < 3; k++)
     assert_close(cap[k], 450, 1e-9, 0);
 }
@@ -115,7 +122,7 @@ static void proportional_follows_demand(void **state) {
                      unit(10, 0.6, POWER_TRAINING, 1)};
   double cap[2];
   double demand = 10 * (u[0].demand + u[1].demand);
-  power_proportional.split(u, 2, 0.8 * demand, cap);
+  power_split_proportional(u, 2, 0.8 * demand, cap);
   assert_close(cap[0] / u[0].demand, 0.8, 1e-9, 0);
   assert_close(cap[1] / u[1].demand, 0.8, 1e-9, 0);
 }
@@ -128,11 +135,11 @@ static void priority_serves_inference_first(void **state) {
   power_unit u[3] = {unit(8, 1, POWER_INFERENCE, 0.2),
                      unit(8, 1, POWER_TRAINING, 1), unit(8, 1, POWER_OTHER, 0)};
   double cap[3];
-  power_priority.split(u, 3, 8 * (700 + 450 + 200.0), cap);
+  power_split_priority(u, 3, 8 * (700 + 450 + 200.0), cap);
   assert_close(cap[0], 700, 1e-9, 0);
   assert_close(cap[1], 450, 1e-9, 0);
   assert_close(cap[2], 200, 1e-9, 0);
-  power_priority.split(u, 3, 8 * (500 + 200 + 200.0), cap);
+  power_split_priority(u, 3, 8 * (500 + 200 + 200.0), cap);
   assert_close(cap[0], 500, 1e-9, 0);
   assert_close(cap[1], 200, 1e-9, 0);
   assert_close(cap[2], 200, 1e-9, 0);
@@ -147,9 +154,28 @@ static void priority_orders_within_a_class(void **state) {
                      unit(8, 1, POWER_INFERENCE, 0.2)};
   u[1].priority = 1;
   double cap[2];
-  power_priority.split(u, 2, 8 * (200 + 700.0), cap);
+  power_split_priority(u, 2, 8 * (200 + 700.0), cap);
   assert_close(cap[1], 700, 1e-9, 0);
   assert_close(cap[0], 200, 1e-9, 0);
+}
+
+/* uniform_floor: every unit its minimum, then the same watts per GPU
+ * for all, a unit that wants less keeping only its demand; with more
+ * budget than anyone wants, the rest goes over the room up to hi. */
+static void uniform_floor_raises_evenly(void **state) {
+  (void)state;
+  power_unit u[3] = {unit(8, 0, POWER_OTHER, 0), unit(8, 1, POWER_TRAINING, 1),
+                     unit(8, 1, POWER_INFERENCE, 0.2)};
+  u[0].demand = 300; /* wants 100 W above its minimum */
+  double cap[3];
+  power_split_uniform_floor(u, 3, 8 * (300 + 450 + 450.0), cap);
+  assert_close(cap[0], 300, 1e-9, 0);
+  assert_close(cap[1], 450, 1e-9, 0);
+  assert_close(cap[2], 450, 1e-9, 0);
+  assert_true(power_total(u, 3, cap) <= 8 * 1200.0);
+  power_split_uniform_floor(u, 3, 8 * 3 * 200.0, cap);
+  for (size_t k = 0; k < 3; k++)
+    assert_close(cap[k], 200, 1e-9, 0);
 }
 
 /* The marginal work per watt of an interior unit at its cap. */
@@ -180,7 +206,7 @@ static void efficiency_equalises_marginals(void **state) {
       unit(8, 0.7, POWER_INFERENCE, 0.5), unit(8, 0.7, POWER_INFERENCE, 0.05)};
   double cap[4];
   double budget = 8 * 4 * 380.0;
-  power_efficiency.split(u, 4, budget, cap);
+  power_split_efficiency(u, 4, budget, cap);
   assert_close(power_total(u, 4, cap), budget, 1e-9, 0);
   double m0 = marginal(&u[0], cap[0]);
   for (size_t k = 1; k < 3; k++)
@@ -215,11 +241,12 @@ static void policies_by_name(void **state) {
   (void)state;
   for (int i = 0; power_policy_names[i] != NULL; i++)
     assert_string_equal(power_policy_by_index(i)->name, power_policy_names[i]);
-  assert_null(power_policy_by_index(4));
+  assert_null(power_policy_by_index(POWER_NPOLICIES));
   assert_null(power_policy_by_index(-1));
 }
 
 int main(void) {
+  load_registry();
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
@@ -228,6 +255,7 @@ int main(void) {
   TEST_ADD(tests, n, proportional_follows_demand);
   TEST_ADD(tests, n, priority_serves_inference_first);
   TEST_ADD(tests, n, priority_orders_within_a_class);
+  TEST_ADD(tests, n, uniform_floor_raises_evenly);
   TEST_ADD(tests, n, efficiency_equalises_marginals);
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);

@@ -1,0 +1,376 @@
+/* control.c - power control, one period at a time (see control.h).
+ *
+ * What happens every control period (control_period), in this order:
+ *  1. The static split, when the cap, the faults or the weather changed
+ *     (set_cap): rack_fleet_split under the factory's fits hook, or every
+ *     GPU at its minimum if nothing fits; the budget it leaves each group
+ *     (note_budgets); the emergency racks at their minimum.
+ *  2. The workloads and the load for the coming period (hooks.drive): the
+ *     clocks of the period ending now go to the models, the new
+ *     activities to the GPUs.
+ *  3. Demand response (track_dr): an event begins when the cap falls below
+ *     the contracted one and ends when it returns.
+ *  4. The allocation, every allocation period of a dynamic policy or a
+ *     predicted budget (allocate): the budget, reserve or predicted
+ *     (predict_budgets); the units built from the fleet and the workloads
+ *     (build_units, make_unit); the policy's split per group; the caps
+ *     written back to the GPUs (write_caps).
+ *  5. The emergency racks back at their minimum while a fault is on.
+ *  6. The power in force for the period (hooks.power).
+ *  7. The first tick of an event at or under its cap (check_cut).
+ * The factory's control tick (factory.c on_tick) closes the last period's
+ * books and samples before, and steps power quality after. */
+#include "control.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+
+struct control {
+  const power_config *cfg;
+  const power_policy_ops *policy;
+  sim_time alloc_every; /* a dynamic policy's period */
+  rack_fleet *fleet;
+  sim_engine *engine;
+  control_hooks hooks;
+  double *group_budget; /* per group: its GPUs' caps under the static split */
+  double *alloc_budget; /* what the policy shares: that, or a prediction */
+  /* The policy's units, rebuilt at each allocation. */
+  power_unit *units;
+  double *unit_cap;
+  uint32_t *unit_key; /* the slot a unit stands for, CONTROL_NO_SLOT: free */
+  size_t nunits, units_cap;
+  uint32_t *unit_of_gpu;
+  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  /* The demand-response event under way: when it began, whether power
+   * has reached its cap yet, the request counts at its start. */
+  bool dr_on, dr_met;
+  sim_time dr_start;
+  uint64_t dr_done0, dr_met0, dr_done, dr_slo_met;
+  control_books books;
+};
+
+control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
+                        const control_hooks *hooks, sim_error *err) {
+  control *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  c->cfg = cfg;
+  c->policy = power_policy_by_index(cfg->policy);
+  c->alloc_every = (sim_time)llround(cfg->allocation_period_s * 1e9);
+  c->fleet = fl;
+  c->engine = e;
+  c->hooks = *hooks;
+  c->group_budget = calloc(fl->ngroups + 1, sizeof *c->group_budget);
+  c->alloc_budget = calloc(fl->ngroups + 1, sizeof *c->alloc_budget);
+  c->unit_of_gpu = calloc(fl->n + 1, sizeof *c->unit_of_gpu);
+  c->group_first = calloc(fl->ngroups + 1, sizeof *c->group_first);
+  if (c->group_budget == NULL || c->alloc_budget == NULL ||
+      c->unit_of_gpu == NULL || c->group_first == NULL) {
+    control_destroy(c);
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  return c;
+}
+
+void control_destroy(control *c) {
+  if (c == NULL)
+    return;
+  free(c->group_budget);
+  free(c->alloc_budget);
+  free(c->units);
+  free(c->unit_cap);
+  free(c->unit_key);
+  free(c->unit_of_gpu);
+  free(c->group_first);
+  free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* The budget                                                          */
+/* ------------------------------------------------------------------ */
+
+/* What the static split gave each group's GPUs in all: the budget a
+ * dynamic policy shares out, so the reserve for cooling and losses the
+ * split made still holds. */
+static void note_budgets(control *c) {
+  const rack_fleet *fl = c->fleet;
+  memset(c->group_budget, 0, fl->ngroups * sizeof *c->group_budget);
+  for (uint32_t i = 0; i < fl->n; i++) /* racks neither dark nor in emergency */
+    if (rack_fleet_rack_usable(fl, fl->rack[i]))
+      c->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
+}
+
+int control_split(control *c, sim_error *err) {
+  int rc = rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, err);
+  if (rc == SIM_OK)
+    note_budgets(c);
+  return rc;
+}
+
+/* Splits again for the cap and the weather now. A cap below the fleet's
+ * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
+ * show the violation. */
+static void set_cap(control *c) {
+  if (rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL) != SIM_OK)
+    rack_fleet_cap_all_min(c->fleet);
+  note_budgets(c);
+  rack_fleet_apply_emergency(c->fleet);
+}
+
+/* The racks' other IT power in the coming period: linear in each rack's
+ * mean GPU activity, which the workloads and the background load have
+ * set for it already. */
+static double other_it_next(const rack_fleet *fl) {
+  double sum = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    double a = 0;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+      a += fl->activity[i];
+    sum += fl->other_idle_w[r] +
+           (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
+  }
+  return sum;
+}
+
+/* The budget predicted for the coming period. Last period the facility
+ * drew F for IT power I; conversion losses, cooling and smoothing, R = F
+ * - I, grow with the IT they serve: k = R / I per IT watt. With the
+ * racks' other IT in the coming period O (known: activities are set
+ * before power is), the GPUs may draw
+ *
+ *   cap (1 - margin) / (1 + k) - O.
+ *
+ * budget_margin keeps back what the proportional picture misses (cooling
+ * lags its heat; conversion efficiency varies with load). The static
+ * reserve stays the floor, and faults keep it: their racks' budgets are
+ * not the fleet's usual share. */
+static void predict_budgets(control *c, const control_view *v) {
+  const power_config *cfg = c->cfg;
+  size_t n = c->fleet->ngroups;
+  memcpy(c->alloc_budget, c->group_budget, n * sizeof *c->alloc_budget);
+  double it = v->it_w;
+  if (cfg->budget != BUDGET_PREDICT || v->fault_on || !(it > 0))
+    return;
+  double k = fmax(0, v->facility_w - it) / it;
+  double predicted =
+      v->cap_w * (1 - cfg->budget_margin) / (1 + k) - other_it_next(c->fleet);
+  double reserve = 0;
+  for (size_t g = 0; g < n; g++)
+    reserve += c->group_budget[g];
+  double scale = reserve > 0 ? fmax(1, predicted / reserve) : 1;
+  for (size_t g = 0; g < n; g++)
+    c->alloc_budget[g] = c->group_budget[g] * scale;
+}
+
+/* ------------------------------------------------------------------ */
+/* The units                                                           */
+/* ------------------------------------------------------------------ */
+
+/* A unit for the GPUs of slot k (CONTROL_NO_SLOT: the free ones) in rack
+ * r, which GPU i stands for: their range, demand and what their work is
+ * worth. */
+static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
+                            uint32_t i) {
+  const rack_fleet *fl = c->fleet;
+  const gpu_spec *g = fl->types[fl->type[i]];
+  double room = (fl->limit_w[r] - fl->other_max_w[r]) / fl->count[r];
+  double a = fl->activity[i];
+  power_unit u = {.n = 0,
+                  .lo = g->cap_min_w,
+                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                  .demand = fmin(gpu_power(g, 1, a), fl->thermal_cap_w[r]),
+                  .cls = POWER_OTHER,
+                  .idle = g->idle_w,
+                  .span = g->tdp_w - g->idle_w,
+                  .activity = a,
+                  .gamma = g->gamma,
+                  .phi_min = gpu_phi_min(g)};
+  if (k != CONTROL_NO_SLOT)
+    c->hooks.slot_unit(c->hooks.ctx, k, &u);
+  return u;
+}
+
+static int reserve_units(control *c, size_t need) {
+  if (need <= c->units_cap)
+    return SIM_OK;
+  size_t cap = c->units_cap ? 2 * c->units_cap : 256;
+  while (cap < need)
+    cap *= 2;
+  power_unit *u = realloc(c->units, cap * sizeof *u);
+  if (u == NULL)
+    return SIM_ENOMEM;
+  c->units = u;
+  double *uc = realloc(c->unit_cap, cap * sizeof *uc);
+  if (uc == NULL)
+    return SIM_ENOMEM;
+  c->unit_cap = uc;
+  uint32_t *key = realloc(c->unit_key, cap * sizeof *key);
+  if (key == NULL)
+    return SIM_ENOMEM;
+  c->unit_key = key;
+  c->units_cap = cap;
+  return SIM_OK;
+}
+
+/* The units of rack r: one per slot it holds GPUs of, one for its free
+ * GPUs; a rack holds few slots, so the search is linear. */
+static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
+  const rack_fleet *fl = c->fleet;
+  size_t first = c->nunits;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    uint32_t k = gpu_slot[i];
+    size_t u = first;
+    while (u < c->nunits && c->unit_key[u] != k)
+      u++;
+    if (u == c->nunits) {
+      if (reserve_units(c, u + 1) != SIM_OK)
+        return SIM_ENOMEM;
+      c->units[u] = make_unit(c, k, r, i);
+      c->unit_key[u] = k;
+      c->nunits++;
+    }
+    c->units[u].n++;
+    c->unit_of_gpu[i] = (uint32_t)u;
+  }
+  return SIM_OK;
+}
+
+/* Every rack's units, group by group (the fleet lays racks out by group,
+ * so each group's units are contiguous). */
+static int build_units(control *c) {
+  const rack_fleet *fl = c->fleet;
+  const uint32_t *gpu_slot = c->hooks.gpu_slots(c->hooks.ctx);
+  c->nunits = 0;
+  uint32_t g = 0;
+  c->group_first[0] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    for (; g < fl->group[r]; g++)
+      c->group_first[g + 1] = c->nunits;
+    if (!rack_fleet_rack_usable(fl, r))
+      continue; /* dark or in emergency: its caps are not the policy's */
+    int rc = rack_units(c, gpu_slot, r);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  for (; g < fl->ngroups; g++)
+    c->group_first[g + 1] = c->nunits;
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The allocation                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Every free rack's GPUs take their unit's cap. */
+static void write_caps(control *c) {
+  rack_fleet *fl = c->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    for (uint32_t i = fl->first[r];
+         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
+      fl->cap_w[i] = c->unit_cap[c->unit_of_gpu[i]];
+}
+
+/* Shares each group's budget among its units by policy. */
+static int split_units(control *c) {
+  int rc = build_units(c);
+  if (rc != SIM_OK)
+    return rc;
+  for (size_t g = 0; g < c->fleet->ngroups; g++) {
+    size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
+    if (n > 0)
+      c->policy->split(c->units + first, n, c->alloc_budget[g],
+                       c->unit_cap + first);
+  }
+  write_caps(c);
+  return SIM_OK;
+}
+
+/* A dynamic policy (or a predicted budget) shares the budget again every
+ * allocation period, once the workloads have set the GPUs' activities. */
+static int allocate(control *c, const control_view *v, sim_time now) {
+  bool predict = c->cfg->budget == BUDGET_PREDICT;
+  if ((c->cfg->policy == POWER_STATIC && !predict) ||
+      (c->alloc_every > 0 && now % c->alloc_every != 0))
+    return SIM_OK;
+  predict_budgets(c, v);
+  if (split_units(c) != SIM_OK)
+    return sim_engine_fail(c->engine, SIM_ENOMEM,
+                           "power allocation at %.0f s: out of memory",
+                           sim_time_to_s(now));
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Demand response                                                     */
+/* ------------------------------------------------------------------ */
+
+/* An event begins when the cap falls below the contracted one (on) and
+ * ends when it returns; the requests completed in between and the first
+ * tick whose power fits the cut are its books. */
+static void track_dr(control *c, bool on, sim_time now) {
+  uint64_t done, met;
+  if (on != c->dr_on) {
+    c->hooks.request_counts(c->hooks.ctx, &done, &met);
+    if (on) {
+      c->dr_start = now;
+      c->dr_met = false;
+      c->dr_done0 = done;
+      c->dr_met0 = met;
+      c->books.dr_events++;
+    } else {
+      c->dr_done += done - c->dr_done0;
+      c->dr_slo_met += met - c->dr_met0;
+    }
+    c->dr_on = on;
+  }
+}
+
+/* After power is set: the first tick of an event at or under its cap. */
+static void check_cut(control *c, double facility_w, double cap_w,
+                      sim_time now) {
+  if (!c->dr_on || c->dr_met || facility_w > cap_w)
+    return;
+  c->dr_met = true;
+  c->books.dr_time_to_cut_s =
+      fmax(c->books.dr_time_to_cut_s, sim_time_to_s(now - c->dr_start));
+}
+
+void control_account(control *c, double over_w, double dt) {
+  if (c->dr_on) {
+    c->books.dr_s += dt;
+    c->books.dr_over_j += fmax(0, over_w) * dt;
+  }
+}
+
+void control_finish(control *c, sim_time end, control_books *out) {
+  if (c->dr_on) /* an event still under way at the end */
+    track_dr(c, false, end);
+  c->books.dr_slo_attainment =
+      c->dr_done > 0 ? (double)c->dr_slo_met / (double)c->dr_done : NAN;
+  *out = c->books;
+}
+
+/* ------------------------------------------------------------------ */
+/* The period                                                          */
+/* ------------------------------------------------------------------ */
+
+int control_period(control *c, const control_view *v, sim_time now) {
+  if (v->recap)
+    set_cap(c);
+  c->hooks.drive(c->hooks.ctx, now);
+  track_dr(c, v->dr, now);
+  int rc = allocate(c, v, now);
+  if (v->fault_on) /* after the policy: nothing undoes the emergency */
+    rack_fleet_apply_emergency(c->fleet);
+  double facility = v->facility_w;
+  if (rc == SIM_OK)
+    rc = c->hooks.power(c->hooks.ctx, now, &facility);
+  check_cut(c, facility, v->cap_w, now);
+  return rc;
+}

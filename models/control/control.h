@@ -1,0 +1,108 @@
+/* control.h - power control (DESIGN 4.8): what happens every control
+ * period, from the facility cap to every GPU's cap. It holds the GPUs'
+ * budget (the static split's reserve, or a prediction), tracks demand
+ * response, builds the policy's units from the fleet and the workloads,
+ * shares the budget by policy (power.h, power_policy.h) and writes the
+ * caps back to the fleet. control.c lists the steps in order.
+ *
+ * It sits above the hardware (rack.h) and below the factory: it sees the
+ * fleet's arrays, and what it needs of the facility and the workloads
+ * comes through hooks the factory fills (control_hooks), so nothing here
+ * includes a factory header. */
+#ifndef MODELS_CONTROL_H
+#define MODELS_CONTROL_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "err.h"
+#include "power.h"
+#include "power_policy.h"
+#include "rack.h"
+
+/* How the GPUs' budget under the cap is worked out: the static split's
+ * worst-case reserve, or that or more, predicted from the last period. */
+typedef enum power_budget { BUDGET_RESERVE, BUDGET_PREDICT } power_budget;
+
+typedef struct power_config {
+  double cap_w;               /* the facility power cap (contracted capacity) */
+  int policy;                 /* power_policy */
+  double allocation_period_s; /* how often a dynamic policy reallocates;
+                                 0: every control tick */
+  int budget;                 /* power_budget */
+  double budget_margin;       /* predict: the share of the cap kept back */
+} power_config;
+
+/* A GPU that no workload holds (control_hooks.gpu_slots). */
+#define CONTROL_NO_SLOT UINT32_MAX
+
+/* What control needs of the factory around it, all on ctx. */
+typedef struct control_hooks {
+  void *ctx;
+  /* Whether the facility fits the cap with the GPUs of each group at
+   * caps[g] (rack_fleet_split's test: conversion losses, cooling). */
+  rack_fits_fn fits;
+  /* The workloads and the load for the coming period: the clocks of the
+   * period ending now go to the models, their activities to the GPUs. */
+  void (*drive)(void *ctx, sim_time now);
+  /* Sets the power in force from now for one period and gives the
+   * facility power it comes to (the last one on failure); a status. */
+  int (*power)(void *ctx, sim_time now, double *facility_w);
+  /* Per fleet GPU, the workload slot (a replica, a pipeline stage) that
+   * holds it, or CONTROL_NO_SLOT; valid until the next drive. */
+  const uint32_t *(*gpu_slots)(void *ctx);
+  /* Fills what slot k's work is worth in *u: cls, priority, weight, c. */
+  void (*slot_unit)(void *ctx, uint32_t k, power_unit *u);
+  /* Requests completed (or dropped) so far, and those within their SLOs. */
+  void (*request_counts)(void *ctx, uint64_t *done, uint64_t *met);
+} control_hooks;
+
+/* The factory's state at a control tick, before the period's step. */
+typedef struct control_view {
+  double cap_w;      /* the facility cap from now */
+  bool recap;        /* the cap, the faults or the weather changed */
+  bool dr;           /* a demand-response event is under way */
+  bool fault_on;     /* a fault is in force */
+  double facility_w; /* the facility's power over the last period */
+  double it_w;       /* the IT power of it */
+} control_view;
+
+/* The demand-response books of a run. */
+typedef struct control_books {
+  uint64_t dr_events;
+  double dr_s;              /* time under events */
+  double dr_time_to_cut_s;  /* the longest wait for power to fit a cut */
+  double dr_over_j;         /* energy above the cap during events */
+  double dr_slo_attainment; /* of requests completed in events; NaN */
+} control_books;
+
+typedef struct control control;
+
+/* Power control over fleet fl (borrowed, as cfg, e and hooks: they must
+ * outlive it). NULL with err set (SIM_ENOMEM). Free with
+ * control_destroy. */
+control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
+                        const control_hooks *hooks, sim_error *err);
+
+/* Frees c; NULL does nothing. */
+void control_destroy(control *c);
+
+/* The static split for the cap in force (the fits hook) and the GPUs'
+ * budget it leaves. SIM_OK, or rack_fleet_split's error when even every
+ * GPU at its minimum cap does not fit (the caps are then undefined). */
+int control_split(control *c, sim_error *err);
+
+/* One control period from now (control.c lists its steps): the split if
+ * the view says so, the workloads driven, demand response tracked, the
+ * budget shared by policy, the power set. SIM_OK, or the status the
+ * engine was failed with. */
+int control_period(control *c, const control_view *v, sim_time now);
+
+/* Books dt seconds with the facility over_w above the cap (may be
+ * negative) into the demand-response books. */
+void control_account(control *c, double over_w, double dt);
+
+/* Closes an event still under way at end and gives the books. */
+void control_finish(control *c, sim_time end, control_books *out);
+
+#endif
