@@ -109,6 +109,12 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   if (!isnan(s->cost) || !isnan(s->co2_kg))
     printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
            s->co2_kg / 1000);
+  if (!isnan(s->cost))
+    printf("  bill           energy %.2f, demand %.2f (peak %.1f kW), fees "
+           "%.2f\n",
+           s->cost_energy, s->cost_demand, s->peak_demand_kw, s->cost_fees);
+  if (!isnan(s->co2_kg))
+    printf("  carbon basis   %s\n", s->carbon_basis);
   print_workloads(sc, s);
   printf("  output         %s\n", out);
 }

@@ -489,6 +489,20 @@ static int h5w_put_summary(tel_sink *s, const char *key, double value) {
                   H5T_NATIVE_DOUBLE, &value);
 }
 
+static int h5w_put_summary_str(tel_sink *s, const char *key,
+                               const char *value) {
+  h5w *w = (h5w *)s;
+  int rc = check_state(w, "put_summary_str");
+  if (rc != SIM_OK)
+    return rc;
+  if (w->summary < 0)
+    w->summary =
+        H5Gcreate2(w->file, "summary", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+  if (w->summary < 0)
+    return io_fail(w, "create group /summary");
+  return put_str_attr(w, w->summary, "/summary", key, value);
+}
+
 static int h5w_put_meta_str(tel_sink *s, const char *key, const char *value) {
   h5w *w = (h5w *)s;
   int rc = check_state(w, "put_meta_str");
@@ -670,6 +684,7 @@ static const tel_sink_ops h5w_ops = {
     .open_group = h5w_open_group,
     .append = h5w_append,
     .put_summary = h5w_put_summary,
+    .put_summary_str = h5w_put_summary_str,
     .put_meta_str = h5w_put_meta_str,
     .put_meta_int = h5w_put_meta_int,
     .put_text = h5w_put_text,

@@ -126,6 +126,17 @@ int tel_put_summary(tel_sink *s, const char *key, double value) {
   return s->ops->put_summary(s, key, value);
 }
 
+int tel_put_summary_str(tel_sink *s, const char *key, const char *value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  if (!leaf_name_ok(key) || value == NULL)
+    return fail(s, SIM_EINVAL, "put_summary_str: bad key or NULL value");
+  /* A sink without text metrics drops them: they describe, not measure. */
+  return s->ops->put_summary_str != NULL
+             ? s->ops->put_summary_str(s, key, value)
+             : SIM_OK;
+}
+
 /* A metadata key: a leaf name, and not the one commit owns. */
 static int check_meta_key(tel_sink *s, const char *key) {
   if (!leaf_name_ok(key))

@@ -65,6 +65,8 @@ typedef struct tel_sink_ops {
   int (*append)(tel_sink *s, size_t id, double time_s, const double *values);
   /* A metric of the run's /summary (e.g. "energy_mwh"). */
   int (*put_summary)(tel_sink *s, const char *key, double value);
+  /* A text metric of /summary (e.g. "carbon_basis"); NULL: not kept. */
+  int (*put_summary_str)(tel_sink *s, const char *key, const char *value);
   /* Attributes on the root ("aifsim_version", "scenario_name", "seed"). */
   int (*put_meta_str)(tel_sink *s, const char *key, const char *value);
   int (*put_meta_int)(tel_sink *s, const char *key, int64_t value);
@@ -94,6 +96,7 @@ struct tel_sink {
 int tel_open_group(tel_sink *s, const tel_group *g, size_t *id);
 int tel_append(tel_sink *s, size_t id, double time_s, const double *values);
 int tel_put_summary(tel_sink *s, const char *key, double value);
+int tel_put_summary_str(tel_sink *s, const char *key, const char *value);
 int tel_put_meta_str(tel_sink *s, const char *key, const char *value);
 int tel_put_meta_int(tel_sink *s, const char *key, int64_t value);
 int tel_put_text(tel_sink *s, const char *name, const char *text);
@@ -118,11 +121,13 @@ const double *tel_memory_times(const tel_sink *s, const char *group,
                                size_t *rows);
 /* A summary metric; returns SIM_ENOTFOUND if it was never put. */
 int tel_memory_summary(const tel_sink *s, const char *key, double *value);
+/* A text metric of the summary, or NULL if none; valid while s lives. */
+const char *tel_memory_summary_str(const tel_sink *s, const char *key);
 /* A text put with put_text, or NULL. */
 const char *tel_memory_text(const tel_sink *s, const char *name);
 /* A group's attribute; SIM_ENOTFOUND if never put. */
-int tel_memory_group_attr(const tel_sink *s, const char *group,
-                          const char *key, double *value);
+int tel_memory_group_attr(const tel_sink *s, const char *group, const char *key,
+                          double *value);
 
 /* A table's numeric column (NULL if unknown or text) with its row count,
  * and one cell of a text column (NULL if unknown). */

@@ -258,6 +258,19 @@ static int mem_put_summary(tel_sink *s, const char *key, double value) {
   return SIM_OK;
 }
 
+static int mem_put_summary_str(tel_sink *s, const char *key,
+                               const char *value) {
+  mem_sink *m = (mem_sink *)s;
+  int rc = check_open(m, "put_summary_str");
+  if (rc != SIM_OK)
+    return rc;
+  mem_entry *e = list_get(&m->summary, key);
+  if (e == NULL || entry_set_str(e, value) != SIM_OK)
+    return no_memory(m, key);
+  e->num = NAN;
+  return SIM_OK;
+}
+
 /* Metadata: a key holds a string or a number; the last put wins. */
 static int mem_put_meta_str(tel_sink *s, const char *key, const char *value) {
   mem_sink *m = (mem_sink *)s;
@@ -415,6 +428,7 @@ static const tel_sink_ops mem_ops = {
     .open_group = mem_open_group,
     .append = mem_append,
     .put_summary = mem_put_summary,
+    .put_summary_str = mem_put_summary_str,
     .put_meta_str = mem_put_meta_str,
     .put_meta_int = mem_put_meta_int,
     .put_text = mem_put_text,
@@ -477,6 +491,13 @@ int tel_memory_summary(const tel_sink *s, const char *key, double *value) {
   return SIM_OK;
 }
 
+const char *tel_memory_summary_str(const tel_sink *s, const char *key) {
+  const mem_sink *m = as_mem(s);
+  const mem_entry *e =
+      m != NULL && key != NULL ? list_find(&m->summary, key) : NULL;
+  return e != NULL ? e->str : NULL;
+}
+
 const char *tel_memory_text(const tel_sink *s, const char *name) {
   const mem_sink *m = as_mem(s);
   const mem_entry *e =
@@ -484,8 +505,8 @@ const char *tel_memory_text(const tel_sink *s, const char *name) {
   return e != NULL ? e->str : NULL;
 }
 
-int tel_memory_group_attr(const tel_sink *s, const char *group,
-                          const char *key, double *value) {
+int tel_memory_group_attr(const tel_sink *s, const char *group, const char *key,
+                          double *value) {
   const mem_sink *m = as_mem(s);
   if (m == NULL || group == NULL || key == NULL || value == NULL)
     return SIM_EINVAL;

@@ -82,6 +82,11 @@ static const unit unit_table[] = {
     {"MW/s", UNITS_RAMP, 1e6, 1, 0},
     {"K/W", UNITS_THERMAL_RES, 1, 1, 0},
     {"K/kW", UNITS_THERMAL_RES, 1, 1e3, 0},
+    {"$", UNITS_MONEY, 1, 1, 0},
+    {"USD", UNITS_MONEY, 1, 1, 0},
+    {"$/kW", UNITS_DEMAND_PRICE, 1, 1, 0},
+    {"USD/kW", UNITS_DEMAND_PRICE, 1, 1, 0},
+    {"$/MW", UNITS_DEMAND_PRICE, 1, 1e3, 0},
 };
 enum { NUNITS = sizeof unit_table / sizeof unit_table[0] };
 
@@ -110,6 +115,9 @@ static const dim_info dims[UNITS_NDIMS] = {
     [UNITS_RAMP] = {"power ramp", "W/s", "W/s, kW/s, MW/s", "5 MW/s"},
     [UNITS_THERMAL_RES] = {"thermal resistance", "K/W", "K/W, K/kW",
                            "0.05 K/W"},
+    [UNITS_MONEY] = {"amount", "$", "$, USD", "2000 $"},
+    [UNITS_DEMAND_PRICE] = {"demand charge", "$/kW", "$/kW, USD/kW, $/MW",
+                            "15 $/kW"},
 };
 
 const char *units_dim_name(units_dim dim) {

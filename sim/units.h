@@ -1,9 +1,9 @@
 /* units.h - quantities written with their units ("20 MW", "250ms", "25%")
  * to doubles in the project's canonical units, and back.
  * Canonical units: W, J, s, fraction (1), degC, $/MWh, gCO2/kWh, Hz, bytes,
- * bytes/s, FLOP/s, W/s, K/W. All are SI or SI-scaled except temperature (degC,
- * as operators read it) and price and carbon intensity (per MWh and per
- * kWh, as markets and grid operators publish them). */
+ * bytes/s, FLOP/s, W/s, K/W, $, $/kW. All are SI or SI-scaled except
+ * temperature (degC, as operators read it) and price and carbon intensity (per
+ * MWh and per kWh, as markets and grid operators publish them). */
 #ifndef SIM_UNITS_H
 #define SIM_UNITS_H
 
@@ -22,8 +22,10 @@ typedef enum units_dim {
   UNITS_DATA,
   UNITS_BANDWIDTH,
   UNITS_FLOPS,
-  UNITS_RAMP,        /* power per time */
-  UNITS_THERMAL_RES, /* temperature rise per power, K/W */
+  UNITS_RAMP,         /* power per time */
+  UNITS_THERMAL_RES,  /* temperature rise per power, K/W */
+  UNITS_MONEY,        /* an amount, $ */
+  UNITS_DEMAND_PRICE, /* a demand charge, $ per kW of peak demand */
   UNITS_NDIMS
 } units_dim;
 

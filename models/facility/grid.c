@@ -56,6 +56,61 @@ static const scn_field dr_fields[] = {
 static const scn_schema dr_schema = SCN_SCHEMA(
     "demand-response event", dr_event, dr_fields, .check = check_event);
 
+static int check_tariff(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err);
+
+/* The demand interval's default: 15 min, the window of most US demand
+ * charges (tariffs in OpenEI's Utility Rate Database, which NREL's
+ * "Maximum demand charge rates for commercial and industrial electricity
+ * tariffs in the United States" draws on; 15-60 min are in use). */
+static const scn_field tariff_fields[] = {
+    {.key = "demand_charge",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_tariff, demand_charge),
+     .dim = UNITS_DEMAND_PRICE,
+     .min = 0,
+     .max = 1e4,
+     .dflt = "0 $/kW",
+     .help = "per kW of each billing period's peak, e.g. 15 $/kW"},
+    {.key = "demand_interval",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_tariff, demand_interval_s),
+     .dim = UNITS_TIME,
+     .min = 1,
+     .max = 86400,
+     .flags = SCN_POSITIVE,
+     .dflt = "15 min",
+     .help = "the window the billed peak is averaged over, e.g. 15 min"},
+    {.key = "billing_period",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_tariff, billing_period_s),
+     .dim = UNITS_TIME,
+     .min = 60,
+     .max = 366 * 86400.0,
+     .flags = SCN_POSITIVE,
+     .dflt = "30 d",
+     .help = "a month as a fixed length from the start, e.g. 30 d"},
+    {.key = "fixed_fee",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_tariff, fixed_fee),
+     .dim = UNITS_MONEY,
+     .min = 0,
+     .max = 1e12,
+     .dflt = "0 $",
+     .help = "per billing period, prorated over the run, e.g. 2000 $"},
+    {.key = "energy_adder",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_tariff, energy_adder),
+     .dim = UNITS_PRICE,
+     .min = -1e4,
+     .max = 1e4,
+     .dflt = "0 $/MWh",
+     .help = "grid fees per MWh on top of the price, e.g. 30 $/MWh"},
+};
+
+static const scn_schema tariff_schema =
+    SCN_SCHEMA("tariff", grid_tariff, tariff_fields, .check = check_tariff);
+
 static const scn_field grid_fields[] = {
     {.key = "carbon",
      .type = SCN_MAP,
@@ -67,6 +122,12 @@ static const scn_field grid_fields[] = {
      .offset = offsetof(grid_config, price),
      .sub = &sig_price_schema,
      .help = "electricity price: a file, a value or a daily schedule"},
+    {.key = "tariff",
+     .type = SCN_MAP,
+     .offset = offsetof(grid_config, tariff),
+     .sub = &tariff_schema,
+     .help = "demand_charge, demand_interval, billing_period, fixed_fee, "
+             "energy_adder"},
     {.key = "outdoor",
      .type = SCN_MAP,
      .offset = offsetof(grid_config, outdoor),
@@ -94,6 +155,18 @@ static int check_event(void *obj, const scn_loc *loc, void *user,
   return SIM_OK;
 }
 
+static int check_tariff(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err) {
+  (void)user;
+  const grid_tariff *t = obj;
+  if (fmod(t->billing_period_s, t->demand_interval_s) != 0)
+    return scn_fail(loc, "billing_period", err,
+                    "e.g. billing_period: 30 d with demand_interval: 15 min",
+                    "billing_period must be a whole number of "
+                    "demand_intervals");
+  return SIM_OK;
+}
+
 static int init_signal(sig_series *s, const sig_config *c, const char *name,
                        const char *base_dir, double duration_s,
                        sim_error *err) {
@@ -116,6 +189,8 @@ int grid_init(grid *g, const grid_config *c, double contracted_w,
   sig_series *series[] = {&g->carbon, &g->price, &g->outdoor};
   memset(g, 0, sizeof *g);
   g->contracted_w = contracted_w;
+  g->tariff = &c->tariff;
+  g->carbon_basis = c->carbon.basis;
   g->dr = c->dr;
   g->ndr = c->ndr;
   for (int k = 0; k < 3; k++) {
@@ -163,9 +238,86 @@ double grid_next_change(const grid *g, double t) {
   return next;
 }
 
+/* A config not bound through the schema (zeroed) has no demand interval:
+ * then no demand is tracked. */
+static bool tracks_demand(const grid *g) {
+  return g->tariff != NULL && g->tariff->demand_interval_s > 0;
+}
+
+static int64_t intervals_per_period(const grid_tariff *t) {
+  return (int64_t)llround(t->billing_period_s / t->demand_interval_s);
+}
+
+/* Books share x of the open period's demand charge and opens the next. */
+static void close_period(const grid *g, grid_books *b, double share) {
+  b->demand_cost += share * g->tariff->demand_charge * b->period_peak_w / 1e3;
+  b->billed_peak_w = fmax(b->billed_peak_w, b->period_peak_w);
+  b->period_peak_w = 0;
+}
+
+/* Closes the open interval, whose energy covers len seconds. */
+static void close_interval(const grid *g, grid_books *b, double len) {
+  b->period_peak_w = fmax(b->period_peak_w, b->dem_j / len);
+  b->dem_j = 0;
+  b->dem_k++;
+  if (b->dem_k % intervals_per_period(g->tariff) == 0)
+    close_period(g, b, 1);
+}
+
+static void account_demand(const grid *g, double p_w, double t0, double t1,
+                           grid_books *b) {
+  double len = g->tariff->demand_interval_s;
+  double end = (double)(b->dem_k + 1) * len;
+  while (t1 >= end) {
+    b->dem_j += p_w * (end - t0);
+    close_interval(g, b, len);
+    t0 = end;
+    end = (double)(b->dem_k + 1) * len;
+  }
+  b->dem_j += p_w * (t1 - t0);
+}
+
 void grid_account(const grid *g, double p_w, double t0, double t1,
                   grid_books *b) {
+  if (tracks_demand(g))
+    account_demand(g, p_w, t0, t1, b);
   b->energy_j += p_w * (t1 - t0);
   b->cost += p_w * sig_integral(&g->price, t0, t1) / J_PER_MWH;
   b->co2_kg += p_w * sig_integral(&g->carbon, t0, t1) / J_PER_MWH;
+}
+
+/* A partial last interval averages over what it covers; a partial last
+ * period pays its share of the charge, as the fixed fee does. Prorating
+ * keeps a week's run comparable with a month's: it pays the charge as if
+ * the week repeated for the period. */
+void grid_close(const grid *g, double duration_s, grid_books *b,
+                grid_bill *bill) {
+  const grid_tariff *t = g->tariff;
+  memset(bill, 0, sizeof *bill);
+  bill->energy = b->cost;
+  if (tracks_demand(g)) {
+    double len = t->demand_interval_s, covered = duration_s - b->dem_k * len;
+    if (covered > 0)
+      b->period_peak_w = fmax(b->period_peak_w, b->dem_j / covered);
+    double start =
+        (double)(b->dem_k / intervals_per_period(t)) * t->billing_period_s;
+    double share = (duration_s - start) / t->billing_period_s;
+    if (share > 0)
+      close_period(g, b, share);
+    bill->energy += t->energy_adder * b->energy_j / J_PER_MWH;
+    bill->fees = t->fixed_fee * duration_s / t->billing_period_s;
+  }
+  bill->demand = b->demand_cost;
+  bill->peak_w = b->billed_peak_w;
+  bill->total = bill->energy + bill->demand + bill->fees;
+}
+
+bool grid_has_tariff(const grid *g) {
+  const grid_tariff *t = g->tariff;
+  return t != NULL &&
+         (t->demand_charge > 0 || t->fixed_fee > 0 || t->energy_adder != 0);
+}
+
+const char *grid_carbon_basis(const grid *g) {
+  return g->carbon.kind == SIG_NONE ? "none" : sig_basis_names[g->carbon_basis];
 }

@@ -5,7 +5,9 @@
 #ifndef MODELS_GRID_H
 #define MODELS_GRID_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "scenario.h"
@@ -22,8 +24,21 @@ typedef struct dr_event {
   double notice_s;
 } dr_event;
 
+/* What the operator pays beyond the energy price (grid.price): a demand
+ * charge on the highest interval-average power of each billing period, a
+ * fixed fee per billing period and an adder per MWh (grid fees). Periods
+ * and intervals are fixed lengths from t = 0, not calendar months. */
+typedef struct grid_tariff {
+  double demand_charge;     /* $/kW of each period's peak */
+  double demand_interval_s; /* the window power is averaged over */
+  double billing_period_s;  /* a whole number of intervals */
+  double fixed_fee;         /* $ per billing period */
+  double energy_adder;      /* $/MWh on top of the price */
+} grid_tariff;
+
 typedef struct grid_config {
   sig_config carbon, price, outdoor;
+  grid_tariff tariff;
   dr_event *dr;
   size_t ndr;
 } grid_config;
@@ -32,6 +47,8 @@ extern const scn_schema grid_schema;
 
 typedef struct grid {
   double contracted_w;
+  const grid_tariff *tariff;
+  int carbon_basis; /* sig_basis of the carbon signal */
   const dr_event *dr;
   size_t ndr;
   sig_series carbon, price, outdoor;
@@ -58,12 +75,47 @@ double grid_cap_at(const grid *g, double t_s);
 double grid_next_change(const grid *g, double t_s);
 
 /* Energy, cost and CO2 of drawing p_w from t0 to t1, exact for every
- * sig_series kind: cost in the price's currency, CO2 in kg. */
+ * sig_series kind: cost in the price's currency, CO2 in kg. Start from
+ * zeroed books and account intervals in time order, without gaps.
+ *
+ * Demand: the energy of the open demand interval (index dem_k) is summed
+ * as power comes; when the interval closes, its mean power raises the
+ * billing period's peak, and when a period closes its charge is booked.
+ * So the peak is exact for piecewise-constant power and costs O(1) per
+ * call plus O(1) per interval boundary crossed, with no allocation. */
 typedef struct grid_books {
   double energy_j, cost, co2_kg;
+  int64_t dem_k;        /* the open demand interval */
+  double dem_j;         /* its energy so far */
+  double period_peak_w; /* the open billing period's peak */
+  double demand_cost;   /* of the periods closed so far */
+  double billed_peak_w; /* the highest peak of any period */
 } grid_books;
 
 void grid_account(const grid *g, double p_w, double t0, double t1,
                   grid_books *b);
+
+/* The bill of a run of duration_s, split as an operator reads it. */
+typedef struct grid_bill {
+  double energy; /* the price's integral plus the adder per MWh */
+  double demand; /* the demand charges; a last, partial period prorated */
+  double fees;   /* the fixed fee, prorated over the run */
+  double total;
+  double peak_w; /* the billed peak: the highest period's */
+} grid_bill;
+
+/* Closes the books at duration_s (the last interval and period may be
+ * partial: a partial interval averages over the time it covers, a
+ * partial period pays its share of the period's charge and fee) and
+ * fills *bill. The books are closed after; account nothing more. */
+void grid_close(const grid *g, double duration_s, grid_books *b,
+                grid_bill *bill);
+
+/* Whether the scenario gave a tariff (any charge, fee or adder). */
+bool grid_has_tariff(const grid *g);
+
+/* The carbon signal's basis as /summary writes it: "lifecycle",
+ * "direct", or "none" when there is no carbon signal. */
+const char *grid_carbon_basis(const grid *g);
 
 #endif

@@ -62,14 +62,15 @@ static const char *const interp_names[] = {"step", "linear", NULL};
 #define FIELD(k, t, member, ...)                                               \
   { .key = k, .type = t, .offset = offsetof(sig_config, member), __VA_ARGS__ }
 
-/* The fields every signal shares; d is the dimension of its values. */
-#define SIGNAL_FIELDS(ident, d)                                                \
+/* The fields every signal shares; d is the dimension of its values and
+ * vcol the value column's default (NULL: none, the carbon basis picks). */
+#define SIGNAL_FIELDS(ident, d, vcol)                                          \
   FIELD("file", SCN_STRING, file,                                              \
         .help = "a CSV file (relative to the scenario) with a time and a "     \
                 "value column"),                                               \
       FIELD("time_column", SCN_STRING, time_column, .dflt = "#1",              \
             .help = "header name of the time column, or #N"),                  \
-      FIELD("value_column", SCN_STRING, value_column, .dflt = "#2",            \
+      FIELD("value_column", SCN_STRING, value_column, .dflt = vcol,            \
             .help = "header name of the value column, or #N"),                 \
       FIELD("time_offset", SCN_QUANTITY, time_offset_s, .dim = UNITS_TIME,     \
             .min = -86400, .max = 86400, .dflt = "0 s",                        \
@@ -143,18 +144,28 @@ static const scn_field mix_fields[] = {
 static const scn_schema mix_schema =
     SCN_SCHEMA("generation mix", sig_mix, mix_fields, .check = check_mix);
 
+const char *const sig_basis_names[] = {"lifecycle", "direct", NULL};
+
+static int check_carbon(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err);
+
 static const scn_field carbon_fields[] = {
-    SIGNAL_FIELDS(carbon, UNITS_CARBON),
+    SIGNAL_FIELDS(carbon, UNITS_CARBON, NULL),
+    FIELD("basis", SCN_ENUM, basis, .names = sig_basis_names,
+          .dflt = "lifecycle",
+          .help = "lifecycle (a file's '(LCA)' column) or direct (its "
+                  "'(direct)' column); required with value_column"),
     FIELD("mix", SCN_MAP, mix, .sub = &mix_schema,
           .help = "a generation mix: coal, gas, nuclear, hydro, wind, solar "
                   "shares; solar follows daylight"),
 };
-static const scn_field price_fields[] = {SIGNAL_FIELDS(price, UNITS_PRICE)};
+static const scn_field price_fields[] = {
+    SIGNAL_FIELDS(price, UNITS_PRICE, "#2")};
 static const scn_field temperature_fields[] = {
-    SIGNAL_FIELDS(temperature, UNITS_TEMPERATURE)};
+    SIGNAL_FIELDS(temperature, UNITS_TEMPERATURE, "#2")};
 
 const scn_schema sig_carbon_schema = SCN_SCHEMA(
-    "carbon intensity", sig_config, carbon_fields, .check = check_signal);
+    "carbon intensity", sig_config, carbon_fields, .check = check_carbon);
 const scn_schema sig_price_schema =
     SCN_SCHEMA("price", sig_config, price_fields, .check = check_signal);
 const scn_schema sig_temperature_schema =
@@ -231,6 +242,24 @@ static int check_signal(void *obj, const scn_loc *loc, void *user,
                     "the %s is given in more than one way",
                     c->has_mix ? "carbon intensity" : "signal");
   return c->ndaily > 0 ? check_daily(c, loc, err) : SIM_OK;
+}
+
+/* A column named by hand says nothing of its basis, so the scenario must;
+ * the mix's factors are life-cycle (IPCC AR5 medians), never direct. */
+static int check_carbon(void *obj, const scn_loc *loc, void *user,
+                        sim_error *err) {
+  int rc = check_signal(obj, loc, user, err);
+  const sig_config *c = obj;
+  if (rc != SIM_OK)
+    return rc;
+  if (c->file != NULL && c->value_column != NULL && !scn_given(loc, "basis"))
+    return scn_fail(loc, "value_column", err,
+                    "add basis: lifecycle or basis: direct",
+                    "a carbon column named by hand needs its basis");
+  if (c->has_mix && c->basis != SIG_BASIS_LIFECYCLE)
+    return scn_fail(loc, "basis", err, "drop basis, or give a file or value",
+                    "the mix's emission factors are life-cycle ones");
+  return SIM_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -399,18 +428,36 @@ static int read_row(csv_reader *c, char *line, const columns *k,
              : sim_error_set(c->err, SIM_ENOMEM, "out of memory");
 }
 
+/* The carbon column of the basis: the one header holding "(LCA)" or
+ * "(direct)", as Electricity Maps names them; -1 if none. */
+static long basis_column(char **h, size_t n, int basis) {
+  const char *tag = basis == SIG_BASIS_DIRECT ? "(direct)" : "(LCA)";
+  for (size_t i = 0; i < n; i++)
+    if (strstr(h[i], tag) != NULL)
+      return (long)i;
+  return -1;
+}
+
 static int read_header(csv_reader *c, const sig_config *g, columns *k) {
   char *line = csv_next_line(c);
   if (line == NULL)
     return csv_fail(c, NULL, NULL, "the file is empty");
   char *h[CSV_MAX_FIELDS];
   size_t n = csv_split(line, h);
+  bool by_basis = g->value_column == NULL;
   k->tcol = csv_column(h, n, g->time_column);
-  k->vcol = csv_column(h, n, g->value_column);
+  k->vcol = by_basis ? basis_column(h, n, g->basis)
+                     : csv_column(h, n, g->value_column);
   k->tname = g->time_column;
   k->vname = g->value_column;
   if (k->tcol < 0)
     return csv_fail(c, NULL, g->time_column, "no such column in the header");
+  if (k->vcol < 0 && by_basis)
+    return csv_fail(c, NULL, NULL,
+                    "no %s column (a header with '%s'); name it with "
+                    "value_column and give its basis",
+                    sig_basis_names[g->basis],
+                    g->basis == SIG_BASIS_DIRECT ? "(direct)" : "(LCA)");
   if (k->vcol < 0)
     return csv_fail(c, NULL, g->value_column, "no such column in the header");
   k->tname = h[k->tcol];

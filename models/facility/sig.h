@@ -37,18 +37,31 @@ typedef struct sig_mix {
   double sunrise_s, sunset_s; /* time of day */
 } sig_mix;
 
+/* What a carbon intensity counts: the life-cycle emissions of the
+ * generation (building, fuel supply; Electricity Maps' "(LCA)" column, the
+ * IPCC factors of the mix) or only the direct ones at the stack. */
+typedef enum sig_basis {
+  SIG_BASIS_LIFECYCLE,
+  SIG_BASIS_DIRECT,
+} sig_basis;
+
+/* "lifecycle", "direct", NULL-terminated (the scenario's words). */
+extern const char *const sig_basis_names[];
+
 /* One signal as a scenario writes it; exactly one way of giving it. */
 typedef struct sig_config {
   /* A CSV file. */
   char *file;
   char *time_column;    /* header name, or "#N" for the N-th column */
-  char *value_column;   /* header name, or "#N" */
+  char *value_column;   /* header name, or "#N"; carbon: NULL picks the
+                           column of the basis, by "(LCA)" or "(direct)" */
   double time_offset_s; /* added to the file's times to make them UTC */
   char *start;          /* UTC time at simulated t = 0; default first row */
   int interpolation;    /* 0 step, 1 linear */
   double max_gap_s;     /* a larger gap between rows is an error */
   bool repeat;          /* wrap around past the end of the file */
   double scale;         /* multiplies the file's values (e.g. EUR->USD) */
+  int basis;            /* carbon: sig_basis; the mix is always life-cycle */
   /* Or a constant. */
   double value;
   /* Or a daily schedule of steps. */

@@ -946,6 +946,10 @@ static int put_summary(factory *f) {
       {"cap_violation_s", s->cap_violation_s},
       {"cap_violation_j", s->cap_violation_j},
       {"cost", s->cost},
+      {"cost_energy", s->cost_energy},
+      {"cost_demand", s->cost_demand},
+      {"cost_fees", s->cost_fees},
+      {"peak_demand_kw", s->peak_demand_kw},
       {"co2_t", s->co2_kg / 1000},
       {"carbon_g_per_kwh",
        s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : NAN},
@@ -993,14 +997,23 @@ static int put_summary(factory *f) {
     if (rc != SIM_OK)
       return rc;
   }
-  return SIM_OK;
+  return tel_put_summary_str(f->sink, "carbon_basis", s->carbon_basis);
 }
 
 int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   factory_summary *s = &f->sum;
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
   const grid *g = &f->sc->feed;
-  s->cost = g->price.kind == SIG_NONE ? NAN : f->books.cost;
+  /* The bill: with neither a price nor a tariff there is no cost. */
+  grid_bill bill;
+  grid_close(g, s->duration_s, &f->books, &bill);
+  bool priced = g->price.kind != SIG_NONE || grid_has_tariff(g);
+  s->cost = priced ? bill.total : NAN;
+  s->cost_energy = priced ? bill.energy : NAN;
+  s->cost_demand = priced ? bill.demand : NAN;
+  s->cost_fees = priced ? bill.fees : NAN;
+  s->peak_demand_kw = bill.peak_w / 1e3;
+  s->carbon_basis = grid_carbon_basis(g);
   s->co2_kg = g->carbon.kind == SIG_NONE ? NAN : f->books.co2_kg;
   pq_result pq;
   int rc = pq_finish(&f->pq, s->duration_s, &pq, err);

@@ -123,6 +123,9 @@ typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
   double cost, co2_kg, loss_energy_j, cooling_energy_j;
+  double cost_energy, cost_demand, cost_fees; /* cost is their sum; NaN */
+  double peak_demand_kw;     /* the billed peak interval-average power */
+  const char *carbon_basis;  /* "lifecycle", "direct" or "none"; static */
   double smoothing_energy_j; /* fed beyond the racks' load: burned + stored */
   double battery_net_j;      /* delivered minus drawn by the battery */
   double battery_loss_j, smoothing_violation_s;

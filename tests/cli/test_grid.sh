@@ -30,7 +30,8 @@ t0 = dt.datetime(2023, 7, 1)
 t1 = t0 + dt.timedelta(seconds=float(f["summary"].attrs["duration_s"]))
 with open(sys.argv[2], encoding="utf-8") as fh:
     rows = list(csv.reader(fh))[1:]
-vals = [float(r[4]) for r in rows if t0 <= dt.datetime.fromisoformat(r[0]) < t1]
+# The default basis is life-cycle: the file's LCA column.
+vals = [float(r[5]) for r in rows if t0 <= dt.datetime.fromisoformat(r[0]) < t1]
 mean_file = np.mean(vals)
 mean_run = fac["carbon_g_per_kwh"][:].mean()
 assert abs(mean_run - mean_file) <= 1e-9 * mean_file, (mean_run, mean_file)
@@ -38,6 +39,10 @@ assert abs(mean_run - mean_file) <= 1e-9 * mean_file, (mean_run, mean_file)
 s = f["summary"].attrs
 assert abs(fac["co2_kg"][-1] / 1000 - s["co2_t"]) <= 1e-12 * s["co2_t"]
 assert abs(fac["cost"][-1] - s["cost"]) <= 1e-12 * abs(s["cost"])
+# The basis is named, and the bill adds up (no tariff: energy only).
+basis = s["carbon_basis"]
+assert (basis.decode() if isinstance(basis, bytes) else basis) == "lifecycle"
+assert abs(s["cost_energy"] + s["cost_demand"] + s["cost_fees"] - s["cost"]) <= 1e-9 * abs(s["cost"])
 # Energy-weighted carbon lies within the signal's range.
 assert vals and min(vals) <= s["carbon_g_per_kwh"] <= max(vals)
 print(f"mean carbon {mean_run:.6f} = file {mean_file:.6f} over {len(vals)} h")

@@ -247,6 +247,54 @@ static sig_series bind_signal(const scn_schema *schema, const char *yaml) {
   return s;
 }
 
+/* The carbon basis picks the column of the Electricity Maps file: the
+ * Frankfurt week (2023-07-01 to 07-08 UTC, 168 hourly rows) has plain
+ * means of 206.61 g/kWh direct and 260.57 g/kWh life-cycle, as the
+ * file's columns 5 and 6 give them (averaged apart with Python's csv). */
+typedef struct basis_case {
+  const char *name;
+  const char *keys; /* added to the file and start */
+  double mean;      /* g/kWh over the week */
+} basis_case;
+
+#define DE_DIRECT 206.6125595238095
+#define DE_LCA 260.5673214285715
+
+static const basis_case basis_cases[] = {
+    {"life-cycle by default", "", DE_LCA},
+    {"life-cycle", "basis: lifecycle\n", DE_LCA},
+    {"direct", "basis: direct\n", DE_DIRECT},
+    {"a named column with its basis",
+     "value_column: \"Carbon Intensity gCO\xe2\x82\x82"
+     "eq/kWh (direct)\"\n"
+     "basis: direct\n",
+     DE_DIRECT},
+};
+
+static void basis_picks_the_column(void **state) {
+  const basis_case *b = *state;
+  char yaml[8192];
+  snprintf(yaml, sizeof yaml, "file: %s\nstart: '2023-07-01 00:00'\n%s",
+           test_data_path("carbon/DE-LU_2023_hourly.csv"), b->keys);
+  sig_series s = bind_signal(&sig_carbon_schema, yaml);
+  double week = 7 * 86400.0;
+  assert_close(sig_integral(&s, 0, week) / week, b->mean, 1e-12, 0);
+  sig_fini(&s);
+}
+
+/* A file without a column of the basis is refused at its header. */
+static void basis_column_missing(void **state) {
+  (void)state;
+  const char *path = write_csv("nobasis.csv", "time,v\n2023-01-01 00:00,1\n"
+                                              "2023-01-01 01:00,2\n");
+  sig_config c = file_config(path);
+  c.value_column = NULL;
+  sig_series s;
+  sim_error err = {0};
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_EINPUT);
+  assert_non_null(strstr(err.msg, ":1:1: no lifecycle column"));
+}
+
 /* sig_init into a heap copy, so test_alloc_failures can drive it. */
 static void *make_signal(const sim_allocator *a, void *ctx, sim_error *err) {
   sig_series *s = malloc(sizeof *s);
@@ -352,6 +400,11 @@ static const test_bad_yaml bad_configs[] = {
     {"daily not at zero", "daily: [{from: 1 h, value: 5 gCO2/kWh}]\n",
      "must start at 0 h"},
     {"wrong unit", "value: 300 $/MWh\n", "unit of price"},
+    {"named column without basis", "file: x.csv\nvalue_column: co2\n",
+     "sig.yaml:2:15: a carbon column named by hand needs its basis"},
+    {"mix on the direct basis", "mix: {coal: 100%}\nbasis: direct\n",
+     "sig.yaml:2:8: the mix's emission factors are life-cycle ones"},
+    {"unknown basis", "value: 300 g/kWh\nbasis: marginal\n", "marginal"},
 };
 
 static void bad_configs_rejected(void **state) {
@@ -369,6 +422,8 @@ int main(void) {
   TEST_ADD(tests, n, maxima);
   TEST_ROWS(tests, n, bad_files_name_line_and_column, bad_files);
   TEST_ADD(tests, n, real_carbon_series_mean);
+  TEST_ROWS(tests, n, basis_picks_the_column, basis_cases);
+  TEST_ADD(tests, n, basis_column_missing);
   TEST_ADD(tests, n, constant_daily_and_diurnal);
   TEST_ADD(tests, n, signals_fail_cleanly);
   TEST_ADD(tests, n, generation_mix);

@@ -392,7 +392,8 @@ static const bad_case bad[] = {
     {"signal file missing", "grid.price={file: nowhere.csv}",
      "--set grid.price={file: nowhere.csv}:1:", "nowhere.csv: cannot open"},
     {"signal file too short",
-     "grid.carbon={file: short.csv, start: '2023-01-01 01:00'}",
+     "grid.carbon={file: short.csv, value_column: v, basis: lifecycle, "
+     "start: '2023-01-01 01:00'}",
      "--set grid.carbon={file: short.csv", "covers 1 h from the start"},
 };
 
@@ -453,6 +454,42 @@ static void a_catalog_file_replaces_the_builtin(void **state) {
   run_free(&r);
 }
 
+/* scenarios/frankfurt-week.yaml for 2 days with a 15 $/kW demand charge:
+ * a lower cap lowers the billed peak and with it the demand charge, which
+ * is the rate times the peak prorated over 2 of 30 days; the summary's
+ * cost is the sum of its parts and names the carbon basis. */
+static void a_lower_cap_cuts_the_demand_charge(void **state) {
+  (void)state;
+  static const char *const caps[2] = {"power.cap=700 kW", "power.cap=560 kW"};
+  double demand[2], peak[2];
+  for (size_t k = 0; k < 2; k++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scenarios/frankfurt-week.yaml",
+             AIFSIM_SOURCE_DIR);
+    const char *sets[] = {"duration=2 d", "grid.tariff.demand_charge=15 $/kW",
+                          "grid.tariff.fixed_fee=3000 $", caps[k]};
+    run r;
+    test_run_file(&r, path, sets, N_OF(sets));
+    const factory_summary *s = &r.sum;
+    demand[k] = s->cost_demand;
+    peak[k] = s->peak_demand_kw;
+    assert_true(peak[k] <= s->cap_w / 1e3 * (1 + 1e-9));
+    assert_close(s->cost_demand, 15 * s->peak_demand_kw * 2 / 30, 1e-12, 0);
+    assert_close(s->cost_fees, 3000 * 2 / 30.0, 1e-12, 0);
+    assert_close(s->cost, s->cost_energy + s->cost_demand + s->cost_fees, 1e-12,
+                 0);
+    assert_string_equal(tel_memory_summary_str(r.sink, "carbon_basis"),
+                        "lifecycle");
+    print_message("cap %s: peak %.1f kW, demand charge %.2f $, energy "
+                  "%.2f $\n",
+                  caps[k] + 10, s->peak_demand_kw, s->cost_demand,
+                  s->cost_energy);
+    run_free(&r);
+  }
+  assert_true(peak[1] < peak[0]);
+  assert_true(demand[1] < demand[0]);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -466,6 +503,7 @@ int main(void) {
   TEST_ADD(tests, n, battery_shaves_the_peak);
   TEST_ADD(tests, n, hot_gpus_are_throttled);
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
+  TEST_ADD(tests, n, a_lower_cap_cuts_the_demand_charge);
   TEST_ROWS(tests, n, bad_factory_input, bad);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
   TEST_ADD(tests, n, a_catalog_file_replaces_the_builtin);

@@ -406,6 +406,12 @@ static void test_memory_summary(void **state) {
   assert_int_equal(tel_memory_summary(s, "mean_pue", &v), SIM_OK);
   assert_close(v, 1.2, 0, 0);
   assert_int_equal(tel_memory_summary(s, "energy_mwh", NULL), SIM_EINVAL);
+  /* Text metrics sit beside the numbers. */
+  assert_int_equal(tel_put_summary_str(s, "carbon_basis", "direct"), SIM_OK);
+  assert_int_equal(tel_put_summary_str(s, "carbon_basis", "lifecycle"), SIM_OK);
+  assert_string_equal(tel_memory_summary_str(s, "carbon_basis"), "lifecycle");
+  assert_null(tel_memory_summary_str(s, "energy_mwh"));
+  assert_int_equal(tel_put_summary_str(s, "k", NULL), SIM_EINVAL);
 }
 
 static void test_memory_text(void **state) {
