@@ -11,6 +11,8 @@ void rl_config_default(rl_config *cfg) {
   cfg->act_mem = 0.6;
   cfg->link_bps = 450e9;
   cfg->link_latency_s = 10e-6;
+  cfg->seq_overhead_s = 37e-6;
+  cfg->moe_layer_overhead_s = 185e-6;
 }
 
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
@@ -67,6 +69,11 @@ int rl_check(const rl_replica *r, sim_error *err) {
                          "all-reduce link: bandwidth must be > 0 and latency "
                          ">= 0 (%g B/s, %g s)",
                          c->link_bps, c->link_latency_s);
+  if (!(c->seq_overhead_s >= 0 && c->moe_layer_overhead_s >= 0))
+    return sim_error_set(err, SIM_EINPUT,
+                         "per-sequence and per-MoE-layer step costs must be "
+                         ">= 0 (%g s, %g s)",
+                         c->seq_overhead_s, c->moe_layer_overhead_s);
   int rc = check_ep(r, err);
   if (rc == SIM_OK)
     rc = llm_check_precision(r->gpu, r->weights, err);
@@ -147,18 +154,27 @@ static double allreduce_s(const rl_replica *r, double tokens) {
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out) {
   const llm_model *m = r->model;
+  const rl_config *c = &r->cfg;
   phi = clamp_phi(r, phi);
-  out->bytes = llm_decode_weight_bytes(m, r->weights, batch) +
-               batch * context * llm_kv_bytes_per_token(m, r->kv);
-  out->flops = batch * (llm_flops_per_token(m) +
-                        4.0 * (double)m->layers * d_attn(m) * context);
-  out->t_mem = out->bytes / (r->tp * r->gpu->bandwidth_bps * r->cfg.eff_bw) /
-               gpu_speed_memory(r->gpu, phi);
-  out->t_comp = out->flops / flop_rate(r, phi);
+  double weights = llm_decode_weight_bytes(m, r->weights, batch);
+  double kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
+  double bw = r->tp * r->gpu->bandwidth_bps * gpu_speed_memory(r->gpu, phi);
+  double rate = flop_rate(r, phi);
+  out->bytes = weights + kv;
+  out->t_weights = weights / (bw * c->eff_bw);
+  out->t_kv = kv / (bw * c->eff_bw);
+  out->t_gemm = batch * llm_flops_per_token(m) / rate;
+  out->t_attn = batch * 4.0 * (double)m->layers * d_attn(m) * context / rate;
+  out->flops = (out->t_gemm + out->t_attn) * rate;
+  out->t_mem = out->t_weights + out->t_kv;
+  out->t_comp = out->t_gemm + out->t_attn;
   out->t_tp = allreduce_s(r, batch);
-  out->t = fmax(out->t_mem, out->t_comp) + out->t_tp;
-  double a = r->cfg.act_mem * out->t_mem / out->t +
-             (1 - r->cfg.act_mem) * out->t_comp / out->t;
+  out->t_fixed = batch * c->seq_overhead_s +
+                 (double)m->moe_layers * c->moe_layer_overhead_s;
+  out->t = fmax(out->t_weights, out->t_gemm) +
+           fmax(out->t_kv, out->t_attn) + out->t_tp + out->t_fixed;
+  double a = c->act_mem * (out->t_mem + out->t_fixed) / out->t +
+             (1 - c->act_mem) * out->t_comp / out->t;
   out->activity = a > 1 ? 1 : a;
 }
 

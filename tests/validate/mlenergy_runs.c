@@ -107,6 +107,15 @@ static int model_run(mlr_run *run, const llm_catalog *llms,
   double p = rl_step_power_w(&r, b, ctx, 1);
   double t_pre = rl_prefill_s(&r, MLR_PROMPT_TOKENS, 1);
   double e_pre = t_pre * rl_prefill_power_w(&r, MLR_PROMPT_TOKENS, 1) * r.tp;
+  run->ctx = ctx;
+  run->step_ms = 1e3 * s.t;
+  run->weights_ms = 1e3 * s.t_weights;
+  run->kv_ms = 1e3 * s.t_kv;
+  run->gemm_ms = 1e3 * s.t_gemm;
+  run->attn_ms = 1e3 * s.t_attn;
+  run->comm_ms = 1e3 * s.t_tp;
+  run->fixed_ms = 1e3 * s.t_fixed;
+  run->prefill_ms = 1e3 * t_pre;
   run->model_tps = run->dp / (s.t / b + t_pre / out);
   run->model_tpj = 1 / (s.t * r.tp * p / b + e_pre / out);
   return SIM_OK;
@@ -128,6 +137,7 @@ enum {
   K_JPT,
   K_TPS,
   K_ARCH,
+  K_ITL,
   K_N
 };
 static const char *const column_names[K_N] = {
@@ -144,7 +154,8 @@ static const char *const column_names[K_N] = {
     "avg_output_len",
     "energy_per_token_joules",
     "output_throughput_tokens_per_sec",
-    "architecture"};
+    "architecture",
+    "median_itl_ms"};
 
 static int find_columns(csv_reader *rd, long col[K_N]) {
   char *line = csv_next_line(rd), *f[CSV_MAX_FIELDS];
@@ -179,6 +190,7 @@ static bool parse_row(char **f, const long col[K_N], mlr_run *run) {
   run->output = atof(f[col[K_OUTPUT]]);
   run->tpj = 1 / atof(f[col[K_JPT]]);
   run->tps = atof(f[col[K_TPS]]);
+  run->itl_ms = atof(f[col[K_ITL]]);
   return true;
 }
 
@@ -210,7 +222,7 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
   for (char *line; rc == SIM_OK && (line = csv_next_line(&rd)) != NULL;) {
     char *f[CSV_MAX_FIELDS];
     mlr_run run;
-    if (csv_split(line, f) <= (size_t)col[K_ARCH] || !parse_row(f, col, &run))
+    if (csv_split(line, f) <= (size_t)col[K_ITL] || !parse_row(f, col, &run))
       continue;
     sim_error why = {0};
     if (model_run(&run, llms, gpus, &why) != SIM_OK) {

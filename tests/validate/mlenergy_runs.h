@@ -12,7 +12,13 @@
  * once over its output tokens, as ML.ENERGY divides all GPU energy by the
  * output tokens. The CSV does not give prompt lengths: MLR_PROMPT_TOKENS
  * (512) is assumed for every task, the figure the existing Llama-3.1-8B
- * test assumes for lm-arena-chat. */
+ * test assumes for lm-arena-chat.
+ *
+ * Beside the ratios each run keeps the measured step (batch / tokens per
+ * s), the measured median ITL and the modelled step with its parts
+ * (rl_step), which validate_mlenergy writes to its CSV: the residuals the
+ * per-sequence and per-MoE-layer costs of rl_config were fitted on (H100
+ * runs only; the B200 runs are the held-out check). */
 #ifndef MLENERGY_RUNS_H
 #define MLENERGY_RUNS_H
 
@@ -33,7 +39,12 @@ typedef struct mlr_run {
   int gpus, tp, dp, ep; /* as the CSV gives them */
   double max_seqs, batch, output;
   double tps, tpj;             /* measured, whole run */
+  double itl_ms;               /* measured median inter-token latency */
   double model_tps, model_tpj; /* modelled, whole run; NAN if refused */
+  double step_ms, ctx;         /* modelled decode step and mean context */
+  double weights_ms, kv_ms, gemm_ms, attn_ms, comm_ms,
+      fixed_ms; /* its parts (rl_step) */
+  double prefill_ms;           /* modelled prefill of one prompt */
   char refused[160];           /* why the replica was refused, or "" */
 } mlr_run;
 

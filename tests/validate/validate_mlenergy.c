@@ -17,11 +17,15 @@
 static void write_row(FILE *f, const mlr_run *r) {
   fprintf(f,
           "%s,%s,%s,%s,%s,%d,%d,%d,%d,%.0f,%.3f,%.1f,%.1f,%.1f,%.4f,%.4f,"
-          "%.4f,%.4f\n",
+          "%.4f,%.4f,%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+          "%.2f\n",
           r->model_id, r->model, r->task, r->gpu_model,
           r->moe ? "MoE" : "dense", r->gpus, r->tp, r->ep, r->dp, r->max_seqs,
           r->batch, r->output, r->tps, r->model_tps, r->tpj, r->model_tpj,
-          r->model_tps / r->tps, r->model_tpj / r->tpj);
+          r->model_tps / r->tps, r->model_tpj / r->tpj, r->ctx,
+          1e3 * r->batch / r->tps, r->itl_ms, r->step_ms, r->weights_ms,
+          r->kv_ms, r->gemm_ms, r->attn_ms, r->comm_ms,
+          r->fixed_ms, r->prefill_ms);
 }
 
 static int write_csv(const char *path, const mlr_run *runs, size_t n) {
@@ -31,7 +35,10 @@ static int write_csv(const char *path, const mlr_run *runs, size_t n) {
   fputs("model_id,catalog_model,task,gpu,class,gpus,tp,ep,dp,max_num_seqs,"
         "batch,output_len,measured_tokens_per_s,model_tokens_per_s,"
         "measured_tokens_per_j,model_tokens_per_j,ratio_tokens_per_s,"
-        "ratio_tokens_per_j\n",
+        "ratio_tokens_per_j,model_context,measured_step_ms,"
+        "measured_median_itl_ms,model_step_ms,model_weights_ms,"
+        "model_kv_ms,model_gemm_ms,model_attn_ms,"
+        "model_comm_ms,model_fixed_ms,model_prefill_ms\n",
         f);
   for (size_t i = 0; i < n; i++)
     if (runs[i].refused[0] == '\0')

@@ -275,7 +275,9 @@ static void prefill_slows_with_phi_decode_does_not(void **state) {
   rl_step s;
   rl_decode_step(&r, 512, 200, 1, &s);
   assert_true(s.t_comp > s.t_mem);
-  assert_true(rl_decode_step_s(&r, 512, 200, 0.5) > 1.5 * s.t);
+  /* The fixed per-sequence time is not clock-scaled; the rest is. */
+  assert_true(rl_decode_step_s(&r, 512, 200, 0.5) - s.t_fixed >
+              1.5 * (s.t - s.t_fixed));
   /* Lower clock, lower power, for the same step. */
   assert_true(rl_step_power_w(&r, 8, 1024, 0.5) <
               rl_step_power_w(&r, 8, 1024, 1));
@@ -309,7 +311,18 @@ static void sanity_case(void **state) {
   double floor_s = llm_active_weight_bytes(r.model, r.weights) /
                    (r.tp * r.gpu->bandwidth_bps);
   assert_true(s.t > floor_s);
-  assert_close(s.t, fmax(s.t_mem, s.t_comp) + s.t_tp, 1e-12, 0);
+  /* Per kernel class: the GEMMs against the weights, attention against
+   * the KV cache, then the all-reduces and the fixed costs. */
+  assert_close(s.t_mem, s.t_weights + s.t_kv, 1e-12, 0);
+  assert_close(s.t_comp, s.t_gemm + s.t_attn, 1e-12, 0);
+  assert_close(s.t,
+               fmax(s.t_weights, s.t_gemm) + fmax(s.t_kv, s.t_attn) + s.t_tp +
+                   s.t_fixed,
+               1e-12, 0);
+  assert_close(s.t_fixed,
+               b * r.cfg.seq_overhead_s +
+                   (double)r.model->moe_layers * r.cfg.moe_layer_overhead_s,
+               1e-12, 0);
   assert_true(s.activity > 0 && s.activity <= 1);
   if (r.tp == 1) /* no all-reduce wait: at least the memory-bound floor */
     assert_true(s.activity >= r.cfg.act_mem - 1e-12);
