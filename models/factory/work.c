@@ -875,9 +875,8 @@ static int close_services(work *w, factory_summary *s, sim_error *err) {
       s->inference_energy_j > 0 ? s->tokens / s->inference_energy_j : NAN;
   /* A request rejected, timed out or dropped missed its SLOs: it counts
    * against attainment. */
-  double served =
-      (double)(s->requests_completed + s->requests_rejected +
-               s->requests_timed_out + s->requests_dropped);
+  double served = (double)(s->requests_completed + s->requests_rejected +
+                           s->requests_timed_out + s->requests_dropped);
   s->slo_attainment = served > 0 ? met / served : NAN;
   return SIM_OK;
 }

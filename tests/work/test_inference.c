@@ -85,9 +85,9 @@ static void assert_conserved(const inf_totals *t) {
     fail_msg("arrived %llu != completed %llu + rejected %llu + timed out "
              "%llu + dropped %llu + waiting %llu + in batch %llu",
              (unsigned long long)t->arrived, (unsigned long long)t->completed,
-             (unsigned long long)t->rejected,
-             (unsigned long long)t->timed_out, (unsigned long long)t->dropped,
-             (unsigned long long)t->waiting, (unsigned long long)t->in_batch);
+             (unsigned long long)t->rejected, (unsigned long long)t->timed_out,
+             (unsigned long long)t->dropped, (unsigned long long)t->waiting,
+             (unsigned long long)t->in_batch);
 }
 
 /* ---- Traces written by the tests (Azure format) ------------------------ */
@@ -517,8 +517,8 @@ static void max_batch_holds_under_overload(void **state) {
  * the timeouts tried, so that every request served within a timeout
  * meets its SLOs and the attainment is the share served. */
 #define OVERLOAD_SVC                                                           \
-  "name: busy\nmodel: Llama-3.1-8B\nmax_batch: 4\nttft_slo: 30 s\n"          \
-  "arrivals: {rate: 20, prompt: {dist: fixed, mean: 256}, output: {dist: "    \
+  "name: busy\nmodel: Llama-3.1-8B\nmax_batch: 4\nttft_slo: 30 s\n"            \
+  "arrivals: {rate: 20, prompt: {dist: fixed, mean: 256}, output: {dist: "     \
   "fixed, mean: 256}}\n"
 
 typedef struct overload_run {
@@ -557,15 +557,14 @@ static overload_run run_overload(const char *extra, uint64_t max_queue) {
 }
 
 static void print_overload(const char *what, const overload_run *o) {
-  print_message("%s: arrived %llu, completed %llu, timed out %llu, rejected "
-                "%llu; TTFT p99 %.1f s, max %.1f s; at most %.0f waiting; "
-                "SLO attainment %.1f%% (%.1f%% of the completed)\n",
-                what, (unsigned long long)o->t.arrived,
-                (unsigned long long)o->t.completed,
-                (unsigned long long)o->t.timed_out,
-                (unsigned long long)o->t.rejected, o->ttft_p99, o->ttft_max,
-                o->queue_max, 100 * o->slo,
-                100 * (double)o->t.slo_met / (double)o->t.completed);
+  print_message(
+      "%s: arrived %llu, completed %llu, timed out %llu, rejected "
+      "%llu; TTFT p99 %.1f s, max %.1f s; at most %.0f waiting; "
+      "SLO attainment %.1f%% (%.1f%% of the completed)\n",
+      what, (unsigned long long)o->t.arrived,
+      (unsigned long long)o->t.completed, (unsigned long long)o->t.timed_out,
+      (unsigned long long)o->t.rejected, o->ttft_p99, o->ttft_max, o->queue_max,
+      100 * o->slo, 100 * (double)o->t.slo_met / (double)o->t.completed);
 }
 
 /* Without a timeout every request waits its turn: TTFT grows with the
