@@ -55,11 +55,13 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
 static void print_workloads(const factory_scenario *sc,
                             const factory_summary *s) {
   if (sc->cfg.nservices > 0)
-    printf("  inference      %llu requests (%llu done, %llu rejected), "
-           "%.4g tokens, %.3g tokens/J, SLO attainment %.1f%%\n",
+    printf("  inference      %llu requests (%llu done, %llu rejected, "
+           "%llu timed out), %.4g tokens, %.3g tokens/J, SLO attainment "
+           "%.1f%%\n",
            (unsigned long long)s->requests_arrived,
            (unsigned long long)s->requests_completed,
-           (unsigned long long)s->requests_rejected, s->tokens,
+           (unsigned long long)s->requests_rejected,
+           (unsigned long long)s->requests_timed_out, s->tokens,
            s->tokens_per_joule, 100 * s->slo_attainment);
   if (sc->cfg.ntraining > 0)
     printf(

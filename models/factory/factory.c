@@ -991,6 +991,7 @@ static int put_summary(factory *f) {
       {"fault_s", s->fault_s},
       {"fault_lost_gpu_hours", s->fault_lost_gpu_hours},
       {"requests_dropped", (double)s->requests_dropped},
+      {"requests_timed_out", (double)s->requests_timed_out},
   };
   for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
     int rc = tel_put_summary(f->sink, metrics[i].key, metrics[i].value);

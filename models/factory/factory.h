@@ -140,7 +140,7 @@ typedef struct factory_summary {
   double inference_energy_j, training_energy_j, idle_energy_j;
   double overhead_energy_j;
   double tokens, tokens_per_joule; /* over the services' energy */
-  double slo_attainment;           /* share of completed requests; NaN */
+  double slo_attainment; /* share of ended requests (unserved: missed) */
   uint64_t requests_arrived, requests_completed, requests_rejected;
   uint64_t jobs_arrived, jobs_done, jobs_running, jobs_queued;
   uint64_t jobs_rejected, job_failures;
@@ -163,6 +163,9 @@ typedef struct factory_summary {
   double fault_s;
   double fault_lost_gpu_hours;
   uint64_t requests_dropped;
+  /* Overload: requests whose clients gave up before a first token (the
+   * services' timeout); they count against slo_attainment. */
+  uint64_t requests_timed_out;
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the

@@ -830,34 +830,38 @@ static double co2_of(const work *w, size_t owner) {
   return w->sc->feed.carbon.kind == SIG_NONE ? NAN : w->owner_co2_kg[owner];
 }
 
-/* Requests: every one that arrived is done, rejected, waiting or being
- * served; the summary's request and token figures. */
+/* Requests: every one that arrived is done, rejected, timed out,
+ * dropped, waiting or being served; the summary's request and token
+ * figures. */
 static int close_services(work *w, factory_summary *s, sim_error *err) {
   double met = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {
     inf_totals t = inf_totals_of(w->svc[k]);
-    if (t.arrived !=
-        t.completed + t.rejected + t.dropped + t.waiting + t.in_batch)
+    if (t.arrived != inf_totals_ended(&t) + t.waiting + t.in_batch)
       return sim_error_set(
           err, SIM_ESTATE,
           "service %s: %llu requests arrived but %llu completed, %llu "
-          "rejected, %llu dropped, %llu waiting and %llu in a batch",
+          "rejected, %llu timed out, %llu dropped, %llu waiting and %llu "
+          "in a batch",
           w->cfg->services[k].name, (unsigned long long)t.arrived,
           (unsigned long long)t.completed, (unsigned long long)t.rejected,
-          (unsigned long long)t.dropped, (unsigned long long)t.waiting,
-          (unsigned long long)t.in_batch);
+          (unsigned long long)t.timed_out, (unsigned long long)t.dropped,
+          (unsigned long long)t.waiting, (unsigned long long)t.in_batch);
     s->requests_arrived += t.arrived;
     s->requests_completed += t.completed;
     s->requests_rejected += t.rejected;
     s->requests_dropped += t.dropped;
+    s->requests_timed_out += t.timed_out;
     s->tokens += t.tokens_generated;
     s->inference_energy_j += w->owner_j[k];
     met += (double)t.slo_met;
   }
   s->tokens_per_joule =
       s->inference_energy_j > 0 ? s->tokens / s->inference_energy_j : NAN;
-  /* A dropped request missed its SLOs: it counts against attainment. */
-  double served = (double)(s->requests_completed + s->requests_dropped);
+  /* A request rejected, timed out or dropped missed its SLOs: it counts
+   * against attainment. */
+  double served = (double)(s->requests_completed + s->requests_rejected +
+                           s->requests_timed_out + s->requests_dropped);
   s->slo_attainment = served > 0 ? met / served : NAN;
   return SIM_OK;
 }
@@ -966,8 +970,8 @@ static job_row service_row(const work *w, size_t k) {
   r.v[J_ENERGY] = w->owner_j[k];
   r.v[J_WORK] = t.tokens_generated;
   r.v[J_REQUESTS] = (double)t.completed;
-  if (t.completed + t.dropped > 0) /* a dropped request missed */
-    r.v[J_SLO] = (double)t.slo_met / (double)(t.completed + t.dropped);
+  if (inf_totals_ended(&t) > 0) /* an unserved request missed */
+    r.v[J_SLO] = (double)t.slo_met / (double)inf_totals_ended(&t);
   if (r.v[J_ENERGY] > 0)
     r.v[J_TOKENS_PER_J] = t.tokens_generated / r.v[J_ENERGY];
   r.v[J_CO2] = co2_of(w, k);
@@ -1019,7 +1023,9 @@ static const tel_table_column job_numbers[JOB_NUMBERS] = {
     {"failures", "1", "interruptions by GPU failures", NULL, NULL},
     {"lost_gpu_hours", "h", "GPU-hours lost to failures", NULL, NULL},
     {"requests", "1", "requests completed", NULL, NULL},
-    {"slo_attainment", "1", "share of completed requests within both SLOs",
+    {"slo_attainment", "1",
+     "share of ended requests (completed, rejected, timed out, dropped) "
+     "within both SLOs",
      NULL, NULL},
     {"tokens_per_j", "1/J", "tokens generated per joule of its GPUs", NULL,
      NULL},
@@ -1090,6 +1096,9 @@ static int put_service_attrs(work *w) {
       rc =
           tel_put_group_attr(w->sink, g, "requests_dropped", (double)t.dropped);
     if (rc == SIM_OK)
+      rc = tel_put_group_attr(w->sink, g, "requests_timed_out",
+                              (double)t.timed_out);
+    if (rc == SIM_OK)
       rc = tel_put_group_attr(w->sink, g, "tokens_generated",
                               t.tokens_generated);
     if (rc == SIM_OK)
@@ -1148,7 +1157,7 @@ void work_request_counts(const work *w, uint64_t *completed, uint64_t *met) {
   *completed = *met = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {
     inf_totals t = inf_totals_of(w->svc[k]);
-    *completed += t.completed + t.dropped; /* dropped ones missed */
+    *completed += inf_totals_ended(&t); /* unserved ones missed */
     *met += t.slo_met;
   }
 }

@@ -86,8 +86,9 @@ typedef struct work_row {
 } work_row;
 int work_sample(work *w, double t, double dt, work_row *row);
 
-/* Requests completed or dropped so far over all services (a dropped
- * request missed its SLOs), and those within their SLOs: differences of
+/* Requests completed, rejected, timed out or dropped so far over all
+ * services (an unserved request missed its SLOs), and those within their
+ * SLOs: differences of
  * two calls give the attainment over a span. */
 void work_request_counts(const work *w, uint64_t *completed, uint64_t *met);
 

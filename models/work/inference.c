@@ -27,8 +27,11 @@
  *   due), so requests arriving together are prefilled together.
  * - The routing heap orders replicas by load (waiting + in_batch), then by
  *   index; it is fixed whenever a load changes.
- * - Conservation: arrived = completed + rejected + dropped + waiting +
- *   in_batch.
+ * - Conservation: arrived = completed + rejected + timed_out + dropped +
+ *   waiting + in_batch.
+ * - Each replica's FIFO is in arrival order, so the requests whose
+ *   clients have given up (older than timeout) are at its head: they are
+ *   taken off lazily (expire), never by an event of their own.
  * - A down replica (inf_set_down) holds nothing, is idle and sorts after
  *   every up replica in the routing heap, so an arrival goes to it only
  *   when all are down, and is then dropped. */
@@ -66,7 +69,8 @@ const tel_column inf_columns[INF_NCOLS] = {
                       "99th percentile time per output token, same "
                       "requests"},
     [INF_SLO] = {"slo_attainment", "1",
-                 "share of those requests meeting both SLOs (NaN if none)"},
+                 "share of the requests completed, rejected or timed out "
+                 "in the interval meeting both SLOs (NaN if none)"},
     [INF_TOKENS_PER_J] = {"tokens_per_joule", "1/J",
                           "output tokens per joule of the service's GPUs "
                           "over the interval (NaN without energy)"},
@@ -108,6 +112,16 @@ static void record(inf_service *s, double ttft, double tpot) {
   inf__hist_add(&s->tpot_h, tpot);
   if (inf__interval_push(&s->iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
+}
+
+static void count_rejected(inf_service *s) {
+  s->tot.rejected++;
+  s->iv.rejected++;
+}
+
+static void count_timed_out(inf_service *s) {
+  s->tot.timed_out++;
+  s->iv.timed_out++;
 }
 
 static void add_tokens(inf_service *s, double n) {
@@ -164,10 +178,32 @@ static bool fits(const inf_service *s, const replica *r, const request *q) {
          r->kv_used + need_tokens(q) <= s->kv_cap;
 }
 
+/* Whether request q's client has given up waiting for its first token by
+ * time t. */
+static bool gave_up(const inf_service *s, const request *q, double t) {
+  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
+}
+
+/* Takes the waiting requests whose clients have given up by time t off
+ * r's queue: its head, since it is in arrival order. Costs one
+ * comparison when none has. */
+static void expire(inf_service *s, replica *r, double t) {
+  uint32_t n = 0;
+  while (r->waiting.n > 0 && gave_up(s, &s->pool[r->waiting.head], t)) {
+    inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
+    count_timed_out(s);
+    n++;
+  }
+  if (n > 0)
+    inf__load_changed(s, replica_index(s, r));
+}
+
 /* Moves waiting requests into the prefill, in order, while they fit
- * (FCFS: the first that does not fit stops the others). */
+ * (FCFS: the first that does not fit stops the others), after the
+ * expired ones have left. */
 static uint32_t admit(inf_service *s, replica *r) {
   uint32_t n = 0;
+  expire(s, r, r->clock_s);
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
     if (inf__heap_reserve(r, in_batch(r) + 1) != SIM_OK) {
       fail(s, SIM_ENOMEM);
@@ -213,14 +249,29 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
   inf__load_changed(s, replica_index(s, r));
 }
 
+/* A joiner whose client gave up during its prefill: the prefill was done
+ * (its prompt counts) but its first token reaches no one, and its KV is
+ * freed. */
+static void abandon(inf_service *s, replica *r, uint32_t i) {
+  r->kv_used -= need_tokens(&s->pool[i]);
+  inf__pool_give(s, i);
+  count_timed_out(s);
+  inf__load_changed(s, replica_index(s, r));
+}
+
 /* The prefill is over: each joiner has its first token and decodes from
- * the current V (or is done, with a one-token output). */
+ * the current V (or is done, with a one-token output), unless its client
+ * has given up. */
 static void end_prefill(inf_service *s, replica *r) {
   uint32_t i;
   while ((i = inf__list_pop(s->pool, &r->prefill)) != NONE) {
     request *q = &s->pool[i];
     q->first_s = r->clock_s;
     s->tot.prompt_tokens += q->prompt;
+    if (gave_up(s, q, q->first_s)) {
+      abandon(s, r, i);
+      continue;
+    }
     add_tokens(s, 1);
     if (q->output <= 1) {
       complete(s, r, i);
@@ -342,9 +393,21 @@ static int schedule_arrival(inf_service *s) {
   return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
 }
 
-/* A request arrives: rejected if it can never fit, else queued at the
- * lightest replica. A replica that could take it now is listed for this
- * instant's scheduling pass. */
+/* Whether replica r's queue is full for an arrival now. Only when it
+ * looks full is the replica brought up to now and its expired requests
+ * taken off, so a run without max_queue never pays for it. */
+static bool queue_full(inf_service *s, replica *r) {
+  uint64_t limit = (uint64_t)s->c->max_queue;
+  if (limit == 0 || r->waiting.n < limit)
+    return false;
+  catch_up(s, r);
+  expire(s, r, r->clock_s);
+  return r->waiting.n >= limit;
+}
+
+/* A request arrives: rejected if it can never fit or its replica's queue
+ * is full, else queued at the lightest replica. A replica that could take
+ * it now is listed for this instant's scheduling pass. */
 static void accept(inf_service *s, int64_t prompt, int64_t output) {
   s->tot.arrived++;
   s->iv.arrivals++;
@@ -353,7 +416,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
                .prompt = (double)(prompt < 0 ? 0 : prompt),
                .output = (double)(output < 1 ? 1 : output)};
   if (need_tokens(&q) > s->kv_cap) {
-    s->tot.rejected++;
+    count_rejected(s);
     return;
   }
   uint32_t k = s->load_heap[0];
@@ -362,9 +425,13 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     s->tot.dropped++;
     return;
   }
+  if (queue_full(s, r)) {
+    count_rejected(s);
+    return;
+  }
   uint32_t i = inf__pool_take(s);
   if (i == NONE) {
-    s->tot.rejected++;
+    count_rejected(s);
     fail(s, SIM_ENOMEM);
     return;
   }
@@ -595,8 +662,10 @@ static double ratio(double num, double den) {
 
 void inf_sample(inf_service *s, double dt, double *row) {
   uint64_t waiting = 0;
+  double now = now_s(s);
   for (uint32_t k = 0; k < s->nrep; k++) {
     catch_up(s, &s->rep[k]);
+    expire(s, &s->rep[k], now);
     waiting += s->rep[k].waiting.n;
   }
   interval *iv = &s->iv;
@@ -607,7 +676,8 @@ void inf_sample(inf_service *s, double dt, double *row) {
   row[INF_BATCH] = ratio(iv->batch_s, dt * s->nrep);
   inf__quantiles(iv->ttft, iv->n, &row[INF_TTFT_P50], &row[INF_TTFT_P99]);
   inf__quantiles(iv->tpot, iv->n, &row[INF_TPOT_P50], &row[INF_TPOT_P99]);
-  row[INF_SLO] = ratio((double)iv->slo_met, (double)iv->completed);
+  row[INF_SLO] = ratio((double)iv->slo_met,
+                       (double)(iv->completed + iv->rejected + iv->timed_out));
   row[INF_TOKENS_PER_J] = ratio(iv->tokens, iv->energy_j);
   row[INF_POWER_W] = ratio(iv->energy_j, dt);
   *iv = (interval){.ttft = iv->ttft, .tpot = iv->tpot, .cap = iv->cap};

@@ -28,6 +28,21 @@
  * - Requests arriving at the same instant are prefilled together (the
  *   replica's scheduling pass runs after that instant's arrivals).
  *
+ * Overload, as clients and serving engines bound it:
+ * - timeout: a client that has no first token timeout after sending its
+ *   request gives up. A request still waiting then leaves the queue
+ *   unserved (timed out); one whose prefill ends after it is timed out
+ *   too, its prefill wasted, its KV freed (the engine aborts a request
+ *   whose client has gone). One that is decoding has its first token and
+ *   completes. No event per request: the queue is in arrival order, so
+ *   the expired requests are its head, taken off when the replica next
+ *   admits, when an arrival finds the queue full and at each sample. So
+ *   a completed request's TTFT is at most timeout. 0: clients wait.
+ * - max_queue: at most that many requests wait at a replica (the one the
+ *   routing picks, the lightest); an arrival beyond is rejected at once
+ *   (load shedding, as an HTTP 429). 0: no limit.
+ * Rejected, timed-out and dropped requests all miss their SLOs.
+ *
  * Activity: a prefill at rl_prefill activity (1 at tp 1), a decode step at
  * the roofline activity of its batch, 0 while idle. The factory reads each
  * replica's time-mean activity over the last period and sets its GPUs to
@@ -61,6 +76,8 @@ typedef struct inf_config {
   int64_t replicas;
   int64_t max_batch; /* requests per batch, vLLM max_num_seqs: 256 */
   double ttft_slo_s, tpot_slo_s;
+  double timeout_s;  /* a client gives up without a first token; 0: never */
+  int64_t max_queue; /* waiting requests a replica holds; 0: no limit */
   int64_t priority;
   arr_config arrivals;
 } inf_config;
@@ -78,7 +95,9 @@ enum {
   INF_TTFT_P99, /* over requests completed in the interval; NaN if none */
   INF_TPOT_P50,
   INF_TPOT_P99,
-  INF_SLO,          /* share of those meeting both SLOs; NaN if none */
+  INF_SLO,          /* share of the requests ended in the interval
+                       (completed, rejected, timed out) meeting both
+                       SLOs; NaN if none */
   INF_TOKENS_PER_J, /* tokens / energy given by inf_add_energy */
   INF_POWER_W,      /* that energy / the interval */
   INF_NCOLS
@@ -87,7 +106,9 @@ extern const tel_column inf_columns[INF_NCOLS];
 
 /* A service's totals over the run. */
 typedef struct inf_totals {
-  uint64_t arrived, completed, rejected, waiting, in_batch;
+  uint64_t arrived, completed, waiting, in_batch;
+  uint64_t rejected;       /* never fit the KV cache, or the queue was full */
+  uint64_t timed_out;      /* their clients gave up before a first token */
   uint64_t dropped;        /* lost to replicas going down (inf_set_down) */
   double tokens_generated; /* includes first tokens */
   double prompt_tokens;    /* prefilled */
@@ -149,8 +170,16 @@ void inf_add_energy(inf_service *s, double joules);
 void inf_sample(inf_service *s, double dt, double *row);
 
 /* The totals, with waiting and in_batch counted now. Conservation:
- * arrived = completed + rejected + dropped + waiting + in_batch. */
+ * arrived = completed + rejected + timed_out + dropped + waiting +
+ * in_batch. */
 inf_totals inf_totals_of(const inf_service *s);
+
+/* The requests that have ended, served or not: the SLO attainment's
+ * denominator (slo_met / this), since a request rejected, timed out or
+ * dropped missed its SLOs. */
+static inline uint64_t inf_totals_ended(const inf_totals *t) {
+  return t->completed + t->rejected + t->timed_out + t->dropped;
+}
 
 /* TTFT and TPOT quantiles over every request completed so far (q in
  * [0, 1]); NaN when none. From log-spaced histograms (1 us to 1e4 s, 100

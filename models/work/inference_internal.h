@@ -64,6 +64,7 @@ typedef struct replica {
 /* What the current sampling interval has seen. */
 typedef struct interval {
   uint64_t arrivals, completed, slo_met;
+  uint64_t rejected, timed_out; /* misses for the interval's attainment */
   double tokens, batch_s, energy_j;
   double *ttft, *tpot;
   size_t n, cap;

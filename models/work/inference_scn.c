@@ -20,7 +20,18 @@ static int check_service(void *obj, const scn_loc *loc, void *user,
     .flags = fl, .dflt = def, .help = h                                        \
   }
 
-/* SLO defaults: the MLPerf Inference server scenario's p99 limits for
+/* Overload defaults. timeout 600 s: the OpenAI Python client's default
+ * request timeout (openai-python DEFAULT_TIMEOUT, 10 min), the common
+ * client of OpenAI-compatible servers such as vLLM; vLLM itself has no
+ * server-side queue timeout. It bounds waiting only when a service is
+ * overloaded: unloaded TTFTs are below a second. max_queue 0 (no limit):
+ * vLLM's default, which admits every request and lets its queue grow;
+ * with the timeout bounding waiting, the queue stays bounded by rate x
+ * timeout. A server that sheds load sets a figure, e.g. 128 as
+ * Hugging Face TGI's --max-concurrent-requests (which counts the batch
+ * too).
+ *
+ * SLO defaults: the MLPerf Inference server scenario's p99 limits for
  * Llama-3.1-8B (v5.1: TTFT 2 s, TPOT 100 ms; Llama-2-70B has 2 s and
  * 200 ms), MLCommons inference_rules.adoc and loadgen/mlperf.conf. They
  * are anchored on reading speed: 100 ms a token is about 480 words a
@@ -57,6 +68,18 @@ static const scn_field inf_fields[] = {
      .flags = SCN_POSITIVE,
      .dflt = "100 ms",
      .help = "time-per-output-token target (MLPerf 8B server: 100 ms)"},
+    {.key = "timeout",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(inf_config, timeout_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 1e9,
+     .dflt = "600 s",
+     .help = "a client without a first token by then gives up (timed "
+             "out); 0 s: never (OpenAI Python client default: 600 s)"},
+    INT_FIELD("max_queue", max_queue, 0, 1e9, "0",
+              "waiting requests a replica holds; an arrival beyond is "
+              "rejected at once (load shedding); 0: no limit, as vLLM"),
     INT_FIELD("priority", priority, -1e9, 1e9, "0",
               "higher is served first by the priority power policy"),
     {.key = "arrivals",

@@ -400,3 +400,33 @@ def test_command_errors(quick_h5, tmp_path):
     assert p.returncode == 2
     p = cli("--help")
     assert p.returncode == 0 and "report" in p.stdout
+
+
+def test_report_shows_timed_out_requests(aifsim_bin, tmp_path):
+    """mixed.yaml for 5 min with its chat service offered 1000 req/s at
+    the diurnal peak (about 300 at night), batches of 16, and a 20 s client
+    timeout: several times what its 8 replicas serve, so that
+    the summary table and the services' attributes show the requests that
+    timed out, next to the rejected ones, and they lower the attainment."""
+    from conftest import SRC, run_aifsim
+    p = run_aifsim(aifsim_bin, tmp_path / "over.h5", "--set", "duration=5min",
+                   "--set", "services[1].arrivals.rate=1000",
+                   "--set", "services[1].max_batch=16",
+                   "--set", "services[1].timeout=20s",
+                   scenario=SRC / "scenarios" / "mixed.yaml")
+    run = aifsim.open_run(p)
+    s = run.summary
+    assert s["requests_timed_out"] > 0
+    info = run.service_info
+    assert info.loc["chat", "requests_timed_out"] == s["requests_timed_out"]
+    assert info.loc["conversation", "requests_timed_out"] == 0
+    served = s["requests_completed"] + s["requests_rejected"] + \
+        s["requests_timed_out"] + s["requests_dropped"]
+    assert served <= s["requests_arrived"]
+    assert s["slo_attainment"] <= s["requests_completed"] / served + 1e-12
+    tab = reports.summary_table(run)
+    keys = list(tab["key"])
+    assert "requests_timed_out" in keys and "requests_rejected" in keys
+    row = tab[tab["key"] == "requests_timed_out"].iloc[0]
+    assert row["metric"] == "requests timed out"
+    assert "requests timed out" in reports.report_html(run)

@@ -1,9 +1,10 @@
 /* test_inference.c - inference services at request level: conservation at
  * any time, processor sharing against the hand computation, light-load
  * latencies, activity and energy, the KV-cache and max_batch limits,
- * overload, ML.ENERGY's tokens per joule against batch size, determinism,
- * clock changes against the roofline, trace replay, the run-wide
- * quantiles, the constructor's refusals and the schema. */
+ * overload with and without a client timeout and a queue limit,
+ * ML.ENERGY's tokens per joule against batch size, determinism, clock
+ * changes against the roofline, trace replay, the run-wide quantiles, the
+ * constructor's refusals and the schema. */
 #include "test_catalogs.h"
 #include "test_mlenergy.h"
 #include "test_replica.h"
@@ -80,13 +81,14 @@ static double sample(rig *g, double *row) {
 }
 
 static void assert_conserved(const inf_totals *t) {
-  if (t->arrived !=
-      t->completed + t->rejected + t->dropped + t->waiting + t->in_batch)
-    fail_msg("arrived %llu != completed %llu + rejected %llu + dropped %llu "
-             "+ waiting %llu + in batch %llu",
+  if (t->arrived != t->completed + t->rejected + t->timed_out + t->dropped +
+                        t->waiting + t->in_batch)
+    fail_msg("arrived %llu != completed %llu + rejected %llu + timed out "
+             "%llu + dropped %llu + waiting %llu + in batch %llu",
              (unsigned long long)t->arrived, (unsigned long long)t->completed,
-             (unsigned long long)t->rejected, (unsigned long long)t->dropped,
-             (unsigned long long)t->waiting, (unsigned long long)t->in_batch);
+             (unsigned long long)t->rejected, (unsigned long long)t->timed_out,
+             (unsigned long long)t->dropped, (unsigned long long)t->waiting,
+             (unsigned long long)t->in_batch);
 }
 
 /* ---- Traces written by the tests (Azure format) ------------------------ */
@@ -508,6 +510,111 @@ static void max_batch_holds_under_overload(void **state) {
   rig_close(&g);
 }
 
+/* ---- 5b. Overload: the client timeout and the queue limit -------------- */
+
+/* One replica of max_batch 4 (about 2.5 requests a second of 256 + 256
+ * tokens) offered 20 a second for 60 s, then drained: eight times what it
+ * serves. The queue grows by about 17 a second. A TTFT SLO of 30 s, above
+ * the timeouts tried, so that every request served within a timeout
+ * meets its SLOs and the attainment is the share served. */
+#define OVERLOAD_SVC                                                           \
+  "name: busy\nmodel: Llama-3.1-8B\nmax_batch: 4\nttft_slo: 30 s\n"            \
+  "arrivals: {rate: 20, prompt: {dist: fixed, mean: 256}, output: {dist: "     \
+  "fixed, mean: 256}}\n"
+
+typedef struct overload_run {
+  inf_totals t;
+  double ttft_p99, ttft_max, slo, queue_max;
+} overload_run;
+
+/* Runs OVERLOAD_SVC with extra keys until it has drained (800 s),
+ * checking conservation every 2 s and that no replica's queue exceeds
+ * max_queue (0: no limit). */
+static overload_run run_overload(const char *extra, uint64_t max_queue) {
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml, "%s%s", OVERLOAD_SVC, extra);
+  rig g;
+  rig_open(&g, H100, yaml, 5, 60);
+  overload_run o = {.queue_max = 0};
+  for (int k = 1; k <= 400; k++) {
+    run_to(&g, 2.0 * k);
+    inf_totals t = inf_totals_of(g.s);
+    assert_conserved(&t);
+    o.queue_max = fmax(o.queue_max, (double)t.waiting);
+    if (max_queue > 0)
+      assert_true(t.waiting <= max_queue);
+  }
+  double row[INF_NCOLS];
+  sample(&g, row); /* the whole run is one interval */
+  o.t = inf_totals_of(g.s);
+  assert_conserved(&o.t);
+  assert_int_equal(o.t.waiting + o.t.in_batch, 0);
+  o.ttft_p99 = inf_ttft_quantile(g.s, 0.99);
+  o.ttft_max = inf_ttft_quantile(g.s, 1);
+  o.slo = (double)o.t.slo_met / (double)inf_totals_ended(&o.t);
+  assert_close(row[INF_SLO], o.slo, 1e-12, 0); /* the interval agrees */
+  rig_close(&g);
+  return o;
+}
+
+static void print_overload(const char *what, const overload_run *o) {
+  print_message(
+      "%s: arrived %llu, completed %llu, timed out %llu, rejected "
+      "%llu; TTFT p99 %.1f s, max %.1f s; at most %.0f waiting; "
+      "SLO attainment %.1f%% (%.1f%% of the completed)\n",
+      what, (unsigned long long)o->t.arrived,
+      (unsigned long long)o->t.completed, (unsigned long long)o->t.timed_out,
+      (unsigned long long)o->t.rejected, o->ttft_p99, o->ttft_max, o->queue_max,
+      100 * o->slo, 100 * (double)o->t.slo_met / (double)o->t.completed);
+}
+
+/* Without a timeout every request waits its turn: TTFT grows with the
+ * queue to minutes and most miss the 30 s SLO. A 20 s timeout bounds
+ * every completed request's TTFT by 20 s (the p99 lands just under it);
+ * the rest time out, unserved, and count against the attainment: every
+ * served request meets its SLOs, yet the attainment is the share served. */
+static void timeout_bounds_ttft_under_overload(void **state) {
+  (void)state;
+  overload_run patient = run_overload("timeout: 0 s\n", 0);
+  overload_run hasty = run_overload("timeout: 20 s\n", 0);
+  print_overload("no timeout", &patient);
+  print_overload("timeout 20 s", &hasty);
+  assert_int_equal(patient.t.timed_out + patient.t.rejected, 0);
+  assert_true(patient.ttft_p99 > 100);
+  assert_int_equal(hasty.t.arrived, patient.t.arrived);
+  assert_true(hasty.ttft_max <= 20);
+  assert_true(hasty.ttft_p99 > 18);
+  /* A capacity of about 2 a second: most of the 20 a second time out. */
+  assert_true(hasty.t.timed_out > hasty.t.arrived / 2);
+  assert_true(hasty.t.completed > 100);
+  assert_int_equal(hasty.t.rejected, 0);
+  /* Waiting requests are younger than the timeout, give or take the time
+   * between the replica's changes (about 1.7 s a batch), when the expired
+   * ones leave: 20 a second for 20 + 2 s, and Poisson's spread. */
+  assert_true(hasty.queue_max < 20 * 25 && patient.queue_max > 1000);
+  assert_int_equal(hasty.t.slo_met, hasty.t.completed);
+  assert_close(hasty.slo,
+               (double)hasty.t.completed /
+                   (double)(hasty.t.completed + hasty.t.timed_out),
+               1e-12, 0);
+  assert_true(hasty.slo < 0.25);
+}
+
+/* A queue of at most 8: arrivals beyond are rejected at once, so waiting
+ * is short (TTFT about three batches' turn), and most requests are
+ * rejected, each an SLO miss. */
+static void queue_limit_sheds_arrivals(void **state) {
+  (void)state;
+  overload_run o = run_overload("max_queue: 8\n", 8);
+  print_overload("max_queue 8", &o);
+  assert_true(o.t.rejected > o.t.arrived / 2);
+  assert_int_equal(o.t.timed_out, 0);
+  assert_true(o.queue_max == 8);
+  assert_true(o.ttft_p99 < 10);
+  assert_int_equal(o.t.slo_met, o.t.completed);
+  assert_close(o.slo, (double)o.t.completed / (double)o.t.arrived, 1e-12, 0);
+}
+
 /* ---- 6. Tokens per joule against batch size, ML.ENERGY ----------------- */
 
 /* The service saturated at max_batch = seqs (ML.ENERGY keeps its server
@@ -843,6 +950,8 @@ static void schema_defaults(void **state) {
   assert_close(c.ttft_slo_s, 2, 0, 0);
   assert_close(c.tpot_slo_s, 0.1, 1e-15, 0);
   assert_int_equal(c.priority, 0);
+  assert_close(c.timeout_s, 600, 0, 0);
+  assert_int_equal(c.max_queue, 0);
   assert_int_equal(c.arrivals.kind, ARR_POISSON);
   assert_close(c.arrivals.rate, 5, 0, 0);
   scn_release(&inf_schema, &c);
@@ -876,6 +985,14 @@ static const test_bad_yaml bad_yaml[] = {
     {"name with a slash", "name: a/b\nmodel: m\n" OK_ARR,
      "svc.yaml:1:7: service name 'a/b' cannot be a telemetry group name"},
     {"unknown key", OK_HEAD "batch: 4\n" OK_ARR, "svc.yaml:3:1: "},
+    {"negative timeout", OK_HEAD "timeout: -5 s\n" OK_ARR,
+     "svc.yaml:3:10: 'timeout' is -5 s"},
+    {"timeout not a time", OK_HEAD "timeout: 10 GB\n" OK_ARR,
+     "svc.yaml:3:13: 'timeout': 'GB' is a unit of data size"},
+    {"negative max_queue", OK_HEAD "max_queue: -1\n" OK_ARR,
+     "svc.yaml:3:12: 'max_queue' is -1"},
+    {"max_queue not an integer", OK_HEAD "max_queue: 2.5\n" OK_ARR,
+     "svc.yaml:3:12: 'max_queue' must be an integer"},
 };
 
 static void bad_yaml_is_rejected(void **state) {
@@ -894,6 +1011,8 @@ int main(void) {
   TEST_ADD(tests, n, kv_cache_bounds_the_batch);
   TEST_ADD(tests, n, request_larger_than_the_cache_is_rejected);
   TEST_ROWS(tests, n, max_batch_holds_under_overload, overload_cases);
+  TEST_ADD(tests, n, timeout_bounds_ttft_under_overload);
+  TEST_ADD(tests, n, queue_limit_sheds_arrivals);
   TEST_ADD(tests, n, tokens_per_joule_rises_with_batch);
   TEST_ADD(tests, n, same_seed_same_run);
   TEST_ROWS(tests, n, clock_change_follows_the_roofline, clock_cases);
