@@ -2,7 +2,8 @@
  * one X-macro list feeds the policies' enum, their scenario names and
  * their split functions, so the three cannot drift apart (as sim/err.h's
  * SIM_ERRNO_MAP does for error codes). Adding a policy is one row here
- * and one split function (docs/ARCHITECTURE.md, "How to add a power policy"). */
+ * and one split function (docs/ARCHITECTURE.md, "How to add a power
+ * policy"). */
 #ifndef MODELS_POWER_POLICY_H
 #define MODELS_POWER_POLICY_H
 #include <stddef.h>
