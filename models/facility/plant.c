@@ -100,6 +100,15 @@ void plant_accumulate(plant *p, double dt_s) {
   }
 }
 
+double plant_loop_share(const cool_loop_config *loop, const char *group) {
+  if (loop->nracks == 0)
+    return loop->heat_share;
+  for (size_t k = 0; k < loop->nracks; k++)
+    if (strcmp(loop->racks[k], group) == 0)
+      return loop->heat_share;
+  return 0;
+}
+
 double plant_steady_w(const plant *p, const double *group_heat_w,
                       double outdoor_c) {
   double sum = 0;

@@ -33,6 +33,12 @@ typedef struct plant {
   double *cool_j, *heat_j, *free_j; /* per loop, over the sample interval */
 } plant;
 
+/* The share of the heat of the rack group called group that loop takes:
+ * its heat_share if it serves the group (a loop naming no racks serves
+ * them all), else 0. Loaders check the shares; the factory builds the
+ * plant's share matrix with it. */
+double plant_loop_share(const cool_loop_config *loop, const char *group);
+
 /* Builds the loops. share is nloops x ngroups (copied). With no loops the
  * plant draws nothing. The plant and its loops allocate on alloc (NULL
  * means the C library), which must outlive them. SIM_OK or an error

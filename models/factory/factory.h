@@ -26,6 +26,7 @@
 #include "power_quality.h"
 #include "rack.h"
 #include "scenario.h"
+#include "scheduler.h"
 #include "smooth.h"
 #include "tel.h"
 #include "training.h"
@@ -43,12 +44,6 @@ typedef struct rack_group_config {
   int64_t nvlink_domain; /* GPUs per NVLink domain; 0: the whole rack */
   load_config load;
 } rack_group_config;
-
-/* How training jobs are queued and admitted (scheduler.h). */
-typedef struct sched_config {
-  int policy;    /* sched_policy: fcfs or easy */
-  int admission; /* sched_admission: admit_and_cap or power_aware */
-} sched_config;
 
 typedef struct factory_config {
   char *name;

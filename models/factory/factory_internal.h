@@ -1,24 +1,115 @@
-/* factory_internal.h - what factory.c and factory_scn.c share. */
+/* factory_internal.h - what the factory's files share: the factory's
+ * state, and the functions one file of it calls in another. factory.c is
+ * the run time (the control tick and the hooks of power control),
+ * factory_build.c the construction, factory_books.c the telemetry and the
+ * books, factory_scn.c and work_scn.c the scenario. */
 #ifndef MODELS_FACTORY_INTERNAL_H
 #define MODELS_FACTORY_INTERNAL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "factory.h"
+#include "plant.h"
+#include "work.h"
 
 /* Seconds to engine time, rounded to the nearest nanosecond. */
 static inline sim_time factory__to_ns(double s) {
   return (sim_time)llround(s * 1e9);
 }
 
-/* The share of rack group g's heat that loop l takes: its heat_share if
- * it serves g (a loop naming no racks serves them all), else 0. */
-double factory__loop_share(const factory_config *c, size_t l, size_t g);
+/* A rack's power at full load with every GPU at TDP: what smoothing's
+ * floor is a share of. */
+static inline double factory__rack_tdp_w(const rack_group_spec *s) {
+  return s->gpus_per_rack * s->gpu->tdp_w + s->other_max_w;
+}
+
+/* ------------------------------------------------------------------ */
+/* Run time                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Integrals over the current sample interval, per rack and in total. */
+typedef struct interval {
+  double energy_j, it_j, loss_j, cool_j, smooth_j, bat_j, gpu_j, activity_s;
+  double stranded_j;
+  double peak_w;
+  double *rack_j, *rack_gpu_j, *rack_activity_s;
+} interval;
+
+struct factory {
+  const sim_allocator *alloc; /* the engine's: everything here lives on it */
+  const factory_scenario *sc;
+  const factory_config *cfg;
+  sim_engine *engine;
+  tel_sink *sink;
+  rack_fleet *fleet;
+  gsl_rng **noise_rng;  /* per rack */
+  double *noise;        /* per rack: the OU state */
+  load_noise *noise_of; /* per group: its coefficients */
+  double *level_of;     /* per group: the pattern's level now */
+  uint32_t tick_kind;
+  sim_time period, sample_every, last;
+  double control_dt_s;
+  tel_group facility_group, racks_group;
+  size_t facility_id, racks_id;
+  double *row; /* a racks row: R_NCOLS x nracks */
+  const char **rack_labels;
+  /* In force since `last`: */
+  double p_facility, p_it, p_loss, p_cool, p_smooth, p_bat, p_gpu, activity;
+  double cap;
+  smo_bank *smooth;  /* NULL when smoothing is off */
+  double *rack_load; /* per rack: IT plus its conversion losses */
+  double *rack_heat; /* per rack: that plus what smoothing burned */
+  bat_state bat;
+  plant plant;
+  double *group_heat; /* per group: IT heat now */
+  long *group_loop;   /* per group: the loop taking most of its heat, -1 */
+  double reserve_outdoor_c; /* the outdoor temperature the split assumed */
+  tel_group loops_group;
+  size_t loops_id;
+  double *loop_row;
+  grid_books books;
+  pq_window pq;
+  interval iv;
+  work *work;       /* services, jobs, the scheduler */
+  control *control; /* the budget, the policy, demand response */
+  /* Faults: the plan (NULL: none), the grid's cap before the feed's
+   * backup limit, whether a fault is in force since `last`, and per
+   * group its racks whose caps the split decides (neither dark nor in
+   * emergency) and its emergency racks. */
+  fault_plan *faults;
+  double grid_cap;
+  bool fault_on;
+  uint32_t *group_free, *group_emergency;
+  factory_summary sum;
+  double sampled_energy_j;
+};
 
 /* The checks of the services and training jobs that need the catalogs and
  * the fleet (work_scn.c); reads request traces. */
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,
                         sim_error *err);
+
+/* factory.c: the control tick (an engine handler on f), the hooks power
+ * control calls on f, booking the energy up to now before GPUs change
+ * hands (a work_settle_fn on f), the warmest outdoor temperature over
+ * [now, now + sample period], the loop temperature rack r's GPUs sit on
+ * (NaN without loops), and the mean of a signal over [t0, t1] (NaN for
+ * a signal the scenario does not give). */
+int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev);
+control_hooks factory__control_hooks(factory *f);
+void factory__settle(void *ctx, sim_time now);
+double factory__warmest(const factory *f, sim_time now);
+double factory__rack_loop_c(const factory *f, uint32_t r);
+double factory__mean_of(const sig_series *s, double t0, double t1);
+
+/* factory_books.c: opens the /facility, /racks and /loops groups on the
+ * sink (nothing without one; SIM_OK or the sink's error, with err set),
+ * and closes the sample interval that ends at now: the /facility,
+ * /racks and /loops rows and the interval's energy into the summary
+ * (SIM_OK or the sink's error). */
+int factory__declare_telemetry(factory *f, sim_error *err);
+int factory__sample(factory *f, sim_time now);
 
 #endif

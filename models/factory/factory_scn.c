@@ -11,6 +11,7 @@
 
 #include "factory_internal.h"
 #include "file.h"
+#include "plant.h"
 #include "power.h"
 
 /* Fleets above this size would need more memory than the machines this
@@ -469,18 +470,6 @@ static long group_index(const factory_config *c, const char *name) {
   return -1;
 }
 
-/* The share of group g's heat that loop l takes: its heat_share if it
- * serves g (a loop naming no racks serves them all). */
-double factory__loop_share(const factory_config *c, size_t l, size_t g) {
-  const cool_loop_config *lc = &c->loops[l];
-  if (lc->nracks == 0)
-    return lc->heat_share;
-  for (size_t k = 0; k < lc->nracks; k++)
-    if (group_index(c, lc->racks[k]) == (long)g)
-      return lc->heat_share;
-  return 0;
-}
-
 /* Every rack group's heat goes to loops whose shares add up to 100%. */
 static int check_loops(const factory_config *c, const scn_loc *loc,
                        sim_error *err) {
@@ -495,7 +484,7 @@ static int check_loops(const factory_config *c, const scn_loc *loc,
   for (size_t g = 0; c->nloops > 0 && g < c->nracks; g++) {
     double sum = 0;
     for (size_t l = 0; l < c->nloops; l++)
-      sum += factory__loop_share(c, l, g);
+      sum += plant_loop_share(&c->loops[l], c->racks[g].name);
     snprintf(where, sizeof where, "racks.%zu.name", g);
     if (fabs(sum - 1) > 1e-9)
       return scn_fail(loc, where, err,
@@ -684,13 +673,16 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
 
 int factory_scenario_load(const char *path, const char *const *sets,
                           size_t nsets, factory_scenario *sc, sim_error *err) {
+  sim_error scratch = {0};
+  if (err == NULL) /* the checks read back err->code and err->msg */
+    err = &scratch;
   memset(sc, 0, sizeof *sc);
   if ((sc->path = strdup(path)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   scn_doc *doc = scn_doc_read_file(path, err);
   if (doc == NULL) {
     factory_scenario_release(sc);
-    return err != NULL ? err->code : SIM_EINPUT;
+    return err->code;
   }
   int rc = load_doc(doc, sets, nsets, sc, err);
   scn_doc_destroy(doc);

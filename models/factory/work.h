@@ -1,8 +1,9 @@
 /* work.h - the workloads of a factory: inference services and training
  * jobs on the fleet's GPUs, the scheduler that places them, and the exact
- * attribution of the GPUs' energy to them. Part of the factory (it sees
- * the factory's config and fleet); factory.c drives it from its control
- * tick.
+ * attribution of the GPUs' energy to them. Part of the factory layer, but
+ * it knows only its own work_config and the fleet, never factory.h: the
+ * factory fills the config, drives it from its control tick and copies
+ * its work_summary into the factory's.
  *
  * Each workload owns "slots": a replica of a service, a pipeline stage of
  * a training job. A GPU belongs to one slot or to none (idle, or running
@@ -21,10 +22,48 @@
 
 #include "engine.h"
 #include "err.h"
-#include "factory.h"
+#include "inference.h"
+#include "llm.h"
 #include "power.h"
 #include "rack.h"
+#include "scheduler.h"
+#include "sig.h"
 #include "tel.h"
+#include "training.h"
+
+/* What the workloads are and what they need to know of the scenario. The
+ * arrays, catalogs and signals are borrowed: they must outlive the work
+ * (nvlink_domain only work_create). */
+typedef struct work_config {
+  const inf_config *services; /* inference services */
+  size_t nservices;
+  const train_config *training; /* training entries, before expansion */
+  size_t ntraining;
+  sched_config scheduler;
+  const llm_catalog *llms;
+  const sig_series *price, *carbon; /* the feed's; kind SIG_NONE: none */
+  const char *scenario_path;     /* request traces are relative to its folder */
+  const uint32_t *nvlink_domain; /* per rack group: GPUs per domain */
+  int64_t seed;                  /* the run's */
+  double duration_s;
+  double cap_w; /* the facility cap at the start */
+} work_config;
+
+/* What the workloads come to: energy by owner (with idle and overhead the
+ * IT energy), requests and tokens, training jobs. */
+typedef struct work_summary {
+  double inference_energy_j, training_energy_j, idle_energy_j;
+  double overhead_energy_j;
+  double tokens, tokens_per_joule; /* over the services' energy */
+  double slo_attainment; /* share of ended requests (unserved: missed) */
+  uint64_t requests_arrived, requests_completed, requests_rejected;
+  uint64_t requests_dropped, requests_timed_out;
+  uint64_t jobs_arrived, jobs_done, jobs_running, jobs_queued;
+  uint64_t jobs_rejected, job_failures;
+  double training_tokens, training_co2_kg;
+  uint64_t jobs_late, job_pauses;
+  double jct_mean_s, lost_gpu_hours, fault_lost_gpu_hours;
+} work_summary;
 
 typedef struct work work;
 
@@ -32,12 +71,12 @@ typedef struct work work;
  * the old owners. */
 typedef void (*work_settle_fn)(void *ctx, sim_time now);
 
-/* Builds the services and jobs of sc on fleet fl (borrowed), places the
+/* Builds the services and jobs of cfg on fleet fl (borrowed), places the
  * services' replicas, schedules the jobs' arrivals and declares the
  * /services groups on sink (may be NULL). NULL with err set: SIM_EINPUT
  * when the services do not fit the fleet, or a trace is bad. A factory
  * without workloads gets a work that does nothing. */
-work *work_create(const factory_scenario *sc, sim_engine *e, rack_fleet *fl,
+work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
                   tel_sink *sink, work_settle_fn settle, void *ctx,
                   sim_error *err);
 void work_destroy(work *w);
@@ -92,10 +131,11 @@ int work_sample(work *w, double t, double dt, work_row *row);
  * two calls give the attainment over a span. */
 void work_request_counts(const work *w, uint64_t *completed, uint64_t *met);
 
-/* Adds the workload figures to *s, checks job and request conservation
- * and the energy attribution against the IT energy (SIM_ESTATE with a
- * message if either fails), and writes /jobs and the /services
- * attributes. */
-int work_finish(work *w, factory_summary *s, sim_error *err);
+/* Fills *s with the workload figures of a run of duration_s, checks job
+ * and request conservation and the energy attribution against the IT
+ * energy it_energy_j (SIM_ESTATE with a message if either fails), and
+ * writes /jobs and the /services attributes. */
+int work_finish(work *w, double duration_s, double it_energy_j, work_summary *s,
+                sim_error *err);
 
 #endif

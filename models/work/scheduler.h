@@ -55,6 +55,12 @@ typedef enum sched_admission {
   SCHED_POWER_AWARE
 } sched_admission;
 
+/* How training jobs are queued and admitted, as a scenario gives it. */
+typedef struct sched_config {
+  int policy;    /* sched_policy: fcfs or easy */
+  int admission; /* sched_admission: admit_and_cap or power_aware */
+} sched_config;
+
 typedef struct sched_job {
   size_t id; /* the caller's */
   uint32_t gpus;

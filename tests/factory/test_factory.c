@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "factory.h"
+#include "factory_alloc.h"
 #include "test_run.h"
 #include "validate_row.h"
 
@@ -490,6 +491,31 @@ static void a_lower_cap_cuts_the_demand_charge(void **state) {
   assert_true(demand[1] < demand[0]);
 }
 
+/* The allocation-failure tests of the factory (factory_alloc.h) on base
+ * with a loop, smoothing, a battery through a demand-response event, a
+ * PDU fault, a service and a training job. */
+static void allocation_failures_leave_nothing(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "duration=30 min",
+      "loops=[{name: air, kind: air, capacity: 100 kW}]",
+      "smoothing={enabled: true, floor: 0%, hysteresis: 0 s, "
+      "ramp_up: 1 kW/s, ramp_down: 1 kW/s, store: 2 MJ}",
+      "grid.outdoor={value: 20 degC}",
+      "grid.dr_events=[{start: 10 min, duration: 10 min, level: 120 kW}]",
+      "battery={capacity: 100 kWh, charge_power: 50 kW, discharge_power: "
+      "50 kW, mode: dr_ride_through}",
+      "faults=[{kind: pdu, racks: [hgx-1], at: 5 min, duration: 10 min}]",
+      "services=[{name: chat, model: Llama-3.1-8B, precision: fp8, "
+      "gpu: H100-SXM, replicas: 2, arrivals: {kind: poisson, rate: 5, "
+      "prompt: {mean: 500}, output: {mean: 200}}}]",
+      "training=[{name: j, model: Llama-3.1-8B, gpu: GB200, dp: 2, tp: 4, "
+      "tokens_per_iteration: 65536, iterations: 100}]",
+  };
+  alloc_check_scenario(test_scenario_file("factory.yaml", base), sets,
+                       N_OF(sets), 12);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -507,5 +533,6 @@ int main(void) {
   TEST_ROWS(tests, n, bad_factory_input, bad);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
   TEST_ADD(tests, n, a_catalog_file_replaces_the_builtin);
+  TEST_ADD(tests, n, allocation_failures_leave_nothing);
   return _cmocka_run_group_tests("factory", tests, n, write_short_csv, NULL);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "factory.h"
+#include "factory_alloc.h"
 #include "power.h"
 #include "test_run.h"
 #include "validate_row.h"
@@ -339,9 +340,8 @@ static void speed_tuning_saves_a_tenth(void **state) {
                 work[0], work[1]);
   validate_row(VALIDATE_TRAINING, "Perseus speed tuning energy saving, factory",
                "Chung et al., Perseus, SOSP 2024 (the issue's bar)",
-               "scenarios/speed-tuning.yaml, 20% imbalanced pipeline",
-               "share", 0.10, 1 - energy[1] / energy[0], 0.10, INFINITY,
-               ">= 10%");
+               "scenarios/speed-tuning.yaml, 20% imbalanced pipeline", "share",
+               0.10, 1 - energy[1] / energy[0], 0.10, INFINITY, ">= 10%");
   validate_row(VALIDATE_TRAINING, "Perseus speed tuning progress, factory",
                "Chung et al., Perseus, SOSP 2024 (the issue's bar)",
                "scenarios/speed-tuning.yaml, tuned / untuned iterations",
@@ -379,12 +379,13 @@ static void oversubscription_serves_more(void **state) {
                "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
                "x baseline", 1.30, served, 1.25, INFINITY, "> 1.25x");
   validate_row(VALIDATE_FACILITY, "POLCA oversubscription: SLO attainment",
-               polca, "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min", "share",
-               plain.sum.slo_attainment, over.sum.slo_attainment,
+               polca,
+               "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
+               "share", plain.sum.slo_attainment, over.sum.slo_attainment,
                plain.sum.slo_attainment - 0.02, 1, "within 2 points");
   validate_row(VALIDATE_FACILITY, "POLCA oversubscription: cap violation",
-               polca, "scenarios/oversubscription.yaml, 416 GPUs, 20 min", "s", 0,
-               over.sum.cap_violation_s, 0, 0, "none");
+               polca, "scenarios/oversubscription.yaml, 416 GPUs, 20 min", "s",
+               0, over.sum.cap_violation_s, 0, 0, "none");
   assert_true(over.sum.cap_violation_s == 0);
   assert_true(over.sum.peak_power_w <= 410e3);
   assert_true(over.sum.requests_completed >
@@ -461,8 +462,7 @@ static void a_dr_cut_is_met_and_training_pays(void **state) {
 static double flexible_co2(const char *zone, const char *d) {
   char file[256], policy[64];
   snprintf(file, sizeof file,
-           "grid.carbon.file=../data/carbon/%s_2023_hourly.csv",
-           zone);
+           "grid.carbon.file=../data/carbon/%s_2023_hourly.csv", zone);
   snprintf(policy, sizeof policy, "training.0.deferral=%s", d);
   const char *sets[] = {file, policy};
   run r;
@@ -897,6 +897,26 @@ static const bad_case bad_faults[] = {
      "needs a timing"},
 };
 
+/* Every allocation of a factory with services, training jobs (one of them
+ * deferred on the carbon signal), a cooling loop, smoothing and PDU
+ * faults goes through the engine's allocator: each one failing in turn
+ * makes factory_create return NULL with SIM_ENOMEM and nothing left, a
+ * full run leaves nothing after destroy, and runs whose allocations fail
+ * part-way stop with SIM_ENOMEM or finish, leaving nothing either. */
+static void allocation_failures_leave_nothing(void **state) {
+  (void)state;
+  const char *sets[] = {
+      "duration=20 min",
+      "loops=[{name: liquid, kind: liquid, capacity: 1.2 MW}]",
+      "smoothing={enabled: true, floor: 0%, hysteresis: 0 s, "
+      "ramp_up: 1 kW/s, ramp_down: 1 kW/s, store: 2 MJ}",
+      "grid={carbon: {value: 300 gCO2/kWh}, outdoor: {value: 20 degC}}",
+      "training.0.deferral=threshold",
+      "training.0.flexibility=50%",
+  };
+  alloc_check_scenario(write_scenario(two_racks), sets, N_OF(sets), 12);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -924,5 +944,6 @@ int main(void) {
   TEST_ADD(tests, n, a_cooling_fault_caps_the_racks_it_serves);
   TEST_ADD(tests, n, the_faults_scenario_runs);
   TEST_ROWS(tests, n, bad_workload_input, bad_faults);
+  TEST_ADD(tests, n, allocation_failures_leave_nothing);
   return _cmocka_run_group_tests("work", tests, n, NULL, NULL);
 }

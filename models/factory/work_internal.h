@@ -1,0 +1,97 @@
+/* work_internal.h - what the files of the workloads share: the work's
+ * state and the functions one file calls in another. work.c is the run
+ * time (slots, the scheduler's passes, the jobs' plans, attribution),
+ * work_build.c the construction, work_books.c the books at the end. */
+#ifndef MODELS_WORK_INTERNAL_H
+#define MODELS_WORK_INTERNAL_H
+
+#include "control.h"
+#include "deferral.h"
+#include "scheduler.h"
+#include "work.h"
+
+#define NO_SLOT CONTROL_NO_SLOT
+
+/* A replica of a service or a pipeline stage of a job: GPUs that work in
+ * step. Its GPUs' indices are gpus[first .. first + n). */
+typedef struct slot {
+  uint32_t owner; /* row of the /jobs table: services, then jobs */
+  uint32_t part;  /* replica or stage */
+  size_t first;
+  uint32_t n;
+  bool active;
+  bool dark; /* a GPU of it is on a dark rack (a PDU fault) */
+} slot;
+
+struct work {
+  const sim_allocator *alloc; /* the engine's: everything here lives on it */
+  work_config config;         /* a copy: its arrays stay the caller's */
+  const work_config *cfg;     /* &config */
+  sim_engine *engine;
+  rack_fleet *fleet;
+  tel_sink *sink;
+  work_settle_fn settle;
+  void *settle_ctx;
+  sched *sched;
+  train_pool *train;
+  inf_service **svc;  /* nservices */
+  size_t *svc_tel;    /* their /services group ids */
+  char **svc_group;   /* "services/NAME" */
+  train_config *jobs; /* the training entries expanded, one per job */
+  char **job_names;   /* of the jobs an entry's count made */
+  size_t njobs;
+  uint32_t *job_type; /* GPU type index per job */
+  size_t *job_slot0;  /* first slot of each job */
+  bool *job_dark;     /* per job: a GPU of it on a dark rack */
+  slot *slots;
+  size_t nslots;
+  uint32_t *gpus;     /* the slots' GPU indices */
+  uint32_t *gpu_slot; /* per fleet GPU: its slot or NO_SLOT */
+  double *phi;        /* scratch: per stage of one job */
+  double *tick_j;     /* scratch: per owner, one interval */
+  double *owner_j;    /* per owner, the run */
+  double idle_j, overhead_j;
+  double iv_inference_j, iv_training_j; /* this sample interval */
+  uint32_t busy;
+  uint64_t arrived, running, queued, rejected, done;
+  uint32_t arrival_kind, release_kind;
+  double facility_w, cap_w;
+  double dr_end_s; /* the demand-response event under way ends; NaN: none */
+  /* Grid-aware timing, per job: its plan, where in it the job is, its
+   * deadline, and the CO2 of its energy. */
+  defer_plan *plans;
+  size_t *plan_pos;
+  double *deadline_s;
+  double *owner_co2_kg;   /* per owner */
+  sched_running *in_pass; /* a pass's running jobs, njobs of room */
+  /* The free GPUs of dark racks, kept from the scheduler: per rack, its
+   * list at blocked + first[r], how many, and whether it is dark. */
+  uint32_t *blocked, *blocked_n;
+  bool *blocked_dark;
+};
+
+/* Rows of the /jobs table: the services, then the jobs. */
+static inline size_t work__nowners(const work *w) {
+  return w->cfg->nservices + w->njobs;
+}
+
+static inline bool work__is_job(const work *w, uint32_t owner) {
+  return owner >= w->cfg->nservices;
+}
+
+static inline size_t work__job_of(const work *w, uint32_t owner) {
+  return owner - w->cfg->nservices;
+}
+
+/* work.c: the GPU type a workload asks for (a name, or NULL), or the
+ * fleet's only one; gives slot k its GPUs (its n of them from list) and
+ * marks them; the engine handlers of a job's arrival and of its deferred
+ * window opening (ev->a: the job); and the training model's callback on
+ * a job's change of state. */
+uint32_t work__type(const rack_fleet *fl, const char *gpu);
+void work__slot_take(work *w, size_t k, const uint32_t *list);
+int work__on_arrival(sim_engine *e, void *ctx, const sim_event *ev);
+int work__on_release(sim_engine *e, void *ctx, const sim_event *ev);
+void work__on_job_change(void *ctx, size_t j);
+
+#endif
