@@ -1,28 +1,9 @@
-/* power.c - the registry of allocation policies, the water-filling they
- * share, and the two simplest: static and proportional (see power.h). */
+/* power.c - what the allocation policies share (see power.h): the
+ * water-filling, the spreading of what is left, the total. */
 #include "power.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-#include "power_policy.h"
-
-/* The registry, from POWER_POLICY_MAP (power_policy.h). */
-static const power_policy_ops policies[POWER_NPOLICIES] = {
-#define XX(e, name, fn) {#name, fn},
-    POWER_POLICY_MAP(XX)
-#undef XX
-};
-
-const char *const power_policy_names[] = {
-#define XX(e, name, fn) #name,
-    POWER_POLICY_MAP(XX)
-#undef XX
-        NULL};
-
-const power_policy_ops *power_policy_by_index(int index) {
-  return index >= 0 && index < POWER_NPOLICIES ? &policies[index] : NULL;
-}
 
 double power_total(const power_unit *units, size_t n, const double *cap) {
   double sum = 0;
@@ -80,46 +61,4 @@ void power_spread_rest(const power_unit *units, size_t n, double budget_w,
   double share = fmin(1, left / room) * (1 - 1e-12);
   for (size_t u = 0; u < n; u++)
     cap[u] = fmin(units[u].hi, cap[u] + share * (units[u].hi - cap[u]));
-}
-
-/* A unit's demand within its range: what it would draw, at least lo. */
-static double wanted(const power_unit *u) {
-  return clamp(u->demand, u->lo, u->hi);
-}
-
-/* static: the same cap for every GPU (less where a rack's room is
- * smaller). */
-void power_split_static(const power_unit *units, size_t n, double budget_w,
-                        double *cap) {
-  double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
-  if (w == NULL) { /* fall back to every minimum: safe under any budget */
-    for (size_t u = 0; u < n; u++)
-      cap[u] = units[u].lo;
-    return;
-  }
-  for (size_t u = 0; u < n; u++) {
-    w[u] = 1;
-    top[u] = units[u].hi;
-  }
-  power_fill(units, n, w, top, budget_w, cap);
-  free(w);
-}
-
-/* proportional: caps in proportion to demand up to it; then what no
- * unit wants, spread over the room left. */
-void power_split_proportional(const power_unit *units, size_t n,
-                              double budget_w, double *cap) {
-  double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
-  if (w == NULL) {
-    for (size_t u = 0; u < n; u++)
-      cap[u] = units[u].lo;
-    return;
-  }
-  for (size_t u = 0; u < n; u++) {
-    w[u] = units[u].demand;
-    top[u] = wanted(&units[u]);
-  }
-  power_fill(units, n, w, top, budget_w, cap);
-  power_spread_rest(units, n, budget_w, cap);
-  free(w);
 }
