@@ -579,14 +579,17 @@ static double share_in(const job *j, double x, double dt, double from,
 }
 
 /* Stage s's activity over [x, x + dt) of its iteration: act_compute in
- * its compute block, act_idle outside; with speed tuning the slowed
+ * its compute block, act_comm in the closing all-reduce, act_idle in the
+ * bubbles between; with speed tuning the slowed
  * microbatches between the first forward half and the last backward
  * half count act_compute d(phi*_s) / d(phi_s), the activity that gives
  * their power at the clock phi_s the factory keeps (training.h). */
 static double profile(const job *j, uint32_t s, double x, double dt) {
   const train_config *c = j->c;
   double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
-  double a = c->act_idle + (c->act_compute - c->act_idle) * busy;
+  double comm = share_in(j, x, dt, j->iter - j->comm, j->comm);
+  double a = c->act_idle + (c->act_compute - c->act_idle) * busy +
+             (c->act_comm - c->act_idle) * comm;
   if (j->ratio[s] != 1) {
     double slow =
         share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
@@ -675,6 +678,30 @@ double train_activity(const train_pool *p, size_t i, uint32_t stage,
   double done = progress(j, sim_engine_now(p->e));
   double x = (done - floor(done)) * j->iter;
   return profile(j, stage, x, dt);
+}
+
+/* Stage s's power per GPU at activity a and its clock phi_s: linear in a
+ * (gpu.h), so the mean of the power is the power of the mean. */
+static double stage_power(const job *j, uint32_t s, double a) {
+  return gpu_power(j->g, j->phi[s], a);
+}
+
+double train_wave_w(const train_pool *p, double period_s, double offset_s) {
+  double dev = 0;
+  sim_time now = sim_engine_now(p->e);
+  for (size_t i = 0; i < p->n; i++) {
+    const job *j = &p->jobs[i];
+    if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
+      continue;
+    double done = progress(j, now);
+    double x0 = (done - floor(done)) * j->iter;
+    double x = fmod(x0 + offset_s, j->iter);
+    double per_stage = (double)j->gpus / j->pp;
+    for (uint32_t s = 0; s < j->pp; s++)
+      dev += per_stage * (stage_power(j, s, profile(j, s, x, 0)) -
+                          stage_power(j, s, profile(j, s, x0, period_s)));
+  }
+  return dev;
 }
 
 void train_add_energy(train_pool *p, size_t i, double joules) {
