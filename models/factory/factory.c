@@ -876,6 +876,9 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   if (rc == SIM_OK &&
       (f->work = work_create(sc, e, f->fleet, sink, settle, f, err)) == NULL)
     rc = err->code;
+  if (rc == SIM_OK) /* the jobs' phases inside each period (pq, smooth) */
+    pq_set_wave(&f->pq, work_wave_w, f->work, f->control_dt_s,
+                f->cfg->smoothing.enabled);
   if (rc == SIM_OK)
     rc = start(f, err);
   if (rc != SIM_OK) {

@@ -706,6 +706,10 @@ void work_drive(work *w, double dt) {
   }
 }
 
+double work_wave_w(void *ctx, double period_s, double offset_s) {
+  return train_wave_w(((work *)ctx)->train, period_s, offset_s);
+}
+
 /* A job whose racks went dark is interrupted like a GPU failure and held
  * until they are back; one whose racks came back is released (its plan
  * resumes it at the next work_clocks). */
