@@ -117,10 +117,14 @@ void pq_set_wave(pq_window *w, pq_wave_fn wave, void *ctx, double period_s,
 }
 
 /* The samples of [t, t + period) as pq_set_wave says, from = the power
- * before t. A later step before t + period writes over the rest. */
+ * before t, and half a sample beyond: the next step's time is rounded to
+ * the engine's nanosecond, and a sample on the boundary must not fall in
+ * a gap (held at the mean, it would be a false step). The next step
+ * writes over what lies after it. */
 static void shape(pq_window *w, double t, double from, double p) {
   size_t i = first_sample_at_or_after(w, t);
-  size_t end = first_sample_at_or_after(w, t + w->period_s);
+  size_t end =
+      first_sample_at_or_after(w, t + w->period_s + 0.5 / w->cfg.rate_hz);
   for (; i < end; i++) {
     double x = w->cfg.start_s + (double)i / w->cfg.rate_hz - t;
     if (w->smoothed)
@@ -195,6 +199,7 @@ int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
   for (size_t i = 1; i < w->n; i++)
     ramp = fmax(ramp, fabs(w->samples[i] - w->samples[i - 1]));
   out->max_ramp_w_per_s = ramp * w->cfg.rate_hz;
+
   double *x = sim_alloc(w->alloc, w->n * sizeof *x);
   if (x == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");

@@ -180,6 +180,12 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
   }
   w->queued--;
   w->running++;
+  /* The hosts' share of the job's waveform, from its first rack. */
+  const rack_fleet *fl = w->fleet;
+  uint32_t r = fl->rack[gpus[0]];
+  train_set_host_slope(w->train, j,
+                       (fl->other_max_w[r] - fl->other_idle_w[r]) /
+                           fl->count[r]);
   int rc = train_start(w->train, j);
   /* Placed on a dark rack's free GPUs (the scheduler does not know of
    * faults): held from its start, with nothing to lose, until they are

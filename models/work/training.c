@@ -60,7 +60,8 @@ typedef struct job {
   double pending_mark; /* and the energy counter then */
   sim_time risk_from;  /* see the top of the file */
   double energy_mark;
-  gsl_rng *rng; /* failures */
+  double host_w; /* train_set_host_slope */
+  gsl_rng *rng;   /* failures */
   bool held;    /* train_hold: no computing until released */
   bool reload;  /* a restart ran out while held: reload before computing */
   train_stats stats;
@@ -697,11 +698,17 @@ double train_wave_w(const train_pool *p, double period_s, double offset_s) {
     double x0 = (done - floor(done)) * j->iter;
     double x = fmod(x0 + offset_s, j->iter);
     double per_stage = (double)j->gpus / j->pp;
-    for (uint32_t s = 0; s < j->pp; s++)
-      dev += per_stage * (stage_power(j, s, profile(j, s, x, 0)) -
-                          stage_power(j, s, profile(j, s, x0, period_s)));
+    for (uint32_t s = 0; s < j->pp; s++) {
+      double a = profile(j, s, x, 0), mean = profile(j, s, x0, period_s);
+      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
+                          j->host_w * (a - mean));
+    }
   }
   return dev;
+}
+
+void train_set_host_slope(train_pool *p, size_t i, double w_per_gpu) {
+  p->jobs[i].host_w = w_per_gpu;
 }
 
 void train_add_energy(train_pool *p, size_t i, double joules) {

@@ -301,9 +301,14 @@ double train_activity(const train_pool *p, size_t job, uint32_t stage,
  * profile continued periodically from the job's position now, as if
  * nothing changed). Its mean over the period is zero (to the profile's
  * rounding), so adding it to the period's mean power leaves the energy as
- * it is. GPU power only: power caps and the racks' other power are taken
- * at their period means. Cannot fail. */
+ * it is. Power caps are taken at their period means (a capped GPU's
+ * swing is not clipped inside the period). Cannot fail. */
 double train_wave_w(const train_pool *p, double period_s, double offset_s);
+
+/* The power the job's hosts add per GPU and unit of activity, W (a rack's
+ * other power follows its GPUs' mean activity, rack.h): train_wave_w
+ * counts it with the GPUs' (0 until set). */
+void train_set_host_slope(train_pool *p, size_t job, double w_per_gpu);
 
 /* Adds energy the job's GPUs drew (the factory's attribution); it goes
  * to lost_energy_j if a failure then throws the span away. */
