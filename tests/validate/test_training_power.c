@@ -154,7 +154,7 @@ static void swing_run(const char *period, bool smoothing, double *ramp,
   test_run_file(&r, test_scenario_file("swing.yaml", swinging), sets, 2);
   *ramp = r.sum.max_ramp_w_per_s;
   *osc = r.sum.oscillation_j;
-  print_message("control period %s%s: largest ramp %.0f kW/s, 0.1-20 Hz "
+  print_message("control period %s%s: largest ramp %.1f kW/s, 0.1-20 Hz "
                 "oscillation %.3f MJ (RMS %.1f kW)\n",
                 period, smoothing ? ", smoothing" : "", *ramp / 1e3,
                 *osc / 1e6, r.sum.oscillation_w_rms / 1e3);
