@@ -1,4 +1,5 @@
-/* power_quality.c - largest ramp and band-limited oscillation of facility power. */
+/* power_quality.c - largest ramp and band-limited oscillation of facility
+ * power, from a window sampled at its own rate (power_quality.h). */
 #include "power_quality.h"
 
 #include <math.h>
@@ -98,11 +99,41 @@ static size_t first_sample_at_or_after(const pq_window *w, double t) {
   return x >= (double)w->n ? w->n : (size_t)x;
 }
 
-static void hold(pq_window *w, double t0, double t1, double p) {
-  size_t i = first_sample_at_or_after(w, t0);
-  size_t end = first_sample_at_or_after(w, t1);
-  for (; i < end; i++)
+/* Samples [filled, up to t) hold p. */
+static void hold(pq_window *w, double t, double p) {
+  size_t end = first_sample_at_or_after(w, t);
+  for (size_t i = w->filled; i < end; i++)
     w->samples[i] = p;
+  if (end > w->filled)
+    w->filled = end;
+}
+
+void pq_set_wave(pq_window *w, pq_wave_fn wave, void *ctx, double period_s,
+                 bool smoothed) {
+  w->wave = wave;
+  w->wave_ctx = ctx;
+  w->period_s = period_s;
+  w->smoothed = smoothed;
+}
+
+/* The samples of [t, t + period) as pq_set_wave says, from = the power
+ * before t, and half a sample beyond: the next step's time is rounded to
+ * the engine's nanosecond, and a sample on the boundary must not fall in
+ * a gap (held at the mean, it would be a false step). The next step
+ * writes over what lies after it. */
+static void shape(pq_window *w, double t, double from, double p) {
+  size_t i = first_sample_at_or_after(w, t);
+  size_t end =
+      first_sample_at_or_after(w, t + w->period_s + 0.5 / w->cfg.rate_hz);
+  for (; i < end; i++) {
+    double x = w->cfg.start_s + (double)i / w->cfg.rate_hz - t;
+    if (w->smoothed)
+      w->samples[i] = from + (p - from) * fmin(1, x / w->period_s);
+    else
+      w->samples[i] =
+          p + (w->wave != NULL ? w->wave(w->wave_ctx, w->period_s, x) : 0);
+  }
+  w->filled = end;
 }
 
 void pq_step(pq_window *w, double t, double p) {
@@ -111,7 +142,12 @@ void pq_step(pq_window *w, double t, double p) {
     if (dt > 0 && p != w->last_p)
       w->max_ramp = fmax(w->max_ramp, fabs(p - w->last_p) / dt);
     if (w->n > 0)
-      hold(w, w->last_t, t, w->last_p);
+      hold(w, t, w->last_p);
+  }
+  if (w->n > 0 && w->period_s > 0) {
+    size_t i = first_sample_at_or_after(w, t);
+    w->filled = i < w->filled ? i : w->filled;
+    shape(w, t, w->started ? w->last_p : p, p);
   }
   w->started = true;
   w->last_t = t;
@@ -155,10 +191,15 @@ static int band_limited(pq_window *w, double *x, sim_error *err) {
 
 int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
   if (w->started && w->n > 0)
-    hold(w, w->last_t, end_s, w->last_p);
+    hold(w, end_s, w->last_p);
   *out = (pq_result){.max_ramp_w_per_s = w->max_ramp};
   if (w->n < 2)
     return SIM_OK;
+  double ramp = 0;
+  for (size_t i = 1; i < w->n; i++)
+    ramp = fmax(ramp, fabs(w->samples[i] - w->samples[i - 1]));
+  out->max_ramp_w_per_s = ramp * w->cfg.rate_hz;
+
   double *x = sim_alloc(w->alloc, w->n * sizeof *x);
   if (x == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");

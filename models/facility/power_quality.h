@@ -3,9 +3,23 @@
  * oscillation in a frequency band (0.1-20 Hz by default) over a window
  * sampled at a high rate.
  *
- * Facility power is piecewise constant between events and known exactly,
- * so any window can be sampled at any rate without loss: the window holds
- * one sample per 1/rate, filled from the steps as they happen. */
+ * The factory sets facility power once per control period, from the
+ * period's mean; inside the period the training jobs' phases (compute,
+ * bubbles, all-reduce) swing it, often below a second. So the window
+ * holds one sample per 1/rate of the waveform: the period's mean plus a
+ * wave (pq_wave_fn, the jobs' deviation from their mean at each instant,
+ * training.h train_wave_w), which leaves the energy as it is. The
+ * metrics come from these samples, at the window's own time scale and not
+ * the control period's:
+ *   - the largest ramp is the largest |x[i] - x[i-1]| x rate, a finite
+ *     difference over one sample interval (a step in power is a ramp of
+ *     step x rate: defined, and the same whatever the control period);
+ *   - the band oscillation is the band-passed FFT of the same samples.
+ * With in-rack smoothing on (smooth.h) the racks' stores absorb the swings
+ * inside a period and the feed moves at its ramp limit: the samples then
+ * run linearly from one period's power to the next and carry no wave.
+ * Without a window (length 0) the largest ramp falls back to the steps
+ * between periods over the time between them. */
 #ifndef MODELS_POWER_QUALITY_H
 #define MODELS_POWER_QUALITY_H
 
@@ -24,13 +38,23 @@ typedef struct pq_config {
 
 extern const scn_schema pq_schema;
 
+/* The deviation of facility power at start + offset_s from its mean over
+ * [start, start + period_s), W, evaluated when that period's power is set
+ * (pq_step at start). */
+typedef double (*pq_wave_fn)(void *ctx, double period_s, double offset_s);
+
 typedef struct pq_window {
   const sim_allocator *alloc; /* what samples live on; NULL: the C library */
   pq_config cfg;              /* the window clipped to the run */
   double *samples;
   size_t n;
+  size_t filled; /* samples [0, filled) are written */
   double last_t, last_p, max_ramp;
   bool started;
+  pq_wave_fn wave; /* pq_set_wave; NULL: none */
+  void *wave_ctx;
+  double period_s; /* the control period the wave spans; 0: none */
+  bool smoothed;   /* linear between periods, no wave */
 } pq_window;
 
 /* Prepares the window, clipped to [0, run_s], allocating on alloc (NULL
@@ -40,9 +64,17 @@ int pq_init(pq_window *w, const pq_config *c, double run_s,
 
 void pq_fini(pq_window *w);
 
+/* From the next pq_step on, each step at t fills the samples of [t, t +
+ * period_s) at once: p + wave(ctx, period_s, offset) (wave may be NULL:
+ * p held), or, smoothed, the line from the last power to p across the
+ * period. period_s > 0. Cannot fail. */
+void pq_set_wave(pq_window *w, pq_wave_fn wave, void *ctx, double period_s,
+                 bool smoothed);
+
 /* Facility power changes to p_w at t_s (call at every change, in time
- * order): tracks the largest ramp |dP| / dt between changes and fills the
- * window's samples with the power held since the last change. */
+ * order): fills the window's samples with the power held since the last
+ * change (or, after pq_set_wave, the samples of the coming period as it
+ * says) and tracks the largest ramp between changes for the fallback. */
 void pq_step(pq_window *w, double t_s, double p_w);
 
 typedef struct pq_result {
@@ -51,8 +83,9 @@ typedef struct pq_result {
   double oscillation_w_rms; /* RMS of the band-passed power */
 } pq_result;
 
-/* Closes the window at end_s (the last power held until then) and
- * band-passes it with GSL's real FFT. SIM_OK or SIM_ENOMEM. */
+/* Closes the window at end_s (the last power held until then), takes the
+ * largest ramp from its samples and band-passes them with GSL's real FFT.
+ * SIM_OK or SIM_ENOMEM. */
 int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err);
 
 #endif

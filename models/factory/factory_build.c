@@ -233,6 +233,9 @@ static int build_parts(factory *f, sim_error *err) {
     rc = factory__declare_telemetry(f, err);
   if (rc == SIM_OK)
     rc = build_work(f, err);
+  if (rc == SIM_OK) /* the jobs' phases inside each period (pq, smooth) */
+    pq_set_wave(&f->pq, work_wave_w, f->work, f->control_dt_s,
+                f->cfg->smoothing.enabled);
   if (rc == SIM_OK)
     rc = start(f, err);
   return rc;

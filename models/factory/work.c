@@ -106,6 +106,12 @@ static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
   }
   w->queued--;
   w->running++;
+  /* The hosts' share of the job's waveform, from its first rack. */
+  const rack_fleet *fl = w->fleet;
+  uint32_t r = fl->rack[gpus[0]];
+  train_set_host_slope(w->train, j,
+                       (fl->other_max_w[r] - fl->other_idle_w[r]) /
+                           fl->count[r]);
   int rc = train_start(w->train, j);
   /* Placed on a dark rack's free GPUs (the scheduler does not know of
    * faults): held from its start, with nothing to lose, until they are
@@ -315,6 +321,10 @@ void work_drive(work *w, double dt) {
             : inf_take_activity(w->svc[s->owner], s->part);
     slot_set_activity(w, s, a);
   }
+}
+
+double work_wave_w(void *ctx, double period_s, double offset_s) {
+  return train_wave_w(((work *)ctx)->train, period_s, offset_s);
 }
 
 /* A job whose racks went dark is interrupted like a GPU failure and held

@@ -96,6 +96,10 @@ void work_clocks(work *w);
  * the coming period go to the GPUs they hold. */
 void work_drive(work *w, double dt);
 
+/* The training jobs' waveform for the power-quality window (a
+ * pq_wave_fn; ctx is the work): train_wave_w of the jobs. */
+double work_wave_w(void *ctx, double period_s, double offset_s);
+
 /* After the fleet's dark flags changed (a PDU fault struck or cleared):
  * a replica with a GPU on a dark rack goes down (inf_set_down: its
  * requests are dropped, routing skips it) or comes back; a training job

@@ -60,7 +60,8 @@ typedef struct job {
   double pending_mark; /* and the energy counter then */
   sim_time risk_from;  /* see the top of the file */
   double energy_mark;
-  gsl_rng *rng; /* failures */
+  double host_w; /* train_set_host_slope */
+  gsl_rng *rng;   /* failures */
   bool held;    /* train_hold: no computing until released */
   bool reload;  /* a restart ran out while held: reload before computing */
   train_stats stats;
@@ -579,14 +580,17 @@ static double share_in(const job *j, double x, double dt, double from,
 }
 
 /* Stage s's activity over [x, x + dt) of its iteration: act_compute in
- * its compute block, act_idle outside; with speed tuning the slowed
+ * its compute block, act_comm in the closing all-reduce, act_idle in the
+ * bubbles between; with speed tuning the slowed
  * microbatches between the first forward half and the last backward
  * half count act_compute d(phi*_s) / d(phi_s), the activity that gives
  * their power at the clock phi_s the factory keeps (training.h). */
 static double profile(const job *j, uint32_t s, double x, double dt) {
   const train_config *c = j->c;
   double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
-  double a = c->act_idle + (c->act_compute - c->act_idle) * busy;
+  double comm = share_in(j, x, dt, j->iter - j->comm, j->comm);
+  double a = c->act_idle + (c->act_compute - c->act_idle) * busy +
+             (c->act_comm - c->act_idle) * comm;
   if (j->ratio[s] != 1) {
     double slow =
         share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
@@ -675,6 +679,36 @@ double train_activity(const train_pool *p, size_t i, uint32_t stage,
   double done = progress(j, sim_engine_now(p->e));
   double x = (done - floor(done)) * j->iter;
   return profile(j, stage, x, dt);
+}
+
+/* Stage s's power per GPU at activity a and its clock phi_s: linear in a
+ * (gpu.h), so the mean of the power is the power of the mean. */
+static double stage_power(const job *j, uint32_t s, double a) {
+  return gpu_power(j->g, j->phi[s], a);
+}
+
+double train_wave_w(const train_pool *p, double period_s, double offset_s) {
+  double dev = 0;
+  sim_time now = sim_engine_now(p->e);
+  for (size_t i = 0; i < p->n; i++) {
+    const job *j = &p->jobs[i];
+    if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
+      continue;
+    double done = progress(j, now);
+    double x0 = (done - floor(done)) * j->iter;
+    double x = fmod(x0 + offset_s, j->iter);
+    double per_stage = (double)j->gpus / j->pp;
+    for (uint32_t s = 0; s < j->pp; s++) {
+      double a = profile(j, s, x, 0), mean = profile(j, s, x0, period_s);
+      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
+                          j->host_w * (a - mean));
+    }
+  }
+  return dev;
+}
+
+void train_set_host_slope(train_pool *p, size_t i, double w_per_gpu) {
+  p->jobs[i].host_w = w_per_gpu;
 }
 
 void train_add_energy(train_pool *p, size_t i, double joules) {

@@ -35,8 +35,19 @@
  * Activity (what sets power) within an iteration, per stage: a warm-up
  * bubble (the stages before it fill the pipeline: sum_{j<s} t_j / 2, the
  * forward halves), m t_s of compute, a cool-down bubble to the end of the
- * pipeline, then the all-reduce. Compute runs at act_compute, bubbles and
- * communication at act_idle, so the job's power swings every iteration.
+ * pipeline, then the all-reduce. Compute runs at act_compute, bubbles at
+ * act_idle and the all-reduce at act_comm (NVLink, the NICs and the NCCL
+ * kernels keep the GPUs well above idle), so the job's power swings every
+ * iteration. training_scn.c gives the calibration and its sources.
+ *
+ * The waveform (train_wave_w). The factory sets power once per control
+ * period from the mean activity over it, which keeps every energy book
+ * exact; the phases inside the period are the job's waveform. All
+ * data-parallel replicas and tensor-parallel ranks of a stage are taken
+ * to be in step (synchronous training: Llama 3 reports power swings of
+ * the whole job in step with its phases, Dubey et al. 2024, section
+ * 3.3.4), and stages are offset only by the pipeline schedule above. So
+ * the power-quality window can see swings shorter than the period.
  *
  * Speed tuning (speed_tuning: true; Perseus, Chung et al., SOSP 2024,
  * "Perseus: Removing Energy Bloat from Large Model Training",
@@ -122,7 +133,9 @@ typedef struct train_config {
   char **stage_work_text;      /* stage_work as written: the scenario */
   size_t nstage_work_text;     /* layer has no list of numbers */
   double comm_share;           /* c, [0, 1) */
-  double act_compute, act_idle, act_checkpoint;
+  /* Activity by phase: computing, waiting in a pipeline bubble, in the
+   * closing data-parallel all-reduce, writing a checkpoint. */
+  double act_compute, act_idle, act_comm, act_checkpoint;
   double checkpoint_every_s; /* wall time between checkpoints; 0: never */
   double checkpoint_s;       /* how long one takes */
   double mtbf_s;             /* per GPU; NaN (absent), INFINITY, 0: none */
@@ -280,6 +293,22 @@ double train_stage_clock(const train_pool *p, size_t job, uint32_t stage);
  * dt = 0: the value at now. */
 double train_activity(const train_pool *p, size_t job, uint32_t stage,
                       double dt);
+
+/* The jobs' waveform: the GPU power of every computing job at
+ * now + offset_s (offset_s in [0, period_s)) less its mean over [now, now
+ * + period_s), in W, summed over jobs and stages, each stage's GPUs at
+ * its clock phi_s and the activity of its phase at that instant (the
+ * profile continued periodically from the job's position now, as if
+ * nothing changed). Its mean over the period is zero (to the profile's
+ * rounding), so adding it to the period's mean power leaves the energy as
+ * it is. Power caps are taken at their period means (a capped GPU's
+ * swing is not clipped inside the period). Cannot fail. */
+double train_wave_w(const train_pool *p, double period_s, double offset_s);
+
+/* The power the job's hosts add per GPU and unit of activity, W (a rack's
+ * other power follows its GPUs' mean activity, rack.h): train_wave_w
+ * counts it with the GPUs' (0 until set). */
+void train_set_host_slope(train_pool *p, size_t job, double w_per_gpu);
 
 /* Adds energy the job's GPUs drew (the factory's attribution); it goes
  * to lost_energy_j if a failure then throws the span away. */

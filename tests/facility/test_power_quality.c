@@ -41,8 +41,10 @@ static void in_band_sine(void **state) {
   pq_result r = run_sine(1, 1e6, 0.001, 100);
   assert_close(r.oscillation_w_rms, 1e6 / sqrt(2), 0.01, 0);
   assert_close(r.oscillation_j, 2 / PI * 1e6 * 100, 0.01, 0);
-  /* The steepest slope of the sine, 2 pi f A, sampled every 1 ms. */
-  assert_close(r.max_ramp_w_per_s, 2 * PI * 1e6, 0.01, 0);
+  /* The steepest slope of the sine, 2 pi f A, as a difference over one
+   * 20 ms sample interval; the samples fall on the 1 ms steps, so an
+   * interval spans 19-21 ms of the sine: within 6%. */
+  assert_close(r.max_ramp_w_per_s, 2 * PI * 1e6, 0.06, 0);
 }
 
 /* A 0.01 Hz swing (a 100 s period) is below the band: nearly nothing. */
@@ -68,7 +70,8 @@ static void constant_power_has_no_oscillation(void **state) {
 }
 
 /* A square wave of 1 s control ticks: the largest ramp is its step over
- * one tick, and its 0.1 Hz fundamental is in the band. */
+ * one sample interval (1/50 s: 70 kW x 50 /s), and its 0.1 Hz
+ * fundamental is in the band. */
 static void square_wave_ramp_and_band(void **state) {
   (void)state;
   pq_config c = window(120);
@@ -79,12 +82,50 @@ static void square_wave_ramp_and_band(void **state) {
     pq_step(&w, k, (k / 5) % 2 ? 100e3 : 30e3);
   pq_result r;
   assert_int_equal(pq_finish(&w, 120, &r, &err), SIM_OK);
-  assert_close(r.max_ramp_w_per_s, 70e3, 1e-12, 0);
+  assert_close(r.max_ramp_w_per_s, 70e3 * 50, 1e-12, 0);
   /* A square wave of amplitude 35 kW has RMS 35 kW; its harmonics up to
    * 20 Hz keep nearly all of it (the fundamental alone: 31.5 kW). */
   assert_true(r.oscillation_w_rms > 0.9 * 35e3 &&
               r.oscillation_w_rms <= 35e3 * 1.0001);
   pq_fini(&w);
+}
+
+/* A 0.5 s step of 40 kW inside every 1 s tick (zero-mean wave) on a 1 MW
+ * mean: the samples carry it, so the ramp is 40 kW x 50 /s and the
+ * 1 Hz square wave's RMS 20 kW, though every tick's mean is the same. */
+static double half_tick(void *ctx, double period_s, double x) {
+  (void)ctx;
+  (void)period_s;
+  return x < 0.5 ? 20e3 : -20e3;
+}
+
+static pq_result waved(bool smoothed, double climb_w) {
+  pq_config c = window(60);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 60, NULL, &err), SIM_OK);
+  pq_set_wave(&w, half_tick, NULL, 1, smoothed);
+  for (int k = 0; k < 60; k++)
+    pq_step(&w, k, 1e6 + climb_w * k);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 60, &r, &err), SIM_OK);
+  pq_fini(&w);
+  return r;
+}
+
+static void wave_inside_the_tick(void **state) {
+  (void)state;
+  pq_result r = waved(false, 0);
+  assert_close(r.max_ramp_w_per_s, 40e3 * 50, 1e-9, 0);
+  assert_true(r.oscillation_w_rms > 0.95 * 20e3 &&
+              r.oscillation_w_rms <= 20e3 * 1.0001);
+  /* Smoothed: the stores absorb the wave, nothing is left in the band,
+   * and a feed that climbs 1 kW a tick does so in a line: 1 kW/s. */
+  r = waved(true, 0);
+  assert_close(r.max_ramp_w_per_s, 0, 0, 1e-9);
+  assert_close(r.oscillation_w_rms, 0, 0, 1e-6);
+  r = waved(true, 1e3);
+  assert_close(r.max_ramp_w_per_s, 1e3, 1e-9, 0);
 }
 
 static void window_clipped_to_the_run(void **state) {
@@ -153,6 +194,7 @@ int main(void) {
   TEST_ADD(tests, n, constant_power_has_no_oscillation);
   TEST_ADD(tests, n, square_wave_ramp_and_band);
   TEST_ADD(tests, n, window_clipped_to_the_run);
+  TEST_ADD(tests, n, wave_inside_the_tick);
   TEST_ROWS(tests, n, bad_config, bad);
   return _cmocka_run_group_tests("power_quality", tests, n, NULL, NULL);
 }

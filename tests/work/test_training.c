@@ -552,7 +552,7 @@ static void clock_out_of_range(void **state) {
   "name: a\nmodel: Llama-3.1-70B\ndp: 2\npp: 4\ntp: 8\nmicrobatches: 4\n"      \
   "stage_work: [1.5, 1, 1, 1.2]\ntokens_per_iteration: 2097152\n"              \
   "iterations: 100\ncheckpoint_every: 0 s\nact_compute: 90%\n"                 \
-  "act_idle: 20%\n"
+  "act_idle: 20%\nact_comm: 20%\n"
 
 /* Over any whole iteration the mean is act_compute x busy + act_idle x
  * (1 - busy), busy = m t_s / T = 1 - bubble share x T_pipe / T. */
@@ -622,6 +622,58 @@ static void activity_swings(void **state) {
   bench_close(&b);
 }
 
+/* The closing all-reduce runs at act_comm: over the last comm_share of
+ * an iteration every stage is there, whatever its bubbles. */
+static void comm_phase_draws_act_comm(void **state) {
+  (void)state;
+  bench b;
+  bench_open(&b,
+             "name: a\nmodel: Llama-3.1-70B\ndp: 2\npp: 4\ntp: 8\n"
+             "microbatches: 4\nstage_work: [1.5, 1, 1, 1.2]\n"
+             "tokens_per_iteration: 2097152\niterations: 100\n"
+             "checkpoint_every: 0 s\ncomm_share: 20%\nact_comm: 55%\n",
+             1, NULL, NULL);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  double T = train_current_iteration_s(b.p, b.job);
+  run_to(&b, (sim_time)(0.85 * T * 1e9));
+  for (uint32_t s = 0; s < 4; s++) {
+    assert_close(train_activity(b.p, b.job, s, 0), 0.55, 0, 1e-12);
+    assert_close(train_activity(b.p, b.job, s, 0.1 * T), 0.55, 1e-9, 0);
+  }
+  bench_close(&b);
+}
+
+/* The waveform: over any period its mean is zero (the factory's tick mean
+ * keeps the energy), and at each instant it is the stage's power at the
+ * activity then less the period's mean power. */
+static void waveform_has_zero_mean(void **state) {
+  (void)state;
+  bench b;
+  bench_open(&b, PROFILED, 1, NULL, NULL);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  double T = train_current_iteration_s(b.p, b.job), dt = T / 7;
+  const double gpus = 16; /* dp 2 x tp 8 a stage */
+  for (int k = 0; k < 9; k++) {
+    double sum = 0, ref = 0;
+    const int n = 20000;
+    for (int i = 0; i < n; i++) {
+      double x = ((double)i + 0.5) * dt / n;
+      sum += train_wave_w(b.p, dt, x);
+    }
+    for (uint32_t s = 0; s < 4; s++)
+      ref += gpus * gpu_power(b.g, 1, train_activity(b.p, b.job, s, dt));
+    /* Midpoint sums of a step function: off by a sample at each edge. */
+    assert_close(sum / n, 0, 0, 1e-3 * ref);
+    double inst = 0;
+    for (uint32_t s = 0; s < 4; s++)
+      inst += gpus * (gpu_power(b.g, 1, train_activity(b.p, b.job, s, 0)) -
+                      gpu_power(b.g, 1, train_activity(b.p, b.job, s, dt)));
+    assert_close(train_wave_w(b.p, dt, 0), inst, 1e-9, 1e-9);
+    run_to(&b, sim_engine_now(b.e) + (sim_time)(0.29 * T * 1e9));
+  }
+  bench_close(&b);
+}
+
 /* Checkpointing runs at act_checkpoint; waiting, restarting and done at
  * 0. */
 static void activity_by_state(void **state) {
@@ -680,19 +732,22 @@ static double iteration_energy(const bench *b, const double *phi) {
 
 /* The same from the phases by hand, each at its own clock: one
  * microbatch (its fill and drain halves) at phi_s, m - 1 at phi*_s, the
- * rest of the iteration idle at phi_s. tau[s]: full-clock stage times. */
+ * closing all-reduce at act_comm and the bubbles at act_idle at phi_s. tau[s]: full-clock stage times. */
 static double phase_energy(const bench *b, const double *phi,
                            const double *tau) {
   double T = train_current_iteration_s(b->p, b->job), e = 0;
   double m = (double)b->c.microbatches, ac = b->c.act_compute;
+  double comm = b->c.comm_share * train_iteration_s(b->p, b->job);
   for (uint32_t s = 0; s < (uint32_t)b->c.pp; s++) {
     double star = train_stage_clock(b->p, b->job, s);
     double t = tau[s] / gpu_speed_compute(b->g, phi[s]);
     double u = tau[s] / gpu_speed_compute(b->g, star);
     double busy = t + (m - 1) * u;
-    e += stage_gpus(b) * (t * gpu_power(b->g, phi[s], ac) +
-                          (m - 1) * u * gpu_power(b->g, star, ac) +
-                          (T - busy) * gpu_power(b->g, phi[s], b->c.act_idle));
+    e += stage_gpus(b) *
+         (t * gpu_power(b->g, phi[s], ac) +
+          (m - 1) * u * gpu_power(b->g, star, ac) +
+          (T - busy - comm) * gpu_power(b->g, phi[s], b->c.act_idle) +
+          comm * gpu_power(b->g, phi[s], b->c.act_comm));
   }
   return e;
 }
@@ -1025,6 +1080,11 @@ static void defaults_and_round_trip(void **state) {
   assert_close(c.checkpoint_every_s, 1800, 0, 0);
   assert_close(c.checkpoint_s, 60, 0, 0);
   assert_close(c.restart_s, 600, 0, 0);
+  /* The calibrated phase activities (training_scn.c cites them). */
+  assert_close(c.act_compute, 1, 0, 0);
+  assert_close(c.act_idle, 0.25, 0, 0);
+  assert_close(c.act_comm, 0.5, 0, 0);
+  assert_close(c.act_checkpoint, 0.1, 0, 0);
   assert_true(isnan(c.mtbf_s));
   assert_false(c.speed_tuning);
   assert_int_equal(c.nstage_work, 3);
@@ -1037,6 +1097,7 @@ static void defaults_and_round_trip(void **state) {
   for (size_t k = 0; k < 3; k++)
     assert_close(d.stage_work[k], c.stage_work[k], 0, 0);
   assert_close(d.act_compute, c.act_compute, 0, 0);
+  assert_close(d.act_comm, c.act_comm, 0, 0);
   assert_true(isnan(d.mtbf_s));
   assert_false(d.speed_tuning);
   free(text);
@@ -1159,6 +1220,8 @@ int main(void) {
   TEST_ADD(tests, n, activity_at_iteration_start);
   TEST_ADD(tests, n, activity_swings);
   TEST_ADD(tests, n, activity_by_state);
+  TEST_ADD(tests, n, comm_phase_draws_act_comm);
+  TEST_ADD(tests, n, waveform_has_zero_mean);
   TEST_ROWS(tests, n, tuning_saves_energy, tunings);
   TEST_ADD(tests, n, tuned_activity_phases);
   TEST_ADD(tests, n, tuning_equal_stages_changes_nothing);
