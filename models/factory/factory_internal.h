@@ -21,4 +21,11 @@ double factory__loop_share(const factory_config *c, size_t l, size_t g);
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,
                         sim_error *err);
 
+/* The facility the scenario leaves out (factory_facility.c): default
+ * loops from each group's GPU, the outdoor temperature they need, the
+ * electrical chain's rating. Called by check_factory once the groups are
+ * checked and before the loops are. */
+int factory__default_facility(factory_scenario *sc, const scn_loc *loc,
+                              sim_error *err);
+
 #endif
