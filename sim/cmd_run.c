@@ -104,10 +104,13 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
            "above it, SLO attainment %.1f%% during them\n",
            (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
            s->dr_over_j, 100 * s->dr_slo_attainment);
-  printf("  PUE            %.3f (cooling %.4f MWh, conversion losses %.4f "
+  printf("  PUE            %.3f (cooling %.4f MWh, electrical losses %.4f "
          "MWh)\n",
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
          s->loss_energy_j / 3.6e9);
+  char note[512];
+  if (*factory_cooling_note(sc, note, sizeof note) != '\0')
+    printf("  cooling        %s\n", note);
   if (!isnan(s->cost) || !isnan(s->co2_kg))
     printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
            s->co2_kg / 1000);

@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The programs that emit rows, under BUILD_DIR/tests.
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference", "test_mlenergy_all",
-            "test_training", "test_arrivals", "test_cooling", "test_grid",
-            "test_factory", "test_work", "test_training_power"]
+            "test_training", "test_arrivals", "test_cooling",
+            "test_electrical", "test_grid", "test_factory", "test_work", "test_training_power"]
 
 TOPICS = ["seed tables", "serving", "training", "facility", "grid",
           "workloads"]
@@ -76,6 +76,10 @@ EXPECTED = [
     # facility
     "annual site PUE, liquid, Frankfurt", "annual site PUE, air, Frankfurt",
     "annual site PUE, liquid, Dallas", "annual site PUE, air, Dallas",
+    "PUE at 10% over PUE at 90% load, liquid",
+    "PUE at 10% over PUE at 90% load, air",
+    "annual PUE, default plant, GB200 NVL72 (liquid 85%)",
+    "annual PUE, default plant, H100 HGX (air)",
     "POLCA oversubscription: requests served",
     "POLCA oversubscription: SLO attainment",
     "POLCA oversubscription: cap violation",

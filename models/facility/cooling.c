@@ -4,6 +4,7 @@
 #include "cooling.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
@@ -215,6 +216,24 @@ static int check_loop(void *obj, const scn_loc *loc, void *user,
                     "0 degC",
                     c->name, c->supply_c, c->hx_approach_k);
   return SIM_OK;
+}
+
+int cool_loop_default(cool_loop_config *c, const char *name, cool_kind kind,
+                      const char *group, double capacity_w, double heat_share,
+                      sim_error *err) {
+  char text[512];
+  /* %.17g reads back to the same double; the names are the scenario's
+   * own, quoted as YAML flow scalars. */
+  int n = snprintf(text, sizeof text,
+                   "name: \"%s\"\nkind: %s\nracks: [\"%s\"]\n"
+                   "capacity: %.17g W\nheat_share: %.17g\n",
+                   name, kind_names[kind], group, capacity_w, heat_share);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return sim_error_set(err, SIM_EINVAL, "default loop '%s': name too long",
+                         name);
+  memset(c, 0, sizeof *c);
+  return scn_bind_string("default loop", text, &cool_loop_schema, c, NULL,
+                         err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -80,6 +80,19 @@ typedef struct cool_loop_config {
  * filled by its check hook. Free a bound config with scn_release. */
 extern const scn_schema cool_loop_schema;
 
+/* A loop as a scenario would write it: kind, capacity, and heat_share of
+ * the one rack group `group`, every other key at its default (bound
+ * through cool_loop_schema, so the result is what the YAML would give).
+ * For the default plant of a scenario that lists no loops. SIM_OK, or an
+ * error with nothing left to free; free a filled c with scn_release. */
+int cool_loop_default(cool_loop_config *c, /* zeroed by the caller */
+                      const char *name,    /* the loop's name */
+                      cool_kind kind,      /* liquid or air */
+                      const char *group,   /* the rack group it serves */
+                      double capacity_w,   /* its plant's capacity */
+                      double heat_share,   /* of the group's heat, (0, 1] */
+                      sim_error *err);
+
 /* ------------------------------------------------------------------ */
 /* Pure functions of a config                                          */
 /* ------------------------------------------------------------------ */

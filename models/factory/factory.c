@@ -158,6 +158,9 @@ static int recompute_power(factory *f, sim_time now) {
     rc = cool_racks(f, t0, dt, &err);
   if (rc != SIM_OK)
     return sim_engine_fail(f->engine, rc, "power at %.0f s: %s", t0, err.msg);
+  /* The power chain's losses and fixed load (electrical.h). */
+  f->p_loss += elec_overhead_w(&f->cfg->electrical,
+                               f->p_it + f->p_loss + f->p_smooth);
   double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
   bool dr = f->cap < f->cfg->power.cap_w;
   f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
@@ -204,6 +207,7 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
     f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s)) / eta;
     feed += f->group_heat[g];
   }
+  feed += elec_overhead_w(&f->cfg->electrical, feed);
   if (f->plant.nloops > 0)
     feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
   return feed <= f->cap;

@@ -15,6 +15,7 @@
 #include "battery.h"
 #include "control.h"
 #include "cooling.h"
+#include "electrical.h"
 #include "engine.h"
 #include "err.h"
 #include "fault.h"
@@ -59,8 +60,9 @@ typedef struct factory_config {
   pq_config power_quality;
   rack_group_config *racks;
   size_t nracks;
-  cool_loop_config *loops; /* none: no cooling power */
+  cool_loop_config *loops; /* absent: a default plant (factory_facility.c) */
   size_t nloops;
+  elec_config electrical; /* the power chain's losses and fixed load */
   smo_config smoothing; /* in-rack power smoothing, every rack */
   bat_config battery;   /* on-site battery behind the feed */
   inf_config *services; /* inference services */
@@ -84,7 +86,21 @@ typedef struct factory_scenario {
   grid feed;
   char *resolved;
   char *path; /* the scenario file, for paths relative to it */
+  int cooling; /* factory_cooling: how the loops came about */
 } factory_scenario;
+
+/* How a scenario's cooling loops came about (factory_facility.c). */
+typedef enum factory_cooling {
+  FACTORY_COOLING_GIVEN,   /* the scenario lists them */
+  FACTORY_COOLING_DEFAULT, /* no `loops` key: one plant per rack group */
+  FACTORY_COOLING_NONE,    /* `loops: []`: no cooling power at all */
+} factory_cooling;
+
+/* One line for the run's summary on the scenario's cooling when the
+ * scenario did not list it: the default loops, or a warning that PUE
+ * excludes cooling; "" when it listed its loops. Returns buf. */
+const char *factory_cooling_note(const factory_scenario *sc, char *buf,
+                                 size_t size);
 
 /* Reads the scenario at path, applies the overrides ("key.path=value",
  * nsets of them) and checks everything, the GPU names against the catalog

@@ -112,4 +112,11 @@ double factory__mean_of(const sig_series *s, double t0, double t1);
 int factory__declare_telemetry(factory *f, sim_error *err);
 int factory__sample(factory *f, sim_time now);
 
+/* The facility the scenario leaves out (factory_facility.c): default
+ * loops from each group's GPU, the outdoor temperature they need, the
+ * electrical chain's rating. Called by check_factory once the groups are
+ * checked and before the loops are. */
+int factory__default_facility(factory_scenario *sc, const scn_loc *loc,
+                              sim_error *err);
+
 #endif

@@ -262,7 +262,14 @@ static const scn_field factory_fields[] = {
      .sub = &cool_loop_schema,
      .count_offset = offsetof(factory_config, nloops),
      .help = "cooling loops: [{name, kind: liquid or air, capacity, racks: "
-             "[groups], heat_share}]; none: no cooling power"},
+             "[groups], heat_share}]; absent: a default plant per rack "
+             "group from its GPU; []: no cooling power"},
+    {.key = "electrical",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, electrical),
+     .sub = &elec_schema,
+     .help = "the power chain: losses (true), rating, transformer, ups, "
+             "distribution, fixed_load"},
     {.key = "smoothing",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, smoothing),
@@ -599,6 +606,8 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
   int rc = check_periods(obj, loc, err);
   if (rc == SIM_OK)
     rc = check_fleet(obj, &sc->catalog, loc, err);
+  if (rc == SIM_OK)
+    rc = factory__default_facility(sc, loc, err);
   if (rc == SIM_OK)
     rc = check_dr(obj, loc, err);
   if (rc == SIM_OK)

@@ -119,6 +119,19 @@ static const scn_field spec_fields[] = {
      .min = 0,
      .max = 150,
      .help = "nvidia-smi GPU Shutdown Temp"},
+    /* The share of a rack's heat that direct-to-chip cold plates carry
+     * for racks built around this GPU; the rest (power shelves, fans,
+     * parts of the networking) goes to the room's air. A scenario
+     * without cooling loops gets a default plant from it. */
+    {.key = "liquid_heat_share",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_spec, liquid_heat_share),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .dflt = "0%",
+     .help = "share of its rack's heat that goes to liquid (cold plates); 0 "
+             "for air-cooled parts"},
     QTY("memory", memory_bytes, UNITS_DATA, SCN_REQUIRED | SCN_POSITIVE, NULL,
         "memory size, e.g. 80 GB"),
     QTY("memory_bandwidth", bandwidth_bps, UNITS_BANDWIDTH,

@@ -54,6 +54,8 @@ typedef struct gpu_spec {
   double cap_min_w, cap_max_w; /* the settable power-limit range */
   double clock_max_hz, clock_min_hz;
   double slowdown_c, shutdown_c; /* thermal thresholds; NaN: unknown */
+  double liquid_heat_share; /* share of its rack's heat its cold plates take
+                               (0: air-cooled); the rest goes to air */
   double memory_bytes, bandwidth_bps;
   gpu_dense dense;
   double fp16_headline; /* FLOP/s as the datasheet headlines it */

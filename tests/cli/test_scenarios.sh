@@ -35,6 +35,26 @@ check_scenario() {
   else
     not_ok "$name: run ${args[*]}" "$(head -c 600 "$TMP/err")"
   fi
+  check_pue "$TMP/$name.h5" "$name"
+}
+
+# Every scenario's facility carries an overhead: cooling (its own loops
+# or the default plant) and the power chain's losses, so its mean PUE is
+# above 1.01 (a run printing PUE 1.000 has neither).
+check_pue() {
+  local h5=$1 name=$2 pue
+  pue=$(/usr/bin/python3 -c 'import sys, h5py
+print("%.4f" % h5py.File(sys.argv[1], "r")["summary"].attrs["mean_pue"])' \
+    "$h5" 2>"$TMP/err") || {
+    not_ok "$name: mean_pue" "$(head -c 300 "$TMP/err")"
+    return
+  }
+  if /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) <= 1.01)' \
+    "$pue"; then
+    ok "$name: mean_pue $pue > 1.01"
+  else
+    not_ok "$name: mean_pue $pue > 1.01" ""
+  fi
 }
 
 check_sweep() {

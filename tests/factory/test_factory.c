@@ -24,7 +24,10 @@ static const char base[] =
     "  - name: hgx\n    count: 2\n    gpu: H100-SXM\n    gpus_per_rack: 32\n"
     "    other_power_idle: 9.2 kW\n    other_power_max: 18.4 kW\n"
     "    load: {pattern: steps, noise: 0, steps: [{at: 0 s, level: 90%}, "
-    "{at: 1 h, level: 20%}]}\n";
+    "{at: 1 h, level: 20%}]}\n"
+    /* The IT side alone: no cooling and a lossless power chain, so
+     * facility power is IT power (the overhead's tests: tests/facility). */
+    "loops: []\nelectrical: {losses: false}\n";
 
 typedef test_run run;
 
@@ -446,7 +449,7 @@ static void a_catalog_file_replaces_the_builtin(void **state) {
       "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
   static const char text[] =
       "name: mini\nduration: 1 h\ncatalog: mini-catalog.yaml\n"
-      "power: {cap: 10 kW}\n"
+      "power: {cap: 10 kW}\nloops: []\nelectrical: {losses: false}\n"
       "racks: [{name: r, count: 2, gpu: MINI, gpus_per_rack: 8, "
       "load: {level: 100%, noise: 0}}]\n";
   run r;

@@ -59,10 +59,12 @@ def run_aifsim(binary, out, *args, scenario=None):
     return Path(out)
 
 
-# The quickstart factory without its cooling loops and weather: the
+# The quickstart factory without its cooling loops, weather and power
+# chain losses: the
 # foundation's output alone, so tests can check what a run without those
 # groups and series looks like (runs with them: the grid and liquid tests).
-BARE = ("--set", "loops=[]", "--set", "grid={}")
+BARE = ("--set", "loops=[]", "--set", "grid={}",
+        "--set", "electrical.losses=false")
 
 
 @pytest.fixture(scope="session")
@@ -80,10 +82,10 @@ def day_h5(aifsim_bin, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def cap450_h5(aifsim_bin, tmp_path_factory):
-    d = tmp_path_factory.mktemp("cap450")
-    return run_aifsim(aifsim_bin, d / "cap450.h5", *SMALL,
-                      "--set", "power.cap=450kW")
+def cap500_h5(aifsim_bin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("cap500")
+    return run_aifsim(aifsim_bin, d / "cap500.h5", *SMALL,
+                      "--set", "power.cap=500kW")
 
 
 @pytest.fixture(scope="session")
@@ -95,7 +97,7 @@ def cap_sweep(aifsim_bin, tmp_path_factory):
     import aifsim
 
     d = tmp_path_factory.mktemp("sweep")
-    caps = ["440 kW", "450 kW", "700 kW"]
+    caps = ["480 kW", "500 kW", "700 kW"]
     rows = []
     for i, cap in enumerate(caps):
         name = "point-%04d.h5" % i

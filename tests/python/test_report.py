@@ -210,41 +210,41 @@ def test_missing_series_say_so(quick_h5):
     assert any("not in this run" in t.get_text() for t in ax.texts)
 
 
-def test_compare_command(quick_h5, cap450_h5, tmp_path):
+def test_compare_command(quick_h5, cap500_h5, tmp_path):
     png, csv = tmp_path / "cmp.png", tmp_path / "cmp.csv"
-    p = cli("compare", quick_h5, cap450_h5, "--png", png, "--csv", csv,
+    p = cli("compare", quick_h5, cap500_h5, "--png", png, "--csv", csv,
             "--html", tmp_path / "cmp.html")
     assert p.returncode == 0, p.stderr
-    assert "quick" in p.stdout and "cap450" in p.stdout
-    assert "facility power cap" in p.stdout and "450 kW" in p.stdout
+    assert "quick" in p.stdout and "cap500" in p.stdout
+    assert "facility power cap" in p.stdout and "500 kW" in p.stdout
     assert png.exists() and csv.exists()
     assert "data:image/png" in (tmp_path / "cmp.html").read_text()
-    runs = [aifsim.open_run(quick_h5), aifsim.open_run(cap450_h5)]
+    runs = [aifsim.open_run(quick_h5), aifsim.open_run(cap500_h5)]
     ax = plot.compare_power(runs, ax=Figure().add_subplot())
     legend = _legend_texts(ax)
-    assert "quick" in legend and "cap450 cap 450 kW" in legend
+    assert "quick" in legend and "cap500 cap 500 kW" in legend
     assert ax.get_ylabel() == "facility power (kW)"
     raw = reports.compare_table(runs, formatted=False)
-    assert raw.loc["cap_w", "cap450"] == 450e3
+    assert raw.loc["cap_w", "cap500"] == 500e3
 
 
 def test_open_sweep(cap_sweep):
     sw = aifsim.open_sweep(cap_sweep)
     assert len(sw) == 3
     assert sw.axis_columns == ["power.cap", "power.policy"]
-    assert list(sw["power.cap"]) == [440e3, 450e3, 700e3]
+    assert list(sw["power.cap"]) == [480e3, 500e3, 700e3]
     assert sw.units["power.cap"] == "W"
     assert sw.units["energy_mwh"] == "MWh"
     assert "energy_mwh" in sw.metrics and "power.cap" not in sw.metrics
     assert sw["complete"].all()
     assert sw.scenario_name == "quickstart"
     run = sw.run(1)
-    assert run.summary["cap_w"] == 450e3
+    assert run.summary["cap_w"] == 500e3
     assert [p for p, _ in sw.runs()] == [0, 1, 2]
     assert (sw["peak_power_w"] <= sw["power.cap"] + 1e-6).all()
     assert sw.attrs["units"] is sw.units
     sub = sw[sw["power.cap"] < 500e3]  # still a Sweep after filtering
-    assert sub.run(0).summary["cap_w"] == 440e3
+    assert sub.run(0).summary["cap_w"] == 480e3
     assert sub.units["power.cap"] == "W" and sub.axis_columns == \
         sw.axis_columns
 
@@ -256,12 +256,12 @@ def test_open_sweep_without_summary(cap_sweep, tmp_path):
     shutil.copy(tmp_path / "point-0002.h5", tmp_path / "point-0003.h5.partial")
     sw = aifsim.open_sweep(tmp_path)
     assert sw.axis_columns == ["power.cap"]  # the key that differs
-    assert list(sw["power.cap"][:3]) == [440e3, 450e3, 700e3]
+    assert list(sw["power.cap"][:3]) == [480e3, 500e3, 700e3]
     assert list(sw["complete"]) == [True, True, True, False]
     written = aifsim.write_summary(tmp_path)
     assert (tmp_path / "summary.csv").exists() and len(written) == 4
     again = aifsim.open_sweep(tmp_path)
-    assert list(again["power.cap"][:3]) == [440e3, 450e3, 700e3]
+    assert list(again["power.cap"][:3]) == [480e3, 500e3, 700e3]
 
 
 def _sweep_like_aifsim(tmp_path):
@@ -333,7 +333,7 @@ def test_open_sweep_of_aifsim_sweep(aifsim_bin, tmp_path):
     from conftest import SRC
     (tmp_path / "s.yaml").write_text(
         "base: %s\nset: [duration=1h]\naxes:\n  - key: power.cap\n"
-        "    values: [440kW, 700kW]\nreplicates: 2\n"
+        "    values: [480kW, 700kW]\nreplicates: 2\n"
         % (SRC / "scenarios" / "quickstart.yaml"))
     p = subprocess.run([str(aifsim_bin), "sweep", str(tmp_path / "s.yaml"),
                         "-o", str(tmp_path / "out"), "--quiet"],
@@ -344,7 +344,7 @@ def test_open_sweep_of_aifsim_sweep(aifsim_bin, tmp_path):
             (tmp_path / "out" / "summary.csv").unlink()
         sw = aifsim.open_sweep(tmp_path / "out")
         assert sw.axis_columns == ["power.cap", "seed"], source
-        assert list(sw["power.cap"]) == [440e3, 440e3, 700e3, 700e3]
+        assert list(sw["power.cap"]) == [480e3, 480e3, 700e3, 700e3]
         assert list(sw["seed"]) == [42, 43, 42, 43]
         assert sw["complete"].all() and (sw["status"] == "ok").all()
         for p_, run in sw.runs():
@@ -372,7 +372,7 @@ def test_frontier(cap_sweep):
     assert _legend_texts(ax) == ["power.policy = static"]
     assert "quickstart" in ax.get_title()
     x, y = ax.get_lines()[0].get_data()
-    np.testing.assert_allclose(x, [440, 450, 700])
+    np.testing.assert_allclose(x, [480, 500, 700])
 
 
 def test_sweep_command(cap_sweep, tmp_path):
