@@ -480,8 +480,11 @@ int train_interrupt(train_pool *p, size_t i) {
   return rc;
 }
 
-/* Held (train_hold): the job waits at its saved point like a pause, with
- * no failures drawn and no pause counted, until released and resumed. */
+/* Stops the job where it stands: its events cancelled, its progress so
+ * far saved (a later failure loses nothing before it), paused. A pause
+ * (train_pause) counts itself; a hold (train_hold) waits at its saved
+ * point the same way, with no failures drawn and no pause counted, until
+ * released and resumed. */
 static void hold_still(train_pool *p, size_t i) {
   job *j = &p->jobs[i];
   sim_time now = sim_engine_now(p->e);
@@ -603,15 +606,7 @@ int train_pause(train_pool *p, size_t i) {
   job *j = &p->jobs[i];
   if (j->state != TRAIN_COMPUTING)
     return SIM_OK;
-  sim_time now = sim_engine_now(p->e);
-  sim_engine_cancel(p->e, &j->timer);
-  sim_engine_cancel(p->e, &j->fail);
-  sim_fluid_stop(p->e, &j->fluid);
-  /* The pause's checkpoint: a later failure loses nothing before it. */
-  j->saved = progress(j, now);
-  j->risk_from = now;
-  j->energy_mark = j->stats.energy_j;
-  j->state = TRAIN_PAUSED;
+  hold_still(p, i);
   j->stats.pauses++;
   notify(p, i);
   return SIM_OK;
