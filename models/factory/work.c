@@ -261,7 +261,7 @@ static void plan_job(work *w, size_t j) {
   if (defer_plan_make(sig, (defer_policy)c->deferral, threshold, now, run,
                       w->deadline_s[j], step, NULL, &w->plans[j],
                       &err) != SIM_OK)
-    defer_plan_free(&w->plans[j]); /* run at once */
+    defer_plan_fini(&w->plans[j]); /* run at once */
 }
 
 static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -648,7 +648,7 @@ void work_destroy(work *w) {
   free(w->blocked_n);
   free(w->blocked_dark);
   for (size_t j = 0; w->plans != NULL && j < w->njobs; j++)
-    defer_plan_free(&w->plans[j]);
+    defer_plan_fini(&w->plans[j]);
   free(w->plans);
   free(w->plan_pos);
   free(w->deadline_s);

@@ -334,7 +334,7 @@ static void spec_release(void *obj) {
   g->interp = NULL;
 }
 
-void gpu_catalog_release(gpu_catalog *cat) {
+void gpu_catalog_fini(gpu_catalog *cat) {
   scn_release(&catalog_schema, cat);
 }
 

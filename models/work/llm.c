@@ -316,7 +316,7 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
 /* Loading and lookup                                                  */
 /* ------------------------------------------------------------------ */
 
-void llm_catalog_release(llm_catalog *cat) {
+void llm_catalog_fini(llm_catalog *cat) {
   scn_release(&catalog_schema, cat);
 }
 
