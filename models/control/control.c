@@ -121,11 +121,15 @@ int control_split(control *c, sim_error *err) {
 /* Splits again for the cap and the weather now. A cap below the fleet's
  * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
  * show the violation. */
-static void set_cap(control *c) {
-  if (rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL) != SIM_OK)
+static int set_cap(control *c) {
+  int rc = rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL);
+  if (rc == SIM_ENOMEM) /* not a cap too deep: the run cannot go on */
+    return rc;
+  if (rc != SIM_OK)
     rack_fleet_cap_all_min(c->fleet);
   note_budgets(c);
   rack_fleet_apply_emergency(c->fleet);
+  return SIM_OK;
 }
 
 /* The racks' other IT power in the coming period: linear in each rack's
@@ -358,8 +362,10 @@ void control_finish(control *c, sim_time end, control_books *out) {
 /* ------------------------------------------------------------------ */
 
 int control_period(control *c, const control_view *v, sim_time now) {
-  if (v->recap)
-    set_cap(c);
+  if (v->recap && set_cap(c) != SIM_OK)
+    return sim_engine_fail(c->engine, SIM_ENOMEM,
+                           "power split at %.0f s: out of memory",
+                           sim_time_to_s(now));
   c->hooks.drive(c->hooks.ctx, now);
   track_dr(c, v->dr, now);
   int rc = allocate(c, v, now);
