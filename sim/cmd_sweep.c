@@ -289,7 +289,7 @@ static int sweep_main(const options *o, int rank, int size) {
                  ? sweep_load(o->scenario, (const char *const *)stored, nstored,
                               &h, &err)
                  : sweep_load(o->scenario, o->sets, o->nsets, &h, &err);
-  sweep_sets_free(stored, nstored);
+  sweep_sets_destroy(stored, nstored);
   if (s == NULL)
     return rank == 0 ? cmd__report(&err) : EXIT_BAD_INPUT;
   if (o->list)

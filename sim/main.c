@@ -225,7 +225,7 @@ static int cmd_catalog(const options *o) {
     print_gpu(&cat.gpus[i]);
   printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
          "scenarios/catalog/gpus.yaml.\n");
-  gpu_catalog_release(&cat);
+  gpu_catalog_fini(&cat);
   return 0;
 }
 

@@ -330,7 +330,7 @@ static int group_close(h5w_group *hg) {
 }
 
 static void group_free(h5w_group *hg) {
-  tel__group_free(hg->decl);
+  tel__group_destroy(hg->decl);
   hg->decl = NULL;
   sim_free(NULL, hg->cols);
   sim_free(NULL, hg->tbuf);

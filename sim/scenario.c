@@ -137,11 +137,11 @@ void scn_doc_destroy(scn_doc *doc) {
   if (doc->diag != NULL)
     fy_diag_destroy(doc->diag);
   for (size_t i = 0; i < doc->noverrides; i++)
-    free(doc->overrides[i].text);
-  free(doc->overrides);
-  free(doc->text);
-  free(doc->name);
-  free(doc);
+    sim_free(NULL, doc->overrides[i].text);
+  sim_free(NULL, doc->overrides);
+  sim_free(NULL, doc->text);
+  sim_free(NULL, doc->name);
+  sim_free(NULL, doc);
 }
 
 const char *scn_doc_name(const scn_doc *doc) { return doc->name; }
@@ -281,13 +281,15 @@ scn_doc *scn_doc_read_string(const char *name, const char *text, size_t len,
                              sim_error *err) {
   if (check_bytes(name, text, len, err) != SIM_OK)
     return NULL;
-  scn_doc *doc = calloc(1, sizeof *doc);
-  if (doc == NULL || (doc->name = strdup(name)) == NULL ||
-      (doc->text = malloc(len + 1)) == NULL) {
+  size_t name_len = strlen(name) + 1;
+  scn_doc *doc = sim_calloc(NULL, 1, sizeof *doc);
+  if (doc == NULL || (doc->name = sim_alloc(NULL, name_len)) == NULL ||
+      (doc->text = sim_alloc(NULL, len + 1)) == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     scn_doc_destroy(doc);
     return NULL;
   }
+  memcpy(doc->name, name, name_len);
   memcpy(doc->text, text, len);
   doc->text[len] = '\0';
   if (parse_text(doc, len, err) != SIM_OK || check_root(doc, err) != SIM_OK) {
@@ -314,6 +316,6 @@ scn_doc *scn_doc_read_file(const char *path, sim_error *err) {
     return NULL;
   }
   scn_doc *doc = scn_doc_read_string(path, text, len, err);
-  free(text);
+  sim_free(NULL, text);
   return doc;
 }

@@ -182,9 +182,11 @@ static int load_string(bind_ctx *c, const scn_field *f, char **dst,
   if ((f->flags & SCN_NONEMPTY) && *text == '\0')
     return scn__fail_at(c->doc, n, 0, c->err, f->help, "'%s' must not be empty",
                         f->key);
-  *dst = strdup(text);
-  return *dst != NULL ? SIM_OK
-                      : sim_error_set(c->err, SIM_ENOMEM, "out of memory");
+  size_t len = strlen(text) + 1;
+  if ((*dst = sim_alloc(NULL, len)) == NULL)
+    return sim_error_set(c->err, SIM_ENOMEM, "out of memory");
+  memcpy(*dst, text, len);
+  return SIM_OK;
 }
 
 /* A scalar-typed field from node n (NULL: from the default text). */
@@ -212,7 +214,7 @@ static int load_leaf(bind_ctx *c, const scn_field *f, void *obj,
 static int load_strings(bind_ctx *c, const scn_field *f, void *obj,
                         struct fy_node *n) {
   size_t count = (size_t)fy_node_sequence_item_count(n);
-  char **items = calloc(count ? count : 1, sizeof *items);
+  char **items = sim_calloc(NULL, count ? count : 1, sizeof *items);
   if (items == NULL)
     return sim_error_set(c->err, SIM_ENOMEM, "out of memory");
   *(char ***)at(obj, f->offset) = items;
@@ -239,7 +241,7 @@ static int load_list(bind_ctx *c, const scn_field *f, void *obj,
   if ((f->flags & SCN_NONEMPTY) && count == 0)
     return scn__fail_at(c->doc, n, 0, c->err, f->help,
                         "'%s' needs at least one item", f->key);
-  char *items = calloc(count ? count : 1, f->sub->size);
+  char *items = sim_calloc(NULL, count ? count : 1, f->sub->size);
   if (items == NULL)
     return sim_error_set(c->err, SIM_ENOMEM, "out of memory");
   *(void **)at(obj, f->offset) = items;
@@ -488,7 +490,7 @@ static void release_field(const scn_field *f, void *obj) {
   size_t *count = at(obj, f->count_offset);
   switch (f->type) {
   case SCN_STRING:
-    free(*(char **)at(obj, f->offset));
+    sim_free(NULL, *(char **)at(obj, f->offset));
     break;
   case SCN_MAP:
     scn_release(f->sub, at(obj, f->offset));
@@ -497,14 +499,14 @@ static void release_field(const scn_field *f, void *obj) {
     char *items = *(char **)at(obj, f->offset);
     for (size_t k = 0; items != NULL && k < *count; k++)
       scn_release(f->sub, items + k * f->sub->size);
-    free(items);
+    sim_free(NULL, items);
     break;
   }
   case SCN_STRINGS: {
     char **items = *(char ***)at(obj, f->offset);
     for (size_t k = 0; items != NULL && k < *count; k++)
-      free(items[k]);
-    free(items);
+      sim_free(NULL, items[k]);
+    sim_free(NULL, items);
     break;
   }
   default:

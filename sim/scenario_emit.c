@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* ------------------------------------------------------------------ */
 /* Emitting the resolved scenario                                      */
 /* ------------------------------------------------------------------ */
@@ -37,14 +39,11 @@ static void sb_put(strbuf *b, const char *fmt, ...) {
       b->len += (size_t)n;
       return;
     }
-    size_t cap = (b->cap + (size_t)n + 1) * 2;
-    char *s = realloc(b->s, cap);
-    if (s == NULL) {
+    if (n < 0 || sim_vec_reserve(NULL, &b->s, &b->cap, b->len + (size_t)n + 1,
+                                 1) != SIM_OK) {
       b->failed = true;
       return;
     }
-    b->s = s;
-    b->cap = cap;
   }
 }
 
@@ -146,8 +145,10 @@ char *scn_emit(const scn_schema *schema, const void *obj) {
   strbuf b = {0};
   emit_struct(&b, schema, obj, 0, false);
   if (b.failed) {
-    free(b.s);
+    sim_free(NULL, b.s);
     return NULL;
   }
-  return b.s != NULL ? b.s : strdup("{}\n");
+  if (b.s == NULL && (b.s = sim_alloc(NULL, sizeof "{}\n")) != NULL)
+    memcpy(b.s, "{}\n", sizeof "{}\n");
+  return b.s;
 }

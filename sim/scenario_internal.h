@@ -11,6 +11,7 @@
 
 #include <libfyaml.h>
 
+#include "alloc.h"
 #include "scenario.h"
 
 typedef struct override {
@@ -27,7 +28,7 @@ struct scn_doc {
   struct fy_parser *parser;
   struct fy_document *fyd;
   override *overrides;
-  size_t noverrides;
+  size_t noverrides, overrides_cap;
 };
 
 /* Sets err to "FILE:LINE:COLUMN: MESSAGE" for node n (NULL: the file's

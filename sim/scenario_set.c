@@ -9,6 +9,7 @@
 #include <libfyaml.h>
 
 #include "scenario_internal.h"
+#include "vec.h"
 
 /* ------------------------------------------------------------------ */
 /* Overrides (--set key.path=value)                                    */
@@ -123,14 +124,16 @@ static int put_value(scn_doc *doc, struct fy_node *parent, const char *key,
 }
 
 static int add_override(scn_doc *doc, const override *o, sim_error *err) {
-  override *all =
-      realloc(doc->overrides, (doc->noverrides + 1) * sizeof *doc->overrides);
-  if (all == NULL)
+  if (sim_vec_reserve(NULL, &doc->overrides, &doc->overrides_cap,
+                      doc->noverrides + 1,
+                      sizeof *doc->overrides) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  doc->overrides = all;
+  override *all = doc->overrides;
   all[doc->noverrides] = *o;
-  if ((all[doc->noverrides].text = strdup(o->text)) == NULL)
+  size_t len = strlen(o->text) + 1;
+  if ((all[doc->noverrides].text = sim_alloc(NULL, len)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  memcpy(all[doc->noverrides].text, o->text, len);
   doc->noverrides++;
   return SIM_OK;
 }

@@ -257,13 +257,13 @@ int sweep_collect(const sweep *s, const char *dir, const char *version,
 #define SWEEP_SETS_FILE "sweep-sets.txt"
 
 /* Reads the overrides stored in dir/SWEEP_SETS_FILE into *sets (an array
- * of *n strings; free it with sweep_sets_free). SIM_ENOTFOUND (no
+ * of *n strings; free it with sweep_sets_destroy). SIM_ENOTFOUND (no
  * message) when dir has no such file: never run, or run by an aifsim
  * older than the file; SIM_EIO or SIM_ENOMEM with a message otherwise. */
 int sweep_dir_sets(const char *dir, char ***sets, size_t *n, sim_error *err);
 
 /* Frees what sweep_dir_sets gave. NULL does nothing. */
-void sweep_sets_free(char **sets, size_t n);
+void sweep_sets_destroy(char **sets, size_t n);
 
 /* ---- MPI -------------------------------------------------------------- */
 

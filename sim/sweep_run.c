@@ -135,7 +135,7 @@ static void point_path(const sweep *s, const char *dir, size_t p,
 
 /* ---- The run's options ------------------------------------------------- */
 
-void sweep_sets_free(char **sets, size_t n) {
+void sweep_sets_destroy(char **sets, size_t n) {
   for (size_t i = 0; sets != NULL && i < n; i++)
     free(sets[i]);
   free(sets);
@@ -183,7 +183,7 @@ int sweep_dir_sets(const char *dir, char ***sets, size_t *n, sim_error *err) {
   int e = read_set_lines(f, sets, n, err);
   fclose(f);
   if (e != SIM_OK) {
-    sweep_sets_free(*sets, *n);
+    sweep_sets_destroy(*sets, *n);
     *sets = NULL;
     *n = 0;
   }
@@ -242,7 +242,7 @@ static int store_sets(const sweep *s, const char *dir, sim_error *err) {
   int e = sweep_dir_sets(dir, &stored, &nstored, err);
   if (e == SIM_OK) {
     e = compare_sets(dir, stored, nstored, given, n, err);
-    sweep_sets_free(stored, nstored);
+    sweep_sets_destroy(stored, nstored);
     return e;
   }
   if (e != SIM_ENOTFOUND)

@@ -272,4 +272,4 @@ tel_group *tel__group_dup(const tel_group *g) {
   return d;
 }
 
-void tel__group_free(tel_group *g) { free(g); }
+void tel__group_destroy(tel_group *g) { free(g); }

@@ -144,7 +144,7 @@ static void group_free(mem_group *g) {
       sim_free(NULL, g->cols[c]);
   sim_free(NULL, g->cols);
   sim_free(NULL, g->times);
-  tel__group_free(g->decl);
+  tel__group_destroy(g->decl);
   g->decl = NULL;
 }
 

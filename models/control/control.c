@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "vec.h"
 
 struct control {
   const power_config *cfg;
@@ -34,6 +35,7 @@ struct control {
   sim_time alloc_every; /* a dynamic policy's period */
   rack_fleet *fleet;
   sim_engine *engine;
+  const sim_allocator *alloc; /* the engine's: everything below */
   control_hooks hooks;
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
@@ -54,7 +56,8 @@ struct control {
 
 control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
                         const control_hooks *hooks, sim_error *err) {
-  control *c = calloc(1, sizeof *c);
+  const sim_allocator *a = sim_engine_allocator(e);
+  control *c = sim_calloc(a, 1, sizeof *c);
   if (c == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
@@ -64,11 +67,12 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->alloc_every = (sim_time)llround(cfg->allocation_period_s * 1e9);
   c->fleet = fl;
   c->engine = e;
+  c->alloc = a;
   c->hooks = *hooks;
-  c->group_budget = calloc(fl->ngroups + 1, sizeof *c->group_budget);
-  c->alloc_budget = calloc(fl->ngroups + 1, sizeof *c->alloc_budget);
-  c->unit_of_gpu = calloc(fl->n + 1, sizeof *c->unit_of_gpu);
-  c->group_first = calloc(fl->ngroups + 1, sizeof *c->group_first);
+  c->group_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_budget);
+  c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
+  c->unit_of_gpu = sim_calloc(a, fl->n + 1, sizeof *c->unit_of_gpu);
+  c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
   if (c->group_budget == NULL || c->alloc_budget == NULL ||
       c->unit_of_gpu == NULL || c->group_first == NULL) {
     control_destroy(c);
@@ -81,14 +85,15 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
 void control_destroy(control *c) {
   if (c == NULL)
     return;
-  free(c->group_budget);
-  free(c->alloc_budget);
-  free(c->units);
-  free(c->unit_cap);
-  free(c->unit_key);
-  free(c->unit_of_gpu);
-  free(c->group_first);
-  free(c);
+  const sim_allocator *a = c->alloc;
+  sim_free(a, c->group_budget);
+  sim_free(a, c->alloc_budget);
+  sim_free(a, c->units);
+  sim_free(a, c->unit_cap);
+  sim_free(a, c->unit_key);
+  sim_free(a, c->unit_of_gpu);
+  sim_free(a, c->group_first);
+  sim_free(a, c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -116,11 +121,15 @@ int control_split(control *c, sim_error *err) {
 /* Splits again for the cap and the weather now. A cap below the fleet's
  * floor (a deep DR cut) puts every GPU at its minimum cap; the books then
  * show the violation. */
-static void set_cap(control *c) {
-  if (rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL) != SIM_OK)
+static int set_cap(control *c) {
+  int rc = rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL);
+  if (rc == SIM_ENOMEM) /* not a cap too deep: the run cannot go on */
+    return rc;
+  if (rc != SIM_OK)
     rack_fleet_cap_all_min(c->fleet);
   note_budgets(c);
   rack_fleet_apply_emergency(c->fleet);
+  return SIM_OK;
 }
 
 /* The racks' other IT power in the coming period: linear in each rack's
@@ -196,25 +205,17 @@ static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
   return u;
 }
 
+/* Parallel arrays: one growth each, on copies of the capacity. */
 static int reserve_units(control *c, size_t need) {
-  if (need <= c->units_cap)
-    return SIM_OK;
-  size_t cap = c->units_cap ? 2 * c->units_cap : 256;
-  while (cap < need)
-    cap *= 2;
-  power_unit *u = realloc(c->units, cap * sizeof *u);
-  if (u == NULL)
+  size_t cap_u = c->units_cap, cap_c = c->units_cap, cap_k = c->units_cap;
+  if (sim_vec_reserve(c->alloc, &c->units, &cap_u, need, sizeof *c->units) !=
+          SIM_OK ||
+      sim_vec_reserve(c->alloc, &c->unit_cap, &cap_c, need,
+                      sizeof *c->unit_cap) != SIM_OK ||
+      sim_vec_reserve(c->alloc, &c->unit_key, &cap_k, need,
+                      sizeof *c->unit_key) != SIM_OK)
     return SIM_ENOMEM;
-  c->units = u;
-  double *uc = realloc(c->unit_cap, cap * sizeof *uc);
-  if (uc == NULL)
-    return SIM_ENOMEM;
-  c->unit_cap = uc;
-  uint32_t *key = realloc(c->unit_key, cap * sizeof *key);
-  if (key == NULL)
-    return SIM_ENOMEM;
-  c->unit_key = key;
-  c->units_cap = cap;
+  c->units_cap = cap_u;
   return SIM_OK;
 }
 
@@ -361,8 +362,10 @@ void control_finish(control *c, sim_time end, control_books *out) {
 /* ------------------------------------------------------------------ */
 
 int control_period(control *c, const control_view *v, sim_time now) {
-  if (v->recap)
-    set_cap(c);
+  if (v->recap && set_cap(c) != SIM_OK)
+    return sim_engine_fail(c->engine, SIM_ENOMEM,
+                           "power split at %.0f s: out of memory",
+                           sim_time_to_s(now));
   c->hooks.drive(c->hooks.ctx, now);
   track_dr(c, v->dr, now);
   int rc = allocate(c, v, now);

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "alloc.h"
+
 static double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
 }
@@ -75,7 +77,7 @@ static double level_for(const power_unit *units, size_t n, double budget_w) {
  * taken from it. */
 static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
                            double *cap) {
-  double *buf = calloc(3 * n + 1, sizeof *buf);
+  double *buf = sim_calloc(NULL, 3 * n + 1, sizeof *buf);
   if (buf != NULL) {
     double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
     for (size_t u = 0; u < n; u++) {
@@ -89,7 +91,7 @@ static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
     for (size_t u = 0; u < n; u++)
       if (!valued(&units[u]))
         cap[u] = next[u];
-    free(buf);
+    sim_free(NULL, buf);
   }
   power_spread_rest(units, n, budget_w, cap);
 }

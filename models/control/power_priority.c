@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "alloc.h"
+
 /* Scratch for one class: its units compacted, their weights, tops and
  * caps, and where each came from. */
 typedef struct class_view {
@@ -77,11 +79,11 @@ void power_split_priority(const power_unit *units, size_t n, double budget_w,
                           double *cap) {
   for (size_t u = 0; u < n; u++)
     cap[u] = units[u].lo;
-  class_view v = {malloc((n + 1) * sizeof *v.units),
-                  malloc((3 * n + 1) * sizeof *v.w),
+  class_view v = {sim_alloc(NULL, (n + 1) * sizeof *v.units),
+                  sim_alloc(NULL, (3 * n + 1) * sizeof *v.w),
                   NULL,
                   NULL,
-                  malloc((n + 1) * sizeof *v.from),
+                  sim_alloc(NULL, (n + 1) * sizeof *v.from),
                   0};
   if (v.units != NULL && v.w != NULL && v.from != NULL) {
     v.top = v.w + n;
@@ -91,7 +93,7 @@ void power_split_priority(const power_unit *units, size_t n, double budget_w,
       left = serve_class(units, n, cls, left, &v, cap);
     power_spread_rest(units, n, budget_w, cap);
   } /* else every minimum: safe */
-  free(v.units);
-  free(v.w);
-  free(v.from);
+  sim_free(NULL, v.units);
+  sim_free(NULL, v.w);
+  sim_free(NULL, v.from);
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "power.h"
 #include "power_policy.h"
 
@@ -19,7 +20,7 @@ static double wanted(const power_unit *u) {
  * smaller). */
 void power_split_static(const power_unit *units, size_t n, double budget_w,
                         double *cap) {
-  double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
+  double *w = sim_alloc(NULL, (2 * n + 1) * sizeof *w), *top = w + n;
   if (w == NULL) { /* fall back to every minimum: safe under any budget */
     for (size_t u = 0; u < n; u++)
       cap[u] = units[u].lo;
@@ -30,14 +31,14 @@ void power_split_static(const power_unit *units, size_t n, double budget_w,
     top[u] = units[u].hi;
   }
   power_fill(units, n, w, top, budget_w, cap);
-  free(w);
+  sim_free(NULL, w);
 }
 
 /* proportional: caps in proportion to demand up to it; then what no
  * unit wants, spread over the room left. */
 void power_split_proportional(const power_unit *units, size_t n,
                               double budget_w, double *cap) {
-  double *w = malloc((2 * n + 1) * sizeof *w), *top = w + n;
+  double *w = sim_alloc(NULL, (2 * n + 1) * sizeof *w), *top = w + n;
   if (w == NULL) {
     for (size_t u = 0; u < n; u++)
       cap[u] = units[u].lo;
@@ -49,5 +50,5 @@ void power_split_proportional(const power_unit *units, size_t n,
   }
   power_fill(units, n, w, top, budget_w, cap);
   power_spread_rest(units, n, budget_w, cap);
-  free(w);
+  sim_free(NULL, w);
 }

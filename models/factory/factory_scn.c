@@ -703,8 +703,8 @@ int factory_scenario_load(const char *path, const char *const *sets,
 void factory_scenario_release(factory_scenario *sc) {
   grid_fini(&sc->feed);
   scn_release(&factory_schema, &sc->cfg);
-  gpu_catalog_release(&sc->catalog);
-  llm_catalog_release(&sc->llms);
+  gpu_catalog_fini(&sc->catalog);
+  llm_catalog_fini(&sc->llms);
   free(sc->resolved);
   sc->resolved = NULL;
   free(sc->path);

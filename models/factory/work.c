@@ -193,7 +193,7 @@ static void plan_job(work *w, size_t j) {
   if (defer_plan_make(sig, (defer_policy)c->deferral, threshold, now, run,
                       w->deadline_s[j], step, w->alloc, &w->plans[j],
                       &err) != SIM_OK)
-    defer_plan_free(&w->plans[j]); /* run at once */
+    defer_plan_fini(&w->plans[j]); /* run at once */
 }
 
 int work__on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {

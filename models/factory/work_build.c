@@ -348,7 +348,7 @@ void work_destroy(work *w) {
   sim_free(w->alloc, w->blocked_n);
   sim_free(w->alloc, w->blocked_dark);
   for (size_t j = 0; w->plans != NULL && j < w->njobs; j++)
-    defer_plan_free(&w->plans[j]);
+    defer_plan_fini(&w->plans[j]);
   sim_free(w->alloc, w->plans);
   sim_free(w->alloc, w->plan_pos);
   sim_free(w->alloc, w->deadline_s);

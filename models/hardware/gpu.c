@@ -11,6 +11,8 @@
 #include <gsl/gsl_interp.h>
 #include <gsl/gsl_roots.h>
 
+#include "alloc.h"
+
 extern const unsigned char gpu_catalog_builtin[];
 extern const size_t gpu_catalog_builtin_size;
 
@@ -272,12 +274,12 @@ static int check_curve(gpu_spec *g, const scn_loc *loc, sim_error *err) {
 
 static int build_curve(gpu_spec *g, sim_error *err) {
   size_t n = g->ncurve;
-  struct gpu_curve *c = calloc(1, sizeof *c);
+  struct gpu_curve *c = sim_calloc(NULL, 1, sizeof *c);
   if (c == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   g->interp = c;
-  c->phi = malloc(n * sizeof *c->phi);
-  c->power = malloc(n * sizeof *c->power);
+  c->phi = sim_alloc(NULL, n * sizeof *c->phi);
+  c->power = sim_alloc(NULL, n * sizeof *c->power);
   c->interp =
       gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
   c->accel = gsl_interp_accel_alloc();
@@ -338,14 +340,14 @@ static void spec_release(void *obj) {
   if (c != NULL) {
     gsl_interp_free(c->interp);
     gsl_interp_accel_free(c->accel);
-    free(c->phi);
-    free(c->power);
-    free(c);
+    sim_free(NULL, c->phi);
+    sim_free(NULL, c->power);
+    sim_free(NULL, c);
   }
   g->interp = NULL;
 }
 
-void gpu_catalog_release(gpu_catalog *cat) {
+void gpu_catalog_fini(gpu_catalog *cat) {
   scn_release(&catalog_schema, cat);
 }
 
@@ -357,18 +359,20 @@ static int bind_catalog(gpu_catalog *cat, scn_doc *doc, sim_error *err) {
 }
 
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err) {
+  sim_error e = {0};
   scn_doc *doc = scn_doc_read_string("scenarios/catalog/gpus.yaml (built in)",
                                      (const char *)gpu_catalog_builtin,
-                                     gpu_catalog_builtin_size, err);
-  if (doc == NULL)
-    return err != NULL ? err->code : SIM_EINPUT;
+                                     gpu_catalog_builtin_size, &e);
+  if (doc == NULL) /* the reader's code, even when err is NULL */
+    return sim_error_set(err, e.code, "%s", e.msg);
   return bind_catalog(cat, doc, err);
 }
 
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
-  scn_doc *doc = scn_doc_read_file(path, err);
-  if (doc == NULL)
-    return err != NULL ? err->code : SIM_EINPUT;
+  sim_error e = {0};
+  scn_doc *doc = scn_doc_read_file(path, &e);
+  if (doc == NULL) /* the reader's code, even when err is NULL */
+    return sim_error_set(err, e.code, "%s", e.msg);
   return bind_catalog(cat, doc, err);
 }
 

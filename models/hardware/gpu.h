@@ -78,14 +78,14 @@ typedef struct gpu_catalog {
 extern const scn_schema gpu_spec_schema;
 
 /* Loads the catalog compiled into the program. SIM_OK, or an error with
- * the position in the catalog text. Free with gpu_catalog_release. */
+ * the position in the catalog text. Free with gpu_catalog_fini. */
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err);
 
 /* Loads a catalog file in the same format. */
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. */
-void gpu_catalog_release(gpu_catalog *cat);
+void gpu_catalog_fini(gpu_catalog *cat);
 
 /* The type called name, or NULL. Borrowed: valid while cat lives. */
 const gpu_spec *gpu_catalog_find(const gpu_catalog *cat, const char *name);

@@ -148,13 +148,13 @@ int defer_plan_make(const sig_series *s, defer_policy policy, double threshold,
   else
     rc = plan_push(out, t0_s, t0_s + work_s);
   if (rc != SIM_OK) {
-    defer_plan_free(out);
+    defer_plan_fini(out);
     return sim_error_set(err, rc, "deferral: out of memory for a plan");
   }
   return SIM_OK;
 }
 
-void defer_plan_free(defer_plan *p) {
+void defer_plan_fini(defer_plan *p) {
   if (p == NULL)
     return;
   sim_free(p->alloc, p->runs);

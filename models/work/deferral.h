@@ -55,7 +55,7 @@ typedef struct defer_plan {
 } defer_plan;
 
 /* Plans a job into *out, which the caller owns and frees with
- * defer_plan_free. SIM_OK; SIM_EINVAL for work_s <= 0, step_s <= 0, a
+ * defer_plan_fini. SIM_OK; SIM_EINVAL for work_s <= 0, step_s <= 0, a
  * non-finite t0, work, deadline or step, an unknown policy, a NaN
  * threshold for DEFER_THRESHOLD, or a deferring policy given a deadline
  * earlier than t0 + work_s (the job cannot make it even at once: plan it
@@ -68,7 +68,7 @@ int defer_plan_make(const sig_series *s, defer_policy policy, double threshold,
                     sim_error *err);
 
 /* Frees the intervals and empties the plan; NULL does nothing. */
-void defer_plan_free(defer_plan *p);
+void defer_plan_fini(defer_plan *p);
 
 /* The integral of the signal over the plan's intervals. */
 double defer_plan_cost(const sig_series *s, const defer_plan *p);

@@ -110,7 +110,7 @@ static void record(inf_service *s, double ttft, double tpot) {
   s->iv.slo_met += met;
   inf__hist_add(&s->ttft_h, ttft);
   inf__hist_add(&s->tpot_h, tpot);
-  if (inf__interval_push(&s->iv, ttft, tpot) != SIM_OK)
+  if (inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
 }
 
@@ -205,7 +205,7 @@ static uint32_t admit(inf_service *s, replica *r) {
   uint32_t n = 0;
   expire(s, r, r->clock_s);
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
-    if (inf__heap_reserve(r, in_batch(r) + 1) != SIM_OK) {
+    if (inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
       fail(s, SIM_ENOMEM);
       break;
     }
@@ -479,9 +479,9 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
 /* ------------------------------------------------------------------ */
 
 static int alloc_replicas(inf_service *s) {
-  s->rep = calloc(s->nrep, sizeof *s->rep);
-  s->load_heap = calloc(s->nrep, sizeof *s->load_heap);
-  s->due = calloc(s->nrep, sizeof *s->due);
+  s->rep = sim_calloc(s->alloc, s->nrep, sizeof *s->rep);
+  s->load_heap = sim_calloc(s->alloc, s->nrep, sizeof *s->load_heap);
+  s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
   if (s->rep == NULL || s->load_heap == NULL || s->due == NULL)
     return SIM_ENOMEM;
   for (uint32_t k = 0; k < s->nrep; k++) {
@@ -527,13 +527,15 @@ static int start(inf_service *s, sim_error *err) {
 inf_service *inf_create(sim_engine *e, const inf_config *c,
                         const rl_replica *proto, arr_gen *gen, double horizon_s,
                         sim_error *err) {
-  inf_service *s = calloc(1, sizeof *s);
+  const sim_allocator *a = sim_engine_allocator(e);
+  inf_service *s = sim_calloc(a, 1, sizeof *s);
   if (s == NULL) {
     arr_destroy(gen);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
   *s = (inf_service){.e = e,
+                     .alloc = a,
                      .c = c,
                      .proto = *proto,
                      .gen = gen,
@@ -559,15 +561,15 @@ void inf_destroy(inf_service *s) {
   if (s == NULL)
     return;
   for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
-    free(s->rep[k].heap);
-  free(s->rep);
-  free(s->load_heap);
-  free(s->due);
-  free(s->pool);
-  free(s->iv.ttft);
-  free(s->iv.tpot);
+    sim_free(s->alloc, s->rep[k].heap);
+  sim_free(s->alloc, s->rep);
+  sim_free(s->alloc, s->load_heap);
+  sim_free(s->alloc, s->due);
+  sim_free(s->alloc, s->pool);
+  sim_free(s->alloc, s->iv.ttft);
+  sim_free(s->alloc, s->iv.tpot);
   arr_destroy(s->gen);
-  free(s);
+  sim_free(s->alloc, s);
 }
 
 const inf_config *inf_config_of(const inf_service *s) { return s->c; }

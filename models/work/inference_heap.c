@@ -7,6 +7,8 @@
 #include <assert.h>
 #include <stdlib.h>
 
+#include "vec.h"
+
 /* ------------------------------------------------------------------ */
 /* Request pool and lists                                              */
 /* ------------------------------------------------------------------ */
@@ -14,14 +16,16 @@
 static int pool_grow(inf_service *s) {
   if (s->pool_cap >= UINT32_MAX / 2)
     return SIM_ENOMEM;
-  uint32_t cap = s->pool_cap ? 2 * s->pool_cap : 1024;
-  request *p = realloc(s->pool, cap * sizeof *p);
-  if (p == NULL)
+  size_t room = s->pool_cap; /* the first growth makes 1024 slots */
+  if (sim_vec_reserve(s->alloc, &s->pool, &room,
+                      s->pool_cap ? s->pool_cap + 1 : 1024,
+                      sizeof *s->pool) != SIM_OK)
     return SIM_ENOMEM;
+  uint32_t cap = (uint32_t)room;
+  request *p = s->pool;
   for (uint32_t i = s->pool_cap; i < cap; i++)
     p[i].next = i + 1 < cap ? i + 1 : s->free_head;
   s->free_head = s->pool_cap;
-  s->pool = p;
   s->pool_cap = cap;
   return SIM_OK;
 }
@@ -95,17 +99,12 @@ static void heap_down(uint32_t *h, uint32_t n, const request *pool,
 }
 
 /* Room for want requests, so pushes after admission cannot fail. */
-int inf__heap_reserve(replica *r, uint32_t want) {
-  if (want <= r->heap_cap)
-    return SIM_OK;
-  uint32_t cap = r->heap_cap ? 2 * r->heap_cap : 16;
-  while (cap < want)
-    cap *= 2;
-  uint32_t *h = realloc(r->heap, cap * sizeof *h);
-  if (h == NULL)
+int inf__heap_reserve(const sim_allocator *a, replica *r, uint32_t want) {
+  size_t cap = r->heap_cap;
+  if (want > UINT32_MAX / 2 ||
+      sim_vec_reserve(a, &r->heap, &cap, want, sizeof *r->heap) != SIM_OK)
     return SIM_ENOMEM;
-  r->heap = h;
-  r->heap_cap = cap;
+  r->heap_cap = (uint32_t)cap;
   return SIM_OK;
 }
 

@@ -78,6 +78,7 @@ typedef struct histogram {
 
 struct inf_service {
   sim_engine *e;
+  const sim_allocator *alloc; /* the engine's: everything below */
   const inf_config *c;
   rl_replica proto;
   arr_gen *gen;
@@ -127,7 +128,7 @@ uint32_t inf__list_pop(request *pool, req_list *l);
 
 /* Makes room for want requests in r's decoding heap, so pushes after
  * admission cannot fail. Returns SIM_OK or SIM_ENOMEM (r unchanged). */
-int inf__heap_reserve(replica *r, uint32_t want);
+int inf__heap_reserve(const sim_allocator *a, replica *r, uint32_t want);
 
 /* Adds request i to r's decoding heap; room must have been reserved. */
 void inf__heap_push(replica *r, const request *pool, uint32_t i);
@@ -153,7 +154,8 @@ double inf__hist_quantile(const histogram *h, double q);
 
 /* Appends one completed request's TTFT and TPOT to the interval's
  * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. */
-int inf__interval_push(interval *iv, double ttft, double tpot);
+int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
+                       double tpot);
 
 /* The median and 99th percentile of x[0..n), reordering x; NaN for both
  * when n is 0. */

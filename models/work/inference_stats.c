@@ -8,6 +8,8 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "vec.h"
+
 void inf__hist_add(histogram *h, double x) {
   h->min = h->n == 0 || x < h->min ? x : h->min;
   h->max = h->n == 0 || x > h->max ? x : h->max;
@@ -52,18 +54,16 @@ double inf__hist_quantile(const histogram *h, double q) {
   return d > 0 ? (1 - d) * lo + d * hist_order_stat(h, k + 1) : lo;
 }
 
-int inf__interval_push(interval *iv, double ttft, double tpot) {
-  if (iv->n == iv->cap) {
-    size_t cap = iv->cap ? 2 * iv->cap : 256;
-    double *a = realloc(iv->ttft, cap * sizeof *a);
-    if (a != NULL)
-      iv->ttft = a;
-    double *b = a ? realloc(iv->tpot, cap * sizeof *b) : NULL;
-    if (b == NULL)
-      return SIM_ENOMEM;
-    iv->tpot = b;
-    iv->cap = cap;
-  }
+int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
+                       double tpot) {
+  /* Parallel arrays: one growth each, on copies of the capacity. */
+  size_t cap_a = iv->cap, cap_b = iv->cap;
+  if (sim_vec_reserve(a, &iv->ttft, &cap_a, iv->n + 1, sizeof *iv->ttft) !=
+          SIM_OK ||
+      sim_vec_reserve(a, &iv->tpot, &cap_b, iv->n + 1, sizeof *iv->tpot) !=
+          SIM_OK)
+    return SIM_ENOMEM;
+  iv->cap = cap_a;
   iv->ttft[iv->n] = ttft;
   iv->tpot[iv->n++] = tpot;
   return SIM_OK;

@@ -316,7 +316,7 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
 /* Loading and lookup                                                  */
 /* ------------------------------------------------------------------ */
 
-void llm_catalog_release(llm_catalog *cat) {
+void llm_catalog_fini(llm_catalog *cat) {
   scn_release(&catalog_schema, cat);
 }
 
@@ -328,18 +328,20 @@ static int bind_catalog(llm_catalog *cat, scn_doc *doc, sim_error *err) {
 }
 
 int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err) {
+  sim_error e = {0};
   scn_doc *doc = scn_doc_read_string("scenarios/catalog/models.yaml (built in)",
                                      (const char *)llm_catalog_builtin,
-                                     llm_catalog_builtin_size, err);
-  if (doc == NULL)
-    return err != NULL ? err->code : SIM_EINPUT;
+                                     llm_catalog_builtin_size, &e);
+  if (doc == NULL) /* the reader's code, even when err is NULL */
+    return sim_error_set(err, e.code, "%s", e.msg);
   return bind_catalog(cat, doc, err);
 }
 
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err) {
-  scn_doc *doc = scn_doc_read_file(path, err);
-  if (doc == NULL)
-    return err != NULL ? err->code : SIM_EINPUT;
+  sim_error e = {0};
+  scn_doc *doc = scn_doc_read_file(path, &e);
+  if (doc == NULL) /* the reader's code, even when err is NULL */
+    return sim_error_set(err, e.code, "%s", e.msg);
   return bind_catalog(cat, doc, err);
 }
 

@@ -69,7 +69,7 @@ extern const scn_schema llm_model_schema;
 extern const scn_schema llm_precision_schema;
 
 /* Loads the catalog compiled into the program. SIM_OK, or an error with
- * the position in the catalog text. Free with llm_catalog_release. */
+ * the position in the catalog text. Free with llm_catalog_fini. */
 int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err);
 
 /* Loads a catalog file in the same format. */
@@ -77,7 +77,7 @@ int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. Safe on a
  * zeroed or already released catalog. */
-void llm_catalog_release(llm_catalog *cat);
+void llm_catalog_fini(llm_catalog *cat);
 
 /* The model called name, or NULL. Borrowed: valid while cat lives. */
 const llm_model *llm_catalog_find(const llm_catalog *cat, const char *name);

@@ -26,6 +26,8 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "vec.h"
+
 /* ------------------------------------------------------------------ */
 /* Jobs                                                                */
 /* ------------------------------------------------------------------ */
@@ -69,6 +71,7 @@ typedef struct job {
 
 struct train_pool {
   sim_engine *e;
+  const sim_allocator *alloc; /* the engine's: the pool and its jobs */
   uint64_t seed;
   train_done_fn on_done;
   void *ctx;
@@ -93,14 +96,16 @@ train_pool *train_pool_create(sim_engine *e, uint64_t seed,
                 {"training failure", on_failure},
                 {"training restart end", on_restart_end},
                 {"training done", on_done}};
-  train_pool *p = calloc(1, sizeof *p);
+  const sim_allocator *a = sim_engine_allocator(e);
+  train_pool *p = sim_calloc(a, 1, sizeof *p);
   if (p == NULL)
     return NULL;
-  *p = (train_pool){.e = e, .seed = seed, .on_done = on_done_fn, .ctx = ctx};
+  *p = (train_pool){
+      .e = e, .alloc = a, .seed = seed, .on_done = on_done_fn, .ctx = ctx};
   for (int k = 0; k < EV_N; k++)
     if (sim_engine_register(e, ev[k].name, ev[k].fn, p, &p->kind[k]) !=
         SIM_OK) {
-      free(p);
+      sim_free(a, p);
       return NULL;
     }
   return p;
@@ -110,11 +115,11 @@ void train_pool_destroy(train_pool *p) {
   if (p == NULL)
     return;
   for (size_t i = 0; i < p->n; i++) {
-    free(p->jobs[i].tau);
+    sim_free(p->alloc, p->jobs[i].tau);
     rng_stream_destroy(p->jobs[i].rng);
   }
-  free(p->jobs);
-  free(p);
+  sim_free(p->alloc, p->jobs);
+  sim_free(p->alloc, p);
 }
 
 /* The lowest clock in [phi_min, phi] at which work tau takes at most
@@ -223,25 +228,14 @@ static int check_job(const train_config *c, const gpu_spec *g,
   return SIM_OK;
 }
 
-static int grow(train_pool *p) {
-  if (p->n < p->cap)
-    return SIM_OK;
-  size_t cap = p->cap ? 2 * p->cap : 8;
-  job *jobs = realloc(p->jobs, cap * sizeof *jobs);
-  if (jobs == NULL)
-    return SIM_ENOMEM;
-  p->jobs = jobs;
-  p->cap = cap;
-  return SIM_OK;
-}
-
 int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
               const llm_model *m, const llm_precision *w, size_t *out,
               sim_error *err) {
   int rc = check_job(c, g, m, w, err);
   if (rc != SIM_OK)
     return rc;
-  if (grow(p) != SIM_OK)
+  if (sim_vec_reserve(p->alloc, &p->jobs, &p->cap, p->n + 1,
+                      sizeof *p->jobs) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   job *j = &p->jobs[p->n];
   *j = (job){.c = c, .g = g, .state = TRAIN_WAITING};
@@ -249,10 +243,10 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->pp = (uint32_t)c->pp;
   j->m = (double)c->microbatches;
   j->stats.start_s = j->stats.end_s = NAN;
-  j->tau = malloc(8 * (size_t)j->pp * sizeof *j->tau);
+  j->tau = sim_alloc(p->alloc, 8 * (size_t)j->pp * sizeof *j->tau);
   j->rng = rng_stream_create(p->seed, TRAIN_RNG_KIND, p->n, 1);
   if (j->tau == NULL || j->rng == NULL) {
-    free(j->tau);
+    sim_free(p->alloc, j->tau);
     rng_stream_destroy(j->rng);
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   }

@@ -204,10 +204,10 @@ const scn_schema train_schema =
 
 static void release_train(void *obj) {
   train_config *c = obj;
-  free(c->stage_work);
+  sim_free(NULL, c->stage_work);
   c->stage_work = NULL;
   c->nstage_work = 0;
-  free(c->dp_choices);
+  sim_free(NULL, c->dp_choices);
   c->dp_choices = NULL;
   c->ndp_choices = 0;
 }
@@ -218,7 +218,7 @@ static int parse_dp_choices(train_config *c, const scn_loc *loc,
   size_t n = c->ndp_choices_text;
   if (c->dp_choices_text == NULL || n == 0)
     return SIM_OK;
-  if ((c->dp_choices = malloc(n * sizeof *c->dp_choices)) == NULL)
+  if ((c->dp_choices = sim_alloc(NULL, n * sizeof *c->dp_choices)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   c->ndp_choices = n;
   for (size_t k = 0; k < n; k++) {
@@ -250,7 +250,7 @@ static int parse_stage_work(train_config *c, const scn_loc *loc,
                     "[1.2, 1, 1, 1.3] for pp: 4",
                     "'stage_work' has %zu entries; pp is %lld", n,
                     (long long)c->pp);
-  if ((c->stage_work = malloc(n * sizeof *c->stage_work)) == NULL)
+  if ((c->stage_work = sim_alloc(NULL, n * sizeof *c->stage_work)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   c->nstage_work = n;
   for (size_t k = 0; k < n; k++) {

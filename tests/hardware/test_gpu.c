@@ -26,7 +26,7 @@ static int load_catalog(void **state) {
 
 static int release_catalog(void **state) {
   (void)state;
-  gpu_catalog_release(&catalog);
+  gpu_catalog_fini(&catalog);
   return 0;
 }
 
@@ -175,7 +175,7 @@ static void root_finder_agrees_with_closed_form(void **state) {
     assert_true(gpu_power(&cat.gpus[0], table, 0.9) <= cap + 1e-9 ||
                 table == gpu_phi_min(&law));
   }
-  gpu_catalog_release(&cat);
+  gpu_catalog_fini(&cat);
 }
 
 typedef struct bad_spec {
@@ -348,7 +348,7 @@ static void zeus_curve_predicts_other_workloads(void **state) {
   /* The plain power law misses the low-cap end (real GPUs hit a voltage
    * floor): the reason catalogs may carry measured curves. */
   assert_true(worst_law < 0.30);
-  gpu_catalog_release(&cat);
+  gpu_catalog_fini(&cat);
 }
 
 int main(void) {

@@ -17,7 +17,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  gpu_catalog_release(&catalog);
+  gpu_catalog_fini(&catalog);
   return 0;
 }
 

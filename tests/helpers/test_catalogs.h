@@ -29,8 +29,8 @@ static inline int test_catalogs_load(void **state) {
 
 static inline int test_catalogs_release(void **state) {
   (void)state;
-  llm_catalog_release(&cats.llm);
-  gpu_catalog_release(&cats.gpu);
+  llm_catalog_fini(&cats.llm);
+  gpu_catalog_fini(&cats.gpu);
   return 0;
 }
 

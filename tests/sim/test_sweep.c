@@ -743,7 +743,7 @@ static void run_options_are_stored(void **state) {
   assert_int_equal(n, 2);
   assert_string_equal(sets[0], "seed=5");
   assert_string_equal(sets[1], "note={a: 1, b: 2}");
-  sweep_sets_free(sets, n);
+  sweep_sets_destroy(sets, n);
   s = sweep_load(path, other, 1, &h, &err);
   assert_non_null(s);
   f.runs = 0;

@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "validate_mlenergy: %s\n", err.msg);
   }
   free(runs);
-  llm_catalog_release(&llms);
-  gpu_catalog_release(&gpus);
+  llm_catalog_fini(&llms);
+  gpu_catalog_fini(&gpus);
   return rc == SIM_OK ? 0 : 1;
 }

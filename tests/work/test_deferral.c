@@ -115,9 +115,9 @@ static void constant_signal_runs_at_once(void **state) {
   check_plan(&late, t0, work, deadline);
   assert_close(defer_plan_cost(&s, &w), 300 * work, 1e-12, 0);
   assert_close(defer_plan_cost(&s, &late), 300 * work, 1e-12, 0);
-  defer_plan_free(&w);
-  defer_plan_free(&at);
-  defer_plan_free(&late);
+  defer_plan_fini(&w);
+  defer_plan_fini(&at);
+  defer_plan_fini(&late);
   sig_fini(&s);
 }
 
@@ -162,9 +162,9 @@ static void window_lands_on_the_cheapest(void **state) {
   assert_true(defer_plan_cost(&s, &w) <= defer_plan_cost(&s, &now));
   assert_true(defer_plan_cost(&s, &w) <=
               defer_plan_cost(&s, &th) * (1 + 1e-12));
-  defer_plan_free(&w);
-  defer_plan_free(&now);
-  defer_plan_free(&th);
+  defer_plan_fini(&w);
+  defer_plan_fini(&now);
+  defer_plan_fini(&th);
   sig_fini(&s);
 }
 
@@ -220,7 +220,7 @@ static void threshold_runs_cheap_steps(void **state) {
     assert_close(p.runs[i].end_s, c->runs_h[i][1] * H, 0, 0);
   }
   check_plan(&p, t0, work, dl);
-  defer_plan_free(&p);
+  defer_plan_fini(&p);
   sig_fini(&s);
 }
 
@@ -236,8 +236,8 @@ static void threshold_can_beat_the_window(void **state) {
   assert_close(defer_plan_cost(&s, &th), 400 * H, 1e-12, 0);
   assert_close(defer_plan_cost(&s, &w), 800 * H, 1e-12, 0);
   assert_close(w.runs[0].start_s, 0, 0, 0);
-  defer_plan_free(&w);
-  defer_plan_free(&th);
+  defer_plan_fini(&w);
+  defer_plan_fini(&th);
   sig_fini(&s);
 }
 
@@ -267,9 +267,9 @@ static void plans_stay_inside_the_data(void **state) {
   assert_close(th.runs[0].start_s, 3 * H, 0, 0); /* never cheap: forced */
   check_plan(&th, 0, H, 4 * H);
   assert_close(over.runs[0].start_s, 3.5 * H, 0, 0);
-  defer_plan_free(&w);
-  defer_plan_free(&th);
-  defer_plan_free(&over);
+  defer_plan_fini(&w);
+  defer_plan_fini(&th);
+  defer_plan_fini(&over);
   sig_fini(&s);
 }
 
@@ -316,8 +316,8 @@ static void bad_arguments_refused(void **state) {
     assert_true(p.n == 0 && p.cap == 0 && p.runs == NULL);
     assert_true(strncmp(err.msg, "deferral: ", 10) == 0);
   }
-  defer_plan_free(&p);
-  defer_plan_free(NULL);
+  defer_plan_fini(&p);
+  defer_plan_fini(NULL);
   assert_true(isnan(defer_plan_end(&p)));
   sig_fini(&s);
 }
@@ -355,7 +355,7 @@ static void plans_keep_work_and_deadline(void **state) {
             assert_true(defer_plan_cost(&sigs[k], &p[DEFER_WINDOW]) <=
                         defer_plan_cost(&sigs[k], &p[DEFER_NONE]));
             for (int pol = DEFER_NONE; pol <= DEFER_WINDOW; pol++)
-              defer_plan_free(&p[pol]);
+              defer_plan_fini(&p[pol]);
           }
   sig_fini(&sigs[0]);
   sig_fini(&sigs[1]);
@@ -408,7 +408,7 @@ static totals plan_population(const sig_series *s, double tier,
       defer_plan p = plan_of(s, pol, threshold, t0, WORK_S, dl, STEP_S);
       check_plan(&p, t0, WORK_S, dl);
       t.cost[pol] += defer_plan_cost(s, &p);
-      defer_plan_free(&p);
+      defer_plan_fini(&p);
     }
   }
   return t;
@@ -477,8 +477,8 @@ static void same_input_same_plan(void **state) {
       assert_memory_equal(a.runs, b.runs, a.n * sizeof *a.runs);
       double ca = defer_plan_cost(&s, &a), cb = defer_plan_cost(&s, &b);
       assert_memory_equal(&ca, &cb, sizeof ca);
-      defer_plan_free(&a);
-      defer_plan_free(&b);
+      defer_plan_fini(&a);
+      defer_plan_fini(&b);
     }
   sig_fini(&s);
 }
@@ -506,7 +506,7 @@ static void *make_plan(const sim_allocator *a, void *ctx, sim_error *err) {
 }
 
 static void drop_plan(void *plan) {
-  defer_plan_free(plan);
+  defer_plan_fini(plan);
   free(plan);
 }
 

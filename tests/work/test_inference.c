@@ -1000,6 +1000,113 @@ static void bad_yaml_is_rejected(void **state) {
   test_schema_rejects(&inf_schema, "svc.yaml", b->yaml, b->message);
 }
 
+/* ---- Allocation failures ------------------------------------------------
+ * A service on an engine on a failing allocator. Construction: every k-th
+ * allocation refused in turn (test_alloc_failures). A run: the service
+ * built, then the k-th allocation after it refused (the request pool, a
+ * replica's heap, the interval arrays, the engine's queue grow as
+ * requests come): the run must stop with SIM_ENOMEM, the totals still add
+ * up, and destroying everything must leave no block live. */
+#define ALLOC_SVC                                                              \
+  "name: a\nmodel: Llama-3.1-70B\ntp: 2\nreplicas: 3\nmax_batch: 32\n"       \
+  "arrivals: {rate: 4, prompt: {mean: 500, sigma: 1}, output: {mean: 100, "   \
+  "sigma: 1}}\n"
+
+typedef struct alloc_ctx {
+  inf_config c;
+  rl_replica r;
+} alloc_ctx;
+
+typedef struct svc_rig {
+  const sim_allocator *a;
+  sim_engine *e;
+  inf_service *s;
+} svc_rig;
+
+static void drop_svc_rig(void *obj) {
+  svc_rig *g = obj;
+  if (g == NULL)
+    return;
+  inf_destroy(g->s);
+  sim_engine_destroy(g->e);
+  sim_free(g->a, g);
+}
+
+static void *make_svc_rig(const sim_allocator *a, void *ctx, sim_error *err) {
+  const alloc_ctx *x = ctx;
+  svc_rig *g = sim_calloc(a, 1, sizeof *g);
+  if (g == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  g->a = a;
+  if ((g->e = sim_engine_create(a)) == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    drop_svc_rig(g);
+    return NULL;
+  }
+  arr_gen *gen = arr_create(&x->c.arrivals, NULL, 5, 0, a, err);
+  if (gen == NULL ||
+      (g->s = inf_create(g->e, &x->c, &x->r, gen, 10, err)) == NULL) {
+    drop_svc_rig(g);
+    return NULL;
+  }
+  return g;
+}
+
+static void alloc_ctx_open(alloc_ctx *x) {
+  memset(x, 0, sizeof *x);
+  bind_ok(ALLOC_SVC, &x->c);
+  x->r = test_replica(H100, x->c.model, x->c.precision, (int)x->c.tp);
+}
+
+static void create_allocation_failures(void **state) {
+  (void)state;
+  alloc_ctx x;
+  alloc_ctx_open(&x);
+  assert_true(test_alloc_failures("inf_create", make_svc_rig, drop_svc_rig,
+                                  &x) > 4);
+  scn_release(&inf_schema, &x.c);
+}
+
+static void run_allocation_failures(void **state) {
+  (void)state;
+  alloc_ctx x;
+  alloc_ctx_open(&x);
+  long refused = 0;
+  for (long k = 1;; k++) {
+    test_alloc t;
+    test_alloc_init(&t, 0);
+    sim_error err = {0};
+    svc_rig *g = make_svc_rig(&t.hook, &x, &err);
+    if (g == NULL)
+      fail_msg("%s", err.msg);
+    t.fail_at = t.calls + k;
+    int rc = sim_engine_run(g->e, to_ns(20));
+    bool hit = t.calls >= t.fail_at;
+    inf_totals tot = inf_totals_of(g->s);
+    assert_conserved(&tot);
+    drop_svc_rig(g);
+    if (t.live != 0)
+      fail_msg("allocation %ld of the run refused: %ld blocks left", k,
+               t.live);
+    if (!hit) { /* the run needed fewer: it must have gone through */
+      assert_int_equal(rc, SIM_OK);
+      assert_true(tot.completed > 0);
+      break;
+    }
+    if (rc != SIM_ENOMEM)
+      fail_msg("allocation %ld of the run refused: the run gave %s, not "
+               "SIM_ENOMEM",
+               k, sim_err_name(rc));
+    refused++;
+  }
+  print_message("%ld allocations in the run, each refused in turn\n",
+                refused);
+  assert_true(refused > 3); /* the pool, a heap, the intervals at least */
+  scn_release(&inf_schema, &x.c);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -1020,6 +1127,8 @@ int main(void) {
   TEST_ADD(tests, n, trace_replays_through_the_service);
   TEST_ADD(tests, n, run_quantiles_match_exact);
   TEST_ADD(tests, n, create_refuses_what_cannot_run);
+  TEST_ADD(tests, n, create_allocation_failures);
+  TEST_ADD(tests, n, run_allocation_failures);
   TEST_ADD(tests, n, schema_defaults);
   TEST_ROWS(tests, n, bad_yaml_is_rejected, bad_yaml);
   return _cmocka_run_group_tests("inference", tests, n, test_catalogs_load,

@@ -397,8 +397,8 @@ static void catalog_file(void **state) {
       fail_msg("%s", err.msg);
     assert_int_equal(cat.n, 1);
     assert_close(cat.models[0].active_parameters, 1e9, 0, 0);
-    llm_catalog_release(&cat);
-    llm_catalog_release(&cat); /* released twice: a no-op */
+    llm_catalog_fini(&cat);
+    llm_catalog_fini(&cat); /* released twice: a no-op */
     return;
   }
   assert_int_equal(rc, SIM_EINPUT);

@@ -1201,6 +1201,85 @@ static void streams_per_job(void **state) {
   bench_close(&alone);
 }
 
+/* ---- Allocation failures ------------------------------------------------
+ * An engine on a failing allocator, a pool on it and some jobs: every
+ * k-th allocation refused in turn, each refusal must come back as
+ * SIM_ENOMEM with nothing left behind. More than 8 jobs grow the job
+ * array past its first capacity. */
+typedef struct alloc_row {
+  const char *name;
+  size_t jobs;
+} alloc_row;
+
+static const alloc_row alloc_rows[] = {{"allocation failures, 1 job", 1},
+                                       {"allocation failures, 9 jobs", 9},
+                                       {"allocation failures, 20 jobs", 20}};
+
+typedef struct alloc_ctx {
+  const alloc_row *row;
+  train_config c;
+  const gpu_spec *g;
+  const llm_model *m;
+  const llm_precision *w;
+} alloc_ctx;
+
+typedef struct pool_rig {
+  const sim_allocator *a;
+  sim_engine *e;
+  train_pool *p;
+} pool_rig;
+
+static void drop_pool_rig(void *obj) {
+  pool_rig *r = obj;
+  if (r == NULL)
+    return;
+  train_pool_destroy(r->p);
+  sim_engine_destroy(r->e);
+  sim_free(r->a, r);
+}
+
+static void *make_pool_rig(const sim_allocator *a, void *ctx, sim_error *err) {
+  const alloc_ctx *x = ctx;
+  pool_rig *r = sim_calloc(a, 1, sizeof *r);
+  if (r == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  r->a = a;
+  r->e = sim_engine_create(a);
+  r->p = r->e != NULL ? train_pool_create(r->e, 7, NULL, NULL) : NULL;
+  if (r->p == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    drop_pool_rig(r);
+    return NULL;
+  }
+  for (size_t k = 0; k < x->row->jobs; k++) {
+    size_t job;
+    if (train_add(r->p, &x->c, x->g, x->m, x->w, &job, err) != SIM_OK) {
+      drop_pool_rig(r);
+      return NULL;
+    }
+    assert_int_equal(job, k);
+  }
+  return r;
+}
+
+static void pool_allocation_failures(void **state) {
+  alloc_ctx x = {.row = *state};
+  bind_ok("name: a\nmodel: Llama-3.1-70B\npp: 4\nmicrobatches: 8\n"
+          "tokens_per_iteration: 1048576\niterations: 10\n",
+          &x.c);
+  x.g = gpu_catalog_find(&cats.gpu, "H100-SXM");
+  x.m = llm_catalog_find(&cats.llm, x.c.model);
+  x.w = llm_catalog_precision(&cats.llm, x.c.precision);
+  assert_true(x.g != NULL && x.m != NULL && x.w != NULL);
+  long calls = test_alloc_failures(x.row->name, make_pool_rig, drop_pool_rig,
+                                   &x);
+  /* the rig, the engine's, the pool, the jobs' array, a block per job */
+  assert_true(calls > (long)x.row->jobs + 2);
+  scn_release(&train_schema, &x.c);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -1234,6 +1313,7 @@ int main(void) {
   TEST_ADD(tests, n, fp8_on_a100_refused);
   TEST_ADD(tests, n, deterministic_for_a_seed);
   TEST_ADD(tests, n, streams_per_job);
+  TEST_ROWS(tests, n, pool_allocation_failures, alloc_rows);
   return _cmocka_run_group_tests("training", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }

@@ -1,0 +1,164 @@
+/* test_control.c - power control: the allocation-failure tests of
+ * control_create and of a control period whose policy builds more units
+ * than the unit arrays hold, on an engine and a fleet on a failing
+ * allocator. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+
+#define NGPUS (3 * 72)
+
+static gpu_catalog catalog;
+
+static int load_catalog(void **state) {
+  (void)state;
+  sim_error err = {0};
+  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
+}
+
+static int release_catalog(void **state) {
+  (void)state;
+  gpu_catalog_fini(&catalog);
+  return 0;
+}
+
+/* The factory's side: everything fits, every GPU is its own workload
+ * slot, so an allocation builds one unit per GPU. */
+static uint32_t slots[NGPUS];
+
+static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
+  (void)ctx;
+  (void)f;
+  (void)caps;
+  return true;
+}
+static void drive(void *ctx, sim_time now) {
+  (void)ctx;
+  (void)now;
+}
+static int power(void *ctx, sim_time now, double *facility_w) {
+  (void)ctx;
+  (void)now;
+  *facility_w = 0;
+  return SIM_OK;
+}
+static const uint32_t *gpu_slots(void *ctx) {
+  (void)ctx;
+  return slots;
+}
+static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
+  (void)ctx;
+  u->cls = POWER_INFERENCE;
+  u->weight = 1 + k % 3;
+  u->c = 0.5;
+}
+static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
+  (void)ctx;
+  *done = *met = 0;
+}
+
+static const control_hooks hooks = {NULL,  fits,      drive,         power,
+                                    gpu_slots, slot_unit, request_counts};
+
+static const power_config cfg = {.cap_w = 1e6,
+                                 .policy = POWER_PROPORTIONAL,
+                                 .allocation_period_s = 0,
+                                 .budget = BUDGET_RESERVE};
+
+typedef struct control_rig {
+  const sim_allocator *a;
+  sim_engine *e;
+  rack_fleet *fl;
+  control *c;
+} control_rig;
+
+static void drop_rig(void *obj) {
+  control_rig *r = obj;
+  if (r == NULL)
+    return;
+  control_destroy(r->c);
+  rack_fleet_destroy(r->fl);
+  sim_engine_destroy(r->e);
+  sim_free(r->a, r);
+}
+
+static void *make_rig(const sim_allocator *a, void *ctx, sim_error *err) {
+  (void)ctx;
+  rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
+                       NGPUS / 72, 72, 132000, 16800, 33600, NULL, 0, NAN};
+  control_rig *r = sim_calloc(a, 1, sizeof *r);
+  if (r == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return NULL;
+  }
+  r->a = a;
+  if ((r->e = sim_engine_create(a)) == NULL) {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    drop_rig(r);
+    return NULL;
+  }
+  if ((r->fl = rack_fleet_create(&g, 1, a, err)) == NULL ||
+      (r->c = control_create(&cfg, r->fl, r->e, &hooks, err)) == NULL) {
+    drop_rig(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void create_allocation_failures(void **state) {
+  (void)state;
+  assert_true(test_alloc_failures("control_create", make_rig, drop_rig, NULL) >
+              3);
+}
+
+/* A period after the split: each allocation it makes (the unit arrays
+ * growing from empty to one unit per GPU) refused in turn must fail the
+ * period with SIM_ENOMEM and leave nothing behind. */
+static void period_allocation_failures(void **state) {
+  (void)state;
+  for (uint32_t i = 0; i < NGPUS; i++)
+    slots[i] = i;
+  const control_view v = {.cap_w = cfg.cap_w, .recap = true};
+  long refused = 0;
+  for (long k = 1;; k++) {
+    test_alloc t;
+    test_alloc_init(&t, 0);
+    sim_error err = {0};
+    control_rig *r = make_rig(&t.hook, NULL, &err);
+    if (r == NULL)
+      fail_msg("%s", err.msg);
+    if (control_split(r->c, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    t.fail_at = t.calls + k;
+    int rc = control_period(r->c, &v, 0);
+    bool hit = t.calls >= t.fail_at;
+    drop_rig(r);
+    if (t.live != 0)
+      fail_msg("allocation %ld of the period refused: %ld blocks left", k,
+               t.live);
+    if (!hit) {
+      assert_int_equal(rc, SIM_OK);
+      break;
+    }
+    if (rc != SIM_ENOMEM)
+      fail_msg("allocation %ld of the period refused: %s, not SIM_ENOMEM", k,
+               sim_err_name(rc));
+    refused++;
+  }
+  print_message("%ld allocations in the period, each refused in turn\n",
+                refused);
+  assert_true(refused >= 3); /* the three unit arrays, at least */
+}
+
+int main(void) {
+  struct CMUnitTest tests[4];
+  size_t n = 0;
+  TEST_ADD(tests, n, create_allocation_failures);
+  TEST_ADD(tests, n, period_allocation_failures);
+  return _cmocka_run_group_tests("control", tests, n, load_catalog,
+                                 release_catalog);
+}
