@@ -59,6 +59,42 @@ expect() {
 }
 
 # ------------------------------------------------------------------------
+echo "# 1. full disk and file-size limit"
+# ------------------------------------------------------------------------
+
+# disk_full LABEL DIR CAUSE [PREFIX...]: a 30-day quickstart into DIR.
+disk_full() {
+  local label=$1 dir=$2 cause=$3 lines
+  shift 3
+  rm -f "$dir"/x.h5*
+  timeout -s KILL 120 "$@" "$AIFSIM" run "$QUICK" -o "$dir/x.h5" --quiet \
+    --set duration=30d >"$TMP/out" 2>"$TMP/err" </dev/null
+  RC=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$RC" -eq 1 ] && [ "$lines" -eq 1 ] &&
+    grep -Eq "x\.h5: $cause after [0-9.]+ [kMG]?B" "$TMP/err" &&
+    [ -z "$(ls -A "$dir")" ]; then
+    ok "$label: exit 1, one line, nothing left"
+  else
+    not_ok "$label: exit 1, one line ($cause after N B), nothing left" \
+      "exit $RC, $lines lines; stderr: $(head -c 400 "$TMP/err")" \
+      "left: $(ls -A "$dir" | tr '\n' ' ')"
+  fi
+}
+
+mkdir -p "$TMP/full" "$TMP/limit"
+if mount -t tmpfs -o size=1m tmpfs "$TMP/full" 2>/dev/null; then
+  MNT=$TMP/full
+  disk_full "full tmpfs" "$TMP/full" "no space left on device"
+  umount "$MNT" && MNT=
+else
+  ok "# SKIP full tmpfs: cannot mount a tmpfs here"
+fi
+# The limit is 300 KiB of file: bash applies it to the run only.
+disk_full "ulimit -f 300" "$TMP/limit" "file too large" \
+  bash -c 'ulimit -f 300 && exec "$@"' limit
+
+# ------------------------------------------------------------------------
 echo "# 4. special files as inputs"
 # ------------------------------------------------------------------------
 mkfifo "$TMP/fifo.yaml"
