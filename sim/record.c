@@ -278,6 +278,10 @@ static herr_t series_dcpl(h5w *w, const h5w_group *hg, int rank,
     r = H5Pset_shuffle(dcpl);
   if (r >= 0 && w->deflate > 0)
     r = H5Pset_deflate(dcpl, (unsigned)w->deflate);
+  /* A checksum of every chunk as stored, last, so a reader (the sweep's
+   * done-ness check) tells a damaged chunk from data before inflating. */
+  if (r >= 0)
+    r = H5Pset_fletcher32(dcpl);
   return r;
 }
 

@@ -239,8 +239,8 @@ EOF
       "$(last_run)" "$(diff "$S/summary.csv" "$TMP/summary.good" | head -5)"
   fi
 }
-#corrupt "a truncated" truncate
-#corrupt "a zeroed-middle" zero
-#corrupt "a bit-flipped" flip
+corrupt "a truncated" truncate
+corrupt "a zeroed-middle" zero
+corrupt "a bit-flipped" flip
 
 finish

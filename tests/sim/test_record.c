@@ -282,7 +282,8 @@ static size_t step_of(const series_case *c) {
   return strcmp(c->group, "/services/chat") == 0 ? 3 : 1;
 }
 
-/* Extendible float64, chunked [CHUNK(, width)], shuffled and deflated. */
+/* Extendible float64, chunked [CHUNK(, width)], shuffled, deflated and
+ * checksummed. */
 static void check_storage(const series_case *c, hid_t d, int rank) {
   hid_t type = H5Dget_type(d);
   assert_true(H5Tequal(type, H5T_IEEE_F64LE) > 0);
@@ -294,12 +295,14 @@ static void check_storage(const series_case *c, hid_t d, int rank) {
   assert_int_equal(chunk[0], CHUNK);
   if (rank == 2)
     assert_int_equal(chunk[1], c->width);
-  assert_int_equal(H5Pget_nfilters(dcpl), 2);
+  assert_int_equal(H5Pget_nfilters(dcpl), 3);
   unsigned flags;
   assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, NULL, NULL, 0, NULL, NULL),
                    H5Z_FILTER_SHUFFLE);
   assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, NULL, NULL, 0, NULL, NULL),
                    H5Z_FILTER_DEFLATE);
+  assert_int_equal(H5Pget_filter2(dcpl, 2, &flags, NULL, NULL, 0, NULL, NULL),
+                   H5Z_FILTER_FLETCHER32);
   H5Pclose(dcpl);
 }
 
@@ -719,7 +722,8 @@ static void test_empty_group(void **state) {
   assert_int_equal(dims[0], 0);
   assert_int_equal(dims[1], WIDTH);
   hid_t dcpl = H5Dget_create_plist(d);
-  assert_int_equal(H5Pget_nfilters(dcpl), 0); /* deflate level -1: none */
+  /* Deflate level -1: no compression, but the checksum stays. */
+  assert_int_equal(H5Pget_nfilters(dcpl), 1);
   H5Pclose(dcpl);
   H5Dclose(d);
   H5Fclose(f);
