@@ -52,10 +52,19 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
   return rc;
 }
 
+/* The mean JCT, or "- (no job finished)". */
+static const char *jct_text(double jct_s, char *buf, size_t size) {
+  if (isnan(jct_s))
+    return "- (no job finished)";
+  snprintf(buf, size, "%.0f s", jct_s);
+  return buf;
+}
+
 /* What the services served and the training jobs did, when there are
  * any. */
 static void print_workloads(const factory_scenario *sc,
                             const factory_summary *s) {
+  char jct[32];
   if (sc->cfg.nservices > 0)
     printf("  inference      %llu requests (%llu done, %llu rejected, "
            "%llu timed out), %.4g tokens, %.3g tokens/J, SLO attainment "
@@ -68,10 +77,11 @@ static void print_workloads(const factory_scenario *sc,
   if (sc->cfg.ntraining > 0)
     printf(
         "  training       %llu jobs arrived: %llu done, %llu running, "
-        "%llu queued; mean JCT %.0f s; %llu failures, %.1f GPU-h lost\n",
+        "%llu queued; mean JCT %s; %llu failures, %.1f GPU-h lost\n",
         (unsigned long long)s->jobs_arrived, (unsigned long long)s->jobs_done,
         (unsigned long long)s->jobs_running, (unsigned long long)s->jobs_queued,
-        s->jct_mean_s, (unsigned long long)s->job_failures, s->lost_gpu_hours);
+        jct_text(s->jct_mean_s, jct, sizeof jct),
+        (unsigned long long)s->job_failures, s->lost_gpu_hours);
   if (sc->cfg.nfaults > 0)
     printf("  faults         %llu events in force %.0f s: %.1f GPU-h of "
            "training and %llu requests lost\n",

@@ -35,6 +35,20 @@ check_scenario() {
   else
     not_ok "$name: run ${args[*]}" "$(head -c 600 "$TMP/err")"
   fi
+  # Every /summary figure is defined or absent, never NaN (issue #15, 3).
+  local nan
+  nan=$(/usr/bin/python3 -c '
+import math, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    s = f["summary"].attrs
+    print(" ".join(k for k, v in s.items()
+                   if not isinstance(v, (str, bytes)) and math.isnan(v)))
+' "$TMP/$name.h5" 2>&1)
+  if [ -z "$nan" ]; then
+    ok "$name: no NaN in /summary"
+  else
+    not_ok "$name: no NaN in /summary" "NaN: $nan"
+  fi
 }
 
 check_sweep() {
