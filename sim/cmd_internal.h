@@ -24,6 +24,7 @@ typedef struct options {
   size_t nsets;
   char seed_set[64];
   bool quiet, resolved;
+  bool force; /* run: replace an output that is not aifsim's */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
 } options;

@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd_internal.h"
 #include "engine.h"
 #include "factory.h"
+#include "h5read.h"
 #include "power.h"
 #include "progress.h"
 #include "record.h"
@@ -50,10 +52,19 @@ static int write_meta(tel_sink *sink, const factory_scenario *sc) {
   return rc;
 }
 
+/* The mean JCT, or "- (no job finished)". */
+static const char *jct_text(double jct_s, char *buf, size_t size) {
+  if (isnan(jct_s))
+    return "- (no job finished)";
+  snprintf(buf, size, "%.0f s", jct_s);
+  return buf;
+}
+
 /* What the services served and the training jobs did, when there are
  * any. */
 static void print_workloads(const factory_scenario *sc,
                             const factory_summary *s) {
+  char jct[32];
   if (sc->cfg.nservices > 0)
     printf("  inference      %llu requests (%llu done, %llu rejected, "
            "%llu timed out), %.4g tokens, %.3g tokens/J, SLO attainment "
@@ -66,10 +77,11 @@ static void print_workloads(const factory_scenario *sc,
   if (sc->cfg.ntraining > 0)
     printf(
         "  training       %llu jobs arrived: %llu done, %llu running, "
-        "%llu queued; mean JCT %.0f s; %llu failures, %.1f GPU-h lost\n",
+        "%llu queued; mean JCT %s; %llu failures, %.1f GPU-h lost\n",
         (unsigned long long)s->jobs_arrived, (unsigned long long)s->jobs_done,
         (unsigned long long)s->jobs_running, (unsigned long long)s->jobs_queued,
-        s->jct_mean_s, (unsigned long long)s->job_failures, s->lost_gpu_hours);
+        jct_text(s->jct_mean_s, jct, sizeof jct),
+        (unsigned long long)s->job_failures, s->lost_gpu_hours);
   if (sc->cfg.nfaults > 0)
     printf("  faults         %llu events in force %.0f s: %.1f GPU-h of "
            "training and %llu requests lost\n",
@@ -228,6 +240,44 @@ int cmd__run_scenario(const run_request *rq, sim_error *err) {
   return 0;
 }
 
+/* Whether path holds a complete aifsim output: one this command may
+ * replace. */
+static bool is_our_output(const char *path) {
+  h5r_run r;
+  sim_error e = {0};
+  bool ours = h5r_run_read(path, &r, &e) == SIM_OK && r.complete == 1 &&
+              r.scenario != NULL;
+  h5r_run_release(&r);
+  return ours;
+}
+
+/* May the run write out (through out.partial, renamed over out)? Never
+ * over a file that is not regular or over the scenario itself; over any
+ * other existing file only when it is a complete aifsim output, or with
+ * --force. Returns 0 or EXIT_BAD_INPUT with the message printed. */
+static int check_output(const options *o, const char *out) {
+  struct stat st, scn;
+  char partial[4200];
+  snprintf(partial, sizeof partial, "%s.partial", out);
+  if (lstat(partial, &st) == 0 && !S_ISREG(st.st_mode))
+    return fprintf(stderr, "aifsim: %s: exists and is not a regular file; "
+                   "remove it\n", partial), EXIT_BAD_INPUT;
+  if (lstat(out, &st) != 0)
+    return 0;
+  if (!S_ISREG(st.st_mode))
+    return fprintf(stderr, "aifsim: %s: exists and is not a regular file; "
+                   "it is never replaced\n", out), EXIT_BAD_INPUT;
+  if (stat(o->scenario, &scn) == 0 && scn.st_dev == st.st_dev &&
+      scn.st_ino == st.st_ino)
+    return fprintf(stderr, "aifsim: %s: is the scenario being run; it is "
+                   "never replaced\n", out), EXIT_BAD_INPUT;
+  if (o->force || is_our_output(out))
+    return 0;
+  fprintf(stderr, "aifsim: %s: exists and is not a complete aifsim output; "
+          "choose another -o, or give --force to replace it\n", out);
+  return EXIT_BAD_INPUT;
+}
+
 int cmd__run(const options *o) {
   char out[4096];
   sim_error err = {0};
@@ -237,6 +287,9 @@ int cmd__run(const options *o) {
     snprintf(out, sizeof out, "%s", o->output);
   else
     default_output(o->scenario, out, sizeof out);
+  int bad = check_output(o, out);
+  if (bad != 0)
+    return bad;
   run_request rq = {o->scenario, o->sets, o->nsets, out, o->quiet,
                     true,        -1,      NULL,     NULL};
   int rc = cmd__run_scenario(&rq, &err);

@@ -52,6 +52,11 @@ static void on_point(void *user, const sweep_event *ev) {
     ui_draw(ui, ev);
 }
 
+static void on_redo(void *user, size_t point, const char *why) {
+  (void)user;
+  fprintf(stderr, "aifsim: point %zu: %s: computing it again\n", point, why);
+}
+
 /* The sweep's check hook: the scenario loader, as `aifsim check`. */
 static int check_point(void *user, const char *base, const char *const *sets,
                        size_t nsets, int64_t *seed, char **resolved,
@@ -278,7 +283,7 @@ static int stored_sets(const options *o, char ***sets, size_t *n) {
 }
 
 static int sweep_main(const options *o, int rank, int size) {
-  sweep_hooks h = {check_point, run_point, on_point, NULL};
+  sweep_hooks h = {check_point, run_point, on_point, NULL, on_redo};
   sim_error err = {0};
   char **stored;
   size_t nstored;

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char *fail_null(sim_error *err, int code, const char *path,
                        const char *why) {
@@ -13,34 +15,86 @@ static char *fail_null(sim_error *err, int code, const char *path,
   return NULL;
 }
 
-char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
+/* What a file that is not regular is, for the message. */
+static const char *kind(mode_t m) {
+  if (S_ISDIR(m))
+    return "a directory";
+  if (S_ISFIFO(m))
+    return "a FIFO";
+  if (S_ISCHR(m) || S_ISBLK(m))
+    return "a device";
+  if (S_ISSOCK(m))
+    return "a socket";
+  return "not a regular file";
+}
+
+static char *not_regular(sim_error *err, const char *path, mode_t m) {
+  sim_error_set(err, SIM_EIO, "%s: cannot open: not a regular file (%s)", path,
+                kind(m));
+  return NULL;
+}
+
+/* Opens path for reading only if it is a regular file: stat first, so a
+ * FIFO is never opened (opening one blocks until a writer comes), then
+ * O_NONBLOCK and fstat again, in case the name was swapped in between. */
+static int open_regular(const char *path, struct stat *st, sim_error *err) {
+  if (stat(path, st) != 0) {
     sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    not_regular(err, path, st->st_mode);
+    return -1;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    sim_error_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    not_regular(err, path, st->st_mode);
+    return -1;
+  }
+  return fd;
+}
+
+/* Reads len bytes of fd into a new buffer with a NUL after them. */
+static char *read_all(int fd, size_t len) {
+  char *buf = malloc(len + 1);
+  size_t n = 0;
+  while (buf != NULL && n < len) {
+    ssize_t r = read(fd, buf + n, len - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  if (buf != NULL && n != len) {
+    free(buf);
     return NULL;
   }
+  if (buf != NULL)
+    buf[n] = '\0';
+  return buf;
+}
+
+char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return fail_null(err, SIM_EIO, path, "cannot open: not a regular file");
-  }
+  int fd = open_regular(path, &st, err);
+  if (fd < 0)
+    return NULL;
   *len = (size_t)st.st_size;
   if (*len > max) {
-    fclose(f);
+    close(fd);
     sim_error_set(err, SIM_ERANGE, "%s: %zu bytes, more than %zu", path, *len,
                   max);
     return NULL;
   }
-  char *buf = malloc(*len + 1);
-  size_t n = buf != NULL ? fread(buf, 1, *len, f) : 0;
-  int bad = buf == NULL || n != *len || ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return fail_null(err, SIM_EIO, path, "cannot read");
-  }
-  buf[n] = '\0';
-  return buf;
+  char *buf = read_all(fd, *len);
+  close(fd);
+  return buf != NULL ? buf : fail_null(err, SIM_EIO, path, "cannot read");
 }
 
 void sim_path_dir(const char *path, char *out, size_t size) {

@@ -33,6 +33,12 @@ int h5r_run_read(const char *path, h5r_run *out, sim_error *err);
 
 void h5r_run_release(h5r_run *r);
 
+/* Reads every dataset of the file at path back whole (through HDF5's
+ * filters, so a chunk whose Fletcher32 checksum fails, or a damaged
+ * index, shows), holding at most about 8 MiB at a time. SIM_OK, or SIM_EIO
+ * with a message naming the first object that could not be read. */
+int h5r_run_verify(const char *path, sim_error *err);
+
 typedef enum h5r_type { H5R_INT64, H5R_FLOAT64, H5R_STRING } h5r_type;
 
 typedef struct h5r_column {

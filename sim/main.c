@@ -7,6 +7,7 @@
  * Exit status: 0 ok, 1 the run failed, 2 usage or bad input. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,10 @@ static const char usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
     "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "        simulate; write OUT.h5 (default out/NAME.h5)\n"
+    "      [--force]\n"
+    "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
+    "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
+    "        or with --force a regular file that is not the scenario\n"
     "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
     "        validate only; --resolved prints the scenario with every\n"
     "        default filled in\n"
@@ -122,6 +126,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->resolved = true;
   else if (strcmp(a, "--list") == 0)
     o->list = true;
+  else if (strcmp(a, "--force") == 0)
+    o->force = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -234,6 +240,9 @@ static int cmd_catalog(const options *o) {
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   cmd__catch_signals();
+  /* A file-size limit then fails the write with EFBIG, which the writer
+   * reports and cleans up after, instead of killing the process. */
+  signal(SIGXFSZ, SIG_IGN);
   options o;
   int rc = parse_args(&o, argc, argv);
   if (rc != 0)

@@ -19,9 +19,15 @@
  * commit every call but destroy gives SIM_ESTATE. A row for an unknown
  * group id, or a time before the group's last, is SIM_EINVAL and leaves
  * the sink usable, like every argument error. */
+#define _GNU_SOURCE /* memfd_create */
 #include "record.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,8 +94,37 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
   return 0;
 }
 
+/* The errno HDF5's file driver saw ("errno = 28" in its message), or 0. */
+static int driver_errno(const char *detail) {
+  const char *e = strstr(detail, "errno = ");
+  return e != NULL ? atoi(e + 8) : 0;
+}
+
+/* The file's size so far, as "1.2 GB". */
+static void size_text(const char *path, char *buf, size_t size) {
+  struct stat st;
+  double b = stat(path, &st) == 0 ? (double)st.st_size : 0;
+  static const char *const unit[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  for (; b >= 1000 && u < 4; u++)
+    b /= 1000;
+  snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
+}
+
+/* A full disk, a quota or a file-size limit: one line that says so,
+ * "out/x.h5: no space left on device after 1.2 GB". */
+static int disk_fail(h5w *w, int e) {
+  char msg[128], size[32];
+  snprintf(msg, sizeof msg, "%s", strerror(e));
+  msg[0] = (char)(msg[0] >= 'A' && msg[0] <= 'Z' ? msg[0] - 'A' + 'a' : msg[0]);
+  size_text(w->partial, size, sizeof size);
+  return sim_error_set(&w->base.err, SIM_EIO, "%s: %s after %s", w->path, msg,
+                       size);
+}
+
 /* Records SIM_EIO with "h5w: FILE: cannot WHAT: HDF5 detail", marks the
- * sink failed and clears HDF5's error stack. Returns SIM_EIO. */
+ * sink failed and clears HDF5's error stack. Returns SIM_EIO. The detail
+ * is HDF5's first line, without the driver's dump of its arguments. */
 static int io_fail(h5w *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int io_fail(h5w *w, const char *fmt, ...) {
@@ -101,6 +136,13 @@ static int io_fail(h5w *w, const char *fmt, ...) {
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
   H5Eclear2(H5E_DEFAULT);
   w->state = H5W_FAILED;
+  int e = driver_errno(detail);
+  if (e == ENOSPC || e == EFBIG || e == EDQUOT)
+    return disk_fail(w, e);
+  detail[strcspn(detail, "\n")] = '\0';
+  char *t = strstr(detail, ": time =");
+  if (t != NULL)
+    *t = '\0';
   return sim_error_set(&w->base.err, SIM_EIO, "h5w: %s: cannot %s%s%s",
                        w->partial, what, detail[0] != '\0' ? ": " : "", detail);
 }
@@ -236,6 +278,10 @@ static herr_t series_dcpl(h5w *w, const h5w_group *hg, int rank,
     r = H5Pset_shuffle(dcpl);
   if (r >= 0 && w->deflate > 0)
     r = H5Pset_deflate(dcpl, (unsigned)w->deflate);
+  /* A checksum of every chunk as stored, last, so a reader (the sweep's
+   * done-ness check) tells a damaged chunk from data before inflating. */
+  if (r >= 0)
+    r = H5Pset_fletcher32(dcpl);
   return r;
 }
 
@@ -421,11 +467,35 @@ static int write_block(h5w *w, h5w_group *hg, hid_t dset, const char *name,
                 close_id(&mspace, H5Sclose) | close_id(&fspace, H5Sclose));
 }
 
+/* Room for metadata HDF5 writes later (chunk index, attributes, the
+ * closing flush), kept under a file-size limit. */
+#define H5W_META_MARGIN ((hsize_t)1 << 20)
+
+/* SIM_OK if bytes more (an upper bound) fit under the process's file-size
+ * limit with the margin; else the disk error EFBIG, before HDF5 tries.
+ * Why: a write refused past the limit fails HDF5's closing flush too,
+ * which HDF5 1.10 does not survive (see divert), and a hard limit cannot
+ * be lifted for the close as a soft one can. */
+static int check_room(h5w *w, hsize_t bytes) {
+  struct rlimit lim;
+  hsize_t size = 0;
+  if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+      H5Fget_filesize(w->file, &size) < 0)
+    return SIM_OK;
+  if (size + bytes + bytes / 64 + H5W_META_MARGIN <= (hsize_t)lim.rlim_cur)
+    return SIM_OK;
+  w->state = H5W_FAILED;
+  return disk_fail(w, EFBIG);
+}
+
 /* Writes hg's buffered rows: time first, then each column. */
 static int flush_group(h5w *w, h5w_group *hg) {
   const tel_group *g = hg->decl;
   if (hg->nbuf == 0)
     return SIM_OK;
+  size_t values = hg->nbuf * (1 + g->ncolumns * g->width);
+  if (check_room(w, (hsize_t)values * sizeof(double)) != SIM_OK)
+    return w->base.err.code;
   int rank = g->axis_name != NULL ? 2 : 1;
   int rc = write_block(w, hg, hg->time, "time", 1, hg->tbuf);
   size_t stride = hg->block * g->width;
@@ -623,6 +693,35 @@ static int h5w_put_table(tel_sink *s, const tel_table *t) {
   return closed(w, rc, close_id(&gid, H5Gclose));
 }
 
+/* Points the failed file's descriptor at an anonymous file in memory,
+ * and lifts a soft file-size limit, before the close. Why: a failed
+ * H5Fclose of HDF5 1.10 leaves the file half torn down, and the library
+ * then crashes closing it again at exit (H5F__close_cb). With the disk
+ * out of the way the closing flush succeeds; the partial file is garbage
+ * and removed anyway. The memory holds HDF5's last metadata only: the
+ * file is sparse. A hard file-size limit below the file's size is
+ * beyond this; then HDF5 may still fail the close. */
+static void divert(h5w *w, struct rlimit *saved) {
+  void *handle = NULL;
+  if (w->file < 0 || H5Fget_vfd_handle(w->file, H5P_DEFAULT, &handle) < 0 ||
+      handle == NULL)
+    return;
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    *saved = lim;
+    struct rlimit up = {RLIM_INFINITY, RLIM_INFINITY};
+    if (setrlimit(RLIMIT_FSIZE, &up) != 0) {
+      lim.rlim_cur = lim.rlim_max;
+      setrlimit(RLIMIT_FSIZE, &lim);
+    }
+  }
+  int mem = memfd_create("aifsim-discard", MFD_CLOEXEC);
+  if (mem >= 0) {
+    dup2(mem, *(int *)handle);
+    close(mem);
+  }
+}
+
 /* ---- Commit and destroy ------------------------------------------------ */
 
 /* Closes every handle of w; -1 if any close failed. */
@@ -638,7 +737,7 @@ static int close_all(h5w *w) {
 
 /* Writes what is buffered, marks the file complete and closes it. */
 static int finish_file(h5w *w) {
-  int rc = SIM_OK;
+  int rc = check_room(w, 0);
   for (size_t i = 0; i < w->ngroups && rc == SIM_OK; i++)
     rc = flush_group(w, &w->groups[i]);
   if (rc == SIM_OK)
@@ -668,7 +767,12 @@ static int h5w_commit(tel_sink *s) {
 
 static void h5w_destroy(tel_sink *s) {
   h5w *w = (h5w *)s;
+  struct rlimit saved = {RLIM_INFINITY, RLIM_INFINITY};
+  if (w->state == H5W_FAILED)
+    divert(w, &saved); /* and the limit back after the close */
   close_all(w);
+  if (saved.rlim_cur != RLIM_INFINITY)
+    setrlimit(RLIMIT_FSIZE, &saved);
   H5Eclear2(H5E_DEFAULT);
   if (w->created && w->state != H5W_COMMITTED)
     unlink(w->partial);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +344,15 @@ static void key_hint(const scn_schema *s, const char *key, char *hint,
                             s->fields[i].key);
 }
 
+/* Whether key looks like a key (letters, digits, _ - .), so a message may
+ * quote it. Why: a file that is not a scenario at all (--set
+ * catalog=/etc/shadow) must not have its first line echoed. */
+static bool quotable(const char *key) {
+  size_t n = strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_-.");
+  return n > 0 && key[n] == '\0' && n <= 64;
+}
+
 static int check_keys(bind_ctx *c, const scn_schema *s, struct fy_node *map) {
   void *it = NULL;
   struct fy_node_pair *p;
@@ -356,6 +366,11 @@ static int check_keys(bind_ctx *c, const scn_schema *s, struct fy_node *map) {
     if (find_field(s, key) != NULL)
       continue;
     key_hint(s, key, hint, sizeof hint);
+    if (!quotable(key))
+      return scn__fail_at(c->doc, k, 0, c->err, hint,
+                          "unknown key in %s (not a plain name: is this "
+                          "the right file?)",
+                          s->name);
     return scn__fail_at(c->doc, k, 0, c->err, hint, "unknown key '%s' in %s",
                         key, s->name);
   }

@@ -92,6 +92,10 @@ typedef struct sweep_hooks {
    * for points left to another process that was running them (busy). */
   void (*done)(void *user, const sweep_event *ev);
   void *user;
+  /* Called on rank 0 before anything runs for each point whose file is
+   * there but not done (incomplete, unreadable or damaged), with why; the
+   * point is computed again. May be NULL. */
+  void (*redo)(void *user, size_t point, const char *why);
 } sweep_hooks;
 
 /* Reads the sweep file at path and checks it whole before anything runs:

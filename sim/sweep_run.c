@@ -280,6 +280,8 @@ static int read_point(const sweep *s, const char *dir, size_t p, point_file *f,
     memcpy(f->why, e.msg, sizeof f->why);
   else if (f->run.complete != 1)
     snprintf(f->why, sizeof f->why, "%.900s is not marked complete", path);
+  else if (h5r_run_verify(path, &e) != SIM_OK)
+    snprintf(f->why, sizeof f->why, "damaged: %.900s", e.msg);
   else if (f->run.scenario == NULL ||
            sweep_hash_text(f->run.scenario) != sweep_point_hash(s, p))
     return sim_error_set(
@@ -294,8 +296,9 @@ static int read_point(const sweep *s, const char *dir, size_t p, point_file *f,
 }
 
 /* Makes the directory and lists the shard's points that are not done. */
-static int prepare(const sweep *s, const sweep_run_opts *o, size_t **todo,
-                   size_t *ntodo, sweep_stats *st, sim_error *err) {
+static int prepare(const sweep *s, const sweep_run_opts *o,
+                   const sweep_hooks *h, size_t **todo, size_t *ntodo,
+                   sweep_stats *st, sim_error *err) {
   sweep_shard sh = shard_of(o);
   char probe[SWEEP_PATH];
   size_t n = sweep_npoints(s);
@@ -318,6 +321,8 @@ static int prepare(const sweep *s, const sweep_run_opts *o, size_t **todo,
       st->skipped++;
     else
       (*todo)[(*ntodo)++] = p;
+    if (e == SIM_OK && f.exists && !f.done && h->redo != NULL)
+      h->redo(h->user, p, f.why);
     h5r_run_release(&f.run);
   }
   /* After the points: one of another scenario is the clearer message. */
@@ -793,7 +798,7 @@ static int finish(const sweep *s, const sweep_run_opts *o, sweep_stats *st,
 static int run_serial(const sweep *s, const sweep_run_opts *o,
                       const sweep_hooks *h, sweep_stats *st, sim_error *err) {
   size_t *todo = NULL, ntodo = 0;
-  int e = prepare(s, o, &todo, &ntodo, st, err);
+  int e = prepare(s, o, h, &todo, &ntodo, st, err);
   for (size_t k = 0; e == SIM_OK && k < ntodo; k++) {
     sim_error pe = {0};
     int rc = run_point(s, o, h, todo[k], NULL, NULL, &pe);
@@ -920,7 +925,7 @@ static int run_mpi(const sweep *s, const sweep_run_opts *o,
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (rank == 0)
-    go = prepare(s, o, &todo, &ntodo, st, err);
+    go = prepare(s, o, h, &todo, &ntodo, st, err);
   MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
   outcome out = {go, {0}};
   if (go == SIM_OK && rank == 0) {

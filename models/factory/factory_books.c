@@ -310,15 +310,50 @@ typedef struct metric {
   double value;
 } metric;
 
-static int put_metrics(tel_sink *sink, const metric *m, size_t n) {
+/* Why a metric can be undefined, by the start of its key. */
+static const struct metric_reason {
+  const char *prefix, *why;
+} reasons[] = {
+    {"cost", "no price signal or tariff"},
+    {"co2_t", "no carbon signal"},
+    {"carbon_g_per_kwh", "no carbon signal"},
+    {"training_co2_kg", "no carbon signal"},
+    {"jct_mean_s", "no job finished"},
+    {"dr_slo_attainment", "no demand-response event with requests"},
+    {"slo_attainment", "no requests"},
+    {"tokens_per_joule", "no tokens served"},
+    {"mean_pue", "no IT energy"},
+};
+
+/* Appends "key: why" to the summary's list of absent metrics. */
+static void note_absent(char *absent, size_t size, const char *key) {
+  const char *why = "undefined for this run";
+  for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+    if (strncmp(key, reasons[i].prefix, strlen(reasons[i].prefix)) == 0) {
+      why = reasons[i].why;
+      break;
+    }
+  size_t len = strlen(absent);
+  snprintf(absent + len, size - len, "%s%s: %s", len > 0 ? "; " : "", key,
+           why);
+}
+
+/* Writes the defined metrics; a NaN one is left out and noted in absent
+ * (the summary's string attribute "absent"), never written as NaN. */
+static int put_metrics(tel_sink *sink, const metric *m, size_t n,
+                       char *absent, size_t size) {
   int rc = SIM_OK;
   for (size_t i = 0; i < n && rc == SIM_OK; i++)
-    rc = tel_put_summary(sink, m[i].key, m[i].value);
+    if (isnan(m[i].value))
+      note_absent(absent, size, m[i].key);
+    else
+      rc = tel_put_summary(sink, m[i].key, m[i].value);
   return rc;
 }
 
 /* Energy, power and the bill. */
-static int put_energy_metrics(tel_sink *sink, const factory_summary *s) {
+static int put_energy_metrics(tel_sink *sink, const factory_summary *s,
+                              char *absent, size_t size) {
   const metric m[] = {
       {"energy_mwh", s->energy_j / 3.6e9},
       {"it_energy_mwh", s->it_energy_j / 3.6e9},
@@ -345,11 +380,12 @@ static int put_energy_metrics(tel_sink *sink, const factory_summary *s) {
       {"cost_fees", s->cost_fees},
       {"peak_demand_kw", s->peak_demand_kw},
   };
-  return put_metrics(sink, m, sizeof m / sizeof m[0]);
+  return put_metrics(sink, m, sizeof m / sizeof m[0], absent, size);
 }
 
 /* CO2, the fleet and the services. */
-static int put_work_metrics(tel_sink *sink, const factory_summary *s) {
+static int put_work_metrics(tel_sink *sink, const factory_summary *s,
+                              char *absent, size_t size) {
   const metric m[] = {
       {"co2_t", s->co2_kg / 1000},
       {"carbon_g_per_kwh",
@@ -371,11 +407,12 @@ static int put_work_metrics(tel_sink *sink, const factory_summary *s) {
       {"requests_completed", (double)s->requests_completed},
       {"requests_rejected", (double)s->requests_rejected},
   };
-  return put_metrics(sink, m, sizeof m / sizeof m[0]);
+  return put_metrics(sink, m, sizeof m / sizeof m[0], absent, size);
 }
 
 /* Training jobs, demand response and faults. */
-static int put_job_metrics(tel_sink *sink, const factory_summary *s) {
+static int put_job_metrics(tel_sink *sink, const factory_summary *s,
+                              char *absent, size_t size) {
   const metric m[] = {
       {"jobs_arrived", (double)s->jobs_arrived},
       {"jobs_done", (double)s->jobs_done},
@@ -401,17 +438,20 @@ static int put_job_metrics(tel_sink *sink, const factory_summary *s) {
       {"requests_dropped", (double)s->requests_dropped},
       {"requests_timed_out", (double)s->requests_timed_out},
   };
-  return put_metrics(sink, m, sizeof m / sizeof m[0]);
+  return put_metrics(sink, m, sizeof m / sizeof m[0], absent, size);
 }
 
 /* The /summary metrics, in the order the summary lists them. */
 static int put_summary(factory *f) {
   const factory_summary *s = &f->sum;
-  int rc = put_energy_metrics(f->sink, s);
+  char absent[2048] = "";
+  int rc = put_energy_metrics(f->sink, s, absent, sizeof absent);
   if (rc == SIM_OK)
-    rc = put_work_metrics(f->sink, s);
+    rc = put_work_metrics(f->sink, s, absent, sizeof absent);
   if (rc == SIM_OK)
-    rc = put_job_metrics(f->sink, s);
+    rc = put_job_metrics(f->sink, s, absent, sizeof absent);
+  if (rc == SIM_OK)
+    rc = tel_put_summary_str(f->sink, "absent", absent);
   if (rc != SIM_OK)
     return rc;
   return tel_put_summary_str(f->sink, "carbon_basis", s->carbon_basis);

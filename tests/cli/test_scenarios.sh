@@ -36,6 +36,24 @@ check_scenario() {
     not_ok "$name: run ${args[*]}" "$(head -c 600 "$TMP/err")"
   fi
   check_pue "$TMP/$name.h5" "$name"
+  check_no_nan "$TMP/$name.h5" "$name"
+}
+
+# Every /summary figure is defined or absent, never NaN (issue #15, 3).
+check_no_nan() {
+  local h5=$1 name=$2 nan
+  nan=$(/usr/bin/python3 -c '
+import math, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    s = f["summary"].attrs
+    print(" ".join(k for k, v in s.items()
+                   if not isinstance(v, (str, bytes)) and math.isnan(v)))
+' "$h5" 2>&1)
+  if [ -z "$nan" ]; then
+    ok "$name: no NaN in /summary"
+  else
+    not_ok "$name: no NaN in /summary" "NaN: $nan"
+  fi
 }
 
 # Every scenario's facility carries an overhead: cooling (its own loops

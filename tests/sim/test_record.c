@@ -3,9 +3,11 @@
  * texts, the partial file and its commit, byte-identical output, errors. */
 #include "test_util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -280,7 +282,8 @@ static size_t step_of(const series_case *c) {
   return strcmp(c->group, "/services/chat") == 0 ? 3 : 1;
 }
 
-/* Extendible float64, chunked [CHUNK(, width)], shuffled and deflated. */
+/* Extendible float64, chunked [CHUNK(, width)], shuffled, deflated and
+ * checksummed. */
 static void check_storage(const series_case *c, hid_t d, int rank) {
   hid_t type = H5Dget_type(d);
   assert_true(H5Tequal(type, H5T_IEEE_F64LE) > 0);
@@ -292,12 +295,14 @@ static void check_storage(const series_case *c, hid_t d, int rank) {
   assert_int_equal(chunk[0], CHUNK);
   if (rank == 2)
     assert_int_equal(chunk[1], c->width);
-  assert_int_equal(H5Pget_nfilters(dcpl), 2);
+  assert_int_equal(H5Pget_nfilters(dcpl), 3);
   unsigned flags;
   assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, NULL, NULL, 0, NULL, NULL),
                    H5Z_FILTER_SHUFFLE);
   assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, NULL, NULL, 0, NULL, NULL),
                    H5Z_FILTER_DEFLATE);
+  assert_int_equal(H5Pget_filter2(dcpl, 2, &flags, NULL, NULL, 0, NULL, NULL),
+                   H5Z_FILTER_FLETCHER32);
   H5Pclose(dcpl);
 }
 
@@ -717,7 +722,8 @@ static void test_empty_group(void **state) {
   assert_int_equal(dims[0], 0);
   assert_int_equal(dims[1], WIDTH);
   hid_t dcpl = H5Dget_create_plist(d);
-  assert_int_equal(H5Pget_nfilters(dcpl), 0); /* deflate level -1: none */
+  /* Deflate level -1: no compression, but the checksum stays. */
+  assert_int_equal(H5Pget_nfilters(dcpl), 1);
   H5Pclose(dcpl);
   H5Dclose(d);
   H5Fclose(f);
@@ -838,6 +844,44 @@ static void test_io_error_sticks(void **state) {
   assert_no_open_ids();
 }
 
+/* A file-size limit (the recorder's seam for a disk that fills up): the
+ * append that would pass it fails with one line naming the final file
+ * and the cause, the sink stays failed, and destroy leaves nothing and no
+ * open HDF5 handle (a failed close used to crash HDF5 at exit). */
+static void test_file_size_limit(void **state) {
+  (void)state;
+  char path[4096], partial[4200];
+  fresh_path("limited.h5", path, partial);
+  struct rlimit old, lim;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+  lim = old;
+  lim.rlim_cur = ((rlim_t)1 << 20) + 200000;
+  if (old.rlim_max != RLIM_INFINITY && old.rlim_max < lim.rlim_cur)
+    skip();
+  signal(SIGXFSZ, SIG_IGN);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  sim_error err;
+  const h5w_options opts = {1024, -1};
+  tel_sink *s = h5w_create(path, &opts, &err);
+  assert_non_null(s);
+  size_t id;
+  assert_int_equal(tel_open_group(s, &facility, &id), SIM_OK);
+  int rc = SIM_OK;
+  double v[2] = {1, 2};
+  for (size_t i = 0; i < 200000 && rc == SIM_OK; i++)
+    rc = tel_append(s, id, (double)i, v);
+  assert_int_equal(rc, SIM_EIO);
+  if (strstr(tel_errmsg(s), "limited.h5: file too large after ") == NULL ||
+      strchr(tel_errmsg(s), '\n') != NULL)
+    fail_msg("message \"%s\"", tel_errmsg(s));
+  assert_int_equal(tel_commit(s), SIM_EIO);
+  tel_destroy(s);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+  assert_false(file_exists(partial));
+  assert_false(file_exists(path));
+  assert_no_open_ids();
+}
+
 /* ---- Registration ------------------------------------------------------ */
 
 int main(void) {
@@ -861,5 +905,6 @@ int main(void) {
   TEST_ADD(tests, n, test_after_commit);
   TEST_ADD(tests, n, test_argument_errors);
   TEST_ADD(tests, n, test_io_error_sticks);
+  TEST_ADD(tests, n, test_file_size_limit);
   return _cmocka_run_group_tests("record", tests, n, write_layout_file, NULL);
 }

@@ -163,7 +163,7 @@ static bool exists_in(const char *dir, const char *name) {
 
 static sweep *load_text(const char *name, const char *text, fake *f,
                         sim_error *err) {
-  sweep_hooks h = {fake_check, fake_run, NULL, f};
+  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL};
   return sweep_load(sweep_file(name, text), NULL, 0, &h, err);
 }
 
@@ -554,7 +554,7 @@ static void bad_sweep_is_rejected_with_position(void **state) {
   sim_error err = {0};
   char prefix[4200];
   const char *path = sweep_file("bad.yaml", c->text);
-  sweep_hooks h = {fake_check, fake_run, NULL, &f};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
   sweep *s = sweep_load(path, NULL, 0, &h, &err);
   if (s != NULL)
     fail_msg("loaded; expected '%s'", c->substr);
@@ -569,7 +569,7 @@ static void command_line_sets_are_fixed(void **state) {
   (void)state;
   fake f = {0};
   sim_error err = {0};
-  sweep_hooks h = {fake_check, fake_run, NULL, &f};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
   const char *path = sweep_file(
       "cli.yaml", "base: b.yaml\nset: [x=1]\naxes: [{key: a, values: [1]}]\n");
   const char *good[] = {"y=2", "seed=5"}, *dup[] = {"a=3"},
@@ -622,7 +622,7 @@ static sweep *run_sweep(fake *f) {
 
 static int run_once(const sweep *s, fake *f, const char *dir, sweep_shard sh,
                     sweep_stats *st) {
-  sweep_hooks h = {fake_check, fake_run, NULL, f};
+  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL};
   sweep_run_opts o = {dir, sh, "test", false};
   sim_error err = {0};
   int rc = sweep_run(s, &o, &h, st, &err);
@@ -729,7 +729,7 @@ static void run_options_are_stored(void **state) {
   sweep_stats st;
   fake f = {0};
   sim_error err = {0};
-  sweep_hooks h = {fake_check, fake_run, NULL, &f};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
   const char *path = sweep_file("stored.yaml", run_text);
   const char *given[] = {"seed=5", "note={a: 1, b: 2}"}, *other[] = {"seed=6"};
   fresh_dir("sweep-stored", dir);
@@ -768,7 +768,7 @@ static void point_files_of_another_sweep_are_refused(void **state) {
       load_text("other.yaml",
                 "base: b.yaml\naxes: [{key: a, values: [7, 8]}]\n", &f, &err);
   assert_non_null(t);
-  sweep_hooks h = {fake_check, fake_run, NULL, &f};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
   sweep_run_opts o = {dir, {0, 1}, NULL, false};
   f.runs = 0;
   assert_int_equal(sweep_run(t, &o, &h, &st, &err), SIM_EINPUT);
@@ -806,7 +806,7 @@ static void done_hook_counts(void **state) {
   (void)state;
   char dir[4096];
   events e = {{0, 0, "b=x"}, 0, 0, 0};
-  sweep_hooks h = {ev_check, ev_run, on_done, &e};
+  sweep_hooks h = {ev_check, ev_run, on_done, &e, NULL};
   sim_error err = {0};
   sweep_stats st;
   sweep *s = sweep_load(sweep_file("ev.yaml", run_text), NULL, 0, &h, &err);
