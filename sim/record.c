@@ -24,14 +24,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -545,32 +545,32 @@ static int h5w_append(tel_sink *s, size_t id, double time_s,
 
 /* ---- Summary, metadata, texts ----------------------------------------- */
 
-static int h5w_put_summary(tel_sink *s, const char *key, double value) {
-  h5w *w = (h5w *)s;
-  int rc = check_state(w, "put_summary");
+/* The /summary group, created on the first metric; SIM_OK or the error
+ * of the sink's state or of HDF5. */
+static int open_summary(h5w *w, const char *op) {
+  int rc = check_state(w, op);
   if (rc != SIM_OK)
     return rc;
   if (w->summary < 0)
     w->summary =
         H5Gcreate2(w->file, "summary", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
-  if (w->summary < 0)
-    return io_fail(w, "create group /summary");
-  return put_attr(w, w->summary, "/summary", key, H5T_IEEE_F64LE,
-                  H5T_NATIVE_DOUBLE, &value);
+  return w->summary < 0 ? io_fail(w, "create group /summary") : SIM_OK;
+}
+
+static int h5w_put_summary(tel_sink *s, const char *key, double value) {
+  h5w *w = (h5w *)s;
+  int rc = open_summary(w, "put_summary");
+  return rc != SIM_OK ? rc
+                      : put_attr(w, w->summary, "/summary", key, H5T_IEEE_F64LE,
+                                 H5T_NATIVE_DOUBLE, &value);
 }
 
 static int h5w_put_summary_str(tel_sink *s, const char *key,
                                const char *value) {
   h5w *w = (h5w *)s;
-  int rc = check_state(w, "put_summary_str");
-  if (rc != SIM_OK)
-    return rc;
-  if (w->summary < 0)
-    w->summary =
-        H5Gcreate2(w->file, "summary", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
-  if (w->summary < 0)
-    return io_fail(w, "create group /summary");
-  return put_str_attr(w, w->summary, "/summary", key, value);
+  int rc = open_summary(w, "put_summary_str");
+  return rc != SIM_OK ? rc
+                      : put_str_attr(w, w->summary, "/summary", key, value);
 }
 
 static int h5w_put_meta_str(tel_sink *s, const char *key, const char *value) {
