@@ -2,6 +2,8 @@
 # machine (missing packages), configure, build, and run.
 BUILD    ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 WERROR   ?= ON
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO ?= scenarios/quickstart.yaml
@@ -14,9 +16,9 @@ PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
            python3-h5netcdf python3-pytest python3-nbclient python3-nbformat \
            python3-ipykernel python3-setuptools git \
            libopenmpi-dev openmpi-bin \
-           slurmctld slurmd slurm-client munge
+           slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
 
-.PHONY: all deps build run test unit asan bench validate clean
+.PHONY: all deps build run test unit asan fuzz bench validate clean
 
 all: build
 
@@ -36,14 +38,26 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The unit tests again under AddressSanitizer and UBSan.
+# The whole ctest suite again (every label: unit, CLI, scenarios,
+# sweeps, Slurm) under AddressSanitizer and UBSan: the CLI and python
+# tests take the ASan build's aifsim from CMake. Leaks inside libraries
+# outside the project (OpenMPI) are suppressed in tests/asan/lsan.supp.
 asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DSIM_WERROR=$(WERROR) -DSIM_ENABLE_ASAN=ON \
 	      -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) -L unit
+	  ctest --output-on-failure -j $(JOBS)
+
+# The fuzz targets (tests/fuzz) built with clang's libFuzzer, ASan and
+# UBSan, each run for FUZZ_SECONDS; fails on any finding.
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DSIM_FUZZ=ON \
+	      -DSIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	./tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build
 	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
@@ -56,4 +70,4 @@ validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out

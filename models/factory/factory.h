@@ -180,8 +180,26 @@ typedef struct factory_summary {
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the
- * sampled energy adds up to the integrated energy (SIM_ESTATE if not),
- * writes the /summary metrics to the sink and fills *out. */
+ * sampled energy adds up to the integrated energy, that the workloads'
+ * energy adds up to the IT energy, that requests and jobs are conserved,
+ * that the cap's accounting holds and that no energy or CO2 is NaN or
+ * negative and no cost NaN (a figure the run cannot give, such as a cost
+ * without a price, is absent, not wrong). SIM_ESTATE naming the invariant
+ * and its numbers if one fails; else writes the /summary metrics to the
+ * sink and fills *out. */
 int factory_finish(factory *f, factory_summary *out, sim_error *err);
+
+/* A test seam, not for programs: makes the next factory_finish find its
+ * books broken, to show that the invariants catch it. No scenario key or
+ * command-line option reaches it. */
+typedef enum factory_break {
+  FACTORY_BREAK_NONE,
+  FACTORY_BREAK_BALANCE, /* the samples miss a joule */
+  FACTORY_BREAK_NAN,     /* the cooling energy is NaN */
+  FACTORY_BREAK_CO2,     /* the CO2 is negative */
+  FACTORY_BREAK_COST,    /* the cost is NaN although priced */
+  FACTORY_BREAK_CAP      /* cap violation longer than the run */
+} factory_break;
+void factory__test_break(factory *f, factory_break which);
 
 #endif

@@ -532,9 +532,11 @@ static int close_energy(factory *f, factory_summary *s, sim_error *err) {
       !(fabs(f->books.energy_j - s->energy_j) <= tol) ||
       !(fabs(parts - s->energy_j) <= tol))
     return sim_error_set(err, SIM_ESTATE,
-                         "energy books do not balance: samples %.17g J, "
-                         "integrated %.17g J",
-                         f->sampled_energy_j, s->energy_j);
+                         "energy balance: the books do not balance: samples "
+                         "%.17g J, integrated %.17g J, grid %.17g J, parts "
+                         "%.17g J",
+                         f->sampled_energy_j, s->energy_j, f->books.energy_j,
+                         parts);
   return SIM_OK;
 }
 
@@ -550,10 +552,112 @@ static void close_control(factory *f, factory_summary *s) {
   s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
 }
 
+void factory__test_break(factory *f, factory_break which) {
+  f->broken = which;
+}
+
+/* The test seam's breakage, after the run and before the books close:
+ * one figure made wrong in the way the invariants must catch. */
+static void break_books(factory *f, factory_summary *s) {
+  switch (f->broken) {
+  case FACTORY_BREAK_BALANCE:
+    f->sampled_energy_j += 1;
+    break;
+  case FACTORY_BREAK_NAN:
+    s->cooling_energy_j = NAN;
+    break;
+  case FACTORY_BREAK_CO2:
+    s->co2_kg = -1;
+    break;
+  case FACTORY_BREAK_COST:
+    s->cost = NAN;
+    break;
+  case FACTORY_BREAK_CAP:
+    s->cap_violation_s = s->duration_s + 1;
+    break;
+  case FACTORY_BREAK_NONE:
+    break;
+  }
+}
+
+/* One figure of the books: an energy or CO2 must be a number >= 0, a
+ * cost only a number (prices may be negative). absent: the run cannot
+ * give it (NaN is then right: /summary lists it as absent). */
+static int check_figure(const char *what, const char *unit, double v,
+                        bool may_be_negative, bool absent, sim_error *err) {
+  if (absent && isnan(v))
+    return SIM_OK;
+  if (isfinite(v) && (may_be_negative || v >= 0))
+    return SIM_OK;
+  return sim_error_set(err, SIM_ESTATE,
+                       "books: %s is %.17g %s, not a %s number", what, v,
+                       unit, may_be_negative ? "finite" : "finite, >= 0");
+}
+
+/* Every energy, CO2 and cost of the summary a number (none NaN, none
+ * infinite, energy and CO2 none negative) and the cap's accounting
+ * within the run. */
+static int check_books(const factory *f, const factory_summary *s,
+                       sim_error *err) {
+  const grid *g = &f->sc->feed;
+  bool no_carbon = g->carbon.kind == SIG_NONE;
+  bool no_price = !(g->price.kind != SIG_NONE || grid_has_tariff(g));
+  const struct {
+    const char *what, *unit;
+    double v;
+    bool may_be_negative, absent;
+  } fig[] = {
+      {"energy balance: energy", "J", s->energy_j, false, false},
+      {"energy balance: IT energy", "J", s->it_energy_j, false, false},
+      {"energy balance: GPU energy", "J", s->gpu_energy_j, false, false},
+      {"energy balance: loss energy", "J", s->loss_energy_j, false, false},
+      {"energy balance: cooling energy", "J", s->cooling_energy_j, false,
+       false},
+      /* The store gives back what it took: net, it may be negative. */
+      {"energy balance: smoothing energy", "J", s->smoothing_energy_j, true,
+       false},
+      {"energy balance: battery net energy", "J", s->battery_net_j, true,
+       false},
+      {"attribution: inference energy", "J", s->inference_energy_j, false,
+       false},
+      {"attribution: training energy", "J", s->training_energy_j, false,
+       false},
+      {"attribution: idle energy", "J", s->idle_energy_j, false, false},
+      {"attribution: overhead energy", "J", s->overhead_energy_j, false,
+       false},
+      {"carbon: CO2", "kg", s->co2_kg, false, no_carbon},
+      {"carbon: training CO2", "kg", s->training_co2_kg, false, no_carbon},
+      {"cost", "$", s->cost, true, no_price},
+      {"cost: energy", "$", s->cost_energy, true, no_price},
+      {"cost: demand", "$", s->cost_demand, true, no_price},
+      {"cost: fees", "$", s->cost_fees, true, no_price},
+      {"cap accounting: energy over the cap", "J", s->cap_violation_j, false,
+       false},
+      {"cap accounting: stranded energy", "J", s->stranded_j, false, false},
+  };
+  for (size_t i = 0; i < sizeof fig / sizeof fig[0]; i++) {
+    int rc = check_figure(fig[i].what, fig[i].unit, fig[i].v,
+                          fig[i].may_be_negative, fig[i].absent, err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  /* Written as !(a <= b) so that a NaN fails too. */
+  if (!(s->cap_violation_s >= 0 &&
+        s->cap_violation_s <= s->duration_s * (1 + 1e-9)) ||
+      (s->cap_violation_s > 0) != (s->cap_violation_j > 0))
+    return sim_error_set(err, SIM_ESTATE,
+                         "cap accounting: over the cap for %.17g s with "
+                         "%.17g J, in a run of %.17g s",
+                         s->cap_violation_s, s->cap_violation_j,
+                         s->duration_s);
+  return SIM_OK;
+}
+
 int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   factory_summary *s = &f->sum;
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
   close_bill(f, s);
+  break_books(f, s);
   int rc = close_power(f, s, err);
   if (rc == SIM_OK)
     rc = close_energy(f, s, err);
@@ -565,6 +669,9 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   if (rc != SIM_OK)
     return rc;
   add_work(s, &ws);
+  rc = check_books(f, s, err);
+  if (rc != SIM_OK)
+    return rc;
   if (f->sink != NULL && put_summary(f) != SIM_OK)
     return sim_error_set(err, SIM_EIO, "%s", tel_errmsg(f->sink));
   if (out != NULL)

@@ -84,6 +84,7 @@ struct factory {
   uint32_t *group_free, *group_emergency;
   factory_summary sum;
   double sampled_energy_j;
+  factory_break broken; /* a test seam (factory__test_break) */
 };
 
 /* The checks of the services and training jobs that need the catalogs and

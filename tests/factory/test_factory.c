@@ -519,6 +519,51 @@ static void allocation_failures_leave_nothing(void **state) {
                        N_OF(sets), 12);
 }
 
+/* The books refuse a run whose invariants fail, naming the invariant and
+ * its numbers: each broken on purpose through the test seam. */
+static void broken_books_fail_the_run(void **state) {
+  (void)state;
+  static const char *const sets[] = {"duration=30 min",
+                                     "grid.carbon={value: 400 gCO2/kWh}",
+                                     "grid.price={value: 80 $/MWh}"};
+  static const struct {
+    factory_break which;
+    const char *says;
+  } breaks[] = {
+      {FACTORY_BREAK_NONE, NULL},
+      {FACTORY_BREAK_BALANCE, "energy balance: the books do not balance"},
+      {FACTORY_BREAK_NAN, "energy balance: the books do not balance"},
+      {FACTORY_BREAK_CO2, "carbon: CO2 is -1 kg, not a finite, >= 0 number"},
+      {FACTORY_BREAK_COST, "cost is nan $, not a finite number"},
+      {FACTORY_BREAK_CAP, "cap accounting: over the cap for 1801 s"},
+  };
+  const char *path = test_scenario_file("factory.yaml", base);
+  for (size_t i = 0; i < N_OF(breaks); i++) {
+    factory_scenario sc;
+    sim_error err = {0};
+    if (factory_scenario_load(path, sets, N_OF(sets), &sc, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    sim_engine *e = sim_engine_create(NULL);
+    factory *f = factory_create(&sc, e, NULL, &err);
+    assert_non_null(f);
+    assert_int_equal(sim_engine_run(e, factory_duration(&sc.cfg)), SIM_OK);
+    factory__test_break(f, breaks[i].which);
+    factory_summary s;
+    int rc = factory_finish(f, &s, &err);
+    if (breaks[i].says == NULL) {
+      assert_int_equal(rc, SIM_OK);
+    } else {
+      assert_int_equal(rc, SIM_ESTATE);
+      if (strstr(err.msg, breaks[i].says) == NULL)
+        fail_msg("break %zu: '%s' does not say '%s'", i, err.msg,
+                 breaks[i].says);
+    }
+    factory_destroy(f);
+    sim_engine_destroy(e);
+    factory_scenario_release(&sc);
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -537,5 +582,6 @@ int main(void) {
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
   TEST_ADD(tests, n, a_catalog_file_replaces_the_builtin);
   TEST_ADD(tests, n, allocation_failures_leave_nothing);
+  TEST_ADD(tests, n, broken_books_fail_the_run);
   return _cmocka_run_group_tests("factory", tests, n, write_short_csv, NULL);
 }
