@@ -440,7 +440,8 @@ static struct fy_node *lookup_path(struct fy_node *map, const char *key) {
     struct fy_node *next = NULL;
     int k;
     if (fy_node_get_type(cur) == FYNT_MAPPING)
-      next = fy_node_mapping_lookup_by_string(cur, segs[i], FY_NT);
+      next = fy_node_mapping_lookup_value_by_simple_key(cur, segs[i],
+                                                        strlen(segs[i]));
     else if (fy_node_get_type(cur) == FYNT_SEQUENCE &&
              scn__seq_index(cur, segs[i], &k) == 0)
       next = fy_node_sequence_get_by_index(cur, k);

@@ -40,7 +40,7 @@ static struct fy_node *make_key(scn_doc *doc, const char *key) {
 static int map_put(scn_doc *doc, struct fy_node *map, const char *key,
                    struct fy_node *value, struct fy_node **added) {
   struct fy_node_pair *p =
-      fy_node_mapping_lookup_pair_by_string(map, key, FY_NT);
+      fy_node_mapping_lookup_pair_by_simple_key(map, key, strlen(key));
   *added = NULL;
   if (p != NULL)
     return fy_node_pair_set_value(p, value);
@@ -78,11 +78,15 @@ static struct fy_node *walk_to_parent(scn_doc *doc, char **segs, size_t n,
       }
       next = fy_node_sequence_get_by_index(cur, k);
     } else if (fy_node_get_type(cur) == FYNT_MAPPING) {
-      next = fy_node_mapping_lookup_by_string(cur, segs[i], FY_NT);
+      /* A key is matched as written, not parsed as YAML: "a # b" is
+       * that key, not "a" and a comment. */
+      next = fy_node_mapping_lookup_value_by_simple_key(cur, segs[i],
+                                                        strlen(segs[i]));
       if (next == NULL) {
         struct fy_node *added;
         next = fy_node_create_mapping(doc->fyd);
         if (next == NULL || map_put(doc, cur, segs[i], next, &added) != 0) {
+          fy_node_free(next);
           sim_error_set(err, SIM_ENOMEM, "out of memory");
           return NULL;
         }
@@ -125,8 +129,7 @@ static int put_value(scn_doc *doc, struct fy_node *parent, const char *key,
 
 static int add_override(scn_doc *doc, const override *o, sim_error *err) {
   if (sim_vec_reserve(NULL, &doc->overrides, &doc->overrides_cap,
-                      doc->noverrides + 1,
-                      sizeof *doc->overrides) != SIM_OK)
+                      doc->noverrides + 1, sizeof *doc->overrides) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   override *all = doc->overrides;
   all[doc->noverrides] = *o;

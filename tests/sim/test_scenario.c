@@ -282,6 +282,20 @@ static void overrides_replace_and_create(void **state) {
   scn_doc_destroy(d);
 }
 
+/* A key is matched as written: "a # b" is a key with a hash in it, not
+ * "a" and a comment, so setting it twice replaces it (found by
+ * fuzz_scenario: the second --set created its parent again, the append
+ * failed as a duplicate and the new mapping leaked). */
+static void override_keys_match_as_written(void **state) {
+  (void)state;
+  scn_doc *d = read("name: a\n");
+  sim_error err = {0};
+  assert_int_equal(scn_doc_set(d, "t # x.y=1", &err), SIM_OK);
+  assert_int_equal(scn_doc_set(d, "t # x.y=2", &err), SIM_OK);
+  assert_string_equal(scn_doc_scalar(d, "t # x.y"), "2");
+  scn_doc_destroy(d);
+}
+
 typedef struct set_case {
   const char *name;
   const char *assignment;
@@ -384,6 +398,7 @@ int main(void) {
   TEST_ADD(tests, n, hints_name_the_fix);
   TEST_ADD(tests, n, check_hook_sees_user_pointer);
   TEST_ADD(tests, n, overrides_replace_and_create);
+  TEST_ADD(tests, n, override_keys_match_as_written);
   TEST_ADD(tests, n, emit_round_trips);
   TEST_ADD(tests, n, limits_on_the_input);
   TEST_ADD(tests, n, scalar_lookup);
