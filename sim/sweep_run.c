@@ -1,5 +1,6 @@
-/* sweep_run.c - running a sweep's points and writing its summary (sweep.h):
- * serially, as one shard of a job array, or over MPI.
+/* sweep_run.c - running a sweep's points (sweep.h): serially, as one
+ * shard of a job array or srun, or over MPI. The summary they leave is
+ * sweep_summary.c's.
  *
  * Design: the output directory is the only record of progress. It holds
  * point-NNNN.h5 (a run file, renamed to that name only once complete),
@@ -57,15 +58,14 @@
 #include <unistd.h>
 
 #include "h5read.h"
+#include "sweep_internal.h"
 #include "units.h"
 
 #ifdef AIFSIM_MPI
 #include <mpi.h>
 #endif
 
-#define SWEEP_PATH 4096
-
-static int no_memory(sim_error *err) {
+int sweep__no_memory(sim_error *err) {
   return sim_error_set(err, SIM_ENOMEM, "out of memory");
 }
 
@@ -116,7 +116,7 @@ static int write_text_file(const char *path, const char *text) {
 }
 
 /* The whole of a small text file (malloc'd), or NULL. */
-static char *read_text_file(const char *path) {
+char *sweep__read_text_file(const char *path) {
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return NULL;
@@ -128,7 +128,7 @@ static char *read_text_file(const char *path) {
   return buf;
 }
 
-static void point_path(const sweep *s, const char *dir, size_t p,
+void sweep__point_path(const sweep *s, const char *dir, size_t p,
                        const char *suffix, char *buf) {
   sweep_point_path(s, dir, p, suffix, buf, SWEEP_PATH); /* checked early */
 }
@@ -145,10 +145,10 @@ void sweep_sets_destroy(char **sets, size_t n) {
 static int push_set(char ***sets, size_t *n, const char *text, sim_error *err) {
   char **grown = realloc(*sets, (*n + 1) * sizeof *grown);
   if (grown == NULL)
-    return no_memory(err);
+    return sweep__no_memory(err);
   *sets = grown;
   if ((grown[*n] = strdup(text)) == NULL)
-    return no_memory(err);
+    return sweep__no_memory(err);
   (*n)++;
   return SIM_OK;
 }
@@ -249,7 +249,7 @@ static int store_sets(const sweep *s, const char *dir, sim_error *err) {
     return e;
   char *text = sets_text(given, n);
   snprintf(path, sizeof path, "%s/%s", dir, SWEEP_SETS_FILE);
-  e = text == NULL ? no_memory(err) : SIM_OK;
+  e = text == NULL ? sweep__no_memory(err) : SIM_OK;
   if (e == SIM_OK && write_text_file(path, text) != 0)
     e = sim_error_set(err, SIM_EIO, "%s: cannot write", path);
   free(text);
@@ -258,21 +258,15 @@ static int store_sets(const sweep *s, const char *dir, sim_error *err) {
 
 /* ---- Which points are done --------------------------------------------- */
 
-typedef struct point_file {
-  bool exists, done;
-  char why[sizeof(((sim_error *)NULL)->msg)]; /* why a file is not done */
-  h5r_run run;
-} point_file;
-
 /* Reads point p's file if there is one. It is done when complete and of
  * this point's scenario; an unreadable or incomplete one is not (a rerun
  * replaces it); one of another scenario is SIM_EINPUT. Release f->run. */
-static int read_point(const sweep *s, const char *dir, size_t p, point_file *f,
+int sweep__read_point(const sweep *s, const char *dir, size_t p, point_file *f,
                       sim_error *err) {
   char path[SWEEP_PATH];
   sim_error e = {0};
   memset(f, 0, sizeof *f);
-  point_path(s, dir, p, ".h5", path);
+  sweep__point_path(s, dir, p, ".h5", path);
   if (access(path, F_OK) != 0)
     return SIM_OK;
   f->exists = true;
@@ -310,13 +304,13 @@ static int prepare(const sweep *s, const sweep_run_opts *o,
   if (e != SIM_OK)
     return e;
   if ((*todo = malloc(n * sizeof **todo)) == NULL)
-    return no_memory(err);
+    return sweep__no_memory(err);
   for (size_t p = 0; p < n && e == SIM_OK; p++) {
     point_file f;
     if (!sweep_shard_has(&sh, p))
       continue;
     st->mine++;
-    e = read_point(s, o->dir, p, &f, err);
+    e = sweep__read_point(s, o->dir, p, &f, err);
     if (f.done)
       st->skipped++;
     else
@@ -370,11 +364,11 @@ static int run_claimed(const sweep *s, const sweep_run_opts *o,
   const char **sets = malloc((nfixed + ncols + 1) * sizeof *sets);
   char out[SWEEP_PATH], efile[SWEEP_PATH];
   if (sets == NULL)
-    return no_memory(err);
+    return sweep__no_memory(err);
   memcpy(sets, fixed, nfixed * sizeof *sets);
   sweep_point_sets(s, p, sets + nfixed, ncols);
-  point_path(s, o->dir, p, ".h5", out);
-  point_path(s, o->dir, p, ".error", efile);
+  sweep__point_path(s, o->dir, p, ".h5", out);
+  sweep__point_path(s, o->dir, p, ".error", efile);
   sweep_job job = {p, sweep_base(s), sets, nfixed + ncols, out, tick, ctx};
   int rc = h->run(h->user, &job, err);
   free(sets);
@@ -396,7 +390,7 @@ static int run_point(const sweep *s, const sweep_run_opts *o,
   bool busy;
   point_file f;
   sim_error_clear(err);
-  point_path(s, o->dir, p, ".lock", lock);
+  sweep__point_path(s, o->dir, p, ".lock", lock);
   int fd = claim(lock, &busy);
   if (busy) {
     sim_error_set(err, SIM_ESTATE,
@@ -405,7 +399,7 @@ static int run_point(const sweep *s, const sweep_run_opts *o,
                   lock);
     return POINT_BUSY;
   }
-  int rc = read_point(s, o->dir, p, &f, err);
+  int rc = sweep__read_point(s, o->dir, p, &f, err);
   if (rc == SIM_OK)
     rc = f.done ? POINT_SKIPPED : run_claimed(s, o, h, p, tick, ctx, err);
   h5r_run_release(&f.run);
@@ -436,319 +430,16 @@ static void count_point(const sweep_hooks *h, sweep_stats *st, size_t ntodo,
   }
 }
 
-/* ---- The summary -------------------------------------------------------- */
-
-typedef struct table {
-  size_t n; /* rows: one per point */
-  int64_t *point;
-  const char **status;
-  char **error;    /* owned; NULL when none */
-  char **names;    /* metric names, sorted by strcmp */
-  double **metric; /* [nnames][n], NaN where a row has none */
-  size_t nnames;
-  size_t failed, missing;
-} table;
-
-static void table_fini(table *t) {
-  for (size_t i = 0; t->error != NULL && i < t->n; i++)
-    free(t->error[i]);
-  for (size_t i = 0; i < t->nnames; i++) {
-    free(t->names[i]);
-    free(t->metric[i]);
-  }
-  free(t->point);
-  free(t->status);
-  free(t->error);
-  free(t->names);
-  free(t->metric);
-}
-
-static int table_init(table *t, size_t n, sim_error *err) {
-  memset(t, 0, sizeof *t);
-  t->n = n;
-  t->point = calloc(n, sizeof *t->point);
-  t->status = calloc(n, sizeof *t->status);
-  t->error = calloc(n, sizeof *t->error);
-  return t->point && t->status && t->error ? SIM_OK : no_memory(err);
-}
-
-/* The column of metric name; a new one goes in its sorted place, NaN. */
-static double *metric_column(table *t, const char *name) {
-  size_t i = 0;
-  while (i < t->nnames && strcmp(t->names[i], name) < 0)
-    i++;
-  if (i < t->nnames && strcmp(t->names[i], name) == 0)
-    return t->metric[i];
-  char **names = realloc(t->names, (t->nnames + 1) * sizeof *names);
-  if (names != NULL)
-    t->names = names;
-  double **cols = realloc(t->metric, (t->nnames + 1) * sizeof *cols);
-  if (cols != NULL)
-    t->metric = cols;
-  char *copy = names && cols ? strdup(name) : NULL;
-  double *col = copy != NULL ? malloc(t->n * sizeof *col) : NULL;
-  if (col == NULL) {
-    free(copy);
-    return NULL;
-  }
-  for (size_t r = 0; r < t->n; r++)
-    col[r] = NAN;
-  memmove(names + i + 1, names + i, (t->nnames - i) * sizeof *names);
-  memmove(cols + i + 1, cols + i, (t->nnames - i) * sizeof *cols);
-  names[i] = copy;
-  cols[i] = col;
-  t->nnames++;
-  return col;
-}
-
-static int put_metrics(table *t, size_t p, const h5r_run *run, sim_error *err) {
-  for (size_t m = 0; m < run->nmetrics; m++) {
-    double *col = metric_column(t, run->names[m]);
-    if (col == NULL)
-      return no_memory(err);
-    col[p] = run->values[m];
-  }
-  return SIM_OK;
-}
-
-/* Row p from point p's file, or its error file, or "missing". */
-static int gather_row(table *t, const sweep *s, const char *dir, size_t p,
-                      sim_error *err) {
-  char efile[SWEEP_PATH];
-  point_file f;
-  int e = read_point(s, dir, p, &f, err);
-  t->point[p] = (int64_t)p;
-  t->status[p] = "ok";
-  if (e == SIM_OK && f.done) {
-    e = put_metrics(t, p, &f.run, err);
-  } else if (e == SIM_OK) {
-    point_path(s, dir, p, ".error", efile);
-    t->error[p] = f.exists ? strdup(f.why) : read_text_file(efile);
-    t->status[p] = f.exists || t->error[p] != NULL ? "failed" : "missing";
-    t->failed += t->status[p][0] == 'f';
-    t->missing += t->status[p][0] == 'm';
-  }
-  h5r_run_release(&f.run);
-  return e;
-}
-
-/* One CSV field (RFC 4180): quoted when it holds a comma, a quote or a
- * line break. Line breaks of messages (their hint lines) become "; ". */
-static void csv_field(FILE *f, const char *text, bool last) {
-  bool quote = strpbrk(text, ",\"\n\r") != NULL;
-  if (quote)
-    fputc('"', f);
-  for (const char *c = text; *c != '\0'; c++) {
-    if (*c == '\n') {
-      fputs("; ", f);
-      while (c[1] == ' ')
-        c++;
-    } else {
-      if (*c == '"')
-        fputc('"', f);
-      fputc(*c, f);
-    }
-  }
-  if (quote)
-    fputc('"', f);
-  fputc(last ? '\n' : ',', f);
-}
-
-static void csv_row(FILE *f, const table *t, const sweep *s, size_t p) {
-  char num[32];
-  snprintf(num, sizeof num, "%zu", p);
-  csv_field(f, num, false);
-  csv_field(f, t->status[p], false);
-  for (size_t c = 0; c < sweep_ncolumns(s); c++)
-    csv_field(f, sweep_point_value(s, p, c), false);
-  for (size_t m = 0; m < t->nnames; m++) {
-    double v = t->metric[m][p];
-    if (!isnan(v))
-      snprintf(num, sizeof num, "%.17g", v);
-    csv_field(f, isnan(v) ? "" : num, false);
-  }
-  csv_field(f, t->error[p] != NULL ? t->error[p] : "", true);
-}
-
-/* summary.csv: point, status, the grid's columns, the metrics, error. */
-static int write_csv(const table *t, const sweep *s, const char *path,
-                     sim_error *err) {
-  char partial[SWEEP_PATH + 16];
-  snprintf(partial, sizeof partial, "%s.partial", path);
-  FILE *f = fopen(partial, "w");
-  if (f == NULL)
-    return sim_error_set(err, SIM_EIO, "%s: cannot write: %s", partial,
-                         strerror(errno));
-  csv_field(f, "point", false);
-  csv_field(f, "status", false);
-  for (size_t c = 0; c < sweep_ncolumns(s); c++)
-    csv_field(f, sweep_column_key(s, c), false);
-  for (size_t m = 0; m < t->nnames; m++)
-    csv_field(f, t->names[m], false);
-  csv_field(f, "error", true);
-  for (size_t p = 0; p < t->n; p++)
-    csv_row(f, t, s, p);
-  int bad = ferror(f) | (fclose(f) != 0);
-  if (bad || rename(partial, path) != 0) {
-    unlink(partial);
-    return sim_error_set(err, SIM_EIO, "%s: cannot write", path);
-  }
-  return SIM_OK;
-}
-
-/* The dimension every value of column c parses in, if there is one. */
-static bool column_numeric(const sweep *s, size_t c, units_dim *dim) {
-  for (int d = 0; d < UNITS_NDIMS; d++) {
-    size_t p = 0;
-    double v;
-    while (p < sweep_npoints(s) &&
-           units_parse(sweep_point_value(s, p, c), (units_dim)d, &v, NULL) == 0)
-      p++;
-    if (p == sweep_npoints(s)) {
-      *dim = (units_dim)d;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* The arrays and names the HDF5 table borrows. */
-typedef struct h5_parts {
-  h5r_column *cols;
-  size_t ncols;
-  void **data;  /* owned arrays */
-  char **paths; /* owned names */
-  size_t nowned;
-} h5_parts;
-
-static void parts_fini(h5_parts *h) {
-  for (size_t i = 0; i < h->nowned; i++) {
-    free(h->data[i]);
-    free(h->paths[i]);
-  }
-  free(h->data);
-  free(h->paths);
-  free(h->cols);
-}
-
-/* Adds a column whose path and data the parts own (data may be NULL). */
-static int add_owned(h5_parts *h, char *path, h5r_type type, void *data,
-                     const char *units) {
-  h->paths[h->nowned] = path;
-  h->data[h->nowned++] = data;
-  if (path == NULL || data == NULL)
-    return -1;
-  h->cols[h->ncols++] = (h5r_column){path, type, data, units};
-  return 0;
-}
-
-static char *join(const char *group, const char *name) {
-  size_t n = strlen(group) + strlen(name) + 2;
-  char *s = malloc(n);
-  if (s != NULL)
-    snprintf(s, n, "%s/%s", group, name);
-  return s;
-}
-
-/* axes/KEY (text as written) and, when every value is a quantity of one
- * kind, axis_values/KEY in canonical units. */
-static int add_axis(h5_parts *h, const sweep *s, size_t c, size_t n) {
-  const char *key = sweep_column_key(s, c);
-  const char **text = malloc(n * sizeof *text);
-  for (size_t p = 0; text != NULL && p < n; p++)
-    text[p] = sweep_point_value(s, p, c);
-  if (add_owned(h, join("axes", key), H5R_STRING, text, NULL) != 0)
-    return -1;
-  units_dim dim;
-  if (!column_numeric(s, c, &dim))
-    return 0;
-  double *v = malloc(n * sizeof *v);
-  for (size_t p = 0; v != NULL && p < n; p++)
-    units_parse(sweep_point_value(s, p, c), dim, &v[p], NULL);
-  const char *units = units_canonical(dim)[0] ? units_canonical(dim) : "1";
-  return add_owned(h, join("axis_values", key), H5R_FLOAT64, v, units);
-}
-
-static int build_parts(h5_parts *h, const table *t, const sweep *s) {
-  size_t nc = sweep_ncolumns(s), max = 3 + 2 * nc + t->nnames;
-  h->cols = calloc(max, sizeof *h->cols);
-  h->data = calloc(max, sizeof *h->data);
-  h->paths = calloc(max, sizeof *h->paths);
-  if (h->cols == NULL || h->data == NULL || h->paths == NULL)
-    return -1;
-  h->cols[h->ncols++] = (h5r_column){"point", H5R_INT64, t->point, NULL};
-  h->cols[h->ncols++] = (h5r_column){"status", H5R_STRING, t->status, NULL};
-  h->cols[h->ncols++] = (h5r_column){"error", H5R_STRING, t->error, NULL};
-  for (size_t c = 0; c < nc; c++)
-    if (add_axis(h, s, c, t->n) != 0)
-      return -1;
-  for (size_t m = 0; m < t->nnames; m++) {
-    h->paths[h->nowned++] = join("metrics", t->names[m]);
-    if (h->paths[h->nowned - 1] == NULL)
-      return -1;
-    h->cols[h->ncols++] =
-        (h5r_column){h->paths[h->nowned - 1], H5R_FLOAT64, t->metric[m], NULL};
-  }
-  return 0;
-}
-
-static int write_h5(const table *t, const sweep *s, const char *path,
-                    const char *version, sim_error *err) {
-  h5_parts h = {0};
-  const char *file = strrchr(sweep_path(s), '/');
-  const char *keys[] = {"sweep", "base", "aifsim_version"};
-  const char *values[] = {file ? file + 1 : sweep_path(s),
-                          sweep_base_written(s), version};
-  int e = build_parts(&h, t, s) == 0 ? SIM_OK : no_memory(err);
-  h5r_table tab = {t->n, h.cols, h.ncols, keys, values, version ? 3 : 2};
-  if (e == SIM_OK)
-    e = h5r_table_write(path, &tab, err);
-  parts_fini(&h);
-  return e;
-}
-
-/* Rebuilds summary.h5 and summary.csv from the files in dir. */
-static int write_summary(const sweep *s, const char *dir, const char *version,
-                         size_t *failed, size_t *missing, sim_error *err) {
-  table t;
-  char path[SWEEP_PATH];
-  int e = table_init(&t, sweep_npoints(s), err);
-  for (size_t p = 0; e == SIM_OK && p < t.n; p++)
-    e = gather_row(&t, s, dir, p, err);
-  snprintf(path, sizeof path, "%s/summary.h5", dir);
-  if (e == SIM_OK)
-    e = write_h5(&t, s, path, version, err);
-  snprintf(path, sizeof path, "%s/summary.csv", dir);
-  if (e == SIM_OK)
-    e = write_csv(&t, s, path, err);
-  *failed = t.failed;
-  *missing = t.missing;
-  table_fini(&t);
-  return e;
-}
-
-int sweep_collect(const sweep *s, const char *dir, const char *version,
-                  sweep_stats *st, sim_error *err) {
-  struct stat sb;
-  memset(st, 0, sizeof *st);
-  st->points = st->mine = sweep_npoints(s);
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return sim_error_set(err, SIM_EIO, "%s: no such directory", dir);
-  int e = write_summary(s, dir, version, &st->failed, &st->missing, err);
-  st->summary = e == SIM_OK;
-  return e;
-}
-
 /* ---- Serial ------------------------------------------------------------ */
 
 /* Whether every point has a point file or an error file in dir. */
 static bool all_points_tried(const sweep *s, const char *dir) {
   char path[SWEEP_PATH];
   for (size_t p = 0; p < sweep_npoints(s); p++) {
-    point_path(s, dir, p, ".h5", path);
+    sweep__point_path(s, dir, p, ".h5", path);
     if (access(path, F_OK) == 0)
       continue;
-    point_path(s, dir, p, ".error", path);
+    sweep__point_path(s, dir, p, ".error", path);
     if (access(path, F_OK) != 0)
       return false;
   }
@@ -768,7 +459,7 @@ static int summary_if_last(const sweep *s, const sweep_run_opts *o,
     continue;
   int e = SIM_OK;
   if (all_points_tried(s, o->dir)) {
-    e = write_summary(s, o->dir, o->version, &failed, &missing, err);
+    e = sweep__write_summary(s, o->dir, o->version, &failed, &missing, err);
     st->summary = e == SIM_OK;
   }
   if (fd >= 0)
@@ -790,7 +481,7 @@ static int finish(const sweep *s, const sweep_run_opts *o, sweep_stats *st,
                          st->skipped + st->ran, st->mine);
   if (shard_of(o).count > 1)
     return summary_if_last(s, o, st, err);
-  e = write_summary(s, o->dir, o->version, &failed, &missing, err);
+  e = sweep__write_summary(s, o->dir, o->version, &failed, &missing, err);
   st->summary = e == SIM_OK;
   return e;
 }
