@@ -44,6 +44,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 NAME=slurm
 . "$(dirname "$0")/lib.sh"
+# Under `make asan`: full stacks on malloc, so that LSan names OpenMPI's
+# frames and tests/asan/lsan.supp matches them (the fast unwinder loses
+# frames in libraries built without frame pointers).
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+fi
 chmod 755 "$TMP"
 CONF=$TMP/slurm/slurm.conf
 
