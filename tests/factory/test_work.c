@@ -286,6 +286,19 @@ static void nvfp4_raises_a_services_tokens_per_joule(void **state) {
   assert_true(fp4 > fp8 && fp8 > fp16);
 }
 
+/* Fails unless the facility's mean and peak power stay at or under cap_w
+ * at every sample and no time over the cap was counted. */
+static void assert_cap_held(const run *r, double cap_w) {
+  size_t n;
+  const double *power = facility(r, "power_w", &n);
+  const double *peak = facility(r, "peak_power_w", &n);
+  for (size_t i = 0; i < n; i++)
+    if (!(power[i] <= cap_w && peak[i] <= cap_w))
+      fail_msg("sample %zu: %g W (peak %g W) over the %g W cap", i, power[i],
+               peak[i], cap_w);
+  assert_true(r->sum.cap_violation_s == 0);
+}
+
 /* Every policy holds the facility under its cap at every sample, with no
  * violation counted, on a cap tight enough to throttle every workload;
  * the books close (factory_finish checks them) under each. */
@@ -297,12 +310,7 @@ static void no_policy_exceeds_the_cap(void **state) {
     const char *sets[] = {set, "power.cap=100 kW"};
     run r;
     run_scenario(&r, base, sets, 2);
-    size_t n;
-    const double *power = facility(&r, "power_w", &n);
-    const double *peak = facility(&r, "peak_power_w", &n);
-    for (size_t i = 0; i < n; i++)
-      assert_true(power[i] <= 100e3 && peak[i] <= 100e3);
-    assert_true(r.sum.cap_violation_s == 0);
+    assert_cap_held(&r, 100e3);
     assert_true(r.sum.stranded_j >= 0);
     run_free(&r);
   }
@@ -503,11 +511,7 @@ static void oversubscription_is_safe_under_every_policy(void **state) {
     const char *sets[] = {set, "duration=5 min"};
     run r;
     run_file(&r, "oversubscription.yaml", sets, 2);
-    size_t n;
-    const double *peak = facility(&r, "peak_power_w", &n);
-    for (size_t i = 0; i < n; i++)
-      assert_true(peak[i] <= 560e3);
-    assert_true(r.sum.cap_violation_s == 0);
+    assert_cap_held(&r, 560e3);
     run_free(&r);
   }
 }

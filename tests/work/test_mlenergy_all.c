@@ -47,22 +47,27 @@ static void every_catalogued_run_is_modelled(void **state) {
                runs[i].gpu_model, runs[i].refused);
 }
 
-static void dense_band(void **state) {
-  (void)state;
+/* The Done-when bands of one class of runs (dense or MoE): the median
+ * tokens/J ratio within +-25% and 90% of runs within a factor 2. */
+static void class_band(bool moe) {
+  const char *cls = moe ? "MoE" : "dense";
   double med, in2;
   size_t n;
-  mlr_class_summary(runs, nruns, false, &med, &in2, &n);
-  print_message("dense: %zu runs, median tokens/J ratio %.2f, within 2x "
+  mlr_class_summary(runs, nruns, moe, &med, &in2, &n);
+  print_message("%s: %zu runs, median tokens/J ratio %.2f, within 2x "
                 "%.0f%%\n",
-                n, med, 100 * in2);
-  char cond[96];
-  snprintf(cond, sizeof cond, "%zu dense runs of catalogued models and GPUs",
-           n);
-  validate_row(VALIDATE_SERVING, "ML.ENERGY dense runs: median tokens/J ratio",
+                cls, n, med, 100 * in2);
+  char cond[96], median[96], within[96];
+  snprintf(cond, sizeof cond, "%zu %s runs of catalogued models and GPUs", n,
+           cls);
+  snprintf(median, sizeof median, "ML.ENERGY %s runs: median tokens/J ratio",
+           cls);
+  snprintf(within, sizeof within,
+           "ML.ENERGY %s runs: share within 2x in tokens/J", cls);
+  validate_row(VALIDATE_SERVING, median,
                "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond,
                "x measured", 1, med, 0.75, 1.33, "0.75-1.33 (+-25%)");
-  validate_row(VALIDATE_SERVING,
-               "ML.ENERGY dense runs: share within 2x in tokens/J",
+  validate_row(VALIDATE_SERVING, within,
                "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond, "share",
                0.9, in2, 0.9, 1, ">= 90%");
   assert_true(n > 0);
@@ -70,26 +75,14 @@ static void dense_band(void **state) {
   assert_true(in2 >= 0.9);
 }
 
+static void dense_band(void **state) {
+  (void)state;
+  class_band(false);
+}
+
 static void moe_band(void **state) {
   (void)state;
-  double med, in2;
-  size_t n;
-  mlr_class_summary(runs, nruns, true, &med, &in2, &n);
-  print_message("MoE: %zu runs, median tokens/J ratio %.2f, within 2x "
-                "%.0f%%\n",
-                n, med, 100 * in2);
-  char cond[96];
-  snprintf(cond, sizeof cond, "%zu MoE runs of catalogued models and GPUs", n);
-  validate_row(VALIDATE_SERVING, "ML.ENERGY MoE runs: median tokens/J ratio",
-               "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond,
-               "x measured", 1, med, 0.75, 1.33, "0.75-1.33 (+-25%)");
-  validate_row(VALIDATE_SERVING,
-               "ML.ENERGY MoE runs: share within 2x in tokens/J",
-               "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond, "share",
-               0.9, in2, 0.9, 1, ">= 90%");
-  assert_true(n > 0);
-  assert_true(med >= 0.75 && med <= 1.33);
-  assert_true(in2 >= 0.9);
+  class_band(true);
 }
 
 static void maverick_batch_256(void **state) {
