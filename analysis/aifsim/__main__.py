@@ -38,7 +38,7 @@ def cmd_report(a):
     png, htm = a.png, a.html
     if not png and not htm:
         png = str(Path(a.run).with_suffix(".png"))
-    _print_table(_r.summary_table(run)[["metric", "value"]])
+    _print_table(_r.summary_table(run)[["group", "metric", "value"]])
     for p in _r.write_report(run, png=png, html_path=htm, dpi=a.dpi):
         print("wrote %s" % p)
 

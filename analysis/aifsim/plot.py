@@ -20,8 +20,11 @@ from . import units as _u
 
 CAP_COLOR = "#d62728"
 BANDS = {  # facility power components, bottom to top
+    "GPUs: inference": "#08519c",
+    "GPUs: training": "#6a51a3",
+    "GPUs: idle and background": "#6baed6",
     "GPUs": "#1f77b4",
-    "other IT (CPUs, network, fans)": "#9ecae1",
+    "other IT (CPUs, network, fans)": "#c6dbef",
     "IT": "#1f77b4",
     "cooling": "#2ca02c",
     "losses": "#ff7f0e",
@@ -29,6 +32,10 @@ BANDS = {  # facility power components, bottom to top
     "facility": "#9ecae1",
 }
 DR_COLOR = "#fdd835"
+#: Runs and sweep lines differ by marker and line style as well as colour.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+LINESTYLES = ("-", "--", "-.", ":")
+
 DEFER_COLOR = "#8c564b"
 
 
@@ -51,12 +58,70 @@ def _edges(t):
     return np.concatenate([[first], t])
 
 
-def _time_axis(ax, t_s):
-    """(factor, unit) for the time axis of samples `t_s`; labels the axis."""
+def start_time(run):
+    """The wall-clock time of t = 0 (pandas Timestamp, UTC) or None."""
+    return getattr(run, "start_utc", None)
+
+
+def _time_axis(ax, t_s, run=None):
+    """(factor, unit) for the time axis of samples `t_s`; labels the axis.
+    With the run's wall-clock start known (`start_utc`), the ticks are
+    dates and times in UTC; the values plotted stay in the unit."""
     e = _edges(t_s)
-    factor, unit = _u.time_scale(e[-1] - e[0] if len(e) > 1 else 0.0)
-    ax.set_xlabel("time (%s)" % unit)
+    span = e[-1] - e[0] if len(e) > 1 else 0.0
+    factor, unit = _u.time_scale(span)
+    start = start_time(run) if run is not None else None
+    if start is None:
+        ax.set_xlabel("time (%s)" % unit)
+        return factor, unit
+    wall_clock_axis(ax, start, factor, span)
     return factor, unit
+
+
+def _OffsetLocator(step, offset):
+    """Ticks at offset + k * step (MultipleLocator with an offset, which
+    older matplotlib lacks)."""
+    from matplotlib.ticker import Locator
+
+    class OffsetLocator(Locator):
+        def __call__(self):
+            lo, hi = self.axis.get_view_interval()
+            return self.tick_values(lo, hi)
+
+        def tick_values(self, vmin, vmax):
+            k0 = np.ceil((vmin - offset) / step - 1e-9)
+            k1 = np.floor((vmax - offset) / step + 1e-9)
+            return offset + step * np.arange(k0, k1 + 1)
+
+    return OffsetLocator()
+
+
+def wall_clock_axis(ax, start, factor, span_s):
+    """Ticks of an x axis in units of `factor` seconds from `start` shown as
+    UTC dates (at midnight) and times of day."""
+    import pandas as pd
+    from matplotlib.ticker import FuncFormatter
+
+    hours = span_s / 3600.0
+    step_h = next((h for h in (1, 2, 3, 6, 12, 24, 48, 72, 168)
+                   if hours / h <= 9), 336)
+    # ticks on whole hours of the wall clock
+    offset_h = (start - start.normalize()) / pd.Timedelta(hours=1)
+    step = step_h * 3600.0 / factor
+    ax.xaxis.set_major_locator(_OffsetLocator(
+        step, (-offset_h % step_h) * 3600.0 / factor))
+
+    def fmt(v, _pos=None):
+        t = start + pd.Timedelta(seconds=float(v) * factor)
+        t = t.round("min")
+        if step_h >= 24:
+            return t.strftime("%d %b")
+        if t.hour == 0 and t.minute == 0:
+            return t.strftime("%d %b")
+        return t.strftime("%H:%M")
+
+    ax.xaxis.set_major_formatter(FuncFormatter(fmt))
+    ax.set_xlabel("date and time (UTC)")
 
 
 def not_in_run(ax, what, title=None):
@@ -220,7 +285,7 @@ def power_stack(run, ax=None, legend=True, title=None):
     if power is None or not len(power):
         return not_in_run(ax, "facility power", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t)
+    tf, _ = _time_axis(ax, t, run)
     x = _edges(t) / tf
     cap = _col(fac, "cap_w")
     peak = _col(fac, "peak_power_w")
@@ -231,7 +296,8 @@ def power_stack(run, ax=None, legend=True, title=None):
     it, gpu = _col(fac, "it_power_w"), _col(fac, "gpu_power_w")
     bands = []
     if it is not None and gpu is not None:
-        bands += [("GPUs", gpu), ("other IT (CPUs, network, fans)", it - gpu)]
+        bands += gpu_bands(fac, gpu)
+        bands.append(("other IT (CPUs, network, fans)", it - gpu))
     elif it is not None:
         bands.append(("IT", it))
     for name, col in (("cooling", "cooling_power_w"),
@@ -281,6 +347,25 @@ def power_stack(run, ax=None, legend=True, title=None):
     return ax
 
 
+def gpu_bands(fac, gpu):
+    """The GPUs' power split by the work it served: [(name, series)],
+    inference and training from /facility's per-work series when the run
+    has them, the rest idle or background load; one "GPUs" band
+    otherwise."""
+    inf = _signal(fac, "inference_power_w")
+    train = _signal(fac, "training_power_w")
+    if inf is None and train is None:
+        return [("GPUs", gpu)]
+    out, rest = [], np.array(gpu, dtype=float)
+    for name, v in (("GPUs: inference", inf), ("GPUs: training", train)):
+        if v is not None:
+            v = np.nan_to_num(v)
+            out.append((name, v))
+            rest = rest - v
+    out.append(("GPUs: idle and background", np.clip(rest, 0, None)))
+    return out
+
+
 def pue_temperature(run, ax=None, legend=True, title=None):
     """PUE (left) and outdoor temperature (right) over time."""
     ax = _new_axes(ax)
@@ -298,7 +383,7 @@ def pue_temperature(run, ax=None, legend=True, title=None):
     if pue is None and temp is None:
         return not_in_run(ax, "PUE and outdoor temperature", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t)
+    tf, _ = _time_axis(ax, t, run)
     x = _edges(t) / tf
     if pue is not None:
         ax.stairs(pue, x, color="#2ca02c", lw=1.5, label="PUE",
@@ -332,14 +417,15 @@ def grid_signals(run, ax=None, legend=True, title=None):
     if carbon is None and price is None:
         return not_in_run(ax, "carbon intensity and price", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t)
+    tf, _ = _time_axis(ax, t, run)
     x = _edges(t) / tf
     held = deferred_jobs(run)
     room = 1.0 + (0.25 if len(held) else 0.08)
     if carbon is not None:
         ax.stairs(carbon, x, color="#7f7f7f", lw=1.5,
                   label="carbon intensity", baseline=None)
-        ax.set_ylabel(_u.label("carbon intensity", "gCO2/kWh"))
+        ax.set_ylabel(_u.label("carbon intensity", "gCO2/kWh"),
+                      color="#555555")
         ax.set_ylim(0, np.nanmax(carbon) * room)
     else:
         ax.set_yticks([])
@@ -349,7 +435,8 @@ def grid_signals(run, ax=None, legend=True, title=None):
         price_ax.stairs(price, x, color="#9467bd", lw=1.2, label="price",
                         baseline=None)
         cur = run.facility.units.get("price_per_mwh", "$/MWh")
-        price_ax.set_ylabel(_u.label("electricity price", cur))
+        price_ax.set_ylabel(_u.label("electricity price", cur),
+                            color="#9467bd")
         lo = min(0.0, np.nanmin(price))
         hi = max(np.nanmax(price), 0.0)
         lo = lo - 0.04 * (hi - lo) if lo < 0 else lo
@@ -406,8 +493,13 @@ def _slo(run, service, metric):
 
 
 def services(run, axes=None, legend=True):
-    """Per-service tokens/s, TTFT and TPOT percentiles with the SLO lines.
-    `axes`: three Axes (tokens/s, TTFT, TPOT), or None for a new figure."""
+    """Per-service tokens/s, and TTFT and TPOT percentiles on log axes (p50
+    and p99 of the same service share its colour, p99 dashed) with each
+    SLO drawn once: one red line when the services share it, else one per
+    distinct value. `axes`: three Axes (tokens/s, TTFT, TPOT), or None for a
+    new figure."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
     svc = run.services
     if axes is None:
         import matplotlib.pyplot as plt
@@ -422,48 +514,61 @@ def services(run, axes=None, legend=True):
     t = svc.index.to_numpy(dtype=float)
     colors = ["C%d" % i for i in range(10)]
     for ax in axes:
-        tf, _ = _time_axis(ax, t)
+        tf, _ = _time_axis(ax, t, run)
+    x = _edges(t) / tf
     styles = ["-", "--", ":", "-."]
-    drew = {"ttft": False, "tpot": False}
-    lat_max = {"ttft": 0.0, "tpot": 0.0}
-    for metric in ("ttft", "tpot"):
-        for name in names:
-            for var in svc[name].columns:
-                m = _LAT.match(var)
-                if m and m.group(1) == metric:
-                    lat_max[metric] = max(lat_max[metric],
-                                          np.nanmax(svc[name][var]))
     for k, name in enumerate(names):
         sub = svc[name]
-        color = colors[k % 10]
         tok = [c for c in sub.columns if c.startswith("tokens_per_s")]
         if tok:
-            ax_tok.plot(t / tf, sub[tok[0]], color=color, lw=1.2, label=name)
-        for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
+            ax_tok.stairs(np.nan_to_num(sub[tok[0]].to_numpy(dtype=float)),
+                          x, color=colors[k % 10], lw=1.2, label=name,
+                          baseline=None)
+    for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
+        lo, hi, drew = np.inf, 0.0, False
+        slos = {}
+        for k, name in enumerate(names):
+            sub = svc[name]
             cols = sorted([(float(_LAT.match(c).group(2)), c)
                            for c in sub.columns if _LAT.match(c)
                            and _LAT.match(c).group(1) == metric])
-            f, unit = _u.display_scale("s", max(lat_max[metric], 1e-9))
             for j, (pct, c) in enumerate(cols):
-                ax.plot(t / tf, sub[c] / f, color=color,
-                        ls=styles[j % len(styles)], lw=1.2,
-                        label="%s p%g" % (name, pct))
-                drew[metric] = True
+                v = sub[c].to_numpy(dtype=float)
+                v = np.where(v > 0, v, np.nan)  # log axis; no completions
+                if not np.isfinite(v).any():
+                    continue
+                lo, hi = min(lo, np.nanmin(v)), max(hi, np.nanmax(v))
+                ax.stairs(v, x, color=colors[k % 10],
+                          ls=styles[j % len(styles)], lw=1.2,
+                          label="%s p%g" % (name, pct), baseline=None)
+                drew = True
             slo = _slo(run, name, metric)
             if slo is not None:
-                ax.axhline(slo / f, color=color, ls="--", lw=1.8, alpha=0.9,
-                           label="%s %s SLO %s" % (name, metric.upper(),
-                                                   _u.format_value(slo, "s")))
-            ax.set_ylabel("%s (%s)" % (metric.upper(), unit))
-    ax_tok.set_ylabel("output tokens/s")
-    ax_tok.set_title("%s: inference services" % run.name)
-    for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
-        if not drew[metric] and not ax.get_lines():
+                slos.setdefault(round(slo, 12), []).append(name)
+        if not drew:
             not_in_run(ax, "%s percentiles" % metric.upper())
+            continue
+        for value, who in slos.items():
+            lo, hi = min(lo, value), max(hi, value)
+            text = "SLO %s" % _u.format_value(value, "s")
+            if len(slos) > 1:
+                text += " (%s)" % ", ".join(who)
+            ax.axhline(value, color=CAP_COLOR, ls="--", lw=1.8, alpha=0.9,
+                       label=text, zorder=5)
+        ax.set_yscale("log")
+        ax.set_ylim(lo / 2.0, hi * 2.0)
+        ax.yaxis.set_major_locator(LogLocator(base=10))
+        ax.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _p: _u.format_value(v, "s") if v < 1 else
+            "%g s" % v))
+        ax.set_ylabel("%s (s, log)" % metric.upper())
+    ax_tok.set_ylabel("output tokens/s")
+    ax_tok.set_ylim(bottom=0)
+    ax_tok.set_title("%s: inference services" % run.name)
     span = _edges(t) / tf
     for ax in axes:
         ax.set_xlim(span[0], span[-1])
-        ax.grid(alpha=0.3)
+        ax.grid(alpha=0.3, which="major")
         if legend:
             _legend(ax)
     return axes
@@ -479,7 +584,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
         return not_in_run(ax, "per-rack %s" % var, title)
     sub = racks[var]
     t = sub.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t)
+    tf, _ = _time_axis(ax, t, run)
     x = _edges(t) / tf
     v = sub.to_numpy(dtype=float)
     units = racks.units.get(var, "")
@@ -515,7 +620,7 @@ def clocks(run, ax=None, legend=True, title=None):
         return not_in_run(ax, "per-rack clock and activity", title)
     groups = run.rack_groups()
     t = racks.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t)
+    tf, _ = _time_axis(ax, t, run)
     x = _edges(t) / tf
     for k, g in enumerate(dict.fromkeys(groups.values())):
         members = [r for r, gg in groups.items() if gg == g]
@@ -540,16 +645,76 @@ def clocks(run, ax=None, legend=True, title=None):
 # -- several runs ----------------------------------------------------------
 
 def run_labels(runs):
-    """Short distinct labels for runs: the scenario names when they differ,
-    else the file names."""
-    names = [r.name for r in runs]
-    if len(set(names)) == len(names):
-        return names
-    stems = [r.path.name[:-3] if r.path.name.endswith(".h5")
-             else r.path.name for r in runs]
-    if len(set(stems)) == len(stems):
-        return stems
-    return [str(r.path) for r in runs]
+    """Legend labels of runs: the scenario names and what differs between
+    their resolved scenarios (`quickstart, power.cap=650 kW`), never the
+    file names unless nothing else tells them apart (tables.run_labels)."""
+    from .tables import run_labels as labels
+    return labels(runs)
+
+
+#: Series of /facility a comparison overlays when they differ between the
+#: runs: (column, what, units).
+OVERLAYS = (("power_w", "facility power", "W"),
+            ("tokens_per_s", "output tokens/s", "tokens/s"),
+            ("training_power_w", "training GPU power", "W"),
+            ("inference_power_w", "inference GPU power", "W"),
+            ("pue", "PUE", "1"))
+
+
+def differing_series(runs, candidates=OVERLAYS, rtol=0.005):
+    """The candidates (column, what, units) whose series differ between the
+    runs by more than `rtol` of their largest value somewhere (or differ in
+    length); a series all zero or missing in every run is skipped."""
+    out = []
+    for col, what, units in candidates:
+        vals = []
+        for r in runs:
+            v = _col(r.facility, col)
+            vals.append(None if v is None else np.nan_to_num(v))
+        have = [v for v in vals if v is not None]
+        if not have or all(np.max(np.abs(v)) == 0 if len(v) else True
+                           for v in have):
+            continue
+        if len(have) < len(vals) or len({len(v) for v in have}) > 1:
+            out.append((col, what, units))
+            continue
+        scale = max(np.max(np.abs(v)) for v in have)
+        if max(np.max(np.abs(v - have[0])) for v in have[1:]) > rtol * scale:
+            out.append((col, what, units))
+    return out
+
+
+def compare_series(runs, col, what, units, ax=None, labels=None,
+                   legend=True, title=None):
+    """One /facility series of several runs overlaid."""
+    ax = _new_axes(ax)
+    labels = labels or run_labels(runs)
+    spans, tops = [], []
+    for r in runs:
+        v = _col(r.facility, col)
+        if v is not None and len(v):
+            spans.append(r.facility.index[-1])
+            tops.append(np.nanmax(np.abs(v)))
+    if not spans:
+        return not_in_run(ax, what, title)
+    tf, tu = _u.time_scale(max(spans))
+    f, shown = _u.display_scale(units, max(tops))
+    for k, (r, lab) in enumerate(zip(runs, labels)):
+        v = _col(r.facility, col)
+        if v is None:
+            continue
+        x = _edges(r.facility.index.to_numpy(dtype=float)) / tf
+        ax.stairs(v / f, x, color="C%d" % (k % 10),
+                  ls=LINESTYLES[k % len(LINESTYLES)], lw=1.3, label=lab,
+                  baseline=None)
+    ax.set_xlabel("time (%s)" % tu)
+    ax.set_ylabel(_u.label(what, shown))
+    ax.set_xlim(0, max(spans) / tf)
+    ax.set_title(title or what)
+    ax.grid(alpha=0.3)
+    if legend:
+        _legend(ax)
+    return ax
 
 
 def compare_power(runs, ax=None, labels=None, legend=True, title=None):
@@ -579,7 +744,7 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
         color = "C%d" % (k % 10)
         x = _edges(fac.index.to_numpy(dtype=float)) / tf
         ax.stairs(fac["power_w"] / pf, x, color=color, lw=1.3, label=lab,
-                  baseline=None)
+                  ls=LINESTYLES[k % len(LINESTYLES)], baseline=None)
         if "cap_w" in fac.columns and not same_cap:
             ax.stairs(fac["cap_w"] / pf, x, color=color, lw=1.5, ls="--",
                       label="%s %s" % (lab, _cap_text(fac["cap_w"])),
@@ -602,15 +767,40 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
 
 # -- sweeps ----------------------------------------------------------------
 
-PREFERRED_Y = ("tokens_per_joule", "revenue", "slo_attainment", "jct_mean_s",
-               "mean_pue", "co2_t", "cost", "energy_mwh", "mean_power_w",
-               "peak_power_w", "cap_violation_s")
+#: The outputs a sweep is run for, in the order its figure shows them:
+#: tokens/J, training tokens, cost, CO2, cap violations; a metric absent
+#: (NaN) in every point, or zero in every point, is skipped.
+PREFERRED_Y = ("tokens_per_joule", "training_tokens", "cost", "co2_t",
+               "slo_attainment", "cap_violation_s")
+#: When fewer than two of those are there: what the sweep changed most.
+FALLBACK_Y = ("energy_mwh", "stranded_mwh", "mean_pue", "peak_power_w",
+              "mean_power_w", "jct_mean_s")
+
+
+def _informative(sweep, col):
+    """Whether a metric has a number other than zero in some point."""
+    if col not in sweep.columns:
+        return False
+    v = sweep[col]
+    if v.dtype.kind not in "fi":
+        v = v.apply(lambda x: _to_float(x))
+    v = v.to_numpy(dtype=float)
+    return bool(np.isfinite(v).any() and np.nanmax(np.abs(v)) > 0)
+
+
+def _to_float(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return np.nan
 
 
 def default_frontier(sweep):
-    """(x, [y...], by) a sweep's frontier plot shows by default."""
+    """(x, [y...], by) a sweep's frontier plot shows by default: the outputs
+    that matter (PREFERRED_Y) that some point has, against the cap or the
+    first numeric axis, one line per policy or per the next axis."""
     axes = list(sweep.axis_columns or [])
-    numeric = [a for a in axes if sweep[a].dtype.kind in "fi"]
+    numeric = [a for a in axes if sweep[a].dtype.kind in "fi" and a != "seed"]
     x = "power.cap" if "power.cap" in axes else (numeric[0] if numeric
                                                  else (axes[0] if axes
                                                        else "point"))
@@ -622,23 +812,55 @@ def default_frontier(sweep):
     if by is None:
         rest = [a for a in axes if a not in (x, "seed")]
         by = rest[0] if rest else None
-    present = [c for c in PREFERRED_Y if c in sweep.columns
-               and sweep[c].notna().any()]
-    varying = [c for c in present if sweep[c].nunique(dropna=True) > 1]
-    ys = (varying or present)[:3]
+    ys = [c for c in PREFERRED_Y if _informative(sweep, c)]
+    if len(ys) < 2:
+        varying = [c for c in FALLBACK_Y if _informative(sweep, c)
+                   and sweep[c].nunique(dropna=True) > 1]
+        ys += varying[:3 - len(ys)]
     return x, ys, by
 
 
+def sweep_title(sweep):
+    """The sweep's name (its sweep file's, from summary.h5), else its base
+    scenario's."""
+    name = getattr(sweep, "attrs", {}).get("sweep_name")
+    scen = getattr(sweep, "scenario_name", None)
+    if name and scen and scen not in name:
+        return "%s (%s)" % (name, scen)
+    return name or scen or ""
+
+
 def _axis_label(sweep, col, values):
-    units = (sweep.units or {}).get(col, "")
-    name = col if col in (sweep.axis_columns or []) else _u.metric_label(col)
-    f, shown = _u.display_scale(units, np.nanmax(np.abs(values))
-                                if len(values) else 1.0)
-    if units in ("MWh",) and np.nanmax(np.abs(values)) < 1:
+    from .tables import label, metric_units
+    units = (sweep.units or {}).get(col, "") or (
+        "" if col in (sweep.axis_columns or []) else metric_units(col))
+    name = col if col in (sweep.axis_columns or []) else label(col)
+    mag = np.nanmax(np.abs(values)) if len(values) and \
+        np.isfinite(values).any() else 1.0
+    if units == "1" and "pue" not in col:
+        return 0.01, _name_unit(name, "%")
+    if units in ("", None) and col not in (sweep.axis_columns or []):
+        for div, word in ((1e12, "trillions"), (1e9, "billions"),
+                          (1e6, "millions")):
+            if mag >= div:
+                return div, "%s (%s)" % (name, word)
+    f, shown = _u.display_scale(units, mag)
+    if units in ("MWh",) and mag < 1:
         f, shown = 1e-3, "kWh"
-    if units == "1" and col != "mean_pue" and "pue" not in col:
-        return 0.01, _u.label(name, "%")
-    return f, _u.label(name, shown)
+    if units == "kg" and mag >= 1e3:
+        f, shown = 1e3, "t"
+    return f, _name_unit(name, shown)
+
+
+def _name_unit(name, units):
+    """'Stranded power (energy, kWh)': the unit joins a name's own
+    parenthesis; a name that says its unit (tokens per joule) keeps it."""
+    u = _u.pretty(units)
+    if not u or u in ("tokens/J",):
+        return name
+    if name.endswith(")"):
+        return "%s, %s)" % (name[:-1], u)
+    return "%s (%s)" % (name, u)
 
 
 def _key_text(value, units):
@@ -651,49 +873,96 @@ def _key_text(value, units):
     return str(value)
 
 
+def _sensible_ylim(ax, lo, hi, top=None):
+    """Keep a small relative change small: the y range spans at least 20%
+    of the values' magnitude (a 0.003 change of a PUE of 1.15 stays flat),
+    from zero for values that are all zero."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return
+    mag = max(abs(lo), abs(hi))
+    if mag == 0:
+        ax.set_ylim(-0.05, 1.0)
+        return
+    if hi - lo < 0.2 * mag:
+        mid, half = (lo + hi) / 2.0, 0.1 * mag + (hi - lo) / 2.0
+        bottom, upper = mid - half, mid + half
+        if lo >= 0 and bottom < 0:
+            bottom = 0.0
+        if top is not None and hi <= top and upper > top:
+            bottom, upper = bottom - (upper - top), top + 0.03 * (top - bottom)
+        ax.set_ylim(bottom, upper)
+
+
 def frontier(sweep, x=None, y=None, by=None, ax=None, legend=True,
              title=None):
     """`y` against `x` over the sweep's points, one line per value of `by`
-    (the policy by default): e.g. tokens/J against the cap."""
+    (the policy by default), each with its own marker and line style so
+    lines that coincide stay visible: e.g. tokens/J against the cap.
+    A metric no point has (NaN everywhere: tokens/J of a sweep without
+    services) says so on the axes and warns."""
+    import warnings
+
+    from .tables import label as metric_name
+
     dx, dys, dby = default_frontier(sweep)
     x = x or dx
     y = y or (dys[0] if dys else None)
     by = dby if by is None else (by or None)
     ax = _new_axes(ax, figsize=(7, 4.5))
     if y is None or y not in sweep.columns or x not in sweep.columns:
-        return not_in_run(ax, "%s against %s" % (y, x), title)
+        what = "%s against %s" % (y or "an output", x)
+        warnings.warn("frontier: %s: no such column in the sweep" % what,
+                      stacklevel=2)
+        return not_in_run(ax, what, title)
     df = sweep[sweep[y].notna()]
+    if not len(df):
+        warnings.warn("frontier: %s is absent (NaN) in every point of the "
+                      "sweep; nothing to draw" % y, stacklevel=2)
+        ax = not_in_run(ax, "%s (absent in every point)" % metric_name(y),
+                        title)
+        return ax
     fx, xl = _axis_label(sweep, x, df[x].to_numpy(dtype=float))
     fy, yl = _axis_label(sweep, y, df[y].to_numpy(dtype=float))
     groups = [(None, df)] if by is None else list(df.groupby(by, sort=True))
     replicated = False
+    lo, hi = np.inf, -np.inf
+    n = len(groups)
     for k, (key, g) in enumerate(groups):
         # replicates (seeds) at one x: their mean, and their spread as bars
         stats = g.groupby(x, sort=True)[y].agg(["mean", "min", "max",
                                                  "count"])
-        label = None if key is None else "%s = %s" % (
+        lab = None if key is None else "%s = %s" % (
             by, _key_text(key, (sweep.units or {}).get(by, "")))
         color = "C%d" % (k % 10)
         xs = stats.index.to_numpy(dtype=float) / fx
-        ax.plot(xs, stats["mean"] / fy, "o-", color=color, lw=1.5, ms=5,
-                label=label)
+        # earlier lines drawn larger and hollow, so a later line on top of
+        # them leaves their markers visible
+        ms = 5 + 1.6 * (n - 1 - k) if n > 1 else 6
+        ax.plot(xs, stats["mean"] / fy, marker=MARKERS[k % len(MARKERS)],
+                ls=LINESTYLES[k % len(LINESTYLES)], color=color, lw=1.6,
+                ms=ms, mfc="none" if k % 2 == 0 and n > 1 else color,
+                mew=1.5, label=lab, zorder=2 + k)
+        lo = min(lo, np.nanmin(stats["min"] / fy))
+        hi = max(hi, np.nanmax(stats["max"] / fy))
         if (stats["count"] > 1).any():
             replicated = True
             ax.errorbar(xs, stats["mean"] / fy, yerr=[
                 (stats["mean"] - stats["min"]) / fy,
                 (stats["max"] - stats["mean"]) / fy], fmt="none",
-                ecolor=color, elinewidth=1, capsize=3)
+                ecolor=color, elinewidth=1, capsize=3, zorder=2 + k)
     if replicated:
-        n = int(df.groupby([c for c in (by, x) if c])[y].count().max())
-        ax.text(0.99, 0.01, "mean of %d replicates, bars: min to max" % n,
+        m = int(df.groupby([c for c in (by, x) if c])[y].count().max())
+        ax.text(0.99, 0.01, "mean of %d replicates, bars: min to max" % m,
                 transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=8, color="0.35")
+    share = fy == 0.01  # a share shown in %: at most 100
+    _sensible_ylim(ax, lo, hi, top=100.0 if share else None)
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
-    name = getattr(sweep, "scenario_name", None)
-    ax.set_title(title or "%s%s against %s" % (
-        (name + ": ") if name else "",
-        y if y in (sweep.axis_columns or []) else _u.metric_label(y), x))
+    name = sweep_title(sweep)
+    ax.set_title(title or "%s%s" % ((name + ": ") if name else "",
+                                    y if y in (sweep.axis_columns or [])
+                                    else metric_name(y)))
     ax.grid(alpha=0.3)
     if legend and by is not None:
         _legend(ax, outside=False, loc="best")

@@ -205,7 +205,8 @@ class Run:
     def _repr_html_(self):
         head = "<b>aifsim run</b> <code>%s</code> &mdash; %s" % (
             html.escape(str(self.path)), html.escape(self.name))
-        return head + summary_table(self).to_html(index=False, border=0)
+        return head + summary_table(self)[["group", "metric", "value"]] \
+            .to_html(index=False, border=0)
 
     def read(self, path):
         """Any dataset of the file as a numpy array (strings decoded)."""
@@ -377,6 +378,20 @@ class Run:
             return float(s["duration_s"])
         t = self.facility.index
         return float(t[-1]) if len(t) else 0.0
+
+    @property
+    def start_utc(self):
+        """The wall-clock UTC time of t = 0 (a pandas Timestamp), from the
+        root attribute ``start_utc`` the simulator writes when the
+        scenario's signals give one; None otherwise."""
+        text = attr_text(self.attrs.get("start_utc"), "")
+        if not text:
+            return None
+        try:
+            ts = pd.Timestamp(text)
+        except (ValueError, TypeError):
+            return None
+        return ts.tz_convert(None) if ts.tzinfo is not None else ts
 
     def rack_groups(self):
         """{rack name: rack group name} from the scenario's racks list
@@ -565,14 +580,11 @@ def open_run(path, allow_incomplete=False):
 
 
 def summary_table(run):
-    """The run's /summary as a table: metric, value (with units), key; with
-    the peak's share of the cap when the run has both."""
-    s = dict(run.summary)
-    if "peak_power_w" in s and s.get("cap_w"):
-        s.setdefault("peak_share_of_cap", s["peak_power_w"] / s["cap_w"])
-    rows = [{"metric": _u.metric_label(k), "value": _u.format_metric(k, s[k]),
-             "key": k} for k in _u.metric_order(list(s))]
-    return pd.DataFrame(rows, columns=["metric", "value", "key"])
+    """The run's /summary as a table: group, metric, value (with units),
+    key; rows of features the run does not use are left out (see
+    aifsim.tables)."""
+    from .tables import summary_table as table
+    return table(run)
 
 
 def mean_power_w(run):

@@ -82,6 +82,11 @@ class Sweep(pd.DataFrame):
         return self.attrs.get("scenario_name")
 
     @property
+    def sweep_name(self):
+        """The sweep file's name (summary.h5), or None."""
+        return self.attrs.get("sweep_name")
+
+    @property
     def metrics(self):
         skip = set(RESERVED) | set(self.axis_columns or [])
         return [c for c in self.columns if c not in skip]
@@ -302,8 +307,31 @@ def open_sweep(directory):
                           for f in df["file"]]
     out = Sweep(df)
     out.attrs.update(units=units, directory=d, axis_columns=list(axes),
-                     scenario_name=_first_name(d, df))
+                     scenario_name=_first_name(d, df),
+                     sweep_name=_sweep_name(d))
     return out
+
+
+def _sweep_name(d):
+    """The sweep file's name without .yaml (summary.h5's root attribute
+    `sweep`), or None."""
+    import h5py
+
+    path = d / "summary.h5"
+    if not path.exists():
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            v = f.attrs.get("sweep")
+    except OSError:
+        return None
+    if v is None:
+        return None
+    v = Path(attr_text(v)).name
+    for ext in (".yaml", ".yml"):
+        if v.endswith(ext):
+            v = v[:-len(ext)]
+    return v or None
 
 
 def _first_name(d, df):

@@ -17,7 +17,7 @@ from aifsim import plot, reports
 from conftest import cli
 
 UNIT = re.compile(r"\((W|kW|MW|GW|h|min|s|d|%|ms|\u00b0C|gCO\u2082/kWh|"
-                  r"\$/MWh)\)")
+                  r"\$/MWh|UTC|s, log)\)")
 
 
 def _legend_texts(ax):
@@ -64,7 +64,15 @@ def test_report_figure_structure(day_h5):
     table = _by_title(fig, "summary")
     texts = [c.get_text().get_text() for c in
              table.tables[0].get_celld().values()]
-    assert "700 kW" in texts and "facility energy" in texts
+    assert "700 kW" in texts and "Facility energy" in texts
+    # grouped, readable, nothing the quickstart does not use, no NaN
+    assert {"Run", "Energy", "Power"} <= set(texts)
+    assert "Work" not in texts and "Grid" not in texts
+    assert not any("nan" in t.lower() for t in texts), texts
+    assert not any(t in texts for t in ("dr", "stranded", "Battery, net",
+                                        "Demand-response events"))
+    assert "Stranded power (energy)" in texts
+    assert "Not in this run" in table.get_title(loc="right")
 
     # every plotting axes says what its axes are, with units
     for ax in fig.axes:
@@ -82,7 +90,7 @@ def test_report_png_command(day_h5, tmp_path):
     out = tmp_path / "report.png"
     p = cli("report", day_h5, "--png", out)
     assert p.returncode == 0, p.stderr
-    assert "facility energy" in p.stdout and "wrote" in p.stdout
+    assert "Facility energy" in p.stdout and "wrote" in p.stdout
     img = mpimg.imread(out)
     h, w = img.shape[:2]
     assert w >= 1000 and h >= 1000  # a readable page, not a thumbnail
@@ -96,7 +104,8 @@ def test_report_html_is_self_contained(day_h5, tmp_path):
     page = out.read_text()
     assert page.count("data:image/png;base64,") >= 3
     assert "src=\"http" not in page and "<script" not in page
-    assert "facility energy" in page and "13.43 MWh" in page
+    assert "Facility energy" in page and "13.43 MWh" in page
+    assert "<th colspan=\"2\">Energy</th>" in page
     assert "quickstart" in page and "power:" in page  # scenario YAML
 
 
@@ -126,10 +135,11 @@ def test_full_report_has_every_panel(synth_h5):
     grid = _by_title(fig, "carbon")
     assert "carbon intensity (gCO\u2082/kWh)" == grid.get_ylabel()
     assert "deferred/paused job (arrival to start)" in _legend_texts(grid)
-    ttft = [a for a in fig.axes if a.get_ylabel() == "TTFT (ms)"][0]
-    assert "chat TTFT SLO 500 ms" in _legend_texts(ttft)
-    tpot = [a for a in fig.axes if a.get_ylabel() == "TPOT (ms)"][0]
-    assert "chat TPOT SLO 50 ms" in _legend_texts(tpot)
+    ttft = [a for a in fig.axes if a.get_ylabel() == "TTFT (s, log)"][0]
+    assert ttft.get_yscale() == "log"
+    assert [t for t in _legend_texts(ttft) if "SLO" in t] == ["SLO 500 ms"]
+    tpot = [a for a in fig.axes if a.get_ylabel() == "TPOT (s, log)"][0]
+    assert [t for t in _legend_texts(tpot) if "SLO" in t] == ["SLO 50 ms"]
 
 
 def test_report_with_real_grid_signals(frankfurt_h5):
@@ -143,7 +153,14 @@ def test_report_with_real_grid_signals(frankfurt_h5):
     # frankfurt-week is cooled: its weather shares the PUE panel
     temp = _by_title(fig, "PUE and outdoor temperature")
     assert temp.get_ylabel() == "PUE (facility / IT power)"
-    assert _by_title(fig, "facility power").get_xlabel() == "time (h)"
+    # start_utc is known: the time axis shows wall-clock dates in UTC
+    assert run.start_utc == __import__("pandas").Timestamp("2023-07-01")
+    power = _by_title(fig, "facility power")
+    assert power.get_xlabel() == "date and time (UTC)"
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in power.get_xticklabels()]
+    assert "01 Jul" in ticks and "02 Jul" in ticks and "12:00" in ticks
+    assert grid.get_xlabel() == "date and time (UTC)"
 
 
 def test_report_with_a_cooling_loop(liquid_h5):
@@ -215,17 +232,24 @@ def test_compare_command(quick_h5, cap500_h5, tmp_path):
     p = cli("compare", quick_h5, cap500_h5, "--png", png, "--csv", csv,
             "--html", tmp_path / "cmp.html")
     assert p.returncode == 0, p.stderr
-    assert "quick" in p.stdout and "cap500" in p.stdout
-    assert "facility power cap" in p.stdout and "500 kW" in p.stdout
+    # the runs are named by what differs between their scenarios, not by
+    # their files
+    assert "power.cap=700 kW" in p.stdout and "power.cap=500 kW" in p.stdout
+    assert "quick.h5" not in p.stdout and "cap500.h5" not in p.stdout
+    assert "Power cap" in p.stdout and "500 kW" in p.stdout
+    assert "change %" in p.stdout and "-28.6%" in p.stdout
     assert png.exists() and csv.exists()
     assert "data:image/png" in (tmp_path / "cmp.html").read_text()
     runs = [aifsim.open_run(quick_h5), aifsim.open_run(cap500_h5)]
+    labels = plot.run_labels(runs)
+    assert labels[0].startswith("power.cap=700 kW")
+    assert labels[1].startswith("power.cap=500 kW")
     ax = plot.compare_power(runs, ax=Figure().add_subplot())
     legend = _legend_texts(ax)
-    assert "quick" in legend and "cap500 cap 500 kW" in legend
+    assert labels[0] in legend and labels[1] + " cap 500 kW" in legend
     assert ax.get_ylabel() == "facility power (kW)"
     raw = reports.compare_table(runs, formatted=False)
-    assert raw.loc["cap_w", "cap500"] == 500e3
+    assert raw.loc["cap_w", labels[1]] == 500e3
 
 
 def test_open_sweep(cap_sweep):
@@ -368,7 +392,7 @@ def test_frontier(cap_sweep):
     sw = aifsim.open_sweep(cap_sweep)
     ax = plot.frontier(sw, y="peak_power_w", ax=Figure().add_subplot())
     assert ax.get_xlabel() == "power.cap (kW)"
-    assert ax.get_ylabel() == "peak facility power (kW)"
+    assert ax.get_ylabel() == "Peak facility power (kW)"
     assert _legend_texts(ax) == ["power.policy = static"]
     assert "quickstart" in ax.get_title()
     x, y = ax.get_lines()[0].get_data()
@@ -428,5 +452,5 @@ def test_report_shows_timed_out_requests(aifsim_bin, tmp_path):
     keys = list(tab["key"])
     assert "requests_timed_out" in keys and "requests_rejected" in keys
     row = tab[tab["key"] == "requests_timed_out"].iloc[0]
-    assert row["metric"] == "requests timed out"
-    assert "requests timed out" in reports.report_html(run)
+    assert row["metric"] == "Requests timed out"
+    assert "Requests timed out" in reports.report_html(run)

@@ -120,8 +120,16 @@ def test_services_plot_draws_the_slos(mixed_h5):
     fig = plt.figure()
     axs = plot.services(run, axes=[fig.add_subplot(3, 1, i + 1)
                                    for i in range(3)])
-    labels = [ln.get_label() for ln in axs[2].get_lines()]
-    assert any("TPOT SLO" in lab for lab in labels), labels
+    for ax, slo in ((axs[1], "SLO 2 s"), (axs[2], "SLO 100 ms")):
+        labels = ax.get_legend_handles_labels()[1]
+        # both services share the SLO: one line, not one per service
+        assert [lab for lab in labels if "SLO" in lab] == [slo], labels
+        assert ax.get_yscale() == "log"
+        assert "chat p50" in labels and "conversation p99" in labels
+        # p50 and p99 inside the axes, not squashed under the SLO: the
+        # axis spans less than 20 decades around them
+        lo, hi = ax.get_ylim()
+        assert 0 < lo < hi and hi / lo < 1e20
     plt.close(fig)
 
 
@@ -140,7 +148,7 @@ def test_summary_scenario_and_attributes(quick_h5):
     assert run.scenario_value("no.such.key", 5) == 5
     assert run.scenario_text.startswith("name:")
     assert "quickstart" in repr(run)
-    assert "facility energy" in run._repr_html_()
+    assert "Facility energy" in run._repr_html_()
 
 
 def test_to_xarray(quick_h5):

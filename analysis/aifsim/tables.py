@@ -1,0 +1,457 @@
+"""The summary of a run as people read it, and several runs side by side.
+
+A run's /summary holds some 60 figures, many of them about features the
+run does not use (a battery, demand response, faults): ``summary_table``
+shows them grouped (run, energy, power, work, grid, reliability) under
+readable names, leaves out the rows of features the run does not have,
+and never shows NaN (a figure the run cannot give is listed in the
+summary's ``absent`` string with its reason, and left out here).
+
+``run_labels`` names runs by their scenario and what differs between them
+(``quickstart, power.cap=650 kW``), read from the resolved scenarios the
+files store, not from their file names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import units as _u
+
+GROUPS = ("Run", "Energy", "Power", "Work", "Grid", "Reliability")
+
+
+def _pos(*keys):
+    """The row shows when any of `keys` is a number above zero."""
+    def test(s, run):
+        return any(_num(s.get(k)) > 0 for k in keys)
+    return test
+
+
+def _always(s, run):
+    return True
+
+
+def _scenario_has(*keys):
+    """The scenario sets one of these keys (training[].mtbf, faults, ...)."""
+    def test(s, run):
+        scen = getattr(run, "scenario", None) or {}
+        for k in keys:
+            first, _, rest = k.partition(".")
+            v = scen.get(first) if isinstance(scen, dict) else None
+            if rest and isinstance(v, list):
+                if any(isinstance(x, dict) and x.get(rest) not in
+                       (None, "", "0 s", 0, "none") for x in v):
+                    return True
+            elif v not in (None, [], {}, "", "none"):
+                return True
+        return False
+    return test
+
+
+def _either(*tests):
+    def test(s, run):
+        return any(t(s, run) for t in tests)
+    return test
+
+
+_SERVICES = _pos("requests_arrived", "tokens")
+_TRAINING = _pos("jobs_arrived")
+_LOST = _pos("requests_rejected", "requests_timed_out", "requests_dropped")
+_RELIABILITY = _either(_pos("job_failures", "lost_gpu_hours", "fault_events",
+                            "fault_lost_gpu_hours"),
+                       _scenario_has("faults", "training.mtbf"))
+
+#: (key, group, readable name, when the row shows). Order is table order.
+ROWS = [
+    ("duration_s", "Run", "Simulated time", _always),
+    ("gpus", "Run", "GPUs", _always),
+    ("racks", "Run", "Racks", _always),
+
+    ("energy_mwh", "Energy", "Facility energy", _always),
+    ("it_energy_mwh", "Energy", "IT energy", _always),
+    ("gpu_energy_mwh", "Energy", "GPU energy", _always),
+    ("inference_energy_mwh", "Energy", "Inference (GPU)", _SERVICES),
+    ("training_energy_mwh", "Energy", "Training (GPU)", _TRAINING),
+    ("idle_energy_mwh", "Energy", "Idle and background (GPU)",
+     _either(_SERVICES, _TRAINING)),
+    ("overhead_energy_mwh", "Energy", "Other IT (CPUs, network)", _always),
+    ("cooling_energy_mwh", "Energy", "Cooling", _pos("cooling_energy_mwh")),
+    ("loss_energy_mwh", "Energy", "Power-chain losses",
+     _pos("loss_energy_mwh")),
+    ("smoothing_energy_mwh", "Energy", "Power smoothing",
+     _pos("smoothing_energy_mwh")),
+    ("battery_net_mwh", "Energy", "Battery, net",
+     _pos("battery_loss_mwh")),
+    ("battery_loss_mwh", "Energy", "Battery losses",
+     _pos("battery_loss_mwh")),
+    ("mean_pue", "Energy", "PUE", _always),
+
+    ("cap_w", "Power", "Power cap", _always),
+    ("mean_power_w", "Power", "Mean facility power", _always),
+    ("peak_power_w", "Power", "Peak facility power", _always),
+    ("peak_share_of_cap", "Power", "Peak / cap", _always),
+    ("cap_violation_s", "Power", "Time over the cap", _always),
+    ("cap_violation_j", "Power", "Energy over the cap",
+     _pos("cap_violation_j")),
+    ("stranded_mwh", "Power", "Stranded power (energy)", _always),
+    ("mean_activity", "Power", "Mean GPU activity", _always),
+    ("throttled_gpu_s", "Power", "Thermal throttling (GPU time)",
+     _pos("throttled_gpu_s")),
+    ("max_ramp_w_per_s", "Power", "Largest power ramp",
+     _pos("max_ramp_w_per_s")),
+    ("oscillation_w_rms", "Power", "Oscillation 0.1-20 Hz (RMS)",
+     _pos("oscillation_w_rms")),
+    ("oscillation_j", "Power", "Oscillation 0.1-20 Hz (energy)",
+     _pos("oscillation_j")),
+    ("smoothing_violation_s", "Power", "Smoothing limit exceeded",
+     _pos("smoothing_violation_s", "smoothing_energy_mwh")),
+
+    ("tokens_per_joule", "Work", "Tokens per joule (GPU)", _SERVICES),
+    ("tokens_per_joule_facility", "Work", "Tokens per joule (facility)",
+     _SERVICES),
+    ("tokens", "Work", "Output tokens", _SERVICES),
+    ("slo_attainment", "Work", "SLO attainment", _SERVICES),
+    ("requests_arrived", "Work", "Requests arrived", _SERVICES),
+    ("requests_completed", "Work", "Requests completed", _SERVICES),
+    ("requests_rejected", "Work", "Requests rejected", _LOST),
+    ("requests_timed_out", "Work", "Requests timed out", _LOST),
+    ("requests_dropped", "Work", "Requests dropped", _LOST),
+    ("training_tokens", "Work", "Training tokens", _TRAINING),
+    ("jobs_arrived", "Work", "Training jobs arrived", _TRAINING),
+    ("jobs_done", "Work", "Training jobs done", _TRAINING),
+    ("jobs_running", "Work", "Jobs still running", _pos("jobs_running")),
+    ("jobs_queued", "Work", "Jobs still queued", _pos("jobs_queued")),
+    ("jobs_rejected", "Work", "Jobs rejected", _pos("jobs_rejected")),
+    ("jobs_late", "Work", "Jobs past their deadline", _pos("jobs_late")),
+    ("job_pauses", "Work", "Job pauses (grid-aware)", _pos("job_pauses")),
+    ("jct_mean_s", "Work", "Mean job completion time", _TRAINING),
+
+    ("cost", "Grid", "Electricity cost", _always),
+    ("cost_energy", "Grid", "Energy charges", _pos("cost_demand",
+                                                   "cost_fees")),
+    ("cost_demand", "Grid", "Demand charges", _pos("cost_demand")),
+    ("cost_fees", "Grid", "Fees", _pos("cost_fees")),
+    ("peak_demand_kw", "Grid", "Billed peak demand", _pos("cost_demand")),
+    ("co2_t", "Grid", "CO\u2082 emitted", _always),
+    ("carbon_g_per_kwh", "Grid", "Carbon intensity (mean)",
+     _always),
+    ("carbon_basis", "Grid", "Carbon basis", _pos("co2_t")),
+    ("training_co2_kg", "Grid", "Training CO\u2082",
+     _either(_TRAINING, _pos("training_co2_kg"))),
+    ("dr_events", "Grid", "Demand-response events", _pos("dr_events")),
+    ("dr_s", "Grid", "Demand response", _pos("dr_events")),
+    ("dr_time_to_cut_s", "Grid", "DR: time to cut",
+     _pos("dr_events")),
+    ("dr_energy_above_j", "Grid", "DR: energy above the cut",
+     _pos("dr_events")),
+    ("dr_slo_attainment", "Grid", "DR: SLO attainment",
+     _pos("dr_events")),
+
+    ("job_failures", "Reliability", "Job failures", _RELIABILITY),
+    ("lost_gpu_hours", "Reliability", "GPU-hours lost", _RELIABILITY),
+    ("fault_events", "Reliability", "Faults", _RELIABILITY),
+    ("fault_s", "Reliability", "Time in faults", _pos("fault_events")),
+    ("fault_lost_gpu_hours", "Reliability", "GPU-hours lost to faults",
+     _pos("fault_events")),
+]
+
+_BY_KEY = {r[0]: r for r in ROWS}
+#: Not figures: shown elsewhere (the absent list) or not at all.
+_NOT_ROWS = {"absent"}
+
+#: Readable names of the metrics, for tables, legends and axis labels.
+LABELS = {r[0]: r[2] for r in ROWS}
+
+#: Metric units where the name does not say them (units.metric_units).
+_UNITS = {"peak_demand_kw": "kW", "cost_energy": "$", "cost_demand": "$",
+          "cost_fees": "$", "training_co2_kg": "kg", "dr_slo_attainment": "1",
+          "peak_share_of_cap": "1", "tokens": "", "training_tokens": ""}
+
+_PERCENT = ("mean_activity", "slo_attainment", "dr_slo_attainment",
+            "peak_share_of_cap")
+_GPU_TIME = ("throttled_gpu_s",)
+
+
+def _num(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def label(key):
+    """The readable name of a /summary metric."""
+    return LABELS.get(key) or _u.metric_label(key)
+
+
+def metric_units(key):
+    return _UNITS.get(key, _u.metric_units(key))
+
+
+def _big(v):
+    """1.23e9 -> '1.23 billion'; small counts as integers."""
+    a = abs(v)
+    for div, word in ((1e12, "trillion"), (1e9, "billion"),
+                      (1e6, "million")):
+        if a >= div:
+            return "%.3g %s" % (v / div, word)
+    return "%d" % round(v) if float(v).is_integer() or a >= 100 \
+        else "%.3g" % v
+
+
+def format_metric(key, value):
+    """A metric's value as the tables show it: '13.43 MWh', '87.5%',
+    '1.2 billion', '$1,234'; '-' when it is not a number."""
+    if isinstance(value, str):
+        return value
+    v = _num(value)
+    if not math.isfinite(v):
+        return "-"
+    if key in _PERCENT:
+        return "%.1f%%" % (100 * v)
+    if key == "duration_s":
+        return _u.duration_text(v)
+    if key == "peak_demand_kw":
+        return _u.format_value(v * 1e3, "W")
+    if key in ("tokens_per_joule", "tokens_per_joule_facility"):
+        return "%.3g tokens/J" % v
+    units = metric_units(key)
+    if units == "$":
+        return ("-$%s" if v < 0 else "$%s") % (
+            "{:,.0f}".format(abs(v)) if abs(v) >= 100 else "%.2f" % abs(v))
+    if units == "kg" and abs(v) >= 1000:
+        return "%.3g t" % (v / 1000)
+    if units == "s" and key in _GPU_TIME:
+        return "%.3g GPU-h" % (v / 3600)
+    if units == "s":
+        return "0 s" if v == 0 else _u.duration_text(v) if v >= 60 \
+            else "%.3g s" % v
+    if units == "h":
+        return "%.3g h" % v
+    if units in ("", None):
+        return _big(v)
+    return _u.format_metric(key, v)
+
+
+def _summary(run):
+    s = dict(run.summary)
+    if "peak_power_w" in s and _num(s.get("cap_w")) > 0:
+        s.setdefault("peak_share_of_cap", s["peak_power_w"] / s["cap_w"])
+    return s
+
+
+def _shown(key, s, run):
+    """Whether a key's row shows for this summary."""
+    if key in _NOT_ROWS or key not in s:
+        return False
+    v = s[key]
+    if not isinstance(v, str) and not math.isfinite(_num(v)):
+        return False
+    row = _BY_KEY.get(key)
+    if row is None:  # a metric this table does not know yet: if not zero
+        return isinstance(v, str) or _num(v) != 0
+    return row[3](s, run)
+
+
+def absent(run):
+    """{key: why} of the figures the run cannot give (the summary's absent
+    string, 'key: why; key: why')."""
+    text = run.summary.get("absent") or ""
+    out = {}
+    for part in str(text).split(";"):
+        k, _, why = part.strip().partition(":")
+        if k.strip():
+            out[k.strip()] = why.strip()
+    return out
+
+
+_NOTE_NAMES = {"cost": "cost", "co2_t": "CO\u2082", "training_co2_kg":
+               "training CO\u2082", "tokens_per_joule": "tokens per joule",
+               "slo_attainment": "SLO attainment",
+               "jct_mean_s": "job completion time",
+               "dr_slo_attainment": "SLO attainment during DR"}
+
+
+def absent_note(run):
+    """One line for the figures left out: 'Not in this run: electricity cost
+    (no price signal or tariff), CO2 (no carbon signal)'; '' when none."""
+    gone = absent(run)
+    why = {}
+    for k, reason in gone.items():
+        if k in _BY_KEY and not _BY_KEY[k][3](_summary(run), run) \
+                and k not in ("cost", "co2_t", "tokens_per_joule"):
+            continue  # a row this run would not show anyway
+        if k in ("cost_energy", "cost_demand", "cost_fees",
+                 "carbon_g_per_kwh", "tokens_per_joule_facility"):
+            continue  # said with cost, co2_t, tokens_per_joule
+        why.setdefault(reason, []).append(_NOTE_NAMES.get(k, label(k)))
+    if not why:
+        return ""
+    return "Not in this run: " + "; ".join(
+        "%s (%s)" % (", ".join(names), reason) for reason, names in
+        why.items())
+
+
+def summary_table(run):
+    """The run's /summary as a table, one row a figure: group, metric (a
+    readable name), value (with units), key. Rows of features the run
+    does not use, and figures it cannot give, are left out."""
+    s = _summary(run)
+    keys = [r[0] for r in ROWS] + sorted(k for k in s if k not in _BY_KEY)
+    rows = []
+    for k in keys:
+        if _shown(k, s, run):
+            row = _BY_KEY.get(k)
+            rows.append({"group": row[1] if row else "Other",
+                         "metric": label(k),
+                         "value": format_metric(k, s[k]), "key": k})
+    df = pd.DataFrame(rows, columns=["group", "metric", "value", "key"])
+    order = {g: i for i, g in enumerate(GROUPS + ("Other",))}
+    return df.sort_values("group", key=lambda c: c.map(order),
+                          kind="stable").reset_index(drop=True)
+
+
+# -- several runs ------------------------------------------------------------
+
+def _flatten(node, prefix="", out=None):
+    out = {} if out is None else out
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _flatten(v, "%s%s." % (prefix, k), out)
+    elif isinstance(node, list) and node and all(
+            isinstance(x, dict) for x in node):
+        for i, v in enumerate(node):
+            _flatten(v, "%s%d." % (prefix, i), out)
+    else:
+        out[prefix[:-1]] = node
+    return out
+
+
+def scenario_differences(runs):
+    """[{key: value}] a run: the resolved scenario keys whose values differ
+    between the runs (as `--set` names them: power.cap, racks.0.count),
+    without name and description."""
+    flat = []
+    for r in runs:
+        try:
+            flat.append(_flatten(r.scenario or {}))
+        except Exception:  # an unreadable scenario: nothing to compare
+            flat.append({})
+    keys = list(dict.fromkeys(k for f in flat for k in f))
+    diff = [k for k in keys if k not in ("name", "description") and
+            len({repr(f.get(k)) for f in flat}) > 1]
+    return [{k: f.get(k) for k in diff} for f in flat]
+
+
+def _value_text(v):
+    if v is None:
+        return "none"
+    if isinstance(v, list):
+        return "[%s]" % ", ".join(map(str, v))
+    return str(v)
+
+
+def run_labels(runs, max_keys=3):
+    """Legend labels of runs: the scenario name, then what differs from the
+    others (`quickstart, power.cap=650 kW`), the differences as `--set`
+    would write them; only those (`power.cap=650 kW`) when every run has
+    the same name; only the name when the names differ and more than
+    `max_keys` keys do; the file name as a last resort."""
+    runs = list(runs)
+    names = [r.name for r in runs]
+    if len(runs) < 2:
+        return names
+    diffs = scenario_differences(runs)
+    distinct = len(set(names)) == len(names)
+    same = len(set(names)) == 1  # the name goes in the title, not here
+    labels = []
+    for name, d in zip(names, diffs):
+        if distinct and (len(d) > max_keys or not d):
+            labels.append(name)
+            continue
+        bits = ["%s=%s" % (k, _value_text(v))
+                for k, v in list(d.items())[:max_keys]]
+        if len(d) > max_keys:
+            bits.append("+%d more" % (len(d) - max_keys))
+        head = [] if same and bits else [name]
+        labels.append(", ".join(head + bits) if bits else name)
+    if len(set(labels)) < len(labels):
+        labels = ["%s (%s)" % (lab, r.path.name) for lab, r in
+                  zip(labels, runs)]
+    return labels
+
+
+def compare_table(runs, formatted=True, labels=None):
+    """Summary figures of several runs side by side: one row a figure, one
+    column a run, then for each run after the first its change from the
+    first (absolute and %). Rows: the union of what each run's summary
+    table shows. `formatted=False` gives the raw numbers, indexed by key,
+    without the changes."""
+    runs = list(runs)
+    labels = labels or run_labels(runs)
+    sums = [_summary(r) for r in runs]
+    keys = [r[0] for r in ROWS] + sorted({k for s in sums for k in s
+                                          if k not in _BY_KEY})
+    keys = [k for k in keys if any(_shown(k, s, r)
+                                   for s, r in zip(sums, runs))]
+    if not formatted:
+        return pd.DataFrame({lab: [_num(s.get(k)) if not isinstance(
+            s.get(k), str) else s.get(k) for k in keys]
+            for lab, s in zip(labels, sums)}, index=keys)
+    data = {"group": [(_BY_KEY[k][1] if k in _BY_KEY else "Other")
+                      for k in keys],
+            "metric": [label(k) for k in keys]}
+    for lab, s in zip(labels, sums):
+        data[lab] = [format_metric(k, s[k]) if k in s else "-" for k in keys]
+    base = sums[0]
+    for lab, s in list(zip(labels, sums))[1:]:
+        tag = "" if len(runs) == 2 else " (%s)" % lab
+        d_abs, d_pct = [], []
+        for k in keys:
+            a, b = _num(base.get(k)), _num(s.get(k))
+            if not (math.isfinite(a) and math.isfinite(b)) or \
+                    isinstance(s.get(k), str):
+                d_abs.append("-")
+                d_pct.append("-")
+                continue
+            d_abs.append(delta_text(k, b - a))
+            d_pct.append(percent_text(a, b))
+        data["change" + tag] = d_abs
+        data["change %" + tag] = d_pct
+    return pd.DataFrame(data)
+
+
+def delta_text(key, d):
+    if d == 0:
+        return "0"
+    if key in _PERCENT:
+        return "%+.1f pt" % (100 * d)
+    text = format_metric(key, abs(d))
+    return ("+" if d > 0 else "-") + text.lstrip("-")
+
+
+def percent_text(a, b):
+    if a == 0:
+        return "-" if b != 0 else "0%"
+    p = 100.0 * (b - a) / abs(a)
+    if abs(p) < 0.05:
+        return "0%"
+    return "%+.1f%%" % p if abs(p) < 100 else "%+.0f%%" % p
+
+
+def relative_change(a, b):
+    """(b - a) / |a|, NaN when undefined."""
+    a, b = _num(a), _num(b)
+    if not (math.isfinite(a) and math.isfinite(b)) or a == 0:
+        return np.nan
+    return (b - a) / abs(a)
+
+
+__all__ = ["summary_table", "compare_table", "run_labels", "label",
+           "format_metric", "absent", "absent_note", "scenario_differences",
+           "GROUPS", "ROWS"]
