@@ -661,10 +661,11 @@ OVERLAYS = (("power_w", "facility power", "W"),
             ("pue", "PUE", "1"))
 
 
-def differing_series(runs, candidates=OVERLAYS, rtol=0.005):
+def differing_series(runs, candidates=OVERLAYS, rtol=0.01):
     """The candidates (column, what, units) whose series differ between the
-    runs by more than `rtol` of their largest value somewhere (or differ in
-    length); a series all zero or missing in every run is skipped."""
+    runs, on average over time, by more than `rtol` of their largest value
+    (or differ in length); a series all zero or missing in every run is
+    skipped."""
     out = []
     for col, what, units in candidates:
         vals = []
@@ -679,7 +680,8 @@ def differing_series(runs, candidates=OVERLAYS, rtol=0.005):
             out.append((col, what, units))
             continue
         scale = max(np.max(np.abs(v)) for v in have)
-        if max(np.max(np.abs(v - have[0])) for v in have[1:]) > rtol * scale:
+        if max(np.mean(np.abs(v - have[0])) for v in have[1:]) > \
+                rtol * scale:
             out.append((col, what, units))
     return out
 
@@ -707,6 +709,13 @@ def compare_series(runs, col, what, units, ax=None, labels=None,
         ax.stairs(v / f, x, color="C%d" % (k % 10),
                   ls=LINESTYLES[k % len(LINESTYLES)], lw=1.3, label=lab,
                   baseline=None)
+    if units == "1":  # a ratio (PUE): its own range, not from zero
+        vals = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in (
+            _col(r.facility, col) for r in runs) if v is not None])
+        if len(vals):
+            lo, hi = np.min(vals), np.max(vals)
+            pad = max(0.02, 0.1 * (hi - lo))
+            ax.set_ylim(min(1.0, lo - pad), hi + pad)
     ax.set_xlabel("time (%s)" % tu)
     ax.set_ylabel(_u.label(what, shown))
     ax.set_xlim(0, max(spans) / tf)
@@ -747,7 +756,7 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
                   ls=LINESTYLES[k % len(LINESTYLES)], baseline=None)
         if "cap_w" in fac.columns and not same_cap:
             ax.stairs(fac["cap_w"] / pf, x, color=color, lw=1.5, ls="--",
-                      label="%s %s" % (lab, _cap_text(fac["cap_w"])),
+                      label=_cap_text(fac["cap_w"]),
                       baseline=None)
     if same_cap:
         fac = runs[0].facility

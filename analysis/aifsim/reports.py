@@ -304,19 +304,24 @@ def compare_bars(runs, key, ax, labels=None):
     top = np.nanmax(np.abs(np.nan_to_num(vals))) / f if len(vals) else 1.0
     for k, v in enumerate(vals):
         text = _t.format_metric(key, v)
-        if k > 0:
-            rel = _t.relative_change(vals[0], v)
-            text += "\n" + (_t.percent_text(vals[0], v)
-                            if math.isfinite(rel) else "-")
-        ax.text(k, (max(np.nan_to_num(v) / f, 0) if np.isfinite(v) else 0)
-                + 0.03 * top, text, ha="center", va="bottom",
+        if k > 0 and np.isfinite(v) and np.isfinite(vals[0]):
+            # a % of a value at or below zero (a negative bill) says
+            # nothing: the change itself then
+            text += "\n" + (_t.percent_text(vals[0], v) if vals[0] > 0
+                            else _t.delta_text(key, v - vals[0]))
+        y = np.nan_to_num(v) / f
+        below = y < 0  # a negative bar: its label under it
+        ax.text(k, y - 0.03 * top if below else y + 0.03 * top, text,
+                ha="center", va="top" if below else "bottom",
                 fontsize=8.5, fontweight="bold" if k > 0 else None)
-    ax.set_ylim(min(0, np.nanmin(np.nan_to_num(vals)) / f * 1.3),
+    low = np.nanmin(np.nan_to_num(vals)) / f
+    ax.set_ylim(min(0, low - 0.35 * top) if low < 0 else 0,
                 max(top * 1.45, 1e-12))
     ax.set_xticks([])
     ax.set_yticks([])
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
+    ax.spines["bottom"].set_position(("data", 0))  # bars from zero
     ax.set_title(_t.label(key), fontsize=10)
     return ax
 

@@ -419,7 +419,10 @@ def compare_table(runs, formatted=True, labels=None):
                 d_abs.append("-")
                 d_pct.append("-")
                 continue
-            d_abs.append(delta_text(k, b - a))
+            d = b - a
+            if abs(d) <= 1e-9 * max(abs(a), abs(b)):
+                d = 0.0  # rounding in the books, not a change
+            d_abs.append(delta_text(k, d))
             d_pct.append(percent_text(a, b))
         data["change" + tag] = d_abs
         data["change %" + tag] = d_pct
@@ -436,8 +439,12 @@ def delta_text(key, d):
 
 
 def percent_text(a, b):
-    if a == 0:
-        return "-" if b != 0 else "0%"
+    """The change from a to b in %; '-' from a value at or below zero,
+    where a percentage says nothing (a negative bill)."""
+    if a == b:
+        return "0%"
+    if a <= 0:
+        return "-"
     p = 100.0 * (b - a) / abs(a)
     if abs(p) < 0.05:
         return "0%"

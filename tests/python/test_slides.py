@@ -194,3 +194,13 @@ def test_grid_panel_has_a_legend_and_dates(frankfurt_h5):
     ax.figure.canvas.draw()
     assert "01 Jul" in [t.get_text() for t in ax.get_xticklabels()]
     np.testing.assert_equal(run.start_utc.year, 2023)
+
+
+def test_changes_of_values_at_or_below_zero():
+    # a % of a negative bill says nothing: the table shows '-', bars the
+    # change itself
+    assert tables.percent_text(-6.69, 22.99) == "-"
+    assert tables.percent_text(2.0, 2.5) == "+25.0%"
+    assert tables.percent_text(0.0, 0.0) == "0%"
+    assert tables.delta_text("cost", 29.68) == "+$29.68"
+    assert tables.format_metric("co2_t", float("nan")) == "-"
