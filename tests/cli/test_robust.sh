@@ -13,7 +13,10 @@
 #      unrelated regular file only); a complete aifsim output is; a second
 #      run killed midway leaves the first run's file intact;
 #   3. a sweep point file corrupted (truncated, zeroed in the middle, one
-#      bit flipped) is recomputed, and the sweep says which and why.
+#      bit flipped) is recomputed, and the sweep says which and why;
+#   2. bad values in data files (out of range, hex, no header, empty, a
+#      malformed start) are input errors at FILE:LINE:COL naming the
+#      column and the range; CRLF and a byte-order mark are accepted.
 # One line per check ("ok - ..." / "not ok - ..."), then "N passed, M failed".
 set -u
 
@@ -194,6 +197,109 @@ if [ "$RC" -eq 2 ] && ! grep -q 'secretsalt' "$TMP/err"; then
 else
   not_ok "a non-YAML catalog: refused without quoting it" "$(last_run)"
 fi
+
+# ------------------------------------------------------------------------
+echo "# 2. values checked like keys"
+# ------------------------------------------------------------------------
+V=$TMP/values
+mkdir -p "$V"
+
+# signal NAME KIND CSV [EXTRA]: a scenario $V/NAME.yaml whose grid KIND
+# signal reads $V/NAME.csv (written from CSV with printf %b).
+signal() {
+  printf '%b' "$3" >"$V/$1.csv"
+  local extra=${4:-}
+  cat >"$V/$1.yaml" <<YAML
+name: values
+duration: 2 h
+grid:
+  $2: {file: $1.csv$extra}
+power: {cap: 10 kW}
+racks: [{name: r, count: 1, gpu: L4, gpus_per_rack: 8}]
+YAML
+}
+
+# bad_value LABEL NAME KIND CSV WHERE [EXTRA]: check fails with exit 2 and
+# a first line "$V/NAME.csv:WHERE..."; a run too, without an output.
+bad_value() {
+  local label=$1 name=$2 first
+  signal "$name" "$3" "$4" "${6:-}"
+  run "$AIFSIM" check "$V/$name.yaml"
+  first=$(head -n 1 "$TMP/err")
+  if [ "$RC" -eq 2 ] && [[ "$first" == "$V/$name.csv:$5"* ]]; then
+    ok "$label: exit 2 at $5"
+  else
+    not_ok "$label: exit 2 at $5" "$(last_run)"
+  fi
+}
+
+C='Datetime (UTC),Carbon Intensity gCO2eq/kWh (LCA)\n2023-01-01 00:00,300\n'
+P='time,price\n2023-01-01 00:00,50\n'
+T='time,temperature\n2023-01-01 00:00,20\n'
+END='2023-01-01 02:00,300\n2023-01-01 03:00,300\n'
+bad_value "carbon 1e308" c1 carbon "${C}2023-01-01 01:00,1e308\n$END" \
+  "3:18: column 'Carbon Intensity gCO2eq/kWh (LCA)': 1e308 g/kWh is outside 0..2000 g/kWh"
+bad_value "carbon -5e6" c2 carbon "${C}2023-01-01 01:00,-5e6\n$END" \
+  "3:18: column 'Carbon Intensity gCO2eq/kWh (LCA)': -5e6 g/kWh is outside"
+bad_value "carbon -1" c3 carbon "${C}2023-01-01 01:00,-1\n$END" \
+  "3:18: column 'Carbon Intensity gCO2eq/kWh (LCA)': -1 g/kWh is outside"
+bad_value "carbon in hex" c4 carbon "${C}2023-01-01 01:00,0x10\n$END" \
+  "3:18: column 'Carbon Intensity gCO2eq/kWh (LCA)': not a plain decimal"
+bad_value "price 1e6" p1 price "${P}2023-01-01 01:00,1e6\n$END" \
+  "3:18: column 'price': 1e6 \$/MWh is outside -1000..20000 \$/MWh"
+bad_value "price inf" p2 price "${P}2023-01-01 01:00,inf\n$END" \
+  "3:18: column 'price': not a plain decimal"
+bad_value "a price file without a header" p3 price \
+  "2023-01-01 00:00,50\n2023-01-01 01:00,60\n$END" \
+  "1:1: expected a header naming columns #1 (time) and #2 (value); found a time"
+bad_value "an empty price file" p4 price "" "1:1: the file is empty"
+bad_value "temperature 300 (kelvin?)" t1 outdoor "${T}2023-01-01 01:00,300\n$END" \
+  "3:18: column 'temperature': 300 degC is outside -90..60 degC"
+bad_value "a NUL byte" p5 price "${P}2023-01-01 01:00,5\0\n$END" \
+  "3:19: NUL byte"
+
+# CRLF line ends and a byte-order mark are one behaviour for every reader.
+signal crlf price "\xEF\xBB\xBFtime,price\r\n2023-01-01 00:00,50\r\n2023-01-01 01:00,60\r\n${END//\\n/\\r\\n}" \
+  ", time_column: time, value_column: price"
+run "$AIFSIM" check "$V/crlf.yaml"
+expect "a price file with a BOM and CRLF: accepted" 0
+
+# A malformed start is the scenario's error, at its line and column.
+signal start price "${P}$END" ", start: '2023-13-01 00:00'"
+run "$AIFSIM" check "$V/start.yaml"
+expect "a malformed grid.price.start: at the scenario's line:column" 2 \
+  "^$V/start.yaml:4:[0-9]+: '2023-13-01 00:00' is not a time"
+
+# A text file of another kind as a data file is never quoted.
+signal shadow price 'root:$6$secretsalt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n'
+run "$AIFSIM" check "$V/shadow.yaml"
+if [ "$RC" -eq 2 ] && ! grep -q 'secretsalt\|daemon' "$TMP/err"; then
+  ok "a password file as the price: refused without quoting it"
+else
+  not_ok "a password file as the price: refused without quoting it" "$(last_run)"
+fi
+
+# Traces: token counts beyond any context window; CRLF and a BOM.
+# trace NAME CSV: a scenario $V/NAME.yaml replaying $V/NAME.csv.
+trace() {
+  printf '%b' "$2" >"$V/$1.csv"
+  cat >"$V/$1.yaml" <<YAML
+name: trace
+duration: 1 h
+power: {cap: 200 kW}
+racks: [{name: r, count: 1, gpu: H100-SXM, gpus_per_rack: 8}]
+services:
+  - {name: chat, model: Llama-3.1-8B, arrivals: {kind: trace, file: $1.csv}}
+YAML
+}
+TH='TIMESTAMP,ContextTokens,GeneratedTokens'
+trace tokens "$TH\n2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:50.99,4294967296,109\n"
+run "$AIFSIM" check "$V/tokens.yaml"
+expect "a trace row of 4294967296 tokens: refused with the range" 2 \
+  "tokens.csv:3:24: column 'ContextTokens': 4294967296 tokens is outside 0..10000000 tokens"
+trace crlf-trace "\xEF\xBB\xBF$TH\r\n2023-11-16 18:15:46.68,374,44\r\n2023-11-16 18:15:50.99,396,109\r\n"
+run "$AIFSIM" run "$V/crlf-trace.yaml" -o "$V/crlf-trace.h5" --quiet
+expect "a trace with a BOM and CRLF: runs" 0
 
 # ------------------------------------------------------------------------
 echo "# 3. sweep point integrity"
