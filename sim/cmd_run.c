@@ -175,6 +175,26 @@ static int write_run_meta(run_state *r) {
   return rc;
 }
 
+#ifdef AIFSIM_TEST_HOOKS
+#include <stdlib.h>
+
+/* Test builds only (the aifsim_test executable, built with the tests):
+ * AIFSIM_TEST_BREAK=energy|nan|co2|cost|cap breaks the books through
+ * factory__test_break, so that the command's handling of a broken
+ * invariant (exit 1, no output kept) can be tested end to end. The
+ * aifsim executable is compiled without this code. */
+static void test_break(factory *f) {
+  static const char *const names[] = {"", "energy", "nan", "co2", "cost",
+                                      "cap"};
+  const char *v = getenv("AIFSIM_TEST_BREAK");
+  for (int i = 1; v != NULL && i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(v, names[i]) == 0)
+      factory__test_break(f, (factory_break)i);
+}
+#else
+static void test_break(factory *f) { (void)f; }
+#endif
+
 static int run_build(run_state *r) {
   sim_error err = {0};
   r->sink = h5w_create(r->rq->out, NULL, &err);
@@ -188,6 +208,7 @@ static int run_build(run_state *r) {
   r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
   if (r->factory == NULL)
     return run_report(r, &err);
+  test_break(r->factory);
   return 0;
 }
 

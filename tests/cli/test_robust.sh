@@ -2,7 +2,10 @@
 # test_robust.sh - the command against an operator who tries hard to break
 # it (issue #15): one section per failure, each written before its fix.
 #
-#   bash tests/cli/test_robust.sh AIFSIM_BINARY SOURCE_DIR
+#   bash tests/cli/test_robust.sh AIFSIM_BINARY SOURCE_DIR [AIFSIM_TEST]
+#
+# AIFSIM_TEST is the command built with its test hooks (aifsim_test), for
+# the books broken on purpose; without it that section is skipped.
 #
 #   1. a full disk (a 1 MiB tmpfs, when this machine lets root mount one)
 #      and a file-size limit (ulimit -f): exit 1, one line naming the file
@@ -16,16 +19,19 @@
 #      bit flipped) is recomputed, and the sweep says which and why;
 #   2. bad values in data files (out of range, hex, no header, empty, a
 #      malformed start) are input errors at FILE:LINE:COL naming the
-#      column and the range; CRLF and a byte-order mark are accepted.
+#      column and the range; CRLF and a byte-order mark are accepted;
+#   B. books broken on purpose (aifsim_test, AIFSIM_TEST_BREAK): exit 1
+#      naming the invariant and its numbers, no output file kept.
 # One line per check ("ok - ..." / "not ok - ..."), then "N passed, M failed".
 set -u
 
-if [ $# -ne 2 ]; then
-  echo "usage: bash $0 AIFSIM_BINARY SOURCE_DIR" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+  echo "usage: bash $0 AIFSIM_BINARY SOURCE_DIR [AIFSIM_TEST]" >&2
   exit 2
 fi
 AIFSIM=$(realpath "$1")
 SRC=$(realpath "$2")
+AIFSIM_TEST=${3:+$(realpath "$3")}
 QUICK=$SRC/scenarios/quickstart.yaml
 SWEEP=$SRC/scenarios/sweep-powercap.yaml
 PY=/usr/bin/python3
@@ -300,6 +306,52 @@ expect "a trace row of 4294967296 tokens: refused with the range" 2 \
 trace crlf-trace "\xEF\xBB\xBF$TH\r\n2023-11-16 18:15:46.68,374,44\r\n2023-11-16 18:15:50.99,396,109\r\n"
 run "$AIFSIM" run "$V/crlf-trace.yaml" -o "$V/crlf-trace.h5" --quiet
 expect "a trace with a BOM and CRLF: runs" 0
+
+# ------------------------------------------------------------------------
+echo "# B. books broken on purpose"
+# ------------------------------------------------------------------------
+B=$TMP/books
+mkdir -p "$B"
+# Small books: the seam's missing joule must show against a tolerance of
+# 1e-9 of the energy.
+cat >"$B/small.yaml" <<YAML
+name: small
+duration: 10 min
+grid: {carbon: {value: 400 gCO2/kWh}, price: {value: 80 \$/MWh}}
+power: {cap: 10 kW}
+racks: [{name: r, count: 1, gpu: L4, gpus_per_rack: 8}]
+YAML
+SMALL=$B/small.yaml
+# broken WHICH PATTERN: the run with AIFSIM_TEST_BREAK=WHICH exits 1, its
+# one message names the invariant and the numbers, and no file is left.
+broken() {
+  rm -f "$B"/x.h5*
+  AIFSIM_TEST_BREAK=$1 run "$AIFSIM_TEST" run "$SMALL" -o "$B/x.h5" --quiet
+  if [ "$RC" -eq 1 ] && grep -Eq -- "$2" "$TMP/err" &&
+    [ "$(ls -A "$B")" = small.yaml ]; then
+    ok "broken books ($1): exit 1, named with its numbers, no output"
+  else
+    not_ok "broken books ($1): exit 1, /$2/, no output" "$(last_run)" \
+      "left: $(ls -A "$B" | tr '\n' ' ')"
+  fi
+}
+if [ -n "$AIFSIM_TEST" ]; then
+  AIFSIM_TEST_BREAK= run "$AIFSIM_TEST" run "$SMALL" -o "$B/ok.h5" --quiet
+  expect "aifsim_test without a break: runs" 0
+  rm -f "$B/ok.h5"
+  NUM='[0-9.e+-]+'
+  broken energy "energy balance: the books do not balance: samples $NUM J, integrated $NUM J"
+  broken nan "energy balance: the books do not balance: .*parts nan J"
+  broken co2 "carbon: CO2 is -1 kg, not a finite, >= 0 number"
+  broken cost "cost is nan .*not a finite number"
+  broken cap "cap accounting: over the cap for $NUM s"
+  # The production command has no such hook: the variable does nothing.
+  AIFSIM_TEST_BREAK=energy run "$AIFSIM" run "$SMALL" -o "$B/x.h5" --quiet
+  expect "aifsim ignores AIFSIM_TEST_BREAK" 0
+  rm -f "$B/x.h5"
+else
+  ok "# SKIP broken books: no aifsim_test given"
+fi
 
 # ------------------------------------------------------------------------
 echo "# 3. sweep point integrity"
