@@ -21,7 +21,11 @@
 #      malformed start) are input errors at FILE:LINE:COL naming the
 #      column and the range; CRLF and a byte-order mark are accepted;
 #   B. books broken on purpose (aifsim_test, AIFSIM_TEST_BREAK): exit 1
-#      naming the invariant and its numbers, no output file kept.
+#      naming the invariant and its numbers, no output file kept;
+#   6. up-front estimates: check and run print the events, samples and
+#      output size, within 2x of the run's own figures; a run above 10 GB
+#      or 1e11 events is refused (exit 2, the figure and the key) unless
+#      --force.
 # One line per check ("ok - ..." / "not ok - ..."), then "N passed, M failed".
 set -u
 
@@ -352,6 +356,68 @@ if [ -n "$AIFSIM_TEST" ]; then
 else
   ok "# SKIP broken books: no aifsim_test given"
 fi
+
+# ------------------------------------------------------------------------
+echo "# 6. up-front estimates"
+# ------------------------------------------------------------------------
+E=$TMP/estimate
+mkdir -p "$E"
+# bytes "647 kB" -> 647000
+bytes() {
+  awk -v n="$1" -v u="$2" 'BEGIN { m = 1; if (u == "kB") m = 1e3;
+    if (u == "MB") m = 1e6; if (u == "GB") m = 1e9; if (u == "TB") m = 1e12;
+    printf "%.0f", n * m }'
+}
+# within2 A B: A and B within a factor of 2 of each other.
+within2() {
+  awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 0 && b > 0 && a <= 2 * b && b <= 2 * a) }'
+}
+EST_RE='^estimate: ([0-9.e+]+) events, ([0-9]+) samples, about ([0-9.]+) ([kMGT]?B) of output$'
+for name in quickstart carbon-aware speed-tuning oversubscription; do
+  scn=$SRC/scenarios/$name.yaml
+  run "$AIFSIM" run "$scn" -o "$E/$name.h5"
+  line=$(grep -E "$EST_RE" "$TMP/err" | head -1)
+  if [ "$RC" -ne 0 ] || [ -z "$line" ]; then
+    not_ok "$name: run prints an estimate" "$(last_run)"
+    continue
+  fi
+  [[ $line =~ $EST_RE ]]
+  est_events=${BASH_REMATCH[1]} est_samples=${BASH_REMATCH[2]}
+  est_bytes=$(bytes "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}")
+  size=$(stat -c %s "$E/$name.h5")
+  events=$(grep -oE '\(([0-9]+) events' "$TMP/out" | grep -oE '[0-9]+')
+  rows=$($PY -c 'import h5py,sys; print(h5py.File(sys.argv[1])["facility/time"].shape[0])' "$E/$name.h5")
+  if within2 "$est_bytes" "$size" && within2 "$est_events" "$events" &&
+    [ "$est_samples" -eq "$rows" ]; then
+    ok "$name: estimate within 2x (size $est_bytes/$size B, events $est_events/$events, samples $est_samples)"
+  else
+    not_ok "$name: estimate within 2x" "estimated: $line" \
+      "actual: $size B, $events events, $rows samples"
+  fi
+  run "$AIFSIM" check "$scn"
+  grep -qE "$EST_RE" "$TMP/out" && [ "$RC" -eq 0 ] &&
+    ok "$name: check prints the estimate" ||
+    not_ok "$name: check prints the estimate" "$(last_run)"
+done
+run "$AIFSIM" run "$QUICK" -o "$E/quiet.h5" --quiet --set duration=1h
+[ "$RC" -eq 0 ] && [ ! -s "$TMP/err" ] && ok "--quiet keeps stderr empty" ||
+  not_ok "--quiet keeps stderr empty" "$(last_run)"
+
+HUGE=(--set duration=1000s --set control_period=1us --set sample_period=1us)
+for cmd in check run; do
+  run "$AIFSIM" "$cmd" "$QUICK" -o "$E/huge.h5" "${HUGE[@]}" --quiet
+  expect "$cmd: 1e9 samples at 1 us: refused with the size and the key" 2 \
+    "about [0-9]+ GB of output \(limit 10 GB\): raise sample_period"
+done
+[ ! -e "$E/huge.h5" ] && [ ! -e "$E/huge.h5.partial" ] &&
+  ok "the refused run wrote nothing" || not_ok "the refused run wrote nothing"
+run "$AIFSIM" check "$QUICK" "${HUGE[@]}" --force
+expect "check --force: the size limit lifted" 0
+OVER=$SRC/scenarios/oversubscription.yaml
+run "$AIFSIM" run "$OVER" -o "$E/busy.h5" --quiet --set duration=2d \
+  --set services.0.arrivals.rate=1e6
+expect "5e11 events: refused with the figure and the key" 2 \
+  "about 5.[0-9]+e\+11 events \(limit 1e\+11\): change services.0.arrivals"
 
 # ------------------------------------------------------------------------
 echo "# 3. sweep point integrity"
