@@ -585,8 +585,10 @@ static int align_start(sig_series *s, const sig_config *g, const char *path,
                            "%s: start '%s' is not a time like "
                            "'2023-06-01 00:00'",
                            path, g->start);
+    /* SIM_ERANGE: the scenario's start is at fault, not the file, and the
+     * scenario loader reports it at grid.<signal>.start. */
     if (t0 < s->t[0] || t0 > s->t[s->n - 1])
-      return sim_error_set(err, SIM_EINPUT,
+      return sim_error_set(err, SIM_ERANGE,
                            "%s: start '%s' is outside the file's times", path,
                            g->start);
   }

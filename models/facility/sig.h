@@ -114,8 +114,9 @@ typedef struct sig_series {
  * (NULL: the working directory). Errors (unreadable file, no header,
  * missing column, unparsable time, out-of-order or duplicate times, gaps
  * beyond max_gap, a value that is not a plain decimal or is outside
- * c->range) come as "FILE:LINE:COL: column 'NAME': ...", SIM_EINPUT, and
- * leave nothing to free. A file or daily signal allocates on alloc (NULL
+ * c->range) come as "FILE:LINE:COL: column 'NAME': ...", SIM_EINPUT; a
+ * start outside the file's times is SIM_ERANGE (the scenario's error);
+ * both leave nothing to free. A file or daily signal allocates on alloc (NULL
  * means the C library), which must outlive it; out of memory is SIM_ENOMEM.
  * Free a built signal with sig_fini. */
 int sig_init(sig_series *s, const sig_config *c, const char *base_dir,

@@ -280,6 +280,11 @@ run "$AIFSIM" check "$V/start.yaml"
 expect "a malformed grid.price.start: at the scenario's line:column" 2 \
   "^$V/start.yaml:4:[0-9]+: '2023-13-01 00:00' is not a time"
 
+signal late price "${P}$END" ", start: '2030-01-01 00:00'"
+run "$AIFSIM" check "$V/late.yaml"
+expect "a start after the file's times: at the scenario's line:column" 2 \
+  "^$V/late.yaml:4:[0-9]+: .*start '2030-01-01 00:00' is outside the file's times"
+
 # A text file of another kind as a data file is never quoted.
 signal shadow price 'root:$6$secretsalt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n'
 run "$AIFSIM" check "$V/shadow.yaml"

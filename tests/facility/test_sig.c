@@ -154,6 +154,11 @@ static void start_offset_and_repeat(void **state) {
   assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   assert_close(sig_at(&s, 0), 20, 0, 0);
   sig_fini(&s);
+  /* A start outside the file is the scenario's error: SIM_ERANGE, which
+   * the loader reports at grid.<signal>.start. */
+  c.start = "2024-01-01 00:00";
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "is outside the file's times"));
 }
 
 typedef struct bad_file {
