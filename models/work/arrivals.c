@@ -29,9 +29,9 @@ static const char *const profile_names[] = {"flat", "diurnal", NULL};
 static const char *const dist_names[] = {"lognormal", "fixed", NULL};
 
 /* The most tokens a trace row may give for a prompt or an output: the
- * longest context windows offered (Llama 4 Scout's, 10M tokens), as the
- * synthetic lengths' mean is bounded. The model is not known when the
- * trace is read; the service refuses what does not fit its context. */
+ * longest context window offered (Llama 4 Scout's, 10M tokens), the bound
+ * of the synthetic lengths' mean too. The service's model is not known
+ * where the trace is read, so its own context_length is not the bound. */
 #define MAX_TRACE_TOKENS ((int64_t)10000000)
 
 /* The Azure LLM inference trace's columns, found by header name. */
