@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -24,7 +25,8 @@ typedef struct options {
   size_t nsets;
   char seed_set[64];
   bool quiet, resolved;
-  bool force; /* run: replace an output that is not aifsim's */
+  bool force; /* run: replace an output that is not aifsim's; run and
+                 check: lift the estimate's limits */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
 } options;
@@ -63,6 +65,34 @@ void cmd__catch_signals(void);
  * with the message to print in *err (err->code says why: SIM_ECANCELED
  * when interrupted). (cmd_run.c) */
 int cmd__run_scenario(const run_request *rq, sim_error *err);
+
+/* What a run will come to, estimated before it starts (cmd_estimate.c). */
+typedef struct run_estimate {
+  double events;       /* engine events */
+  double samples;      /* telemetry rows (the groups sample together) */
+  double bytes;        /* the HDF5 file, within about a factor of 2 */
+  char events_key[48]; /* the key that drives the events */
+} run_estimate;
+
+struct factory_scenario;
+struct factory_config;
+
+/* Estimates a run of sc: builds its factory once on a sink that counts
+ * the columns (so an error the run would meet building it comes here),
+ * and reads trace files for their rows. SIM_OK, or the code with err
+ * set. (cmd_estimate.c) */
+int cmd__estimate(const struct factory_scenario *sc, run_estimate *e,
+                  sim_error *err);
+
+/* "estimate: N events, N samples, about N MB of output" on out.
+ * (cmd_estimate.c) */
+void cmd__print_estimate(FILE *out, const run_estimate *e);
+
+/* 0 if a run of this estimate may start; else prints why not (the figure,
+ * the limit and the key to change) and returns EXIT_BAD_INPUT. force
+ * lifts the limits. (cmd_estimate.c) */
+int cmd__refuse_estimate(const run_estimate *e,
+                         const struct factory_config *cfg, bool force);
 
 /* `aifsim run`: returns the exit status. (cmd_run.c) */
 int cmd__run(const options *o);

@@ -175,6 +175,26 @@ static int write_run_meta(run_state *r) {
   return rc;
 }
 
+#ifdef AIFSIM_TEST_HOOKS
+#include <stdlib.h>
+
+/* Test builds only (the aifsim_test executable, built with the tests):
+ * AIFSIM_TEST_BREAK=energy|nan|co2|cost|cap breaks the books through
+ * factory__test_break, so that the command's handling of a broken
+ * invariant (exit 1, no output kept) can be tested end to end. The
+ * aifsim executable is compiled without this code. */
+static void test_break(factory *f) {
+  static const char *const names[] = {"",    "energy", "nan",
+                                      "co2", "cost",   "cap"};
+  const char *v = getenv("AIFSIM_TEST_BREAK");
+  for (int i = 1; v != NULL && i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(v, names[i]) == 0)
+      factory__test_break(f, (factory_break)i);
+}
+#else
+static void test_break(factory *f) { (void)f; }
+#endif
+
 static int run_build(run_state *r) {
   sim_error err = {0};
   r->sink = h5w_create(r->rq->out, NULL, &err);
@@ -188,6 +208,7 @@ static int run_build(run_state *r) {
   r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
   if (r->factory == NULL)
     return run_report(r, &err);
+  test_break(r->factory);
   return 0;
 }
 
@@ -278,6 +299,25 @@ static int check_output(const options *o, const char *out) {
   return EXIT_BAD_INPUT;
 }
 
+/* Loads the scenario once to estimate the run: prints the estimate on
+ * stderr (stdout is the summary's) unless quiet, and refuses a run beyond
+ * the limits unless --force. 0 or the exit status. */
+static int estimate_run(const options *o) {
+  factory_scenario sc;
+  sim_error err = {0};
+  if (factory_scenario_load(o->scenario, o->sets, o->nsets, &sc, &err) !=
+      SIM_OK)
+    return cmd__report(&err);
+  run_estimate e;
+  int rc = cmd__estimate(&sc, &e, &err) != SIM_OK ? cmd__report(&err) : 0;
+  if (rc == 0 && !o->quiet)
+    cmd__print_estimate(stderr, &e);
+  if (rc == 0)
+    rc = cmd__refuse_estimate(&e, &sc.cfg, o->force);
+  factory_scenario_release(&sc);
+  return rc;
+}
+
 int cmd__run(const options *o) {
   char out[4096];
   sim_error err = {0};
@@ -288,6 +328,8 @@ int cmd__run(const options *o) {
   else
     default_output(o->scenario, out, sizeof out);
   int bad = check_output(o, out);
+  if (bad == 0)
+    bad = estimate_run(o);
   if (bad != 0)
     return bad;
   run_request rq = {o->scenario, o->sets, o->nsets, out, o->quiet,

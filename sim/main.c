@@ -26,9 +26,13 @@ static const char usage_text[] =
     "      [--force]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
-    "        or with --force a regular file that is not the scenario\n"
+    "        or with --force a regular file that is not the scenario;\n"
+    "        prints an estimate first, and refuses a run estimated above\n"
+    "        10 GB of output or 1e11 events unless --force\n"
     "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
-    "        validate only; --resolved prints the scenario with every\n"
+    "      [--force]\n"
+    "        validate only, and estimate the run's events, samples and\n"
+    "        output size; --resolved prints the scenario with every\n"
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
@@ -175,17 +179,28 @@ static int load(const options *o, factory_scenario *sc) {
   return 0;
 }
 
+/* Validates the scenario and estimates its run: "ok" and the estimate,
+ * or with --resolved the scenario alone; exit 2 for a run `run` would
+ * refuse (without --force). */
 static int cmd_check(const options *o) {
   factory_scenario sc;
+  sim_error err = {0};
+  run_estimate e;
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
-  if (o->resolved)
+  if (cmd__estimate(&sc, &e, &err) != SIM_OK)
+    rc = cmd__report(&err);
+  if (rc == 0 && !o->resolved)
+    cmd__print_estimate(stdout, &e);
+  if (rc == 0)
+    rc = cmd__refuse_estimate(&e, &sc.cfg, o->force);
+  if (rc == 0 && o->resolved)
     fputs(sc.resolved, stdout);
-  else
+  else if (rc == 0)
     printf("%s: ok\n", o->scenario);
   factory_scenario_release(&sc);
-  return 0;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -34,6 +34,34 @@
 const sig_factors sig_seed_factors = {900, 400, 12, 24, 11, 48};
 
 /* ------------------------------------------------------------------ */
+/* Physical ranges                                                     */
+/* ------------------------------------------------------------------ */
+
+/* What a file's values (after scale) and a scenario's values may be: wide
+ * enough for any real grid, narrow enough to stop a typo or a unit slip.
+ *
+ * Carbon, g/kWh: a grid cannot emit less than nothing, nor more per kWh
+ * than its dirtiest plant. Lignite, the dirtiest, emits about 1,100-1,200
+ * g/kWh at the stack and little more over its life cycle (IPCC AR5 WG3
+ * Annex III, table A.III.2: coal 740-910 life-cycle); 2,000 leaves room.
+ *
+ * Price, $/MWh: prices go negative when renewables must run, but markets
+ * bound them. ERCOT's offer cap is 5,000 $/MWh; Europe's day-ahead
+ * coupling (SDAC) clears within -500..4,000 EUR/MWh, its cap since raised
+ * to 5,000; Australia's NEM, the widest, within -1,000..17,500 AUD/MWh
+ * (2024-25). -1,000..20,000 holds them all.
+ *
+ * Temperature, degC: the coldest and hottest air ever measured at the
+ * ground are -89.2 (Vostok, 1983) and 56.7 (Death Valley, 1913, WMO);
+ * -90..60 holds every site on Earth. */
+const csv_range sig_carbon_range = {0, 2000, "g/kWh",
+                                    "the range of a grid's carbon intensity"};
+const csv_range sig_price_range = {-1000, 20000, "$/MWh",
+                                   "the range of a market price"};
+const csv_range sig_temperature_range = {-90, 60, "degC",
+                                         "the range of an outdoor temperature"};
+
+/* ------------------------------------------------------------------ */
 /* Schemas                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -100,8 +128,10 @@ static const char *const interp_names[] = {"step", "linear", NULL};
       FIELD("peak_at", SCN_QUANTITY, peak_s, .dim = UNITS_TIME, .min = 0,      \
             .max = DAY_S, .dflt = "15 h", .help = "diurnal: time of the peak")
 
-static int check_signal(void *obj, const scn_loc *loc, void *user,
-                        sim_error *err);
+static int check_price(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err);
+static int check_temperature(void *obj, const scn_loc *loc, void *user,
+                             sim_error *err);
 
 DAILY_SCHEMA(carbon, UNITS_CARBON);
 DAILY_SCHEMA(price, UNITS_PRICE);
@@ -167,10 +197,10 @@ static const scn_field temperature_fields[] = {
 const scn_schema sig_carbon_schema = SCN_SCHEMA(
     "carbon intensity", sig_config, carbon_fields, .check = check_carbon);
 const scn_schema sig_price_schema =
-    SCN_SCHEMA("price", sig_config, price_fields, .check = check_signal);
+    SCN_SCHEMA("price", sig_config, price_fields, .check = check_price);
 const scn_schema sig_temperature_schema =
     SCN_SCHEMA("outdoor temperature", sig_config, temperature_fields,
-               .check = check_signal);
+               .check = check_temperature);
 
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
@@ -226,10 +256,51 @@ static int check_daily(const sig_config *c, const scn_loc *loc,
   return SIM_OK;
 }
 
-static int check_signal(void *obj, const scn_loc *loc, void *user,
+static int out_of_range(const scn_loc *loc, const char *key, double v,
+                        const csv_range *r, sim_error *err) {
+  return scn_fail(loc, key, err, NULL, "%g %s is outside %g..%g %s, %s", v,
+                  r->unit, r->min, r->max, r->unit, r->what);
+}
+
+static bool outside(const csv_range *r, double v) {
+  return !isnan(v) && !(v >= r->min && v <= r->max);
+}
+
+/* The scenario's own values lie in the signal's range, as a file's do. */
+static int check_values(const sig_config *c, const scn_loc *loc,
                         sim_error *err) {
-  (void)user;
-  sig_config *c = obj;
+  const csv_range *r = c->range;
+  if (outside(r, c->value))
+    return out_of_range(loc, "value", c->value, r, err);
+  if (outside(r, c->low))
+    return out_of_range(loc, "low", c->low, r, err);
+  if (outside(r, c->high))
+    return out_of_range(loc, "high", c->high, r, err);
+  for (size_t i = 0; i < c->ndaily; i++)
+    if (outside(r, c->daily[i].value)) {
+      char where[64];
+      snprintf(where, sizeof where, "daily.%zu.value", i);
+      return out_of_range(loc, where, c->daily[i].value, r, err);
+    }
+  return SIM_OK;
+}
+
+/* A malformed start is the scenario's error, at its line and column; the
+ * file is read only later, when the factory is built. */
+static int check_start(const sig_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  double t;
+  size_t bad;
+  if (c->start == NULL || sig_parse_time(c->start, &t, &bad) == 0)
+    return SIM_OK;
+  return scn_fail(loc, "start", err, "e.g. start: '2023-06-01 00:00'",
+                  "'%s' is not a time YYYY-MM-DD HH:MM[:SS] (UTC)", c->start);
+}
+
+/* What every signal checks; range is the one of its values. */
+static int check_signal(sig_config *c, const scn_loc *loc,
+                        const csv_range *range, sim_error *err) {
+  c->range = range;
   c->diurnal = !isnan(c->low) || !isnan(c->high);
   c->has_mix = mix_total(&c->mix) > 0;
   if (c->diurnal && (isnan(c->low) || isnan(c->high) || c->low > c->high))
@@ -241,14 +312,30 @@ static int check_signal(void *obj, const scn_loc *loc, void *user,
                     "give one of: file, value, daily, low/high, mix",
                     "the %s is given in more than one way",
                     c->has_mix ? "carbon intensity" : "signal");
-  return c->ndaily > 0 ? check_daily(c, loc, err) : SIM_OK;
+  int rc = check_values(c, loc, err);
+  if (rc == SIM_OK)
+    rc = check_start(c, loc, err);
+  return rc == SIM_OK && c->ndaily > 0 ? check_daily(c, loc, err) : rc;
+}
+
+static int check_price(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err) {
+  (void)user;
+  return check_signal(obj, loc, &sig_price_range, err);
+}
+
+static int check_temperature(void *obj, const scn_loc *loc, void *user,
+                             sim_error *err) {
+  (void)user;
+  return check_signal(obj, loc, &sig_temperature_range, err);
 }
 
 /* A column named by hand says nothing of its basis, so the scenario must;
  * the mix's factors are life-cycle (IPCC AR5 medians), never direct. */
 static int check_carbon(void *obj, const scn_loc *loc, void *user,
                         sim_error *err) {
-  int rc = check_signal(obj, loc, user, err);
+  (void)user;
+  int rc = check_signal(obj, loc, &sig_carbon_range, err);
   const sig_config *c = obj;
   if (rc != SIM_OK)
     return rc;
@@ -379,19 +466,6 @@ static int rows_push(rows *r, double t, double v) {
   return SIM_OK;
 }
 
-static int parse_value(csv_reader *c, const char *text, const char *column,
-                       double *v) {
-  char *end;
-  errno = 0;
-  *v = strtod(text, &end);
-  bool converted = end != text;
-  while (isspace((unsigned char)*end))
-    end++;
-  if (!converted || *end != '\0' || errno == ERANGE || !isfinite(*v))
-    return csv_fail(c, text, column, "'%s' is not a finite number", text);
-  return SIM_OK;
-}
-
 typedef struct columns {
   long tcol, vcol;
   const char *tname, *vname;
@@ -408,9 +482,9 @@ static int read_row(csv_reader *c, char *line, const columns *k,
   size_t bad;
   if (sig_parse_time(f[k->tcol], &t, &bad) != 0)
     return csv_fail(c, f[k->tcol], k->tname,
-                    "cannot read time '%s' at character %zu", f[k->tcol],
+                    "not a time like 2023-06-01 00:00 (at character %zu)",
                     bad + 1);
-  int rc = parse_value(c, f[k->vcol], k->vname, &v);
+  int rc = csv_number(c, f[k->vcol], k->vname, g->range, g->scale, &v);
   if (rc != SIM_OK)
     return rc;
   t += g->time_offset_s;
@@ -423,7 +497,7 @@ static int read_row(csv_reader *c, char *line, const columns *k,
                     "a gap of %.0f s before %s, more than "
                     "max_gap (%.0f s)",
                     t - r->t[r->n - 1], f[k->tcol], g->max_gap_s);
-  return rows_push(r, t, v * g->scale) == SIM_OK
+  return rows_push(r, t, v) == SIM_OK
              ? SIM_OK
              : sim_error_set(c->err, SIM_ENOMEM, "out of memory");
 }
@@ -439,12 +513,17 @@ static long basis_column(char **h, size_t n, int basis) {
 }
 
 static int read_header(csv_reader *c, const sig_config *g, columns *k) {
-  char *line = csv_next_line(c);
-  if (line == NULL)
-    return csv_fail(c, NULL, NULL, "the file is empty");
-  char *h[CSV_MAX_FIELDS];
-  size_t n = csv_split(line, h);
+  char *h[CSV_MAX_FIELDS], want[300];
+  size_t n;
   bool by_basis = g->value_column == NULL;
+  snprintf(want, sizeof want, "%s (time) and %s%s%s (value)", g->time_column,
+           by_basis ? "one with '" : "",
+           by_basis ? (g->basis == SIG_BASIS_DIRECT ? "(direct)" : "(LCA)")
+                    : g->value_column,
+           by_basis ? "'" : "");
+  int rc = csv_header(c, h, &n, want);
+  if (rc != SIM_OK)
+    return rc;
   k->tcol = csv_column(h, n, g->time_column);
   k->vcol = by_basis ? basis_column(h, n, g->basis)
                      : csv_column(h, n, g->value_column);
@@ -506,8 +585,10 @@ static int align_start(sig_series *s, const sig_config *g, const char *path,
                            "%s: start '%s' is not a time like "
                            "'2023-06-01 00:00'",
                            path, g->start);
+    /* SIM_ERANGE: the scenario's start is at fault, not the file, and the
+     * scenario loader reports it at grid.<signal>.start. */
     if (t0 < s->t[0] || t0 > s->t[s->n - 1])
-      return sim_error_set(err, SIM_EINPUT,
+      return sim_error_set(err, SIM_ERANGE,
                            "%s: start '%s' is outside the file's times", path,
                            g->start);
   }

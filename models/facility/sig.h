@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "alloc.h"
+#include "csv.h"
 #include "err.h"
 #include "scenario.h"
 #include "units.h"
@@ -52,16 +53,18 @@ extern const char *const sig_basis_names[];
 typedef struct sig_config {
   /* A CSV file. */
   char *file;
-  char *time_column;    /* header name, or "#N" for the N-th column */
-  char *value_column;   /* header name, or "#N"; carbon: NULL picks the
-                           column of the basis, by "(LCA)" or "(direct)" */
-  double time_offset_s; /* added to the file's times to make them UTC */
-  char *start;          /* UTC time at simulated t = 0; default first row */
-  int interpolation;    /* 0 step, 1 linear */
-  double max_gap_s;     /* a larger gap between rows is an error */
-  bool repeat;          /* wrap around past the end of the file */
-  double scale;         /* multiplies the file's values (e.g. EUR->USD) */
-  int basis;            /* carbon: sig_basis; the mix is always life-cycle */
+  char *time_column;      /* header name, or "#N" for the N-th column */
+  char *value_column;     /* header name, or "#N"; carbon: NULL picks the
+                             column of the basis, by "(LCA)" or "(direct)" */
+  double time_offset_s;   /* added to the file's times to make them UTC */
+  char *start;            /* UTC time at simulated t = 0; default first row */
+  int interpolation;      /* 0 step, 1 linear */
+  double max_gap_s;       /* a larger gap between rows is an error */
+  bool repeat;            /* wrap around past the end of the file */
+  double scale;           /* multiplies the file's values (e.g. EUR->USD) */
+  int basis;              /* carbon: sig_basis; the mix is always life-cycle */
+  const csv_range *range; /* what the values (after scale) may be; set by
+                             the schema's check; NULL: any finite number */
   /* Or a constant. */
   double value;
   /* Or a daily schedule of steps. */
@@ -74,6 +77,12 @@ typedef struct sig_config {
   sig_mix mix;
   bool has_mix;
 } sig_config;
+
+/* The physical ranges of the three signals' values, in g/kWh, $/MWh and
+ * degC; sig.c says where the bounds come from. */
+extern const csv_range sig_carbon_range;
+extern const csv_range sig_price_range;
+extern const csv_range sig_temperature_range;
 
 /* Schemas of the three signals: the value dimensions differ. */
 extern const scn_schema sig_carbon_schema;
@@ -102,11 +111,13 @@ typedef struct sig_series {
 } sig_series;
 
 /* Builds a signal from its config. Files are read relative to base_dir
- * (NULL: the working directory). Errors (unreadable file, missing column,
- * unparsable time, out-of-order or duplicate times, gaps beyond max_gap,
- * NaN) come as "FILE:LINE: column 'NAME': ...", SIM_EINPUT, and leave
- * nothing to free. A file or daily signal allocates on alloc (NULL means
- * the C library), which must outlive it; out of memory is SIM_ENOMEM.
+ * (NULL: the working directory). Errors (unreadable file, no header,
+ * missing column, unparsable time, out-of-order or duplicate times, gaps
+ * beyond max_gap, a value that is not a plain decimal or is outside
+ * c->range) come as "FILE:LINE:COL: column 'NAME': ...", SIM_EINPUT; a
+ * start outside the file's times is SIM_ERANGE (the scenario's error);
+ * both leave nothing to free. A file or daily signal allocates on alloc (NULL
+ * means the C library), which must outlive it; out of memory is SIM_ENOMEM.
  * Free a built signal with sig_fini. */
 int sig_init(sig_series *s, const sig_config *c, const char *base_dir,
              const sim_allocator *alloc, sim_error *err);

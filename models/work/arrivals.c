@@ -28,6 +28,12 @@ static const char *const kind_names[] = {"poisson", "mmpp", "trace", NULL};
 static const char *const profile_names[] = {"flat", "diurnal", NULL};
 static const char *const dist_names[] = {"lognormal", "fixed", NULL};
 
+/* The most tokens a trace row may give for a prompt or an output: the
+ * longest context window offered (Llama 4 Scout's, 10M tokens), the bound
+ * of the synthetic lengths' mean too. The service's model is not known
+ * where the trace is read, so its own context_length is not the bound. */
+#define MAX_TRACE_TOKENS ((int64_t)10000000)
+
 /* The Azure LLM inference trace's columns, found by header name. */
 static const char *const col_names[] = {"TIMESTAMP", "ContextTokens",
                                         "GeneratedTokens"};
@@ -205,11 +211,11 @@ typedef struct trace {
 } trace;
 
 static int find_columns(csv_reader *r, long col[3]) {
-  char *line = csv_next_line(r);
-  if (line == NULL)
-    return csv_fail(r, NULL, NULL, "the file is empty");
   char *h[CSV_MAX_FIELDS];
-  size_t n = csv_split(line, h);
+  size_t n;
+  int rc = csv_header(r, h, &n, "TIMESTAMP, ContextTokens, GeneratedTokens");
+  if (rc != SIM_OK)
+    return rc;
   for (int k = 0; k < 3; k++)
     if ((col[k] = csv_column(h, n, col_names[k])) < 0)
       return csv_fail(r, NULL, col_names[k], "no such column in the header");
@@ -217,20 +223,7 @@ static int find_columns(csv_reader *r, long col[3]) {
 }
 
 static int parse_tokens(csv_reader *r, const char *text, int k, int64_t *out) {
-  const char *p = text;
-  while (*p == ' ')
-    p++;
-  bool digits = isdigit((unsigned char)*p) != 0;
-  char *end;
-  errno = 0;
-  long long v = strtoll(p, &end, 10);
-  while (*end == ' ')
-    end++;
-  if (!digits || *end != '\0' || errno == ERANGE)
-    return csv_fail(r, text, col_names[k], "'%s' is not a non-negative integer",
-                    text);
-  *out = (int64_t)v;
-  return SIM_OK;
+  return csv_count(r, text, col_names[k], MAX_TRACE_TOKENS, "tokens", out);
 }
 
 static int trace_push(trace *tr, double t, int64_t p, int64_t o) {
@@ -261,7 +254,8 @@ static int read_trace_row(csv_reader *r, char *line, const long col[3],
   size_t bad;
   if (sig_parse_time(f[col[0]], &t, &bad) != 0)
     return csv_fail(r, f[col[0]], col_names[0],
-                    "cannot read time '%s' at character %zu", f[col[0]],
+                    "not a time like 2023-11-16 18:15:46.68 (at character "
+                    "%zu)",
                     bad + 1);
   int64_t p, o;
   int rc = parse_tokens(r, f[col[1]], 1, &p);
@@ -287,7 +281,7 @@ static void trace_fini(trace *tr) {
   *tr = (trace){.a = tr->a};
 }
 
-static int parse_trace(csv_reader *r, trace *tr) {
+static int parse_trace(csv_reader *r, trace *tr, bool loop) {
   long col[3];
   int rc = find_columns(r, col);
   double first = 0;
@@ -297,16 +291,19 @@ static int parse_trace(csv_reader *r, trace *tr) {
       rc = read_trace_row(r, line, col, tr, &first);
   if (rc == SIM_OK && tr->n == 0)
     rc = csv_fail(r, NULL, NULL, "no data rows");
+  if (rc == SIM_OK && loop && !(tr->t[tr->n - 1] > 0))
+    rc = csv_fail(r, NULL, NULL,
+                  "a looped trace needs two or more distinct times");
   return rc;
 }
 
 /* Reads the trace at path into tr; on failure tr is left empty. */
-static int load_trace(const char *path, trace *tr, sim_error *err) {
+static int load_trace(const char *path, trace *tr, bool loop, sim_error *err) {
   csv_reader r;
   int rc = csv_open(&r, path, MAX_TRACE_BYTES, err);
   if (rc != SIM_OK)
     return rc;
-  rc = parse_trace(&r, tr);
+  rc = parse_trace(&r, tr, loop);
   csv_close(&r);
   if (rc != SIM_OK)
     trace_fini(tr);
@@ -371,7 +368,7 @@ static int open_trace(arr_gen *g, const char *base_dir, sim_error *err) {
   else
     snprintf(path, sizeof path, "%s%s%s", base_dir,
              strcmp(base_dir, "/") == 0 ? "" : "/", file);
-  int rc = load_trace(path, &g->tr, err);
+  int rc = load_trace(path, &g->tr, g->c->loop, err);
   if (rc != SIM_OK)
     return rc;
   trace_summarise(g);

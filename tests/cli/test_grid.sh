@@ -78,7 +78,7 @@ H='time,price\n'
 bad_csv missing-column 'time,cost\n2023-01-01 00:00,1\n' \
   "1:1: column 'price': no such column"
 bad_csv bad-time "${H}2023-01-01 00:00,1\n01/01/2023 01:00,2\n" \
-  "3:1: column 'time': cannot read time"
+  "3:1: column 'time': not a time like"
 bad_csv out-of-order "${H}2023-01-01 01:00,1\n2023-01-01 00:00,2\n" \
   "3:1: column 'time': time 2023-01-01 00:00 is earlier"
 bad_csv duplicate "${H}2023-01-01 00:00,1\n2023-01-01 00:00,2\n" \
@@ -86,7 +86,7 @@ bad_csv duplicate "${H}2023-01-01 00:00,1\n2023-01-01 00:00,2\n" \
 bad_csv gap "${H}2023-01-01 00:00,1\n2023-01-01 06:00,2\n" \
   "3:1: column 'time': a gap of 21600 s"
 bad_csv nan "${H}2023-01-01 00:00,1\n2023-01-01 01:00,NaN\n2023-01-01 02:00,1\n" \
-  "3:18: column 'price': 'NaN' is not a finite number"
+  "3:18: column 'price': not a plain decimal number"
 
 # Liquid against air cooling on a real weather year: Frankfurt's annual
 # PUE within 1.05-1.20 (liquid) and 1.3-1.6 (air), Dallas worse for both.

@@ -114,7 +114,7 @@ YAML
 H='TIMESTAMP,ContextTokens,GeneratedTokens\n'
 R='2023-11-16 18:15:46.6805900,374,44\n'
 bad_trace negative-tokens "${H}${R}2023-11-16 18:15:50.9951690,-3,109\n" \
-  "3:29: column 'ContextTokens': '-3' is not a non-negative integer"
+  "3:29: column 'ContextTokens': not a whole number of tokens"
 bad_trace unsorted "${H}${R}2023-11-16 18:15:40.0000000,3,109\n" \
   "3:1: column 'TIMESTAMP': time 2023-11-16 18:15:40.0000000 is earlier"
 bad_trace missing-column 'TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,1\n' \

@@ -154,6 +154,11 @@ static void start_offset_and_repeat(void **state) {
   assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_OK);
   assert_close(sig_at(&s, 0), 20, 0, 0);
   sig_fini(&s);
+  /* A start outside the file is the scenario's error: SIM_ERANGE, which
+   * the loader reports at grid.<signal>.start. */
+  c.start = "2024-01-01 00:00";
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "is outside the file's times"));
 }
 
 typedef struct bad_file {
@@ -163,11 +168,17 @@ typedef struct bad_file {
   const char *message; /* after the path: ":LINE: ..." */
 } bad_file;
 
+#define ROWS2 "time,v\n2023-01-01 00:00,1\n2023-01-01 01:00,"
+#define CARBON &sig_carbon_range
+#define PRICE &sig_price_range
+#define TEMPERATURE &sig_temperature_range
+
 static const bad_file bad_files[] = {
     {"missing column", "time,v\n2023-01-01 00:00,1\n", "price",
      ":1:1: column 'price': no such column"},
     {"bad time", "time,v\n2023-01-01 00:00,1\n2023-01-01 1:00,2\n", "#2",
-     ":3:1: column 'time': cannot read time '2023-01-01 1:00'"},
+     ":3:1: column 'time': not a time like 2023-06-01 00:00 (at character "
+     "13)"},
     {"out of order",
      "time,v\n2023-01-01 02:00,1\n2023-01-01 01:00,2\n2023-01-01 03:00,2\n",
      "#2", ":3:1: column 'time': time 2023-01-01 01:00 is earlier than"},
@@ -176,14 +187,34 @@ static const bad_file bad_files[] = {
     {"gap", "time,v\n2023-01-01 01:00,1\n2023-01-01 05:00,2\n", "#2",
      ":3:1: column 'time': a gap of 14400 s"},
     {"nan", "time,v\n2023-01-01 01:00,1\n2023-01-01 02:00,nan\n", "#2",
-     ":3:18: column 'v': 'nan' is not a finite number"},
+     ":3:18: column 'v': not a plain decimal number"},
     {"blank value", "time,v\n2023-01-01 01:00, \n", "#2",
-     ":2:18: column 'v': ' ' is not a finite number"},
+     ":2:18: column 'v': not a plain decimal number"},
     {"empty value", "time,v\n2023-01-01 01:00,\n", "#2",
-     ":2:18: column 'v': '' is not a finite number"},
+     ":2:18: column 'v': not a plain decimal number"},
     {"too few fields", "time,v\n2023-01-01 01:00\n", "#2", ":2:1: 1 fields"},
     {"one row", "time,v\n2023-01-01 01:00,1\n", "#2", "2 or more"},
-    {"empty file", "", "#2", ":0:1: the file is empty"},
+    {"empty file", "", "#2", ":1:1: the file is empty"},
+    {"only a byte-order mark", "\xEF\xBB\xBF", "#2", ":1:1: the file is empty"},
+    /* Plain decimals only: strtod would take all of these. */
+    {"hex", ROWS2 "0x10\n", "#2", ":3:18: column 'v': not a plain decimal"},
+    {"inf", ROWS2 "inf\n", "#2", ":3:18: column 'v': not a plain decimal"},
+    {"infinity", ROWS2 "-Infinity\n", "#2", ":3:18: column 'v': not a plain"},
+    {"hex float", ROWS2 "0x1p3\n", "#2", ":3:18: column 'v': not a plain"},
+    {"two numbers", ROWS2 "1 2\n", "#2", ":3:18: column 'v': not a plain"},
+    {"bare exponent", ROWS2 "1e\n", "#2", ":3:18: column 'v': not a plain"},
+    {"overflow", ROWS2 "1e400\n", "#2",
+     ":3:18: column 'v': 1e400 is not a finite number"},
+    /* A missing header is not a header. */
+    {"no header", "2023-01-01 00:00,45.3\n2023-01-01 01:00,46\n", "#2",
+     ":1:1: expected a header naming columns #1 (time) and #2 (value); "
+     "found a time"},
+    {"no header, numbers first", "1672531200,45.3\n1672534800,46\n", "#2",
+     ":1:1: expected a header naming columns #1 (time) and #2 (value); "
+     "found a number"},
+    {"no header, carbon", "2023-01-01 00:00,DE,300\n", NULL,
+     ":1:1: expected a header naming columns #1 (time) and one with '(LCA)' "
+     "(value); found a time"},
 };
 
 static void bad_files_name_line_and_column(void **state) {
@@ -199,6 +230,110 @@ static void bad_files_name_line_and_column(void **state) {
   if (strncmp(err.msg, want, strlen(want)) != 0 &&
       strstr(err.msg, b->message) == NULL)
     fail_msg("got '%s', want '%s'", err.msg, want);
+}
+
+/* Values outside their physical range, with the column and the range
+ * named; the scale applies before the check. */
+typedef struct bad_value {
+  const char *name;
+  const char *text;
+  const char *message; /* after the path */
+  const csv_range *range;
+  double scale;
+} bad_value;
+
+static const bad_value bad_values[] = {
+    {"carbon 1e308", ROWS2 "1e308\n",
+     ":3:18: column 'v': 1e308 g/kWh is outside 0..2000 g/kWh", CARBON, 1},
+    {"carbon negative", ROWS2 "-1\n",
+     ":3:18: column 'v': -1 g/kWh is outside 0..2000 g/kWh", CARBON, 1},
+    {"carbon -5e6", ROWS2 "-5e6\n", ":3:18: column 'v': -5e6 g/kWh is outside",
+     CARBON, 1},
+    {"carbon above 2000", ROWS2 "2000.5\n",
+     ":3:18: column 'v': 2000.5 g/kWh is outside", CARBON, 1},
+    {"price above the bound", ROWS2 "20001\n",
+     ":3:18: column 'v': 20001 $/MWh is outside -1000..20000 $/MWh", PRICE, 1},
+    {"price below the floor", ROWS2 "-1000.01\n",
+     ":3:18: column 'v': -1000.01 $/MWh is outside", PRICE, 1},
+    {"price scaled out of range", ROWS2 "19000\n",
+     ":3:18: column 'v': 19000 x scale 1.1 = 20900 $/MWh is outside", PRICE,
+     1.1},
+    {"temperature too hot", ROWS2 "61\n",
+     ":3:18: column 'v': 61 degC is outside -90..60 degC", TEMPERATURE, 1},
+    {"temperature too cold", ROWS2 "-100\n",
+     ":3:18: column 'v': -100 degC is outside", TEMPERATURE, 1},
+    {"temperature in kelvin", ROWS2 "293.15\n",
+     ":3:18: column 'v': 293.15 degC is outside", TEMPERATURE, 1},
+};
+
+static void bad_values_name_the_range(void **state) {
+  const bad_value *b = *state;
+  const char *path = write_csv("bad.csv", b->text);
+  sig_config c = file_config(path);
+  c.range = b->range;
+  c.scale = b->scale;
+  sig_series s;
+  sim_error err = {0};
+  assert_int_equal(sig_init(&s, &c, NULL, NULL, &err), SIM_EINPUT);
+  char want[4400];
+  snprintf(want, sizeof want, "%s%s", path, b->message);
+  if (strncmp(err.msg, want, strlen(want)) != 0)
+    fail_msg("got '%s', want '%s'", err.msg, want);
+}
+
+typedef struct good_value {
+  const char *name;
+  const char *text; /* the second row's value */
+  const csv_range *range;
+  double value;
+} good_value;
+
+/* What the range and the decimal grammar accept, up to the bounds. */
+static const good_value good_values[] = {
+    {"carbon 0", "0", CARBON, 0},
+    {"carbon minus zero", "-0", CARBON, 0},
+    {"carbon 2000", "2000", CARBON, 2000},
+    {"price floor", "-1000", PRICE, -1000},
+    {"price bound", "2e4", PRICE, 20000},
+    {"temperature record low", "-89.2", TEMPERATURE, -89.2},
+    {"plus sign", "+5", PRICE, 5},
+    {"spaces around", " 5 ", PRICE, 5},
+    {"trailing point", "5.", PRICE, 5},
+    {"leading point", ".5", PRICE, 0.5},
+    {"exponent", "1.5E+2", PRICE, 150},
+};
+
+static void good_values_are_read(void **state) {
+  const good_value *g = *state;
+  char text[200];
+  snprintf(text, sizeof text, ROWS2 "%s\n", g->text);
+  sig_config c = file_config(write_csv("good.csv", text));
+  c.range = g->range;
+  sig_series s;
+  sim_error err = {0};
+  if (sig_init(&s, &c, NULL, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_close(sig_at(&s, 3600), g->value, 0, 0);
+  sig_fini(&s);
+}
+
+/* A byte-order mark and CRLF line ends, as Excel writes them: the header
+ * names match, and the values are the same as without them. */
+static void bom_and_crlf_are_accepted(void **state) {
+  (void)state;
+  sig_config c = file_config(
+      write_csv("bom.csv", "\xEF\xBB\xBFtime,v\r\n2023-01-01 00:00,10\r\n"
+                           "2023-01-01 01:00,20\r\n"));
+  c.time_column = "time";
+  c.value_column = "v";
+  c.range = &sig_price_range;
+  sig_series s;
+  sim_error err = {0};
+  if (sig_init(&s, &c, NULL, NULL, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_close(sig_at(&s, 0), 10, 0, 0);
+  assert_close(sig_at(&s, 3600), 20, 0, 0);
+  sig_fini(&s);
 }
 
 /* The real Electricity Maps series for Germany, 2023: its time-mean over
@@ -405,6 +540,15 @@ static const test_bad_yaml bad_configs[] = {
     {"mix on the direct basis", "mix: {coal: 100%}\nbasis: direct\n",
      "sig.yaml:2:8: the mix's emission factors are life-cycle ones"},
     {"unknown basis", "value: 300 g/kWh\nbasis: marginal\n", "marginal"},
+    {"negative value", "value: -1 gCO2/kWh\n",
+     "sig.yaml:1:8: -1 g/kWh is outside 0..2000 g/kWh"},
+    {"daily value out of range",
+     "daily: [{from: 0 h, value: 5 g/kWh}, {from: 1 h, value: 3000 g/kWh}]\n",
+     "3000 g/kWh is outside 0..2000 g/kWh"},
+    {"diurnal high out of range", "low: 10 g/kWh\nhigh: 1e6 g/kWh\n",
+     "sig.yaml:2:7: 1e+06 g/kWh is outside"},
+    {"malformed start", "file: x.csv\nstart: 2023-13-01 00:00\n",
+     "sig.yaml:2:8: '2023-13-01 00:00' is not a time YYYY-MM-DD HH:MM"},
 };
 
 static void bad_configs_rejected(void **state) {
@@ -413,7 +557,7 @@ static void bad_configs_rejected(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[64];
+  struct CMUnitTest tests[128];
   size_t n = 0;
   TEST_ROWS(tests, n, parses_times, times);
   TEST_ADD(tests, n, step_file_values_and_integral);
@@ -421,6 +565,9 @@ int main(void) {
   TEST_ADD(tests, n, start_offset_and_repeat);
   TEST_ADD(tests, n, maxima);
   TEST_ROWS(tests, n, bad_files_name_line_and_column, bad_files);
+  TEST_ROWS(tests, n, bad_values_name_the_range, bad_values);
+  TEST_ROWS(tests, n, good_values_are_read, good_values);
+  TEST_ADD(tests, n, bom_and_crlf_are_accepted);
   TEST_ADD(tests, n, real_carbon_series_mean);
   TEST_ROWS(tests, n, basis_picks_the_column, basis_cases);
   TEST_ADD(tests, n, basis_column_missing);

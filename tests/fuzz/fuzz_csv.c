@@ -23,6 +23,9 @@ static void read_signal(const char *path, int which) {
   c.max_gap_s = INFINITY;
   c.scale = 1;
   c.basis = which == 1 ? SIG_BASIS_LIFECYCLE : 0;
+  static const csv_range *const ranges[] = {
+      &sig_price_range, &sig_carbon_range, &sig_temperature_range};
+  c.range = ranges[which];
   sig_series s;
   sim_error err = {0};
   if (sig_init(&s, &c, NULL, NULL, &err) == SIM_OK) {

@@ -283,9 +283,20 @@ typedef struct bad_trace {
 
 static const bad_trace bad_traces[] = {
     {"negative tokens", HEAD ROW1 "2023-11-16 18:15:50.9951690,-3,109\n",
-     "3:29: column 'ContextTokens': '-3' is not a non-negative integer"},
+     "3:29: column 'ContextTokens': not a whole number of tokens"},
     {"non-integer tokens", HEAD ROW1 "2023-11-16 18:15:50.9951690,396,10.5\n",
-     "3:33: column 'GeneratedTokens': '10.5' is not a non-negative integer"},
+     "3:33: column 'GeneratedTokens': not a whole number of tokens"},
+    {"tokens beyond any context",
+     HEAD ROW1 "2023-11-16 18:15:50.9951690,"
+               "4294967296,1\n",
+     "3:29: column 'ContextTokens': 4294967296 tokens is outside "
+     "0..10000000 tokens"},
+    {"hex tokens", HEAD ROW1 "2023-11-16 18:15:50.9951690,0x10,1\n",
+     "3:29: column 'ContextTokens': not a whole number of tokens"},
+    {"no header", ROW1 "2023-11-16 18:15:50.9951690,1,1\n",
+     "1:1: expected a header naming columns TIMESTAMP, ContextTokens, "
+     "GeneratedTokens; found a time"},
+    {"empty file", "", "1:1: the file is empty"},
     {"unsorted times",
      HEAD ROW1 "2023-11-16 18:15:50.9951690,1,1\n"
                "2023-11-16 18:15:49.0000000,1,1\n",
@@ -296,10 +307,10 @@ static const bad_trace bad_traces[] = {
     {"short row", HEAD ROW1 "2023-11-16 18:15:50.9951690,396\n",
      "3:1: column 'GeneratedTokens': missing"},
     {"bad time", HEAD "2023-11-16 25:15:46,1,1\n",
-     "2:1: column 'TIMESTAMP': cannot read time"},
+     "2:1: column 'TIMESTAMP': not a time like"},
     {"no rows", HEAD, "1:1: no data rows"},
     {"looped single time", HEAD ROW1 "2023-11-16 18:15:46.6805900,3,4\n",
-     " a looped trace needs two or more distinct times"},
+     "3:1: a looped trace needs two or more distinct times"},
 };
 
 static void bad_trace_is_rejected(void **state) {
@@ -324,6 +335,40 @@ static void bad_trace_is_rejected(void **state) {
   assert_int_equal(err.code, SIM_EINPUT);
   if (strstr(err.msg, want) != err.msg)
     fail_msg("got '%s', want '%s'", err.msg, want);
+  c.file = keep;
+  scn_release(&arr_schema, &c);
+}
+
+/* A byte-order mark and CRLF line ends, as Excel writes them: the header
+ * names match and the rows read as without them. */
+static void trace_with_bom_and_crlf(void **state) {
+  (void)state;
+  const char *file = test_out_path("arr_bom.csv");
+  FILE *f = fopen(file, "wb");
+  assert_non_null(f);
+  fputs("\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+        "2023-11-16 18:15:46.5,374,44\r\n"
+        "2023-11-16 18:15:50.5,396,109\r\n",
+        f);
+  fclose(f);
+  arr_config c;
+  bind_ok("kind: trace\nfile: x.csv\n", &c);
+  char *keep = c.file;
+  c.file = (char *)file;
+  sim_error err = {0};
+  arr_gen *g = arr_create(&c, NULL, 1, 0, NULL, &err);
+  if (g == NULL)
+    fail_msg("%s", err.msg);
+  double t;
+  int64_t p, o;
+  assert_true(arr_next(g, &t, &p, &o));
+  assert_int_equal(p, 374);
+  assert_int_equal(o, 44);
+  assert_true(arr_next(g, &t, &p, &o));
+  assert_close(t, 4, 0, 0);
+  assert_int_equal(p, 396);
+  assert_int_equal(o, 109);
+  arr_destroy(g);
   c.file = keep;
   scn_release(&arr_schema, &c);
 }
@@ -413,6 +458,7 @@ int main(void) {
   TEST_ADD(tests, n, token_lengths);
   TEST_ADD(tests, n, deterministic_for_a_seed);
   TEST_ROWS(tests, n, bad_trace_is_rejected, bad_traces);
+  TEST_ADD(tests, n, trace_with_bom_and_crlf);
   TEST_ADD(tests, n, missing_trace_is_io_error);
   TEST_ROWS(tests, n, bad_yaml_is_rejected, bad_yaml);
   return _cmocka_run_group_tests("arrivals", tests, n, NULL, NULL);

@@ -1,0 +1,229 @@
+/* cmd_estimate.c - what a run will come to, before it starts: engine
+ * events, telemetry samples and the size of the HDF5 file, for `check`
+ * and `run` to print, and the limits beyond which `run` refuses without
+ * --force.
+ *
+ * The output's width comes from the factory itself: it is built once on
+ * a sink that only counts the columns declared, so a new column is
+ * counted without a change here. The rest is a model fitted to the
+ * scenarios in scenarios/ (see estimate_bytes and estimate_events); it
+ * aims at a factor of 2, which is what a limit of 10 GB needs. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arrivals.h"
+#include "cmd_internal.h"
+#include "engine.h"
+#include "factory.h"
+#include "file.h"
+#include "tel.h"
+
+/* Runs refused without --force: a file larger than this many bytes, or
+ * more events than this (about a day of work at 1e6 events/s). */
+#define MAX_OUTPUT_BYTES 10e9
+#define MAX_EVENTS 1e11
+
+/* ------------------------------------------------------------------ */
+/* A sink that counts                                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct count_sink {
+  tel_sink base;
+  size_t groups;
+  double values;   /* numbers per sample over all groups, times included */
+  double datasets; /* series, time and axis datasets */
+} count_sink;
+
+static int count_group(tel_sink *s, const tel_group *g, size_t *id) {
+  count_sink *c = (count_sink *)s;
+  c->values += (double)(g->ncolumns * g->width + 1);
+  c->datasets += (double)g->ncolumns + 1 + (g->axis_name != NULL);
+  *id = c->groups++;
+  return SIM_OK;
+}
+
+static int count_append(tel_sink *s, size_t id, double t, const double *v) {
+  (void)s, (void)id, (void)t, (void)v;
+  return SIM_OK;
+}
+
+static int count_summary(tel_sink *s, const char *key, double value) {
+  (void)s, (void)key, (void)value;
+  return SIM_OK;
+}
+
+static int count_str(tel_sink *s, const char *key, const char *value) {
+  (void)s, (void)key, (void)value;
+  return SIM_OK;
+}
+
+static int count_int(tel_sink *s, const char *key, int64_t value) {
+  (void)s, (void)key, (void)value;
+  return SIM_OK;
+}
+
+static int count_attr(tel_sink *s, const char *group, const char *key,
+                      double value) {
+  (void)s, (void)group, (void)key, (void)value;
+  return SIM_OK;
+}
+
+static int count_table(tel_sink *s, const tel_table *t) {
+  (void)s, (void)t;
+  return SIM_OK;
+}
+
+static int count_commit(tel_sink *s) {
+  (void)s;
+  return SIM_OK;
+}
+
+static void count_destroy(tel_sink *s) { (void)s; } /* on the stack */
+
+static const tel_sink_ops count_ops = {
+    count_group, count_append, count_summary, count_str,
+    count_str,   count_int,    count_str,     count_attr,
+    count_table, count_commit, count_destroy};
+
+/* Builds the factory of sc on a counting sink to learn the output's
+ * width; the factory and its engine are dropped at once. */
+static int count_columns(const factory_scenario *sc, count_sink *c,
+                         sim_error *err) {
+  *c = (count_sink){.base = {.ops = &count_ops}};
+  sim_engine *e = sim_engine_create(NULL);
+  if (e == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  factory *f = factory_create(sc, e, &c->base, err);
+  int rc = f != NULL ? SIM_OK : err->code;
+  factory_destroy(f);
+  sim_engine_destroy(e);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests and events                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Requests a trace replays in duration_s: its rows over the run, looped
+ * or not. The file is read here once more (a generator of its own). */
+static double trace_requests(const arr_config *a, const char *dir,
+                             double duration_s, sim_error *err) {
+  arr_gen *g = arr_create(a, dir, 0, 0, NULL, err);
+  if (g == NULL)
+    return NAN;
+  arr_trace_stats st = arr_trace_info(g);
+  arr_destroy(g);
+  double n = (double)st.n, span = st.span_s * a->time_scale;
+  if (n < 2 || !(span > 0))
+    return n;
+  if (a->loop)
+    return duration_s / (span * n / (n - 1)) * n;
+  return n * fmin(1, duration_s / span);
+}
+
+/* The requests of service s over the run. */
+static double service_requests(const factory_scenario *sc, size_t s,
+                               sim_error *err) {
+  const arr_config *a = &sc->cfg.services[s].arrivals;
+  if (a->kind != ARR_TRACE)
+    return arr_mean_rate(a) * sc->cfg.duration_s;
+  char dir[4096];
+  sim_path_dir(sc->path, dir, sizeof dir);
+  return trace_requests(a, dir, sc->cfg.duration_s, err);
+}
+
+/* Engine events: one control tick per control_period, about 3 per
+ * request (its arrival, and its replica's scheduling and completion;
+ * measured 3.0 on the scenarios with services), a few per training job.
+ * *key names what drives them, for a refusal's advice. */
+static int estimate_events(const factory_scenario *sc, run_estimate *e,
+                           sim_error *err) {
+  const factory_config *c = &sc->cfg;
+  double ticks = c->duration_s / c->control_period_s, most = 0;
+  e->events = ticks + 10 * (double)c->ntraining;
+  snprintf(e->events_key, sizeof e->events_key, "control_period");
+  for (size_t s = 0; s < c->nservices; s++) {
+    double requests = service_requests(sc, s, err);
+    if (isnan(requests))
+      return err->code;
+    e->events += 3 * requests;
+    if (3 * requests > ticks && requests > most) {
+      most = requests;
+      snprintf(e->events_key, sizeof e->events_key, "services.%zu.arrivals", s);
+    }
+  }
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The estimate                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The HDF5 file: each dataset costs about 2.5 kB of headers, attributes
+ * and chunk index, and the samples compress (shuffle and deflate) to
+ * about 0.35 of their 8 bytes each; the resolved scenario is stored as
+ * text. Fitted on scenarios/: per dataset 2.4-2.6 kB, compression
+ * 0.18-0.61 (constant columns squeeze most). */
+static double estimate_bytes(const factory_scenario *sc, const count_sink *c,
+                             double samples) {
+  return 2500 * c->datasets + 0.35 * 8 * c->values * samples +
+         (double)strlen(sc->resolved);
+}
+
+int cmd__estimate(const factory_scenario *sc, run_estimate *e, sim_error *err) {
+  count_sink c;
+  *e = (run_estimate){0};
+  int rc = count_columns(sc, &c, err);
+  if (rc == SIM_OK)
+    rc = estimate_events(sc, e, err);
+  if (rc != SIM_OK)
+    return rc;
+  e->samples = floor(sc->cfg.duration_s / sc->cfg.sample_period_s);
+  e->bytes = estimate_bytes(sc, &c, e->samples);
+  return SIM_OK;
+}
+
+/* n bytes as "730 kB", "1.2 GB". */
+static const char *size_text(double n, char *buf, size_t size) {
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (n >= 1000 && u < 5) {
+    n /= 1000;
+    u++;
+  }
+  snprintf(buf, size, n < 10 && u > 0 ? "%.1f %s" : "%.0f %s", n, units[u]);
+  return buf;
+}
+
+void cmd__print_estimate(FILE *out, const run_estimate *e) {
+  char size[32];
+  fprintf(out, "estimate: %.3g events, %.0f samples, about %s of output\n",
+          e->events, e->samples, size_text(e->bytes, size, sizeof size));
+}
+
+int cmd__refuse_estimate(const run_estimate *e, const factory_config *cfg,
+                         bool force) {
+  char size[32], limit[32];
+  if (force)
+    return 0;
+  if (e->bytes > MAX_OUTPUT_BYTES) {
+    fprintf(stderr,
+            "aifsim: %s: the run would write about %s of output (limit "
+            "%s): raise sample_period (now %g s) or shorten duration (now "
+            "%g s), or give --force\n",
+            cfg->name, size_text(e->bytes, size, sizeof size),
+            size_text(MAX_OUTPUT_BYTES, limit, sizeof limit),
+            cfg->sample_period_s, cfg->duration_s);
+    return EXIT_BAD_INPUT;
+  }
+  if (e->events > MAX_EVENTS) {
+    fprintf(stderr,
+            "aifsim: %s: the run would take about %.3g events (limit "
+            "%.0e): change %s or shorten duration (now %g s), or give "
+            "--force\n",
+            cfg->name, e->events, MAX_EVENTS, e->events_key, cfg->duration_s);
+    return EXIT_BAD_INPUT;
+  }
+  return 0;
+}
