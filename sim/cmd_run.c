@@ -95,7 +95,8 @@ static void print_workloads(const factory_scenario *sc,
 }
 
 static void print_summary(const factory_scenario *sc, const factory_summary *s,
-                          const char *out, double wall, uint64_t events) {
+                          const char *out, double wall, uint64_t events,
+                          double hdf5_s) {
   char t[32];
   printf("%s: %s simulated in %.2f s (%llu events, %.3g events/s)\n",
          sc->cfg.name, progress_hms(s->duration_s, t, sizeof t), wall,
@@ -133,7 +134,7 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   if (!isnan(s->co2_kg))
     printf("  carbon basis   %s\n", s->carbon_basis);
   print_workloads(sc, s);
-  printf("  output         %s\n", out);
+  printf("  output         %s (HDF5 writing %.2f s)\n", out, hdf5_s);
 }
 
 typedef struct run_state {
@@ -256,7 +257,8 @@ int cmd__run_scenario(const run_request *rq, sim_error *err) {
   if (tel_commit(r.sink) != SIM_OK)
     return run_fail(&r, SIM_EIO, "writing the output", tel_errmsg(r.sink));
   if (rq->print_summary)
-    print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine));
+    print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine),
+                  tel_busy_s(r.sink));
   run_cleanup(&r);
   return 0;
 }

@@ -90,6 +90,7 @@ typedef struct tel_sink_ops {
 struct tel_sink {
   const tel_sink_ops *ops;
   sim_error err;
+  double busy_s; /* wall time spent in the ops, kept by the wrappers */
 };
 
 /* Thin wrappers over the ops, so callers read tel_append(sink, ...). */
@@ -106,6 +107,10 @@ int tel_put_table(tel_sink *s, const tel_table *t);
 int tel_commit(tel_sink *s);
 void tel_destroy(tel_sink *s); /* NULL does nothing */
 const char *tel_errmsg(const tel_sink *s);
+
+/* Wall seconds spent in the sink's declaring, appending, table and commit
+ * calls so far: the share of a run that writing its output takes. */
+double tel_busy_s(const tel_sink *s);
 
 /* A sink that keeps everything in memory, for tests and for runs that need
  * no file. Returns NULL when out of memory. */

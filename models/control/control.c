@@ -46,6 +46,11 @@ struct control {
   size_t nunits, units_cap;
   uint32_t *unit_of_gpu;
   size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  /* Per slot: its unit in the rack being built, valid where the slot's
+   * stamp is the rack's (each rack's build takes a new stamp). */
+  size_t *slot_unit;
+  uint64_t *slot_stamp, stamp;
+  size_t slots_cap;
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
@@ -93,6 +98,8 @@ void control_destroy(control *c) {
   sim_free(a, c->unit_key);
   sim_free(a, c->unit_of_gpu);
   sim_free(a, c->group_first);
+  sim_free(a, c->slot_unit);
+  sim_free(a, c->slot_stamp);
   sim_free(a, c);
 }
 
@@ -219,22 +226,62 @@ static int reserve_units(control *c, size_t need) {
   return SIM_OK;
 }
 
+/* Room in the per-slot arrays for slot k (grown zeroed: stamp 0 is no
+ * rack's). */
+static int reserve_slot(control *c, uint32_t k) {
+  size_t cap_u = c->slots_cap, cap_s = c->slots_cap, need = (size_t)k + 1;
+  if (need <= c->slots_cap)
+    return SIM_OK;
+  if (sim_vec_reserve(c->alloc, &c->slot_unit, &cap_u, need,
+                      sizeof *c->slot_unit) != SIM_OK ||
+      sim_vec_reserve(c->alloc, &c->slot_stamp, &cap_s, need,
+                      sizeof *c->slot_stamp) != SIM_OK)
+    return SIM_ENOMEM;
+  memset(c->slot_stamp + c->slots_cap, 0,
+         (cap_s - c->slots_cap) * sizeof *c->slot_stamp);
+  c->slots_cap = cap_s < cap_u ? cap_s : cap_u;
+  return SIM_OK;
+}
+
+/* The unit of slot k in the rack being built; *u = SIZE_MAX if none yet.
+ * free_unit: the rack's unit of free GPUs. */
+static int find_unit(control *c, uint32_t k, size_t free_unit, size_t *u) {
+  *u = SIZE_MAX;
+  if (k == CONTROL_NO_SLOT) {
+    *u = free_unit;
+    return SIM_OK;
+  }
+  if (reserve_slot(c, k) != SIM_OK)
+    return SIM_ENOMEM;
+  if (c->slot_stamp[k] == c->stamp)
+    *u = c->slot_unit[k];
+  return SIM_OK;
+}
+
 /* The units of rack r: one per slot it holds GPUs of, one for its free
- * GPUs; a rack holds few slots, so the search is linear. */
+ * GPUs, in the order the GPUs first name them. */
 static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
   const rack_fleet *fl = c->fleet;
-  size_t first = c->nunits;
+  size_t free_unit = SIZE_MAX;
+  c->stamp++;
   for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
     uint32_t k = gpu_slot[i];
-    size_t u = first;
-    while (u < c->nunits && c->unit_key[u] != k)
-      u++;
-    if (u == c->nunits) {
+    size_t u;
+    if (find_unit(c, k, free_unit, &u) != SIM_OK)
+      return SIM_ENOMEM;
+    if (u == SIZE_MAX) {
+      u = c->nunits;
       if (reserve_units(c, u + 1) != SIM_OK)
         return SIM_ENOMEM;
       c->units[u] = make_unit(c, k, r, i);
       c->unit_key[u] = k;
       c->nunits++;
+      if (k == CONTROL_NO_SLOT) {
+        free_unit = u;
+      } else {
+        c->slot_unit[k] = u;
+        c->slot_stamp[k] = c->stamp;
+      }
     }
     c->units[u].n++;
     c->unit_of_gpu[i] = (uint32_t)u;

@@ -81,6 +81,19 @@ typedef struct power_policy_ops {
 
 /* Helpers the policies share (power.c). */
 
+/* A function of one variable the policies solve for; it also writes its
+ * derivative at x to *slope (0 where it is flat). */
+typedef double (*power_fn)(const void *ctx, double x, double *slope);
+
+/* The end on good's side of the two adjacent doubles between good and
+ * bad (either order) where f crosses target, for f monotone between them
+ * with f(good) <= target < f(bad). The crossing is unique, so the answer
+ * is the one bisection to the bit gives, in a fraction of the
+ * evaluations: safeguarded Newton steps, with bisection whenever the
+ * bracket stops halving. */
+double power_boundary(power_fn f, const void *ctx, double target, double good,
+                      double bad);
+
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget
  * is larger). Units with weight 0 get lo_u. */

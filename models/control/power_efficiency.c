@@ -34,40 +34,49 @@ static bool valued(const power_unit *u) {
          u->gamma > u->c;
 }
 
-/* The per-GPU cap of unit u at level mu. */
-static double cap_at(const power_unit *u, double mu) {
-  double phi = pow(u->weight * u->c / (mu * u->span * u->activity * u->gamma),
-                   1 / (u->gamma - u->c));
-  phi = clamp(phi, u->phi_min, 1);
+/* The per-GPU cap of unit u at level mu, and its derivative in log mu
+ * (where neither the clock nor the cap is clamped, phi ~ mu^-e, so
+ * d cap / d log mu = -gamma e (cap - idle)). */
+static double cap_at(const power_unit *u, double mu, double *slope) {
+  double e = 1 / (u->gamma - u->c);
+  double raw =
+      pow(u->weight * u->c / (mu * u->span * u->activity * u->gamma), e);
+  double phi = clamp(raw, u->phi_min, 1);
   double p = u->idle + u->span * u->activity * pow(phi, u->gamma);
-  return clamp(p, u->lo, wanted(u));
+  double cap = clamp(p, u->lo, wanted(u));
+  *slope = phi == raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
+  return cap;
 }
 
-/* Power of the valued units at level mu, the others at their minimum. */
-static double total_at(const power_unit *units, size_t n, double mu) {
-  double sum = 0;
-  for (size_t u = 0; u < n; u++)
-    sum +=
-        units[u].n * (valued(&units[u]) ? cap_at(&units[u], mu) : units[u].lo);
+/* The units a level is found for. */
+typedef struct level {
+  const power_unit *units;
+  size_t n;
+} level;
+
+/* Power of the valued units at level exp(log_mu), the others at their
+ * minimum: falls as the level rises. */
+static double total_at(const void *ctx, double log_mu, double *slope) {
+  const level *l = ctx;
+  double mu = exp(log_mu), sum = 0;
+  *slope = 0;
+  for (size_t u = 0; u < l->n; u++) {
+    const power_unit *p = &l->units[u];
+    double ds = 0;
+    sum += p->n * (valued(p) ? cap_at(p, mu, &ds) : p->lo);
+    *slope += p->n * ds;
+  }
   return sum;
 }
 
 /* The smallest level (the most power) that fits the budget, to the bit
  * of its logarithm. */
 static double level_for(const power_unit *units, size_t n, double budget_w) {
-  double lo = -300, hi = 300; /* log mu */
-  if (total_at(units, n, exp(lo)) <= budget_w)
+  level l = {units, n};
+  double lo = -300, hi = 300, slope; /* log mu */
+  if (total_at(&l, lo, &slope) <= budget_w)
     return exp(lo);
-  for (int k = 0; k < 200; k++) {
-    double mid = 0.5 * (lo + hi);
-    if (mid <= lo || mid >= hi)
-      break;
-    if (total_at(units, n, exp(mid)) <= budget_w)
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return exp(hi);
+  return exp(power_boundary(total_at, &l, budget_w, hi, lo));
 }
 
 /* What is left goes to the units without measured work, up to their
@@ -99,7 +108,9 @@ static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
   double mu = level_for(units, n, budget_w);
-  for (size_t u = 0; u < n; u++)
-    cap[u] = valued(&units[u]) ? cap_at(&units[u], mu) : units[u].lo;
+  for (size_t u = 0; u < n; u++) {
+    double slope;
+    cap[u] = valued(&units[u]) ? cap_at(&units[u], mu, &slope) : units[u].lo;
+  }
   serve_the_rest(units, n, budget_w, cap);
 }

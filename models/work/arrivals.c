@@ -322,6 +322,8 @@ struct arr_gen {
   gsl_rng *rng[NSTREAMS]; /* indexed by arr_purpose - 1 */
   double t;               /* time of the last request (synthetic kinds) */
   double peak;            /* Poisson: the rate candidates are drawn at */
+  double win_end;         /* diurnal: the bounds below hold until then */
+  double win_lo, win_hi;  /* ... the rate lies between them */
   int state;              /* MMPP: 0 or 1 */
   double state_end;       /* MMPP: when the current state ends */
   trace tr;               /* trace: the rows */
@@ -419,16 +421,39 @@ void arr_destroy(arr_gen *g) {
   sim_free(g->alloc, g);
 }
 
+/* Bounds on the diurnal rate over the second from t: its value mid-way,
+ * widened by its steepest slope over half a second and by far more than
+ * the rounding of arr_rate_at, so a candidate below win_lo would pass the
+ * exact test and one at or above win_hi would fail it. */
+static void thin_window(arr_gen *g, double t) {
+  const arr_config *c = g->c;
+  double mid = arr_rate_at(c, t + 0.5);
+  double slope = c->rate * (c->high - c->low) / (c->low + c->high) * 2 * PI /
+                 DAY_S; /* the largest |d rate / dt| */
+  double reach = 0.5 * slope + 1e-9 * g->peak;
+  g->win_lo = mid - reach;
+  g->win_hi = mid + reach;
+  g->win_end = t + 1;
+}
+
 /* Candidates at the peak rate, each kept with probability rate(t) / peak:
  * a non-homogeneous Poisson process by thinning (Lewis & Shedler 1979). A
- * flat profile keeps every candidate without a draw. */
+ * flat profile keeps every candidate without a draw. The bounds of the
+ * current second decide almost every candidate without a cos (a
+ * squeeze): the same decisions as the exact test, far cheaper. */
 static double next_poisson(arr_gen *g) {
   for (;;) {
     g->t += gsl_ran_exponential(stream(g, ARR_RNG_TIMES), 1 / g->peak);
     if (g->c->profile != ARR_DIURNAL)
       return g->t;
-    double u = gsl_rng_uniform(stream(g, ARR_RNG_THIN));
-    if (u * g->peak < arr_rate_at(g->c, g->t))
+    double x = gsl_rng_uniform(stream(g, ARR_RNG_THIN)) * g->peak;
+    if (!(g->t < g->win_end))
+      thin_window(g, g->t);
+    if (x < g->win_lo)
+      return g->t;
+    if (x >= g->win_hi)
+      continue;
+    if (x < arr_rate_at(g->c, g->t))
       return g->t;
   }
 }

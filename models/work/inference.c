@@ -419,7 +419,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     count_rejected(s);
     return;
   }
-  uint32_t k = s->load_heap[0];
+  uint32_t k = (uint32_t)s->load_heap[0];
   replica *r = &s->rep[k];
   if (r->down) { /* the lightest is down: all are */
     s->tot.dropped++;
@@ -481,15 +481,17 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
 static int alloc_replicas(inf_service *s) {
   s->rep = sim_calloc(s->alloc, s->nrep, sizeof *s->rep);
   s->load_heap = sim_calloc(s->alloc, s->nrep, sizeof *s->load_heap);
+  s->load_pos = sim_calloc(s->alloc, s->nrep, sizeof *s->load_pos);
   s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
-  if (s->rep == NULL || s->load_heap == NULL || s->due == NULL)
+  if (s->rep == NULL || s->load_heap == NULL || s->load_pos == NULL ||
+      s->due == NULL)
     return SIM_ENOMEM;
   for (uint32_t k = 0; k < s->nrep; k++) {
     replica *r = &s->rep[k];
     r->phi = 1;
     r->next_s = r->ev_s = INFINITY;
     r->clock_s = r->act_since = now_s(s);
-    r->load_pos = k;
+    s->load_pos[k] = k;
     s->load_heap[k] = k; /* all loads 0: index order is a heap */
   }
   return SIM_OK;
@@ -564,6 +566,7 @@ void inf_destroy(inf_service *s) {
     sim_free(s->alloc, s->rep[k].heap);
   sim_free(s->alloc, s->rep);
   sim_free(s->alloc, s->load_heap);
+  sim_free(s->alloc, s->load_pos);
   sim_free(s->alloc, s->due);
   sim_free(s->alloc, s->pool);
   sim_free(s->alloc, s->iv.ttft);

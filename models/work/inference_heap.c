@@ -125,36 +125,39 @@ uint32_t inf__heap_pop(replica *r, const request *pool) {
 /* Routing: replicas by load, an indexed heap so an arrival is O(log R) */
 /* ------------------------------------------------------------------ */
 
-static uint32_t load(const inf_service *s, uint32_t k) {
-  return s->rep[k].waiting.n + in_batch(&s->rep[k]);
-}
-
-/* Up replicas before down ones, then by load, then by index. */
-static bool lighter(const inf_service *s, uint32_t a, uint32_t b) {
-  if (s->rep[a].down != s->rep[b].down)
-    return !s->rep[a].down;
-  uint32_t la = load(s, a), lb = load(s, b);
-  return la < lb || (la == lb && a < b);
+/* Replica k's place in the routing order as one integer: up before down,
+ * then by load, then by index. The heap holds these keys, so a
+ * comparison reads neither replica. */
+static uint64_t load_key(const inf_service *s, uint32_t k) {
+  const replica *r = &s->rep[k];
+  uint64_t load = (uint64_t)r->waiting.n + in_batch(r);
+  if (load > INT32_MAX)
+    load = INT32_MAX; /* more requests than memory could hold */
+  return (uint64_t)r->down << 63 | load << 32 | k;
 }
 
 static void load_swap(inf_service *s, uint32_t i, uint32_t j) {
-  heap_swap(s->load_heap, i, j);
-  s->rep[s->load_heap[i]].load_pos = i;
-  s->rep[s->load_heap[j]].load_pos = j;
+  uint64_t *h = s->load_heap, t = h[i];
+  h[i] = h[j];
+  h[j] = t;
+  s->load_pos[(uint32_t)h[i]] = i;
+  s->load_pos[(uint32_t)h[j]] = j;
 }
 
 /* Restores the routing heap after replica k's load changed. */
 void inf__load_changed(inf_service *s, uint32_t k) {
-  uint32_t *h = s->load_heap, i = s->rep[k].load_pos;
-  while (i > 0 && lighter(s, h[i], h[(i - 1) / 2])) {
+  uint64_t *h = s->load_heap;
+  uint32_t i = s->load_pos[k];
+  h[i] = load_key(s, k);
+  while (i > 0 && h[i] < h[(i - 1) / 2]) {
     load_swap(s, i, (i - 1) / 2);
     i = (i - 1) / 2;
   }
   for (;;) {
     uint32_t l = 2 * i + 1, m = i;
-    if (l < s->nrep && lighter(s, h[l], h[m]))
+    if (l < s->nrep && h[l] < h[m])
       m = l;
-    if (l + 1 < s->nrep && lighter(s, h[l + 1], h[m]))
+    if (l + 1 < s->nrep && h[l + 1] < h[m])
       m = l + 1;
     if (m == i)
       return;

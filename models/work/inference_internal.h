@@ -57,7 +57,6 @@ typedef struct replica {
   double comp_int;  /* compute share x seconds since act_since */
   double comp_mean; /* the compute share's mean over the last window */
   double act_since;
-  uint32_t load_pos; /* slot in the routing heap */
   bool down;         /* its GPUs are gone (a fault): routing skips it */
 } replica;
 
@@ -86,7 +85,8 @@ struct inf_service {
   uint32_t arrival_kind, replica_kind;
   replica *rep;
   uint32_t nrep;
-  uint32_t *load_heap; /* replica indices, lightest first */
+  uint64_t *load_heap; /* replicas' routing keys (load_key), lightest first */
+  uint32_t *load_pos;  /* per replica: its slot in load_heap */
   uint32_t *due;       /* replicas with pass_due, ndue of them */
   uint32_t ndue;
   request *pool;

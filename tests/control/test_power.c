@@ -237,6 +237,90 @@ static void headroom_returns_to_the_pool(void **state) {
   }
 }
 
+/* ------------------------------------------------------------------ */
+/* power_boundary: the bit bisection finds, in fewer evaluations       */
+/* ------------------------------------------------------------------ */
+
+/* A monotone test function: kind picks its shape, evals counts calls. */
+typedef struct shape {
+  int kind;
+  long evals;
+} shape;
+
+static double shaped(const void *ctx, double x, double *slope) {
+  shape *s = (shape *)ctx;
+  s->evals++;
+  switch (s->kind) {
+  case 0: /* linear */
+    *slope = 3;
+    return 3 * x;
+  case 1: /* flat, then rising from a kink at 2 */
+    *slope = x > 2 ? 5 : 0;
+    return x > 2 ? 5 * (x - 2) : 0;
+  case 2: /* convex and steep, falling: a sum of power laws */
+    *slope = -2.5 * 4e5 * exp(-2.5 * x) - 1e5 * exp(-x);
+    return 4e5 * exp(-2.5 * x) + 1e5 * exp(-x);
+  default: { /* a staircase of many clamped units, as the policies sum */
+    double sum = 0;
+    *slope = 0;
+    for (int u = 1; u <= 200; u++) {
+      double v = x * u * 0.37;
+      if (v > 10 && v < 700)
+        *slope += u * 0.37;
+      sum += v < 10 ? 10 : v > 700 ? 700 : v;
+    }
+    return sum;
+  }
+  }
+}
+
+/* The end on good's side of the bracket, by bisection to the bit. */
+static double bisect(shape *s, double target, double good, double bad) {
+  double slope;
+  if (shaped(s, good, &slope) > target)
+    return good;
+  for (;;) {
+    double mid = 0.5 * (good + bad);
+    if (mid == good || mid == bad)
+      return good;
+    if (shaped(s, mid, &slope) <= target)
+      good = mid;
+    else
+      bad = mid;
+  }
+}
+
+static void boundary_is_bisection_to_the_bit(void **state) {
+  (void)state;
+  static const struct {
+    int kind;
+    double good, bad, lo_target, hi_target;
+  } cases[] = {
+      {0, -100, 100, -250, 250},      /* rising: good below */
+      {1, 0, 50, -1, 200},            /* a kink, and targets below it */
+      {2, 300, -300, 1e3, 1e9},       /* falling: good above */
+      {3, 0, 10, 2500, 140000},       /* clamps on both sides */
+      {3, 0, 1e-3, 2000, 2000.00001}, /* target at the floor's rounding */
+  };
+  uint64_t seed = 11;
+  long fast = 0, slow = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (int k = 0; k < 200; k++) {
+      double t = cases[c].lo_target +
+                 (cases[c].hi_target - cases[c].lo_target) * uniform(&seed);
+      shape a = {cases[c].kind, 0}, b = {cases[c].kind, 0};
+      double got = power_boundary(shaped, &a, t, cases[c].good, cases[c].bad);
+      double want = bisect(&b, t, cases[c].good, cases[c].bad);
+      if (got != want)
+        fail_msg("case %zu, target %.17g: %.17g, bisection %.17g", c, t, got,
+                 want);
+      fast += a.evals;
+      slow += b.evals;
+    }
+  /* The point of it: a fraction of bisection's evaluations. */
+  assert_true(2 * fast < slow);
+}
+
 static void policies_by_name(void **state) {
   (void)state;
   for (int i = 0; power_policy_names[i] != NULL; i++)
@@ -247,7 +331,7 @@ static void policies_by_name(void **state) {
 
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[17];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -259,5 +343,6 @@ int main(void) {
   TEST_ADD(tests, n, efficiency_equalises_marginals);
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);
+  TEST_ADD(tests, n, boundary_is_bisection_to_the_bit);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
 }
