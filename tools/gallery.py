@@ -4,38 +4,46 @@
     /usr/bin/python3 tools/gallery.py BUILD_DIR            # `make gallery`
     /usr/bin/python3 tools/gallery.py --check BUILD_DIR    # ctest gallery_fresh
     /usr/bin/python3 tools/gallery.py --list               # the runs
+    /usr/bin/python3 tools/gallery.py --dry BUILD_DIR      # fast runs, print
+    /usr/bin/python3 tools/gallery.py --rewrite            # prose edits
 
 Every number of the what-if gallery (scenarios/README.md) sits between
-markers, `<!-- gallery:NAME -->VALUE<!-- /gallery -->`, and comes from a
-run of the model: nothing is typed by hand.
+markers, an HTML comment `gallery:NAME` before it and `/gallery` after,
+and comes from a run of the model: nothing is typed by hand.
 
 Regenerating (`make gallery`) runs every run in RUNS below at full size,
-one after another (a few minutes on 2 cores), with BUILD_DIR/aifsim, into
-out/gallery/. Each FIGURE is a function of those runs' /summary
-attributes (and, for a few, their /jobs or /loops tables), formatted as
-the README shows it. The script rewrites the values between the markers
-and writes scenarios/gallery.json: for every run its scenario, its --set
-options, the SHA-256 of the scenario file, the summary figures it read
-and its wall time; and every figure's value. Runs whose options depend
-on an earlier run (the demand charge's cap, 10% below the peak the
-unconstrained run reached) record the options they were given.
+one after another (about ten minutes on 2 cores), with BUILD_DIR/aifsim,
+into out/gallery/. Each FIGURE is a function of those runs' /summary
+attributes (and, for a few, their /jobs and /loops tables or a bound
+computed from their series), formatted as the README shows it. The
+script rewrites the values between the markers and writes
+scenarios/gallery.json: for every run its scenario, its --set options,
+the SHA-256 of the scenario file, the values the figures read of it and
+its wall time; and every figure's text. A run whose options depend on an
+earlier run (the demand charge's cap, 10% below the peak the
+unconstrained run reached) records the options it was given. Rerunning
+is all it takes after a change: nothing in the README needs editing by
+hand unless the prose around a number no longer fits it.
 
-Checking (`--check`, the ctest test gallery_fresh, label gallery) must
-fail when the README no longer says what the model gives, yet cannot
-afford every full run (several minutes). So it checks, in order:
+Checking (`--check`, the ctest test gallery_fresh via
+tests/cli/test_gallery.sh, label gallery) must fail when the README no
+longer says what the model gives, yet cannot afford every full run. So
+it checks, in order:
   1. the README's marked values equal gallery.json's figures, every
-     marker names a known figure and every figure has a marker (a hand
-     edit, or a regeneration that was not committed, fails here);
+     marker names a known figure and every figure has a marker, and the
+     figures follow from the values recorded for the runs (a hand edit,
+     or a regeneration that was not committed, fails here);
   2. every run's scenario file still has the hash recorded in gallery.json
      (a scenario edited without regenerating fails here);
   3. the runs marked `check` (the fast ones: about a minute in all) are
-     run again at full size, from the recorded options, and every figure
-     that depends only on them is recomputed and compared, as formatted,
-     with gallery.json (a change of the model or of the data that moves
-     a headline number fails here). A run is deterministic (same
-     scenario, seed and binary: the same bytes), so any difference is a
-     real change; the slow runs (the 20 MW factory, the 54-day run, the
-     day of serving) are only covered by 1 and 2, and by
+     run again at full size with this build, from the recorded options,
+     and every figure that depends only on them is recomputed and
+     compared, as formatted, with gallery.json (a change of the model, of
+     the random draws or of the data that moves a headline number fails
+     here). A run is deterministic (same scenario, seed and binary: the
+     same bytes), so any difference is a real change. The slow runs (the
+     20 MW factory, the 54-day run, the day of serving, the saturated
+     precision runs) are covered by 1 and 2 only, and by
      tests/cli/test_scenarios.sh, which runs every scenario's quick
      variant.
 When the model changes on purpose, `make gallery` and commit the README
@@ -130,6 +138,42 @@ RUNS = [
 ]
 
 
+def window_bound(f, signal):
+    """What the trace allows a window deferral to save on a run whose jobs
+    started at once: each training job with a deadline, moved as a whole
+    to the start in [its start, deadline - its run time] with the lowest
+    mean signal (known perfectly, at the run's sample grid, at the job's
+    own flat power, ignoring other jobs' GPUs); 1 - the moved jobs' summed
+    mean signal over their summed mean at their actual start. Returns
+    (that share, the sum over jobs of the mean signal over each job's
+    actual run), or None when the run has no such jobs or signal."""
+    if "jobs/deadline_s" not in f or "facility/" + signal not in f:
+        return None
+    c = f["facility/" + signal][:]
+    t = f["facility/time"][:]
+    if len(t) < 2:
+        return None
+    dt = t[1] - t[0]
+    cum = np.concatenate([[0.0], np.cumsum(c)])
+    kind = [k.decode() if isinstance(k, bytes) else str(k)
+            for k in f["jobs/kind"][:]]
+    at_once = best = 0.0
+    for k, a, e, d in zip(kind, f["jobs/start_s"][:], f["jobs/end_s"][:],
+                          f["jobs/deadline_s"][:]):
+        if k != "training" or not (np.isfinite(a) and np.isfinite(e)
+                                   and np.isfinite(d)):
+            continue
+        n = max(1, int(round((e - a) / dt)))
+        i0 = int(round(a / dt))
+        i1 = min(int(round((d - (e - a)) / dt)), len(c) - n)
+        if i0 + n > len(c) or i1 < i0:
+            continue
+        means = (cum[i0 + n:i1 + n + 1] - cum[i0:i1 + 1]) / n
+        at_once += means[0]
+        best += means.min()
+    return (1 - best / at_once, at_once) if at_once > 0 else None
+
+
 class Used(dict):
     """A dict that remembers which keys were read."""
 
@@ -145,10 +189,11 @@ class Used(dict):
 class Result:
     """What a figure may read of a run: its summary, jobs and loops."""
 
-    def __init__(self, s, jobs=None, loops=None):
+    def __init__(self, s, jobs=None, loops=None, extra=None):
         self.s = Used(s)    # /summary attributes (floats and strings)
         self.jobs = Used({k: Used(v) for k, v in (jobs or {}).items()})
         self.loops = Used(loops or {})
+        self.extra = Used(extra or {})  # computed from series (window_bound)
 
     @staticmethod
     def read(path):
@@ -167,13 +212,19 @@ class Result:
                     if col in f["jobs"]:
                         jobs[col] = {n: float(v) for n, v in
                                      zip(names, f["jobs/" + col][:])}
+            extra = {}
+            for sig in ("carbon_g_per_kwh", "price_per_mwh"):
+                b = window_bound(f, sig)
+                if b is not None:
+                    extra["window_bound_" + sig] = b[0]
+                    extra["jobs_signal_" + sig] = b[1]
             loops = {}
             if "loops/free_share" in f:
                 dt = float(f["summary"].attrs["duration_s"]) / max(
                     1, f["loops/free_share"].shape[0])
                 loops["free_hours"] = float(
                     np.nansum(f["loops/free_share"][:]) * dt / 3600)
-        return Result(s, jobs, loops)
+        return Result(s, jobs, loops, extra)
 
     def to_json(self):
         """What the figures read of it (after compute), for the record."""
@@ -181,11 +232,12 @@ class Result:
             "summary": {k: self.s[k] for k in sorted(self.s.used)},
             "jobs": {c: {n: self.jobs[c][n] for n in sorted(self.jobs[c].used)}
                      for c in sorted(self.jobs.used)},
-            "loops": {k: self.loops[k] for k in sorted(self.loops.used)}}
+            "loops": {k: self.loops[k] for k in sorted(self.loops.used)},
+            "extra": {k: self.extra[k] for k in sorted(self.extra.used)}}
 
     @staticmethod
     def from_json(d):
-        return Result(d["summary"], d["jobs"], d["loops"])
+        return Result(d["summary"], d["jobs"], d["loops"], d.get("extra"))
 
 
 # ---------------------------------------------------------------------------
@@ -336,8 +388,17 @@ for _k, _f in REGIONS:
         lambda r, n=n: num(r[n].s["training_co2_kg"] / 1e3))
     figure("ga-%s-cost" % _k, [p, n])(
         lambda r, p=p, n=n: pct(saving(r[n].s["cost"], r[p].s["cost"])))
+    figure("ga-%s-jobprice" % _k, [p, n])(
+        # The jobs' mean price over their runs, summed: their own bill at
+        # a flat power.
+        lambda r, p=p, n=n: pct(saving(r[n].extra["jobs_signal_price_per_mwh"],
+                                       r[p].extra["jobs_signal_price_per_mwh"])))
     figure("ga-%s-late" % _k, [c, p])(
         lambda r, c=c, p=p: cnt(r[c].s["jobs_late"] + r[p].s["jobs_late"]))
+    figure("ga-%s-co2-bound" % _k, [n])(
+        lambda r, n=n: pct(r[n].extra["window_bound_carbon_g_per_kwh"]))
+    figure("ga-%s-cost-bound" % _k, [n])(
+        lambda r, n=n: pct(r[n].extra["window_bound_price_per_mwh"]))
     figure("ga-%s-ci" % _k, [n])(
         lambda r, n=n: num(r[n].s["carbon_g_per_kwh"]))
 
