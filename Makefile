@@ -18,7 +18,7 @@ PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
            libopenmpi-dev openmpi-bin \
            slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
 
-.PHONY: all deps build run test unit asan fuzz bench validate clean
+.PHONY: all deps build run test unit asan fuzz bench validate gallery clean
 
 all: build
 
@@ -75,6 +75,12 @@ bench: build
 # the test validation_fresh fails when they are stale).
 validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
+
+# The what-if gallery: runs every scenario of scenarios/README.md at full
+# size (a few minutes) and rewrites its numbers and scenarios/gallery.json
+# (commit both; the test gallery_fresh fails when they are stale).
+gallery: build
+	/usr/bin/python3 tools/gallery.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out

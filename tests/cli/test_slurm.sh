@@ -7,7 +7,7 @@
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge (.ci/run
 # installs them). Where they are missing or the daemons do not start, the
 # test FAILS with the reason and the daemons' logs; it never skips.
-# On scenarios/sweep-powercap.yaml (18 points), each case's summary.csv and
+# On scenarios/sweep-powercap.yaml (30 points), each case's summary.csv and
 # summary.h5 must be byte-identical to a serial sweep's:
 #   a. scenarios/sweep-powercap.sbatch as an array of 3 with --set
 #      duration=2h passed through, then a dependent --collect job that
@@ -31,7 +31,7 @@ SRC=$(realpath "$2")
 MPIEXEC=${3:-}
 SWEEP=scenarios/sweep-powercap.yaml # relative to SRC, as the sbatch has it
 SBATCH_SCRIPT=$SRC/scenarios/sweep-powercap.sbatch
-NPOINTS=18
+NPOINTS=30
 RED=(--set duration=2h)  # the reduced sweep
 LONG=(--set duration=1d) # long enough to cancel a task mid-run
 WAIT_JOB=300             # seconds a job may take before the test gives up
@@ -309,8 +309,8 @@ wait_jobs "$jid" || not_ok "srun -n 2: done within $WAIT_JOB s"
 check "srun -n 2: completed, exit 0" "$jid" job_ok "$jid"
 check "srun -n 2: each task says srun decided its shard" "$jid" \
   [ "$(grep -c "from srun (task [01] of 2)" "$TMP/log/srun-$jid.log")" -eq 2 ]
-check "srun -n 2: 9 points each, none left to another process" "$jid" \
-  [ "$(grep -c "9 of $NPOINTS points: 9 run, 0 already complete, 0 failed;" \
+check "srun -n 2: $((NPOINTS / 2)) points each, none left to another process" "$jid" \
+  [ "$(grep -c "$((NPOINTS / 2)) of $NPOINTS points: $((NPOINTS / 2)) run, 0 already complete, 0 failed;" \
     "$TMP/log/srun-$jid.log")" -eq 2 ]
 check "srun -n 2: the last task wrote the summary" "$jid" \
   grep -q "every shard is done: summary in" "$TMP/log/srun-$jid.log"
@@ -356,7 +356,9 @@ echo "# d. an array task cancelled mid-run, the array resubmitted"
 CAN=$TMP/cancel
 jid=$(submit --array=0-2 --output="$TMP/log/cancel-%A_%a.log" \
   "$SBATCH_SCRIPT" -o "$CAN" "${LONG[@]}")
-# Task 0 runs points 0, 3, ..., 15: cancel it once its first is complete.
+# Task 0 runs points 0, 3, ..., NPOINTS - 3: cancel it once its first is
+# complete.
+PER=$((NPOINTS / 3)) # points a task of the array of 3 runs
 for _ in $(seq 1 $((WAIT_JOB * 20))); do
   [ -e "$CAN/point-0000.h5" ] && break
   [ -z "$(squeue -h -j "${jid}_0" 2>/dev/null)" ] && break
@@ -364,11 +366,13 @@ for _ in $(seq 1 $((WAIT_JOB * 20))); do
 done
 scancel "${jid}_0"
 wait_jobs "$jid" || not_ok "cancelled array: done within $WAIT_JOB s"
-mine0=$(for p in 00 03 06 09 12 15; do [ -e "$CAN/point-00$p.h5" ] && echo; done | wc -l)
+mine0=$(for p in $(seq 0 3 $((NPOINTS - 1))); do
+  [ -e "$CAN/$(printf point-%04d.h5 "$p")" ] && echo
+done | wc -l)
 check "scancel: task 0 cancelled" "$jid" \
   [ "$(scontrol -o show job "${jid}_0" | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')" = CANCELLED ]
-check "scancel: task 0 stopped mid-run ($mine0 of its 6 points complete)" \
-  "$jid" [ "$mine0" -ge 1 -a "$mine0" -lt 6 ]
+check "scancel: task 0 stopped mid-run ($mine0 of its $PER points complete)" \
+  "$jid" [ "$mine0" -ge 1 -a "$mine0" -lt "$PER" ]
 check "scancel: no summary while points are missing" "$jid" \
   [ ! -e "$CAN/summary.csv" ]
 before=$(cd "$CAN" && stat -c '%n %i %.9Y' point-*.h5)
@@ -376,12 +380,12 @@ jid=$(submit --array=0-2 --output="$TMP/log/resubmit-%A_%a.log" \
   "$SBATCH_SCRIPT" -o "$CAN" "${LONG[@]}")
 wait_jobs "$jid" || not_ok "resubmitted array: done within $WAIT_JOB s"
 check "resubmitted: every task completed, exit 0" "$jid" job_ok "$jid"
-check "resubmitted: task 0 ran only its $((6 - mine0)) missing points" "$jid" \
-  grep -q "6 of $NPOINTS points: $((6 - mine0)) run, $mine0 already complete" \
+check "resubmitted: task 0 ran only its $((PER - mine0)) missing points" "$jid" \
+  grep -q "$PER of $NPOINTS points: $((PER - mine0)) run, $mine0 already complete" \
   "$TMP/log/resubmit-${jid}_0.log"
 check "resubmitted: tasks 1 and 2 ran nothing" "$jid" \
   [ "$(cat "$TMP/log/resubmit-${jid}_1.log" "$TMP/log/resubmit-${jid}_2.log" |
-    grep -c "0 run, 6 already complete")" -eq 2 ]
+    grep -c "0 run, $PER already complete")" -eq 2 ]
 after=$(cd "$CAN" && stat -c '%n %i %.9Y' $(echo "$before" | cut -d' ' -f1))
 check "resubmitted: no finished point recomputed (inode, mtime)" "$jid" \
   [ "$before" = "$after" ]

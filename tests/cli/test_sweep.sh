@@ -4,11 +4,11 @@
 #   bash tests/cli/test_sweep.sh AIFSIM_BINARY SOURCE_DIR [MPIEXEC]
 #
 # On scenarios/sweep-powercap.yaml reduced to 2 simulated hours a point
-# (18 points, --set duration=2h):
+# (30 points, --set duration=2h):
 #   a. --list prints every point with its index and overrides;
 #   b. bad axes (unknown key, value or range step of the wrong unit) exit 2
 #      with FILE:LINE:COLUMN: of the offending axis, before anything runs;
-#   c. a serial run writes 18 complete point files and the summary;
+#   c. a serial run writes 30 complete point files and the summary;
 #   d. mpirun -np 2 --oversubscribe (when MPIEXEC is given) gives the same
 #      summary.csv and summary.h5 bytes, and the same point files;
 #   e. three shards (--shard, and Slurm's array variables) and --collect
@@ -36,7 +36,7 @@ MPIEXEC=${3:-}
 SWEEP=$SRC/scenarios/sweep-powercap.yaml
 QUICK=$SRC/scenarios/quickstart.yaml
 PY=/usr/bin/python3
-NPOINTS=18
+NPOINTS=30
 RED=(--set duration=2h) # the reduced sweep
 
 # A sweep must not take its shard from the environment this test runs in.
@@ -89,10 +89,12 @@ check "--list: the header names the base and the fixed overrides" \
   grep -q "^# .*sweep-powercap.yaml: $NPOINTS points of .*quickstart.yaml --set duration=2h$" "$TMP/out"
 check "--list: point 0 is 550 kW, static, seed 42" \
   grep -qx '0 power.cap=550kW power.policy=static seed=42' "$TMP/out"
-check "--list: point 4 is 600 kW, seed 43 (seed innermost)" \
-  grep -qx '4 power.cap=600kW power.policy=static seed=43' "$TMP/out"
-check "--list: point 17 is 800 kW, seed 44" \
-  grep -qx '17 power.cap=800kW power.policy=static seed=44' "$TMP/out"
+check "--list: point 3 is 550 kW, proportional, seed 43 (seed innermost)" \
+  grep -qx '3 power.cap=550kW power.policy=proportional seed=43' "$TMP/out"
+check "--list: point 10 is 650 kW, static, seed 42" \
+  grep -qx '10 power.cap=650kW power.policy=static seed=42' "$TMP/out"
+check "--list: point 29 is 750 kW, uniform_floor, seed 43" \
+  grep -qx '29 power.cap=750kW power.policy=uniform_floor seed=43' "$TMP/out"
 
 # ------------------------------------------------------------------------
 echo "# b. bad axes: exit 2 with the position, nothing run"
@@ -197,16 +199,16 @@ echo "# e. three shards and --collect"
 # ------------------------------------------------------------------------
 SH=$TMP/shards
 run "$AIFSIM" sweep "$SWEEP" -o "$SH" "${RED[@]}" --shard 0/3
-check "shard 0/3: exit 0, 6 points" \
-  grep -q "shard 0/3: 6 of $NPOINTS points: 6 run" "$TMP/out"
+check "shard 0/3: exit 0, $((NPOINTS / 3)) points" \
+  grep -q "shard 0/3: $((NPOINTS / 3)) of $NPOINTS points: $((NPOINTS / 3)) run" "$TMP/out"
 check "shard 0/3: no summary yet" [ ! -e "$SH/summary.csv" ]
 # The other two as Slurm array tasks 1-2 of an array 0-2, and 2-3 of 1-3.
 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=3 \
   run "$AIFSIM" sweep "$SWEEP" -o "$SH" "${RED[@]}"
-check "Slurm task 1 of 0-2: shard 1/3" grep -q "shard 1/3: 6 of" "$TMP/out"
+check "Slurm task 1 of 0-2: shard 1/3" grep -q "shard 1/3: $((NPOINTS / 3)) of" "$TMP/out"
 SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 \
   run "$AIFSIM" sweep "$SWEEP" -o "$SH" "${RED[@]}"
-check "Slurm task 3 of 1-3: shard 2/3" grep -q "shard 2/3: 6 of" "$TMP/out"
+check "Slurm task 3 of 1-3: shard 2/3" grep -q "shard 2/3: $((NPOINTS / 3)) of" "$TMP/out"
 check "shards: $NPOINTS point files" [ "$(count_points "$SH")" -eq "$NPOINTS" ]
 run "$AIFSIM" sweep "$SWEEP" "${RED[@]}" --collect "$SH"
 check "--collect: exit 0" [ "$RC" -eq 0 ]
@@ -215,10 +217,10 @@ check "--collect: summary identical to serial" same_summary "$SER" "$SH"
 PART=$TMP/part
 run "$AIFSIM" sweep "$SWEEP" -o "$PART" "${RED[@]}" --shard 2/3
 run "$AIFSIM" sweep "$SWEEP" "${RED[@]}" --collect "$PART"
-check "--collect of one shard of three: exit 1, 12 missing" \
-  grep -q "6 ok, 0 failed, 12 missing" "$TMP/out"
+check "--collect of one shard of three: exit 1, $((NPOINTS * 2 / 3)) missing" \
+  grep -q "$((NPOINTS / 3)) ok, 0 failed, $((NPOINTS * 2 / 3)) missing" "$TMP/out"
 check "--collect of one shard: rows say missing" \
-  [ "$(grep -c '^[0-9]*,missing,' "$PART/summary.csv")" -eq 12 ]
+  [ "$(grep -c '^[0-9]*,missing,' "$PART/summary.csv")" -eq $((NPOINTS * 2 / 3)) ]
 
 # ------------------------------------------------------------------------
 echo "# f. killed midway, then resumed"
@@ -276,7 +278,7 @@ check "a failing point: named on stderr" grep -q '^aifsim: point 4 failed: ' "$T
 check "a failing point: the others complete" \
   [ "$(count_points "$FAILD")" -eq $((NPOINTS - 1)) ]
 check "a failing point: its row says failed, with the error" \
-  grep -q '^4,failed,600kW,static,43,,.*cannot write the output' "$FAILD/summary.csv"
+  grep -q '^4,failed,550kW,priority,42,,.*cannot write the output' "$FAILD/summary.csv"
 check "a failing point: its error file" [ -s "$FAILD/point-0004.error" ]
 rmdir "$FAILD/point-0004.h5.partial"
 run "$AIFSIM" sweep "$SWEEP" -o "$FAILD" "${RED[@]}"
@@ -344,8 +346,10 @@ with h5py.File(d + "/summary.h5") as f:
     assert f["axes/power.cap"][0].decode() == "550kW"
     caps = f["axis_values/power.cap"][:]
     assert f["axis_values/power.cap"].attrs["units"] == "W"
-    assert list(caps[::3]) == [550e3, 600e3, 650e3, 700e3, 750e3, 800e3]
-    assert list(f["axis_values/seed"][:3]) == [42, 43, 44]
+    assert list(caps[::10]) == [550e3, 650e3, 750e3]
+    assert [s.decode() for s in f["axes/power.policy"][:10:2]] == [
+        "static", "proportional", "priority", "efficiency", "uniform_floor"]
+    assert list(f["axis_values/seed"][:3]) == [42, 43, 42]
     metrics = sorted(f["metrics"].keys())
     assert "energy_mwh" in metrics and "peak_power_w" in metrics, metrics
     for p in (0, 7, n - 1):

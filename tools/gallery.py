@@ -1,0 +1,775 @@
+#!/usr/bin/python3
+"""gallery.py - regenerate the headline numbers of scenarios/README.md.
+
+    /usr/bin/python3 tools/gallery.py BUILD_DIR            # `make gallery`
+    /usr/bin/python3 tools/gallery.py --check BUILD_DIR    # ctest gallery_fresh
+    /usr/bin/python3 tools/gallery.py --list               # the runs
+    /usr/bin/python3 tools/gallery.py --dry BUILD_DIR      # fast runs, print
+    /usr/bin/python3 tools/gallery.py --rewrite            # prose edits
+
+Every number of the what-if gallery (scenarios/README.md) sits between
+markers, an HTML comment `gallery:NAME` before it and `/gallery` after,
+and comes from a run of the model: nothing is typed by hand.
+
+Regenerating (`make gallery`) runs every run in RUNS below at full size,
+one after another (about ten minutes on 2 cores), with BUILD_DIR/aifsim,
+into out/gallery/. Each FIGURE is a function of those runs' /summary
+attributes (and, for a few, their /jobs and /loops tables or a bound
+computed from their series), formatted as the README shows it. The
+script rewrites the values between the markers and writes
+scenarios/gallery.json: for every run its scenario, its --set options,
+the SHA-256 of the scenario file, the values the figures read of it and
+its wall time; and every figure's text. A run whose options depend on an
+earlier run (the demand charge's cap, 10% below the peak the
+unconstrained run reached) records the options it was given. Rerunning
+is all it takes after a change: nothing in the README needs editing by
+hand unless the prose around a number no longer fits it.
+
+Checking (`--check`, the ctest test gallery_fresh via
+tests/cli/test_gallery.sh, label gallery) must fail when the README no
+longer says what the model gives, yet cannot afford every full run. So
+it checks, in order:
+  1. the README's marked values equal gallery.json's figures, every
+     marker names a known figure and every figure has a marker, and the
+     figures follow from the values recorded for the runs (a hand edit,
+     or a regeneration that was not committed, fails here);
+  2. every run's scenario file still has the hash recorded in gallery.json
+     (a scenario edited without regenerating fails here);
+  3. the runs marked `check` (the fast ones: about a minute in all) are
+     run again at full size with this build, from the recorded options,
+     and every figure that depends only on them is recomputed and
+     compared, as formatted, with gallery.json (a change of the model, of
+     the random draws or of the data that moves a headline number fails
+     here). A run is deterministic (same scenario, seed and binary: the
+     same bytes), so any difference is a real change. The slow runs (the
+     20 MW factory, the 54-day run, the day of serving, the saturated
+     precision runs) are covered by 1 and 2 only, and by
+     tests/cli/test_scenarios.sh, which runs every scenario's quick
+     variant.
+When the model changes on purpose, `make gallery` and commit the README
+and gallery.json together.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "scenarios", "README.md")
+RECORD = os.path.join(ROOT, "scenarios", "gallery.json")
+OUT = os.path.join(ROOT, "out", "gallery")
+
+# ---------------------------------------------------------------------------
+# The runs: id -> (scenario file in scenarios/, --set options, check).
+# Options may be a function of the results so far (id -> Result).
+# ---------------------------------------------------------------------------
+MOE = ["services.0.model=Mixtral-8x7B", "services.0.tp=2", "services.0.ep=2",
+       "services.0.replicas=32"]
+POLICIES = ["static", "proportional", "priority", "efficiency",
+            "uniform_floor"]
+REGIONS = [("ca", "carbon-aware.yaml"), ("tx", "grid-aware-texas.yaml"),
+           ("pjm", "grid-aware-pjm.yaml"), ("de", "grid-aware-germany.yaml")]
+CHECKPOINTS = ["10min", "20min", "30min", "1h", "2h"]
+DALLAS = "grid.outdoor.file=../data/weather/US-TEX-ERCO_2023_weather.csv"
+
+
+def demand_cap(res):
+    """The cap 10% below the unconstrained run's peak facility power."""
+    peak = res["dc-free"].s["peak_power_w"]
+    return ["power.cap=%dkW" % math.floor(0.9 * peak / 1e3)]
+
+
+SATURATE = "services.0.arrivals.rate=3000"
+RUNS = [
+    ("prec-fp16", "precision.yaml", [], True),
+    ("prec-fp8", "precision.yaml", ["services.0.precision=fp8"], True),
+    ("prec-fp4", "precision.yaml", ["services.0.precision=fp4"], True),
+    ("prec-sat-fp16", "precision.yaml", [SATURATE], False),
+    ("prec-sat-fp8", "precision.yaml", [SATURATE, "services.0.precision=fp8"],
+     False),
+    ("prec-sat-fp4", "precision.yaml", [SATURATE, "services.0.precision=fp4"],
+     False),
+] + [
+    ("ppw-" + p, "perf-per-watt-20mw.yaml", ["power.policy=" + p], False)
+    for p in POLICIES
+] + [
+    ("st-on", "speed-tuning.yaml", [], True),
+    ("st-off", "speed-tuning.yaml", ["training.0.speed_tuning=false"], True),
+    ("dr", "grid-dr.yaml", [], True),
+    ("dr-none", "grid-dr.yaml", ["grid.dr_events=[]"], True),
+] + [
+    run for key, f in REGIONS for run in (
+        ("ga-%s-carbon" % key, f, [], True),
+        ("ga-%s-none" % key, f, ["training.0.deferral=none"], True),
+        ("ga-%s-price" % key, f, ["training.0.deferral_signal=price"], True))
+] + [
+    ("cool-fra-liquid", "liquid-vs-air.yaml", [], True),
+    ("cool-fra-air", "liquid-vs-air.yaml", ["loops.0.kind=air"], True),
+    ("cool-dal-liquid", "liquid-vs-air.yaml", [DALLAS], True),
+    ("cool-dal-air", "liquid-vs-air.yaml", [DALLAS, "loops.0.kind=air"], True),
+    ("os-416", "oversubscription.yaml", [], True),
+    ("os-320", "oversubscription.yaml",
+     ["racks.0.count=10", "services.0.replicas=80",
+      "services.0.arrivals.rate=692"], True),
+    ("sm-off", "smoothing.yaml", [], True),
+    ("sm-rack", "smoothing.yaml", ["smoothing.enabled=true"], True),
+    ("sm-battery", "smoothing.yaml",
+     ["battery.capacity=500kWh", "battery.threshold=75%"], True),
+    ("ivt", "inference-vs-training.yaml", [], False),
+] + [
+    ("fail-" + c, "failures-16k.yaml", ["training.0.checkpoint_every=" + c],
+     False) for c in CHECKPOINTS
+] + [
+    ("dc-free", "demand-charge.yaml", [], True),
+    ("dc-cap", "demand-charge.yaml", demand_cap, True),
+    ("md-dense-low", "moe-vs-dense.yaml", [], True),
+    ("md-moe-low", "moe-vs-dense.yaml", MOE, True),
+    ("md-dense-high", "moe-vs-dense.yaml", ["services.0.arrivals.rate=100"],
+     True),
+    ("md-moe-high", "moe-vs-dense.yaml",
+     MOE + ["services.0.arrivals.rate=100"], True),
+]
+
+
+def window_bound(f, signal):
+    """What the trace allows a window deferral to save on a run whose jobs
+    started at once: each training job with a deadline, moved as a whole
+    to the start in [its start, deadline - its run time] with the lowest
+    mean signal (known perfectly, at the run's sample grid, at the job's
+    own flat power, ignoring other jobs' GPUs); 1 - the moved jobs' summed
+    mean signal over their summed mean at their actual start. Returns
+    (that share, the sum over jobs of the mean signal over each job's
+    actual run), or None when the run has no such jobs or signal."""
+    if "jobs/deadline_s" not in f or "facility/" + signal not in f:
+        return None
+    c = f["facility/" + signal][:]
+    t = f["facility/time"][:]
+    if len(t) < 2:
+        return None
+    dt = t[1] - t[0]
+    cum = np.concatenate([[0.0], np.cumsum(c)])
+    kind = [k.decode() if isinstance(k, bytes) else str(k)
+            for k in f["jobs/kind"][:]]
+    at_once = best = 0.0
+    for k, a, e, d in zip(kind, f["jobs/start_s"][:], f["jobs/end_s"][:],
+                          f["jobs/deadline_s"][:]):
+        if k != "training" or not (np.isfinite(a) and np.isfinite(e)
+                                   and np.isfinite(d)):
+            continue
+        n = max(1, int(round((e - a) / dt)))
+        i0 = int(round(a / dt))
+        i1 = min(int(round((d - (e - a)) / dt)), len(c) - n)
+        if i0 + n > len(c) or i1 < i0:
+            continue
+        means = (cum[i0 + n:i1 + n + 1] - cum[i0:i1 + 1]) / n
+        at_once += means[0]
+        best += means.min()
+    return (1 - best / at_once, at_once) if at_once > 0 else None
+
+
+class Used(dict):
+    """A dict that remembers which keys were read."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.used = set()
+
+    def __getitem__(self, k):
+        self.used.add(k)
+        return super().__getitem__(k)
+
+
+class Result:
+    """What a figure may read of a run: its summary, jobs and loops."""
+
+    def __init__(self, s, jobs=None, loops=None, extra=None):
+        self.s = Used(s)    # /summary attributes (floats and strings)
+        self.jobs = Used({k: Used(v) for k, v in (jobs or {}).items()})
+        self.loops = Used(loops or {})
+        self.extra = Used(extra or {})  # computed from series (window_bound)
+
+    @staticmethod
+    def read(path):
+        with h5py.File(path, "r") as f:
+            s = {}
+            for k, v in f["summary"].attrs.items():
+                if isinstance(v, bytes):
+                    v = v.decode()
+                s[k] = v if isinstance(v, str) else float(v)
+            jobs = {}
+            if "jobs" in f:
+                names = [n.decode() if isinstance(n, bytes) else str(n)
+                         for n in f["jobs/name"][:]]
+                for col in ("energy_j", "work", "lost_gpu_hours", "gpus",
+                            "failures", "co2_kg"):
+                    if col in f["jobs"]:
+                        jobs[col] = {n: float(v) for n, v in
+                                     zip(names, f["jobs/" + col][:])}
+            extra = {}
+            for sig in ("carbon_g_per_kwh", "price_per_mwh"):
+                b = window_bound(f, sig)
+                if b is not None:
+                    extra["window_bound_" + sig] = b[0]
+                    extra["jobs_signal_" + sig] = b[1]
+            loops = {}
+            if "loops/free_share" in f:
+                dt = float(f["summary"].attrs["duration_s"]) / max(
+                    1, f["loops/free_share"].shape[0])
+                loops["free_hours"] = float(
+                    np.nansum(f["loops/free_share"][:]) * dt / 3600)
+        return Result(s, jobs, loops, extra)
+
+    def to_json(self):
+        """What the figures read of it (after compute), for the record."""
+        return {
+            "summary": {k: self.s[k] for k in sorted(self.s.used)},
+            "jobs": {c: {n: self.jobs[c][n] for n in sorted(self.jobs[c].used)}
+                     for c in sorted(self.jobs.used)},
+            "loops": {k: self.loops[k] for k in sorted(self.loops.used)},
+            "extra": {k: self.extra[k] for k in sorted(self.extra.used)}}
+
+    @staticmethod
+    def from_json(d):
+        return Result(d["summary"], d["jobs"], d["loops"], d.get("extra"))
+
+
+# ---------------------------------------------------------------------------
+# Formatting.
+# ---------------------------------------------------------------------------
+def num(x, digits=3):
+    """x with `digits` significant digits, thousands separated."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if x == 0:
+        return "0"
+    mag = int(math.floor(math.log10(abs(x))))
+    dec = max(0, digits - 1 - mag)
+    return "{:,.{}f}".format(round(x, dec), dec)
+
+
+def cnt(x):
+    """A count: a whole number, thousands separated."""
+    return "{:,.0f}".format(x)
+
+
+def pct(x, digits=1, sign=False):
+    return ("{:+.{}f}%" if sign else "{:.{}f}%").format(100 * x, digits)
+
+
+def ratio(x):
+    return "x%.2f" % x
+
+
+def saving(base, new):
+    """The share of base that new saves (positive: less)."""
+    return 1 - new / base
+
+
+# ---------------------------------------------------------------------------
+# The figures: name -> (runs it reads, function of the results -> text).
+# ---------------------------------------------------------------------------
+FIGURES = {}
+
+
+def figure(name, runs):
+    def register(fn):
+        FIGURES[name] = (list(runs), fn)
+        return fn
+    return register
+
+
+def tokens_per_s(r):
+    return r.s["tokens"] / r.s["duration_s"]
+
+
+# 1. Precision -------------------------------------------------------------
+PREC = ["prec-fp16", "prec-fp8", "prec-fp4"]
+for _p in ("fp16", "fp8", "fp4"):
+    _id = "prec-" + _p
+    figure("prec-%s-tpj" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["tokens_per_joule"]))
+    figure("prec-%s-tpj-fac" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["tokens_per_joule_facility"]))
+    figure("prec-%s-tps" % _p, ["prec-sat-" + _p])(
+        lambda r, p=_p: num(tokens_per_s(r["prec-sat-" + p]) / 1e3))
+    figure("prec-%s-sat-tpj" % _p, ["prec-sat-" + _p])(
+        lambda r, p=_p: num(r["prec-sat-" + p].s["tokens_per_joule"]))
+    figure("prec-%s-cost" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["cost"] / r[i].s["tokens"] * 1e6))
+    figure("prec-%s-co2" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["co2_t"] * 1e6 / r[i].s["tokens"] * 1e6))
+    figure("prec-%s-slo" % _p, [_id])(
+        lambda r, i=_id: pct(r[i].s["slo_attainment"]))
+figure("prec-fp4-over-fp16", PREC)(
+    lambda r: ratio(r["prec-fp4"].s["tokens_per_joule"]
+                    / r["prec-fp16"].s["tokens_per_joule"]))
+figure("prec-sat-fp4-over-fp16", ["prec-sat-fp4", "prec-sat-fp16"])(
+    lambda r: ratio(r["prec-sat-fp4"].s["tokens_per_joule"]
+                    / r["prec-sat-fp16"].s["tokens_per_joule"]))
+figure("prec-fp8-over-fp16", PREC)(
+    lambda r: ratio(r["prec-fp8"].s["tokens_per_joule"]
+                    / r["prec-fp16"].s["tokens_per_joule"]))
+
+
+# 2. Performance per watt under 20 MW ----------------------------------------
+for _p in POLICIES:
+    _id = "ppw-" + _p
+    figure("ppw-%s-tokens" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["tokens"] / 1e9))
+    figure("ppw-%s-train" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["training_tokens"] / 1e9))
+    figure("ppw-%s-tpj" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["tokens_per_joule"]))
+    figure("ppw-%s-stranded" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["stranded_mwh"]))
+    figure("ppw-%s-mean" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["mean_power_w"] / 1e6))
+    figure("ppw-%s-viol" % _p, [_id])(
+        lambda r, i=_id: num(r[i].s["cap_violation_s"]))
+    figure("ppw-%s-train-gain" % _p, [_id, "ppw-static"])(
+        lambda r, i=_id: pct(r[i].s["training_tokens"]
+                             / r["ppw-static"].s["training_tokens"] - 1,
+                             sign=True))
+    figure("ppw-%s-stranded-gain" % _p, [_id, "ppw-static"])(
+        lambda r, i=_id: pct(saving(r["ppw-static"].s["stranded_mwh"],
+                                    r[i].s["stranded_mwh"])))
+
+
+@figure("ppw-best", ["ppw-" + p for p in POLICIES])
+def _ppw_best(r):
+    """The policies within 0.1% of the most training tokens."""
+    t = {p: r["ppw-" + p].s["training_tokens"] for p in POLICIES}
+    top = max(t.values())
+    return " and ".join(p for p in POLICIES if t[p] >= top * 0.999)
+
+
+# 3. Speed tuning ----------------------------------------------------------
+def job_j_per_work(r, name):
+    return r.jobs["energy_j"][name] / r.jobs["work"][name]
+
+
+figure("st-saving", ["st-on", "st-off"])(
+    lambda r: pct(saving(job_j_per_work(r["st-off"], "pretrain-70b"),
+                         job_j_per_work(r["st-on"], "pretrain-70b"))))
+figure("st-progress", ["st-on", "st-off"])(
+    lambda r: "%.4f" % (r["st-on"].jobs["work"]["pretrain-70b"]
+                        / r["st-off"].jobs["work"]["pretrain-70b"]))
+figure("st-facility", ["st-on", "st-off"])(
+    lambda r: pct(saving(r["st-off"].s["energy_mwh"],
+                         r["st-on"].s["energy_mwh"])))
+
+# 4. Demand response -------------------------------------------------------
+figure("dr-slo", ["dr"])(lambda r: pct(r["dr"].s["dr_slo_attainment"], 2))
+figure("dr-slo-day", ["dr"])(lambda r: pct(r["dr"].s["slo_attainment"], 2))
+figure("dr-cut", ["dr"])(lambda r: cnt(r["dr"].s["dr_time_to_cut_s"]))
+figure("dr-above", ["dr"])(
+    lambda r: num(r["dr"].s["dr_energy_above_j"] / 3.6e6))
+figure("dr-violation", ["dr"])(lambda r: num(r["dr"].s["cap_violation_s"]))
+figure("dr-train-cost", ["dr", "dr-none"])(
+    lambda r: pct(saving(r["dr-none"].s["training_tokens"],
+                         r["dr"].s["training_tokens"])))
+figure("dr-late", ["dr"])(lambda r: cnt(r["dr"].s["jobs_late"]))
+figure("dr-pauses", ["dr"])(lambda r: cnt(r["dr"].s["job_pauses"]))
+
+# 5. Carbon- and price-aware training ----------------------------------------
+for _k, _f in REGIONS:
+    c, n, p = ("ga-%s-%s" % (_k, v) for v in ("carbon", "none", "price"))
+    figure("ga-%s-co2" % _k, [c, n])(
+        lambda r, c=c, n=n: pct(saving(r[n].s["training_co2_kg"],
+                                       r[c].s["training_co2_kg"])))
+    figure("ga-%s-co2-t" % _k, [n])(
+        lambda r, n=n: num(r[n].s["training_co2_kg"] / 1e3))
+    figure("ga-%s-cost" % _k, [p, n])(
+        lambda r, p=p, n=n: pct(saving(r[n].s["cost"], r[p].s["cost"])))
+    figure("ga-%s-jobprice" % _k, [p, n])(
+        # The jobs' mean price over their runs, summed: their own bill at
+        # a flat power.
+        lambda r, p=p, n=n: pct(saving(r[n].extra["jobs_signal_price_per_mwh"],
+                                       r[p].extra["jobs_signal_price_per_mwh"])))
+    figure("ga-%s-late" % _k, [c, p])(
+        lambda r, c=c, p=p: cnt(r[c].s["jobs_late"] + r[p].s["jobs_late"]))
+    figure("ga-%s-co2-bound" % _k, [n])(
+        lambda r, n=n: pct(r[n].extra["window_bound_carbon_g_per_kwh"]))
+    figure("ga-%s-cost-bound" % _k, [n])(
+        lambda r, n=n: pct(r[n].extra["window_bound_price_per_mwh"]))
+    figure("ga-%s-ci" % _k, [n])(
+        lambda r, n=n: num(r[n].s["carbon_g_per_kwh"]))
+
+# 6. Cooling ---------------------------------------------------------------
+for _site in ("fra", "dal"):
+    for _kind in ("liquid", "air"):
+        _id = "cool-%s-%s" % (_site, _kind)
+        figure(_id + "-pue", [_id])(lambda r, i=_id: "%.3f" % r[i].s["mean_pue"])
+        figure(_id + "-cool", [_id])(
+            lambda r, i=_id: num(r[i].s["cooling_energy_mwh"]))
+        figure(_id + "-free", [_id])(
+            lambda r, i=_id: num(r[i].loops["free_hours"]))
+
+# 7. Oversubscription ------------------------------------------------------
+figure("os-served", ["os-416", "os-320"])(
+    lambda r: ratio(r["os-416"].s["requests_completed"]
+                    / r["os-320"].s["requests_completed"]))
+figure("os-slo-416", ["os-416"])(lambda r: pct(r["os-416"].s["slo_attainment"], 2))
+figure("os-slo-320", ["os-320"])(lambda r: pct(r["os-320"].s["slo_attainment"], 2))
+figure("os-viol", ["os-416"])(lambda r: num(r["os-416"].s["cap_violation_s"]))
+figure("os-peak", ["os-416"])(
+    lambda r: pct(r["os-416"].s["peak_power_w"] / r["os-416"].s["cap_w"]))
+
+# 8. Smoothing -------------------------------------------------------------
+for _v in ("off", "rack", "battery"):
+    _id = "sm-" + _v
+    figure(_id + "-ramp", [_id])(
+        lambda r, i=_id: num(r[i].s["max_ramp_w_per_s"] / 1e3))
+    figure(_id + "-osc", [_id])(
+        lambda r, i=_id: num(r[i].s["oscillation_j"] / 1e6))
+    figure(_id + "-energy", [_id, "sm-off"])(
+        lambda r, i=_id: pct(r[i].s["energy_mwh"]
+                             / r["sm-off"].s["energy_mwh"] - 1, sign=True))
+figure("sm-llama3-mw", ["sm-off"])(
+    # The 0.1-20 Hz band's RMS, scaled per GPU to Llama 3's 16,384.
+    lambda r: num(r["sm-off"].s["oscillation_w_rms"] / r["sm-off"].s["gpus"]
+                  * 16384 / 1e6, 2))
+figure("sm-llama3-pp", ["sm-off"])(
+    # Peak to peak of a square wave of that RMS: twice it.
+    lambda r: num(2 * r["sm-off"].s["oscillation_w_rms"]
+                  / r["sm-off"].s["gpus"] * 16384 / 1e6, 2))
+
+# 9. Inference vs training -------------------------------------------------
+LLAMA3_TOKENS = 15e12  # Llama 3: pre-trained on over 15T tokens
+
+
+def ivt(r):
+    x = r["ivt"]
+    j_train = x.jobs["energy_j"]["pretrain-8b"] / x.s["training_tokens"]
+    j_serve = x.s["inference_energy_mwh"] * 3.6e9 / x.s["tokens"]
+    served_per_day = x.s["tokens"] / (x.s["duration_s"] / 86400)
+    cross_tokens = LLAMA3_TOKENS * j_train / j_serve
+    return j_train, j_serve, served_per_day, cross_tokens
+
+
+figure("ivt-jtrain", ["ivt"])(lambda r: num(ivt(r)[0], 3))
+figure("ivt-jserve", ["ivt"])(lambda r: num(ivt(r)[1], 3))
+figure("ivt-ratio", ["ivt"])(lambda r: num(ivt(r)[1] / ivt(r)[0], 3))
+figure("ivt-tps", ["ivt"])(lambda r: num(ivt(r)[2] / 86400 / 1e3))
+figure("ivt-cross-t", ["ivt"])(lambda r: num(ivt(r)[3] / 1e12))
+figure("ivt-cross-days", ["ivt"])(
+    lambda r: num(ivt(r)[3] / ivt(r)[2]))
+figure("ivt-year-tps", ["ivt"])(
+    # The serving rate at which inference passes training in 365 days.
+    lambda r: num(ivt(r)[3] / (365 * 86400) / 1e6))
+figure("ivt-tpj", ["ivt"])(lambda r: num(r["ivt"].s["tokens_per_joule"]))
+
+# 10. Failures -------------------------------------------------------------
+FAIL = ["fail-" + c for c in CHECKPOINTS]
+
+
+def fail_lost_mwh(x):
+    """Lost GPU-hours at the job's mean GPU power (GPU energy only)."""
+    j = "llama3-405b"
+    mean_w = x.jobs["energy_j"][j] / (x.jobs["gpus"][j] * x.s["duration_s"])
+    return x.jobs["lost_gpu_hours"][j] * mean_w / 1e6
+
+
+for _c in CHECKPOINTS:
+    _id = "fail-" + _c
+    figure(_id + "-n", [_id])(lambda r, i=_id: cnt(r[i].s["job_failures"]))
+    figure(_id + "-lost", [_id])(
+        lambda r, i=_id: num(r[i].s["lost_gpu_hours"] / 1e3))
+    figure(_id + "-lost-share", [_id])(
+        lambda r, i=_id: pct(r[i].s["lost_gpu_hours"]
+                             / (r[i].s["gpus"] * r[i].s["duration_s"] / 3600)))
+    figure(_id + "-mwh", [_id])(lambda r, i=_id: num(fail_lost_mwh(r[i])))
+    figure(_id + "-tokens", [_id])(
+        lambda r, i=_id: num(r[i].s["training_tokens"] / 1e12))
+figure("fail-best", FAIL)(
+    lambda r: max(CHECKPOINTS, key=lambda c: r["fail-" + c].s["training_tokens"]))
+figure("fail-young", [])(
+    # Young's first-order optimum sqrt(2 x checkpoint time x job MTBF),
+    # with the scenario's 1 min checkpoint and 54 d / 419 for the MTBF.
+    lambda r: num(math.sqrt(2 * 60 * 54 * 86400 / 419) / 60, 2))
+
+# 11. Demand charge --------------------------------------------------------
+DC = ["dc-free", "dc-cap"]
+figure("dc-peak", ["dc-free"])(lambda r: num(r["dc-free"].s["peak_power_w"] / 1e3))
+figure("dc-cap", ["dc-cap"])(lambda r: num(r["dc-cap"].s["cap_w"] / 1e3))
+figure("dc-bill", ["dc-free"])(lambda r: num(r["dc-free"].s["cost"]))
+figure("dc-demand-share", ["dc-free"])(
+    lambda r: pct(r["dc-free"].s["cost_demand"] / r["dc-free"].s["cost"]))
+figure("dc-bill-cap", ["dc-cap"])(lambda r: num(r["dc-cap"].s["cost"]))
+figure("dc-saving", DC)(
+    lambda r: num(r["dc-free"].s["cost"] - r["dc-cap"].s["cost"]))
+figure("dc-saving-pct", DC)(
+    lambda r: pct(saving(r["dc-free"].s["cost"], r["dc-cap"].s["cost"])))
+figure("dc-demand-saving", DC)(
+    lambda r: num(r["dc-free"].s["cost_demand"] - r["dc-cap"].s["cost_demand"]))
+figure("dc-tokens", DC)(
+    lambda r: pct(saving(r["dc-free"].s["training_tokens"],
+                         r["dc-cap"].s["training_tokens"])))
+figure("dc-per-mtok", DC)(
+    # Dollars saved per million training tokens given up.
+    lambda r: num((r["dc-free"].s["cost"] - r["dc-cap"].s["cost"])
+                  / ((r["dc-free"].s["training_tokens"]
+                      - r["dc-cap"].s["training_tokens"]) / 1e6)))
+
+# 12. MoE vs dense ---------------------------------------------------------
+for _id in ("md-dense-low", "md-moe-low", "md-dense-high", "md-moe-high"):
+    figure(_id + "-tpj", [_id])(lambda r, i=_id: num(r[i].s["tokens_per_joule"]))
+    figure(_id + "-slo", [_id])(lambda r, i=_id: pct(r[i].s["slo_attainment"]))
+figure("md-low-ratio", ["md-dense-low", "md-moe-low"])(
+    lambda r: ratio(r["md-moe-low"].s["tokens_per_joule"]
+                    / r["md-dense-low"].s["tokens_per_joule"]))
+figure("md-high-ratio", ["md-dense-high", "md-moe-high"])(
+    lambda r: ratio(r["md-moe-high"].s["tokens_per_joule"]
+                    / r["md-dense-high"].s["tokens_per_joule"]))
+
+
+# ---------------------------------------------------------------------------
+# Running.
+# ---------------------------------------------------------------------------
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()
+
+
+def run_one(aifsim, rid, scenario, sets, out_dir):
+    out = os.path.join(out_dir, rid + ".h5")
+    cmd = [aifsim, "run", os.path.join(ROOT, "scenarios", scenario),
+           "-o", out, "--quiet", "--force"]
+    for s in sets:
+        cmd += ["--set", s]
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        sys.exit("gallery: %s failed (exit %d): %s\n%s" % (
+            rid, p.returncode, " ".join(cmd), p.stderr[-2000:]))
+    return Result.read(out), wall
+
+
+def run_all(aifsim, out_dir, only=None, recorded=None, log=print):
+    """Runs RUNS (or those in `only`); returns id -> (Result, sets, wall)."""
+    os.makedirs(out_dir, exist_ok=True)
+    res, meta = {}, {}
+    for rid, scenario, sets, _check in RUNS:
+        if only is not None and rid not in only:
+            continue
+        if callable(sets):
+            if recorded is not None:  # the options the record was made with
+                sets = recorded[rid]["sets"]
+            else:
+                sets = sets(res)
+        r, wall = run_one(aifsim, rid, scenario, sets, out_dir)
+        res[rid] = r
+        meta[rid] = {"scenario": scenario, "sets": list(sets), "wall_s": wall}
+        log("  %-16s %6.1f s  %s %s" % (rid, wall, scenario, " ".join(
+            "--set " + s for s in sets)))
+    return res, meta
+
+
+def compute(res, only_complete=False):
+    """Every figure whose runs are all in res (all of them, unless
+    only_complete): name -> text."""
+    figs = {}
+    for name, (runs, fn) in FIGURES.items():
+        if any(r not in res for r in runs):
+            if only_complete:
+                continue
+            raise KeyError("figure %s needs runs %s" % (name, runs))
+        figs[name] = fn(res)
+    return figs
+
+
+# ---------------------------------------------------------------------------
+# The README's markers.
+# ---------------------------------------------------------------------------
+OPEN, CLOSE = "<!-- gallery:", "<!-- /gallery -->"
+
+
+def markers(text):
+    """[(name, value, start, end)] of every marker in text."""
+    out, i = [], 0
+    while True:
+        a = text.find(OPEN, i)
+        if a < 0:
+            return out
+        b = text.find("-->", a)
+        name = text[a + len(OPEN):b].strip()
+        c = text.find(CLOSE, b)
+        if c < 0:
+            sys.exit("gallery: README: marker %s is not closed" % name)
+        out.append((name, text[b + 3:c], a, c + len(CLOSE)))
+        i = c + len(CLOSE)
+
+
+def rewrite(text, figs):
+    parts, last = [], 0
+    unknown = []
+    for name, _value, a, b in markers(text):
+        if name not in figs:
+            unknown.append(name)
+            continue
+        parts.append(text[last:a])
+        parts.append("%s%s -->%s%s" % (OPEN, name, figs[name], CLOSE))
+        last = b
+    parts.append(text[last:])
+    if unknown:
+        sys.exit("gallery: README names unknown figures: " + ", ".join(unknown))
+    return "".join(parts)
+
+
+def check_readme(text, figs):
+    problems = []
+    seen = set()
+    for name, value, _a, _b in markers(text):
+        seen.add(name)
+        if name not in figs:
+            problems.append("README marker %s: no such figure" % name)
+        elif value != figs[name]:
+            problems.append("README %s: '%s', the record says '%s'" % (
+                name, value, figs[name]))
+    for name in sorted(set(figs) - seen):
+        problems.append("figure %s has no marker in the README" % name)
+    return problems
+
+
+# ---------------------------------------------------------------------------
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build", nargs="?", help="the build directory (aifsim)")
+    ap.add_argument("--check", action="store_true",
+                    help="fail when the README or gallery.json is stale")
+    ap.add_argument("--no-run", action="store_true",
+                    help="with --check: steps 1 and 2 only")
+    ap.add_argument("--readme", default=README)
+    ap.add_argument("--record", default=RECORD)
+    ap.add_argument("--out", default=OUT, help="where the runs go")
+    ap.add_argument("--list", action="store_true", help="list the runs")
+    ap.add_argument("--rewrite", action="store_true",
+                    help="no runs: rewrite the README from gallery.json's "
+                    "stored results (after editing its prose or a figure's "
+                    "format)")
+    ap.add_argument("--dry", action="store_true",
+                    help="run the fast runs only and print their figures "
+                    "(writes nothing; for trying a change)")
+    a = ap.parse_args()
+
+    if a.list:
+        for rid, scenario, sets, check in RUNS:
+            print("%-16s %-28s %s%s" % (rid, scenario, "(from dc-free) "
+                                        if callable(sets) else
+                                        " ".join("--set " + s for s in sets),
+                                        " [check]" if check else ""))
+        return 0
+    if a.rewrite:
+        with open(a.record) as f:
+            record = json.load(f)
+        stored = {rid: Result.from_json(r["result"])
+                  for rid, r in record["runs"].items()}
+        record["figures"] = compute(stored)
+        with open(a.record, "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+            f.write("\n")
+        with open(a.readme) as f:
+            new = rewrite(f.read(), record["figures"])
+        with open(a.readme, "w") as f:
+            f.write(new)
+        for m in check_readme(new, record["figures"]):
+            print("gallery: note: " + m)
+        print("gallery: rewrote %s from %s" % (a.readme, a.record))
+        return 0
+    if not a.build and not (a.check and a.no_run):
+        ap.error("give the build directory")
+    aifsim = os.path.join(a.build, "aifsim") if a.build else None
+
+    if a.dry:
+        fast = {rid for rid, _s, _o, check in RUNS if check}
+        res, _meta = run_all(aifsim, a.out, only=fast)
+        for name, value in sorted(compute(res, only_complete=True).items()):
+            print("%-28s %s" % (name, value))
+        return 0
+    if not a.check:
+        print("gallery: %d runs with %s into %s" % (len(RUNS), aifsim, a.out))
+        res, meta = run_all(aifsim, a.out)
+        figs = compute(res)
+        record = {
+            "about": "written by tools/gallery.py (make gallery): the runs "
+                     "behind scenarios/README.md's numbers; do not edit",
+            "runs": {rid: dict(meta[rid], scenario_sha256=sha256(
+                os.path.join(ROOT, "scenarios", meta[rid]["scenario"])),
+                check=check, result=res[rid].to_json())
+                for rid, _s, _o, check in RUNS},
+            "figures": figs,
+        }
+        with open(a.record, "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+            f.write("\n")
+        with open(a.readme) as f:
+            text = f.read()
+        new = rewrite(text, figs)
+        with open(a.readme, "w") as f:
+            f.write(new)
+        missing = check_readme(new, figs)
+        for m in missing:
+            print("gallery: note: " + m)
+        print("gallery: %d figures from %d runs (%.0f s of runs); wrote %s and %s"
+              % (len(figs), len(res), sum(m["wall_s"] for m in meta.values()),
+                 os.path.relpath(a.readme, ROOT),
+                 os.path.relpath(a.record, ROOT)))
+        return 0
+
+    # --check
+    with open(a.record) as f:
+        record = json.load(f)
+    with open(a.readme) as f:
+        text = f.read()
+    figs = record["figures"]
+    problems = check_readme(text, figs)
+    # The record itself is consistent: its stored results give its figures.
+    stored = {rid: Result.from_json(r["result"])
+              for rid, r in record["runs"].items()}
+    for name, value in compute(stored).items():
+        if figs.get(name) != value:
+            problems.append("gallery.json %s: '%s', its runs give '%s'" % (
+                name, figs.get(name), value))
+    for rid, scenario, _sets, _check in RUNS:
+        r = record["runs"].get(rid)
+        if r is None:
+            problems.append("run %s is not in gallery.json" % rid)
+            continue
+        h = sha256(os.path.join(ROOT, "scenarios", scenario))
+        if r["scenario"] != scenario or r["scenario_sha256"] != h:
+            problems.append("scenarios/%s changed since gallery.json was "
+                            "written (run %s)" % (scenario, rid))
+    print("gallery: README markers and scenario hashes: %s" % (
+        "%d problems" % len(problems) if problems else "ok"))
+    if not a.no_run and not problems:
+        fast = {rid for rid, _s, _o, check in RUNS if check}
+        print("gallery: running the %d fast runs again" % len(fast))
+        res, _meta = run_all(aifsim, a.out, only=fast,
+                             recorded=record["runs"])
+        for name, value in compute(res, only_complete=True).items():
+            if figs.get(name) != value:
+                problems.append("%s: the model now gives '%s', the README "
+                                "says '%s'" % (name, value, figs.get(name)))
+    for p in problems:
+        print("gallery: STALE: " + p)
+    if problems:
+        print("gallery: stale; regenerate with `make gallery` and commit "
+              "scenarios/README.md and scenarios/gallery.json")
+        return 1
+    print("gallery: fresh")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
