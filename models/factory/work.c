@@ -59,18 +59,24 @@ static void slot_free(work *w, size_t k) {
 /* The slowest clock among a slot's GPUs: it paces the slot. GPUs often
  * share cap and activity, so a GPU like the one before is not solved
  * again. */
+/* fmin, NaN rules included, inlined: libm's is a call, and slot_phi
+ * makes two for every GPU every period. */
+static inline double min_of(double a, double b) {
+  return b < a || isnan(a) ? b : a;
+}
+
 static double slot_phi(const work *w, const slot *s) {
   const rack_fleet *fl = w->fleet;
   double phi = 1, last_cap = NAN, last_a = NAN, last_phi = 1;
   for (uint32_t k = 0; k < s->n; k++) {
     uint32_t i = w->gpus[s->first + k];
-    double cap = fmin(fl->cap_w[i], fl->thermal_cap_w[fl->rack[i]]);
+    double cap = min_of(fl->cap_w[i], fl->thermal_cap_w[fl->rack[i]]);
     if (cap != last_cap || fl->activity[i] != last_a) {
       last_phi = rack_gpu_phi(fl, i);
       last_cap = cap;
       last_a = fl->activity[i];
     }
-    phi = fmin(phi, last_phi);
+    phi = min_of(phi, last_phi);
   }
   return phi;
 }

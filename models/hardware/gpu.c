@@ -416,8 +416,8 @@ static double clamp(double x, double lo, double hi) {
 double gpu_dynamic_fraction(const gpu_spec *g, double phi) {
   phi = clamp(phi, gpu_phi_min(g), 1);
   const struct gpu_curve *c = g->interp;
-  if (c == NULL)
-    return pow(phi, g->gamma);
+  if (c == NULL) /* pow(1, y) is exactly 1: full clock, the common case */
+    return phi == 1 ? 1 : pow(phi, g->gamma);
   /* Below the first measured point the curve goes on linearly to 0 at
    * phi = 0: the power law's shape at low clocks is not in the table. */
   if (phi < c->phi[0])
