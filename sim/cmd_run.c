@@ -60,6 +60,16 @@ static const char *jct_text(double jct_s, char *buf, size_t size) {
   return buf;
 }
 
+/* x times scale in format, or "- (no signal)" for a figure the run has
+ * no signal for (a price without carbon, say). */
+static const char *present(double x, const char *format, double scale,
+                           char *buf, size_t size) {
+  if (isnan(x))
+    return "- (no signal)";
+  snprintf(buf, size, format, x * scale);
+  return buf;
+}
+
 /* What the services served and the training jobs did, when there are
  * any. */
 static void print_workloads(const factory_scenario *sc,
@@ -124,9 +134,11 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   char note[512];
   if (*factory_cooling_note(sc, note, sizeof note) != '\0')
     printf("  cooling        %s\n", note);
+  char cost[32], co2[32];
   if (!isnan(s->cost) || !isnan(s->co2_kg))
-    printf("  grid           cost %.2f, CO2 %.3f t\n", s->cost,
-           s->co2_kg / 1000);
+    printf("  grid           cost %s, CO2 %s\n",
+           present(s->cost, "%.2f", 1, cost, sizeof cost),
+           present(s->co2_kg, "%.3f t", 1e-3, co2, sizeof co2));
   if (!isnan(s->cost))
     printf("  bill           energy %.2f, demand %.2f (peak %.1f kW), fees "
            "%.2f\n",
