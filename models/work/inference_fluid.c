@@ -65,8 +65,8 @@ enum {
 
 /* Probability bins of the prompt nodes: equal ones to the 96th
  * percentile, finer ones in the tail where a p99 lives. */
-static const double node_edge[NODES + 1] = {
-    0, .12, .24, .36, .48, .60, .72, .84, .96, .98, .99, .995, 1};
+static const double node_edge[NODES + 1] = {0,   .12, .24, .36, .48,  .60, .72,
+                                            .84, .96, .98, .99, .995, 1};
 static const double wait_edge[WAITS + 1] = {0, .5, .9, .99, 1};
 
 /* A length distribution: its moments and the lognormal fitted to them. */
@@ -90,10 +90,10 @@ typedef struct span_load {
 
 /* One replica's prefill at one clock. */
 typedef struct prefill {
-  double s0, s1, s2;    /* S(n) = s0 + s1 n + s2 n^2 */
-  double mean, sq;      /* E[S], E[S^2] */
-  double activity;      /* time-weighted: E[S a(n)] / E[S] */
-  double node[NODES];   /* S at the prompt nodes */
+  double s0, s1, s2;  /* S(n) = s0 + s1 n + s2 n^2 */
+  double mean, sq;    /* E[S], E[S^2] */
+  double activity;    /* time-weighted: E[S a(n)] / E[S] */
+  double node[NODES]; /* S at the prompt nodes */
 } prefill;
 
 /* A decode step at one batch size, priced once per clock and context. */
@@ -116,7 +116,7 @@ typedef struct part {
 
 /* One replica over one span. */
 typedef struct outcome {
-  double activity, compute, batch; /* time means */
+  double activity, compute, batch;   /* time means */
   double waiting, in_batch, backlog; /* at the end */
   double served, timed_out, shed;    /* requests */
   double slo_met, ttft_sum, tpot_sum, tokens, prompt_tokens;
@@ -140,7 +140,7 @@ typedef struct wt_hist {
 typedef struct frep {
   double phi;
   bool down;
-  double backlog;          /* the fluid queue, requests */
+  double backlog;           /* the fluid queue, requests */
   double waiting, in_batch; /* at the last span's end */
   double act_int, comp_int, act_since;
   double last_act, comp_mean;
@@ -259,9 +259,9 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
   /* A member with output o decodes o - 1 steps at context p + 1 .. p +
    * o - 1 and holds p + o of KV all along: both means weigh it by o - 1. */
   double held = l->work > 1e-9 ? (o->sq - o->mean) / l->work : 2;
-  l->work_cv2 =
-      l->work > 1e-9 ? fmax(0, o->sq - o->mean * o->mean) / (l->work * l->work)
-                     : 0;
+  l->work_cv2 = l->work > 1e-9
+                    ? fmax(0, o->sq - o->mean * o->mean) / (l->work * l->work)
+                    : 0;
   l->ctx = f->prompt.mean + 0.5 * held;
   l->kv_per = f->prompt.mean + held;
   for (int i = 0; i < NODES; i++)
@@ -282,8 +282,8 @@ static double prefill_activity(const rl_replica *p, double n, double phi) {
 /* The prefill at clock phi. S(n) and its busy part S(n) a(n) are
  * quadratics in n (FLOPs 2 N n + 2 L d n^2, all-reduces affine in n),
  * read off at three lengths far enough apart to be well conditioned. */
-static void price_prefill(const inf_service *s, const span_load *l,
-                          double phi, prefill *p) {
+static void price_prefill(const inf_service *s, const span_load *l, double phi,
+                          prefill *p) {
   const rl_replica *r = &s->proto;
   const double a = 1024;
   double f0 = rl_prefill_s(r, 0, phi), f1 = rl_prefill_s(r, a, phi),
@@ -312,10 +312,10 @@ static void price_prefill(const inf_service *s, const span_load *l,
 static double prefill_cdf(const prefill *p, const lengths *n, double y) {
   if (y < p->s0)
     return 0;
-  double x = p->s2 > 0 ? (-p->s1 + sqrt(p->s1 * p->s1 +
-                                        4 * p->s2 * (y - p->s0))) /
-                             (2 * p->s2)
-                       : (y - p->s0) / p->s1;
+  double x = p->s2 > 0
+                 ? (-p->s1 + sqrt(p->s1 * p->s1 + 4 * p->s2 * (y - p->s0))) /
+                       (2 * p->s2)
+                 : (y - p->s0) / p->s1;
   return cdf_of(n, x);
 }
 
@@ -328,8 +328,8 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   inf_fluid *f = s->fluid;
   size_t want = (size_t)bcap + 2;
-  if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want,
-                      sizeof *f->tab) != SIM_OK ||
+  if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want, sizeof *f->tab) !=
+          SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
     return SIM_ENOMEM;
@@ -411,8 +411,8 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
                      uint32_t rr, uint32_t bcap, double tpot_lim, chain *c) {
   double rj = jmax > 0 ? pow(r, jmax) : 0;
   double mass = p_full * r * (1 - rj) / (1 - r);
-  double queue = p_full * r *
-                 (1 - (jmax + 1) * rj + jmax * rj * r) / ((1 - r) * (1 - r));
+  double queue =
+      p_full * r * (1 - (jmax + 1) * rj + jmax * rj * r) / ((1 - r) * (1 - r));
   const step_row *row = step_at(s, bcap);
   double g = bcap / row->t;
   c->z += mass;
@@ -944,8 +944,8 @@ inf_totals inf__fluid_totals(const inf_service *s) {
   double left = f->arrived - f->rejected - f->timed_out - f->dropped - waiting;
   t.completed = whole(left - fmin(in_batch, fmax(0, left)));
   uint64_t ended = t.completed + t.rejected + t.timed_out + t.dropped;
-  t.in_batch = t.arrived > ended + t.waiting ? t.arrived - ended - t.waiting
-                                             : 0;
+  t.in_batch =
+      t.arrived > ended + t.waiting ? t.arrived - ended - t.waiting : 0;
   t.slo_met = whole(f->slo_met);
   t.slo_met = t.slo_met > t.completed ? t.completed : t.slo_met;
   t.tokens_generated = f->tokens;

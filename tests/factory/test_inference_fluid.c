@@ -21,11 +21,11 @@
 
 /* Two NVL72 racks for dur, here 4 h around a diurnal peak at 2 h. */
 #define FLEET_FOR(dur)                                                         \
-  "name: fluid\nseed: 7\nduration: " dur "\nsample_period: 1 min\n"          \
+  "name: fluid\nseed: 7\nduration: " dur "\nsample_period: 1 min\n"            \
   "power: {cap: 400 kW}\n"                                                     \
   "racks:\n"                                                                   \
   "  - {name: nvl, count: 2, gpu: GB200, gpus_per_rack: 72,\n"                 \
-  "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"               \
+  "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"                \
   "     load: {level: 0%, noise: 0}}\n"
 #define FLEET FLEET_FOR("4 h")
 
@@ -162,9 +162,9 @@ static void agrees_with_request_level(void **state) {
 /* ------------------------------------------------------------------ */
 
 static const char *two_services(void) {
-  return test_scenario_file("fluid_short.yaml",
-                            FLEET_FOR("30 min") "services:\n" MODERATE
-                                NEAR_SATURATION);
+  return test_scenario_file(
+      "fluid_short.yaml",
+      FLEET_FOR("30 min") "services:\n" MODERATE NEAR_SATURATION);
 }
 
 static void fluid_is_deterministic(void **state) {
@@ -178,10 +178,10 @@ static void fluid_is_deterministic(void **state) {
   assert_true(a.sum.energy_j == b.sum.energy_j);
   assert_true(a.sum.slo_attainment == b.sum.slo_attainment);
   size_t n, m;
-  const double *x = tel_memory_column(a.sink, "services/chat", "ttft_p99",
-                                      &n, NULL);
-  const double *y = tel_memory_column(b.sink, "services/chat", "ttft_p99",
-                                      &m, NULL);
+  const double *x =
+      tel_memory_column(a.sink, "services/chat", "ttft_p99", &n, NULL);
+  const double *y =
+      tel_memory_column(b.sink, "services/chat", "ttft_p99", &m, NULL);
   assert_non_null(x);
   assert_int_equal(n, m);
   assert_true(memcmp(x, y, n * sizeof *x) == 0);
@@ -205,9 +205,8 @@ static void files_say_fluid(void **state) {
   assert_string_equal(tel_memory_summary_str(f.sink, "inference_granularity"),
                       "fluid");
   double flag = 0;
-  assert_int_equal(tel_memory_group_attr(f.sink, "services/chat", "fluid",
-                                         &flag),
-                   SIM_OK);
+  assert_int_equal(
+      tel_memory_group_attr(f.sink, "services/chat", "fluid", &flag), SIM_OK);
   assert_true(flag == 1);
   assert_int_not_equal(
       tel_memory_group_attr(q.sink, "services/chat", "fluid", &flag), SIM_OK);
@@ -223,8 +222,7 @@ static void unknown_granularity_is_refused(void **state) {
   const char *path = test_scenario_file("fluid_bad.yaml", text);
   factory_scenario sc;
   sim_error err = {0};
-  assert_int_equal(factory_scenario_load(path, NULL, 0, &sc, &err),
-                   SIM_EINPUT);
+  assert_int_equal(factory_scenario_load(path, NULL, 0, &sc, &err), SIM_EINPUT);
   char where[512];
   snprintf(where, sizeof where, "%s:10:26", path);
   if (strstr(err.msg, where) == NULL || strstr(err.msg, "coarse") == NULL)
