@@ -424,6 +424,7 @@ static void trace_windows_add_up(void **state) {
   /* Outputs of 0 count as 1, as the services count them. */
   assert_true(o >= 4088665);
   arr_destroy(g);
+  scn_release(&arr_schema, &c);
 }
 
 static void poisson_window_moments(void **state) {
@@ -451,6 +452,7 @@ static void poisson_window_moments(void **state) {
   assert_close(w.prompt_mean, m, 0.01, 0);
   assert_close(w.prompt_sq, m2, 0.05, 0);
   arr_destroy(g);
+  scn_release(&arr_schema, &c);
 }
 
 int main(void) {
