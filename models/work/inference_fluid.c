@@ -155,6 +155,12 @@ struct inf_fluid {
   frep *rep;
   double clock_s;
   lengths prompt, output; /* the last span's, kept through empty ones */
+  /* The prompt nodes and a prefill priced for them, kept while the
+   * lengths and the clock stay (every span, for the synthetic kinds). */
+  lengths node_for, pre_for;
+  double node_n[NODES];
+  double pre_phi;
+  prefill pre;
   /* Decode steps priced at (tab_phi, tab_ctx), by batch size; t NaN:
    * not yet. */
   step_row *tab;
@@ -264,9 +270,13 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
                     : 0;
   l->ctx = f->prompt.mean + 0.5 * held;
   l->kv_per = f->prompt.mean + held;
-  for (int i = 0; i < NODES; i++)
-    l->node_n[i] =
-        quantile_of(&f->prompt, 0.5 * (node_edge[i] + node_edge[i + 1]));
+  if (memcmp(&f->node_for, &f->prompt, sizeof f->prompt) != 0) {
+    for (int i = 0; i < NODES; i++)
+      f->node_n[i] =
+          quantile_of(&f->prompt, 0.5 * (node_edge[i] + node_edge[i + 1]));
+    f->node_for = f->prompt;
+  }
+  memcpy(l->node_n, f->node_n, sizeof l->node_n);
 }
 
 /* The activity of a prefill as inference.c prices it: the roofline
@@ -675,8 +685,14 @@ static int solve(inf_service *s, const span_load *l, double phi, double q0,
   uint32_t bcap = batch_cap(s, l);
   if (table_for(s, phi, l->ctx, bcap) != SIM_OK)
     return SIM_ENOMEM;
-  prefill pre;
-  price_prefill(s, l, phi, &pre);
+  inf_fluid *f = s->fluid;
+  if (phi != f->pre_phi ||
+      memcmp(&f->pre_for, &l->prompt, sizeof l->prompt) != 0) {
+    price_prefill(s, l, phi, &f->pre);
+    f->pre_phi = phi;
+    f->pre_for = l->prompt;
+  }
+  prefill pre = f->pre;
   double mu = 1 / (pre.mean + l->work * step_at(s, bcap)->t / bcap);
   double sat = run_backlog(s, l, mu, q0, o);
   part pt;
@@ -827,7 +843,7 @@ int inf__fluid_start(inf_service *s, sim_error *err) {
   }
   for (uint32_t k = 0; k < s->nrep; k++)
     f->rep[k].phi = 1;
-  f->tab_phi = f->tab_ctx = NAN;
+  f->tab_phi = f->tab_ctx = f->pre_phi = NAN;
   f->prompt = f->output = fit(1, 1);
   f->clock_s = sim_time_to_s(sim_engine_now(s->e));
   for (uint32_t k = 0; k < s->nrep; k++)
