@@ -27,10 +27,12 @@
  *   each batch size, hence activity, compute share, batch and TPOT
  *   (Little's law), and the chance an arrival finds no room.
  * - Latency: TTFT = wait + S. The wait is 0, or exponential: behind a
- *   prefill (M/G/1: mean lambda E[S^2] / 2(1 - rp) over rp) or for room
- *   in a full batch (M/M/c-like: rate R (mu - lambda)). The SLO share is
- *   P(wait + S <= ttft_slo) from the prompt distribution (S is monotone
- *   in n), times the token-weighted share of steps within tpot_slo.
+ *   prefill (Pollaczek-Khinchine's mean, with a chance routing lowers:
+ *   prefill_wait) or for room in a full batch (M/M/c's 1 / R(mu - lambda)
+ *   times the Allen-Cunneen factor of the output length). The SLO share
+ *   is P(wait + S <= ttft_slo) from the prompt distribution (S is
+ *   monotone in n), times the token-weighted share of steps within
+ *   tpot_slo.
  * - Overload: when lambda reaches the capacity mu (a full batch, with
  *   its prefills), the excess becomes a fluid backlog, served first-in
  *   first-out at mu; a request waits backlog / mu, and the backlog is
