@@ -135,15 +135,18 @@ static double service_requests(const factory_scenario *sc, size_t s,
 
 /* Engine events: one control tick per control_period, about 3 per
  * request (its arrival, and its replica's scheduling and completion;
- * measured 3.0 on the scenarios with services), a few per training job.
- * *key names what drives them, for a refusal's advice. */
+ * measured 3.0 on the scenarios with services) at request granularity,
+ * none at the fluid one, a few per training job. *key names what drives
+ * them, for a refusal's advice. */
 static int estimate_events(const factory_scenario *sc, run_estimate *e,
                            sim_error *err) {
   const factory_config *c = &sc->cfg;
   double ticks = c->duration_s / c->control_period_s, most = 0;
   e->events = ticks + 10 * (double)c->ntraining;
   snprintf(e->events_key, sizeof e->events_key, "control_period");
-  for (size_t s = 0; s < c->nservices; s++) {
+  for (size_t s = 0; c->inference.granularity == INF_REQUEST &&
+                     s < c->nservices;
+       s++) {
     double requests = service_requests(sc, s, err);
     if (isnan(requests))
       return err->code;

@@ -72,6 +72,7 @@ typedef struct factory_config {
   sched_config scheduler;
   fault_config *faults; /* PDU trips, cooling losses, feed drops */
   size_t nfaults;
+  inf_settings inference; /* every service's granularity */
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -177,6 +178,9 @@ typedef struct factory_summary {
   /* Overload: requests whose clients gave up before a first token (the
    * services' timeout); they count against slo_attainment. */
   uint64_t requests_timed_out;
+  /* Means over the completed requests (NaN: none), for tests and
+   * callers: not written to /summary. */
+  double ttft_mean_s, tpot_mean_s;
 } factory_summary;
 
 /* Closes the books after the engine has run to the end: checks that the

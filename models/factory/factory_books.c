@@ -466,6 +466,8 @@ static void add_work(factory_summary *s, const work_summary *w) {
   s->tokens = w->tokens;
   s->tokens_per_joule = w->tokens_per_joule;
   s->slo_attainment = w->slo_attainment;
+  s->ttft_mean_s = w->ttft_mean_s;
+  s->tpot_mean_s = w->tpot_mean_s;
   s->requests_arrived = w->requests_arrived;
   s->requests_completed = w->requests_completed;
   s->requests_rejected = w->requests_rejected;

@@ -191,7 +191,8 @@ static int build_work(factory *f, sim_error *err) {
                     .nvlink_domain = nvlink,
                     .seed = c->seed,
                     .duration_s = c->duration_s,
-                    .cap_w = c->power.cap_w};
+                    .cap_w = c->power.cap_w,
+                    .granularity = c->inference.granularity};
   f->work =
       work_create(&wc, f->engine, f->fleet, f->sink, factory__settle, f, err);
   sim_free(f->alloc, nvlink);

@@ -316,6 +316,13 @@ static const scn_field factory_fields[] = {
      .help = "faults: [{kind: pdu, racks: [nvl72-3], at: 6 h, duration: 30 "
              "min}, {kind: cooling, loop, capacity: 50%, ...}, {kind: feed, "
              "limit: 600 kW, mtbf: 30 d, mttr: 2 h}]"},
+    /* Keep last: the resolved scenario leaves it out at its default
+     * (factory_scenario_load), so files from before it are unchanged. */
+    {.key = "inference",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, inference),
+     .sub = &inf_settings_schema,
+     .help = "every service: {granularity: request or fluid}"},
 };
 
 const scn_schema factory_schema = SCN_SCHEMA(
@@ -675,7 +682,12 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
   rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
   if (rc != SIM_OK)
     return rc;
-  sc->resolved = scn_emit(&factory_schema, &sc->cfg);
+  /* The last key, `inference`, is written only when it is not the
+   * default, so request-level files stay as they were before it. */
+  scn_schema emit = factory_schema;
+  if (sc->cfg.inference.granularity == INF_REQUEST)
+    emit.nfields--;
+  sc->resolved = scn_emit(&emit, &sc->cfg);
   return sc->resolved != NULL ? SIM_OK
                               : sim_error_set(err, SIM_ENOMEM, "out of memory");
 }

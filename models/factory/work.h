@@ -47,6 +47,7 @@ typedef struct work_config {
   int64_t seed;                  /* the run's */
   double duration_s;
   double cap_w; /* the facility cap at the start */
+  int granularity; /* inf_granularity: the services' */
 } work_config;
 
 /* What the workloads come to: energy by owner (with idle and overhead the
@@ -63,6 +64,9 @@ typedef struct work_summary {
   double training_tokens, training_co2_kg;
   uint64_t jobs_late, job_pauses;
   double jct_mean_s, lost_gpu_hours, fault_lost_gpu_hours;
+  /* Means over the completed requests of every service (NaN: none); not
+   * in the files, whose request-level bytes they would change. */
+  double ttft_mean_s, tpot_mean_s;
 } work_summary;
 
 typedef struct work work;

@@ -21,7 +21,7 @@ static double co2_of(const work *w, size_t owner) {
  * dropped, waiting or being served; the summary's request and token
  * figures. */
 static int close_services(work *w, work_summary *s, sim_error *err) {
-  double met = 0;
+  double met = 0, ttft = 0, tpot = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {
     inf_totals t = inf_totals_of(w->svc[k]);
     if (t.arrived != inf_totals_ended(&t) + t.waiting + t.in_batch)
@@ -42,7 +42,12 @@ static int close_services(work *w, work_summary *s, sim_error *err) {
     s->tokens += t.tokens_generated;
     s->inference_energy_j += w->owner_j[k];
     met += (double)t.slo_met;
+    ttft += t.ttft_sum_s;
+    tpot += t.tpot_sum_s;
   }
+  double done = (double)s->requests_completed;
+  s->ttft_mean_s = done > 0 ? ttft / done : NAN;
+  s->tpot_mean_s = done > 0 ? tpot / done : NAN;
   s->tokens_per_joule =
       s->inference_energy_j > 0 ? s->tokens / s->inference_energy_j : NAN;
   /* A request rejected, timed out or dropped missed its SLOs: it counts
@@ -315,7 +320,12 @@ static int put_service_attrs(work *w) {
     if (rc == SIM_OK)
       rc = tel_put_group_attr(w->sink, g, "tpot_p99_s",
                               inf_tpot_quantile(w->svc[k], 0.99));
+    /* Only fluid services say so: request-level files stay unchanged. */
+    if (rc == SIM_OK && inf_is_fluid(w->svc[k]))
+      rc = tel_put_group_attr(w->sink, g, "fluid", 1);
   }
+  if (rc == SIM_OK && w->cfg->granularity == INF_FLUID)
+    rc = tel_put_summary_str(w->sink, "inference_granularity", "fluid");
   return rc;
 }
 

@@ -217,7 +217,11 @@ static int make_service(work *w, size_t s, size_t slot0, const char *dir,
       arr_create(&c->arrivals, dir, (uint64_t)w->cfg->seed, s, w->alloc, err);
   if (gen == NULL)
     return err->code;
-  w->svc[s] = inf_create(w->engine, c, &proto, gen, w->cfg->duration_s, err);
+  w->svc[s] = w->cfg->granularity == INF_FLUID
+                  ? inf_create_fluid(w->engine, c, &proto, gen,
+                                     w->cfg->duration_s, err)
+                  : inf_create(w->engine, c, &proto, gen, w->cfg->duration_s,
+                               err);
   if (w->svc[s] == NULL)
     return err->code;
   return place_service(w, s, slot0, err);

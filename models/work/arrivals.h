@@ -119,4 +119,47 @@ bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
 /* A trace generator's file statistics; zeroes for synthetic kinds. */
 arr_trace_stats arr_trace_info(const arr_gen *g);
 
+/* ------------------------------------------------------------------ */
+/* Windows: what arrives over a span, for models that take rates        */
+/* ------------------------------------------------------------------ */
+
+/* The requests arriving over a span and the moments of their lengths,
+ * for a fluid model that takes flows instead of requests
+ * (inference_fluid.c). Lengths count as the services count them: an
+ * output of at least 1 token. */
+typedef struct arr_window {
+  double count;      /* requests arriving in the span */
+  double over;       /* of them, with prompt + output above the limit */
+  double prompt_mean; /* mean prompt length of the others, tokens */
+  double prompt_sq;   /* the mean of its square, tokens^2 */
+  double output_mean; /* the same for the output length */
+  double output_sq;
+  double output_one; /* share of the others with a one-token output */
+} arr_window;
+
+/* The moments of a synthetic length distribution as arr_next draws it
+ * (rounded, at least 1): the mean, the mean square and the share of
+ * draws of 1 token. The rounding's own spread (1/12 token^2) is
+ * counted; its bias, a few thousandths of a token for a smooth density,
+ * is not. */
+void arr_length_moments(const arr_length *l, double *mean, double *mean_sq,
+                        double *share_one);
+
+/* The integral of the Poisson rate (arr_rate_at) over [t0_s, t1_s]:
+ * the expected number of arrivals. */
+double arr_rate_integral(const arr_config *c, double t0_s, double t1_s);
+
+/* What arrives in [t0_s, t1_s), into *w: for Poisson the expected count
+ * (arr_rate_integral) with the length distributions' moments; for an
+ * MMPP the count expected along the state path, which is drawn from the
+ * same stream as arr_next draws it (so one seed gives one path in both
+ * uses); for a trace its rows, exactly (a looped trace wraps as
+ * arr_next does). over: requests whose prompt + output exceeds limit
+ * (expected, for the synthetic kinds; their moments still include them).
+ * Spans must follow each other from 0 (t0_s the last call's t1_s), and
+ * a generator used here must not also be used with arr_next. Moments
+ * are NaN for a span without a trace row. Cannot fail. */
+void arr_window_take(arr_gen *g, double t0_s, double t1_s, double limit,
+                     arr_window *w);
+
 #endif

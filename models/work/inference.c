@@ -106,6 +106,8 @@ static void record(inf_service *s, double ttft, double tpot) {
   bool met = ttft <= s->c->ttft_slo_s && tpot <= s->c->tpot_slo_s;
   s->tot.completed++;
   s->tot.slo_met += met;
+  s->tot.ttft_sum_s += ttft;
+  s->tot.tpot_sum_s += tpot;
   s->iv.completed++;
   s->iv.slo_met += met;
   inf__hist_add(&s->ttft_h, ttft);
@@ -526,9 +528,11 @@ static int start(inf_service *s, sim_error *err) {
   return SIM_OK;
 }
 
-inf_service *inf_create(sim_engine *e, const inf_config *c,
-                        const rl_replica *proto, arr_gen *gen, double horizon_s,
-                        sim_error *err) {
+/* A service at either granularity: the checks and the KV capacity are
+ * common, the rest is the request model's or inference_fluid.c's. */
+static inf_service *create(sim_engine *e, const inf_config *c,
+                           const rl_replica *proto, arr_gen *gen,
+                           double horizon_s, bool fluid, sim_error *err) {
   const sim_allocator *a = sim_engine_allocator(e);
   inf_service *s = sim_calloc(a, 1, sizeof *s);
   if (s == NULL) {
@@ -548,9 +552,11 @@ inf_service *inf_create(sim_engine *e, const inf_config *c,
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);
-  if (rc == SIM_OK && alloc_replicas(s) != SIM_OK)
+  if (rc == SIM_OK && fluid)
+    rc = inf__fluid_start(s, err);
+  else if (rc == SIM_OK && alloc_replicas(s) != SIM_OK)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
-  if (rc == SIM_OK)
+  if (rc == SIM_OK && !fluid)
     rc = start(s, err);
   if (rc != SIM_OK) {
     inf_destroy(s);
@@ -559,9 +565,24 @@ inf_service *inf_create(sim_engine *e, const inf_config *c,
   return s;
 }
 
+inf_service *inf_create(sim_engine *e, const inf_config *c,
+                        const rl_replica *proto, arr_gen *gen, double horizon_s,
+                        sim_error *err) {
+  return create(e, c, proto, gen, horizon_s, false, err);
+}
+
+inf_service *inf_create_fluid(sim_engine *e, const inf_config *c,
+                              const rl_replica *proto, arr_gen *gen,
+                              double horizon_s, sim_error *err) {
+  return create(e, c, proto, gen, horizon_s, true, err);
+}
+
+bool inf_is_fluid(const inf_service *s) { return s->fluid != NULL; }
+
 void inf_destroy(inf_service *s) {
   if (s == NULL)
     return;
+  inf__fluid_free(s->alloc, s->fluid);
   for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
     sim_free(s->alloc, s->rep[k].heap);
   sim_free(s->alloc, s->rep);
@@ -584,6 +605,8 @@ uint32_t inf_replicas(const inf_service *s) { return s->nrep; }
 /* ------------------------------------------------------------------ */
 
 int inf_set_clock(inf_service *s, uint32_t k, double phi) {
+  if (s->fluid != NULL)
+    return inf__fluid_set_clock(s, k, phi);
   if (k >= s->nrep || !(phi > 0 && phi <= 1))
     return SIM_EINVAL;
   replica *r = &s->rep[k];
@@ -625,6 +648,8 @@ static void drop_all(inf_service *s, replica *r) {
 }
 
 int inf_set_down(inf_service *s, uint32_t k, bool down) {
+  if (s->fluid != NULL)
+    return inf__fluid_set_down(s, k, down);
   if (k >= s->nrep)
     return SIM_EINVAL;
   replica *r = &s->rep[k];
@@ -640,10 +665,14 @@ int inf_set_down(inf_service *s, uint32_t k, bool down) {
 }
 
 bool inf_replica_down(const inf_service *s, uint32_t k) {
+  if (s->fluid != NULL)
+    return inf__fluid_down(s, k);
   return k < s->nrep && s->rep[k].down;
 }
 
 double inf_take_activity(inf_service *s, uint32_t k) {
+  if (s->fluid != NULL)
+    return inf__fluid_take_activity(s, k);
   if (k >= s->nrep)
     return NAN;
   replica *r = &s->rep[k];
@@ -666,6 +695,10 @@ static double ratio(double num, double den) {
 }
 
 void inf_sample(inf_service *s, double dt, double *row) {
+  if (s->fluid != NULL) {
+    inf__fluid_sample(s, dt, row);
+    return;
+  }
   uint64_t waiting = 0;
   double now = now_s(s);
   for (uint32_t k = 0; k < s->nrep; k++) {
@@ -697,6 +730,8 @@ static double tokens_since_clock(const replica *r, double now) {
 }
 
 inf_totals inf_totals_of(const inf_service *s) {
+  if (s->fluid != NULL)
+    return inf__fluid_totals(s);
   inf_totals t = s->tot;
   double now = now_s(s);
   for (uint32_t k = 0; k < s->nrep; k++) {
@@ -709,13 +744,19 @@ inf_totals inf_totals_of(const inf_service *s) {
 }
 
 double inf_ttft_quantile(const inf_service *s, double q) {
+  if (s->fluid != NULL)
+    return inf__fluid_quantile(s, true, q);
   return inf__hist_quantile(&s->ttft_h, q);
 }
 
 double inf_tpot_quantile(const inf_service *s, double q) {
+  if (s->fluid != NULL)
+    return inf__fluid_quantile(s, false, q);
   return inf__hist_quantile(&s->tpot_h, q);
 }
 
 double inf_compute_share(const inf_service *s, uint32_t r) {
+  if (s->fluid != NULL)
+    return inf__fluid_compute_share(s, r);
   return r < s->nrep ? s->rep[r].comp_mean : 0;
 }

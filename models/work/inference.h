@@ -114,9 +114,22 @@ typedef struct inf_totals {
   double prompt_tokens;    /* prefilled */
   uint64_t slo_met;        /* completed requests meeting both SLOs */
   double energy_j;
+  double ttft_sum_s, tpot_sum_s; /* over the completed requests */
 } inf_totals;
 
 typedef struct inf_service inf_service;
+
+/* How finely a service is simulated: request by request (the model
+ * above), or as flows per control period (inference_fluid.c: the same
+ * replicas, lengths and SLOs, the queueing in closed form; for wide
+ * sweeps). A scenario's top-level `inference: {granularity: fluid}`. */
+typedef enum inf_granularity { INF_REQUEST, INF_FLUID } inf_granularity;
+
+typedef struct inf_settings {
+  int granularity; /* inf_granularity */
+} inf_settings;
+
+extern const scn_schema inf_settings_schema;
 
 /* A service of config c (borrowed) on replicas like proto (copied; its tp
  * must be c->tp), with requests from gen (owned by the service from now
@@ -127,6 +140,15 @@ typedef struct inf_service inf_service;
 inf_service *inf_create(sim_engine *e, const inf_config *c,
                         const rl_replica *proto, arr_gen *gen, double horizon_s,
                         sim_error *err);
+
+/* The same service at the fluid granularity: no events of its own; it
+ * is brought up to date by the calls below, once per control period. */
+inf_service *inf_create_fluid(sim_engine *e, const inf_config *c,
+                              const rl_replica *proto, arr_gen *gen,
+                              double horizon_s, sim_error *err);
+
+/* Whether s was made by inf_create_fluid. */
+bool inf_is_fluid(const inf_service *s);
 
 /* Frees the service and its generator; NULL does nothing. Its events stay
  * in the engine (which may be gone already): do not run e afterwards. */

@@ -69,6 +69,9 @@ typedef struct interval {
   size_t n, cap;
 } interval;
 
+/* The state of a fluid service (inference_fluid.c). */
+typedef struct inf_fluid inf_fluid;
+
 typedef struct histogram {
   uint64_t bin[HIST_BINS];
   uint64_t n, under;
@@ -97,6 +100,7 @@ struct inf_service {
   interval iv;
   histogram ttft_h, tpot_h;
   int rc; /* a failure inside the model, for the next handler to report */
+  inf_fluid *fluid; /* granularity fluid: its state; NULL at request level */
 };
 
 /* Requests in the batch: being prefilled or decoding. */
@@ -160,5 +164,30 @@ int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
 /* The median and 99th percentile of x[0..n), reordering x; NaN for both
  * when n is 0. */
 void inf__quantiles(double *x, size_t n, double *p50, double *p99);
+
+/* ------------------------------------------------------------------ */
+/* The fluid granularity (inference_fluid.c)                           */
+/* ------------------------------------------------------------------ */
+
+/* Builds the fluid state of s, whose common fields (engine, config,
+ * replica, generator, KV capacity, nrep) are set. SIM_OK, or
+ * SIM_ENOMEM with err set. */
+int inf__fluid_start(inf_service *s, sim_error *err);
+
+/* Frees it; NULL does nothing. */
+void inf__fluid_free(const sim_allocator *a, inf_fluid *f);
+
+/* The public operations of inference.h for a fluid service: each public
+ * function of inference.c hands over to these when s->fluid is set
+ * (inf_add_energy needs no hand-over: the fluid reads s->iv.energy_j
+ * and s->tot.energy_j as the request model does). */
+int inf__fluid_set_clock(inf_service *s, uint32_t r, double phi);
+int inf__fluid_set_down(inf_service *s, uint32_t r, bool down);
+bool inf__fluid_down(const inf_service *s, uint32_t r);
+double inf__fluid_take_activity(inf_service *s, uint32_t r);
+double inf__fluid_compute_share(const inf_service *s, uint32_t r);
+void inf__fluid_sample(inf_service *s, double dt, double *row);
+inf_totals inf__fluid_totals(const inf_service *s);
+double inf__fluid_quantile(const inf_service *s, bool ttft, double q);
 
 #endif

@@ -108,3 +108,19 @@ static int check_service(void *obj, const scn_loc *loc, void *user,
                     c->name);
   return SIM_OK;
 }
+
+/* The top-level `inference` map: settings of every service. */
+static const char *const granularity_names[] = {"request", "fluid", NULL};
+
+static const scn_field settings_fields[] = {
+    {.key = "granularity",
+     .type = SCN_ENUM,
+     .offset = offsetof(inf_settings, granularity),
+     .names = granularity_names,
+     .dflt = "request",
+     .help = "request: every request simulated; fluid: flows per control "
+             "period, for wide sweeps (inference.h)"},
+};
+
+const scn_schema inf_settings_schema =
+    SCN_SCHEMA("inference", inf_settings, settings_fields, .check = NULL);

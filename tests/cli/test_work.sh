@@ -4,7 +4,8 @@
 # closed (jobs conserved, requests conserved, the /jobs energies adding up
 # to the IT energy to 1e-9) and the columns of DESIGN section 6; replaying
 # the Azure conversation trace once delivers its 19,366 requests; bad
-# request traces are refused with FILE:LINE:COLUMN: and exit 2.
+# request traces are refused with FILE:LINE:COLUMN: and exit 2; the fluid
+# inference mode's key is checked, and a fluid run says so.
 set -u
 AIFSIM=$1
 SRC=$2
@@ -119,5 +120,45 @@ bad_trace unsorted "${H}${R}2023-11-16 18:15:40.0000000,3,109\n" \
   "3:1: column 'TIMESTAMP': time 2023-11-16 18:15:40.0000000 is earlier"
 bad_trace missing-column 'TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,1\n' \
   "1:1: column 'GeneratedTokens': no such column"
+
+# The fluid inference mode: an unknown granularity is refused at its
+# position with exit 2; --set inference.granularity=fluid runs and says so
+# in /summary and on each service.
+cat >"$TMP/fluid.yaml" <<YAML
+name: fluid
+duration: 1 h
+power: {cap: 200 kW}
+racks: [{name: r, count: 1, gpu: H100-SXM, gpus_per_rack: 8}]
+services:
+  - {name: chat, model: Llama-3.1-8B, replicas: 2, arrivals: {rate: 5}}
+inference: {granularity: coarse}
+YAML
+"$AIFSIM" check "$TMP/fluid.yaml" >/dev/null 2>"$TMP/err"
+rc=$?
+first=$(head -n 1 "$TMP/err")
+want="$TMP/fluid.yaml:7:26: 'granularity' cannot be 'coarse'"
+if [ "$rc" -eq 2 ] && [[ "$first" == "$want"* ]]; then
+  ok "unknown granularity: exit 2 at its position"
+else
+  not_ok "unknown granularity: exit 2 at its position" "exit $rc: $first"
+fi
+sed -i 's/coarse/request/' "$TMP/fluid.yaml"
+if "$AIFSIM" run "$TMP/fluid.yaml" --set inference.granularity=fluid \
+    -o "$TMP/fluid.h5" --quiet >/dev/null 2>"$TMP/err" &&
+  /usr/bin/python3 - "$TMP/fluid.h5" >"$TMP/py" 2>&1 <<'PY'
+import sys
+import h5py
+f = h5py.File(sys.argv[1], "r")
+g = f["summary"].attrs["inference_granularity"]
+assert (g.decode() if isinstance(g, bytes) else g) == "fluid", g
+assert f["services/chat"].attrs["fluid"] == 1
+assert f["summary"].attrs["tokens"] > 0
+PY
+then
+  ok "--set inference.granularity=fluid runs and says so"
+else
+  not_ok "--set inference.granularity=fluid runs and says so" \
+    "$(head -c 600 "$TMP/err" "$TMP/py" 2>/dev/null)"
+fi
 
 finish

@@ -445,6 +445,61 @@ static void generators_fail_cleanly(void **state) {
   scn_release(&arr_schema, &g.c);
 }
 
+/* Windows (arr_window_take): a trace's windows give its rows exactly,
+ * in pieces that add up to the whole replay; the Poisson window's count
+ * is the rate's integral (against a midpoint sum) and its length moments
+ * are those of many draws. */
+static void trace_windows_add_up(void **state) {
+  (void)state;
+  arr_config c;
+  arr_gen *g = open_conv("kind: trace\nfile: " CONV "\n", &c);
+  double n = 0, p = 0, o = 0;
+  for (double t = 0; t < 4000; t += 60) {
+    arr_window w;
+    arr_window_take(g, t, t + 60, INFINITY, &w);
+    assert_true(w.over == 0);
+    if (w.count > 0) {
+      p += w.prompt_mean * w.count;
+      o += w.output_mean * w.count;
+    }
+    n += w.count;
+  }
+  assert_true(n == 19366);
+  assert_close(p, 22361870, 1e-12, 0);
+  /* Outputs of 0 count as 1, as the services count them. */
+  assert_true(o >= 4088665);
+  arr_destroy(g);
+  scn_release(&arr_schema, &c);
+}
+
+static void poisson_window_moments(void **state) {
+  (void)state;
+  arr_config c;
+  bind_ok("rate: 10\nprofile: diurnal\nlow: 40%\nhigh: 100%\n"
+          "peak_at: 14 h\nprompt: {mean: 1155}\noutput: {mean: 211}\n",
+          &c);
+  arr_gen *g = create_ok(&c, NULL, 3);
+  arr_window w;
+  arr_window_take(g, 3600, 7200, INFINITY, &w);
+  double sum = 0;
+  for (int i = 0; i < 3600; i++)
+    sum += arr_rate_at(&c, 3600 + i + 0.5);
+  assert_close(w.count, sum, 1e-6, 0);
+  assert_close(arr_rate_integral(&c, 0, 86400), 10 * 86400, 1e-12, 0);
+  double m = 0, m2 = 0, t;
+  int64_t pr, out;
+  const int draws = 200000;
+  for (int i = 0; i < draws; i++) {
+    arr_next(g, &t, &pr, &out);
+    m += (double)pr / draws;
+    m2 += (double)pr * (double)pr / draws;
+  }
+  assert_close(w.prompt_mean, m, 0.01, 0);
+  assert_close(w.prompt_sq, m2, 0.05, 0);
+  arr_destroy(g);
+  scn_release(&arr_schema, &c);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -452,6 +507,8 @@ int main(void) {
   TEST_ADD(tests, n, generators_fail_cleanly);
   TEST_ADD(tests, n, conv_trace_time_scale);
   TEST_ADD(tests, n, conv_trace_loop);
+  TEST_ADD(tests, n, trace_windows_add_up);
+  TEST_ADD(tests, n, poisson_window_moments);
   TEST_ADD(tests, n, poisson_gaps_pass_ks);
   TEST_ADD(tests, n, diurnal_mean_rate);
   TEST_ADD(tests, n, mmpp_long_run_rate);

@@ -1015,6 +1015,7 @@ static void bad_yaml_is_rejected(void **state) {
 typedef struct alloc_ctx {
   inf_config c;
   rl_replica r;
+  bool fluid; /* inf_create_fluid instead */
 } alloc_ctx;
 
 typedef struct svc_rig {
@@ -1046,8 +1047,8 @@ static void *make_svc_rig(const sim_allocator *a, void *ctx, sim_error *err) {
     return NULL;
   }
   arr_gen *gen = arr_create(&x->c.arrivals, NULL, 5, 0, a, err);
-  if (gen == NULL ||
-      (g->s = inf_create(g->e, &x->c, &x->r, gen, 10, err)) == NULL) {
+  if (gen == NULL || (g->s = (x->fluid ? inf_create_fluid : inf_create)(
+                          g->e, &x->c, &x->r, gen, 10, err)) == NULL) {
     drop_svc_rig(g);
     return NULL;
   }
@@ -1066,6 +1067,17 @@ static void create_allocation_failures(void **state) {
   alloc_ctx_open(&x);
   assert_true(test_alloc_failures("inf_create", make_svc_rig, drop_svc_rig,
                                   &x) > 4);
+  scn_release(&inf_schema, &x.c);
+}
+
+/* The fluid service's construction fails as cleanly. */
+static void create_fluid_allocation_failures(void **state) {
+  (void)state;
+  alloc_ctx x;
+  alloc_ctx_open(&x);
+  x.fluid = true;
+  assert_true(test_alloc_failures("inf_create_fluid", make_svc_rig,
+                                  drop_svc_rig, &x) > 4);
   scn_release(&inf_schema, &x.c);
 }
 
@@ -1128,6 +1140,7 @@ int main(void) {
   TEST_ADD(tests, n, run_quantiles_match_exact);
   TEST_ADD(tests, n, create_refuses_what_cannot_run);
   TEST_ADD(tests, n, create_allocation_failures);
+  TEST_ADD(tests, n, create_fluid_allocation_failures);
   TEST_ADD(tests, n, run_allocation_failures);
   TEST_ADD(tests, n, schema_defaults);
   TEST_ROWS(tests, n, bad_yaml_is_rejected, bad_yaml);
