@@ -354,12 +354,14 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
 
 /* Pops and runs events up to until. */
 static int run_loop(sim_engine *e, sim_time until) {
-  evq_entry q;
+  evq_entry q, next;
   while (!e->stop && evq_peek(e->q, &q) && q.time <= until) {
-    /* The slot is a likely cache miss (pool slots are touched in time
-     * order, not address order); fetch it while the pop walks the heap. */
-    PREFETCH(&e->slots[q.slot]);
     evq_pop(e->q, &q);
+    /* The slot of each event is a likely cache miss (pool slots are
+     * touched in time order, not address order): fetch the next one's
+     * while this one runs. */
+    if (evq_peek(e->q, &next))
+      PREFETCH(&e->slots[next.slot]);
     if (e->slots[q.slot].seq != q.seq) {
       e->tombs--;
       continue;
