@@ -86,6 +86,43 @@ static void test_peek(void **state) {
   evq_destroy(q);
 }
 
+/* Pushes at exactly the time just popped, as a handler scheduling "now"
+ * does: they come after the entries already waiting at that time, in the
+ * order pushed, and before every later time. */
+static void test_push_at_last_pop(void **state) {
+  (void)state;
+  static const int64_t times[] = {INT64_MIN, -7, 0, 1000, INT64_MAX};
+  for (size_t k = 0; k < sizeof times / sizeof times[0]; k++) {
+    int64_t t = times[k];
+    evq *q = evq_create(NULL);
+    assert_non_null(q);
+    uint64_t seq = 0;
+    for (uint32_t i = 0; i < 3; i++) /* three waiting at t */
+      assert_int_equal(evq_push(q, (evq_entry){t, seq++, i}), SIM_OK);
+    if (t < INT64_MAX)
+      assert_int_equal(evq_push(q, (evq_entry){t + 1, seq++, 99}), SIM_OK);
+    evq_entry e;
+    uint32_t want = 0;
+    for (uint32_t pushed = 3; pushed < 40; pushed++) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.time, t);
+      assert_int_equal(e.slot, want++);
+      assert_int_equal(evq_push(q, (evq_entry){t, seq++, pushed}), SIM_OK);
+    }
+    for (; want < 40; want++) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.time, t);
+      assert_int_equal(e.slot, want);
+    }
+    if (t < INT64_MAX) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.slot, 99);
+    }
+    assert_false(evq_pop(q, &e));
+    evq_destroy(q);
+  }
+}
+
 /* ---- Ordering: table-driven ------------------------------------------ */
 
 typedef struct order_case {
@@ -160,13 +197,20 @@ typedef struct random_case {
   size_t ops;
   double push_prob; /* else pop */
   int64_t time_range;
+  int64_t base; /* 0: times from 0; else as the engine: from the last pop,
+                   which starts at base */
 } random_case;
 
 static const random_case random_cases[] = {
-    {"mostly push, wide times", 1, 20000, 0.7, 1000000000},
-    {"balanced, narrow times (ties)", 2, 20000, 0.5, 10},
-    {"mostly pop", 3, 20000, 0.4, 1000},
-    {"hold-like", 4, 20000, 0.55, 100000},
+    {"mostly push, wide times", 1, 20000, 0.7, 1000000000, 0},
+    {"balanced, narrow times (ties)", 2, 20000, 0.5, 10, 0},
+    {"mostly pop", 3, 20000, 0.4, 1000, 0},
+    {"hold-like", 4, 20000, 0.55, 100000, 0},
+    /* As the engine pushes: never before the last pop, often at it. */
+    {"monotone, ties at the last pop", 5, 20000, 0.5, 3, -5},
+    {"monotone, wide", 6, 20000, 0.55, 1000000000, -1000},
+    {"monotone from INT64_MIN", 7, 5000, 0.5, 4, INT64_MIN},
+    {"monotone up to INT64_MAX", 8, 5000, 0.5, 4, INT64_MAX - 16000},
 };
 
 /* The index of the smallest entry of ref[0..n). */
@@ -178,14 +222,20 @@ static size_t ref_min(const evq_entry *ref, size_t n) {
   return m;
 }
 
-static void random_pop(evq *q, evq_entry *ref, size_t *n) {
-  evq_entry got;
+/* Pops one entry and checks it against the reference; *last is the time
+ * of the last pop. */
+static void random_pop(evq *q, evq_entry *ref, size_t *n, int64_t *last) {
+  evq_entry got, peeked;
   if (*n == 0) {
+    assert_false(evq_peek(q, &peeked));
     assert_false(evq_pop(q, &got));
     return;
   }
   size_t m = ref_min(ref, *n);
+  assert_true(evq_peek(q, &peeked));
+  assert_int_equal(peeked.seq, ref[m].seq);
   assert_true(evq_pop(q, &got));
+  *last = got.time;
   assert_int_equal(got.seq, ref[m].seq);
   assert_int_equal(got.time, ref[m].time);
   assert_int_equal(got.slot, ref[m].slot);
@@ -203,19 +253,22 @@ static void test_random(void **state) {
   assert_non_null(ref);
   size_t n = 0;
   uint64_t seq = 0;
+  int64_t last = c->base;
   for (size_t k = 0; k < c->ops; k++) {
     if (gsl_rng_uniform(r) < c->push_prob) {
       int64_t t = (int64_t)gsl_rng_uniform_int(r, (unsigned long)c->time_range);
+      if (c->base != 0)
+        t += last; /* base + 3 * ops stays below INT64_MAX */
       evq_entry e = {t, seq++, (uint32_t)gsl_rng_get(r)};
       assert_int_equal(evq_push(q, e), SIM_OK);
       ref[n++] = e;
     } else {
-      random_pop(q, ref, &n);
+      random_pop(q, ref, &n, &last);
     }
     assert_int_equal(evq_size(q), n);
   }
   while (n > 0)
-    random_pop(q, ref, &n);
+    random_pop(q, ref, &n, &last);
   free(ref);
   evq_destroy(q);
   gsl_rng_free(r);
@@ -373,6 +426,7 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, test_empty);
   TEST_ADD(tests, n, test_peek);
+  TEST_ADD(tests, n, test_push_at_last_pop);
   TEST_ROWS(tests, n, test_order, order_cases);
   TEST_ROWS(tests, n, test_random, random_cases);
   TEST_ROWS(tests, n, test_compact, compact_cases);
