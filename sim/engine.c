@@ -359,7 +359,9 @@ static int run_loop(sim_engine *e, sim_time until) {
     evq_pop(e->q, &q);
     /* The slot of each event is a likely cache miss (pool slots are
      * touched in time order, not address order): fetch the next one's
-     * while this one runs. */
+     * while this one runs and the next pop walks the heap. Fetching each
+     * slot just before its own pop, as before, hid less of the miss: the
+     * hold model at 1e5 pending ran 7.6 rather than 7.1 M events/s. */
     if (evq_peek(e->q, &next))
       PREFETCH(&e->slots[next.slot]);
     if (e->slots[q.slot].seq != q.seq) {
