@@ -1,7 +1,24 @@
 /* queue.c - the pending-event set of the engine: a d-ary min-heap on
- * (time, seq). Engine layer; it sees only alloc.h and err.h.
+ * (time, seq) while it is small, a radix heap on the time when it is
+ * large. Engine layer; it sees only alloc.h and err.h.
  *
- * Design. Entries sit in heap order in two parallel arrays: key[i] holds
+ * Switching. Up to EVQ_TO_RADIX (16384) entries they sit in the heap; the
+ * push that finds that many moves them all into the radix heap, and the
+ * pop that finds EVQ_TO_HEAP (4096) or fewer moves them back. Each move is
+ * O(n) and paid for by at least 12288 pushes or pops in between. The heap
+ * keeps its arrays while the radix heap is used, so going back never
+ * allocates; if the radix heap cannot be allocated, the heap goes on.
+ * Why both (issue 13; measured on the shared 2-core EPYC, CPU time, best
+ * of interleaved runs; tests/bench/bench_queue.c, hold model): the heap is
+ * the faster at 1e3 pending, where it fits the L1 cache, and the radix
+ * heap from about 1e4 on (queue alone, M pops+pushes/s: 1e3 24.7 against
+ * 25.4; 1e5 18.9 against 11.1; 1e6 11.6 against 2.5). The 1 h reference
+ * day holds only about 950 pending events on average, so it runs on the
+ * heap; the radix heap alone took as long there (2.64 s of user time
+ * against 2.63) with the queue at 14.6% of the profile against 11.1%: its
+ * pushes append to chain tails that are cold at that size.
+ *
+ * The heap. Entries sit in heap order in two parallel arrays: key[i] holds
  * (time, seq) packed into one 128-bit unsigned integer and slot[i] the
  * slot. The children of node i are D*i+1 .. D*i+D, and no key is greater
  * than its children's. seq is unique, so no two keys are equal and the pop
@@ -33,37 +50,60 @@
  * Tried and dropped: aligning child groups to cache lines (no change), and
  * a lazy pop whose hole the next push fills (no change). A ladder queue
  * would be faster still at 1e6 but needs tuning to the time
- * distribution.
- * Also tried and dropped (issue 13, commit eaa0e47): a radix heap on the
- * time (65 buckets by the highest bit differing from the last pop, equal
- * times in a ring in seq order, chains of 32-entry blocks). Interleaved
- * runs on the shared 2-core EPYC (CPU time, best of each): the queue alone
- * is faster from 1e4 pending on (1e5: 13-15 against 6-9 M/s) but slower
- * at 1e3 (18-19 against 24-25), since each entry moves down 6 to 10
- * times (5.7, 7.4, 9.0, 10.2 moves per pop at 1e3 .. 1e6). On the real
- * workload it lost: the 1 h reference day took 2.78 s of user time
- * against 2.66 (best of three), and the queue's share of the profile rose
- * from 10.4% (evq_pop 9.1%) to 15.4% (moves 8.9%, push 3.9%): most of
- * its pushes land 1 ms to 4 s ahead (bits 20 to 31), so entries move
- * through many levels, and appends to cold chain tails miss the cache. With base-16 digits instead of
- * bits (256 chains by the first differing digit and the entry's digit
- * there, 16-entry blocks) each entry moves half as often (3.3 .. 5.3 moves
- * per pop) and the queue alone matched the heap at 1e3 (24.7 against 25.4
- * M/s) and beat it at 1e5 (18.9 against 11.1) and 1e6 (11.6 against 2.5),
- * but the reference day still took as long (2.64 s against 2.63 best of
- * three) with the queue at 14.6% of the profile against 11.1%: push alone
- * took 5.2%, its appends to cold chain tails missing the cache, where the
- * heap's push touches only its hot last leaf and top levels. The reason:
- * the reference day holds only about 950 pending events on average (8.3 M
- * pushes in the 1 h slice, counted with the radix heap), where the heap
- * fits the L1 cache; the radix heap pays from about 1e4 pending on. A
- * queue that switches from the heap to the radix heap past ~1e4 entries
- * (and back with some hysteresis) would take both; not tried. The radix
- * heaps are commits eaa0e47 (bits) and ea1a9fd (base-16 digits). */
+ * distribution; the radix heap below needs none.
+ *
+ * The radix heap. Times are stored with the sign bit flipped (u = time ^
+ * 2^63), which maps int64 order onto uint64 order. It keeps a key last:
+ * the time of the last pop, or lower when a push went below it. Every
+ * entry has u >= last. Those with u == last sit in the ring (bucket 0),
+ * the others in one of 256 chains, chosen by the base-16 digit where u
+ * first differs from last (the level, 0 .. 15) and u's own digit there;
+ * a chain with a lower index holds smaller times. Invariants:
+ * - The ring keeps seq and slot only, sorted by seq, in a ring buffer
+ *   that holds at least n entries; when it is not empty its head is the
+ *   smallest entry.
+ * - Chains are lists of blocks of EVQ_B entries, all full but the tail.
+ *   Each chain keeps its smallest (time, seq) entry, so peek never
+ *   searches; mask has bit i set iff chain i is not empty.
+ * - When the ring runs empty, pop takes the lowest chain, sets last to its
+ *   smallest time and places each of its entries again: they land in lower
+ *   levels or the ring. The other chains keep their index, since the new
+ *   last agrees with the old one on every digit above the chain's level
+ *   and the digits at that level are unchanged. An entry moves at most
+ *   once per level (2.5 times per pop on the reference day, 3.3 to 5.3 in
+ *   the hold model at 1e3 to 1e6).
+ * - Equal times come out in seq order: a time's entries always sit in one
+ *   bucket and pushes and moves append, so with increasing seqs (the
+ *   engine's counter) each chain holds them in seq order and the ring only
+ *   appends. Another order is still correct: the ring inserts in order, at
+ *   O(ring size) per entry out of order (once, after a switch from the
+ *   heap, whose array is not in seq order).
+ * - A push below last (the engine never makes one: it refuses the past)
+ *   lowers last to it. The chain where the old last would go relative to
+ *   the new one is empty then, and the entries of all lower chains and the
+ *   ring belong in it, so only those move.
+ * Memory: blocks come from one array (indices, not pointers, so it can be
+ * resized) with a free list through block.next. The ring and the block
+ * array grow by doubling in push only. Push keeps enough blocks that no
+ * move can run out: a move never holds more than n / EVQ_B full blocks
+ * plus one part-filled tail per chain and the block being read, so
+ * ceil(n / EVQ_B) + EVQ_SPARE blocks do. Hence pop and compact never
+ * allocate, and a push right after a pop never fails.
+ * Tried and dropped: a radix heap on bits rather than digits (65 buckets,
+ * commit eaa0e47): each entry moved twice as often (5.7 to 10.2 times per
+ * pop), which made it slower than the heap at 1e3 (18.8 against 24.9
+ * M/s). Digits of 4 bits rather than 8: 256 chains keep the spare blocks
+ * at 100 KB, where 8-bit digits (2048 chains) would need 800 KB. */
 #include "queue.h"
+
+#include <assert.h>
+#include <string.h>
 
 #include "err.h"
 #include "vec.h"
+
+/* Flipping the sign bit maps int64 order onto uint64 order. */
+#define SIGN_BIT ((uint64_t)1 << 63)
 
 /* (time, seq) as one unsigned integer whose order is the heap's order. */
 #ifdef __SIZEOF_INT128__
@@ -91,9 +131,6 @@ static inline bool key_less(evq_key x, evq_key y) {
 }
 #endif
 
-/* Flipping the sign bit maps int64 order onto uint64 order. */
-#define SIGN_BIT ((uint64_t)1 << 63)
-
 static inline evq_key key_of(const evq_entry *e) {
   return key_make((uint64_t)e->time ^ SIGN_BIT, e->seq);
 }
@@ -106,10 +143,13 @@ static inline int64_t key_time(evq_key k) {
 }
 
 enum {
-  EVQ_D = 8,         /* children per node */
-  EVQ_MIN_CAP = 64,  /* first size of the arrays */
-  EVQ_FAR = 1 << 17, /* from here (2 MB of keys, the L2 cache of the
-                        project's machines) pop prefetches */
+  EVQ_D = 8,              /* children per node */
+  EVQ_MIN_CAP = 64,       /* first size of the arrays */
+  EVQ_FAR = 1 << 17,      /* from here (2 MB of keys, the L2 cache of the
+                             project's machines) pop prefetches */
+  EVQ_TO_RADIX = 1 << 14, /* a push from this many on switches to the
+                             radix heap */
+  EVQ_TO_HEAP = 1 << 12,  /* a pop from this many down switches back */
 };
 
 _Static_assert(EVQ_D == 8, "min_child plays a tournament of 8");
@@ -121,32 +161,71 @@ _Static_assert(EVQ_D == 8, "min_child plays a tournament of 8");
 #define PREFETCH(p) ((void)(p))
 #endif
 
+/* ---- The radix heap's types ------------------------------------------- */
+
+/* The index of no block: the end of a chain or of the free list. */
+#define NO_BLOCK UINT32_MAX
+
+enum {
+  EVQ_B = 16,                           /* entries per block */
+  EVQ_R = 4,                            /* bits per digit */
+  EVQ_DIGITS = 1 << EVQ_R,              /* chains per level */
+  EVQ_CHAINS = 64 / EVQ_R * EVQ_DIGITS, /* chains in all */
+  EVQ_WORDS = EVQ_CHAINS / 64,          /* words of the mask */
+  EVQ_SPARE = EVQ_CHAINS + 2,           /* blocks beyond ceil(n / EVQ_B) */
+  EVQ_RING_MIN = 64,                    /* first size of the ring */
+};
+
+/* One entry of a chain. */
+typedef struct item {
+  uint64_t t; /* time with the sign bit flipped */
+  uint64_t seq;
+  uint32_t slot;
+} item;
+
+typedef struct block {
+  item e[EVQ_B];
+  uint32_t next; /* the next block of its chain or of the free list */
+} block;
+
+/* One chain. An empty chain has head and tail NO_BLOCK and fill
+ * EVQ_B, so that the first add takes a block. */
+typedef struct chain {
+  uint32_t head, tail;
+  uint32_t fill; /* entries in the tail block */
+  item min;      /* the smallest (t, seq) held, when not empty */
+} chain;
+
+/* An entry of the ring: its time is last. */
+typedef struct tie {
+  uint64_t seq;
+  uint32_t slot;
+} tie;
+
+/* Both structures; radix says which holds the entries. */
 struct evq {
+  size_t n;        /* entries held */
+  bool radix;      /* the entries are in the radix heap, else in the heap */
+  uint64_t popped; /* the time of the last pop, sign bit flipped; 0 before */
+  /* The heap. Its arrays keep their size while the radix heap is used,
+   * so that going back never allocates. */
   evq_key *key;   /* heap order; key[0] is the smallest */
   uint32_t *slot; /* slot[i] goes with key[i] */
-  size_t n;       /* entries held */
   size_t cap;     /* entries both arrays can hold */
+  /* The radix heap. */
+  uint64_t last;            /* every bucket index is relative to it */
+  uint64_t mask[EVQ_WORDS]; /* bit i set iff chain i is not empty */
+  size_t room;              /* entries its push can hold without growing */
+  tie *ring;                /* bucket 0; rcap is a power of two */
+  size_t head, nring, rcap;
+  block *blk;
+  size_t nblk;         /* blocks allocated */
+  uint32_t free_blk;   /* the free list */
+  chain b[EVQ_CHAINS]; /* b[level * EVQ_DIGITS + digit] */
   sim_allocator alloc;
 };
 
-evq *evq_create(const sim_allocator *alloc) {
-  if (alloc == NULL)
-    alloc = sim_allocator_default();
-  evq *q = sim_alloc(alloc, sizeof *q);
-  if (q == NULL)
-    return NULL;
-  *q = (evq){.key = NULL, .slot = NULL, .n = 0, .cap = 0, .alloc = *alloc};
-  return q;
-}
-
-void evq_destroy(evq *q) {
-  if (q == NULL)
-    return;
-  sim_allocator alloc = q->alloc;
-  sim_free(&alloc, q->key);
-  sim_free(&alloc, q->slot);
-  sim_free(&alloc, q);
-}
+/* ---- The heap ---------------------------------------------------------- */
 
 /* Doubles both arrays; SIM_ENOMEM leaves the entries and cap as they were
  * (one array may have grown already, which the next attempt reuses). */
@@ -246,7 +325,7 @@ static void sift_down(evq *q, size_t i) {
   q->slot[i] = s;
 }
 
-int evq_push(evq *q, evq_entry e) {
+static int heap_push(evq *q, evq_entry e) {
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
   sift_up(q, q->n++, key_of(&e), e.slot);
@@ -259,17 +338,18 @@ static evq_entry entry_at(const evq *q, size_t i) {
   return (evq_entry){.time = key_time(k), .seq = key_lo(k), .slot = q->slot[i]};
 }
 
-bool evq_peek(const evq *q, evq_entry *out) {
+static bool heap_peek(const evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
   *out = entry_at(q, 0);
   return true;
 }
 
-bool evq_pop(evq *q, evq_entry *out) {
+static bool heap_pop(evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
   *out = entry_at(q, 0);
+  q->popped = key_hi(q->key[0]);
   size_t n = --q->n;
   if (n == 0)
     return true;
@@ -278,9 +358,15 @@ bool evq_pop(evq *q, evq_entry *out) {
   return true;
 }
 
-size_t evq_size(const evq *q) { return q->n; }
+/* Floyd's heapify: sift down every parent, the last first. O(n), since
+ * most nodes are near the bottom and move little. */
+static void heapify(evq *q) {
+  for (size_t i = q->n > 1 ? (q->n - 2) / EVQ_D + 1 : 0; i-- > 0;)
+    sift_down(q, i);
+}
 
-void evq_compact(evq *q, evq_keep_fn keep, void *ctx) {
+/* Keeps the entries keep accepts and restores the heap order. */
+static void heap_compact(evq *q, evq_keep_fn keep, void *ctx) {
   size_t n = 0;
   for (size_t i = 0; i < q->n; i++) {
     evq_entry e = entry_at(q, i);
@@ -290,8 +376,436 @@ void evq_compact(evq *q, evq_keep_fn keep, void *ctx) {
     q->slot[n++] = q->slot[i];
   }
   q->n = n;
-  /* Floyd's heapify: sift down every parent, the last first. O(n), since
-   * most nodes are near the bottom and move little. */
-  for (size_t i = n > 1 ? (n - 2) / EVQ_D + 1 : 0; i-- > 0;)
-    sift_down(q, i);
+  heapify(q);
+}
+
+/* ---- The radix heap ---------------------------------------------------- */
+
+static const chain EMPTY_CHAIN = {NO_BLOCK, NO_BLOCK, EVQ_B, {0, 0, 0}};
+
+/* ---- Bits and keys --------------------------------------------------- */
+
+/* The number of bits of x (> 0): 1 + the index of its highest set bit. */
+static inline unsigned bitlen(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return 64 - (unsigned)__builtin_clzll(x);
+#else
+  unsigned n = 0;
+  for (; x != 0; x >>= 1)
+    n++;
+  return n;
+#endif
+}
+
+/* The chain of t, given x = t ^ last (> 0): the level is the digit where
+ * they first differ, from the top, and the digit t's own there. */
+static inline unsigned chain_of(uint64_t t, uint64_t x) {
+  unsigned level = (bitlen(x) - 1) / EVQ_R;
+  return level * EVQ_DIGITS +
+         (unsigned)(t >> (level * EVQ_R) & (EVQ_DIGITS - 1));
+}
+
+/* The index of the lowest set bit of x (> 0). */
+static inline unsigned low_bit(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll(x);
+#else
+  unsigned n = 0;
+  for (; (x & 1) == 0; x >>= 1)
+    n++;
+  return n;
+#endif
+}
+
+/* (t, seq) order. With a 128-bit type it compiles without a branch. */
+static inline bool item_less(const item *x, const item *y) {
+#ifdef __SIZEOF_INT128__
+  __extension__ typedef unsigned __int128 u128;
+  return ((u128)x->t << 64 | x->seq) < ((u128)y->t << 64 | y->seq);
+#else
+  return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+#endif
+}
+
+/* A stored time back to int64; written to avoid an implementation-defined
+ * conversion of values above INT64_MAX. */
+static inline int64_t time_of(uint64_t t) {
+  uint64_t u = t ^ SIGN_BIT;
+  return u <= INT64_MAX ? (int64_t)u : -(int64_t)~u - 1;
+}
+
+/* ---- Blocks and chains ----------------------------------------------- */
+
+/* Takes a free block; push has made sure there is one. */
+static uint32_t block_take(evq *q) {
+  uint32_t k = q->free_blk;
+  assert(k != NO_BLOCK);
+  q->free_blk = q->blk[k].next;
+  q->blk[k].next = NO_BLOCK;
+  return k;
+}
+
+static void block_give(evq *q, uint32_t k) {
+  q->blk[k].next = q->free_blk;
+  q->free_blk = k;
+}
+
+/* Entries in block k of chain c. */
+static inline uint32_t block_fill(const evq *q, const chain *c, uint32_t k) {
+  return q->blk[k].next == NO_BLOCK ? c->fill : EVQ_B;
+}
+
+/* Appends it to chain i. */
+static inline void chain_add(evq *q, unsigned i, item it) {
+  chain *c = &q->b[i];
+  if (c->fill == EVQ_B) {
+    uint32_t k = block_take(q);
+    if (c->tail == NO_BLOCK) {
+      c->head = k;
+      c->min = it;
+      q->mask[i / 64] |= (uint64_t)1 << (i % 64);
+    } else {
+      q->blk[c->tail].next = k;
+    }
+    c->tail = k;
+    c->fill = 0;
+  }
+  q->blk[c->tail].e[c->fill++] = it;
+  if (item_less(&it, &c->min))
+    c->min = it;
+}
+
+/* Adds (seq, slot) to the ring at time last, in seq order: an append
+ * unless seq is smaller than the tail's. The ring has room. */
+static inline void ring_add(evq *q, uint64_t seq, uint32_t slot) {
+  size_t m = q->rcap - 1, i = q->nring++;
+  for (; i > 0 && q->ring[(q->head + i - 1) & m].seq > seq; i--)
+    q->ring[(q->head + i) & m] = q->ring[(q->head + i - 1) & m];
+  q->ring[(q->head + i) & m] = (tie){seq, slot};
+}
+
+/* Puts it in its bucket relative to last (it.t >= last). */
+static inline void place(evq *q, item it) {
+  uint64_t x = it.t ^ q->last;
+  if (x == 0)
+    ring_add(q, it.seq, it.slot);
+  else
+    chain_add(q, chain_of(it.t, x), it);
+}
+
+/* Empties chain i and places its entries again relative to last;
+ * each block goes back to the free list once read. */
+static void chain_drain(evq *q, unsigned i) {
+  chain c = q->b[i];
+  q->b[i] = EMPTY_CHAIN;
+  q->mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+  for (uint32_t k = c.head; k != NO_BLOCK;) {
+    uint32_t m = block_fill(q, &c, k), next = q->blk[k].next;
+    for (uint32_t j = 0; j < m; j++)
+      place(q, q->blk[k].e[j]);
+    block_give(q, k);
+    k = next;
+  }
+}
+
+/* Moves the lowest chain down when the ring is empty (and the queue not):
+ * last becomes its smallest time. */
+static unsigned lowest(const evq *q) {
+  unsigned w = 0;
+  while (q->mask[w] == 0)
+    w++;
+  return w * 64 + low_bit(q->mask[w]);
+}
+
+static void refill(evq *q) {
+  unsigned i = lowest(q);
+  q->last = q->b[i].min.t;
+  q->head = 0;
+  chain_drain(q, i);
+}
+
+/* Lowers last to u (< last) before a push of u: the ring and the chains
+ * below the level where u and last first differ all go to one chain,
+ * empty until then. */
+static void lower(evq *q, uint64_t u) {
+  uint64_t old = q->last;
+  unsigned d = chain_of(old, u ^ old);
+  assert((q->mask[d / 64] >> (d % 64) & 1) == 0);
+  size_t m = q->rcap - 1;
+  q->last = u;
+  for (size_t i = 0; i < q->nring; i++) {
+    tie r = q->ring[(q->head + i) & m];
+    chain_add(q, d, (item){old, r.seq, r.slot});
+  }
+  q->nring = 0;
+  q->head = 0;
+  for (unsigned w = 0; w * 64 < d; w++) {
+    uint64_t low = q->mask[w];
+    if (d < (w + 1) * 64)
+      low &= ((uint64_t)1 << (d % 64)) - 1;
+    for (; low != 0; low &= low - 1)
+      chain_drain(q, w * 64 + low_bit(low));
+  }
+}
+
+/* ---- Growth of the radix heap ------------------------------------------ */
+
+/* Grows the ring to hold need entries; a wrapped ring is unwrapped into
+ * the new room. SIM_ENOMEM leaves it as it was. */
+static int ring_grow(evq *q, size_t need) {
+  size_t old = q->rcap, cap = old;
+  if (sim_vec_reserve(&q->alloc, &q->ring, &cap, need, sizeof *q->ring) !=
+      SIM_OK)
+    return SIM_ENOMEM;
+  while ((cap & (cap - 1)) != 0) /* a power of two, for the index mask */
+    cap &= cap - 1;
+  if (q->head + q->nring > old) /* the wrapped part goes after old */
+    memcpy(q->ring + old, q->ring,
+           (q->head + q->nring - old) * sizeof *q->ring);
+  q->rcap = cap;
+  return SIM_OK;
+}
+
+/* Grows the block array to hold need blocks and frees the new ones, the
+ * lowest index first. SIM_ENOMEM leaves it as it was. */
+static int blocks_grow(evq *q, size_t need) {
+  size_t old = q->nblk, cap = old;
+  if (need >= NO_BLOCK ||
+      sim_vec_reserve(&q->alloc, &q->blk, &cap, need, sizeof *q->blk) != SIM_OK)
+    return SIM_ENOMEM;
+  if (cap >= NO_BLOCK)
+    cap = NO_BLOCK - 1;
+  for (size_t k = cap; k-- > old;)
+    block_give(q, (uint32_t)k);
+  q->nblk = cap;
+  return SIM_OK;
+}
+
+/* Makes room for one more entry: the ring and the spare blocks. */
+static int rdx_grow(evq *q) {
+  size_t need = q->n + 1 > EVQ_RING_MIN ? q->n + 1 : EVQ_RING_MIN;
+  if (need > q->rcap && ring_grow(q, need) != SIM_OK)
+    return SIM_ENOMEM;
+  size_t blocks = (need + EVQ_B - 1) / EVQ_B + EVQ_SPARE;
+  if (blocks > q->nblk && blocks_grow(q, blocks) != SIM_OK)
+    return SIM_ENOMEM;
+  size_t by_blocks = (q->nblk - EVQ_SPARE) * EVQ_B;
+  q->room = q->rcap < by_blocks ? q->rcap : by_blocks;
+  return SIM_OK;
+}
+
+/* ---- The radix heap's operations -------------------------------------- */
+
+static int rdx_push(evq *q, evq_entry e) {
+  if (q->n == q->room && rdx_grow(q) != SIM_OK)
+    return SIM_ENOMEM;
+  item it = {(uint64_t)e.time ^ SIGN_BIT, e.seq, e.slot};
+  if (it.t < q->last)
+    lower(q, it.t);
+  place(q, it);
+  q->n++;
+  return SIM_OK;
+}
+
+static bool rdx_peek(const evq *q, evq_entry *out) {
+  if (q->n == 0)
+    return false;
+  if (q->nring > 0) {
+    tie r = q->ring[q->head];
+    *out = (evq_entry){.time = time_of(q->last), .seq = r.seq, .slot = r.slot};
+  } else {
+    const item *m = &q->b[lowest(q)].min;
+    *out = (evq_entry){.time = time_of(m->t), .seq = m->seq, .slot = m->slot};
+  }
+  return true;
+}
+
+static bool rdx_pop(evq *q, evq_entry *out) {
+  if (q->n == 0)
+    return false;
+  if (q->nring == 0)
+    refill(q);
+  tie r = q->ring[q->head];
+  q->head = (q->head + 1) & (q->rcap - 1);
+  q->nring--;
+  q->n--;
+  *out = (evq_entry){.time = time_of(q->last), .seq = r.seq, .slot = r.slot};
+  return true;
+}
+
+/* ---- Compaction ------------------------------------------------------ */
+
+/* Keeps the ring's entries that keep accepts, in order; returns how many. */
+static size_t ring_compact(evq *q, evq_keep_fn keep, void *ctx) {
+  size_t m = q->rcap - 1, w = 0;
+  for (size_t i = 0; i < q->nring; i++) {
+    tie r = q->ring[(q->head + i) & m];
+    evq_entry e = {.time = time_of(q->last), .seq = r.seq, .slot = r.slot};
+    if (keep(ctx, &e))
+      q->ring[(q->head + w++) & m] = r;
+  }
+  q->nring = w;
+  return w;
+}
+
+/* Frees the blocks of a chain from k on. */
+static void blocks_give(evq *q, uint32_t k) {
+  while (k != NO_BLOCK) {
+    uint32_t next = q->blk[k].next;
+    block_give(q, k);
+    k = next;
+  }
+}
+
+/* Keeps the entries of chain i that keep accepts, in order, in the
+ * chain's first blocks; frees the rest. Returns how many it kept. */
+static size_t chain_compact(evq *q, unsigned i, evq_keep_fn keep, void *ctx) {
+  chain *c = &q->b[i];
+  uint32_t wk = c->head, wj = 0;
+  size_t kept = 0;
+  for (uint32_t k = c->head; k != NO_BLOCK; k = q->blk[k].next) {
+    for (uint32_t j = 0, m = block_fill(q, c, k); j < m; j++) {
+      item it = q->blk[k].e[j];
+      evq_entry e = {.time = time_of(it.t), .seq = it.seq, .slot = it.slot};
+      if (!keep(ctx, &e))
+        continue;
+      if (wj == EVQ_B) { /* the writer stays behind the reader */
+        wk = q->blk[wk].next;
+        wj = 0;
+      }
+      q->blk[wk].e[wj++] = it;
+      if (kept++ == 0 || item_less(&it, &c->min))
+        c->min = it;
+    }
+  }
+  if (kept == 0) {
+    blocks_give(q, c->head);
+    *c = EMPTY_CHAIN;
+    q->mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+    return 0;
+  }
+  blocks_give(q, q->blk[wk].next);
+  q->blk[wk].next = NO_BLOCK;
+  c->tail = wk;
+  c->fill = wj;
+  return kept;
+}
+
+static void rdx_compact(evq *q, evq_keep_fn keep, void *ctx) {
+  size_t n = q->nring > 0 ? ring_compact(q, keep, ctx) : 0;
+  for (unsigned w = 0; w < EVQ_WORDS; w++)
+    for (uint64_t bits = q->mask[w]; bits != 0; bits &= bits - 1)
+      n += chain_compact(q, w * 64 + low_bit(bits), keep, ctx);
+  q->n = n;
+}
+
+/* ---- Switching between the two ---------------------------------------- */
+
+/* Moves the heap's entries into the radix heap, relative to the last pop
+ * or the smallest entry, whichever is lower. SIM_ENOMEM (no room for the
+ * radix heap) leaves the heap as it was. Equal times come out of the heap
+ * out of seq order, so the ring may insert rather than append, once. */
+static int to_radix(evq *q) {
+  if (q->n + 1 > q->room && rdx_grow(q) != SIM_OK)
+    return SIM_ENOMEM;
+  uint64_t root = key_hi(q->key[0]);
+  q->last = q->popped < root ? q->popped : root;
+  for (size_t i = 0; i < q->n; i++)
+    place(q, (item){key_hi(q->key[i]), key_lo(q->key[i]), q->slot[i]});
+  q->radix = true;
+  return SIM_OK;
+}
+
+/* Copies the entries of chain i to the heap arrays from *n on and
+ * frees the chain. */
+static void chain_to_heap(evq *q, unsigned i, size_t *n) {
+  chain *c = &q->b[i];
+  for (uint32_t k = c->head; k != NO_BLOCK; k = q->blk[k].next)
+    for (uint32_t j = 0, m = block_fill(q, c, k); j < m; j++) {
+      const item *it = &q->blk[k].e[j];
+      q->key[*n] = key_make(it->t, it->seq);
+      q->slot[(*n)++] = it->slot;
+    }
+  blocks_give(q, c->head);
+  *c = EMPTY_CHAIN;
+}
+
+/* Moves the radix heap's entries back into the heap arrays, which held
+ * more when the radix heap took over, and heapifies them: no allocation. */
+static void to_heap(evq *q) {
+  assert(q->n <= q->cap);
+  size_t n = 0, m = q->rcap - 1;
+  for (size_t i = 0; i < q->nring; i++) {
+    tie r = q->ring[(q->head + i) & m];
+    q->key[n] = key_make(q->last, r.seq);
+    q->slot[n++] = r.slot;
+  }
+  q->nring = 0;
+  q->head = 0;
+  for (unsigned w = 0; w < EVQ_WORDS; w++) {
+    for (uint64_t bits = q->mask[w]; bits != 0; bits &= bits - 1)
+      chain_to_heap(q, w * 64 + low_bit(bits), &n);
+    q->mask[w] = 0;
+  }
+  assert(n == q->n);
+  q->popped = q->last;
+  q->radix = false;
+  heapify(q);
+}
+
+/* ---- The queue ------------------------------------------------------- */
+
+evq *evq_create(const sim_allocator *alloc) {
+  if (alloc == NULL)
+    alloc = sim_allocator_default();
+  evq *q = sim_alloc(alloc, sizeof *q);
+  if (q == NULL)
+    return NULL;
+  *q = (evq){.free_blk = NO_BLOCK, .alloc = *alloc};
+  for (size_t i = 0; i < EVQ_CHAINS; i++)
+    q->b[i] = EMPTY_CHAIN;
+  return q;
+}
+
+void evq_destroy(evq *q) {
+  if (q == NULL)
+    return;
+  sim_allocator alloc = q->alloc;
+  sim_free(&alloc, q->key);
+  sim_free(&alloc, q->slot);
+  sim_free(&alloc, q->ring);
+  sim_free(&alloc, q->blk);
+  sim_free(&alloc, q);
+}
+
+int evq_push(evq *q, evq_entry e) {
+  if (q->radix)
+    return rdx_push(q, e);
+  /* Without room for the radix heap, the heap goes on. */
+  if (q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK)
+    return rdx_push(q, e);
+  return heap_push(q, e);
+}
+
+bool evq_peek(const evq *q, evq_entry *out) {
+  return q->radix ? rdx_peek(q, out) : heap_peek(q, out);
+}
+
+bool evq_pop(evq *q, evq_entry *out) {
+  if (!q->radix)
+    return heap_pop(q, out);
+  if (q->n <= EVQ_TO_HEAP) {
+    to_heap(q);
+    return heap_pop(q, out);
+  }
+  return rdx_pop(q, out);
+}
+
+size_t evq_size(const evq *q) { return q->n; }
+
+void evq_compact(evq *q, evq_keep_fn keep, void *ctx) {
+  if (q->radix)
+    rdx_compact(q, keep, ctx);
+  else
+    heap_compact(q, keep, ctx);
 }
