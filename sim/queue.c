@@ -154,6 +154,15 @@ enum {
 
 _Static_assert(EVQ_D == 8, "min_child plays a tournament of 8");
 
+/* Keeps the radix heap's operations out of the public functions, so that
+ * the heap's path through them compiles much as it would alone (inlined,
+ * evq_pop's share of the reference day rose from 9.5% to 10.6%). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* A hint to load an address into the cache; no effect where unknown. */
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -204,9 +213,8 @@ typedef struct tie {
 
 /* Both structures; radix says which holds the entries. */
 struct evq {
-  size_t n;        /* entries held */
-  bool radix;      /* the entries are in the radix heap, else in the heap */
-  uint64_t popped; /* the time of the last pop, sign bit flipped; 0 before */
+  size_t n;   /* entries held */
+  bool radix; /* the entries are in the radix heap, else in the heap */
   /* The heap. Its arrays keep their size while the radix heap is used,
    * so that going back never allocates. */
   evq_key *key;   /* heap order; key[0] is the smallest */
@@ -349,7 +357,6 @@ static bool heap_pop(evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
   *out = entry_at(q, 0);
-  q->popped = key_hi(q->key[0]);
   size_t n = --q->n;
   if (n == 0)
     return true;
@@ -596,7 +603,7 @@ static int rdx_grow(evq *q) {
 
 /* ---- The radix heap's operations -------------------------------------- */
 
-static int rdx_push(evq *q, evq_entry e) {
+NOINLINE static int rdx_push(evq *q, evq_entry e) {
   if (q->n == q->room && rdx_grow(q) != SIM_OK)
     return SIM_ENOMEM;
   item it = {(uint64_t)e.time ^ SIGN_BIT, e.seq, e.slot};
@@ -607,7 +614,7 @@ static int rdx_push(evq *q, evq_entry e) {
   return SIM_OK;
 }
 
-static bool rdx_peek(const evq *q, evq_entry *out) {
+NOINLINE static bool rdx_peek(const evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
   if (q->nring > 0) {
@@ -620,7 +627,7 @@ static bool rdx_peek(const evq *q, evq_entry *out) {
   return true;
 }
 
-static bool rdx_pop(evq *q, evq_entry *out) {
+NOINLINE static bool rdx_pop(evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
   if (q->nring == 0)
@@ -701,15 +708,15 @@ static void rdx_compact(evq *q, evq_keep_fn keep, void *ctx) {
 
 /* ---- Switching between the two ---------------------------------------- */
 
-/* Moves the heap's entries into the radix heap, relative to the last pop
- * or the smallest entry, whichever is lower. SIM_ENOMEM (no room for the
- * radix heap) leaves the heap as it was. Equal times come out of the heap
- * out of seq order, so the ring may insert rather than append, once. */
-static int to_radix(evq *q) {
+/* Moves the heap's entries into the radix heap, relative to the smallest
+ * (a push below it until the next pop lowers last once, at most O(n)).
+ * SIM_ENOMEM (no room for the radix heap) leaves the heap as it was.
+ * Equal times come out of the heap out of seq order, so the ring may
+ * insert rather than append, once. */
+NOINLINE static int to_radix(evq *q) {
   if (q->n + 1 > q->room && rdx_grow(q) != SIM_OK)
     return SIM_ENOMEM;
-  uint64_t root = key_hi(q->key[0]);
-  q->last = q->popped < root ? q->popped : root;
+  q->last = key_hi(q->key[0]);
   for (size_t i = 0; i < q->n; i++)
     place(q, (item){key_hi(q->key[i]), key_lo(q->key[i]), q->slot[i]});
   q->radix = true;
@@ -732,7 +739,7 @@ static void chain_to_heap(evq *q, unsigned i, size_t *n) {
 
 /* Moves the radix heap's entries back into the heap arrays, which held
  * more when the radix heap took over, and heapifies them: no allocation. */
-static void to_heap(evq *q) {
+NOINLINE static void to_heap(evq *q) {
   assert(q->n <= q->cap);
   size_t n = 0, m = q->rcap - 1;
   for (size_t i = 0; i < q->nring; i++) {
@@ -748,7 +755,6 @@ static void to_heap(evq *q) {
     q->mask[w] = 0;
   }
   assert(n == q->n);
-  q->popped = q->last;
   q->radix = false;
   heapify(q);
 }
@@ -779,10 +785,8 @@ void evq_destroy(evq *q) {
 }
 
 int evq_push(evq *q, evq_entry e) {
-  if (q->radix)
-    return rdx_push(q, e);
   /* Without room for the radix heap, the heap goes on. */
-  if (q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK)
+  if (q->radix || (q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
     return rdx_push(q, e);
   return heap_push(q, e);
 }
@@ -792,13 +796,12 @@ bool evq_peek(const evq *q, evq_entry *out) {
 }
 
 bool evq_pop(evq *q, evq_entry *out) {
-  if (!q->radix)
-    return heap_pop(q, out);
-  if (q->n <= EVQ_TO_HEAP) {
+  if (q->radix) {
+    if (q->n > EVQ_TO_HEAP)
+      return rdx_pop(q, out);
     to_heap(q);
-    return heap_pop(q, out);
   }
-  return rdx_pop(q, out);
+  return heap_pop(q, out);
 }
 
 size_t evq_size(const evq *q) { return q->n; }
