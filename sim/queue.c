@@ -94,11 +94,12 @@
  * plus one part-filled tail per chain and the block being read, so
  * ceil(n / EVQ_B) + EVQ_SPARE blocks do. Hence pop and compact never
  * allocate, and a push right after a pop never fails. The price is
- * memory: at 1e6 pending the ring (16 bytes an entry, sized for all of
- * them in case all have one time) and the blocks (24.5 bytes an entry,
- * up to twice that after doubling) take 40 to 70 MB, where the heap took
- * 20 (at 1e5: 4 to 7 MB against 2). A ring that grows only as far as
- * the ties need would halve that; not done.
+ * memory: the ring takes 16 bytes an entry (sized for all of them, in
+ * case all have one time) and the blocks 24.5, both doubling, where the
+ * heap takes 20. A hold-model process peaked at 47 MB with 1e6 pending
+ * against 30 with the heap alone (1e5: 8.3 against 5.7 MB). A ring that
+ * grows only as far as the ties need would save most of the difference;
+ * not done.
  * Tried and dropped: a radix heap on bits rather than digits (65 buckets,
  * commit eaa0e47): each entry moved twice as often (5.7 to 10.2 times per
  * pop), which made it slower than the heap at 1e3 (18.8 against 24.9
