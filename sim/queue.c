@@ -721,15 +721,19 @@ static void rdx_compact(evq *q, evq_keep_fn keep, void *ctx) {
 
 /* Moves the heap's entries into the radix heap, relative to the smallest
  * (a push below it until the next pop lowers last once, at most O(n)).
- * SIM_ENOMEM (no room for the radix heap) leaves the heap as it was.
- * Equal times come out of the heap out of seq order, so the ring may
- * insert rather than append, once. */
+ * SIM_ENOMEM (no room for the radix heap) leaves the heap as it was. The
+ * entries go over in (time, seq) order, popped: then every time's entries
+ * are appended in seq order, where the heap's array order would have made
+ * the ring insert, O(k^2) for k equal times. O(n log n), once. */
 NOINLINE static int to_radix(evq *q) {
   if (q->n + 1 > q->room && rdx_grow(q) != SIM_OK)
     return SIM_ENOMEM;
+  size_t n = q->n;
+  evq_entry e;
   q->last = key_hi(q->key[0]);
-  for (size_t i = 0; i < q->n; i++)
-    place(q, (item){key_hi(q->key[i]), key_lo(q->key[i]), q->slot[i]});
+  while (evq_pop(q, &e)) /* the heap's pop: radix is still false */
+    place(q, (item){(uint64_t)e.time ^ SIGN_BIT, e.seq, e.slot});
+  q->n = n;
   q->radix = true;
   return SIM_OK;
 }

@@ -175,6 +175,9 @@ static const order_case order_cases[] = {
     {"negative times", 2000, t_negative},
     {"extreme times", 600, t_extreme},
     {"sawtooth", 5000, t_sawtooth},
+    /* Past 2^14 entries the queue switches to its radix heap. */
+    {"all equal, past the switch (FIFO)", 40000, t_equal},
+    {"few distinct times, past the switch", 40000, t_few},
     /* Past 2^17 entries pop takes its prefetching path. */
     {"large, pseudo-random", 300000, t_hashed},
 };
