@@ -20,8 +20,11 @@
  * queue against the heap alone, M events/s (evq, engine, cancel columns):
  * 1e3 24.5 18.6 8.5 against 25.1 18.8 8.5; 1e4 18.2 14.5 6.1 against
  * 18.5 14.9 6.7; 1e5 17.3 10.5 3.5 against 12.4 6.3 2.5; 1e6 11.9 5.9 1.5
- * against 2.8 2.4 0.7. Reference day, 1 h: 2.61 s of user time against
- * 2.61 (best of six; medians 2.635 and 2.62).
+ * against 2.8 2.4 0.7. Reference day, 1 h: 2.60 s of user time against
+ * 2.59 (best of five; medians 2.63 and 2.60), and in each of five
+ * profiles evq_pop took 1 to 1.5 points more (10.2-10.7% against
+ * 8.6-9.7%) although the heap's path compiles to the same instructions
+ * but the check of radix; not explained (code alignment?).
 
  * The heap. Entries sit in heap order in two parallel arrays: key[i] holds
  * (time, seq) packed into one 128-bit unsigned integer and slot[i] the
