@@ -17,10 +17,12 @@
  * heap; the radix heap alone took as long there (2.64 s of user time
  * against 2.63) with the queue at 14.6% of the profile against 11.1%: its
  * pushes append to chain tails that are cold at that size. The switching
- * queue against the heap alone, M events/s (evq, engine, cancel columns):
- * 1e3 24.5 18.6 8.5 against 25.1 18.8 8.5; 1e4 18.2 14.5 6.1 against
- * 18.5 14.9 6.7; 1e5 17.3 10.5 3.5 against 12.4 6.3 2.5; 1e6 11.9 5.9 1.5
- * against 2.8 2.4 0.7. Reference day, 1 h: 2.60 s of user time against
+ * queue against the heap alone, M events/s (evq, engine, cancel columns,
+ * best of two interleaved runs of each):
+ * 1e3 24.4 18.7 8.6 against 25.3 19.0 8.7; 1e4 18.4 14.7 6.4 against
+ * 18.8 15.0 6.8 (the cancel run's tombstones take it past the switch);
+ * 1e5 18.2 13.1 4.7 against 12.8 9.0 2.8; 1e6 13.7 6.4 1.8 against 4.2
+ * 3.2 0.8. Reference day, 1 h: 2.60 s of user time against
  * 2.59 (best of five; medians 2.63 and 2.60), and in each of five
  * profiles evq_pop took 1 to 1.5 points more (10.2-10.7% against
  * 8.6-9.7%) although the heap's path compiles to the same instructions
