@@ -27,7 +27,7 @@
  * profiles evq_pop took 1 to 1.5 points more (10.2-10.7% against
  * 8.6-9.7%) although the heap's path compiles to the same instructions
  * but the check of radix; not explained (code alignment?).
-
+ *
  * The heap. Entries sit in heap order in two parallel arrays: key[i] holds
  * (time, seq) packed into one 128-bit unsigned integer and slot[i] the
  * slot. The children of node i are D*i+1 .. D*i+D, and no key is greater
