@@ -86,6 +86,43 @@ static void test_peek(void **state) {
   evq_destroy(q);
 }
 
+/* Pushes at exactly the time just popped, as a handler scheduling "now"
+ * does: they come after the entries already waiting at that time, in the
+ * order pushed, and before every later time. */
+static void test_push_at_last_pop(void **state) {
+  (void)state;
+  static const int64_t times[] = {INT64_MIN, -7, 0, 1000, INT64_MAX};
+  for (size_t k = 0; k < sizeof times / sizeof times[0]; k++) {
+    int64_t t = times[k];
+    evq *q = evq_create(NULL);
+    assert_non_null(q);
+    uint64_t seq = 0;
+    for (uint32_t i = 0; i < 3; i++) /* three waiting at t */
+      assert_int_equal(evq_push(q, (evq_entry){t, seq++, i}), SIM_OK);
+    if (t < INT64_MAX)
+      assert_int_equal(evq_push(q, (evq_entry){t + 1, seq++, 99}), SIM_OK);
+    evq_entry e;
+    uint32_t want = 0;
+    for (uint32_t pushed = 3; pushed < 40; pushed++) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.time, t);
+      assert_int_equal(e.slot, want++);
+      assert_int_equal(evq_push(q, (evq_entry){t, seq++, pushed}), SIM_OK);
+    }
+    for (; want < 40; want++) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.time, t);
+      assert_int_equal(e.slot, want);
+    }
+    if (t < INT64_MAX) {
+      assert_true(evq_pop(q, &e));
+      assert_int_equal(e.slot, 99);
+    }
+    assert_false(evq_pop(q, &e));
+    evq_destroy(q);
+  }
+}
+
 /* ---- Ordering: table-driven ------------------------------------------ */
 
 typedef struct order_case {
@@ -138,6 +175,9 @@ static const order_case order_cases[] = {
     {"negative times", 2000, t_negative},
     {"extreme times", 600, t_extreme},
     {"sawtooth", 5000, t_sawtooth},
+    /* Past 2^14 entries the queue switches to its radix heap. */
+    {"all equal, past the switch (FIFO)", 40000, t_equal},
+    {"few distinct times, past the switch", 40000, t_few},
     /* Past 2^17 entries pop takes its prefetching path. */
     {"large, pseudo-random", 300000, t_hashed},
 };
@@ -160,13 +200,20 @@ typedef struct random_case {
   size_t ops;
   double push_prob; /* else pop */
   int64_t time_range;
+  int64_t base; /* 0: times from 0; else as the engine: from the last pop,
+                   which starts at base */
 } random_case;
 
 static const random_case random_cases[] = {
-    {"mostly push, wide times", 1, 20000, 0.7, 1000000000},
-    {"balanced, narrow times (ties)", 2, 20000, 0.5, 10},
-    {"mostly pop", 3, 20000, 0.4, 1000},
-    {"hold-like", 4, 20000, 0.55, 100000},
+    {"mostly push, wide times", 1, 20000, 0.7, 1000000000, 0},
+    {"balanced, narrow times (ties)", 2, 20000, 0.5, 10, 0},
+    {"mostly pop", 3, 20000, 0.4, 1000, 0},
+    {"hold-like", 4, 20000, 0.55, 100000, 0},
+    /* As the engine pushes: never before the last pop, often at it. */
+    {"monotone, ties at the last pop", 5, 20000, 0.5, 3, -5},
+    {"monotone, wide", 6, 20000, 0.55, 1000000000, -1000},
+    {"monotone from INT64_MIN", 7, 5000, 0.5, 4, INT64_MIN},
+    {"monotone up to INT64_MAX", 8, 5000, 0.5, 4, INT64_MAX - 16000},
 };
 
 /* The index of the smallest entry of ref[0..n). */
@@ -178,14 +225,20 @@ static size_t ref_min(const evq_entry *ref, size_t n) {
   return m;
 }
 
-static void random_pop(evq *q, evq_entry *ref, size_t *n) {
-  evq_entry got;
+/* Pops one entry and checks it against the reference; *last is the time
+ * of the last pop. */
+static void random_pop(evq *q, evq_entry *ref, size_t *n, int64_t *last) {
+  evq_entry got, peeked;
   if (*n == 0) {
+    assert_false(evq_peek(q, &peeked));
     assert_false(evq_pop(q, &got));
     return;
   }
   size_t m = ref_min(ref, *n);
+  assert_true(evq_peek(q, &peeked));
+  assert_int_equal(peeked.seq, ref[m].seq);
   assert_true(evq_pop(q, &got));
+  *last = got.time;
   assert_int_equal(got.seq, ref[m].seq);
   assert_int_equal(got.time, ref[m].time);
   assert_int_equal(got.slot, ref[m].slot);
@@ -203,19 +256,22 @@ static void test_random(void **state) {
   assert_non_null(ref);
   size_t n = 0;
   uint64_t seq = 0;
+  int64_t last = c->base;
   for (size_t k = 0; k < c->ops; k++) {
     if (gsl_rng_uniform(r) < c->push_prob) {
       int64_t t = (int64_t)gsl_rng_uniform_int(r, (unsigned long)c->time_range);
+      if (c->base != 0)
+        t += last; /* base + 3 * ops stays below INT64_MAX */
       evq_entry e = {t, seq++, (uint32_t)gsl_rng_get(r)};
       assert_int_equal(evq_push(q, e), SIM_OK);
       ref[n++] = e;
     } else {
-      random_pop(q, ref, &n);
+      random_pop(q, ref, &n, &last);
     }
     assert_int_equal(evq_size(q), n);
   }
   while (n > 0)
-    random_pop(q, ref, &n);
+    random_pop(q, ref, &n, &last);
   free(ref);
   evq_destroy(q);
   gsl_rng_free(r);
@@ -300,6 +356,143 @@ static void test_compact_small(void **state) {
   gsl_rng_free(r);
 }
 
+/* ---- Switching between the heap and the radix heap ------------------- */
+
+/* sim/queue.c's switching points: a push from TO_RADIX entries on moves
+ * them to the radix heap, a pop from TO_HEAP down back to the heap. */
+enum { TO_RADIX = 1 << 14, TO_HEAP = 1 << 12 };
+
+/* Checks pops of engine-like pushes: each push comes after the last pop in
+ * (time, seq) order, so the pops must never go down, and each entry must
+ * come out once. */
+typedef struct mono {
+  evq *q;
+  gsl_rng *r;
+  unsigned char *seen; /* by seq */
+  uint64_t seq;        /* the next push's */
+  int64_t t;           /* the time of the last pop */
+  uint64_t last_seq;   /* the seq of the last pop; UINT64_MAX before */
+  int64_t range;       /* pushes go up to range - 1 ns after t */
+} mono;
+
+static void mono_push(mono *m) {
+  int64_t t =
+      m->t + (int64_t)gsl_rng_uniform_int(m->r, (unsigned long)m->range);
+  evq_entry e = {t, m->seq, (uint32_t)(m->seq * 7)};
+  m->seq++;
+  assert_int_equal(evq_push(m->q, e), SIM_OK);
+}
+
+static void mono_pop(mono *m) {
+  evq_entry peeked, got;
+  assert_true(evq_peek(m->q, &peeked));
+  assert_true(evq_pop(m->q, &got));
+  assert_int_equal(got.seq, peeked.seq);
+  assert_int_equal(got.slot, (uint32_t)(got.seq * 7));
+  if (m->last_seq != UINT64_MAX &&
+      (got.time < m->t || (got.time == m->t && got.seq < m->last_seq)))
+    fail_msg("pop (%lld, %llu) after (%lld, %llu)", (long long)got.time,
+             (unsigned long long)got.seq, (long long)m->t,
+             (unsigned long long)m->last_seq);
+  assert_int_equal(m->seen[got.seq], 0);
+  m->seen[got.seq] = 1;
+  m->t = got.time;
+  m->last_seq = got.seq;
+}
+
+/* The size swings across both switching points, with hold steps (a pop
+ * and a push) at each plateau; narrow ranges make many ties. */
+static void test_switch(void **state) {
+  (void)state;
+  static const size_t sizes[] = {
+      TO_RADIX + 3000, TO_HEAP - 1,  2 * TO_RADIX, 100,
+      TO_RADIX,        TO_RADIX + 1, TO_HEAP,      0};
+  static const int64_t ranges[] = {50, 1000000, 3};
+  for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
+    mono m = {.q = evq_create(NULL),
+              .r = gsl_rng_alloc(gsl_rng_taus2),
+              .seen = calloc(1 << 20, 1),
+              .t = -1000,
+              .last_seq = UINT64_MAX,
+              .range = ranges[k]};
+    assert_non_null(m.q);
+    assert_non_null(m.r);
+    assert_non_null(m.seen);
+    gsl_rng_set(m.r, 31 + k);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      while (evq_size(m.q) < sizes[i])
+        mono_push(&m);
+      while (evq_size(m.q) > sizes[i])
+        mono_pop(&m);
+      for (size_t j = 0; j < 3000 && sizes[i] > 0; j++) {
+        mono_pop(&m);
+        mono_push(&m);
+      }
+    }
+    assert_true(m.seq < 1 << 20);
+    for (uint64_t i = 0; i < m.seq; i++)
+      assert_int_equal(m.seen[i], 1);
+    evq_destroy(m.q);
+    gsl_rng_free(m.r);
+    free(m.seen);
+  }
+}
+
+/* Compacting the radix heap, then dropping below the switching point: the
+ * entries left come out in order. */
+static void test_switch_compact(void **state) {
+  (void)state;
+  evq *q = evq_create(NULL);
+  assert_non_null(q);
+  const size_t n = 3 * TO_RADIX;
+  evq_entry *want = malloc(n * sizeof *want);
+  assert_non_null(want);
+  size_t nw = 0;
+  for (size_t i = 0; i < n; i++) {
+    evq_entry e = {(int64_t)((i * 2654435761u) % 5000), i, (uint32_t)i};
+    assert_int_equal(evq_push(q, e), SIM_OK);
+    if (i % 10 == 0)
+      want[nw++] = e;
+  }
+  compact_case c = {"tenth", n, 10};
+  evq_compact(q, keep_mod, &c);
+  assert_int_equal(evq_size(q), nw);
+  qsort(want, nw, sizeof *want, entry_cmp);
+  assert_pops(q, want, nw);
+  free(want);
+  evq_destroy(q);
+}
+
+/* A push at the switching point whose radix heap cannot be allocated stays
+ * in the heap; the next one switches. */
+static void test_switch_enomem(void **state) {
+  (void)state;
+  test_alloc t;
+  test_alloc_init(&t, 0);
+  evq *q = evq_create(&t.hook);
+  assert_non_null(q);
+  for (size_t i = 0; i < TO_RADIX; i++)
+    assert_int_equal(evq_push(q, (evq_entry){(int64_t)(i % 97), i, 0}), SIM_OK);
+  long calls = t.calls;
+  evq_destroy(q);
+  test_alloc_init(&t, calls + 1); /* the radix heap's first allocation */
+  q = evq_create(&t.hook);
+  assert_non_null(q);
+  const size_t n = TO_RADIX + 2;
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(evq_push(q, (evq_entry){(int64_t)(i % 97), i, 0}), SIM_OK);
+  assert_int_equal(evq_size(q), n);
+  evq_entry e, prev = {INT64_MIN, 0, 0};
+  for (size_t i = 0; i < n; i++) {
+    assert_true(evq_pop(q, &e));
+    assert_true(entry_cmp(&prev, &e) < 0);
+    prev = e;
+  }
+  assert_false(evq_pop(q, &e));
+  evq_destroy(q);
+  assert_int_equal(t.live, 0);
+}
+
 /* ---- Memory ---------------------------------------------------------- */
 
 /* Growth by doubling: few allocations, and none once grown. */
@@ -373,10 +566,14 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, test_empty);
   TEST_ADD(tests, n, test_peek);
+  TEST_ADD(tests, n, test_push_at_last_pop);
   TEST_ROWS(tests, n, test_order, order_cases);
   TEST_ROWS(tests, n, test_random, random_cases);
   TEST_ROWS(tests, n, test_compact, compact_cases);
   TEST_ADD(tests, n, test_compact_small);
+  TEST_ADD(tests, n, test_switch);
+  TEST_ADD(tests, n, test_switch_compact);
+  TEST_ADD(tests, n, test_switch_enomem);
   TEST_ADD(tests, n, test_no_alloc_when_grown);
   TEST_ADD(tests, n, test_create_enomem);
   TEST_ADD(tests, n, test_push_enomem);
