@@ -51,6 +51,12 @@ struct control {
   size_t *slot_unit;
   uint64_t *slot_stamp, stamp;
   size_t slots_cap;
+  /* What the units were last built from (the GPUs' slots, the racks'
+   * usability) and the GPU and rack each unit was made from: while those
+   * hold, the units are remade in place instead of found again. */
+  uint32_t *built_slot;
+  bool *built_usable, built;
+  uint32_t *unit_gpu, *unit_rack;
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
@@ -78,8 +84,11 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
   c->unit_of_gpu = sim_calloc(a, fl->n + 1, sizeof *c->unit_of_gpu);
   c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
+  c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
+  c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
   if (c->group_budget == NULL || c->alloc_budget == NULL ||
-      c->unit_of_gpu == NULL || c->group_first == NULL) {
+      c->unit_of_gpu == NULL || c->group_first == NULL ||
+      c->built_slot == NULL || c->built_usable == NULL) {
     control_destroy(c);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
@@ -100,6 +109,10 @@ void control_destroy(control *c) {
   sim_free(a, c->group_first);
   sim_free(a, c->slot_unit);
   sim_free(a, c->slot_stamp);
+  sim_free(a, c->built_slot);
+  sim_free(a, c->built_usable);
+  sim_free(a, c->unit_gpu);
+  sim_free(a, c->unit_rack);
   sim_free(a, c);
 }
 
@@ -215,12 +228,17 @@ static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
 /* Parallel arrays: one growth each, on copies of the capacity. */
 static int reserve_units(control *c, size_t need) {
   size_t cap_u = c->units_cap, cap_c = c->units_cap, cap_k = c->units_cap;
+  size_t cap_g = c->units_cap, cap_r = c->units_cap;
   if (sim_vec_reserve(c->alloc, &c->units, &cap_u, need, sizeof *c->units) !=
           SIM_OK ||
       sim_vec_reserve(c->alloc, &c->unit_cap, &cap_c, need,
                       sizeof *c->unit_cap) != SIM_OK ||
       sim_vec_reserve(c->alloc, &c->unit_key, &cap_k, need,
-                      sizeof *c->unit_key) != SIM_OK)
+                      sizeof *c->unit_key) != SIM_OK ||
+      sim_vec_reserve(c->alloc, &c->unit_gpu, &cap_g, need,
+                      sizeof *c->unit_gpu) != SIM_OK ||
+      sim_vec_reserve(c->alloc, &c->unit_rack, &cap_r, need,
+                      sizeof *c->unit_rack) != SIM_OK)
     return SIM_ENOMEM;
   c->units_cap = cap_u;
   return SIM_OK;
@@ -275,6 +293,8 @@ static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
         return SIM_ENOMEM;
       c->units[u] = make_unit(c, k, r, i);
       c->unit_key[u] = k;
+      c->unit_gpu[u] = i;
+      c->unit_rack[u] = r;
       c->nunits++;
       if (k == CONTROL_NO_SLOT) {
         free_unit = u;
@@ -289,11 +309,42 @@ static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
   return SIM_OK;
 }
 
+/* Whether the GPUs' slots and the racks' usability are those the units
+ * were built from; records them as the ones to build from when not. */
+static bool same_layout(control *c, const uint32_t *gpu_slot) {
+  const rack_fleet *fl = c->fleet;
+  bool same = c->built &&
+              memcmp(c->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    bool usable = rack_fleet_rack_usable(fl, r);
+    same = same && c->built_usable[r] == usable;
+    c->built_usable[r] = usable;
+  }
+  if (!same)
+    memcpy(c->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
+  return same;
+}
+
+/* The units again from the GPUs they were made from: the same units, in
+ * the same order, with each one's state now. */
+static void remake_units(control *c) {
+  for (size_t u = 0; u < c->nunits; u++) {
+    uint32_t n = c->units[u].n;
+    c->units[u] = make_unit(c, c->unit_key[u], c->unit_rack[u], c->unit_gpu[u]);
+    c->units[u].n = n;
+  }
+}
+
 /* Every rack's units, group by group (the fleet lays racks out by group,
  * so each group's units are contiguous). */
 static int build_units(control *c) {
   const rack_fleet *fl = c->fleet;
   const uint32_t *gpu_slot = c->hooks.gpu_slots(c->hooks.ctx);
+  if (same_layout(c, gpu_slot)) {
+    remake_units(c);
+    return SIM_OK;
+  }
+  c->built = false; /* until the units are whole again */
   c->nunits = 0;
   uint32_t g = 0;
   c->group_first[0] = 0;
@@ -308,6 +359,7 @@ static int build_units(control *c) {
   }
   for (; g < fl->ngroups; g++)
     c->group_first[g + 1] = c->nunits;
+  c->built = true;
   return SIM_OK;
 }
 
