@@ -7,15 +7,15 @@
  *
  * With AIFSIM_FLUID_SCENARIO=FILE (and AIFSIM_FLUID_SET=KEY=VALUE, one
  * override), the program runs that scenario at both granularities and
- * prints the comparison with wall times instead of testing: how the
- * table in docs/ARCHITECTURE.md was made for the benchmark day. */
+ * prints the comparison instead of testing: how the table in
+ * docs/ARCHITECTURE.md was made for the benchmark day (its times come
+ * from `make bench`: speed is a benchmark's, not a test's). */
 #include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "factory.h"
 #include "test_run.h"
@@ -59,14 +59,8 @@
   "               high: 100%, peak_at: 2 h}\n"
 
 typedef struct figures {
-  double tokens, energy_j, inference_j, ttft_s, tpot_s, slo, wall_s;
+  double tokens, energy_j, inference_j, ttft_s, tpot_s, slo;
 } figures;
-
-static double wall_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Runs path with the overrides plus, for fluid, the granularity. */
 static figures run_mode(const char *path, const char *set, bool fluid) {
@@ -77,11 +71,9 @@ static figures run_mode(const char *path, const char *set, bool fluid) {
   if (fluid)
     sets[n++] = "inference.granularity=fluid";
   test_run r;
-  double t0 = wall_now();
   test_run_file(&r, path, sets, n);
   figures f = {r.sum.tokens,      r.sum.energy_j,    r.sum.inference_energy_j,
-               r.sum.ttft_mean_s, r.sum.tpot_mean_s, r.sum.slo_attainment,
-               wall_now() - t0};
+               r.sum.ttft_mean_s, r.sum.tpot_mean_s, r.sum.slo_attainment};
   test_run_free(&r);
   return f;
 }
@@ -106,7 +98,6 @@ static void print_table(const char *title, const figures *q, const figures *f) {
   print_row("mean TTFT (s)", q->ttft_s, f->ttft_s);
   print_row("mean TPOT (s)", q->tpot_s, f->tpot_s);
   print_row("SLO attainment", q->slo, f->slo);
-  print_row("wall (s)", q->wall_s, f->wall_s);
 }
 
 static void assert_within(const char *what, double fluid, double request,
@@ -149,7 +140,6 @@ static figures request_mean(const char *path, int seeds) {
     m.ttft_s += q.ttft_s / seeds;
     m.tpot_s += q.tpot_s / seeds;
     m.slo += q.slo / seeds;
-    m.wall_s += q.wall_s / seeds;
   }
   return m;
 }
