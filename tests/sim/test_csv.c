@@ -79,6 +79,16 @@ static void skips_a_byte_order_mark(void **state) {
   csv_close(&r);
 }
 
+/* rc and err are the refusal of column 'c' on line 1 with message. */
+static void refused_at_1_1(int rc, const sim_error *err, const char *path,
+                           const char *message) {
+  char want[4200];
+  snprintf(want, sizeof want, "%s:1:1: column 'c': %s", path, message);
+  assert_int_equal(rc, SIM_EINPUT);
+  if (strncmp(err->msg, want, strlen(want)) != 0)
+    fail_msg("got '%s', want '%s'", err->msg, want);
+}
+
 typedef struct number_case {
   const char *name;
   const char *text;
@@ -127,11 +137,7 @@ static void numbers_are_plain_and_in_range(void **state) {
     assert_true(v == c->value);
     return;
   }
-  char want[4200];
-  snprintf(want, sizeof want, "%s:1:1: column 'c': %s", path, c->message);
-  assert_int_equal(rc, SIM_EINPUT);
-  if (strncmp(err.msg, want, strlen(want)) != 0)
-    fail_msg("got '%s', want '%s'", err.msg, want);
+  refused_at_1_1(rc, &err, path, c->message);
 }
 
 typedef struct count_case {
@@ -173,11 +179,7 @@ static void counts_are_digits_and_in_range(void **state) {
     assert_int_equal(v, c->value);
     return;
   }
-  char want[4200];
-  snprintf(want, sizeof want, "%s:1:1: column 'c': %s", path, c->message);
-  assert_int_equal(rc, SIM_EINPUT);
-  if (strncmp(err.msg, want, strlen(want)) != 0)
-    fail_msg("got '%s', want '%s'", err.msg, want);
+  refused_at_1_1(rc, &err, path, c->message);
 }
 
 typedef struct header_case {
