@@ -177,7 +177,7 @@ static size_t utf8_length(unsigned char b) {
  * Overlong and surrogate forms are left to the parser: this is about
  * telling a binary file from text, with the position of the first byte
  * that gives it away. */
-static size_t utf8_invalid_at(const char *text, size_t len) {
+size_t scn__utf8_invalid_at(const char *text, size_t len) {
   const unsigned char *s = (const unsigned char *)text;
   for (size_t i = 0; i < len;) {
     size_t n = utf8_length(s[i]);
@@ -209,7 +209,7 @@ static int check_bytes(const char *name, const char *text, size_t len,
                      "a scenario is UTF-8 text; is this a binary file?",
                      "NUL byte in the input");
   }
-  size_t bad = utf8_invalid_at(text, len);
+  size_t bad = scn__utf8_invalid_at(text, len);
   if (bad < len) {
     int line, col;
     char msg[64];

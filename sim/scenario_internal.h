@@ -48,6 +48,10 @@ int scn__fail_at(const scn_doc *doc, struct fy_node *n, size_t extra,
  * place; returns how many. */
 size_t scn__split_path(char *path, char **seg, size_t max);
 
+/* The offset of the first byte of text[0..len) that is not well-formed
+ * UTF-8, or len (scenario.c). */
+size_t scn__utf8_invalid_at(const char *text, size_t len);
+
 /* The item of sequence seq that s names: 0 with *index set, or -1 when s
  * is not a whole number or is out of range. */
 int scn__seq_index(struct fy_node *seq, const char *s, int *index);

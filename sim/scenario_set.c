@@ -142,6 +142,15 @@ static int add_override(scn_doc *doc, const override *o, sim_error *err) {
 }
 
 int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err) {
+  /* Text only, as for a scenario file: libfyaml can loop for ever on a
+   * value that opens a directive ('%') with bytes that are not UTF-8
+   * (found by fuzz_scenario). The bytes are not echoed. */
+  size_t len = strlen(assignment), bad = scn__utf8_invalid_at(assignment, len);
+  if (bad < len)
+    return sim_error_set(err, SIM_EINPUT,
+                         "--set: not UTF-8 text (byte 0x%02x at character "
+                         "%zu)",
+                         (unsigned char)assignment[bad], bad + 1);
   const char *eq = strchr(assignment, '=');
   if (eq == NULL || eq == assignment || eq[1] == '\0')
     return set_fail(err, assignment,

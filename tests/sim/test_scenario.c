@@ -313,6 +313,11 @@ static const set_case sets[] = {
     {"unknown key", "pwr=5 W", SIM_OK, "--set pwr=5 W:1:1: unknown key 'pwr'"},
     {"bad unit", "power=5 Wh", SIM_OK, "--set power=5 Wh:1:9: 'power'"},
     {"bad nested", "inner.x=5 W", SIM_OK, "--set inner.x=5 W:1:11:"},
+    /* libfyaml loops for ever on a directive with bytes that are not
+     * UTF-8 (fuzz_scenario's finding): refused first, not echoed. */
+    {"directive, not UTF-8", "power=% h\x80\x80", SIM_EINPUT,
+     "--set: not UTF-8 text (byte 0x80 at character 10)"},
+    {"not UTF-8", "power=5 \xff", SIM_EINPUT, "not UTF-8 text (byte 0xff"},
 };
 
 static void bad_overrides_point_at_the_override(void **state) {
