@@ -4,7 +4,7 @@
 #   bash tests/cli/test_sweep.sh AIFSIM_BINARY SOURCE_DIR [MPIEXEC]
 #
 # On scenarios/sweep-powercap.yaml reduced to 2 simulated hours a point
-# (30 points, --set duration=2h):
+# (30 points, --set duration=1h):
 #   a. --list prints every point with its index and overrides;
 #   b. bad axes (unknown key, value or range step of the wrong unit) exit 2
 #      with FILE:LINE:COLUMN: of the offending axis, before anything runs;
@@ -37,7 +37,7 @@ SWEEP=$SRC/scenarios/sweep-powercap.yaml
 QUICK=$SRC/scenarios/quickstart.yaml
 PY=/usr/bin/python3
 NPOINTS=30
-RED=(--set duration=2h) # the reduced sweep
+RED=(--set duration=1h) # the reduced sweep
 
 # A sweep must not take its shard from the environment this test runs in.
 unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_MIN SLURM_ARRAY_TASK_STEP \
@@ -86,7 +86,7 @@ check "--list: exit 0" [ "$RC" -eq 0 ]
 check "--list: a header and $NPOINTS points" \
   [ "$(grep -c '^[0-9]' "$TMP/out")" -eq "$NPOINTS" ]
 check "--list: the header names the base and the fixed overrides" \
-  grep -q "^# .*sweep-powercap.yaml: $NPOINTS points of .*quickstart.yaml --set duration=2h$" "$TMP/out"
+  grep -q "^# .*sweep-powercap.yaml: $NPOINTS points of .*quickstart.yaml --set duration=1h$" "$TMP/out"
 check "--list: point 0 is 550 kW, static, seed 42" \
   grep -qx '0 power.cap=550kW power.policy=static seed=42' "$TMP/out"
 check "--list: point 3 is 550 kW, proportional, seed 43 (seed innermost)" \
@@ -356,7 +356,7 @@ with h5py.File(d + "/summary.h5") as f:
         with h5py.File("%s/point-%04d.h5" % (d, p)) as run:
             assert run.attrs["sweep_point"] == p
             assert run.attrs["complete"] == 1
-            assert b"duration: 2 h" in run["scenario"][()]
+            assert b"duration: 1 h" in run["scenario"][()]
             for m in metrics:  # NaN (a metric without data) is "" in CSV
                 want = float(run["summary"].attrs[m])
                 got = f["metrics/" + m][p]
