@@ -160,30 +160,48 @@ static void line_col(const char *text, size_t at, int *line, int *col) {
   }
 }
 
-/* The length of the UTF-8 sequence that starts with byte b, 0 if none. */
-static size_t utf8_length(unsigned char b) {
+/* The length of the UTF-8 sequence that starts with byte b, 0 if none,
+ * and the range its second byte must be in (RFC 3629's table: no
+ * overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_length(unsigned char b, unsigned char *lo,
+                          unsigned char *hi) {
+  *lo = 0x80, *hi = 0xbf;
   if (b < 0x80)
     return 1;
   if (b >= 0xc2 && b <= 0xdf)
     return 2;
-  if (b >= 0xe0 && b <= 0xef)
+  if (b >= 0xe0 && b <= 0xef) {
+    if (b == 0xe0)
+      *lo = 0xa0;
+    if (b == 0xed)
+      *hi = 0x9f;
     return 3;
-  if (b >= 0xf0 && b <= 0xf4)
+  }
+  if (b >= 0xf0 && b <= 0xf4) {
+    if (b == 0xf0)
+      *lo = 0x90;
+    if (b == 0xf4)
+      *hi = 0x8f;
     return 4;
+  }
   return 0;
 }
 
 /* The offset of the first byte that is not well-formed UTF-8, or len.
- * Overlong and surrogate forms are left to the parser: this is about
- * telling a binary file from text, with the position of the first byte
- * that gives it away. */
+ * Strict, overlong forms and surrogates included: besides telling a
+ * binary file from text, it keeps from libfyaml the malformed sequences
+ * its directive scanner loops on for ever (an overlong form after '%':
+ * fuzz_sweep's finding). */
 size_t scn__utf8_invalid_at(const char *text, size_t len) {
   const unsigned char *s = (const unsigned char *)text;
   for (size_t i = 0; i < len;) {
-    size_t n = utf8_length(s[i]);
+    unsigned char lo, hi;
+    size_t n = utf8_length(s[i], &lo, &hi);
     if (n == 0 || i + n > len)
       return i;
-    for (size_t k = 1; k < n; k++)
+    if (n > 1 && (s[i + 1] < lo || s[i + 1] > hi))
+      return i;
+    for (size_t k = 2; k < n; k++)
       if ((s[i + k] & 0xc0) != 0x80)
         return i;
     i += n;
