@@ -58,7 +58,7 @@ fi
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 run() {
-  timeout -s KILL 120 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL 400 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 last_run() {
@@ -225,7 +225,7 @@ check "--collect of one shard: rows say missing" \
 # ------------------------------------------------------------------------
 echo "# f. killed midway, then resumed"
 # ------------------------------------------------------------------------
-LONG=(--set duration=12h) # long enough to kill midway
+LONG=(--set duration=6h) # long enough to kill midway
 REF=$TMP/uninterrupted
 run "$AIFSIM" sweep "$SWEEP" -o "$REF" "${LONG[@]}"
 check "uninterrupted run: exit 0" [ "$RC" -eq 0 ]
