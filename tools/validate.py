@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The programs that emit rows, under BUILD_DIR/tests.
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference", "test_mlenergy_all",
             "test_training", "test_arrivals", "test_cooling",
-            "test_electrical", "test_grid", "test_factory", "test_work", "test_training_power"]
+            "test_electrical", "test_grid", "test_factory", "test_work", "test_training_power",
+            "test_power_cap", "test_mlperf_server"]
 
 TOPICS = ["seed tables", "serving", "training", "facility", "grid",
           "workloads"]
@@ -50,12 +51,22 @@ EXPECTED = [
     "ML.ENERGY Llama-3.1-8B tokens/J, roofline, max_num_seqs 512",
     "ML.ENERGY Llama-3.1-8B tokens/J, service, max_num_seqs 8",
     "ML.ENERGY Llama-3.1-8B tokens/J, service, max_num_seqs 512",
-    "ML.ENERGY dense runs: median tokens/J ratio",
-    "ML.ENERGY dense runs: share within 2x in tokens/J",
-    "ML.ENERGY MoE runs: median tokens/J ratio",
-    "ML.ENERGY MoE runs: share within 2x in tokens/J",
-    "ML.ENERGY Llama-4-Maverick tokens/J",
+    *[f"ML.ENERGY {band}: {what}"
+      for band in ("H100 fit set, dense", "H100 fit set, MoE",
+                   "B200 held out, dense", "B200 held out, MoE",
+                   "H100 held-out families, dense",
+                   "H100 held-out families, MoE")
+      for what in ("median tokens/J ratio", "median tokens/s ratio",
+                   "median GPU power ratio", "share within 2x in tokens/J")],
+    *[f"ML.ENERGY Llama-4-Maverick {what}, batch {b}"
+      for what in ("tokens/J", "tokens/s", "GPU power") for b in (8, 256)],
     "NVFP4 / FP16 tokens/J of a service",
+    "Power-capped DGX-H100: prefill time, capped / uncapped",
+    "Power-capped DGX-H100: decode step, capped / uncapped",
+    "8B service at a 200 W limit: tokens/s kept",
+    "8B service at a 200 W limit: tokens/J",
+    "MLPerf v4.0 Llama 2 70B server: tokens/s",
+    "MLPerf v4.0 Llama 2 70B server: wall power",
     # training
     *[f"Zeus V100 slowdown under a cap, {w}, {m}"
       for w in ("resnet50 batch 256", "deepspeech2 batch 128",
@@ -72,6 +83,8 @@ EXPECTED = [
     "H100 training: mean GPU power per GPU",
     "H100 training: node peak power",
     "H100 training: node mean power",
+    "H100 training: node power, 25% / 55% MFU",
+    "H100 training: node peak power, 55% MFU",
     "GB200 NVL72 training: rack peak power",
     # facility
     "annual site PUE, liquid, Frankfurt", "annual site PUE, air, Frankfurt",

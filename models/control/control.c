@@ -160,7 +160,7 @@ static double other_it_next(const rack_fleet *fl) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
     double a = 0;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      a += fl->activity[i];
+      a += gpu_load_share(fl->types[fl->type[i]], rack_gpu_load(fl, i));
     sum += fl->other_idle_w[r] +
            (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
   }
@@ -209,15 +209,22 @@ static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
   const rack_fleet *fl = c->fleet;
   const gpu_spec *g = fl->types[fl->type[i]];
   double room = (fl->limit_w[r] - fl->other_max_w[r]) / fl->count[r];
-  double a = fl->activity[i];
+  double ceiling = rack_group_gpu_ceiling(&fl->groups[fl->group[r]]);
+  gpu_load l = rack_gpu_load(fl, i);
+  /* The policies see P = idle + span a phi^gamma. The busy floor stays
+   * with idle; the memory power counts with the SM part as following the
+   * clock: below the memory knee it falls with it, and a policy that took
+   * it as fixed would never cap decode below it. */
+  double fixed = gpu_load_power(g, 1, (gpu_load){0, 0, l.busy});
+  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = gpu_sm_span(g);
   power_unit u = {.n = 0,
                   .lo = g->cap_min_w,
-                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                  .demand = fmin(gpu_power(g, 1, a), fl->thermal_cap_w[r]),
+                  .hi = fmax(g->cap_min_w, fmin(ceiling, room)),
+                  .demand = fmin(gpu_load_power(g, 1, l), fl->thermal_cap_w[r]),
                   .cls = POWER_OTHER,
-                  .idle = g->idle_w,
-                  .span = g->tdp_w - g->idle_w,
-                  .activity = a,
+                  .idle = fixed,
+                  .span = sm_span,
+                  .activity = dyn / sm_span,
                   .gamma = g->gamma,
                   .phi_min = gpu_phi_min(g)};
   if (k != CONTROL_NO_SLOT)

@@ -62,8 +62,8 @@ typedef struct power_unit {
   double weight;    /* useful work per GPU at full speed; 0: none */
   double c;         /* compute-bound share of its work, [0, 1] */
   double idle;      /* per-GPU power model P = idle + span a phi^gamma */
-  double span;      /* tdp - idle */
-  double activity;  /* a */
+  double span;      /* the SM part of gpu.h */
+  double activity;  /* a: what follows the clock (SM and memory) / span */
   double gamma;
   double phi_min; /* the lowest clock share */
 } power_unit;

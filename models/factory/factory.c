@@ -70,8 +70,9 @@ static void move_load(factory *f, sim_time now) {
         load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
     double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
+    gpu_load l = gpu_load_level(a);
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      fl->activity[i] = a;
+      rack_set_load(fl, i, l);
   }
 }
 

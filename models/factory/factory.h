@@ -41,6 +41,7 @@ typedef struct rack_group_config {
   double other_idle_w, other_max_w;
   rack_conv_point *conv; /* conversion efficiency by load; none: lossless */
   double r_th;           /* GPU junction over its loop, K/W; NaN: none */
+  double gpu_limit_w;    /* nvidia-smi -pl on every GPU; NaN: none */
   size_t nconv;
   int64_t nvlink_domain; /* GPUs per NVLink domain; 0: the whole rack */
   load_config load;

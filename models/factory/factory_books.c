@@ -137,12 +137,13 @@ static double hottest_junction(const factory *f, uint32_t r) {
  * and activity, so a GPU like the one before reuses its clock instead of
  * solving again. */
 static double rack_mean_phi(const rack_fleet *fl, uint32_t r) {
-  double sum = 0, phi = 0, last_cap = NAN, last_a = NAN;
+  double sum = 0, phi = 0, last_cap = NAN;
+  gpu_load last = {NAN, NAN, NAN};
   for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-    if (fl->cap_w[i] != last_cap || fl->activity[i] != last_a) {
+    if (fl->cap_w[i] != last_cap || !rack_load_is(fl, i, last)) {
       phi = rack_gpu_phi(fl, i);
       last_cap = fl->cap_w[i];
-      last_a = fl->activity[i];
+      last = rack_gpu_load(fl, i);
     }
     sum += phi;
   }

@@ -32,16 +32,18 @@ static rack_fleet *build_fleet(const factory_scenario *sc,
   }
   for (size_t i = 0; i < c->nracks; i++) {
     const rack_group_config *g = &c->racks[i];
-    groups[i] = (rack_group_spec){.name = g->name,
-                                  .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
-                                  .count = (uint32_t)g->count,
-                                  .gpus_per_rack = (uint32_t)g->gpus_per_rack,
-                                  .limit_w = g->limit_w,
-                                  .other_idle_w = g->other_idle_w,
-                                  .other_max_w = g->other_max_w,
-                                  .conv = g->conv,
-                                  .nconv = g->nconv,
-                                  .r_th = g->r_th};
+    groups[i] = (rack_group_spec){
+        .name = g->name,
+        .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
+        .count = (uint32_t)g->count,
+        .gpus_per_rack = (uint32_t)g->gpus_per_rack,
+        .limit_w = g->limit_w,
+        .other_idle_w = g->other_idle_w,
+        .other_max_w = g->other_max_w,
+        .conv = g->conv,
+        .nconv = g->nconv,
+        .r_th = g->r_th,
+        .gpu_limit_w = isnan(g->gpu_limit_w) ? 0 : g->gpu_limit_w};
   }
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, a, err);
   sim_free(a, groups);

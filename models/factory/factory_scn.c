@@ -164,6 +164,11 @@ static const scn_field group_fields[] = {
           "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
     POWER("other_power_max", other_max_w, 0, "0 W",
           "non-GPU IT power of a rack at full activity"),
+    /* MLPerf's MaxQ systems run this way: NVIDIA's DGX H100 Llama 2 70B
+     * submissions of v4.0 set 450 W on every GPU (data/mlperf/). */
+    POWER("gpu_power_limit", gpu_limit_w, SCN_POSITIVE, NULL,
+          "per-GPU power limit an operator sets (nvidia-smi -pl, MLPerf "
+          "MaxQ); caps never go above it; absent: the GPU's own"),
     {.key = "thermal_resistance",
      .type = SCN_QUANTITY,
      .offset = offsetof(rack_group_config, r_th),
@@ -359,8 +364,17 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
   if (g->other_max_w < g->other_idle_w)
     return scn_fail(loc, "other_power_max", err, NULL,
                     "other_power_max is below other_power_idle");
+  if (!isnan(g->gpu_limit_w) &&
+      (g->gpu_limit_w < spec->cap_min_w || g->gpu_limit_w > spec->cap_max_w))
+    return scn_fail(loc, "gpu_power_limit", err,
+                    "nvidia-smi -pl takes the GPU's power-limit range",
+                    "gpu_power_limit %.0f W is outside %s's %.0f-%.0f W",
+                    g->gpu_limit_w, spec->name, spec->cap_min_w,
+                    spec->cap_max_w);
   if (isnan(g->limit_w))
-    g->limit_w = (double)g->gpus_per_rack * spec->tdp_w + g->other_max_w;
+    g->limit_w = (double)g->gpus_per_rack *
+                     (isnan(g->gpu_limit_w) ? spec->tdp_w : g->gpu_limit_w) +
+                 g->other_max_w;
   double floor = (double)g->gpus_per_rack * spec->cap_min_w + g->other_max_w;
   if (g->limit_w < floor)
     return scn_fail(loc, "limit", err, "raise the limit or lower the GPUs",

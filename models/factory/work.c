@@ -67,23 +67,24 @@ static inline double min_of(double a, double b) {
 
 static double slot_phi(const work *w, const slot *s) {
   const rack_fleet *fl = w->fleet;
-  double phi = 1, last_cap = NAN, last_a = NAN, last_phi = 1;
+  double phi = 1, last_cap = NAN, last_phi = 1;
+  gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
     uint32_t i = w->gpus[s->first + k];
     double cap = min_of(fl->cap_w[i], fl->thermal_cap_w[fl->rack[i]]);
-    if (cap != last_cap || fl->activity[i] != last_a) {
+    if (cap != last_cap || !rack_load_is(fl, i, last)) {
       last_phi = rack_gpu_phi(fl, i);
       last_cap = cap;
-      last_a = fl->activity[i];
+      last = rack_gpu_load(fl, i);
     }
     phi = min_of(phi, last_phi);
   }
   return phi;
 }
 
-static void slot_set_activity(work *w, const slot *s, double a) {
+static void slot_set_load(work *w, const slot *s, gpu_load l) {
   for (uint32_t k = 0; k < s->n; k++)
-    w->fleet->activity[w->gpus[s->first + k]] = a;
+    rack_set_load(w->fleet, w->gpus[s->first + k], l);
 }
 
 /* ------------------------------------------------------------------ */
@@ -93,10 +94,9 @@ static void slot_set_activity(work *w, const slot *s, double a) {
 /* The extra power a job draws when it runs: its GPUs from idle to
  * computing. */
 static double job_power_w(const work *w, size_t j) {
-  const train_config *c = &w->jobs[j];
   const gpu_spec *g = w->fleet->types[w->job_type[j]];
   return (double)train_gpus(w->train, j) * (g->tdp_w - g->idle_w) *
-         c->act_compute;
+         train_compute_activity(w->train, j);
 }
 
 static int start_job(void *ctx, const sched_job *job, const uint32_t *gpus) {
@@ -321,11 +321,11 @@ void work_drive(work *w, double dt) {
     const slot *s = &w->slots[k];
     if (!s->active)
       continue;
-    double a =
-        work__is_job(w, s->owner)
-            ? train_activity(w->train, work__job_of(w, s->owner), s->part, dt)
-            : inf_take_activity(w->svc[s->owner], s->part);
-    slot_set_activity(w, s, a);
+    gpu_load l = work__is_job(w, s->owner)
+                     ? gpu_load_level(train_activity(
+                           w->train, work__job_of(w, s->owner), s->part, dt))
+                     : inf_take_load(w->svc[s->owner], s->part);
+    slot_set_load(w, s, l);
   }
 }
 

@@ -145,8 +145,24 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   int rc = check_placement(sc, loc, &p, err);
   if (rc != SIM_OK)
     return rc;
-  rl_replica r;
+  const llm_engine *eng = llm_catalog_engine(&sc->llms, c->engine);
   char msg[sizeof err->msg];
+  if (eng == NULL) {
+    char names[512], hint[600];
+    llm_catalog_engine_names(&sc->llms, names, sizeof names);
+    snprintf(hint, sizeof hint, "known engines: %s", names);
+    snprintf(msg, sizeof msg, "unknown serving engine '%s'", c->engine);
+    return fail_at(loc, &p, "engine", err, hint, msg);
+  }
+  const llm_precision *kv = llm_catalog_precision(&sc->llms, c->kv_precision);
+  if (kv == NULL) {
+    char names[512], hint[600];
+    llm_catalog_precision_names(&sc->llms, names, sizeof names);
+    snprintf(hint, sizeof hint, "known precisions: %s", names);
+    snprintf(msg, sizeof msg, "unknown KV precision '%s'", c->kv_precision);
+    return fail_at(loc, &p, "kv_precision", err, hint, msg);
+  }
+  rl_replica r;
   if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
                       llm_catalog_find(&sc->llms, c->model),
                       llm_catalog_precision(&sc->llms, c->precision),
@@ -156,6 +172,8 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
                    "raise tp or choose a narrower precision", msg);
   }
   r.ep = (int)c->ep;
+  r.kv = kv;
+  rl_config_engine(&r.cfg, eng);
   if (rl_check(&r, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
     return fail_at(loc, &p, "ep", err, "ep is 1 or tp, for an MoE", msg);

@@ -13,6 +13,13 @@
 
 #include "alloc.h"
 
+/* The built-in catalog's calibrated power model (its power_model map),
+ * written with it by make calibrate. */
+/* calibrate: gpu-power-defaults begin */
+#define GPU_DEFAULT_BUSY_SHARE "4.2%"
+#define GPU_DEFAULT_PJ_PER_BYTE "128"
+/* calibrate: gpu-power-defaults end */
+
 extern const unsigned char gpu_catalog_builtin[];
 extern const size_t gpu_catalog_builtin_size;
 
@@ -162,17 +169,30 @@ static const scn_field spec_fields[] = {
      .max = 4,
      .dflt = "2.5",
      .help = "exponent of dynamic power in the clock, 1 to 4"},
-    /* Splitwise's power-capped H100 profile (data/gpu_power/perf_model.csv,
-     * h100-80gb-pcap) slows prefill 1.30x and leaves decode time unchanged:
-     * memory-bound work does not feel the SM clock, so beta = 0. */
-    {.key = "beta",
+    /* The SM clock below which memory-bound work slows: the SMs issue the
+     * HBM traffic, and the L2 and the crossbar to it run on the SM clock,
+     * so at low enough clocks they cannot keep the memory busy. 50% is an
+     * estimate, not a measured figure: Splitwise's power-capped H100
+     * profile (Patel et al., ISCA 2024; data/gpu_power/perf_model.csv,
+     * h100-80gb-pcap, the DGX at 70% of its power) leaves decode time
+     * unchanged where prefill slows 1.30x, a clock near 0.8, so the knee
+     * is below that; tests/validate/test_power_cap.c holds the result to
+     * published measurements under power limits. */
+    {.key = "memory_knee",
      .type = SCN_QUANTITY,
-     .offset = offsetof(gpu_spec, beta),
-     .dim = UNITS_NUMBER,
-     .min = 0,
+     .offset = offsetof(gpu_spec, knee),
+     .dim = UNITS_FRACTION,
+     .min = 0.01,
      .max = 1,
-     .dflt = "0",
-     .help = "exponent of memory-bound speed in the clock, 0 to 1"},
+     .dflt = "50%",
+     .help = "SM clock share below which memory-bound speed and memory "
+             "power fall in proportion, e.g. 50%"},
+    QTY("busy_power", busy_w, UNITS_POWER, 0, NULL,
+        "power above idle while any kernel runs (uncore, L2, HBM "
+        "interface); absent: the catalog's busy_share of tdp - idle"),
+    QTY("memory_power", mem_w, UNITS_POWER, 0, NULL,
+        "power of moving the full memory bandwidth; absent: the catalog's "
+        "pj_per_byte x memory_bandwidth"),
     {.key = "power_curve",
      .type = SCN_LIST,
      .offset = offsetof(gpu_spec, curve),
@@ -196,6 +216,32 @@ const scn_schema gpu_spec_schema =
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 
+/* The defaults are the built-in catalog's calibrated figures
+ * (scenarios/catalog/gpus.yaml, power_model, written by make calibrate);
+ * test_gpu checks that the two agree, so a catalog file without the map
+ * gets the same model. */
+static const scn_field power_model_fields[] = {
+    {.key = "busy_share",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_power_model, busy_share),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 0.9,
+     .dflt = GPU_DEFAULT_BUSY_SHARE,
+     .help = "busy floor as a share of tdp - idle_power"},
+    {.key = "pj_per_byte",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(gpu_power_model, pj_per_byte),
+     .dim = UNITS_NUMBER,
+     .min = 0,
+     .max = 1000,
+     .dflt = GPU_DEFAULT_PJ_PER_BYTE,
+     .help = "energy per byte of memory traffic, pJ"},
+};
+
+static const scn_schema power_model_schema = SCN_SCHEMA(
+    "GPU power model", gpu_power_model, power_model_fields, .check = NULL);
+
 static const scn_field catalog_fields[] = {
     {.key = "gpus",
      .type = SCN_LIST,
@@ -204,6 +250,12 @@ static const scn_field catalog_fields[] = {
      .count_offset = offsetof(gpu_catalog, n),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of GPU types"},
+    {.key = "power_model",
+     .type = SCN_MAP,
+     .offset = offsetof(gpu_catalog, power),
+     .sub = &power_model_schema,
+     .help = "what derives busy_power and memory_power where an entry "
+             "does not give them"},
 };
 
 static const scn_schema catalog_schema = SCN_SCHEMA(
@@ -318,6 +370,23 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
   return rc;
 }
 
+/* The busy floor and the memory power an entry leaves out come from the
+ * catalog's power model; the SM part must keep something of the TDP. */
+static int derive_power(gpu_spec *g, const gpu_power_model *pm,
+                        const scn_loc *loc, sim_error *err) {
+  double span = g->tdp_w - g->idle_w;
+  if (isnan(g->busy_w))
+    g->busy_w = pm->busy_share * span;
+  if (isnan(g->mem_w))
+    g->mem_w = pm->pj_per_byte * 1e-12 * g->bandwidth_bps;
+  if (!(g->busy_w < span))
+    return scn_fail(loc, "gpus", err, NULL,
+                    "%s: busy_power %.0f W leaves nothing of tdp - idle "
+                    "(%.0f W) to the SMs",
+                    g->name, g->busy_w, span);
+  return SIM_OK;
+}
+
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err) {
   (void)user;
@@ -327,6 +396,11 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
       if (strcmp(cat->gpus[i].name, cat->gpus[j].name) == 0)
         return scn_fail(loc, "gpus", err, "names identify types",
                         "GPU type '%s' is listed twice", cat->gpus[i].name);
+  for (size_t i = 0; i < cat->n; i++) {
+    int rc = derive_power(&cat->gpus[i], &cat->power, loc, err);
+    if (rc != SIM_OK)
+      return rc;
+  }
   return SIM_OK;
 }
 
@@ -425,28 +499,62 @@ double gpu_dynamic_fraction(const gpu_spec *g, double phi) {
   return gsl_interp_eval(c->interp, c->phi, c->power, phi, c->accel);
 }
 
+double gpu_sm_span(const gpu_spec *g) {
+  return g->tdp_w - g->idle_w - g->busy_w;
+}
+
+gpu_load gpu_load_level(double a) {
+  a = clamp(a, 0, 1);
+  return (gpu_load){a, 0, a};
+}
+
+static gpu_load clamp_load(gpu_load l) {
+  return (gpu_load){clamp(l.sm, 0, 1), clamp(l.mem, 0, 1),
+                    clamp(l.busy, 0, 1)};
+}
+
+/* The part of P that does not follow the SM clock, at memory speed sm_mem. */
+static double fixed_part(const gpu_spec *g, gpu_load l, double s_mem) {
+  return g->idle_w + g->busy_w * l.busy + g->mem_w * l.mem * s_mem;
+}
+
+double gpu_load_power(const gpu_spec *g, double phi, gpu_load l) {
+  l = clamp_load(l);
+  phi = clamp(phi, gpu_phi_min(g), 1);
+  return fixed_part(g, l, gpu_speed_memory(g, phi)) +
+         gpu_sm_span(g) * l.sm * gpu_dynamic_fraction(g, phi);
+}
+
+double gpu_load_share(const gpu_spec *g, gpu_load l) {
+  return (gpu_load_power(g, 1, l) - g->idle_w) / (g->tdp_w - g->idle_w);
+}
+
 double gpu_power(const gpu_spec *g, double phi, double activity) {
-  double a = clamp(activity, 0, 1);
-  return g->idle_w + (g->tdp_w - g->idle_w) * a * gpu_dynamic_fraction(g, phi);
+  return gpu_load_power(g, phi, gpu_load_level(activity));
+}
+
+double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity) {
+  return gpu_load_clock_under_cap(g, cap_w, gpu_load_level(activity));
 }
 
 typedef struct cap_problem {
   const gpu_spec *g;
-  double target; /* the dynamic fraction the cap allows */
+  gpu_load l;
+  double cap_w;
 } cap_problem;
 
 static double cap_residual(double phi, void *params) {
   const cap_problem *p = params;
-  return gpu_dynamic_fraction(p->g, phi) - p->target;
+  return gpu_load_power(p->g, phi, p->l) - p->cap_w;
 }
 
-/* Brent's method on the table's monotone interpolant: the root is unique
- * and bracketed by [phi_min, 1] when the caller gets here. */
-static double solve_curve(const gpu_spec *g, double target) {
-  cap_problem p = {g, target};
-  gsl_function fn = {cap_residual, &p};
+/* Brent's method on P(phi) - cap, monotone in phi: the root is unique and
+ * bracketed by [lo, hi] when the caller gets here. The lower end of the
+ * last bracket keeps P <= cap. */
+static double solve_cap(const cap_problem *p, double lo, double hi) {
+  gsl_function fn = {cap_residual, (void *)p};
   gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-  double lo = gpu_phi_min(g), hi = 1, phi = lo;
+  double phi = lo;
   if (s == NULL || gsl_root_fsolver_set(s, &fn, lo, hi) != GSL_SUCCESS) {
     gsl_root_fsolver_free(s);
     return lo;
@@ -456,7 +564,7 @@ static double solve_curve(const gpu_spec *g, double target) {
       break;
     lo = gsl_root_fsolver_x_lower(s);
     hi = gsl_root_fsolver_x_upper(s);
-    phi = lo; /* the lower end keeps P <= cap */
+    phi = lo;
     if (gsl_root_test_interval(lo, hi, 0, 1e-12) == GSL_SUCCESS)
       break;
   }
@@ -464,18 +572,28 @@ static double solve_curve(const gpu_spec *g, double target) {
   return phi;
 }
 
-double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity) {
-  double a = clamp(activity, 0, 1);
-  double span = (g->tdp_w - g->idle_w) * a;
+/* Above the knee only the SM part follows the clock: for the power law
+ * the cap gives the clock in closed form. */
+static double solve_above_knee(const cap_problem *p, double lo) {
+  const gpu_spec *g = p->g;
+  double sm = gpu_sm_span(g) * p->l.sm;
+  double target = (p->cap_w - fixed_part(g, p->l, 1)) / sm;
+  if (g->interp == NULL)
+    return clamp(pow(target, 1 / g->gamma), lo, 1);
+  return solve_cap(p, lo, 1);
+}
+
+double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+  cap_problem p = {g, clamp_load(l), cap_w};
   double phi_min = gpu_phi_min(g);
-  if (span <= 0 || cap_w >= g->idle_w + span)
+  if (gpu_load_power(g, 1, p.l) <= cap_w)
     return 1;
-  double target = (cap_w - g->idle_w) / span;
-  if (target <= gpu_dynamic_fraction(g, phi_min))
+  if (gpu_load_power(g, phi_min, p.l) >= cap_w)
     return phi_min;
-  if (g->interp != NULL)
-    return solve_curve(g, target);
-  return clamp(pow(target, 1 / g->gamma), phi_min, 1);
+  double knee = fmax(phi_min, fmin(1, g->knee));
+  if (gpu_load_power(g, knee, p.l) <= cap_w)
+    return solve_above_knee(&p, knee);
+  return solve_cap(&p, phi_min, knee);
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {
@@ -483,5 +601,6 @@ double gpu_speed_compute(const gpu_spec *g, double phi) {
 }
 
 double gpu_speed_memory(const gpu_spec *g, double phi) {
-  return pow(clamp(phi, gpu_phi_min(g), 1), g->beta);
+  phi = clamp(phi, gpu_phi_min(g), 1);
+  return phi >= g->knee ? 1 : phi / g->knee;
 }

@@ -1,16 +1,36 @@
 /* gpu.h - the GPU catalog and the GPU power/DVFS model (DESIGN 4.1).
  * The catalog is data (scenarios/catalog/gpus.yaml, compiled in): one
- * gpu_spec per type, every figure with its source. The model:
+ * gpu_spec per type, every figure with its source. The model follows what
+ * the GPU is doing, given as a gpu_load at full clock: the SM activity
+ * sm (1: the tensor pipes busy the whole time), the HBM traffic mem as a
+ * share of the datasheet bandwidth, and the share of time busy that any
+ * kernel runs:
  *
- *   P(phi, a) = P_idle + (P_tdp - P_idle) * a * d(phi)
+ *   P(phi, L) = P_idle + P_busy busy + P_mem mem s_m(phi)
+ *             + (P_tdp - P_idle - P_busy) sm d(phi)
  *
- * with phi = f / f_max the normalised SM clock, a in [0, 1] the activity,
- * and d(phi) = phi^gamma (P ~ f V^2, V rising with f) or, when the type has
- * a measured curve, the monotone interpolation of that table. Under a
- * power cap C the clock is the largest phi in [phi_min, 1] with
- * P(phi, a) <= C: closed form for the power law, a GSL root finder for a
- * table. Compute-bound work runs at speed phi, memory-bound work at
- * phi^beta. */
+ * phi = f / f_max is the normalised SM clock. P_busy is the floor a busy
+ * GPU draws beyond its idle reading whatever it does (uncore, L2 and the
+ * HBM interface awake); P_mem the power of moving the datasheet bandwidth
+ * (HBM, the on-chip path to the SMs and the SMs' load issue), a fixed
+ * energy per byte; the SM part is what is left to the TDP, so a
+ * compute-bound kernel at full clock draws exactly the TDP. The HBM clock
+ * does not follow the SM clock (Chips and Cheese, "Nvidia's H100: Funny
+ * L2, and Tons of Bandwidth", 2023: "Memory Clock ... does not change
+ * under load"), so memory power and memory-bound speed hold as the SM
+ * clock falls, until the SMs can no longer issue the traffic: below the
+ * knee phi_k both fall as phi / phi_k (s_m). d(phi) = phi^gamma (P ~ f
+ * V^2, V rising with f) or, when the type has a measured curve, the
+ * monotone interpolation of that table. Under a power cap C the clock is
+ * the largest phi in [phi_min, 1] with P(phi, L) <= C: closed form above
+ * the knee for the power law, a GSL root finder otherwise. Compute-bound
+ * work runs at speed phi, memory-bound work at s_m(phi).
+ *
+ * A load is what the work would put on the GPU at full clock; the power
+ * at a lower clock follows from it (the work's own slowdown is second
+ * order and left out). gpu_power and gpu_clock_under_cap take a single
+ * activity a, the synthetic level {sm a, mem 0, busy a}: idle + a (P_tdp
+ * - P_idle) at full clock. */
 #ifndef MODELS_GPU_H
 #define MODELS_GPU_H
 
@@ -60,8 +80,10 @@ typedef struct gpu_spec {
   gpu_dense dense;
   double fp16_headline; /* FLOP/s as the datasheet headlines it */
   bool fp16_headline_sparse;
-  double gamma; /* d(phi) = phi^gamma when there is no curve */
-  double beta;  /* memory-bound speed = phi^beta */
+  double gamma;  /* d(phi) = phi^gamma when there is no curve */
+  double knee;   /* memory-bound speed and power fall below this phi */
+  double busy_w; /* P_busy: floor above idle while busy; derived if absent */
+  double mem_w;  /* P_mem: power at the datasheet bandwidth; derived too */
   gpu_curve_point *curve;
   size_t ncurve;
   char **sources;
@@ -69,10 +91,27 @@ typedef struct gpu_spec {
   struct gpu_curve *interp; /* NULL without a curve */
 } gpu_spec;
 
+/* The catalog's power model: what derives a type's busy floor and memory
+ * power when its entry does not give them. Calibrated (make calibrate,
+ * tools/calibrate.py) on the ML.ENERGY H100 fit set; the catalog file
+ * carries the figures with their provenance. */
+typedef struct gpu_power_model {
+  double busy_share;  /* P_busy / (P_tdp - P_idle) */
+  double pj_per_byte; /* P_mem = this x memory_bandwidth */
+} gpu_power_model;
+
 typedef struct gpu_catalog {
   gpu_spec *gpus;
   size_t n;
+  gpu_power_model power;
 } gpu_catalog;
+
+/* What a GPU is doing, as shares at full clock (the header comment). */
+typedef struct gpu_load {
+  double sm;   /* SM activity, [0, 1] */
+  double mem;  /* HBM traffic / datasheet bandwidth, [0, 1] */
+  double busy; /* share of the time a kernel runs, [0, 1] */
+} gpu_load;
 
 /* The schema of one catalog entry, so a scenario can embed a custom type. */
 extern const scn_schema gpu_spec_schema;
@@ -105,15 +144,39 @@ double gpu_phi_min(const gpu_spec *g);
  * phi = 1. */
 double gpu_dynamic_fraction(const gpu_spec *g, double phi);
 
-/* P(phi, a) in W. phi is clamped to [phi_min, 1], a to [0, 1]. */
-double gpu_power(const gpu_spec *g, double phi, double activity);
+/* Loads add as time means do: x + k y, component by component. */
+static inline gpu_load gpu_load_axpy(gpu_load x, double k, gpu_load y) {
+  return (gpu_load){x.sm + k * y.sm, x.mem + k * y.mem, x.busy + k * y.busy};
+}
 
-/* The largest phi in [phi_min, 1] with P(phi, a) <= cap_w; phi_min when
+static inline gpu_load gpu_load_scale(gpu_load x, double k) {
+  return (gpu_load){k * x.sm, k * x.mem, k * x.busy};
+}
+
+/* The SM part of the model, P_tdp - P_idle - P_busy, W. */
+double gpu_sm_span(const gpu_spec *g);
+
+/* The synthetic level a: {sm a, mem 0, busy a}, a clamped to [0, 1]. */
+gpu_load gpu_load_level(double a);
+
+/* P(phi, L) in W. phi is clamped to [phi_min, 1], the shares to [0, 1]. */
+double gpu_load_power(const gpu_spec *g, double phi, gpu_load l);
+
+/* The largest phi in [phi_min, 1] with P(phi, L) <= cap_w; phi_min when
  * even that draws more than the cap (the GPU then runs over its cap: the
- * caller sees it in gpu_power). */
+ * caller sees it in gpu_load_power). */
+double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l);
+
+/* The power share of a load at full clock, (P(1, L) - P_idle) / (P_tdp -
+ * P_idle): the single "activity" the telemetry reports. */
+double gpu_load_share(const gpu_spec *g, gpu_load l);
+
+/* P(phi, a) and the clock under a cap for the synthetic level a. */
+double gpu_power(const gpu_spec *g, double phi, double activity);
 double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity);
 
-/* Relative speed of compute-bound and of memory-bound work at phi. */
+/* Relative speed of compute-bound work (phi) and of memory-bound work
+ * (s_m: 1 down to the knee, then phi / knee) at phi. */
 double gpu_speed_compute(const gpu_spec *g, double phi);
 double gpu_speed_memory(const gpu_spec *g, double phi);
 

@@ -2,7 +2,7 @@
  *
  * Invariants: GPUs of a rack are contiguous (first .. first + count - 1),
  * racks of a group are contiguous, in the order the groups were given;
- * after rack_fleet_update every GPU's power is P(phi, a) at the largest
+ * after rack_fleet_update every GPU's power is P(phi, L) at the largest
  * clock its cap allows, so power_w[i] <= cap_w[i] unless the cap is below
  * what the GPU draws at its lowest clock. */
 #include "rack.h"
@@ -17,6 +17,8 @@ void rack_fleet_destroy(rack_fleet *f) {
     return;
   const sim_allocator *a = f->alloc;
   sim_free(a, f->activity);
+  sim_free(a, f->mem);
+  sim_free(a, f->busy);
   sim_free(a, f->cap_w);
   sim_free(a, f->power_w);
   sim_free(a, f->rack);
@@ -41,8 +43,12 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(a, f->types);
   sim_free(a, f->groups);
   sim_free(a, f->t_idle);
-  sim_free(a, f->t_span);
+  sim_free(a, f->t_busy);
+  sim_free(a, f->t_mem);
+  sim_free(a, f->t_sm);
   sim_free(a, f->t_dmin);
+  sim_free(a, f->t_smin);
+  sim_free(a, f->t_span);
   sim_free(a, f);
 }
 
@@ -50,6 +56,8 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   size_t n = f->n, nr = f->nracks;
   const sim_allocator *a = f->alloc;
   f->activity = sim_calloc(a, n, sizeof(double));
+  f->mem = sim_calloc(a, n, sizeof(double));
+  f->busy = sim_calloc(a, n, sizeof(double));
   f->cap_w = sim_calloc(a, n, sizeof(double));
   f->power_w = sim_calloc(a, n, sizeof(double));
   f->rack = sim_calloc(a, n, sizeof(uint32_t));
@@ -72,14 +80,19 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->types = sim_calloc(a, ngroups, sizeof(gpu_spec *));
   f->groups = sim_calloc(a, ngroups, sizeof(rack_group_spec));
   f->t_idle = sim_calloc(a, ngroups, sizeof(double));
-  f->t_span = sim_calloc(a, ngroups, sizeof(double));
+  f->t_busy = sim_calloc(a, ngroups, sizeof(double));
+  f->t_mem = sim_calloc(a, ngroups, sizeof(double));
+  f->t_sm = sim_calloc(a, ngroups, sizeof(double));
   f->t_dmin = sim_calloc(a, ngroups, sizeof(double));
-  return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
-         f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
-         f->other_max_w && f->activity_mean && f->gpu_power_w &&
-         f->rack_power_w && f->loss_w && f->thermal_cap_w && f->throttled &&
-         f->dark && f->emergency && f->names && f->types && f->groups &&
-         f->t_idle && f->t_span && f->t_dmin;
+  f->t_smin = sim_calloc(a, ngroups, sizeof(double));
+  f->t_span = sim_calloc(a, ngroups, sizeof(double));
+  return f->activity && f->mem && f->busy && f->cap_w && f->power_w &&
+         f->rack && f->type && f->first && f->count && f->group && f->limit_w &&
+         f->other_idle_w && f->other_max_w && f->activity_mean &&
+         f->gpu_power_w && f->rack_power_w && f->loss_w && f->thermal_cap_w &&
+         f->throttled && f->dark && f->emergency && f->names && f->types &&
+         f->groups && f->t_idle && f->t_busy && f->t_mem && f->t_sm &&
+         f->t_dmin && f->t_smin && f->t_span;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -87,10 +100,15 @@ static uint16_t type_index(rack_fleet *f, const gpu_spec *g) {
   for (size_t t = 0; t < f->ntypes; t++)
     if (f->types[t] == g)
       return (uint16_t)t;
-  f->types[f->ntypes] = g;
-  f->t_idle[f->ntypes] = g->idle_w;
-  f->t_span[f->ntypes] = g->tdp_w - g->idle_w;
-  f->t_dmin[f->ntypes] = gpu_dynamic_fraction(g, gpu_phi_min(g));
+  size_t t = f->ntypes;
+  f->types[t] = g;
+  f->t_idle[t] = g->idle_w;
+  f->t_busy[t] = g->busy_w;
+  f->t_mem[t] = g->mem_w;
+  f->t_sm[t] = gpu_sm_span(g);
+  f->t_dmin[t] = gpu_dynamic_fraction(g, gpu_phi_min(g));
+  f->t_smin[t] = gpu_speed_memory(g, gpu_phi_min(g));
+  f->t_span[t] = g->tdp_w - g->idle_w;
   return (uint16_t)f->ntypes++;
 }
 
@@ -113,7 +131,8 @@ static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
   for (uint32_t i = first; i < first + s->gpus_per_rack; i++) {
     f->rack[i] = r;
     f->type[i] = type;
-    f->cap_w[i] = s->gpu->tdp_w;
+    f->cap_w[i] = s->gpu_limit_w > 0 ? fmin(s->gpu->tdp_w, s->gpu_limit_w)
+                                     : s->gpu->tdp_w;
   }
   return 0;
 }
@@ -175,30 +194,34 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* One rack's GPUs: P = min(idle + span a, cap, thermal cap), but never
- * below what the lowest clock draws (idle + span a d_min). No pow(): the clock
- * itself is only needed for speed and telemetry (rack_gpu_phi). A rack holds
- * one GPU type, so its constants leave the loop, and the branch-free body lets
- * the compiler vectorise it. */
+/* One rack's GPUs: P = min(P(1, L), cap, thermal cap), but never below
+ * what the lowest clock draws, P(phi_min, L) (gpu.h). No pow(): the clock
+ * itself is only needed for speed and telemetry (rack_gpu_phi). A rack
+ * holds one GPU type, so its constants leave the loop, and the
+ * branch-free body lets the compiler vectorise it. */
 static void update_rack(rack_fleet *f, uint32_t r) {
   uint32_t first = f->first[r], end = first + f->count[r];
   uint16_t t = f->type[first];
-  double idle = f->t_idle[t], span = f->t_span[t], dmin = f->t_dmin[t];
+  double idle = f->t_idle[t], pb = f->t_busy[t], pm = f->t_mem[t];
+  double ps = f->t_sm[t], dmin = f->t_dmin[t], smin = f->t_smin[t];
+  double inv_span = 1 / f->t_span[t];
   double tcap = f->thermal_cap_w[r];
-  const double *act = f->activity, *cap = f->cap_w;
+  const double *act = f->activity, *mem = f->mem, *busy = f->busy;
+  const double *cap = f->cap_w;
   double *power = f->power_w;
   double gsum = 0, asum = 0;
   uint32_t held = 0;
   for (uint32_t i = first; i < end; i++) {
-    double dyn = span * act[i];
-    double full = idle + dyn, floor = idle + dyn * dmin;
+    double base = idle + pb * busy[i], m = pm * mem[i], s = ps * act[i];
+    double full = base + m + s, floor = base + m * smin + s * dmin;
     double c = cap[i] < tcap ? cap[i] : tcap;
     double capped = c > floor ? c : floor;
     double p = full <= c ? full : capped;
     held += tcap < cap[i] && full > tcap;
     power[i] = p;
     gsum += p;
-    asum += act[i];
+    double share = (full - idle) * inv_span; /* can ask above the TDP */
+    asum += share < 1 ? share : 1;
   }
   double mean = asum / f->count[r];
   f->throttled[r] = held;
@@ -265,7 +288,8 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
   double cap = fmin(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
-  return gpu_clock_under_cap(f->types[f->type[i]], cap, f->activity[i]);
+  return gpu_load_clock_under_cap(f->types[f->type[i]], cap,
+                                  rack_gpu_load(f, i));
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {
@@ -283,12 +307,16 @@ double rack_fleet_floor_w(const rack_fleet *f) {
   return sum;
 }
 
-/* The highest cap a GPU of group g may have: its own maximum, or its share
- * of what the rack limit leaves after other IT power at full activity. */
-static double group_ceiling(const rack_group_spec *s) {
+/* The highest cap a GPU of group g may have: its own maximum, the
+ * operator's limit, or its share of what the rack limit leaves after other
+ * IT power at full activity. */
+double rack_group_gpu_ceiling(const rack_group_spec *s) {
   double share = (s->limit_w - s->other_max_w) / s->gpus_per_rack;
-  return fmin(s->gpu->cap_max_w, share);
+  double limit = s->gpu_limit_w > 0 ? s->gpu_limit_w : INFINITY;
+  return fmin(fmin(s->gpu->cap_max_w, limit), share);
 }
+
+#define group_ceiling rack_group_gpu_ceiling
 
 static double group_cap(const rack_group_spec *s, double frac) {
   double cap = frac * s->gpu->tdp_w;

@@ -34,14 +34,22 @@ typedef struct rack_group_spec {
   const rack_conv_point *conv; /* efficiency curve, by load; borrowed */
   size_t nconv;                /* 0: lossless */
   double r_th; /* junction over coolant per W of GPU power; NaN: unknown */
+  /* The per-GPU power limit an operator sets (nvidia-smi -pl; MLPerf's
+   * MaxQ systems): no cap a split or a policy writes goes above it.
+   * INFINITY or 0: none beyond the GPU's own maximum. */
+  double gpu_limit_w;
 } rack_group_spec;
 
 typedef struct rack_fleet {
   const sim_allocator *alloc; /* what the fleet lives on; NULL: the C lib */
 
-  /* Per GPU, n entries each. */
+  /* Per GPU, n entries each. What each GPU is doing is a gpu_load (gpu.h)
+   * in three arrays, set by whoever drives the GPU; a synthetic level a
+   * is {a, 0, a}. */
   uint32_t n;
-  double *activity; /* a in [0, 1], set by whoever drives the GPU */
+  double *activity; /* the load's sm: SM activity in [0, 1] */
+  double *mem;      /* the load's mem: HBM traffic share, [0, 1] */
+  double *busy;     /* the load's busy: share of time a kernel runs */
   double *cap_w;    /* power limit in force */
   double *power_w;  /* power drawn, from rack_fleet_update */
   uint32_t *rack;   /* the rack it sits in */
@@ -53,7 +61,8 @@ typedef struct rack_fleet {
   uint32_t *group;         /* index into groups */
   double *limit_w;
   double *other_idle_w, *other_max_w;
-  double *activity_mean; /* mean GPU activity, from rack_fleet_update */
+  double *activity_mean; /* mean power share of the GPUs' loads at full
+                            clock (gpu_load_share), from rack_fleet_update */
   double *gpu_power_w;   /* sum over its GPUs */
   double *rack_power_w;  /* GPUs + other IT */
   double *loss_w;        /* conversion losses feeding it */
@@ -75,9 +84,31 @@ typedef struct rack_fleet {
   rack_group_spec *groups;
   size_t ngroups;
 
-  /* Per type, precomputed for the hot loop. */
-  double *t_idle, *t_span, *t_dmin;
+  /* Per type, precomputed for the hot loop: idle, the busy floor, the
+   * memory power, the SM part, its dynamic share and the memory speed at
+   * the lowest clock, and tdp - idle. */
+  double *t_idle, *t_busy, *t_mem, *t_sm, *t_dmin, *t_smin, *t_span;
 } rack_fleet;
+
+/* GPU i's load, and setting it. */
+static inline gpu_load rack_gpu_load(const rack_fleet *f, uint32_t i) {
+  return (gpu_load){f->activity[i], f->mem[i], f->busy[i]};
+}
+
+static inline void rack_set_load(rack_fleet *f, uint32_t i, gpu_load l) {
+  f->activity[i] = l.sm;
+  f->mem[i] = l.mem;
+  f->busy[i] = l.busy;
+}
+
+/* Whether GPU i's load is l, to the bit (callers cache clocks on it). */
+static inline bool rack_load_is(const rack_fleet *f, uint32_t i, gpu_load l) {
+  return f->activity[i] == l.sm && f->mem[i] == l.mem && f->busy[i] == l.busy;
+}
+
+/* The highest cap group g's GPUs may have: the GPU's maximum, the group's
+ * gpu_power_limit, and the group's share of the rack limit. */
+double rack_group_gpu_ceiling(const rack_group_spec *g);
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and
  * must outlive the fleet). Every GPU starts idle, capped at its TDP.
@@ -90,7 +121,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
 /* Frees the fleet; NULL does nothing. */
 void rack_fleet_destroy(rack_fleet *f);
 
-/* Recomputes every GPU's power from its activity and cap (P(phi, a) at
+/* Recomputes every GPU's power from its load and cap (P(phi, L) at
  * the clock the cap allows), the per-rack sums, non-GPU power and
  * conversion losses; a dark rack's are all 0 (its activity mean too).
  * Returns the fleet's IT power in W; *loss_w (may be NULL) receives the

@@ -135,30 +135,20 @@ static void add_tokens(inf_service *s, double n) {
 /* A replica's work: pricing, the changes, catching up with time        */
 /* ------------------------------------------------------------------ */
 
-/* The activity of a prefill, from its roofline power: gpu_power is linear
- * in activity, so (P - P_idle) / ((P_tdp - P_idle) d(phi)) inverts it
- * (1 at tp = 1; lower with tensor parallelism, waiting on all-reduces). */
-static double prefill_activity(const rl_replica *p, double prompt, double phi) {
-  const gpu_spec *g = p->gpu;
-  double dyn = (g->tdp_w - g->idle_w) * gpu_dynamic_fraction(g, phi);
-  if (!(dyn > 0))
-    return 1;
-  return (rl_prefill_power_w(p, prompt, phi) - g->idle_w) / dyn;
-}
-
 /* The joiners' prefill at the replica's clock: its length and its
- * time-weighted activity. */
+ * time-weighted load. */
 static void price_prefill(inf_service *s, replica *r) {
-  double t = 0, busy = 0;
+  double t = 0;
+  gpu_load busy = {0, 0, 0};
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     double prompt = s->pool[i].prompt;
     double ti = rl_prefill_s(&s->proto, prompt, r->phi);
     t += ti;
-    busy += ti * prefill_activity(&s->proto, prompt, r->phi);
+    busy = gpu_load_axpy(busy, ti, rl_prefill_load(&s->proto, prompt));
   }
   r->pre_s = t;
-  r->activity = t > 0 ? busy / t : 0;
+  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
   r->compute = 1; /* prefill is compute-bound */
   r->next_s = r->clock_s + r->pre_left * t;
 }
@@ -169,7 +159,7 @@ static void price_decode(inf_service *s, replica *r) {
   double b = r->nheap;
   rl_decode_step(&s->proto, b, r->ctx_base / b + r->v, r->phi, &st);
   r->t_step = st.t;
-  r->activity = st.activity;
+  r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
   double tag = s->pool[r->heap[0]].tag;
   r->next_s = r->clock_s + (tag - r->v) * r->t_step;
@@ -236,7 +226,7 @@ static void resume(inf_service *s, replica *r) {
   } else {
     r->phase = IDLE;
     r->compute = 0;
-    r->activity = 0;
+    r->load = (gpu_load){0, 0, 0};
     r->next_s = INFINITY;
   }
 }
@@ -305,7 +295,7 @@ static void drift(inf_service *s, replica *r, double t) {
   double dt = t - r->clock_s;
   if (!(dt > 0))
     return;
-  r->act_int += r->activity * dt;
+  r->act_int = gpu_load_axpy(r->act_int, dt, r->load);
   r->comp_int += r->compute * dt;
   s->iv.batch_s += in_batch(r) * dt;
   if (r->phase == DECODE) {
@@ -643,7 +633,8 @@ static void drop_all(inf_service *s, replica *r) {
   r->kv_used = r->v = r->ctx_base = 0;
   r->pre_left = 0;
   r->phase = IDLE;
-  r->activity = r->compute = 0;
+  r->load = (gpu_load){0, 0, 0};
+  r->compute = 0;
   r->next_s = INFINITY;
 }
 
@@ -670,19 +661,20 @@ bool inf_replica_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->rep[k].down;
 }
 
-double inf_take_activity(inf_service *s, uint32_t k) {
+gpu_load inf_take_load(inf_service *s, uint32_t k) {
   if (s->fluid != NULL)
-    return inf__fluid_take_activity(s, k);
+    return inf__fluid_take_load(s, k);
   if (k >= s->nrep)
-    return NAN;
+    return (gpu_load){NAN, NAN, NAN};
   replica *r = &s->rep[k];
   catch_up(s, r);
   double span = r->clock_s - r->act_since;
-  double a = span > 0 ? r->act_int / span : r->activity;
+  gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
   r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
-  r->act_int = r->comp_int = 0;
+  r->act_int = (gpu_load){0, 0, 0};
+  r->comp_int = 0;
   r->act_since = r->clock_s;
-  return a;
+  return l;
 }
 
 void inf_add_energy(inf_service *s, double joules) {

@@ -43,8 +43,8 @@
  *   (load shedding, as an HTTP 429). 0: no limit.
  * Rejected, timed-out and dropped requests all miss their SLOs.
  *
- * Activity: a prefill at rl_prefill activity (1 at tp 1), a decode step at
- * the roofline activity of its batch, 0 while idle. The factory reads each
+ * Load: a prefill at rl_prefill_load, a decode step at the roofline load
+ * of its batch (roofline.h), none while idle. The factory reads each
  * replica's time-mean activity over the last period and sets its GPUs to
  * it: power follows the work with one period of lag, as telemetry does.
  *
@@ -70,7 +70,9 @@ typedef struct inf_config {
   char *name;
   char *model;     /* LLM catalog name */
   char *precision; /* weights; default "fp16" */
+  char *kv_precision; /* the KV cache; default "fp16" */
   char *gpu;       /* GPU type; NULL: any */
+  char *engine;    /* serving engine of the LLM catalog; default "vllm" */
   int64_t tp;      /* GPUs per replica */
   int64_t ep;      /* expert parallelism: 1 none, or = tp (an MoE) */
   int64_t replicas;
@@ -172,12 +174,12 @@ int inf_set_clock(inf_service *s, uint32_t r, double phi);
 int inf_set_down(inf_service *s, uint32_t r, bool down);
 bool inf_replica_down(const inf_service *s, uint32_t r);
 
-/* Replica r's mean activity since the last call (or since the start),
- * which closes that window. */
-double inf_take_activity(inf_service *s, uint32_t r);
+/* Replica r's mean load per GPU since the last call (or since the
+ * start), at full clock (gpu.h), which closes that window. */
+gpu_load inf_take_load(inf_service *s, uint32_t r);
 
 /* The share of replica r's work that a faster clock would speed up, as a
- * time mean over the window the last inf_take_activity closed: 1 while
+ * time mean over the window the last inf_take_load closed: 1 while
  * prefilling, the step's compute share while decoding compute-bound (0
  * when memory-bound: decode does not speed up with the clock), 0 when
  * idle. For the efficiency power policy. */

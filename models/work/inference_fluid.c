@@ -94,20 +94,22 @@ typedef struct span_load {
 typedef struct prefill {
   double s0, s1, s2;  /* S(n) = s0 + s1 n + s2 n^2 */
   double mean, sq;    /* E[S], E[S^2] */
-  double activity;    /* time-weighted: E[S a(n)] / E[S] */
+  gpu_load load;      /* time-weighted: E[S L(n)] / E[S] */
   double node[NODES]; /* S at the prompt nodes */
 } prefill;
 
 /* A decode step at one batch size, priced once per clock and context. */
 typedef struct step_row {
-  double t, act, comp; /* s; activity; share a faster clock speeds up */
+  double t, comp; /* s; share a faster clock speeds up */
+  gpu_load act;   /* the step's load (roofline.h) */
 } step_row;
 
 /* A stretch of a span in one regime, per replica: its time means and
  * the latency of the requests it serves. TTFT = shift + wait + S with
  * wait 0 or (with p_wait) exponential of mean wait_mean. */
 typedef struct part {
-  double activity, compute, batch, waiting;
+  gpu_load load;
+  double compute, batch, waiting;
   double ttft_mean, tpot_mean; /* tpot_mean: of decoding requests */
   double p_slo;                /* share of the served within both SLOs */
   double lost, shed;           /* shares timed out, rejected (queue full) */
@@ -118,7 +120,8 @@ typedef struct part {
 
 /* One replica over one span. */
 typedef struct outcome {
-  double activity, compute, batch;   /* time means */
+  gpu_load load; /* time means */
+  double compute, batch;
   double waiting, in_batch, backlog; /* at the end */
   double served, timed_out, shed;    /* requests */
   double slo_met, ttft_sum, tpot_sum, tokens, prompt_tokens;
@@ -144,8 +147,8 @@ typedef struct frep {
   bool down;
   double backlog;           /* the fluid queue, requests */
   double waiting, in_batch; /* at the last span's end */
-  double act_int, comp_int, act_since;
-  double last_act, comp_mean;
+  gpu_load act_int, last_act;
+  double comp_int, act_since, comp_mean;
 } frep;
 
 /* What the current sampling interval has seen. */
@@ -281,19 +284,20 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
   memcpy(l->node_n, f->node_n, sizeof l->node_n);
 }
 
-/* The activity of a prefill as inference.c prices it: the roofline
- * power inverted through gpu_power, which is linear in activity. */
-static double prefill_activity(const rl_replica *p, double n, double phi) {
-  const gpu_spec *g = p->gpu;
-  double dyn = (g->tdp_w - g->idle_w) * gpu_dynamic_fraction(g, phi);
-  if (!(dyn > 0))
-    return 1;
-  return (rl_prefill_power_w(p, n, phi) - g->idle_w) / dyn;
+/* The prefill at clock phi. S(n) and its loaded parts S(n) L(n) are
+ * quadratics in n (FLOPs 2 N n + 2 L d n^2, all-reduces affine in n, the
+ * weights read once), read off at three lengths far enough apart to be
+ * well conditioned. */
+static double quad_mean(double f0, double f1, double f2, double a,
+                        const lengths *n) {
+  double c2 = (f2 - 2 * f1 + f0) / (2 * a * a), c1 = (f1 - f0) / a - c2 * a;
+  return f0 + c1 * n->mean + c2 * n->sq;
 }
 
-/* The prefill at clock phi. S(n) and its busy part S(n) a(n) are
- * quadratics in n (FLOPs 2 N n + 2 L d n^2, all-reduces affine in n),
- * read off at three lengths far enough apart to be well conditioned. */
+static gpu_load busy_at(const rl_replica *r, double n, double phi) {
+  return gpu_load_scale(rl_prefill_load(r, n), rl_prefill_s(r, n, phi));
+}
+
 static void price_prefill(const inf_service *s, const span_load *l, double phi,
                           prefill *p) {
   const rl_replica *r = &s->proto;
@@ -303,16 +307,21 @@ static void price_prefill(const inf_service *s, const span_load *l, double phi,
   p->s0 = f0;
   p->s2 = (f2 - 2 * f1 + f0) / (2 * a * a);
   p->s1 = (f1 - f0) / a - p->s2 * a;
-  double b1 = f1 * prefill_activity(r, a, phi),
-         b2 = f2 * prefill_activity(r, 2 * a, phi);
-  double c2 = (b2 - 2 * b1) / (2 * a * a), c1 = b1 / a - c2 * a;
+  gpu_load b0 = busy_at(r, 0, phi), b1 = busy_at(r, a, phi),
+           b2 = busy_at(r, 2 * a, phi);
   const lengths *n = &l->prompt;
   double m1 = n->mean, m2 = n->sq, m3 = moment(n, 3), m4 = moment(n, 4);
   p->mean = p->s0 + p->s1 * m1 + p->s2 * m2;
   p->sq = p->s0 * p->s0 + 2 * p->s0 * p->s1 * m1 +
           (p->s1 * p->s1 + 2 * p->s0 * p->s2) * m2 + 2 * p->s1 * p->s2 * m3 +
           p->s2 * p->s2 * m4;
-  p->activity = p->mean > 0 ? fmin(1, (c1 * m1 + c2 * m2) / p->mean) : 1;
+  gpu_load sum = {quad_mean(b0.sm, b1.sm, b2.sm, a, n),
+                  quad_mean(b0.mem, b1.mem, b2.mem, a, n),
+                  quad_mean(b0.busy, b1.busy, b2.busy, a, n)};
+  p->load =
+      p->mean > 0 ? gpu_load_scale(sum, 1 / p->mean) : (gpu_load){1, 0, 1};
+  p->load.sm = fmin(1, p->load.sm);
+  p->load.busy = fmin(1, p->load.busy);
   for (int i = 0; i < NODES; i++) {
     double x = l->node_n[i];
     p->node[i] = p->s0 + p->s1 * x + p->s2 * x * x;
@@ -360,8 +369,8 @@ static const step_row *step_at(inf_service *s, uint32_t b) {
   if (isnan(row->t)) {
     rl_step st;
     rl_decode_step(&s->proto, b, s->fluid->tab_ctx, s->fluid->tab_phi, &st);
-    *row = (step_row){st.t, st.activity,
-                      st.t_comp >= st.t_mem ? st.t_comp / st.t : 0};
+    *row =
+        (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0, st.load};
   }
   return row;
 }
@@ -385,7 +394,8 @@ static uint32_t batch_cap(const inf_service *s, const span_load *l) {
 
 /* Running sums over the chain's states, unnormalised. */
 typedef struct chain {
-  double z, busy, act, comp, members, tokens, waiting, full, block, tpot_ok;
+  double z, busy, comp, members, tokens, waiting, full, block, tpot_ok;
+  gpu_load act;
 } chain;
 
 /* Adds the chain's state N (weight p): N = k R + j puts k requests on
@@ -402,13 +412,13 @@ static void add_state(inf_service *s, uint64_t n, uint32_t rr, double p,
   c->members += p * (double)n / rr;
   c->tokens += p * (lo * g0 + hi * g1);
   if (r0 != NULL) {
-    c->act += p * lo * r0->act;
+    c->act = gpu_load_axpy(c->act, p * lo, r0->act);
     c->comp += p * lo * r0->comp;
     s->fluid->tok_b[k] += p * lo * g0;
     c->tpot_ok += r0->t <= tpot_lim ? p * lo * g0 : 0;
   }
   if (r1 != NULL) {
-    c->act += p * hi * r1->act;
+    c->act = gpu_load_axpy(c->act, p * hi, r1->act);
     c->comp += p * hi * r1->comp;
     s->fluid->tok_b[k + 1] += p * hi * g1;
     c->tpot_ok += r1->t <= tpot_lim ? p * hi * g1 : 0;
@@ -431,7 +441,7 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->busy += mass;
   c->members += mass * bcap;
   c->tokens += mass * g;
-  c->act += mass * row->act;
+  c->act = gpu_load_axpy(c->act, mass, row->act);
   c->comp += mass * row->comp;
   s->fluid->tok_b[bcap] += mass * g;
   c->tpot_ok += row->t <= tpot_lim ? mass * g : 0;
@@ -571,7 +581,7 @@ static void stationary(inf_service *s, const span_load *l, const prefill *pre,
     sum_chain(s, rho, l->nup, bcap, lim, &c);
   else
     c.z = c.busy = 1; /* one-token outputs only: prefills, no batch */
-  pt->activity = rp * pre->activity + free * c.act / c.z;
+  pt->load = gpu_load_axpy(gpu_load_scale(pre->load, rp), free / c.z, c.act);
   pt->compute = rp + free * c.comp / c.z;
   pt->batch = c.members / c.z + rp;
   pt->waiting = c.waiting / c.z;
@@ -602,7 +612,7 @@ static void saturated(inf_service *s, const span_load *l, const prefill *pre,
   *pt = (part){0};
   const step_row *row = step_at(s, bcap);
   double rp = fmin(1, mu * pre->mean), free = 1 - rp;
-  pt->activity = rp * pre->activity + free * row->act;
+  pt->load = gpu_load_axpy(gpu_load_scale(pre->load, rp), free, row->act);
   pt->compute = rp + free * row->comp;
   pt->batch = bcap + rp;
   pt->tpot_mean = free > 0 ? row->t / free : INFINITY;
@@ -643,7 +653,7 @@ static void add_points(outcome *o, const prefill *pre, const part *pt,
 /* Adds a stretch of share `share` of the span, serving `served`. */
 static void add_part(outcome *o, const span_load *l, const prefill *pre,
                      const part *pt, double share, double served) {
-  o->activity += share * pt->activity;
+  o->load = gpu_load_axpy(o->load, share, pt->load);
   o->compute += share * pt->compute;
   o->batch += share * pt->batch;
   o->served += served;
@@ -768,7 +778,7 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
 }
 
 static void apply(frep *r, const outcome *o, double dt) {
-  r->act_int += o->activity * dt;
+  r->act_int = gpu_load_axpy(r->act_int, dt, o->load);
   r->comp_int += o->compute * dt;
   r->backlog = o->backlog;
   r->waiting = o->waiting;
@@ -891,17 +901,18 @@ bool inf__fluid_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->fluid->rep[k].down;
 }
 
-double inf__fluid_take_activity(inf_service *s, uint32_t k) {
+gpu_load inf__fluid_take_load(inf_service *s, uint32_t k) {
   if (k >= s->nrep)
-    return NAN;
+    return (gpu_load){NAN, NAN, NAN};
   advance(s);
   frep *r = &s->fluid->rep[k];
   double span = s->fluid->clock_s - r->act_since;
   if (span > 0) {
-    r->last_act = r->act_int / span;
+    r->last_act = gpu_load_scale(r->act_int, 1 / span);
     r->comp_mean = r->comp_int / span;
   }
-  r->act_int = r->comp_int = 0;
+  r->act_int = (gpu_load){0, 0, 0};
+  r->comp_int = 0;
   r->act_since = s->fluid->clock_s;
   return r->last_act;
 }

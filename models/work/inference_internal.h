@@ -47,13 +47,13 @@ typedef struct replica {
   double t_step;    /* s per decode step, while decoding */
   double pre_left;  /* share of the prefill still to run */
   double pre_s;     /* the whole prefill's duration at phi */
-  double activity;  /* per GPU, now */
+  gpu_load load;    /* per GPU, now, at full clock (gpu.h) */
   double compute;   /* share of the work now that the clock speeds up */
   double next_s;    /* time of the next change; +inf when idle */
   bool pass_due;    /* an arrival waits for this instant's pass */
   sim_handle ev;    /* the pending event ... */
   double ev_s;      /* ... and the time it stands for */
-  double act_int;   /* activity x seconds since act_since */
+  gpu_load act_int; /* load x seconds since act_since */
   double comp_int;  /* compute share x seconds since act_since */
   double comp_mean; /* the compute share's mean over the last window */
   double act_since;
@@ -184,7 +184,7 @@ void inf__fluid_free(const sim_allocator *a, inf_fluid *f);
 int inf__fluid_set_clock(inf_service *s, uint32_t r, double phi);
 int inf__fluid_set_down(inf_service *s, uint32_t r, bool down);
 bool inf__fluid_down(const inf_service *s, uint32_t r);
-double inf__fluid_take_activity(inf_service *s, uint32_t r);
+gpu_load inf__fluid_take_load(inf_service *s, uint32_t r);
 double inf__fluid_compute_share(const inf_service *s, uint32_t r);
 void inf__fluid_sample(inf_service *s, double dt, double *row);
 inf_totals inf__fluid_totals(const inf_service *s);

@@ -43,8 +43,13 @@ static const scn_field inf_fields[] = {
                  "an LLM of the catalog, e.g. Llama-3.1-8B"),
     STRING_FIELD("precision", precision, SCN_NONEMPTY, "fp16",
                  "weight precision: fp16, fp8, fp4, int8, int4"),
+    STRING_FIELD("kv_precision", kv_precision, SCN_NONEMPTY, "fp16",
+                 "the KV cache's precision, e.g. fp8 (TensorRT-LLM's FP8 KV "
+                 "cache)"),
     STRING_FIELD("gpu", gpu, SCN_NONEMPTY, NULL,
                  "GPU type of its replicas, e.g. H100-SXM; absent: any"),
+    STRING_FIELD("engine", engine, SCN_NONEMPTY, "vllm",
+                 "serving engine of the catalog: vllm or trt-llm"),
     INT_FIELD("tp", tp, 1, 1024, "1",
               "GPUs per replica (tensor parallelism), at least 1"),
     INT_FIELD("ep", ep, 1, 1024, "1",

@@ -57,16 +57,32 @@ typedef struct llm_precision {
   size_t nsources;
 } llm_precision;
 
+/* One serving engine (vLLM, TensorRT-LLM): what it reaches of the
+ * roofline and what it adds to every decode step (roofline.h, rl_config
+ * gives each figure's meaning). The fitted ones carry their fit set and
+ * residual in the catalog (make calibrate writes them). */
+typedef struct llm_engine {
+  char *name; /* the identifier services use, e.g. "vllm" */
+  char *full_name;
+  double eff_bw, eff_flops, act_fixed;
+  double seq_overhead_s, moe_layer_overhead_s, step_overhead_s;
+  char **sources;
+  size_t nsources;
+} llm_engine;
+
 typedef struct llm_catalog {
   llm_model *models;
   size_t n;
   llm_precision *precisions;
   size_t nprecisions;
+  llm_engine *engines;
+  size_t nengines;
 } llm_catalog;
 
 /* The schemas of one entry, so a scenario can embed a custom one. */
 extern const scn_schema llm_model_schema;
 extern const scn_schema llm_precision_schema;
+extern const scn_schema llm_engine_schema;
 
 /* Loads the catalog compiled into the program. SIM_OK, or an error with
  * the position in the catalog text. Free with llm_catalog_fini. */
@@ -86,11 +102,15 @@ const llm_model *llm_catalog_find(const llm_catalog *cat, const char *name);
 const llm_precision *llm_catalog_precision(const llm_catalog *cat,
                                            const char *name);
 
-/* Writes the model names, or the precision names, as "A, B, C" into buf
- * (for hints); truncated to size. */
+/* The engine called name, or NULL. Borrowed: valid while cat lives. */
+const llm_engine *llm_catalog_engine(const llm_catalog *cat, const char *name);
+
+/* Writes the model names, the precision names or the engine names, as
+ * "A, B, C" into buf (for hints); truncated to size. */
 void llm_catalog_names(const llm_catalog *cat, char *buf, size_t size);
 void llm_catalog_precision_names(const llm_catalog *cat, char *buf,
                                  size_t size);
+void llm_catalog_engine_names(const llm_catalog *cat, char *buf, size_t size);
 
 /* Bytes of all weights at precision p: parameters x bits / 8. Every expert
  * of an MoE is counted, since all must be resident. Cannot fail. */

@@ -8,11 +8,21 @@ void rl_config_default(rl_config *cfg) {
   cfg->eff_bw = 0.8;
   cfg->eff_flops = 0.6;
   cfg->mem_utilization = 0.9;
-  cfg->act_mem = 0.6;
+  cfg->act_fixed = 0.42;
   cfg->link_bps = 450e9;
   cfg->link_latency_s = 10e-6;
   cfg->seq_overhead_s = 37e-6;
   cfg->moe_layer_overhead_s = 185e-6;
+  cfg->step_overhead_s = 0;
+}
+
+void rl_config_engine(rl_config *cfg, const llm_engine *e) {
+  cfg->eff_bw = e->eff_bw;
+  cfg->eff_flops = e->eff_flops;
+  cfg->act_fixed = e->act_fixed;
+  cfg->seq_overhead_s = e->seq_overhead_s;
+  cfg->moe_layer_overhead_s = e->moe_layer_overhead_s;
+  cfg->step_overhead_s = e->step_overhead_s;
 }
 
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
@@ -58,22 +68,26 @@ int rl_check(const rl_replica *r, sim_error *err) {
                          "tensor-parallel degree %d for %s on %s: must be >= 1",
                          r->tp, r->model->name, r->gpu->name);
   if (!share_ok(c->eff_bw) || !share_ok(c->eff_flops) ||
-      !share_ok(c->mem_utilization) || !share_ok(c->act_mem))
+      !share_ok(c->mem_utilization) ||
+      !(c->act_fixed >= 0 && c->act_fixed <= 1))
     return sim_error_set(err, SIM_EINPUT,
-                         "efficiencies, memory utilisation and memory-bound "
-                         "activity must be in (0, 1]: %g, %g, %g, %g",
+                         "efficiencies and memory utilisation must be in (0, "
+                         "1], the fixed costs' activity in [0, 1]: %g, %g, "
+                         "%g, %g",
                          c->eff_bw, c->eff_flops, c->mem_utilization,
-                         c->act_mem);
+                         c->act_fixed);
   if (r->tp > 1 && !(c->link_bps > 0 && c->link_latency_s >= 0))
     return sim_error_set(err, SIM_EINPUT,
                          "all-reduce link: bandwidth must be > 0 and latency "
                          ">= 0 (%g B/s, %g s)",
                          c->link_bps, c->link_latency_s);
-  if (!(c->seq_overhead_s >= 0 && c->moe_layer_overhead_s >= 0))
+  if (!(c->seq_overhead_s >= 0 && c->moe_layer_overhead_s >= 0 &&
+        c->step_overhead_s >= 0))
     return sim_error_set(err, SIM_EINPUT,
-                         "per-sequence and per-MoE-layer step costs must be "
-                         ">= 0 (%g s, %g s)",
-                         c->seq_overhead_s, c->moe_layer_overhead_s);
+                         "per-sequence, per-MoE-layer and per-step costs must "
+                         "be >= 0 (%g s, %g s, %g s)",
+                         c->seq_overhead_s, c->moe_layer_overhead_s,
+                         c->step_overhead_s);
   int rc = check_ep(r, err);
   if (rc == SIM_OK)
     rc = llm_check_precision(r->gpu, r->weights, err);
@@ -151,11 +165,11 @@ static double allreduce_s(const rl_replica *r, double tokens) {
          2.0 * moe * all_to_all_s(r, tokens);
 }
 
-void rl_decode_step(const rl_replica *r, double batch, double context,
-                    double phi, rl_step *out) {
+/* The step's parts and time at phi (the header comment); no load. */
+static void step_parts(const rl_replica *r, double batch, double context,
+                       double phi, rl_step *out) {
   const llm_model *m = r->model;
   const rl_config *c = &r->cfg;
-  phi = clamp_phi(r, phi);
   double weights = llm_decode_weight_bytes(m, r->weights, batch);
   double kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
   double bw = r->tp * r->gpu->bandwidth_bps * gpu_speed_memory(r->gpu, phi);
@@ -170,12 +184,30 @@ void rl_decode_step(const rl_replica *r, double batch, double context,
   out->t_comp = out->t_gemm + out->t_attn;
   out->t_tp = allreduce_s(r, batch);
   out->t_fixed = batch * c->seq_overhead_s +
-                 (double)m->moe_layers * c->moe_layer_overhead_s;
+                 (double)m->moe_layers * c->moe_layer_overhead_s +
+                 c->step_overhead_s;
   out->t = fmax(out->t_weights, out->t_gemm) +
            fmax(out->t_kv, out->t_attn) + out->t_tp + out->t_fixed;
-  double a = c->act_mem * (out->t_mem + out->t_fixed) / out->t +
-             (1 - c->act_mem) * out->t_comp / out->t;
-  out->activity = a > 1 ? 1 : a;
+}
+
+/* The load of a step priced at full clock (the header comment). */
+static gpu_load step_load(const rl_replica *r, const rl_step *s) {
+  double bw = r->tp * r->gpu->bandwidth_bps;
+  double sm = (s->t_comp + r->cfg.act_fixed * s->t_fixed) / s->t;
+  return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), 1};
+}
+
+void rl_decode_step(const rl_replica *r, double batch, double context,
+                    double phi, rl_step *out) {
+  phi = clamp_phi(r, phi);
+  step_parts(r, batch, context, phi, out);
+  if (phi == 1) {
+    out->load = step_load(r, out);
+    return;
+  }
+  rl_step full;
+  step_parts(r, batch, context, 1, &full);
+  out->load = step_load(r, &full);
 }
 
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
@@ -200,22 +232,30 @@ double rl_step_power_w(const rl_replica *r, double batch, double context,
                        double phi) {
   rl_step s;
   rl_decode_step(r, batch, context, phi, &s);
-  return gpu_power(r->gpu, clamp_phi(r, phi), s.activity);
+  return gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
+}
+
+gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
+  double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, 1);
+  double t = comp + allreduce_s(r, prompt_tokens);
+  /* An empty prompt (a trace row with no context) computes nothing. */
+  if (!(t > 0))
+    return (gpu_load){0, 0, 0};
+  double bytes = llm_weight_bytes(r->model, r->weights) / r->tp;
+  return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)),
+                    1};
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
                           double phi) {
-  phi = clamp_phi(r, phi);
-  double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, phi);
-  double t = comp + allreduce_s(r, prompt_tokens);
-  /* An empty prompt (a trace row with no context) computes nothing. */
-  return gpu_power(r->gpu, phi, t > 0 ? comp / t : 0);
+  return gpu_load_power(r->gpu, clamp_phi(r, phi),
+                        rl_prefill_load(r, prompt_tokens));
 }
 
 double rl_decode_tokens_per_joule(const rl_replica *r, double batch,
                                   double context, double phi) {
   rl_step s;
   rl_decode_step(r, batch, context, phi, &s);
-  double p = gpu_power(r->gpu, clamp_phi(r, phi), s.activity);
+  double p = gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
   return batch / (s.t * r->tp * p);
 }

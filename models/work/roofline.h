@@ -79,17 +79,21 @@
  * EngineArgs, docs "Engine Arguments"), the rest left for activations, the
  * CUDA context and the runtime.
  *
- * Power during a step: gpu_power(phi, a) per GPU with the activity
+ * Power during a step: gpu_load_power(phi, L) per GPU (gpu.h) with the
+ * load the step puts on each GPU at full clock,
  *
- *   a = min(1, a_mem x (t_mem' + t_fixed)/t_step + (1 - a_mem) x
- *              t_comp/t_step)
+ *   sm   = (t_gemm + t_attn + a_fixed t_fixed) / t
+ *   mem  = bytes / tp / (BW t)
+ *   busy = 1
  *
- * (t_mem' = t_mem / s_mem(phi)): 1 when the tensor cores are busy the
- * whole step, a_mem when only the memory system is (streaming weights
- * with the tensor cores mostly idle) or during the fixed costs, 0 while
- * waiting on the all-reduce. The fixed costs do not scale with the
- * clock.
- * Tokens per joule of a decode step = B / (t_step x tp x P). */
+ * the tensor pipes busy for the kernels' compute time, the SMs at a_fixed
+ * through the fixed costs (the engine's small kernels: sampling,
+ * attention metadata, the MoE router and sort), nothing of note while
+ * waiting on an all-reduce, and the HBM carrying the step's bytes. The
+ * fixed costs do not scale with the clock. The power follows what the
+ * step does, not two fixed activity levels: a memory-bound step at small
+ * batch draws the memory power of its bandwidth, a large batch adds the
+ * SMs'. Tokens per joule of a decode step = B / (t_step x tp x P). */
 #ifndef MODELS_ROOFLINE_H
 #define MODELS_ROOFLINE_H
 
@@ -115,12 +119,11 @@ typedef struct rl_config {
   /* Share of GPU memory for weights and KV cache: 0.9, vLLM's
    * gpu_memory_utilization default. */
   double mem_utilization;
-  /* Activity of a purely memory-bound step (tensor cores idle): 0.6. From
-   * Splitwise's profile (Patel et al., ISCA 2024; splitwise-sim
-   * data/perf_model.csv): Llama-2-70B at batch 1 on A100, dominated by
-   * decode, averages 0.43-0.74 of TDP, i.e. activity (P - P_idle) /
-   * (P_tdp - P_idle) of 0.33-0.69 (lower with wider tensor parallelism). */
-  double act_mem;
+  /* SM activity through the fixed costs (seq_overhead_s and
+   * moe_layer_overhead_s): the engine's small kernels keep the SMs busy
+   * without the tensor pipes. Calibrated with the GPU power model on the
+   * ML.ENERGY H100 fit set (make calibrate); the engine catalog has it. */
+  double act_fixed;
   /* All-reduce link: per-GPU, per-direction NVLink bandwidth, 450e9 B/s
    * (H100 NVLink 4: 900 GB/s total, NVIDIA H100 datasheet; A100's NVLink 3
    * is 600 GB/s total), and a per-all-reduce latency of 10 us (NCCL
@@ -128,38 +131,41 @@ typedef struct rl_config {
    * nccl-tests; NCCL's tuning model uses a few us per step). */
   double link_bps;
   double link_latency_s;
-  /* Cost per sequence per decode step beyond the roofline: 37 us. What
-   * grows with the batch but not with weight or KV bytes: the engine's
-   * host work for each request (scheduling, preparing token ids,
-   * positions and block tables, processing its output token) and the
-   * per-sequence GPU work outside the GEMMs and the KV stream (sampling
-   * over the vocabulary, attention's per-sequence blocks and split-KV
-   * reduction). The vLLM team's v0.6.0 release post ("vLLM v0.6.0: 2.7x
-   * Throughput Improvement and 5x Latency Reduction", blog.vllm.ai, 5
-   * Sept 2024; figures from memory) profiled Llama 3 8B on one H100
-   * under v0.5.3: the GPU busy only 38% of the time, the HTTP API server
-   * 33%, scheduling and input preparation 29%; later engines overlap
-   * much of it. The data cannot tell host from GPU time apart; measured
-   * power does not drop as this share grows (Llama-3.1-8B, one H100,
-   * 690 W at batch 511), so the model counts it as GPU-busy time. The
-   * figure is fitted (least squares on the log of the measured / modelled
-   * step time, dense and MoE weighted equally) with moe_layer_overhead_s
-   * on the 191 ML.ENERGY v3 H100 runs only; the 154 B200 runs were held
-   * out (tests/validate/mlenergy_runs.h). One figure for both GPUs, as the
-   * data say: the measured step of Llama-3.1-8B grows by about 89 us per
-   * added sequence on an H100 and 73 us on a B200, with 2.4x its
-   * bandwidth. Scenario parameter; 0 gives the pure roofline. */
+  /* Cost per sequence per decode step beyond the roofline. What grows
+   * with the batch but not with weight or KV bytes: the engine's host work
+   * for each request (scheduling, preparing token ids, positions and block
+   * tables, processing its output token) and the per-sequence GPU work
+   * outside the GEMMs and the KV stream (sampling over the vocabulary,
+   * attention's per-sequence blocks and split-KV reduction). The vLLM
+   * team's v0.6.0 release post ("vLLM v0.6.0: 2.7x Throughput Improvement
+   * and 5x Latency Reduction", blog.vllm.ai, 5 Sept 2024; figures from
+   * memory) profiled Llama 3 8B on one H100 under v0.5.3: the GPU busy
+   * only 38% of the time, the HTTP API server 33%, scheduling and input
+   * preparation 29%; later engines overlap much of it. The data cannot
+   * tell host from GPU time apart; measured power does not drop as this
+   * share grows (Llama-3.1-8B, one H100, 690 W at batch 511), so the
+   * model counts it as GPU-busy time at act_fixed. Each serving engine
+   * has its own figure in the engine catalog (scenarios/catalog/
+   * models.yaml, engines: fitted by make calibrate on its fit set);
+   * the default here is the pure roofline's 0 plus the figure the
+   * harnesses had before the engines, 37 us. */
   double seq_overhead_s;
-  /* Fixed cost of each MoE layer in a decode step: 185 us. The fused-MoE
-   * path of a serving engine (vLLM's fused_moe: router top-k, the sort and
+  /* Fixed cost of each MoE layer in a decode step. The fused-MoE path of
+   * a serving engine (vLLM's fused_moe: router top-k, the sort and
    * padding of tokens by expert, moe_align_block_size, two grouped GEMMs,
    * the activation and the weighted sum) runs as several small kernels
    * whose latency the few tokens per expert of a decode step do not hide;
    * it does not shrink with more GPUs: Llama-4-Scout at batch 8 takes 24.8
    * ms a step on 4 H100 and 21.1 ms on 8 (ML.ENERGY v3), where its expert
-   * reads halve. No published per-layer figure: fitted with
-   * seq_overhead_s on the H100 runs, B200 held out (as above). */
+   * reads halve. So it stands for kernel launches and the router's and
+   * sort's latency, not for data moved: the all-to-all of expert
+   * parallelism is modelled apart (t_ep above). No published per-layer
+   * figure exists: the engine catalog's is fitted (make calibrate), so
+   * empirical; 185 us is the default. */
   double moe_layer_overhead_s;
+  /* Fixed cost of every decode step, whatever its batch: the engine's
+   * scheduling and the launch of the step's graph. */
+  double step_overhead_s;
 } rl_config;
 
 /* The replica. Plain data, all pointers borrowed (the catalogs own them):
@@ -176,6 +182,9 @@ typedef struct rl_replica {
 
 /* Writes the defaults above into cfg. */
 void rl_config_default(rl_config *cfg);
+
+/* Writes engine e's figures (llm.h) into cfg; the rest stays. */
+void rl_config_engine(rl_config *cfg, const llm_engine *e);
 
 /* Fills r with tp GPUs of type g serving m at weight precision w, KV at 16
  * bits, no expert parallelism (ep 1) and the default config, then checks
@@ -211,7 +220,7 @@ typedef struct rl_step {
   double t_gemm, t_attn;      /* parts of t_comp: GEMMs, attention */
   double t_fixed;             /* host and fixed MoE costs, s */
   double t;                   /* see the header comment */
-  double activity;            /* per GPU, see the header comment */
+  gpu_load load;              /* per GPU at full clock, the header comment */
 } rl_step;
 
 void rl_decode_step(const rl_replica *r, double batch, double context,
@@ -229,8 +238,12 @@ double rl_prefill_s(const rl_replica *r, double prompt_tokens, double phi);
 double rl_step_power_w(const rl_replica *r, double batch, double context,
                        double phi);
 
-/* Power of one GPU during prefill, W: compute-bound, activity
- * t_comp / t_pre (1 at tp = 1). */
+/* The load of one GPU during a prefill, at full clock: the SMs busy for
+ * its compute time (1 at tp = 1, less while waiting on all-reduces), the
+ * HBM reading the weights once. */
+gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens);
+
+/* Power of one GPU during prefill, W: gpu_load_power of that load. */
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
                           double phi);
 

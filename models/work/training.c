@@ -48,7 +48,7 @@ typedef struct job {
   double *phi;   /* the current clock shares, */
   double *star;  /* the tuned clocks phi*_s (phi_s untuned), */
   double *u;     /* a steady-state microbatch at phi*_s, s, */
-  double *ratio; /* d(phi*_s) / d(phi_s), */
+  double *ratio; /* D(phi*_s) / D(phi_s) (training.h), */
   double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
   double iter;   /* iteration time at the current clocks, s */
   train_state state;
@@ -63,6 +63,7 @@ typedef struct job {
   sim_time risk_from;  /* see the top of the file */
   double energy_mark;
   double host_w; /* train_set_host_slope */
+  double act_c;  /* act_compute, or from the MFU (training.h) */
   gsl_rng *rng;   /* failures */
   bool held;    /* train_hold: no computing until released */
   bool reload;  /* a restart ran out while held: reload before computing */
@@ -171,8 +172,10 @@ static void apply_clocks(job *j) {
       j->block[s] = j->m * j->t[s];
     } else {
       j->u[s] = j->tau[s] / gpu_speed_compute(j->g, star);
-      j->ratio[s] = gpu_dynamic_fraction(j->g, star) /
-                    gpu_dynamic_fraction(j->g, j->phi[s]);
+      /* What a level draws above idle at each clock (gpu.h: the busy
+       * floor does not follow the clock, the SM part does). */
+      j->ratio[s] = (gpu_power(j->g, star, 1) - j->g->idle_w) /
+                    (gpu_power(j->g, j->phi[s], 1) - j->g->idle_w);
       j->block[s] = j->t[s] + (j->m - 1) * j->u[s];
     }
   }
@@ -258,6 +261,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->ratio = j->u + j->pp;
   j->block = j->ratio + j->pp;
   init_times(j, m, w);
+  j->act_c = train_config_compute_activity(c, g);
   *out = p->n++;
   return SIM_OK;
 }
@@ -586,12 +590,12 @@ static double profile(const job *j, uint32_t s, double x, double dt) {
   const train_config *c = j->c;
   double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
   double comm = share_in(j, x, dt, j->iter - j->comm, j->comm);
-  double a = c->act_idle + (c->act_compute - c->act_idle) * busy +
+  double a = c->act_idle + (j->act_c - c->act_idle) * busy +
              (c->act_comm - c->act_idle) * comm;
   if (j->ratio[s] != 1) {
     double slow =
         share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
-    a += c->act_compute * (j->ratio[s] - 1) * fmin(slow, busy);
+    a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
   }
   return a < 0 ? 0 : a;
 }
@@ -668,6 +672,29 @@ double train_activity(const train_pool *p, size_t i, uint32_t stage,
   double done = progress(j, sim_engine_now(p->e));
   double x = (done - floor(done)) * j->iter;
   return profile(j, stage, x, dt);
+}
+
+/* Shares of peak the tensor pipes and the memory reach when they run: the
+ * roofline's eff_flops and eff_bw defaults (roofline.h gives their
+ * sources), so training and serving price a GPU's work alike. */
+#define TRAIN_TENSOR_EFF 0.6
+#define TRAIN_MEM_EFF 0.8
+
+double train_config_compute_activity(const train_config *c,
+                                     const gpu_spec *g) {
+  if (!isnan(c->act_compute))
+    return c->act_compute;
+  /* Equal stages at full clock: the block is m tau, the iteration
+   * (m + p - 1) tau / (1 - c). */
+  double m = (double)c->microbatches, pp = (double)c->pp;
+  double block_share = (1 - c->comm_share) * m / (m + pp - 1);
+  double sm = fmin(1, c->mfu / (block_share * TRAIN_TENSOR_EFF));
+  gpu_load l = {sm, (1 - sm) * TRAIN_MEM_EFF, 1};
+  return gpu_load_share(g, l);
+}
+
+double train_compute_activity(const train_pool *p, size_t i) {
+  return p->jobs[i].act_c;
 }
 
 /* Stage s's power per GPU at activity a and its clock phi_s: linear in a

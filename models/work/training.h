@@ -40,6 +40,17 @@
  * kernels keep the GPUs well above idle), so the job's power swings every
  * iteration. training_scn.c gives the calibration and its sources.
  *
+ * Compute activity from the MFU (act_compute absent). The iteration's
+ * FLOPs run inside the compute blocks, so there the tensor pipes deliver
+ * MFU x T / B of peak (T the iteration, B the block at full clock). When
+ * they run they reach e_t of peak (TRAIN_TENSOR_EFF, the roofline's
+ * eff_flops), so they are busy sm = min(1, MFU T / (B e_t)) of the block;
+ * the rest of it runs memory-bound kernels (norms, activations, the
+ * optimizer) at the roofline's eff_bw of the bandwidth. The block's load
+ * {sm, (1 - sm) eff_bw, 1} gives its power through gpu.h, and act_compute
+ * is that power's share of tdp - idle (train_compute_activity): a job at
+ * higher MFU draws more, up to the GPU's power limit.
+ *
  * The waveform (train_wave_w). The factory sets power once per control
  * period from the mean activity over it, which keeps every energy book
  * exact; the phases inside the period are the job's waveform. All
@@ -76,13 +87,14 @@
  * stage already at phi_min. Bubbles and communication stay at phi_s.
  *
  * Power under tuning. The factory sets a GPU's power from the clock its
- * cap allows and its activity, P = P_idle + (P_tdp - P_idle) a d(phi)
- * (gpu.h), linear in a at a given clock. So that it needs nothing new,
- * the clock it keeps for the stage's GPUs stays phi_s, and train_activity
- * returns the activity that gives, at phi_s, the exact mean power of the
- * phases: over the window, sum_k(duration_k a_k d(phi_k)) / (window x
- * d(phi_s)), the slowed microbatches counting as (act_compute, phi*_s)
- * and everything else as before at phi_s. The energy is exact; only the
+ * cap allows and its activity as a level, P = P_idle + a D(phi) with
+ * D(phi) = P_busy + P_sm d(phi) (gpu.h), linear in a at a given clock.
+ * So that it needs nothing new, the clock it keeps for the stage's GPUs
+ * stays phi_s, and train_activity returns the activity that gives, at
+ * phi_s, the exact mean power of the phases: over the window,
+ * sum_k(duration_k a_k D(phi_k)) / (window x D(phi_s)), the slowed
+ * microbatches counting as (act_compute, phi*_s) and everything else as
+ * before at phi_s. The energy is exact; only the
  * reported clock (telemetry) is phi_s rather than phi*_s in the slowed
  * phases: train_stage_clock gives phi*_s. The slowed phases may come out
  * below act_idle (a GPU computing at a low clock can draw less than one
@@ -291,6 +303,14 @@ double train_stage_clock(const train_pool *p, size_t job, uint32_t stage);
  * waiting, done). With speed tuning it is the activity that gives the
  * phases' exact mean power at the stage's clock phi_s (header comment);
  * dt = 0: the value at now. */
+/* The activity of job's compute blocks: act_compute as given, or from the
+ * MFU on its GPU (the header comment). */
+double train_compute_activity(const train_pool *p, size_t job);
+
+/* The same for a config on GPU g before a job exists, with pp stages of
+ * equal work. */
+double train_config_compute_activity(const train_config *c, const gpu_spec *g);
+
 double train_activity(const train_pool *p, size_t job, uint32_t stage,
                       double dt);
 

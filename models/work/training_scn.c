@@ -80,20 +80,18 @@ static const scn_field train_fields[] = {
      * communication phase (Choukse et al. 2025, arXiv:2508.14318). */
     SHARE("comm_share", comm_share, "10%", 0,
           "share of the iteration in exposed communication, below 100%"),
-    /* The phase activities are calibrated to published training power
-     * (tests/validate/test_training_power.c holds them to it):
-     *  - Compute at 100%: the GPU at its power limit (TDP at full clock).
-     *    Large-GEMM LLM training is power-limited on H100: Latif et al.,
-     *    IEEE Access 13 (2025) 61740 (arXiv:2412.08602), measured an
-     *    8 x H100 node peaking at about 8.4 kW "with GPUs near full
-     *    utilization", 8 x 700 W plus a host of about 2.8 kW. A GB200
-     *    NVL72 rack's 120-132 kW (NVIDIA; Supermicro's breakdown) is its
-     *    72 GPUs at 1200 W plus about 35 kW of the rest. Zeus (You et
-     *    al., NSDI 2023; data/gpu_power/summary_power_v100.csv): V100
-     *    training at its full 250 W limit averages 222 W (ResNet-50,
-     *    ImageNet) and 227 W (BERT, SQuAD) over whole runs, 89-91% of
-     *    the limit with data loading and optimizer steps included, so
-     *    compute-bound kernels sit at the limit.
+    /* The phase activities. Compute: absent, from the MFU through the GPU
+     * power model (training.h); tests/validate/test_training_power.c
+     * holds the result to published node power (Latif et al., IEEE
+     * Access 13 (2025) 61740, arXiv:2412.08602: an 8 x H100 node peaking
+     * at about 8.4 kW; Newkirk et al., arXiv:2506.14551: compute-
+     * intensive training at about 76% of the node's 10.2 kW), and a job
+     * at 25% MFU below one at 55%, as measured power rises with the work
+     * the GPUs do. A figure given here overrides it (the share of tdp -
+     * idle while computing). Zeus (You et al., NSDI 2023;
+     * data/gpu_power/summary_power_v100.csv): V100 training at its full
+     * 250 W limit averages 222 W (ResNet-50, ImageNet) and 227 W (BERT,
+     * SQuAD) over whole runs, so compute-bound kernels reach the limit.
      *  - Bubbles at 25%: a stage waiting for activations spins on one
      *    NCCL receive with its memory clocks up (an assumption, between
      *    idle and communication).
@@ -101,13 +99,16 @@ static const scn_field train_fields[] = {
      *    bandwidth on a few SMs; the GPUs draw well above idle (Choukse
      *    et al. 2025, arXiv:2508.14318, figure 1: the communication
      *    troughs of DGX-H100 production jobs sit well above idle; the
-     *    50% is our reading, from memory). With comm_share 10% an H100
-     *    averages 0.9 x 700 + 0.1 x 385 = 668 W, inside the 606-681 W
-     *    that Newkirk et al. (arXiv:2506.14551: compute-intensive
-     *    training at 76% of the node's 10.2 kW) leaves after the host.
+     *    50% is our reading, from memory).
      *  - Checkpoints at 10%: the GPUs wait on storage. */
-    SHARE("act_compute", act_compute, "100%", 0,
-          "activity while a stage computes (the power limit)"),
+    {.key = "act_compute",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, act_compute),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .help = "activity while a stage computes, 0-100%; absent: from the "
+             "MFU through the GPU power model"},
     SHARE("act_idle", act_idle, "25%", 0,
           "activity in pipeline bubbles"),
     SHARE("act_comm", act_comm, "50%", 0,

@@ -129,8 +129,69 @@ static void speeds(void **state) {
   const gpu_spec *g = gpu_catalog_find(&catalog, "H100-SXM");
   assert_close(gpu_speed_compute(g, 0.7), 0.7, 1e-15, 0);
   assert_close(gpu_speed_compute(g, 0.01), gpu_phi_min(g), 1e-15, 0);
-  /* beta = 0 (Splitwise: decode time unchanged under a power cap). */
+  /* Memory-bound work holds its speed down to the knee (50%), then falls
+   * with the clock. */
   assert_close(gpu_speed_memory(g, 0.7), 1, 0, 0);
+  assert_close(gpu_speed_memory(g, 0.5), 1, 0, 0);
+  assert_close(gpu_speed_memory(g, 0.25), 0.5, 1e-15, 0);
+}
+
+/* The three parts of gpu.h: a load that only moves memory draws idle,
+ * the busy floor and its memory power whatever the SM clock above the
+ * knee, and half of that memory power at half the knee; a load that only
+ * computes draws the TDP at full clock; under a cap the memory part
+ * holds while the SM clock gives way, so a memory-bound load's clock
+ * stays above the knee until the cap reaches its memory power. */
+static void power_follows_the_load(void **state) {
+  (void)state;
+  for (size_t k = 0; k < catalog.n; k++) {
+    const gpu_spec *g = &catalog.gpus[k];
+    gpu_load mem = {0, 1, 1}, comp = {1, 0, 1}, decode = {0.2, 0.7, 1};
+    double pm = g->idle_w + g->busy_w + g->mem_w;
+    assert_close(gpu_load_power(g, 1, mem), pm, 1e-12, 0);
+    assert_close(gpu_load_power(g, g->knee, mem), pm, 1e-12, 0);
+    assert_close(gpu_load_power(g, g->knee / 2, mem), pm - g->mem_w / 2, 1e-12,
+                 0);
+    assert_close(gpu_load_power(g, 1, comp), g->tdp_w, 1e-12, 0);
+    assert_close(gpu_sm_span(g), g->tdp_w - g->idle_w - g->busy_w, 0, 0);
+    double full = gpu_load_power(g, 1, decode);
+    double at_knee = gpu_load_power(g, g->knee, decode);
+    double cap = 0.5 * (full + at_knee);
+    double phi = gpu_load_clock_under_cap(g, cap, decode);
+    assert_true(phi > g->knee && phi < 1);
+    assert_close(gpu_load_power(g, phi, decode), cap, 1e-6, 0);
+    double low = 0.5 * (at_knee + gpu_load_power(g, gpu_phi_min(g), decode));
+    phi = gpu_load_clock_under_cap(g, low, decode);
+    assert_true(phi < g->knee && phi > gpu_phi_min(g));
+    assert_close(gpu_load_power(g, phi, decode), low, 1e-6, 0);
+    assert_close(gpu_load_share(g, comp), 1, 1e-12, 0);
+  }
+}
+
+/* A catalog file without a power_model map derives busy_power and
+ * memory_power as the built-in catalog does: the schema's defaults are
+ * its calibrated figures. */
+static int parse_catalog(const char *yaml, gpu_catalog *cat, sim_error *err);
+
+#define SPEC_HEAD                                                              \
+  "gpus:\n  - name: X\n    tdp: 250 W\n    idle_power: 35 W\n"                 \
+  "    power_cap_min: 100 W\n    power_cap_max: 250 W\n"                       \
+  "    clock_max: 1380 MHz\n    clock_min: 135 MHz\n    memory: 16 GB\n"       \
+  "    memory_bandwidth: 900 GB/s\n    dense: {fp16: 112 TFLOPS}\n"            \
+  "    sources: ['all: test']\n"
+
+static void power_model_defaults_are_the_catalogs(void **state) {
+  (void)state;
+  gpu_catalog cat;
+  sim_error err = {0};
+  if (parse_catalog(SPEC_HEAD, &cat, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_close(cat.power.busy_share, catalog.power.busy_share, 0, 0);
+  assert_close(cat.power.pj_per_byte, catalog.power.pj_per_byte, 0, 0);
+  const gpu_spec *x = &cat.gpus[0];
+  assert_close(x->mem_w, catalog.power.pj_per_byte * 1e-12 * 900e9, 1e-12, 0);
+  assert_close(x->busy_w, catalog.power.busy_share * 215, 1e-12, 0);
+  gpu_catalog_fini(&cat);
 }
 
 /* A spec in a catalog of its own, from YAML text. */
@@ -142,13 +203,6 @@ static int parse_catalog(const char *yaml, gpu_catalog *cat, sim_error *err) {
   fclose(f);
   return gpu_catalog_load_file(cat, path, err);
 }
-
-#define SPEC_HEAD                                                              \
-  "gpus:\n  - name: X\n    tdp: 250 W\n    idle_power: 35 W\n"                 \
-  "    power_cap_min: 100 W\n    power_cap_max: 250 W\n"                       \
-  "    clock_max: 1380 MHz\n    clock_min: 135 MHz\n    memory: 16 GB\n"       \
-  "    memory_bandwidth: 900 GB/s\n    dense: {fp16: 112 TFLOPS}\n"            \
-  "    sources: ['all: test']\n"
 
 /* A table sampled from phi^2.5 drives the GSL root finder to the closed
  * form's answer. */
@@ -359,6 +413,8 @@ int main(void) {
   TEST_ADD(tests, n, precisions_follow_the_hardware);
   TEST_ADD(tests, n, power_model_defining_points);
   TEST_ADD(tests, n, speeds);
+  TEST_ADD(tests, n, power_follows_the_load);
+  TEST_ADD(tests, n, power_model_defaults_are_the_catalogs);
   TEST_ADD(tests, n, root_finder_agrees_with_closed_form);
   TEST_ROWS(tests, n, bad_specs_are_rejected, bad_specs);
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);

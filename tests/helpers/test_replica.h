@@ -1,6 +1,7 @@
 /* test_replica.h - a replica from the built-in catalogs (test_catalogs.h)
- * that must be valid, for the tests of the roofline and of inference.
- * Header only, like test_catalogs.h. */
+ * that must be valid, for the tests of the roofline and of inference,
+ * served by the catalog's vllm engine as services are by default. Header
+ * only, like test_catalogs.h. */
 #ifndef TEST_REPLICA_H
 #define TEST_REPLICA_H
 
@@ -18,6 +19,7 @@ static inline rl_replica test_replica(const char *gpu, const char *model,
   sim_error err = {0};
   if (rl_replica_init(&r, g, m, p, tp, &err) != SIM_OK)
     fail_msg("%s", err.msg);
+  rl_config_engine(&r.cfg, llm_catalog_engine(&cats.llm, "vllm"));
   return r;
 }
 

@@ -9,6 +9,7 @@
 
 #include "csv.h"
 #include "roofline.h"
+#include "serve_run.h"
 
 /* The one mapping table: ML.ENERGY model_id -> catalog name. Only ids
  * whose architecture is the catalog entry's (same config.json shape) are
@@ -65,15 +66,22 @@ static const char *map_precision(const char *name) {
   return NULL;
 }
 
+bool mlr_in_fit_set(const mlr_run *r) {
+  return strcmp(r->gpu_model, "H100") == 0 &&
+         strcmp(r->precision, "fp16") == 0 &&
+         strcmp(r->task, "sourcegraph-fim") != 0;
+}
+
 /* The run's replica: num_gpus / data_parallel GPUs, tensor parallel, with
- * the experts split whole over them when expert_parallel > 1. ML.ENERGY
- * records its MoE runs as tensor_parallel 1, expert_parallel N on N GPUs;
- * vLLM with --enable-expert-parallel and data_parallel 1 runs attention
- * tensor-parallel over those N GPUs (EP size = TP x DP, vLLM docs,
- * 'Expert Parallel Deployment'), which is what ep = tp = N models. */
+ * the experts split whole over them when expert_parallel > 1, served by
+ * engine eng. ML.ENERGY records its MoE runs as tensor_parallel 1,
+ * expert_parallel N on N GPUs; vLLM with --enable-expert-parallel and
+ * data_parallel 1 runs attention tensor-parallel over those N GPUs (EP
+ * size = TP x DP, vLLM docs, 'Expert Parallel Deployment'), which is what
+ * ep = tp = N models. */
 static int build_replica(const mlr_run *run, const llm_catalog *llms,
-                         const gpu_catalog *gpus, rl_replica *r,
-                         sim_error *err) {
+                         const gpu_catalog *gpus, const llm_engine *eng,
+                         rl_replica *r, sim_error *err) {
   const gpu_spec *g = gpu_catalog_find(gpus, map_gpu(run->gpu_model));
   const llm_model *m = llm_catalog_find(llms, run->model);
   const llm_precision *p = llm_catalog_precision(llms, run->precision);
@@ -85,40 +93,84 @@ static int build_replica(const mlr_run *run, const llm_catalog *llms,
   if (rc != SIM_OK)
     return rc;
   r->ep = run->ep > 1 ? per : 1;
+  rl_config_engine(&r->cfg, eng);
   return rl_check(r, err);
 }
 
-/* Steady state of one replica: decode at the measured batch and a mean
- * context of prompt + output / 2 (capped by the KV cache), each request's
- * prefill paid once over its output tokens. */
+static void keep_parts(mlr_run *run, const rl_step *s, double t_pre) {
+  run->step_ms = 1e3 * s->t;
+  run->weights_ms = 1e3 * s->t_weights;
+  run->kv_ms = 1e3 * s->t_kv;
+  run->gemm_ms = 1e3 * s->t_gemm;
+  run->attn_ms = 1e3 * s->t_attn;
+  run->comm_ms = 1e3 * s->t_tp;
+  run->fixed_ms = 1e3 * s->t_fixed;
+  run->prefill_ms = 1e3 * t_pre;
+}
+
+/* Steady state of one replica at the measured batch b: decode steps at a
+ * mean context of prompt + output / 2 (capped by the KV cache), and b /
+ * output prefills a step (each request's once over its output tokens).
+ * The mean load of that cycle sets the clock under the TDP, and power is
+ * the model's at that clock. */
+static void model_steady(mlr_run *run, const rl_replica *r, double cap) {
+  double b = run->batch / (run->dp > 0 ? run->dp : 1), out = run->output;
+  double ctx = fmin(MLR_PROMPT_TOKENS + out / 2, cap / b), per = b / out;
+  rl_step s;
+  rl_decode_step(r, b, ctx, 1, &s);
+  double t_pre = rl_prefill_s(r, MLR_PROMPT_TOKENS, 1);
+  gpu_load l = gpu_load_axpy(gpu_load_scale(s.load, s.t), per * t_pre,
+                             rl_prefill_load(r, MLR_PROMPT_TOKENS));
+  l = gpu_load_scale(l, 1 / (s.t + per * t_pre));
+  double phi = gpu_load_clock_under_cap(r->gpu, r->gpu->tdp_w, l);
+  rl_decode_step(r, b, ctx, phi, &s);
+  t_pre = rl_prefill_s(r, MLR_PROMPT_TOKENS, phi);
+  double p = gpu_load_power(r->gpu, phi, l);
+  run->ctx = ctx;
+  keep_parts(run, &s, t_pre);
+  run->steady_phi = phi;
+  run->steady_power_w = p;
+  run->steady_tps = run->dp * b / (s.t + per * t_pre);
+  run->steady_tpj = run->steady_tps / (p * run->gpus);
+}
+
+/* The run as a service: the batch is the service's (serve_run.h). */
+static int model_served(mlr_run *run, const rl_replica *r, sim_error *err) {
+  serve_spec spec = {.replica = r,
+                     .replicas = run->dp > 0 ? run->dp : 1,
+                     .max_batch =
+                         (int)(run->max_seqs / (run->dp > 0 ? run->dp : 1)),
+                     .prompt = MLR_PROMPT_TOKENS,
+                     .output = run->output,
+                     .output_sigma = MLR_OUTPUT_SIGMA,
+                     .limit_w = 0,
+                     .seed = 1};
+  serve_result res;
+  int rc = serve_run(&spec, &res, err);
+  if (rc != SIM_OK)
+    return rc;
+  run->model_tps = res.tokens_per_s;
+  run->model_tpj = res.tokens_per_j;
+  run->model_power_w = res.power_w;
+  run->model_batch = res.batch * spec.replicas;
+  run->model_phi = res.phi;
+  return SIM_OK;
+}
+
 static int model_run(mlr_run *run, const llm_catalog *llms,
-                     const gpu_catalog *gpus, sim_error *err) {
+                     const gpu_catalog *gpus, const llm_engine *eng,
+                     unsigned flags, sim_error *err) {
   rl_replica r;
   double cap = 0;
-  int rc = build_replica(run, llms, gpus, &r, err);
+  int rc = build_replica(run, llms, gpus, eng, &r, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&r, &cap, err);
   if (rc != SIM_OK)
     return rc;
-  double b = run->batch / (run->dp > 0 ? run->dp : 1), out = run->output;
-  double ctx = fmin(MLR_PROMPT_TOKENS + out / 2, cap / b);
-  rl_step s;
-  rl_decode_step(&r, b, ctx, 1, &s);
-  double p = rl_step_power_w(&r, b, ctx, 1);
-  double t_pre = rl_prefill_s(&r, MLR_PROMPT_TOKENS, 1);
-  double e_pre = t_pre * rl_prefill_power_w(&r, MLR_PROMPT_TOKENS, 1) * r.tp;
-  run->ctx = ctx;
-  run->step_ms = 1e3 * s.t;
-  run->weights_ms = 1e3 * s.t_weights;
-  run->kv_ms = 1e3 * s.t_kv;
-  run->gemm_ms = 1e3 * s.t_gemm;
-  run->attn_ms = 1e3 * s.t_attn;
-  run->comm_ms = 1e3 * s.t_tp;
-  run->fixed_ms = 1e3 * s.t_fixed;
-  run->prefill_ms = 1e3 * t_pre;
-  run->model_tps = run->dp / (s.t / b + t_pre / out);
-  run->model_tpj = 1 / (s.t * r.tp * p / b + e_pre / out);
-  return SIM_OK;
+  model_steady(run, &r, cap);
+  run->model_tps = run->model_tpj = run->model_power_w = NAN;
+  run->model_batch = run->model_phi = NAN;
+  return flags & MLR_SERVE ? model_served(run, &r, err) : SIM_OK;
 }
 
 /* The columns read, by header name (data/SOURCES.md). */
@@ -138,6 +190,7 @@ enum {
   K_TPS,
   K_ARCH,
   K_ITL,
+  K_POWER,
   K_N
 };
 static const char *const column_names[K_N] = {
@@ -155,7 +208,8 @@ static const char *const column_names[K_N] = {
     "energy_per_token_joules",
     "output_throughput_tokens_per_sec",
     "architecture",
-    "median_itl_ms"};
+    "median_itl_ms",
+    "avg_power_watts"};
 
 static int find_columns(csv_reader *rd, long col[K_N]) {
   char *line = csv_next_line(rd), *f[CSV_MAX_FIELDS];
@@ -191,6 +245,8 @@ static bool parse_row(char **f, const long col[K_N], mlr_run *run) {
   run->tpj = 1 / atof(f[col[K_JPT]]);
   run->tps = atof(f[col[K_TPS]]);
   run->itl_ms = atof(f[col[K_ITL]]);
+  run->power_w = atof(f[col[K_POWER]]) / run->gpus;
+  run->fit = mlr_in_fit_set(run);
   return true;
 }
 
@@ -208,13 +264,15 @@ static int append(mlr_run **runs, size_t *n, size_t *cap, const mlr_run *r) {
 }
 
 int mlr_runs_load(const char *path, const llm_catalog *llms,
-                  const gpu_catalog *gpus, mlr_run **runs, size_t *n,
-                  sim_error *err) {
+                  const gpu_catalog *gpus, const llm_engine *eng,
+                  unsigned flags, mlr_run **runs, size_t *n, sim_error *err) {
   csv_reader rd;
   long col[K_N];
   size_t cap = 0;
   *runs = NULL;
   *n = 0;
+  if (eng == NULL && (eng = llm_catalog_engine(llms, "vllm")) == NULL)
+    return sim_error_set(err, SIM_EINPUT, "the catalog has no vllm engine");
   int rc = csv_open(&rd, path, (size_t)64 << 20, err);
   if (rc != SIM_OK)
     return rc;
@@ -222,11 +280,14 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
   for (char *line; rc == SIM_OK && (line = csv_next_line(&rd)) != NULL;) {
     char *f[CSV_MAX_FIELDS];
     mlr_run run;
-    if (csv_split(line, f) <= (size_t)col[K_ITL] || !parse_row(f, col, &run))
+    size_t nf = csv_split(line, f);
+    if (nf <= (size_t)col[K_POWER] || nf <= (size_t)col[K_ITL] ||
+        !parse_row(f, col, &run))
       continue;
     sim_error why = {0};
-    if (model_run(&run, llms, gpus, &why) != SIM_OK) {
-      run.model_tps = run.model_tpj = NAN;
+    if (model_run(&run, llms, gpus, eng, flags, &why) != SIM_OK) {
+      run.model_tps = run.model_tpj = run.model_power_w = NAN;
+      run.steady_tps = run.steady_tpj = run.steady_power_w = NAN;
       snprintf(run.refused, sizeof run.refused, "%.159s", why.msg);
     }
     if (append(runs, n, &cap, &run) != SIM_OK)
@@ -251,21 +312,42 @@ double mlr_quantile(double *x, size_t n, double q) {
   return x[lo] + (at - (double)lo) * (x[hi] - x[lo]);
 }
 
+static bool takes(const mlr_run *r, mlr_filter f) {
+  return r->refused[0] == '\0' && !isnan(r->model_tpj) &&
+         (f.gpu == NULL || strcmp(r->gpu_model, f.gpu) == 0) &&
+         (f.moe < 0 || r->moe == (f.moe == 1)) &&
+         (f.fit < 0 || r->fit == (f.fit == 1));
+}
+
+mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f) {
+  mlr_summary out = {NAN, NAN, NAN, NAN, 0};
+  double *buf = malloc(3 * (n ? n : 1) * sizeof *buf);
+  if (buf == NULL)
+    return out;
+  double *j = buf, *s = buf + n, *p = buf + 2 * n;
+  size_t k = 0, in2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!takes(&runs[i], f))
+      continue;
+    j[k] = runs[i].model_tpj / runs[i].tpj;
+    s[k] = runs[i].model_tps / runs[i].tps;
+    p[k] = runs[i].model_power_w / runs[i].power_w;
+    in2 += j[k] >= 0.5 && j[k] <= 2;
+    k++;
+  }
+  if (k > 0)
+    out = (mlr_summary){mlr_quantile(j, k, 0.5), mlr_quantile(s, k, 0.5),
+                        mlr_quantile(p, k, 0.5), (double)in2 / (double)k, k};
+  free(buf);
+  return out;
+}
+
 void mlr_class_summary(const mlr_run *runs, size_t n, bool moe, double *median,
                        double *within2, size_t *n_out) {
-  double *r = malloc((n ? n : 1) * sizeof *r);
-  size_t k = 0, in2 = 0;
-  for (size_t i = 0; r != NULL && i < n; i++) {
-    if (runs[i].moe != moe || isnan(runs[i].model_tpj))
-      continue;
-    double q = runs[i].model_tpj / runs[i].tpj;
-    r[k++] = q;
-    in2 += q >= 0.5 && q <= 2;
-  }
-  *median = r != NULL ? mlr_quantile(r, k, 0.5) : NAN;
-  *within2 = k ? (double)in2 / (double)k : NAN;
-  *n_out = k;
-  free(r);
+  mlr_summary s = mlr_summarise(runs, n, (mlr_filter){NULL, moe, -1});
+  *median = s.tpj;
+  *within2 = s.within2;
+  *n_out = s.n;
 }
 
 const mlr_run *mlr_find(const mlr_run *runs, size_t n, const char *model,

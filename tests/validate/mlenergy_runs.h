@@ -1,24 +1,38 @@
 /* mlenergy_runs.h - every ML.ENERGY v3 run (data/gpu_power/
  * mlenergy_v3_llm_runs.csv, data/SOURCES.md) of a catalogued LLM on a
- * catalogued GPU, measured against the roofline model of that run's
- * replica. Used by the validate_mlenergy program and by the
- * test_mlenergy_all bands; it calls the library's public functions (LLM
- * and GPU catalogs, rl_* step model, gpu power), so it measures the
- * simulator, not a copy of it.
+ * catalogued GPU, measured against the simulator: its tokens/s, tokens/J
+ * and GPU power per run (avg_power_watts / num_gpus). Used by the
+ * validate_mlenergy program, by test_mlenergy_all and by make calibrate;
+ * it calls the library's public functions (catalogs, rl_* step model,
+ * gpu power, the inference service through serve_run.h), so it measures
+ * the simulator, not a copy of it.
  *
- * A run is modelled as its steady state: the replica decodes its measured
- * avg_batch_size sequences at a mean context of prompt + avg_output_len /
- * 2 tokens (capped by the KV cache), and each request's prefill is paid
- * once over its output tokens, as ML.ENERGY divides all GPU energy by the
- * output tokens. The CSV does not give prompt lengths: MLR_PROMPT_TOKENS
- * (512) is assumed for every task, the figure the existing Llama-3.1-8B
- * test assumes for lm-arena-chat.
+ * Two models of a run:
+ *  - steady: the replica decodes the measured avg_batch_size sequences at
+ *    a mean context of prompt + output / 2 (capped by the KV cache), each
+ *    request's prefill paid once over its output tokens, at the clock its
+ *    mean load allows under the GPU's power limit (its TDP). This is what
+ *    the engine's constants are fitted on (make calibrate): the fit takes
+ *    the batch as measured and asks what a step costs.
+ *  - served: the run as a service (serve_run.h): max_batch = max_num_seqs,
+ *    arrivals at twice what the replica serves, so the batch forms from
+ *    the arrivals, max_batch and the KV cache; the measured batch is not
+ *    given. This is what the validation rows compare.
  *
- * Beside the ratios each run keeps the measured step (batch / tokens per
- * s), the measured median ITL and the modelled step with its parts
- * (rl_step), which validate_mlenergy writes to its CSV: the residuals the
- * per-sequence and per-MoE-layer costs of rl_config were fitted on (H100
- * runs only; the B200 runs are the held-out check). */
+ * Lengths. ML.ENERGY publishes each run's mean output length
+ * (avg_output_len, used) and an output-length histogram per run (not in
+ * the CSV: outputs are drawn lognormal with MLR_OUTPUT_SIGMA, an
+ * assumption). It publishes no prompt lengths for its tasks (lm-arena-
+ * chat, gpqa, sourcegraph-fim): MLR_PROMPT_TOKENS (512) is assumed for
+ * every task, the long-prompt code-completion task too. Both are unknown
+ * and docs/VALIDATION.md says so.
+ *
+ * The split, decided before any fit and never changed since: the fit set
+ * is the H100 runs at BF16 of the chat and reasoning tasks (mlr_in_fit_set).
+ * Held out: every B200 run (the other GPU), and three whole families on
+ * both GPUs: FP8 weights (Llama-3.1-405B-FP8, Qwen3-235B-A22B FP8,
+ * Llama-4-Maverick FP8), gpt-oss (MXFP4), and the long-prompt task
+ * (sourcegraph-fim). */
 #ifndef MLENERGY_RUNS_H
 #define MLENERGY_RUNS_H
 
@@ -29,44 +43,73 @@
 #include "llm.h"
 
 #define MLR_PROMPT_TOKENS 512.0
+#define MLR_OUTPUT_SIGMA 0.8
 
 /* One run, measured and modelled. Ratios are modelled / measured. */
 typedef struct mlr_run {
   char model_id[96], task[32], gpu_model[16];
   const char *model;     /* catalog name (static table); borrowed */
   const char *precision; /* catalog precision; borrowed */
-  bool moe;
+  bool moe, fit;         /* fit: in the fit set (mlr_in_fit_set) */
   int gpus, tp, dp, ep; /* as the CSV gives them */
   double max_seqs, batch, output;
-  double tps, tpj;             /* measured, whole run */
+  double tps, tpj, power_w;    /* measured, whole run; power per GPU */
   double itl_ms;               /* measured median inter-token latency */
-  double model_tps, model_tpj; /* modelled, whole run; NAN if refused */
-  double step_ms, ctx;         /* modelled decode step and mean context */
+  /* Steady, at the measured batch (the header comment). */
+  double steady_tps, steady_tpj, steady_power_w, steady_phi;
+  double step_ms, ctx;         /* its decode step at that clock, context */
   double weights_ms, kv_ms, gemm_ms, attn_ms, comm_ms,
-      fixed_ms; /* its parts (rl_step) */
+      fixed_ms; /* the step's parts (rl_step) */
   double prefill_ms;           /* modelled prefill of one prompt */
+  /* Served: the batch formed by the service (the header comment); NAN
+   * when the run was loaded without MLR_SERVE or refused. */
+  double model_tps, model_tpj, model_power_w, model_batch, model_phi;
   char refused[160];           /* why the replica was refused, or "" */
 } mlr_run;
+
+enum { MLR_SERVE = 1 }; /* mlr_runs_load: also serve every run */
+
+/* Whether r is in the fit set (the header comment). */
+bool mlr_in_fit_set(const mlr_run *r);
 
 /* The catalog name of ML.ENERGY model_id, or NULL if it is not in the
  * mapping table. */
 const char *mlr_catalog_name(const char *model_id);
 
 /* Reads the CSV at path and models every run whose model, GPU and
- * precision map to the catalogs. A replica rl_check refuses keeps NAN
- * figures and the reason in refused; the summaries skip it.
- * *runs is malloc'ed (free it), *n its length. SIM_OK, or SIM_EIO /
- * SIM_EINPUT / SIM_ENOMEM with a message in err. */
+ * precision map to the catalogs with engine eng (NULL: the catalog's
+ * vllm): steady always, served too with flags MLR_SERVE. A replica
+ * rl_check refuses keeps NAN figures and the reason in refused; the
+ * summaries skip it. *runs is malloc'ed (free it), *n its length. SIM_OK,
+ * or SIM_EIO / SIM_EINPUT / SIM_ENOMEM with a message in err. */
 int mlr_runs_load(const char *path, const llm_catalog *llms,
-                  const gpu_catalog *gpus, mlr_run **runs, size_t *n,
-                  sim_error *err);
+                  const gpu_catalog *gpus, const llm_engine *eng,
+                  unsigned flags, mlr_run **runs, size_t *n, sim_error *err);
 
 /* The q-quantile (0..1, linear between order statistics) of x[0..n); x is
  * sorted in place. NAN when n is 0. */
 double mlr_quantile(double *x, size_t n, double q);
 
-/* Over the modelled runs with moe == moe: the median tokens/J ratio and the
- * share of runs whose tokens/J ratio is within a factor 2. n_out: how many. */
+/* Which runs a summary takes: a GPU ("H100", "B200" or NULL: both), a
+ * class (0 dense, 1 MoE, -1 both) and a set (1 fit, 0 held out, -1
+ * both). */
+typedef struct mlr_filter {
+  const char *gpu;
+  int moe, fit;
+} mlr_filter;
+
+/* Over the served runs f takes: the medians of the tokens/J, tokens/s
+ * and power ratios, the share of runs within a factor 2 in tokens/J, and
+ * how many (*n_out). NAN figures when none. */
+typedef struct mlr_summary {
+  double tpj, tps, power, within2;
+  size_t n;
+} mlr_summary;
+
+mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f);
+
+/* Over the modelled runs with moe == moe: the median served tokens/J
+ * ratio and the share of runs within a factor 2. n_out: how many. */
 void mlr_class_summary(const mlr_run *runs, size_t n, bool moe, double *median,
                        double *within2, size_t *n_out);
 

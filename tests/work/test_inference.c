@@ -393,18 +393,20 @@ static void activity_gives_roofline_energy(void **state) {
   rig g;
   rig_open(&g, H100, yaml, 1, INFINITY);
   run_to(&g, 10);
-  double a = inf_take_activity(g.s, 0);
+  gpu_load a = inf_take_load(g.s, 0);
   const gpu_spec *gpu = g.r.gpu;
   double pre = rl_prefill_s(&g.r, 1024, 1);
   double dec = 127 * rl_decode_step_s(&g.r, 1, 1025, 1);
   double want = pre * rl_prefill_power_w(&g.r, 1024, 1) +
                 dec * rl_step_power_w(&g.r, 1, 1025, 1) +
                 (10 - pre - dec) * gpu->idle_w;
-  print_message("%s: mean activity %.4f over 10 s, energy %.1f J a GPU\n",
-                ac->name, a, gpu_power(gpu, 1, a) * 10);
-  assert_close(gpu_power(gpu, 1, a) * 10, want, 1e-9, 0);
+  print_message("%s: mean load sm %.4f, mem %.4f, busy %.4f over 10 s, "
+                "energy %.1f J a GPU\n",
+                ac->name, a.sm, a.mem, a.busy, gpu_load_power(gpu, 1, a) * 10);
+  assert_close(gpu_load_power(gpu, 1, a) * 10, want, 1e-9, 0);
   run_to(&g, 20);
-  assert_close(inf_take_activity(g.s, 0), 0, 0, 0);
+  gpu_load none = inf_take_load(g.s, 0);
+  assert_close(none.sm + none.mem + none.busy, 0, 0, 0);
   rig_close(&g);
 }
 
@@ -639,8 +641,10 @@ static double service_tokens_per_joule(double seqs, const test_mlenergy_row *m,
   double row[INF_NCOLS];
   for (int k = 1; k <= 1800; k++) {
     run_to(&g, 0.1 * k);
-    double a = inf_take_activity(g.s, 0);
-    inf_add_energy(g.s, gpu_power(g.r.gpu, 1, a) * 0.1 * g.r.tp);
+    gpu_load a = inf_take_load(g.s, 0);
+    double phi = gpu_load_clock_under_cap(g.r.gpu, g.r.gpu->tdp_w, a);
+    inf_set_clock(g.s, 0, phi);
+    inf_add_energy(g.s, gpu_load_power(g.r.gpu, phi, a) * 0.1 * g.r.tp);
     if (k == 600)
       sample(&g, row);
   }

@@ -265,7 +265,7 @@ static void an_empty_prompt_draws_idle_power(void **state) {
 static void prefill_slows_with_phi_decode_does_not(void **state) {
   (void)state;
   rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
-  assert_close(r.gpu->beta, 0, 0, 0);
+  assert_close(r.gpu->knee, 0.5, 0, 0);
   double p1 = rl_prefill_s(&r, 2048, 1), ph = rl_prefill_s(&r, 2048, 0.5);
   assert_close(ph, 2 * p1, 1e-12, 0);
   double d1 = rl_decode_step_s(&r, 8, 1024, 1);
@@ -321,11 +321,20 @@ static void sanity_case(void **state) {
                1e-12, 0);
   assert_close(s.t_fixed,
                b * r.cfg.seq_overhead_s +
-                   (double)r.model->moe_layers * r.cfg.moe_layer_overhead_s,
+                   (double)r.model->moe_layers * r.cfg.moe_layer_overhead_s +
+                   r.cfg.step_overhead_s,
                1e-12, 0);
-  assert_true(s.activity > 0 && s.activity <= 1);
-  if (r.tp == 1) /* no all-reduce wait: at least the memory-bound floor */
-    assert_true(s.activity >= r.cfg.act_mem - 1e-12);
+  /* The load: the SMs busy for the compute time and the fixed costs'
+   * share, the HBM carrying the step's bytes, busy throughout. */
+  assert_true(s.load.sm > 0 && s.load.sm <= 1);
+  assert_close(s.load.sm,
+               fmin(1, (s.t_comp + r.cfg.act_fixed * s.t_fixed) / s.t), 1e-12,
+               0);
+  assert_close(s.load.mem,
+               fmin(1, s.bytes / (r.tp * r.gpu->bandwidth_bps * s.t)), 1e-12,
+               0);
+  assert_true(s.load.mem <= r.cfg.eff_bw + 1e-12);
+  assert_close(s.load.busy, 1, 0, 0);
   /* Longer contexts and larger batches take longer, per step; larger
    * batches give more tokens per second and per joule. */
   assert_true(rl_decode_step_s(&r, b, 2 * c, 1) > s.t);
@@ -333,9 +342,12 @@ static void sanity_case(void **state) {
   assert_true(2 * b / rl_decode_step_s(&r, 2 * b, c, 1) > b / s.t);
   assert_true(rl_decode_tokens_per_joule(&r, 2 * b, c, 1) >
               rl_decode_tokens_per_joule(&r, b, c, 1));
-  /* Power between idle and TDP. */
+  /* Power above idle; at the clock the GPU's own limit (its TDP) allows,
+   * at most the TDP. */
   double p = rl_step_power_w(&r, b, c, 1);
-  assert_true(p > r.gpu->idle_w && p <= r.gpu->tdp_w);
+  double phi = gpu_load_clock_under_cap(r.gpu, r.gpu->tdp_w, s.load);
+  assert_true(p > r.gpu->idle_w);
+  assert_true(gpu_load_power(r.gpu, phi, s.load) <= r.gpu->tdp_w * 1.000001);
   /* Prefill: superlinear in the prompt (attention), and far faster per
    * token than decoding at batch 1. */
   double p0 = rl_prefill_s(&r, 0, 1); /* the all-reduces' latency */

@@ -1,0 +1,70 @@
+/* test_mlperf_server.c - scenarios/mlperf-server.yaml against the MLPerf
+ * Inference v4.0 result it models (data/mlperf/: NVIDIA's DGX H100 at
+ * 450 W a GPU, Llama 2 70B Offline, 17,561.6 generated tokens/s at
+ * 5,888.19 W at the wall). The trt-llm engine's figures were fitted on
+ * that result and two others (scenarios/catalog/models.yaml), so the rows
+ * are calibration. The issue's bands: +-25% in tokens/s, +-15% in wall
+ * power. Wall power is the server's IT power and its power supplies'
+ * losses (the rack's conversion curve), the facility's own chain and
+ * cooling left out as MLPerf's analyzer leaves them out.
+ *
+ * KNOWN GAPS, shown failing and not asserted: the server serves 12,100
+ * tokens/s, 0.69x: the service prefills each joining request before the
+ * batch decodes on, where TensorRT-LLM's in-flight batching overlaps the
+ * two, and the fit shares its two figures with GPT-J, which the model
+ * makes 1.54x too fast (the input lengths of both are assumed). Its wall
+ * power is 1.19x: the host's 2.3-2.8 kW is the training node's (the
+ * systems catalog, once merged, gives the DGX H100's parts). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "test_run.h"
+#include "validate_row.h"
+
+static double mean_from(const double *v, size_t n, size_t from) {
+  double s = 0;
+  for (size_t i = from; i < n; i++)
+    s += v[i];
+  return n > from ? s / (double)(n - from) : NAN;
+}
+
+static void mlperf_server_v40(void **state) {
+  (void)state;
+  const char *sets[] = {"electrical={losses: false}"};
+  test_run r;
+  test_run_file(&r, AIFSIM_SOURCE_DIR "/scenarios/mlperf-server.yaml", sets,
+                1);
+  size_t n;
+  /* The first two samples fill the batch; the rest is the steady state. */
+  const double *it = test_facility_column(&r, "it_power_w", &n);
+  const double *loss = test_facility_column(&r, "loss_power_w", &n);
+  const double *tps = test_facility_column(&r, "tokens_per_s", &n);
+  double wall = mean_from(it, n, 2) + mean_from(loss, n, 2);
+  double tokens = mean_from(tps, n, 2);
+  print_message("mlperf-server: %.0f tokens/s (MLPerf 17,562), %.0f W at the "
+                "wall (MLPerf 5,888): %.2fx, %.2fx\n",
+                tokens, wall, tokens / 17561.6, wall / 5888.19);
+  static const char src[] =
+      "MLCommons, MLPerf Inference v4.0, NVIDIA DGX H100 MaxQ (data/mlperf/)";
+  static const char cond[] =
+      "scenarios/mlperf-server.yaml: Llama-2-70B FP8, trt-llm, tp 2 x 4, "
+      "450 W a GPU, saturated; fitted on it";
+  validate_row_rel(VALIDATE_SERVING, "MLPerf v4.0 Llama 2 70B server: tokens/s",
+                   src, cond, "tokens/s", 17561.6, tokens, 0.25);
+  validate_row_rel(VALIDATE_SERVING,
+                   "MLPerf v4.0 Llama 2 70B server: wall power", src, cond, "W",
+                   5888.19, wall, 0.15);
+  /* The direction the gaps leave: what a regression would move. */
+  assert_true(tokens > 0.5 * 17561.6 && tokens < 1.5 * 17561.6);
+  assert_true(wall > 0.8 * 5888.19 && wall < 1.3 * 5888.19);
+  test_run_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(mlperf_server_v40),
+  };
+  return cmocka_run_group_tests_name("mlperf_server", tests, NULL, NULL);
+}
