@@ -365,7 +365,10 @@ def render_split(root, rows):
     out.append("- Every other validation row compares the model with a "
                "measurement no constant was fitted to; its *why* column "
                "says what it is held against.")
-    out.append("")
+    out += ["",
+            "To add a fitted constant: [ARCHITECTURE.md, \"How to add a "
+            "fitted constant\"](ARCHITECTURE.md#how-to-add-a-fitted-"
+            "constant).", ""]
     return out
 
 
