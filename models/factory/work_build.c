@@ -210,10 +210,10 @@ static int make_service(work *w, size_t s, size_t slot0, const char *dir,
   rl_replica proto;
   int rc = rl_replica_init(&proto, g, llm_catalog_find(w->cfg->llms, c->model),
                            llm_catalog_precision(w->cfg->llms, c->precision),
+                           llm_catalog_engine(w->cfg->llms, c->engine),
                            (int)c->tp, err);
   if (rc != SIM_OK)
     return rc;
-  rl_config_engine(&proto.cfg, llm_catalog_engine(w->cfg->llms, c->engine));
   proto.kv = llm_catalog_precision(w->cfg->llms, c->kv_precision);
   arr_gen *gen =
       arr_create(&c->arrivals, dir, (uint64_t)w->cfg->seed, s, w->alloc, err);

@@ -165,7 +165,7 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   rl_replica r;
   if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
                       llm_catalog_find(&sc->llms, c->model),
-                      llm_catalog_precision(&sc->llms, c->precision),
+                      llm_catalog_precision(&sc->llms, c->precision), eng,
                       (int)c->tp, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
     return fail_at(loc, &p, "tp", err,
@@ -173,7 +173,6 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   }
   r.ep = (int)c->ep;
   r.kv = kv;
-  rl_config_engine(&r.cfg, eng);
   if (rl_check(&r, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
     return fail_at(loc, &p, "ep", err, "ep is 1 or tp, for an MoE", msg);

@@ -13,12 +13,6 @@
 
 #include "alloc.h"
 
-/* The built-in catalog's calibrated power model (its power_model map),
- * written with it by make calibrate. */
-/* calibrate: gpu-power-defaults begin */
-#define GPU_DEFAULT_BUSY_SHARE "4.2%"
-#define GPU_DEFAULT_PJ_PER_BYTE "128"
-/* calibrate: gpu-power-defaults end */
 
 extern const unsigned char gpu_catalog_builtin[];
 extern const size_t gpu_catalog_builtin_size;
@@ -216,10 +210,8 @@ const scn_schema gpu_spec_schema =
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 
-/* The defaults are the built-in catalog's calibrated figures
- * (scenarios/catalog/gpus.yaml, power_model, written by make calibrate);
- * test_gpu checks that the two agree, so a catalog file without the map
- * gets the same model. */
+/* Written by tools/calibrate.py (make calibrate) in the built-in catalog;
+ * a catalog file without them takes the built-in ones. */
 static const scn_field power_model_fields[] = {
     {.key = "busy_share",
      .type = SCN_QUANTITY,
@@ -227,7 +219,6 @@ static const scn_field power_model_fields[] = {
      .dim = UNITS_FRACTION,
      .min = 0,
      .max = 0.9,
-     .dflt = GPU_DEFAULT_BUSY_SHARE,
      .help = "busy floor as a share of tdp - idle_power"},
     {.key = "pj_per_byte",
      .type = SCN_QUANTITY,
@@ -235,8 +226,13 @@ static const scn_field power_model_fields[] = {
      .dim = UNITS_NUMBER,
      .min = 0,
      .max = 1000,
-     .dflt = GPU_DEFAULT_PJ_PER_BYTE,
      .help = "energy per byte of memory traffic, pJ"},
+    {.key = "fitted",
+     .type = SCN_STRINGS,
+     .offset = offsetof(gpu_power_model, fitted),
+     .count_offset = offsetof(gpu_power_model, nfitted),
+     .help = "written by tools/calibrate.py: 'keys: fit set, data, method, "
+             "residual'"},
 };
 
 static const scn_schema power_model_schema = SCN_SCHEMA(
@@ -373,17 +369,17 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
 /* The busy floor and the memory power an entry leaves out come from the
  * catalog's power model; the SM part must keep something of the TDP. */
 static int derive_power(gpu_spec *g, const gpu_power_model *pm,
-                        const scn_loc *loc, sim_error *err) {
+                        sim_error *err) {
   double span = g->tdp_w - g->idle_w;
   if (isnan(g->busy_w))
     g->busy_w = pm->busy_share * span;
   if (isnan(g->mem_w))
     g->mem_w = pm->pj_per_byte * 1e-12 * g->bandwidth_bps;
   if (!(g->busy_w < span))
-    return scn_fail(loc, "gpus", err, NULL,
-                    "%s: busy_power %.0f W leaves nothing of tdp - idle "
-                    "(%.0f W) to the SMs",
-                    g->name, g->busy_w, span);
+    return sim_error_set(err, SIM_EINPUT,
+                         "%s: busy_power %.0f W leaves nothing of tdp - idle "
+                         "(%.0f W) to the SMs",
+                         g->name, g->busy_w, span);
   return SIM_OK;
 }
 
@@ -396,11 +392,6 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
       if (strcmp(cat->gpus[i].name, cat->gpus[j].name) == 0)
         return scn_fail(loc, "gpus", err, "names identify types",
                         "GPU type '%s' is listed twice", cat->gpus[i].name);
-  for (size_t i = 0; i < cat->n; i++) {
-    int rc = derive_power(&cat->gpus[i], &cat->power, loc, err);
-    if (rc != SIM_OK)
-      return rc;
-  }
   return SIM_OK;
 }
 
@@ -432,14 +423,54 @@ static int bind_catalog(gpu_catalog *cat, scn_doc *doc, sim_error *err) {
   return rc;
 }
 
-int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err) {
+static bool has_power_model(const gpu_catalog *cat) {
+  return !isnan(cat->power.busy_share) && !isnan(cat->power.pj_per_byte);
+}
+
+/* Every type's busy floor and memory power from the power model. */
+static int derive_all(gpu_catalog *cat, sim_error *err) {
+  for (size_t i = 0; i < cat->n; i++) {
+    int rc = derive_power(&cat->gpus[i], &cat->power, err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  return SIM_OK;
+}
+
+static int load_builtin(gpu_catalog *cat, sim_error *err) {
   sim_error e = {0};
   scn_doc *doc = scn_doc_read_string("scenarios/catalog/gpus.yaml (built in)",
                                      (const char *)gpu_catalog_builtin,
                                      gpu_catalog_builtin_size, &e);
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
-  return bind_catalog(cat, doc, err);
+  int rc = bind_catalog(cat, doc, err);
+  if (rc == SIM_OK && !has_power_model(cat))
+    rc = sim_error_set(err, SIM_EINPUT,
+                       "the built-in GPU catalog has no power_model");
+  return rc;
+}
+
+int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err) {
+  int rc = load_builtin(cat, err);
+  if (rc == SIM_OK)
+    rc = derive_all(cat, err);
+  if (rc != SIM_OK)
+    gpu_catalog_fini(cat);
+  return rc;
+}
+
+/* A file without a power model takes the built-in one's figures (its
+ * fitted lines stay the built-in catalog's). */
+static int borrow_power_model(gpu_catalog *cat, sim_error *err) {
+  gpu_catalog builtin;
+  int rc = load_builtin(&builtin, err);
+  if (rc == SIM_OK) {
+    cat->power.busy_share = builtin.power.busy_share;
+    cat->power.pj_per_byte = builtin.power.pj_per_byte;
+  }
+  gpu_catalog_fini(&builtin);
+  return rc;
 }
 
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
@@ -447,7 +478,14 @@ int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
   scn_doc *doc = scn_doc_read_file(path, &e);
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
-  return bind_catalog(cat, doc, err);
+  int rc = bind_catalog(cat, doc, err);
+  if (rc == SIM_OK && !has_power_model(cat))
+    rc = borrow_power_model(cat, err);
+  if (rc == SIM_OK)
+    rc = derive_all(cat, err);
+  if (rc != SIM_OK)
+    gpu_catalog_fini(cat);
+  return rc;
 }
 
 const gpu_spec *gpu_catalog_find(const gpu_catalog *cat, const char *name) {

@@ -98,6 +98,8 @@ typedef struct gpu_spec {
 typedef struct gpu_power_model {
   double busy_share;  /* P_busy / (P_tdp - P_idle) */
   double pj_per_byte; /* P_mem = this x memory_bandwidth */
+  char **fitted;      /* "keys: fit set, data, method, residual" lines */
+  size_t nfitted;
 } gpu_power_model;
 
 typedef struct gpu_catalog {
@@ -120,7 +122,8 @@ extern const scn_schema gpu_spec_schema;
  * the position in the catalog text. Free with gpu_catalog_fini. */
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format. */
+/* Loads a catalog file in the same format; one without a power_model
+ * map takes the built-in catalog's. */
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. */

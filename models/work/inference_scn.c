@@ -48,7 +48,7 @@ static const scn_field inf_fields[] = {
                  "cache)"),
     STRING_FIELD("gpu", gpu, SCN_NONEMPTY, NULL,
                  "GPU type of its replicas, e.g. H100-SXM; absent: any"),
-    STRING_FIELD("engine", engine, SCN_NONEMPTY, "vllm",
+    STRING_FIELD("engine", engine, SCN_NONEMPTY, LLM_ENGINE_DEFAULT,
                  "serving engine of the catalog: vllm or trt-llm"),
     INT_FIELD("tp", tp, 1, 1024, "1",
               "GPUs per replica (tensor parallelism), at least 1"),

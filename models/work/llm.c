@@ -1,6 +1,7 @@
 /* llm.c - the LLM catalog of llm.h: schema, loading, checks, and the
  * sizes and work a model implies at a precision. */
 #include "llm.h"
+#include "llm_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,56 +129,6 @@ const scn_schema llm_precision_schema =
     SCN_SCHEMA("LLM precision", llm_precision, precision_fields,
                .check = check_precision_entry);
 
-#define ENGINE_SHARE(k, field, h)                                              \
-  {                                                                            \
-    .key = k, .type = SCN_QUANTITY, .offset = offsetof(llm_engine, field),     \
-    .dim = UNITS_FRACTION, .min = 0, .max = 1, .flags = SCN_REQUIRED,          \
-    .help = h                                                                  \
-  }
-
-#define ENGINE_TIME(k, field, h)                                               \
-  {                                                                            \
-    .key = k, .type = SCN_QUANTITY, .offset = offsetof(llm_engine, field),     \
-    .dim = UNITS_TIME, .min = 0, .max = 1, .flags = SCN_REQUIRED, .help = h    \
-  }
-
-static const scn_field engine_fields[] = {
-    {.key = "name",
-     .type = SCN_STRING,
-     .offset = offsetof(llm_engine, name),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY,
-     .help = "the identifier services use, e.g. vllm"},
-    {.key = "full_name",
-     .type = SCN_STRING,
-     .offset = offsetof(llm_engine, full_name),
-     .dflt = ""},
-    ENGINE_SHARE("eff_bw", eff_bw,
-                 "share of the HBM bandwidth its decode kernels reach"),
-    ENGINE_SHARE("eff_flops", eff_flops,
-                 "share of dense peak its compute-bound kernels reach"),
-    ENGINE_SHARE("act_fixed", act_fixed,
-                 "SM activity through its fixed costs"),
-    ENGINE_TIME("seq_overhead", seq_overhead_s,
-                "cost per sequence per decode step"),
-    ENGINE_TIME("moe_layer_overhead", moe_layer_overhead_s,
-                "cost per MoE layer per decode step"),
-    ENGINE_TIME("step_overhead", step_overhead_s,
-                "cost of every decode step, whatever its batch"),
-    SOURCES(llm_engine),
-};
-
-static int check_engine(void *obj, const scn_loc *loc, void *user,
-                        sim_error *err) {
-  (void)user;
-  llm_engine *e = obj;
-  if (!(e->eff_bw > 0 && e->eff_flops > 0))
-    return scn_fail(loc, "eff_bw", err, NULL,
-                    "%s: eff_bw and eff_flops must be above 0", e->name);
-  return SIM_OK;
-}
-
-const scn_schema llm_engine_schema = SCN_SCHEMA(
-    "serving engine", llm_engine, engine_fields, .check = check_engine);
 
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
@@ -197,13 +148,6 @@ static const scn_field catalog_fields[] = {
      .count_offset = offsetof(llm_catalog, nprecisions),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of weight precisions (fp16 among them)"},
-    {.key = "engines",
-     .type = SCN_LIST,
-     .offset = offsetof(llm_catalog, engines),
-     .sub = &llm_engine_schema,
-     .count_offset = offsetof(llm_catalog, nengines),
-     .help = "a list of serving engines (vllm among them); absent: the "
-             "built-in catalog's"},
 };
 
 static const scn_schema catalog_schema = SCN_SCHEMA(
@@ -363,16 +307,6 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
         return scn_fail(loc, "precisions", err, "names identify precisions",
                         "precision '%s' is listed twice",
                         cat->precisions[i].name);
-  for (size_t i = 0; i < cat->nengines; i++)
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(cat->engines[i].name, cat->engines[j].name) == 0)
-        return scn_fail(loc, "engines", err, "names identify engines",
-                        "engine '%s' is listed twice", cat->engines[i].name);
-  /* Services default to vLLM (a catalog without engines borrows the
-   * built-in ones when it loads). */
-  if (cat->nengines > 0 && llm_catalog_engine(cat, "vllm") == NULL)
-    return scn_fail(loc, "engines", err, NULL,
-                    "the engines must include vllm");
   /* The KV cache defaults to 16 bits, so fp16 must be there to name. */
   if (llm_catalog_precision(cat, "fp16") == NULL)
     return scn_fail(loc, "precisions", err, NULL,
@@ -384,7 +318,9 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
 /* Loading and lookup                                                  */
 /* ------------------------------------------------------------------ */
 
+/* The engines first: releasing the catalog zeroes the whole struct. */
 void llm_catalog_fini(llm_catalog *cat) {
+  llm__engines_fini(&cat->engines);
   scn_release(&catalog_schema, cat);
 }
 
@@ -392,6 +328,8 @@ static int bind_catalog(llm_catalog *cat, scn_doc *doc, sim_error *err) {
   memset(cat, 0, sizeof *cat);
   int rc = scn_bind(doc, &catalog_schema, cat, NULL, err);
   scn_doc_destroy(doc);
+  if (rc == SIM_OK)
+    rc = llm__engines_load_builtin(&cat->engines, err);
   return rc;
 }
 
@@ -405,30 +343,12 @@ int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err) {
   return bind_catalog(cat, doc, err);
 }
 
-/* A file without engines takes the built-in catalog's: services need one
- * (vllm by default), and the engines are fitted figures, not a model's. */
-static int borrow_engines(llm_catalog *cat, sim_error *err) {
-  llm_catalog builtin;
-  int rc = llm_catalog_load_builtin(&builtin, err);
-  if (rc != SIM_OK)
-    return rc;
-  cat->engines = builtin.engines;
-  cat->nengines = builtin.nengines;
-  builtin.engines = NULL;
-  builtin.nengines = 0;
-  llm_catalog_fini(&builtin);
-  return SIM_OK;
-}
-
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err) {
   sim_error e = {0};
   scn_doc *doc = scn_doc_read_file(path, &e);
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
   int rc = bind_catalog(cat, doc, err);
-  if (rc == SIM_OK && cat->nengines == 0 &&
-      (rc = borrow_engines(cat, err)) != SIM_OK)
-    llm_catalog_fini(cat);
   return rc;
 }
 
@@ -455,20 +375,12 @@ void llm_catalog_names(const llm_catalog *cat, char *buf, size_t size) {
                             cat->models[i].name);
 }
 
-const llm_engine *llm_catalog_engine(const llm_catalog *cat,
-                                     const char *name) {
-  for (size_t i = 0; i < cat->nengines; i++)
-    if (strcmp(cat->engines[i].name, name) == 0)
-      return &cat->engines[i];
-  return NULL;
-}
-
 void llm_catalog_engine_names(const llm_catalog *cat, char *buf, size_t size) {
   size_t len = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < cat->nengines && len < size; i++)
+  for (size_t i = 0; i < cat->engines.n && len < size; i++)
     len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
-                            cat->engines[i].name);
+                            cat->engines.list[i].name);
 }
 
 void llm_catalog_precision_names(const llm_catalog *cat, char *buf,

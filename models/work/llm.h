@@ -57,26 +57,42 @@ typedef struct llm_precision {
   size_t nsources;
 } llm_precision;
 
-/* One serving engine (vLLM, TensorRT-LLM): what it reaches of the
- * roofline and what it adds to every decode step (roofline.h, rl_config
- * gives each figure's meaning). The fitted ones carry their fit set and
- * residual in the catalog (make calibrate writes them). */
+/* One serving engine (scenarios/catalog/engines.yaml, compiled in): what
+ * it reaches of the roofline and the costs of a decode step the roofline
+ * leaves out (roofline.h, rl_config gives each figure's meaning). Its
+ * fitted figures are written by tools/calibrate.py with their provenance
+ * in fitted; nobody edits them by hand (docs/VALIDATION.md, "Fitted
+ * constants"). */
 typedef struct llm_engine {
   char *name; /* the identifier services use, e.g. "vllm" */
   char *full_name;
-  double eff_bw, eff_flops, act_fixed;
-  double seq_overhead_s, moe_layer_overhead_s, step_overhead_s;
+  double eff_bw, eff_flops; /* shares of peak bandwidth and FLOP/s */
+  double act_fixed;         /* SM activity through the fixed costs */
+  double seq_overhead_s;       /* per sequence per decode step, s */
+  double moe_layer_overhead_s; /* per MoE layer per decode step, s */
+  double step_overhead_s;      /* per decode step, s */
+  char **fitted; /* "keys: fit set, data, method, residual" lines */
+  size_t nfitted;
   char **sources;
   size_t nsources;
 } llm_engine;
+
+/* The engines of a catalog, one list. */
+typedef struct llm_engines {
+  llm_engine *list;
+  size_t n;
+} llm_engines;
+
+/* The engine a service runs on unless it names one: the one ML.ENERGY
+ * measured. */
+#define LLM_ENGINE_DEFAULT "vllm"
 
 typedef struct llm_catalog {
   llm_model *models;
   size_t n;
   llm_precision *precisions;
   size_t nprecisions;
-  llm_engine *engines;
-  size_t nengines;
+  llm_engines engines; /* always the built-in engines.yaml */
 } llm_catalog;
 
 /* The schemas of one entry, so a scenario can embed a custom one. */
@@ -84,11 +100,13 @@ extern const scn_schema llm_model_schema;
 extern const scn_schema llm_precision_schema;
 extern const scn_schema llm_engine_schema;
 
-/* Loads the catalog compiled into the program. SIM_OK, or an error with
- * the position in the catalog text. Free with llm_catalog_fini. */
+/* Loads the catalog compiled into the program, with the built-in
+ * engines. SIM_OK, or an error with the position in the catalog text.
+ * Free with llm_catalog_fini. */
 int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format. */
+/* Loads a catalog file in the same format; the engines are the built-in
+ * ones. */
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. Safe on a

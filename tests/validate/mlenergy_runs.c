@@ -89,11 +89,10 @@ static int build_replica(const mlr_run *run, const llm_catalog *llms,
     return sim_error_set(err, SIM_EINPUT, "%s on %s at %s: not catalogued",
                          run->model, run->gpu_model, run->precision);
   int per = run->gpus / (run->dp > 0 ? run->dp : 1);
-  int rc = rl_replica_init(r, g, m, p, per, err);
+  int rc = rl_replica_init(r, g, m, p, eng, per, err);
   if (rc != SIM_OK)
     return rc;
   r->ep = run->ep > 1 ? per : 1;
-  rl_config_engine(&r->cfg, eng);
   return rl_check(r, err);
 }
 
@@ -271,7 +270,8 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
   size_t cap = 0;
   *runs = NULL;
   *n = 0;
-  if (eng == NULL && (eng = llm_catalog_engine(llms, "vllm")) == NULL)
+  if (eng == NULL &&
+      (eng = llm_catalog_engine(llms, LLM_ENGINE_DEFAULT)) == NULL)
     return sim_error_set(err, SIM_EINPUT, "the catalog has no vllm engine");
   int rc = csv_open(&rd, path, (size_t)64 << 20, err);
   if (rc != SIM_OK)
@@ -320,12 +320,12 @@ static bool takes(const mlr_run *r, mlr_filter f) {
 }
 
 mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f) {
-  mlr_summary out = {NAN, NAN, NAN, NAN, 0};
+  mlr_summary out = {NAN, NAN, NAN, NAN, NAN, 0};
   double *buf = malloc(3 * (n ? n : 1) * sizeof *buf);
   if (buf == NULL)
     return out;
   double *j = buf, *s = buf + n, *p = buf + 2 * n;
-  size_t k = 0, in2 = 0;
+  size_t k = 0, in2 = 0, in2s = 0;
   for (size_t i = 0; i < n; i++) {
     if (!takes(&runs[i], f))
       continue;
@@ -333,11 +333,13 @@ mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f) {
     s[k] = runs[i].model_tps / runs[i].tps;
     p[k] = runs[i].model_power_w / runs[i].power_w;
     in2 += j[k] >= 0.5 && j[k] <= 2;
+    in2s += s[k] >= 0.5 && s[k] <= 2;
     k++;
   }
   if (k > 0)
-    out = (mlr_summary){mlr_quantile(j, k, 0.5), mlr_quantile(s, k, 0.5),
-                        mlr_quantile(p, k, 0.5), (double)in2 / (double)k, k};
+    out = (mlr_summary){mlr_quantile(j, k, 0.5),       mlr_quantile(s, k, 0.5),
+                        mlr_quantile(p, k, 0.5),       (double)in2 / (double)k,
+                        (double)in2s / (double)k, k};
   free(buf);
   return out;
 }

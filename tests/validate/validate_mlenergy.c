@@ -58,67 +58,74 @@ static int write_csv(const char *path, const mlr_run *runs, size_t n) {
   return fclose(f);
 }
 
-/* The validation rows of one model id (validate_row.h): the median
+/* The rows of one model id on one GPU (validate_row.h): the median
  * tokens/J and tokens/s ratios of its k runs, their 10-90% range in the
- * conditions, against the class band 0.75-1.33. j and s are sorted. */
-static void validate_model(const mlr_run *r, const char *gpus, size_t k,
-                           size_t nfit, double *j, double *s) {
+ * conditions, against the class band. Calibration when any of its runs is
+ * in the fit set (mlenergy_runs.h), validation otherwise. j and s are
+ * sorted. */
+static void validate_group(const mlr_run *r, size_t k, size_t nfit, double *j,
+                           double *s) {
   const char *what[2] = {"tokens/J", "tokens/s"};
   double *x[2] = {j, s};
   for (int w = 0; w < 2; w++) {
     char figure[160], cond[224];
-    snprintf(figure, sizeof figure, "ML.ENERGY %s %s ratio, median",
-             r->model_id, what[w]);
+    snprintf(figure, sizeof figure, "ML.ENERGY %s on %s %s ratio, median",
+             r->model_id, r->gpu_model, what[w]);
     snprintf(cond, sizeof cond,
-             "%s, %s, %zu runs on %s (%zu in the fit set), batch formed by "
-             "the service; p10-p90 of the ratio %.2f-%.2f",
-             r->moe ? "MoE" : "dense", r->precision, k, gpus, nfit,
+             "%s, %s, %zu runs (%zu in the fit set), batch formed by the "
+             "service; p10-p90 of the ratio %.2f-%.2f",
+             r->moe ? "MoE" : "dense", r->precision, k, nfit,
              mlr_quantile(x[w], k, 0.1), mlr_quantile(x[w], k, 0.9));
-    validate_row(VALIDATE_SERVING, figure,
+    validate_row(nfit > 0 ? VALIDATE_KIND_CALIBRATION
+                          : VALIDATE_KIND_VALIDATION,
+                 nfit > 0 ? "runs of the fit set of the vllm engine and the "
+                            "GPU power model (tools/calibrate.py)"
+                          : "held out from every fit",
+                 VALIDATE_SERVING, figure,
                  "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond,
                  "x measured", 1, mlr_quantile(x[w], k, 0.5), 0.75, 1.33,
                  "0.75-1.33 (the class band)");
   }
 }
 
-/* Median and 10-90% of the tokens/J and tokens/s ratios of one model id. */
-static void print_model(const mlr_run *runs, size_t n, const char *id) {
+static bool same_group(const mlr_run *a, const mlr_run *b) {
+  return strcmp(a->model_id, b->model_id) == 0 &&
+         strcmp(a->gpu_model, b->gpu_model) == 0;
+}
+
+/* Median and 10-90% of the ratios of one model id on one GPU. */
+static void print_group(const mlr_run *runs, size_t n, const mlr_run *g) {
   double *j = malloc(n * sizeof *j), *s = malloc(n * sizeof *s);
-  const mlr_run *first = NULL;
-  char gpus[32] = "";
   size_t k = 0, nfit = 0;
   for (size_t i = 0; j != NULL && s != NULL && i < n; i++) {
     const mlr_run *r = &runs[i];
-    if (strcmp(r->model_id, id) != 0 || r->refused[0] != '\0')
+    if (!same_group(r, g) || r->refused[0] != '\0')
       continue;
-    first = first != NULL ? first : r;
-    if (strstr(gpus, r->gpu_model) == NULL)
-      snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%s",
-               gpus[0] ? "+" : "", r->gpu_model);
     j[k] = r->model_tpj / r->tpj;
     s[k++] = r->model_tps / r->tps;
     nfit += r->fit;
   }
   if (k > 0) {
-    printf("%-50s %3zu  %5.2f [%5.2f, %5.2f]  %5.2f [%5.2f, %5.2f]\n", id, k,
-           mlr_quantile(j, k, 0.5), mlr_quantile(j, k, 0.1),
-           mlr_quantile(j, k, 0.9), mlr_quantile(s, k, 0.5),
-           mlr_quantile(s, k, 0.1), mlr_quantile(s, k, 0.9));
-    validate_model(first, gpus, k, nfit, j, s);
+    printf("%-46s %s %3zu  %5.2f [%5.2f, %5.2f]  %5.2f [%5.2f, %5.2f]\n",
+           g->model_id, g->gpu_model, k, mlr_quantile(j, k, 0.5),
+           mlr_quantile(j, k, 0.1), mlr_quantile(j, k, 0.9),
+           mlr_quantile(s, k, 0.5), mlr_quantile(s, k, 0.1),
+           mlr_quantile(s, k, 0.9));
+    validate_group(g, k, nfit, j, s);
   }
   free(j);
   free(s);
 }
 
 static void print_models(const mlr_run *runs, size_t n) {
-  printf("%-50s %3s  %-20s  %-20s\n", "model_id (modelled / measured)", "n",
-         "tokens/J med [p10,p90]", "tokens/s med [p10,p90]");
+  printf("%-46s %-4s %3s  %-20s  %-20s\n", "model_id (modelled / measured)",
+         "GPU", "n", "tokens/J med [p10,p90]", "tokens/s med [p10,p90]");
   for (size_t i = 0; i < n; i++) {
     bool first = true;
     for (size_t k = 0; k < i && first; k++)
-      first = strcmp(runs[k].model_id, runs[i].model_id) != 0;
+      first = !same_group(&runs[k], &runs[i]);
     if (first)
-      print_model(runs, n, runs[i].model_id);
+      print_group(runs, n, &runs[i]);
   }
 }
 
@@ -235,7 +242,7 @@ int main(int argc, char **argv) {
   if (rc == SIM_OK)
     rc = gpu_catalog_load_builtin(&gpus, &err);
   if (rc == SIM_OK) {
-    o.eng = *llm_catalog_engine(&llms, "vllm");
+    o.eng = *llm_catalog_engine(&llms, LLM_ENGINE_DEFAULT);
     o.pm = gpus.power;
     if (parse_args(argc, argv, &o) != 0)
       rc = sim_error_set(&err, SIM_EINVAL,

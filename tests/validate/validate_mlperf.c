@@ -7,7 +7,9 @@
  *
  * Usage: validate_mlperf [--set KEY=VALUE ...] RUNS.csv OUT.csv
  *   KEY: eff_bw, eff_flops, act_fixed, seq_overhead, moe_layer_overhead,
- *   step_overhead (s): the trt-llm engine's figures replaced.
+ *   step_overhead (s): the trt-llm engine's figures replaced; busy_share,
+ *   pj_per_byte: the GPU power model's (the clock under the limit follows
+ *   it), so that a calibration run fits on the figures it fitted.
  *
  * The rows. Llama 2 70B (llama2-70b-99.9): FP8 weights and KV cache
  * ("use_fp8=True"), tensor parallel 2 x 4 instances, as the rows say. GPT-J
@@ -96,12 +98,11 @@ static int serve_row(const mlp_row *row, const llm_catalog *llms,
   rl_replica r;
   int rc = rl_replica_init(
       &r, gpu_catalog_find(gpus, "H100-SXM"),
-      llm_catalog_find(llms, llama ? "Llama-2-70B" : "GPT-J-6B"), fp8,
+      llm_catalog_find(llms, llama ? "Llama-2-70B" : "GPT-J-6B"), fp8, eng,
       llama ? 2 : 1, err);
   if (rc != SIM_OK)
     return rc;
   r.kv = fp8;
-  rl_config_engine(&r.cfg, eng);
   serve_spec s = {.replica = &r,
                   .replicas = llama ? 4 : 8,
                   .max_batch = 2048, /* the KV cache is the limit */
@@ -165,7 +166,7 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
   return rc;
 }
 
-static int apply_set(const char *kv, llm_engine *e) {
+static int apply_set(const char *kv, llm_engine *e, gpu_power_model *pm) {
   char key[64];
   double v;
   if (sscanf(kv, "%63[^=]=%lf", key, &v) != 2)
@@ -173,7 +174,9 @@ static int apply_set(const char *kv, llm_engine *e) {
   struct {
     const char *key;
     double *at;
-  } keys[] = {{"eff_bw", &e->eff_bw},
+  } keys[] = {{"busy_share", &pm->busy_share},
+              {"pj_per_byte", &pm->pj_per_byte},
+              {"eff_bw", &e->eff_bw},
               {"eff_flops", &e->eff_flops},
               {"act_fixed", &e->act_fixed},
               {"seq_overhead", &e->seq_overhead_s},
@@ -197,11 +200,14 @@ int main(int argc, char **argv) {
   if (rc == SIM_OK)
     rc = gpu_catalog_load_builtin(&gpus, &err);
   llm_engine eng = {0};
-  if (rc == SIM_OK)
+  gpu_power_model pm = {0};
+  if (rc == SIM_OK) {
     eng = *llm_catalog_engine(&llms, "trt-llm");
+    pm = gpus.power;
+  }
   for (int i = 1; rc == SIM_OK && i < argc; i++) {
     if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-      if (apply_set(argv[++i], &eng) != 0)
+      if (apply_set(argv[++i], &eng, &pm) != 0)
         rc = sim_error_set(&err, SIM_EINVAL, "bad --set %s", argv[i]);
     } else if (npos < 2) {
       pos[npos++] = argv[i];
@@ -212,6 +218,11 @@ int main(int argc, char **argv) {
   if (rc == SIM_OK && npos != 2)
     rc = sim_error_set(&err, SIM_EINVAL,
                        "usage: validate_mlperf [--set K=V] RUNS.csv OUT.csv");
+  for (size_t i = 0; rc == SIM_OK && i < gpus.n; i++) {
+    gpu_spec *g = &gpus.gpus[i];
+    g->busy_w = pm.busy_share * (g->tdp_w - g->idle_w);
+    g->mem_w = pm.pj_per_byte * 1e-12 * g->bandwidth_bps;
+  }
   if (rc == SIM_OK)
     rc = run(pos[0], pos[1], &llms, &gpus, &eng, &err);
   if (rc != SIM_OK)

@@ -1,0 +1,642 @@
+#!/usr/bin/python3
+"""calibrate.py - every fitted constant of aifsim, fitted from its fit set.
+
+Usage: calibrate.py BUILD_DIR [--check] [--root DIR]
+
+Each fit below (FITS) reads only its fit set (FIT_SETS: a data file and the
+rows of it that may be fitted to), fits its constants the way its method
+says, and writes them, rounded to their stated resolution, into its
+catalog between the lines "# calibrate:begin NAME" and
+"# calibrate:end NAME", with a `fitted` list naming the fit set, the data,
+the model, the method and the residual. Rerunning gives the same bytes.
+`make calibrate` runs it; --check writes nothing and exits 1, showing the
+difference, when the catalog is not what the fit gives (the ctest test
+calibration_fresh). It configures and builds nothing: `make calibrate`
+builds first.
+
+Whatever was fitted to a fit set cannot be validated on it: a row of
+docs/VALIDATION.md drawn from a fit set is calibration, and tools/
+validate.py refuses a validation row that FitSet.drawn_from says comes
+from one. HAND_SET lists the constants still set by hand against a
+published figure (not refitted here), so that the report can name them.
+
+To add a fitted constant: put the keys between calibrate markers in its
+catalog (and its loader), declare its data in FIT_SETS if it is new, and
+add a Fit to FITS with a function that returns the values and the
+residual lines (docs/VALIDATION.md, "Adding a fitted constant").
+"""
+import argparse
+import csv
+import difflib
+import io
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Error(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Declarations
+# ---------------------------------------------------------------------------
+
+@dataclass
+class FitSet:
+    """Rows of a data file that constants may be fitted to."""
+    name: str            # short id, used in the catalog and the report
+    data: str            # the file, relative to the source tree
+    source: str          # how the report's rows cite it (a prefix)
+    definition: str      # which rows, in words
+    held_out: str        # what of the same data is kept for validation
+    select: Callable[[dict], bool]     # a CSV row (dict) -> in the fit set
+    # A row of docs/VALIDATION.md (dict of its columns) -> drawn from this
+    # fit set, so it may not be of kind validation.
+    drawn_from: Callable[[dict], bool]
+
+
+@dataclass
+class Key:
+    """One constant of a fit: its catalog key, unit and resolution."""
+    key: str
+    unit: str
+    scale: float         # catalog unit per SI unit (1e6 for us)
+    decimals: int        # written with this many decimals
+
+
+@dataclass
+class Fit:
+    """Constants fitted together on one fit set, written as one block."""
+    name: str            # the block's marker name
+    catalog: str         # the catalog file, relative to the source tree
+    keys: list           # [Key]
+    fit_set: FitSet
+    model: str           # what is fitted, in words
+    method: str          # how, in words
+    # (build dir, fit-set rows as dicts, header) -> (values in SI units by
+    # key, residual lines): the fit itself.
+    run: Callable
+
+
+@dataclass
+class HandSet:
+    """A constant set by hand against a published figure: not refitted
+    here; its rows are calibration."""
+    what: str
+    where: str
+    against: str
+    rows: str
+
+
+def _mlenergy_drawn(row):
+    """A row of docs/VALIDATION.md drawn from the H100 BF16 fit set: an
+    ML.ENERGY row unless it says it is held out (the B200 runs, the
+    held-out families, a model none of whose runs is in the fit set)."""
+    if not row["source"].startswith("Chung et al., ML.ENERGY"):
+        return False
+    text = row["figure"] + " " + row["conditions"]
+    return not ("held out" in text or "held-out" in text
+                or "(0 in the fit set" in text)
+
+
+MLENERGY_H100 = FitSet(
+    name="mlenergy-h100-bf16",
+    data="data/gpu_power/mlenergy_v3_llm_runs.csv",
+    source="Chung et al., ML.ENERGY",
+    definition="the ML.ENERGY v3 runs on H100 at BF16 of the chat and "
+               "reasoning tasks (gpu_model H100, weight_precision bfloat16, "
+               "task not sourcegraph-fim), those of catalogued models "
+               "(tests/validate/mlenergy_runs.h)",
+    held_out="every B200 run, and on both GPUs three whole families decided "
+             "before the fit: FP8 weights (Llama-3.1-405B-FP8, Qwen3-235B "
+             "FP8, Llama-4-Maverick), gpt-oss (MXFP4) and the long-prompt "
+             "task (sourcegraph-fim)",
+    select=lambda r: (r["gpu_model"] == "H100"
+                      and r["weight_precision"] == "bfloat16"
+                      and r["task"] != "sourcegraph-fim"),
+    drawn_from=_mlenergy_drawn,
+)
+
+
+def _mlperf_limit(r):
+    """The per-GPU limit a row states, or None (validate_mlperf.c)."""
+    c = r["gpu_power_config"]
+    for tag in ("power_limit=", "power_limit =", "MaxQ: GPU power_limit="):
+        if tag in c:
+            return float(c.split(tag, 1)[1].split()[0])
+    if "W (NVIDIA config)" in c:
+        return float(c.split("W (NVIDIA config)")[0].split()[-1])
+    return None
+
+
+MLPERF_V40 = FitSet(
+    name="mlperf-v4.0-offline",
+    data="data/mlperf/mlperf_inference_power_fitset.csv",
+    source="MLCommons, MLPerf Inference",
+    definition="the MLPerf Inference v4.0 Offline results on 8 x H100-SXM "
+               "that state their GPU power limit (NVIDIA's and Dell's Llama "
+               "2 70B at 450 W, NVIDIA's GPT-J at 350 W)",
+    held_out="nothing of the file is validated; MLPerf Inference v4.1 and "
+             "later, and MLPerf Training, are kept out of every fit",
+    select=lambda r: (r["mlperf_round"].startswith("Inference v4.0")
+                      and r["scenario"] == "Offline"
+                      and _mlperf_limit(r) is not None),
+    drawn_from=lambda row: row["source"].startswith(
+        "MLCommons, MLPerf Inference v4.0")
+    or row["source"].startswith("MLCommons, MLPerf Inference v3.1"),
+)
+
+FIT_SETS = [MLENERGY_H100, MLPERF_V40]
+
+
+def _rms(r, w):
+    return math.sqrt(float(np.sum(w * r * r) / np.sum(w)))
+
+
+def _levenberg_marquardt(res, x, h, iters=60):
+    """Minimises |res(x)|^2 from x with a forward-difference Jacobian of
+    step h; deterministic for a deterministic res."""
+    lam, r = 1e-2, res(x)
+    for _ in range(iters):
+        jac = np.empty((len(r), len(x)))
+        for i in range(len(x)):
+            dx = np.zeros_like(x)
+            dx[i] = h
+            jac[:, i] = (res(x + dx) - r) / h
+        a, g = jac.T @ jac, jac.T @ r
+        step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
+        r2 = res(x + step)
+        if r2 @ r2 < r @ r:
+            x, r, lam = x + step, r2, lam / 3
+            if np.max(np.abs(step)) < 1e-6:
+                break
+        else:
+            lam *= 5
+    return x
+
+
+class Bounded:
+    """A figure the fit moves on an unbounded axis: log for a positive
+    scale, logit for a share between lo and hi."""
+    def __init__(self, key, start, lo, hi, log):
+        self.key, self.start, self.lo, self.hi, self.log = \
+            key, start, lo, hi, log
+
+    def to_x(self, v):
+        if self.log:
+            return math.log(v)
+        return math.log((v - self.lo) / (self.hi - v))
+
+    def from_x(self, x):
+        if self.log:
+            return min(self.hi, max(self.lo, math.exp(x)))
+        return self.lo + (self.hi - self.lo) / (1 + math.exp(-x))
+
+
+def _run_csv(build, prog, args, out_rows=None):
+    exe = os.path.join(build, "tests", prog)
+    if not os.access(exe, os.X_OK):
+        raise Error(f"{exe}: not built (run `make calibrate`)")
+    with tempfile.TemporaryDirectory(prefix="aifsim-calibrate-") as tmp:
+        out = os.path.join(tmp, "out.csv")
+        p = subprocess.run([exe, *args[:-1], args[-1], out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 0:
+            raise Error(f"{prog} failed:\n{p.stderr}")
+        with open(out, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+
+def _sets(values):
+    out = []
+    for k, v in values.items():
+        out += ["--set", f"{k}={v!r}"]
+    return out
+
+
+# --- vLLM and the GPU power model, jointly, on the ML.ENERGY fit set ---
+
+VLLM_TIME = [Bounded("eff_bw", 0.8, 0.3, 1.0, False),
+             Bounded("seq_overhead", 37e-6, 1e-7, 1e-3, True),
+             Bounded("moe_layer_overhead", 185e-6, 1e-7, 2e-3, True),
+             Bounded("step_overhead", 1e-4, 1e-7, 2e-2, True)]
+VLLM_POWER = [Bounded("act_fixed", 0.42, 0.0, 1.0, False),
+              Bounded("busy_share", 0.05, 0.0, 0.6, False),
+              Bounded("pj_per_byte", 165, 10, 500, True)]
+
+
+def _steady(build, fit_rows, header, values):
+    """validate_mlenergy --steady on the fit set's rows (the measured
+    batch): each run's modelled tokens/s and GPU power."""
+    with tempfile.TemporaryDirectory(prefix="aifsim-calibrate-") as tmp:
+        path = os.path.join(tmp, "fit_set.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+            w.writeheader()
+            w.writerows(fit_rows)
+        return _run_csv(build, "validate_mlenergy",
+                        ["--steady", *_sets(values), path])
+
+
+def _class_residuals(runs, col, meas):
+    """ln(modelled / measured), each class weighted as a whole."""
+    n = {c: sum(r["class"] == c for r in runs) for c in ("dense", "MoE")}
+    return np.array([math.log(float(r[col]) / float(r[meas])) /
+                     math.sqrt(n[r["class"]]) for r in runs])
+
+
+def _fit_part(build, rows, header, figures, fixed, what):
+    col, meas = {"time": ("steady_tokens_per_s", "measured_tokens_per_s"),
+                 "power": ("steady_power_w", "measured_power_w")}[what]
+
+    def values(x):
+        return {**fixed, **{f.key: f.from_x(v) for f, v in zip(figures, x)}}
+
+    def res(x):
+        return _class_residuals(_steady(build, rows, header, values(x)), col,
+                                meas)
+    x = np.array([f.to_x(fixed.get(f.key, f.start)) for f in figures])
+    return values(_levenberg_marquardt(res, x, 1e-4))
+
+
+_JOINT = {}
+
+
+def _vllm_joint(build, rows, header, keys_by_name):
+    """Time, then power, then both once more (the power limit couples
+    them); the figures rounded as the catalog keeps them."""
+    key = (build, len(rows))
+    if key in _JOINT:
+        return _JOINT[key]
+    vals = {f.key: f.start for f in VLLM_TIME + VLLM_POWER}
+    for _ in range(2):
+        vals = _fit_part(build, rows, header, VLLM_TIME, vals, "time")
+        vals = _fit_part(build, rows, header, VLLM_POWER, vals, "power")
+    vals = {k: round_to(keys_by_name[k], v) for k, v in vals.items()}
+    runs = _steady(build, rows, header, vals)
+    res = []
+    for what, col, meas in (
+            ("tokens/s", "steady_tokens_per_s", "measured_tokens_per_s"),
+            ("GPU power", "steady_power_w", "measured_power_w")):
+        r = np.array([math.log(float(x[col]) / float(x[meas])) for x in runs])
+        moe = np.array([x["class"] == "MoE" for x in runs])
+        w = np.where(moe, 0.5 / moe.sum(), 0.5 / (~moe).sum())
+        ratio = np.exp(r)
+        res.append(f"{what}: rms of ln(modelled / measured) {_rms(r, w):.3f} "
+                   f"(dense {_rms(r[~moe], w[~moe]):.3f} over "
+                   f"{int((~moe).sum())} runs, MoE {_rms(r[moe], w[moe]):.3f} "
+                   f"over {int(moe.sum())}); median ratio dense "
+                   f"{np.median(ratio[~moe]):.3f}, MoE "
+                   f"{np.median(ratio[moe]):.3f}")
+    _JOINT[key] = (vals, res)
+    return _JOINT[key]
+
+
+def _keys_by_name(names=("vllm", "gpu-power")):
+    """The keys of the named fits, by key (vllm's and the power model's:
+    the joint fit rounds as they are written)."""
+    return {k.key: k for fit in FITS if fit.name in names for k in fit.keys}
+
+
+def fit_vllm(build, rows, header, keys):
+    vals, res = _vllm_joint(build, rows, header, _keys_by_name())
+    return {k.key: vals[k.key] for k in keys}, res
+
+
+def fit_gpu_power(build, rows, header, keys):
+    vals, res = _vllm_joint(build, rows, header, _keys_by_name())
+    return {k.key: vals[k.key] for k in keys}, res
+
+
+# --- TensorRT-LLM on the MLPerf v4.0 Offline rows ---
+
+TRT_FIT = [Bounded("eff_flops", 0.6, 0.2, 1.0, False),
+           Bounded("seq_overhead", 37e-6, 1e-8, 1e-3, True)]
+TRT_KEPT = ("eff_bw", "act_fixed", "moe_layer_overhead", "step_overhead")
+GPU_POWER = ("busy_share", "pj_per_byte")
+
+
+def _check_trt_copies(kept):
+    """The trt-llm entry's copies of vllm's figures, outside its block,
+    must be what this run fitted: else the catalog tells a stale story."""
+    path = os.path.join(ROOT, "scenarios", "catalog", "engines.yaml")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    entry = text[text.index("  - name: trt-llm"):]
+    kb = _keys_by_name()
+    for k, v in kept.items():
+        want = f"    {k}: {fmt_value(kb[k], v)}"
+        if want not in entry.split("\n"):
+            raise Error(f"{path}: trt-llm's '{k}' must read '{want.strip()}'"
+                        " (vllm's figure as fitted): copy it by hand")
+
+
+def fit_trt_llm(build, rows, header, keys):
+    """eff_flops and seq_overhead on the fit set's tokens/s, each benchmark
+    weighted as a whole; the rest are vllm's as this run fitted them."""
+    ml_rows, ml_header = read_fit_set(ROOT, MLENERGY_H100)
+    vllm, _ = _vllm_joint(build, ml_rows, ml_header, _keys_by_name())
+    kept = {k: vllm[k] for k in TRT_KEPT}
+    _check_trt_copies(kept)
+    power = {k: vllm[k] for k in GPU_POWER}
+    with tempfile.TemporaryDirectory(prefix="aifsim-calibrate-") as tmp:
+        path = os.path.join(tmp, "fit_set.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=header, lineterminator="\n",
+                               quoting=csv.QUOTE_MINIMAL)
+            w.writeheader()
+            w.writerows(rows)
+
+        def served(values):
+            return _run_csv(build, "validate_mlperf",
+                            [*_sets({**power, **values}), path])
+
+        def res(x):
+            v = {**kept, **{f.key: f.from_x(y) for f, y in zip(TRT_FIT, x)}}
+            runs = served(v)
+            n = {b: sum(r["benchmark"] == b for r in runs)
+                 for b in {r["benchmark"] for r in runs}}
+            return np.array([math.log(float(r["model_tokens_per_s"]) /
+                                      float(r["measured_tokens_per_s"])) /
+                             math.sqrt(n[r["benchmark"]]) for r in runs])
+        x0 = np.array([f.to_x(f.start) for f in TRT_FIT])
+        # The served runs are event simulations: a residual moves in small
+        # steps as an event crosses a window's edge, so the difference step
+        # is wide (3% of a figure).
+        x = _levenberg_marquardt(res, x0, 0.03, iters=30)
+        vals = {**kept, **{f.key: f.from_x(y) for f, y in zip(TRT_FIT, x)}}
+        kb = {**_keys_by_name(), **_keys_by_name(("trt-llm",))}
+        vals = {k: round_to(kb[k], v) for k, v in vals.items()}
+        runs = served(vals)
+    lines = []
+    for r in runs:
+        q = float(r["model_tokens_per_s"]) / float(r["measured_tokens_per_s"])
+        lines.append(f"{r['benchmark']} {r['submitter']} at "
+                     f"{r['gpu_limit_w']} W: modelled / measured tokens/s "
+                     f"{q:.3f}")
+    return {k.key: vals[k.key] for k in keys}, lines
+
+
+US = 1e6
+
+PCT = 100
+
+FITS = [
+    Fit(
+        name="vllm",
+        catalog="scenarios/catalog/engines.yaml",
+        keys=[Key("eff_bw", "%", PCT, 1), Key("act_fixed", "%", PCT, 1),
+              Key("seq_overhead", "us", US, 1),
+              Key("moe_layer_overhead", "us", US, 1),
+              Key("step_overhead", "us", US, 0)],
+        fit_set=MLENERGY_H100,
+        model="each run at its measured batch (the steady model of "
+              "tests/validate/mlenergy_runs.h: prompt 512 tokens assumed, "
+              "the clock its load allows under the TDP), its tokens/s and "
+              "GPU power from the roofline with these figures and the GPU "
+              "power model of scenarios/catalog/gpus.yaml",
+        method="Levenberg-Marquardt on ln(modelled / measured tokens/s) "
+               "for eff_bw and the three costs, then on ln(modelled / "
+               "measured GPU power) for act_fixed, busy_share and "
+               "pj_per_byte, twice; dense and MoE runs weighted equally",
+        run=fit_vllm,
+    ),
+    Fit(
+        name="gpu-power",
+        catalog="scenarios/catalog/gpus.yaml",
+        keys=[Key("busy_share", "%", PCT, 1), Key("pj_per_byte", "", 1, 0)],
+        fit_set=MLENERGY_H100,
+        model="as the vllm fit (the two are fitted together): each run's "
+              "GPU power at its measured batch, P = idle + busy_share (tdp "
+              "- idle) busy + pj_per_byte x bandwidth x memory traffic + "
+              "the SM part (models/hardware/gpu.h)",
+        method="jointly with the vllm fit (scenarios/catalog/engines.yaml)",
+        run=fit_gpu_power,
+    ),
+    Fit(
+        name="trt-llm",
+        catalog="scenarios/catalog/engines.yaml",
+        keys=[Key("eff_flops", "%", PCT, 1), Key("seq_overhead", "us", US, 2)],
+        fit_set=MLPERF_V40,
+        model="each row as one 8 x H100-SXM server at its stated GPU limit, "
+              "saturated (tests/validate/validate_mlperf.c: FP8 weights and "
+              "KV cache; Llama 2 70B tp 2 x 4, GPT-J 8 x 1; outputs the "
+              "rows' own, inputs 512 and 960 tokens assumed), its generated "
+              "tokens/s; eff_bw, act_fixed, moe_layer_overhead and "
+              "step_overhead are vllm's as fitted in the same run (the "
+              "catalog's copies beside this block)",
+        method="Levenberg-Marquardt on ln(modelled / measured tokens/s), "
+               "each benchmark weighted as a whole, a 3% difference step",
+        run=fit_trt_llm,
+    ),
+]
+
+HAND_SET = [
+    HandSet(
+        what="training phase activities: act_comm 50%, act_idle 25%, "
+             "comm_share 10% (act_compute follows the MFU through the GPU "
+             "power model)",
+        where="models/work/training_scn.c",
+        against="Latif et al. (8.4 kW node peak), Newkirk et al. (76% of "
+                "10.2 kW)",
+        rows="H100 training: *"),
+    HandSet(
+        what="memory knee 50% (memory-bound speed and power fall below it)",
+        where="models/hardware/gpu.c (memory_knee)",
+        against="an estimate below the clock of Splitwise's power-capped "
+                "profile (decode unchanged at 70% power)",
+        rows="Power-capped DGX-H100: decode step, capped / uncapped"),
+    HandSet(
+        what="trt-llm's eff_bw, act_fixed, moe_layer_overhead and "
+             "step_overhead: copies of vllm's fitted figures",
+        where="scenarios/catalog/engines.yaml",
+        against="nothing of MLPerf's (the fit set cannot tell them apart)",
+        rows="MLPerf v4.0 Llama 2 70B server: *"),
+    HandSet(
+        what="H100 node host power: other_power_idle 2.3 kW, "
+             "other_power_max 2.8 kW",
+        where="tests/validate/test_training_power.c",
+        against="Latif et al.'s 8.4 kW peak less 8 x 700 W",
+        rows="H100 training: node peak power"),
+    HandSet(
+        what="NVL72 rack rest: other_power_idle 16.8 kW, other_power_max "
+             "35 kW",
+        where="tests/validate/test_training_power.c",
+        against="Supermicro's breakdown of the 120-132 kW rack",
+        rows="GB200 NVL72 training: rack peak power"),
+    HandSet(
+        what="per-GPU MTBF of the Llama 3 job: 54 d x 24 h x 16,384 / 419",
+        where="tests/work/test_training.c",
+        against="Llama 3's 419 interruptions in 54 days",
+        rows="Llama 3 interruptions in 54 days, seed *"),
+    HandSet(
+        what="the Ampere entries' power curve: the Zeus A40's medians",
+        where="scenarios/catalog/gpus.yaml (tools/power_fit.py zeus)",
+        against="Zeus's A40 power-limit runs "
+                "(data/gpu_power/summary_power_a40.csv)",
+        rows="none"),
+    HandSet(
+        what="the V100 power curve of the Zeus rows",
+        where="tests/hardware/test_gpu.c",
+        against="Zeus's resnet50 batch 128 runs "
+                "(data/gpu_power/summary_power_v100.csv)",
+        rows="none: the rows are the other workloads, held out"),
+    HandSet(
+        what="UPS losses: 1% no-load, 2% proportional, 1% square-law",
+        where="models/facility/electrical.c",
+        against="quoted UPS efficiencies, 94-97% from 25% to full load "
+                "(APC/Schneider)",
+        rows="none (the PUE rows are the issues' bars)"),
+]
+
+
+# ---------------------------------------------------------------------------
+# Reading the fit set and writing the catalog
+# ---------------------------------------------------------------------------
+
+def round_to(key, si):
+    """si rounded to the key's resolution, in SI units."""
+    return round(si * key.scale, key.decimals) / key.scale
+
+
+def fmt_value(key, si):
+    v = f"{si * key.scale:.{key.decimals}f}"
+    return v + key.unit if key.unit in ("", "%") else f"{v} {key.unit}"
+
+
+def read_fit_set(root, fs):
+    path = os.path.join(root, fs.data)
+    with open(path, newline="", encoding="utf-8") as f:
+        rd = csv.DictReader(f)
+        rows = [r for r in rd if fs.select(r)]
+        header = rd.fieldnames
+    if not rows:
+        raise Error(f"{fs.data}: the fit set {fs.name} is empty")
+    return rows, header
+
+
+def quote(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def block_lines(fit, values, residual, nrows):
+    keys = ", ".join(k.key for k in fit.keys)
+    fs = fit.fit_set
+    lines = [f"{k.key}: {fmt_value(k, values[k.key])}" for k in fit.keys]
+    lines.append("fitted:")
+    for text in (
+            f"fit set {fs.name}: {fs.definition} ({nrows} rows of "
+            f"{fs.data}); held out: {fs.held_out}",
+            f"by tools/calibrate.py, fit {fit.name} (`make calibrate`); "
+            "do not edit by hand",
+            f"model: {fit.model}",
+            f"method: {fit.method}",
+            *(f"residual: {r}" for r in residual)):
+        lines.append(f"  - {quote(keys + ': ' + text)}")
+    return lines
+
+
+def find_block(text, name, path):
+    """(start, end) line indices of the lines between the markers, and the
+    indentation of the begin marker."""
+    lines = text.split("\n")
+    begin = f"# calibrate:begin {name}"
+    end = f"# calibrate:end {name}"
+    b = [i for i, l in enumerate(lines) if l.strip() == begin]
+    e = [i for i, l in enumerate(lines) if l.strip() == end]
+    if len(b) != 1 or len(e) != 1 or e[0] < b[0]:
+        raise Error(f"{path}: want one '{begin}' line and one '{end}' "
+                    "line after it")
+    indent = lines[b[0]][:len(lines[b[0]]) - len(lines[b[0]].lstrip())]
+    return lines, b[0] + 1, e[0], indent
+
+
+def rewrite(text, fit, new_lines, path):
+    lines, s, e, indent = find_block(text, fit.name, path)
+    return "\n".join(lines[:s] + [indent + l for l in new_lines] +
+                     lines[e:])
+
+
+def read_block(root, fit):
+    """The values (catalog text) and the fitted lines now in the catalog,
+    for the report: ({key: "36.4 us"}, [line, ...])."""
+    path = os.path.join(root, fit.catalog)
+    with open(path, encoding="utf-8") as f:
+        lines, s, e, _ = find_block(f.read(), fit.name, path)
+    values, fitted = {}, []
+    for l in lines[s:e]:
+        t = l.strip()
+        for k in fit.keys:
+            if t.startswith(k.key + ":"):
+                values[k.key] = t.split(":", 1)[1].strip()
+        if t.startswith("- "):
+            fitted.append(t[2:].strip().strip('"').replace('\\"', '"'))
+    return values, fitted
+
+
+def calibrate(build, root):
+    """{catalog path: new text} for every fit."""
+    texts = {}
+    for fit in FITS:
+        rows, header = read_fit_set(root, fit.fit_set)
+        values, residual = fit.run(build, rows, header, fit.keys)
+        path = os.path.join(root, fit.catalog)
+        if path not in texts:
+            with open(path, encoding="utf-8") as f:
+                texts[path] = f.read()
+        texts[path] = rewrite(texts[path], fit,
+                              block_lines(fit, values, residual, len(rows)),
+                              fit.catalog)
+        print(f"{fit.catalog}: {fit.name}: " +
+              ", ".join(f"{k.key} {fmt_value(k, values[k.key])}"
+                        for k in fit.keys), file=sys.stderr)
+    return texts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--root", default=ROOT)
+    a = ap.parse_args()
+    try:
+        texts = calibrate(os.path.abspath(a.build), a.root)
+    except Error as e:
+        print(f"calibrate.py: {e}", file=sys.stderr)
+        return 1
+    stale = False
+    for path, new in sorted(texts.items()):
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+        if old == new:
+            continue
+        if a.check:
+            stale = True
+            sys.stderr.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True),
+                path + " (committed)", path + " (calibrated)"))
+        else:
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(new)
+            os.replace(tmp, path)
+            print(f"{os.path.relpath(path, a.root)}: rewritten")
+    if stale:
+        print("the catalog is not what `make calibrate` writes: run it and "
+              "commit the result (then `make validate`)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
