@@ -1,14 +1,12 @@
 #!/usr/bin/python3
-"""power_fit.py - the fits behind the GPU power model and the serving engines.
+"""power_fit.py - the GPU families' cap-to-clock curves from Zeus's data.
 
-Usage: power_fit.py zeus          the Zeus cap-to-clock curves per family
+Usage: power_fit.py zeus          the curves and power-law fits per family
        power_fit.py zeus --yaml   the Ampere curve as catalog lines (A100)
-       power_fit.py vllm [--write]     vllm and the GPU power model
-       power_fit.py trt-llm [--write]  trt-llm (after vllm: it keeps some)
 
-Each fit reads only its fit set (data/, named below) and prints what it
-fitted with its residual; tools/calibrate.py (make calibrate) runs the
-fits that write catalog figures and checks them byte for byte.
+The fitted constants of the power model and the serving engines are
+tools/calibrate.py's (make calibrate); this script derives the measured
+curves the catalog carries and the table of docs/MODELS.md.
 
 Zeus (You, Chung, Chowdhury, NSDI 2023; data/gpu_power/summary_power_*.csv):
 one-epoch time and mean board power of five training workloads at power
@@ -24,11 +22,8 @@ import csv
 import math
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
-import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,270 +126,6 @@ def cmd_zeus(args):
     return 0
 
 
-# ------------------------------------------------------------------
-# vLLM and the GPU power model, on the ML.ENERGY v3 H100 fit set
-# ------------------------------------------------------------------
-
-RUNS = os.path.join(ROOT, "data", "gpu_power", "mlenergy_v3_llm_runs.csv")
-
-# The fitted figures: name, start, lower and upper bound, how the fit
-# moves it (log: a positive scale; lin: a bounded share).
-VLLM_TIME = [("eff_bw", 0.8, 0.3, 1.0), ("seq_overhead", 37e-6, 1e-7, 1e-3),
-             ("moe_layer_overhead", 185e-6, 1e-7, 2e-3),
-             ("step_overhead", 1e-4, 1e-7, 2e-2)]
-VLLM_POWER = [("act_fixed", 0.42, 0.0, 1.0), ("busy_share", 0.05, 0.0, 0.6),
-              ("pj_per_byte", 165, 10, 500)]
-
-
-def steady(build, sets):
-    """The steady model at the measured batch with sets (validate_mlenergy
-    --steady), the fit set's rows."""
-    with tempfile.NamedTemporaryFile(suffix=".csv") as out:
-        args = [os.path.join(build, "tests", "validate_mlenergy"), "--steady"]
-        for k, v in sets.items():
-            args += ["--set", f"{k}={v!r}"]
-        subprocess.run(args + [RUNS, out.name], check=True)
-        with open(out.name, newline="") as f:
-            return [r for r in csv.DictReader(f) if r["set"] == "fit"]
-
-
-def residuals(rows, what):
-    """log(model / measured) of tokens/s or GPU power, each class weighted
-    as a whole (dense and MoE count alike, whatever their run counts)."""
-    col = {"time": ("steady_tokens_per_s", "measured_tokens_per_s"),
-           "power": ("steady_power_w", "measured_power_w")}[what]
-    n = {c: sum(r["class"] == c for r in rows) for c in ("dense", "MoE")}
-    return np.array([math.log(float(r[col[0]]) / float(r[col[1]])) /
-                     math.sqrt(n[r["class"]]) for r in rows])
-
-
-def to_x(spec, vals):
-    return np.array([math.log(vals[k]) if lo > 0 else
-                     math.log((vals[k] - lo + 1e-9) / (hi - vals[k] + 1e-9))
-                     for k, _, lo, hi in spec])
-
-
-def from_x(spec, x):
-    out = {}
-    for (k, _, lo, hi), v in zip(spec, x):
-        out[k] = (min(hi, max(lo, math.exp(v))) if lo > 0 else
-                  lo + (hi - lo) / (1 + math.exp(-v)))
-    return out
-
-
-def lm_fit(build, spec, fixed, what, iters=30):
-    """Levenberg-Marquardt on the residuals of `what` over spec's figures,
-    the others held at fixed; a forward-difference Jacobian."""
-    x = to_x(spec, {k: fixed.get(k, v0) for k, v0, _, _ in spec})
-    lam = 1e-2
-
-    def res(x):
-        return residuals(steady(build, {**fixed, **from_x(spec, x)}), what)
-    r = res(x)
-    for _ in range(iters):
-        jac = np.empty((len(r), len(x)))
-        for i in range(len(x)):
-            dx = np.zeros_like(x)
-            dx[i] = 1e-4
-            jac[:, i] = (res(x + dx) - r) / 1e-4
-        a, g = jac.T @ jac, jac.T @ r
-        step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
-        r2 = res(x + step)
-        if r2 @ r2 < r @ r:
-            x, r, lam = x + step, r2, lam / 3
-            if np.max(np.abs(step)) < 1e-5:
-                break
-        else:
-            lam *= 5
-    return from_x(spec, x), float(np.sqrt(r @ r / 2))
-
-
-def fit_vllm(build):
-    """Time, then power, then time again (the power limit couples them)."""
-    vals = {k: v for k, v, _, _ in VLLM_TIME + VLLM_POWER}
-    for _ in range(2):
-        t, rt = lm_fit(build, VLLM_TIME, vals, "time")
-        vals.update(t)
-        p, rp = lm_fit(build, VLLM_POWER, vals, "power")
-        vals.update(p)
-    return vals, rt, rp
-
-
-def sig3(x):
-    """Three significant digits, as the catalog keeps fitted figures."""
-    return float(f"{x:.3g}")
-
-
-def vllm_lines(vals, rows, rt, rp):
-    """The catalog lines between the calibrate markers of models.yaml and
-    gpus.yaml, with their provenance."""
-    n = {c: sum(r["class"] == c for r in rows) for c in ("dense", "MoE")}
-    prov = (f"fit set: ML.ENERGY v3 H100 BF16 runs of lm-arena-chat and "
-            f"gpqa ({n['dense']} dense, {n['MoE']} MoE); rms log residual "
-            f"per class: tokens/s {rt:.3f}, power {rp:.3f}")
-    eng = [f"    # {prov}",
-           f"    eff_bw: {100 * sig3(vals['eff_bw']):.3g}%",
-           f"    act_fixed: {100 * sig3(vals['act_fixed']):.3g}%",
-           f"    seq_overhead: {1e6 * sig3(vals['seq_overhead']):.3g} us",
-           f"    moe_layer_overhead: "
-           f"{1e6 * sig3(vals['moe_layer_overhead']):.3g} us",
-           f"    step_overhead: {1e6 * sig3(vals['step_overhead']):.3g} us"]
-    gpu = [f"  # {prov}",
-           f"  busy_share: {100 * sig3(vals['busy_share']):.3g}%",
-           f"  pj_per_byte: {sig3(vals['pj_per_byte']):.3g}"]
-    return eng, gpu
-
-
-def replace_block(path, name, lines):
-    """Replaces the lines between '# calibrate: NAME begin' and '... end'."""
-    with open(path) as f:
-        text = f.read().split("\n")
-    mark = ("/* calibrate: {} {} */" if path.endswith(".c")
-            else "# calibrate: {} {}")
-    i = next(k for k, l in enumerate(text)
-             if l.strip() == mark.format(name, "begin"))
-    j = next(k for k, l in enumerate(text)
-             if l.strip() == mark.format(name, "end"))
-    text[i + 1:j] = lines
-    with open(path, "w") as f:
-        f.write("\n".join(text))
-
-
-def cmd_vllm(args):
-    vals, rt, rp = fit_vllm(args.build)
-    vals = {k: sig3(v) for k, v in vals.items()}
-    rows = steady(args.build, vals)
-    for what in ("time", "power"):
-        for c in ("dense", "MoE"):
-            col = ("steady_tokens_per_s", "measured_tokens_per_s") \
-                if what == "time" else ("steady_power_w", "measured_power_w")
-            q = [float(r[col[0]]) / float(r[col[1]]) for r in rows
-                 if r["class"] == c]
-            print(f"{what} {c}: {len(q)} runs, median ratio "
-                  f"{statistics.median(q):.3f}")
-    print(f"rms of log ratio per class: time {rt:.4f}, power {rp:.4f}")
-    eng, gpu = vllm_lines(vals, rows, rt, rp)
-    print("\n".join(eng + gpu))
-    if args.write:
-        replace_block(os.path.join(ROOT, "scenarios", "catalog",
-                                   "models.yaml"), "vllm", eng)
-        replace_block(os.path.join(ROOT, "scenarios", "catalog", "gpus.yaml"),
-                      "gpu-power", gpu)
-        share = f"{100 * sig3(vals['busy_share']):.3g}%"
-        pj = f"{sig3(vals['pj_per_byte']):.3g}"
-        replace_block(os.path.join(ROOT, "models", "hardware", "gpu.c"),
-                      "gpu-power-defaults",
-                      [f'#define GPU_DEFAULT_BUSY_SHARE "{share}"',
-                       f'#define GPU_DEFAULT_PJ_PER_BYTE "{pj}"'])
-    return 0
-
-
-# ------------------------------------------------------------------
-# TensorRT-LLM, on the MLPerf Inference v3.1 and v4.0 power results
-# ------------------------------------------------------------------
-
-MLPERF = os.path.join(ROOT, "data", "mlperf", "mlperf_inference_power_fitset.csv")
-
-# What the fit set can tell apart: GPT-J's Offline run is prefill-bound
-# (960-token inputs, 69-token outputs), Llama 2 70B's decode-bound with
-# large batches; two figures. The engine's bandwidth share, fixed step
-# cost and fixed-cost activity are not identified by them and stay at
-# vllm's (the catalog says so).
-TRT_FIT = [("eff_flops", 0.6, 0.2, 1.0), ("seq_overhead", 37e-6, 1e-8, 1e-3)]
-TRT_KEPT = ("eff_bw", "step_overhead", "act_fixed", "moe_layer_overhead")
-
-
-def mlperf(build, sets):
-    with tempfile.NamedTemporaryFile(suffix=".csv") as out:
-        args = [os.path.join(build, "tests", "validate_mlperf")]
-        for k, v in sets.items():
-            args += ["--set", f"{k}={v!r}"]
-        subprocess.run(args + [MLPERF, out.name], check=True)
-        with open(out.name, newline="") as f:
-            return list(csv.DictReader(f))
-
-
-def fit_trt(build, kept):
-    """Levenberg-Marquardt on log(model / measured tokens/s) of the
-    modelled rows, each benchmark weighted as a whole."""
-    def res(x):
-        rows = mlperf(build, {**kept, **from_x(TRT_FIT, x)})
-        n = {b: sum(r["benchmark"] == b for r in rows) for b in
-             {r["benchmark"] for r in rows}}
-        return np.array([math.log(float(r["model_tokens_per_s"]) /
-                                  float(r["measured_tokens_per_s"])) /
-                         math.sqrt(n[r["benchmark"]]) for r in rows])
-    x = to_x(TRT_FIT, {k: v for k, v, _, _ in TRT_FIT})
-    lam, r = 1e-2, res(x)
-    # The served runs are event simulations: a residual moves in small
-    # steps as an event crosses a window's edge, so the difference step is
-    # wide (3% of a figure) where the steady model's is narrow.
-    h = 0.03
-    for _ in range(30):
-        jac = np.empty((len(r), len(x)))
-        for i in range(len(x)):
-            dx = np.zeros_like(x)
-            dx[i] = h
-            jac[:, i] = (res(x + dx) - r) / h
-        a, g = jac.T @ jac, jac.T @ r
-        step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
-        r2 = res(x + step)
-        if r2 @ r2 < r @ r:
-            x, r, lam = x + step, r2, lam / 3
-            if np.max(np.abs(step)) < 1e-5:
-                break
-        else:
-            lam *= 5
-    return from_x(TRT_FIT, x), float(np.sqrt(r @ r / 2))
-
-
-def catalog_engine(name):
-    """The figures of engine name as models.yaml has them, in SI."""
-    with open(os.path.join(ROOT, "scenarios", "catalog", "models.yaml")) as f:
-        text = f.read()
-    block = text[text.index(f"  - name: {name}\n"):]
-    block = block[:block.find("\n  - name:", 1) + 1 or None]
-    out = {}
-    for line in block.splitlines():
-        k, _, v = line.strip().partition(": ")
-        if k in ("eff_bw", "eff_flops", "act_fixed") and v.endswith("%"):
-            out[k] = float(v[:-1]) / 100
-        elif k in ("seq_overhead", "moe_layer_overhead", "step_overhead"):
-            num, unit = v.split()
-            out[k] = float(num) * {"us": 1e-6, "ms": 1e-3, "s": 1}[unit]
-    return out
-
-
-def cmd_trt(args):
-    vllm = catalog_engine("vllm")
-    kept = {k: vllm[k] for k in TRT_KEPT}
-    vals, rms = fit_trt(args.build, kept)
-    vals = {k: sig3(v) for k, v in vals.items()}
-    rows = mlperf(args.build, {**kept, **vals})
-    for r in rows:
-        print(f"{r['benchmark']} {r['submitter']}: model "
-              f"{float(r['model_tokens_per_s']):.0f} tokens/s against "
-              f"{float(r['measured_tokens_per_s']):.0f}")
-    prov = (f"fit set: MLPerf Inference v4.0 Offline, 8 x H100-SXM at "
-            f"their stated GPU limits ({len(rows)} rows: "
-            f"{', '.join(sorted({r['benchmark'] for r in rows}))}); rms log "
-            f"residual of tokens/s per benchmark {rms:.3f}; eff_bw, "
-            f"act_fixed, step_overhead, moe_layer_overhead: vllm's")
-    lines = [f"    # {prov}",
-             f"    eff_bw: {100 * kept['eff_bw']:.3g}%",
-             f"    eff_flops: {100 * vals['eff_flops']:.3g}%",
-             f"    act_fixed: {100 * kept['act_fixed']:.3g}%",
-             f"    seq_overhead: {1e6 * vals['seq_overhead']:.3g} us",
-             f"    moe_layer_overhead: "
-             f"{1e6 * kept['moe_layer_overhead']:.3g} us",
-             f"    step_overhead: {1e6 * kept['step_overhead']:.3g} us"]
-    print("\n".join(lines))
-    if args.write:
-        replace_block(os.path.join(ROOT, "scenarios", "catalog",
-                                   "models.yaml"), "trt-llm", lines)
-    return 0
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -403,17 +134,8 @@ def main():
                    help="the Ampere (A40) curve for a type of this clock_max")
     z.add_argument("--clock-max", type=float, default=1410,
                    help="MHz (default: the A100's 1410)")
-    v = sub.add_parser("vllm")
-    v.add_argument("--build", default=os.path.join(ROOT, "build"))
-    v.add_argument("--write", action="store_true",
-                   help="write the figures into the catalogs")
-    t = sub.add_parser("trt-llm")
-    t.add_argument("--build", default=os.path.join(ROOT, "build"))
-    t.add_argument("--write", action="store_true",
-                   help="write the figures into the catalog")
     args = ap.parse_args()
-    return {"zeus": cmd_zeus, "vllm": cmd_vllm,
-            "trt-llm": cmd_trt}[args.cmd](args)
+    return {"zeus": cmd_zeus}[args.cmd](args)
 
 
 if __name__ == "__main__":

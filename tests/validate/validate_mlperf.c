@@ -3,7 +3,7 @@
  * Offline row whose GPU power limit the submitter stated is served as one
  * 8 x H100-SXM server at that limit, saturated (serve_run.h), and its
  * generated tokens/s and mean GPU power written out. What make calibrate
- * fits the engine's figures on (tools/power_fit.py trt-llm).
+ * fits the engine's figures on (tools/calibrate.py, fit trt-llm).
  *
  * Usage: validate_mlperf [--set KEY=VALUE ...] RUNS.csv OUT.csv
  *   KEY: eff_bw, eff_flops, act_fixed, seq_overhead, moe_layer_overhead,
