@@ -50,19 +50,19 @@ static const char *time_origin(const factory_config *cfg, char *buf,
 }
 
 /* The --set options the run was given (with --seed's), one a line, as the
- * root attribute overrides: what the report names as changed from the
- * scenario file. Nothing when there are none. */
+ * root attribute overrides: what a report names as changed from the
+ * scenario file. Written when there are none too (empty), so a reader
+ * tells "none" from a file older than the attribute. */
 static int write_overrides(tel_sink *sink, const char *const *sets,
                            size_t nsets) {
   size_t len = 1;
   for (size_t i = 0; i < nsets; i++)
     len += strlen(sets[i]) + 1;
-  if (nsets == 0)
-    return SIM_OK;
   char *text = malloc(len);
   if (text == NULL)
     return SIM_ENOMEM;
   size_t at = 0;
+  text[0] = '\0';
   for (size_t i = 0; i < nsets; i++)
     at += (size_t)sprintf(text + at, i + 1 < nsets ? "%s\n" : "%s", sets[i]);
   int rc = tel_put_meta_str(sink, "overrides", text);
