@@ -7,9 +7,12 @@ readable names, leaves out the rows of features the run does not have,
 and never shows NaN (a figure the run cannot give is listed in the
 summary's ``absent`` string with its reason, and left out here).
 
-``run_labels`` names runs by their scenario and what differs between them
-(``quickstart, power.cap=650 kW``), read from the resolved scenarios the
-files store, not from their file names.
+``run_labels`` names runs by what differs between them: the ``--set``
+options each file records (root attribute ``overrides``) whose values
+differ, in the units the user typed and rounded (``power.cap=650 kW``),
+else the resolved scenarios' differences, never the file names.
+``describe`` says what a run is from its resolved scenario, so a report's
+subtitle follows every ``--set``.
 """
 
 from __future__ import annotations
