@@ -5,7 +5,8 @@
  * Tidy: one row per observation, one column per variable. A group of
  * series gives one row per sample ("time [s]", then each column as
  * "power_w [W]"); a group with an axis (racks, loops) one row per sample
- * and position, the position's name in a column named by the axis. When
+ * and position, the position's name in a column named by the axis (its
+ * number in "position" when the file names none). When
  * the run has a date, a "time_utc" column gives each row's UTC time in
  * ISO 8601. Tables (/jobs) give one row per row; /summary gives
  * summary.csv (metric, value, units), the root attributes run.csv, and
@@ -171,9 +172,9 @@ static void series_header(FILE *f, const h5r_series_info *i, bool dated) {
   put_head(f, "time", "s");
   if (dated)
     fputs(",time_utc", f);
-  if (i->axis != NULL) {
+  if (i->width > 1 || i->axis != NULL) {
     fputc(',', f);
-    put_text(f, i->axis);
+    put_text(f, i->axis != NULL ? i->axis : "position");
   }
   for (size_t c = 0; c < i->ncols; c++) {
     fputc(',', f);
@@ -196,6 +197,8 @@ static void series_block(FILE *f, const h5r_series_info *i, size_t count,
       if (i->axis != NULL) {
         fputc(',', f);
         put_text(f, i->labels[j]);
+      } else if (i->width > 1) { /* positions without names: numbered */
+        fprintf(f, ",%zu", j);
       }
       for (size_t c = 0; c < i->ncols; c++) {
         fputc(',', f);

@@ -84,7 +84,7 @@ class TimeAxis:
         # the start of the next level up says that level ("02 Jul" at
         # midnight, "Jan" of a year of months as the year).
         fmt = mdates.ConciseDateFormatter(
-            loc, formats=["%Y", "%b", "%d %b", "%H:%M", "%H:%M", "%S.%f"],
+            loc, formats=["%Y", "%b", "%d %b", "%H:%M", "%H:%M", "%H:%M:%S"],
             zero_formats=["", "%Y", "%d %b", "%d %b", "%H:%M", "%H:%M"],
             offset_formats=["", "%Y", "%b %Y", "%d %b %Y", "%d %b %Y",
                             "%d %b %Y %H:%M"])
