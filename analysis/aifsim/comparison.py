@@ -198,9 +198,10 @@ def ramp_window(runs, ax, span_s=30.0):
 
 
 def ramp_rate(runs, ax):
-    """The largest ramp |dP/dt| in each second of the power-quality window,
-    per run, on a log scale (a smoothed feed ramps thousands of times more
-    slowly than a swinging one)."""
+    """The largest ramp |dP/dt| in each second (each few seconds of a long
+    window: at most about 150 steps) of the power-quality window, per run,
+    on a log scale (a smoothed feed ramps thousands of times more slowly
+    than a swinging one)."""
     data = [_pq(r) for r in runs]
     have = [(k, d) for k, d in enumerate(data) if d is not None]
     if not have:
@@ -209,14 +210,15 @@ def ramp_rate(runs, ax):
     span = max(d[0][-1] for _, d in have)
     ta = TimeAxis(span)
     ta.apply(ax)
+    step = max(1, int(round((span - min(d[0][0] for _, d in have)) / 150)))
     lo, hi = math.inf, 0.0
     for k, (t, p, rate) in have:
         r = np.abs(np.diff(p)) * rate
-        sec = np.floor(t[1:] - 1e-9).astype(np.int64)
+        sec = (np.floor(t[1:] / step - 1e-9) * step).astype(np.int64)
         cut = np.flatnonzero(np.diff(sec)) + 1
         starts = np.concatenate([[0], cut])
         peak = np.maximum.reduceat(r, starts)
-        e = np.concatenate([sec[starts], [sec[-1] + 1]]).astype(float)
+        e = np.concatenate([sec[starts], [sec[-1] + step]]).astype(float)
         shown = np.where(peak > 0, peak, np.nan)
         if np.isfinite(shown).any():
             lo = min(lo, np.nanmin(shown))
@@ -227,7 +229,8 @@ def ramp_rate(runs, ax):
     ax.set_yscale("log")
     if hi > 0:
         ax.set_ylim(max(lo, hi * 1e-6) / 2e3, hi * 3 / 1e3)
-    ax.set_ylabel("largest ramp in each second (kW/s, log)")
+    ax.set_ylabel("largest ramp in each %s (kW/s, log)" % (
+        "second" if step == 1 else "%d s" % step))
     ax.set_title("ramp rate at the feed over the power-quality window")
     ax.grid(alpha=0.3, which="major")
     return ax
