@@ -13,7 +13,7 @@
  * - A replica holds three sets: the FIFO of waiting requests, the joiners
  *   being prefilled (a list) and the decoding batch (a min-heap on finish
  *   tags). in_batch = joiners + decoding, and kv_used = the sum of their
- *   prompt + output tokens <= kv_cap.
+ *   prompt + kv_reserve x output tokens <= kv_cap (roofline.h).
  * - A replica's state is exact at clock_s, a double: between changes it
  *   evolves linearly (V grows at 1 / t_step while decoding, the prefill's
  *   share left shrinks at 1 / pre_s while prefilling), and next_s is the
@@ -86,7 +86,11 @@ static double now_s(const inf_service *s) {
   return sim_time_to_s(sim_engine_now(s->e));
 }
 
-static double need_tokens(const request *q) { return q->prompt + q->output; }
+/* The KV cache request q holds while in the batch: its prompt and the
+ * engine's share of its output (rl_config.kv_reserve). */
+static double need_tokens(const inf_service *s, const request *q) {
+  return q->prompt + s->proto.cfg.kv_reserve * q->output;
+}
 
 /* Records the first failure; the next handler stops the run with it. */
 static void fail(inf_service *s, int rc) {
@@ -167,7 +171,7 @@ static void price_decode(inf_service *s, replica *r) {
 
 static bool fits(const inf_service *s, const replica *r, const request *q) {
   return in_batch(r) < (uint64_t)s->c->max_batch &&
-         r->kv_used + need_tokens(q) <= s->kv_cap;
+         r->kv_used + need_tokens(s, q) <= s->kv_cap;
 }
 
 /* Whether request q's client has given up waiting for its first token by
@@ -202,7 +206,7 @@ static uint32_t admit(inf_service *s, replica *r) {
       break;
     }
     uint32_t i = inf__list_pop(s->pool, &r->waiting);
-    r->kv_used += need_tokens(&s->pool[i]);
+    r->kv_used += need_tokens(s, &s->pool[i]);
     inf__list_push(s->pool, &r->prefill, i);
     n++;
   }
@@ -235,7 +239,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
   const request *q = &s->pool[i];
   double ttft = q->first_s - q->arrival_s;
   double tpot = q->output > 1 ? (r->clock_s - q->first_s) / (q->output - 1) : 0;
-  r->kv_used -= need_tokens(q);
+  r->kv_used -= need_tokens(s, q);
   inf__pool_give(s, i);
   record(s, ttft, tpot);
   inf__load_changed(s, replica_index(s, r));
@@ -245,7 +249,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
  * (its prompt counts) but its first token reaches no one, and its KV is
  * freed. */
 static void abandon(inf_service *s, replica *r, uint32_t i) {
-  r->kv_used -= need_tokens(&s->pool[i]);
+  r->kv_used -= need_tokens(s, &s->pool[i]);
   inf__pool_give(s, i);
   count_timed_out(s);
   inf__load_changed(s, replica_index(s, r));
@@ -407,7 +411,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
   request q = {.arrival_s = now_s(s),
                .prompt = (double)(prompt < 0 ? 0 : prompt),
                .output = (double)(output < 1 ? 1 : output)};
-  if (need_tokens(&q) > s->kv_cap) {
+  if (q.prompt + q.output > s->kv_cap) { /* it could never finish */
     count_rejected(s);
     return;
   }

@@ -86,7 +86,7 @@ typedef struct span_load {
   double work;          /* decode tokens per request: E[output] - 1 */
   double work_cv2;      /* their squared coefficient of variation */
   double ctx;           /* mean context of a decoding request */
-  double kv_per;        /* mean KV tokens a batch member holds */
+  double held;          /* mean output a batch member holds at its end */
   uint32_t nup;
 } span_load;
 
@@ -268,13 +268,14 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
                    .work = o->mean - 1,
                    .nup = nup};
   /* A member with output o decodes o - 1 steps at context p + 1 .. p +
-   * o - 1 and holds p + o of KV all along: both means weigh it by o - 1. */
+   * o - 1 and is admitted for p + kv_reserve x o of KV (roofline.h): both
+   * means weigh it by o - 1. */
   double held = l->work > 1e-9 ? (o->sq - o->mean) / l->work : 2;
+  l->held = held;
   l->work_cv2 = l->work > 1e-9
                     ? fmax(0, o->sq - o->mean * o->mean) / (l->work * l->work)
                     : 0;
   l->ctx = f->prompt.mean + 0.5 * held;
-  l->kv_per = f->prompt.mean + held;
   if (memcmp(&f->node_for, &f->prompt, sizeof f->prompt) != 0) {
     for (int i = 0; i < NODES; i++)
       f->node_n[i] =
@@ -381,9 +382,10 @@ static double rate_at(inf_service *s, uint32_t b) {
 }
 
 /* The batch a replica can hold: max_batch, or fewer when the KV cache
- * at the members' mean holding is the limit. */
+ * at the members' mean admission is the limit. */
 static uint32_t batch_cap(const inf_service *s, const span_load *l) {
-  double kv = floor(s->kv_cap / fmax(l->kv_per, 1));
+  double per = l->prompt.mean + s->proto.cfg.kv_reserve * l->held;
+  double kv = floor(s->kv_cap / fmax(per, 1));
   double cap = fmin((double)s->c->max_batch, kv);
   return cap < 1 ? 1 : (uint32_t)fmin(cap, 1e7);
 }

@@ -66,12 +66,13 @@ typedef struct llm_precision {
 typedef struct llm_engine {
   char *name; /* the identifier services use, e.g. "vllm" */
   char *full_name;
-  double eff_bw, eff_flops; /* shares of peak bandwidth and FLOP/s */
-  double act_fixed;         /* SM activity through the fixed costs */
+  double eff_bw, eff_flops;    /* shares of peak bandwidth and FLOP/s */
+  double act_fixed;            /* SM activity through the fixed costs */
   double seq_overhead_s;       /* per sequence per decode step, s */
   double moe_layer_overhead_s; /* per MoE layer per decode step, s */
   double step_overhead_s;      /* per decode step, s */
-  char **fitted; /* "keys: fit set, data, method, residual" lines */
+  double kv_reserve; /* share of a request's output its admission holds */
+  char **fitted;     /* "keys: fit set, data, method, residual" lines */
   size_t nfitted;
   char **sources;
   size_t nsources;

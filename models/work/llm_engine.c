@@ -44,6 +44,9 @@ static const scn_field engine_fields[] = {
               "cost per MoE layer per decode step, e.g. 185 us"),
     STEP_COST("step_overhead", step_overhead_s,
               "cost of every decode step, whatever its batch"),
+    SHARE("kv_reserve", kv_reserve,
+          "share of a request's output tokens its KV admission holds: "
+          "100% reserves all of it, 50% what a batch holds on average"),
     {.key = "fitted",
      .type = SCN_STRINGS,
      .offset = offsetof(llm_engine, fitted),

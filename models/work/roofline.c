@@ -14,6 +14,7 @@ void rl_config_default(rl_config *cfg) {
   cfg->seq_overhead_s = 0;
   cfg->moe_layer_overhead_s = 0;
   cfg->step_overhead_s = 0;
+  cfg->kv_reserve = 1;
 }
 
 void rl_config_engine(rl_config *cfg, const llm_engine *e) {
@@ -23,6 +24,7 @@ void rl_config_engine(rl_config *cfg, const llm_engine *e) {
   cfg->seq_overhead_s = e->seq_overhead_s;
   cfg->moe_layer_overhead_s = e->moe_layer_overhead_s;
   cfg->step_overhead_s = e->step_overhead_s;
+  cfg->kv_reserve = e->kv_reserve;
 }
 
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
@@ -37,8 +39,8 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
   rl_config_default(&r->cfg);
   if (e == NULL)
     return sim_error_set(err, SIM_EINPUT,
-                         "%s on %s: no serving engine (none named %s)",
-                         m->name, g->name, LLM_ENGINE_DEFAULT);
+                         "%s on %s: no serving engine (none named %s)", m->name,
+                         g->name, LLM_ENGINE_DEFAULT);
   rl_config_engine(&r->cfg, e);
   return rl_check(r, err);
 }
@@ -192,8 +194,8 @@ static void step_parts(const rl_replica *r, double batch, double context,
   out->t_fixed = batch * c->seq_overhead_s +
                  (double)m->moe_layers * c->moe_layer_overhead_s +
                  c->step_overhead_s;
-  out->t = fmax(out->t_weights, out->t_gemm) +
-           fmax(out->t_kv, out->t_attn) + out->t_tp + out->t_fixed;
+  out->t = fmax(out->t_weights, out->t_gemm) + fmax(out->t_kv, out->t_attn) +
+           out->t_tp + out->t_fixed;
 }
 
 /* The load of a step priced at full clock (the header comment). */
@@ -248,8 +250,7 @@ gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
   if (!(t > 0))
     return (gpu_load){0, 0, 0};
   double bytes = llm_weight_bytes(r->model, r->weights) / r->tp;
-  return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)),
-                    1};
+  return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)), 1};
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

@@ -146,6 +146,17 @@ typedef struct rl_config {
   /* Fixed cost of every decode step, whatever its batch: the engine's
    * scheduling and the launch of the step's graph. */
   double step_overhead_s;
+  /* The KV cache a request holds, for admission: its prompt and this
+   * share of its output. 1 (rl_config_default) is a reservation of the
+   * whole sequence, TensorRT-LLM's GUARANTEED_NO_EVICT policy; 0.5 is
+   * vLLM's paging (Kwon et al., "Efficient Memory Management for Large
+   * Language Model Serving with PagedAttention", SOSP 2023): blocks are
+   * taken as tokens are made, and a sequence whose output is uniformly
+   * under way holds half of it on average, so a batch of them holds the
+   * sum of prompt + output / 2 in expectation. The model does not preempt:
+   * a batch whose sequences all run long holds more than the cache for a
+   * while, where vLLM would swap or recompute one. */
+  double kv_reserve;
 } rl_config;
 
 /* The replica. Plain data, all pointers borrowed (the catalogs own them):

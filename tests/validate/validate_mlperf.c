@@ -31,12 +31,25 @@
 #include "llm.h"
 #include "serve_run.h"
 
-enum { C_ROUND, C_BENCH, C_SCENARIO, C_SUBMITTER, C_CONFIG, C_POWER, C_TPS,
-       C_PER, C_N };
-static const char *const columns[C_N] = {
-    "mlperf_round",        "benchmark",          "scenario",
-    "submitter",           "gpu_power_config",   "avg_system_power_W",
-    "output_tokens_per_s", "output_tokens_per_sample"};
+enum {
+  C_ROUND,
+  C_BENCH,
+  C_SCENARIO,
+  C_SUBMITTER,
+  C_CONFIG,
+  C_POWER,
+  C_TPS,
+  C_PER,
+  C_N
+};
+static const char *const columns[C_N] = {"mlperf_round",
+                                         "benchmark",
+                                         "scenario",
+                                         "submitter",
+                                         "gpu_power_config",
+                                         "avg_system_power_W",
+                                         "output_tokens_per_s",
+                                         "output_tokens_per_sample"};
 
 typedef struct mlp_row {
   char round[64], bench[32], scenario[16], submitter[32];
@@ -155,10 +168,9 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
     serve_result res;
     rc = serve_row(&row, llms, gpus, eng, &res, err);
     if (rc == SIM_OK)
-      fprintf(o, "%s,%s,%s,%s,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f\n",
-              row.round, row.bench, row.scenario, row.submitter, row.limit_w,
-              row.tps, row.system_w, res.tokens_per_s, res.power_w,
-              res.batch, res.phi);
+      fprintf(o, "%s,%s,%s,%s,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f\n", row.round,
+              row.bench, row.scenario, row.submitter, row.limit_w, row.tps,
+              row.system_w, res.tokens_per_s, res.power_w, res.batch, res.phi);
   }
   csv_close(&rd);
   if (o != NULL && fclose(o) != 0 && rc == SIM_OK)

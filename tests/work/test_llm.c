@@ -344,10 +344,9 @@ static void the_engines_are_fitted(void **state) {
   (void)state;
   static const struct {
     const char *name, *keys;
-  } fitted[] = {
-      {LLM_ENGINE_DEFAULT, "eff_bw, act_fixed, seq_overhead, "
-                           "moe_layer_overhead, step_overhead: "},
-      {"trt-llm", "eff_flops, seq_overhead: "}};
+  } fitted[] = {{LLM_ENGINE_DEFAULT, "eff_bw, act_fixed, seq_overhead, "
+                                     "moe_layer_overhead, step_overhead: "},
+                {"trt-llm", "eff_flops, seq_overhead: "}};
   for (size_t k = 0; k < 2; k++) {
     const llm_engine *e = llm_catalog_engine(&cats.llm, fitted[k].name);
     assert_non_null(e);
@@ -368,19 +367,28 @@ static void the_engines_are_fitted(void **state) {
   "act_fixed: 40%\nstep_overhead: 0 s\n"
 
 static const test_bad_yaml bad_engines[] = {
-    {"negative cost", ENGINE "seq_overhead: -1 us\nmoe_layer_overhead: 0 s\n",
+    {"negative cost",
+     ENGINE "seq_overhead: -1 us\nmoe_layer_overhead: 0 s\nkv_reserve: 1\n",
      "e.yaml:7:15:"},
-    {"not a time", ENGINE "seq_overhead: 37 W\nmoe_layer_overhead: 0 s\n",
+    {"not a time",
+     ENGINE "seq_overhead: 37 W\nmoe_layer_overhead: 0 s\nkv_reserve: 1\n",
      "e.yaml:7:18: 'seq_overhead': 'W' is a unit of power"},
-    {"no moe cost", ENGINE "seq_overhead: 37 us\n", "moe_layer_overhead"},
+    {"no moe cost", ENGINE "seq_overhead: 37 us\nkv_reserve: 1\n",
+     "moe_layer_overhead"},
+    {"no kv reserve", ENGINE "seq_overhead: 37 us\nmoe_layer_overhead: 0 s\n",
+     "kv_reserve"},
+    {"kv reserve above 1",
+     ENGINE "seq_overhead: 37 us\nmoe_layer_overhead: 0 s\nkv_reserve: 150%\n",
+     "e.yaml:9:13:"},
     {"no sources",
      "name: e\neff_bw: 80%\neff_flops: 60%\nact_fixed: 40%\n"
-     "step_overhead: 0 s\nseq_overhead: 37 us\nmoe_layer_overhead: 185 us\n",
+     "step_overhead: 0 s\nseq_overhead: 37 us\nmoe_layer_overhead: 185 us\n"
+     "kv_reserve: 50%\n",
      "sources"},
     {"share above 1",
      "name: e\nsources: ['x: y']\neff_bw: 120%\neff_flops: 60%\n"
      "act_fixed: 40%\nstep_overhead: 0 s\nseq_overhead: 37 us\n"
-     "moe_layer_overhead: 0 s\n",
+     "moe_layer_overhead: 0 s\nkv_reserve: 50%\n",
      "e.yaml:3:9:"},
 };
 
