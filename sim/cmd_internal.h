@@ -29,6 +29,8 @@ typedef struct options {
                  check: lift the estimate's limits */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
+  bool quick_asked;            /* --quick: apply the file's # quick: line */
+  char quick[1024];            /* that line, split in place into sets[] */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */
@@ -43,6 +45,13 @@ typedef struct run_request {
   void (*tick)(void *ctx); /* between slices of the run; may be NULL */
   void *tick_ctx;
 } run_request;
+
+/* With --quick, puts the --set options of o->scenario's `# quick:` line
+ * in front of o->sets (the command line's own come after, so they win).
+ * 0, or EXIT_BAD_INPUT with the message printed: the file cannot be read,
+ * has no such line, or the line holds anything but `--set KEY=VALUE`.
+ * (cmd_quick.c) */
+int cmd__apply_quick(options *o);
 
 /* Prints "aifsim: " and fmt with arg to stderr, then the usage text;
  * returns EXIT_BAD_INPUT. (main.c) */

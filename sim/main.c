@@ -22,21 +22,22 @@
 static const char usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
-    "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "      [--force]\n"
+    "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--quiet] [--force]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
     "        prints an estimate first, and refuses a run estimated above\n"
     "        10 GB of output or 1e11 events unless --force\n"
-    "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
+    "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
     "        output size; --resolved prints the scenario with every\n"
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
-    "  sweep SWEEP [-o DIR] [--shard I/N] [--set KEY=VALUE]... [--quiet]\n"
+    "  sweep SWEEP [-o DIR] [--quick] [--shard I/N] [--set KEY=VALUE]...\n"
+    "      [--quiet]\n"
     "        run every point of a sweep file into DIR (default\n"
     "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
     "        already complete are skipped; under mpirun the ranks share\n"
@@ -49,7 +50,9 @@ static const char usage_text[] =
     "  help\n"
     "\n"
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
-    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
+    "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
+    "--set options that shorten it) before your own --set options.\n"
+    "Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");
@@ -132,6 +135,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->list = true;
   else if (strcmp(a, "--force") == 0)
     o->force = true;
+  else if (strcmp(a, "--quick") == 0)
+    o->quick_asked = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -157,7 +162,11 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s",
                             "--list, --shard and --collect are options of "
                             "sweep");
-  return 0;
+  if (o->quick_asked && strcmp(o->command, "run") != 0 &&
+      strcmp(o->command, "check") != 0 && strcmp(o->command, "sweep") != 0)
+    return cmd__usage_error("%s", "--quick is an option of run, check and "
+                                  "sweep");
+  return cmd__apply_quick(o);
 }
 
 /* ------------------------------------------------------------------ */
