@@ -198,7 +198,7 @@ static int cmd_check(const options *o) {
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
-  if (cmd__estimate(&sc, &e, &err) != SIM_OK)
+  if (cmd__estimate(&sc, &e, !o->resolved, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
     cmd__print_estimate(stdout, &e);
@@ -226,9 +226,12 @@ static void print_flops(const gpu_spec *g) {
   }
 }
 
-static void print_gpu(const gpu_spec *g) {
+/* mark: "+" for a type a user file added, "*" for one it replaced, " "
+ * for a built-in one. */
+static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
-  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name, g->tdp_w,
+  printf("%c%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", mark, g->name,
+         g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
   print_flops(g);
@@ -239,22 +242,49 @@ static void print_gpu(const gpu_spec *g) {
   printf("\n");
 }
 
-static int cmd_catalog(const options *o) {
-  gpu_catalog cat;
-  sim_error err = {0};
-  int rc = o->catalog ? gpu_catalog_load_file(&cat, o->catalog, &err)
-                      : gpu_catalog_load_builtin(&cat, &err);
-  if (rc != SIM_OK)
-    return cmd__report(&err);
-  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", "GPU",
-         "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
-         "INT8", "INT4", "TF/W", "headline TF/W");
-  printf("%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W", "max",
-         "", "", "dense TFLOPS (TOPS for INT)", "FP16");
-  for (size_t i = 0; i < cat.n; i++)
-    print_gpu(&cat.gpus[i]);
+/* Where a type of the catalog a scenario naming the user's file sees
+ * comes from: the built-in catalog (' '), the file ('+'), or the file
+ * over a built-in type of that name ('*'). */
+static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
+                   const char *name) {
+  if (user->n == 0 || gpu_catalog_find(user, name) == NULL)
+    return ' ';
+  return gpu_catalog_find(builtin, name) != NULL ? '*' : '+';
+}
+
+static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
+                          const gpu_catalog *user, const char *file) {
+  printf(" %-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
+         "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
+         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
+  printf(" %-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W",
+         "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  for (size_t i = 0; i < cat->n; i++)
+    print_gpu(&cat->gpus[i], origin(builtin, user, cat->gpus[i].name));
   printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
-         "scenarios/catalog/gpus.yaml.\n");
+         "scenarios/catalog/gpus.yaml");
+  if (file != NULL)
+    printf(" and %s%s (+ added, * replaced a built-in type)", file,
+           user->replace ? ", which replaces the built-in catalog" : "");
+  printf(".\n");
+}
+
+static int cmd_catalog(const options *o) {
+  gpu_catalog cat, builtin, user = {0};
+  sim_error err = {0};
+  if (gpu_catalog_load(&cat, o->catalog, &err) != SIM_OK)
+    return cmd__report(&err);
+  /* Both again, to mark what the file brought (they loaded above). */
+  if (gpu_catalog_load_builtin(&builtin, &err) != SIM_OK ||
+      (o->catalog != NULL &&
+       gpu_catalog_load_file(&user, o->catalog, &err) != SIM_OK)) {
+    gpu_catalog_fini(&cat);
+    gpu_catalog_fini(&builtin);
+    return cmd__report(&err);
+  }
+  print_catalog(&cat, &builtin, &user, o->catalog);
+  gpu_catalog_fini(&user);
+  gpu_catalog_fini(&builtin);
   gpu_catalog_fini(&cat);
   return 0;
 }

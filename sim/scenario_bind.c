@@ -515,3 +515,42 @@ void scn_release(const scn_schema *schema, void *obj) {
     release_field(&schema->fields[i], obj);
   memset(obj, 0, schema->size);
 }
+
+static const char *item_name(const void *items, size_t i, size_t size,
+                             size_t name_offset) {
+  return *(char *const *)((const char *)items + i * size + name_offset);
+}
+
+/* The index of the item of items called name, or n. */
+static size_t find_item(const void *items, size_t n, size_t size,
+                        size_t name_offset, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(item_name(items, i, size, name_offset), name) == 0)
+      return i;
+  return n;
+}
+
+int scn_list_merge(const scn_schema *item, size_t name_offset, void **base,
+                   size_t *nbase, void **add, size_t *nadd) {
+  size_t size = item->size, n = *nbase;
+  /* Room for every added item first, so a failure changes nothing. */
+  char *out = sim_resize(NULL, *base, (n + *nadd ? n + *nadd : 1) * size);
+  if (out == NULL)
+    return SIM_ENOMEM;
+  *base = out;
+  for (size_t k = 0; k < *nadd; k++) {
+    char *from = (char *)*add + k * size;
+    size_t at = find_item(out, n, size, name_offset,
+                          item_name(*add, k, size, name_offset));
+    if (at < n)
+      scn_release(item, out + at * size);
+    else
+      n++;
+    memcpy(out + at * size, from, size);
+  }
+  *nbase = n;
+  sim_free(NULL, *add);
+  *add = NULL;
+  *nadd = 0;
+  return SIM_OK;
+}
