@@ -36,7 +36,7 @@ static void default_output(const char *scenario, char *buf, size_t size) {
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
-  /* The file layout's version (README, Output): readers refuse newer. */
+  /* The file layout's version (docs/OUTPUT.md): readers refuse newer. */
   int rc = tel_put_meta_int(sink, "format_version", 1);
   if (rc == SIM_OK)
     rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
