@@ -226,11 +226,13 @@ static void print_flops(const gpu_spec *g) {
   }
 }
 
-/* mark: "+" for a type a user file added, "*" for one it replaced, " "
- * for a built-in one. */
+/* mark: '+' for a type a user file added, '*' for one it replaced, ' '
+ * for a built-in one, 0 for none (no user file). */
 static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
-  printf("%c%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", mark, g->name,
+  if (mark != 0)
+    putchar(mark);
+  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name,
          g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
@@ -252,15 +254,19 @@ static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
   return gpu_catalog_find(builtin, name) != NULL ? '*' : '+';
 }
 
+/* With a user's file, a column of marks comes first; without, the table
+ * starts with the names, as it always did. */
 static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
                           const gpu_catalog *user, const char *file) {
-  printf(" %-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
-         "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
+  const char *pad = file != NULL ? " " : "";
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
+         pad, "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
          "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
-  printf(" %-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W",
-         "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W",
+         "W", "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
   for (size_t i = 0; i < cat->n; i++)
-    print_gpu(&cat->gpus[i], origin(builtin, user, cat->gpus[i].name));
+    print_gpu(&cat->gpus[i],
+              file != NULL ? origin(builtin, user, cat->gpus[i].name) : 0);
   printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
          "scenarios/catalog/gpus.yaml");
   if (file != NULL)
