@@ -33,7 +33,7 @@ TEST_PACKAGES = libcmocka-dev hdf5-tools python3-pytest python3-nbclient \
 PACKAGES = $(RUN_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-run build build-run run test unit asan fuzz bench \
-        validate gallery picture clean
+        calibrate validate gallery picture clean
 
 all: build
 
@@ -102,9 +102,17 @@ bench: build
 	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
 	./tools/bench.sh $(BUILD)
 
+# Every fitted constant from its fit set alone (tools/calibrate.py):
+# rewrites the fitted blocks of the catalogs with their provenance (commit
+# them, then `make validate`; the test calibration_fresh fails when the
+# catalog is not what this writes).
+calibrate: build
+	/usr/bin/python3 tools/calibrate.py $(BUILD)
+
 # Every published-figure case against the model: regenerates
-# docs/VALIDATION.md and docs/validation/mlenergy_runs.csv (commit them;
-# the test validation_fresh fails when they are stale).
+# docs/VALIDATION.md, docs/validation/mlenergy_runs.csv and the figures
+# between validation markers in README.md, scenarios/README.md and docs/
+# (commit them; the test validation_fresh fails when they are stale).
 validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
 
