@@ -252,6 +252,13 @@ static const scn_field catalog_fields[] = {
      .sub = &power_model_schema,
      .help = "what derives busy_power and memory_power where an entry "
              "does not give them"},
+    {.key = "replace",
+     .type = SCN_BOOL,
+     .offset = offsetof(gpu_catalog, replace),
+     .dflt = "false",
+     .help = "a scenario's catalog adds to the built-in one, its types "
+             "replacing built-in ones of the same name; true: it is the "
+             "whole catalog"},
 };
 
 static const scn_schema catalog_schema = SCN_SCHEMA(
@@ -485,6 +492,28 @@ int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
     rc = derive_all(cat, err);
   if (rc != SIM_OK)
     gpu_catalog_fini(cat);
+  return rc;
+}
+
+int gpu_catalog_load(gpu_catalog *cat, const char *path, sim_error *err) {
+  if (path == NULL)
+    return gpu_catalog_load_builtin(cat, err);
+  gpu_catalog user = {0};
+  int rc = gpu_catalog_load_file(&user, path, err);
+  if (rc != SIM_OK || user.replace) {
+    *cat = user; /* zeroed by the failed load, or the whole catalog */
+    return rc;
+  }
+  rc = gpu_catalog_load_builtin(cat, err);
+  if (rc == SIM_OK)
+    rc = scn_list_merge(&gpu_spec_schema, offsetof(gpu_spec, name),
+                        (void **)&cat->gpus, &cat->n, (void **)&user.gpus,
+                        &user.n);
+  gpu_catalog_fini(&user); /* empty unless the merge failed */
+  if (rc == SIM_ENOMEM) {
+    gpu_catalog_fini(cat);
+    return sim_error_set(err, rc, "out of memory");
+  }
   return rc;
 }
 

@@ -106,6 +106,7 @@ typedef struct gpu_catalog {
   gpu_spec *gpus;
   size_t n;
   gpu_power_model power;
+  bool replace; /* a user file's `replace: true`: it is the whole catalog */
 } gpu_catalog;
 
 /* What a GPU is doing, as shares at full clock (the header comment). */
@@ -122,9 +123,16 @@ extern const scn_schema gpu_spec_schema;
  * the position in the catalog text. Free with gpu_catalog_fini. */
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format; one without a power_model
- * map takes the built-in catalog's. */
+/* Loads a catalog file in the same format, alone; one without a
+ * power_model map takes the built-in catalog's. */
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err);
+
+/* Loads the catalog a scenario sees: the built-in one with the types of
+ * the file at path (NULL: none) added, a type of a built-in name replacing
+ * that type whole; or the file's types alone when it says `replace: true`.
+ * SIM_OK, or an error (SIM_EIO: path cannot be read; SIM_EINPUT with the
+ * file's position). Free with gpu_catalog_fini. */
+int gpu_catalog_load(gpu_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. */
 void gpu_catalog_fini(gpu_catalog *cat);
