@@ -170,6 +170,12 @@ int cmd__report(const sim_error *err) {
                                                          : EXIT_RUN_FAILED;
 }
 
+void cmd__warn_host(const struct factory_scenario *sc) {
+  char note[1024];
+  if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
+    fprintf(stderr, "aifsim: warning: %s: %s\n", sc->path, note);
+}
+
 static int load(const options *o, factory_scenario *sc) {
   sim_error err = {0};
   if (o->scenario == NULL)
@@ -189,6 +195,7 @@ static int cmd_check(const options *o) {
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
+  cmd__warn_host(&sc);
   if (cmd__estimate(&sc, &e, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
