@@ -25,6 +25,9 @@ static inline double factory__rack_tdp_w(const rack_group_spec *s) {
   return rack_group_full_w(s);
 }
 
+/* The schema of one rack group (racks_scn.c). */
+extern const scn_schema factory__group_schema;
+
 /* The fleet's view of a scenario's rack group (factory_build.c): its GPU
  * and system resolved in the scenario's catalogs. */
 rack_group_spec factory__group_spec(const factory_scenario *sc,
