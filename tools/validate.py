@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The programs that emit rows, under BUILD_DIR/tests.
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference", "test_mlenergy_all",
             "test_training", "test_arrivals", "test_cooling",
-            "test_electrical", "test_grid", "test_factory", "test_work", "test_training_power"]
+            "test_electrical", "test_grid", "test_factory", "test_work", "test_training_power",
+            "test_system"]
 
 TOPICS = ["seed tables", "serving", "training", "facility", "grid",
           "workloads"]
@@ -44,6 +45,10 @@ EXPECTED = [
     *[f"7B decode tokens/s {g}" for g in ("H100-SXM", "A100-SXM", "L4",
                                           "RTX-4090")],
     "PUE of 12 MW at the meter over 10 MW of IT",
+    "DGX H100 at full load, at the inlet",
+    "HGX B200 (DGX B200) at full load, at the inlet",
+    "GB200 NVL72 rack at full load, at the inlet",
+    "GB300 NVL72 rack at full load, at the inlet",
     # serving
     "Splitwise prefill time A100 / H100",
     "ML.ENERGY Llama-3.1-8B tokens/J, roofline, max_num_seqs 8",
