@@ -244,10 +244,10 @@ static void print_systems(const gpu_catalog *gc) {
   sim_error err = {0};
   if (sys_catalog_load_builtin(&sc, &err) != SIM_OK)
     return;
-  printf("\n%-12s %-9s %4s %8s %8s %9s %9s\n", "system", "GPU", "GPUs",
-         "parts", "fans", "full", "rated");
-  printf("%-12s %-9s %4s %8s %8s %9s %9s\n", "", "", "", "kW", "kW max",
-         "kW", "kW");
+  printf("\n%-12s %-9s %4s %8s %8s %9s %9s\n", "system", "GPU", "GPUs", "parts",
+         "fans", "full", "rated");
+  printf("%-12s %-9s %4s %8s %8s %9s %9s\n", "", "", "", "kW", "kW max", "kW",
+         "kW");
   for (size_t i = 0; i < sc.n; i++) {
     const sys_spec *s = &sc.systems[i];
     const gpu_spec *g = gpu_catalog_find(gc, s->gpu);

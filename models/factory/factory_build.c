@@ -35,8 +35,8 @@ rack_group_spec factory__group_spec(const factory_scenario *sc,
       .conv = g->conv,
       .nconv = g->nconv,
       .r_th = g->r_th,
-      .system = g->system != NULL ? sys_catalog_find(&sc->systems, g->system)
-                                  : NULL,
+      .system =
+          g->system != NULL ? sys_catalog_find(&sc->systems, g->system) : NULL,
       .host_load = g->host_load,
       .other_given = g->other_given};
 }

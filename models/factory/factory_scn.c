@@ -101,7 +101,6 @@ static const scn_field sched_fields[] = {
 static const scn_schema sched_schema =
     SCN_SCHEMA("scheduler", sched_config, sched_fields, .check = NULL);
 
-
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 

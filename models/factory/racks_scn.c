@@ -142,8 +142,7 @@ static int check_system(rack_group_config *g, const factory_scenario *sc,
     char names[1024], hint[1100];
     sys_catalog_names(&sc->systems, names, sizeof names);
     snprintf(hint, sizeof hint, "known systems: %s", names);
-    return scn_fail(loc, "system", err, hint, "unknown system '%s'",
-                    g->system);
+    return scn_fail(loc, "system", err, hint, "unknown system '%s'", g->system);
   }
   if (g->gpu == NULL && (g->gpu = strdup(s->gpu)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
@@ -248,8 +247,7 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
   return check_limit(g, sc, loc, err);
 }
 
-const char *factory_host_note(const factory_config *c, char *buf,
-                              size_t size) {
+const char *factory_host_note(const factory_config *c, char *buf, size_t size) {
   size_t n = 0;
   buf[0] = '\0';
   for (size_t g = 0; g < c->nracks && n < size; g++)

@@ -13,10 +13,10 @@ extern const size_t sys_catalog_builtin_size;
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
 
-static const char *const kind_names[] = {"cpu",     "memory",  "nic", "nvswitch",
-                                         "storage", "other", NULL};
+static const char *const kind_names[] = {"cpu",     "memory", "nic", "nvswitch",
+                                         "storage", "other",  NULL};
 
-#define WATTS(k, T, field, fl, h)                                           \
+#define WATTS(k, T, field, fl, h)                                              \
   {                                                                            \
     .key = k, .type = SCN_QUANTITY, .offset = offsetof(T, field),              \
     .dim = UNITS_POWER, .min = 0, .max = HUGE_VAL, .flags = fl, .help = h      \

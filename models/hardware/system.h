@@ -81,8 +81,8 @@ typedef struct sys_psu {
 typedef struct sys_spec {
   char *name; /* the identifier scenarios use, e.g. "DGX-H100" */
   char *full_name;
-  char *gpu;    /* the GPU catalog's name of its GPUs */
-  int64_t gpus; /* GPUs in one unit */
+  char *gpu;                /* the GPU catalog's name of its GPUs */
+  int64_t gpus;             /* GPUs in one unit */
   double max_power_w;       /* rated maximum at the inlet; NaN: unpublished */
   double liquid_heat_share; /* the share of heat cold plates carry */
   double host_load;         /* the host's load when the GPUs are fully busy */

@@ -215,8 +215,8 @@ static void cooling_and_losses_balance(void **state) {
   assert_true(r.sum.psu_loss_energy_j > 0);
   assert_true(factory_itue(&r.sum) > 1);
   assert_close(factory_tue(&r.sum),
-               factory_itue(&r.sum) * r.sum.energy_j / r.sum.it_energy_j,
-               1e-12, 0);
+               factory_itue(&r.sum) * r.sum.energy_j / r.sum.it_energy_j, 1e-12,
+               0);
   const double *lp = column(&r, "loops", "cooling_power_w", &rows, &w);
   assert_int_equal(w, 2);
   for (size_t i = 0; i < rows; i++)
@@ -403,10 +403,10 @@ static const bad_case bad[] = {
      "--set grid.dr_events", "whole multiples of sample_period"},
     {"signal file missing", "grid.price={file: nowhere.csv}",
      "--set grid.price={file: nowhere.csv}:1:", "nowhere.csv: cannot open"},
-    {"unknown system", "racks.1.system=DGX-X", "--set racks.1.system=DGX-X:1:16",
-     "unknown system 'DGX-X'"},
-    {"system of other GPUs", "racks.1.system=HGX-B200", "factory.yaml:",
-     "HGX-B200 holds B200 GPUs, not H100-SXM"},
+    {"unknown system", "racks.1.system=DGX-X",
+     "--set racks.1.system=DGX-X:1:16", "unknown system 'DGX-X'"},
+    {"system of other GPUs", "racks.1.system=HGX-B200",
+     "factory.yaml:", "HGX-B200 holds B200 GPUs, not H100-SXM"},
     {"part of a server",
      "racks.1={name: hgx, count: 2, system: DGX-H100, gpus_per_rack: 36}",
      "--set racks.1=", "36 GPUs are not whole DGX-H100 servers of 8 GPUs"},
@@ -451,18 +451,17 @@ static void systems_power_the_racks(void **state) {
   run_scenario(&r, base, sets, 2);
   const sys_spec *s = sys_catalog_find(&r.sc.systems, "DGX-H100");
   const gpu_spec *g = gpu_catalog_find(&r.sc.catalog, "H100-SXM");
-  sys_power p = sys_server_power(s, g, 8 * gpu_power(g, 1, 0.8), 0.8,
-                                 0.8 * s->host_load);
+  sys_power p =
+      sys_server_power(s, g, 8 * gpu_power(g, 1, 0.8), 0.8, 0.8 * s->host_load);
   size_t rows, w;
   const double *rack = column(&r, "racks", "power_w", &rows, &w);
   assert_int_equal(w, 3);
   for (size_t i = 0; i < rows; i++)
     for (size_t k = 1; k < 3; k++)
       assert_close(rack[i * w + k], 4 * p.wall_w, 1e-9, 0);
-  assert_close(r.sum.fan_energy_j, 2 * 4 * p.fan_w * r.sum.duration_s, 1e-9,
-               0);
-  assert_close(r.sum.psu_loss_energy_j,
-               2 * 4 * p.psu_loss_w * r.sum.duration_s, 1e-9, 0);
+  assert_close(r.sum.fan_energy_j, 2 * 4 * p.fan_w * r.sum.duration_s, 1e-9, 0);
+  assert_close(r.sum.psu_loss_energy_j, 2 * 4 * p.psu_loss_w * r.sum.duration_s,
+               1e-9, 0);
   assert_true(factory_itue(&r.sum) > 1.05);
   assert_non_null(strstr(r.sc.resolved, "system: \"DGX-H100\""));
   assert_non_null(strstr(r.sc.resolved, "gpu: \"H100-SXM\""));

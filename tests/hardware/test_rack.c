@@ -340,12 +340,12 @@ static void emergency_caps_go_to_the_minimum(void **state) {
 static rack_group_spec dgx_group(double limit_w) {
   const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
   assert_non_null(s);
-  rack_group_spec g = {"dgx", gpu_catalog_find(&catalog, "H100-SXM"),
-                       2,     32,
+  rack_group_spec g = {"dgx",   gpu_catalog_find(&catalog, "H100-SXM"),
+                       2,       32,
                        limit_w, 0,
-                       0,     NULL,
-                       0,     NAN,
-                       s,     s->host_load,
+                       0,       NULL,
+                       0,       NAN,
+                       s,       s->host_load,
                        false};
   return g;
 }

@@ -49,8 +49,8 @@ typedef struct system_row {
 } system_row;
 
 static const system_row required[] = {
-    {"DGX-H100", "H100-SXM", 8}, {"HGX-H100", "H100-SXM", 8},
-    {"HGX-H200", "H200", 8},     {"HGX-B200", "B200", 8},
+    {"DGX-H100", "H100-SXM", 8},  {"HGX-H100", "H100-SXM", 8},
+    {"HGX-H200", "H200", 8},      {"HGX-B200", "B200", 8},
     {"GB200-NVL72", "GB200", 72}, {"GB300-NVL72", "GB300", 72},
 };
 
@@ -80,9 +80,9 @@ typedef struct psu_row {
 } psu_row;
 
 static const psu_row titanium[] = {
-    {"at 10%", 0.10, 0.90},    {"at 20%", 0.20, 0.94},
-    {"at 50%", 0.50, 0.96},    {"at 100%", 1.00, 0.91},
-    {"at 35%", 0.35, 0.95},    {"at 75%", 0.75, 0.935},
+    {"at 10%", 0.10, 0.90},          {"at 20%", 0.20, 0.94},
+    {"at 50%", 0.50, 0.96},          {"at 100%", 1.00, 0.91},
+    {"at 35%", 0.35, 0.95},          {"at 75%", 0.75, 0.935},
     {"below the curve", 0.02, 0.90}, {"above the curve", 1.3, 0.91},
 };
 
@@ -91,8 +91,8 @@ static void psu_follows_titanium(void **state) {
   const gpu_spec *g;
   const sys_spec *s = find("DGX-H100", &g);
   double rated = (double)s->psu.count * s->psu.rating_w;
-  assert_close(sys_psu_efficiency(s, row->load * rated), row->efficiency,
-               1e-12, 0);
+  assert_close(sys_psu_efficiency(s, row->load * rated), row->efficiency, 1e-12,
+               0);
   assert_close(sys_wall_w(s, row->load * rated),
                row->load * rated / row->efficiency, 1e-12, 0);
 }
@@ -204,7 +204,8 @@ static void full_load_meets_the_ratings(void **state) {
   "systems:\n  - name: X\n    gpu: H100-SXM\n    gpus: 8\n"                    \
   "    host_load: 30%\n    parts:\n" parts "    fans: {max_power: 1 kW, "      \
   "min_speed: 25%}\n    psu:\n" psu "    sources: [\"x: y\"]\n"
-#define CPU "      - {kind: cpu, count: 2, idle_power: 90 W, max_power: 350 W}\n"
+#define CPU                                                                    \
+  "      - {kind: cpu, count: 2, idle_power: 90 W, max_power: 350 W}\n"
 #define PSU                                                                    \
   "      count: 2\n      rating: 3 kW\n      efficiency:\n"                    \
   "        - {load: 10%, efficiency: 90%}\n"                                   \
