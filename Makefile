@@ -18,7 +18,8 @@ PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
            libopenmpi-dev openmpi-bin \
            slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
 
-.PHONY: all deps build run test unit asan fuzz bench validate gallery clean
+.PHONY: all deps build run test unit asan fuzz bench calibrate validate \
+        gallery clean
 
 all: build
 
@@ -70,9 +71,17 @@ bench: build
 	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
 	./tools/bench.sh $(BUILD)
 
+# Every fitted constant from its fit set alone (tools/calibrate.py):
+# rewrites the fitted blocks of the catalogs with their provenance (commit
+# them, then `make validate`; the test calibration_fresh fails when the
+# catalog is not what this writes).
+calibrate: build
+	/usr/bin/python3 tools/calibrate.py $(BUILD)
+
 # Every published-figure case against the model: regenerates
-# docs/VALIDATION.md and docs/validation/mlenergy_runs.csv (commit them;
-# the test validation_fresh fails when they are stale).
+# docs/VALIDATION.md, docs/validation/mlenergy_runs.csv and the figures
+# between validation markers in README.md, scenarios/README.md and docs/
+# (commit them; the test validation_fresh fails when they are stale).
 validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
 

@@ -168,10 +168,19 @@ static int estimate_events(const factory_scenario *sc, run_estimate *e,
  * about 0.35 of their 8 bytes each; the resolved scenario is stored as
  * text. Fitted on scenarios/: per dataset 2.4-2.6 kB, compression
  * 0.18-0.61 (constant columns squeeze most). */
+/* The power-quality window's samples, which the run writes at its end
+ * (/power_quality: time and power, 16 bytes a sample before deflate). */
+static double pq_bytes(const factory_config *cfg) {
+  const pq_config *q = &cfg->power_quality;
+  double len = fmin(q->length_s, fmax(0, cfg->duration_s - q->start_s));
+  double n = floor(len * q->rate_hz);
+  return n > 0 ? 2 * 2500 + 0.35 * 16 * n : 0;
+}
+
 static double estimate_bytes(const factory_scenario *sc, const count_sink *c,
                              double samples) {
   return 2500 * c->datasets + 0.35 * 8 * c->values * samples +
-         (double)strlen(sc->resolved);
+         (double)strlen(sc->resolved) + pq_bytes(&sc->cfg);
 }
 
 int cmd__estimate(const factory_scenario *sc, run_estimate *e, sim_error *err) {

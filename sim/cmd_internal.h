@@ -29,6 +29,7 @@ typedef struct options {
                  check: lift the estimate's limits */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
+  const char *csv;             /* export only: the directory */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */
@@ -99,6 +100,15 @@ void cmd__print_estimate(FILE *out, const run_estimate *e);
  * lifts the limits. (cmd_estimate.c) */
 int cmd__refuse_estimate(const run_estimate *e,
                          const struct factory_config *cfg, bool force);
+
+/* `aifsim export RUN.h5 --csv DIR`: returns the exit status.
+ * (cmd_export.c) */
+int cmd__export(const options *o);
+
+/* UTC seconds since 1970 as ISO 8601, "2023-07-01T00:05:00Z" (a fraction
+ * of a second to the microsecond when there is one), in buf; NULL when it
+ * does not fit. (cmd_export.c) */
+const char *cmd__utc_text(double utc_s, char *buf, size_t size);
 
 /* `aifsim run`: returns the exit status. (cmd_run.c) */
 int cmd__run(const options *o);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -14,6 +15,7 @@
 #include "power.h"
 #include "progress.h"
 #include "record.h"
+#include "sig.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -33,6 +35,39 @@ static void default_output(const char *scenario, char *buf, size_t size) {
   base = base ? base + 1 : scenario;
   size_t len = strcspn(base, ".");
   snprintf(buf, size, "out/%.*s.h5", (int)len, base);
+}
+
+/* The run's t = 0 as ISO 8601 in UTC, "2023-07-01T00:00:00Z", in buf;
+ * NULL when the scenario gives no start date. The writer makes it the
+ * origin of every time coordinate (record.h). */
+static const char *time_origin(const factory_config *cfg, char *buf,
+                               size_t size) {
+  const char *start = factory_start_utc(cfg);
+  double utc_s;
+  if (start == NULL || sig_parse_time(start, &utc_s, NULL) != 0)
+    return NULL;
+  return cmd__utc_text(utc_s, buf, size);
+}
+
+/* The --set options the run was given (with --seed's), one a line, as the
+ * root attribute overrides: what a report names as changed from the
+ * scenario file. Written when there are none too (empty), so a reader
+ * tells "none" from a file older than the attribute. */
+static int write_overrides(tel_sink *sink, const char *const *sets,
+                           size_t nsets) {
+  size_t len = 1;
+  for (size_t i = 0; i < nsets; i++)
+    len += strlen(sets[i]) + 1;
+  char *text = malloc(len);
+  if (text == NULL)
+    return SIM_ENOMEM;
+  size_t at = 0;
+  text[0] = '\0';
+  for (size_t i = 0; i < nsets; i++)
+    at += (size_t)sprintf(text + at, i + 1 < nsets ? "%s\n" : "%s", sets[i]);
+  int rc = tel_put_meta_str(sink, "overrides", text);
+  free(text);
+  return rc;
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
@@ -187,6 +222,8 @@ static int run_report(run_state *r, const sim_error *e) {
 
 static int write_run_meta(run_state *r) {
   int rc = write_meta(r->sink, &r->sc);
+  if (rc == SIM_OK)
+    rc = write_overrides(r->sink, r->rq->sets, r->rq->nsets);
   if (rc == SIM_OK && r->rq->sweep_point >= 0)
     rc = tel_put_meta_int(r->sink, "sweep_point", r->rq->sweep_point);
   return rc;
@@ -214,7 +251,9 @@ static void test_break(factory *f) { (void)f; }
 
 static int run_build(run_state *r) {
   sim_error err = {0};
-  r->sink = h5w_create(r->rq->out, NULL, &err);
+  char origin[64];
+  h5w_options opts = {0, 0, time_origin(&r->sc.cfg, origin, sizeof origin)};
+  r->sink = h5w_create(r->rq->out, &opts, &err);
   if (r->sink == NULL)
     return run_fail(r, SIM_EIO, "cannot write the output", err.msg);
   if (write_run_meta(r) != SIM_OK)

@@ -45,6 +45,10 @@ static const char usage_text[] =
     "  sweep SWEEP --list | --collect DIR\n"
     "        print the points; or rebuild DIR's summary from its files\n"
     "        (with the --set options its run stored there)\n"
+    "  export RUN.h5 --csv DIR\n"
+    "        the run as tidy CSV in DIR: one file per group (facility.csv,\n"
+    "        racks.csv, jobs.csv, ...) with units in the header,\n"
+    "        summary.csv, run.csv and scenario.yaml\n"
     "  version\n"
     "  help\n"
     "\n"
@@ -104,14 +108,17 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->shard = v;
   else if (strcmp(opt, "--collect") == 0)
     o->collect = v;
+  else if (strcmp(opt, "--csv") == 0)
+    o->csv = v;
   else
     o->catalog = v;
   return 0;
 }
 
 static bool takes_value(const char *a) {
-  static const char *const valued[] = {
-      "-o", "--output", "--set", "--seed", "--catalog", "--shard", "--collect"};
+  static const char *const valued[] = {"-o",        "--output",  "--set",
+                                       "--seed",    "--catalog", "--shard",
+                                       "--collect", "--csv"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -157,6 +164,8 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s",
                             "--list, --shard and --collect are options of "
                             "sweep");
+  if (strcmp(o->command, "export") != 0 && o->csv != NULL)
+    return cmd__usage_error("%s", "--csv is an option of export");
   return 0;
 }
 
@@ -309,6 +318,8 @@ int main(int argc, char **argv) {
     return cmd_catalog(&o);
   if (strcmp(o.command, "sweep") == 0)
     return cmd__sweep(&o, &argc, &argv);
+  if (strcmp(o.command, "export") == 0)
+    return cmd__export(&o);
   if (strcmp(o.command, "version") == 0)
     return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
   if (strcmp(o.command, "help") == 0 || strcmp(o.command, "--help") == 0 ||

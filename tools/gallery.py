@@ -6,6 +6,7 @@
     /usr/bin/python3 tools/gallery.py --list               # the runs
     /usr/bin/python3 tools/gallery.py --dry BUILD_DIR      # fast runs, print
     /usr/bin/python3 tools/gallery.py --rewrite            # prose edits
+    /usr/bin/python3 tools/gallery.py --plots              # the figures
 
 Every number of the what-if gallery (scenarios/README.md) sits between
 markers, an HTML comment `gallery:NAME` before it and `/gallery` after,
@@ -48,6 +49,14 @@ it checks, in order:
      variant.
 When the model changes on purpose, `make gallery` and commit the README
 and gallery.json together.
+
+Plotting (`--plots`) draws the gallery's figures (PLOTS below: each
+question's `compare` or `report`, as its section in the README runs it)
+from the runs already in --out (`make gallery`, or `--dry` for the fast
+ones) into OUT/plots/NAME.png, through the analysis package (analysis/),
+the same code `python3 -m aifsim compare|report` runs. A figure whose runs
+are missing is skipped with a note. Look at each after a change to the
+plots: the figures are not committed.
 """
 import argparse
 import hashlib
@@ -645,6 +654,55 @@ def check_readme(text, figs):
 
 
 # ---------------------------------------------------------------------------
+# The figures: name -> ("compare" or "report", the runs, in order).
+# ---------------------------------------------------------------------------
+PLOTS = [
+    ("precision-compare", "compare", ["prec-fp16", "prec-fp4"]),
+    ("ppw-compare", "compare", ["ppw-static", "ppw-efficiency"]),
+    ("speed-tuning-compare", "compare", ["st-off", "st-on"]),
+    ("dr-report", "report", ["dr"]),
+    ("carbon-aware-report", "report", ["ga-ca-carbon"]),
+    ("cooling-compare", "compare", ["cool-fra-liquid", "cool-fra-air",
+                                    "cool-dal-liquid", "cool-dal-air"]),
+    ("cooling-report", "report", ["cool-dal-air"]),
+    ("os-compare", "compare", ["os-320", "os-416"]),
+    ("smoothing-compare", "compare", ["sm-off", "sm-rack", "sm-battery"]),
+    ("ivt-report", "report", ["ivt"]),
+    ("failures-report", "report", ["fail-30min"]),
+    ("demand-charge-compare", "compare", ["dc-free", "dc-cap"]),
+    ("moe-compare", "compare", ["md-dense-high", "md-moe-high"]),
+]
+
+
+def draw_plots(out):
+    """PLOTS from the runs in `out` into out/plots/, with the analysis
+    package. Returns the number of figures drawn."""
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    import matplotlib
+    matplotlib.use("Agg")
+    import aifsim
+    from aifsim import reports
+    os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+    drawn = 0
+    for name, kind, rids in PLOTS:
+        paths = [os.path.join(out, rid + ".h5") for rid in rids]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            print("gallery: %s: skipped, no %s" % (name, ", ".join(
+                os.path.relpath(p, ROOT) for p in missing)))
+            continue
+        png = os.path.join(out, "plots", name + ".png")
+        runs = [aifsim.open_run(p) for p in paths]
+        if kind == "report":
+            reports.write_report(runs[0], png=png)
+        else:
+            reports.compare_figure(runs).savefig(png)
+        print("gallery: wrote %s" % os.path.relpath(png, ROOT))
+        drawn += 1
+    return drawn
+
+
+# ---------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", help="the build directory (aifsim)")
@@ -660,6 +718,9 @@ def main():
                     help="no runs: rewrite the README from gallery.json's "
                     "stored results (after editing its prose or a figure's "
                     "format)")
+    ap.add_argument("--plots", action="store_true",
+                    help="draw the gallery's figures from the runs in --out "
+                    "into OUT/plots/ (no runs)")
     ap.add_argument("--dry", action="store_true",
                     help="run the fast runs only and print their figures "
                     "(writes nothing; for trying a change)")
@@ -672,6 +733,8 @@ def main():
                                         " ".join("--set " + s for s in sets),
                                         " [check]" if check else ""))
         return 0
+    if a.plots:
+        return 0 if draw_plots(a.out) else 1
     if a.rewrite:
         with open(a.record) as f:
             record = json.load(f)

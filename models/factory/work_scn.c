@@ -150,6 +150,7 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
                       llm_catalog_find(&sc->llms, c->model),
                       llm_catalog_precision(&sc->llms, c->precision),
+                      llm_catalog_engine(&sc->llms, LLM_ENGINE_DEFAULT),
                       (int)c->tp, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
     return fail_at(loc, &p, "tp", err,

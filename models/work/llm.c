@@ -1,6 +1,7 @@
 /* llm.c - the LLM catalog of llm.h: schema, loading, checks, and the
  * sizes and work a model implies at a precision. */
 #include "llm.h"
+#include "llm_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -316,7 +317,9 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
 /* Loading and lookup                                                  */
 /* ------------------------------------------------------------------ */
 
+/* The engines first: releasing the catalog zeroes the whole struct. */
 void llm_catalog_fini(llm_catalog *cat) {
+  llm__engines_fini(&cat->engines);
   scn_release(&catalog_schema, cat);
 }
 
@@ -324,6 +327,8 @@ static int bind_catalog(llm_catalog *cat, scn_doc *doc, sim_error *err) {
   memset(cat, 0, sizeof *cat);
   int rc = scn_bind(doc, &catalog_schema, cat, NULL, err);
   scn_doc_destroy(doc);
+  if (rc == SIM_OK)
+    rc = llm__engines_load_builtin(&cat->engines, err);
   return rc;
 }
 

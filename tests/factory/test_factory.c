@@ -171,7 +171,8 @@ static void constant_signals_give_exact_books(void **state) {
   run r;
   run_scenario(&r, base, sets, 2);
   double want_kg = r.sum.energy_j / 3.6e9 * 400;
-  validate_row(VALIDATE_GRID, "CO2 of a factory run at a flat 400 g/kWh",
+  validate_row(VALIDATE_KIND_IDENTITY, "arithmetic: energy x intensity",
+               VALIDATE_GRID, "CO2 of a factory run at a flat 400 g/kWh",
                "arithmetic: energy (MWh) x 400 kg/MWh",
                "tests/factory base scenario, 2 h", "kg CO2", want_kg,
                r.sum.co2_kg, want_kg * (1 - 1e-12), want_kg * (1 + 1e-12),

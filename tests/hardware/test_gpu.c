@@ -58,7 +58,8 @@ static void matches_the_seed_table(void **state) {
   assert_non_null(g);
   char figure[96];
   snprintf(figure, sizeof figure, "TDP %s", row->name);
-  validate_row(VALIDATE_SEED, figure, "seed table; vendor datasheet",
+  validate_row(VALIDATE_KIND_IDENTITY, "data entry: the catalog's TDP",
+               VALIDATE_SEED, figure, "seed table; vendor datasheet",
                "GPU catalog (scenarios/catalog/gpus.yaml)", "W", row->tdp_w,
                g->tdp_w, row->tdp_w, row->tdp_w, "exact");
   assert_close(g->tdp_w, row->tdp_w, 0, 0);
@@ -323,7 +324,10 @@ static void zeus_curve_predicts_other_workloads(void **state) {
         cond, sizeof cond,
         "curve from resnet50 batch 128; worst of the caps below 250 W: %g W",
         at_table.limit);
-    validate_row(VALIDATE_TRAINING, figure,
+    validate_row(VALIDATE_KIND_VALIDATION,
+                 "the curve is resnet50 batch 128's; this workload is held "
+                 "out",
+                 VALIDATE_TRAINING, figure,
                  "You et al., Zeus, NSDI 2023 (data/gpu_power/"
                  "summary_power_v100.csv)",
                  cond, "x epoch time", at_table.time, at_table.power,
@@ -335,7 +339,9 @@ static void zeus_curve_predicts_other_workloads(void **state) {
     snprintf(cond, sizeof cond,
              "d(phi) = phi^2.5; worst of the caps below 250 W: %g W",
              at_law.limit);
-    validate_row(VALIDATE_TRAINING, figure,
+    validate_row(VALIDATE_KIND_VALIDATION,
+                 "gamma 2.5 from P ~ f V^2, fitted to no Zeus run",
+                 VALIDATE_TRAINING, figure,
                  "You et al., Zeus, NSDI 2023 (data/gpu_power/"
                  "summary_power_v100.csv)",
                  cond, "x epoch time", at_law.time, at_law.power,

@@ -165,7 +165,9 @@ static void full_load_meets_the_ratings(void **state) {
   const gpu_spec *g;
   const sys_spec *s = find("DGX-H100", &g);
   double dgx = sys_full_power(s, g).wall_w;
-  validate_row(VALIDATE_SEED, "DGX H100 at full load, at the inlet",
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the fans' maximum is what this rating leaves (catalog)",
+               VALIDATE_SEED, "DGX H100 at full load, at the inlet",
                "NVIDIA DGX H100/H200 User Guide: 10.2 kW maximum (the fans "
                "are what it leaves: identity)",
                "systems catalog, every part at its maximum", "W", 10200, dgx,
@@ -173,7 +175,9 @@ static void full_load_meets_the_ratings(void **state) {
   assert_close(dgx, 10200, 0.01, 0);
   s = find("HGX-B200", &g);
   double b200 = sys_full_power(s, g).wall_w;
-  validate_row(VALIDATE_SEED, "HGX B200 (DGX B200) at full load, at the inlet",
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the fans' maximum is what this rating leaves (catalog)",
+               VALIDATE_SEED, "HGX B200 (DGX B200) at full load, at the inlet",
                "NVIDIA DGX B200 User Guide: about 14.3 kW maximum (the fans "
                "are what it leaves: identity)",
                "systems catalog, every part at its maximum", "W", 14300, b200,
@@ -181,7 +185,10 @@ static void full_load_meets_the_ratings(void **state) {
   assert_close(b200, 14300, 0.01, 0);
   s = find("GB200-NVL72", &g);
   double nvl = sys_full_power(s, g).wall_w;
-  validate_row(VALIDATE_SEED, "GB200 NVL72 rack at full load, at the inlet",
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "the parts no vendor publishes were estimated with this "
+               "figure in view",
+               VALIDATE_SEED, "GB200 NVL72 rack at full load, at the inlet",
                "NVIDIA: about 120 kW a rack; 132 kW of DC from its 8 power "
                "shelves (Supermicro)",
                "systems catalog, every part at its maximum", "W", 120e3, nvl,
@@ -189,7 +196,10 @@ static void full_load_meets_the_ratings(void **state) {
   assert_true(nvl >= 115e3 && nvl <= 132e3);
   s = find("GB300-NVL72", &g);
   double gb300 = sys_full_power(s, g).wall_w;
-  validate_row(VALIDATE_SEED, "GB300 NVL72 rack at full load, at the inlet",
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "the parts no vendor publishes were estimated with this "
+               "figure in view",
+               VALIDATE_SEED, "GB300 NVL72 rack at full load, at the inlet",
                "vendors: up to about 142 kW a rack",
                "systems catalog, every part at its maximum", "W", 142e3, gb300,
                125e3, 142e3, "125-142 kW");
