@@ -22,21 +22,22 @@
 static const char usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
-    "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "      [--force]\n"
+    "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--quiet] [--force]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
     "        prints an estimate first, and refuses a run estimated above\n"
     "        10 GB of output or 1e11 events unless --force\n"
-    "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
+    "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
     "        output size; --resolved prints the scenario with every\n"
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
-    "  sweep SWEEP [-o DIR] [--shard I/N] [--set KEY=VALUE]... [--quiet]\n"
+    "  sweep SWEEP [-o DIR] [--quick] [--shard I/N] [--set KEY=VALUE]...\n"
+    "      [--quiet]\n"
     "        run every point of a sweep file into DIR (default\n"
     "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
     "        already complete are skipped; under mpirun the ranks share\n"
@@ -53,7 +54,9 @@ static const char usage_text[] =
     "  help\n"
     "\n"
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
-    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
+    "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
+    "--set options that shorten it) before your own --set options.\n"
+    "Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");
@@ -139,6 +142,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->list = true;
   else if (strcmp(a, "--force") == 0)
     o->force = true;
+  else if (strcmp(a, "--quick") == 0)
+    o->quick_asked = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -166,7 +171,11 @@ static int parse_args(options *o, int argc, char **argv) {
                             "sweep");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)
     return cmd__usage_error("%s", "--csv is an option of export");
-  return 0;
+  if (o->quick_asked && strcmp(o->command, "run") != 0 &&
+      strcmp(o->command, "check") != 0 && strcmp(o->command, "sweep") != 0)
+    return cmd__usage_error("%s", "--quick is an option of run, check and "
+                                  "sweep");
+  return cmd__apply_quick(o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -205,7 +214,7 @@ static int cmd_check(const options *o) {
   if (rc != 0)
     return rc;
   cmd__warn_host(&sc);
-  if (cmd__estimate(&sc, &e, &err) != SIM_OK)
+  if (cmd__estimate(&sc, &e, !o->resolved, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
     cmd__print_estimate(stdout, &e);
@@ -233,9 +242,14 @@ static void print_flops(const gpu_spec *g) {
   }
 }
 
-static void print_gpu(const gpu_spec *g) {
+/* mark: '+' for a type a user file added, '*' for one it replaced, ' '
+ * for a built-in one, 0 for none (no user file). */
+static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
-  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name, g->tdp_w,
+  if (mark != 0)
+    putchar(mark);
+  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name,
+         g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
   print_flops(g);
@@ -244,6 +258,37 @@ static void print_gpu(const gpu_spec *g) {
     printf("  %5.2f%s", g->fp16_headline / 1e12 / g->tdp_w,
            g->fp16_headline_sparse ? " (sparse)" : "");
   printf("\n");
+}
+
+/* Where a type of the catalog a scenario naming the user's file sees
+ * comes from: the built-in catalog (' '), the file ('+'), or the file
+ * over a built-in type of that name ('*'). */
+static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
+                   const char *name) {
+  if (user->n == 0 || gpu_catalog_find(user, name) == NULL)
+    return ' ';
+  return gpu_catalog_find(builtin, name) != NULL ? '*' : '+';
+}
+
+/* With a user's file, a column of marks comes first; without, the table
+ * starts with the names, as it always did. */
+static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
+                          const gpu_catalog *user, const char *file) {
+  const char *pad = file != NULL ? " " : "";
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
+         pad, "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
+         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W",
+         "W", "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  for (size_t i = 0; i < cat->n; i++)
+    print_gpu(&cat->gpus[i],
+              file != NULL ? origin(builtin, user, cat->gpus[i].name) : 0);
+  printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
+         "scenarios/catalog/gpus.yaml");
+  if (file != NULL)
+    printf(" and %s%s (+ added, * replaced a built-in type)", file,
+           user->replace ? ", which replaces the built-in catalog" : "");
+  printf(".\n");
 }
 
 /* The systems catalog: each system's GPUs, its host at idle and at its
@@ -278,22 +323,22 @@ static void print_systems(const gpu_catalog *gc) {
 }
 
 static int cmd_catalog(const options *o) {
-  gpu_catalog cat;
+  gpu_catalog cat, builtin, user = {0};
   sim_error err = {0};
-  int rc = o->catalog ? gpu_catalog_load_file(&cat, o->catalog, &err)
-                      : gpu_catalog_load_builtin(&cat, &err);
-  if (rc != SIM_OK)
+  if (gpu_catalog_load(&cat, o->catalog, &err) != SIM_OK)
     return cmd__report(&err);
-  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", "GPU",
-         "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
-         "INT8", "INT4", "TF/W", "headline TF/W");
-  printf("%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W", "max",
-         "", "", "dense TFLOPS (TOPS for INT)", "FP16");
-  for (size_t i = 0; i < cat.n; i++)
-    print_gpu(&cat.gpus[i]);
-  printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
-         "scenarios/catalog/gpus.yaml.\n");
+  /* Both again, to mark what the file brought (they loaded above). */
+  if (gpu_catalog_load_builtin(&builtin, &err) != SIM_OK ||
+      (o->catalog != NULL &&
+       gpu_catalog_load_file(&user, o->catalog, &err) != SIM_OK)) {
+    gpu_catalog_fini(&cat);
+    gpu_catalog_fini(&builtin);
+    return cmd__report(&err);
+  }
+  print_catalog(&cat, &builtin, &user, o->catalog);
   print_systems(&cat);
+  gpu_catalog_fini(&user);
+  gpu_catalog_fini(&builtin);
   gpu_catalog_fini(&cat);
   return 0;
 }

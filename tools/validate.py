@@ -514,6 +514,18 @@ def figures(rows, nruns):
         "train-nvl72-peak": format(_row(
             rows, "GB200 NVL72 training: rack peak power")["model"] / 1e3,
             ".1f"),
+        "sys-dgx-h100-full": format(_row(
+            rows, "DGX H100 at full load, at the inlet")["model"] / 1e3,
+            ".1f"),
+        "sys-hgx-b200-full": format(_row(
+            rows, "HGX B200 (DGX B200) at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
+        "sys-gb200-nvl72-full": format(_row(
+            rows, "GB200 NVL72 rack at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
+        "sys-gb300-nvl72-full": format(_row(
+            rows, "GB300 NVL72 rack at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
         "pue-part-load-liquid": _model(
             rows, "PUE at 10% over PUE at 90% load, liquid", ".3f"),
         "pue-part-load-air": _model(

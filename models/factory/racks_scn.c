@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "suggest.h"
 
 static int check_group(void *obj, const scn_loc *loc, void *user,
                        sim_error *err);
@@ -132,23 +133,27 @@ const scn_schema factory__group_schema = SCN_SCHEMA(
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The group's system: known, holding the group's GPUs, whole servers to
- * a rack, and no conversion curve of its own (its supplies have one). The
- * GPU defaults to the system's, host_load too. */
+/* The group's system: known, whole servers to a rack, and no conversion
+ * curve of its own (its supplies have one). The GPU defaults to the
+ * system's, host_load too. */
 static int check_system(rack_group_config *g, const factory_scenario *sc,
                         const scn_loc *loc, sim_error *err) {
   const sys_spec *s = sys_catalog_find(&sc->systems, g->system);
   if (s == NULL) {
-    char names[1024], hint[1100];
+    char names[1024], hint[1200];
+    sim_suggest near;
+    sim_suggest_init(&near, g->system);
+    for (size_t i = 0; i < sc->systems.n; i++)
+      sim_suggest_add(&near, sc->systems.systems[i].name);
     sys_catalog_names(&sc->systems, names, sizeof names);
-    snprintf(hint, sizeof hint, "known systems: %s", names);
+    size_t len = sim_suggest_text(&near, hint, sizeof hint);
+    snprintf(hint + len, sizeof hint - len, "known systems: %s", names);
     return scn_fail(loc, "system", err, hint, "unknown system '%s'", g->system);
   }
+  /* A gpu given beside the system replaces its GPUs (a variant from a
+   * catalog of one's own, say); its parts, fans and supplies stay. */
   if (g->gpu == NULL && (g->gpu = strdup(s->gpu)) == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  if (strcmp(g->gpu, s->gpu) != 0)
-    return scn_fail(loc, "gpu", err, "leave gpu out: the system names it",
-                    "%s holds %s GPUs, not %s", s->name, s->gpu, g->gpu);
   if (g->gpus_per_rack % s->gpus != 0)
     return scn_fail(loc, "gpus_per_rack", err, "or leave the system out",
                     "%lld GPUs are not whole %s servers of %lld GPUs each",
@@ -217,9 +222,14 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
   if (rc != SIM_OK)
     return rc;
   if (gpu_catalog_find(&sc->catalog, g->gpu) == NULL) {
-    char names[1024], hint[1100];
+    char names[1024], hint[1200];
+    sim_suggest near;
+    sim_suggest_init(&near, g->gpu);
+    for (size_t i = 0; i < sc->catalog.n; i++)
+      sim_suggest_add(&near, sc->catalog.gpus[i].name);
     gpu_catalog_names(&sc->catalog, names, sizeof names);
-    snprintf(hint, sizeof hint, "known types: %s", names);
+    size_t len = sim_suggest_text(&near, hint, sizeof hint);
+    snprintf(hint + len, sizeof hint - len, "known types: %s", names);
     return scn_fail(loc, g->system != NULL ? "system" : "gpu", err, hint,
                     "unknown GPU type '%s'", g->gpu);
   }
