@@ -67,7 +67,7 @@ def test_power_stack_splits_the_gpus_by_work(mixed_h5, quick_h5):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     for band in ("GPUs: inference", "GPUs: training",
                  "GPUs: idle and background",
-                 "other IT (CPUs, network, fans)"):
+                 "other IT (CPUs, network, fans, PSUs)"):
         assert band in legend, legend
     assert "GPUs" not in legend
     # the quickstart has no work: one GPU band
