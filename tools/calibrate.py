@@ -463,18 +463,6 @@ HAND_SET = [
         against="nothing of MLPerf's (the fit set cannot tell them apart)",
         rows="MLPerf v4.0 Llama 2 70B server: *"),
     HandSet(
-        what="H100 node host power: other_power_idle 2.3 kW, "
-             "other_power_max 2.8 kW",
-        where="tests/validate/test_training_power.c",
-        against="Latif et al.'s 8.4 kW peak less 8 x 700 W",
-        rows="H100 training: node peak power"),
-    HandSet(
-        what="NVL72 rack rest: other_power_idle 16.8 kW, other_power_max "
-             "35 kW",
-        where="tests/validate/test_training_power.c",
-        against="Supermicro's breakdown of the 120-132 kW rack",
-        rows="GB200 NVL72 training: rack peak power"),
-    HandSet(
         what="per-GPU MTBF of the Llama 3 job: 54 d x 24 h x 16,384 / 419",
         where="tests/work/test_training.c",
         against="Llama 3's 419 interruptions in 54 days",

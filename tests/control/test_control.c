@@ -61,7 +61,7 @@ static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
   *done = *met = 0;
 }
 
-static const control_hooks hooks = {NULL,  fits,      drive,         power,
+static const control_hooks hooks = {NULL,      fits,      drive,         power,
                                     gpu_slots, slot_unit, request_counts};
 
 static const power_config cfg = {.cap_w = 1e6,
@@ -88,8 +88,13 @@ static void drop_rig(void *obj) {
 
 static void *make_rig(const sim_allocator *a, void *ctx, sim_error *err) {
   (void)ctx;
-  rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
-                       NGPUS / 72, 72, 132000, 16800, 33600, NULL, 0, NAN, 0};
+  rack_group_spec g = {"nvl",      gpu_catalog_find(&catalog, "GB200"),
+                       NGPUS / 72, 72,
+                       132000,     16800,
+                       33600,      NULL,
+                       0,          NAN,
+                       NULL,       0,
+                       false,      0};
   control_rig *r = sim_calloc(a, 1, sizeof *r);
   if (r == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
