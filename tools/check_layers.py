@@ -16,6 +16,11 @@ fails (exit 1, printing FILE:LINE for each offence) on:
 - an include cycle between modules. A module is a file's name without its
   extension and without a trailing `_internal`, so factory.c, factory.h
   and factory_internal.h are one module;
+- a circle of calls between files, even inside one folder: a .c file
+  calling a function that another .c file defines, which calls back,
+  directly or through others, into the first. Calls run one way, from the
+  file that uses a helper to the file that defines it. (A call through a
+  function pointer, a declared hook, is no call by name and not counted.)
 With --self-test it copies ROOT, plants each kind of offence in the copy,
 and checks that every one is caught.
 """
@@ -43,7 +48,23 @@ LAYERS = [
 ]
 TOPS = ["sim", "models", "cli"]  # where every .c and .h must be in a layer
 
+# Folders whose circles of calls are known and left to a stated change:
+# they are listed, not failed, and the check fails once they are gone so
+# that the exemption goes with them.
+PENDING_CIRCLES = {
+    "models/factory": "the factory is split by phase (factory.c, "
+                      "factory_build.c, factory_books.c); issue 23 item 4 "
+                      "splits it by responsibility",
+}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# Comments, string and character literals: no names in them count.
+NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"'
+                   r"|'(?:\\.|[^'\\\n])*'", re.S)
+# A function at file scope with external linkage: a type, the name, "(".
+DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b)"
+                        r"[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)[ \t]*\(", re.M)
+NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def sees():
@@ -134,6 +155,40 @@ def module_graph(root, files, headers):
     return graph
 
 
+def call_graph(root, files):
+    """.c file -> {.c file: (line, name) of its first call into it}."""
+    text, defined = {}, {}
+    for path in files:
+        if not path.endswith(".c"):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            # Blank out the noise but keep the line breaks, for line numbers.
+            text[path] = NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()),
+                                   f.read())
+        for m in DEFINITION.finditer(text[path]):
+            if is_body_next(text[path], m.end() - 1):
+                defined.setdefault(m.group(1), set()).add(path)
+    graph = {}
+    for path, body in text.items():
+        edges = graph.setdefault(path, {})
+        for m in NAME.finditer(body):
+            for other in sorted(defined.get(m.group(), ())):
+                if other != path and path not in defined[m.group()]:
+                    line = body.count("\n", 0, m.start()) + 1
+                    edges.setdefault(other, (line, m.group()))
+    return graph
+
+
+def is_body_next(text, paren):
+    """Whether the parenthesis at paren closes a list followed by "{"."""
+    depth = 0
+    for i in range(paren, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[i + 1:].lstrip().startswith("{")
+    return False
+
+
 def cycles(graph):
     """One cycle per strongly connected part, as a list of nodes."""
     found, state, stack = [], {}, []
@@ -155,6 +210,27 @@ def cycles(graph):
     return found
 
 
+def circles(root, files):
+    """Offences for circles of calls, and notes for the pending ones."""
+    graph = call_graph(root, files)
+    bad, notes, pending = [], [], set()
+    for cyc in cycles(graph):
+        where = ", ".join("%s:%d calls %s" % ((a,) + graph[a][b])
+                          for a, b in zip(cyc, cyc[1:]))
+        line = "circle of calls %s (%s)" % (" -> ".join(cyc), where)
+        folder = folder_of(cyc[0])
+        if folder in PENDING_CIRCLES and all(folder_of(f) == folder
+                                             for f in cyc):
+            pending.add(folder)
+            notes.append("pending: %s; %s" % (line, PENDING_CIRCLES[folder]))
+        else:
+            bad.append(line)
+    for folder in sorted(set(PENDING_CIRCLES) - pending):
+        bad.append("%s: no circle of calls left: remove it from "
+                   "PENDING_CIRCLES in tools/check_layers.py" % folder)
+    return bad, notes
+
+
 def check(root):
     """(offences, notes) for the tree at root."""
     files = list(walk(root))
@@ -169,7 +245,8 @@ def check(root):
     for cyc in cycles(graph):
         where = ", ".join("%s:%d" % graph[a][b] for a, b in zip(cyc, cyc[1:]))
         bad.append("cycle %s (%s)" % (" -> ".join(cyc), where))
-    return bad, []
+    more, notes = circles(root, files)
+    return bad + more, notes
 
 
 PLANTS = [
@@ -183,6 +260,11 @@ PLANTS = [
     ("models/work/llm.h", '#include "roofline.h"\n',
      lambda b: b.startswith("cycle ") and "models/work/llm ->" in b
      and "models/work/roofline ->" in b),
+    ("sim/core/vec.c",
+     "void sim__planted(void);\n"
+     "void sim__planted(void) { sim_engine_destroy(NULL); }\n",
+     lambda b: b.startswith("circle of calls ") and "vec.c" in b
+     and "engine.c" in b),
     ("sim/stray.c", "/* a file left outside the layer folders */\n",
      lambda b: b.startswith("sim/stray.c: not in a layer folder")),
 ]
