@@ -10,21 +10,22 @@
 const char cmd__usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
-    "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "      [--force]\n"
+    "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--quiet] [--force]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
     "        prints an estimate first, and refuses a run estimated above\n"
     "        10 GB of output or 1e11 events unless --force\n"
-    "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
+    "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
     "        output size; --resolved prints the scenario with every\n"
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
-    "  sweep SWEEP [-o DIR] [--shard I/N] [--set KEY=VALUE]... [--quiet]\n"
+    "  sweep SWEEP [-o DIR] [--quick] [--shard I/N] [--set KEY=VALUE]...\n"
+    "      [--quiet]\n"
     "        run every point of a sweep file into DIR (default\n"
     "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
     "        already complete are skipped; under mpirun the ranks share\n"
@@ -41,7 +42,9 @@ const char cmd__usage_text[] =
     "  help\n"
     "\n"
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
-    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
+    "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
+    "--set options that shorten it) before your own --set options.\n"
+    "Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");

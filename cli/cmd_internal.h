@@ -29,6 +29,8 @@ typedef struct options {
                  check: lift the estimate's limits */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
+  bool quick_asked;            /* --quick: apply the file's # quick: line */
+  char quick[1024];            /* that line, split in place into sets[] */
   const char *csv;             /* export only: the directory */
 } options;
 
@@ -44,6 +46,13 @@ typedef struct run_request {
   void (*tick)(void *ctx); /* between slices of the run; may be NULL */
   void *tick_ctx;
 } run_request;
+
+/* With --quick, puts the --set options of o->scenario's `# quick:` line
+ * in front of o->sets (the command line's own come after, so they win).
+ * 0, or EXIT_BAD_INPUT with the message printed: the file cannot be read,
+ * has no such line, or the line holds anything but `--set KEY=VALUE`.
+ * (cmd_quick.c) */
+int cmd__apply_quick(options *o);
 
 /* The usage text, for help. (cmd_common.c) */
 extern const char cmd__usage_text[];
@@ -76,6 +85,12 @@ typedef struct run_estimate {
   double samples;      /* telemetry rows (the groups sample together) */
   double bytes;        /* the HDF5 file, within about a factor of 2 */
   char events_key[48]; /* the key that drives the events */
+  /* The wall-time guess from a trial run on this machine (NaN when not
+   * probed): events / the trial's events per second. Printed only; it
+   * never reaches an output. */
+  double wall_s;
+  double trial_rate;   /* the trial's events per wall second */
+  double trial_wall_s; /* how long the trial ran */
 } run_estimate;
 
 struct factory_scenario;
@@ -83,12 +98,15 @@ struct factory_config;
 
 /* Estimates a run of sc: builds its factory once on a sink that counts
  * the columns (so an error the run would meet building it comes here),
- * and reads trace files for their rows. SIM_OK, or the code with err
- * set. (cmd_estimate.c) */
+ * and reads trace files for their rows. With trial, that factory also
+ * runs for about a tenth of a second of wall time to measure this
+ * machine's events per second, for the wall-time guess. SIM_OK, or the
+ * code with err set. (cmd_estimate.c) */
 int cmd__estimate(const struct factory_scenario *sc, run_estimate *e,
-                  sim_error *err);
+                  bool trial, sim_error *err);
 
-/* "estimate: N events, N samples, about N MB of output" on out.
+/* "estimate: N events, N samples, about N MB of output" on out, then the
+ * wall-time guess on a line of its own when there was a trial.
  * (cmd_estimate.c) */
 void cmd__print_estimate(FILE *out, const run_estimate *e);
 

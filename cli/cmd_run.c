@@ -71,7 +71,7 @@ static int write_overrides(tel_sink *sink, const char *const *sets,
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
-  /* The file layout's version (README, Output): readers refuse newer. */
+  /* The file layout's version (docs/OUTPUT.md): readers refuse newer. */
   int rc = tel_put_meta_int(sink, "format_version", 1);
   if (rc == SIM_OK)
     rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
@@ -264,20 +264,34 @@ static int run_build(run_state *r) {
   return 0;
 }
 
-/* Runs the engine to the end in slices, drawing progress and ticking
- * between them and stopping early on SIGINT/SIGTERM. */
+/* Wall seconds a slice of the run should take: the progress line is
+ * redrawn, signals are checked and a sweep's tick runs between slices. */
+#define SLICE_WALL_S 0.1
+
+/* Runs the engine to the end in slices of events sized by
+ * progress_next_slice to take about SLICE_WALL_S each, drawing progress
+ * and ticking between them and stopping early on SIGINT/SIGTERM. Slices
+ * count events, not simulated time: an event costs about the same all
+ * run long, while a simulated second may cost a hundred times more in a
+ * burst of requests than before it. */
 static int run_slices(run_state *r, double *wall) {
   sim_time end = factory_duration(&r->sc.cfg);
   progress p;
   progress_init(&p, stderr, r->rq->quiet);
-  double t0 = cmd__wall_seconds();
-  sim_time slice = end / 200 > 0 ? end / 200 : 1;
+  double t0 = cmd__wall_seconds(), before = t0;
+  int64_t slice = 1000; /* events; the first slice only sets the pace */
+  bool done = false;
   int rc = SIM_OK;
-  for (sim_time t = 0; rc == SIM_OK && t < end && !interrupted;) {
-    t = end - t > slice ? t + slice : end;
-    rc = sim_engine_run(r->engine, t);
-    progress_update(&p, sim_time_to_s(t), sim_time_to_s(end),
-                    sim_engine_events_run(r->engine), cmd__wall_seconds() - t0);
+  while (rc == SIM_OK && !done && !interrupted) {
+    uint64_t ran = sim_engine_events_run(r->engine);
+    rc = sim_engine_run_some(r->engine, end, (uint64_t)slice, &done);
+    double now = cmd__wall_seconds();
+    uint64_t events = sim_engine_events_run(r->engine);
+    progress_update(&p, sim_time_to_s(sim_engine_now(r->engine)),
+                    sim_time_to_s(end), events, now - t0);
+    slice = progress_next_slice((int64_t)(events - ran), now - before,
+                                SLICE_WALL_S);
+    before = now;
     if (r->rq->tick != NULL)
       r->rq->tick(r->rq->tick_ctx);
   }
@@ -362,7 +376,8 @@ static int estimate_run(const options *o) {
       SIM_OK)
     return cmd__report(&err);
   run_estimate e;
-  int rc = cmd__estimate(&sc, &e, &err) != SIM_OK ? cmd__report(&err) : 0;
+  int rc =
+      cmd__estimate(&sc, &e, !o->quiet, &err) != SIM_OK ? cmd__report(&err) : 0;
   if (rc == 0 && !o->quiet)
     cmd__print_estimate(stderr, &e);
   if (rc == 0)

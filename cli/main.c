@@ -90,6 +90,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->list = true;
   else if (strcmp(a, "--force") == 0)
     o->force = true;
+  else if (strcmp(a, "--quick") == 0)
+    o->quick_asked = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -117,7 +119,11 @@ static int parse_args(options *o, int argc, char **argv) {
                             "sweep");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)
     return cmd__usage_error("%s", "--csv is an option of export");
-  return 0;
+  if (o->quick_asked && strcmp(o->command, "run") != 0 &&
+      strcmp(o->command, "check") != 0 && strcmp(o->command, "sweep") != 0)
+    return cmd__usage_error("%s", "--quick is an option of run, check and "
+                                  "sweep");
+  return cmd__apply_quick(o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -143,7 +149,7 @@ static int cmd_check(const options *o) {
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
-  if (cmd__estimate(&sc, &e, &err) != SIM_OK)
+  if (cmd__estimate(&sc, &e, !o->resolved, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
     cmd__print_estimate(stdout, &e);
@@ -171,9 +177,14 @@ static void print_flops(const gpu_spec *g) {
   }
 }
 
-static void print_gpu(const gpu_spec *g) {
+/* mark: '+' for a type a user file added, '*' for one it replaced, ' '
+ * for a built-in one, 0 for none (no user file). */
+static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
-  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name, g->tdp_w,
+  if (mark != 0)
+    putchar(mark);
+  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name,
+         g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
   print_flops(g);
@@ -184,22 +195,53 @@ static void print_gpu(const gpu_spec *g) {
   printf("\n");
 }
 
-static int cmd_catalog(const options *o) {
-  gpu_catalog cat;
-  sim_error err = {0};
-  int rc = o->catalog ? gpu_catalog_load_file(&cat, o->catalog, &err)
-                      : gpu_catalog_load_builtin(&cat, &err);
-  if (rc != SIM_OK)
-    return cmd__report(&err);
-  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", "GPU",
-         "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
-         "INT8", "INT4", "TF/W", "headline TF/W");
-  printf("%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W", "max",
-         "", "", "dense TFLOPS (TOPS for INT)", "FP16");
-  for (size_t i = 0; i < cat.n; i++)
-    print_gpu(&cat.gpus[i]);
+/* Where a type of the catalog a scenario naming the user's file sees
+ * comes from: the built-in catalog (' '), the file ('+'), or the file
+ * over a built-in type of that name ('*'). */
+static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
+                   const char *name) {
+  if (user->n == 0 || gpu_catalog_find(user, name) == NULL)
+    return ' ';
+  return gpu_catalog_find(builtin, name) != NULL ? '*' : '+';
+}
+
+/* With a user's file, a column of marks comes first; without, the table
+ * starts with the names, as it always did. */
+static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
+                          const gpu_catalog *user, const char *file) {
+  const char *pad = file != NULL ? " " : "";
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
+         pad, "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
+         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W",
+         "W", "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  for (size_t i = 0; i < cat->n; i++)
+    print_gpu(&cat->gpus[i],
+              file != NULL ? origin(builtin, user, cat->gpus[i].name) : 0);
   printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
-         "scenarios/catalog/gpus.yaml.\n");
+         "scenarios/catalog/gpus.yaml");
+  if (file != NULL)
+    printf(" and %s%s (+ added, * replaced a built-in type)", file,
+           user->replace ? ", which replaces the built-in catalog" : "");
+  printf(".\n");
+}
+
+static int cmd_catalog(const options *o) {
+  gpu_catalog cat, builtin, user = {0};
+  sim_error err = {0};
+  if (gpu_catalog_load(&cat, o->catalog, &err) != SIM_OK)
+    return cmd__report(&err);
+  /* Both again, to mark what the file brought (they loaded above). */
+  if (gpu_catalog_load_builtin(&builtin, &err) != SIM_OK ||
+      (o->catalog != NULL &&
+       gpu_catalog_load_file(&user, o->catalog, &err) != SIM_OK)) {
+    gpu_catalog_fini(&cat);
+    gpu_catalog_fini(&builtin);
+    return cmd__report(&err);
+  }
+  print_catalog(&cat, &builtin, &user, o->catalog);
+  gpu_catalog_fini(&user);
+  gpu_catalog_fini(&builtin);
   gpu_catalog_fini(&cat);
   return 0;
 }

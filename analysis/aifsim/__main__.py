@@ -22,7 +22,7 @@ import pandas as pd
 matplotlib.use("Agg")  # files only, never a display
 
 from . import open_run, open_sweep  # noqa: E402
-from .errors import AifsimError  # noqa: E402
+from .errors import AifsimError, did_you_mean  # noqa: E402
 from . import comparison as _c  # noqa: E402
 from . import reports as _r  # noqa: E402
 
@@ -71,8 +71,10 @@ def cmd_sweep(a):
     sw = open_sweep(a.dir)
     for c in [a.x, a.by] + (a.y or []):
         if c and c not in sw.columns:
-            raise AifsimError("no column %r in the sweep; columns: %s"
-                              % (c, ", ".join(map(str, sw.columns))))
+            near = did_you_mean(c, sw.columns)
+            raise AifsimError("no column %r in the sweep; %scolumns: %s"
+                              % (c, "did you mean %r? " % near if near else "",
+                                 ", ".join(map(str, sw.columns))))
     _print_table(_r.sweep_table(sw, a.y))
     png, htm = a.png, a.html
     if not png and not htm:

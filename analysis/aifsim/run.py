@@ -3,7 +3,7 @@
 The readers are generic over the columns a group holds: a column the
 simulator adds later shows up without a change here, and a group a run
 does not have gives an empty frame. See analysis/README.md for the layout
-and README.md ("Output (HDF5)") for the contract.
+and docs/OUTPUT.md for the contract.
 """
 
 from __future__ import annotations

@@ -88,6 +88,7 @@ typedef struct llm_catalog {
   llm_precision *precisions;
   size_t nprecisions;
   llm_engines engines; /* always the built-in engines.yaml */
+  bool replace; /* a user file's `replace: true`: it is the whole catalog */
 } llm_catalog;
 
 /* The schemas of one entry, so a scenario can embed a custom one. */
@@ -100,9 +101,17 @@ extern const scn_schema llm_engine_schema;
  * Free with llm_catalog_fini. */
 int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format; the engines are the built-in
- * ones. */
+/* Loads a catalog file in the same format, alone; the engines are the
+ * built-in ones. A file that does not say `replace: true` may hold models
+ * or precisions alone, to add to the built-in ones (llm_catalog_load). */
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err);
+
+/* Loads the catalog a scenario sees: the built-in one with the models and
+ * precisions of the file at path (NULL: none) added, an entry of a
+ * built-in name replacing that entry whole; or the file's alone when it
+ * says `replace: true`. SIM_OK, or an error (SIM_EIO: path cannot be
+ * read). Free with llm_catalog_fini. */
+int llm_catalog_load(llm_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. Safe on a
  * zeroed or already released catalog. */

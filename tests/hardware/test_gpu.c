@@ -179,6 +179,64 @@ static void root_finder_agrees_with_closed_form(void **state) {
   gpu_catalog_fini(&cat);
 }
 
+/* A user catalog over the built-in one (issue 27: it used to replace
+ * the whole catalog). Each row is a file: an entry X (new) or H100-SXM
+ * (built in), with or without `replace: true`. */
+typedef struct merge_case {
+  const char *name;
+  const char *head;   /* before SPEC_HEAD's first entry */
+  const char *entry;  /* the name the file's entry takes */
+  size_t n;           /* types after the load */
+  size_t at;          /* where the file's entry sits */
+  bool builtin_left;  /* GB200 still there */
+} merge_case;
+
+static const merge_case merges[] = {
+    {"a new type is appended", "", "X", 13, 12, true},
+    {"a built-in name replaces in place", "", "H100-SXM", 12, 0, true},
+    {"replace: true keeps the file alone", "replace: true\n", "X", 1, 0,
+     false},
+};
+
+static void user_catalog_merges(void **state) {
+  const merge_case *c = *state;
+  char yaml[4096], path[4096];
+  snprintf(yaml, sizeof yaml, "%sgpus:\n  - name: %s%s", c->head, c->entry,
+           SPEC_HEAD + strlen("gpus:\n  - name: X"));
+  snprintf(path, sizeof path, "%s", test_out_path("merge.yaml"));
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(yaml, f);
+  fclose(f);
+  gpu_catalog cat;
+  sim_error err = {0};
+  if (gpu_catalog_load(&cat, path, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(cat.n, c->n);
+  assert_string_equal(cat.gpus[c->at].name, c->entry);
+  assert_close(cat.gpus[c->at].tdp_w, 250, 0, 0); /* the file's, not 700 W */
+  assert_true((gpu_catalog_find(&cat, "GB200") != NULL) == c->builtin_left);
+  for (size_t i = 0; i < cat.n; i++) /* the rest in catalog order */
+    if (i != c->at && c->builtin_left)
+      assert_string_equal(cat.gpus[i].name, catalog.gpus[i].name);
+  gpu_catalog_fini(&cat);
+}
+
+/* A file that fails to load leaves nothing to free; no file is the
+ * built-in catalog. */
+static void user_catalog_errors(void **state) {
+  (void)state;
+  gpu_catalog cat;
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load(&cat, "/nonexistent/gpus.yaml", &err),
+                   SIM_EIO);
+  assert_int_equal(cat.n, 0);
+  assert_null(cat.gpus);
+  assert_int_equal(gpu_catalog_load(&cat, NULL, &err), SIM_OK);
+  assert_int_equal(cat.n, 12);
+  gpu_catalog_fini(&cat);
+}
+
 typedef struct bad_spec {
   const char *name;
   const char *extra; /* appended to SPEC_HEAD, or replacing a line */
@@ -367,6 +425,8 @@ int main(void) {
   TEST_ADD(tests, n, speeds);
   TEST_ADD(tests, n, root_finder_agrees_with_closed_form);
   TEST_ROWS(tests, n, bad_specs_are_rejected, bad_specs);
+  TEST_ROWS(tests, n, user_catalog_merges, merges);
+  TEST_ADD(tests, n, user_catalog_errors);
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,

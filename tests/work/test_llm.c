@@ -406,12 +406,19 @@ static const bad_catalog bad_catalogs[] = {
      "model 'A' is listed twice"},
     {"precision twice", "models:\n" ENTRY("A") "precisions:\n" FP16 FP16,
      "precision 'fp16' is listed twice"},
-    {"no fp16",
-     "models:\n" ENTRY(
+    /* A file that adds to the built-in catalog may hold models alone
+     * (issue 27); one that replaces it must be whole. */
+    {"a model alone, to add", "models:\n" ENTRY("A"), NULL},
+    {"no fp16 in a whole catalog",
+     "replace: true\nmodels:\n" ENTRY(
          "A") "precisions:\n"
               "  - {name: fp8, bits_per_weight: 8, gpu_precision: fp8, "
               "sources: ['x: y']}\n",
      "must include fp16"},
+    {"no models in a whole catalog", "replace: true\nprecisions:\n" FP16,
+     "a whole catalog needs its models"},
+    {"nothing at all", "replace: false\n",
+     "neither models nor precisions"},
     {"unknown precision",
      "models:\n" ENTRY(
          "A") "precisions:\n"
