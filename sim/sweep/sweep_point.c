@@ -1,7 +1,7 @@
 /* sweep_point.c - the point files of a sweep's output directory, which
  * both sweep_run.c (which points are done) and sweep_summary.c (the rows
  * of the summary) read: their paths, and one read back and judged. */
-#include "sweep_internal.h"
+#include "sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "h5read.h"
-#include "sweep.h"
+#include "sweep_internal.h"
 
 int sweep__no_memory(sim_error *err) {
   return sim_error_set(err, SIM_ENOMEM, "out of memory");
