@@ -1,11 +1,12 @@
 /* cmd_common.c - what every command of aifsim shares, below them all
  * (cmd_internal.h): the usage text, the message and exit status of an
- * error, the wall clock. main.c and the cmd_*.c files call it; it calls
- * none of them. */
+ * error, the wall clock, the warning for rack groups without host power.
+ * main.c and the cmd_*.c files call it; it calls none of them. */
 #include <stdio.h>
 #include <time.h>
 
 #include "cmd_internal.h"
+#include "factory.h"
 
 const char cmd__usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
@@ -63,4 +64,10 @@ int cmd__report(const sim_error *err) {
   fprintf(stderr, "%s\n", err->msg);
   return err->code == SIM_EINPUT || err->code == SIM_EIO ? EXIT_BAD_INPUT
                                                          : EXIT_RUN_FAILED;
+}
+
+void cmd__warn_host(const struct factory_scenario *sc) {
+  char note[1024];
+  if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
+    fprintf(stderr, "aifsim: warning: %s: %s\n", sc->path, note);
 }

@@ -66,6 +66,12 @@ int cmd__usage_error(const char *fmt, const char *arg);
  * (cmd_common.c) */
 int cmd__report(const sim_error *err);
 
+/* Warns on stderr, naming them, of rack groups with neither a system nor
+ * host power: their IT excludes the host. Not fatal; nothing when every
+ * group has host power. (cmd_common.c) */
+struct factory_scenario;
+void cmd__warn_host(const struct factory_scenario *sc);
+
 /* Seconds on the monotonic wall clock, for progress and summaries.
  * (cmd_common.c) */
 double cmd__wall_seconds(void);
