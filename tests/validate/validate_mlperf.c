@@ -76,7 +76,7 @@ static double stated_limit(const char *config) {
 }
 
 /* The rows quote fields with commas ("MaxQ: ..., TP=2 x4 instances"),
- * which sim/csv.c does not read: split here, quotes removed, in place. */
+ * which sim/input/csv.c does not read: split here, quotes removed, in place. */
 static size_t split_quoted(char *line, char **f) {
   size_t n = 0;
   char *w = line;
