@@ -10,7 +10,7 @@ SCENARIO ?= scenarios/quickstart.yaml
 OUT      ?= out/quickstart.h5
 
 # Everything the project needs, as Debian packages.
-PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools \
+PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools zlib1g-dev \
            libcmocka-dev libfyaml-dev python3 python3-h5py python3-numpy \
            python3-pandas python3-matplotlib python3-yaml python3-xarray \
            python3-h5netcdf python3-pytest python3-nbclient python3-nbformat \

@@ -13,6 +13,9 @@
 
 #include <hdf5.h>
 
+#include "seal.h"
+#include "writelock.h"
+
 #define H5R_DETAIL 256 /* bytes of HDF5's error text kept in a message */
 
 /* ---- Errors ------------------------------------------------------------ */
@@ -302,7 +305,7 @@ void h5r_run_release(h5r_run *r) {
 typedef struct tw {
   const char *partial; /* the file being written */
   sim_error *err;
-  hid_t file, str, gcpl, dcpl;
+  hid_t file, str, gcpl, dcpl, dcpl_str; /* dcpl: numbers, checksummed */
 } tw;
 
 static int tw_fail(tw *w, const char *what, const char *name) {
@@ -364,8 +367,9 @@ static int write_column(tw *w, const h5r_column *c, size_t n,
   if (rc != SIM_OK)
     return rc;
   hid_t sp = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = c->type == H5R_STRING ? w->dcpl_str : w->dcpl;
   hid_t d = sp < 0 ? H5I_INVALID_HID
-                   : H5Dcreate2(w->file, c->path, ft, sp, H5P_DEFAULT, w->dcpl,
+                   : H5Dcreate2(w->file, c->path, ft, sp, H5P_DEFAULT, dcpl,
                                 H5P_DEFAULT);
   herr_t s = d < 0 ? -1
                    : H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
@@ -395,33 +399,54 @@ static int write_all(tw *w, const h5r_table *t) {
   return rc;
 }
 
-/* The file and the property lists and string type every object shares. */
-static int tw_open(tw *w) {
+/* The file and the property lists and string type every object shares.
+ * As run files (record.h): the seal's user block, HDF5 1.10's checksummed
+ * format, and a partial file another process may hold never truncated
+ * (the caller holds PATH.lock; a stale partial is removed first). */
+static int tw_open(tw *w, size_t nrows) {
+  hsize_t chunk[1] = {nrows < 65536 ? nrows : 65536};
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-  herr_t s = fcpl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  herr_t s = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  if (s >= 0)
+    s = H5Pset_userblock(fcpl, SEAL_BLOCK);
+  if (s >= 0)
+    s = H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
+  if (unlink(w->partial) != 0 && errno != ENOENT)
+    s = -1;
   w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
   w->dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  w->dcpl_str = H5Pcreate(H5P_DATASET_CREATE);
   w->str = H5Tcopy(H5T_C_S1);
-  if (s >= 0 && (w->gcpl < 0 || w->dcpl < 0 || w->str < 0))
+  if (s >= 0 && (w->gcpl < 0 || w->dcpl < 0 || w->dcpl_str < 0 || w->str < 0))
     s = -1;
   if (s >= 0)
     s = H5Pset_obj_track_times(w->gcpl, 0);
   if (s >= 0)
     s = H5Pset_obj_track_times(w->dcpl, 0);
   if (s >= 0)
+    s = H5Pset_obj_track_times(w->dcpl_str, 0);
+  /* Each column a chunk (of 64 Ki rows at most) with its checksum. */
+  if (s >= 0)
+    s = H5Pset_chunk(w->dcpl, 1, chunk);
+  if (s >= 0)
+    s = H5Pset_fletcher32(w->dcpl);
+  if (s >= 0)
     s = H5Tset_size(w->str, H5T_VARIABLE);
   if (s >= 0)
     s = H5Tset_cset(w->str, H5T_CSET_UTF8);
   if (s >= 0)
-    w->file = H5Fcreate(w->partial, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    w->file = H5Fcreate(w->partial, H5F_ACC_EXCL, fcpl, fapl);
   close_id(fcpl, H5Pclose);
+  close_id(fapl, H5Pclose);
   return s < 0 || w->file < 0 ? io_fail(w->err, w->partial, "create the file")
                               : SIM_OK;
 }
 
 static int tw_close(tw *w) {
   int r = close_id(w->file, H5Fclose) | close_id(w->str, H5Tclose) |
-          close_id(w->gcpl, H5Pclose) | close_id(w->dcpl, H5Pclose);
+          close_id(w->gcpl, H5Pclose) | close_id(w->dcpl, H5Pclose) |
+          close_id(w->dcpl_str, H5Pclose);
   return r < 0 ? io_fail(w->err, w->partial, "close the file") : SIM_OK;
 }
 
@@ -436,17 +461,24 @@ int h5r_table_write(const char *path, const h5r_table *t, sim_error *err) {
     return sim_error_set(err, SIM_EINVAL, "h5r: %s: a table needs rows", path);
   tw w = {partial,         err,
           H5I_INVALID_HID, H5I_INVALID_HID,
-          H5I_INVALID_HID, H5I_INVALID_HID};
-  int rc = tw_open(&w);
+          H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
+  wlock lock;
+  int rc = wlock_take(&lock, path, err);
+  if (rc != SIM_OK)
+    return rc;
+  rc = tw_open(&w, t->nrows);
   if (rc == SIM_OK)
     rc = write_all(&w, t);
   int closed = tw_close(&w);
   if (rc == SIM_OK)
     rc = closed;
+  if (rc == SIM_OK)
+    rc = seal_write(partial, err);
   if (rc == SIM_OK && rename(partial, path) != 0)
     rc = sim_error_set(err, SIM_EIO, "h5r: cannot rename %s to %s: %s", partial,
                        path, strerror(errno));
   if (rc != SIM_OK)
     unlink(partial);
+  wlock_release(&lock);
   return rc;
 }

@@ -5,9 +5,11 @@
  *
  * A table is columns of equal length, each one dataset at its path (groups
  * made on the way): int64, float64 or variable-length UTF-8 strings,
- * contiguous and uncompressed (a summary is small), with an optional
- * "units" attribute. Object time tracking is off, so the same table gives
- * the same bytes. */
+ * uncompressed (a summary is small) but with a Fletcher32 checksum, with
+ * an optional "units" attribute. It is written as run files are
+ * (record.h): under PATH.lock, in HDF5 1.10's checksummed format, sealed
+ * (seal.h). Object time tracking is off, so the same table gives the same
+ * bytes. */
 #ifndef SIM_H5READ_H
 #define SIM_H5READ_H
 
@@ -58,8 +60,9 @@ typedef struct h5r_table {
 } h5r_table;
 
 /* Writes the table to path through path.partial, renamed at the end with
- * the root attribute complete=1 set, as run files are. SIM_OK, or SIM_EIO
- * with a message (nothing is left under path or path.partial then). */
+ * the root attribute complete=1 set, as run files are. SIM_OK, SIM_EBUSY
+ * when another process holds path.lock, or SIM_EIO with a message
+ * (nothing is left under path or path.partial then). */
 int h5r_table_write(const char *path, const h5r_table *t, sim_error *err);
 
 #endif

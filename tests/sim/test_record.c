@@ -62,7 +62,7 @@ static double value(int group, size_t c, size_t i, size_t j, double bump) {
 
 static double time_of(size_t i) { return 10.0 * (double)(i + 1); }
 
-static const h5w_options layout_opts = {CHUNK, 4};
+static const h5w_options layout_opts = {CHUNK, 4, 0};
 
 /* Path of a test file, removed (with its partial file) beforehand. */
 static void fresh_path(const char *name, char *path, char *partial) {
@@ -670,7 +670,7 @@ static void test_chunks(void **state) {
   const chunk_case *c = *state;
   char path[4096], partial[4200];
   fresh_path("chunks.h5", path, partial);
-  h5w_options opts = {c->chunk_rows, 1};
+  h5w_options opts = {c->chunk_rows, 1, 0};
   tel_sink *s = h5w_create(path, &opts, NULL);
   assert_non_null(s);
   const char **labels = calloc(c->width, sizeof *labels);
@@ -710,7 +710,7 @@ static void test_empty_group(void **state) {
   (void)state;
   char path[4096], partial[4200];
   fresh_path("empty.h5", path, partial);
-  tel_sink *s = h5w_create(path, &(h5w_options){0, -1}, NULL);
+  tel_sink *s = h5w_create(path, &(h5w_options){0, -1, 0}, NULL);
   size_t id;
   assert_int_equal(tel_open_group(s, &racks, &id), SIM_OK);
   assert_int_equal(tel_commit(s), SIM_OK);
@@ -752,10 +752,10 @@ typedef struct option_case {
 } option_case;
 
 static const option_case option_cases[] = {
-    {"deflate -2", "x.h5", {0, -2}, SIM_EINVAL},
-    {"deflate 10", "x.h5", {0, 10}, SIM_EINVAL},
-    {"empty path", "", {0, 4}, SIM_EINVAL},
-    {"null path", NULL, {0, 4}, SIM_EINVAL},
+    {"deflate -2", "x.h5", {0, -2, 0}, SIM_EINVAL},
+    {"deflate 10", "x.h5", {0, 10, 0}, SIM_EINVAL},
+    {"empty path", "", {0, 4, 0}, SIM_EINVAL},
+    {"null path", NULL, {0, 4, 0}, SIM_EINVAL},
 };
 
 static void test_bad_options(void **state) {
@@ -861,7 +861,7 @@ static void test_file_size_limit(void **state) {
   signal(SIGXFSZ, SIG_IGN);
   assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
   sim_error err;
-  const h5w_options opts = {1024, -1};
+  const h5w_options opts = {1024, -1, 0};
   tel_sink *s = h5w_create(path, &opts, &err);
   assert_non_null(s);
   size_t id;
