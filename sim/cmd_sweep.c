@@ -162,10 +162,21 @@ static void print_shard_source(const sweep *s, const sweep_run_opts *ro,
   fflush(stdout);
 }
 
-/* An override as a shell word: quoted when the shell would change it. */
+/* An override as a shell word: quoted when the shell would change it,
+ * in single quotes, with a quote inside written as '\'' (the names in it
+ * are the user's: a rack called it's must still paste back whole). */
 static void print_set(const char *before, const char *set) {
-  bool quote = strpbrk(set, " \t\"'{}[]()<>,;#&*?!|`$\\~") != NULL;
-  printf(quote ? "%s'%s'" : "%s%s", before, set);
+  bool quote = strpbrk(set, " \t\n\"'{}[]()<>,;#&*?!|`$\\~") != NULL;
+  fputs(before, stdout);
+  if (quote)
+    putchar('\'');
+  for (const char *c = set; *c != '\0'; c++)
+    if (quote && *c == '\'')
+      fputs("'\\''", stdout);
+    else
+      putchar(*c);
+  if (quote)
+    putchar('\'');
 }
 
 static void print_point(const sweep *s, size_t p, const char **sets) {
