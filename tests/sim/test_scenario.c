@@ -346,6 +346,11 @@ static const set_case sets[] = {
     {"space first", " power=5 W", SIM_EINPUT, "--set  power=5 W:1:1: the key"},
     {"space inside", "inner .x=5 W", SIM_EINPUT, "--set inner .x=5 W:1:6:"},
     {"tab in key", "inner.\tx=5 W", SIM_EINPUT, ":1:7: the key has a space"},
+    /* No upper bound of its own: the largest power of all (issue 28: 1e304
+     * W passed check, and the run failed at its end). */
+    {"beyond every power", "power=1e304 W", SIM_OK,
+     "--set power=1e304 W:1:7: 'power' is 1e304 W; a power may be at most "
+     "100 GW"},
 };
 
 static void bad_overrides_point_at_the_override(void **state) {
