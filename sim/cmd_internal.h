@@ -6,6 +6,7 @@
 #ifndef AIFSIM_CMD_INTERNAL_H
 #define AIFSIM_CMD_INTERNAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ typedef struct options {
   bool quiet, resolved;
   bool force; /* run: replace an output that is not aifsim's; run and
                  check: lift the estimate's limits */
+  bool keep_partial; /* run: a run that does not finish keeps OUT.partial */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
 } options;
@@ -42,6 +44,8 @@ typedef struct run_request {
   int64_t sweep_point;     /* root attribute sweep_point; -1 for none */
   void (*tick)(void *ctx); /* between slices of the run; may be NULL */
   void *tick_ctx;
+  bool keep_partial; /* a run that does not finish keeps OUT.partial, whole
+                        and marked complete=0 */
 } run_request;
 
 /* Prints "aifsim: " and fmt with arg to stderr, then the usage text;
@@ -57,9 +61,30 @@ int cmd__report(const sim_error *err);
  * (main.c) */
 double cmd__wall_seconds(void);
 
-/* Makes SIGINT and SIGTERM stop a run at its next slice, which then
- * keeps no output. (cmd_run.c) */
+/* Makes SIGINT, SIGTERM, SIGHUP and SIGXCPU (unless ignored from the
+ * start) stop the command: a run at its next event, and whatever runs
+ * within DEADLINE_S of wall time, with its output's partial file and lock
+ * removed; main then re-raises the signal (cmd__exit). (cmd_signal.c) */
 void cmd__catch_signals(void);
+
+/* The first stop signal received, or 0. (cmd_signal.c) */
+int cmd__stop_signal(void);
+
+/* The flag the engine watches (sim_engine_watch): nonzero once a stop
+ * signal came. (cmd_signal.c) */
+const volatile sig_atomic_t *cmd__stop_flag(void);
+
+/* What the deadline removes if the run has not cleaned up by then: OUT's
+ * partial file (unless keep_partial) and its lock, which this process
+ * holds from now on; cmd__guard_clear once they are gone or committed.
+ * (cmd_signal.c) */
+void cmd__guard_output(const char *out, bool keep_partial);
+void cmd__guard_clear(void);
+
+/* status, or, after a stop signal, does not return: the process dies of
+ * that signal (exit status 128+N to a shell). main returns through it.
+ * (cmd_signal.c) */
+int cmd__exit(int status);
 
 /* Runs one scenario to rq->out. Returns the exit status: 0, or 1 or 2
  * with the message to print in *err (err->code says why: SIM_ECANCELED

@@ -78,7 +78,7 @@ static int run_point(void *user, const sweep_job *job, sim_error *err) {
   static const char prefix[] = "aifsim: ";
   run_request rq = {job->base,    job->sets, job->nsets,          job->out,
                     true,         false,     (int64_t)job->point, job->tick,
-                    job->tick_ctx};
+                    job->tick_ctx, false};
   (void)user;
   if (cmd__run_scenario(&rq, err) == 0)
     return SIM_OK;

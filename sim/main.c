@@ -23,12 +23,15 @@ static const char usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
     "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "      [--force]\n"
+    "      [--force] [--keep-partial]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
-    "        prints an estimate first, and refuses a run estimated above\n"
-    "        10 GB of output or 1e11 events unless --force\n"
+    "        one run at a time writes OUT.h5 (OUT.h5.lock); prints an\n"
+    "        estimate first, and refuses a run estimated above 10 GB of\n"
+    "        output, 1e11 events or its share of memory unless --force;\n"
+    "        a run stopped by a signal or a failure removes its output,\n"
+    "        or with --keep-partial keeps OUT.h5.partial (complete=0)\n"
     "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
@@ -49,7 +52,8 @@ static const char usage_text[] =
     "  help\n"
     "\n"
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
-    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
+    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input,\n"
+    "128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");
@@ -132,6 +136,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->list = true;
   else if (strcmp(a, "--force") == 0)
     o->force = true;
+  else if (strcmp(a, "--keep-partial") == 0)
+    o->keep_partial = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -157,6 +163,8 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s",
                             "--list, --shard and --collect are options of "
                             "sweep");
+  if (strcmp(o->command, "run") != 0 && o->keep_partial)
+    return cmd__usage_error("%s", "--keep-partial is an option of run");
   return 0;
 }
 
@@ -252,6 +260,23 @@ static int cmd_catalog(const options *o) {
 
 /* ------------------------------------------------------------------ */
 
+static int dispatch(options *o, int *argc, char ***argv) {
+  if (strcmp(o->command, "run") == 0)
+    return cmd__run(o);
+  if (strcmp(o->command, "check") == 0)
+    return cmd_check(o);
+  if (strcmp(o->command, "catalog") == 0)
+    return cmd_catalog(o);
+  if (strcmp(o->command, "sweep") == 0)
+    return cmd__sweep(o, argc, argv);
+  if (strcmp(o->command, "version") == 0)
+    return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
+  if (strcmp(o->command, "help") == 0 || strcmp(o->command, "--help") == 0 ||
+      strcmp(o->command, "-h") == 0)
+    return fputs(usage_text, stdout) < 0;
+  return cmd__usage_error("unknown command '%s'", o->command);
+}
+
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   cmd__catch_signals();
@@ -260,20 +285,6 @@ int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN);
   options o;
   int rc = parse_args(&o, argc, argv);
-  if (rc != 0)
-    return rc;
-  if (strcmp(o.command, "run") == 0)
-    return cmd__run(&o);
-  if (strcmp(o.command, "check") == 0)
-    return cmd_check(&o);
-  if (strcmp(o.command, "catalog") == 0)
-    return cmd_catalog(&o);
-  if (strcmp(o.command, "sweep") == 0)
-    return cmd__sweep(&o, &argc, &argv);
-  if (strcmp(o.command, "version") == 0)
-    return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
-  if (strcmp(o.command, "help") == 0 || strcmp(o.command, "--help") == 0 ||
-      strcmp(o.command, "-h") == 0)
-    return fputs(usage_text, stdout) < 0;
-  return cmd__usage_error("unknown command '%s'", o.command);
+  /* After a stop signal the process dies of it, whatever the status. */
+  return cmd__exit(rc != 0 ? rc : dispatch(&o, &argc, &argv));
 }
