@@ -64,6 +64,31 @@ static int read_complete(reader *r, hid_t file) {
   return SIM_OK;
 }
 
+/* The root attribute format (a string), as a malloc'd copy; absent: NULL. */
+static int read_format(reader *r, hid_t file) {
+  htri_t e = H5Aexists(file, "format");
+  if (e <= 0)
+    return e < 0 ? io_fail(r->err, r->path, "look up 'format'") : SIM_OK;
+  hid_t a = H5Aopen(file, "format", H5P_DEFAULT);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  char *text = NULL;
+  herr_t s = a < 0 || t < 0 ? -1 : H5Tset_size(t, H5T_VARIABLE);
+  if (s >= 0)
+    s = H5Tset_cset(t, H5T_CSET_UTF8);
+  if (s >= 0)
+    s = H5Aread(a, t, &text);
+  int closes = close_id(t, H5Tclose) | close_id(a, H5Aclose);
+  if (s < 0 || closes < 0) {
+    H5free_memory(text);
+    return io_fail(r->err, r->path, "read 'format'");
+  }
+  r->run->format = strdup(text != NULL ? text : "");
+  H5free_memory(text);
+  return r->run->format != NULL
+             ? SIM_OK
+             : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
+}
+
 /* The scalar variable-length string dataset /scenario, as a malloc'd copy. */
 static int read_scenario(reader *r, hid_t file) {
   htri_t e = H5Lexists(file, "scenario", H5P_DEFAULT);
@@ -177,6 +202,8 @@ int h5r_run_read(const char *path, h5r_run *out, sim_error *err) {
   reader r = {path, out, err, SIM_OK};
   int rc = read_complete(&r, file);
   if (rc == SIM_OK)
+    rc = read_format(&r, file);
+  if (rc == SIM_OK)
     rc = read_scenario(&r, file);
   if (rc == SIM_OK)
     rc = read_summary(&r, file);
@@ -254,20 +281,47 @@ static herr_t read_dataset(hid_t d) {
 }
 
 typedef struct verifier {
-  char bad[512]; /* the dataset that failed */
+  char bad[512]; /* the object that failed */
 } verifier;
 
+/* Reads one attribute back whole, whatever its type (numbers, strings,
+ * the references of dimension scales), and frees what HDF5 allocated. */
+static herr_t read_attr(hid_t loc, const char *name, const H5A_info_t *info,
+                        void *data) {
+  (void)info, (void)data;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+  hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_ASCEND) : -1;
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  size_t size = mt >= 0 ? H5Tget_size(mt) : 0;
+  void *buf = n >= 0 && size > 0 ? calloc((size_t)n + 1, size) : NULL;
+  herr_t r = buf != NULL ? H5Aread(a, mt, buf) : -1;
+  if (r >= 0 &&
+      (H5Tdetect_class(mt, H5T_VLEN) > 0 || H5Tis_variable_str(mt) > 0))
+    r = H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+  free(buf);
+  if (close_id(mt, H5Tclose) | close_id(sp, H5Sclose) |
+      close_id(ft, H5Tclose) | close_id(a, H5Aclose))
+    r = -1;
+  return r < 0 ? -1 : 0;
+}
+
+/* Every object: its attributes, and a dataset's values, read back. */
 static herr_t visit(hid_t loc, const char *name, const H5O_info_t *info,
                     void *data) {
   verifier *v = data;
-  if (info->type != H5O_TYPE_DATASET)
-    return 0;
-  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-  herr_t r = d < 0 ? -1 : read_dataset(d);
-  if (close_id(d, H5Dclose) < 0)
-    r = -1;
+  herr_t r = H5Aiterate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_NATIVE,
+                                NULL, read_attr, NULL, H5P_DEFAULT);
+  if (r >= 0 && info->type == H5O_TYPE_DATASET) {
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    r = d < 0 ? -1 : read_dataset(d);
+    if (close_id(d, H5Dclose) < 0)
+      r = -1;
+  }
   if (r < 0)
-    snprintf(v->bad, sizeof v->bad, "/%.500s", name);
+    snprintf(v->bad, sizeof v->bad, "/%.500s",
+             strcmp(name, ".") == 0 ? "" : name);
   return r < 0 ? -1 : 0;
 }
 
@@ -297,6 +351,7 @@ void h5r_run_release(h5r_run *r) {
   free(r->names);
   free(r->values);
   free(r->scenario);
+  free(r->format);
   memset(r, 0, sizeof *r);
 }
 

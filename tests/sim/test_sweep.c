@@ -92,6 +92,8 @@ static int write_point(const sweep_job *job, sim_error *err) {
   const char *eq = job->nsets > 0 ? strchr(job->sets[0], '=') : NULL;
   int rc = tel_put_text(sink, "scenario", text);
   if (rc == SIM_OK)
+    rc = tel_put_meta_str(sink, "format", H5R_RUN_FORMAT);
+  if (rc == SIM_OK)
     rc = tel_put_summary(sink, "x", eq != NULL ? atof(eq + 1) : 0);
   if (rc == SIM_OK)
     rc = tel_put_summary(sink, "y", 0.1 * (double)job->point);
@@ -853,6 +855,93 @@ static void run_files_read_back(void **state) {
   h5r_run_release(&r);
 }
 
+/* Writes a sealed run file at path: format given (NULL: none), a
+ * scenario and two metrics. */
+static void write_checked(const char *path, const char *format) {
+  sim_error err = {0};
+  tel_sink *sink = h5w_create(path, NULL, &err);
+  assert_non_null(sink);
+  if (format != NULL)
+    assert_int_equal(tel_put_meta_str(sink, "format", format), SIM_OK);
+  assert_int_equal(tel_put_summary(sink, "energy_mwh", 12.5), SIM_OK);
+  assert_int_equal(tel_put_summary(sink, "alpha", -1), SIM_OK);
+  assert_int_equal(tel_put_text(sink, "scenario", "name: x\n"), SIM_OK);
+  assert_int_equal(tel_commit(sink), SIM_OK);
+  tel_destroy(sink);
+}
+
+/* Flips bit `bit` of the byte at `at` (from the end when negative). */
+static void flip(const char *path, long at, int bit) {
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, at, at < 0 ? SEEK_END : SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, -1, SEEK_CUR);
+  fputc(c ^ (1 << bit), f);
+  fclose(f);
+}
+
+typedef struct check_case {
+  const char *name;
+  const char *format; /* the file's format attribute */
+  long at;            /* byte to flip; 0: none */
+  int code;           /* of h5r_run_check */
+  const char *msg;
+} check_case;
+
+/* Any one flipped bit is found (issue 28: 13 of 150 flips passed the
+ * read-back alone), in the seal too; a file of another format is not
+ * taken for a run. */
+static const check_case checks[] = {
+    {"whole", H5R_RUN_FORMAT, 0, SIM_OK, ""},
+    {"no format", NULL, 0, SIM_ENOTFOUND, "not an aifsim run file"},
+    {"another format", "aifsim-sweep-summary", 0, SIM_ENOTFOUND, "format"},
+    {"flip in the seal's text", H5R_RUN_FORMAT, 20, SIM_EIO, "damaged"},
+    {"flip in the seal's padding", H5R_RUN_FORMAT, 400, SIM_EIO, "damaged"},
+    {"flip in the magic", H5R_RUN_FORMAT, 1, SIM_EIO, "seal is unreadable"},
+    {"flip in the superblock", H5R_RUN_FORMAT, 530, SIM_EIO, "damaged"},
+    {"flip in the middle", H5R_RUN_FORMAT, 2000, SIM_EIO, "damaged"},
+    {"flip in the last byte", H5R_RUN_FORMAT, -1, SIM_EIO, "damaged"},
+};
+
+static void run_files_are_checked_whole(void **state) {
+  const check_case *c = *state;
+  char dir[4096], path[8192];
+  sim_error err = {0};
+  h5r_run r;
+  fresh_dir("sweep-check", dir);
+  snprintf(path, sizeof path, "%s/run.h5", dir);
+  write_checked(path, c->format);
+  if (c->at != 0)
+    flip(path, c->at, 2);
+  int rc = h5r_run_check(path, &r, &err);
+  if (rc != c->code || strstr(err.msg, c->msg) == NULL)
+    fail_msg("got %d '%s', want %d '%s'", rc, err.msg, c->code, c->msg);
+  if (rc == SIM_OK) {
+    assert_string_equal(r.scenario, "name: x\n");
+    assert_string_equal(r.format, H5R_RUN_FORMAT);
+    assert_int_equal(r.nmetrics, 2);
+    assert_string_equal(r.names[1], "energy_mwh");
+    assert_close(r.values[1], 12.5, 0, 0);
+  }
+  h5r_run_release(&r);
+}
+
+static void foreign_files_are_not_runs(void **state) {
+  (void)state;
+  char dir[4096], path[8192];
+  sim_error err = {0};
+  h5r_run r;
+  fresh_dir("sweep-foreign", dir);
+  snprintf(path, sizeof path, "%s/junk.h5", dir);
+  FILE *f = fopen(path, "w");
+  fputs("not hdf5 at all", f);
+  fclose(f);
+  assert_int_equal(h5r_run_check(path, &r, &err), SIM_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "no aifsim seal"));
+  h5r_run_release(&r);
+}
+
 static void tables_write_and_fail_cleanly(void **state) {
   (void)state;
   char dir[4096], path[8192];
@@ -897,5 +986,7 @@ int main(void) {
   TEST_ADD(tests, n, done_hook_counts);
   TEST_ADD(tests, n, run_files_read_back);
   TEST_ADD(tests, n, tables_write_and_fail_cleanly);
+  TEST_ROWS(tests, n, run_files_are_checked_whole, checks);
+  TEST_ADD(tests, n, foreign_files_are_not_runs);
   return _cmocka_run_group_tests("sweep", tests, n, NULL, NULL);
 }
