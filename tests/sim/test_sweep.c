@@ -165,7 +165,7 @@ static bool exists_in(const char *dir, const char *name) {
 
 static sweep *load_text(const char *name, const char *text, fake *f,
                         sim_error *err) {
-  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL, NULL, false};
   return sweep_load(sweep_file(name, text), NULL, 0, &h, err);
 }
 
@@ -556,7 +556,7 @@ static void bad_sweep_is_rejected_with_position(void **state) {
   sim_error err = {0};
   char prefix[4200];
   const char *path = sweep_file("bad.yaml", c->text);
-  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL, NULL, false};
   sweep *s = sweep_load(path, NULL, 0, &h, &err);
   if (s != NULL)
     fail_msg("loaded; expected '%s'", c->substr);
@@ -571,7 +571,7 @@ static void command_line_sets_are_fixed(void **state) {
   (void)state;
   fake f = {0};
   sim_error err = {0};
-  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL, NULL, false};
   const char *path = sweep_file(
       "cli.yaml", "base: b.yaml\nset: [x=1]\naxes: [{key: a, values: [1]}]\n");
   const char *good[] = {"y=2", "seed=5"}, *dup[] = {"a=3"},
@@ -622,9 +622,58 @@ static sweep *run_sweep(fake *f) {
   return s;
 }
 
+/* The checking hook's calls: counted; it stops the checks at stop_at. */
+typedef struct checking_log {
+  fake f;
+  size_t calls, last, total, stop_at;
+} checking_log;
+
+static int log_checking(void *user, size_t done, size_t total) {
+  checking_log *l = user;
+  l->calls++;
+  l->last = done;
+  l->total = total;
+  return done == l->stop_at;
+}
+
+static int log_check(void *user, const char *base, const char *const *sets,
+                     size_t n, int64_t *seed, char **resolved,
+                     sim_error *err) {
+  return fake_check(&((checking_log *)user)->f, base, sets, n, seed, resolved,
+                    err);
+}
+
+/* A sweep of 1e6 points spends minutes on its checks (issue 28): each is
+ * told to the checking hook, which may stop them; a listing makes none. */
+static void checks_show_progress_and_listing_skips_them(void **state) {
+  (void)state;
+  sim_error err = {0};
+  checking_log l = {{0, 0, NULL}, 0, 0, 0, SIZE_MAX};
+  sweep_hooks h = {log_check, fake_run, NULL, &l, NULL, log_checking, false};
+  sweep *s = sweep_load(sweep_file("run.yaml", run_text), NULL, 0, &h, &err);
+  assert_non_null(s);
+  assert_int_equal(l.calls, sweep_npoints(s));
+  assert_int_equal(l.last + 1, sweep_npoints(s));
+  assert_int_equal(l.total, sweep_npoints(s));
+  assert_int_equal(l.f.checks, sweep_npoints(s) + 1); /* and the base */
+  sweep_destroy(s);
+  l = (checking_log){{0, 0, NULL}, 0, 0, 0, 2};
+  assert_null(sweep_load(sweep_file("run.yaml", run_text), NULL, 0, &h, &err));
+  assert_int_equal(err.code, SIM_ECANCELED);
+  assert_int_equal(l.f.checks, 1 + 2);
+  l = (checking_log){{0, 0, NULL}, 0, 0, 0, SIZE_MAX};
+  h.unchecked = true;
+  s = sweep_load(sweep_file("run.yaml", run_text), NULL, 0, &h, &err);
+  assert_non_null(s);
+  assert_int_equal(l.calls, 0);
+  assert_int_equal(l.f.checks, 1); /* the base only */
+  assert_int_equal(sweep_npoints(s), 6);
+  sweep_destroy(s);
+}
+
 static int run_once(const sweep *s, fake *f, const char *dir, sweep_shard sh,
                     sweep_stats *st) {
-  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, f, NULL, NULL, false};
   sweep_run_opts o = {dir, sh, "test", false};
   sim_error err = {0};
   int rc = sweep_run(s, &o, &h, st, &err);
@@ -731,7 +780,7 @@ static void run_options_are_stored(void **state) {
   sweep_stats st;
   fake f = {0};
   sim_error err = {0};
-  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL, NULL, false};
   const char *path = sweep_file("stored.yaml", run_text);
   const char *given[] = {"seed=5", "note={a: 1, b: 2}"}, *other[] = {"seed=6"};
   fresh_dir("sweep-stored", dir);
@@ -770,7 +819,7 @@ static void point_files_of_another_sweep_are_refused(void **state) {
       load_text("other.yaml",
                 "base: b.yaml\naxes: [{key: a, values: [7, 8]}]\n", &f, &err);
   assert_non_null(t);
-  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL};
+  sweep_hooks h = {fake_check, fake_run, NULL, &f, NULL, NULL, false};
   sweep_run_opts o = {dir, {0, 1}, NULL, false};
   f.runs = 0;
   assert_int_equal(sweep_run(t, &o, &h, &st, &err), SIM_EINPUT);
@@ -808,7 +857,7 @@ static void done_hook_counts(void **state) {
   (void)state;
   char dir[4096];
   events e = {{0, 0, "b=x"}, 0, 0, 0};
-  sweep_hooks h = {ev_check, ev_run, on_done, &e, NULL};
+  sweep_hooks h = {ev_check, ev_run, on_done, &e, NULL, NULL, false};
   sim_error err = {0};
   sweep_stats st;
   sweep *s = sweep_load(sweep_file("ev.yaml", run_text), NULL, 0, &h, &err);
@@ -986,6 +1035,7 @@ int main(void) {
   TEST_ADD(tests, n, done_hook_counts);
   TEST_ADD(tests, n, run_files_read_back);
   TEST_ADD(tests, n, tables_write_and_fail_cleanly);
+  TEST_ADD(tests, n, checks_show_progress_and_listing_skips_them);
   TEST_ROWS(tests, n, run_files_are_checked_whole, checks);
   TEST_ADD(tests, n, foreign_files_are_not_runs);
   return _cmocka_run_group_tests("sweep", tests, n, NULL, NULL);
