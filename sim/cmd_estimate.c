@@ -10,7 +10,9 @@
  * aims at a factor of 2, which is what a limit of 10 GB needs. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrivals.h"
 #include "cmd_internal.h"
@@ -20,9 +22,11 @@
 #include "tel.h"
 
 /* Runs refused without --force: a file larger than this many bytes, or
- * more events than this (about a day of work at 1e6 events/s). */
+ * more events than this (about a day of work at 1e6 events/s), or more
+ * memory than the machine can give (cmd_memory.c). */
 #define MAX_OUTPUT_BYTES 10e9
 #define MAX_EVENTS 1e11
+
 
 /* ------------------------------------------------------------------ */
 /* A sink that counts                                                  */
@@ -33,12 +37,25 @@ typedef struct count_sink {
   size_t groups;
   double values;   /* numbers per sample over all groups, times included */
   double datasets; /* series, time and axis datasets */
+  double buffers;  /* bytes the HDF5 writer buffers for them */
+  double built;    /* bytes the factory allocated, at their peak */
 } count_sink;
+
+/* The rows the writer buffers per group (record.c: a chunk's rows, chunks
+ * of about 1 MiB and at most 4096 rows) times a row's bytes. */
+static double writer_buffer(const tel_group *g) {
+  size_t per_chunk = ((size_t)1 << 20) / sizeof(double);
+  size_t width = g->width < per_chunk ? g->width : per_chunk;
+  size_t rows = per_chunk / (width > 0 ? width : 1);
+  double block = rows < 4096 ? (double)rows : 4096;
+  return block * 8 * (double)(1 + g->ncolumns * g->width);
+}
 
 static int count_group(tel_sink *s, const tel_group *g, size_t *id) {
   count_sink *c = (count_sink *)s;
   c->values += (double)(g->ncolumns * g->width + 1);
   c->datasets += (double)g->ncolumns + 1 + (g->axis_name != NULL);
+  c->buffers += writer_buffer(g);
   *id = c->groups++;
   return SIM_OK;
 }
@@ -86,16 +103,44 @@ static const tel_sink_ops count_ops = {
     count_str,   count_int,    count_str,     count_attr,
     count_table, count_commit, count_destroy};
 
+/* An allocator that counts the bytes live and their peak: a 16-byte
+ * header before each block keeps its size (and max_align_t's alignment). */
+typedef struct byte_count {
+  double live, peak;
+} byte_count;
+
+static void *counting_realloc(void *ctx, void *ptr, size_t size) {
+  byte_count *b = ctx;
+  size_t *head = ptr != NULL ? (size_t *)ptr - 2 : NULL;
+  double old = head != NULL ? (double)head[0] : 0;
+  if (size == 0) {
+    free(head);
+    b->live -= old;
+    return NULL;
+  }
+  size_t *grown = size < SIZE_MAX - 16 ? realloc(head, size + 16) : NULL;
+  if (grown == NULL)
+    return NULL;
+  grown[0] = size;
+  b->live += (double)size - old;
+  b->peak = fmax(b->peak, b->live);
+  return grown + 2;
+}
+
 /* Builds the factory of sc on a counting sink to learn the output's
- * width; the factory and its engine are dropped at once. */
+ * width, and on a counting allocator to learn its memory; the factory and
+ * its engine are dropped at once. */
 static int count_columns(const factory_scenario *sc, count_sink *c,
                          sim_error *err) {
+  byte_count bytes = {0, 0};
+  sim_allocator counting = {counting_realloc, &bytes};
   *c = (count_sink){.base = {.ops = &count_ops}};
-  sim_engine *e = sim_engine_create(NULL);
+  sim_engine *e = sim_engine_create(&counting);
   if (e == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   factory *f = factory_create(sc, e, &c->base, err);
   int rc = f != NULL ? SIM_OK : err->code;
+  c->built = bytes.peak;
   factory_destroy(f);
   sim_engine_destroy(e);
   return rc;
@@ -184,7 +229,7 @@ int cmd__estimate(const factory_scenario *sc, run_estimate *e, sim_error *err) {
     return rc;
   e->samples = floor(sc->cfg.duration_s / sc->cfg.sample_period_s);
   e->bytes = estimate_bytes(sc, &c, e->samples);
-  return SIM_OK;
+  return cmd__estimate_memory(sc, c.built + c.buffers, e, err);
 }
 
 /* n bytes as "730 kB", "1.2 GB". */
@@ -200,9 +245,12 @@ static const char *size_text(double n, char *buf, size_t size) {
 }
 
 void cmd__print_estimate(FILE *out, const run_estimate *e) {
-  char size[32];
-  fprintf(out, "estimate: %.3g events, %.0f samples, about %s of output\n",
-          e->events, e->samples, size_text(e->bytes, size, sizeof size));
+  char size[32], memory[32];
+  fprintf(out,
+          "estimate: %.3g events, %.0f samples, about %s of output, %s of "
+          "memory\n",
+          e->events, e->samples, size_text(e->bytes, size, sizeof size),
+          size_text(e->memory, memory, sizeof memory));
 }
 
 int cmd__refuse_estimate(const run_estimate *e, const factory_config *cfg,
@@ -228,5 +276,5 @@ int cmd__refuse_estimate(const run_estimate *e, const factory_config *cfg,
             cfg->name, e->events, MAX_EVENTS, e->events_key, cfg->duration_s);
     return EXIT_BAD_INPUT;
   }
-  return 0;
+  return cmd__refuse_memory(e, cfg);
 }

@@ -97,6 +97,9 @@ typedef struct run_estimate {
   double samples;      /* telemetry rows (the groups sample together) */
   double bytes;        /* the HDF5 file, within about a factor of 2 */
   char events_key[48]; /* the key that drives the events */
+  double memory;       /* peak resident bytes, within about a factor of 2 */
+  double held;         /* requests held at the peak by the worst service */
+  char memory_key[48]; /* that service ("services.0"), or "" */
 } run_estimate;
 
 struct factory_scenario;
@@ -109,9 +112,21 @@ struct factory_config;
 int cmd__estimate(const struct factory_scenario *sc, run_estimate *e,
                   sim_error *err);
 
-/* "estimate: N events, N samples, about N MB of output" on out.
- * (cmd_estimate.c) */
+/* "estimate: N events, N samples, about N MB of output, N MB of memory"
+ * on out. (cmd_estimate.c) */
 void cmd__print_estimate(FILE *out, const run_estimate *e);
+
+/* Adds the run's peak memory to *e: the program, the factory as built
+ * (built bytes, the writer's buffers included) and the requests its
+ * services hold at their peak. SIM_OK, or the code with err set.
+ * (cmd_memory.c) */
+int cmd__estimate_memory(const struct factory_scenario *sc, double built,
+                         run_estimate *e, sim_error *err);
+
+/* 0 if e's memory fits the machine's share; else prints why not (the
+ * figure, the limit and the key to change) and returns EXIT_BAD_INPUT.
+ * (cmd_memory.c) */
+int cmd__refuse_memory(const run_estimate *e, const struct factory_config *cfg);
 
 /* 0 if a run of this estimate may start; else prints why not (the figure,
  * the limit and the key to change) and returns EXIT_BAD_INPUT. force
