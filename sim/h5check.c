@@ -166,10 +166,13 @@ static void write_all(int fd, const char *p, size_t n) {
 }
 
 /* The child's whole life; it never returns. The parent's signal handlers
- * and timer are not its own: a stop signal ends it at once, and the time
- * limit is an alarm whose default action ends it too. */
+ * and timer are not its own: a stop signal ends it at once, a crash ends
+ * it (a handler the parent has for SIGSEGV, a test harness's, would go on
+ * in the child), and the time limit is an alarm whose default action ends
+ * it too. */
 static void child(const char *path, int fd) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGALRM};
+  static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP,  SIGXCPU, SIGALRM,
+                             SIGSEGV, SIGBUS,  SIGABRT, SIGFPE,  SIGILL};
   for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
     signal(sigs[i], SIG_DFL);
   alarm(time_limit(path));
