@@ -46,7 +46,7 @@ static unsigned long long start_time(long pid) {
   snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   read_small(path, text, sizeof text);
   const char *p = strrchr(text, ')'); /* the name may hold spaces */
-  for (int field = 2; p != NULL && field < 21; field++)
+  for (int field = 2; p != NULL && field < 22; field++)
     p = strchr(p + 1, ' ');
   return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
