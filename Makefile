@@ -1,5 +1,6 @@
 # Thin wrapper over CMake: `make run` and `make test` set up a fresh Debian
-# machine (missing packages), configure, build, and run.
+# machine (missing packages), configure, build, and run. `make run` installs
+# only what running needs; `make test` adds what the tests need.
 BUILD    ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -9,31 +10,62 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO ?= scenarios/quickstart.yaml
 OUT      ?= out/quickstart.h5
 
-# Everything the project needs, as Debian packages.
-PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev hdf5-tools zlib1g-dev \
-           libcmocka-dev libfyaml-dev python3 python3-h5py python3-numpy \
-           python3-pandas python3-matplotlib python3-yaml python3-xarray \
-           python3-h5netcdf python3-pytest python3-nbclient python3-nbformat \
-           python3-ipykernel python3-setuptools git \
-           libopenmpi-dev openmpi-bin \
-           slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
+# What the project needs, as Debian packages (.ci/run installs both lists;
+# the test `deps` checks they agree and that RUN_PACKAGES pulls in no test
+# package on a fresh machine).
+# - running: the compiler and CMake; GSL, HDF5, zlib and libfyaml, whose -dev
+#   packages bring the libraries aifsim links; the analysis package's
+#   Python (h5py, numpy, pandas, matplotlib, yaml; xarray and h5netcdf for
+#   run.to_xarray and xarray.open_dataset).
+RUN_PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev zlib1g-dev \
+               libfyaml-dev python3 python3-h5py python3-numpy \
+               python3-pandas python3-matplotlib python3-yaml \
+               python3-xarray python3-h5netcdf
+# - testing only: cmocka (unit tests), h5dump and h5diff (hdf5-tools),
+#   pytest and Jupyter's nbclient/nbformat/ipykernel (the package's tests,
+#   notebooks), setuptools (its pip install test), git (the CI guard),
+#   OpenMPI (MPI sweeps), Slurm and munge (the Slurm test), clang with its
+#   runtime (libFuzzer: make fuzz).
+TEST_PACKAGES = libcmocka-dev hdf5-tools python3-pytest python3-nbclient \
+                python3-nbformat python3-ipykernel python3-setuptools git \
+                libopenmpi-dev openmpi-bin \
+                slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
+PACKAGES = $(RUN_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps build run test unit asan fuzz bench validate gallery clean
+.PHONY: all deps deps-run build build-run run test unit asan fuzz bench \
+        calibrate validate gallery picture clean
 
 all: build
 
 deps:
 	@./tools/deps.sh $(PACKAGES)
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DSIM_WERROR=$(WERROR)
+deps-run:
+	@./tools/deps.sh $(RUN_PACKAGES)
 
-build: deps $(BUILD)/CMakeCache.txt
+# The full build: every test program, and MPI (the sweep tests need it;
+# a build first configured by `make run`, without MPI, is switched over).
+build: deps
+	cmake -S . -B $(BUILD) -DSIM_WERROR=$(WERROR) -DSIM_BUILD_TESTS=ON \
+	      -DAIFSIM_MPI=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only the aifsim program: no cmocka needed, MPI used if it is there. A
+# build directory already configured (by `make build` or `make test`) is
+# kept as it is.
+build-run: deps-run
+	@[ -f $(BUILD)/CMakeCache.txt ] || \
+	  cmake -S . -B $(BUILD) -DSIM_WERROR=$(WERROR) -DSIM_BUILD_TESTS=OFF
+	cmake --build $(BUILD) -j $(JOBS) --target aifsim
+
+run: build-run
 	@mkdir -p $(dir $(OUT))
 	$(BUILD)/aifsim run $(SCENARIO) -o $(OUT)
+	@echo
+	@echo "Wrote $(OUT). Next, its report, a one-page PNG:"
+	@echo "  tools/aifsim-py report $(OUT) --png $(basename $(OUT)).png"
+	@echo "Then README.md's 'Three things to try next' and the gallery,"
+	@echo "scenarios/README.md."
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -70,9 +102,17 @@ bench: build
 	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
 	./tools/bench.sh $(BUILD)
 
+# Every fitted constant from its fit set alone (tools/calibrate.py):
+# rewrites the fitted blocks of the catalogs with their provenance (commit
+# them, then `make validate`; the test calibration_fresh fails when the
+# catalog is not what this writes).
+calibrate: build
+	/usr/bin/python3 tools/calibrate.py $(BUILD)
+
 # Every published-figure case against the model: regenerates
-# docs/VALIDATION.md and docs/validation/mlenergy_runs.csv (commit them;
-# the test validation_fresh fails when they are stale).
+# docs/VALIDATION.md, docs/validation/mlenergy_runs.csv and the figures
+# between validation markers in README.md, scenarios/README.md and docs/
+# (commit them; the test validation_fresh fails when they are stale).
 validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
 
@@ -82,5 +122,15 @@ validate: build
 gallery: build
 	/usr/bin/python3 tools/gallery.py $(BUILD)
 
+# README.md's picture: the report of the run `make run` makes
+# (docs/img/quickstart-report.png; `make gallery` draws it too).
+picture: build-run
+	/usr/bin/python3 tools/gallery.py --picture $(BUILD)
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
+
+# `make print-RUN_PACKAGES` and the like: a variable's value, for scripts
+# (the test `deps` reads the package lists this way).
+print-%:
+	@echo $($*)

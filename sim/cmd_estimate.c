@@ -7,7 +7,15 @@
  * a sink that only counts the columns declared, so a new column is
  * counted without a change here. The rest is a model fitted to the
  * scenarios in scenarios/ (see estimate_bytes and estimate_events); it
- * aims at a factor of 2, which is what a limit of 10 GB needs. */
+ * aims at a factor of 2, which is what a limit of 10 GB needs.
+ *
+ * The wall-time guess runs that same factory (its own engine, the
+ * counting sink: nothing is written) tick by tick for TRIAL_S of wall
+ * time, and divides the estimated events by the events per second it
+ * saw. It reads the wall clock, so it is printed and never stored:
+ * outputs cannot depend on it. The trial's first ticks stand for the
+ * whole run, and the machine's load moves it as it moves the run: a
+ * guess, within a factor of about 2 on scenarios/. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +35,22 @@
 #define MAX_OUTPUT_BYTES 10e9
 #define MAX_EVENTS 1e11
 
+/* Wall seconds the trial run may take (it stops at the first control
+ * tick past this, or at the run's end). A trial of 0.1 s saw only the
+ * first minutes of scenarios/mixed.yaml, while its services were still
+ * filling their batches, and guessed 25 s for a 10 s run; 0.25 s saw
+ * the first hour and guessed 12 s (powercap-policies: 9.8 s for 13 s,
+ * grid-dr 9.4 s for 9.5 s). */
+#define TRIAL_S 0.25
 
 /* ------------------------------------------------------------------ */
 /* A sink that counts                                                  */
 /* ------------------------------------------------------------------ */
+
+/* Bytes live on an allocator and their peak. */
+typedef struct byte_count {
+  double live, peak;
+} byte_count;
 
 typedef struct count_sink {
   tel_sink base;
@@ -38,7 +58,9 @@ typedef struct count_sink {
   double values;   /* numbers per sample over all groups, times included */
   double datasets; /* series, time and axis datasets */
   double buffers;  /* bytes the HDF5 writer buffers for them */
-  double built;    /* bytes the factory allocated, at their peak */
+  byte_count bytes;    /* on alloc, which the estimate's engine uses */
+  sim_allocator alloc; /* counting into bytes */
+  double built;        /* bytes the factory allocated as built */
 } count_sink;
 
 /* The rows the writer buffers per group (record.c: a chunk's rows, chunks
@@ -105,10 +127,6 @@ static const tel_sink_ops count_ops = {
 
 /* An allocator that counts the bytes live and their peak: a 16-byte
  * header before each block keeps its size (and max_align_t's alignment). */
-typedef struct byte_count {
-  double live, peak;
-} byte_count;
-
 static void *counting_realloc(void *ctx, void *ptr, size_t size) {
   byte_count *b = ctx;
   size_t *head = ptr != NULL ? (size_t *)ptr - 2 : NULL;
@@ -127,23 +145,43 @@ static void *counting_realloc(void *ctx, void *ptr, size_t size) {
   return grown + 2;
 }
 
-/* Builds the factory of sc on a counting sink to learn the output's
- * width, and on a counting allocator to learn its memory; the factory and
- * its engine are dropped at once. */
-static int count_columns(const factory_scenario *sc, count_sink *c,
-                         sim_error *err) {
-  byte_count bytes = {0, 0};
-  sim_allocator counting = {counting_realloc, &bytes};
+/* The trial: runs engine e (its factory built) one control tick at a
+ * time until TRIAL_S of wall time or the run's end. A failing tick ends
+ * the trial quietly: the run itself will report it. */
+static void trial_run(sim_engine *e, const factory_scenario *sc,
+                      run_estimate *est) {
+  sim_time end = factory_duration(&sc->cfg);
+  sim_time tick = (sim_time)llround(sc->cfg.control_period_s * 1e9);
+  double t0 = cmd__wall_seconds(), wall = 0;
+  for (sim_time t = 0; t < end && wall < TRIAL_S;) {
+    t = end - t > tick ? t + tick : end;
+    if (sim_engine_run(e, t) != SIM_OK)
+      return;
+    wall = cmd__wall_seconds() - t0;
+  }
+  double events = (double)sim_engine_events_run(e);
+  if (!(wall > 0) || events < 1)
+    return;
+  est->trial_wall_s = wall;
+  est->trial_rate = events / wall;
+  est->wall_s = sim_engine_now(e) >= end ? wall : est->events / est->trial_rate;
+}
+
+/* Builds the factory of sc on a counting sink, which learns the output's
+ * width as the factory declares its columns, and on a counting allocator,
+ * which learns the memory it takes as built (c->built). The caller
+ * destroys *f and *e (NULL on failure), then c. */
+static int build_counting(const factory_scenario *sc, count_sink *c,
+                          sim_engine **e, factory **f, sim_error *err) {
   *c = (count_sink){.base = {.ops = &count_ops}};
-  sim_engine *e = sim_engine_create(&counting);
-  if (e == NULL)
+  c->alloc = (sim_allocator){counting_realloc, &c->bytes};
+  *f = NULL;
+  *e = sim_engine_create(&c->alloc);
+  if (*e == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  factory *f = factory_create(sc, e, &c->base, err);
-  int rc = f != NULL ? SIM_OK : err->code;
-  c->built = bytes.peak;
-  factory_destroy(f);
-  sim_engine_destroy(e);
-  return rc;
+  *f = factory_create(sc, *e, &c->base, err);
+  c->built = c->bytes.peak;
+  return *f != NULL ? SIM_OK : err->code;
 }
 
 /* ------------------------------------------------------------------ */
@@ -213,18 +251,34 @@ static int estimate_events(const factory_scenario *sc, run_estimate *e,
  * about 0.35 of their 8 bytes each; the resolved scenario is stored as
  * text. Fitted on scenarios/: per dataset 2.4-2.6 kB, compression
  * 0.18-0.61 (constant columns squeeze most). */
+/* The power-quality window's samples, which the run writes at its end
+ * (/power_quality: time and power, 16 bytes a sample before deflate). */
+static double pq_bytes(const factory_config *cfg) {
+  const pq_config *q = &cfg->power_quality;
+  double len = fmin(q->length_s, fmax(0, cfg->duration_s - q->start_s));
+  double n = floor(len * q->rate_hz);
+  return n > 0 ? 2 * 2500 + 0.35 * 16 * n : 0;
+}
+
 static double estimate_bytes(const factory_scenario *sc, const count_sink *c,
                              double samples) {
   return 2500 * c->datasets + 0.35 * 8 * c->values * samples +
-         (double)strlen(sc->resolved);
+         (double)strlen(sc->resolved) + pq_bytes(&sc->cfg);
 }
 
-int cmd__estimate(const factory_scenario *sc, run_estimate *e, sim_error *err) {
+int cmd__estimate(const factory_scenario *sc, run_estimate *e, bool trial,
+                  sim_error *err) {
   count_sink c;
-  *e = (run_estimate){0};
-  int rc = count_columns(sc, &c, err);
+  sim_engine *engine;
+  factory *f;
+  *e = (run_estimate){.wall_s = NAN, .trial_rate = NAN, .trial_wall_s = NAN};
+  int rc = build_counting(sc, &c, &engine, &f, err);
   if (rc == SIM_OK)
     rc = estimate_events(sc, e, err);
+  if (rc == SIM_OK && trial)
+    trial_run(engine, sc, e);
+  factory_destroy(f);
+  sim_engine_destroy(engine);
   if (rc != SIM_OK)
     return rc;
   e->samples = floor(sc->cfg.duration_s / sc->cfg.sample_period_s);
@@ -244,13 +298,33 @@ static const char *size_text(double n, char *buf, size_t size) {
   return buf;
 }
 
+/* s seconds as "0.4 s", "38 s", "12 min", "3.5 h", "2.1 d". */
+static const char *wall_text(double s, char *buf, size_t size) {
+  if (s < 10)
+    snprintf(buf, size, "%.1f s", s);
+  else if (s < 120)
+    snprintf(buf, size, "%.0f s", s);
+  else if (s < 7200)
+    snprintf(buf, size, "%.0f min", s / 60);
+  else if (s < 172800)
+    snprintf(buf, size, "%.1f h", s / 3600);
+  else
+    snprintf(buf, size, "%.1f d", s / 86400);
+  return buf;
+}
+
 void cmd__print_estimate(FILE *out, const run_estimate *e) {
-  char size[32], memory[32];
+  char size[32], memory[32], wall[32];
   fprintf(out,
           "estimate: %.3g events, %.0f samples, about %s of output, %s of "
           "memory\n",
           e->events, e->samples, size_text(e->bytes, size, sizeof size),
           size_text(e->memory, memory, sizeof memory));
+  if (!isnan(e->wall_s))
+    fprintf(out, "estimate: about %s of wall time on this machine (%.3g "
+            "events/s in a %.2f s trial of this scenario)\n",
+            wall_text(e->wall_s, wall, sizeof wall), e->trial_rate,
+            e->trial_wall_s);
 }
 
 int cmd__refuse_estimate(const run_estimate *e, const factory_config *cfg,

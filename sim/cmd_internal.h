@@ -31,6 +31,9 @@ typedef struct options {
   bool keep_partial; /* run: a run that does not finish keeps OUT.partial */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
+  bool quick_asked;            /* --quick: apply the file's # quick: line */
+  char quick[1024];            /* that line, split in place into sets[] */
+  const char *csv;             /* export only: the directory */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */
@@ -47,6 +50,13 @@ typedef struct run_request {
   bool keep_partial; /* a run that does not finish keeps OUT.partial, whole
                         and marked complete=0 */
 } run_request;
+
+/* With --quick, puts the --set options of o->scenario's `# quick:` line
+ * in front of o->sets (the command line's own come after, so they win).
+ * 0, or EXIT_BAD_INPUT with the message printed: the file cannot be read,
+ * has no such line, or the line holds anything but `--set KEY=VALUE`.
+ * (cmd_quick.c) */
+int cmd__apply_quick(options *o);
 
 /* Prints "aifsim: " and fmt with arg to stderr, then the usage text;
  * returns EXIT_BAD_INPUT. (main.c) */
@@ -100,6 +110,12 @@ typedef struct run_estimate {
   double memory;       /* peak resident bytes, within about a factor of 2 */
   double held;         /* requests held at the peak by the worst service */
   char memory_key[48]; /* that service ("services.0"), or "" */
+  /* The wall-time guess from a trial run on this machine (NaN when not
+   * probed): events / the trial's events per second. Printed only; it
+   * never reaches an output. */
+  double wall_s;
+  double trial_rate;   /* the trial's events per wall second */
+  double trial_wall_s; /* how long the trial ran */
 } run_estimate;
 
 struct factory_scenario;
@@ -107,13 +123,16 @@ struct factory_config;
 
 /* Estimates a run of sc: builds its factory once on a sink that counts
  * the columns (so an error the run would meet building it comes here),
- * and reads trace files for their rows. SIM_OK, or the code with err
- * set. (cmd_estimate.c) */
+ * and reads trace files for their rows. With trial, that factory also
+ * runs for about a tenth of a second of wall time to measure this
+ * machine's events per second, for the wall-time guess. SIM_OK, or the
+ * code with err set. (cmd_estimate.c) */
 int cmd__estimate(const struct factory_scenario *sc, run_estimate *e,
-                  sim_error *err);
+                  bool trial, sim_error *err);
 
 /* "estimate: N events, N samples, about N MB of output, N MB of memory"
- * on out. (cmd_estimate.c) */
+ * on out, then the wall-time guess on a line of its own when there was a
+ * trial. (cmd_estimate.c) */
 void cmd__print_estimate(FILE *out, const run_estimate *e);
 
 /* Adds the run's peak memory to *e: the program, the factory as built
@@ -133,6 +152,15 @@ int cmd__refuse_memory(const run_estimate *e, const struct factory_config *cfg);
  * lifts the limits. (cmd_estimate.c) */
 int cmd__refuse_estimate(const run_estimate *e,
                          const struct factory_config *cfg, bool force);
+
+/* `aifsim export RUN.h5 --csv DIR`: returns the exit status.
+ * (cmd_export.c) */
+int cmd__export(const options *o);
+
+/* UTC seconds since 1970 as ISO 8601, "2023-07-01T00:05:00Z" (a fraction
+ * of a second to the microsecond when there is one), in buf; NULL when it
+ * does not fit. (cmd_export.c) */
+const char *cmd__utc_text(double utc_s, char *buf, size_t size);
 
 /* `aifsim run`: returns the exit status. (cmd_run.c) */
 int cmd__run(const options *o);

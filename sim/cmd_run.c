@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "power.h"
 #include "progress.h"
 #include "record.h"
+#include "sig.h"
 
 /* ------------------------------------------------------------------ */
 /* run                                                                 */
@@ -25,6 +27,39 @@ static void default_output(const char *scenario, char *buf, size_t size) {
   base = base ? base + 1 : scenario;
   size_t len = strcspn(base, ".");
   snprintf(buf, size, "out/%.*s.h5", (int)len, base);
+}
+
+/* The run's t = 0 as ISO 8601 in UTC, "2023-07-01T00:00:00Z", in buf;
+ * NULL when the scenario gives no start date. The writer makes it the
+ * origin of every time coordinate (record.h). */
+static const char *time_origin(const factory_config *cfg, char *buf,
+                               size_t size) {
+  const char *start = factory_start_utc(cfg);
+  double utc_s;
+  if (start == NULL || sig_parse_time(start, &utc_s, NULL) != 0)
+    return NULL;
+  return cmd__utc_text(utc_s, buf, size);
+}
+
+/* The --set options the run was given (with --seed's), one a line, as the
+ * root attribute overrides: what a report names as changed from the
+ * scenario file. Written when there are none too (empty), so a reader
+ * tells "none" from a file older than the attribute. */
+static int write_overrides(tel_sink *sink, const char *const *sets,
+                           size_t nsets) {
+  size_t len = 1;
+  for (size_t i = 0; i < nsets; i++)
+    len += strlen(sets[i]) + 1;
+  char *text = malloc(len);
+  if (text == NULL)
+    return SIM_ENOMEM;
+  size_t at = 0;
+  text[0] = '\0';
+  for (size_t i = 0; i < nsets; i++)
+    at += (size_t)sprintf(text + at, i + 1 < nsets ? "%s\n" : "%s", sets[i]);
+  int rc = tel_put_meta_str(sink, "overrides", text);
+  free(text);
+  return rc;
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
@@ -180,6 +215,8 @@ static int run_report(run_state *r, const sim_error *e) {
 
 static int write_run_meta(run_state *r) {
   int rc = write_meta(r->sink, &r->sc);
+  if (rc == SIM_OK)
+    rc = write_overrides(r->sink, r->rq->sets, r->rq->nsets);
   if (rc == SIM_OK && r->rq->sweep_point >= 0)
     rc = tel_put_meta_int(r->sink, "sweep_point", r->rq->sweep_point);
   return rc;
@@ -210,7 +247,10 @@ static void test_break(factory *f) { (void)f; }
  * signal deadline to remove. */
 static int run_sink(run_state *r) {
   sim_error err = {0};
-  h5w_options opts = {.keep_partial = r->rq->keep_partial};
+  char origin[64];
+  h5w_options opts = {.time_origin =
+                          time_origin(&r->sc.cfg, origin, sizeof origin),
+                      .keep_partial = r->rq->keep_partial};
   r->sink = h5w_create(r->rq->out, &opts, &err);
   if (r->sink == NULL && err.code == SIM_EBUSY)
     return run_fail(r, SIM_EBUSY, "cannot write the output", err.msg);
@@ -244,20 +284,35 @@ static int run_build(run_state *r) {
   return 0;
 }
 
-/* Runs the engine to the end in slices, drawing progress and ticking
- * between them; a stop signal stops the engine at its next event. */
+/* Wall seconds a slice of the run should take: the progress line is
+ * redrawn and a sweep's tick runs between slices. (A stop signal needs no
+ * slice: the engine watches its flag after every event.) */
+#define SLICE_WALL_S 0.1
+
+/* Runs the engine to the end in slices of events sized by
+ * progress_next_slice to take about SLICE_WALL_S each, drawing progress
+ * and ticking between them; a stop signal stops the engine at its next
+ * event. Slices count events, not simulated time: an event costs about
+ * the same all run long, while a simulated second may cost a hundred
+ * times more in a burst of requests than before it. */
 static int run_slices(run_state *r, double *wall) {
   sim_time end = factory_duration(&r->sc.cfg);
   progress p;
   progress_init(&p, stderr, r->rq->quiet);
-  double t0 = cmd__wall_seconds();
-  sim_time slice = end / 200 > 0 ? end / 200 : 1;
+  double t0 = cmd__wall_seconds(), before = t0;
+  int64_t slice = 1000; /* events; the first slice only sets the pace */
+  bool done = false;
   int rc = SIM_OK;
-  for (sim_time t = 0; rc == SIM_OK && t < end && !cmd__stop_signal();) {
-    t = end - t > slice ? t + slice : end;
-    rc = sim_engine_run(r->engine, t);
-    progress_update(&p, sim_time_to_s(t), sim_time_to_s(end),
-                    sim_engine_events_run(r->engine), cmd__wall_seconds() - t0);
+  while (rc == SIM_OK && !done && !cmd__stop_signal()) {
+    uint64_t ran = sim_engine_events_run(r->engine);
+    rc = sim_engine_run_some(r->engine, end, (uint64_t)slice, &done);
+    double now = cmd__wall_seconds();
+    uint64_t events = sim_engine_events_run(r->engine);
+    progress_update(&p, sim_time_to_s(sim_engine_now(r->engine)),
+                    sim_time_to_s(end), events, now - t0);
+    slice = progress_next_slice((int64_t)(events - ran), now - before,
+                                SLICE_WALL_S);
+    before = now;
     if (r->rq->tick != NULL)
       r->rq->tick(r->rq->tick_ctx);
   }
@@ -363,7 +418,8 @@ static int estimate_run(const options *o) {
       SIM_OK)
     return cmd__report(&err);
   run_estimate e;
-  int rc = cmd__estimate(&sc, &e, &err) != SIM_OK ? cmd__report(&err) : 0;
+  int rc =
+      cmd__estimate(&sc, &e, !o->quiet, &err) != SIM_OK ? cmd__report(&err) : 0;
   if (rc == 0 && !o->quiet)
     cmd__print_estimate(stderr, &e);
   if (rc == 0)

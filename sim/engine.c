@@ -354,10 +354,12 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
   return rc;
 }
 
-/* Pops and runs events up to until. */
-static int run_loop(sim_engine *e, sim_time until) {
+/* Pops and runs events up to until, while fewer than limit have run in
+ * all (e->nrun). */
+static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   evq_entry q, next;
-  while (!e->stop && evq_peek(e->q, &q) && q.time <= until) {
+  while (!e->stop && e->nrun < limit && evq_peek(e->q, &q) &&
+         q.time <= until) {
     /* Read after every event: a signal handler sets it at any time, and
      * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). */
     if (e->watch != NULL && *e->watch != 0) {
@@ -389,23 +391,38 @@ static int run_loop(sim_engine *e, sim_time until) {
   return SIM_OK;
 }
 
-int sim_engine_run(sim_engine *e, sim_time until) {
+int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
+                        bool *done) {
+  *done = false;
   if (e->running)
     return sim_engine_fail(e, SIM_ESTATE, "run: called from a handler");
   if (until < e->now)
     return sim_engine_fail(e, SIM_EINVAL,
                            "run: until %lld ns is before now (%lld ns)",
                            (long long)until, (long long)e->now);
+  uint64_t limit = max_events > UINT64_MAX - e->nrun ? UINT64_MAX
+                                                     : e->nrun + max_events;
   e->running = true;
-  int rc = run_loop(e, until);
+  int rc = run_loop(e, until, limit);
   e->running = false;
   /* A stop is used up by the run it stopped (or by a failed one), so the
    * next run continues. A stop asked for between runs stops the next one
    * before its first event. */
   e->stop = false;
-  if (rc == SIM_OK)
+  evq_entry q;
+  /* Out of budget with an event due by until left (a tombstone on top
+   * counts: the next call drops it and ends). */
+  bool more = e->nrun >= limit && evq_peek(e->q, &q) && q.time <= until;
+  if (rc == SIM_OK && !more) {
     e->now = until;
+    *done = true;
+  }
   return rc;
+}
+
+int sim_engine_run(sim_engine *e, sim_time until) {
+  bool done;
+  return sim_engine_run_some(e, until, UINT64_MAX, &done);
 }
 
 void sim_engine_stop(sim_engine *e) { e->stop = true; }

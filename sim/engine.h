@@ -92,6 +92,15 @@ bool sim_engine_pending(const sim_engine *e, sim_handle handle);
  * again to continue. */
 int sim_engine_run(sim_engine *e, sim_time until);
 
+/* As sim_engine_run, but returns after at most max_events events, so a
+ * caller can bound the work between two looks at the wall clock. *done is
+ * true when every event up to until ran (now = until); else now is the
+ * time of the last event run, and the next call continues exactly where
+ * this one stopped: the events, their order and so the results are those
+ * of one sim_engine_run. */
+int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
+                        bool *done);
+
 /* Asks the run loop to return after the current event. */
 void sim_engine_stop(sim_engine *e);
 

@@ -82,4 +82,79 @@ typedef struct h5r_table {
  * (nothing is left under path or path.partial then). */
 int h5r_table_write(const char *path, const h5r_table *t, sim_error *err);
 
+/* ---- A run's groups read back, for export (h5read_groups.c) ----------
+ * Generic over what the groups hold: a column the simulator adds later is
+ * exported without a change here. Every call returns SIM_OK, or SIM_EIO
+ * with "h5r: FILE: cannot WHAT: HDF5's reason", or SIM_ENOMEM. */
+
+/* A group of series ("time" and columns along it) or a table (equal-length
+ * 1-D columns, as /jobs). */
+typedef enum h5r_kind { H5R_SERIES, H5R_ROWS } h5r_kind;
+
+typedef struct h5r_entry {
+  char *name; /* "facility", "jobs", "services/chat" */
+  h5r_kind kind;
+} h5r_entry;
+
+/* The groups of the run file at path that hold series or a table, sorted
+ * by name, in *out (n of them; groups with neither, as /summary, are left
+ * out). Free with h5r_entries_free, on failure too. */
+int h5r_groups_list(const char *path, h5r_entry **out, size_t *n,
+                    sim_error *err);
+void h5r_entries_free(h5r_entry *e, size_t n);
+
+/* What an open group of series holds. The strings live as long as the
+ * group. */
+typedef struct h5r_series_info {
+  size_t nrows;
+  size_t width;              /* positions along the axis; 1 for 1-D */
+  const char *time_units;    /* "s", or "seconds since 2023-07-01T..." */
+  const char *axis;          /* "rack", or NULL for a 1-D group */
+  const char *const *labels; /* width labels, or NULL */
+  size_t ncols;
+  const char *const *names; /* the columns, in the file's (name) order */
+  const char *const *units; /* their units; "" when none */
+} h5r_series_info;
+
+/* An open group of series, read a block of rows at a time so memory stays
+ * flat however long the run (opaque; h5r_series_close). */
+typedef struct h5r_series h5r_series;
+
+/* Opens the group of series name in the file at path. *out is NULL on
+ * failure. */
+int h5r_series_open(const char *path, const char *name, h5r_series **out,
+                    sim_error *err);
+const h5r_series_info *h5r_series_info_of(const h5r_series *s);
+/* Rows [start, start + count) (within nrows): their times into time[count]
+ * and column c's values at row i, position j into
+ * values[(c * count + i) * width + j]. */
+int h5r_series_rows(h5r_series *s, size_t start, size_t count, double *time,
+                    double *values, sim_error *err);
+void h5r_series_close(h5r_series *s); /* NULL does nothing */
+
+/* A table read whole (tables are small: a row per job). */
+typedef struct h5r_rows {
+  size_t nrows, ncols;
+  char **names, **units; /* units "" when none */
+  double **values;       /* per column: nrows numbers, or NULL for text */
+  char ***texts;         /* per column: nrows strings, or NULL */
+} h5r_rows;
+
+int h5r_rows_read(const char *path, const char *name, h5r_rows *out,
+                  sim_error *err);
+void h5r_rows_release(h5r_rows *r);
+
+/* The scalar attributes of one object ("/", "/summary"), sorted by name:
+ * numbers (texts[i] NULL) or UTF-8 texts (values[i] NaN). */
+typedef struct h5r_attrs {
+  size_t n;
+  char **names;
+  double *values;
+  char **texts;
+} h5r_attrs;
+
+int h5r_attrs_read(const char *path, const char *object, h5r_attrs *out,
+                   sim_error *err);
+void h5r_attrs_release(h5r_attrs *a);
+
 #endif

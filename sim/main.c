@@ -22,8 +22,8 @@
 static const char usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
-    "  run SCENARIO [-o OUT.h5] [--seed N] [--set KEY=VALUE]... [--quiet]\n"
-    "      [--force] [--keep-partial]\n"
+    "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--quiet] [--force] [--keep-partial]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
@@ -32,14 +32,15 @@ static const char usage_text[] =
     "        output, 1e11 events or its share of memory unless --force;\n"
     "        a run stopped by a signal or a failure removes its output,\n"
     "        or with --keep-partial keeps OUT.h5.partial (complete=0)\n"
-    "  check SCENARIO [--resolved] [--seed N] [--set KEY=VALUE]...\n"
+    "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
     "        output size; --resolved prints the scenario with every\n"
     "        default filled in\n"
     "  catalog [--catalog FILE]\n"
     "        the GPU types with their figures and TFLOPS per watt\n"
-    "  sweep SWEEP [-o DIR] [--shard I/N] [--set KEY=VALUE]... [--quiet]\n"
+    "  sweep SWEEP [-o DIR] [--quick] [--shard I/N] [--set KEY=VALUE]...\n"
+    "      [--quiet]\n"
     "        run every point of a sweep file into DIR (default\n"
     "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
     "        already complete are skipped; under mpirun the ranks share\n"
@@ -48,12 +49,18 @@ static const char usage_text[] =
     "  sweep SWEEP --list | --collect DIR\n"
     "        print the points; or rebuild DIR's summary from its files\n"
     "        (with the --set options its run stored there)\n"
+    "  export RUN.h5 --csv DIR\n"
+    "        the run as tidy CSV in DIR: one file per group (facility.csv,\n"
+    "        racks.csv, jobs.csv, ...) with units in the header,\n"
+    "        summary.csv, run.csv and scenario.yaml\n"
     "  version\n"
     "  help\n"
     "\n"
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
-    "racks.0.count=4. Exit status: 0 ok, 1 the run failed, 2 bad input,\n"
-    "128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
+    "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
+    "--set options that shorten it) before your own --set options.\n"
+    "Exit status: 0 ok, 1 the run failed, 2 bad input, 128+N stopped by\n"
+    "signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");
@@ -108,14 +115,17 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->shard = v;
   else if (strcmp(opt, "--collect") == 0)
     o->collect = v;
+  else if (strcmp(opt, "--csv") == 0)
+    o->csv = v;
   else
     o->catalog = v;
   return 0;
 }
 
 static bool takes_value(const char *a) {
-  static const char *const valued[] = {
-      "-o", "--output", "--set", "--seed", "--catalog", "--shard", "--collect"};
+  static const char *const valued[] = {"-o",        "--output",  "--set",
+                                       "--seed",    "--catalog", "--shard",
+                                       "--collect", "--csv"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -138,6 +148,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->force = true;
   else if (strcmp(a, "--keep-partial") == 0)
     o->keep_partial = true;
+  else if (strcmp(a, "--quick") == 0)
+    o->quick_asked = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -165,7 +177,13 @@ static int parse_args(options *o, int argc, char **argv) {
                             "sweep");
   if (strcmp(o->command, "run") != 0 && o->keep_partial)
     return cmd__usage_error("%s", "--keep-partial is an option of run");
-  return 0;
+  if (strcmp(o->command, "export") != 0 && o->csv != NULL)
+    return cmd__usage_error("%s", "--csv is an option of export");
+  if (o->quick_asked && strcmp(o->command, "run") != 0 &&
+      strcmp(o->command, "check") != 0 && strcmp(o->command, "sweep") != 0)
+    return cmd__usage_error("%s", "--quick is an option of run, check and "
+                                  "sweep");
+  return cmd__apply_quick(o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -197,7 +215,7 @@ static int cmd_check(const options *o) {
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
-  if (cmd__estimate(&sc, &e, &err) != SIM_OK)
+  if (cmd__estimate(&sc, &e, !o->resolved, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
     cmd__print_estimate(stdout, &e);
@@ -225,9 +243,14 @@ static void print_flops(const gpu_spec *g) {
   }
 }
 
-static void print_gpu(const gpu_spec *g) {
+/* mark: '+' for a type a user file added, '*' for one it replaced, ' '
+ * for a built-in one, 0 for none (no user file). */
+static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
-  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name, g->tdp_w,
+  if (mark != 0)
+    putchar(mark);
+  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name,
+         g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
   print_flops(g);
@@ -238,22 +261,53 @@ static void print_gpu(const gpu_spec *g) {
   printf("\n");
 }
 
-static int cmd_catalog(const options *o) {
-  gpu_catalog cat;
-  sim_error err = {0};
-  int rc = o->catalog ? gpu_catalog_load_file(&cat, o->catalog, &err)
-                      : gpu_catalog_load_builtin(&cat, &err);
-  if (rc != SIM_OK)
-    return cmd__report(&err);
-  printf("%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", "GPU",
-         "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
-         "INT8", "INT4", "TF/W", "headline TF/W");
-  printf("%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", "", "W", "W", "W", "max",
-         "", "", "dense TFLOPS (TOPS for INT)", "FP16");
-  for (size_t i = 0; i < cat.n; i++)
-    print_gpu(&cat.gpus[i]);
+/* Where a type of the catalog a scenario naming the user's file sees
+ * comes from: the built-in catalog (' '), the file ('+'), or the file
+ * over a built-in type of that name ('*'). */
+static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
+                   const char *name) {
+  if (user->n == 0 || gpu_catalog_find(user, name) == NULL)
+    return ' ';
+  return gpu_catalog_find(builtin, name) != NULL ? '*' : '+';
+}
+
+/* With a user's file, a column of marks comes first; without, the table
+ * starts with the names, as it always did. */
+static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
+                          const gpu_catalog *user, const char *file) {
+  const char *pad = file != NULL ? " " : "";
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
+         pad, "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
+         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W",
+         "W", "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  for (size_t i = 0; i < cat->n; i++)
+    print_gpu(&cat->gpus[i],
+              file != NULL ? origin(builtin, user, cat->gpus[i].name) : 0);
   printf("\nDense figures; sparse (2:4) headlines marked. Sources: "
-         "scenarios/catalog/gpus.yaml.\n");
+         "scenarios/catalog/gpus.yaml");
+  if (file != NULL)
+    printf(" and %s%s (+ added, * replaced a built-in type)", file,
+           user->replace ? ", which replaces the built-in catalog" : "");
+  printf(".\n");
+}
+
+static int cmd_catalog(const options *o) {
+  gpu_catalog cat, builtin, user = {0};
+  sim_error err = {0};
+  if (gpu_catalog_load(&cat, o->catalog, &err) != SIM_OK)
+    return cmd__report(&err);
+  /* Both again, to mark what the file brought (they loaded above). */
+  if (gpu_catalog_load_builtin(&builtin, &err) != SIM_OK ||
+      (o->catalog != NULL &&
+       gpu_catalog_load_file(&user, o->catalog, &err) != SIM_OK)) {
+    gpu_catalog_fini(&cat);
+    gpu_catalog_fini(&builtin);
+    return cmd__report(&err);
+  }
+  print_catalog(&cat, &builtin, &user, o->catalog);
+  gpu_catalog_fini(&user);
+  gpu_catalog_fini(&builtin);
   gpu_catalog_fini(&cat);
   return 0;
 }
@@ -269,6 +323,8 @@ static int dispatch(options *o, int *argc, char ***argv) {
     return cmd_catalog(o);
   if (strcmp(o->command, "sweep") == 0)
     return cmd__sweep(o, argc, argv);
+  if (strcmp(o->command, "export") == 0)
+    return cmd__export(o);
   if (strcmp(o->command, "version") == 0)
     return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
   if (strcmp(o->command, "help") == 0 || strcmp(o->command, "--help") == 0 ||

@@ -48,3 +48,15 @@ void progress_done(progress *p) {
   fflush(p->out);
   p->width = 0;
 }
+
+int64_t progress_next_slice(int64_t last, double last_wall_s, double target_s) {
+  if (last < 1)
+    last = 1;
+  double grown = 4.0 * (double)last;
+  double next = last_wall_s > 0 ? (double)last * target_s / last_wall_s : grown;
+  if (!(next < grown)) /* also NaN */
+    next = grown;
+  if (next > 4e18) /* int64_t nanoseconds: about 126 years */
+    next = 4e18;
+  return next < 1 ? 1 : (int64_t)next;
+}

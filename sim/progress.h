@@ -30,4 +30,14 @@ void progress_done(progress *p);
 /* Writes seconds as "1d 02:03:04" / "02:03:04" into buf. */
 char *progress_hms(double seconds, char *buf, size_t size);
 
+/* A run advances in slices (of events), between which the command
+ * redraws the line and checks for signals. The next slice is sized from
+ * the last (last units of work took last_wall_s seconds) to take about
+ * target_s of wall time: it shrinks at once to that pace, grows at most
+ * 4x a slice (a pace measured on a short slice is noisy), and is at least
+ * 1. With target_s 0.1 a run, long or short, redraws about ten times a
+ * second, where slices of a fixed share of the simulated time (0.5%) left
+ * a long run's line still for minutes. */
+int64_t progress_next_slice(int64_t last, double last_wall_s, double target_s);
+
 #endif

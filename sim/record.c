@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,7 @@ typedef struct h5w {
   hid_t lcpl, gcpl, dapl;
   h5w_group *groups;
   size_t ngroups, gcap;
+  char time_units[96]; /* "s" or "seconds since ORIGIN" (time_units_init) */
 } h5w;
 
 static const tel_sink_ops h5w_ops;
@@ -350,12 +352,54 @@ static int make_series(h5w *w, h5w_group *hg, const tel_column *col, int rank,
   return put_series_attrs(w, *out, obj, col->units, col->long_name);
 }
 
-static const tel_column time_column = {
-    "time", "s", "simulated time at the end of the sample interval"};
+/* ---- Time coordinates ---------------------------------------------------
+ * Every group's time is seconds since the run's start. When the start is a
+ * known UTC date the units say so as CF conventions (section 4.4) write a
+ * time coordinate, "seconds since 2023-07-01T00:00:00Z", with the calendar
+ * the date is in; netCDF readers (xarray, ncdump -t) then show dates, and
+ * the values stay the same seconds. Without a date the units stay "s", a
+ * duration, and a comment says why there is no date. */
+
+#define H5W_CALENDAR "proleptic_gregorian" /* ISO 8601's calendar */
+#define H5W_UNDATED                                                            \
+  "seconds from the start of the run; the scenario gives no start date "       \
+  "(a grid signal's start), so times are not dates"
+
+/* The units every time dataset gets, from the options' origin. SIM_EINVAL
+ * for an origin too long or with control characters. */
+static int time_units_init(h5w *w, const char *origin, sim_error *err) {
+  if (origin == NULL) {
+    snprintf(w->time_units, sizeof w->time_units, "s");
+    return SIM_OK;
+  }
+  size_t n = strlen(origin);
+  bool printable = true;
+  for (size_t i = 0; i < n; i++)
+    printable = printable && (unsigned char)origin[i] >= 0x20;
+  if (n == 0 || n > 63 || !printable)
+    return sim_error_set(err, SIM_EINVAL,
+                         "h5w: time origin is not a date of 1 to 63 printable "
+                         "bytes");
+  snprintf(w->time_units, sizeof w->time_units, "seconds since %s", origin);
+  return SIM_OK;
+}
+
+/* The calendar of a dated time dataset, or the comment of an undated one. */
+static int put_time_attrs(h5w *w, hid_t time, const char *group) {
+  char obj[1024];
+  snprintf(obj, sizeof obj, "/%s/time", group);
+  if (strcmp(w->time_units, "s") == 0)
+    return put_str_attr(w, time, obj, "comment", H5W_UNDATED);
+  return put_str_attr(w, time, obj, "calendar", H5W_CALENDAR);
+}
 
 /* The time dataset of hg, made the scale of dimension 0. */
 static int make_time(h5w *w, h5w_group *hg) {
-  int rc = make_series(w, hg, &time_column, 1, &hg->time);
+  const tel_column col = {"time", w->time_units,
+                          "simulated time at the end of the sample interval"};
+  int rc = make_series(w, hg, &col, 1, &hg->time);
+  if (rc == SIM_OK)
+    rc = put_time_attrs(w, hg->time, hg->decl->name);
   if (rc == SIM_OK && H5DSset_scale(hg->time, "time") < 0)
     rc = io_fail(w, "make /%s/time a dimension scale", hg->decl->name);
   return rc;
@@ -704,10 +748,46 @@ static int h5w_put_group_attr(tel_sink *s, const char *group, const char *key,
 
 /* ---- Tables -------------------------------------------------------------- */
 
+/* The row axis of table t: int64 row numbers 0..nrows-1 in the dataset
+ * t->axis_name, made a dimension scale, in *out; H5I_INVALID_HID when t
+ * has no axis. Why numbers and not a column such as the names: a netCDF
+ * dimension needs unique coordinates, and names need not be unique. */
+static int make_row_axis(h5w *w, hid_t gid, const tel_table *t, hid_t *out) {
+  *out = H5I_INVALID_HID;
+  if (t->axis_name == NULL)
+    return SIM_OK;
+  int64_t *rows = sim_calloc(NULL, t->nrows > 0 ? t->nrows : 1, sizeof *rows);
+  if (rows == NULL)
+    return no_memory(w, t->name);
+  for (size_t i = 0; i < t->nrows; i++)
+    rows[i] = (int64_t)i;
+  hsize_t dims[1] = {t->nrows};
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  herr_t r = space < 0 || dcpl < 0 ? -1 : H5Pset_obj_track_times(dcpl, 0);
+  if (r >= 0 && (*out = H5Dcreate2(gid, t->axis_name, H5T_STD_I64LE, space,
+                                   H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+    r = -1;
+  if (r >= 0 && t->nrows > 0)
+    r = H5Dwrite(*out, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows);
+  if (r >= 0)
+    r = H5DSset_scale(*out, t->axis_name);
+  sim_free(NULL, rows);
+  char obj[1024];
+  snprintf(obj, sizeof obj, "/%s/%s", t->name, t->axis_name);
+  int rc = r < 0 ? io_fail(w, "write the row axis %s", obj) : SIM_OK;
+  if (rc == SIM_OK)
+    rc = put_series_attrs(w, *out, obj, "1", "row number");
+  return closed(w, rc, close_id(&dcpl, H5Pclose) | close_id(&space, H5Sclose));
+}
+
 /* One column of a table: a 1-D dataset of float64 (with units) or of
- * UTF-8 strings, written whole; empty tables get empty datasets. */
+ * UTF-8 strings, written whole, with the row axis (if any, else
+ * H5I_INVALID_HID) attached as its scale; empty tables get empty
+ * datasets. */
 static int write_table_column(h5w *w, hid_t gid, const char *table,
-                              const tel_table_column *c, size_t nrows) {
+                              const tel_table_column *c, size_t nrows,
+                              hid_t axis) {
   hsize_t dims[1] = {nrows};
   hid_t dcpl = H5I_INVALID_HID;
   hid_t space = H5Screate_simple(1, dims, NULL);
@@ -728,6 +808,8 @@ static int write_table_column(h5w *w, hid_t gid, const char *table,
   if (rc == SIM_OK)
     rc = put_series_attrs(w, dset, obj, c->values != NULL ? c->units : "",
                           c->long_name);
+  if (rc == SIM_OK && axis >= 0 && H5DSattach_scale(dset, axis, 0) < 0)
+    rc = io_fail(w, "attach the row axis to %s", obj);
   return closed(w, rc,
                 close_id(&dset, H5Dclose) | close_id(&dcpl, H5Pclose) |
                     close_id(&space, H5Sclose));
@@ -750,9 +832,11 @@ static int h5w_put_table(tel_sink *s, const tel_table *t) {
   hid_t gid = H5Gcreate2(w->file, t->name, w->lcpl, w->gcpl, H5P_DEFAULT);
   if (gid < 0)
     return io_fail(w, "create group /%s", t->name);
+  hid_t axis = H5I_INVALID_HID;
+  rc = make_row_axis(w, gid, t, &axis);
   for (size_t c = 0; c < t->ncolumns && rc == SIM_OK; c++)
-    rc = write_table_column(w, gid, t->name, &t->columns[c], t->nrows);
-  return closed(w, rc, close_id(&gid, H5Gclose));
+    rc = write_table_column(w, gid, t->name, &t->columns[c], t->nrows, axis);
+  return closed(w, rc, close_id(&axis, H5Dclose) | close_id(&gid, H5Gclose));
 }
 
 /* Points the failed file's descriptor at an anonymous file in memory,
@@ -885,7 +969,7 @@ static const tel_sink_ops h5w_ops = {
 /* Chunk rows and deflate level from opts, checked. */
 static int read_options(const h5w_options *opts, size_t *chunk_rows,
                         int *deflate, sim_error *err) {
-  h5w_options o = opts != NULL ? *opts : (h5w_options){0};
+  h5w_options o = opts != NULL ? *opts : (h5w_options){0, 0, NULL, 0};
   if (o.deflate_level < -1 || o.deflate_level > 9)
     return sim_error_set(err, SIM_EINVAL,
                          "h5w: deflate level %d is not -1 (none) or 0-9",
@@ -1007,6 +1091,11 @@ tel_sink *h5w_create(const char *path, const h5w_options *opts,
   w->chunk_rows = chunk_rows;
   w->deflate = deflate_usable() ? deflate : 0;
   w->keep_partial = opts != NULL && opts->keep_partial;
+  if (time_units_init(w, opts != NULL ? opts->time_origin : NULL, err) !=
+      SIM_OK) {
+    h5w_destroy(&w->base);
+    return NULL;
+  }
   if (wlock_take(&w->lock, path, &w->base.err) != SIM_OK ||
       make_props(w) != SIM_OK || make_file(w) != SIM_OK) {
     if (err != NULL)

@@ -3,9 +3,11 @@
  * dataset, 1-D [time] or 2-D [time, width], float64, chunked, shuffled and
  * deflated, extendible along time; attributes units and long_name; the
  * group's "time" dataset (seconds) is an HDF5 dimension scale attached to
- * dimension 0, and for 2-D groups a string dataset named by the axis
- * (e.g. "rack") is the scale of dimension 1. Texts are scalar string
- * datasets at the root, summary metrics attributes of /summary, metadata
+ * dimension 0, with CF units and a calendar when the run's start date is
+ * known (h5w_options), and for 2-D groups a string dataset named by the
+ * axis (e.g. "rack") is the scale of dimension 1. A table with a row axis
+ * gets the row numbers under that name as its columns' scale. Texts are scalar
+ * string datasets at the root, summary metrics attributes of /summary, metadata
  * attributes of the root. Object time tracking is off, so the same run
  * gives the same bytes.
  *
@@ -29,8 +31,15 @@
 typedef struct h5w_options {
   size_t chunk_rows; /* rows per chunk and per flush; 0 = 4096 */
   int deflate_level; /* 1-9; 0 = the default, 4; -1 = no compression */
-  int keep_partial;  /* destroyed before commit: keep PATH.partial, whole
-                        and marked complete=0, unless a write had failed */
+  /* The UTC time of t = 0 as ISO 8601, "2023-07-01T00:00:00Z", or NULL
+   * when the run has no date. With it every time dataset's units are
+   * "seconds since ORIGIN" with a calendar, as CF conventions write a
+   * time coordinate (so xarray and ncdump -t show dates); without it
+   * they stay "s" and a comment says there is no date. At most 63
+   * bytes; copied. */
+  const char *time_origin;
+  int keep_partial; /* destroyed before commit: keep PATH.partial, whole
+                       and marked complete=0, unless a write had failed */
 } h5w_options;
 
 /* Takes PATH.lock, creates PATH.partial (replacing an old partial file,

@@ -139,6 +139,16 @@ int scn_bind_string(const char *name, const char *text,
 /* Frees what scn_bind allocated inside obj (strings, lists) and zeroes it. */
 void scn_release(const scn_schema *schema, void *obj);
 
+/* Merges a bound list into another, for catalogs a user extends: each of
+ * the nadd items of *add (item->size bytes each, bound with item) whose
+ * name (the char * at name_offset) equals an item of *base replaces that
+ * item whole, in place (the old one is released); the others are appended
+ * in their order. *add's items then belong to *base: *add is freed and
+ * set to NULL, *nadd to 0. SIM_OK, or SIM_ENOMEM with both lists as they
+ * were. */
+int scn_list_merge(const scn_schema *item, size_t name_offset, void **base,
+                   size_t *nbase, void **add, size_t *nadd);
+
 /* Writes obj as YAML, every field included, in units that read back to the
  * identical values. Returns a malloc'd string (caller frees) or NULL when
  * out of memory. */

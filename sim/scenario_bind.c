@@ -17,6 +17,7 @@
 #include <libfyaml.h>
 
 #include "scenario_internal.h"
+#include "suggest.h"
 
 /* ------------------------------------------------------------------ */
 /* Binding                                                             */
@@ -183,6 +184,8 @@ static int load_scalar(bind_ctx *c, const scn_field *f, void *obj,
 static int load_enum(bind_ctx *c, const scn_field *f, void *obj,
                      const char *text, struct fy_node *n) {
   char names[400] = "";
+  sim_suggest near;
+  sim_suggest_init(&near, text);
   for (int k = 0; f->names[k] != NULL; k++) {
     if (strcmp(text, f->names[k]) == 0) {
       *(int *)at(obj, f->offset) = k;
@@ -191,9 +194,11 @@ static int load_enum(bind_ctx *c, const scn_field *f, void *obj,
     size_t len = strlen(names);
     snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
              f->names[k]);
+    sim_suggest_add(&near, f->names[k]);
   }
-  char hint[480];
-  snprintf(hint, sizeof hint, "one of: %s", names);
+  char hint[560];
+  size_t len = sim_suggest_text(&near, hint, sizeof hint);
+  snprintf(hint + len, sizeof hint - len, "one of: %s", names);
   return scn__fail_at(c->doc, n, 0, c->err, hint, "'%s' cannot be '%s'", f->key,
                       text);
 }
@@ -322,42 +327,13 @@ static const scn_field *find_field(const scn_schema *s, const char *key) {
   return NULL;
 }
 
-/* Edit distance, for "did you mean"; capped, keys are short. */
-static size_t distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), row[64];
-  if (la >= 63 || lb >= 63)
-    return 99;
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
-                           tolower((unsigned char)b[j - 1]));
-      size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-      row[j] = sub < best ? sub : best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
 static void key_hint(const scn_schema *s, const char *key, char *hint,
                      size_t size) {
-  const char *best = NULL;
-  size_t best_d = 3;
-  for (size_t i = 0; i < s->nfields; i++) {
-    size_t d = distance(key, s->fields[i].key);
-    if (d < best_d) {
-      best_d = d;
-      best = s->fields[i].key;
-    }
-  }
-  size_t len = 0;
-  if (best != NULL)
-    len = (size_t)snprintf(hint, size, "did you mean '%s'? ", best);
+  sim_suggest near;
+  sim_suggest_init(&near, key);
+  for (size_t i = 0; i < s->nfields; i++)
+    sim_suggest_add(&near, s->fields[i].key);
+  size_t len = sim_suggest_text(&near, hint, size);
   len += (size_t)snprintf(hint + len, size - len, "%s keys:", s->name);
   for (size_t i = 0; i < s->nfields && len < size; i++)
     len += (size_t)snprintf(hint + len, size - len, "%s %s", i ? "," : "",
@@ -558,4 +534,43 @@ void scn_release(const scn_schema *schema, void *obj) {
   for (size_t i = 0; i < schema->nfields; i++)
     release_field(&schema->fields[i], obj);
   memset(obj, 0, schema->size);
+}
+
+static const char *item_name(const void *items, size_t i, size_t size,
+                             size_t name_offset) {
+  return *(char *const *)((const char *)items + i * size + name_offset);
+}
+
+/* The index of the item of items called name, or n. */
+static size_t find_item(const void *items, size_t n, size_t size,
+                        size_t name_offset, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(item_name(items, i, size, name_offset), name) == 0)
+      return i;
+  return n;
+}
+
+int scn_list_merge(const scn_schema *item, size_t name_offset, void **base,
+                   size_t *nbase, void **add, size_t *nadd) {
+  size_t size = item->size, n = *nbase;
+  /* Room for every added item first, so a failure changes nothing. */
+  char *out = sim_resize(NULL, *base, (n + *nadd ? n + *nadd : 1) * size);
+  if (out == NULL)
+    return SIM_ENOMEM;
+  *base = out;
+  for (size_t k = 0; k < *nadd; k++) {
+    char *from = (char *)*add + k * size;
+    size_t at = find_item(out, n, size, name_offset,
+                          item_name(*add, k, size, name_offset));
+    if (at < n)
+      scn_release(item, out + at * size);
+    else
+      n++;
+    memcpy(out + at * size, from, size);
+  }
+  *nbase = n;
+  sim_free(NULL, *add);
+  *add = NULL;
+  *nadd = 0;
+  return SIM_OK;
 }

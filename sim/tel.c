@@ -187,10 +187,11 @@ int tel_put_text(tel_sink *s, const char *name, const char *text) {
   return s->ops->put_text(s, name, text);
 }
 
-/* Names unique, leaf names, each column numbers or text for every row. */
+/* Names unique (the row axis's too), leaf names, each column numbers or
+ * text for every row. */
 static int check_table(tel_sink *s, const tel_table *t) {
   if (t == NULL || !leaf_name_ok(t->name) || t->columns == NULL ||
-      t->ncolumns == 0)
+      t->ncolumns == 0 || (t->axis_name != NULL && !leaf_name_ok(t->axis_name)))
     return fail(s, SIM_EINVAL, "put_table: bad name or no columns");
   for (size_t c = 0; c < t->ncolumns; c++) {
     const tel_table_column *col = &t->columns[c];
@@ -203,6 +204,8 @@ static int check_table(tel_sink *s, const tel_table *t) {
     for (size_t k = 0; k < c; k++)
       if (strcmp(t->columns[k].name, col->name) == 0)
         return fail(s, SIM_EINVAL, "put_table: a column name is taken");
+    if (t->axis_name != NULL && strcmp(t->axis_name, col->name) == 0)
+      return fail(s, SIM_EINVAL, "put_table: the row axis is a column's name");
     for (size_t r = 0; col->texts != NULL && r < t->nrows; r++)
       if (col->texts[r] == NULL)
         return fail(s, SIM_EINVAL, "put_table: a NULL text cell");

@@ -43,6 +43,11 @@ typedef struct tel_table {
   const char *name; /* "jobs" */
   const tel_table_column *columns;
   size_t ncolumns, nrows; /* nrows may be 0 */
+  /* The row axis ("job"), or NULL for none: a sink that keeps dimensions
+   * (the HDF5 writer) adds the row numbers 0..nrows-1 under this name as
+   * every column's dimension scale, so netCDF readers see a named
+   * dimension. It must not be a column's name. */
+  const char *axis_name;
 } tel_table;
 
 typedef struct tel_sink tel_sink;

@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+
+#include "suggest.h"
 
 typedef struct unit {
   const char *name;
@@ -167,13 +168,10 @@ static int fail(units_problem *p, size_t offset, const char *fmt, const char *a,
   return -1;
 }
 
-static const unit *find_unit(const char *name, int ignore_case) {
-  for (int i = 0; i < NUNITS; i++) {
-    int same = ignore_case ? strcasecmp(name, unit_table[i].name) == 0
-                           : strcmp(name, unit_table[i].name) == 0;
-    if (same)
+static const unit *find_unit(const char *name) {
+  for (int i = 0; i < NUNITS; i++)
+    if (strcmp(name, unit_table[i].name) == 0)
       return &unit_table[i];
-  }
   return NULL;
 }
 
@@ -204,14 +202,19 @@ static size_t number_length(const char *s) {
 
 static int unit_problem(const char *u, size_t at, units_dim dim,
                         units_problem *p) {
-  const unit *exact = find_unit(u, 0);
+  const unit *exact = find_unit(u);
   if (exact != NULL)
     return fail(p, at, "'%s' is a unit of %s; expected %s", u,
                 units_dim_name(exact->dim), units_dim_name(dim));
-  const unit *near = find_unit(u, 1);
-  if (near != NULL && near->dim == dim)
-    return fail(p, at, "unknown unit '%s'; did you mean '%s'?", u, near->name,
-                NULL);
+  /* The closest unit of the dimension wanted (units.h: case ignored). */
+  sim_suggest near;
+  sim_suggest_init(&near, u);
+  for (int i = 0; i < NUNITS; i++)
+    if (unit_table[i].dim == dim)
+      sim_suggest_add(&near, unit_table[i].name);
+  if (sim_suggest_best(&near) != NULL)
+    return fail(p, at, "unknown unit '%s'; did you mean '%s'?", u,
+                sim_suggest_best(&near), NULL);
   return fail(p, at, "unknown unit '%s' for %s (use %s)", u,
               units_dim_name(dim), units_list(dim));
 }
@@ -229,7 +232,7 @@ static int parse_unit(const char *u, size_t at, units_dim dim, double x,
   if (dim == UNITS_NUMBER)
     return fail(p, at, "unexpected unit '%s': a plain number is expected", u,
                 NULL, NULL);
-  const unit *un = find_unit(u, 0);
+  const unit *un = find_unit(u);
   if (un == NULL || un->dim != dim)
     return unit_problem(u, at, dim, p);
   double v = x * un->factor / un->divisor + un->offset;

@@ -1,15 +1,27 @@
 #!/usr/bin/python3
-"""gallery.py - regenerate the headline numbers of scenarios/README.md.
+"""gallery.py - regenerate the headline numbers of scenarios/README.md
+and README.md, and README.md's picture.
 
     /usr/bin/python3 tools/gallery.py BUILD_DIR            # `make gallery`
     /usr/bin/python3 tools/gallery.py --check BUILD_DIR    # ctest gallery_fresh
     /usr/bin/python3 tools/gallery.py --list               # the runs
     /usr/bin/python3 tools/gallery.py --dry BUILD_DIR      # fast runs, print
     /usr/bin/python3 tools/gallery.py --rewrite            # prose edits
+    /usr/bin/python3 tools/gallery.py --picture BUILD_DIR  # `make picture`
+    /usr/bin/python3 tools/gallery.py --runs ID,... BUILD_DIR  # a few runs
+    /usr/bin/python3 tools/gallery.py --plots              # the figures
 
-Every number of the what-if gallery (scenarios/README.md) sits between
+Every number of the what-if gallery (scenarios/README.md) and of the
+front page (README.md: what `make run` made, the run `qs`) sits between
 markers, an HTML comment `gallery:NAME` before it and `/gallery` after,
-and comes from a run of the model: nothing is typed by hand.
+and comes from a run of the model: nothing is typed by hand. Each figure
+has a marker in one of the two pages at least.
+
+README.md's picture (docs/img/quickstart-report.png) is the report of
+the run `make run` makes: quickstart.yaml as it is, drawn by the analysis package's
+`report`. `make gallery` draws it again after the runs; `--picture` (make
+picture) does only that. It is not checked for staleness (a PNG's bytes
+follow matplotlib's version); look at it after a change to the report.
 
 Regenerating (`make gallery`) runs every run in RUNS below at full size,
 one after another (about ten minutes on 2 cores), with BUILD_DIR/aifsim,
@@ -46,8 +58,18 @@ it checks, in order:
      precision runs) are covered by 1 and 2 only, and by
      tests/cli/test_scenarios.sh, which runs every scenario's quick
      variant.
-When the model changes on purpose, `make gallery` and commit the README
-and gallery.json together.
+When the model changes on purpose, `make gallery` and commit the READMEs,
+gallery.json and the picture together. `--runs ID,...` runs only those
+runs (a run added to RUNS, say) and keeps the others' recorded results:
+fine when nothing else changed, which `--check` then confirms.
+
+Plotting (`--plots`) draws the gallery's figures (PLOTS below: each
+question's `compare` or `report`, as its section in the README runs it)
+from the runs already in --out (`make gallery`, or `--dry` for the fast
+ones) into OUT/plots/NAME.png, through the analysis package (analysis/),
+the same code `python3 -m aifsim compare|report` runs. A figure whose runs
+are missing is skipped with a note. Look at each after a change to the
+plots: the figures are not committed.
 """
 import argparse
 import hashlib
@@ -62,9 +84,11 @@ import h5py
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = os.path.join(ROOT, "scenarios", "README.md")
+READMES = [os.path.join(ROOT, "scenarios", "README.md"),
+           os.path.join(ROOT, "README.md")]
 RECORD = os.path.join(ROOT, "scenarios", "gallery.json")
 OUT = os.path.join(ROOT, "out", "gallery")
+PICTURE = os.path.join(ROOT, "docs", "img", "quickstart-report.png")
 
 # ---------------------------------------------------------------------------
 # The runs: id -> (scenario file in scenarios/, --set options, check).
@@ -88,6 +112,8 @@ def demand_cap(res):
 
 SATURATE = "services.0.arrivals.rate=3000"
 RUNS = [
+    # What `make run` makes: README.md's first result and its picture.
+    ("qs", "quickstart.yaml", [], True),
     ("prec-fp16", "precision.yaml", [], True),
     ("prec-fp8", "precision.yaml", ["services.0.precision=fp8"], True),
     ("prec-fp4", "precision.yaml", ["services.0.precision=fp4"], True),
@@ -287,6 +313,17 @@ def figure(name, runs):
 
 def tokens_per_s(r):
     return r.s["tokens"] / r.s["duration_s"]
+
+
+# README.md: what `make run` made ---------------------------------------------
+figure("qs-gpus", ["qs"])(lambda r: cnt(r["qs"].s["gpus"]))
+figure("qs-racks", ["qs"])(lambda r: cnt(r["qs"].s["racks"]))
+figure("qs-hours", ["qs"])(lambda r: cnt(r["qs"].s["duration_s"] / 3600))
+figure("qs-cap", ["qs"])(lambda r: cnt(r["qs"].s["cap_w"] / 1e3))
+figure("qs-energy", ["qs"])(lambda r: num(r["qs"].s["energy_mwh"]))
+figure("qs-peak", ["qs"])(lambda r: num(r["qs"].s["peak_power_w"] / 1e3))
+figure("qs-violation", ["qs"])(lambda r: cnt(r["qs"].s["cap_violation_s"]))
+figure("qs-pue", ["qs"])(lambda r: num(r["qs"].s["mean_pue"], 4))
 
 
 # 1. Precision -------------------------------------------------------------
@@ -627,19 +664,158 @@ def rewrite(text, figs):
     return "".join(parts)
 
 
-def check_readme(text, figs):
+def check_readmes(texts, figs):
+    """Problems of the pages {path: text} against the figures: a marker
+    of no figure or with another value, a figure with no marker."""
     problems = []
     seen = set()
-    for name, value, _a, _b in markers(text):
-        seen.add(name)
-        if name not in figs:
-            problems.append("README marker %s: no such figure" % name)
-        elif value != figs[name]:
-            problems.append("README %s: '%s', the record says '%s'" % (
-                name, value, figs[name]))
+    for path, text in texts.items():
+        where = os.path.relpath(path, ROOT)
+        for name, value, _a, _b in markers(text):
+            seen.add(name)
+            if name not in figs:
+                problems.append("%s marker %s: no such figure" % (where, name))
+            elif value != figs[name]:
+                problems.append("%s %s: '%s', the record says '%s'" % (
+                    where, name, value, figs[name]))
     for name in sorted(set(figs) - seen):
-        problems.append("figure %s has no marker in the README" % name)
+        problems.append("figure %s has no marker in %s" % (
+            name, " or ".join(os.path.relpath(p, ROOT) for p in texts)))
     return problems
+
+
+def read_readmes(paths):
+    texts = {}
+    for path in paths:
+        with open(path) as f:
+            texts[path] = f.read()
+    return texts
+
+
+def write_readmes(paths, figs):
+    """Rewrites the markers of every page; the pages as written."""
+    texts = {}
+    for path, text in read_readmes(paths).items():
+        texts[path] = rewrite(text, figs)
+        with open(path, "w") as f:
+            f.write(texts[path])
+    return texts
+
+
+def picture(aifsim, out_dir):
+    """README.md's picture: the report of quickstart.yaml as `make run`
+    runs it, into a file of the name `make run` gives (the report's
+    subtitle shows it)."""
+    run = os.path.join(out_dir, "picture", "quickstart.h5")
+    os.makedirs(os.path.dirname(run), exist_ok=True)
+    cmd = [aifsim, "run", os.path.join(ROOT, "scenarios", "quickstart.yaml"),
+           "-o", run, "--quiet", "--force"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("gallery: %s failed: %s" % (" ".join(cmd), p.stderr))
+    os.makedirs(os.path.dirname(PICTURE), exist_ok=True)
+    cmd = [os.path.join(ROOT, "tools", "aifsim-py"), "report", run,
+           "--png", PICTURE]
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, MPLBACKEND="Agg"))
+    if p.returncode != 0:
+        sys.exit("gallery: %s failed: %s" % (" ".join(cmd), p.stderr))
+    print("gallery: drew %s (%s)" % (os.path.relpath(PICTURE, ROOT),
+                                    " ".join(os.path.relpath(c, ROOT)
+                                             if c.startswith(ROOT) else c
+                                             for c in cmd)))
+
+
+def record_of(res, meta, old=None):
+    """gallery.json's content from results and metadata (after compute)."""
+    runs = dict((old or {}).get("runs", {}))
+    checks = {rid: check for rid, _s, _o, check in RUNS}
+    for rid in res:
+        runs[rid] = dict(meta[rid], scenario_sha256=sha256(
+            os.path.join(ROOT, "scenarios", meta[rid]["scenario"])),
+            check=checks[rid], result=res[rid].to_json())
+    return {
+        "about": "written by tools/gallery.py (make gallery): the runs "
+                 "behind the numbers of scenarios/README.md and README.md; "
+                 "do not edit",
+        "runs": {rid: runs[rid] for rid, _s, _o, _c in RUNS},
+        "figures": {},
+    }
+
+
+def update_runs(aifsim, a, ids):
+    """--runs: runs ids, keeps the other runs' recorded results."""
+    unknown = ids - {rid for rid, _s, _o, _c in RUNS}
+    if unknown:
+        sys.exit("gallery: no such runs: " + ", ".join(sorted(unknown)))
+    with open(a.record) as f:
+        old = json.load(f)
+    res, meta = run_all(aifsim, a.out, only=ids, recorded=old["runs"])
+    stored = {rid: Result.from_json(r["result"])
+              for rid, r in old["runs"].items() if rid not in ids}
+    figs = compute({**stored, **res})
+    record = record_of(res, meta, old)
+    record["figures"] = figs
+    with open(a.record, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+    new = write_readmes(a.readme, figs)
+    for m in check_readmes(new, figs):
+        print("gallery: note: " + m)
+    print("gallery: ran %s; wrote %s and %s" % (
+        ", ".join(sorted(ids)), ", ".join(os.path.relpath(p, ROOT)
+                                          for p in a.readme),
+        os.path.relpath(a.record, ROOT)))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# The figures: name -> ("compare" or "report", the runs, in order).
+# ---------------------------------------------------------------------------
+PLOTS = [
+    ("precision-compare", "compare", ["prec-fp16", "prec-fp4"]),
+    ("ppw-compare", "compare", ["ppw-static", "ppw-efficiency"]),
+    ("speed-tuning-compare", "compare", ["st-off", "st-on"]),
+    ("dr-report", "report", ["dr"]),
+    ("carbon-aware-report", "report", ["ga-ca-carbon"]),
+    ("cooling-compare", "compare", ["cool-fra-liquid", "cool-fra-air",
+                                    "cool-dal-liquid", "cool-dal-air"]),
+    ("cooling-report", "report", ["cool-dal-air"]),
+    ("os-compare", "compare", ["os-320", "os-416"]),
+    ("smoothing-compare", "compare", ["sm-off", "sm-rack", "sm-battery"]),
+    ("ivt-report", "report", ["ivt"]),
+    ("failures-report", "report", ["fail-30min"]),
+    ("demand-charge-compare", "compare", ["dc-free", "dc-cap"]),
+    ("moe-compare", "compare", ["md-dense-high", "md-moe-high"]),
+]
+
+
+def draw_plots(out):
+    """PLOTS from the runs in `out` into out/plots/, with the analysis
+    package. Returns the number of figures drawn."""
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    import matplotlib
+    matplotlib.use("Agg")
+    import aifsim
+    from aifsim import reports
+    os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+    drawn = 0
+    for name, kind, rids in PLOTS:
+        paths = [os.path.join(out, rid + ".h5") for rid in rids]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            print("gallery: %s: skipped, no %s" % (name, ", ".join(
+                os.path.relpath(p, ROOT) for p in missing)))
+            continue
+        png = os.path.join(out, "plots", name + ".png")
+        runs = [aifsim.open_run(p) for p in paths]
+        if kind == "report":
+            reports.write_report(runs[0], png=png)
+        else:
+            reports.compare_figure(runs).savefig(png)
+        print("gallery: wrote %s" % os.path.relpath(png, ROOT))
+        drawn += 1
+    return drawn
 
 
 # ---------------------------------------------------------------------------
@@ -650,7 +826,14 @@ def main():
                     help="fail when the README or gallery.json is stale")
     ap.add_argument("--no-run", action="store_true",
                     help="with --check: steps 1 and 2 only")
-    ap.add_argument("--readme", default=README)
+    ap.add_argument("--readme", action="append",
+                    help="a page with markers (repeat; default: "
+                    "scenarios/README.md and README.md)")
+    ap.add_argument("--runs", help="with BUILD_DIR: run only these runs "
+                    "(comma-separated ids) and keep the others' recorded "
+                    "results")
+    ap.add_argument("--picture", action="store_true",
+                    help="only draw README.md's picture (docs/img/)")
     ap.add_argument("--record", default=RECORD)
     ap.add_argument("--out", default=OUT, help="where the runs go")
     ap.add_argument("--list", action="store_true", help="list the runs")
@@ -658,10 +841,14 @@ def main():
                     help="no runs: rewrite the README from gallery.json's "
                     "stored results (after editing its prose or a figure's "
                     "format)")
+    ap.add_argument("--plots", action="store_true",
+                    help="draw the gallery's figures from the runs in --out "
+                    "into OUT/plots/ (no runs)")
     ap.add_argument("--dry", action="store_true",
                     help="run the fast runs only and print their figures "
                     "(writes nothing; for trying a change)")
     a = ap.parse_args()
+    a.readme = a.readme or READMES
 
     if a.list:
         for rid, scenario, sets, check in RUNS:
@@ -670,6 +857,8 @@ def main():
                                         " ".join("--set " + s for s in sets),
                                         " [check]" if check else ""))
         return 0
+    if a.plots:
+        return 0 if draw_plots(a.out) else 1
     if a.rewrite:
         with open(a.record) as f:
             record = json.load(f)
@@ -679,17 +868,19 @@ def main():
         with open(a.record, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")
-        with open(a.readme) as f:
-            new = rewrite(f.read(), record["figures"])
-        with open(a.readme, "w") as f:
-            f.write(new)
-        for m in check_readme(new, record["figures"]):
+        new = write_readmes(a.readme, record["figures"])
+        for m in check_readmes(new, record["figures"]):
             print("gallery: note: " + m)
-        print("gallery: rewrote %s from %s" % (a.readme, a.record))
+        print("gallery: rewrote %s from %s" % (", ".join(a.readme), a.record))
         return 0
     if not a.build and not (a.check and a.no_run):
         ap.error("give the build directory")
     aifsim = os.path.join(a.build, "aifsim") if a.build else None
+    if a.picture:
+        picture(aifsim, a.out)
+        return 0
+    if a.runs:
+        return update_runs(aifsim, a, set(a.runs.split(",")))
 
     if a.dry:
         fast = {rid for rid, _s, _o, check in RUNS if check}
@@ -701,39 +892,26 @@ def main():
         print("gallery: %d runs with %s into %s" % (len(RUNS), aifsim, a.out))
         res, meta = run_all(aifsim, a.out)
         figs = compute(res)
-        record = {
-            "about": "written by tools/gallery.py (make gallery): the runs "
-                     "behind scenarios/README.md's numbers; do not edit",
-            "runs": {rid: dict(meta[rid], scenario_sha256=sha256(
-                os.path.join(ROOT, "scenarios", meta[rid]["scenario"])),
-                check=check, result=res[rid].to_json())
-                for rid, _s, _o, check in RUNS},
-            "figures": figs,
-        }
+        record = record_of(res, meta)
+        record["figures"] = figs
         with open(a.record, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")
-        with open(a.readme) as f:
-            text = f.read()
-        new = rewrite(text, figs)
-        with open(a.readme, "w") as f:
-            f.write(new)
-        missing = check_readme(new, figs)
-        for m in missing:
+        new = write_readmes(a.readme, figs)
+        for m in check_readmes(new, figs):
             print("gallery: note: " + m)
         print("gallery: %d figures from %d runs (%.0f s of runs); wrote %s and %s"
               % (len(figs), len(res), sum(m["wall_s"] for m in meta.values()),
-                 os.path.relpath(a.readme, ROOT),
+                 ", ".join(os.path.relpath(p, ROOT) for p in a.readme),
                  os.path.relpath(a.record, ROOT)))
+        picture(aifsim, a.out)
         return 0
 
     # --check
     with open(a.record) as f:
         record = json.load(f)
-    with open(a.readme) as f:
-        text = f.read()
     figs = record["figures"]
-    problems = check_readme(text, figs)
+    problems = check_readmes(read_readmes(a.readme), figs)
     # The record itself is consistent: its stored results give its figures.
     stored = {rid: Result.from_json(r["result"])
               for rid, r in record["runs"].items()}

@@ -16,7 +16,7 @@ from .errors import (AifsimError, IncompleteRunError, NewerFormatError,
 from .run import FORMAT_VERSION, Frame, Run, open_run
 from .sweep import Sweep, open_sweep, write_summary
 from .sim import data_path, find_binary, simulate
-from . import plot, tables, units
+from . import comparison, plot, tables, timeaxis, units
 
 __version__ = "0.1.0"
 
@@ -33,5 +33,6 @@ __all__ = [
     "AifsimError", "IncompleteRunError", "NewerFormatError", "NotARunError",
     "RunNotFoundError", "SimulationError", "FORMAT_VERSION", "Frame", "Run",
     "open_run", "Sweep", "open_sweep", "write_summary", "data_path", "find_binary",
-    "simulate", "plot", "tables", "units", "report",
+    "simulate", "comparison", "plot", "tables", "timeaxis", "units",
+    "report",
 ]

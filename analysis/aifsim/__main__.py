@@ -3,7 +3,8 @@
     python3 -m aifsim report RUN.h5 [--png OUT.png] [--html OUT.html]
                                     [--allow-incomplete]
     python3 -m aifsim compare A.h5 B.h5 ... [--png OUT.png] [--html OUT.html]
-                                            [--csv OUT.csv] [--allow-incomplete]
+                                            [--csv OUT.csv] [--label TEXT]...
+                                            [--allow-incomplete]
     python3 -m aifsim sweep DIR [--x COL] [--y COL]... [--by COL]
                                 [--png OUT.png] [--html OUT.html]
 
@@ -25,7 +26,8 @@ import pandas as pd
 matplotlib.use("Agg")  # files only, never a display
 
 from . import open_run, open_sweep  # noqa: E402
-from .errors import AifsimError  # noqa: E402
+from .errors import AifsimError, did_you_mean  # noqa: E402
+from . import comparison as _c  # noqa: E402
 from . import reports as _r  # noqa: E402
 
 
@@ -48,16 +50,24 @@ def cmd_report(a):
 
 def cmd_compare(a):
     runs = [open_run(p, allow_incomplete=a.allow_incomplete) for p in a.runs]
-    _print_table(_r.compare_table(runs))
+    if a.label and len(a.label) != len(runs):
+        raise AifsimError("give --label once per run: %d labels for %d runs"
+                          % (len(a.label), len(runs)))
+    labels = a.label or None
+    _print_table(_r.compare_table(runs, labels=labels))
     if a.csv:
-        _r.compare_table(runs, formatted=False).to_csv(a.csv,
-                                                       index_label="metric")
+        _r.compare_table(runs, formatted=False, labels=labels).to_csv(
+            a.csv, index_label="metric")
         print("wrote %s" % a.csv)
-    if a.png:
-        _r.compare_figure(runs, dpi=a.dpi).savefig(a.png)
-        print("wrote %s" % a.png)
+    png = a.png
+    if not png and not a.html and not a.csv:
+        png = str(_c.default_png(a.runs))
+    if png:
+        _r.compare_figure(runs, dpi=a.dpi, labels=labels).savefig(png)
+        print("wrote %s" % png)
     if a.html:
-        Path(a.html).write_text(_r.compare_html(runs), encoding="utf-8")
+        Path(a.html).write_text(_r.compare_html(runs, labels=labels),
+                                encoding="utf-8")
         print("wrote %s" % a.html)
 
 
@@ -65,8 +75,10 @@ def cmd_sweep(a):
     sw = open_sweep(a.dir)
     for c in [a.x, a.by] + (a.y or []):
         if c and c not in sw.columns:
-            raise AifsimError("no column %r in the sweep; columns: %s"
-                              % (c, ", ".join(map(str, sw.columns))))
+            near = did_you_mean(c, sw.columns)
+            raise AifsimError("no column %r in the sweep; %scolumns: %s"
+                              % (c, "did you mean %r? " % near if near else "",
+                                 ", ".join(map(str, sw.columns))))
     _print_table(_r.sweep_table(sw, a.y))
     png, htm = a.png, a.html
     if not png and not htm:
@@ -98,7 +110,12 @@ def parser():
     c = sub.add_parser("compare", help="several runs: summary metrics side "
                        "by side and their power overlaid")
     c.add_argument("runs", nargs="+", metavar="RUN.h5")
-    c.add_argument("--png", metavar="OUT.png", help="overlaid power")
+    c.add_argument("--png", metavar="OUT.png",
+                   help="the figure (default, without --html or --csv: "
+                   "A-vs-B.png beside the first run)")
+    c.add_argument("--label", action="append", metavar="TEXT",
+                   help="a run's name in the legend, once per run in order "
+                   "(default: the --set keys whose values differ)")
     c.add_argument("--html", metavar="OUT.html", help="table and figure")
     c.add_argument("--csv", metavar="OUT.csv", help="the table, raw numbers")
     c.set_defaults(fn=cmd_compare)

@@ -33,3 +33,24 @@ class DamagedRunError(AifsimError):
 
 class SimulationError(AifsimError):
     """The aifsim binary failed (``simulate``) or cannot be found."""
+
+
+def did_you_mean(name, names):
+    """The name of ``names`` closest to ``name``, or None: as aifsim's own
+    suggestions (sim/suggest.c), case is ignored and a name that starts
+    another (or that another starts) counts as close; else a close spelling
+    (difflib's ratio 0.8). Ties go to the first in ``names``."""
+    import difflib
+
+    low = {}
+    for n in names:
+        low.setdefault(str(n).lower(), str(n))
+    key = str(name).lower()
+    if key in low:
+        return low[key]
+    if len(key) >= 2:
+        for k, v in low.items():
+            if k.startswith(key) or (len(k) >= 2 and key.startswith(k)):
+                return v
+    close = difflib.get_close_matches(key, list(low), n=1, cutoff=0.8)
+    return low[close[0]] if close else None

@@ -6,8 +6,10 @@ figure with pyplot. Each returns the Axes it drew on. A plot that needs a
 series the run does not have says "not in this run" on its axes instead of
 failing; ``has_*`` functions tell beforehand.
 
-Time runs along x in s, min, h or d (whichever reads best), powers in W, kW,
-MW or GW, every label with its unit.
+Time runs along x as dates when the run's start is known, else in s, min,
+h or d, with ticks chosen from the span, and bands (min, mean, max) of an
+hour or a day over many samples (aifsim.timeaxis); powers in W, kW, MW or
+GW, every label with its unit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import re
 import numpy as np
 
 from . import units as _u
+from .timeaxis import (axis_for, axis_for_runs, draw,
+                       edges as _edges, note_bands, resample)
 
 CAP_COLOR = "#d62728"
 BANDS = {  # facility power components, bottom to top
@@ -49,79 +53,9 @@ def _new_axes(ax, figsize=(10, 4)):
     return ax
 
 
-def _edges(t):
-    """Sample times (end of each interval) -> interval edges."""
-    t = np.asarray(t, dtype=float)
-    if len(t) == 0:
-        return np.array([0.0])
-    first = t[0] - (t[1] - t[0]) if len(t) > 1 else 0.0
-    return np.concatenate([[first], t])
-
-
 def start_time(run):
     """The wall-clock time of t = 0 (pandas Timestamp, UTC) or None."""
     return getattr(run, "start_utc", None)
-
-
-def _time_axis(ax, t_s, run=None):
-    """(factor, unit) for the time axis of samples `t_s`; labels the axis.
-    With the run's wall-clock start known (`start_utc`), the ticks are
-    dates and times in UTC; the values plotted stay in the unit."""
-    e = _edges(t_s)
-    span = e[-1] - e[0] if len(e) > 1 else 0.0
-    factor, unit = _u.time_scale(span)
-    start = start_time(run) if run is not None else None
-    if start is None:
-        ax.set_xlabel("time (%s)" % unit)
-        return factor, unit
-    wall_clock_axis(ax, start, factor, span)
-    return factor, unit
-
-
-def _OffsetLocator(step, offset):
-    """Ticks at offset + k * step (MultipleLocator with an offset, which
-    older matplotlib lacks)."""
-    from matplotlib.ticker import Locator
-
-    class OffsetLocator(Locator):
-        def __call__(self):
-            lo, hi = self.axis.get_view_interval()
-            return self.tick_values(lo, hi)
-
-        def tick_values(self, vmin, vmax):
-            k0 = np.ceil((vmin - offset) / step - 1e-9)
-            k1 = np.floor((vmax - offset) / step + 1e-9)
-            return offset + step * np.arange(k0, k1 + 1)
-
-    return OffsetLocator()
-
-
-def wall_clock_axis(ax, start, factor, span_s):
-    """Ticks of an x axis in units of `factor` seconds from `start` shown as
-    UTC dates (at midnight) and times of day."""
-    import pandas as pd
-    from matplotlib.ticker import FuncFormatter
-
-    hours = span_s / 3600.0
-    step_h = next((h for h in (1, 2, 3, 6, 12, 24, 48, 72, 168)
-                   if hours / h <= 9), 336)
-    # ticks on whole hours of the wall clock
-    offset_h = (start - start.normalize()) / pd.Timedelta(hours=1)
-    step = step_h * 3600.0 / factor
-    ax.xaxis.set_major_locator(_OffsetLocator(
-        step, (-offset_h % step_h) * 3600.0 / factor))
-
-    def fmt(v, _pos=None):
-        t = start + pd.Timedelta(seconds=float(v) * factor)
-        t = t.round("min")
-        if step_h >= 24:
-            return t.strftime("%d %b")
-        if t.hour == 0 and t.minute == 0:
-            return t.strftime("%d %b")
-        return t.strftime("%H:%M")
-
-    ax.xaxis.set_major_formatter(FuncFormatter(fmt))
-    ax.set_xlabel("date and time (UTC)")
 
 
 def not_in_run(ax, what, title=None):
@@ -287,8 +221,7 @@ def power_stack(run, ax=None, legend=True, title=None):
     if power is None or not len(power):
         return not_in_run(ax, "facility power", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+    ta = axis_for(ax, t, run)
     cap = _col(fac, "cap_w")
     peak = _col(fac, "peak_power_w")
     top = max(np.nanmax(power), np.nanmax(cap) if cap is not None else 0,
@@ -313,19 +246,30 @@ def power_stack(run, ax=None, legend=True, title=None):
             bands.append(("other facility", np.clip(rest, 0, None)))
     else:
         bands.append(("facility", power))
-    base = np.zeros_like(power)
+    # With many samples the bands are each bin's means, and the facility's
+    # range in a bin is outlined (timeaxis).
+    base = None
     for name, v in bands:
-        v = np.nan_to_num(v)
-        ax.stairs((base + v) / pf, x, baseline=base / pf, fill=True,
+        e, v = resample(ta, t, np.nan_to_num(v))
+        base = np.zeros_like(v) if base is None else base
+        ax.stairs((base + v) / pf, ta.x(e), baseline=base / pf, fill=True,
                   color=BANDS[name], alpha=0.9, label=name, lw=0)
         base = base + v
-    ax.stairs(power / pf, x, color="black", lw=1.0, label="facility power",
-              baseline=None)
+    draw(ax, ta, t, power / pf, "black", lw=1.0,
+         label="facility power" + (" (%s mean)" % {
+             "hour": "hourly", "day": "daily", "week": "weekly"}.get(
+                 ta.bin_name) if ta.banded else ""), band=False)
+    if ta.banded:
+        from .timeaxis import bands as _bands
+        e, lo, _m, hi = _bands(t, power, ta.bin_s, ta.bin_offset_s())
+        ax.stairs(hi / pf, ta.x(e), baseline=lo / pf, fill=False,
+                  color="black", lw=0.5, alpha=0.6)
 
     for i, (a, b) in enumerate(dr_windows(run)):
-        ax.axvspan(a / tf, b / tf, color=DR_COLOR, alpha=0.35, lw=0,
+        ax.axvspan(ta.x(a), ta.x(b), color=DR_COLOR, alpha=0.35, lw=0,
                    label="demand response (cap lowered)" if i == 0 else None,
                    zorder=0)
+    x = ta.x(_edges(t))
     if cap is not None:
         ax.stairs(cap / pf, x, color=CAP_COLOR, lw=2.2, ls="--",
                   label=_cap_text(cap), zorder=5, baseline=None)
@@ -336,11 +280,12 @@ def power_stack(run, ax=None, legend=True, title=None):
         if peak is not None:
             over = peak > cap * (1 + 1e-9)
             if over.any():
-                ax.plot(t[over] / tf, peak[over] / pf, "v", color=CAP_COLOR,
+                ax.plot(ta.x(t[over]), peak[over] / pf, "v", color=CAP_COLOR,
                         ms=5, zorder=6,
                         label="over the cap (%d intervals)" % over.sum())
     ax.set_xlim(x[0], x[-1])
     ax.set_ylim(0, top / pf * 1.15)
+    note_bands(ax, ta)
     ax.set_ylabel("power (%s)" % pu)
     ax.set_title(title)
     ax.grid(alpha=0.3)
@@ -385,11 +330,10 @@ def pue_temperature(run, ax=None, legend=True, title=None):
     if pue is None and temp is None:
         return not_in_run(ax, "PUE and outdoor temperature", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+    ta = axis_for(ax, t, run)
+    x = ta.x(_edges(t))
     if pue is not None:
-        ax.stairs(pue, x, color="#2ca02c", lw=1.5, label="PUE",
-                  baseline=None)
+        draw(ax, ta, t, pue, "#2ca02c", lw=1.5, label="PUE")
         lo, hi = np.nanmin(pue), np.nanmax(pue)
         pad = max(0.02, 0.1 * (hi - lo))
         ax.set_ylim(min(1.0, lo - pad), hi + pad)
@@ -397,12 +341,13 @@ def pue_temperature(run, ax=None, legend=True, title=None):
     temp_ax = ax  # the right-hand axis when the PUE takes the left
     if temp is not None:
         temp_ax = ax.twinx() if pue is not None else ax
-        temp_ax.plot(t / tf, temp, color="#ff7f0e", lw=1.2,
-                     label="outdoor temperature")
+        draw(temp_ax, ta, t, temp, "#ff7f0e", lw=1.2,
+             label="outdoor temperature")
         temp_ax.set_ylabel(_u.label("outdoor temperature", "degC"))
     ax.set_xlim(x[0], x[-1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
+    note_bands(ax, ta)
     if legend:
         _legend_below(ax, temp_ax)
     return ax
@@ -419,13 +364,12 @@ def grid_signals(run, ax=None, legend=True, title=None):
     if carbon is None and price is None:
         return not_in_run(ax, "carbon intensity and price", title)
     t = fac.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+    ta = axis_for(ax, t, run)
+    x = ta.x(_edges(t))
     held = deferred_jobs(run)
     room = 1.0 + (0.25 if len(held) else 0.08)
     if carbon is not None:
-        ax.stairs(carbon, x, color="#7f7f7f", lw=1.5,
-                  label="carbon intensity", baseline=None)
+        draw(ax, ta, t, carbon, "#7f7f7f", lw=1.5, label="carbon intensity")
         ax.set_ylabel(_u.label("carbon intensity", "gCO2/kWh"),
                       color="#555555")
         ax.set_ylim(0, np.nanmax(carbon) * room)
@@ -434,8 +378,7 @@ def grid_signals(run, ax=None, legend=True, title=None):
     price_ax = ax  # a right-hand axis when there is a price
     if price is not None:
         price_ax = ax.twinx()
-        price_ax.stairs(price, x, color="#9467bd", lw=1.2, label="price",
-                        baseline=None)
+        draw(price_ax, ta, t, price, "#9467bd", lw=1.2, label="price")
         cur = run.facility.units.get("price_per_mwh", "$/MWh")
         price_ax.set_ylabel(_u.label("electricity price", cur),
                             color="#9467bd")
@@ -451,15 +394,16 @@ def grid_signals(run, ax=None, legend=True, title=None):
                                        start)):
             y = 0.97 - 0.03 * (i % 6)
             b = a if not np.isfinite(b) else b
-            ax.plot([a / tf, b / tf], [y, y], color=DEFER_COLOR, lw=2,
+            ax.plot(ta.x([a, b]), [y, y], color=DEFER_COLOR, lw=2,
                     transform=tr, solid_capstyle="butt",
                     label=("deferred/paused job (arrival to start)"
                            if i == 0 else None))
-            ax.plot([b / tf], [y], ">", color=DEFER_COLOR, ms=4,
+            ax.plot(ta.x([b]), [y], ">", color=DEFER_COLOR, ms=4,
                     transform=tr)
     ax.set_xlim(x[0], x[-1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
+    note_bands(ax, ta)
     if legend:
         _legend_below(ax, price_ax)
     return ax
@@ -516,16 +460,15 @@ def services(run, axes=None, legend=True):
     t = svc.index.to_numpy(dtype=float)
     colors = ["C%d" % i for i in range(10)]
     for ax in axes:
-        tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+        ta = axis_for(ax, t, run)
     styles = ["-", "--", ":", "-."]
     for k, name in enumerate(names):
         sub = svc[name]
         tok = [c for c in sub.columns if c.startswith("tokens_per_s")]
         if tok:
-            ax_tok.stairs(np.nan_to_num(sub[tok[0]].to_numpy(dtype=float)),
-                          x, color=colors[k % 10], lw=1.2, label=name,
-                          baseline=None)
+            draw(ax_tok, ta, t,
+                 np.nan_to_num(sub[tok[0]].to_numpy(dtype=float)),
+                 colors[k % 10], lw=1.2, label=name)
     for metric, ax in (("ttft", ax_ttft), ("tpot", ax_tpot)):
         lo, hi, drew = np.inf, 0.0, False
         slos = {}
@@ -540,9 +483,9 @@ def services(run, axes=None, legend=True):
                 if not np.isfinite(v).any():
                     continue
                 lo, hi = min(lo, np.nanmin(v)), max(hi, np.nanmax(v))
-                ax.stairs(v, x, color=colors[k % 10],
-                          ls=styles[j % len(styles)], lw=1.2,
-                          label="%s p%g" % (name, pct), baseline=None)
+                draw(ax, ta, t, v, colors[k % 10], lw=1.2, band=False,
+                     ls=styles[j % len(styles)],
+                     label="%s p%g" % (name, pct))
                 drew = True
             slo = _slo(run, name, metric)
             if slo is not None:
@@ -567,7 +510,8 @@ def services(run, axes=None, legend=True):
     ax_tok.set_ylabel("output tokens/s")
     ax_tok.set_ylim(bottom=0)
     ax_tok.set_title("%s: inference services" % run.name)
-    span = _edges(t) / tf
+    span = ta.x(_edges(t))
+    note_bands(ax_tok, ta)
     for ax in axes:
         ax.set_xlim(span[0], span[-1])
         ax.grid(alpha=0.3, which="major")
@@ -586,8 +530,7 @@ def rack_heatmap(run, var="power_w", ax=None, title=None):
         return not_in_run(ax, "per-rack %s" % var, title)
     sub = racks[var]
     t = sub.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+    x = axis_for(ax, t, run).x(_edges(t))
     v = sub.to_numpy(dtype=float)
     units = racks.units.get(var, "")
     if units == "1":
@@ -622,18 +565,18 @@ def clocks(run, ax=None, legend=True, title=None):
         return not_in_run(ax, "per-rack clock and activity", title)
     groups = run.rack_groups()
     t = racks.index.to_numpy(dtype=float)
-    tf, _ = _time_axis(ax, t, run)
-    x = _edges(t) / tf
+    ta = axis_for(ax, t, run)
+    x = ta.x(_edges(t))
     for k, g in enumerate(dict.fromkeys(groups.values())):
         members = [r for r, gg in groups.items() if gg == g]
         color = "C%d" % (k % 10)
         if "clock_ratio" in lv:
-            ax.stairs(100 * racks["clock_ratio"][members].mean(axis=1), x,
-                      color=color, lw=1.5, label="%s clock" % g, baseline=None)
+            draw(ax, ta, t, 100 * racks["clock_ratio"][members].mean(axis=1),
+                 color, lw=1.5, label="%s clock" % g, band=False)
         if "activity" in lv:
-            ax.stairs(100 * racks["activity"][members].mean(axis=1), x,
-                      color=color, lw=1.0, ls="--",
-                      label="%s activity" % g, baseline=None)
+            draw(ax, ta, t, 100 * racks["activity"][members].mean(axis=1),
+                 color, lw=1.0, ls="--", label="%s activity" % g,
+                 band=False)
     ax.set_ylim(0, 105)
     ax.set_xlim(x[0], x[-1])
     ax.set_ylabel("share of maximum (%)")
@@ -688,9 +631,16 @@ def differing_series(runs, candidates=OVERLAYS, rtol=0.01):
     return out
 
 
+def _run_style(k):
+    """Colour and line style of the k-th run of a comparison: the bars, the
+    lines and the legend all use them."""
+    return "C%d" % (k % 10), LINESTYLES[k % len(LINESTYLES)]
+
+
 def compare_series(runs, col, what, units, ax=None, labels=None,
                    legend=True, title=None):
-    """One /facility series of several runs overlaid."""
+    """One /facility series of several runs overlaid (bands, min to max an
+    hour or a day, over many samples)."""
     ax = _new_axes(ax)
     labels = labels or run_labels(runs)
     spans, tops = [], []
@@ -701,16 +651,15 @@ def compare_series(runs, col, what, units, ax=None, labels=None,
             tops.append(np.nanmax(np.abs(v)))
     if not spans:
         return not_in_run(ax, what, title)
-    tf, tu = _u.time_scale(max(spans))
+    ta = axis_for_runs(ax, runs, spans)
     f, shown = _u.display_scale(units, max(tops))
     for k, (r, lab) in enumerate(zip(runs, labels)):
         v = _col(r.facility, col)
         if v is None or not len(v):  # a run with no samples: nothing
             continue
-        x = _edges(r.facility.index.to_numpy(dtype=float)) / tf
-        ax.stairs(v / f, x, color="C%d" % (k % 10),
-                  ls=LINESTYLES[k % len(LINESTYLES)], lw=1.3, label=lab,
-                  baseline=None)
+        color, ls = _run_style(k)
+        draw(ax, ta, r.facility.index.to_numpy(dtype=float), v / f, color,
+             ls=ls, lw=1.3, label=lab)
     if units == "1":  # a ratio (PUE): its own range, not from zero
         vals = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in (
             _col(r.facility, col) for r in runs) if v is not None])
@@ -718,18 +667,21 @@ def compare_series(runs, col, what, units, ax=None, labels=None,
             lo, hi = np.min(vals), np.max(vals)
             pad = max(0.02, 0.1 * (hi - lo))
             ax.set_ylim(min(1.0, lo - pad), hi + pad)
-    ax.set_xlabel("time (%s)" % tu)
-    ax.set_ylabel(_u.label(what, shown))
-    ax.set_xlim(0, max(spans) / tf)
+    # "output tokens/s" says its unit already
+    ax.set_ylabel(what if what.endswith(shown) else _u.label(what, shown))
+    ax.set_xlim(ta.x(0), ta.x(max(spans)))
     ax.set_title(title or what)
     ax.grid(alpha=0.3)
+    note_bands(ax, ta)
     if legend:
         _legend(ax)
     return ax
 
 
 def compare_power(runs, ax=None, labels=None, legend=True, title=None):
-    """Facility power of several runs overlaid, with their caps."""
+    """Facility power of several runs overlaid, with their caps: one red
+    line when they share it, else each run's in its colour, dashed; each
+    cap's value is written on its line."""
     ax = _new_axes(ax)
     labels = labels or run_labels(runs)
     tops, spans = [], []
@@ -744,7 +696,7 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
         return not_in_run(ax, "facility power", title)
     top = max(tops)
     pf, pu = _u.display_scale("W", top)
-    tf, tu = _u.time_scale(max(spans))
+    ta = axis_for_runs(ax, runs, spans)
     caps = [tuple(np.round(r.facility["cap_w"].to_numpy(), 3))
             if "cap_w" in r.facility.columns else None for r in runs]
     same_cap = len(set(caps)) == 1 and caps[0] is not None
@@ -752,28 +704,38 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
         fac = r.facility
         if "power_w" not in fac.columns or not len(fac):
             continue
-        color = "C%d" % (k % 10)
-        x = _edges(fac.index.to_numpy(dtype=float)) / tf
-        ax.stairs(fac["power_w"] / pf, x, color=color, lw=1.3, label=lab,
-                  ls=LINESTYLES[k % len(LINESTYLES)], baseline=None)
+        color, ls = _run_style(k)
+        t = fac.index.to_numpy(dtype=float)
+        draw(ax, ta, t, fac["power_w"].to_numpy(dtype=float) / pf, color,
+             ls=ls, lw=1.3, label=lab)
         if "cap_w" in fac.columns and not same_cap:
-            ax.stairs(fac["cap_w"] / pf, x, color=color, lw=1.5, ls="--",
-                      label=_cap_text(fac["cap_w"]),
-                      baseline=None)
+            _cap_line(ax, ta, t, fac["cap_w"].to_numpy(dtype=float), pf,
+                      color, 1.5)
     if same_cap:
         fac = runs[0].facility
-        x = _edges(fac.index.to_numpy(dtype=float)) / tf
-        ax.stairs(fac["cap_w"] / pf, x, color=CAP_COLOR, lw=2.2, ls="--",
-                  label=_cap_text(fac["cap_w"]), zorder=5, baseline=None)
-    ax.set_xlabel("time (%s)" % tu)
+        _cap_line(ax, ta, fac.index.to_numpy(dtype=float),
+                  fac["cap_w"].to_numpy(dtype=float), pf, CAP_COLOR, 2.2)
     ax.set_ylabel("facility power (%s)" % pu)
     ax.set_ylim(0, top / pf * 1.15)
-    ax.set_xlim(0, max(spans) / tf)
-    ax.set_title(title or "facility power: " + " vs ".join(labels))
+    ax.set_xlim(ta.x(0), ta.x(max(spans)))
+    ax.set_title(title or "facility power")
     ax.grid(alpha=0.3)
+    note_bands(ax, ta)
     if legend:
         _legend(ax)
     return ax
+
+
+def _cap_line(ax, ta, t, cap, pf, color, lw):
+    """A cap as a dashed line with its value written at its right end."""
+    x = ta.x(_edges(t))
+    ax.stairs(cap / pf, x, color=color, lw=lw, ls="--", label=_cap_text(cap),
+              zorder=5, baseline=None)
+    ax.annotate(_cap_text(cap), xy=(x[-1], cap[-1] / pf), xytext=(-4, 3),
+                textcoords="offset points", ha="right", va="bottom",
+                color=color, fontsize=8.5, fontweight="bold", zorder=6,
+                bbox=dict(facecolor="white", alpha=0.8, edgecolor="none",
+                          pad=1.0))
 
 
 # -- sweeps ----------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from . import comparison as _c
 from . import plot as _p
 from . import tables as _t
 from . import units as _u
@@ -27,10 +28,20 @@ METRIC_LABELS = _t.LABELS
 
 
 def _subtitle(run):
-    bits = []
+    """What the run is and how it was made. A run given --set options gets
+    a description read from its resolved scenario (tables.describe), since
+    the scenario file's own may no longer hold (a Dallas run of a file
+    that says Frankfurt), and the options as typed; otherwise the file's
+    description. Then the seed, version and file."""
+    given = run.overrides or []
     desc = run.scenario.get("description") if isinstance(
         run.scenario, dict) else None
-    if desc:
+    bits = []
+    if given and "description" not in run.override_values():
+        bits.append(_t.describe(run))
+        bits.append("scenario %s with %s" % (run.name, " ".join(
+            "--set " + o for o in given)))
+    elif desc:
         bits.append(str(desc))
     meta = []
     if run.seed is not None:
@@ -38,7 +49,22 @@ def _subtitle(run):
     meta.append("aifsim %s" % run.version)
     meta.append(run.path.name)
     bits.append(", ".join(meta))
-    return "\n".join(bits)
+    return "\n".join(_wrap_parts(b, 130) for b in bits)
+
+
+def _wrap_parts(text, width):
+    """text wrapped at its ", " and " --set " boundaries only, so that no
+    date, value or option is split across lines."""
+    import re
+    parts = re.split(r"(?<=,) | (?=--set )", text)
+    lines, cur = [], ""
+    for p in parts:
+        if cur and len(cur) + 1 + len(p) > width:
+            lines.append(cur)
+            cur = p
+        else:
+            cur = p if not cur else cur + " " + p
+    return "\n".join(lines + [cur])
 
 
 def _table_columns(tab, ncols=2):
@@ -102,10 +128,16 @@ def _table_axes(ax, run):
         if kind == "row" and c % 2 == 1:
             cell.set_text_props(ha="right")
             cell._loc = "right"
-    ax.set_title("summary", fontsize=11, loc="left", fontweight="bold")
     note = _t.absent_note(run)
+    note = _wrap_parts(note, 150) if note else ""
+    lines = note.count("\n") + 1 if note else 0
+    # The note on its own line(s) under the title, above the table.
+    ax.set_title("summary", fontsize=11, loc="left", fontweight="bold",
+                 pad=6 + 12 * lines)
     if note:
-        ax.set_title(note, fontsize=8.5, loc="right", color="0.35")
+        ax.annotate(note, xy=(0, 1), xycoords="axes fraction",
+                    xytext=(0, 3), textcoords="offset points", ha="left",
+                    va="bottom", fontsize=8.5, color="0.35")
     return ax
 
 
@@ -152,11 +184,16 @@ def report_figure(run, dpi=110):
     and services the run has, then the summary table."""
     names = panels(run)
     heights = {"power": 1.35, "racks": 1.1}
-    table_h = 0.27 * (_table_rows(run) + 1) + 0.5
+    table_h = 0.27 * (_table_rows(run) + 1) + 0.5 + (
+        0.3 if _t.absent_note(run) else 0.0)
     hr = [heights.get(n, 1.0) * 2.6 for n in names] + [table_h]
+    sub = _subtitle(run)
+    # The subtitle starts 0.55 in from the top, 0.15 in a line; the layout
+    # below it also leaves room for the title (about 0.35 in).
+    top_in = 0.3 + 0.15 * (sub.count("\n") + 1)
     # each panel's title and axis labels take about 0.75 in besides
-    fig = Figure(figsize=(11, sum(hr) + 0.75 * len(names) + 1.4), dpi=dpi,
-                 layout="constrained")
+    fig = Figure(figsize=(11, sum(hr) + 0.75 * len(names) + 1.1 + top_in),
+                 dpi=dpi, layout="constrained")
     gs = fig.add_gridspec(len(hr), 1, height_ratios=hr)
     axes = {}
     for i, n in enumerate(names):
@@ -170,10 +207,10 @@ def report_figure(run, dpi=110):
                  transform=tax.transAxes, color="0.3", fontsize=11)
     fig.suptitle("aifsim report: %s" % run.name, fontsize=15,
                  fontweight="bold")
-    fig.text(0.5, 1.0 - 0.55 / fig.get_figheight(), _subtitle(run),
+    fig.text(0.5, 1.0 - 0.55 / fig.get_figheight(), sub,
              ha="center", va="top", fontsize=9, color="0.3")
     fig.get_layout_engine().set(h_pad=0.08, rect=(0, 0, 1,
-                                1 - 0.55 / fig.get_figheight()))
+                                1 - top_in / fig.get_figheight()))
     return fig
 
 
@@ -189,11 +226,23 @@ def _img(fig):
         html.escape(fig.axes[0].get_title() if fig.axes else "figure"), data)
 
 
-_CSS = """body{font-family:sans-serif;max-width:1150px;margin:2em auto;
-color:#222}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;
+# The page takes the window's width: figures two abreast on a wide screen
+# (one on a narrow one), the summary's groups side by side, the scenario
+# folded away.
+_CSS = """body{font-family:sans-serif;margin:1.2em 2vw;color:#222}
+h1{margin:0 0 .2em}h2{margin:1.2em 0 .4em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 10px;
 border-bottom:1px solid #ddd;text-align:left}th{background:#f4f4f4}
-img{max-width:100%}pre{background:#f6f6f6;padding:1em;overflow-x:auto}
-.meta{color:#555}"""
+td.v{text-align:right;white-space:nowrap}
+img{width:100%;height:auto;display:block}
+pre{background:#f6f6f6;padding:1em;overflow-x:auto}
+.meta{color:#555}
+.figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(620px,1fr));
+gap:1em 2em}
+.figs .wide{grid-column:1/-1}
+.groups{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));
+gap:0 2em;align-items:start}
+.groups table{width:100%}"""
 
 
 def _page(title, body):
@@ -203,42 +252,48 @@ def _page(title, body):
 
 
 def _summary_html(run):
-    """The grouped summary table as HTML: one header row a group."""
+    """The grouped summary as HTML: a table a group, side by side."""
     tab = summary_table(run)
-    rows = []
+    tables = []
     for g, sub in tab.groupby("group", sort=False):
-        rows.append('<tr><th colspan="2">%s</th></tr>' % html.escape(g))
-        rows += ["<tr><td>%s</td><td>%s</td></tr>" % (
+        rows = ['<tr><th colspan="2">%s</th></tr>' % html.escape(g)]
+        rows += ['<tr><td>%s</td><td class="v">%s</td></tr>' % (
             html.escape(m), html.escape(v))
             for m, v in zip(sub["metric"], sub["value"])]
+        tables.append("<table>%s</table>" % "".join(rows))
     note = _t.absent_note(run)
-    return "<table>%s</table>%s" % ("".join(rows), (
+    return '<div class="groups">%s</div>%s' % ("".join(tables), (
         '<p class="meta">%s</p>' % html.escape(note)) if note else "")
 
 
 def report_html(run, dpi=100):
-    """A self-contained HTML page (figures inline as PNG data): the run's
-    figures, its summary table and its scenario."""
+    """A self-contained HTML page (figures inline as PNG data) that uses
+    the window's width: the run's summary, its figures two abreast on a
+    wide screen (the power stack and the services across), and its
+    resolved scenario, folded."""
     parts = ["<h1>aifsim report: %s</h1>" % html.escape(run.name),
              '<p class="meta">%s</p>' % html.escape(_subtitle(run)).replace(
                  "\n", "<br>"),
              "<h2>Summary</h2>",
-             _summary_html(run)]
-    names = panels(run)
-    parts.append("<h2>Figures</h2>")
-    for n in names:
+             _summary_html(run), "<h2>Figures</h2>", '<div class="figs">']
+    for n in panels(run):
         if n in ("ttft", "tpot"):
             continue
+        wide = n in ("power", "tokens")
         if n == "tokens":
-            fig = Figure(figsize=(11, 8), dpi=dpi, layout="constrained")
+            fig = Figure(figsize=(14, 8), dpi=dpi, layout="constrained")
             axs = fig.subplots(3, 1, sharex=True)
             _p.services(run, axes=list(axs))
         else:
-            fig = Figure(figsize=(11, 4), dpi=dpi, layout="constrained")
+            fig = Figure(figsize=(14, 4.5) if wide else (9, 4), dpi=dpi,
+                         layout="constrained")
             _draw(n, run, fig.add_subplot(), {})
-        parts.append("<p>%s</p>" % _img(fig))
-    parts.append("<h2>Scenario (resolved)</h2><pre>%s</pre>"
-                 % html.escape(run.scenario_text))
+        parts.append('<div%s>%s</div>' % (' class="wide"' if wide else "",
+                                          _img(fig)))
+    parts.append("</div>")
+    parts.append("<h2>Scenario (resolved)</h2><details><summary>the "
+                 "scenario with every default filled in</summary><pre>%s"
+                 "</pre></details>" % html.escape(run.scenario_text))
     return _page("aifsim report: %s" % run.name, "\n".join(parts))
 
 
@@ -259,130 +314,25 @@ def write_report(run, png=None, html_path=None, dpi=110):
 
 # -- several runs ------------------------------------------------------------
 
-def compare_table(runs, formatted=True):
+def compare_table(runs, formatted=True, labels=None):
     """Summary figures of several runs side by side, with each run's change
     from the first (tables.compare_table). `formatted=False` gives the raw
     numbers, indexed by key."""
-    return _t.compare_table(runs, formatted=formatted)
+    return _t.compare_table(runs, formatted=formatted, labels=labels)
 
 
-#: The figures a comparison draws as bars, when some run has them.
-KEY_METRICS = ("tokens_per_joule", "training_tokens", "energy_mwh",
-               "mean_pue", "cost", "co2_t", "slo_attainment")
-#: Added when fewer than four of those are there.
-MORE_METRICS = ("peak_power_w", "stranded_mwh", "cap_violation_s",
-                "jct_mean_s")
+# The comparison figure lives in aifsim.comparison; these names stay here.
+KEY_METRICS = _c.KEY_METRICS
+compare_metrics = _c.compare_metrics
+compare_bars = _c.compare_bars
+compare_figure = _c.compare_figure
 
 
-def compare_metrics(runs):
-    """The /summary keys a comparison draws as bars: KEY_METRICS some run
-    has (a number, not zero in every run), then MORE_METRICS up to four."""
-    def there(k):
-        v = [r.summary.get(k) for r in runs]
-        v = [float(x) for x in v if isinstance(x, (int, float, np.number))
-             and math.isfinite(float(x))]
-        return bool(v) and any(x != 0 for x in v)
-    keys = [k for k in KEY_METRICS if there(k)]
-    for k in MORE_METRICS:
-        if len(keys) >= 4:
-            break
-        if there(k):
-            keys.append(k)
-    return keys
-
-
-def compare_bars(runs, key, ax, labels=None):
-    """One figure of several runs as bars, each labelled with its value and,
-    after the first, its change from the first in %."""
-    labels = labels or _p.run_labels(runs)
-    vals = np.array([float(r.summary.get(key, np.nan)) for r in runs])
-    units = _t.metric_units(key)
-    f = 1.0
-    finite = vals[np.isfinite(vals)]
-    mag = np.max(np.abs(finite)) if len(finite) else 1.0
-    if units in ("", None):
-        f = next((d for d in (1e12, 1e9, 1e6) if mag >= d), 1.0)
-    elif units not in ("$", "1"):
-        f, _ = _u.display_scale(units, mag)
-    xs = np.arange(len(runs))
-    colors = ["C%d" % (k % 10) for k in range(len(runs))]
-    ax.bar(xs, np.nan_to_num(vals) / f, color=colors, width=0.7,
-           edgecolor="black", lw=0.6)
-    top = np.nanmax(np.abs(np.nan_to_num(vals))) / f if len(vals) else 1.0
-    for k, v in enumerate(vals):
-        text = _t.format_metric(key, v)
-        if k > 0 and np.isfinite(v) and np.isfinite(vals[0]):
-            # a % of a value at or below zero (a negative bill) says
-            # nothing: the change itself then
-            text += "\n" + (_t.percent_text(vals[0], v) if vals[0] > 0
-                            else _t.delta_text(key, v - vals[0]))
-        y = np.nan_to_num(v) / f
-        below = y < 0  # a negative bar: its label under it
-        ax.text(k, y - 0.03 * top if below else y + 0.03 * top, text,
-                ha="center", va="top" if below else "bottom",
-                fontsize=8.5, fontweight="bold" if k > 0 else None)
-    low = np.nanmin(np.nan_to_num(vals)) / f
-    ax.set_ylim(min(0, low - 0.35 * top) if low < 0 else 0,
-                max(top * 1.45, 1e-12))
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    ax.spines["bottom"].set_position(("data", 0))  # bars from zero
-    ax.set_title(_t.label(key), fontsize=10)
-    return ax
-
-
-def compare_figure(runs, dpi=110):
-    """Key figures of the runs as bars with their changes from the first
-    run, then the /facility series that differ between them overlaid
-    (facility power with the caps first)."""
-    labels = _p.run_labels(runs)
-    keys = compare_metrics(runs)
-    overlays = _p.differing_series(runs) or [_p.OVERLAYS[0]]
-    per_row = min(max(len(keys), 1), 5)
-    bar_rows = int(math.ceil(len(keys) / float(per_row))) if keys else 0
-    legend_h = 0.3 + 0.25 * int(math.ceil(len(runs) / 2.0))
-    heights = [legend_h] + [2.3] * bar_rows + [3.2] * len(overlays)
-    fig = Figure(figsize=(11, sum(heights) + 0.6 * (bar_rows + len(
-        overlays)) + 0.8), dpi=dpi, layout="constrained")
-    gs = fig.add_gridspec(len(heights), per_row, height_ratios=heights)
-    for i, k in enumerate(keys):
-        compare_bars(runs, k, fig.add_subplot(gs[1 + i // per_row,
-                                                 i % per_row]), labels)
-    for j, (col, what, units) in enumerate(overlays):
-        ax = fig.add_subplot(gs[1 + bar_rows + j, :])
-        if col == "power_w":
-            _p.compare_power(runs, ax=ax, labels=labels, legend=False,
-                             title="facility power")
-        else:
-            _p.compare_series(runs, col, what, units, ax=ax, labels=labels,
-                              legend=False)
-        handles, names = ax.get_legend_handles_labels()
-        if handles:  # the runs' line styles and the caps
-            ax.legend(handles, names, loc="lower right", fontsize=8.5,
-                      ncol=min(len(handles), 3), framealpha=0.9)
-    # one legend for every panel: the runs, in their colours
-    from matplotlib.patches import Patch
-    lax = fig.add_subplot(gs[0, :])
-    lax.axis("off")
-    lax.legend([Patch(facecolor="C%d" % (k % 10), edgecolor="black")
-                for k in range(len(runs))], labels, loc="center",
-               ncol=min(len(runs), 2), frameon=False, fontsize=11)
-    fig.suptitle("aifsim comparison: " + " vs ".join(
-        dict.fromkeys(r.name for r in runs)), fontsize=14,
-        fontweight="bold")
-    return fig
-
-
-def compare_html(runs):
-    body = ["<h1>aifsim comparison</h1>",
-            "<p class=\"meta\">%s</p>" % "<br>".join(
-                html.escape("%s: %s" % (lab, r.path)) for lab, r in
-                zip(_p.run_labels(runs), runs)),
-            compare_table(runs).to_html(index=False, border=0),
-            "<p>%s</p>" % _img(compare_figure(runs, dpi=100))]
-    return _page("aifsim comparison", "\n".join(body))
+def compare_html(runs, labels=None):
+    """A self-contained HTML page of several runs: files, table, figure."""
+    return _c.compare_html(runs, labels=labels, img=_img, page=_page,
+                           table=lambda rs, labs: compare_table(
+                               rs, labels=labs))
 
 
 # -- sweeps ------------------------------------------------------------------

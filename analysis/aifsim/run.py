@@ -3,7 +3,7 @@
 The readers are generic over the columns a group holds: a column the
 simulator adds later shows up without a change here, and a group a run
 does not have gives an empty frame. See analysis/README.md for the layout
-and README.md ("Output (HDF5)") for the contract.
+and docs/OUTPUT.md for the contract.
 """
 
 from __future__ import annotations
@@ -172,6 +172,10 @@ class Run:
       ``run.services["chat"]["ttft_p99"]``; ``service_info``: the
       services' group attributes (requests_arrived, ...), one row each
     - ``jobs``: the /jobs table (one row a job)
+    - ``power_quality``: the power-quality window's facility power at its
+      high rate (``power_w``; the rate in ``.attrs["rate_hz"]``), empty
+      for a run without one
+    - ``overrides``: the ``--set`` options the run was given, as typed
     - ``summary``: dict of the /summary attributes
     - ``scenario``: the resolved scenario as a dict; ``scenario_text``: YAML
     - ``name``, ``seed``, ``version``, ``format_version``, ``path``
@@ -313,6 +317,43 @@ class Run:
             return df
 
     @functools.cached_property
+    def power_quality(self):
+        """/power_quality: facility power sampled at the power-quality
+        window's rate (50 Hz by default), indexed by time (s, each sample at
+        the end of its 1/rate interval); the window's rate_hz,
+        window_start_s, band_low_hz and band_high_hz in ``.attrs``. Empty
+        for a run without a window (or written before aifsim kept it)."""
+        with self._open() as f:
+            g = f.get("power_quality")
+            cols = _Columns()
+            info = {}
+            if isinstance(g, h5py.Group):
+                _collect(g, cols, None)
+                info = {k: attr_value(v) for k, v in g.attrs.items()}
+            fr = cols.frame(False, None)
+            fr.attrs.update(info)
+            return fr
+
+    @property
+    def overrides(self):
+        """The ``--set`` options the run was given (``--seed`` as
+        ``seed=N``), as typed, in order: ``["loops.0.kind=air"]``; [] for
+        none; None for a file written before aifsim recorded them."""
+        v = self.attrs.get("overrides")
+        if v is None:
+            return None
+        return [line for line in attr_text(v).split("\n") if line]
+
+    def override_values(self):
+        """{key: value as typed} of :attr:`overrides` (the last of a key
+        given twice wins); {} when there are none."""
+        out = {}
+        for item in self.overrides or []:
+            key, _, value = item.partition("=")
+            out[key.strip()] = value.strip()
+        return out
+
+    @functools.cached_property
     def jobs(self):
         with self._open() as f:
             obj = f.get("jobs")
@@ -396,6 +437,12 @@ class Run:
             return None
         return ts.tz_convert(None) if ts.tzinfo is not None else ts
 
+    def time_attrs(self):
+        """The attributes of the file's time coordinates: units ("s", or
+        "seconds since 2023-07-01T00:00:00Z" for a run with a date), calendar
+        (with a date) and long_name."""
+        return _time_attrs(self.path)
+
     def rack_groups(self):
         """{rack name: rack group name} from the scenario's racks list
         (racks are named GROUP-INDEX)."""
@@ -448,8 +495,10 @@ class Run:
             return ds
 
         def tidy(ds):
-            ds["time"].attrs.update(units="s", long_name=(
-                "simulated time at the end of the sample interval"))
+            # The file's own time units: "seconds since 2023-07-01T00:00:00Z"
+            # with a calendar when the run has a date, so xr.decode_cf(ds)
+            # gives datetime64; "s" otherwise.
+            ds["time"].attrs.update(self.time_attrs())
             ds.attrs.update({k: v for k, v in (
                 ("scenario_name", self.name), ("seed", self.seed),
                 ("aifsim_version", self.version),
@@ -470,6 +519,19 @@ class Run:
             ds = xr.merge([ds, sub], join="outer",
                           combine_attrs="drop_conflicts")
         return tidy(ds)
+
+
+def _time_attrs(path):
+    """units, calendar (when dated) and long_name of /facility/time."""
+    out = {"units": "s",
+           "long_name": "simulated time at the end of the sample interval"}
+    with h5py.File(path, "r") as f:
+        t = f.get("facility/time")
+        if t is not None:
+            for k in ("units", "calendar", "long_name"):
+                if k in t.attrs:
+                    out[k] = attr_text(t.attrs[k])
+    return out
 
 
 def _xarray_attrs(fr, var):
@@ -504,7 +566,9 @@ def _table(obj):
     elif isinstance(obj, h5py.Group):
         n = None
         for name, ds in obj.items():
-            if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
+            # the row axis (/jobs/job, a dimension scale) numbers the rows
+            if not isinstance(ds, h5py.Dataset) or ds.ndim != 1 or \
+                    is_dimension_scale(ds):
                 continue
             if n is not None and ds.shape[0] != n:
                 continue

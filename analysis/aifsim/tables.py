@@ -7,9 +7,12 @@ readable names, leaves out the rows of features the run does not have,
 and never shows NaN (a figure the run cannot give is listed in the
 summary's ``absent`` string with its reason, and left out here).
 
-``run_labels`` names runs by their scenario and what differs between them
-(``quickstart, power.cap=650 kW``), read from the resolved scenarios the
-files store, not from their file names.
+``run_labels`` names runs by what differs between them: the ``--set``
+options each file records (root attribute ``overrides``) whose values
+differ, in the units the user typed and rounded (``power.cap=650 kW``),
+else the resolved scenarios' differences, never the file names.
+``describe`` says what a run is from its resolved scenario, so a report's
+subtitle follows every ``--set``.
 """
 
 from __future__ import annotations
@@ -348,34 +351,128 @@ def scenario_differences(runs):
     return [{k: f.get(k) for k in diff} for f in flat]
 
 
-def _value_text(v):
+def _unit_factor(text):
+    """(unit, factor to its canonical unit, offset) of a quantity as typed
+    ("500kWh" -> ("kWh", 3.6e6, 0)), or None for a plain number or text."""
+    m = _u._QUANTITY.match(str(text))
+    if not m or m.group(2) not in _u._UNITS:
+        return None
+    factor, offset, _canon = _u._UNITS[m.group(2)]
+    return m.group(2), factor, offset
+
+
+def value_text(v, like=None):
+    """A scenario value as a label shows it: rounded to four significant
+    digits, in the unit of `like` (the value as the user typed it) when it
+    has one, else in a readable multiple (448800.00000000006 W -> 448.8 kW);
+    a file path as its file name; a list of entries as their count."""
     if v is None:
         return "none"
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, list):
-        return "[%s]" % ", ".join(map(str, v))
-    return str(v)
+        if v and any(isinstance(x, (dict, list)) for x in v):
+            return "[%d entr%s]" % (len(v), "y" if len(v) == 1 else "ies")
+        return "[%s]" % ", ".join(value_text(x) for x in v)
+    if isinstance(v, dict):
+        return "{%d keys}" % len(v) if v else "{}"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return "%.4g" % v
+    text = str(v).strip()
+    q = _u.try_quantity(text)
+    if q is None:
+        return text.rsplit("/", 1)[-1] if "/" in text else text
+    value, canon = q
+    if canon == "":
+        return "%.4g" % value
+    unit = _unit_factor(like) if like is not None else None
+    if unit is not None and _u._UNITS[unit[0]][2] == canon:
+        return "%.4g%s%s" % ((value - unit[2]) / unit[1],
+                             "" if unit[0] == "%" else " ", unit[0])
+    if canon == "1" and "%" in text:
+        return "%.4g%%" % (100 * value)
+    return _u.format_value(value, canon)
 
 
-def run_labels(runs, max_keys=3):
+def override_differences(runs):
+    """[{key: value text}] a run: the keys given with --set to any of the
+    runs whose values differ between them, each run's value in the unit the
+    user typed (a run without that override: its resolved value, in the
+    same unit); None when no run recorded its overrides (files written
+    before aifsim did)."""
+    if all(getattr(r, "overrides", None) is None for r in runs):
+        return None
+    given = [r.override_values() if r.overrides is not None else {}
+             for r in runs]
+    out = [{} for _ in runs]
+    for key in _in_scenario_order(runs[0], dict.fromkeys(
+            k for g in given for k in g)):
+        like = next(g[key] for g in given if key in g)
+        texts = [value_text(g[key], like) if key in g else
+                 value_text(r.scenario_value(key), like)
+                 for r, g in zip(runs, given)]
+        if len(set(texts)) > 1:
+            for d, t in zip(out, texts):
+                d[key] = t
+    # Plain values first (power.cap=500 kW), then whole sections replaced
+    # (loops=[], grid={}): the first are what a comparison is usually of.
+    def structural(k):
+        return any(d.get(k, "")[:1] in ("[", "{") for d in out)
+    order = sorted(out[0], key=structural)
+    return [{k: d[k] for k in order if k in d} for d in out]
+
+
+def _in_scenario_order(run, keys):
+    """keys in the order the resolved scenario has them (power.cap before
+    loops), those it lacks last."""
+    try:
+        flat = list(_flatten(run.scenario or {}))
+    except Exception:  # an unreadable scenario: as given
+        return list(keys)
+
+    def where(k):
+        return next((i for i, f in enumerate(flat) if f == k
+                     or f.startswith(k + ".")), len(flat))
+    return sorted(keys, key=where)
+
+
+def common_overrides(runs):
+    """The --set options every run was given alike ("duration=2min"), as
+    typed; [] when none or not recorded."""
+    sets = [set(r.overrides or []) for r in runs]
+    common = set.intersection(*sets) if sets else set()
+    return [o for o in (runs[0].overrides or []) if o in common]
+
+
+def run_labels(runs, max_keys=4):
     """Legend labels of runs: the scenario name, then what differs from the
-    others (`quickstart, power.cap=650 kW`), the differences as `--set`
-    would write them; only those (`power.cap=650 kW`) when every run has
-    the same name; only the name when the names differ and more than
-    `max_keys` keys do; the file name as a last resort."""
+    others as --set writes it (`quickstart, power.cap=650 kW`): the keys
+    given with --set whose values differ, in the units the user typed and
+    rounded; without recorded overrides, the resolved scenario keys that
+    differ, rounded. Only the differences when every run has the same name;
+    only the name when the names differ (and, without recorded overrides,
+    more than `max_keys` keys do); the file name as a last resort."""
     runs = list(runs)
     names = [r.name for r in runs]
     if len(runs) < 2:
         return names
-    diffs = scenario_differences(runs)
+    diffs = override_differences(runs)
+    given = diffs is not None and any(diffs)
+    if not given:
+        diffs = [{k: value_text(v) for k, v in d.items()}
+                 for d in scenario_differences(runs)]
     distinct = len(set(names)) == len(names)
     same = len(set(names)) == 1  # the name goes in the title, not here
     labels = []
     for name, d in zip(names, diffs):
-        if distinct and (len(d) > max_keys or not d):
+        # Different scenarios are told apart by their names; what else was
+        # given to one of them is for the subtitle.
+        if distinct and (given or len(d) > max_keys or not d):
             labels.append(name)
             continue
-        bits = ["%s=%s" % (k, _value_text(v))
-                for k, v in list(d.items())[:max_keys]]
+        bits = ["%s=%s" % (k, v) for k, v in list(d.items())[:max_keys]]
         if len(d) > max_keys:
             bits.append("+%d more" % (len(d) - max_keys))
         head = [] if same and bits else [name]
@@ -384,6 +481,68 @@ def run_labels(runs, max_keys=3):
         labels = ["%s (%s)" % (lab, r.path.name) for lab, r in
                   zip(labels, runs)]
     return labels
+
+
+def _plural(n, word):
+    return "%s %s%s" % (n, word, "" if str(n) == "1" else "s")
+
+
+def _describe_racks(sc):
+    bits = []
+    for r in sc.get("racks") or []:
+        if isinstance(r, dict):
+            bits.append("%s of %s %s GPUs" % (
+                _plural(r.get("count", 1), "rack"),
+                r.get("gpus_per_rack", "?"), r.get("gpu", "?")))
+    return " + ".join(bits)
+
+
+def _describe_work(sc):
+    bits = []
+    for s in sc.get("services") or []:
+        if isinstance(s, dict):
+            bits.append("serving %s (%s)" % (s.get("model", "?"),
+                                             s.get("precision", "?")))
+    for t in sc.get("training") or []:
+        if isinstance(t, dict):
+            bits.append("training %s" % t.get("model", "?"))
+    return ", ".join(bits)
+
+
+def _describe_grid(sc):
+    grid = sc.get("grid") if isinstance(sc.get("grid"), dict) else {}
+    bits = []
+    for key, what in (("carbon", "carbon"), ("price", "prices"),
+                      ("outdoor", "weather")):
+        g = grid.get(key)
+        if not isinstance(g, dict):
+            continue
+        if g.get("file"):
+            src = value_text(g["file"])
+            bits.append("%s %s%s" % (what, src.rsplit(".", 1)[0], (
+                " from %s" % g["start"]) if g.get("start") else ""))
+        elif g.get("low") is not None and g.get("high") is not None:
+            bits.append("%s %s to %s daily" % (what, value_text(g["low"]),
+                                               value_text(g["high"])))
+    return ", ".join(bits)
+
+
+def describe(run):
+    """What the run is, read from its resolved scenario (so it follows
+    every --set): racks, work, duration, cap and policy, cooling, the grid's
+    signals. "8 racks of 32 H100-SXM GPUs, 365 d, cap 450 kW (static), air
+    cooling, weather US-TEX-ERCO_2023_weather from 2023-01-01 07:00"."""
+    sc = run.scenario if isinstance(run.scenario, dict) else {}
+    power = sc.get("power") if isinstance(sc.get("power"), dict) else {}
+    loops = [lp.get("kind") for lp in sc.get("loops") or []
+             if isinstance(lp, dict) and lp.get("kind")]
+    parts = [_describe_racks(sc), _describe_work(sc),
+             value_text(sc.get("duration")) if sc.get("duration") else "",
+             "cap %s (%s)" % (value_text(power["cap"]), power.get(
+                 "policy", "?")) if power.get("cap") else "",
+             " and ".join(dict.fromkeys(loops)) + " cooling" if loops else "",
+             _describe_grid(sc)]
+    return ", ".join(p for p in parts if p)
 
 
 def compare_table(runs, formatted=True, labels=None):
@@ -459,6 +618,7 @@ def relative_change(a, b):
     return (b - a) / abs(a)
 
 
-__all__ = ["summary_table", "compare_table", "run_labels", "label",
+__all__ = ["summary_table", "compare_table", "run_labels", "value_text",
+           "override_differences", "common_overrides", "describe", "label",
            "format_metric", "absent", "absent_note", "scenario_differences",
            "GROUPS", "ROWS"]

@@ -214,3 +214,40 @@ int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
   sim_free(w->alloc, x);
   return rc;
 }
+
+/* ---- The samples in the output ------------------------------------------ */
+
+static const tel_column pq_columns[] = {
+    {"power_w", "W",
+     "facility power at the feed in the power-quality window, one sample "
+     "per 1/rate"},
+};
+
+/* The group's attributes: how to read its rows. */
+static int put_window_attrs(const pq_window *w, tel_sink *sink) {
+  const struct {
+    const char *key;
+    double v;
+  } attrs[] = {{"rate_hz", w->cfg.rate_hz},
+               {"window_start_s", w->cfg.start_s},
+               {"band_low_hz", w->cfg.band_low_hz},
+               {"band_high_hz", w->cfg.band_high_hz}};
+  int rc = SIM_OK;
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0] && rc == SIM_OK; i++)
+    rc = tel_put_group_attr(sink, "power_quality", attrs[i].key, attrs[i].v);
+  return rc;
+}
+
+int pq_write(const pq_window *w, tel_sink *sink, sim_error *err) {
+  if (w->n == 0)
+    return SIM_OK;
+  const tel_group g = {"power_quality", pq_columns, 1, 1, NULL, NULL};
+  size_t id;
+  int rc = tel_open_group(sink, &g, &id);
+  for (size_t i = 0; i < w->n && rc == SIM_OK; i++)
+    rc = tel_append(sink, id, w->cfg.start_s + (double)(i + 1) / w->cfg.rate_hz,
+                    &w->samples[i]);
+  if (rc == SIM_OK)
+    rc = put_window_attrs(w, sink);
+  return rc == SIM_OK ? SIM_OK : sim_error_set(err, rc, "%s", tel_errmsg(sink));
+}

@@ -29,6 +29,7 @@
 #include "alloc.h"
 #include "err.h"
 #include "scenario.h"
+#include "tel.h"
 
 typedef struct pq_config {
   double start_s, length_s; /* the window; length 0 turns it off */
@@ -87,5 +88,15 @@ typedef struct pq_result {
  * largest ramp from its samples and band-passes them with GSL's real FFT.
  * SIM_OK or SIM_ENOMEM. */
 int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err);
+
+/* The window's samples as the telemetry group "power_quality": column
+ * power_w, one row per sample, each at the end of the 1/rate interval it
+ * holds (as every group's time is the end of its sample interval), so
+ * the largest ramp is the largest step between rows times the rate; the
+ * group's attributes rate_hz, window_start_s, band_low_hz and
+ * band_high_hz. What a plot of the swings reads. Nothing for a window of
+ * no samples. Call after pq_finish. SIM_OK, or the sink's code with its
+ * message in err. */
+int pq_write(const pq_window *w, tel_sink *sink, sim_error *err);
 
 #endif

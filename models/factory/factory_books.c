@@ -672,6 +672,8 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
     return rc;
   add_work(s, &ws);
   rc = check_books(f, s, err);
+  if (rc == SIM_OK && f->sink != NULL)
+    rc = pq_write(&f->pq, f->sink, err);
   if (rc != SIM_OK)
     return rc;
   if (f->sink != NULL && put_summary(f) != SIM_OK)

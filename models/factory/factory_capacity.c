@@ -28,6 +28,7 @@ static int replica_of(const factory_scenario *sc, const inf_config *c,
   int rc = rl_replica_init(r, gpu_catalog_find(&sc->catalog, gpu),
                            llm_catalog_find(&sc->llms, c->model),
                            llm_catalog_precision(&sc->llms, c->precision),
+                           llm_catalog_engine(&sc->llms, LLM_ENGINE_DEFAULT),
                            (int)c->tp, err);
   r->ep = (int)c->ep;
   return rc;

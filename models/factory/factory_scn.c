@@ -14,6 +14,7 @@
 #include "names.h"
 #include "plant.h"
 #include "power.h"
+#include "suggest.h"
 
 /* Fleets above this size would need more memory than the machines this
  * project targets; the message says so instead of failing in malloc. */
@@ -234,13 +235,15 @@ static const scn_field factory_fields[] = {
     {.key = "catalog",
      .type = SCN_STRING,
      .offset = offsetof(factory_config, catalog),
-     .help = "a GPU catalog file (relative to the scenario) instead of the "
-             "built-in one"},
+     .help = "a GPU catalog file (relative to the scenario): its types "
+             "add to the built-in ones, or replace those of the same name "
+             "(all of them with replace: true)"},
     {.key = "models",
      .type = SCN_STRING,
      .offset = offsetof(factory_config, models),
-     .help = "an LLM catalog file (relative to the scenario) instead of "
-             "the built-in one"},
+     .help = "an LLM catalog file (relative to the scenario): its models "
+             "and precisions add to the built-in ones, or replace those of "
+             "the same name (all of them with replace: true)"},
     {.key = "grid",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, grid),
@@ -339,9 +342,14 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
   const gpu_catalog *cat = &((const factory_scenario *)user)->catalog;
   const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
   if (spec == NULL) {
-    char names[1024], hint[1100];
+    char names[1024], hint[1200];
+    sim_suggest near;
+    sim_suggest_init(&near, g->gpu);
+    for (size_t i = 0; i < cat->n; i++)
+      sim_suggest_add(&near, cat->gpus[i].name);
     gpu_catalog_names(cat, names, sizeof names);
-    snprintf(hint, sizeof hint, "known types: %s", names);
+    size_t len = sim_suggest_text(&near, hint, sizeof hint);
+    snprintf(hint + len, sizeof hint - len, "known types: %s", names);
     return scn_fail(loc, "gpu", err, hint, "unknown GPU type '%s'", g->gpu);
   }
   for (size_t i = 1; i < g->nconv; i++)
@@ -494,6 +502,18 @@ static int check_feed(factory_scenario *sc, const scn_loc *loc,
                   "%s", msg);
 }
 
+/* "did you mean 'G'? " for the rack group closest to name, then base. */
+static const char *group_hint(const factory_config *c, const char *name,
+                              const char *base, char *hint, size_t size) {
+  sim_suggest near;
+  sim_suggest_init(&near, name);
+  for (size_t g = 0; g < c->nracks; g++)
+    sim_suggest_add(&near, c->racks[g].name);
+  size_t len = sim_suggest_text(&near, hint, size);
+  snprintf(hint + len, size - len, "%s", base);
+  return hint;
+}
+
 /* The rack groups' names, in group order, in *names (malloc'd: free it),
  * and an index of them in *ix (sim_names_destroy it). SIM_OK or
  * SIM_ENOMEM. */
@@ -513,12 +533,14 @@ static int index_groups(const factory_config *c, const char ***names,
 /* Every rack a loop names is a rack group. */
 static int check_loop_names(const factory_config *c, const sim_names *ix,
                             const scn_loc *loc, sim_error *err) {
-  char where[64];
+  char where[64], hint[256];
   for (size_t l = 0; l < c->nloops; l++)
     for (size_t k = 0; k < c->loops[l].nracks; k++)
       if (sim_names_find(ix, c->loops[l].racks[k]) < 0) {
         snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
-        return scn_fail(loc, where, err, "name a rack group",
+        return scn_fail(loc, where, err,
+                        group_hint(c, c->loops[l].racks[k],
+                                   "name a rack group", hint, sizeof hint),
                         "no rack group is called '%s'", c->loops[l].racks[k]);
       }
   return SIM_OK;
@@ -608,22 +630,31 @@ static void site_free(fault_site *site) {
 static int check_fault_names(const factory_config *c, const fault_site *site,
                              size_t k, const scn_loc *loc, sim_error *err) {
   const fault_config *f = &c->faults[k];
-  char where[64];
+  char where[64], hint[256];
   for (size_t i = 0; i < f->nracks; i++) {
     uint32_t first, n;
     snprintf(where, sizeof where, "faults.%zu.racks.%zu", k, i);
     if (!fault_rack_range(site, f->racks[i], &first, &n))
       return scn_fail(loc, where, err,
-                      "a rack group's name, or a rack's: GROUP-K with K from "
-                      "0 to count - 1",
+                      group_hint(c, f->racks[i],
+                                 "a rack group's name, or a rack's: GROUP-K "
+                                 "with K from 0 to count - 1",
+                                 hint, sizeof hint),
                       "no rack or rack group is called '%s'", f->racks[i]);
   }
   snprintf(where, sizeof where, "faults.%zu.loop", k);
-  if (f->kind == FAULT_COOLING && fault_loop_index(site, f->loop) < 0)
-    return scn_fail(loc, where, err,
-                    c->nloops > 0 ? "name one of the loops under 'loops'"
-                                  : "the scenario has no cooling loops",
-                    "no cooling loop is called '%s'", f->loop);
+  if (f->kind == FAULT_COOLING && fault_loop_index(site, f->loop) < 0) {
+    sim_suggest near;
+    sim_suggest_init(&near, f->loop);
+    for (size_t l = 0; l < c->nloops; l++)
+      sim_suggest_add(&near, c->loops[l].name);
+    size_t len = sim_suggest_text(&near, hint, sizeof hint);
+    snprintf(hint + len, sizeof hint - len, "%s",
+             c->nloops > 0 ? "name one of the loops under 'loops'"
+                           : "the scenario has no cooling loops");
+    return scn_fail(loc, where, err, hint, "no cooling loop is called '%s'",
+                    f->loop);
+  }
   return SIM_OK;
 }
 
@@ -705,10 +736,10 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
 static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
   const char *path = scn_doc_scalar(doc, "catalog");
   if (path == NULL)
-    return gpu_catalog_load_builtin(cat, err);
+    return gpu_catalog_load(cat, NULL, err);
   char full[4096];
   sim_path_beside(scn_doc_name(doc), path, full, sizeof full);
-  int rc = gpu_catalog_load_file(cat, full, err);
+  int rc = gpu_catalog_load(cat, full, err);
   if (rc == SIM_EIO)
     return scn_doc_fail(doc, "catalog", err,
                         "the path is relative to the "
@@ -721,10 +752,10 @@ static int load_catalog(scn_doc *doc, gpu_catalog *cat, sim_error *err) {
 static int load_models(scn_doc *doc, llm_catalog *cat, sim_error *err) {
   const char *path = scn_doc_scalar(doc, "models");
   if (path == NULL)
-    return llm_catalog_load_builtin(cat, err);
+    return llm_catalog_load(cat, NULL, err);
   char full[4096];
   sim_path_beside(scn_doc_name(doc), path, full, sizeof full);
-  int rc = llm_catalog_load_file(cat, full, err);
+  int rc = llm_catalog_load(cat, full, err);
   if (rc == SIM_EIO)
     return scn_doc_fail(doc, "models", err,
                         "the path is relative to the scenario's folder",

@@ -278,7 +278,7 @@ static int put_jobs(work *w, double duration_s) {
     tel_table_column cols[JOB_NUMBERS + 4];
     fill_rows(w, duration_s, rows);
     fill_columns(rows, n, num, text, cols);
-    tel_table t = {"jobs", cols, JOB_NUMBERS + 4, n};
+    tel_table t = {"jobs", cols, JOB_NUMBERS + 4, n, "job"};
     rc = tel_put_table(w->sink, &t);
   }
   sim_free(w->alloc, rows);

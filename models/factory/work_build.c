@@ -210,6 +210,7 @@ static int make_service(work *w, size_t s, size_t slot0, const char *dir,
   rl_replica proto;
   int rc = rl_replica_init(&proto, g, llm_catalog_find(w->cfg->llms, c->model),
                            llm_catalog_precision(w->cfg->llms, c->precision),
+                           llm_catalog_engine(w->cfg->llms, LLM_ENGINE_DEFAULT),
                            (int)c->tp, err);
   if (rc != SIM_OK)
     return rc;

@@ -11,6 +11,7 @@
 #include "file.h"
 #include "names.h"
 #include "roofline.h"
+#include "suggest.h"
 
 /* Bytes per parameter a training GPU holds for mixed-precision Adam: 2
  * (16-bit weights) + 2 (gradients) + 12 (32-bit master weights, momentum
@@ -62,26 +63,47 @@ static int find_gpu(const factory_scenario *sc, const scn_loc *loc,
     p->gpu = c->racks[0].gpu;
     return SIM_OK;
   }
-  for (size_t g = 0; g < c->nracks; g++)
+  sim_suggest near;
+  sim_suggest_init(&near, p->gpu);
+  for (size_t g = 0; g < c->nracks; g++) {
     if (strcmp(c->racks[g].gpu, p->gpu) == 0)
       return SIM_OK;
-  char msg[256];
+    sim_suggest_add(&near, c->racks[g].gpu);
+  }
+  char msg[256], hint[256];
   snprintf(msg, sizeof msg, "no rack group has %s GPUs", p->gpu);
-  return fail_at(loc, p, "gpu", err, "name a GPU type of the racks", msg);
+  size_t len = sim_suggest_text(&near, hint, sizeof hint);
+  snprintf(hint + len, sizeof hint - len, "name a GPU type of the racks");
+  return fail_at(loc, p, "gpu", err, hint, msg);
+}
+
+/* "did you mean 'X'? known WHAT: A, B, C" into hint, from near. */
+static void name_hint(const sim_suggest *near, const char *what,
+                      const char *names, char *hint, size_t size) {
+  size_t len = sim_suggest_text(near, hint, size);
+  snprintf(hint + len, size - len, "known %s: %s", what, names);
 }
 
 static int find_model(const factory_scenario *sc, const scn_loc *loc,
                       const placement *p, sim_error *err) {
-  char names[1024], hint[1100], msg[256];
-  if (llm_catalog_find(&sc->llms, p->model) == NULL) {
-    llm_catalog_names(&sc->llms, names, sizeof names);
-    snprintf(hint, sizeof hint, "known models: %s", names);
+  char names[1024], hint[1200], msg[256];
+  const llm_catalog *cat = &sc->llms;
+  sim_suggest near;
+  if (llm_catalog_find(cat, p->model) == NULL) {
+    sim_suggest_init(&near, p->model);
+    for (size_t i = 0; i < cat->n; i++)
+      sim_suggest_add(&near, cat->models[i].name);
+    llm_catalog_names(cat, names, sizeof names);
+    name_hint(&near, "models", names, hint, sizeof hint);
     snprintf(msg, sizeof msg, "unknown model '%s'", p->model);
     return fail_at(loc, p, "model", err, hint, msg);
   }
-  if (llm_catalog_precision(&sc->llms, p->precision) == NULL) {
-    llm_catalog_precision_names(&sc->llms, names, sizeof names);
-    snprintf(hint, sizeof hint, "known precisions: %s", names);
+  if (llm_catalog_precision(cat, p->precision) == NULL) {
+    sim_suggest_init(&near, p->precision);
+    for (size_t i = 0; i < cat->nprecisions; i++)
+      sim_suggest_add(&near, cat->precisions[i].name);
+    llm_catalog_precision_names(cat, names, sizeof names);
+    name_hint(&near, "precisions", names, hint, sizeof hint);
     snprintf(msg, sizeof msg, "unknown precision '%s'", p->precision);
     return fail_at(loc, p, "precision", err, hint, msg);
   }
@@ -151,6 +173,7 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
                       llm_catalog_find(&sc->llms, c->model),
                       llm_catalog_precision(&sc->llms, c->precision),
+                      llm_catalog_engine(&sc->llms, LLM_ENGINE_DEFAULT),
                       (int)c->tp, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
     return fail_at(loc, &p, "tp", err,

@@ -204,6 +204,13 @@ static const scn_field catalog_fields[] = {
      .count_offset = offsetof(gpu_catalog, n),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of GPU types"},
+    {.key = "replace",
+     .type = SCN_BOOL,
+     .offset = offsetof(gpu_catalog, replace),
+     .dflt = "false",
+     .help = "a scenario's catalog adds to the built-in one, its types "
+             "replacing built-in ones of the same name; true: it is the "
+             "whole catalog"},
 };
 
 static const scn_schema catalog_schema = SCN_SCHEMA(
@@ -374,6 +381,28 @@ int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err) {
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
   return bind_catalog(cat, doc, err);
+}
+
+int gpu_catalog_load(gpu_catalog *cat, const char *path, sim_error *err) {
+  if (path == NULL)
+    return gpu_catalog_load_builtin(cat, err);
+  gpu_catalog user = {0};
+  int rc = gpu_catalog_load_file(&user, path, err);
+  if (rc != SIM_OK || user.replace) {
+    *cat = user; /* zeroed by the failed load, or the whole catalog */
+    return rc;
+  }
+  rc = gpu_catalog_load_builtin(cat, err);
+  if (rc == SIM_OK)
+    rc = scn_list_merge(&gpu_spec_schema, offsetof(gpu_spec, name),
+                        (void **)&cat->gpus, &cat->n, (void **)&user.gpus,
+                        &user.n);
+  gpu_catalog_fini(&user); /* empty unless the merge failed */
+  if (rc == SIM_ENOMEM) {
+    gpu_catalog_fini(cat);
+    return sim_error_set(err, rc, "out of memory");
+  }
+  return rc;
 }
 
 const gpu_spec *gpu_catalog_find(const gpu_catalog *cat, const char *name) {

@@ -72,6 +72,7 @@ typedef struct gpu_spec {
 typedef struct gpu_catalog {
   gpu_spec *gpus;
   size_t n;
+  bool replace; /* a user file's `replace: true`: it is the whole catalog */
 } gpu_catalog;
 
 /* The schema of one catalog entry, so a scenario can embed a custom type. */
@@ -81,8 +82,15 @@ extern const scn_schema gpu_spec_schema;
  * the position in the catalog text. Free with gpu_catalog_fini. */
 int gpu_catalog_load_builtin(gpu_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format. */
+/* Loads a catalog file in the same format, alone. */
 int gpu_catalog_load_file(gpu_catalog *cat, const char *path, sim_error *err);
+
+/* Loads the catalog a scenario sees: the built-in one with the types of
+ * the file at path (NULL: none) added, a type of a built-in name replacing
+ * that type whole; or the file's types alone when it says `replace: true`.
+ * SIM_OK, or an error (SIM_EIO: path cannot be read; SIM_EINPUT with the
+ * file's position). Free with gpu_catalog_fini. */
+int gpu_catalog_load(gpu_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. */
 void gpu_catalog_fini(gpu_catalog *cat);

@@ -1,6 +1,7 @@
 /* llm.c - the LLM catalog of llm.h: schema, loading, checks, and the
  * sizes and work a model implies at a precision. */
 #include "llm.h"
+#include "llm_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -137,15 +138,20 @@ static const scn_field catalog_fields[] = {
      .offset = offsetof(llm_catalog, models),
      .sub = &llm_model_schema,
      .count_offset = offsetof(llm_catalog, n),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of LLMs"},
     {.key = "precisions",
      .type = SCN_LIST,
      .offset = offsetof(llm_catalog, precisions),
      .sub = &llm_precision_schema,
      .count_offset = offsetof(llm_catalog, nprecisions),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of weight precisions (fp16 among them)"},
+    {.key = "replace",
+     .type = SCN_BOOL,
+     .offset = offsetof(llm_catalog, replace),
+     .dflt = "false",
+     .help = "a scenario's catalog adds to the built-in one, its entries "
+             "replacing built-in ones of the same name; true: it is the "
+             "whole catalog"},
 };
 
 static const scn_schema catalog_schema = SCN_SCHEMA(
@@ -290,10 +296,19 @@ static int check_precision_entry(void *obj, const scn_loc *loc, void *user,
   return SIM_OK;
 }
 
+/* user is non-NULL for a whole catalog (the built-in one): it, like a
+ * file that says `replace: true`, must have models and fp16. A file that
+ * adds to the built-in one may hold models or precisions alone. */
 static int check_catalog(void *obj, const scn_loc *loc, void *user,
                          sim_error *err) {
-  (void)user;
   llm_catalog *cat = obj;
+  bool whole = user != NULL || cat->replace;
+  if (cat->n == 0 && cat->nprecisions == 0)
+    return scn_fail(loc, "models", err, "a list of LLMs, or of precisions",
+                    "the catalog has neither models nor precisions");
+  if (whole && cat->n == 0)
+    return scn_fail(loc, "models", err, "a list of LLMs",
+                    "a whole catalog needs its models");
   for (size_t i = 0; i < cat->n; i++)
     for (size_t j = 0; j < i; j++)
       if (strcmp(cat->models[i].name, cat->models[j].name) == 0)
@@ -306,7 +321,7 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
                         "precision '%s' is listed twice",
                         cat->precisions[i].name);
   /* The KV cache defaults to 16 bits, so fp16 must be there to name. */
-  if (llm_catalog_precision(cat, "fp16") == NULL)
+  if (whole && llm_catalog_precision(cat, "fp16") == NULL)
     return scn_fail(loc, "precisions", err, NULL,
                     "the precisions must include fp16");
   return SIM_OK;
@@ -316,14 +331,19 @@ static int check_catalog(void *obj, const scn_loc *loc, void *user,
 /* Loading and lookup                                                  */
 /* ------------------------------------------------------------------ */
 
+/* The engines first: releasing the catalog zeroes the whole struct. */
 void llm_catalog_fini(llm_catalog *cat) {
+  llm__engines_fini(&cat->engines);
   scn_release(&catalog_schema, cat);
 }
 
-static int bind_catalog(llm_catalog *cat, scn_doc *doc, sim_error *err) {
+static int bind_catalog(llm_catalog *cat, scn_doc *doc, bool whole,
+                        sim_error *err) {
   memset(cat, 0, sizeof *cat);
-  int rc = scn_bind(doc, &catalog_schema, cat, NULL, err);
+  int rc = scn_bind(doc, &catalog_schema, cat, whole ? cat : NULL, err);
   scn_doc_destroy(doc);
+  if (rc == SIM_OK)
+    rc = llm__engines_load_builtin(&cat->engines, err);
   return rc;
 }
 
@@ -334,7 +354,7 @@ int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err) {
                                      llm_catalog_builtin_size, &e);
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
-  return bind_catalog(cat, doc, err);
+  return bind_catalog(cat, doc, true, err);
 }
 
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err) {
@@ -342,7 +362,39 @@ int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err) {
   scn_doc *doc = scn_doc_read_file(path, &e);
   if (doc == NULL) /* the reader's code, even when err is NULL */
     return sim_error_set(err, e.code, "%s", e.msg);
-  return bind_catalog(cat, doc, err);
+  return bind_catalog(cat, doc, false, err);
+}
+
+/* The built-in catalog with cat's entries merged in (llm_catalog_load). */
+static int merge_builtin(llm_catalog *cat, llm_catalog *user, sim_error *err) {
+  int rc = llm_catalog_load_builtin(cat, err);
+  if (rc == SIM_OK)
+    rc = scn_list_merge(&llm_model_schema, offsetof(llm_model, name),
+                        (void **)&cat->models, &cat->n, (void **)&user->models,
+                        &user->n);
+  if (rc == SIM_OK)
+    rc = scn_list_merge(&llm_precision_schema, offsetof(llm_precision, name),
+                        (void **)&cat->precisions, &cat->nprecisions,
+                        (void **)&user->precisions, &user->nprecisions);
+  if (rc == SIM_ENOMEM) {
+    llm_catalog_fini(cat);
+    return sim_error_set(err, rc, "out of memory");
+  }
+  return rc;
+}
+
+int llm_catalog_load(llm_catalog *cat, const char *path, sim_error *err) {
+  if (path == NULL)
+    return llm_catalog_load_builtin(cat, err);
+  llm_catalog user = {0};
+  int rc = llm_catalog_load_file(&user, path, err);
+  if (rc != SIM_OK || user.replace) {
+    *cat = user; /* zeroed by the failed load, or the whole catalog */
+    return rc;
+  }
+  rc = merge_builtin(cat, &user, err);
+  llm_catalog_fini(&user); /* empty unless the merge failed */
+  return rc;
 }
 
 const llm_model *llm_catalog_find(const llm_catalog *cat, const char *name) {

@@ -57,23 +57,61 @@ typedef struct llm_precision {
   size_t nsources;
 } llm_precision;
 
+/* One serving engine (scenarios/catalog/engines.yaml, compiled in): the
+ * costs of a decode step that the roofline leaves out (roofline.h,
+ * t_fixed). Its figures are fitted by tools/calibrate.py, which writes
+ * them into the catalog with their provenance in fitted; nobody edits
+ * them by hand (docs/VALIDATION.md, "Fitted constants"). */
+typedef struct llm_engine {
+  char *name; /* the identifier, e.g. "vllm" */
+  char *full_name;
+  double seq_overhead_s;       /* per sequence per decode step, s */
+  double moe_layer_overhead_s; /* per MoE layer per decode step, s */
+  char **fitted; /* "keys: fit set, data, method, residual" lines */
+  size_t nfitted;
+  char **sources;
+  size_t nsources;
+} llm_engine;
+
+/* The engines of a catalog, one list. */
+typedef struct llm_engines {
+  llm_engine *list;
+  size_t n;
+} llm_engines;
+
+/* The engine every service runs on today: the one ML.ENERGY measured. */
+#define LLM_ENGINE_DEFAULT "vllm"
+
 typedef struct llm_catalog {
   llm_model *models;
   size_t n;
   llm_precision *precisions;
   size_t nprecisions;
+  llm_engines engines; /* always the built-in engines.yaml */
+  bool replace; /* a user file's `replace: true`: it is the whole catalog */
 } llm_catalog;
 
 /* The schemas of one entry, so a scenario can embed a custom one. */
 extern const scn_schema llm_model_schema;
 extern const scn_schema llm_precision_schema;
+extern const scn_schema llm_engine_schema;
 
-/* Loads the catalog compiled into the program. SIM_OK, or an error with
- * the position in the catalog text. Free with llm_catalog_fini. */
+/* Loads the catalog compiled into the program, with the built-in
+ * engines. SIM_OK, or an error with the position in the catalog text.
+ * Free with llm_catalog_fini. */
 int llm_catalog_load_builtin(llm_catalog *cat, sim_error *err);
 
-/* Loads a catalog file in the same format. */
+/* Loads a catalog file in the same format, alone; the engines are the
+ * built-in ones. A file that does not say `replace: true` may hold models
+ * or precisions alone, to add to the built-in ones (llm_catalog_load). */
 int llm_catalog_load_file(llm_catalog *cat, const char *path, sim_error *err);
+
+/* Loads the catalog a scenario sees: the built-in one with the models and
+ * precisions of the file at path (NULL: none) added, an entry of a
+ * built-in name replacing that entry whole; or the file's alone when it
+ * says `replace: true`. SIM_OK, or an error (SIM_EIO: path cannot be
+ * read). Free with llm_catalog_fini. */
+int llm_catalog_load(llm_catalog *cat, const char *path, sim_error *err);
 
 /* Frees what a load allocated; the catalog is empty afterwards. Safe on a
  * zeroed or already released catalog. */
@@ -85,6 +123,9 @@ const llm_model *llm_catalog_find(const llm_catalog *cat, const char *name);
 /* The precision called name, or NULL. Borrowed: valid while cat lives. */
 const llm_precision *llm_catalog_precision(const llm_catalog *cat,
                                            const char *name);
+
+/* The engine called name, or NULL. Borrowed: valid while cat lives. */
+const llm_engine *llm_catalog_engine(const llm_catalog *cat, const char *name);
 
 /* Writes the model names, or the precision names, as "A, B, C" into buf
  * (for hints); truncated to size. */

@@ -11,12 +11,13 @@ void rl_config_default(rl_config *cfg) {
   cfg->act_mem = 0.6;
   cfg->link_bps = 450e9;
   cfg->link_latency_s = 10e-6;
-  cfg->seq_overhead_s = 37e-6;
-  cfg->moe_layer_overhead_s = 185e-6;
+  cfg->seq_overhead_s = 0;
+  cfg->moe_layer_overhead_s = 0;
 }
 
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
-                    const llm_precision *w, int tp, sim_error *err) {
+                    const llm_precision *w, const llm_engine *e, int tp,
+                    sim_error *err) {
   r->gpu = g;
   r->model = m;
   r->weights = w;
@@ -24,6 +25,12 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
   r->tp = tp;
   r->ep = 1;
   rl_config_default(&r->cfg);
+  if (e == NULL)
+    return sim_error_set(err, SIM_EINPUT,
+                         "%s on %s: no serving engine (none named %s)",
+                         m->name, g->name, LLM_ENGINE_DEFAULT);
+  r->cfg.seq_overhead_s = e->seq_overhead_s;
+  r->cfg.moe_layer_overhead_s = e->moe_layer_overhead_s;
   return rl_check(r, err);
 }
 

@@ -33,15 +33,16 @@
  * (t_attn), and the two run one after the other in every layer, so their
  * times add. The fixed time
  *
- *   t_fixed = B t_seq + L_moe t_moe           (rl_config: 37 us, 185 us)
+ *   t_fixed = B t_seq + L_moe t_moe           (the engine's, rl_config)
  *
  * is what the roofline leaves out and ML.ENERGY v3's 345 catalogued vLLM
  * runs show (tests/validate/mlenergy_runs.h): a cost per sequence per
  * step, the same on H100 and B200, and a cost per MoE layer that more
- * GPUs do not shrink. Both were fitted on the H100 runs, the B200 runs
- * held out (rl_config). The GPU draws power through it as through a
- * memory-bound stretch (measured power does not fall as the fixed share
- * grows): it counts at activity a_mem below.
+ * GPUs do not shrink. Both are the serving engine's (llm_engine, from
+ * scenarios/catalog/engines.yaml), fitted by tools/calibrate.py on the
+ * H100 runs alone, the B200 runs held out. The GPU draws power through it as
+ * through a memory-bound stretch (measured power does not fall as the fixed
+ * share grows): it counts at activity a_mem below.
  *
  * with BW the HBM bandwidth, F(p) the dense peak at the weights' compute
  * precision, s_mem = gpu_speed_memory (phi^beta, beta = 0 in the catalog:
@@ -97,8 +98,9 @@
 #include "gpu.h"
 #include "llm.h"
 
-/* The achievable shares of peak and the fixed costs; every field is a
- * scenario parameter, rl_config_default gives the figures below. */
+/* The achievable shares of peak and the fixed costs. rl_config_default
+ * gives the figures below; rl_replica_init sets the fixed costs from the
+ * serving engine. */
 typedef struct rl_config {
   /* Share of peak HBM bandwidth reached by memory-bound decode: 0.8.
    * Stream benchmarks reach about 0.9 of the datasheet HBM figure; serving
@@ -128,37 +130,12 @@ typedef struct rl_config {
    * nccl-tests; NCCL's tuning model uses a few us per step). */
   double link_bps;
   double link_latency_s;
-  /* Cost per sequence per decode step beyond the roofline: 37 us. What
-   * grows with the batch but not with weight or KV bytes: the engine's
-   * host work for each request (scheduling, preparing token ids,
-   * positions and block tables, processing its output token) and the
-   * per-sequence GPU work outside the GEMMs and the KV stream (sampling
-   * over the vocabulary, attention's per-sequence blocks and split-KV
-   * reduction). The vLLM team's v0.6.0 release post ("vLLM v0.6.0: 2.7x
-   * Throughput Improvement and 5x Latency Reduction", blog.vllm.ai, 5
-   * Sept 2024; figures from memory) profiled Llama 3 8B on one H100
-   * under v0.5.3: the GPU busy only 38% of the time, the HTTP API server
-   * 33%, scheduling and input preparation 29%; later engines overlap
-   * much of it. The data cannot tell host from GPU time apart; measured
-   * power does not drop as this share grows (Llama-3.1-8B, one H100,
-   * 690 W at batch 511), so the model counts it as GPU-busy time. The
-   * figure is fitted (least squares on the log of the measured / modelled
-   * step time, dense and MoE weighted equally) with moe_layer_overhead_s
-   * on the 191 ML.ENERGY v3 H100 runs only; the 154 B200 runs were held
-   * out (tests/validate/mlenergy_runs.h). One figure for both GPUs, as the
-   * data say: the measured step of Llama-3.1-8B grows by about 89 us per
-   * added sequence on an H100 and 73 us on a B200, with 2.4x its
-   * bandwidth. Scenario parameter; 0 gives the pure roofline. */
+  /* Cost per sequence per decode step beyond the roofline, s, and the
+   * fixed cost of each MoE layer in a decode step: the serving engine's
+   * (llm_engine; scenarios/catalog/engines.yaml says what they stand for
+   * and tools/calibrate.py fits them). rl_config_default gives 0, the
+   * pure roofline; rl_replica_init sets the engine's. */
   double seq_overhead_s;
-  /* Fixed cost of each MoE layer in a decode step: 185 us. The fused-MoE
-   * path of a serving engine (vLLM's fused_moe: router top-k, the sort and
-   * padding of tokens by expert, moe_align_block_size, two grouped GEMMs,
-   * the activation and the weighted sum) runs as several small kernels
-   * whose latency the few tokens per expert of a decode step do not hide;
-   * it does not shrink with more GPUs: Llama-4-Scout at batch 8 takes 24.8
-   * ms a step on 4 H100 and 21.1 ms on 8 (ML.ENERGY v3), where its expert
-   * reads halve. No published per-layer figure: fitted with
-   * seq_overhead_s on the H100 runs, B200 held out (as above). */
   double moe_layer_overhead_s;
 } rl_config;
 
@@ -177,11 +154,13 @@ typedef struct rl_replica {
 /* Writes the defaults above into cfg. */
 void rl_config_default(rl_config *cfg);
 
-/* Fills r with tp GPUs of type g serving m at weight precision w, KV at 16
- * bits, no expert parallelism (ep 1) and the default config, then checks
- * it with rl_check. */
+/* Fills r with tp GPUs of type g serving m at weight precision w on engine
+ * e (its step costs), KV at 16 bits, no expert parallelism (ep 1) and the
+ * default config otherwise, then checks it with rl_check. e NULL is
+ * SIM_EINPUT. */
 int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
-                    const llm_precision *w, int tp, sim_error *err);
+                    const llm_precision *w, const llm_engine *e, int tp,
+                    sim_error *err);
 
 /* SIM_OK if the replica can run: tp >= 1; ep 0 or 1, or ep = tp for an
  * MoE whose experts ep divides; efficiencies in (0, 1], the

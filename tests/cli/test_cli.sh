@@ -18,7 +18,8 @@
 #   g. the numbers in it, read with /usr/bin/python3 and h5py: power under
 #      the cap, the time scale, the summary, energy = mean power x duration;
 #   h. an output directory that does not exist fails cleanly;
-#   i. a run killed midway leaves nothing under the final name.
+#   i. a run killed midway leaves nothing under the final name;
+#   j. export --csv writes tidy CSV that reads back to the same numbers.
 # One line per check ("ok - ..." / "not ok - ..."), then "N passed, M failed";
 # the exit status is non-zero if any check failed.
 set -u
@@ -611,5 +612,84 @@ for sig in KILL TERM INT; do
     fi
   fi
 done
+
+# ------------------------------------------------------------------------
+echo "# j. export to tidy CSV"
+# ------------------------------------------------------------------------
+if [ -f "$OUT/a.h5" ]; then
+  run "$AIFSIM" export "$OUT/a.h5" --csv "$OUT/csv"
+  if [ "$RC" -eq 0 ] && [ -f "$OUT/csv/facility.csv" ] &&
+    [ -f "$OUT/csv/racks.csv" ] && [ -f "$OUT/csv/summary.csv" ] &&
+    [ -f "$OUT/csv/run.csv" ] && [ -f "$OUT/csv/scenario.yaml" ] &&
+    [ -z "$(ls "$OUT/csv" | grep partial)" ]; then
+    ok "export --csv: exit 0, a file per group, no .partial"
+  else
+    not_ok "export --csv writes a file per group" "$(last_run)" \
+      "$(ls "$OUT/csv" 2>&1 | tr '\n' ' ')"
+  fi
+  "$PY" - "$OUT/a.h5" "$OUT/csv" >"$TMP/py" 2>&1 <<'EOF'
+import sys
+
+import h5py
+import numpy as np
+import pandas as pd
+
+run, d = sys.argv[1], sys.argv[2]
+f = h5py.File(run, "r")
+
+def out(good, what, detail=""):
+    print(("ok - " if good else "not ok - ") + what)
+    if not good:
+        print("#   " + str(detail))
+
+# round_trip: pandas' default parser is fast but not correctly rounded
+fac = pd.read_csv(d + "/facility.csv", float_precision="round_trip")
+out(list(fac.columns[:1]) == ["time [s]"] and "power_w [W]" in fac.columns
+    and "pue [1]" in fac.columns, "facility.csv: units in the header",
+    list(fac.columns))
+out(len(fac) == len(f["facility/time"]), "facility.csv: a row per sample",
+    len(fac))
+out(np.array_equal(fac["power_w [W]"].to_numpy(), f["facility/power_w"][()])
+    and np.array_equal(fac["time [s]"].to_numpy(), f["facility/time"][()]),
+    "facility.csv: the numbers read back to the same doubles")
+racks = pd.read_csv(d + "/racks.csv", float_precision="round_trip")
+names = [x.decode() for x in f["racks/rack"][()]]
+out(list(racks.columns[:2]) == ["time [s]", "rack"]
+    and len(racks) == len(f["racks/time"]) * len(names),
+    "racks.csv: tidy, a row per sample and rack", racks.shape)
+out(np.array_equal(racks["power_w [W]"].to_numpy(),
+                   f["racks/power_w"][()].reshape(-1))
+    and list(racks["rack"][:len(names)]) == names,
+    "racks.csv: time-major, rack names in the rack column")
+s = pd.read_csv(d + "/summary.csv", index_col="metric")
+out(s.loc["energy_mwh", "units"] == "MWh"
+    and float(s.loc["energy_mwh", "value"]) ==
+    float(f["summary"].attrs["energy_mwh"]),
+    "summary.csv: metric, value, units", s.loc["energy_mwh"].tolist())
+r = pd.read_csv(d + "/run.csv", index_col="key")
+out(r.loc["scenario_name", "value"] == "quickstart", "run.csv: the root "
+    "attributes")
+EOF
+  while IFS= read -r line; do
+    case $line in
+    "ok - "*) echo "$line"; PASS=$((PASS + 1)) ;;
+    "not ok - "*) echo "$line"; FAIL=$((FAIL + 1)) ;;
+    *) echo "$line" ;;
+    esac
+  done <"$TMP/py"
+fi
+run "$AIFSIM" export "$QUICK" --csv "$OUT/not-a-run"
+if [ "$RC" -eq 2 ] && [ ! -e "$OUT/not-a-run" ] &&
+  grep -q "not an aifsim run file" "$TMP/err"; then
+  ok "export of a file that is not a run: exit 2, nothing written"
+else
+  not_ok "export of a file that is not a run: exit 2" "$(last_run)"
+fi
+run "$AIFSIM" export "$OUT/a.h5"
+if [ "$RC" -eq 2 ] && grep -q "needs --csv" "$TMP/err"; then
+  ok "export without --csv: exit 2 with a usage message"
+else
+  not_ok "export without --csv: exit 2" "$(last_run)"
+fi
 
 finish

@@ -37,7 +37,8 @@ static void a_coal_year(void **state) {
             20e6, 8760 * 3600.0);
   grid_books b = {0};
   grid_account(&g, 10e6, 0, 8760 * 3600.0, &b);
-  validate_row(VALIDATE_GRID, "CO2 of a 10 MW year on coal",
+  validate_row(VALIDATE_KIND_IDENTITY, "arithmetic: energy x intensity",
+               VALIDATE_GRID, "CO2 of a 10 MW year on coal",
                "seed table: 10 MW x 8,760 h x 0.9 t/MWh = 78,840 t",
                "grid_account, 900 kg/MWh flat", "t CO2", 78840, b.co2_kg / 1000,
                78840 * (1 - 1e-12), 78840 * (1 + 1e-12), "exact (1e-12)");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "power_quality.h"
+#include "tel.h"
 
 #define PI 3.14159265358979323846
 
@@ -148,6 +149,55 @@ static void window_clipped_to_the_run(void **state) {
   pq_fini(&w);
 }
 
+/* The samples in the output: one row per 1/rate at the end of the
+ * interval it holds, so the largest step between rows times the rate is
+ * the summary's largest ramp; the window's figures as attributes; no
+ * group for a window of no samples. */
+static void samples_written(void **state) {
+  (void)state;
+  pq_config c = window(120);
+  c.start_s = 30;
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 1e6, NULL, &err), SIM_OK);
+  for (int k = 0; k < 200; k++)
+    pq_step(&w, k, (k / 5) % 2 ? 100e3 : 30e3);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 200, &r, &err), SIM_OK);
+  tel_sink *s = tel_memory_create();
+  assert_int_equal(pq_write(&w, s, &err), SIM_OK);
+  size_t rows, width, trows;
+  const double *p =
+      tel_memory_column(s, "power_quality", "power_w", &rows, &width);
+  const double *t = tel_memory_times(s, "power_quality", &trows);
+  assert_non_null(p);
+  assert_int_equal(rows, w.n);
+  assert_int_equal(trows, w.n);
+  assert_int_equal(width, 1);
+  assert_close(t[0], 30 + 1.0 / 50, 1e-12, 0);
+  assert_close(t[rows - 1], 30 + (double)rows / 50, 1e-12, 0);
+  double step = 0;
+  for (size_t i = 1; i < rows; i++)
+    step = fmax(step, fabs(p[i] - p[i - 1]));
+  assert_close(step * 50, r.max_ramp_w_per_s, 1e-12, 0);
+  double v;
+  assert_int_equal(tel_memory_group_attr(s, "power_quality", "rate_hz", &v),
+                   SIM_OK);
+  assert_close(v, 50, 0, 0);
+  assert_int_equal(
+      tel_memory_group_attr(s, "power_quality", "window_start_s", &v), SIM_OK);
+  assert_close(v, 30, 0, 0);
+  tel_destroy(s);
+  pq_fini(&w);
+  c.length_s = 0;
+  assert_int_equal(pq_init(&w, &c, 100, NULL, &err), SIM_OK);
+  s = tel_memory_create();
+  assert_int_equal(pq_write(&w, s, &err), SIM_OK);
+  assert_null(tel_memory_times(s, "power_quality", &trows));
+  tel_destroy(s);
+  pq_fini(&w);
+}
+
 static const test_bad_yaml bad[] = {
     {"nyquist", "rate: 30 Hz\n", "pq.yaml:1:7: the rate cannot resolve"},
     {"band upside down", "band_low: 30 Hz\nband_high: 1 Hz\nrate: 100 Hz\n",
@@ -194,6 +244,7 @@ int main(void) {
   TEST_ADD(tests, n, constant_power_has_no_oscillation);
   TEST_ADD(tests, n, square_wave_ramp_and_band);
   TEST_ADD(tests, n, window_clipped_to_the_run);
+  TEST_ADD(tests, n, samples_written);
   TEST_ADD(tests, n, wave_inside_the_tick);
   TEST_ROWS(tests, n, bad_config, bad);
   return _cmocka_run_group_tests("power_quality", tests, n, NULL, NULL);

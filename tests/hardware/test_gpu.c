@@ -58,7 +58,8 @@ static void matches_the_seed_table(void **state) {
   assert_non_null(g);
   char figure[96];
   snprintf(figure, sizeof figure, "TDP %s", row->name);
-  validate_row(VALIDATE_SEED, figure, "seed table; vendor datasheet",
+  validate_row(VALIDATE_KIND_IDENTITY, "data entry: the catalog's TDP",
+               VALIDATE_SEED, figure, "seed table; vendor datasheet",
                "GPU catalog (scenarios/catalog/gpus.yaml)", "W", row->tdp_w,
                g->tdp_w, row->tdp_w, row->tdp_w, "exact");
   assert_close(g->tdp_w, row->tdp_w, 0, 0);
@@ -175,6 +176,64 @@ static void root_finder_agrees_with_closed_form(void **state) {
     assert_true(gpu_power(&cat.gpus[0], table, 0.9) <= cap + 1e-9 ||
                 table == gpu_phi_min(&law));
   }
+  gpu_catalog_fini(&cat);
+}
+
+/* A user catalog over the built-in one (issue 27: it used to replace
+ * the whole catalog). Each row is a file: an entry X (new) or H100-SXM
+ * (built in), with or without `replace: true`. */
+typedef struct merge_case {
+  const char *name;
+  const char *head;   /* before SPEC_HEAD's first entry */
+  const char *entry;  /* the name the file's entry takes */
+  size_t n;           /* types after the load */
+  size_t at;          /* where the file's entry sits */
+  bool builtin_left;  /* GB200 still there */
+} merge_case;
+
+static const merge_case merges[] = {
+    {"a new type is appended", "", "X", 13, 12, true},
+    {"a built-in name replaces in place", "", "H100-SXM", 12, 0, true},
+    {"replace: true keeps the file alone", "replace: true\n", "X", 1, 0,
+     false},
+};
+
+static void user_catalog_merges(void **state) {
+  const merge_case *c = *state;
+  char yaml[4096], path[4096];
+  snprintf(yaml, sizeof yaml, "%sgpus:\n  - name: %s%s", c->head, c->entry,
+           SPEC_HEAD + strlen("gpus:\n  - name: X"));
+  snprintf(path, sizeof path, "%s", test_out_path("merge.yaml"));
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(yaml, f);
+  fclose(f);
+  gpu_catalog cat;
+  sim_error err = {0};
+  if (gpu_catalog_load(&cat, path, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(cat.n, c->n);
+  assert_string_equal(cat.gpus[c->at].name, c->entry);
+  assert_close(cat.gpus[c->at].tdp_w, 250, 0, 0); /* the file's, not 700 W */
+  assert_true((gpu_catalog_find(&cat, "GB200") != NULL) == c->builtin_left);
+  for (size_t i = 0; i < cat.n; i++) /* the rest in catalog order */
+    if (i != c->at && c->builtin_left)
+      assert_string_equal(cat.gpus[i].name, catalog.gpus[i].name);
+  gpu_catalog_fini(&cat);
+}
+
+/* A file that fails to load leaves nothing to free; no file is the
+ * built-in catalog. */
+static void user_catalog_errors(void **state) {
+  (void)state;
+  gpu_catalog cat;
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load(&cat, "/nonexistent/gpus.yaml", &err),
+                   SIM_EIO);
+  assert_int_equal(cat.n, 0);
+  assert_null(cat.gpus);
+  assert_int_equal(gpu_catalog_load(&cat, NULL, &err), SIM_OK);
+  assert_int_equal(cat.n, 12);
   gpu_catalog_fini(&cat);
 }
 
@@ -323,7 +382,10 @@ static void zeus_curve_predicts_other_workloads(void **state) {
         cond, sizeof cond,
         "curve from resnet50 batch 128; worst of the caps below 250 W: %g W",
         at_table.limit);
-    validate_row(VALIDATE_TRAINING, figure,
+    validate_row(VALIDATE_KIND_VALIDATION,
+                 "the curve is resnet50 batch 128's; this workload is held "
+                 "out",
+                 VALIDATE_TRAINING, figure,
                  "You et al., Zeus, NSDI 2023 (data/gpu_power/"
                  "summary_power_v100.csv)",
                  cond, "x epoch time", at_table.time, at_table.power,
@@ -335,7 +397,9 @@ static void zeus_curve_predicts_other_workloads(void **state) {
     snprintf(cond, sizeof cond,
              "d(phi) = phi^2.5; worst of the caps below 250 W: %g W",
              at_law.limit);
-    validate_row(VALIDATE_TRAINING, figure,
+    validate_row(VALIDATE_KIND_VALIDATION,
+                 "gamma 2.5 from P ~ f V^2, fitted to no Zeus run",
+                 VALIDATE_TRAINING, figure,
                  "You et al., Zeus, NSDI 2023 (data/gpu_power/"
                  "summary_power_v100.csv)",
                  cond, "x epoch time", at_law.time, at_law.power,
@@ -361,6 +425,8 @@ int main(void) {
   TEST_ADD(tests, n, speeds);
   TEST_ADD(tests, n, root_finder_agrees_with_closed_form);
   TEST_ROWS(tests, n, bad_specs_are_rejected, bad_specs);
+  TEST_ROWS(tests, n, user_catalog_merges, merges);
+  TEST_ADD(tests, n, user_catalog_errors);
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,

@@ -7,6 +7,14 @@
 #include "roofline.h"
 #include "test_catalogs.h"
 
+/* The built-in catalog's default serving engine (vLLM). */
+static inline const llm_engine *test_engine(void) {
+  const llm_engine *e = llm_catalog_engine(&cats.llm, LLM_ENGINE_DEFAULT);
+  if (e == NULL)
+    fail_msg("no engine %s in the catalog", LLM_ENGINE_DEFAULT);
+  return e;
+}
+
 static inline rl_replica test_replica(const char *gpu, const char *model,
                                       const char *precision, int tp) {
   const gpu_spec *g = gpu_catalog_find(&cats.gpu, gpu);
@@ -16,7 +24,7 @@ static inline rl_replica test_replica(const char *gpu, const char *model,
     fail_msg("no %s / %s / %s in the catalogs", gpu, model, precision);
   rl_replica r;
   sim_error err = {0};
-  if (rl_replica_init(&r, g, m, p, tp, &err) != SIM_OK)
+  if (rl_replica_init(&r, g, m, p, test_engine(), tp, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   return r;
 }

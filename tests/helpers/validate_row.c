@@ -18,7 +18,22 @@ static void put_field(char *buf, size_t size, size_t *len, const char *s) {
   buf[*len] = '\0';
 }
 
-void validate_row(const char *topic, const char *figure, const char *source,
+const char *validate_kind_name(validate_kind kind) {
+  switch (kind) {
+  case VALIDATE_KIND_IDENTITY:
+    return "identity";
+  case VALIDATE_KIND_CALIBRATION:
+    return "calibration";
+  case VALIDATE_KIND_BAR:
+    return "bar";
+  case VALIDATE_KIND_VALIDATION:
+    return "validation";
+  }
+  return "?";
+}
+
+void validate_row(validate_kind kind, const char *basis, const char *topic,
+                  const char *figure, const char *source,
                   const char *conditions, const char *unit, double published,
                   double model, double lo, double hi, const char *band_text) {
   const char *path = getenv("AIFSIM_VALIDATE");
@@ -27,6 +42,8 @@ void validate_row(const char *topic, const char *figure, const char *source,
   char buf[4096];
   size_t len = 0;
   put_field(buf, sizeof buf, &len, "VALIDATE");
+  put_field(buf, sizeof buf, &len, validate_kind_name(kind));
+  put_field(buf, sizeof buf, &len, basis);
   put_field(buf, sizeof buf, &len, topic);
   put_field(buf, sizeof buf, &len, figure);
   put_field(buf, sizeof buf, &len, source);
@@ -48,11 +65,12 @@ void validate_row(const char *topic, const char *figure, const char *source,
   close(fd);
 }
 
-void validate_row_rel(const char *topic, const char *figure, const char *source,
+void validate_row_rel(validate_kind kind, const char *basis, const char *topic,
+                      const char *figure, const char *source,
                       const char *conditions, const char *unit,
                       double published, double model, double rel) {
   char band[32];
   snprintf(band, sizeof band, "+-%g%%", 100 * rel);
-  validate_row(topic, figure, source, conditions, unit, published, model,
-               published * (1 - rel), published * (1 + rel), band);
+  validate_row(kind, basis, topic, figure, source, conditions, unit, published,
+               model, published * (1 - rel), published * (1 + rel), band);
 }

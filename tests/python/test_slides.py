@@ -95,17 +95,19 @@ def test_services_latency_is_log_with_one_slo_per_value(mixed_h5):
 def test_compare_figure_bars_and_overlays(quick_h5, cap500_h5):
     runs = [aifsim.open_run(quick_h5), aifsim.open_run(cap500_h5)]
     fig = reports.compare_figure(runs)
-    titles = [a.get_title() for a in fig.axes]
+    titles = [a.get_title() or a.get_title(loc="left") for a in fig.axes]
     assert "Facility energy" in titles and "PUE" in titles
     assert "facility power" in titles
-    bars = [a for a in fig.axes if a.get_title() == "Facility energy"][0]
+    bars = [a for a in fig.axes
+            if a.get_title(loc="left") == "Facility energy"][0]
     assert len(bars.patches) == 2
     texts = [t.get_text() for t in bars.texts]
     assert any("%" in t for t in texts), texts  # the change, in %
     assert not any("nan" in t.lower() for t in texts)
     legends = [a.get_legend() for a in fig.axes if a.get_legend()]
     entries = [t.get_text() for lg in legends for t in lg.get_texts()]
-    labels = plot.run_labels(runs)
+    from aifsim.comparison import wrap
+    labels = [wrap(lab) for lab in plot.run_labels(runs)]
     assert labels[0] in entries and labels[1] in entries
     assert not any(".h5" in e for e in entries)
     # the change column of the table
@@ -204,3 +206,271 @@ def test_changes_of_values_at_or_below_zero():
     assert tables.percent_text(0.0, 0.0) == "0%"
     assert tables.delta_text("cost", 29.68) == "+$29.68"
     assert tables.format_metric("co2_t", float("nan")) == "-"
+
+
+# -- issue 27: plots that compare what differs, time that reads as time ----
+
+import re  # noqa: E402
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+
+from conftest import SRC, SMALL, cli, run_aifsim  # noqa: E402
+
+#: A number printed to more digits than anyone typed (448800.00000000006).
+RAW_FLOAT = re.compile(r"\d\.\d{6,}")
+
+
+def _drawn(fig):
+    """The figure drawn, with its renderer."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _texts(fig):
+    """Every visible text of the figure: titles, labels, ticks, legends."""
+    out = []
+    for t in fig.findobj(lambda a: hasattr(a, "get_text")
+                         and hasattr(a, "get_window_extent")):
+        if t.get_visible() and t.get_text().strip():
+            out.append(t)
+    return out
+
+
+def _inside(bb, box, tol=1.0):
+    return (bb.x0 >= box.x0 - tol and bb.x1 <= box.x1 + tol
+            and bb.y0 >= box.y0 - tol and bb.y1 <= box.y1 + tol)
+
+
+@pytest.fixture(scope="session")
+def racks3_h5(aifsim_bin, tmp_path_factory):
+    """quickstart with one rack fewer: the loops' capacity, derived from
+    the racks, resolves to a float nobody typed."""
+    d = tmp_path_factory.mktemp("racks3")
+    return run_aifsim(aifsim_bin, d / "racks3.h5", *SMALL,
+                      "--set", "racks.0.count=3")
+
+
+@pytest.fixture(scope="session")
+def plain_h5(aifsim_bin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("plain")
+    return run_aifsim(aifsim_bin, d / "plain.h5", *SMALL)
+
+
+@pytest.fixture(scope="session")
+def smoothing_h5s(aifsim_bin, tmp_path_factory):
+    """The smoothing question, short: off, in-rack smoothing, a battery."""
+    d = tmp_path_factory.mktemp("smoothing")
+    quick = ["--set", "duration=2min", "--set", "power_quality.window=1min"]
+    scen = SRC / "scenarios" / "smoothing.yaml"
+    return [run_aifsim(aifsim_bin, d / (n + ".h5"), *quick, *extra,
+                       scenario=scen)
+            for n, extra in (("off", []),
+                             ("rack", ["--set", "smoothing.enabled=true"]),
+                             ("battery", ["--set", "battery.capacity=500kWh",
+                                          "--set",
+                                          "battery.threshold=75%"]))]
+
+
+def test_labels_are_the_overrides_that_differ_rounded(plain_h5, racks3_h5):
+    runs = [aifsim.open_run(plain_h5), aifsim.open_run(racks3_h5)]
+    assert runs[1].overrides == ["duration=2h", "racks.0.count=3"]
+    # duration is given to both alike: not a difference; the loops'
+    # derived capacity was not given: not a label
+    assert plot.run_labels(runs) == ["racks.0.count=4", "racks.0.count=3"]
+    assert tables.common_overrides(runs) == ["duration=2h"]
+    # without recorded overrides, resolved values are rounded and in a
+    # readable unit
+    assert tables.value_text("448800.00000000006 W") == "448.8 kW"
+    assert tables.value_text("0 J", like="500kWh") == "0 kWh"
+    assert tables.value_text("0.75", like="75%") == "0.75"
+    assert tables.value_text("1", like="75%") == "1"
+    assert tables.value_text("100%", like="75%") == "100%"
+    assert tables.value_text("../data/weather/US-TEX-ERCO_2023_weather.csv") \
+        == "US-TEX-ERCO_2023_weather.csv"
+
+
+def test_compare_legend_fits_inside_the_figure(plain_h5, racks3_h5,
+                                               quick_h5, cap500_h5):
+    runs = [aifsim.open_run(p) for p in (plain_h5, racks3_h5, quick_h5,
+                                         cap500_h5)]
+    fig = reports.compare_figure(runs)
+    renderer = _drawn(fig)
+    legends = [a.get_legend() for a in fig.axes if a.get_legend()]
+    assert legends, "the runs' legend"
+    for lg in legends:
+        assert _inside(lg.get_window_extent(renderer), fig.bbox), \
+            (lg.get_window_extent(renderer), fig.bbox)
+    # nothing drawn spills over the figure's edge (titles, tick labels,
+    # the bars' values), and no raw floats anywhere
+    tight = fig.get_tightbbox(renderer)
+    box = fig.bbox_inches
+    assert tight.x0 >= box.x0 - 0.02 and tight.x1 <= box.x1 + 0.02 and \
+        tight.y0 >= box.y0 - 0.02 and tight.y1 <= box.y1 + 0.02, tight
+    for t in _texts(fig):
+        assert not RAW_FLOAT.search(t.get_text()), t.get_text()
+
+
+def test_compare_bars_show_what_differs_and_labels_never_overlap(
+        quick_h5, cap500_h5):
+    runs = [aifsim.open_run(quick_h5), aifsim.open_run(cap500_h5)]
+    keys = reports.compare_metrics(runs)
+    assert keys and "cap_w" not in keys and "gpus" not in keys
+    for k in keys:  # each differs as the table shows it
+        vals = {tables.format_metric(k, r.summary.get(k)) for r in runs}
+        assert len(vals) == 2, k
+    fig = reports.compare_figure(runs)
+    renderer = _drawn(fig)
+    bars = [a for a in fig.axes if a.patches and a.get_title(loc="left")]
+    assert len(bars) == len(keys)
+    for ax in bars:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert len(boxes) == len(runs)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not a.overlaps(b), ax.get_title(loc="left")
+    # the same run twice: nothing differs, and the figure says so
+    same = reports.compare_figure([runs[0], runs[0]])
+    assert reports.compare_metrics([runs[0], runs[0]]) == []
+    assert any("no summary figure differs" in t.get_text()
+               for t in _texts(same))
+
+
+def test_compare_writes_a_png_by_default_with_labels(quick_h5, cap500_h5,
+                                                     tmp_path):
+    import shutil
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    shutil.copy(quick_h5, a)
+    shutil.copy(cap500_h5, b)
+    p = cli("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "a-vs-b.png").exists()
+    p = cli("compare", a, b, "--label", "bare 700 kW", "--label", "500 kW",
+            "--png", tmp_path / "l.png")
+    assert p.returncode == 0, p.stderr
+    assert "bare 700 kW" in p.stdout
+    p = cli("compare", a, b, "--label", "only one")
+    assert p.returncode == 2 and "once per run" in p.stderr
+
+
+def test_smoothing_comparison_plots_its_ramp(smoothing_h5s):
+    runs = [aifsim.open_run(p) for p in smoothing_h5s]
+    pq = runs[0].power_quality
+    assert pq.attrs["rate_hz"] == 50 and len(pq) == 3000  # 1 min at 50 Hz
+    # the series the summary's largest ramp is computed from
+    step = np.max(np.abs(np.diff(pq["power_w"].to_numpy()))) * 50
+    np.testing.assert_allclose(step, runs[0].summary["max_ramp_w_per_s"])
+    assert comparison_has_ramps(runs)
+    fig = reports.compare_figure(runs)
+    titles = [a.get_title() for a in fig.axes]
+    assert any("at 50 Hz" in t for t in titles), titles
+    rate = [a for a in fig.axes if a.get_title().startswith("ramp rate")][0]
+    assert rate.get_yscale() == "log"
+    assert len([p for p in rate.patches]) == 3  # a line per run
+    keys = reports.compare_metrics(runs)
+    assert "max_ramp_w_per_s" in keys
+
+
+def comparison_has_ramps(runs):
+    from aifsim import comparison
+    return comparison.has_ramps(runs)
+
+
+def _run_at(start):
+    class R:  # what the time axis reads of a run
+        start_utc = start
+    return R()
+
+
+def _ticks(ax):
+    ax.figure.canvas.draw()
+    return [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+
+
+def test_time_axes_follow_the_span():
+    import pandas as pd
+
+    from aifsim import timeaxis
+    start = pd.Timestamp("2023-07-18 20:00")
+    # a 30-minute run with a date: ticks every few minutes
+    ax = Figure().add_subplot()
+    FigureCanvasAgg(ax.figure)
+    t = np.arange(1, 31) * 60.0
+    ta = timeaxis.axis_for(ax, t, _run_at(start))
+    ax.plot(ta.x(t), t)
+    ticks = _ticks(ax)
+    assert len(ticks) >= 4 and ("20:05" in ticks or "20:10" in ticks), ticks
+    # without a date: minutes
+    ax = Figure().add_subplot()
+    FigureCanvasAgg(ax.figure)
+    timeaxis.axis_for(ax, t)
+    assert ax.get_xlabel() == "time (min)"
+    # a year: months, labels that do not overlap, daily bands
+    ax = Figure(figsize=(10, 3)).add_subplot()
+    FigureCanvasAgg(ax.figure)
+    t = np.arange(1, 8761) * 3600.0
+    ta = timeaxis.axis_for(ax, t, _run_at(pd.Timestamp("2023-01-01")))
+    assert ta.banded and ta.bin_name == "day"
+    line = timeaxis.draw(ax, ta, t, np.sin(t / 86400.0), "C0")
+    assert len(line.get_data().values) == 365
+    ticks = _ticks(ax)
+    assert {"Mar", "May", "Jul"} <= set(ticks), ticks
+    r = ax.figure.canvas.get_renderer()
+    boxes = [lab.get_window_extent(r) for lab in ax.get_xticklabels()
+             if lab.get_text()]
+    for a, b in zip(boxes, boxes[1:]):
+        assert not a.overlaps(b)
+
+
+def test_bands_are_min_mean_max_of_each_day():
+    from aifsim import timeaxis
+    t = np.arange(1, 73) * 3600.0  # three days of hourly samples
+    v = np.arange(72, dtype=float)
+    e, lo, mean, hi = timeaxis.bands(t, v)
+    np.testing.assert_array_equal(e, [0, 86400, 172800, 259200])
+    np.testing.assert_array_equal(lo, [0, 24, 48])
+    np.testing.assert_array_equal(hi, [23, 47, 71])
+    np.testing.assert_array_equal(mean, [11.5, 35.5, 59.5])
+
+
+@pytest.fixture(scope="session")
+def dallas_h5(aifsim_bin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("dallas")
+    return run_aifsim(
+        aifsim_bin, d / "dal.h5", "--set", "duration=2d", "--set",
+        "grid.outdoor.file=../data/weather/US-TEX-ERCO_2023_weather.csv",
+        scenario=SRC / "scenarios" / "liquid-vs-air.yaml")
+
+
+def test_report_subtitle_states_the_overrides(dallas_h5, liquid_h5):
+    run = aifsim.open_run(dallas_h5)
+    sub = reports._subtitle(run)
+    assert "Frankfurt" not in sub and "DE-LU" not in sub
+    assert "US-TEX-ERCO_2023_weather" in sub
+    assert "--set grid.outdoor.file=../data/weather/" \
+           "US-TEX-ERCO_2023_weather.csv" in sub
+    assert "2 d" in sub
+    fig = reports.report_figure(run)
+    assert any("--set duration=2d" in t.get_text() for t in fig.texts)
+
+
+def test_time_coordinates_decode_to_dates(frankfurt_h5, quick_h5, mixed_h5):
+    import xarray as xr
+    with xr.open_dataset(frankfurt_h5, group="facility") as ds:
+        assert np.issubdtype(ds["time"].dtype, np.datetime64)
+        assert str(ds["time"].values[0]).startswith("2023-07-01T00:")
+    for group in ("racks", "loops"):
+        with xr.open_dataset(frankfurt_h5, group=group) as ds:
+            assert np.issubdtype(ds["time"].dtype, np.datetime64), group
+    # no date: seconds, and the attribute says why
+    run = aifsim.open_run(quick_h5)
+    assert run.time_attrs()["units"] == "s"
+    assert "no start date" in run.attributes("/facility/time")["comment"]
+    with xr.open_dataset(quick_h5, group="facility") as ds:
+        assert ds["time"].dtype == np.float64
+    # /jobs has its row axis: no phony dimensions
+    with xr.open_dataset(mixed_h5, group="jobs") as ds:
+        assert ds["energy_j"].dims == ("job",)
+        assert list(ds["job"].values) == list(range(ds.sizes["job"]))
+    # the package's own table does not grow a column
+    assert "job" not in aifsim.open_run(mixed_h5).jobs.columns

@@ -1,7 +1,8 @@
 """The READMEs run as written: every command and Python snippet in
-README.md and analysis/README.md that a user would run is run here.
+README.md, analysis/README.md and the pages of docs/ (docs/*.md) that a
+user would run is run here.
 
-The convention (README.md and analysis/README.md follow it):
+The convention (every one of those files follows it):
 
 - A fenced block whose info string is empty, ``sh``, ``shell``, ``bash``,
   ``console``, ``python`` or ``py`` is a block a user might run. It must be
@@ -16,12 +17,14 @@ The convention (README.md and analysis/README.md follow it):
   (a synopsis, a program's output, a file tree), ``yaml``, ``csv``, ...
   They carry no marker.
 
-Each README runs in a sandbox of its own, a fresh temporary directory laid
-out like the repository: ``scenarios``, ``data``, ``analysis`` and ``tools``
-are links into the source tree, ``out/`` starts empty, ``build/aifsim`` and
+Each file runs in a sandbox of its own, a fresh temporary directory laid
+out like the repository: ``scenarios``, ``data``, ``analysis``, ``tools``
+and ``docs`` are links into the source tree, ``build/aifsim`` and
 ``aifsim`` on the PATH are this build's binary ($AIFSIM_BIN, else
-build/aifsim). The blocks run in file order, so a block may use what an
-earlier one wrote (``out/quickstart.h5``). Shell blocks run under
+build/aifsim). ``out/`` starts with what ``make run`` leaves there (the
+Makefile's SCENARIO run to its OUT, ``out/quickstart.h5``), since every
+page is read after the two commands. The blocks run in file order, so a
+block may use what an earlier one wrote. Shell blocks run under
 ``bash -e -o pipefail``; Python blocks under /usr/bin/python3 with
 ``PYTHONPATH=analysis`` and matplotlib's Agg backend. The PATH is otherwise
 the caller's: a README command that says ``python3`` where it needs
@@ -42,7 +45,11 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2]
-READMES = ["README.md", "analysis/README.md"]
+# The front doors, which must each have shell and Python to run, and the
+# reference pages, held to the same marking rule.
+FRONT = ["README.md", "analysis/README.md"]
+READMES = FRONT + sorted("docs/" + p.name
+                         for p in (SRC / "docs").glob("*.md"))
 COMMAND_LANGS = {"", "sh", "shell", "bash", "console", "python", "py"}
 PYTHON_LANGS = {"python", "py"}
 SHORT = "duration=2h"
@@ -119,8 +126,17 @@ def test_every_block_is_classified():
     assert not problems, "\n".join(problems)
 
 
+def test_docs_are_covered():
+    """The reference pages README.md links to are held to the rule."""
+    for page in ("SCENARIOS", "MODELS", "OUTPUT", "SWEEPS", "ANALYSIS"):
+        assert "docs/%s.md" % page in READMES, page
+    runs = {b.readme for b in _all_blocks() if b.mark == "run"}
+    for page in ("SCENARIOS", "OUTPUT", "SWEEPS", "ANALYSIS"):
+        assert "docs/%s.md" % page in runs, "docs/%s.md runs nothing" % page
+
+
 def test_there_is_something_to_run():
-    for r in READMES:
+    for r in FRONT:
         run = [b for b in blocks(r) if b.mark == "run"]
         assert len(run) >= 2, "%s: only %d runnable blocks" % (r, len(run))
         assert any(b.lang in PYTHON_LANGS for b in run), r
@@ -150,6 +166,26 @@ exec "$bin" "$@"
 """
 
 
+def _make_run_defaults():
+    """SCENARIO and OUT of the Makefile: what `make run` runs and writes."""
+    found = {}
+    text = (SRC / "Makefile").read_text(encoding="utf-8")
+    for name in ("SCENARIO", "OUT"):
+        m = re.search(r"^%s\s*\?=\s*(\S+)\s*$" % name, text, re.M)
+        assert m, "Makefile: no '%s ?=' line" % name
+        found[name] = m.group(1)
+    return found["SCENARIO"], found["OUT"]
+
+
+def _as_make_run(root, env):
+    """Leaves in the sandbox what `make run` leaves (on a short run)."""
+    scenario, out = _make_run_defaults()
+    proc = subprocess.run([str(root / "build" / "aifsim"), "run", scenario,
+                           "-o", out, "--quiet"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, "make run's run failed:\n" + proc.stderr
+
+
 def _sandbox(root):
     binary = _binary()
     if not binary.is_file():
@@ -171,6 +207,7 @@ def _sandbox(root):
     env["MPLBACKEND"] = "Agg"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONPATH", None)  # the READMEs say what to set
+    _as_make_run(root, env)
     return env
 
 
@@ -178,7 +215,7 @@ def _sandbox(root):
 def sandboxes(tmp_path_factory):
     base = tmp_path_factory.mktemp("readme")
     out = {}
-    for r in READMES:
+    for r in sorted({b.readme for b in _runnable()}):
         root = base / r.replace("/", "_").replace(".md", "")
         out[r] = (root, _sandbox(root))
     return out

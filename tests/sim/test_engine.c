@@ -663,15 +663,44 @@ typedef struct random_case {
   double p_now;       /* a schedule is at the current time */
   sim_time max_delay; /* else uniform in [1, max_delay] ns */
   sim_time chunk;     /* run in steps of this length */
+  uint64_t budget;    /* and of at most this many events (0: no limit) */
 } random_case;
 
 static const random_case random_cases[] = {
-    {"balanced", 11, 1000, 20000, 0.3, 0.1, 1000, 5000},
-    {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000},
-    {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7},
-    {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000},
-    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789},
+    {"balanced", 11, 1000, 20000, 0.3, 0.1, 1000, 5000, 0},
+    {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000, 0},
+    {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7, 0},
+    {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000, 0},
+    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789,
+     0},
+    /* Stopping after a number of events (the command's slices) splits
+     * runs between events of one time and beside tombstones: the order
+     * must be the one of an unsliced run. */
+    {"one event a call", 16, 1000, 20000, 0.3, 0.5, 3, 1000000000, 1},
+    {"budgets amid ties", 17, 2000, 20000, 0.3, 0.5, 3, 7, 97},
+    {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000,
+     1000000000, 1000},
 };
+
+/* Runs to t in calls of at most c->budget events, checking what each
+ * says: done only once nothing due by t is left, now = t then, and else
+ * now is the last event's time. */
+static void run_budgeted(sim_engine *e, const random_case *c, sim_time t,
+                         const fake_model *m) {
+  bool done = false;
+  while (!done) {
+    uint64_t before = sim_engine_events_run(e);
+    assert_int_equal(sim_engine_run_some(e, t, c->budget, &done), SIM_OK);
+    uint64_t ran = sim_engine_events_run(e) - before;
+    assert_true(ran <= c->budget);
+    if (done) {
+      assert_int_equal(sim_engine_now(e), t);
+    } else {
+      assert_int_equal(ran, c->budget);
+      assert_int_equal(sim_engine_now(e), m->log[m->n - 1].time);
+    }
+  }
+}
 
 /* What the test knows of every event it scheduled. */
 typedef struct rec {
@@ -764,7 +793,10 @@ static void test_random(void **state) {
   while (sim_engine_events_pending(f.e) > 0) {
     assert_true(t <= end);
     t += c->chunk;
-    assert_int_equal(sim_engine_run(f.e, t), SIM_OK);
+    if (c->budget > 0)
+      run_budgeted(f.e, c, t, &f.m);
+    else
+      assert_int_equal(sim_engine_run(f.e, t), SIM_OK);
     assert_int_equal(sim_engine_now(f.e), t);
     assert_int_equal(sim_engine_events_pending(f.e), x.live);
   }

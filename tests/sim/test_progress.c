@@ -65,6 +65,57 @@ static void draws_throttles_and_wipes(void **state) {
   fclose(f);
 }
 
+/* The next slice: the pace of the last one, at most 4x longer. */
+typedef struct slice_case {
+  const char *name;
+  int64_t last;
+  double wall_s, target_s;
+  int64_t want;
+} slice_case;
+
+static const slice_case slices[] = {
+    {"keeps a pace on target", 1000, 0.1, 0.1, 1000},
+    {"shrinks at once", 1000000, 1.0, 0.1, 100000},
+    {"shrinks a thousandfold", 1000000000, 100.0, 0.1, 1000000},
+    {"grows at most 4x", 1000, 0.001, 0.1, 4000},
+    {"grows 4x when no time passed", 1000, 0.0, 0.1, 4000},
+    {"grows 4x on a NaN wall", 1000, 0.0 / 0.0, 0.1, 4000},
+    {"grows 4x on a negative wall", 1000, -1.0, 0.1, 4000},
+    {"never below 1", 10, 1e6, 0.1, 1},
+    {"a zero slice counts as 1", 0, 0.0, 0.1, 4},
+    {"saturates far below overflow", 3000000000000000000, 1e-9, 0.1,
+     4000000000000000000},
+};
+
+static void sizes_the_next_slice(void **state) {
+  const slice_case *c = *state;
+  int64_t got = progress_next_slice(c->last, c->wall_s, c->target_s);
+  if (got != c->want)
+    fail_msg("%lld after %lld in %g s: want %lld", (long long)got,
+             (long long)c->last, c->wall_s, (long long)c->want);
+}
+
+/* Slices count events, and an event's cost varies within a run only by
+ * its mix (a control tick of many GPUs against a request's few
+ * operations). Here the cost per event swings between 1 and 8 us from
+ * one slice to the next, and the first slice is far too short: after
+ * the first few, every slice ends within a second, as the progress line
+ * needs (issue 27), and none is wastefully short. */
+static void within_a_second_while_costs_swing(void **state) {
+  (void)state;
+  static const double factor[] = {1, 8, 2, 5, 1, 1, 8, 8, 3, 1, 6, 2};
+  int64_t slice = 1000;
+  for (int k = 0; k < 240; k++) {
+    double cost = 1e-6 * factor[k % (sizeof factor / sizeof *factor)];
+    double wall = (double)slice * cost;
+    if (k >= 8 && !(wall < 1.0))
+      fail_msg("slice %d took %g s", k, wall);
+    if (k >= 8 && !(wall > 0.01))
+      fail_msg("slice %d took only %g s", k, wall);
+    slice = progress_next_slice(slice, wall, 0.1);
+  }
+}
+
 static void quiet_stays_quiet(void **state) {
   (void)state;
   progress p;
@@ -73,10 +124,12 @@ static void quiet_stays_quiet(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, formats_hours_minutes_seconds, hms);
   TEST_ADD(tests, n, silent_when_not_a_terminal);
+  TEST_ROWS(tests, n, sizes_the_next_slice, slices);
+  TEST_ADD(tests, n, within_a_second_while_costs_swing);
   TEST_ADD(tests, n, draws_throttles_and_wipes);
   TEST_ADD(tests, n, quiet_stays_quiet);
   return _cmocka_run_group_tests("progress", tests, n, NULL, NULL);

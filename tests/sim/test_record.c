@@ -1,6 +1,7 @@
 /* test_record.c - the HDF5 writer (record.c), read back with the HDF5 C
  * API: layout, values, attributes, dimension scales, summary, metadata,
- * texts, the partial file and its commit, byte-identical output, errors. */
+ * texts, the partial file and its commit, byte-identical output, errors;
+ * and the same file read back through h5read.h's group readers (export). */
 #include "test_util.h"
 
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 
+#include "h5read.h"
 #include "record.h"
 #include "tel.h"
 
@@ -52,7 +54,7 @@ static const tel_table_column job_cols[] = {
     {"gpus", "1", "GPUs held", job_gpus, NULL},
     {"name", NULL, "job name", NULL, job_names},
 };
-static const tel_table jobs = {"jobs", job_cols, 2, 2};
+static const tel_table jobs = {"jobs", job_cols, 2, 2, "job"};
 
 static double value(int group, size_t c, size_t i, size_t j, double bump) {
   double v =
@@ -62,7 +64,9 @@ static double value(int group, size_t c, size_t i, size_t j, double bump) {
 
 static double time_of(size_t i) { return 10.0 * (double)(i + 1); }
 
-static const h5w_options layout_opts = {CHUNK, 4, 0};
+#define ORIGIN "2023-07-01T00:00:00Z"
+#define DATED "seconds since " ORIGIN
+static const h5w_options layout_opts = {CHUNK, 4, ORIGIN, 0};
 
 /* Path of a test file, removed (with its partial file) beforehand. */
 static void fresh_path(const char *name, char *path, char *partial) {
@@ -264,16 +268,16 @@ static const series_case series_cases[] = {
      "facility power drawn from the feed"},
     {"facility/pue", "/facility", "pue", 0, 1, NROWS, 1, "1",
      "power usage effectiveness"},
-    {"facility/time", "/facility", "time", -1, 0, NROWS, 1, "s",
+    {"facility/time", "/facility", "time", -1, 0, NROWS, 1, DATED,
      time_long_name},
     {"racks/power_w", "/racks", "power_w", 1, 0, NROWS, WIDTH, "W",
      "rack power"},
     {"racks/inlet_c", "/racks", "inlet_c", 1, 1, NROWS, WIDTH, "degC",
      "rack inlet temperature"},
-    {"racks/time", "/racks", "time", -1, 0, NROWS, 1, "s", time_long_name},
+    {"racks/time", "/racks", "time", -1, 0, NROWS, 1, DATED, time_long_name},
     {"services/chat/tokens_per_s", "/services/chat", "tokens_per_s", 2, 0,
      NROWS / 3, 1, "1/s", "tokens served per second"},
-    {"services/chat/time", "/services/chat", "time", -1, 0, NROWS / 3, 1, "s",
+    {"services/chat/time", "/services/chat", "time", -1, 0, NROWS / 3, 1, DATED,
      time_long_name},
 };
 
@@ -364,6 +368,10 @@ static void test_series(void **state) {
   snprintf(obj, sizeof obj, "%s/%s", c->group, c->dset);
   assert_str_attr(f, obj, "units", c->units);
   assert_str_attr(f, obj, "long_name", c->long_name);
+  /* A dated time coordinate says its calendar (CF 4.4.1). */
+  if (c->gindex < 0)
+    assert_str_attr(f, obj, "calendar", "proleptic_gregorian");
+  assert_true(H5Aexists(d, "comment") == 0);
   check_scales(c, g, d);
   H5Dclose(d);
   H5Gclose(g);
@@ -462,6 +470,148 @@ static void test_table(void **state) {
   assert_no_open_ids();
 }
 
+/* The row axis: row numbers, a dimension scale named "job", attached to
+ * dimension 0 of every column (netCDF readers need no phony dimensions). */
+static void test_table_axis(void **state) {
+  (void)state;
+  hid_t f = open_ro(layout_path);
+  hid_t axis = open_dset(f, "/jobs/job");
+  int64_t rows[2] = {-1, -1};
+  assert_true(H5Dread(axis, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                      rows) >= 0);
+  assert_true(rows[0] == 0 && rows[1] == 1);
+  assert_true(H5DSis_scale(axis) > 0);
+  char name[16] = "";
+  assert_true(H5DSget_scale_name(axis, name, sizeof name) > 0);
+  assert_string_equal(name, "job");
+  for (size_t c = 0; c < N_OF(job_cols); c++) {
+    char path[64];
+    snprintf(path, sizeof path, "/jobs/%s", job_cols[c].name);
+    hid_t d = open_dset(f, path);
+    assert_true(H5DSis_attached(d, axis, 0) > 0);
+    H5Dclose(d);
+  }
+  H5Dclose(axis);
+  assert_str_attr(f, "/jobs/job", "long_name", "row number");
+  H5Fclose(f);
+  assert_no_open_ids();
+}
+
+/* Without a date, time stays in seconds and a comment says why. */
+static void test_undated_time(void **state) {
+  (void)state;
+  char path[4096], partial[4200];
+  fresh_path("undated.h5", path, partial);
+  tel_sink *s = h5w_create(path, NULL, NULL);
+  size_t id;
+  double v[2] = {1, 2};
+  assert_int_equal(tel_open_group(s, &facility, &id), SIM_OK);
+  assert_int_equal(tel_append(s, id, 60, v), SIM_OK);
+  assert_int_equal(tel_commit(s), SIM_OK);
+  tel_destroy(s);
+  hid_t f = open_ro(path);
+  assert_str_attr(f, "/facility/time", "units", "s");
+  hid_t d = open_dset(f, "/facility/time");
+  assert_true(H5Aexists(d, "calendar") == 0);
+  assert_true(H5Aexists(d, "comment") > 0);
+  H5Dclose(d);
+  H5Fclose(f);
+  assert_no_open_ids();
+}
+
+/* ---- Reading back for export (h5read_groups.c) ------------------------ */
+
+/* The groups: series and the table, by name; /summary and /services hold
+ * neither. */
+static void test_read_groups(void **state) {
+  (void)state;
+  h5r_entry *e = NULL;
+  size_t n = 0;
+  sim_error err = {0};
+  assert_int_equal(h5r_groups_list(layout_path, &e, &n, &err), SIM_OK);
+  static const struct {
+    const char *name;
+    h5r_kind kind;
+  } want[] = {{"facility", H5R_SERIES},
+              {"jobs", H5R_ROWS},
+              {"racks", H5R_SERIES},
+              {"services/chat", H5R_SERIES}};
+  assert_int_equal(n, N_OF(want));
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(e[i].name, want[i].name);
+    assert_int_equal(e[i].kind, want[i].kind);
+  }
+  h5r_entries_free(e, n);
+  assert_no_open_ids();
+}
+
+/* A 2-D group a block of rows at a time: its axis, units, dated time and
+ * the values as written. */
+static void test_read_series(void **state) {
+  (void)state;
+  h5r_series *s = NULL;
+  sim_error err = {0};
+  assert_int_equal(h5r_series_open(layout_path, "racks", &s, &err), SIM_OK);
+  const h5r_series_info *i = h5r_series_info_of(s);
+  assert_int_equal(i->nrows, NROWS);
+  assert_int_equal(i->width, WIDTH);
+  assert_string_equal(i->axis, "rack");
+  assert_string_equal(i->labels[2], rack_labels[2]);
+  assert_string_equal(i->time_units, DATED);
+  assert_int_equal(i->ncols, 2);
+  /* name order: inlet_c, power_w */
+  assert_string_equal(i->names[0], "inlet_c");
+  assert_string_equal(i->units[0], "degC");
+  enum { AT = 995, COUNT = 10 }; /* across a chunk boundary */
+  double t[COUNT], v[2 * COUNT * WIDTH];
+  assert_int_equal(h5r_series_rows(s, AT, COUNT, t, v, &err), SIM_OK);
+  for (size_t r = 0; r < COUNT; r++) {
+    assert_close(t[r], time_of(AT + r), 0, 0);
+    for (size_t j = 0; j < WIDTH; j++) {
+      assert_close(v[(0 * COUNT + r) * WIDTH + j], value(1, 1, AT + r, j, 0), 0,
+                   0);
+      assert_close(v[(1 * COUNT + r) * WIDTH + j], value(1, 0, AT + r, j, 0), 0,
+                   0);
+    }
+  }
+  assert_int_equal(h5r_series_rows(s, NROWS - 1, 2, t, v, &err), SIM_EINVAL);
+  h5r_series_close(s);
+  assert_int_equal(h5r_series_open(layout_path, "nope", &s, &err), SIM_EIO);
+  assert_null(s);
+  assert_no_open_ids();
+}
+
+/* The table, its row axis first; the summary's and root's attributes. */
+static void test_read_rows_and_attrs(void **state) {
+  (void)state;
+  h5r_rows t;
+  sim_error err = {0};
+  assert_int_equal(h5r_rows_read(layout_path, "jobs", &t, &err), SIM_OK);
+  assert_int_equal(t.nrows, 2);
+  assert_int_equal(t.ncols, 3);
+  assert_string_equal(t.names[0], "job");
+  assert_close(t.values[0][1], 1, 0, 0);
+  assert_string_equal(t.names[1], "gpus");
+  assert_close(t.values[1][1], 72, 0, 0);
+  assert_string_equal(t.names[2], "name");
+  assert_string_equal(t.texts[2][1], job_names[1]);
+  h5r_rows_release(&t);
+  h5r_attrs a;
+  assert_int_equal(h5r_attrs_read(layout_path, "/summary", &a, &err), SIM_OK);
+  assert_int_equal(a.n, 2);
+  assert_string_equal(a.names[0], "energy_mwh");
+  assert_close(a.values[0], 13.5, 0, 0);
+  h5r_attrs_release(&a);
+  assert_int_equal(h5r_attrs_read(layout_path, "/", &a, &err), SIM_OK);
+  int found = 0;
+  for (size_t k = 0; k < a.n; k++)
+    if (strcmp(a.names[k], "scenario_name") == 0)
+      found = a.texts[k] != NULL && strcmp(a.texts[k], "quick") == 0;
+  assert_true(found);
+  h5r_attrs_release(&a);
+  assert_no_open_ids();
+}
+
 /* What a visit of every object found. */
 typedef struct visit {
   int objects;
@@ -492,8 +642,9 @@ static void test_no_object_times(void **state) {
   if (v.stamped[0] != '\0')
     fail_msg("object %s carries a time stamp", v.stamped);
   /* /, facility (3), racks (4), services, chat (2), summary, scenario,
-   * jobs (2) */
-  assert_int_equal(v.objects, 1 + 1 + 3 + 1 + 4 + 1 + 1 + 2 + 1 + 1 + 1 + 2);
+   * jobs (2 and the row axis) */
+  assert_int_equal(v.objects,
+                   1 + 1 + 3 + 1 + 4 + 1 + 1 + 2 + 1 + 1 + 1 + 2 + 1);
   assert_no_open_ids();
 }
 
@@ -670,7 +821,7 @@ static void test_chunks(void **state) {
   const chunk_case *c = *state;
   char path[4096], partial[4200];
   fresh_path("chunks.h5", path, partial);
-  h5w_options opts = {c->chunk_rows, 1, 0};
+  h5w_options opts = {c->chunk_rows, 1, NULL, 0};
   tel_sink *s = h5w_create(path, &opts, NULL);
   assert_non_null(s);
   const char **labels = calloc(c->width, sizeof *labels);
@@ -710,7 +861,7 @@ static void test_empty_group(void **state) {
   (void)state;
   char path[4096], partial[4200];
   fresh_path("empty.h5", path, partial);
-  tel_sink *s = h5w_create(path, &(h5w_options){0, -1, 0}, NULL);
+  tel_sink *s = h5w_create(path, &(h5w_options){0, -1, NULL, 0}, NULL);
   size_t id;
   assert_int_equal(tel_open_group(s, &racks, &id), SIM_OK);
   assert_int_equal(tel_commit(s), SIM_OK);
@@ -752,10 +903,21 @@ typedef struct option_case {
 } option_case;
 
 static const option_case option_cases[] = {
-    {"deflate -2", "x.h5", {0, -2, 0}, SIM_EINVAL},
-    {"deflate 10", "x.h5", {0, 10, 0}, SIM_EINVAL},
-    {"empty path", "", {0, 4, 0}, SIM_EINVAL},
-    {"null path", NULL, {0, 4, 0}, SIM_EINVAL},
+    {"deflate -2", "x.h5", {0, -2, NULL, 0}, SIM_EINVAL},
+    {"deflate 10", "x.h5", {0, 10, NULL, 0}, SIM_EINVAL},
+    {"empty path", "", {0, 4, NULL, 0}, SIM_EINVAL},
+    {"null path", NULL, {0, 4, NULL, 0}, SIM_EINVAL},
+    {"empty origin", "x.h5", {0, 4, "", 0}, SIM_EINVAL},
+    {"origin with a newline",
+     "x.h5",
+     {0, 4, "2023-07-01\nT00:00Z", 0},
+     SIM_EINVAL},
+    {"origin too long",
+     "x.h5",
+     {0, 4,
+      "2023-07-01T00:00:00.000000000000000000000000000000000000000000000Z",
+      0},
+     SIM_EINVAL},
 };
 
 static void test_bad_options(void **state) {
@@ -861,7 +1023,7 @@ static void test_file_size_limit(void **state) {
   signal(SIGXFSZ, SIG_IGN);
   assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
   sim_error err;
-  const h5w_options opts = {1024, -1, 0};
+  const h5w_options opts = {1024, -1, NULL, 0};
   tel_sink *s = h5w_create(path, &opts, &err);
   assert_non_null(s);
   size_t id;
@@ -892,6 +1054,11 @@ int main(void) {
   TEST_ADD(tests, n, test_summary_and_meta);
   TEST_ADD(tests, n, test_scenario_text);
   TEST_ADD(tests, n, test_table);
+  TEST_ADD(tests, n, test_table_axis);
+  TEST_ADD(tests, n, test_undated_time);
+  TEST_ADD(tests, n, test_read_groups);
+  TEST_ADD(tests, n, test_read_series);
+  TEST_ADD(tests, n, test_read_rows_and_attrs);
   TEST_ADD(tests, n, test_no_object_times);
   TEST_ADD(tests, n, test_partial_then_commit);
   TEST_ADD(tests, n, test_destroy_without_commit);

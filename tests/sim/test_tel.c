@@ -433,7 +433,7 @@ static const tel_table_column job_cols[] = {
     {"energy_j", "J", "energy attributed", job_energy, NULL},
     {"name", NULL, "what ran", NULL, job_names},
 };
-static const tel_table jobs = {"jobs", job_cols, 2, 3};
+static const tel_table jobs = {"jobs", job_cols, 2, 3, "job"};
 
 /* A table keeps copies of its cells, numbers and text, and a name once. */
 static void test_memory_table(void **state) {
@@ -467,8 +467,9 @@ static void test_memory_group_attr(void **state) {
   assert_int_equal(tel_put_group_attr(s, "facility", "a/b", 1), SIM_EINVAL);
 }
 
-/* A column with both or neither of numbers and text, a NULL cell, or a
- * name twice is the caller's bug, refused before the sink sees it. */
+/* A column with both or neither of numbers and text, a NULL cell, a
+ * name twice or a row axis named as a column is the caller's bug, refused
+ * before the sink sees it. */
 static void test_memory_bad_table(void **state) {
   tel_sink *s = *state;
   const char *holes[] = {"a", NULL, "c"};
@@ -479,7 +480,13 @@ static void test_memory_bad_table(void **state) {
       {job_cols[0], job_cols[0]},
   };
   for (size_t i = 0; i < N_OF(bad); i++) {
-    tel_table t = {"jobs", bad[i], 2, 3};
+    tel_table t = {"jobs", bad[i], 2, 3, NULL};
+    assert_int_equal(tel_put_table(s, &t), SIM_EINVAL);
+  }
+  /* The row axis is a leaf name that no column has. */
+  static const char *const bad_axes[] = {"name", "a/b", "", ".."};
+  for (size_t i = 0; i < N_OF(bad_axes); i++) {
+    tel_table t = {"jobs", job_cols, 2, 3, bad_axes[i]};
     assert_int_equal(tel_put_table(s, &t), SIM_EINVAL);
   }
   assert_int_equal(tel_put_table(s, &jobs), SIM_OK);

@@ -72,8 +72,8 @@ static const char *map_precision(const char *name) {
  * tensor-parallel over those N GPUs (EP size = TP x DP, vLLM docs,
  * 'Expert Parallel Deployment'), which is what ep = tp = N models. */
 static int build_replica(const mlr_run *run, const llm_catalog *llms,
-                         const gpu_catalog *gpus, rl_replica *r,
-                         sim_error *err) {
+                         const gpu_catalog *gpus, const llm_engine *engine,
+                         rl_replica *r, sim_error *err) {
   const gpu_spec *g = gpu_catalog_find(gpus, map_gpu(run->gpu_model));
   const llm_model *m = llm_catalog_find(llms, run->model);
   const llm_precision *p = llm_catalog_precision(llms, run->precision);
@@ -81,7 +81,7 @@ static int build_replica(const mlr_run *run, const llm_catalog *llms,
     return sim_error_set(err, SIM_EINPUT, "%s on %s at %s: not catalogued",
                          run->model, run->gpu_model, run->precision);
   int per = run->gpus / (run->dp > 0 ? run->dp : 1);
-  int rc = rl_replica_init(r, g, m, p, per, err);
+  int rc = rl_replica_init(r, g, m, p, engine, per, err);
   if (rc != SIM_OK)
     return rc;
   r->ep = run->ep > 1 ? per : 1;
@@ -92,10 +92,11 @@ static int build_replica(const mlr_run *run, const llm_catalog *llms,
  * context of prompt + output / 2 (capped by the KV cache), each request's
  * prefill paid once over its output tokens. */
 static int model_run(mlr_run *run, const llm_catalog *llms,
-                     const gpu_catalog *gpus, sim_error *err) {
+                     const gpu_catalog *gpus, const llm_engine *engine,
+                     sim_error *err) {
   rl_replica r;
   double cap = 0;
-  int rc = build_replica(run, llms, gpus, &r, err);
+  int rc = build_replica(run, llms, gpus, engine, &r, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&r, &cap, err);
   if (rc != SIM_OK)
@@ -114,6 +115,8 @@ static int model_run(mlr_run *run, const llm_catalog *llms,
   run->gemm_ms = 1e3 * s.t_gemm;
   run->attn_ms = 1e3 * s.t_attn;
   run->comm_ms = 1e3 * s.t_tp;
+  run->step_batch = b;
+  run->moe_layers = (double)r.model->moe_layers;
   run->fixed_ms = 1e3 * s.t_fixed;
   run->prefill_ms = 1e3 * t_pre;
   run->model_tps = run->dp / (s.t / b + t_pre / out);
@@ -208,8 +211,8 @@ static int append(mlr_run **runs, size_t *n, size_t *cap, const mlr_run *r) {
 }
 
 int mlr_runs_load(const char *path, const llm_catalog *llms,
-                  const gpu_catalog *gpus, mlr_run **runs, size_t *n,
-                  sim_error *err) {
+                  const gpu_catalog *gpus, const llm_engine *engine,
+                  mlr_run **runs, size_t *n, sim_error *err) {
   csv_reader rd;
   long col[K_N];
   size_t cap = 0;
@@ -225,7 +228,7 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
     if (csv_split(line, f) <= (size_t)col[K_ITL] || !parse_row(f, col, &run))
       continue;
     sim_error why = {0};
-    if (model_run(&run, llms, gpus, &why) != SIM_OK) {
+    if (model_run(&run, llms, gpus, engine, &why) != SIM_OK) {
       run.model_tps = run.model_tpj = NAN;
       snprintf(run.refused, sizeof run.refused, "%.159s", why.msg);
     }
@@ -251,21 +254,33 @@ double mlr_quantile(double *x, size_t n, double q) {
   return x[lo] + (at - (double)lo) * (x[hi] - x[lo]);
 }
 
-void mlr_class_summary(const mlr_run *runs, size_t n, bool moe, double *median,
-                       double *within2, size_t *n_out) {
-  double *r = malloc((n ? n : 1) * sizeof *r);
-  size_t k = 0, in2 = 0;
-  for (size_t i = 0; r != NULL && i < n; i++) {
-    if (runs[i].moe != moe || isnan(runs[i].model_tpj))
+static bool within2(double q) { return q >= 0.5 && q <= 2; }
+
+static bool selected(const mlr_run *r, bool moe, const char *gpu_model) {
+  return r->moe == moe && !isnan(r->model_tpj) &&
+         (gpu_model == NULL || strcmp(r->gpu_model, gpu_model) == 0);
+}
+
+void mlr_summarise(const mlr_run *runs, size_t n, bool moe,
+                   const char *gpu_model, mlr_summary *out) {
+  double *j = malloc((n ? n : 1) * sizeof *j);
+  double *s = malloc((n ? n : 1) * sizeof *s);
+  size_t k = 0, in2_j = 0, in2_s = 0;
+  for (size_t i = 0; j != NULL && s != NULL && i < n; i++) {
+    if (!selected(&runs[i], moe, gpu_model))
       continue;
-    double q = runs[i].model_tpj / runs[i].tpj;
-    r[k++] = q;
-    in2 += q >= 0.5 && q <= 2;
+    j[k] = runs[i].model_tpj / runs[i].tpj;
+    s[k] = runs[i].model_tps / runs[i].tps;
+    in2_j += within2(j[k]);
+    in2_s += within2(s[k++]);
   }
-  *median = r != NULL ? mlr_quantile(r, k, 0.5) : NAN;
-  *within2 = k ? (double)in2 / (double)k : NAN;
-  *n_out = k;
-  free(r);
+  out->n = k;
+  out->tpj_median = k ? mlr_quantile(j, k, 0.5) : NAN;
+  out->tps_median = k ? mlr_quantile(s, k, 0.5) : NAN;
+  out->tpj_within2 = k ? (double)in2_j / (double)k : NAN;
+  out->tps_within2 = k ? (double)in2_s / (double)k : NAN;
+  free(j);
+  free(s);
 }
 
 const mlr_run *mlr_find(const mlr_run *runs, size_t n, const char *model,

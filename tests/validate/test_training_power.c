@@ -98,15 +98,24 @@ static void h100_node_training_power(void **state) {
                 gpu, mean / 1e3, peak / 1e3);
   static const char cond[] =
       "Llama-3.1-8B tp 8 on one 8 x H100 node, 40% MFU, 30 min";
-  validate_row(VALIDATE_TRAINING, "H100 training: mean GPU power per GPU",
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "act_comm and comm_share were set to land in this band "
+               "(training_scn.c)",
+               VALIDATE_TRAINING, "H100 training: mean GPU power per GPU",
                "Newkirk et al., arXiv:2506.14551: 0.76 x 10.2 kW a node "
                "less a 2.3-2.9 kW host share, over 8 GPUs",
                cond, "W", 644, gpu, 600, 700, "600-700 W");
-  validate_row_rel(VALIDATE_TRAINING, "H100 training: node peak power",
+  validate_row_rel(VALIDATE_KIND_CALIBRATION,
+                   "other_power_max is this 8.4 kW less 8 x 700 W: it "
+                   "cannot fail",
+                   VALIDATE_TRAINING, "H100 training: node peak power",
                    "Latif et al., IEEE Access 13 (2025) 61740: 8.4 kW, 18% "
                    "below the 10.2 kW rating",
                    cond, "W", 8400, peak, 0.10);
-  validate_row_rel(VALIDATE_TRAINING, "H100 training: node mean power",
+  validate_row_rel(VALIDATE_KIND_CALIBRATION,
+                   "the phase activities were set against this figure "
+                   "(training_scn.c)",
+                   VALIDATE_TRAINING, "H100 training: node mean power",
                    "Newkirk et al., arXiv:2506.14551: about 76% of 10.2 kW",
                    cond, "W", 0.76 * 10200, mean, 0.114);
   assert_true(gpu >= 600 && gpu <= 700);
@@ -124,7 +133,10 @@ static void nvl72_rack_training_power(void **state) {
   double peak = max_of(peak_w, n);
   print_message("GB200 NVL72 training at 40%% MFU: rack peak %.1f kW\n",
                 peak / 1e3);
-  validate_row(VALIDATE_TRAINING, "GB200 NVL72 training: rack peak power",
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "act_compute 100% and the 35 kW rest were set against this "
+               "rack figure",
+               VALIDATE_TRAINING, "GB200 NVL72 training: rack peak power",
                "NVIDIA GB200 NVL72: about 120 kW a rack, 132 kW at most",
                "Llama-3.1-8B dp 18 tp 4 on 72 GB200, 40% MFU, 30 min", "W",
                120e3, peak, 120e3, 132e3, "120-132 kW");
@@ -172,10 +184,12 @@ static void power_quality_tick_independent(void **state) {
   static const char cond[] =
       "Llama-3.1-8B dp 9 pp 2 tp 4 on one NVL72 rack, 1.4 s iterations, "
       "5 min, 50 Hz window";
-  validate_row(VALIDATE_FACILITY, "Largest ramp, 100 ms / 1 s control period",
+  validate_row(VALIDATE_KIND_BAR, "the issue's target: within 10%",
+               VALIDATE_FACILITY, "Largest ramp, 100 ms / 1 s control period",
                "the issue's bar: tick-independent within 10%", cond, "x 1 s", 1,
                r01 / r1, 0.9, 1.1, "+-10%");
-  validate_row(VALIDATE_FACILITY,
+  validate_row(VALIDATE_KIND_BAR, "the issue's target: within 10%",
+               VALIDATE_FACILITY,
                "0.1-20 Hz oscillation, 100 ms / 1 s control period",
                "the issue's bar: tick-independent within 10%", cond, "x 1 s", 1,
                o01 / o1, 0.9, 1.1, "+-10%");

@@ -7,6 +7,7 @@
  * Usage: validate_mlenergy [RUNS.csv [OUT.csv]]; defaults: the data/ file
  * of the source tree and mlenergy_runs.csv in the working directory. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,78 +47,87 @@ static int write_csv(const char *path, const mlr_run *runs, size_t n) {
   return fclose(f);
 }
 
-/* The validation rows of one model id (validate_row.h): the median
+/* The rows of one model id on one GPU (validate_row.h): the median
  * tokens/J and tokens/s ratios of its k runs, their 10-90% range in the
- * conditions, against the class band 0.75-1.33. j and s are sorted. */
-static void validate_model(const mlr_run *runs, size_t n, const char *id,
-                           size_t k, double *j, double *s) {
-  const mlr_run *r = NULL;
-  char gpus[32] = "";
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(runs[i].model_id, id) == 0 && runs[i].refused[0] == '\0') {
-      if (r == NULL)
-        r = &runs[i];
-      if (strstr(gpus, runs[i].gpu_model) == NULL)
-        snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%s",
-                 gpus[0] ? "+" : "", runs[i].gpu_model);
-    }
+ * conditions, against the class band 0.75-1.33. Runs on the fit set's GPU
+ * are calibration, the held-out ones validation (mlenergy_runs.h). j and
+ * s are sorted. */
+static void validate_model(const mlr_run *r, const char *gpu, size_t k,
+                           double *j, double *s) {
+  bool fit = strcmp(gpu, MLR_FIT_GPU) == 0;
   const char *what[2] = {"tokens/J", "tokens/s"};
   double *x[2] = {j, s};
   for (int w = 0; w < 2; w++) {
-    char figure[160], cond[192];
-    snprintf(figure, sizeof figure, "ML.ENERGY %s %s ratio, median", id,
-             what[w]);
+    char figure[192], cond[192];
+    snprintf(figure, sizeof figure, "ML.ENERGY %s on %s %s ratio, median",
+             r->model_id, gpu, what[w]);
     snprintf(cond, sizeof cond,
-             "%s, %s, %zu runs on %s; p10-p90 of the ratio %.2f-%.2f",
-             r->moe ? "MoE" : "dense", r->precision, k, gpus,
-             mlr_quantile(x[w], k, 0.1), mlr_quantile(x[w], k, 0.9));
-    validate_row(VALIDATE_SERVING, figure,
+             "%s, %s, %zu runs (%s); p10-p90 of the ratio %.2f-%.2f",
+             r->moe ? "MoE" : "dense", r->precision, k,
+             fit ? "fit set" : "held out", mlr_quantile(x[w], k, 0.1),
+             mlr_quantile(x[w], k, 0.9));
+    validate_row(fit ? VALIDATE_KIND_CALIBRATION : VALIDATE_KIND_VALIDATION,
+                 fit ? "the fit set of the vLLM step costs "
+                       "(tools/calibrate.py)"
+                     : "held out from every fit",
+                 VALIDATE_SERVING, figure,
                  "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025", cond,
                  "x measured", 1, mlr_quantile(x[w], k, 0.5), 0.75, 1.33,
                  "0.75-1.33 (the class band)");
   }
 }
 
-/* Median and 10-90% of the tokens/J and tokens/s ratios of one model id. */
-static void print_model(const mlr_run *runs, size_t n, const char *id) {
+static bool same_group(const mlr_run *a, const mlr_run *b) {
+  return strcmp(a->model_id, b->model_id) == 0 &&
+         strcmp(a->gpu_model, b->gpu_model) == 0;
+}
+
+/* Median and 10-90% of the tokens/J and tokens/s ratios of the runs of
+ * one model id on one GPU, the group of runs[at]. */
+static void print_model(const mlr_run *runs, size_t n, size_t at) {
   double *j = malloc(n * sizeof *j), *s = malloc(n * sizeof *s);
   size_t k = 0;
   for (size_t i = 0; j != NULL && s != NULL && i < n; i++)
-    if (strcmp(runs[i].model_id, id) == 0 && runs[i].refused[0] == '\0') {
+    if (same_group(&runs[i], &runs[at]) && runs[i].refused[0] == '\0') {
       j[k] = runs[i].model_tpj / runs[i].tpj;
       s[k++] = runs[i].model_tps / runs[i].tps;
     }
-  if (k > 0)
-    printf("%-50s %3zu  %5.2f [%5.2f, %5.2f]  %5.2f [%5.2f, %5.2f]\n", id, k,
-           mlr_quantile(j, k, 0.5), mlr_quantile(j, k, 0.1),
-           mlr_quantile(j, k, 0.9), mlr_quantile(s, k, 0.5),
-           mlr_quantile(s, k, 0.1), mlr_quantile(s, k, 0.9));
-  if (k > 0)
-    validate_model(runs, n, id, k, j, s);
+  if (k > 0) {
+    printf("%-50s %-4s %3zu  %5.2f [%5.2f, %5.2f]  %5.2f [%5.2f, %5.2f]\n",
+           runs[at].model_id, runs[at].gpu_model, k, mlr_quantile(j, k, 0.5),
+           mlr_quantile(j, k, 0.1), mlr_quantile(j, k, 0.9),
+           mlr_quantile(s, k, 0.5), mlr_quantile(s, k, 0.1),
+           mlr_quantile(s, k, 0.9));
+    validate_model(&runs[at], runs[at].gpu_model, k, j, s);
+  }
   free(j);
   free(s);
 }
 
 static void print_models(const mlr_run *runs, size_t n) {
-  printf("%-50s %3s  %-20s  %-20s\n", "model_id (modelled / measured)", "n",
-         "tokens/J med [p10,p90]", "tokens/s med [p10,p90]");
+  printf("%-50s %-4s %3s  %-20s  %-20s\n", "model_id (modelled / measured)",
+         "gpu", "n", "tokens/J med [p10,p90]", "tokens/s med [p10,p90]");
   for (size_t i = 0; i < n; i++) {
     bool first = true;
     for (size_t k = 0; k < i && first; k++)
-      first = strcmp(runs[k].model_id, runs[i].model_id) != 0;
+      first = !same_group(&runs[k], &runs[i]);
     if (first)
-      print_model(runs, n, runs[i].model_id);
+      print_model(runs, n, i);
   }
 }
 
 static void print_classes(const mlr_run *runs, size_t n) {
-  for (int moe = 0; moe <= 1; moe++) {
-    double med, in2;
-    size_t k;
-    mlr_class_summary(runs, n, moe, &med, &in2, &k);
-    printf("%-5s runs %3zu: median tokens/J ratio %.2f, within 2x %.0f%%\n",
-           moe ? "MoE" : "dense", k, med, 100 * in2);
-  }
+  const char *gpus[2] = {MLR_FIT_GPU, MLR_HELD_OUT_GPU};
+  for (int g = 0; g < 2; g++)
+    for (int moe = 0; moe <= 1; moe++) {
+      mlr_summary m;
+      mlr_summarise(runs, n, moe, gpus[g], &m);
+      printf("%-4s %-5s runs %3zu (%s): median ratio tokens/J %.2f, "
+             "tokens/s %.2f; within 2x %.0f%%, %.0f%%\n",
+             gpus[g], moe ? "MoE" : "dense", m.n,
+             g == 0 ? "fit set" : "held out", m.tpj_median, m.tps_median,
+             100 * m.tpj_within2, 100 * m.tps_within2);
+    }
   const mlr_run *mv =
       mlr_find(runs, n, "Llama-4-Maverick", "H100", "lm-arena-chat", 256);
   if (mv != NULL)
@@ -146,7 +156,9 @@ int main(int argc, char **argv) {
   if (rc == SIM_OK)
     rc = gpu_catalog_load_builtin(&gpus, &err);
   if (rc == SIM_OK)
-    rc = mlr_runs_load(in, &llms, &gpus, &runs, &n, &err);
+    rc = mlr_runs_load(in, &llms, &gpus,
+                       llm_catalog_engine(&llms, LLM_ENGINE_DEFAULT), &runs,
+                       &n, &err);
   if (rc == SIM_OK && write_csv(out, runs, n) != 0)
     rc = sim_error_set(&err, SIM_EIO, "%s: cannot write", out);
   if (rc == SIM_OK) {

@@ -73,19 +73,22 @@ static void conv_trace_replay(void **state) {
   replay r = drain(g, SIZE_MAX);
   static const char azure[] =
       "Patel et al., Splitwise, ISCA 2024 (Azure LLM inference trace, conv)";
+  static const char replay_basis[] =
+      "data entry: the statistics of the file the model replays";
   static const char replayed[] = "data/traces/AzureLLMInferenceTrace_conv.csv "
                                  "replayed by kind: trace";
-  validate_row(VALIDATE_WORKLOADS, "Azure conv trace: requests", azure,
-               replayed, "requests", 19366, (double)r.n, 19366, 19366, "exact");
-  validate_row(VALIDATE_WORKLOADS, "Azure conv trace: mean rate", azure,
-               replayed, "req/s", 5.53, r.n / (r.last - r.first), 5.525, 5.535,
-               "5.53 to 2 decimals");
-  validate_row(VALIDATE_WORKLOADS, "Azure conv trace: mean prompt", azure,
-               replayed, "tokens", 1154.70, r.prompt_sum / r.n, 1154.5, 1155.5,
-               "1,155 rounded");
-  validate_row(VALIDATE_WORKLOADS, "Azure conv trace: mean output", azure,
-               replayed, "tokens", 211.13, r.output_sum / r.n, 210.5, 211.5,
-               "211 rounded");
+  validate_row(VALIDATE_KIND_IDENTITY, replay_basis, VALIDATE_WORKLOADS,
+               "Azure conv trace: requests", azure, replayed, "requests", 19366,
+               (double)r.n, 19366, 19366, "exact");
+  validate_row(VALIDATE_KIND_IDENTITY, replay_basis, VALIDATE_WORKLOADS,
+               "Azure conv trace: mean rate", azure, replayed, "req/s", 5.53,
+               r.n / (r.last - r.first), 5.525, 5.535, "5.53 to 2 decimals");
+  validate_row(VALIDATE_KIND_IDENTITY, replay_basis, VALIDATE_WORKLOADS,
+               "Azure conv trace: mean prompt", azure, replayed, "tokens",
+               1154.70, r.prompt_sum / r.n, 1154.5, 1155.5, "1,155 rounded");
+  validate_row(VALIDATE_KIND_IDENTITY, replay_basis, VALIDATE_WORKLOADS,
+               "Azure conv trace: mean output", azure, replayed, "tokens",
+               211.13, r.output_sum / r.n, 210.5, 211.5, "211 rounded");
   assert_int_equal(r.n, 19366);
   assert_close(r.first, 0, 0, 0);
   assert_close(round(r.n / (r.last - r.first) * 100) / 100, 5.53, 0, 1e-12);
@@ -163,7 +166,9 @@ static void poisson_gaps_pass_ks(void **state) {
     d = fmax(d, fmax((double)(i + 1) / N - f, f - (double)i / N));
   }
   print_message("KS D = %.5f (1%% critical %.5f)\n", d, 1.63 / sqrt(N));
-  validate_row(VALIDATE_WORKLOADS, "Poisson arrivals: KS statistic D",
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the exponential gaps the generator implements",
+               VALIDATE_WORKLOADS, "Poisson arrivals: KS statistic D",
                "Kolmogorov-Smirnov 1% critical value 1.63 / sqrt(n)",
                "20,000 gaps at 7.5 req/s, seed 2024", "D", 1.63 / sqrt(N), d, 0,
                1.63 / sqrt(N), "< 1% critical value");

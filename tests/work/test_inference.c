@@ -669,7 +669,10 @@ static void tokens_per_joule_rises_with_batch(void **state) {
     snprintf(figure, sizeof figure,
              "ML.ENERGY Llama-3.1-8B tokens/J, service, max_num_seqs %g",
              seqs[i]);
-    validate_row(VALIDATE_SERVING, figure,
+    validate_row(VALIDATE_KIND_CALIBRATION,
+                 "an H100 run: the fit set of the vLLM step costs "
+                 "(tools/calibrate.py)",
+                 VALIDATE_SERVING, figure,
                  "Chung et al., ML.ENERGY v3, NeurIPS D&B 2025",
                  "1 x H100, served 180 s at twice the decode rate, prompt 512",
                  "tokens/J", measured, tpj, measured / 1.5, 1.5 * measured,

@@ -336,6 +336,39 @@ static const test_bad_yaml bad_precisions[] = {
      "p.yaml:2:18:"},
 };
 
+/* The built-in engine carries its fitted step costs with their
+ * provenance, written by tools/calibrate.py (the test calibration_fresh
+ * holds the values themselves). */
+static void the_default_engine_is_fitted(void **state) {
+  (void)state;
+  const llm_engine *e = llm_catalog_engine(&cats.llm, LLM_ENGINE_DEFAULT);
+  assert_non_null(e);
+  assert_true(e->seq_overhead_s > 0 && e->seq_overhead_s < 1e-3);
+  assert_true(e->moe_layer_overhead_s > 0 && e->moe_layer_overhead_s < 1e-3);
+  assert_true(e->nfitted > 0 && e->nsources > 0);
+  for (size_t i = 0; i < e->nfitted; i++)
+    if (strncmp(e->fitted[i], "seq_overhead, moe_layer_overhead: ", 34) != 0)
+      fail_msg("fitted line %zu names no keys: %s", i, e->fitted[i]);
+  assert_null(llm_catalog_engine(&cats.llm, "no-such-engine"));
+}
+
+#define ENGINE "name: e\nsources: ['x: y']\n"
+
+static const test_bad_yaml bad_engines[] = {
+    {"negative cost", ENGINE "seq_overhead: -1 us\nmoe_layer_overhead: 0 s\n",
+     "e.yaml:3:15:"},
+    {"not a time", ENGINE "seq_overhead: 37 W\nmoe_layer_overhead: 0 s\n",
+     "e.yaml:3:18: 'seq_overhead': 'W' is a unit of power"},
+    {"no moe cost", ENGINE "seq_overhead: 37 us\n", "moe_layer_overhead"},
+    {"no sources", "name: e\nseq_overhead: 37 us\nmoe_layer_overhead: 185 us\n",
+     "sources"},
+};
+
+static void bad_engine_is_rejected(void **state) {
+  const test_bad_yaml *b = *state;
+  test_schema_rejects(&llm_engine_schema, "e.yaml", b->yaml, b->message);
+}
+
 static void bad_precision_is_rejected(void **state) {
   const test_bad_yaml *b = *state;
   test_schema_rejects(&llm_precision_schema, "p.yaml", b->yaml, b->message);
@@ -373,12 +406,19 @@ static const bad_catalog bad_catalogs[] = {
      "model 'A' is listed twice"},
     {"precision twice", "models:\n" ENTRY("A") "precisions:\n" FP16 FP16,
      "precision 'fp16' is listed twice"},
-    {"no fp16",
-     "models:\n" ENTRY(
+    /* A file that adds to the built-in catalog may hold models alone
+     * (issue 27); one that replaces it must be whole. */
+    {"a model alone, to add", "models:\n" ENTRY("A"), NULL},
+    {"no fp16 in a whole catalog",
+     "replace: true\nmodels:\n" ENTRY(
          "A") "precisions:\n"
               "  - {name: fp8, bits_per_weight: 8, gpu_precision: fp8, "
               "sources: ['x: y']}\n",
      "must include fp16"},
+    {"no models in a whole catalog", "replace: true\nprecisions:\n" FP16,
+     "a whole catalog needs its models"},
+    {"nothing at all", "replace: false\n",
+     "neither models nor precisions"},
     {"unknown precision",
      "models:\n" ENTRY(
          "A") "precisions:\n"
@@ -397,6 +437,8 @@ static void catalog_file(void **state) {
       fail_msg("%s", err.msg);
     assert_int_equal(cat.n, 1);
     assert_close(cat.models[0].active_parameters, 1e9, 0, 0);
+    /* A catalog file brings its models; the engines are the built-in. */
+    assert_non_null(llm_catalog_engine(&cat, LLM_ENGINE_DEFAULT));
     llm_catalog_fini(&cat);
     llm_catalog_fini(&cat); /* released twice: a no-op */
     return;
@@ -421,6 +463,8 @@ int main(void) {
   TEST_ROWS(tests, n, precision_against_gpu, checks);
   TEST_ROWS(tests, n, bad_model_is_rejected, bad_models);
   TEST_ROWS(tests, n, bad_precision_is_rejected, bad_precisions);
+  TEST_ADD(tests, n, the_default_engine_is_fitted);
+  TEST_ROWS(tests, n, bad_engine_is_rejected, bad_engines);
   TEST_ROWS(tests, n, catalog_file, bad_catalogs);
   return _cmocka_run_group_tests("llm", tests, n, test_catalogs_load,
                                  test_catalogs_release);

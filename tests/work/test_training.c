@@ -100,7 +100,9 @@ static void bubble_share_equal_stages(void **state) {
   char figure[96];
   snprintf(figure, sizeof figure, "1F1B pipeline bubble share, p=%d m=%d",
            row->p, row->m);
-  validate_row(VALIDATE_TRAINING, figure,
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the formula the 1F1B schedule implements",
+               VALIDATE_TRAINING, figure,
                "Narayanan et al., Megatron-LM, SC 2021, sec. 2.2: "
                "(p - 1) / (m + p - 1)",
                "equal stages, stage 0", "share", want,
@@ -182,7 +184,9 @@ static void llama3_interruptions(void **state) {
     snprintf(figure, sizeof figure,
              "Llama 3 interruptions in 54 days, seed %llu",
              (unsigned long long)seeds[k]);
-    validate_row(VALIDATE_TRAINING, figure,
+    validate_row(VALIDATE_KIND_CALIBRATION,
+                 "the per-GPU MTBF is set from these 419 interruptions",
+                 VALIDATE_TRAINING, figure,
                  "Dubey et al., The Llama 3 Herd of Models, 2024, sec. 3.3.4",
                  "16,384 H100, TP 8 PP 16 DP 128, per-GPU MTBF from 419 "
                  "in 54 days",
@@ -804,7 +808,8 @@ static void tuning_saves_energy(void **state) {
   char figure[96];
   snprintf(figure, sizeof figure,
            "Perseus speed tuning energy saving per iteration, m=%d", row->m);
-  validate_row(VALIDATE_TRAINING, figure,
+  validate_row(VALIDATE_KIND_BAR, "the issue's target (Perseus: up to ~30%)",
+               VALIDATE_TRAINING, figure,
                "Chung et al., Perseus, SOSP 2024 (the issue's bar)",
                "Llama-3.1-70B, 16 x H100 a stage, pp 4, stage_work "
                "[1.2, 1, 1, 1]",
@@ -812,6 +817,7 @@ static void tuning_saves_energy(void **state) {
   snprintf(figure, sizeof figure, "Perseus speed tuning iteration time, m=%d",
            row->m);
   validate_row(
+      VALIDATE_KIND_BAR, "the issue's target: at most 1% longer",
       VALIDATE_TRAINING, figure,
       "Chung et al., Perseus, SOSP 2024 (the issue's bar)",
       "Llama-3.1-70B, pp 4, stage_work [1.2, 1, 1, 1], tuned / untuned",

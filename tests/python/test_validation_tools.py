@@ -1,0 +1,171 @@
+"""The validation discipline's tools (tools/validate.py, tools/calibrate.py):
+rows without a kind, validation rows drawn from a fit set, the markers of
+quoted figures, the calibrate blocks of a catalog, and the step-cost fit
+on data made with known costs. Pure functions: no build is needed."""
+
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                     "tools")
+sys.path.insert(0, os.path.abspath(TOOLS))
+
+import calibrate  # noqa: E402
+import validate  # noqa: E402
+
+
+def row(kind="validation", source="Chung et al., ML.ENERGY v3",
+        figure="ML.ENERGY dense runs, B200: median tokens/J ratio",
+        conditions="38 dense runs on B200 (held out)", **kw):
+    r = dict(kind=kind, basis="held out", topic="serving", figure=figure,
+             source=source, conditions=conditions, unit="x measured",
+             published=1.0, model=1.1, lo=0.75, hi=1.33, band="+-25%")
+    r.update(kw)
+    return r
+
+
+def rows_of(*rs):
+    return {r["figure"]: r for r in rs}
+
+
+def write_rows(tmp_path, lines):
+    p = tmp_path / "rows.tsv"
+    p.write_text("".join("\t".join(l) + "\n" for l in lines))
+    return str(p)
+
+
+FIELDS = ["serving", "f", "src", "cond", "x", "1", "1.1", "0.75", "1.33",
+          "band"]
+
+
+def test_a_row_without_a_kind_is_refused(tmp_path):
+    path = write_rows(tmp_path, [["VALIDATE", "?", "why", *FIELDS]])
+    with pytest.raises(validate.Error, match="f: no kind"):
+        validate.parse_rows(path)
+
+
+def test_a_row_without_a_basis_is_refused(tmp_path):
+    path = write_rows(tmp_path, [["VALIDATE", "bar", " ", *FIELDS]])
+    with pytest.raises(validate.Error, match="f: no basis"):
+        validate.parse_rows(path)
+
+
+def test_a_row_of_the_old_format_is_refused(tmp_path):
+    path = write_rows(tmp_path, [["VALIDATE", *FIELDS]])
+    with pytest.raises(validate.Error, match="not a validation row"):
+        validate.parse_rows(path)
+
+
+@pytest.mark.parametrize("figure, conditions", [
+    ("ML.ENERGY dense runs, H100: median tokens/J ratio", "31 runs"),
+    ("ML.ENERGY Llama-3.1-8B tokens/J", "1 x H100, lm-arena-chat"),
+    # Pooling both GPUs names neither: it is drawn from the fit set too.
+    ("ML.ENERGY dense runs: median tokens/J ratio", "69 dense runs"),
+])
+def test_no_validation_row_from_the_fit_set(figure, conditions):
+    bad = row(figure=figure, conditions=conditions)
+    with pytest.raises(validate.Error, match="drawn from a fit set"):
+        validate.check_discipline(rows_of(bad))
+    validate.check_discipline(rows_of(dict(bad, kind="calibration")))
+
+
+def test_held_out_and_other_sources_may_be_validation():
+    validate.check_discipline(rows_of(
+        row(),
+        row(figure="Splitwise prefill time A100 / H100",
+            source="Patel et al., Splitwise", conditions="H100 and A100")))
+
+
+def test_headline_counts_validation_rows_only():
+    rs = rows_of(
+        row(figure="a", model=1.2),
+        row(figure="b", model=1.5),
+        row(figure="c", kind="calibration", model=9.0),
+        row(figure="d", kind="bar", model=0.1),
+        row(figure="e", unit="share", published=0.9, model=0.8, lo=0.9,
+            hi=1))
+    text, failing = validate.headline(rs)
+    assert text.startswith("3 validation rows")
+    assert "1 within their band, 2 failing" in text
+    # The share row is counted but not in the ratio spread.
+    assert "over the 2 that compare a quantity, median x1.350" in text
+    assert "worst x1.500 (b)" in text
+    assert [r["figure"] for r in failing] == ["b", "e"]
+
+
+def test_markers_are_filled_and_checked():
+    used = set()
+    text = ("a <!-- validation:x -->old<!-- /validation --> b "
+            "<!-- validation:y --><!-- /validation -->")
+    got = validate.fill_markers(text, {"x": "1.5", "y": "2"}, "R.md", used)
+    assert got == ("a <!-- validation:x -->1.5<!-- /validation --> b "
+                   "<!-- validation:y -->2<!-- /validation -->")
+    assert used == {"x", "y"}
+    with pytest.raises(validate.Error, match="unknown figure validation:z"):
+        validate.fill_markers("<!-- validation:z -->1<!-- /validation -->",
+                              {}, "R.md", set())
+    with pytest.raises(validate.Error, match="not closed"):
+        validate.fill_markers("<!-- validation:x -->1", {"x": "1"}, "R.md",
+                              set())
+
+
+CATALOG = """engines:
+  - name: e
+    # calibrate:begin demo
+    seq_overhead: 1 us
+    fitted:
+      - "seq_overhead: hand"
+    # calibrate:end demo
+    sources: ['x: y']
+"""
+
+
+def test_a_calibrate_block_is_rewritten_in_place(tmp_path):
+    fit = calibrate.Fit(name="demo", catalog="c.yaml",
+                        keys=[calibrate.Key("seq_overhead", "us", 1e6, 1)],
+                        fit_set=calibrate.MLENERGY_H100, model="m",
+                        method="how", run=None)
+    lines = calibrate.block_lines(fit, {"seq_overhead": 36.43e-6},
+                                  ["rms 0.2"], 7)
+    new = calibrate.rewrite(CATALOG, fit, lines, "c.yaml")
+    assert "    seq_overhead: 36.4 us\n    fitted:\n" in new
+    assert new.startswith("engines:\n  - name: e\n    # calibrate:begin")
+    assert new.endswith("    # calibrate:end demo\n    sources: ['x: y']\n")
+    (tmp_path / "c.yaml").write_text(new)
+    values, fitted = calibrate.read_block(str(tmp_path), fit)
+    assert values == {"seq_overhead": "36.4 us"}
+    assert fitted[-1] == "seq_overhead: residual: rms 0.2"
+    assert calibrate.rewrite(new, fit, lines, "c.yaml") == new
+    with pytest.raises(calibrate.Error, match="calibrate:begin other"):
+        calibrate.rewrite(CATALOG, calibrate.Fit(
+            name="other", catalog="", keys=[], fit_set=None, model="",
+            method="", run=None), [], "c.yaml")
+
+
+def test_the_step_cost_fit_recovers_known_costs():
+    """Runs whose measured tokens/s are the model's at 40 us and 200 us
+    give those costs back, and the written values round as declared."""
+    rng = np.random.default_rng(7)
+    n = 40
+    a = {
+        "dp": np.ones(n),
+        "step_batch": rng.uniform(4, 256, n),
+        "moe_layers": np.where(np.arange(n) % 2 == 0, 0.0, 48.0),
+        "base_step_s": rng.uniform(5e-3, 40e-3, n),
+        "prefill_s": rng.uniform(10e-3, 80e-3, n),
+        "output_len": rng.uniform(200, 1500, n),
+    }
+    a["moe"] = a["moe_layers"] > 0
+    a["measured_tokens_per_s"] = calibrate._model_tps(a, 40e-6, 200e-6)
+    w = np.full(n, 1 / n)
+    x = calibrate._gauss_newton(a, w)
+    assert x[0] == pytest.approx(40e-6, rel=1e-9)
+    assert x[1] == pytest.approx(200e-6, rel=1e-9)
+    key = calibrate.Key("seq_overhead", "us", 1e6, 1)
+    assert calibrate.fmt_value(key, calibrate.round_to(key, 36.449e-6)) == \
+        "36.4 us"
+    assert math.isclose(calibrate.round_to(key, 184.33e-6), 184.3e-6)
