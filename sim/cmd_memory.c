@@ -37,9 +37,8 @@
 
 /* The mean prompt and output tokens of service k's requests: its
  * lengths, or a trace's means (the file read once more). */
-static int service_lengths(const factory_scenario *sc, size_t k,
-                           double *prompt, double *output, double *requests,
-                           sim_error *err) {
+static int service_lengths(const factory_scenario *sc, size_t k, double *prompt,
+                           double *output, double *requests, sim_error *err) {
   const arr_config *a = &sc->cfg.services[k].arrivals;
   *prompt = a->prompt.mean;
   *output = a->output.mean;
@@ -89,9 +88,8 @@ int cmd__estimate_memory(const factory_scenario *sc, double built,
   e->memory = BASE_RSS_BYTES + built;
   e->held = 0;
   e->memory_key[0] = '\0';
-  for (size_t k = 0; c->inference.granularity == INF_REQUEST &&
-                     k < c->nservices;
-       k++) {
+  for (size_t k = 0;
+       c->inference.granularity == INF_REQUEST && k < c->nservices; k++) {
     double held;
     int rc = service_held(sc, k, &held, err);
     if (rc != SIM_OK)

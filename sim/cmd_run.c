@@ -442,7 +442,7 @@ int cmd__run(const options *o) {
     bad = estimate_run(o);
   if (bad != 0 || cmd__stop_signal() != 0) /* a signal: nothing started */
     return bad != 0 ? bad : EXIT_RUN_FAILED;
-  run_request rq = {o->scenario, o->sets, o->nsets, out,          o->quiet,
+  run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
                     true,        -1,      NULL,     NULL, o->keep_partial};
   int rc = cmd__run_scenario(&rq, &err);
   if (rc != 0)

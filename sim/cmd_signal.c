@@ -86,7 +86,8 @@ static void on_stop(int sig) {
   }
   stop_signal = sig;
   double s = keep ? KEEP_DEADLINE_S : DEADLINE_S;
-  struct itimerval t = {{0, 0}, {(time_t)s, (suseconds_t)((s - (time_t)s) * 1e6)}};
+  struct itimerval t = {{0, 0},
+                        {(time_t)s, (suseconds_t)((s - (time_t)s) * 1e6)}};
   setitimer(ITIMER_REAL, &t, NULL);
 }
 

@@ -69,15 +69,18 @@ static int on_checking(void *user, size_t done, size_t total) {
   double eta = done > 0 ? wall * (double)(total - done) / (double)done : 0;
   progress_hms(eta, left, sizeof left);
   if (ui->enabled) {
-    int n = fprintf(stderr, "\r  checking %zu/%zu points before any runs  "
-                    "ETA %s", done, total, done > 0 ? left : "-");
+    int n = fprintf(stderr,
+                    "\r  checking %zu/%zu points before any runs  "
+                    "ETA %s",
+                    done, total, done > 0 ? left : "-");
     if (n < ui->width)
       fprintf(stderr, "%*s", ui->width - n, "");
     ui->width = n;
   } else {
-    fprintf(stderr, "aifsim: checking the sweep's points before any runs: "
-            "%zu of %zu points checked%s%s\n", done, total,
-            done > 0 ? ", about " : "", done > 0 ? left : "");
+    fprintf(stderr,
+            "aifsim: checking the sweep's points before any runs: "
+            "%zu of %zu points checked%s%s\n",
+            done, total, done > 0 ? ", about " : "", done > 0 ? left : "");
   }
   fflush(stderr);
   ui->next = now + (ui->enabled ? 0.25 : 60);
@@ -108,8 +111,8 @@ static int check_point(void *user, const char *base, const char *const *sets,
 /* The sweep's run hook: `aifsim run` of one point, quietly. */
 static int run_point(void *user, const sweep_job *job, sim_error *err) {
   static const char prefix[] = "aifsim: ";
-  run_request rq = {job->base,    job->sets, job->nsets,          job->out,
-                    true,         false,     (int64_t)job->point, job->tick,
+  run_request rq = {job->base,     job->sets, job->nsets,          job->out,
+                    true,          false,     (int64_t)job->point, job->tick,
                     job->tick_ctx, false};
   (void)user;
   if (cmd__run_scenario(&rq, err) == 0)

@@ -208,8 +208,8 @@ static void read_all(int fd, buf *b) {
 static int child_failed(const char *path, int status, sim_error *err) {
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
     return sim_error_set(err, SIM_EIO,
-                         "%s: damaged: reading it did not finish in %u s",
-                         path, time_limit(path));
+                         "%s: damaged: reading it did not finish in %u s", path,
+                         time_limit(path));
   if (WIFSIGNALED(status))
     return sim_error_set(err, SIM_EIO,
                          "%s: damaged: reading it crashed HDF5 (signal %d)",
@@ -253,8 +253,8 @@ int h5r_run_check(const char *path, h5r_run *out, sim_error *err) {
   close(fds[0]);
   while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
     continue;
-  int rc = pid < 0 ? sim_error_set(err, SIM_EIO, "%s: cannot check it: %s",
-                                   path, strerror(errno))
+  int rc = pid < 0    ? sim_error_set(err, SIM_EIO, "%s: cannot check it: %s",
+                                      path, strerror(errno))
            : b.failed ? sim_error_set(err, SIM_ENOMEM, "out of memory")
                       : take_message(path, &b, status, out, err);
   free(b.data);

@@ -301,8 +301,8 @@ static herr_t read_attr(hid_t loc, const char *name, const H5A_info_t *info,
       (H5Tdetect_class(mt, H5T_VLEN) > 0 || H5Tis_variable_str(mt) > 0))
     r = H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
   free(buf);
-  if (close_id(mt, H5Tclose) | close_id(sp, H5Sclose) |
-      close_id(ft, H5Tclose) | close_id(a, H5Aclose))
+  if (close_id(mt, H5Tclose) | close_id(sp, H5Sclose) | close_id(ft, H5Tclose) |
+      close_id(a, H5Aclose))
     r = -1;
   return r < 0 ? -1 : 0;
 }
@@ -311,8 +311,8 @@ static herr_t read_attr(hid_t loc, const char *name, const H5A_info_t *info,
 static herr_t visit(hid_t loc, const char *name, const H5O_info_t *info,
                     void *data) {
   verifier *v = data;
-  herr_t r = H5Aiterate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_NATIVE,
-                                NULL, read_attr, NULL, H5P_DEFAULT);
+  herr_t r = H5Aiterate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_NATIVE, NULL,
+                                read_attr, NULL, H5P_DEFAULT);
   if (r >= 0 && info->type == H5O_TYPE_DATASET) {
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
     r = d < 0 ? -1 : read_dataset(d);
@@ -516,7 +516,8 @@ int h5r_table_write(const char *path, const h5r_table *t, sim_error *err) {
     return sim_error_set(err, SIM_EINVAL, "h5r: %s: a table needs rows", path);
   tw w = {partial,         err,
           H5I_INVALID_HID, H5I_INVALID_HID,
-          H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
+          H5I_INVALID_HID, H5I_INVALID_HID,
+          H5I_INVALID_HID};
   wlock lock;
   int rc = wlock_take(&lock, path, err);
   if (rc != SIM_OK)

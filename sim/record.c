@@ -156,8 +156,7 @@ static int io_fail(h5w *w, const char *fmt, ...) {
   w->state = H5W_FAILED;
   if (oom) /* the run failed, not its input: SIM_ENOMEM, exit 1 */
     return sim_error_set(&w->base.err, SIM_ENOMEM,
-                         "h5w: %s: cannot %s: out of memory", w->partial,
-                         what);
+                         "h5w: %s: cannot %s: out of memory", w->partial, what);
   int e = driver_errno(detail);
   if (e == ENOSPC || e == EFBIG || e == EDQUOT)
     return disk_fail(w, e);
@@ -274,9 +273,9 @@ static int make_parents(h5w *w, const char *name) {
   for (char *p = strchr(buf, '/'); p != NULL; p = strchr(p + 1, '/')) {
     *p = '\0';
     htri_t e = H5Lexists(w->file, buf, H5P_DEFAULT);
-    hid_t g = e == 0 ? H5Gcreate2(w->file, buf, H5P_DEFAULT, w->gcpl,
-                                  H5P_DEFAULT)
-                     : H5I_INVALID_HID;
+    hid_t g = e == 0
+                  ? H5Gcreate2(w->file, buf, H5P_DEFAULT, w->gcpl, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
     if (e < 0 || (e == 0 && g < 0) || close_id(&g, H5Gclose) < 0)
       return io_fail(w, "create group /%s", buf);
     *p = '/';

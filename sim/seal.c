@@ -103,8 +103,8 @@ static int compare(const char *path, const unsigned char *found, int fd,
  * (HDF5's signature right after the block) had its seal damaged; any
  * other file never had one. */
 static int no_seal(const char *path, int fd, sim_error *err) {
-  static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a,
-                                        '\n'};
+  static const unsigned char hdf5[8] = {0x89, 'H',  'D',  'F',
+                                        '\r', '\n', 0x1a, '\n'};
   unsigned char sig[sizeof hdf5];
   if (pread(fd, sig, sizeof sig, SEAL_BLOCK) == (ssize_t)sizeof sig &&
       memcmp(sig, hdf5, sizeof sig) == 0)
@@ -133,8 +133,10 @@ int seal_check(const char *path, sim_error *err) {
            memcmp(found, SEAL_MAGIC, sizeof SEAL_MAGIC - 1) != 0)
     rc = no_seal(path, fd, err);
   else
-    rc = n < SEAL_BLOCK ? sim_error_set(err, SIM_EIO, "%s: damaged: "
-                                        "truncated", path)
+    rc = n < SEAL_BLOCK ? sim_error_set(err, SIM_EIO,
+                                        "%s: damaged: "
+                                        "truncated",
+                                        path)
                         : compare(path, found, fd, err);
   close(fd);
   return rc;

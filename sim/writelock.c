@@ -143,8 +143,8 @@ enum { LOCK_GONE, LOCK_HELD, LOCK_STALE };
 
 /* Reads the lock file: held (*h says by whom, *known whether it said),
  * stale, or gone since; *ino is the inode read. */
-static int inspect(const char *lock, const holder *self, holder *h,
-                   bool *known, ino_t *ino) {
+static int inspect(const char *lock, const holder *self, holder *h, bool *known,
+                   ino_t *ino) {
   char text[WLOCK_TEXT];
   struct stat st;
   int fd = open(lock, O_RDONLY | O_CLOEXEC);

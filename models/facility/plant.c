@@ -45,8 +45,8 @@ static int alloc_plant(plant *p, size_t nl, size_t ng, size_t nlinks) {
   p->main_loop = sim_calloc(a, ng + 1, sizeof *p->main_loop);
   double **per_loop[] = {&p->power_w, &p->heat_w, &p->free_w,
                          &p->cool_j,  &p->heat_j, &p->free_j};
-  bool ok = p->loops && p->names && p->row && p->col && p->share &&
-            p->main_loop;
+  bool ok =
+      p->loops && p->names && p->row && p->col && p->share && p->main_loop;
   for (size_t k = 0; k < sizeof per_loop / sizeof per_loop[0]; k++)
     ok = ok &&
          (*per_loop[k] = sim_calloc(a, nl ? nl : 1, sizeof(double))) != NULL;
@@ -148,8 +148,7 @@ int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
   return SIM_OK;
 }
 
-double plant_loop_heat_w(const plant *p, size_t l,
-                         const double *group_heat_w) {
+double plant_loop_heat_w(const plant *p, size_t l, const double *group_heat_w) {
   double q = 0;
   for (size_t k = p->row[l]; k < p->row[l + 1]; k++)
     q += p->share[k] * group_heat_w[p->col[k]];

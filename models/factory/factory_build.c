@@ -58,8 +58,8 @@ static int build_plant(factory *f, sim_error *err) {
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t g = 0; g < c->nracks; g++)
     names[g] = c->racks[g].name;
-  int rc = plant_links(c->loops, c->nloops, names, c->nracks, &links, &nlinks,
-                       err);
+  int rc =
+      plant_links(c->loops, c->nloops, names, c->nracks, &links, &nlinks, err);
   if (rc == SIM_OK)
     rc = plant_init(&f->plant, c->loops, c->nloops, links, nlinks, c->nracks,
                     f->alloc, err);

@@ -47,10 +47,12 @@ int factory_service_capacity_of(const factory_scenario *sc, size_t k,
   if (rc != SIM_OK)
     return rc;
   double prompt = fmax(1, prompt_mean), output = fmax(1, output_mean);
-  double batch = fmin((double)c->max_batch, floor(kv_tokens / (prompt + output)));
+  double batch =
+      fmin((double)c->max_batch, floor(kv_tokens / (prompt + output)));
   batch = fmax(1, batch);
   double step = rl_decode_step_s(&r, batch, prompt + output / 2, 1);
-  double per_request = rl_prefill_s(&r, prompt, 1) + (output - 1) * step / batch;
+  double per_request =
+      rl_prefill_s(&r, prompt, 1) + (output - 1) * step / batch;
   out->rps = (double)c->replicas / per_request;
   out->in_flight = (double)c->replicas * batch;
   return SIM_OK;

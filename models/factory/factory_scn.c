@@ -539,8 +539,8 @@ static int check_loop_names(const factory_config *c, const sim_names *ix,
       if (sim_names_find(ix, c->loops[l].racks[k]) < 0) {
         snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
         return scn_fail(loc, where, err,
-                        group_hint(c, c->loops[l].racks[k],
-                                   "name a rack group", hint, sizeof hint),
+                        group_hint(c, c->loops[l].racks[k], "name a rack group",
+                                   hint, sizeof hint),
                         "no rack group is called '%s'", c->loops[l].racks[k]);
       }
   return SIM_OK;
@@ -556,10 +556,10 @@ static int check_loop_shares(const factory_config *c, const char **names,
   char where[64];
   double *sum = calloc(c->nracks + 1, sizeof *sum);
   size_t *seen = calloc(c->nracks + 1, sizeof *seen); /* last loop + 1 */
-  int rc = sum != NULL && seen != NULL
-               ? plant_links(c->loops, c->nloops, names, c->nracks, &links, &n,
-                             err)
-               : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  int rc =
+      sum != NULL && seen != NULL
+          ? plant_links(c->loops, c->nloops, names, c->nracks, &links, &n, err)
+          : sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t k = 0; rc == SIM_OK && k < n; k++)
     if (seen[links[k].group] != links[k].loop + 1) {
       seen[links[k].group] = links[k].loop + 1;

@@ -277,7 +277,8 @@ static int check_names(const factory_config *c, const scn_loc *loc,
                        sim_error *err) {
   size_t n = c->nservices + c->ntraining;
   sim_names *ix = sim_names_create(n, NULL); /* linear, not pairwise */
-  int rc = ix != NULL ? SIM_OK : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  int rc =
+      ix != NULL ? SIM_OK : sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n && rc == SIM_OK; i++) {
     bool svc = i < c->nservices;
     const char *name =
@@ -287,9 +288,9 @@ static int check_names(const factory_config *c, const scn_loc *loc,
              svc ? i : i - c->nservices);
     if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
         strcmp(name, "..") == 0)
-      rc = scn_fail(loc, where, err, NULL,
-                    "'%s' cannot name an HDF5 group: no '/', '.' or '..'",
-                    name);
+      rc =
+          scn_fail(loc, where, err, NULL,
+                   "'%s' cannot name an HDF5 group: no '/', '.' or '..'", name);
     else if (sim_names_add(ix, name, i, NULL) != SIM_OK)
       rc = scn_fail(loc, where, err, "names identify rows of /jobs",
                     "two workloads are called '%s'", name);

@@ -605,8 +605,8 @@ static void plant_links_follow_the_loops(void **state) {
   assert_int_equal(p.main_loop[2], 1);
   static const double heat[3] = {1e5, 2e5, 4e5};
   assert_close(plant_loop_heat_w(&p, 0, heat), 0.6 * 1e5 + 0.6 * 2e5, 0, 0);
-  assert_close(plant_loop_heat_w(&p, 1, heat), 0.4 * 1e5 + 0.4 * 2e5 + 0.4 * 4e5,
-               0, 0);
+  assert_close(plant_loop_heat_w(&p, 1, heat),
+               0.4 * 1e5 + 0.4 * 2e5 + 0.4 * 4e5, 0, 0);
   plant_fini(&p);
   scn_release(&cool_loop_schema, &loops[0]);
   scn_release(&cool_loop_schema, &loops[1]);

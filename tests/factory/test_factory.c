@@ -577,8 +577,8 @@ static void walk_bounds(const scn_schema *s, int depth) {
     if (f->type == SCN_INT && !(f->min < f->max && isfinite(f->max)))
       fail_msg("%s: '%s' is an integer without a finite range", s->name,
                f->key);
-    if (f->type == SCN_QUANTITY && !(units_ceiling(f->dim) > 0 &&
-                                     isfinite(units_ceiling(f->dim))))
+    if (f->type == SCN_QUANTITY &&
+        !(units_ceiling(f->dim) > 0 && isfinite(units_ceiling(f->dim))))
       fail_msg("%s: '%s' has no largest value", s->name, f->key);
     if ((f->type == SCN_MAP || f->type == SCN_LIST) && f->sub != NULL &&
         depth < 16)

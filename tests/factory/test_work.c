@@ -956,8 +956,8 @@ static void capacity_matches_an_overloaded_run(void **state) {
   assert_int_equal(factory_service_capacity_of(&sc, 0, 500, 200, &cap, &err),
                    SIM_OK);
   sc.cfg.services[0].replicas = 4;
-  assert_int_equal(
-      factory_service_capacity_of(&sc, 0, 500, 200, &twice, &err), SIM_OK);
+  assert_int_equal(factory_service_capacity_of(&sc, 0, 500, 200, &twice, &err),
+                   SIM_OK);
   factory_scenario_release(&sc);
   assert_close(twice.rps, 2 * cap.rps, 1e-12, 0);
   assert_close(twice.in_flight, 2 * cap.in_flight, 1e-12, 0);

@@ -671,15 +671,14 @@ static const random_case random_cases[] = {
     {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000, 0},
     {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7, 0},
     {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000, 0},
-    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789,
-     0},
+    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789, 0},
     /* Stopping after a number of events (the command's slices) splits
      * runs between events of one time and beside tombstones: the order
      * must be the one of an unsliced run. */
     {"one event a call", 16, 1000, 20000, 0.3, 0.5, 3, 1000000000, 1},
     {"budgets amid ties", 17, 2000, 20000, 0.3, 0.5, 3, 7, 97},
-    {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000,
-     1000000000, 1000},
+    {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000, 1000000000,
+     1000},
 };
 
 /* Runs to t in calls of at most c->budget events, checking what each

@@ -14,8 +14,8 @@ typedef struct find_case {
   long want;
 } find_case;
 
-static const char *const fleet[] = {"nvl72", "hgx-h100", "a\"b", "", "a b",
-                                    "nvl72-0"};
+static const char *const fleet[] = {"nvl72", "hgx-h100", "a\"b",
+                                    "",      "a b",      "nvl72-0"};
 
 static const find_case finds[] = {
     {"first", "nvl72", 0},    {"second", "hgx-h100", 1},

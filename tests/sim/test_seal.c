@@ -10,7 +10,7 @@
 
 #include "seal.h"
 
-static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D',  'F',
+static const unsigned char hdf5_signature[8] = {0x89, 'H',  'D',  'F',
                                                 '\r', '\n', 0x1a, '\n'};
 
 /* A file of SEAL_BLOCK zero bytes, then the HDF5 signature and n bytes of

@@ -638,8 +638,7 @@ static int log_checking(void *user, size_t done, size_t total) {
 }
 
 static int log_check(void *user, const char *base, const char *const *sets,
-                     size_t n, int64_t *seed, char **resolved,
-                     sim_error *err) {
+                     size_t n, int64_t *seed, char **resolved, sim_error *err) {
   return fake_check(&((checking_log *)user)->f, base, sets, n, seed, resolved,
                     err);
 }
@@ -996,8 +995,8 @@ static void hdf5_crashing_on_damage_costs_the_child_only(void **state) {
   int i = 0;
   for (; i < 3000 && (i < 100 || crashed == 0); i++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    long at = SEAL_BLOCK + (long)(x % (unsigned long long)(st.st_size -
-                                                         SEAL_BLOCK));
+    long at =
+        SEAL_BLOCK + (long)(x % (unsigned long long)(st.st_size - SEAL_BLOCK));
     sim_error err = {0};
     h5r_run r;
     flip(path, at, (int)(x >> 40) % 8);
@@ -1010,8 +1009,8 @@ static void hdf5_crashing_on_damage_costs_the_child_only(void **state) {
     damaged += rc == SIM_EIO;
     flip(path, at, (int)(x >> 40) % 8); /* and back */
   }
-  print_message("%d flips: %d damaged, %d of them crashed HDF5\n", i,
-                damaged, crashed);
+  print_message("%d flips: %d damaged, %d of them crashed HDF5\n", i, damaged,
+                crashed);
   assert_true(crashed > 0); /* the path this test is for was taken */
 }
 
