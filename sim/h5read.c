@@ -455,16 +455,14 @@ static int write_all(tw *w, const h5r_table *t) {
 }
 
 /* The file and the property lists and string type every object shares.
- * As run files (record.h): the seal's user block, HDF5 1.10's checksummed
- * format, and a partial file another process may hold never truncated
- * (the caller holds PATH.lock; a stale partial is removed first). */
+ * As run files (record.h): HDF5 1.10's checksummed format, and a partial
+ * file another process may hold never truncated (the caller holds
+ * PATH.lock; a stale partial is removed first). */
 static int tw_open(tw *w, size_t nrows) {
   hsize_t chunk[1] = {nrows < 65536 ? nrows : 65536};
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   herr_t s = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
-  if (s >= 0)
-    s = H5Pset_userblock(fcpl, SEAL_BLOCK);
   if (s >= 0)
     s = H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
   if (unlink(w->partial) != 0 && errno != ENOENT)

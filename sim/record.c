@@ -1013,15 +1013,13 @@ static int make_props(h5w *w) {
   return r < 0 ? io_fail(w, "set up property lists") : SIM_OK;
 }
 
-/* The file's properties: no object times on the root group; the user
- * block the seal goes in; HDF5 1.10's file format (libver v110), whose
- * superblock, object headers and indexes carry checksums; and closing
- * that fails while an object is open ("semi"), so a leaked handle shows
- * up as a failed commit instead of a file left open. */
+/* The file's properties: no object times on the root group; HDF5 1.10's
+ * file format (libver v110), whose superblock, object headers and indexes
+ * carry checksums; and closing that fails while an object is open
+ * ("semi"), so a leaked handle shows up as a failed commit instead of a
+ * file left open. (The seal goes after the file: seal.h.) */
 static herr_t file_props(hid_t fcpl, hid_t fapl) {
   herr_t r = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
-  if (r >= 0)
-    r = H5Pset_userblock(fcpl, SEAL_BLOCK);
   if (r >= 0)
     r = H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
   if (r >= 0)

@@ -17,8 +17,8 @@
  * with keep_partial). One writer per PATH: create takes PATH.lock
  * (writelock.h) before it creates anything, and destroy drops it. Files
  * use HDF5 1.10's format (checksummed metadata), a Fletcher32 checksum on
- * every chunk of data, and a seal over the whole file in its first
- * SEAL_BLOCK bytes (seal.h). Only this module links HDF5. */
+ * every chunk of data, and a seal over the whole file after its last
+ * byte (seal.h). Only this module links HDF5. */
 #ifndef SIM_RECORD_H
 #define SIM_RECORD_H
 

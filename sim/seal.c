@@ -1,8 +1,9 @@
-/* seal.c - the checksum of a whole file in its user block (seal.h). */
+/* seal.c - the checksum of a whole file in a trailer after it (seal.h). */
 #include "seal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,38 +15,41 @@
 #define SEAL_MAGIC "aifsim-seal 1\n"
 #define SEAL_READ ((size_t)1 << 20) /* bytes per read */
 
-/* The CRC-32 of fd's bytes from SEAL_BLOCK to the end, and how many
- * there were. 0, or -1 with errno. */
-static int crc_after_block(int fd, unsigned long *crc,
-                           unsigned long long *bytes) {
+static const unsigned char hdf5_signature[8] = {0x89, 'H',  'D',  'F',
+                                                '\r', '\n', 0x1a, '\n'};
+
+/* The CRC-32 of fd's first n bytes. 0, or -1 with errno. */
+static int crc_of(int fd, off_t n, unsigned long *crc) {
   unsigned char *buf = malloc(SEAL_READ);
-  off_t at = SEAL_BLOCK;
   *crc = crc32(0L, Z_NULL, 0);
-  *bytes = 0;
   if (buf == NULL) {
     errno = ENOMEM;
     return -1;
   }
-  for (;;) {
-    ssize_t n = pread(fd, buf, SEAL_READ, at);
-    if (n < 0 && errno == EINTR)
+  for (off_t at = 0; at < n;) {
+    size_t want = (size_t)(n - at) < SEAL_READ ? (size_t)(n - at) : SEAL_READ;
+    ssize_t got = pread(fd, buf, want, at);
+    if (got < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
+    if (got <= 0) {
       free(buf);
-      return n < 0 ? -1 : 0;
+      errno = got < 0 ? errno : EIO;
+      return -1;
     }
-    *crc = crc32(*crc, buf, (uInt)n);
-    *bytes += (unsigned long long)n;
-    at += n;
+    *crc = crc32(*crc, buf, (uInt)got);
+    at += got;
   }
+  free(buf);
+  return 0;
 }
 
-/* The block a file with this CRC and size carries: the text, then NULs. */
-static void make_block(unsigned char *block, unsigned long crc,
-                       unsigned long long bytes) {
-  memset(block, 0, SEAL_BLOCK);
-  snprintf((char *)block, SEAL_BLOCK, SEAL_MAGIC "crc32 %08lx\nsize %llu\n",
-           crc, bytes + SEAL_BLOCK);
+/* The trailer of a file whose first n bytes have this CRC: the text,
+ * then NULs to SEAL_BYTES. */
+static void make_trailer(unsigned char *t, unsigned long crc,
+                         unsigned long long n) {
+  memset(t, 0, SEAL_BYTES);
+  snprintf((char *)t, SEAL_BYTES, SEAL_MAGIC "crc32 %08lx\nsize %llu\n", crc,
+           n);
 }
 
 static int io_error(sim_error *err, const char *path, const char *what) {
@@ -53,61 +57,62 @@ static int io_error(sim_error *err, const char *path, const char *what) {
                        strerror(errno));
 }
 
-int seal_write(const char *path, sim_error *err) {
-  unsigned char block[SEAL_BLOCK];
+/* Appends the trailer to the open file of size n; on a short write the
+ * file is cut back to n. 0, or -1 with errno. */
+static int append_trailer(int fd, off_t n) {
+  unsigned char t[SEAL_BYTES];
   unsigned long crc;
-  unsigned long long bytes;
+  if (crc_of(fd, n, &crc) != 0)
+    return -1;
+  make_trailer(t, crc, (unsigned long long)n);
+  if (pwrite(fd, t, SEAL_BYTES, n) == SEAL_BYTES)
+    return 0;
+  int e = errno; /* the write's error is the one to report */
+  if (ftruncate(fd, n) != 0 && e == 0)
+    e = errno;
+  errno = e != 0 ? e : EIO;
+  return -1;
+}
+
+int seal_write(const char *path, sim_error *err) {
+  struct stat st;
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return io_error(err, path, "open to seal it");
   int rc = SIM_OK;
-  if (crc_after_block(fd, &crc, &bytes) != 0)
-    rc = io_error(err, path, "read it back to seal it");
-  make_block(block, crc, bytes);
-  if (rc == SIM_OK && pwrite(fd, block, SEAL_BLOCK, 0) != SEAL_BLOCK)
-    rc = io_error(err, path, "write its seal");
+  if (fstat(fd, &st) != 0 || append_trailer(fd, st.st_size) != 0)
+    rc = io_error(err, path, "seal it");
   if (close(fd) != 0 && rc == SIM_OK)
     rc = io_error(err, path, "close it after sealing");
   return rc;
 }
 
-/* The sealed size the block states (0 if it states none). */
-static unsigned long long sealed_size(const unsigned char *block) {
-  const char *s = strstr((const char *)block, "\nsize ");
+/* The size a trailer states (0 if none). */
+static unsigned long long sealed_size(const unsigned char *t) {
+  const char *s = strstr((const char *)t, "\nsize ");
   return s != NULL ? strtoull(s + 6, NULL, 10) : 0;
 }
 
-static int compare(const char *path, const unsigned char *found, int fd,
-                   sim_error *err) {
-  unsigned char want[SEAL_BLOCK];
-  unsigned long crc;
-  unsigned long long bytes;
-  if (crc_after_block(fd, &crc, &bytes) != 0)
-    return io_error(err, path, "read it");
-  make_block(want, crc, bytes);
-  if (memcmp(want, found, SEAL_BLOCK) == 0)
-    return SIM_OK;
-  unsigned long long sealed = sealed_size(found);
-  if (sealed != 0 && sealed != bytes + SEAL_BLOCK)
-    return sim_error_set(err, SIM_EIO,
-                         "%s: damaged: %llu bytes, but %llu when aifsim "
-                         "wrote it (truncated or extended since)",
-                         path, bytes + SEAL_BLOCK, sealed);
-  return sim_error_set(err, SIM_EIO,
-                       "%s: damaged: its checksum does not match (changed "
-                       "after aifsim wrote it)",
-                       path);
+/* The end of the file as HDF5's superblock (version 2 or 3, at byte 0)
+ * records it, or 0 when there is no such superblock. */
+static uint64_t hdf5_end(int fd) {
+  unsigned char sb[36];
+  if (pread(fd, sb, sizeof sb, 0) != (ssize_t)sizeof sb ||
+      memcmp(sb, hdf5_signature, sizeof hdf5_signature) != 0 ||
+      (sb[8] != 2 && sb[8] != 3) || sb[9] != 8)
+    return 0;
+  uint64_t end = 0;
+  for (int i = 7; i >= 0; i--) /* little-endian at byte 28 */
+    end = end << 8 | sb[28 + i];
+  return end;
 }
 
-/* No seal where one should be: a file laid out as aifsim writes them
- * (HDF5's signature right after the block) had its seal damaged; any
- * other file never had one. */
-static int no_seal(const char *path, int fd, sim_error *err) {
-  static const unsigned char hdf5[8] = {0x89, 'H',  'D',  'F',
-                                        '\r', '\n', 0x1a, '\n'};
-  unsigned char sig[sizeof hdf5];
-  if (pread(fd, sig, sizeof sig, SEAL_BLOCK) == (ssize_t)sizeof sig &&
-      memcmp(sig, hdf5, sizeof sig) == 0)
+/* No seal where one should be: an HDF5 file longer than its superblock
+ * says had something after it, a seal that is now damaged; a file of
+ * exactly that length (or no such superblock) never had one. */
+static int no_seal(const char *path, int fd, off_t size, sim_error *err) {
+  uint64_t end = hdf5_end(fd);
+  if (end > 0 && end < (uint64_t)size)
     return sim_error_set(err, SIM_EIO, "%s: damaged: its seal is unreadable",
                          path);
   return sim_error_set(err, SIM_ENOTFOUND,
@@ -116,28 +121,47 @@ static int no_seal(const char *path, int fd, sim_error *err) {
                        path);
 }
 
+/* Rebuilds the trailer of the file (size bytes, the found trailer last)
+ * and compares. */
+static int compare(const char *path, int fd, off_t size,
+                   const unsigned char *found, sim_error *err) {
+  unsigned char want[SEAL_BYTES];
+  unsigned long crc;
+  off_t n = size - SEAL_BYTES;
+  if (crc_of(fd, n, &crc) != 0)
+    return io_error(err, path, "read it");
+  make_trailer(want, crc, (unsigned long long)n);
+  if (memcmp(want, found, SEAL_BYTES) == 0)
+    return SIM_OK;
+  unsigned long long sealed = sealed_size(found);
+  if (sealed != 0 && sealed != (unsigned long long)n)
+    return sim_error_set(err, SIM_EIO,
+                         "%s: damaged: %llu bytes, but %llu when aifsim "
+                         "wrote it (truncated or extended since)",
+                         path, (unsigned long long)size, sealed + SEAL_BYTES);
+  return sim_error_set(err, SIM_EIO,
+                       "%s: damaged: its checksum does not match (changed "
+                       "after aifsim wrote it)",
+                       path);
+}
+
 int seal_check(const char *path, sim_error *err) {
-  unsigned char found[SEAL_BLOCK];
+  unsigned char found[SEAL_BYTES];
+  struct stat st;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return io_error(err, path, "open");
-  struct stat st;
-  ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-                  ? pread(fd, found, SEAL_BLOCK, 0)
-                  : -1;
   int rc;
-  if (n < 0)
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     rc = sim_error_set(err, SIM_EIO, "%s: cannot read: not a regular file",
                        path);
-  else if (n < (ssize_t)sizeof SEAL_MAGIC - 1 ||
+  else if (st.st_size < SEAL_BYTES ||
+           pread(fd, found, SEAL_BYTES, st.st_size - SEAL_BYTES) !=
+               SEAL_BYTES ||
            memcmp(found, SEAL_MAGIC, sizeof SEAL_MAGIC - 1) != 0)
-    rc = no_seal(path, fd, err);
+    rc = no_seal(path, fd, st.st_size, err);
   else
-    rc = n < SEAL_BLOCK ? sim_error_set(err, SIM_EIO,
-                                        "%s: damaged: "
-                                        "truncated",
-                                        path)
-                        : compare(path, found, fd, err);
+    rc = compare(path, fd, st.st_size, found, err);
   close(fd);
   return rc;
 }

@@ -44,7 +44,7 @@ outputs() {
 }
 
 # sealed FILE: whether FILE carries the seal of sealed-format files.
-sealed() { [ "$(head -c 13 "$1" | tr -d '\000')" = "aifsim-seal 1" ]; }
+sealed() { [ "$(tail -c 64 "$1" | head -c 13 | tr -d '\000')" = "aifsim-seal 1" ]; }
 
 # same_content A B: every object and attribute of A and B equal, value for
 # value (dimension-scale references by the names they point at), the root

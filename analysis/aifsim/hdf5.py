@@ -14,16 +14,16 @@ import numpy as np
 
 from .errors import DamagedRunError
 
-#: Bytes at the start of every file aifsim writes, its HDF5 user block,
-#: holding the seal: a checksum of the whole file (sim/seal.h).
-SEAL_BLOCK = 512
+#: Bytes aifsim appends to every file it writes, after HDF5's last: the
+#: seal, a checksum of the whole file (sim/seal.h).
+SEAL_BYTES = 64
 _SEAL_MAGIC = b"aifsim-seal 1\n"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
-def _seal_block(crc, size):
+def _trailer(crc, size):
     text = b"%scrc32 %08x\nsize %d\n" % (_SEAL_MAGIC, crc, size)
-    return text + b"\0" * (SEAL_BLOCK - len(text))
+    return text + b"\0" * (SEAL_BYTES - len(text))
 
 
 def check_seal(path):
@@ -33,30 +33,48 @@ def check_seal(path):
     carries no seal (not written by this aifsim, or older than seals);
     DamagedRunError, naming the file, when it was changed since."""
     with open(path, "rb") as f:
-        found = f.read(SEAL_BLOCK)
-        if not found.startswith(_SEAL_MAGIC):
-            if f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - SEAL_BYTES))
+        found = f.read(SEAL_BYTES)
+        if size < SEAL_BYTES or not found.startswith(_SEAL_MAGIC):
+            if 0 < _hdf5_end(f) < size:
                 raise DamagedRunError("%s: damaged: its seal is unreadable"
                                       % path)
             return False
-        crc, size = 0, SEAL_BLOCK
-        for chunk in iter(lambda: f.read(1 << 20), b""):
+        f.seek(0)
+        crc, left = 0, size - SEAL_BYTES
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
             crc = zlib.crc32(chunk, crc)
-            size += len(chunk)
-    if found == _seal_block(crc, size):
+            left -= len(chunk)
+    if found == _trailer(crc, size - SEAL_BYTES):
         return True
     sealed = _sealed_size(found)
-    if sealed and sealed != size:
+    if sealed and sealed != size - SEAL_BYTES:
         raise DamagedRunError(
             "%s: damaged: %d bytes, but %d when aifsim wrote it (truncated "
-            "or extended since)" % (path, size, sealed))
+            "or extended since)" % (path, size, sealed + SEAL_BYTES))
     raise DamagedRunError(
         "%s: damaged: its checksum does not match (changed after aifsim "
         "wrote it)%s" % (path, locate_damage(path)))
 
 
-def _sealed_size(block):
-    for line in block.split(b"\0", 1)[0].split(b"\n"):
+def _hdf5_end(f):
+    """The end of the file HDF5's superblock (version 2 or 3) records, or
+    0 when there is none."""
+    f.seek(0)
+    sb = f.read(36)
+    if len(sb) < 36 or not sb.startswith(_HDF5_SIGNATURE) or \
+            sb[8] not in (2, 3) or sb[9] != 8:
+        return 0
+    return int.from_bytes(sb[28:36], "little")
+
+
+def _sealed_size(trailer):
+    for line in trailer.split(b"\0", 1)[0].split(b"\n"):
         if line.startswith(b"size "):
             try:
                 return int(line[5:])

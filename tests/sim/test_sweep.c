@@ -945,12 +945,13 @@ static const check_case checks[] = {
     {"whole", H5R_RUN_FORMAT, 0, SIM_OK, ""},
     {"no format", NULL, 0, SIM_ENOTFOUND, "not an aifsim run file"},
     {"another format", "aifsim-sweep-summary", 0, SIM_ENOTFOUND, "format"},
-    {"flip in the seal's text", H5R_RUN_FORMAT, 20, SIM_EIO, "damaged"},
-    {"flip in the seal's padding", H5R_RUN_FORMAT, 400, SIM_EIO, "damaged"},
-    {"flip in the magic", H5R_RUN_FORMAT, 1, SIM_EIO, "seal is unreadable"},
-    {"flip in the superblock", H5R_RUN_FORMAT, 530, SIM_EIO, "damaged"},
+    {"flip in the seal's text", H5R_RUN_FORMAT, -40, SIM_EIO, "damaged"},
+    {"flip in the seal's padding", H5R_RUN_FORMAT, -3, SIM_EIO, "damaged"},
+    {"flip in the magic", H5R_RUN_FORMAT, -63, SIM_EIO, "seal is unreadable"},
+    {"flip in the signature", H5R_RUN_FORMAT, 1, SIM_EIO, "damaged"},
+    {"flip in the superblock's end", H5R_RUN_FORMAT, 30, SIM_EIO, "damaged"},
     {"flip in the middle", H5R_RUN_FORMAT, 2000, SIM_EIO, "damaged"},
-    {"flip in the last byte", H5R_RUN_FORMAT, -1, SIM_EIO, "damaged"},
+    {"flip in HDF5's last byte", H5R_RUN_FORMAT, -65, SIM_EIO, "damaged"},
 };
 
 static void run_files_are_checked_whole(void **state) {
@@ -995,8 +996,7 @@ static void hdf5_crashing_on_damage_costs_the_child_only(void **state) {
   int i = 0;
   for (; i < 3000 && (i < 100 || crashed == 0); i++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    long at =
-        SEAL_BLOCK + (long)(x % (unsigned long long)(st.st_size - SEAL_BLOCK));
+    long at = (long)(x % (unsigned long long)(st.st_size - SEAL_BYTES));
     sim_error err = {0};
     h5r_run r;
     flip(path, at, (int)(x >> 40) % 8);
