@@ -67,6 +67,12 @@ int cmd__usage_error(const char *fmt, const char *arg);
  * (main.c) */
 int cmd__report(const sim_error *err);
 
+/* Warns on stderr, naming them, of rack groups with neither a system nor
+ * host power: their IT excludes the host. Not fatal; nothing when every
+ * group has host power. */
+struct factory_scenario;
+void cmd__warn_host(const struct factory_scenario *sc);
+
 /* Seconds on the monotonic wall clock, for progress and summaries.
  * (main.c) */
 double cmd__wall_seconds(void);

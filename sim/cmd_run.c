@@ -157,13 +157,17 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
            "above it, SLO attainment %.1f%% during them\n",
            (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
            s->dr_over_j, 100 * s->dr_slo_attainment);
-  printf("  PUE            %.3f (cooling %.4f MWh, electrical losses %.4f "
-         "MWh)\n",
+  printf("  PUE            %.3f (cooling %.4f MWh, power chain %.4f MWh); "
+         "ITUE %.3f (power supplies %.4f MWh, fans %.4f MWh), TUE %.3f\n",
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
-         s->loss_energy_j / 3.6e9);
-  char note[512];
+         s->loss_energy_j / 3.6e9, factory_itue(s),
+         s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9,
+         factory_tue(s));
+  char note[1024];
   if (*factory_cooling_note(sc, note, sizeof note) != '\0')
     printf("  cooling        %s\n", note);
+  if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
+    printf("  host power     %s\n", note);
   char cost[32], co2[32];
   if (!isnan(s->cost) || !isnan(s->co2_kg))
     printf("  grid           cost %s, CO2 %s\n",
@@ -417,6 +421,7 @@ static int estimate_run(const options *o) {
   if (factory_scenario_load(o->scenario, o->sets, o->nsets, &sc, &err) !=
       SIM_OK)
     return cmd__report(&err);
+  cmd__warn_host(&sc);
   run_estimate e;
   int rc =
       cmd__estimate(&sc, &e, !o->quiet, &err) != SIM_OK ? cmd__report(&err) : 0;

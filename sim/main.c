@@ -196,6 +196,12 @@ int cmd__report(const sim_error *err) {
                                                          : EXIT_RUN_FAILED;
 }
 
+void cmd__warn_host(const struct factory_scenario *sc) {
+  char note[1024];
+  if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
+    fprintf(stderr, "aifsim: warning: %s: %s\n", sc->path, note);
+}
+
 static int load(const options *o, factory_scenario *sc) {
   sim_error err = {0};
   if (o->scenario == NULL)
@@ -215,6 +221,7 @@ static int cmd_check(const options *o) {
   int rc = load(o, &sc);
   if (rc != 0)
     return rc;
+  cmd__warn_host(&sc);
   if (cmd__estimate(&sc, &e, !o->resolved, &err) != SIM_OK)
     rc = cmd__report(&err);
   if (rc == 0 && !o->resolved)
@@ -292,6 +299,37 @@ static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
   printf(".\n");
 }
 
+/* The systems catalog: each system's GPUs, its host at idle and at its
+ * most, and the unit at full load against its vendor rating. */
+static void print_systems(const gpu_catalog *gc) {
+  sys_catalog sc;
+  sim_error err = {0};
+  if (sys_catalog_load_builtin(&sc, &err) != SIM_OK)
+    return;
+  printf("\n%-12s %-9s %4s %8s %8s %9s %9s\n", "system", "GPU", "GPUs", "parts",
+         "fans", "full", "rated");
+  printf("%-12s %-9s %4s %8s %8s %9s %9s\n", "", "", "", "kW", "kW max", "kW",
+         "kW");
+  for (size_t i = 0; i < sc.n; i++) {
+    const sys_spec *s = &sc.systems[i];
+    const gpu_spec *g = gpu_catalog_find(gc, s->gpu);
+    printf("%-12s %-9s %4lld %4.1f-%-4.1f %7.2f", s->name, s->gpu,
+           (long long)s->gpus, s->parts_idle_w / 1e3, s->parts_max_w / 1e3,
+           s->fans.max_w / 1e3);
+    if (g != NULL)
+      printf(" %9.1f", sys_full_power(s, g).wall_w / 1e3);
+    else
+      printf(" %9s", "-");
+    if (isnan(s->max_power_w))
+      printf(" %9s\n", "-");
+    else
+      printf(" %9.1f\n", s->max_power_w / 1e3);
+  }
+  printf("\nFull load at the inlet (every part at its maximum, 80 PLUS "
+         "Titanium supplies). Sources: scenarios/catalog/systems.yaml.\n");
+  sys_catalog_fini(&sc);
+}
+
 static int cmd_catalog(const options *o) {
   gpu_catalog cat, builtin, user = {0};
   sim_error err = {0};
@@ -306,6 +344,7 @@ static int cmd_catalog(const options *o) {
     return cmd__report(&err);
   }
   print_catalog(&cat, &builtin, &user, o->catalog);
+  print_systems(&cat);
   gpu_catalog_fini(&user);
   gpu_catalog_fini(&builtin);
   gpu_catalog_fini(&cat);

@@ -444,6 +444,8 @@ for _site in ("fra", "dal"):
     for _kind in ("liquid", "air"):
         _id = "cool-%s-%s" % (_site, _kind)
         figure(_id + "-pue", [_id])(lambda r, i=_id: "%.3f" % r[i].s["mean_pue"])
+        figure(_id + "-itue", [_id])(lambda r, i=_id: "%.3f" % r[i].s["itue"])
+        figure(_id + "-tue", [_id])(lambda r, i=_id: "%.3f" % r[i].s["tue"])
         figure(_id + "-cool", [_id])(
             lambda r, i=_id: num(r[i].s["cooling_energy_mwh"]))
         figure(_id + "-free", [_id])(

@@ -45,7 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference", "test_mlenergy_all",
             "test_training", "test_arrivals", "test_cooling",
             "test_electrical", "test_grid", "test_factory", "test_work",
-            "test_training_power"]
+            "test_training_power", "test_system"]
 
 TOPICS = ["seed tables", "serving", "training", "facility", "grid",
           "workloads"]
@@ -76,6 +76,10 @@ EXPECTED = [
     *[f"7B decode tokens/s {g}" for g in ("H100-SXM", "A100-SXM", "L4",
                                           "RTX-4090")],
     "PUE of 12 MW at the meter over 10 MW of IT",
+    "DGX H100 at full load, at the inlet",
+    "HGX B200 (DGX B200) at full load, at the inlet",
+    "GB200 NVL72 rack at full load, at the inlet",
+    "GB300 NVL72 rack at full load, at the inlet",
     # serving
     "Splitwise prefill time A100 / H100",
     "ML.ENERGY Llama-3.1-8B tokens/J, roofline, max_num_seqs 8",
@@ -510,6 +514,18 @@ def figures(rows, nruns):
         "train-nvl72-peak": format(_row(
             rows, "GB200 NVL72 training: rack peak power")["model"] / 1e3,
             ".1f"),
+        "sys-dgx-h100-full": format(_row(
+            rows, "DGX H100 at full load, at the inlet")["model"] / 1e3,
+            ".1f"),
+        "sys-hgx-b200-full": format(_row(
+            rows, "HGX B200 (DGX B200) at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
+        "sys-gb200-nvl72-full": format(_row(
+            rows, "GB200 NVL72 rack at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
+        "sys-gb300-nvl72-full": format(_row(
+            rows, "GB300 NVL72 rack at full load, at the inlet")["model"]
+            / 1e3, ".1f"),
         "pue-part-load-liquid": _model(
             rows, "PUE at 10% over PUE at 90% load, liquid", ".3f"),
         "pue-part-load-air": _model(

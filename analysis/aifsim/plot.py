@@ -28,7 +28,7 @@ BANDS = {  # facility power components, bottom to top
     "GPUs: training": "#6a51a3",
     "GPUs: idle and background": "#6baed6",
     "GPUs": "#1f77b4",
-    "other IT (CPUs, network, fans)": "#c6dbef",
+    "other IT (CPUs, network, fans, PSUs)": "#c6dbef",
     "IT": "#1f77b4",
     "cooling": "#2ca02c",
     "losses": "#ff7f0e",
@@ -232,7 +232,7 @@ def power_stack(run, ax=None, legend=True, title=None):
     bands = []
     if it is not None and gpu is not None:
         bands += gpu_bands(fac, gpu)
-        bands.append(("other IT (CPUs, network, fans)", it - gpu))
+        bands.append(("other IT (CPUs, network, fans, PSUs)", it - gpu))
     elif it is not None:
         bands.append(("IT", it))
     for name, col in (("cooling", "cooling_power_w"),

@@ -83,6 +83,10 @@ ROWS = [
      _either(_SERVICES, _TRAINING)),
     ("overhead_energy_mwh", "Energy", "Other IT (CPUs, network)", _always),
     ("cooling_energy_mwh", "Energy", "Cooling", _pos("cooling_energy_mwh")),
+    ("psu_loss_energy_mwh", "Energy", "Power-supply losses (in IT)",
+     _pos("psu_loss_energy_mwh")),
+    ("fan_energy_mwh", "Energy", "Server fans (in IT)",
+     _pos("fan_energy_mwh")),
     ("loss_energy_mwh", "Energy", "Power-chain losses",
      _pos("loss_energy_mwh")),
     ("smoothing_energy_mwh", "Energy", "Power smoothing",
@@ -92,6 +96,8 @@ ROWS = [
     ("battery_loss_mwh", "Energy", "Battery losses",
      _pos("battery_loss_mwh")),
     ("mean_pue", "Energy", "PUE", _always),
+    ("itue", "Energy", "ITUE", _always),
+    ("tue", "Energy", "TUE", _always),
 
     ("cap_w", "Power", "Power cap", _always),
     ("mean_power_w", "Power", "Mean facility power", _always),
@@ -164,7 +170,7 @@ ROWS = [
 
 _BY_KEY = {r[0]: r for r in ROWS}
 #: Not figures: shown elsewhere (the absent list) or not at all.
-_NOT_ROWS = {"absent"}
+_NOT_ROWS = {"absent", "host_power_note"}
 
 #: Readable names of the metrics, for tables, legends and axis labels.
 LABELS = {r[0]: r[2] for r in ROWS}
@@ -282,7 +288,17 @@ _NOTE_NAMES = {"cost": "cost", "co2_t": "CO\u2082", "training_co2_kg":
 
 def absent_note(run):
     """One line for the figures left out: 'Not in this run: electricity cost
-    (no price signal or tariff), CO2 (no carbon signal)'; '' when none."""
+    (no price signal or tariff), CO2 (no carbon signal)'; '' when none.
+    When rack groups lack host power, the summary's note that their IT
+    excludes it comes first."""
+    host = str(run.summary.get("host_power_note") or "")
+    rest = _absent_note(run)
+    if host:
+        host = "IT excludes host power: " + host
+    return "; ".join(x for x in (host, rest) if x)
+
+
+def _absent_note(run):
     gone = absent(run)
     why = {}
     for k, reason in gone.items():

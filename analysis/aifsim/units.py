@@ -154,6 +154,8 @@ METRIC_LABELS = {
     "cap_violation_s": "time over the cap",
     "cap_violation_j": "energy over the cap",
     "mean_pue": "mean PUE",
+    "itue": "ITUE",
+    "tue": "TUE",
     "tokens_per_joule": "output tokens per joule",
     "slo_attainment": "SLO attainment",
     "jct_mean_s": "mean job completion time",
@@ -164,7 +166,9 @@ METRIC_LABELS = {
     "gpus": "GPUs",
     "racks": "racks",
     "cooling_energy_mwh": "cooling energy",
-    "loss_energy_mwh": "power conversion losses",
+    "loss_energy_mwh": "power-chain losses",
+    "psu_loss_energy_mwh": "power-supply losses (IT)",
+    "fan_energy_mwh": "server fans (IT)",
     "carbon_g_per_kwh": "mean carbon intensity",
     "max_ramp_w_per_s": "largest power ramp",
     "oscillation_w_rms": "oscillation 0.1-20 Hz, RMS",
@@ -198,7 +202,8 @@ def metric_units(name):
     a metric's name ends in its unit)."""
     n = name.lower()
     exact = {
-        "pue": "1", "mean_pue": "1", "cost": "$", "revenue": "$",
+        "pue": "1", "mean_pue": "1", "itue": "1", "tue": "1", "cost": "$",
+        "revenue": "$",
         "tokens_per_joule": "tokens/J", "tokens_per_s": "tokens/s",
         "slo_attainment": "1", "mean_activity": "1", "gpus": "", "racks": "",
         "co2_t": "t CO\u2082", "co2_kg": "kg CO\u2082",

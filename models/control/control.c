@@ -168,12 +168,13 @@ static double other_it_next(const rack_fleet *fl) {
 }
 
 /* The budget predicted for the coming period. Last period the facility
- * drew F for IT power I; conversion losses, cooling and smoothing, R = F
- * - I, grow with the IT they serve: k = R / I per IT watt. With the
- * racks' other IT in the coming period O (known: activities are set
- * before power is), the GPUs may draw
+ * drew F for IT power I (at the racks' inlets, their conversion losses L
+ * inside it); the power chain, cooling and smoothing, R = F - I, grow
+ * with the IT they serve: k = R / I per IT watt, and so do the losses: l
+ * = L / I. With the racks' other IT in the coming period O (known:
+ * activities are set before power is), the GPUs may draw
  *
- *   cap (1 - margin) / (1 + k) - O.
+ *   cap (1 - margin) (1 - l) / (1 + k) - O.
  *
  * budget_margin keeps back what the proportional picture misses (cooling
  * lags its heat; conversion efficiency varies with load). The static
@@ -186,9 +187,9 @@ static void predict_budgets(control *c, const control_view *v) {
   double it = v->it_w;
   if (cfg->budget != BUDGET_PREDICT || v->fault_on || !(it > 0))
     return;
-  double k = fmax(0, v->facility_w - it) / it;
-  double predicted =
-      v->cap_w * (1 - cfg->budget_margin) / (1 + k) - other_it_next(c->fleet);
+  double k = fmax(0, v->facility_w - it) / it, l = v->psu_loss_w / it;
+  double predicted = v->cap_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
+                     other_it_next(c->fleet);
   double reserve = 0;
   for (size_t g = 0; g < n; g++)
     reserve += c->group_budget[g];
@@ -208,7 +209,7 @@ static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
                             uint32_t i) {
   const rack_fleet *fl = c->fleet;
   const gpu_spec *g = fl->types[fl->type[i]];
-  double room = (fl->limit_w[r] - fl->other_max_w[r]) / fl->count[r];
+  double room = fl->ceiling_w[fl->group[r]];
   double a = fl->activity[i];
   power_unit u = {.n = 0,
                   .lo = g->cap_min_w,

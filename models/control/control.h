@@ -64,7 +64,8 @@ typedef struct control_view {
   bool dr;           /* a demand-response event is under way */
   bool fault_on;     /* a fault is in force */
   double facility_w; /* the facility's power over the last period */
-  double it_w;       /* the IT power of it */
+  double it_w;       /* the IT power of it, at the racks' inlets */
+  double psu_loss_w; /* the racks' conversion losses, inside it_w */
 } control_view;
 
 /* The demand-response books of a run. */

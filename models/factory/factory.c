@@ -25,6 +25,8 @@ static void advance(factory *f, sim_time now) {
   f->iv.energy_j += f->p_facility * dt;
   f->iv.it_j += f->p_it * dt;
   f->iv.loss_j += f->p_loss * dt;
+  f->iv.psu_j += f->p_psu * dt;
+  f->iv.fan_j += f->p_fan * dt;
   f->iv.cool_j += f->p_cool * dt;
   f->iv.smooth_j += f->p_smooth * dt;
   f->iv.bat_j += f->p_bat * dt;
@@ -75,15 +77,16 @@ static void move_load(factory *f, sim_time now) {
   }
 }
 
-/* The groups' heat now: IT power, its conversion losses and what
- * smoothing burns all become heat in the racks' loops. */
+/* The groups' heat now: IT power (its conversion losses and fans
+ * included) and what smoothing burns all become heat in the racks'
+ * loops. */
 static void group_heat(factory *f) {
   const rack_fleet *fl = f->fleet;
   memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
   for (uint32_t r = 0; r < fl->nracks; r++)
     f->group_heat[fl->group[r]] += f->smooth != NULL
                                        ? f->rack_heat[r]
-                                       : fl->rack_power_w[r] + fl->loss_w[r];
+                                       : fl->rack_power_w[r];
 }
 
 /* The loop temperature a rack's GPUs sit on: that of the loop taking most
@@ -111,15 +114,15 @@ static void thermal_caps(factory *f) {
   }
 }
 
-/* In-rack smoothing: each rack's feed follows its load (IT and its
- * conversion losses) within the ramp limits; what it draws beyond the
- * load is burned or stored. */
+/* In-rack smoothing: each rack's feed follows its load (its IT at the
+ * inlet) within the ramp limits; what it draws beyond the load is burned
+ * or stored. */
 static int smooth_racks(factory *f, double t0, double dt, sim_error *err) {
   const rack_fleet *fl = f->fleet;
   if (f->smooth == NULL)
     return SIM_OK;
   for (uint32_t r = 0; r < fl->nracks; r++) {
-    f->rack_load[r] = fl->rack_power_w[r] + fl->loss_w[r];
+    f->rack_load[r] = fl->rack_power_w[r];
     f->rack_heat[r] = f->smooth->burned_j[r]; /* before the period */
   }
   double feed = 0;
@@ -129,7 +132,7 @@ static int smooth_racks(factory *f, double t0, double dt, sim_error *err) {
   for (uint32_t r = 0; r < fl->nracks; r++)
     f->rack_heat[r] =
         f->rack_load[r] + (f->smooth->burned_j[r] - f->rack_heat[r]) / dt;
-  f->p_smooth = feed - f->p_it - f->p_loss;
+  f->p_smooth = feed - f->p_it;
   return SIM_OK;
 }
 
@@ -143,15 +146,16 @@ static int cool_racks(factory *f, double t0, double dt, sim_error *err) {
   return rc;
 }
 
-/* Sets the power in force from now for one control period: IT and its
- * conversion losses from the fleet, in-rack smoothing, cooling from the
- * loops stepped over the period (with the outdoor temperature's mean over
- * it), then the battery, which decides what the grid sees. */
+/* Sets the power in force from now for one control period: IT (with its
+ * conversion losses and fans) from the fleet, in-rack smoothing, cooling
+ * from the loops stepped over the period (with the outdoor temperature's
+ * mean over it), the power chain, then the battery, which decides what
+ * the grid sees. */
 static int recompute_power(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   double t0 = sim_time_to_s(now), dt = f->control_dt_s;
   thermal_caps(f);
-  f->p_it = rack_fleet_update(fl, &f->p_loss);
+  f->p_it = rack_fleet_update(fl, &f->p_psu);
   sim_error err = {0};
   int rc = smooth_racks(f, t0, dt, &err);
   if (rc == SIM_OK)
@@ -159,18 +163,19 @@ static int recompute_power(factory *f, sim_time now) {
   if (rc != SIM_OK)
     return sim_engine_fail(f->engine, rc, "power at %.0f s: %s", t0, err.msg);
   /* The power chain's losses and fixed load (electrical.h). */
-  f->p_loss += elec_overhead_w(&f->cfg->electrical,
-                               f->p_it + f->p_loss + f->p_smooth);
+  f->p_loss = elec_overhead_w(&f->cfg->electrical, f->p_it + f->p_smooth);
   double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
   bool dr = f->cap < f->cfg->power.cap_w;
   f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
   f->p_facility = load - f->p_bat;
-  double gpu = 0, act = 0;
+  double gpu = 0, act = 0, fan = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     gpu += fl->gpu_power_w[r];
+    fan += fl->fan_w[r];
     act += fl->activity_mean[r] * fl->count[r];
   }
   f->p_gpu = gpu;
+  f->p_fan = fan;
   f->activity = act / fl->n;
   f->iv.peak_w = fmax(f->iv.peak_w, f->p_facility);
   f->sum.peak_power_w = fmax(f->sum.peak_power_w, f->p_facility);
@@ -185,26 +190,24 @@ static double smoothing_floor_w(const factory *f, const rack_group_spec *s) {
 
 /* The static policy: every GPU the same share of its TDP, the largest for
  * which the facility at full load stays under the cap: the GPUs at their
- * caps and every rack's other IT at its maximum, the conversion losses at
- * the curves' lowest efficiency, and the cooling the loops would draw in
- * steady state for all that heat at the warmest outdoor temperature of
- * the coming sample interval (loops only approach their steady state, so
- * the cooling stays below it). */
+ * caps and every rack's host at full activity, the conversion losses (for
+ * a group without a system) at its curve's lowest efficiency, and the
+ * cooling the loops would draw in steady state for all that heat at the
+ * warmest outdoor temperature of the coming sample interval (loops only
+ * approach their steady state, so the cooling stays below it). */
 static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   factory *f = ctx;
-  double eta = rack_fleet_min_efficiency(fl), feed = 0;
+  double feed = 0;
   for (size_t g = 0; g < fl->ngroups; g++) {
     const rack_group_spec *s = &fl->groups[g];
     /* Dark racks draw nothing; emergency racks' GPUs are at their
      * minimum caps whatever the split gives. */
-    double it =
-        f->group_free[g] * (s->gpus_per_rack * caps[g] + s->other_max_w);
+    double it = f->group_free[g] * rack_group_worst_w(s, caps[g]);
     if (f->group_emergency[g] > 0)
-      it += f->group_emergency[g] *
-            (s->gpus_per_rack * s->gpu->cap_min_w + s->other_max_w);
+      it += f->group_emergency[g] * rack_group_worst_w(s, s->gpu->cap_min_w);
     /* What the group draws, losses included, is the heat its loops take.
      * (Smoothing keeps a dark rack's floor: its bank is not reset.) */
-    f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s)) / eta;
+    f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s));
     feed += f->group_heat[g];
   }
   feed += elec_overhead_w(&f->cfg->electrical, feed);
@@ -297,7 +300,8 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
                     .dr = f->grid_cap < f->cfg->power.cap_w, /* not a fault */
                     .fault_on = f->fault_on,
                     .facility_w = f->p_facility,
-                    .it_w = f->p_it};
+                    .it_w = f->p_it,
+                    .psu_loss_w = f->p_psu};
   int rc = control_period(f->control, &v, ev->time);
   pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
   return rc;

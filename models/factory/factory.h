@@ -29,21 +29,27 @@
 #include "scenario.h"
 #include "scheduler.h"
 #include "smooth.h"
+#include "system.h"
 #include "tel.h"
 #include "training.h"
 
 typedef struct rack_group_config {
   char *name;
   int64_t count;
-  char *gpu; /* a catalog name */
+  char *gpu;    /* a catalog name; default: the system's */
+  char *system; /* a systems-catalog name, or NULL */
+  double host_load; /* with a system: its host load at full activity */
   int64_t gpus_per_rack;
-  double limit_w; /* default: GPUs at TDP plus other IT at its maximum */
-  double other_idle_w, other_max_w;
+  double limit_w; /* default: the rack at its most (rack_group_full_w) */
+  double other_idle_w, other_max_w; /* with a system: NaN unless given */
   rack_conv_point *conv; /* conversion efficiency by load; none: lossless */
   double r_th;           /* GPU junction over its loop, K/W; NaN: none */
   size_t nconv;
   int64_t nvlink_domain; /* GPUs per NVLink domain; 0: the whole rack */
   load_config load;
+  /* Set by the checks, not keys: other_power_* were given; the group has
+   * neither a system nor host power (its IT excludes the host). */
+  bool other_given, no_host;
 } rack_group_config;
 
 typedef struct factory_config {
@@ -83,6 +89,7 @@ extern const scn_schema factory_schema;
 typedef struct factory_scenario {
   factory_config cfg;
   gpu_catalog catalog;
+  sys_catalog systems;
   llm_catalog llms;
   grid feed;
   char *resolved;
@@ -102,6 +109,14 @@ typedef enum factory_cooling {
  * excludes cooling; "" when it listed its loops. Returns buf. */
 const char *factory_cooling_note(const factory_scenario *sc, char *buf,
                                  size_t size);
+
+/* One line naming the rack groups with neither a system nor host power
+ * (other_power_*), whose IT figures exclude the host: "rack groups
+ * without host power (no system, no other_power_*): a, b: their IT
+ * excludes CPUs, memory, NICs, switches and fans"; "" when every group
+ * has one. Returns buf. */
+const char *factory_host_note(const factory_config *c, char *buf,
+                              size_t size);
 
 /* Reads the scenario at path, applies the overrides ("key.path=value",
  * nsets of them) and checks everything, the GPU names against the catalog
@@ -149,7 +164,12 @@ void factory_destroy(factory *f);
 typedef struct factory_summary {
   double duration_s;
   double energy_j, it_energy_j, gpu_energy_j;
+  /* it_energy_j is at the racks' inlets (The Green Grid's IT): the
+   * racks' power-supply losses and fans are in it, and apart in
+   * psu_loss_energy_j and fan_energy_j; loss_energy_j is the power
+   * chain's (transformer, UPS, distribution) with the fixed load. */
   double cost, co2_kg, loss_energy_j, cooling_energy_j;
+  double psu_loss_energy_j, fan_energy_j;
   double cost_energy, cost_demand, cost_fees; /* cost is their sum; NaN */
   double peak_demand_kw;     /* the billed peak interval-average power */
   const char *carbon_basis;  /* "lifecycle", "direct" or "none"; static */
@@ -197,6 +217,13 @@ typedef struct factory_summary {
    * callers: not written to /summary. */
   double ttft_mean_s, tpot_mean_s;
 } factory_summary;
+
+/* ITUE (Patterson et al., ISC 2013): IT energy over the compute
+ * components' (IT less the racks' power-supply losses and fans); TUE =
+ * ITUE x PUE, facility energy over the compute components'. NaN without
+ * IT energy. */
+double factory_itue(const factory_summary *s);
+double factory_tue(const factory_summary *s);
 
 /* Closes the books after the engine has run to the end: checks that the
  * sampled energy adds up to the integrated energy, that the workloads'

@@ -47,9 +47,12 @@ enum {
 static const tel_column facility_columns[F_NCOLS] = {
     [F_POWER] = {"power_w", "W",
                  "facility power from the feed, mean over the interval"},
-    [F_IT] = {"it_power_w", "W", "IT power, mean over the interval"},
+    [F_IT] = {"it_power_w", "W",
+              "IT power at the racks' inlets (GPUs, hosts, fans and the "
+              "racks' power-supply losses), mean over the interval"},
     [F_LOSS] = {"loss_power_w", "W",
-                "power-conversion losses, mean over the interval"},
+                "the power chain's losses and fixed load (transformer, UPS, "
+                "distribution, lighting), mean over the interval"},
     [F_COOL] = {"cooling_power_w", "W",
                 "chillers, pumps and fans, mean over the interval"},
     [F_SMOOTH] = {"smoothing_power_w", "W",
@@ -109,7 +112,8 @@ enum {
 };
 
 static const tel_column rack_columns[R_NCOLS] = {
-    [R_POWER] = {"power_w", "W", "rack IT power, mean over the interval"},
+    [R_POWER] = {"power_w", "W",
+                 "rack IT power at its inlet, mean over the interval"},
     [R_GPU] = {"gpu_power_w", "W", "rack GPU power, mean over the interval"},
     [R_LIMIT] = {"limit_w", "W", "rack power limit"},
     [R_CAP] = {"gpu_cap_w", "W", "mean per-GPU power cap in the rack"},
@@ -170,6 +174,7 @@ static void rack_row(factory *f, double dt) {
 static void reset_interval(factory *f) {
   uint32_t n = f->fleet->nracks;
   f->iv.energy_j = f->iv.it_j = f->iv.loss_j = f->iv.cool_j = 0;
+  f->iv.psu_j = f->iv.fan_j = 0;
   f->iv.smooth_j = f->iv.bat_j = 0;
   f->iv.gpu_j = f->iv.activity_s = 0;
   f->iv.stranded_j = 0;
@@ -238,6 +243,8 @@ static void book_interval(factory *f, double dt, double *row) {
   f->sum.energy_j += f->iv.energy_j;
   f->sum.it_energy_j += f->iv.it_j;
   f->sum.loss_energy_j += f->iv.loss_j;
+  f->sum.psu_loss_energy_j += f->iv.psu_j;
+  f->sum.fan_energy_j += f->iv.fan_j;
   f->sum.cooling_energy_j += f->iv.cool_j;
   f->sum.smoothing_energy_j += f->iv.smooth_j;
   f->sum.battery_net_j += f->iv.bat_j;
@@ -323,6 +330,8 @@ static const struct metric_reason {
     {"slo_attainment", "no requests"},
     {"tokens_per_joule", "no tokens served"},
     {"mean_pue", "no IT energy"},
+    {"itue", "no IT energy"},
+    {"tue", "no IT energy"},
 };
 
 /* Appends "key: why" to the summary's list of absent metrics. */
@@ -365,6 +374,10 @@ static int put_energy_metrics(tel_sink *sink, const factory_summary *s,
       {"battery_net_mwh", s->battery_net_j / 3.6e9},
       {"battery_loss_mwh", s->battery_loss_j / 3.6e9},
       {"mean_pue", s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN},
+      {"psu_loss_energy_mwh", s->psu_loss_energy_j / 3.6e9},
+      {"fan_energy_mwh", s->fan_energy_j / 3.6e9},
+      {"itue", factory_itue(s)},
+      {"tue", factory_tue(s)},
       {"max_ramp_w_per_s", s->max_ramp_w_per_s},
       {"oscillation_j", s->oscillation_j},
       {"oscillation_w_rms", s->oscillation_w_rms},
@@ -454,7 +467,22 @@ static int put_summary(factory *f) {
     rc = tel_put_summary_str(f->sink, "absent", absent);
   if (rc != SIM_OK)
     return rc;
+  char note[1024];
+  if (*factory_host_note(f->cfg, note, sizeof note) != '\0')
+    rc = tel_put_summary_str(f->sink, "host_power_note", note);
+  if (rc != SIM_OK)
+    return rc;
   return tel_put_summary_str(f->sink, "carbon_basis", s->carbon_basis);
+}
+
+double factory_itue(const factory_summary *s) {
+  double compute = s->it_energy_j - s->psu_loss_energy_j - s->fan_energy_j;
+  return compute > 0 ? s->it_energy_j / compute : NAN;
+}
+
+double factory_tue(const factory_summary *s) {
+  double compute = s->it_energy_j - s->psu_loss_energy_j - s->fan_energy_j;
+  return compute > 0 ? s->energy_j / compute : NAN;
 }
 
 /* The workloads' figures in the factory's summary. */

@@ -22,6 +22,25 @@ sim_time factory_duration(const factory_config *cfg) {
 /* Construction                                                        */
 /* ------------------------------------------------------------------ */
 
+rack_group_spec factory__group_spec(const factory_scenario *sc,
+                                    const rack_group_config *g) {
+  return (rack_group_spec){
+      .name = g->name,
+      .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
+      .count = (uint32_t)g->count,
+      .gpus_per_rack = (uint32_t)g->gpus_per_rack,
+      .limit_w = g->limit_w,
+      .other_idle_w = g->other_given || g->system == NULL ? g->other_idle_w : 0,
+      .other_max_w = g->other_given || g->system == NULL ? g->other_max_w : 0,
+      .conv = g->conv,
+      .nconv = g->nconv,
+      .r_th = g->r_th,
+      .system =
+          g->system != NULL ? sys_catalog_find(&sc->systems, g->system) : NULL,
+      .host_load = g->host_load,
+      .other_given = g->other_given};
+}
+
 static rack_fleet *build_fleet(const factory_scenario *sc,
                                const sim_allocator *a, sim_error *err) {
   const factory_config *c = &sc->cfg;
@@ -30,19 +49,8 @@ static rack_fleet *build_fleet(const factory_scenario *sc,
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
-  for (size_t i = 0; i < c->nracks; i++) {
-    const rack_group_config *g = &c->racks[i];
-    groups[i] = (rack_group_spec){.name = g->name,
-                                  .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
-                                  .count = (uint32_t)g->count,
-                                  .gpus_per_rack = (uint32_t)g->gpus_per_rack,
-                                  .limit_w = g->limit_w,
-                                  .other_idle_w = g->other_idle_w,
-                                  .other_max_w = g->other_max_w,
-                                  .conv = g->conv,
-                                  .nconv = g->nconv,
-                                  .r_th = g->r_th};
-  }
+  for (size_t i = 0; i < c->nracks; i++)
+    groups[i] = factory__group_spec(sc, &c->racks[i]);
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, a, err);
   sim_free(a, groups);
   return fl;

@@ -22,8 +22,16 @@ static inline sim_time factory__to_ns(double s) {
 /* A rack's power at full load with every GPU at TDP: what smoothing's
  * floor is a share of. */
 static inline double factory__rack_tdp_w(const rack_group_spec *s) {
-  return s->gpus_per_rack * s->gpu->tdp_w + s->other_max_w;
+  return rack_group_full_w(s);
 }
+
+/* The schema of one rack group (racks_scn.c). */
+extern const scn_schema factory__group_schema;
+
+/* The fleet's view of a scenario's rack group (factory_build.c): its GPU
+ * and system resolved in the scenario's catalogs. */
+rack_group_spec factory__group_spec(const factory_scenario *sc,
+                                    const rack_group_config *g);
 
 /* ------------------------------------------------------------------ */
 /* Run time                                                            */
@@ -32,6 +40,7 @@ static inline double factory__rack_tdp_w(const rack_group_spec *s) {
 /* Integrals over the current sample interval, per rack and in total. */
 typedef struct interval {
   double energy_j, it_j, loss_j, cool_j, smooth_j, bat_j, gpu_j, activity_s;
+  double psu_j, fan_j; /* inside it_j: the racks' conversion losses, fans */
   double stranded_j;
   double peak_w;
   double *rack_j, *rack_gpu_j, *rack_activity_s;
@@ -56,10 +65,14 @@ struct factory {
   double *row; /* a racks row: R_NCOLS x nracks */
   const char **rack_labels;
   /* In force since `last`: */
+  /* p_it is the racks' inlet power (IT by The Green Grid), p_psu and
+   * p_fan the conversion losses and fans inside it; p_loss the power
+   * chain's losses and fixed load, outside it. */
   double p_facility, p_it, p_loss, p_cool, p_smooth, p_bat, p_gpu, activity;
+  double p_psu, p_fan;
   double cap;
   smo_bank *smooth;  /* NULL when smoothing is off */
-  double *rack_load; /* per rack: IT plus its conversion losses */
+  double *rack_load; /* per rack: its IT at the inlet */
   double *rack_heat; /* per rack: that plus what smoothing burned */
   bat_state bat;
   plant plant;

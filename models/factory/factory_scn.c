@@ -79,9 +79,6 @@ static const scn_field power_fields[] = {
 static const scn_schema power_schema =
     SCN_SCHEMA("power", power_config, power_fields, .check = NULL);
 
-static int check_group(void *obj, const scn_loc *loc, void *user,
-                       sim_error *err);
-
 static const char *const sched_policy_names[] = {"fcfs", "easy", NULL};
 static const char *const admission_names[] = {"admit_and_cap", "power_aware",
                                               NULL};
@@ -105,99 +102,6 @@ static const scn_field sched_fields[] = {
 
 static const scn_schema sched_schema =
     SCN_SCHEMA("scheduler", sched_config, sched_fields, .check = NULL);
-
-static const scn_field conv_fields[] = {
-    {.key = "load",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(rack_conv_point, load),
-     .dim = UNITS_FRACTION,
-     .min = 0,
-     .max = 1,
-     .flags = SCN_REQUIRED | SCN_POSITIVE,
-     .help = "share of the rack's limit, e.g. 50%"},
-    {.key = "efficiency",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(rack_conv_point, efficiency),
-     .dim = UNITS_FRACTION,
-     .min = 0,
-     .max = 1,
-     .flags = SCN_REQUIRED | SCN_POSITIVE,
-     .help = "share of the power drawn that reaches the IT, e.g. 96%"},
-};
-
-static const scn_schema conv_schema =
-    SCN_SCHEMA("conversion point", rack_conv_point, conv_fields, .check = NULL);
-
-#define POWER(k, field, fl, def, h)                                            \
-  {                                                                            \
-    .key = k, .type = SCN_QUANTITY,                                            \
-    .offset = offsetof(rack_group_config, field), .dim = UNITS_POWER,          \
-    .min = 0, .max = HUGE_VAL, .flags = fl, .dflt = def, .help = h             \
-  }
-
-static const scn_field group_fields[] = {
-    {.key = "name",
-     .type = SCN_STRING,
-     .offset = offsetof(rack_group_config, name),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY,
-     .help = "a name for the group"},
-    {.key = "count",
-     .type = SCN_INT,
-     .offset = offsetof(rack_group_config, count),
-     .min = 1,
-     .max = 100000,
-     .flags = SCN_REQUIRED,
-     .help = "how many racks of this kind"},
-    {.key = "gpu",
-     .type = SCN_STRING,
-     .offset = offsetof(rack_group_config, gpu),
-     .flags = SCN_REQUIRED | SCN_NONEMPTY,
-     .help = "a GPU type of the catalog (aifsim catalog lists them)"},
-    {.key = "gpus_per_rack",
-     .type = SCN_INT,
-     .offset = offsetof(rack_group_config, gpus_per_rack),
-     .min = 1,
-     .max = 1024,
-     .flags = SCN_REQUIRED,
-     .help = "e.g. 72 for an NVL72"},
-    POWER("limit", limit_w, SCN_POSITIVE, NULL,
-          "the rack's power limit; default: GPUs at TDP plus other IT"),
-    POWER("other_power_idle", other_idle_w, 0, "0 W",
-          "non-GPU IT power of a rack at idle (CPUs, NICs, switches, fans)"),
-    POWER("other_power_max", other_max_w, 0, "0 W",
-          "non-GPU IT power of a rack at full activity"),
-    {.key = "thermal_resistance",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(rack_group_config, r_th),
-     .dim = UNITS_THERMAL_RES,
-     .flags = SCN_POSITIVE,
-     .help = "GPU junction over its loop's temperature per W, e.g. 0.05 K/W; "
-             "with the GPU's slowdown_temp it throttles hot GPUs"},
-    {.key = "conversion",
-     .type = SCN_LIST,
-     .offset = offsetof(rack_group_config, conv),
-     .sub = &conv_schema,
-     .count_offset = offsetof(rack_group_config, nconv),
-     .help = "power-conversion efficiency by load, e.g. [{load: 10%, "
-             "efficiency: 90%}, {load: 50%, efficiency: 96%}]; none: "
-             "lossless"},
-    {.key = "nvlink_domain",
-     .type = SCN_INT,
-     .offset = offsetof(rack_group_config, nvlink_domain),
-     .min = 0,
-     .max = 1024,
-     .dflt = "0",
-     .help = "GPUs per NVLink domain (8 for an HGX server, 72 for an NVL72); "
-             "0: the whole rack"},
-    {.key = "load",
-     .type = SCN_MAP,
-     .offset = offsetof(rack_group_config, load),
-     .sub = &load_schema,
-     .help = "synthetic utilisation: pattern constant, diurnal or steps"},
-};
-
-static const scn_schema group_schema = SCN_SCHEMA(
-    "rack group", rack_group_config, group_fields, .check = check_group);
 
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
@@ -289,7 +193,7 @@ static const scn_field factory_fields[] = {
     {.key = "racks",
      .type = SCN_LIST,
      .offset = offsetof(factory_config, racks),
-     .sub = &group_schema,
+     .sub = &factory__group_schema,
      .count_offset = offsetof(factory_config, nracks),
      .flags = SCN_REQUIRED | SCN_NONEMPTY,
      .help = "a list of rack groups: {name, count, gpu, gpus_per_rack, ...}"},
@@ -335,49 +239,6 @@ const scn_schema factory_schema = SCN_SCHEMA(
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
-
-static int check_group(void *obj, const scn_loc *loc, void *user,
-                       sim_error *err) {
-  rack_group_config *g = obj;
-  const gpu_catalog *cat = &((const factory_scenario *)user)->catalog;
-  const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
-  if (spec == NULL) {
-    char names[1024], hint[1200];
-    sim_suggest near;
-    sim_suggest_init(&near, g->gpu);
-    for (size_t i = 0; i < cat->n; i++)
-      sim_suggest_add(&near, cat->gpus[i].name);
-    gpu_catalog_names(cat, names, sizeof names);
-    size_t len = sim_suggest_text(&near, hint, sizeof hint);
-    snprintf(hint + len, sizeof hint - len, "known types: %s", names);
-    return scn_fail(loc, "gpu", err, hint, "unknown GPU type '%s'", g->gpu);
-  }
-  for (size_t i = 1; i < g->nconv; i++)
-    if (!(g->conv[i].load > g->conv[i - 1].load)) {
-      char where[64];
-      snprintf(where, sizeof where, "conversion.%zu.load", i);
-      return scn_fail(loc, where, err, NULL,
-                      "conversion points must rise in load");
-    }
-  if (g->nvlink_domain == 0)
-    g->nvlink_domain = g->gpus_per_rack;
-  if (g->gpus_per_rack % g->nvlink_domain != 0)
-    return scn_fail(loc, "nvlink_domain", err, NULL,
-                    "nvlink_domain %lld does not divide gpus_per_rack %lld",
-                    (long long)g->nvlink_domain, (long long)g->gpus_per_rack);
-  if (g->other_max_w < g->other_idle_w)
-    return scn_fail(loc, "other_power_max", err, NULL,
-                    "other_power_max is below other_power_idle");
-  if (isnan(g->limit_w))
-    g->limit_w = (double)g->gpus_per_rack * spec->tdp_w + g->other_max_w;
-  double floor = (double)g->gpus_per_rack * spec->cap_min_w + g->other_max_w;
-  if (g->limit_w < floor)
-    return scn_fail(loc, "limit", err, "raise the limit or lower the GPUs",
-                    "rack limit %.0f W is below the %.0f W its GPUs at their "
-                    "minimum cap and other IT power draw",
-                    g->limit_w, floor);
-  return SIM_OK;
-}
 
 /* Far more ticks than any study needs, and about an hour of run time at
  * the reference day's speed: beyond it a typo (1 us for 1 s) is likelier
@@ -432,17 +293,18 @@ static int check_group_names(const factory_config *c, const scn_loc *loc,
   return rc;
 }
 
-static int check_fleet(const factory_config *c, const gpu_catalog *cat,
-                       const scn_loc *loc, sim_error *err) {
-  double floor = 0, gpus = 0, eta = 1;
+/* The racks' IT at the floor: every GPU at its minimum cap, the host at
+ * full load, losses at the curves' lowest efficiency, as the static split
+ * reserves them. */
+static int check_fleet(const factory_scenario *sc, const scn_loc *loc,
+                       sim_error *err) {
+  const factory_config *c = &sc->cfg;
+  double floor = 0, gpus = 0;
   for (size_t i = 0; i < c->nracks; i++) {
     const rack_group_config *g = &c->racks[i];
-    const gpu_spec *spec = gpu_catalog_find(cat, g->gpu);
-    double n = (double)g->count * (double)g->gpus_per_rack;
-    gpus += n;
-    floor += n * spec->cap_min_w + (double)g->count * g->other_max_w;
-    for (size_t k = 0; k < g->nconv; k++)
-      eta = fmin(eta, g->conv[k].efficiency);
+    rack_group_spec spec = factory__group_spec(sc, g);
+    gpus += (double)g->count * (double)g->gpus_per_rack;
+    floor += (double)g->count * rack_group_worst_w(&spec, spec.gpu->cap_min_w);
   }
   int rc = check_group_names(c, loc, err);
   if (rc != SIM_OK)
@@ -450,7 +312,6 @@ static int check_fleet(const factory_config *c, const gpu_catalog *cat,
   if (gpus > MAX_GPUS)
     return scn_fail(loc, "racks", err, NULL,
                     "%.0f GPUs; at most %d are supported", gpus, MAX_GPUS);
-  floor /= eta; /* the static split reserves losses at the lowest efficiency */
   if (c->power.cap_w < floor) {
     char hint[128];
     snprintf(hint, sizeof hint, "the cap must be at least %.6g kW",
@@ -708,7 +569,7 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
   factory_scenario *sc = user;
   int rc = check_periods(obj, loc, err);
   if (rc == SIM_OK)
-    rc = check_fleet(obj, &sc->catalog, loc, err);
+    rc = check_fleet(sc, loc, err);
   if (rc == SIM_OK)
     rc = factory__default_facility(sc, loc, err);
   if (rc == SIM_OK)
@@ -772,6 +633,8 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
   }
   int rc = load_catalog(doc, &sc->catalog, err);
   if (rc == SIM_OK)
+    rc = sys_catalog_load_builtin(&sc->systems, err);
+  if (rc == SIM_OK)
     rc = load_models(doc, &sc->llms, err);
   if (rc != SIM_OK)
     return rc;
@@ -812,6 +675,7 @@ void factory_scenario_release(factory_scenario *sc) {
   grid_fini(&sc->feed);
   scn_release(&factory_schema, &sc->cfg);
   gpu_catalog_fini(&sc->catalog);
+  sys_catalog_fini(&sc->systems);
   llm_catalog_fini(&sc->llms);
   free(sc->resolved);
   sc->resolved = NULL;

@@ -31,6 +31,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(a, f->gpu_power_w);
   sim_free(a, f->rack_power_w);
   sim_free(a, f->loss_w);
+  sim_free(a, f->fan_w);
   sim_free(a, f->thermal_cap_w);
   sim_free(a, f->throttled);
   sim_free(a, f->dark);
@@ -43,6 +44,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(a, f->t_idle);
   sim_free(a, f->t_span);
   sim_free(a, f->t_dmin);
+  sim_free(a, f->ceiling_w);
   sim_free(a, f);
 }
 
@@ -64,6 +66,7 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->gpu_power_w = sim_calloc(a, nr, sizeof(double));
   f->rack_power_w = sim_calloc(a, nr, sizeof(double));
   f->loss_w = sim_calloc(a, nr, sizeof(double));
+  f->fan_w = sim_calloc(a, nr, sizeof(double));
   f->thermal_cap_w = sim_calloc(a, nr, sizeof(double));
   f->throttled = sim_calloc(a, nr, sizeof(uint32_t));
   f->dark = sim_calloc(a, nr, sizeof(bool));
@@ -74,12 +77,13 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->t_idle = sim_calloc(a, ngroups, sizeof(double));
   f->t_span = sim_calloc(a, ngroups, sizeof(double));
   f->t_dmin = sim_calloc(a, ngroups, sizeof(double));
+  f->ceiling_w = sim_calloc(a, ngroups, sizeof(double));
   return f->activity && f->cap_w && f->power_w && f->rack && f->type &&
          f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
          f->other_max_w && f->activity_mean && f->gpu_power_w &&
-         f->rack_power_w && f->loss_w && f->thermal_cap_w && f->throttled &&
-         f->dark && f->emergency && f->names && f->types && f->groups &&
-         f->t_idle && f->t_span && f->t_dmin;
+         f->rack_power_w && f->loss_w && f->fan_w && f->thermal_cap_w &&
+         f->throttled && f->dark && f->emergency && f->names && f->types &&
+         f->groups && f->t_idle && f->t_span && f->t_dmin && f->ceiling_w;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -92,6 +96,23 @@ static uint16_t type_index(rack_fleet *f, const gpu_spec *g) {
   f->t_span[f->ntypes] = g->tdp_w - g->idle_w;
   f->t_dmin[f->ntypes] = gpu_dynamic_fraction(g, gpu_phi_min(g));
   return (uint16_t)f->ntypes++;
+}
+
+/* A rack's host DC power at idle and at full activity: the group's
+ * other_* without a system (or when given with one), else its servers'
+ * parts and fans with the GPUs idle and at TDP. Linear in between is how
+ * power control predicts it (control.c) and how a job's waveform carries
+ * it (training.c); the fleet's own power is the system's model. */
+static void host_range(const rack_group_spec *s, double *idle, double *max) {
+  const sys_spec *sys = s->system;
+  *idle = s->other_idle_w;
+  *max = s->other_max_w;
+  if (sys == NULL || s->other_given)
+    return;
+  double ns = rack_group_servers(s), per = (double)sys->gpus;
+  double lo = sys_parts_w(sys, 0, 0), hi = sys_parts_w(sys, 1, s->host_load);
+  *idle = ns * (lo + sys_fan_w(sys, s->gpu, per * s->gpu->idle_w + lo));
+  *max = ns * (hi + sys_fan_w(sys, s->gpu, per * s->gpu->tdp_w + hi));
 }
 
 static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
@@ -107,8 +128,7 @@ static int fill_rack(rack_fleet *f, uint32_t r, uint32_t g, uint32_t k,
   f->count[r] = s->gpus_per_rack;
   f->group[r] = g;
   f->limit_w[r] = s->limit_w;
-  f->other_idle_w[r] = s->other_idle_w;
-  f->other_max_w[r] = s->other_max_w;
+  host_range(s, &f->other_idle_w[r], &f->other_max_w[r]);
   f->thermal_cap_w[r] = INFINITY;
   for (uint32_t i = first; i < first + s->gpus_per_rack; i++) {
     f->rack[i] = r;
@@ -139,6 +159,13 @@ static int count_fleet(const rack_group_spec *groups, size_t ngroups,
     if (groups[g].count == 0 || groups[g].gpus_per_rack == 0)
       return sim_error_set(err, SIM_EINVAL, "rack group '%s' is empty",
                            groups[g].name);
+    const sys_spec *sys = groups[g].system;
+    if (sys != NULL && groups[g].gpus_per_rack % sys->gpus != 0)
+      return sim_error_set(err, SIM_EINVAL,
+                           "rack group '%s': %u GPUs are not whole %s "
+                           "servers of %lld",
+                           groups[g].name, groups[g].gpus_per_rack, sys->name,
+                           (long long)sys->gpus);
     *racks += groups[g].count;
     *gpus += (uint64_t)groups[g].count * groups[g].gpus_per_rack;
   }
@@ -171,8 +198,62 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
                   (unsigned long long)gpus);
     return NULL;
   }
+  for (size_t g = 0; g < ngroups; g++)
+    f->ceiling_w[g] = rack_group_ceiling_w(&f->groups[g]);
   rack_fleet_update(f, NULL);
   return f;
+}
+
+/* One server of a system group: its GPUs draw gpu_w at mean activity a;
+ * other_w is its share of the group's other_* when they replace the
+ * system's parts. */
+static sys_power server_power(const rack_group_spec *g, double gpu_w, double a,
+                              double other_w) {
+  const sys_spec *s = g->system;
+  if (!g->other_given)
+    return sys_server_power(s, g->gpu, gpu_w, a, g->host_load * a);
+  sys_power p = {.gpu_w = gpu_w, .parts_w = other_w};
+  p.compute_w = p.dc_w = gpu_w + other_w;
+  p.wall_w = sys_wall_w(s, p.dc_w);
+  p.psu_loss_w = p.wall_w - p.dc_w;
+  return p;
+}
+
+/* A rack of servers: each at its own GPUs' power and activity (caps and
+ * jobs may differ between them), through its supplies. */
+static void system_rack(rack_fleet *f, uint32_t r) {
+  const rack_group_spec *g = &f->groups[f->group[r]];
+  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
+  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
+  double span = f->other_max_w[r] - f->other_idle_w[r];
+  for (uint32_t i = first; i < first + f->count[r]; i += per) {
+    double gpu = 0, act = 0;
+    for (uint32_t j = i; j < i + per; j++) {
+      gpu += f->power_w[j];
+      act += f->activity[j];
+    }
+    act /= per;
+    sys_power p =
+        server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
+    wall += p.wall_w;
+    loss += p.psu_loss_w;
+    fan += p.fan_w;
+  }
+  f->rack_power_w[r] = wall;
+  f->loss_w[r] = loss;
+  f->fan_w[r] = fan;
+}
+
+/* A rack without a system: other IT linear in the GPUs' mean activity,
+ * losses from the conversion curve at the DC power's share of the limit. */
+static void plain_rack(rack_fleet *f, uint32_t r) {
+  double mean = f->activity_mean[r];
+  double dc = f->gpu_power_w[r] + f->other_idle_w[r] +
+              (f->other_max_w[r] - f->other_idle_w[r]) * mean;
+  double eta = rack_efficiency(&f->groups[f->group[r]], dc / f->limit_w[r]);
+  f->loss_w[r] = dc / eta - dc;
+  f->fan_w[r] = 0;
+  f->rack_power_w[r] = dc + f->loss_w[r];
 }
 
 /* One rack's GPUs: P = min(idle + span a, cap, thermal cap), but never
@@ -204,8 +285,10 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   f->throttled[r] = held;
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
-  f->rack_power_w[r] = gsum + f->other_idle_w[r] +
-                       (f->other_max_w[r] - f->other_idle_w[r]) * mean;
+  if (f->groups[f->group[r]].system != NULL)
+    system_rack(f, r);
+  else
+    plain_rack(f, r);
 }
 
 double rack_efficiency(const rack_group_spec *g, double load) {
@@ -223,12 +306,67 @@ double rack_efficiency(const rack_group_spec *g, double load) {
   return c[n - 1].efficiency;
 }
 
+double rack_group_min_efficiency(const rack_group_spec *g) {
+  double lo = 1;
+  for (size_t i = 0; i < g->nconv; i++)
+    lo = fmin(lo, g->conv[i].efficiency);
+  for (size_t i = 0; g->system != NULL && i < g->system->psu.ncurve; i++)
+    lo = fmin(lo, g->system->psu.curve[i].efficiency);
+  return lo;
+}
+
 double rack_fleet_min_efficiency(const rack_fleet *f) {
   double lo = 1;
   for (size_t g = 0; g < f->ngroups; g++)
-    for (size_t i = 0; i < f->groups[g].nconv; i++)
-      lo = fmin(lo, f->groups[g].conv[i].efficiency);
+    lo = fmin(lo, rack_group_min_efficiency(&f->groups[g]));
   return lo;
+}
+
+uint32_t rack_group_servers(const rack_group_spec *g) {
+  return g->system != NULL ? g->gpus_per_rack / (uint32_t)g->system->gpus : 1;
+}
+
+double rack_group_worst_w(const rack_group_spec *g, double gpu_w) {
+  double n = g->gpus_per_rack;
+  if (g->system == NULL)
+    return (n * gpu_w + g->other_max_w) / rack_group_min_efficiency(g);
+  double ns = rack_group_servers(g);
+  return ns * server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
+}
+
+double rack_group_full_w(const rack_group_spec *g) {
+  double tdp = g->gpu->tdp_w, ns = rack_group_servers(g);
+  if (g->system == NULL)
+    return g->gpus_per_rack * tdp + g->other_max_w;
+  if (g->other_given)
+    return rack_group_worst_w(g, tdp);
+  return ns * sys_full_power(g->system, g->gpu).wall_w;
+}
+
+/* The largest per-GPU power whose rack, host at full activity, fits the
+ * limit at its inlet: worst_w is monotone, so bisect, keeping the end
+ * that fits. */
+static double system_ceiling(const rack_group_spec *g) {
+  double lo = 0, hi = g->gpu->cap_max_w;
+  if (rack_group_worst_w(g, hi) <= g->limit_w)
+    return hi;
+  if (rack_group_worst_w(g, lo) > g->limit_w)
+    return -1;
+  for (int i = 0; i < 100 && hi - lo > 1e-9; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (rack_group_worst_w(g, mid) <= g->limit_w)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+double rack_group_ceiling_w(const rack_group_spec *g) {
+  if (g->system != NULL)
+    return system_ceiling(g);
+  double share = (g->limit_w - g->other_max_w) / g->gpus_per_rack;
+  return fmin(g->gpu->cap_max_w, share);
 }
 
 /* A rack whose PDU tripped: nothing of it draws. */
@@ -247,15 +385,11 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   for (uint32_t r = 0; r < f->nracks; r++) {
     if (f->dark[r]) {
       darken_rack(f, r);
-      f->loss_w[r] = 0;
+      f->loss_w[r] = f->fan_w[r] = 0;
       continue;
     }
     update_rack(f, r);
-    const rack_group_spec *g = &f->groups[f->group[r]];
-    double p = f->rack_power_w[r];
-    double eta = rack_efficiency(g, p / f->limit_w[r]);
-    f->loss_w[r] = p / eta - p;
-    total += p;
+    total += f->rack_power_w[r];
     losses += f->loss_w[r];
   }
   if (loss_w != NULL)
@@ -276,28 +410,24 @@ double rack_fleet_other_max_w(const rack_fleet *f) {
 }
 
 double rack_fleet_floor_w(const rack_fleet *f) {
-  double sum = rack_fleet_other_max_w(f);
+  double sum = 0;
   for (size_t g = 0; g < f->ngroups; g++)
-    sum += (double)f->groups[g].count * f->groups[g].gpus_per_rack *
-           f->groups[g].gpu->cap_min_w;
+    sum += (double)f->groups[g].count *
+           rack_group_worst_w(&f->groups[g], f->groups[g].gpu->cap_min_w);
   return sum;
 }
 
-/* The highest cap a GPU of group g may have: its own maximum, or its share
- * of what the rack limit leaves after other IT power at full activity. */
-static double group_ceiling(const rack_group_spec *s) {
-  double share = (s->limit_w - s->other_max_w) / s->gpus_per_rack;
-  return fmin(s->gpu->cap_max_w, share);
-}
-
-static double group_cap(const rack_group_spec *s, double frac) {
+/* The cap a GPU of group g gets at a share of its TDP: within its range
+ * and what the rack limit leaves it (rack_group_ceiling_w). */
+static double group_cap(const rack_fleet *f, size_t g, double frac) {
+  const rack_group_spec *s = &f->groups[g];
   double cap = frac * s->gpu->tdp_w;
-  return fmax(s->gpu->cap_min_w, fmin(group_ceiling(s), cap));
+  return fmax(s->gpu->cap_min_w, fmin(f->ceiling_w[g], cap));
 }
 
 static void group_caps(const rack_fleet *f, double frac, double *caps) {
   for (size_t g = 0; g < f->ngroups; g++)
-    caps[g] = group_cap(&f->groups[g], frac);
+    caps[g] = group_cap(f, g, frac);
 }
 
 double rack_fleet_gpu_total(const rack_fleet *f, const double *group_caps) {
@@ -313,7 +443,7 @@ static int check_ceilings(const rack_fleet *f, double *frac_max,
   *frac_max = 0;
   for (size_t g = 0; g < f->ngroups; g++) {
     const rack_group_spec *s = &f->groups[g];
-    double ceiling = group_ceiling(s);
+    double ceiling = f->ceiling_w[g];
     if (ceiling < s->gpu->cap_min_w)
       return sim_error_set(err, SIM_EINPUT,
                            "rack group '%s': the rack limit %.0f W leaves "

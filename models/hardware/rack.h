@@ -2,6 +2,18 @@
  * arrays, rack power limits, non-GPU IT power, and the static split of a
  * facility power budget into per-GPU caps.
  *
+ * A rack's IT power is its power at the inlet, as The Green Grid counts
+ * it: GPUs, the host (CPUs, memory, NICs, switches, storage, fans) and
+ * the power conversion's losses inside the rack. A group with a system
+ * (system.h) holds gpus_per_rack / system->gpus servers, each drawing
+ * what sys_server_power gives for its GPUs, at host load host_load x
+ * their mean activity. A group without one has other_idle_w..other_max_w
+ * of host power, linear in the GPUs' mean activity, and its conversion
+ * curve (conv) at the DC power's share of the rack's limit. Given with a
+ * system, other_idle_w / other_max_w replace its parts and fans (its
+ * supplies stay). Without a system the limit bounds the DC power (GPUs
+ * and host), as it always did; with one it bounds the inlet power.
+ *
  * The struct is visible on purpose: a control tick over 100k GPUs is a few
  * tight loops over these arrays, and models (workloads, power control)
  * read and write them directly. Cold data (types, names) stays apart. */
@@ -15,6 +27,7 @@
 #include "alloc.h"
 #include "err.h"
 #include "gpu.h"
+#include "system.h"
 
 /* A point of a power-conversion efficiency curve: at this share of the
  * rack's limit, this share of the power drawn reaches the IT equipment. */
@@ -34,6 +47,10 @@ typedef struct rack_group_spec {
   const rack_conv_point *conv; /* efficiency curve, by load; borrowed */
   size_t nconv;                /* 0: lossless */
   double r_th; /* junction over coolant per W of GPU power; NaN: unknown */
+  const sys_spec *system; /* NULL: other_idle_w..other_max_w is the host */
+  double host_load;       /* with a system: the host's load at full
+                             activity */
+  bool other_given;       /* with a system: other_* replace its parts */
 } rack_group_spec;
 
 typedef struct rack_fleet {
@@ -55,8 +72,9 @@ typedef struct rack_fleet {
   double *other_idle_w, *other_max_w;
   double *activity_mean; /* mean GPU activity, from rack_fleet_update */
   double *gpu_power_w;   /* sum over its GPUs */
-  double *rack_power_w;  /* GPUs + other IT */
-  double *loss_w;        /* conversion losses feeding it */
+  double *rack_power_w;  /* at its inlet: GPUs, host, fans, losses */
+  double *loss_w;        /* conversion (PSU) losses, part of rack_power_w */
+  double *fan_w;         /* a system's fans, part of rack_power_w */
   double *thermal_cap_w; /* the GPU power that holds the junction at the
                             slowdown temperature; INFINITY: no limit */
   uint32_t *throttled;   /* GPUs held below their cap by it */
@@ -77,6 +95,9 @@ typedef struct rack_fleet {
 
   /* Per type, precomputed for the hot loop. */
   double *t_idle, *t_span, *t_dmin;
+  /* Per group: the highest per-GPU cap its rack limit allows with the
+   * host at full activity. */
+  double *ceiling_w;
 } rack_fleet;
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and
@@ -91,25 +112,47 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
 void rack_fleet_destroy(rack_fleet *f);
 
 /* Recomputes every GPU's power from its activity and cap (P(phi, a) at
- * the clock the cap allows), the per-rack sums, non-GPU power and
+ * the clock the cap allows), the per-rack sums, non-GPU power, fans and
  * conversion losses; a dark rack's are all 0 (its activity mean too).
- * Returns the fleet's IT power in W; *loss_w (may be NULL) receives the
- * losses. */
+ * Returns the fleet's IT power at the racks' inlets in W; *loss_w (may be
+ * NULL) receives the conversion losses inside it. */
 double rack_fleet_update(rack_fleet *f, double *loss_w);
+
+/* Servers in a rack of group g: gpus_per_rack / system->gpus, or 1
+ * without a system. */
+uint32_t rack_group_servers(const rack_group_spec *g);
+
+/* One rack of group g with every GPU drawing gpu_w and the host at full
+ * activity: its power at the inlet, W. Without a system the losses are
+ * taken at the curve's lowest efficiency, as a reserve must. Monotone in
+ * gpu_w. */
+double rack_group_worst_w(const rack_group_spec *g, double gpu_w);
+
+/* One rack of group g at its most (every GPU at TDP, host at full load,
+ * for a system every part at its maximum): what its limit defaults to. */
+double rack_group_full_w(const rack_group_spec *g);
+
+/* The highest per-GPU cap g's rack limit allows (at most the GPU's
+ * maximum cap); below its minimum cap when even that does not fit. */
+double rack_group_ceiling_w(const rack_group_spec *g);
 
 /* The efficiency of group g's power conversion at a load share (of the
  * rack's limit): the curve interpolated linearly, held at its ends. */
 double rack_efficiency(const rack_group_spec *g, double load);
 
-/* The lowest efficiency on any group's curve: reserving IT / eta_min for
- * losses never falls short, whatever the load. */
+/* The lowest efficiency on group g's curve (1 without one): reserving
+ * DC / eta_min for losses never falls short, whatever the load. */
+double rack_group_min_efficiency(const rack_group_spec *g);
+
+/* The lowest over every group's curve. */
 double rack_fleet_min_efficiency(const rack_fleet *f);
 
 /* The normalised clock GPU i runs at under its cap and activity. */
 double rack_gpu_phi(const rack_fleet *f, uint32_t i);
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
- * at its minimum cap and all other IT power at its maximum. */
+ * at its minimum cap and all other IT power at its maximum (its losses
+ * at the curves' lowest efficiency). */
 double rack_fleet_floor_w(const rack_fleet *f);
 
 /* A budget test for a split: true if per-GPU caps group_caps[g] (one per
@@ -144,7 +187,8 @@ static inline bool rack_fleet_rack_usable(const rack_fleet *f, uint32_t r) {
   return !f->dark[r] && !f->emergency[r];
 }
 
-/* Sum of other_max_w over racks: the non-GPU IT power to reserve. */
+/* Sum of other_max_w over racks: the non-GPU DC power at full activity
+ * (for a system's racks, its parts and fans with the GPUs at TDP). */
 double rack_fleet_other_max_w(const rack_fleet *f);
 
 #endif

@@ -337,6 +337,15 @@ if [ "$RC" -eq 0 ]; then
   else
     not_ok "catalog lists all 12 GPU types" "missing: ${missing[*]}"
   fi
+  missing=()
+  for s in DGX-H100 HGX-H100 HGX-H200 HGX-B200 GB200-NVL72 GB300-NVL72; do
+    grep -qE "^$s " "$TMP/out" || missing+=("$s")
+  done
+  if [ ${#missing[@]} -eq 0 ] && grep -qE '^DGX-H100 .* 10\.2 +10\.2$' "$TMP/out"; then
+    ok "catalog lists the 6 systems, DGX-H100 at its 10.2 kW"
+  else
+    not_ok "catalog lists the 6 systems" "missing: ${missing[*]}"
+  fi
 else
   not_ok "catalog: exit 0" "$(last_run)"
 fi

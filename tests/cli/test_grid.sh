@@ -89,7 +89,11 @@ bad_csv nan "${H}2023-01-01 00:00,1\n2023-01-01 01:00,NaN\n2023-01-01 02:00,1\n"
   "3:18: column 'price': not a plain decimal number"
 
 # Liquid against air cooling on a real weather year: Frankfurt's annual
-# PUE within 1.05-1.20 (liquid) and 1.3-1.6 (air), Dallas worse for both.
+# PUE within 1.05-1.20 (liquid) and 1.25-1.6 (air: the surveys' band that
+# scenarios/README.md and docs/VALIDATION.md give), Dallas worse for both.
+# PUE counts the servers' power-supply losses and fans as IT (The Green
+# Grid); the books add up with them inside it_energy_mwh, and ITUE x PUE
+# is TUE.
 DALLAS="grid.outdoor.file=../data/weather/US-TEX-ERCO_2023_weather.csv"
 for site in frankfurt dallas; do
   for kind in liquid air; do
@@ -115,8 +119,10 @@ for site in ("frankfurt", "dallas"):
             assert s["cap_violation_s"] == 0
             parts = s["it_energy_mwh"] + s["loss_energy_mwh"] + s["cooling_energy_mwh"]
             assert abs(parts - s["energy_mwh"]) <= 1e-9 * s["energy_mwh"]
+            assert s["psu_loss_energy_mwh"] > 0 and s["fan_energy_mwh"] > 0
+            assert abs(s["itue"] * s["mean_pue"] - s["tue"]) <= 1e-9 * s["tue"]
 assert 1.05 <= pue["frankfurt", "liquid"] <= 1.20, pue
-assert 1.30 <= pue["frankfurt", "air"] <= 1.60, pue
+assert 1.25 <= pue["frankfurt", "air"] <= 1.60, pue
 assert pue["dallas", "liquid"] > pue["frankfurt", "liquid"], pue
 assert pue["dallas", "air"] > pue["frankfurt", "air"], pue
 print(" ".join(f"{s}/{k} {v:.3f}" for (s, k), v in pue.items()))

@@ -89,7 +89,8 @@ static void drop_rig(void *obj) {
 static void *make_rig(const sim_allocator *a, void *ctx, sim_error *err) {
   (void)ctx;
   rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
-                       NGPUS / 72, 72, 132000, 16800, 33600, NULL, 0, NAN};
+                       NGPUS / 72, 72, 132000, 16800, 33600, NULL, 0, NAN,
+                       NULL, 0, false};
   control_rig *r = sim_calloc(a, 1, sizeof *r);
   if (r == NULL) {
     sim_error_set(err, SIM_ENOMEM, "out of memory");

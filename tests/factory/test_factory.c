@@ -189,7 +189,10 @@ static void constant_signals_give_exact_books(void **state) {
 
 /* With cooling loops and conversion losses the books still balance:
  * facility = IT + losses + cooling in every sample and in total, the PUE
- * column is their ratio, and the cap holds with the cooling reserved. */
+ * column is their ratio, and the cap holds with the cooling reserved. The
+ * racks' conversion losses are IT (The Green Grid measures IT at the IT
+ * equipment's input), so they are in it_power_w, not loss_power_w, which
+ * is the power chain's (off here). */
 static void cooling_and_losses_balance(void **state) {
   (void)state;
   static const char *const sets[] = {
@@ -210,8 +213,13 @@ static void cooling_and_losses_balance(void **state) {
   for (size_t i = 0; i < rows; i++) {
     assert_close(p[i], it[i] + loss[i] + cool[i], 1e-12, 0);
     assert_close(pue[i], p[i] / it[i], 1e-12, 0);
-    assert_true(cool[i] > 0 && loss[i] > 0 && peak[i] <= 150000);
+    assert_true(cool[i] > 0 && loss[i] == 0 && peak[i] <= 150000);
   }
+  assert_true(r.sum.psu_loss_energy_j > 0);
+  assert_true(factory_itue(&r.sum) > 1);
+  assert_close(factory_tue(&r.sum),
+               factory_itue(&r.sum) * r.sum.energy_j / r.sum.it_energy_j, 1e-12,
+               0);
   const double *lp = column(&r, "loops", "cooling_power_w", &rows, &w);
   assert_int_equal(w, 2);
   for (size_t i = 0; i < rows; i++)
@@ -398,6 +406,17 @@ static const bad_case bad[] = {
      "--set grid.dr_events", "whole multiples of sample_period"},
     {"signal file missing", "grid.price={file: nowhere.csv}",
      "--set grid.price={file: nowhere.csv}:1:", "nowhere.csv: cannot open"},
+    {"unknown system", "racks.1.system=DGX-X",
+     "--set racks.1.system=DGX-X:1:16", "unknown system 'DGX-X'"},
+    {"part of a server",
+     "racks.1={name: hgx, count: 2, system: DGX-H100, gpus_per_rack: 36}",
+     "--set racks.1=", "36 GPUs are not whole DGX-H100 servers of 8 GPUs"},
+    {"conversion with a system",
+     "racks.1={name: hgx, count: 2, system: DGX-H100, gpus_per_rack: 32, "
+     "conversion: [{load: 50%, efficiency: 96%}]}",
+     "--set racks.1=", "a rack group with a system takes no conversion"},
+    {"host load without a system", "racks.1.host_load=50%",
+     "--set racks.1.host_load=50%:1:19", "host_load is a system's"},
     {"signal file too short",
      "grid.carbon={file: short.csv, value_column: v, basis: lifecycle, "
      "start: '2023-01-01 01:00'}",
@@ -418,6 +437,66 @@ static void bad_factory_input(void **state) {
   if (strncmp(err.msg, where, strlen(where)) != 0 ||
       strstr(err.msg, c->message) == NULL)
     fail_msg("got '%s', want '%s...' with '%s'", err.msg, where, c->message);
+}
+
+/* A group of DGX-H100: each rack is four servers at the catalog's model,
+ * their supplies' losses and fans inside the IT, ITUE above 1; the
+ * resolved scenario names the system and what it filled in. */
+static void systems_power_the_racks(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "power.cap=1 MW",
+      "racks.1={name: hgx, count: 2, system: DGX-H100, gpus_per_rack: 32, "
+      "load: {pattern: constant, level: 80%, noise: 0}}"};
+  run r;
+  run_scenario(&r, base, sets, 2);
+  const sys_spec *s = sys_catalog_find(&r.sc.systems, "DGX-H100");
+  const gpu_spec *g = gpu_catalog_find(&r.sc.catalog, "H100-SXM");
+  sys_power p =
+      sys_server_power(s, g, 8 * gpu_power(g, 1, 0.8), 0.8, 0.8 * s->host_load);
+  size_t rows, w;
+  const double *rack = column(&r, "racks", "power_w", &rows, &w);
+  assert_int_equal(w, 3);
+  for (size_t i = 0; i < rows; i++)
+    for (size_t k = 1; k < 3; k++)
+      assert_close(rack[i * w + k], 4 * p.wall_w, 1e-9, 0);
+  assert_close(r.sum.fan_energy_j, 2 * 4 * p.fan_w * r.sum.duration_s, 1e-9, 0);
+  assert_close(r.sum.psu_loss_energy_j, 2 * 4 * p.psu_loss_w * r.sum.duration_s,
+               1e-9, 0);
+  assert_true(factory_itue(&r.sum) > 1.05);
+  assert_non_null(strstr(r.sc.resolved, "system: \"DGX-H100\""));
+  assert_non_null(strstr(r.sc.resolved, "gpu: \"H100-SXM\""));
+  assert_non_null(strstr(r.sc.resolved, "nvlink_domain: 8"));
+  assert_null(strstr(r.sc.resolved, "other_power_idle: 0 W\n    other_power_"
+                                    "max: 0 W\n    conversion: []\n    "
+                                    "nvlink_domain: 8"));
+  char note[512];
+  assert_string_equal(factory_host_note(&r.sc.cfg, note, sizeof note), "");
+  /* The resolved scenario is the same run: the system's parts, not
+   * other_power_* of 0 W. */
+  run again;
+  char *resolved = strdup(r.sc.resolved);
+  run_scenario(&again, resolved, NULL, 0);
+  assert_true(same_column(&r, &again, "facility", "it_power_w"));
+  free(resolved);
+  run_free(&again);
+  run_free(&r);
+}
+
+/* A group with neither a system nor other_power_* is named: its IT
+ * excludes the host. */
+static void a_group_without_host_power_is_named(void **state) {
+  (void)state;
+  static const char *const sets[] = {
+      "racks.0={name: nvl, count: 1, gpu: GB200, gpus_per_rack: 72}"};
+  run r;
+  run_scenario(&r, base, sets, 1);
+  char note[512];
+  factory_host_note(&r.sc.cfg, note, sizeof note);
+  assert_non_null(strstr(note, "without host power"));
+  assert_non_null(strstr(note, ": nvl: their IT excludes"));
+  assert_null(strstr(note, "hgx"));
+  run_free(&r);
 }
 
 static void unknown_gpu_hint_lists_the_catalog(void **state) {
@@ -609,6 +688,8 @@ int main(void) {
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ADD(tests, n, a_lower_cap_cuts_the_demand_charge);
   TEST_ROWS(tests, n, bad_factory_input, bad);
+  TEST_ADD(tests, n, systems_power_the_racks);
+  TEST_ADD(tests, n, a_group_without_host_power_is_named);
   TEST_ADD(tests, n, unknown_gpu_hint_lists_the_catalog);
   TEST_ADD(tests, n, a_catalog_file_adds_a_type);
   TEST_ADD(tests, n, allocation_failures_leave_nothing);

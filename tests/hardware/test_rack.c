@@ -8,15 +8,20 @@
 #include "rack.h"
 
 static gpu_catalog catalog;
+static sys_catalog systems;
 
 static int setup(void **state) {
   (void)state;
   sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
+  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK &&
+                 sys_catalog_load_builtin(&systems, &err) == SIM_OK
+             ? 0
+             : -1;
 }
 
 static int teardown(void **state) {
   (void)state;
+  sys_catalog_fini(&systems);
   gpu_catalog_fini(&catalog);
   return 0;
 }
@@ -29,9 +34,9 @@ static const rack_conv_point titanium[] = {
 static rack_fleet *two_groups(double nvl_limit_w) {
   rack_group_spec g[2] = {
       {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, nvl_limit_w, 16800,
-       33600, NULL, 0, NAN},
+       33600, NULL, 0, NAN, NULL, 0, false},
       {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
-       titanium, 4, NAN},
+       titanium, 4, NAN, NULL, 0, false},
   };
   sim_error err = {0};
   rack_fleet *f = rack_fleet_create(g, 2, NULL, &err);
@@ -117,7 +122,7 @@ static void rack_sums_add_up(void **state) {
     assert_close(f->activity_mean[r], act, 1e-12, 0);
     double other =
         f->other_idle_w[r] + (f->other_max_w[r] - f->other_idle_w[r]) * act;
-    assert_close(f->rack_power_w[r], gpu + other, 1e-12, 0);
+    assert_close(f->rack_power_w[r], gpu + other + f->loss_w[r], 1e-12, 0);
     check += f->rack_power_w[r];
   }
   assert_close(total, check, 1e-12, 0);
@@ -176,12 +181,14 @@ static void static_split_respects_every_bound(void **state) {
   /* Nothing is stranded when the budget binds: within 1e-9 of it. */
   if (c->budget_w < 1e9)
     assert_close(sum, c->budget_w, 1e-9, 0);
-  /* Racks at full load stay within their limits. */
+  /* Racks at full load stay within their limits: without a system, the
+   * limit bounds the DC power, before the conversion's losses. */
   for (uint32_t i = 0; i < f->n; i++)
     f->activity[i] = 1;
   rack_fleet_update(f, NULL);
   for (uint32_t r = 0; r < f->nracks; r++)
-    assert_true(f->rack_power_w[r] <= f->limit_w[r] * (1 + 1e-12));
+    assert_true(f->rack_power_w[r] - f->loss_w[r] <=
+                f->limit_w[r] * (1 + 1e-12));
   rack_fleet_destroy(f);
 }
 
@@ -196,7 +203,7 @@ static void conversion_losses(void **state) {
   rack_fleet_update(f, &loss);
   double sum = 0;
   for (uint32_t r = 0; r < f->nracks; r++) {
-    double p = f->rack_power_w[r];
+    double p = f->rack_power_w[r] - f->loss_w[r]; /* DC */
     double eta = rack_efficiency(&f->groups[f->group[r]], p / f->limit_w[r]);
     assert_close(f->loss_w[r], p / eta - p, 1e-12, 0);
     if (f->group[r] == 0)
@@ -218,15 +225,22 @@ static void floor_and_reserve(void **state) {
   (void)state;
   rack_fleet *f = two_groups(132000);
   assert_close(rack_fleet_other_max_w(f), 3 * 33600.0 + 2 * 18400.0, 1e-12, 0);
+  /* The hgx group's losses at its curve's lowest efficiency, 90%. */
   assert_close(rack_fleet_floor_w(f),
-               3 * 33600.0 + 2 * 18400.0 + (3 * 72 + 2 * 32) * 200.0, 1e-12, 0);
+               3 * (33600.0 + 72 * 200.0) + 2 * (18400.0 + 32 * 200.0) / 0.9,
+               1e-12, 0);
   rack_fleet_destroy(f);
 }
 
 static void empty_groups_are_refused(void **state) {
   (void)state;
-  rack_group_spec g = {
-      "none", gpu_catalog_find(&catalog, "L4"), 0, 8, 1000, 0, 0, NULL, 0, NAN};
+  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"),
+                       0,      8,
+                       1000,   0,
+                       0,      NULL,
+                       0,      NAN,
+                       NULL,   0,
+                       false};
   sim_error err = {0};
   assert_null(rack_fleet_create(&g, 1, NULL, &err));
   assert_int_equal(err.code, SIM_EINVAL);
@@ -240,9 +254,9 @@ static void create_fails_cleanly(void **state) {
   (void)state;
   rack_group_spec g[2] = {
       {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, 132000, 16800, 33600,
-       NULL, 0, NAN},
+       NULL, 0, NAN, NULL, 0, false},
       {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
-       titanium, 4, NAN},
+       titanium, 4, NAN, NULL, 0, false},
   };
   test_alloc t;
   rack_fleet *f = NULL;
@@ -322,6 +336,118 @@ static void emergency_caps_go_to_the_minimum(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* Two racks of 32 H100 as DGX-H100: four servers a rack. */
+static rack_group_spec dgx_group(double limit_w) {
+  const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
+  assert_non_null(s);
+  rack_group_spec g = {"dgx",   gpu_catalog_find(&catalog, "H100-SXM"),
+                       2,       32,
+                       limit_w, 0,
+                       0,       NULL,
+                       0,       NAN,
+                       s,       s->host_load,
+                       false};
+  return g;
+}
+
+static rack_fleet *make(const rack_group_spec *g) {
+  sim_error err = {0};
+  rack_fleet *f = rack_fleet_create(g, 1, NULL, &err);
+  if (f == NULL)
+    fail_msg("%s", err.msg);
+  return f;
+}
+
+/* Each server draws what sys_server_power gives for its own eight GPUs
+ * (their power and mean activity, host load 30% of it), and the rack is
+ * their sum: inlet power, supplies' losses and fans. */
+static void a_rack_of_servers(void **state) {
+  (void)state;
+  rack_group_spec g = dgx_group(4 * 10200.0);
+  rack_fleet *f = make(&g);
+  assert_int_equal(rack_group_servers(&g), 4);
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 0.1 + 0.8 * (double)((i / 8) % 4) / 3 + 0.01 * (i % 8);
+  double loss, it = rack_fleet_update(f, &loss);
+  double wall = 0, psu = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    double rw = 0, rl = 0, rf = 0;
+    for (uint32_t k = 0; k < 4; k++) {
+      double gpu = 0, act = 0;
+      for (uint32_t i = f->first[r] + 8 * k; i < f->first[r] + 8 * k + 8; i++) {
+        gpu += f->power_w[i];
+        act += f->activity[i] / 8;
+      }
+      sys_power p = sys_server_power(g.system, g.gpu, gpu, act, 0.3 * act);
+      rw += p.wall_w;
+      rl += p.psu_loss_w;
+      rf += p.fan_w;
+    }
+    assert_close(f->rack_power_w[r], rw, 1e-12, 0);
+    assert_close(f->loss_w[r], rl, 1e-12, 0);
+    assert_close(f->fan_w[r], rf, 1e-12, 0);
+    wall += rw;
+    psu += rl;
+  }
+  assert_close(it, wall, 1e-12, 0);
+  assert_close(loss, psu, 1e-12, 0);
+  /* At its most a rack is four DGX H100s at their 10.2 kW. */
+  assert_close(rack_group_full_w(&g), 4 * 10200.0, 0.01, 0);
+  rack_fleet_destroy(f);
+}
+
+/* The rack limit bounds the inlet power with the host at full activity:
+ * the ceiling is the GPU power at which the rack just fits. */
+static void the_limit_bounds_the_inlet(void **state) {
+  (void)state;
+  rack_group_spec g = dgx_group(4 * 10200.0);
+  assert_close(rack_group_ceiling_w(&g), 700, 0, 0);
+  g.limit_w = 30000;
+  double c = rack_group_ceiling_w(&g);
+  assert_true(c > 200 && c < 700);
+  assert_close(rack_group_worst_w(&g, c), 30000, 1e-9, 0);
+  rack_fleet *f = make(&g);
+  assert_int_equal(rack_fleet_split_static(f, 1e9, NULL), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    assert_close(f->cap_w[i], c, 1e-12, 0);
+    f->activity[i] = 1;
+  }
+  rack_fleet_update(f, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++)
+    assert_true(f->rack_power_w[r] <= 30000 * (1 + 1e-9));
+  rack_fleet_destroy(f);
+}
+
+/* other_power_* given with a system replace its parts and fans; its
+ * supplies still turn the DC into inlet power. */
+static void other_power_overrides_the_parts(void **state) {
+  (void)state;
+  rack_group_spec g = dgx_group(45000);
+  g.other_idle_w = 9200;
+  g.other_max_w = 18400;
+  g.other_given = true;
+  rack_fleet *f = make(&g);
+  for (uint32_t i = 0; i < f->n; i++)
+    f->activity[i] = 0.5;
+  rack_fleet_update(f, NULL);
+  double dc = f->gpu_power_w[0] + 9200 + 0.5 * 9200;
+  assert_close(f->rack_power_w[0], 4 * sys_wall_w(g.system, dc / 4), 1e-12, 0);
+  assert_close(f->fan_w[0], 0, 0, 0);
+  assert_close(f->other_max_w[0], 18400, 0, 0);
+  rack_fleet_destroy(f);
+}
+
+/* 36 H100 are not whole DGX H100 servers. */
+static void partial_servers_are_refused(void **state) {
+  (void)state;
+  rack_group_spec g = dgx_group(50000);
+  g.gpus_per_rack = 36;
+  sim_error err = {0};
+  assert_null(rack_fleet_create(&g, 1, NULL, &err));
+  assert_int_equal(err.code, SIM_EINVAL);
+  assert_non_null(strstr(err.msg, "not whole DGX-H100 servers of 8"));
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -335,5 +461,9 @@ int main(void) {
   TEST_ADD(tests, n, create_fails_cleanly);
   TEST_ADD(tests, n, a_dark_rack_draws_nothing);
   TEST_ADD(tests, n, emergency_caps_go_to_the_minimum);
+  TEST_ADD(tests, n, a_rack_of_servers);
+  TEST_ADD(tests, n, the_limit_bounds_the_inlet);
+  TEST_ADD(tests, n, other_power_overrides_the_parts);
+  TEST_ADD(tests, n, partial_servers_are_refused);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
 }

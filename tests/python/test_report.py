@@ -105,7 +105,7 @@ def test_report_html_is_self_contained(day_h5, tmp_path):
     page = out.read_text()
     assert page.count("data:image/png;base64,") >= 3
     assert "src=\"http" not in page and "<script" not in page
-    assert "Facility energy" in page and "13.43 MWh" in page
+    assert "Facility energy" in page and "12.28 MWh" in page
     assert "<th colspan=\"2\">Energy</th>" in page
     assert "quickstart" in page and "power:" in page  # scenario YAML
 

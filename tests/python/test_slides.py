@@ -67,7 +67,7 @@ def test_power_stack_splits_the_gpus_by_work(mixed_h5, quick_h5):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     for band in ("GPUs: inference", "GPUs: training",
                  "GPUs: idle and background",
-                 "other IT (CPUs, network, fans)"):
+                 "other IT (CPUs, network, fans, PSUs)"):
         assert band in legend, legend
     assert "GPUs" not in legend
     # the quickstart has no work: one GPU band
@@ -206,6 +206,35 @@ def test_changes_of_values_at_or_below_zero():
     assert tables.percent_text(0.0, 0.0) == "0%"
     assert tables.delta_text("cost", 29.68) == "+$29.68"
     assert tables.format_metric("co2_t", float("nan")) == "-"
+
+
+def test_host_power_note_and_itue(aifsim_bin, tmp_path, quick_h5):
+    """A rack group with neither a system nor host power: aifsim warns on
+    stderr and the report's note says its IT excludes the host. With the
+    systems the scenarios name, ITUE and TUE are rows and there is no
+    note."""
+    import subprocess
+
+    from conftest import SRC, SMALL
+    out = tmp_path / "nohost.h5"
+    proc = subprocess.run(
+        [str(aifsim_bin), "run", str(SRC / "scenarios" / "quickstart.yaml"),
+         "-o", str(out), "--quiet", *SMALL, "--set",
+         "racks.1={name: hgx-h100, count: 8, gpu: H100-SXM, "
+         "gpus_per_rack: 32}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" in proc.stderr and "hgx-h100" in proc.stderr
+    note = tables.absent_note(aifsim.open_run(out))
+    assert note.startswith("IT excludes host power:") and "hgx-h100" in note
+    assert "nvl72" not in note
+    run = aifsim.open_run(quick_h5)
+    assert "host_power_note" not in run.summary
+    assert not tables.absent_note(run).startswith("IT excludes")
+    tab = tables.summary_table(run)
+    rows = dict(zip(tab["key"], tab["metric"]))
+    assert rows["itue"] == "ITUE" and rows["tue"] == "TUE"
+    s = run.summary
+    assert abs(s["itue"] * s["mean_pue"] - s["tue"]) <= 1e-9 * s["tue"]
 
 
 # -- issue 27: plots that compare what differs, time that reads as time ----

@@ -17,15 +17,16 @@
  *    TDP. Published figure: the midpoint of that arithmetic, 644 W.
  *  - GB200 NVL72 rack: about 120 kW (NVIDIA; DESIGN 4.2), 132 kW at most
  *    (the rack limit the scenarios use); band 120-132 kW.
- * The host. A node's power is its 8 GPUs plus the host, which the
- * scenario gives as other_power_idle + (other_power_max - idle) x the
- * GPUs' mean activity: 2.3 kW idle (the low end of the share above), 2.8
- * kW at full activity (Latif's 8.4 kW peak less 8 x 700 W: the peak row
- * checks the GPU side against it, not independently). An NVL72 rack's
- * rest is 16.8 kW idle and 35 kW at full load: Supermicro's breakdown
- * (as introl.com reports it, 2025) gives 18 compute trays of about
- * 6.5 kW (117 kW, 86.4 kW of it the 72 GPUs at 1200 W), 3.6 kW of NVLink
- * switch trays and 0.8 kW of power-shelf overhead, 35 kW beyond the GPUs.
+ * The host. A node is the systems catalog's DGX-H100 (models/hardware/
+ * system.h): its CPUs, memory, NICs, NVSwitches, storage and fans from
+ * the vendors' figures, the fans' maximum what the 10.2 kW rating leaves,
+ * and its supplies' 80 PLUS Titanium curve; the node's power is at its
+ * inlet, as both papers measured it. Nothing in the host was set against
+ * Latif's or Newkirk's figures; the GPUs' phase activities were, against
+ * Newkirk's mean (training_scn.c), so the node rows stay calibration. The
+ * same entry serves the scenarios (those in scenarios/ name system:
+ * DGX-H100). An NVL72 rack is the catalog's GB200-NVL72, in a 132 kW
+ * rack limit.
  * The phase activities are training_scn.c's defaults.
  *
  * Power quality. A synchronous job of 1.4 s iterations on the NVL72 rack
@@ -51,23 +52,20 @@
  * lossless power chain, and facility power is IT power. */
 #define IT_ONLY "loops: []\nelectrical: {losses: false}\n"
 
-/* One 8-GPU HGX H100 server with the host of the header comment. */
+/* One DGX H100 server, the systems catalog's (header comment). */
 static const char h100_node[] =
     "name: h100-node\nseed: 1\nduration: 30 min\nsample_period: 1 min\n"
     "power: {cap: 1 MW}\n" IT_ONLY "racks:\n"
-    "  - {name: hgx, count: 1, gpu: H100-SXM, gpus_per_rack: 8,\n"
-    "     other_power_idle: 2.3 kW, other_power_max: 2.8 kW,\n"
+    "  - {name: dgx, count: 1, system: DGX-H100, gpus_per_rack: 8,\n"
     "     load: {level: 0%, noise: 0}}\n" TRAIN_JOB(1, 8);
 
-/* One NVL72 rack as scenarios/quickstart.yaml has it, with the rest of
- * the rack at Supermicro's 35 kW at full load (header comment). */
+/* One NVL72 rack, the systems catalog's GB200-NVL72 in the 132 kW rack
+ * limit the scenarios use. */
 static const char nvl72_rack[] =
     "name: nvl72-rack\nseed: 1\nduration: 30 min\nsample_period: 1 min\n"
     "power: {cap: 1 MW}\n" IT_ONLY "racks:\n"
-    "  - {name: nvl72, count: 1, gpu: GB200, gpus_per_rack: 72,\n"
-    "     limit: 132 kW, other_power_idle: 16.8 kW,\n"
-    "     other_power_max: 35 kW, load: {level: 0%, noise: 0}}\n" TRAIN_JOB(18,
-                                                                            4);
+    "  - {name: nvl72, count: 1, system: GB200-NVL72, gpus_per_rack: 72,\n"
+    "     limit: 132 kW, load: {level: 0%, noise: 0}}\n" TRAIN_JOB(18, 4);
 
 static double mean_of(const double *v, size_t n) {
   double s = 0;
@@ -106,21 +104,25 @@ static void h100_node_training_power(void **state) {
                "less a 2.3-2.9 kW host share, over 8 GPUs",
                cond, "W", 644, gpu, 600, 700, "600-700 W");
   validate_row_rel(VALIDATE_KIND_CALIBRATION,
-                   "other_power_max is this 8.4 kW less 8 x 700 W: it "
-                   "cannot fail",
+                   "the host is the catalog's DGX-H100, set against nothing "
+                   "here, but the GPUs' phase activities were set against "
+                   "Newkirk et al.'s mean, the same group's measurements "
+                   "of such a node",
                    VALIDATE_TRAINING, "H100 training: node peak power",
                    "Latif et al., IEEE Access 13 (2025) 61740: 8.4 kW, 18% "
                    "below the 10.2 kW rating",
                    cond, "W", 8400, peak, 0.10);
   validate_row_rel(VALIDATE_KIND_CALIBRATION,
                    "the phase activities were set against this figure "
-                   "(training_scn.c)",
+                   "(training_scn.c); the host is the catalog's DGX-H100",
                    VALIDATE_TRAINING, "H100 training: node mean power",
                    "Newkirk et al., arXiv:2506.14551: about 76% of 10.2 kW",
                    cond, "W", 0.76 * 10200, mean, 0.114);
+  /* The node rows show what the catalog's DGX-H100 predicts, failing if
+   * it fails; what must hold whatever the measurements say: the node
+   * draws more than its GPUs and less than its 10.2 kW rating. */
   assert_true(gpu >= 600 && gpu <= 700);
-  assert_true(fabs(peak / 8400 - 1) <= 0.10);
-  assert_true(fabs(mean / (0.76 * 10200) - 1) <= 0.114);
+  assert_true(peak > 8 * gpu && peak < 10200 && mean <= peak);
   test_run_free(&r);
 }
 
@@ -130,17 +132,23 @@ static void nvl72_rack_training_power(void **state) {
   test_run_file(&r, test_scenario_file("nvl72-rack.yaml", nvl72_rack), NULL, 0);
   size_t n;
   const double *peak_w = test_facility_column(&r, "peak_power_w", &n);
-  double peak = max_of(peak_w, n);
-  print_message("GB200 NVL72 training at 40%% MFU: rack peak %.1f kW\n",
-                peak / 1e3);
+  const double *gpu_w = test_facility_column(&r, "gpu_power_w", &n);
+  double peak = max_of(peak_w, n), gpu = mean_of(gpu_w, n) / 72;
+  print_message("GB200 NVL72 training at 40%% MFU: GPU %.0f W, rack peak "
+                "%.1f kW\n",
+                gpu, peak / 1e3);
+  /* The 120 kW is a rating, every GPU at its 1,200 W; the job's GPUs draw
+   * less, so the rack may fall short of it: shown, not asserted. The
+   * catalog's rack at full load is held to the rating in test_system.c.
+   * It must stay within its 132 kW limit. */
   validate_row(VALIDATE_KIND_CALIBRATION,
-               "act_compute 100% and the 35 kW rest were set against this "
-               "rack figure",
+               "act_compute 100% was set against this rack figure; the rest "
+               "of the rack is the catalog's GB200-NVL72",
                VALIDATE_TRAINING, "GB200 NVL72 training: rack peak power",
                "NVIDIA GB200 NVL72: about 120 kW a rack, 132 kW at most",
                "Llama-3.1-8B dp 18 tp 4 on 72 GB200, 40% MFU, 30 min", "W",
                120e3, peak, 120e3, 132e3, "120-132 kW");
-  assert_true(peak >= 120e3 && peak <= 132e3);
+  assert_true(peak > 72 * gpu && peak <= 132e3);
   test_run_free(&r);
 }
 

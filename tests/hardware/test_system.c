@@ -1,0 +1,282 @@
+/* test_system.c - the systems catalog (every system the issue names, its
+ * GPUs in the GPU catalog, a source for each), the server power model's
+ * defining points (the supplies' curve, the fans' cube law and floor, the
+ * parts' drivers), its full-load figures against the vendors' ratings,
+ * and the catalog's bad input with its position. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "system.h"
+#include "validate_row.h"
+
+static sys_catalog systems;
+static gpu_catalog gpus;
+
+static int load_catalogs(void **state) {
+  (void)state;
+  sim_error err = {0};
+  if (gpu_catalog_load_builtin(&gpus, &err) != SIM_OK ||
+      sys_catalog_load_builtin(&systems, &err) != SIM_OK) {
+    print_error("%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static int release_catalogs(void **state) {
+  (void)state;
+  sys_catalog_fini(&systems);
+  gpu_catalog_fini(&gpus);
+  return 0;
+}
+
+static const sys_spec *find(const char *name, const gpu_spec **g) {
+  const sys_spec *s = sys_catalog_find(&systems, name);
+  assert_non_null(s);
+  *g = gpu_catalog_find(&gpus, s->gpu);
+  assert_non_null(*g);
+  return s;
+}
+
+/* The issue's six systems: their GPUs and how many a unit holds. */
+typedef struct system_row {
+  const char *name;
+  const char *gpu;
+  int64_t gpus;
+} system_row;
+
+static const system_row required[] = {
+    {"DGX-H100", "H100-SXM", 8},  {"HGX-H100", "H100-SXM", 8},
+    {"HGX-H200", "H200", 8},      {"HGX-B200", "B200", 8},
+    {"GB200-NVL72", "GB200", 72}, {"GB300-NVL72", "GB300", 72},
+};
+
+static void names_its_gpus_and_sources(void **state) {
+  const system_row *row = *state;
+  const gpu_spec *g;
+  const sys_spec *s = find(row->name, &g);
+  assert_string_equal(s->gpu, row->gpu);
+  assert_int_equal(s->gpus, row->gpus);
+  assert_true(s->nsources >= 3);
+  assert_true(s->psu.count >= 2 && s->psu.ncurve >= 2);
+  /* Every kind of part a server has is there, memory aside for the
+   * NVL72s, whose LPDDR5X is counted with Grace. */
+  bool has[SYS_NKINDS] = {false};
+  for (size_t i = 0; i < s->nparts; i++)
+    has[s->parts[i].kind] = true;
+  assert_true(has[SYS_CPU] && has[SYS_NIC] && has[SYS_NVSWITCH]);
+  assert_true(has[SYS_MEMORY] || s->gpus == 72);
+  assert_true(s->fans.max_w > 0);
+}
+
+/* The 80 PLUS Titanium points (90/94/96/91% at 10/20/50/100%), linear in
+ * between and held beyond the ends. */
+typedef struct psu_row {
+  const char *name;
+  double load, efficiency;
+} psu_row;
+
+static const psu_row titanium[] = {
+    {"at 10%", 0.10, 0.90},          {"at 20%", 0.20, 0.94},
+    {"at 50%", 0.50, 0.96},          {"at 100%", 1.00, 0.91},
+    {"at 35%", 0.35, 0.95},          {"at 75%", 0.75, 0.935},
+    {"below the curve", 0.02, 0.90}, {"above the curve", 1.3, 0.91},
+};
+
+static void psu_follows_titanium(void **state) {
+  const psu_row *row = *state;
+  const gpu_spec *g;
+  const sys_spec *s = find("DGX-H100", &g);
+  double rated = (double)s->psu.count * s->psu.rating_w;
+  assert_close(sys_psu_efficiency(s, row->load * rated), row->efficiency, 1e-12,
+               0);
+  assert_close(sys_wall_w(s, row->load * rated),
+               row->load * rated / row->efficiency, 1e-12, 0);
+}
+
+/* Fans: the cube of the heat's share of the design heat, never under the
+ * floor, never over full speed. */
+static void fans_follow_the_heat(void **state) {
+  (void)state;
+  const gpu_spec *g;
+  const sys_spec *s = find("DGX-H100", &g);
+  double design = 8 * g->tdp_w + s->parts_max_w;
+  assert_close(sys_fan_w(s, g, design), s->fans.max_w, 1e-12, 0);
+  assert_close(sys_fan_w(s, g, 2 * design), s->fans.max_w, 1e-12, 0);
+  assert_close(sys_fan_w(s, g, 0.5 * design), s->fans.max_w / 8, 1e-12, 0);
+  double floor = pow(s->fans.min_speed, 3) * s->fans.max_w;
+  assert_close(sys_fan_w(s, g, 0), floor, 1e-12, 0);
+  assert_close(sys_fan_w(s, g, 0.1 * design), floor, 1e-12, 0);
+}
+
+/* The parts: the host load drives the CPUs, the GPUs' activity the NICs
+ * and switches; each is its idle at 0 and its maximum at 1. */
+static void parts_follow_their_drivers(void **state) {
+  (void)state;
+  const gpu_spec *g;
+  const sys_spec *s = find("DGX-H100", &g);
+  assert_close(sys_parts_w(s, 0, 0), s->parts_idle_w, 1e-12, 0);
+  assert_close(sys_parts_w(s, 1, 1), s->parts_max_w, 1e-12, 0);
+  double net = 0, cpu = 0;
+  for (size_t i = 0; i < s->nparts; i++) {
+    const sys_part *p = &s->parts[i];
+    double span = (double)p->count * (p->max_w - p->idle_w);
+    if (p->kind == SYS_NIC || p->kind == SYS_NVSWITCH)
+      net += span;
+    else
+      cpu += span;
+  }
+  assert_close(sys_parts_w(s, 1, 0) - s->parts_idle_w, net, 1e-12, 0);
+  assert_close(sys_parts_w(s, 0, 1) - s->parts_idle_w, cpu, 1e-12, 0);
+  assert_close(sys_parts_w(s, 2, -1), sys_parts_w(s, 1, 0), 1e-12, 0);
+}
+
+/* A server's books: wall = DC + losses, DC = compute + fans, and more
+ * GPU power never costs less at the wall. */
+static void server_power_adds_up(void **state) {
+  (void)state;
+  for (size_t k = 0; k < systems.n; k++) {
+    const sys_spec *s = &systems.systems[k];
+    const gpu_spec *g = gpu_catalog_find(&gpus, s->gpu);
+    assert_non_null(g);
+    double last = 0;
+    for (int i = 0; i <= 20; i++) {
+      double a = i / 20.0;
+      double gpu_w = (double)s->gpus * (g->idle_w + a * (g->tdp_w - g->idle_w));
+      sys_power p = sys_server_power(s, g, gpu_w, a, a * s->host_load);
+      assert_close(p.compute_w, p.gpu_w + p.parts_w, 1e-12, 0);
+      assert_close(p.dc_w, p.compute_w + p.fan_w, 1e-12, 0);
+      assert_close(p.wall_w, p.dc_w + p.psu_loss_w, 1e-12, 0);
+      assert_true(p.psu_loss_w > 0 && p.wall_w > last);
+      last = p.wall_w;
+    }
+  }
+}
+
+/* Full load against the vendors' ratings. DGX H100's and HGX B200's fans
+ * are what the rating leaves (the catalog's sources), so their rows are
+ * arithmetic; the NVL72s' fans and parts are estimates, held to the
+ * rack figures vendors give. */
+static void full_load_meets_the_ratings(void **state) {
+  (void)state;
+  const gpu_spec *g;
+  const sys_spec *s = find("DGX-H100", &g);
+  double dgx = sys_full_power(s, g).wall_w;
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the fans' maximum is what this rating leaves (catalog)",
+               VALIDATE_SEED, "DGX H100 at full load, at the inlet",
+               "NVIDIA DGX H100/H200 User Guide: 10.2 kW maximum (the fans "
+               "are what it leaves: identity)",
+               "systems catalog, every part at its maximum", "W", 10200, dgx,
+               0.99 * 10200, 1.01 * 10200, "+-1%");
+  assert_close(dgx, 10200, 0.01, 0);
+  s = find("HGX-B200", &g);
+  double b200 = sys_full_power(s, g).wall_w;
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the fans' maximum is what this rating leaves (catalog)",
+               VALIDATE_SEED, "HGX B200 (DGX B200) at full load, at the inlet",
+               "NVIDIA DGX B200 User Guide: about 14.3 kW maximum (the fans "
+               "are what it leaves: identity)",
+               "systems catalog, every part at its maximum", "W", 14300, b200,
+               0.99 * 14300, 1.01 * 14300, "+-1%");
+  assert_close(b200, 14300, 0.01, 0);
+  s = find("GB200-NVL72", &g);
+  double nvl = sys_full_power(s, g).wall_w;
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "the parts no vendor publishes were estimated with this "
+               "figure in view",
+               VALIDATE_SEED, "GB200 NVL72 rack at full load, at the inlet",
+               "NVIDIA: about 120 kW a rack; 132 kW of DC from its 8 power "
+               "shelves (Supermicro)",
+               "systems catalog, every part at its maximum", "W", 120e3, nvl,
+               115e3, 132e3, "115-132 kW");
+  assert_true(nvl >= 115e3 && nvl <= 132e3);
+  s = find("GB300-NVL72", &g);
+  double gb300 = sys_full_power(s, g).wall_w;
+  validate_row(VALIDATE_KIND_CALIBRATION,
+               "the parts no vendor publishes were estimated with this "
+               "figure in view",
+               VALIDATE_SEED, "GB300 NVL72 rack at full load, at the inlet",
+               "vendors: up to about 142 kW a rack",
+               "systems catalog, every part at its maximum", "W", 142e3, gb300,
+               125e3, 142e3, "125-142 kW");
+  assert_true(gb300 >= 125e3 && gb300 <= 142e3);
+  print_message("full load: DGX H100 %.0f W, HGX B200 %.0f W, GB200 NVL72 "
+                "%.1f kW, GB300 NVL72 %.1f kW\n",
+                dgx, b200, nvl / 1e3, gb300 / 1e3);
+}
+
+/* Bad catalogs: each refused with its position. */
+#define ENTRY(parts, psu)                                                      \
+  "systems:\n  - name: X\n    gpu: H100-SXM\n    gpus: 8\n"                    \
+  "    host_load: 30%\n    parts:\n" parts "    fans: {max_power: 1 kW, "      \
+  "min_speed: 25%}\n    psu:\n" psu "    sources: [\"x: y\"]\n"
+#define CPU                                                                    \
+  "      - {kind: cpu, count: 2, idle_power: 90 W, max_power: 350 W}\n"
+#define PSU                                                                    \
+  "      count: 2\n      rating: 3 kW\n      efficiency:\n"                    \
+  "        - {load: 10%, efficiency: 90%}\n"                                   \
+  "        - {load: 50%, efficiency: 96%}\n"
+
+static const test_bad_yaml bad[] = {
+    {"max below idle",
+     ENTRY("      - {kind: cpu, count: 2, idle_power: 90 W, max_power: 50 W}\n",
+           PSU),
+     "7:60: max_power 50 W is below idle_power 90 W"},
+    {"unknown kind",
+     ENTRY("      - {kind: gpu, count: 2, idle_power: 1 W, max_power: 2 W}\n",
+           PSU),
+     "7:16: 'kind' cannot be 'gpu'"},
+    {"efficiency not rising",
+     ENTRY(CPU, "      count: 2\n      rating: 3 kW\n      efficiency:\n"
+                "        - {load: 50%, efficiency: 90%}\n"
+                "        - {load: 10%, efficiency: 96%}\n"),
+     "14:18: X: efficiency points must rise in load"},
+    {"no parts", ENTRY("", PSU), "6:"},
+    {"twice",
+     "systems:\n"
+     "  - {name: X, gpu: A, gpus: 8, host_load: 0%, parts: [{kind: cpu, "
+     "count: 1, idle_power: 1 W, max_power: 2 W}], fans: {max_power: 1 W, "
+     "min_speed: 0%}, psu: {count: 1, rating: 1 kW, efficiency: [{load: 50%, "
+     "efficiency: 90%}]}, sources: [a]}\n"
+     "  - {name: X, gpu: A, gpus: 8, host_load: 0%, parts: [{kind: cpu, "
+     "count: 1, idle_power: 1 W, max_power: 2 W}], fans: {max_power: 1 W, "
+     "min_speed: 0%}, psu: {count: 1, rating: 1 kW, efficiency: [{load: 50%, "
+     "efficiency: 90%}]}, sources: [a]}\n",
+     "system 'X' is listed twice"},
+};
+
+static void refuses_bad_catalogs(void **state) {
+  const test_bad_yaml *row = *state;
+  sys_catalog cat = {0};
+  sim_error err = {0};
+  FILE *f = fopen("bad-systems.yaml", "w");
+  assert_non_null(f);
+  fputs(row->yaml, f);
+  fclose(f);
+  int rc = sys_catalog_load_file(&cat, "bad-systems.yaml", &err);
+  remove("bad-systems.yaml");
+  if (rc == SIM_OK)
+    sys_catalog_fini(&cat);
+  assert_int_equal(rc, SIM_EINPUT);
+  if (strstr(err.msg, row->message) == NULL)
+    fail_msg("'%s' lacks '%s'", err.msg, row->message);
+  assert_true(strncmp(err.msg, "bad-systems.yaml:", 17) == 0);
+}
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  TEST_ROWS(tests, n, names_its_gpus_and_sources, required);
+  TEST_ROWS(tests, n, psu_follows_titanium, titanium);
+  TEST_ADD(tests, n, fans_follow_the_heat);
+  TEST_ADD(tests, n, parts_follow_their_drivers);
+  TEST_ADD(tests, n, server_power_adds_up);
+  TEST_ADD(tests, n, full_load_meets_the_ratings);
+  TEST_ROWS(tests, n, refuses_bad_catalogs, bad);
+  return _cmocka_run_group_tests("system", tests, n, load_catalogs,
+                                 release_catalogs);
+}
