@@ -1,18 +1,28 @@
 #!/usr/bin/python3
 """check_layers.py [ROOT] - the include rules of docs/ARCHITECTURE.md.
 
-Reads every `#include "..."` under ROOT/sim and ROOT/models and fails
-(exit 1, printing FILE:LINE for each offence) on:
-- an upward include: a file of one layer including a header of a layer
-  above it. The layers, lowest first: sim (the engine and the program
-  around it), models/hardware, models/facility, models/work,
-  models/control, models/factory. The command's own files (sim/main.c
-  and sim/cmd_*.c) wire everything together and may include any layer.
+Reads every .c and .h file under ROOT/sim, ROOT/models and ROOT/cli and
+fails (exit 1, printing FILE:LINE for each offence) on:
+- a file outside the layer folders (LAYERS below), such as one left in
+  sim/ itself: every file belongs to exactly one layer;
+- a header name in two folders: headers are included by bare name, so
+  one name must mean one file;
+- an include a layer may not see: a quoted include of a header in a folder
+  that is neither the file's own nor one its folder builds on, directly
+  or through others. An arrow from a lower folder to a higher one is one
+  such include; a model including the HDF5 writer, beside the layers it
+  builds on, is another. The lowest folders come first in LAYERS; cli/
+  is on top, the only folder that sees every other and wires them;
 - an include cycle between modules. A module is a file's name without its
   extension and without a trailing `_internal`, so factory.c, factory.h
-  and factory_internal.h are one module.
-With --self-test it copies ROOT, plants an upward include and a cycle in
-the copy, and checks that both are caught.
+  and factory_internal.h are one module;
+- a circle of calls between files, even inside one folder: a .c file
+  calling a function that another .c file defines, which calls back,
+  directly or through others, into the first. Calls run one way, from the
+  file that uses a helper to the file that defines it. (A call through a
+  function pointer, a declared hook, is no call by name and not counted.)
+With --self-test it copies ROOT, plants each kind of offence in the copy,
+and checks that every one is caught.
 """
 import os
 import re
@@ -20,28 +30,77 @@ import shutil
 import sys
 import tempfile
 
-LAYERS = ["sim", "models/hardware", "models/facility", "models/work",
-          "models/control", "models/factory"]
-PROGRAM = re.compile(r"^sim/(main|cmd_\w+)\.c$")
+# Each layer folder, lowest first, with the folders it builds on directly.
+# The CMake targets link the same way (docs/ARCHITECTURE.md): a model
+# sees the engine core and the input layer (scenario, units, files) but
+# not the output layer (HDF5) nor the sweeps.
+LAYERS = [
+    ("sim/core", []),
+    ("sim/input", ["sim/core"]),
+    ("sim/output", ["sim/core"]),
+    ("sim/sweep", ["sim/input", "sim/output"]),
+    ("models/hardware", ["sim/input"]),
+    ("models/facility", ["models/hardware"]),
+    ("models/work", ["models/facility"]),
+    ("models/control", ["models/work"]),
+    ("models/factory", ["models/control"]),
+    ("cli", ["models/factory", "sim/sweep"]),
+]
+TOPS = ["sim", "models", "cli"]  # where every .c and .h must be in a layer
+
+# Folders whose circles of calls are known and left to a stated change:
+# they are listed, not failed, and the check fails once they are gone so
+# that the exemption goes with them.
+PENDING_CIRCLES = {
+    "models/factory": "the factory is split by phase (factory.c, "
+                      "factory_build.c, factory_books.c); issue 23 item 4 "
+                      "splits it by responsibility",
+}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# Comments, string and character literals: no names in them count.
+NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"'
+                   r"|'(?:\\.|[^'\\\n])*'", re.S)
+# A function at file scope with external linkage: a type, the name, "(".
+DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b)"
+                        r"[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)[ \t]*\(", re.M)
+NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
-def sources(root):
-    """Every .c and .h under the layers, as paths relative to root."""
-    for layer in LAYERS:
-        top = os.path.join(root, layer)
-        for name in sorted(os.listdir(top)):
-            if name.endswith((".c", ".h")):
-                yield layer + "/" + name
+def sees():
+    """folder -> the folders it may include from (itself included)."""
+    below = dict(LAYERS)
+    out = {}
+    for folder, _ in LAYERS:
+        seen, todo = {folder}, list(below[folder])
+        while todo:
+            f = todo.pop()
+            if f not in seen:
+                seen.add(f)
+                todo.extend(below[f])
+        out[folder] = seen
+    return out
 
 
-def layer_of(path):
-    return max(i for i, l in enumerate(LAYERS) if path.startswith(l + "/"))
+def walk(root):
+    """Every .c and .h under the top folders, as paths relative to root."""
+    for top in TOPS:
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            for name in sorted(names):
+                if name.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(d, name), root)
+
+
+def folder_of(path):
+    return os.path.dirname(path)
 
 
 def module_of(path):
     stem = os.path.splitext(os.path.basename(path))[0]
-    return stem[:-len("_internal")] if stem.endswith("_internal") else stem
+    if stem.endswith("_internal"):
+        stem = stem[:-len("_internal")]
+    return folder_of(path) + "/" + stem
 
 
 def includes(root, path):
@@ -53,17 +112,33 @@ def includes(root, path):
                 yield n, m.group(1)
 
 
-def upward(root, files, headers):
+def misplaced(files, headers):
+    folders = dict(LAYERS)
+    bad = ["%s: not in a layer folder (%s)" % (p, ", ".join(folders))
+           for p in files if folder_of(p) not in folders]
+    for name, paths in sorted(headers.items()):
+        if len(paths) > 1:
+            bad.append("%s: one header name in %d folders (%s)"
+                       % (paths[0], len(paths), ", ".join(paths)))
+    return bad
+
+
+def unseen(root, files, headers):
+    """Includes of a header in a folder the including file may not see."""
+    visible, order = sees(), [f for f, _ in LAYERS]
     bad = []
     for path in files:
-        if PROGRAM.match(path):
-            continue
+        here = folder_of(path)
         for n, name in includes(root, path):
-            target = headers.get(os.path.basename(name))
-            if target and layer_of(target) > layer_of(path):
-                bad.append("%s:%d: includes %s, a layer above (%s over %s)"
-                           % (path, n, target, LAYERS[layer_of(target)],
-                              LAYERS[layer_of(path)]))
+            target = headers.get(os.path.basename(name), [None])[0]
+            there = target and folder_of(target)
+            if not there or there in visible[here]:
+                continue
+            how = ("a layer above" if here in visible[there]
+                   or order.index(there) > order.index(here)
+                   else "a layer it does not build on")
+            bad.append("%s:%d: includes %s, %s (%s over %s)"
+                       % (path, n, target, how, there, here))
     return bad
 
 
@@ -71,19 +146,51 @@ def module_graph(root, files, headers):
     """module -> {module: (path, line) of the first include making it}."""
     graph = {}
     for path in files:
-        if PROGRAM.match(path):
-            continue
         src = module_of(path)
         edges = graph.setdefault(src, {})
         for n, name in includes(root, path):
-            target = headers.get(os.path.basename(name))
+            target = headers.get(os.path.basename(name), [None])[0]
             if target and module_of(target) != src:
                 edges.setdefault(module_of(target), (path, n))
     return graph
 
 
+def call_graph(root, files):
+    """.c file -> {.c file: (line, name) of its first call into it}."""
+    text, defined = {}, {}
+    for path in files:
+        if not path.endswith(".c"):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            # Blank out the noise but keep the line breaks, for line numbers.
+            text[path] = NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()),
+                                   f.read())
+        for m in DEFINITION.finditer(text[path]):
+            if is_body_next(text[path], m.end() - 1):
+                defined.setdefault(m.group(1), set()).add(path)
+    graph = {}
+    for path, body in text.items():
+        edges = graph.setdefault(path, {})
+        for m in NAME.finditer(body):
+            for other in sorted(defined.get(m.group(), ())):
+                if other != path and path not in defined[m.group()]:
+                    line = body.count("\n", 0, m.start()) + 1
+                    edges.setdefault(other, (line, m.group()))
+    return graph
+
+
+def is_body_next(text, paren):
+    """Whether the parenthesis at paren closes a list followed by "{"."""
+    depth = 0
+    for i in range(paren, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[i + 1:].lstrip().startswith("{")
+    return False
+
+
 def cycles(graph):
-    """One cycle per strongly connected part, as a list of modules."""
+    """One cycle per strongly connected part, as a list of nodes."""
     found, state, stack = [], {}, []
 
     def visit(m):
@@ -103,33 +210,82 @@ def cycles(graph):
     return found
 
 
+def circles(root, files):
+    """Offences for circles of calls, and notes for the pending ones."""
+    graph = call_graph(root, files)
+    bad, notes, pending = [], [], set()
+    for cyc in cycles(graph):
+        where = ", ".join("%s:%d calls %s" % ((a,) + graph[a][b])
+                          for a, b in zip(cyc, cyc[1:]))
+        line = "circle of calls %s (%s)" % (" -> ".join(cyc), where)
+        folder = folder_of(cyc[0])
+        if folder in PENDING_CIRCLES and all(folder_of(f) == folder
+                                             for f in cyc):
+            pending.add(folder)
+            notes.append("pending: %s; %s" % (line, PENDING_CIRCLES[folder]))
+        else:
+            bad.append(line)
+    for folder in sorted(set(PENDING_CIRCLES) - pending):
+        bad.append("%s: no circle of calls left: remove it from "
+                   "PENDING_CIRCLES in tools/check_layers.py" % folder)
+    return bad, notes
+
+
 def check(root):
-    files = list(sources(root))
-    headers = {os.path.basename(p): p for p in files if p.endswith(".h")}
-    bad = upward(root, files, headers)
+    """(offences, notes) for the tree at root."""
+    files = list(walk(root))
+    headers = {}
+    for p in files:
+        if p.endswith(".h"):
+            headers.setdefault(os.path.basename(p), []).append(p)
+    bad = misplaced(files, headers)
+    files = [p for p in files if folder_of(p) in dict(LAYERS)]
+    bad += unseen(root, files, headers)
     graph = module_graph(root, files, headers)
     for cyc in cycles(graph):
         where = ", ".join("%s:%d" % graph[a][b] for a, b in zip(cyc, cyc[1:]))
         bad.append("cycle %s (%s)" % (" -> ".join(cyc), where))
-    return bad
+    more, notes = circles(root, files)
+    return bad + more, notes
+
+
+PLANTS = [
+    # (file, text appended, what must then be reported)
+    ("models/hardware/gpu.h", '#include "inference.h"\n',
+     lambda b: b.startswith("models/hardware/gpu.h:")
+     and "a layer above" in b),
+    ("models/facility/battery.c", '#include "record.h"\n',
+     lambda b: b.startswith("models/facility/battery.c:")
+     and "does not build on" in b),
+    ("models/work/llm.h", '#include "roofline.h"\n',
+     lambda b: b.startswith("cycle ") and "models/work/llm ->" in b
+     and "models/work/roofline ->" in b),
+    ("sim/core/vec.c",
+     "void sim__planted(void);\n"
+     "void sim__planted(void) { sim_engine_destroy(NULL); }\n",
+     lambda b: b.startswith("circle of calls ") and "vec.c" in b
+     and "engine.c" in b),
+    ("sim/stray.c", "/* a file left outside the layer folders */\n",
+     lambda b: b.startswith("sim/stray.c: not in a layer folder")),
+]
 
 
 def self_test(root):
-    """A planted upward include and a planted cycle must both be caught."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for layer in LAYERS:
-            shutil.copytree(os.path.join(root, layer),
-                            os.path.join(tmp, layer))
-        with open(os.path.join(tmp, "models/hardware/gpu.h"), "a") as f:
-            f.write('#include "inference.h"\n')
-        with open(os.path.join(tmp, "models/work/llm.h"), "a") as f:
-            f.write('#include "roofline.h"\n')
-        bad = check(tmp)
-    caught_up = any(b.startswith("models/hardware/gpu.h:") for b in bad)
-    caught_cycle = any(b.startswith("cycle ") and "llm" in b for b in bad)
-    for b in bad:
-        print("  planted: " + b)
-    return caught_up and caught_cycle
+    """Each offence, planted alone in a copy of the tree, must be caught."""
+    ok = True
+    for path, text, caught in PLANTS:
+        with tempfile.TemporaryDirectory() as tmp:
+            for top in TOPS:
+                shutil.copytree(os.path.join(root, top),
+                                os.path.join(tmp, top))
+            with open(os.path.join(tmp, path), "a") as f:
+                f.write(text)
+            bad, _ = check(tmp)
+        hit = [b for b in bad if caught(b)]
+        ok &= bool(hit)
+        print("  %s in %s: %s" % ("caught" if hit else "NOT caught", path,
+                                  hit[0] if hit else "-"))
+    return ok
 
 
 def main(argv):
@@ -137,13 +293,14 @@ def main(argv):
                                 os.path.join(os.path.dirname(__file__), "..")))
     if "--self-test" in argv:
         ok = self_test(root)
-        print("self-test: planted include and cycle %s"
-              % ("caught" if ok else "NOT caught"))
+        print("self-test: planted offences %s"
+              % ("all caught" if ok else "NOT all caught"))
         return 0 if ok else 1
-    bad = check(root)
-    for b in bad:
-        print(b)
-    print("%d include offences under sim/ and models/" % len(bad))
+    bad, notes = check(root)
+    for line in notes + bad:
+        print(line)
+    print("%d layer offences under %s" % (len(bad), ", ".join(
+        t + "/" for t in TOPS)))
     return 1 if bad else 0
 
 

@@ -37,7 +37,7 @@ class SimulationError(AifsimError):
 
 def did_you_mean(name, names):
     """The name of ``names`` closest to ``name``, or None: as aifsim's own
-    suggestions (sim/suggest.c), case is ignored and a name that starts
+    suggestions (sim/core/suggest.c), case is ignored and a name that starts
     another (or that another starts) counts as close; else a close spelling
     (difflib's ratio 0.8). Ties go to the first in ``names``."""
     import difflib

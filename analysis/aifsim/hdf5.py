@@ -15,7 +15,7 @@ import numpy as np
 from .errors import DamagedRunError
 
 #: Bytes aifsim appends to every file it writes, after HDF5's last: the
-#: seal, a checksum of the whole file (sim/seal.h).
+#: seal, a checksum of the whole file (sim/output/seal.h).
 SEAL_BYTES = 64
 _SEAL_MAGIC = b"aifsim-seal 1\n"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"

@@ -11,7 +11,7 @@ import math
 import re
 
 # name -> (factor to the canonical unit, offset, canonical unit); the same
-# table as sim/units.c, so a value written in a scenario reads the same here.
+# table as sim/input/units.c, so a value written in a scenario reads the same here.
 _UNITS = {
     "W": (1.0, 0.0, "W"), "kW": (1e3, 0.0, "W"), "MW": (1e6, 0.0, "W"),
     "GW": (1e9, 0.0, "W"),

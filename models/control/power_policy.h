@@ -1,6 +1,6 @@
 /* power_policy.h - the registry of power-allocation policies (power.h):
  * one X-macro list feeds the policies' enum, their scenario names and
- * their split functions, so the three cannot drift apart (as sim/err.h's
+ * their split functions, so the three cannot drift apart (as sim/core/err.h's
  * SIM_ERRNO_MAP does for error codes). Adding a policy is one row here
  * and one split function (docs/ARCHITECTURE.md, "How to add a power
  * policy"). */

@@ -1,5 +1,5 @@
 /* fuzz_csv.c - libFuzzer target: the CSV readers, signals (sig.h) and
- * request traces (arrivals.h), over sim/csv.h. The first byte picks the
+ * request traces (arrivals.h), over sim/input/csv.h. The first byte picks the
  * reader (its value modulo 4: a price signal stepped, a carbon signal by
  * its basis column, a temperature interpolated and repeated, a trace);
  * the rest is the file. Errors are fine; crashes, leaks, sanitizer

@@ -1,5 +1,5 @@
 """Name suggestions of the analysis package: as the simulator's own
-(sim/suggest.c, issue 27), case is ignored and a name that starts another
+(sim/core/suggest.c, issue 27), case is ignored and a name that starts another
 counts as close."""
 
 import pytest

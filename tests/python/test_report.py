@@ -290,7 +290,7 @@ def test_open_sweep_without_summary(cap_sweep, tmp_path):
 
 
 def _sweep_like_aifsim(tmp_path):
-    """A directory as `aifsim sweep` writes it (sim/sweep_run.c): points
+    """A directory as `aifsim sweep` writes it (sim/sweep/sweep_run.c): points
     0, 1 and 3 done, 2 failed; summary.csv with point, status, the axis
     columns as written, the metrics sorted, error; summary.h5 with the
     same as point/status/error, axes/KEY, axis_values/KEY and metrics/NAME."""

@@ -1,6 +1,7 @@
 /* sweep_internal.h - what the files of the sweep module share (sweep.h
  * is its public face): sweep_run.c runs the points, sweep_summary.c
- * rebuilds the summary from the point files. */
+ * rebuilds the summary from the point files, and sweep_point.c reads a
+ * point file for both, so that their calls run one way. */
 #ifndef SIM_SWEEP_INTERNAL_H
 #define SIM_SWEEP_INTERNAL_H
 

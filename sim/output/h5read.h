@@ -1,6 +1,6 @@
 /* h5read.h - HDF5 for the sweep (h5r): reading a run file back (its
  * completeness, resolved scenario and /summary metrics) and writing the
- * sweep's summary table. Part of sim_io, the one library that links HDF5;
+ * sweep's summary table. Part of sim_output, the one library that links HDF5;
  * record.h is the streaming writer of run files, this is the small rest.
  *
  * A table is columns of equal length, each one dataset at its path (groups

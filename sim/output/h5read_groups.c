@@ -1,6 +1,6 @@
 /* h5read_groups.c - a run file's groups read back for export (h5read.h):
  * which groups hold series or a table, a group of series a block of rows
- * at a time, a table whole, an object's attributes. Part of sim_io.
+ * at a time, a table whole, an object's attributes. Part of sim_output.
  *
  * A group of series is one with a 1-D "time" dataset; its columns are the
  * other numeric datasets whose first dimension runs along time, all of one

@@ -1,4 +1,4 @@
-/* test_queue.c - unit tests of the pending-event set (sim/queue.c).
+/* test_queue.c - unit tests of the pending-event set (sim/core/queue.c).
  * Pop order is checked against references computed without a heap: a
  * sorted copy, or a linear scan for the smallest entry. */
 #include <stdlib.h>
@@ -358,7 +358,7 @@ static void test_compact_small(void **state) {
 
 /* ---- Switching between the heap and the radix heap ------------------- */
 
-/* sim/queue.c's switching points: a push from TO_RADIX entries on moves
+/* sim/core/queue.c's switching points: a push from TO_RADIX entries on moves
  * them to the radix heap, a pop from TO_HEAP down back to the heap. */
 enum { TO_RADIX = 1 << 14, TO_HEAP = 1 << 12 };
 

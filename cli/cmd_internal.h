@@ -2,7 +2,7 @@
  * options, the exit statuses, the messages, and one run of a scenario,
  * which both `run` and `sweep` use. main.c parses the command line and
  * runs check and catalog; cmd_run.c runs a scenario; cmd_sweep.c runs a
- * sweep. */
+ * sweep; cmd_common.c holds what they all call, and calls none of them. */
 #ifndef AIFSIM_CMD_INTERNAL_H
 #define AIFSIM_CMD_INTERNAL_H
 
@@ -58,23 +58,26 @@ typedef struct run_request {
  * (cmd_quick.c) */
 int cmd__apply_quick(options *o);
 
+/* The usage text, for help. (cmd_common.c) */
+extern const char cmd__usage_text[];
+
 /* Prints "aifsim: " and fmt with arg to stderr, then the usage text;
- * returns EXIT_BAD_INPUT. (main.c) */
+ * returns EXIT_BAD_INPUT. (cmd_common.c) */
 int cmd__usage_error(const char *fmt, const char *arg);
 
 /* Prints err's message to stderr; returns the exit status for its code:
  * EXIT_BAD_INPUT for bad input or a file, EXIT_RUN_FAILED otherwise.
- * (main.c) */
+ * (cmd_common.c) */
 int cmd__report(const sim_error *err);
 
 /* Warns on stderr, naming them, of rack groups with neither a system nor
  * host power: their IT excludes the host. Not fatal; nothing when every
- * group has host power. */
+ * group has host power. (cmd_common.c) */
 struct factory_scenario;
 void cmd__warn_host(const struct factory_scenario *sc);
 
 /* Seconds on the monotonic wall clock, for progress and summaries.
- * (main.c) */
+ * (cmd_common.c) */
 double cmd__wall_seconds(void);
 
 /* Makes SIGINT, SIGTERM, SIGHUP and SIGXCPU (unless ignored from the

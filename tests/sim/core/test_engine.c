@@ -1,4 +1,4 @@
-/* test_engine.c - unit tests of the discrete-event engine (sim/engine.c)
+/* test_engine.c - unit tests of the discrete-event engine (sim/core/engine.c)
  * through the fake model of tests/helpers. Orders are checked against
  * references computed without the engine: the scheduled events, cancelled
  * ones removed, sorted by (time, order of scheduling). */

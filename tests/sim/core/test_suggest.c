@@ -109,5 +109,5 @@ int main(void) {
   TEST_ROWS(tests, n, suggests, rows);
   TEST_ADD(tests, n, text_and_truncation);
   TEST_ADD(tests, n, long_names_are_not_close);
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return _cmocka_run_group_tests("suggest", tests, n, NULL, NULL);
 }

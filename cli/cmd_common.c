@@ -1,0 +1,77 @@
+/* cmd_common.c - what every command of aifsim shares, below them all
+ * (cmd_internal.h): the usage text, the message and exit status of an
+ * error, the wall clock, the warning for rack groups without host power.
+ * main.c and the cmd_*.c files call it; it calls none of them. */
+#include <stdio.h>
+#include <time.h>
+
+#include "cmd_internal.h"
+#include "factory.h"
+
+const char cmd__usage_text[] =
+    "usage: aifsim COMMAND [ARGS]\n"
+    "\n"
+    "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--quiet] [--force] [--keep-partial]\n"
+    "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
+    "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
+    "        or with --force a regular file that is not the scenario;\n"
+    "        one run at a time writes OUT.h5 (OUT.h5.lock); prints an\n"
+    "        estimate first, and refuses a run estimated above 10 GB of\n"
+    "        output, 1e11 events or its share of memory unless --force;\n"
+    "        a run stopped by a signal or a failure removes its output,\n"
+    "        or with --keep-partial keeps OUT.h5.partial (complete=0)\n"
+    "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
+    "      [--force]\n"
+    "        validate only, and estimate the run's events, samples and\n"
+    "        output size; --resolved prints the scenario with every\n"
+    "        default filled in\n"
+    "  catalog [--catalog FILE]\n"
+    "        the GPU types with their figures and TFLOPS per watt\n"
+    "  sweep SWEEP [-o DIR] [--quick] [--shard I/N] [--set KEY=VALUE]...\n"
+    "      [--quiet]\n"
+    "        run every point of a sweep file into DIR (default\n"
+    "        out/NAME/): point-NNNN.h5, summary.h5, summary.csv; points\n"
+    "        already complete are skipped; under mpirun the ranks share\n"
+    "        the points; a Slurm array task or srun task runs its\n"
+    "        shard\n"
+    "  sweep SWEEP --list | --collect DIR\n"
+    "        print the points; or rebuild DIR's summary from its files\n"
+    "        (with the --set options its run stored there)\n"
+    "  export RUN.h5 --csv DIR\n"
+    "        the run as tidy CSV in DIR: one file per group (facility.csv,\n"
+    "        racks.csv, jobs.csv, ...) with units in the header,\n"
+    "        summary.csv, run.csv and scenario.yaml\n"
+    "  version\n"
+    "  help\n"
+    "\n"
+    "Keys in --set are paths into the scenario: power.cap=18MW,\n"
+    "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
+    "--set options that shorten it) before your own --set options.\n"
+    "Exit status: 0 ok, 1 the run failed, 2 bad input, 128+N stopped by\n"
+    "signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
+
+int cmd__usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "aifsim: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", cmd__usage_text);
+  return EXIT_BAD_INPUT;
+}
+
+double cmd__wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cmd__report(const sim_error *err) {
+  fprintf(stderr, "%s\n", err->msg);
+  return err->code == SIM_EINPUT || err->code == SIM_EIO ? EXIT_BAD_INPUT
+                                                         : EXIT_RUN_FAILED;
+}
+
+void cmd__warn_host(const struct factory_scenario *sc) {
+  char note[1024];
+  if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
+    fprintf(stderr, "aifsim: warning: %s: %s\n", sc->path, note);
+}
