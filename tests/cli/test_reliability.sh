@@ -121,7 +121,7 @@ B=(--quiet --set duration=2d --set power.cap=700kW)
 # after_first LABEL ENV...: A starts; once it writes, B starts on the same
 # -o. B must fail at once naming the lock, A finish with its own file.
 after_first() {
-  local label=$1 a ra rb cap
+  local label=$1 a ra rb cap done
   shift
   rm -rf "$W" && mkdir -p "$W"
   env "$@" "$AIFSIM" run "$QUICK" -o "$W/x.h5" "${A[@]}" >/dev/null \
@@ -137,15 +137,16 @@ after_first() {
   ra=$?
   BG_PID=
   cap=$(attr "$W/x.h5" summary cap_w 2>/dev/null)
+  done=$(attr "$W/x.h5" / complete 2>/dev/null)
   if [ "$ra" -eq 0 ] && [ "$rb" -eq 1 ] && grep -q 'x\.h5\.lock' "$W/b.err" &&
-    whole "$W/x.h5" 2>/dev/null && [ "$cap" = 650000.0 ] &&
+    whole "$W/x.h5" 2>/dev/null && [ "$cap" = 650000.0 ] && [ "$done" = 1 ] &&
     [ -z "$(ls "$W" | grep -v '\.err$' | grep -vx x.h5)" ]; then
     ok "$label: the first run's file is its own and whole, the second exits 1 naming the lock"
   else
     not_ok "$label: the first run's file is its own and whole, the second exits 1 naming the lock" \
       "first: exit $ra, $(head -c 300 "$W/a.err")" \
       "second: exit $rb, $(head -c 300 "$W/b.err")" \
-      "cap_w in the file: ${cap:-unreadable}; left: $(ls "$W" | tr '\n' ' ')"
+      "cap_w in the file: ${cap:-unreadable}, complete=${done:-?}; left: $(ls "$W" | tr '\n' ' ')"
   fi
 }
 after_first "HDF5 locking on" HDF5_USE_FILE_LOCKING=TRUE
@@ -153,7 +154,7 @@ after_first "HDF5 locking off" HDF5_USE_FILE_LOCKING=FALSE
 
 # together LABEL ENV...: both start at once; exactly one wins.
 together() {
-  local label=$1 a b ra rb cap want
+  local label=$1 a b ra rb cap done want
   shift
   rm -rf "$W" && mkdir -p "$W"
   env "$@" "$AIFSIM" run "$QUICK" -o "$W/x.h5" "${A[@]}" >/dev/null \
@@ -167,14 +168,15 @@ together() {
   wait "$b"
   rb=$?
   cap=$(attr "$W/x.h5" summary cap_w 2>/dev/null)
+  done=$(attr "$W/x.h5" / complete 2>/dev/null)
   want=$([ "$ra" -eq 0 ] && echo 650000.0 || echo 700000.0)
   if [ $((ra + rb)) -eq 1 ] && grep -q 'x\.h5\.lock' "$W/a.err" "$W/b.err" &&
-    whole "$W/x.h5" 2>/dev/null && [ "$cap" = "$want" ]; then
+    whole "$W/x.h5" 2>/dev/null && [ "$cap" = "$want" ] && [ "$done" = 1 ]; then
     ok "$label: two runs started together, exactly one wins and the file is its own"
   else
     not_ok "$label: two runs started together, exactly one wins and the file is its own" \
       "A: exit $ra, $(head -c 300 "$W/a.err")" "B: exit $rb, $(head -c 300 "$W/b.err")" \
-      "cap_w in the file: ${cap:-unreadable}"
+      "cap_w in the file: ${cap:-unreadable}, complete=${done:-?}"
   fi
 }
 together "HDF5 locking on" HDF5_USE_FILE_LOCKING=TRUE
