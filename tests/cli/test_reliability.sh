@@ -573,18 +573,25 @@ open(sys.argv[1], "w").write("name: many\nduration: 1 h\n"
                              "power: {cap: 1000 MW}\nracks: [%s]\n" % racks)
 EOF
 size=$(stat -c %s "$L/many.yaml")
-t0=$(ms)
-(ulimit -v 4000000 && exec /usr/bin/time -f '%M' "$AIFSIM" check "$L/many.yaml") \
-  >"$TMP/out" 2>"$TMP/err" </dev/null
-RC=$?
-took=$(($(ms) - t0))
-rss=$(tail -1 "$TMP/err")
-if [ "$RC" -eq 0 ] && [ "$size" -le 1048576 ] && [ "${rss:-0}" -lt 1000000 ] &&
-  [ "$took" -lt 30000 ]; then
-  ok "22,000 rack groups ($size bytes): check in $took ms and $((rss / 1024)) MB (bounds 30 s, 1 GB)"
+if ! (ulimit -v 2000000 && "$AIFSIM" version) >/dev/null 2>&1; then
+  # ASan's shadow memory cannot run under ulimit -v, and its check of this
+  # file took 32-196 s on a busy machine: the release pass holds the
+  # bounds, and test_names puts 22,000 names through ASan.
+  ok "# SKIP 22,000 rack groups: this build does not run under ulimit -v (ASan)"
 else
-  not_ok "22,000 rack groups ($size bytes): check within 30 s and 1 GB" \
-    "exit $RC in $took ms, max RSS ${rss:-?} kB; $(head -c 300 "$TMP/err")"
+  t0=$(ms)
+  (ulimit -v 4000000 && exec /usr/bin/time -f '%M' "$AIFSIM" check "$L/many.yaml") \
+    >"$TMP/out" 2>"$TMP/err" </dev/null
+  RC=$?
+  took=$(($(ms) - t0))
+  rss=$(tail -1 "$TMP/err")
+  if [ "$RC" -eq 0 ] && [ "$size" -le 1048576 ] && [ "${rss:-0}" -lt 1000000 ] &&
+    [ "$took" -lt 30000 ]; then
+    ok "22,000 rack groups ($size bytes): check in $took ms and $((rss / 1024)) MB (bounds 30 s, 1 GB)"
+  else
+    not_ok "22,000 rack groups ($size bytes): check within 30 s and 1 GB" \
+      "exit $RC in $took ms, max RSS ${rss:-?} kB; $(head -c 300 "$TMP/err")"
+  fi
 fi
 
 # A sweep of 1e6 points listed nothing for over 90 s.
