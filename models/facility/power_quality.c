@@ -161,19 +161,35 @@ static void ramp_at(pq_window *w, size_t k, double x) {
   w->ramp_down[k] = fmax(w->ramp_down[k], -d);
 }
 
+/* The last entry at or before x (the first if none is), by bisection. */
+static size_t entry_at_or_before(const pq_window *w, double x) {
+  size_t lo = 0, hi = w->ser_n;
+  while (hi - lo > 1) { /* ser_t[lo] <= x < ser_t[hi], bounds aside */
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->ser_t[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* The points of window k in (from, to]: to itself, and each step time
- * plus len or 2 len that falls there. */
+ * plus len or 2 len that falls there (found by bisection, so a step
+ * costs O(log n) however fine the periods). */
 static void ramps_between(pq_window *w, size_t k, double from, double to) {
   double len = pq_ramp_windows[k].lo;
   ramp_at(w, k, to);
-  for (int shift = 1; shift <= 2; shift++)
-    for (size_t i = w->ser_n; i-- > 0;) {
+  for (int shift = 1; shift <= 2; shift++) {
+    size_t i = entry_at_or_before(w, to - shift * len) + 1;
+    while (i-- > 0) {
       double x = w->ser_t[i] + shift * len;
       if (x <= from)
         break;
       if (x < to)
         ramp_at(w, k, x);
     }
+  }
 }
 
 /* Drops the entries older than 2 x the longest window before the last
