@@ -55,6 +55,11 @@ def _scenario_has(*keys):
     return test
 
 
+def _code_named(s, run):
+    """The scenario names a grid code (summary's grid_verdict not none)."""
+    return s.get("grid_verdict", "none") not in ("none", None)
+
+
 def _either(*tests):
     def test(s, run):
         return any(t(s, run) for t in tests)
@@ -160,6 +165,9 @@ ROWS = [
     ("carbon_basis", "Grid", "Carbon basis", _pos("co2_t")),
     ("training_co2_kg", "Grid", "Training CO\u2082",
      _either(_TRAINING, _pos("training_co2_kg"))),
+    ("grid_code", "Grid", "Grid code", _code_named),
+    ("grid_class", "Grid", "Grid-code class", _code_named),
+    ("grid_verdict", "Grid", "Grid-code verdict", _code_named),
     ("dr_events", "Grid", "Demand-response events", _pos("dr_events")),
     ("dr_s", "Grid", "Demand response", _pos("dr_events")),
     ("dr_time_to_cut_s", "Grid", "DR: time to cut",
