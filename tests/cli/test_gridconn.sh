@@ -85,6 +85,21 @@ else
   not_ok "a run without a grid code" "$(cat "$TMP/qerr" "$TMP/qpy")"
 fi
 
+# ERCOT's classes end to end: failures-16k's Llama 3 405B job widened to
+# 81,920 H100 (dp 640) peaks near 79 MW, 87% of it IT: a Large
+# Electronic Load (NPRR1308: 75 MW or more, half or more computational).
+if "$AIFSIM" run "$SRC/scenarios/failures-16k.yaml" \
+  --set grid_code=../data/grid_codes/ercot_large_load.yaml \
+  --set duration=1h --set sample_period=10min --set racks.0.count=2560 \
+  --set training.0.dp=640 --set power.cap=150MW -o "$TMP/lel.h5" \
+  >"$TMP/lel.out" 2>"$TMP/lel.err" &&
+  grep -q '^  grid code      ERCOT large loads: PASS, 1 of 1 limits met; class Large Electronic Load$' "$TMP/lel.out"; then
+  ok "an 80 MW training campus is an ERCOT Large Electronic Load"
+else
+  not_ok "an 80 MW training campus is an ERCOT Large Electronic Load" \
+    "$(grep 'grid code\|power  ' "$TMP/lel.out")" "$(head -c 600 "$TMP/lel.err")"
+fi
+
 # bad_code NAME GRID_CODE_KEY EXPECT: exit 2, EXPECT on stderr, no file.
 bad_code() {
   cp "$SRC/scenarios/quickstart.yaml" "$TMP/$1.yaml"
