@@ -63,7 +63,7 @@
   XX(DYNAMIC_RANGE, "dynamic_range_w", UNITS_POWER, "W",                       \
      "highest less lowest facility power")                                     \
   XX(DYNAMIC_RANGE_SHARE, "dynamic_range_share", UNITS_FRACTION, "1",          \
-     "dynamic range over peak facility power")
+     "dynamic range over the highest facility power")
 
 typedef enum gcode_metric {
 #define GCODE_ENUM(id, key, dim, units, long_name) GCODE_##id,

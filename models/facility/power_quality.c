@@ -437,6 +437,8 @@ int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err) {
         isnan(w->ramp_down[k]) ? NAN : fmax(0, w->ramp_down[k]);
   }
   out->dynamic_range_w = w->started ? w->p_max - w->p_min : NAN;
+  out->dynamic_range_share =
+      w->started && w->p_max > 0 ? out->dynamic_range_w / w->p_max : NAN;
   return rc;
 }
 

@@ -131,7 +131,9 @@ typedef struct pq_result {
    * what lies below the Nyquist frequency); NaN without a swing or when
    * the band lies above Nyquist. */
   double band_share, sub_share[PQ_NSUBBANDS];
-  double dynamic_range_w; /* highest less lowest power, samples and steps */
+  /* The highest less the lowest facility power, over the samples and the
+   * steps, and that range over the highest. */
+  double dynamic_range_w, dynamic_range_share;
 } pq_result;
 
 /* Closes the window at end_s (the last power held until then), takes the

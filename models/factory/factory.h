@@ -171,6 +171,7 @@ typedef struct factory_summary {
    * the scenario's grid code, one line ("" when none is named). */
   double ramp_up_w_per_s[PQ_NRAMPS], ramp_down_w_per_s[PQ_NRAMPS];
   double band_share, sub_share[PQ_NSUBBANDS], dynamic_range_w;
+  double dynamic_range_share;
   char grid_verdict[512];
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;

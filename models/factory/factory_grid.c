@@ -18,6 +18,7 @@ void factory__close_grid(factory_summary *s, const pq_result *pq) {
   s->band_share = pq->band_share;
   memcpy(s->sub_share, pq->sub_share, sizeof s->sub_share);
   s->dynamic_range_w = pq->dynamic_range_w;
+  s->dynamic_range_share = pq->dynamic_range_share;
 }
 
 /* The larger of a window's ramps up and down; NaN if neither is known. */
@@ -43,8 +44,7 @@ static void grid_values(const factory_summary *s, double *v) {
   for (size_t b = 0; b < PQ_NSUBBANDS; b++)
     v[GCODE_SHARE_BELOW_1HZ + b] = s->sub_share[b];
   v[GCODE_DYNAMIC_RANGE] = s->dynamic_range_w;
-  v[GCODE_DYNAMIC_RANGE_SHARE] =
-      s->peak_power_w > 0 ? s->dynamic_range_w / s->peak_power_w : NAN;
+  v[GCODE_DYNAMIC_RANGE_SHARE] = s->dynamic_range_share;
 }
 
 int factory__finish_grid(factory *f, factory_summary *s, sim_error *err) {

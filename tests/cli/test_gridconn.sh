@@ -86,7 +86,7 @@ else
 fi
 
 # ERCOT's classes end to end: failures-16k's Llama 3 405B job widened to
-# 81,920 H100 (dp 640) peaks near 79 MW, 87% of it IT: a Large
+# 81,920 H100 (dp 640) peaks near 79 MW, 77% of it IT: a Large
 # Electronic Load (NPRR1308: 75 MW or more, half or more computational).
 if "$AIFSIM" run "$SRC/scenarios/failures-16k.yaml" \
   --set grid_code=../data/grid_codes/ercot_large_load.yaml \

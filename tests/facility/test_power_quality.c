@@ -240,6 +240,8 @@ static void windowed_ramps_of_a_step(void **state) {
     assert_close(down[k], 0, 0, 1e-6 * fabs(sc->d_w));
   }
   assert_close(r.dynamic_range_w, fabs(sc->d_w), 1e-12, 0);
+  assert_close(r.dynamic_range_share, fabs(sc->d_w) / (5e6 + fmax(0, sc->d_w)),
+               1e-12, 0);
   pq_fini(&w);
 }
 
@@ -298,6 +300,7 @@ static void one_second_ramp_independent_of_rate(void **state) {
   assert_close(r.ramp_down_w_per_s[0], 0.8e5, 1e-9, 0);
   assert_close(r.max_ramp_w_per_s, 2e5 * rc->rate_hz, 1e-9, 0);
   assert_close(r.dynamic_range_w, 2e5, 1e-12, 0);
+  assert_close(r.dynamic_range_share, 2e5 / 5.1e6, 1e-12, 0);
   pq_fini(&w);
 }
 
