@@ -131,22 +131,26 @@ void pq_fini(pq_window *w) {
  * crosses a step, so its extremes over the run are at those points: each
  * new step at t evaluates those that fall in (previous step, t]. */
 
-/* E at x, for x within the series' span (x <= the last entry's time). */
-static double energy_at(const pq_window *w, double x) {
-  size_t lo = 0, hi = w->ser_n - 1;
-  if (x <= w->ser_t[0])
-    return w->ser_e[0];
-  while (hi - lo > 1) { /* ser_t[lo] <= x < ser_t[hi] */
+/* The last entry at or before x (the first if none is), by bisection. */
+static size_t entry_at_or_before(const pq_window *w, double x) {
+  size_t lo = 0, hi = w->ser_n;
+  while (hi - lo > 1) { /* ser_t[lo] <= x < ser_t[hi], bounds aside */
     size_t mid = lo + (hi - lo) / 2;
     if (w->ser_t[mid] <= x)
       lo = mid;
     else
       hi = mid;
   }
-  if (x >= w->ser_t[hi])
-    return w->ser_e[hi];
-  double f = (x - w->ser_t[lo]) / (w->ser_t[hi] - w->ser_t[lo]);
-  return w->ser_e[lo] + f * (w->ser_e[hi] - w->ser_e[lo]);
+  return lo;
+}
+
+/* E at x, for x within the series' span (x <= the last entry's time). */
+static double energy_at(const pq_window *w, double x) {
+  size_t i = entry_at_or_before(w, x);
+  if (x <= w->ser_t[i] || i + 1 == w->ser_n)
+    return w->ser_e[i];
+  double f = (x - w->ser_t[i]) / (w->ser_t[i + 1] - w->ser_t[i]);
+  return w->ser_e[i] + f * (w->ser_e[i + 1] - w->ser_e[i]);
 }
 
 /* D(x) / T for window k, kept if the two windows lie in the run. The
@@ -159,19 +163,6 @@ static void ramp_at(pq_window *w, size_t k, double x) {
   double d = ((energy_at(w, x) - e1) - (e1 - e0)) / (len * len);
   w->ramp_up[k] = fmax(w->ramp_up[k], d);
   w->ramp_down[k] = fmax(w->ramp_down[k], -d);
-}
-
-/* The last entry at or before x (the first if none is), by bisection. */
-static size_t entry_at_or_before(const pq_window *w, double x) {
-  size_t lo = 0, hi = w->ser_n;
-  while (hi - lo > 1) { /* ser_t[lo] <= x < ser_t[hi], bounds aside */
-    size_t mid = lo + (hi - lo) / 2;
-    if (w->ser_t[mid] <= x)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
 }
 
 /* The points of window k in (from, to]: to itself, and each step time
