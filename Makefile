@@ -13,11 +13,11 @@ OUT      ?= out/quickstart.h5
 # What the project needs, as Debian packages (.ci/run installs both lists;
 # the test `deps` checks they agree and that RUN_PACKAGES pulls in no test
 # package on a fresh machine).
-# - running: the compiler and CMake; GSL, HDF5 and libfyaml, whose -dev
+# - running: the compiler and CMake; GSL, HDF5, zlib and libfyaml, whose -dev
 #   packages bring the libraries aifsim links; the analysis package's
 #   Python (h5py, numpy, pandas, matplotlib, yaml; xarray and h5netcdf for
 #   run.to_xarray and xarray.open_dataset).
-RUN_PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev \
+RUN_PACKAGES = cmake gcc make pkg-config libgsl-dev libhdf5-dev zlib1g-dev \
                libfyaml-dev python3 python3-h5py python3-numpy \
                python3-pandas python3-matplotlib python3-yaml \
                python3-xarray python3-h5netcdf

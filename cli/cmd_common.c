@@ -12,12 +12,15 @@ const char cmd__usage_text[] =
     "usage: aifsim COMMAND [ARGS]\n"
     "\n"
     "  run SCENARIO [-o OUT.h5] [--quick] [--seed N] [--set KEY=VALUE]...\n"
-    "      [--quiet] [--force]\n"
+    "      [--quiet] [--force] [--keep-partial]\n"
     "        simulate; write OUT.h5 (default out/NAME.h5); an existing\n"
     "        OUT.h5 is replaced only if it is a complete aifsim output,\n"
     "        or with --force a regular file that is not the scenario;\n"
-    "        prints an estimate first, and refuses a run estimated above\n"
-    "        10 GB of output or 1e11 events unless --force\n"
+    "        one run at a time writes OUT.h5 (OUT.h5.lock); prints an\n"
+    "        estimate first, and refuses a run estimated above 10 GB of\n"
+    "        output, 1e11 events or its share of memory unless --force;\n"
+    "        a run stopped by a signal or a failure removes its output,\n"
+    "        or with --keep-partial keeps OUT.h5.partial (complete=0)\n"
     "  check SCENARIO [--resolved] [--quick] [--seed N] [--set KEY=VALUE]...\n"
     "      [--force]\n"
     "        validate only, and estimate the run's events, samples and\n"
@@ -45,7 +48,8 @@ const char cmd__usage_text[] =
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
     "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
     "--set options that shorten it) before your own --set options.\n"
-    "Exit status: 0 ok, 1 the run failed, 2 bad input.\n";
+    "Exit status: 0 ok, 1 the run failed, 2 bad input, 128+N stopped by\n"
+    "signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
 
 int cmd__usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "aifsim: ");

@@ -18,7 +18,9 @@
  * guess, within a factor of about 2 on scenarios/. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrivals.h"
 #include "cmd_internal.h"
@@ -28,7 +30,8 @@
 #include "tel.h"
 
 /* Runs refused without --force: a file larger than this many bytes, or
- * more events than this (about a day of work at 1e6 events/s). */
+ * more events than this (about a day of work at 1e6 events/s), or more
+ * memory than the machine can give (cmd_memory.c). */
 #define MAX_OUTPUT_BYTES 10e9
 #define MAX_EVENTS 1e11
 
@@ -44,17 +47,37 @@
 /* A sink that counts                                                  */
 /* ------------------------------------------------------------------ */
 
+/* Bytes live on an allocator and their peak. */
+typedef struct byte_count {
+  double live, peak;
+} byte_count;
+
 typedef struct count_sink {
   tel_sink base;
   size_t groups;
   double values;   /* numbers per sample over all groups, times included */
   double datasets; /* series, time and axis datasets */
+  double buffers;  /* bytes the HDF5 writer buffers for them */
+  byte_count bytes;    /* on alloc, which the estimate's engine uses */
+  sim_allocator alloc; /* counting into bytes */
+  double built;        /* bytes the factory allocated as built */
 } count_sink;
+
+/* The rows the writer buffers per group (record.c: a chunk's rows, chunks
+ * of about 1 MiB and at most 4096 rows) times a row's bytes. */
+static double writer_buffer(const tel_group *g) {
+  size_t per_chunk = ((size_t)1 << 20) / sizeof(double);
+  size_t width = g->width < per_chunk ? g->width : per_chunk;
+  size_t rows = per_chunk / (width > 0 ? width : 1);
+  double block = rows < 4096 ? (double)rows : 4096;
+  return block * 8 * (double)(1 + g->ncolumns * g->width);
+}
 
 static int count_group(tel_sink *s, const tel_group *g, size_t *id) {
   count_sink *c = (count_sink *)s;
   c->values += (double)(g->ncolumns * g->width + 1);
   c->datasets += (double)g->ncolumns + 1 + (g->axis_name != NULL);
+  c->buffers += writer_buffer(g);
   *id = c->groups++;
   return SIM_OK;
 }
@@ -102,6 +125,26 @@ static const tel_sink_ops count_ops = {
     count_str,   count_int,    count_str,     count_attr,
     count_table, count_commit, count_destroy};
 
+/* An allocator that counts the bytes live and their peak: a 16-byte
+ * header before each block keeps its size (and max_align_t's alignment). */
+static void *counting_realloc(void *ctx, void *ptr, size_t size) {
+  byte_count *b = ctx;
+  size_t *head = ptr != NULL ? (size_t *)ptr - 2 : NULL;
+  double old = head != NULL ? (double)head[0] : 0;
+  if (size == 0) {
+    free(head);
+    b->live -= old;
+    return NULL;
+  }
+  size_t *grown = size < SIZE_MAX - 16 ? realloc(head, size + 16) : NULL;
+  if (grown == NULL)
+    return NULL;
+  grown[0] = size;
+  b->live += (double)size - old;
+  b->peak = fmax(b->peak, b->live);
+  return grown + 2;
+}
+
 /* The trial: runs engine e (its factory built) one control tick at a
  * time until TRIAL_S of wall time or the run's end. A failing tick ends
  * the trial quietly: the run itself will report it. */
@@ -125,16 +168,19 @@ static void trial_run(sim_engine *e, const factory_scenario *sc,
 }
 
 /* Builds the factory of sc on a counting sink, which learns the output's
- * width as the factory declares its columns. The caller destroys *f and
- * *e (NULL on failure). */
+ * width as the factory declares its columns, and on a counting allocator,
+ * which learns the memory it takes as built (c->built). The caller
+ * destroys *f and *e (NULL on failure), then c. */
 static int build_counting(const factory_scenario *sc, count_sink *c,
                           sim_engine **e, factory **f, sim_error *err) {
   *c = (count_sink){.base = {.ops = &count_ops}};
+  c->alloc = (sim_allocator){counting_realloc, &c->bytes};
   *f = NULL;
-  *e = sim_engine_create(NULL);
+  *e = sim_engine_create(&c->alloc);
   if (*e == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   *f = factory_create(sc, *e, &c->base, err);
+  c->built = c->bytes.peak;
   return *f != NULL ? SIM_OK : err->code;
 }
 
@@ -200,23 +246,30 @@ static int estimate_events(const factory_scenario *sc, run_estimate *e,
 /* The estimate                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The HDF5 file: each dataset costs about 2.5 kB of headers, attributes
- * and chunk index, and the samples compress (shuffle and deflate) to
- * about 0.35 of their 8 bytes each; the resolved scenario is stored as
- * text. Fitted on scenarios/: per dataset 2.4-2.6 kB, compression
- * 0.18-0.61 (constant columns squeeze most). */
+/* The HDF5 file: each dataset costs about 1.1 kB of headers, attributes
+ * and chunk index in HDF5 1.10's format (2.5 kB in the older format the
+ * files had before their seal: 90 to 110 kB more for the 65 datasets of
+ * a quickstart), and the samples compress (shuffle and deflate) to about
+ * 0.2 of their 8 bytes each; the resolved scenario is stored as text.
+ * Fitted on scenarios/ (quickstart, carbon-aware, speed-tuning,
+ * oversubscription, mixed, liquid-vs-air): compression 0.075-0.3
+ * (constant columns squeeze most), every one then within 2x. */
+#define EST_DATASET_BYTES 1100
+#define EST_COMPRESSION 0.2
+
 /* The power-quality window's samples, which the run writes at its end
  * (/power_quality: time and power, 16 bytes a sample before deflate). */
 static double pq_bytes(const factory_config *cfg) {
   const pq_config *q = &cfg->power_quality;
   double len = fmin(q->length_s, fmax(0, cfg->duration_s - q->start_s));
   double n = floor(len * q->rate_hz);
-  return n > 0 ? 2 * 2500 + 0.35 * 16 * n : 0;
+  return n > 0 ? 2 * EST_DATASET_BYTES + EST_COMPRESSION * 16 * n : 0;
 }
 
 static double estimate_bytes(const factory_scenario *sc, const count_sink *c,
                              double samples) {
-  return 2500 * c->datasets + 0.35 * 8 * c->values * samples +
+  return EST_DATASET_BYTES * c->datasets +
+         EST_COMPRESSION * 8 * c->values * samples +
          (double)strlen(sc->resolved) + pq_bytes(&sc->cfg);
 }
 
@@ -237,7 +290,7 @@ int cmd__estimate(const factory_scenario *sc, run_estimate *e, bool trial,
     return rc;
   e->samples = floor(sc->cfg.duration_s / sc->cfg.sample_period_s);
   e->bytes = estimate_bytes(sc, &c, e->samples);
-  return SIM_OK;
+  return cmd__estimate_memory(sc, c.built + c.buffers, e, err);
 }
 
 /* n bytes as "730 kB", "1.2 GB". */
@@ -268,9 +321,12 @@ static const char *wall_text(double s, char *buf, size_t size) {
 }
 
 void cmd__print_estimate(FILE *out, const run_estimate *e) {
-  char size[32], wall[32];
-  fprintf(out, "estimate: %.3g events, %.0f samples, about %s of output\n",
-          e->events, e->samples, size_text(e->bytes, size, sizeof size));
+  char size[32], memory[32], wall[32];
+  fprintf(out,
+          "estimate: %.3g events, %.0f samples, about %s of output, %s of "
+          "memory\n",
+          e->events, e->samples, size_text(e->bytes, size, sizeof size),
+          size_text(e->memory, memory, sizeof memory));
   if (!isnan(e->wall_s))
     fprintf(out, "estimate: about %s of wall time on this machine (%.3g "
             "events/s in a %.2f s trial of this scenario)\n",
@@ -301,5 +357,5 @@ int cmd__refuse_estimate(const run_estimate *e, const factory_config *cfg,
             cfg->name, e->events, MAX_EVENTS, e->events_key, cfg->duration_s);
     return EXIT_BAD_INPUT;
   }
-  return 0;
+  return cmd__refuse_memory(e, cfg);
 }

@@ -6,6 +6,7 @@
 #ifndef AIFSIM_CMD_INTERNAL_H
 #define AIFSIM_CMD_INTERNAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ typedef struct options {
   bool quiet, resolved;
   bool force; /* run: replace an output that is not aifsim's; run and
                  check: lift the estimate's limits */
+  bool keep_partial; /* run: a run that does not finish keeps OUT.partial */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
   bool quick_asked;            /* --quick: apply the file's # quick: line */
@@ -45,6 +47,8 @@ typedef struct run_request {
   int64_t sweep_point;     /* root attribute sweep_point; -1 for none */
   void (*tick)(void *ctx); /* between slices of the run; may be NULL */
   void *tick_ctx;
+  bool keep_partial; /* a run that does not finish keeps OUT.partial, whole
+                        and marked complete=0 */
 } run_request;
 
 /* With --quick, puts the --set options of o->scenario's `# quick:` line
@@ -76,9 +80,30 @@ void cmd__warn_host(const struct factory_scenario *sc);
  * (cmd_common.c) */
 double cmd__wall_seconds(void);
 
-/* Makes SIGINT and SIGTERM stop a run at its next slice, which then
- * keeps no output. (cmd_run.c) */
+/* Makes SIGINT, SIGTERM, SIGHUP and SIGXCPU (unless ignored from the
+ * start) stop the command: a run at its next event, and whatever runs
+ * within DEADLINE_S of wall time, with its output's partial file and lock
+ * removed; main then re-raises the signal (cmd__exit). (cmd_signal.c) */
 void cmd__catch_signals(void);
+
+/* The first stop signal received, or 0. (cmd_signal.c) */
+int cmd__stop_signal(void);
+
+/* The flag the engine watches (sim_engine_watch): nonzero once a stop
+ * signal came. (cmd_signal.c) */
+const volatile sig_atomic_t *cmd__stop_flag(void);
+
+/* What the deadline removes if the run has not cleaned up by then: OUT's
+ * partial file (unless keep_partial) and its lock, which this process
+ * holds from now on; cmd__guard_clear once they are gone or committed.
+ * (cmd_signal.c) */
+void cmd__guard_output(const char *out, bool keep_partial);
+void cmd__guard_clear(void);
+
+/* status, or, after a stop signal, does not return: the process dies of
+ * that signal (exit status 128+N to a shell). main returns through it.
+ * (cmd_signal.c) */
+int cmd__exit(int status);
 
 /* Runs one scenario to rq->out. Returns the exit status: 0, or 1 or 2
  * with the message to print in *err (err->code says why: SIM_ECANCELED
@@ -91,6 +116,9 @@ typedef struct run_estimate {
   double samples;      /* telemetry rows (the groups sample together) */
   double bytes;        /* the HDF5 file, within about a factor of 2 */
   char events_key[48]; /* the key that drives the events */
+  double memory;       /* peak resident bytes, within about a factor of 2 */
+  double held;         /* requests held at the peak by the worst service */
+  char memory_key[48]; /* that service ("services.0"), or "" */
   /* The wall-time guess from a trial run on this machine (NaN when not
    * probed): events / the trial's events per second. Printed only; it
    * never reaches an output. */
@@ -111,10 +139,22 @@ struct factory_config;
 int cmd__estimate(const struct factory_scenario *sc, run_estimate *e,
                   bool trial, sim_error *err);
 
-/* "estimate: N events, N samples, about N MB of output" on out, then the
- * wall-time guess on a line of its own when there was a trial.
- * (cmd_estimate.c) */
+/* "estimate: N events, N samples, about N MB of output, N MB of memory"
+ * on out, then the wall-time guess on a line of its own when there was a
+ * trial. (cmd_estimate.c) */
 void cmd__print_estimate(FILE *out, const run_estimate *e);
+
+/* Adds the run's peak memory to *e: the program, the factory as built
+ * (built bytes, the writer's buffers included) and the requests its
+ * services hold at their peak. SIM_OK, or the code with err set.
+ * (cmd_memory.c) */
+int cmd__estimate_memory(const struct factory_scenario *sc, double built,
+                         run_estimate *e, sim_error *err);
+
+/* 0 if e's memory fits the machine's share; else prints why not (the
+ * figure, the limit and the key to change) and returns EXIT_BAD_INPUT.
+ * (cmd_memory.c) */
+int cmd__refuse_memory(const run_estimate *e, const struct factory_config *cfg);
 
 /* 0 if a run of this estimate may start; else prints why not (the figure,
  * the limit and the key to change) and returns EXIT_BAD_INPUT. force

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd_internal.h"
 #include "engine.h"
@@ -16,15 +17,6 @@
 #include "progress.h"
 #include "record.h"
 #include "sig.h"
-
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) { interrupted = sig; }
-
-void cmd__catch_signals(void) {
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
-}
 
 /* ------------------------------------------------------------------ */
 /* run                                                                 */
@@ -71,8 +63,11 @@ static int write_overrides(tel_sink *sink, const char *const *sets,
 }
 
 static int write_meta(tel_sink *sink, const factory_scenario *sc) {
-  /* The file layout's version (docs/OUTPUT.md): readers refuse newer. */
-  int rc = tel_put_meta_int(sink, "format_version", 1);
+  /* What the file is, so that readers refuse files aifsim did not write
+   * (docs/OUTPUT.md), and the layout's version: readers refuse newer. */
+  int rc = tel_put_meta_str(sink, "format", "aifsim-run");
+  if (rc == SIM_OK)
+    rc = tel_put_meta_int(sink, "format_version", 1);
   if (rc == SIM_OK)
     rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
   if (rc == SIM_OK)
@@ -203,6 +198,8 @@ typedef struct run_state {
  * until it is destroyed (tel.h). */
 static void run_cleanup(run_state *r) {
   tel_destroy(r->sink); /* removes an uncommitted partial file */
+  r->sink = NULL;
+  cmd__guard_clear();
   factory_destroy(r->factory);
   sim_engine_destroy(r->engine);
   factory_scenario_release(&r->sc);
@@ -251,19 +248,42 @@ static void test_break(factory *f) {
 static void test_break(factory *f) { (void)f; }
 #endif
 
-static int run_build(run_state *r) {
+/* The writer: PATH.lock taken (another process holding it is SIM_EBUSY,
+ * exit 1 naming the lock), PATH.partial created, and both left for the
+ * signal deadline to remove. */
+static int run_sink(run_state *r) {
   sim_error err = {0};
   char origin[64];
-  h5w_options opts = {0, 0, time_origin(&r->sc.cfg, origin, sizeof origin)};
+  h5w_options opts = {.time_origin =
+                          time_origin(&r->sc.cfg, origin, sizeof origin),
+                      .keep_partial = r->rq->keep_partial};
   r->sink = h5w_create(r->rq->out, &opts, &err);
+  if (r->sink == NULL && err.code == SIM_EBUSY)
+    return run_fail(r, SIM_EBUSY, "cannot write the output", err.msg);
   if (r->sink == NULL)
-    return run_fail(r, SIM_EIO, "cannot write the output", err.msg);
+    return run_fail(r, err.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EIO,
+                    "cannot write the output", err.msg);
+  cmd__guard_output(r->rq->out, r->rq->keep_partial);
+  return 0;
+}
+
+static int run_build(run_state *r) {
+  sim_error err = {0};
+  int rc = run_sink(r);
+  if (rc != 0)
+    return rc;
   if (write_run_meta(r) != SIM_OK)
     return run_fail(r, SIM_EIO, "writing the output", tel_errmsg(r->sink));
   r->engine = sim_engine_create(NULL);
   if (r->engine == NULL)
     return run_fail(r, SIM_ENOMEM, "starting the engine", "out of memory");
+  sim_engine_watch(r->engine, cmd__stop_flag());
   r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
+  /* A failure of the writer's (a full disk, no memory) is the run's, not
+   * the scenario's: exit 1, not 2. */
+  if (r->factory == NULL && tel_errmsg(r->sink)[0] != '\0')
+    return run_fail(r, err.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EIO,
+                    "writing the output", tel_errmsg(r->sink));
   if (r->factory == NULL)
     return run_report(r, &err);
   test_break(r->factory);
@@ -271,15 +291,16 @@ static int run_build(run_state *r) {
 }
 
 /* Wall seconds a slice of the run should take: the progress line is
- * redrawn, signals are checked and a sweep's tick runs between slices. */
+ * redrawn and a sweep's tick runs between slices. (A stop signal needs no
+ * slice: the engine watches its flag after every event.) */
 #define SLICE_WALL_S 0.1
 
 /* Runs the engine to the end in slices of events sized by
  * progress_next_slice to take about SLICE_WALL_S each, drawing progress
- * and ticking between them and stopping early on SIGINT/SIGTERM. Slices
- * count events, not simulated time: an event costs about the same all
- * run long, while a simulated second may cost a hundred times more in a
- * burst of requests than before it. */
+ * and ticking between them; a stop signal stops the engine at its next
+ * event. Slices count events, not simulated time: an event costs about
+ * the same all run long, while a simulated second may cost a hundred
+ * times more in a burst of requests than before it. */
 static int run_slices(run_state *r, double *wall) {
   sim_time end = factory_duration(&r->sc.cfg);
   progress p;
@@ -288,7 +309,7 @@ static int run_slices(run_state *r, double *wall) {
   int64_t slice = 1000; /* events; the first slice only sets the pace */
   bool done = false;
   int rc = SIM_OK;
-  while (rc == SIM_OK && !done && !interrupted) {
+  while (rc == SIM_OK && !done && !cmd__stop_signal()) {
     uint64_t ran = sim_engine_events_run(r->engine);
     rc = sim_engine_run_some(r->engine, end, (uint64_t)slice, &done);
     double now = cmd__wall_seconds();
@@ -303,7 +324,28 @@ static int run_slices(run_state *r, double *wall) {
   }
   progress_done(&p);
   *wall = cmd__wall_seconds() - t0;
-  return interrupted ? SIM_ECANCELED : rc;
+  return cmd__stop_signal() ? SIM_ECANCELED : rc;
+}
+
+/* A run stopped by a signal: its output removed, or kept as asked. */
+static int run_stopped(run_state *r) {
+  char partial[4200], what[64];
+  snprintf(partial, sizeof partial, "%s.partial", r->rq->out);
+  int sig = cmd__stop_signal();
+  snprintf(what, sizeof what, "stopped by %s",
+           sig == SIGINT    ? "SIGINT"
+           : sig == SIGTERM ? "SIGTERM"
+           : sig == SIGHUP  ? "SIGHUP"
+                            : "SIGXCPU");
+  run_cleanup(r);
+  if (r->rq->keep_partial && access(partial, F_OK) == 0)
+    sim_error_set(r->err, SIM_ECANCELED,
+                  "aifsim: %s: kept %s, marked incomplete (complete=0)", what,
+                  partial);
+  else
+    sim_error_set(r->err, SIM_ECANCELED, "aifsim: %s: no output was kept",
+                  what);
+  return EXIT_RUN_FAILED;
 }
 
 /* Runs one scenario to rq->out (cmd_internal.h). */
@@ -320,7 +362,7 @@ int cmd__run_scenario(const run_request *rq, sim_error *err) {
     return rc;
   rc = run_slices(&r, &wall);
   if (rc == SIM_ECANCELED)
-    return run_fail(&r, rc, "interrupted", "no output was kept");
+    return run_stopped(&r);
   if (rc != SIM_OK)
     return run_fail(&r, rc, "the run failed", sim_engine_errmsg(r.engine));
   if (factory_finish(r.factory, &s, &e) != SIM_OK)
@@ -405,10 +447,10 @@ int cmd__run(const options *o) {
   int bad = check_output(o, out);
   if (bad == 0)
     bad = estimate_run(o);
-  if (bad != 0)
-    return bad;
-  run_request rq = {o->scenario, o->sets, o->nsets, out, o->quiet,
-                    true,        -1,      NULL,     NULL};
+  if (bad != 0 || cmd__stop_signal() != 0) /* a signal: nothing started */
+    return bad != 0 ? bad : EXIT_RUN_FAILED;
+  run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
+                    true,        -1,      NULL,     NULL, o->keep_partial};
   int rc = cmd__run_scenario(&rq, &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);

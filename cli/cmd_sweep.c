@@ -17,9 +17,11 @@
 
 /* The sweep's progress line (rank 0, on a terminal) and failure lines. */
 typedef struct sweep_ui {
-  bool enabled;
+  bool enabled; /* the progress line: rank 0, on a terminal, not quiet */
   double t0;
   int width;
+  bool log;    /* rank 0 and not quiet: progress lines even off a terminal */
+  double next; /* wall time of the next line about the checks */
 } sweep_ui;
 
 static void ui_wipe(sweep_ui *ui) {
@@ -52,6 +54,39 @@ static void on_point(void *user, const sweep_event *ev) {
     ui_draw(ui, ev);
 }
 
+/* The checks' progress, before any point runs: a sweep of 1e6 points
+ * spends minutes on them. On a terminal a line redrawn four times a
+ * second; elsewhere (a batch job's log) a line after half a second, then
+ * one a minute. A stop signal ends the checks. */
+static int on_checking(void *user, size_t done, size_t total) {
+  sweep_ui *ui = user;
+  if (cmd__stop_signal() != 0)
+    return 1;
+  double now = cmd__wall_seconds(), wall = now - ui->t0;
+  if (!ui->log || now < ui->next)
+    return 0;
+  char left[32];
+  double eta = done > 0 ? wall * (double)(total - done) / (double)done : 0;
+  progress_hms(eta, left, sizeof left);
+  if (ui->enabled) {
+    int n = fprintf(stderr,
+                    "\r  checking %zu/%zu points before any runs  "
+                    "ETA %s",
+                    done, total, done > 0 ? left : "-");
+    if (n < ui->width)
+      fprintf(stderr, "%*s", ui->width - n, "");
+    ui->width = n;
+  } else {
+    fprintf(stderr,
+            "aifsim: checking the sweep's points before any runs: "
+            "%zu of %zu points checked%s%s\n",
+            done, total, done > 0 ? ", about " : "", done > 0 ? left : "");
+  }
+  fflush(stderr);
+  ui->next = now + (ui->enabled ? 0.25 : 60);
+  return 0;
+}
+
 static void on_redo(void *user, size_t point, const char *why) {
   (void)user;
   fprintf(stderr, "aifsim: point %zu: %s: computing it again\n", point, why);
@@ -76,9 +111,9 @@ static int check_point(void *user, const char *base, const char *const *sets,
 /* The sweep's run hook: `aifsim run` of one point, quietly. */
 static int run_point(void *user, const sweep_job *job, sim_error *err) {
   static const char prefix[] = "aifsim: ";
-  run_request rq = {job->base,    job->sets, job->nsets,          job->out,
-                    true,         false,     (int64_t)job->point, job->tick,
-                    job->tick_ctx};
+  run_request rq = {job->base,     job->sets, job->nsets,          job->out,
+                    true,          false,     (int64_t)job->point, job->tick,
+                    job->tick_ctx, false};
   (void)user;
   if (cmd__run_scenario(&rq, err) == 0)
     return SIM_OK;
@@ -162,10 +197,21 @@ static void print_shard_source(const sweep *s, const sweep_run_opts *ro,
   fflush(stdout);
 }
 
-/* An override as a shell word: quoted when the shell would change it. */
+/* An override as a shell word: quoted when the shell would change it,
+ * in single quotes, with a quote inside written as '\'' (the names in it
+ * are the user's: a rack called it's must still paste back whole). */
 static void print_set(const char *before, const char *set) {
-  bool quote = strpbrk(set, " \t\"'{}[]()<>,;#&*?!|`$\\~") != NULL;
-  printf(quote ? "%s'%s'" : "%s%s", before, set);
+  bool quote = strpbrk(set, " \t\n\"'{}[]()<>,;#&*?!|`$\\~") != NULL;
+  fputs(before, stdout);
+  if (quote)
+    putchar('\'');
+  for (const char *c = set; *c != '\0'; c++)
+    if (quote && *c == '\'')
+      fputs("'\\''", stdout);
+    else
+      putchar(*c);
+  if (quote)
+    putchar('\'');
 }
 
 static void print_point(const sweep *s, size_t p, const char **sets) {
@@ -242,12 +288,10 @@ static void print_sweep_stats(const sweep *s, const sweep_run_opts *ro,
 
 /* Runs the sweep's points; rank says who prints. */
 static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
-                         int rank, int size) {
+                         sweep_ui *ui, int rank, int size) {
   char dir[4096], why[160];
   sweep_stats st;
   sim_error err = {0};
-  sweep_ui ui = {rank == 0 && !o->quiet && isatty(fileno(stderr)),
-                 cmd__wall_seconds(), 0};
   sweep_run_opts ro = {dir, {0, 1}, AIFSIM_VERSION, size > 1};
   if (o->output != NULL)
     snprintf(dir, sizeof dir, "%s", o->output);
@@ -257,9 +301,9 @@ static int sweep_execute(const options *o, const sweep *s, sweep_hooks *h,
     return rank == 0 ? cmd__report(&err) : EXIT_BAD_INPUT;
   if (rank == 0)
     print_shard_source(s, &ro, why, size);
-  h->user = &ui;
+  ui->t0 = cmd__wall_seconds();
   int rc = sweep_run(s, &ro, h, &st, &err);
-  ui_wipe(&ui);
+  ui_wipe(ui);
   if (rank != 0)
     return rc == SIM_OK && st.failed + st.busy == 0 ? 0 : EXIT_RUN_FAILED;
   if (rc == SIM_EINPUT)
@@ -283,7 +327,16 @@ static int stored_sets(const options *o, char ***sets, size_t *n) {
 }
 
 static int sweep_main(const options *o, int rank, int size) {
-  sweep_hooks h = {check_point, run_point, on_point, NULL, on_redo};
+  bool talk = rank == 0 && !o->quiet;
+  sweep_ui ui = {talk && isatty(fileno(stderr)), cmd__wall_seconds(), 0, talk,
+                 cmd__wall_seconds() + 0.5};
+  sweep_hooks h = {.check = check_point,
+                   .run = run_point,
+                   .done = on_point,
+                   .user = &ui,
+                   .redo = on_redo,
+                   .checking = on_checking,
+                   .unchecked = o->list};
   sim_error err = {0};
   char **stored;
   size_t nstored;
@@ -295,6 +348,9 @@ static int sweep_main(const options *o, int rank, int size) {
                               &h, &err)
                  : sweep_load(o->scenario, o->sets, o->nsets, &h, &err);
   sweep_sets_destroy(stored, nstored);
+  ui_wipe(&ui);
+  if (s == NULL && err.code == SIM_ECANCELED)
+    return EXIT_RUN_FAILED; /* a stop signal: main re-raises it */
   if (s == NULL)
     return rank == 0 ? cmd__report(&err) : EXIT_BAD_INPUT;
   if (o->list)
@@ -302,7 +358,7 @@ static int sweep_main(const options *o, int rank, int size) {
   else if (o->collect != NULL)
     rc = rank == 0 ? sweep_collect_cmd(s, o->collect) : 0;
   else
-    rc = sweep_execute(o, s, &h, rank, size);
+    rc = sweep_execute(o, s, &h, &ui, rank, size);
   sweep_destroy(s);
   return rc;
 }

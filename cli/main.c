@@ -90,6 +90,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->list = true;
   else if (strcmp(a, "--force") == 0)
     o->force = true;
+  else if (strcmp(a, "--keep-partial") == 0)
+    o->keep_partial = true;
   else if (strcmp(a, "--quick") == 0)
     o->quick_asked = true;
   else if (a[0] == '-')
@@ -117,6 +119,8 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s",
                             "--list, --shard and --collect are options of "
                             "sweep");
+  if (strcmp(o->command, "run") != 0 && o->keep_partial)
+    return cmd__usage_error("%s", "--keep-partial is an option of run");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)
     return cmd__usage_error("%s", "--csv is an option of export");
   if (o->quick_asked && strcmp(o->command, "run") != 0 &&
@@ -281,6 +285,25 @@ static int cmd_catalog(const options *o) {
 
 /* ------------------------------------------------------------------ */
 
+static int dispatch(options *o, int *argc, char ***argv) {
+  if (strcmp(o->command, "run") == 0)
+    return cmd__run(o);
+  if (strcmp(o->command, "check") == 0)
+    return cmd_check(o);
+  if (strcmp(o->command, "catalog") == 0)
+    return cmd_catalog(o);
+  if (strcmp(o->command, "sweep") == 0)
+    return cmd__sweep(o, argc, argv);
+  if (strcmp(o->command, "export") == 0)
+    return cmd__export(o);
+  if (strcmp(o->command, "version") == 0)
+    return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
+  if (strcmp(o->command, "help") == 0 || strcmp(o->command, "--help") == 0 ||
+      strcmp(o->command, "-h") == 0)
+    return fputs(cmd__usage_text, stdout) < 0;
+  return cmd__usage_error("unknown command '%s'", o->command);
+}
+
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   cmd__catch_signals();
@@ -289,22 +312,6 @@ int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN);
   options o;
   int rc = parse_args(&o, argc, argv);
-  if (rc != 0)
-    return rc;
-  if (strcmp(o.command, "run") == 0)
-    return cmd__run(&o);
-  if (strcmp(o.command, "check") == 0)
-    return cmd_check(&o);
-  if (strcmp(o.command, "catalog") == 0)
-    return cmd_catalog(&o);
-  if (strcmp(o.command, "sweep") == 0)
-    return cmd__sweep(&o, &argc, &argv);
-  if (strcmp(o.command, "export") == 0)
-    return cmd__export(&o);
-  if (strcmp(o.command, "version") == 0)
-    return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
-  if (strcmp(o.command, "help") == 0 || strcmp(o.command, "--help") == 0 ||
-      strcmp(o.command, "-h") == 0)
-    return fputs(cmd__usage_text, stdout) < 0;
-  return cmd__usage_error("unknown command '%s'", o.command);
+  /* After a stop signal the process dies of it, whatever the status. */
+  return cmd__exit(rc != 0 ? rc : dispatch(&o, &argc, &argv));
 }

@@ -1,18 +1,22 @@
 """python3 -m aifsim report|compare|sweep: reports from the command line.
 
     python3 -m aifsim report RUN.h5 [--png OUT.png] [--html OUT.html]
+                                    [--allow-incomplete]
     python3 -m aifsim compare A.h5 B.h5 ... [--png OUT.png] [--html OUT.html]
                                             [--csv OUT.csv] [--label TEXT]...
+                                            [--allow-incomplete]
     python3 -m aifsim sweep DIR [--x COL] [--y COL]... [--by COL]
                                 [--png OUT.png] [--html OUT.html]
 
-Exit status: 0 ok, 1 failure while writing, 2 bad input (usage, missing,
-incomplete or newer-format file).
+Exit status: 0 ok, 1 failure while writing (or a fault of this package:
+one line, no traceback unless AIFSIM_DEBUG=1), 2 bad input (usage, a
+missing, incomplete, damaged, foreign or newer-format file).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -35,7 +39,7 @@ def _print_table(df):
 
 
 def cmd_report(a):
-    run = open_run(a.run)
+    run = open_run(a.run, allow_incomplete=a.allow_incomplete)
     png, htm = a.png, a.html
     if not png and not htm:
         png = str(Path(a.run).with_suffix(".png"))
@@ -45,7 +49,7 @@ def cmd_report(a):
 
 
 def cmd_compare(a):
-    runs = [open_run(p) for p in a.runs]
+    runs = [open_run(p, allow_incomplete=a.allow_incomplete) for p in a.runs]
     if a.label and len(a.label) != len(runs):
         raise AifsimError("give --label once per run: %d labels for %d runs"
                           % (len(a.label), len(runs)))
@@ -133,20 +137,42 @@ def parser():
     for sp in (r, c, s):
         sp.add_argument("--dpi", type=int, default=110,
                         help="resolution of PNG output (default 110)")
+    for sp in (r, c):
+        sp.add_argument("--allow-incomplete", action="store_true",
+                        help="read a run that did not finish (OUT.partial "
+                        "kept by aifsim run --keep-partial)")
     return p
 
 
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
-        a.fn(a)
+        # Names (scenarios, racks, services) go into figure texts as they
+        # are: a '$' in one is not mathtext.
+        with matplotlib.rc_context({"text.parse_math": False}):
+            a.fn(a)
     except AifsimError as e:
         print("aifsim: error: %s" % e, file=sys.stderr)
         return 2
     except OSError as e:
         print("aifsim: error: %s" % e, file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001 - a fault here, not in the input
+        if os.environ.get("AIFSIM_DEBUG"):
+            raise
+        print("aifsim: error: %s failed on %s: %s: %s (a fault of the "
+              "analysis package; AIFSIM_DEBUG=1 shows where)"
+              % (a.command, " ".join(_inputs(a)), type(e).__name__, e),
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def _inputs(a):
+    """The files or folder a command read, for its messages."""
+    return [str(x) for x in (getattr(a, "runs", None) or
+                             [getattr(a, "run", None) or
+                              getattr(a, "dir", "")])]
 
 
 if __name__ == "__main__":

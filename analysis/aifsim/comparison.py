@@ -63,7 +63,7 @@ def _change(vals):
     a = vals[0]
     if not np.isfinite(a):
         return math.inf
-    d = max(abs(v - a) for v in vals[1:] if np.isfinite(v))
+    d = max((abs(v - a) for v in vals[1:] if np.isfinite(v)), default=0.0)
     return d / abs(a) if a != 0 else (math.inf if d > 0 else 0.0)
 
 

@@ -20,7 +20,15 @@ class NewerFormatError(AifsimError):
 
 
 class NotARunError(AifsimError):
-    """The file is not an aifsim run (not HDF5, or no /facility)."""
+    """The file is not an aifsim run: not HDF5, no /facility, or not
+    written by aifsim (no root attribute ``format`` = ``aifsim-run``)."""
+
+
+class DamagedRunError(AifsimError):
+    """The file was changed or damaged after aifsim wrote it: its seal (a
+    checksum of the whole file) does not match, or a dataset fails its
+    own checksum. The message names the file and, when one can be found,
+    the dataset."""
 
 
 class SimulationError(AifsimError):

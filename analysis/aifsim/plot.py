@@ -144,6 +144,8 @@ def _signal(fr, *names):
 
 def _cap_text(cap_w):
     cap_w = np.asarray(cap_w, dtype=float)
+    if not np.isfinite(cap_w).any():  # no samples
+        return "cap"
     if len(cap_w) and np.allclose(cap_w, cap_w[0]):
         return "cap %s" % _u.format_value(cap_w[0], "W")
     return "cap (%s to %s)" % (_u.format_value(np.nanmin(cap_w), "W"),
@@ -653,7 +655,7 @@ def compare_series(runs, col, what, units, ax=None, labels=None,
     f, shown = _u.display_scale(units, max(tops))
     for k, (r, lab) in enumerate(zip(runs, labels)):
         v = _col(r.facility, col)
-        if v is None:
+        if v is None or not len(v):  # a run with no samples: nothing
             continue
         color, ls = _run_style(k)
         draw(ax, ta, r.facility.index.to_numpy(dtype=float), v / f, color,
@@ -700,7 +702,7 @@ def compare_power(runs, ax=None, labels=None, legend=True, title=None):
     same_cap = len(set(caps)) == 1 and caps[0] is not None
     for k, (r, lab) in enumerate(zip(runs, labels)):
         fac = r.facility
-        if "power_w" not in fac.columns:
+        if "power_w" not in fac.columns or not len(fac):
             continue
         color, ls = _run_style(k)
         t = fac.index.to_numpy(dtype=float)
@@ -864,6 +866,20 @@ def _sensible_ylim(ax, lo, hi, top=None):
         ax.set_ylim(bottom, upper)
 
 
+def _categorical(df, x):
+    """An axis of names (power.policy) or of mappings ("{value: 20 degC}")
+    has no numeric order: its values become positions 0, 1, ... in the
+    order they first come, the labels their text. Returns (frame, labels),
+    labels None when the axis is numeric already."""
+    if df[x].dtype.kind in "fiub":
+        return df, None
+    labels = list(dict.fromkeys(str(v) for v in df[x]))
+    at = {v: float(i) for i, v in enumerate(labels)}
+    df = df.copy()
+    df[x] = [at[str(v)] for v in df[x]]
+    return df, labels
+
+
 def frontier(sweep, x=None, y=None, by=None, ax=None, legend=True,
              title=None):
     """`y` against `x` over the sweep's points, one line per value of `by`
@@ -892,6 +908,7 @@ def frontier(sweep, x=None, y=None, by=None, ax=None, legend=True,
         ax = not_in_run(ax, "%s (absent in every point)" % metric_name(y),
                         title)
         return ax
+    df, categories = _categorical(df, x)
     fx, xl = _axis_label(sweep, x, df[x].to_numpy(dtype=float))
     fy, yl = _axis_label(sweep, y, df[y].to_numpy(dtype=float))
     groups = [(None, df)] if by is None else list(df.groupby(by, sort=True))
@@ -928,6 +945,12 @@ def frontier(sweep, x=None, y=None, by=None, ax=None, legend=True,
                 fontsize=8, color="0.35")
     share = fy == 0.01  # a share shown in %: at most 100
     _sensible_ylim(ax, lo, hi, top=100.0 if share else None)
+    if categories is not None:
+        ax.set_xticks(np.arange(len(categories)) / fx)
+        ax.set_xticklabels(categories, rotation=20 if max(
+            len(c) for c in categories) > 8 else 0, ha="right" if max(
+            len(c) for c in categories) > 8 else "center")
+        ax.set_xlim(-0.5 / fx, (len(categories) - 0.5) / fx)
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
     name = sweep_title(sweep)

@@ -148,7 +148,10 @@ def not_in_table(ax):
 
 
 def panels(run):
-    """The panels a report of this run has: names of what it can draw."""
+    """The panels a report of this run has: names of what it can draw
+    (none for a run with no samples: one stopped before its first)."""
+    if not len(run.facility):
+        return []
     out = ["power", "clocks", "racks"]
     if _p.has_pue(run):
         out.append("pue")
@@ -197,7 +200,11 @@ def report_figure(run, dpi=110):
         axes[n] = fig.add_subplot(gs[i, 0])
     for n in names:
         _draw(n, run, axes[n], axes)
-    _table_axes(fig.add_subplot(gs[len(names), 0]), run)
+    tax = _table_axes(fig.add_subplot(gs[len(names), 0]), run)
+    if not names:
+        tax.text(0.5, 0.95, "no samples in this run: it stopped before its "
+                 "first sample", ha="center", va="top",
+                 transform=tax.transAxes, color="0.3", fontsize=11)
     fig.suptitle("aifsim report: %s" % run.name, fontsize=15,
                  fontweight="bold")
     fig.text(0.5, 1.0 - 0.55 / fig.get_figheight(), sub,

@@ -21,12 +21,15 @@ import pandas as pd
 from .errors import (IncompleteRunError, NewerFormatError, NotARunError,
                      RunNotFoundError)
 from . import units as _u
-from .hdf5 import (attr_text, attr_value, dimension_scale,
+from .hdf5 import (attr_text, attr_value, check_seal, dimension_scale,
                    is_dimension_scale, read_values)
 
 #: The newest file format this package reads (root attribute
 #: ``format_version``; a file without it is version 1).
 FORMAT_VERSION = 1
+
+#: What aifsim writes in the root attribute ``format`` of a run file.
+RUN_FORMAT = "aifsim-run"
 
 
 class Frame(pd.DataFrame):
@@ -621,6 +624,7 @@ def open_run(path, allow_incomplete=False):
             "%s is an incomplete run (a .partial file: still being written, "
             "or left by a run that was killed); pass allow_incomplete=True to "
             "read it anyway" % p)
+    sealed = check_seal(p)  # before HDF5, which can crash on damage
     try:
         f = h5py.File(p, "r")
     except OSError as e:
@@ -630,6 +634,7 @@ def open_run(path, allow_incomplete=False):
         raise NotARunError("%s is not an HDF5 file (%s)" % (p, e)) from e
     with f:
         attrs = {k: attr_value(v) for k, v in f.attrs.items()}
+        _check_written_by_aifsim(p, attrs, sealed)
         fv = attrs.get("format_version", 1)
         try:
             fv = int(fv)
@@ -651,6 +656,27 @@ def open_run(path, allow_incomplete=False):
                 "run did not finish; pass allow_incomplete=True to read it "
                 "anyway" % (p, attrs.get("complete")))
     return Run(p, attrs)
+
+
+def _check_written_by_aifsim(p, attrs, sealed):
+    """A run file aifsim wrote says so: the root attribute format is
+    RUN_FORMAT (and the file is sealed). Files from before that attribute
+    carry format_version and aifsim_version. Anything else is refused,
+    whatever groups it has: an HDF5 file with a /facility and complete=1
+    is not a run."""
+    fmt = attrs.get("format")
+    if fmt == RUN_FORMAT:
+        return
+    if fmt is not None:
+        what = "an aifsim sweep summary (open its folder with " \
+            "aifsim.open_sweep)" if fmt == "aifsim-sweep-summary" else \
+            "a file of format %r" % (fmt,)
+        raise NotARunError("%s is %s, not an aifsim run" % (p, what))
+    if not sealed and "format_version" in attrs and "aifsim_version" in attrs:
+        return  # written by an aifsim older than the format attribute
+    raise NotARunError(
+        "%s was not written by aifsim (no root attribute format = %r); "
+        "aifsim run writes run files" % (p, RUN_FORMAT))
 
 
 def summary_table(run):

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import AifsimError, RunNotFoundError
-from .hdf5 import attr_text, read_values
+from .hdf5 import attr_text, check_seal, read_values
 from .run import open_run
 from . import units as _u
 
@@ -196,6 +196,7 @@ def _read_summary_h5(path):
     Returns (table, axis keys, units of the axes)."""
     import h5py
 
+    check_seal(path)  # before HDF5, which can crash on damage
     with h5py.File(path, "r") as f:
         obj = f.get("summary", f)
         if isinstance(obj, h5py.Dataset) and obj.dtype.names:
@@ -321,9 +322,10 @@ def _sweep_name(d):
     if not path.exists():
         return None
     try:
+        check_seal(path)
         with h5py.File(path, "r") as f:
             v = f.attrs.get("sweep")
-    except OSError:
+    except (OSError, AifsimError):
         return None
     if v is None:
         return None
@@ -340,10 +342,11 @@ def _first_name(d, df):
 
     for f in df["file"]:
         try:
+            check_seal(d / f)  # a damaged point is skipped, not read
             with h5py.File(d / f, "r") as h:
                 v = h.attrs.get("scenario_name")
                 return v.decode() if isinstance(v, bytes) else str(v)
-        except (OSError, TypeError):
+        except (OSError, TypeError, AifsimError):
             continue
     return None
 

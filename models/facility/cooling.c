@@ -221,13 +221,18 @@ static int check_loop(void *obj, const scn_loc *loc, void *user,
 int cool_loop_default(cool_loop_config *c, const char *name, cool_kind kind,
                       const char *group, double capacity_w, double heat_share,
                       sim_error *err) {
-  char text[512];
+  char text[2048], qname[700], qgroup[700];
   /* %.17g reads back to the same double; the names are the scenario's
-   * own, quoted as YAML flow scalars. */
-  int n = snprintf(text, sizeof text,
-                   "name: \"%s\"\nkind: %s\nracks: [\"%s\"]\n"
-                   "capacity: %.17g W\nheat_share: %.17g\n",
-                   name, kind_names[kind], group, capacity_w, heat_share);
+   * own, escaped as YAML double-quoted scalars (a name may hold a quote,
+   * a backslash or a line break). */
+  int n =
+      scn_yaml_quote(name, qname, sizeof qname) < 0 ||
+              scn_yaml_quote(group, qgroup, sizeof qgroup) < 0
+          ? -1
+          : snprintf(text, sizeof text,
+                     "name: %s\nkind: %s\nracks: [%s]\n"
+                     "capacity: %.17g W\nheat_share: %.17g\n",
+                     qname, kind_names[kind], qgroup, capacity_w, heat_share);
   if (n < 0 || (size_t)n >= sizeof text)
     return sim_error_set(err, SIM_EINVAL, "default loop '%s': name too long",
                          name);

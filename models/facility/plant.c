@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
+
 const tel_column plant_columns[PLANT_NCOLS] = {
     [PLANT_TEMP] = {"temp_c", "degC", "loop temperature at sample time"},
     [PLANT_POWER] = {"cooling_power_w", "W",
@@ -20,7 +22,10 @@ void plant_fini(plant *p) {
   const sim_allocator *a = p->alloc;
   sim_free(a, p->loops);
   sim_free(a, p->names);
+  sim_free(a, p->row);
+  sim_free(a, p->col);
   sim_free(a, p->share);
+  sim_free(a, p->main_loop);
   sim_free(a, p->power_w);
   sim_free(a, p->heat_w);
   sim_free(a, p->free_w);
@@ -30,32 +35,107 @@ void plant_fini(plant *p) {
   memset(p, 0, sizeof *p);
 }
 
-static int alloc_plant(plant *p, size_t nl, size_t ng) {
+static int alloc_plant(plant *p, size_t nl, size_t ng, size_t nlinks) {
   const sim_allocator *a = p->alloc;
   p->loops = sim_calloc(a, nl ? nl : 1, sizeof *p->loops);
   p->names = sim_calloc(a, nl ? nl : 1, sizeof *p->names);
-  p->share = sim_calloc(a, nl * ng + 1, sizeof *p->share);
+  p->row = sim_calloc(a, nl + 1, sizeof *p->row);
+  p->col = sim_calloc(a, nlinks + 1, sizeof *p->col);
+  p->share = sim_calloc(a, nlinks + 1, sizeof *p->share);
+  p->main_loop = sim_calloc(a, ng + 1, sizeof *p->main_loop);
   double **per_loop[] = {&p->power_w, &p->heat_w, &p->free_w,
                          &p->cool_j,  &p->heat_j, &p->free_j};
-  bool ok = p->loops && p->names && p->share;
+  bool ok =
+      p->loops && p->names && p->row && p->col && p->share && p->main_loop;
   for (size_t k = 0; k < sizeof per_loop / sizeof per_loop[0]; k++)
     ok = ok &&
          (*per_loop[k] = sim_calloc(a, nl ? nl : 1, sizeof(double))) != NULL;
   return ok ? SIM_OK : SIM_ENOMEM;
 }
 
+/* A link with its place in the caller's list, to sort by (loop, group)
+ * and keep the first of a pair given twice. */
+typedef struct ranked {
+  plant_link link;
+  size_t at;
+} ranked;
+
+static int by_loop_group(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  if (x->link.loop != y->link.loop)
+    return x->link.loop < y->link.loop ? -1 : 1;
+  if (x->link.group != y->link.group)
+    return x->link.group < y->link.group ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The share loop l takes of group g, 0 when none (its row is sorted). */
+static double share_of(const plant *p, size_t l, size_t g) {
+  size_t lo = p->row[l], hi = p->row[l + 1];
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (p->col[mid] < g)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < p->row[l + 1] && p->col[lo] == g ? p->share[lo] : 0;
+}
+
+/* The loop of each group taking most of its heat, the first of equals:
+ * links by loop, so earlier loops come first. */
+static void find_main_loops(plant *p) {
+  for (size_t g = 0; g < p->ngroups; g++)
+    p->main_loop[g] = -1;
+  for (size_t l = 0; l < p->nloops; l++)
+    for (size_t k = p->row[l]; k < p->row[l + 1]; k++) {
+      long *m = &p->main_loop[p->col[k]];
+      if (p->share[k] > 0 &&
+          (*m < 0 || p->share[k] > share_of(p, (size_t)*m, p->col[k])))
+        *m = (long)l;
+    }
+}
+
+/* Fills the rows from the links, sorted by loop then group, pairs given
+ * twice kept once. SIM_OK or SIM_ENOMEM. */
+static int fill_rows(plant *p, const plant_link *links, size_t nlinks) {
+  ranked *r = sim_calloc(p->alloc, nlinks + 1, sizeof *r);
+  if (r == NULL)
+    return SIM_ENOMEM;
+  size_t n = 0;
+  for (size_t k = 0; k < nlinks; k++)
+    if (links[k].loop < p->nloops && links[k].group < p->ngroups)
+      r[n++] = (ranked){links[k], k};
+  qsort(r, n, sizeof *r, by_loop_group);
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (k > 0 && r[k].link.loop == r[k - 1].link.loop &&
+        r[k].link.group == r[k - 1].link.group)
+      continue;
+    p->col[m] = r[k].link.group;
+    p->share[m] = r[k].link.share;
+    p->row[r[k].link.loop + 1] = ++m;
+  }
+  for (size_t l = 0; l < p->nloops; l++) /* loops with no links */
+    if (p->row[l + 1] < p->row[l])
+      p->row[l + 1] = p->row[l];
+  sim_free(p->alloc, r);
+  find_main_loops(p);
+  return SIM_OK;
+}
+
 int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
-               const double *share, size_t ngroups, const sim_allocator *alloc,
-               sim_error *err) {
+               const plant_link *links, size_t nlinks, size_t ngroups,
+               const sim_allocator *alloc, sim_error *err) {
   memset(p, 0, sizeof *p);
   p->alloc = alloc;
   p->nloops = nloops;
   p->ngroups = ngroups;
-  if (alloc_plant(p, nloops, ngroups) != SIM_OK) {
+  if (alloc_plant(p, nloops, ngroups, nlinks) != SIM_OK ||
+      fill_rows(p, links, nlinks) != SIM_OK) {
     plant_fini(p);
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
-  memcpy(p->share, share, nloops * ngroups * sizeof *share);
   for (size_t l = 0; l < nloops; l++) {
     p->names[l] = loops[l].name;
     sim_error mine = {0};
@@ -68,10 +148,10 @@ int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
   return SIM_OK;
 }
 
-static double loop_heat(const plant *p, size_t l, const double *group_heat_w) {
+double plant_loop_heat_w(const plant *p, size_t l, const double *group_heat_w) {
   double q = 0;
-  for (size_t g = 0; g < p->ngroups; g++)
-    q += p->share[l * p->ngroups + g] * group_heat_w[g];
+  for (size_t k = p->row[l]; k < p->row[l + 1]; k++)
+    q += p->share[k] * group_heat_w[p->col[k]];
   return q;
 }
 
@@ -80,7 +160,7 @@ int plant_step(plant *p, const double *group_heat_w, double outdoor_c,
   p->total_w = 0;
   for (size_t l = 0; l < p->nloops; l++) {
     cool_step s;
-    int rc = cool_loop_step(p->loops[l], loop_heat(p, l, group_heat_w),
+    int rc = cool_loop_step(p->loops[l], plant_loop_heat_w(p, l, group_heat_w),
                             outdoor_c, dt_s, &s, err);
     if (rc != SIM_OK)
       return rc;
@@ -100,6 +180,34 @@ void plant_accumulate(plant *p, double dt_s) {
   }
 }
 
+int plant_links(const cool_loop_config *loops, size_t nloops,
+                const char *const *names, size_t ngroups, plant_link **links,
+                size_t *nlinks, sim_error *err) {
+  size_t n = 0;
+  for (size_t l = 0; l < nloops; l++)
+    n += loops[l].nracks > 0 ? loops[l].nracks : ngroups;
+  sim_names *ix = sim_names_create(ngroups, NULL);
+  plant_link *out = malloc((n + 1) * sizeof *out);
+  *links = out;
+  *nlinks = 0;
+  if (ix == NULL || out == NULL) {
+    sim_names_destroy(ix);
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  }
+  for (size_t g = 0; g < ngroups; g++)
+    sim_names_add(ix, names[g], g, NULL); /* the first of a name */
+  for (size_t l = 0; l < nloops; l++) {
+    const cool_loop_config *c = &loops[l];
+    for (size_t k = 0; k < (c->nracks > 0 ? c->nracks : ngroups); k++) {
+      long g = c->nracks > 0 ? sim_names_find(ix, c->racks[k]) : (long)k;
+      if (g >= 0)
+        out[(*nlinks)++] = (plant_link){l, (size_t)g, c->heat_share};
+    }
+  }
+  sim_names_destroy(ix);
+  return SIM_OK;
+}
+
 double plant_loop_share(const cool_loop_config *loop, const char *group) {
   if (loop->nracks == 0)
     return loop->heat_share;
@@ -115,7 +223,7 @@ double plant_steady_w(const plant *p, const double *group_heat_w,
   for (size_t l = 0; l < p->nloops; l++) {
     const cool_loop_config *c = cool_loop_config_of(p->loops[l]);
     sum += cool_steady_derated(c, cool_loop_derate(p->loops[l]),
-                               loop_heat(p, l, group_heat_w), outdoor_c)
+                               plant_loop_heat_w(p, l, group_heat_w), outdoor_c)
                .total_w;
   }
   return sum;

@@ -20,12 +20,28 @@ enum { PLANT_TEMP, PLANT_POWER, PLANT_HEAT, PLANT_FREE, PLANT_NCOLS };
 /* The /loops columns, one value per loop. */
 extern const tel_column plant_columns[PLANT_NCOLS];
 
+/* One entry of the plant's share matrix: loop takes share of the heat of
+ * rack group group. The matrix is sparse: a group's heat goes to one loop
+ * or two (liquid and air), and a dense nloops x ngroups matrix grew with
+ * the square of the scenario (issue 28). */
+typedef struct plant_link {
+  size_t loop, group;
+  double share;
+} plant_link;
+
 typedef struct plant {
   const sim_allocator *alloc; /* what the arrays and loops live on */
   size_t nloops, ngroups;
   cool_loop **loops;
   const char **names;
-  double *share;   /* [loop * ngroups + group]: share of its heat */
+  /* The share matrix by loop: loop l's links are col[k], share[k] for k in
+   * [row[l], row[l + 1]), groups ascending (so a loop's heat is summed in
+   * the order a dense row was). */
+  size_t *row;
+  size_t *col;
+  double *share;
+  long *main_loop; /* per group: the loop taking most of its heat (the
+                      first of equals), -1 when none */
   double *power_w; /* per loop: mean cooling power over the period */
   double *heat_w;  /* per loop: mean heat removed over the period */
   double *free_w;  /* per loop: ... of it without the chiller */
@@ -35,19 +51,33 @@ typedef struct plant {
 
 /* The share of the heat of the rack group called group that loop takes:
  * its heat_share if it serves the group (a loop naming no racks serves
- * them all), else 0. Loaders check the shares; the factory builds the
- * plant's share matrix with it. */
+ * them all), else 0. */
 double plant_loop_share(const cool_loop_config *loop, const char *group);
 
-/* Builds the loops. share is nloops x ngroups (copied). With no loops the
- * plant draws nothing. The plant and its loops allocate on alloc (NULL
- * means the C library), which must outlive them. SIM_OK or an error
- * (nothing left to free). */
+/* The share matrix of the loops over the rack groups named names[0..
+ * ngroups): loop l takes its heat_share of each group it names (of every
+ * group when it names none), as plant_loop_share says, in time linear in
+ * the links. *links (malloc'd: free it) and *nlinks come back; a rack name
+ * no group has is skipped (loaders refuse it first). SIM_OK or
+ * SIM_ENOMEM. */
+int plant_links(const cool_loop_config *loops, size_t nloops,
+                const char *const *names, size_t ngroups, plant_link **links,
+                size_t *nlinks, sim_error *err);
+
+/* Builds the loops over ngroups rack groups with the share matrix given as
+ * links (copied; any order; a loop and group given twice count once, the
+ * first). With no loops the plant draws nothing. The plant and its loops
+ * allocate on alloc (NULL means the C library), which must outlive them.
+ * SIM_OK or an error (nothing left to free). */
 int plant_init(plant *p, const cool_loop_config *loops, size_t nloops,
-               const double *share, size_t ngroups, const sim_allocator *alloc,
-               sim_error *err);
+               const plant_link *links, size_t nlinks, size_t ngroups,
+               const sim_allocator *alloc, sim_error *err);
 
 void plant_fini(plant *p);
+
+/* The heat (W) loop l takes from the groups' heat group_heat_w (W, per
+ * group): its shares of the groups it serves, summed in group order. */
+double plant_loop_heat_w(const plant *p, size_t l, const double *group_heat_w);
 
 /* Steps every loop over dt_s with the groups' heat (W, per group) and the
  * outdoor temperature, and sets the power in force for that period. */

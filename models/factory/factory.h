@@ -138,6 +138,21 @@ const char *factory_start_utc(const factory_config *cfg);
 /* The run's length and tick, in engine time. */
 sim_time factory_duration(const factory_config *cfg);
 
+/* What service k of sc can serve flat out, for the estimate of a run's
+ * memory (requests waiting without a timeout grow with the backlog). */
+typedef struct factory_service_capacity {
+  double rps;       /* requests per second its replicas complete, every
+                       GPU at full clock, with prompt_mean and output_mean
+                       tokens per request (the roofline's step times) */
+  double in_flight; /* requests its full batches hold at once */
+} factory_service_capacity;
+
+/* Fills *out for service k of the loaded scenario sc. SIM_OK, or the
+ * roofline's error (SIM_EINPUT) with err set. (factory_capacity.c) */
+int factory_service_capacity_of(const factory_scenario *sc, size_t k,
+                                double prompt_mean, double output_mean,
+                                factory_service_capacity *out, sim_error *err);
+
 typedef struct factory factory;
 
 /* Builds the factory for sc (borrowed: it must outlive the factory),

@@ -59,26 +59,22 @@ static rack_fleet *build_fleet(const factory_scenario *sc,
 /* The loops with each group's share of heat in each loop. */
 static int build_plant(factory *f, sim_error *err) {
   const factory_config *c = f->cfg;
-  double *share =
-      sim_calloc(f->alloc, c->nloops * c->nracks + 1, sizeof *share);
-  if (share == NULL)
+  const char **names = sim_calloc(f->alloc, c->nracks + 1, sizeof *names);
+  plant_link *links = NULL;
+  size_t nlinks = 0;
+  if (names == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  for (size_t l = 0; l < c->nloops; l++)
-    for (size_t g = 0; g < c->nracks; g++)
-      share[l * c->nracks + g] =
-          plant_loop_share(&c->loops[l], c->racks[g].name);
-  for (size_t g = 0; g < c->nracks; g++) {
-    f->group_loop[g] = -1;
-    for (size_t l = 0; l < c->nloops; l++)
-      if (share[l * c->nracks + g] > 0 &&
-          (f->group_loop[g] < 0 ||
-           share[l * c->nracks + g] >
-               share[(size_t)f->group_loop[g] * c->nracks + g]))
-        f->group_loop[g] = (long)l;
-  }
-  int rc = plant_init(&f->plant, c->loops, c->nloops, share, c->nracks,
-                      f->alloc, err);
-  sim_free(f->alloc, share);
+  for (size_t g = 0; g < c->nracks; g++)
+    names[g] = c->racks[g].name;
+  int rc =
+      plant_links(c->loops, c->nloops, names, c->nracks, &links, &nlinks, err);
+  if (rc == SIM_OK)
+    rc = plant_init(&f->plant, c->loops, c->nloops, links, nlinks, c->nracks,
+                    f->alloc, err);
+  for (size_t g = 0; rc == SIM_OK && g < c->nracks; g++)
+    f->group_loop[g] = f->plant.main_loop[g];
+  free(links);
+  sim_free(f->alloc, names);
   return rc;
 }
 

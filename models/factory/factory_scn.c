@@ -11,6 +11,7 @@
 
 #include "factory_internal.h"
 #include "file.h"
+#include "names.h"
 #include "plant.h"
 #include "power.h"
 #include "suggest.h"
@@ -278,6 +279,25 @@ static int check_periods(const factory_config *c, const scn_loc *loc,
   return SIM_OK;
 }
 
+/* No two rack groups share a name: the first group whose name came
+ * before is the error. */
+static int check_group_names(const factory_config *c, const scn_loc *loc,
+                             sim_error *err) {
+  char where[64];
+  sim_names *ix = sim_names_create(c->nracks, NULL);
+  if (ix == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  int rc = SIM_OK;
+  for (size_t i = 0; i < c->nracks && rc == SIM_OK; i++)
+    if (sim_names_add(ix, c->racks[i].name, i, NULL) != SIM_OK) {
+      snprintf(where, sizeof where, "racks.%zu.name", i);
+      rc = scn_fail(loc, where, err, "names identify the groups",
+                    "two rack groups are called '%s'", c->racks[i].name);
+    }
+  sim_names_destroy(ix);
+  return rc;
+}
+
 /* The racks' IT at the floor: every GPU at its minimum cap, the host at
  * full load, losses at the curves' lowest efficiency, as the static split
  * reserves them. */
@@ -290,13 +310,10 @@ static int check_fleet(const factory_scenario *sc, const scn_loc *loc,
     rack_group_spec spec = factory__group_spec(sc, g);
     gpus += (double)g->count * (double)g->gpus_per_rack;
     floor += (double)g->count * rack_group_worst_w(&spec, spec.gpu->cap_min_w);
-    char where[64];
-    snprintf(where, sizeof where, "racks.%zu.name", i);
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(c->racks[j].name, g->name) == 0)
-        return scn_fail(loc, where, err, "names identify the groups",
-                        "two rack groups are called '%s'", g->name);
   }
+  int rc = check_group_names(c, loc, err);
+  if (rc != SIM_OK)
+    return rc;
   if (gpus > MAX_GPUS)
     return scn_fail(loc, "racks", err, NULL,
                     "%.0f GPUs; at most %d are supported", gpus, MAX_GPUS);
@@ -351,13 +368,6 @@ static int check_feed(factory_scenario *sc, const scn_loc *loc,
                   "%s", msg);
 }
 
-static long group_index(const factory_config *c, const char *name) {
-  for (size_t g = 0; g < c->nracks; g++)
-    if (strcmp(c->racks[g].name, name) == 0)
-      return (long)g;
-  return -1;
-}
-
 /* "did you mean 'G'? " for the rack group closest to name, then base. */
 static const char *group_hint(const factory_config *c, const char *name,
                               const char *base, char *hint, size_t size) {
@@ -370,32 +380,87 @@ static const char *group_hint(const factory_config *c, const char *name,
   return hint;
 }
 
-/* Every rack group's heat goes to loops whose shares add up to 100%. */
-static int check_loops(const factory_config *c, const scn_loc *loc,
-                       sim_error *err) {
+/* The rack groups' names, in group order, in *names (malloc'd: free it),
+ * and an index of them in *ix (sim_names_destroy it). SIM_OK or
+ * SIM_ENOMEM. */
+static int index_groups(const factory_config *c, const char ***names,
+                        sim_names **ix, sim_error *err) {
+  *names = malloc((c->nracks + 1) * sizeof **names);
+  *ix = sim_names_create(c->nracks, NULL);
+  if (*names == NULL || *ix == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t g = 0; g < c->nracks; g++) {
+    (*names)[g] = c->racks[g].name;
+    sim_names_add(*ix, c->racks[g].name, g, NULL);
+  }
+  return SIM_OK;
+}
+
+/* Every rack a loop names is a rack group. */
+static int check_loop_names(const factory_config *c, const sim_names *ix,
+                            const scn_loc *loc, sim_error *err) {
   char where[64], hint[256];
   for (size_t l = 0; l < c->nloops; l++)
     for (size_t k = 0; k < c->loops[l].nracks; k++)
-      if (group_index(c, c->loops[l].racks[k]) < 0) {
+      if (sim_names_find(ix, c->loops[l].racks[k]) < 0) {
         snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
         return scn_fail(loc, where, err,
-                        group_hint(c, c->loops[l].racks[k],
-                                   "name a rack group", hint, sizeof hint),
+                        group_hint(c, c->loops[l].racks[k], "name a rack group",
+                                   hint, sizeof hint),
                         "no rack group is called '%s'", c->loops[l].racks[k]);
       }
-  for (size_t g = 0; c->nloops > 0 && g < c->nracks; g++) {
-    double sum = 0;
-    for (size_t l = 0; l < c->nloops; l++)
-      sum += plant_loop_share(&c->loops[l], c->racks[g].name);
-    snprintf(where, sizeof where, "racks.%zu.name", g);
-    if (fabs(sum - 1) > 1e-9)
-      return scn_fail(loc, where, err,
-                      "list the group under loops' racks, heat shares "
-                      "adding up to 100%",
-                      "the loops take %.6g%% of rack group '%s''s heat",
-                      100 * sum, c->racks[g].name);
-  }
   return SIM_OK;
+}
+
+/* The loops' shares of each group's heat add up to 100%: summed over the
+ * plant's links (in loop order; a loop naming a group twice takes one
+ * share of it), in time linear in the scenario. */
+static int check_loop_shares(const factory_config *c, const char **names,
+                             const scn_loc *loc, sim_error *err) {
+  plant_link *links = NULL;
+  size_t n = 0;
+  char where[64];
+  double *sum = calloc(c->nracks + 1, sizeof *sum);
+  size_t *seen = calloc(c->nracks + 1, sizeof *seen); /* last loop + 1 */
+  int rc =
+      sum != NULL && seen != NULL
+          ? plant_links(c->loops, c->nloops, names, c->nracks, &links, &n, err)
+          : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t k = 0; rc == SIM_OK && k < n; k++)
+    if (seen[links[k].group] != links[k].loop + 1) {
+      seen[links[k].group] = links[k].loop + 1;
+      sum[links[k].group] += links[k].share;
+    }
+  for (size_t g = 0; g < c->nracks && rc == SIM_OK; g++) {
+    snprintf(where, sizeof where, "racks.%zu.name", g);
+    if (fabs(sum[g] - 1) > 1e-9)
+      rc = scn_fail(loc, where, err,
+                    "list the group under loops' racks, heat shares adding "
+                    "up to 100%",
+                    "the loops take %.6g%% of rack group '%s''s heat",
+                    100 * sum[g], c->racks[g].name);
+  }
+  free(links);
+  free(seen);
+  free(sum);
+  return rc;
+}
+
+/* Every rack group's heat goes to loops whose shares add up to 100%. */
+static int check_loops(const factory_config *c, const scn_loc *loc,
+                       sim_error *err) {
+  const char **names = NULL;
+  sim_names *ix = NULL;
+  if (c->nloops == 0)
+    return SIM_OK;
+  int rc = index_groups(c, &names, &ix, err);
+  if (rc == SIM_OK)
+    rc = check_loop_names(c, ix, loc, err);
+  if (rc == SIM_OK)
+    rc = check_loop_shares(c, names, loc, err);
+  sim_names_destroy(ix);
+  free(names);
+  return rc;
 }
 
 /* The factory's rack groups and loops as fault.h names them, in arrays

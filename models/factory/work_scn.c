@@ -9,6 +9,7 @@
 
 #include "factory_internal.h"
 #include "file.h"
+#include "names.h"
 #include "roofline.h"
 #include "suggest.h"
 
@@ -275,7 +276,10 @@ static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
 static int check_names(const factory_config *c, const scn_loc *loc,
                        sim_error *err) {
   size_t n = c->nservices + c->ntraining;
-  for (size_t i = 0; i < n; i++) {
+  sim_names *ix = sim_names_create(n, NULL); /* linear, not pairwise */
+  int rc =
+      ix != NULL ? SIM_OK : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n && rc == SIM_OK; i++) {
     bool svc = i < c->nservices;
     const char *name =
         svc ? c->services[i].name : c->training[i - c->nservices].name;
@@ -284,18 +288,15 @@ static int check_names(const factory_config *c, const scn_loc *loc,
              svc ? i : i - c->nservices);
     if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
         strcmp(name, "..") == 0)
-      return scn_fail(loc, where, err, NULL,
-                      "'%s' cannot name an HDF5 group: no '/', '.' or '..'",
-                      name);
-    for (size_t j = 0; j < i; j++) {
-      const char *other = j < c->nservices ? c->services[j].name
-                                           : c->training[j - c->nservices].name;
-      if (strcmp(other, name) == 0)
-        return scn_fail(loc, where, err, "names identify rows of /jobs",
-                        "two workloads are called '%s'", name);
-    }
+      rc =
+          scn_fail(loc, where, err, NULL,
+                   "'%s' cannot name an HDF5 group: no '/', '.' or '..'", name);
+    else if (sim_names_add(ix, name, i, NULL) != SIM_OK)
+      rc = scn_fail(loc, where, err, "names identify rows of /jobs",
+                    "two workloads are called '%s'", name);
   }
-  return SIM_OK;
+  sim_names_destroy(ix);
+  return rc;
 }
 
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,

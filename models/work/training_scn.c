@@ -177,7 +177,7 @@ static const scn_field train_fields[] = {
              "microbatches at the lowest clock that still fits the critical "
              "stage's time (less energy, same iteration time)"},
     TIME("arrival", arrival_s, "0 s", "when the job is submitted"),
-    INTEGER("priority", priority, 0, 0, "0", 0, "higher runs first"),
+    INTEGER("priority", priority, -1e9, 1e9, "0", 0, "higher runs first"),
     INTEGER("count", count, 1, 100000, "1", 0,
             "jobs this entry submits: the first at arrival, the rest after "
             "exponential gaps (Poisson arrivals)"),

@@ -95,6 +95,7 @@ struct sim_engine {
   uint64_t nfail; /* calls of sim_engine_fail, to spot silent failures */
   bool stop;      /* sim_engine_stop was called */
   bool running;   /* inside sim_engine_run */
+  const volatile sig_atomic_t *watch; /* stops the run when nonzero */
   sim_error err;
 };
 
@@ -359,6 +360,12 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   evq_entry q, next;
   while (!e->stop && e->nrun < limit && evq_peek(e->q, &q) &&
          q.time <= until) {
+    /* Read after every event: a signal handler sets it at any time, and
+     * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). */
+    if (e->watch != NULL && *e->watch != 0) {
+      e->stop = true;
+      break;
+    }
     /* The slot is a likely cache miss (pool slots are touched in time
      * order, not address order); fetch it while the pop walks the heap. */
     PREFETCH(&e->slots[q.slot]);
@@ -419,6 +426,10 @@ int sim_engine_run(sim_engine *e, sim_time until) {
 }
 
 void sim_engine_stop(sim_engine *e) { e->stop = true; }
+
+void sim_engine_watch(sim_engine *e, const volatile sig_atomic_t *flag) {
+  e->watch = flag;
+}
 
 sim_time sim_engine_now(const sim_engine *e) { return e->now; }
 

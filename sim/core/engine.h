@@ -5,6 +5,7 @@
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,13 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
 
 /* Asks the run loop to return after the current event. */
 void sim_engine_stop(sim_engine *e);
+
+/* Makes every run stop, as sim_engine_stop does, before its next event
+ * whenever *flag is nonzero (read after each event): for a flag a signal
+ * handler sets, which cannot call sim_engine_stop. NULL: none. The flag
+ * must outlive the engine's runs. Stopping never changes what the events
+ * that ran did, so watching costs no determinism. */
+void sim_engine_watch(sim_engine *e, const volatile sig_atomic_t *flag);
 
 /* Records a failure message (for handlers) and returns code. */
 int sim_engine_fail(sim_engine *e, int code, const char *fmt, ...)

@@ -17,7 +17,8 @@
   XX(ERANGE, -5, "value out of range")                                         \
   XX(ENOTFOUND, -6, "not found")                                               \
   XX(ESTATE, -7, "operation not valid in this state")                          \
-  XX(ECANCELED, -8, "stopped")
+  XX(ECANCELED, -8, "stopped")                                                 \
+  XX(EBUSY, -9, "in use by another process")
 
 enum {
   SIM_OK = 0,

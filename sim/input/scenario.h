@@ -154,6 +154,12 @@ int scn_list_merge(const scn_schema *item, size_t name_offset, void **base,
  * out of memory. */
 char *scn_emit(const scn_schema *schema, const void *obj);
 
+/* Writes text as a YAML double-quoted scalar into buf ("a\"b" for a"b;
+ * backslashes and control characters escaped), as scn_emit writes
+ * strings, for any YAML a model generates from a user's names. Returns
+ * the length written, or -1 (buf holding "") when it does not fit. */
+int scn_yaml_quote(const char *text, char *buf, size_t size);
+
 /* For check hooks: reports a problem at the value of key in the struct loc
  * stands for; key may be a path into nested mappings and lists
  * ("power.cap", "racks.2.gpu").

@@ -94,12 +94,32 @@ static int need_kind(bind_ctx *c, const scn_field *f, struct fy_node *n,
                       type_name(f->type));
 }
 
+/* Every quantity has an upper bound: its field's, or else the largest
+ * of its kind (units_ceiling), which also bounds it from below when the
+ * field sets no minimum. */
+static int check_ceiling(bind_ctx *c, const scn_field *f, struct fy_node *n,
+                         double v, const char *text) {
+  double top = units_ceiling(f->dim);
+  bool own = f->min < f->max;
+  char hi[64];
+  bool ok = own && f->max <= top ? true : own ? v <= top : fabs(v) <= top;
+  if (ok)
+    return SIM_OK;
+  units_format(top, f->dim, hi, sizeof hi);
+  return scn__fail_at(c->doc, n, 0, c->err, f->help,
+                      "'%s' is %s; a %s may be at %s %s%s", f->key, text,
+                      units_dim_name(f->dim), v > 0 ? "most" : "least",
+                      v > 0 ? "" : "-", hi);
+}
+
 static int check_range(bind_ctx *c, const scn_field *f, struct fy_node *n,
                        double v, const char *text) {
   char lo[64], hi[64];
   if (!isfinite(v))
     return scn__fail_at(c->doc, n, 0, c->err, f->help,
                         "'%s' is out of range (%s)", f->key, text);
+  if (f->type == SCN_QUANTITY && check_ceiling(c, f, n, v, text) != SIM_OK)
+    return SIM_EINPUT;
   if ((f->flags & SCN_POSITIVE) && !(v > 0))
     return scn__fail_at(c->doc, n, 0, c->err, f->help,
                         "'%s' must be greater than zero (got %s)", f->key,

@@ -53,12 +53,22 @@ static void emit_quoted(strbuf *b, const char *s) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '"' || ch == '\\')
       sb_put(b, "\\%c", ch);
-    else if (ch < 0x20)
+    else if (ch < 0x20 || ch == 0x7f)
       sb_put(b, "\\x%02x", ch);
     else
       sb_put(b, "%c", ch);
   }
   sb_put(b, "\"");
+}
+
+int scn_yaml_quote(const char *text, char *buf, size_t size) {
+  strbuf b = {0};
+  emit_quoted(&b, text);
+  int n = !b.failed && b.len < size ? (int)b.len : -1;
+  if (size > 0)
+    snprintf(buf, size, "%s", n >= 0 ? b.s : "");
+  sim_free(NULL, b.s);
+  return n;
 }
 
 static void emit_struct(strbuf *b, const scn_schema *s, const void *obj,

@@ -3,6 +3,7 @@
  * remembers the override so that messages about it point at its text. */
 #include "scenario.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,21 @@ size_t scn__split_path(char *path, char **seg, size_t max) {
 
 static int set_fail(sim_error *err, const char *text, const char *msg) {
   return sim_error_set(err, SIM_EINPUT, "--set %s:1:1: %s", text, msg);
+}
+
+/* A key path holds no white space: "power.cap =650kW" is not the key
+ * power.cap, and a key of a space could never be found (the loader would
+ * call it unknown, far from the typo). The error is at the first space,
+ * 1-based. len is the key path's length. */
+static int check_key_text(const char *text, size_t len, sim_error *err) {
+  for (size_t i = 0; i < len; i++)
+    if (isspace((unsigned char)text[i]))
+      return sim_error_set(err, SIM_EINPUT,
+                           "--set %s:1:%zu: the key has a space in it; "
+                           "write KEY=VALUE with no space in the key, e.g. "
+                           "power.cap=650kW",
+                           text, i + 1);
+  return SIM_OK;
 }
 
 static struct fy_node *make_key(scn_doc *doc, const char *key) {
@@ -160,6 +176,8 @@ int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err) {
   size_t plen = (size_t)(eq - assignment);
   if (plen >= sizeof path)
     return set_fail(err, assignment, "key path too long");
+  if (check_key_text(assignment, plen, err) != SIM_OK)
+    return SIM_EINPUT;
   memcpy(path, assignment, plen);
   path[plen] = '\0';
   size_t n = scn__split_path(path, segs, 32);

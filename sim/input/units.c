@@ -121,6 +121,34 @@ static const dim_info dims[UNITS_NDIMS] = {
                             "15 $/kW"},
 };
 
+/* The largest magnitude of each kind of quantity a scenario may give,
+ * where a field sets no tighter bound of its own: a typo's exponent
+ * ("1e304 W") is refused when the scenario is read, instead of running a
+ * day to fail at its end on an infinite sum. Each is far above anything
+ * real, so no bound a field needs is cut: */
+static const double ceilings[UNITS_NDIMS] = {
+    [UNITS_NUMBER] = 1e12,     /* counts and ratios given as numbers */
+    [UNITS_POWER] = 1e11,      /* 100 GW: 20x the largest sites planned */
+    [UNITS_ENERGY] = 1e16,     /* 2.8 TWh: 1000x the largest battery */
+    [UNITS_TIME] = 1e10,       /* 317 years (times in ns stop at 292) */
+    [UNITS_FRACTION] = 1e6,    /* 100,000,000% */
+    [UNITS_TEMPERATURE] = 1e4, /* degC */
+    [UNITS_PRICE] = 1e7,       /* $/MWh: 1000x the highest market caps */
+    [UNITS_CARBON] = 1e7,      /* gCO2/kWh; signals check 0..2000 */
+    [UNITS_FREQUENCY] = 1e12,  /* 1 THz */
+    [UNITS_DATA] = 1e18,       /* 1 EB */
+    [UNITS_BANDWIDTH] = 1e16,  /* 10 PB/s */
+    [UNITS_FLOPS] = 1e21,      /* 1 zettaFLOPS */
+    [UNITS_RAMP] = 1e12,       /* W/s */
+    [UNITS_THERMAL_RES] = 1e6, /* K/W */
+    [UNITS_MONEY] = 1e15,      /* $ */
+    [UNITS_DEMAND_PRICE] = 1e7 /* $/kW */
+};
+
+double units_ceiling(units_dim dim) {
+  return dim < UNITS_NDIMS ? ceilings[dim] : 0;
+}
+
 const char *units_dim_name(units_dim dim) {
   return dim < UNITS_NDIMS ? dims[dim].name : "?";
 }

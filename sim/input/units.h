@@ -48,6 +48,11 @@ int units_parse(const char *text, units_dim dim, double *out,
 const char *units_dim_name(units_dim dim);
 const char *units_canonical(units_dim dim);
 
+/* The largest magnitude of a quantity of dimension dim that scenarios
+ * may give (100 GW for power, ...), in canonical units: the bound of every
+ * field that sets none tighter. */
+double units_ceiling(units_dim dim);
+
 /* The units a user may write for dim, as "W, kW, MW, GW" (for hints). */
 const char *units_list(units_dim dim);
 

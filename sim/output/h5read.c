@@ -13,6 +13,9 @@
 
 #include <hdf5.h>
 
+#include "seal.h"
+#include "writelock.h"
+
 #define H5R_DETAIL 256 /* bytes of HDF5's error text kept in a message */
 
 /* ---- Errors ------------------------------------------------------------ */
@@ -59,6 +62,31 @@ static int read_complete(reader *r, hid_t file) {
   if (close_id(a, H5Aclose) < 0 || s < 0)
     return io_fail(r->err, r->path, "read 'complete'");
   return SIM_OK;
+}
+
+/* The root attribute format (a string), as a malloc'd copy; absent: NULL. */
+static int read_format(reader *r, hid_t file) {
+  htri_t e = H5Aexists(file, "format");
+  if (e <= 0)
+    return e < 0 ? io_fail(r->err, r->path, "look up 'format'") : SIM_OK;
+  hid_t a = H5Aopen(file, "format", H5P_DEFAULT);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  char *text = NULL;
+  herr_t s = a < 0 || t < 0 ? -1 : H5Tset_size(t, H5T_VARIABLE);
+  if (s >= 0)
+    s = H5Tset_cset(t, H5T_CSET_UTF8);
+  if (s >= 0)
+    s = H5Aread(a, t, &text);
+  int closes = close_id(t, H5Tclose) | close_id(a, H5Aclose);
+  if (s < 0 || closes < 0) {
+    H5free_memory(text);
+    return io_fail(r->err, r->path, "read 'format'");
+  }
+  r->run->format = strdup(text != NULL ? text : "");
+  H5free_memory(text);
+  return r->run->format != NULL
+             ? SIM_OK
+             : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
 }
 
 /* The scalar variable-length string dataset /scenario, as a malloc'd copy. */
@@ -174,6 +202,8 @@ int h5r_run_read(const char *path, h5r_run *out, sim_error *err) {
   reader r = {path, out, err, SIM_OK};
   int rc = read_complete(&r, file);
   if (rc == SIM_OK)
+    rc = read_format(&r, file);
+  if (rc == SIM_OK)
     rc = read_scenario(&r, file);
   if (rc == SIM_OK)
     rc = read_summary(&r, file);
@@ -251,20 +281,47 @@ static herr_t read_dataset(hid_t d) {
 }
 
 typedef struct verifier {
-  char bad[512]; /* the dataset that failed */
+  char bad[512]; /* the object that failed */
 } verifier;
 
+/* Reads one attribute back whole, whatever its type (numbers, strings,
+ * the references of dimension scales), and frees what HDF5 allocated. */
+static herr_t read_attr(hid_t loc, const char *name, const H5A_info_t *info,
+                        void *data) {
+  (void)info, (void)data;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+  hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_ASCEND) : -1;
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  size_t size = mt >= 0 ? H5Tget_size(mt) : 0;
+  void *buf = n >= 0 && size > 0 ? calloc((size_t)n + 1, size) : NULL;
+  herr_t r = buf != NULL ? H5Aread(a, mt, buf) : -1;
+  if (r >= 0 &&
+      (H5Tdetect_class(mt, H5T_VLEN) > 0 || H5Tis_variable_str(mt) > 0))
+    r = H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+  free(buf);
+  if (close_id(mt, H5Tclose) | close_id(sp, H5Sclose) | close_id(ft, H5Tclose) |
+      close_id(a, H5Aclose))
+    r = -1;
+  return r < 0 ? -1 : 0;
+}
+
+/* Every object: its attributes, and a dataset's values, read back. */
 static herr_t visit(hid_t loc, const char *name, const H5O_info_t *info,
                     void *data) {
   verifier *v = data;
-  if (info->type != H5O_TYPE_DATASET)
-    return 0;
-  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-  herr_t r = d < 0 ? -1 : read_dataset(d);
-  if (close_id(d, H5Dclose) < 0)
-    r = -1;
+  herr_t r = H5Aiterate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_NATIVE, NULL,
+                                read_attr, NULL, H5P_DEFAULT);
+  if (r >= 0 && info->type == H5O_TYPE_DATASET) {
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    r = d < 0 ? -1 : read_dataset(d);
+    if (close_id(d, H5Dclose) < 0)
+      r = -1;
+  }
   if (r < 0)
-    snprintf(v->bad, sizeof v->bad, "/%.500s", name);
+    snprintf(v->bad, sizeof v->bad, "/%.500s",
+             strcmp(name, ".") == 0 ? "" : name);
   return r < 0 ? -1 : 0;
 }
 
@@ -294,6 +351,7 @@ void h5r_run_release(h5r_run *r) {
   free(r->names);
   free(r->values);
   free(r->scenario);
+  free(r->format);
   memset(r, 0, sizeof *r);
 }
 
@@ -302,7 +360,7 @@ void h5r_run_release(h5r_run *r) {
 typedef struct tw {
   const char *partial; /* the file being written */
   sim_error *err;
-  hid_t file, str, gcpl, dcpl;
+  hid_t file, str, gcpl, dcpl, dcpl_str; /* dcpl: numbers, checksummed */
 } tw;
 
 static int tw_fail(tw *w, const char *what, const char *name) {
@@ -364,8 +422,9 @@ static int write_column(tw *w, const h5r_column *c, size_t n,
   if (rc != SIM_OK)
     return rc;
   hid_t sp = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = c->type == H5R_STRING ? w->dcpl_str : w->dcpl;
   hid_t d = sp < 0 ? H5I_INVALID_HID
-                   : H5Dcreate2(w->file, c->path, ft, sp, H5P_DEFAULT, w->dcpl,
+                   : H5Dcreate2(w->file, c->path, ft, sp, H5P_DEFAULT, dcpl,
                                 H5P_DEFAULT);
   herr_t s = d < 0 ? -1
                    : H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
@@ -395,33 +454,52 @@ static int write_all(tw *w, const h5r_table *t) {
   return rc;
 }
 
-/* The file and the property lists and string type every object shares. */
-static int tw_open(tw *w) {
+/* The file and the property lists and string type every object shares.
+ * As run files (record.h): HDF5 1.10's checksummed format, and a partial
+ * file another process may hold never truncated (the caller holds
+ * PATH.lock; a stale partial is removed first). */
+static int tw_open(tw *w, size_t nrows) {
+  hsize_t chunk[1] = {nrows < 65536 ? nrows : 65536};
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-  herr_t s = fcpl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  herr_t s = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  if (s >= 0)
+    s = H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
+  if (unlink(w->partial) != 0 && errno != ENOENT)
+    s = -1;
   w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
   w->dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  w->dcpl_str = H5Pcreate(H5P_DATASET_CREATE);
   w->str = H5Tcopy(H5T_C_S1);
-  if (s >= 0 && (w->gcpl < 0 || w->dcpl < 0 || w->str < 0))
+  if (s >= 0 && (w->gcpl < 0 || w->dcpl < 0 || w->dcpl_str < 0 || w->str < 0))
     s = -1;
   if (s >= 0)
     s = H5Pset_obj_track_times(w->gcpl, 0);
   if (s >= 0)
     s = H5Pset_obj_track_times(w->dcpl, 0);
   if (s >= 0)
+    s = H5Pset_obj_track_times(w->dcpl_str, 0);
+  /* Each column a chunk (of 64 Ki rows at most) with its checksum. */
+  if (s >= 0)
+    s = H5Pset_chunk(w->dcpl, 1, chunk);
+  if (s >= 0)
+    s = H5Pset_fletcher32(w->dcpl);
+  if (s >= 0)
     s = H5Tset_size(w->str, H5T_VARIABLE);
   if (s >= 0)
     s = H5Tset_cset(w->str, H5T_CSET_UTF8);
   if (s >= 0)
-    w->file = H5Fcreate(w->partial, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    w->file = H5Fcreate(w->partial, H5F_ACC_EXCL, fcpl, fapl);
   close_id(fcpl, H5Pclose);
+  close_id(fapl, H5Pclose);
   return s < 0 || w->file < 0 ? io_fail(w->err, w->partial, "create the file")
                               : SIM_OK;
 }
 
 static int tw_close(tw *w) {
   int r = close_id(w->file, H5Fclose) | close_id(w->str, H5Tclose) |
-          close_id(w->gcpl, H5Pclose) | close_id(w->dcpl, H5Pclose);
+          close_id(w->gcpl, H5Pclose) | close_id(w->dcpl, H5Pclose) |
+          close_id(w->dcpl_str, H5Pclose);
   return r < 0 ? io_fail(w->err, w->partial, "close the file") : SIM_OK;
 }
 
@@ -436,17 +514,25 @@ int h5r_table_write(const char *path, const h5r_table *t, sim_error *err) {
     return sim_error_set(err, SIM_EINVAL, "h5r: %s: a table needs rows", path);
   tw w = {partial,         err,
           H5I_INVALID_HID, H5I_INVALID_HID,
-          H5I_INVALID_HID, H5I_INVALID_HID};
-  int rc = tw_open(&w);
+          H5I_INVALID_HID, H5I_INVALID_HID,
+          H5I_INVALID_HID};
+  wlock lock;
+  int rc = wlock_take(&lock, path, err);
+  if (rc != SIM_OK)
+    return rc;
+  rc = tw_open(&w, t->nrows);
   if (rc == SIM_OK)
     rc = write_all(&w, t);
   int closed = tw_close(&w);
   if (rc == SIM_OK)
     rc = closed;
+  if (rc == SIM_OK)
+    rc = seal_write(partial, err);
   if (rc == SIM_OK && rename(partial, path) != 0)
     rc = sim_error_set(err, SIM_EIO, "h5r: cannot rename %s to %s: %s", partial,
                        path, strerror(errno));
   if (rc != SIM_OK)
     unlink(partial);
+  wlock_release(&lock);
   return rc;
 }

@@ -39,8 +39,10 @@
 #include <hdf5_hl.h>
 
 #include "alloc.h"
+#include "seal.h"
 #include "tel_internal.h"
 #include "vec.h"
+#include "writelock.h"
 
 #define H5W_CHUNK_ROWS 4096
 #define H5W_DEFLATE 4
@@ -74,6 +76,8 @@ typedef struct h5w {
   char *partial; /* path + ".partial", written until commit */
   int state;
   int created; /* partial exists and is ours to remove */
+  int keep_partial; /* destroy before commit keeps it, marked complete=0 */
+  wlock lock;       /* PATH.lock, held from create to commit or destroy */
   size_t chunk_rows;
   int deflate; /* 0 = no filters */
   hid_t file, summary;
@@ -93,6 +97,16 @@ static const tel_sink_ops h5w_ops;
 static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
   if (n == 0 && e->desc != NULL)
     snprintf(data, H5W_DETAIL, "%s", e->desc);
+  return 0;
+}
+
+/* Sets *(int *)data when an error of the stack is HDF5 failing to
+ * allocate memory ("memory allocation failed for chunk"). */
+static herr_t memory_error(unsigned n, const H5E_error2_t *e, void *data) {
+  (void)n;
+  if (e->maj_num == H5E_RESOURCE &&
+      (e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE))
+    *(int *)data = 1;
   return 0;
 }
 
@@ -135,9 +149,14 @@ static int io_fail(h5w *w, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
+  int oom = 0;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, memory_error, &oom);
   H5Eclear2(H5E_DEFAULT);
   w->state = H5W_FAILED;
+  if (oom) /* the run failed, not its input: SIM_ENOMEM, exit 1 */
+    return sim_error_set(&w->base.err, SIM_ENOMEM,
+                         "h5w: %s: cannot %s: out of memory", w->partial, what);
   int e = driver_errno(detail);
   if (e == ENOSPC || e == EFBIG || e == EDQUOT)
     return disk_fail(w, e);
@@ -243,6 +262,27 @@ static int path_exists(h5w *w, const char *path) {
   return e < 0 ? -1 : e > 0;
 }
 
+/* Creates the missing parent groups of name ("a" and "a/b" of "a/b/c")
+ * with the sink's group properties: groups HDF5 makes on the way would
+ * take the defaults, which stamp times in the v110 format. */
+static int make_parents(h5w *w, const char *name) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", name) >= (int)sizeof buf)
+    return sim_error_set(&w->base.err, SIM_EINVAL, "h5w: /%s: name too long",
+                         name);
+  for (char *p = strchr(buf, '/'); p != NULL; p = strchr(p + 1, '/')) {
+    *p = '\0';
+    htri_t e = H5Lexists(w->file, buf, H5P_DEFAULT);
+    hid_t g = e == 0
+                  ? H5Gcreate2(w->file, buf, H5P_DEFAULT, w->gcpl, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    if (e < 0 || (e == 0 && g < 0) || close_id(&g, H5Gclose) < 0)
+      return io_fail(w, "create group /%s", buf);
+    *p = '/';
+  }
+  return SIM_OK;
+}
+
 /* Opens the HDF5 group of g, creating it and its missing parents. It may
  * exist already as the parent of a group declared earlier ("services"
  * after "services/chat"); tel.c and the duplicate check rule out more. */
@@ -251,8 +291,10 @@ static int make_group(h5w *w, h5w_group *hg) {
   int e = path_exists(w, name);
   if (e > 0)
     hg->gid = H5Gopen2(w->file, name, H5P_DEFAULT);
-  else if (e == 0)
+  else if (e == 0 && make_parents(w, name) == SIM_OK)
     hg->gid = H5Gcreate2(w->file, name, w->lcpl, w->gcpl, H5P_DEFAULT);
+  else if (e == 0)
+    return w->base.err.code;
   return hg->gid < 0 ? io_fail(w, "create group /%s", name) : SIM_OK;
 }
 
@@ -362,14 +404,30 @@ static int make_time(h5w *w, h5w_group *hg) {
   return rc;
 }
 
+/* The creation properties of a 1-D dataset of n values written whole (a
+ * table column, an axis) in *dcpl: no object times, and for numbers,
+ * chunked with a Fletcher32 checksum on each chunk, as the series have.
+ * Strings are variable-length, which HDF5 cannot filter: the file's seal
+ * covers them (seal.h). Negative on error. */
+static herr_t whole_dcpl(hsize_t n, bool numeric, hid_t *dcpl_out) {
+  hsize_t chunk[1] = {n < 65536 ? n : 65536};
+  hid_t dcpl = *dcpl_out = H5Pcreate(H5P_DATASET_CREATE);
+  herr_t r = dcpl < 0 ? -1 : H5Pset_obj_track_times(dcpl, 0);
+  if (r >= 0 && n > 0 && numeric)
+    r = H5Pset_chunk(dcpl, 1, chunk);
+  if (r >= 0 && n > 0 && numeric)
+    r = H5Pset_fletcher32(dcpl);
+  return r;
+}
+
 /* The axis dataset of a 2-D group: its labels as UTF-8 strings, made the
  * scale of dimension 1 under the axis name. */
 static int make_labels(h5w *w, h5w_group *hg) {
   const tel_group *g = hg->decl;
   hsize_t dims[1] = {g->width};
+  hid_t dcpl = H5I_INVALID_HID;
   hid_t space = H5Screate_simple(1, dims, NULL);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  herr_t r = space < 0 || dcpl < 0 ? -1 : H5Pset_obj_track_times(dcpl, 0);
+  herr_t r = space < 0 ? -1 : whole_dcpl(g->width, false, &dcpl);
   if (r >= 0)
     hg->labels = H5Dcreate2(hg->gid, g->axis_name, w->str_type, space,
                             H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -730,14 +788,14 @@ static int write_table_column(h5w *w, hid_t gid, const char *table,
                               const tel_table_column *c, size_t nrows,
                               hid_t axis) {
   hsize_t dims[1] = {nrows};
+  hid_t dcpl = H5I_INVALID_HID;
   hid_t space = H5Screate_simple(1, dims, NULL);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hid_t type = c->values != NULL ? H5T_IEEE_F64LE : w->str_type;
   hid_t mem = c->values != NULL ? H5T_NATIVE_DOUBLE : w->str_type;
   const void *buf =
       c->values != NULL ? (const void *)c->values : (const void *)c->texts;
   hid_t dset = H5I_INVALID_HID;
-  herr_t r = space < 0 || dcpl < 0 ? -1 : H5Pset_obj_track_times(dcpl, 0);
+  herr_t r = space < 0 ? -1 : whole_dcpl(nrows, c->values != NULL, &dcpl);
   if (r >= 0 && (dset = H5Dcreate2(gid, c->name, type, space, H5P_DEFAULT, dcpl,
                                    H5P_DEFAULT)) < 0)
     r = -1;
@@ -767,6 +825,9 @@ static int h5w_put_table(tel_sink *s, const tel_table *t) {
   if (e > 0)
     return sim_error_set(&s->err, SIM_EINVAL, "h5w: %s: /%s already exists",
                          w->partial, t->name);
+  rc = make_parents(w, t->name);
+  if (rc != SIM_OK)
+    return rc;
   hid_t gid = H5Gcreate2(w->file, t->name, w->lcpl, w->gcpl, H5P_DEFAULT);
   if (gid < 0)
     return io_fail(w, "create group /%s", t->name);
@@ -819,25 +880,33 @@ static int close_all(h5w *w) {
   return r | close_id(&w->file, H5Fclose);
 }
 
-/* Writes what is buffered, marks the file complete and closes it. */
-static int finish_file(h5w *w) {
+/* Writes what is buffered, sets the root attribute complete (1 for a
+ * finished run, 0 for one kept unfinished), closes the file and seals it
+ * (seal.h). */
+static int finish_file(h5w *w, int64_t complete) {
   int rc = check_room(w, 0);
+  sim_error e = {0};
   for (size_t i = 0; i < w->ngroups && rc == SIM_OK; i++)
     rc = flush_group(w, &w->groups[i]);
   if (rc == SIM_OK)
-    rc = put_int_attr(w, "complete", 1);
+    rc = put_int_attr(w, "complete", complete);
   if (rc == SIM_OK && close_all(w) < 0)
     rc = io_fail(w, "close the file");
+  if (rc == SIM_OK && seal_write(w->partial, &e) != SIM_OK) {
+    w->state = H5W_FAILED;
+    rc = sim_error_set(&w->base.err, SIM_EIO, "h5w: %s", e.msg);
+  }
   return rc;
 }
 
 /* The rename is the commit point: rename(2) replaces PATH atomically, so
- * a reader sees the old complete file or the new one, never half of it. */
+ * a reader sees the old complete file or the new one, never half of it.
+ * Only the holder of PATH.lock renames onto PATH. */
 static int h5w_commit(tel_sink *s) {
   h5w *w = (h5w *)s;
   int rc = check_state(w, "commit");
   if (rc == SIM_OK)
-    rc = finish_file(w);
+    rc = finish_file(w, 1);
   if (rc != SIM_OK)
     return rc;
   if (rename(w->partial, w->path) != 0) {
@@ -846,20 +915,32 @@ static int h5w_commit(tel_sink *s) {
                          w->partial, w->path, strerror(errno));
   }
   w->state = H5W_COMMITTED;
+  wlock_release(&w->lock);
   return SIM_OK;
+}
+
+/* A sink destroyed before its commit: its partial file is removed, or,
+ * when the sink was made to keep it and has written nothing it could not
+ * finish, kept readable with complete=0. Whether it was kept. */
+static bool keep_unfinished(h5w *w) {
+  if (!w->keep_partial || !w->created || w->state != H5W_OPEN)
+    return false;
+  return finish_file(w, 0) == SIM_OK;
 }
 
 static void h5w_destroy(tel_sink *s) {
   h5w *w = (h5w *)s;
   struct rlimit saved = {RLIM_INFINITY, RLIM_INFINITY};
+  bool kept = w->state != H5W_COMMITTED && keep_unfinished(w);
   if (w->state == H5W_FAILED)
     divert(w, &saved); /* and the limit back after the close */
   close_all(w);
   if (saved.rlim_cur != RLIM_INFINITY)
     setrlimit(RLIMIT_FSIZE, &saved);
   H5Eclear2(H5E_DEFAULT);
-  if (w->created && w->state != H5W_COMMITTED)
+  if (w->created && w->state != H5W_COMMITTED && !kept)
     unlink(w->partial);
+  wlock_release(&w->lock); /* after the partial is gone or whole */
   for (size_t i = 0; i < w->ngroups; i++)
     group_free(&w->groups[i]);
   sim_free(NULL, w->groups);
@@ -887,7 +968,7 @@ static const tel_sink_ops h5w_ops = {
 /* Chunk rows and deflate level from opts, checked. */
 static int read_options(const h5w_options *opts, size_t *chunk_rows,
                         int *deflate, sim_error *err) {
-  h5w_options o = opts != NULL ? *opts : (h5w_options){0, 0, NULL};
+  h5w_options o = opts != NULL ? *opts : (h5w_options){0, 0, NULL, 0};
   if (o.deflate_level < -1 || o.deflate_level > 9)
     return sim_error_set(err, SIM_EINVAL,
                          "h5w: deflate level %d is not -1 (none) or 0-9",
@@ -932,17 +1013,31 @@ static int make_props(h5w *w) {
   return r < 0 ? io_fail(w, "set up property lists") : SIM_OK;
 }
 
-/* Creates PATH.partial with no object times on the root group, and closing
- * that fails while an object is open ("semi"), so a leaked handle shows up
- * as a failed commit instead of a file left open. */
+/* The file's properties: no object times on the root group; HDF5 1.10's
+ * file format (libver v110), whose superblock, object headers and indexes
+ * carry checksums; and closing that fails while an object is open
+ * ("semi"), so a leaked handle shows up as a failed commit instead of a
+ * file left open. (The seal goes after the file: seal.h.) */
+static herr_t file_props(hid_t fcpl, hid_t fapl) {
+  herr_t r = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  if (r >= 0)
+    r = H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
+  if (r >= 0)
+    r = H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
+  return r;
+}
+
+/* Creates PATH.partial, which the lock makes ours: a partial file left by
+ * a killed run is removed first, and the new one created exclusively, so
+ * that nothing another process may still hold open is ever truncated. */
 static int make_file(h5w *w) {
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  herr_t r = fcpl < 0 || fapl < 0 ? -1 : H5Pset_obj_track_times(fcpl, 0);
+  herr_t r = file_props(fcpl, fapl);
+  if (unlink(w->partial) != 0 && errno != ENOENT)
+    r = -1;
   if (r >= 0)
-    r = H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
-  if (r >= 0)
-    w->file = H5Fcreate(w->partial, H5F_ACC_TRUNC, fcpl, fapl);
+    w->file = H5Fcreate(w->partial, H5F_ACC_EXCL, fcpl, fapl);
   w->created = w->file >= 0;
   int rc = w->file < 0 ? io_fail(w, "create the file") : SIM_OK;
   return closed(w, rc, close_id(&fcpl, H5Pclose) | close_id(&fapl, H5Pclose));
@@ -992,12 +1087,14 @@ tel_sink *h5w_create(const char *path, const h5w_options *opts,
   }
   w->chunk_rows = chunk_rows;
   w->deflate = deflate_usable() ? deflate : 0;
+  w->keep_partial = opts != NULL && opts->keep_partial;
   if (time_units_init(w, opts != NULL ? opts->time_origin : NULL, err) !=
       SIM_OK) {
     h5w_destroy(&w->base);
     return NULL;
   }
-  if (make_props(w) != SIM_OK || make_file(w) != SIM_OK) {
+  if (wlock_take(&w->lock, path, &w->base.err) != SIM_OK ||
+      make_props(w) != SIM_OK || make_file(w) != SIM_OK) {
     if (err != NULL)
       *err = w->base.err;
     h5w_destroy(&w->base);

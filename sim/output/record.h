@@ -13,7 +13,12 @@
  *
  * The file is written as PATH.partial and renamed to PATH by commit, after
  * the root attribute complete=1 is set; a sink destroyed without commit
- * removes its partial file. Only this module links HDF5. */
+ * removes its partial file (or keeps it readable with complete=0 when made
+ * with keep_partial). One writer per PATH: create takes PATH.lock
+ * (writelock.h) before it creates anything, and destroy drops it. Files
+ * use HDF5 1.10's format (checksummed metadata), a Fletcher32 checksum on
+ * every chunk of data, and a seal over the whole file after its last
+ * byte (seal.h). Only this module links HDF5. */
 #ifndef SIM_RECORD_H
 #define SIM_RECORD_H
 
@@ -33,10 +38,14 @@ typedef struct h5w_options {
    * they stay "s" and a comment says there is no date. At most 63
    * bytes; copied. */
   const char *time_origin;
+  int keep_partial; /* destroyed before commit: keep PATH.partial, whole
+                       and marked complete=0, unless a write had failed */
 } h5w_options;
 
-/* Creates PATH.partial (replacing an old partial file, never PATH itself)
- * and returns a sink writing to it, or NULL with the reason in err.
+/* Takes PATH.lock, creates PATH.partial (replacing an old partial file,
+ * never PATH itself) and returns a sink writing to it, or NULL with the
+ * reason in err: SIM_EBUSY when another process holds the lock (nothing
+ * is touched then).
  * opts may be NULL. The caller owns the sink (tel_destroy). */
 tel_sink *h5w_create(const char *path, const h5w_options *opts, sim_error *err);
 

@@ -707,8 +707,14 @@ static int check_base(sweep *s, const sweep_hooks *h, int64_t *seed,
                                  s->nfixed, err);
 }
 
+/* Every point through the check hook, telling the checking hook as it
+ * goes (it may stop the checks: SIM_ECANCELED). A listing checks none. */
 static int check_points(sweep *s, const sweep_hooks *h, sim_error *err) {
-  for (size_t p = 0; p < s->npoints; p++) {
+  for (size_t p = 0; p < s->npoints && !h->unchecked; p++) {
+    if (h->checking != NULL && h->checking(h->user, p, s->npoints) != 0)
+      return sim_error_set(err, SIM_ECANCELED,
+                           "stopped while checking point %zu of %zu", p,
+                           s->npoints);
     size_t n = all_sets(s, p);
     char *resolved = NULL;
     int64_t seed;

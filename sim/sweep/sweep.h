@@ -96,6 +96,15 @@ typedef struct sweep_hooks {
    * there but not done (incomplete, unreadable or damaged), with why; the
    * point is computed again. May be NULL. */
   void (*redo)(void *user, size_t point, const char *why);
+  /* Called by sweep_load before it checks each point (done of total), for
+   * a progress display: a sweep of 1e6 points takes minutes to check.
+   * Nonzero stops the checks: sweep_load fails with SIM_ECANCELED. May be
+   * NULL. */
+  int (*checking)(void *user, size_t done, size_t total);
+  /* sweep_load checks the sweep file and the base, not every point: for
+   * listing the points at once. sweep_point_hash is then 0, and such a
+   * sweep must not be run or collected. */
+  bool unchecked;
 } sweep_hooks;
 
 /* Reads the sweep file at path and checks it whole before anything runs:

@@ -33,9 +33,12 @@ void sweep__point_path(const sweep *s, const char *dir, size_t p,
   sweep_point_path(s, dir, p, suffix, buf, SWEEP_PATH); /* checked early */
 }
 
-/* Reads point p's file if there is one. It is done when complete and of
- * this point's scenario; an unreadable or incomplete one is not (a rerun
- * replaces it); one of another scenario is SIM_EINPUT. Release f->run. */
+/* Reads point p's file if there is one, in a child process
+ * (h5r_run_check: its seal, then every object and attribute read back).
+ * It is done when whole, complete and of this point's scenario; a damaged,
+ * unreadable, foreign or incomplete one is not (a rerun replaces it); one
+ * of another scenario is SIM_EINPUT. A damaged /scenario fails the seal,
+ * so only a whole file can say the sweep changed. Release f->run. */
 int sweep__read_point(const sweep *s, const char *dir, size_t p, point_file *f,
                       sim_error *err) {
   char path[SWEEP_PATH];
@@ -45,12 +48,13 @@ int sweep__read_point(const sweep *s, const char *dir, size_t p, point_file *f,
   if (access(path, F_OK) != 0)
     return SIM_OK;
   f->exists = true;
-  if (h5r_run_read(path, &f->run, &e) != SIM_OK)
+  int rc = h5r_run_check(path, &f->run, &e);
+  if (rc == SIM_ENOMEM)
+    return sim_error_set(err, rc, "%s", e.msg);
+  if (rc != SIM_OK)
     memcpy(f->why, e.msg, sizeof f->why);
   else if (f->run.complete != 1)
     snprintf(f->why, sizeof f->why, "%.900s is not marked complete", path);
-  else if (h5r_run_verify(path, &e) != SIM_OK)
-    snprintf(f->why, sizeof f->why, "damaged: %.900s", e.msg);
   else if (f->run.scenario == NULL ||
            sweep_hash_text(f->run.scenario) != sweep_point_hash(s, p))
     return sim_error_set(

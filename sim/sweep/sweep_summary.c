@@ -274,11 +274,12 @@ static int write_h5(const table *t, const sweep *s, const char *path,
                     const char *version, sim_error *err) {
   h5_parts h = {0};
   const char *file = strrchr(sweep_path(s), '/');
-  const char *keys[] = {"sweep", "base", "aifsim_version"};
-  const char *values[] = {file ? file + 1 : sweep_path(s),
+  const char *keys[] = {"format", "sweep", "base", "aifsim_version"};
+  const char *values[] = {"aifsim-sweep-summary",
+                          file ? file + 1 : sweep_path(s),
                           sweep_base_written(s), version};
   int e = build_parts(&h, t, s) == 0 ? SIM_OK : sweep__no_memory(err);
-  h5r_table tab = {t->n, h.cols, h.ncols, keys, values, version ? 3 : 2};
+  h5r_table tab = {t->n, h.cols, h.ncols, keys, values, version ? 4 : 3};
   if (e == SIM_OK)
     e = h5r_table_write(path, &tab, err);
   parts_fini(&h);

@@ -573,8 +573,10 @@ echo "# i. runs stopped midway"
 stop_midway() {
   local file=$1 duration=$2 sig=$3
   rm -f "$file" "$file.partial"
-  "$AIFSIM" run "$QUICK" -o "$file" --quiet --set "duration=$duration" \
-    >/dev/null 2>"$TMP/err" </dev/null &
+  # A background job of a script starts with SIGINT ignored, and aifsim
+  # keeps a signal ignored from the start (as nohup needs): undo that.
+  env --default-signal=INT "$AIFSIM" run "$QUICK" -o "$file" --quiet \
+    --set "duration=$duration" >/dev/null 2>"$TMP/err" </dev/null &
   BG_PID=$!
   for _ in $(seq 100); do # up to 5 s for the file to appear
     [ -e "$file.partial" ] && break
@@ -610,12 +612,15 @@ for sig in KILL TERM INT; do
         "exit $RC; $(ls "$OUT" | tr '\n' ' ')"
     fi
   else
-    # Caught: the run stops, says so and removes its partial file.
-    if [ "$RC" -ne 0 ] && [ "$RC" -lt 128 ] && [ ! -e "$OUT/stopped.h5" ] &&
-      [ ! -e "$OUT/stopped.h5.partial" ]; then
+    # Caught: the run stops, says so, removes its partial file and lock,
+    # and dies of the signal (exit 128 + N: 143, 130).
+    want=$([ "$sig" = TERM ] && echo 143 || echo 130)
+    if [ "$RC" -eq "$want" ] && [ ! -e "$OUT/stopped.h5" ] &&
+      [ ! -e "$OUT/stopped.h5.partial" ] && [ ! -e "$OUT/stopped.h5.lock" ] &&
+      grep -q "stopped by SIG$sig" "$TMP/err"; then
       ok "SIG$sig midway (duration $duration): exit $RC, no file left"
     else
-      not_ok "SIG$sig midway (duration $duration): non-zero exit, no file left" \
+      not_ok "SIG$sig midway (duration $duration): exit $want, no file left" \
         "exit $RC; files: $(ls "$OUT" | tr '\n' ' ')" \
         "stderr: $(head -c 300 "$TMP/err")"
     fi

@@ -22,10 +22,10 @@
 #      column and the range; CRLF and a byte-order mark are accepted;
 #   B. books broken on purpose (aifsim_test, AIFSIM_TEST_BREAK): exit 1
 #      naming the invariant and its numbers, no output file kept;
-#   6. up-front estimates: check and run print the events, samples and
-#      output size, within 2x of the run's own figures; a run above 10 GB
-#      or 1e11 events is refused (exit 2, the figure and the key) unless
-#      --force.
+#   6. up-front estimates: check and run print the events, samples,
+#      output size and peak memory, within 2x of the run's own figures; a
+#      run above 10 GB or 1e11 events is refused (exit 2, the figure and
+#      the key) unless --force.
 # One line per check ("ok - ..." / "not ok - ..."), then "N passed, M failed".
 set -u
 
@@ -377,10 +377,11 @@ bytes() {
 within2() {
   awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 0 && b > 0 && a <= 2 * b && b <= 2 * a) }'
 }
-EST_RE='^estimate: ([0-9.e+]+) events, ([0-9]+) samples, about ([0-9.]+) ([kMGT]?B) of output$'
+ASAN=$(ldd "$AIFSIM" 2>/dev/null | grep -E 'libasan|asan_rt|clang_rt.asan')
+EST_RE='^estimate: ([0-9.e+]+) events, ([0-9]+) samples, about ([0-9.]+) ([kMGT]?B) of output, ([0-9.]+) ([kMGT]?B) of memory$'
 for name in quickstart carbon-aware speed-tuning oversubscription; do
   scn=$SRC/scenarios/$name.yaml
-  run "$AIFSIM" run "$scn" -o "$E/$name.h5"
+  run /usr/bin/time -o "$E/$name.rss" -f %M "$AIFSIM" run "$scn" -o "$E/$name.h5"
   line=$(grep -E "$EST_RE" "$TMP/err" | head -1)
   if [ "$RC" -ne 0 ] || [ -z "$line" ]; then
     not_ok "$name: run prints an estimate" "$(last_run)"
@@ -389,15 +390,19 @@ for name in quickstart carbon-aware speed-tuning oversubscription; do
   [[ $line =~ $EST_RE ]]
   est_events=${BASH_REMATCH[1]} est_samples=${BASH_REMATCH[2]}
   est_bytes=$(bytes "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}")
+  est_memory=$(bytes "${BASH_REMATCH[5]}" "${BASH_REMATCH[6]}")
+  memory=$(($(tail -1 "$E/$name.rss") * 1024))
   size=$(stat -c %s "$E/$name.h5")
   events=$(grep -oE '\(([0-9]+) events' "$TMP/out" | grep -oE '[0-9]+')
   rows=$($PY -c 'import h5py,sys; print(h5py.File(sys.argv[1])["facility/time"].shape[0])' "$E/$name.h5")
+  # Under ASan the shadow memory is the sanitizer's, not the run's.
+  [ -n "$ASAN" ] && memory=$est_memory
   if within2 "$est_bytes" "$size" && within2 "$est_events" "$events" &&
-    [ "$est_samples" -eq "$rows" ]; then
-    ok "$name: estimate within 2x (size $est_bytes/$size B, events $est_events/$events, samples $est_samples)"
+    [ "$est_samples" -eq "$rows" ] && within2 "$est_memory" "$memory"; then
+    ok "$name: estimate within 2x (size $est_bytes/$size B, events $est_events/$events, samples $est_samples, memory $est_memory/$memory B)"
   else
     not_ok "$name: estimate within 2x" "estimated: $line" \
-      "actual: $size B, $events events, $rows samples"
+      "actual: $size B, $events events, $rows samples, $memory B resident"
   fi
   run "$AIFSIM" check "$scn"
   grep -qE "$EST_RE" "$TMP/out" && [ "$RC" -eq 0 ] &&

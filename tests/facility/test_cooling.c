@@ -550,10 +550,12 @@ static void bad_loops_are_rejected(void **state) {
  * test_alloc_failures can drive plant_init. */
 static void *make_plant(const sim_allocator *a, void *ctx, sim_error *err) {
   const cool_loop_config *loops = ctx;
-  static const double share[6] = {1, 0.5, 0, 0, 0.5, 1};
+  /* Loop 0 takes all of group 0 and half of group 1, loop 1 the rest. */
+  static const plant_link links[4] = {
+      {0, 0, 1}, {0, 1, 0.5}, {1, 1, 0.5}, {1, 2, 1}};
   plant *p = malloc(sizeof *p);
   assert_non_null(p);
-  if (plant_init(p, loops, 2, share, 3, a, err) == SIM_OK)
+  if (plant_init(p, loops, 2, links, 4, 3, a, err) == SIM_OK)
     return p;
   assert_null(p->loops);
   free(p);
@@ -573,6 +575,39 @@ static void plant_fails_cleanly(void **state) {
   /* Nine arrays and the two loops. */
   assert_true(test_alloc_failures("plant_init", make_plant, drop_plant, loops) >
               9);
+  scn_release(&cool_loop_schema, &loops[0]);
+  scn_release(&cool_loop_schema, &loops[1]);
+}
+
+/* The sparse share matrix (issue 28: a dense one grew with the square of
+ * the scenario): links from the loops' rack names (a loop naming none
+ * serves every group), any order, a pair given twice counted once; each
+ * group's main loop is the one taking most of its heat. */
+static void plant_links_follow_the_loops(void **state) {
+  (void)state;
+  cool_loop_config loops[2];
+  bind_ok(LIQUID "racks: [a, b]\nheat_share: 60%\n", &loops[0]);
+  bind_ok(AIR "heat_share: 40%\n", &loops[1]);
+  static const char *const names[3] = {"a", "b", "c"};
+  plant_link *links;
+  size_t n;
+  sim_error err = {0};
+  assert_int_equal(plant_links(loops, 2, names, 3, &links, &n, &err), SIM_OK);
+  assert_int_equal(n, 5);
+  plant_link shuffled[6] = {links[4], links[1], links[3],
+                            links[0], links[2], {0, 1, 9}};
+  free(links);
+  plant p;
+  assert_int_equal(plant_init(&p, loops, 2, shuffled, 6, 3, NULL, &err),
+                   SIM_OK);
+  assert_int_equal(p.main_loop[0], 0);
+  assert_int_equal(p.main_loop[1], 0);
+  assert_int_equal(p.main_loop[2], 1);
+  static const double heat[3] = {1e5, 2e5, 4e5};
+  assert_close(plant_loop_heat_w(&p, 0, heat), 0.6 * 1e5 + 0.6 * 2e5, 0, 0);
+  assert_close(plant_loop_heat_w(&p, 1, heat),
+               0.4 * 1e5 + 0.4 * 2e5 + 0.4 * 4e5, 0, 0);
+  plant_fini(&p);
   scn_release(&cool_loop_schema, &loops[0]);
   scn_release(&cool_loop_schema, &loops[1]);
 }
@@ -731,6 +766,7 @@ int main(void) {
   TEST_ROWS(tests, n, bad_loops_are_rejected, bad);
   TEST_ADD(tests, n, create_fails_cleanly);
   TEST_ADD(tests, n, plant_fails_cleanly);
+  TEST_ADD(tests, n, plant_links_follow_the_loops);
   TEST_ADD(tests, n, bad_steps_leave_the_state);
   TEST_ADD(tests, n, a_derated_loop_heats_at_the_shortfall);
   TEST_ADD(tests, n, derated_power_and_steady_state);

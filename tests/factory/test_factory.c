@@ -11,6 +11,8 @@
 
 #include "factory.h"
 #include "factory_alloc.h"
+#include "gpu.h"
+#include "llm.h"
 #include "test_run.h"
 #include "validate_row.h"
 
@@ -645,10 +647,36 @@ static void broken_books_fail_the_run(void **state) {
   }
 }
 
+/* Every number a scenario or a catalog gives has an upper bound (issue
+ * 28: 1e304 W passed check): an integer its own finite range, a quantity
+ * its own or its kind's largest (units_ceiling, scenario_bind.c). */
+static void walk_bounds(const scn_schema *s, int depth) {
+  for (size_t i = 0; i < s->nfields; i++) {
+    const scn_field *f = &s->fields[i];
+    if (f->type == SCN_INT && !(f->min < f->max && isfinite(f->max)))
+      fail_msg("%s: '%s' is an integer without a finite range", s->name,
+               f->key);
+    if (f->type == SCN_QUANTITY &&
+        !(units_ceiling(f->dim) > 0 && isfinite(units_ceiling(f->dim))))
+      fail_msg("%s: '%s' has no largest value", s->name, f->key);
+    if ((f->type == SCN_MAP || f->type == SCN_LIST) && f->sub != NULL &&
+        depth < 16)
+      walk_bounds(f->sub, depth + 1);
+  }
+}
+
+static void every_number_has_an_upper_bound(void **state) {
+  (void)state;
+  walk_bounds(&factory_schema, 0);
+  walk_bounds(&gpu_spec_schema, 0);
+  walk_bounds(&llm_model_schema, 0);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ADD(tests, n, books_balance_and_cap_holds);
+  TEST_ADD(tests, n, every_number_has_an_upper_bound);
   TEST_ADD(tests, n, constant_load_gives_analytic_power);
   TEST_ADD(tests, n, same_seed_same_bits_other_seed_differs);
   TEST_ADD(tests, n, dr_cut_is_held_or_reported);

@@ -932,10 +932,52 @@ static void allocation_failures_leave_nothing(void **state) {
   alloc_check_scenario(write_scenario(two_racks), sets, N_OF(sets), 12);
 }
 
+/* What a service serves flat out (factory_capacity.c: the roofline's
+ * steps, for the estimate of a run's memory) against a run that offers it
+ * three times as much with no timeout: its completions per second are
+ * within 2x of the estimate, which is what the estimate needs (a backlog
+ * estimated within 2x). Full clocks: the cap is far above the racks. */
+static void capacity_matches_an_overloaded_run(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: cap\nseed: 3\nduration: 5 min\nsample_period: 1 min\n"
+      "power: {cap: 1 MW}\n"
+      "racks: [{name: h, count: 1, gpu: H100-SXM, gpus_per_rack: 8,\n"
+      "         load: {level: 0%, noise: 0}}]\n"
+      "services:\n"
+      "  - {name: chat, model: Llama-3.1-8B, precision: fp8, replicas: 2,\n"
+      "     timeout: 0 s, arrivals: {kind: poisson, rate: 1,\n"
+      "     prompt: {mean: 500}, output: {mean: 200}}}\n";
+  factory_scenario sc;
+  factory_service_capacity cap, twice;
+  sim_error err = {0};
+  const char *path = write_scenario(text);
+  assert_int_equal(factory_scenario_load(path, NULL, 0, &sc, &err), SIM_OK);
+  assert_int_equal(factory_service_capacity_of(&sc, 0, 500, 200, &cap, &err),
+                   SIM_OK);
+  sc.cfg.services[0].replicas = 4;
+  assert_int_equal(factory_service_capacity_of(&sc, 0, 500, 200, &twice, &err),
+                   SIM_OK);
+  factory_scenario_release(&sc);
+  assert_close(twice.rps, 2 * cap.rps, 1e-12, 0);
+  assert_close(twice.in_flight, 2 * cap.in_flight, 1e-12, 0);
+  char rate[64];
+  snprintf(rate, sizeof rate, "services.0.arrivals.rate=%.0f", 3 * cap.rps);
+  const char *sets[] = {rate};
+  run r;
+  run_scenario(&r, text, sets, 1);
+  double served = (double)r.sum.requests_completed / 300;
+  print_message("capacity %.1f req/s estimated, %.1f served, %.0f in flight\n",
+                cap.rps, served, cap.in_flight);
+  assert_true(served > cap.rps / 2 && served < cap.rps * 2);
+  run_free(&r);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ADD(tests, n, every_joule_is_booked);
+  TEST_ADD(tests, n, capacity_matches_an_overloaded_run);
   TEST_ADD(tests, n, jobs_queue_backfill_and_finish);
   TEST_ADD(tests, n, a_job_on_every_gpu_gets_their_energy);
   TEST_ADD(tests, n, power_aware_admission_waits_for_headroom);

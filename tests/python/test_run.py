@@ -226,8 +226,13 @@ def test_not_a_run(tmp_path):
         aifsim.open_run(junk)
     with h5py.File(tmp_path / "empty.h5", "w") as f:
         f.attrs["complete"] = 1
-    with pytest.raises(NotARunError, match="/facility"):
+    with pytest.raises(NotARunError, match="not written by aifsim"):
         aifsim.open_run(tmp_path / "empty.h5")
+    with h5py.File(tmp_path / "nofacility.h5", "w") as f:
+        f.attrs["format"] = "aifsim-run"
+        f.attrs["complete"] = 1
+    with pytest.raises(NotARunError, match="/facility"):
+        aifsim.open_run(tmp_path / "nofacility.h5")
     with pytest.raises(NotARunError, match="directory"):
         aifsim.open_run(tmp_path)
 

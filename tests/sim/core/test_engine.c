@@ -534,6 +534,40 @@ static void test_stop(void **state) {
   fx_fini(&f);
 }
 
+/* What a signal handler does: sets the flag the engine watches. */
+static volatile sig_atomic_t watched;
+
+static int raise_flag(fake_model *m, const sim_event *ev) {
+  (void)m;
+  if (ev->time == 30)
+    watched = 1;
+  return SIM_OK;
+}
+
+/* A watched flag stops the run before the next event, as a stop does, and
+ * keeps stopping runs while it is set (issue 28: a signal was seen only
+ * between 1/200 slices of a run). */
+static void test_watched_flag_stops(void **state) {
+  (void)state;
+  fixture f;
+  fx_init(&f);
+  watched = 0;
+  sim_engine_watch(f.e, &watched);
+  f.m.hook = raise_flag;
+  for (sim_time t = 10; t <= 50; t += 10)
+    assert_int_equal(fake_model_schedule(&f.m, t, 0, 0, NULL), SIM_OK);
+  assert_int_equal(sim_engine_run(f.e, 100), SIM_ECANCELED);
+  assert_int_equal(f.m.n, 3); /* 10, 20 and 30, which raised it */
+  assert_int_equal(sim_engine_now(f.e), 30);
+  assert_int_equal(sim_engine_run(f.e, 100), SIM_ECANCELED);
+  assert_int_equal(f.m.n, 3);
+  watched = 0;
+  assert_int_equal(sim_engine_run(f.e, 100), SIM_OK);
+  assert_int_equal(f.m.n, 5);
+  sim_engine_watch(f.e, NULL);
+  fx_fini(&f);
+}
+
 static int run_inside(fake_model *m, const sim_event *ev) {
   return sim_engine_run(m->engine, ev->time + 10);
 }
@@ -637,15 +671,14 @@ static const random_case random_cases[] = {
     {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000, 0},
     {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7, 0},
     {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000, 0},
-    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789,
-     0},
+    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789, 0},
     /* Stopping after a number of events (the command's slices) splits
      * runs between events of one time and beside tombstones: the order
      * must be the one of an unsliced run. */
     {"one event a call", 16, 1000, 20000, 0.3, 0.5, 3, 1000000000, 1},
     {"budgets amid ties", 17, 2000, 20000, 0.3, 0.5, 3, 7, 97},
-    {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000,
-     1000000000, 1000},
+    {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000, 1000000000,
+     1000},
 };
 
 /* Runs to t in calls of at most c->budget events, checking what each
@@ -1075,6 +1108,7 @@ int main(void) {
   TEST_ROWS(tests, n, test_handler_error, fail_cases);
   TEST_ADD(tests, n, test_stop);
   TEST_ADD(tests, n, test_run_reentrant);
+  TEST_ADD(tests, n, test_watched_flag_stops);
   TEST_ADD(tests, n, test_compaction);
   TEST_ROWS(tests, n, test_random, random_cases);
   TEST_ROWS(tests, n, test_fluid, fluid_cases);

@@ -311,9 +311,9 @@ static void override_keys_match_as_written(void **state) {
   (void)state;
   scn_doc *d = read("name: a\n");
   sim_error err = {0};
-  assert_int_equal(scn_doc_set(d, "t # x.y=1", &err), SIM_OK);
-  assert_int_equal(scn_doc_set(d, "t # x.y=2", &err), SIM_OK);
-  assert_string_equal(scn_doc_scalar(d, "t # x.y"), "2");
+  assert_int_equal(scn_doc_set(d, "t#x.y=1", &err), SIM_OK);
+  assert_int_equal(scn_doc_set(d, "t#x.y=2", &err), SIM_OK);
+  assert_string_equal(scn_doc_scalar(d, "t#x.y"), "2");
   scn_doc_destroy(d);
 }
 
@@ -339,6 +339,18 @@ static const set_case sets[] = {
     {"directive, not UTF-8", "power=% h\x80\x80", SIM_EINPUT,
      "--set: not UTF-8 text (byte 0x80 at character 10)"},
     {"not UTF-8", "power=5 \xff", SIM_EINPUT, "not UTF-8 text (byte 0xff"},
+    /* A key with stray spaces was "out of memory" (issue 28): an error
+     * at the space. */
+    {"space before =", "power =5 W", SIM_EINPUT,
+     "--set power =5 W:1:6: the key has a space in it"},
+    {"space first", " power=5 W", SIM_EINPUT, "--set  power=5 W:1:1: the key"},
+    {"space inside", "inner .x=5 W", SIM_EINPUT, "--set inner .x=5 W:1:6:"},
+    {"tab in key", "inner.\tx=5 W", SIM_EINPUT, ":1:7: the key has a space"},
+    /* No upper bound of its own: the largest power of all (issue 28: 1e304
+     * W passed check, and the run failed at its end). */
+    {"beyond every power", "power=1e304 W", SIM_OK,
+     "--set power=1e304 W:1:7: 'power' is 1e304 W; a power may be at most "
+     "100 GW"},
 };
 
 static void bad_overrides_point_at_the_override(void **state) {

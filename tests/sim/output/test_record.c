@@ -66,7 +66,7 @@ static double time_of(size_t i) { return 10.0 * (double)(i + 1); }
 
 #define ORIGIN "2023-07-01T00:00:00Z"
 #define DATED "seconds since " ORIGIN
-static const h5w_options layout_opts = {CHUNK, 4, ORIGIN};
+static const h5w_options layout_opts = {CHUNK, 4, ORIGIN, 0};
 
 /* Path of a test file, removed (with its partial file) beforehand. */
 static void fresh_path(const char *name, char *path, char *partial) {
@@ -821,7 +821,7 @@ static void test_chunks(void **state) {
   const chunk_case *c = *state;
   char path[4096], partial[4200];
   fresh_path("chunks.h5", path, partial);
-  h5w_options opts = {c->chunk_rows, 1, NULL};
+  h5w_options opts = {c->chunk_rows, 1, NULL, 0};
   tel_sink *s = h5w_create(path, &opts, NULL);
   assert_non_null(s);
   const char **labels = calloc(c->width, sizeof *labels);
@@ -861,7 +861,7 @@ static void test_empty_group(void **state) {
   (void)state;
   char path[4096], partial[4200];
   fresh_path("empty.h5", path, partial);
-  tel_sink *s = h5w_create(path, &(h5w_options){0, -1, NULL}, NULL);
+  tel_sink *s = h5w_create(path, &(h5w_options){0, -1, NULL, 0}, NULL);
   size_t id;
   assert_int_equal(tel_open_group(s, &racks, &id), SIM_OK);
   assert_int_equal(tel_commit(s), SIM_OK);
@@ -903,19 +903,19 @@ typedef struct option_case {
 } option_case;
 
 static const option_case option_cases[] = {
-    {"deflate -2", "x.h5", {0, -2, NULL}, SIM_EINVAL},
-    {"deflate 10", "x.h5", {0, 10, NULL}, SIM_EINVAL},
-    {"empty path", "", {0, 4, NULL}, SIM_EINVAL},
-    {"null path", NULL, {0, 4, NULL}, SIM_EINVAL},
-    {"empty origin", "x.h5", {0, 4, ""}, SIM_EINVAL},
+    {"deflate -2", "x.h5", {0, -2, NULL, 0}, SIM_EINVAL},
+    {"deflate 10", "x.h5", {0, 10, NULL, 0}, SIM_EINVAL},
+    {"empty path", "", {0, 4, NULL, 0}, SIM_EINVAL},
+    {"null path", NULL, {0, 4, NULL, 0}, SIM_EINVAL},
+    {"empty origin", "x.h5", {0, 4, "", 0}, SIM_EINVAL},
     {"origin with a newline",
      "x.h5",
-     {0, 4, "2023-07-01\nT00:00Z"},
+     {0, 4, "2023-07-01\nT00:00Z", 0},
      SIM_EINVAL},
     {"origin too long",
      "x.h5",
      {0, 4,
-      "2023-07-01T00:00:00.000000000000000000000000000000000000000000000Z"},
+      "2023-07-01T00:00:00.000000000000000000000000000000000000000000000Z", 0},
      SIM_EINVAL},
 };
 
@@ -1022,7 +1022,7 @@ static void test_file_size_limit(void **state) {
   signal(SIGXFSZ, SIG_IGN);
   assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
   sim_error err;
-  const h5w_options opts = {1024, -1, NULL};
+  const h5w_options opts = {1024, -1, NULL, 0};
   tel_sink *s = h5w_create(path, &opts, &err);
   assert_non_null(s);
   size_t id;
