@@ -30,7 +30,7 @@ const pq_span pq_sub_bands[PQ_NSUBBANDS] = {
   }
 
 /* The 0.1-20 Hz band is where grid operators have asked large AI loads to
- * damp synchronous swings (the band DESIGN 4.4 names); 50 Hz sampling
+ * damp synchronous swings (the 0.1-20 Hz band of arXiv:2508.14318); 50 Hz sampling
  * resolves it with margin over Nyquist. */
 static const scn_field pq_fields[] = {
     PQ_FIELD("window_start", start_s, UNITS_TIME, "0 s",
@@ -58,7 +58,7 @@ static int check_pq(void *obj, const scn_loc *loc, void *user, sim_error *err) {
     return scn_fail(loc, "rate", err, "Nyquist: rate > 2 x band_high",
                     "the rate cannot resolve the band");
   /* 1e7 samples (about 240 MB with the FFT's copies) keeps the window well
-   * inside DESIGN 11's 1 GB. */
+   * inside docs/PERFORMANCE.md's 1 GB. */
   if (c->length_s * c->rate_hz > 1e7)
     return scn_fail(loc, "window", err, "shorten the window or the rate",
                     "the window would hold %.3g samples",
