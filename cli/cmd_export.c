@@ -311,6 +311,7 @@ static const char *metric_units(const char *key) {
       {"_kg", "kg"},
       {"co2_t", "t"},
       {"pue", "1"},
+      {"_share", "1"},
       {"attainment", "1"},
       {"activity", "1"},
       {"cost", "$"},

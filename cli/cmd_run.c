@@ -180,6 +180,8 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   if (!isnan(s->co2_kg))
     printf("  carbon basis   %s\n", s->carbon_basis);
   print_workloads(sc, s);
+  if (s->grid_verdict[0] != '\0')
+    printf("  grid code      %s\n", s->grid_verdict);
   printf("  output         %s (HDF5 writing %.2f s)\n", out, hdf5_s);
 }
 

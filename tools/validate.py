@@ -132,6 +132,8 @@ EXPECTED = [
     "POLCA oversubscription: cap violation",
     "Largest ramp, 100 ms / 1 s control period",
     "0.1-20 Hz oscillation, 100 ms / 1 s control period",
+    "Largest 1 s ramp, mixed.yaml, 200 Hz / 50 Hz window",
+    "Largest 1 s ramp, training swing, 200 Hz / 50 Hz window",
     # grid
     "CO2 of a 10 MW year on coal", "CO2 of a factory run at a flat 400 g/kWh",
     "DR cut of 25% for 3 h: time to cut",

@@ -266,6 +266,37 @@ def _summary_html(run):
         '<p class="meta">%s</p>' % html.escape(note)) if note else "")
 
 
+def _grid_html(run):
+    """The grid connection: the verdict against the scenario's grid code
+    and the figures, each with its limit and result where the code has
+    one (docs/OUTPUT.md, /grid_connection)."""
+    tab = run.grid_connection
+    if len(tab) == 0:
+        return ""
+    s = run.summary
+    head = "Grid code %s: verdict %s, class %s." % (
+        s.get("grid_code", "none"), s.get("grid_verdict", "none"),
+        s.get("grid_class", "none"))
+    rows = ["<tr><th>figure</th><th>value</th><th>limit</th>"
+            "<th>result</th></tr>"]
+    def shown(v, units):  # shares in percent, the rest scaled
+        if not np.isfinite(v):
+            return "n/a"
+        return "%.3g%%" % (100 * v) if units == "1" else \
+            _u.format_value(v, units)
+    for _, r in tab.iterrows():
+        lim = ["%s %s" % (side, shown(r[key], r["units"]))
+               for side, key in (("min", "limit_min"), ("max", "limit_max"))
+               if np.isfinite(r[key])]
+        rows.append("<tr><td>%s</td><td class=\"v\">%s</td><td>%s</td>"
+                    "<td>%s</td></tr>" % (
+                        html.escape(r["long_name"]),
+                        html.escape(shown(r["value"], r["units"])),
+                        html.escape(", ".join(lim)), html.escape(r["result"])))
+    return '<p class="meta">%s</p><table>%s</table>' % (
+        html.escape(head), "".join(rows))
+
+
 def report_html(run, dpi=100):
     """A self-contained HTML page (figures inline as PNG data) that uses
     the window's width: the run's summary, its figures two abreast on a
@@ -275,7 +306,8 @@ def report_html(run, dpi=100):
              '<p class="meta">%s</p>' % html.escape(_subtitle(run)).replace(
                  "\n", "<br>"),
              "<h2>Summary</h2>",
-             _summary_html(run), "<h2>Figures</h2>", '<div class="figs">']
+             _summary_html(run), "<h2>Grid connection</h2>", _grid_html(run),
+             "<h2>Figures</h2>", '<div class="figs">']
     for n in panels(run):
         if n in ("ttft", "tpot"):
             continue

@@ -360,6 +360,16 @@ class Run:
             return _table(obj)
 
     @functools.cached_property
+    def grid_connection(self):
+        """/grid_connection: a row per figure (metric, value, units,
+        long_name, limit_min, limit_max, result, source), the grid code's
+        limit and PASS/FAIL/UNKNOWN on the rows it bounds; summary's
+        grid_code, grid_class and grid_verdict name the code and the
+        verdict. Empty for files written before it existed."""
+        with self._open() as f:
+            return _table(f.get("grid_connection"))
+
+    @functools.cached_property
     def summary(self):
         with self._open() as f:
             g = f.get("summary")

@@ -55,6 +55,11 @@ def _scenario_has(*keys):
     return test
 
 
+def _code_named(s, run):
+    """The scenario names a grid code (summary's grid_verdict not none)."""
+    return s.get("grid_verdict", "none") not in ("none", None)
+
+
 def _either(*tests):
     def test(s, run):
         return any(t(s, run) for t in tests)
@@ -116,6 +121,15 @@ ROWS = [
      _pos("oscillation_w_rms")),
     ("oscillation_j", "Power", "Oscillation 0.1-20 Hz (energy)",
      _pos("oscillation_j")),
+    ("max_ramp_1s_w_per_s", "Power", "Largest ramp over 1 s",
+     _pos("max_ramp_1s_w_per_s")),
+    ("max_ramp_1min_w_per_s", "Power", "Largest ramp over 1 min",
+     _pos("max_ramp_1min_w_per_s")),
+    ("max_ramp_10min_w_per_s", "Power", "Largest ramp over 10 min",
+     _pos("max_ramp_10min_w_per_s")),
+    ("band_share", "Power", "Swing energy in 0.1-20 Hz (share)",
+     _pos("band_share")),
+    ("dynamic_range_w", "Power", "Dynamic range", _pos("dynamic_range_w")),
     ("smoothing_violation_s", "Power", "Smoothing limit exceeded",
      _pos("smoothing_violation_s", "smoothing_energy_mwh")),
 
@@ -151,6 +165,9 @@ ROWS = [
     ("carbon_basis", "Grid", "Carbon basis", _pos("co2_t")),
     ("training_co2_kg", "Grid", "Training CO\u2082",
      _either(_TRAINING, _pos("training_co2_kg"))),
+    ("grid_code", "Grid", "Grid code", _code_named),
+    ("grid_class", "Grid", "Grid-code class", _code_named),
+    ("grid_verdict", "Grid", "Grid-code verdict", _code_named),
     ("dr_events", "Grid", "Demand-response events", _pos("dr_events")),
     ("dr_s", "Grid", "Demand response", _pos("dr_events")),
     ("dr_time_to_cut_s", "Grid", "DR: time to cut",

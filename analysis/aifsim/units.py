@@ -173,11 +173,17 @@ METRIC_LABELS = {
     "max_ramp_w_per_s": "largest power ramp",
     "oscillation_w_rms": "oscillation 0.1-20 Hz, RMS",
     "oscillation_j": "oscillation 0.1-20 Hz, energy",
+    "max_ramp_1s_w_per_s": "largest ramp over 1 s",
+    "max_ramp_1min_w_per_s": "largest ramp over 1 min",
+    "max_ramp_10min_w_per_s": "largest ramp over 10 min",
+    "band_share": "swing energy in 0.1-20 Hz, share",
+    "dynamic_range_w": "dynamic range of facility power",
 }
 
 
 #: Metrics that are shares of 1, shown in percent.
-PERCENT_METRICS = ("mean_activity", "slo_attainment", "peak_share_of_cap")
+PERCENT_METRICS = ("mean_activity", "slo_attainment", "peak_share_of_cap",
+                   "band_share")
 
 
 def metric_order(keys):

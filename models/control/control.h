@@ -1,4 +1,4 @@
-/* control.h - power control (DESIGN 4.8): what happens every control
+/* control.h - power control (docs/MODELS.md, Power control): what happens every control
  * period, from the facility cap to every GPU's cap. It holds the GPUs'
  * budget (the static split's reserve, or a prediction), tracks demand
  * response, builds the policy's units from the fleet and the workloads,

@@ -1,4 +1,4 @@
-/* battery.h - the on-site battery behind the grid feed (DESIGN 4.4): a
+/* battery.h - the on-site battery behind the grid feed (docs/MODELS.md, Storage): a
  * store of energy with charge and discharge power limits, a round-trip
  * efficiency and state-of-charge bounds, dispatched by a rule each
  * control interval. The facility draws grid = load - P from the feed,

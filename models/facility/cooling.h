@@ -1,4 +1,4 @@
-/* cooling.h - cooling loops (DESIGN 4.3): liquid direct-to-chip and air
+/* cooling.h - cooling loops (docs/MODELS.md, Cooling): liquid direct-to-chip and air
  * (CRAH) loops, each a lumped thermal mass integrated with GSL odeiv2,
  * with chillers, free cooling and pumps/fans; GPU junction temperature
  * and thermal throttling; PUE. Config structs load through

@@ -1,4 +1,4 @@
-/* fault.h - power-domain and cooling faults (DESIGN 4.9): the schema of a
+/* fault.h - power-domain and cooling faults (docs/MODELS.md, Faults): the schema of a
  * scenario's `faults:` entries, their expansion into the intervals each
  * is in force, and a plan that says at any time what is in force. What a
  * fault does (dark racks, a derated loop, a lower feed) is the factory's

@@ -19,7 +19,19 @@
  * inside a period and the feed moves at its ramp limit: the samples then
  * run linearly from one period's power to the next and carry no wave.
  * Without a window (length 0) the largest ramp falls back to the steps
- * between periods over the time between them. */
+ * between periods over the time between them.
+ *
+ * That largest ramp grows with the rate (a step is step x rate), so grid
+ * operators state ramps over a window instead (MW per second over 1 s, MW
+ * per minute): here the change between the mean power of two adjacent
+ * windows of length T, over T, the largest over the run, up and down
+ * apart. A step of D is then a ramp of D / T at any rate. It is taken on
+ * the window's samples and, over the whole run, on the control periods'
+ * means (exact for windows the periods tile, and the periods' waveform
+ * has their mean), and the larger kept. The rate only limits which
+ * frequencies the band shares see: the share of the swing's energy (the
+ * samples less their mean) in the band and in the sub-bands pq_sub_bands
+ * lists, from the same FFT. */
 #ifndef MODELS_POWER_QUALITY_H
 #define MODELS_POWER_QUALITY_H
 
@@ -30,6 +42,25 @@
 #include "err.h"
 #include "scenario.h"
 #include "tel.h"
+
+/* A named span: a ramp window (lo = its length, s) or a frequency band
+ * [lo, hi) Hz. */
+typedef struct pq_span {
+  const char *name;
+  double lo, hi;
+} pq_span;
+
+/* The ramp windows: 1 s, 1 min and 10 min (the windows NERC's and ERCOT's
+ * large-load work and utilities' AI-load specifications state ramps
+ * over; docs/MODELS.md). */
+#define PQ_NRAMPS 3
+extern const pq_span pq_ramp_windows[PQ_NRAMPS];
+
+/* The sub-bands of the swing reported beside the band: below 1 Hz, 1-2.5
+ * Hz (where synchronous training's swings sit, arXiv:2508.14318) and 7-20
+ * Hz. */
+#define PQ_NSUBBANDS 3
+extern const pq_span pq_sub_bands[PQ_NSUBBANDS];
 
 typedef struct pq_config {
   double start_s, length_s; /* the window; length 0 turns it off */
@@ -56,9 +87,18 @@ typedef struct pq_window {
   void *wave_ctx;
   double period_s; /* the control period the wave spans; 0: none */
   bool smoothed;   /* linear between periods, no wave */
+  /* The run-long series for the windowed ramps: the times of the steps
+   * and the energy drawn from the first step to each, entries [0, ser_n)
+   * of ser_cap, reaching back at least 2 x the longest window. */
+  double *ser_t, *ser_e;
+  size_t ser_n, ser_cap;
+  double t0, ramp_up[PQ_NRAMPS], ramp_down[PQ_NRAMPS]; /* NaN: none yet */
+  double p_min, p_max;                                 /* over the steps */
+  bool oom; /* the series could not grow: pq_finish fails */
 } pq_window;
 
-/* Prepares the window, clipped to [0, run_s], allocating on alloc (NULL
+/* Prepares the window, clipped to [0, run_s], and the run-long ramp
+ * series, allocating on alloc (NULL
  * means the C library), which must outlive it. SIM_OK or SIM_ENOMEM. */
 int pq_init(pq_window *w, const pq_config *c, double run_s,
             const sim_allocator *alloc, sim_error *err);
@@ -75,17 +115,30 @@ void pq_set_wave(pq_window *w, pq_wave_fn wave, void *ctx, double period_s,
 /* Facility power changes to p_w at t_s (call at every change, in time
  * order): fills the window's samples with the power held since the last
  * change (or, after pq_set_wave, the samples of the coming period as it
- * says) and tracks the largest ramp between changes for the fallback. */
+ * says), tracks the largest ramp between changes for the fallback and
+ * the windowed ramps of the periods' powers. Cannot fail: running out of
+ * memory for the series is reported by pq_finish. */
 void pq_step(pq_window *w, double t_s, double p_w);
 
 typedef struct pq_result {
   double max_ramp_w_per_s;
   double oscillation_j; /* integral of |band-passed power| over the window */
   double oscillation_w_rms; /* RMS of the band-passed power */
+  /* The largest ramp over each of pq_ramp_windows, up and down (both
+   * positive), W/s; NaN where the run is shorter than two windows. */
+  double ramp_up_w_per_s[PQ_NRAMPS], ramp_down_w_per_s[PQ_NRAMPS];
+  /* Shares of the window's swing energy in the band and the sub-bands (of
+   * what lies below the Nyquist frequency); NaN without a swing or when
+   * the band lies above Nyquist. */
+  double band_share, sub_share[PQ_NSUBBANDS];
+  /* The highest less the lowest facility power, over the samples and the
+   * steps, and that range over the highest. */
+  double dynamic_range_w, dynamic_range_share;
 } pq_result;
 
 /* Closes the window at end_s (the last power held until then), takes the
- * largest ramp from its samples and band-passes them with GSL's real FFT.
+ * largest ramp and the windowed ramps from its samples and the series,
+ * and the band's shares and band-passed swing from GSL's real FFT.
  * SIM_OK or SIM_ENOMEM. */
 int pq_finish(pq_window *w, double end_s, pq_result *out, sim_error *err);
 

@@ -21,6 +21,7 @@
 #include "fault.h"
 #include "gpu.h"
 #include "grid.h"
+#include "gridcode.h"
 #include "inference.h"
 #include "llm.h"
 #include "load.h"
@@ -60,8 +61,9 @@ typedef struct factory_config {
   double duration_s;
   double control_period_s;
   double sample_period_s;
-  char *catalog; /* a catalog file instead of the built-in one, or NULL */
-  char *models;  /* an LLM catalog file instead of the built-in one */
+  char *catalog;   /* a catalog file instead of the built-in one, or NULL */
+  char *models;    /* an LLM catalog file instead of the built-in one */
+  char *grid_code; /* a grid-code file the run is held to, or NULL */
   power_config power;
   grid_config grid;
   pq_config power_quality;
@@ -93,6 +95,7 @@ typedef struct factory_scenario {
   sys_catalog systems;
   llm_catalog llms;
   grid feed;
+  gcode code; /* the grid_code file's (zeroed: none named) */
   char *resolved;
   char *path; /* the scenario file, for paths relative to it */
   int cooling; /* factory_cooling: how the loops came about */
@@ -179,6 +182,13 @@ typedef struct factory_summary {
   double battery_loss_j, smoothing_violation_s;
   double throttled_gpu_s; /* GPU-seconds held below their cap by heat */
   double max_ramp_w_per_s, oscillation_j, oscillation_w_rms;
+  /* The grid connection (power_quality.h): ramps over pq_ramp_windows,
+   * the swing's band shares, the dynamic range; and the verdict against
+   * the scenario's grid code, one line ("" when none is named). */
+  double ramp_up_w_per_s[PQ_NRAMPS], ramp_down_w_per_s[PQ_NRAMPS];
+  double band_share, sub_share[PQ_NSUBBANDS], dynamic_range_w;
+  double dynamic_range_share;
+  char grid_verdict[512];
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;
   double mean_activity;

@@ -333,6 +333,8 @@ static const struct metric_reason {
     {"mean_pue", "no IT energy"},
     {"itue", "no IT energy"},
     {"tue", "no IT energy"},
+    {"max_ramp_1", "the run is shorter than two of the ramp's windows"},
+    {"band_share", "no power-quality window, or no swing in it"},
 };
 
 /* Appends "key: why" to the summary's list of absent metrics. */
@@ -382,6 +384,11 @@ static int put_energy_metrics(tel_sink *sink, const factory_summary *s,
       {"max_ramp_w_per_s", s->max_ramp_w_per_s},
       {"oscillation_j", s->oscillation_j},
       {"oscillation_w_rms", s->oscillation_w_rms},
+      {"max_ramp_1s_w_per_s", factory__max_ramp(s, 0)},
+      {"max_ramp_1min_w_per_s", factory__max_ramp(s, 1)},
+      {"max_ramp_10min_w_per_s", factory__max_ramp(s, 2)},
+      {"band_share", s->band_share},
+      {"dynamic_range_w", s->dynamic_range_w},
       {"gpu_energy_mwh", s->gpu_energy_j / 3.6e9},
       {"mean_power_w", s->mean_power_w},
       {"peak_power_w", s->peak_power_w},
@@ -538,9 +545,7 @@ static int close_power(factory *f, factory_summary *s, sim_error *err) {
   int rc = pq_finish(&f->pq, s->duration_s, &pq, err);
   if (rc != SIM_OK)
     return rc;
-  s->max_ramp_w_per_s = pq.max_ramp_w_per_s;
-  s->oscillation_j = pq.oscillation_j;
-  s->oscillation_w_rms = pq.oscillation_w_rms;
+  factory__close_grid(s, &pq);
   s->mean_power_w = s->energy_j / s->duration_s;
   s->mean_activity /= s->duration_s;
   s->cap_w = f->cfg->power.cap_w;
@@ -703,6 +708,8 @@ int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   rc = check_books(f, s, err);
   if (rc == SIM_OK && f->sink != NULL)
     rc = pq_write(&f->pq, f->sink, err);
+  if (rc == SIM_OK)
+    rc = factory__finish_grid(f, s, err);
   if (rc != SIM_OK)
     return rc;
   if (f->sink != NULL && put_summary(f) != SIM_OK)

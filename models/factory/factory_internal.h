@@ -126,6 +126,14 @@ double factory__mean_of(const sig_series *s, double t0, double t1);
 int factory__declare_telemetry(factory *f, sim_error *err);
 int factory__sample(factory *f, sim_time now);
 
+/* factory_grid.c: copies power quality's figures into the summary; the
+ * larger of window k's ramps up and down (NaN: neither known); and, at
+ * the end, the verdict against the grid code into the summary and the
+ * group /grid_connection to the sink (SIM_OK or the sink's error). */
+void factory__close_grid(factory_summary *s, const pq_result *pq);
+double factory__max_ramp(const factory_summary *s, size_t k);
+int factory__finish_grid(factory *f, factory_summary *s, sim_error *err);
+
 /* The facility the scenario leaves out (factory_facility.c): default
  * loops from each group's GPU, the outdoor temperature they need, the
  * electrical chain's rating. Called by check_factory once the groups are

@@ -148,6 +148,11 @@ static const scn_field factory_fields[] = {
      .help = "an LLM catalog file (relative to the scenario): its models "
              "and precisions add to the built-in ones, or replace those of "
              "the same name (all of them with replace: true)"},
+    {.key = "grid_code",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, grid_code),
+     .help = "a grid-code file (relative to the scenario) the run is held "
+             "to: its classes and cited limits (data/grid_codes/)"},
     {.key = "grid",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, grid),
@@ -624,6 +629,21 @@ static int load_models(scn_doc *doc, llm_catalog *cat, sim_error *err) {
   return rc;
 }
 
+/* The grid code, under "grid_code": a bad file's errors point into it. */
+static int load_grid_code(scn_doc *doc, gcode *code, sim_error *err) {
+  const char *path = scn_doc_scalar(doc, "grid_code");
+  if (path == NULL)
+    return SIM_OK;
+  char full[4096];
+  sim_path_beside(scn_doc_name(doc), path, full, sizeof full);
+  int rc = gcode_load(code, full, err);
+  if (rc == SIM_EIO)
+    return scn_doc_fail(doc, "grid_code", err,
+                        "the path is relative to the scenario's folder",
+                        "cannot read the grid code: %s", err->msg);
+  return rc;
+}
+
 static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
                     factory_scenario *sc, sim_error *err) {
   for (size_t i = 0; i < nsets; i++) {
@@ -636,6 +656,8 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
     rc = sys_catalog_load_builtin(&sc->systems, err);
   if (rc == SIM_OK)
     rc = load_models(doc, &sc->llms, err);
+  if (rc == SIM_OK)
+    rc = load_grid_code(doc, &sc->code, err);
   if (rc != SIM_OK)
     return rc;
   rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
@@ -677,6 +699,7 @@ void factory_scenario_release(factory_scenario *sc) {
   gpu_catalog_fini(&sc->catalog);
   sys_catalog_fini(&sc->systems);
   llm_catalog_fini(&sc->llms);
+  gcode_fini(&sc->code);
   free(sc->resolved);
   sc->resolved = NULL;
   free(sc->path);

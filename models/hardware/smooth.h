@@ -1,4 +1,4 @@
-/* smooth.h - in-rack power smoothing (DESIGN 4.2): a per-rack energy
+/* smooth.h - in-rack power smoothing (docs/MODELS.md, Racks): a per-rack energy
  * store between the feed and the rack's IT load, with the knobs NVIDIA's
  * GB200/GB300 power smoothing exposes (NVML nvmlPowerSmoothing*: a floor
  * as a percentage of the module's power, ramp-up and ramp-down rates in

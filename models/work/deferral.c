@@ -1,4 +1,4 @@
-/* deferral.c - when a flexible job runs (DESIGN 4.7): each policy's plan
+/* deferral.c - when a flexible job runs (docs/MODELS.md, Scheduler): each policy's plan
  * over a signal, as a pure function of its arguments.
  *
  * A plan's intervals are in time order and do not touch (adjacent run

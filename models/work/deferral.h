@@ -1,5 +1,5 @@
-/* deferral.h - grid-aware timing of flexible training jobs (DESIGN 4.7,
- * issue 5): when a job that may wait should run, given a signal (grid
+/* deferral.h - grid-aware timing of flexible training jobs (docs/MODELS.md,
+ * Scheduler): when a job that may wait should run, given a signal (grid
  * carbon intensity or price) and its deadline. Pure functions over a
  * sig_series; the factory applies the plan (models/work.c).
  *

@@ -1,4 +1,4 @@
-/* scheduler.c - the training-job queue and gang placement (DESIGN 4.7).
+/* scheduler.c - the training-job queue and gang placement (docs/MODELS.md, Scheduler).
  *
  * Free GPUs. Bit g of free_bits is set when GPU g lies in a rack and is
  * not taken; rack_free[r] and dom_free[d] count the set bits of rack r and

@@ -1,5 +1,5 @@
-/* scheduler.h - the queue of training jobs and where gangs go (DESIGN
- * 4.7). Pure bookkeeping, no engine: the factory calls sched_pass when a
+/* scheduler.h - the queue of training jobs and where gangs go (docs/MODELS.md,
+ * Scheduler). Pure bookkeeping, no engine: the factory calls sched_pass when a
  * job arrives or ends, and starts what it returns.
  *
  * Placement packs a gang into as few racks and NVLink domains as it can:

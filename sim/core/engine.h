@@ -125,7 +125,7 @@ sim_time sim_engine_now(const sim_engine *e);
 uint64_t sim_engine_events_run(const sim_engine *e);
 size_t sim_engine_events_pending(const sim_engine *e);
 
-/* Fluid progress (DESIGN section 3): remaining work drained at a rate, with
+/* Fluid progress (docs/ARCHITECTURE.md, fluid mode): remaining work drained at a rate, with
  * the completion event rescheduled whenever the rate changes, so there is no
  * polling. Embedded in a model's state; zero-initialised is idle. */
 typedef struct sim_fluid {

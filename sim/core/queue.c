@@ -36,7 +36,7 @@
  *
  * Both arrays grow by doubling through the allocator hook and never
  * shrink, so once the queue has reached its working size push and pop do
- * not allocate (DESIGN section 11: no allocation on the hot path).
+ * not allocate (docs/PERFORMANCE.md: no allocation on the hot path).
  *
  * Why these choices (measured with tests/bench/bench_queue.c, hold model,
  * 1e5 pending, on the 2.3 GHz Xeon of the project's machines):

@@ -1,5 +1,5 @@
 /* record.c - the HDF5 writer (h5w): a telemetry sink (tel.h) that writes
- * the run file of DESIGN section 6. The only file of aifsim that links
+ * the run file of docs/OUTPUT.md. The only file of aifsim that links
  * HDF5; record.h gives the layout.
  *
  * Design: every declared group keeps its HDF5 group, its "time" dataset,

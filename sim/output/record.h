@@ -1,5 +1,5 @@
 /* record.h - the HDF5 writer (h5w), a telemetry sink (tel.h).
- * Layout (DESIGN section 6): one group per telemetry group; each column a
+ * Layout (docs/OUTPUT.md): one group per telemetry group; each column a
  * dataset, 1-D [time] or 2-D [time, width], float64, chunked, shuffled and
  * deflated, extendible along time; attributes units and long_name; the
  * group's "time" dataset (seconds) is an HDF5 dimension scale attached to

@@ -2,7 +2,7 @@
  * of overrides; this module reads it, numbers its points in a fixed order,
  * checks every point before anything runs, and runs them serially, as one
  * shard of a job array, or spread over MPI ranks, with one run file per
- * point and one summary table of them all (DESIGN section 7).
+ * point and one summary table of them all (docs/SWEEPS.md).
  *
  * It knows nothing of the factory: main supplies the hooks that check a
  * point's scenario and run it (sweep_hooks), exactly as `aifsim run --set`

@@ -3,7 +3,7 @@
 #
 #   bash tests/cli/test_cli.sh AIFSIM_BINARY SOURCE_DIR
 #
-# What it holds the command to (DESIGN sections 1, 5, 6):
+# What it holds the command to (docs/SCENARIOS.md, docs/OUTPUT.md):
 #   a. every malformed scenario in tests/scenarios/bad/ gives exit 2 and a
 #      FILE:LINE:COLUMN: message as listed in tests/scenarios/bad/EXPECT
 #      (FILE<TAB>LINE:COLUMN<TAB>substring), from `check` and from `run`,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_sweep.sh - `aifsim sweep` end to end (DESIGN section 7).
+# test_sweep.sh - `aifsim sweep` end to end (docs/SWEEPS.md).
 #
 #   bash tests/cli/test_sweep.sh AIFSIM_BINARY SOURCE_DIR [MPIEXEC]
 #

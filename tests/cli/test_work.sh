@@ -2,7 +2,7 @@
 # test_work.sh AIFSIM SOURCE_DIR - workloads end to end: scenarios/mixed.yaml
 # runs a day of two services and two training jobs; h5py finds the books
 # closed (jobs conserved, requests conserved, the /jobs energies adding up
-# to the IT energy to 1e-9) and the columns of DESIGN section 6; replaying
+# to the IT energy to 1e-9) and the columns of docs/OUTPUT.md; replaying
 # the Azure conversation trace once delivers its 19,366 requests; bad
 # request traces are refused with FILE:LINE:COLUMN: and exit 2; the fluid
 # inference mode's key is checked, and a fluid run says so.

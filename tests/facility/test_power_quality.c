@@ -198,6 +198,154 @@ static void samples_written(void **state) {
   pq_fini(&w);
 }
 
+/* ---- Windowed ramps, shares and range ----------------------------------- */
+
+/* A step of d_w at step_s in a run of 1,500 s of periods of dt_s: the mean
+ * of two adjacent windows of T differs by at most d_w, when they straddle
+ * the step, so the ramp over every window is d_w / T, at any rate and
+ * period, whether the step lies in the high-rate window or not. */
+typedef struct step_case {
+  const char *name;
+  double dt_s, rate_hz, window_start_s, window_s, step_s, d_w;
+} step_case;
+
+static const step_case steps[] = {
+    {"up step outside the window, 1 s periods", 1, 50, 0, 600, 700, 2e6},
+    {"up step in the window at 100 Hz", 1, 100, 400, 600, 700, 2e6},
+    {"down step in the window at 200 Hz", 1, 200, 400, 600, 700, -3e6},
+    {"down step, 0.1 s periods (the series grows)", 0.1, 50, 0, 60, 700.5,
+     -1e6},
+    {"up step, 5 s periods and no window", 5, 50, 0, 0, 700, 5e5},
+};
+
+static void windowed_ramps_of_a_step(void **state) {
+  const step_case *sc = *state;
+  pq_config c = window(sc->window_s);
+  c.start_s = sc->window_start_s;
+  c.rate_hz = sc->rate_hz;
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 1500, NULL, &err), SIM_OK);
+  long n = lround(1500 / sc->dt_s);
+  for (long k = 0; k < n; k++) {
+    double t = (double)k * sc->dt_s;
+    pq_step(&w, t, 5e6 + (t >= sc->step_s ? sc->d_w : 0));
+  }
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 1500, &r, &err), SIM_OK);
+  const double *up = sc->d_w > 0 ? r.ramp_up_w_per_s : r.ramp_down_w_per_s;
+  const double *down = sc->d_w > 0 ? r.ramp_down_w_per_s : r.ramp_up_w_per_s;
+  for (size_t k = 0; k < PQ_NRAMPS; k++) {
+    assert_close(up[k], fabs(sc->d_w) / pq_ramp_windows[k].lo, 1e-6, 0);
+    assert_close(down[k], 0, 0, 1e-6 * fabs(sc->d_w));
+  }
+  assert_close(r.dynamic_range_w, fabs(sc->d_w), 1e-12, 0);
+  assert_close(r.dynamic_range_share, fabs(sc->d_w) / (5e6 + fmax(0, sc->d_w)),
+               1e-12, 0);
+  pq_fini(&w);
+}
+
+/* A run shorter than two windows has no ramp over them. */
+static void short_run_has_no_long_ramps(void **state) {
+  (void)state;
+  pq_config c = window(100);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 100, NULL, &err), SIM_OK);
+  for (int k = 0; k < 100; k++)
+    pq_step(&w, k, k < 50 ? 1e6 : 2e6);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 100, &r, &err), SIM_OK);
+  assert_close(r.ramp_up_w_per_s[0], 1e6, 1e-9, 0);
+  assert_true(isnan(r.ramp_up_w_per_s[1]) && isnan(r.ramp_down_w_per_s[1]));
+  assert_true(isnan(r.ramp_up_w_per_s[2]));
+  pq_fini(&w);
+}
+
+/* A square wave of +-A and a 1.4 s period (a synchronous training job's
+ * iteration, as in docs/MODELS.md) over a flat mean: two adjacent 1 s
+ * windows hold at most 0.7 s and at least 0.3 s of the high half, so
+ * their means differ by at most (0.7 - 0.3) x 2A = 0.8 A, at any rate
+ * that samples the edges; the step over one sample grows as the rate. */
+static double square_1p4(void *ctx, double period_s, double x) {
+  (void)period_s;
+  double t = *(const double *)ctx + x;
+  return fmod(t + 1e-9, 1.4) < 0.7 ? 1e5 : -1e5;
+}
+
+typedef struct rate_case {
+  const char *name;
+  double rate_hz;
+} rate_case;
+
+static const rate_case rates[] = {
+    {"50 Hz", 50}, {"100 Hz", 100}, {"200 Hz", 200}};
+
+static void one_second_ramp_independent_of_rate(void **state) {
+  const rate_case *rc = *state;
+  pq_config c = window(120);
+  c.rate_hz = rc->rate_hz;
+  pq_window w;
+  sim_error err = {0};
+  double now = 0;
+  assert_int_equal(pq_init(&w, &c, 120, NULL, &err), SIM_OK);
+  pq_set_wave(&w, square_1p4, &now, 1, false);
+  for (int k = 0; k < 120; k++) {
+    now = k;
+    pq_step(&w, now, 5e6);
+  }
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 120, &r, &err), SIM_OK);
+  assert_close(r.ramp_up_w_per_s[0], 0.8e5, 1e-9, 0);
+  assert_close(r.ramp_down_w_per_s[0], 0.8e5, 1e-9, 0);
+  assert_close(r.max_ramp_w_per_s, 2e5 * rc->rate_hz, 1e-9, 0);
+  assert_close(r.dynamic_range_w, 2e5, 1e-12, 0);
+  assert_close(r.dynamic_range_share, 2e5 / 5.1e6, 1e-12, 0);
+  pq_fini(&w);
+}
+
+/* A sine's swing lies wholly in the band and sub-band holding its
+ * frequency: those shares are 1 and the others 0 (sub-bands below 1 Hz,
+ * 1-2.5 Hz, 7-20 Hz; -1: not that sub-band). */
+typedef struct share_case {
+  const char *name;
+  double f_hz, run_s, band;
+  int sub; /* the sub-band holding f, or -1 */
+} share_case;
+
+static const share_case share_rows[] = {
+    {"0.5 Hz: band, below 1 Hz", 0.5, 100, 1, 0},
+    {"1.5 Hz: band, 1-2.5 Hz", 1.5, 100, 1, 1},
+    {"4 Hz: band only", 4, 100, 1, -1},
+    {"10 Hz: band, 7-20 Hz", 10, 100, 1, 2},
+    {"0.01 Hz: below the band, below 1 Hz", 0.01, 200, 0, 0},
+};
+
+static void swing_shares(void **state) {
+  const share_case *sc = *state;
+  pq_result r = run_sine(sc->f_hz, 1e6, 0.001, sc->run_s);
+  assert_close(r.band_share, sc->band, 0, 0.01);
+  for (int b = 0; b < PQ_NSUBBANDS; b++)
+    assert_close(r.sub_share[b], b == sc->sub ? 1 : 0, 0, 0.01);
+}
+
+/* Constant power has no swing: its shares are undefined, not 0. */
+static void no_swing_no_share(void **state) {
+  (void)state;
+  pq_config c = window(60);
+  pq_window w;
+  sim_error err = {0};
+  assert_int_equal(pq_init(&w, &c, 60, NULL, &err), SIM_OK);
+  for (int k = 0; k < 60; k++)
+    pq_step(&w, k, 3e6);
+  pq_result r;
+  assert_int_equal(pq_finish(&w, 60, &r, &err), SIM_OK);
+  assert_true(isnan(r.band_share) && isnan(r.sub_share[1]));
+  assert_close(r.ramp_up_w_per_s[0], 0, 0, 1e-9);
+  assert_close(r.dynamic_range_w, 0, 0, 0);
+  pq_fini(&w);
+}
+
 static const test_bad_yaml bad[] = {
     {"nyquist", "rate: 30 Hz\n", "pq.yaml:1:7: the rate cannot resolve"},
     {"band upside down", "band_low: 30 Hz\nband_high: 1 Hz\nrate: 100 Hz\n",
@@ -211,18 +359,21 @@ static void bad_config(void **state) {
   test_schema_rejects(&pq_schema, "pq.yaml", b->yaml, b->message);
 }
 
-/* The window's samples and pq_finish's scratch fail cleanly. */
+/* The window's samples, the ramp series' two arrays, and pq_finish's
+ * scratch fail cleanly. */
 static void allocation_failures(void **state) {
   (void)state;
   pq_config c = window(60);
   pq_window w;
   test_alloc t;
-  test_alloc_init(&t, 1);
   sim_error err = {0};
-  assert_int_equal(pq_init(&w, &c, 60, &t.hook, &err), SIM_ENOMEM);
-  assert_int_equal(t.live, 0);
-  pq_fini(&w);
-  test_alloc_init(&t, 2);
+  for (int k = 1; k <= 3; k++) {
+    test_alloc_init(&t, k);
+    assert_int_equal(pq_init(&w, &c, 60, &t.hook, &err), SIM_ENOMEM);
+    assert_int_equal(t.live, 0);
+    pq_fini(&w);
+  }
+  test_alloc_init(&t, 4);
   assert_int_equal(pq_init(&w, &c, 60, &t.hook, &err), SIM_OK);
   for (int k = 0; k < 60; k++)
     pq_step(&w, k, 5e6 + 1e5 * (k % 2));
@@ -230,13 +381,13 @@ static void allocation_failures(void **state) {
   err = (sim_error){0};
   assert_int_equal(pq_finish(&w, 60, &r, &err), SIM_ENOMEM);
   assert_int_equal(err.code, SIM_ENOMEM);
-  assert_int_equal(t.live, 1);
+  assert_int_equal(t.live, 3);
   pq_fini(&w);
   assert_int_equal(t.live, 0);
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[40];
   size_t n = 0;
   TEST_ADD(tests, n, in_band_sine);
   TEST_ADD(tests, n, allocation_failures);
@@ -246,6 +397,11 @@ int main(void) {
   TEST_ADD(tests, n, window_clipped_to_the_run);
   TEST_ADD(tests, n, samples_written);
   TEST_ADD(tests, n, wave_inside_the_tick);
+  TEST_ROWS(tests, n, windowed_ramps_of_a_step, steps);
+  TEST_ADD(tests, n, short_run_has_no_long_ramps);
+  TEST_ROWS(tests, n, one_second_ramp_independent_of_rate, rates);
+  TEST_ROWS(tests, n, swing_shares, share_rows);
+  TEST_ADD(tests, n, no_swing_no_share);
   TEST_ROWS(tests, n, bad_config, bad);
   return _cmocka_run_group_tests("power_quality", tests, n, NULL, NULL);
 }

@@ -33,7 +33,7 @@ static const char base[] =
 
 typedef test_run run;
 
-/* The invariants of every run (DESIGN 9): facility energy is IT, losses,
+/* The invariants of every run (docs/MODELS.md, Energy books): facility energy is IT, losses,
  * cooling and smoothing less what the battery delivered; no power column
  * goes negative. */
 static void assert_books(const run *r) {

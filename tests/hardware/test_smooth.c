@@ -11,7 +11,7 @@
 
 #include "smooth.h"
 
-#define RACK_W 132e3 /* GB200 NVL72, about 120-132 kW (DESIGN 4.2) */
+#define RACK_W 132e3 /* GB200 NVL72, about 120-132 kW (NVIDIA) */
 #define BALANCE_REL 1e-9
 
 static smo_config make(const char *yaml) {
