@@ -1,4 +1,4 @@
-/* power.h - how a budget for GPU power is shared (DESIGN 4.8): the
+/* power.h - how a budget for GPU power is shared (docs/MODELS.md): the
  * allocation policies behind one interface, so a new policy is a file.
  *
  * The factory works out, every control period, the GPU budget of each rack

@@ -154,7 +154,7 @@ static const scn_field spec_fields[] = {
      .dflt = "false",
      .help = "true if the headline figure assumes 2:4 sparsity"},
     /* P ~ f V^2 with V rising roughly with f gives gamma between 2 and 3
-     * (DESIGN 4.1); 2.5 is the middle of that range. */
+     * (docs/MODELS.md, GPU); 2.5 is the middle of that range. */
     {.key = "gamma",
      .type = SCN_QUANTITY,
      .offset = offsetof(gpu_spec, gamma),

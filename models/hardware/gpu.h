@@ -1,4 +1,4 @@
-/* gpu.h - the GPU catalog and the GPU power/DVFS model (DESIGN 4.1).
+/* gpu.h - the GPU catalog and the GPU power/DVFS model (docs/MODELS.md, GPU).
  * The catalog is data (scenarios/catalog/gpus.yaml, compiled in): one
  * gpu_spec per type, every figure with its source. The model follows what
  * the GPU is doing, given as a gpu_load at full clock: the SM activity

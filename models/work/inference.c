@@ -1,4 +1,4 @@
-/* inference.c - inference services at request level (DESIGN 4.6): routing,
+/* inference.c - inference services at request level (docs/MODELS.md): routing,
  * continuous batching with a prefill phase, processor-sharing decode in
  * virtual time, the KV-cache limit, activity, TTFT/TPOT statistics. The
  * model is specified in inference.h; the step times come from roofline.h.

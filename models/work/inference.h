@@ -1,4 +1,4 @@
-/* inference.h - inference services simulated at request level (DESIGN 4.6).
+/* inference.h - inference services simulated at request level (docs/MODELS.md).
  *
  * A service serves one model at one precision on replicas of tp GPUs each.
  * Requests come from an arrival process (arrivals.h); each goes to the

@@ -1,4 +1,4 @@
-/* llm.h - the LLM catalog: model shapes and weight precisions (DESIGN 4.6).
+/* llm.h - the LLM catalog: model shapes and weight precisions (docs/MODELS.md).
  * The catalog is data (scenarios/catalog/models.yaml, compiled in): one
  * llm_model per model, one llm_precision per weight format, every figure
  * with its source. It sits beside the GPU catalog (gpu.h), whose dense

@@ -1,4 +1,4 @@
-/* roofline.h - the inference performance model of one replica (DESIGN 4.6):
+/* roofline.h - the inference performance model of one replica (docs/MODELS.md):
  * a roofline step model for continuous batching. A replica is one copy of
  * an LLM served on tp GPUs of one type with tensor parallelism, weights at
  * one precision and the KV cache at 16 bits. Everything here is a pure

@@ -1,4 +1,4 @@
-/* training.c - training jobs (DESIGN 4.5): the 1F1B iteration and its
+/* training.c - training jobs (docs/MODELS.md): the 1F1B iteration and its
  * activity profile, and the events that move a job (checkpoints,
  * failures, restarts, completion). The equations and their sources are in
  * training.h; the scenario schema is in training_scn.c.

@@ -1,4 +1,4 @@
-/* training.h - large training jobs (DESIGN 4.5): a pipeline-parallel
+/* training.h - large training jobs (docs/MODELS.md): a pipeline-parallel
  * iteration from a 1F1B schedule, power that swings with its phases,
  * progress under changing clocks, periodic checkpoints, GPU failures that
  * send the job back to its last checkpoint, and the work and energy lost.

@@ -265,7 +265,7 @@ static double b200_tokens_per_joule(const char *precision) {
 }
 
 /* Narrow precision raises a service's tokens/J on hardware that has it
- * (DESIGN 4.6): fewer bytes per step and faster math. The issue's bar of
+ * (docs/MODELS.md): fewer bytes per step and faster math. The issue's bar of
  * 2x is a vendor-level claim; with vLLM's per-sequence host and sampling
  * cost per step (roofline.h, calibrated on ML.ENERGY's measured runs),
  * which no precision shortens, the model gives less. The row shows that
@@ -459,12 +459,12 @@ static void a_dr_cut_is_met_and_training_pays(void **state) {
                 100 * s->dr_slo_attainment);
   validate_row(VALIDATE_KIND_BAR, "the seed's target: the cut held",
                VALIDATE_GRID, "DR cut of 25% for 3 h: time to cut",
-               "the seed (DESIGN 9): a DR cut of 25% for 3 h held, SLOs met",
+               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
                "scenarios/grid-dr.yaml, 20 h, notice 1800 s", "s", 1800,
                s->dr_time_to_cut_s, 0, 1800, "<= the notice");
   validate_row(VALIDATE_KIND_BAR, "the seed's target: SLOs met", VALIDATE_GRID,
                "DR cut of 25% for 3 h: SLO attainment",
-               "the seed (DESIGN 9): a DR cut of 25% for 3 h held, SLOs met",
+               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
                "scenarios/grid-dr.yaml, during the event", "share", 0.99,
                s->dr_slo_attainment, 0.99, 1, ">= 99%");
   assert_int_equal(s->dr_events, 1);
@@ -687,7 +687,7 @@ static void several_types_need_a_gpu(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Faults (DESIGN 4.9)                                                  */
+/* Faults (docs/MODELS.md, Faults)                                      */
 /* ------------------------------------------------------------------ */
 
 /* Two NVL72 racks: the chat service's replicas on nvl-0 (placed first,

@@ -15,7 +15,7 @@
  *    the 10.2 kW rating leaves beyond 8 x 700 W) over 8 GPUs is
  *    (7.75 - 2.9) / 8 = 606 W to (7.75 - 2.3) / 8 = 681 W; 700 W is the
  *    TDP. Published figure: the midpoint of that arithmetic, 644 W.
- *  - GB200 NVL72 rack: about 120 kW (NVIDIA; DESIGN 4.2), 132 kW at most
+ *  - GB200 NVL72 rack: about 120 kW (NVIDIA), 132 kW at most
  *    (the rack limit the scenarios use); band 120-132 kW.
  * The host. A node is the systems catalog's DGX-H100 (models/hardware/
  * system.h): its CPUs, memory, NICs, NVSwitches, storage and fans from
