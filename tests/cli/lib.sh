@@ -18,6 +18,13 @@ trap 'exit 130' INT TERM
 PASS=0
 FAIL=0
 
+# A command's hang limit (timeout -s KILL) is its release-build limit times
+# SLOW: under ASan and UBSan (`make asan` sets ASAN_OPTIONS) a run is
+# several times slower, more on a loaded machine, and a limit is there to
+# catch a hang, not to time the run.
+SLOW=1
+[ -n "${ASAN_OPTIONS:-}" ] && SLOW=5
+
 ok() {
   echo "ok - $1"
   PASS=$((PASS + 1))

@@ -40,7 +40,7 @@ NAME=cli
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 # A watchdog kills it after 60 s (then RC is 137 and counts as a crash).
 run() {
-  timeout -s KILL 60 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL $((60 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 
@@ -67,10 +67,10 @@ bad_input() {
     rm -rf "${WORK:?}"/* "$WORK"/.[!.]* 2>/dev/null
     # In a subshell (for cd), so the status is taken from it directly.
     if [ "$mode" = check ]; then
-      (cd "$WORK" && timeout -s KILL 60 "$AIFSIM" check "$path" \
+      (cd "$WORK" && timeout -s KILL $((60 * SLOW)) "$AIFSIM" check "$path" \
         >"$TMP/out" 2>"$TMP/err" </dev/null)
     else
-      (cd "$WORK" && timeout -s KILL 60 "$AIFSIM" run "$path" \
+      (cd "$WORK" && timeout -s KILL $((60 * SLOW)) "$AIFSIM" run "$path" \
         -o "$WORK/x.h5" --quiet >"$TMP/out" 2>"$TMP/err" </dev/null)
     fi
     RC=$?
@@ -288,7 +288,7 @@ done
 # A bad override on `run`, and a nonexistent scenario on `run`: exit 2 and
 # no output file.
 rm -rf "${WORK:?}"/*
-(cd "$WORK" && timeout -s KILL 60 "$AIFSIM" run "$QUICK" -o "$WORK/x.h5" \
+(cd "$WORK" && timeout -s KILL $((60 * SLOW)) "$AIFSIM" run "$QUICK" -o "$WORK/x.h5" \
   --quiet --set power.cap=3MWh >/dev/null 2>"$TMP/err")
 RC=$?
 if [ "$RC" -eq 2 ] && [ -z "$(ls -A "$WORK")" ]; then
@@ -297,7 +297,7 @@ else
   not_ok "run with a bad --set: exit 2, nothing written" "$(last_run)" \
     "files: $(ls -A "$WORK")"
 fi
-(cd "$WORK" && timeout -s KILL 60 "$AIFSIM" run "$TMP/no-such.yaml" \
+(cd "$WORK" && timeout -s KILL $((60 * SLOW)) "$AIFSIM" run "$TMP/no-such.yaml" \
   -o "$WORK/x.h5" --quiet >/dev/null 2>"$TMP/err")
 RC=$?
 if [ "$RC" -eq 2 ] && [ -z "$(ls -A "$WORK")" ] &&

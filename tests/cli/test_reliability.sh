@@ -40,7 +40,7 @@ NAME=reliability
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 run() {
-  timeout -s KILL 120 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL $((120 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 last_run() {
@@ -130,7 +130,7 @@ after_first() {
   BG_PID=$a
   wait_for "$W/x.h5.partial"
   sleep 0.5
-  env "$@" timeout -s KILL 120 "$AIFSIM" run "$QUICK" -o "$W/x.h5" "${B[@]}" \
+  env "$@" timeout -s KILL $((120 * SLOW)) "$AIFSIM" run "$QUICK" -o "$W/x.h5" "${B[@]}" \
     >/dev/null 2>"$W/b.err" </dev/null
   rb=$?
   wait "$a"
@@ -602,7 +602,7 @@ axes: [{key: power.cap, range: {from: 501kW, to: 1500kW, step: 1kW}}]
 replicates: 1000
 YAML
 t0=$(ms)
-lines=$(timeout -s KILL 120 "$AIFSIM" sweep "$L/million.yaml" --list 2>/dev/null | head -n 3 | wc -l)
+lines=$(timeout -s KILL $((120 * SLOW)) "$AIFSIM" sweep "$L/million.yaml" --list 2>/dev/null | head -n 3 | wc -l)
 took=$(($(ms) - t0))
 if [ "$lines" -eq 3 ] && [ "$took" -lt 20000 ]; then
   ok "a sweep of 1e6 points: --list prints at once ($took ms to its first lines, bound 20 s)"

@@ -51,7 +51,7 @@ trap cleanup_mount EXIT
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 run() {
-  timeout -s KILL 60 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL $((60 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 last_run() {
@@ -80,7 +80,7 @@ disk_full() {
   local label=$1 dir=$2 cause=$3 lines
   shift 3
   rm -f "$dir"/x.h5*
-  timeout -s KILL 120 "$@" "$AIFSIM" run "$QUICK" -o "$dir/x.h5" --quiet \
+  timeout -s KILL $((120 * SLOW)) "$@" "$AIFSIM" run "$QUICK" -o "$dir/x.h5" --quiet \
     --set duration=30d >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
   lines=$(wc -l <"$TMP/err")

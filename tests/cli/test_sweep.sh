@@ -58,7 +58,7 @@ fi
 
 # Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
 run() {
-  timeout -s KILL 400 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL $((400 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 last_run() {

@@ -21,7 +21,7 @@ QUICK=$S/quickstart.yaml
 MIXED=$S/mixed.yaml
 
 run() {
-  timeout -s KILL 120 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  timeout -s KILL $((120 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
   RC=$?
 }
 last_run() { printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"; }
