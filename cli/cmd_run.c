@@ -134,6 +134,21 @@ static void print_workloads(const factory_scenario *sc,
            s->idle_energy_j / 3.6e9, s->overhead_energy_j / 3.6e9);
 }
 
+/* The grid's cost and carbon, and the bill's parts, where the run has them. */
+static void print_grid_bill(const factory_summary *s) {
+  char cost[32], co2[32];
+  if (!isnan(s->cost) || !isnan(s->co2_kg))
+    printf("  grid           cost %s, CO2 %s\n",
+           present(s->cost, "%.2f", 1, cost, sizeof cost),
+           present(s->co2_kg, "%.3f t", 1e-3, co2, sizeof co2));
+  if (!isnan(s->cost))
+    printf("  bill           energy %.2f, demand %.2f (peak %.1f kW), fees "
+           "%.2f\n",
+           s->cost_energy, s->cost_demand, s->peak_demand_kw, s->cost_fees);
+  if (!isnan(s->co2_kg))
+    printf("  carbon basis   %s\n", s->carbon_basis);
+}
+
 static void print_summary(const factory_scenario *sc, const factory_summary *s,
                           const char *out, double wall, uint64_t events,
                           double hdf5_s) {
@@ -168,17 +183,7 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
     printf("  cooling        %s\n", note);
   if (*factory_host_note(&sc->cfg, note, sizeof note) != '\0')
     printf("  host power     %s\n", note);
-  char cost[32], co2[32];
-  if (!isnan(s->cost) || !isnan(s->co2_kg))
-    printf("  grid           cost %s, CO2 %s\n",
-           present(s->cost, "%.2f", 1, cost, sizeof cost),
-           present(s->co2_kg, "%.3f t", 1e-3, co2, sizeof co2));
-  if (!isnan(s->cost))
-    printf("  bill           energy %.2f, demand %.2f (peak %.1f kW), fees "
-           "%.2f\n",
-           s->cost_energy, s->cost_demand, s->peak_demand_kw, s->cost_fees);
-  if (!isnan(s->co2_kg))
-    printf("  carbon basis   %s\n", s->carbon_basis);
+  print_grid_bill(s);
   print_workloads(sc, s);
   if (s->grid_verdict[0] != '\0')
     printf("  grid code      %s\n", s->grid_verdict);
