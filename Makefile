@@ -32,7 +32,7 @@ TEST_PACKAGES = libcmocka-dev hdf5-tools python3-pytest python3-nbclient \
                 slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
 PACKAGES = $(RUN_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-run build build-run run test unit asan fuzz bench \
+.PHONY: all deps deps-run build build-run run test unit asan fuzz bench docs \
         calibrate validate gallery picture clean
 
 all: build
@@ -115,6 +115,11 @@ calibrate: build
 # (commit them; the test validation_fresh fails when they are stale).
 validate: build
 	/usr/bin/python3 tools/validate.py $(BUILD)
+
+# docs/OUTPUT.md's list of /summary metrics, from the models' rows
+# (`aifsim metrics`; commit it; the test metrics_fresh fails when stale).
+docs: build
+	/usr/bin/python3 tools/metrics_doc.py $(BUILD)
 
 # The what-if gallery: runs every scenario of scenarios/README.md at full
 # size (a few minutes) and rewrites its numbers and scenarios/gallery.json

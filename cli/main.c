@@ -283,6 +283,22 @@ static int cmd_catalog(const options *o) {
   return 0;
 }
 
+/* The registry of /summary metrics, one a line: key, units ("-" for a
+ * text), group and long name, in columns; docs/OUTPUT.md's list is made
+ * from it (tools/metrics_doc.py). */
+static int cmd_metrics(void) {
+  const tel_metric *rows[256];
+  size_t n = factory_metrics(rows, sizeof rows / sizeof rows[0]);
+  if (n > sizeof rows / sizeof rows[0])
+    n = sizeof rows / sizeof rows[0];
+  printf("%-26s %-9s %-12s %s\n", "key", "units", "group", "long name");
+  for (size_t i = 0; i < n; i++)
+    printf("%-26s %-9s %-12s %s\n", rows[i]->key,
+           rows[i]->units != NULL ? rows[i]->units : "-", rows[i]->group,
+           rows[i]->long_name);
+  return fflush(stdout) != 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 static int dispatch(options *o, int *argc, char ***argv) {
@@ -296,6 +312,8 @@ static int dispatch(options *o, int *argc, char ***argv) {
     return cmd__sweep(o, argc, argv);
   if (strcmp(o->command, "export") == 0)
     return cmd__export(o);
+  if (strcmp(o->command, "metrics") == 0)
+    return cmd_metrics();
   if (strcmp(o->command, "version") == 0)
     return printf("aifsim %s\n", AIFSIM_VERSION) < 0;
   if (strcmp(o->command, "help") == 0 || strcmp(o->command, "--help") == 0 ||

@@ -315,6 +315,11 @@ static const tel_metric text_metrics[] = {
     {"grid_verdict", NULL, "Grid-code verdict", "Grid"},
 };
 
+const tel_metric *gcode_summary_metrics(size_t *n) {
+  *n = sizeof text_metrics / sizeof text_metrics[0];
+  return text_metrics;
+}
+
 static int write_texts(const gcode *g, const char *path, const double *values,
                        tel_sink *sink) {
   const gcode_class *c = gcode_classify(g, values);

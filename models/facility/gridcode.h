@@ -132,4 +132,8 @@ void gcode_describe(const gcode *g, const double *values, char *buf,
 int gcode_write(const gcode *g, const char *path, const double *values,
                 tel_sink *sink, sim_error *err);
 
+/* The summary's rows gcode_write puts (grid_code, grid_class,
+ * grid_verdict): n of them, constant. */
+const tel_metric *gcode_summary_metrics(size_t *n);
+
 #endif

@@ -236,6 +236,11 @@ typedef struct factory_summary {
 double factory_itue(const factory_summary *s);
 double factory_tue(const factory_summary *s);
 
+/* The registry of /summary metrics: every row a run may put (the
+ * factory's and its models'), grouped as the summary tables show them.
+ * Fills rows[0..max) and returns how many there are in all. */
+size_t factory_metrics(const tel_metric **rows, size_t max);
+
 /* Closes the books after the engine has run to the end: checks that the
  * sampled energy adds up to the integrated energy, that the workloads'
  * energy adds up to the IT energy, that requests and jobs are conserved,

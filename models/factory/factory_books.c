@@ -509,13 +509,14 @@ static int put_job_metrics(tel_sink *sink, const factory_summary *s,
 
 /* The summary's texts: what the run cannot give, what its IT leaves out,
  * and how its CO2 was counted. */
-static const tel_metric absent_metric = {
-    "absent", NULL, "Figures the run cannot give, each with why", "Run"};
-static const tel_metric host_note_metric = {
-    "host_power_note", NULL, "Rack groups whose IT excludes host power",
-    "Energy"};
-static const tel_metric carbon_basis_metric = {"carbon_basis", NULL,
-                                               "Carbon basis", "Grid"};
+enum { T_ABSENT, T_HOST_NOTE, T_CARBON_BASIS };
+static const tel_metric text_metrics[] = {
+    [T_ABSENT] = {"absent", NULL, "Figures the run cannot give, each with why",
+                  "Run"},
+    [T_HOST_NOTE] = {"host_power_note", NULL,
+                     "Rack groups whose IT excludes host power", "Energy"},
+    [T_CARBON_BASIS] = {"carbon_basis", NULL, "Carbon basis", "Grid"},
+};
 
 /* The /summary metrics, in the order the summary lists them. */
 static int put_summary(factory *f) {
@@ -527,15 +528,38 @@ static int put_summary(factory *f) {
   if (rc == SIM_OK)
     rc = put_job_metrics(f->sink, s, absent, sizeof absent);
   if (rc == SIM_OK)
-    rc = tel_put_summary_str(f->sink, &absent_metric, absent);
+    rc = tel_put_summary_str(f->sink, &text_metrics[T_ABSENT], absent);
   if (rc != SIM_OK)
     return rc;
   char note[1024];
   if (*factory_host_note(f->cfg, note, sizeof note) != '\0')
-    rc = tel_put_summary_str(f->sink, &host_note_metric, note);
+    rc = tel_put_summary_str(f->sink, &text_metrics[T_HOST_NOTE], note);
   if (rc != SIM_OK)
     return rc;
-  return tel_put_summary_str(f->sink, &carbon_basis_metric, s->carbon_basis);
+  return tel_put_summary_str(f->sink, &text_metrics[T_CARBON_BASIS],
+                             s->carbon_basis);
+}
+
+size_t factory_metrics(const tel_metric **rows, size_t max) {
+  size_t nwork, ngrid, n = 0;
+  const tel_metric *wrows = work_summary_metrics(&nwork);
+  const tel_metric *grows = gcode_summary_metrics(&ngrid);
+  const struct {
+    const tel_metric *rows;
+    size_t n;
+  } tables[] = {
+      {energy_metrics, sizeof energy_metrics / sizeof energy_metrics[0]},
+      {work_metrics, sizeof work_metrics / sizeof work_metrics[0]},
+      {job_metrics, sizeof job_metrics / sizeof job_metrics[0]},
+      {text_metrics, sizeof text_metrics / sizeof text_metrics[0]},
+      {wrows, nwork},
+      {grows, ngrid},
+  };
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (size_t i = 0; i < tables[t].n; i++, n++)
+      if (n < max)
+        rows[n] = &tables[t].rows[i];
+  return n;
 }
 
 double factory_itue(const factory_summary *s) {

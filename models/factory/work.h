@@ -143,6 +143,10 @@ void work_request_counts(const work *w, uint64_t *completed, uint64_t *met);
  * and request conservation and the energy attribution against the IT
  * energy it_energy_j (SIM_ESTATE with a message if either fails), and
  * writes /jobs and the /services attributes. */
+/* The summary's rows work_finish may put (inference_granularity, in
+ * fluid runs): n of them, constant. */
+const tel_metric *work_summary_metrics(size_t *n);
+
 int work_finish(work *w, double duration_s, double it_energy_j, work_summary *s,
                 sim_error *err);
 

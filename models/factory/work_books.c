@@ -291,6 +291,11 @@ static int put_jobs(work *w, double duration_s) {
 static const tel_metric granularity_metric = {"inference_granularity", NULL,
                                               "Inference granularity", "Work"};
 
+const tel_metric *work_summary_metrics(size_t *n) {
+  *n = 1;
+  return &granularity_metric;
+}
+
 static int put_service_attrs(work *w) {
   int rc = SIM_OK;
   for (size_t k = 0; k < w->cfg->nservices && rc == SIM_OK; k++) {
