@@ -73,8 +73,7 @@ def compare_metrics(runs, limit=MAX_BARS):
     the cap left out: the labels say them); KEY_METRICS first, then the
     others by their largest relative change from the first run."""
     sums = [_t._summary(r) for r in runs]
-    keys = [row[0] for row in _t.ROWS] + sorted(
-        {k for s in sums for k in s if k not in _t._BY_KEY})
+    keys = _t._order({k for s in sums for k in s})
     differ = []
     for k in keys:
         if k in INPUTS or not any(_t._shown(k, s, r)
@@ -103,7 +102,7 @@ def compare_bars(runs, key, ax, labels=None):
     finite = vals[np.isfinite(vals)]
     mag = np.max(np.abs(finite)) if len(finite) else 1.0
     f = 1.0
-    if units in ("", None):
+    if units in ("", None) or (units == "1" and mag >= 100):  # counts
         f = next((d for d in (1e12, 1e9, 1e6) if mag >= d), 1.0)
     elif units not in ("$", "1"):
         f, _ = _u.display_scale(units, mag)

@@ -810,8 +810,12 @@ def _axis_label(sweep, col, values):
     name = col if col in (sweep.axis_columns or []) else label(col)
     mag = np.nanmax(np.abs(values)) if len(values) and \
         np.isfinite(values).any() else 1.0
-    if units == "1" and "pue" not in col:
+    # A dimensionless metric within 0-1 is a share, shown in percent;
+    # one beyond it a count or a ratio (the file says "1" for all three).
+    if units == "1" and "pue" not in col and mag <= 1:
         return 0.01, _name_unit(name, "%")
+    if units == "1":
+        units = ""
     if units in ("", None) and col not in (sweep.axis_columns or []):
         for div, word in ((1e12, "trillions"), (1e9, "billions"),
                           (1e6, "millions")):

@@ -23,10 +23,6 @@ from . import tables as _t
 from . import units as _u
 from .tables import summary_table
 
-#: How the summary table names the metrics.
-METRIC_LABELS = _t.LABELS
-
-
 def _subtitle(run):
     """What the run is and how it was made. A run given --set options gets
     a description read from its resolved scenario (tables.describe), since

@@ -20,6 +20,7 @@ import pandas as pd
 
 from .errors import (IncompleteRunError, NewerFormatError, NotARunError,
                      RunNotFoundError)
+from . import metrics as _m
 from . import units as _u
 from .hdf5 import (attr_text, attr_value, check_seal, dimension_scale,
                    is_dimension_scale, read_values)
@@ -176,7 +177,8 @@ class Run:
       high rate (``power_w``; the rate in ``.attrs["rate_hz"]``), empty
       for a run without one
     - ``overrides``: the ``--set`` options the run was given, as typed
-    - ``summary``: dict of the /summary attributes
+    - ``summary``: dict of the /summary metrics; ``metrics``: their units,
+      long names and groups as the file declares them (aifsim.metrics)
     - ``scenario``: the resolved scenario as a dict; ``scenario_text``: YAML
     - ``name``, ``seed``, ``version``, ``format_version``, ``path``
     """
@@ -371,16 +373,28 @@ class Run:
 
     @functools.cached_property
     def summary(self):
+        return self._summary_attrs[0]
+
+    @functools.cached_property
+    def metrics(self):
+        """{key: aifsim.metrics.Metric}: each /summary metric's units, long
+        name and group as the file declares them; {} for a file written
+        before it did (the tables then name metrics after their keys)."""
+        return self._summary_attrs[1]
+
+    @functools.cached_property
+    def _summary_attrs(self):
         with self._open() as f:
             g = f.get("summary")
             if g is None:
-                return {}
-            out = {k: attr_value(v) for k, v in g.attrs.items()}
+                return {}, {}
+            attrs = {k: attr_value(v) for k, v in g.attrs.items()}
+            out = {k: v for k, v in attrs.items() if k not in _m.META}
             if isinstance(g, h5py.Group):  # metrics written as datasets
                 for k, ds in g.items():
                     if isinstance(ds, h5py.Dataset) and ds.shape == ():
                         out.setdefault(k, attr_value(ds[()]))
-            return out
+            return out, _m.read(attrs)
 
     @functools.cached_property
     def scenario_text(self):

@@ -30,6 +30,7 @@ import pandas as pd
 from .errors import AifsimError, RunNotFoundError
 from .hdf5 import attr_text, check_seal, read_values
 from .run import open_run
+from . import metrics as _m
 from . import units as _u
 
 #: Columns of summary.csv that are neither axes nor metrics.
@@ -302,7 +303,7 @@ def open_sweep(directory):
             units[c] = ""
     for c in df.columns:
         if c not in units and c not in RESERVED and c not in axes:
-            units[c] = _u.metric_units(str(c))
+            units[c] = _m.units(str(c)) or ""
     if "complete" not in df.columns:
         df["complete"] = [(d / f).exists() if isinstance(f, str) else False
                           for f in df["file"]]

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from . import metrics as _m
 from . import units as _u
 
 GROUPS = ("Run", "Energy", "Power", "Work", "Grid", "Reliability")
@@ -73,132 +74,51 @@ _RELIABILITY = _either(_pos("job_failures", "lost_gpu_hours", "fault_events",
                             "fault_lost_gpu_hours"),
                        _scenario_has("faults", "training.mtbf"))
 
-#: (key, group, readable name, when the row shows). Order is table order.
-ROWS = [
-    ("duration_s", "Run", "Simulated time", _always),
-    ("gpus", "Run", "GPUs", _always),
-    ("racks", "Run", "Racks", _always),
+#: When a metric's row shows, where not by default (a row shows when its
+#: value is a number other than zero, or a text): a presentation rule, not
+#: a declaration (the file declares each metric's name, units and group:
+#: aifsim.metrics).
+_ALWAYS = ("duration_s", "gpus", "racks", "energy_mwh", "it_energy_mwh",
+           "gpu_energy_mwh", "overhead_energy_mwh", "mean_pue", "itue",
+           "tue", "cap_w", "mean_power_w", "peak_power_w",
+           "peak_share_of_cap", "cap_violation_s", "stranded_mwh",
+           "mean_activity", "cost", "co2_t", "carbon_g_per_kwh")
+_SHOW = {
+    **{k: _always for k in _ALWAYS},
+    **{k: _SERVICES for k in (
+        "inference_energy_mwh", "tokens_per_joule",
+        "tokens_per_joule_facility", "tokens", "slo_attainment",
+        "requests_arrived", "requests_completed")},
+    **{k: _TRAINING for k in ("training_energy_mwh", "training_tokens",
+                              "jobs_arrived", "jobs_done", "jct_mean_s")},
+    **{k: _LOST for k in ("requests_rejected", "requests_timed_out",
+                          "requests_dropped")},
+    **{k: _RELIABILITY for k in ("job_failures", "lost_gpu_hours",
+                                 "fault_events", "fault_lost_gpu_hours")},
+    **{k: _pos("dr_events") for k in (
+        "dr_s", "dr_time_to_cut_s", "dr_energy_above_j",
+        "dr_slo_attainment")},
+    **{k: _code_named for k in ("grid_code", "grid_class",
+                                "grid_verdict")},
+    "idle_energy_mwh": _either(_SERVICES, _TRAINING),
+    "battery_net_mwh": _pos("battery_loss_mwh"),
+    "smoothing_violation_s": _pos("smoothing_violation_s",
+                                  "smoothing_energy_mwh"),
+    "cost_energy": _pos("cost_demand", "cost_fees"),
+    "peak_demand_kw": _pos("cost_demand"),
+    "carbon_basis": _pos("co2_t"),
+    "training_co2_kg": _either(_TRAINING, _pos("training_co2_kg")),
+    "fault_s": _pos("fault_events"),
+}
 
-    ("energy_mwh", "Energy", "Facility energy", _always),
-    ("it_energy_mwh", "Energy", "IT energy", _always),
-    ("gpu_energy_mwh", "Energy", "GPU energy", _always),
-    ("inference_energy_mwh", "Energy", "Inference (GPU)", _SERVICES),
-    ("training_energy_mwh", "Energy", "Training (GPU)", _TRAINING),
-    ("idle_energy_mwh", "Energy", "Idle and background (GPU)",
-     _either(_SERVICES, _TRAINING)),
-    ("overhead_energy_mwh", "Energy", "Other IT (CPUs, network)", _always),
-    ("cooling_energy_mwh", "Energy", "Cooling", _pos("cooling_energy_mwh")),
-    ("psu_loss_energy_mwh", "Energy", "Power-supply losses (in IT)",
-     _pos("psu_loss_energy_mwh")),
-    ("fan_energy_mwh", "Energy", "Server fans (in IT)",
-     _pos("fan_energy_mwh")),
-    ("loss_energy_mwh", "Energy", "Power-chain losses",
-     _pos("loss_energy_mwh")),
-    ("smoothing_energy_mwh", "Energy", "Power smoothing",
-     _pos("smoothing_energy_mwh")),
-    ("battery_net_mwh", "Energy", "Battery, net",
-     _pos("battery_loss_mwh")),
-    ("battery_loss_mwh", "Energy", "Battery losses",
-     _pos("battery_loss_mwh")),
-    ("mean_pue", "Energy", "PUE", _always),
-    ("itue", "Energy", "ITUE", _always),
-    ("tue", "Energy", "TUE", _always),
-
-    ("cap_w", "Power", "Power cap", _always),
-    ("mean_power_w", "Power", "Mean facility power", _always),
-    ("peak_power_w", "Power", "Peak facility power", _always),
-    ("peak_share_of_cap", "Power", "Peak / cap", _always),
-    ("cap_violation_s", "Power", "Time over the cap", _always),
-    ("cap_violation_j", "Power", "Energy over the cap",
-     _pos("cap_violation_j")),
-    ("stranded_mwh", "Power", "Stranded power (energy)", _always),
-    ("mean_activity", "Power", "Mean GPU activity", _always),
-    ("throttled_gpu_s", "Power", "Thermal throttling (GPU time)",
-     _pos("throttled_gpu_s")),
-    ("max_ramp_w_per_s", "Power", "Largest power ramp",
-     _pos("max_ramp_w_per_s")),
-    ("oscillation_w_rms", "Power", "Oscillation 0.1-20 Hz (RMS)",
-     _pos("oscillation_w_rms")),
-    ("oscillation_j", "Power", "Oscillation 0.1-20 Hz (energy)",
-     _pos("oscillation_j")),
-    ("max_ramp_1s_w_per_s", "Power", "Largest ramp over 1 s",
-     _pos("max_ramp_1s_w_per_s")),
-    ("max_ramp_1min_w_per_s", "Power", "Largest ramp over 1 min",
-     _pos("max_ramp_1min_w_per_s")),
-    ("max_ramp_10min_w_per_s", "Power", "Largest ramp over 10 min",
-     _pos("max_ramp_10min_w_per_s")),
-    ("band_share", "Power", "Swing energy in 0.1-20 Hz (share)",
-     _pos("band_share")),
-    ("dynamic_range_w", "Power", "Dynamic range", _pos("dynamic_range_w")),
-    ("smoothing_violation_s", "Power", "Smoothing limit exceeded",
-     _pos("smoothing_violation_s", "smoothing_energy_mwh")),
-
-    ("tokens_per_joule", "Work", "Tokens per joule (GPU)", _SERVICES),
-    ("tokens_per_joule_facility", "Work", "Tokens per joule (facility)",
-     _SERVICES),
-    ("tokens", "Work", "Output tokens", _SERVICES),
-    ("slo_attainment", "Work", "SLO attainment", _SERVICES),
-    ("requests_arrived", "Work", "Requests arrived", _SERVICES),
-    ("requests_completed", "Work", "Requests completed", _SERVICES),
-    ("requests_rejected", "Work", "Requests rejected", _LOST),
-    ("requests_timed_out", "Work", "Requests timed out", _LOST),
-    ("requests_dropped", "Work", "Requests dropped", _LOST),
-    ("training_tokens", "Work", "Training tokens", _TRAINING),
-    ("jobs_arrived", "Work", "Training jobs arrived", _TRAINING),
-    ("jobs_done", "Work", "Training jobs done", _TRAINING),
-    ("jobs_running", "Work", "Jobs still running", _pos("jobs_running")),
-    ("jobs_queued", "Work", "Jobs still queued", _pos("jobs_queued")),
-    ("jobs_rejected", "Work", "Jobs rejected", _pos("jobs_rejected")),
-    ("jobs_late", "Work", "Jobs past their deadline", _pos("jobs_late")),
-    ("job_pauses", "Work", "Job pauses (grid-aware)", _pos("job_pauses")),
-    ("jct_mean_s", "Work", "Mean job completion time", _TRAINING),
-
-    ("cost", "Grid", "Electricity cost", _always),
-    ("cost_energy", "Grid", "Energy charges", _pos("cost_demand",
-                                                   "cost_fees")),
-    ("cost_demand", "Grid", "Demand charges", _pos("cost_demand")),
-    ("cost_fees", "Grid", "Fees", _pos("cost_fees")),
-    ("peak_demand_kw", "Grid", "Billed peak demand", _pos("cost_demand")),
-    ("co2_t", "Grid", "CO\u2082 emitted", _always),
-    ("carbon_g_per_kwh", "Grid", "Carbon intensity (mean)",
-     _always),
-    ("carbon_basis", "Grid", "Carbon basis", _pos("co2_t")),
-    ("training_co2_kg", "Grid", "Training CO\u2082",
-     _either(_TRAINING, _pos("training_co2_kg"))),
-    ("grid_code", "Grid", "Grid code", _code_named),
-    ("grid_class", "Grid", "Grid-code class", _code_named),
-    ("grid_verdict", "Grid", "Grid-code verdict", _code_named),
-    ("dr_events", "Grid", "Demand-response events", _pos("dr_events")),
-    ("dr_s", "Grid", "Demand response", _pos("dr_events")),
-    ("dr_time_to_cut_s", "Grid", "DR: time to cut",
-     _pos("dr_events")),
-    ("dr_energy_above_j", "Grid", "DR: energy above the cut",
-     _pos("dr_events")),
-    ("dr_slo_attainment", "Grid", "DR: SLO attainment",
-     _pos("dr_events")),
-
-    ("job_failures", "Reliability", "Job failures", _RELIABILITY),
-    ("lost_gpu_hours", "Reliability", "GPU-hours lost", _RELIABILITY),
-    ("fault_events", "Reliability", "Faults", _RELIABILITY),
-    ("fault_s", "Reliability", "Time in faults", _pos("fault_events")),
-    ("fault_lost_gpu_hours", "Reliability", "GPU-hours lost to faults",
-     _pos("fault_events")),
-]
-
-_BY_KEY = {r[0]: r for r in ROWS}
 #: Not figures: shown elsewhere (the absent list) or not at all.
 _NOT_ROWS = {"absent", "host_power_note"}
 
-#: Readable names of the metrics, for tables, legends and axis labels.
-LABELS = {r[0]: r[2] for r in ROWS}
-
-#: Metric units where the name does not say them (units.metric_units).
-_UNITS = {"peak_demand_kw": "kW", "cost_energy": "$", "cost_demand": "$",
-          "cost_fees": "$", "training_co2_kg": "kg", "dr_slo_attainment": "1",
-          "peak_share_of_cap": "1", "tokens": "", "training_tokens": ""}
+# The one figure the tables derive rather than read.
+_m.declare("peak_share_of_cap", "1", "Peak / cap", "Power")
 
 _PERCENT = ("mean_activity", "slo_attainment", "dr_slo_attainment",
-            "peak_share_of_cap")
+            "band_share", "peak_share_of_cap")
 _GPU_TIME = ("throttled_gpu_s",)
 
 
@@ -211,12 +131,27 @@ def _num(v):
 
 
 def label(key):
-    """The readable name of a /summary metric."""
-    return LABELS.get(key) or _u.metric_label(key)
+    """The readable name of a /summary metric, as the file declares it."""
+    return _m.long_name(key)
 
 
 def metric_units(key):
-    return _UNITS.get(key, _u.metric_units(key))
+    """Its units as the file declares them ("1" dimensionless, None for a
+    text); from the key's suffix for files that do not."""
+    return _m.units(key)
+
+
+def _group(key):
+    return _m.group(key) if _m.group(key) in GROUPS else "Other"
+
+
+def _order(keys):
+    """keys as the tables list them: by group, then as the files declared
+    them, then the undeclared alphabetically."""
+    declared = {k: i for i, k in enumerate(_m.known())}
+    rank = {g: i for i, g in enumerate(GROUPS + ("Other",))}
+    return sorted(keys, key=lambda k: (rank[_group(k)],
+                                       declared.get(k, len(declared)), k))
 
 
 def _big(v):
@@ -259,9 +194,10 @@ def format_metric(key, value):
             else "%.3g s" % v
     if units == "h":
         return "%.3g h" % v
-    if units in ("", None):
-        return _big(v)
-    return _u.format_metric(key, v)
+    if units in ("", None) or (units == "1" and (
+            float(v).is_integer() or abs(v) >= 100)):
+        return _big(v)  # a count
+    return _u.format_value(v, units)
 
 
 def _summary(run):
@@ -278,10 +214,10 @@ def _shown(key, s, run):
     v = s[key]
     if not isinstance(v, str) and not math.isfinite(_num(v)):
         return False
-    row = _BY_KEY.get(key)
-    if row is None:  # a metric this table does not know yet: if not zero
+    test = _SHOW.get(key)
+    if test is None:  # by default, if not zero
         return isinstance(v, str) or _num(v) != 0
-    return row[3](s, run)
+    return test(s, run)
 
 
 def absent(run):
@@ -319,7 +255,7 @@ def _absent_note(run):
     gone = absent(run)
     why = {}
     for k, reason in gone.items():
-        if k in _BY_KEY and not _BY_KEY[k][3](_summary(run), run) \
+        if not _shown_if_present(k, run) \
                 and k not in ("cost", "co2_t", "tokens_per_joule"):
             continue  # a row this run would not show anyway
         if k in ("cost_energy", "cost_demand", "cost_fees",
@@ -333,23 +269,21 @@ def _absent_note(run):
         why.items())
 
 
+def _shown_if_present(key, run):
+    """Whether key's row would show in this run were it a number."""
+    test = _SHOW.get(key)
+    return test is None or test(_summary(run), run)
+
+
 def summary_table(run):
     """The run's /summary as a table, one row a figure: group, metric (a
     readable name), value (with units), key. Rows of features the run
     does not use, and figures it cannot give, are left out."""
     s = _summary(run)
-    keys = [r[0] for r in ROWS] + sorted(k for k in s if k not in _BY_KEY)
-    rows = []
-    for k in keys:
-        if _shown(k, s, run):
-            row = _BY_KEY.get(k)
-            rows.append({"group": row[1] if row else "Other",
-                         "metric": label(k),
-                         "value": format_metric(k, s[k]), "key": k})
-    df = pd.DataFrame(rows, columns=["group", "metric", "value", "key"])
-    order = {g: i for i, g in enumerate(GROUPS + ("Other",))}
-    return df.sort_values("group", key=lambda c: c.map(order),
-                          kind="stable").reset_index(drop=True)
+    rows = [{"group": _group(k), "metric": label(k),
+             "value": format_metric(k, s[k]), "key": k}
+            for k in _order(s) if _shown(k, s, run)]
+    return pd.DataFrame(rows, columns=["group", "metric", "value", "key"])
 
 
 # -- several runs ------------------------------------------------------------
@@ -587,16 +521,14 @@ def compare_table(runs, formatted=True, labels=None):
     runs = list(runs)
     labels = labels or run_labels(runs)
     sums = [_summary(r) for r in runs]
-    keys = [r[0] for r in ROWS] + sorted({k for s in sums for k in s
-                                          if k not in _BY_KEY})
-    keys = [k for k in keys if any(_shown(k, s, r)
+    keys = [k for k in _order({k for s in sums for k in s}) if any(
+        _shown(k, s, r)
                                    for s, r in zip(sums, runs))]
     if not formatted:
         return pd.DataFrame({lab: [_num(s.get(k)) if not isinstance(
             s.get(k), str) else s.get(k) for k in keys]
             for lab, s in zip(labels, sums)}, index=keys)
-    data = {"group": [(_BY_KEY[k][1] if k in _BY_KEY else "Other")
-                      for k in keys],
+    data = {"group": [_group(k) for k in keys],
             "metric": [label(k) for k in keys]}
     for lab, s in zip(labels, sums):
         data[lab] = [format_metric(k, s[k]) if k in s else "-" for k in keys]
@@ -654,4 +586,4 @@ def relative_change(a, b):
 __all__ = ["summary_table", "compare_table", "run_labels", "value_text",
            "override_differences", "common_overrides", "describe", "label",
            "format_metric", "absent", "absent_note", "scenario_differences",
-           "GROUPS", "ROWS"]
+           "GROUPS"]

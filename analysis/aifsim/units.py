@@ -142,70 +142,15 @@ def time_scale(span_s):
     return 1.0, "s"
 
 
-#: Readable names of the /summary metrics (others: the key with spaces),
-#: in the order tables show them.
-METRIC_LABELS = {
-    "energy_mwh": "facility energy",
-    "it_energy_mwh": "IT energy",
-    "gpu_energy_mwh": "GPU energy",
-    "mean_power_w": "mean facility power",
-    "peak_power_w": "peak facility power",
-    "cap_w": "facility power cap",
-    "cap_violation_s": "time over the cap",
-    "cap_violation_j": "energy over the cap",
-    "mean_pue": "mean PUE",
-    "itue": "ITUE",
-    "tue": "TUE",
-    "tokens_per_joule": "output tokens per joule",
-    "slo_attainment": "SLO attainment",
-    "jct_mean_s": "mean job completion time",
-    "cost": "electricity cost",
-    "co2_t": "CO\u2082 emitted",
-    "mean_activity": "mean GPU activity",
-    "duration_s": "simulated time",
-    "gpus": "GPUs",
-    "racks": "racks",
-    "cooling_energy_mwh": "cooling energy",
-    "loss_energy_mwh": "power-chain losses",
-    "psu_loss_energy_mwh": "power-supply losses (IT)",
-    "fan_energy_mwh": "server fans (IT)",
-    "carbon_g_per_kwh": "mean carbon intensity",
-    "max_ramp_w_per_s": "largest power ramp",
-    "oscillation_w_rms": "oscillation 0.1-20 Hz, RMS",
-    "oscillation_j": "oscillation 0.1-20 Hz, energy",
-    "max_ramp_1s_w_per_s": "largest ramp over 1 s",
-    "max_ramp_1min_w_per_s": "largest ramp over 1 min",
-    "max_ramp_10min_w_per_s": "largest ramp over 10 min",
-    "band_share": "swing energy in 0.1-20 Hz, share",
-    "dynamic_range_w": "dynamic range of facility power",
-}
-
-
 #: Metrics that are shares of 1, shown in percent.
 PERCENT_METRICS = ("mean_activity", "slo_attainment", "peak_share_of_cap",
                    "band_share")
 
 
-def metric_order(keys):
-    """Metric keys in the order tables show them: METRIC_LABELS' order,
-    then the others alphabetically."""
-    known = [k for k in METRIC_LABELS if k in keys]
-    return known + sorted(k for k in keys if k not in METRIC_LABELS)
-
-
-def metric_label(name):
-    """A /summary metric's readable name: 'peak facility power'; for one
-    this table does not know, its key without the unit suffix (the value
-    shows the unit): battery_loss_mwh -> 'battery loss'."""
-    if name in METRIC_LABELS:
-        return METRIC_LABELS[name]
-    base = re.sub(r"_(mwh|kwh|wh|j|w|s|kg|t|c|pct)$", "", name)
-    return (base or name).replace("_", " ")
-
-
 def metric_units(name):
-    """The units of a /summary metric, from its name (the naming contract:
-    a metric's name ends in its unit)."""
+    """The units of a /summary metric from its name (a metric's name ends
+    in its unit): what files written before /summary declared its units
+    fall back on (aifsim.metrics)."""
     n = name.lower()
     exact = {
         "pue": "1", "mean_pue": "1", "itue": "1", "tue": "1", "cost": "$",
