@@ -27,6 +27,7 @@
 #include "cmd_internal.h"
 #include "h5read.h"
 #include "sig.h"
+#include "tel.h"
 
 #define EXPORT_BLOCK_VALUES ((size_t)1 << 20) /* doubles read at a time */
 
@@ -290,10 +291,10 @@ static int export_rows(exporter *e, const char *group) {
   return rc;
 }
 
-/* The units of a /summary metric, from its name: the file's naming
- * contract is that a metric's name ends in its unit (docs/OUTPUT.md).
+/* The units of a /summary metric from its name, for files written
+ * before /summary declared them (a metric's name ends in its unit).
  * "" for a count or a name this table does not know. */
-static const char *metric_units(const char *key) {
+static const char *units_by_name(const char *key) {
   static const struct {
     const char *suffix, *units;
   } by_end[] = {
@@ -328,10 +329,44 @@ static const char *metric_units(const char *key) {
   return "";
 }
 
-/* An object's attributes as key, value (and units) rows. */
-static void attrs_write(FILE *f, const h5r_attrs *a, bool with_units) {
+/* The text attribute name of a, or NULL. */
+static const char *attr_text(const h5r_attrs *a, const char *name) {
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->names[i], name) == 0)
+      return a->texts[i];
+  return NULL;
+}
+
+/* A summary metric's units: as /summary's units attribute declares them
+ * (docs/OUTPUT.md), else from its name; "" for a text. */
+static const char *metric_units(const h5r_attrs *a, size_t i, char *buf,
+                                size_t size) {
+  if (a->texts[i] != NULL)
+    return "";
+  const char *u =
+      tel_metric_lookup(attr_text(a, "units"), a->names[i], buf, size);
+  return u != NULL ? u : units_by_name(a->names[i]);
+}
+
+/* Whether attribute i of the summary describes the metrics (units,
+ * long_names, groups) rather than being one. */
+static bool declaration(const h5r_attrs *a, size_t i) {
+  static const char *const meta[] = {"units", "long_names", "groups"};
+  for (size_t k = 0; k < sizeof meta / sizeof meta[0]; k++)
+    if (strcmp(a->names[i], meta[k]) == 0 && a->texts[i] != NULL)
+      return true;
+  return false;
+}
+
+/* An object's attributes as key, value rows; the summary's as metric,
+ * value and units rows, without the metrics' declarations. */
+static size_t attrs_write(FILE *f, const h5r_attrs *a, bool with_units) {
+  char units[64];
+  size_t rows = 0;
   fputs(with_units ? "metric,value,units\n" : "key,value\n", f);
   for (size_t i = 0; i < a->n; i++) {
+    if (with_units && declaration(a, i))
+      continue;
     put_text(f, a->names[i]);
     fputc(',', f);
     if (a->texts[i] != NULL)
@@ -339,24 +374,27 @@ static void attrs_write(FILE *f, const h5r_attrs *a, bool with_units) {
     else
       put_number(f, a->values[i]);
     if (with_units)
-      fprintf(f, ",%s", a->texts[i] != NULL ? "" : metric_units(a->names[i]));
+      fprintf(f, ",%s", metric_units(a, i, units, sizeof units));
     fputc('\n', f);
+    rows++;
   }
+  return rows;
 }
 
 static int export_attrs(exporter *e, const char *object, const char *name,
                         bool with_units) {
   h5r_attrs a;
+  size_t rows = 0;
   int rc = h5r_attrs_read(e->run, object, &a, e->err);
   FILE *f = rc == SIM_OK ? open_out(e, name) : NULL;
   if (f != NULL) {
-    attrs_write(f, &a, with_units);
+    rows = attrs_write(f, &a, with_units);
     rc = close_out(e, f, name, rc);
   } else if (rc == SIM_OK) {
     rc = SIM_EIO;
   }
   if (rc == SIM_OK)
-    printf("wrote %s/%s: %zu rows\n", e->dir, name, a.n);
+    printf("wrote %s/%s: %zu rows\n", e->dir, name, rows);
   h5r_attrs_release(&a);
   return rc;
 }

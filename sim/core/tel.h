@@ -139,6 +139,12 @@ int tel_put_summary_str(tel_sink *s, const tel_metric *m, const char *value);
 /* The metrics declared so far, in the order they came (n of them); valid
  * until the next put_summary or destroy. */
 const tel_metric *tel_metrics(const tel_sink *s, size_t *n);
+
+/* The text one of those attributes (a JSON object of strings, as commit
+ * writes it) gives key, unescaped into buf (at most size bytes, NUL
+ * included); NULL when json lacks key or is not such an object. */
+const char *tel_metric_lookup(const char *json, const char *key, char *buf,
+                              size_t size);
 int tel_put_meta_str(tel_sink *s, const char *key, const char *value);
 int tel_put_meta_int(tel_sink *s, const char *key, int64_t value);
 int tel_put_text(tel_sink *s, const char *name, const char *text);

@@ -134,3 +134,70 @@ void tel__metric_free(tel_sink *s) {
   free(s->metrics);
   s->metrics = NULL;
 }
+
+/* ---- Reading the declarations back ------------------------------------ */
+
+static const char *skip_space(const char *p) {
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+    p++;
+  return p;
+}
+
+/* One escape after the backslash at *p: the byte it stands for (a \u
+ * escape beyond ASCII as '?'), or -1 when malformed; advances *p. */
+static int unescape(const char **p) {
+  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+  const char *hit = **p != '\0' ? strchr(from, **p) : NULL;
+  if (hit != NULL) {
+    (*p)++;
+    return to[hit - from];
+  }
+  unsigned code = 0;
+  if (**p != 'u' || sscanf(*p + 1, "%4x", &code) != 1)
+    return -1;
+  *p += 5;
+  return code < 0x80 ? (int)code : '?';
+}
+
+/* A JSON string at p into buf (truncated to size, NUL-ended); returns
+ * the byte after its closing quote, or NULL when malformed. */
+static const char *read_string(const char *p, char *buf, size_t size) {
+  size_t n = 0;
+  if (*p++ != '"')
+    return NULL;
+  while (*p != '"') {
+    int c = (unsigned char)*p;
+    if (c == '\0')
+      return NULL;
+    p++;
+    if (c == '\\' && (c = unescape(&p)) < 0)
+      return NULL;
+    if (n + 1 < size)
+      buf[n++] = (char)c;
+  }
+  if (size > 0)
+    buf[n] = '\0';
+  return p + 1;
+}
+
+const char *tel_metric_lookup(const char *json, const char *key, char *buf,
+                              size_t size) {
+  char name[256];
+  const char *p = json != NULL ? skip_space(json) : "";
+  if (*p++ != '{' || size == 0)
+    return NULL;
+  for (p = skip_space(p); *p == '"';) {
+    p = read_string(p, name, sizeof name);
+    if (p == NULL || *(p = skip_space(p)) != ':')
+      return NULL;
+    p = read_string(skip_space(p + 1), buf, size);
+    if (p == NULL)
+      return NULL;
+    if (strcmp(name, key) == 0)
+      return buf;
+    p = skip_space(p);
+    if (*p == ',')
+      p = skip_space(p + 1);
+  }
+  return NULL;
+}

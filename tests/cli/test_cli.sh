@@ -642,6 +642,7 @@ if [ -f "$OUT/a.h5" ]; then
       "$(ls "$OUT/csv" 2>&1 | tr '\n' ' ')"
   fi
   "$PY" - "$OUT/a.h5" "$OUT/csv" >"$TMP/py" 2>&1 <<'EOF'
+import json
 import sys
 
 import h5py
@@ -680,6 +681,11 @@ out(s.loc["energy_mwh", "units"] == "MWh"
     and float(s.loc["energy_mwh", "value"]) ==
     float(f["summary"].attrs["energy_mwh"]),
     "summary.csv: metric, value, units", s.loc["energy_mwh"].tolist())
+declared = json.loads(f["summary"].attrs["units"])
+out(all(str(s.loc[k, "units"]) == u for k, u in declared.items() if k in s.index)
+    and not {"units", "long_names", "groups"} & set(s.index),
+    "summary.csv: the units /summary declares, without the declarations",
+    s.loc["gpus"].tolist())
 r = pd.read_csv(d + "/run.csv", index_col="key")
 out(r.loc["scenario_name", "value"] == "quickstart", "run.csv: the root "
     "attributes")

@@ -467,6 +467,43 @@ static void test_memory_metrics(void **state) {
                       "\"Energy\", \"carbon_basis\": \"Grid\"}");
 }
 
+/* Reading a declaration back: what commit writes, escapes included, and
+ * NULL for what it does not. */
+static void test_metric_lookup(void **state) {
+  (void)state;
+  static const struct {
+    const char *json, *key, *want;
+  } cases[] = {
+      {"{\"a\": \"MWh\", \"b\": \"1\"}", "b", "1"},
+      {"{\"a\": \"MWh\", \"b\": \"1\"}", "a", "MWh"},
+      {" { \"a\" : \"x\" } ", "a", "x"},
+      {"{\"q\": \"the \\\"PUE\\\"\\\\ratio\\u0009\"}", "q",
+       "the \"PUE\"\\ratio\t"},
+      {"{\"a\": \"x\"}", "b", NULL},
+      {"{}", "a", NULL},
+      {"", "a", NULL},
+      {"[\"a\"]", "a", NULL},
+      {"{\"a\": 1}", "a", NULL},
+      {"{\"a\": \"x", "a", NULL},
+      {"{\"a\": \"\\q\"}", "a", NULL},
+  };
+  char buf[64];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *got = tel_metric_lookup(cases[i].json, cases[i].key, buf,
+                                        sizeof buf);
+    if (cases[i].want == NULL)
+      assert_null(got);
+    else
+      assert_string_equal(got, cases[i].want);
+  }
+  assert_null(tel_metric_lookup(NULL, "a", buf, sizeof buf));
+  /* Truncated to the buffer, NUL-ended. */
+  char small[3];
+  assert_string_equal(tel_metric_lookup("{\"a\": \"MWh\"}", "a", small,
+                                        sizeof small),
+                      "MW");
+}
+
 /* A run that declares no metric writes none of the three attributes. */
 static void test_memory_no_metrics(void **state) {
   tel_sink *s = *state;
@@ -628,6 +665,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_memory_summary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_metrics, setup, teardown),
+      cmocka_unit_test(test_metric_lookup),
       cmocka_unit_test_setup_teardown(test_memory_no_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_meta, setup, teardown),
