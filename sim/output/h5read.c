@@ -13,25 +13,16 @@
 
 #include <hdf5.h>
 
+#include "h5read_internal.h"
 #include "seal.h"
 #include "writelock.h"
 
-#define H5R_DETAIL 256 /* bytes of HDF5's error text kept in a message */
-
 /* ---- Errors ------------------------------------------------------------ */
-
-/* Keeps the description of the innermost HDF5 error: it says what went
- * wrong, the outer ones only where. */
-static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
-  if (n == 0 && e->desc != NULL)
-    snprintf(data, H5R_DETAIL, "%s", e->desc);
-  return 0;
-}
 
 /* SIM_EIO with "h5r: PATH: cannot WHAT: HDF5 detail"; clears HDF5's stack. */
 static int io_fail(sim_error *err, const char *path, const char *what) {
   char detail[H5R_DETAIL] = "";
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5r__innermost, detail);
   H5Eclear2(H5E_DEFAULT);
   return sim_error_set(err, SIM_EIO, "h5r: %s: cannot %s%s%s", path, what,
                        detail[0] != '\0' ? ": " : "", detail);
@@ -50,7 +41,6 @@ typedef struct reader {
   const char *path;
   h5r_run *run;
   sim_error *err;
-  int rc; /* of the attribute callback, which can only return herr_t */
 } reader;
 
 static int read_complete(reader *r, hid_t file) {
@@ -69,21 +59,7 @@ static int read_format(reader *r, hid_t file) {
   htri_t e = H5Aexists(file, "format");
   if (e <= 0)
     return e < 0 ? io_fail(r->err, r->path, "look up 'format'") : SIM_OK;
-  hid_t a = H5Aopen(file, "format", H5P_DEFAULT);
-  hid_t t = H5Tcopy(H5T_C_S1);
-  char *text = NULL;
-  herr_t s = a < 0 || t < 0 ? -1 : H5Tset_size(t, H5T_VARIABLE);
-  if (s >= 0)
-    s = H5Tset_cset(t, H5T_CSET_UTF8);
-  if (s >= 0)
-    s = H5Aread(a, t, &text);
-  int closes = close_id(t, H5Tclose) | close_id(a, H5Aclose);
-  if (s < 0 || closes < 0) {
-    H5free_memory(text);
-    return io_fail(r->err, r->path, "read 'format'");
-  }
-  r->run->format = strdup(text != NULL ? text : "");
-  H5free_memory(text);
+  r->run->format = h5r__str_attr(file, "format");
   return r->run->format != NULL
              ? SIM_OK
              : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
@@ -114,45 +90,19 @@ static int read_scenario(reader *r, hid_t file) {
              : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
 }
 
-static int add_metric(reader *r, const char *name, double v) {
-  h5r_run *run = r->run;
-  char **names = realloc(run->names, (run->nmetrics + 1) * sizeof *names);
-  if (names != NULL)
-    run->names = names;
-  double *values = realloc(run->values, (run->nmetrics + 1) * sizeof *values);
-  if (values != NULL)
-    run->values = values;
-  char *copy = names != NULL && values != NULL ? strdup(name) : NULL;
-  if (copy == NULL)
-    return sim_error_set(r->err, SIM_ENOMEM, "out of memory");
-  names[run->nmetrics] = copy;
-  values[run->nmetrics++] = v;
+/* Takes the numbers of a (the texts stay) into run's metrics. */
+static int take_numbers(h5r_run *run, h5r_attrs *a, sim_error *err) {
+  run->names = malloc((a->n + 1) * sizeof *run->names);
+  run->values = malloc((a->n + 1) * sizeof *run->values);
+  if (run->names == NULL || run->values == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->n; i++)
+    if (a->texts[i] == NULL) {
+      run->names[run->nmetrics] = a->names[i];
+      run->values[run->nmetrics++] = a->values[i];
+      a->names[i] = NULL;
+    }
   return SIM_OK;
-}
-
-/* One /summary attribute: numeric scalars are kept, the rest skipped. */
-static herr_t metric_cb(hid_t loc, const char *name, const H5A_info_t *info,
-                        void *data) {
-  (void)info;
-  reader *r = data;
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-  hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-  H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-  double v = 0;
-  herr_t s = a < 0 || t < 0 || sp < 0 ? -1 : 0;
-  bool numeric = c == H5T_FLOAT || c == H5T_INTEGER;
-  if (s >= 0 && numeric && H5Sget_simple_extent_npoints(sp) == 1)
-    s = H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-  else
-    numeric = false;
-  int closes =
-      close_id(sp, H5Sclose) | close_id(t, H5Tclose) | close_id(a, H5Aclose);
-  if (s < 0 || closes < 0)
-    r->rc = io_fail(r->err, r->path, "read a /summary attribute");
-  else if (numeric)
-    r->rc = add_metric(r, name, v);
-  return r->rc == SIM_OK ? 0 : -1;
 }
 
 static int by_name(const void *a, const void *b) {
@@ -173,20 +123,16 @@ static void sort_metrics(h5r_run *run) {
     }
 }
 
+/* The numeric /summary attributes: the run's metrics. */
 static int read_summary(reader *r, hid_t file) {
   htri_t e = H5Lexists(file, "summary", H5P_DEFAULT);
   if (e <= 0)
     return e < 0 ? io_fail(r->err, r->path, "look up /summary") : SIM_OK;
-  hid_t g = H5Gopen2(file, "summary", H5P_DEFAULT);
-  if (g < 0)
-    return io_fail(r->err, r->path, "open /summary");
-  r->rc = SIM_OK;
-  herr_t s = H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, metric_cb, r);
-  int rc = r->rc;
-  if (rc == SIM_OK && s < 0)
-    rc = io_fail(r->err, r->path, "list the /summary attributes");
-  if (close_id(g, H5Gclose) < 0 && rc == SIM_OK)
-    rc = io_fail(r->err, r->path, "close /summary");
+  h5r_attrs a = {0};
+  int rc = h5r__attrs_of(file, "summary", &a) < 0
+               ? io_fail(r->err, r->path, "read the /summary attributes")
+               : take_numbers(r->run, &a, r->err);
+  h5r_attrs_release(&a);
   H5Eclear2(H5E_DEFAULT);
   sort_metrics(r->run);
   return rc;
@@ -199,7 +145,7 @@ int h5r_run_read(const char *path, h5r_run *out, sim_error *err) {
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0)
     return io_fail(err, path, "open");
-  reader r = {path, out, err, SIM_OK};
+  reader r = {path, out, err};
   int rc = read_complete(&r, file);
   if (rc == SIM_OK)
     rc = read_format(&r, file);
@@ -241,8 +187,8 @@ static herr_t read_numeric(hid_t d, hid_t space, hid_t mtype) {
     count[0] = dims[0] - at < step ? dims[0] - at : step;
     hid_t mem = H5Screate_simple(rank, count, NULL);
     r = mem < 0 ? -1
-                : H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL,
-                                      count, NULL);
+                : H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count,
+                                      NULL);
     if (r >= 0)
       r = H5Dread(d, mtype, mem, space, H5P_DEFAULT, buf);
     if (mem >= 0)
@@ -259,8 +205,8 @@ static herr_t read_strings(hid_t d, hid_t space, hid_t mtype) {
   hssize_t n = H5Sget_simple_extent_npoints(space);
   size_t size = H5Tget_size(mtype);
   void *buf = n >= 0 ? calloc((size_t)n + 1, size) : NULL;
-  herr_t r = buf != NULL ? H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)
-                         : -1;
+  herr_t r =
+      buf != NULL ? H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : -1;
   if (r >= 0 && H5Tis_variable_str(mtype) > 0)
     H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, buf);
   free(buf);

@@ -18,9 +18,9 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 
-#define H5R_DETAIL 256
+#include "h5read_internal.h"
 
-static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
+herr_t h5r__innermost(unsigned n, const H5E_error2_t *e, void *data) {
   if (n == 0 && e->desc != NULL)
     snprintf(data, H5R_DETAIL, "%s", e->desc);
   return 0;
@@ -30,7 +30,7 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
 static int io_fail(sim_error *err, const char *path, const char *what,
                    const char *name) {
   char detail[H5R_DETAIL] = "";
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5r__innermost, detail);
   H5Eclear2(H5E_DEFAULT);
   return sim_error_set(err, SIM_EIO, "h5r: %s: cannot %s /%s%s%s", path, what,
                        name, detail[0] != '\0' ? ": " : "", detail);
@@ -92,16 +92,16 @@ static int link_names(hid_t loc, strs *out) {
              : 0;
 }
 
-/* The variable-length string attribute key of obj, copied ("" when it is
- * absent or not such a string); NULL when out of memory. */
-static char *str_attr(hid_t obj, const char *key) {
+char *h5r__str_attr(hid_t obj, const char *key) {
   char *v = NULL;
   hid_t a = H5Aexists(obj, key) > 0 ? H5Aopen(obj, key, H5P_DEFAULT)
                                     : H5I_INVALID_HID;
   hid_t ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
   hid_t mt = H5Tcopy(H5T_C_S1);
+  /* In the file's character set: HDF5 does not convert between them. */
   if (ft >= 0 && mt >= 0 && H5Tis_variable_str(ft) > 0 &&
-      H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) < 0)
+      H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+      H5Tset_cset(mt, H5Tget_cset(ft)) >= 0 && H5Aread(a, mt, &v) < 0)
     v = NULL;
   char *copy = strdup(v != NULL ? v : "");
   H5free_memory(v);
@@ -285,7 +285,7 @@ static int take_column(h5r_series *s, hid_t *d, const char *name,
   if (grown == NULL)
     return SIM_ENOMEM;
   s->cols = grown;
-  char *u = str_attr(*d, "units");
+  char *u = h5r__str_attr(*d, "units");
   int rc = u == NULL ? SIM_ENOMEM : strs_push(&s->units, u);
   free(u);
   if (rc == SIM_OK && (rc = strs_push(&s->names, name)) == SIM_OK) {
@@ -323,7 +323,7 @@ static int open_time(h5r_series *s, hid_t g, sim_error *err) {
   if (s->time < 0 || shape(s->time, dims, &cls) != 1 || cls != H5T_FLOAT)
     return io_fail(err, s->path, "read a time axis from", s->name);
   s->info.nrows = (size_t)dims[0];
-  s->time_units = str_attr(s->time, "units");
+  s->time_units = h5r__str_attr(s->time, "units");
   return s->time_units != NULL ? SIM_OK : no_memory(err);
 }
 
@@ -443,7 +443,7 @@ static int read_cell_column(h5r_rows *r, size_t c, hid_t d) {
   hsize_t dims[2] = {0, 0};
   H5T_class_t cls;
   shape(d, dims, &cls);
-  r->units[c] = str_attr(d, "units");
+  r->units[c] = h5r__str_attr(d, "units");
   if (r->units[c] == NULL)
     return SIM_ENOMEM;
   if (cls == H5T_STRING) {
@@ -570,7 +570,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
   bool text = scalar && cls == H5T_STRING;
   close_id(&sp, H5Sclose);
   close_id(&t, H5Tclose);
-  char *s = text ? str_attr(loc, name) : NULL;
+  char *s = text ? h5r__str_attr(loc, name) : NULL;
   close_id(&at, H5Aclose);
   H5Eclear2(H5E_DEFAULT);
   if (!number && !text)
@@ -585,15 +585,19 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
   return 0;
 }
 
+herr_t h5r__attrs_of(hid_t loc, const char *name, h5r_attrs *out) {
+  hsize_t at = 0;
+  return H5Aiterate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_INC, &at, attr_cb,
+                            out, H5P_DEFAULT);
+}
+
 int h5r_attrs_read(const char *path, const char *object, h5r_attrs *out,
                    sim_error *err) {
   memset(out, 0, sizeof *out);
   hid_t f = open_file(path);
   if (f < 0)
     return io_fail(err, path, "open", "");
-  hsize_t at = 0;
-  herr_t r = H5Aiterate_by_name(f, object, H5_INDEX_NAME, H5_ITER_INC, &at,
-                                attr_cb, out, H5P_DEFAULT);
+  herr_t r = h5r__attrs_of(f, object, out);
   int rc = r < 0 ? io_fail(err, path, "read the attributes of",
                            object[0] == '/' ? object + 1 : object)
                  : SIM_OK;
