@@ -26,14 +26,15 @@ typedef struct options {
   size_t nsets;
   char seed_set[64];
   bool quiet, resolved;
-  bool force; /* run: replace an output that is not aifsim's; run and
-                 check: lift the estimate's limits */
+  bool force;        /* run: replace an output that is not aifsim's; run and
+                        check: lift the estimate's limits */
   bool keep_partial; /* run: a run that does not finish keeps OUT.partial */
   const char *shard, *collect; /* sweep only */
   bool list;                   /* sweep only */
   bool quick_asked;            /* --quick: apply the file's # quick: line */
   char quick[1024];            /* that line, split in place into sets[] */
   const char *csv;             /* export only: the directory */
+  bool metrics;                /* run only: print every /summary metric */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */
@@ -47,8 +48,9 @@ typedef struct run_request {
   int64_t sweep_point;     /* root attribute sweep_point; -1 for none */
   void (*tick)(void *ctx); /* between slices of the run; may be NULL */
   void *tick_ctx;
-  bool keep_partial; /* a run that does not finish keeps OUT.partial, whole
-                        and marked complete=0 */
+  bool keep_partial;  /* a run that does not finish keeps OUT.partial, whole
+                         and marked complete=0 */
+  bool print_metrics; /* and every /summary metric, by group (--metrics) */
 } run_request;
 
 /* With --quick, puts the --set options of o->scenario's `# quick:` line

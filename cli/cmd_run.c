@@ -176,8 +176,7 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
          "ITUE %.3f (power supplies %.4f MWh, fans %.4f MWh), TUE %.3f\n",
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
          s->loss_energy_j / 3.6e9, factory_itue(s),
-         s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9,
-         factory_tue(s));
+         s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9, factory_tue(s));
   char note[1024];
   if (*factory_cooling_note(sc, note, sizeof note) != '\0')
     printf("  cooling        %s\n", note);
@@ -188,6 +187,27 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   if (s->grid_verdict[0] != '\0')
     printf("  grid code      %s\n", s->grid_verdict);
   printf("  output         %s (HDF5 writing %.2f s)\n", out, hdf5_s);
+}
+
+/* Every /summary metric the run declared, by group, with its long name,
+ * value and units as the models declare them (`aifsim run --metrics`). */
+static void print_metrics(const tel_sink *sink) {
+  size_t n;
+  const tel_metric *m = tel_metrics(sink, &n);
+  printf("  metrics        as /summary declares them (docs/OUTPUT.md)\n");
+  for (size_t g = 0; tel_metric_groups[g] != NULL; g++) {
+    printf("    %s\n", tel_metric_groups[g]);
+    for (size_t i = 0; i < n; i++) {
+      double v = tel_metric_value(sink, i);
+      if (m[i].units == NULL || strcmp(m[i].group, tel_metric_groups[g]) != 0)
+        continue;
+      if (isnan(v))
+        printf("      %-34s %14s %-9s %s\n", m[i].long_name, "-", "", m[i].key);
+      else
+        printf("      %-34s %14.6g %-9s %s\n", m[i].long_name, v,
+               strcmp(m[i].units, "1") != 0 ? m[i].units : "", m[i].key);
+    }
+  }
 }
 
 typedef struct run_state {
@@ -377,6 +397,8 @@ int cmd__run_scenario(const run_request *rq, sim_error *err) {
   if (rq->print_summary)
     print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine),
                   tel_busy_s(r.sink));
+  if (rq->print_metrics)
+    print_metrics(r.sink);
   run_cleanup(&r);
   return 0;
 }
@@ -401,21 +423,32 @@ static int check_output(const options *o, const char *out) {
   char partial[4200];
   snprintf(partial, sizeof partial, "%s.partial", out);
   if (lstat(partial, &st) == 0 && !S_ISREG(st.st_mode))
-    return fprintf(stderr, "aifsim: %s: exists and is not a regular file; "
-                   "remove it\n", partial), EXIT_BAD_INPUT;
+    return fprintf(stderr,
+                   "aifsim: %s: exists and is not a regular file; "
+                   "remove it\n",
+                   partial),
+           EXIT_BAD_INPUT;
   if (lstat(out, &st) != 0)
     return 0;
   if (!S_ISREG(st.st_mode))
-    return fprintf(stderr, "aifsim: %s: exists and is not a regular file; "
-                   "it is never replaced\n", out), EXIT_BAD_INPUT;
+    return fprintf(stderr,
+                   "aifsim: %s: exists and is not a regular file; "
+                   "it is never replaced\n",
+                   out),
+           EXIT_BAD_INPUT;
   if (stat(o->scenario, &scn) == 0 && scn.st_dev == st.st_dev &&
       scn.st_ino == st.st_ino)
-    return fprintf(stderr, "aifsim: %s: is the scenario being run; it is "
-                   "never replaced\n", out), EXIT_BAD_INPUT;
+    return fprintf(stderr,
+                   "aifsim: %s: is the scenario being run; it is "
+                   "never replaced\n",
+                   out),
+           EXIT_BAD_INPUT;
   if (o->force || is_our_output(out))
     return 0;
-  fprintf(stderr, "aifsim: %s: exists and is not a complete aifsim output; "
-          "choose another -o, or give --force to replace it\n", out);
+  fprintf(stderr,
+          "aifsim: %s: exists and is not a complete aifsim output; "
+          "choose another -o, or give --force to replace it\n",
+          out);
   return EXIT_BAD_INPUT;
 }
 
@@ -455,7 +488,8 @@ int cmd__run(const options *o) {
   if (bad != 0 || cmd__stop_signal() != 0) /* a signal: nothing started */
     return bad != 0 ? bad : EXIT_RUN_FAILED;
   run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
-                    true,        -1,      NULL,     NULL, o->keep_partial};
+                    true,        -1,      NULL,     NULL, o->keep_partial,
+                    o->metrics};
   int rc = cmd__run_scenario(&rq, &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);

@@ -94,6 +94,8 @@ static int parse_option(options *o, int argc, char **argv, int *i) {
     o->keep_partial = true;
   else if (strcmp(a, "--quick") == 0)
     o->quick_asked = true;
+  else if (strcmp(a, "--metrics") == 0)
+    o->metrics = true;
   else if (a[0] == '-')
     return cmd__usage_error("unknown option '%s'", a);
   else if (o->scenario == NULL)
@@ -121,6 +123,8 @@ static int parse_args(options *o, int argc, char **argv) {
                             "sweep");
   if (strcmp(o->command, "run") != 0 && o->keep_partial)
     return cmd__usage_error("%s", "--keep-partial is an option of run");
+  if (strcmp(o->command, "run") != 0 && o->metrics)
+    return cmd__usage_error("%s", "--metrics is an option of run");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)
     return cmd__usage_error("%s", "--csv is an option of export");
   if (o->quick_asked && strcmp(o->command, "run") != 0 &&
@@ -188,8 +192,7 @@ static void print_gpu(const gpu_spec *g, char mark) {
   double fp16 = gpu_peak_flops(g, GPU_FP16);
   if (mark != 0)
     putchar(mark);
-  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name,
-         g->tdp_w,
+  printf("%-10s %5.0f %4.0f %4.0f-%-4.0f %5.0f %4.0f %5.2f", g->name, g->tdp_w,
          g->idle_w, g->cap_min_w, g->cap_max_w, g->clock_max_hz / 1e6,
          g->memory_bytes / 1e9, g->bandwidth_bps / 1e12);
   print_flops(g);
@@ -215,11 +218,11 @@ static char origin(const gpu_catalog *builtin, const gpu_catalog *user,
 static void print_catalog(const gpu_catalog *cat, const gpu_catalog *builtin,
                           const gpu_catalog *user, const char *file) {
   const char *pad = file != NULL ? " " : "";
-  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n",
-         pad, "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8",
-         "FP4", "INT8", "INT4", "TF/W", "headline TF/W");
-  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W",
-         "W", "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %7s %7s %7s %7s %7s  %5s  %s\n", pad,
+         "GPU", "TDP", "idle", "cap", "MHz", "GB", "TB/s", "FP16", "FP8", "FP4",
+         "INT8", "INT4", "TF/W", "headline TF/W");
+  printf("%s%-10s %5s %4s %9s %5s %4s %5s %39s  %5s\n", pad, "", "W", "W", "W",
+         "max", "", "", "dense TFLOPS (TOPS for INT)", "FP16");
   for (size_t i = 0; i < cat->n; i++)
     print_gpu(&cat->gpus[i],
               file != NULL ? origin(builtin, user, cat->gpus[i].name) : 0);

@@ -141,11 +141,12 @@ int tel_append(tel_sink *s, size_t id, double time_s, const double *values) {
 static int check_metric(tel_sink *s, const tel_metric *m, bool text,
                         const char *op) {
   if (m == NULL || !leaf_name_ok(m->key) || tel__metric_reserved(m->key) ||
-      m->long_name == NULL || m->group == NULL || (m->units == NULL) != text)
+      m->long_name == NULL || m->group == NULL ||
+      !tel__metric_group_ok(m->group) || (m->units == NULL) != text)
     return sim_error_set(&s->err, SIM_EINVAL,
                          "telemetry: %s: a metric needs a key (not units, "
-                         "long_names or groups), a long name, a group and, "
-                         "if a number, units",
+                         "long_names or groups), a long name, one of "
+                         "tel_metric_groups and, if a number, units",
                          op);
   return SIM_OK;
 }
@@ -155,7 +156,7 @@ int tel_put_summary(tel_sink *s, const tel_metric *m, double value) {
     return SIM_EINVAL;
   int rc = check_metric(s, m, false, "put_summary");
   if (rc == SIM_OK)
-    rc = tel__metric_note(s, m);
+    rc = tel__metric_note(s, m, value);
   if (rc != SIM_OK || isnan(value))
     return rc;
   return s->ops->put_summary(s, m->key, value);
@@ -168,7 +169,7 @@ int tel_put_summary_str(tel_sink *s, const tel_metric *m, const char *value) {
   if (rc == SIM_OK && value == NULL)
     rc = fail(s, SIM_EINVAL, "put_summary_str: NULL value");
   if (rc == SIM_OK)
-    rc = tel__metric_note(s, m);
+    rc = tel__metric_note(s, m, NAN);
   /* A sink without text metrics drops them: they describe, not measure. */
   if (rc != SIM_OK || s->ops->put_summary_str == NULL)
     return rc;

@@ -59,9 +59,12 @@ typedef struct tel_metric {
   const char *key;       /* the /summary attribute, e.g. "energy_mwh" */
   const char *units;     /* "MWh"; "1" dimensionless; NULL for a text */
   const char *long_name; /* what a table calls it: "Facility energy" */
-  const char *group;     /* the table's group: "Run", "Energy", "Power",
-                            "Work", "Grid" or "Reliability" */
+  const char *group;     /* the table's group, one of tel_metric_groups */
 } tel_metric;
+
+/* The groups, in the order tables list them, NULL-ended: "Run",
+ * "Energy", "Power", "Work", "Grid", "Reliability". */
+extern const char *const tel_metric_groups[];
 
 /* A table of metrics with the values they take, as an X-macro
  * TABLE(X) of X(key, units, long name, group, value expression): the
@@ -137,8 +140,10 @@ int tel_put_summary(tel_sink *s, const tel_metric *m, double value);
 /* A text metric (m->units NULL), e.g. "carbon_basis". */
 int tel_put_summary_str(tel_sink *s, const tel_metric *m, const char *value);
 /* The metrics declared so far, in the order they came (n of them); valid
- * until the next put_summary or destroy. */
+ * until the next put_summary or destroy. tel_metric_value is the value
+ * row i was last put with: NaN for a text, an absent figure or no row. */
 const tel_metric *tel_metrics(const tel_sink *s, size_t *n);
+double tel_metric_value(const tel_sink *s, size_t i);
 
 /* The text one of those attributes (a JSON object of strings, as commit
  * writes it) gives key, unescaped into buf (at most size bytes, NUL

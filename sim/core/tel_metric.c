@@ -5,6 +5,7 @@
  * own. Every sink gets them through the wrappers; no sink implements them. */
 #include "tel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,19 @@
 
 struct tel_metric_list {
   tel_metric *rows;
+  double *values; /* the last put; NaN for a text or an absent figure */
   size_t n, cap;
 };
+
+const char *const tel_metric_groups[] = {"Run",  "Energy",      "Power", "Work",
+                                         "Grid", "Reliability", NULL};
+
+int tel__metric_group_ok(const char *group) {
+  for (size_t i = 0; tel_metric_groups[i] != NULL; i++)
+    if (strcmp(group, tel_metric_groups[i]) == 0)
+      return 1;
+  return 0;
+}
 
 static const char *const reserved[] = {"units", "long_names", "groups"};
 
@@ -33,23 +45,35 @@ static int grow(tel_sink *s) {
     return SIM_OK;
   size_t cap = l->cap > 0 ? 2 * l->cap : 64;
   tel_metric *rows = realloc(l->rows, cap * sizeof *rows);
-  if (rows == NULL)
+  if (rows != NULL)
+    l->rows = rows;
+  double *values = realloc(l->values, cap * sizeof *values);
+  if (values != NULL)
+    l->values = values;
+  if (rows == NULL || values == NULL)
     return SIM_ENOMEM;
-  l->rows = rows;
   l->cap = cap;
   return SIM_OK;
 }
 
-int tel__metric_note(tel_sink *s, const tel_metric *m) {
-  for (size_t i = 0; s->metrics != NULL && i < s->metrics->n; i++)
-    if (strcmp(s->metrics->rows[i].key, m->key) == 0) {
-      s->metrics->rows[i] = *m;
-      return SIM_OK;
-    }
-  if (grow(s) != SIM_OK)
+int tel__metric_note(tel_sink *s, const tel_metric *m, double value) {
+  struct tel_metric_list *l = s->metrics;
+  size_t i = 0;
+  while (l != NULL && i < l->n && strcmp(l->rows[i].key, m->key) != 0)
+    i++;
+  if ((l == NULL || i == l->n) && grow(s) != SIM_OK)
     return sim_error_set(&s->err, SIM_ENOMEM, "telemetry: out of memory");
-  s->metrics->rows[s->metrics->n++] = *m;
+  l = s->metrics;
+  l->rows[i] = *m;
+  l->values[i] = value;
+  l->n += i == l->n;
   return SIM_OK;
+}
+
+double tel_metric_value(const tel_sink *s, size_t i) {
+  return s != NULL && s->metrics != NULL && i < s->metrics->n
+             ? s->metrics->values[i]
+             : NAN;
 }
 
 const tel_metric *tel_metrics(const tel_sink *s, size_t *n) {
@@ -129,8 +153,10 @@ int tel__metric_commit(tel_sink *s) {
 }
 
 void tel__metric_free(tel_sink *s) {
-  if (s->metrics != NULL)
+  if (s->metrics != NULL) {
     free(s->metrics->rows);
+    free(s->metrics->values);
+  }
   free(s->metrics);
   s->metrics = NULL;
 }

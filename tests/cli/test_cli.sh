@@ -698,6 +698,28 @@ EOF
     esac
   done <"$TMP/py"
 fi
+# The registry of /summary metrics: listed without a run, and printed
+# after one with the values the run wrote.
+run "$AIFSIM" metrics
+if [ "$RC" -eq 0 ] && grep -Eq '^energy_mwh +MWh +Energy +Facility energy$' "$TMP/out" &&
+  grep -Eq '^carbon_basis +- +Grid +Carbon basis$' "$TMP/out"; then
+  ok "aifsim metrics: key, units, group and long name of every metric"
+else
+  not_ok "aifsim metrics lists the registry" "$(last_run)"
+fi
+run "$AIFSIM" run "$QUICK" --set duration=10min -o "$OUT/metrics.h5" --quiet --metrics
+if [ "$RC" -eq 0 ] && grep -Eq '^      Facility energy +[0-9.e-]+ MWh +energy_mwh$' "$TMP/out" &&
+  grep -Eq '^      Electricity cost +- +cost$' "$TMP/out"; then
+  ok "run --metrics: every metric by group, units as declared, absent as -"
+else
+  not_ok "run --metrics prints the registry's metrics" "$(last_run); $(head -c 300 "$TMP/out")"
+fi
+run "$AIFSIM" check "$QUICK" --metrics
+if [ "$RC" -eq 2 ] && grep -q "option of run" "$TMP/err"; then
+  ok "--metrics is refused outside run"
+else
+  not_ok "--metrics outside run: exit 2" "$(last_run)"
+fi
 run "$AIFSIM" export "$QUICK" --csv "$OUT/not-a-run"
 if [ "$RC" -eq 2 ] && [ ! -e "$OUT/not-a-run" ] &&
   grep -q "not an aifsim run file" "$TMP/err"; then

@@ -54,6 +54,7 @@ static const tel_metric bad_metrics[] = {
     {"k", NULL, "a number without units", "Run"},
     {"k", "1", NULL, "Run"},
     {"k", "1", "no group", NULL},
+    {"k", "1", "a group no table has", "Misc"},
 };
 
 static void assert_errmsg_has(const tel_sink *s, const char *part) {
@@ -454,6 +455,10 @@ static void test_memory_metrics(void **state) {
   const tel_metric *m = tel_metrics(s, &n);
   assert_int_equal(n, 3);
   assert_string_equal(m[1].long_name, quoted.long_name);
+  assert_close(tel_metric_value(s, 0), 1.5, 0, 0);
+  assert_close(tel_metric_value(s, 1), 1.25, 0, 0); /* the last put */
+  assert_true(isnan(tel_metric_value(s, 2)));       /* a text */
+  assert_true(isnan(tel_metric_value(s, 3)));       /* no such row */
   assert_null(tel_memory_summary_str(s, "units"));
   assert_int_equal(tel_commit(s), SIM_OK);
   assert_string_equal(tel_memory_summary_str(s, "units"),
@@ -489,8 +494,8 @@ static void test_metric_lookup(void **state) {
   };
   char buf[64];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const char *got = tel_metric_lookup(cases[i].json, cases[i].key, buf,
-                                        sizeof buf);
+    const char *got =
+        tel_metric_lookup(cases[i].json, cases[i].key, buf, sizeof buf);
     if (cases[i].want == NULL)
       assert_null(got);
     else
@@ -499,9 +504,8 @@ static void test_metric_lookup(void **state) {
   assert_null(tel_metric_lookup(NULL, "a", buf, sizeof buf));
   /* Truncated to the buffer, NUL-ended. */
   char small[3];
-  assert_string_equal(tel_metric_lookup("{\"a\": \"MWh\"}", "a", small,
-                                        sizeof small),
-                      "MW");
+  assert_string_equal(
+      tel_metric_lookup("{\"a\": \"MWh\"}", "a", small, sizeof small), "MW");
 }
 
 /* A run that declares no metric writes none of the three attributes. */
