@@ -80,8 +80,12 @@ import subprocess
 import sys
 import time
 
-import h5py
 import numpy as np
+
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT_DIR, "analysis"))
+import aifsim  # noqa: E402  (runs are read through the analysis package)
+from aifsim import units as _u  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READMES = [os.path.join(ROOT, "scenarios", "README.md"),
@@ -164,7 +168,15 @@ RUNS = [
 ]
 
 
-def window_bound(f, signal):
+def _series(run, path):
+    """A dataset of the run as numbers, or None when the file lacks it."""
+    try:
+        return np.asarray(run.read(path), dtype=float)
+    except KeyError:
+        return None
+
+
+def window_bound(run, signal):
     """What the trace allows a window deferral to save on a run whose jobs
     started at once: each training job with a deadline, moved as a whole
     to the start in [its start, deadline - its run time] with the lowest
@@ -173,19 +185,17 @@ def window_bound(f, signal):
     mean signal over their summed mean at their actual start. Returns
     (that share, the sum over jobs of the mean signal over each job's
     actual run), or None when the run has no such jobs or signal."""
-    if "jobs/deadline_s" not in f or "facility/" + signal not in f:
+    jobs = run.jobs
+    c, t = _series(run, "facility/" + signal), _series(run, "facility/time")
+    if "deadline_s" not in jobs or c is None or t is None:
         return None
-    c = f["facility/" + signal][:]
-    t = f["facility/time"][:]
     if len(t) < 2:
         return None
     dt = t[1] - t[0]
     cum = np.concatenate([[0.0], np.cumsum(c)])
-    kind = [k.decode() if isinstance(k, bytes) else str(k)
-            for k in f["jobs/kind"][:]]
     at_once = best = 0.0
-    for k, a, e, d in zip(kind, f["jobs/start_s"][:], f["jobs/end_s"][:],
-                          f["jobs/deadline_s"][:]):
+    for k, a, e, d in zip(jobs["kind"].astype(str), jobs["start_s"],
+                          jobs["end_s"], jobs["deadline_s"]):
         if k != "training" or not (np.isfinite(a) and np.isfinite(e)
                                    and np.isfinite(d)):
             continue
@@ -223,33 +233,28 @@ class Result:
 
     @staticmethod
     def read(path):
-        with h5py.File(path, "r") as f:
-            s = {}
-            for k, v in f["summary"].attrs.items():
-                if isinstance(v, bytes):
-                    v = v.decode()
-                s[k] = v if isinstance(v, str) else float(v)
-            jobs = {}
-            if "jobs" in f:
-                names = [n.decode() if isinstance(n, bytes) else str(n)
-                         for n in f["jobs/name"][:]]
-                for col in ("energy_j", "work", "lost_gpu_hours", "gpus",
-                            "failures", "co2_kg"):
-                    if col in f["jobs"]:
-                        jobs[col] = {n: float(v) for n, v in
-                                     zip(names, f["jobs/" + col][:])}
-            extra = {}
-            for sig in ("carbon_g_per_kwh", "price_per_mwh"):
-                b = window_bound(f, sig)
-                if b is not None:
-                    extra["window_bound_" + sig] = b[0]
-                    extra["jobs_signal_" + sig] = b[1]
-            loops = {}
-            if "loops/free_share" in f:
-                dt = float(f["summary"].attrs["duration_s"]) / max(
-                    1, f["loops/free_share"].shape[0])
-                loops["free_hours"] = float(
-                    np.nansum(f["loops/free_share"][:]) * dt / 3600)
+        run = aifsim.open_run(path)
+        s = {k: v if isinstance(v, str) else float(v)
+             for k, v in run.summary.items()}
+        jobs = {}
+        if len(run.jobs):
+            names = run.jobs["name"].astype(str)
+            for col in ("energy_j", "work", "lost_gpu_hours", "gpus",
+                        "failures", "co2_kg"):
+                if col in run.jobs:
+                    jobs[col] = {n: float(v) for n, v in
+                                 zip(names, run.jobs[col])}
+        extra = {}
+        for sig in ("carbon_g_per_kwh", "price_per_mwh"):
+            b = window_bound(run, sig)
+            if b is not None:
+                extra["window_bound_" + sig] = b[0]
+                extra["jobs_signal_" + sig] = b[1]
+        loops = {}
+        free = _series(run, "loops/free_share")
+        if free is not None:
+            dt = s["duration_s"] / max(1, free.shape[0])
+            loops["free_hours"] = float(np.nansum(free) * dt / 3600)
         return Result(s, jobs, loops, extra)
 
     def to_json(self):
@@ -269,28 +274,8 @@ class Result:
 # ---------------------------------------------------------------------------
 # Formatting.
 # ---------------------------------------------------------------------------
-def num(x, digits=3):
-    """x with `digits` significant digits, thousands separated."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    if x == 0:
-        return "0"
-    mag = int(math.floor(math.log10(abs(x))))
-    dec = max(0, digits - 1 - mag)
-    return "{:,.{}f}".format(round(x, dec), dec)
-
-
-def cnt(x):
-    """A count: a whole number, thousands separated."""
-    return "{:,.0f}".format(x)
-
-
-def pct(x, digits=1, sign=False):
-    return ("{:+.{}f}%" if sign else "{:.{}f}%").format(100 * x, digits)
-
-
-def ratio(x):
-    return "x%.2f" % x
+# The numbers as the package formats them (aifsim.units).
+num, cnt, pct, ratio = _u.significant, _u.whole, _u.percent, _u.times
 
 
 def saving(base, new):
@@ -795,10 +780,8 @@ PLOTS = [
 def draw_plots(out):
     """PLOTS from the runs in `out` into out/plots/, with the analysis
     package. Returns the number of figures drawn."""
-    sys.path.insert(0, os.path.join(ROOT, "analysis"))
     import matplotlib
     matplotlib.use("Agg")
-    import aifsim
     from aifsim import reports
     os.makedirs(os.path.join(out, "plots"), exist_ok=True)
     drawn = 0

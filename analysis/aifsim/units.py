@@ -219,6 +219,34 @@ def format_value(value, units=""):
     return "%s %s" % (text, shown) if shown else text
 
 
+def significant(x, digits=3):
+    """x with `digits` significant digits, thousands separated: 13,640;
+    0.0123; 'n/a' for None or a value that is not finite (the READMEs'
+    numbers, tools/gallery.py)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if x == 0:
+        return "0"
+    mag = int(math.floor(math.log10(abs(x))))
+    dec = max(0, digits - 1 - mag)
+    return "{:,.{}f}".format(round(x, dec), dec)
+
+
+def whole(x):
+    """A count: a whole number, thousands separated."""
+    return "{:,.0f}".format(x)
+
+
+def percent(x, digits=1, sign=False):
+    """A share of 1 in percent: 0.125 -> '12.5%' ('+12.5%' with sign)."""
+    return ("{:+.{}f}%" if sign else "{:.{}f}%").format(100 * x, digits)
+
+
+def times(x):
+    """A factor: 1.5 -> 'x1.50'."""
+    return "x%.2f" % x
+
+
 def duration_text(seconds):
     """A duration as people say it: '1 d', '2 h', '90 min', '30 s'."""
     seconds = float(seconds)
