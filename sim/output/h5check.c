@@ -77,6 +77,7 @@ static void put_run(buf *b, const h5r_run *r) {
   put(b, &r->complete, sizeof r->complete);
   put_text(b, r->format);
   put_text(b, r->scenario);
+  put_text(b, r->units);
   put(b, &n, sizeof n);
   for (size_t i = 0; i < r->nmetrics; i++) {
     put_text(b, r->names[i]);
@@ -121,6 +122,7 @@ static void get_run(cursor *c, h5r_run *r) {
   get(c, &r->complete, sizeof r->complete);
   r->format = get_text(c);
   r->scenario = get_text(c);
+  r->units = get_text(c);
   get(c, &n, sizeof n);
   if (!c->failed && n <= (size_t)(c->end - c->p)) {
     r->names = calloc((size_t)n + 1, sizeof *r->names);

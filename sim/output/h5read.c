@@ -90,14 +90,18 @@ static int read_scenario(reader *r, hid_t file) {
              : sim_error_set(r->err, SIM_ENOMEM, "out of memory");
 }
 
-/* Takes the numbers of a (the texts stay) into run's metrics. */
+/* Takes the numbers of a into run's metrics, and the units attribute;
+ * the other texts stay. */
 static int take_numbers(h5r_run *run, h5r_attrs *a, sim_error *err) {
   run->names = malloc((a->n + 1) * sizeof *run->names);
   run->values = malloc((a->n + 1) * sizeof *run->values);
   if (run->names == NULL || run->values == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < a->n; i++)
-    if (a->texts[i] == NULL) {
+    if (a->texts[i] != NULL && strcmp(a->names[i], "units") == 0) {
+      run->units = a->texts[i];
+      a->texts[i] = NULL;
+    } else if (a->texts[i] == NULL) {
       run->names[run->nmetrics] = a->names[i];
       run->values[run->nmetrics++] = a->values[i];
       a->names[i] = NULL;
@@ -298,6 +302,7 @@ void h5r_run_release(h5r_run *r) {
   free(r->values);
   free(r->scenario);
   free(r->format);
+  free(r->units);
   memset(r, 0, sizeof *r);
 }
 

@@ -26,6 +26,8 @@ typedef struct h5r_run {
   size_t nmetrics;
   char **names;   /* the /summary attributes' names, sorted by strcmp */
   double *values; /* their values (numeric attributes only) */
+  char *units;    /* /summary's units attribute: each metric's units as a
+                     JSON object (tel_metric_lookup), or NULL when absent */
 } h5r_run;
 
 /* Reads the run file at path into *out (zeroed first). SIM_OK; SIM_EIO

@@ -14,6 +14,7 @@
 
 #include "h5read.h"
 #include "sweep_internal.h"
+#include "tel.h"
 #include "units.h"
 
 typedef struct table {
@@ -23,6 +24,7 @@ typedef struct table {
   char **error;    /* owned; NULL when none */
   char **names;    /* metric names, sorted by strcmp */
   double **metric; /* [nnames][n], NaN where a row has none */
+  char **units;    /* [nnames]: as the first run declaring it said; NULL */
   size_t nnames;
   size_t failed, missing;
 } table;
@@ -33,7 +35,9 @@ static void table_fini(table *t) {
   for (size_t i = 0; i < t->nnames; i++) {
     free(t->names[i]);
     free(t->metric[i]);
+    free(t->units[i]);
   }
+  free(t->units);
   free(t->point);
   free(t->status);
   free(t->error);
@@ -50,41 +54,60 @@ static int table_init(table *t, size_t n, sim_error *err) {
   return t->point && t->status && t->error ? SIM_OK : sweep__no_memory(err);
 }
 
-/* The column of metric name; a new one goes in its sorted place, NaN. */
-static double *metric_column(table *t, const char *name) {
-  size_t i = 0;
-  while (i < t->nnames && strcmp(t->names[i], name) < 0)
-    i++;
-  if (i < t->nnames && strcmp(t->names[i], name) == 0)
-    return t->metric[i];
+/* Room for one more metric column in t's arrays. */
+static int grow_columns(table *t) {
   char **names = realloc(t->names, (t->nnames + 1) * sizeof *names);
   if (names != NULL)
     t->names = names;
   double **cols = realloc(t->metric, (t->nnames + 1) * sizeof *cols);
   if (cols != NULL)
     t->metric = cols;
-  char *copy = names && cols ? strdup(name) : NULL;
+  char **units = realloc(t->units, (t->nnames + 1) * sizeof *units);
+  if (units != NULL)
+    t->units = units;
+  return names != NULL && cols != NULL && units != NULL ? 0 : -1;
+}
+
+/* The index of metric name's column; a new one goes in its sorted place,
+ * NaN, without units. SIZE_MAX when out of memory. */
+static size_t metric_column(table *t, const char *name) {
+  size_t i = 0;
+  while (i < t->nnames && strcmp(t->names[i], name) < 0)
+    i++;
+  if (i < t->nnames && strcmp(t->names[i], name) == 0)
+    return i;
+  char *copy = grow_columns(t) == 0 ? strdup(name) : NULL;
   double *col = copy != NULL ? malloc(t->n * sizeof *col) : NULL;
   if (col == NULL) {
     free(copy);
-    return NULL;
+    return SIZE_MAX;
   }
   for (size_t r = 0; r < t->n; r++)
     col[r] = NAN;
-  memmove(names + i + 1, names + i, (t->nnames - i) * sizeof *names);
-  memmove(cols + i + 1, cols + i, (t->nnames - i) * sizeof *cols);
-  names[i] = copy;
-  cols[i] = col;
+  size_t tail = t->nnames - i;
+  memmove(t->names + i + 1, t->names + i, tail * sizeof *t->names);
+  memmove(t->metric + i + 1, t->metric + i, tail * sizeof *t->metric);
+  memmove(t->units + i + 1, t->units + i, tail * sizeof *t->units);
+  t->names[i] = copy;
+  t->metric[i] = col;
+  t->units[i] = NULL;
   t->nnames++;
-  return col;
+  return i;
 }
 
+/* Row p's metrics, and each column's units from the first run that
+ * declares them (/summary's units attribute). */
 static int put_metrics(table *t, size_t p, const h5r_run *run, sim_error *err) {
+  char units[64];
   for (size_t m = 0; m < run->nmetrics; m++) {
-    double *col = metric_column(t, run->names[m]);
-    if (col == NULL)
+    size_t i = metric_column(t, run->names[m]);
+    if (i == SIZE_MAX)
       return sweep__no_memory(err);
-    col[p] = run->values[m];
+    t->metric[i][p] = run->values[m];
+    const char *u =
+        tel_metric_lookup(run->units, run->names[m], units, sizeof units);
+    if (t->units[i] == NULL && u != NULL && (t->units[i] = strdup(u)) == NULL)
+      return sweep__no_memory(err);
   }
   return SIM_OK;
 }
@@ -264,8 +287,8 @@ static int build_parts(h5_parts *h, const table *t, const sweep *s) {
     h->paths[h->nowned++] = join("metrics", t->names[m]);
     if (h->paths[h->nowned - 1] == NULL)
       return -1;
-    h->cols[h->ncols++] =
-        (h5r_column){h->paths[h->nowned - 1], H5R_FLOAT64, t->metric[m], NULL};
+    h->cols[h->ncols++] = (h5r_column){h->paths[h->nowned - 1], H5R_FLOAT64,
+                                       t->metric[m], t->units[m]};
   }
   return 0;
 }

@@ -901,6 +901,9 @@ static void run_files_read_back(void **state) {
   assert_string_equal(r.names[0], "alpha");
   assert_string_equal(r.names[1], "zeta");
   assert_close(r.values[1], 2.5, 0, 0);
+  char units[16]; /* the declarations come back with the metrics */
+  assert_string_equal(tel_metric_lookup(r.units, "zeta", units, sizeof units),
+                      "W");
   h5r_run_release(&r);
   /* Not HDF5 at all. */
   snprintf(path, sizeof path, "%s/junk.h5", dir);
