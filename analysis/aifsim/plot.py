@@ -343,7 +343,8 @@ def pue_temperature(run, ax=None, legend=True, title=None):
         temp_ax = ax.twinx() if pue is not None else ax
         draw(temp_ax, ta, t, temp, "#ff7f0e", lw=1.2,
              label="outdoor temperature")
-        temp_ax.set_ylabel(_u.label("outdoor temperature", "degC"))
+        temp_ax.set_ylabel(_u.label("outdoor temperature", fac.units.get(
+            "outdoor_c", "degC")))
     ax.set_xlim(x[0], x[-1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
@@ -370,8 +371,8 @@ def grid_signals(run, ax=None, legend=True, title=None):
     room = 1.0 + (0.25 if len(held) else 0.08)
     if carbon is not None:
         draw(ax, ta, t, carbon, "#7f7f7f", lw=1.5, label="carbon intensity")
-        ax.set_ylabel(_u.label("carbon intensity", "gCO2/kWh"),
-                      color="#555555")
+        ax.set_ylabel(_u.label("carbon intensity", fac.units.get(
+            "carbon_g_per_kwh", "gCO2/kWh")), color="#555555")
         ax.set_ylim(0, np.nanmax(carbon) * room)
     else:
         ax.set_yticks([])
