@@ -2,7 +2,7 @@
  * state, and the functions one file of it calls in another. factory.c is
  * the run time (the control tick and the hooks of power control),
  * factory_build.c the construction, factory_books.c the telemetry and the
- * books, factory_scn.c and work_scn.c the scenario. */
+ * books, factory_scn.c and factory_scn_workloads.c the scenario. */
 #ifndef MODELS_FACTORY_INTERNAL_H
 #define MODELS_FACTORY_INTERNAL_H
 
@@ -12,7 +12,7 @@
 
 #include "factory.h"
 #include "plant.h"
-#include "work.h"
+#include "workloads.h"
 
 /* Seconds to engine time, rounded to the nearest nanosecond. */
 static inline sim_time factory__to_ns(double s) {
@@ -101,7 +101,7 @@ struct factory {
 };
 
 /* The checks of the services and training jobs that need the catalogs and
- * the fleet (work_scn.c); reads request traces. */
+ * the fleet (factory_scn_workloads.c); reads request traces. */
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,
                         sim_error *err);
 

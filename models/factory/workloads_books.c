@@ -1,12 +1,12 @@
-/* work_books.c - the workloads' books at the end of a run: request and
- * job conservation, the energy attribution against the IT energy, the
+/* workloads_books.c - the workloads' books at the end of a run: request
+ * and job conservation, the energy attribution against the IT energy, the
  * /jobs table and the /services attributes. */
-#include "work.h"
+#include "workloads.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "work_internal.h"
+#include "workloads_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* The books                                                           */
