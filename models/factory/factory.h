@@ -62,7 +62,12 @@ typedef struct rack_group_config {
  * set, so files from before the model stay the same) and its descriptor
  * (factory_model.h) at the end of the table of models. Its header
  * (config, schema) is included above. */
-#define FACTORY_MODEL_MAP(XX)
+#include "fabric.h"
+#define FACTORY_MODEL_MAP(XX)                                                  \
+  XX(fabric, fab_config, fab_schema, enabled, fabric_model,                    \
+     "the back-end network fabric's switches and optics, as IT: {enabled, "    \
+     "nics_per_gpu, nic_gbps, switch_ports, port_gbps, switch_power, "         \
+     "transceiver_power}")
 
 typedef struct factory_config {
   char *name;
