@@ -181,9 +181,6 @@ static void facility_row(const factory *f, double dt, double *row) {
       [F_COOL] = f->iv.cool_j / dt,
       [F_SMOOTH] = f->iv.smooth_j / dt,
       [F_BATTERY] = f->iv.bat_j / dt,
-      [F_SOC] = f->cfg->battery.capacity_j > 0
-                    ? bat_soc(&f->cfg->battery, &f->bat)
-                    : NAN,
       [F_PUE] = f->iv.it_j > 0 ? f->iv.energy_j / f->iv.it_j : NAN,
       [F_GPU] = f->iv.gpu_j / dt,
       [F_CAP] = f->cap,

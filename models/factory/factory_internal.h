@@ -80,7 +80,6 @@ struct factory {
   smo_bank *smooth;  /* NULL when smoothing is off */
   double *rack_load; /* per rack: its IT at the inlet */
   double *rack_heat; /* per rack: that plus what smoothing burned */
-  bat_state bat;
   plant plant;
   double *group_heat; /* per group: IT heat now */
   long *group_loop;   /* per group: the loop taking most of its heat, -1 */

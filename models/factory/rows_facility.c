@@ -1,7 +1,9 @@
 /* rows_facility.c - the facility's models as the factory's descriptors
  * (factory_model.h): in-rack smoothing, the cooling plant, the faults,
- * the electrical chain and the battery. Their state is still in the
- * factory's struct (factory_internal.h), so each takes self as NULL. */
+ * the electrical chain and the battery. The battery keeps its state in
+ * its own slot (self) and fills its own /facility cell; the others' state
+ * is still in the factory's struct (factory_internal.h), and they take
+ * self as NULL. */
 #include "factory_model.h"
 
 #include <math.h>
@@ -256,18 +258,23 @@ const factory_model factory_model_electrical = {
 /* The battery behind the feed: it decides what the grid sees          */
 /* ------------------------------------------------------------------ */
 
+/* The battery's state is its own (its slot): the factory sees only the
+ * power it delivers. */
 static int battery_create(factory *f, void **self, sim_error *err) {
-  (void)self, (void)err;
-  bat_state_init(&f->bat, &f->cfg->battery);
+  bat_state *b = sim_calloc(f->alloc, 1, sizeof *b);
+  if (b == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  bat_state_init(b, &f->cfg->battery);
+  *self = b;
   return SIM_OK;
 }
 
 static int battery_power(factory *f, void *self, double t0, double dt,
                          sim_error *err) {
-  (void)self, (void)t0, (void)err;
+  (void)t0, (void)err;
   double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
   bool dr = f->cap < f->cfg->power.cap_w;
-  f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
+  f->p_bat = bat_step(&f->cfg->battery, self, load, f->cap, dr, dt, NULL);
   f->p_facility = load - f->p_bat;
   return SIM_OK;
 }
@@ -277,11 +284,24 @@ static void battery_advance(factory *f, void *self, sim_time now, double dt) {
   f->iv.bat_j += f->p_bat * dt;
 }
 
+/* Its state of charge in the /facility row (NaN without a battery). */
+static int battery_columns(factory *f, void *self, double t, double dt,
+                           double *row) {
+  (void)t, (void)dt;
+  const bat_config *c = &f->cfg->battery;
+  row[F_SOC] = c->capacity_j > 0 ? bat_soc(c, self) : NAN;
+  return SIM_OK;
+}
+
 static int battery_close(factory *f, void *self, factory_summary *s,
                          sim_error *err) {
-  (void)self, (void)err;
-  s->battery_loss_j = f->bat.loss_j;
+  (void)f, (void)err;
+  s->battery_loss_j = ((const bat_state *)self)->loss_j;
   return SIM_OK;
+}
+
+static void battery_destroy(factory *f, void *self) {
+  sim_free(f->alloc, self);
 }
 
 const factory_model factory_model_battery = {
@@ -290,5 +310,7 @@ const factory_model factory_model_battery = {
     .create = battery_create,
     .power = battery_power,
     .advance = battery_advance,
+    .columns = battery_columns,
     .close = battery_close,
+    .destroy = battery_destroy,
 };
