@@ -218,24 +218,25 @@ static int fabric_sample(factory *f, void *self, double t, double dt) {
   return tel_append(factory__sink(f), b->id, t, &row);
 }
 
+/* Its /summary metrics: key, units, long name, group. */
+static const tel_metric fabric_metric_rows[] = {
+    {"fabric_energy_mwh", "MWh", "Network fabric (in IT)", "Energy"},
+    {"fabric_power_w", "W", "Network fabric power", "Power"},
+    {"fabric_switches", "1", "Network switches", "Run"},
+    {"fabric_transceivers", "1", "Network switch-port modules", "Run"},
+};
+
 static int fabric_metrics(const factory *f, const void *self, tel_sink *sink,
                           char *absent, size_t size) {
   (void)f;
   const fabric *b = self;
   if (b == NULL)
     return SIM_OK;
-  const struct {
-    const char *key;
-    double v;
-  } m[] = {
-      {"fabric_energy_mwh", b->energy_j / 3.6e9},
-      {"fabric_power_w", b->size.power_w},
-      {"fabric_switches", (double)b->size.switches},
-      {"fabric_transceivers", (double)b->size.transceivers},
-  };
+  const double v[] = {b->energy_j / 3.6e9, b->size.power_w,
+                      (double)b->size.switches, (double)b->size.transceivers};
   int rc = SIM_OK;
-  for (size_t i = 0; i < sizeof m / sizeof m[0] && rc == SIM_OK; i++)
-    rc = factory__put_metric(sink, m[i].key, m[i].v, absent, size);
+  for (size_t i = 0; i < sizeof v / sizeof v[0] && rc == SIM_OK; i++)
+    rc = factory__put_metric(sink, &fabric_metric_rows[i], v[i], absent, size);
   return rc;
 }
 

@@ -20,7 +20,7 @@
 #include "factory_internal.h"
 #include "roofline.h"
 
-/* The service's replica as the run builds it (work_build.c): its GPU,
+/* The service's replica as the run builds it (workloads_build.c): its GPU,
  * or the racks' only type when it names none. */
 static int replica_of(const factory_scenario *sc, const inf_config *c,
                       rl_replica *r, sim_error *err) {

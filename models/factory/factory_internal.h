@@ -3,9 +3,9 @@
  * the run time (the control tick and the hooks of power control),
  * factory_build.c the construction, factory_books.c the telemetry and the
  * books, factory_metrics.c the /summary, factory_view.c what they all
- * read, factory_scn.c and work_scn.c the scenario; rows_facility.c and
- * rows_run.c are the descriptors (factory_model.h) of the models whose
- * state is still here. */
+ * read, factory_scn.c and factory_scn_workloads.c the scenario;
+ * rows_facility.c and rows_run.c are the descriptors (factory_model.h) of
+ * the models whose state is still here. */
 #ifndef MODELS_FACTORY_INTERNAL_H
 #define MODELS_FACTORY_INTERNAL_H
 
@@ -15,7 +15,7 @@
 
 #include "factory.h"
 #include "plant.h"
-#include "work.h"
+#include "workloads.h"
 
 /* Seconds to engine time, rounded to the nearest nanosecond. */
 static inline sim_time factory__to_ns(double s) {
@@ -139,7 +139,7 @@ enum {
 };
 
 /* The checks of the services and training jobs that need the catalogs and
- * the fleet (work_scn.c); reads request traces. */
+ * the fleet (factory_scn_workloads.c); reads request traces. */
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,
                         sim_error *err);
 

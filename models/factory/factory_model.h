@@ -78,9 +78,10 @@ tel_sink *factory__sink(const factory *f);
 const sim_allocator *factory__alloc(const factory *f);
 const void *factory__model_config(const factory *f, const factory_model *m);
 
-/* Writes one /summary metric, or, when it is NaN, notes it in absent
+/* Writes one /summary metric, declared by its row (tel.h: key, units,
+ * long name, group), noting it in absent when it is NaN
  * (factory_metrics.c): what a model's metrics hook calls. */
-int factory__put_metric(tel_sink *sink, const char *key, double value,
+int factory__put_metric(tel_sink *sink, const tel_metric *m, double value,
                         char *absent, size_t size);
 
 #endif

@@ -1,6 +1,7 @@
 /* inference_scn.c - the scenario side of inference services: inf_schema,
  * its field table and the check of a service's name (inference.h; the
- * factory checks the model, precision and GPU names, work_scn.c). */
+ * factory checks the model, precision and GPU names,
+ * factory_scn_workloads.c). */
 #include "inference.h"
 
 #include <string.h>

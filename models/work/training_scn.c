@@ -1,7 +1,7 @@
 /* training_scn.c - the scenario side of training jobs: train_schema, its
  * field table, and the check hook that parses stage_work and dp_choices
  * and refuses what needs no catalog (training.h; the factory checks the
- * names against the catalogs, work_scn.c). */
+ * names against the catalogs, factory_scn_workloads.c). */
 #include "training.h"
 
 #include <math.h>

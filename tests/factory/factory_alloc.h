@@ -1,5 +1,5 @@
 /* factory_alloc.h - the allocation-failure checks of a factory, shared by
- * test_factory.c and test_work.c (static: each test file has its copy).
+ * test_factory.c and test_workloads.c (static: each test file has its copy).
  * A factory allocates everything it owns, its workloads included, on its
  * engine's allocator, so an engine created on a test_alloc reaches every
  * allocation of factory_create and of a run. */

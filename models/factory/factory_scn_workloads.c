@@ -1,8 +1,11 @@
-/* work_scn.c - the checks of a scenario's workloads that need the catalogs
- * and the fleet: model and precision names, the GPU type, tensor
- * parallelism against the model's heads and the NVLink domain, memory,
- * sizes against the fleet, and the request traces (read once here, so a
- * bad row is reported before anything runs). */
+/* factory_scn_workloads.c - the factory's scenario check, its workloads
+ * part (factory__check_work, called by factory_scn.c): the checks of the
+ * services and training entries that need the catalogs and the fleet:
+ * model and precision names, the GPU type, tensor parallelism against the
+ * model's heads and the NVLink domain, memory, sizes against the fleet,
+ * and the request traces (read once here, so a bad row is reported before
+ * anything runs). A factory file: the workloads' run time (workloads.c
+ * and its kin) includes nothing of the factory. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

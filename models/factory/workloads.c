@@ -1,13 +1,13 @@
-/* work.c - the workloads of a factory on its GPUs at run time (see
- * work.h): slots, scheduling passes, the jobs' plans, faults, and the
- * attribution of energy. Construction is work_build.c, the books at the
- * end work_books.c. */
-#include "work.h"
+/* workloads.c - the workloads of a factory on its GPUs at run time (see
+ * workloads.h): slots, scheduling passes, the jobs' plans, faults, and
+ * the attribution of energy. Construction is workloads_build.c, the books
+ * at the end workloads_books.c. */
+#include "workloads.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "work_internal.h"
+#include "workloads_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Slots and GPUs                                                      */

@@ -1,7 +1,7 @@
-/* work_build.c - building the workloads of a factory: the jobs the
+/* workloads_build.c - building the workloads of a factory: the jobs the
  * training entries stand for, their slots, the scheduler, the services
  * placed on their replicas, the jobs' arrivals; and tearing them down. */
-#include "work.h"
+#include "workloads.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 
 #include "file.h"
 #include "rng.h"
-#include "work_internal.h"
+#include "workloads_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Construction                                                        */

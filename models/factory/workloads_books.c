@@ -1,12 +1,12 @@
-/* work_books.c - the workloads' books at the end of a run: request and
- * job conservation, the energy attribution against the IT energy, the
+/* workloads_books.c - the workloads' books at the end of a run: request
+ * and job conservation, the energy attribution against the IT energy, the
  * /jobs table and the /services attributes. */
-#include "work.h"
+#include "workloads.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "work_internal.h"
+#include "workloads_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* The books                                                           */
@@ -287,6 +287,10 @@ static int put_jobs(work *w, double duration_s) {
   return rc;
 }
 
+/* Only fluid runs state it: request-level files stay unchanged. */
+static const tel_metric granularity_metric = {"inference_granularity", NULL,
+                                              "Inference granularity", "Work"};
+
 static int put_service_attrs(work *w) {
   int rc = SIM_OK;
   for (size_t k = 0; k < w->cfg->nservices && rc == SIM_OK; k++) {
@@ -325,7 +329,7 @@ static int put_service_attrs(work *w) {
       rc = tel_put_group_attr(w->sink, g, "fluid", 1);
   }
   if (rc == SIM_OK && w->cfg->granularity == INF_FLUID)
-    rc = tel_put_summary_str(w->sink, "inference_granularity", "fluid");
+    rc = tel_put_summary_str(w->sink, &granularity_metric, "fluid");
   return rc;
 }
 

@@ -1,5 +1,5 @@
-/* work.h - the workloads of a factory: inference services and training
- * jobs on the fleet's GPUs, the scheduler that places them, and the exact
+/* workloads.h - the workloads of a factory: inference services and
+ * training jobs on the fleet's GPUs, the scheduler that places them, and the exact
  * attribution of the GPUs' energy to them. Part of the factory layer, but
  * it knows only its own work_config and the fleet, never factory.h: the
  * factory fills the config, drives it from its control tick and copies
@@ -14,8 +14,8 @@
  * the racks' non-GPU IT power is "overhead". So the jobs, idle and
  * overhead add up to the IT energy by construction, and factory_finish
  * checks it. */
-#ifndef MODELS_WORK_H
-#define MODELS_WORK_H
+#ifndef MODELS_WORKLOADS_H
+#define MODELS_WORKLOADS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

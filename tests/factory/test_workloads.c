@@ -1,4 +1,4 @@
-/* test_work.c - services and training jobs on a factory's GPUs: every
+/* test_workloads.c - services and training jobs on a factory's GPUs: every
  * joule of IT energy booked to a job, idle or overhead (to 1e-9), jobs and
  * requests conserved, the queue and backfill seen from the facility's
  * columns, power-aware admission holding a job back, determinism, and the

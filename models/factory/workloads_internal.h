@@ -1,14 +1,15 @@
-/* work_internal.h - what the files of the workloads share: the work's
- * state and the functions one file calls in another. work.c is the run
- * time (slots, the scheduler's passes, the jobs' plans, attribution),
- * work_build.c the construction, work_books.c the books at the end. */
-#ifndef MODELS_WORK_INTERNAL_H
-#define MODELS_WORK_INTERNAL_H
+/* workloads_internal.h - what the files of the workloads share: the
+ * work's state and the functions one file calls in another. workloads.c
+ * is the run time (slots, the scheduler's passes, the jobs' plans,
+ * attribution), workloads_build.c the construction, workloads_books.c the
+ * books at the end. */
+#ifndef MODELS_WORKLOADS_INTERNAL_H
+#define MODELS_WORKLOADS_INTERNAL_H
 
 #include "control.h"
 #include "deferral.h"
 #include "scheduler.h"
-#include "work.h"
+#include "workloads.h"
 
 #define NO_SLOT CONTROL_NO_SLOT
 
@@ -83,7 +84,7 @@ static inline size_t work__job_of(const work *w, uint32_t owner) {
   return owner - w->cfg->nservices;
 }
 
-/* work.c: the GPU type a workload asks for (a name, or NULL), or the
+/* workloads.c: the GPU type a workload asks for (a name, or NULL), or the
  * fleet's only one; gives slot k its GPUs (its n of them from list) and
  * marks them; the engine handlers of a job's arrival and of its deferred
  * window opening (ev->a: the job); and the training model's callback on
