@@ -306,7 +306,7 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   for (uint32_t i = first; i < end; i++) {
     double base = idle + pb * busy[i], m = pm * mem[i], s = ps * act[i];
     double full = base + m + s, floor = base + m * smin + s * dmin;
-    double c = cap[i] < tcap ? cap[i] : tcap;
+    double c = rack_cap_min(cap[i], tcap);
     double capped = c > floor ? c : floor;
     double p = full <= c ? full : capped;
     held += tcap < cap[i] && full > tcap;
@@ -438,8 +438,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  double cap = fmin(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
-  return gpu_load_clock_under_cap(f->types[f->type[i]], cap,
+  return gpu_load_clock_under_cap(f->types[f->type[i]], rack_gpu_cap_w(f, i),
                                   rack_gpu_load(f, i));
 }
 
