@@ -201,8 +201,8 @@ static int check_replica(const factory_scenario *sc, const scn_loc *loc,
                       llm_catalog_precision(&sc->llms, c->precision), eng,
                       (int)c->tp, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return fail_at(loc, p, "tp", err,
-                   "raise tp or choose a narrower precision", msg);
+    return fail_at(loc, p, "tp", err, "raise tp or choose a narrower precision",
+                   msg);
   }
   r.ep = (int)c->ep;
   r.kv = kv;

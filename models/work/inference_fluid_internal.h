@@ -138,7 +138,7 @@ struct inf_fluid {
  * state (phi, q0) over the span l into *o: SIM_OK or SIM_ENOMEM (the
  * step table could not grow). */
 void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]);
-int inf__fluid_solve(inf_service *s, const span_load *l, double phi,
-                     double q0, outcome *o);
+int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
+                     outcome *o);
 
 #endif

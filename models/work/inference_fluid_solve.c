@@ -454,8 +454,8 @@ static double run_backlog(const inf_service *s, const span_load *l, double mu,
   o->backlog = q1;
   return sat;
 }
-int inf__fluid_solve(inf_service *s, const span_load *l, double phi,
-                     double q0, outcome *o) {
+int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
+                     outcome *o) {
   memset(o, 0, offsetof(outcome, ttft_v));
   uint32_t bcap = batch_cap(s, l);
   if (table_for(s, phi, l->ctx, bcap) != SIM_OK)
@@ -490,4 +490,3 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi,
   }
   return SIM_OK;
 }
-

@@ -43,7 +43,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-
 /* ------------------------------------------------------------------ */
 /* Helpers (the state itself is in inference_internal.h)               */
 /* ------------------------------------------------------------------ */
@@ -435,7 +434,6 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
     run_passes(s);
   return status(s);
 }
-
 
 /* ------------------------------------------------------------------ */
 /* Life cycle                                                          */

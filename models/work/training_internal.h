@@ -42,9 +42,9 @@ typedef struct job {
   double energy_mark;
   double host_w; /* train_set_host_slope */
   double act_c;  /* act_compute, or from the MFU (training.h) */
-  gsl_rng *rng;   /* failures */
-  bool held;    /* train_hold: no computing until released */
-  bool reload;  /* a restart ran out while held: reload before computing */
+  gsl_rng *rng;  /* failures */
+  bool held;     /* train_hold: no computing until released */
+  bool reload;   /* a restart ran out while held: reload before computing */
   train_stats stats;
 } job;
 
@@ -70,7 +70,6 @@ static inline double train__progress(const job *j, sim_time now) {
     return (double)j->c->iterations - sim_fluid_remaining(&j->fluid, now);
   }
 }
-
 
 /* training_iteration.c: the stage times, warm-up bubbles, iteration time
  * and tuned clocks at the clocks in j->phi; and at a job's creation, its

@@ -148,8 +148,7 @@ double train_activity(const train_pool *p, size_t i, uint32_t stage,
 #define TRAIN_TENSOR_EFF 0.6
 #define TRAIN_MEM_EFF 0.8
 
-double train_config_compute_activity(const train_config *c,
-                                     const gpu_spec *g) {
+double train_config_compute_activity(const train_config *c, const gpu_spec *g) {
   if (!isnan(c->act_compute))
     return c->act_compute;
   /* Equal stages at full clock: the block is m tau, the iteration

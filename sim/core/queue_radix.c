@@ -381,7 +381,6 @@ void evq__rdx_compact(evq *q, evq_keep_fn keep, void *ctx) {
   q->n = n;
 }
 
-
 /* ---- Switching ------------------------------------------------------- */
 
 /* place, for queue.c's move of the heap's entries into the radix heap. */

@@ -190,7 +190,8 @@ static int range_expand(sweep *s, const range_cfg *rc, const char *path,
   if (*out == NULL)
     return sweep__no_memory(err);
   for (size_t k = 0; k < *n; k++)
-    if (((*out)[k] = sweep__format("%.15g%s", num + (double)k * step_u, end)) == NULL)
+    if (((*out)[k] = sweep__format("%.15g%s", num + (double)k * step_u, end)) ==
+        NULL)
       return sweep__no_memory(err);
   return SIM_OK;
 }
@@ -345,9 +346,10 @@ int sweep__add_seeds(sweep *s, int64_t base_seed, sim_error *err) {
   char **texts = calloc(n, sizeof *texts);
   e = texts != NULL ? SIM_OK : sweep__no_memory(err);
   for (size_t i = 0; e == SIM_OK && i < n; i++)
-    if ((texts[i] = f->nseeds > 0 ? strdup(f->seeds[i])
-                                  : sweep__format("%lld", (long long)base_seed +
-                                                       (long long)i)) == NULL)
+    if ((texts[i] = f->nseeds > 0
+                        ? strdup(f->seeds[i])
+                        : sweep__format("%lld", (long long)base_seed +
+                                                    (long long)i)) == NULL)
       e = sweep__no_memory(err);
   column *c = e == SIM_OK ? add_column(s, false, err) : NULL;
   if (c != NULL) {
