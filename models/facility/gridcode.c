@@ -309,17 +309,24 @@ static int write_table(const gcode *g, const double *values, tel_sink *sink) {
 }
 
 /* The grid code, the class and the verdict, as the summary's strings. */
+static const tel_metric text_metrics[] = {
+    {"grid_code", NULL, "Grid code", "Grid"},
+    {"grid_class", NULL, "Grid-code class", "Grid"},
+    {"grid_verdict", NULL, "Grid-code verdict", "Grid"},
+};
+
 static int write_texts(const gcode *g, const char *path, const double *values,
                        tel_sink *sink) {
   const gcode_class *c = gcode_classify(g, values);
   char code[1024];
   snprintf(code, sizeof code, "%s (%s)", g != NULL ? g->name : "none",
            path != NULL ? path : "no grid_code in the scenario");
-  int rc = tel_put_summary_str(sink, "grid_code", code);
+  int rc = tel_put_summary_str(sink, &text_metrics[0], code);
   if (rc == SIM_OK)
-    rc = tel_put_summary_str(sink, "grid_class", c != NULL ? c->name : "none");
+    rc = tel_put_summary_str(sink, &text_metrics[1],
+                             c != NULL ? c->name : "none");
   if (rc == SIM_OK)
-    rc = tel_put_summary_str(sink, "grid_verdict",
+    rc = tel_put_summary_str(sink, &text_metrics[2],
                              g != NULL ? state_names[gcode_verdict(g, values)]
                                        : "none");
   return rc;

@@ -287,6 +287,10 @@ static int put_jobs(work *w, double duration_s) {
   return rc;
 }
 
+/* Only fluid runs state it: request-level files stay unchanged. */
+static const tel_metric granularity_metric = {"inference_granularity", NULL,
+                                              "Inference granularity", "Work"};
+
 /* Service k's attributes on its /services group: its request counts,
  * SLOs and run-wide p99s, and (fluid services only, so request-level
  * files stay unchanged) that it ran as flows. */
@@ -321,7 +325,7 @@ static int put_service_attrs(work *w) {
   for (size_t k = 0; k < w->cfg->nservices && rc == SIM_OK; k++)
     rc = put_attrs_of(w, k);
   if (rc == SIM_OK && w->cfg->granularity == INF_FLUID)
-    rc = tel_put_summary_str(w->sink, "inference_granularity", "fluid");
+    rc = tel_put_summary_str(w->sink, &granularity_metric, "fluid");
   return rc;
 }
 

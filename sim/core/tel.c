@@ -6,6 +6,8 @@
  * says something about a real run. */
 #include "tel.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,23 +136,43 @@ int tel_append(tel_sink *s, size_t id, double time_s, const double *values) {
   return timed(s, t0, s->ops->append(s, id, time_s, values));
 }
 
-int tel_put_summary(tel_sink *s, const char *key, double value) {
-  if (s == NULL)
-    return SIM_EINVAL;
-  if (!leaf_name_ok(key))
-    return fail(s, SIM_EINVAL, "put_summary: bad key");
-  return s->ops->put_summary(s, key, value);
+/* A metric's declaration: a leaf key not one of the sink's own, a long
+ * name and a group, units exactly when it holds a number. */
+static int check_metric(tel_sink *s, const tel_metric *m, bool text,
+                        const char *op) {
+  if (m == NULL || !leaf_name_ok(m->key) || tel__metric_reserved(m->key) ||
+      m->long_name == NULL || m->group == NULL || (m->units == NULL) != text)
+    return sim_error_set(&s->err, SIM_EINVAL,
+                         "telemetry: %s: a metric needs a key (not units, "
+                         "long_names or groups), a long name, a group and, "
+                         "if a number, units",
+                         op);
+  return SIM_OK;
 }
 
-int tel_put_summary_str(tel_sink *s, const char *key, const char *value) {
+int tel_put_summary(tel_sink *s, const tel_metric *m, double value) {
   if (s == NULL)
     return SIM_EINVAL;
-  if (!leaf_name_ok(key) || value == NULL)
-    return fail(s, SIM_EINVAL, "put_summary_str: bad key or NULL value");
+  int rc = check_metric(s, m, false, "put_summary");
+  if (rc == SIM_OK)
+    rc = tel__metric_note(s, m);
+  if (rc != SIM_OK || isnan(value))
+    return rc;
+  return s->ops->put_summary(s, m->key, value);
+}
+
+int tel_put_summary_str(tel_sink *s, const tel_metric *m, const char *value) {
+  if (s == NULL)
+    return SIM_EINVAL;
+  int rc = check_metric(s, m, true, "put_summary_str");
+  if (rc == SIM_OK && value == NULL)
+    rc = fail(s, SIM_EINVAL, "put_summary_str: NULL value");
+  if (rc == SIM_OK)
+    rc = tel__metric_note(s, m);
   /* A sink without text metrics drops them: they describe, not measure. */
-  return s->ops->put_summary_str != NULL
-             ? s->ops->put_summary_str(s, key, value)
-             : SIM_OK;
+  if (rc != SIM_OK || s->ops->put_summary_str == NULL)
+    return rc;
+  return s->ops->put_summary_str(s, m->key, value);
 }
 
 /* A metadata key: a leaf name, and not the one commit owns. */
@@ -230,16 +252,21 @@ int tel_put_table(tel_sink *s, const tel_table *t) {
   return timed(s, t0, rc != SIM_OK ? rc : s->ops->put_table(s, t));
 }
 
+/* The metrics' declarations go in just before the commit, so a failed
+ * run, which never commits, wrote none. */
 int tel_commit(tel_sink *s) {
   if (s == NULL)
     return SIM_EINVAL;
   double t0 = wall_s();
-  return timed(s, t0, s->ops->commit(s));
+  int rc = tel__metric_commit(s);
+  return timed(s, t0, rc != SIM_OK ? rc : s->ops->commit(s));
 }
 
 void tel_destroy(tel_sink *s) {
-  if (s != NULL)
+  if (s != NULL) {
+    tel__metric_free(s);
     s->ops->destroy(s);
+  }
 }
 
 const char *tel_errmsg(const tel_sink *s) {

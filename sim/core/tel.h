@@ -50,6 +50,28 @@ typedef struct tel_table {
   const char *axis_name;
 } tel_table;
 
+/* A /summary metric, declared once, beside the model that computes it:
+ * the one declaration behind the file's value, its units and long_names
+ * attributes, `aifsim run`'s printout, the Python tables and the list in
+ * docs/OUTPUT.md. Rows are constant data (string literals): a model's rows
+ * live in its file, and whoever writes the summary loops over them. */
+typedef struct tel_metric {
+  const char *key;       /* the /summary attribute, e.g. "energy_mwh" */
+  const char *units;     /* "MWh"; "1" dimensionless; NULL for a text */
+  const char *long_name; /* what a table calls it: "Facility energy" */
+  const char *group;     /* the table's group: "Run", "Energy", "Power",
+                            "Work", "Grid" or "Reliability" */
+} tel_metric;
+
+/* A table of metrics with the values they take, as an X-macro
+ * TABLE(X) of X(key, units, long name, group, value expression): the
+ * rows come from TEL_METRIC_ROW and the values, where the expression's
+ * names are in scope, from TEL_METRIC_VALUE, so each metric is written
+ * once and a row cannot drift from its value. */
+#define TEL_METRIC_ROW(key, units, long_name, group, value)                    \
+  {key, units, long_name, group},
+#define TEL_METRIC_VALUE(key, units, long_name, group, value) (double)(value),
+
 typedef struct tel_sink tel_sink;
 
 /* What a sink implements. Every call returns SIM_OK or a SIM_E* code with
@@ -68,7 +90,8 @@ typedef struct tel_sink_ops {
   int (*open_group)(tel_sink *s, const tel_group *g, size_t *id);
   /* One sample: values[c * width + j] is column c at position j. */
   int (*append)(tel_sink *s, size_t id, double time_s, const double *values);
-  /* A metric of the run's /summary (e.g. "energy_mwh"). */
+  /* A metric of the run's /summary (e.g. "energy_mwh"); the wrapper
+   * keeps its declaration (tel_put_summary). */
   int (*put_summary)(tel_sink *s, const char *key, double value);
   /* A text metric of /summary (e.g. "carbon_basis"); NULL: not kept. */
   int (*put_summary_str)(tel_sink *s, const char *key, const char *value);
@@ -91,18 +114,31 @@ typedef struct tel_sink_ops {
   void (*destroy)(tel_sink *s);
 } tel_sink_ops;
 
-/* The common head of every sink; an implementation embeds it first. */
+/* The common head of every sink; an implementation embeds it first,
+ * zero-filled but for ops. */
 struct tel_sink {
   const tel_sink_ops *ops;
   sim_error err;
   double busy_s; /* wall time spent in the ops, kept by the wrappers */
+  struct tel_metric_list *metrics; /* the wrappers': declared metrics */
 };
 
 /* Thin wrappers over the ops, so callers read tel_append(sink, ...). */
 int tel_open_group(tel_sink *s, const tel_group *g, size_t *id);
 int tel_append(tel_sink *s, size_t id, double time_s, const double *values);
-int tel_put_summary(tel_sink *s, const char *key, double value);
-int tel_put_summary_str(tel_sink *s, const char *key, const char *value);
+/* A /summary metric and its value. The sink keeps the declaration (a
+ * key put again replaces it) and at commit writes the declarations of all
+ * metrics as JSON objects, key to text in the order they came, in three
+ * string attributes of /summary: "units" (the numeric metrics), and
+ * "long_names" and "groups" (all of them); those three keys are the
+ * sink's own. A NaN value is a metric the run cannot give: it is
+ * declared but no value is written. m's strings must outlive the sink. */
+int tel_put_summary(tel_sink *s, const tel_metric *m, double value);
+/* A text metric (m->units NULL), e.g. "carbon_basis". */
+int tel_put_summary_str(tel_sink *s, const tel_metric *m, const char *value);
+/* The metrics declared so far, in the order they came (n of them); valid
+ * until the next put_summary or destroy. */
+const tel_metric *tel_metrics(const tel_sink *s, size_t *n);
 int tel_put_meta_str(tel_sink *s, const char *key, const char *value);
 int tel_put_meta_int(tel_sink *s, const char *key, int64_t value);
 int tel_put_text(tel_sink *s, const char *name, const char *text);

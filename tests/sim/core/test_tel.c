@@ -37,6 +37,25 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* Metrics as models declare them, and declarations the wrappers refuse. */
+static const tel_metric m_k = {"k", "1", "k", "Run"};
+static const tel_metric m_energy = {"energy_mwh", "MWh", "Facility energy",
+                                    "Energy"};
+static const tel_metric m_pue = {"mean_pue", "1", "PUE", "Energy"};
+static const tel_metric m_basis = {"carbon_basis", NULL, "Carbon basis",
+                                   "Grid"};
+static const tel_metric bad_metrics[] = {
+    {NULL, "1", "no key", "Run"},
+    {"", "1", "empty key", "Run"},
+    {"a/b", "1", "a path", "Run"},
+    {"units", "1", "the sink's own key", "Run"},
+    {"long_names", "1", "the sink's own key", "Run"},
+    {"groups", "1", "the sink's own key", "Run"},
+    {"k", NULL, "a number without units", "Run"},
+    {"k", "1", NULL, "Run"},
+    {"k", "1", "no group", NULL},
+};
+
 static void assert_errmsg_has(const tel_sink *s, const char *part) {
   const char *msg = tel_errmsg(s);
   if (strstr(msg, part) == NULL)
@@ -53,7 +72,7 @@ static void test_null_sink(void **state) {
   assert_non_null(tel_errmsg(NULL));
   assert_int_equal(tel_open_group(NULL, &facility, &id), SIM_EINVAL);
   assert_int_equal(tel_append(NULL, 0, 0.0, &v), SIM_EINVAL);
-  assert_int_equal(tel_put_summary(NULL, "k", 1.0), SIM_EINVAL);
+  assert_int_equal(tel_put_summary(NULL, &m_k, 1.0), SIM_EINVAL);
   assert_int_equal(tel_put_meta_str(NULL, "k", "v"), SIM_EINVAL);
   assert_int_equal(tel_put_meta_int(NULL, "k", 1), SIM_EINVAL);
   assert_int_equal(tel_put_text(NULL, "k", "v"), SIM_EINVAL);
@@ -162,7 +181,7 @@ static void test_wrappers_forward(void **state) {
   assert_int_equal(spy.id, 3);
   assert_close(spy.time_s, 1.5, 0, 0);
   assert_close(spy.value, 2.5, 0, 0);
-  assert_int_equal(tel_put_summary(s, "energy_mwh", 4.0), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_energy, 4.0), SIM_OK);
   assert_string_equal(spy.key, "energy_mwh");
   assert_int_equal(tel_put_meta_str(s, "scenario_name", "q"), SIM_OK);
   assert_string_equal(spy.str, "q");
@@ -190,7 +209,10 @@ static void test_wrappers_reject(void **state) {
   assert_int_equal(tel_open_group(s, &facility, NULL), SIM_EINVAL);
   assert_int_equal(tel_append(s, 0, 0.0, NULL), SIM_EINVAL);
   assert_int_equal(tel_put_summary(s, NULL, 1.0), SIM_EINVAL);
-  assert_int_equal(tel_put_summary(s, "", 1.0), SIM_EINVAL);
+  for (size_t i = 0; i < sizeof bad_metrics / sizeof bad_metrics[0]; i++)
+    assert_int_equal(tel_put_summary(s, &bad_metrics[i], 1.0), SIM_EINVAL);
+  assert_int_equal(tel_put_summary_str(s, &m_energy, "x"), SIM_EINVAL);
+  assert_int_equal(tel_put_summary_str(s, &m_basis, NULL), SIM_EINVAL);
   assert_int_equal(tel_put_meta_str(s, "k", NULL), SIM_EINVAL);
   assert_int_equal(tel_put_meta_str(s, "complete", "yes"), SIM_EINVAL);
   assert_errmsg_has(s, "complete");
@@ -396,22 +418,63 @@ static void test_memory_time_order(void **state) {
 static void test_memory_summary(void **state) {
   tel_sink *s = *state;
   double v = 0;
-  assert_int_equal(tel_put_summary(s, "energy_mwh", 12.5), SIM_OK);
-  assert_int_equal(tel_put_summary(s, "mean_pue", 1.2), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_energy, 12.5), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_pue, 1.2), SIM_OK);
   assert_int_equal(tel_memory_summary(s, "energy_mwh", &v), SIM_OK);
   assert_close(v, 12.5, 0, 0);
-  assert_int_equal(tel_put_summary(s, "energy_mwh", 13.0), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_energy, 13.0), SIM_OK);
   assert_int_equal(tel_memory_summary(s, "energy_mwh", &v), SIM_OK);
   assert_close(v, 13.0, 0, 0); /* the last put wins */
   assert_int_equal(tel_memory_summary(s, "mean_pue", &v), SIM_OK);
   assert_close(v, 1.2, 0, 0);
   assert_int_equal(tel_memory_summary(s, "energy_mwh", NULL), SIM_EINVAL);
   /* Text metrics sit beside the numbers. */
-  assert_int_equal(tel_put_summary_str(s, "carbon_basis", "direct"), SIM_OK);
-  assert_int_equal(tel_put_summary_str(s, "carbon_basis", "lifecycle"), SIM_OK);
+  assert_int_equal(tel_put_summary_str(s, &m_basis, "direct"), SIM_OK);
+  assert_int_equal(tel_put_summary_str(s, &m_basis, "lifecycle"), SIM_OK);
   assert_string_equal(tel_memory_summary_str(s, "carbon_basis"), "lifecycle");
   assert_null(tel_memory_summary_str(s, "energy_mwh"));
-  assert_int_equal(tel_put_summary_str(s, "k", NULL), SIM_EINVAL);
+  assert_int_equal(tel_put_summary_str(s, &m_basis, NULL), SIM_EINVAL);
+}
+
+/* The declarations reach the file at commit, as JSON in the order they
+ * came: a NaN metric is declared without a value, a key put again keeps
+ * its place with the new declaration, a text has no units, and a long
+ * name is escaped as JSON wants. */
+static void test_memory_metrics(void **state) {
+  tel_sink *s = *state;
+  static const tel_metric quoted = {"mean_pue", "1", "the \"PUE\"\\ratio",
+                                    "Energy"};
+  double v = 0;
+  assert_int_equal(tel_put_summary(s, &m_energy, 1.5), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_pue, NAN), SIM_OK);
+  assert_int_equal(tel_memory_summary(s, "mean_pue", &v), SIM_ENOTFOUND);
+  assert_int_equal(tel_put_summary_str(s, &m_basis, "direct"), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &quoted, 1.25), SIM_OK);
+  size_t n;
+  const tel_metric *m = tel_metrics(s, &n);
+  assert_int_equal(n, 3);
+  assert_string_equal(m[1].long_name, quoted.long_name);
+  assert_null(tel_memory_summary_str(s, "units"));
+  assert_int_equal(tel_commit(s), SIM_OK);
+  assert_string_equal(tel_memory_summary_str(s, "units"),
+                      "{\"energy_mwh\": \"MWh\", \"mean_pue\": \"1\"}");
+  assert_string_equal(tel_memory_summary_str(s, "long_names"),
+                      "{\"energy_mwh\": \"Facility energy\", \"mean_pue\": "
+                      "\"the \\\"PUE\\\"\\\\ratio\", \"carbon_basis\": "
+                      "\"Carbon basis\"}");
+  assert_string_equal(tel_memory_summary_str(s, "groups"),
+                      "{\"energy_mwh\": \"Energy\", \"mean_pue\": "
+                      "\"Energy\", \"carbon_basis\": \"Grid\"}");
+}
+
+/* A run that declares no metric writes none of the three attributes. */
+static void test_memory_no_metrics(void **state) {
+  tel_sink *s = *state;
+  size_t n = 1;
+  assert_null(tel_metrics(s, &n));
+  assert_int_equal(n, 0);
+  assert_int_equal(tel_commit(s), SIM_OK);
+  assert_null(tel_memory_summary_str(s, "units"));
 }
 
 static void test_memory_text(void **state) {
@@ -514,7 +577,7 @@ static void test_memory_commit(void **state) {
   assert_int_equal(tel_append(s, id, 2.0, v), SIM_ESTATE);
   assert_errmsg_has(s, "after commit");
   assert_int_equal(tel_open_group(s, &racks, &id), SIM_ESTATE);
-  assert_int_equal(tel_put_summary(s, "k", 1), SIM_ESTATE);
+  assert_int_equal(tel_put_summary(s, &m_k, 1), SIM_ESTATE);
   assert_int_equal(tel_put_meta_str(s, "k", "v"), SIM_ESTATE);
   assert_int_equal(tel_put_meta_int(s, "k", 1), SIM_ESTATE);
   assert_int_equal(tel_put_text(s, "k", "v"), SIM_ESTATE);
@@ -564,6 +627,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_memory_duplicate_group, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_memory_summary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_metrics, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_no_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_table, setup, teardown),

@@ -24,6 +24,10 @@
 
 /* ---- The run every layout test reads ----------------------------------- */
 
+static const tel_metric m_energy = {"energy_mwh", "MWh", "Facility energy",
+                                    "Energy"};
+static const tel_metric m_pue = {"mean_pue", "1", "PUE", "Energy"};
+
 static const tel_column facility_cols[] = {
     {"power_w", "W", "facility power drawn from the feed"},
     {"pue", "1", "power usage effectiveness"},
@@ -110,9 +114,9 @@ static tel_sink *fill_run(const char *path, size_t rows, double bump) {
   assert_int_equal(tel_put_meta_str(s, "scenario_name", "quick"), SIM_OK);
   assert_int_equal(tel_put_meta_int(s, "seed", -42), SIM_OK);
   assert_int_equal(tel_put_meta_int(s, "seed", 42), SIM_OK); /* replaced */
-  assert_int_equal(tel_put_summary(s, "energy_mwh", 12.5), SIM_OK);
-  assert_int_equal(tel_put_summary(s, "mean_pue", 1.25), SIM_OK);
-  assert_int_equal(tel_put_summary(s, "energy_mwh", 13.5), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_energy, 12.5), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_pue, 1.25), SIM_OK);
+  assert_int_equal(tel_put_summary(s, &m_energy, 13.5), SIM_OK);
   assert_int_equal(tel_put_text(s, "scenario", scenario_text), SIM_OK);
   assert_int_equal(tel_put_table(s, &jobs), SIM_OK);
   assert_int_equal(tel_put_group_attr(s, "services/chat", "requests", 9),
@@ -598,9 +602,17 @@ static void test_read_rows_and_attrs(void **state) {
   h5r_rows_release(&t);
   h5r_attrs a;
   assert_int_equal(h5r_attrs_read(layout_path, "/summary", &a, &err), SIM_OK);
-  assert_int_equal(a.n, 2);
+  /* The two metrics and their declarations (by name, as read). */
+  assert_int_equal(a.n, 5);
   assert_string_equal(a.names[0], "energy_mwh");
   assert_close(a.values[0], 13.5, 0, 0);
+  assert_string_equal(a.names[1], "groups");
+  assert_string_equal(a.names[2], "long_names");
+  assert_string_equal(a.texts[2], "{\"energy_mwh\": \"Facility energy\", "
+                                  "\"mean_pue\": \"PUE\"}");
+  assert_string_equal(a.names[4], "units");
+  assert_string_equal(a.texts[4],
+                      "{\"energy_mwh\": \"MWh\", \"mean_pue\": \"1\"}");
   h5r_attrs_release(&a);
   assert_int_equal(h5r_attrs_read(layout_path, "/", &a, &err), SIM_OK);
   int found = 0;
@@ -938,7 +950,7 @@ static void test_after_commit(void **state) {
   assert_int_equal(tel_append(s, 0, 100.0, v), SIM_ESTATE);
   assert_true(strstr(tel_errmsg(s), "after commit") != NULL);
   assert_int_equal(tel_open_group(s, &services, &(size_t){0}), SIM_ESTATE);
-  assert_int_equal(tel_put_summary(s, "k", 1), SIM_ESTATE);
+  assert_int_equal(tel_put_summary(s, &m_energy, 1), SIM_ESTATE);
   assert_int_equal(tel_put_meta_str(s, "k", "v"), SIM_ESTATE);
   assert_int_equal(tel_put_meta_int(s, "k", 1), SIM_ESTATE);
   assert_int_equal(tel_put_text(s, "k", "v"), SIM_ESTATE);
@@ -996,7 +1008,7 @@ static void test_io_error_sticks(void **state) {
   char first[1024];
   snprintf(first, sizeof first, "%s", msg);
   assert_int_equal(tel_append(s, 0, 100.0, v), SIM_EIO);
-  assert_int_equal(tel_put_summary(s, "k", 1), SIM_EIO);
+  assert_int_equal(tel_put_summary(s, &m_energy, 1), SIM_EIO);
   assert_int_equal(tel_commit(s), SIM_EIO);
   assert_string_equal(tel_errmsg(s), first);
   tel_destroy(s);
