@@ -19,6 +19,7 @@
 #include "power.h"
 #include "power_policy.h"
 #include "rack.h"
+#include "scenario.h"
 
 /* How the GPUs' budget under the cap is worked out: the static split's
  * worst-case reserve, or that or more, predicted from the last period. */
@@ -32,6 +33,10 @@ typedef struct power_config {
   int budget;                 /* power_budget */
   double budget_margin;       /* predict: the share of the cap kept back */
 } power_config;
+
+/* The scenario's `power` key (control_scn.c): cap, policy,
+ * allocation_period, budget, budget_margin. */
+extern const scn_schema control_power_schema;
 
 /* A GPU that no workload holds (control_hooks.gpu_slots). */
 #define CONTROL_NO_SLOT UINT32_MAX

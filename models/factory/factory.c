@@ -1,6 +1,8 @@
 /* factory.c - the run-time wiring of a factory: one periodic control tick
  * that integrates energy, samples telemetry when due, moves the load and
- * recomputes power, and the hooks power control calls. Construction is
+ * recomputes power, and the hooks power control calls. Every model it
+ * runs it reaches through the table of descriptors (factory_model.h,
+ * factory_models.c), at the stages that header lists. Construction is
  * factory_build.c, the telemetry and the books factory_books.c, the
  * scenario side (schema, checks, loading) factory_scn.c. */
 #include "factory.h"
@@ -9,14 +11,11 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "factory_model.h"
 
-/* The grid's signals over the interval ending at now, as means. */
-/* The mean of signal s over [t0, t1]; NaN for a signal the scenario does
- * not give (an absent price is unknown, not free). */
-double factory__mean_of(const sig_series *s, double t0, double t1) {
-  return s->kind == SIG_NONE ? NAN : sig_integral(s, t0, t1) / (t1 - t0);
-}
-
+/* Books the interval since the last tick at the power that was in
+ * force: the factory's own integrals, then each model's (advance, in
+ * table order). */
 static void advance(factory *f, sim_time now) {
   double dt = sim_time_to_s(now - f->last);
   if (dt <= 0)
@@ -24,13 +23,9 @@ static void advance(factory *f, sim_time now) {
   const rack_fleet *fl = f->fleet;
   f->iv.energy_j += f->p_facility * dt;
   f->iv.it_j += f->p_it * dt;
-  f->iv.loss_j += f->p_loss * dt;
+  f->sum.it_outside_racks_j += f->p_outside * dt;
   f->iv.psu_j += f->p_psu * dt;
   f->iv.fan_j += f->p_fan * dt;
-  f->iv.cool_j += f->p_cool * dt;
-  f->iv.smooth_j += f->p_smooth * dt;
-  f->iv.bat_j += f->p_bat * dt;
-  plant_accumulate(&f->plant, dt);
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
   for (uint32_t r = 0; r < fl->nracks; r++) {
@@ -39,18 +34,13 @@ static void advance(factory *f, sim_time now) {
     f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
     f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
   }
-  work_attribute(f->work, dt,
-                 factory__mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last),
-                                  sim_time_to_s(now)));
-  grid_account(&f->sc->feed, f->p_facility, sim_time_to_s(f->last),
-               sim_time_to_s(now), &f->books);
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->advance != NULL)
+      factory_models[m]->advance(f, f->state[m], now, dt);
   double stranded = fmax(0, f->cap - f->p_facility) * dt;
   f->iv.stranded_j += stranded;
   f->sum.stranded_j += stranded;
   double over = f->p_facility - f->cap;
-  control_account(f->control, over, dt);
-  if (f->fault_on)
-    f->sum.fault_s += dt;
   if (over > 0) {
     f->sum.cap_violation_s += dt;
     f->sum.cap_violation_j += over * dt;
@@ -78,25 +68,6 @@ static void move_load(factory *f, sim_time now) {
   }
 }
 
-/* The groups' heat now: IT power (its conversion losses and fans
- * included) and what smoothing burns all become heat in the racks'
- * loops. */
-static void group_heat(factory *f) {
-  const rack_fleet *fl = f->fleet;
-  memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    f->group_heat[fl->group[r]] += f->smooth != NULL
-                                       ? f->rack_heat[r]
-                                       : fl->rack_power_w[r];
-}
-
-/* The loop temperature a rack's GPUs sit on: that of the loop taking most
- * of its group's heat; NaN without loops. */
-double factory__rack_loop_c(const factory *f, uint32_t r) {
-  long l = f->group_loop[f->fleet->group[r]];
-  return l < 0 ? NAN : cool_loop_temp_c(f->plant.loops[l]);
-}
-
 /* Thermal protection: where the GPUs' slowdown temperature and the rack's
  * thermal resistance are known, the power that holds the junction at the
  * slowdown temperature over the loop's current temperature caps the GPUs
@@ -115,60 +86,29 @@ static void thermal_caps(factory *f) {
   }
 }
 
-/* In-rack smoothing: each rack's feed follows its load (its IT at the
- * inlet) within the ramp limits; what it draws beyond the load is burned
- * or stored. */
-static int smooth_racks(factory *f, double t0, double dt, sim_error *err) {
-  const rack_fleet *fl = f->fleet;
-  if (f->smooth == NULL)
-    return SIM_OK;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    f->rack_load[r] = fl->rack_power_w[r];
-    f->rack_heat[r] = f->smooth->burned_j[r]; /* before the period */
-  }
-  double feed = 0;
-  int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, err);
-  if (rc != SIM_OK)
-    return rc;
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    f->rack_heat[r] =
-        f->rack_load[r] + (f->smooth->burned_j[r] - f->rack_heat[r]) / dt;
-  f->p_smooth = feed - f->p_it;
-  return SIM_OK;
-}
-
-static int cool_racks(factory *f, double t0, double dt, sim_error *err) {
-  if (f->plant.nloops == 0)
-    return SIM_OK;
-  double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
-  group_heat(f);
-  int rc = plant_step(&f->plant, f->group_heat, out, dt, err);
-  f->p_cool = f->plant.total_w;
-  return rc;
-}
-
 /* Sets the power in force from now for one control period: IT (with its
- * conversion losses and fans) from the fleet, in-rack smoothing, cooling
- * from the loops stepped over the period (with the outdoor temperature's
- * mean over it), the power chain, then the battery, which decides what
- * the grid sees. */
+ * conversion losses and fans) from the fleet, with what the models draw
+ * outside the racks (it_w), then each model's power in table order
+ * (factory_models.c: smoothing, cooling stepped over the period with the
+ * outdoor temperature's mean over it, the power chain, then the battery,
+ * which decides what the grid sees). */
 static int recompute_power(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   double t0 = sim_time_to_s(now), dt = f->control_dt_s;
   thermal_caps(f);
-  f->p_it = rack_fleet_update(fl, &f->p_psu);
+  f->p_rack_it = rack_fleet_update(fl, &f->p_psu);
+  f->p_outside = 0;
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->it_w != NULL)
+      f->p_outside += factory_models[m]->it_w(f, f->state[m]);
+  f->p_it = f->p_outside > 0 ? f->p_rack_it + f->p_outside : f->p_rack_it;
   sim_error err = {0};
-  int rc = smooth_racks(f, t0, dt, &err);
-  if (rc == SIM_OK)
-    rc = cool_racks(f, t0, dt, &err);
-  if (rc != SIM_OK)
-    return sim_engine_fail(f->engine, rc, "power at %.0f s: %s", t0, err.msg);
-  /* The power chain's losses and fixed load (electrical.h). */
-  f->p_loss = elec_overhead_w(&f->cfg->electrical, f->p_it + f->p_smooth);
-  double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
-  bool dr = f->cap < f->cfg->power.cap_w;
-  f->p_bat = bat_step(&f->cfg->battery, &f->bat, load, f->cap, dr, dt, NULL);
-  f->p_facility = load - f->p_bat;
+  for (size_t m = 0; m < factory_nmodels; m++) {
+    const factory_model *d = factory_models[m];
+    int rc = d->power != NULL ? d->power(f, f->state[m], t0, dt, &err) : SIM_OK;
+    if (rc != SIM_OK)
+      return sim_engine_fail(f->engine, rc, "power at %.0f s: %s", t0, err.msg);
+  }
   double gpu = 0, act = 0, fan = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     gpu += fl->gpu_power_w[r];
@@ -209,18 +149,14 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
     /* What the group draws, losses included, is the heat its loops take.
      * (Smoothing keeps a dark rack's floor: its bank is not reset.) */
     f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s));
-    feed += f->group_heat[g];
   }
+  factory__models_group_w(f, f->group_heat);
+  for (size_t g = 0; g < fl->ngroups; g++)
+    feed += f->group_heat[g];
   feed += elec_overhead_w(&f->cfg->electrical, feed);
   if (f->plant.nloops > 0)
     feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
   return feed <= f->cap;
-}
-
-/* The warmest outdoor temperature over [t, t + sample]. */
-double factory__warmest(const factory *f, sim_time now) {
-  double t = sim_time_to_s(now), h = sim_time_to_s(f->sample_every);
-  return sig_max(&f->sc->feed.outdoor, t, t + h);
 }
 
 /* The racks a cooling fault puts in emergency: every rack of a group the
@@ -266,6 +202,13 @@ static double dr_end(const factory *f, sim_time now) {
   return NAN;
 }
 
+/* The period's power is set: each model's after, in table order. */
+static void after_period(factory *f, double t) {
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->after != NULL)
+      factory_models[m]->after(f, f->state[m], t);
+}
+
 /* The control tick: close the interval up to now with the power that was
  * in force, sample if due, then set the power for the next period. */
 int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -304,7 +247,7 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
                     .it_w = f->p_it,
                     .psu_loss_w = f->p_psu};
   int rc = control_period(f->control, &v, ev->time);
-  pq_step(&f->pq, sim_time_to_s(ev->time), f->p_facility);
+  after_period(f, t);
   return rc;
 }
 

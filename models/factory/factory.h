@@ -37,8 +37,8 @@
 typedef struct rack_group_config {
   char *name;
   int64_t count;
-  char *gpu;    /* a catalog name; default: the system's */
-  char *system; /* a systems-catalog name, or NULL */
+  char *gpu;        /* a catalog name; default: the system's */
+  char *system;     /* a systems-catalog name, or NULL */
   double host_load; /* with a system: its host load at full activity */
   int64_t gpus_per_rack;
   double limit_w; /* default: the rack at its most (rack_group_full_w) */
@@ -53,6 +53,21 @@ typedef struct rack_group_config {
    * neither a system nor host power (its IT excludes the host). */
   bool other_given, no_host;
 } rack_group_config;
+
+/* The models that bring a scenario key of their own, one row each:
+ * XX(key, config type, schema, on, descriptor, help). The row is the
+ * whole of such a model's wiring into the factory: its config (a field
+ * `key` of factory_config), its key in the scenario (after the others,
+ * written in the resolved scenario only when the config's bool `on` is
+ * set, so files from before the model stay the same) and its descriptor
+ * (factory_model.h) at the end of the table of models. Its header
+ * (config, schema) is included above. */
+#include "fabric.h"
+#define FACTORY_MODEL_MAP(XX)                                                  \
+  XX(fabric, fab_config, fab_schema, enabled, fabric_model,                    \
+     "the back-end network fabric's switches and optics, as IT: {enabled, "    \
+     "nics_per_gpu, nic_gbps, switch_ports, port_gbps, switch_power, "         \
+     "transceiver_power}")
 
 typedef struct factory_config {
   char *name;
@@ -72,9 +87,9 @@ typedef struct factory_config {
   cool_loop_config *loops; /* absent: a default plant (factory_facility.c) */
   size_t nloops;
   elec_config electrical; /* the power chain's losses and fixed load */
-  smo_config smoothing; /* in-rack power smoothing, every rack */
-  bat_config battery;   /* on-site battery behind the feed */
-  inf_config *services; /* inference services */
+  smo_config smoothing;   /* in-rack power smoothing, every rack */
+  bat_config battery;     /* on-site battery behind the feed */
+  inf_config *services;   /* inference services */
   size_t nservices;
   train_config *training; /* training jobs */
   size_t ntraining;
@@ -82,6 +97,9 @@ typedef struct factory_config {
   fault_config *faults; /* PDU trips, cooling losses, feed drops */
   size_t nfaults;
   inf_settings inference; /* every service's granularity */
+#define XX(key, type, schema, on, desc, help) type key;
+  FACTORY_MODEL_MAP(XX)
+#undef XX
 } factory_config;
 
 extern const scn_schema factory_schema;
@@ -97,7 +115,7 @@ typedef struct factory_scenario {
   grid feed;
   gcode code; /* the grid_code file's (zeroed: none named) */
   char *resolved;
-  char *path; /* the scenario file, for paths relative to it */
+  char *path;  /* the scenario file, for paths relative to it */
   int cooling; /* factory_cooling: how the loops came about */
 } factory_scenario;
 
@@ -119,8 +137,7 @@ const char *factory_cooling_note(const factory_scenario *sc, char *buf,
  * without host power (no system, no other_power_*): a, b: their IT
  * excludes CPUs, memory, NICs, switches and fans"; "" when every group
  * has one. Returns buf. */
-const char *factory_host_note(const factory_config *c, char *buf,
-                              size_t size);
+const char *factory_host_note(const factory_config *c, char *buf, size_t size);
 
 /* Reads the scenario at path, applies the overrides ("key.path=value",
  * nsets of them) and checks everything, the GPU names against the catalog
@@ -174,6 +191,9 @@ typedef struct factory_summary {
    * chain's (transformer, UPS, distribution) with the fixed load. */
   double cost, co2_kg, loss_energy_j, cooling_energy_j;
   double psu_loss_energy_j, fan_energy_j;
+  /* Inside it_energy_j, drawn by models outside the racks (the network
+   * fabric's switches and optics): not the workloads' to share. */
+  double it_outside_racks_j;
   double cost_energy, cost_demand, cost_fees; /* cost is their sum; NaN */
   double peak_demand_kw;     /* the billed peak interval-average power */
   const char *carbon_basis;  /* "lifecycle", "direct" or "none"; static */
@@ -193,7 +213,8 @@ typedef struct factory_summary {
   double cap_violation_s, cap_violation_j;
   double mean_activity;
   uint64_t gpus, racks, ticks, samples;
-  /* Workloads: energy by owner (they add up to it_energy_j), tokens and
+  /* Workloads: energy by owner (they add up to it_energy_j less
+   * it_outside_racks_j), tokens and
    * requests, training jobs. */
   double inference_energy_j, training_energy_j, idle_energy_j;
   double overhead_energy_j;

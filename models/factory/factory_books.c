@@ -1,7 +1,9 @@
-/* factory_books.c - the factory's telemetry and books: the /facility,
- * /racks and /loops groups and their rows at every sample, the energy
- * they carry into the summary, and the summary's close at the end of the
- * run (factory_finish), with the checks that the books balance. */
+/* factory_books.c - the factory's telemetry and books: the /facility and
+ * /racks groups and their rows at every sample, with each model's columns
+ * and groups (factory_model.h), the energy they carry into the summary,
+ * and the summary's close at the end of the run (factory_finish): each
+ * model's close, then the checks that the books balance, then each
+ * model's groups and metrics. */
 #include "factory.h"
 
 #include <math.h>
@@ -9,40 +11,11 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "factory_model.h"
 
 /* ------------------------------------------------------------------ */
 /* Telemetry declarations                                              */
 /* ------------------------------------------------------------------ */
-
-enum {
-  F_POWER,
-  F_IT,
-  F_LOSS,
-  F_COOL,
-  F_SMOOTH,
-  F_BATTERY,
-  F_SOC,
-  F_PUE,
-  F_GPU,
-  F_CAP,
-  F_PEAK,
-  F_ENERGY,
-  F_ACTIVITY,
-  F_CARBON,
-  F_PRICE,
-  F_OUTDOOR,
-  F_CO2,
-  F_COST,
-  F_TOKENS,
-  F_BUSY,
-  F_RUNNING,
-  F_QUEUED,
-  F_STRANDED,
-  F_INFERENCE,
-  F_TRAINING,
-  F_FAULTS,
-  F_NCOLS
-};
 
 static const tel_column facility_columns[F_NCOLS] = {
     [F_POWER] = {"power_w", "W",
@@ -208,9 +181,6 @@ static void facility_row(const factory *f, double dt, double *row) {
       [F_COOL] = f->iv.cool_j / dt,
       [F_SMOOTH] = f->iv.smooth_j / dt,
       [F_BATTERY] = f->iv.bat_j / dt,
-      [F_SOC] = f->cfg->battery.capacity_j > 0
-                    ? bat_soc(&f->cfg->battery, &f->bat)
-                    : NAN,
       [F_PUE] = f->iv.it_j > 0 ? f->iv.energy_j / f->iv.it_j : NAN,
       [F_GPU] = f->iv.gpu_j / dt,
       [F_CAP] = f->cap,
@@ -224,19 +194,15 @@ static void facility_row(const factory *f, double dt, double *row) {
   memcpy(row, v, sizeof v);
 }
 
-/* The workloads' /facility columns (and their /services rows). */
-static int work_columns(factory *f, sim_time now, double dt, double *row) {
-  work_row w;
-  int rc = work_sample(f->work, sim_time_to_s(now), dt, &w);
-  if (rc != SIM_OK)
-    return rc;
-  row[F_TOKENS] = w.tokens_per_s;
-  row[F_BUSY] = w.gpus_busy;
-  row[F_RUNNING] = w.jobs_running;
-  row[F_QUEUED] = w.jobs_queued;
-  row[F_INFERENCE] = w.inference_w;
-  row[F_TRAINING] = w.training_w;
-  return SIM_OK;
+/* The models' /facility columns (and, for the workloads, their
+ * /services rows), in table order. */
+static int model_columns(factory *f, sim_time now, double dt, double *row) {
+  int rc = SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->columns != NULL)
+      rc = factory_models[m]->columns(f, f->state[m], sim_time_to_s(now), dt,
+                                      row);
+  return rc;
 }
 
 /* The interval's energy into the summary. */
@@ -256,16 +222,15 @@ static void book_interval(factory *f, double dt, double *row) {
   f->sum.samples++;
 }
 
-/* The /facility, /racks and /loops rows at time t. */
+/* The /facility and /racks rows at time t, then the models' own. */
 static int write_rows(factory *f, double t, double dt, const double *row) {
   rack_row(f, dt);
   int rc = tel_append(f->sink, f->facility_id, t, row);
   if (rc == SIM_OK)
     rc = tel_append(f->sink, f->racks_id, t, f->row);
-  if (rc == SIM_OK && f->plant.nloops > 0) {
-    plant_sample(&f->plant, dt, f->loop_row);
-    rc = tel_append(f->sink, f->loops_id, t, f->loop_row);
-  }
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->sample != NULL)
+      rc = factory_models[m]->sample(f, f->state[m], t, dt);
   return rc;
 }
 
@@ -273,7 +238,7 @@ int factory__sample(factory *f, sim_time now) {
   double dt = sim_time_to_s(f->sample_every), row[F_NCOLS];
   facility_row(f, dt, row);
   signal_means(f, now, dt, row);
-  int rc = work_columns(f, now, dt, row);
+  int rc = model_columns(f, now, dt, row);
   if (rc != SIM_OK)
     return rc;
   book_interval(f, dt, row);
@@ -296,325 +261,33 @@ int factory__declare_telemetry(factory *f, sim_error *err) {
   /* The sink keeps pointers to the declarations: they live in f. */
   f->facility_group = fac;
   f->racks_group = racks;
-  f->loops_group = (tel_group){"loops",         plant_columns, PLANT_NCOLS,
-                               f->plant.nloops, "loop",        f->plant.names};
   int rc = tel_open_group(f->sink, &f->facility_group, &f->facility_id);
   if (rc == SIM_OK)
     rc = tel_open_group(f->sink, &f->racks_group, &f->racks_id);
-  if (rc == SIM_OK && f->plant.nloops > 0)
-    rc = tel_open_group(f->sink, &f->loops_group, &f->loops_id);
   if (rc != SIM_OK)
     return sim_error_set(err, rc, "%s", tel_errmsg(f->sink));
-  return SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->declare != NULL)
+      rc = factory_models[m]->declare(f, f->state[m], err);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* The books                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Why a metric can be undefined, by the start of its key. */
-static const struct metric_reason {
-  const char *prefix, *why;
-} reasons[] = {
-    {"cost", "no price signal or tariff"},
-    {"co2_t", "no carbon signal"},
-    {"carbon_g_per_kwh", "no carbon signal"},
-    {"training_co2_kg", "no carbon signal"},
-    {"jct_mean_s", "no job finished"},
-    {"dr_slo_attainment", "no demand-response event with requests"},
-    {"slo_attainment", "no requests"},
-    {"tokens_per_joule", "no tokens served"},
-    {"mean_pue", "no IT energy"},
-    {"itue", "no IT energy"},
-    {"tue", "no IT energy"},
-    {"max_ramp_1", "the run is shorter than two of the ramp's windows"},
-    {"band_share", "no power-quality window, or no swing in it"},
-};
-
-/* Appends "key: why" to the summary's list of absent metrics. */
-static void note_absent(char *absent, size_t size, const char *key) {
-  const char *why = "undefined for this run";
-  for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-    if (strncmp(key, reasons[i].prefix, strlen(reasons[i].prefix)) == 0) {
-      why = reasons[i].why;
-      break;
-    }
-  size_t len = strlen(absent);
-  snprintf(absent + len, size - len, "%s%s: %s", len > 0 ? "; " : "", key, why);
-}
-
-/* Writes the metrics; a NaN one is declared without a value and noted in
- * absent (the summary's string attribute "absent"), never written as NaN. */
-static int put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
-                       size_t n, char *absent, size_t size) {
-  int rc = SIM_OK;
-  for (size_t i = 0; i < n && rc == SIM_OK; i++) {
-    if (isnan(v[i]))
-      note_absent(absent, size, m[i].key);
-    rc = tel_put_summary(sink, &m[i], v[i]);
-  }
-  return rc;
-}
-
-/* Energy, power and the bill..
- * Key, units, long name, group and value of each. */
-#define ENERGY_METRICS(X)                                                      \
-  X("energy_mwh", "MWh", "Facility energy", "Energy", s->energy_j / 3.6e9)     \
-  X("it_energy_mwh", "MWh", "IT energy", "Energy", s->it_energy_j / 3.6e9)     \
-  X("loss_energy_mwh", "MWh", "Power-chain losses", "Energy",                  \
-    s->loss_energy_j / 3.6e9)                                                  \
-  X("cooling_energy_mwh", "MWh", "Cooling", "Energy",                          \
-    s->cooling_energy_j / 3.6e9)                                               \
-  X("smoothing_energy_mwh", "MWh", "Power smoothing", "Energy",                \
-    s->smoothing_energy_j / 3.6e9)                                             \
-  X("smoothing_violation_s", "s", "Smoothing limit exceeded", "Power",         \
-    s->smoothing_violation_s)                                                  \
-  X("throttled_gpu_s", "s", "Thermal throttling (GPU time)", "Power",          \
-    s->throttled_gpu_s)                                                        \
-  X("battery_net_mwh", "MWh", "Battery, net", "Energy",                        \
-    s->battery_net_j / 3.6e9)                                                  \
-  X("battery_loss_mwh", "MWh", "Battery losses", "Energy",                     \
-    s->battery_loss_j / 3.6e9)                                                 \
-  X("mean_pue", "1", "PUE", "Energy",                                          \
-    s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN)                   \
-  X("psu_loss_energy_mwh", "MWh", "Power-supply losses (in IT)", "Energy",     \
-    s->psu_loss_energy_j / 3.6e9)                                              \
-  X("fan_energy_mwh", "MWh", "Server fans (in IT)", "Energy",                  \
-    s->fan_energy_j / 3.6e9)                                                   \
-  X("itue", "1", "ITUE", "Energy", factory_itue(s))                            \
-  X("tue", "1", "TUE", "Energy", factory_tue(s))                               \
-  X("max_ramp_w_per_s", "W/s", "Largest power ramp", "Power",                  \
-    s->max_ramp_w_per_s)                                                       \
-  X("oscillation_j", "J", "Oscillation 0.1-20 Hz (energy)", "Power",           \
-    s->oscillation_j)                                                          \
-  X("oscillation_w_rms", "W", "Oscillation 0.1-20 Hz (RMS)", "Power",          \
-    s->oscillation_w_rms)                                                      \
-  X("max_ramp_1s_w_per_s", "W/s", "Largest ramp over 1 s", "Power",            \
-    factory__max_ramp(s, 0))                                                   \
-  X("max_ramp_1min_w_per_s", "W/s", "Largest ramp over 1 min", "Power",        \
-    factory__max_ramp(s, 1))                                                   \
-  X("max_ramp_10min_w_per_s", "W/s", "Largest ramp over 10 min", "Power",      \
-    factory__max_ramp(s, 2))                                                   \
-  X("band_share", "1", "Swing energy in 0.1-20 Hz (share)", "Power",           \
-    s->band_share)                                                             \
-  X("dynamic_range_w", "W", "Dynamic range", "Power", s->dynamic_range_w)      \
-  X("gpu_energy_mwh", "MWh", "GPU energy", "Energy", s->gpu_energy_j / 3.6e9)  \
-  X("mean_power_w", "W", "Mean facility power", "Power", s->mean_power_w)      \
-  X("peak_power_w", "W", "Peak facility power", "Power", s->peak_power_w)      \
-  X("cap_w", "W", "Power cap", "Power", s->cap_w)                              \
-  X("cap_violation_s", "s", "Time over the cap", "Power", s->cap_violation_s)  \
-  X("cap_violation_j", "J", "Energy over the cap", "Power",                    \
-    s->cap_violation_j)                                                        \
-  X("cost", "$", "Electricity cost", "Grid", s->cost)                          \
-  X("cost_energy", "$", "Energy charges", "Grid", s->cost_energy)              \
-  X("cost_demand", "$", "Demand charges", "Grid", s->cost_demand)              \
-  X("cost_fees", "$", "Fees", "Grid", s->cost_fees)                            \
-  X("peak_demand_kw", "kW", "Billed peak demand", "Grid", s->peak_demand_kw)
-
-static const tel_metric energy_metrics[] = {ENERGY_METRICS(TEL_METRIC_ROW)};
-
-static int put_energy_metrics(tel_sink *sink, const factory_summary *s,
-                              char *absent, size_t size) {
-  const double v[] = {ENERGY_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, energy_metrics, v, sizeof v / sizeof v[0], absent,
-                     size);
-}
-
-/* CO2, the fleet and the services..
- * Key, units, long name, group and value of each. */
-#define WORK_METRICS(X)                                                        \
-  X("co2_t", "t", "CO\u2082 emitted", "Grid", s->co2_kg / 1000)                \
-  X("carbon_g_per_kwh", "gCO2/kWh", "Carbon intensity (mean)", "Grid",         \
-    s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : NAN)                   \
-  X("mean_activity", "1", "Mean GPU activity", "Power", s->mean_activity)      \
-  X("duration_s", "s", "Simulated time", "Run", s->duration_s)                 \
-  X("gpus", "1", "GPUs", "Run", (double)s->gpus)                               \
-  X("racks", "1", "Racks", "Run", (double)s->racks)                            \
-  X("inference_energy_mwh", "MWh", "Inference (GPU)", "Energy",                \
-    s->inference_energy_j / 3.6e9)                                             \
-  X("training_energy_mwh", "MWh", "Training (GPU)", "Energy",                  \
-    s->training_energy_j / 3.6e9)                                              \
-  X("idle_energy_mwh", "MWh", "Idle and background (GPU)", "Energy",           \
-    s->idle_energy_j / 3.6e9)                                                  \
-  X("overhead_energy_mwh", "MWh", "Other IT (CPUs, network)", "Energy",        \
-    s->overhead_energy_j / 3.6e9)                                              \
-  X("tokens", "1", "Output tokens", "Work", s->tokens)                         \
-  X("tokens_per_joule", "1/J", "Tokens per joule (GPU)", "Work",               \
-    s->tokens_per_joule)                                                       \
-  X("tokens_per_joule_facility", "1/J", "Tokens per joule (facility)", "Work", \
-    s->energy_j > 0 && s->tokens > 0 ? s->tokens / s->energy_j : NAN)          \
-  X("slo_attainment", "1", "SLO attainment", "Work", s->slo_attainment)        \
-  X("requests_arrived", "1", "Requests arrived", "Work",                       \
-    (double)s->requests_arrived)                                               \
-  X("requests_completed", "1", "Requests completed", "Work",                   \
-    (double)s->requests_completed)                                             \
-  X("requests_rejected", "1", "Requests rejected", "Work",                     \
-    (double)s->requests_rejected)
-
-static const tel_metric work_metrics[] = {WORK_METRICS(TEL_METRIC_ROW)};
-
-static int put_work_metrics(tel_sink *sink, const factory_summary *s,
-                            char *absent, size_t size) {
-  const double v[] = {WORK_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, work_metrics, v, sizeof v / sizeof v[0], absent,
-                     size);
-}
-
-/* Training jobs, demand response and faults..
- * Key, units, long name, group and value of each. */
-#define JOB_METRICS(X)                                                         \
-  X("jobs_arrived", "1", "Training jobs arrived", "Work",                      \
-    (double)s->jobs_arrived)                                                   \
-  X("jobs_done", "1", "Training jobs done", "Work", (double)s->jobs_done)      \
-  X("jobs_running", "1", "Jobs still running", "Work",                         \
-    (double)s->jobs_running)                                                   \
-  X("jobs_queued", "1", "Jobs still queued", "Work", (double)s->jobs_queued)   \
-  X("jobs_rejected", "1", "Jobs rejected", "Work", (double)s->jobs_rejected)   \
-  X("job_failures", "1", "Job failures", "Reliability",                        \
-    (double)s->job_failures)                                                   \
-  X("jct_mean_s", "s", "Mean job completion time", "Work", s->jct_mean_s)      \
-  X("lost_gpu_hours", "h", "GPU-hours lost", "Reliability", s->lost_gpu_hours) \
-  X("stranded_mwh", "MWh", "Stranded power (energy)", "Power",                 \
-    s->stranded_j / 3.6e9)                                                     \
-  X("dr_events", "1", "Demand-response events", "Grid", (double)s->dr_events)  \
-  X("dr_s", "s", "Demand response", "Grid", s->dr_s)                           \
-  X("dr_time_to_cut_s", "s", "DR: time to cut", "Grid", s->dr_time_to_cut_s)   \
-  X("dr_energy_above_j", "J", "DR: energy above the cut", "Grid",              \
-    s->dr_over_j)                                                              \
-  X("dr_slo_attainment", "1", "DR: SLO attainment", "Grid",                    \
-    s->dr_slo_attainment)                                                      \
-  X("training_tokens", "1", "Training tokens", "Work", s->training_tokens)     \
-  X("training_co2_kg", "kg", "Training CO\u2082", "Grid", s->training_co2_kg)  \
-  X("jobs_late", "1", "Jobs past their deadline", "Work",                      \
-    (double)s->jobs_late)                                                      \
-  X("job_pauses", "1", "Job pauses (grid-aware)", "Work",                      \
-    (double)s->job_pauses)                                                     \
-  X("fault_events", "1", "Faults", "Reliability", (double)s->fault_events)     \
-  X("fault_s", "s", "Time in faults", "Reliability", s->fault_s)               \
-  X("fault_lost_gpu_hours", "h", "GPU-hours lost to faults", "Reliability",    \
-    s->fault_lost_gpu_hours)                                                   \
-  X("requests_dropped", "1", "Requests dropped", "Work",                       \
-    (double)s->requests_dropped)                                               \
-  X("requests_timed_out", "1", "Requests timed out", "Work",                   \
-    (double)s->requests_timed_out)
-
-static const tel_metric job_metrics[] = {JOB_METRICS(TEL_METRIC_ROW)};
-
-static int put_job_metrics(tel_sink *sink, const factory_summary *s,
-                           char *absent, size_t size) {
-  const double v[] = {JOB_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, job_metrics, v, sizeof v / sizeof v[0], absent,
-                     size);
-}
-
-/* The summary's texts: what the run cannot give, what its IT leaves out,
- * and how its CO2 was counted. */
-static const tel_metric absent_metric = {
-    "absent", NULL, "Figures the run cannot give, each with why", "Run"};
-static const tel_metric host_note_metric = {
-    "host_power_note", NULL, "Rack groups whose IT excludes host power",
-    "Energy"};
-static const tel_metric carbon_basis_metric = {"carbon_basis", NULL,
-                                               "Carbon basis", "Grid"};
-
-/* The /summary metrics, in the order the summary lists them. */
-static int put_summary(factory *f) {
-  const factory_summary *s = &f->sum;
-  char absent[2048] = "";
-  int rc = put_energy_metrics(f->sink, s, absent, sizeof absent);
-  if (rc == SIM_OK)
-    rc = put_work_metrics(f->sink, s, absent, sizeof absent);
-  if (rc == SIM_OK)
-    rc = put_job_metrics(f->sink, s, absent, sizeof absent);
-  if (rc == SIM_OK)
-    rc = tel_put_summary_str(f->sink, &absent_metric, absent);
-  if (rc != SIM_OK)
-    return rc;
-  char note[1024];
-  if (*factory_host_note(f->cfg, note, sizeof note) != '\0')
-    rc = tel_put_summary_str(f->sink, &host_note_metric, note);
-  if (rc != SIM_OK)
-    return rc;
-  return tel_put_summary_str(f->sink, &carbon_basis_metric, s->carbon_basis);
-}
-
-double factory_itue(const factory_summary *s) {
-  double compute = s->it_energy_j - s->psu_loss_energy_j - s->fan_energy_j;
-  return compute > 0 ? s->it_energy_j / compute : NAN;
-}
-
-double factory_tue(const factory_summary *s) {
-  double compute = s->it_energy_j - s->psu_loss_energy_j - s->fan_energy_j;
-  return compute > 0 ? s->energy_j / compute : NAN;
-}
-
-/* The workloads' figures in the factory's summary. */
-static void add_work(factory_summary *s, const work_summary *w) {
-  s->inference_energy_j = w->inference_energy_j;
-  s->training_energy_j = w->training_energy_j;
-  s->idle_energy_j = w->idle_energy_j;
-  s->overhead_energy_j = w->overhead_energy_j;
-  s->tokens = w->tokens;
-  s->tokens_per_joule = w->tokens_per_joule;
-  s->slo_attainment = w->slo_attainment;
-  s->ttft_mean_s = w->ttft_mean_s;
-  s->tpot_mean_s = w->tpot_mean_s;
-  s->requests_arrived = w->requests_arrived;
-  s->requests_completed = w->requests_completed;
-  s->requests_rejected = w->requests_rejected;
-  s->requests_dropped = w->requests_dropped;
-  s->requests_timed_out = w->requests_timed_out;
-  s->jobs_arrived = w->jobs_arrived;
-  s->jobs_done = w->jobs_done;
-  s->jobs_running = w->jobs_running;
-  s->jobs_queued = w->jobs_queued;
-  s->jobs_rejected = w->jobs_rejected;
-  s->job_failures = w->job_failures;
-  s->training_tokens = w->training_tokens;
-  s->training_co2_kg = w->training_co2_kg;
-  s->jobs_late = w->jobs_late;
-  s->job_pauses = w->job_pauses;
-  s->jct_mean_s = w->jct_mean_s;
-  s->lost_gpu_hours = w->lost_gpu_hours;
-  s->fault_lost_gpu_hours = w->fault_lost_gpu_hours;
-}
-
-/* The bill: with neither a price nor a tariff there is no cost. */
-static void close_bill(factory *f, factory_summary *s) {
-  const grid *g = &f->sc->feed;
-  grid_bill bill;
-  grid_close(g, s->duration_s, &f->books, &bill);
-  bool priced = g->price.kind != SIG_NONE || grid_has_tariff(g);
-  s->cost = priced ? bill.total : NAN;
-  s->cost_energy = priced ? bill.energy : NAN;
-  s->cost_demand = priced ? bill.demand : NAN;
-  s->cost_fees = priced ? bill.fees : NAN;
-  s->peak_demand_kw = bill.peak_w / 1e3;
-  s->carbon_basis = grid_carbon_basis(g);
-  s->co2_kg = g->carbon.kind == SIG_NONE ? NAN : f->books.co2_kg;
-}
-
-/* Power quality and the run's means and sizes. */
-static int close_power(factory *f, factory_summary *s, sim_error *err) {
-  pq_result pq;
-  int rc = pq_finish(&f->pq, s->duration_s, &pq, err);
-  if (rc != SIM_OK)
-    return rc;
-  factory__close_grid(s, &pq);
+/* The run's means and sizes. */
+static void close_means(factory *f, factory_summary *s) {
   s->mean_power_w = s->energy_j / s->duration_s;
   s->mean_activity /= s->duration_s;
   s->cap_w = f->cfg->power.cap_w;
   s->gpus = f->fleet->n;
   s->racks = f->fleet->nracks;
-  return SIM_OK;
 }
 
 /* The books: the samples must carry all the energy that was drawn, and
  * its parts add up to it. */
 static int close_energy(factory *f, factory_summary *s, sim_error *err) {
-  s->battery_loss_j = f->bat.loss_j;
-  for (uint32_t r = 0; f->smooth != NULL && r < f->fleet->nracks; r++)
-    s->smoothing_violation_s += f->smooth->violation_s[r];
   double parts = s->it_energy_j + s->loss_energy_j + s->cooling_energy_j +
                  s->smoothing_energy_j - s->battery_net_j;
   /* Written as !(a <= b) so that a NaN fails the books too. */
@@ -629,18 +302,6 @@ static int close_energy(factory *f, factory_summary *s, sim_error *err) {
                          f->sampled_energy_j, s->energy_j, f->books.energy_j,
                          parts);
   return SIM_OK;
-}
-
-/* Demand response (power control's books) and the faults. */
-static void close_control(factory *f, factory_summary *s) {
-  control_books dr;
-  control_finish(f->control, factory_duration(f->cfg), &dr);
-  s->dr_events = dr.dr_events;
-  s->dr_s = dr.dr_s;
-  s->dr_time_to_cut_s = dr.dr_time_to_cut_s;
-  s->dr_over_j = dr.dr_over_j;
-  s->dr_slo_attainment = dr.dr_slo_attainment;
-  s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
 }
 
 void factory__test_break(factory *f, factory_break which) { f->broken = which; }
@@ -683,19 +344,27 @@ static int check_figure(const char *what, const char *unit, double v,
                        may_be_negative ? "finite" : "finite, >= 0");
 }
 
-/* Every energy, CO2 and cost of the summary a number (none NaN, none
- * infinite, energy and CO2 none negative) and the cap's accounting
- * within the run. */
-static int check_books(const factory *f, const factory_summary *s,
-                       sim_error *err) {
-  const grid *g = &f->sc->feed;
-  bool no_carbon = g->carbon.kind == SIG_NONE;
-  bool no_price = !(g->price.kind != SIG_NONE || grid_has_tariff(g));
-  const struct {
-    const char *what, *unit;
-    double v;
-    bool may_be_negative, absent;
-  } fig[] = {
+/* One figure of the books' table: check_figure's arguments. */
+typedef struct figure {
+  const char *what, *unit;
+  double v;
+  bool may_be_negative, absent;
+} figure;
+
+static int check_figures(const figure *fig, size_t n, sim_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    int rc = check_figure(fig[i].what, fig[i].unit, fig[i].v,
+                          fig[i].may_be_negative, fig[i].absent, err);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  return SIM_OK;
+}
+
+/* Every energy of the summary a number (none NaN, none infinite, none
+ * negative but what a store gives back). */
+static int check_energies(const factory_summary *s, sim_error *err) {
+  const figure fig[] = {
       {"energy balance: energy", "J", s->energy_j, false, false},
       {"energy balance: IT energy", "J", s->it_energy_j, false, false},
       {"energy balance: GPU energy", "J", s->gpu_energy_j, false, false},
@@ -712,6 +381,18 @@ static int check_books(const factory *f, const factory_summary *s,
       {"attribution: training energy", "J", s->training_energy_j, false, false},
       {"attribution: idle energy", "J", s->idle_energy_j, false, false},
       {"attribution: overhead energy", "J", s->overhead_energy_j, false, false},
+  };
+  return check_figures(fig, sizeof fig / sizeof fig[0], err);
+}
+
+/* Every CO2 and cost of the summary a number, CO2 none negative, and the
+ * cap's accounting within the run. */
+static int check_books(const factory *f, const factory_summary *s,
+                       sim_error *err) {
+  const grid *g = &f->sc->feed;
+  bool no_carbon = g->carbon.kind == SIG_NONE;
+  bool no_price = !(g->price.kind != SIG_NONE || grid_has_tariff(g));
+  const figure fig[] = {
       {"carbon: CO2", "kg", s->co2_kg, false, no_carbon},
       {"carbon: training CO2", "kg", s->training_co2_kg, false, no_carbon},
       {"cost", "$", s->cost, true, no_price},
@@ -722,12 +403,11 @@ static int check_books(const factory *f, const factory_summary *s,
        false},
       {"cap accounting: stranded energy", "J", s->stranded_j, false, false},
   };
-  for (size_t i = 0; i < sizeof fig / sizeof fig[0]; i++) {
-    int rc = check_figure(fig[i].what, fig[i].unit, fig[i].v,
-                          fig[i].may_be_negative, fig[i].absent, err);
-    if (rc != SIM_OK)
-      return rc;
-  }
+  int rc = check_energies(s, err);
+  if (rc == SIM_OK)
+    rc = check_figures(fig, sizeof fig / sizeof fig[0], err);
+  if (rc != SIM_OK)
+    return rc;
   /* Written as !(a <= b) so that a NaN fails too. */
   if (!(s->cap_violation_s >= 0 &&
         s->cap_violation_s <= s->duration_s * (1 + 1e-9)) ||
@@ -739,30 +419,40 @@ static int check_books(const factory *f, const factory_summary *s,
   return SIM_OK;
 }
 
+/* Each model's figures into the summary, in table order. */
+static int close_models(factory *f, factory_summary *s, sim_error *err) {
+  int rc = SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->close != NULL)
+      rc = factory_models[m]->close(f, f->state[m], s, err);
+  return rc;
+}
+
+/* Each model's groups at the end, once the books are checked. */
+static int write_models(factory *f, factory_summary *s, sim_error *err) {
+  int rc = SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->write != NULL)
+      rc = factory_models[m]->write(f, f->state[m], s, err);
+  return rc;
+}
+
 int factory_finish(factory *f, factory_summary *out, sim_error *err) {
   factory_summary *s = &f->sum;
   s->duration_s = sim_time_to_s(factory_duration(f->cfg));
-  close_bill(f, s);
+  int rc = close_models(f, s, err);
+  if (rc != SIM_OK)
+    return rc;
+  close_means(f, s);
   break_books(f, s);
-  int rc = close_power(f, s, err);
+  rc = close_energy(f, s, err);
   if (rc == SIM_OK)
-    rc = close_energy(f, s, err);
-  if (rc != SIM_OK)
-    return rc;
-  close_control(f, s);
-  work_summary ws;
-  rc = work_finish(f->work, s->duration_s, s->it_energy_j, &ws, err);
-  if (rc != SIM_OK)
-    return rc;
-  add_work(s, &ws);
-  rc = check_books(f, s, err);
-  if (rc == SIM_OK && f->sink != NULL)
-    rc = pq_write(&f->pq, f->sink, err);
+    rc = check_books(f, s, err);
   if (rc == SIM_OK)
-    rc = factory__finish_grid(f, s, err);
+    rc = write_models(f, s, err);
   if (rc != SIM_OK)
     return rc;
-  if (f->sink != NULL && put_summary(f) != SIM_OK)
+  if (f->sink != NULL && factory__put_summary(f) != SIM_OK)
     return sim_error_set(err, SIM_EIO, "%s", tel_errmsg(f->sink));
   if (out != NULL)
     *out = *s;

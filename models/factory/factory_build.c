@@ -1,6 +1,7 @@
 /* factory_build.c - building a factory from a scenario: the fleet, the
- * plant, the faults' plan, storage, power control, the workloads and the
- * control tick; and tearing it down. */
+ * factory's own state, its models (factory_model.h, in the order of
+ * factory_models.c), the telemetry and the control tick; and tearing it
+ * down. */
 #include "factory.h"
 
 #include <math.h>
@@ -8,39 +9,16 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "factory_model.h"
 #include "rng.h"
 
 /* RNG entity kinds of this module (rng.h: models count from MODEL). */
 enum { RNG_KIND_RACK = RNG_KIND_MODEL + 1 };
 enum { RNG_PURPOSE_LOAD_NOISE = 1 };
 
-sim_time factory_duration(const factory_config *cfg) {
-  return factory__to_ns(cfg->duration_s);
-}
-
 /* ------------------------------------------------------------------ */
 /* Construction                                                        */
 /* ------------------------------------------------------------------ */
-
-rack_group_spec factory__group_spec(const factory_scenario *sc,
-                                    const rack_group_config *g) {
-  return (rack_group_spec){
-      .name = g->name,
-      .gpu = gpu_catalog_find(&sc->catalog, g->gpu),
-      .count = (uint32_t)g->count,
-      .gpus_per_rack = (uint32_t)g->gpus_per_rack,
-      .limit_w = g->limit_w,
-      .other_idle_w = g->other_given || g->system == NULL ? g->other_idle_w : 0,
-      .other_max_w = g->other_given || g->system == NULL ? g->other_max_w : 0,
-      .conv = g->conv,
-      .nconv = g->nconv,
-      .r_th = g->r_th,
-      .system =
-          g->system != NULL ? sys_catalog_find(&sc->systems, g->system) : NULL,
-      .host_load = g->host_load,
-      .other_given = g->other_given,
-      .gpu_limit_w = isnan(g->gpu_limit_w) ? 0 : g->gpu_limit_w};
-}
 
 static rack_fleet *build_fleet(const factory_scenario *sc,
                                const sim_allocator *a, sim_error *err) {
@@ -55,81 +33,6 @@ static rack_fleet *build_fleet(const factory_scenario *sc,
   rack_fleet *fl = rack_fleet_create(groups, c->nracks, a, err);
   sim_free(a, groups);
   return fl;
-}
-
-/* The loops with each group's share of heat in each loop. */
-static int build_plant(factory *f, sim_error *err) {
-  const factory_config *c = f->cfg;
-  const char **names = sim_calloc(f->alloc, c->nracks + 1, sizeof *names);
-  plant_link *links = NULL;
-  size_t nlinks = 0;
-  if (names == NULL)
-    return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  for (size_t g = 0; g < c->nracks; g++)
-    names[g] = c->racks[g].name;
-  int rc =
-      plant_links(c->loops, c->nloops, names, c->nracks, &links, &nlinks, err);
-  if (rc == SIM_OK)
-    rc = plant_init(&f->plant, c->loops, c->nloops, links, nlinks, c->nracks,
-                    f->alloc, err);
-  for (size_t g = 0; rc == SIM_OK && g < c->nracks; g++)
-    f->group_loop[g] = f->plant.main_loop[g];
-  free(links);
-  sim_free(f->alloc, names);
-  return rc;
-}
-
-/* The faults' plan over the run, from the run's seed, on the fleet's
- * groups (laid out as fault.h's site says) and the plant's loops. */
-static int build_faults(factory *f, sim_error *err) {
-  const factory_config *c = f->cfg;
-  const rack_fleet *fl = f->fleet;
-  if (c->nfaults == 0)
-    return SIM_OK;
-  const char **groups = sim_calloc(f->alloc, fl->ngroups, sizeof *groups);
-  uint32_t *counts = sim_calloc(f->alloc, fl->ngroups, sizeof *counts);
-  if (groups != NULL && counts != NULL) {
-    for (size_t g = 0; g < fl->ngroups; g++) {
-      groups[g] = fl->groups[g].name;
-      counts[g] = fl->groups[g].count;
-    }
-    fault_site site = {groups, counts, fl->ngroups, f->plant.names,
-                       f->plant.nloops};
-    f->faults = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
-                                  c->duration_s, &site, f->alloc, err);
-  } else {
-    sim_error_set(err, SIM_ENOMEM, "out of memory");
-  }
-  sim_free(f->alloc, groups);
-  sim_free(f->alloc, counts);
-  return f->faults != NULL ? SIM_OK : err->code;
-}
-
-/* The smoothing bank, when smoothing is on, and the battery's state. */
-static int build_storage(factory *f, sim_error *err) {
-  bat_state_init(&f->bat, &f->cfg->battery);
-  if (!f->cfg->smoothing.enabled)
-    return SIM_OK;
-  const rack_fleet *fl = f->fleet;
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    f->rack_load[r] = factory__rack_tdp_w(&fl->groups[fl->group[r]]);
-  f->smooth = smo_bank_create(&f->cfg->smoothing, fl->nracks, f->rack_load,
-                              f->alloc, err);
-  return f->smooth != NULL ? SIM_OK : err->code;
-}
-
-/* The first split, at t = 0: a cap the factory cannot be held under even
- * at its minimum caps, cooling included, is refused before the run. */
-static int first_split(factory *f, sim_error *err) {
-  f->reserve_outdoor_c = factory__warmest(f, 0);
-  int rc = control_split(f->control, err);
-  if (rc == SIM_OK || rc == SIM_ENOMEM)
-    return rc;
-  return sim_error_set(err, SIM_EINPUT,
-                       "%s: power.cap %.6g kW is below what the factory "
-                       "draws with every GPU at its minimum cap, with its "
-                       "conversion losses and cooling at the start",
-                       f->cfg->name, f->cfg->power.cap_w / 1e3);
 }
 
 static int alloc_state(factory *f) {
@@ -170,40 +73,6 @@ static int alloc_state(factory *f) {
   return SIM_OK;
 }
 
-static int build_control(factory *f, sim_error *err) {
-  control_hooks h = factory__control_hooks(f);
-  f->control = control_create(&f->cfg->power, f->fleet, f->engine, &h, err);
-  return f->control != NULL ? SIM_OK : err->code;
-}
-
-/* The workloads on the fleet, configured from the scenario. */
-static int build_work(factory *f, sim_error *err) {
-  const factory_config *c = f->cfg;
-  uint32_t *nvlink = sim_calloc(f->alloc, c->nracks + 1, sizeof *nvlink);
-  if (nvlink == NULL)
-    return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  for (size_t g = 0; g < c->nracks; g++)
-    nvlink[g] = (uint32_t)c->racks[g].nvlink_domain;
-  work_config wc = {.services = c->services,
-                    .nservices = c->nservices,
-                    .training = c->training,
-                    .ntraining = c->ntraining,
-                    .scheduler = c->scheduler,
-                    .llms = &f->sc->llms,
-                    .price = &f->sc->feed.price,
-                    .carbon = &f->sc->feed.carbon,
-                    .scenario_path = f->sc->path,
-                    .nvlink_domain = nvlink,
-                    .seed = c->seed,
-                    .duration_s = c->duration_s,
-                    .cap_w = c->power.cap_w,
-                    .granularity = c->inference.granularity};
-  f->work =
-      work_create(&wc, f->engine, f->fleet, f->sink, factory__settle, f, err);
-  sim_free(f->alloc, nvlink);
-  return f->work != NULL ? SIM_OK : err->code;
-}
-
 static int start(factory *f, sim_error *err) {
   int rc = sim_engine_register(f->engine, "factory tick", factory__on_tick, f,
                                &f->tick_kind);
@@ -215,33 +84,42 @@ static int start(factory *f, sim_error *err) {
   return SIM_OK;
 }
 
-/* The parts of f, in order; SIM_OK or the first failure's code (err
- * set). */
+/* Each model's create, in table order; SIM_OK or the first failure's
+ * code (err set). */
+static int create_models(factory *f, sim_error *err) {
+  f->state = sim_calloc(f->alloc, factory_nmodels + 1, sizeof *f->state);
+  if (f->state == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  int rc = SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->create != NULL)
+      rc = factory_models[m]->create(f, &f->state[m], err);
+  return rc;
+}
+
+/* Each model's start, in table order, once the telemetry is declared. */
+static int start_models(factory *f, sim_error *err) {
+  int rc = SIM_OK;
+  for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
+    if (factory_models[m]->start != NULL)
+      rc = factory_models[m]->start(f, f->state[m], err);
+  return rc;
+}
+
+/* The parts of f, in order: the fleet and the factory's own state, the
+ * models, the telemetry, what starts the run; SIM_OK or the first
+ * failure's code (err set). */
 static int build_parts(factory *f, sim_error *err) {
   f->fleet = build_fleet(f->sc, f->alloc, err);
   int rc = f->fleet != NULL ? SIM_OK : err->code;
   if (rc == SIM_OK && alloc_state(f) != SIM_OK)
     rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   if (rc == SIM_OK)
-    rc = build_plant(f, err);
-  if (rc == SIM_OK)
-    rc = build_faults(f, err);
-  if (rc == SIM_OK)
-    rc = build_storage(f, err);
-  if (rc == SIM_OK)
-    rc = build_control(f, err);
-  if (rc == SIM_OK)
-    rc = first_split(f, err);
-  if (rc == SIM_OK)
-    rc = pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, f->alloc,
-                 err);
+    rc = create_models(f, err);
   if (rc == SIM_OK)
     rc = factory__declare_telemetry(f, err);
   if (rc == SIM_OK)
-    rc = build_work(f, err);
-  if (rc == SIM_OK) /* the jobs' phases inside each period (pq, smooth) */
-    pq_set_wave(&f->pq, work_wave_w, f->work, f->control_dt_s,
-                f->cfg->smoothing.enabled);
+    rc = start_models(f, err);
   if (rc == SIM_OK)
     rc = start(f, err);
   return rc;
@@ -277,6 +155,10 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
 void factory_destroy(factory *f) {
   if (f == NULL)
     return;
+  for (size_t m = factory_nmodels; f->state != NULL && m-- > 0;)
+    if (factory_models[m]->destroy != NULL)
+      factory_models[m]->destroy(f, f->state[m]);
+  sim_free(f->alloc, f->state);
   for (uint32_t r = 0; f->noise_rng != NULL && r < f->fleet->nracks; r++)
     rng_stream_destroy(f->noise_rng[r]);
   sim_free(f->alloc, f->noise_rng);
@@ -292,15 +174,9 @@ void factory_destroy(factory *f) {
   sim_free(f->alloc, f->rack_load);
   sim_free(f->alloc, f->rack_heat);
   sim_free(f->alloc, f->group_loop);
-  control_destroy(f->control);
   sim_free(f->alloc, f->group_free);
   sim_free(f->alloc, f->group_emergency);
-  fault_plan_destroy(f->faults);
-  smo_bank_destroy(f->smooth);
-  work_destroy(f->work);
   sim_free(f->alloc, f->loop_row);
-  plant_fini(&f->plant);
   rack_fleet_destroy(f->fleet);
-  pq_fini(&f->pq);
   sim_free(f->alloc, f);
 }

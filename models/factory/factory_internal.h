@@ -2,7 +2,10 @@
  * state, and the functions one file of it calls in another. factory.c is
  * the run time (the control tick and the hooks of power control),
  * factory_build.c the construction, factory_books.c the telemetry and the
- * books, factory_scn.c and factory_scn_workloads.c the scenario. */
+ * books, factory_metrics.c the /summary, factory_view.c what they all
+ * read, factory_scn.c and factory_scn_workloads.c the scenario;
+ * rows_facility.c and rows_run.c are the descriptors (factory_model.h) of
+ * the models whose state is still here. */
 #ifndef MODELS_FACTORY_INTERNAL_H
 #define MODELS_FACTORY_INTERNAL_H
 
@@ -28,7 +31,7 @@ static inline double factory__rack_tdp_w(const rack_group_spec *s) {
 /* The schema of one rack group (racks_scn.c). */
 extern const scn_schema factory__group_schema;
 
-/* The fleet's view of a scenario's rack group (factory_build.c): its GPU
+/* The fleet's view of a scenario's rack group (factory_view.c): its GPU
  * and system resolved in the scenario's catalogs. */
 rack_group_spec factory__group_spec(const factory_scenario *sc,
                                     const rack_group_config *g);
@@ -70,11 +73,13 @@ struct factory {
    * chain's losses and fixed load, outside it. */
   double p_facility, p_it, p_loss, p_cool, p_smooth, p_bat, p_gpu, activity;
   double p_psu, p_fan;
+  /* Inside p_it: the racks' own, and what models outside them draw (the
+   * network fabric). */
+  double p_rack_it, p_outside;
   double cap;
   smo_bank *smooth;  /* NULL when smoothing is off */
   double *rack_load; /* per rack: its IT at the inlet */
   double *rack_heat; /* per rack: that plus what smoothing burned */
-  bat_state bat;
   plant plant;
   double *group_heat; /* per group: IT heat now */
   long *group_loop;   /* per group: the loop taking most of its heat, -1 */
@@ -98,6 +103,39 @@ struct factory {
   factory_summary sum;
   double sampled_energy_j;
   factory_break broken; /* a test seam (factory__test_break) */
+  void **state;         /* per row of factory_models: the model's own state */
+};
+
+/* The columns of the /facility row (factory_books.c declares them); a
+ * model's columns hook fills its cells. */
+enum {
+  F_POWER,
+  F_IT,
+  F_LOSS,
+  F_COOL,
+  F_SMOOTH,
+  F_BATTERY,
+  F_SOC,
+  F_PUE,
+  F_GPU,
+  F_CAP,
+  F_PEAK,
+  F_ENERGY,
+  F_ACTIVITY,
+  F_CARBON,
+  F_PRICE,
+  F_OUTDOOR,
+  F_CO2,
+  F_COST,
+  F_TOKENS,
+  F_BUSY,
+  F_RUNNING,
+  F_QUEUED,
+  F_STRANDED,
+  F_INFERENCE,
+  F_TRAINING,
+  F_FAULTS,
+  F_NCOLS
 };
 
 /* The checks of the services and training jobs that need the catalogs and
@@ -106,17 +144,21 @@ int factory__check_work(factory_scenario *sc, const scn_loc *loc,
                         sim_error *err);
 
 /* factory.c: the control tick (an engine handler on f), the hooks power
- * control calls on f, booking the energy up to now before GPUs change
- * hands (a work_settle_fn on f), the warmest outdoor temperature over
- * [now, now + sample period], the loop temperature rack r's GPUs sit on
- * (NaN without loops), and the mean of a signal over [t0, t1] (NaN for
- * a signal the scenario does not give). */
+ * control calls on f, and booking the energy up to now before GPUs change
+ * hands (a work_settle_fn on f). */
 int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev);
 control_hooks factory__control_hooks(factory *f);
 void factory__settle(void *ctx, sim_time now);
+
+/* factory_view.c, which calls no other file of the factory: the warmest
+ * outdoor temperature over [now, now + sample period], the loop
+ * temperature rack r's GPUs sit on (NaN without loops), and the mean of a
+ * signal over [t0, t1] (NaN for a signal the scenario does not give). */
 double factory__warmest(const factory *f, sim_time now);
 double factory__rack_loop_c(const factory *f, uint32_t r);
 double factory__mean_of(const sig_series *s, double t0, double t1);
+/* Adds to w[g] what the models draw in rack group g (their group_w). */
+void factory__models_group_w(const factory *f, double *w);
 
 /* factory_books.c: opens the /facility, /racks and /loops groups on the
  * sink (nothing without one; SIM_OK or the sink's error, with err set),
@@ -125,6 +167,10 @@ double factory__mean_of(const sig_series *s, double t0, double t1);
  * (SIM_OK or the sink's error). */
 int factory__declare_telemetry(factory *f, sim_error *err);
 int factory__sample(factory *f, sim_time now);
+
+/* factory_metrics.c: the /summary metrics and their notes to the sink
+ * (SIM_OK or the sink's error). */
+int factory__put_summary(factory *f);
 
 /* factory_grid.c: copies power quality's figures into the summary; the
  * larger of window k's ramps up and down (NaN: neither known); and, at

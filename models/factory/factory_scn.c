@@ -24,85 +24,6 @@
 /* Schema                                                              */
 /* ------------------------------------------------------------------ */
 
-static const char *const budget_names[] = {"reserve", "predict", NULL};
-
-static const scn_field power_fields[] = {
-    {.key = "cap",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(power_config, cap_w),
-     .dim = UNITS_POWER,
-     .min = 0,
-     .max = HUGE_VAL,
-     .flags = SCN_REQUIRED | SCN_POSITIVE,
-     .help = "the facility power cap (contracted capacity), e.g. 18 MW"},
-    {.key = "policy",
-     .type = SCN_ENUM,
-     .offset = offsetof(power_config, policy),
-     .names = power_policy_names,
-     .dflt = "static",
-     .help = "how the GPUs' share of the cap is split: static (the same cap "
-             "for all), proportional (by demand), priority (inference, then "
-             "training, then the rest) or efficiency (marginal useful work "
-             "per watt)"},
-    {.key = "allocation_period",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(power_config, allocation_period_s),
-     .dim = UNITS_TIME,
-     .min = 0,
-     .max = 86400,
-     .dflt = "0 s",
-     .help = "how often a dynamic policy shares the budget again, a "
-             "multiple of control_period; 0 s: every control tick"},
-    {.key = "budget",
-     .type = SCN_ENUM,
-     .offset = offsetof(power_config, budget),
-     .names = budget_names,
-     .dflt = "reserve",
-     .help = "the GPUs' budget: reserve (the worst case of other IT, losses "
-             "and cooling kept back) or predict (from the coming period's "
-             "other IT and the last period's losses and cooling per IT "
-             "watt, when that is more)"},
-    /* 2%: not a published figure; what the prediction misses is mostly
-     * the cooling's lag behind its heat, and with 2% the policies peak at
-     * 95.4% of the cap on powercap-policies (tests/test_work.c). */
-    {.key = "budget_margin",
-     .type = SCN_QUANTITY,
-     .offset = offsetof(power_config, budget_margin),
-     .dim = UNITS_FRACTION,
-     .min = 0,
-     .max = 0.5,
-     .dflt = "2%",
-     .help = "predict: the share of the cap kept back for what the "
-             "prediction misses"},
-};
-
-static const scn_schema power_schema =
-    SCN_SCHEMA("power", power_config, power_fields, .check = NULL);
-
-static const char *const sched_policy_names[] = {"fcfs", "easy", NULL};
-static const char *const admission_names[] = {"admit_and_cap", "power_aware",
-                                              NULL};
-
-static const scn_field sched_fields[] = {
-    {.key = "policy",
-     .type = SCN_ENUM,
-     .offset = offsetof(sched_config, policy),
-     .names = sched_policy_names,
-     .dflt = "easy",
-     .help = "fcfs (in queue order) or easy (EASY backfill)"},
-    {.key = "admission",
-     .type = SCN_ENUM,
-     .offset = offsetof(sched_config, admission),
-     .names = admission_names,
-     .dflt = "admit_and_cap",
-     .help = "admit_and_cap (start what fits, the cap holds power) or "
-             "power_aware (start only what the headroom under the cap "
-             "carries)"},
-};
-
-static const scn_schema sched_schema =
-    SCN_SCHEMA("scheduler", sched_config, sched_fields, .check = NULL);
-
 static int check_factory(void *obj, const scn_loc *loc, void *user,
                          sim_error *err);
 
@@ -166,7 +87,7 @@ static const scn_field factory_fields[] = {
     {.key = "power",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, power),
-     .sub = &power_schema,
+     .sub = &control_power_schema,
      .flags = SCN_REQUIRED,
      .help = "power: {cap: 18 MW, policy: static}"},
     {.key = "loops",
@@ -229,13 +150,22 @@ static const scn_field factory_fields[] = {
      .help = "faults: [{kind: pdu, racks: [nvl72-3], at: 6 h, duration: 30 "
              "min}, {kind: cooling, loop, capacity: 50%, ...}, {kind: feed, "
              "limit: 600 kW, mtbf: 30 d, mttr: 2 h}]"},
-    /* Keep last: the resolved scenario leaves it out at its default
-     * (factory_scenario_load), so files from before it are unchanged. */
+    /* The resolved scenario leaves it out at its default (written_at),
+     * so files from before it are unchanged. */
     {.key = "inference",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, inference),
      .sub = &inf_settings_schema,
      .help = "every service: {granularity: request or fluid}"},
+/* The models of factory.h's map: a key each, last. */
+#define XX(k, ty, sch, on, desc, h)                                       \
+  {.key = #k,                                                                  \
+   .type = SCN_MAP,                                                            \
+   .offset = offsetof(factory_config, k),                                      \
+   .sub = &sch,                                                                \
+   .help = h},
+    FACTORY_MODEL_MAP(XX)
+#undef XX
 };
 
 const scn_schema factory_schema = SCN_SCHEMA(
@@ -644,6 +574,37 @@ static int load_grid_code(scn_doc *doc, gcode *code, sim_error *err) {
   return rc;
 }
 
+/* Whether the resolved scenario writes key fl: `inference` only when it
+ * is not the default, and a model of factory.h's map only when it is on,
+ * so files from before either stay as they were. */
+static bool written(const factory_config *c, const scn_field *fl) {
+  if (strcmp(fl->key, "inference") == 0)
+    return c->inference.granularity != INF_REQUEST;
+#define XX(k, ty, sch, on, desc, h)                                       \
+  if (strcmp(fl->key, #k) == 0)                                                \
+    return c->k.on;
+  FACTORY_MODEL_MAP(XX)
+#undef XX
+  return true;
+}
+
+/* The resolved scenario: every key with its default filled in, but those
+ * `written` leaves out. */
+static int emit_resolved(factory_scenario *sc, sim_error *err) {
+  enum { NFIELDS = sizeof factory_fields / sizeof factory_fields[0] };
+  scn_field fields[NFIELDS];
+  size_t n = 0;
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (written(&sc->cfg, &factory_fields[i]))
+      fields[n++] = factory_fields[i];
+  scn_schema emit = factory_schema;
+  emit.fields = fields;
+  emit.nfields = n;
+  sc->resolved = scn_emit(&emit, &sc->cfg);
+  return sc->resolved != NULL ? SIM_OK
+                              : sim_error_set(err, SIM_ENOMEM, "out of memory");
+}
+
 static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
                     factory_scenario *sc, sim_error *err) {
   for (size_t i = 0; i < nsets; i++) {
@@ -663,14 +624,7 @@ static int load_doc(scn_doc *doc, const char *const *sets, size_t nsets,
   rc = scn_bind(doc, &factory_schema, &sc->cfg, sc, err);
   if (rc != SIM_OK)
     return rc;
-  /* The last key, `inference`, is written only when it is not the
-   * default, so request-level files stay as they were before it. */
-  scn_schema emit = factory_schema;
-  if (sc->cfg.inference.granularity == INF_REQUEST)
-    emit.nfields--;
-  sc->resolved = scn_emit(&emit, &sc->cfg);
-  return sc->resolved != NULL ? SIM_OK
-                              : sim_error_set(err, SIM_ENOMEM, "out of memory");
+  return emit_resolved(sc, err);
 }
 
 int factory_scenario_load(const char *path, const char *const *sets,

@@ -230,32 +230,32 @@ static int check_gpu_limit(const rack_group_config *g,
   return scn_fail(loc, "gpu_power_limit", err,
                   "nvidia-smi -pl takes the GPU's power-limit range",
                   "gpu_power_limit %.0f W is outside %s's %.0f-%.0f W",
-                  g->gpu_limit_w, spec->name, spec->cap_min_w,
-                  spec->cap_max_w);
+                  g->gpu_limit_w, spec->name, spec->cap_min_w, spec->cap_max_w);
 }
 
-static int check_group(void *obj, const scn_loc *loc, void *user,
-                       sim_error *err) {
-  rack_group_config *g = obj;
-  const factory_scenario *sc = user;
-  int rc = check_gpu(g, sc, loc, err);
-  if (rc != SIM_OK)
-    return rc;
-  if (gpu_catalog_find(&sc->catalog, g->gpu) == NULL) {
-    char names[1024], hint[1200];
-    sim_suggest near;
-    sim_suggest_init(&near, g->gpu);
-    for (size_t i = 0; i < sc->catalog.n; i++)
-      sim_suggest_add(&near, sc->catalog.gpus[i].name);
-    gpu_catalog_names(&sc->catalog, names, sizeof names);
-    size_t len = sim_suggest_text(&near, hint, sizeof hint);
-    snprintf(hint + len, sizeof hint - len, "known types: %s", names);
-    return scn_fail(loc, g->system != NULL ? "system" : "gpu", err, hint,
-                    "unknown GPU type '%s'", g->gpu);
-  }
-  if ((rc = check_conversion(g, loc, err)) != SIM_OK ||
-      (rc = check_gpu_limit(g, sc, loc, err)) != SIM_OK)
-    return rc;
+/* The GPU type is in the catalog; else the names it has, the nearest
+ * first. */
+static int check_gpu_known(const rack_group_config *g,
+                           const factory_scenario *sc, const scn_loc *loc,
+                           sim_error *err) {
+  if (gpu_catalog_find(&sc->catalog, g->gpu) != NULL)
+    return SIM_OK;
+  char names[1024], hint[1200];
+  sim_suggest near;
+  sim_suggest_init(&near, g->gpu);
+  for (size_t i = 0; i < sc->catalog.n; i++)
+    sim_suggest_add(&near, sc->catalog.gpus[i].name);
+  gpu_catalog_names(&sc->catalog, names, sizeof names);
+  size_t len = sim_suggest_text(&near, hint, sizeof hint);
+  snprintf(hint + len, sizeof hint - len, "known types: %s", names);
+  return scn_fail(loc, g->system != NULL ? "system" : "gpu", err, hint,
+                  "unknown GPU type '%s'", g->gpu);
+}
+
+/* The NVLink domain (default: the system's GPUs, or the rack) divides
+ * the rack's GPUs. */
+static int check_nvlink(rack_group_config *g, const factory_scenario *sc,
+                        const scn_loc *loc, sim_error *err) {
   if (g->nvlink_domain == 0)
     g->nvlink_domain = g->system != NULL
                            ? sys_catalog_find(&sc->systems, g->system)->gpus
@@ -264,6 +264,24 @@ static int check_group(void *obj, const scn_loc *loc, void *user,
     return scn_fail(loc, "nvlink_domain", err, NULL,
                     "nvlink_domain %lld does not divide gpus_per_rack %lld",
                     (long long)g->nvlink_domain, (long long)g->gpus_per_rack);
+  return SIM_OK;
+}
+
+static int check_group(void *obj, const scn_loc *loc, void *user,
+                       sim_error *err) {
+  rack_group_config *g = obj;
+  const factory_scenario *sc = user;
+  int rc = check_gpu(g, sc, loc, err);
+  if (rc == SIM_OK)
+    rc = check_gpu_known(g, sc, loc, err);
+  if (rc == SIM_OK)
+    rc = check_conversion(g, loc, err);
+  if (rc == SIM_OK)
+    rc = check_gpu_limit(g, sc, loc, err);
+  if (rc == SIM_OK)
+    rc = check_nvlink(g, sc, loc, err);
+  if (rc != SIM_OK)
+    return rc;
   /* Absent, they are 0 W (and written so) without a system; with one,
    * they stay absent, so the resolved scenario reads back the same. */
   g->other_given = !isnan(g->other_idle_w) || !isnan(g->other_max_w);

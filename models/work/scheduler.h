@@ -39,6 +39,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "scenario.h"
 
 /* Any GPU type. */
 #define SCHED_ANY_TYPE UINT32_MAX
@@ -60,6 +61,9 @@ typedef struct sched_config {
   int policy;    /* sched_policy: fcfs or easy */
   int admission; /* sched_admission: admit_and_cap or power_aware */
 } sched_config;
+
+/* The scenario's `scheduler` key (scheduler_scn.c): policy, admission. */
+extern const scn_schema sched_schema;
 
 typedef struct sched_job {
   size_t id; /* the caller's */

@@ -1,0 +1,87 @@
+/* factory_model.h - a model as the factory sees it: one constant
+ * descriptor (docs/ARCHITECTURE.md, "How to add a model").
+ *
+ * The factory keeps its models in one table (factory_models.c) and, at
+ * every stage of a run, loops over it in the table's order; it knows no
+ * model by name beyond the table's rows. A hook left NULL is a stage the
+ * model takes no part in. A model keeps its state in its own slot (self:
+ * what its create put in *self, NULL until then); the models that came
+ * before the descriptors still keep theirs in the factory's struct
+ * (factory_internal.h) and take self as NULL.
+ *
+ * The stages, in the order a run meets them:
+ *
+ *   build    create, in table order, after the fleet; then declare (its
+ *            telemetry groups, after /facility and /racks; only with a
+ *            sink), then start (what registers events on the engine);
+ *   tick     advance (book the interval since the last tick at the power
+ *            in force), then, for the coming period: it_w (the IT a model
+ *            draws outside the racks, added to the racks' IT), power (in
+ *            table order, each model reading what the rows above it set:
+ *            smoothing, cooling, the chain's losses and the battery,
+ *            which sets what the grid sees), group_w (what a model draws
+ *            in each rack group: its heat, and its share of the cap's
+ *            worst case, whenever the split asks) and after (once the
+ *            period's power is set);
+ *   sample   columns (its cells of the /facility row), then sample (its
+ *            own groups' rows, after /facility and /racks);
+ *   finish   close (its figures into the summary), then, once the books
+ *            are checked, write (its groups at the end) and metrics (its
+ *            /summary metrics, after the factory's);
+ *   end      destroy, in reverse table order. */
+#ifndef MODELS_FACTORY_MODEL_H
+#define MODELS_FACTORY_MODEL_H
+
+#include <stddef.h>
+
+#include "alloc.h"
+#include "engine.h"
+#include "err.h"
+#include "rack.h"
+#include "scenario.h"
+#include "tel.h"
+
+/* factory.h's types, declared here rather than included, so that the
+ * factory's files include this header without a cycle of modules. */
+typedef struct factory factory;
+typedef struct factory_summary factory_summary;
+
+typedef struct factory_model {
+  const char *name;         /* its scenario key, and its name in messages */
+  const scn_schema *schema; /* the key's schema (the model's own); NULL */
+  int (*create)(factory *f, void **self, sim_error *err);
+  int (*declare)(factory *f, void *self, sim_error *err);
+  int (*start)(factory *f, void *self, sim_error *err);
+  void (*advance)(factory *f, void *self, sim_time now, double dt);
+  double (*it_w)(const factory *f, const void *self);
+  int (*power)(factory *f, void *self, double t0, double dt, sim_error *err);
+  void (*group_w)(const factory *f, const void *self, double *group_w);
+  void (*after)(factory *f, void *self, double t);
+  int (*columns)(factory *f, void *self, double t, double dt, double *row);
+  int (*sample)(factory *f, void *self, double t, double dt);
+  int (*close)(factory *f, void *self, factory_summary *s, sim_error *err);
+  int (*write)(factory *f, void *self, factory_summary *s, sim_error *err);
+  int (*metrics)(const factory *f, const void *self, tel_sink *sink,
+                 char *absent, size_t size);
+  void (*destroy)(factory *f, void *self);
+} factory_model;
+
+/* The table, in the order of every stage (factory_models.c). */
+extern const factory_model *const factory_models[];
+extern const size_t factory_nmodels;
+
+/* What a model sees of the factory (factory_view.c): the fleet, the sink
+ * (NULL: nothing is written), the allocator everything lives on, and the
+ * config of a model of factory.h's map (NULL for another). */
+const rack_fleet *factory__fleet(const factory *f);
+tel_sink *factory__sink(const factory *f);
+const sim_allocator *factory__alloc(const factory *f);
+const void *factory__model_config(const factory *f, const factory_model *m);
+
+/* Writes one /summary metric, declared by its row (tel.h: key, units,
+ * long name, group), noting it in absent when it is NaN
+ * (factory_metrics.c): what a model's metrics hook calls. */
+int factory__put_metric(tel_sink *sink, const tel_metric *m, double value,
+                        char *absent, size_t size);
+
+#endif

@@ -1,0 +1,316 @@
+/* rows_facility.c - the facility's models as the factory's descriptors
+ * (factory_model.h): in-rack smoothing, the cooling plant, the faults,
+ * the electrical chain and the battery. The battery keeps its state in
+ * its own slot (self) and fills its own /facility cell; the others' state
+ * is still in the factory's struct (factory_internal.h), and they take
+ * self as NULL. */
+#include "factory_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factory_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Smoothing: each rack's feed follows its load within ramp limits      */
+/* ------------------------------------------------------------------ */
+
+/* The bank, when smoothing is on, starting at every rack's TDP. */
+static int smoothing_create(factory *f, void **self, sim_error *err) {
+  (void)self;
+  if (!f->cfg->smoothing.enabled)
+    return SIM_OK;
+  const rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->rack_load[r] = factory__rack_tdp_w(&fl->groups[fl->group[r]]);
+  f->smooth = smo_bank_create(&f->cfg->smoothing, fl->nracks, f->rack_load,
+                              f->alloc, err);
+  return f->smooth != NULL ? SIM_OK : err->code;
+}
+
+/* Each rack's feed follows its load (its IT at the inlet) within the
+ * ramp limits; what it draws beyond the load is burned or stored. */
+static int smoothing_power(factory *f, void *self, double t0, double dt,
+                           sim_error *err) {
+  (void)self;
+  const rack_fleet *fl = f->fleet;
+  if (f->smooth == NULL)
+    return SIM_OK;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    f->rack_load[r] = fl->rack_power_w[r];
+    f->rack_heat[r] = f->smooth->burned_j[r]; /* before the period */
+  }
+  double feed = 0;
+  int rc = smo_bank_step(f->smooth, f->rack_load, t0, dt, &feed, err);
+  if (rc != SIM_OK)
+    return rc;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->rack_heat[r] =
+        f->rack_load[r] + (f->smooth->burned_j[r] - f->rack_heat[r]) / dt;
+  f->p_smooth = feed - f->p_rack_it; /* the racks' own: what it follows */
+  return SIM_OK;
+}
+
+static void smoothing_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)now;
+  f->iv.smooth_j += f->p_smooth * dt;
+}
+
+static int smoothing_close(factory *f, void *self, factory_summary *s,
+                           sim_error *err) {
+  (void)self, (void)err;
+  for (uint32_t r = 0; f->smooth != NULL && r < f->fleet->nracks; r++)
+    s->smoothing_violation_s += f->smooth->violation_s[r];
+  return SIM_OK;
+}
+
+static void smoothing_destroy(factory *f, void *self) {
+  (void)self;
+  smo_bank_destroy(f->smooth);
+}
+
+const factory_model factory_model_smoothing = {
+    .name = "smoothing",
+    .schema = &smo_schema,
+    .create = smoothing_create,
+    .power = smoothing_power,
+    .advance = smoothing_advance,
+    .close = smoothing_close,
+    .destroy = smoothing_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* Cooling: the plant's loops                                          */
+/* ------------------------------------------------------------------ */
+
+/* The loops with each group's share of heat in each loop. */
+static int cooling_create(factory *f, void **self, sim_error *err) {
+  (void)self;
+  const factory_config *c = f->cfg;
+  const char **names = sim_calloc(f->alloc, c->nracks + 1, sizeof *names);
+  plant_link *links = NULL;
+  size_t nlinks = 0;
+  if (names == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t g = 0; g < c->nracks; g++)
+    names[g] = c->racks[g].name;
+  int rc =
+      plant_links(c->loops, c->nloops, names, c->nracks, &links, &nlinks, err);
+  if (rc == SIM_OK)
+    rc = plant_init(&f->plant, c->loops, c->nloops, links, nlinks, c->nracks,
+                    f->alloc, err);
+  for (size_t g = 0; rc == SIM_OK && g < c->nracks; g++)
+    f->group_loop[g] = f->plant.main_loop[g];
+  free(links);
+  sim_free(f->alloc, names);
+  return rc;
+}
+
+static int cooling_declare(factory *f, void *self, sim_error *err) {
+  (void)self;
+  f->loops_group = (tel_group){"loops",         plant_columns, PLANT_NCOLS,
+                               f->plant.nloops, "loop",        f->plant.names};
+  if (f->plant.nloops == 0)
+    return SIM_OK;
+  int rc = tel_open_group(f->sink, &f->loops_group, &f->loops_id);
+  return rc == SIM_OK ? SIM_OK
+                      : sim_error_set(err, rc, "%s", tel_errmsg(f->sink));
+}
+
+/* The groups' heat now: IT power (its conversion losses and fans
+ * included) and what smoothing burns all become heat in the racks'
+ * loops, with what the other models draw in each group. */
+static void group_heat(factory *f) {
+  const rack_fleet *fl = f->fleet;
+  memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    f->group_heat[fl->group[r]] +=
+        f->smooth != NULL ? f->rack_heat[r] : fl->rack_power_w[r];
+  factory__models_group_w(f, f->group_heat);
+}
+
+static int cooling_power(factory *f, void *self, double t0, double dt,
+                         sim_error *err) {
+  (void)self;
+  if (f->plant.nloops == 0)
+    return SIM_OK;
+  double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
+  group_heat(f);
+  int rc = plant_step(&f->plant, f->group_heat, out, dt, err);
+  f->p_cool = f->plant.total_w;
+  return rc;
+}
+
+static void cooling_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)now;
+  f->iv.cool_j += f->p_cool * dt;
+  plant_accumulate(&f->plant, dt);
+}
+
+static int cooling_sample(factory *f, void *self, double t, double dt) {
+  (void)self;
+  if (f->plant.nloops == 0)
+    return SIM_OK;
+  plant_sample(&f->plant, dt, f->loop_row);
+  return tel_append(f->sink, f->loops_id, t, f->loop_row);
+}
+
+static void cooling_destroy(factory *f, void *self) {
+  (void)self;
+  plant_fini(&f->plant);
+}
+
+const factory_model factory_model_cooling = {
+    .name = "loops",
+    .schema = &cool_loop_schema,
+    .create = cooling_create,
+    .declare = cooling_declare,
+    .power = cooling_power,
+    .advance = cooling_advance,
+    .sample = cooling_sample,
+    .destroy = cooling_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* Faults: PDU trips, cooling losses, feed drops                       */
+/* ------------------------------------------------------------------ */
+
+/* The faults' plan over the run, from the run's seed, on the fleet's
+ * groups (laid out as fault.h's site says) and the plant's loops. */
+static int faults_create(factory *f, void **self, sim_error *err) {
+  (void)self;
+  const factory_config *c = f->cfg;
+  const rack_fleet *fl = f->fleet;
+  if (c->nfaults == 0)
+    return SIM_OK;
+  const char **groups = sim_calloc(f->alloc, fl->ngroups, sizeof *groups);
+  uint32_t *counts = sim_calloc(f->alloc, fl->ngroups, sizeof *counts);
+  if (groups != NULL && counts != NULL) {
+    for (size_t g = 0; g < fl->ngroups; g++) {
+      groups[g] = fl->groups[g].name;
+      counts[g] = fl->groups[g].count;
+    }
+    fault_site site = {groups, counts, fl->ngroups, f->plant.names,
+                       f->plant.nloops};
+    f->faults = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
+                                  c->duration_s, &site, f->alloc, err);
+  } else {
+    sim_error_set(err, SIM_ENOMEM, "out of memory");
+  }
+  sim_free(f->alloc, groups);
+  sim_free(f->alloc, counts);
+  return f->faults != NULL ? SIM_OK : err->code;
+}
+
+static void faults_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)now;
+  if (f->fault_on)
+    f->sum.fault_s += dt;
+}
+
+static int faults_close(factory *f, void *self, factory_summary *s,
+                        sim_error *err) {
+  (void)self, (void)err;
+  s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
+  return SIM_OK;
+}
+
+static void faults_destroy(factory *f, void *self) {
+  (void)self;
+  fault_plan_destroy(f->faults);
+}
+
+const factory_model factory_model_faults = {
+    .name = "faults",
+    .schema = &fault_schema,
+    .create = faults_create,
+    .advance = faults_advance,
+    .close = faults_close,
+    .destroy = faults_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* The electrical chain: its losses and fixed load                     */
+/* ------------------------------------------------------------------ */
+
+static int electrical_power(factory *f, void *self, double t0, double dt,
+                            sim_error *err) {
+  (void)self, (void)t0, (void)dt, (void)err;
+  f->p_loss = elec_overhead_w(&f->cfg->electrical, f->p_it + f->p_smooth);
+  return SIM_OK;
+}
+
+static void electrical_advance(factory *f, void *self, sim_time now,
+                               double dt) {
+  (void)self, (void)now;
+  f->iv.loss_j += f->p_loss * dt;
+}
+
+const factory_model factory_model_electrical = {
+    .name = "electrical",
+    .schema = &elec_schema,
+    .power = electrical_power,
+    .advance = electrical_advance,
+};
+
+/* ------------------------------------------------------------------ */
+/* The battery behind the feed: it decides what the grid sees          */
+/* ------------------------------------------------------------------ */
+
+/* The battery's state is its own (its slot): the factory sees only the
+ * power it delivers. */
+static int battery_create(factory *f, void **self, sim_error *err) {
+  bat_state *b = sim_calloc(f->alloc, 1, sizeof *b);
+  if (b == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  bat_state_init(b, &f->cfg->battery);
+  *self = b;
+  return SIM_OK;
+}
+
+static int battery_power(factory *f, void *self, double t0, double dt,
+                         sim_error *err) {
+  (void)t0, (void)err;
+  double load = f->p_it + f->p_loss + f->p_smooth + f->p_cool;
+  bool dr = f->cap < f->cfg->power.cap_w;
+  f->p_bat = bat_step(&f->cfg->battery, self, load, f->cap, dr, dt, NULL);
+  f->p_facility = load - f->p_bat;
+  return SIM_OK;
+}
+
+static void battery_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)now;
+  f->iv.bat_j += f->p_bat * dt;
+}
+
+/* Its state of charge in the /facility row (NaN without a battery). */
+static int battery_columns(factory *f, void *self, double t, double dt,
+                           double *row) {
+  (void)t, (void)dt;
+  const bat_config *c = &f->cfg->battery;
+  row[F_SOC] = c->capacity_j > 0 ? bat_soc(c, self) : NAN;
+  return SIM_OK;
+}
+
+static int battery_close(factory *f, void *self, factory_summary *s,
+                         sim_error *err) {
+  (void)f, (void)err;
+  s->battery_loss_j = ((const bat_state *)self)->loss_j;
+  return SIM_OK;
+}
+
+static void battery_destroy(factory *f, void *self) {
+  sim_free(f->alloc, self);
+}
+
+const factory_model factory_model_battery = {
+    .name = "battery",
+    .schema = &bat_schema,
+    .create = battery_create,
+    .power = battery_power,
+    .advance = battery_advance,
+    .columns = battery_columns,
+    .close = battery_close,
+    .destroy = battery_destroy,
+};

@@ -1,0 +1,277 @@
+/* rows_run.c - the grid connection, power control and the workloads as
+ * the factory's descriptors (factory_model.h): power quality's window,
+ * the grid's books and bill, the control of the cap, and the services
+ * and training jobs. Their state is still in the factory's struct
+ * (factory_internal.h), so each takes self as NULL. */
+#include "factory_model.h"
+
+#include <math.h>
+
+#include "factory_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Power quality: the high-rate window                                 */
+/* ------------------------------------------------------------------ */
+
+static int pq_create(factory *f, void **self, sim_error *err) {
+  (void)self;
+  return pq_init(&f->pq, &f->cfg->power_quality, f->cfg->duration_s, f->alloc,
+                 err);
+}
+
+/* The period's power is set: the window steps through it. */
+static void pq_after(factory *f, void *self, double t) {
+  (void)self;
+  pq_step(&f->pq, t, f->p_facility);
+}
+
+static int pq_close(factory *f, void *self, factory_summary *s,
+                    sim_error *err) {
+  (void)self;
+  pq_result pq;
+  int rc = pq_finish(&f->pq, s->duration_s, &pq, err);
+  if (rc == SIM_OK)
+    factory__close_grid(s, &pq);
+  return rc;
+}
+
+static int pq_write_window(factory *f, void *self, factory_summary *s,
+                           sim_error *err) {
+  (void)self, (void)s;
+  return f->sink != NULL ? pq_write(&f->pq, f->sink, err) : SIM_OK;
+}
+
+static void pq_destroy(factory *f, void *self) {
+  (void)self;
+  pq_fini(&f->pq);
+}
+
+const factory_model factory_model_power_quality = {
+    .name = "power_quality",
+    .schema = &pq_schema,
+    .create = pq_create,
+    .after = pq_after,
+    .close = pq_close,
+    .write = pq_write_window,
+    .destroy = pq_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* The grid: energy, cost and CO2 booked as drawn, the bill at the end */
+/* ------------------------------------------------------------------ */
+
+static void grid_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)dt;
+  grid_account(&f->sc->feed, f->p_facility, sim_time_to_s(f->last),
+               sim_time_to_s(now), &f->books);
+}
+
+/* The bill: with neither a price nor a tariff there is no cost. */
+static int grid_bill_close(factory *f, void *self, factory_summary *s,
+                           sim_error *err) {
+  (void)self, (void)err;
+  const grid *g = &f->sc->feed;
+  grid_bill bill;
+  grid_close(g, s->duration_s, &f->books, &bill);
+  bool priced = g->price.kind != SIG_NONE || grid_has_tariff(g);
+  s->cost = priced ? bill.total : NAN;
+  s->cost_energy = priced ? bill.energy : NAN;
+  s->cost_demand = priced ? bill.demand : NAN;
+  s->cost_fees = priced ? bill.fees : NAN;
+  s->peak_demand_kw = bill.peak_w / 1e3;
+  s->carbon_basis = grid_carbon_basis(g);
+  s->co2_kg = g->carbon.kind == SIG_NONE ? NAN : f->books.co2_kg;
+  return SIM_OK;
+}
+
+static int grid_write(factory *f, void *self, factory_summary *s,
+                      sim_error *err) {
+  (void)self;
+  return factory__finish_grid(f, s, err);
+}
+
+const factory_model factory_model_grid = {
+    .name = "grid",
+    .schema = &grid_schema,
+    .advance = grid_advance,
+    .close = grid_bill_close,
+    .write = grid_write,
+};
+
+/* ------------------------------------------------------------------ */
+/* Power control: the cap's split, demand response                     */
+/* ------------------------------------------------------------------ */
+
+/* Control on the factory's hooks, and the first split, at t = 0: a cap
+ * the factory cannot be held under even at its minimum caps, cooling
+ * included, is refused before the run. */
+static int control_make(factory *f, void **self, sim_error *err) {
+  (void)self;
+  control_hooks h = factory__control_hooks(f);
+  f->control = control_create(&f->cfg->power, f->fleet, f->engine, &h, err);
+  if (f->control == NULL)
+    return err->code;
+  f->reserve_outdoor_c = factory__warmest(f, 0);
+  int rc = control_split(f->control, err);
+  if (rc == SIM_OK || rc == SIM_ENOMEM)
+    return rc;
+  return sim_error_set(err, SIM_EINPUT,
+                       "%s: power.cap %.6g kW is below what the factory "
+                       "draws with every GPU at its minimum cap, with its "
+                       "conversion losses and cooling at the start",
+                       f->cfg->name, f->cfg->power.cap_w / 1e3);
+}
+
+static void control_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self, (void)now;
+  control_account(f->control, f->p_facility - f->cap, dt);
+}
+
+/* Demand response: power control's books. */
+static int control_close(factory *f, void *self, factory_summary *s,
+                         sim_error *err) {
+  (void)self, (void)err;
+  control_books dr;
+  control_finish(f->control, factory_duration(f->cfg), &dr);
+  s->dr_events = dr.dr_events;
+  s->dr_s = dr.dr_s;
+  s->dr_time_to_cut_s = dr.dr_time_to_cut_s;
+  s->dr_over_j = dr.dr_over_j;
+  s->dr_slo_attainment = dr.dr_slo_attainment;
+  return SIM_OK;
+}
+
+static void control_drop(factory *f, void *self) {
+  (void)self;
+  control_destroy(f->control);
+}
+
+const factory_model factory_model_control = {
+    .name = "power",
+    .schema = &control_power_schema,
+    .create = control_make,
+    .advance = control_advance,
+    .close = control_close,
+    .destroy = control_drop,
+};
+
+/* ------------------------------------------------------------------ */
+/* The workloads: services, training jobs, the scheduler               */
+/* ------------------------------------------------------------------ */
+
+/* The workloads on the fleet, configured from the scenario; they open
+ * their own groups and register their events as they are made, so they
+ * start after the telemetry is declared. */
+static int work_start(factory *f, void *self, sim_error *err) {
+  (void)self;
+  const factory_config *c = f->cfg;
+  uint32_t *nvlink = sim_calloc(f->alloc, c->nracks + 1, sizeof *nvlink);
+  if (nvlink == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  for (size_t g = 0; g < c->nracks; g++)
+    nvlink[g] = (uint32_t)c->racks[g].nvlink_domain;
+  work_config wc = {.services = c->services,
+                    .nservices = c->nservices,
+                    .training = c->training,
+                    .ntraining = c->ntraining,
+                    .scheduler = c->scheduler,
+                    .llms = &f->sc->llms,
+                    .price = &f->sc->feed.price,
+                    .carbon = &f->sc->feed.carbon,
+                    .scenario_path = f->sc->path,
+                    .nvlink_domain = nvlink,
+                    .seed = c->seed,
+                    .duration_s = c->duration_s,
+                    .cap_w = c->power.cap_w,
+                    .granularity = c->inference.granularity};
+  f->work =
+      work_create(&wc, f->engine, f->fleet, f->sink, factory__settle, f, err);
+  sim_free(f->alloc, nvlink);
+  if (f->work == NULL)
+    return err->code;
+  /* The jobs' phases inside each period (power quality, smoothing). */
+  pq_set_wave(&f->pq, work_wave_w, f->work, f->control_dt_s,
+              f->cfg->smoothing.enabled);
+  return SIM_OK;
+}
+
+/* The GPUs' energy split among the jobs that held them. */
+static void work_advance(factory *f, void *self, sim_time now, double dt) {
+  (void)self;
+  work_attribute(f->work, dt,
+                 factory__mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last),
+                                  sim_time_to_s(now)));
+}
+
+/* The workloads' /facility columns (and their /services rows). */
+static int work_columns(factory *f, void *self, double t, double dt,
+                        double *row) {
+  (void)self;
+  work_row w;
+  int rc = work_sample(f->work, t, dt, &w);
+  if (rc != SIM_OK)
+    return rc;
+  row[F_TOKENS] = w.tokens_per_s;
+  row[F_BUSY] = w.gpus_busy;
+  row[F_RUNNING] = w.jobs_running;
+  row[F_QUEUED] = w.jobs_queued;
+  row[F_INFERENCE] = w.inference_w;
+  row[F_TRAINING] = w.training_w;
+  return SIM_OK;
+}
+
+/* The workloads' figures in the factory's summary; they are held to the
+ * IT energy the racks drew (the models outside the racks, such as the
+ * fabric, book theirs apart). */
+static int work_close(factory *f, void *self, factory_summary *s,
+                      sim_error *err) {
+  (void)self;
+  work_summary w;
+  int rc = work_finish(f->work, s->duration_s,
+                       s->it_energy_j - s->it_outside_racks_j, &w, err);
+  if (rc != SIM_OK)
+    return rc;
+  s->inference_energy_j = w.inference_energy_j;
+  s->training_energy_j = w.training_energy_j;
+  s->idle_energy_j = w.idle_energy_j;
+  s->overhead_energy_j = w.overhead_energy_j;
+  s->tokens = w.tokens;
+  s->tokens_per_joule = w.tokens_per_joule;
+  s->slo_attainment = w.slo_attainment;
+  s->ttft_mean_s = w.ttft_mean_s;
+  s->tpot_mean_s = w.tpot_mean_s;
+  s->requests_arrived = w.requests_arrived;
+  s->requests_completed = w.requests_completed;
+  s->requests_rejected = w.requests_rejected;
+  s->requests_dropped = w.requests_dropped;
+  s->requests_timed_out = w.requests_timed_out;
+  s->jobs_arrived = w.jobs_arrived;
+  s->jobs_done = w.jobs_done;
+  s->jobs_running = w.jobs_running;
+  s->jobs_queued = w.jobs_queued;
+  s->jobs_rejected = w.jobs_rejected;
+  s->job_failures = w.job_failures;
+  s->training_tokens = w.training_tokens;
+  s->training_co2_kg = w.training_co2_kg;
+  s->jobs_late = w.jobs_late;
+  s->job_pauses = w.job_pauses;
+  s->jct_mean_s = w.jct_mean_s;
+  s->lost_gpu_hours = w.lost_gpu_hours;
+  s->fault_lost_gpu_hours = w.fault_lost_gpu_hours;
+  return SIM_OK;
+}
+
+static void work_drop(factory *f, void *self) {
+  (void)self;
+  work_destroy(f->work);
+}
+
+const factory_model factory_model_work = {
+    .name = "services",
+    .schema = &inf_schema,
+    .start = work_start,
+    .advance = work_advance,
+    .columns = work_columns,
+    .close = work_close,
+    .destroy = work_drop,
+};
