@@ -161,51 +161,64 @@ static int check_placement(const factory_scenario *sc, const scn_loc *loc,
   return rc;
 }
 
-/* The weights at the service's precision and a KV cache must fit each
- * replica; the trace, if any, must read. */
-static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
-                         sim_error *err) {
-  inf_config *c = &sc->cfg.services[k];
-  placement p = {"services",   k,      c->name, c->model,
-                 c->precision, c->gpu, c->tp,   c->tp * c->replicas};
-  int rc = check_placement(sc, loc, &p, err);
-  if (rc != SIM_OK)
-    return rc;
-  const llm_engine *eng = llm_catalog_engine(&sc->llms, c->engine);
-  char msg[sizeof err->msg];
-  if (eng == NULL) {
-    char names[512], hint[600];
+/* The service's serving engine and KV precision, named in the catalogs. */
+static int find_engine(const factory_scenario *sc, const scn_loc *loc,
+                       const inf_config *c, const placement *p,
+                       const llm_engine **eng, const llm_precision **kv,
+                       sim_error *err) {
+  char msg[sizeof err->msg], names[512], hint[600];
+  *eng = llm_catalog_engine(&sc->llms, c->engine);
+  if (*eng == NULL) {
     llm_catalog_engine_names(&sc->llms, names, sizeof names);
     snprintf(hint, sizeof hint, "known engines: %s", names);
     snprintf(msg, sizeof msg, "unknown serving engine '%s'", c->engine);
-    return fail_at(loc, &p, "engine", err, hint, msg);
+    return fail_at(loc, p, "engine", err, hint, msg);
   }
-  const llm_precision *kv = llm_catalog_precision(&sc->llms, c->kv_precision);
-  if (kv == NULL) {
-    char names[512], hint[600];
+  *kv = llm_catalog_precision(&sc->llms, c->kv_precision);
+  if (*kv == NULL) {
     llm_catalog_precision_names(&sc->llms, names, sizeof names);
     snprintf(hint, sizeof hint, "known precisions: %s", names);
     snprintf(msg, sizeof msg, "unknown KV precision '%s'", c->kv_precision);
-    return fail_at(loc, &p, "kv_precision", err, hint, msg);
+    return fail_at(loc, p, "kv_precision", err, hint, msg);
   }
+  return SIM_OK;
+}
+
+/* The weights at the service's precision and a KV cache must fit each
+ * replica. */
+static int check_replica(const factory_scenario *sc, const scn_loc *loc,
+                         const inf_config *c, const placement *p,
+                         sim_error *err) {
+  const llm_engine *eng;
+  const llm_precision *kv;
+  int rc = find_engine(sc, loc, c, p, &eng, &kv, err);
+  if (rc != SIM_OK)
+    return rc;
+  char msg[sizeof err->msg];
   rl_replica r;
-  if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p.gpu),
+  if (rl_replica_init(&r, gpu_catalog_find(&sc->catalog, p->gpu),
                       llm_catalog_find(&sc->llms, c->model),
                       llm_catalog_precision(&sc->llms, c->precision), eng,
                       (int)c->tp, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return fail_at(loc, &p, "tp", err,
-                   "raise tp or choose a narrower precision", msg);
+    return fail_at(loc, p, "tp", err, "raise tp or choose a narrower precision",
+                   msg);
   }
   r.ep = (int)c->ep;
   r.kv = kv;
   if (rl_check(&r, err) != SIM_OK) {
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return fail_at(loc, &p, "ep", err, "ep is 1 or tp, for an MoE", msg);
+    return fail_at(loc, p, "ep", err, "ep is 1 or tp, for an MoE", msg);
   }
+  return SIM_OK;
+}
+
+/* The service's request trace, if it has one, must read. */
+static int check_trace(const scn_loc *loc, const inf_config *c, size_t k,
+                       const placement *p, sim_error *err) {
   if (c->arrivals.kind != ARR_TRACE)
     return SIM_OK;
-  char dir[4096];
+  char dir[4096], msg[sizeof err->msg];
   sim_path_dir(scn_loc_file(loc), dir, sizeof dir);
   arr_gen *gen = arr_create(&c->arrivals, dir, 0, k, NULL, err);
   if (gen != NULL) {
@@ -215,8 +228,21 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
   if (err->code != SIM_EIO)
     return err->code; /* the file's own FILE:LINE:COLUMN says it */
   snprintf(msg, sizeof msg, "%s", err->msg);
-  return fail_at(loc, &p, "arrivals.file", err,
+  return fail_at(loc, p, "arrivals.file", err,
                  "paths are relative to the scenario's folder", msg);
+}
+
+static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
+                         sim_error *err) {
+  inf_config *c = &sc->cfg.services[k];
+  placement p = {"services",   k,      c->name, c->model,
+                 c->precision, c->gpu, c->tp,   c->tp * c->replicas};
+  int rc = check_placement(sc, loc, &p, err);
+  if (rc == SIM_OK)
+    rc = check_replica(sc, loc, c, &p, err);
+  if (rc == SIM_OK)
+    rc = check_trace(loc, c, k, &p, err);
+  return rc;
 }
 
 /* The pipeline's layers split over the stages, and each GPU holds its

@@ -71,7 +71,7 @@ static double slot_phi(const work *w, const slot *s) {
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
     uint32_t i = w->gpus[s->first + k];
-    double cap = min_of(fl->cap_w[i], fl->thermal_cap_w[fl->rack[i]]);
+    double cap = rack_gpu_cap_w(fl, i);
     if (cap != last_cap || !rack_load_is(fl, i, last)) {
       last_phi = rack_gpu_phi(fl, i);
       last_cap = cap;

@@ -1,9 +1,9 @@
 /* workloads.h - the workloads of a factory: inference services and
- * training jobs on the fleet's GPUs, the scheduler that places them, and the exact
- * attribution of the GPUs' energy to them. Part of the factory layer, but
- * it knows only its own work_config and the fleet, never factory.h: the
- * factory fills the config, drives it from its control tick and copies
- * its work_summary into the factory's.
+ * training jobs on the fleet's GPUs, the scheduler that places them, and
+ * the exact attribution of the GPUs' energy to them. Part of the factory
+ * layer, but it knows only its own work_config and the fleet, never
+ * factory.h: the factory fills the config, drives it from its control
+ * tick and copies its work_summary into the factory's.
  *
  * Each workload owns "slots": a replica of a service, a pipeline stage of
  * a training job. A GPU belongs to one slot or to none (idle, or running

@@ -296,43 +296,39 @@ const tel_metric *work_summary_metrics(size_t *n) {
   return &granularity_metric;
 }
 
+/* Service k's attributes on its /services group: its request counts,
+ * SLOs and run-wide p99s, and (fluid services only, so request-level
+ * files stay unchanged) that it ran as flows. */
+static int put_attrs_of(work *w, size_t k) {
+  inf_totals t = inf_totals_of(w->svc[k]);
+  const inf_config *c = &w->cfg->services[k];
+  const struct {
+    const char *key;
+    double v;
+  } attrs[] = {
+      {"requests_arrived", (double)t.arrived},
+      {"requests_completed", (double)t.completed},
+      {"requests_rejected", (double)t.rejected},
+      {"requests_dropped", (double)t.dropped},
+      {"requests_timed_out", (double)t.timed_out},
+      {"tokens_generated", t.tokens_generated},
+      {"ttft_slo_s", c->ttft_slo_s},
+      {"tpot_slo_s", c->tpot_slo_s},
+      {"ttft_p99_s", inf_ttft_quantile(w->svc[k], 0.99)},
+      {"tpot_p99_s", inf_tpot_quantile(w->svc[k], 0.99)},
+  };
+  int rc = SIM_OK;
+  for (size_t i = 0; i < sizeof attrs / sizeof *attrs && rc == SIM_OK; i++)
+    rc = tel_put_group_attr(w->sink, w->svc_group[k], attrs[i].key, attrs[i].v);
+  if (rc == SIM_OK && inf_is_fluid(w->svc[k]))
+    rc = tel_put_group_attr(w->sink, w->svc_group[k], "fluid", 1);
+  return rc;
+}
+
 static int put_service_attrs(work *w) {
   int rc = SIM_OK;
-  for (size_t k = 0; k < w->cfg->nservices && rc == SIM_OK; k++) {
-    inf_totals t = inf_totals_of(w->svc[k]);
-    const char *g = w->svc_group[k];
-    rc = tel_put_group_attr(w->sink, g, "requests_arrived", (double)t.arrived);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "requests_completed",
-                              (double)t.completed);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "requests_rejected",
-                              (double)t.rejected);
-    if (rc == SIM_OK)
-      rc =
-          tel_put_group_attr(w->sink, g, "requests_dropped", (double)t.dropped);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "requests_timed_out",
-                              (double)t.timed_out);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "tokens_generated",
-                              t.tokens_generated);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "ttft_slo_s",
-                              w->cfg->services[k].ttft_slo_s);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "tpot_slo_s",
-                              w->cfg->services[k].tpot_slo_s);
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "ttft_p99_s",
-                              inf_ttft_quantile(w->svc[k], 0.99));
-    if (rc == SIM_OK)
-      rc = tel_put_group_attr(w->sink, g, "tpot_p99_s",
-                              inf_tpot_quantile(w->svc[k], 0.99));
-    /* Only fluid services say so: request-level files stay unchanged. */
-    if (rc == SIM_OK && inf_is_fluid(w->svc[k]))
-      rc = tel_put_group_attr(w->sink, g, "fluid", 1);
-  }
+  for (size_t k = 0; k < w->cfg->nservices && rc == SIM_OK; k++)
+    rc = put_attrs_of(w, k);
   if (rc == SIM_OK && w->cfg->granularity == INF_FLUID)
     rc = tel_put_summary_str(w->sink, &granularity_metric, "fluid");
   return rc;

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rack_fleet_destroy(rack_fleet *f) {
-  if (f == NULL)
-    return;
+/* The fleet's arrays by what they index: GPUs, racks, groups. */
+static void free_per_gpu(rack_fleet *f) {
   const sim_allocator *a = f->alloc;
   sim_free(a, f->activity);
   sim_free(a, f->mem);
@@ -23,6 +22,10 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(a, f->power_w);
   sim_free(a, f->rack);
   sim_free(a, f->type);
+}
+
+static void free_per_rack(rack_fleet *f) {
+  const sim_allocator *a = f->alloc;
   sim_free(a, f->first);
   sim_free(a, f->count);
   sim_free(a, f->group);
@@ -41,6 +44,10 @@ void rack_fleet_destroy(rack_fleet *f) {
   for (uint32_t r = 0; f->names != NULL && r < f->nracks; r++)
     sim_free(a, f->names[r]);
   sim_free(a, f->names);
+}
+
+static void free_per_group(rack_fleet *f) {
+  const sim_allocator *a = f->alloc;
   sim_free(a, f->types);
   sim_free(a, f->groups);
   sim_free(a, f->t_idle);
@@ -51,11 +58,19 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(a, f->t_smin);
   sim_free(a, f->t_span);
   sim_free(a, f->ceiling_w);
-  sim_free(a, f);
 }
 
-static int alloc_arrays(rack_fleet *f, size_t ngroups) {
-  size_t n = f->n, nr = f->nracks;
+void rack_fleet_destroy(rack_fleet *f) {
+  if (f == NULL)
+    return;
+  free_per_gpu(f);
+  free_per_rack(f);
+  free_per_group(f);
+  sim_free(f->alloc, f);
+}
+
+static bool alloc_per_gpu(rack_fleet *f) {
+  size_t n = f->n;
   const sim_allocator *a = f->alloc;
   f->activity = sim_calloc(a, n, sizeof(double));
   f->mem = sim_calloc(a, n, sizeof(double));
@@ -64,6 +79,13 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->power_w = sim_calloc(a, n, sizeof(double));
   f->rack = sim_calloc(a, n, sizeof(uint32_t));
   f->type = sim_calloc(a, n, sizeof(uint16_t));
+  return f->activity && f->mem && f->busy && f->cap_w && f->power_w &&
+         f->rack && f->type;
+}
+
+static bool alloc_per_rack(rack_fleet *f) {
+  size_t nr = f->nracks;
+  const sim_allocator *a = f->alloc;
   f->first = sim_calloc(a, nr, sizeof(uint32_t));
   f->count = sim_calloc(a, nr, sizeof(uint32_t));
   f->group = sim_calloc(a, nr, sizeof(uint32_t));
@@ -80,6 +102,14 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->dark = sim_calloc(a, nr, sizeof(bool));
   f->emergency = sim_calloc(a, nr, sizeof(bool));
   f->names = sim_calloc(a, nr, sizeof(char *));
+  return f->first && f->count && f->group && f->limit_w && f->other_idle_w &&
+         f->other_max_w && f->activity_mean && f->gpu_power_w &&
+         f->rack_power_w && f->loss_w && f->fan_w && f->thermal_cap_w &&
+         f->throttled && f->dark && f->emergency && f->names;
+}
+
+static bool alloc_per_group(rack_fleet *f, size_t ngroups) {
+  const sim_allocator *a = f->alloc;
   f->types = sim_calloc(a, ngroups, sizeof(gpu_spec *));
   f->groups = sim_calloc(a, ngroups, sizeof(rack_group_spec));
   f->t_idle = sim_calloc(a, ngroups, sizeof(double));
@@ -90,14 +120,17 @@ static int alloc_arrays(rack_fleet *f, size_t ngroups) {
   f->t_smin = sim_calloc(a, ngroups, sizeof(double));
   f->t_span = sim_calloc(a, ngroups, sizeof(double));
   f->ceiling_w = sim_calloc(a, ngroups, sizeof(double));
-  return f->activity && f->mem && f->busy && f->cap_w && f->power_w &&
-         f->rack && f->type && f->first && f->count && f->group && f->limit_w &&
-         f->other_idle_w && f->other_max_w && f->activity_mean &&
-         f->gpu_power_w && f->rack_power_w && f->loss_w && f->fan_w &&
-         f->thermal_cap_w && f->throttled && f->dark && f->emergency &&
-         f->names && f->types && f->groups && f->t_idle && f->t_busy &&
-         f->t_mem && f->t_sm && f->t_dmin && f->t_smin && f->t_span &&
-         f->ceiling_w;
+  return f->types && f->groups && f->t_idle && f->t_busy && f->t_mem &&
+         f->t_sm && f->t_dmin && f->t_smin && f->t_span && f->ceiling_w;
+}
+
+/* Every array, each allocated whatever the others did (the caller frees
+ * what was got when any failed). */
+static int alloc_arrays(rack_fleet *f, size_t ngroups) {
+  bool gpus = alloc_per_gpu(f);
+  bool racks = alloc_per_rack(f);
+  bool groups = alloc_per_group(f, ngroups);
+  return gpus && racks && groups;
 }
 
 /* The index of g in the fleet's type table, adding it if new. */
@@ -121,7 +154,7 @@ static uint16_t type_index(rack_fleet *f, const gpu_spec *g) {
  * other_* without a system (or when given with one), else its servers'
  * parts and fans with the GPUs idle and at TDP. Linear in between is how
  * power control predicts it (control.c) and how a job's waveform carries
- * it (training.c); the fleet's own power is the system's model. */
+ * it (training_iteration.c); the fleet's own power is the system's model. */
 static void host_range(const rack_group_spec *s, double *idle, double *max) {
   const sys_spec *sys = s->system;
   *idle = s->other_idle_w;
@@ -306,7 +339,7 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   for (uint32_t i = first; i < end; i++) {
     double base = idle + pb * busy[i], m = pm * mem[i], s = ps * act[i];
     double full = base + m + s, floor = base + m * smin + s * dmin;
-    double c = cap[i] < tcap ? cap[i] : tcap;
+    double c = rack_cap_min(cap[i], tcap);
     double capped = c > floor ? c : floor;
     double p = full <= c ? full : capped;
     held += tcap < cap[i] && full > tcap;
@@ -438,8 +471,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  double cap = fmin(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
-  return gpu_load_clock_under_cap(f->types[f->type[i]], cap,
+  return gpu_load_clock_under_cap(f->types[f->type[i]], rack_gpu_cap_w(f, i),
                                   rack_gpu_load(f, i));
 }
 

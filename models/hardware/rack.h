@@ -20,6 +20,7 @@
 #ifndef MODELS_RACK_H
 #define MODELS_RACK_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,18 @@ static inline void rack_set_load(rack_fleet *f, uint32_t i, gpu_load l) {
 /* Whether GPU i's load is l, to the bit (callers cache clocks on it). */
 static inline bool rack_load_is(const rack_fleet *f, uint32_t i, gpu_load l) {
   return f->activity[i] == l.sm && f->mem[i] == l.mem && f->busy[i] == l.busy;
+}
+
+/* The power a GPU is held to: the lower of its cap and its rack's thermal
+ * cap. fmin's rules (a NaN loses), inlined: the fleet's update and the
+ * workloads' pacing call it for every GPU every period, and libm's fmin
+ * is a call. The one place min(cap, thermal cap) is written. */
+static inline double rack_cap_min(double cap, double thermal) {
+  return thermal < cap || isnan(cap) ? thermal : cap;
+}
+
+static inline double rack_gpu_cap_w(const rack_fleet *f, uint32_t i) {
+  return rack_cap_min(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
 }
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and

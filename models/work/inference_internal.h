@@ -1,7 +1,10 @@
-/* inference_internal.h - what inference.c, inference_heap.c and
- * inference_stats.c share: the state of a service (the request pool, the
- * replicas with their lists and heaps, the statistics) and the private
- * operations on it. The invariants are at the top of inference.c. */
+/* inference_internal.h - what the files of inference share: the state
+ * of a service (the request pool, the replicas with their lists and
+ * heaps, the statistics), the ops table through which inference.c hands
+ * each public operation to the service's granularity (request level,
+ * inference_request.c; fluid, inference_fluid.c), and the private
+ * operations on the state (inference_heap.c, inference_stats.c). The
+ * request level's invariants are at the top of inference_request.c. */
 #ifndef AIFSIM_INFERENCE_INTERNAL_H
 #define AIFSIM_INFERENCE_INTERNAL_H
 
@@ -72,6 +75,31 @@ typedef struct interval {
 /* The state of a fluid service (inference_fluid.c). */
 typedef struct inf_fluid inf_fluid;
 
+/* A granularity: how a service simulates its requests. inference.c sets
+ * the table at creation and calls through it; each entry is the public
+ * operation of inference.h of the same name (down: inf_replica_down;
+ * totals: inf_totals_of; quantile: inf_ttft_quantile, or with ttft false
+ * inf_tpot_quantile). start builds the granularity's state once the
+ * common fields (engine, config, replica, generator, KV capacity, nrep)
+ * are set: SIM_OK, or an error with err set. free releases it, whatever
+ * start got to; inf_add_energy needs no entry: both read s->iv.energy_j
+ * and s->tot.energy_j. */
+typedef struct inf_ops {
+  int (*start)(inf_service *s, sim_error *err);
+  void (*free)(inf_service *s);
+  int (*set_clock)(inf_service *s, uint32_t k, double phi);
+  int (*set_down)(inf_service *s, uint32_t k, bool down);
+  bool (*down)(const inf_service *s, uint32_t k);
+  gpu_load (*take_load)(inf_service *s, uint32_t k);
+  double (*compute_share)(const inf_service *s, uint32_t k);
+  void (*sample)(inf_service *s, double dt, double *row);
+  inf_totals (*totals)(const inf_service *s);
+  double (*quantile)(const inf_service *s, bool ttft, double q);
+} inf_ops;
+
+extern const inf_ops inf__request_ops; /* inference_request.c */
+extern const inf_ops inf__fluid_ops;   /* inference_fluid.c */
+
 typedef struct histogram {
   uint64_t bin[HIST_BINS];
   uint64_t n, under;
@@ -81,6 +109,7 @@ typedef struct histogram {
 struct inf_service {
   sim_engine *e;
   const sim_allocator *alloc; /* the engine's: everything below */
+  const inf_ops *ops;         /* the granularity */
   const inf_config *c;
   rl_replica proto;
   arr_gen *gen;
@@ -164,30 +193,5 @@ int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
 /* The median and 99th percentile of x[0..n), reordering x; NaN for both
  * when n is 0. */
 void inf__quantiles(double *x, size_t n, double *p50, double *p99);
-
-/* ------------------------------------------------------------------ */
-/* The fluid granularity (inference_fluid.c)                           */
-/* ------------------------------------------------------------------ */
-
-/* Builds the fluid state of s, whose common fields (engine, config,
- * replica, generator, KV capacity, nrep) are set. SIM_OK, or
- * SIM_ENOMEM with err set. */
-int inf__fluid_start(inf_service *s, sim_error *err);
-
-/* Frees it; NULL does nothing. */
-void inf__fluid_free(const sim_allocator *a, inf_fluid *f);
-
-/* The public operations of inference.h for a fluid service: each public
- * function of inference.c hands over to these when s->fluid is set
- * (inf_add_energy needs no hand-over: the fluid reads s->iv.energy_j
- * and s->tot.energy_j as the request model does). */
-int inf__fluid_set_clock(inf_service *s, uint32_t r, double phi);
-int inf__fluid_set_down(inf_service *s, uint32_t r, bool down);
-bool inf__fluid_down(const inf_service *s, uint32_t r);
-gpu_load inf__fluid_take_load(inf_service *s, uint32_t r);
-double inf__fluid_compute_share(const inf_service *s, uint32_t r);
-void inf__fluid_sample(inf_service *s, double dt, double *row);
-inf_totals inf__fluid_totals(const inf_service *s);
-double inf__fluid_quantile(const inf_service *s, bool ttft, double q);
 
 #endif

@@ -69,7 +69,8 @@ static int check_ep(const rl_replica *r, sim_error *err) {
   return SIM_OK;
 }
 
-int rl_check(const rl_replica *r, sim_error *err) {
+/* The replica's configuration: degrees, shares and costs in range. */
+static int check_config(const rl_replica *r, sim_error *err) {
   const rl_config *c = &r->cfg;
   if (r->tp < 1)
     return sim_error_set(err, SIM_EINPUT,
@@ -96,7 +97,13 @@ int rl_check(const rl_replica *r, sim_error *err) {
                          "be >= 0 (%g s, %g s, %g s)",
                          c->seq_overhead_s, c->moe_layer_overhead_s,
                          c->step_overhead_s);
-  int rc = check_ep(r, err);
+  return SIM_OK;
+}
+
+int rl_check(const rl_replica *r, sim_error *err) {
+  int rc = check_config(r, err);
+  if (rc == SIM_OK)
+    rc = check_ep(r, err);
   if (rc == SIM_OK)
     rc = llm_check_precision(r->gpu, r->weights, err);
   if (rc != SIM_OK)

@@ -1,7 +1,8 @@
-/* training.c - training jobs (docs/MODELS.md): the 1F1B iteration and its
- * activity profile, and the events that move a job (checkpoints,
- * failures, restarts, completion). The equations and their sources are in
- * training.h; the scenario schema is in training_scn.c.
+/* training.c - training jobs (docs/MODELS.md): the pool, and the events
+ * that move a job (checkpoints, failures, restarts, completion, pauses
+ * and holds). The equations and their sources are in training.h; the
+ * 1F1B iteration and its activity profile are in training_iteration.c,
+ * the scenario schema in training_scn.c.
  *
  * A job's progress is one sim_fluid in iterations: its remaining work is
  * iterations - progress, drained at 1 / T(phi) while computing and held
@@ -26,60 +27,12 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "training_internal.h"
 #include "vec.h"
 
 /* ------------------------------------------------------------------ */
 /* Jobs                                                                */
 /* ------------------------------------------------------------------ */
-
-enum { EV_CKPT_DUE, EV_CKPT_END, EV_FAIL, EV_RESTART_END, EV_DONE, EV_N };
-
-typedef struct job {
-  const train_config *c;
-  const gpu_spec *g;
-  uint32_t gpus, pp;
-  double m;      /* microbatches */
-  double t0;     /* iteration at full clock, s */
-  double pipe0;  /* its pipeline part, sum tau + (m - 1) max tau, s */
-  double comm;   /* c T0, s: clocks do not change it */
-  double *tau;   /* stage times at full clock, s (pp; one block with */
-  double *t;     /* the stage times at the current clocks, */
-  double *warm;  /* the warm-up bubbles at the current clocks, */
-  double *phi;   /* the current clock shares, */
-  double *star;  /* the tuned clocks phi*_s (phi_s untuned), */
-  double *u;     /* a steady-state microbatch at phi*_s, s, */
-  double *ratio; /* D(phi*_s) / D(phi_s) (training.h), */
-  double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
-  double iter;   /* iteration time at the current clocks, s */
-  train_state state;
-  sim_fluid fluid;     /* iterations left */
-  sim_handle timer;    /* checkpoint due or end, or restart end */
-  sim_handle fail;     /* the next failure */
-  sim_time resume_at;  /* end of the checkpoint or restart under way */
-  double saved;        /* progress of the last completed checkpoint */
-  double pending;      /* progress of the checkpoint being written, */
-  sim_time pending_at; /* when it was taken, */
-  double pending_mark; /* and the energy counter then */
-  sim_time risk_from;  /* see the top of the file */
-  double energy_mark;
-  double host_w; /* train_set_host_slope */
-  double act_c;  /* act_compute, or from the MFU (training.h) */
-  gsl_rng *rng;   /* failures */
-  bool held;    /* train_hold: no computing until released */
-  bool reload;  /* a restart ran out while held: reload before computing */
-  train_stats stats;
-} job;
-
-struct train_pool {
-  sim_engine *e;
-  const sim_allocator *alloc; /* the engine's: the pool and its jobs */
-  uint64_t seed;
-  train_done_fn on_done;
-  void *ctx;
-  uint32_t kind[EV_N];
-  job *jobs;
-  size_t n, cap;
-};
 
 static int on_ckpt_due(sim_engine *e, void *ctx, const sim_event *ev);
 static int on_ckpt_end(sim_engine *e, void *ctx, const sim_event *ev);
@@ -121,85 +74,6 @@ void train_pool_destroy(train_pool *p) {
   }
   sim_free(p->alloc, p->jobs);
   sim_free(p->alloc, p);
-}
-
-/* The lowest clock in [phi_min, phi] at which work tau takes at most
- * slot (training.h, speed tuning): phi itself when it takes slot or more
- * there already (the critical stage), phi_min when even that fits, else
- * bisection on the monotone speed, keeping the end that fits. A share a
- * hair below phi_min (train_set_clocks' slack) stays as it is. */
-static double tuned_clock(const gpu_spec *g, double tau, double phi,
-                          double slot) {
-  double lo = fmin(gpu_phi_min(g), phi), hi = phi;
-  if (!(tau / gpu_speed_compute(g, hi) < slot))
-    return phi;
-  if (tau / gpu_speed_compute(g, lo) <= slot)
-    return lo;
-  for (int k = 0; k < 200; k++) { /* about 53 halvings reach one ulp */
-    double mid = lo + (hi - lo) / 2;
-    if (!(mid > lo && mid < hi))
-      break;
-    if (tau / gpu_speed_compute(g, mid) <= slot)
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return hi;
-}
-
-/* Stage times, warm-up bubbles and the iteration time at the clocks in
- * phi (training.h): the warm-up of stage s is half the stage times before
- * it, the forward passes of the first microbatch. Then each stage's
- * steady-state clock: phi_s, or with speed tuning the lowest that fits
- * the critical stage's t_c, and its compute block. */
-static void apply_clocks(job *j) {
-  double sum = 0, max = 0;
-  for (uint32_t s = 0; s < j->pp; s++) {
-    j->t[s] = j->tau[s] / gpu_speed_compute(j->g, j->phi[s]);
-    j->warm[s] = sum / 2;
-    sum += j->t[s];
-    max = fmax(max, j->t[s]);
-  }
-  j->iter = sum + (j->m - 1) * max + j->comm;
-  for (uint32_t s = 0; s < j->pp; s++) {
-    double star = j->c->speed_tuning && j->m > 1
-                      ? tuned_clock(j->g, j->tau[s], j->phi[s], max)
-                      : j->phi[s];
-    j->star[s] = star;
-    if (star == j->phi[s]) {
-      j->u[s] = j->t[s];
-      j->ratio[s] = 1;
-      j->block[s] = j->m * j->t[s];
-    } else {
-      j->u[s] = j->tau[s] / gpu_speed_compute(j->g, star);
-      /* What a level draws above idle at each clock (gpu.h: the busy
-       * floor does not follow the clock, the SM part does). */
-      j->ratio[s] = (gpu_power(j->g, star, 1) - j->g->idle_w) /
-                    (gpu_power(j->g, j->phi[s], 1) - j->g->idle_w);
-      j->block[s] = j->t[s] + (j->m - 1) * j->u[s];
-    }
-  }
-}
-
-/* T0 from the MFU, then tau so that the 1F1B pipeline takes (1 - c) T0. */
-static void init_times(job *j, const llm_model *m, const llm_precision *w) {
-  const train_config *c = j->c;
-  double flops = 6 * m->active_parameters * c->tokens_per_iteration;
-  j->t0 = flops / (j->gpus * gpu_peak_flops(j->g, w->compute) * c->mfu);
-  j->comm = c->comm_share * j->t0;
-  double sum = 0, max = 0;
-  for (uint32_t s = 0; s < j->pp; s++) {
-    double ws = c->nstage_work > 0 ? c->stage_work[s] : 1;
-    sum += ws;
-    max = fmax(max, ws);
-  }
-  double tau = (1 - c->comm_share) * j->t0 / (sum + (j->m - 1) * max);
-  for (uint32_t s = 0; s < j->pp; s++) {
-    j->tau[s] = tau * (c->nstage_work > 0 ? c->stage_work[s] : 1);
-    j->phi[s] = 1;
-  }
-  j->pipe0 = tau * (sum + (j->m - 1) * max);
-  apply_clocks(j);
 }
 
 /* What train_add refuses: what would break the arithmetic (a hand-made
@@ -260,7 +134,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->u = j->star + j->pp;
   j->ratio = j->u + j->pp;
   j->block = j->ratio + j->pp;
-  init_times(j, m, w);
+  train__init_times(j, m, w);
   j->act_c = train_config_compute_activity(c, g);
   *out = p->n++;
   return SIM_OK;
@@ -274,23 +148,11 @@ train_state train_state_of(const train_pool *p, size_t i) {
   return p->jobs[i].state;
 }
 
-/* Progress in iterations at now: what the fluid has drained. */
-static double progress(const job *j, sim_time now) {
-  switch (j->state) {
-  case TRAIN_WAITING:
-    return 0;
-  case TRAIN_DONE:
-    return (double)j->c->iterations;
-  default:
-    return (double)j->c->iterations - sim_fluid_remaining(&j->fluid, now);
-  }
-}
-
 /* Progress moves between events, so the stats are refreshed when read;
  * the jobs array is not part of the pool's constness. */
 const train_stats *train_stats_of(const train_pool *p, size_t i) {
   job *j = &p->jobs[i];
-  j->stats.iterations_done = progress(j, sim_engine_now(p->e));
+  j->stats.iterations_done = train__progress(j, sim_engine_now(p->e));
   return &j->stats;
 }
 
@@ -386,7 +248,7 @@ static int on_ckpt_due(sim_engine *e, void *ctx, const sim_event *ev) {
     return SIM_OK;
   sim_time now = sim_engine_now(e);
   sim_fluid_stop(e, &j->fluid);
-  j->pending = progress(j, now);
+  j->pending = train__progress(j, now);
   j->pending_at = now;
   j->pending_mark = j->stats.energy_j;
   j->state = TRAIN_CHECKPOINTING;
@@ -420,7 +282,7 @@ static int on_ckpt_end(sim_engine *e, void *ctx, const sim_event *ev) {
 static void lose(job *j, sim_time now, sim_time restart_end) {
   train_stats *st = &j->stats;
   st->failures++;
-  st->lost_iterations += progress(j, now) - j->saved;
+  st->lost_iterations += train__progress(j, now) - j->saved;
   st->lost_gpu_s += j->gpus * sim_time_to_s(restart_end - j->risk_from);
   st->lost_energy_j += st->energy_j - j->energy_mark;
   j->energy_mark = st->energy_j;
@@ -489,7 +351,7 @@ static void hold_still(train_pool *p, size_t i) {
   sim_engine_cancel(p->e, &j->timer);
   sim_engine_cancel(p->e, &j->fail);
   sim_fluid_stop(p->e, &j->fluid);
-  j->saved = progress(j, now);
+  j->saved = train__progress(j, now);
   j->risk_from = now;
   j->energy_mark = j->stats.energy_j;
   j->state = TRAIN_PAUSED;
@@ -550,54 +412,13 @@ int train_set_clocks(train_pool *p, size_t i, const double *phi) {
     return SIM_OK;
   memcpy(j->phi, phi, j->pp * sizeof *phi);
   double before = j->iter;
-  apply_clocks(j);
+  train__apply_clocks(j);
   /* Callers set clocks at every control tick; an unchanged rate keeps
    * its completion event rather than rounding it anew. */
   if (j->state != TRAIN_COMPUTING || j->iter == before)
     return SIM_OK;
   return sim_fluid_set_rate(p->e, &j->fluid, 1 / j->iter, p->kind[EV_DONE], i,
                             0);
-}
-
-/* Time in [0, y) of the periodic profile, y >= 0, that falls in the
- * window [from, from + len) of each iteration: n whole iterations and
- * the part of the window in the last one. */
-static double span_until(const job *j, double y, double from, double len) {
-  double n = floor(y / j->iter), r = y - n * j->iter - from;
-  return n * len + (r < 0 ? 0 : r > len ? len : r);
-}
-
-/* The share of [x, x + dt) (dt > 0; dt = 0: the instant x) inside the
- * window [from, from + len) of each iteration, in [0, 1]. */
-static double share_in(const job *j, double x, double dt, double from,
-                       double len) {
-  double share;
-  if (dt > 0)
-    share =
-        (span_until(j, x + dt, from, len) - span_until(j, x, from, len)) / dt;
-  else
-    share = x >= from && x < from + len;
-  return share < 0 ? 0 : share > 1 ? 1 : share;
-}
-
-/* Stage s's activity over [x, x + dt) of its iteration: act_compute in
- * its compute block, act_comm in the closing all-reduce, act_idle in the
- * bubbles between; with speed tuning the slowed
- * microbatches between the first forward half and the last backward
- * half count act_compute d(phi*_s) / d(phi_s), the activity that gives
- * their power at the clock phi_s the factory keeps (training.h). */
-static double profile(const job *j, uint32_t s, double x, double dt) {
-  const train_config *c = j->c;
-  double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
-  double comm = share_in(j, x, dt, j->iter - j->comm, j->comm);
-  double a = c->act_idle + (j->act_c - c->act_idle) * busy +
-             (c->act_comm - c->act_idle) * comm;
-  if (j->ratio[s] != 1) {
-    double slow =
-        share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
-    a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
-  }
-  return a < 0 ? 0 : a;
 }
 
 int train_pause(train_pool *p, size_t i) {
@@ -660,67 +481,6 @@ int train_resume(train_pool *p, size_t i) {
     rc = draw_failure(p, i);
   notify(p, i);
   return rc;
-}
-
-double train_activity(const train_pool *p, size_t i, uint32_t stage,
-                      double dt) {
-  const job *j = &p->jobs[i];
-  if (j->state == TRAIN_CHECKPOINTING)
-    return j->c->act_checkpoint;
-  if (j->state != TRAIN_COMPUTING)
-    return 0;
-  double done = progress(j, sim_engine_now(p->e));
-  double x = (done - floor(done)) * j->iter;
-  return profile(j, stage, x, dt);
-}
-
-/* Shares of peak the tensor pipes and the memory reach when they run: the
- * roofline's eff_flops and eff_bw defaults (roofline.h gives their
- * sources), so training and serving price a GPU's work alike. */
-#define TRAIN_TENSOR_EFF 0.6
-#define TRAIN_MEM_EFF 0.8
-
-double train_config_compute_activity(const train_config *c,
-                                     const gpu_spec *g) {
-  if (!isnan(c->act_compute))
-    return c->act_compute;
-  /* Equal stages at full clock: the block is m tau, the iteration
-   * (m + p - 1) tau / (1 - c). */
-  double m = (double)c->microbatches, pp = (double)c->pp;
-  double block_share = (1 - c->comm_share) * m / (m + pp - 1);
-  double sm = fmin(1, c->mfu / (block_share * TRAIN_TENSOR_EFF));
-  gpu_load l = {sm, (1 - sm) * TRAIN_MEM_EFF, 1};
-  return gpu_load_share(g, l);
-}
-
-double train_compute_activity(const train_pool *p, size_t i) {
-  return p->jobs[i].act_c;
-}
-
-/* Stage s's power per GPU at activity a and its clock phi_s: linear in a
- * (gpu.h), so the mean of the power is the power of the mean. */
-static double stage_power(const job *j, uint32_t s, double a) {
-  return gpu_power(j->g, j->phi[s], a);
-}
-
-double train_wave_w(const train_pool *p, double period_s, double offset_s) {
-  double dev = 0;
-  sim_time now = sim_engine_now(p->e);
-  for (size_t i = 0; i < p->n; i++) {
-    const job *j = &p->jobs[i];
-    if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
-      continue;
-    double done = progress(j, now);
-    double x0 = (done - floor(done)) * j->iter;
-    double x = fmod(x0 + offset_s, j->iter);
-    double per_stage = (double)j->gpus / j->pp;
-    for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile(j, s, x, 0), mean = profile(j, s, x0, period_s);
-      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
-                          j->host_w * (a - mean));
-    }
-  }
-  return dev;
 }
 
 void train_set_host_slope(train_pool *p, size_t i, double w_per_gpu) {

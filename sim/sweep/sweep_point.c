@@ -11,10 +11,6 @@
 #include "h5read.h"
 #include "sweep_internal.h"
 
-int sweep__no_memory(sim_error *err) {
-  return sim_error_set(err, SIM_ENOMEM, "out of memory");
-}
-
 /* The whole of a small text file (malloc'd), or NULL. */
 char *sweep__read_text_file(const char *path) {
   FILE *f = fopen(path, "r");

@@ -1,6 +1,7 @@
 # lib.sh - what the end-to-end test scripts share: a scratch folder removed
-# on exit (and a background job killed, if BG_PID names one), and TAP-like
-# result lines counted for the closing "N passed, M failed".
+# on exit (and a background job killed, if BG_PID names one), TAP-like
+# result lines counted for the closing "N passed, M failed", and running
+# the command under a watchdog (run, last_run, expect).
 # Source it after setting NAME: . "$(dirname "$0")/lib.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/aifsim-${NAME:-test}.XXXXXX")
@@ -45,4 +46,32 @@ not_ok() {
 finish() {
   echo "$PASS passed, $FAIL failed"
   [ "$FAIL" -eq 0 ]
+}
+
+# run COMMAND...: the command with its stdout and stderr to $TMP/out and
+# $TMP/err and no stdin; sets RC. A watchdog kills it after RUN_LIMIT
+# seconds (the script's release-build limit, 60 unless it sets one) times
+# SLOW; RC is then 137 and counts as a crash.
+run() {
+  timeout -s KILL $((${RUN_LIMIT:-60} * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" \
+    </dev/null
+  RC=$?
+}
+
+# A short description of the last run for failure details.
+last_run() {
+  printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"
+}
+
+# expect LABEL STATUS [GREP-PATTERN]: the last run exited STATUS and, when
+# given, its stderr matches the (extended) pattern.
+expect() {
+  local label=$1 status=$2 pattern=${3:-}
+  if [ "$RC" -eq "$status" ] &&
+    { [ -z "$pattern" ] || grep -Eq -- "$pattern" "$TMP/err"; }; then
+    ok "$label"
+  else
+    not_ok "$label (expected exit $status${pattern:+, /$pattern/})" \
+      "$(last_run)"
+  fi
 }

@@ -37,19 +37,9 @@ PY=/usr/bin/python3
 NAME=cli
 . "$(dirname "$0")/lib.sh"
 
-# Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
-# A watchdog kills it after 60 s (then RC is 137 and counts as a crash).
-run() {
-  timeout -s KILL $((60 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-  RC=$?
-}
+RUN_LIMIT=60 # s, a run's hang limit (lib.sh's run)
 
 first_err_line() { head -n 1 "$TMP/err"; }
-
-# A short description of the last run for failure details.
-last_run() {
-  printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"
-}
 
 # ------------------------------------------------------------------------
 # Malformed input: exit 2, FILE:LINE:COLUMN: prefix, substring, no crash,

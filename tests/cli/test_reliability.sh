@@ -38,26 +38,7 @@ export MPLBACKEND=Agg
 NAME=reliability
 . "$(dirname "$0")/lib.sh"
 
-# Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
-run() {
-  timeout -s KILL $((120 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-  RC=$?
-}
-last_run() {
-  printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"
-}
-# expect LABEL STATUS [GREP-PATTERN]: the last run exited STATUS and, when
-# given, its stderr matches the pattern.
-expect() {
-  local label=$1 status=$2 pattern=${3:-}
-  if [ "$RC" -eq "$status" ] &&
-    { [ -z "$pattern" ] || grep -Eq -- "$pattern" "$TMP/err"; }; then
-    ok "$label"
-  else
-    not_ok "$label (expected exit $status${pattern:+, /$pattern/})" \
-      "$(last_run)"
-  fi
-}
+RUN_LIMIT=120 # s, a run's hang limit (lib.sh's run)
 # check LABEL COMMAND...: ok when the command succeeds.
 check() {
   local label=$1

@@ -56,14 +56,7 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
   export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
 fi
 
-# Runs the command with stdout/stderr to $TMP/out, $TMP/err; sets RC.
-run() {
-  timeout -s KILL $((400 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-  RC=$?
-}
-last_run() {
-  printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"
-}
+RUN_LIMIT=400 # s, a run's hang limit (lib.sh's run)
 
 # check LABEL CONDITION-COMMAND...: ok if the command succeeds.
 check() {

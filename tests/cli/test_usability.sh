@@ -20,20 +20,7 @@ S=$SRC/scenarios
 QUICK=$S/quickstart.yaml
 MIXED=$S/mixed.yaml
 
-run() {
-  timeout -s KILL $((120 * SLOW)) "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
-  RC=$?
-}
-last_run() { printf 'exit %s; stderr: %s' "$RC" "$(head -c 600 "$TMP/err")"; }
-# expect LABEL STATUS [REGEX]: the last run's exit status, and REGEX
-# (extended) in its stderr.
-expect() {
-  if [ "$RC" -eq "$2" ] && { [ -z "${3:-}" ] || grep -qE -- "$3" "$TMP/err"; }; then
-    ok "$1"
-  else
-    not_ok "$1" "wanted exit $2 and /${3:-}/" "$(last_run)"
-  fi
-}
+RUN_LIMIT=120 # s, a run's hang limit (lib.sh's run, expect)
 
 echo "# a. --quick"
 run "$AIFSIM" run "$S/moe-vs-dense.yaml" --quick -o "$TMP/quick.h5" --quiet

@@ -151,8 +151,7 @@ static void window_clipped_to_the_run(void **state) {
 
 /* The samples in the output: one row per 1/rate at the end of the
  * interval it holds, so the largest step between rows times the rate is
- * the summary's largest ramp; the window's figures as attributes; no
- * group for a window of no samples. */
+ * the summary's largest ramp; the window's figures as attributes. */
 static void samples_written(void **state) {
   (void)state;
   pq_config c = window(120);
@@ -189,9 +188,19 @@ static void samples_written(void **state) {
   assert_close(v, 30, 0, 0);
   tel_destroy(s);
   pq_fini(&w);
+}
+
+/* A window of no samples writes no group. */
+static void an_empty_window_writes_nothing(void **state) {
+  (void)state;
+  pq_config c = window(120);
+  c.start_s = 30;
   c.length_s = 0;
+  pq_window w;
+  sim_error err = {0};
+  size_t trows;
   assert_int_equal(pq_init(&w, &c, 100, NULL, &err), SIM_OK);
-  s = tel_memory_create();
+  tel_sink *s = tel_memory_create();
   assert_int_equal(pq_write(&w, s, &err), SIM_OK);
   assert_null(tel_memory_times(s, "power_quality", &trows));
   tel_destroy(s);
@@ -396,6 +405,7 @@ int main(void) {
   TEST_ADD(tests, n, square_wave_ramp_and_band);
   TEST_ADD(tests, n, window_clipped_to_the_run);
   TEST_ADD(tests, n, samples_written);
+  TEST_ADD(tests, n, an_empty_window_writes_nothing);
   TEST_ADD(tests, n, wave_inside_the_tick);
   TEST_ROWS(tests, n, windowed_ramps_of_a_step, steps);
   TEST_ADD(tests, n, short_run_has_no_long_ramps);

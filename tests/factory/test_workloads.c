@@ -362,6 +362,33 @@ static void speed_tuning_saves_a_tenth(void **state) {
   assert_true(work[1] >= 0.99 * work[0]);
 }
 
+/* The three POLCA rows: requests served, SLO attainment, the cap. */
+static void polca_rows(const factory_summary *over,
+                       const factory_summary *plain) {
+  static const char polca[] =
+      "Patel et al., POLCA, ASPLOS 2024: up to 30% more servers in the same "
+      "power, minimal performance loss";
+  double served = (double)over->requests_completed /
+                  (double)plain->requests_completed;
+  validate_row(VALIDATE_KIND_IDENTITY,
+               "the scenario's own arrival rates, 900 / 692 req/s, both "
+               "served in full",
+               VALIDATE_FACILITY, "POLCA oversubscription: requests served",
+               polca,
+               "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
+               "x baseline", 1.30, served, 1.25, INFINITY, "> 1.25x");
+  validate_row(VALIDATE_KIND_BAR, "the issue's target: within 2 points",
+               VALIDATE_FACILITY, "POLCA oversubscription: SLO attainment",
+               polca,
+               "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
+               "share", plain->slo_attainment, over->slo_attainment,
+               plain->slo_attainment - 0.02, 1, "within 2 points");
+  validate_row(VALIDATE_KIND_BAR, "the issue's target: the cap held",
+               VALIDATE_FACILITY, "POLCA oversubscription: cap violation",
+               polca, "scenarios/oversubscription.yaml, 416 GPUs, 20 min", "s",
+               0, over->cap_violation_s, 0, 0, "none");
+}
+
 /* scenarios/oversubscription.yaml: 416 GPUs under the power of 320 serve
  * 30% more requests than the 320 do, at an SLO attainment within 2
  * points, and the cap holds. The GPUs are held at their share of the
@@ -381,28 +408,7 @@ static void oversubscription_serves_more(void **state) {
                 100 * over.sum.slo_attainment, over.sum.peak_power_w / 1e3,
                 (unsigned long long)plain.sum.requests_completed,
                 100 * plain.sum.slo_attainment, plain.sum.peak_power_w / 1e3);
-  static const char polca[] =
-      "Patel et al., POLCA, ASPLOS 2024: up to 30% more servers in the same "
-      "power, minimal performance loss";
-  double served = (double)over.sum.requests_completed /
-                  (double)plain.sum.requests_completed;
-  validate_row(VALIDATE_KIND_IDENTITY,
-               "the scenario's own arrival rates, 900 / 692 req/s, both "
-               "served in full",
-               VALIDATE_FACILITY, "POLCA oversubscription: requests served",
-               polca,
-               "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
-               "x baseline", 1.30, served, 1.25, INFINITY, "> 1.25x");
-  validate_row(VALIDATE_KIND_BAR, "the issue's target: within 2 points",
-               VALIDATE_FACILITY, "POLCA oversubscription: SLO attainment",
-               polca,
-               "scenarios/oversubscription.yaml, 416 GPUs vs 320, 20 min",
-               "share", plain.sum.slo_attainment, over.sum.slo_attainment,
-               plain.sum.slo_attainment - 0.02, 1, "within 2 points");
-  validate_row(VALIDATE_KIND_BAR, "the issue's target: the cap held",
-               VALIDATE_FACILITY, "POLCA oversubscription: cap violation",
-               polca, "scenarios/oversubscription.yaml, 416 GPUs, 20 min", "s",
-               0, over.sum.cap_violation_s, 0, 0, "none");
+  polca_rows(&over.sum, &plain.sum);
   assert_true(over.sum.cap_violation_s == 0);
   assert_true(over.sum.peak_power_w <= over.sum.cap_w);
   assert_true(over.sum.requests_completed >
@@ -425,6 +431,20 @@ static double mean_over(const run *r, const char *col, double t0, double t1) {
       k++;
     }
   return k > 0 ? sum / (double)k : NAN;
+}
+
+/* The two DR rows: the time to the cut and the SLOs during the event. */
+static void dr_rows(const factory_summary *s) {
+  validate_row(VALIDATE_KIND_BAR, "the seed's target: the cut held",
+               VALIDATE_GRID, "DR cut of 25% for 3 h: time to cut",
+               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
+               "scenarios/grid-dr.yaml, 20 h, notice 1800 s", "s", 1800,
+               s->dr_time_to_cut_s, 0, 1800, "<= the notice");
+  validate_row(VALIDATE_KIND_BAR, "the seed's target: SLOs met", VALIDATE_GRID,
+               "DR cut of 25% for 3 h: SLO attainment",
+               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
+               "scenarios/grid-dr.yaml, during the event", "share", 0.99,
+               s->dr_slo_attainment, 0.99, 1, ">= 99%");
 }
 
 /* scenarios/grid-dr.yaml: a 25% cut for 3 h is met from the event's first
@@ -457,16 +477,7 @@ static void a_dr_cut_is_met_and_training_pays(void **state) {
                 s->dr_time_to_cut_s, s->dr_over_j, train_before / 1e3,
                 train_during / 1e3, inf_before / 1e3, inf_during / 1e3,
                 100 * s->dr_slo_attainment);
-  validate_row(VALIDATE_KIND_BAR, "the seed's target: the cut held",
-               VALIDATE_GRID, "DR cut of 25% for 3 h: time to cut",
-               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
-               "scenarios/grid-dr.yaml, 20 h, notice 1800 s", "s", 1800,
-               s->dr_time_to_cut_s, 0, 1800, "<= the notice");
-  validate_row(VALIDATE_KIND_BAR, "the seed's target: SLOs met", VALIDATE_GRID,
-               "DR cut of 25% for 3 h: SLO attainment",
-               "the project's brief: a DR cut of 25% for 3 h held, SLOs met",
-               "scenarios/grid-dr.yaml, during the event", "share", 0.99,
-               s->dr_slo_attainment, 0.99, 1, ">= 99%");
+  dr_rows(s);
   assert_int_equal(s->dr_events, 1);
   assert_true(s->dr_s == 3 * 3600.0);
   assert_true(s->dr_time_to_cut_s <= 1800 && s->dr_over_j == 0);
@@ -724,6 +735,31 @@ static double rack_at(const run *r, const char *col, size_t i, size_t rack) {
   return v[i * width + rack];
 }
 
+/* At every sample of two_racks: nvl-1 dark with its job through the
+ * first trip, nvl-0 through the second, the other rack drawing; the
+ * fault flag exactly then; the job computing again once its rack is back
+ * and its checkpoint reloaded. */
+static void trips_hold_at_every_sample(const run *r) {
+  size_t n;
+  const double *t = tel_memory_times(r->sink, "facility", &n);
+  const double *train = facility(r, "training_power_w", &n);
+  const double *active = facility(r, "faults_active", &n);
+  for (size_t i = 0; i < n; i++) {
+    bool trip1 = t[i] > 600 && t[i] <= 1800,
+         trip0 = t[i] > 2400 && t[i] <= 2700;
+    double p1 = rack_at(r, "power_w", i, 1), p0 = rack_at(r, "power_w", i, 0);
+    if (trip1 && !(p1 == 0 && train[i] == 0 && p0 > 0))
+      fail_msg("at %.0f s nvl-1 draws %g W, the job %g W", t[i], p1, train[i]);
+    if (trip0 && !(p0 == 0 && p1 > 0))
+      fail_msg("at %.0f s nvl-0 draws %g W", t[i], p0);
+    assert_true(active[i] == (trip1 || trip0));
+    /* The restart ran out while the rack was dark: back, the job reloads
+     * its checkpoint for its 2 min restart, then computes. */
+    if (t[i] > 1800 + 120 + 60 && t[i] <= 2400)
+      assert_true(train[i] > 0 && rack_at(r, "activity", i, 1) > 0.3);
+  }
+}
+
 /* A PDU trip takes a rack's power to 0 W while it lasts; the job on it is
  * interrupted as by a GPU failure (a failure, GPU-hours lost, all of them
  * to the fault), held through the rest of the trip and resumed after;
@@ -734,24 +770,7 @@ static void a_pdu_trip_darkens_racks_and_interrupts_jobs(void **state) {
   run r;
   run_scenario(&r, two_racks, NULL, 0);
   const factory_summary *s = &r.sum;
-  size_t n;
-  const double *t = tel_memory_times(r.sink, "facility", &n);
-  const double *train = facility(&r, "training_power_w", &n);
-  const double *active = facility(&r, "faults_active", &n);
-  for (size_t i = 0; i < n; i++) {
-    bool trip1 = t[i] > 600 && t[i] <= 1800,
-         trip0 = t[i] > 2400 && t[i] <= 2700;
-    double p1 = rack_at(&r, "power_w", i, 1), p0 = rack_at(&r, "power_w", i, 0);
-    if (trip1 && !(p1 == 0 && train[i] == 0 && p0 > 0))
-      fail_msg("at %.0f s nvl-1 draws %g W, the job %g W", t[i], p1, train[i]);
-    if (trip0 && !(p0 == 0 && p1 > 0))
-      fail_msg("at %.0f s nvl-0 draws %g W", t[i], p0);
-    assert_true(active[i] == (trip1 || trip0));
-    /* The restart ran out while the rack was dark: back, the job reloads
-     * its checkpoint for its 2 min restart, then computes. */
-    if (t[i] > 1800 + 120 + 60 && t[i] <= 2400)
-      assert_true(train[i] > 0 && rack_at(&r, "activity", i, 1) > 0.3);
-  }
+  trips_hold_at_every_sample(&r);
   print_message("PDU trip: %llu failures, %.2f GPU-h lost (%.2f to faults), "
                 "%llu requests dropped of %llu\n",
                 (unsigned long long)s->job_failures, s->lost_gpu_hours,

@@ -385,21 +385,86 @@ static size_t read_zeus(const char *network, const char *batch, zeus_point *pts,
  * the board's floor. TDP 250 W and 1380 MHz boost: NVIDIA V100 PCIe. */
 #define V100_IDLE 35.0
 
+/* A catalog whose V100 carries the measured curve of the Zeus runs ref
+ * (nr of them, the uncapped one last), into yaml. */
+static void zeus_curve_yaml(const zeus_point *ref, size_t nr, char *yaml,
+                            size_t size) {
+  int len = snprintf(yaml, size, "%s    power_curve:\n", SPEC_HEAD);
+  const zeus_point *top = &ref[nr - 1];
+  for (size_t i = 0; i < nr; i++) {
+    double phi = top->time / ref[i].time;
+    double d = (ref[i].power - V100_IDLE) / (top->power - V100_IDLE);
+    len += snprintf(yaml + len, size - (size_t)len,
+                    "      - {clock: %.17g MHz, power: %.17g}\n",
+                    i + 1 == nr ? 1380 : phi * 1380, i + 1 == nr ? 1 : d);
+  }
+}
+
+/* One held-out workload's n runs (the uncapped one last) against the
+ * curve (v100) and the power law (law): the cap each misses most at
+ * (limit, measured slowdown, model's), and the worst errors so far. */
+static void zeus_worst(const gpu_spec *v100, const gpu_spec *law,
+                       const zeus_point *other, size_t n, zeus_point *at_table,
+                       zeus_point *at_law, double *worst_table,
+                       double *worst_law) {
+  const zeus_point *t = &other[n - 1];
+  double a = (t->power - V100_IDLE) / (v100->tdp_w - V100_IDLE);
+  for (size_t i = 0; i + 1 < n; i++) {
+    double measured = other[i].time / t->time;
+    double table = 1 / gpu_clock_under_cap(v100, other[i].limit, a);
+    double power_law = 1 / gpu_clock_under_cap(law, other[i].limit, a);
+    if (i == 0 ||
+        fabs(table / measured - 1) > fabs(at_table->power / at_table->time - 1))
+      *at_table = (zeus_point){other[i].limit, measured, table};
+    if (i == 0 ||
+        fabs(power_law / measured - 1) > fabs(at_law->power / at_law->time - 1))
+      *at_law = (zeus_point){other[i].limit, measured, power_law};
+    *worst_table = fmax(*worst_table, fabs(table / measured - 1));
+    *worst_law = fmax(*worst_law, fabs(power_law / measured - 1));
+  }
+}
+
+/* The two validation rows of one held-out workload (name, batch). */
+static void zeus_rows(const char *const which[2], const zeus_point *at_table,
+                      const zeus_point *at_law) {
+  char figure[128], cond[192];
+  snprintf(figure, sizeof figure,
+           "Zeus V100 slowdown under a cap, %s batch %s, measured curve",
+           which[0], which[1]);
+  snprintf(cond, sizeof cond,
+           "curve from resnet50 batch 128; worst of the caps below 250 W: %g W",
+           at_table->limit);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "the curve is resnet50 batch 128's; this workload is held "
+               "out",
+               VALIDATE_TRAINING, figure,
+               "You et al., Zeus, NSDI 2023 (data/gpu_power/"
+               "summary_power_v100.csv)",
+               cond, "x epoch time", at_table->time, at_table->power,
+               0.9 * at_table->time, 1.1 * at_table->time,
+               "+-10% at every cap");
+  snprintf(figure, sizeof figure,
+           "Zeus V100 slowdown under a cap, %s batch %s, power law", which[0],
+           which[1]);
+  snprintf(cond, sizeof cond,
+           "d(phi) = phi^2.5; worst of the caps below 250 W: %g W",
+           at_law->limit);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "gamma 2.5 from P ~ f V^2, fitted to no Zeus run",
+               VALIDATE_TRAINING, figure,
+               "You et al., Zeus, NSDI 2023 (data/gpu_power/"
+               "summary_power_v100.csv)",
+               cond, "x epoch time", at_law->time, at_law->power,
+               0.7 * at_law->time, 1.3 * at_law->time, "+-30% at every cap");
+}
+
 static void zeus_curve_predicts_other_workloads(void **state) {
   (void)state;
   zeus_point ref[16], other[16];
   size_t nr = read_zeus("resnet50", "128", ref, 16);
   assert_int_equal(nr, 7);
   char yaml[8192];
-  int len = snprintf(yaml, sizeof yaml, "%s    power_curve:\n", SPEC_HEAD);
-  const zeus_point *top = &ref[nr - 1];
-  for (size_t i = 0; i < nr; i++) {
-    double phi = top->time / ref[i].time;
-    double d = (ref[i].power - V100_IDLE) / (top->power - V100_IDLE);
-    len += snprintf(yaml + len, sizeof yaml - (size_t)len,
-                    "      - {clock: %.17g MHz, power: %.17g}\n",
-                    i + 1 == nr ? 1380 : phi * 1380, i + 1 == nr ? 1 : d);
-  }
+  zeus_curve_yaml(ref, nr, yaml, sizeof yaml);
   gpu_catalog cat;
   sim_error err = {0};
   if (parse_catalog(yaml, &cat, &err) != SIM_OK)
@@ -412,52 +477,10 @@ static void zeus_curve_predicts_other_workloads(void **state) {
   double worst_table = 0, worst_law = 0;
   for (size_t w = 0; w < 3; w++) {
     size_t n = read_zeus(others[w][0], others[w][1], other, 16);
-    const zeus_point *t = &other[n - 1];
-    double a = (t->power - V100_IDLE) / (v100->tdp_w - V100_IDLE);
     zeus_point at_table = {0}, at_law = {0}; /* limit, measured, model */
-    for (size_t i = 0; i + 1 < n; i++) {
-      double measured = other[i].time / t->time;
-      double table = 1 / gpu_clock_under_cap(v100, other[i].limit, a);
-      double power_law = 1 / gpu_clock_under_cap(&law, other[i].limit, a);
-      if (i == 0 ||
-          fabs(table / measured - 1) > fabs(at_table.power / at_table.time - 1))
-        at_table = (zeus_point){other[i].limit, measured, table};
-      if (i == 0 ||
-          fabs(power_law / measured - 1) > fabs(at_law.power / at_law.time - 1))
-        at_law = (zeus_point){other[i].limit, measured, power_law};
-      worst_table = fmax(worst_table, fabs(table / measured - 1));
-      worst_law = fmax(worst_law, fabs(power_law / measured - 1));
-    }
-    char figure[128], cond[192];
-    snprintf(figure, sizeof figure,
-             "Zeus V100 slowdown under a cap, %s batch %s, measured curve",
-             others[w][0], others[w][1]);
-    snprintf(
-        cond, sizeof cond,
-        "curve from resnet50 batch 128; worst of the caps below 250 W: %g W",
-        at_table.limit);
-    validate_row(VALIDATE_KIND_VALIDATION,
-                 "the curve is resnet50 batch 128's; this workload is held "
-                 "out",
-                 VALIDATE_TRAINING, figure,
-                 "You et al., Zeus, NSDI 2023 (data/gpu_power/"
-                 "summary_power_v100.csv)",
-                 cond, "x epoch time", at_table.time, at_table.power,
-                 0.9 * at_table.time, 1.1 * at_table.time,
-                 "+-10% at every cap");
-    snprintf(figure, sizeof figure,
-             "Zeus V100 slowdown under a cap, %s batch %s, power law",
-             others[w][0], others[w][1]);
-    snprintf(cond, sizeof cond,
-             "d(phi) = phi^2.5; worst of the caps below 250 W: %g W",
-             at_law.limit);
-    validate_row(VALIDATE_KIND_VALIDATION,
-                 "gamma 2.5 from P ~ f V^2, fitted to no Zeus run",
-                 VALIDATE_TRAINING, figure,
-                 "You et al., Zeus, NSDI 2023 (data/gpu_power/"
-                 "summary_power_v100.csv)",
-                 cond, "x epoch time", at_law.time, at_law.power,
-                 0.7 * at_law.time, 1.3 * at_law.time, "+-30% at every cap");
+    zeus_worst(v100, &law, other, n, &at_table, &at_law, &worst_table,
+               &worst_law);
+    zeus_rows(others[w], &at_table, &at_law);
   }
   print_message("Zeus V100 slowdown under caps, worst error: measured curve "
                 "%.1f%%, power law gamma 2.5 %.1f%%\n",

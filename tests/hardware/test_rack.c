@@ -448,7 +448,12 @@ static void the_gpu_power_limit_bounds_the_caps(void **state) {
   for (uint32_t i = 0; i < f->n; i++)
     assert_close(f->power_w[i], 450, 1e-12, 0);
   rack_fleet_destroy(f);
-  /* Without a system: the lower of the limit and the rack's share. */
+}
+
+/* Without a system, a group's ceiling is the lower of the per-GPU limit
+ * and the GPUs' share of the rack limit. */
+static void without_a_system_the_lower_limit_holds(void **state) {
+  (void)state;
   rack_group_spec h = {"hgx",
                        gpu_catalog_find(&catalog, "H100-SXM"),
                        1,
@@ -516,6 +521,7 @@ int main(void) {
   TEST_ADD(tests, n, a_rack_of_servers);
   TEST_ADD(tests, n, the_limit_bounds_the_inlet);
   TEST_ADD(tests, n, the_gpu_power_limit_bounds_the_caps);
+  TEST_ADD(tests, n, without_a_system_the_lower_limit_holds);
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);

@@ -79,18 +79,39 @@ static int run_periods(sim_engine *e, inf_service *svc, const serve_spec *s,
   return SIM_OK;
 }
 
-int serve_run(const serve_spec *s, serve_result *out, sim_error *err) {
-  memset(out, 0, sizeof *out);
-  if (s->replicas < 1 || s->replicas > 64)
-    return sim_error_set(err, SIM_EINVAL, "1 to 64 replicas");
-  double rate = 2 * capacity(s);
-  /* The batch fills at rate / 2 net of departures, then one request's
-   * life more; the window is two lives, at least 60 s. */
+/* The warm-up and the measured window: the batch fills at rate / 2 net
+ * of departures, then one request's life more; the window is two lives,
+ * at least 60 s. */
+static span window_of(const serve_spec *s, double rate) {
   double life = s->output * rl_decode_step_s(s->replica, s->max_batch,
                                              s->prompt + s->output / 2, 1);
   double fill = s->replicas * s->max_batch / (rate / 2);
   span w = {.t0 = PERIOD_S * ceil((fill + 1.5 * life) / PERIOD_S)};
   w.t1 = w.t0 + PERIOD_S * ceil(fmax(60, 2 * life) / PERIOD_S);
+  return w;
+}
+
+/* What the window measured. */
+static serve_result result_of(inf_service *svc, const serve_spec *s,
+                              const span *w) {
+  double row[INF_NCOLS], span_s = w->t1 - w->t0;
+  inf_sample(svc, span_s, row);
+  double tokens = inf_totals_of(svc).tokens_generated - w->tokens0;
+  return (serve_result){
+      .tokens_per_s = tokens / span_s,
+      .batch = row[INF_BATCH],
+      .power_w = w->energy_j / (span_s * s->replica->tp * s->replicas),
+      .tokens_per_j = tokens / w->energy_j,
+      .phi = w->phi_s / span_s,
+      .window_s = span_s};
+}
+
+int serve_run(const serve_spec *s, serve_result *out, sim_error *err) {
+  memset(out, 0, sizeof *out);
+  if (s->replicas < 1 || s->replicas > 64)
+    return sim_error_set(err, SIM_EINVAL, "1 to 64 replicas");
+  double rate = 2 * capacity(s);
+  span w = window_of(s, rate);
   inf_config c;
   int rc = bind_service(s, rate, &c, err);
   if (rc != SIM_OK)
@@ -107,18 +128,8 @@ int serve_run(const serve_spec *s, serve_result *out, sim_error *err) {
     rc = err->code != SIM_OK ? err->code : SIM_ENOMEM;
   else
     rc = run_periods(e, svc, s, &w, err);
-  if (rc == SIM_OK) {
-    double row[INF_NCOLS], span_s = w.t1 - w.t0;
-    inf_sample(svc, span_s, row);
-    double tokens = inf_totals_of(svc).tokens_generated - w.tokens0;
-    *out = (serve_result){.tokens_per_s = tokens / span_s,
-                          .batch = row[INF_BATCH],
-                          .power_w = w.energy_j /
-                                     (span_s * s->replica->tp * s->replicas),
-                          .tokens_per_j = tokens / w.energy_j,
-                          .phi = w.phi_s / span_s,
-                          .window_s = span_s};
-  }
+  if (rc == SIM_OK)
+    *out = result_of(svc, s, &w);
   inf_destroy(svc);
   sim_engine_destroy(e);
   scn_release(&inf_schema, &c);

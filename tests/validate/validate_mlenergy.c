@@ -20,6 +20,7 @@
 
 #include "mlenergy_runs.h"
 #include "validate_row.h"
+#include "validate_set.h"
 
 static const char *const header =
     "model_id,catalog_model,task,gpu,class,set,gpus,tp,ep,dp,max_num_seqs,"
@@ -148,40 +149,6 @@ static void print_summaries(const mlr_run *runs, size_t n) {
              runs[i].gpus, runs[i].refused);
 }
 
-/* --set KEY=VALUE: the vllm engine's figures and the power model. */
-static int apply_set(const char *kv, llm_engine *e, gpu_power_model *pm) {
-  char key[64];
-  double v;
-  if (sscanf(kv, "%63[^=]=%lf", key, &v) != 2)
-    return -1;
-  struct {
-    const char *key;
-    double *at;
-  } keys[] = {{"eff_bw", &e->eff_bw},
-              {"eff_flops", &e->eff_flops},
-              {"act_fixed", &e->act_fixed},
-              {"seq_overhead", &e->seq_overhead_s},
-              {"moe_layer_overhead", &e->moe_layer_overhead_s},
-              {"step_overhead", &e->step_overhead_s},
-              {"busy_share", &pm->busy_share},
-              {"pj_per_byte", &pm->pj_per_byte}};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    if (strcmp(keys[i].key, key) == 0) {
-      *keys[i].at = v;
-      return 0;
-    }
-  return -1;
-}
-
-/* Every type's busy floor and memory power from the model pm. */
-static void apply_power_model(gpu_catalog *gpus, const gpu_power_model *pm) {
-  for (size_t i = 0; i < gpus->n; i++) {
-    gpu_spec *g = &gpus->gpus[i];
-    g->busy_w = pm->busy_share * (g->tdp_w - g->idle_w);
-    g->mem_w = pm->pj_per_byte * 1e-12 * g->bandwidth_bps;
-  }
-}
-
 typedef struct options {
   bool steady;
   const char *in, *out;
@@ -196,7 +163,7 @@ static int parse_args(int argc, char **argv, options *o) {
     if (strcmp(argv[i], "--steady") == 0)
       o->steady = true;
     else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-      if (apply_set(argv[++i], &o->eng, &o->pm) != 0)
+      if (vset_apply(argv[++i], &o->eng, &o->pm) != 0)
         return -1;
       o->set_power |= strstr(argv[i], "busy_share") == argv[i] ||
                       strstr(argv[i], "pj_per_byte") == argv[i];
@@ -216,7 +183,7 @@ static int run(options *o, llm_catalog *llms, gpu_catalog *gpus,
   mlr_run *runs = NULL;
   size_t n = 0;
   if (o->set_power)
-    apply_power_model(gpus, &o->pm);
+    vset_power_model(gpus, &o->pm);
   int rc = mlr_runs_load(o->in, llms, gpus, &o->eng, o->steady ? 0 : MLR_SERVE,
                          &runs, &n, err);
   if (rc == SIM_OK && write_csv(o->out, runs, n) != 0)

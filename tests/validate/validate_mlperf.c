@@ -32,6 +32,7 @@
 #include "gpu.h"
 #include "llm.h"
 #include "serve_run.h"
+#include "validate_set.h"
 
 enum {
   C_ROUND,
@@ -180,30 +181,6 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
   return rc;
 }
 
-static int apply_set(const char *kv, llm_engine *e, gpu_power_model *pm) {
-  char key[64];
-  double v;
-  if (sscanf(kv, "%63[^=]=%lf", key, &v) != 2)
-    return -1;
-  struct {
-    const char *key;
-    double *at;
-  } keys[] = {{"busy_share", &pm->busy_share},
-              {"pj_per_byte", &pm->pj_per_byte},
-              {"eff_bw", &e->eff_bw},
-              {"eff_flops", &e->eff_flops},
-              {"act_fixed", &e->act_fixed},
-              {"seq_overhead", &e->seq_overhead_s},
-              {"moe_layer_overhead", &e->moe_layer_overhead_s},
-              {"step_overhead", &e->step_overhead_s}};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    if (strcmp(keys[i].key, key) == 0) {
-      *keys[i].at = v;
-      return 0;
-    }
-  return -1;
-}
-
 int main(int argc, char **argv) {
   llm_catalog llms = {0};
   gpu_catalog gpus = {0};
@@ -221,7 +198,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 1; rc == SIM_OK && i < argc; i++) {
     if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-      if (apply_set(argv[++i], &eng, &pm) != 0)
+      if (vset_apply(argv[++i], &eng, &pm) != 0)
         rc = sim_error_set(&err, SIM_EINVAL, "bad --set %s", argv[i]);
     } else if (npos < 2) {
       pos[npos++] = argv[i];
@@ -232,13 +209,10 @@ int main(int argc, char **argv) {
   if (rc == SIM_OK && npos != 2)
     rc = sim_error_set(&err, SIM_EINVAL,
                        "usage: validate_mlperf [--set K=V] RUNS.csv OUT.csv");
-  for (size_t i = 0; rc == SIM_OK && i < gpus.n; i++) {
-    gpu_spec *g = &gpus.gpus[i];
-    g->busy_w = pm.busy_share * (g->tdp_w - g->idle_w);
-    g->mem_w = pm.pj_per_byte * 1e-12 * g->bandwidth_bps;
-  }
-  if (rc == SIM_OK)
+  if (rc == SIM_OK) {
+    vset_power_model(&gpus, &pm);
     rc = run(pos[0], pos[1], &llms, &gpus, &eng, &err);
+  }
   if (rc != SIM_OK)
     fprintf(stderr, "validate_mlperf: %s\n", err.msg);
   llm_catalog_fini(&llms);

@@ -260,6 +260,17 @@ static void seventy_b_fp16_needs_more_than_one_h100(void **state) {
                                    llm_catalog_precision(&cats.llm, "fp8"),
                                    test_engine(), 1, &err),
                    SIM_OK);
+}
+
+/* What a replica refuses: a precision without tensor cores, tp 0, no
+ * serving engine; and the engine's step costs become the replica's. */
+static void a_replica_needs_an_engine_and_tensor_cores(void **state) {
+  (void)state;
+  const gpu_spec *g = gpu_catalog_find(&cats.gpu, "H100-SXM");
+  const llm_model *m = llm_catalog_find(&cats.llm, "Llama-3.1-70B");
+  const llm_precision *p = llm_catalog_precision(&cats.llm, "fp16");
+  rl_replica r;
+  sim_error err = {0};
   /* Precision without tensor cores, tp 0. */
   assert_int_equal(rl_replica_init(&r, g, m,
                                    llm_catalog_precision(&cats.llm, "fp4"),
@@ -329,6 +340,33 @@ static const sanity_row sanity[] = {
     {"7B fp16 L4 b2", "L4", "Llama-2-7B", "fp16", 1, 2, 256},
 };
 
+/* A decode step of batch b adds up: per kernel class, the GEMMs against
+ * the weights, attention against the KV cache, then the all-reduces and
+ * the fixed costs; its load has the SMs busy for the compute time and the
+ * fixed costs' share, the HBM carrying the step's bytes, busy throughout. */
+static void step_adds_up(const rl_replica *r, double b, const rl_step *s) {
+  assert_close(s->t_mem, s->t_weights + s->t_kv, 1e-12, 0);
+  assert_close(s->t_comp, s->t_gemm + s->t_attn, 1e-12, 0);
+  assert_close(s->t,
+               fmax(s->t_weights, s->t_gemm) + fmax(s->t_kv, s->t_attn) +
+                   s->t_tp + s->t_fixed,
+               1e-12, 0);
+  assert_close(s->t_fixed,
+               b * r->cfg.seq_overhead_s +
+                   (double)r->model->moe_layers * r->cfg.moe_layer_overhead_s +
+                   r->cfg.step_overhead_s,
+               1e-12, 0);
+  assert_true(s->load.sm > 0 && s->load.sm <= 1);
+  assert_close(s->load.sm,
+               fmin(1, (s->t_comp + r->cfg.act_fixed * s->t_fixed) / s->t),
+               1e-12, 0);
+  assert_close(s->load.mem,
+               fmin(1, s->bytes / (r->tp * r->gpu->bandwidth_bps * s->t)),
+               1e-12, 0);
+  assert_true(s->load.mem <= r->cfg.eff_bw + 1e-12);
+  assert_close(s->load.busy, 1, 0, 0);
+}
+
 static void sanity_case(void **state) {
   const sanity_row *row = *state;
   rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
@@ -339,30 +377,7 @@ static void sanity_case(void **state) {
   double floor_s = llm_active_weight_bytes(r.model, r.weights) /
                    (r.tp * r.gpu->bandwidth_bps);
   assert_true(s.t > floor_s);
-  /* Per kernel class: the GEMMs against the weights, attention against
-   * the KV cache, then the all-reduces and the fixed costs. */
-  assert_close(s.t_mem, s.t_weights + s.t_kv, 1e-12, 0);
-  assert_close(s.t_comp, s.t_gemm + s.t_attn, 1e-12, 0);
-  assert_close(s.t,
-               fmax(s.t_weights, s.t_gemm) + fmax(s.t_kv, s.t_attn) + s.t_tp +
-                   s.t_fixed,
-               1e-12, 0);
-  assert_close(s.t_fixed,
-               b * r.cfg.seq_overhead_s +
-                   (double)r.model->moe_layers * r.cfg.moe_layer_overhead_s +
-                   r.cfg.step_overhead_s,
-               1e-12, 0);
-  /* The load: the SMs busy for the compute time and the fixed costs'
-   * share, the HBM carrying the step's bytes, busy throughout. */
-  assert_true(s.load.sm > 0 && s.load.sm <= 1);
-  assert_close(s.load.sm,
-               fmin(1, (s.t_comp + r.cfg.act_fixed * s.t_fixed) / s.t), 1e-12,
-               0);
-  assert_close(s.load.mem,
-               fmin(1, s.bytes / (r.tp * r.gpu->bandwidth_bps * s.t)), 1e-12,
-               0);
-  assert_true(s.load.mem <= r.cfg.eff_bw + 1e-12);
-  assert_close(s.load.busy, 1, 0, 0);
+  step_adds_up(&r, b, &s);
   /* Longer contexts and larger batches take longer, per step; larger
    * batches give more tokens per second and per joule. */
   assert_true(rl_decode_step_s(&r, b, 2 * c, 1) > s.t);
@@ -481,6 +496,7 @@ int main(void) {
   TEST_ADD(tests, n, mlenergy_tokens_per_joule_rises);
   TEST_ADD(tests, n, nvfp4_doubles_tokens_per_joule_on_b200);
   TEST_ADD(tests, n, seventy_b_fp16_needs_more_than_one_h100);
+  TEST_ADD(tests, n, a_replica_needs_an_engine_and_tensor_cores);
   TEST_ADD(tests, n, prefill_slows_with_phi_decode_does_not);
   TEST_ADD(tests, n, an_empty_prompt_draws_idle_power);
   TEST_ROWS(tests, n, sanity_case, sanity);

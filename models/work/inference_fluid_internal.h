@@ -1,0 +1,144 @@
+/* inference_fluid_internal.h - what the two files of the fluid
+ * granularity share: the state of a fluid service and the figures of one
+ * span. inference_fluid.c brings a service up to now span by span and
+ * books what each replica did; inference_fluid_solve.c solves one
+ * replica over one span in closed form (the method is described at the
+ * top of inference_fluid.c). */
+#ifndef AIFSIM_INFERENCE_FLUID_INTERNAL_H
+#define AIFSIM_INFERENCE_FLUID_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inference_internal.h"
+
+enum {
+  NODES = 12, /* prompt-length nodes */
+  WAITS = 4,  /* nodes of an exponential wait */
+  MEMO = 8,   /* distinct replica states solved per span */
+  PARTS = 2,  /* a span's saturated and stationary stretches */
+  MAX_POINTS = PARTS * NODES * (1 + WAITS)
+};
+
+/* A length distribution: its moments and the lognormal fitted to them. */
+typedef struct lengths {
+  double mean, sq, mu, sigma;
+} lengths;
+
+/* What one span brings each up replica. */
+typedef struct span_load {
+  double dt;
+  double rate;  /* requests/s offered to each up replica */
+  double p_one; /* share with a one-token output: no decode */
+  lengths prompt;
+  double node_n[NODES]; /* prompt lengths at the nodes */
+  double work;          /* decode tokens per request: E[output] - 1 */
+  double work_cv2;      /* their squared coefficient of variation */
+  double ctx;           /* mean context of a decoding request */
+  double held;          /* mean output a batch member holds at its end */
+  uint32_t nup;
+} span_load;
+
+/* One replica's prefill at one clock. */
+typedef struct prefill {
+  double s0, s1, s2;  /* S(n) = s0 + s1 n + s2 n^2 */
+  double mean, sq;    /* E[S], E[S^2] */
+  gpu_load load;      /* time-weighted: E[S L(n)] / E[S] */
+  double node[NODES]; /* S at the prompt nodes */
+} prefill;
+
+/* A decode step at one batch size, priced once per clock and context. */
+typedef struct step_row {
+  double t, comp; /* s; share a faster clock speeds up */
+  gpu_load act;   /* the step's load (roofline.h) */
+} step_row;
+
+/* A stretch of a span in one regime, per replica: its time means and
+ * the latency of the requests it serves. TTFT = shift + wait + S with
+ * wait 0 or (with p_wait) exponential of mean wait_mean. */
+typedef struct part {
+  gpu_load load;
+  double compute, batch, waiting;
+  double ttft_mean, tpot_mean; /* tpot_mean: of decoding requests */
+  double p_slo;                /* share of the served within both SLOs */
+  double lost, shed;           /* shares timed out, rejected (queue full) */
+  double shift, p_wait, wait_mean;
+  double tpot_v[NODES], tpot_w[NODES]; /* TPOT points, weights sum to 1 */
+  size_t ntpot;
+} part;
+
+/* One replica over one span. */
+typedef struct outcome {
+  gpu_load load; /* time means */
+  double compute, batch;
+  double waiting, in_batch, backlog; /* at the end */
+  double served, timed_out, shed;    /* requests */
+  double slo_met, ttft_sum, tpot_sum, tokens, prompt_tokens;
+  size_t nttft, ntpot;
+  double ttft_v[MAX_POINTS], ttft_w[MAX_POINTS];
+  double tpot_v[PARTS * NODES], tpot_w[PARTS * NODES];
+} outcome;
+
+typedef struct memo {
+  double phi, backlog;
+  uint32_t hits;
+  outcome out;
+} memo;
+
+/* A histogram of weighted values, on the request model's bins. */
+typedef struct wt_hist {
+  double bin[HIST_BINS];
+  double under, n, min, max;
+} wt_hist;
+
+typedef struct frep {
+  double phi;
+  bool down;
+  double backlog;           /* the fluid queue, requests */
+  double waiting, in_batch; /* at the last span's end */
+  gpu_load act_int, last_act;
+  double comp_int, act_since, comp_mean;
+} frep;
+
+/* What the current sampling interval has seen. */
+typedef struct fl_interval {
+  double arrivals, served, missed, slo_met, tokens, batch_s;
+} fl_interval;
+
+struct inf_fluid {
+  frep *rep;
+  double clock_s;
+  lengths prompt, output; /* the last span's, kept through empty ones */
+  /* The prompt nodes and a prefill priced for them, kept while the
+   * lengths and the clock stay (every span, for the synthetic kinds). */
+  lengths node_for, pre_for;
+  double node_n[NODES];
+  double pre_phi;
+  prefill pre;
+  /* Decode steps priced at (tab_phi, tab_ctx), by batch size; t NaN:
+   * not yet. */
+  step_row *tab;
+  size_t tab_n, tab_cap;
+  double tab_phi, tab_ctx;
+  double *tok_b; /* scratch: token weight by batch size */
+  size_t tok_cap;
+  memo memo[MEMO];
+  uint32_t nmemo;
+  outcome spare; /* a solve that did not fit the memo */
+  /* The run's flows, in requests (fractions: expectations). */
+  double arrived, rejected, timed_out, dropped, served, slo_met;
+  double tokens, prompt_tokens, ttft_sum, tpot_sum;
+  fl_interval iv;
+  wt_hist ttft_iv, tpot_iv, ttft_run, tpot_run;
+};
+
+/* inference_fluid_solve.c: the prompt lengths at the nodes of the
+ * prompt distribution (the middles of its probability bins), and replica
+ * state (phi, q0) over the span l into *o: SIM_OK or SIM_ENOMEM (the
+ * step table could not grow). */
+void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]);
+int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
+                     outcome *o);
+
+#endif

@@ -1,0 +1,639 @@
+/* inference_request.c - inference services at request level
+ * (docs/MODELS.md), the request granularity's operations
+ * (inf__request_ops, inference_internal.h): routing,
+ * continuous batching with a prefill phase, processor-sharing decode in
+ * virtual time, the KV-cache limit, activity, TTFT/TPOT statistics. The
+ * model is specified in inference.h; the step times come from roofline.h.
+ * inference.c builds a service and hands each public operation to this
+ * file or to inference_fluid.c; the request pool and the heaps are in
+ * inference_heap.c, the latency statistics in inference_stats.c.
+ *
+ * Data structures and their invariants:
+ * - Requests live in one pool (an array grown by doubling, free slots
+ *   chained through `next`); everything else names them by index, since
+ *   growing the pool moves it. Nothing is allocated per request once the
+ *   pool, the heaps and the sample buffers have grown to the load.
+ * - A replica holds three sets: the FIFO of waiting requests, the joiners
+ *   being prefilled (a list) and the decoding batch (a min-heap on finish
+ *   tags). in_batch = joiners + decoding, and kv_used = the sum of their
+ *   prompt + kv_reserve x output tokens <= kv_cap (roofline.h).
+ * - A replica's state is exact at clock_s, a double: between changes it
+ *   evolves linearly (V grows at 1 / t_step while decoding, the prefill's
+ *   share left shrinks at 1 / pre_s while prefilling), and next_s is the
+ *   time of the next change (the smallest tag reached, or the prefill's
+ *   end; +inf when idle). Changes are processed at their exact times,
+ *   whatever event brings the replica up to date, so the rounding of event
+ *   times to nanoseconds never reaches TTFT or TPOT.
+ * - One engine event per replica is pending, at ceil(next_s). A replica
+ *   that could take a new arrival at once gets a scheduling pass when the
+ *   last arrival of that instant has been queued (pass_due, listed in
+ *   due), so requests arriving together are prefilled together.
+ * - The routing heap orders replicas by load (waiting + in_batch), then by
+ *   index; it is fixed whenever a load changes.
+ * - Conservation: arrived = completed + rejected + timed_out + dropped +
+ *   waiting + in_batch.
+ * - Each replica's FIFO is in arrival order, so the requests whose
+ *   clients have given up (older than timeout) are at its head: they are
+ *   taken off lazily (expire), never by an event of their own.
+ * - A down replica (inf_set_down) holds nothing, is idle and sorts after
+ *   every up replica in the routing heap, so an arrival goes to it only
+ *   when all are down, and is then dropped. */
+#include "inference_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ */
+/* Helpers (the state itself is in inference_internal.h)               */
+/* ------------------------------------------------------------------ */
+
+static double now_s(const inf_service *s) {
+  return sim_time_to_s(sim_engine_now(s->e));
+}
+
+/* The KV cache request q holds while in the batch: its prompt and the
+ * engine's share of its output (rl_config.kv_reserve). */
+static double need_tokens(const inf_service *s, const request *q) {
+  return q->prompt + s->proto.cfg.kv_reserve * q->output;
+}
+
+/* Records the first failure; the next handler stops the run with it. */
+static void fail(inf_service *s, int rc) {
+  if (s->rc == SIM_OK)
+    s->rc = rc;
+}
+
+static uint32_t replica_index(const inf_service *s, const replica *r) {
+  return (uint32_t)(r - s->rep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+
+static void record(inf_service *s, double ttft, double tpot) {
+  bool met = ttft <= s->c->ttft_slo_s && tpot <= s->c->tpot_slo_s;
+  s->tot.completed++;
+  s->tot.slo_met += met;
+  s->tot.ttft_sum_s += ttft;
+  s->tot.tpot_sum_s += tpot;
+  s->iv.completed++;
+  s->iv.slo_met += met;
+  inf__hist_add(&s->ttft_h, ttft);
+  inf__hist_add(&s->tpot_h, tpot);
+  if (inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK)
+    fail(s, SIM_ENOMEM);
+}
+
+static void count_rejected(inf_service *s) {
+  s->tot.rejected++;
+  s->iv.rejected++;
+}
+
+static void count_timed_out(inf_service *s) {
+  s->tot.timed_out++;
+  s->iv.timed_out++;
+}
+
+static void add_tokens(inf_service *s, double n) {
+  s->tot.tokens_generated += n;
+  s->iv.tokens += n;
+}
+
+/* ------------------------------------------------------------------ */
+/* A replica's work: pricing, the changes, catching up with time        */
+/* ------------------------------------------------------------------ */
+
+/* The joiners' prefill at the replica's clock: its length and its
+ * time-weighted load. */
+static void price_prefill(inf_service *s, replica *r) {
+  double t = 0;
+  gpu_load busy = {0, 0, 0};
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++) {
+    double prompt = s->pool[i].prompt;
+    double ti = rl_prefill_s(&s->proto, prompt, r->phi);
+    t += ti;
+    busy = gpu_load_axpy(busy, ti, rl_prefill_load(&s->proto, prompt));
+  }
+  r->pre_s = t;
+  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
+  r->compute = 1; /* prefill is compute-bound */
+  r->next_s = r->clock_s + r->pre_left * t;
+}
+
+/* The decode step at the batch's mean context now. */
+static void price_decode(inf_service *s, replica *r) {
+  rl_step st;
+  double b = r->nheap;
+  rl_decode_step(&s->proto, b, r->ctx_base / b + r->v, r->phi, &st);
+  r->t_step = st.t;
+  r->load = st.load;
+  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
+  double tag = s->pool[r->heap[0]].tag;
+  r->next_s = r->clock_s + (tag - r->v) * r->t_step;
+}
+
+static bool fits(const inf_service *s, const replica *r, const request *q) {
+  return in_batch(r) < (uint64_t)s->c->max_batch &&
+         r->kv_used + need_tokens(s, q) <= s->kv_cap;
+}
+
+/* Whether request q's client has given up waiting for its first token by
+ * time t. */
+static bool gave_up(const inf_service *s, const request *q, double t) {
+  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
+}
+
+/* Takes the waiting requests whose clients have given up by time t off
+ * r's queue: its head, since it is in arrival order. Costs one
+ * comparison when none has. */
+static void expire(inf_service *s, replica *r, double t) {
+  uint32_t n = 0;
+  while (r->waiting.n > 0 && gave_up(s, &s->pool[r->waiting.head], t)) {
+    inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
+    count_timed_out(s);
+    n++;
+  }
+  if (n > 0)
+    inf__load_changed(s, replica_index(s, r));
+}
+
+/* Moves waiting requests into the prefill, in order, while they fit
+ * (FCFS: the first that does not fit stops the others), after the
+ * expired ones have left. */
+static uint32_t admit(inf_service *s, replica *r) {
+  uint32_t n = 0;
+  expire(s, r, r->clock_s);
+  while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
+    if (inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
+      fail(s, SIM_ENOMEM);
+      break;
+    }
+    uint32_t i = inf__list_pop(s->pool, &r->waiting);
+    r->kv_used += need_tokens(s, &s->pool[i]);
+    inf__list_push(s->pool, &r->prefill, i);
+    n++;
+  }
+  return n;
+}
+
+static void start_prefill(inf_service *s, replica *r) {
+  r->phase = PREFILL;
+  r->pre_left = 1;
+  price_prefill(s, r);
+}
+
+/* After a change: prefill whoever can join, else decode, else rest. */
+static void resume(inf_service *s, replica *r) {
+  admit(s, r);
+  if (r->prefill.n > 0) {
+    start_prefill(s, r);
+  } else if (r->nheap > 0) {
+    r->phase = DECODE;
+    price_decode(s, r);
+  } else {
+    r->phase = IDLE;
+    r->compute = 0;
+    r->load = (gpu_load){0, 0, 0};
+    r->next_s = INFINITY;
+  }
+}
+
+static void complete(inf_service *s, replica *r, uint32_t i) {
+  const request *q = &s->pool[i];
+  double ttft = q->first_s - q->arrival_s;
+  double tpot = q->output > 1 ? (r->clock_s - q->first_s) / (q->output - 1) : 0;
+  r->kv_used -= need_tokens(s, q);
+  inf__pool_give(s, i);
+  record(s, ttft, tpot);
+  inf__load_changed(s, replica_index(s, r));
+}
+
+/* A joiner whose client gave up during its prefill: the prefill was done
+ * (its prompt counts) but its first token reaches no one, and its KV is
+ * freed. */
+static void abandon(inf_service *s, replica *r, uint32_t i) {
+  r->kv_used -= need_tokens(s, &s->pool[i]);
+  inf__pool_give(s, i);
+  count_timed_out(s);
+  inf__load_changed(s, replica_index(s, r));
+}
+
+/* The prefill is over: each joiner has its first token and decodes from
+ * the current V (or is done, with a one-token output), unless its client
+ * has given up. */
+static void end_prefill(inf_service *s, replica *r) {
+  uint32_t i;
+  while ((i = inf__list_pop(s->pool, &r->prefill)) != NONE) {
+    request *q = &s->pool[i];
+    q->first_s = r->clock_s;
+    s->tot.prompt_tokens += q->prompt;
+    if (gave_up(s, q, q->first_s)) {
+      abandon(s, r, i);
+      continue;
+    }
+    add_tokens(s, 1);
+    if (q->output <= 1) {
+      complete(s, r, i);
+      continue;
+    }
+    q->join_v = r->v;
+    q->tag = r->v + q->output - 1;
+    r->ctx_base += q->prompt + 1 - r->v;
+    inf__heap_push(r, s->pool, i);
+  }
+}
+
+/* The smallest tag is reached: that request (and any with the same tag)
+ * is done. An empty batch restarts V at 0, so tags stay small numbers. */
+static void finish_due(inf_service *s, replica *r) {
+  r->v = s->pool[r->heap[0]].tag;
+  while (r->nheap > 0 && s->pool[r->heap[0]].tag <= r->v) {
+    uint32_t i = inf__heap_pop(r, s->pool);
+    const request *q = &s->pool[i];
+    r->ctx_base -= q->prompt + 1 - q->join_v;
+    complete(s, r, i);
+  }
+  if (r->nheap == 0)
+    r->v = r->ctx_base = 0;
+}
+
+/* Integrates over [clock_s, t], within which nothing changes. */
+static void drift(inf_service *s, replica *r, double t) {
+  double dt = t - r->clock_s;
+  if (!(dt > 0))
+    return;
+  r->act_int = gpu_load_axpy(r->act_int, dt, r->load);
+  r->comp_int += r->compute * dt;
+  s->iv.batch_s += in_batch(r) * dt;
+  if (r->phase == DECODE) {
+    double steps = dt / r->t_step;
+    r->v += steps;
+    add_tokens(s, r->nheap * steps);
+  } else if (r->phase == PREFILL) {
+    r->pre_left -= dt / r->pre_s;
+  }
+  r->clock_s = t;
+}
+
+/* Brings the replica to time t, processing every change up to t at its
+ * own time. */
+static void advance(inf_service *s, replica *r, double t) {
+  while (r->next_s <= t) {
+    drift(s, r, r->next_s);
+    if (r->phase == PREFILL) {
+      r->pre_left = 0;
+      end_prefill(s, r);
+    } else {
+      finish_due(s, r);
+    }
+    resume(s, r);
+  }
+  drift(s, r, t);
+}
+
+/* Keeps the replica's one pending event at its next change; does nothing
+ * when that is already the pending one. */
+static void reschedule(inf_service *s, replica *r) {
+  sim_time now = sim_engine_now(s->e);
+  double at_s = r->next_s;
+  if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
+    return;
+  sim_engine_cancel(s->e, &r->ev);
+  r->ev_s = at_s;
+  if (!(at_s * 1e9 < 9e18)) /* idle, or beyond any run */
+    return;
+  sim_time at = (sim_time)ceil(at_s * 1e9);
+  int rc = sim_engine_schedule(s->e, at < now ? now : at, s->replica_kind,
+                               replica_index(s, r), 0, &r->ev);
+  if (rc != SIM_OK)
+    fail(s, rc);
+}
+
+static void catch_up(inf_service *s, replica *r) {
+  advance(s, r, now_s(s));
+  reschedule(s, r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+static int status(inf_service *s) {
+  if (s->rc == SIM_OK)
+    return SIM_OK;
+  return sim_engine_fail(s->e, s->rc, "service %s: %s", s->c->name,
+                         sim_strerror(s->rc));
+}
+
+/* A replica's change is due. The event may run up to a nanosecond before
+ * the change it stands for (rounding): that change is still processed, at
+ * its exact time. */
+static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
+  inf_service *s = ctx;
+  replica *r = &s->rep[ev->a];
+  advance(s, r, fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
+  reschedule(s, r);
+  return status(s);
+}
+
+/* Pulls the next request from the generator and schedules its arrival,
+ * unless the generator has ended or the request is past the horizon. */
+static int schedule_arrival(inf_service *s) {
+  double t;
+  int64_t prompt, output;
+  s->next_at = SIM_TIME_MAX;
+  if (!arr_next(s->gen, &t, &prompt, &output) || !(t < s->horizon_s) ||
+      !(t * 1e9 < 9e18))
+    return SIM_OK;
+  s->next_prompt = prompt;
+  s->next_output = output;
+  sim_time at = (sim_time)llround(t * 1e9), now = sim_engine_now(s->e);
+  s->next_at = at < now ? now : at;
+  return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
+}
+
+/* Whether replica r's queue is full for an arrival now. Only when it
+ * looks full is the replica brought up to now and its expired requests
+ * taken off, so a run without max_queue never pays for it. */
+static bool queue_full(inf_service *s, replica *r) {
+  uint64_t limit = (uint64_t)s->c->max_queue;
+  if (limit == 0 || r->waiting.n < limit)
+    return false;
+  catch_up(s, r);
+  expire(s, r, r->clock_s);
+  return r->waiting.n >= limit;
+}
+
+/* A request arrives: rejected if it can never fit or its replica's queue
+ * is full, else queued at the lightest replica. A replica that could take
+ * it now is listed for this instant's scheduling pass. */
+static void accept(inf_service *s, int64_t prompt, int64_t output) {
+  s->tot.arrived++;
+  s->iv.arrivals++;
+  /* A request yields at least its first token, made by the prefill. */
+  request q = {.arrival_s = now_s(s),
+               .prompt = (double)(prompt < 0 ? 0 : prompt),
+               .output = (double)(output < 1 ? 1 : output)};
+  if (q.prompt + q.output > s->kv_cap) { /* it could never finish */
+    count_rejected(s);
+    return;
+  }
+  uint32_t k = (uint32_t)s->load_heap[0];
+  replica *r = &s->rep[k];
+  if (r->down) { /* the lightest is down: all are */
+    s->tot.dropped++;
+    return;
+  }
+  if (queue_full(s, r)) {
+    count_rejected(s);
+    return;
+  }
+  uint32_t i = inf__pool_take(s);
+  if (i == NONE) {
+    count_rejected(s);
+    fail(s, SIM_ENOMEM);
+    return;
+  }
+  s->pool[i] = q;
+  bool was_empty = r->waiting.n == 0;
+  inf__list_push(s->pool, &r->waiting, i);
+  inf__load_changed(s, k);
+  if (was_empty && r->phase != PREFILL && !r->pass_due && fits(s, r, &q)) {
+    r->pass_due = true;
+    s->due[s->ndue++] = k;
+  }
+}
+
+/* The scheduling pass of the replicas that got arrivals they could take
+ * at once: they start prefilling them, pausing any decode. */
+static void run_passes(inf_service *s) {
+  double now = now_s(s);
+  for (uint32_t j = 0; j < s->ndue; j++) {
+    replica *r = &s->rep[s->due[j]];
+    r->pass_due = false;
+    advance(s, r, now);
+    if (r->phase != PREFILL && admit(s, r) > 0)
+      start_prefill(s, r);
+    reschedule(s, r);
+  }
+  s->ndue = 0;
+}
+
+static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
+  (void)ev;
+  inf_service *s = ctx;
+  int64_t prompt = s->next_prompt, output = s->next_output;
+  int rc = schedule_arrival(s);
+  if (rc != SIM_OK)
+    fail(s, rc);
+  accept(s, prompt, output);
+  /* The instant's last arrival runs the passes. */
+  if (s->next_at != sim_engine_now(e))
+    run_passes(s);
+  return status(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle                                                          */
+/* ------------------------------------------------------------------ */
+
+static int alloc_replicas(inf_service *s) {
+  s->rep = sim_calloc(s->alloc, s->nrep, sizeof *s->rep);
+  s->load_heap = sim_calloc(s->alloc, s->nrep, sizeof *s->load_heap);
+  s->load_pos = sim_calloc(s->alloc, s->nrep, sizeof *s->load_pos);
+  s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
+  if (s->rep == NULL || s->load_heap == NULL || s->load_pos == NULL ||
+      s->due == NULL)
+    return SIM_ENOMEM;
+  for (uint32_t k = 0; k < s->nrep; k++) {
+    replica *r = &s->rep[k];
+    r->phi = 1;
+    r->next_s = r->ev_s = INFINITY;
+    r->clock_s = r->act_since = now_s(s);
+    s->load_pos[k] = k;
+    s->load_heap[k] = k; /* all loads 0: index order is a heap */
+  }
+  return SIM_OK;
+}
+
+static int start(inf_service *s, sim_error *err) {
+  int rc = sim_engine_register(s->e, "inference replica", on_replica, s,
+                               &s->replica_kind);
+  if (rc == SIM_OK)
+    rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
+                             &s->arrival_kind);
+  if (rc == SIM_OK)
+    rc = schedule_arrival(s);
+  if (rc != SIM_OK)
+    return sim_error_set(err, rc, "service %s: cannot start: %s", s->c->name,
+                         sim_strerror(rc));
+  return SIM_OK;
+}
+
+/* The request granularity's state: the replicas and the events. */
+static int req_start(inf_service *s, sim_error *err) {
+  if (alloc_replicas(s) != SIM_OK)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  return start(s, err);
+}
+
+static void req_free(inf_service *s) {
+  for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
+    sim_free(s->alloc, s->rep[k].heap);
+  sim_free(s->alloc, s->rep);
+  sim_free(s->alloc, s->load_heap);
+  sim_free(s->alloc, s->load_pos);
+  sim_free(s->alloc, s->due);
+  sim_free(s->alloc, s->pool);
+  sim_free(s->alloc, s->iv.ttft);
+  sim_free(s->alloc, s->iv.tpot);
+}
+
+/* ------------------------------------------------------------------ */
+/* The operations of inference.h                                       */
+/* ------------------------------------------------------------------ */
+
+static int req_set_clock(inf_service *s, uint32_t k, double phi) {
+  if (k >= s->nrep || !(phi > 0 && phi <= 1))
+    return SIM_EINVAL;
+  replica *r = &s->rep[k];
+  if (phi == r->phi)
+    return SIM_OK; /* the same clock: nothing to re-evaluate */
+  advance(s, r, now_s(s));
+  r->phi = phi;
+  if (r->phase == PREFILL)
+    price_prefill(s, r);
+  else if (r->phase == DECODE)
+    price_decode(s, r);
+  reschedule(s, r);
+  return s->rc;
+}
+
+/* Gives back every request of list l, counting them dropped. */
+static void drop_list(inf_service *s, req_list *l) {
+  uint32_t i;
+  while ((i = inf__list_pop(s->pool, l)) != NONE) {
+    inf__pool_give(s, i);
+    s->tot.dropped++;
+  }
+}
+
+/* A replica that goes down loses what it holds: its queue, its prefill
+ * and its batch, with their KV cache. */
+static void drop_all(inf_service *s, replica *r) {
+  drop_list(s, &r->waiting);
+  drop_list(s, &r->prefill);
+  while (r->nheap > 0) {
+    inf__pool_give(s, r->heap[--r->nheap]);
+    s->tot.dropped++;
+  }
+  r->kv_used = r->v = r->ctx_base = 0;
+  r->pre_left = 0;
+  r->phase = IDLE;
+  r->load = (gpu_load){0, 0, 0};
+  r->compute = 0;
+  r->next_s = INFINITY;
+}
+
+static int req_set_down(inf_service *s, uint32_t k, bool down) {
+  if (k >= s->nrep)
+    return SIM_EINVAL;
+  replica *r = &s->rep[k];
+  if (r->down == down)
+    return SIM_OK;
+  advance(s, r, now_s(s)); /* what finished before now is done */
+  if (down)
+    drop_all(s, r);
+  r->down = down;
+  inf__load_changed(s, k);
+  reschedule(s, r);
+  return s->rc;
+}
+
+static bool req_down(const inf_service *s, uint32_t k) {
+  return k < s->nrep && s->rep[k].down;
+}
+
+static gpu_load req_take_load(inf_service *s, uint32_t k) {
+  if (k >= s->nrep)
+    return (gpu_load){NAN, NAN, NAN};
+  replica *r = &s->rep[k];
+  catch_up(s, r);
+  double span = r->clock_s - r->act_since;
+  gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
+  r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
+  r->act_int = (gpu_load){0, 0, 0};
+  r->comp_int = 0;
+  r->act_since = r->clock_s;
+  return l;
+}
+
+static double ratio(double num, double den) {
+  return den > 0 ? num / den : NAN;
+}
+
+static void req_sample(inf_service *s, double dt, double *row) {
+  uint64_t waiting = 0;
+  double now = now_s(s);
+  for (uint32_t k = 0; k < s->nrep; k++) {
+    catch_up(s, &s->rep[k]);
+    expire(s, &s->rep[k], now);
+    waiting += s->rep[k].waiting.n;
+  }
+  interval *iv = &s->iv;
+  row[INF_REQUESTS_PER_S] = ratio((double)iv->completed, dt);
+  row[INF_ARRIVALS_PER_S] = ratio((double)iv->arrivals, dt);
+  row[INF_TOKENS_PER_S] = ratio(iv->tokens, dt);
+  row[INF_QUEUE] = (double)waiting;
+  row[INF_BATCH] = ratio(iv->batch_s, dt * s->nrep);
+  inf__quantiles(iv->ttft, iv->n, &row[INF_TTFT_P50], &row[INF_TTFT_P99]);
+  inf__quantiles(iv->tpot, iv->n, &row[INF_TPOT_P50], &row[INF_TPOT_P99]);
+  row[INF_SLO] = ratio((double)iv->slo_met,
+                       (double)(iv->completed + iv->rejected + iv->timed_out));
+  row[INF_TOKENS_PER_J] = ratio(iv->tokens, iv->energy_j);
+  row[INF_POWER_W] = ratio(iv->energy_j, dt);
+  *iv = (interval){.ttft = iv->ttft, .tpot = iv->tpot, .cap = iv->cap};
+}
+
+/* Tokens a decoding replica has made since its clock, which lags now by
+ * up to the time since its last change (const: it cannot catch up). */
+static double tokens_since_clock(const replica *r, double now) {
+  if (r->phase != DECODE || !(now > r->clock_s))
+    return 0;
+  return r->nheap * (fmin(now, r->next_s) - r->clock_s) / r->t_step;
+}
+
+static inf_totals req_totals(const inf_service *s) {
+  inf_totals t = s->tot;
+  double now = now_s(s);
+  for (uint32_t k = 0; k < s->nrep; k++) {
+    const replica *r = &s->rep[k];
+    t.waiting += r->waiting.n;
+    t.in_batch += in_batch(r);
+    t.tokens_generated += tokens_since_clock(r, now);
+  }
+  return t;
+}
+
+static double req_quantile(const inf_service *s, bool ttft, double q) {
+  return inf__hist_quantile(ttft ? &s->ttft_h : &s->tpot_h, q);
+}
+
+static double req_compute_share(const inf_service *s, uint32_t r) {
+  return r < s->nrep ? s->rep[r].comp_mean : 0;
+}
+
+const inf_ops inf__request_ops = {
+    .start = req_start,
+    .free = req_free,
+    .set_clock = req_set_clock,
+    .set_down = req_set_down,
+    .down = req_down,
+    .take_load = req_take_load,
+    .compute_share = req_compute_share,
+    .sample = req_sample,
+    .totals = req_totals,
+    .quantile = req_quantile,
+};

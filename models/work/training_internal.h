@@ -1,0 +1,80 @@
+/* training_internal.h - what the two files of training share: a job's
+ * state, the pool's, and the iteration at the clocks. training.c moves
+ * jobs through their states by events (checkpoints, failures, restarts,
+ * completion); training_iteration.c computes a job's 1F1B iteration at
+ * its stages' clocks and its activity profile. */
+#ifndef AIFSIM_TRAINING_INTERNAL_H
+#define AIFSIM_TRAINING_INTERNAL_H
+
+#include <gsl/gsl_rng.h>
+
+#include "training.h"
+
+enum { EV_CKPT_DUE, EV_CKPT_END, EV_FAIL, EV_RESTART_END, EV_DONE, EV_N };
+
+typedef struct job {
+  const train_config *c;
+  const gpu_spec *g;
+  uint32_t gpus, pp;
+  double m;      /* microbatches */
+  double t0;     /* iteration at full clock, s */
+  double pipe0;  /* its pipeline part, sum tau + (m - 1) max tau, s */
+  double comm;   /* c T0, s: clocks do not change it */
+  double *tau;   /* stage times at full clock, s (pp; one block with */
+  double *t;     /* the stage times at the current clocks, */
+  double *warm;  /* the warm-up bubbles at the current clocks, */
+  double *phi;   /* the current clock shares, */
+  double *star;  /* the tuned clocks phi*_s (phi_s untuned), */
+  double *u;     /* a steady-state microbatch at phi*_s, s, */
+  double *ratio; /* D(phi*_s) / D(phi_s) (training.h), */
+  double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
+  double iter;   /* iteration time at the current clocks, s */
+  train_state state;
+  sim_fluid fluid;     /* iterations left */
+  sim_handle timer;    /* checkpoint due or end, or restart end */
+  sim_handle fail;     /* the next failure */
+  sim_time resume_at;  /* end of the checkpoint or restart under way */
+  double saved;        /* progress of the last completed checkpoint */
+  double pending;      /* progress of the checkpoint being written, */
+  sim_time pending_at; /* when it was taken, */
+  double pending_mark; /* and the energy counter then */
+  sim_time risk_from;  /* see the top of training.c */
+  double energy_mark;
+  double host_w; /* train_set_host_slope */
+  double act_c;  /* act_compute, or from the MFU (training.h) */
+  gsl_rng *rng;  /* failures */
+  bool held;     /* train_hold: no computing until released */
+  bool reload;   /* a restart ran out while held: reload before computing */
+  train_stats stats;
+} job;
+
+struct train_pool {
+  sim_engine *e;
+  const sim_allocator *alloc; /* the engine's: the pool and its jobs */
+  uint64_t seed;
+  train_done_fn on_done;
+  void *ctx;
+  uint32_t kind[EV_N];
+  job *jobs;
+  size_t n, cap;
+};
+
+/* Progress in iterations at now: what the fluid has drained. */
+static inline double train__progress(const job *j, sim_time now) {
+  switch (j->state) {
+  case TRAIN_WAITING:
+    return 0;
+  case TRAIN_DONE:
+    return (double)j->c->iterations;
+  default:
+    return (double)j->c->iterations - sim_fluid_remaining(&j->fluid, now);
+  }
+}
+
+/* training_iteration.c: the stage times, warm-up bubbles, iteration time
+ * and tuned clocks at the clocks in j->phi; and at a job's creation, its
+ * full-clock times from the MFU (then train__apply_clocks). */
+void train__apply_clocks(job *j);
+void train__init_times(job *j, const llm_model *m, const llm_precision *w);
+
+#endif
