@@ -91,6 +91,17 @@ def _table_rows(run):
                default=0)
 
 
+def _cell_value(v, width=24):
+    """A value short enough for its cell: a long text (a grid code's
+    title and file) cut at a word with an ellipsis; the HTML report and
+    the summary keep it whole."""
+    if len(v) <= width:
+        return v
+    cut = v[:width - 1].rsplit(" ", 1)[0] if " " in v[:width - 1] else \
+        v[:width - 1]
+    return cut.rstrip(" ,(") + "\u2026"
+
+
 def _table_axes(ax, run):
     """The summary table, grouped, in two columns of metric and value."""
     tab = summary_table(run)
@@ -102,7 +113,7 @@ def _table_axes(ax, run):
         row, kind = [], []
         for c in cols:
             k, m, v = c[i] if i < len(c) else ("pad", "", "")
-            row += [m, v]
+            row += [m, _cell_value(v)]
             kind += [k, k]
         cells.append(row)
         kinds.append(kind)
@@ -113,6 +124,9 @@ def _table_axes(ax, run):
     t.auto_set_font_size(False)
     t.set_fontsize(9.5)
     t.scale(1, 1.3)
+    # Long names come from the file, so each column takes the width of
+    # its longest entry rather than cutting it off.
+    t.auto_set_column_width([0, 1, 2, 3])
     for (r, c), cell in t.get_celld().items():
         kind = kinds[r][c]
         cell.set_edgecolor("0.85")

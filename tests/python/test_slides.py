@@ -9,6 +9,7 @@ assertions keep what made them readable."""
 import h5py
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 import aifsim
@@ -59,6 +60,14 @@ def test_summary_table_in_the_report_figure(mixed_h5):
     assert "Tokens per joule (GPU)" in texts and "Training tokens" in texts
     assert not any("nan" in t.lower() for t in texts)
     assert "Demand response" not in texts
+    # every name whole inside its cell (long names come from the file)
+    r = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(r)
+    for cell in table.tables[0].get_celld().values():
+        text = cell.get_text()
+        if text.get_text():
+            assert text.get_window_extent(r).width <= \
+                cell.get_window_extent(r).width, text.get_text()
 
 
 def test_power_stack_splits_the_gpus_by_work(mixed_h5, quick_h5):
