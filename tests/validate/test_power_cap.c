@@ -26,7 +26,26 @@
  * service up to 256). Before the GPU model followed memory traffic it
  * kept 76% of its tokens/s at a 200 W limit and doubled its tokens/J; no
  * measurement says a decode at 29% of the TDP keeps that (the issue's
- * bar: it no longer does). */
+ * bar: it no longer does).
+ *
+ * H200 decode under a cap: Ma, Afzal, Eitzinger and Wellein, "The
+ * Illusion of Power Capping in LLM Decode: A Phase-Aware Energy
+ * Characterisation Across Attention Architectures", arXiv:2605.11999
+ * (2026), abstract: across GQA, MLA, Gated DeltaNet and Mamba2 models on
+ * one H200, decode draws only 137-300 W of its 700 W, and no power cap
+ * ever triggers. Only the abstract was read: its models, batches and caps
+ * are not in this test. Our reading, chosen before the model was run: a
+ * GQA model of the size such studies run on one GPU, Llama-3.1-8B at
+ * BF16 on the vllm engine, decoding at batch 1 and 64 with a 1,024-token
+ * context; its decode power must lie in the published range, and at a
+ * 300 W limit (the highest draw measured, so a limit the measured decode
+ * never met) it must keep its speed. Nothing was fitted to this paper;
+ * the GPU power model's pj_per_byte and busy_share are fitted on the
+ * ML.ENERGY H100 runs (make calibrate), which include prefill and are
+ * taken at 486-690 W for this model (data/gpu_power/). KNOWN GAP, shown
+ * failing and not asserted: the model draws about twice the measured
+ * power, its memory traffic at 130 pJ/B (fitted) over the H200's
+ * 4.8 TB/s alone exceeding 300 W. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -60,14 +79,13 @@ static void splitwise_prefill_slows_decode_does_not(void **state) {
                 "slower; decode (batch 16) clock %.3f, %.3fx (power uncapped "
                 "%.0f W)\n",
                 pre_phi, pre, dec_phi, dec, gpu_load_power(r.gpu, 1, s.load));
-  validate_row(VALIDATE_KIND_VALIDATION,
-               "nothing was fitted to Splitwise's capped profile",
-               VALIDATE_SERVING,
-               "Power-capped DGX-H100: prefill time, capped / uncapped",
-               splitwise,
-               "Llama-2-70B FP16, tp 8, prompt 1024, GPUs at 490 W (70%)",
-               "x uncapped", 1.30, pre, 1.30 * 0.85, 1.30 * 1.15,
-               "+-15% (KNOWN GAP, the test's header)");
+  validate_row(
+      VALIDATE_KIND_VALIDATION,
+      "nothing was fitted to Splitwise's capped profile", VALIDATE_SERVING,
+      "Power-capped DGX-H100: prefill time, capped / uncapped", splitwise,
+      "Llama-2-70B FP16, tp 8, prompt 1024, GPUs at 490 W (70%)", "x uncapped",
+      1.30, pre, 1.30 * 0.85, 1.30 * 1.15,
+      "+-15% (KNOWN GAP, the test's header)");
   validate_row(
       VALIDATE_KIND_CALIBRATION,
       "the memory knee (50%, an estimate) was set below the clock this "
@@ -77,6 +95,55 @@ static void splitwise_prefill_slows_decode_does_not(void **state) {
       "x uncapped", 1.00, dec, 0.9, 1.1, "+-10%");
   assert_true(pre > 1); /* the direction holds; the size is the gap */
   assert_true(fabs(dec - 1) <= 0.10);
+}
+
+static const char ma_illusion[] =
+    "Ma et al., The Illusion of Power Capping in LLM Decode, "
+    "arXiv:2605.11999, abstract (H200)";
+
+/* One H200 decoding Llama-3.1-8B at batch b: its power at full clock, W,
+ * and the share of its speed kept at a limit of limit_w. */
+static double h200_decode(double b, double limit_w, double *kept) {
+  rl_replica r = test_replica("H200", "Llama-3.1-8B", "fp16", 1);
+  const double context = 1024;
+  rl_step s;
+  rl_decode_step(&r, b, context, 1, &s);
+  double phi = clock_at(&r, limit_w, s.load);
+  *kept = s.t / rl_decode_step_s(&r, b, context, phi);
+  return gpu_load_power(r.gpu, 1, s.load);
+}
+
+static void h200_decode_row(double b) {
+  double kept, p = h200_decode(b, 300, &kept);
+  char cond[128], fig[96];
+  snprintf(cond, sizeof cond,
+           "Llama-3.1-8B BF16 (GQA) on one H200, vllm, decode at batch %.0f, "
+           "context 1024 (our reading)",
+           b);
+  print_message("H200 decode batch %.0f: %.0f W; keeps %.3f at 300 W\n", b, p,
+                kept);
+  snprintf(fig, sizeof fig, "H200 decode power, GQA 8B, batch %.0f", b);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "nothing was fitted to this paper; the power model is fitted "
+               "on the ML.ENERGY H100 runs",
+               VALIDATE_SERVING, fig, ma_illusion, cond, "W", 300, p, 137, 300,
+               "137-300 W, the measured range (KNOWN GAP, the test's header)");
+  snprintf(fig, sizeof fig,
+           "H200 decode at a 300 W limit: tokens/s kept, batch %.0f", b);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "nothing was fitted to this paper: no cap triggers at or above "
+               "the highest decode draw measured",
+               VALIDATE_SERVING, fig, ma_illusion, cond, "x uncapped", 1, kept,
+               0.97, 1.0, ">= 0.97 (KNOWN GAP, the test's header)");
+}
+
+static void h200_decode_does_not_meet_the_cap(void **state) {
+  (void)state;
+  h200_decode_row(1);
+  h200_decode_row(64);
+  double kept, p1 = h200_decode(1, 700, &kept),
+               p64 = h200_decode(64, 700, &kept);
+  assert_true(p64 > p1); /* more sequences, more SM work: the direction */
 }
 
 static serve_result serve_8b(double limit_w) {
@@ -127,6 +194,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(splitwise_prefill_slows_decode_does_not),
       cmocka_unit_test(deep_cap_slows_decode),
+      cmocka_unit_test(h200_decode_does_not_meet_the_cap),
   };
   return cmocka_run_group_tests_name("power_cap", tests, test_catalogs_load,
                                      test_catalogs_release);
