@@ -50,11 +50,16 @@
  * B200 decode under a cap: Kim et al., "Phase-Decoupled, Model-Calibrated
  * Power Control for Disaggregated LLM Serving", arXiv:2609.11133 (2026):
  * Qwen3-235B-A22B at NVFP4 on B200, prefill and decode on one GPU each
- * (TP1 PD, sglang under NVIDIA Dynamo), closed loop at 24 requests of
- * ShareGPT lengths (section 4: inputs 64-2,048 tokens, mean 385; outputs
- * 32-1,024, mean 206). The decode GPU, uncapped, draws 688-689 W (section
- * 5.7, three 24-hour runs); under a cap its tokens/s are flat down to
- * about 430 W and fall 36% at 350 W (figure 3, the calibration sweep).
+ * (TP1 PD, sglang under NVIDIA Dynamo), closed loop at 24 requests in
+ * flight, lengths from six weighted buckets (section 4: inputs 64-2,048
+ * tokens, mean 385 by the weights; outputs 32-1,024, mean 206). The
+ * decode GPU's natural draw held at 688-689 W in three 24-hour runs
+ * (section 5.7; 688.5 is the midpoint); under a cap its tokens/s are
+ * flat down to about 430 W and fall 36% at 350 W (figure 3, the
+ * calibration sweep, a different run whose natural draw is not stated:
+ * its 460 W cap at "80% of natural" puts it near 575 W). The engine's
+ * running-request limit (16 unless raised, section 5.6) may have held
+ * the decode batch at 16.
  * The model: a decode step of batch 24 at a mean context of 385 + 206 / 2
  * tokens on one B200, vllm's fitted figures (no sglang engine is
  * catalogued), the KV cache at 16 bits (the paper does not say). Bands
