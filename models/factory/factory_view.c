@@ -79,3 +79,5 @@ const void *factory__model_config(const factory *f, const factory_model *m) {
 #undef XX
   return NULL;
 }
+
+const factory_period *factory__period(const factory *f) { return &f->coming; }
