@@ -173,10 +173,12 @@ static void count_usable(factory *f) {
 }
 
 /* The coming period as the models decide it: each model's period hook
- * in table order, from the contracted cap down; when one changed the
+ * in table order, from the contracted cap (or the one a client set)
+ * down; when one changed the
  * fleet, the split's counts are redone and the others react (fault). */
 static void decide_period(factory *f, double t) {
-  factory_period p = {.cap_w = f->cfg->power.cap_w,
+  double cap = isnan(f->cap_set) ? f->cfg->power.cap_w : f->cap_set;
+  factory_period p = {.cap_w = cap,
                       .dr_end_s = NAN,
                       .fault_on = f->coming.fault_on};
   for (size_t m = 0; m < factory_nmodels; m++)
@@ -234,6 +236,8 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   after_period(f, t);
   return rc;
 }
+
+void factory_set_cap(factory *f, double cap_w) { f->cap_set = cap_w; }
 
 /* Books the energy up to now before GPUs change hands. */
 void factory__settle(void *ctx, sim_time now) { advance(ctx, now); }

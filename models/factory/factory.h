@@ -181,6 +181,26 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
 
 void factory_destroy(factory *f);
 
+/* For a client that steps the run (libaifsim, include/aifsim.h): the
+ * power in force over the period under way, W (factory_view.c). */
+typedef struct factory_power_now {
+  double facility_w, it_w, gpu_w, cooling_w, cap_w;
+} factory_power_now;
+void factory_power_of(const factory *f, factory_power_now *out);
+
+/* The control period, in engine time: the factory's ticks fall on its
+ * whole multiples from t = 0. */
+sim_time factory_tick_period(const factory_config *cfg);
+
+/* Each rack group's IT at its racks' inlets over the period under way,
+ * W, into w[0..cfg->nracks). */
+void factory_group_power(const factory *f, double *w);
+
+/* The facility cap from the next control tick on, in place of the
+ * scenario's power.cap (NaN: that again); demand response and a feed
+ * fault still lower it. The caller keeps it in (0, power.cap]. */
+void factory_set_cap(factory *f, double cap_w);
+
 /* What a run comes to; filled by factory_finish. */
 typedef struct factory_summary {
   double duration_s;

@@ -96,6 +96,7 @@ struct factory {
    * decide_period), and per group its racks whose caps the split decides
    * (neither dark nor in emergency) and its emergency racks. */
   factory_period coming;
+  double cap_set; /* a client's cap (factory_set_cap); NaN: power.cap */
   uint32_t *group_free, *group_emergency;
   factory_summary sum;
   double sampled_energy_j;

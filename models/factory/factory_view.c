@@ -81,3 +81,23 @@ const void *factory__model_config(const factory *f, const factory_model *m) {
 }
 
 const factory_period *factory__period(const factory *f) { return &f->coming; }
+
+void factory_power_of(const factory *f, factory_power_now *out) {
+  *out = (factory_power_now){.facility_w = f->p_facility,
+                             .it_w = f->p_it,
+                             .gpu_w = f->p_gpu,
+                             .cooling_w = f->p_cool,
+                             .cap_w = f->cap};
+}
+
+void factory_group_power(const factory *f, double *w) {
+  const rack_fleet *fl = f->fleet;
+  for (size_t g = 0; g < fl->ngroups; g++)
+    w[g] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    w[fl->group[r]] += fl->rack_power_w[r];
+}
+
+sim_time factory_tick_period(const factory_config *cfg) {
+  return factory__to_ns(cfg->control_period_s);
+}
