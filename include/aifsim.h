@@ -91,7 +91,9 @@ int aifsim_group_power(const aifsim *a, double *w, size_t n);
 
 /* The facility cap, W, from the next tick on (a step's last), for every
  * period until set again: 0 < cap_w <= the contracted power.cap; a
- * demand-response event or a feed fault still lowers it. A cap the
+ * demand-response event or a feed fault still lowers it, and a battery
+ * helps hold a cap below power.cap as it helps hold a demand-response
+ * cut (not counted as an event in the DR books). A cap the
  * factory cannot be held under is kept and its violation booked, as a
  * demand-response event's is. NaN gives the scenario's cap back.
  * AIFSIM_ERANGE (nothing changed) outside that range. */

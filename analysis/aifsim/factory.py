@@ -166,13 +166,17 @@ class Factory:
         """Whether the run has reached its duration."""
         return bool(self._c.aifsim_at_end(self._open()))
 
+    def _power_now(self):
+        p = _Power()
+        self._check(self._c.aifsim_power_now(self._open(), ctypes.byref(p)))
+        return p
+
     def observe(self):
         """The period that starts now: a dict of the time (s), the
         facility's, IT's, GPUs' and cooling's power and the cap in force
         (W), and each rack group's power (W, a numpy array in the order of
         .groups)."""
-        p = _Power()
-        self._check(self._c.aifsim_power_now(self._open(), ctypes.byref(p)))
+        p = self._power_now()
         w = np.zeros(len(self.groups))
         self._check(self._c.aifsim_group_power(
             self._h, w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
@@ -186,7 +190,7 @@ class Factory:
     def power(self):
         """The facility's power at the grid over the period that starts
         now, W."""
-        return self.observe()["facility_power_w"]
+        return self._power_now().facility_w
 
     @property
     def cap(self):
@@ -195,7 +199,7 @@ class Factory:
         tick on (0 < cap <= the scenario's power.cap; None or NaN gives the
         scenario's back); demand response and feed faults still lower
         it."""
-        return self.observe()["cap_w"]
+        return self._power_now().cap_w
 
     @cap.setter
     def cap(self, cap_w):
