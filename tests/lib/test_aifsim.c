@@ -94,6 +94,25 @@ static void cap_holds_from_next_tick(void **state) {
   aifsim_close(a);
 }
 
+/* A cap below what the factory draws with every GPU at its minimum: kept,
+ * the GPUs at their minimum, the violation in the books, which close. */
+static void deep_cap_is_booked(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_int_equal(aifsim_set_cap(a, 1e3), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 10), AIFSIM_OK);
+  aifsim_power p;
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_close(p.cap_w, 1e3, 0, 0);
+  assert_true(p.facility_w > p.cap_w);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  double over_s;
+  assert_int_equal(aifsim_summary(a, "cap_violation_s", &over_s), AIFSIM_OK);
+  /* In force from the tick the first step ended on to the end. */
+  assert_close(over_s, aifsim_duration(a) - aifsim_period(a), 0, 0);
+  aifsim_close(a);
+}
+
 /* Out of range, out of order and NULL: a code and a message. */
 static void misuse_is_refused(void **state) {
   (void)state;
@@ -141,6 +160,7 @@ int main(void) {
       cmocka_unit_test(steps_by_periods),
       cmocka_unit_test(power_adds_up),
       cmocka_unit_test(cap_holds_from_next_tick),
+      cmocka_unit_test(deep_cap_is_booked),
       cmocka_unit_test(misuse_is_refused),
       cmocka_unit_test(bad_scenarios),
   };
