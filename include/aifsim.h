@@ -73,10 +73,14 @@ double aifsim_duration(const aifsim *a);
 int aifsim_at_end(const aifsim *a);
 
 /* The period that starts now, in watts: the facility's power at the
- * grid, its IT (at the racks' inlets), the GPUs', cooling's, and the cap
- * in force. */
+ * grid, its IT (at the racks' inlets), the GPUs' (inside IT), cooling's,
+ * the cap in force, the power chain's losses and fixed load, what
+ * smoothing draws beyond the racks' load, and what the battery delivers
+ * (negative: charging). facility = it + loss + smoothing + cooling -
+ * battery. */
 typedef struct aifsim_power {
   double facility_w, it_w, gpu_w, cooling_w, cap_w;
+  double loss_w, smoothing_w, battery_w;
 } aifsim_power;
 int aifsim_power_now(const aifsim *a, aifsim_power *p);
 

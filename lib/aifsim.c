@@ -183,8 +183,14 @@ int aifsim_power_now(const aifsim *a, aifsim_power *p) {
     return SIM_EINVAL;
   factory_power_now now;
   factory_power_of(a->factory, &now);
-  *p = (aifsim_power){now.facility_w, now.it_w, now.gpu_w, now.cooling_w,
-                      now.cap_w};
+  *p = (aifsim_power){.facility_w = now.facility_w,
+                      .it_w = now.it_w,
+                      .gpu_w = now.gpu_w,
+                      .cooling_w = now.cooling_w,
+                      .cap_w = now.cap_w,
+                      .loss_w = now.loss_w,
+                      .smoothing_w = now.smoothing_w,
+                      .battery_w = now.battery_w};
   return SIM_OK;
 }
 

@@ -50,7 +50,8 @@ def find_library(lib=None):
 class _Power(ctypes.Structure):
     # aifsim_power, in its order.
     _fields_ = [(name, ctypes.c_double) for name in
-                ("facility_w", "it_w", "gpu_w", "cooling_w", "cap_w")]
+                ("facility_w", "it_w", "gpu_w", "cooling_w", "cap_w",
+                 "loss_w", "smoothing_w", "battery_w")]
 
 
 _LIBS = {}
@@ -173,9 +174,10 @@ class Factory:
 
     def observe(self):
         """The period that starts now: a dict of the time (s), the
-        facility's, IT's, GPUs' and cooling's power and the cap in force
-        (W), and each rack group's power (W, a numpy array in the order of
-        .groups)."""
+        facility's, IT's, GPUs' and cooling's power, the cap in force, the
+        power chain's losses, smoothing's draw beyond the racks' load and
+        the battery's delivery (negative: charging), all W, and each rack
+        group's power (W, a numpy array in the order of .groups)."""
         p = self._power_now()
         w = np.zeros(len(self.groups))
         self._check(self._c.aifsim_group_power(
@@ -184,7 +186,8 @@ class Factory:
         return {"time_s": self.time, "facility_power_w": p.facility_w,
                 "it_power_w": p.it_w, "gpu_power_w": p.gpu_w,
                 "cooling_power_w": p.cooling_w, "cap_w": p.cap_w,
-                "group_power_w": w}
+                "loss_power_w": p.loss_w, "smoothing_power_w": p.smoothing_w,
+                "battery_power_w": p.battery_w, "group_power_w": w}
 
     @property
     def power(self):

@@ -185,6 +185,11 @@ void factory_destroy(factory *f);
  * power in force over the period under way, W (factory_view.c). */
 typedef struct factory_power_now {
   double facility_w, it_w, gpu_w, cooling_w, cap_w;
+  /* The rest of the facility's: the power chain's losses and fixed load,
+   * what smoothing draws beyond the racks' load, and what the battery
+   * delivers (negative: charging); facility = it + loss + smoothing +
+   * cooling - battery. */
+  double loss_w, smoothing_w, battery_w;
 } factory_power_now;
 void factory_power_of(const factory *f, factory_power_now *out);
 

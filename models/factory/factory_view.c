@@ -87,7 +87,10 @@ void factory_power_of(const factory *f, factory_power_now *out) {
                              .it_w = f->p_it,
                              .gpu_w = f->p_gpu,
                              .cooling_w = f->p_cool,
-                             .cap_w = f->cap};
+                             .cap_w = f->cap,
+                             .loss_w = f->p_loss,
+                             .smoothing_w = f->p_smooth,
+                             .battery_w = f->p_bat};
 }
 
 void factory_group_power(const factory *f, double *w) {

@@ -61,6 +61,8 @@ static void power_adds_up(void **state) {
     sum += w[g];
   assert_close(sum, p.it_w, 1e-12, 0);
   assert_true(p.gpu_w > 0 && p.gpu_w < p.it_w);
+  assert_close(p.it_w + p.loss_w + p.smoothing_w + p.cooling_w - p.battery_w,
+               p.facility_w, 1e-12, 0);
   assert_true(p.it_w < p.facility_w && p.facility_w <= p.cap_w);
   assert_int_equal(aifsim_group_power(a, w, n + 1), AIFSIM_EINVAL);
   aifsim_close(a);

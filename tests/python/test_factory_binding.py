@@ -35,6 +35,10 @@ def test_steps_read_power_and_cap(lib):
         assert obs["group_power_w"].shape == (len(f.groups),)
         assert np.isclose(obs["group_power_w"].sum(), obs["it_power_w"],
                           rtol=1e-12)
+        parts = (obs["it_power_w"] + obs["loss_power_w"]
+                 + obs["smoothing_power_w"] + obs["cooling_power_w"]
+                 - obs["battery_power_w"])
+        assert np.isclose(parts, obs["facility_power_w"], rtol=1e-12)
 
 
 def test_cap_set_from_python_holds(lib):
