@@ -64,7 +64,7 @@ run: build-run
 	@echo
 	@echo "Wrote $(OUT). Next, its report, a one-page PNG:"
 	@echo "  tools/aifsim-py report $(OUT) --png $(basename $(OUT)).png"
-	@echo "Then README.md's 'Three things to try next' and the gallery,"
+	@echo "Then README.md's 'Four things to try next' and the gallery,"
 	@echo "scenarios/README.md."
 
 test: build
