@@ -18,20 +18,20 @@
  *            workloads', makes it here);
  *   tick     advance (book the interval since the last tick at the power
  *            in force), then, for the coming period: period (each model
- *            may lower the cap, or step its faults), fault (when a model
- *            said the fleet changed: the others react), then power
+ *            may lower the cap, or step its faults) and fault (when one
+ *            said the fleet changed: the others react); then power
  *            control's period, which calls clocks (the clocks of the
  *            period ending go to the models), moves the factory's
  *            background load, calls drive (a model's activity on the GPUs
  *            it holds, over that load) and asks the holder of the GPUs
- *            for its slots, their units and its requests; then it_w (the IT a model
- *            draws outside the racks, added to the racks' IT), power (in
- *            table order, each model reading what the rows above it set:
- *            smoothing, cooling, the chain's losses and the battery,
- *            which sets what the grid sees), group_w (what a model draws
- *            in each rack group: its heat, and its share of the cap's
- *            worst case, whenever the split asks) and after (once the
- *            period's power is set);
+ *            for its slots, their units and its requests; then it_w (the
+ *            IT a model draws outside the racks, added to the racks' IT),
+ *            power (in table order, each model reading what the rows
+ *            above it set: smoothing, cooling, the chain's losses and the
+ *            battery, which sets what the grid sees), group_w (what a
+ *            model draws in each rack group: its heat, and its share of
+ *            the cap's worst case, whenever the split asks) and after
+ *            (once the period's power is set);
  *   sample   columns (its cells of the /facility row), then sample (its
  *            own groups' rows, after /facility and /racks);
  *   finish   close (its figures into the summary), then, once the books
