@@ -106,15 +106,17 @@ def _scenario_path(scenario):
 
 class Factory:
     """A run of `scenario` (a path, or a name in scenarios/) with the
-    overrides `set` ({key: value}, as ``aifsim run --set key=value``), held
-    open in libaifsim. With `out` the run is written there as ``aifsim run
+    overrides `set` ({key: value}, as ``aifsim run --set key=value``) and
+    `seed` (as ``--seed``, after them), held open in libaifsim. With `out` the run is written there as ``aifsim run
     -o out`` writes it, once finish() closes the books. Raises
     SimulationError with the library's message when a call fails."""
 
-    def __init__(self, scenario, set=None, out=None, lib=None):
+    def __init__(self, scenario, set=None, seed=None, out=None, lib=None):
         self._c = _load(lib)
         self._h = ctypes.c_void_p()
         sets = ["%s=%s" % (k, v) for k, v in (set or {}).items()]
+        if seed is not None:
+            sets.append("seed=%d" % seed)
         arr = (ctypes.c_char_p * max(len(sets), 1))(
             *[x.encode() for x in sets])
         rc = self._c.aifsim_open(str(_scenario_path(scenario)).encode(), arr,
