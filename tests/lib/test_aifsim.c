@@ -6,7 +6,9 @@
 
 #include <aifsim.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define QUICKSTART AIFSIM_SOURCE_DIR "/scenarios/quickstart.yaml"
 
@@ -115,6 +117,51 @@ static void deep_cap_is_booked(void **state) {
   aifsim_close(a);
 }
 
+/* The whole of file path into a malloc'd buffer; its size in *n. */
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  rewind(f);
+  char *b = malloc(*n + 1);
+  assert_non_null(b);
+  assert_int_equal(fread(b, 1, *n, f), *n);
+  fclose(f);
+  return b;
+}
+
+/* A C client stepping a period at a time writes the file `aifsim run`
+ * writes, byte for byte. */
+static void stepped_file_is_the_runs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_aifsim_XXXXXX", cmd[8192], ran[64], stepped[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(ran, sizeof ran, "%s/run.h5", dir);
+  snprintf(stepped, sizeof stepped, "%s/stepped.h5", dir);
+  snprintf(cmd, sizeof cmd,
+           "'%s/aifsim' run '%s' -o '%s' --quiet --set duration=10min "
+           ">/dev/null",
+           AIFSIM_BINARY_DIR, QUICKSTART, ran);
+  assert_int_equal(system(cmd), 0);
+  aifsim *a = NULL;
+  assert_int_equal(aifsim_open(QUICKSTART, short_run, 1, stepped, &a),
+                   AIFSIM_OK);
+  while (!aifsim_at_end(a))
+    assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  aifsim_close(a);
+  size_t n1, n2;
+  char *b1 = slurp(ran, &n1), *b2 = slurp(stepped, &n2);
+  assert_int_equal(n1, n2);
+  assert_true(memcmp(b1, b2, n1) == 0);
+  free(b1);
+  free(b2);
+  unlink(ran);
+  unlink(stepped);
+  rmdir(dir);
+}
+
 /* Out of range, out of order and NULL: a code and a message. */
 static void misuse_is_refused(void **state) {
   (void)state;
@@ -163,6 +210,7 @@ int main(void) {
       cmocka_unit_test(power_adds_up),
       cmocka_unit_test(cap_holds_from_next_tick),
       cmocka_unit_test(deep_cap_is_booked),
+      cmocka_unit_test(stepped_file_is_the_runs),
       cmocka_unit_test(misuse_is_refused),
       cmocka_unit_test(bad_scenarios),
   };
