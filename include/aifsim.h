@@ -45,12 +45,14 @@ typedef struct aifsim aifsim;
  * "key.path=value" as `aifsim run --set` takes them (sets may be NULL when
  * nsets is 0), and builds the factory at t = 0. With out (not NULL) the
  * run is written there as `aifsim run -o out` writes it: through
- * out.partial, renamed to out by aifsim_finish; NULL keeps it in memory
+ * out.partial, renamed to out by aifsim_finish (replacing a file there:
+ * unlike the command, the library does not ask whether it is a run's;
+ * AIFSIM_EBUSY while another process writes out); NULL keeps it in memory
  * only. The tick at t = 0 has run: the first period's power is set.
  * Returns AIFSIM_OK with *a set, or a code; *a is then still a handle
  * holding the message (NULL only when even that could not be allocated),
- * on which only aifsim_errmsg, aifsim_errcode and aifsim_close may be
- * called. Close it in every case. */
+ * good for aifsim_errmsg, aifsim_errcode and aifsim_close (other calls
+ * return AIFSIM_EINVAL). Close it in every case. */
 int aifsim_open(const char *path, const char *const *sets, size_t nsets,
                 const char *out, aifsim **a);
 
