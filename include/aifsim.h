@@ -86,6 +86,15 @@ typedef struct aifsim_power {
 } aifsim_power;
 int aifsim_power_now(const aifsim *a, aifsim_power *p);
 
+/* The grid over the period that starts now: its signals' means ($/MWh,
+ * gCO2/kWh, degC; NaN for a signal the scenario does not give) and the
+ * cap demand response holds the facility to (the contracted power.cap
+ * when no event is under way), W. */
+typedef struct aifsim_grid {
+  double price_per_mwh, carbon_g_per_kwh, outdoor_c, dr_cap_w;
+} aifsim_grid;
+int aifsim_grid_now(const aifsim *a, aifsim_grid *g);
+
 /* The scenario's rack groups: how many, and group g's name (NULL for g
  * out of range). */
 size_t aifsim_ngroups(const aifsim *a);

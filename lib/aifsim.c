@@ -194,6 +194,18 @@ int aifsim_power_now(const aifsim *a, aifsim_power *p) {
   return SIM_OK;
 }
 
+int aifsim_grid_now(const aifsim *a, aifsim_grid *g) {
+  if (check_read(a, g) != SIM_OK)
+    return SIM_EINVAL;
+  factory_grid_now now;
+  factory_grid_of(a->factory, &now);
+  *g = (aifsim_grid){.price_per_mwh = now.price_per_mwh,
+                     .carbon_g_per_kwh = now.carbon_g_per_kwh,
+                     .outdoor_c = now.outdoor_c,
+                     .dr_cap_w = now.dr_cap_w};
+  return SIM_OK;
+}
+
 size_t aifsim_ngroups(const aifsim *a) {
   return a != NULL && a->loaded ? a->sc.cfg.nracks : 0;
 }

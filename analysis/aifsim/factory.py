@@ -54,6 +54,13 @@ class _Power(ctypes.Structure):
                  "loss_w", "smoothing_w", "battery_w")]
 
 
+class _Grid(ctypes.Structure):
+    # aifsim_grid, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("price_per_mwh", "carbon_g_per_kwh", "outdoor_c",
+                 "dr_cap_w")]
+
+
 _LIBS = {}
 
 
@@ -77,6 +84,7 @@ def _load(lib=None):
         "aifsim_duration": (d, [h]),
         "aifsim_at_end": (ctypes.c_int, [h]),
         "aifsim_power_now": (ctypes.c_int, [h, ctypes.POINTER(_Power)]),
+        "aifsim_grid_now": (ctypes.c_int, [h, ctypes.POINTER(_Grid)]),
         "aifsim_ngroups": (s, [h]),
         "aifsim_group_name": (ctypes.c_char_p, [h, s]),
         "aifsim_group_power": (ctypes.c_int, [h, ctypes.POINTER(d), s]),
@@ -178,9 +186,15 @@ class Factory:
         """The period that starts now: a dict of the time (s), the
         facility's, IT's, GPUs' and cooling's power, the cap in force, the
         power chain's losses, smoothing's draw beyond the racks' load and
-        the battery's delivery (negative: charging), all W, and each rack
-        group's power (W, a numpy array in the order of .groups)."""
+        the battery's delivery (negative: charging), all W; each rack
+        group's power (W, a numpy array in the order of .groups); and the
+        grid over the period: its price ($/MWh), carbon intensity
+        (gCO2/kWh) and outdoor temperature (degC), NaN where the scenario
+        gives none, and the cap demand response holds the facility to
+        (W)."""
         p = self._power_now()
+        g = _Grid()
+        self._check(self._c.aifsim_grid_now(self._h, ctypes.byref(g)))
         w = np.zeros(len(self.groups))
         self._check(self._c.aifsim_group_power(
             self._h, w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
@@ -189,7 +203,10 @@ class Factory:
                 "it_power_w": p.it_w, "gpu_power_w": p.gpu_w,
                 "cooling_power_w": p.cooling_w, "cap_w": p.cap_w,
                 "loss_power_w": p.loss_w, "smoothing_power_w": p.smoothing_w,
-                "battery_power_w": p.battery_w, "group_power_w": w}
+                "battery_power_w": p.battery_w, "group_power_w": w,
+                "price_per_mwh": g.price_per_mwh,
+                "carbon_g_per_kwh": g.carbon_g_per_kwh,
+                "outdoor_c": g.outdoor_c, "dr_cap_w": g.dr_cap_w}
 
     @property
     def power(self):

@@ -197,6 +197,15 @@ void factory_power_of(const factory *f, factory_power_now *out);
  * whole multiples from t = 0. */
 sim_time factory_tick_period(const factory_config *cfg);
 
+/* The grid's signals over one control period from the engine's now
+ * (means, NaN for a signal the scenario does not give: $/MWh, gCO2/kWh,
+ * degC) and the cap demand response holds the facility to now (the
+ * contracted cap when no event is under way), W. */
+typedef struct factory_grid_now {
+  double price_per_mwh, carbon_g_per_kwh, outdoor_c, dr_cap_w;
+} factory_grid_now;
+void factory_grid_of(const factory *f, factory_grid_now *out);
+
 /* Each rack group's IT at its racks' inlets over the period under way,
  * W, into w[0..cfg->nracks). */
 void factory_group_power(const factory *f, double *w);

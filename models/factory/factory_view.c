@@ -93,6 +93,17 @@ void factory_power_of(const factory *f, factory_power_now *out) {
                              .battery_w = f->p_bat};
 }
 
+void factory_grid_of(const factory *f, factory_grid_now *out) {
+  const grid *g = &f->sc->feed;
+  double t0 = sim_time_to_s(sim_engine_now(f->engine));
+  double t1 = t0 + f->control_dt_s;
+  *out = (factory_grid_now){.price_per_mwh = factory__mean_of(&g->price, t0, t1),
+                            .carbon_g_per_kwh =
+                                factory__mean_of(&g->carbon, t0, t1),
+                            .outdoor_c = factory__mean_of(&g->outdoor, t0, t1),
+                            .dr_cap_w = grid_cap_at(g, t0)};
+}
+
 void factory_group_power(const factory *f, double *w) {
   const rack_fleet *fl = f->fleet;
   for (size_t g = 0; g < fl->ngroups; g++)

@@ -67,6 +67,11 @@ static void power_adds_up(void **state) {
                p.facility_w, 1e-12, 0);
   assert_true(p.it_w < p.facility_w && p.facility_w <= p.cap_w);
   assert_int_equal(aifsim_group_power(a, w, n + 1), AIFSIM_EINVAL);
+  aifsim_grid g; /* quickstart: weather, no demand response */
+  assert_int_equal(aifsim_grid_now(a, &g), AIFSIM_OK);
+  assert_true(isfinite(g.outdoor_c));
+  assert_close(g.dr_cap_w, p.cap_w, 0, 0);
+  assert_int_equal(aifsim_grid_now(a, NULL), AIFSIM_EINVAL);
   aifsim_close(a);
 }
 

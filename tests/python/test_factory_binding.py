@@ -35,6 +35,8 @@ def test_steps_read_power_and_cap(lib):
         assert obs["group_power_w"].shape == (len(f.groups),)
         assert np.isclose(obs["group_power_w"].sum(), obs["it_power_w"],
                           rtol=1e-12)
+        # quickstart: weather, no demand response.
+        assert np.isfinite(obs["outdoor_c"]) and obs["dr_cap_w"] == f.cap
         parts = (obs["it_power_w"] + obs["loss_power_w"]
                  + obs["smoothing_power_w"] + obs["cooling_power_w"]
                  - obs["battery_power_w"])
@@ -56,6 +58,18 @@ def test_cap_set_from_python_holds(lib):
         f.finish()
         assert f.summary("cap_violation_s") == 0
         assert f.summary("energy_mwh") > 0
+
+
+def test_demand_response_is_observed(lib):
+    # grid-dr: a 25% cut of 700 kW from 14:00 for 3 h.
+    with Factory("grid-dr", set={"duration": "15h"}, lib=lib) as f:
+        f.run_to(14 * 3600 - 1)
+        obs = f.observe()
+        assert obs["dr_cap_w"] == obs["cap_w"] == 700e3
+        f.step(60)
+        obs = f.observe()
+        assert obs["dr_cap_w"] == obs["cap_w"] == 0.75 * 700e3
+        assert obs["facility_power_w"] <= obs["cap_w"]
 
 
 def test_errors_are_exceptions(lib):
