@@ -39,6 +39,7 @@ struct control {
   control_hooks hooks;
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
+  power_memo *memo;     /* per group: what the policy remembers of it */
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -82,17 +83,20 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->hooks = *hooks;
   c->group_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_budget);
   c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
+  c->memo = sim_calloc(a, fl->ngroups + 1, sizeof *c->memo);
   c->unit_of_gpu = sim_calloc(a, fl->n + 1, sizeof *c->unit_of_gpu);
   c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
   c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
   c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
-  if (c->group_budget == NULL || c->alloc_budget == NULL ||
+  if (c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
       c->unit_of_gpu == NULL || c->group_first == NULL ||
       c->built_slot == NULL || c->built_usable == NULL) {
     control_destroy(c);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
+  for (size_t g = 0; g <= fl->ngroups; g++)
+    c->memo[g].level = NAN;
   return c;
 }
 
@@ -102,6 +106,7 @@ void control_destroy(control *c) {
   const sim_allocator *a = c->alloc;
   sim_free(a, c->group_budget);
   sim_free(a, c->alloc_budget);
+  sim_free(a, c->memo);
   sim_free(a, c->units);
   sim_free(a, c->unit_cap);
   sim_free(a, c->unit_key);
@@ -390,7 +395,12 @@ static int split_units(control *c) {
     return rc;
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
     size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
-    if (n > 0)
+    if (n == 0)
+      continue;
+    if (c->policy->split_from != NULL) /* from last period's answer */
+      c->policy->split_from(c->units + first, n, c->alloc_budget[g],
+                            c->unit_cap + first, &c->memo[g]);
+    else
       c->policy->split(c->units + first, n, c->alloc_budget[g],
                        c->unit_cap + first);
   }

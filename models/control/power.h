@@ -68,6 +68,13 @@ typedef struct power_unit {
   double phi_min; /* the lowest clock share */
 } power_unit;
 
+/* What a policy remembers of one group's last allocation, to start the
+ * next from: the efficiency policy's level (log mu), NaN for none. The
+ * answer never depends on it, only the work of finding it. */
+typedef struct power_memo {
+  double level;
+} power_memo;
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
@@ -75,9 +82,19 @@ typedef struct power_policy_ops {
    * guarantees it). */
   void (*split)(const power_unit *units, size_t n, double budget_w,
                 double *cap);
+  /* The same split starting from what memo remembers, which it updates;
+   * NULL for a policy with nothing to remember. The caps are split's,
+   * bit for bit. */
+  void (*split_from)(const power_unit *units, size_t n, double budget_w,
+                     double *cap, power_memo *memo);
 } power_policy_ops;
 
 /* The policies themselves, their enum and their names: power_policy.h. */
+
+/* The efficiency policy from a memo (split_from's contract). */
+void power_split_efficiency_from(const power_unit *units, size_t n,
+                                 double budget_w, double *cap,
+                                 power_memo *memo);
 
 /* Helpers the policies share (power.c). */
 
