@@ -47,7 +47,7 @@ static clock_at clock_of(const power_unit *u, double mu) {
   k.raw = pow(u->weight * u->c / (mu * u->span * u->activity * u->gamma),
               1 / (u->gamma - u->c));
   k.phi = clamp(k.raw, u->phi_min, 1);
-  k.dyn = pow(k.phi, u->gamma);
+  k.dyn = k.phi == 1 ? 1 : pow(k.phi, u->gamma); /* pow(1, y) is 1 exactly */
   return k;
 }
 
