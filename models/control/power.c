@@ -87,6 +87,24 @@ static double gallop_next(search *s, bool same_side) {
   return inside(s, x) ? x : 0.5 * (s->good + s->bad);
 }
 
+/* Closes the bracket from the point last tried (s->x, side was_good of
+ * the point before) until no double lies between its ends. */
+static double close_bracket(search *s, power_fn f, const void *ctx,
+                            double target, bool was_good) {
+  for (int k = 0; k < 400 && !adjacent(s->good, s->bad); k++) {
+    double x = s->gallop > 0 ? gallop_next(s, (s->fx <= 0) == was_good)
+                             : newton_next(s, target);
+    was_good = s->fx <= 0;
+    s->fx = f(ctx, x, &s->slope) - target;
+    s->x = x;
+    if (s->fx <= 0)
+      s->good = x;
+    else
+      s->bad = x;
+  }
+  return s->good;
+}
+
 double power_boundary(power_fn f, const void *ctx, double target, double good,
                       double bad) {
   search s = {good, bad, bad > good ? 1 : -1, good, 0, 0, INFINITY, INFINITY, 0,
@@ -94,19 +112,21 @@ double power_boundary(power_fn f, const void *ctx, double target, double good,
   s.fx = f(ctx, good, &s.slope) - target;
   if (s.fx > 0)
     return good; /* f(good) above target: bisection would never move good */
-  bool was_good = true;
-  for (int k = 0; k < 400 && !adjacent(s.good, s.bad); k++) {
-    double x = s.gallop > 0 ? gallop_next(&s, (s.fx <= 0) == was_good)
-                            : newton_next(&s, target);
-    was_good = s.fx <= 0;
-    s.fx = f(ctx, x, &s.slope) - target;
-    s.x = x;
-    if (s.fx <= 0)
-      s.good = x;
-    else
-      s.bad = x;
-  }
-  return s.good;
+  return close_bracket(&s, f, ctx, target, true);
+}
+
+double power_boundary_from(power_fn f, const void *ctx, double target,
+                           double good, double bad, double x) {
+  search s = {good, bad, bad > good ? 1 : -1, x, 0, 0, INFINITY, INFINITY, 0,
+              false};
+  if (!inside(&s, x))
+    return power_boundary(f, ctx, target, good, bad);
+  s.fx = f(ctx, x, &s.slope) - target;
+  if (s.fx <= 0)
+    s.good = x;
+  else
+    s.bad = x;
+  return close_bracket(&s, f, ctx, target, s.fx <= 0);
 }
 
 /* The inputs of a water-filling. */

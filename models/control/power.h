@@ -111,6 +111,14 @@ typedef double (*power_fn)(const void *ctx, double x, double *slope);
 double power_boundary(power_fn f, const void *ctx, double target, double good,
                       double bad);
 
+/* The same, searched from x, a point strictly between good and bad (a
+ * guess: last period's answer). Neither end is evaluated: the answer is
+ * power_boundary's where f(good) <= target < f(bad) holds; otherwise the
+ * caller checks the end it may have hit (the result is good, or the
+ * double next to bad). */
+double power_boundary_from(power_fn f, const void *ctx, double target,
+                           double good, double bad, double x);
+
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget
  * is larger). Units with weight 0 get lo_u. */

@@ -208,13 +208,22 @@ static double level_cold(level *l, double budget_w) {
   return power_boundary(total_at, l, budget_w, LEVEL_HI, LEVEL_LO);
 }
 
+/* The level between a good end g and a bad end b of the range, where
+ * total_at less the budget is fg <= 0 and fb > 0: searched from the
+ * secant's crossing (power_boundary_from), both ends being known. */
+static double level_between(level *l, double budget_w, double g, double fg,
+                            double b, double fb) {
+  double x = g + (b - g) * (fg / (fg - fb));
+  return power_boundary_from(total_at, l, budget_w, g, b, x);
+}
+
 /* The same level searched from x, last period's: a step past Newton's
  * estimate of the crossing, growing fourfold until the budget is crossed,
- * brackets it, and power_boundary closes the bracket. total_at is
- * monotone, so the crossing is unique: the answer is level_cold's, bit
- * for bit, whatever x is (tests/control/test_power.c holds it to it). At
- * a bound of the range the answer is level_cold's there too: LEVEL_LO if
- * even it fits, LEVEL_HI if even it does not. */
+ * brackets it, and the search closes the bracket. total_at is monotone,
+ * so the crossing is unique: the answer is level_cold's, bit for bit,
+ * whatever x is (tests/control/test_power.c holds it to it). At a bound
+ * of the range the answer is level_cold's there too: LEVEL_LO if even it
+ * fits, LEVEL_HI if even it does not. */
 static double level_warm(level *l, double budget_w, double x) {
   double slope, fx = total_at(l, x, &slope) - budget_w;
   bool good = fx <= 0;
@@ -223,13 +232,14 @@ static double level_warm(level *l, double budget_w, double x) {
   step = fmax(step, 16 * fabs(nextafter(x, end) - x));
   for (;;) {
     double y = (end - x) * dir <= step ? end : x + dir * step, sy;
-    bool y_good = total_at(l, y, &sy) - budget_w <= 0;
-    if (y_good != good)
-      return power_boundary(total_at, l, budget_w, good ? x : y,
-                            good ? y : x);
+    double fy = total_at(l, y, &sy) - budget_w;
+    if ((fy <= 0) != good)
+      return good ? level_between(l, budget_w, x, fx, y, fy)
+                  : level_between(l, budget_w, y, fy, x, fx);
     if (y == end)
       return end;
     x = y;
+    fx = fy;
     step = isfinite(step) && step < 1e3 ? 4 * step : 1e3;
   }
 }

@@ -239,7 +239,7 @@ static void headroom_returns_to_the_pool(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
-/* power_boundary: the bit bisection finds, in fewer evaluations       */
+/* power_boundary(_from): the bit bisection finds, in fewer evaluations */
 /* ------------------------------------------------------------------ */
 
 /* A monotone test function: kind picks its shape, evals counts calls. */
@@ -291,6 +291,21 @@ static double bisect(shape *s, double target, double good, double bad) {
   }
 }
 
+/* power_boundary_from, started at share u of the way from good to bad,
+ * finds bisection's answer want wherever the crossing is inside the
+ * bracket (at its ends the caller checks: power.h). */
+static void check_from(int kind, double t, double good, double bad,
+                       double want, double u) {
+  shape a = {kind, 0};
+  double x = good + u * (bad - good);
+  if (want == good || nextafter(want, bad) == bad)
+    return;
+  double got = power_boundary_from(shaped, &a, t, good, bad, x);
+  if (got != want)
+    fail_msg("from %.17g, target %.17g: %.17g, bisection %.17g", x, t, got,
+             want);
+}
+
 static void boundary_is_bisection_to_the_bit(void **state) {
   (void)state;
   static const struct {
@@ -315,6 +330,8 @@ static void boundary_is_bisection_to_the_bit(void **state) {
       if (got != want)
         fail_msg("case %zu, target %.17g: %.17g, bisection %.17g", c, t, got,
                  want);
+      check_from(cases[c].kind, t, cases[c].good, cases[c].bad, want,
+                 uniform(&seed));
       fast += a.evals;
       slow += b.evals;
     }
