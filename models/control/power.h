@@ -106,8 +106,9 @@ typedef double (*power_fn)(const void *ctx, double x, double *slope);
  * bad (either order) where f crosses target, for f monotone between them
  * with f(good) <= target < f(bad). The crossing is unique, so the answer
  * is the one bisection to the bit gives, in a fraction of the
- * evaluations: safeguarded Newton steps, with bisection whenever the
- * bracket stops halving. */
+ * evaluations: Newton steps while each at least halves the step before
+ * last (else bisection), then, once a step is within the rounding of f,
+ * probes galloping across the crossing 1, 2, 4 ... doubles at a time. */
 double power_boundary(power_fn f, const void *ctx, double target, double good,
                       double bad);
 
