@@ -430,8 +430,10 @@ FITS = [
         fit_set=MLPERF_V40,
         model="each row as one 8 x H100-SXM server at its stated GPU limit, "
               "saturated (tests/validate/validate_mlperf.c: FP8 weights and "
-              "KV cache; Llama 2 70B tp 2 x 4, GPT-J 8 x 1; outputs the "
-              "rows' own, inputs 512 and 960 tokens assumed), its generated "
+              "KV cache; Llama 2 70B tp 2 x 4, GPT-J 8 x 1 decoding 4 beams "
+              "a sample, MLPerf's rule, its tokens the chosen beam's; "
+              "outputs the rows' own, inputs 512 and 960 tokens assumed), "
+              "its generated "
               "tokens/s; eff_bw, act_fixed, moe_layer_overhead and "
               "step_overhead are vllm's as fitted in the same run (the "
               "catalog's copies beside this block)",

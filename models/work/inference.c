@@ -84,6 +84,7 @@ static inf_service *create(sim_engine *e, const inf_config *c,
                      .free_head = NONE,
                      .nrep = (uint32_t)c->replicas};
   s->proto.ep = (int)c->ep;
+  s->proto.cfg.beams = (double)c->beams;
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);

@@ -7,7 +7,8 @@
  *
  * - A waiting request joins the batch when the batch has fewer than
  *   max_batch requests and the KV cache has room for its prompt plus its
- *   output (a request holds prompt + output tokens of KV from admission:
+ *   output, each beam's (`beams`, roofline.h: rl_kv_tokens; a request
+ *   holds prompt + output tokens of KV from admission:
  *   what it will hold at its end, so it is never preempted). Requests join
  *   in arrival order (FCFS, no overtaking).
  * - Joining requests are prefilled together, before decoding resumes: the
@@ -77,6 +78,7 @@ typedef struct inf_config {
   int64_t ep;      /* expert parallelism: 1 none, or = tp (an MoE) */
   int64_t replicas;
   int64_t max_batch; /* requests per batch, vLLM max_num_seqs: 256 */
+  int64_t beams;     /* sequences per request, beam search; 1 (roofline.h) */
   double ttft_slo_s, tpot_slo_s;
   double timeout_s;  /* a client gives up without a first token; 0: never */
   int64_t max_queue; /* waiting requests a replica holds; 0: no limit */

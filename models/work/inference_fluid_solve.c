@@ -147,7 +147,8 @@ static double rate_at(inf_service *s, uint32_t b) {
 /* The batch a replica can hold: max_batch, or fewer when the KV cache
  * at the members' mean admission is the limit. */
 static uint32_t batch_cap(const inf_service *s, const span_load *l) {
-  double per = l->prompt.mean + s->proto.cfg.kv_reserve * l->held;
+  double per = rl_kv_tokens(&s->proto, l->prompt.mean,
+                            s->proto.cfg.kv_reserve * l->held);
   double kv = floor(s->kv_cap / fmax(per, 1));
   double cap = fmin((double)s->c->max_batch, kv);
   return cap < 1 ? 1 : (uint32_t)fmin(cap, 1e7);

@@ -52,9 +52,10 @@ static double now_s(const inf_service *s) {
 }
 
 /* The KV cache request q holds while in the batch: its prompt and the
- * engine's share of its output (rl_config.kv_reserve). */
+ * engine's share of its output (rl_config.kv_reserve), each beam's. */
 static double need_tokens(const inf_service *s, const request *q) {
-  return q->prompt + s->proto.cfg.kv_reserve * q->output;
+  return rl_kv_tokens(&s->proto, q->prompt,
+                      s->proto.cfg.kv_reserve * q->output);
 }
 
 /* Records the first failure; the next handler stops the run with it. */
@@ -376,7 +377,8 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
   request q = {.arrival_s = now_s(s),
                .prompt = (double)(prompt < 0 ? 0 : prompt),
                .output = (double)(output < 1 ? 1 : output)};
-  if (q.prompt + q.output > s->kv_cap) { /* it could never finish */
+  /* One that could never finish, its beams' outputs whole in the cache. */
+  if (rl_kv_tokens(&s->proto, q.prompt, q.output) > s->kv_cap) {
     count_rejected(s);
     return;
   }

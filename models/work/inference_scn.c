@@ -60,6 +60,9 @@ static const scn_field inf_fields[] = {
               "copies of the model, at least 1"),
     INT_FIELD("max_batch", max_batch, 1, 1e6, "256",
               "requests per batch at most (vLLM max_num_seqs: 256)"),
+    INT_FIELD("beams", beams, 1, 64, "1",
+              "sequences each request decodes (beam search; MLPerf's GPT-J: "
+              "4); its output counts one"),
     {.key = "ttft_slo",
      .type = SCN_QUANTITY,
      .offset = offsetof(inf_config, ttft_slo_s),

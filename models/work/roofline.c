@@ -15,6 +15,7 @@ void rl_config_default(rl_config *cfg) {
   cfg->moe_layer_overhead_s = 0;
   cfg->step_overhead_s = 0;
   cfg->kv_reserve = 1;
+  cfg->beams = 1;
 }
 
 void rl_config_engine(rl_config *cfg, const llm_engine *e) {
@@ -43,6 +44,10 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
                          g->name, LLM_ENGINE_DEFAULT);
   rl_config_engine(&r->cfg, e);
   return rl_check(r, err);
+}
+
+double rl_kv_tokens(const rl_replica *r, double prompt, double held) {
+  return prompt + r->cfg.beams * held;
 }
 
 double rl_memory_budget(const rl_replica *r) {
@@ -85,6 +90,10 @@ static int check_config(const rl_replica *r, sim_error *err) {
                          "%g, %g",
                          c->eff_bw, c->eff_flops, c->mem_utilization,
                          c->act_fixed);
+  if (!(c->beams >= 1))
+    return sim_error_set(err, SIM_EINPUT,
+                         "beams per request %g for %s: must be >= 1", c->beams,
+                         r->model->name);
   if (r->tp > 1 && !(c->link_bps > 0 && c->link_latency_s >= 0))
     return sim_error_set(err, SIM_EINPUT,
                          "all-reduce link: bandwidth must be > 0 and latency "
@@ -181,10 +190,11 @@ static double allreduce_s(const rl_replica *r, double tokens) {
 }
 
 /* The step's parts and time at phi (the header comment); no load. */
-static void step_parts(const rl_replica *r, double batch, double context,
+static void step_parts(const rl_replica *r, double requests, double context,
                        double phi, rl_step *out) {
   const llm_model *m = r->model;
   const rl_config *c = &r->cfg;
+  double batch = requests * c->beams; /* the sequences the step decodes */
   double weights = llm_decode_weight_bytes(m, r->weights, batch);
   double kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
   double bw = r->tp * r->gpu->bandwidth_bps * gpu_speed_memory(r->gpu, phi);

@@ -157,6 +157,16 @@ typedef struct rl_config {
    * a batch whose sequences all run long holds more than the cache for a
    * while, where vLLM would swap or recompute one. */
   double kv_reserve;
+  /* Sequences decoded per request: 1, or the beam width of beam search
+   * (the service's `beams`). Each step advances every beam of a request
+   * by one token, and the request's output counts one of them: MLPerf's
+   * GPT-J decodes 4 beams and counts the chosen beam's tokens (MLCommons
+   * inference reference, language/gpt-j/backend.py: num_beams 4, "only
+   * beam_size 4 is allowed for official submission"). The beams share the
+   * prompt's KV cache, as TensorRT-LLM's paged cache shares a request's
+   * context blocks between its beams, and hold their outputs apart; the
+   * prompt is prefilled once. */
+  double beams;
 } rl_config;
 
 /* The replica. Plain data, all pointers borrowed (the catalogs own them):
@@ -193,6 +203,10 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
  * err may be NULL. */
 int rl_check(const rl_replica *r, sim_error *err);
 
+/* The KV tokens a request holds with held of its output tokens: prompt +
+ * beams x held. */
+double rl_kv_tokens(const rl_replica *r, double prompt, double held);
+
 /* Per-GPU memory for weights and KV, mem_utilization x memory, in B. */
 double rl_memory_budget(const rl_replica *r);
 
@@ -204,8 +218,9 @@ int rl_max_batch_tokens(const rl_replica *r, double *tokens, sim_error *err);
 
 /* Per-step parts, in s, at normalised clock phi (clamped to [phi_min, 1]):
  * the memory term (already divided by gpu_speed_memory), the compute term
- * and the all-reduce term of a decode step; their combination. batch >= 1,
- * context >= 0 (the mean over the batch). */
+ * and the all-reduce term of a decode step; their combination. batch >= 1
+ * requests, each decoding cfg.beams sequences; context >= 0 (the mean over
+ * the batch). */
 typedef struct rl_step {
   double bytes, flops;        /* per replica */
   double t_mem, t_comp, t_tp; /* s */

@@ -27,11 +27,11 @@ static int bind_service(const serve_spec *s, double rate, inf_config *c,
   char yaml[1024];
   snprintf(yaml, sizeof yaml,
            "name: run\nmodel: %s\nprecision: %s\ntp: %d\nep: %d\n"
-           "replicas: %d\nmax_batch: %d\ntimeout: 0 s\n"
+           "replicas: %d\nmax_batch: %d\nbeams: %.0f\ntimeout: 0 s\n"
            "arrivals: {rate: %.17g, prompt: {dist: fixed, mean: %.17g}, "
            "output: {mean: %.17g, sigma: %.17g}}\n",
            r->model->name, r->weights->name, r->tp, r->ep > 1 ? r->ep : 1,
-           s->replicas, s->max_batch, rate, s->prompt, s->output,
+           s->replicas, s->max_batch, r->cfg.beams, rate, s->prompt, s->output,
            s->output_sigma);
   memset(c, 0, sizeof *c);
   return scn_bind_string("serve_run", yaml, &inf_schema, c, NULL, err);
@@ -97,13 +97,13 @@ static serve_result result_of(inf_service *svc, const serve_spec *s,
   double row[INF_NCOLS], span_s = w->t1 - w->t0;
   inf_sample(svc, span_s, row);
   double tokens = inf_totals_of(svc).tokens_generated - w->tokens0;
-  return (serve_result){
-      .tokens_per_s = tokens / span_s,
-      .batch = row[INF_BATCH],
-      .power_w = w->energy_j / (span_s * s->replica->tp * s->replicas),
-      .tokens_per_j = tokens / w->energy_j,
-      .phi = w->phi_s / span_s,
-      .window_s = span_s};
+  return (serve_result){.tokens_per_s = tokens / span_s,
+                        .batch = row[INF_BATCH],
+                        .power_w = w->energy_j /
+                                   (span_s * s->replica->tp * s->replicas),
+                        .tokens_per_j = tokens / w->energy_j,
+                        .phi = w->phi_s / span_s,
+                        .window_s = span_s};
 }
 
 int serve_run(const serve_spec *s, serve_result *out, sim_error *err) {

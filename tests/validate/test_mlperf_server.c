@@ -9,12 +9,11 @@
  * losses and fans included), the facility's own chain and cooling left
  * out as MLPerf's analyzer leaves them out.
  *
- * KNOWN GAP, shown failing and not asserted: the server serves about
- * 12,000 tokens/s, 0.68x: the service prefills each joining request
- * before the batch decodes on, where TensorRT-LLM's in-flight batching
- * overlaps the two, and the fit shares its two figures with GPT-J, which
- * the model makes 1.50x too fast (the input lengths of both are
- * assumed). The wall power is the catalog's DGX-H100 with its GPUs at
+ * Both rows hold the issue's bands. The tokens/s did not (0.68x) while
+ * the model decoded one sequence where MLPerf's GPT-J decodes four beams:
+ * the fit, shared with GPT-J, set the efficiency too low for Llama; with
+ * the beams (roofline.h, beams) one fit serves both (engines.yaml's
+ * residuals). The wall power is the catalog's DGX-H100 with its GPUs at
  * what the service draws under 450 W; nothing of the host was set
  * against this figure. */
 #include "test_util.h"
@@ -63,9 +62,9 @@ static void mlperf_server_v40(void **state) {
                    VALIDATE_SERVING,
                    "MLPerf v4.0 Llama 2 70B server: wall power", src, cond, "W",
                    5888.19, wall, 0.15);
-  /* The direction the gaps leave: what a regression would move. */
-  assert_true(tokens > 0.5 * 17561.6 && tokens < 1.5 * 17561.6);
-  assert_true(wall > 0.8 * 5888.19 && wall < 1.3 * 5888.19);
+  /* The bands. */
+  assert_true(fabs(tokens / 17561.6 - 1) <= 0.25);
+  assert_true(fabs(wall / 5888.19 - 1) <= 0.15);
   test_run_free(&r);
 }
 

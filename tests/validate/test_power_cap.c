@@ -26,7 +26,46 @@
  * service up to 256). Before the GPU model followed memory traffic it
  * kept 76% of its tokens/s at a 200 W limit and doubled its tokens/J; no
  * measurement says a decode at 29% of the TDP keeps that (the issue's
- * bar: it no longer does). */
+ * bar: it no longer does).
+ *
+ * H200 decode under a cap: Ma, Afzal, Eitzinger and Wellein, "The
+ * Illusion of Power Capping in LLM Decode: A Phase-Aware Energy
+ * Characterisation Across Attention Architectures", arXiv:2605.11999
+ * (2026), abstract: across GQA, MLA, Gated DeltaNet and Mamba2 models on
+ * one H200, decode draws only 137-300 W of its 700 W, and no power cap
+ * ever triggers. Only the abstract was read: its models, batches and caps
+ * are not in this test. Our reading, chosen before the model was run: a
+ * GQA model of the size such studies run on one GPU, Llama-3.1-8B at
+ * BF16 on the vllm engine, decoding at batch 1 and 64 with a 1,024-token
+ * context; its decode power must lie in the published range, and at a
+ * 300 W limit (the highest draw measured, so a limit the measured decode
+ * never met) it must keep its speed. Nothing was fitted to this paper;
+ * the GPU power model's pj_per_byte and busy_share are fitted on the
+ * ML.ENERGY H100 runs (make calibrate), which include prefill and are
+ * taken at 486-690 W for this model (data/gpu_power/). KNOWN GAP, shown
+ * failing and not asserted: the model draws about twice the measured
+ * power, its memory traffic at 130 pJ/B (fitted) over the H200's
+ * 4.8 TB/s alone exceeding 300 W.
+ *
+ * B200 decode under a cap: Kim et al., "Phase-Decoupled, Model-Calibrated
+ * Power Control for Disaggregated LLM Serving", arXiv:2609.11133 (2026):
+ * Qwen3-235B-A22B at NVFP4 on B200, prefill and decode on one GPU each
+ * (TP1 PD, sglang under NVIDIA Dynamo), closed loop at 24 requests in
+ * flight, lengths from six weighted buckets (section 4: inputs 64-2,048
+ * tokens, mean 385 by the weights; outputs 32-1,024, mean 206). The
+ * decode GPU's natural draw held at 688-689 W in three 24-hour runs
+ * (section 5.7; 688.5 is the midpoint); under a cap its tokens/s are
+ * flat down to about 430 W and fall 36% at 350 W (figure 3, the
+ * calibration sweep, a different run whose natural draw is not stated:
+ * its 460 W cap at "80% of natural" puts it near 575 W). The engine's
+ * running-request limit (16 unless raised, section 5.6) may have held
+ * the decode batch at 16.
+ * The model: a decode step of batch 24 at a mean context of 385 + 206 / 2
+ * tokens on one B200, vllm's fitted figures (no sglang engine is
+ * catalogued), the KV cache at 16 bits (the paper does not say). Bands
+ * chosen before the model was run: +-15% on the power, "flat" read as at
+ * least 0.90 kept, +-15% on the share kept at 350 W. Nothing was fitted
+ * to this paper. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -60,14 +99,13 @@ static void splitwise_prefill_slows_decode_does_not(void **state) {
                 "slower; decode (batch 16) clock %.3f, %.3fx (power uncapped "
                 "%.0f W)\n",
                 pre_phi, pre, dec_phi, dec, gpu_load_power(r.gpu, 1, s.load));
-  validate_row(VALIDATE_KIND_VALIDATION,
-               "nothing was fitted to Splitwise's capped profile",
-               VALIDATE_SERVING,
-               "Power-capped DGX-H100: prefill time, capped / uncapped",
-               splitwise,
-               "Llama-2-70B FP16, tp 8, prompt 1024, GPUs at 490 W (70%)",
-               "x uncapped", 1.30, pre, 1.30 * 0.85, 1.30 * 1.15,
-               "+-15% (KNOWN GAP, the test's header)");
+  validate_row(
+      VALIDATE_KIND_VALIDATION,
+      "nothing was fitted to Splitwise's capped profile", VALIDATE_SERVING,
+      "Power-capped DGX-H100: prefill time, capped / uncapped", splitwise,
+      "Llama-2-70B FP16, tp 8, prompt 1024, GPUs at 490 W (70%)", "x uncapped",
+      1.30, pre, 1.30 * 0.85, 1.30 * 1.15,
+      "+-15% (KNOWN GAP, the test's header)");
   validate_row(
       VALIDATE_KIND_CALIBRATION,
       "the memory knee (50%, an estimate) was set below the clock this "
@@ -77,6 +115,98 @@ static void splitwise_prefill_slows_decode_does_not(void **state) {
       "x uncapped", 1.00, dec, 0.9, 1.1, "+-10%");
   assert_true(pre > 1); /* the direction holds; the size is the gap */
   assert_true(fabs(dec - 1) <= 0.10);
+}
+
+static const char ma_illusion[] =
+    "Ma et al., The Illusion of Power Capping in LLM Decode, "
+    "arXiv:2605.11999, abstract (H200)";
+
+/* One H200 decoding Llama-3.1-8B at batch b: its power at full clock, W,
+ * and the share of its speed kept at a limit of limit_w. */
+static double h200_decode(double b, double limit_w, double *kept) {
+  rl_replica r = test_replica("H200", "Llama-3.1-8B", "fp16", 1);
+  const double context = 1024;
+  rl_step s;
+  rl_decode_step(&r, b, context, 1, &s);
+  double phi = clock_at(&r, limit_w, s.load);
+  *kept = s.t / rl_decode_step_s(&r, b, context, phi);
+  return gpu_load_power(r.gpu, 1, s.load);
+}
+
+static void h200_decode_row(double b) {
+  double kept, p = h200_decode(b, 300, &kept);
+  char cond[128], fig[96];
+  snprintf(cond, sizeof cond,
+           "Llama-3.1-8B BF16 (GQA) on one H200, vllm, decode at batch %.0f, "
+           "context 1024 (our reading)",
+           b);
+  print_message("H200 decode batch %.0f: %.0f W; keeps %.3f at 300 W\n", b, p,
+                kept);
+  snprintf(fig, sizeof fig, "H200 decode power, GQA 8B, batch %.0f", b);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "nothing was fitted to this paper; the power model is fitted "
+               "on the ML.ENERGY H100 runs",
+               VALIDATE_SERVING, fig, ma_illusion, cond, "W", 300, p, 137, 300,
+               "137-300 W, the measured range (KNOWN GAP, the test's header)");
+  snprintf(fig, sizeof fig,
+           "H200 decode at a 300 W limit: tokens/s kept, batch %.0f", b);
+  validate_row(VALIDATE_KIND_VALIDATION,
+               "nothing was fitted to this paper: no cap triggers at or above "
+               "the highest decode draw measured",
+               VALIDATE_SERVING, fig, ma_illusion, cond, "x uncapped", 1, kept,
+               0.97, 1.0, ">= 0.97 (KNOWN GAP, the test's header)");
+}
+
+static void h200_decode_does_not_meet_the_cap(void **state) {
+  (void)state;
+  h200_decode_row(1);
+  h200_decode_row(64);
+  double kept, p1 = h200_decode(1, 700, &kept),
+               p64 = h200_decode(64, 700, &kept);
+  assert_true(p64 > p1); /* more sequences, more SM work: the direction */
+}
+
+static const char kim_pd[] =
+    "Kim et al., Phase-Decoupled Power Control for Disaggregated LLM "
+    "Serving, arXiv:2609.11133";
+static const char kim_cond[] =
+    "Qwen3-235B-A22B NVFP4, decode alone on one B200 (TP1 PD), 24 requests, "
+    "context 488 (ShareGPT lengths of section 4)";
+
+/* The decode GPU of Kim et al.'s TP1 PD lane pair: its power uncapped, W,
+ * and the share of its speed kept at limit_w. */
+static double b200_decode(double limit_w, double *kept) {
+  rl_replica r = test_replica("B200", "Qwen3-235B-A22B", "fp4", 1);
+  const double batch = 24, context = 385.3 + 206.1 / 2;
+  rl_step s;
+  rl_decode_step(&r, batch, context, 1, &s);
+  double phi = clock_at(&r, limit_w, s.load);
+  *kept = s.t / rl_decode_step_s(&r, batch, context, phi);
+  return gpu_load_power(r.gpu, 1, s.load);
+}
+
+static void b200_decode_under_a_cap(void **state) {
+  (void)state;
+  double k430, k350, p = b200_decode(430, &k430);
+  b200_decode(350, &k350);
+  print_message("B200 235B NVFP4 decode: %.0f W uncapped; keeps %.3f at "
+                "430 W, %.3f at 350 W\n",
+                p, k430, k350);
+  validate_row_rel(VALIDATE_KIND_VALIDATION,
+                   "nothing was fitted to this paper; the power model is "
+                   "fitted on the ML.ENERGY H100 runs",
+                   VALIDATE_SERVING,
+                   "B200 decode power, uncapped (section 5.7)", kim_pd,
+                   kim_cond, "W", 688.5, p, 0.15);
+  validate_row(VALIDATE_KIND_VALIDATION, "nothing was fitted to this paper",
+               VALIDATE_SERVING,
+               "B200 decode at a 430 W limit: tokens/s kept (figure 3, flat)",
+               kim_pd, kim_cond, "x uncapped", 1, k430, 0.90, 1.0, ">= 0.90");
+  validate_row_rel(VALIDATE_KIND_VALIDATION, "nothing was fitted to this paper",
+                   VALIDATE_SERVING,
+                   "B200 decode at a 350 W limit: tokens/s kept (figure 3)",
+                   kim_pd, kim_cond, "x uncapped", 0.64, k350, 0.15);
+  assert_true(k350 <= k430 && k430 <= 1);
 }
 
 static serve_result serve_8b(double limit_w) {
@@ -127,6 +257,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(splitwise_prefill_slows_decode_does_not),
       cmocka_unit_test(deep_cap_slows_decode),
+      cmocka_unit_test(h200_decode_does_not_meet_the_cap),
+      cmocka_unit_test(b200_decode_under_a_cap),
   };
   return cmocka_run_group_tests_name("power_cap", tests, test_catalogs_load,
                                      test_catalogs_release);

@@ -975,6 +975,7 @@ static void schema_defaults(void **state) {
   assert_int_equal(c.priority, 0);
   assert_close(c.timeout_s, 600, 0, 0);
   assert_int_equal(c.max_queue, 0);
+  assert_int_equal(c.beams, 1);
   assert_int_equal(c.arrivals.kind, ARR_POISSON);
   assert_close(c.arrivals.rate, 5, 0, 0);
   scn_release(&inf_schema, &c);
@@ -991,6 +992,8 @@ static const test_bad_yaml bad_yaml[] = {
      "svc.yaml:3:11: 'replicas' is 0"},
     {"max_batch zero", OK_HEAD "max_batch: 0\n" OK_ARR,
      "svc.yaml:3:12: 'max_batch' is 0"},
+    {"beams zero", OK_HEAD "beams: 0\n" OK_ARR, "svc.yaml:3:8: 'beams' is 0"},
+    {"beams over 64", OK_HEAD "beams: 65\n" OK_ARR, "svc.yaml:3:8: 'beams'"},
     {"missing model", "name: a\n" OK_ARR, "'model'"},
     {"missing name", "model: Llama-3.1-8B\n" OK_ARR, "'name'"},
     {"empty precision", OK_HEAD "precision: ''\n" OK_ARR,

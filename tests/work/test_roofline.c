@@ -488,6 +488,38 @@ static void expert_parallel_all_to_all(void **state) {
   assert_non_null(strstr(err.msg, "a dense model has no experts"));
 }
 
+/* Beam search: a batch of b requests at k beams is the step of k b
+ * sequences, its tokens counted b; the KV cache holds the prompt once and
+ * k outputs; fewer than one beam is refused. */
+static void beams_decode_k_sequences_per_request(void **state) {
+  (void)state;
+  rl_replica one = test_replica("H100-SXM", "GPT-J-6B", "fp16", 1);
+  rl_replica four = one;
+  four.cfg.beams = 4;
+  const double batches[] = {1, 8, 64};
+  for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+    double b = batches[i];
+    rl_step s4, s1;
+    rl_decode_step(&four, b, 1000, 1, &s4);
+    rl_decode_step(&one, 4 * b, 1000, 1, &s1);
+    assert_close(s4.t, s1.t, 1e-12, 0);
+    assert_close(s4.bytes, s1.bytes, 1e-12, 0);
+    assert_close(s4.load.sm, s1.load.sm, 1e-12, 0);
+    /* tokens/J counts the requests' tokens, not the beams' */
+    assert_close(rl_decode_tokens_per_joule(&four, b, 1000, 1),
+                 rl_decode_tokens_per_joule(&one, 4 * b, 1000, 1) / 4, 1e-12,
+                 0);
+  }
+  assert_close(rl_kv_tokens(&four, 960, 69), 960 + 4 * 69, 1e-12, 0);
+  assert_close(rl_kv_tokens(&one, 960, 69), 960 + 69, 1e-12, 0);
+  assert_close(rl_prefill_s(&four, 960, 1), rl_prefill_s(&one, 960, 1), 1e-12,
+               0);
+  sim_error err = {0};
+  four.cfg.beams = 0.5;
+  assert_int_equal(rl_check(&four, &err), SIM_EINPUT);
+  assert_non_null(strstr(err.msg, "beams per request"));
+}
+
 int main(void) {
   struct CMUnitTest tests[32];
   size_t n = 0;
@@ -504,6 +536,7 @@ int main(void) {
   TEST_ADD(tests, n, moe_reads_the_experts_its_batch_touches);
   TEST_ADD(tests, n, maverick_batch_256_reads_most_experts);
   TEST_ADD(tests, n, expert_parallel_all_to_all);
+  TEST_ADD(tests, n, beams_decode_k_sequences_per_request);
   return _cmocka_run_group_tests("roofline", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }
