@@ -50,13 +50,13 @@ build: deps
 	      -DAIFSIM_MPI=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Only the aifsim program: no cmocka needed, MPI used if it is there. A
-# build directory already configured (by `make build` or `make test`) is
-# kept as it is.
+# Only the aifsim program and libaifsim (aifsim.Factory loads it): no
+# cmocka needed, MPI used if it is there. A build directory already
+# configured (by `make build` or `make test`) is kept as it is.
 build-run: deps-run
 	@[ -f $(BUILD)/CMakeCache.txt ] || \
 	  cmake -S . -B $(BUILD) -DSIM_WERROR=$(WERROR) -DSIM_BUILD_TESTS=OFF
-	cmake --build $(BUILD) -j $(JOBS) --target aifsim
+	cmake --build $(BUILD) -j $(JOBS) --target aifsim aifsim_lib
 
 run: build-run
 	@mkdir -p $(dir $(OUT))
@@ -64,7 +64,7 @@ run: build-run
 	@echo
 	@echo "Wrote $(OUT). Next, its report, a one-page PNG:"
 	@echo "  tools/aifsim-py report $(OUT) --png $(basename $(OUT)).png"
-	@echo "Then README.md's 'Three things to try next' and the gallery,"
+	@echo "Then README.md's 'Four things to try next' and the gallery,"
 	@echo "scenarios/README.md."
 
 test: build

@@ -26,6 +26,7 @@
 
 #include "cmd_internal.h"
 #include "h5read.h"
+#include "runfile.h"
 #include "sig.h"
 #include "tel.h"
 
@@ -80,23 +81,6 @@ static void put_head(FILE *f, const char *name, const char *units) {
   else
     snprintf(buf, sizeof buf, "%s", name);
   put_text(f, buf);
-}
-
-const char *cmd__utc_text(double utc_s, char *buf, size_t size) {
-  double us = round(utc_s * 1e6);
-  time_t whole = (time_t)floor(us / 1e6);
-  long frac = (long)(us - (double)whole * 1e6);
-  struct tm tm;
-  if (gmtime_r(&whole, &tm) == NULL)
-    return NULL;
-  size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-  if (n > 0 && frac > 0) {
-    n += (size_t)snprintf(buf + n, size - n, ".%06ld", frac);
-    while (buf[n - 1] == '0')
-      buf[--n] = '\0';
-  }
-  return n > 0 && n + 2 <= size && snprintf(buf + n, size - n, "Z") == 1 ? buf
-                                                                         : NULL;
 }
 
 /* ---- Files ------------------------------------------------------------ */
@@ -194,7 +178,7 @@ static void series_block(FILE *f, const h5r_series_info *i, size_t count,
       put_number(f, time[r]);
       if (!isnan(origin))
         fprintf(f, ",%s",
-                cmd__utc_text(origin + time[r], utc, sizeof utc) ? utc : "");
+                runfile_utc_text(origin + time[r], utc, sizeof utc) ? utc : "");
       if (i->axis != NULL) {
         fputc(',', f);
         put_text(f, i->labels[j]);

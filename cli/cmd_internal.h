@@ -168,11 +168,6 @@ int cmd__refuse_estimate(const run_estimate *e,
  * (cmd_export.c) */
 int cmd__export(const options *o);
 
-/* UTC seconds since 1970 as ISO 8601, "2023-07-01T00:05:00Z" (a fraction
- * of a second to the microsecond when there is one), in buf; NULL when it
- * does not fit. (cmd_export.c) */
-const char *cmd__utc_text(double utc_s, char *buf, size_t size);
-
 /* `aifsim run`: returns the exit status. (cmd_run.c) */
 int cmd__run(const options *o);
 

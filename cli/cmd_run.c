@@ -16,7 +16,7 @@
 #include "power.h"
 #include "progress.h"
 #include "record.h"
-#include "sig.h"
+#include "runfile.h"
 
 /* ------------------------------------------------------------------ */
 /* run                                                                 */
@@ -27,59 +27,6 @@ static void default_output(const char *scenario, char *buf, size_t size) {
   base = base ? base + 1 : scenario;
   size_t len = strcspn(base, ".");
   snprintf(buf, size, "out/%.*s.h5", (int)len, base);
-}
-
-/* The run's t = 0 as ISO 8601 in UTC, "2023-07-01T00:00:00Z", in buf;
- * NULL when the scenario gives no start date. The writer makes it the
- * origin of every time coordinate (record.h). */
-static const char *time_origin(const factory_config *cfg, char *buf,
-                               size_t size) {
-  const char *start = factory_start_utc(cfg);
-  double utc_s;
-  if (start == NULL || sig_parse_time(start, &utc_s, NULL) != 0)
-    return NULL;
-  return cmd__utc_text(utc_s, buf, size);
-}
-
-/* The --set options the run was given (with --seed's), one a line, as the
- * root attribute overrides: what a report names as changed from the
- * scenario file. Written when there are none too (empty), so a reader
- * tells "none" from a file older than the attribute. */
-static int write_overrides(tel_sink *sink, const char *const *sets,
-                           size_t nsets) {
-  size_t len = 1;
-  for (size_t i = 0; i < nsets; i++)
-    len += strlen(sets[i]) + 1;
-  char *text = malloc(len);
-  if (text == NULL)
-    return SIM_ENOMEM;
-  size_t at = 0;
-  text[0] = '\0';
-  for (size_t i = 0; i < nsets; i++)
-    at += (size_t)sprintf(text + at, i + 1 < nsets ? "%s\n" : "%s", sets[i]);
-  int rc = tel_put_meta_str(sink, "overrides", text);
-  free(text);
-  return rc;
-}
-
-static int write_meta(tel_sink *sink, const factory_scenario *sc) {
-  /* What the file is, so that readers refuse files aifsim did not write
-   * (docs/OUTPUT.md), and the layout's version: readers refuse newer. */
-  int rc = tel_put_meta_str(sink, "format", "aifsim-run");
-  if (rc == SIM_OK)
-    rc = tel_put_meta_int(sink, "format_version", 1);
-  if (rc == SIM_OK)
-    rc = tel_put_meta_str(sink, "aifsim_version", AIFSIM_VERSION);
-  if (rc == SIM_OK)
-    rc = tel_put_meta_str(sink, "scenario_name", sc->cfg.name);
-  if (rc == SIM_OK)
-    rc = tel_put_meta_int(sink, "seed", sc->cfg.seed);
-  if (rc == SIM_OK)
-    rc = tel_put_text(sink, "scenario", sc->resolved);
-  const char *start = factory_start_utc(&sc->cfg);
-  if (rc == SIM_OK && start != NULL)
-    rc = tel_put_meta_str(sink, "start_utc", start);
-  return rc;
 }
 
 /* The mean JCT, or "- (no job finished)". */
@@ -245,12 +192,8 @@ static int run_report(run_state *r, const sim_error *e) {
 }
 
 static int write_run_meta(run_state *r) {
-  int rc = write_meta(r->sink, &r->sc);
-  if (rc == SIM_OK)
-    rc = write_overrides(r->sink, r->rq->sets, r->rq->nsets);
-  if (rc == SIM_OK && r->rq->sweep_point >= 0)
-    rc = tel_put_meta_int(r->sink, "sweep_point", r->rq->sweep_point);
-  return rc;
+  return runfile_write_meta(r->sink, &r->sc, r->rq->sets, r->rq->nsets,
+                            r->rq->sweep_point);
 }
 
 #ifdef AIFSIM_TEST_HOOKS
@@ -280,7 +223,7 @@ static int run_sink(run_state *r) {
   sim_error err = {0};
   char origin[64];
   h5w_options opts = {.time_origin =
-                          time_origin(&r->sc.cfg, origin, sizeof origin),
+                          runfile_time_origin(&r->sc.cfg, origin, sizeof origin),
                       .keep_partial = r->rq->keep_partial};
   r->sink = h5w_create(r->rq->out, &opts, &err);
   if (r->sink == NULL && err.code == SIM_EBUSY)

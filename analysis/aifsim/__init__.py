@@ -6,6 +6,8 @@ plot them, write reports.
     run.facility            # DataFrame indexed by time (s); run.facility.units
     aifsim.plot.power_stack(run)
     sweep = aifsim.open_sweep("out/sweep/")   # one row a point; sweep.run(3)
+    f = aifsim.Factory("quickstart", set={"duration": "1h"})  # libaifsim
+    f.step(); f.power; f.cap = 0.9 * f.cap; f.finish(); f.close()
 
 Command line: ``python3 -m aifsim report|compare|sweep ...`` (see
 ``python3 -m aifsim --help``).
@@ -16,6 +18,7 @@ from .errors import (AifsimError, IncompleteRunError, NewerFormatError,
 from .run import FORMAT_VERSION, Frame, Run, open_run
 from .sweep import Sweep, open_sweep, write_summary
 from .sim import data_path, find_binary, simulate
+from .factory import Factory, find_library
 from . import comparison, plot, tables, timeaxis, units
 
 __version__ = "0.1.0"
@@ -33,6 +36,6 @@ __all__ = [
     "AifsimError", "IncompleteRunError", "NewerFormatError", "NotARunError",
     "RunNotFoundError", "SimulationError", "FORMAT_VERSION", "Frame", "Run",
     "open_run", "Sweep", "open_sweep", "write_summary", "data_path", "find_binary",
-    "simulate", "comparison", "plot", "tables", "timeaxis", "units",
+    "simulate", "Factory", "find_library", "comparison", "plot", "tables", "timeaxis", "units",
     "report",
 ]

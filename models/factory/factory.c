@@ -159,47 +159,38 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   return feed <= f->cap;
 }
 
-/* The racks a cooling fault puts in emergency: every rack of a group the
- * derated loop takes heat from, unless dark. */
-static void mark_emergency(factory *f, size_t l) {
+/* Per group, its racks whose caps the split decides (neither dark nor
+ * in emergency) and its emergency racks: what facility_fits reads, after
+ * a model changed the fleet (a fault's step). */
+static void count_usable(factory *f) {
   rack_fleet *fl = f->fleet;
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    if (f->plant.share[l * f->plant.ngroups + fl->group[r]] > 0)
-      fl->emergency[r] = !fl->dark[r];
-}
-
-/* What the faults in force now do to the fleet, the loops and the
- * workloads; the split is redone after (factory__on_tick). */
-static void apply_faults(factory *f) {
-  rack_fleet *fl = f->fleet;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    fl->dark[r] = fault_plan_dark(f->faults, r);
-    fl->emergency[r] = false;
-  }
-  for (size_t l = 0; l < f->plant.nloops; l++) {
-    double share = fault_plan_loop_share(f->faults, l);
-    plant_set_derate(&f->plant, l, share);
-    if (share < 1)
-      mark_emergency(f, l);
-  }
   memset(f->group_free, 0, fl->ngroups * sizeof *f->group_free);
   memset(f->group_emergency, 0, fl->ngroups * sizeof *f->group_emergency);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     f->group_free[fl->group[r]] += rack_fleet_rack_usable(fl, r);
     f->group_emergency[fl->group[r]] += fl->emergency[r];
   }
-  f->fault_on = fault_plan_active(f->faults) > 0;
-  work_faults(f->work);
 }
 
-/* The end of the demand-response event under way at now; NaN: none. */
-static double dr_end(const factory *f, sim_time now) {
-  double t = sim_time_to_s(now);
-  const grid *g = &f->sc->feed;
-  for (size_t k = 0; k < g->ndr; k++)
-    if (t >= g->dr[k].start_s && t < g->dr[k].start_s + g->dr[k].duration_s)
-      return g->dr[k].start_s + g->dr[k].duration_s;
-  return NAN;
+/* The coming period as the models decide it: each model's period hook
+ * in table order, from the contracted cap (or the one a client set)
+ * down; when one changed the
+ * fleet, the split's counts are redone and the others react (fault). */
+static void decide_period(factory *f, double t) {
+  double cap = isnan(f->cap_set) ? f->cfg->power.cap_w : f->cap_set;
+  factory_period p = {.cap_w = cap,
+                      .dr_end_s = NAN,
+                      .fault_on = f->coming.fault_on};
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->period != NULL)
+      factory_models[m]->period(f, f->state[m], t, &p);
+  f->coming = p;
+  if (!p.changed)
+    return;
+  count_usable(f);
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->fault != NULL)
+      factory_models[m]->fault(f, f->state[m]);
 }
 
 /* The period's power is set: each model's after, in table order. */
@@ -224,15 +215,10 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   if (ev->time >= factory_duration(f->cfg))
     return SIM_OK;
   double t = sim_time_to_s(ev->time);
-  bool faults = f->faults != NULL && fault_plan_step(f->faults, t);
-  if (faults)
-    apply_faults(f);
-  f->grid_cap = grid_cap_at(&f->sc->feed, t);
-  double cap = f->grid_cap;
-  if (f->faults != NULL) /* a feed fault: the backup limit, if lower */
-    cap = fmin(cap, fault_plan_feed_limit_w(f->faults));
+  decide_period(f, t);
+  double cap = f->coming.cap_w;
   bool new_interval = ev->time % f->sample_every == 0;
-  bool recap = cap != f->cap || faults ||
+  bool recap = cap != f->cap || f->coming.changed ||
                (new_interval && f->plant.nloops > 0 &&
                 factory__warmest(f, ev->time) != f->reserve_outdoor_c);
   if (recap) {
@@ -241,8 +227,8 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   }
   control_view v = {.cap_w = f->cap,
                     .recap = recap,
-                    .dr = f->grid_cap < f->cfg->power.cap_w, /* not a fault */
-                    .fault_on = f->fault_on,
+                    .dr = f->coming.dr,
+                    .fault_on = f->coming.fault_on,
                     .facility_w = f->p_facility,
                     .it_w = f->p_it,
                     .psu_loss_w = f->p_psu};
@@ -251,17 +237,25 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   return rc;
 }
 
+void factory_set_cap(factory *f, double cap_w) { f->cap_set = cap_w; }
+
 /* Books the energy up to now before GPUs change hands. */
 void factory__settle(void *ctx, sim_time now) { advance(ctx, now); }
 
 /* The hooks of power control (control.h), on the factory. */
 
+/* The workloads and the load for the coming period: the models take the
+ * clocks of the period ending now, the factory's background load moves,
+ * then the models set the activity of the GPUs they hold over it. */
 static void drive(void *ctx, sim_time now) {
   factory *f = ctx;
-  work_set_power(f->work, f->p_facility, f->cap, dr_end(f, now));
-  work_clocks(f->work);
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->clocks != NULL)
+      factory_models[m]->clocks(f, f->state[m]);
   move_load(f, now);
-  work_drive(f->work, f->control_dt_s);
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->drive != NULL)
+      factory_models[m]->drive(f, f->state[m], f->control_dt_s);
 }
 
 static int set_power(void *ctx, sim_time now, double *facility_w) {
@@ -271,16 +265,37 @@ static int set_power(void *ctx, sim_time now, double *facility_w) {
   return rc;
 }
 
+/* The one model that holds GPUs (the workloads), by its slots hook. */
+static size_t holder(void) {
+  size_t m = 0;
+  while (m + 1 < factory_nmodels && factory_models[m]->slots == NULL)
+    m++;
+  return m;
+}
+
 static const uint32_t *gpu_slots(void *ctx) {
-  return work_gpu_slots(((factory *)ctx)->work);
+  factory *f = ctx;
+  size_t m = holder();
+  return factory_models[m]->slots(f->state[m]);
 }
 
 static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
-  work_slot_unit(((factory *)ctx)->work, k, u);
+  factory *f = ctx;
+  size_t m = holder();
+  factory_models[m]->unit(f->state[m], k, u);
 }
 
+/* Every model's requests, added up. */
 static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
-  work_request_counts(((factory *)ctx)->work, done, met);
+  factory *f = ctx;
+  *done = *met = 0;
+  for (size_t m = 0; m < factory_nmodels; m++) {
+    uint64_t d = 0, k = 0;
+    if (factory_models[m]->requests != NULL)
+      factory_models[m]->requests(f->state[m], &d, &k);
+    *done += d;
+    *met += k;
+  }
 }
 
 control_hooks factory__control_hooks(factory *f) {

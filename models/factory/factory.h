@@ -181,6 +181,40 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
 
 void factory_destroy(factory *f);
 
+/* For a client that steps the run (libaifsim, include/aifsim.h): the
+ * power in force over the period under way, W (factory_view.c). */
+typedef struct factory_power_now {
+  double facility_w, it_w, gpu_w, cooling_w, cap_w;
+  /* The rest of the facility's: the power chain's losses and fixed load,
+   * what smoothing draws beyond the racks' load, and what the battery
+   * delivers (negative: charging); facility = it + loss + smoothing +
+   * cooling - battery. */
+  double loss_w, smoothing_w, battery_w;
+} factory_power_now;
+void factory_power_of(const factory *f, factory_power_now *out);
+
+/* The control period, in engine time: the factory's ticks fall on its
+ * whole multiples from t = 0. */
+sim_time factory_tick_period(const factory_config *cfg);
+
+/* The grid's signals over one control period from the engine's now
+ * (means, NaN for a signal the scenario does not give: $/MWh, gCO2/kWh,
+ * degC) and the cap demand response holds the facility to now (the
+ * contracted cap when no event is under way), W. */
+typedef struct factory_grid_now {
+  double price_per_mwh, carbon_g_per_kwh, outdoor_c, dr_cap_w;
+} factory_grid_now;
+void factory_grid_of(const factory *f, factory_grid_now *out);
+
+/* Each rack group's IT at its racks' inlets over the period under way,
+ * W, into w[0..cfg->nracks). */
+void factory_group_power(const factory *f, double *w);
+
+/* The facility cap from the next control tick on, in place of the
+ * scenario's power.cap (NaN: that again); demand response and a feed
+ * fault still lower it. The caller keeps it in (0, power.cap]. */
+void factory_set_cap(factory *f, double cap_w);
+
 /* What a run comes to; filled by factory_finish. */
 typedef struct factory_summary {
   double duration_s;

@@ -189,7 +189,6 @@ static void facility_row(const factory *f, double dt, double *row) {
       [F_CO2] = f->books.co2_kg,
       [F_COST] = f->books.cost,
       [F_STRANDED] = f->iv.stranded_j / dt,
-      [F_FAULTS] = f->faults != NULL ? (double)fault_plan_active(f->faults) : 0,
   };
   memcpy(row, v, sizeof v);
 }

@@ -102,7 +102,7 @@ static int start_models(factory *f, sim_error *err) {
   int rc = SIM_OK;
   for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
     if (factory_models[m]->start != NULL)
-      rc = factory_models[m]->start(f, f->state[m], err);
+      rc = factory_models[m]->start(f, &f->state[m], err);
   return rc;
 }
 
@@ -144,7 +144,9 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->period = factory__to_ns(f->cfg->control_period_s);
   f->sample_every = factory__to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
-  f->cap = f->grid_cap = sc->cfg.power.cap_w;
+  f->cap = sc->cfg.power.cap_w;
+  f->coming = (factory_period){.cap_w = f->cap, .dr_end_s = NAN};
+  f->cap_set = NAN;
   if (build_parts(f, err) != SIM_OK) {
     factory_destroy(f);
     return NULL;

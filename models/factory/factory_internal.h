@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "factory.h"
+#include "factory_model.h"
 #include "plant.h"
 #include "workloads.h"
 
@@ -90,15 +91,12 @@ struct factory {
   grid_books books;
   pq_window pq;
   interval iv;
-  work *work;       /* services, jobs, the scheduler */
   control *control; /* the budget, the policy, demand response */
-  /* Faults: the plan (NULL: none), the grid's cap before the feed's
-   * backup limit, whether a fault is in force since `last`, and per
-   * group its racks whose caps the split decides (neither dark nor in
-   * emergency) and its emergency racks. */
-  fault_plan *faults;
-  double grid_cap;
-  bool fault_on;
+  /* What the models decided for the period in force (factory.c's
+   * decide_period), and per group its racks whose caps the split decides
+   * (neither dark nor in emergency) and its emergency racks. */
+  factory_period coming;
+  double cap_set; /* a client's cap (factory_set_cap); NaN: power.cap */
   uint32_t *group_free, *group_emergency;
   factory_summary sum;
   double sampled_energy_j;

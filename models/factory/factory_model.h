@@ -13,16 +13,25 @@
  *
  *   build    create, in table order, after the fleet; then declare (its
  *            telemetry groups, after /facility and /racks; only with a
- *            sink), then start (what registers events on the engine);
+ *            sink), then start (what registers events on the engine; a
+ *            model whose state must come after the telemetry, such as the
+ *            workloads', makes it here);
  *   tick     advance (book the interval since the last tick at the power
- *            in force), then, for the coming period: it_w (the IT a model
- *            draws outside the racks, added to the racks' IT), power (in
- *            table order, each model reading what the rows above it set:
- *            smoothing, cooling, the chain's losses and the battery,
- *            which sets what the grid sees), group_w (what a model draws
- *            in each rack group: its heat, and its share of the cap's
- *            worst case, whenever the split asks) and after (once the
- *            period's power is set);
+ *            in force), then, for the coming period: period (each model
+ *            may lower the cap, or step its faults) and fault (when one
+ *            said the fleet changed: the others react); then power
+ *            control's period, which calls clocks (the clocks of the
+ *            period ending go to the models), moves the factory's
+ *            background load, calls drive (a model's activity on the GPUs
+ *            it holds, over that load) and asks the holder of the GPUs
+ *            for its slots, their units and its requests; then it_w (the
+ *            IT a model draws outside the racks, added to the racks' IT),
+ *            power (in table order, each model reading what the rows
+ *            above it set: smoothing, cooling, the chain's losses and the
+ *            battery, which sets what the grid sees), group_w (what a
+ *            model draws in each rack group: its heat, and its share of
+ *            the cap's worst case, whenever the split asks) and after
+ *            (once the period's power is set);
  *   sample   columns (its cells of the /facility row), then sample (its
  *            own groups' rows, after /facility and /racks);
  *   finish   close (its figures into the summary), then, once the books
@@ -32,11 +41,14 @@
 #ifndef MODELS_FACTORY_MODEL_H
 #define MODELS_FACTORY_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "alloc.h"
 #include "engine.h"
 #include "err.h"
+#include "power.h"
 #include "rack.h"
 #include "scenario.h"
 #include "tel.h"
@@ -46,13 +58,37 @@
 typedef struct factory factory;
 typedef struct factory_summary factory_summary;
 
+/* What the models decide at a tick for the coming period (the period
+ * hook), down the table: each may lower the cap (a demand-response event,
+ * a feed fault's backup limit), and say that the fleet changed (a fault's
+ * step: the split is redone and the fault hooks run). The factory keeps
+ * it until the next tick (factory__period). */
+typedef struct factory_period {
+  double cap_w;   /* starts at the contracted cap (power.cap) */
+  bool dr;        /* a demand-response event lowers it (not a fault) */
+  double dr_end_s; /* the end of that event; NaN: none under way */
+  bool changed;   /* the fleet or the plant changed at this tick */
+  bool fault_on;  /* a fault is in force */
+} factory_period;
+
 typedef struct factory_model {
   const char *name;         /* its scenario key, and its name in messages */
   const scn_schema *schema; /* the key's schema (the model's own); NULL */
   int (*create)(factory *f, void **self, sim_error *err);
   int (*declare)(factory *f, void *self, sim_error *err);
-  int (*start)(factory *f, void *self, sim_error *err);
+  int (*start)(factory *f, void **self, sim_error *err);
   void (*advance)(factory *f, void *self, sim_time now, double dt);
+  void (*period)(factory *f, void *self, double t, factory_period *p);
+  void (*fault)(factory *f, void *self);
+  /* Power control's view of the workloads (control.h's hooks). clocks
+   * and drive run in every model that has them; slots and unit are the
+   * first model's that has slots (the table has one holder of GPUs);
+   * requests adds to *done and *met. */
+  void (*clocks)(factory *f, void *self);
+  void (*drive)(factory *f, void *self, double dt);
+  const uint32_t *(*slots)(const void *self);
+  void (*unit)(const void *self, uint32_t k, power_unit *u);
+  void (*requests)(const void *self, uint64_t *done, uint64_t *met);
   double (*it_w)(const factory *f, const void *self);
   int (*power)(factory *f, void *self, double t0, double dt, sim_error *err);
   void (*group_w)(const factory *f, const void *self, double *group_w);
@@ -81,11 +117,16 @@ const rack_fleet *factory__fleet(const factory *f);
 tel_sink *factory__sink(const factory *f);
 const sim_allocator *factory__alloc(const factory *f);
 const void *factory__model_config(const factory *f, const factory_model *m);
+/* The period in force: what the models decided at the last tick. */
+const factory_period *factory__period(const factory *f);
 
 /* Writes one /summary metric, declared by its row (tel.h: key, units,
  * long name, group), noting it in absent when it is NaN
  * (factory_metrics.c): what a model's metrics hook calls. */
 int factory__put_metric(tel_sink *sink, const tel_metric *m, double value,
                         char *absent, size_t size);
+/* The same for n rows m[i] with values v[i]. */
+int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
+                         size_t n, char *absent, size_t size);
 
 #endif

@@ -79,3 +79,39 @@ const void *factory__model_config(const factory *f, const factory_model *m) {
 #undef XX
   return NULL;
 }
+
+const factory_period *factory__period(const factory *f) { return &f->coming; }
+
+void factory_power_of(const factory *f, factory_power_now *out) {
+  *out = (factory_power_now){.facility_w = f->p_facility,
+                             .it_w = f->p_it,
+                             .gpu_w = f->p_gpu,
+                             .cooling_w = f->p_cool,
+                             .cap_w = f->cap,
+                             .loss_w = f->p_loss,
+                             .smoothing_w = f->p_smooth,
+                             .battery_w = f->p_bat};
+}
+
+void factory_grid_of(const factory *f, factory_grid_now *out) {
+  const grid *g = &f->sc->feed;
+  double t0 = sim_time_to_s(sim_engine_now(f->engine));
+  double t1 = t0 + f->control_dt_s;
+  *out = (factory_grid_now){.price_per_mwh = factory__mean_of(&g->price, t0, t1),
+                            .carbon_g_per_kwh =
+                                factory__mean_of(&g->carbon, t0, t1),
+                            .outdoor_c = factory__mean_of(&g->outdoor, t0, t1),
+                            .dr_cap_w = grid_cap_at(g, t0)};
+}
+
+void factory_group_power(const factory *f, double *w) {
+  const rack_fleet *fl = f->fleet;
+  for (size_t g = 0; g < fl->ngroups; g++)
+    w[g] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    w[fl->group[r]] += fl->rack_power_w[r];
+}
+
+sim_time factory_tick_period(const factory_config *cfg) {
+  return factory__to_ns(cfg->control_period_s);
+}

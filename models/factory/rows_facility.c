@@ -176,14 +176,19 @@ const factory_model factory_model_cooling = {
 /* Faults: PDU trips, cooling losses, feed drops                       */
 /* ------------------------------------------------------------------ */
 
-/* The faults' plan over the run, from the run's seed, on the fleet's
- * groups (laid out as fault.h's site says) and the plant's loops. */
-static int faults_create(factory *f, void **self, sim_error *err) {
-  (void)self;
+/* The faults' state (their slot): the plan, and whether a fault is in
+ * force since the last step. */
+typedef struct faults {
+  fault_plan *plan;
+  bool on;
+} faults;
+
+/* The plan over the run, from the run's seed, on the fleet's groups (laid
+ * out as fault.h's site says) and the plant's loops. */
+static fault_plan *make_plan(factory *f, sim_error *err) {
   const factory_config *c = f->cfg;
   const rack_fleet *fl = f->fleet;
-  if (c->nfaults == 0)
-    return SIM_OK;
+  fault_plan *plan = NULL;
   const char **groups = sim_calloc(f->alloc, fl->ngroups, sizeof *groups);
   uint32_t *counts = sim_calloc(f->alloc, fl->ngroups, sizeof *counts);
   if (groups != NULL && counts != NULL) {
@@ -193,32 +198,112 @@ static int faults_create(factory *f, void **self, sim_error *err) {
     }
     fault_site site = {groups, counts, fl->ngroups, f->plant.names,
                        f->plant.nloops};
-    f->faults = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
-                                  c->duration_s, &site, f->alloc, err);
+    plan = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
+                             c->duration_s, &site, f->alloc, err);
   } else {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
   sim_free(f->alloc, groups);
   sim_free(f->alloc, counts);
-  return f->faults != NULL ? SIM_OK : err->code;
+  return plan;
+}
+
+/* No slot without faults: every hook then has nothing to do. */
+static int faults_create(factory *f, void **self, sim_error *err) {
+  if (f->cfg->nfaults == 0)
+    return SIM_OK;
+  faults *x = sim_calloc(f->alloc, 1, sizeof *x);
+  if (x == NULL)
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  *self = x;
+  x->plan = make_plan(f, err);
+  return x->plan != NULL ? SIM_OK : err->code;
+}
+
+/* The racks a cooling fault puts in emergency: every rack of a group the
+ * derated loop takes heat from, unless dark. */
+static void mark_emergency(factory *f, size_t l) {
+  rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    if (f->plant.share[l * f->plant.ngroups + fl->group[r]] > 0)
+      fl->emergency[r] = !fl->dark[r];
+}
+
+/* What the faults in force now do to the fleet and the loops. */
+static void apply_faults(factory *f, const fault_plan *plan) {
+  rack_fleet *fl = f->fleet;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    fl->dark[r] = fault_plan_dark(plan, r);
+    fl->emergency[r] = false;
+  }
+  for (size_t l = 0; l < f->plant.nloops; l++) {
+    double share = fault_plan_loop_share(plan, l);
+    plant_set_derate(&f->plant, l, share);
+    if (share < 1)
+      mark_emergency(f, l);
+  }
+}
+
+/* A step of the plan changes the fleet (the factory then redoes the
+ * split, and the workloads let go of dark racks); a feed fault holds the
+ * facility to the backup limit, if lower than the cap. */
+static void faults_period(factory *f, void *self, double t, factory_period *p) {
+  faults *x = self;
+  if (x == NULL)
+    return;
+  if (fault_plan_step(x->plan, t)) {
+    apply_faults(f, x->plan);
+    x->on = fault_plan_active(x->plan) > 0;
+    p->changed = true;
+  }
+  p->fault_on = x->on;
+  p->cap_w = fmin(p->cap_w, fault_plan_feed_limit_w(x->plan));
 }
 
 static void faults_advance(factory *f, void *self, sim_time now, double dt) {
-  (void)self, (void)now;
-  if (f->fault_on)
+  (void)now;
+  const faults *x = self;
+  if (x != NULL && x->on)
     f->sum.fault_s += dt;
+}
+
+/* The faults in force at the end of the interval (0 without faults). */
+static int faults_columns(factory *f, void *self, double t, double dt,
+                          double *row) {
+  (void)f, (void)t, (void)dt;
+  const faults *x = self;
+  row[F_FAULTS] = x != NULL ? (double)fault_plan_active(x->plan) : 0;
+  return SIM_OK;
 }
 
 static int faults_close(factory *f, void *self, factory_summary *s,
                         sim_error *err) {
-  (void)self, (void)err;
-  s->fault_events = f->faults != NULL ? fault_plan_events(f->faults) : 0;
+  (void)f, (void)err;
+  const faults *x = self;
+  s->fault_events = x != NULL ? fault_plan_events(x->plan) : 0;
   return SIM_OK;
 }
 
-static void faults_destroy(factory *f, void *self) {
+/* Its /summary metrics: key, units, long name, group. */
+static const tel_metric faults_metric_rows[] = {
+    {"fault_events", "1", "Faults", "Reliability"},
+    {"fault_s", "s", "Time in faults", "Reliability"},
+};
+
+/* Written with or without faults (0 then): a run's summary lists them. */
+static int faults_metrics(const factory *f, const void *self, tel_sink *sink,
+                          char *absent, size_t size) {
   (void)self;
-  fault_plan_destroy(f->faults);
+  const double v[] = {(double)f->sum.fault_events, f->sum.fault_s};
+  return factory__put_metrics(sink, faults_metric_rows, v, 2, absent, size);
+}
+
+static void faults_destroy(factory *f, void *self) {
+  faults *x = self;
+  if (x == NULL)
+    return;
+  fault_plan_destroy(x->plan);
+  sim_free(f->alloc, x);
 }
 
 const factory_model factory_model_faults = {
@@ -226,7 +311,12 @@ const factory_model factory_model_faults = {
     .schema = &fault_schema,
     .create = faults_create,
     .advance = faults_advance,
+    .period = faults_period,
+    .columns = faults_columns,
     .close = faults_close,
+    .metrics = faults_metrics,
+    .metric_rows = faults_metric_rows,
+    .nmetric_rows = sizeof faults_metric_rows / sizeof faults_metric_rows[0],
     .destroy = faults_destroy,
 };
 

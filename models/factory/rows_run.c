@@ -1,8 +1,9 @@
 /* rows_run.c - the grid connection, power control and the workloads as
  * the factory's descriptors (factory_model.h): power quality's window,
  * the grid's books and bill, the control of the cap, and the services
- * and training jobs. Their state is still in the factory's struct
- * (factory_internal.h), so each takes self as NULL. */
+ * and training jobs. The workloads keep theirs in their slot (self);
+ * the others' state is still in the factory's struct
+ * (factory_internal.h), and they take self as NULL. */
 #include "factory_model.h"
 
 #include <math.h>
@@ -84,6 +85,25 @@ static int grid_bill_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
+/* The end of the demand-response event under way at t; NaN: none. */
+static double dr_end(const grid *g, double t) {
+  for (size_t k = 0; k < g->ndr; k++)
+    if (t >= g->dr[k].start_s && t < g->dr[k].start_s + g->dr[k].duration_s)
+      return g->dr[k].start_s + g->dr[k].duration_s;
+  return NAN;
+}
+
+/* Demand response lowers the cap for the period (never above the
+ * contracted cap, grid_cap_at's start). */
+static void grid_period(factory *f, void *self, double t, factory_period *p) {
+  (void)self;
+  const grid *g = &f->sc->feed;
+  double cap = grid_cap_at(g, t);
+  p->dr = cap < f->cfg->power.cap_w;
+  p->dr_end_s = dr_end(g, t);
+  p->cap_w = fmin(p->cap_w, cap);
+}
+
 static int grid_write(factory *f, void *self, factory_summary *s,
                       sim_error *err) {
   (void)self;
@@ -94,6 +114,7 @@ const factory_model factory_model_grid = {
     .name = "grid",
     .schema = &grid_schema,
     .advance = grid_advance,
+    .period = grid_period,
     .close = grid_bill_close,
     .write = grid_write,
 };
@@ -159,11 +180,10 @@ const factory_model factory_model_control = {
 /* The workloads: services, training jobs, the scheduler               */
 /* ------------------------------------------------------------------ */
 
-/* The workloads on the fleet, configured from the scenario; they open
- * their own groups and register their events as they are made, so they
- * start after the telemetry is declared. */
-static int work_start(factory *f, void *self, sim_error *err) {
-  (void)self;
+/* The workloads on the fleet, configured from the scenario, in their
+ * slot; they open their own groups and register their events as they are
+ * made, so they start after the telemetry is declared. */
+static int work_start(factory *f, void **self, sim_error *err) {
   const factory_config *c = f->cfg;
   uint32_t *nvlink = sim_calloc(f->alloc, c->nracks + 1, sizeof *nvlink);
   if (nvlink == NULL)
@@ -184,21 +204,51 @@ static int work_start(factory *f, void *self, sim_error *err) {
                     .duration_s = c->duration_s,
                     .cap_w = c->power.cap_w,
                     .granularity = c->inference.granularity};
-  f->work =
+  work *w =
       work_create(&wc, f->engine, f->fleet, f->sink, factory__settle, f, err);
   sim_free(f->alloc, nvlink);
-  if (f->work == NULL)
+  if (w == NULL)
     return err->code;
+  *self = w;
   /* The jobs' phases inside each period (power quality, smoothing). */
-  pq_set_wave(&f->pq, work_wave_w, f->work, f->control_dt_s,
+  pq_set_wave(&f->pq, work_wave_w, w, f->control_dt_s,
               f->cfg->smoothing.enabled);
   return SIM_OK;
 }
 
+/* The period ending now: the workloads learn the power, the cap and when
+ * a demand-response event ends (grid-aware jobs), then take its clocks. */
+static void work_take_clocks(factory *f, void *self) {
+  work_set_power(self, f->p_facility, f->cap, f->coming.dr_end_s);
+  work_clocks(self);
+}
+
+static void work_give_load(factory *f, void *self, double dt) {
+  (void)f;
+  work_drive(self, dt);
+}
+
+/* A fault's step: the workloads let go of the racks that went dark. */
+static void work_fault(factory *f, void *self) {
+  (void)f;
+  work_faults(self);
+}
+
+static const uint32_t *work_slots(const void *self) {
+  return work_gpu_slots(self);
+}
+
+static void work_unit(const void *self, uint32_t k, power_unit *u) {
+  work_slot_unit(self, k, u);
+}
+
+static void work_requests(const void *self, uint64_t *done, uint64_t *met) {
+  work_request_counts(self, done, met);
+}
+
 /* The GPUs' energy split among the jobs that held them. */
 static void work_advance(factory *f, void *self, sim_time now, double dt) {
-  (void)self;
-  work_attribute(f->work, dt,
+  work_attribute(self, dt,
                  factory__mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last),
                                   sim_time_to_s(now)));
 }
@@ -206,9 +256,9 @@ static void work_advance(factory *f, void *self, sim_time now, double dt) {
 /* The workloads' /facility columns (and their /services rows). */
 static int work_columns(factory *f, void *self, double t, double dt,
                         double *row) {
-  (void)self;
+  (void)f;
   work_row w;
-  int rc = work_sample(f->work, t, dt, &w);
+  int rc = work_sample(self, t, dt, &w);
   if (rc != SIM_OK)
     return rc;
   row[F_TOKENS] = w.tokens_per_s;
@@ -225,9 +275,9 @@ static int work_columns(factory *f, void *self, double t, double dt,
  * fabric, book theirs apart). */
 static int work_close(factory *f, void *self, factory_summary *s,
                       sim_error *err) {
-  (void)self;
+  (void)f;
   work_summary w;
-  int rc = work_finish(f->work, s->duration_s,
+  int rc = work_finish(self, s->duration_s,
                        s->it_energy_j - s->it_outside_racks_j, &w, err);
   if (rc != SIM_OK)
     return rc;
@@ -261,9 +311,26 @@ static int work_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
-static void work_drop(factory *f, void *self) {
+/* Its /summary metrics that follow the factory's (the rest sit between
+ * the factory's rows: factory_metrics.c): key, units, long name, group. */
+static const tel_metric work_metric_rows[] = {
+    {"fault_lost_gpu_hours", "h", "GPU-hours lost to faults", "Reliability"},
+    {"requests_dropped", "1", "Requests dropped", "Work"},
+    {"requests_timed_out", "1", "Requests timed out", "Work"},
+};
+
+static int work_metrics(const factory *f, const void *self, tel_sink *sink,
+                        char *absent, size_t size) {
   (void)self;
-  work_destroy(f->work);
+  const factory_summary *s = &f->sum;
+  const double v[] = {s->fault_lost_gpu_hours, (double)s->requests_dropped,
+                      (double)s->requests_timed_out};
+  return factory__put_metrics(sink, work_metric_rows, v, 3, absent, size);
+}
+
+static void work_drop(factory *f, void *self) {
+  (void)f;
+  work_destroy(self);
 }
 
 const factory_model factory_model_work = {
@@ -271,6 +338,15 @@ const factory_model factory_model_work = {
     .schema = &inf_schema,
     .start = work_start,
     .advance = work_advance,
+    .fault = work_fault,
+    .clocks = work_take_clocks,
+    .drive = work_give_load,
+    .slots = work_slots,
+    .unit = work_unit,
+    .requests = work_requests,
+    .metrics = work_metrics,
+    .metric_rows = work_metric_rows,
+    .nmetric_rows = sizeof work_metric_rows / sizeof work_metric_rows[0],
     .columns = work_columns,
     .close = work_close,
     .destroy = work_drop,

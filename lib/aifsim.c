@@ -1,0 +1,301 @@
+/* aifsim.c - the simulator as a library (include/aifsim.h): a run held
+ * open between calls, stepped by the engine's own run loop, so that
+ * stepping a period at a time runs the same events in the same order as
+ * `aifsim run` does in one go (sim_engine_run continues exactly where it
+ * stopped), and finishing writes the same file through the same writer
+ * and root attributes (runfile.h). */
+#include <aifsim.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "factory.h"
+#include "record.h"
+#include "runfile.h"
+#include "tel.h"
+
+/* Where a handle is: open and stepping, finished, or failed (only reads
+ * and close are left). */
+typedef enum phase { OPEN, FINISHED, FAILED } phase;
+
+struct aifsim {
+  factory_scenario sc;
+  bool loaded; /* sc holds a scenario to release */
+  tel_sink *sink;
+  sim_engine *engine;
+  factory *factory;
+  phase phase;
+  sim_error err;
+};
+
+/* Records a failure on a and returns its code. */
+static int fail(aifsim *a, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(aifsim *a, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sim_error_vset(&a->err, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* The sink: the HDF5 writer at out, or memory when there is none. */
+static int open_sink(aifsim *a, const char *out) {
+  if (out == NULL) {
+    a->sink = tel_memory_create();
+    return a->sink != NULL ? SIM_OK : fail(a, SIM_ENOMEM, "out of memory");
+  }
+  char origin[64];
+  h5w_options opts = {
+      .time_origin = runfile_time_origin(&a->sc.cfg, origin, sizeof origin)};
+  a->sink = h5w_create(out, &opts, &a->err);
+  return a->sink != NULL ? SIM_OK : a->err.code;
+}
+
+/* The writer, the root attributes, the engine and the factory at t = 0,
+ * in the order `aifsim run` makes them. */
+static int build(aifsim *a, const char *const *sets, size_t nsets,
+                 const char *out) {
+  int rc = open_sink(a, out);
+  if (rc != SIM_OK)
+    return rc;
+  if (runfile_write_meta(a->sink, &a->sc, sets, nsets, -1) != SIM_OK)
+    return fail(a, SIM_EIO, "writing the output: %s", tel_errmsg(a->sink));
+  a->engine = sim_engine_create(NULL);
+  if (a->engine == NULL)
+    return fail(a, SIM_ENOMEM, "out of memory");
+  a->factory = factory_create(&a->sc, a->engine, a->sink, &a->err);
+  return a->factory != NULL ? SIM_OK : a->err.code;
+}
+
+static int run_until(aifsim *a, sim_time until);
+
+int aifsim_open(const char *path, const char *const *sets, size_t nsets,
+                const char *out, aifsim **ap) {
+  if (ap == NULL)
+    return SIM_EINVAL;
+  aifsim *a = *ap = calloc(1, sizeof *a);
+  if (a == NULL)
+    return SIM_ENOMEM;
+  a->phase = FAILED;
+  if (path == NULL || (sets == NULL && nsets > 0))
+    return fail(a, SIM_EINVAL, "aifsim_open: no scenario path, or no sets");
+  int rc = factory_scenario_load(path, sets, nsets, &a->sc, &a->err);
+  if (rc != SIM_OK)
+    return rc;
+  a->loaded = true;
+  rc = build(a, sets, nsets, out);
+  if (rc != SIM_OK)
+    return rc;
+  a->phase = OPEN;
+  return run_until(a, 0); /* the first tick: the first period's power */
+}
+
+/* A call that steps or acts: only on an open handle. */
+static int check_open(aifsim *a, const char *call) {
+  if (a == NULL)
+    return SIM_EINVAL;
+  if (a->phase == OPEN)
+    return SIM_OK;
+  return fail(a, SIM_EINVAL, "%s: the run is %s", call,
+              a->phase == FINISHED ? "finished" : "failed (see its message)");
+}
+
+static sim_time end_of(const aifsim *a) { return factory_duration(&a->sc.cfg); }
+
+/* Runs the engine to until (at most the end); a failure fails the handle. */
+static int run_until(aifsim *a, sim_time until) {
+  int rc = sim_engine_run(a->engine, until);
+  if (rc == SIM_OK)
+    return SIM_OK;
+  a->phase = FAILED;
+  return fail(a, rc, "the run failed: %s", sim_engine_errmsg(a->engine));
+}
+
+/* The tick n periods after the last one at or before now (ticks fall on
+ * whole periods from t = 0), at most the end. */
+static sim_time tick_after(const aifsim *a, unsigned long n) {
+  sim_time period = factory_tick_period(&a->sc.cfg), end = end_of(a);
+  sim_time last = sim_engine_now(a->engine) / period;
+  if ((sim_time)n > (end / period - last) + 1)
+    return end;
+  sim_time t = (last + (sim_time)n) * period;
+  return t < end ? t : end;
+}
+
+int aifsim_step(aifsim *a, unsigned long n) {
+  int rc = check_open(a, "aifsim_step");
+  if (rc != SIM_OK)
+    return rc;
+  if (n == 0)
+    return fail(a, SIM_EINVAL, "aifsim_step: n must be at least 1");
+  if (sim_engine_now(a->engine) >= end_of(a))
+    return fail(a, SIM_ERANGE, "aifsim_step: the run is at its end");
+  return run_until(a, tick_after(a, n));
+}
+
+int aifsim_run_to(aifsim *a, double t_s) {
+  int rc = check_open(a, "aifsim_run_to");
+  if (rc != SIM_OK)
+    return rc;
+  double now = sim_time_to_s(sim_engine_now(a->engine));
+  double end = sim_time_to_s(end_of(a));
+  if (!(t_s >= now && t_s <= end))
+    return fail(a, SIM_ERANGE,
+                "aifsim_run_to: %g s is outside [now %g s, end %g s]", t_s, now,
+                end);
+  return run_until(a, (sim_time)llround(t_s * 1e9));
+}
+
+double aifsim_time(const aifsim *a) {
+  return a != NULL && a->engine != NULL
+             ? sim_time_to_s(sim_engine_now(a->engine))
+             : NAN;
+}
+
+double aifsim_period(const aifsim *a) {
+  return a != NULL && a->loaded ? sim_time_to_s(factory_tick_period(&a->sc.cfg))
+                                : NAN;
+}
+
+double aifsim_duration(const aifsim *a) {
+  return a != NULL && a->loaded ? sim_time_to_s(end_of(a)) : NAN;
+}
+
+int aifsim_at_end(const aifsim *a) {
+  return a != NULL && a->engine != NULL &&
+         sim_engine_now(a->engine) >= end_of(a);
+}
+
+/* A read: on a handle with a factory (open, finished, or failed while
+ * running). */
+static int check_read(const aifsim *a, const void *out) {
+  return a != NULL && a->factory != NULL && out != NULL ? SIM_OK : SIM_EINVAL;
+}
+
+int aifsim_power_now(const aifsim *a, aifsim_power *p) {
+  if (check_read(a, p) != SIM_OK)
+    return SIM_EINVAL;
+  factory_power_now now;
+  factory_power_of(a->factory, &now);
+  *p = (aifsim_power){.facility_w = now.facility_w,
+                      .it_w = now.it_w,
+                      .gpu_w = now.gpu_w,
+                      .cooling_w = now.cooling_w,
+                      .cap_w = now.cap_w,
+                      .loss_w = now.loss_w,
+                      .smoothing_w = now.smoothing_w,
+                      .battery_w = now.battery_w};
+  return SIM_OK;
+}
+
+int aifsim_grid_now(const aifsim *a, aifsim_grid *g) {
+  if (check_read(a, g) != SIM_OK)
+    return SIM_EINVAL;
+  factory_grid_now now;
+  factory_grid_of(a->factory, &now);
+  *g = (aifsim_grid){.price_per_mwh = now.price_per_mwh,
+                     .carbon_g_per_kwh = now.carbon_g_per_kwh,
+                     .outdoor_c = now.outdoor_c,
+                     .dr_cap_w = now.dr_cap_w};
+  return SIM_OK;
+}
+
+size_t aifsim_ngroups(const aifsim *a) {
+  return a != NULL && a->loaded ? a->sc.cfg.nracks : 0;
+}
+
+const char *aifsim_group_name(const aifsim *a, size_t g) {
+  return g < aifsim_ngroups(a) ? a->sc.cfg.racks[g].name : NULL;
+}
+
+int aifsim_group_power(const aifsim *a, double *w, size_t n) {
+  if (check_read(a, w) != SIM_OK || n != a->sc.cfg.nracks)
+    return SIM_EINVAL;
+  factory_group_power(a->factory, w);
+  return SIM_OK;
+}
+
+int aifsim_set_cap(aifsim *a, double cap_w) {
+  int rc = check_open(a, "aifsim_set_cap");
+  if (rc != SIM_OK)
+    return rc;
+  double contracted = a->sc.cfg.power.cap_w;
+  if (!isnan(cap_w) && !(cap_w > 0 && cap_w <= contracted))
+    return fail(a, SIM_ERANGE,
+                "aifsim_set_cap: %g W is outside (0, %g W], the contracted "
+                "power.cap",
+                cap_w, contracted);
+  factory_set_cap(a->factory, cap_w);
+  return SIM_OK;
+}
+
+/* The books closed and the file committed: what ends a run. */
+static int close_books(aifsim *a) {
+  factory_summary s;
+  int rc = factory_finish(a->factory, &s, &a->err);
+  if (rc != SIM_OK)
+    return fail(a, rc, "closing the books: %s", a->err.msg);
+  if (tel_commit(a->sink) != SIM_OK)
+    return fail(a, SIM_EIO, "writing the output: %s", tel_errmsg(a->sink));
+  return SIM_OK;
+}
+
+int aifsim_finish(aifsim *a) {
+  int rc = check_open(a, "aifsim_finish");
+  if (rc == SIM_OK)
+    rc = run_until(a, end_of(a));
+  if (rc == SIM_OK)
+    rc = close_books(a);
+  if (a != NULL)
+    a->phase = rc == SIM_OK ? FINISHED : FAILED;
+  return rc;
+}
+
+int aifsim_summary(const aifsim *a, const char *key, double *v) {
+  if (a == NULL || key == NULL || v == NULL || a->phase != FINISHED)
+    return SIM_EINVAL;
+  size_t n;
+  const tel_metric *m = tel_metrics(a->sink, &n);
+  for (size_t i = 0; i < n; i++)
+    if (m[i].units != NULL && strcmp(m[i].key, key) == 0) {
+      *v = tel_metric_value(a->sink, i);
+      return SIM_OK;
+    }
+  return SIM_ENOTFOUND;
+}
+
+int aifsim_errcode(const aifsim *a) {
+  return a != NULL ? a->err.code : SIM_ENOMEM;
+}
+
+const char *aifsim_errmsg(const aifsim *a) {
+  return a != NULL ? a->err.msg : "out of memory";
+}
+
+/* The sink goes first: it borrows the factory's telemetry declarations
+ * (tel.h); destroyed before a commit, it removes its partial file. */
+void aifsim_close(aifsim *a) {
+  if (a == NULL)
+    return;
+  tel_destroy(a->sink);
+  factory_destroy(a->factory);
+  sim_engine_destroy(a->engine);
+  if (a->loaded)
+    factory_scenario_release(&a->sc);
+  free(a);
+}
+
+const char *aifsim_version(void) { return AIFSIM_VERSION; }
+
+/* The public codes are the simulator's own. */
+#define SAME(x) ((int)AIFSIM_##x == (int)SIM_##x)
+_Static_assert(SAME(ENOMEM) && SAME(EINVAL) && SAME(EINPUT) && SAME(EIO) &&
+                   SAME(ERANGE) && SAME(ENOTFOUND) && SAME(ESTATE) &&
+                   SAME(ECANCELED) && SAME(EBUSY),
+               "aifsim.h's codes are err.h's");

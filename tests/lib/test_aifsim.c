@@ -1,0 +1,223 @@
+/* test_aifsim.c - libaifsim (include/aifsim.h) as a client sees it:
+ * stepping, the power and the cap read between steps, a cap set between
+ * them held from the next tick on, the books closed, and misuse refused
+ * with a code and a message, never an exit. */
+#include "test_util.h"
+
+#include <aifsim.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define QUICKSTART AIFSIM_SOURCE_DIR "/scenarios/quickstart.yaml"
+
+static const char *const short_run[] = {"duration=10min"};
+
+/* Quickstart for 10 minutes, in memory. */
+static aifsim *open_short(void) {
+  aifsim *a = NULL;
+  int rc = aifsim_open(QUICKSTART, short_run, 1, NULL, &a);
+  if (rc != AIFSIM_OK)
+    fail_msg("aifsim_open: %s", aifsim_errmsg(a));
+  return a;
+}
+
+/* A step is a control period; the first tick has run at open. */
+static void steps_by_periods(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_close(aifsim_time(a), 0, 0, 0);
+  double period = aifsim_period(a);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_close(aifsim_time(a), period, 0, 0);
+  assert_int_equal(aifsim_step(a, 9), AIFSIM_OK);
+  assert_close(aifsim_time(a), 10 * period, 0, 0);
+  assert_int_equal(aifsim_run_to(a, 300.5), AIFSIM_OK);
+  assert_close(aifsim_time(a), 300.5, 0, 0);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK); /* to the next tick */
+  assert_close(aifsim_time(a), 301, 0, 0);
+  assert_int_equal(aifsim_step(a, 100000), AIFSIM_OK); /* what is left */
+  assert_true(aifsim_at_end(a));
+  assert_close(aifsim_time(a), aifsim_duration(a), 0, 0);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_ERANGE);
+  aifsim_close(a);
+}
+
+/* The groups' power adds up to the IT (quickstart has nothing outside
+ * the racks), which is under the facility's, under the cap. */
+static void power_adds_up(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_int_equal(aifsim_step(a, 5), AIFSIM_OK);
+  aifsim_power p;
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  size_t n = aifsim_ngroups(a);
+  assert_true(n >= 1);
+  assert_non_null(aifsim_group_name(a, 0));
+  assert_null(aifsim_group_name(a, n));
+  double w[16] = {0}, sum = 0;
+  assert_true(n <= 16);
+  assert_int_equal(aifsim_group_power(a, w, n), AIFSIM_OK);
+  for (size_t g = 0; g < n; g++)
+    sum += w[g];
+  assert_close(sum, p.it_w, 1e-12, 0);
+  assert_true(p.gpu_w > 0 && p.gpu_w < p.it_w);
+  assert_close(p.it_w + p.loss_w + p.smoothing_w + p.cooling_w - p.battery_w,
+               p.facility_w, 1e-12, 0);
+  assert_true(p.it_w < p.facility_w && p.facility_w <= p.cap_w);
+  assert_int_equal(aifsim_group_power(a, w, n + 1), AIFSIM_EINVAL);
+  aifsim_grid g; /* quickstart: weather, no demand response */
+  assert_int_equal(aifsim_grid_now(a, &g), AIFSIM_OK);
+  assert_true(isfinite(g.outdoor_c));
+  assert_close(g.dr_cap_w, p.cap_w, 0, 0);
+  assert_int_equal(aifsim_grid_now(a, NULL), AIFSIM_EINVAL);
+  aifsim_close(a);
+}
+
+/* A cap set between steps is the cap in force after the next one, and
+ * the factory is held under it; NaN gives the scenario's back. */
+static void cap_holds_from_next_tick(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  aifsim_power p;
+  assert_int_equal(aifsim_step(a, 60), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  double contracted = p.cap_w, low = 0.9 * p.facility_w;
+  assert_int_equal(aifsim_set_cap(a, low), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_close(p.cap_w, contracted, 0, 0); /* not yet */
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_close(p.cap_w, low, 0, 0);
+  assert_true(p.facility_w <= low);
+  assert_int_equal(aifsim_set_cap(a, NAN), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_close(p.cap_w, contracted, 0, 0);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  double v;
+  assert_int_equal(aifsim_summary(a, "cap_violation_s", &v), AIFSIM_OK);
+  assert_close(v, 0, 0, 0);
+  assert_int_equal(aifsim_summary(a, "no_such_metric", &v), AIFSIM_ENOTFOUND);
+  aifsim_close(a);
+}
+
+/* A cap below what the factory draws with every GPU at its minimum: kept,
+ * the GPUs at their minimum, the violation in the books, which close. */
+static void deep_cap_is_booked(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_int_equal(aifsim_set_cap(a, 1e3), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 10), AIFSIM_OK);
+  aifsim_power p;
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_close(p.cap_w, 1e3, 0, 0);
+  assert_true(p.facility_w > p.cap_w);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  double over_s;
+  assert_int_equal(aifsim_summary(a, "cap_violation_s", &over_s), AIFSIM_OK);
+  /* In force from the tick the first step ended on to the end. */
+  assert_close(over_s, aifsim_duration(a) - aifsim_period(a), 0, 0);
+  aifsim_close(a);
+}
+
+/* The whole of file path into a malloc'd buffer; its size in *n. */
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  rewind(f);
+  char *b = malloc(*n + 1);
+  assert_non_null(b);
+  assert_int_equal(fread(b, 1, *n, f), *n);
+  fclose(f);
+  return b;
+}
+
+/* A C client stepping a period at a time writes the file `aifsim run`
+ * writes, byte for byte. */
+static void stepped_file_is_the_runs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_aifsim_XXXXXX", cmd[8192], ran[64], stepped[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(ran, sizeof ran, "%s/run.h5", dir);
+  snprintf(stepped, sizeof stepped, "%s/stepped.h5", dir);
+  snprintf(cmd, sizeof cmd,
+           "'%s/aifsim' run '%s' -o '%s' --quiet --set duration=10min "
+           ">/dev/null",
+           AIFSIM_BINARY_DIR, QUICKSTART, ran);
+  assert_int_equal(system(cmd), 0);
+  aifsim *a = NULL;
+  assert_int_equal(aifsim_open(QUICKSTART, short_run, 1, stepped, &a),
+                   AIFSIM_OK);
+  while (!aifsim_at_end(a))
+    assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  aifsim_close(a);
+  size_t n1, n2;
+  char *b1 = slurp(ran, &n1), *b2 = slurp(stepped, &n2);
+  assert_int_equal(n1, n2);
+  assert_true(memcmp(b1, b2, n1) == 0);
+  free(b1);
+  free(b2);
+  unlink(ran);
+  unlink(stepped);
+  rmdir(dir);
+}
+
+/* Out of range, out of order and NULL: a code and a message. */
+static void misuse_is_refused(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_int_equal(aifsim_step(a, 0), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_set_cap(a, 0), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_set_cap(a, -1), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_set_cap(a, 1e30), AIFSIM_ERANGE);
+  assert_non_null(strstr(aifsim_errmsg(a), "contracted"));
+  assert_int_equal(aifsim_run_to(a, -1), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_run_to(a, 1e9), AIFSIM_ERANGE);
+  double v;
+  assert_int_equal(aifsim_summary(a, "energy_mwh", &v), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_EINVAL);
+  assert_non_null(strstr(aifsim_errmsg(a), "finished"));
+  assert_int_equal(aifsim_finish(a), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_set_cap(a, 1), AIFSIM_EINVAL);
+  aifsim_close(a);
+  assert_int_equal(aifsim_step(NULL, 1), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_power_now(NULL, NULL), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_open(QUICKSTART, NULL, 0, NULL, NULL),
+                   AIFSIM_EINVAL);
+  aifsim_close(NULL);
+}
+
+/* A scenario that is not there, or wrong: the loader's code and message
+ * on a handle that only closes. */
+static void bad_scenarios(void **state) {
+  (void)state;
+  aifsim *a = NULL;
+  assert_int_equal(aifsim_open("/nonexistent.yaml", NULL, 0, NULL, &a),
+                   AIFSIM_EIO);
+  assert_non_null(strstr(aifsim_errmsg(a), "nonexistent"));
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_EINVAL);
+  aifsim_close(a);
+  const char *const bad[] = {"power.cap=-5 kW"};
+  assert_int_equal(aifsim_open(QUICKSTART, bad, 1, NULL, &a), AIFSIM_EINPUT);
+  assert_non_null(strstr(aifsim_errmsg(a), "power.cap"));
+  aifsim_close(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(steps_by_periods),
+      cmocka_unit_test(power_adds_up),
+      cmocka_unit_test(cap_holds_from_next_tick),
+      cmocka_unit_test(deep_cap_is_booked),
+      cmocka_unit_test(stepped_file_is_the_runs),
+      cmocka_unit_test(misuse_is_refused),
+      cmocka_unit_test(bad_scenarios),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
