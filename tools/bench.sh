@@ -6,17 +6,18 @@
 # 2. Every bench_* executable built in BUILD_DIR/tests/bench (the engine's
 #    hold model, 1e3 to 1e6 pending). Build them first:
 #    cmake --build BUILD_DIR --target benchmarks.
-# 3. Whole runs of the benchmark scenarios (tests/bench/bench-10k.yaml and
-#    bench-100k.yaml by default), each in each inference mode: wall
+# 3. Whole runs of the benchmark scenarios (tests/bench/bench-10k.yaml,
+#    bench-100k.yaml and bench-1m.yaml by default), each in each
+#    inference mode (bench-1m in the fluid mode only): wall
 #    seconds as the median of BENCH_REPS runs with their spread, events
 #    and events/s, peak RSS, output MB, and the share of the wall spent
 #    writing HDF5.
 # 4. Sweep throughput (tests/bench/bench_sweep.sh).
 #
 # Environment:
-#   BENCH_SCENARIOS  scenario files (default: bench-10k and bench-100k)
+#   BENCH_SCENARIOS  scenario files (default: bench-10k, bench-100k, bench-1m)
 #   BENCH_MODES      inference granularities (default: "request fluid")
-#   BENCH_REPS       runs of each (default 3; bench-100k once)
+#   BENCH_REPS       runs of each (default 3; bench-100k and bench-1m once)
 #   BENCH_SET        extra --set KEY=VALUE for every run, e.g. duration=2h
 #   BENCH_ONLY       "runs" to skip the hold model and the sweeps
 set -euo pipefail
@@ -51,7 +52,7 @@ if [ "${BENCH_ONLY:-}" != runs ]; then
   fi
 fi
 
-scenarios=${BENCH_SCENARIOS:-"$src/tests/bench/bench-10k.yaml $src/tests/bench/bench-100k.yaml"}
+scenarios=${BENCH_SCENARIOS:-"$src/tests/bench/bench-10k.yaml $src/tests/bench/bench-100k.yaml $src/tests/bench/bench-1m.yaml"}
 echo "== whole runs (wall: median of the runs, [min, max])"
 # shellcheck disable=SC2086
 $py - "$build/aifsim" "${BENCH_MODES:-request fluid}" "${BENCH_REPS:-3}" \
@@ -87,8 +88,10 @@ print(f"{'scenario':<12} {'mode':<8} {'wall s':>22} {'events':>12} "
       f"{'events/s':>10} {'peak RSS':>9} {'output':>9} {'HDF5':>6}")
 for scenario in sys.argv[5:]:
     name = os.path.basename(scenario).removesuffix(".yaml")
-    n = 1 if "100k" in name else reps
+    n = 1 if "100k" in name or "1m" in name else reps
     for mode in modes:
+        if "1m" in name and mode == "request":
+            continue  # 100,000 requests/s a day: hours; fluid only
         runs, why = [], None
         with tempfile.TemporaryDirectory() as d:
             for _ in range(n):

@@ -5,7 +5,7 @@
 # BEFORE and AFTER are each an aifsim binary (it is run on every scenario)
 # or a folder of outputs an earlier call kept (NAME.h5 per scenario). With
 # no SCENARIO, every scenario in scenarios/ (sweep files aside) and the
-# benchmark days in tests/bench/. KEEP=DIR keeps the outputs of a binary
+# benchmark days in tests/bench/ but bench-1m (hours a day). KEEP=DIR keeps the outputs of a binary
 # in DIR/before and DIR/after for reuse. Exit 0 when every file is the same.
 #
 # Same means byte-identical, with one exception: when the two files are of
@@ -24,7 +24,8 @@ before=$1
 after=$2
 shift 2
 if [ $# -eq 0 ]; then
-  set -- $(grep -L '^base:' "$src"/scenarios/*.yaml) "$src"/tests/bench/*.yaml
+  set -- $(grep -L '^base:' "$src"/scenarios/*.yaml) \
+    $(ls "$src"/tests/bench/*.yaml | grep -v '/bench-1m\.yaml$')
 fi
 work=${KEEP:-$(mktemp -d)}
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT

@@ -29,6 +29,14 @@
 #include "gpu.h"
 #include "vec.h"
 
+/* The last unit base made and what it was made from (make_unit). */
+typedef struct unit_memo {
+  const gpu_spec *g; /* NULL: none */
+  gpu_load l;
+  double room, thermal_w;
+  power_unit unit;
+} unit_memo;
+
 struct control {
   const power_config *cfg;
   const power_policy_ops *policy;
@@ -39,6 +47,7 @@ struct control {
   control_hooks hooks;
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
+  power_memo *memo;     /* per group: what the policy remembers of it */
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -57,6 +66,7 @@ struct control {
   uint32_t *built_slot;
   bool *built_usable, built;
   uint32_t *unit_gpu, *unit_rack;
+  unit_memo base;
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
@@ -82,17 +92,20 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->hooks = *hooks;
   c->group_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_budget);
   c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
+  c->memo = sim_calloc(a, fl->ngroups + 1, sizeof *c->memo);
   c->unit_of_gpu = sim_calloc(a, fl->n + 1, sizeof *c->unit_of_gpu);
   c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
   c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
   c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
-  if (c->group_budget == NULL || c->alloc_budget == NULL ||
+  if (c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
       c->unit_of_gpu == NULL || c->group_first == NULL ||
       c->built_slot == NULL || c->built_usable == NULL) {
     control_destroy(c);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
+  for (size_t g = 0; g <= fl->ngroups; g++)
+    c->memo[g].level = NAN;
   return c;
 }
 
@@ -102,6 +115,7 @@ void control_destroy(control *c) {
   const sim_allocator *a = c->alloc;
   sim_free(a, c->group_budget);
   sim_free(a, c->alloc_budget);
+  sim_free(a, c->memo);
   sim_free(a, c->units);
   sim_free(a, c->unit_cap);
   sim_free(a, c->unit_key);
@@ -152,18 +166,31 @@ static int set_cap(control *c) {
   return SIM_OK;
 }
 
+/* The sum of rack r's GPUs' load shares. GPUs next to each other mostly
+ * share their load (a replica's, a stage's): one like the GPU before
+ * takes its share, the same bits gpu_load_share gives. */
+static double rack_load_shares(const rack_fleet *fl, uint32_t r) {
+  double a = 0, share = 0;
+  gpu_load last = {NAN, NAN, NAN};
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    if (!rack_load_is(fl, i, last)) { /* a rack holds one GPU type */
+      last = rack_gpu_load(fl, i);
+      share = gpu_load_share(fl->types[fl->type[i]], last);
+    }
+    a += share;
+  }
+  return a;
+}
+
 /* The racks' other IT power in the coming period: linear in each rack's
  * mean GPU activity, which the workloads and the background load have
  * set for it already. */
 static double other_it_next(const rack_fleet *fl) {
   double sum = 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    double a = 0;
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      a += gpu_load_share(fl->types[fl->type[i]], rack_gpu_load(fl, i));
+  for (uint32_t r = 0; r < fl->nracks; r++)
     sum += fl->other_idle_w[r] +
-           (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
-  }
+           (fl->other_max_w[r] - fl->other_idle_w[r]) * rack_load_shares(fl, r) /
+               fl->count[r];
   return sum;
 }
 
@@ -202,31 +229,50 @@ static void predict_budgets(control *c, const control_view *v) {
 /* The units                                                           */
 /* ------------------------------------------------------------------ */
 
-/* A unit for the GPUs of slot k (CONTROL_NO_SLOT: the free ones) in rack
- * r, which GPU i stands for: their range, demand and what their work is
- * worth. */
-static power_unit make_unit(const control *c, uint32_t k, uint32_t r,
-                            uint32_t i) {
-  const rack_fleet *fl = c->fleet;
-  const gpu_spec *g = fl->types[fl->type[i]];
-  double room = fl->ceiling_w[fl->group[r]];
-  gpu_load l = rack_gpu_load(fl, i);
+/* A unit's range, demand and power model from its GPUs' type g, load l,
+ * room (the group's ceiling) and thermal cap, before its slot's work is
+ * known. */
+static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
+                            double thermal_w) {
   /* The policies see P = idle + span a phi^gamma. The busy floor stays
    * with idle; the memory power counts with the SM part as following the
    * clock: below the memory knee it falls with it, and a policy that took
    * it as fixed would never cap decode below it. */
   double fixed = gpu_load_power(g, 1, (gpu_load){0, 0, l.busy});
   double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = gpu_sm_span(g);
-  power_unit u = {.n = 0,
-                  .lo = g->cap_min_w,
-                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                  .demand = fmin(gpu_load_power(g, 1, l), fl->thermal_cap_w[r]),
-                  .cls = POWER_OTHER,
-                  .idle = fixed,
-                  .span = sm_span,
-                  .activity = dyn / sm_span,
-                  .gamma = g->gamma,
-                  .phi_min = gpu_phi_min(g)};
+  return (power_unit){.n = 0,
+                      .lo = g->cap_min_w,
+                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
+                      .cls = POWER_OTHER,
+                      .idle = fixed,
+                      .span = sm_span,
+                      .activity = dyn / sm_span,
+                      .gamma = g->gamma,
+                      .phi_min = gpu_phi_min(g)};
+}
+
+/* Whether the last base made was for these inputs, to the bit. */
+static bool base_is(const unit_memo *m, const gpu_spec *g, gpu_load l,
+                    double room, double thermal_w) {
+  return m->g == g && memcmp(&m->l, &l, sizeof l) == 0 &&
+         memcmp(&m->room, &room, sizeof room) == 0 &&
+         memcmp(&m->thermal_w, &thermal_w, sizeof thermal_w) == 0;
+}
+
+/* A unit for the GPUs of slot k (CONTROL_NO_SLOT: the free ones) in rack
+ * r, which GPU i stands for: their range, demand and what their work is
+ * worth. Units made one after another mostly share their GPUs' inputs (a
+ * service's replicas, a job's stages): one like the last takes its base. */
+static power_unit make_unit(control *c, uint32_t k, uint32_t r, uint32_t i) {
+  const rack_fleet *fl = c->fleet;
+  const gpu_spec *g = fl->types[fl->type[i]];
+  double room = fl->ceiling_w[fl->group[r]], tcap = fl->thermal_cap_w[r];
+  gpu_load l = rack_gpu_load(fl, i);
+  unit_memo *m = &c->base;
+  if (!base_is(m, g, l, room, tcap))
+    *m = (unit_memo){g, l, room, tcap, unit_base(g, l, room, tcap)};
+  power_unit u = m->unit;
   if (k != CONTROL_NO_SLOT)
     c->hooks.slot_unit(c->hooks.ctx, k, &u);
   return u;
@@ -390,7 +436,12 @@ static int split_units(control *c) {
     return rc;
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
     size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
-    if (n > 0)
+    if (n == 0)
+      continue;
+    if (c->policy->split_from != NULL) /* from last period's answer */
+      c->policy->split_from(c->units + first, n, c->alloc_budget[g],
+                            c->unit_cap + first, &c->memo[g]);
+    else
       c->policy->split(c->units + first, n, c->alloc_budget[g],
                        c->unit_cap + first);
   }

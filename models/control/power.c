@@ -23,61 +23,110 @@ static bool adjacent(double a, double b) {
   return mid == a || mid == b;
 }
 
-/* Where to evaluate next in the bracket [good, bad] (dir: the sign of
- * bad - good), after f(x) - target = fx with slope f'(x): Newton's
- * estimate of the crossing, carried past it by blur (how far the rounding
- * of f can move the crossing) so that the point lands on the other side
- * and the bracket closes from both ends. An estimate just past an end is
- * pulled in to a blur inside it; NaN when there is none to trust (a flat
- * f, or an estimate far outside the bracket). */
-static double aim(double x, double fx, double slope, double blur, double good,
-                  double bad, double dir) {
-  double r = x - fx / slope + (fx <= 0 ? blur : -blur) * dir;
-  double width = fabs(bad - good), in = fmin(blur, 0.5 * width);
-  double past_good = (good - r) * dir, past_bad = (r - bad) * dir;
-  if (!isfinite(r) || past_good > width || past_bad > width)
-    return NAN;
-  if (past_good >= 0)
-    return good + dir * in;
-  if (past_bad >= 0)
-    return bad - dir * in;
-  return r;
+/* A search for the boundary (power_boundary): the bracket, the last point
+ * tried with f there less the target and its slope, the lengths of the
+ * last two steps (the one before last first), and, once Newton has nothing left to give (its step
+ * within the rounding of f), how many doubles the next probe steps past
+ * the crossing (0: Newton still). */
+typedef struct search {
+  double good, bad, dir;
+  double x, fx, slope, step, step_before;
+  double gallop;
+  bool edged; /* the last point was just inside an end */
+} search;
+
+static bool inside(const search *s, double x) {
+  return (x - s->good) * s->dir > 0 && (s->bad - x) * s->dir > 0;
 }
 
-static bool inside(double x, double good, double bad, double dir) {
-  return (x - good) * dir > 0 && (bad - x) * dir > 0;
+/* x moved n doubles towards the bad end (away from it for n < 0). */
+static double doubles_on(const search *s, double x, double n) {
+  double ulp = fabs(nextafter(x, s->dir * INFINITY) - x);
+  return x + s->dir * n * ulp;
+}
+
+/* Newton's estimate r past an end of the bracket: the double just
+ * inside that end, so that a crossing at the end closes the bracket at
+ * once; NaN if r is not past an end. */
+static double just_inside(const search *s, double r) {
+  if ((r - s->bad) * s->dir >= 0)
+    return doubles_on(s, s->bad, -1);
+  if ((s->good - r) * s->dir >= 0)
+    return doubles_on(s, s->good, 1);
+  return NAN;
+}
+
+/* The next point while Newton converges: its estimate, unless it leaves
+ * the bracket (then just inside the end it passed, once) or does not at
+ * least halve the step before last (then the midpoint: Numerical
+ * Recipes' rtsafe). When its step is within the rounding of f (blur),
+ * the search turns to galloping across the crossing from the estimate. */
+static double newton_next(search *s, double target) {
+  double d = s->fx / s->slope, r = s->x - d;
+  double blur = 0x1p-52 * (fabs(target) + fabs(s->fx)) / fabs(s->slope);
+  if (isfinite(blur) && fabs(d) <= blur + fabs(doubles_on(s, s->x, 2) - s->x)) {
+    s->gallop = 1; /* x is an end: one double on is inside */
+    return inside(s, r) ? r : doubles_on(s, s->x, s->fx <= 0 ? 1 : -1);
+  }
+  double edge = s->edged ? NAN : just_inside(s, r);
+  bool ok = isfinite(r) && inside(s, r) && !(fabs(d) > 0.5 * s->step_before);
+  s->edged = !isnan(edge) && inside(s, edge);
+  s->step_before = s->step;
+  s->step = ok ? fabs(d) : 0.5 * fabs(s->bad - s->good);
+  return ok ? r : s->edged ? edge : 0.5 * (s->good + s->bad);
+}
+
+/* The next point once galloping: from the last point, gallop doubles
+ * towards the other side of the crossing, doubling while the probes stay
+ * on one side; the midpoint once the step would leave the bracket (the
+ * crossing is then within it, a few doubles wide). */
+static double gallop_next(search *s, bool same_side) {
+  if (same_side)
+    s->gallop *= 2;
+  double x = doubles_on(s, s->x, s->fx <= 0 ? s->gallop : -s->gallop);
+  return inside(s, x) ? x : 0.5 * (s->good + s->bad);
+}
+
+/* Closes the bracket from the point last tried (s->x, side was_good of
+ * the point before) until no double lies between its ends. */
+static double close_bracket(search *s, power_fn f, const void *ctx,
+                            double target, bool was_good) {
+  for (int k = 0; k < 400 && !adjacent(s->good, s->bad); k++) {
+    double x = s->gallop > 0 ? gallop_next(s, (s->fx <= 0) == was_good)
+                             : newton_next(s, target);
+    was_good = s->fx <= 0;
+    s->fx = f(ctx, x, &s->slope) - target;
+    s->x = x;
+    if (s->fx <= 0)
+      s->good = x;
+    else
+      s->bad = x;
+  }
+  return s->good;
 }
 
 double power_boundary(power_fn f, const void *ctx, double target, double good,
                       double bad) {
-  double dir = bad > good ? 1 : -1, x = good;
-  double width = fabs(bad - good);
-  int stalled = 0, aimed_from = 0; /* 0: x is a midpoint */
-  for (int k = 0; k < 400 && !adjacent(good, bad); k++) {
-    double slope, fx = f(ctx, x, &slope) - target;
-    int side = fx <= 0 ? -1 : 1;
-    if (k == 0 && side > 0)
-      break; /* f(good) above target: bisection would never move good */
-    if (side < 0)
-      good = x;
-    else
-      bad = x;
-    double was = width;
-    width = fabs(bad - good);
-    stalled = width <= 0.5 * was ? 0 : stalled + 1;
-    /* How far the rounding of f can move the crossing; when the last aim
-     * fell short (f curves away from its tangent), a whole step more. */
-    double blur = 0x1p-52 * (fabs(target) + fabs(fx)) / fabs(slope);
-    if (side == aimed_from)
-      blur += fabs(fx / slope);
-    x = aim(x, fx, slope, blur, good, bad, dir);
-    aimed_from = side;
-    if (stalled >= 2 || !inside(x, good, bad, dir)) {
-      x = 0.5 * (good + bad);
-      stalled = aimed_from = 0;
-    }
-  }
-  return good;
+  search s = {good, bad, bad > good ? 1 : -1, good, 0, 0, INFINITY, INFINITY, 0,
+              false};
+  s.fx = f(ctx, good, &s.slope) - target;
+  if (s.fx > 0)
+    return good; /* f(good) above target: bisection would never move good */
+  return close_bracket(&s, f, ctx, target, true);
+}
+
+double power_boundary_from(power_fn f, const void *ctx, double target,
+                           double good, double bad, double x) {
+  search s = {good, bad, bad > good ? 1 : -1, x, 0, 0, INFINITY, INFINITY, 0,
+              false};
+  if (!inside(&s, x))
+    return power_boundary(f, ctx, target, good, bad);
+  s.fx = f(ctx, x, &s.slope) - target;
+  if (s.fx <= 0)
+    s.good = x;
+  else
+    s.bad = x;
+  return close_bracket(&s, f, ctx, target, s.fx <= 0);
 }
 
 /* The inputs of a water-filling. */

@@ -68,6 +68,13 @@ typedef struct power_unit {
   double phi_min; /* the lowest clock share */
 } power_unit;
 
+/* What a policy remembers of one group's last allocation, to start the
+ * next from: the efficiency policy's level (log mu), NaN for none. The
+ * answer never depends on it, only the work of finding it. */
+typedef struct power_memo {
+  double level;
+} power_memo;
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
@@ -75,9 +82,19 @@ typedef struct power_policy_ops {
    * guarantees it). */
   void (*split)(const power_unit *units, size_t n, double budget_w,
                 double *cap);
+  /* The same split starting from what memo remembers, which it updates;
+   * NULL for a policy with nothing to remember. The caps are split's,
+   * bit for bit. */
+  void (*split_from)(const power_unit *units, size_t n, double budget_w,
+                     double *cap, power_memo *memo);
 } power_policy_ops;
 
 /* The policies themselves, their enum and their names: power_policy.h. */
+
+/* The efficiency policy from a memo (split_from's contract). */
+void power_split_efficiency_from(const power_unit *units, size_t n,
+                                 double budget_w, double *cap,
+                                 power_memo *memo);
 
 /* Helpers the policies share (power.c). */
 
@@ -89,10 +106,19 @@ typedef double (*power_fn)(const void *ctx, double x, double *slope);
  * bad (either order) where f crosses target, for f monotone between them
  * with f(good) <= target < f(bad). The crossing is unique, so the answer
  * is the one bisection to the bit gives, in a fraction of the
- * evaluations: safeguarded Newton steps, with bisection whenever the
- * bracket stops halving. */
+ * evaluations: Newton steps while each at least halves the step before
+ * last (else bisection), then, once a step is within the rounding of f,
+ * probes galloping across the crossing 1, 2, 4 ... doubles at a time. */
 double power_boundary(power_fn f, const void *ctx, double target, double good,
                       double bad);
+
+/* The same, searched from x, a point strictly between good and bad (a
+ * guess: last period's answer). Neither end is evaluated: the answer is
+ * power_boundary's where f(good) <= target < f(bad) holds; otherwise the
+ * caller checks the end it may have hit (the result is good, or the
+ * double next to bad). */
+double power_boundary_from(power_fn f, const void *ctx, double target,
+                           double good, double bad, double x);
 
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget

@@ -3,13 +3,13 @@
 #include "power_policy.h"
 
 static const power_policy_ops policies[POWER_NPOLICIES] = {
-#define XX(e, name, fn) {#name, fn},
+#define XX(e, name, fn, from) {#name, fn, from},
     POWER_POLICY_MAP(XX)
 #undef XX
 };
 
 const char *const power_policy_names[] = {
-#define XX(e, name, fn) #name,
+#define XX(e, name, fn, from) #name,
     POWER_POLICY_MAP(XX)
 #undef XX
         NULL};

@@ -10,17 +10,18 @@
 
 #include "power.h"
 
-/* XX(ENUM, name, split function): in the order of the scenario schema's
- * names; the first is the default. */
+/* XX(ENUM, name, split function, split from a memo or NULL): in the
+ * order of the scenario schema's names; the first is the default. */
 #define POWER_POLICY_MAP(XX)                                                   \
-  XX(STATIC, static, power_split_static)                                       \
-  XX(PROPORTIONAL, proportional, power_split_proportional)                     \
-  XX(PRIORITY, priority, power_split_priority)                                 \
-  XX(EFFICIENCY, efficiency, power_split_efficiency)                           \
-  XX(UNIFORM_FLOOR, uniform_floor, power_split_uniform_floor)
+  XX(STATIC, static, power_split_static, NULL)                                 \
+  XX(PROPORTIONAL, proportional, power_split_proportional, NULL)               \
+  XX(PRIORITY, priority, power_split_priority, NULL)                           \
+  XX(EFFICIENCY, efficiency, power_split_efficiency,                           \
+     power_split_efficiency_from)                                              \
+  XX(UNIFORM_FLOOR, uniform_floor, power_split_uniform_floor, NULL)
 
 typedef enum power_policy {
-#define XX(e, name, fn) POWER_##e,
+#define XX(e, name, fn, from) POWER_##e,
   POWER_POLICY_MAP(XX)
 #undef XX
       POWER_NPOLICIES
@@ -28,7 +29,7 @@ typedef enum power_policy {
 
 /* Each policy's split (power_policy_ops.split's contract), defined in the
  * policy's own file. */
-#define XX(e, name, fn)                                                        \
+#define XX(e, name, fn, from)                                                  \
   void fn(const power_unit *units, size_t n, double budget_w, double *cap);
 POWER_POLICY_MAP(XX)
 #undef XX

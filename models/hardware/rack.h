@@ -109,6 +109,11 @@ typedef struct rack_fleet {
   double *t_idle, *t_busy, *t_mem, *t_sm, *t_dmin, *t_smin, *t_span;
   /* Per group: the highest per-GPU cap (rack_group_ceiling_w). */
   double *ceiling_w;
+
+  /* The clocks rack_gpu_phi solved last, by type, cap and load (a
+   * direct-mapped cache; NULL: none). The GPUs of a replica, a stage or a
+   * service in the fluid mode share all three, so most reads are hits. */
+  struct rack_phi_memo *phi_memo;
 } rack_fleet;
 
 /* GPU i's load, and setting it. */
@@ -189,7 +194,9 @@ double rack_group_min_efficiency(const rack_group_spec *g);
 /* The lowest over every group's curve. */
 double rack_fleet_min_efficiency(const rack_fleet *f);
 
-/* The normalised clock GPU i runs at under its cap and activity. */
+/* The normalised clock GPU i runs at under its cap and activity
+ * (gpu_load_clock_under_cap's, to the bit: a GPU like one solved before
+ * takes that one's answer). */
 double rack_gpu_phi(const rack_fleet *f, uint32_t i);
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU

@@ -3,7 +3,8 @@
  * demand, priority serves inference first, efficiency equalises the
  * marginal work per watt and does at least the useful work of static;
  * uniform_floor raises every unit evenly from its minimum; headroom a
- * unit leaves goes to the others. */
+ * unit leaves goes to the others; the efficiency policy started from a
+ * remembered level finds plain bisection's, bit for bit. */
 #include "test_util.h"
 
 #include <math.h>
@@ -238,7 +239,7 @@ static void headroom_returns_to_the_pool(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
-/* power_boundary: the bit bisection finds, in fewer evaluations       */
+/* power_boundary(_from): the bit bisection finds, in fewer evaluations */
 /* ------------------------------------------------------------------ */
 
 /* A monotone test function: kind picks its shape, evals counts calls. */
@@ -290,6 +291,21 @@ static double bisect(shape *s, double target, double good, double bad) {
   }
 }
 
+/* power_boundary_from, started at share u of the way from good to bad,
+ * finds bisection's answer want wherever the crossing is inside the
+ * bracket (at its ends the caller checks: power.h). */
+static void check_from(int kind, double t, double good, double bad,
+                       double want, double u) {
+  shape a = {kind, 0};
+  double x = good + u * (bad - good);
+  if (want == good || nextafter(want, bad) == bad)
+    return;
+  double got = power_boundary_from(shaped, &a, t, good, bad, x);
+  if (got != want)
+    fail_msg("from %.17g, target %.17g: %.17g, bisection %.17g", x, t, got,
+             want);
+}
+
 static void boundary_is_bisection_to_the_bit(void **state) {
   (void)state;
   static const struct {
@@ -314,11 +330,116 @@ static void boundary_is_bisection_to_the_bit(void **state) {
       if (got != want)
         fail_msg("case %zu, target %.17g: %.17g, bisection %.17g", c, t, got,
                  want);
+      check_from(cases[c].kind, t, cases[c].good, cases[c].bad, want,
+                 uniform(&seed));
       fast += a.evals;
       slow += b.evals;
     }
   /* The point of it: a fraction of bisection's evaluations. */
   assert_true(2 * fast < slow);
+}
+
+/* ------------------------------------------------------------------ */
+/* The efficiency policy from a memo: the bisection's level, any start */
+/* ------------------------------------------------------------------ */
+
+/* The efficiency policy's power sum at level exp(x), written out apart
+ * from the policy (power_efficiency.c's model: the same expressions). */
+static double efficiency_total(const power_unit *u, size_t n, double x) {
+  double mu = exp(x), sum = 0;
+  for (size_t k = 0; k < n; k++) {
+    const power_unit *p = &u[k];
+    double want = fmin(fmax(p->demand, p->lo), p->hi), cap = p->lo;
+    if (p->weight > 0 && p->c > 0 && p->activity > 0 && p->span > 0 &&
+        p->gamma > p->c) {
+      double raw = pow(p->weight * p->c /
+                           (mu * p->span * p->activity * p->gamma),
+                       1 / (p->gamma - p->c));
+      double phi = raw < p->phi_min ? p->phi_min : raw > 1 ? 1 : raw;
+      double w = p->idle + p->span * p->activity * pow(phi, p->gamma);
+      cap = w < p->lo ? p->lo : w > want ? want : w;
+    }
+    sum += p->n * cap;
+  }
+  return sum;
+}
+
+/* The level by plain bisection on log mu over [-300, 300], to the bit. */
+static double efficiency_bisect(const power_unit *u, size_t n, double budget) {
+  double good = 300, bad = -300;
+  if (efficiency_total(u, n, bad) <= budget)
+    return bad;
+  if (efficiency_total(u, n, good) > budget)
+    return good;
+  for (double mid = 0; mid != good && mid != bad; mid = 0.5 * (good + bad))
+    if (efficiency_total(u, n, mid) <= budget)
+      good = mid;
+    else
+      bad = mid;
+  return good;
+}
+
+/* A fleet whose units come in classes alike (replicas of a service), and
+ * the same fleet a period later, its activities drifted a little. */
+static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
+  size_t n = random_fleet(seed, u, budget);
+  for (size_t k = 1; k < n; k++)
+    if (uniform(seed) < 0.6)
+      u[k] = u[(size_t)(uniform(seed) * (double)k)];
+  double floor = 0, top = 0;
+  for (size_t k = 0; k < n; k++) {
+    floor += u[k].n * u[k].lo;
+    top += u[k].n * u[k].hi;
+  }
+  *budget = floor + uniform(seed) * 1.2 * (top - floor);
+  return n;
+}
+
+/* Starting from any remembered level (last period's, one nearby, one far
+ * off, the range's ends, none) gives the bisection's level and the caps of
+ * the split without a memo, bit for bit. */
+static void remembered_level_is_the_bisections(void **state) {
+  (void)state;
+  uint64_t seed = 5;
+  double last = NAN;
+  for (int trial = 0; trial < 300; trial++) {
+    power_unit u[MAXU];
+    double budget, want_cap[MAXU], cap[MAXU];
+    size_t n = classed_fleet(&seed, u, &budget);
+    double level = efficiency_bisect(u, n, budget);
+    power_split_efficiency(u, n, budget, want_cap);
+    const double starts[] = {NAN,          last,         level,
+                             level + 1e-9, level - 1e-9, level + 0.7,
+                             level - 0.7,  level + 40,   level - 40,
+                             -300,         300,          -299.5,
+                             299.5,        INFINITY};
+    for (size_t s = 0; s < N_OF(starts); s++) {
+      power_memo memo = {starts[s]};
+      power_split_efficiency_from(u, n, budget, cap, &memo);
+      if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
+        fail_msg("trial %d, start %.17g: level %.17g, bisection %.17g", trial,
+                 starts[s], memo.level, level);
+    }
+    last = level;
+  }
+}
+
+/* A memo carried period to period while activities drift: every period's
+ * level is the bisection's. */
+static void remembered_level_follows_drift(void **state) {
+  (void)state;
+  uint64_t seed = 9;
+  power_unit u[MAXU];
+  double budget, cap[MAXU];
+  size_t n = classed_fleet(&seed, u, &budget);
+  power_memo memo = {NAN};
+  for (int period = 0; period < 200; period++) {
+    for (size_t k = 0; k < n; k++)
+      if (uniform(&seed) < 0.3)
+        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
+    power_split_efficiency_from(u, n, budget, cap, &memo);
+    assert_true(memo.level == efficiency_bisect(u, n, budget));
+  }
 }
 
 static void policies_by_name(void **state) {
@@ -331,7 +452,7 @@ static void policies_by_name(void **state) {
 
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[17];
+  struct CMUnitTest tests[19];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -344,5 +465,7 @@ int main(void) {
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);
   TEST_ADD(tests, n, boundary_is_bisection_to_the_bit);
+  TEST_ADD(tests, n, remembered_level_is_the_bisections);
+  TEST_ADD(tests, n, remembered_level_follows_drift);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_rack.c - the fleet: layout, the hot power loop against the GPU
- * model, rack sums, and the static split of a budget into per-GPU caps. */
+ * model, rack sums, the static split of a budget into per-GPU caps, and
+ * the cache of clocks against the solve it stands for. */
 #include "test_util.h"
 
 #include <math.h>
@@ -505,6 +506,33 @@ static void partial_servers_are_refused(void **state) {
   assert_non_null(strstr(err.msg, "not whole DGX-H100 servers of 8"));
 }
 
+/* rack_gpu_phi is gpu_load_clock_under_cap to the bit, whether the cache
+ * holds the GPU's cap and load (a GPU like one before), a stale entry for
+ * its slot (the cap or load moved) or another's: random caps and loads
+ * drawn from few values, so most reads repeat, over several rounds. */
+static void clock_cache_is_the_solve(void **state) {
+  (void)state;
+  rack_fleet *f = two_groups(132000);
+  static const double acts[] = {0, 0.13, 0.5, 0.77, 1};
+  uint64_t s = 3;
+  for (int round = 0; round < 40; round++)
+    for (uint32_t i = 0; i < f->n; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      const gpu_spec *g = f->types[f->type[i]];
+      double a = acts[(s >> 33) % 5], m = acts[(s >> 40) % 5];
+      f->cap_w[i] = g->cap_min_w + (g->cap_max_w - g->cap_min_w) *
+                                       (double)((s >> 20) % 7) / 6;
+      rack_set_load(f, i, (gpu_load){a, m, a > m ? a : m});
+      double want = gpu_load_clock_under_cap(g, rack_gpu_cap_w(f, i),
+                                             rack_gpu_load(f, i));
+      double got = rack_gpu_phi(f, i), again = rack_gpu_phi(f, i);
+      if (memcmp(&got, &want, sizeof got) != 0 || again != got)
+        fail_msg("round %d, GPU %u: %.17g, the solve %.17g", round, i, got,
+                 want);
+    }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -524,5 +552,6 @@ int main(void) {
   TEST_ADD(tests, n, without_a_system_the_lower_limit_holds);
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
+  TEST_ADD(tests, n, clock_cache_is_the_solve);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
 }
