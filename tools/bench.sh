@@ -20,6 +20,8 @@
 #   BENCH_REPS       runs of each (default 3; bench-100k and bench-1m once)
 #   BENCH_SET        extra --set KEY=VALUE for every run, e.g. duration=2h
 #   BENCH_ONLY       "runs" to skip the hold model and the sweeps
+#   BENCH_1M_DURATION  bench-1m's simulated span (default 1h: its whole day
+#                    takes hours of CPU here; docs/PERFORMANCE.md scales it)
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 BUILD_DIR" >&2
@@ -56,15 +58,18 @@ scenarios=${BENCH_SCENARIOS:-"$src/tests/bench/bench-10k.yaml $src/tests/bench/b
 echo "== whole runs (wall: median of the runs, [min, max])"
 # shellcheck disable=SC2086
 $py - "$build/aifsim" "${BENCH_MODES:-request fluid}" "${BENCH_REPS:-3}" \
-  "${BENCH_SET:-}" $scenarios <<'PY'
+  "${BENCH_SET:-}" "${BENCH_1M_DURATION:-1h}" $scenarios <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, time
 
 exe, modes, reps, extra = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4]
+span_1m = sys.argv[5]
 sets = [a for kv in extra.split() for a in ("--set", kv)]
 
 def run_once(scenario, mode, d):
     out = os.path.join(d, "run.h5")
     argv = [exe, "run", scenario, "-o", out, "--quiet", "--force"] + sets
+    if "1m" in os.path.basename(scenario):
+        argv += ["--set", f"duration={span_1m}"]
     if mode != "request":  # the default, and the only mode of older builds
         argv += ["--set", f"inference.granularity={mode}"]
     t0 = time.monotonic()
@@ -86,8 +91,10 @@ def run_once(scenario, mode, d):
 
 print(f"{'scenario':<12} {'mode':<8} {'wall s':>22} {'events':>12} "
       f"{'events/s':>10} {'peak RSS':>9} {'output':>9} {'HDF5':>6}")
-for scenario in sys.argv[5:]:
+for scenario in sys.argv[6:]:
     name = os.path.basename(scenario).removesuffix(".yaml")
+    if "1m" in name:
+        name += f" {span_1m}"
     n = 1 if "100k" in name or "1m" in name else reps
     for mode in modes:
         if "1m" in name and mode == "request":
