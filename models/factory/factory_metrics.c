@@ -72,150 +72,62 @@ int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
   return put_metrics(sink, m, v, n, absent, size);
 }
 
-/* Energy, power and the bill..
+/* The factory's own metrics: its energy and power, the cap, the fleet
+ * and the run (the models' follow, each from its descriptor's metrics
+ * hook, in table order: factory_model.h).
  * Key, units, long name, group and value of each. */
-#define ENERGY_METRICS(X)                                                      \
+#define FACTORY_METRICS(X)                                                     \
   X("energy_mwh", "MWh", "Facility energy", "Energy", s->energy_j / 3.6e9)     \
   X("it_energy_mwh", "MWh", "IT energy", "Energy", s->it_energy_j / 3.6e9)     \
+  X("gpu_energy_mwh", "MWh", "GPU energy", "Energy", s->gpu_energy_j / 3.6e9)  \
   X("loss_energy_mwh", "MWh", "Power-chain losses", "Energy",                  \
     s->loss_energy_j / 3.6e9)                                                  \
   X("cooling_energy_mwh", "MWh", "Cooling", "Energy",                          \
     s->cooling_energy_j / 3.6e9)                                               \
-  X("smoothing_energy_mwh", "MWh", "Power smoothing", "Energy",                \
-    s->smoothing_energy_j / 3.6e9)                                             \
-  X("smoothing_violation_s", "s", "Smoothing limit exceeded", "Power",         \
-    s->smoothing_violation_s)                                                  \
-  X("throttled_gpu_s", "s", "Thermal throttling (GPU time)", "Power",          \
-    s->throttled_gpu_s)                                                        \
-  X("battery_net_mwh", "MWh", "Battery, net", "Energy",                        \
-    s->battery_net_j / 3.6e9)                                                  \
-  X("battery_loss_mwh", "MWh", "Battery losses", "Energy",                     \
-    s->battery_loss_j / 3.6e9)                                                 \
-  X("mean_pue", "1", "PUE", "Energy",                                          \
-    s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN)                   \
   X("psu_loss_energy_mwh", "MWh", "Power-supply losses (in IT)", "Energy",     \
     s->psu_loss_energy_j / 3.6e9)                                              \
   X("fan_energy_mwh", "MWh", "Server fans (in IT)", "Energy",                  \
     s->fan_energy_j / 3.6e9)                                                   \
+  X("mean_pue", "1", "PUE", "Energy",                                          \
+    s->it_energy_j > 0 ? s->energy_j / s->it_energy_j : NAN)                   \
   X("itue", "1", "ITUE", "Energy", factory_itue(s))                            \
   X("tue", "1", "TUE", "Energy", factory_tue(s))                               \
-  X("max_ramp_w_per_s", "W/s", "Largest power ramp", "Power",                  \
-    s->max_ramp_w_per_s)                                                       \
-  X("oscillation_j", "J", "Oscillation 0.1-20 Hz (energy)", "Power",           \
-    s->oscillation_j)                                                          \
-  X("oscillation_w_rms", "W", "Oscillation 0.1-20 Hz (RMS)", "Power",          \
-    s->oscillation_w_rms)                                                      \
-  X("max_ramp_1s_w_per_s", "W/s", "Largest ramp over 1 s", "Power",            \
-    factory__max_ramp(s, 0))                                                   \
-  X("max_ramp_1min_w_per_s", "W/s", "Largest ramp over 1 min", "Power",        \
-    factory__max_ramp(s, 1))                                                   \
-  X("max_ramp_10min_w_per_s", "W/s", "Largest ramp over 10 min", "Power",      \
-    factory__max_ramp(s, 2))                                                   \
-  X("band_share", "1", "Swing energy in 0.1-20 Hz (share)", "Power",           \
-    s->band_share)                                                             \
-  X("dynamic_range_w", "W", "Dynamic range", "Power", s->dynamic_range_w)      \
-  X("gpu_energy_mwh", "MWh", "GPU energy", "Energy", s->gpu_energy_j / 3.6e9)  \
   X("mean_power_w", "W", "Mean facility power", "Power", s->mean_power_w)      \
   X("peak_power_w", "W", "Peak facility power", "Power", s->peak_power_w)      \
   X("cap_w", "W", "Power cap", "Power", s->cap_w)                              \
   X("cap_violation_s", "s", "Time over the cap", "Power", s->cap_violation_s)  \
   X("cap_violation_j", "J", "Energy over the cap", "Power",                    \
     s->cap_violation_j)                                                        \
-  X("cost", "$", "Electricity cost", "Grid", s->cost)                          \
-  X("cost_energy", "$", "Energy charges", "Grid", s->cost_energy)              \
-  X("cost_demand", "$", "Demand charges", "Grid", s->cost_demand)              \
-  X("cost_fees", "$", "Fees", "Grid", s->cost_fees)                            \
-  X("peak_demand_kw", "kW", "Billed peak demand", "Grid", s->peak_demand_kw)
-
-static const tel_metric energy_metrics[] = {ENERGY_METRICS(TEL_METRIC_ROW)};
-
-static int put_energy_metrics(tel_sink *sink, const factory_summary *s,
-                              char *absent, size_t size) {
-  const double v[] = {ENERGY_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, energy_metrics, v, sizeof v / sizeof v[0], absent,
-                     size);
-}
-
-/* CO2, the fleet and the services..
- * Key, units, long name, group and value of each. */
-#define WORK_METRICS(X)                                                        \
-  X("co2_t", "t", "CO\u2082 emitted", "Grid", s->co2_kg / 1000)                \
-  X("carbon_g_per_kwh", "gCO2/kWh", "Carbon intensity (mean)", "Grid",         \
-    s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : NAN)                   \
-  X("mean_activity", "1", "Mean GPU activity", "Power", s->mean_activity)      \
-  X("duration_s", "s", "Simulated time", "Run", s->duration_s)                 \
-  X("gpus", "1", "GPUs", "Run", (double)s->gpus)                               \
-  X("racks", "1", "Racks", "Run", (double)s->racks)                            \
-  X("inference_energy_mwh", "MWh", "Inference (GPU)", "Energy",                \
-    s->inference_energy_j / 3.6e9)                                             \
-  X("training_energy_mwh", "MWh", "Training (GPU)", "Energy",                  \
-    s->training_energy_j / 3.6e9)                                              \
-  X("idle_energy_mwh", "MWh", "Idle and background (GPU)", "Energy",           \
-    s->idle_energy_j / 3.6e9)                                                  \
-  X("overhead_energy_mwh", "MWh", "Other IT (CPUs, network)", "Energy",        \
-    s->overhead_energy_j / 3.6e9)                                              \
-  X("tokens", "1", "Output tokens", "Work", s->tokens)                         \
-  X("tokens_per_joule", "1/J", "Tokens per joule (GPU)", "Work",               \
-    s->tokens_per_joule)                                                       \
-  X("tokens_per_joule_facility", "1/J", "Tokens per joule (facility)", "Work", \
-    s->energy_j > 0 && s->tokens > 0 ? s->tokens / s->energy_j : NAN)          \
-  X("slo_attainment", "1", "SLO attainment", "Work", s->slo_attainment)        \
-  X("requests_arrived", "1", "Requests arrived", "Work",                       \
-    (double)s->requests_arrived)                                               \
-  X("requests_completed", "1", "Requests completed", "Work",                   \
-    (double)s->requests_completed)                                             \
-  X("requests_rejected", "1", "Requests rejected", "Work",                     \
-    (double)s->requests_rejected)
-
-static const tel_metric work_metrics[] = {WORK_METRICS(TEL_METRIC_ROW)};
-
-static int put_work_metrics(tel_sink *sink, const factory_summary *s,
-                            char *absent, size_t size) {
-  const double v[] = {WORK_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, work_metrics, v, sizeof v / sizeof v[0], absent,
-                     size);
-}
-
-/* Training jobs and demand response..
- * Key, units, long name, group and value of each. The models' own rows
- * follow (their metrics hooks, in table order: the faults', then the
- * workloads' faults and overload, then the fabric's); the rows still
- * here sit between others in the summary's order, which the file's
- * `units` keeps, so they stay until that order is given some other way. */
-#define JOB_METRICS(X)                                                         \
-  X("jobs_arrived", "1", "Training jobs arrived", "Work",                      \
-    (double)s->jobs_arrived)                                                   \
-  X("jobs_done", "1", "Training jobs done", "Work", (double)s->jobs_done)      \
-  X("jobs_running", "1", "Jobs still running", "Work",                         \
-    (double)s->jobs_running)                                                   \
-  X("jobs_queued", "1", "Jobs still queued", "Work", (double)s->jobs_queued)   \
-  X("jobs_rejected", "1", "Jobs rejected", "Work", (double)s->jobs_rejected)   \
-  X("job_failures", "1", "Job failures", "Reliability",                        \
-    (double)s->job_failures)                                                   \
-  X("jct_mean_s", "s", "Mean job completion time", "Work", s->jct_mean_s)      \
-  X("lost_gpu_hours", "h", "GPU-hours lost", "Reliability", s->lost_gpu_hours) \
   X("stranded_mwh", "MWh", "Stranded power (energy)", "Power",                 \
     s->stranded_j / 3.6e9)                                                     \
-  X("dr_events", "1", "Demand-response events", "Grid", (double)s->dr_events)  \
-  X("dr_s", "s", "Demand response", "Grid", s->dr_s)                           \
-  X("dr_time_to_cut_s", "s", "DR: time to cut", "Grid", s->dr_time_to_cut_s)   \
-  X("dr_energy_above_j", "J", "DR: energy above the cut", "Grid",              \
-    s->dr_over_j)                                                              \
-  X("dr_slo_attainment", "1", "DR: SLO attainment", "Grid",                    \
-    s->dr_slo_attainment)                                                      \
-  X("training_tokens", "1", "Training tokens", "Work", s->training_tokens)     \
-  X("training_co2_kg", "kg", "Training CO\u2082", "Grid", s->training_co2_kg)  \
-  X("jobs_late", "1", "Jobs past their deadline", "Work",                      \
-    (double)s->jobs_late)                                                      \
-  X("job_pauses", "1", "Job pauses (grid-aware)", "Work",                      \
-    (double)s->job_pauses)
+  X("throttled_gpu_s", "s", "Thermal throttling (GPU time)", "Power",          \
+    s->throttled_gpu_s)                                                        \
+  X("mean_activity", "1", "Mean GPU activity", "Power", s->mean_activity)      \
+  X("max_ramp_w_per_s", "W/s", "Largest power ramp", "Power",                  \
+    s->max_ramp_w_per_s)                                                       \
+  X("max_ramp_1s_w_per_s", "W/s", "Largest ramp over 1 s", "Power",            \
+    factory__max_ramp(s, 0))                                                   \
+  X("max_ramp_1min_w_per_s", "W/s", "Largest ramp over 1 min", "Power",        \
+    factory__max_ramp(s, 1))                                                   \
+  X("max_ramp_10min_w_per_s", "W/s", "Largest ramp over 10 min", "Power",      \
+    factory__max_ramp(s, 2))                                                   \
+  X("oscillation_j", "J", "Oscillation 0.1-20 Hz (energy)", "Power",           \
+    s->oscillation_j)                                                          \
+  X("oscillation_w_rms", "W", "Oscillation 0.1-20 Hz (RMS)", "Power",          \
+    s->oscillation_w_rms)                                                      \
+  X("band_share", "1", "Swing energy in 0.1-20 Hz (share)", "Power",           \
+    s->band_share)                                                             \
+  X("dynamic_range_w", "W", "Dynamic range", "Power", s->dynamic_range_w)      \
+  X("duration_s", "s", "Simulated time", "Run", s->duration_s)                 \
+  X("gpus", "1", "GPUs", "Run", (double)s->gpus)                               \
+  X("racks", "1", "Racks", "Run", (double)s->racks)
 
-static const tel_metric job_metrics[] = {JOB_METRICS(TEL_METRIC_ROW)};
+static const tel_metric factory_rows[] = {FACTORY_METRICS(TEL_METRIC_ROW)};
 
-static int put_job_metrics(tel_sink *sink, const factory_summary *s,
-                           char *absent, size_t size) {
-  const double v[] = {JOB_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, job_metrics, v, sizeof v / sizeof v[0], absent,
+static int put_factory_metrics(tel_sink *sink, const factory_summary *s,
+                               char *absent, size_t size) {
+  const double v[] = {FACTORY_METRICS(TEL_METRIC_VALUE)};
+  return put_metrics(sink, factory_rows, v, sizeof v / sizeof v[0], absent,
                      size);
 }
 
@@ -234,11 +146,7 @@ static const tel_metric carbon_basis_metric = {"carbon_basis", NULL,
 int factory__put_summary(factory *f) {
   const factory_summary *s = &f->sum;
   char absent[2048] = "";
-  int rc = put_energy_metrics(f->sink, s, absent, sizeof absent);
-  if (rc == SIM_OK)
-    rc = put_work_metrics(f->sink, s, absent, sizeof absent);
-  if (rc == SIM_OK)
-    rc = put_job_metrics(f->sink, s, absent, sizeof absent);
+  int rc = put_factory_metrics(f->sink, s, absent, sizeof absent);
   for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
     if (factory_models[m]->metrics != NULL)
       rc = factory_models[m]->metrics(f, f->state[m], f->sink, absent,
@@ -267,12 +175,8 @@ size_t factory_metrics(const tel_metric **rows, size_t max) {
   size_t k = 0, nwork, ngrid;
   const tel_metric *wrows = work_summary_metrics(&nwork);
   const tel_metric *grows = gcode_summary_metrics(&ngrid);
-  list_rows(rows, max, &k, energy_metrics,
-            sizeof energy_metrics / sizeof energy_metrics[0]);
-  list_rows(rows, max, &k, work_metrics,
-            sizeof work_metrics / sizeof work_metrics[0]);
-  list_rows(rows, max, &k, job_metrics,
-            sizeof job_metrics / sizeof job_metrics[0]);
+  list_rows(rows, max, &k, factory_rows,
+            sizeof factory_rows / sizeof factory_rows[0]);
   for (size_t m = 0; m < factory_nmodels; m++)
     list_rows(rows, max, &k, factory_models[m]->metric_rows,
               factory_models[m]->nmetric_rows);

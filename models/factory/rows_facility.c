@@ -65,6 +65,25 @@ static int smoothing_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
+/* Its /summary metrics (0 when off: a run's summary lists them).
+ * Key, units, long name, group and value of each. */
+#define SMOOTHING_METRICS(X)                                                   \
+  X("smoothing_energy_mwh", "MWh", "Power smoothing", "Energy",                \
+    s->smoothing_energy_j / 3.6e9)                                             \
+  X("smoothing_violation_s", "s", "Smoothing limit exceeded", "Power",         \
+    s->smoothing_violation_s)
+
+static const tel_metric smoothing_rows[] = {SMOOTHING_METRICS(TEL_METRIC_ROW)};
+
+static int smoothing_metrics(const factory *f, const void *self,
+                             tel_sink *sink, char *absent, size_t size) {
+  (void)self;
+  const factory_summary *s = &f->sum;
+  const double v[] = {SMOOTHING_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, smoothing_rows, v, sizeof v / sizeof v[0],
+                              absent, size);
+}
+
 static void smoothing_destroy(factory *f, void *self) {
   (void)self;
   smo_bank_destroy(f->smooth);
@@ -77,6 +96,9 @@ const factory_model factory_model_smoothing = {
     .power = smoothing_power,
     .advance = smoothing_advance,
     .close = smoothing_close,
+    .metrics = smoothing_metrics,
+    .metric_rows = smoothing_rows,
+    .nmetric_rows = sizeof smoothing_rows / sizeof smoothing_rows[0],
     .destroy = smoothing_destroy,
 };
 
@@ -390,6 +412,25 @@ static int battery_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
+/* Its /summary metrics (0 without a battery: a run's summary lists
+ * them). Key, units, long name, group and value of each. */
+#define BATTERY_METRICS(X)                                                     \
+  X("battery_net_mwh", "MWh", "Battery, net", "Energy",                        \
+    s->battery_net_j / 3.6e9)                                                  \
+  X("battery_loss_mwh", "MWh", "Battery losses", "Energy",                     \
+    s->battery_loss_j / 3.6e9)
+
+static const tel_metric battery_rows[] = {BATTERY_METRICS(TEL_METRIC_ROW)};
+
+static int battery_metrics(const factory *f, const void *self, tel_sink *sink,
+                           char *absent, size_t size) {
+  (void)self;
+  const factory_summary *s = &f->sum;
+  const double v[] = {BATTERY_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, battery_rows, v, sizeof v / sizeof v[0],
+                              absent, size);
+}
+
 static void battery_destroy(factory *f, void *self) {
   sim_free(f->alloc, self);
 }
@@ -402,5 +443,8 @@ const factory_model factory_model_battery = {
     .advance = battery_advance,
     .columns = battery_columns,
     .close = battery_close,
+    .metrics = battery_metrics,
+    .metric_rows = battery_rows,
+    .nmetric_rows = sizeof battery_rows / sizeof battery_rows[0],
     .destroy = battery_destroy,
 };

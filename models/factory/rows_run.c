@@ -104,6 +104,30 @@ static void grid_period(factory *f, void *self, double t, factory_period *p) {
   p->cap_w = fmin(p->cap_w, cap);
 }
 
+/* Its /summary metrics: the bill (absent with neither a price nor a
+ * tariff) and the CO2 (absent without a carbon signal).
+ * Key, units, long name, group and value of each. */
+#define GRID_METRICS(X)                                                        \
+  X("cost", "$", "Electricity cost", "Grid", s->cost)                          \
+  X("cost_energy", "$", "Energy charges", "Grid", s->cost_energy)              \
+  X("cost_demand", "$", "Demand charges", "Grid", s->cost_demand)              \
+  X("cost_fees", "$", "Fees", "Grid", s->cost_fees)                            \
+  X("peak_demand_kw", "kW", "Billed peak demand", "Grid", s->peak_demand_kw)   \
+  X("co2_t", "t", "CO\u2082 emitted", "Grid", s->co2_kg / 1000)                \
+  X("carbon_g_per_kwh", "gCO2/kWh", "Carbon intensity (mean)", "Grid",         \
+    s->energy_j > 0 ? s->co2_kg / s->energy_j * 3.6e9 : NAN)
+
+static const tel_metric grid_rows[] = {GRID_METRICS(TEL_METRIC_ROW)};
+
+static int grid_metrics(const factory *f, const void *self, tel_sink *sink,
+                        char *absent, size_t size) {
+  (void)self;
+  const factory_summary *s = &f->sum;
+  const double v[] = {GRID_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, grid_rows, v, sizeof v / sizeof v[0],
+                              absent, size);
+}
+
 static int grid_write(factory *f, void *self, factory_summary *s,
                       sim_error *err) {
   (void)self;
@@ -117,6 +141,9 @@ const factory_model factory_model_grid = {
     .period = grid_period,
     .close = grid_bill_close,
     .write = grid_write,
+    .metrics = grid_metrics,
+    .metric_rows = grid_rows,
+    .nmetric_rows = sizeof grid_rows / sizeof grid_rows[0],
 };
 
 /* ------------------------------------------------------------------ */
@@ -162,6 +189,28 @@ static int control_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
+/* Its /summary metrics (0, or absent, without an event).
+ * Key, units, long name, group and value of each. */
+#define CONTROL_METRICS(X)                                                     \
+  X("dr_events", "1", "Demand-response events", "Grid", (double)s->dr_events)  \
+  X("dr_s", "s", "Demand response", "Grid", s->dr_s)                           \
+  X("dr_time_to_cut_s", "s", "DR: time to cut", "Grid", s->dr_time_to_cut_s)   \
+  X("dr_energy_above_j", "J", "DR: energy above the cut", "Grid",              \
+    s->dr_over_j)                                                              \
+  X("dr_slo_attainment", "1", "DR: SLO attainment", "Grid",                    \
+    s->dr_slo_attainment)
+
+static const tel_metric control_rows[] = {CONTROL_METRICS(TEL_METRIC_ROW)};
+
+static int control_metrics(const factory *f, const void *self, tel_sink *sink,
+                           char *absent, size_t size) {
+  (void)self;
+  const factory_summary *s = &f->sum;
+  const double v[] = {CONTROL_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, control_rows, v, sizeof v / sizeof v[0],
+                              absent, size);
+}
+
 static void control_drop(factory *f, void *self) {
   (void)self;
   control_destroy(f->control);
@@ -173,6 +222,9 @@ const factory_model factory_model_control = {
     .create = control_make,
     .advance = control_advance,
     .close = control_close,
+    .metrics = control_metrics,
+    .metric_rows = control_rows,
+    .nmetric_rows = sizeof control_rows / sizeof control_rows[0],
     .destroy = control_drop,
 };
 
@@ -311,21 +363,67 @@ static int work_close(factory *f, void *self, factory_summary *s,
   return SIM_OK;
 }
 
-/* Its /summary metrics that follow the factory's (the rest sit between
- * the factory's rows: factory_metrics.c): key, units, long name, group. */
-static const tel_metric work_metric_rows[] = {
-    {"fault_lost_gpu_hours", "h", "GPU-hours lost to faults", "Reliability"},
-    {"requests_dropped", "1", "Requests dropped", "Work"},
-    {"requests_timed_out", "1", "Requests timed out", "Work"},
-};
+/* Its /summary metrics: the GPUs' energy by use, the services' tokens
+ * and requests, the training jobs, and what faults cost them.
+ * Key, units, long name, group and value of each. */
+#define WORK_ENERGY_METRICS(X)                                                 \
+  X("inference_energy_mwh", "MWh", "Inference (GPU)", "Energy",                \
+    s->inference_energy_j / 3.6e9)                                             \
+  X("training_energy_mwh", "MWh", "Training (GPU)", "Energy",                  \
+    s->training_energy_j / 3.6e9)                                              \
+  X("idle_energy_mwh", "MWh", "Idle and background (GPU)", "Energy",           \
+    s->idle_energy_j / 3.6e9)                                                  \
+  X("overhead_energy_mwh", "MWh", "Other IT (CPUs, network)", "Energy",        \
+    s->overhead_energy_j / 3.6e9)                                              \
+  X("tokens", "1", "Output tokens", "Work", s->tokens)                         \
+  X("tokens_per_joule", "1/J", "Tokens per joule (GPU)", "Work",               \
+    s->tokens_per_joule)                                                       \
+  X("tokens_per_joule_facility", "1/J", "Tokens per joule (facility)", "Work", \
+    s->energy_j > 0 && s->tokens > 0 ? s->tokens / s->energy_j : NAN)          \
+  X("slo_attainment", "1", "SLO attainment", "Work", s->slo_attainment)        \
+  X("requests_arrived", "1", "Requests arrived", "Work",                       \
+    (double)s->requests_arrived)                                               \
+  X("requests_completed", "1", "Requests completed", "Work",                   \
+    (double)s->requests_completed)                                             \
+  X("requests_rejected", "1", "Requests rejected", "Work",                     \
+    (double)s->requests_rejected)                                              \
+  X("requests_dropped", "1", "Requests dropped", "Work",                       \
+    (double)s->requests_dropped)                                               \
+  X("requests_timed_out", "1", "Requests timed out", "Work",                   \
+    (double)s->requests_timed_out)
+
+#define WORK_JOB_METRICS(X)                                                    \
+  X("jobs_arrived", "1", "Training jobs arrived", "Work",                      \
+    (double)s->jobs_arrived)                                                   \
+  X("jobs_done", "1", "Training jobs done", "Work", (double)s->jobs_done)      \
+  X("jobs_running", "1", "Jobs still running", "Work",                         \
+    (double)s->jobs_running)                                                   \
+  X("jobs_queued", "1", "Jobs still queued", "Work", (double)s->jobs_queued)   \
+  X("jobs_rejected", "1", "Jobs rejected", "Work", (double)s->jobs_rejected)   \
+  X("jct_mean_s", "s", "Mean job completion time", "Work", s->jct_mean_s)      \
+  X("training_tokens", "1", "Training tokens", "Work", s->training_tokens)     \
+  X("training_co2_kg", "kg", "Training CO\u2082", "Grid", s->training_co2_kg)  \
+  X("jobs_late", "1", "Jobs past their deadline", "Work",                      \
+    (double)s->jobs_late)                                                      \
+  X("job_pauses", "1", "Job pauses (grid-aware)", "Work",                      \
+    (double)s->job_pauses)                                                     \
+  X("job_failures", "1", "Job failures", "Reliability",                        \
+    (double)s->job_failures)                                                   \
+  X("lost_gpu_hours", "h", "GPU-hours lost", "Reliability", s->lost_gpu_hours) \
+  X("fault_lost_gpu_hours", "h", "GPU-hours lost to faults", "Reliability",    \
+    s->fault_lost_gpu_hours)
+
+static const tel_metric work_rows[] = {
+    WORK_ENERGY_METRICS(TEL_METRIC_ROW) WORK_JOB_METRICS(TEL_METRIC_ROW)};
 
 static int work_metrics(const factory *f, const void *self, tel_sink *sink,
                         char *absent, size_t size) {
   (void)self;
   const factory_summary *s = &f->sum;
-  const double v[] = {s->fault_lost_gpu_hours, (double)s->requests_dropped,
-                      (double)s->requests_timed_out};
-  return factory__put_metrics(sink, work_metric_rows, v, 3, absent, size);
+  const double v[] = {WORK_ENERGY_METRICS(TEL_METRIC_VALUE)
+                          WORK_JOB_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, work_rows, v, sizeof v / sizeof v[0],
+                              absent, size);
 }
 
 static void work_drop(factory *f, void *self) {
@@ -345,8 +443,8 @@ const factory_model factory_model_work = {
     .unit = work_unit,
     .requests = work_requests,
     .metrics = work_metrics,
-    .metric_rows = work_metric_rows,
-    .nmetric_rows = sizeof work_metric_rows / sizeof work_metric_rows[0],
+    .metric_rows = work_rows,
+    .nmetric_rows = sizeof work_rows / sizeof work_rows[0],
     .columns = work_columns,
     .close = work_close,
     .destroy = work_drop,
