@@ -1,6 +1,6 @@
-/* cmd_run.c - `aifsim run`: one scenario through the engine and the
- * factory into an HDF5 file, in slices with a progress line, and the
- * summary at the end. A sweep runs each of its points here too. */
+/* cmd_run.c - `aifsim run`: one scenario into an HDF5 file through the
+ * library's calls (include/aifsim.h), in slices with a progress line, and
+ * the summary at the end. A sweep runs each of its points here too. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,14 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <aifsim.h>
+
+#include "aifsim_internal.h"
 #include "cmd_internal.h"
-#include "engine.h"
 #include "factory.h"
 #include "h5read.h"
 #include "power.h"
 #include "progress.h"
-#include "record.h"
-#include "runfile.h"
 
 /* ------------------------------------------------------------------ */
 /* run                                                                 */
@@ -159,41 +159,31 @@ static void print_metrics(const tel_sink *sink) {
 
 typedef struct run_state {
   const run_request *rq;
-  factory_scenario sc;
-  tel_sink *sink;
-  sim_engine *engine;
-  factory *factory;
+  aifsim *a;
   sim_error *err; /* what the caller prints on failure */
 } run_state;
 
-/* The sink goes first: it borrows the factory's telemetry declarations
- * until it is destroyed (tel.h). */
+/* The handle closes the sink first (it borrows the factory's telemetry
+ * declarations): an uncommitted partial file is removed, or kept with
+ * --keep-partial. */
 static void run_cleanup(run_state *r) {
-  tel_destroy(r->sink); /* removes an uncommitted partial file */
-  r->sink = NULL;
+  aifsim_close(r->a);
+  r->a = NULL;
   cmd__guard_clear();
-  factory_destroy(r->factory);
-  sim_engine_destroy(r->engine);
-  factory_scenario_release(&r->sc);
 }
 
-static int run_fail(run_state *r, int code, const char *what, const char *msg) {
-  sim_error_set(r->err, code, "aifsim: %s: %s", what, msg);
+/* The handle's failure, passed on: the input's as the loader or the
+ * factory said it (FILE:LINE:COLUMN: exit 2), the run's with "aifsim: "
+ * in front (exit 1). */
+static int run_report(run_state *r) {
+  int code = aifsim_errcode(r->a);
+  bool input = aifsim_bad_input(r->a);
+  if (input)
+    sim_error_set(r->err, code, "%s", aifsim_errmsg(r->a));
+  else
+    sim_error_set(r->err, code, "aifsim: %s", aifsim_errmsg(r->a));
   run_cleanup(r);
-  return EXIT_RUN_FAILED;
-}
-
-/* An error of the loader or the factory, passed on as it is. */
-static int run_report(run_state *r, const sim_error *e) {
-  *r->err = *e;
-  run_cleanup(r);
-  return e->code == SIM_EINPUT || e->code == SIM_EIO ? EXIT_BAD_INPUT
-                                                     : EXIT_RUN_FAILED;
-}
-
-static int write_run_meta(run_state *r) {
-  return runfile_write_meta(r->sink, &r->sc, r->rq->sets, r->rq->nsets,
-                            r->rq->sweep_point);
+  return input ? EXIT_BAD_INPUT : EXIT_RUN_FAILED;
 }
 
 #ifdef AIFSIM_TEST_HOOKS
@@ -204,57 +194,41 @@ static int write_run_meta(run_state *r) {
  * factory__test_break, so that the command's handling of a broken
  * invariant (exit 1, no output kept) can be tested end to end. The
  * aifsim executable is compiled without this code. */
-static void test_break(factory *f) {
+static void test_break(aifsim *a) {
   static const char *const names[] = {"",    "energy", "nan",
                                       "co2", "cost",   "cap"};
   const char *v = getenv("AIFSIM_TEST_BREAK");
   for (int i = 1; v != NULL && i < (int)(sizeof names / sizeof *names); i++)
     if (strcmp(v, names[i]) == 0)
-      factory__test_break(f, (factory_break)i);
+      factory__test_break(aifsim__factory(a), (factory_break)i);
 }
 #else
-static void test_break(factory *f) { (void)f; }
+static void test_break(aifsim *a) { (void)a; }
 #endif
 
-/* The writer: PATH.lock taken (another process holding it is SIM_EBUSY,
- * exit 1 naming the lock), PATH.partial created, and both left for the
- * signal deadline to remove. */
-static int run_sink(run_state *r) {
-  sim_error err = {0};
-  char origin[64];
-  h5w_options opts = {.time_origin =
-                          runfile_time_origin(&r->sc.cfg, origin, sizeof origin),
-                      .keep_partial = r->rq->keep_partial};
-  r->sink = h5w_create(r->rq->out, &opts, &err);
-  if (r->sink == NULL && err.code == SIM_EBUSY)
-    return run_fail(r, SIM_EBUSY, "cannot write the output", err.msg);
-  if (r->sink == NULL)
-    return run_fail(r, err.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EIO,
-                    "cannot write the output", err.msg);
-  cmd__guard_output(r->rq->out, r->rq->keep_partial);
-  return 0;
-}
-
-static int run_build(run_state *r) {
-  sim_error err = {0};
-  int rc = run_sink(r);
-  if (rc != 0)
-    return rc;
-  if (write_run_meta(r) != SIM_OK)
-    return run_fail(r, SIM_EIO, "writing the output", tel_errmsg(r->sink));
-  r->engine = sim_engine_create(NULL);
-  if (r->engine == NULL)
-    return run_fail(r, SIM_ENOMEM, "starting the engine", "out of memory");
-  sim_engine_watch(r->engine, cmd__stop_flag());
-  r->factory = factory_create(&r->sc, r->engine, r->sink, &err);
-  /* A failure of the writer's (a full disk, no memory) is the run's, not
-   * the scenario's: exit 1, not 2. */
-  if (r->factory == NULL && tel_errmsg(r->sink)[0] != '\0')
-    return run_fail(r, err.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EIO,
-                    "writing the output", tel_errmsg(r->sink));
-  if (r->factory == NULL)
-    return run_report(r, &err);
-  test_break(r->factory);
+/* The scenario loaded, PATH.lock taken (another process holding it is
+ * AIFSIM_EBUSY, exit 1 naming the lock), PATH.partial created with the
+ * run's root attributes, and the factory built at t = 0, all through
+ * aifsim_open_opts. The signal deadline's paths are set first, so that a
+ * factory of millions of GPUs being built is covered too. */
+static int run_open(run_state *r) {
+  const run_request *rq = r->rq;
+  aifsim_options o = {.keep_partial = rq->keep_partial,
+                      .stop = cmd__stop_flag(),
+                      .sweep_point = rq->sweep_point};
+  cmd__guard_output(rq->out, rq->keep_partial);
+  int rc = aifsim_open_opts(rq->scenario, rq->sets, rq->nsets, rq->out, &o,
+                            &r->a);
+  if (r->a == NULL) {
+    cmd__guard_clear();
+    sim_error_set(r->err, SIM_ENOMEM, "aifsim: out of memory");
+    return EXIT_RUN_FAILED;
+  }
+  if (rc == AIFSIM_EBUSY)
+    cmd__guard_clear(); /* the lock and the partial are another's */
+  if (rc != AIFSIM_OK && rc != AIFSIM_ECANCELED)
+    return run_report(r);
+  test_break(r->a);
   return 0;
 }
 
@@ -263,27 +237,25 @@ static int run_build(run_state *r) {
  * slice: the engine watches its flag after every event.) */
 #define SLICE_WALL_S 0.1
 
-/* Runs the engine to the end in slices of events sized by
+/* Runs to the end in slices of events (aifsim_step_events) sized by
  * progress_next_slice to take about SLICE_WALL_S each, drawing progress
  * and ticking between them; a stop signal stops the engine at its next
  * event. Slices count events, not simulated time: an event costs about
  * the same all run long, while a simulated second may cost a hundred
  * times more in a burst of requests than before it. */
 static int run_slices(run_state *r, double *wall) {
-  sim_time end = factory_duration(&r->sc.cfg);
+  double end = aifsim_duration(r->a);
   progress p;
   progress_init(&p, stderr, r->rq->quiet);
   double t0 = cmd__wall_seconds(), before = t0;
   int64_t slice = 1000; /* events; the first slice only sets the pace */
-  bool done = false;
-  int rc = SIM_OK;
-  while (rc == SIM_OK && !done && !cmd__stop_signal()) {
-    uint64_t ran = sim_engine_events_run(r->engine);
-    rc = sim_engine_run_some(r->engine, end, (uint64_t)slice, &done);
+  int rc = cmd__stop_signal() ? AIFSIM_ECANCELED : AIFSIM_OK;
+  while (rc == AIFSIM_OK && !aifsim_at_end(r->a) && !cmd__stop_signal()) {
+    unsigned long long ran = aifsim_events(r->a);
+    rc = aifsim_step_events(r->a, (unsigned long)slice);
     double now = cmd__wall_seconds();
-    uint64_t events = sim_engine_events_run(r->engine);
-    progress_update(&p, sim_time_to_s(sim_engine_now(r->engine)),
-                    sim_time_to_s(end), events, now - t0);
+    unsigned long long events = aifsim_events(r->a);
+    progress_update(&p, aifsim_time(r->a), end, events, now - t0);
     slice = progress_next_slice((int64_t)(events - ran), now - before,
                                 SLICE_WALL_S);
     before = now;
@@ -292,7 +264,7 @@ static int run_slices(run_state *r, double *wall) {
   }
   progress_done(&p);
   *wall = cmd__wall_seconds() - t0;
-  return cmd__stop_signal() ? SIM_ECANCELED : rc;
+  return cmd__stop_signal() ? AIFSIM_ECANCELED : rc;
 }
 
 /* A run stopped by a signal: its output removed, or kept as asked. */
@@ -316,32 +288,26 @@ static int run_stopped(run_state *r) {
   return EXIT_RUN_FAILED;
 }
 
-/* Runs one scenario to rq->out (cmd_internal.h). */
+/* Runs one scenario to rq->out (cmd_internal.h) through the library's
+ * calls (include/aifsim.h): open, steps, finish. */
 int cmd__run_scenario(const run_request *rq, sim_error *err) {
   run_state r = {.rq = rq, .err = err};
-  sim_error e = {0};
-  double wall;
-  factory_summary s;
-  if (factory_scenario_load(rq->scenario, rq->sets, rq->nsets, &r.sc, &e) !=
-      SIM_OK)
-    return run_report(&r, &e);
-  int rc = run_build(&r);
+  double wall = 0;
+  int rc = run_open(&r);
   if (rc != 0)
     return rc;
   rc = run_slices(&r, &wall);
-  if (rc == SIM_ECANCELED)
+  if (rc == AIFSIM_ECANCELED)
     return run_stopped(&r);
-  if (rc != SIM_OK)
-    return run_fail(&r, rc, "the run failed", sim_engine_errmsg(r.engine));
-  if (factory_finish(r.factory, &s, &e) != SIM_OK)
-    return run_fail(&r, e.code, "closing the books", e.msg);
-  if (tel_commit(r.sink) != SIM_OK)
-    return run_fail(&r, SIM_EIO, "writing the output", tel_errmsg(r.sink));
+  if (rc == AIFSIM_OK)
+    rc = aifsim_finish(r.a);
+  if (rc != AIFSIM_OK)
+    return run_report(&r);
   if (rq->print_summary)
-    print_summary(&r.sc, &s, rq->out, wall, sim_engine_events_run(r.engine),
-                  tel_busy_s(r.sink));
+    print_summary(aifsim__scenario(r.a), aifsim__summary(r.a), rq->out, wall,
+                  aifsim_events(r.a), tel_busy_s(aifsim__sink(r.a)));
   if (rq->print_metrics)
-    print_metrics(r.sink);
+    print_metrics(aifsim__sink(r.a));
   run_cleanup(&r);
   return 0;
 }

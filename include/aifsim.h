@@ -18,6 +18,7 @@
 #ifndef AIFSIM_H
 #define AIFSIM_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -56,6 +57,26 @@ typedef struct aifsim aifsim;
 int aifsim_open(const char *path, const char *const *sets, size_t nsets,
                 const char *out, aifsim **a);
 
+/* What aifsim_open_opts takes beyond aifsim_open's arguments; a zeroed
+ * struct, with sweep_point -1, is aifsim_open. */
+typedef struct aifsim_options {
+  /* A run not finished (a failure, a stop, aifsim_close) keeps
+   * out.partial, readable and marked complete=0, instead of removing it
+   * (`aifsim run --keep-partial`). */
+  int keep_partial;
+  /* When not NULL, read after every event: once nonzero (a signal
+   * handler sets it), the run stops at that event and the call running it
+   * returns AIFSIM_ECANCELED (the handle is then failed). */
+  const volatile sig_atomic_t *stop;
+  /* The root attribute sweep_point (the run is that point of a sweep);
+   * -1 for none. */
+  long long sweep_point;
+} aifsim_options;
+
+/* aifsim_open with options (NULL: none). */
+int aifsim_open_opts(const char *path, const char *const *sets, size_t nsets,
+                     const char *out, const aifsim_options *opts, aifsim **a);
+
 /* Runs n control periods (n >= 1), or as many as are left. AIFSIM_OK;
  * AIFSIM_ERANGE when the run is already at its end; AIFSIM_EINVAL after
  * a failure or after aifsim_finish; else the run's failure (the handle is
@@ -66,6 +87,17 @@ int aifsim_step(aifsim *a, unsigned long n);
  * every event up to and including t_s. A time before now is
  * AIFSIM_ERANGE. Otherwise as aifsim_step. */
 int aifsim_run_to(aifsim *a, double t_s);
+
+/* Runs at most n events (n >= 1), or those left: slices of about equal
+ * work, where periods may differ a hundredfold (a burst of requests), for
+ * a client that looks at the wall clock between them (`aifsim run`'s
+ * progress line). The run is at its end when aifsim_at_end says so.
+ * AIFSIM_OK, else as aifsim_step. The events, their order and so the
+ * results are those of any other way of stepping. */
+int aifsim_step_events(aifsim *a, unsigned long n);
+
+/* The engine's events run so far (0 for NULL). */
+unsigned long long aifsim_events(const aifsim *a);
 
 /* Now, the control period and the run's length, in seconds; whether the
  * run has reached its end (1) or not (0). */
@@ -131,8 +163,15 @@ int aifsim_summary(const aifsim *a, const char *key, double *v);
 int aifsim_errcode(const aifsim *a);
 const char *aifsim_errmsg(const aifsim *a);
 
+/* Whether the last failure is the input's (1): the scenario, an
+ * override or a file it reads is wrong or cannot be read, the user's to
+ * fix (`aifsim run` exits 2 for it); 0 for a failure of the run, the
+ * output or the machine. */
+int aifsim_bad_input(const aifsim *a);
+
 /* Frees a; a run not finished leaves no output (its partial file is
- * removed). NULL does nothing. */
+ * removed, or kept marked incomplete with keep_partial). NULL does
+ * nothing. */
 void aifsim_close(aifsim *a);
 
 /* The library's version, "0.1.0". */

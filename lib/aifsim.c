@@ -18,6 +18,7 @@
 #include "record.h"
 #include "runfile.h"
 #include "tel.h"
+#include "aifsim_internal.h"
 
 /* Where a handle is: open and stepping, finished, or failed (only reads
  * and close are left). */
@@ -30,6 +31,8 @@ struct aifsim {
   sim_engine *engine;
   factory *factory;
   phase phase;
+  bool bad_input; /* the last failure is the input's (aifsim_bad_input) */
+  factory_summary sum; /* the finished run's */
   sim_error err;
 };
 
@@ -38,45 +41,77 @@ static int fail(aifsim *a, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(aifsim *a, int code, const char *fmt, ...) {
   va_list ap;
+  a->bad_input = false;
   va_start(ap, fmt);
   sim_error_vset(&a->err, code, fmt, ap);
   va_end(ap);
   return code;
 }
 
-/* The sink: the HDF5 writer at out, or memory when there is none. */
-static int open_sink(aifsim *a, const char *out) {
+/* The sink: the HDF5 writer at out (its lock taken: another writer is
+ * SIM_EBUSY), or memory when there is none. */
+static int open_sink(aifsim *a, const char *out, const aifsim_options *o) {
   if (out == NULL) {
     a->sink = tel_memory_create();
     return a->sink != NULL ? SIM_OK : fail(a, SIM_ENOMEM, "out of memory");
   }
   char origin[64];
+  sim_error e = {0};
   h5w_options opts = {
-      .time_origin = runfile_time_origin(&a->sc.cfg, origin, sizeof origin)};
-  a->sink = h5w_create(out, &opts, &a->err);
-  return a->sink != NULL ? SIM_OK : a->err.code;
+      .time_origin = runfile_time_origin(&a->sc.cfg, origin, sizeof origin),
+      .keep_partial = o->keep_partial != 0};
+  a->sink = h5w_create(out, &opts, &e);
+  if (a->sink != NULL)
+    return SIM_OK;
+  return fail(a, e.code == SIM_EBUSY || e.code == SIM_ENOMEM ? e.code : SIM_EIO,
+              "cannot write the output: %s", e.msg);
+}
+
+/* The factory at t = 0: a failure of the writer's (a full disk, no
+ * memory) is the run's, not the scenario's. */
+static int make_factory(aifsim *a) {
+  sim_error e = {0};
+  a->factory = factory_create(&a->sc, a->engine, a->sink, &e);
+  if (a->factory != NULL)
+    return SIM_OK;
+  if (tel_errmsg(a->sink)[0] != '\0')
+    return fail(a, e.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EIO,
+                "writing the output: %s", tel_errmsg(a->sink));
+  a->err = e;
+  a->bad_input = e.code == SIM_EINPUT || e.code == SIM_EIO;
+  return e.code;
 }
 
 /* The writer, the root attributes, the engine and the factory at t = 0,
  * in the order `aifsim run` makes them. */
 static int build(aifsim *a, const char *const *sets, size_t nsets,
-                 const char *out) {
-  int rc = open_sink(a, out);
+                 const char *out, const aifsim_options *o) {
+  int rc = open_sink(a, out, o);
   if (rc != SIM_OK)
     return rc;
-  if (runfile_write_meta(a->sink, &a->sc, sets, nsets, -1) != SIM_OK)
+  if (runfile_write_meta(a->sink, &a->sc, sets, nsets, o->sweep_point) !=
+      SIM_OK)
     return fail(a, SIM_EIO, "writing the output: %s", tel_errmsg(a->sink));
   a->engine = sim_engine_create(NULL);
   if (a->engine == NULL)
-    return fail(a, SIM_ENOMEM, "out of memory");
-  a->factory = factory_create(&a->sc, a->engine, a->sink, &a->err);
-  return a->factory != NULL ? SIM_OK : a->err.code;
+    return fail(a, SIM_ENOMEM, "starting the engine: out of memory");
+  sim_engine_watch(a->engine, o->stop);
+  return make_factory(a);
 }
 
 static int run_until(aifsim *a, sim_time until);
 
 int aifsim_open(const char *path, const char *const *sets, size_t nsets,
                 const char *out, aifsim **ap) {
+  return aifsim_open_opts(path, sets, nsets, out, NULL, ap);
+}
+
+int aifsim_open_opts(const char *path, const char *const *sets, size_t nsets,
+                     const char *out, const aifsim_options *opts,
+                     aifsim **ap) {
+  const aifsim_options none = {.sweep_point = -1};
+  if (opts == NULL)
+    opts = &none;
   if (ap == NULL)
     return SIM_EINVAL;
   aifsim *a = *ap = calloc(1, sizeof *a);
@@ -86,10 +121,11 @@ int aifsim_open(const char *path, const char *const *sets, size_t nsets,
   if (path == NULL || (sets == NULL && nsets > 0))
     return fail(a, SIM_EINVAL, "aifsim_open: no scenario path, or no sets");
   int rc = factory_scenario_load(path, sets, nsets, &a->sc, &a->err);
+  a->bad_input = rc == SIM_EINPUT || rc == SIM_EIO;
   if (rc != SIM_OK)
     return rc;
   a->loaded = true;
-  rc = build(a, sets, nsets, out);
+  rc = build(a, sets, nsets, out, opts);
   if (rc != SIM_OK)
     return rc;
   a->phase = OPEN;
@@ -150,6 +186,26 @@ int aifsim_run_to(aifsim *a, double t_s) {
                 "aifsim_run_to: %g s is outside [now %g s, end %g s]", t_s, now,
                 end);
   return run_until(a, (sim_time)llround(t_s * 1e9));
+}
+
+int aifsim_step_events(aifsim *a, unsigned long n) {
+  int rc = check_open(a, "aifsim_step_events");
+  if (rc != SIM_OK)
+    return rc;
+  if (n == 0)
+    return fail(a, SIM_EINVAL, "aifsim_step_events: n must be at least 1");
+  if (sim_engine_now(a->engine) >= end_of(a))
+    return fail(a, SIM_ERANGE, "aifsim_step_events: the run is at its end");
+  bool done;
+  rc = sim_engine_run_some(a->engine, end_of(a), n, &done);
+  if (rc == SIM_OK)
+    return SIM_OK;
+  a->phase = FAILED;
+  return fail(a, rc, "the run failed: %s", sim_engine_errmsg(a->engine));
+}
+
+unsigned long long aifsim_events(const aifsim *a) {
+  return a != NULL && a->engine != NULL ? sim_engine_events_run(a->engine) : 0;
 }
 
 double aifsim_time(const aifsim *a) {
@@ -237,10 +293,10 @@ int aifsim_set_cap(aifsim *a, double cap_w) {
 
 /* The books closed and the file committed: what ends a run. */
 static int close_books(aifsim *a) {
-  factory_summary s;
-  int rc = factory_finish(a->factory, &s, &a->err);
+  sim_error e = {0};
+  int rc = factory_finish(a->factory, &a->sum, &e);
   if (rc != SIM_OK)
-    return fail(a, rc, "closing the books: %s", a->err.msg);
+    return fail(a, rc, "closing the books: %s", e.msg);
   if (tel_commit(a->sink) != SIM_OK)
     return fail(a, SIM_EIO, "writing the output: %s", tel_errmsg(a->sink));
   return SIM_OK;
@@ -270,6 +326,8 @@ int aifsim_summary(const aifsim *a, const char *key, double *v) {
   return SIM_ENOTFOUND;
 }
 
+int aifsim_bad_input(const aifsim *a) { return a != NULL && a->bad_input; }
+
 int aifsim_errcode(const aifsim *a) {
   return a != NULL ? a->err.code : SIM_ENOMEM;
 }
@@ -292,6 +350,20 @@ void aifsim_close(aifsim *a) {
 }
 
 const char *aifsim_version(void) { return AIFSIM_VERSION; }
+
+const factory_scenario *aifsim__scenario(const aifsim *a) {
+  return a != NULL && a->loaded ? &a->sc : NULL;
+}
+
+const factory_summary *aifsim__summary(const aifsim *a) {
+  return a != NULL && a->phase == FINISHED ? &a->sum : NULL;
+}
+
+const tel_sink *aifsim__sink(const aifsim *a) {
+  return a != NULL ? a->sink : NULL;
+}
+
+factory *aifsim__factory(aifsim *a) { return a != NULL ? a->factory : NULL; }
 
 /* The public codes are the simulator's own. */
 #define SAME(x) ((int)AIFSIM_##x == (int)SIM_##x)

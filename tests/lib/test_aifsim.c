@@ -1,7 +1,8 @@
 /* test_aifsim.c - libaifsim (include/aifsim.h) as a client sees it:
- * stepping, the power and the cap read between steps, a cap set between
- * them held from the next tick on, the books closed, and misuse refused
- * with a code and a message, never an exit. */
+ * stepping by periods or events, the power and the cap read between
+ * steps, a cap set between them held from the next tick on, a stop flag,
+ * the books closed, and misuse refused with a code and a message, never
+ * an exit. */
 #include "test_util.h"
 
 #include <aifsim.h>
@@ -209,6 +210,82 @@ static void bad_scenarios(void **state) {
   aifsim_close(a);
 }
 
+/* Slices of events run the same run as periods do: the same events to
+ * the same end, the same summary. */
+static void steps_by_events(void **state) {
+  (void)state;
+  aifsim *a = open_short(), *b = open_short();
+  assert_int_equal(aifsim_step_events(a, 0), AIFSIM_EINVAL);
+  unsigned long long before = aifsim_events(a);
+  assert_int_equal(aifsim_step_events(a, 7), AIFSIM_OK);
+  assert_true(aifsim_events(a) <= before + 7);
+  while (!aifsim_at_end(a))
+    assert_int_equal(aifsim_step_events(a, 1000), AIFSIM_OK);
+  assert_int_equal(aifsim_step_events(a, 1), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_step(b, 100000), AIFSIM_OK);
+  assert_int_equal(aifsim_events(a), aifsim_events(b));
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  assert_int_equal(aifsim_finish(b), AIFSIM_OK);
+  double va, vb;
+  assert_int_equal(aifsim_summary(a, "energy_mwh", &va), AIFSIM_OK);
+  assert_int_equal(aifsim_summary(b, "energy_mwh", &vb), AIFSIM_OK);
+  assert_true(va == vb);
+  assert_int_equal(aifsim_events(NULL), 0);
+  aifsim_close(a);
+  aifsim_close(b);
+}
+
+/* The stop flag stops the run at its next event: ECANCELED, a failed
+ * handle, and no output but the partial file kept with keep_partial. */
+static void stop_flag_and_keep_partial(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_aifsim_XXXXXX", out[64], partial[80];
+  assert_non_null(mkdtemp(dir));
+  snprintf(out, sizeof out, "%s/run.h5", dir);
+  snprintf(partial, sizeof partial, "%s.partial", out);
+  volatile sig_atomic_t stop = 0;
+  aifsim_options o = {.keep_partial = 1, .stop = &stop, .sweep_point = 3};
+  aifsim *a = NULL;
+  assert_int_equal(aifsim_open_opts(QUICKSTART, short_run, 1, out, &o, &a),
+                   AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_OK);
+  stop = 1;
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_ECANCELED);
+  assert_false(aifsim_bad_input(a));
+  assert_int_equal(aifsim_finish(a), AIFSIM_EINVAL);
+  aifsim_close(a);
+  assert_int_equal(access(out, F_OK), -1);
+  assert_int_equal(access(partial, F_OK), 0);
+  o.keep_partial = 0;
+  stop = 0;
+  assert_int_equal(aifsim_open_opts(QUICKSTART, short_run, 1, out, &o, &a),
+                   AIFSIM_OK);
+  aifsim_close(a); /* not finished: nothing left */
+  assert_int_equal(access(out, F_OK), -1);
+  assert_int_equal(access(partial, F_OK), -1);
+  rmdir(dir);
+}
+
+/* The input's failures (exit 2 for the command) apart from the run's. */
+static void bad_input_is_said(void **state) {
+  (void)state;
+  aifsim *a = NULL;
+  aifsim_open("/nonexistent.yaml", NULL, 0, NULL, &a);
+  assert_true(aifsim_bad_input(a));
+  aifsim_close(a);
+  const char *const bad[] = {"power.cap=-5 kW"};
+  aifsim_open(QUICKSTART, bad, 1, NULL, &a);
+  assert_true(aifsim_bad_input(a));
+  aifsim_close(a);
+  assert_int_equal(
+      aifsim_open(QUICKSTART, short_run, 1, "/nonexistent/dir/x.h5", &a),
+      AIFSIM_EIO);
+  assert_false(aifsim_bad_input(a));
+  assert_non_null(strstr(aifsim_errmsg(a), "cannot write the output"));
+  aifsim_close(a);
+  assert_false(aifsim_bad_input(NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steps_by_periods),
@@ -218,6 +295,9 @@ int main(void) {
       cmocka_unit_test(stepped_file_is_the_runs),
       cmocka_unit_test(misuse_is_refused),
       cmocka_unit_test(bad_scenarios),
+      cmocka_unit_test(steps_by_events),
+      cmocka_unit_test(stop_flag_and_keep_partial),
+      cmocka_unit_test(bad_input_is_said),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
