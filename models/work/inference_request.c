@@ -328,60 +328,30 @@ static int status(inf_service *s) {
                          sim_strerror(s->rc));
 }
 
-/* The time of the event reschedule would give r's next change, if that
- * is before the engine's horizon (nothing else due first): then the
- * handler steps there itself (sim_engine_advance), saving the event. */
-static bool next_change_inline(inf_service *s, replica *r, sim_time *at) {
-  if (s->rc != SIM_OK || !(r->next_s * 1e9 < 9e18))
-    return false;
-  sim_time now = sim_engine_now(s->e);
-  *at = (sim_time)ceil(r->next_s * 1e9);
-  *at = *at < now ? now : *at;
-  return *at < sim_engine_horizon(s->e);
-}
-
 /* A replica's change is due. The event may run up to a nanosecond before
  * the change it stands for (rounding): that change is still processed, at
- * its exact time. Its next changes are taken here while no other event
- * comes first: each is what its own event would have done. */
+ * its exact time. */
 static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   inf_service *s = ctx;
   replica *r = &s->rep[ev->a];
   advance(s, r, fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
-  sim_time at;
-  while (next_change_inline(s, r, &at)) {
-    r->ev_s = r->next_s; /* as reschedule would have set it */
-    if (sim_engine_advance(e, at) != SIM_OK) {
-      fail(s, SIM_EINVAL);
-      break;
-    }
-    advance(s, r, fmax(sim_time_to_s(at), r->ev_s));
-  }
   reschedule(s, r);
   return status(s);
 }
 
-/* Pulls the next request from the generator: its time (not before now) in
- * next_at, SIM_TIME_MAX if the generator has ended or the request is past
- * the horizon. */
-static void draw_arrival(inf_service *s) {
+/* Pulls the next request from the generator and schedules its arrival,
+ * unless the generator has ended or the request is past the horizon. */
+static int schedule_arrival(inf_service *s) {
   double t;
   int64_t prompt, output;
   s->next_at = SIM_TIME_MAX;
   if (!arr_next(s->gen, &t, &prompt, &output) || !(t < s->horizon_s) ||
       !(t * 1e9 < 9e18))
-    return;
+    return SIM_OK;
   s->next_prompt = prompt;
   s->next_output = output;
   sim_time at = (sim_time)llround(t * 1e9), now = sim_engine_now(s->e);
   s->next_at = at < now ? now : at;
-}
-
-/* The first arrival's event. */
-static int schedule_arrival(inf_service *s) {
-  draw_arrival(s);
-  if (s->next_at == SIM_TIME_MAX)
-    return SIM_OK;
   return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
 }
 
@@ -453,37 +423,17 @@ static void run_passes(inf_service *s) {
   s->ndue = 0;
 }
 
-/* Requests arrive. The next arrival's place among equal-time events is
- * taken before this one is accepted, where its event used to be
- * scheduled; once this one is done, the next is taken here if nothing
- * else is due first (sim_engine_horizon), else its event is scheduled in
- * that place. Either way the order of everything is the one an event per
- * arrival gives. */
 static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
   (void)ev;
   inf_service *s = ctx;
-  for (;;) {
-    int64_t prompt = s->next_prompt, output = s->next_output;
-    uint64_t place = sim_engine_place(e);
-    draw_arrival(s);
-    accept(s, prompt, output);
-    /* The instant's last arrival runs the passes. */
-    if (s->next_at != sim_engine_now(e))
-      run_passes(s);
-    if (s->rc != SIM_OK || s->next_at == SIM_TIME_MAX)
-      break;
-    if (s->next_at >= sim_engine_horizon(e)) {
-      int rc = sim_engine_schedule_at_place(e, place, s->next_at,
-                                            s->arrival_kind, 0, 0, NULL);
-      if (rc != SIM_OK)
-        fail(s, rc);
-      break;
-    }
-    if (sim_engine_advance(e, s->next_at) != SIM_OK) {
-      fail(s, SIM_EINVAL);
-      break;
-    }
-  }
+  int64_t prompt = s->next_prompt, output = s->next_output;
+  int rc = schedule_arrival(s);
+  if (rc != SIM_OK)
+    fail(s, rc);
+  accept(s, prompt, output);
+  /* The instant's last arrival runs the passes. */
+  if (s->next_at != sim_engine_now(e))
+    run_passes(s);
   return status(s);
 }
 

@@ -88,8 +88,6 @@ struct sim_engine {
   ev_handler *handlers;
   uint32_t nhandlers, cap_handlers;
   sim_time now;
-  sim_time until; /* the end of the run in progress */
-  uint64_t limit; /* the run returns once nrun reaches it */
   uint64_t seq;   /* the seq of the next queue entry */
   uint64_t nrun;  /* events run */
   size_t live;    /* pending events */
@@ -226,28 +224,20 @@ static ev_slot *slot_of(const sim_engine *e, sim_handle h) {
   return s->gen == h.gen && s->seq != SEQ_FREE ? s : NULL;
 }
 
-/* Queues slot idx at time at under seq. SIM_OK or SIM_ENOMEM. */
-static int enqueue_as(sim_engine *e, uint32_t idx, sim_time at, uint64_t seq) {
-  evq_entry q = {.time = at, .seq = seq, .slot = idx};
-  if (evq_push(e->q, q) != SIM_OK)
-    return SIM_ENOMEM;
-  e->slots[idx].seq = seq;
-  return SIM_OK;
-}
-
 /* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
 static int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
-  int rc = enqueue_as(e, idx, at, e->seq);
-  e->seq += rc == SIM_OK;
-  return rc;
+  evq_entry q = {.time = at, .seq = e->seq, .slot = idx};
+  if (evq_push(e->q, q) != SIM_OK)
+    return SIM_ENOMEM;
+  e->slots[idx].seq = e->seq++;
+  return SIM_OK;
 }
 
 /* ---- Scheduling ------------------------------------------------------ */
 
-/* The common path of schedule and every; arguments already checked. The
- * event is queued under seq, or a fresh one when seq is SEQ_FREE. */
+/* The common path of schedule and every; arguments already checked. */
 static int add_event(sim_engine *e, sim_time at, sim_time period, uint32_t kind,
-                     uint64_t a, uint64_t b, sim_handle *handle, uint64_t seq) {
+                     uint64_t a, uint64_t b, sim_handle *handle) {
   uint32_t idx;
   if (slot_take(e, &idx) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
@@ -258,8 +248,7 @@ static int add_event(sim_engine *e, sim_time at, sim_time period, uint32_t kind,
   s->periodic = period > 0;
   if (period > 0) /* else untouched: a cache miss saved */
     e->period[idx] = period;
-  int rc = seq == SEQ_FREE ? enqueue(e, idx, at) : enqueue_as(e, idx, at, seq);
-  if (rc != SIM_OK) {
+  if (enqueue(e, idx, at) != SIM_OK) {
     slot_release(e, idx, false); /* no handle was given out */
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
   }
@@ -286,21 +275,7 @@ int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
   int rc = check_event(e, at, kind);
   if (rc != SIM_OK)
     return rc;
-  return add_event(e, at, 0, kind, a, b, handle, SEQ_FREE);
-}
-
-uint64_t sim_engine_place(sim_engine *e) { return e->seq++; }
-
-int sim_engine_schedule_at_place(sim_engine *e, uint64_t place, sim_time at,
-                                 uint32_t kind, uint64_t a, uint64_t b,
-                                 sim_handle *handle) {
-  if (place >= e->seq)
-    return sim_engine_fail(e, SIM_EINVAL, "place %llu was never taken",
-                           (unsigned long long)place);
-  int rc = check_event(e, at, kind);
-  if (rc != SIM_OK)
-    return rc;
-  return add_event(e, at, 0, kind, a, b, handle, place);
+  return add_event(e, at, 0, kind, a, b, handle);
 }
 
 int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
@@ -312,7 +287,7 @@ int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
   int rc = check_event(e, first, kind);
   if (rc != SIM_OK)
     return rc;
-  return add_event(e, first, period, kind, a, b, handle, SEQ_FREE);
+  return add_event(e, first, period, kind, a, b, handle);
 }
 
 /* evq_compact's filter: only live entries stay. */
@@ -416,28 +391,6 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   return SIM_OK;
 }
 
-sim_time sim_engine_horizon(const sim_engine *e) {
-  if (!e->running || e->stop || e->nrun >= e->limit ||
-      (e->watch != NULL && *e->watch != 0))
-    return e->now;
-  /* A stale entry on top counts: dropping it here could leave the radix
-   * heap a push below its last pop, which the loop never makes. */
-  evq_entry q;
-  sim_time end = e->until < SIM_TIME_MAX ? e->until + 1 : SIM_TIME_MAX;
-  return evq_peek(e->q, &q) && q.time < end ? q.time : end;
-}
-
-int sim_engine_advance(sim_engine *e, sim_time t) {
-  if (t < e->now || t >= sim_engine_horizon(e))
-    return sim_engine_fail(e, SIM_EINVAL,
-                           "advance to %lld ns: not within now (%lld ns) and "
-                           "the horizon",
-                           (long long)t, (long long)e->now);
-  e->now = t;
-  e->nrun++;
-  return SIM_OK;
-}
-
 int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
                         bool *done) {
   *done = false;
@@ -450,8 +403,6 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
   uint64_t limit = max_events > UINT64_MAX - e->nrun ? UINT64_MAX
                                                      : e->nrun + max_events;
   e->running = true;
-  e->until = until;
-  e->limit = limit;
   int rc = run_loop(e, until, limit);
   e->running = false;
   /* A stop is used up by the run it stopped (or by a failed one), so the

@@ -101,34 +101,6 @@ int sim_engine_run(sim_engine *e, sim_time until);
 int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
                         bool *done);
 
-/* Inline steps, for a handler that acts for several times in turn
- * (arrivals drawn one after another, a replica's next change) without an
- * event for each. sim_engine_horizon is the time before which it may act:
- * every pending event and the end of the run come at or after it, so no
- * other event could run first. A step to t < horizon (sim_engine_advance)
- * sets the clock to t and counts as an event run; what the handler then
- * does is what the handler of an event at t, scheduled now, would do, and
- * the run's results are the same bits. The horizon is now outside a run
- * and when the run is to return after this event (a stop, a watched flag,
- * its max_events), so a step never crosses what the loop checks between
- * events. A cancelled event not yet dropped from the queue's top still
- * bounds it (a step is then an event, as before: nothing changes). */
-sim_time sim_engine_horizon(const sim_engine *e);
-
-/* Moves the clock to t, now <= t < sim_engine_horizon(e); else SIM_EINVAL
- * and nothing changes. */
-int sim_engine_advance(sim_engine *e, sim_time t);
-
-/* A place in the order of equal-time events, taken now for an event whose
- * scheduling waits (until the handler knows whether it steps there
- * instead): sim_engine_schedule_at_place puts the event where
- * sim_engine_schedule, called when the place was taken, would have. Each
- * place is for one event. */
-uint64_t sim_engine_place(sim_engine *e);
-int sim_engine_schedule_at_place(sim_engine *e, uint64_t place, sim_time at,
-                                 uint32_t kind, uint64_t a, uint64_t b,
-                                 sim_handle *handle);
-
 /* Asks the run loop to return after the current event. */
 void sim_engine_stop(sim_engine *e);
 
