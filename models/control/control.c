@@ -48,6 +48,7 @@ struct control {
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
   power_memo *memo;     /* per group: what the policy remembers of it */
+  steer *steer;         /* power groups and the load target */
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -97,7 +98,9 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
   c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
   c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
-  if (c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
+  c->steer = steer_create(cfg->groups, cfg->ngroups, cfg->load_target,
+                          cfg->nload_target, fl, a, err);
+  if (c->steer == NULL || c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
       c->unit_of_gpu == NULL || c->group_first == NULL ||
       c->built_slot == NULL || c->built_usable == NULL) {
     control_destroy(c);
@@ -127,6 +130,7 @@ void control_destroy(control *c) {
   sim_free(a, c->built_usable);
   sim_free(a, c->unit_gpu);
   sim_free(a, c->unit_rack);
+  steer_destroy(c->steer);
   sim_free(a, c);
 }
 
@@ -215,7 +219,7 @@ static void predict_budgets(control *c, const control_view *v) {
   if (cfg->budget != BUDGET_PREDICT || v->fault_on || !(it > 0))
     return;
   double k = fmax(0, v->facility_w - it) / it, l = v->psu_loss_w / it;
-  double predicted = v->cap_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
+  double predicted = v->limit_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
                      other_it_next(c->fleet);
   double reserve = 0;
   for (size_t g = 0; g < n; g++)
@@ -434,6 +438,8 @@ static int split_units(control *c) {
   int rc = build_units(c);
   if (rc != SIM_OK)
     return rc;
+  if (steer_active(c->steer)) /* the power groups share their budgets */
+    steer_budgets(c->steer, c->units, c->group_first, c->alloc_budget);
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
     size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
     if (n == 0)
@@ -449,11 +455,13 @@ static int split_units(control *c) {
   return SIM_OK;
 }
 
-/* A dynamic policy (or a predicted budget) shares the budget again every
- * allocation period, once the workloads have set the GPUs' activities. */
+/* A dynamic policy (or a predicted budget, or power groups) shares the
+ * budget again every allocation period, once the workloads have set the
+ * GPUs' activities. */
 static int allocate(control *c, const control_view *v, sim_time now) {
   bool predict = c->cfg->budget == BUDGET_PREDICT;
-  if ((c->cfg->policy == POWER_STATIC && !predict) ||
+  if ((c->cfg->policy == POWER_STATIC && !predict &&
+       !steer_active(c->steer)) ||
       (c->alloc_every > 0 && now % c->alloc_every != 0))
     return SIM_OK;
   predict_budgets(c, v);
@@ -534,3 +542,7 @@ int control_period(control *c, const control_view *v, sim_time now) {
   check_cut(c, facility, v->cap_w, now);
   return rc;
 }
+
+steer *control_steer(control *c) { return c->steer; }
+
+const steer *control_steer_of(const control *c) { return c->steer; }
