@@ -91,7 +91,7 @@ static int check_rack(const power_group_config *groups, size_t p, size_t r,
   snprintf(where, sizeof where, "power.groups.%zu.racks.%zu", p, r);
   int k = find(names, n, g->racks[r]);
   if (k < 0)
-    return scn_fail(loc, where, err, "name a rack group of racks",
+    return scn_fail(loc, where, err, "name a rack group (racks[].name)",
                     "no rack group is called '%s'", g->racks[r]);
   if (seen[k] != 0)
     return scn_fail(loc, where, err,
