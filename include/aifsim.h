@@ -157,6 +157,38 @@ int aifsim_set_load_target(aifsim *a, double target_w);
  * handle). */
 double aifsim_load_target(const aifsim *a);
 
+/* A power policy written by the client: every allocation (every control
+ * period, or the scenario's power.allocation_period), for each rack
+ * group's GPU budget, the simulator calls fn(ctx, units, n, budget_w,
+ * cap) in place of the scenario's power.policy. units[0..n) are the
+ * group's units (GPUs working in step: a replica, a pipeline stage, a
+ * rack's free GPUs; docs/MODELS.md, Power control), valid during the
+ * call only. fn writes each unit's per-GPU cap to cap[k], within [lo,
+ * hi], with sum n_k cap[k] <= budget_w, and returns 0; budget_w >= sum
+ * n_k lo_k. Anything else stops the run: a non-zero return
+ * (AIFSIM_ECANCELED, its code in the message), a cap outside its range
+ * or caps over the budget (AIFSIM_ERANGE), reported by the step that
+ * ran it. Units, W: */
+typedef struct aifsim_unit {
+  double n;           /* GPUs in it */
+  double lo, hi;      /* per-GPU cap range */
+  double demand;      /* per GPU, uncapped at its activity (>= 0) */
+  double cls;         /* 0 inference, 1 training, 2 other */
+  double priority;    /* within a class, higher is served first */
+  double weight;      /* useful work per GPU at full speed; 0: none */
+  double c;           /* compute-bound share of its work, [0, 1] */
+  double idle, span;  /* per-GPU power P = idle + span a phi^gamma */
+  double activity;    /* a: what follows the clock (SM and memory) / span */
+  double gamma;
+  double phi_min;     /* the lowest clock share */
+} aifsim_unit;
+typedef int (*aifsim_policy_fn)(void *ctx, const aifsim_unit *units, size_t n,
+                                double budget_w, double *cap);
+
+/* Sets fn (with ctx, borrowed: it must outlive its use) as the policy
+ * from the next tick on; NULL gives the scenario's back. */
+int aifsim_set_policy(aifsim *a, aifsim_policy_fn fn, void *ctx);
+
 /* Runs to the end, closes the books (the invariants `aifsim run` checks),
  * writes the summary and, with an output, commits the file. AIFSIM_OK,
  * or the failure (AIFSIM_ESTATE: an invariant failed; nothing is then

@@ -31,6 +31,10 @@ struct aifsim {
   factory *factory;
   phase phase;
   sim_error err;
+  aifsim_policy_fn policy; /* a client's policy, and its context */
+  void *policy_ctx;
+  aifsim_unit *units; /* what it is handed, grown as needed */
+  size_t units_cap;
 };
 
 /* Records a failure on a and returns its code. */
@@ -301,6 +305,36 @@ double aifsim_load_target(const aifsim *a) {
                                          : NAN;
 }
 
+/* The client's policy on the control's units, through the public
+ * struct (a unit's fields may grow; the header's must not move). */
+static int call_policy(void *ctx, const power_unit *u, size_t n,
+                       double budget_w, double *cap) {
+  aifsim *a = ctx;
+  if (n > a->units_cap) {
+    aifsim_unit *grown = realloc(a->units, n * sizeof *grown);
+    if (grown == NULL)
+      return SIM_ENOMEM;
+    a->units = grown, a->units_cap = n;
+  }
+  for (size_t k = 0; k < n; k++)
+    a->units[k] = (aifsim_unit){
+        (double)u[k].n, u[k].lo,     u[k].hi,       u[k].demand,
+        (double)u[k].cls, (double)u[k].priority, u[k].weight, u[k].c,
+        u[k].idle,      u[k].span,   u[k].activity, u[k].gamma,
+        u[k].phi_min};
+  return a->policy(a->policy_ctx, a->units, n, budget_w, cap);
+}
+
+int aifsim_set_policy(aifsim *a, aifsim_policy_fn fn, void *ctx) {
+  int rc = check_open(a, "aifsim_set_policy");
+  if (rc != SIM_OK)
+    return rc;
+  a->policy = fn;
+  a->policy_ctx = ctx;
+  factory_set_split(a->factory, fn != NULL ? call_policy : NULL, a);
+  return SIM_OK;
+}
+
 /* The books closed and the file committed: what ends a run. */
 static int close_books(aifsim *a) {
   factory_summary s;
@@ -354,6 +388,7 @@ void aifsim_close(aifsim *a) {
   sim_engine_destroy(a->engine);
   if (a->loaded)
     factory_scenario_release(&a->sc);
+  free(a->units);
   free(a);
 }
 

@@ -68,6 +68,14 @@ class _PowerGroup(ctypes.Structure):
                 ("cap_w", "own_w", "budget_w", "want_w", "gpu_w")]
 
 
+# aifsim_unit's fields, in their order (all doubles).
+UNIT_FIELDS = ("n", "lo", "hi", "demand", "cls", "priority", "weight", "c",
+               "idle", "span", "activity", "gamma", "phi_min")
+
+_POLICY_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
+                              ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                              ctypes.c_double, ctypes.POINTER(ctypes.c_double))
+
 _LIBS = {}
 
 
@@ -105,6 +113,7 @@ def _load(lib=None):
                                      [h, s, ctypes.c_int, ctypes.c_int]),
         "aifsim_set_load_target": (ctypes.c_int, [h, d]),
         "aifsim_load_target": (d, [h]),
+        "aifsim_set_policy": (ctypes.c_int, [h, _POLICY_FN, h]),
         "aifsim_finish": (ctypes.c_int, [h]),
         "aifsim_summary": (ctypes.c_int, [h, ctypes.c_char_p,
                                           ctypes.POINTER(d)]),
@@ -135,9 +144,11 @@ class Factory:
     -o out`` writes it, once finish() closes the books. Raises
     SimulationError with the library's message when a call fails."""
 
-    def __init__(self, scenario, set=None, seed=None, out=None, lib=None):
+    def __init__(self, scenario, set=None, seed=None, out=None, lib=None,
+                 policy=None):
         self._c = _load(lib)
         self._h = ctypes.c_void_p()
+        self._policy, self._policy_fn, self._policy_error = None, None, None
         sets = ["%s=%s" % (k, v) for k, v in (set or {}).items()]
         if seed is not None:
             sets.append("seed=%d" % seed)
@@ -161,6 +172,8 @@ class Factory:
         self.period = self._c.aifsim_period(self._h)
         self.duration = self._c.aifsim_duration(self._h)
         self.finished = False
+        if policy is not None:
+            self.policy = policy
 
     def _message(self):
         if not self._h:
@@ -168,6 +181,9 @@ class Factory:
         return self._c.aifsim_errmsg(self._h).decode(errors="replace")
 
     def _check(self, rc):
+        if self._policy_error is not None:
+            err, self._policy_error = self._policy_error, None
+            raise SimulationError("the policy raised %r" % err) from err
         if rc != 0:
             raise SimulationError(self._message())
 
@@ -307,6 +323,31 @@ class Factory:
     def load_target(self, target_w):
         v = math.nan if target_w is None else float(target_w)
         self._check(self._c.aifsim_set_load_target(self._open(), v))
+
+    @property
+    def policy(self):
+        """The power policy written in Python (None: the scenario's
+        power.policy): a callable policy(units, budget_w) -> caps
+        (aifsim.policies), called every allocation for each rack group's
+        budget, from the next step's tick on. An exception it raises stops
+        the run and is raised again by the step."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, fn):
+        def call(ctx, units, n, budget_w, cap):
+            try:
+                rows = np.ctypeslib.as_array(units, shape=(n, len(UNIT_FIELDS)))
+                u = {k: rows[:, i] for i, k in enumerate(UNIT_FIELDS)}
+                out = np.ctypeslib.as_array(cap, shape=(n,))
+                out[:] = np.asarray(fn(u, budget_w), dtype=float)
+                return 0
+            except Exception as e:  # noqa: BLE001: raised again by step
+                self._policy_error = e
+                return -1
+        cb = _POLICY_FN(call) if fn is not None else _POLICY_FN()
+        self._check(self._c.aifsim_set_policy(self._open(), cb, None))
+        self._policy, self._policy_fn = fn, cb
 
     def finish(self):
         """Runs to the end, closes the books (the invariants `aifsim run`

@@ -49,6 +49,8 @@ struct control {
   double *alloc_budget; /* what the policy shares: that, or a prediction */
   power_memo *memo;     /* per group: what the policy remembers of it */
   steer *steer;         /* power groups and the load target */
+  control_split_fn split_fn; /* a client's policy; NULL: cfg's */
+  void *split_ctx;
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -433,8 +435,34 @@ static void write_caps(control *c) {
       fl->cap_w[i] = c->unit_cap[c->unit_of_gpu[i]];
 }
 
+/* A client's split of group g's budget, checked: every cap in its
+ * unit's range, the caps within the budget (to rounding). */
+static int split_outside(control *c, size_t g, sim_time now) {
+  size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
+  const power_unit *u = c->units + first;
+  double *cap = c->unit_cap + first, budget = c->alloc_budget[g];
+  int rc = c->split_fn(c->split_ctx, u, n, budget, cap);
+  if (rc != SIM_OK) /* its own code is not the simulator's to pass on */
+    return sim_engine_fail(c->engine, SIM_ECANCELED,
+                           "the policy at %.0f s failed (it returned %d)",
+                           sim_time_to_s(now), rc);
+  for (size_t k = 0; k < n; k++)
+    if (!(cap[k] >= u[k].lo && cap[k] <= u[k].hi))
+      return sim_engine_fail(c->engine, SIM_ERANGE,
+                             "the policy at %.0f s: unit %zu's cap %g W is "
+                             "outside its range [%g, %g] W",
+                             sim_time_to_s(now), k, cap[k], u[k].lo, u[k].hi);
+  double total = power_total(u, n, cap);
+  if (!(total <= budget * (1 + 1e-12)))
+    return sim_engine_fail(c->engine, SIM_ERANGE,
+                           "the policy at %.0f s: the caps add up to %.9g W, "
+                           "over the budget %.9g W",
+                           sim_time_to_s(now), total, budget);
+  return SIM_OK;
+}
+
 /* Shares each group's budget among its units by policy. */
-static int split_units(control *c) {
+static int split_units(control *c, sim_time now) {
   int rc = build_units(c);
   if (rc != SIM_OK)
     return rc;
@@ -444,7 +472,10 @@ static int split_units(control *c) {
     size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
     if (n == 0)
       continue;
-    if (c->policy->split_from != NULL) /* from last period's answer */
+    if (c->split_fn != NULL) {
+      if ((rc = split_outside(c, g, now)) != SIM_OK)
+        return rc;
+    } else if (c->policy->split_from != NULL) /* from last period's */
       c->policy->split_from(c->units + first, n, c->alloc_budget[g],
                             c->unit_cap + first, &c->memo[g]);
     else
@@ -461,15 +492,16 @@ static int split_units(control *c) {
 static int allocate(control *c, const control_view *v, sim_time now) {
   bool predict = c->cfg->budget == BUDGET_PREDICT;
   if ((c->cfg->policy == POWER_STATIC && !predict &&
-       !steer_active(c->steer)) ||
+       !steer_active(c->steer) && c->split_fn == NULL) ||
       (c->alloc_every > 0 && now % c->alloc_every != 0))
     return SIM_OK;
   predict_budgets(c, v);
-  if (split_units(c) != SIM_OK)
+  int rc = split_units(c, now);
+  if (rc == SIM_ENOMEM)
     return sim_engine_fail(c->engine, SIM_ENOMEM,
                            "power allocation at %.0f s: out of memory",
                            sim_time_to_s(now));
-  return SIM_OK;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -541,6 +573,11 @@ int control_period(control *c, const control_view *v, sim_time now) {
     rc = c->hooks.power(c->hooks.ctx, now, &facility);
   check_cut(c, facility, v->cap_w, now);
   return rc;
+}
+
+void control_set_split(control *c, control_split_fn fn, void *ctx) {
+  c->split_fn = fn;
+  c->split_ctx = ctx;
 }
 
 steer *control_steer(control *c) { return c->steer; }

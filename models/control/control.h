@@ -118,6 +118,19 @@ void control_account(control *c, double over_w, double dt);
 /* Closes an event still under way at end and gives the books. */
 void control_finish(control *c, sim_time end, control_books *out);
 
+/* A policy from outside (a client's, libaifsim's aifsim_set_policy): the
+ * split of power_policy_ops with a context and a status (SIM_OK, or a
+ * failure that stops the run). */
+typedef int (*control_split_fn)(void *ctx, const power_unit *units, size_t n,
+                                double budget_w, double *cap);
+
+/* From the next allocation on, fn (with ctx) splits every rack group's
+ * budget in place of the scenario's policy, every allocation period even
+ * where the policy is static; NULL gives the policy back. What it returns
+ * is checked: a cap outside its unit's [lo, hi] or caps over the budget
+ * stop the run (SIM_ERANGE) with a message. */
+void control_set_split(control *c, control_split_fn fn, void *ctx);
+
 /* The power groups and the load target (steer.h); the control owns it. */
 steer *control_steer(control *c);
 const steer *control_steer_of(const control *c);

@@ -243,6 +243,10 @@ void factory_set_group_lending(factory *f, size_t p, bool borrow, bool lend);
 void factory_set_load_target(factory *f, double target_w);
 double factory_load_target(const factory *f);
 
+/* A client's power policy from the next allocation on (control.h's
+ * control_set_split; NULL: the scenario's policy again). */
+void factory_set_split(factory *f, control_split_fn fn, void *ctx);
+
 /* What a run comes to; filled by factory_finish. */
 typedef struct factory_summary {
   double duration_s;

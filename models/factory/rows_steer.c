@@ -256,3 +256,7 @@ void factory_set_load_target(factory *f, double target_w) {
 }
 
 double factory_load_target(const factory *f) { return f->coming.target_w; }
+
+void factory_set_split(factory *f, control_split_fn fn, void *ctx) {
+  control_set_split(f->control, fn, ctx);
+}

@@ -291,6 +291,70 @@ static void load_target_from_the_api(void **state) {
   assert_true(isnan(aifsim_load_target(NULL)));
 }
 
+/* Client policies: every unit at its minimum (counting its calls), one
+ * that fails, one out of range. */
+static int at_minimum(void *ctx, const aifsim_unit *u, size_t n,
+                      double budget_w, double *cap) {
+  double total = 0;
+  for (size_t k = 0; k < n; k++)
+    total += u[k].n * (cap[k] = u[k].lo);
+  assert_true(total <= budget_w);
+  ++*(int *)ctx;
+  return 0;
+}
+
+static int refuses(void *ctx, const aifsim_unit *u, size_t n, double budget_w,
+                   double *cap) {
+  (void)ctx, (void)u, (void)n, (void)budget_w, (void)cap;
+  return 7;
+}
+
+static int over_range(void *ctx, const aifsim_unit *u, size_t n,
+                      double budget_w, double *cap) {
+  (void)ctx, (void)budget_w;
+  for (size_t k = 0; k < n; k++)
+    cap[k] = u[k].hi + 1;
+  return 0;
+}
+
+/* A policy set between steps shares the budget from the next tick on;
+ * what it does wrong stops the run with a code and a message. */
+static void policy_from_the_client(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  aifsim_power before, after;
+  assert_int_equal(aifsim_step(a, 30), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &before), AIFSIM_OK);
+  int calls = 0;
+  assert_int_equal(aifsim_set_policy(a, at_minimum, &calls), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_OK);
+  assert_true(calls >= 2); /* a call per rack group and tick */
+  assert_int_equal(aifsim_power_now(a, &after), AIFSIM_OK);
+  assert_true(after.gpu_w < before.gpu_w);
+  assert_int_equal(aifsim_set_policy(a, NULL, NULL), AIFSIM_OK);
+  int seen = calls;
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_OK);
+  assert_int_equal(calls, seen);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  assert_int_equal(aifsim_set_policy(a, at_minimum, &calls), AIFSIM_EINVAL);
+  aifsim_close(a);
+  static const struct {
+    aifsim_policy_fn fn;
+    int code;
+    const char *msg;
+  } bad[] = {{refuses, AIFSIM_ECANCELED, "returned 7"},
+             {over_range, AIFSIM_ERANGE, "outside its range"}};
+  for (size_t i = 0; i < N_OF(bad); i++) {
+    a = open_short();
+    assert_int_equal(aifsim_set_policy(a, bad[i].fn, NULL), AIFSIM_OK);
+    assert_int_equal(aifsim_step(a, 1), bad[i].code);
+    assert_non_null(strstr(aifsim_errmsg(a), bad[i].msg));
+    assert_int_equal(aifsim_step(a, 1), AIFSIM_EINVAL);
+    aifsim_close(a);
+  }
+  assert_int_equal(aifsim_set_policy(NULL, NULL, NULL), AIFSIM_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steps_by_periods),
@@ -302,6 +366,7 @@ int main(void) {
       cmocka_unit_test(bad_scenarios),
       cmocka_unit_test(groups_from_the_api),
       cmocka_unit_test(load_target_from_the_api),
+      cmocka_unit_test(policy_from_the_client),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
