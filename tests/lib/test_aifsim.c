@@ -210,17 +210,24 @@ static void bad_scenarios(void **state) {
   aifsim_close(a);
 }
 
-/* Power groups from the API: read between steps, a group's cap and
- * lending set, held from the next tick on; NaN gives the scenario's back;
- * a bad group or cap is refused. */
-static void groups_from_the_api(void **state) {
-  (void)state;
+/* Quickstart for 10 minutes with two power groups. */
+static aifsim *open_groups(void) {
   const char *const sets[] = {
       "duration=10min", "power.policy=priority",
       "power.groups=[{name: liquid, racks: [nvl72], priority: 1}, "
       "{name: air, racks: [hgx-h100]}]"};
   aifsim *a = NULL;
-  assert_int_equal(aifsim_open(QUICKSTART, sets, 3, NULL, &a), AIFSIM_OK);
+  if (aifsim_open(QUICKSTART, sets, 3, NULL, &a) != AIFSIM_OK)
+    fail_msg("aifsim_open: %s", aifsim_errmsg(a));
+  return a;
+}
+
+/* Power groups from the API: read between steps, a group's cap and
+ * lending set, held from the next tick on; NaN gives the scenario's
+ * back. */
+static void groups_from_the_api(void **state) {
+  (void)state;
+  aifsim *a = open_groups();
   assert_int_equal(aifsim_npower_groups(a), 2);
   assert_string_equal(aifsim_power_group_name(a, 0), "liquid");
   assert_null(aifsim_power_group_name(a, 2));
@@ -245,6 +252,15 @@ static void groups_from_the_api(void **state) {
   assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
   assert_int_equal(aifsim_power_group_now(a, 0, &g[0]), AIFSIM_OK);
   assert_true(isnan(g[0].cap_w));
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  aifsim_close(a);
+}
+
+/* A group out of range, a cap not above 0, NULL, a finished run. */
+static void groups_misuse_is_refused(void **state) {
+  (void)state;
+  aifsim *a = open_groups();
+  aifsim_power_group g[1];
   assert_int_equal(aifsim_set_group_cap(a, 2, 1e3), AIFSIM_EINVAL);
   assert_non_null(strstr(aifsim_errmsg(a), "no power group 2"));
   assert_int_equal(aifsim_set_group_cap(a, 0, 0), AIFSIM_ERANGE);
@@ -365,6 +381,7 @@ int main(void) {
       cmocka_unit_test(misuse_is_refused),
       cmocka_unit_test(bad_scenarios),
       cmocka_unit_test(groups_from_the_api),
+      cmocka_unit_test(groups_misuse_is_refused),
       cmocka_unit_test(load_target_from_the_api),
       cmocka_unit_test(policy_from_the_client),
   };
