@@ -176,10 +176,10 @@ void steer_destroy(steer *s) {
   if (s == NULL)
     return;
   const sim_allocator *a = s->a;
-  void *arrays[] = {s->group_of, s->member, s->member_first, s->cap_set,
-                    s->borrow,   s->lend,   s->need,         s->budget,
-                    s->own,      s->f,      s->w,            s->h,
-                    s->s,        s->out,    s->names};
+  void *arrays[] = {
+      s->group_of, s->member, s->member_first, s->cap_set, s->borrow, s->lend,
+      s->need,     s->budget, s->own,          s->f,       s->w,      s->h,
+      s->s,        s->out,    s->names};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
     sim_free(a, arrays[i]);
   sim_free(a, s);
@@ -243,8 +243,12 @@ steer *steer_create(const power_group_config *groups, size_t ngroups,
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
   }
-  *s = (steer){.cfg = groups, .n = ngroups, .target = target,
-               .ntarget = ntarget, .target_set = NAN, .a = a,
+  *s = (steer){.cfg = groups,
+               .n = ngroups,
+               .target = target,
+               .ntarget = ntarget,
+               .target_set = NAN,
+               .a = a,
                .nrg = fl->ngroups};
   if (!alloc_arrays(s)) {
     steer_destroy(s);
@@ -258,8 +262,8 @@ steer *steer_create(const power_group_config *groups, size_t ngroups,
 bool steer_active(const steer *s) { return s->n > 0; }
 
 /* Rack group g's floor, want and top from its units. */
-static void rack_group_need(const power_unit *u, size_t n, double *f,
-                            double *w, double *h) {
+static void rack_group_need(const power_unit *u, size_t n, double *f, double *w,
+                            double *h) {
   *f = *w = *h = 0;
   for (size_t k = 0; k < n; k++) {
     double want = fmin(u[k].hi, fmax(u[k].lo, u[k].demand));
@@ -274,8 +278,10 @@ static steer_need group_need(steer *s, size_t p, const power_unit *units,
                              const size_t *first, const double *alloc) {
   const power_group_config *c = &s->cfg[p];
   double cap = isnan(s->cap_set[p]) ? c->cap_w : s->cap_set[p];
-  steer_need need = {.cap = isinf(cap) ? NAN : cap, .priority = c->priority,
-                     .borrow = s->borrow[p], .lend = s->lend[p]};
+  steer_need need = {.cap = isinf(cap) ? NAN : cap,
+                     .priority = c->priority,
+                     .borrow = s->borrow[p],
+                     .lend = s->lend[p]};
   for (size_t k = s->member_first[p]; k < s->member_first[p + 1]; k++) {
     size_t g = s->member[k];
     rack_group_need(units + first[g], first[g + 1] - first[g], &s->f[k],

@@ -77,9 +77,9 @@ typedef struct steer_need {
 } steer_need;
 
 /* The groups' budgets (the contract at the top): budget[p] for need[p],
- * p < n <= STEER_MAX_GROUPS. own[p] (may be NULL) gets each one's own budget. */
-void steer_share(const steer_need *need, size_t n, double *budget,
-                 double *own);
+ * p < n <= STEER_MAX_GROUPS. own[p] (may be NULL) gets each one's own budget.
+ */
+void steer_share(const steer_need *need, size_t n, double *budget, double *own);
 
 /* A power group's budget spread over its rack groups, k of them, with
  * floors, wants and tops (their GPUs at the top of their ranges) f, w, h

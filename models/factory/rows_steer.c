@@ -36,11 +36,11 @@ static const tel_column target_columns[] = {
 };
 
 typedef struct steering {
-  const steer *st; /* the control's */
-  size_t n;        /* power groups */
+  const steer *st;                   /* the control's */
+  size_t n;                          /* power groups */
   bool record_groups, record_target; /* the scenario's: telemetry */
-  double *iv;      /* G_NCOLS x n: the interval's integrals, J */
-  double *row;     /* G_NCOLS x n */
+  double *iv;  /* G_NCOLS x n: the interval's integrals, J */
+  double *row; /* G_NCOLS x n */
   tel_group gg, tg;
   size_t gid, tid;
   double iv_target_j, iv_target_s, iv_facility_j;
@@ -85,8 +85,8 @@ static int open_group(factory *f, tel_group *g, size_t *id, sim_error *err) {
 static int steering_declare(factory *f, void *self, sim_error *err) {
   steering *s = self;
   int rc = SIM_OK;
-  s->gg = (tel_group){"power_groups", group_columns, G_NCOLS, s->n,
-                      "power_group", steer_group_names(s->st)};
+  s->gg = (tel_group){"power_groups", group_columns, G_NCOLS,
+                      s->n,           "power_group", steer_group_names(s->st)};
   s->tg = (tel_group){"load_target", target_columns, 2, 1, NULL, NULL};
   if (s->record_groups)
     rc = open_group(f, &s->gg, &s->gid, err);
@@ -127,8 +127,7 @@ static void advance_groups(factory *f, steering *s, double dt) {
 }
 
 /* The interval at the power and the target in force. */
-static void steering_advance(factory *f, void *self, sim_time now,
-                             double dt) {
+static void steering_advance(factory *f, void *self, sim_time now, double dt) {
   steering *s = self;
   double target = f->coming.target_w, over = f->p_facility - target;
   (void)now;
@@ -185,8 +184,8 @@ static const tel_metric steering_metric_rows[] = {
 
 /* The groups' row when there are groups; the target's when one was in
  * force (the scenario's or a client's). */
-static int steering_metrics(const factory *f, const void *self,
-                            tel_sink *sink, char *absent, size_t size) {
+static int steering_metrics(const factory *f, const void *self, tel_sink *sink,
+                            char *absent, size_t size) {
   const steering *s = self;
   int rc = SIM_OK;
   (void)f;
@@ -210,7 +209,8 @@ const factory_model factory_model_steering = {
     .sample = steering_sample,
     .metrics = steering_metrics,
     .metric_rows = steering_metric_rows,
-    .nmetric_rows = sizeof steering_metric_rows / sizeof steering_metric_rows[0],
+    .nmetric_rows =
+        sizeof steering_metric_rows / sizeof steering_metric_rows[0],
     .destroy = steering_destroy,
 };
 

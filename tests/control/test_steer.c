@@ -27,74 +27,98 @@ typedef struct share_case {
 
 static const share_case shares[] = {
     /* A wants 200 more than its 600; B leaves 300 of its 400 unused. */
-    {"borrowing_off", 2,
+    {"borrowing_off",
+     2,
      {G(600, 100, 800, NAN, 0, false, false),
       G(400, 100, 100, NAN, 0, false, false)},
-     {600, 400}, {600, 400}},
-    {"borrowing_on", 2,
+     {600, 400},
+     {600, 400}},
+    {"borrowing_on",
+     2,
      {G(600, 100, 800, NAN, 0, true, true),
       G(400, 100, 100, NAN, 0, true, true)},
-     {800, 200}, {600, 400}},
+     {800, 200},
+     {600, 400}},
     /* A capped at 500: its 100 go to B's own (500); B leaves 400 and A
      * borrows the 300 it wants back. */
-    {"at_cap_borrows", 2,
+    {"at_cap_borrows",
+     2,
      {G(600, 100, 800, 500, 0, true, true),
       G(400, 100, 100, NAN, 0, true, true)},
-     {800, 200}, {500, 500}},
+     {800, 200},
+     {500, 500}},
     /* The same without borrowing: A stays at its cap. */
-    {"at_cap_no_borrow", 2,
+    {"at_cap_no_borrow",
+     2,
      {G(600, 100, 800, 500, 0, false, true),
       G(400, 100, 100, NAN, 0, true, true)},
-     {500, 500}, {500, 500}},
+     {500, 500},
+     {500, 500}},
     /* B keeps what it does not lend. */
-    {"at_cap_no_lender", 2,
+    {"at_cap_no_lender",
+     2,
      {G(600, 100, 800, 500, 0, true, true),
       G(400, 100, 100, NAN, 0, true, false)},
-     {500, 500}, {500, 500}},
+     {500, 500},
+     {500, 500}},
     /* A's cap is below its floor: its GPUs at their minimum caps (400);
      * B takes the 200 left: 600. */
-    {"cap_below_floor", 2,
+    {"cap_below_floor",
+     2,
      {G(600, 400, 600, 300, 0, false, true),
       G(400, 100, 100, NAN, 0, false, true)},
-     {400, 600}, {400, 600}},
+     {400, 600},
+     {400, 600}},
     /* Every group capped: 200 of the shares left unused. */
-    {"all_capped", 2,
+    {"all_capped",
+     2,
      {G(600, 100, 800, 500, 0, true, true),
       G(400, 100, 800, 300, 0, true, true)},
-     {500, 300}, {500, 300}},
+     {500, 300},
+     {500, 300}},
     /* The highest priority first: A (2) takes 200 of C's 250 spare, B
      * (1) the 50 left. */
-    {"priority_first", 3,
+    {"priority_first",
+     3,
      {G(300, 100, 500, NAN, 2, true, true),
       G(300, 100, 500, NAN, 1, true, true),
       G(400, 100, 150, NAN, 0, true, true)},
-     {500, 350, 150}, {300, 300, 400}},
+     {500, 350, 150},
+     {300, 300, 400}},
     /* B (1) may not borrow from A (2), a higher group. */
-    {"never_from_higher", 2,
+    {"never_from_higher",
+     2,
      {G(500, 100, 200, NAN, 2, true, true),
       G(500, 100, 700, NAN, 1, true, true)},
-     {500, 500}, {500, 500}},
+     {500, 500},
+     {500, 500}},
     /* A short pool at one level: C's 90 spare, 2:1 as A and B ask. */
-    {"short_pool_shared", 3,
+    {"short_pool_shared",
+     3,
      {G(300, 100, 500, NAN, 0, true, true),
       G(300, 100, 400, NAN, 0, true, true),
       G(400, 100, 310, NAN, 0, true, true)},
-     {360, 330, 310}, {300, 300, 400}},
+     {360, 330, 310},
+     {300, 300, 400}},
     /* Lenders give from the lowest priority up: A (2) wants 150; C (0)
      * gives its 100 first, B (1) the other 50. */
-    {"lowest_lender_first", 3,
+    {"lowest_lender_first",
+     3,
      {G(300, 100, 450, NAN, 2, true, true),
       G(300, 100, 200, NAN, 1, true, true),
       G(400, 100, 300, NAN, 0, true, true)},
-     {450, 250, 300}, {300, 300, 400}},
+     {450, 250, 300},
+     {300, 300, 400}},
     /* Caps hold back 300 of A's share, spread over B and C by their
      * shares (1:3): B 400 + 75 = 475 is over its cap 450, so B holds
      * 450 and C takes the other 250: 1,450. */
-    {"held_back_water_filled", 3,
+    {"held_back_water_filled",
+     3,
      {G(900, 100, 600, 600, 0, false, false),
       G(400, 100, 400, 450, 0, false, false),
       G(1200, 100, 900, NAN, 0, false, false)},
-     {600, 450, 1450}, {600, 450, 1450}},
+     {600, 450, 1450},
+     {600, 450, 1450}},
 };
 
 static void share_by_hand(void **state) {
@@ -130,10 +154,13 @@ static void random_groups_keep_the_books(void **state) {
     for (size_t p = 0; p < n; p++) {
       double share = 1000 * uniform(&seed), floor = share * uniform(&seed);
       double cap = uniform(&seed) < 0.5 ? NAN : 1200 * uniform(&seed) + 1;
-      need[p] = (steer_need){share, floor,
-                             floor + 1000 * uniform(&seed), cap,
+      need[p] = (steer_need){share,
+                             floor,
+                             floor + 1000 * uniform(&seed),
+                             cap,
                              (int64_t)(3 * uniform(&seed)),
-                             uniform(&seed) < 0.7, uniform(&seed) < 0.7};
+                             uniform(&seed) < 0.7,
+                             uniform(&seed) < 0.7};
       shares_total += share;
     }
     steer_share(need, n, budget, own);
@@ -143,8 +170,7 @@ static void random_groups_keep_the_books(void **state) {
       if (!need[p].borrow)
         assert_true(budget[p] <= own[p] * (1 + 1e-12));
       if (budget[p] < own[p])
-        assert_true(need[p].lend &&
-                    budget[p] >= need[p].want * (1 - 1e-12));
+        assert_true(need[p].lend && budget[p] >= need[p].want * (1 - 1e-12));
     }
     assert_true(total <= shares_total * (1 + 1e-12));
   }
@@ -181,11 +207,14 @@ static rack_fleet fleet_of(void) {
 
 static char *racks_a[] = {"a", "c"};
 static const power_group_config groups[] = {
-    {.name = "one", .racks = racks_a, .nracks = 2, .cap_w = NAN,
-     .borrow = true, .lend = true},
+    {.name = "one",
+     .racks = racks_a,
+     .nracks = 2,
+     .cap_w = NAN,
+     .borrow = true,
+     .lend = true},
 };
-static const power_target_step steps[] = {
-    {0, 1e6}, {3600, NAN}, {7200, 5e5}};
+static const power_target_step steps[] = {{0, 1e6}, {3600, NAN}, {7200, 5e5}};
 
 static void targets_and_membership(void **state) {
   (void)state;

@@ -33,7 +33,8 @@ static const char scenario[] =
     "     load: {level: 20%}}\n"
     "loops: []\nelectrical: {losses: false}\n";
 
-#define GROUPS "power.groups=[{name: busy, racks: [a]}, {name: idle, racks: [b]}]"
+#define GROUPS                                                                 \
+  "power.groups=[{name: busy, racks: [a]}, {name: idle, racks: [b]}]"
 
 static const char *path(void) {
   return test_scenario_file("steering.yaml", scenario);
@@ -59,12 +60,11 @@ typedef struct groups_seen {
 
 static groups_seen seen(const test_run *r) {
   size_t rows, w;
-  groups_seen g = {
-      .own = column(r, "power_groups", "own_w", &rows, &w),
-      .budget = column(r, "power_groups", "budget_w", &rows, &w),
-      .want = column(r, "power_groups", "want_w", &rows, &w),
-      .gpu = column(r, "power_groups", "gpu_power_w", &rows, &w),
-      .rows = rows};
+  groups_seen g = {.own = column(r, "power_groups", "own_w", &rows, &w),
+                   .budget = column(r, "power_groups", "budget_w", &rows, &w),
+                   .want = column(r, "power_groups", "want_w", &rows, &w),
+                   .gpu = column(r, "power_groups", "gpu_power_w", &rows, &w),
+                   .rows = rows};
   assert_int_equal(w, 2);
   return g;
 }
@@ -193,8 +193,8 @@ static void bad_input(void **state) {
     char *p = strstr(text, "power: {cap: 20 kW, policy: priority}");
     char rest[2048];
     snprintf(rest, sizeof rest, "%s", strchr(p, '\n'));
-    snprintf(p, sizeof text - (size_t)(p - text), "power: %s%s",
-             cases[i].power, rest);
+    snprintf(p, sizeof text - (size_t)(p - text), "power: %s%s", cases[i].power,
+             rest);
     const char *file = test_scenario_file("steering_bad.yaml", text);
     factory_scenario sc;
     sim_error err = {0};
