@@ -96,11 +96,11 @@
  * Drawing the floor through them too made the ML.ENERGY fit put the
  * power of eight-GPU MoE runs, which spend most of their modelled step
  * there at 250-390 W, on the bytes instead (docs/MODELS.md, "Why not 130
- * pJ a byte"). The
- * fixed costs do not scale with the clock. The power follows what the
- * step does, not two fixed activity levels: a memory-bound step at small
- * batch draws the memory power of its bandwidth, a large batch adds the
- * SMs'. Tokens per joule of a decode step = B / (t_step x tp x P). */
+ * pJ a byte"). The fixed costs do not scale with the clock. The power
+ * follows what the step does, not two fixed activity levels: a
+ * memory-bound step at small batch draws the core's floor and the memory
+ * power of its bandwidth, a large batch adds the SMs'. Tokens per joule
+ * of a decode step = B / (t_step x tp x P). */
 #ifndef MODELS_ROOFLINE_H
 #define MODELS_ROOFLINE_H
 
