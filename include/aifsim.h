@@ -114,6 +114,81 @@ int aifsim_group_power(const aifsim *a, double *w, size_t n);
  * AIFSIM_ERANGE (nothing changed) outside that range. */
 int aifsim_set_cap(aifsim *a, double cap_w);
 
+/* Power groups (docs/SCENARIOS.md, power.groups): named sets of rack
+ * groups whose GPUs share one budget (the sum of their caps, W), with a
+ * cap of their own, that borrow what groups of their priority or lower
+ * leave unused and lend what they leave. The scenario declares them; a
+ * client reads them and changes their caps and lending. How many there
+ * are, and group p's name (NULL for p out of range). */
+size_t aifsim_npower_groups(const aifsim *a);
+const char *aifsim_power_group_name(const aifsim *a, size_t p);
+
+/* Power group p at the last allocation, W: its cap in force (NaN: none),
+ * its own budget (the facility split's share of its racks, at most its
+ * cap, never below its GPUs' minimum caps), its budget after borrowing
+ * and lending, its GPUs' demand (each within its cap range) and their
+ * power over the period that starts now. AIFSIM_EINVAL for p out of
+ * range or a NULL argument. */
+typedef struct aifsim_power_group {
+  double cap_w, own_w, budget_w, want_w, gpu_w;
+} aifsim_power_group;
+int aifsim_power_group_now(const aifsim *a, size_t p, aifsim_power_group *g);
+
+/* Group p's cap, W, from the next tick on, until set again: cap_w > 0,
+ * INFINITY for none, NaN for the scenario's again. With borrowing its
+ * GPUs may go above it on what others leave; without, they stay under
+ * it (or at their minimum caps when it is below them). AIFSIM_ERANGE
+ * for a cap <= 0, AIFSIM_EINVAL for p out of range (nothing changed). */
+int aifsim_set_group_cap(aifsim *a, size_t p, double cap_w);
+
+/* Whether group p borrows (1) or not (0), and lends or not, from the
+ * next tick on. AIFSIM_EINVAL for p out of range. */
+int aifsim_set_group_lending(aifsim *a, size_t p, int borrow, int lend);
+
+/* The grid's load target, W, from the next tick on: the facility is held
+ * under it as under the cap (the lower of the two), and a target above
+ * the load does not raise it. target_w > 0; INFINITY: none; NaN: the
+ * scenario's power.load_target again. Missing it is booked
+ * (load_target_over_s, load_target_error_w in /summary), not as a cap
+ * violation. AIFSIM_ERANGE (nothing changed) for target_w <= 0. */
+int aifsim_set_load_target(aifsim *a, double target_w);
+
+/* The load target over the period that starts now, W; NaN: none (or no
+ * handle). */
+double aifsim_load_target(const aifsim *a);
+
+/* A power policy written by the client: every allocation (every control
+ * period, or the scenario's power.allocation_period), for each rack
+ * group's GPU budget, the simulator calls fn(ctx, units, n, budget_w,
+ * cap) in place of the scenario's power.policy. units[0..n) are the
+ * group's units (GPUs working in step: a replica, a pipeline stage, a
+ * rack's free GPUs; docs/MODELS.md, Power control), valid during the
+ * call only. fn writes each unit's per-GPU cap to cap[k], within [lo,
+ * hi], with sum n_k cap[k] <= budget_w, and returns 0; budget_w >= sum
+ * n_k lo_k. Anything else stops the run: a non-zero return
+ * (AIFSIM_ECANCELED, its code in the message), a cap outside its range
+ * or caps over the budget (AIFSIM_ERANGE), reported by the step that
+ * ran it. Units, W: */
+typedef struct aifsim_unit {
+  double n;           /* GPUs in it */
+  double lo, hi;      /* per-GPU cap range */
+  double demand;      /* per GPU, uncapped at its activity (>= 0) */
+  double cls;         /* 0 inference, 1 training, 2 other */
+  double priority;    /* within a class, higher is served first */
+  double weight;      /* useful work per GPU at full speed; 0: none */
+  double c;           /* compute-bound share of its work, [0, 1] */
+  double idle, span;  /* per-GPU power P = idle + span a phi^gamma */
+  double activity;    /* a: what follows the clock (SM and memory) / span */
+  double gamma;
+  double phi_min;     /* the lowest clock share */
+} aifsim_unit;
+typedef int (*aifsim_policy_fn)(void *ctx, const aifsim_unit *units, size_t n,
+                                double budget_w, double *cap);
+
+/* Sets fn (with ctx, borrowed: it must outlive its use) as the policy
+ * from the next tick on; NULL gives the scenario's back. */
+int aifsim_set_policy(aifsim *a, aifsim_policy_fn fn, void *ctx);
+
 /* Runs to the end, closes the books (the invariants `aifsim run` checks),
  * writes the summary and, with an output, commits the file. AIFSIM_OK,
  * or the failure (AIFSIM_ESTATE: an invariant failed; nothing is then

@@ -31,6 +31,10 @@ struct aifsim {
   factory *factory;
   phase phase;
   sim_error err;
+  aifsim_policy_fn policy; /* a client's policy, and its context */
+  void *policy_ctx;
+  aifsim_unit *units; /* what it is handed, grown as needed */
+  size_t units_cap;
 };
 
 /* Records a failure on a and returns its code. */
@@ -235,6 +239,102 @@ int aifsim_set_cap(aifsim *a, double cap_w) {
   return SIM_OK;
 }
 
+size_t aifsim_npower_groups(const aifsim *a) {
+  return a != NULL && a->factory != NULL ? factory_npower_groups(a->factory)
+                                         : 0;
+}
+
+const char *aifsim_power_group_name(const aifsim *a, size_t p) {
+  return p < aifsim_npower_groups(a) ? factory_power_group_name(a->factory, p)
+                                     : NULL;
+}
+
+int aifsim_power_group_now(const aifsim *a, size_t p, aifsim_power_group *g) {
+  if (check_read(a, g) != SIM_OK || p >= aifsim_npower_groups(a))
+    return SIM_EINVAL;
+  factory_power_group now;
+  factory_power_group_of(a->factory, p, &now);
+  *g = (aifsim_power_group){.cap_w = now.cap_w,
+                            .own_w = now.own_w,
+                            .budget_w = now.budget_w,
+                            .want_w = now.want_w,
+                            .gpu_w = now.gpu_w};
+  return SIM_OK;
+}
+
+/* A call that acts on power group p of an open handle. */
+static int check_group(aifsim *a, size_t p, const char *call) {
+  int rc = check_open(a, call);
+  if (rc == SIM_OK && p >= aifsim_npower_groups(a))
+    return fail(a, SIM_EINVAL, "%s: no power group %zu (the scenario has %zu)",
+                call, p, aifsim_npower_groups(a));
+  return rc;
+}
+
+int aifsim_set_group_cap(aifsim *a, size_t p, double cap_w) {
+  int rc = check_group(a, p, "aifsim_set_group_cap");
+  if (rc != SIM_OK)
+    return rc;
+  if (!isnan(cap_w) && !(cap_w > 0))
+    return fail(a, SIM_ERANGE, "aifsim_set_group_cap: %g W is not above 0",
+                cap_w);
+  factory_set_group_cap(a->factory, p, cap_w);
+  return SIM_OK;
+}
+
+int aifsim_set_group_lending(aifsim *a, size_t p, int borrow, int lend) {
+  int rc = check_group(a, p, "aifsim_set_group_lending");
+  if (rc == SIM_OK)
+    factory_set_group_lending(a->factory, p, borrow != 0, lend != 0);
+  return rc;
+}
+
+int aifsim_set_load_target(aifsim *a, double target_w) {
+  int rc = check_open(a, "aifsim_set_load_target");
+  if (rc != SIM_OK)
+    return rc;
+  if (!isnan(target_w) && !(target_w > 0))
+    return fail(a, SIM_ERANGE, "aifsim_set_load_target: %g W is not above 0",
+                target_w);
+  factory_set_load_target(a->factory, target_w);
+  return SIM_OK;
+}
+
+double aifsim_load_target(const aifsim *a) {
+  return a != NULL && a->factory != NULL ? factory_load_target(a->factory)
+                                         : NAN;
+}
+
+/* The client's policy on the control's units, through the public
+ * struct (a unit's fields may grow; the header's must not move). */
+static int call_policy(void *ctx, const power_unit *u, size_t n,
+                       double budget_w, double *cap) {
+  aifsim *a = ctx;
+  if (n > a->units_cap) {
+    aifsim_unit *grown = realloc(a->units, n * sizeof *grown);
+    if (grown == NULL)
+      return SIM_ENOMEM;
+    a->units = grown, a->units_cap = n;
+  }
+  for (size_t k = 0; k < n; k++)
+    a->units[k] = (aifsim_unit){
+        (double)u[k].n, u[k].lo,     u[k].hi,       u[k].demand,
+        (double)u[k].cls, (double)u[k].priority, u[k].weight, u[k].c,
+        u[k].idle,      u[k].span,   u[k].activity, u[k].gamma,
+        u[k].phi_min};
+  return a->policy(a->policy_ctx, a->units, n, budget_w, cap);
+}
+
+int aifsim_set_policy(aifsim *a, aifsim_policy_fn fn, void *ctx) {
+  int rc = check_open(a, "aifsim_set_policy");
+  if (rc != SIM_OK)
+    return rc;
+  a->policy = fn;
+  a->policy_ctx = ctx;
+  factory_set_split(a->factory, fn != NULL ? call_policy : NULL, a);
+  return SIM_OK;
+}
+
 /* The books closed and the file committed: what ends a run. */
 static int close_books(aifsim *a) {
   factory_summary s;
@@ -288,6 +388,7 @@ void aifsim_close(aifsim *a) {
   sim_engine_destroy(a->engine);
   if (a->loaded)
     factory_scenario_release(&a->sc);
+  free(a->units);
   free(a);
 }
 

@@ -48,6 +48,9 @@ struct control {
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
   power_memo *memo;     /* per group: what the policy remembers of it */
+  steer *steer;         /* power groups and the load target */
+  control_split_fn split_fn; /* a client's policy; NULL: cfg's */
+  void *split_ctx;
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -97,7 +100,9 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
   c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
   c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
-  if (c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
+  c->steer = steer_create(cfg->groups, cfg->ngroups, cfg->load_target,
+                          cfg->nload_target, fl, a, err);
+  if (c->steer == NULL || c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
       c->unit_of_gpu == NULL || c->group_first == NULL ||
       c->built_slot == NULL || c->built_usable == NULL) {
     control_destroy(c);
@@ -127,6 +132,7 @@ void control_destroy(control *c) {
   sim_free(a, c->built_usable);
   sim_free(a, c->unit_gpu);
   sim_free(a, c->unit_rack);
+  steer_destroy(c->steer);
   sim_free(a, c);
 }
 
@@ -215,7 +221,7 @@ static void predict_budgets(control *c, const control_view *v) {
   if (cfg->budget != BUDGET_PREDICT || v->fault_on || !(it > 0))
     return;
   double k = fmax(0, v->facility_w - it) / it, l = v->psu_loss_w / it;
-  double predicted = v->cap_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
+  double predicted = v->limit_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
                      other_it_next(c->fleet);
   double reserve = 0;
   for (size_t g = 0; g < n; g++)
@@ -430,16 +436,47 @@ static void write_caps(control *c) {
       fl->cap_w[i] = c->unit_cap[c->unit_of_gpu[i]];
 }
 
+/* A client's split of group g's budget, checked: every cap in its
+ * unit's range, the caps within the budget (to rounding). */
+static int split_outside(control *c, size_t g, sim_time now) {
+  size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
+  const power_unit *u = c->units + first;
+  double *cap = c->unit_cap + first, budget = c->alloc_budget[g];
+  int rc = c->split_fn(c->split_ctx, u, n, budget, cap);
+  if (rc != SIM_OK) /* its own code is not the simulator's to pass on */
+    return sim_engine_fail(c->engine, SIM_ECANCELED,
+                           "the policy at %.0f s failed (it returned %d)",
+                           sim_time_to_s(now), rc);
+  for (size_t k = 0; k < n; k++)
+    if (!(cap[k] >= u[k].lo && cap[k] <= u[k].hi))
+      return sim_engine_fail(c->engine, SIM_ERANGE,
+                             "the policy at %.0f s: unit %zu's cap %g W is "
+                             "outside its range [%g, %g] W",
+                             sim_time_to_s(now), k, cap[k], u[k].lo, u[k].hi);
+  double total = power_total(u, n, cap);
+  if (!(total <= budget * (1 + 1e-12)))
+    return sim_engine_fail(c->engine, SIM_ERANGE,
+                           "the policy at %.0f s: the caps add up to %.9g W, "
+                           "over the budget %.9g W",
+                           sim_time_to_s(now), total, budget);
+  return SIM_OK;
+}
+
 /* Shares each group's budget among its units by policy. */
-static int split_units(control *c) {
+static int split_units(control *c, sim_time now) {
   int rc = build_units(c);
   if (rc != SIM_OK)
     return rc;
+  if (steer_active(c->steer)) /* the power groups share their budgets */
+    steer_budgets(c->steer, c->units, c->group_first, c->alloc_budget);
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
     size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
     if (n == 0)
       continue;
-    if (c->policy->split_from != NULL) /* from last period's answer */
+    if (c->split_fn != NULL) {
+      if ((rc = split_outside(c, g, now)) != SIM_OK)
+        return rc;
+    } else if (c->policy->split_from != NULL) /* from last period's */
       c->policy->split_from(c->units + first, n, c->alloc_budget[g],
                             c->unit_cap + first, &c->memo[g]);
     else
@@ -450,19 +487,22 @@ static int split_units(control *c) {
   return SIM_OK;
 }
 
-/* A dynamic policy (or a predicted budget) shares the budget again every
- * allocation period, once the workloads have set the GPUs' activities. */
+/* A dynamic policy (or a predicted budget, or power groups) shares the
+ * budget again every allocation period, once the workloads have set the
+ * GPUs' activities. */
 static int allocate(control *c, const control_view *v, sim_time now) {
   bool predict = c->cfg->budget == BUDGET_PREDICT;
-  if ((c->cfg->policy == POWER_STATIC && !predict) ||
+  if ((c->cfg->policy == POWER_STATIC && !predict &&
+       !steer_active(c->steer) && c->split_fn == NULL) ||
       (c->alloc_every > 0 && now % c->alloc_every != 0))
     return SIM_OK;
   predict_budgets(c, v);
-  if (split_units(c) != SIM_OK)
+  int rc = split_units(c, now);
+  if (rc == SIM_ENOMEM)
     return sim_engine_fail(c->engine, SIM_ENOMEM,
                            "power allocation at %.0f s: out of memory",
                            sim_time_to_s(now));
-  return SIM_OK;
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -535,3 +575,12 @@ int control_period(control *c, const control_view *v, sim_time now) {
   check_cut(c, facility, v->cap_w, now);
   return rc;
 }
+
+void control_set_split(control *c, control_split_fn fn, void *ctx) {
+  c->split_fn = fn;
+  c->split_ctx = ctx;
+}
+
+steer *control_steer(control *c) { return c->steer; }
+
+const steer *control_steer_of(const control *c) { return c->steer; }

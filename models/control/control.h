@@ -20,6 +20,7 @@
 #include "power_policy.h"
 #include "rack.h"
 #include "scenario.h"
+#include "steer.h"
 
 /* How the GPUs' budget under the cap is worked out: the static split's
  * worst-case reserve, or that or more, predicted from the last period. */
@@ -32,10 +33,14 @@ typedef struct power_config {
                                  0: every control tick */
   int budget;                 /* power_budget */
   double budget_margin;       /* predict: the share of the cap kept back */
+  power_group_config *groups; /* power groups (steer.h); none: 0 */
+  size_t ngroups;
+  power_target_step *load_target; /* the grid's load target, in steps */
+  size_t nload_target;
 } power_config;
 
 /* The scenario's `power` key (control_scn.c): cap, policy,
- * allocation_period, budget, budget_margin. */
+ * allocation_period, budget, budget_margin, groups, load_target. */
 extern const scn_schema control_power_schema;
 
 /* A GPU that no workload holds (control_hooks.gpu_slots). */
@@ -65,6 +70,8 @@ typedef struct control_hooks {
 /* The factory's state at a control tick, before the period's step. */
 typedef struct control_view {
   double cap_w;      /* the facility cap from now */
+  double limit_w;    /* what the split holds the facility to: the cap, or
+                        a load target below it */
   bool recap;        /* the cap, the faults or the weather changed */
   bool dr;           /* a demand-response event is under way */
   bool fault_on;     /* a fault is in force */
@@ -110,5 +117,22 @@ void control_account(control *c, double over_w, double dt);
 
 /* Closes an event still under way at end and gives the books. */
 void control_finish(control *c, sim_time end, control_books *out);
+
+/* A policy from outside (a client's, libaifsim's aifsim_set_policy): the
+ * split of power_policy_ops with a context and a status (SIM_OK, or a
+ * failure that stops the run). */
+typedef int (*control_split_fn)(void *ctx, const power_unit *units, size_t n,
+                                double budget_w, double *cap);
+
+/* From the next allocation on, fn (with ctx) splits every rack group's
+ * budget in place of the scenario's policy, every allocation period even
+ * where the policy is static; NULL gives the policy back. What it returns
+ * is checked: a cap outside its unit's [lo, hi] or caps over the budget
+ * stop the run (SIM_ERANGE) with a message. */
+void control_set_split(control *c, control_split_fn fn, void *ctx);
+
+/* The power groups and the load target (steer.h); the control owns it. */
+steer *control_steer(control *c);
+const steer *control_steer_of(const control *c);
 
 #endif

@@ -55,6 +55,23 @@ static const scn_field power_fields[] = {
      .dflt = "2%",
      .help = "predict: the share of the cap kept back for what the "
              "prediction misses"},
+    {.key = "groups",
+     .type = SCN_LIST,
+     .offset = offsetof(power_config, groups),
+     .sub = &steer_group_schema,
+     .count_offset = offsetof(power_config, ngroups),
+     .flags = SCN_OMIT_EMPTY,
+     .help = "power groups: [{name, racks: [rack groups], cap, priority, "
+             "borrow, lend}]; a group's GPUs share one budget, borrow what "
+             "groups of its priority or lower leave unused, and lend theirs"},
+    {.key = "load_target",
+     .type = SCN_LIST,
+     .offset = offsetof(power_config, load_target),
+     .sub = &steer_target_schema,
+     .count_offset = offsetof(power_config, nload_target),
+     .flags = SCN_OMIT_EMPTY,
+     .help = "the grid's load target in steps: [{from: 0 h, target: 15 MW}, "
+             "{from: 4 h}]; the facility is held under it as under the cap"},
 };
 
 const scn_schema control_power_schema =

@@ -156,7 +156,7 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
   feed += elec_overhead_w(&f->cfg->electrical, feed);
   if (f->plant.nloops > 0)
     feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
-  return feed <= f->cap;
+  return feed <= f->limit;
 }
 
 /* Per group, its racks whose caps the split decides (neither dark nor
@@ -180,7 +180,8 @@ static void decide_period(factory *f, double t) {
   double cap = isnan(f->cap_set) ? f->cfg->power.cap_w : f->cap_set;
   factory_period p = {.cap_w = cap,
                       .dr_end_s = NAN,
-                      .fault_on = f->coming.fault_on};
+                      .fault_on = f->coming.fault_on,
+                      .target_w = NAN};
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->period != NULL)
       factory_models[m]->period(f, f->state[m], t, &p);
@@ -217,15 +218,18 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   double t = sim_time_to_s(ev->time);
   decide_period(f, t);
   double cap = f->coming.cap_w;
+  double limit = fmin(cap, f->coming.target_w); /* NaN: no target */
   bool new_interval = ev->time % f->sample_every == 0;
-  bool recap = cap != f->cap || f->coming.changed ||
+  bool recap = cap != f->cap || limit != f->limit || f->coming.changed ||
                (new_interval && f->plant.nloops > 0 &&
                 factory__warmest(f, ev->time) != f->reserve_outdoor_c);
   if (recap) {
     f->cap = cap;
+    f->limit = limit;
     f->reserve_outdoor_c = factory__warmest(f, ev->time);
   }
   control_view v = {.cap_w = f->cap,
+                    .limit_w = f->limit,
                     .recap = recap,
                     .dr = f->coming.dr,
                     .fault_on = f->coming.fault_on,

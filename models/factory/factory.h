@@ -9,6 +9,7 @@
 #ifndef MODELS_FACTORY_H
 #define MODELS_FACTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -214,6 +215,37 @@ void factory_group_power(const factory *f, double *w);
  * scenario's power.cap (NaN: that again); demand response and a feed
  * fault still lower it. The caller keeps it in (0, power.cap]. */
 void factory_set_cap(factory *f, double cap_w);
+
+/* Power groups and the grid's load target (steer.h; rows_steer.c): the
+ * scenario's power groups, how many and p's name (NULL out of range). */
+size_t factory_npower_groups(const factory *f);
+const char *factory_power_group_name(const factory *f, size_t p);
+
+/* Group p (< factory_npower_groups) at the last allocation, W: its cap in
+ * force (NaN: none), its own budget, its budget after borrowing and
+ * lending, its GPUs' demand within their ranges, and their power over
+ * the period under way. */
+typedef struct factory_power_group {
+  double cap_w, own_w, budget_w, want_w, gpu_w;
+} factory_power_group;
+void factory_power_group_of(const factory *f, size_t p,
+                            factory_power_group *out);
+
+/* From the next allocation: group p's cap (NaN: the scenario's again;
+ * INFINITY: none), and whether it borrows and lends. The caller checks
+ * p and that cap_w > 0. */
+void factory_set_group_cap(factory *f, size_t p, double cap_w);
+void factory_set_group_lending(factory *f, size_t p, bool borrow, bool lend);
+
+/* The grid's load target from the next control tick on (NaN: the
+ * scenario's again; INFINITY: none), and the one in force over the
+ * period under way (NaN: none). */
+void factory_set_load_target(factory *f, double target_w);
+double factory_load_target(const factory *f);
+
+/* A client's power policy from the next allocation on (control.h's
+ * control_set_split; NULL: the scenario's policy again). */
+void factory_set_split(factory *f, control_split_fn fn, void *ctx);
 
 /* What a run comes to; filled by factory_finish. */
 typedef struct factory_summary {

@@ -144,8 +144,9 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->period = factory__to_ns(f->cfg->control_period_s);
   f->sample_every = factory__to_ns(f->cfg->sample_period_s);
   f->control_dt_s = sim_time_to_s(f->period);
-  f->cap = sc->cfg.power.cap_w;
-  f->coming = (factory_period){.cap_w = f->cap, .dr_end_s = NAN};
+  f->cap = f->limit = sc->cfg.power.cap_w;
+  f->coming =
+      (factory_period){.cap_w = f->cap, .dr_end_s = NAN, .target_w = NAN};
   f->cap_set = NAN;
   if (build_parts(f, err) != SIM_OK) {
     factory_destroy(f);

@@ -78,6 +78,8 @@ struct factory {
    * network fabric). */
   double p_rack_it, p_outside;
   double cap;
+  double limit; /* what the split holds the facility to: the cap, or a
+                   load target below it */
   smo_bank *smooth;  /* NULL when smoothing is off */
   double *rack_load; /* per rack: its IT at the inlet */
   double *rack_heat; /* per rack: that plus what smoothing burned */

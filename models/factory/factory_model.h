@@ -69,6 +69,7 @@ typedef struct factory_period {
   double dr_end_s; /* the end of that event; NaN: none under way */
   bool changed;   /* the fleet or the plant changed at this tick */
   bool fault_on;  /* a fault is in force */
+  double target_w; /* the grid's load target (steer.h); NaN: none */
 } factory_period;
 
 typedef struct factory_model {

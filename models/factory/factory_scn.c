@@ -326,6 +326,21 @@ static int index_groups(const factory_config *c, const char ***names,
   return SIM_OK;
 }
 
+/* Power groups name rack groups, each in one at most (steer.h). */
+static int check_power_groups(const factory_config *c, const scn_loc *loc,
+                              sim_error *err) {
+  const char **names = NULL;
+  sim_names *ix = NULL;
+  const power_config *p = &c->power;
+  int rc = index_groups(c, &names, &ix, err);
+  if (rc == SIM_OK)
+    rc = steer_check(p->groups, p->ngroups, p->load_target, p->nload_target,
+                     names, c->nracks, loc, err);
+  sim_names_destroy(ix);
+  free(names);
+  return rc;
+}
+
 /* Every rack a loop names is a rack group. */
 static int check_loop_names(const factory_config *c, const sim_names *ix,
                             const scn_loc *loc, sim_error *err) {
@@ -509,6 +524,8 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
     rc = factory__default_facility(sc, loc, err);
   if (rc == SIM_OK)
     rc = check_dr(obj, loc, err);
+  if (rc == SIM_OK)
+    rc = check_power_groups(obj, loc, err);
   if (rc == SIM_OK)
     rc = check_loops(obj, loc, err);
   if (rc == SIM_OK)

@@ -7,6 +7,10 @@
  * never free, so they are never placed. The counts let placement decide
  * from racks and domains alone, without looking at a GPU; the bits let it
  * write a domain's part a 64-GPU word at a time, O(n + domain / 64).
+ * The racks' distinct types are classes: type_free[c] counts class c's
+ * free GPUs, and the domains sit in buckets by free count per class
+ * (scheduler_fit.h), so a placement that fits a domain finds it without
+ * a scan of the racks (O(replicas x racks) for a whole fleet before).
  *
  * The queue is an array kept sorted by (priority desc, arrival asc,
  * submission asc): a submit inserts in O(queue), a pass compacts it once.
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler_fit.h"
 #include "vec.h"
 
 #define NO_RACK UINT32_MAX
@@ -47,6 +52,12 @@ struct sched {
   uint32_t *rack_free; /* free GPUs per rack */
   uint32_t *dom_first; /* rack r's domains are dom_first[r] ... */
   uint32_t *dom_free;  /* free GPUs per NVLink domain */
+  uint32_t *dom_rack;  /* NVLink domain -> its rack */
+  uint32_t *types;     /* the racks' distinct types, in order of first rack */
+  uint32_t *type_free; /* free GPUs of each of types */
+  uint32_t *rack_cls;  /* rack -> its type's place in types */
+  size_t ntypes;
+  sched_fit *fit;      /* the domains by free GPUs, a class per type */
   slot *rack_slots;    /* placement scratch, one per rack */
   slot *dom_slots;     /* placement scratch, one per domain of a rack */
   uint32_t *gang;      /* a pass's placement, up to ngpus */
@@ -104,6 +115,10 @@ static int alloc_arrays(sched *s, const sched_rack *racks) {
   s->rack_free = alloc_n(s, s->nracks, sizeof *s->rack_free);
   s->dom_first = alloc_n(s, s->nracks, sizeof *s->dom_first);
   s->dom_free = alloc_n(s, ndom, sizeof *s->dom_free);
+  s->dom_rack = alloc_n(s, ndom, sizeof *s->dom_rack);
+  s->types = alloc_n(s, s->nracks, sizeof *s->types);
+  s->type_free = alloc_n(s, s->nracks, sizeof *s->type_free);
+  s->rack_cls = alloc_n(s, s->nracks, sizeof *s->rack_cls);
   s->rack_slots = alloc_n(s, s->nracks, sizeof *s->rack_slots);
   s->dom_slots = alloc_n(s, most, sizeof *s->dom_slots);
   s->gang = alloc_n(s, s->ngpus, sizeof *s->gang);
@@ -111,7 +126,8 @@ static int alloc_arrays(sched *s, const sched_rack *racks) {
   s->run_cap = s->ngpus;
   s->run = alloc_n(s, s->run_cap, sizeof *s->run);
   bool ok = s->free_bits && s->rack_of && s->rack_free && s->dom_first &&
-            s->dom_free && s->rack_slots && s->dom_slots && s->gang && s->run;
+            s->dom_free && s->rack_slots && s->dom_slots && s->gang &&
+            s->run && s->dom_rack && s->types && s->type_free && s->rack_cls;
   return ok ? SIM_OK : SIM_ENOMEM;
 }
 
@@ -128,9 +144,35 @@ static int map_rack(sched *s, uint32_t r, uint32_t dom, sim_error *err) {
   }
   s->rack_free[r] = k->count;
   s->dom_first[r] = dom;
-  for (uint32_t d = 0; d < k->count / k->domain; d++)
+  for (uint32_t d = 0; d < k->count / k->domain; d++) {
     s->dom_free[dom + d] = k->domain;
+    s->dom_rack[dom + d] = r;
+  }
+  size_t c = 0;
+  while (c < s->ntypes && s->types[c] != k->type)
+    c++;
+  if (c == s->ntypes)
+    s->types[s->ntypes++] = k->type;
+  s->rack_cls[r] = (uint32_t)c;
+  s->type_free[c] += k->count;
   return SIM_OK;
+}
+
+/* The buckets of domains, once map_racks has counted them. */
+static int make_fit(sched *s, uint32_t ndom) {
+  uint32_t *cls = alloc_n(s, ndom, sizeof *cls);
+  uint32_t *size = alloc_n(s, ndom, sizeof *size);
+  if (cls != NULL && size != NULL)
+    for (uint32_t d = 0; d < ndom; d++) {
+      cls[d] = s->rack_cls[s->dom_rack[d]];
+      size[d] = s->racks[s->dom_rack[d]].domain;
+    }
+  if (cls != NULL && size != NULL)
+    s->fit = sched__fit_create(cls, size, s->dom_free, ndom, s->ntypes,
+                               s->alloc);
+  sim_free(s->alloc, cls);
+  sim_free(s->alloc, size);
+  return s->fit != NULL ? SIM_OK : SIM_ENOMEM;
 }
 
 static int map_racks(sched *s, sim_error *err) {
@@ -143,6 +185,9 @@ static int map_racks(sched *s, sim_error *err) {
       return rc;
     dom += s->racks[r].count / s->racks[r].domain;
   }
+  if (make_fit(s, dom) != SIM_OK)
+    return sim_error_set(err, SIM_ENOMEM,
+                         "out of memory for a scheduler of %u GPUs", s->ngpus);
   return SIM_OK;
 }
 
@@ -182,6 +227,11 @@ void sched_destroy(sched *s) {
   sim_free(a, s->rack_free);
   sim_free(a, s->dom_first);
   sim_free(a, s->dom_free);
+  sim_free(a, s->dom_rack);
+  sim_free(a, s->types);
+  sim_free(a, s->type_free);
+  sim_free(a, s->rack_cls);
+  sched__fit_destroy(s->fit);
   sim_free(a, s->rack_slots);
   sim_free(a, s->dom_slots);
   sim_free(a, s->gang);
@@ -197,11 +247,23 @@ static bool types_overlap(uint32_t a, uint32_t b) {
   return a == SCHED_ANY_TYPE || b == SCHED_ANY_TYPE || a == b;
 }
 
+/* The class of type (its place in types), SCHED_FIT_ALL for any type,
+ * or ntypes when no rack is of that type. */
+static uint32_t class_of(const sched *s, uint32_t type) {
+  if (type == SCHED_ANY_TYPE)
+    return SCHED_FIT_ALL;
+  size_t c = 0;
+  while (c < s->ntypes && s->types[c] != type)
+    c++;
+  return (uint32_t)c;
+}
+
 uint32_t sched_free_gpus(const sched *s, uint32_t type) {
-  uint32_t n = 0;
-  for (size_t r = 0; r < s->nracks; r++)
-    if (types_overlap(type, s->racks[r].type))
-      n += s->rack_free[r];
+  uint32_t c = class_of(s, type), n = 0;
+  if (c != SCHED_FIT_ALL)
+    return c < s->ntypes ? s->type_free[c] : 0;
+  for (size_t k = 0; k < s->ntypes; k++)
+    n += s->type_free[k];
   return n;
 }
 
@@ -248,8 +310,11 @@ static void take_in_domain(sched *s, uint32_t r, uint32_t d, uint32_t m,
   const sched_rack *k = &s->racks[r];
   uint32_t lo = k->first + d * k->domain;
   take_lowest(s, lo, lo + k->domain, m, out);
-  s->dom_free[s->dom_first[r] + d] -= m;
+  uint32_t dom = s->dom_first[r] + d;
+  sched__fit_move(s->fit, dom, s->dom_free[dom], s->dom_free[dom] - m);
+  s->dom_free[dom] -= m;
   s->rack_free[r] -= m;
+  s->type_free[s->rack_cls[r]] -= m;
 }
 
 /* Fullest first; equal ones by index, so the order is deterministic. */
@@ -315,26 +380,20 @@ uint32_t sched_take_rack(sched *s, uint32_t r, uint32_t *out) {
   return take_in_rack(s, r, s->rack_free[r], out);
 }
 
-/* The domain with the fewest free GPUs that still holds n, as rack and
- * domain within it; false if none does. O(domains), racks too small
- * skipped. */
+/* The domain with the fewest free GPUs that still holds n, ties to the
+ * first in rack and domain order, as rack and domain within it; false if
+ * none does. The buckets find what a scan of every rack's domains would
+ * (tests/work/test_scheduler_fit.c holds them to it). */
 static bool best_fit_domain(const sched *s, uint32_t n, uint32_t type,
                             uint32_t *rack, uint32_t *dom) {
-  uint32_t best_free = UINT32_MAX;
-  for (uint32_t r = 0; r < s->nracks; r++) {
-    const sched_rack *k = &s->racks[r];
-    if (!types_overlap(type, k->type) || k->domain < n || s->rack_free[r] < n)
-      continue;
-    for (uint32_t d = 0; d < k->count / k->domain; d++) {
-      uint32_t f = s->dom_free[s->dom_first[r] + d];
-      if (f >= n && f < best_free) {
-        best_free = f;
-        *rack = r;
-        *dom = d;
-      }
-    }
-  }
-  return best_free != UINT32_MAX;
+  uint32_t c = class_of(s, type), d;
+  if (c != SCHED_FIT_ALL && c >= s->ntypes)
+    return false;
+  if (!sched__fit_best(s->fit, n, c, &d))
+    return false;
+  *rack = s->dom_rack[d];
+  *dom = d - s->dom_first[*rack];
+  return true;
 }
 
 /* Places n GPUs (free ones of type number at least n) over the fewest
@@ -379,7 +438,10 @@ void sched_release(sched *s, const uint32_t *gpus, uint32_t n) {
     const sched_rack *k = &s->racks[r];
     s->free_bits[g / 64] |= bit;
     s->rack_free[r]++;
-    s->dom_free[s->dom_first[r] + (g - k->first) / k->domain]++;
+    s->type_free[s->rack_cls[r]]++;
+    uint32_t dom = s->dom_first[r] + (g - k->first) / k->domain;
+    sched__fit_move(s->fit, dom, s->dom_free[dom], s->dom_free[dom] + 1);
+    s->dom_free[dom]++;
   }
 }
 

@@ -79,6 +79,9 @@ static bool omitted(const scn_field *f, const void *obj) {
     return isnan(*(const double *)cat(obj, f->offset));
   if (f->type == SCN_STRING)
     return *(char *const *)cat(obj, f->offset) == NULL;
+  if ((f->flags & SCN_OMIT_EMPTY) &&
+      (f->type == SCN_LIST || f->type == SCN_STRINGS))
+    return *(const size_t *)cat(obj, f->count_offset) == 0;
   return false;
 }
 

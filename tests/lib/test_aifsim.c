@@ -1,7 +1,8 @@
 /* test_aifsim.c - libaifsim (include/aifsim.h) as a client sees it:
  * stepping, the power and the cap read between steps, a cap set between
- * them held from the next tick on, the books closed, and misuse refused
- * with a code and a message, never an exit. */
+ * them held from the next tick on, power groups and a load target set
+ * the same way, the books closed, and misuse refused with a code and a
+ * message, never an exit. */
 #include "test_util.h"
 
 #include <aifsim.h>
@@ -209,6 +210,167 @@ static void bad_scenarios(void **state) {
   aifsim_close(a);
 }
 
+/* Quickstart for 10 minutes with two power groups. */
+static aifsim *open_groups(void) {
+  const char *const sets[] = {
+      "duration=10min", "power.policy=priority",
+      "power.groups=[{name: liquid, racks: [nvl72], priority: 1}, "
+      "{name: air, racks: [hgx-h100]}]"};
+  aifsim *a = NULL;
+  if (aifsim_open(QUICKSTART, sets, 3, NULL, &a) != AIFSIM_OK)
+    fail_msg("aifsim_open: %s", aifsim_errmsg(a));
+  return a;
+}
+
+/* Power groups from the API: read between steps, a group's cap and
+ * lending set, held from the next tick on; NaN gives the scenario's
+ * back. */
+static void groups_from_the_api(void **state) {
+  (void)state;
+  aifsim *a = open_groups();
+  assert_int_equal(aifsim_npower_groups(a), 2);
+  assert_string_equal(aifsim_power_group_name(a, 0), "liquid");
+  assert_null(aifsim_power_group_name(a, 2));
+  assert_int_equal(aifsim_step(a, 60), AIFSIM_OK);
+  aifsim_power_group g[2];
+  for (size_t p = 0; p < 2; p++) {
+    assert_int_equal(aifsim_power_group_now(a, p, &g[p]), AIFSIM_OK);
+    assert_true(isnan(g[p].cap_w));
+    assert_true(g[p].gpu_w <= g[p].budget_w * (1 + 1e-12));
+  }
+  assert_true(g[0].budget_w + g[1].budget_w <=
+              (g[0].own_w + g[1].own_w) * (1 + 1e-12));
+  double cap = 0.5 * g[0].own_w;
+  assert_int_equal(aifsim_set_group_cap(a, 0, cap), AIFSIM_OK);
+  assert_int_equal(aifsim_set_group_lending(a, 0, 0, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_power_group_now(a, 0, &g[0]), AIFSIM_OK);
+  assert_close(g[0].cap_w, cap, 0, 0);
+  assert_close(g[0].budget_w, cap, 1e-12, 0);
+  assert_true(g[0].gpu_w <= cap * (1 + 1e-12));
+  assert_int_equal(aifsim_set_group_cap(a, 0, NAN), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_power_group_now(a, 0, &g[0]), AIFSIM_OK);
+  assert_true(isnan(g[0].cap_w));
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  aifsim_close(a);
+}
+
+/* A group out of range, a cap not above 0, NULL, a finished run. */
+static void groups_misuse_is_refused(void **state) {
+  (void)state;
+  aifsim *a = open_groups();
+  aifsim_power_group g[1];
+  assert_int_equal(aifsim_set_group_cap(a, 2, 1e3), AIFSIM_EINVAL);
+  assert_non_null(strstr(aifsim_errmsg(a), "no power group 2"));
+  assert_int_equal(aifsim_set_group_cap(a, 0, 0), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_set_group_cap(a, 0, -1), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_set_group_lending(a, 5, 1, 1), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_power_group_now(a, 2, &g[0]), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_power_group_now(a, 0, NULL), AIFSIM_EINVAL);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  assert_int_equal(aifsim_set_group_cap(a, 0, 1e3), AIFSIM_EINVAL);
+  aifsim_close(a);
+  assert_int_equal(aifsim_npower_groups(NULL), 0);
+}
+
+/* A load target set between steps holds the facility under it from the
+ * next tick on, booked apart from the cap; INFINITY ends it. */
+static void load_target_from_the_api(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  assert_true(isnan(aifsim_load_target(a)));
+  assert_int_equal(aifsim_step(a, 60), AIFSIM_OK);
+  aifsim_power p;
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  double target = 0.9 * p.facility_w, cap = p.cap_w;
+  assert_int_equal(aifsim_set_load_target(a, target), AIFSIM_OK);
+  assert_true(isnan(aifsim_load_target(a))); /* not yet */
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_close(aifsim_load_target(a), target, 0, 0);
+  assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+  assert_true(p.facility_w <= target);
+  assert_close(p.cap_w, cap, 0, 0); /* the cap stays the cap */
+  assert_int_equal(aifsim_set_load_target(a, INFINITY), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+  assert_true(isnan(aifsim_load_target(a)));
+  assert_int_equal(aifsim_set_load_target(a, 0), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_set_load_target(a, -5), AIFSIM_ERANGE);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  double v;
+  assert_int_equal(aifsim_summary(a, "load_target_s", &v), AIFSIM_OK);
+  assert_close(v, aifsim_period(a), 0, 0);
+  assert_int_equal(aifsim_summary(a, "cap_violation_s", &v), AIFSIM_OK);
+  assert_close(v, 0, 0, 0);
+  assert_int_equal(aifsim_set_load_target(a, 1e6), AIFSIM_EINVAL);
+  aifsim_close(a);
+  assert_true(isnan(aifsim_load_target(NULL)));
+}
+
+/* Client policies: every unit at its minimum (counting its calls), one
+ * that fails, one out of range. */
+static int at_minimum(void *ctx, const aifsim_unit *u, size_t n,
+                      double budget_w, double *cap) {
+  double total = 0;
+  for (size_t k = 0; k < n; k++)
+    total += u[k].n * (cap[k] = u[k].lo);
+  assert_true(total <= budget_w);
+  ++*(int *)ctx;
+  return 0;
+}
+
+static int refuses(void *ctx, const aifsim_unit *u, size_t n, double budget_w,
+                   double *cap) {
+  (void)ctx, (void)u, (void)n, (void)budget_w, (void)cap;
+  return 7;
+}
+
+static int over_range(void *ctx, const aifsim_unit *u, size_t n,
+                      double budget_w, double *cap) {
+  (void)ctx, (void)budget_w;
+  for (size_t k = 0; k < n; k++)
+    cap[k] = u[k].hi + 1;
+  return 0;
+}
+
+/* A policy set between steps shares the budget from the next tick on;
+ * what it does wrong stops the run with a code and a message. */
+static void policy_from_the_client(void **state) {
+  (void)state;
+  aifsim *a = open_short();
+  aifsim_power before, after;
+  assert_int_equal(aifsim_step(a, 30), AIFSIM_OK);
+  assert_int_equal(aifsim_power_now(a, &before), AIFSIM_OK);
+  int calls = 0;
+  assert_int_equal(aifsim_set_policy(a, at_minimum, &calls), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_OK);
+  assert_true(calls >= 2); /* a call per rack group and tick */
+  assert_int_equal(aifsim_power_now(a, &after), AIFSIM_OK);
+  assert_true(after.gpu_w < before.gpu_w);
+  assert_int_equal(aifsim_set_policy(a, NULL, NULL), AIFSIM_OK);
+  int seen = calls;
+  assert_int_equal(aifsim_step(a, 2), AIFSIM_OK);
+  assert_int_equal(calls, seen);
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  assert_int_equal(aifsim_set_policy(a, at_minimum, &calls), AIFSIM_EINVAL);
+  aifsim_close(a);
+  static const struct {
+    aifsim_policy_fn fn;
+    int code;
+    const char *msg;
+  } bad[] = {{refuses, AIFSIM_ECANCELED, "returned 7"},
+             {over_range, AIFSIM_ERANGE, "outside its range"}};
+  for (size_t i = 0; i < N_OF(bad); i++) {
+    a = open_short();
+    assert_int_equal(aifsim_set_policy(a, bad[i].fn, NULL), AIFSIM_OK);
+    assert_int_equal(aifsim_step(a, 1), bad[i].code);
+    assert_non_null(strstr(aifsim_errmsg(a), bad[i].msg));
+    assert_int_equal(aifsim_step(a, 1), AIFSIM_EINVAL);
+    aifsim_close(a);
+  }
+  assert_int_equal(aifsim_set_policy(NULL, NULL, NULL), AIFSIM_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steps_by_periods),
@@ -218,6 +380,10 @@ int main(void) {
       cmocka_unit_test(stepped_file_is_the_runs),
       cmocka_unit_test(misuse_is_refused),
       cmocka_unit_test(bad_scenarios),
+      cmocka_unit_test(groups_from_the_api),
+      cmocka_unit_test(groups_misuse_is_refused),
+      cmocka_unit_test(load_target_from_the_api),
+      cmocka_unit_test(policy_from_the_client),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,3 +118,74 @@ def test_example_drives_a_cap(lib, tmp_path):
     run = aifsim.open_run(tmp_path / "capped.h5")
     cap = run.facility["cap_w"]     # at each sample's end
     assert cap.min() < cap.max()
+
+
+GROUPS = dict(SHORT, **{
+    "power.policy": "priority",
+    "power.groups": "[{name: liquid, racks: [nvl72], priority: 1}, "
+                    "{name: air, racks: [hgx-h100]}]"})
+
+
+def test_power_groups_from_python(lib):
+    with Factory("quickstart", set=GROUPS, lib=lib) as f:
+        assert f.power_groups == ["liquid", "air"]
+        f.step(60)
+        obs = f.observe()
+        assert obs["power_group_budget_w"].shape == (2,)
+        assert np.all(np.isnan(obs["power_group_cap_w"]))
+        assert np.all(obs["power_group_gpu_power_w"]
+                      <= obs["power_group_budget_w"] * (1 + 1e-12))
+        assert (obs["power_group_budget_w"].sum()
+                <= obs["power_group_own_w"].sum() * (1 + 1e-12))
+        cap = 0.5 * f.power_group("liquid")["own_w"]
+        f.set_group_cap("liquid", cap)
+        f.set_group_lending("liquid", borrow=False)
+        f.step()
+        g = f.power_group(0)
+        assert g["cap_w"] == cap and np.isclose(g["budget_w"], cap,
+                                                rtol=1e-12)
+        assert g["gpu_w"] <= cap * (1 + 1e-12)
+        f.set_group_cap("liquid", None)      # the scenario's: none
+        f.step()
+        assert math.isnan(f.power_group("liquid")["cap_w"])
+        with pytest.raises(aifsim.SimulationError, match="no power group"):
+            f.set_group_cap("gpu", 1e3)
+        with pytest.raises(aifsim.SimulationError, match="above 0"):
+            f.set_group_cap("air", 0)
+        f.finish()
+        assert f.summary("power_group_borrowed_mwh") >= 0
+
+
+def test_load_target_from_python(lib):
+    with Factory("quickstart", set=SHORT, lib=lib) as f:
+        assert math.isnan(f.load_target) and f.power_groups == []
+        f.step(60)
+        target = 0.9 * f.power
+        f.load_target = target
+        for _ in range(30):
+            f.step()
+            assert f.load_target == target and f.power <= target
+        f.load_target = math.inf             # none
+        f.step()
+        assert math.isnan(f.observe()["load_target_w"])
+        with pytest.raises(aifsim.SimulationError, match="above 0"):
+            f.load_target = -1
+        f.finish()
+        assert f.summary("load_target_s") == 30
+        assert f.summary("load_target_over_s") == 0
+        assert f.summary("cap_violation_s") == 0
+
+
+def test_example_follows_a_load_target(lib, tmp_path):
+    proc = subprocess.run(
+        ["/usr/bin/python3", str(SRC / "examples" / "load_target_from_csv.py"),
+         "--duration", "1h", "-o", str(tmp_path / "target.h5")],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    short = [float(x.split("mean shortfall ")[1].split(" kW")[0])
+             for x in lines]
+    assert len(short) == 2 and 0 <= short[1] < short[0]
+    assert all("cap violation 0 s" in x for x in lines)
+    run = aifsim.open_run(tmp_path / "target.h5")
+    assert run.summary["load_target_s"] > 0

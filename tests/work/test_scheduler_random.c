@@ -85,16 +85,19 @@ static uint32_t fewest_racks(const layout *l, const uint32_t *rack_free,
   return n == 0 ? racks : UINT32_MAX;
 }
 
-/* The fewest free GPUs of a domain of type that holds n; 0 if none. */
+/* The fewest free GPUs of a domain of type that holds n, 0 if none, and
+ * the first such domain (racks and their domains in order) in at. */
 static uint32_t best_domain_free(const layout *l, const uint32_t *dom_free,
-                                 uint32_t n, uint32_t type) {
+                                 uint32_t n, uint32_t type, size_t *at) {
   uint32_t best = 0;
   size_t d = 0;
   for (size_t r = 0; r < l->n; r++)
     for (uint32_t i = 0; i < l->racks[r].count / l->racks[r].domain; i++) {
       bool ok = type == ANY || l->racks[r].type == type;
-      if (ok && dom_free[d] >= n && (best == 0 || dom_free[d] < best))
+      if (ok && dom_free[d] >= n && (best == 0 || dom_free[d] < best)) {
         best = dom_free[d];
+        *at = d;
+      }
       d++;
     }
   return best;
@@ -121,7 +124,8 @@ static void check_one_place(sched *s, const layout *l, uint32_t *owner,
                             uint32_t n, uint32_t type, uint32_t id) {
   uint32_t rack_free[16], dom_free[64], out[400];
   count_free(l, owner, rack_free, dom_free);
-  uint32_t domain_fit = best_domain_free(l, dom_free, n, type);
+  size_t fit_at = 0;
+  uint32_t domain_fit = best_domain_free(l, dom_free, n, type, &fit_at);
   uint32_t racks = fewest_racks(l, rack_free, n, type);
   uint32_t avail = sched_free_gpus(s, type);
   if (!sched_place(s, n, type, out)) {
@@ -137,7 +141,7 @@ static void check_one_place(sched *s, const layout *l, uint32_t *owner,
   }
   if (domain_fit == 0)
     return;
-  /* All in one domain, which had domain_fit free. */
+  /* All in one domain: the first of those with the fewest free. */
   uint32_t after[16], dom_after[64];
   count_free(l, owner, after, dom_after);
   size_t d = 0, hit = 0;
@@ -145,6 +149,7 @@ static void check_one_place(sched *s, const layout *l, uint32_t *owner,
     hit = dom_after[d] + n == dom_free[d] ? d + 1 : 0;
   assert_true(hit > 0);
   assert_int_equal(dom_free[hit - 1], domain_fit);
+  assert_int_equal(hit - 1, fit_at);
 }
 
 /* Frees every GPU of gang id. */

@@ -1,0 +1,87 @@
+"""A run under a power policy written in Python: the policy hook.
+
+    PYTHONPATH=analysis /usr/bin/python3 -m aifsim.hook \\
+        scenarios/powercap-policies.yaml --policy aifsim.policies:priority \\
+        --set duration=1h -o out/py-priority.h5
+
+runs the scenario through libaifsim as ``aifsim run`` does, with the
+callable named by ``--policy module:function`` (aifsim.policies documents
+what it is given and returns) sharing every rack group's GPU budget in
+place of the scenario's power.policy, and writes the same file
+``aifsim run`` writes. The module is imported as Python imports any
+(PYTHONPATH, or a file path ``path/to/mine.py:function``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from .errors import SimulationError
+from .factory import Factory
+
+
+def load_policy(spec):
+    """The callable that `module:function` (or `file.py:function`)
+    names."""
+    module, sep, name = spec.rpartition(":")
+    if not sep or not module or not name:
+        raise SimulationError("--policy %r: give it as module:function" % spec)
+    if module.endswith(".py"):
+        loaded = importlib.util.spec_from_file_location(Path(module).stem,
+                                                        module)
+        if loaded is None:
+            raise SimulationError("--policy %r: cannot load %s" % (spec, module))
+        mod = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(module)
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        raise SimulationError("--policy %r: %s has no function %r"
+                              % (spec, module, name))
+    return fn
+
+
+def run(scenario, policy, set=None, seed=None, out=None, lib=None):
+    """Runs `scenario` to its end under `policy` (a callable, or a
+    "module:function" string); returns the finished Factory (close it)."""
+    fn = load_policy(policy) if isinstance(policy, str) else policy
+    f = Factory(scenario, set=set, seed=seed, out=out, lib=lib, policy=fn)
+    try:
+        f.finish()
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m aifsim.hook",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("scenario")
+    ap.add_argument("--policy", required=True, help="module:function")
+    ap.add_argument("--set", action="append", default=[],
+                    metavar="KEY=VALUE")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("-o", "--out")
+    args = ap.parse_args(argv)
+    sets = dict(kv.split("=", 1) for kv in args.set)
+    try:
+        f = run(args.scenario, args.policy, set=sets, seed=args.seed,
+                out=args.out)
+    except SimulationError as e:
+        print("aifsim: %s" % e, file=sys.stderr)
+        return 2
+    print("energy %.4f MWh, cap violation %.0f s%s"
+          % (f.summary("energy_mwh"), f.summary("cap_violation_s"),
+             ", output %s" % args.out if args.out else ""))
+    f.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
