@@ -240,12 +240,13 @@ static void predict_budgets(control *c, const control_view *v) {
  * known. */
 static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
                             double thermal_w) {
-  /* The policies see P = idle + span a phi^gamma. The busy floor stays
-   * with idle; the memory power counts with the SM part as following the
-   * clock: below the memory knee it falls with it, and a policy that took
-   * it as fixed would never cap decode below it. */
-  double fixed = gpu_load_power(g, 1, (gpu_load){0, 0, l.busy});
-  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = gpu_sm_span(g);
+  /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
+   * busy floor follows the clock with the SM part (gpu.h); the memory
+   * power counts with them: below the memory knee it falls with the
+   * clock, and a policy that took it as fixed would never cap decode
+   * below it. */
+  double fixed = g->idle_w;
+  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
   return (power_unit){.n = 0,
                       .lo = g->cap_min_w,
                       .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),

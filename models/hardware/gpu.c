@@ -580,16 +580,24 @@ static gpu_load clamp_load(gpu_load l) {
                     clamp(l.busy, 0, 1)};
 }
 
-/* The part of P that does not follow the SM clock, at memory speed sm_mem. */
+/* The part of P that does not follow the SM clock, at memory speed s_mem:
+ * idle and the HBM's energy per byte (the memory clock holds). */
 static double fixed_part(const gpu_spec *g, gpu_load l, double s_mem) {
-  return g->idle_w + g->busy_w * l.busy + g->mem_w * l.mem * s_mem;
+  return g->idle_w + g->mem_w * l.mem * s_mem;
+}
+
+/* The core domain's power at full clock, W: the busy floor (clock tree,
+ * L2, crossbar, the SMs' issue, whatever the kernel) and the SM part;
+ * both scale as V^2 f, d(phi) (gpu.h). */
+static double clocked_part(const gpu_spec *g, gpu_load l) {
+  return g->busy_w * l.busy + gpu_sm_span(g) * l.sm;
 }
 
 double gpu_load_power(const gpu_spec *g, double phi, gpu_load l) {
   l = clamp_load(l);
   phi = clamp(phi, gpu_phi_min(g), 1);
   return fixed_part(g, l, gpu_speed_memory(g, phi)) +
-         gpu_sm_span(g) * l.sm * gpu_dynamic_fraction(g, phi);
+         clocked_part(g, l) * gpu_dynamic_fraction(g, phi);
 }
 
 double gpu_load_share(const gpu_spec *g, gpu_load l) {
@@ -639,12 +647,11 @@ static double solve_cap(const cap_problem *p, double lo, double hi) {
   return phi;
 }
 
-/* Above the knee only the SM part follows the clock: for the power law
- * the cap gives the clock in closed form. */
+/* Above the knee only the core domain follows the clock: for the power
+ * law the cap gives the clock in closed form. */
 static double solve_above_knee(const cap_problem *p, double lo) {
   const gpu_spec *g = p->g;
-  double sm = gpu_sm_span(g) * p->l.sm;
-  double target = (p->cap_w - fixed_part(g, p->l, 1)) / sm;
+  double target = (p->cap_w - fixed_part(g, p->l, 1)) / clocked_part(g, p->l);
   if (g->interp == NULL)
     return clamp(pow(target, 1 / g->gamma), lo, 1);
   return solve_cap(p, lo, 1);

@@ -6,25 +6,30 @@
  * share of the datasheet bandwidth, and the share of time busy that any
  * kernel runs:
  *
- *   P(phi, L) = P_idle + P_busy busy + P_mem mem s_m(phi)
- *             + (P_tdp - P_idle - P_busy) sm d(phi)
+ *   P(phi, L) = P_idle + P_mem mem s_m(phi)
+ *             + (P_busy busy + (P_tdp - P_idle - P_busy) sm) d(phi)
  *
- * phi = f / f_max is the normalised SM clock. P_busy is the floor a busy
- * GPU draws beyond its idle reading whatever it does (uncore, L2 and the
- * HBM interface awake); P_mem the power of moving the datasheet bandwidth
- * (HBM, the on-chip path to the SMs and the SMs' load issue), a fixed
- * energy per byte; the SM part is what is left to the TDP, so a
- * compute-bound kernel at full clock draws exactly the TDP. The HBM clock
- * does not follow the SM clock (Chips and Cheese, "Nvidia's H100: Funny
- * L2, and Tons of Bandwidth", 2023: "Memory Clock ... does not change
- * under load"), so memory power and memory-bound speed hold as the SM
- * clock falls, until the SMs can no longer issue the traffic: below the
- * knee phi_k both fall as phi / phi_k (s_m). d(phi) = phi^gamma (P ~ f
- * V^2, V rising with f) or, when the type has a measured curve, the
- * monotone interpolation of that table. Under a power cap C the clock is
- * the largest phi in [phi_min, 1] with P(phi, L) <= C: closed form above
- * the knee for the power law, a GSL root finder otherwise. Compute-bound
- * work runs at speed phi, memory-bound work at s_m(phi).
+ * phi = f / f_max is the normalised SM clock. The split is a DVFS power
+ * model's: a memory domain and a core domain, each with a part that does
+ * not depend on the work and one that does (Guerreiro et al., "GPGPU
+ * Power Modeling for Multi-Domain Voltage-Frequency Scaling", HPCA 2018).
+ * P_mem is the power of moving the datasheet bandwidth through the HBM
+ * and its interface, a fixed energy per byte (the catalog's pj_per_byte,
+ * the published HBM figure). P_busy is what the core draws while a kernel
+ * runs, whatever it does (clock tree, L2, crossbar, the SMs' issue); it
+ * and the SM part, what is left to the TDP (a compute-bound kernel at
+ * full clock draws exactly the TDP), sit on the core's voltage and clock
+ * and follow d(phi). The HBM clock does not follow the SM clock (Chips
+ * and Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth", 2023:
+ * "Memory Clock ... does not change under load"), so memory power and
+ * memory-bound speed hold as the SM clock falls, until the SMs can no
+ * longer issue the traffic: below the knee phi_k both fall as phi / phi_k
+ * (s_m). d(phi) = phi^gamma (P ~ f V^2, V rising with f) or, when the
+ * type has a measured curve, the monotone interpolation of that table.
+ * Under a power cap C the clock is the largest phi in [phi_min, 1] with
+ * P(phi, L) <= C: closed form above the knee for the power law, a GSL
+ * root finder otherwise. Compute-bound work runs at speed phi,
+ * memory-bound work at s_m(phi).
  *
  * A load is what the work would put on the GPU at full clock; the power
  * at a lower clock follows from it (the work's own slowdown is second
@@ -82,7 +87,7 @@ typedef struct gpu_spec {
   bool fp16_headline_sparse;
   double gamma;  /* d(phi) = phi^gamma when there is no curve */
   double knee;   /* memory-bound speed and power fall below this phi */
-  double busy_w; /* P_busy: floor above idle while busy; derived if absent */
+  double busy_w; /* P_busy: core floor while busy (at d(phi)); derived too */
   double mem_w;  /* P_mem: power at the datasheet bandwidth; derived too */
   gpu_curve_point *curve;
   size_t ncurve;

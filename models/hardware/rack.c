@@ -360,8 +360,8 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   double gsum = 0, asum = 0;
   uint32_t held = 0;
   for (uint32_t i = first; i < end; i++) {
-    double base = idle + pb * busy[i], m = pm * mem[i], s = ps * act[i];
-    double full = base + m + s, floor = base + m * smin + s * dmin;
+    double m = pm * mem[i], s = pb * busy[i] + ps * act[i];
+    double full = idle + m + s, floor = idle + m * smin + s * dmin;
     double c = rack_cap_min(cap[i], tcap);
     double capped = c > floor ? c : floor;
     double p = full <= c ? full : capped;

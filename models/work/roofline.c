@@ -219,7 +219,8 @@ static void step_parts(const rl_replica *r, double requests, double context,
 static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   double bw = r->tp * r->gpu->bandwidth_bps;
   double sm = (s->t_comp + r->cfg.act_fixed * s->t_fixed) / s->t;
-  return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), 1};
+  double busy = 1 - (1 - r->cfg.act_fixed) * s->t_fixed / s->t;
+  return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
 }
 
 void rl_decode_step(const rl_replica *r, double batch, double context,

@@ -40,9 +40,8 @@
  * step, the same on H100 and B200, and a cost per MoE layer that more
  * GPUs do not shrink. Both are the serving engine's (llm_engine, from
  * scenarios/catalog/engines.yaml), fitted by tools/calibrate.py on the
- * H100 runs alone, the B200 runs held out. The GPU draws power through it as
- * through a memory-bound stretch (measured power does not fall as the fixed
- * share grows): it counts at activity a_mem below.
+ * H100 runs alone, the B200 runs held out. Through it the GPU's kernels
+ * run for the share a_fixed of the time (the load below).
  *
  * with BW the HBM bandwidth, F(p) the dense peak at the weights' compute
  * precision, s_mem = gpu_speed_memory (phi^beta, beta = 0 in the catalog:
@@ -85,16 +84,23 @@
  *
  *   sm   = (t_gemm + t_attn + a_fixed t_fixed) / t
  *   mem  = bytes / tp / (BW t)
- *   busy = 1
+ *   busy = 1 - (1 - a_fixed) t_fixed / t
  *
  * the tensor pipes busy for the kernels' compute time, the SMs at a_fixed
  * through the fixed costs (the engine's small kernels: sampling,
  * attention metadata, the MoE router and sort), nothing of note while
- * waiting on an all-reduce, and the HBM carrying the step's bytes. The
- * fixed costs do not scale with the clock. The power follows what the
- * step does, not two fixed activity levels: a memory-bound step at small
- * batch draws the memory power of its bandwidth, a large batch adds the
- * SMs'. Tokens per joule of a decode step = B / (t_step x tp x P). */
+ * waiting on an all-reduce, and the HBM carrying the step's bytes. A
+ * kernel runs (busy, the core's floor drawn: gpu.h) through the whole
+ * step but the fixed costs' idle share: the host's scheduling between
+ * steps and the gaps between many small launches leave the GPU waiting.
+ * Drawing the floor through them too made the ML.ENERGY fit put the
+ * power of eight-GPU MoE runs, which spend most of their modelled step
+ * there at 250-390 W, on the bytes instead (docs/MODELS.md, "Why not 130
+ * pJ a byte"). The fixed costs do not scale with the clock. The power
+ * follows what the step does, not two fixed activity levels: a
+ * memory-bound step at small batch draws the core's floor and the memory
+ * power of its bandwidth, a large batch adds the SMs'. Tokens per joule
+ * of a decode step = B / (t_step x tp x P). */
 #ifndef MODELS_ROOFLINE_H
 #define MODELS_ROOFLINE_H
 

@@ -137,12 +137,13 @@ static void speeds(void **state) {
   assert_close(gpu_speed_memory(g, 0.25), 0.5, 1e-15, 0);
 }
 
-/* The three parts of gpu.h: a load that only moves memory draws idle,
- * the busy floor and its memory power whatever the SM clock above the
- * knee, and half of that memory power at half the knee; a load that only
- * computes draws the TDP at full clock; under a cap the memory part
- * holds while the SM clock gives way, so a memory-bound load's clock
- * stays above the knee until the cap reaches its memory power. */
+/* The parts of gpu.h: a load that only moves memory draws idle, its
+ * memory power whatever the SM clock above the knee and half of it at
+ * half the knee, and the busy floor at d(phi) (the core domain's V^2 f);
+ * a load that only computes draws the TDP at full clock; under a cap the
+ * memory part holds while the core clock gives way, so a memory-bound
+ * load's clock stays above the knee until the cap reaches its memory
+ * power and what the core draws at the knee. */
 static void power_follows_the_load(void **state) {
   (void)state;
   for (size_t k = 0; k < catalog.n; k++) {
@@ -150,9 +151,12 @@ static void power_follows_the_load(void **state) {
     gpu_load mem = {0, 1, 1}, comp = {1, 0, 1}, decode = {0.2, 0.7, 1};
     double pm = g->idle_w + g->busy_w + g->mem_w;
     assert_close(gpu_load_power(g, 1, mem), pm, 1e-12, 0);
-    assert_close(gpu_load_power(g, g->knee, mem), pm, 1e-12, 0);
-    assert_close(gpu_load_power(g, g->knee / 2, mem), pm - g->mem_w / 2, 1e-12,
-                 0);
+    double d = gpu_dynamic_fraction(g, g->knee);
+    assert_close(gpu_load_power(g, g->knee, mem),
+                 g->idle_w + g->busy_w * d + g->mem_w, 1e-12, 0);
+    d = gpu_dynamic_fraction(g, g->knee / 2);
+    assert_close(gpu_load_power(g, g->knee / 2, mem),
+                 g->idle_w + g->busy_w * d + g->mem_w / 2, 1e-12, 0);
     assert_close(gpu_load_power(g, 1, comp), g->tdp_w, 1e-12, 0);
     assert_close(gpu_sm_span(g), g->tdp_w - g->idle_w - g->busy_w, 0, 0);
     double full = gpu_load_power(g, 1, decode);

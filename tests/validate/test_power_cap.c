@@ -14,12 +14,12 @@
  * a raw trace (data/SOURCES.md says so). Bands, chosen before the model
  * was run: +-15% on the prefill slowdown, +-10% on the decode step.
  *
- * KNOWN GAP, shown failing and not asserted: the prefill slows 1.07x, not
+ * KNOWN GAP, shown failing and not asserted: the prefill slows 1.09x, not
  * 1.30x. At tp 8 the prompt's all-reduces leave the SMs busy 3/4 of the
- * prefill, so it asks about 550 W at full clock and 490 W costs it 9% of
+ * prefill, so it asks about 550 W at full clock and 490 W costs it 11% of
  * its clock under phi^2.5 (Hopper has no measured cap-to-clock curve:
  * docs/MODELS.md); a GPU at its 700 W would lose 16%. The decode half
- * holds: a memory-bound step at 400 W does not feel a 490 W limit.
+ * holds: a memory-bound step at 460 W does not feel a 490 W limit.
  *
  * The 8B service at 200 W: one H100 serving Llama-3.1-8B at ML.ENERGY's
  * lm-arena-chat lengths (serve_run.h: saturated, the batch formed by the
@@ -40,12 +40,17 @@
  * context; its decode power must lie in the published range, and at a
  * 300 W limit (the highest draw measured, so a limit the measured decode
  * never met) it must keep its speed. Nothing was fitted to this paper;
- * the GPU power model's pj_per_byte and busy_share are fitted on the
- * ML.ENERGY H100 runs (make calibrate), which include prefill and are
- * taken at 486-690 W for this model (data/gpu_power/). KNOWN GAP, shown
- * failing and not asserted: the model draws about twice the measured
- * power, its memory traffic at 130 pJ/B (fitted) over the H200's
- * 4.8 TB/s alone exceeding 300 W.
+ * the GPU power model's busy_share is fitted on the ML.ENERGY H100 runs
+ * (make calibrate) and its pj_per_byte is the published HBM figure. The
+ * cap rows hold (asserted): the core's busy floor follows the clock, so a
+ * 300 W limit lowers the SM clock and the memory-bound decode keeps its
+ * speed above the memory knee. KNOWN GAP, shown failing and not asserted:
+ * the decode power, about 500-530 W, 1.7-1.8x the top of the measured
+ * range. The ML.ENERGY H100 runs, the same GH100 die at 3.35 TB/s, draw
+ * 430-490 W for this model at batch 8 and 490-690 W at batch 16-256
+ * (data/gpu_power/), so no model fitted to them can put the H200's
+ * decode under 300 W; the abstract's runs (models, batches, serving
+ * stack) are not known here.
  *
  * B200 decode under a cap: Kim et al., "Phase-Decoupled, Model-Calibrated
  * Power Control for Disaggregated LLM Serving", arXiv:2609.11133 (2026):
@@ -65,7 +70,14 @@
  * catalogued), the KV cache at 16 bits (the paper does not say). Bands
  * chosen before the model was run: +-15% on the power, "flat" read as at
  * least 0.90 kept, +-15% on the share kept at 350 W. Nothing was fitted
- * to this paper. */
+ * to this paper. The power and the 430 W row hold (the latter asserted).
+ * KNOWN GAP, shown failing and not asserted: at 350 W the model keeps
+ * all of its speed where the measurement loses 36%. Most of this step is
+ * the engine's fixed MoE-layer cost (94 layers at vllm's fitted
+ * moe_layer_overhead), which the model keeps off the clock
+ * (models/work/roofline.h), so only a clock below the memory knee would
+ * slow it; the measured loss says some of that cost runs on the SMs and
+ * slows with them. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -154,7 +166,7 @@ static void h200_decode_row(double b) {
                "nothing was fitted to this paper: no cap triggers at or above "
                "the highest decode draw measured",
                VALIDATE_SERVING, fig, ma_illusion, cond, "x uncapped", 1, kept,
-               0.97, 1.0, ">= 0.97 (KNOWN GAP, the test's header)");
+               0.97, 1.0, ">= 0.97");
 }
 
 static void h200_decode_does_not_meet_the_cap(void **state) {
@@ -164,6 +176,10 @@ static void h200_decode_does_not_meet_the_cap(void **state) {
   double kept, p1 = h200_decode(1, 700, &kept),
                p64 = h200_decode(64, 700, &kept);
   assert_true(p64 > p1); /* more sequences, more SM work: the direction */
+  h200_decode(1, 300, &kept);
+  assert_true(kept >= 0.97);
+  h200_decode(64, 300, &kept);
+  assert_true(kept >= 0.97);
 }
 
 static const char kim_pd[] =
@@ -207,6 +223,7 @@ static void b200_decode_under_a_cap(void **state) {
                    "B200 decode at a 350 W limit: tokens/s kept (figure 3)",
                    kim_pd, kim_cond, "x uncapped", 0.64, k350, 0.15);
   assert_true(k350 <= k430 && k430 <= 1);
+  assert_true(k430 >= 0.90);
 }
 
 static serve_result serve_8b(double limit_w) {

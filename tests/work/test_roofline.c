@@ -343,7 +343,8 @@ static const sanity_row sanity[] = {
 /* A decode step of batch b adds up: per kernel class, the GEMMs against
  * the weights, attention against the KV cache, then the all-reduces and
  * the fixed costs; its load has the SMs busy for the compute time and the
- * fixed costs' share, the HBM carrying the step's bytes, busy throughout. */
+ * fixed costs' share, the HBM carrying the step's bytes, the core busy
+ * but for the idle share of the fixed costs. */
 static void step_adds_up(const rl_replica *r, double b, const rl_step *s) {
   assert_close(s->t_mem, s->t_weights + s->t_kv, 1e-12, 0);
   assert_close(s->t_comp, s->t_gemm + s->t_attn, 1e-12, 0);
@@ -364,7 +365,9 @@ static void step_adds_up(const rl_replica *r, double b, const rl_step *s) {
                fmin(1, s->bytes / (r->tp * r->gpu->bandwidth_bps * s->t)),
                1e-12, 0);
   assert_true(s->load.mem <= r->cfg.eff_bw + 1e-12);
-  assert_close(s->load.busy, 1, 0, 0);
+  assert_close(s->load.busy, 1 - (1 - r->cfg.act_fixed) * s->t_fixed / s->t,
+               1e-12, 0);
+  assert_true(s->load.busy >= s->load.sm - 1e-12 && s->load.busy <= 1);
 }
 
 static void sanity_case(void **state) {
