@@ -236,7 +236,8 @@ static int fabric_metrics(const factory *f, const void *self, tel_sink *sink,
                       (double)b->size.switches, (double)b->size.transceivers};
   int rc = SIM_OK;
   for (size_t i = 0; i < sizeof v / sizeof v[0] && rc == SIM_OK; i++)
-    rc = factory__put_metric(sink, &fabric_metric_rows[i], v[i], absent, size);
+    rc = factory__put_metric(sink, &fabric_metric_rows[i], v[i], NULL, absent,
+                             size);
   return rc;
 }
 

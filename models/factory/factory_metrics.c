@@ -18,31 +18,14 @@ typedef struct metric {
   double value;
 } metric;
 
-/* Why a metric can be undefined, by the start of its key. */
-static const struct metric_reason {
-  const char *prefix, *why;
-} reasons[] = {
-    {"cost", "no price signal or tariff"},
-    {"co2_t", "no carbon signal"},
-    {"carbon_g_per_kwh", "no carbon signal"},
-    {"training_co2_kg", "no carbon signal"},
-    {"jct_mean_s", "no job finished"},
-    {"dr_slo_attainment", "no demand-response event with requests"},
-    {"slo_attainment", "no requests"},
-    {"tokens_per_joule", "no tokens served"},
-    {"mean_pue", "no IT energy"},
-    {"itue", "no IT energy"},
-    {"tue", "no IT energy"},
-    {"max_ramp_1", "the run is shorter than two of the ramp's windows"},
-    {"band_share", "no power-quality window, or no swing in it"},
-};
-
-/* Appends "key: why" to the summary's list of absent metrics. */
-static void note_absent(char *absent, size_t size, const char *key) {
+/* Appends "key: why" to the summary's list of absent metrics, the why
+ * from the first of reasons whose prefix starts the key. */
+static void note_absent(char *absent, size_t size, const char *key,
+                        const factory_reason *reasons) {
   const char *why = "undefined for this run";
-  for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-    if (strncmp(key, reasons[i].prefix, strlen(reasons[i].prefix)) == 0) {
-      why = reasons[i].why;
+  for (const factory_reason *r = reasons; r != NULL && r->prefix != NULL; r++)
+    if (strncmp(key, r->prefix, strlen(r->prefix)) == 0) {
+      why = r->why;
       break;
     }
   size_t len = strlen(absent);
@@ -51,25 +34,22 @@ static void note_absent(char *absent, size_t size, const char *key) {
 
 /* Writes the metrics; a NaN one is declared without a value and noted in
  * absent (the summary's string attribute "absent"), never written as NaN. */
-static int put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
-                       size_t n, char *absent, size_t size) {
+int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
+                         size_t n, const factory_reason *reasons, char *absent,
+                         size_t size) {
   int rc = SIM_OK;
   for (size_t i = 0; i < n && rc == SIM_OK; i++) {
     if (isnan(v[i]))
-      note_absent(absent, size, m[i].key);
+      note_absent(absent, size, m[i].key, reasons);
     rc = tel_put_summary(sink, &m[i], v[i]);
   }
   return rc;
 }
 
 int factory__put_metric(tel_sink *sink, const tel_metric *m, double value,
-                        char *absent, size_t size) {
-  return put_metrics(sink, m, &value, 1, absent, size);
-}
-
-int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
-                         size_t n, char *absent, size_t size) {
-  return put_metrics(sink, m, v, n, absent, size);
+                        const factory_reason *reasons, char *absent,
+                        size_t size) {
+  return factory__put_metrics(sink, m, &value, 1, reasons, absent, size);
 }
 
 /* The factory's own metrics: its energy and power, the cap, the fleet
@@ -124,11 +104,22 @@ int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
 
 static const tel_metric factory_rows[] = {FACTORY_METRICS(TEL_METRIC_ROW)};
 
+/* Why one of the factory's own can be undefined (a model states its
+ * own, beside its rows). */
+static const factory_reason factory_reasons[] = {
+    {"mean_pue", "no IT energy"},
+    {"itue", "no IT energy"},
+    {"tue", "no IT energy"},
+    {"max_ramp_1", "the run is shorter than two of the ramp's windows"},
+    {"band_share", "no power-quality window, or no swing in it"},
+    {NULL, NULL},
+};
+
 static int put_factory_metrics(tel_sink *sink, const factory_summary *s,
                                char *absent, size_t size) {
   const double v[] = {FACTORY_METRICS(TEL_METRIC_VALUE)};
-  return put_metrics(sink, factory_rows, v, sizeof v / sizeof v[0], absent,
-                     size);
+  return factory__put_metrics(sink, factory_rows, v, sizeof v / sizeof v[0],
+                              factory_reasons, absent, size);
 }
 
 /* The summary's texts: what the run cannot give, what its IT leaves out,
@@ -172,9 +163,7 @@ static void list_rows(const tel_metric **rows, size_t max, size_t *k,
 }
 
 size_t factory_metrics(const tel_metric **rows, size_t max) {
-  size_t k = 0, nwork, ngrid;
-  const tel_metric *wrows = work_summary_metrics(&nwork);
-  const tel_metric *grows = gcode_summary_metrics(&ngrid);
+  size_t k = 0;
   list_rows(rows, max, &k, factory_rows,
             sizeof factory_rows / sizeof factory_rows[0]);
   for (size_t m = 0; m < factory_nmodels; m++)
@@ -183,8 +172,12 @@ size_t factory_metrics(const tel_metric **rows, size_t max) {
   list_rows(rows, max, &k, &absent_metric, 1);
   list_rows(rows, max, &k, &host_note_metric, 1);
   list_rows(rows, max, &k, &carbon_basis_metric, 1);
-  list_rows(rows, max, &k, wrows, nwork);
-  list_rows(rows, max, &k, grows, ngrid);
+  for (size_t m = 0; m < factory_nmodels; m++)
+    if (factory_models[m]->text_rows != NULL) {
+      size_t n;
+      const tel_metric *texts = factory_models[m]->text_rows(&n);
+      list_rows(rows, max, &k, texts, n);
+    }
   return k;
 }
 

@@ -104,6 +104,10 @@ typedef struct factory_model {
    * (factory_metrics: `aifsim metrics`, docs/OUTPUT.md). */
   const tel_metric *metric_rows;
   size_t nmetric_rows;
+  /* The texts it puts into the summary itself (tel_put_summary_str),
+   * n of them: the registry lists them after the factory's texts, in
+   * table order. NULL: none. */
+  const tel_metric *(*text_rows)(size_t *n);
   void (*destroy)(factory *f, void *self);
 } factory_model;
 
@@ -121,13 +125,24 @@ const void *factory__model_config(const factory *f, const factory_model *m);
 /* The period in force: what the models decided at the last tick. */
 const factory_period *factory__period(const factory *f);
 
+/* Why a model's metric can be undefined: the first row whose prefix
+ * starts its key gives the why the summary's "absent" notes beside it.
+ * Each model states its own, beside its rows, in a table ended by a row
+ * of NULLs; a key none matches is "undefined for this run". */
+typedef struct factory_reason {
+  const char *prefix, *why;
+} factory_reason;
+
 /* Writes one /summary metric, declared by its row (tel.h: key, units,
- * long name, group), noting it in absent when it is NaN
- * (factory_metrics.c): what a model's metrics hook calls. */
+ * long name, group), noting it in absent when it is NaN, with its why
+ * from reasons (NULL: none; factory_metrics.c): what a model's metrics
+ * hook calls. */
 int factory__put_metric(tel_sink *sink, const tel_metric *m, double value,
-                        char *absent, size_t size);
+                        const factory_reason *reasons, char *absent,
+                        size_t size);
 /* The same for n rows m[i] with values v[i]. */
 int factory__put_metrics(tel_sink *sink, const tel_metric *m, const double *v,
-                         size_t n, char *absent, size_t size);
+                         size_t n, const factory_reason *reasons, char *absent,
+                         size_t size);
 
 #endif

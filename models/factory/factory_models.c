@@ -5,9 +5,10 @@
  * factory. The power stage runs down the rows, so a row reads what the
  * rows above it set (smoothing follows the racks' own load, cooling
  * takes the heat, the chain adds its losses and the battery, last of the
- * power, sets what the grid sees); the rows after are the books and the
- * workloads. Creation runs down them too: faults need the plant's loops,
- * power control's first split all of the facility. */
+ * power, sets what the grid sees); the rows after are the books, the
+ * workloads and the grid code's verdict on the run. Creation runs down
+ * them too: faults need the plant's loops, power control's first split
+ * all of the facility. */
 #include "factory_model.h"
 
 #include "factory.h"
@@ -15,7 +16,7 @@
 extern const factory_model factory_model_smoothing, factory_model_cooling,
     factory_model_faults, factory_model_electrical, factory_model_battery,
     factory_model_control, factory_model_power_quality, factory_model_grid,
-    factory_model_work, factory_model_steering;
+    factory_model_work, factory_model_grid_code, factory_model_steering;
 #define XX(key, type, schema, on, desc, help) extern const factory_model desc;
 FACTORY_MODEL_MAP(XX)
 #undef XX
@@ -26,7 +27,7 @@ const factory_model *const factory_models[] = {
     &factory_model_battery,       &factory_model_control,
     &factory_model_steering,
     &factory_model_power_quality, &factory_model_grid,
-    &factory_model_work,
+    &factory_model_work,          &factory_model_grid_code,
 #define XX(key, type, schema, on, desc, help) &desc,
     FACTORY_MODEL_MAP(XX)
 #undef XX

@@ -81,7 +81,7 @@ static int smoothing_metrics(const factory *f, const void *self,
   const factory_summary *s = &f->sum;
   const double v[] = {SMOOTHING_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, smoothing_rows, v, sizeof v / sizeof v[0],
-                              absent, size);
+                              NULL, absent, size);
 }
 
 static void smoothing_destroy(factory *f, void *self) {
@@ -317,7 +317,8 @@ static int faults_metrics(const factory *f, const void *self, tel_sink *sink,
                           char *absent, size_t size) {
   (void)self;
   const double v[] = {(double)f->sum.fault_events, f->sum.fault_s};
-  return factory__put_metrics(sink, faults_metric_rows, v, 2, absent, size);
+  return factory__put_metrics(sink, faults_metric_rows, v, 2, NULL, absent,
+                              size);
 }
 
 static void faults_destroy(factory *f, void *self) {
@@ -428,7 +429,7 @@ static int battery_metrics(const factory *f, const void *self, tel_sink *sink,
   const factory_summary *s = &f->sum;
   const double v[] = {BATTERY_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, battery_rows, v, sizeof v / sizeof v[0],
-                              absent, size);
+                              NULL, absent, size);
 }
 
 static void battery_destroy(factory *f, void *self) {

@@ -1,9 +1,9 @@
 /* rows_run.c - the grid connection, power control and the workloads as
  * the factory's descriptors (factory_model.h): power quality's window,
- * the grid's books and bill, the control of the cap, and the services
- * and training jobs. The workloads keep theirs in their slot (self);
- * the others' state is still in the factory's struct
- * (factory_internal.h), and they take self as NULL. */
+ * the grid's books and bill, the control of the cap, the services and
+ * training jobs, and the grid code's verdict. The workloads keep
+ * theirs in their slot (self); the others' state is still in the
+ * factory's struct (factory_internal.h), and they take self as NULL. */
 #include "factory_model.h"
 
 #include <math.h>
@@ -119,19 +119,21 @@ static void grid_period(factory *f, void *self, double t, factory_period *p) {
 
 static const tel_metric grid_rows[] = {GRID_METRICS(TEL_METRIC_ROW)};
 
+/* Why one can be undefined (the summary's "absent"). */
+static const factory_reason grid_reasons[] = {
+    {"cost", "no price signal or tariff"},
+    {"co2_t", "no carbon signal"},
+    {"carbon_g_per_kwh", "no carbon signal"},
+    {NULL, NULL},
+};
+
 static int grid_metrics(const factory *f, const void *self, tel_sink *sink,
                         char *absent, size_t size) {
   (void)self;
   const factory_summary *s = &f->sum;
   const double v[] = {GRID_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, grid_rows, v, sizeof v / sizeof v[0],
-                              absent, size);
-}
-
-static int grid_write(factory *f, void *self, factory_summary *s,
-                      sim_error *err) {
-  (void)self;
-  return factory__finish_grid(f, s, err);
+                              grid_reasons, absent, size);
 }
 
 const factory_model factory_model_grid = {
@@ -140,7 +142,6 @@ const factory_model factory_model_grid = {
     .advance = grid_advance,
     .period = grid_period,
     .close = grid_bill_close,
-    .write = grid_write,
     .metrics = grid_metrics,
     .metric_rows = grid_rows,
     .nmetric_rows = sizeof grid_rows / sizeof grid_rows[0],
@@ -202,13 +203,18 @@ static int control_close(factory *f, void *self, factory_summary *s,
 
 static const tel_metric control_rows[] = {CONTROL_METRICS(TEL_METRIC_ROW)};
 
+static const factory_reason control_reasons[] = {
+    {"dr_slo_attainment", "no demand-response event with requests"},
+    {NULL, NULL},
+};
+
 static int control_metrics(const factory *f, const void *self, tel_sink *sink,
                            char *absent, size_t size) {
   (void)self;
   const factory_summary *s = &f->sum;
   const double v[] = {CONTROL_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, control_rows, v, sizeof v / sizeof v[0],
-                              absent, size);
+                              control_reasons, absent, size);
 }
 
 static void control_drop(factory *f, void *self) {
@@ -416,6 +422,14 @@ static int work_close(factory *f, void *self, factory_summary *s,
 static const tel_metric work_rows[] = {
     WORK_ENERGY_METRICS(TEL_METRIC_ROW) WORK_JOB_METRICS(TEL_METRIC_ROW)};
 
+static const factory_reason work_reasons[] = {
+    {"training_co2_kg", "no carbon signal"},
+    {"jct_mean_s", "no job finished"},
+    {"slo_attainment", "no requests"},
+    {"tokens_per_joule", "no tokens served"},
+    {NULL, NULL},
+};
+
 static int work_metrics(const factory *f, const void *self, tel_sink *sink,
                         char *absent, size_t size) {
   (void)self;
@@ -423,7 +437,7 @@ static int work_metrics(const factory *f, const void *self, tel_sink *sink,
   const double v[] = {WORK_ENERGY_METRICS(TEL_METRIC_VALUE)
                           WORK_JOB_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, work_rows, v, sizeof v / sizeof v[0],
-                              absent, size);
+                              work_reasons, absent, size);
 }
 
 static void work_drop(factory *f, void *self) {
@@ -445,7 +459,27 @@ const factory_model factory_model_work = {
     .metrics = work_metrics,
     .metric_rows = work_rows,
     .nmetric_rows = sizeof work_rows / sizeof work_rows[0],
+    .text_rows = work_summary_metrics,
     .columns = work_columns,
     .close = work_close,
     .destroy = work_drop,
+};
+
+/* ------------------------------------------------------------------ */
+/* The grid code: its verdict on the run, at the end                   */
+/* ------------------------------------------------------------------ */
+
+/* The grid-connection figures and the verdict, from the summary's
+ * figures once every model has closed them; its texts (gridcode.h) are
+ * the registry's last, after the workloads'. */
+static int code_write(factory *f, void *self, factory_summary *s,
+                      sim_error *err) {
+  (void)self;
+  return factory__finish_grid(f, s, err);
+}
+
+const factory_model factory_model_grid_code = {
+    .name = "grid_code",
+    .write = code_write,
+    .text_rows = gcode_summary_metrics,
 };

@@ -191,13 +191,13 @@ static int steering_metrics(const factory *f, const void *self, tel_sink *sink,
   (void)f;
   if (s->n > 0)
     rc = factory__put_metric(sink, &steering_metric_rows[0],
-                             s->borrowed_j / 3.6e9, absent, size);
+                             s->borrowed_j / 3.6e9, NULL, absent, size);
   if (rc != SIM_OK || !(s->record_target || s->target_s > 0))
     return rc;
   const double v[] = {s->target_s, s->over_s, s->over_j / 3.6e9,
                       s->target_s > 0 ? s->error_j / s->target_s : NAN};
-  return factory__put_metrics(sink, steering_metric_rows + 1, v, 4, absent,
-                              size);
+  return factory__put_metrics(sink, steering_metric_rows + 1, v, 4, NULL,
+                              absent, size);
 }
 
 const factory_model factory_model_steering = {
