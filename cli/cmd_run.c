@@ -119,6 +119,13 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
            "above it, SLO attainment %.1f%% during them\n",
            (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
            s->dr_over_j, 100 * s->dr_slo_attainment);
+  if (s->dist_events > 0)
+    printf("  disturbances   %llu, %llu trips: the grid lost %.1f MW, off "
+           "%.0f s, backup %.4f MWh, IT dark %.0f s; ride-through met %.0f%%\n",
+           (unsigned long long)s->dist_events,
+           (unsigned long long)s->dist_trips, s->dist_lost_w / 1e6,
+           s->dist_off_s, s->dist_backup_j / 3.6e9, s->dist_dark_s,
+           100 * s->ride_through_met);
   printf("  PUE            %.3f (cooling %.4f MWh, power chain %.4f MWh); "
          "ITUE %.3f (power supplies %.4f MWh, fans %.4f MWh), TUE %.3f\n",
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,

@@ -139,10 +139,39 @@ static const scn_field grid_fields[] = {
      .sub = &dr_schema,
      .count_offset = offsetof(grid_config, ndr),
      .help = "demand-response events: [{start, duration, cut or level}]"},
+    {.key = "disturbances",
+     .type = SCN_LIST,
+     .offset = offsetof(grid_config, dist),
+     .sub = &dist_event_schema,
+     .count_offset = offsetof(grid_config, ndist),
+     .flags = SCN_OMIT_EMPTY,
+     .help = "voltage sags and frequency excursions at the point of "
+             "interconnection: [{kind, start, duration, voltage or "
+             "frequency}], in time order"},
 };
 
+static int check_grid(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err);
+
 const scn_schema grid_schema =
-    SCN_SCHEMA("grid", grid_config, grid_fields, .check = NULL);
+    SCN_SCHEMA("grid", grid_config, grid_fields, .check = check_grid);
+
+/* The facility's answer to a disturbance depends on the ones before it
+ * (disturb.h), so they come in time order. */
+static int check_grid(void *obj, const scn_loc *loc, void *user,
+                      sim_error *err) {
+  (void)user;
+  const grid_config *c = obj;
+  for (size_t i = 1; i < c->ndist; i++)
+    if (c->dist[i].start_s < c->dist[i - 1].start_s) {
+      char key[48];
+      snprintf(key, sizeof key, "disturbances.%zu.start", i);
+      return scn_fail(loc, key, err, "list them in time order",
+                      "disturbance %zu starts before disturbance %zu", i,
+                      i - 1);
+    }
+  return SIM_OK;
+}
 
 static int check_event(void *obj, const scn_loc *loc, void *user,
                        sim_error *err) {

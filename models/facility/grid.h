@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "disturb.h"
 #include "err.h"
 #include "scenario.h"
 #include "sig.h"
@@ -41,6 +42,8 @@ typedef struct grid_config {
   grid_tariff tariff;
   dr_event *dr;
   size_t ndr;
+  dist_event *dist; /* disturbances at the point of interconnection */
+  size_t ndist;
 } grid_config;
 
 extern const scn_schema grid_schema;

@@ -179,7 +179,7 @@ void gcode_fini(gcode *g) { scn_release(&gcode_schema, g); }
 gcode_state gcode_check(const gcode_bound *b, const double *values) {
   double v = values[b->metric];
   if (isnan(v))
-    return GCODE_UNKNOWN;
+    return b->metric >= GCODE_NBASE ? GCODE_NA : GCODE_UNKNOWN;
   bool ok = !(v < b->lo) && !(v > b->hi); /* a NaN side holds */
   return ok ? GCODE_PASS : GCODE_FAIL;
 }
@@ -207,7 +207,7 @@ gcode_state gcode_verdict(const gcode *g, const double *values) {
   return v;
 }
 
-static const char *const state_names[] = {"PASS", "FAIL", "UNKNOWN"};
+static const char *const state_names[] = {"PASS", "FAIL", "UNKNOWN", "N/A"};
 
 /* A figure in its units, shares in percent: "34.2%", "2.6e+09 W". */
 static void format_value(double v, size_t m, char *buf, size_t size) {
@@ -237,14 +237,17 @@ static void first_failure(const gcode *g, const double *values, char *buf,
 
 void gcode_describe(const gcode *g, const double *values, char *buf,
                     size_t size) {
-  size_t met = 0;
-  for (size_t i = 0; i < g->nlimits; i++)
-    met += gcode_check(&g->limits[i], values) == GCODE_PASS;
+  size_t met = 0, apply = 0;
+  for (size_t i = 0; i < g->nlimits; i++) {
+    gcode_state st = gcode_check(&g->limits[i], values);
+    met += st == GCODE_PASS;
+    apply += st != GCODE_NA;
+  }
   const gcode_class *c = gcode_classify(g, values);
   char why[256];
   first_failure(g, values, why, sizeof why);
   snprintf(buf, size, "%s: %s, %zu of %zu limits met; class %s%s", g->name,
-           state_names[gcode_verdict(g, values)], met, g->nlimits,
+           state_names[gcode_verdict(g, values)], met, apply,
            c != NULL ? c->name : "none", why);
 }
 
@@ -282,6 +285,14 @@ static void fill_rows(const gcode *g, const double *values, figure_rows *r) {
   }
 }
 
+/* The rows the table has: the disturbance figures' only when known. */
+static size_t table_rows(const double *values) {
+  for (size_t m = GCODE_NBASE; m < GCODE_NMETRICS; m++)
+    if (!isnan(values[m]))
+      return GCODE_NMETRICS;
+  return GCODE_NBASE;
+}
+
 static int write_table(const gcode *g, const double *values, tel_sink *sink) {
   figure_rows r;
   fill_rows(g, values, &r);
@@ -304,7 +315,7 @@ static int write_table(const gcode *g, const double *values, tel_sink *sink) {
       {"source", "", "where the limit comes from", NULL, r.source},
   };
   const tel_table t = {"grid_connection", cols, sizeof cols / sizeof cols[0],
-                       GCODE_NMETRICS, "figure"};
+                       table_rows(values), "figure"};
   return tel_put_table(sink, &t);
 }
 

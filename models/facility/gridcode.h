@@ -63,7 +63,14 @@
   XX(DYNAMIC_RANGE, "dynamic_range_w", UNITS_POWER, "W",                       \
      "highest less lowest facility power")                                     \
   XX(DYNAMIC_RANGE_SHARE, "dynamic_range_share", UNITS_FRACTION, "1",          \
-     "dynamic range over the highest facility power")
+     "dynamic range over the highest facility power")                         \
+  XX(RIDE_THROUGH, "ride_through_met", UNITS_FRACTION, "1",                    \
+     "share of the disturbances inside the ride-through curve ridden "         \
+     "through")                                                                \
+  XX(GRID_LOST, "grid_lost_w", UNITS_POWER, "W",                               \
+     "largest load the grid lost at a trip")                                   \
+  XX(GRID_OFF, "grid_off_s", UNITS_TIME, "s",                                  \
+     "time the facility was off the grid after disturbances")
 
 typedef enum gcode_metric {
 #define GCODE_ENUM(id, key, dim, units, long_name) GCODE_##id,
@@ -71,6 +78,11 @@ typedef enum gcode_metric {
 #undef GCODE_ENUM
       GCODE_NMETRICS
 } gcode_metric;
+
+/* The figures from GCODE_RIDE_THROUGH on exist only for a run with
+ * disturbances (disturb.h): without any, all are NaN, the table leaves
+ * their rows out and a limit on one does not apply. */
+enum { GCODE_NBASE = GCODE_RIDE_THROUGH };
 
 const char *gcode_metric_key(gcode_metric m);
 const char *gcode_metric_units(gcode_metric m);
@@ -106,16 +118,22 @@ int gcode_load(gcode *g, const char *path, sim_error *err);
 
 void gcode_fini(gcode *g); /* a zeroed g is fine */
 
-typedef enum gcode_state { GCODE_PASS, GCODE_FAIL, GCODE_UNKNOWN } gcode_state;
+typedef enum gcode_state {
+  GCODE_PASS,
+  GCODE_FAIL,
+  GCODE_UNKNOWN,
+  GCODE_NA /* a disturbance figure of a run without one */
+} gcode_state;
 
-/* Whether values[b->metric] lies within b; UNKNOWN for a NaN value. */
+/* Whether values[b->metric] lies within b; UNKNOWN for a NaN value, NA
+ * for a NaN disturbance figure (from GCODE_NBASE on). */
 gcode_state gcode_check(const gcode_bound *b, const double *values);
 
 /* The first class whose conditions all hold, or NULL. Borrowed from g. */
 const gcode_class *gcode_classify(const gcode *g, const double *values);
 
-/* The verdict over all limits: FAIL if one fails, else UNKNOWN if one
- * cannot be told, else PASS (also with no limits). */
+/* The verdict over all limits that apply: FAIL if one fails, else
+ * UNKNOWN if one cannot be told, else PASS (also with no limits). */
 gcode_state gcode_verdict(const gcode *g, const double *values);
 
 /* One line for the run's printout: "ERCOT large loads: PASS, 1 of 1
@@ -123,7 +141,8 @@ gcode_state gcode_verdict(const gcode *g, const double *values);
 void gcode_describe(const gcode *g, const double *values, char *buf,
                     size_t size);
 
-/* Writes the table /grid_connection, a row per figure (axis "figure"):
+/* Writes the table /grid_connection, a row per figure (axis "figure"; the
+ * disturbance figures only when one of them is known):
  * metric, value, units, long_name, limit_min, limit_max, result, source
  * (the limit's, if the grid code bounds it); and the summary's strings
  * grid_code ("NAME (PATH)"), grid_class and grid_verdict (PASS, FAIL,

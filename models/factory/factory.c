@@ -181,7 +181,8 @@ static void decide_period(factory *f, double t) {
   factory_period p = {.cap_w = cap,
                       .dr_end_s = NAN,
                       .fault_on = f->coming.fault_on,
-                      .target_w = NAN};
+                      .target_w = NAN,
+                      .grid_share = 1};
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->period != NULL)
       factory_models[m]->period(f, f->state[m], t, &p);

@@ -90,6 +90,7 @@ typedef struct factory_config {
   elec_config electrical; /* the power chain's losses and fixed load */
   smo_config smoothing;   /* in-rack power smoothing, every rack */
   bat_config battery;     /* on-site battery behind the feed */
+  dist_config ride_through; /* the answer to grid.disturbances */
   inf_config *services;   /* inference services */
   size_t nservices;
   train_config *training; /* training jobs */
@@ -275,6 +276,14 @@ typedef struct factory_summary {
   double band_share, sub_share[PQ_NSUBBANDS], dynamic_range_w;
   double dynamic_range_share;
   char grid_verdict[512];
+  /* Disturbances (disturb.h; NaN, 0 without any): the share of those
+   * inside the ride-through curve that the facility rode through, the
+   * largest load the grid lost at a trip, the time the facility was off
+   * the grid (return ramps not counted), the grid energy its backup
+   * carried instead, the time its IT was dark, and the trips. */
+  double ride_through_met, dist_lost_w, dist_off_s, dist_backup_j;
+  double dist_dark_s;
+  uint64_t dist_events, dist_trips;
   double mean_power_w, peak_power_w, cap_w;
   double cap_violation_s, cap_violation_j;
   double mean_activity;

@@ -146,7 +146,8 @@ factory *factory_create(const factory_scenario *sc, sim_engine *e,
   f->control_dt_s = sim_time_to_s(f->period);
   f->cap = f->limit = sc->cfg.power.cap_w;
   f->coming =
-      (factory_period){.cap_w = f->cap, .dr_end_s = NAN, .target_w = NAN};
+      (factory_period){.cap_w = f->cap, .dr_end_s = NAN, .target_w = NAN,
+                       .grid_share = 1};
   f->cap_set = NAN;
   if (build_parts(f, err) != SIM_OK) {
     factory_destroy(f);

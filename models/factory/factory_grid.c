@@ -45,6 +45,9 @@ static void grid_values(const factory_summary *s, double *v) {
     v[GCODE_SHARE_BELOW_1HZ + b] = s->sub_share[b];
   v[GCODE_DYNAMIC_RANGE] = s->dynamic_range_w;
   v[GCODE_DYNAMIC_RANGE_SHARE] = s->dynamic_range_share;
+  v[GCODE_RIDE_THROUGH] = s->ride_through_met;
+  v[GCODE_GRID_LOST] = s->dist_lost_w;
+  v[GCODE_GRID_OFF] = s->dist_off_s;
 }
 
 int factory__finish_grid(factory *f, factory_summary *s, sim_error *err) {

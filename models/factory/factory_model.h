@@ -70,6 +70,8 @@ typedef struct factory_period {
   bool changed;   /* the fleet or the plant changed at this tick */
   bool fault_on;  /* a fault is in force */
   double target_w; /* the grid's load target (steer.h); NaN: none */
+  double grid_share; /* of the facility's power, what the grid carries
+                        (1 but after a disturbance's trip: disturb.h) */
 } factory_period;
 
 typedef struct factory_model {

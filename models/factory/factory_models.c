@@ -16,7 +16,8 @@
 extern const factory_model factory_model_smoothing, factory_model_cooling,
     factory_model_faults, factory_model_electrical, factory_model_battery,
     factory_model_control, factory_model_power_quality, factory_model_grid,
-    factory_model_work, factory_model_grid_code, factory_model_steering;
+    factory_model_work, factory_model_grid_code, factory_model_steering,
+    factory_model_disturbance;
 #define XX(key, type, schema, on, desc, help) extern const factory_model desc;
 FACTORY_MODEL_MAP(XX)
 #undef XX
@@ -27,7 +28,7 @@ const factory_model *const factory_models[] = {
     &factory_model_battery,       &factory_model_control,
     &factory_model_steering,
     &factory_model_power_quality, &factory_model_grid,
-    &factory_model_work,          &factory_model_grid_code,
+    &factory_model_disturbance,   &factory_model_work,          &factory_model_grid_code,
 #define XX(key, type, schema, on, desc, help) &desc,
     FACTORY_MODEL_MAP(XX)
 #undef XX

@@ -157,6 +157,14 @@ static const scn_field factory_fields[] = {
      .offset = offsetof(factory_config, inference),
      .sub = &inf_settings_schema,
      .help = "every service: {granularity: request or fluid}"},
+    {.key = "ride_through",
+     .type = SCN_MAP,
+     .offset = offsetof(factory_config, ride_through),
+     .sub = &dist_schema,
+     .help = "how the power chain answers grid.disturbances: {curve, trip, "
+             "ups_autonomy, generator, generator_start, reconnect_delay, "
+             "return_ramp, frequency_low, frequency_high, ride_low, "
+             "ride_high}"},
 /* The models of factory.h's map: a key each, last. */
 #define XX(k, ty, sch, on, desc, h)                                       \
   {.key = #k,                                                                  \
@@ -592,11 +600,13 @@ static int load_grid_code(scn_doc *doc, gcode *code, sim_error *err) {
 }
 
 /* Whether the resolved scenario writes key fl: `inference` only when it
- * is not the default, and a model of factory.h's map only when it is on,
+ * is not the default, `ride_through` only with disturbances, and a model of factory.h's map only when it is on,
  * so files from before either stay as they were. */
 static bool written(const factory_config *c, const scn_field *fl) {
   if (strcmp(fl->key, "inference") == 0)
     return c->inference.granularity != INF_REQUEST;
+  if (strcmp(fl->key, "ride_through") == 0)
+    return c->grid.ndist > 0;
 #define XX(k, ty, sch, on, desc, h)                                       \
   if (strcmp(fl->key, #k) == 0)                                                \
     return c->k.on;

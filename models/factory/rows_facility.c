@@ -205,6 +205,40 @@ typedef struct faults {
   bool on;
 } faults;
 
+/* The run's fault entries: the scenario's, then one for each time a
+ * disturbance left the IT without power (disturb.h: the backup could not
+ * carry it), darkening every rack, so the workloads lose their work as
+ * under a PDU trip. *n gets the count; group names are borrowed from
+ * names. NULL when out of memory. */
+static fault_config *plan_entries(factory *f, char **names, size_t *n) {
+  const factory_config *c = f->cfg;
+  size_t nd = c->grid.ndist;
+  fault_config *e = sim_calloc(f->alloc, c->nfaults + nd + 1, sizeof *e);
+  dist_response *r = sim_calloc(f->alloc, nd + 1, sizeof *r);
+  if (e == NULL || r == NULL) {
+    sim_free(f->alloc, e), sim_free(f->alloc, r);
+    return NULL;
+  }
+  for (size_t k = 0; k < c->nfaults; k++)
+    e[k] = c->faults[k];
+  *n = c->nfaults;
+  dist_respond(&c->ride_through, c->grid.dist, nd, r);
+  for (size_t i = 0; i < nd; i++)
+    if (r[i].dark_end_s > r[i].dark_start_s) /* false for NaN */
+      e[(*n)++] = (fault_config){.kind = FAULT_PDU,
+                                 .racks = names,
+                                 .nracks = f->fleet->ngroups,
+                                 .capacity = NAN,
+                                 .limit_w = NAN,
+                                 .at_s = r[i].dark_start_s,
+                                 .duration_s = r[i].dark_end_s -
+                                               r[i].dark_start_s,
+                                 .mtbf_s = NAN,
+                                 .mttr_s = NAN};
+  sim_free(f->alloc, r);
+  return e;
+}
+
 /* The plan over the run, from the run's seed, on the fleet's groups (laid
  * out as fault.h's site says) and the plant's loops. */
 static fault_plan *make_plan(factory *f, sim_error *err) {
@@ -213,26 +247,33 @@ static fault_plan *make_plan(factory *f, sim_error *err) {
   fault_plan *plan = NULL;
   const char **groups = sim_calloc(f->alloc, fl->ngroups, sizeof *groups);
   uint32_t *counts = sim_calloc(f->alloc, fl->ngroups, sizeof *counts);
+  fault_config *entries = NULL;
+  size_t n = 0;
   if (groups != NULL && counts != NULL) {
     for (size_t g = 0; g < fl->ngroups; g++) {
       groups[g] = fl->groups[g].name;
       counts[g] = fl->groups[g].count;
     }
+    entries = plan_entries(f, (char **)groups, &n);
+  }
+  if (entries != NULL) {
     fault_site site = {groups, counts, fl->ngroups, f->plant.names,
                        f->plant.nloops};
-    plan = fault_plan_create(c->faults, c->nfaults, (uint64_t)c->seed,
-                             c->duration_s, &site, f->alloc, err);
+    plan = fault_plan_create(entries, n, (uint64_t)c->seed, c->duration_s,
+                             &site, f->alloc, err);
   } else {
     sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
+  sim_free(f->alloc, entries);
   sim_free(f->alloc, groups);
   sim_free(f->alloc, counts);
   return plan;
 }
 
-/* No slot without faults: every hook then has nothing to do. */
+/* No slot without faults or disturbances: every hook then has nothing
+ * to do. */
 static int faults_create(factory *f, void **self, sim_error *err) {
-  if (f->cfg->nfaults == 0)
+  if (f->cfg->nfaults == 0 && f->cfg->grid.ndist == 0)
     return SIM_OK;
   faults *x = sim_calloc(f->alloc, 1, sizeof *x);
   if (x == NULL)

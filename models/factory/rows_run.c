@@ -20,10 +20,11 @@ static int pq_create(factory *f, void **self, sim_error *err) {
                  err);
 }
 
-/* The period's power is set: the window steps through it. */
+/* The period's power is set: the window steps through it, as the grid
+ * sees it (the share a disturbance's trip left on the grid). */
 static void pq_after(factory *f, void *self, double t) {
   (void)self;
-  pq_step(&f->pq, t, f->p_facility);
+  pq_step(&f->pq, t, f->p_facility * f->coming.grid_share);
 }
 
 static int pq_close(factory *f, void *self, factory_summary *s,

@@ -76,6 +76,15 @@ static const limit_case limits[] = {
     {"2.6 GW site", "ercot_large_load.yaml", GCODE_PEAK_POWER, 2.6e9,
      GCODE_PASS},
     {"3 GW site", "ercot_large_load.yaml", GCODE_PEAK_POWER, 3e9, GCODE_FAIL},
+    /* NOGRR 282: every disturbance inside the curve ridden through; a
+     * run without disturbances has nothing to judge, so the verdict is
+     * the other limits' (PASS), not UNKNOWN */
+    {"all ridden through", "ercot_large_load.yaml", GCODE_RIDE_THROUGH, 1,
+     GCODE_PASS},
+    {"one of six", "ercot_large_load.yaml", GCODE_RIDE_THROUGH, 1.0 / 6,
+     GCODE_FAIL},
+    {"no disturbance", "ercot_large_load.yaml", GCODE_RIDE_THROUGH, NAN,
+     GCODE_PASS},
 };
 
 static void limit_verdicts(void **state) {
@@ -111,7 +120,7 @@ static void group_written(void **state) {
   size_t rows;
   const double *hi =
       tel_memory_table_column(s, "grid_connection", "limit_max", &rows);
-  assert_int_equal(rows, GCODE_NMETRICS);
+  assert_int_equal(rows, GCODE_NBASE); /* no disturbance figures */
   assert_close(hi[GCODE_BAND_SHARE], 0.2, 0, 1e-15);
   assert_true(isnan(hi[GCODE_PEAK_POWER]));
   assert_string_equal(
@@ -129,6 +138,36 @@ static void group_written(void **state) {
   assert_string_equal(
       tel_memory_table_text(s, "grid_connection", "result", GCODE_BAND_SHARE),
       "");
+  tel_destroy(s);
+  gcode_fini(&g);
+}
+
+/* With disturbances their rows follow; ERCOT's NOGRR 282 limit applies
+ * then, and without them the verdict and count leave it out. */
+static void disturbance_rows(void **state) {
+  (void)state;
+  gcode g;
+  load_shipped(&g, "ercot_large_load.yaml");
+  double v[GCODE_NMETRICS];
+  figures(v, 1e9, 0.9);
+  char line[512];
+  gcode_describe(&g, v, line, sizeof line);
+  assert_non_null(strstr(line, "PASS, 1 of 1 limits met"));
+  v[GCODE_RIDE_THROUGH] = 0;
+  v[GCODE_GRID_LOST] = 1e9;
+  v[GCODE_GRID_OFF] = 3600;
+  gcode_describe(&g, v, line, sizeof line);
+  assert_non_null(strstr(line, "FAIL, 1 of 2 limits met"));
+  assert_non_null(strstr(line, "ride_through_met 0% is below min 100%"));
+  tel_sink *s = tel_memory_create();
+  sim_error err = {0};
+  assert_int_equal(gcode_write(&g, "x.yaml", v, s, &err), SIM_OK);
+  size_t rows;
+  tel_memory_table_column(s, "grid_connection", "value", &rows);
+  assert_int_equal(rows, GCODE_NMETRICS);
+  assert_string_equal(
+      tel_memory_table_text(s, "grid_connection", "result", GCODE_RIDE_THROUGH),
+      "FAIL");
   tel_destroy(s);
   gcode_fini(&g);
 }
@@ -182,6 +221,7 @@ int main(void) {
   TEST_ROWS(tests, n, ercot_classes, classes);
   TEST_ROWS(tests, n, limit_verdicts, limits);
   TEST_ADD(tests, n, group_written);
+  TEST_ADD(tests, n, disturbance_rows);
   TEST_ADD(tests, n, missing_file);
   TEST_ROWS(tests, n, bad_file, bad);
   return _cmocka_run_group_tests("gridcode", tests, n, NULL, NULL);
