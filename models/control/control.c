@@ -74,6 +74,9 @@ struct control {
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
   sim_time dr_start;
+  double dr_cap_w;   /* the cap of the event under way */
+  sim_time dr_cut;   /* the last cut: its start or a step down */
+  bool dr_judged;    /* the period under way counts for alignment */
   uint64_t dr_done0, dr_met0, dr_done, dr_slo_met;
   control_books books;
 };
@@ -540,10 +543,30 @@ static void check_cut(control *c, double facility_w, double cap_w,
       fmax(c->books.dr_time_to_cut_s, sim_time_to_s(now - c->dr_start));
 }
 
+/* A period is judged for alignment when it begins a response window or
+ * more after the last cut; a step down of the cap within an event is a
+ * cut of its own (an operator's next target). */
+static void track_cut(control *c, const control_view *v, sim_time now) {
+  if (!c->dr_on) {
+    c->dr_cap_w = INFINITY;
+    c->dr_judged = false;
+    return;
+  }
+  if (now == c->dr_start || v->cap_w < c->dr_cap_w)
+    c->dr_cut = now;
+  c->dr_cap_w = v->cap_w;
+  c->dr_judged =
+      !isnan(v->dr_window_s) && sim_time_to_s(now - c->dr_cut) >= v->dr_window_s;
+}
+
 void control_account(control *c, double over_w, double dt) {
   if (c->dr_on) {
     c->books.dr_s += dt;
     c->books.dr_over_j += fmax(0, over_w) * dt;
+  }
+  if (c->dr_on && c->dr_judged) {
+    c->books.dr_judged_s += dt;
+    c->books.dr_aligned_s += over_w <= 0 ? dt : 0;
   }
 }
 
@@ -566,6 +589,7 @@ int control_period(control *c, const control_view *v, sim_time now) {
                            sim_time_to_s(now));
   c->hooks.drive(c->hooks.ctx, now);
   track_dr(c, v->dr, now);
+  track_cut(c, v, now);
   int rc = allocate(c, v, now);
   if (v->fault_on) /* after the policy: nothing undoes the emergency */
     rack_fleet_apply_emergency(c->fleet);

@@ -78,6 +78,8 @@ typedef struct control_view {
   double facility_w; /* the facility's power over the last period */
   double it_w;       /* the IT power of it, at the racks' inlets */
   double psu_loss_w; /* the racks' conversion losses, inside it_w */
+  double dr_window_s; /* the response window alignment allows; NaN: no
+                         alignment is kept */
 } control_view;
 
 /* The demand-response books of a run. */
@@ -87,6 +89,10 @@ typedef struct control_books {
   double dr_time_to_cut_s;  /* the longest wait for power to fit a cut */
   double dr_over_j;         /* energy above the cap during events */
   double dr_slo_attainment; /* of requests completed in events; NaN */
+  /* Alignment (with a response window): the time of event periods that
+   * began a window or more after the last cut (an event's start or a
+   * step down of its cap), and of those at or under the cap. */
+  double dr_judged_s, dr_aligned_s;
 } control_books;
 
 typedef struct control control;

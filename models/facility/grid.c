@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
+
 /* J per MWh: cost = P dt [J] x price [$/MWh] / J_PER_MWH, and CO2 [kg] =
  * P dt [J] x carbon [g/kWh = kg/MWh] / J_PER_MWH. */
 #define J_PER_MWH 3.6e9
@@ -148,6 +150,21 @@ static const scn_field grid_fields[] = {
      .help = "voltage sags and frequency excursions at the point of "
              "interconnection: [{kind, start, duration, voltage or "
              "frequency}], in time order"},
+    {.key = "dr_file",
+     .type = SCN_STRING,
+     .offset = offsetof(grid_config, dr_file),
+     .flags = SCN_NONEMPTY,
+     .help = "an operator's DR targets, a CSV of time_s and target_mw or "
+             "cut, added to dr_events"},
+    {.key = "dr_window",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(grid_config, dr_window_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 86400,
+     .help = "the response window: alignment (the share of event periods "
+             "at or under target) counts periods from this long after a "
+             "cut; default 30 s with dr_file"},
 };
 
 static int check_grid(void *obj, const scn_loc *loc, void *user,
@@ -161,7 +178,10 @@ const scn_schema grid_schema =
 static int check_grid(void *obj, const scn_loc *loc, void *user,
                       sim_error *err) {
   (void)user;
-  const grid_config *c = obj;
+  grid_config *c = obj;
+  /* Emerald AI's trial with National Grid: cuts within about 30 s. */
+  if (c->dr_file != NULL && isnan(c->dr_window_s))
+    c->dr_window_s = 30;
   for (size_t i = 1; i < c->ndist; i++)
     if (c->dist[i].start_s < c->dist[i - 1].start_s) {
       char key[48];
@@ -236,6 +256,8 @@ int grid_init(grid *g, const grid_config *c, double contracted_w,
 }
 
 void grid_fini(grid *g) {
+  sim_free(NULL, g->dr_own);
+  g->dr_own = NULL;
   sig_fini(&g->carbon);
   sig_fini(&g->price);
   sig_fini(&g->outdoor);

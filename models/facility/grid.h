@@ -44,6 +44,8 @@ typedef struct grid_config {
   size_t ndr;
   dist_event *dist; /* disturbances at the point of interconnection */
   size_t ndist;
+  char *dr_file;      /* DR targets as a series (grid_read_targets); NULL */
+  double dr_window_s; /* the response window alignment allows; NaN */
 } grid_config;
 
 extern const scn_schema grid_schema;
@@ -54,6 +56,7 @@ typedef struct grid {
   int carbon_basis; /* sig_basis of the carbon signal */
   const dr_event *dr;
   size_t ndr;
+  dr_event *dr_own; /* dr when a target series was read: owned */
   sig_series carbon, price, outdoor;
 } grid;
 
@@ -69,6 +72,18 @@ int grid_init(grid *g, const grid_config *c, double contracted_w,
               sim_error *err);
 
 void grid_fini(grid *g);
+
+/* Reads an operator's DR targets (grid.dr_file) and adds them to g's
+ * events, after the scenario's dr_events. The CSV's header names time_s
+ * and target_mw (the facility held at or under it) or cut (the share of
+ * the contracted capacity taken away, 0-1); each row holds from its time
+ * to the next row's (the last to the end of the run), and an empty
+ * target is no event. Times rise, lie in [0, duration_s) and are whole
+ * multiples of grain_s (the sample period: DR events' rule). SIM_OK;
+ * SIM_EIO when the file cannot be read; SIM_EINPUT with
+ * FILE:LINE:COL: column 'NAME': for bad content; SIM_ENOMEM. */
+int grid_read_targets(grid *g, const char *path, double grain_s,
+                      double duration_s, sim_error *err);
 
 /* The cap in force at t: the contracted capacity, or the lowest level of
  * the DR events active at t. */

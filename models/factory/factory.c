@@ -236,7 +236,8 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
                     .fault_on = f->coming.fault_on,
                     .facility_w = f->p_facility,
                     .it_w = f->p_it,
-                    .psu_loss_w = f->p_psu};
+                    .psu_loss_w = f->p_psu,
+                    .dr_window_s = f->cfg->grid.dr_window_s};
   int rc = control_period(f->control, &v, ev->time);
   after_period(f, t);
   return rc;

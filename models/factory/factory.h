@@ -304,6 +304,9 @@ typedef struct factory_summary {
    * attainment of the requests completed during events (NaN: none). */
   double dr_s, dr_time_to_cut_s, dr_over_j, dr_slo_attainment;
   uint64_t dr_events;
+  /* With a response window: the share of event periods that began a
+   * window or more after a cut at or under the target (NaN: none). */
+  double dr_alignment;
   double training_tokens; /* trained: iterations done x their tokens */
   double training_co2_kg; /* of the jobs' GPU energy; NaN: no carbon */
   uint64_t jobs_late;     /* done after their deadline, or not by it */

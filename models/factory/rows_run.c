@@ -188,6 +188,8 @@ static int control_close(factory *f, void *self, factory_summary *s,
   s->dr_time_to_cut_s = dr.dr_time_to_cut_s;
   s->dr_over_j = dr.dr_over_j;
   s->dr_slo_attainment = dr.dr_slo_attainment;
+  s->dr_alignment = dr.dr_judged_s > 0 ? dr.dr_aligned_s / dr.dr_judged_s
+                                         : NAN;
   return SIM_OK;
 }
 
@@ -202,10 +204,22 @@ static int control_close(factory *f, void *self, factory_summary *s,
   X("dr_slo_attainment", "1", "DR: SLO attainment", "Grid",                    \
     s->dr_slo_attainment)
 
-static const tel_metric control_rows[] = {CONTROL_METRICS(TEL_METRIC_ROW)};
+/* The last row, alignment, is put only with a response window
+ * (control_metrics). */
+static const tel_metric control_rows[] = {
+    CONTROL_METRICS(TEL_METRIC_ROW){"dr_alignment", "1",
+                                    "DR: alignment with the targets", "Grid"}};
 
 static const factory_reason control_reasons[] = {
     {"dr_slo_attainment", "no demand-response event with requests"},
+    {NULL, NULL},
+};
+
+/* With a response window (grid.dr_window, or an operator's targets):
+ * alignment, the share of event periods a window or more after a cut at
+ * or under the target. Only then, so runs without one write as before. */
+static const factory_reason alignment_reasons[] = {
+    {"dr_alignment", "no event period after the response window"},
     {NULL, NULL},
 };
 
@@ -214,8 +228,13 @@ static int control_metrics(const factory *f, const void *self, tel_sink *sink,
   (void)self;
   const factory_summary *s = &f->sum;
   const double v[] = {CONTROL_METRICS(TEL_METRIC_VALUE)};
-  return factory__put_metrics(sink, control_rows, v, sizeof v / sizeof v[0],
-                              control_reasons, absent, size);
+  int rc = factory__put_metrics(sink, control_rows, v, sizeof v / sizeof v[0],
+                                control_reasons, absent, size);
+  if (rc == SIM_OK && !isnan(f->cfg->grid.dr_window_s))
+    rc = factory__put_metric(sink, &control_rows[sizeof v / sizeof v[0]],
+                             s->dr_alignment,
+                             alignment_reasons, absent, size);
+  return rc;
 }
 
 static void control_drop(factory *f, void *self) {
@@ -269,6 +288,8 @@ static int work_start(factory *f, void **self, sim_error *err) {
   if (w == NULL)
     return err->code;
   *self = w;
+  if (!isnan(c->grid.dr_window_s) && work_dr_enable(w, err) != SIM_OK)
+    return err->code;
   /* The jobs' phases inside each period (power quality, smoothing). */
   pq_set_wave(&f->pq, work_wave_w, w, f->control_dt_s,
               f->cfg->smoothing.enabled);
@@ -310,6 +331,14 @@ static void work_advance(factory *f, void *self, sim_time now, double dt) {
   work_attribute(self, dt,
                  factory__mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last),
                                   sim_time_to_s(now)));
+  work_dr_step(self, f->coming.dr, dt);
+}
+
+/* What demand response cost each service and job, with alignment on. */
+static int work_write(factory *f, void *self, factory_summary *s,
+                      sim_error *err) {
+  (void)s;
+  return work_dr_write(self, f->sink, err);
 }
 
 /* The workloads' /facility columns (and their /services rows). */
@@ -463,6 +492,7 @@ const factory_model factory_model_work = {
     .text_rows = work_summary_metrics,
     .columns = work_columns,
     .close = work_close,
+    .write = work_write,
     .destroy = work_drop,
 };
 

@@ -150,4 +150,16 @@ const tel_metric *work_summary_metrics(size_t *n);
 int work_finish(work *w, double duration_s, double it_energy_j, work_summary *s,
                 sim_error *err);
 
+/* What demand response cost each service and job (workloads_dr.c):
+ * enable it once after work_create (SIM_ENOMEM), step it at every
+ * control tick with whether an event was under way over the dt just
+ * ended, and write the table /demand_response at the end (a row per
+ * service, then per job: the requests ended in events and their SLO
+ * attainment against outside, a job's iterations per second running in
+ * events against outside and the slowdown). Without enabling, step and
+ * write do nothing. */
+int work_dr_enable(work *w, sim_error *err);
+void work_dr_step(work *w, bool dr, double dt);
+int work_dr_write(const work *w, tel_sink *sink, sim_error *err);
+
 #endif

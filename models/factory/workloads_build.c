@@ -327,6 +327,7 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
 void work_destroy(work *w) {
   if (w == NULL)
     return;
+  work__dr_free(w);
   for (size_t s = 0; w->svc != NULL && s < w->cfg->nservices; s++) {
     inf_destroy(w->svc[s]);
     sim_free(w->alloc, w->svc_group != NULL ? w->svc_group[s] : NULL);

@@ -69,7 +69,11 @@ struct work {
    * list at blocked + first[r], how many, and whether it is dark. */
   uint32_t *blocked, *blocked_n;
   bool *blocked_dark;
+  struct work_dr *dr; /* demand response's cost per owner; NULL: off */
 };
+
+/* workloads_dr.c: frees w->dr (work_destroy). */
+void work__dr_free(work *w);
 
 /* Rows of the /jobs table: the services, then the jobs. */
 static inline size_t work__nowners(const work *w) {
