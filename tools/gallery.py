@@ -165,6 +165,11 @@ RUNS = [
      True),
     ("md-moe-high", "moe-vs-dense.yaml",
      MOE + ["services.0.arrivals.rate=100"], True),
+    ("vd", "grid-disturbance.yaml", [], False),
+    ("vd-itic", "grid-disturbance.yaml", ["ride_through.trip=[]"], False),
+    ("vd-nogen", "grid-disturbance.yaml", ["ride_through.generator=false"],
+     False),
+    ("drs", "dr-stress.yaml", [], False),
 ]
 
 
@@ -250,6 +255,12 @@ class Result:
             if b is not None:
                 extra["window_bound_" + sig] = b[0]
                 extra["jobs_signal_" + sig] = b[1]
+        slow = _series(run, "demand_response/slowdown")
+        if slow is not None:
+            names = np.asarray(run.read("demand_response/name")).astype(str)
+            for n, v in zip(names, slow):
+                if not math.isnan(v):
+                    extra["dr_slowdown_" + n] = float(v)
         loops = {}
         free = _series(run, "loops/free_share")
         if free is not None:
@@ -553,6 +564,40 @@ figure("md-high-ratio", ["md-dense-high", "md-moe-high"])(
     lambda r: ratio(r["md-moe-high"].s["tokens_per_joule"]
                     / r["md-dense-high"].s["tokens_per_joule"]))
 
+
+
+# 13. A Virginia-2024-like disturbance on a 1 GW campus ----------------------
+figure("vd-peak", ["vd"])(lambda r: cnt(r["vd"].s["peak_power_w"] / 1e6))
+figure("vd-lost", ["vd"])(lambda r: cnt(r["vd"].s["grid_lost_w"] / 1e6))
+figure("vd-off", ["vd"])(lambda r: cnt(r["vd"].s["grid_off_s"] / 60))
+figure("vd-backup", ["vd"])(lambda r: cnt(r["vd"].s["backup_mwh"]))
+figure("vd-met", ["vd"])(lambda r: pct(r["vd"].s["ride_through_met"]))
+figure("vd-ramp", ["vd"])(
+    lambda r: cnt(r["vd"].s["max_ramp_1s_w_per_s"] / 1e6))
+figure("vd-dark", ["vd"])(lambda r: cnt(r["vd"].s["it_dark_s"]))
+figure("vd-itic-met", ["vd-itic"])(
+    lambda r: pct(r["vd-itic"].s["ride_through_met"]))
+figure("vd-itic-trips", ["vd-itic"])(
+    lambda r: cnt(r["vd-itic"].s["disturbance_trips"]))
+figure("vd-nogen-dark", ["vd-nogen"])(
+    lambda r: cnt(r["vd-nogen"].s["it_dark_s"] / 60))
+figure("vd-nogen-gpuh", ["vd-nogen"])(
+    lambda r: cnt(r["vd-nogen"].s["it_dark_gpu_hours"]))
+figure("vd-nogen-lost", ["vd-nogen"])(
+    lambda r: cnt(r["vd-nogen"].s["fault_lost_gpu_hours"]))
+
+
+# 14. Demand response as an operator runs it: 200 events ----------------------
+figure("drs-events", ["drs"])(lambda r: cnt(r["drs"].s["dr_events"]))
+figure("drs-hours", ["drs"])(lambda r: num(r["drs"].s["dr_s"] / 3600))
+figure("drs-align", ["drs"])(lambda r: pct(r["drs"].s["dr_alignment"], 2))
+figure("drs-cut", ["drs"])(lambda r: cnt(r["drs"].s["dr_time_to_cut_s"]))
+figure("drs-slo", ["drs"])(
+    lambda r: pct(r["drs"].s["dr_slo_attainment"], 2))
+figure("drs-pretrain-slow", ["drs"])(
+    lambda r: pct(r["drs"].extra["dr_slowdown_pretrain-70b"]))
+figure("drs-ft-slow", ["drs"])(
+    lambda r: pct(r["drs"].extra["dr_slowdown_finetune-8b"]))
 
 # ---------------------------------------------------------------------------
 # Running.

@@ -148,12 +148,12 @@ static int check_event(void *obj, const scn_loc *loc, void *user,
   bool sag = e->kind == DIST_SAG;
   if (sag && (isnan(e->voltage) || !isnan(e->frequency_hz)))
     return scn_fail(loc, "voltage", err, "e.g. {kind: sag, voltage: 70%}",
-                    "a sag needs voltage (the share retained), not "
-                    "frequency");
+                    "a sag needs voltage (the share of nominal retained) "
+                    "and no frequency");
   if (!sag && (isnan(e->frequency_hz) || !isnan(e->voltage)))
     return scn_fail(loc, "frequency", err,
                     "e.g. {kind: frequency, frequency: 59.3 Hz}",
-                    "a frequency excursion needs frequency, not voltage");
+                    "a frequency excursion needs frequency and no voltage");
   return SIM_OK;
 }
 

@@ -124,4 +124,41 @@ printf 'name: x\nsource: y\nlimits:\n  - {metric: band_share, max: 20%%}\n' \
   >"$TMP/uncited-code.yaml"
 bad_code uncited uncited-code.yaml "uncited-code.yaml:4:"
 
+# A Virginia-2024-like disturbance on the 1 GW campus (its quick
+# variant): its protection leaves the grid on a sag ITIC says to ride
+# through, so ERCOT's NOGRR 282 limit fails, with the load the grid lost
+# and the disturbance rows in /grid_connection.
+if "$AIFSIM" run "$SRC/scenarios/grid-disturbance.yaml" --quick \
+  --set grid_code=../data/grid_codes/ercot_large_load.yaml -o "$TMP/vd.h5" \
+  >"$TMP/vd.out" 2>"$TMP/vd.err" &&
+  grep -q '^  grid code      ERCOT large loads: FAIL, 1 of 2 limits met; class Large Electronic Load; ride_through_met 0% is below min 100%$' "$TMP/vd.out" &&
+  grep -q '^  disturbances   6, 1 trips: the grid lost [0-9][0-9]*\.[0-9] MW' "$TMP/vd.out" &&
+  /usr/bin/python3 -c '
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    m = [x.decode() for x in f["grid_connection/metric"][:]]
+    assert m[-3:] == ["ride_through_met", "grid_lost_w", "grid_off_s"], m
+    assert f["disturbances/tripped"][:].tolist() == [1, 0, 0, 0, 0, 0]
+' "$TMP/vd.h5" 2>"$TMP/vdpy"; then
+  ok "a Virginia-like sag drops a 1 GW campus and fails NOGRR 282"
+else
+  not_ok "a Virginia-like sag drops a 1 GW campus" \
+    "$(grep 'grid code\|disturb' "$TMP/vd.out")" "$(head -c 600 "$TMP/vd.err")" "$(cat "$TMP/vdpy" 2>/dev/null)"
+fi
+
+# A disturbance without its depth: exit 2 at FILE:LINE:COLUMN, no file.
+sed '/^grid:/a\  disturbances: [{kind: sag, start: 1 s, duration: 1 s}]' \
+  "$SRC/scenarios/quickstart.yaml" >"$TMP/nodepth.yaml"
+line=$(grep -n '^  disturbances:' "$TMP/nodepth.yaml" | cut -d: -f1)
+"$AIFSIM" run "$TMP/nodepth.yaml" -o "$TMP/nodepth.h5" \
+  >/dev/null 2>"$TMP/nodepth.err"
+rc=$?
+if [ "$rc" -eq 2 ] &&
+  grep -q "nodepth.yaml:$line:[0-9]*: a sag needs voltage" "$TMP/nodepth.err" &&
+  [ ! -e "$TMP/nodepth.h5" ]; then
+  ok "a sag without its depth: exit 2 at its position"
+else
+  not_ok "a sag without its depth" "exit $rc" "$(head -c 600 "$TMP/nodepth.err")"
+fi
+
 finish
