@@ -153,6 +153,10 @@ typedef struct train_config {
   double mtbf_s;             /* per GPU; NaN (absent), INFINITY, 0: none */
   double restart_s;          /* idle time after a failure */
   bool speed_tuning;         /* Perseus: slow non-critical stages */
+  /* Drift of the data-parallel replicas (train_wave_w): the standard
+   * deviation of their offsets within an iteration, and the length of a
+   * phase transition. NaN (absent): lockstep, instant transitions. */
+  double jitter_s, transition_s;
   /* Grid-aware timing (deferral.h): the policy (defer_policy), the signal
    * it follows (train_signal), the slowdown the job tolerates (its
    * deadline is arrival + its run at full speed x (1 + flexibility),

@@ -8,6 +8,8 @@
 
 #include <math.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "training_internal.h"
 
 /* The lowest clock in [phi_min, phi] at which work tau takes at most
@@ -170,6 +172,37 @@ static double stage_power(const job *j, uint32_t s, double a) {
   return gpu_power(j->g, j->phi[s], a);
 }
 
+/* Replica groups a drifting job is drawn as: their offsets are the
+ * normal's quantiles at (k + 1/2) / K, so the draw is deterministic and
+ * its spread is the jitter's. */
+#define DRIFT_GROUPS 8
+
+static bool drifts(const job *j) {
+  return j->c->jitter_s > 0 || j->c->transition_s > 0;
+}
+
+/* A drifting job's deviation at x: its replicas in DRIFT_GROUPS groups
+ * at their offsets, each phase change spread over the transition (the
+ * activity's mean over a transition-long window centred on the
+ * instant). */
+static double drift_dev(const job *j, double x, double x0, double period_s) {
+  double jit = j->c->jitter_s > 0 ? j->c->jitter_s : 0;
+  double tr = j->c->transition_s > 0 ? j->c->transition_s : 0;
+  double dp = (double)j->gpus / ((double)j->pp * (double)j->c->tp);
+  uint32_t groups = (uint32_t)fmax(1, fmin(DRIFT_GROUPS, floor(dp)));
+  double per_stage = (double)j->gpus / j->pp / groups, dev = 0;
+  for (uint32_t k = 0; k < groups; k++) {
+    double off = jit * gsl_cdf_ugaussian_Pinv((k + 0.5) / groups);
+    double xk = fmod(fmod(x + off - tr / 2, j->iter) + j->iter, j->iter);
+    for (uint32_t s = 0; s < j->pp; s++) {
+      double a = profile(j, s, xk, tr), mean = profile(j, s, x0, period_s);
+      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
+                          j->host_w * (a - mean));
+    }
+  }
+  return dev;
+}
+
 double train_wave_w(const train_pool *p, double period_s, double offset_s) {
   double dev = 0;
   sim_time now = sim_engine_now(p->e);
@@ -180,6 +213,10 @@ double train_wave_w(const train_pool *p, double period_s, double offset_s) {
     double done = train__progress(j, now);
     double x0 = (done - floor(done)) * j->iter;
     double x = fmod(x0 + offset_s, j->iter);
+    if (drifts(j)) {
+      dev += drift_dev(j, x, x0, period_s);
+      continue;
+    }
     double per_stage = (double)j->gpus / j->pp;
     for (uint32_t s = 0; s < j->pp; s++) {
       double a = profile(j, s, x, 0), mean = profile(j, s, x0, period_s);

@@ -177,6 +177,22 @@ static const scn_field train_fields[] = {
      .help = "Perseus: run each non-critical stage's steady-state "
              "microbatches at the lowest clock that still fits the critical "
              "stage's time (less energy, same iteration time)"},
+    {.key = "jitter",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, jitter_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 3600,
+     .help = "replicas drift: the spread (standard deviation) of their "
+             "offsets in an iteration, e.g. 20 ms; absent: lockstep"},
+    {.key = "transition",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(train_config, transition_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 3600,
+     .help = "how long a phase transition takes, e.g. 10 ms; absent: "
+             "instant"},
     TIME("arrival", arrival_s, "0 s", "when the job is submitted"),
     INTEGER("priority", priority, -1e9, 1e9, "0", 0, "higher runs first"),
     INTEGER("count", count, 1, 100000, "1", 0,

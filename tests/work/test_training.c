@@ -537,6 +537,52 @@ static void waveform_has_zero_mean(void **state) {
   bench_close(&b);
 }
 
+/* The waveform over one iteration from now, n samples: its mean and
+ * its largest step between samples. */
+static void wave_stats(const bench *b, double T, double *mean, double *step) {
+  const int n = 20000;
+  double sum = 0, last = NAN;
+  *step = 0;
+  for (int i = 0; i < n; i++) {
+    double w = train_wave_w(b->p, T, ((double)i + 0.5) * T / n);
+    sum += w;
+    if (i > 0)
+      *step = fmax(*step, fabs(w - last));
+    last = w;
+  }
+  *mean = sum / n;
+}
+
+/* Replicas that drift (jitter 50 ms, 10 ms transitions) keep the
+ * waveform's zero mean over an iteration (the energy), and its steps
+ * split between the two replicas and spread over the transitions: the
+ * largest step between samples 0.1 ms apart is under half lockstep's.
+ * Jitter and transition of 0 are lockstep exactly. */
+static void drift_keeps_mean_and_narrows_swing(void **state) {
+  (void)state;
+  bench a, d, z;
+  bench_open(&a, PROFILED, 1, NULL, NULL);
+  bench_open(&d, PROFILED "jitter: 50 ms\ntransition: 10 ms\n", 1, NULL,
+             NULL);
+  bench_open(&z, PROFILED "jitter: 0 s\ntransition: 0 s\n", 1, NULL, NULL);
+  assert_int_equal(train_start(a.p, a.job), SIM_OK);
+  assert_int_equal(train_start(d.p, d.job), SIM_OK);
+  assert_int_equal(train_start(z.p, z.job), SIM_OK);
+  double T = train_current_iteration_s(a.p, a.job);
+  double ma, pa, md, pd;
+  wave_stats(&a, T, &ma, &pa);
+  wave_stats(&d, T, &md, &pd);
+  assert_close(md, 0, 0, 1e-3 * pa);
+  assert_true(pd < 0.5 * pa);
+  for (int i = 0; i < 50; i++) {
+    double x = i * T / 50;
+    assert_true(train_wave_w(z.p, T / 7, x) == train_wave_w(a.p, T / 7, x));
+  }
+  bench_close(&a);
+  bench_close(&d);
+  bench_close(&z);
+}
+
 /* Checkpointing runs at act_checkpoint; waiting, restarting and done at
  * 0. */
 static void activity_by_state(void **state) {
@@ -581,6 +627,7 @@ int main(void) {
   TEST_ADD(tests, n, activity_by_state);
   TEST_ADD(tests, n, comm_phase_draws_act_comm);
   TEST_ADD(tests, n, waveform_has_zero_mean);
+  TEST_ADD(tests, n, drift_keeps_mean_and_narrows_swing);
   return _cmocka_run_group_tests("training", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }
