@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "file.h"
 
 /* A default plant is sized 10% above its racks' power limits: their heat
  * at full load with conversion losses of up to about 9% (80 PLUS Titanium
@@ -115,4 +116,20 @@ const char *factory_cooling_note(const factory_scenario *sc, char *buf,
       c->grid.outdoor.value == DEFAULT_OUTDOOR_C)
     snprintf(buf + n, size - n, "; outdoor %.0f degC", DEFAULT_OUTDOOR_C);
   return buf;
+}
+
+/* The operator's DR targets (grid.dr_file), beside the scenario, on the
+ * sample period's grain as every DR event; a bad row's FILE:LINE:COL is
+ * the CSV's own. */
+int factory__read_targets(factory_scenario *sc, const scn_loc *loc,
+                          sim_error *err) {
+  char full[4096], msg[sizeof err->msg];
+  sim_path_beside(scn_loc_file(loc), sc->cfg.grid.dr_file, full, sizeof full);
+  int rc = grid_read_targets(&sc->feed, full, sc->cfg.sample_period_s,
+                             sc->cfg.duration_s, err);
+  if (rc != SIM_EIO)
+    return rc;
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  return scn_fail(loc, "grid.dr_file", err,
+                  "paths are relative to the scenario's folder", "%s", msg);
 }

@@ -184,6 +184,11 @@ int factory__finish_grid(factory *f, factory_summary *s, sim_error *err);
  * loops from each group's GPU, the outdoor temperature they need, the
  * electrical chain's rating. Called by check_factory once the groups are
  * checked and before the loops are. */
+/* The operator's DR targets of grid.dr_file into the loaded feed
+ * (factory_facility.c): SIM_OK, or the CSV's FILE:LINE:COL (SIM_EINPUT),
+ * a scenario position for a file that cannot be read. */
+int factory__read_targets(factory_scenario *sc, const scn_loc *loc,
+                          sim_error *err);
 int factory__default_facility(factory_scenario *sc, const scn_loc *loc,
                               sim_error *err);
 

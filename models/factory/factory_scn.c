@@ -286,22 +286,6 @@ static int check_dr(const factory_config *c, const scn_loc *loc,
   return SIM_OK;
 }
 
-/* The operator's DR targets (grid.dr_file), beside the scenario, on the
- * sample period's grain as every DR event; a bad row's FILE:LINE:COL is
- * the CSV's own. */
-static int read_targets(factory_scenario *sc, const scn_loc *loc,
-                        sim_error *err) {
-  char full[4096], msg[sizeof err->msg];
-  sim_path_beside(scn_loc_file(loc), sc->cfg.grid.dr_file, full, sizeof full);
-  int rc = grid_read_targets(&sc->feed, full, sc->cfg.sample_period_s,
-                             sc->cfg.duration_s, err);
-  if (rc != SIM_EIO)
-    return rc;
-  snprintf(msg, sizeof msg, "%s", err->msg);
-  return scn_fail(loc, "grid.dr_file", err,
-                  "paths are relative to the scenario's folder", "%s", msg);
-}
-
 /* The feed's files are read here, while positions are at hand, and kept
  * in the loaded scenario for the run. */
 static int check_feed(factory_scenario *sc, const scn_loc *loc,
@@ -312,7 +296,7 @@ static int check_feed(factory_scenario *sc, const scn_loc *loc,
   int rc = grid_init(&sc->feed, &sc->cfg.grid, sc->cfg.power.cap_w, dir,
                      sc->cfg.duration_s, &which, err);
   if (rc == SIM_OK && sc->cfg.grid.dr_file != NULL)
-    return read_targets(sc, loc, err);
+    return factory__read_targets(sc, loc, err);
   if (rc != SIM_EIO && rc != SIM_ERANGE)
     return rc; /* bad content: the file's own FILE:LINE: column says it */
   snprintf(msg, sizeof msg, "%s", err->msg);
