@@ -75,16 +75,10 @@ void work_dr_step(work *w, bool dr, double dt) {
 
 static double ratio(double a, double b) { return b > 0 ? a / b : NAN; }
 
-int work_dr_write(const work *w, tel_sink *sink, sim_error *err) {
-  if (w->dr == NULL || sink == NULL)
-    return SIM_OK;
+/* The table's cells: per owner k, column c at v[c n + k]; names and
+ * kinds (kind = name + n) borrowed from the work. */
+static void fill_rows(const work *w, double *v, const char **name) {
   size_t n = w->dr->n;
-  double *v = sim_calloc(w->alloc, 6 * n + 1, sizeof *v);
-  const char **name = sim_calloc(w->alloc, 2 * n + 1, sizeof *name);
-  if (v == NULL || name == NULL) {
-    sim_free(w->alloc, v), sim_free(w->alloc, name);
-    return sim_error_set(err, SIM_ENOMEM, "out of memory");
-  }
   const char **kind = name + n;
   for (size_t k = 0; k < n; k++) {
     const dr_owner *o = &w->dr->o[k];
@@ -99,6 +93,20 @@ int work_dr_write(const work *w, tel_sink *sink, sim_error *err) {
     v[4 * n + k] = job ? ratio(o->out_a, o->out_s) : NAN;
     v[5 * n + k] = 1 - v[3 * n + k] / v[4 * n + k];
   }
+}
+
+int work_dr_write(const work *w, tel_sink *sink, sim_error *err) {
+  if (w->dr == NULL || sink == NULL)
+    return SIM_OK;
+  size_t n = w->dr->n;
+  double *v = sim_calloc(w->alloc, 6 * n + 1, sizeof *v);
+  const char **name = sim_calloc(w->alloc, 2 * n + 1, sizeof *name);
+  if (v == NULL || name == NULL) {
+    sim_free(w->alloc, v), sim_free(w->alloc, name);
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  }
+  fill_rows(w, v, name);
+  const char **kind = name + n;
   const tel_table_column cols[] = {
       {"name", "", "the service or job", NULL, name},
       {"kind", "", "service or job", NULL, kind},
