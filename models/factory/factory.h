@@ -34,6 +34,7 @@
 #include "system.h"
 #include "tel.h"
 #include "training.h"
+#include "gpujob.h"
 
 typedef struct rack_group_config {
   char *name;
@@ -94,6 +95,8 @@ typedef struct factory_config {
   size_t nservices;
   train_config *training; /* training jobs */
   size_t ntraining;
+  gjob_config *gjobs; /* generic GPU jobs: the `jobs` key */
+  size_t ngjobs;
   sched_config scheduler;
   fault_config *faults; /* PDU trips, cooling losses, feed drops */
   size_t nfaults;

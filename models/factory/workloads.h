@@ -30,6 +30,7 @@
 #include "sig.h"
 #include "tel.h"
 #include "training.h"
+#include "gpujob.h"
 
 /* What the workloads are and what they need to know of the scenario. The
  * arrays, catalogs and signals are borrowed: they must outlive the work
@@ -39,6 +40,8 @@ typedef struct work_config {
   size_t nservices;
   const train_config *training; /* training entries, before expansion */
   size_t ntraining;
+  const gjob_config *gjobs; /* generic GPU jobs (run as training jobs) */
+  size_t ngjobs;
   sched_config scheduler;
   const llm_catalog *llms;
   const sig_series *price, *carbon; /* the feed's; kind SIG_NONE: none */
