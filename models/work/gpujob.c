@@ -30,7 +30,7 @@ static const scn_field phase_fields[] = {
           "share of a cycle in I/O (clocks do not change it)"),
 };
 
-static const scn_schema phase_schema =
+const scn_schema gjob_phase_schema =
     SCN_SCHEMA("job phases", gjob_phases, phase_fields, .check = NULL);
 
 static const scn_field gjob_fields[] = {
@@ -69,7 +69,7 @@ static const scn_field gjob_fields[] = {
     {.key = "phases",
      .type = SCN_MAP,
      .offset = offsetof(gjob_config, phases),
-     .sub = &phase_schema,
+     .sub = &gjob_phase_schema,
      .help = "shares of a cycle: {compute: 80%, comm: 15%, io: 5%}; "
              "absent: all compute (a constant activity)"},
     /* The training model's all-reduce and checkpoint activities

@@ -62,6 +62,8 @@ typedef struct gjob_config {
 } gjob_config;
 
 extern const scn_schema gjob_schema;
+/* The `phases` map alone, for other files that map jobs to these. */
+extern const scn_schema gjob_phase_schema;
 
 /* The training job that runs c (gpujob.h's header comment): *out is a
  * train_config with c's strings borrowed. c must have passed the schema's
