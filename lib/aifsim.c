@@ -366,8 +366,10 @@ int aifsim_set_cap_series(aifsim *a, const double *t_s, const double *cap_w,
     a->series_cap = c;
   if (t == NULL || c == NULL)
     return fail(a, SIM_ENOMEM, "aifsim_set_cap_series: out of memory");
-  memcpy(a->series_t, t_s, n * sizeof *t);
-  memcpy(a->series_cap, cap_w, n * sizeof *c);
+  if (n > 0) { /* t_s and cap_w may be NULL for none */
+    memcpy(a->series_t, t_s, n * sizeof *t);
+    memcpy(a->series_cap, cap_w, n * sizeof *c);
+  }
   a->series_n = n, a->series_next = 0;
   series_apply(a);
   return SIM_OK;

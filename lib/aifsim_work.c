@@ -74,19 +74,12 @@ int aifsim_queue_now(const aifsim *a, aifsim_queue *q) {
   const factory *f = readable(a, q);
   if (f == NULL)
     return AIFSIM_EINVAL;
-  *q = (aifsim_queue){0};
-  for (size_t j = 0; j < factory_njobs(f); j++) {
-    factory_job_now n;
-    factory_job_of(f, j, &n);
-    q->jobs_waiting += n.phase == AIFSIM_JOB_WAITING;
-    q->jobs_held += n.phase == AIFSIM_JOB_WAITING && n.held;
-    q->jobs_running += n.phase == AIFSIM_JOB_RUNNING;
-  }
-  for (size_t k = 0; k < factory_nservices(f); k++) {
-    factory_service_now n;
-    factory_service_of(f, k, &n);
-    q->requests_queued += n.waiting;
-  }
+  factory_queue_now n;
+  factory_queue_of(f, &n);
+  *q = (aifsim_queue){.jobs_waiting = n.jobs_waiting,
+                      .jobs_held = n.jobs_held,
+                      .jobs_running = n.jobs_running,
+                      .requests_queued = n.requests_waiting};
   return AIFSIM_OK;
 }
 

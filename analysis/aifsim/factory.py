@@ -285,7 +285,7 @@ class Factory:
         self._check(self._c.aifsim_power_now(self._open(), ctypes.byref(p)))
         return p
 
-    def observe(self):
+    def observe(self, wide=True):
         """The period that starts now: a dict of the time (s), the
         facility's, IT's, GPUs' and cooling's power, the cap in force, the
         power chain's losses, smoothing's draw beyond the racks' load and
@@ -312,7 +312,9 @@ class Factory:
         and supply_max_c, degC; heat_w and power_w over the last plant
         step, W); the queues (jobs_waiting, held ones included,
         jobs_held, jobs_running, requests_queued over the services); and
-        battery_soc ([0, 1], NaN: no battery)."""
+        battery_soc ([0, 1], NaN: no battery). wide=False leaves these
+        out: they read every GPU (about 1.5 ms at 10,000 GPUs, against
+        tens of microseconds for the rest)."""
         p = self._power_now()
         g = _Grid()
         self._check(self._c.aifsim_grid_now(self._h, ctypes.byref(g)))
@@ -337,7 +339,7 @@ class Factory:
                 "power_group_budget_w": col["budget_w"],
                 "power_group_want_w": col["want_w"],
                 "power_group_gpu_power_w": col["gpu_w"],
-                **self._observe_work()}
+                **(self._observe_work() if wide else {})}
 
     def _observe_work(self):
         """observe()'s keys for the workloads, the GPUs, the loops and the

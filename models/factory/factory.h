@@ -274,6 +274,13 @@ typedef struct factory_job_now {
 } factory_job_now;
 void factory_job_of(const factory *f, size_t j, factory_job_now *out);
 
+/* The queues now: jobs waiting (held ones included), of them those a
+ * client holds, jobs running, and requests waiting over every service. */
+typedef struct factory_queue_now {
+  double jobs_waiting, jobs_held, jobs_running, requests_waiting;
+} factory_queue_now;
+void factory_queue_of(const factory *f, factory_queue_now *out);
+
 /* work_hold_job on job j (< factory_njobs): SIM_OK, SIM_EINVAL (running
  * or done), SIM_ENOMEM or the pass's failure. */
 int factory_hold_job(factory *f, size_t j, bool hold);

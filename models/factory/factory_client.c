@@ -68,6 +68,22 @@ void factory_job_of(const factory *f, size_t j, factory_job_now *out) {
   work_owner_power(w, o, &out->power_w, &held_gpus);
 }
 
+void factory_queue_of(const factory *f, factory_queue_now *out) {
+  const work *w = work_of(f);
+  *out = (factory_queue_now){0};
+  for (size_t j = 0; w != NULL && j < work_njobs(w); j++) {
+    work_job_phase ph = work_job_phase_of(w, j);
+    out->jobs_waiting += ph == WORK_JOB_WAITING;
+    out->jobs_held += ph == WORK_JOB_WAITING && work_job_held(w, j);
+    out->jobs_running += ph == WORK_JOB_RUNNING;
+  }
+  for (size_t k = 0; w != NULL && k < work_nservices(w); k++) {
+    work_service_now s;
+    work_service_of(w, k, &s);
+    out->requests_waiting += (double)s.waiting;
+  }
+}
+
 int factory_hold_job(factory *f, size_t j, bool hold) {
   return work_hold_job(work_of(f), j, hold);
 }
@@ -84,16 +100,34 @@ double factory_owner_floor_w(const factory *f, size_t owner) {
   return work_owner_floor_w(work_of(f), owner);
 }
 
+/* GPU i's clock share; a GPU with the cap, load and type of the one
+ * before (most of a rack, a replica) reuses its clock, as the workloads'
+ * pacing does, so a read of every GPU stays cheap at 100,000. */
+typedef struct phi_memo {
+  double cap, phi;
+  gpu_load load;
+  uint32_t type;
+} phi_memo;
+
+static double gpu_phi(const rack_fleet *fl, uint32_t i, phi_memo *m) {
+  double cap = rack_gpu_cap_w(fl, i);
+  if (cap != m->cap || fl->type[i] != m->type || !rack_load_is(fl, i, m->load))
+    *m = (phi_memo){cap, rack_gpu_phi(fl, i), rack_gpu_load(fl, i),
+                    fl->type[i]};
+  return m->phi;
+}
+
 void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
   const rack_fleet *fl = f->fleet;
   factory_gpus_now s = {.cap_min_w = INFINITY,
                         .cap_max_w = -INFINITY,
                         .clock_min = INFINITY};
+  phi_memo m = {.cap = NAN};
   for (uint32_t r = 0; r < fl->nracks; r++) {
     if (fl->group[r] != g)
       continue;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-      double cap = rack_gpu_cap_w(fl, i), phi = rack_gpu_phi(fl, i);
+      double cap = rack_gpu_cap_w(fl, i), phi = gpu_phi(fl, i, &m);
       s.n++;
       s.cap_mean_w += cap;
       s.cap_min_w = fmin(s.cap_min_w, cap);
@@ -112,11 +146,12 @@ size_t factory_ngpus(const factory *f) { return f->fleet->n; }
 
 void factory_gpus_each(const factory *f, double *cap_w, double *clock) {
   const rack_fleet *fl = f->fleet;
+  phi_memo m = {.cap = NAN};
   for (uint32_t i = 0; i < fl->n; i++) {
     if (cap_w != NULL)
       cap_w[i] = rack_gpu_cap_w(fl, i);
     if (clock != NULL)
-      clock[i] = rack_gpu_phi(fl, i);
+      clock[i] = gpu_phi(fl, i, &m);
   }
 }
 

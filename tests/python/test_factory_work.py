@@ -47,10 +47,14 @@ def test_observation_has_the_workloads_gpus_loops_and_battery(lib):
         cap, clock = f.gpu_caps()
         assert cap.shape == clock.shape == (128,)
         assert np.isclose(cap.mean(), o["group_gpu_cap_mean_w"][0])
-        # the keys the observation had before are all still there
+        # the keys the observation had before are all still there, and
+        # wide=False gives those alone
+        lean = f.observe(wide=False)
+        assert "job_phase" not in lean and "battery_soc" not in lean
+        assert set(lean) < set(o)
         for key in ("facility_power_w", "cap_w", "group_power_w",
                     "power_group_cap_w", "load_target_w", "dr_cap_w"):
-            assert key in o
+            assert key in lean
 
 
 def test_cap_series_steps_in_at_their_ticks(lib):
