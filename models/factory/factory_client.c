@@ -174,7 +174,9 @@ void factory_loop_of(const factory *f, size_t l, factory_loop_now *out) {
 }
 
 int factory_set_supply(factory *f, size_t l, double supply_c) {
-  return cool_loop_set_supply(f->plant.loops[l], supply_c);
+  int rc = cool_loop_set_supply(f->plant.loops[l], supply_c);
+  f->resplit |= rc == SIM_OK; /* the split's cooling reserve moves with it */
+  return rc;
 }
 
 double factory_battery_soc(const factory *f) {
