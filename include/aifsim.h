@@ -325,7 +325,9 @@ int aifsim_set_cap_series(aifsim *a, const double *t_s, const double *cap_w,
  * cap holds as before). Its GPUs draw at most their caps, so its power
  * stays at or under the budget. budget_w at least the sum of its GPUs'
  * minimum caps (the message gives it); INFINITY or NaN: none.
- * AIFSIM_ERANGE below that. */
+ * AIFSIM_ERANGE below that. Once a budget has been set, the policy
+ * shares the budget every allocation period even where it is static
+ * (the static policy's caps are then those of its split, to rounding). */
 int aifsim_set_service_budget(aifsim *a, size_t k, double budget_w);
 int aifsim_set_job_budget(aifsim *a, size_t j, double budget_w);
 

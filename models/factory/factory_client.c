@@ -112,16 +112,15 @@ typedef struct phi_memo {
 static double gpu_phi(const rack_fleet *fl, uint32_t i, phi_memo *m) {
   double cap = rack_gpu_cap_w(fl, i);
   if (cap != m->cap || fl->type[i] != m->type || !rack_load_is(fl, i, m->load))
-    *m = (phi_memo){cap, rack_gpu_phi(fl, i), rack_gpu_load(fl, i),
-                    fl->type[i]};
+    *m =
+        (phi_memo){cap, rack_gpu_phi(fl, i), rack_gpu_load(fl, i), fl->type[i]};
   return m->phi;
 }
 
 void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
   const rack_fleet *fl = f->fleet;
-  factory_gpus_now s = {.cap_min_w = INFINITY,
-                        .cap_max_w = -INFINITY,
-                        .clock_min = INFINITY};
+  factory_gpus_now s = {
+      .cap_min_w = INFINITY, .cap_max_w = -INFINITY, .clock_min = INFINITY};
   phi_memo m = {.cap = NAN};
   for (uint32_t r = 0; r < fl->nracks; r++) {
     if (fl->group[r] != g)

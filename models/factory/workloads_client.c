@@ -53,9 +53,9 @@ work_job_phase work_job_phase_of(const work *w, size_t j) {
     return WORK_JOB_RUNNING;
   /* Its arrival event runs at its time: by now, or never in the run. */
   const train_config *c = &w->jobs[j];
-  bool arrived = c->arrival_s < w->cfg->duration_s &&
-                 (sim_time)llround(c->arrival_s * 1e9) <=
-                     sim_engine_now(w->engine);
+  bool arrived =
+      c->arrival_s < w->cfg->duration_s &&
+      (sim_time)llround(c->arrival_s * 1e9) <= sim_engine_now(w->engine);
   return arrived ? WORK_JOB_WAITING : WORK_JOB_COMING;
 }
 
@@ -139,10 +139,9 @@ double work_budget_of(const work *w, size_t owner) {
 
 double work_owner_floor_w(const work *w, size_t owner) {
   const rack_fleet *fl = w->fleet;
-  uint32_t type =
-      work__is_job(w, (uint32_t)owner)
-          ? w->job_type[work__job_of(w, (uint32_t)owner)]
-          : work__type(fl, w->cfg->services[owner].gpu);
+  uint32_t type = work__is_job(w, (uint32_t)owner)
+                      ? w->job_type[work__job_of(w, (uint32_t)owner)]
+                      : work__type(fl, w->cfg->services[owner].gpu);
   double n = 0;
   for (size_t k = 0; k < w->nslots; k++)
     if (w->slots[k].owner == owner)
@@ -169,9 +168,9 @@ void work_clamp(void *ctx, const power_unit *units, const uint32_t *key,
   }
   for (size_t o = 0; o < no; o++) {
     double b = c->budget_w[o];
-    c->sum[o] = c->sum[o] > b ? fmax(0, (b - c->floor[o]) /
-                                           (c->sum[o] - c->floor[o]))
-                              : 1;
+    c->sum[o] = c->sum[o] > b
+                    ? fmax(0, (b - c->floor[o]) / (c->sum[o] - c->floor[o]))
+                    : 1;
   }
   for (size_t k = 0; k < n; k++) {
     if (key[k] == CONTROL_NO_SLOT)

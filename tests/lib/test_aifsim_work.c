@@ -17,8 +17,7 @@
 
 enum { CHAT = 0, LONG = 0, SHORT = 1 };
 
-static aifsim *open_with(const char *path, const char *const *sets,
-                         size_t n) {
+static aifsim *open_with(const char *path, const char *const *sets, size_t n) {
   aifsim *a = NULL;
   if (aifsim_open(path, sets, n, NULL, &a) != AIFSIM_OK)
     fail_msg("aifsim_open: %s", aifsim_errmsg(a));
