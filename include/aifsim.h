@@ -118,6 +118,15 @@ typedef struct aifsim_power {
 } aifsim_power;
 int aifsim_power_now(const aifsim *a, aifsim_power *p);
 
+/* Inside the IT of aifsim_power, W, over the period that starts now: the
+ * racks' power-supply (conversion) losses and their fans, and what models
+ * outside the racks draw (the network fabric's switches and optics); the
+ * rest is the racks' GPUs, hosts and other boards. */
+typedef struct aifsim_it_parts {
+  double psu_loss_w, fan_w, outside_racks_w;
+} aifsim_it_parts;
+int aifsim_it_parts_now(const aifsim *a, aifsim_it_parts *p);
+
 /* The grid over the period that starts now: its signals' means ($/MWh,
  * gCO2/kWh, degC; NaN for a signal the scenario does not give) and the
  * cap demand response holds the facility to (the contracted power.cap

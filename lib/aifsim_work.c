@@ -137,6 +137,14 @@ int aifsim_loop_now(const aifsim *a, size_t l, aifsim_loop *s) {
   return AIFSIM_OK;
 }
 
+int aifsim_it_parts_now(const aifsim *a, aifsim_it_parts *p) {
+  const factory *f = readable(a, p);
+  if (f == NULL)
+    return AIFSIM_EINVAL;
+  factory_it_parts_of(f, &p->psu_loss_w, &p->fan_w, &p->outside_racks_w);
+  return AIFSIM_OK;
+}
+
 double aifsim_battery_soc(const aifsim *a) {
   const factory *f = aifsim__factory((aifsim *)a);
   return f != NULL ? factory_battery_soc(f) : NAN;

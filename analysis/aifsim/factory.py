@@ -70,6 +70,12 @@ class _PowerGroup(ctypes.Structure):
                 ("cap_w", "own_w", "budget_w", "want_w", "gpu_w")]
 
 
+class _ItParts(ctypes.Structure):
+    # aifsim_it_parts, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("psu_loss_w", "fan_w", "outside_racks_w")]
+
+
 class _Service(ctypes.Structure):
     # aifsim_service, in its order.
     _fields_ = [(name, ctypes.c_double) for name in
@@ -168,6 +174,7 @@ def _load(lib=None):
         "aifsim_loop_name": (ctypes.c_char_p, [h, s]),
         "aifsim_loop_now": (ctypes.c_int, [h, s, ctypes.POINTER(_Loop)]),
         "aifsim_battery_soc": (d, [h]),
+        "aifsim_it_parts_now": (ctypes.c_int, [h, ctypes.POINTER(_ItParts)]),
         "aifsim_set_cap_series": (ctypes.c_int, [h, ctypes.POINTER(d),
                                                  ctypes.POINTER(d), s]),
         "aifsim_set_service_budget": (ctypes.c_int, [h, s, d]),
@@ -311,8 +318,10 @@ class Factory:
         temp_c, supply_c and the range the plant allows it, supply_min_c
         and supply_max_c, degC; heat_w and power_w over the last plant
         step, W); the queues (jobs_waiting, held ones included,
-        jobs_held, jobs_running, requests_queued over the services); and
-        battery_soc ([0, 1], NaN: no battery). wide=False leaves these
+        jobs_held, jobs_running, requests_queued over the services);
+        battery_soc ([0, 1], NaN: no battery); and inside the IT, the
+        racks' psu_loss_power_w and fan_power_w and the
+        outside_racks_power_w of models outside them (the fabric), W. wide=False leaves these
         out: they read every GPU (about 1.5 ms at 10,000 GPUs, against
         tens of microseconds for the rest)."""
         p = self._power_now()
@@ -362,6 +371,11 @@ class Factory:
         for k, _ in _Loop._fields_:
             obs["loop_" + k] = np.array([x[k] for x in lp], float)
         obs["battery_soc"] = self.battery_soc
+        it = _ItParts()
+        self._check(self._c.aifsim_it_parts_now(self._h, ctypes.byref(it)))
+        obs["psu_loss_power_w"] = it.psu_loss_w
+        obs["fan_power_w"] = it.fan_w
+        obs["outside_racks_power_w"] = it.outside_racks_w
         return obs
 
     @property

@@ -319,6 +319,11 @@ void factory_loop_of(const factory *f, size_t l, factory_loop_now *out);
 /* cool_loop_set_supply on loop l (< factory_nloops). */
 int factory_set_supply(factory *f, size_t l, double supply_c);
 
+/* Inside the IT over the period under way, W: the racks' conversion
+ * losses and fans, and what models outside the racks draw. */
+void factory_it_parts_of(const factory *f, double *psu_w, double *fan_w,
+                         double *outside_w);
+
 /* The battery's state of charge now, [0, 1]; NaN without a battery. */
 double factory_battery_soc(const factory *f);
 

@@ -178,6 +178,13 @@ int factory_set_supply(factory *f, size_t l, double supply_c) {
   return rc;
 }
 
+void factory_it_parts_of(const factory *f, double *psu_w, double *fan_w,
+                         double *outside_w) {
+  *psu_w = f->p_psu;
+  *fan_w = f->p_fan;
+  *outside_w = f->p_outside;
+}
+
 double factory_battery_soc(const factory *f) {
   const bat_state *b = state_of(f, &factory_model_battery);
   if (b == NULL || !(f->cfg->battery.capacity_j > 0))

@@ -104,6 +104,12 @@ static void gpus_plant_battery_are_read(void **state) {
   aifsim_power p;
   assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
   assert_close(g.power_w, p.gpu_w, 1e-12, 0);
+  aifsim_it_parts it; /* DGX H100: supplies and fans; no fabric */
+  assert_int_equal(aifsim_it_parts_now(a, &it), AIFSIM_OK);
+  assert_true(it.psu_loss_w > 0 && it.fan_w > 0);
+  assert_close(it.outside_racks_w, 0, 0, 0);
+  assert_true(p.gpu_w + it.psu_loss_w + it.fan_w < p.it_w);
+  assert_int_equal(aifsim_it_parts_now(a, NULL), AIFSIM_EINVAL);
   size_t n = aifsim_ngpus(a);
   assert_int_equal(n, 128);
   double *cap = calloc(n, sizeof *cap), *clock = calloc(n, sizeof *clock);

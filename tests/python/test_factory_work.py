@@ -42,6 +42,8 @@ def test_observation_has_the_workloads_gpus_loops_and_battery(lib):
         assert (o["service_power_w"].sum() + o["job_power_w"].sum()
                 < o["gpu_power_w"])
         assert 0.1 <= o["battery_soc"] <= 0.9
+        assert o["psu_loss_power_w"] > 0 and o["fan_power_w"] > 0
+        assert o["outside_racks_power_w"] == 0
         assert o["loop_supply_min_c"][0] < o["loop_supply_c"][0] \
             <= o["loop_temp_c"][0]
         cap, clock = f.gpu_caps()
