@@ -143,13 +143,13 @@ static void gpus_plant_battery_are_read(void **state) {
   assert_int_equal(aifsim_ngpus(NULL), 0);
 }
 
-/* Steps at 60 s (600 kW) and 90.5 s (the scenario's again): each in
+/* Steps at 60 s (400 kW, under the 430 kW drawn then) and 90.5 s (the scenario's again): each in
  * force from the first tick at or after its time, whether the client
  * steps by periods or runs past them. */
 static void cap_series_steps(void **state) {
   (void)state;
   const char *const sets[] = {"duration=10min"};
-  double t[] = {60, 90.5}, cap[] = {600e3, NAN};
+  double t[] = {60, 90.5}, cap[] = {400e3, NAN}; /* 400 kW binds */
   for (int by_periods = 0; by_periods < 2; by_periods++) {
     aifsim *a = open_with(QUICKSTART, sets, 1);
     double contracted = cap_now(a);
@@ -157,13 +157,19 @@ static void cap_series_steps(void **state) {
     if (by_periods) {
       assert_int_equal(aifsim_step(a, 59), AIFSIM_OK);
       assert_close(cap_now(a), contracted, 0, 0);
+      aifsim_power before;
+      assert_int_equal(aifsim_power_now(a, &before), AIFSIM_OK);
+      assert_true(before.facility_w > 400e3);
       assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
-      assert_close(cap_now(a), 600e3, 0, 0);
+      assert_close(cap_now(a), 400e3, 0, 0);
+      aifsim_power p;
+      assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+      assert_true(p.facility_w <= 400e3);
       assert_int_equal(aifsim_step(a, 30), AIFSIM_OK); /* 90 s */
-      assert_close(cap_now(a), 600e3, 0, 0);
+      assert_close(cap_now(a), 400e3, 0, 0);
     } else {
       assert_int_equal(aifsim_run_to(a, 75), AIFSIM_OK);
-      assert_close(cap_now(a), 600e3, 0, 0);
+      assert_close(cap_now(a), 400e3, 0, 0);
     }
     assert_int_equal(aifsim_run_to(a, 91), AIFSIM_OK);
     assert_close(cap_now(a), contracted, 0, 0);

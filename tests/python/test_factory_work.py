@@ -62,13 +62,13 @@ def test_observation_has_the_workloads_gpus_loops_and_battery(lib):
 def test_cap_series_steps_in_at_their_ticks(lib):
     with Factory("quickstart", set={"duration": "10min"}, lib=lib) as f:
         contracted = f.cap
-        f.set_cap_series([60, 90.5], [600e3, None])
+        f.set_cap_series([60, 90.5], [400e3, None])
         f.step(59)
         assert f.cap == contracted
         f.step()
-        assert f.cap == 600e3 and f.power <= 600e3
+        assert f.cap == 400e3 and f.power <= 400e3
         f.run_to(90)
-        assert f.cap == 600e3
+        assert f.cap == 400e3
         f.step()  # 91 s: the first tick at or after 90.5 s
         assert f.cap == contracted
         with pytest.raises(SimulationError, match="before now"):
