@@ -172,8 +172,9 @@ typedef struct cool_step {
 #define COOL_ODE_EPS_ABS 1e-9
 #define COOL_ODE_EPS_REL 1e-11
 
-/* A loop at its supply temperature (no load). c is borrowed and must
- * outlive the loop; a (NULL: the C library) allocates the loop, GSL its
+/* A loop at its supply temperature (no load). c is copied (its setpoint
+ * may then move: cool_loop_set_supply), its arrays and names borrowed:
+ * they must outlive the loop; a (NULL: the C library) allocates the loop, GSL its
  * driver. Returns NULL with err set (SIM_ENOMEM, or SIM_EINVAL for a
  * config that did not come through the schema's checks). */
 cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
