@@ -147,8 +147,17 @@ static int schedule(work *w) {
   return sched_pass(w->sched, now, headroom, running, k, start_job, w);
 }
 
-/* Queues job j for the scheduler now. */
+/* Queues job j for the scheduler now; a job a client holds waits
+ * outside the scheduler until released. */
 static int submit(work *w, size_t j) {
+  if (w->client != NULL && w->client->held[j]) {
+    w->client->parked[j] = true;
+    return SIM_OK;
+  }
+  return work__submit(w, j);
+}
+
+int work__submit(work *w, size_t j) {
   const train_config *c = &w->jobs[j];
   sched_job job = {.id = j,
                    .gpus = train_gpus(w->train, j),

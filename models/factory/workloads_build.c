@@ -340,6 +340,7 @@ void work_destroy(work *w) {
     sim_free(w->alloc, w->svc_group != NULL ? w->svc_group[s] : NULL);
   }
   train_pool_destroy(w->train);
+  work__client_free(w);
   for (size_t j = 0; w->job_names != NULL && j < w->njobs; j++)
     sim_free(w->alloc, w->job_names[j]);
   sim_free(w->alloc, w->job_names);
