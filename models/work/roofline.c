@@ -189,6 +189,18 @@ static double allreduce_s(const rl_replica *r, double tokens) {
          2.0 * moe * all_to_all_s(r, tokens);
 }
 
+/* The fixed costs at phi: the share act_fixed of them is the engine's
+ * small kernels on the SMs, latency-bound, so counted in SM cycles and
+ * stretched as 1 / s_c(phi); the rest is the host's gaps between them,
+ * off the GPU's clock (roofline.h, t_fixed). */
+static double fixed_s(const rl_replica *r, double batch, double phi) {
+  const rl_config *c = &r->cfg;
+  double t = batch * c->seq_overhead_s +
+             (double)r->model->moe_layers * c->moe_layer_overhead_s +
+             c->step_overhead_s;
+  return t * (1 - c->act_fixed + c->act_fixed / gpu_speed_compute(r->gpu, phi));
+}
+
 /* The step's parts and time at phi (the header comment); no load. */
 static void step_parts(const rl_replica *r, double requests, double context,
                        double phi, rl_step *out) {
@@ -208,9 +220,7 @@ static void step_parts(const rl_replica *r, double requests, double context,
   out->t_mem = out->t_weights + out->t_kv;
   out->t_comp = out->t_gemm + out->t_attn;
   out->t_tp = allreduce_s(r, batch);
-  out->t_fixed = batch * c->seq_overhead_s +
-                 (double)m->moe_layers * c->moe_layer_overhead_s +
-                 c->step_overhead_s;
+  out->t_fixed = fixed_s(r, batch, phi);
   out->t = fmax(out->t_weights, out->t_gemm) + fmax(out->t_kv, out->t_attn) +
            out->t_tp + out->t_fixed;
 }

@@ -33,7 +33,7 @@
  * (t_attn), and the two run one after the other in every layer, so their
  * times add. The fixed time
  *
- *   t_fixed = B t_seq + L_moe t_moe           (the engine's, rl_config)
+ *   t_fixed = B t_seq + L_moe t_moe + t_step (the engine's, at full clock)
  *
  * is what the roofline leaves out and ML.ENERGY v3's 345 catalogued vLLM
  * runs show (tests/validate/mlenergy_runs.h): a cost per sequence per
@@ -96,7 +96,15 @@
  * Drawing the floor through them too made the ML.ENERGY fit put the
  * power of eight-GPU MoE runs, which spend most of their modelled step
  * there at 250-390 W, on the bytes instead (docs/MODELS.md, "Why not 130
- * pJ a byte"). The fixed costs do not scale with the clock. The power
+ * pJ a byte"). Under a lower clock the fixed costs stretch as
+ *
+ *   t_fixed(phi) = t_fixed (1 - a_fixed + a_fixed / s_c(phi))
+ *
+ * by the same reading: their kernels' share a_fixed runs on the SMs and
+ * is latency-bound (a router's top-k, a sort, many small launches in a
+ * CUDA graph), so it takes a fixed count of SM cycles and 1 / s_c(phi)
+ * the time; the host's share between them does not follow the GPU's
+ * clock. Nothing is fitted to this: a_fixed is the power fit's. The power
  * follows what the step does, not two fixed activity levels: a
  * memory-bound step at small batch draws the core's floor and the memory
  * power of its bandwidth, a large batch adds the SMs'. Tokens per joule

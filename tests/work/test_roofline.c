@@ -307,19 +307,51 @@ static void prefill_slows_with_phi_decode_does_not(void **state) {
   assert_close(r.gpu->knee, 0.5, 0, 0);
   double p1 = rl_prefill_s(&r, 2048, 1), ph = rl_prefill_s(&r, 2048, 0.5);
   assert_close(ph, 2 * p1, 1e-12, 0);
-  double d1 = rl_decode_step_s(&r, 8, 1024, 1);
-  double dh = rl_decode_step_s(&r, 8, 1024, 0.5);
-  assert_close(dh, d1, 1e-12, 0);
+  /* A memory-bound decode at the knee slows only by the fixed costs'
+   * kernels, which run on the SMs for act_fixed of the fixed time. */
+  rl_step d1, dh;
+  rl_decode_step(&r, 8, 1024, 1, &d1);
+  rl_decode_step(&r, 8, 1024, 0.5, &dh);
+  assert_close(dh.t - dh.t_fixed, d1.t - d1.t_fixed, 1e-12, 0);
+  assert_close(dh.t_fixed, d1.t_fixed * (1 + r.cfg.act_fixed), 1e-12, 0);
   /* ... unless the step is compute-bound (large batch). */
   rl_step s;
   rl_decode_step(&r, 512, 200, 1, &s);
   assert_true(s.t_comp > s.t_mem);
-  /* The fixed per-sequence time is not clock-scaled; the rest is. */
+  /* The host's share of the fixed time is not clock-scaled; the rest is. */
   assert_true(rl_decode_step_s(&r, 512, 200, 0.5) - s.t_fixed >
               1.5 * (s.t - s.t_fixed));
   /* Lower clock, lower power, for the same step. */
   assert_true(rl_step_power_w(&r, 8, 1024, 0.5) <
               rl_step_power_w(&r, 8, 1024, 1));
+}
+
+/* The fixed costs under a lower clock: the kernels' share act_fixed of
+ * them stretches as 1 / phi (latency-bound kernels count SM cycles), the
+ * host's share does not. Rows: act_fixed, clock, the factor expected. */
+typedef struct fixed_row {
+  const char *name;
+  double act_fixed, phi, factor;
+} fixed_row;
+
+static const fixed_row fixed_rows[] = {
+    {"fixed: host only, no stretch", 0, 0.5, 1},
+    {"fixed: kernels only, 1/phi", 1, 0.5, 2},
+    {"fixed: 40% kernels at 0.8", 0.4, 0.8, 0.6 + 0.4 / 0.8},
+    {"fixed: full clock, unchanged", 0.4, 1, 1},
+};
+
+static void fixed_costs_follow_their_kernels_clock(void **state) {
+  const fixed_row *row = *state;
+  rl_replica r = test_replica("B200", "Qwen3-235B-A22B", "fp4", 1);
+  r.cfg.act_fixed = row->act_fixed;
+  rl_step s1, s;
+  rl_decode_step(&r, 24, 488, 1, &s1);
+  rl_decode_step(&r, 24, 488, row->phi, &s);
+  assert_true(s1.t_fixed > 0.4 * s1.t); /* an MoE step: half of it fixed */
+  assert_close(s.t_fixed, row->factor * s1.t_fixed, 1e-12, 0);
+  /* The load is priced at full clock whatever the clock. */
+  assert_close(s.load.busy, s1.load.busy, 1e-12, 0);
 }
 
 /* ---- Table-driven sanity cases ------------------------------------------ */
@@ -535,6 +567,7 @@ int main(void) {
   TEST_ADD(tests, n, prefill_slows_with_phi_decode_does_not);
   TEST_ADD(tests, n, an_empty_prompt_draws_idle_power);
   TEST_ROWS(tests, n, sanity_case, sanity);
+  TEST_ROWS(tests, n, fixed_costs_follow_their_kernels_clock, fixed_rows);
   TEST_ADD(tests, n, tensor_parallel_shortens_steps);
   TEST_ADD(tests, n, moe_reads_the_experts_its_batch_touches);
   TEST_ADD(tests, n, maverick_batch_256_reads_most_experts);
