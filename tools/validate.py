@@ -44,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The programs that emit rows, under BUILD_DIR/tests.
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference_energy",
             "test_mlenergy_all", "test_training", "test_training_tuning",
-            "test_arrivals", "test_cooling",
+            "test_arrivals", "test_cooling", "test_water",
             "test_electrical", "test_grid", "test_factory", "test_workloads",
             "test_training_power", "test_power_cap", "test_mlperf_server",
             "test_system"]
