@@ -192,13 +192,14 @@ static int cooling_sample(factory *f, void *self, double t, double dt) {
  * Key, units, long name, group and value of each. */
 #define WATER_METRICS(X)                                                       \
   X("wue_l_per_kwh", "L/kWh", "WUE (site water per IT kWh)", "Energy",         \
-    s->it_energy_j > 0 ? w.total_kg / (s->it_energy_j / 3.6e6) : NAN)          \
-  X("water_m3", "m3", "Site water (make-up)", "Energy", w.total_kg / 1e3)      \
+    factory_wue(s))                                                            \
+  X("water_m3", "m3", "Site water (make-up)", "Energy", s->water_kg / 1e3)     \
   X("water_evaporation_m3", "m3", "Water evaporated", "Energy",                \
-    w.evaporation_kg / 1e3)                                                    \
+    s->water_evaporation_kg / 1e3)                                             \
   X("water_blowdown_m3", "m3", "Water blown down", "Energy",                   \
-    w.blowdown_kg / 1e3)                                                       \
-  X("water_drift_m3", "m3", "Water lost as drift", "Energy", w.drift_kg / 1e3)
+    s->water_blowdown_kg / 1e3)                                                \
+  X("water_drift_m3", "m3", "Water lost as drift", "Energy",                   \
+    s->water_drift_kg / 1e3)
 
 static const tel_metric water_rows[] = {WATER_METRICS(TEL_METRIC_ROW)};
 
@@ -207,11 +208,21 @@ static const factory_reason water_reasons[] = {
     {NULL, NULL},
 };
 
+static int cooling_close(factory *f, void *self, factory_summary *s,
+                         sim_error *err) {
+  (void)self, (void)err;
+  plant_water w = plant_water_used(&f->plant);
+  s->water_kg = w.total_kg;
+  s->water_evaporation_kg = w.evaporation_kg;
+  s->water_blowdown_kg = w.blowdown_kg;
+  s->water_drift_kg = w.drift_kg;
+  return SIM_OK;
+}
+
 static int cooling_metrics(const factory *f, const void *self, tel_sink *sink,
                            char *absent, size_t size) {
   (void)self;
   const factory_summary *s = &f->sum;
-  plant_water w = plant_water_used(&f->plant);
   const double v[] = {WATER_METRICS(TEL_METRIC_VALUE)};
   return factory__put_metrics(sink, water_rows, v, sizeof v / sizeof v[0],
                               water_reasons, absent, size);
@@ -230,6 +241,7 @@ const factory_model factory_model_cooling = {
     .power = cooling_power,
     .advance = cooling_advance,
     .sample = cooling_sample,
+    .close = cooling_close,
     .metrics = cooling_metrics,
     .metric_rows = water_rows,
     .nmetric_rows = sizeof water_rows / sizeof water_rows[0],
