@@ -151,13 +151,13 @@ static const scn_field loop_fields[] = {
     /* Dry: University of Stuttgart's survey of 6,730 cooling towers from
      * 27 manufacturers: dry coolers have a median approach of 10 K to the
      * ambient dry bulb (Energies 16(9) 3661, 2023). Evaporative: see
-     * check_loop. */
+     * fill_defaults. */
     DIFF("economizer_approach", econ_approach_k, 30, NULL,
          "economizer outlet above the outdoor dry bulb (dry) or wet bulb "
          "(evaporative); default 10 degC dry, 5 degC evaporative"),
     /* Dry: AHRI 550/590 rates air-cooled chillers at 35 degC (95 F)
      * ambient with 51.7 degC (125 F) saturated discharge: 16.7 K.
-     * Evaporative: see check_loop. */
+     * Evaporative: see fill_defaults. */
     DIFF("chiller_approach", chiller_approach_k, 40, NULL,
          "chiller condensing temperature above the outdoor dry bulb (dry) "
          "or wet bulb (evaporative); default 16.7 degC dry, 12 degC "
@@ -201,14 +201,14 @@ static const scn_field loop_fields[] = {
     QTY("chiller_min_plr", plr_min, UNITS_FRACTION, 0.01, 1, 0, "10%",
         "least part-load ratio the chiller unloads to; below it, it "
         "cycles"),
-    /* Assumption: towers run 3-6 cycles of concentration on municipal
-     * water; 4 is a middle value (US DOE FEMP, "Cooling Towers:
-     * Understanding Key Components of Cooling Towers and How to Improve
-     * Water Efficiency", 2011, gives 3-7 as typical). */
+    /* Assumption: 4 cycles of concentration, a middle value for towers
+     * on municipal make-up water (water treatment sets it from the
+     * make-up's chemistry; Vertiv's "Optimizing water usage effectiveness
+     * for data centers" names it as the lever on make-up water). */
     QTY("cycles_of_concentration", cycles, UNITS_NUMBER, 1.1, 100, 0, "4",
         "evaporative: dissolved solids in the tower over make-up"),
-    /* CTI's drift-eliminator specifications: 0.001% of the circulation or
-     * less for current eliminators (0.005% older); 0.001%. */
+    /* Assumption: 0.001% of the circulation, as high-efficiency drift
+     * eliminators are commonly specified (older towers 0.005% or more). */
     QTY("drift", drift_share, UNITS_FRACTION, 0, 0.01, 0, "0.001%",
         "evaporative: drift, a share of the circulating water"),
     /* AHRI 550/590's condenser water: 29.4 to 35 degC (85-95 F), 5.6 K. */
