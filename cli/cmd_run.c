@@ -131,6 +131,11 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
          s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
          s->loss_energy_j / 3.6e9, factory_itue(s),
          s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9, factory_tue(s));
+  if (s->water_kg > 0)
+    printf("  water          WUE %.3f L/kWh: %.1f m3 (evaporation %.1f, "
+           "blowdown %.1f, drift %.2f)\n",
+           factory_wue(s), s->water_kg / 1e3, s->water_evaporation_kg / 1e3,
+           s->water_blowdown_kg / 1e3, s->water_drift_kg / 1e3);
   char note[1024];
   if (*factory_cooling_note(sc, note, sizeof note) != '\0')
     printf("  cooling        %s\n", note);

@@ -106,6 +106,8 @@ REGIONS = [("ca", "carbon-aware.yaml"), ("tx", "grid-aware-texas.yaml"),
            ("pjm", "grid-aware-pjm.yaml"), ("de", "grid-aware-germany.yaml")]
 CHECKPOINTS = ["10min", "20min", "30min", "1h", "2h"]
 DALLAS = "grid.outdoor.file=../data/weather/US-TEX-ERCO_2023_weather.csv"
+DALLAS_RH = "grid.humidity.file=../data/weather/US-TEX-ERCO_2023_weather.csv"
+EVAP = "loops.0.heat_rejection=evaporative"
 
 
 def demand_cap(res):
@@ -144,6 +146,8 @@ RUNS = [
     ("cool-fra-air", "liquid-vs-air.yaml", ["loops.0.kind=air"], True),
     ("cool-dal-liquid", "liquid-vs-air.yaml", [DALLAS], True),
     ("cool-dal-air", "liquid-vs-air.yaml", [DALLAS, "loops.0.kind=air"], True),
+    ("cool-fra-evap", "liquid-vs-air.yaml", [EVAP], True),
+    ("cool-dal-evap", "liquid-vs-air.yaml", [DALLAS, DALLAS_RH, EVAP], True),
     ("os-416", "oversubscription.yaml", [], True),
     ("os-320", "oversubscription.yaml",
      ["racks.0.count=10", "services.0.replicas=80",
@@ -447,6 +451,20 @@ for _site in ("fra", "dal"):
             lambda r, i=_id: num(r[i].s["cooling_energy_mwh"]))
         figure(_id + "-free", [_id])(
             lambda r, i=_id: num(r[i].loops["free_hours"]))
+        figure(_id + "-wue", [_id])(
+            lambda r, i=_id: "%.2f" % r[i].s["wue_l_per_kwh"])
+    _id = "cool-%s-evap" % _site
+    figure(_id + "-pue", [_id])(lambda r, i=_id: "%.3f" % r[i].s["mean_pue"])
+    figure(_id + "-wue", [_id])(
+        lambda r, i=_id: "%.2f" % r[i].s["wue_l_per_kwh"])
+    figure(_id + "-cool", [_id])(
+        lambda r, i=_id: num(r[i].s["cooling_energy_mwh"]))
+    figure(_id + "-water", [_id])(lambda r, i=_id: num(r[i].s["water_m3"]))
+    figure(_id + "-evap", [_id])(
+        lambda r, i=_id: pct(r[i].s["water_evaporation_m3"]
+                             / r[i].s["water_m3"]))
+    figure(_id + "-free", [_id])(
+        lambda r, i=_id: num(r[i].loops["free_hours"]))
 
 # 7. Oversubscription ------------------------------------------------------
 figure("os-served", ["os-416", "os-320"])(

@@ -44,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The programs that emit rows, under BUILD_DIR/tests.
 PROGRAMS = ["test_gpu", "test_roofline", "test_inference_energy",
             "test_mlenergy_all", "test_training", "test_training_tuning",
-            "test_arrivals", "test_cooling",
+            "test_arrivals", "test_cooling", "test_water",
             "test_electrical", "test_grid", "test_factory", "test_workloads",
             "test_training_power", "test_power_cap", "test_mlperf_server",
             "test_system"]
@@ -550,6 +550,18 @@ def figures(rows, nruns):
             ".3f"),
         "pue-annual-air": _model(
             rows, "annual PUE, default plant, H100 HGX (air)", ".3f"),
+        "chiller-iplv": _model(
+            rows, "air-cooled chiller IPLV over full-load efficiency", ".3f"),
+        "wue-evap": _model(
+            rows, "annual WUE, evaporative warm-water liquid plant", ".2f"),
+        "pue-10-50-liquid": _model(
+            rows, "PUE at 10% minus PUE at 50% load, liquid", ".3f"),
+        "pue-100-50-liquid": _model(
+            rows, "PUE at 100% minus PUE at 50% load, liquid", ".3f"),
+        "pue-10-50-air": _model(
+            rows, "PUE at 10% minus PUE at 50% load, air", ".3f"),
+        "pue-100-50-air": _model(
+            rows, "PUE at 100% minus PUE at 50% load, air", ".3f"),
     }
     served = _row(rows, "POLCA oversubscription: requests served")["model"]
     f["polca-served"] = f"{100 * (served - 1):.0f}%"

@@ -10,6 +10,8 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
+#include "water.h"
+
 #define KELVIN 273.15
 
 /* ------------------------------------------------------------------ */
@@ -93,6 +95,7 @@ static const kind_defaults defaults[] = {
 /* ------------------------------------------------------------------ */
 
 static const char *const kind_names[] = {"liquid", "air", NULL};
+static const char *const rejection_names[] = {"dry", "evaporative", NULL};
 
 #define QTY(k, field, d, lo, hi, fl, def, h)                                   \
   {                                                                            \
@@ -141,15 +144,27 @@ static const scn_field loop_fields[] = {
     DIFF("hx_approach", hx_approach_k, 30, NULL,
          "loop supply minus plant water supply (CDU or coil approach); "
          "default 3 degC liquid, 15 degC air"),
-    /* University of Stuttgart's survey of 6,730 cooling towers from 27
-     * manufacturers: dry coolers have a median approach of 10 K to the
-     * ambient dry bulb (Energies 16(9) 3661, 2023). */
-    DIFF("economizer_approach", econ_approach_k, 30, "10 degC",
-         "dry cooler outlet above outdoor air"),
-    /* AHRI 550/590 rates air-cooled chillers at 35 degC (95 F) ambient
-     * with 51.7 degC (125 F) saturated discharge: 16.7 K. */
-    DIFF("chiller_approach", chiller_approach_k, 40, "16.7 degC",
-         "chiller condensing temperature above outdoor air"),
+    {.key = "heat_rejection",
+     .type = SCN_ENUM,
+     .offset = offsetof(cool_loop_config, rejection),
+     .names = rejection_names,
+     .dflt = "dry",
+     .help = "dry (dry coolers, air-cooled chiller, no water) or evaporative "
+             "(cooling tower: follows the wet bulb, uses water)"},
+    /* Dry: University of Stuttgart's survey of 6,730 cooling towers from
+     * 27 manufacturers: dry coolers have a median approach of 10 K to the
+     * ambient dry bulb (Energies 16(9) 3661, 2023). Evaporative: see
+     * fill_defaults. */
+    DIFF("economizer_approach", econ_approach_k, 30, NULL,
+         "economizer outlet above the outdoor dry bulb (dry) or wet bulb "
+         "(evaporative); default 10 degC dry, 5 degC evaporative"),
+    /* Dry: AHRI 550/590 rates air-cooled chillers at 35 degC (95 F)
+     * ambient with 51.7 degC (125 F) saturated discharge: 16.7 K.
+     * Evaporative: see fill_defaults. */
+    DIFF("chiller_approach", chiller_approach_k, 40, NULL,
+         "chiller condensing temperature above the outdoor dry bulb (dry) "
+         "or wet bulb (evaporative); default 16.7 degC dry, 12 degC "
+         "evaporative"),
     /* 45% of Carnot between the leaving water and the condenser gives
      * COP 0.45 x 279.85 K / 45 K = 2.80 at AHRI conditions (6.7 degC
      * leaving water): ASHRAE 90.1's minimum for air-cooled chillers,
@@ -173,6 +188,35 @@ static const scn_field loop_fields[] = {
      * (and flow). */
     QTY("affinity_exponent", affinity, UNITS_NUMBER, 1, 4, 0, "3",
         "exponent of flow in pump and fan power"),
+    /* ASHRAE 90.1's part-load curve for air-cooled chillers of every
+     * capacity, AirCooled_Chiller_AllCapacities_2004_2010_EIRFPLR:
+     * 0.141 + 0.655 PLR + 0.203 PLR^2 (from Dick Lord's study of 2010, as
+     * openstudio-standards ships it in ashrae_90_1.curves.json for its
+     * Appendix G baselines). */
+    QTY("chiller_eir_plr_c0", eir_plr[0], UNITS_NUMBER, -1, 2, 0, "0.141",
+        "chiller EIR-fPLR constant term"),
+    QTY("chiller_eir_plr_c1", eir_plr[1], UNITS_NUMBER, -2, 3, 0, "0.655",
+        "chiller EIR-fPLR linear term"),
+    QTY("chiller_eir_plr_c2", eir_plr[2], UNITS_NUMBER, -2, 3, 0, "0.203",
+        "chiller EIR-fPLR square term"),
+    /* EnergyPlus's default minimum part-load ratio of Chiller:Electric:EIR
+     * (Input Output Reference): below it the chiller cycles on and off. */
+    QTY("chiller_min_plr", plr_min, UNITS_FRACTION, 0.01, 1, 0, "10%",
+        "least part-load ratio the chiller unloads to; below it, it "
+        "cycles"),
+    /* Assumption: 4 cycles of concentration, a middle value for towers
+     * on municipal make-up water (water treatment sets it from the
+     * make-up's chemistry; Vertiv's "Optimizing water usage effectiveness
+     * for data centers" names it as the lever on make-up water). */
+    QTY("cycles_of_concentration", cycles, UNITS_NUMBER, 1.1, 100, 0, "4",
+        "evaporative: dissolved solids in the tower over make-up"),
+    /* Assumption: 0.001% of the circulation, as high-efficiency drift
+     * eliminators are commonly specified (older towers 0.005% or more). */
+    QTY("drift", drift_share, UNITS_FRACTION, 0, 0.01, 0, "0.001%",
+        "evaporative: drift, a share of the circulating water"),
+    /* AHRI 550/590's condenser water: 29.4 to 35 degC (85-95 F), 5.6 K. */
+    DIFF("tower_range", range_k, 20, "5.6 degC",
+         "evaporative: tower water range (inlet minus outlet)"),
 };
 
 const scn_schema cool_loop_schema = SCN_SCHEMA(
@@ -187,8 +231,24 @@ static void fill(double *field, double value) {
     *field = value;
 }
 
+/* An evaporative plant's approaches, to the wet bulb. Economizer: CTI's
+ * design approach for towers is 7 F (3.9 K; AHRI 550/590's 29.4 degC
+ * condenser water at 25.6 degC wet bulb), and a plate heat exchanger
+ * between tower and plant water adds 1-2 K: 5 K (assumption built on
+ * them). Chiller: AHRI 550/590's water-cooled rating has 29.4 degC
+ * entering and 35 degC leaving condenser water over a 25.6 degC wet bulb,
+ * condensing about 2.5 K above the leaving water: 37.5 - 25.6 = 12 K. */
+#define EVAP_ECON_APPROACH_K 5.0
+#define EVAP_CHILLER_APPROACH_K 12.0
+#define DRY_ECON_APPROACH_K 10.0
+#define DRY_CHILLER_APPROACH_K 16.7
+
 static void fill_defaults(cool_loop_config *c) {
   const kind_defaults *d = &defaults[c->kind];
+  bool evap = c->rejection == COOL_EVAPORATIVE;
+  fill(&c->econ_approach_k, evap ? EVAP_ECON_APPROACH_K : DRY_ECON_APPROACH_K);
+  fill(&c->chiller_approach_k,
+       evap ? EVAP_CHILLER_APPROACH_K : DRY_CHILLER_APPROACH_K);
   fill(&c->supply_c, d->supply_c);
   fill(&c->delta_t_k, d->delta_t_k);
   fill(&c->tau_s, d->tau_s);
@@ -280,6 +340,23 @@ double cool_free_share(const cool_loop_config *c, double temp_c,
   return (water_return - reach) / (water_return - water_supply);
 }
 
+double cool_eir_plr(const cool_loop_config *c, double plr) {
+  const double *k = c->eir_plr;
+  double full = k[0] + k[1] + k[2];
+  return (k[0] + k[1] * plr + k[2] * plr * plr) / full;
+}
+
+double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
+  if (!(load_w > 0))
+    return 0;
+  double plr = load_w / c->capacity_w;
+  double run = plr > c->plr_min ? plr : c->plr_min;
+  double cycling = plr < c->plr_min ? plr / c->plr_min : 1;
+  /* EIRfPLR is the share of the full-load power drawn at that part load
+   * (at the same temperatures); cycling is the share of time it runs. */
+  return c->capacity_w / cop * cool_eir_plr(c, run) * cycling;
+}
+
 /* Why the flow follows the removal: variable-speed drives hold the design
  * temperature rise, so flow goes with heat. A fixed-speed plant would be
  * flow_min = 1. */
@@ -298,19 +375,36 @@ static double removal(const cool_loop_config *c, double share, double temp_c) {
   return clamp(r, 0, share * c->capacity_w);
 }
 
-cool_power cool_power_derated(const cool_loop_config *c, double share,
-                              double temp_c, double outdoor_c) {
+/* Make-up water per joule of heat rejected: 0 for a dry plant. */
+static double water_per_j(const cool_loop_config *c) {
+  if (c->rejection != COOL_EVAPORATIVE)
+    return 0;
+  return water_tower_rates(c->cycles, c->drift_share, c->range_k).total;
+}
+
+cool_power cool_power_wet(const cool_loop_config *c, double share,
+                          double temp_c, double outdoor_c, double wet_c) {
+  /* What the plant rejects to: the wet bulb for a tower. */
+  double sink = c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
   cool_power p = {.temp_c = temp_c};
   p.removed_w = removal(c, share, temp_c);
   p.at_capacity = p.removed_w >= share * c->capacity_w;
-  p.free_share = cool_free_share(c, temp_c, outdoor_c);
-  p.cop = cool_cop(c, outdoor_c);
+  p.free_share = cool_free_share(c, temp_c, sink);
+  p.cop = cool_cop(c, sink);
   p.aux_w = aux_power(c, p.removed_w);
   p.free_w = p.free_share * p.removed_w;
   /* The pumps' and fans' work is heat in the coolant too. */
-  p.chiller_w = (1 - p.free_share) * (p.removed_w + p.aux_w) / p.cop;
+  double load = (1 - p.free_share) * (p.removed_w + p.aux_w);
+  p.plr = load / c->capacity_w;
+  p.chiller_w = cool_chiller_w(c, load, p.cop);
   p.total_w = p.chiller_w + p.aux_w;
+  p.water_kg_s = water_per_j(c) * (p.removed_w + p.total_w);
   return p;
+}
+
+cool_power cool_power_derated(const cool_loop_config *c, double share,
+                              double temp_c, double outdoor_c) {
+  return cool_power_wet(c, share, temp_c, outdoor_c, outdoor_c);
 }
 
 cool_power cool_power_at(const cool_loop_config *c, double temp_c,
@@ -318,15 +412,20 @@ cool_power cool_power_at(const cool_loop_config *c, double temp_c,
   return cool_power_derated(c, 1, temp_c, outdoor_c);
 }
 
-cool_power cool_steady_derated(const cool_loop_config *c, double share,
-                               double q_w, double outdoor_c) {
+cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c) {
   double top = share * c->capacity_w;
   double q = clamp(q_w, 0, top);
-  cool_power p =
-      cool_power_derated(c, share, c->supply_c + q / cool_ua(c), outdoor_c);
+  cool_power p = cool_power_wet(c, share, c->supply_c + q / cool_ua(c),
+                                outdoor_c, wet_c);
   if (q_w > top)
     p.at_capacity = true;
   return p;
+}
+
+cool_power cool_steady_derated(const cool_loop_config *c, double share,
+                               double q_w, double outdoor_c) {
+  return cool_steady_wet(c, share, q_w, outdoor_c, outdoor_c);
 }
 
 cool_power cool_steady(const cool_loop_config *c, double q_w,
@@ -355,6 +454,7 @@ struct cool_loop {
   double heat_capacity; /* C, J/K */
   double q_in_w;        /* inputs of the step under way */
   double outdoor_c;
+  double wet_c;
   double share;          /* of the capacity the plant has now (1: all) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
@@ -363,7 +463,8 @@ struct cool_loop {
 static int loop_rhs(double t, const double y[], double dydt[], void *params) {
   (void)t;
   const cool_loop *l = params;
-  cool_power p = cool_power_derated(l->c, l->share, y[Y_TEMP], l->outdoor_c);
+  cool_power p =
+      cool_power_wet(l->c, l->share, y[Y_TEMP], l->outdoor_c, l->wet_c);
   dydt[Y_TEMP] = (l->q_in_w - p.removed_w) / l->heat_capacity;
   dydt[Y_REMOVED] = p.removed_w;
   dydt[Y_FREE] = p.free_w;
@@ -378,7 +479,10 @@ static bool config_usable(const cool_loop_config *c) {
   return c->capacity_w > 0 && c->delta_t_k > 0 && c->tau_s > 0 &&
          isfinite(c->supply_c) && c->cop_min > 0 && c->cop_min <= c->cop_max &&
          c->eta > 0 && c->aux_share >= 0 && c->flow_min >= 0 &&
-         isfinite(c->affinity) &&
+         isfinite(c->affinity) && c->plr_min > 0 &&
+         c->eir_plr[0] + c->eir_plr[1] + c->eir_plr[2] > 0 &&
+         (c->rejection != COOL_EVAPORATIVE ||
+          (c->cycles > 1 && c->range_k > 0 && c->drift_share >= 0)) &&
          isfinite(c->hx_approach_k + c->econ_approach_k +
                   c->chiller_approach_k);
 }
@@ -458,6 +562,7 @@ static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
       .chiller_j = y[Y_CHILLER],
       .aux_j = y[Y_AUX],
       .energy_j = y[Y_CHILLER] + y[Y_AUX],
+      .water_kg = water_per_j(l->c) * (y[Y_REMOVED] + y[Y_CHILLER] + y[Y_AUX]),
       .at_capacity =
           removal(l->c, l->share, y[Y_TEMP]) >= l->share * l->c->capacity_w,
   };
@@ -481,8 +586,14 @@ static int integrate(cool_loop *l, double dt_s, double y[], sim_error *err) {
 
 int cool_loop_step(cool_loop *l, double q_in_w, double outdoor_c, double dt_s,
                    cool_step *out, sim_error *err) {
-  if (!(q_in_w >= 0 && isfinite(q_in_w) && isfinite(outdoor_c) && dt_s >= 0 &&
-        isfinite(dt_s)))
+  return cool_loop_step_wet(l, q_in_w, outdoor_c, outdoor_c, dt_s, out, err);
+}
+
+int cool_loop_step_wet(cool_loop *l, double q_in_w, double outdoor_c,
+                       double wet_c, double dt_s, cool_step *out,
+                       sim_error *err) {
+  if (!(q_in_w >= 0 && isfinite(q_in_w) && isfinite(outdoor_c) &&
+        isfinite(wet_c) && dt_s >= 0 && isfinite(dt_s)))
     return sim_error_set(err, SIM_EINVAL,
                          "cooling loop '%s': bad step (heat %g W, outdoor "
                          "%g degC, dt %g s)",
@@ -490,6 +601,7 @@ int cool_loop_step(cool_loop *l, double q_in_w, double outdoor_c, double dt_s,
   double y[NSTATE] = {[Y_TEMP] = l->temp_c};
   l->q_in_w = q_in_w;
   l->outdoor_c = outdoor_c;
+  l->wet_c = wet_c;
   if (dt_s > 0) {
     int rc = integrate(l, dt_s, y, err);
     if (rc != SIM_OK)

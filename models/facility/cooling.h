@@ -38,8 +38,24 @@
  *   P_aux = s_aux capacity max(R / capacity, flow_min)^n,   n = 3
  *
  * and their work ends up as heat the plant rejects too, so the chiller
- * draws P_chiller = (1 - f) (R + P_aux) / COP. Cooling power is
- * P_aux + P_chiller. PUE is an output: facility power / IT power. */
+ * carries L = (1 - f) (R + P_aux). COP above is its full-load COP; at
+ * part-load ratio PLR = L / capacity the chiller draws, in DOE-2's form
+ * (EnergyPlus Chiller:Electric:EIR; ASHRAE 90.1 Appendix G),
+ *
+ *   P_chiller = capacity / COP x EIRfPLR(max(PLR, PLR_min)) / EIRfPLR(1)
+ *               x min(PLR / PLR_min, 1),
+ *
+ *   EIRfPLR(x) = c0 + c1 x + c2 x^2,
+ *
+ * the last factor the on/off cycling below the least load it unloads to.
+ * Cooling power is P_aux + P_chiller. PUE is an output: facility power /
+ * IT power.
+ *
+ * An evaporative plant (cool_rejection) puts the outdoor wet bulb T_wb
+ * where a dry one has the dry bulb, in the economizer's reach (T_wb +
+ * a_econ) and the condenser's (T_wb + a_chiller), and its tower makes up
+ * the water it evaporates, blows down and loses as drift for all the heat
+ * it rejects, R + P_aux + P_chiller (water.h). */
 #ifndef MODELS_COOLING_H
 #define MODELS_COOLING_H
 
@@ -51,6 +67,13 @@
 #include "scenario.h"
 
 typedef enum cool_kind { COOL_LIQUID, COOL_AIR } cool_kind;
+
+/* How the plant rejects its heat outdoors: dry (dry coolers and
+ * air-cooled chillers, following the dry bulb, no water) or evaporative
+ * (an open cooling tower serving the water-side economizer and the
+ * water-cooled chiller's condenser, following the wet bulb; water by
+ * water.h). */
+typedef enum cool_rejection { COOL_DRY, COOL_EVAPORATIVE } cool_rejection;
 
 /* One loop, as a scenario gives it. Plain data. Temperature differences
  * (the *_k fields) are in kelvin; a scenario writes them in degC ("10
@@ -73,6 +96,12 @@ typedef struct cool_loop_config {
   double aux_share; /* pumps and fans at design flow, per W of capacity */
   double flow_min;  /* the lowest flow share pumps and fans turn down to */
   double affinity;  /* exponent of flow in pump/fan power (3) */
+  int rejection;    /* cool_rejection */
+  double eir_plr[3];  /* chiller EIR-fPLR: c0 + c1 PLR + c2 PLR^2 */
+  double plr_min;     /* below this part-load ratio the chiller cycles */
+  double cycles;      /* tower cycles of concentration */
+  double drift_share; /* tower drift, a share of the circulation */
+  double range_k;     /* tower water range (K) */
 } cool_loop_config;
 
 /* The schema of one loop. Fields whose default depends on the kind
@@ -106,7 +135,9 @@ typedef struct cool_power {
   double aux_w;      /* pumps and fans */
   double total_w;    /* chiller_w + aux_w: the loop's cooling power */
   double free_share; /* f: share of the heat removed without the chiller */
-  double cop;        /* the chiller's COP at this outdoor temperature */
+  double cop;        /* the chiller's full-load COP at this outdoor air */
+  double plr;        /* the chiller's part-load ratio */
+  double water_kg_s; /* make-up water of an evaporative plant (1 kg = 1 L) */
   double temp_c;     /* the loop temperature this is for */
   bool at_capacity;  /* R(T) is at the loop's capacity */
 } cool_power;
@@ -116,18 +147,40 @@ double cool_ua(const cool_loop_config *c);
 double cool_heat_capacity(const cool_loop_config *c);
 
 /* The chiller's COP at outdoor_c, bounded to [cop_min, cop_max]; cop_max
- * when the outdoor air is cold enough that there is no lift. */
+ * when the outdoor air is cold enough that there is no lift. outdoor_c is
+ * the temperature the plant rejects to: the dry bulb, or for an
+ * evaporative plant the wet bulb. */
 double cool_cop(const cool_loop_config *c, double outdoor_c);
+
+/* EIRfPLR(plr) / EIRfPLR(1): the chiller's power at part-load ratio plr
+ * as a share of its full-load power at the same temperatures, before
+ * cycling. Its input per unit of cooling is this over plr. */
+double cool_eir_plr(const cool_loop_config *c, double plr);
+
+/* The chiller's power carrying load_w at full-load COP cop: the part-load
+ * curve and cycling of the header's formula. */
+double cool_chiller_w(const cool_loop_config *c, double load_w, double cop);
 
 /* f, the share of heat removed free, at loop temperature temp_c. At or
  * below the setpoint (nothing to remove) it is 1 when the economizer alone
- * could hold the supply, else 0. */
+ * could hold the supply, else 0. outdoor_c as for cool_cop. */
 double cool_free_share(const cool_loop_config *c, double temp_c,
                        double outdoor_c);
 
-/* The loop's heat removal and cooling power at temp_c. */
+/* The loop's heat removal and cooling power at temp_c. An evaporative
+ * plant given only the dry bulb takes the air as saturated (wet bulb =
+ * dry bulb): the worst case. */
 cool_power cool_power_at(const cool_loop_config *c, double temp_c,
                          double outdoor_c);
+
+/* The same, derated as cool_power_derated, with the outdoor wet bulb
+ * wet_c (degC) an evaporative plant follows (a dry one ignores it). */
+cool_power cool_power_wet(const cool_loop_config *c, double share,
+                          double temp_c, double outdoor_c, double wet_c);
+
+/* cool_steady_derated with the wet bulb. */
+cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c);
 
 /* The same for a loop whose plant has only share (in [0, 1]) of its
  * capacity left (a cooling fault): the removal is capped at share x
@@ -163,6 +216,7 @@ typedef struct cool_step {
   double chiller_j; /* chiller electricity */
   double aux_j;     /* pump and fan electricity */
   double energy_j;  /* chiller_j + aux_j */
+  double water_kg;  /* make-up water of an evaporative plant */
   bool at_capacity; /* removal is at the capacity at the end: T rises */
 } cool_step;
 
@@ -221,6 +275,12 @@ int cool_loop_step(cool_loop *l,     /* the loop */
                    double dt_s,      /* step length, s */
                    cool_step *out,   /* what the step did */
                    sim_error *err);  /* why it failed; may be NULL */
+
+/* cool_loop_step with the outdoor wet bulb wet_c (degC), which an
+ * evaporative plant follows; cool_loop_step takes it as the dry bulb. */
+int cool_loop_step_wet(cool_loop *l, double q_in_w, double outdoor_c,
+                       double wet_c, double dt_s, cool_step *out,
+                       sim_error *err);
 
 /* ------------------------------------------------------------------ */
 /* GPUs and the facility                                               */

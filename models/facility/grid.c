@@ -135,6 +135,13 @@ static const scn_field grid_fields[] = {
      .offset = offsetof(grid_config, outdoor),
      .sub = &sig_temperature_schema,
      .help = "outdoor temperature: a file, a value or low/high"},
+    {.key = "humidity",
+     .type = SCN_MAP,
+     .offset = offsetof(grid_config, humidity),
+     .sub = &sig_humidity_schema,
+     .help = "outdoor relative humidity in % (e.g. the weather file's "
+             "relative_humidity_2m_pct): evaporative loops follow the wet "
+             "bulb"},
     {.key = "dr_events",
      .type = SCN_LIST,
      .offset = offsetof(grid_config, dr),
@@ -233,16 +240,18 @@ static int init_signal(sig_series *s, const sig_config *c, const char *name,
 int grid_init(grid *g, const grid_config *c, double contracted_w,
               const char *base_dir, double duration_s, const char **which,
               sim_error *err) {
-  static const char *const names[] = {"carbon", "price", "outdoor"};
-  const sig_config *cfgs[] = {&c->carbon, &c->price, &c->outdoor};
-  sig_series *series[] = {&g->carbon, &g->price, &g->outdoor};
+  static const char *const names[] = {"carbon", "price", "outdoor",
+                                      "humidity"};
+  const sig_config *cfgs[] = {&c->carbon, &c->price, &c->outdoor,
+                              &c->humidity};
+  sig_series *series[] = {&g->carbon, &g->price, &g->outdoor, &g->humidity};
   memset(g, 0, sizeof *g);
   g->contracted_w = contracted_w;
   g->tariff = &c->tariff;
   g->carbon_basis = c->carbon.basis;
   g->dr = c->dr;
   g->ndr = c->ndr;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     int rc =
         init_signal(series[k], cfgs[k], names[k], base_dir, duration_s, err);
     if (rc != SIM_OK) {
@@ -261,6 +270,7 @@ void grid_fini(grid *g) {
   sig_fini(&g->carbon);
   sig_fini(&g->price);
   sig_fini(&g->outdoor);
+  sig_fini(&g->humidity);
 }
 
 static double event_level(const grid *g, const dr_event *e) {

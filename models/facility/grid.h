@@ -39,6 +39,7 @@ typedef struct grid_tariff {
 
 typedef struct grid_config {
   sig_config carbon, price, outdoor;
+  sig_config humidity; /* outdoor relative humidity, %: wet bulb */
   grid_tariff tariff;
   dr_event *dr;
   size_t ndr;
@@ -58,14 +59,15 @@ typedef struct grid {
   size_t ndr;
   dr_event *dr_own; /* dr when a target series was read: owned */
   sig_series carbon, price, outdoor;
+  sig_series humidity; /* SIG_NONE when not given */
 } grid;
 
 /* Builds the feed: files are read relative to base_dir; every file must
  * cover [0, duration_s] unless it repeats. Errors as sig_init's (SIM_EIO
  * for a file that cannot be opened, SIM_EINPUT with FILE:LINE: for bad
  * content); SIM_ERANGE for a file that does not cover the run. *which
- * (may be NULL) names the signal that failed: "carbon", "price" or
- * "outdoor". The config is borrowed and must outlive the grid. Free with
+ * (may be NULL) names the signal that failed: "carbon", "price",
+ * "outdoor" or "humidity". The config is borrowed and must outlive the grid. Free with
  * grid_fini. */
 int grid_init(grid *g, const grid_config *c, double contracted_w,
               const char *base_dir, double duration_s, const char **which,

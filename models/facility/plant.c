@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "water.h"
 
 const tel_column plant_columns[PLANT_NCOLS] = {
     [PLANT_TEMP] = {"temp_c", "degC", "loop temperature at sample time"},
@@ -29,6 +30,8 @@ void plant_fini(plant *p) {
   sim_free(a, p->power_w);
   sim_free(a, p->heat_w);
   sim_free(a, p->free_w);
+  sim_free(a, p->reject_w);
+  sim_free(a, p->reject_run_j);
   sim_free(a, p->cool_j);
   sim_free(a, p->heat_j);
   sim_free(a, p->free_j);
@@ -43,8 +46,9 @@ static int alloc_plant(plant *p, size_t nl, size_t ng, size_t nlinks) {
   p->col = sim_calloc(a, nlinks + 1, sizeof *p->col);
   p->share = sim_calloc(a, nlinks + 1, sizeof *p->share);
   p->main_loop = sim_calloc(a, ng + 1, sizeof *p->main_loop);
-  double **per_loop[] = {&p->power_w, &p->heat_w, &p->free_w,
-                         &p->cool_j,  &p->heat_j, &p->free_j};
+  double **per_loop[] = {&p->power_w, &p->heat_w,   &p->free_w,
+                         &p->cool_j,  &p->heat_j,   &p->free_j,
+                         &p->reject_w, &p->reject_run_j};
   bool ok =
       p->loops && p->names && p->row && p->col && p->share && p->main_loop;
   for (size_t k = 0; k < sizeof per_loop / sizeof per_loop[0]; k++)
@@ -156,24 +160,45 @@ double plant_loop_heat_w(const plant *p, size_t l, const double *group_heat_w) {
 }
 
 int plant_step(plant *p, const double *group_heat_w, double outdoor_c,
-               double dt_s, sim_error *err) {
+               double wet_c, double dt_s, sim_error *err) {
   p->total_w = 0;
   for (size_t l = 0; l < p->nloops; l++) {
     cool_step s;
-    int rc = cool_loop_step(p->loops[l], plant_loop_heat_w(p, l, group_heat_w),
-                            outdoor_c, dt_s, &s, err);
+    int rc = cool_loop_step_wet(p->loops[l],
+                                plant_loop_heat_w(p, l, group_heat_w),
+                                outdoor_c, wet_c, dt_s, &s, err);
     if (rc != SIM_OK)
       return rc;
     p->power_w[l] = s.energy_j / dt_s;
     p->heat_w[l] = s.removed_j / dt_s;
     p->free_w[l] = s.free_j / dt_s;
+    /* A tower rejects the heat it removed and the plant's own power. */
+    bool evap =
+        cool_loop_config_of(p->loops[l])->rejection == COOL_EVAPORATIVE;
+    p->reject_w[l] = evap ? p->heat_w[l] + p->power_w[l] : 0;
     p->total_w += p->power_w[l];
   }
   return SIM_OK;
 }
 
+plant_water plant_water_used(const plant *p) {
+  plant_water w = {0};
+  for (size_t l = 0; l < p->nloops; l++) {
+    const cool_loop_config *c = cool_loop_config_of(p->loops[l]);
+    if (c->rejection != COOL_EVAPORATIVE)
+      continue;
+    water_rates r = water_tower_rates(c->cycles, c->drift_share, c->range_k);
+    w.evaporation_kg += r.evaporation * p->reject_run_j[l];
+    w.blowdown_kg += r.blowdown * p->reject_run_j[l];
+    w.drift_kg += r.drift * p->reject_run_j[l];
+  }
+  w.total_kg = w.evaporation_kg + w.blowdown_kg + w.drift_kg;
+  return w;
+}
+
 void plant_accumulate(plant *p, double dt_s) {
   for (size_t l = 0; l < p->nloops; l++) {
+    p->reject_run_j[l] += p->reject_w[l] * dt_s;
     p->cool_j[l] += p->power_w[l] * dt_s;
     p->heat_j[l] += p->heat_w[l] * dt_s;
     p->free_j[l] += p->free_w[l] * dt_s;
@@ -218,12 +243,13 @@ double plant_loop_share(const cool_loop_config *loop, const char *group) {
 }
 
 double plant_steady_w(const plant *p, const double *group_heat_w,
-                      double outdoor_c) {
+                      double outdoor_c, double wet_c) {
   double sum = 0;
   for (size_t l = 0; l < p->nloops; l++) {
     const cool_loop_config *c = cool_loop_config_of(p->loops[l]);
-    sum += cool_steady_derated(c, cool_loop_derate(p->loops[l]),
-                               plant_loop_heat_w(p, l, group_heat_w), outdoor_c)
+    sum += cool_steady_wet(c, cool_loop_derate(p->loops[l]),
+                           plant_loop_heat_w(p, l, group_heat_w), outdoor_c,
+                           wet_c)
                .total_w;
   }
   return sum;

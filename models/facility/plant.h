@@ -45,7 +45,9 @@ typedef struct plant {
   double *power_w; /* per loop: mean cooling power over the period */
   double *heat_w;  /* per loop: mean heat removed over the period */
   double *free_w;  /* per loop: ... of it without the chiller */
+  double *reject_w; /* per loop: heat its tower rejects (0 when dry) */
   double total_w;  /* sum of power_w */
+  double *reject_run_j; /* per loop: what its tower rejected over the run */
   double *cool_j, *heat_j, *free_j; /* per loop, over the sample interval */
 } plant;
 
@@ -79,20 +81,30 @@ void plant_fini(plant *p);
  * group): its shares of the groups it serves, summed in group order. */
 double plant_loop_heat_w(const plant *p, size_t l, const double *group_heat_w);
 
-/* Steps every loop over dt_s with the groups' heat (W, per group) and the
- * outdoor temperature, and sets the power in force for that period. */
+/* Steps every loop over dt_s with the groups' heat (W, per group), the
+ * outdoor dry bulb and wet bulb (degC; evaporative loops follow the wet
+ * bulb), and sets the power in force for that period. */
 int plant_step(plant *p, const double *group_heat_w, double outdoor_c,
-               double dt_s, sim_error *err);
+               double wet_c, double dt_s, sim_error *err);
+
+/* Site water over the run so far by source, in kg (= L): what the
+ * evaporative loops' towers evaporated, blew down and lost as drift
+ * (water.h). All 0 for a dry plant. */
+typedef struct plant_water {
+  double evaporation_kg, blowdown_kg, drift_kg, total_kg;
+} plant_water;
+
+plant_water plant_water_used(const plant *p);
 
 /* Adds dt_s of the power in force to the interval's integrals. */
 void plant_accumulate(plant *p, double dt_s);
 
 /* The cooling power the plant would draw in steady state for the groups'
- * heat at outdoor_c, each loop at the capacity it has now (a derated
+ * heat at outdoor_c (wet bulb wet_c), each loop at the capacity it has now (a derated
  * loop removes no more than its share): a ceiling for any period with no
  * more heat (the loops' temperatures only approach their steady state). */
 double plant_steady_w(const plant *p, const double *group_heat_w,
-                      double outdoor_c);
+                      double outdoor_c, double wet_c);
 
 /* A cooling fault on loop l: only share (in [0, 1]) of its capacity is
  * left from the next step on; 1 restores it. SIM_OK or SIM_EINVAL (a bad

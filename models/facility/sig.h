@@ -83,11 +83,15 @@ typedef struct sig_config {
 extern const csv_range sig_carbon_range;
 extern const csv_range sig_price_range;
 extern const csv_range sig_temperature_range;
+extern const csv_range sig_humidity_range; /* relative humidity, % */
 
 /* Schemas of the three signals: the value dimensions differ. */
 extern const scn_schema sig_carbon_schema;
 extern const scn_schema sig_price_schema;
 extern const scn_schema sig_temperature_schema;
+/* Relative humidity in % as a plain number (60, not 60%), as weather
+ * files give it. */
+extern const scn_schema sig_humidity_schema;
 
 /* The emission factors of the mix, kg CO2 per MWh (= g/kWh). */
 typedef struct sig_factors {

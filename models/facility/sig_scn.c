@@ -37,6 +37,9 @@ const csv_range sig_price_range = {-1000, 20000, "$/MWh",
                                    "the range of a market price"};
 const csv_range sig_temperature_range = {-90, 60, "degC",
                                          "the range of an outdoor temperature"};
+/* Relative humidity, %: 0-100 by definition. */
+const csv_range sig_humidity_range = {0, 100, "%",
+                                      "the range of a relative humidity"};
 
 /* ------------------------------------------------------------------ */
 /* Schemas                                                             */
@@ -109,10 +112,13 @@ static int check_price(void *obj, const scn_loc *loc, void *user,
                        sim_error *err);
 static int check_temperature(void *obj, const scn_loc *loc, void *user,
                              sim_error *err);
+static int check_humidity(void *obj, const scn_loc *loc, void *user,
+                          sim_error *err);
 
 DAILY_SCHEMA(carbon, UNITS_CARBON);
 DAILY_SCHEMA(price, UNITS_PRICE);
 DAILY_SCHEMA(temperature, UNITS_TEMPERATURE);
+DAILY_SCHEMA(humidity, UNITS_NUMBER);
 
 #define SHARE(k, member)                                                       \
   {                                                                            \
@@ -170,6 +176,8 @@ static const scn_field price_fields[] = {
     SIGNAL_FIELDS(price, UNITS_PRICE, "#2")};
 static const scn_field temperature_fields[] = {
     SIGNAL_FIELDS(temperature, UNITS_TEMPERATURE, "#2")};
+static const scn_field humidity_fields[] = {
+    SIGNAL_FIELDS(humidity, UNITS_NUMBER, "#2")};
 
 const scn_schema sig_carbon_schema = SCN_SCHEMA(
     "carbon intensity", sig_config, carbon_fields, .check = check_carbon);
@@ -178,6 +186,9 @@ const scn_schema sig_price_schema =
 const scn_schema sig_temperature_schema =
     SCN_SCHEMA("outdoor temperature", sig_config, temperature_fields,
                .check = check_temperature);
+const scn_schema sig_humidity_schema =
+    SCN_SCHEMA("relative humidity", sig_config, humidity_fields,
+               .check = check_humidity);
 
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
@@ -300,6 +311,12 @@ static int check_temperature(void *obj, const scn_loc *loc, void *user,
                              sim_error *err) {
   (void)user;
   return check_signal(obj, loc, &sig_temperature_range, err);
+}
+
+static int check_humidity(void *obj, const scn_loc *loc, void *user,
+                          sim_error *err) {
+  (void)user;
+  return check_signal(obj, loc, &sig_humidity_range, err);
 }
 
 /* A column named by hand says nothing of its basis, so the scenario must;

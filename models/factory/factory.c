@@ -155,7 +155,9 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
     feed += f->group_heat[g];
   feed += elec_overhead_w(&f->cfg->electrical, feed);
   if (f->plant.nloops > 0)
-    feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c);
+    /* Saturated air at the warmest dry bulb bounds the wet bulb. */
+    feed += plant_steady_w(&f->plant, f->group_heat, f->reserve_outdoor_c,
+                           f->reserve_outdoor_c);
   return feed <= f->limit;
 }
 

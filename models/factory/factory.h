@@ -341,6 +341,9 @@ typedef struct factory_summary {
    * chain's (transformer, UPS, distribution) with the fixed load. */
   double cost, co2_kg, loss_energy_j, cooling_energy_j;
   double psu_loss_energy_j, fan_energy_j;
+  /* Site water of the evaporative loops' towers, kg (= L), by source;
+   * all 0 for a dry plant. */
+  double water_kg, water_evaporation_kg, water_blowdown_kg, water_drift_kg;
   /* Inside it_energy_j, drawn by models outside the racks (the network
    * fabric's switches and optics): not the workloads' to share. */
   double it_outside_racks_j;
@@ -417,6 +420,10 @@ typedef struct factory_summary {
  * IT energy. */
 double factory_itue(const factory_summary *s);
 double factory_tue(const factory_summary *s);
+
+/* The Green Grid's WUE: site water (L) per IT kWh; 0 for a dry plant,
+ * NaN without IT energy. */
+double factory_wue(const factory_summary *s);
 
 /* The registry of /summary metrics: every row a run may put (the
  * factory's and its models'), grouped as the summary tables show them.

@@ -190,3 +190,7 @@ double factory_tue(const factory_summary *s) {
   double compute = s->it_energy_j - s->psu_loss_energy_j - s->fan_energy_j;
   return compute > 0 ? s->energy_j / compute : NAN;
 }
+
+double factory_wue(const factory_summary *s) {
+  return s->it_energy_j > 0 ? s->water_kg / (s->it_energy_j / 3.6e6) : NAN;
+}

@@ -555,6 +555,15 @@ static int check_factory(void *obj, const scn_loc *loc, void *user,
   if (rc == SIM_OK && sc->cfg.nloops > 0 && sc->feed.outdoor.kind == SIG_NONE)
     rc = scn_fail(loc, "loops", err, "e.g. grid: {outdoor: {value: 20 degC}}",
                   "cooling loops need an outdoor temperature (grid.outdoor)");
+  for (size_t l = 0; rc == SIM_OK && l < sc->cfg.nloops; l++)
+    if (sc->cfg.loops[l].rejection == COOL_EVAPORATIVE &&
+        sc->feed.humidity.kind == SIG_NONE)
+      rc = scn_fail(loc, "loops", err,
+                    "e.g. grid: {humidity: {file: ..., value_column: "
+                    "relative_humidity_2m_pct}} or {value: 60}",
+                    "loop '%s' is evaporative: it follows the wet bulb and "
+                    "needs the outdoor humidity (grid.humidity)",
+                    sc->cfg.loops[l].name);
   return rc;
 }
 
@@ -699,8 +708,8 @@ void factory_scenario_release(factory_scenario *sc) {
 
 const char *factory_start_utc(const factory_config *cfg) {
   const sig_config *sigs[] = {&cfg->grid.carbon, &cfg->grid.price,
-                              &cfg->grid.outdoor};
-  for (size_t i = 0; i < 3; i++)
+                              &cfg->grid.outdoor, &cfg->grid.humidity};
+  for (size_t i = 0; i < 4; i++)
     if (sigs[i]->start != NULL)
       return sigs[i]->start;
   return NULL;

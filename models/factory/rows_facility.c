@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "factory_internal.h"
+#include "water.h"
 
 /* ------------------------------------------------------------------ */
 /* Smoothing: each rack's feed follows its load within ramp limits      */
@@ -158,8 +159,16 @@ static int cooling_power(factory *f, void *self, double t0, double dt,
   if (f->plant.nloops == 0)
     return SIM_OK;
   double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
+  /* The period's wet bulb from its mean dry bulb and humidity (Stull,
+   * water.h); without a humidity the air is taken as saturated, the
+   * worst case for a tower (check_feed refuses that for evaporative
+   * loops). */
+  const sig_series *rh = &f->sc->feed.humidity;
+  double wet = rh->kind == SIG_NONE
+                   ? out
+                   : water_wet_bulb_c(out, sig_integral(rh, t0, t0 + dt) / dt);
   group_heat(f);
-  int rc = plant_step(&f->plant, f->group_heat, out, dt, err);
+  int rc = plant_step(&f->plant, f->group_heat, out, wet, dt, err);
   f->p_cool = f->plant.total_w;
   return rc;
 }
@@ -178,6 +187,47 @@ static int cooling_sample(factory *f, void *self, double t, double dt) {
   return tel_append(f->sink, f->loops_id, t, f->loop_row);
 }
 
+/* Site water and WUE (The Green Grid: site water, L, per IT kWh): 0 for a
+ * dry plant or none, so every run's summary lists them.
+ * Key, units, long name, group and value of each. */
+#define WATER_METRICS(X)                                                       \
+  X("wue_l_per_kwh", "L/kWh", "WUE (site water per IT kWh)", "Energy",         \
+    factory_wue(s))                                                            \
+  X("water_m3", "m3", "Site water (make-up)", "Energy", s->water_kg / 1e3)     \
+  X("water_evaporation_m3", "m3", "Water evaporated", "Energy",                \
+    s->water_evaporation_kg / 1e3)                                             \
+  X("water_blowdown_m3", "m3", "Water blown down", "Energy",                   \
+    s->water_blowdown_kg / 1e3)                                                \
+  X("water_drift_m3", "m3", "Water lost as drift", "Energy",                   \
+    s->water_drift_kg / 1e3)
+
+static const tel_metric water_rows[] = {WATER_METRICS(TEL_METRIC_ROW)};
+
+static const factory_reason water_reasons[] = {
+    {"wue", "no IT energy"},
+    {NULL, NULL},
+};
+
+static int cooling_close(factory *f, void *self, factory_summary *s,
+                         sim_error *err) {
+  (void)self, (void)err;
+  plant_water w = plant_water_used(&f->plant);
+  s->water_kg = w.total_kg;
+  s->water_evaporation_kg = w.evaporation_kg;
+  s->water_blowdown_kg = w.blowdown_kg;
+  s->water_drift_kg = w.drift_kg;
+  return SIM_OK;
+}
+
+static int cooling_metrics(const factory *f, const void *self, tel_sink *sink,
+                           char *absent, size_t size) {
+  (void)self;
+  const factory_summary *s = &f->sum;
+  const double v[] = {WATER_METRICS(TEL_METRIC_VALUE)};
+  return factory__put_metrics(sink, water_rows, v, sizeof v / sizeof v[0],
+                              water_reasons, absent, size);
+}
+
 static void cooling_destroy(factory *f, void *self) {
   (void)self;
   plant_fini(&f->plant);
@@ -191,6 +241,10 @@ const factory_model factory_model_cooling = {
     .power = cooling_power,
     .advance = cooling_advance,
     .sample = cooling_sample,
+    .close = cooling_close,
+    .metrics = cooling_metrics,
+    .metric_rows = water_rows,
+    .nmetric_rows = sizeof water_rows / sizeof water_rows[0],
     .destroy = cooling_destroy,
 };
 

@@ -133,4 +133,56 @@ else
   not_ok "annual PUE in range, Dallas worse" "$(cat "$TMP/py")"
 fi
 
+# The same liquid loop with a cooling tower on Frankfurt's year: it reads
+# the weather's humidity for the wet bulb, and its water adds up by
+# source (evaporation, blowdown at 4 cycles of concentration, drift);
+# WUE is site water over IT energy, and 0 with the dry plants above.
+if "$AIFSIM" run "$SRC/scenarios/liquid-vs-air.yaml" -o "$TMP/evap.h5" \
+  --set loops.0.heat_rejection=evaporative >"$TMP/out" 2>"$TMP/err" &&
+  grep -q "^  water  *WUE" "$TMP/out"; then
+  ok "liquid-vs-air: evaporative runs and prints its water"
+else
+  not_ok "liquid-vs-air: evaporative runs" "$(head -c 600 "$TMP/err")"
+fi
+if /usr/bin/python3 - "$TMP" >"$TMP/py" 2>&1 <<'PY'
+import sys
+import h5py
+t = sys.argv[1]
+with h5py.File(f"{t}/evap.h5", "r") as f:
+    s = f["summary"].attrs
+    parts = s["water_evaporation_m3"] + s["water_blowdown_m3"] + s["water_drift_m3"]
+    assert abs(parts - s["water_m3"]) <= 1e-9 * s["water_m3"], dict(s)
+    # Solids: make-up = 4 x (blowdown + drift).
+    out = s["water_blowdown_m3"] + s["water_drift_m3"]
+    assert abs(s["water_m3"] - 4 * out) <= 1e-9 * s["water_m3"]
+    wue = s["water_m3"] * 1e3 / (s["it_energy_mwh"] * 1e3)
+    assert abs(wue - s["wue_l_per_kwh"]) <= 1e-9 * wue
+    # The tower rejects at least the racks' heat (IT): 1.316 L evaporated
+    # per kWh of it at the least.
+    assert s["water_evaporation_m3"] * 1e3 >= 1.316 * s["it_energy_mwh"] * 1e3
+    evap = float(s["wue_l_per_kwh"])
+for site in ("frankfurt", "dallas"):
+    for kind in ("liquid", "air"):
+        with h5py.File(f"{t}/{site}-{kind}.h5", "r") as f:
+            assert f["summary"].attrs["wue_l_per_kwh"] == 0
+            assert f["summary"].attrs["water_m3"] == 0
+print(f"WUE {evap:.3f} L/kWh")
+PY
+then
+  ok "evaporative water adds up, dry WUE 0 ($(tail -n1 "$TMP/py"))"
+else
+  not_ok "evaporative water adds up, dry WUE 0" "$(cat "$TMP/py")"
+fi
+
+# An evaporative loop without a humidity is refused at its place, exit 2.
+"$AIFSIM" check "$SRC/scenarios/liquid-vs-air.yaml" \
+  --set loops.0.heat_rejection=evaporative --set 'grid.humidity={}' \
+  >/dev/null 2>"$TMP/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "liquid-vs-air.yaml:[0-9]*:[0-9]*: loop 'main' is evaporative" "$TMP/err"; then
+  ok "evaporative without humidity: exit 2 at the loop"
+else
+  not_ok "evaporative without humidity: exit 2 at the loop" "exit $rc: $(head -c 300 "$TMP/err")"
+fi
+
 finish

@@ -105,7 +105,7 @@ static double integral(along *a, double t_end) {
   gsl_integration_workspace *w = gsl_integration_workspace_alloc(2000);
   gsl_function f = {power_along, a};
   double value = NAN, abserr;
-  int rc = gsl_integration_qag(&f, 0, t_end, 0, 1e-12, 2000, GSL_INTEG_GAUSS61,
+  int rc = gsl_integration_qag(&f, 0, t_end, 0, 1e-10, 2000, GSL_INTEG_GAUSS61,
                                w, &value, &abserr);
   gsl_integration_workspace_free(w);
   assert_int_equal(rc, GSL_SUCCESS);
