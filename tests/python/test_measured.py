@@ -94,3 +94,27 @@ def test_command_prints_metrics_and_draws(run, tmp_path):
                           "2027-01-01T00:00Z"], capture_output=True,
                          text=True, env={"PYTHONPATH": str(ANALYSIS)})
     assert bad.returncode == 2 and "overlap" in bad.stderr
+
+
+def test_calibrated_values_marked_apart(aifsim_bin, tmp_path):
+    """A run made with --set-file: Run.calibrated names the overlay's keys
+    and values, and the report's subtitle lists them apart from --set."""
+    ov = tmp_path / "ov.yaml"
+    ov.write_text("set:\n  electrical.fixed_load: 0.02\n"
+                  "calibration: {note: not read}\n")
+    out = tmp_path / "c.h5"
+    p = subprocess.run([str(aifsim_bin), "run",
+                        str(ANALYSIS.parent / "scenarios" / "quickstart.yaml"),
+                        "-o", str(out), "--quiet", "--set", "duration=1h",
+                        "--set-file", str(ov)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    run = aifsim.open_run(out)
+    assert run.calibrated == {"electrical.fixed_load": "0.02"}
+    assert run.calibration_overlay == str(ov)
+    assert run.scenario_value("electrical.fixed_load") == "2%"
+    from aifsim import reports
+    sub = reports._subtitle(run)
+    assert "calibrated (fitted to a measurement by %s" % ov in sub
+    assert "electrical.fixed_load = 0.02" in sub
+    assert "--set duration=1h" in sub and "--set electrical" not in sub
