@@ -234,6 +234,23 @@ static int residual(const gsl_vector *v, void *ctx, gsl_vector *f) {
   return GSL_SUCCESS;
 }
 
+/* The standard errors from the covariance at the solution, scaled by the
+ * residual variance and carried through the logarithm; then the solution
+ * run again into x->sim (the last run may have been a trial step). */
+static int finish_fit(cal_ctx *x, gsl_multifit_nlinear_workspace *w,
+                      gsl_matrix *cov) {
+  size_t n = x->s.nfit, p = x->np;
+  double chi2;
+  gsl_blas_ddot(w->f, w->f, &chi2);
+  gsl_multifit_nlinear_covar(w->J, 0.0, cov);
+  double var = n > p ? chi2 / (double)(n - p) : NAN;
+  gsl_vector *sol = gsl_multifit_nlinear_position(w);
+  for (size_t j = 0; j < p; j++)
+    x->par[j].se = x->par[j].start * exp(gsl_vector_get(sol, j)) *
+                   sqrt(gsl_matrix_get(cov, j, j) * var);
+  return simulate_at(x, sol) == SIM_OK ? GSL_SUCCESS : GSL_EBADFUNC;
+}
+
 /* Fits; the standard errors from the covariance at the solution, scaled
  * by the residual variance. The iterations in *iters. */
 static int fit(cal_ctx *x, size_t *iters) {
@@ -256,20 +273,11 @@ static int fit(cal_ctx *x, size_t *iters) {
     rc = gsl_multifit_nlinear_driver(60, 1e-6, 1e-8, 1e-10, NULL, NULL,
                                      &info, w);
   if (rc == GSL_SUCCESS || rc == GSL_EMAXITER) {
-    double chi2;
-    gsl_blas_ddot(w->f, w->f, &chi2);
-    gsl_multifit_nlinear_covar(w->J, 0.0, cov);
-    double var = n > p ? chi2 / (double)(n - p) : NAN;
-    gsl_vector *sol = gsl_multifit_nlinear_position(w);
     *iters = gsl_multifit_nlinear_niter(w);
-    for (size_t j = 0; j < p; j++)
-      x->par[j].se = x->par[j].start * exp(gsl_vector_get(sol, j)) *
-                     sqrt(gsl_matrix_get(cov, j, j) * var);
-    /* The last run may be a trial step: run the solution again. */
     if (rc == GSL_EMAXITER)
       fprintf(stderr, "aifsim: calibrate: the fit stopped after %zu "
               "iterations before it converged\n", *iters);
-    rc = simulate_at(x, sol) == SIM_OK ? GSL_SUCCESS : GSL_EBADFUNC;
+    rc = finish_fit(x, w, cov);
   }
   if (w != NULL)
     gsl_multifit_nlinear_free(w);
