@@ -43,6 +43,13 @@ const char cmd__usage_text[] =
     "        the run as tidy CSV in DIR: one file per group (facility.csv,\n"
     "        racks.csv, jobs.csv, ...) with units in the header,\n"
     "        summary.csv, run.csv and scenario.yaml\n"
+    "  calibrate SCENARIO MEASURED.csv --fit KEY[=START]... [-o OVERLAY]\n"
+    "      [--holdout 25%] [--column COL] [--start TIME] [--set KEY=VALUE]...\n"
+    "        fit scenario keys to a measured power series by nonlinear\n"
+    "        least squares, the last --holdout of its rows held out and\n"
+    "        scored (ASHRAE Guideline 14's CV(RMSE) and NMBE); write the\n"
+    "        values, their standard errors and both spans' errors to\n"
+    "        OVERLAY (default MEASURED.overlay.yaml)\n"
     "  import sacct|swf|helios LOG [--map MAP.yaml] [-o OUT.yaml]\n"
     "      [--mode as-logged|rescheduled]\n"
     "        a job log as a scenario of generic GPU jobs (docs/IMPORT.md)\n"
@@ -56,6 +63,8 @@ const char cmd__usage_text[] =
     "Keys in --set are paths into the scenario: power.cap=18MW,\n"
     "racks.0.count=4. --quick applies the file's '# quick:' line (the\n"
     "--set options that shorten it) before your own --set options.\n"
+    "--set-file OVERLAY (run, check, sweep, calibrate) applies the keys of\n"
+    "a calibration overlay and marks them calibrated in /scenario.\n"
     "Exit status: 0 ok, 1 the run failed, 2 bad input, 128+N stopped by\n"
     "signal N (SIGINT, SIGTERM, SIGHUP, SIGXCPU).\n";
 

@@ -60,6 +60,16 @@ typedef struct run_request {
  * (cmd_quick.c) */
 int cmd__apply_quick(options *o);
 
+/* --set-file OVERLAY: appends the overlay's key=value pairs to
+ * sets[0..*nsets) (room for MAX_SETS), then calibrated_keys and
+ * calibration_overlay, which mark them in the resolved scenario. Once per
+ * process. 0, or EXIT_BAD_INPUT with the message printed. (cmd_overlay.c) */
+int cmd__set_file(const char **sets, size_t *nsets, const char *path);
+
+/* `aifsim calibrate SCENARIO MEASURED.csv --fit KEY...`, which parses its
+ * own arguments: returns the exit status. (cmd_calibrate.c) */
+int cmd__calibrate(int argc, char **argv);
+
 /* The usage text, for help. (cmd_common.c) */
 extern const char cmd__usage_text[];
 

@@ -53,6 +53,8 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->output = v;
   else if (strcmp(opt, "--set") == 0)
     return add_set(o, v);
+  else if (strcmp(opt, "--set-file") == 0)
+    return cmd__set_file(o->sets, &o->nsets, v);
   else if (strcmp(opt, "--seed") == 0)
     return parse_seed(o, v);
   else if (strcmp(opt, "--shard") == 0)
@@ -69,7 +71,7 @@ static int parse_valued(options *o, const char *opt, const char *v) {
 static bool takes_value(const char *a) {
   static const char *const valued[] = {"-o",        "--output",  "--set",
                                        "--seed",    "--catalog", "--shard",
-                                       "--collect", "--csv"};
+                                       "--collect", "--csv", "--set-file"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -331,6 +333,8 @@ int main(int argc, char **argv) {
   /* A file-size limit then fails the write with EFBIG, which the writer
    * reports and cleans up after, instead of killing the process. */
   signal(SIGXFSZ, SIG_IGN);
+  if (argc > 1 && strcmp(argv[1], "calibrate") == 0)
+    return cmd__exit(cmd__calibrate(argc, argv));
   options o;
   if (argc > 1 && strcmp(argv[1], "import") == 0) return cmd__exit(cmd__import(argc, argv));
   int rc = parse_args(&o, argc, argv);

@@ -117,6 +117,80 @@ def demand_cap(res):
 
 
 SATURATE = "services.0.arrivals.rate=3000"
+# 15. Calibrate to your meter ----------------------------------------------
+# The meter's truth: the air loop's chiller at 35% of Carnot (the scenario
+# says 45%) and 3% of fixed facility load (it says 1%).
+CAL_PLANTED = {"loops.1.carnot_fraction": "35%", "electrical.fixed_load": "3%"}
+CAL_NOISE = 0.01   # the meter's error, a share of each 1-min reading
+CAL_HELD_H = 6     # the day's last hours, held out of the fit
+CAL_AIFSIM = None  # the binary, for cal_sets (run_all sets it)
+
+
+def cal_meter_csv(out_dir):
+    """The meter: cal-meter's facility power, a row a minute from
+    2026-07-01 00:00 UTC, with seeded relative noise, as a meter's CSV
+    (docs/CALIBRATION.md)."""
+    import pandas as pd
+    run = aifsim.open_run(os.path.join(out_dir, "cal-meter.h5"))
+    f = run.facility
+    dt = float(f.index[1] - f.index[0])
+    w = f["power_w"].to_numpy()
+    w = w * (1 + CAL_NOISE * np.random.default_rng(2026).standard_normal(
+        len(w)))
+    ts = pd.Timestamp("2026-07-01T00:00:00Z") + pd.to_timedelta(
+        f.index.to_numpy() - dt, unit="s")
+    path = os.path.join(out_dir, "cal-meter.csv")
+    with open(path, "w") as fh:
+        fh.write("timestamp,facility_kW\n")
+        for t, v in zip(ts, w):
+            fh.write("%s,%.3f\n" % (t.strftime("%Y-%m-%dT%H:%M:%SZ"), v / 1e3))
+    return path
+
+
+def cal_sets(res, out_dir):
+    """Calibrates quickstart to the meter (aifsim calibrate, the last
+    CAL_HELD_H hours held out) and returns the rerun's options: the cap
+    and the overlay."""
+    csv = cal_meter_csv(out_dir)
+    overlay = os.path.join(out_dir, "cal-overlay.yaml")
+    cmd = [CAL_AIFSIM, "calibrate",
+           os.path.join(ROOT, "scenarios", "quickstart.yaml"), csv,
+           "--set", "power.cap=2MW", "--holdout", "%d%%" % (
+               100 * CAL_HELD_H // 24), "-o", overlay, "--fit"] + list(
+                   CAL_PLANTED)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("gallery: %s failed: %s" % (" ".join(cmd), p.stderr))
+    return ["power.cap=2MW", "--set-file=" + os.path.relpath(overlay, ROOT)]
+
+
+cal_sets.always = True  # recalibrate whenever the rerun is made
+
+
+def cal_extra(rid, out_dir):
+    """What the question's figures read beyond /summary: the run against
+    the meter (Guideline 14, hourly, over the day and over the held-out
+    hours) and, for the calibrated run, the fit from the overlay."""
+    from aifsim import measured as M
+    run = aifsim.open_run(os.path.join(out_dir, rid + ".h5"))
+    both = M.align(M.read_measured(os.path.join(out_dir, "cal-meter.csv")),
+                   run, "facility_kW")
+    hourly = M.resolutions(both)["hourly"]
+    out = {}
+    for span, h in (("day", hourly), ("held", hourly[-CAL_HELD_H:])):
+        x = M.metrics(h["measured"], h["simulated"])
+        out["cal_%s_cv" % span] = float(x["cv_rmse"])
+        out["cal_%s_nmbe" % span] = float(x["nmbe"])
+    if rid == "cal-calibrated":
+        import yaml
+        with open(os.path.join(out_dir, "cal-overlay.yaml")) as f:
+            keys = yaml.safe_load(f)["calibration"]["keys"]
+        for k, v in keys.items():
+            out["fit_" + k] = float(str(v["value"]).split()[0])
+            out["se_" + k] = float(str(v["std_error"]).split()[0])
+    return out
+
+
 RUNS = [
     # What `make run` makes: README.md's first result and its picture.
     ("qs", "quickstart.yaml", [], True),
@@ -175,6 +249,13 @@ RUNS = [
     ("vd-nogen", "grid-disturbance.yaml", ["ride_through.generator=false"],
      False),
     ("drs", "dr-stress.yaml", [], False),
+    # 15. Calibrate to your meter: a synthetic meter (a run with planted
+    # values and another seed, plus seeded noise), the model as shipped,
+    # and the model with the overlay `aifsim calibrate` fits (cal_sets).
+    ("cal-meter", "quickstart.yaml", ["power.cap=2MW", "seed=7"] + [
+        "%s=%s" % kv for kv in CAL_PLANTED.items()], False),
+    ("cal-model", "quickstart.yaml", ["power.cap=2MW"], False),
+    ("cal-calibrated", "quickstart.yaml", cal_sets, False),
 ]
 
 
@@ -583,6 +664,24 @@ figure("md-high-ratio", ["md-dense-high", "md-moe-high"])(
     lambda r: ratio(r["md-moe-high"].s["tokens_per_joule"]
                     / r["md-dense-high"].s["tokens_per_joule"]))
 
+# 15. Calibrate to your meter ----------------------------------------------
+for _run in ("cal-model", "cal-calibrated"):
+    for _span in ("day", "held"):
+        figure("%s-%s-cv" % (_run, _span), [_run])(
+            lambda r, i=_run, s=_span: pct(r[i].extra["cal_%s_cv" % s], 2))
+        figure("%s-%s-nmbe" % (_run, _span), [_run])(
+            lambda r, i=_run, s=_span: pct(r[i].extra["cal_%s_nmbe" % s], 2,
+                                           sign=True))
+for _key in CAL_PLANTED:
+    _short = _key.split(".")[-1]
+    figure("cal-fit-" + _short, ["cal-calibrated"])(
+        lambda r, k=_key: pct(r["cal-calibrated"].extra["fit_" + k], 2))
+    figure("cal-se-" + _short, ["cal-calibrated"])(
+        lambda r, k=_key: pct(r["cal-calibrated"].extra["se_" + k], 2))
+    figure("cal-err-" + _short, ["cal-calibrated"])(
+        lambda r, k=_key: pct(r["cal-calibrated"].extra["fit_" + k] / float(
+            CAL_PLANTED[k].rstrip("%")) * 100 - 1, 1, sign=True))
+
 
 
 # 13. A Virginia-2024-like disturbance on a 1 GW campus ----------------------
@@ -633,7 +732,10 @@ def run_one(aifsim, rid, scenario, sets, out_dir):
     cmd = [aifsim, "run", os.path.join(ROOT, "scenarios", scenario),
            "-o", out, "--quiet", "--force"]
     for s in sets:
-        cmd += ["--set", s]
+        if s.startswith("--set-file="):
+            cmd += ["--set-file", os.path.join(ROOT, s.split("=", 1)[1])]
+        else:
+            cmd += ["--set", s]
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
@@ -646,21 +748,30 @@ def run_one(aifsim, rid, scenario, sets, out_dir):
 
 def run_all(aifsim, out_dir, only=None, recorded=None, log=print):
     """Runs RUNS (or those in `only`); returns id -> (Result, sets, wall)."""
+    global CAL_AIFSIM
+    CAL_AIFSIM = aifsim
     os.makedirs(out_dir, exist_ok=True)
     res, meta = {}, {}
     for rid, scenario, sets, _check in RUNS:
         if only is not None and rid not in only:
             continue
         if callable(sets):
-            if recorded is not None:  # the options the record was made with
+            if getattr(sets, "always", False):
+                sets = sets(res, out_dir)
+            elif recorded is not None:  # the options the record was made with
                 sets = recorded[rid]["sets"]
             else:
                 sets = sets(res)
         r, wall = run_one(aifsim, rid, scenario, sets, out_dir)
+        if rid == "cal-meter":
+            cal_meter_csv(out_dir)
+        elif rid.startswith("cal-"):
+            r.extra.update(cal_extra(rid, out_dir))
         res[rid] = r
         meta[rid] = {"scenario": scenario, "sets": list(sets), "wall_s": wall}
         log("  %-16s %6.1f s  %s %s" % (rid, wall, scenario, " ".join(
-            "--set " + s for s in sets)))
+            s.replace("=", " ", 1) if s.startswith("--set-file=")
+            else "--set " + s for s in sets)))
     return res, meta
 
 
@@ -838,6 +949,7 @@ PLOTS = [
     ("failures-report", "report", ["fail-30min"]),
     ("demand-charge-compare", "compare", ["dc-free", "dc-cap"]),
     ("moe-compare", "compare", ["md-dense-high", "md-moe-high"]),
+    ("calibrated-report", "report", ["cal-calibrated"]),
 ]
 
 

@@ -7,6 +7,8 @@
                                             [--allow-incomplete]
     python3 -m aifsim sweep DIR [--x COL] [--y COL]... [--by COL]
                                 [--png OUT.png] [--html OUT.html]
+    python3 -m aifsim compare-measured RUN.h5 MEASURED.csv [--column COL]
+                                [--start TIME] [--png OUT.png] [--csv OUT.csv]
 
 Exit status: 0 ok, 1 failure while writing (or a fault of this package:
 one line, no traceback unless AIFSIM_DEBUG=1), 2 bad input (usage, a
@@ -92,6 +94,39 @@ def cmd_sweep(a):
         print("wrote %s" % htm)
 
 
+def cmd_compare_measured(a):
+    from . import measured as _m
+
+    run = open_run(a.run, allow_incomplete=a.allow_incomplete)
+    meter = _m.read_measured(a.measured)
+    cols = [a.column] if a.column else list(meter.columns)
+    if a.column and a.column not in meter.columns:
+        raise AifsimError("no column %r in %s; columns: %s"
+                          % (a.column, a.measured, ", ".join(meter.columns)))
+    png = a.png or str(Path(a.measured).with_suffix(".png"))
+    series = [c for c in cols if not c.startswith("job:")]
+    for c in cols:
+        if c.startswith("job:"):
+            m, s = _m.job_means(meter, run, c, a.start)
+            print("%s: mean over the job's run: measured %.6g W, simulated "
+                  "%.6g W (%+.2f%%)" % (c, m, s, 100 * (s - m) / m))
+    for i, c in enumerate(series):
+        both = _m.align(meter, run, c, a.start)
+        print("%s against the run's %s: %d common intervals of %g s, t = 0 "
+              "at %s (%s)" % (c, c.rpartition("_")[0], len(both),
+                              both.attrs["step_s"],
+                              both.attrs["start"].isoformat(),
+                              both.attrs["origin"]))
+        _print_table(_m.table(both).round(3))
+        out = png if i == 0 else str(Path(png).with_name(
+            "%s-%s.png" % (Path(png).stem, c.replace(":", "-"))))
+        _m.figure(both, c, dpi=a.dpi).savefig(out)
+        print("wrote %s" % out)
+        if a.csv and i == 0:
+            both.to_csv(a.csv, index_label="timestamp")
+            print("wrote %s" % a.csv)
+
+
 def parser():
     p = argparse.ArgumentParser(
         prog="python3 -m aifsim",
@@ -134,10 +169,25 @@ def parser():
     s.add_argument("--html", metavar="OUT.html")
     s.set_defaults(fn=cmd_sweep)
 
-    for sp in (r, c, s):
+    m = sub.add_parser("compare-measured", help="a run against a measured "
+                       "power series: Guideline 14 metrics and a figure")
+    m.add_argument("run", metavar="RUN.h5")
+    m.add_argument("measured", metavar="MEASURED.csv",
+                   help="timestamp,SCOPE_UNIT,... (docs/CALIBRATION.md)")
+    m.add_argument("--column", help="one power column (default: every one)")
+    m.add_argument("--start", metavar="TIME",
+                   help="the run's t = 0 when it has no start_utc "
+                   "(default: the first row's time)")
+    m.add_argument("--png", metavar="OUT.png",
+                   help="the figure (default MEASURED.png)")
+    m.add_argument("--csv", metavar="OUT.csv",
+                   help="the aligned series, W")
+    m.set_defaults(fn=cmd_compare_measured)
+
+    for sp in (r, c, s, m):
         sp.add_argument("--dpi", type=int, default=110,
                         help="resolution of PNG output (default 110)")
-    for sp in (r, c):
+    for sp in (r, c, m):
         sp.add_argument("--allow-incomplete", action="store_true",
                         help="read a run that did not finish (OUT.partial "
                         "kept by aifsim run --keep-partial)")

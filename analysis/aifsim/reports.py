@@ -29,7 +29,11 @@ def _subtitle(run):
     the scenario file's own may no longer hold (a Dallas run of a file
     that says Frankfurt), and the options as typed; otherwise the file's
     description. Then the seed, version and file."""
-    given = run.overrides or []
+    cal = run.calibrated
+    marks = ("calibrated_keys", "calibration_overlay")
+    given = [o for o in run.overrides or []
+             if o.partition("=")[0] not in cal and
+             o.partition("=")[0] not in marks]
     desc = run.scenario.get("description") if isinstance(
         run.scenario, dict) else None
     bits = []
@@ -39,6 +43,11 @@ def _subtitle(run):
             "--set " + o for o in given)))
     elif desc:
         bits.append(str(desc))
+    if cal:
+        # Fitted values apart from modelled ones (issue 26).
+        bits.append("calibrated (fitted to a measurement by %s, not "
+                    "modelled): %s" % (run.calibration_overlay, ", ".join(
+                        "%s = %s" % (k, _short(v)) for k, v in cal.items())))
     meta = []
     if run.seed is not None:
         meta.append("seed %s" % run.seed)
@@ -46,6 +55,16 @@ def _subtitle(run):
     meta.append(run.path.name)
     bits.append(", ".join(meta))
     return "\n".join(_wrap_parts(b, 130) for b in bits)
+
+
+def _short(value):
+    """A value as an overlay writes it ("9669.2808306293846 W") to six
+    significant digits."""
+    num, _, unit = str(value).partition(" ")
+    try:
+        return ("%.6g %s" % (float(num), unit)).strip()
+    except ValueError:
+        return str(value)
 
 
 def _wrap_parts(text, width):

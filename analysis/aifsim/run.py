@@ -424,6 +424,23 @@ class Run:
                 out["%s/%s" % (gname, k)] = v
         return out
 
+    @property
+    def calibrated(self):
+        """{key: value} of the scenario keys a calibration overlay set
+        (``aifsim calibrate``, applied with ``--set-file``): fitted to a
+        measurement, not modelled. The resolved scenario marks them
+        (``calibrated_keys``); {} for a run without an overlay."""
+        keys = self.scenario.get("calibrated_keys") or [] if isinstance(
+            self.scenario, dict) else []
+        given = self.override_values()
+        return {k: given.get(k, self.scenario_value(k)) for k in keys}
+
+    @property
+    def calibration_overlay(self):
+        """The path of the overlay those values came from, or None."""
+        sc = self.scenario if isinstance(self.scenario, dict) else {}
+        return sc.get("calibration_overlay")
+
     def scenario_value(self, key, default=None):
         """A scenario value by its --set key ("power.cap", "racks.0.gpu")."""
         node = self.scenario

@@ -102,6 +102,11 @@ typedef struct factory_config {
   fault_config *faults; /* PDU trips, cooling losses, feed drops */
   size_t nfaults;
   inf_settings inference; /* every service's granularity */
+  /* Keys an overlay of `aifsim calibrate` set (--set-file), and that
+   * overlay: calibrated values, apart from modelled ones. */
+  char **calibrated_keys;
+  size_t ncalibrated_keys;
+  char *calibration_overlay;
 #define XX(key, type, schema, on, desc, help) type key;
   FACTORY_MODEL_MAP(XX)
 #undef XX

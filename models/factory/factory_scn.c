@@ -158,6 +158,19 @@ static const scn_field factory_fields[] = {
      .help = "faults: [{kind: pdu, racks: [nvl72-3], at: 6 h, duration: 30 "
              "min}, {kind: cooling, loop, capacity: 50%, ...}, {kind: feed, "
              "limit: 600 kW, mtbf: 30 d, mttr: 2 h}]"},
+    /* Written by --set-file (docs/CALIBRATION.md); absent otherwise, so
+     * files without an overlay are unchanged. */
+    {.key = "calibrated_keys",
+     .type = SCN_STRINGS,
+     .offset = offsetof(factory_config, calibrated_keys),
+     .count_offset = offsetof(factory_config, ncalibrated_keys),
+     .flags = SCN_OMIT_EMPTY,
+     .help = "the keys a calibration overlay set (aifsim calibrate, "
+             "--set-file): their values are fitted, not modelled"},
+    {.key = "calibration_overlay",
+     .type = SCN_STRING,
+     .offset = offsetof(factory_config, calibration_overlay),
+     .help = "the calibration overlay those values came from"},
     /* The resolved scenario leaves it out at its default (written_at),
      * so files from before it are unchanged. */
     {.key = "inference",

@@ -117,6 +117,16 @@ const char *scn_doc_name(const scn_doc *doc);
  * SIM_OK, or SIM_EINPUT with a message. */
 int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err);
 
+/* Reads an overlay (docs/CALIBRATION.md): a YAML file whose mapping
+ * `set` holds key paths and values, as `aifsim calibrate` writes them;
+ * its other keys (the fit's record) are not read. *sets gets the *n
+ * "key=value" texts, for scn_doc_set, in the file's order: one block the
+ * caller frees with free(*sets). SIM_OK, or SIM_EINPUT (FILE:LINE:COLUMN:
+ * no `set` mapping, an empty one, a value that is not one scalar) or
+ * SIM_EIO with err set and *sets NULL. */
+int scn_overlay_read(const char *path, char ***sets, size_t *n,
+                     sim_error *err);
+
 /* The text of the scalar at key path (as scn_doc_set's) in the document,
  * or NULL if absent or not a scalar. Valid while doc lives. For values
  * needed before binding, such as the file a scenario draws a catalog from. */

@@ -196,3 +196,94 @@ int scn_doc_set(scn_doc *doc, const char *assignment, sim_error *err) {
   }
   return add_override(doc, &o, err);
 }
+
+/* ------------------------------------------------------------------ */
+/* Overlays (--set-file OVERLAY)                                       */
+/* ------------------------------------------------------------------ */
+
+/* The text of a scalar node, NUL-terminated into buf; NULL when n is not
+ * a scalar or does not fit. */
+static const char *scalar_text(struct fy_node *n, char *buf, size_t size) {
+  size_t len;
+  const char *s = fy_node_get_type(n) == FYNT_SCALAR
+                      ? fy_node_get_scalar(n, &len)
+                      : NULL;
+  if (s == NULL || len >= size)
+    return NULL;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* Checks every pair of the overlay's set mapping and adds the length of
+ * its "key=value" text to *bytes. */
+static int overlay_measure(scn_doc *doc, struct fy_node *set, size_t *bytes,
+                           size_t *n, sim_error *err) {
+  void *it = NULL;
+  struct fy_node_pair *p;
+  char k[512], v[512];
+  *bytes = 0;
+  *n = 0;
+  while ((p = fy_node_mapping_iterate(set, &it)) != NULL) {
+    struct fy_node *kn = fy_node_pair_key(p), *vn = fy_node_pair_value(p);
+    if (scalar_text(kn, k, sizeof k) == NULL || k[0] == '\0')
+      return scn__fail_at(doc, kn, 0, err, "write KEY.PATH: VALUE",
+                          "an overlay's key is a key path (a text)");
+    if (vn == NULL || scalar_text(vn, v, sizeof v) == NULL)
+      return scn__fail_at(doc, vn != NULL ? vn : kn, 0, err,
+                          "e.g. racks.0.other_power_idle: 1.2 kW",
+                          "an overlay's value is one value (a text of at "
+                          "most 511 characters)");
+    *bytes += strlen(k) + strlen(v) + 2;
+    ++*n;
+  }
+  return SIM_OK;
+}
+
+/* Writes the n "key=value" texts of set after the n pointers at out. */
+static void overlay_fill(struct fy_node *set, char **out, size_t n) {
+  void *it = NULL;
+  struct fy_node_pair *p;
+  char *at = (char *)(out + n), k[512], v[512];
+  for (size_t i = 0; (p = fy_node_mapping_iterate(set, &it)) != NULL; i++) {
+    scalar_text(fy_node_pair_key(p), k, sizeof k);
+    scalar_text(fy_node_pair_value(p), v, sizeof v);
+    out[i] = at;
+    at += sprintf(at, "%s=%s", k, v) + 1;
+  }
+}
+
+int scn_overlay_read(const char *path, char ***sets, size_t *n,
+                     sim_error *err) {
+  *sets = NULL;
+  *n = 0;
+  scn_doc *doc = scn_doc_read_file(path, err);
+  if (doc == NULL)
+    return err->code;
+  struct fy_node *root = fy_document_root(doc->fyd);
+  struct fy_node *set =
+      fy_node_get_type(root) == FYNT_MAPPING
+          ? fy_node_mapping_lookup_value_by_simple_key(root, "set", 3)
+          : NULL;
+  size_t bytes = 0;
+  int rc = SIM_OK;
+  if (set == NULL || fy_node_get_type(set) != FYNT_MAPPING)
+    rc = scn__fail_at(doc, set, 0, err,
+                      "aifsim calibrate writes overlays: set: {KEY.PATH: "
+                      "VALUE, ...}",
+                      "an overlay needs a mapping 'set' of key paths to "
+                      "values");
+  if (rc == SIM_OK)
+    rc = overlay_measure(doc, set, &bytes, n, err);
+  if (rc == SIM_OK && *n == 0)
+    rc = scn__fail_at(doc, set, 0, err, NULL, "the overlay sets nothing");
+  if (rc == SIM_OK &&
+      (*sets = malloc(*n * sizeof **sets + bytes)) == NULL)
+    rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
+  if (rc == SIM_OK)
+    overlay_fill(set, *sets, *n);
+  else
+    *n = 0;
+  scn_doc_destroy(doc);
+  return rc;
+}
