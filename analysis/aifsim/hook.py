@@ -10,6 +10,12 @@ what it is given and returns) sharing every rack group's GPU budget in
 place of the scenario's power.policy, and writes the same file
 ``aifsim run`` writes. The module is imported as Python imports any
 (PYTHONPATH, or a file path ``path/to/mine.py:function``).
+``aifsim run SCENARIO --policy module:function`` runs this.
+
+Exit status, as ``aifsim run``'s: 0; 2 bad input (the policy cannot be
+loaded, the scenario or an override is refused); 1 the run failed (the
+policy raised or broke its contract, the books failed); 128+N stopped
+by signal N (SIGINT, SIGTERM, SIGHUP), its output removed.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 
@@ -38,7 +45,11 @@ def load_policy(spec):
         mod = importlib.util.module_from_spec(loaded)
         loaded.loader.exec_module(mod)
     else:
-        mod = importlib.import_module(module)
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            raise SimulationError("--policy %r: cannot import %s: %s"
+                                  % (spec, module, e)) from e
     fn = getattr(mod, name, None)
     if not callable(fn):
         raise SimulationError("--policy %r: %s has no function %r"
@@ -59,6 +70,14 @@ def run(scenario, policy, set=None, seed=None, out=None, lib=None):
     return f
 
 
+class _Stopped(BaseException):
+    """A stop signal, raised where the run is so that it is closed."""
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m aifsim.hook",
                                  description=__doc__.splitlines()[0])
@@ -70,12 +89,29 @@ def main(argv=None):
     ap.add_argument("-o", "--out")
     args = ap.parse_args(argv)
     sets = dict(kv.split("=", 1) for kv in args.set)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop)
     try:
-        f = run(args.scenario, args.policy, set=sets, seed=args.seed,
-                out=args.out)
+        fn = load_policy(args.policy)
+        f = Factory(args.scenario, set=sets, seed=args.seed, out=args.out,
+                    policy=fn)
     except SimulationError as e:
         print("aifsim: %s" % e, file=sys.stderr)
         return 2
+    except _Stopped as e:
+        return 128 + e.args[0]
+    try:
+        f.finish()
+    except SimulationError as e:
+        print("aifsim: %s" % e, file=sys.stderr)
+        return 1
+    except _Stopped as e:
+        print("aifsim: stopped by %s: no output was kept"
+              % signal.Signals(e.args[0]).name, file=sys.stderr)
+        return 128 + e.args[0]
+    finally:
+        if not f.finished:
+            f.close()
     print("energy %.4f MWh, cap violation %.0f s%s"
           % (f.summary("energy_mwh"), f.summary("cap_violation_s"),
              ", output %s" % args.out if args.out else ""))
