@@ -266,6 +266,7 @@ class FactoryEnv(_base()):
     """
 
     metadata = {"render_modes": []}
+    render_mode = None
 
     def __init__(self, scenario="quickstart", set=None, seed=None,
                  periods=1, actions=None, reward=None, max_steps=None,
