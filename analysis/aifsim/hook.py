@@ -12,6 +12,14 @@ place of the scenario's power.policy, and writes the same file
 (PYTHONPATH, or a file path ``path/to/mine.py:function``).
 ``aifsim run SCENARIO --policy module:function`` runs this.
 
+The callable is one of two kinds, told apart by what it takes:
+  - a power policy, policy(units, budget_w) -> caps (two arguments):
+    called every allocation for each rack group's GPU budget;
+  - a controller, controller(obs) -> action (one argument): called
+    every control period with aifsim.Factory.observe()'s dict, returning
+    a dict of actions keyed as aifsim.env.ACTIONS (cap_w, load_target_w,
+    power_group_cap_w; {} or None: none), in force from the next tick.
+
 Exit status, as ``aifsim run``'s: 0; 2 bad input (the policy cannot be
 loaded, the scenario or an override is refused); 1 the run failed (the
 policy raised or broke its contract, the books failed); 128+N stopped
@@ -23,9 +31,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import signal
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from .errors import SimulationError
 from .factory import Factory
@@ -57,13 +68,52 @@ def load_policy(spec):
     return fn
 
 
-def run(scenario, policy, set=None, seed=None, out=None, lib=None):
-    """Runs `scenario` to its end under `policy` (a callable, or a
-    "module:function" string); returns the finished Factory (close it)."""
-    fn = load_policy(policy) if isinstance(policy, str) else policy
-    f = Factory(scenario, set=set, seed=seed, out=out, lib=lib, policy=fn)
+def is_controller(fn):
+    """Whether fn takes the observation alone (a controller) rather than
+    (units, budget_w) (a power policy)."""
     try:
-        f.finish()
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    needed = [p for p in params if p.default is p.empty and p.kind in
+              (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(needed) == 1
+
+
+def run_controller(f, fn):
+    """Steps f to its end a control period at a time, applying what
+    fn(f.observe()) returns before each step; then finishes it."""
+    from .env import ACTIONS
+    while not f.at_end:
+        try:
+            action = fn(f.observe()) or {}
+        except Exception as e:  # noqa: BLE001: the user's code
+            raise SimulationError("the controller raised %r at %g s"
+                                  % (e, f.time)) from e
+        for k, v in action.items():
+            if k not in ACTIONS:
+                raise SimulationError(
+                    "the controller's action %r is not one of %s"
+                    % (k, ", ".join(ACTIONS)))
+            v = np.asarray(v, dtype=float)
+            ACTIONS[k].apply(f, v if v.ndim else float(v))
+        f.step()
+    f.finish()
+
+
+def run(scenario, policy, set=None, seed=None, out=None, lib=None):
+    """Runs `scenario` to its end under `policy` (a power policy or a
+    controller, as a callable or a "module:function" string); returns the
+    finished Factory (close it)."""
+    fn = load_policy(policy) if isinstance(policy, str) else policy
+    controller = is_controller(fn)
+    f = Factory(scenario, set=set, seed=seed, out=out, lib=lib,
+                policy=None if controller else fn)
+    try:
+        if controller:
+            run_controller(f, fn)
+        else:
+            f.finish()
     except BaseException:
         f.close()
         raise
@@ -93,15 +143,19 @@ def main(argv=None):
         signal.signal(sig, _stop)
     try:
         fn = load_policy(args.policy)
+        controller = is_controller(fn)
         f = Factory(args.scenario, set=sets, seed=args.seed, out=args.out,
-                    policy=fn)
+                    policy=None if controller else fn)
     except SimulationError as e:
         print("aifsim: %s" % e, file=sys.stderr)
         return 2
     except _Stopped as e:
         return 128 + e.args[0]
     try:
-        f.finish()
+        if controller:
+            run_controller(f, fn)
+        else:
+            f.finish()
     except SimulationError as e:
         print("aifsim: %s" % e, file=sys.stderr)
         return 1

@@ -48,6 +48,42 @@ else
   not_ok "its output is complete and its own" "$(cat "$TMP/py")"
 fi
 
+# A controller (one argument: the observation each period) that holds
+# the factory to 400 kW from t = 300 s: the file aifsim.Factory writes
+# when a script does the same.
+cat >hold.py <<'PY'
+def hold(obs):
+    return {"cap_w": 400e3} if obs["time_s"] >= 299 else {}
+PY
+run "$AIFSIM" run "$SCN" --set duration=10min --seed 4 -o held.h5 \
+  --policy hold.py:hold
+expect "a controller runs" 0
+if PYTHONPATH=$SRC/analysis AIFSIM_LIB=$(dirname "$AIFSIM")/libaifsim.so \
+  /usr/bin/python3 -c '
+import sys, aifsim, h5py
+f = aifsim.Factory(sys.argv[1], set={"duration": "10min"}, seed=4,
+                   out="script.h5")
+while not f.at_end:
+    if f.time >= 299:
+        f.cap = 400e3
+    f.step()
+f.finish()
+cap = h5py.File("held.h5", "r")["facility"]["cap_w"][:]
+assert cap.min() == 400e3 < cap.max(), (cap.min(), cap.max())
+' "$SCN" 2>"$TMP/py" && cmp -s held.h5 script.h5; then
+  ok "its file is the one a script stepping Factory writes"
+else
+  not_ok "its file is the one a script stepping Factory writes" \
+    "$(cat "$TMP/py")"
+fi
+cat >badact.py <<'PY'
+def act(obs):
+    return {"fan_speed": 1}
+PY
+run "$AIFSIM" run "$SCN" --set duration=1min -o bad.h5 --policy badact.py:act
+expect "a controller's unknown action fails the run (exit 1)" 1 \
+  "'fan_speed' is not one of cap_w"
+
 cat >raises.py <<'PY'
 def boom(units, budget_w):
     raise ValueError("no plan")
