@@ -225,7 +225,7 @@ static int estimate_events(const factory_scenario *sc, run_estimate *e,
                            sim_error *err) {
   const factory_config *c = &sc->cfg;
   double ticks = c->duration_s / c->control_period_s, most = 0;
-  e->events = ticks + 10 * (double)c->ntraining;
+  e->events = ticks + 10 * (double)(c->ntraining + c->ngjobs);
   snprintf(e->events_key, sizeof e->events_key, "control_period");
   for (size_t s = 0; c->inference.granularity == INF_REQUEST &&
                      s < c->nservices;

@@ -176,4 +176,7 @@ int cmd__run(const options *o);
  * status. (cmd_sweep.c) */
 int cmd__sweep(const options *o, int *argc, char ***argv);
 
+/* aifsim import FORMAT LOG [--map MAP] [--mode M] [-o OUT]. (cmd_import.c) */
+int cmd__import(int argc, char **argv);
+
 #endif

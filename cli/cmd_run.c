@@ -65,7 +65,7 @@ static void print_workloads(const factory_scenario *sc,
            (unsigned long long)s->requests_rejected,
            (unsigned long long)s->requests_timed_out, s->tokens,
            s->tokens_per_joule, 100 * s->slo_attainment);
-  if (sc->cfg.ntraining > 0)
+  if (sc->cfg.ntraining + sc->cfg.ngjobs > 0)
     printf(
         "  training       %llu jobs arrived: %llu done, %llu running, "
         "%llu queued; mean JCT %s; %llu failures, %.1f GPU-h lost\n",
@@ -78,7 +78,7 @@ static void print_workloads(const factory_scenario *sc,
            "training and %llu requests lost\n",
            (unsigned long long)s->fault_events, s->fault_s,
            s->fault_lost_gpu_hours, (unsigned long long)s->requests_dropped);
-  if (sc->cfg.nservices + sc->cfg.ntraining > 0)
+  if (sc->cfg.nservices + sc->cfg.ntraining + sc->cfg.ngjobs > 0)
     printf("  GPU energy by  inference %.4f MWh, training %.4f MWh, idle "
            "%.4f MWh; other IT %.4f MWh\n",
            s->inference_energy_j / 3.6e9, s->training_energy_j / 3.6e9,

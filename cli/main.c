@@ -336,6 +336,7 @@ int main(int argc, char **argv) {
    * reports and cleans up after, instead of killing the process. */
   signal(SIGXFSZ, SIG_IGN);
   options o;
+  if (argc > 1 && strcmp(argv[1], "import") == 0) return cmd__exit(cmd__import(argc, argv));
   int rc = parse_args(&o, argc, argv);
   /* After a stop signal the process dies of it, whatever the status. */
   return cmd__exit(rc != 0 ? rc : dispatch(&o, &argc, &argv));

@@ -118,6 +118,15 @@ typedef struct aifsim_power {
 } aifsim_power;
 int aifsim_power_now(const aifsim *a, aifsim_power *p);
 
+/* Inside the IT of aifsim_power, W, over the period that starts now: the
+ * racks' power-supply (conversion) losses and their fans, and what models
+ * outside the racks draw (the network fabric's switches and optics); the
+ * rest is the racks' GPUs, hosts and other boards. */
+typedef struct aifsim_it_parts {
+  double psu_loss_w, fan_w, outside_racks_w;
+} aifsim_it_parts;
+int aifsim_it_parts_now(const aifsim *a, aifsim_it_parts *p);
+
 /* The grid over the period that starts now: its signals' means ($/MWh,
  * gCO2/kWh, degC; NaN for a signal the scenario does not give) and the
  * cap demand response holds the facility to (the contracted power.cap
@@ -143,7 +152,8 @@ int aifsim_group_power(const aifsim *a, double *w, size_t n);
  * cut (not counted as an event in the DR books). A cap the
  * factory cannot be held under is kept and its violation booked, as a
  * demand-response event's is. NaN gives the scenario's cap back.
- * AIFSIM_ERANGE (nothing changed) outside that range. */
+ * AIFSIM_ERANGE (nothing changed) outside that range. It replaces the
+ * steps of a cap series (aifsim_set_cap_series) not yet in force. */
 int aifsim_set_cap(aifsim *a, double cap_w);
 
 /* Power groups (docs/SCENARIOS.md, power.groups): named sets of rack
@@ -220,6 +230,131 @@ typedef int (*aifsim_policy_fn)(void *ctx, const aifsim_unit *units, size_t n,
 /* Sets fn (with ctx, borrowed: it must outlive its use) as the policy
  * from the next tick on; NULL gives the scenario's back. */
 int aifsim_set_policy(aifsim *a, aifsim_policy_fn fn, void *ctx);
+
+/* ---- The workloads, the GPUs, the plant (the period that starts now) --
+ * Reads need a handle with a factory (open, finished or failed while
+ * running); AIFSIM_EINVAL for a NULL argument or an index out of range.
+ * Actions need an open handle; each is in force from the next tick (or
+ * allocation) on, until changed, and is refused (nothing changed) with a
+ * message and AIFSIM_EINVAL for an unknown index or a call out of order,
+ * AIFSIM_ERANGE for a value out of range. */
+
+/* The scenario's inference services, and training jobs (its training
+ * entries, one per job their count makes, in order): how many, and one's
+ * name (NULL out of range). */
+size_t aifsim_nservices(const aifsim *a);
+const char *aifsim_service_name(const aifsim *a, size_t k);
+size_t aifsim_njobs(const aifsim *a);
+const char *aifsim_job_name(const aifsim *a, size_t j);
+
+/* Service k: its GPUs' power (W) and how many GPUs its replicas hold;
+ * its budget (W; INFINITY: none); requests waiting for a batch and in
+ * one now; requests ended so far (completed, rejected, timed out or
+ * dropped) and the share of them completed within both SLOs (NaN while
+ * none has ended). */
+typedef struct aifsim_service {
+  double power_w, gpus, budget_w;
+  double queued, in_batch, ended, slo_attainment;
+} aifsim_service;
+int aifsim_service_now(const aifsim *a, size_t k, aifsim_service *s);
+
+/* Where a job is: not yet arrived, waiting (queued, deferred by its
+ * plan, or held by the client), running (holding GPUs, checkpointing,
+ * restarting or paused included), done. */
+enum {
+  AIFSIM_JOB_COMING = 0,
+  AIFSIM_JOB_WAITING = 1,
+  AIFSIM_JOB_RUNNING = 2,
+  AIFSIM_JOB_DONE = 3
+};
+
+/* Job j: its phase (AIFSIM_JOB_*), whether the client holds it (1), the
+ * GPUs it asks for, its GPUs' power (W; 0 unless running) and its budget
+ * (W; INFINITY: none). */
+typedef struct aifsim_job {
+  int phase, held;
+  double gpus, power_w, budget_w;
+} aifsim_job;
+int aifsim_job_now(const aifsim *a, size_t j, aifsim_job *s);
+
+/* The queues now: jobs waiting (arrived, not started: held ones
+ * included), of them those the client holds, jobs running, and requests
+ * waiting for a batch over every service. */
+typedef struct aifsim_queue {
+  double jobs_waiting, jobs_held, jobs_running, requests_queued;
+} aifsim_queue;
+int aifsim_queue_now(const aifsim *a, aifsim_queue *q);
+
+/* Rack group g's GPUs: how many; their caps in force (W: mean, least,
+ * most); their clocks as shares of the full clock (mean, least); their
+ * power (W). Per rack group rather than per GPU, so that an observation
+ * stays a few hundred numbers at 100,000 GPUs; aifsim_gpu_caps gives
+ * every GPU's. */
+typedef struct aifsim_gpus {
+  double n, cap_mean_w, cap_min_w, cap_max_w, clock_mean, clock_min;
+  double power_w;
+} aifsim_gpus;
+int aifsim_group_gpus(const aifsim *a, size_t g, aifsim_gpus *s);
+
+/* The fleet's GPUs (0 for NULL), and each one's cap in force (W) and
+ * clock share into cap_w[0..n) and clock[0..n) (either may be NULL), in
+ * the fleet's order: rack group by rack group, as the scenario lists
+ * them. n must be aifsim_ngpus. */
+size_t aifsim_ngpus(const aifsim *a);
+int aifsim_gpu_caps(const aifsim *a, double *cap_w, double *clock, size_t n);
+
+/* The cooling loops: how many, l's name (NULL out of range), and loop l:
+ * its temperature (degC), its supply setpoint and the range the plant
+ * allows it (degC; aifsim_set_supply), the heat it removes and its
+ * cooling power over the last period the plant stepped (W). */
+size_t aifsim_nloops(const aifsim *a);
+const char *aifsim_loop_name(const aifsim *a, size_t l);
+typedef struct aifsim_loop {
+  double temp_c, supply_c, supply_min_c, supply_max_c, heat_w, power_w;
+} aifsim_loop;
+int aifsim_loop_now(const aifsim *a, size_t l, aifsim_loop *s);
+
+/* The battery's state of charge, [0, 1]; NaN without a battery (or a
+ * handle). */
+double aifsim_battery_soc(const aifsim *a);
+
+/* The facility cap as steps: cap_w[i] from time t_s[i] (seconds from the
+ * start) until the next step, each in force from the first tick at or
+ * after its time (the next tick, for a time now); every cap as
+ * aifsim_set_cap takes it (NaN: the scenario's). t_s strictly increasing
+ * and none before now. It replaces the steps of an earlier series not yet
+ * in force; aifsim_set_cap does too. n = 0 (NULLs allowed): no steps. */
+int aifsim_set_cap_series(aifsim *a, const double *t_s, const double *cap_w,
+                          size_t n);
+
+/* A budget, W, on the sum of service k's (or job j's) GPUs' caps, from
+ * the next allocation on: power control lowers its GPUs' caps after the
+ * policy's split, toward their minimum in proportion to each one's room,
+ * until they fit, and leaves what they give up unused (so the facility
+ * cap holds as before). Its GPUs draw at most their caps, so its power
+ * stays at or under the budget. budget_w at least the sum of its GPUs'
+ * minimum caps (the message gives it); INFINITY or NaN: none.
+ * AIFSIM_ERANGE below that. Once a budget has been set, the policy
+ * shares the budget every allocation period even where it is static
+ * (the static policy's caps are then those of its split, to rounding). */
+int aifsim_set_service_budget(aifsim *a, size_t k, double budget_w);
+int aifsim_set_job_budget(aifsim *a, size_t j, double budget_w);
+
+/* Holds job j back (hold = 1) or releases it (0): a held job does not
+ * start; arriving, it waits outside the scheduler's queue, and one
+ * queued leaves the queue. Released, it is queued again with its arrival
+ * time and a scheduling pass runs at once: it starts when it fits, in
+ * the queue's order (its priority, then its arrival). A held job stays
+ * counted as queued, so jobs are conserved. AIFSIM_EINVAL for a job
+ * running or done. */
+int aifsim_hold_job(aifsim *a, size_t j, int hold);
+
+/* Loop l's supply setpoint, degC, from the next tick on: within
+ * [supply_min_c, supply_max_c] of aifsim_loop_now (above supply_min_c
+ * when that is the heat exchanger's approach). The plant removes heat in
+ * proportion to how far the loop is above it, so a lower setpoint cools
+ * the loop and the GPUs on it, at more cooling power. */
+int aifsim_set_supply(aifsim *a, size_t l, double supply_c);
 
 /* Runs to the end, closes the books (the invariants `aifsim run` checks),
  * writes the summary and, with an output, commits the file. AIFSIM_OK,

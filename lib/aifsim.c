@@ -38,12 +38,15 @@ struct aifsim {
   void *policy_ctx;
   aifsim_unit *units; /* what it is handed, grown as needed */
   size_t units_cap;
+  /* A cap series (aifsim_set_cap_series): its steps, and the next one
+   * not yet handed to the factory. */
+  double *series_t, *series_cap;
+  size_t series_n, series_next;
 };
 
 /* Records a failure on a and returns its code. */
-static int fail(aifsim *a, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(aifsim *a, int code, const char *fmt, ...) {
+#define fail aifsim__fail
+int aifsim__fail(aifsim *a, int code, const char *fmt, ...) {
   va_list ap;
   a->bad_input = false;
   va_start(ap, fmt);
@@ -137,7 +140,8 @@ int aifsim_open_opts(const char *path, const char *const *sets, size_t nsets,
 }
 
 /* A call that steps or acts: only on an open handle. */
-static int check_open(aifsim *a, const char *call) {
+#define check_open aifsim__check_open
+int aifsim__check_open(aifsim *a, const char *call) {
   if (a == NULL)
     return SIM_EINVAL;
   if (a->phase == OPEN)
@@ -148,11 +152,42 @@ static int check_open(aifsim *a, const char *call) {
 
 static sim_time end_of(const aifsim *a) { return factory_duration(&a->sc.cfg); }
 
-/* Runs the engine to until (at most the end); a failure fails the handle. */
+/* The tick before the one series step i is in force from: the first
+ * tick at or after its time; the run stops there to set the cap, which
+ * the next tick takes (never before now: a step due now goes at once). */
+static sim_time series_stop(const aifsim *a, size_t i) {
+  sim_time period = factory_tick_period(&a->sc.cfg);
+  sim_time t = (sim_time)llround(a->series_t[i] * 1e9);
+  sim_time tick = (t + period - 1) / period * period;
+  sim_time stop = tick - period, now = sim_engine_now(a->engine);
+  return stop > now ? stop : now;
+}
+
+/* Hands the factory the series' steps due by now. */
+static void series_apply(aifsim *a) {
+  while (a->series_next < a->series_n &&
+         series_stop(a, a->series_next) <= sim_engine_now(a->engine))
+    factory_set_cap(a->factory, a->series_cap[a->series_next++]);
+}
+
+/* Runs the engine to until (at most the end), stopping at each tick
+ * before a cap series' step to set it (stops at ticks, as stepping by
+ * periods does, so the events are the same); a failure fails the
+ * handle. */
 static int run_until(aifsim *a, sim_time until) {
-  int rc = sim_engine_run(a->engine, until);
-  if (rc == SIM_OK)
+  int rc = SIM_OK;
+  do {
+    series_apply(a);
+    sim_time stop = until;
+    if (a->series_next < a->series_n &&
+        series_stop(a, a->series_next) < until)
+      stop = series_stop(a, a->series_next);
+    rc = sim_engine_run(a->engine, stop);
+  } while (rc == SIM_OK && sim_engine_now(a->engine) < until);
+  if (rc == SIM_OK) {
+    series_apply(a);
     return SIM_OK;
+  }
   a->phase = FAILED;
   return fail(a, rc, "the run failed: %s", sim_engine_errmsg(a->engine));
 }
@@ -201,9 +236,15 @@ int aifsim_step_events(aifsim *a, unsigned long n) {
   if (sim_engine_now(a->engine) >= end_of(a))
     return fail(a, SIM_ERANGE, "aifsim_step_events: the run is at its end");
   bool done;
-  rc = sim_engine_run_some(a->engine, end_of(a), n, &done);
-  if (rc == SIM_OK)
+  series_apply(a);
+  sim_time until = end_of(a);
+  if (a->series_next < a->series_n && series_stop(a, a->series_next) < until)
+    until = series_stop(a, a->series_next);
+  rc = sim_engine_run_some(a->engine, until, n, &done);
+  if (rc == SIM_OK) {
+    series_apply(a);
     return SIM_OK;
+  }
   a->phase = FAILED;
   return fail(a, rc, "the run failed: %s", sim_engine_errmsg(a->engine));
 }
@@ -291,7 +332,46 @@ int aifsim_set_cap(aifsim *a, double cap_w) {
                 "aifsim_set_cap: %g W is outside (0, %g W], the contracted "
                 "power.cap",
                 cap_w, contracted);
+  a->series_n = a->series_next = 0; /* a cap replaces a series' steps */
   factory_set_cap(a->factory, cap_w);
+  return SIM_OK;
+}
+
+int aifsim_set_cap_series(aifsim *a, const double *t_s, const double *cap_w,
+                          size_t n) {
+  int rc = check_open(a, "aifsim_set_cap_series");
+  if (rc != SIM_OK)
+    return rc;
+  if (n > 0 && (t_s == NULL || cap_w == NULL))
+    return fail(a, SIM_EINVAL, "aifsim_set_cap_series: no times or caps");
+  double now = sim_time_to_s(sim_engine_now(a->engine));
+  double contracted = a->sc.cfg.power.cap_w;
+  for (size_t i = 0; i < n; i++) {
+    if (!(t_s[i] >= now && (i == 0 || t_s[i] > t_s[i - 1])))
+      return fail(a, SIM_ERANGE,
+                  "aifsim_set_cap_series: step %zu's time %g s is before "
+                  "now (%g s) or not after the step before",
+                  i, t_s[i], now);
+    if (!isnan(cap_w[i]) && !(cap_w[i] > 0 && cap_w[i] <= contracted))
+      return fail(a, SIM_ERANGE,
+                  "aifsim_set_cap_series: step %zu's cap %g W is outside "
+                  "(0, %g W], the contracted power.cap",
+                  i, cap_w[i], contracted);
+  }
+  double *t = realloc(a->series_t, (n + 1) * sizeof *t);
+  if (t != NULL)
+    a->series_t = t;
+  double *c = realloc(a->series_cap, (n + 1) * sizeof *c);
+  if (c != NULL)
+    a->series_cap = c;
+  if (t == NULL || c == NULL)
+    return fail(a, SIM_ENOMEM, "aifsim_set_cap_series: out of memory");
+  if (n > 0) { /* t_s and cap_w may be NULL for none */
+    memcpy(a->series_t, t_s, n * sizeof *t);
+    memcpy(a->series_cap, cap_w, n * sizeof *c);
+  }
+  a->series_n = n, a->series_next = 0;
+  series_apply(a);
   return SIM_OK;
 }
 
@@ -447,6 +527,8 @@ void aifsim_close(aifsim *a) {
   if (a->loaded)
     factory_scenario_release(&a->sc);
   free(a->units);
+  free(a->series_t);
+  free(a->series_cap);
   free(a);
 }
 

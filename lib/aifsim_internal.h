@@ -21,4 +21,11 @@ const tel_sink *aifsim__sink(const aifsim *a);
 /* The factory, once built (NULL before). */
 factory *aifsim__factory(aifsim *a);
 
+/* For the library's other files (aifsim_work.c): records a failure on a
+ * and returns its code; and SIM_OK when a is open, else the failure
+ * (call names the call in the message). */
+int aifsim__fail(aifsim *a, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int aifsim__check_open(aifsim *a, const char *call);
+
 #endif

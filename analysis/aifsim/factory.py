@@ -1,7 +1,9 @@
 """Drive a run from Python: a factory held open in libaifsim
 (include/aifsim.h), stepped a control period at a time, with its power and
 cap read and its cap set between steps, its power groups' caps and
-lending and the grid's load target set as well.
+lending and the grid's load target set as well; its services', jobs',
+GPUs', cooling loops' and battery's state read, and a cap series, job and
+service budgets, held jobs and loop setpoints set.
 
     import aifsim
     f = aifsim.Factory("quickstart", set={"duration": "1h"})
@@ -68,6 +70,49 @@ class _PowerGroup(ctypes.Structure):
                 ("cap_w", "own_w", "budget_w", "want_w", "gpu_w")]
 
 
+class _ItParts(ctypes.Structure):
+    # aifsim_it_parts, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("psu_loss_w", "fan_w", "outside_racks_w")]
+
+
+class _Service(ctypes.Structure):
+    # aifsim_service, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("power_w", "gpus", "budget_w", "queued", "in_batch",
+                 "ended", "slo_attainment")]
+
+
+class _Job(ctypes.Structure):
+    # aifsim_job, in its order.
+    _fields_ = [("phase", ctypes.c_int), ("held", ctypes.c_int)] + [
+        (name, ctypes.c_double) for name in ("gpus", "power_w", "budget_w")]
+
+
+class _Queue(ctypes.Structure):
+    # aifsim_queue, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("jobs_waiting", "jobs_held", "jobs_running",
+                 "requests_queued")]
+
+
+class _Gpus(ctypes.Structure):
+    # aifsim_gpus, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("n", "cap_mean_w", "cap_min_w", "cap_max_w", "clock_mean",
+                 "clock_min", "power_w")]
+
+
+class _Loop(ctypes.Structure):
+    # aifsim_loop, in its order.
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("temp_c", "supply_c", "supply_min_c", "supply_max_c",
+                 "heat_w", "power_w")]
+
+
+# A job's phase (aifsim_job.phase: AIFSIM_JOB_*), by its number.
+JOB_PHASES = ("coming", "waiting", "running", "done")
+
 # aifsim_unit's fields, in their order (all doubles).
 UNIT_FIELDS = ("n", "lo", "hi", "demand", "cls", "priority", "weight", "c",
                "idle", "span", "activity", "gamma", "phi_min")
@@ -114,6 +159,28 @@ def _load(lib=None):
         "aifsim_set_load_target": (ctypes.c_int, [h, d]),
         "aifsim_load_target": (d, [h]),
         "aifsim_set_policy": (ctypes.c_int, [h, _POLICY_FN, h]),
+        "aifsim_nservices": (s, [h]),
+        "aifsim_service_name": (ctypes.c_char_p, [h, s]),
+        "aifsim_njobs": (s, [h]),
+        "aifsim_job_name": (ctypes.c_char_p, [h, s]),
+        "aifsim_service_now": (ctypes.c_int, [h, s, ctypes.POINTER(_Service)]),
+        "aifsim_job_now": (ctypes.c_int, [h, s, ctypes.POINTER(_Job)]),
+        "aifsim_queue_now": (ctypes.c_int, [h, ctypes.POINTER(_Queue)]),
+        "aifsim_group_gpus": (ctypes.c_int, [h, s, ctypes.POINTER(_Gpus)]),
+        "aifsim_ngpus": (s, [h]),
+        "aifsim_gpu_caps": (ctypes.c_int, [h, ctypes.POINTER(d),
+                                           ctypes.POINTER(d), s]),
+        "aifsim_nloops": (s, [h]),
+        "aifsim_loop_name": (ctypes.c_char_p, [h, s]),
+        "aifsim_loop_now": (ctypes.c_int, [h, s, ctypes.POINTER(_Loop)]),
+        "aifsim_battery_soc": (d, [h]),
+        "aifsim_it_parts_now": (ctypes.c_int, [h, ctypes.POINTER(_ItParts)]),
+        "aifsim_set_cap_series": (ctypes.c_int, [h, ctypes.POINTER(d),
+                                                 ctypes.POINTER(d), s]),
+        "aifsim_set_service_budget": (ctypes.c_int, [h, s, d]),
+        "aifsim_set_job_budget": (ctypes.c_int, [h, s, d]),
+        "aifsim_hold_job": (ctypes.c_int, [h, s, ctypes.c_int]),
+        "aifsim_set_supply": (ctypes.c_int, [h, s, d]),
         "aifsim_finish": (ctypes.c_int, [h]),
         "aifsim_summary": (ctypes.c_int, [h, ctypes.c_char_p,
                                           ctypes.POINTER(d)]),
@@ -169,11 +236,18 @@ class Factory:
         self.power_groups = [
             self._c.aifsim_power_group_name(self._h, p).decode()
             for p in range(n)]
+        self.services = self._names("aifsim_nservices", "aifsim_service_name")
+        self.jobs = self._names("aifsim_njobs", "aifsim_job_name")
+        self.loops = self._names("aifsim_nloops", "aifsim_loop_name")
         self.period = self._c.aifsim_period(self._h)
         self.duration = self._c.aifsim_duration(self._h)
         self.finished = False
         if policy is not None:
             self.policy = policy
+
+    def _names(self, count, name):
+        n = getattr(self._c, count)(self._h)
+        return [getattr(self._c, name)(self._h, k).decode() for k in range(n)]
 
     def _message(self):
         if not self._h:
@@ -218,7 +292,7 @@ class Factory:
         self._check(self._c.aifsim_power_now(self._open(), ctypes.byref(p)))
         return p
 
-    def observe(self):
+    def observe(self, wide=True):
         """The period that starts now: a dict of the time (s), the
         facility's, IT's, GPUs' and cooling's power, the cap in force, the
         power chain's losses, smoothing's draw beyond the racks' load and
@@ -230,7 +304,26 @@ class Factory:
         and the grid's load target (W, NaN: none); and per power group
         (numpy arrays in the order of .power_groups, power_group_*): its
         cap (NaN: none), own budget, budget after borrowing and lending,
-        its GPUs' demand and their power, W."""
+        its GPUs' demand and their power, W.
+
+        Then numpy arrays in the order of .services (service_*: its
+        GPUs' power_w, its gpus, its budget_w (inf: none), requests
+        queued and in_batch now, requests ended so far and the
+        slo_attainment of those, NaN while none has ended), of .jobs
+        (job_phase: an index into JOB_PHASES; job_held; job_gpus asked
+        for; job_power_w; job_budget_w, inf: none), of .groups
+        (group_gpu_*: n, cap_mean_w, cap_min_w, cap_max_w, clock_mean and
+        clock_min as shares of the full clock, power_w: per rack group,
+        not per GPU; gpu_caps() gives every GPU's) and of .loops (loop_*:
+        temp_c, supply_c and the range the plant allows it, supply_min_c
+        and supply_max_c, degC; heat_w and power_w over the last plant
+        step, W); the queues (jobs_waiting, held ones included,
+        jobs_held, jobs_running, requests_queued over the services);
+        battery_soc ([0, 1], NaN: no battery); and inside the IT, the
+        racks' psu_loss_power_w and fan_power_w and the
+        outside_racks_power_w of models outside them (the fabric), W. wide=False leaves these
+        out: they read every GPU (about 1.5 ms at 10,000 GPUs, against
+        tens of microseconds for the rest)."""
         p = self._power_now()
         g = _Grid()
         self._check(self._c.aifsim_grid_now(self._h, ctypes.byref(g)))
@@ -254,7 +347,36 @@ class Factory:
                 "power_group_own_w": col["own_w"],
                 "power_group_budget_w": col["budget_w"],
                 "power_group_want_w": col["want_w"],
-                "power_group_gpu_power_w": col["gpu_w"]}
+                "power_group_gpu_power_w": col["gpu_w"],
+                **(self._observe_work() if wide else {})}
+
+    def _observe_work(self):
+        """observe()'s keys for the workloads, the GPUs, the loops and the
+        battery."""
+        obs = {}
+        sv = [self.service(k) for k in range(len(self.services))]
+        for k in _Service._fields_:
+            obs["service_" + k[0]] = np.array([s[k[0]] for s in sv], float)
+        jb = [self.job(j) for j in range(len(self.jobs))]
+        obs["job_phase"] = np.array(
+            [JOB_PHASES.index(j["phase"]) for j in jb], dtype=np.int64)
+        obs["job_held"] = np.array([j["held"] for j in jb], dtype=bool)
+        for k in ("gpus", "power_w", "budget_w"):
+            obs["job_" + k] = np.array([j[k] for j in jb], float)
+        obs.update(self.queue())
+        gp = [self.gpus(g) for g in range(len(self.groups))]
+        for k, _ in _Gpus._fields_:
+            obs["group_gpu_" + k] = np.array([g[k] for g in gp], float)
+        lp = [self.loop(l) for l in range(len(self.loops))]
+        for k, _ in _Loop._fields_:
+            obs["loop_" + k] = np.array([x[k] for x in lp], float)
+        obs["battery_soc"] = self.battery_soc
+        it = _ItParts()
+        self._check(self._c.aifsim_it_parts_now(self._h, ctypes.byref(it)))
+        obs["psu_loss_power_w"] = it.psu_loss_w
+        obs["fan_power_w"] = it.fan_w
+        obs["outside_racks_power_w"] = it.outside_racks_w
+        return obs
 
     @property
     def power(self):
@@ -348,6 +470,133 @@ class Factory:
         cb = _POLICY_FN(call) if fn is not None else _POLICY_FN()
         self._check(self._c.aifsim_set_policy(self._open(), cb, None))
         self._policy, self._policy_fn = fn, cb
+
+    def _index(self, names, what, item):
+        """An index into `names` from a name or an index."""
+        if isinstance(item, str):
+            if item not in names:
+                raise SimulationError(
+                    "no %s is called %r (the scenario has %s)"
+                    % (what, item, ", ".join(names) or "none"))
+            return names.index(item)
+        return int(item)
+
+    def service(self, service):
+        """Service `service` (its name or index) now: a dict of its GPUs'
+        power_w, its gpus, its budget_w (inf: none), requests queued and
+        in_batch, requests ended so far and their slo_attainment (NaN
+        while none has ended)."""
+        s = _Service()
+        self._check(self._c.aifsim_service_now(
+            self._open(), self._index(self.services, "service", service),
+            ctypes.byref(s)))
+        return {k: getattr(s, k) for k, _ in _Service._fields_}
+
+    def job(self, job):
+        """Job `job` (its name or index) now: a dict of its phase (one of
+        JOB_PHASES), whether the client holds it, the gpus it asks for,
+        its GPUs' power_w (0 unless running) and its budget_w (inf:
+        none)."""
+        j = _Job()
+        self._check(self._c.aifsim_job_now(
+            self._open(), self._index(self.jobs, "job", job), ctypes.byref(j)))
+        return {"phase": JOB_PHASES[j.phase], "held": bool(j.held),
+                "gpus": j.gpus, "power_w": j.power_w, "budget_w": j.budget_w}
+
+    def queue(self):
+        """The queues now: jobs_waiting (held ones included), jobs_held,
+        jobs_running, and requests_queued over every service."""
+        q = _Queue()
+        self._check(self._c.aifsim_queue_now(self._open(), ctypes.byref(q)))
+        return {k: getattr(q, k) for k, _ in _Queue._fields_}
+
+    def gpus(self, group):
+        """Rack group `group`'s GPUs (its name or index) now: a dict of n,
+        their caps in force (cap_mean_w, cap_min_w, cap_max_w), their
+        clocks as shares of the full clock (clock_mean, clock_min) and
+        their power_w."""
+        g = _Gpus()
+        self._check(self._c.aifsim_group_gpus(
+            self._open(), self._index(self.groups, "rack group", group),
+            ctypes.byref(g)))
+        return {k: getattr(g, k) for k, _ in _Gpus._fields_}
+
+    def gpu_caps(self):
+        """Every GPU's cap in force (W) and clock share, two numpy arrays
+        in the fleet's order (rack group by rack group)."""
+        n = self._c.aifsim_ngpus(self._open())
+        cap, clock = np.zeros(n), np.zeros(n)
+        ptr = ctypes.POINTER(ctypes.c_double)
+        self._check(self._c.aifsim_gpu_caps(
+            self._h, cap.ctypes.data_as(ptr), clock.ctypes.data_as(ptr), n))
+        return cap, clock
+
+    def loop(self, loop):
+        """Cooling loop `loop` (its name or index) now: a dict of its
+        temp_c, its supply setpoint supply_c and the range the plant
+        allows it (supply_min_c, supply_max_c), degC, and the heat_w it
+        removes and its cooling power_w over the last plant step, W."""
+        x = _Loop()
+        self._check(self._c.aifsim_loop_now(
+            self._open(), self._index(self.loops, "cooling loop", loop),
+            ctypes.byref(x)))
+        return {k: getattr(x, k) for k, _ in _Loop._fields_}
+
+    @property
+    def battery_soc(self):
+        """The battery's state of charge now, [0, 1]; NaN without one."""
+        return self._c.aifsim_battery_soc(self._open())
+
+    def set_cap_series(self, times_s, caps_w):
+        """The facility cap as steps: caps_w[i] (W; None or NaN: the
+        scenario's) from times_s[i] (s from the start, increasing, none
+        before now) until the next, each in force from the first tick at
+        or after its time. Replaces the steps of an earlier series not yet
+        in force; setting .cap does too. Empty lists: no steps."""
+        t = np.ascontiguousarray(times_s, dtype=float)
+        c = np.ascontiguousarray(
+            [math.nan if x is None else x for x in caps_w], dtype=float)
+        if t.shape != c.shape or t.ndim != 1:
+            raise SimulationError("set_cap_series: as many times as caps, "
+                                  "in two lists")
+        ptr = ctypes.POINTER(ctypes.c_double)
+        self._check(self._c.aifsim_set_cap_series(
+            self._open(), t.ctypes.data_as(ptr), c.ctypes.data_as(ptr),
+            len(t)))
+
+    def set_service_budget(self, service, budget_w):
+        """A budget on service `service`'s GPUs' caps, W, from the next
+        allocation on: its power stays at or under it (at least its GPUs'
+        minimum caps; None, NaN or math.inf: none)."""
+        v = math.inf if budget_w is None else float(budget_w)
+        self._check(self._c.aifsim_set_service_budget(
+            self._open(), self._index(self.services, "service", service), v))
+
+    def set_job_budget(self, job, budget_w):
+        """A budget on job `job`'s GPUs' caps, W, as set_service_budget."""
+        v = math.inf if budget_w is None else float(budget_w)
+        self._check(self._c.aifsim_set_job_budget(
+            self._open(), self._index(self.jobs, "job", job), v))
+
+    def hold_job(self, job, hold=True):
+        """Holds job `job` (its name or index) back: it does not start,
+        though it arrives and is counted as waiting. Only a job not
+        started can be held."""
+        self._check(self._c.aifsim_hold_job(
+            self._open(), self._index(self.jobs, "job", job), int(bool(hold))))
+
+    def release_job(self, job):
+        """Releases a held job: it is queued again with its arrival time
+        and starts when it fits, in the queue's order (a pass runs at
+        once)."""
+        self.hold_job(job, False)
+
+    def set_supply(self, loop, supply_c):
+        """Cooling loop `loop`'s supply setpoint, degC, from the next
+        step on, within the range loop() gives."""
+        self._check(self._c.aifsim_set_supply(
+            self._open(), self._index(self.loops, "cooling loop", loop),
+            float(supply_c)))
 
     def finish(self):
         """Runs to the end, closes the books (the invariants `aifsim run`

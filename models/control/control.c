@@ -51,6 +51,8 @@ struct control {
   steer *steer;         /* power groups and the load target */
   control_split_fn split_fn; /* a client's policy; NULL: cfg's */
   void *split_ctx;
+  control_clamp_fn clamp_fn; /* a client's budgets; NULL: none */
+  void *clamp_ctx;
   /* The policy's units, rebuilt at each allocation. */
   power_unit *units;
   double *unit_cap;
@@ -483,6 +485,8 @@ static int split_units(control *c, sim_time now) {
       c->policy->split(c->units + first, n, c->alloc_budget[g],
                        c->unit_cap + first);
   }
+  if (c->clamp_fn != NULL)
+    c->clamp_fn(c->clamp_ctx, c->units, c->unit_key, c->nunits, c->unit_cap);
   write_caps(c);
   return SIM_OK;
 }
@@ -493,7 +497,8 @@ static int split_units(control *c, sim_time now) {
 static int allocate(control *c, const control_view *v, sim_time now) {
   bool predict = c->cfg->budget == BUDGET_PREDICT;
   if ((c->cfg->policy == POWER_STATIC && !predict &&
-       !steer_active(c->steer) && c->split_fn == NULL) ||
+       !steer_active(c->steer) && c->split_fn == NULL &&
+       c->clamp_fn == NULL) ||
       (c->alloc_every > 0 && now % c->alloc_every != 0))
     return SIM_OK;
   predict_budgets(c, v);
@@ -579,6 +584,11 @@ int control_period(control *c, const control_view *v, sim_time now) {
 void control_set_split(control *c, control_split_fn fn, void *ctx) {
   c->split_fn = fn;
   c->split_ctx = ctx;
+}
+
+void control_set_clamp(control *c, control_clamp_fn fn, void *ctx) {
+  c->clamp_fn = fn;
+  c->clamp_ctx = ctx;
 }
 
 steer *control_steer(control *c) { return c->steer; }

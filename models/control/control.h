@@ -131,6 +131,17 @@ typedef int (*control_split_fn)(void *ctx, const power_unit *units, size_t n,
  * stop the run (SIM_ERANGE) with a message. */
 void control_set_split(control *c, control_split_fn fn, void *ctx);
 
+/* A client's budgets on sets of units (libaifsim's per job and per
+ * service budgets): at every allocation, after the policy's split and
+ * before the caps go to the GPUs, fn(ctx, units, key, n, cap) may lower
+ * cap[k] (never below units[k].lo) of the n units, key[k] being the slot
+ * each stands for (CONTROL_NO_SLOT: free GPUs). While fn is set every
+ * allocation period shares the budget again, even where the policy is
+ * static; NULL: none (the run is as without it). */
+typedef void (*control_clamp_fn)(void *ctx, const power_unit *units,
+                                 const uint32_t *key, size_t n, double *cap);
+void control_set_clamp(control *c, control_clamp_fn fn, void *ctx);
+
 /* The power groups and the load target (steer.h); the control owns it. */
 steer *control_steer(control *c);
 const steer *control_steer_of(const control *c);

@@ -84,6 +84,9 @@ static const kind_defaults defaults[] = {
 /* Air above ASHRAE's widest allowable envelope (class A4, 5-45 degC) is
  * no supply a server is built for. */
 #define AIR_SUPPLY_MAX_C 45.0
+/* The schema's bounds on any loop's supply (its row "supply" below). */
+#define SUPPLY_MIN_C 5.0
+#define SUPPLY_MAX_C 60.0
 
 /* ------------------------------------------------------------------ */
 /* Schema                                                              */
@@ -345,7 +348,8 @@ enum { Y_TEMP, Y_REMOVED, Y_FREE, Y_CHILLER, Y_AUX, NSTATE };
 #define ODE_NMAX 1000000
 
 struct cool_loop {
-  const cool_loop_config *c;
+  const cool_loop_config *c; /* &own: a copy, so its setpoint can move */
+  cool_loop_config own;
   const sim_allocator *a;
   double temp_c;
   double heat_capacity; /* C, J/K */
@@ -389,7 +393,8 @@ cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
   cool_loop *l = sim_calloc(a, 1, sizeof *l);
   if (l == NULL)
     goto fail;
-  *l = (cool_loop){.c = c, .a = a, .temp_c = c->supply_c, .share = 1};
+  *l = (cool_loop){.own = *c, .a = a, .temp_c = c->supply_c, .share = 1};
+  l->c = &l->own;
   l->heat_capacity = cool_heat_capacity(c);
   l->sys = (gsl_odeiv2_system){loop_rhs, NULL, NSTATE, l};
   /* Prince-Dormand 8(9): explicit (no Jacobian), and high order, so the
@@ -413,6 +418,21 @@ void cool_loop_destroy(cool_loop *l) {
   if (l->driver != NULL)
     gsl_odeiv2_driver_free(l->driver);
   sim_free(l->a, l);
+}
+
+void cool_loop_supply_range(const cool_loop *l, double *lo, double *hi) {
+  *lo = fmax(SUPPLY_MIN_C, l->own.hx_approach_k);
+  *hi = l->own.kind == COOL_AIR ? AIR_SUPPLY_MAX_C : SUPPLY_MAX_C;
+}
+
+int cool_loop_set_supply(cool_loop *l, double supply_c) {
+  double lo, hi;
+  cool_loop_supply_range(l, &lo, &hi);
+  if (!(supply_c >= SUPPLY_MIN_C && supply_c <= hi &&
+        supply_c - l->own.hx_approach_k > 0))
+    return SIM_ERANGE;
+  l->own.supply_c = supply_c;
+  return SIM_OK;
 }
 
 const cool_loop_config *cool_loop_config_of(const cool_loop *l) { return l->c; }

@@ -172,8 +172,9 @@ typedef struct cool_step {
 #define COOL_ODE_EPS_ABS 1e-9
 #define COOL_ODE_EPS_REL 1e-11
 
-/* A loop at its supply temperature (no load). c is borrowed and must
- * outlive the loop; a (NULL: the C library) allocates the loop, GSL its
+/* A loop at its supply temperature (no load). c is copied (its setpoint
+ * may then move: cool_loop_set_supply), its arrays and names borrowed:
+ * they must outlive the loop; a (NULL: the C library) allocates the loop, GSL its
  * driver. Returns NULL with err set (SIM_ENOMEM, or SIM_EINVAL for a
  * config that did not come through the schema's checks). */
 cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
@@ -185,6 +186,18 @@ void cool_loop_destroy(cool_loop *l);
 const cool_loop_config *cool_loop_config_of(const cool_loop *l);
 
 double cool_loop_temp_c(const cool_loop *l);
+
+/* The supply setpoints the loop's plant allows, degC: the scenario's
+ * bounds [5, 60] (an air loop's to 45: ASHRAE's A4), and above the heat
+ * exchanger's approach (*lo exclusive when it is the approach), so the
+ * plant water stays above freezing. */
+void cool_loop_supply_range(const cool_loop *l, double *lo, double *hi);
+
+/* Moves the supply setpoint to supply_c from the next step on (a
+ * client's, libaifsim): the plant then removes heat in proportion to how
+ * far the loop is above it. SIM_OK, or SIM_ERANGE outside the range
+ * (nothing changed). */
+int cool_loop_set_supply(cool_loop *l, double supply_c);
 
 /* Sets the state, e.g. to start a run hot. */
 void cool_loop_set_temp(cool_loop *l, double temp_c);

@@ -221,8 +221,10 @@ int factory__on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   double limit = fmin(cap, f->coming.target_w); /* NaN: no target */
   bool new_interval = ev->time % f->sample_every == 0;
   bool recap = cap != f->cap || limit != f->limit || f->coming.changed ||
+               f->resplit ||
                (new_interval && f->plant.nloops > 0 &&
                 factory__warmest(f, ev->time) != f->reserve_outdoor_c);
+  f->resplit = false;
   if (recap) {
     f->cap = cap;
     f->limit = limit;

@@ -34,6 +34,7 @@
 #include "system.h"
 #include "tel.h"
 #include "training.h"
+#include "gpujob.h"
 
 typedef struct rack_group_config {
   char *name;
@@ -94,6 +95,8 @@ typedef struct factory_config {
   size_t nservices;
   train_config *training; /* training jobs */
   size_t ntraining;
+  gjob_config *gjobs; /* generic GPU jobs: the `jobs` key */
+  size_t ngjobs;
   sched_config scheduler;
   fault_config *faults; /* PDU trips, cooling losses, feed drops */
   size_t nfaults;
@@ -246,6 +249,86 @@ double factory_load_target(const factory *f);
 /* A client's power policy from the next allocation on (control.h's
  * control_set_split; NULL: the scenario's policy again). */
 void factory_set_split(factory *f, control_split_fn fn, void *ctx);
+
+/* A client's view of the workloads, the GPUs and the plant, and its
+ * actions on them (factory_client.c; the workloads' own in
+ * workloads.h). Services and jobs by index, owners being the services
+ * then the jobs; a factory without workloads has none. */
+size_t factory_nservices(const factory *f);
+const char *factory_service_name(const factory *f, size_t k);
+size_t factory_njobs(const factory *f);
+const char *factory_job_name(const factory *f, size_t j);
+
+/* Service k now: its GPUs' power in force (W) and count, its budget
+ * (INFINITY: none), its requests waiting and in a batch, and so far
+ * those ended and those within both SLOs. */
+typedef struct factory_service_now {
+  double power_w, gpus, budget_w;
+  double waiting, in_batch, ended, met;
+} factory_service_now;
+void factory_service_of(const factory *f, size_t k, factory_service_now *out);
+
+/* Job j now: its phase (work_job_phase), whether a client holds it,
+ * the GPUs it asks for, its GPUs' power in force (W, 0 unless running)
+ * and its budget (INFINITY: none). */
+typedef struct factory_job_now {
+  int phase, held;
+  double gpus, power_w, budget_w;
+} factory_job_now;
+void factory_job_of(const factory *f, size_t j, factory_job_now *out);
+
+/* The queues now: jobs waiting (held ones included), of them those a
+ * client holds, jobs running, and requests waiting over every service. */
+typedef struct factory_queue_now {
+  double jobs_waiting, jobs_held, jobs_running, requests_waiting;
+} factory_queue_now;
+void factory_queue_of(const factory *f, factory_queue_now *out);
+
+/* work_hold_job on job j (< factory_njobs): SIM_OK, SIM_EINVAL (running
+ * or done), SIM_ENOMEM or the pass's failure. */
+int factory_hold_job(factory *f, size_t j, bool hold);
+
+/* Owner o's budget on its GPUs' caps from the next allocation on (the
+ * caller keeps budget_w >= factory_owner_floor_w or INFINITY):
+ * work_set_budget, with power control told to apply it. SIM_OK or
+ * SIM_ENOMEM. */
+int factory_set_budget(factory *f, size_t owner, double budget_w);
+double factory_owner_floor_w(const factory *f, size_t owner);
+
+/* Rack group g's GPUs now: how many, their caps in force (mean, least,
+ * most; W), their clocks as shares of the full clock (mean, least) and
+ * their power (W). */
+typedef struct factory_gpus_now {
+  double n, cap_mean_w, cap_min_w, cap_max_w, clock_mean, clock_min;
+  double power_w;
+} factory_gpus_now;
+void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out);
+
+/* Every GPU's cap in force (W) and clock share, in the fleet's order
+ * (rack group by rack group), into cap_w and clock (NULL: not wanted),
+ * factory_ngpus of each. */
+size_t factory_ngpus(const factory *f);
+void factory_gpus_each(const factory *f, double *cap_w, double *clock);
+
+/* The cooling loops: how many, l's name, and l now: its temperature, its
+ * supply setpoint and the range the plant allows it (cooling.h), the
+ * heat it removes and its cooling power over the period (W). */
+size_t factory_nloops(const factory *f);
+const char *factory_loop_name(const factory *f, size_t l);
+typedef struct factory_loop_now {
+  double temp_c, supply_c, supply_min_c, supply_max_c, heat_w, power_w;
+} factory_loop_now;
+void factory_loop_of(const factory *f, size_t l, factory_loop_now *out);
+/* cool_loop_set_supply on loop l (< factory_nloops). */
+int factory_set_supply(factory *f, size_t l, double supply_c);
+
+/* Inside the IT over the period under way, W: the racks' conversion
+ * losses and fans, and what models outside the racks draw. */
+void factory_it_parts_of(const factory *f, double *psu_w, double *fan_w,
+                         double *outside_w);
+
+/* The battery's state of charge now, [0, 1]; NaN without a battery. */
+double factory_battery_soc(const factory *f);
 
 /* What a run comes to; filled by factory_finish. */
 typedef struct factory_summary {

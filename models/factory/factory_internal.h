@@ -99,6 +99,8 @@ struct factory {
    * (neither dark nor in emergency) and its emergency racks. */
   factory_period coming;
   double cap_set; /* a client's cap (factory_set_cap); NaN: power.cap */
+  bool resplit;   /* a client moved a loop's setpoint: the split's
+                     reserve for cooling is redone at the next tick */
   uint32_t *group_free, *group_emergency;
   factory_summary sum;
   double sampled_energy_j;

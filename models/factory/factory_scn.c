@@ -137,6 +137,14 @@ static const scn_field factory_fields[] = {
      .count_offset = offsetof(factory_config, ntraining),
      .help = "training jobs: [{name, model, dp, pp, tp, "
              "tokens_per_iteration, iterations, mfu, arrival, ...}]"},
+    {.key = "jobs",
+     .type = SCN_LIST,
+     .offset = offsetof(factory_config, gjobs),
+     .sub = &gjob_schema,
+     .count_offset = offsetof(factory_config, ngjobs),
+     .flags = SCN_OMIT_EMPTY,
+     .help = "generic GPU jobs: [{name, gpus, duration or work, activity, "
+             "phases, arrival, start}]"},
     {.key = "scheduler",
      .type = SCN_MAP,
      .offset = offsetof(factory_config, scheduler),

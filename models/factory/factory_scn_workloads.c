@@ -317,20 +317,45 @@ static int check_job(factory_scenario *sc, const scn_loc *loc, size_t k,
   return SIM_OK;
 }
 
+/* A generic GPU job (gpujob.h) names a GPU type of the racks, or the
+ * fleet has one, and fits beside the services. */
+static int check_gjob_entry(factory_scenario *sc, const scn_loc *loc,
+                            size_t k, sim_error *err) {
+  const gjob_config *c = &sc->cfg.gjobs[k];
+  placement p = {"jobs", k, c->name, NULL, NULL, c->gpu, 1, c->gpus};
+  int rc = find_gpu(sc, loc, &p, err);
+  return rc == SIM_OK ? check_room(sc, loc, &p, err) : rc;
+}
+
+/* The name of workload i: services, training, then generic jobs. */
+static const char *workload_name(const factory_config *c, size_t i,
+                                 char *where, size_t size) {
+  const char *list = "services", *name;
+  size_t k = i;
+  if (k < c->nservices) {
+    name = c->services[k].name;
+  } else if ((k -= c->nservices) < c->ntraining) {
+    list = "training";
+    name = c->training[k].name;
+  } else {
+    k -= c->ntraining;
+    list = "jobs";
+    name = c->gjobs[k].name;
+  }
+  snprintf(where, size, "%s.%zu.name", list, k);
+  return name;
+}
+
 /* Names identify rows of /jobs and groups under /services. */
 static int check_names(const factory_config *c, const scn_loc *loc,
                        sim_error *err) {
-  size_t n = c->nservices + c->ntraining;
+  size_t n = c->nservices + c->ntraining + c->ngjobs;
   sim_names *ix = sim_names_create(n, NULL); /* linear, not pairwise */
   int rc =
       ix != NULL ? SIM_OK : sim_error_set(err, SIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n && rc == SIM_OK; i++) {
-    bool svc = i < c->nservices;
-    const char *name =
-        svc ? c->services[i].name : c->training[i - c->nservices].name;
     char where[96];
-    snprintf(where, sizeof where, "%s.%zu.name", svc ? "services" : "training",
-             svc ? i : i - c->nservices);
+    const char *name = workload_name(c, i, where, sizeof where);
     if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
         strcmp(name, "..") == 0)
       rc =
@@ -352,5 +377,7 @@ int factory__check_work(factory_scenario *sc, const scn_loc *loc,
     rc = check_service(sc, loc, k, err);
   for (size_t k = 0; k < c->ntraining && rc == SIM_OK; k++)
     rc = check_job(sc, loc, k, err);
+  for (size_t k = 0; k < c->ngjobs && rc == SIM_OK; k++)
+    rc = check_gjob_entry(sc, loc, k, err);
   return rc;
 }

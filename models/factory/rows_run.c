@@ -252,6 +252,8 @@ static int work_start(factory *f, void **self, sim_error *err) {
                     .nservices = c->nservices,
                     .training = c->training,
                     .ntraining = c->ntraining,
+                    .gjobs = c->gjobs,
+                    .ngjobs = c->ngjobs,
                     .scheduler = c->scheduler,
                     .llms = &f->sc->llms,
                     .price = &f->sc->feed.price,

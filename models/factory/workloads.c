@@ -147,8 +147,17 @@ static int schedule(work *w) {
   return sched_pass(w->sched, now, headroom, running, k, start_job, w);
 }
 
-/* Queues job j for the scheduler now. */
+/* Queues job j for the scheduler now; a job a client holds waits
+ * outside the scheduler until released. */
 static int submit(work *w, size_t j) {
+  if (w->client != NULL && w->client->held[j]) {
+    w->client->parked[j] = true;
+    return SIM_OK;
+  }
+  return work__submit(w, j);
+}
+
+int work__submit(work *w, size_t j) {
   const train_config *c = &w->jobs[j];
   sched_job job = {.id = j,
                    .gpus = train_gpus(w->train, j),
@@ -202,11 +211,39 @@ static void plan_job(work *w, size_t j) {
     defer_plan_fini(&w->plans[j]); /* run at once */
 }
 
+/* As logged (gpujob.h): job j starts now on free GPUs, past the queue;
+ * a fleet too small for the log's own schedule stops the run. */
+static int start_fixed(work *w, size_t j) {
+  sched_job job = {.id = j,
+                   .gpus = train_gpus(w->train, j),
+                   .type = w->job_type[j],
+                   .priority = w->jobs[j].priority,
+                   .arrival_s = w->jobs[j].arrival_s};
+  uint32_t *gpus = sim_alloc(w->alloc, job.gpus * sizeof *gpus);
+  if (gpus == NULL)
+    return sim_engine_fail(w->engine, SIM_ENOMEM, "out of memory");
+  int rc = SIM_OK;
+  if (!sched_place(w->sched, job.gpus, job.type, gpus))
+    rc = sim_engine_fail(
+        w->engine, SIM_EINPUT,
+        "job %s starts as logged at %.0f s on %u GPUs, and only %u are "
+        "free: give the racks at least the log's peak (aifsim import "
+        "prints it)",
+        w->jobs[j].name, w->jobs[j].start_s, job.gpus,
+        sched_free_gpus(w->sched, job.type));
+  else
+    rc = start_job(w, &job, gpus);
+  sim_free(w->alloc, gpus);
+  return rc;
+}
+
 int work__on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
   work *w = ctx;
   size_t j = (size_t)ev->a;
   w->arrived++;
   w->queued++;
+  if (w->jobs[j].fixed_start)
+    return start_fixed(w, j);
   plan_job(w, j);
   const defer_plan *plan = &w->plans[j];
   if (plan->n > 0 && plan->runs[0].start_s > sim_time_to_s(ev->time))

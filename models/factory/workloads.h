@@ -30,6 +30,7 @@
 #include "sig.h"
 #include "tel.h"
 #include "training.h"
+#include "gpujob.h"
 
 /* What the workloads are and what they need to know of the scenario. The
  * arrays, catalogs and signals are borrowed: they must outlive the work
@@ -39,6 +40,8 @@ typedef struct work_config {
   size_t nservices;
   const train_config *training; /* training entries, before expansion */
   size_t ntraining;
+  const gjob_config *gjobs; /* generic GPU jobs (run as training jobs) */
+  size_t ngjobs;
   sched_config scheduler;
   const llm_catalog *llms;
   const sig_series *price, *carbon; /* the feed's; kind SIG_NONE: none */
@@ -138,6 +141,61 @@ int work_sample(work *w, double t, double dt, work_row *row);
  * SLOs: differences of
  * two calls give the attainment over a span. */
 void work_request_counts(const work *w, uint64_t *completed, uint64_t *met);
+
+/* For a client that steps the run (libaifsim; workloads_client.c). The
+ * services and the jobs (the training entries expanded), by index: how
+ * many, and one's name (NULL out of range). Owners are the services,
+ * then the jobs (the /jobs table's rows). */
+size_t work_nservices(const work *w);
+const char *work_service_name(const work *w, size_t k);
+size_t work_njobs(const work *w);
+const char *work_job_name(const work *w, size_t j);
+
+/* Owner o (a service, then the jobs): its GPUs' power in force now, W,
+ * and how many GPUs it holds now. */
+void work_owner_power(const work *w, size_t o, double *power_w, double *gpus);
+
+/* Service k's requests now: waiting and in a batch; and so far: ended
+ * (completed, rejected, timed out or dropped: the SLO's denominator) and
+ * completed within both SLOs. */
+typedef struct work_service_now {
+  uint64_t waiting, in_batch, ended, met;
+} work_service_now;
+void work_service_of(const work *w, size_t k, work_service_now *out);
+
+/* Where job j is now: not yet arrived, waiting (queued, deferred or
+ * held), running (holding GPUs), done. */
+typedef enum work_job_phase {
+  WORK_JOB_COMING,
+  WORK_JOB_WAITING,
+  WORK_JOB_RUNNING,
+  WORK_JOB_DONE
+} work_job_phase;
+work_job_phase work_job_phase_of(const work *w, size_t j);
+uint32_t work_job_gpus(const work *w, size_t j);
+
+/* Holds job j back (hold) or releases it. A held job that arrives, or
+ * whose deferral window opens, waits outside the scheduler's queue (one
+ * queued is taken out); released, it is queued again with its arrival
+ * time and a pass runs: it starts when it fits, in the queue's order.
+ * Still counted as queued while held, so jobs are conserved. SIM_OK;
+ * SIM_EINVAL for a job running or done (only a job not started can be
+ * held); SIM_ENOMEM; or the pass's failure (the engine is failed). */
+int work_hold_job(work *w, size_t j, bool hold);
+bool work_job_held(const work *w, size_t j);
+
+/* Owner o's budget, W, on the sum of its GPUs' caps (INFINITY: none),
+ * from the next allocation: power control lowers its GPUs' caps toward
+ * their minimum, each in proportion to its room, until they fit; what
+ * they give up is left unused. floor_w: the sum of its GPUs' minimum
+ * caps (cap_min_w), below which a budget cannot be held. SIM_OK or
+ * SIM_ENOMEM. The clamp (a control_clamp_fn on w) is what power control
+ * calls; budget_of reads one back (INFINITY: none). */
+int work_set_budget(work *w, size_t owner, double budget_w);
+double work_budget_of(const work *w, size_t owner);
+double work_owner_floor_w(const work *w, size_t owner);
+void work_clamp(void *ctx, const power_unit *units, const uint32_t *key,
+                size_t n, double *cap);
 
 /* Fills *s with the workload figures of a run of duration_s, checks job
  * and request conservation and the energy attribution against the IT

@@ -175,9 +175,11 @@ static job_row service_row(const work *w, size_t k) {
 static job_row training_row(const work *w, size_t j) {
   const train_config *c = &w->jobs[j];
   const train_stats *st = train_stats_of(w->train, j);
-  bool arrived = c->arrival_s < w->cfg->duration_s;
+  /* A job replayed as logged comes in at its logged start (gpujob.h). */
+  bool arrived =
+      (c->fixed_start ? c->start_s : c->arrival_s) < w->cfg->duration_s;
   job_row r =
-      blank_row("training", c->name,
+      blank_row(c->model != NULL ? "training" : "gpu_job", c->name,
                 arrived ? train_status[train_state_of(w->train, j)] : "future");
   r.v[J_ARRIVAL] = c->arrival_s;
   r.v[J_START] = st->start_s;

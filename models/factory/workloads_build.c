@@ -82,11 +82,14 @@ static int expand_jobs(work *w, sim_error *err) {
   size_t n = 0;
   for (size_t k = 0; k < w->cfg->ntraining; k++)
     n += (size_t)w->cfg->training[k].count;
+  n += w->cfg->ngjobs;
   w->jobs = sim_calloc(w->alloc, n + 1, sizeof *w->jobs);
   w->job_names = sim_calloc(w->alloc, n + 1, sizeof *w->job_names);
   int rc = w->jobs != NULL && w->job_names != NULL ? SIM_OK : SIM_ENOMEM;
   for (size_t k = 0; k < w->cfg->ntraining && rc == SIM_OK; k++)
     rc = expand_entry(w, k);
+  for (size_t k = 0; k < w->cfg->ngjobs && rc == SIM_OK; k++)
+    gjob_to_train(&w->cfg->gjobs[k], &w->jobs[w->njobs++]);
   return rc == SIM_OK ? SIM_OK : sim_error_set(err, rc, "out of memory");
 }
 
@@ -257,11 +260,16 @@ static int make_jobs(work *w, sim_error *err) {
     const train_config *t = &w->jobs[j];
     w->job_type[j] = work__type(w->fleet, t->gpu);
     size_t id;
+    bool llm = t->model != NULL; /* generic jobs have none (gpujob.h) */
     rc = train_add(w->train, t, w->fleet->types[w->job_type[j]],
-                   llm_catalog_find(w->cfg->llms, t->model),
-                   llm_catalog_precision(w->cfg->llms, t->precision), &id, err);
-    if (rc == SIM_OK && t->arrival_s < c->duration_s)
-      rc = sim_engine_schedule(w->engine, (sim_time)llround(t->arrival_s * 1e9),
+                   llm ? llm_catalog_find(w->cfg->llms, t->model) : NULL,
+                   llm ? llm_catalog_precision(w->cfg->llms, t->precision)
+                       : NULL,
+                   &id, err);
+    /* As logged, a job comes in when its log started it. */
+    double at = t->fixed_start ? t->start_s : t->arrival_s;
+    if (rc == SIM_OK && at < c->duration_s)
+      rc = sim_engine_schedule(w->engine, (sim_time)llround(at * 1e9),
                                w->arrival_kind, j, 0, NULL);
   }
   if (rc == SIM_ENOMEM)
@@ -332,6 +340,7 @@ void work_destroy(work *w) {
     sim_free(w->alloc, w->svc_group != NULL ? w->svc_group[s] : NULL);
   }
   train_pool_destroy(w->train);
+  work__client_free(w);
   for (size_t j = 0; w->job_names != NULL && j < w->njobs; j++)
     sim_free(w->alloc, w->job_names[j]);
   sim_free(w->alloc, w->job_names);

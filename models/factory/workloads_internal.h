@@ -69,6 +69,9 @@ struct work {
    * list at blocked + first[r], how many, and whether it is dark. */
   uint32_t *blocked, *blocked_n;
   bool *blocked_dark;
+  /* A client's holds and budgets (workloads_client.c); NULL until the
+   * first, so a run without them is as before. */
+  struct work_client *client;
 };
 
 /* Rows of the /jobs table: the services, then the jobs. */
@@ -94,5 +97,19 @@ void work__slot_take(work *w, size_t k, const uint32_t *list);
 int work__on_arrival(sim_engine *e, void *ctx, const sim_event *ev);
 int work__on_release(sim_engine *e, void *ctx, const sim_event *ev);
 void work__on_job_change(void *ctx, size_t j);
+/* workloads.c: queues job j for the scheduler now and runs a pass. */
+int work__submit(work *w, size_t j);
+
+/* A client's holds and budgets (workloads_client.c makes it). */
+struct work_client {
+  bool *held;       /* per job: the client holds it back */
+  bool *parked;     /* per job: arrived (or let go by its plan) while held:
+                       submit parks it here instead of queueing it */
+  double *budget_w; /* per owner: INFINITY for none */
+  double *sum, *floor; /* per owner: a clamp's scratch */
+};
+
+/* workloads_client.c: frees the client's state. */
+void work__client_free(work *w);
 
 #endif

@@ -277,6 +277,17 @@ uint32_t sched_capacity(const sched *s, uint32_t type) {
 
 size_t sched_queued(const sched *s) { return s->len; }
 
+bool sched_withdraw(sched *s, size_t id) {
+  for (size_t i = 0; i < s->len; i++)
+    if (s->queue[i].job.id == id) {
+      memmove(&s->queue[i], &s->queue[i + 1],
+              (s->len - i - 1) * sizeof *s->queue);
+      s->len--;
+      return true;
+    }
+  return false;
+}
+
 /* ---- Placement ------------------------------------------------------ */
 
 /* The bits of word w that hold GPUs lo .. hi - 1. */

@@ -126,6 +126,10 @@ int sched_submit(sched *s, const sched_job *job);
 /* GPUs of a type, free or not (SCHED_ANY_TYPE: all in racks). */
 uint32_t sched_capacity(const sched *s, uint32_t type);
 
+/* Takes the queued job with the caller's id out of the queue (a client
+ * holding it back); whether it was there. */
+bool sched_withdraw(sched *s, size_t id);
+
 /* Jobs waiting in the queue. */
 size_t sched_queued(const sched *s);
 

@@ -90,6 +90,14 @@ static int check_job(const train_config *c, const gpu_spec *g,
     return sim_error_set(err, SIM_EINPUT,
                          "job '%s': %zu stage works for %lld stages", c->name,
                          c->nstage_work, (long long)c->pp);
+  if (c->iteration_s > 0) /* a generic job: no LLM (gpujob.h) */
+    return c->iterations >= 1 && c->comm_share >= 0 && c->comm_share < 1
+               ? SIM_OK
+               : sim_error_set(err, SIM_EINPUT,
+                               "job '%s': comm %g, %lld iterations: out of "
+                               "range",
+                               c->name, c->comm_share,
+                               (long long)c->iterations);
   sim_error why = {0};
   if (llm_check_precision(g, w, &why) != SIM_OK)
     return sim_error_set(err, SIM_EINPUT, "job '%s': %s", c->name, why.msg);

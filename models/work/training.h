@@ -176,6 +176,14 @@ typedef struct train_config {
   size_t ndp_choices;
   char **dp_choices_text;
   size_t ndp_choices_text;
+  /* Not scenario keys: how a generic GPU job (gpujob.h) runs through
+   * this model. iteration_s > 0 is T0 itself (no LLM: model may be NULL,
+   * tokens_per_iteration 0); fixed_time keeps clocks from stretching the
+   * iteration (a job whose log fixes its run time); fixed_start starts
+   * the job at start_s on free GPUs, past the queue (as logged). */
+  double iteration_s;
+  bool fixed_time, fixed_start;
+  double start_s;
 } train_config;
 
 extern const scn_schema train_schema;

@@ -42,7 +42,8 @@ static double tuned_clock(const gpu_spec *g, double tau, double phi,
 void train__apply_clocks(job *j) {
   double sum = 0, max = 0;
   for (uint32_t s = 0; s < j->pp; s++) {
-    j->t[s] = j->tau[s] / gpu_speed_compute(j->g, j->phi[s]);
+    j->t[s] = j->tau[s] /
+              (j->c->fixed_time ? 1 : gpu_speed_compute(j->g, j->phi[s]));
     j->warm[s] = sum / 2;
     sum += j->t[s];
     max = fmax(max, j->t[s]);
@@ -71,8 +72,12 @@ void train__apply_clocks(job *j) {
 /* T0 from the MFU, then tau so that the 1F1B pipeline takes (1 - c) T0. */
 void train__init_times(job *j, const llm_model *m, const llm_precision *w) {
   const train_config *c = j->c;
-  double flops = 6 * m->active_parameters * c->tokens_per_iteration;
-  j->t0 = flops / (j->gpus * gpu_peak_flops(j->g, w->compute) * c->mfu);
+  if (c->iteration_s > 0) { /* a generic job (gpujob.h) */
+    j->t0 = c->iteration_s;
+  } else {
+    double flops = 6 * m->active_parameters * c->tokens_per_iteration;
+    j->t0 = flops / (j->gpus * gpu_peak_flops(j->g, w->compute) * c->mfu);
+  }
   j->comm = c->comm_share * j->t0;
   double sum = 0, max = 0;
   for (uint32_t s = 0; s < j->pp; s++) {

@@ -189,8 +189,21 @@ static void create_fails_cleanly(void **state) {
   cool_loop *l = cool_loop_create(&c, &t.hook, &err);
   assert_non_null(l);
   assert_int_equal(t.live, 1);
-  assert_ptr_equal(cool_loop_config_of(l), &c);
+  /* The loop keeps a copy (its setpoint may move: cool_loop_set_supply). */
+  assert_ptr_not_equal(cool_loop_config_of(l), &c);
+  assert_close(cool_loop_config_of(l)->capacity_w, c.capacity_w, 0, 0);
+  assert_close(cool_loop_config_of(l)->supply_c, c.supply_c, 0, 0);
   assert_close(cool_loop_temp_c(l), c.supply_c, 0, 0);
+  /* A setpoint within the range moves the copy alone; outside, nothing. */
+  double lo, hi;
+  cool_loop_supply_range(l, &lo, &hi);
+  assert_true(lo >= 5 && lo < c.supply_c && c.supply_c < hi && hi <= 60);
+  assert_int_equal(cool_loop_set_supply(l, hi), SIM_OK);
+  assert_close(cool_loop_config_of(l)->supply_c, hi, 0, 0);
+  assert_int_equal(cool_loop_set_supply(l, hi + 1), SIM_ERANGE);
+  assert_int_equal(cool_loop_set_supply(l, NAN), SIM_ERANGE);
+  assert_int_equal(cool_loop_set_supply(l, 4), SIM_ERANGE);
+  assert_close(cool_loop_config_of(l)->supply_c, hi, 0, 0);
   cool_loop_destroy(l);
   assert_int_equal(t.live, 0);
   cool_loop_destroy(NULL);
