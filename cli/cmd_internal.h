@@ -35,6 +35,7 @@ typedef struct options {
   char quick[1024];            /* that line, split in place into sets[] */
   const char *csv;             /* export only: the directory */
   bool metrics;                /* run only: print every /summary metric */
+  const char *policy; /* run only: module:function, run by the Python hook */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */

@@ -1,12 +1,16 @@
 /* cmd_run.c - `aifsim run`: one scenario into an HDF5 file through the
  * library's calls (include/aifsim.h), in slices with a progress line, and
  * the summary at the end. A sweep runs each of its points here too. */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <aifsim.h>
@@ -394,11 +398,77 @@ static int estimate_run(const options *o) {
   return rc;
 }
 
+/* --policy: the interpreter ($AIFSIM_PYTHON, else Debian's). */
+static const char *policy_python(void) {
+  const char *p = getenv("AIFSIM_PYTHON");
+  return p != NULL && *p != '\0' ? p : "/usr/bin/python3";
+}
+
+/* The hook's environment: PYTHONPATH starts with the source tree's
+ * analysis package, AIFSIM_LIB names the libaifsim.so beside this
+ * executable (this build's) and AIFSIM_BIN this executable. */
+static void policy_environment(void) {
+  char exe[PATH_MAX], buf[2 * PATH_MAX + 2];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    setenv("AIFSIM_BIN", exe, 1);
+    char *slash = strrchr(exe, '/');
+    snprintf(buf, sizeof buf, "%.*s/libaifsim.so", (int)(slash - exe), exe);
+    if (access(buf, R_OK) == 0)
+      setenv("AIFSIM_LIB", buf, 1);
+  }
+  const char *old = getenv("PYTHONPATH");
+  snprintf(buf, sizeof buf, "%s%s%s", AIFSIM_ANALYSIS_DIR,
+           old != NULL && *old != '\0' ? ":" : "", old != NULL ? old : "");
+  setenv("PYTHONPATH", buf, 1);
+}
+
+/* `run --policy module:function`: the run through the Python policy hook
+ * (python3 -m aifsim.hook, analysis/aifsim/hook.py), which prints its own
+ * messages and exits as run does: 0, 1 the run failed, 2 bad input (the
+ * policy cannot be loaded). An interpreter that cannot be started is bad
+ * input too. */
+static int run_policy(const options *o, const char *out) {
+  const char *argv[2 * MAX_SETS + 16] = {
+      policy_python(), "-m", "aifsim.hook", o->scenario, "--policy", o->policy};
+  size_t k = 6;
+  for (size_t i = 0; i < o->nsets; i++) {
+    argv[k++] = "--set";
+    argv[k++] = o->sets[i];
+  }
+  argv[k++] = "-o";
+  argv[k++] = out;
+  policy_environment();
+  fflush(NULL);
+  extern char **environ;
+  pid_t pid, w;
+  int status,
+      rc = posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
+  if (rc != 0)
+    return fprintf(stderr,
+                   "aifsim: --policy: cannot run %s (set AIFSIM_PYTHON to "
+                   "a Python 3 interpreter): %s\n",
+                   argv[0], strerror(rc)),
+           EXIT_BAD_INPUT;
+  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+    continue; /* a stop signal: the hook has it too, and stops */
+  if (w < 0 || !WIFEXITED(status))
+    return fprintf(stderr, "aifsim: --policy: %s did not exit (%s)\n", argv[0],
+                   w < 0 ? strerror(errno) : "killed by a signal"),
+           EXIT_RUN_FAILED;
+  rc = WEXITSTATUS(status);
+  return rc == 0 || rc == EXIT_BAD_INPUT ? rc : EXIT_RUN_FAILED;
+}
+
 int cmd__run(const options *o) {
   char out[4096];
   sim_error err = {0};
   if (o->scenario == NULL)
     return cmd__usage_error("%s needs a scenario file", o->command);
+  if (o->policy != NULL && (o->keep_partial || o->metrics))
+    return cmd__usage_error("%s", "--keep-partial and --metrics are not "
+                                  "options of run --policy");
   if (o->output != NULL)
     snprintf(out, sizeof out, "%s", o->output);
   else
@@ -408,6 +478,8 @@ int cmd__run(const options *o) {
     bad = estimate_run(o);
   if (bad != 0 || cmd__stop_signal() != 0) /* a signal: nothing started */
     return bad != 0 ? bad : EXIT_RUN_FAILED;
+  if (o->policy != NULL)
+    return run_policy(o, out);
   run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
                     true,        -1,      NULL,     NULL, o->keep_partial,
                     o->metrics};

@@ -63,6 +63,8 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->collect = v;
   else if (strcmp(opt, "--csv") == 0)
     o->csv = v;
+  else if (strcmp(opt, "--policy") == 0)
+    o->policy = v;
   else
     o->catalog = v;
   return 0;
@@ -71,7 +73,8 @@ static int parse_valued(options *o, const char *opt, const char *v) {
 static bool takes_value(const char *a) {
   static const char *const valued[] = {"-o",        "--output",  "--set",
                                        "--seed",    "--catalog", "--shard",
-                                       "--collect", "--csv", "--set-file"};
+                                       "--collect", "--csv",     "--set-file",
+                                       "--policy"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -125,6 +128,8 @@ static int parse_args(options *o, int argc, char **argv) {
                             "sweep");
   if (strcmp(o->command, "run") != 0 && o->keep_partial)
     return cmd__usage_error("%s", "--keep-partial is an option of run");
+  if (strcmp(o->command, "run") != 0 && o->policy != NULL)
+    return cmd__usage_error("%s", "--policy is an option of run");
   if (strcmp(o->command, "run") != 0 && o->metrics)
     return cmd__usage_error("%s", "--metrics is an option of run");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)

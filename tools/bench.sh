@@ -4,8 +4,9 @@
 #
 # 1. The machine: a line naming it, so figures are read against it.
 # 2. Every bench_* executable built in BUILD_DIR/tests/bench (the engine's
-#    hold model, 1e3 to 1e6 pending). Build them first:
-#    cmake --build BUILD_DIR --target benchmarks.
+#    hold model, 1e3 to 1e6 pending; a libaifsim client's step at 10k
+#    GPUs), then tests/bench/bench_step.py (the same through Python).
+#    Build them first: cmake --build BUILD_DIR --target benchmarks.
 # 3. Whole runs of the benchmark scenarios (tests/bench/bench-10k.yaml,
 #    bench-100k.yaml and bench-1m.yaml by default), each in each
 #    inference mode (bench-1m in the fluid mode only): wall
@@ -52,6 +53,10 @@ if [ "${BENCH_ONLY:-}" != runs ]; then
       "'benchmarks' target" >&2
     exit 1
   fi
+  # bench_step's twin through Python (aifsim.Factory, aifsim.FactoryEnv).
+  echo "== bench_step.py"
+  AIFSIM_LIB="$build/libaifsim.so" $py "$src/tests/bench/bench_step.py"
+  echo
 fi
 
 scenarios=${BENCH_SCENARIOS:-"$src/tests/bench/bench-10k.yaml $src/tests/bench/bench-100k.yaml $src/tests/bench/bench-1m.yaml"}

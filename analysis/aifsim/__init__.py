@@ -19,6 +19,7 @@ from .run import FORMAT_VERSION, Frame, Run, open_run
 from .sweep import Sweep, open_sweep, write_summary
 from .sim import data_path, find_binary, simulate
 from .factory import Factory, find_library
+from .env import FactoryEnv
 from . import comparison, plot, tables, timeaxis, units
 
 __version__ = "0.1.0"
@@ -36,6 +37,6 @@ __all__ = [
     "AifsimError", "IncompleteRunError", "NewerFormatError", "NotARunError",
     "RunNotFoundError", "SimulationError", "FORMAT_VERSION", "Frame", "Run",
     "open_run", "Sweep", "open_sweep", "write_summary", "data_path", "find_binary",
-    "simulate", "Factory", "find_library", "comparison", "plot", "tables", "timeaxis", "units",
+    "simulate", "Factory", "FactoryEnv", "find_library", "comparison", "plot", "tables", "timeaxis", "units",
     "report",
 ]
