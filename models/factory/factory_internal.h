@@ -140,6 +140,16 @@ enum {
   F_NCOLS
 };
 
+/* "did you mean 'G'? " for the rack group closest to name, then base, in
+ * hint (factory_scn.c). */
+const char *factory__group_hint(const factory_config *c, const char *name,
+                                const char *base, char *hint, size_t size);
+
+/* Each fault's names and timing against the factory (factory_scn_faults.c).
+ * SIM_OK, or SIM_EINVAL with err at the fault's key, or SIM_ENOMEM. */
+int factory__check_faults(const factory_config *c, const scn_loc *loc,
+                          sim_error *err);
+
 /* The checks of the services and training jobs that need the catalogs and
  * the fleet (factory_scn_workloads.c); reads request traces. */
 int factory__check_work(factory_scenario *sc, const scn_loc *loc,
