@@ -178,6 +178,21 @@ def _set_group_caps(f, caps):
         f.set_group_cap(p, float(cap))
 
 
+def _each(setter, values):
+    """Applies a per-item setter to each value; NaN leaves that item as
+    it is."""
+    for i, v in enumerate(np.atleast_1d(values)):
+        if not math.isnan(float(v)):
+            setter(i, float(v))
+
+
+def _loop_range(env, bound):
+    """The loops' supply bounds, an array in loop order (the plant's own
+    range, which does not change during a run)."""
+    return np.array([env.factory.loop(i)[bound]
+                     for i in range(len(env.factory.loops))], float)
+
+
 # The actions, by key, in the order the action space lists them. A new
 # setter of aifsim.Factory slots in as one more row (or through
 # register_action); FactoryEnv(actions=...) picks among them.
@@ -193,6 +208,22 @@ ACTIONS = {a.key: a for a in (
            lambda e: len(e.factory.power_groups), lambda e: 1.0,
            lambda e: math.inf,
            _set_group_caps),
+    Action("supply_c", "each cooling loop's supply setpoint, degC, in the "
+           "order of Factory.loops, within the range Factory.loop() gives",
+           lambda e: len(e.factory.loops),
+           lambda e: _loop_range(e, "supply_min_c"),
+           lambda e: _loop_range(e, "supply_max_c"),
+           lambda f, v: _each(f.set_supply, v)),
+    Action("service_budget_w", "a power budget on each service's GPUs, W, "
+           "in the order of Factory.services (inf: none); one below the "
+           "GPUs' minimum caps is refused",
+           lambda e: len(e.factory.services), lambda e: 0.0,
+           lambda e: math.inf,
+           lambda f, v: _each(f.set_service_budget, v)),
+    Action("job_budget_w", "a power budget on each job's GPUs, W, in the "
+           "order of Factory.jobs (inf: none); as service_budget_w",
+           lambda e: len(e.factory.jobs), lambda e: 0.0, lambda e: math.inf,
+           lambda f, v: _each(f.set_job_budget, v)),
 )}
 
 

@@ -524,16 +524,18 @@ void cool_loop_destroy(cool_loop *l) {
   sim_free(l->a, l);
 }
 
+/* The facility water must stay above 0 degC (as the scenario check
+ * says), so a supply at the approach itself is out: the range's low end
+ * is then the next double above it, and both ends can be set. */
 void cool_loop_supply_range(const cool_loop *l, double *lo, double *hi) {
-  *lo = fmax(SUPPLY_MIN_C, l->own.hx_approach_k);
+  *lo = fmax(SUPPLY_MIN_C, nextafter(l->own.hx_approach_k, INFINITY));
   *hi = l->own.kind == COOL_AIR ? AIR_SUPPLY_MAX_C : SUPPLY_MAX_C;
 }
 
 int cool_loop_set_supply(cool_loop *l, double supply_c) {
   double lo, hi;
   cool_loop_supply_range(l, &lo, &hi);
-  if (!(supply_c >= SUPPLY_MIN_C && supply_c <= hi &&
-        supply_c - l->own.hx_approach_k > 0))
+  if (!(supply_c >= lo && supply_c <= hi))
     return SIM_ERANGE;
   l->own.supply_c = supply_c;
   return SIM_OK;

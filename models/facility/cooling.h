@@ -243,8 +243,8 @@ double cool_loop_temp_c(const cool_loop *l);
 
 /* The supply setpoints the loop's plant allows, degC: the scenario's
  * bounds [5, 60] (an air loop's to 45: ASHRAE's A4), and above the heat
- * exchanger's approach (*lo exclusive when it is the approach), so the
- * plant water stays above freezing. */
+ * exchanger's approach (*lo is then the next double above it), so the
+ * plant water stays above freezing. Both ends can be set. */
 void cool_loop_supply_range(const cool_loop *l, double *lo, double *hi);
 
 /* Moves the supply setpoint to supply_c from the next step on (a

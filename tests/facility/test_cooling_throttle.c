@@ -198,6 +198,7 @@ static void create_fails_cleanly(void **state) {
   double lo, hi;
   cool_loop_supply_range(l, &lo, &hi);
   assert_true(lo >= 5 && lo < c.supply_c && c.supply_c < hi && hi <= 60);
+  assert_int_equal(cool_loop_set_supply(l, lo), SIM_OK);
   assert_int_equal(cool_loop_set_supply(l, hi), SIM_OK);
   assert_close(cool_loop_config_of(l)->supply_c, hi, 0, 0);
   assert_int_equal(cool_loop_set_supply(l, hi + 1), SIM_ERANGE);

@@ -8,6 +8,7 @@ import importlib
 import math
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,7 +50,8 @@ def test_the_api_and_its_spaces(lib):
     assert env.observation_space.contains(obs)
     assert obs["facility_power_w"].shape == ()
     assert obs["group_power_w"].shape == (len(env.factory.groups),)
-    assert env.action_keys == ["cap_w", "load_target_w"]  # no power groups
+    # no power groups, services or jobs: their actions are not offered
+    assert env.action_keys == ["cap_w", "load_target_w", "supply_c"]
     cap = env.action_space["cap_w"]
     assert cap.high == env.scenario_cap_w == 700e3 and cap.low > 0
     rewards, seen, info = episode(env, lambda o: {})
@@ -149,7 +151,8 @@ def test_out_of_range_actions(lib):
 
 def test_power_group_caps(lib):
     env = FactoryEnv("quickstart", set=GROUPS, lib=lib)
-    assert env.action_keys == ["cap_w", "load_target_w", "power_group_cap_w"]
+    assert env.action_keys == ["cap_w", "load_target_w", "power_group_cap_w",
+                               "supply_c"]
     obs, _ = env.reset()
     assert env.action_space["power_group_cap_w"].shape == (2,)
     for _ in range(30):
@@ -158,6 +161,34 @@ def test_power_group_caps(lib):
     obs, *_ = env.step({"power_group_cap_w": [cap, math.inf]})
     assert float(obs["power_group_cap_w"][0]) == cap
     assert math.isnan(float(obs["power_group_cap_w"][1]))  # none
+    env.close()
+
+
+WORK = str(Path(__file__).resolve().parents[1] / "lib" / "work.yaml")
+
+
+def test_setpoints_and_budgets(lib):
+    """The loops' setpoints and a job's budget, through the environment,
+    do what aifsim.Factory's setters do (tests/lib/test_aifsim_work.c
+    holds those by hand): the setpoint is in force and reported, the
+    budgeted job stays at or under its budget, NaN leaves an item be."""
+    env = FactoryEnv(WORK, set={"duration": "5min"}, lib=lib)
+    obs, _ = env.reset()
+    assert env.action_keys == ["cap_w", "load_target_w", "supply_c",
+                               "service_budget_w", "job_budget_w"]
+    low = env.action_space["supply_c"].low
+    for _ in range(30):
+        obs, *_ = env.step({})
+    budget = 0.6 * float(obs["job_power_w"][0])
+    obs, _, _, _, info = env.step({"supply_c": low - 1,
+                                   "job_budget_w": [budget, math.nan]})
+    assert info["clipped"] == ["supply_c"]
+    assert np.array_equal(obs["loop_supply_c"], low)
+    assert float(obs["job_budget_w"][0]) == budget
+    assert math.isinf(float(obs["job_budget_w"][1]))
+    for _ in range(5):
+        obs, *_ = env.step({})
+        assert float(obs["job_power_w"][0]) <= budget * (1 + 1e-9)
     env.close()
 
 
