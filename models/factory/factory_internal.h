@@ -141,7 +141,7 @@ enum {
 };
 
 /* "did you mean 'G'? " for the rack group closest to name, then base, in
- * hint (factory_scn.c). */
+ * hint (racks_scn.c). */
 const char *factory__group_hint(const factory_config *c, const char *name,
                                 const char *base, char *hint, size_t size);
 

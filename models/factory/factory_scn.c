@@ -329,18 +329,6 @@ static int check_feed(factory_scenario *sc, const scn_loc *loc,
                   "%s", msg);
 }
 
-/* "did you mean 'G'? " for the rack group closest to name, then base. */
-const char *factory__group_hint(const factory_config *c, const char *name,
-                                const char *base, char *hint, size_t size) {
-  sim_suggest near;
-  sim_suggest_init(&near, name);
-  for (size_t g = 0; g < c->nracks; g++)
-    sim_suggest_add(&near, c->racks[g].name);
-  size_t len = sim_suggest_text(&near, hint, size);
-  snprintf(hint + len, size - len, "%s", base);
-  return hint;
-}
-
 /* The rack groups' names, in group order, in *names (malloc'd: free it),
  * and an index of them in *ix (sim_names_destroy it). SIM_OK or
  * SIM_ENOMEM. */
@@ -381,8 +369,9 @@ static int check_loop_names(const factory_config *c, const sim_names *ix,
       if (sim_names_find(ix, c->loops[l].racks[k]) < 0) {
         snprintf(where, sizeof where, "loops.%zu.racks.%zu", l, k);
         return scn_fail(loc, where, err,
-                        factory__group_hint(c, c->loops[l].racks[k], "name a rack group",
-                                   hint, sizeof hint),
+                        factory__group_hint(c, c->loops[l].racks[k],
+                                            "name a rack group", hint,
+                                            sizeof hint),
                         "no rack group is called '%s'", c->loops[l].racks[k]);
       }
   return SIM_OK;

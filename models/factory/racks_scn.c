@@ -311,3 +311,16 @@ const char *factory_host_note(const factory_config *c, char *buf, size_t size) {
              ": their IT excludes CPUs, memory, NICs, switches and fans");
   return buf;
 }
+
+/* "did you mean 'G'? " for the rack group closest to name, then base
+ * (the factory's checks that name rack groups share it). */
+const char *factory__group_hint(const factory_config *c, const char *name,
+                                const char *base, char *hint, size_t size) {
+  sim_suggest near;
+  sim_suggest_init(&near, name);
+  for (size_t g = 0; g < c->nracks; g++)
+    sim_suggest_add(&near, c->racks[g].name);
+  size_t len = sim_suggest_text(&near, hint, size);
+  snprintf(hint + len, size - len, "%s", base);
+  return hint;
+}
