@@ -100,6 +100,36 @@ static void print_grid_bill(const factory_summary *s) {
     printf("  carbon basis   %s\n", s->carbon_basis);
 }
 
+/* Demand-response events and grid disturbances, when the run had them. */
+static void print_grid_events(const factory_summary *s) {
+  if (s->dr_events > 0)
+    printf("  demand resp.   %llu events, %.0f s: cut met after %.0f s, %.3g J "
+           "above it, SLO attainment %.1f%% during them\n",
+           (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
+           s->dr_over_j, 100 * s->dr_slo_attainment);
+  if (s->dist_events > 0)
+    printf("  disturbances   %llu, %llu trips: the grid lost %.1f MW, off "
+           "%.0f s, backup %.4f MWh, IT dark %.0f s; ride-through met %.0f%%\n",
+           (unsigned long long)s->dist_events,
+           (unsigned long long)s->dist_trips, s->dist_lost_w / 1e6,
+           s->dist_off_s, s->dist_backup_j / 3.6e9, s->dist_dark_s,
+           100 * s->ride_through_met);
+}
+
+/* PUE, ITUE and TUE with their parts, and water when the plant uses it. */
+static void print_facility(const factory_summary *s) {
+  printf("  PUE            %.3f (cooling %.4f MWh, power chain %.4f MWh); "
+         "ITUE %.3f (power supplies %.4f MWh, fans %.4f MWh), TUE %.3f\n",
+         s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
+         s->loss_energy_j / 3.6e9, factory_itue(s),
+         s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9, factory_tue(s));
+  if (s->water_kg > 0)
+    printf("  water          WUE %.3f L/kWh: %.1f m3 (evaporation %.1f, "
+           "blowdown %.1f, drift %.2f)\n",
+           factory_wue(s), s->water_kg / 1e3, s->water_evaporation_kg / 1e3,
+           s->water_blowdown_kg / 1e3, s->water_drift_kg / 1e3);
+}
+
 static void print_summary(const factory_scenario *sc, const factory_summary *s,
                           const char *out, double wall, uint64_t events,
                           double hdf5_s) {
@@ -118,28 +148,8 @@ static void print_summary(const factory_scenario *sc, const factory_summary *s,
   printf("  cap violation  %.0f s, %.3g J; policy %s, stranded %.4f MWh\n",
          s->cap_violation_s, s->cap_violation_j,
          power_policy_names[sc->cfg.power.policy], s->stranded_j / 3.6e9);
-  if (s->dr_events > 0)
-    printf("  demand resp.   %llu events, %.0f s: cut met after %.0f s, %.3g J "
-           "above it, SLO attainment %.1f%% during them\n",
-           (unsigned long long)s->dr_events, s->dr_s, s->dr_time_to_cut_s,
-           s->dr_over_j, 100 * s->dr_slo_attainment);
-  if (s->dist_events > 0)
-    printf("  disturbances   %llu, %llu trips: the grid lost %.1f MW, off "
-           "%.0f s, backup %.4f MWh, IT dark %.0f s; ride-through met %.0f%%\n",
-           (unsigned long long)s->dist_events,
-           (unsigned long long)s->dist_trips, s->dist_lost_w / 1e6,
-           s->dist_off_s, s->dist_backup_j / 3.6e9, s->dist_dark_s,
-           100 * s->ride_through_met);
-  printf("  PUE            %.3f (cooling %.4f MWh, power chain %.4f MWh); "
-         "ITUE %.3f (power supplies %.4f MWh, fans %.4f MWh), TUE %.3f\n",
-         s->energy_j / s->it_energy_j, s->cooling_energy_j / 3.6e9,
-         s->loss_energy_j / 3.6e9, factory_itue(s),
-         s->psu_loss_energy_j / 3.6e9, s->fan_energy_j / 3.6e9, factory_tue(s));
-  if (s->water_kg > 0)
-    printf("  water          WUE %.3f L/kWh: %.1f m3 (evaporation %.1f, "
-           "blowdown %.1f, drift %.2f)\n",
-           factory_wue(s), s->water_kg / 1e3, s->water_evaporation_kg / 1e3,
-           s->water_blowdown_kg / 1e3, s->water_drift_kg / 1e3);
+  print_grid_events(s);
+  print_facility(s);
   char note[1024];
   if (*factory_cooling_note(sc, note, sizeof note) != '\0')
     printf("  cooling        %s\n", note);
