@@ -161,7 +161,7 @@ static int check_points(const scn_loc *loc, const char *key,
                         const dist_point *p, size_t n, sim_error *err) {
   for (size_t i = 1; i < n; i++)
     if (!(p[i].voltage > p[i - 1].voltage)) {
-      char where[32];
+      char where[48];
       snprintf(where, sizeof where, "%s.%zu.voltage", key, i);
       return scn_fail(loc, where, err, "ascending voltages",
                       "the %s's points must rise in voltage", key);
