@@ -72,6 +72,14 @@ typedef struct interval {
   size_t n, cap;
 } interval;
 
+/* A tournament tree over n keys: leaves at node[leaves + k], padded to
+ * a power of two with UINT64_MAX; node[i] is the smaller of node[2i] and
+ * node[2i + 1], so node[1] is the smallest key. */
+typedef struct route_tree {
+  uint64_t *node;
+  uint32_t leaves;
+} route_tree;
+
 /* The state of a fluid service (inference_fluid.c). */
 typedef struct inf_fluid inf_fluid;
 
@@ -117,8 +125,7 @@ struct inf_service {
   uint32_t arrival_kind, replica_kind;
   replica *rep;
   uint32_t nrep;
-  uint64_t *load_heap; /* replicas' routing keys (load_key), lightest first */
-  uint32_t *load_pos;  /* per replica: its slot in load_heap */
+  route_tree route;    /* replicas' routing keys (load_key): the lightest */
   uint32_t *due;       /* replicas with pass_due, ndue of them */
   uint32_t ndue;
   request *pool;
@@ -156,7 +163,7 @@ void inf__list_push(request *pool, req_list *l, uint32_t i);
 uint32_t inf__list_pop(request *pool, req_list *l);
 
 /* ------------------------------------------------------------------ */
-/* The decoding heap and the routing heap (inference_heap.c)           */
+/* The decoding heap and the routing tree (inference_heap.c)           */
 /* ------------------------------------------------------------------ */
 
 /* Makes room for want requests in r's decoding heap, so pushes after
@@ -170,7 +177,20 @@ void inf__heap_push(replica *r, const request *pool, uint32_t i);
  * off r's decoding heap, which must not be empty. */
 uint32_t inf__heap_pop(replica *r, const request *pool);
 
-/* Restores the routing heap after replica k's load (waiting + in_batch)
+/* Builds t over n keys, key k = k (every replica up with load 0).
+ * Returns SIM_OK or SIM_ENOMEM (t unchanged); sim_free(a, t->node)
+ * releases it. */
+int inf__route_init(const sim_allocator *a, route_tree *t, uint32_t n);
+
+/* Sets key k of t to key, O(log n). */
+void inf__route_set(route_tree *t, uint32_t k, uint64_t key);
+
+/* The smallest key of t. */
+static inline uint64_t inf__route_min(const route_tree *t) {
+  return t->node[1];
+}
+
+/* Updates the routing tree after replica k's load (waiting + in_batch)
  * or its being down changed. */
 void inf__load_changed(inf_service *s, uint32_t k);
 

@@ -28,7 +28,7 @@
  *   that could take a new arrival at once gets a scheduling pass when the
  *   last arrival of that instant has been queued (pass_due, listed in
  *   due), so requests arriving together are prefilled together.
- * - The routing heap orders replicas by load (waiting + in_batch), then by
+ * - The routing tree orders replicas by load (waiting + in_batch), then by
  *   index; it is fixed whenever a load changes.
  * - Conservation: arrived = completed + rejected + timed_out + dropped +
  *   waiting + in_batch.
@@ -36,7 +36,7 @@
  *   clients have given up (older than timeout) are at its head: they are
  *   taken off lazily (expire), never by an event of their own.
  * - A down replica (inf_set_down) holds nothing, is idle and sorts after
- *   every up replica in the routing heap, so an arrival goes to it only
+ *   every up replica in the routing tree, so an arrival goes to it only
  *   when all are down, and is then dropped. */
 #include "inference_internal.h"
 
@@ -382,7 +382,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     count_rejected(s);
     return;
   }
-  uint32_t k = (uint32_t)s->load_heap[0];
+  uint32_t k = (uint32_t)inf__route_min(&s->route);
   replica *r = &s->rep[k];
   if (r->down) { /* the lightest is down: all are */
     s->tot.dropped++;
@@ -443,19 +443,15 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
 
 static int alloc_replicas(inf_service *s) {
   s->rep = sim_calloc(s->alloc, s->nrep, sizeof *s->rep);
-  s->load_heap = sim_calloc(s->alloc, s->nrep, sizeof *s->load_heap);
-  s->load_pos = sim_calloc(s->alloc, s->nrep, sizeof *s->load_pos);
   s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
-  if (s->rep == NULL || s->load_heap == NULL || s->load_pos == NULL ||
-      s->due == NULL)
+  if (s->rep == NULL || s->due == NULL ||
+      inf__route_init(s->alloc, &s->route, s->nrep) != SIM_OK)
     return SIM_ENOMEM;
   for (uint32_t k = 0; k < s->nrep; k++) {
     replica *r = &s->rep[k];
     r->phi = 1;
     r->next_s = r->ev_s = INFINITY;
     r->clock_s = r->act_since = now_s(s);
-    s->load_pos[k] = k;
-    s->load_heap[k] = k; /* all loads 0: index order is a heap */
   }
   return SIM_OK;
 }
@@ -485,8 +481,7 @@ static void req_free(inf_service *s) {
   for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
     sim_free(s->alloc, s->rep[k].heap);
   sim_free(s->alloc, s->rep);
-  sim_free(s->alloc, s->load_heap);
-  sim_free(s->alloc, s->load_pos);
+  sim_free(s->alloc, s->route.node);
   sim_free(s->alloc, s->due);
   sim_free(s->alloc, s->pool);
   sim_free(s->alloc, s->iv.ttft);

@@ -1,0 +1,91 @@
+/* test_inference_route.c - the routing tree of an inference service
+ * (models/work/inference_heap.c) against the scan of the keys it
+ * replaced the routing heap for: the smallest key (up before down, then
+ * load, then index) after every update, for fleets of several sizes
+ * whose loads move by one as arrivals and completions move them, with
+ * replicas going down and up. Equal minima would route differently, so
+ * the test asks for the very key the heap's top held. */
+#include "test_util.h"
+
+#include "inference_internal.h"
+
+/* The key inference_heap.c gives a replica (load_key). */
+static uint64_t key_of(bool down, uint64_t load, uint32_t k) {
+  return (uint64_t)down << 63 | load << 32 | k;
+}
+
+static uint64_t scan_min(const uint64_t *key, uint32_t n) {
+  uint64_t m = UINT64_MAX;
+  for (uint32_t k = 0; k < n; k++)
+    m = key[k] < m ? key[k] : m;
+  return m;
+}
+
+/* Numerical Recipes' 64-bit LCG; the high bits are the good ones. */
+static uint32_t lcg(uint64_t *x) {
+  *x = *x * 6364136223846793005u + 1442695040888963407u;
+  return (uint32_t)(*x >> 33);
+}
+
+typedef struct route_case {
+  const char *name;
+  uint32_t n;    /* replicas */
+  uint32_t down; /* one update in down is a replica going down or up */
+  uint64_t seed;
+} route_case;
+
+static const route_case cases[] = {
+    {"one replica", 1, 0, 1},
+    {"two replicas", 2, 0, 2},
+    {"three: a padded tree", 3, 8, 3},
+    {"a power of two", 64, 16, 4},
+    {"one past a power of two", 65, 16, 5},
+    {"a service of bench-10k", 720, 50, 6},
+    {"bench-10k's replicas in one service", 2164, 0, 7},
+    {"downs often", 100, 3, 8},
+};
+
+static void test_route(void **state) {
+  const route_case *c = *state;
+  const sim_allocator *a = sim_allocator_default();
+  route_tree t = {0};
+  assert_int_equal(inf__route_init(a, &t, c->n), SIM_OK);
+  uint64_t *key = test_calloc(c->n, sizeof *key);
+  uint64_t *load = test_calloc(c->n, sizeof *load);
+  bool *down = test_calloc(c->n, sizeof *down);
+  for (uint32_t k = 0; k < c->n; k++)
+    key[k] = key_of(false, 0, k);
+  assert_true(inf__route_min(&t) == scan_min(key, c->n));
+  uint64_t x = c->seed;
+  for (int step = 0; step < 20000; step++) {
+    uint32_t k = lcg(&x) % c->n;
+    /* Arrivals go to the lightest; completions leave anywhere. */
+    if (lcg(&x) % 2 == 0)
+      k = (uint32_t)inf__route_min(&t);
+    if (c->down > 0 && lcg(&x) % c->down == 0) {
+      down[k] = !down[k];
+      load[k] = 0; /* a replica that goes down drops what it holds */
+    } else if (lcg(&x) % 2 == 0 || load[k] == 0) {
+      load[k]++;
+    } else {
+      load[k]--;
+    }
+    key[k] = key_of(down[k], load[k], k);
+    inf__route_set(&t, k, key[k]);
+    if (inf__route_min(&t) != scan_min(key, c->n))
+      fail_msg("step %d: tree %llx, scan %llx", step,
+               (unsigned long long)inf__route_min(&t),
+               (unsigned long long)scan_min(key, c->n));
+  }
+  test_free(down);
+  test_free(load);
+  test_free(key);
+  sim_free(a, t.node);
+}
+
+int main(void) {
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ROWS(tests, n, test_route, cases);
+  return _cmocka_run_group_tests("inference_route", tests, n, NULL, NULL);
+}
