@@ -295,19 +295,25 @@ static void advance(inf_service *s, replica *r, double t) {
 }
 
 /* Keeps the replica's one pending event at its next change; does nothing
- * when that is already the pending one. */
+ * when that is already the pending one. A pending event is moved, not
+ * cancelled and scheduled again: the power policy moves most replicas'
+ * clocks, and so their next changes, every period. */
 static void reschedule(inf_service *s, replica *r) {
   sim_time now = sim_engine_now(s->e);
   double at_s = r->next_s;
-  if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
+  bool pending = sim_engine_pending(s->e, r->ev);
+  if (at_s == r->ev_s && pending)
     return;
-  sim_engine_cancel(s->e, &r->ev);
   r->ev_s = at_s;
-  if (!(at_s * 1e9 < 9e18)) /* idle, or beyond any run */
+  if (!(at_s * 1e9 < 9e18)) { /* idle, or beyond any run */
+    sim_engine_cancel(s->e, &r->ev);
     return;
+  }
   sim_time at = (sim_time)ceil(at_s * 1e9);
-  int rc = sim_engine_schedule(s->e, at < now ? now : at, s->replica_kind,
-                               replica_index(s, r), 0, &r->ev);
+  at = at < now ? now : at;
+  int rc = pending ? sim_engine_move(s->e, r->ev, at)
+                   : sim_engine_schedule(s->e, at, s->replica_kind,
+                                         replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
 }

@@ -83,6 +83,17 @@ int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
  * Returns true if an event was cancelled. O(1). */
 bool sim_engine_cancel(sim_engine *e, sim_handle *handle);
 
+/* Moves the pending one-shot event named by handle to time at (>= now),
+ * keeping the handle. Its place among events of the same time: moved
+ * earlier than the time it was queued at, it is queued anew now (as a
+ * cancel and a schedule would place it); moved later, it keeps its entry
+ * and is queued at its new time when that entry comes up, so it follows
+ * the events of that time scheduled before then. Either way it runs once,
+ * at its last time, and counts as one event. SIM_OK, or SIM_EINVAL (no
+ * such pending event, a periodic one, or at before now) or SIM_ENOMEM,
+ * with the engine's message set. */
+int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at);
+
 /* True if handle names a pending event. */
 bool sim_engine_pending(const sim_engine *e, sim_handle handle);
 
