@@ -231,6 +231,98 @@ static void pue_rises_at_part_load(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The curve's shape against WP113's typical data center               */
+/* ------------------------------------------------------------------ */
+
+/* Rasmussen, "Electrical Efficiency Modeling for Data Centers", APC/
+ * Schneider Electric White Paper 113 (Rev 1 2006, Rev 2 2012): its
+ * typical data center (dual power path, N+1 CRAC units, a chiller plant,
+ * no economizer) as its three-parameter model computes it at part load.
+ * Its points are in data/pue_curve/wp113_typical_dc.csv (see
+ * data/SOURCES.md for how they were read). The plant the model can make
+ * closest to it: the default air (chilled-water CRAH) plant of the H100
+ * HGX hall with its fans at fixed speed (min_flow 100%, WP113's CRAC is a
+ * no-load loss only) and a 2N power path (each UPS carries at most half
+ * of the load: the chain rated at twice the IT), at 15 degC. Not
+ * modelled: N+1 CRAC units, WP113's oversizing and its humidifiers.
+ *
+ * The bands, fixed before the model was run:
+ * - PUE(10%) / PUE(100%): the span of the paper's two revisions (Rev 1
+ *   10 / 1.96 = 5.10, Rev 2 6.0 / 1.8 = 3.33), widened by 10% each way
+ *   for reading a figure: 3.0-5.6.
+ * - PUE(30%) / PUE(100%): Rev 1 only, 3.33 / 1.96 = 1.70; +-20%, since
+ *   the two revisions differ by that much about their mean at 10%:
+ *   1.36-2.04.
+ * Nothing was fitted to them. */
+
+typedef struct wp113_point {
+  int revision;
+  double load, pue;
+} wp113_point;
+
+static size_t wp113_points(wp113_point *pt, size_t cap) {
+  FILE *f = test_data_open("pue_curve/wp113_typical_dc.csv");
+  char line[512];
+  size_t n = 0;
+  while (fgets(line, sizeof line, f) != NULL && n < cap)
+    if (sscanf(line, "%d,%lf,%lf", &pt[n].revision, &pt[n].load,
+               &pt[n].pue) == 3)
+      n++;
+  fclose(f);
+  return n;
+}
+
+/* PUE at load share `load` over PUE at full load, revision `rev`; NAN
+ * if the revision gives either point. */
+static double wp113_ratio(const wp113_point *pt, size_t n, int rev,
+                          double load) {
+  double at = NAN, full = NAN;
+  for (size_t k = 0; k < n; k++) {
+    if (pt[k].revision != rev)
+      continue;
+    if (fabs(pt[k].load - load) < 1e-9)
+      at = pt[k].pue;
+    if (fabs(pt[k].load - 1) < 1e-9)
+      full = pt[k].pue;
+  }
+  return at / full;
+}
+
+static void pue_curve_against_wp113(void **state) {
+  (void)state;
+  wp113_point pt[16];
+  size_t n = wp113_points(pt, 16);
+  assert_int_equal(n, 5);
+  double r10_1 = wp113_ratio(pt, n, 1, 0.1), r10_2 = wp113_ratio(pt, n, 2, 0.1),
+         r30 = wp113_ratio(pt, n, 1, 0.3);
+  hall h;
+  hall_init(&h, "WP113-like", HGX_HALL, 0);
+  h.air.flow_min = 1;
+  h.chain.rating_w = 2 * HGX_HALL;
+  double m10 = hall_pue(&h, 0.1, 15) / hall_pue(&h, 1, 15);
+  double m30 = hall_pue(&h, 0.3, 15) / hall_pue(&h, 1, 15);
+  print_message("WP113 shape: PUE(10%%)/PUE(100%%) model %.3f, source "
+                "%.2f (Rev 1) %.2f (Rev 2); PUE(30%%)/PUE(100%%) model %.3f, "
+                "source %.2f; model PUE at 10/30/100%%: %.3f %.3f %.3f\n",
+                m10, r10_1, r10_2, m30, r30, hall_pue(&h, 0.1, 15),
+                hall_pue(&h, 0.3, 15), hall_pue(&h, 1, 15));
+  static const char src[] =
+      "Rasmussen, APC WP113 (Rev 1, 2): typical data center's part-load "
+      "curve, data/pue_curve";
+  static const char cond[] = "air plant, fixed-speed fans, 2N power path, "
+                             "15 degC";
+  double lo = 0.9 * fmin(r10_1, r10_2), hi = 1.1 * fmax(r10_1, r10_2);
+  validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
+               VALIDATE_FACILITY, "PUE at 10% over PUE at 100% load", src,
+               cond, "ratio", r10_1, m10, lo, hi, "the two revisions +-10%");
+  validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
+               VALIDATE_FACILITY, "PUE at 30% over PUE at 100% load", src,
+               cond, "ratio", r30, m30, 0.8 * r30, 1.2 * r30, "+-20%");
+  assert_true(m10 > m30 && m30 > 1);
+  hall_fini(&h);
+}
+
+/* ------------------------------------------------------------------ */
 /* Annual PUE of the default plants                                    */
 /* ------------------------------------------------------------------ */
 
@@ -371,6 +463,7 @@ int main(void) {
   TEST_ADD(tests, n, transformer_losses_in_ieee_band);
   TEST_ADD(tests, n, chain_adds_up_in_order);
   TEST_ADD(tests, n, pue_rises_at_part_load);
+  TEST_ADD(tests, n, pue_curve_against_wp113);
   TEST_ADD(tests, n, default_plants_annual_pue_in_bands);
   TEST_ADD(tests, n, evaporative_annual_pue_against_esif);
   TEST_ADD(tests, n, bad_chain_is_rejected);
