@@ -415,23 +415,33 @@ static void evaporative_hall_init(hall *h, double rated_w) {
  * hall on Frankfurt's 2023 weather (the nearest climate the repository
  * has) at 70% load. Nothing was set to it (the liquid loop's 4% pumps and
  * fans were estimated from their flows and pressures; ESIF is cited there
- * only as a floor). */
+ * only as a floor).
+ *
+ * Why it fails (1.110 against 1.04 +-5%): not the climate. The model's
+ * cooling alone adds 0.035 (IT + cooling over IT: 1.035, ESIF's whole
+ * figure); its default power chain adds 0.075 (UPS 0.042 at 70% of its
+ * rating, fixed loads 0.014, distribution 0.010, transformer 0.009).
+ * NREL describes ESIF's racks as fed at 480 V, fewer conversions than
+ * this default chain (a double-conversion UPS in front of every watt);
+ * the sources cited here do not say how much of its load is on a UPS.
+ * Golden's weather is not in data/weather (only San Jose, Dallas and
+ * Frankfurt are), and a cooler, drier year could only lower the 0.035. */
 static void evaporative_annual_pue_against_esif(void **state) {
   (void)state;
   load_frankfurt();
   hall h;
   evaporative_hall_init(&h, NVL72_HALL);
-  double fac = 0, it = 0.7 * h.rated_w;
+  double elec = 0, cool = 0, it = 0.7 * h.rated_w;
   for (int k = 0; k < HOURS; k++) {
     double wet = water_wet_bulb_c(temps[k], rhs[k]);
-    fac += it + elec_overhead_w(&h.chain, it) +
-           cool_steady_wet(&h.liquid, 1, 0.85 * it, temps[k], wet).total_w +
-           cool_steady_wet(&h.air, 1, 0.15 * it, temps[k], wet).total_w;
+    elec += elec_overhead_w(&h.chain, it);
+    cool += cool_steady_wet(&h.liquid, 1, 0.85 * it, temps[k], wet).total_w +
+            cool_steady_wet(&h.air, 1, 0.15 * it, temps[k], wet).total_w;
   }
-  double pue = fac / (it * HOURS);
+  double pue = 1 + (elec + cool) / (it * HOURS);
   print_message("annual PUE, evaporative GB200 NVL72 hall, Frankfurt 2023, "
-                "70%% load: %.3f\n",
-                pue);
+                "70%% load: %.3f (power chain %.3f, cooling %.3f)\n",
+                pue, elec / (it * HOURS), cool / (it * HOURS));
   validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
                VALIDATE_FACILITY,
                "annual PUE, evaporative warm-water hall (GB200 NVL72)",
