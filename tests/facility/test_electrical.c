@@ -159,10 +159,14 @@ static double hall_pue(const hall *h, double load, double outdoor_c) {
 #define HGX_HALL 13 * 40.8e3
 
 /* Issue 22's bar on the shape: PUE at 10% IT load at least 0.05 above
- * PUE at 50%, and PUE at 100% at most 0.05 above it. The first holds on
- * both default plants; the second is shown, not asserted, for the air
- * plant: its CRAH fans' cube law (10% of capacity at design flow) lifts
- * full load by just over 0.05. */
+ * PUE at 50%, and PUE at 100% at most 0.05 above it. Both hold on both
+ * default plants. On the air plant at 15 degC the rise from 50% to 100%
+ * is its pumps' and fans' cube law (+0.050: 1.65% of IT at 50%, 6.6% at
+ * full), less the power chain's fixed losses spread wider (0.083 to
+ * 0.074) with the chiller flat (0.210 to 0.209): +0.039. It was +0.054 while the model ran the dry economizer's fans
+ * (2% of capacity) with the economizer idle (at 15 degC the air plant's
+ * 7 degC water is out of a dry cooler's reach, so it takes no heat); a
+ * real plant valves the dry cooler off and stops them (cooling.c). */
 static void issue_bar_rows(const hall *h, const char *which,
                            const char *plant) {
   static const char basis[] = "issue 22's target on the curve's shape";
@@ -179,8 +183,7 @@ static void issue_bar_rows(const hall *h, const char *which,
   validate_row(VALIDATE_KIND_BAR, basis, VALIDATE_FACILITY, fig, src, cond,
                "PUE", NAN, p100 - p50, -INFINITY, 0.05, "<= 0.05");
   assert_true(p10 - p50 >= 0.05);
-  if (h->liquid_share > 0)
-    assert_true(p100 - p50 <= 0.05);
+  assert_true(p100 - p50 <= 0.05);
 }
 
 /* WP113 ("Effect of under-loading", its figure of efficiency against IT
