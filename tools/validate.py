@@ -126,6 +126,7 @@ EXPECTED = [
     "annual site PUE, liquid, Dallas", "annual site PUE, air, Dallas",
     "PUE at 10% over PUE at 90% load, liquid",
     "PUE at 10% over PUE at 90% load, air",
+    "PUE at 10% over PUE at 100% load", "PUE at 30% over PUE at 100% load",
     "annual PUE, default plant, GB200 NVL72 (liquid 85%)",
     "annual PUE, default plant, H100 HGX (air)",
     "POLCA oversubscription: requests served",
