@@ -67,7 +67,8 @@ fine when nothing else changed, which `--check` then confirms. `--only N`
 is `--runs` with question N's runs: those the figures marked in its
 section (`## N.`) of scenarios/README.md read; with `--dry` it runs
 that question's fast runs and prints their figures, writing nothing but
-the runs (question 15's walk-through makes its meter so).
+the runs (question 15's walk-through makes its meter so); with `--check`,
+step 3 runs only that question's fast runs.
 
 Plotting (`--plots`) draws the gallery's figures (PLOTS below: each
 question's `compare` or `report`, as its section in the README runs it)
@@ -1067,8 +1068,8 @@ def main():
                     "results")
     ap.add_argument("--only", type=int, metavar="N",
                     help="with BUILD_DIR: only question N's runs (the runs "
-                    "its section's figures read), as --runs; with --dry, "
-                    "its fast runs")
+                    "its section's figures read), as --runs; with --dry or "
+                    "--check, only its fast runs are run")
     ap.add_argument("--picture", action="store_true",
                     help="only draw README.md's picture (docs/img/)")
     ap.add_argument("--record", default=RECORD)
@@ -1173,7 +1174,8 @@ def main():
     print("gallery: README markers and scenario hashes: %s" % (
         "%d problems" % len(problems) if problems else "ok"))
     if not a.no_run and not problems:
-        fast = {rid for rid, _s, _o, check in RUNS if check}
+        fast = {rid for rid, _s, _o, check in RUNS if check
+                and (only is None or rid in only)}
         print("gallery: running the %d fast runs again" % len(fast))
         res, _meta = run_all(aifsim, a.out, only=fast,
                              recorded=record["runs"])
