@@ -14,6 +14,9 @@
  *   entry is a tombstone. Seqs are never reused, so a tombstone stays one
  *   even after its slot is reused.
  * - live + tombstones == evq_size(q).
+ * - A live entry whose slot has the moved bit stands for an event moved
+ *   later (sim_engine_move): when it comes up it is queued again at
+ *   when[slot].due under a fresh seq, not run.
  * A generation wraps after 2^32 reuses of one slot, so a handle kept that
  * long could name a newer event; no run reuses a slot that often while
  * holding on to a handle of it.
@@ -313,6 +316,16 @@ static bool entry_live(void *ctx, const evq_entry *q) {
   return e->slots[q->slot].seq == q->seq;
 }
 
+/* Counts one more stale entry, compacting the queue when they outnumber
+ * the live ones. */
+static void add_tomb(sim_engine *e) {
+  e->tombs++;
+  if (e->tombs > COMPACT_MIN && e->tombs > e->live) {
+    evq_compact(e->q, entry_live, e);
+    e->tombs = 0;
+  }
+}
+
 bool sim_engine_cancel(sim_engine *e, sim_handle *handle) {
   if (handle == NULL)
     return false;
@@ -323,11 +336,7 @@ bool sim_engine_cancel(sim_engine *e, sim_handle *handle) {
     return false;
   slot_release(e, idx, true);
   e->live--;
-  e->tombs++;
-  if (e->tombs > COMPACT_MIN && e->tombs > e->live) {
-    evq_compact(e->q, entry_live, e);
-    e->tombs = 0;
-  }
+  add_tomb(e);
   return true;
 }
 
@@ -356,11 +365,7 @@ int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
    * would, but under the same slot, so the handle stays. */
   if (enqueue(e, idx, at) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "move: out of memory");
-  e->tombs++;
-  if (e->tombs > COMPACT_MIN && e->tombs > e->live) {
-    evq_compact(e->q, entry_live, e);
-    e->tombs = 0;
-  }
+  add_tomb(e);
   return SIM_OK;
 }
 
