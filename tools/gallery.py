@@ -9,6 +9,7 @@ and README.md, and README.md's picture.
     /usr/bin/python3 tools/gallery.py --rewrite            # prose edits
     /usr/bin/python3 tools/gallery.py --picture BUILD_DIR  # `make picture`
     /usr/bin/python3 tools/gallery.py --runs ID,... BUILD_DIR  # a few runs
+    /usr/bin/python3 tools/gallery.py --only N BUILD_DIR   # question N's
     /usr/bin/python3 tools/gallery.py --plots              # the figures
 
 Every number of the what-if gallery (scenarios/README.md) and of the
@@ -30,7 +31,8 @@ attributes (and, for a few, their /jobs and /loops tables or a bound
 computed from their series), formatted as the README shows it. The
 script rewrites the values between the markers and writes
 scenarios/gallery.json: for every run its scenario, its --set options,
-the SHA-256 of the scenario file, the values the figures read of it and
+the SHA-256 of the scenario file (of the job log, for a run of an
+imported log: question 15), the values the figures read of it and
 its wall time; and every figure's text. A run whose options depend on an
 earlier run (the demand charge's cap, 10% below the peak the
 unconstrained run reached) records the options it was given. Rerunning
@@ -61,7 +63,12 @@ it checks, in order:
 When the model changes on purpose, `make gallery` and commit the READMEs,
 gallery.json and the picture together. `--runs ID,...` runs only those
 runs (a run added to RUNS, say) and keeps the others' recorded results:
-fine when nothing else changed, which `--check` then confirms.
+fine when nothing else changed, which `--check` then confirms. `--only N`
+is `--runs` with question N's runs: those the figures marked in its
+section (`## N.`) of scenarios/README.md read; with `--dry` it runs
+that question's fast runs and prints their figures, writing nothing but
+the runs (question 15's walk-through makes its meter so); with `--check`,
+step 3 runs only that question's fast runs.
 
 Plotting (`--plots`) draws the gallery's figures (PLOTS below: each
 question's `compare` or `report`, as its section in the README runs it)
@@ -118,18 +125,50 @@ def demand_cap(res):
 
 SATURATE = "services.0.arrivals.rate=3000"
 # 15. Calibrate to your meter ----------------------------------------------
-# The meter's truth: the air loop's chiller at 35% of Carnot (the scenario
-# says 45%) and 3% of fixed facility load (it says 1%).
-CAL_PLANTED = {"loops.1.carnot_fraction": "35%", "electrical.fixed_load": "3%"}
+# The walk-through starts from a job log: `aifsim import` of the shipped
+# SWF sample (synthetic, docs/IMPORT.md; its clock is UTC, from its
+# UnixStartTime) into a scenario, CAL_REPLAY, that the question's runs run.
+# A run's scenario "import:FORMAT:LOG" (LOG relative to scenarios/, as the
+# other runs' data paths are) is that log imported; gallery.json records
+# the log's hash.
+CAL_FORMAT, CAL_LOG = "swf", "../data/joblogs/synthetic.swf"
+CAL_REPLAY = "import:%s:%s" % (CAL_FORMAT, CAL_LOG)
+CAL_START = "2026-11-30T08:02:15Z"  # the log's first submission (t = 0)
+# The meter's truth: the hosts' CPUs at 60% while their GPUs are busy (the
+# catalog's DGX-H100 says 30%) and 3% of fixed facility load (1%).
+CAL_PLANTED = {"racks.0.host_load": "60%", "electrical.fixed_load": "3%"}
 CAL_NOISE = 0.01   # the meter's error, a share of each 1-min reading
-CAL_HELD_H = 6     # the day's last hours, held out of the fit
+CAL_HOLDOUT = 0.25  # the meter's last rows, held out of the fit
 CAL_AIFSIM = None  # the binary, for cal_sets (run_all sets it)
 
 
+def imported(aifsim, scenario, out_dir):
+    """The scenario file a run runs: scenarios/SCENARIO, or, for
+    "import:FORMAT:LOG", LOG imported by `aifsim import` (as the README
+    shows it) into OUT_DIR/replay-FORMAT.yaml."""
+    if not scenario.startswith("import:"):
+        return os.path.join(ROOT, "scenarios", scenario)
+    _i, fmt, log = scenario.split(":", 2)
+    path = os.path.join(out_dir, "replay-%s.yaml" % fmt)
+    cmd = [aifsim, "import", fmt, os.path.join(ROOT, "scenarios", log),
+           "-o", path]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("gallery: %s failed: %s" % (" ".join(cmd), p.stderr))
+    return path
+
+
+def recorded_file(scenario):
+    """The file whose hash gallery.json records for a run's scenario."""
+    if scenario.startswith("import:"):
+        return os.path.join(ROOT, "scenarios", scenario.split(":", 2)[2])
+    return os.path.join(ROOT, "scenarios", scenario)
+
+
 def cal_meter_csv(out_dir):
-    """The meter: cal-meter's facility power, a row a minute from
-    2026-07-01 00:00 UTC, with seeded relative noise, as a meter's CSV
-    (docs/CALIBRATION.md)."""
+    """The meter: cal-meter's facility power, a row a minute from the
+    log's first submission (CAL_START), with seeded relative noise, as a
+    meter's CSV (docs/CALIBRATION.md)."""
     import pandas as pd
     run = aifsim.open_run(os.path.join(out_dir, "cal-meter.h5"))
     f = run.facility
@@ -137,7 +176,7 @@ def cal_meter_csv(out_dir):
     w = f["power_w"].to_numpy()
     w = w * (1 + CAL_NOISE * np.random.default_rng(2026).standard_normal(
         len(w)))
-    ts = pd.Timestamp("2026-07-01T00:00:00Z") + pd.to_timedelta(
+    ts = pd.Timestamp(CAL_START) + pd.to_timedelta(
         f.index.to_numpy() - dt, unit="s")
     path = os.path.join(out_dir, "cal-meter.csv")
     with open(path, "w") as fh:
@@ -148,36 +187,43 @@ def cal_meter_csv(out_dir):
 
 
 def cal_sets(res, out_dir):
-    """Calibrates quickstart to the meter (aifsim calibrate, the last
-    CAL_HELD_H hours held out) and returns the rerun's options: the cap
-    and the overlay."""
+    """Calibrates the imported replay to the meter (aifsim calibrate, the
+    last CAL_HOLDOUT of the rows held out) and returns the rerun's
+    options: the overlay."""
     csv = cal_meter_csv(out_dir)
     overlay = os.path.join(out_dir, "cal-overlay.yaml")
-    cmd = [CAL_AIFSIM, "calibrate",
-           os.path.join(ROOT, "scenarios", "quickstart.yaml"), csv,
-           "--set", "power.cap=2MW", "--holdout", "%d%%" % (
-               100 * CAL_HELD_H // 24), "-o", overlay, "--fit"] + list(
-                   CAL_PLANTED)
+    cmd = [CAL_AIFSIM, "calibrate", imported(CAL_AIFSIM, CAL_REPLAY, out_dir),
+           csv, "--holdout", "%g%%" % (100 * CAL_HOLDOUT), "-o", overlay,
+           "--fit"] + list(CAL_PLANTED)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("gallery: %s failed: %s" % (" ".join(cmd), p.stderr))
-    return ["power.cap=2MW", "--set-file=" + os.path.relpath(overlay, ROOT)]
+    return ["--set-file=" + os.path.relpath(overlay, ROOT)]
 
 
 cal_sets.always = True  # recalibrate whenever the rerun is made
 
 
 def cal_extra(rid, out_dir):
-    """What the question's figures read beyond /summary: the run against
-    the meter (Guideline 14, hourly, over the day and over the held-out
-    hours) and, for the calibrated run, the fit from the overlay."""
+    """What the question's figures read beyond /summary: the replay's jobs
+    and GPU-hours (its /jobs table), the run against the meter (Guideline
+    14's metrics hourly over the whole replay, and per 1-min reading over
+    the rows `calibrate` holds out) and, for the calibrated run, the fit
+    from the overlay."""
     from aifsim import measured as M
     run = aifsim.open_run(os.path.join(out_dir, rid + ".h5"))
+    j = run.jobs
+    j = j[j["kind"].astype(str) == "gpu_job"]  # not the idle, overhead rows
+    out = {"cal_jobs": float(len(j)), "cal_gpu_hours": float(
+        (j["gpus"] * (j["end_s"] - j["start_s"])).sum() / 3600)}
     both = M.align(M.read_measured(os.path.join(out_dir, "cal-meter.csv")),
                    run, "facility_kW")
-    hourly = M.resolutions(both)["hourly"]
-    out = {}
-    for span, h in (("day", hourly), ("held", hourly[-CAL_HELD_H:])):
+    res = M.resolutions(both)
+    rows = res["interval"]
+    held = max(2, math.ceil(CAL_HOLDOUT * len(rows)))  # as calibrate does
+    out["cal_hours"] = float(len(res["hourly"]))
+    out["cal_held_rows"] = float(held)
+    for span, h in (("all", res["hourly"]), ("held", rows[-held:])):
         x = M.metrics(h["measured"], h["simulated"])
         out["cal_%s_cv" % span] = float(x["cv_rmse"])
         out["cal_%s_nmbe" % span] = float(x["nmbe"])
@@ -249,13 +295,14 @@ RUNS = [
     ("vd-nogen", "grid-disturbance.yaml", ["ride_through.generator=false"],
      False),
     ("drs", "dr-stress.yaml", [], False),
-    # 15. Calibrate to your meter: a synthetic meter (a run with planted
-    # values and another seed, plus seeded noise), the model as shipped,
-    # and the model with the overlay `aifsim calibrate` fits (cal_sets).
-    ("cal-meter", "quickstart.yaml", ["power.cap=2MW", "seed=7"] + [
-        "%s=%s" % kv for kv in CAL_PLANTED.items()], False),
-    ("cal-model", "quickstart.yaml", ["power.cap=2MW"], False),
-    ("cal-calibrated", "quickstart.yaml", cal_sets, False),
+    # 15. Calibrate to your meter, on the imported log: a synthetic meter
+    # (the replay with planted values, plus seeded noise), the replay as
+    # imported, and the replay with the overlay `aifsim calibrate` fits
+    # (cal_sets). A few seconds in all: checked.
+    ("cal-meter", CAL_REPLAY, [
+        "%s=%s" % kv for kv in CAL_PLANTED.items()], True),
+    ("cal-model", CAL_REPLAY, [], True),
+    ("cal-calibrated", CAL_REPLAY, cal_sets, True),
 ]
 
 
@@ -665,20 +712,30 @@ figure("md-high-ratio", ["md-dense-high", "md-moe-high"])(
                     / r["md-dense-high"].s["tokens_per_joule"]))
 
 # 15. Calibrate to your meter ----------------------------------------------
-for _run in ("cal-model", "cal-calibrated"):
-    for _span in ("day", "held"):
-        figure("%s-%s-cv" % (_run, _span), [_run])(
+# Every figure reads the meter (cal-meter's CSV) as well as its run.
+CAL_RUNS = ["cal-meter", "cal-model", "cal-calibrated"]
+figure("cal-jobs", CAL_RUNS[:2])(
+    lambda r: cnt(r["cal-model"].extra["cal_jobs"]))
+figure("cal-gpuh", CAL_RUNS[:2])(
+    lambda r: num(r["cal-model"].extra["cal_gpu_hours"]))
+figure("cal-hours", CAL_RUNS[:2])(
+    lambda r: cnt(r["cal-model"].extra["cal_hours"]))
+figure("cal-held-rows", CAL_RUNS[:2])(
+    lambda r: cnt(r["cal-model"].extra["cal_held_rows"]))
+for _run in CAL_RUNS[1:]:
+    for _span in ("all", "held"):
+        figure("%s-%s-cv" % (_run, _span), ["cal-meter", _run])(
             lambda r, i=_run, s=_span: pct(r[i].extra["cal_%s_cv" % s], 2))
-        figure("%s-%s-nmbe" % (_run, _span), [_run])(
+        figure("%s-%s-nmbe" % (_run, _span), ["cal-meter", _run])(
             lambda r, i=_run, s=_span: pct(r[i].extra["cal_%s_nmbe" % s], 2,
                                            sign=True))
 for _key in CAL_PLANTED:
     _short = _key.split(".")[-1]
-    figure("cal-fit-" + _short, ["cal-calibrated"])(
+    figure("cal-fit-" + _short, CAL_RUNS)(
         lambda r, k=_key: pct(r["cal-calibrated"].extra["fit_" + k], 2))
-    figure("cal-se-" + _short, ["cal-calibrated"])(
+    figure("cal-se-" + _short, CAL_RUNS)(
         lambda r, k=_key: pct(r["cal-calibrated"].extra["se_" + k], 2))
-    figure("cal-err-" + _short, ["cal-calibrated"])(
+    figure("cal-err-" + _short, CAL_RUNS)(
         lambda r, k=_key: pct(r["cal-calibrated"].extra["fit_" + k] / float(
             CAL_PLANTED[k].rstrip("%")) * 100 - 1, 1, sign=True))
 
@@ -729,7 +786,7 @@ def sha256(path):
 
 def run_one(aifsim, rid, scenario, sets, out_dir):
     out = os.path.join(out_dir, rid + ".h5")
-    cmd = [aifsim, "run", os.path.join(ROOT, "scenarios", scenario),
+    cmd = [aifsim, "run", imported(aifsim, scenario, out_dir),
            "-o", out, "--quiet", "--force"]
     for s in sets:
         if s.startswith("--set-file="):
@@ -894,7 +951,7 @@ def record_of(res, meta, old=None):
     checks = {rid: check for rid, _s, _o, check in RUNS}
     for rid in res:
         runs[rid] = dict(meta[rid], scenario_sha256=sha256(
-            os.path.join(ROOT, "scenarios", meta[rid]["scenario"])),
+            recorded_file(meta[rid]["scenario"])),
             check=checks[rid], result=res[rid].to_json())
     return {
         "about": "written by tools/gallery.py (make gallery): the runs "
@@ -903,6 +960,22 @@ def record_of(res, meta, old=None):
         "runs": {rid: runs[rid] for rid, _s, _o, _c in RUNS},
         "figures": {},
     }
+
+
+def question_runs(n, readme=READMES[0]):
+    """The runs behind question N: those the figures marked in its section
+    of scenarios/README.md (from `## N.` to the next `## `) read."""
+    with open(readme) as f:
+        text = f.read()
+    head = "\n## %d. " % n
+    a = text.find(head)
+    if a < 0:
+        sys.exit("gallery: %s has no question %d" % (
+            os.path.relpath(readme, ROOT), n))
+    b = text.find("\n## ", a + len(head))
+    section = text[a:b if b >= 0 else len(text)]
+    return {rid for name, _v, _a, _b in markers(section) if name in FIGURES
+            for rid in FIGURES[name][0]}
 
 
 def update_runs(aifsim, a, ids):
@@ -993,6 +1066,10 @@ def main():
     ap.add_argument("--runs", help="with BUILD_DIR: run only these runs "
                     "(comma-separated ids) and keep the others' recorded "
                     "results")
+    ap.add_argument("--only", type=int, metavar="N",
+                    help="with BUILD_DIR: only question N's runs (the runs "
+                    "its section's figures read), as --runs; with --dry or "
+                    "--check, only its fast runs are run")
     ap.add_argument("--picture", action="store_true",
                     help="only draw README.md's picture (docs/img/)")
     ap.add_argument("--record", default=RECORD)
@@ -1040,14 +1117,18 @@ def main():
     if a.picture:
         picture(aifsim, a.out)
         return 0
-    if a.runs:
-        return update_runs(aifsim, a, set(a.runs.split(",")))
+    only = question_runs(a.only) if a.only is not None else None
+    if a.runs or (only and not a.dry and not a.check):
+        return update_runs(aifsim, a, set(a.runs.split(",")) if a.runs
+                           else only)
 
     if a.dry:
-        fast = {rid for rid, _s, _o, check in RUNS if check}
+        fast = {rid for rid, _s, _o, check in RUNS if check
+                and (only is None or rid in only)}
         res, _meta = run_all(aifsim, a.out, only=fast)
         for name, value in sorted(compute(res, only_complete=True).items()):
-            print("%-28s %s" % (name, value))
+            if only is None or FIGURES[name][0]:  # --only: none of no run
+                print("%-28s %s" % (name, value))
         return 0
     if not a.check:
         print("gallery: %d runs with %s into %s" % (len(RUNS), aifsim, a.out))
@@ -1085,14 +1166,16 @@ def main():
         if r is None:
             problems.append("run %s is not in gallery.json" % rid)
             continue
-        h = sha256(os.path.join(ROOT, "scenarios", scenario))
+        h = sha256(recorded_file(scenario))
         if r["scenario"] != scenario or r["scenario_sha256"] != h:
-            problems.append("scenarios/%s changed since gallery.json was "
-                            "written (run %s)" % (scenario, rid))
+            problems.append("%s changed since gallery.json was written "
+                            "(run %s)" % (os.path.relpath(
+                                recorded_file(scenario), ROOT), rid))
     print("gallery: README markers and scenario hashes: %s" % (
         "%d problems" % len(problems) if problems else "ok"))
     if not a.no_run and not problems:
-        fast = {rid for rid, _s, _o, check in RUNS if check}
+        fast = {rid for rid, _s, _o, check in RUNS if check
+                and (only is None or rid in only)}
         print("gallery: running the %d fast runs again" % len(fast))
         res, _meta = run_all(aifsim, a.out, only=fast,
                              recorded=record["runs"])

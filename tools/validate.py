@@ -143,6 +143,7 @@ EXPECTED = [
     "Azure conv trace: requests", "Azure conv trace: mean rate",
     "Azure conv trace: mean prompt", "Azure conv trace: mean output",
     "Poisson arrivals: KS statistic D",
+    "Replayed generic job: GPU energy at 80% activity",
 ]
 
 CSV_NAME = "mlenergy_runs.csv"

@@ -85,6 +85,42 @@ static void a_job_on_every_gpu_gets_their_energy(void **state) {
   run_free(&r);
 }
 
+/* A replayed generic job (aifsim import, as logged: a fixed start and
+ * duration) on all eight GPUs of a DGX-H100, all compute at 80%: its GPU
+ * energy is eight GPUs x its duration x the GPU model's power at that
+ * activity and the full clock. An identity row: the books against the
+ * formula they integrate, no measurement. */
+static void a_replayed_job_draws_its_activitys_power(void **state) {
+  (void)state;
+  static const char replay[] =
+      "name: replay\nseed: 1\nduration: 40 min\nsample_period: 1 min\n"
+      "power: {cap: 1 GW}\n"
+      "racks:\n"
+      "  - {name: gpus, count: 1, system: DGX-H100, gpus_per_rack: 8,\n"
+      "     load: {pattern: constant, level: 0%, noise: 0%}}\n"
+      "jobs:\n"
+      "  - {name: r, gpus: 8, arrival: 0 s, start: 5 min, duration: 30 min,\n"
+      "     activity: 80%}\n";
+  run r;
+  run_scenario(&r, replay, NULL, 0);
+  gpu_catalog gc;
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load_builtin(&gc, &err), SIM_OK);
+  double want = 8 * 1800 * gpu_power(gpu_catalog_find(&gc, "H100-SXM"), 1, 0.8);
+  gpu_catalog_fini(&gc);
+  validate_row_rel(VALIDATE_KIND_IDENTITY,
+                   "the GPU model's power at the job's activity, integrated",
+                   VALIDATE_WORKLOADS,
+                   "Replayed generic job: GPU energy at 80% activity",
+                   "formula: GPUs x duration x the GPU model's power at the "
+                   "activity (MODELS.md, generic GPU jobs)",
+                   "8 H100-SXM (DGX-H100), 30 min as logged, all compute",
+                   "kWh", want / 3.6e6, r.sum.training_energy_j / 3.6e6, 1e-6);
+  assert_close(r.sum.training_energy_j, want, 1e-6, 0);
+  assert_int_equal(r.sum.jobs_done, 1);
+  run_free(&r);
+}
+
 /* Power-aware admission starts the big job only when the headroom under
  * the cap carries it; admit-and-cap starts it as soon as GPUs free up. */
 static void power_aware_admission_waits_for_headroom(void **state) {
@@ -602,6 +638,7 @@ int main(void) {
   TEST_ADD(tests, n, every_joule_is_booked);
   TEST_ADD(tests, n, jobs_queue_backfill_and_finish);
   TEST_ADD(tests, n, a_job_on_every_gpu_gets_their_energy);
+  TEST_ADD(tests, n, a_replayed_job_draws_its_activitys_power);
   TEST_ADD(tests, n, power_aware_admission_waits_for_headroom);
   TEST_ADD(tests, n, same_seed_same_books);
   TEST_ADD(tests, n, an_entry_can_be_a_stream_of_jobs);
