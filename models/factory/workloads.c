@@ -62,25 +62,22 @@ static void slot_free(work *w, size_t k) {
 
 /* The slowest clock among a slot's GPUs: it paces the slot. GPUs often
  * share cap and activity, so a GPU like the one before is not solved
- * again, and the slot keeps the clock it was paced at last
- * (slot_clock): a slot whose cap and load did not move since, the
- * common case, is answered from it, not from the fleet's hashed cache. */
+ * again. */
 /* fmin, NaN rules included, inlined: libm's is a call, and slot_phi
  * makes two for every GPU every period. */
 static inline double min_of(double a, double b) {
   return b < a || isnan(a) ? b : a;
 }
 
-static double slot_phi(const work *w, size_t slot_k) {
+static double slot_phi(const work *w, const slot *s) {
   const rack_fleet *fl = w->fleet;
-  const slot *s = &w->slots[slot_k];
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
     uint32_t i = w->gpus[s->first + k];
     double cap = rack_gpu_cap_w(fl, i);
     if (cap != last_cap || !rack_load_is(fl, i, last)) {
-      last_phi = rack_gpu_phi_kept(fl, i, &w->slot_clock[slot_k]);
+      last_phi = rack_gpu_phi(fl, i);
       last_cap = cap;
       last = rack_gpu_load(fl, i);
     }
@@ -338,13 +335,13 @@ static void drive_clocks(work *w) {
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (s->active && !work__is_job(w, s->owner))
-      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k));
+      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, s));
   }
   for (size_t j = 0; j < w->njobs; j++) {
     if (!w->slots[w->job_slot0[j]].active)
       continue;
     for (int64_t s = 0; s < w->jobs[j].pp; s++)
-      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s);
+      w->phi[s] = slot_phi(w, &w->slots[w->job_slot0[j] + (size_t)s]);
     train_set_clocks(w->train, j, w->phi);
   }
 }

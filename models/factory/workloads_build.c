@@ -164,9 +164,6 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   const sim_allocator *a = w->alloc;
   const rack_fleet *fl = w->fleet;
   w->slots = sim_calloc(a, nslots + 1, sizeof *w->slots);
-  w->slot_clock = sim_calloc(a, nslots + 1, sizeof *w->slot_clock);
-  for (size_t k = 0; w->slot_clock != NULL && k <= nslots; k++)
-    w->slot_clock[k].type = UINT32_MAX; /* empty */
   w->gpus = sim_calloc(a, ngpus + 1, sizeof *w->gpus);
   w->gpu_slot = sim_calloc(a, fl->n, sizeof *w->gpu_slot);
   w->gpu_owner = sim_calloc(a, fl->n, sizeof *w->gpu_owner);
@@ -174,7 +171,7 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   w->blocked = sim_calloc(a, fl->n, sizeof *w->blocked);
   w->blocked_n = sim_calloc(a, fl->nracks, sizeof *w->blocked_n);
   w->blocked_dark = sim_calloc(a, fl->nracks, sizeof *w->blocked_dark);
-  return w->slots && w->slot_clock && w->gpus && w->gpu_slot && w->gpu_owner && w->phi &&
+  return w->slots && w->gpus && w->gpu_slot && w->gpu_owner && w->phi &&
          w->blocked &&
          w->blocked_n && w->blocked_dark;
 }
@@ -361,7 +358,6 @@ void work_destroy(work *w) {
   sim_free(w->alloc, w->job_slot0);
   sim_free(w->alloc, w->job_dark);
   sim_free(w->alloc, w->slots);
-  sim_free(w->alloc, w->slot_clock);
   sim_free(w->alloc, w->gpus);
   sim_free(w->alloc, w->gpu_slot);
   sim_free(w->alloc, w->gpu_owner);

@@ -46,9 +46,6 @@ struct work {
   bool *job_dark;     /* per job: a GPU of it on a dark rack */
   slot *slots;
   size_t nslots;
-  /* Per slot: the clock its GPUs ran at last (rack_gpu_phi_kept), for
-   * pacing it without the fleet cache's hash when nothing moved. */
-  rack_phi_memo *slot_clock;
   uint32_t *gpus;     /* the slots' GPU indices */
   uint32_t *gpu_slot; /* per fleet GPU: its slot or NO_SLOT */
   /* Per fleet GPU: its slot's owner, or work__nowners (the idle row of

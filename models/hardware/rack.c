@@ -60,6 +60,12 @@ static void free_per_group(rack_fleet *f) {
   sim_free(a, f->ceiling_w);
 }
 
+/* One clock solved: the type, cap and load it was solved for. */
+typedef struct rack_phi_memo {
+  double cap, sm, mem, busy, phi;
+  uint32_t type; /* UINT32_MAX: empty */
+} rack_phi_memo;
+
 /* Entries of the cache, a power of two: more than the distinct (cap,
  * load) pairs a period of bench-10k's fluid day holds. */
 #define PHI_MEMO_BITS 12
@@ -501,10 +507,10 @@ static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
          bits_of(m->busy) == bits_of(l.busy);
 }
 
-/* The clock of GPU i, whose type, cap and load are given, from the
- * fleet's cache. */
-static double phi_of(const rack_fleet *f, uint32_t type, double cap,
-                     gpu_load l) {
+double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
+  uint32_t type = f->type[i];
+  double cap = rack_gpu_cap_w(f, i);
+  gpu_load l = rack_gpu_load(f, i);
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
   uint64_t h = (bits_of(cap) * 0x9e3779b97f4a7c15ULL) ^
@@ -519,20 +525,6 @@ static double phi_of(const rack_fleet *f, uint32_t type, double cap,
                          gpu_load_clock_under_cap(f->types[type], cap, l),
                          type};
   return m->phi;
-}
-
-double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  return phi_of(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
-}
-
-double rack_gpu_phi_kept(const rack_fleet *f, uint32_t i, rack_phi_memo *kept) {
-  uint32_t type = f->type[i];
-  double cap = rack_gpu_cap_w(f, i);
-  gpu_load l = rack_gpu_load(f, i);
-  if (!memo_is(kept, type, cap, l))
-    *kept = (rack_phi_memo){cap, l.sm, l.mem, l.busy, phi_of(f, type, cap, l),
-                            type};
-  return kept->phi;
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {

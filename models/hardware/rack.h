@@ -199,21 +199,6 @@ double rack_fleet_min_efficiency(const rack_fleet *f);
  * takes that one's answer). */
 double rack_gpu_phi(const rack_fleet *f, uint32_t i);
 
-/* One clock solved: the type, cap and load it was solved for. */
-typedef struct rack_phi_memo {
-  double cap, sm, mem, busy, phi;
-  uint32_t type; /* UINT32_MAX: empty */
-} rack_phi_memo;
-
-/* rack_gpu_phi through an entry of the caller's own (a replica's or a
- * stage's: its GPUs keep their cap and load from one period to the next
- * more often than not), looked at first and refilled on a miss; *kept
- * starts empty (type UINT32_MAX). The same bits as rack_gpu_phi: the
- * entry holds what it returned for the same inputs, compared to the bit.
- * The fleet's cache is a hash into 4,096 entries; this is one read of
- * memory the caller walks in order anyway. */
-double rack_gpu_phi_kept(const rack_fleet *f, uint32_t i, rack_phi_memo *kept);
-
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
  * at its minimum cap and all other IT power at its maximum (its losses
  * at the curves' lowest efficiency). */

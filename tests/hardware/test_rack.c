@@ -533,40 +533,6 @@ static void clock_cache_is_the_solve(void **state) {
   rack_fleet_destroy(f);
 }
 
-/* A caller's own entry (rack_gpu_phi_kept) is the solve to the bit: 64
- * entries, each GPU's by its number (so each is shared by GPUs of both
- * types), caps, loads and racks' thermal caps moving at random in one
- * call of four and repeating among few values, so that calls hit and
- * miss; -0 must miss against 0. */
-static void kept_clock_is_the_solve(void **state) {
-  (void)state;
-  rack_fleet *f = two_groups(132000);
-  static const double acts[] = {0, -0.0, 0.13, 0.5, 1};
-  rack_phi_memo kept[64];
-  for (size_t k = 0; k < 64; k++)
-    kept[k].type = UINT32_MAX;
-  uint64_t s = 5;
-  for (int round = 0; round < 40; round++)
-    for (uint32_t i = 0; i < f->n; i++) {
-      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-      const gpu_spec *g = f->types[f->type[i]];
-      if ((s >> 60) < 4) { /* one call in four: the inputs move */
-        double a = acts[(s >> 33) % 5], m = acts[(s >> 40) % 5];
-        f->cap_w[i] = g->cap_min_w + (g->cap_max_w - g->cap_min_w) *
-                                         (double)((s >> 20) % 3) / 2;
-        f->thermal_cap_w[f->rack[i]] = (s >> 50) % 4 ? INFINITY : g->cap_min_w;
-        rack_set_load(f, i, (gpu_load){a, m, a > m ? a : m});
-      }
-      double want = gpu_load_clock_under_cap(g, rack_gpu_cap_w(f, i),
-                                             rack_gpu_load(f, i));
-      double got = rack_gpu_phi_kept(f, i, &kept[i % 64]);
-      if (memcmp(&got, &want, sizeof got) != 0)
-        fail_msg("round %d, GPU %u: %.17g, the solve %.17g", round, i, got,
-                 want);
-    }
-  rack_fleet_destroy(f);
-}
-
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -587,6 +553,5 @@ int main(void) {
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
   TEST_ADD(tests, n, clock_cache_is_the_solve);
-  TEST_ADD(tests, n, kept_clock_is_the_solve);
   return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
 }
