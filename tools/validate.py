@@ -126,6 +126,7 @@ EXPECTED = [
     "annual site PUE, liquid, Dallas", "annual site PUE, air, Dallas",
     "PUE at 10% over PUE at 90% load, liquid",
     "PUE at 10% over PUE at 90% load, air",
+    "PUE at 10% over PUE at 100% load", "PUE at 30% over PUE at 100% load",
     "annual PUE, default plant, GB200 NVL72 (liquid 85%)",
     "annual PUE, default plant, H100 HGX (air)",
     "POLCA oversubscription: requests served",
@@ -563,6 +564,10 @@ def figures(rows, nruns):
             rows, "PUE at 10% minus PUE at 50% load, air", ".3f"),
         "pue-100-50-air": _model(
             rows, "PUE at 100% minus PUE at 50% load, air", ".3f"),
+        "pue-wp113-10": _model(
+            rows, "PUE at 10% over PUE at 100% load", ".3f"),
+        "pue-wp113-30": _model(
+            rows, "PUE at 30% over PUE at 100% load", ".3f"),
     }
     served = _row(rows, "POLCA oversubscription: requests served")["model"]
     f["polca-served"] = f"{100 * (served - 1):.0f}%"

@@ -22,7 +22,8 @@
  * liquid column is a warm-water direct-to-chip loop, the air column a
  * chilled-water CRAH room of the kind the surveys describe. */
 typedef struct kind_defaults {
-  double supply_c, delta_t_k, tau_s, hx_approach_k, aux_share, flow_min;
+  double supply_c, delta_t_k, tau_s, hx_approach_k, aux_share, econ_fan_share;
+  double flow_min;
 } kind_defaults;
 
 static const kind_defaults defaults[] = {
@@ -50,6 +51,8 @@ static const kind_defaults defaults[] = {
              * (NREL/PR-2C00-70433, 2018), so its pumps and fans are
              * below 4%. */
             .aux_share = 0.04,
+            /* The dry-cooler fans of that estimate. */
+            .econ_fan_share = 0.025,
             /* Assumption: variable-speed pumps turn down to 20% flow. */
             .flow_min = 0.2,
         },
@@ -75,6 +78,8 @@ static const kind_defaults defaults[] = {
              * 6 K and 300 kPa, 1.8%; economizer fans ~2%: 10%. (Air-cooled
              * chillers' condenser fans are in their COP.) */
             .aux_share = 0.10,
+            /* The economizer fans of that estimate. */
+            .econ_fan_share = 0.02,
             /* Assumption: EC/VFD CRAH fans turn down to 30% speed; the
              * power falls with the cube of it (Vertiv/Emerson, "Using EC
              * plug fans to improve energy efficiency of chilled water
@@ -182,6 +187,14 @@ static const scn_field loop_fields[] = {
     QTY("pump_fan_power", aux_share, UNITS_FRACTION, 0, 1, 0, NULL,
         "pumps and fans at design flow per W of capacity; default 4% liquid, "
         "10% air"),
+    /* A dry cooler that can take no heat (the outdoor air too warm to
+     * bring the return water down) is valved off and its fans stopped:
+     * a fan moving air over a coil that removes nothing is waste no
+     * economizer control allows. A tower serves the chiller's condenser
+     * too, so an evaporative plant's fans run while it rejects heat. */
+    QTY("economizer_fan_power", econ_fan_share, UNITS_FRACTION, 0, 1, 0, NULL,
+        "the part of pump_fan_power that is the dry economizer's fans, "
+        "off while it takes no heat; default 2.5% liquid, 2% air"),
     QTY("min_flow", flow_min, UNITS_FRACTION, 0, 1, 0, NULL,
         "lowest flow share of pumps and fans; default 20% liquid, 30% air"),
     /* The fan and pump affinity laws: power goes with the cube of speed
@@ -254,6 +267,7 @@ static void fill_defaults(cool_loop_config *c) {
   fill(&c->tau_s, d->tau_s);
   fill(&c->hx_approach_k, d->hx_approach_k);
   fill(&c->aux_share, d->aux_share);
+  fill(&c->econ_fan_share, d->econ_fan_share);
   fill(&c->flow_min, d->flow_min);
 }
 
@@ -267,6 +281,14 @@ static int check_loop(void *obj, const scn_loc *loc, void *user,
                     "ASHRAE's widest air class, A4, allows 5-45 degC",
                     "%s: air supply %g degC is above %g degC", c->name,
                     c->supply_c, AIR_SUPPLY_MAX_C);
+  if (c->econ_fan_share > c->aux_share)
+    return scn_fail(loc,
+                    scn_given(loc, "economizer_fan_power")
+                        ? "economizer_fan_power"
+                        : "pump_fan_power",
+                    err, "the economizer's fans are part of the pumps and fans",
+                    "%s: economizer fans %g above pumps and fans %g", c->name,
+                    c->econ_fan_share, c->aux_share);
   if (c->cop_min > c->cop_max)
     return scn_fail(loc, "cop_min", err, NULL,
                     "%s: cop_min %g is above cop_max %g", c->name, c->cop_min,
@@ -360,11 +382,15 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
 /* Why the flow follows the removal: variable-speed drives hold the design
  * temperature rise, so flow goes with heat. A fixed-speed plant would be
  * flow_min = 1. */
-static double aux_power(const cool_loop_config *c, double removed_w) {
+static double aux_power(const cool_loop_config *c, double removed_w,
+                        double free_share) {
   double flow = removed_w / c->capacity_w;
   if (flow < c->flow_min)
     flow = c->flow_min;
-  return c->aux_share * c->capacity_w * pow(flow, c->affinity);
+  double share = c->aux_share;
+  if (c->rejection == COOL_DRY && !(free_share > 0))
+    share -= c->econ_fan_share; /* the dry cooler idle: see the schema */
+  return share * c->capacity_w * pow(flow, c->affinity);
 }
 
 /* A derated loop keeps its heat exchangers and pipes (UA and C) and its
@@ -391,7 +417,7 @@ cool_power cool_power_wet(const cool_loop_config *c, double share,
   p.at_capacity = p.removed_w >= share * c->capacity_w;
   p.free_share = cool_free_share(c, temp_c, sink);
   p.cop = cool_cop(c, sink);
-  p.aux_w = aux_power(c, p.removed_w);
+  p.aux_w = aux_power(c, p.removed_w, p.free_share);
   p.free_w = p.free_share * p.removed_w;
   /* The pumps' and fans' work is heat in the coolant too. */
   double load = (1 - p.free_share) * (p.removed_w + p.aux_w);
@@ -478,7 +504,9 @@ static int loop_rhs(double t, const double y[], double dydt[], void *params) {
 static bool config_usable(const cool_loop_config *c) {
   return c->capacity_w > 0 && c->delta_t_k > 0 && c->tau_s > 0 &&
          isfinite(c->supply_c) && c->cop_min > 0 && c->cop_min <= c->cop_max &&
-         c->eta > 0 && c->aux_share >= 0 && c->flow_min >= 0 &&
+         c->eta > 0 && c->aux_share >= 0 &&
+         c->econ_fan_share >= 0 && c->econ_fan_share <= c->aux_share &&
+         c->flow_min >= 0 &&
          isfinite(c->affinity) && c->plr_min > 0 &&
          c->eir_plr[0] + c->eir_plr[1] + c->eir_plr[2] > 0 &&
          (c->rejection != COOL_EVAPORATIVE ||

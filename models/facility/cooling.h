@@ -37,6 +37,8 @@
  *
  *   P_aux = s_aux capacity max(R / capacity, flow_min)^n,   n = 3
  *
+ * less the dry economizer's own fans (s_econ of s_aux) while it takes no
+ * heat (f = 0: the dry cooler is valved off and its fans stop),
  * and their work ends up as heat the plant rejects too, so the chiller
  * carries L = (1 - f) (R + P_aux). COP above is its full-load COP; at
  * part-load ratio PLR = L / capacity the chiller draws, in DOE-2's form
@@ -94,6 +96,7 @@ typedef struct cool_loop_config {
   double eta;                /* chiller's fraction of Carnot COP */
   double cop_min, cop_max;
   double aux_share; /* pumps and fans at design flow, per W of capacity */
+  double econ_fan_share; /* ... of which the dry economizer's fans */
   double flow_min;  /* the lowest flow share pumps and fans turn down to */
   double affinity;  /* exponent of flow in pump/fan power (3) */
   int rejection;    /* cool_rejection */
@@ -105,7 +108,8 @@ typedef struct cool_loop_config {
 } cool_loop_config;
 
 /* The schema of one loop. Fields whose default depends on the kind
- * (supply, delta_t, time_constant, hx_approach, aux_share, flow_min) are
+ * (supply, delta_t, time_constant, hx_approach, aux_share, econ_fan_share,
+ * flow_min) are
  * filled by its check hook. Free a bound config with scn_release. */
 extern const scn_schema cool_loop_schema;
 

@@ -67,8 +67,12 @@
  *        + 2 L_moe (alpha + B/ep k d 2 (ep-1)/ep / link_bw)
  *
  * with the same link bandwidth and latency as the all-reduce (rl_config:
- * NVLink per direction, NCCL-scale latency). Load imbalance between the
- * GPUs' experts is not modelled: the step reads D(B)/ep experts per GPU.
+ * NVLink per direction, NCCL-scale latency). The GPUs' experts are not
+ * touched evenly: each layer's combine waits for the GPU whose experts
+ * the batch touched most, so the weights' time t_w streams that GPU's
+ * share, D_max(B) experts a layer (the expected largest of ep binomial
+ * counts, roofline.c), while the HBMs carry the mean D(B)/ep (bytes, and
+ * so the power); the other GPUs wait as on an all-reduce.
  * Prefill of a prompt of n tokens is compute-bound:
  *
  *   flops = 2 N_active n + 2 L d n^2  (causal attention: half of 4 L d n^2)

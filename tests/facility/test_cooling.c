@@ -262,6 +262,42 @@ static void free_share_is_linear_between_edges(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
+/* The dry economizer's fans stop while it takes no heat; a tower's run
+ * on, since it serves the chiller's condenser too. At full capacity the
+ * flow is 1, so the pumps and fans draw their share of it. */
+typedef struct econ_fan_case {
+  const char *name, *yaml;
+  double outdoor_c, aux_share;
+} econ_fan_case;
+
+static const econ_fan_case econ_fans[] = {
+    {"dry liquid, economizer idle", LIQUID, 38, 0.04 - 0.025},
+    {"dry liquid, economizer half", LIQUID, 27, 0.04},
+    {"dry air, economizer idle", AIR, 30, 0.10 - 0.02},
+    {"tower, economizer idle", LIQUID "heat_rejection: evaporative\n", 38,
+     0.04},
+};
+
+static void econ_fans_follow_the_dry_cooler(void **state) {
+  const econ_fan_case *ec = *state;
+  cool_loop_config c;
+  bind_ok(ec->yaml, &c);
+  cool_power p = cool_steady_wet(&c, 1, c.capacity_w, ec->outdoor_c,
+                                 ec->outdoor_c);
+  assert_close(p.aux_w, ec->aux_share * c.capacity_w, 1e-12, 0);
+  scn_release(&cool_loop_schema, &c);
+}
+
+/* The economizer's fans are part of the pumps and fans: less of the
+ * whole than of the part is refused, at the key given. */
+static void econ_fans_within_pumps_and_fans(void **state) {
+  (void)state;
+  test_schema_rejects(&cool_loop_schema, "loop.yaml",
+                      LIQUID "pump_fan_power: 2%\n", "loop.yaml:4:");
+  test_schema_rejects(&cool_loop_schema, "loop.yaml",
+                      AIR "economizer_fan_power: 11%\n", "loop.yaml:4:");
+}
+
 /* ------------------------------------------------------------------ */
 /* A year of weather                                                   */
 /* ------------------------------------------------------------------ */
@@ -418,6 +454,8 @@ int main(void) {
   TEST_ROWS(tests, n, chiller_cop_is_bounded_carnot, cops);
   TEST_ADD(tests, n, cop_falls_as_outdoor_warms);
   TEST_ROWS(tests, n, free_share_is_linear_between_edges, frees);
+  TEST_ROWS(tests, n, econ_fans_follow_the_dry_cooler, econ_fans);
+  TEST_ADD(tests, n, econ_fans_within_pumps_and_fans);
   TEST_ADD(tests, n, annual_pue_on_2023_weather);
   TEST_ADD(tests, n, free_hours_rise_with_supply);
   return _cmocka_run_group_tests("cooling", tests, n, NULL, NULL);

@@ -159,10 +159,14 @@ static double hall_pue(const hall *h, double load, double outdoor_c) {
 #define HGX_HALL 13 * 40.8e3
 
 /* Issue 22's bar on the shape: PUE at 10% IT load at least 0.05 above
- * PUE at 50%, and PUE at 100% at most 0.05 above it. The first holds on
- * both default plants; the second is shown, not asserted, for the air
- * plant: its CRAH fans' cube law (10% of capacity at design flow) lifts
- * full load by just over 0.05. */
+ * PUE at 50%, and PUE at 100% at most 0.05 above it. Both hold on both
+ * default plants. On the air plant at 15 degC the rise from 50% to 100%
+ * is its pumps' and fans' cube law (+0.050: 1.65% of IT at 50%, 6.6% at
+ * full), less the power chain's fixed losses spread wider (0.083 to
+ * 0.074) with the chiller flat (0.210 to 0.209): +0.039. It was +0.054 while the model ran the dry economizer's fans
+ * (2% of capacity) with the economizer idle (at 15 degC the air plant's
+ * 7 degC water is out of a dry cooler's reach, so it takes no heat); a
+ * real plant valves the dry cooler off and stops them (cooling.c). */
 static void issue_bar_rows(const hall *h, const char *which,
                            const char *plant) {
   static const char basis[] = "issue 22's target on the curve's shape";
@@ -179,8 +183,7 @@ static void issue_bar_rows(const hall *h, const char *which,
   validate_row(VALIDATE_KIND_BAR, basis, VALIDATE_FACILITY, fig, src, cond,
                "PUE", NAN, p100 - p50, -INFINITY, 0.05, "<= 0.05");
   assert_true(p10 - p50 >= 0.05);
-  if (h->liquid_share > 0)
-    assert_true(p100 - p50 <= 0.05);
+  assert_true(p100 - p50 <= 0.05);
 }
 
 /* WP113 ("Effect of under-loading", its figure of efficiency against IT
@@ -228,6 +231,98 @@ static void pue_rises_at_part_load(void **state) {
   assert_true(a10 > hall_pue(&air, 0.5, 15));
   hall_fini(&liquid);
   hall_fini(&air);
+}
+
+/* ------------------------------------------------------------------ */
+/* The curve's shape against WP113's typical data center               */
+/* ------------------------------------------------------------------ */
+
+/* Rasmussen, "Electrical Efficiency Modeling for Data Centers", APC/
+ * Schneider Electric White Paper 113 (Rev 1 2006, Rev 2 2012): its
+ * typical data center (dual power path, N+1 CRAC units, a chiller plant,
+ * no economizer) as its three-parameter model computes it at part load.
+ * Its points are in data/pue_curve/wp113_typical_dc.csv (see
+ * data/SOURCES.md for how they were read). The plant the model can make
+ * closest to it: the default air (chilled-water CRAH) plant of the H100
+ * HGX hall with its fans at fixed speed (min_flow 100%, WP113's CRAC is a
+ * no-load loss only) and a 2N power path (each UPS carries at most half
+ * of the load: the chain rated at twice the IT), at 15 degC. Not
+ * modelled: N+1 CRAC units, WP113's oversizing and its humidifiers.
+ *
+ * The bands, fixed before the model was run:
+ * - PUE(10%) / PUE(100%): the span of the paper's two revisions (Rev 1
+ *   10 / 1.96 = 5.10, Rev 2 6.0 / 1.8 = 3.33), widened by 10% each way
+ *   for reading a figure: 3.0-5.6.
+ * - PUE(30%) / PUE(100%): Rev 1 only, 3.33 / 1.96 = 1.70; +-20%, since
+ *   the two revisions differ by that much about their mean at 10%:
+ *   1.36-2.04.
+ * Nothing was fitted to them. */
+
+typedef struct wp113_point {
+  int revision;
+  double load, pue;
+} wp113_point;
+
+static size_t wp113_points(wp113_point *pt, size_t cap) {
+  FILE *f = test_data_open("pue_curve/wp113_typical_dc.csv");
+  char line[512];
+  size_t n = 0;
+  while (fgets(line, sizeof line, f) != NULL && n < cap)
+    if (sscanf(line, "%d,%lf,%lf", &pt[n].revision, &pt[n].load,
+               &pt[n].pue) == 3)
+      n++;
+  fclose(f);
+  return n;
+}
+
+/* PUE at load share `load` over PUE at full load, revision `rev`; NAN
+ * if the revision gives either point. */
+static double wp113_ratio(const wp113_point *pt, size_t n, int rev,
+                          double load) {
+  double at = NAN, full = NAN;
+  for (size_t k = 0; k < n; k++) {
+    if (pt[k].revision != rev)
+      continue;
+    if (fabs(pt[k].load - load) < 1e-9)
+      at = pt[k].pue;
+    if (fabs(pt[k].load - 1) < 1e-9)
+      full = pt[k].pue;
+  }
+  return at / full;
+}
+
+static void pue_curve_against_wp113(void **state) {
+  (void)state;
+  wp113_point pt[16];
+  size_t n = wp113_points(pt, 16);
+  assert_int_equal(n, 5);
+  double r10_1 = wp113_ratio(pt, n, 1, 0.1), r10_2 = wp113_ratio(pt, n, 2, 0.1),
+         r30 = wp113_ratio(pt, n, 1, 0.3);
+  hall h;
+  hall_init(&h, "WP113-like", HGX_HALL, 0);
+  h.air.flow_min = 1;
+  h.chain.rating_w = 2 * HGX_HALL;
+  double m10 = hall_pue(&h, 0.1, 15) / hall_pue(&h, 1, 15);
+  double m30 = hall_pue(&h, 0.3, 15) / hall_pue(&h, 1, 15);
+  print_message("WP113 shape: PUE(10%%)/PUE(100%%) model %.3f, source "
+                "%.2f (Rev 1) %.2f (Rev 2); PUE(30%%)/PUE(100%%) model %.3f, "
+                "source %.2f; model PUE at 10/30/100%%: %.3f %.3f %.3f\n",
+                m10, r10_1, r10_2, m30, r30, hall_pue(&h, 0.1, 15),
+                hall_pue(&h, 0.3, 15), hall_pue(&h, 1, 15));
+  static const char src[] =
+      "Rasmussen, APC WP113 (Rev 1, 2): typical data center's part-load "
+      "curve, data/pue_curve";
+  static const char cond[] = "air plant, fixed-speed fans, 2N power path, "
+                             "15 degC";
+  double lo = 0.9 * fmin(r10_1, r10_2), hi = 1.1 * fmax(r10_1, r10_2);
+  validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
+               VALIDATE_FACILITY, "PUE at 10% over PUE at 100% load", src,
+               cond, "ratio", r10_1, m10, lo, hi, "the two revisions +-10%");
+  validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
+               VALIDATE_FACILITY, "PUE at 30% over PUE at 100% load", src,
+               cond, "ratio", r30, m30, 0.8 * r30, 1.2 * r30, "+-20%");
+  assert_true(m10 > m30 && m30 > 1);
+  hall_fini(&h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -323,23 +418,33 @@ static void evaporative_hall_init(hall *h, double rated_w) {
  * hall on Frankfurt's 2023 weather (the nearest climate the repository
  * has) at 70% load. Nothing was set to it (the liquid loop's 4% pumps and
  * fans were estimated from their flows and pressures; ESIF is cited there
- * only as a floor). */
+ * only as a floor).
+ *
+ * Why it fails (1.110 against 1.04 +-5%): not the climate. The model's
+ * cooling alone adds 0.035 (IT + cooling over IT: 1.035, ESIF's whole
+ * figure); its default power chain adds 0.075 (UPS 0.042 at 70% of its
+ * rating, fixed loads 0.014, distribution 0.010, transformer 0.009).
+ * NREL describes ESIF's racks as fed at 480 V, fewer conversions than
+ * this default chain (a double-conversion UPS in front of every watt);
+ * the sources cited here do not say how much of its load is on a UPS.
+ * Golden's weather is not in data/weather (only San Jose, Dallas and
+ * Frankfurt are), and a cooler, drier year could only lower the 0.035. */
 static void evaporative_annual_pue_against_esif(void **state) {
   (void)state;
   load_frankfurt();
   hall h;
   evaporative_hall_init(&h, NVL72_HALL);
-  double fac = 0, it = 0.7 * h.rated_w;
+  double elec = 0, cool = 0, it = 0.7 * h.rated_w;
   for (int k = 0; k < HOURS; k++) {
     double wet = water_wet_bulb_c(temps[k], rhs[k]);
-    fac += it + elec_overhead_w(&h.chain, it) +
-           cool_steady_wet(&h.liquid, 1, 0.85 * it, temps[k], wet).total_w +
-           cool_steady_wet(&h.air, 1, 0.15 * it, temps[k], wet).total_w;
+    elec += elec_overhead_w(&h.chain, it);
+    cool += cool_steady_wet(&h.liquid, 1, 0.85 * it, temps[k], wet).total_w +
+            cool_steady_wet(&h.air, 1, 0.15 * it, temps[k], wet).total_w;
   }
-  double pue = fac / (it * HOURS);
+  double pue = 1 + (elec + cool) / (it * HOURS);
   print_message("annual PUE, evaporative GB200 NVL72 hall, Frankfurt 2023, "
-                "70%% load: %.3f\n",
-                pue);
+                "70%% load: %.3f (power chain %.3f, cooling %.3f)\n",
+                pue, elec / (it * HOURS), cool / (it * HOURS));
   validate_row(VALIDATE_KIND_VALIDATION, "nothing set to it",
                VALIDATE_FACILITY,
                "annual PUE, evaporative warm-water hall (GB200 NVL72)",
@@ -371,6 +476,7 @@ int main(void) {
   TEST_ADD(tests, n, transformer_losses_in_ieee_band);
   TEST_ADD(tests, n, chain_adds_up_in_order);
   TEST_ADD(tests, n, pue_rises_at_part_load);
+  TEST_ADD(tests, n, pue_curve_against_wp113);
   TEST_ADD(tests, n, default_plants_annual_pue_in_bands);
   TEST_ADD(tests, n, evaporative_annual_pue_against_esif);
   TEST_ADD(tests, n, bad_chain_is_rejected);

@@ -291,7 +291,22 @@ static year run_year(const cool_loop_config *c) {
  * Efficiency", and "Data Center Water-Savings Win Wins", 2018): 7,570-
  * 9,460 m3 over 8,760 MWh, a WUE of 0.86-1.08 L/kWh. Frankfurt's 2023
  * weather (annual mean 11.6 degC, more humid) is the nearest the
- * repository has. Nothing was set to it. */
+ * repository has. Nothing was set to it.
+ *
+ * Why it fails (1.81 against 0.86-1.08): not the climate, nor the cycles.
+ * The model's tower evaporates 1.316 L per kWh it rejects whatever the
+ * weather (the 0.00085-per-degree-F rule, water.h), and at 4 cycles its
+ * blowdown adds a third: 1.755 L per kWh rejected, and it rejects the IT
+ * heat and the plant's own 3%: 1.81 per IT kWh. With no blowdown at all
+ * (infinite cycles) it would still be 1.36, above the band, so no cycles
+ * setting and no year of weather reaches ESIF. What differs is how much
+ * of the heat goes through a tower: ESIF reuses its racks' heat to heat
+ * its building, and the document cited for its water is about the dry
+ * (thermosyphon) cooler put ahead of its towers to save water; this
+ * plant sends every joule to the tower. The rule also holds the tower's
+ * evaporated share fixed where cold, dry air (Golden's winters) carries
+ * more of the heat away as sensible heat. Golden's weather is not in
+ * data/weather. */
 static void evaporative_year_against_esif(void **state) {
   (void)state;
   load_weather("DE-LU_2023_weather.csv");

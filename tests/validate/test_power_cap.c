@@ -45,7 +45,7 @@
  * batch-1 cap row holds (asserted): a 300 W limit lowers the SM clock to
  * about 0.67, the memory-bound decode keeps its speed above the memory
  * knee, and only the fixed costs' kernels slow. KNOWN GAP, shown failing
- * and not asserted: the decode power, about 500-530 W, 1.7-1.8x the top
+ * and not asserted: the decode power, about 490-530 W, 1.6-1.8x the top
  * of the measured range; and, from it, batch 64 keeps 0.95, not 0.97:
  * the modelled draw is over 300 W, so the model's cap binds where the
  * measured one never did, and the fixed costs (a quarter of that step)
@@ -75,18 +75,18 @@
  * least 0.90 kept, +-15% on the share kept at 350 W. Nothing was fitted
  * to this paper. The power and the 430 W row hold (the latter asserted).
  * KNOWN GAP, shown failing and not asserted: at 350 W the model keeps
- * 0.88 of its speed where the measurement keeps 0.64. Half of this step
- * (15.7 of 32.4 ms) is the engine's fixed costs, most of them the MoE
- * layers' (94 at vllm's fitted moe_layer_overhead); only their kernels'
- * share act_fixed (39%, the power fit's) follows the SM clock, 0.59 at
- * 350 W, the host's share not (models/work/roofline.h). Keeping 0.64
- * would need about 80% of the step on the clock: even all of the fixed
- * costs on it keep 0.75, as the other half, memory-bound above the knee,
- * keeps its speed. So the measured loss says either the memory-bound
- * work slows under this cap too (a knee above 0.59 on Blackwell, which no
- * measured B200 cap-to-clock curve here can tell) or the clock falls
- * lower than phi^gamma puts it; sglang's fixed costs may also differ
- * from vllm's fitted ones. */
+ * 0.87 of its speed where the measurement keeps 0.64. Half of this step
+ * (14.7 of 31.7 ms, the test prints them) is the engine's fixed costs,
+ * most of them the MoE layers' (94 at vllm's fitted moe_layer_overhead);
+ * only their kernels' share act_fixed (45%, the power fit's) follows the
+ * SM clock, 0.58 at 350 W, the host's share not (models/work/roofline.h).
+ * Keeping 0.64 would need about 77% of the step on the clock: even all of
+ * the fixed costs on it keep 0.75, as the other half, memory-bound above
+ * the knee, keeps its speed. So the measured loss says either the
+ * memory-bound work slows under this cap too (a knee above 0.58 on
+ * Blackwell, which no measured B200 cap-to-clock curve here can tell)
+ * or the clock falls lower than phi^gamma puts it; sglang's fixed costs
+ * may also differ from vllm's fitted ones. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -205,24 +205,26 @@ static const char kim_cond[] =
 
 /* The decode GPU of Kim et al.'s TP1 PD lane pair: its power uncapped, W,
  * and the share of its speed kept at limit_w. */
-static double b200_decode(double limit_w, double *kept, double *phi_out) {
+static double b200_decode(double limit_w, double *kept, double *phi_out,
+                          rl_step *full) {
   rl_replica r = test_replica("B200", "Qwen3-235B-A22B", "fp4", 1);
   const double batch = 24, context = 385.3 + 206.1 / 2;
-  rl_step s;
-  rl_decode_step(&r, batch, context, 1, &s);
-  double phi = clock_at(&r, limit_w, s.load);
+  rl_decode_step(&r, batch, context, 1, full);
+  double phi = clock_at(&r, limit_w, full->load);
   *phi_out = phi;
-  *kept = s.t / rl_decode_step_s(&r, batch, context, phi);
-  return gpu_load_power(r.gpu, 1, s.load);
+  *kept = full->t / rl_decode_step_s(&r, batch, context, phi);
+  return gpu_load_power(r.gpu, 1, full->load);
 }
 
 static void b200_decode_under_a_cap(void **state) {
   (void)state;
-  double k430, k350, f430, f350, p = b200_decode(430, &k430, &f430);
-  b200_decode(350, &k350, &f350);
-  print_message("B200 235B NVFP4 decode: %.0f W uncapped; keeps %.3f at "
-                "430 W (clock %.3f), %.3f at 350 W (clock %.3f)\n",
-                p, k430, f430, k350, f350);
+  rl_step s;
+  double k430, k350, f430, f350, p = b200_decode(430, &k430, &f430, &s);
+  b200_decode(350, &k350, &f350, &s);
+  print_message("B200 235B NVFP4 decode: %.0f W uncapped, step %.1f ms of "
+                "which fixed %.1f ms; keeps %.3f at 430 W (clock %.3f), %.3f "
+                "at 350 W (clock %.3f)\n",
+                p, 1e3 * s.t, 1e3 * s.t_fixed, k430, f430, k350, f350);
   validate_row_rel(VALIDATE_KIND_VALIDATION,
                    "nothing was fitted to this paper; the power model is "
                    "fitted on the ML.ENERGY H100 runs",
