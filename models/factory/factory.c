@@ -275,23 +275,15 @@ static int set_power(void *ctx, sim_time now, double *facility_w) {
   return rc;
 }
 
-/* The one model that holds GPUs (the workloads), by its slots hook. */
-static size_t holder(void) {
-  size_t m = 0;
-  while (m + 1 < factory_nmodels && factory_models[m]->slots == NULL)
-    m++;
-  return m;
-}
-
 static const uint32_t *gpu_slots(void *ctx) {
   factory *f = ctx;
-  size_t m = holder();
+  size_t m = f->holder; /* the workloads (factory_build.c) */
   return factory_models[m]->slots(f->state[m]);
 }
 
 static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
   factory *f = ctx;
-  size_t m = holder();
+  size_t m = f->holder;
   factory_models[m]->unit(f->state[m], k, u);
 }
 

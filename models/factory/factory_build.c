@@ -90,6 +90,10 @@ static int create_models(factory *f, sim_error *err) {
   f->state = sim_calloc(f->alloc, factory_nmodels + 1, sizeof *f->state);
   if (f->state == NULL)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  f->holder = 0;
+  while (f->holder + 1 < factory_nmodels &&
+         factory_models[f->holder]->slots == NULL)
+    f->holder++;
   int rc = SIM_OK;
   for (size_t m = 0; m < factory_nmodels && rc == SIM_OK; m++)
     if (factory_models[m]->create != NULL)

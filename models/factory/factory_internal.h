@@ -106,6 +106,10 @@ struct factory {
   double sampled_energy_j;
   factory_break broken; /* a test seam (factory__test_break) */
   void **state;         /* per row of factory_models: the model's own state */
+  /* The row of the one model that holds GPUs (the workloads: the first
+   * with a slots hook), found once: power control asks it for every
+   * unit every period. */
+  size_t holder;
 };
 
 /* The columns of the /facility row (factory_books.c declares them); a

@@ -39,8 +39,10 @@ static bool slot_on_dark(const work *w, const slot *s) {
 void work__slot_take(work *w, size_t k, const uint32_t *list) {
   slot *s = &w->slots[k];
   memcpy(w->gpus + s->first, list, s->n * sizeof *list);
-  for (uint32_t i = 0; i < s->n; i++)
+  for (uint32_t i = 0; i < s->n; i++) {
     w->gpu_slot[list[i]] = (uint32_t)k;
+    w->gpu_owner[list[i]] = s->owner;
+  }
   s->active = true;
   s->dark = slot_on_dark(w, s);
   w->busy += s->n;
@@ -48,8 +50,10 @@ void work__slot_take(work *w, size_t k, const uint32_t *list) {
 
 static void slot_free(work *w, size_t k) {
   slot *s = &w->slots[k];
-  for (uint32_t i = 0; i < s->n; i++)
+  for (uint32_t i = 0; i < s->n; i++) {
     w->gpu_slot[w->gpus[s->first + i]] = NO_SLOT;
+    w->gpu_owner[w->gpus[s->first + i]] = (uint32_t)work__nowners(w);
+  }
   sched_release(w->sched, w->gpus + s->first, s->n);
   s->active = false;
   s->dark = false;
@@ -431,18 +435,35 @@ void work_faults(work *w) {
     sim_engine_fail(w->engine, rc, "applying a fault: %s", sim_strerror(rc));
 }
 
+/* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
+ * by GPU in fleet order: the additions of `sum[owner[i]] += power[i]`, so
+ * the same bits. A run of GPUs of one owner (a replica's, a stage's, a
+ * rack's free ones) adds in a register and stores once: the per-GPU
+ * store and reload of the same sum was the loop's whole cost. */
+void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
+                      uint32_t n) {
+  if (n == 0)
+    return;
+  uint32_t o = owner[0];
+  double acc = sum[o];
+  for (uint32_t i = 0; i < n; i++) {
+    if (owner[i] != o) {
+      sum[o] = acc;
+      o = owner[i];
+      acc = sum[o];
+    }
+    acc += power[i];
+  }
+  sum[o] = acc;
+}
+
 void work_attribute(work *w, double dt, double g_per_kwh) {
   const rack_fleet *fl = w->fleet;
   size_t n = work__nowners(w);
+  double overhead = 0;
   memset(w->tick_j, 0, (n + 1) * sizeof *w->tick_j);
-  double idle = 0, overhead = 0;
-  for (uint32_t i = 0; i < fl->n; i++) {
-    uint32_t k = w->gpu_slot[i];
-    if (k == NO_SLOT)
-      idle += fl->power_w[i];
-    else
-      w->tick_j[w->slots[k].owner] += fl->power_w[i];
-  }
+  work__owner_sums(w->tick_j, w->gpu_owner, fl->power_w, fl->n);
+  double idle = w->tick_j[n];
   for (uint32_t r = 0; r < fl->nracks; r++)
     overhead += fl->rack_power_w[r] - fl->gpu_power_w[r];
   w->idle_j += idle * dt;

@@ -166,11 +166,13 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   w->slots = sim_calloc(a, nslots + 1, sizeof *w->slots);
   w->gpus = sim_calloc(a, ngpus + 1, sizeof *w->gpus);
   w->gpu_slot = sim_calloc(a, fl->n, sizeof *w->gpu_slot);
+  w->gpu_owner = sim_calloc(a, fl->n, sizeof *w->gpu_owner);
   w->phi = sim_calloc(a, maxpp, sizeof *w->phi);
   w->blocked = sim_calloc(a, fl->n, sizeof *w->blocked);
   w->blocked_n = sim_calloc(a, fl->nracks, sizeof *w->blocked_n);
   w->blocked_dark = sim_calloc(a, fl->nracks, sizeof *w->blocked_dark);
-  return w->slots && w->gpus && w->gpu_slot && w->phi && w->blocked &&
+  return w->slots && w->gpus && w->gpu_slot && w->gpu_owner && w->phi &&
+         w->blocked &&
          w->blocked_n && w->blocked_dark;
 }
 
@@ -179,8 +181,10 @@ static int alloc_slots(work *w) {
   count_slots(w, &nslots, &ngpus, &maxpp);
   if (!alloc_gpus(w, nslots, ngpus, maxpp) || !alloc_owners(w))
     return SIM_ENOMEM;
-  for (uint32_t i = 0; i < w->fleet->n; i++)
+  for (uint32_t i = 0; i < w->fleet->n; i++) {
     w->gpu_slot[i] = NO_SLOT;
+    w->gpu_owner[i] = (uint32_t)work__nowners(w);
+  }
   for (size_t j = 0; j < w->njobs; j++)
     w->deadline_s[j] = NAN;
   lay_out_slots(w);
@@ -356,6 +360,7 @@ void work_destroy(work *w) {
   sim_free(w->alloc, w->slots);
   sim_free(w->alloc, w->gpus);
   sim_free(w->alloc, w->gpu_slot);
+  sim_free(w->alloc, w->gpu_owner);
   sim_free(w->alloc, w->phi);
   sim_free(w->alloc, w->tick_j);
   sim_free(w->alloc, w->owner_j);

@@ -48,6 +48,10 @@ struct work {
   size_t nslots;
   uint32_t *gpus;     /* the slots' GPU indices */
   uint32_t *gpu_slot; /* per fleet GPU: its slot or NO_SLOT */
+  /* Per fleet GPU: its slot's owner, or work__nowners (the idle row of
+   * tick_j) when free; kept with gpu_slot so the books' per-GPU pass
+   * reads one array, not the slot through gpu_slot. */
+  uint32_t *gpu_owner;
   double *phi;        /* scratch: per stage of one job */
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
@@ -74,6 +78,11 @@ struct work {
    * first, so a run without them is as before. */
   struct work_client *client;
 };
+
+/* workloads.c: sum[owner[i]] += power[i] for i in [0, n), in that order
+ * (the same bits), one store per run of equal owners. */
+void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
+                      uint32_t n);
 
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);
