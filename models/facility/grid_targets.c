@@ -24,6 +24,7 @@ typedef struct targets {
   double last_s; /* the latest time read */
   dr_event *ev;
   size_t n, cap;
+  size_t rows; /* rows read, past the run's end included */
 } targets;
 
 static int read_header(targets *t) {
@@ -69,6 +70,7 @@ static int read_row(targets *t, char *line, double grain_s, double end_s) {
                     need + 1, n);
   dr_event e = {.cut = NAN, .level_w = NAN};
   int rc = read_time(t, f[t->tcol], grain_s, &e.start_s);
+  t->rows++;
   char *v = f[t->vcol];
   v += strspn(v, " ");
   if (rc == SIM_OK && e.start_s >= end_s)
@@ -117,7 +119,7 @@ int grid_read_targets(grid *g, const char *path, double grain_s,
   for (char *line; rc == SIM_OK && (line = csv_next_line(&t.r)) != NULL;)
     if (line[strspn(line, " \t")] != '\0')
       rc = read_row(&t, line, grain_s, duration_s);
-  if (rc == SIM_OK && t.n == 0)
+  if (rc == SIM_OK && t.rows == 0) /* rows all past a shortened run: none */
     rc = csv_fail(&t.r, NULL, NULL, "no targets: expected rows of "
                                     "time_s and a target");
   if (rc == SIM_OK)

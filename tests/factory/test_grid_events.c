@@ -128,7 +128,22 @@ static const bad_file bad_files[] = {
      "targets.csv:2:1: column 'time_s': 630 s is not a whole multiple of "
      "sample_period 60 s"},
     {"cut above 1", "time_s,cut\n600,1.5\n", "targets.csv:2:5: column 'cut'"},
+    {"no rows", "time_s,cut\n", "targets.csv:1:1: no targets"},
 };
+
+/* A shortened run of a DR scenario (--set duration=...) that ends before
+ * the file's first target runs, with no event: the rows are there. */
+static void targets_past_a_short_run_are_none(void **state) {
+  (void)state;
+  test_scenario_file("targets.csv", "time_s,cut\n3600,0.4\n7200,\n");
+  const char *path = test_scenario_file(
+      "dr.yaml", "name: d\nseed: 1\nduration: 1 h\nsample_period: 1 min\n"
+                 "power: {cap: 60 kW}\ngrid: {dr_file: targets.csv}\n" RACK);
+  test_run r;
+  test_run_file(&r, path, NULL, 0);
+  assert_int_equal(r.sum.dr_events, 0);
+  test_run_free(&r);
+}
 
 static void bad_targets_fail_at_their_line(void **state) {
   const bad_file *b = *state;
@@ -152,6 +167,7 @@ int main(void) {
   TEST_ADD(tests, n, long_sag_trips_and_returns);
   TEST_ADD(tests, n, ups_alone_leaves_it_dark);
   TEST_ADD(tests, n, alignment_counted_by_hand);
+  TEST_ADD(tests, n, targets_past_a_short_run_are_none);
   TEST_ROWS(tests, n, bad_targets_fail_at_their_line, bad_files);
   return _cmocka_run_group_tests("grid_events", tests, n, NULL, NULL);
 }
