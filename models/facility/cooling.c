@@ -194,7 +194,8 @@ static const scn_field loop_fields[] = {
      * too, so an evaporative plant's fans run while it rejects heat. */
     QTY("economizer_fan_power", econ_fan_share, UNITS_FRACTION, 0, 1, 0, NULL,
         "the part of pump_fan_power that is the dry economizer's fans, "
-        "off while it takes no heat; default 2.5% liquid, 2% air"),
+        "staged with the share of the heat it takes (off while it takes "
+        "none); default 2.5% liquid, 2% air"),
     QTY("min_flow", flow_min, UNITS_FRACTION, 0, 1, 0, NULL,
         "lowest flow share of pumps and fans; default 20% liquid, 30% air"),
     /* The fan and pump affinity laws: power goes with the cube of speed
@@ -387,9 +388,14 @@ static double aux_power(const cool_loop_config *c, double removed_w,
   double flow = removed_w / c->capacity_w;
   if (flow < c->flow_min)
     flow = c->flow_min;
+  /* The dry cooler's fans are staged with the share of the heat it takes,
+   * so they stop with it (the schema says why) without a step: the plant's
+   * power stays continuous in the loop's temperature, which the ODE
+   * integrates, and a step there stalls its solver (demand-charge.yaml's
+   * Dallas summer did). */
   double share = c->aux_share;
-  if (c->rejection == COOL_DRY && !(free_share > 0))
-    share -= c->econ_fan_share; /* the dry cooler idle: see the schema */
+  if (c->rejection == COOL_DRY)
+    share -= c->econ_fan_share * (1 - (free_share > 0 ? free_share : 0));
   return share * c->capacity_w * pow(flow, c->affinity);
 }
 

@@ -262,9 +262,10 @@ static void free_share_is_linear_between_edges(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
-/* The dry economizer's fans stop while it takes no heat; a tower's run
- * on, since it serves the chiller's condenser too. At full capacity the
- * flow is 1, so the pumps and fans draw their share of it. */
+/* The dry economizer's fans are staged with the share of the heat it
+ * takes (half of them at half the heat) and stop while it takes none; a
+ * tower's run on, since it serves the chiller's condenser too. At full
+ * capacity the flow is 1, so the pumps and fans draw their share of it. */
 typedef struct econ_fan_case {
   const char *name, *yaml;
   double outdoor_c, aux_share;
@@ -272,7 +273,8 @@ typedef struct econ_fan_case {
 
 static const econ_fan_case econ_fans[] = {
     {"dry liquid, economizer idle", LIQUID, 38, 0.04 - 0.025},
-    {"dry liquid, economizer half", LIQUID, 27, 0.04},
+    {"dry liquid, economizer half", LIQUID, 27, 0.04 - 0.025 / 2},
+    {"dry liquid, economizer whole", LIQUID, 20, 0.04},
     {"dry air, economizer idle", AIR, 30, 0.10 - 0.02},
     {"tower, economizer idle", LIQUID "heat_rejection: evaporative\n", 38,
      0.04},
