@@ -465,6 +465,8 @@ static int alloc_replicas(inf_service *s) {
 static int start(inf_service *s, sim_error *err) {
   int rc = sim_engine_register(s->e, "inference replica", on_replica, s,
                                &s->replica_kind);
+  if (rc == SIM_OK) /* its next change moves with the clock (sim_engine_move) */
+    rc = sim_engine_movable(s->e, s->replica_kind);
   if (rc == SIM_OK)
     rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
                              &s->arrival_kind);

@@ -68,6 +68,11 @@ const sim_allocator *sim_engine_allocator(const sim_engine *e);
 int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
                         void *ctx, uint32_t *kind);
 
+/* Lets events of kind (registered) be moved by sim_engine_move: those
+ * scheduled from now on. Only these pay for a move's bookkeeping (a second
+ * store at every queueing). SIM_OK, or SIM_EINVAL (no such kind). */
+int sim_engine_movable(sim_engine *e, uint32_t kind);
+
 /* Schedules kind at absolute time at (>= now, else SIM_EINVAL) with payload
  * (a, b). handle may be NULL. SIM_OK, SIM_EINVAL or SIM_ENOMEM. */
 int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
@@ -90,7 +95,8 @@ bool sim_engine_cancel(sim_engine *e, sim_handle *handle);
  * and is queued at its new time when that entry comes up, so it follows
  * the events of that time scheduled before then. Either way it runs once,
  * at its last time, and counts as one event. SIM_OK, or SIM_EINVAL (no
- * such pending event, a periodic one, or at before now) or SIM_ENOMEM,
+ * such pending event, a periodic one, one of a kind not made movable
+ * before it was scheduled, or at before now) or SIM_ENOMEM,
  * with the engine's message set. */
 int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at);
 

@@ -5,6 +5,12 @@
  * decide the order). */
 #include "test_engine_fixture.h"
 
+/* The shared fixture, its fake model's events made movable. */
+static void fx_init_movable(fixture *f) {
+  fx_init(f);
+  assert_int_equal(sim_engine_movable(f->e, f->m.kind), SIM_OK);
+}
+
 enum { MAXEV = 4, MAXMOVES = 3 };
 
 typedef struct move { /* event ev to time at, after a run up to `after` */
@@ -44,7 +50,7 @@ static const move_case cases[] = {
 static void test_move_case(void **state) {
   const move_case *c = *state;
   fixture f;
-  fx_init(&f);
+  fx_init_movable(&f);
   sim_handle h[MAXEV];
   for (int i = 0; i < c->nev; i++)
     assert_int_equal(fake_model_schedule(&f.m, c->at[i], (uint64_t)i, 0, &h[i]),
@@ -69,7 +75,7 @@ static void test_move_case(void **state) {
 static void test_move_errors(void **state) {
   (void)state;
   fixture f;
-  fx_init(&f);
+  fx_init_movable(&f);
   sim_handle a, b, p;
   assert_int_equal(fake_model_schedule(&f.m, 10, 0, 0, &a), SIM_OK);
   assert_int_equal(fake_model_schedule(&f.m, 20, 1, 0, &b), SIM_OK);
@@ -91,6 +97,27 @@ static void test_move_errors(void **state) {
   fx_fini(&f);
 }
 
+/* Only events of a kind made movable before they were scheduled can be
+ * moved: the others do not keep their queued time. */
+static void test_move_not_movable(void **state) {
+  (void)state;
+  fixture f;
+  fx_init(&f);
+  sim_handle a, b;
+  assert_int_equal(fake_model_schedule(&f.m, 10, 0, 0, &a), SIM_OK);
+  assert_int_equal(sim_engine_move(f.e, a, 50), SIM_EINVAL);
+  assert_true(strstr(sim_engine_errmsg(f.e), "not movable") != NULL);
+  assert_int_equal(sim_engine_movable(f.e, f.m.kind + 1), SIM_EINVAL);
+  assert_int_equal(sim_engine_movable(f.e, f.m.kind), SIM_OK);
+  assert_int_equal(sim_engine_move(f.e, a, 50), SIM_EINVAL);
+  assert_int_equal(fake_model_schedule(&f.m, 20, 1, 0, &b), SIM_OK);
+  assert_int_equal(sim_engine_move(f.e, b, 5), SIM_OK);
+  assert_int_equal(sim_engine_run(f.e, 1000), SIM_OK);
+  const uint64_t want[] = {1, 0};
+  assert_log_a(&f.m, want, 2);
+  fx_fini(&f);
+}
+
 /* Many events moved at random, between slices of the run, some many
  * times, with enough earlier moves to compact the tombstones: each runs
  * once, at its last time, in time order. Times are distinct, so the
@@ -99,7 +126,7 @@ static void test_move_random(void **state) {
   (void)state;
   enum { N = 3000, ROUNDS = 40 };
   fixture f;
-  fx_init(&f);
+  fx_init_movable(&f);
   gsl_rng *r = rng_new(24);
   static sim_handle h[N];
   static ref_event ref[N];
@@ -133,6 +160,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, test_move_case, cases);
   TEST_ADD(tests, n, test_move_errors);
+  TEST_ADD(tests, n, test_move_not_movable);
   TEST_ADD(tests, n, test_move_random);
   return _cmocka_run_group_tests("engine_move", tests, n, NULL, NULL);
 }
