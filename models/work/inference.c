@@ -85,6 +85,8 @@ static inf_service *create(sim_engine *e, const inf_config *c,
                      .nrep = (uint32_t)c->replicas};
   s->proto.ep = (int)c->ep;
   s->proto.cfg.beams = (double)c->beams;
+  s->ep_table = (rl_ep_table){.alloc = a};
+  s->proto.ep_table = &s->ep_table;
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);
@@ -115,6 +117,7 @@ void inf_destroy(inf_service *s) {
   if (s == NULL)
     return;
   s->ops->free(s);
+  rl_ep_table_free(&s->ep_table);
   arr_destroy(s->gen);
   sim_free(s->alloc, s);
 }

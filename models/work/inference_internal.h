@@ -120,6 +120,7 @@ struct inf_service {
   const inf_ops *ops;         /* the granularity */
   const inf_config *c;
   rl_replica proto;
+  rl_ep_table ep_table; /* proto's, when it is expert-parallel */
   arr_gen *gen;
   double horizon_s, kv_cap;
   uint32_t arrival_kind, replica_kind;

@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "vec.h"
+
 void rl_config_default(rl_config *cfg) {
   cfg->eff_bw = 0.8;
   cfg->eff_flops = 0.6;
@@ -37,6 +39,7 @@ int rl_replica_init(rl_replica *r, const gpu_spec *g, const llm_model *m,
   r->kv = NULL;
   r->tp = tp;
   r->ep = 1;
+  r->ep_table = NULL;
   rl_config_default(&r->cfg);
   if (e == NULL)
     return sim_error_set(err, SIM_EINPUT,
@@ -229,6 +232,38 @@ static double busiest_gpu_experts(const rl_replica *r, double batch) {
   return fmax(sum, ceil((double)m->experts_per_token / r->ep));
 }
 
+/* Batches past this are summed each time (no decode batch comes near). */
+#define EP_TABLE_MAX 65536
+
+void rl_ep_table_free(rl_ep_table *t) {
+  if (t == NULL)
+    return;
+  sim_free(t->alloc, t->v);
+  t->v = NULL;
+  t->n = 0;
+}
+
+/* busiest_gpu_experts through r's table, for a whole batch: the same
+ * value, bit for bit, summed once per batch. */
+static double busiest_experts(const rl_replica *r, double batch) {
+  rl_ep_table *t = r->ep_table;
+  if (t == NULL || !(batch >= 0 && batch < EP_TABLE_MAX) ||
+      batch != floor(batch))
+    return busiest_gpu_experts(r, batch);
+  size_t b = (size_t)batch;
+  if (b >= t->n) {
+    size_t cap = t->n;
+    if (sim_vec_reserve(t->alloc, &t->v, &cap, b + 1, sizeof *t->v) != SIM_OK)
+      return busiest_gpu_experts(r, batch);
+    for (size_t i = t->n; i < cap; i++)
+      t->v[i] = NAN;
+    t->n = cap;
+  }
+  if (isnan(t->v[b]))
+    t->v[b] = busiest_gpu_experts(r, batch);
+  return t->v[b];
+}
+
 /* The weight bytes of the step's critical path, as a replica total (tp x
  * the busiest GPU's). Under ep a layer's combine all-to-all waits for the
  * GPU whose experts the batch touched most, so the step streams that
@@ -245,7 +280,7 @@ static double critical_weight_bytes(const rl_replica *r, double batch,
   if (r->ep <= 1 || m->experts == 0)
     return weights;
   double mean = llm_expected_experts(m, batch < 1 ? 1 : batch) / r->ep;
-  double excess = busiest_gpu_experts(r, batch) - mean;
+  double excess = busiest_experts(r, batch) - mean;
   return weights + r->tp * excess * m->expert_parameters *
                        (double)m->moe_layers * r->weights->bits_per_weight /
                        8;

@@ -116,6 +116,9 @@
 #ifndef MODELS_ROOFLINE_H
 #define MODELS_ROOFLINE_H
 
+#include <stddef.h>
+
+#include "alloc.h"
 #include "err.h"
 #include "gpu.h"
 #include "llm.h"
@@ -189,6 +192,23 @@ typedef struct rl_config {
 
 /* The replica. Plain data, all pointers borrowed (the catalogs own them):
  * nothing to free. kv NULL means the KV cache at 16 bits. */
+/* The busiest GPU's expected routed experts of an expert-parallel MoE
+ * replica (roofline.c, busiest_gpu_experts) by whole batch, filled as the
+ * batches come up: a sum of E / ep terms of exp, log and pow that depends
+ * on the batch, the model and ep only, and that every decode step's
+ * pricing needed (twice, at phi and at full clock). v[b] NaN: not yet.
+ * Its owner makes it empty ({alloc}), points a replica of one model and
+ * ep at it, and frees it (rl_ep_table_free); tables are not shared
+ * between layouts. A table that cannot grow is not used (the sum). */
+typedef struct rl_ep_table {
+  const sim_allocator *alloc;
+  double *v;
+  size_t n;
+} rl_ep_table;
+
+/* Frees t's entries and empties it; t NULL: nothing. */
+void rl_ep_table_free(rl_ep_table *t);
+
 typedef struct rl_replica {
   const gpu_spec *gpu;
   const llm_model *model;
@@ -197,6 +217,7 @@ typedef struct rl_replica {
   int tp; /* tensor-parallel degree, >= 1: the replica's GPUs */
   int ep; /* expert-parallel degree: 0 or 1 none; else = tp, MoE only */
   rl_config cfg;
+  rl_ep_table *ep_table; /* NULL: the sum at every step */
 } rl_replica;
 
 /* Writes the defaults above into cfg. */
