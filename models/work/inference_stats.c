@@ -69,6 +69,22 @@ int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
   return SIM_OK;
 }
 
+/* The order statistic k + 1 of x[0..n) (0-based) given lo, the k-th, in
+ * one pass: lo again if more than k + 1 values are at most lo, else the
+ * smallest value above it. The same value a second selection finds, for
+ * two compares a value instead of a quickselect's partitions. */
+static double next_order_stat(const double *x, size_t n, size_t k,
+                              double lo) {
+  size_t at_most = 0;
+  double above = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    at_most += x[i] <= lo;
+    if (x[i] > lo && x[i] < above)
+      above = x[i];
+  }
+  return at_most > k + 1 ? lo : above;
+}
+
 /* Quantile q of x[0..n) as gsl_stats_quantile_from_sorted_data gives it
  * (linear between the order statistics around (n - 1) q), by selection
  * instead of a sort: O(n) per order statistic, where sorting every
@@ -80,7 +96,7 @@ static double quantile(double *x, size_t n, double q) {
   double lo = gsl_stats_select(x, 1, n, k);
   if (delta == 0 || k + 1 >= n)
     return lo;
-  return (1 - delta) * lo + delta * gsl_stats_select(x, 1, n, k + 1);
+  return (1 - delta) * lo + delta * next_order_stat(x, n, k, lo);
 }
 
 /* Reads two quantiles of the interval's values (reordering them). */
