@@ -84,6 +84,10 @@ struct work {
 void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
                       uint32_t n);
 
+/* workloads.c: the same sums run by run (fleet's units, fresh). */
+void work__owner_sums_runs(double *sum, const uint32_t *owner,
+                           const rack_fleet *fl);
+
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);
 
