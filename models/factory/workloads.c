@@ -71,8 +71,27 @@ static inline double min_of(double a, double b) {
   return b < a || isnan(a) ? b : a;
 }
 
+/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
+ * rack, so one clock: each run is solved once, the other GPUs of it read
+ * only their run's index. The minimum of the same values: the same bits. */
+double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
+                           uint32_t n) {
+  double phi = 1;
+  uint32_t last = UINT32_MAX;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = fl->gpu_run[gpus[k]];
+    if (q != last) {
+      last = q;
+      phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[q]));
+    }
+  }
+  return phi;
+}
+
 static double slot_phi(const work *w, const slot *s) {
   const rack_fleet *fl = w->fleet;
+  if (rack_fleet_runs_fresh(fl))
+    return work__slot_phi_runs(fl, w->gpus + s->first, s->n);
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {

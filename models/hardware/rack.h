@@ -130,6 +130,7 @@ typedef struct rack_fleet {
   uint32_t *run_len;       /* and how many */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
+  uint32_t *gpu_run;       /* per GPU: its run */
 } rack_fleet;
 
 /* GPU i's load, and setting it. */

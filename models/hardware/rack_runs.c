@@ -17,6 +17,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->run_len);
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
+  sim_free(a, f->gpu_run);
+  f->gpu_run = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
   f->run_power_w = NULL;
 }
@@ -30,8 +32,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
+  f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w) {
+      !f->run_power_w || !f->gpu_run) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -64,6 +67,7 @@ void rack__build_runs(rack_fleet *f) {
         f->run_len[q++] = 0;
       }
       f->run_len[q - 1]++;
+      f->gpu_run[i] = q - 1;
     }
   }
   f->rack_run[f->nracks] = q;
@@ -75,7 +79,7 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
   for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
     for (uint32_t k = 1; k < f->run_len[q]; k++) {
       uint32_t i = f->run_first[q], j = i + k;
-      if (!gpu_alike(f, i, j) ||
+      if (!gpu_alike(f, i, j) || f->gpu_run[j] != q ||
           memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0)
         return false;
     }
