@@ -5,16 +5,17 @@
 
 #include "rack.h"
 
-/* rack.c: one server of a system group at GPU power gpu_w and mean
- * activity a (other_w: its share of the group's other_* when given). */
+/* rack_power.c: one server of a system group at GPU power gpu_w and
+ * mean activity a (other_w: its share of the group's other_* when given). */
 sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
                              double other_w);
 
-/* rack.c: GPU i's share of its idle-to-TDP span at full clock, at most 1. */
+/* rack_power.c: GPU i's share of its idle-to-TDP span at full clock, at
+ * most 1. */
 double rack__load_share(const rack_fleet *f, uint32_t i);
 
-/* rack.c: rack r's host power and losses without a system, from its GPU
- * power and activity mean. */
+/* rack_power.c: rack r's host power and losses without a system, from its
+ * GPU power and activity mean. */
 void rack__plain_rack(rack_fleet *f, uint32_t r);
 
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
