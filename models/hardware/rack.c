@@ -279,29 +279,16 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* A rack of servers: each at its own GPUs' power and activity (caps and
- * jobs may differ between them), through its supplies. */
-static void system_rack(rack_fleet *f, uint32_t r) {
-  const rack_group_spec *g = &f->groups[f->group[r]];
-  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
-  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
-  double span = f->other_max_w[r] - f->other_idle_w[r];
-  for (uint32_t i = first; i < first + f->count[r]; i += per) {
-    double gpu = 0, act = 0;
-    for (uint32_t j = i; j < i + per; j++) {
-      gpu += f->power_w[j];
-      act += rack__load_share(f, j);
-    }
-    act /= per;
-    sys_power p =
-        rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-    wall += p.wall_w;
-    loss += p.psu_loss_w;
-    fan += p.fan_w;
+/* A server's sums GPU by GPU (rack__system_rack): each at its own GPUs'
+ * power and activity (caps and jobs may differ between servers). */
+static void gpu_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
+                     double *gpu, double *act, uint32_t *cursor) {
+  (void)r;
+  (void)cursor;
+  for (uint32_t j = i; j < i + per; j++) {
+    *gpu += f->power_w[j];
+    *act += rack__load_share(f, j);
   }
-  f->rack_power_w[r] = wall;
-  f->loss_w[r] = loss;
-  f->fan_w[r] = fan;
 }
 
 /* One rack's GPUs: P = min(P(1, L), cap, thermal cap), but never below
@@ -338,7 +325,7 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
   if (f->groups[f->group[r]].system != NULL)
-    system_rack(f, r);
+    rack__system_rack(f, r, gpu_sums);
   else
     rack__plain_rack(f, r);
 }

@@ -18,6 +18,17 @@ double rack__load_share(const rack_fleet *f, uint32_t i);
  * GPU power and activity mean. */
 void rack__plain_rack(rack_fleet *f, uint32_t r);
 
+/* A server's sums: its GPUs' power and load shares, for GPUs i .. i +
+ * per of rack r (cursor: the sums' own place, kept from server to server;
+ * it starts at the rack's first run). */
+typedef void (*rack__server_sums)(const rack_fleet *f, uint32_t r, uint32_t i,
+                                  uint32_t per, double *gpu, double *act,
+                                  uint32_t *cursor);
+
+/* rack_power.c: a rack of servers, each from its sums through its
+ * supplies: the rack's inlet power, losses and fans. */
+void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums);
+
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
  * rack r's GPUs updated run by run; the runs' arrays freed. */
 void rack__build_runs(rack_fleet *f);

@@ -58,3 +58,24 @@ double rack_efficiency(const rack_group_spec *g, double load) {
     }
   return c[n - 1].efficiency;
 }
+
+void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums) {
+  const rack_group_spec *g = &f->groups[f->group[r]];
+  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
+  uint32_t cursor = f->rack_run != NULL ? f->rack_run[r] : 0;
+  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
+  double span = f->other_max_w[r] - f->other_idle_w[r];
+  for (uint32_t i = first; i < first + f->count[r]; i += per) {
+    double gpu = 0, act = 0;
+    sums(f, r, i, per, &gpu, &act, &cursor);
+    act /= per;
+    sys_power p =
+        rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
+    wall += p.wall_w;
+    loss += p.psu_loss_w;
+    fan += p.fan_w;
+  }
+  f->rack_power_w[r] = wall;
+  f->loss_w[r] = loss;
+  f->fan_w[r] = fan;
+}

@@ -86,30 +86,14 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
   return true;
 }
 
-/* A system rack's servers from its runs (each within one server): the
- * sums system_rack (rack.c) adds GPU by GPU, run by run. */
-static void system_rack_runs(rack_fleet *f, uint32_t r) {
-  const rack_group_spec *g = &f->groups[f->group[r]];
-  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
-  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
-  double span = f->other_max_w[r] - f->other_idle_w[r];
-  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
-  for (uint32_t i = first; i < first + f->count[r]; i += per) {
-    double gpu = 0, act = 0;
-    for (; q < qend && f->run_first[q] < i + per; q++) {
-      gpu += f->run_len[q] * f->run_power_w[q];
-      act += f->run_len[q] * rack__load_share(f, f->run_first[q]);
-    }
-    act /= per;
-    sys_power p =
-        rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-    wall += p.wall_w;
-    loss += p.psu_loss_w;
-    fan += p.fan_w;
+/* A server's sums from its runs (each within one server): the sums the
+ * per-GPU pass adds GPU by GPU, run by run. */
+static void run_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
+                     double *gpu, double *act, uint32_t *q) {
+  for (; *q < f->rack_run[r + 1] && f->run_first[*q] < i + per; (*q)++) {
+    *gpu += f->run_len[*q] * f->run_power_w[*q];
+    *act += f->run_len[*q] * rack__load_share(f, f->run_first[*q]);
   }
-  f->rack_power_w[r] = wall;
-  f->loss_w[r] = loss;
-  f->fan_w[r] = fan;
 }
 
 /* Rack r run by run: each run's power from its first GPU with update_rack's
@@ -140,7 +124,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r) {
   f->activity_mean[r] = asum / f->count[r];
   f->gpu_power_w[r] = gsum;
   if (f->groups[f->group[r]].system != NULL)
-    system_rack_runs(f, r);
+    rack__system_rack(f, r, run_sums);
   else
     rack__plain_rack(f, r);
 }
