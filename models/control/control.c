@@ -183,6 +183,17 @@ static int set_cap(control *c) {
 static double rack_load_shares(const rack_fleet *fl, uint32_t r) {
   double a = 0, share = 0;
   gpu_load last = {NAN, NAN, NAN};
+  if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
+    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
+      uint32_t i = fl->run_first[q];
+      if (!rack_load_is(fl, i, last)) {
+        last = rack_gpu_load(fl, i);
+        share = gpu_load_share(fl->types[fl->type[i]], last);
+      }
+      a += fl->run_len[q] * share;
+    }
+    return a;
+  }
   for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
     if (!rack_load_is(fl, i, last)) { /* a rack holds one GPU type */
       last = rack_gpu_load(fl, i);
@@ -435,6 +446,17 @@ static int build_units(control *c) {
 /* Every free rack's GPUs take their unit's cap. */
 static void write_caps(control *c) {
   rack_fleet *fl = c->fleet;
+  if (rack_fleet_runs_fresh(fl)) { /* a run lies within one unit */
+    for (uint32_t r = 0; r < fl->nracks; r++)
+      for (uint32_t q = fl->rack_run[r];
+           rack_fleet_rack_usable(fl, r) && q < fl->rack_run[r + 1]; q++) {
+        uint32_t i = fl->run_first[q], end = i + fl->run_len[q];
+        double cap = c->unit_cap[c->unit_of_gpu[i]];
+        for (; i < end; i++)
+          fl->cap_w[i] = cap;
+      }
+    return;
+  }
   for (uint32_t r = 0; r < fl->nracks; r++)
     for (uint32_t i = fl->first[r];
          rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)

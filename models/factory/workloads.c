@@ -42,6 +42,7 @@ void work__slot_take(work *w, size_t k, const uint32_t *list) {
   for (uint32_t i = 0; i < s->n; i++) {
     w->gpu_slot[list[i]] = (uint32_t)k;
     w->gpu_owner[list[i]] = s->owner;
+    rack_set_unit_key(w->fleet, list[i], (uint32_t)k + 1);
   }
   s->active = true;
   s->dark = slot_on_dark(w, s);
@@ -53,6 +54,7 @@ static void slot_free(work *w, size_t k) {
   for (uint32_t i = 0; i < s->n; i++) {
     w->gpu_slot[w->gpus[s->first + i]] = NO_SLOT;
     w->gpu_owner[w->gpus[s->first + i]] = (uint32_t)work__nowners(w);
+    rack_set_unit_key(w->fleet, w->gpus[s->first + i], 0);
   }
   sched_release(w->sched, w->gpus + s->first, s->n);
   s->active = false;
@@ -69,8 +71,27 @@ static inline double min_of(double a, double b) {
   return b < a || isnan(a) ? b : a;
 }
 
+/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
+ * rack, so one clock: each run is solved once, the other GPUs of it read
+ * only their run's index. The minimum of the same values: the same bits. */
+double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
+                           uint32_t n) {
+  double phi = 1;
+  uint32_t last = UINT32_MAX;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = fl->gpu_run[gpus[k]];
+    if (q != last) {
+      last = q;
+      phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[q]));
+    }
+  }
+  return phi;
+}
+
 static double slot_phi(const work *w, const slot *s) {
   const rack_fleet *fl = w->fleet;
+  if (rack_fleet_runs_fresh(fl))
+    return work__slot_phi_runs(fl, w->gpus + s->first, s->n);
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
@@ -457,12 +478,24 @@ void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
   sum[o] = acc;
 }
 
+/* The owners' sums run by run (the fleet's units, rack.h): a run's GPUs
+ * share a slot, so an owner, and a power; k GPUs at p add k p, which
+ * rounds apart from work__owner_sums' p added k times in the last bits. */
+void work__owner_sums_runs(double *sum, const uint32_t *owner,
+                           const rack_fleet *fl) {
+  for (uint32_t q = 0; q < fl->nruns; q++)
+    sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
+}
+
 void work_attribute(work *w, double dt, double g_per_kwh) {
   const rack_fleet *fl = w->fleet;
   size_t n = work__nowners(w);
   double overhead = 0;
   memset(w->tick_j, 0, (n + 1) * sizeof *w->tick_j);
-  work__owner_sums(w->tick_j, w->gpu_owner, fl->power_w, fl->n);
+  if (rack_fleet_runs_fresh(fl)) /* the runs the powers were made by */
+    work__owner_sums_runs(w->tick_j, w->gpu_owner, fl);
+  else
+    work__owner_sums(w->tick_j, w->gpu_owner, fl->power_w, fl->n);
   double idle = w->tick_j[n];
   for (uint32_t r = 0; r < fl->nracks; r++)
     overhead += fl->rack_power_w[r] - fl->gpu_power_w[r];

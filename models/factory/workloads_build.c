@@ -179,7 +179,10 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
 static int alloc_slots(work *w) {
   size_t nslots, ngpus, maxpp;
   count_slots(w, &nslots, &ngpus, &maxpp);
-  if (!alloc_gpus(w, nslots, ngpus, maxpp) || !alloc_owners(w))
+  /* The fleet keeps units from the slots' keys (rack.h): the tick's
+   * per-GPU loops run once per run of a slot's GPUs. */
+  if (!alloc_gpus(w, nslots, ngpus, maxpp) || !alloc_owners(w) ||
+      rack_fleet_keep_units(w->fleet) != SIM_OK)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i < w->fleet->n; i++) {
     w->gpu_slot[i] = NO_SLOT;

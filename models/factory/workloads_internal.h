@@ -84,6 +84,16 @@ struct work {
 void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
                       uint32_t n);
 
+/* workloads.c: the same sums run by run (fleet's units, fresh). */
+void work__owner_sums_runs(double *sum, const uint32_t *owner,
+                           const rack_fleet *fl);
+
+/* workloads.c: the slowest clock of GPUs gpus[0 .. n) from the fleet's
+ * runs (fresh): each run's clock once, the minimum of the same values the
+ * per-GPU pass takes. */
+double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
+                           uint32_t n);
+
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);
 

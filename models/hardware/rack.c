@@ -6,6 +6,7 @@
  * clock its cap allows, so power_w[i] <= cap_w[i] unless the cap is below
  * what the GPU draws at its lowest clock. */
 #include "rack.h"
+#include "rack_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -82,6 +83,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
   sim_free(f->alloc, f->phi_memo);
+  rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
   free_per_group(f);
@@ -277,69 +279,16 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* One server of a system group: its GPUs draw gpu_w at mean activity a;
- * other_w is its share of the group's other_* when they replace the
- * system's parts. */
-static sys_power server_power(const rack_group_spec *g, double gpu_w, double a,
-                              double other_w) {
-  const sys_spec *s = g->system;
-  if (!g->other_given)
-    return sys_server_power(s, g->gpu, gpu_w, a, g->host_load * a);
-  sys_power p = {.gpu_w = gpu_w, .parts_w = other_w};
-  p.compute_w = p.dc_w = gpu_w + other_w;
-  p.wall_w = sys_wall_w(s, p.dc_w);
-  p.psu_loss_w = p.wall_w - p.dc_w;
-  return p;
-}
-
-/* GPU i's activity as the rest of the rack sees it: the share of its
- * idle-to-TDP span its load asks at full clock, at most 1 (the rack's
- * activity_mean averages the same). fmin(1, x) written out, NaN giving 1
- * as fmin does: libm's is a call, made for every GPU of a system rack
- * every period. */
-static double load_share(const rack_fleet *f, uint32_t i) {
-  uint16_t t = f->type[i];
-  double full = f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
-                f->t_sm[t] * f->activity[i];
-  double x = full / f->t_span[t];
-  return x < 1 ? x : 1;
-}
-
-/* A rack of servers: each at its own GPUs' power and activity (caps and
- * jobs may differ between them), through its supplies. */
-static void system_rack(rack_fleet *f, uint32_t r) {
-  const rack_group_spec *g = &f->groups[f->group[r]];
-  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
-  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
-  double span = f->other_max_w[r] - f->other_idle_w[r];
-  for (uint32_t i = first; i < first + f->count[r]; i += per) {
-    double gpu = 0, act = 0;
-    for (uint32_t j = i; j < i + per; j++) {
-      gpu += f->power_w[j];
-      act += load_share(f, j);
-    }
-    act /= per;
-    sys_power p =
-        server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-    wall += p.wall_w;
-    loss += p.psu_loss_w;
-    fan += p.fan_w;
+/* A server's sums GPU by GPU (rack__system_rack): each at its own GPUs'
+ * power and activity (caps and jobs may differ between servers). */
+static void gpu_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
+                     double *gpu, double *act, uint32_t *cursor) {
+  (void)r;
+  (void)cursor;
+  for (uint32_t j = i; j < i + per; j++) {
+    *gpu += f->power_w[j];
+    *act += rack__load_share(f, j);
   }
-  f->rack_power_w[r] = wall;
-  f->loss_w[r] = loss;
-  f->fan_w[r] = fan;
-}
-
-/* A rack without a system: other IT linear in the GPUs' mean activity,
- * losses from the conversion curve at the DC power's share of the limit. */
-static void plain_rack(rack_fleet *f, uint32_t r) {
-  double mean = f->activity_mean[r];
-  double dc = f->gpu_power_w[r] + f->other_idle_w[r] +
-              (f->other_max_w[r] - f->other_idle_w[r]) * mean;
-  double eta = rack_efficiency(&f->groups[f->group[r]], dc / f->limit_w[r]);
-  f->loss_w[r] = dc / eta - dc;
-  f->fan_w[r] = 0;
-  f->rack_power_w[r] = dc + f->loss_w[r];
 }
 
 /* One rack's GPUs: P = min(P(1, L), cap, thermal cap), but never below
@@ -376,24 +325,9 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
   if (f->groups[f->group[r]].system != NULL)
-    system_rack(f, r);
+    rack__system_rack(f, r, gpu_sums);
   else
-    plain_rack(f, r);
-}
-
-double rack_efficiency(const rack_group_spec *g, double load) {
-  const rack_conv_point *c = g->conv;
-  size_t n = g->nconv;
-  if (n == 0)
-    return 1;
-  if (load <= c[0].load)
-    return c[0].efficiency;
-  for (size_t i = 1; i < n; i++)
-    if (load <= c[i].load) {
-      double w = (load - c[i - 1].load) / (c[i].load - c[i - 1].load);
-      return c[i - 1].efficiency + w * (c[i].efficiency - c[i - 1].efficiency);
-    }
-  return c[n - 1].efficiency;
+    rack__plain_rack(f, r);
 }
 
 double rack_group_min_efficiency(const rack_group_spec *g) {
@@ -421,7 +355,7 @@ double rack_group_worst_w(const rack_group_spec *g, double gpu_w) {
   if (g->system == NULL)
     return (n * gpu_w + g->other_max_w) / rack_group_min_efficiency(g);
   double ns = rack_group_servers(g);
-  return ns * server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
+  return ns * rack__server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
 }
 
 double rack_group_full_w(const rack_group_spec *g) {
@@ -470,6 +404,9 @@ static void darken_rack(rack_fleet *f, uint32_t r) {
   uint32_t first = f->first[r], end = first + f->count[r];
   for (uint32_t i = first; i < end; i++)
     f->power_w[i] = 0;
+  for (uint32_t q = f->rack_run != NULL ? f->rack_run[r] : 0;
+       f->rack_run != NULL && q < f->rack_run[r + 1]; q++)
+    f->run_power_w[q] = 0;
   f->throttled[r] = 0;
   f->activity_mean[r] = 0;
   f->gpu_power_w[r] = 0;
@@ -478,13 +415,18 @@ static void darken_rack(rack_fleet *f, uint32_t r) {
 
 double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
+  if (f->unit_key != NULL && f->runs_stale)
+    rack__build_runs(f);
   for (uint32_t r = 0; r < f->nracks; r++) {
     if (f->dark[r]) {
       darken_rack(f, r);
       f->loss_w[r] = f->fan_w[r] = 0;
       continue;
     }
-    update_rack(f, r);
+    if (f->unit_key != NULL)
+      rack__update_runs(f, r);
+    else
+      update_rack(f, r);
     total += f->rack_power_w[r];
     losses += f->loss_w[r];
   }

@@ -114,6 +114,23 @@ typedef struct rack_fleet {
    * direct-mapped cache; NULL: none). The GPUs of a replica, a stage or a
    * service in the fluid mode share all three, so most reads are hits. */
   struct rack_phi_memo *phi_memo;
+
+  /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
+   * works once for them. Each GPU has a key (its slot; 0: free), set by
+   * whoever places work (rack_set_unit_key). A run is a stretch of
+   * adjacent GPUs of one rack (and one server) with one key and, when it
+   * was made, the same load and cap to the bit; whoever writes a load or
+   * a cap writes one to every GPU of a slot, a unit or a rack, so a run
+   * stays alike until the keys change. unit_key NULL: no runs, every GPU
+   * on its own (the per-GPU reference). */
+  uint32_t *unit_key;
+  bool runs_stale;         /* keys changed since the runs were made */
+  uint32_t nruns;
+  uint32_t *run_first;     /* a run's first GPU */
+  uint32_t *run_len;       /* and how many */
+  uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
+  double *run_power_w;     /* each GPU of the run draws it, from the update */
+  uint32_t *gpu_run;       /* per GPU: its run */
 } rack_fleet;
 
 /* GPU i's load, and setting it. */
@@ -143,6 +160,28 @@ static inline double rack_cap_min(double cap, double thermal) {
 static inline double rack_gpu_cap_w(const rack_fleet *f, uint32_t i) {
   return rack_cap_min(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
 }
+
+/* Turns units on: every GPU's key 0 (free), runs made at the next
+ * rack_fleet_update. SIM_OK or SIM_ENOMEM. */
+int rack_fleet_keep_units(rack_fleet *f);
+
+/* GPU i now belongs to unit key (a slot + 1; 0: free). */
+static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
+  if (f->unit_key != NULL && f->unit_key[i] != key) {
+    f->unit_key[i] = key;
+    f->runs_stale = true;
+  }
+}
+
+/* Whether the runs stand for the keys now (made by the last update, no
+ * key changed since): then each run's GPUs share load, cap and power. */
+static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
+  return f->unit_key != NULL && !f->runs_stale;
+}
+
+/* Whether every run's GPUs have its first GPU's load, cap and power, to
+ * the bit (tests: the invariant the writers keep). */
+bool rack_fleet_runs_alike(const rack_fleet *f);
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and
  * must outlive the fleet). Every GPU starts idle, capped at its TDP.

@@ -1,4 +1,5 @@
-/* test_owner_sums.c - the books' per-GPU pass (work__owner_sums): every
+/* test_owner_sums.c - the books' per-GPU pass (work__owner_sums), the
+ * same by the fleet's runs, and a slot's clock by runs: every
  * owner's sum the same bits as `sum[owner[i]] += power[i]` GPU by GPU,
  * the loop it replaced, on a table of layouts (runs, owners that come
  * back, one GPU, none) and on random fleets. */
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #include "workloads_internal.h"
 
@@ -75,10 +77,103 @@ static void random_fleets(void **state) {
   }
 }
 
+/* The sums run by run (work__owner_sums_runs) on a fleet with units:
+ * slots' GPUs in runs, an owner per slot, the powers the fleet's update
+ * gives; against the per-GPU reference within a relative 1e-13 (k p for
+ * a run against p added k times: the last bits differ). */
+static void sums_by_runs(void **state) {
+  (void)state;
+  static uint32_t owner[MAX_GPUS];
+  rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
+                       0,    false, 0};
+  gpu_catalog cat;
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load_builtin(&cat, &err), SIM_OK);
+  g.gpu = gpu_catalog_find(&cat, "GB200");
+  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
+  assert_non_null(f);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  srand(25);
+  for (int round = 0; round < 50; round++) {
+    uint32_t nowners = 1 + (uint32_t)(rand() % MAX_OWNERS);
+    for (uint32_t i = 0; i < f->n;) {
+      uint32_t sl = 1 + (uint32_t)(rand() % 500), run = 1 + (uint32_t)(rand() % 9);
+      bool free_gpus = rand() % 4 == 0;
+      gpu_load l = gpu_load_level((double)rand() / RAND_MAX);
+      for (; run > 0 && i < f->n; run--, i++) {
+        rack_set_unit_key(f, i, free_gpus ? 0 : sl);
+        owner[i] = free_gpus ? nowners : sl % nowners;
+        rack_set_load(f, i, l);
+      }
+    }
+    rack_fleet_update(f, NULL);
+    assert_true(rack_fleet_runs_fresh(f) && f->nruns < f->n);
+    double want[MAX_OWNERS + 1] = {0}, got[MAX_OWNERS + 1] = {0};
+    reference(want, owner, f->power_w, f->n);
+    work__owner_sums_runs(got, owner, f);
+    for (uint32_t o = 0; o <= nowners; o++)
+      assert_close(got[o], want[o], 1e-13, 0);
+  }
+  rack_fleet_destroy(f);
+  gpu_catalog_fini(&cat);
+}
+
+/* A slot's clock from the runs (work__slot_phi_runs) is the minimum over
+ * its GPUs of rack_gpu_phi, to the bit: slots of random GPUs (runs of
+ * them, in any order, across racks), caps and loads per key. */
+static void slot_clocks_by_runs(void **state) {
+  (void)state;
+  static uint32_t list[MAX_GPUS];
+  rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
+                       0,    false, 0};
+  gpu_catalog cat;
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load_builtin(&cat, &err), SIM_OK);
+  g.gpu = gpu_catalog_find(&cat, "B200");
+  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
+  assert_non_null(f);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  srand(26);
+  for (int round = 0; round < 50; round++) {
+    for (uint32_t i = 0; i < f->n;) {
+      uint32_t sl = 1 + (uint32_t)(rand() % 50), run = 1 + (uint32_t)(rand() % 9);
+      gpu_load l = {(double)rand() / RAND_MAX, (double)rand() / RAND_MAX, 1};
+      double cap = g.gpu->cap_min_w + (double)rand() / RAND_MAX *
+                                          (g.gpu->cap_max_w - g.gpu->cap_min_w);
+      for (; run > 0 && i < f->n; run--, i++) {
+        rack_set_unit_key(f, i, sl);
+        rack_set_load(f, i, l);
+        f->cap_w[i] = cap;
+      }
+    }
+    for (uint32_t r = 0; r < f->nracks; r++)
+      f->thermal_cap_w[r] = rand() % 2 ? INFINITY : 700;
+    rack_fleet_update(f, NULL);
+    assert_true(rack_fleet_runs_fresh(f));
+    for (int slot_k = 0; slot_k < 20; slot_k++) {
+      uint32_t n = 1 + (uint32_t)(rand() % 64);
+      uint32_t at = (uint32_t)(rand() % (int)(f->n - n));
+      for (uint32_t k = 0; k < n; k++) /* stretches, some shuffled in */
+        list[k] = rand() % 5 == 0 ? (uint32_t)(rand() % (int)f->n) : at + k;
+      double want = 1;
+      for (uint32_t k = 0; k < n; k++) {
+        double p = rack_gpu_phi(f, list[k]);
+        want = p < want || isnan(want) ? p : want;
+      }
+      double got = work__slot_phi_runs(f, list, n);
+      assert_memory_equal(&got, &want, sizeof got);
+    }
+  }
+  rack_fleet_destroy(f);
+  gpu_catalog_fini(&cat);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, a_layout, layouts);
   TEST_ADD(tests, n, random_fleets);
+  TEST_ADD(tests, n, sums_by_runs);
+  TEST_ADD(tests, n, slot_clocks_by_runs);
   return _cmocka_run_group_tests("owner_sums", tests, n, NULL, NULL);
 }

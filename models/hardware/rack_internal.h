@@ -1,0 +1,38 @@
+/* rack_internal.h - what rack.c and rack_runs.c share: a server's power,
+ * a GPU's load share, a plain rack's host and losses, and the runs. */
+#ifndef MODELS_RACK_INTERNAL_H
+#define MODELS_RACK_INTERNAL_H
+
+#include "rack.h"
+
+/* rack_power.c: one server of a system group at GPU power gpu_w and
+ * mean activity a (other_w: its share of the group's other_* when given). */
+sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
+                             double other_w);
+
+/* rack_power.c: GPU i's share of its idle-to-TDP span at full clock, at
+ * most 1. */
+double rack__load_share(const rack_fleet *f, uint32_t i);
+
+/* rack_power.c: rack r's host power and losses without a system, from its
+ * GPU power and activity mean. */
+void rack__plain_rack(rack_fleet *f, uint32_t r);
+
+/* A server's sums: its GPUs' power and load shares, for GPUs i .. i +
+ * per of rack r (cursor: the sums' own place, kept from server to server;
+ * it starts at the rack's first run). */
+typedef void (*rack__server_sums)(const rack_fleet *f, uint32_t r, uint32_t i,
+                                  uint32_t per, double *gpu, double *act,
+                                  uint32_t *cursor);
+
+/* rack_power.c: a rack of servers, each from its sums through its
+ * supplies: the rack's inlet power, losses and fans. */
+void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums);
+
+/* rack_runs.c: the runs made again from the keys, loads and caps now;
+ * rack r's GPUs updated run by run; the runs' arrays freed. */
+void rack__build_runs(rack_fleet *f);
+void rack__update_runs(rack_fleet *f, uint32_t r);
+void rack__free_units(rack_fleet *f);
+
+#endif

@@ -1,0 +1,220 @@
+/* test_rack_runs.c - the fleet's units (rack_runs.c) against the per-GPU
+ * update they stand for: two fleets alike, one without units (the
+ * reference, rack.c update_rack), one with; the same loads and caps
+ * written the way the factory writes them (one to every GPU of a slot in
+ * a rack, of a rack's free GPUs, of a rack). Each GPU's power must be the
+ * same bits; the rack sums, which add k p for a run where the reference
+ * adds p k times, within a relative 1e-13. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rack.h"
+
+static gpu_catalog catalog;
+static sys_catalog systems;
+
+static int setup(void **state) {
+  (void)state;
+  sim_error err = {0};
+  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK &&
+                 sys_catalog_load_builtin(&systems, &err) == SIM_OK
+             ? 0
+             : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  sys_catalog_fini(&systems);
+  gpu_catalog_fini(&catalog);
+  return 0;
+}
+
+static const rack_conv_point titanium[] = {
+    {0.1, 0.90}, {0.2, 0.94}, {0.5, 0.96}, {1.0, 0.91}};
+
+/* What a row changes: the racks' kind and the faults and thermal caps. */
+typedef struct runs_case {
+  const char *name;
+  bool system;        /* DGX-H100 servers of 8 GPUs, else plain NVL72 */
+  bool thermal, dark, emergency;
+  uint32_t max_slot;  /* GPUs a slot holds at most */
+} runs_case;
+
+static const runs_case cases[] = {
+    {"plain racks, replicas of up to 8", false, false, false, false, 8},
+    {"plain racks, stages of up to 72", false, false, false, false, 72},
+    {"servers of 8, slots of up to 12", true, false, false, false, 12},
+    {"thermal caps below some GPUs", false, true, false, false, 8},
+    {"a dark rack and an emergency rack", true, false, true, true, 6},
+    {"servers, thermal, faults", true, true, true, true, 20},
+};
+
+static rack_fleet *make(const runs_case *c) {
+  const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
+  rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
+                       5,     72,
+                       132000, 16800,
+                       33600, titanium,
+                       4,     NAN,
+                       NULL,  0,
+                       false, 0};
+  if (c->system)
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&catalog, "H100-SXM"), 5,
+                          32, 40800, 0, 0, NULL, 0, NAN, s, s->host_load,
+                          false, 0};
+  sim_error err = {0};
+  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
+  if (f == NULL)
+    fail_msg("%s", err.msg);
+  return f;
+}
+
+static double uniform(unsigned *seed) {
+  return (double)rand_r(seed) / RAND_MAX;
+}
+
+/* Random slots: stretches of adjacent GPUs (in a rack or across racks)
+ * keyed 1, 2, ...; some GPUs free (key 0). */
+static void lay_out(rack_fleet *f, uint32_t *key, uint32_t max, unsigned *seed) {
+  uint32_t next = 1;
+  for (uint32_t i = 0; i < f->n;) {
+    uint32_t len = 1 + (uint32_t)(uniform(seed) * (max - 1) + 0.5);
+    uint32_t k = uniform(seed) < 0.2 ? 0 : next++;
+    for (uint32_t j = i; j < i + len && j < f->n; j++)
+      key[j] = k;
+    i += len;
+  }
+}
+
+/* Loads and caps as the factory writes them: each rack a level for its
+ * GPUs, each slot a load, each slot's GPUs in a rack (a unit) a cap, the
+ * rack's free GPUs another. */
+static void write_state(rack_fleet *f, const uint32_t *key, unsigned *seed) {
+  gpu_load l = {0, 0, 0};
+  double cap = 0;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    gpu_load rack_l = gpu_load_level(uniform(seed));
+    double free_cap = 200 + 800 * uniform(seed);
+    uint32_t end = f->first[r] + f->count[r];
+    for (uint32_t i = f->first[r]; i < end; i++) {
+      bool head = i == f->first[r] || key[i] != key[i - 1];
+      if (head && key[i] != 0) {
+        l = (gpu_load){uniform(seed), uniform(seed), uniform(seed)};
+        cap = 200 + 800 * uniform(seed);
+      }
+      rack_set_load(f, i, key[i] != 0 ? l : rack_l);
+      f->cap_w[i] = key[i] != 0 ? cap : free_cap;
+    }
+  }
+}
+
+static void copy_state(rack_fleet *to, const rack_fleet *from) {
+  size_t n = from->n * sizeof(double);
+  memcpy(to->activity, from->activity, n);
+  memcpy(to->mem, from->mem, n);
+  memcpy(to->busy, from->busy, n);
+  memcpy(to->cap_w, from->cap_w, n);
+  memcpy(to->thermal_cap_w, from->thermal_cap_w,
+         from->nracks * sizeof(double));
+  memcpy(to->dark, from->dark, from->nracks * sizeof(bool));
+  memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
+}
+
+static void compare(const rack_fleet *ref, const rack_fleet *f) {
+  assert_memory_equal(ref->power_w, f->power_w, f->n * sizeof(double));
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    assert_close(f->gpu_power_w[r], ref->gpu_power_w[r], 1e-13, 0);
+    assert_close(f->rack_power_w[r], ref->rack_power_w[r], 1e-13, 0);
+    assert_close(f->loss_w[r], ref->loss_w[r], 1e-13, 0);
+    assert_close(f->fan_w[r], ref->fan_w[r], 1e-13, 0);
+    assert_close(f->activity_mean[r], ref->activity_mean[r], 1e-13, 1e-300);
+    assert_int_equal(f->throttled[r], ref->throttled[r]);
+  }
+  assert_true(rack_fleet_runs_alike(f));
+}
+
+/* Rounds of new loads and caps on one layout (the runs made once), then
+ * a new layout (the runs made again), against the reference each time. */
+static void runs_are_the_per_gpu_update(void **state) {
+  const runs_case *c = *state;
+  rack_fleet *ref = make(c), *f = make(c);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 24;
+  for (int layout = 0; layout < 20; layout++) {
+    lay_out(f, key, c->max_slot, &seed);
+    for (uint32_t i = 0; i < f->n; i++)
+      rack_set_unit_key(f, i, key[i]);
+    for (int round = 0; round < 10; round++) {
+      write_state(f, key, &seed);
+      for (uint32_t r = 0; r < f->nracks; r++) {
+        f->thermal_cap_w[r] = c->thermal ? 300 + 600 * uniform(&seed) : INFINITY;
+        f->dark[r] = c->dark && r == 1;
+        f->emergency[r] = c->emergency && r == 3;
+      }
+      rack_fleet_apply_emergency(f);
+      copy_state(ref, f);
+      double lr, l, it_ref = rack_fleet_update(ref, &lr);
+      double it = rack_fleet_update(f, &l);
+      assert_false(f->runs_stale);
+      assert_true(f->nruns < f->n / 2); /* the runs do merge GPUs */
+      compare(ref, f);
+      assert_close(it, it_ref, 1e-13, 0);
+      assert_close(l, lr, 1e-13, 0);
+    }
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* A run only merges GPUs alike when it is made: GPUs of one key whose
+ * loads differ then are runs of their own, and stay exact. */
+static void unlike_gpus_are_not_merged(void **state) {
+  (void)state;
+  runs_case c = cases[0];
+  rack_fleet *ref = make(&c), *f = make(&c);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_unit_key(f, i, 1 + i / 16);
+    rack_set_load(f, i, gpu_load_level((i % 3) / 3.0));
+  }
+  copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(f->nruns, f->n); /* every GPU unlike its neighbour */
+  compare(ref, f);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Without units a fleet has no runs; a key changed marks them stale. */
+static void keys_mark_the_runs_stale(void **state) {
+  (void)state;
+  rack_fleet *f = make(&cases[0]);
+  assert_false(rack_fleet_runs_fresh(f));
+  rack_set_unit_key(f, 0, 3); /* no units: nothing */
+  assert_null(f->unit_key);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  assert_false(rack_fleet_runs_fresh(f));
+  rack_fleet_update(f, NULL);
+  assert_true(rack_fleet_runs_fresh(f));
+  assert_int_equal(f->nruns, f->nracks); /* all free, all alike: one a rack */
+  rack_set_unit_key(f, 5, 0); /* the same key: still fresh */
+  assert_true(rack_fleet_runs_fresh(f));
+  rack_set_unit_key(f, 5, 2);
+  assert_false(rack_fleet_runs_fresh(f));
+  rack_fleet_destroy(f);
+}
+
+int main(void) {
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
+  TEST_ADD(tests, n, unlike_gpus_are_not_merged);
+  TEST_ADD(tests, n, keys_mark_the_runs_stale);
+  return _cmocka_run_group_tests("rack_runs", tests, n, setup, teardown);
+}
