@@ -505,7 +505,7 @@ static void expert_parallel_waits_for_the_busiest_gpu(void **state) {
   const llm_model *m = tp.model;
   double layer_bytes = m->expert_parameters * (double)m->moe_layers *
                        tp.weights->bits_per_weight / 8;
-  double gpu_bps = tp.gpu->bandwidth_bps * tp.cfg.eff_bw;
+  double gpu_bps = tp.gpu->achievable_bps * tp.cfg.eff_bw;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     rl_step a, b;
     rl_decode_step(&tp, cases[i].batch, 500, 1, &a);
