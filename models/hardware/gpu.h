@@ -82,6 +82,10 @@ typedef struct gpu_spec {
   double liquid_heat_share; /* share of its rack's heat its cold plates take
                                (0: air-cooled); the rest goes to air */
   double memory_bytes, bandwidth_bps;
+  /* What a streaming microbenchmark reaches (catalog's
+   * memory_bandwidth_achievable; the datasheet's when not measured):
+   * the roofline's memory-bound time divides by it, power by the above. */
+  double achievable_bps;
   gpu_dense dense;
   double fp16_headline; /* FLOP/s as the datasheet headlines it */
   bool fp16_headline_sparse;

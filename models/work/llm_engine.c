@@ -34,7 +34,8 @@ static const scn_field engine_fields[] = {
      .offset = offsetof(llm_engine, full_name),
      .dflt = ""},
     SHARE("eff_bw", eff_bw,
-          "share of the HBM bandwidth its decode kernels reach"),
+          "share of the GPU's achievable HBM bandwidth (a streaming "
+          "benchmark's) its decode kernels reach"),
     SHARE("eff_flops", eff_flops,
           "share of dense peak its compute-bound kernels reach"),
     SHARE("act_fixed", act_fixed, "SM activity through its fixed costs"),

@@ -294,7 +294,10 @@ static void step_parts(const rl_replica *r, double requests, double context,
   double batch = requests * c->beams; /* the sequences the step decodes */
   double weights = llm_decode_weight_bytes(m, r->weights, batch);
   double kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
-  double bw = r->tp * r->gpu->bandwidth_bps * gpu_speed_memory(r->gpu, phi);
+  /* eff_bw is a share of what the GPU's HBM can stream (achievable_bps,
+   * a published microbenchmark's), so that it is the engine's and not the
+   * family's: B200 reaches a lower share of its datasheet than H100. */
+  double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, phi);
   double rate = flop_rate(r, phi);
   out->bytes = weights + kv;
   out->t_weights = critical_weight_bytes(r, batch, weights) / (bw * c->eff_bw);

@@ -127,11 +127,14 @@
  * gives the figures below; rl_replica_init sets the fixed costs from the
  * serving engine. */
 typedef struct rl_config {
-  /* Share of peak HBM bandwidth reached by memory-bound decode: 0.8.
-   * Stream benchmarks reach about 0.9 of the datasheet HBM figure; serving
-   * stacks' decode kernels (vLLM, TensorRT-LLM) about 0.6-0.85, the
-   * "model bandwidth utilisation" of Databricks, "LLM Inference
-   * Performance Engineering: Best Practices" (2023). */
+  /* Share of the HBM bandwidth a streaming benchmark reaches on the GPU
+   * (gpu_spec.achievable_bps, the datasheet's where none is published)
+   * that memory-bound decode reaches: 0.8. Stream benchmarks reach 0.83
+   * (B200) to 0.9 (H100) of the datasheet figure (scenarios/catalog/
+   * gpus.yaml); serving stacks' decode kernels (vLLM, TensorRT-LLM) about
+   * 0.6-0.85 of the datasheet, the "model bandwidth utilisation" of
+   * Databricks, "LLM Inference Performance Engineering: Best Practices"
+   * (2023). */
   double eff_bw;
   /* Share of dense peak FLOP/s in compute-bound work (prefill, large
    * batches): 0.6. Pope et al. 2022, "Efficiently Scaling Transformer

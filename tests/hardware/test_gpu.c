@@ -196,6 +196,8 @@ static void power_model_defaults_are_the_catalogs(void **state) {
   const gpu_spec *x = &cat.gpus[0];
   assert_close(x->mem_w, catalog.power.pj_per_byte * 1e-12 * 900e9, 1e-12, 0);
   assert_close(x->busy_w, catalog.power.busy_share * 215, 1e-12, 0);
+  /* No published measurement: the roofline streams at the datasheet's. */
+  assert_close(x->achievable_bps, 900e9, 0, 0);
   gpu_catalog_fini(&cat);
 }
 
@@ -320,6 +322,8 @@ static const bad_spec bad_specs[] = {
      "    dense: {fp16: 1 TFLOPS}\n    sources: ['x: y']\n",
      "listed twice"},
     {"unknown precision", "    dense2: {}\n", "unknown key 'dense2'"},
+    {"achievable bandwidth above the datasheet's",
+     "    memory_bandwidth_achievable: 901 GB/s\n", "above the datasheet"},
 };
 
 static void bad_specs_are_rejected(void **state) {
