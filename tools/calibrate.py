@@ -480,7 +480,9 @@ HAND_SET = [
                 "10.2 kW)",
         rows="H100 training: *"),
     HandSet(
-        what="memory knee 50% (memory-bound speed and power fall below it)",
+        what="memory knee 50% (memory-bound speed and power fall below "
+             "it) for the GPU types without a measured HBM / L2 bandwidth "
+             "(H100, H200, B200, GB200 take theirs: gpus.yaml)",
         where="models/hardware/gpu.c (memory_knee)",
         against="an estimate below the clock of Splitwise's power-capped "
                 "profile (decode unchanged at 70% power)",

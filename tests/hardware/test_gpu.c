@@ -130,16 +130,17 @@ static void speeds(void **state) {
   const gpu_spec *g = gpu_catalog_find(&catalog, "H100-SXM");
   assert_close(gpu_speed_compute(g, 0.7), 0.7, 1e-15, 0);
   assert_close(gpu_speed_compute(g, 0.01), gpu_phi_min(g), 1e-15, 0);
-  /* Memory-bound work holds its speed down to the knee (50%), then falls
-   * with the clock. */
+  /* Memory-bound work holds its speed down to the knee (the catalog's
+   * HBM / L2 bandwidth, 30.5%), then falls with the clock. */
+  assert_close(g->knee, 0.305, 1e-15, 0);
   assert_close(gpu_speed_memory(g, 0.7), 1, 0, 0);
-  assert_close(gpu_speed_memory(g, 0.5), 1, 0, 0);
-  assert_close(gpu_speed_memory(g, 0.25), 0.5, 1e-15, 0);
+  assert_close(gpu_speed_memory(g, g->knee), 1, 0, 0);
+  assert_close(gpu_speed_memory(g, 0.75 * g->knee), 0.75, 1e-15, 0);
 }
 
 /* The parts of gpu.h: a load that only moves memory draws idle, its
- * memory power whatever the SM clock above the knee and half of it at
- * half the knee, and the busy floor at d(phi) (the core domain's V^2 f);
+ * memory power whatever the SM clock above the knee and its share
+ * phi / knee below it, and the busy floor at d(phi) (the core domain's V^2 f);
  * a load that only computes draws the TDP at full clock; under a cap the
  * memory part holds while the core clock gives way, so a memory-bound
  * load's clock stays above the knee until the cap reaches its memory
@@ -154,9 +155,12 @@ static void power_follows_the_load(void **state) {
     double d = gpu_dynamic_fraction(g, g->knee);
     assert_close(gpu_load_power(g, g->knee, mem),
                  g->idle_w + g->busy_w * d + g->mem_w, 1e-12, 0);
-    d = gpu_dynamic_fraction(g, g->knee / 2);
-    assert_close(gpu_load_power(g, g->knee / 2, mem),
-                 g->idle_w + g->busy_w * d + g->mem_w / 2, 1e-12, 0);
+    /* Below the knee, but above the lowest clock (a low knee's half can
+     * lie under it). */
+    double h = 0.5 * (gpu_phi_min(g) + g->knee);
+    d = gpu_dynamic_fraction(g, h);
+    assert_close(gpu_load_power(g, h, mem),
+                 g->idle_w + g->busy_w * d + g->mem_w * h / g->knee, 1e-12, 0);
     assert_close(gpu_load_power(g, 1, comp), g->tdp_w, 1e-12, 0);
     assert_close(gpu_sm_span(g), g->tdp_w - g->idle_w - g->busy_w, 0, 0);
     double full = gpu_load_power(g, 1, decode);

@@ -116,13 +116,15 @@
  *   it counts that power twice.
  * - a higher knee: the SMs, the L2 and the crossbar, on the SM clock
  *   here, must carry the HBM traffic, so the knee is the share of that
- *   on-chip bandwidth the HBM traffic needs. The B200 has 2.4x the H100's
- *   HBM bandwidth with about 1.1x its SMs, so its knee should be about
- *   twice the H100's, and a knee between 0.58 and 0.73 (the clocks at
- *   350 and 430 W) gives both measured points. Setting it needs a
- *   measured L2 bandwidth of B200 and H100 (and that their L2 follows
- *   the SM clock), not found here; the 50% estimate stays for every
- *   type. */
+ *   on-chip bandwidth the HBM traffic needs. A knee between 0.58 and
+ *   0.73 (the clocks at 350 and 430 W) would give both measured points.
+ *   The measured bandwidths say no: one benchmark's sweeps (Ernst's
+ *   gpu-l2-cache; scenarios/catalog/gpus.yaml cites them) give a GB200
+ *   GPU 18.9 TB/s of L2 for 7.8 TB/s of HBM, 0.41, and an H200 9.9 for
+ *   3.9, 0.39: Blackwell's L2 doubled with its HBM (two dies), so its
+ *   knee is the Hopper one, not twice it. The catalog now holds those
+ *   knees (B200 41.1%, from the GB200's sweep), and at 0.58 the B200's
+ *   memory-bound half keeps its speed, as it did at 50%. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -176,8 +178,8 @@ static void splitwise_prefill_slows_decode_does_not(void **state) {
       "+-15% (KNOWN GAP, the test's header)");
   validate_row(
       VALIDATE_KIND_CALIBRATION,
-      "the memory knee (50%, an estimate) was set below the clock this "
-      "profile implies",
+      "the memory knee was first set (50%) below the clock this profile "
+      "implies; it is now measured HBM / L2 bandwidth (H100 30.5%)",
       VALIDATE_SERVING, "Power-capped DGX-H100: decode step, capped / uncapped",
       splitwise, "Llama-2-70B FP16, tp 8, batch 16, GPUs at 490 W (70%)",
       "x uncapped", 1.00, dec, 0.9, 1.1, "+-10%");

@@ -304,11 +304,12 @@ static void an_empty_prompt_draws_idle_power(void **state) {
 static void prefill_slows_with_phi_decode_does_not(void **state) {
   (void)state;
   rl_replica r = test_replica("H100-SXM", "Llama-3.1-8B", "fp16", 1);
-  assert_close(r.gpu->knee, 0.5, 0, 0);
+  assert_true(r.gpu->knee <= 0.5); /* half clock is at or above the knee */
   double p1 = rl_prefill_s(&r, 2048, 1), ph = rl_prefill_s(&r, 2048, 0.5);
   assert_close(ph, 2 * p1, 1e-12, 0);
-  /* A memory-bound decode at the knee slows only by the fixed costs'
-   * kernels, which run on the SMs for act_fixed of the fixed time. */
+  /* A memory-bound decode at half clock (not below the knee) slows only by
+   * the fixed costs' kernels, which run on the SMs for act_fixed of the
+   * fixed time. */
   rl_step d1, dh;
   rl_decode_step(&r, 8, 1024, 1, &d1);
   rl_decode_step(&r, 8, 1024, 0.5, &dh);
