@@ -62,10 +62,14 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
   if (!(load_w > 0))
     return 0;
   double plr = load_w / c->capacity_w;
-  double run = plr > c->plr_min ? plr : c->plr_min;
+  /* Below the least load it unloads to, hot gas is bypassed to hold that
+   * load: the power stays at the unloading limit's. */
+  double run = plr > c->unload_min ? plr : c->unload_min;
   double cycling = plr < c->plr_min ? plr / c->plr_min : 1;
   /* EIRfPLR is the share of the full-load power drawn at that part load
-   * (at the same temperatures); cycling is the share of time it runs. */
+   * (at the same temperatures); cycling is the share of time it runs.
+   * Both factors are continuous in the load, so the plant's power is
+   * continuous in the loop's temperature, as its ODE needs. */
   return c->capacity_w / cop * cool_eir_plr(c, run) * cycling;
 }
 
@@ -74,7 +78,11 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
  * flow_min = 1. */
 static double aux_power(const cool_loop_config *c, double removed_w,
                         double free_share) {
-  double flow = removed_w / c->capacity_w;
+  /* All k units run, sharing the flow (N+1 fans or pumps on N turn
+   * slower than N would: the cube law makes that the cheaper way to run
+   * them), each no slower than its minimum speed. */
+  double k = 1 + c->redundancy;
+  double flow = removed_w / (k * c->capacity_w);
   if (flow < c->flow_min)
     flow = c->flow_min;
   /* The dry cooler's fans are staged with the share of the heat it takes,
@@ -85,7 +93,7 @@ static double aux_power(const cool_loop_config *c, double removed_w,
   double share = c->aux_share;
   if (c->rejection == COOL_DRY)
     share -= c->econ_fan_share * (1 - (free_share > 0 ? free_share : 0));
-  return share * c->capacity_w * pow(flow, c->affinity);
+  return share * k * c->capacity_w * pow(flow, c->affinity);
 }
 
 /* A derated loop keeps its heat exchangers and pipes (UA and C) and its
@@ -203,6 +211,7 @@ static bool config_usable(const cool_loop_config *c) {
          c->econ_fan_share >= 0 && c->econ_fan_share <= c->aux_share &&
          c->flow_min >= 0 &&
          isfinite(c->affinity) && c->plr_min > 0 &&
+         c->unload_min >= c->plr_min && c->redundancy >= 0 &&
          c->eir_plr[0] + c->eir_plr[1] + c->eir_plr[2] > 0 &&
          (c->rejection != COOL_EVAPORATIVE ||
           (c->cycles > 1 && c->range_k > 0 && c->drift_share >= 0)) &&

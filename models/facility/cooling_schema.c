@@ -205,8 +205,28 @@ static const scn_field loop_fields[] = {
     /* EnergyPlus's default minimum part-load ratio of Chiller:Electric:EIR
      * (Input Output Reference): below it the chiller cycles on and off. */
     QTY("chiller_min_plr", plr_min, UNITS_FRACTION, 0.01, 1, 0, "10%",
-        "least part-load ratio the chiller unloads to; below it, it "
-        "cycles"),
+        "part-load ratio below which the chiller cycles on and off"),
+    /* EnergyPlus's default minimum unloading ratio of Chiller:Electric:EIR
+     * and :ReformulatedEIR (Input Output Reference; Energy+.idd), 0.2:
+     * the compressor unloads no further, and between it and the minimum
+     * part-load ratio the chiller is false-loaded (hot-gas bypass) at
+     * constant power (Engineering Reference). The EnergyPlus chiller
+     * library's (CoolTools) units range 0.09-0.41. Default: 20%, or the
+     * chiller_min_plr given if that is higher (it must not be lower). */
+    QTY("chiller_min_unloading", unload_min, UNITS_FRACTION, 0.01, 1, 0, NULL,
+        "least part-load ratio the chiller unloads to; below it, hot-gas "
+        "bypass holds its power there; default 20% (not below "
+        "chiller_min_plr)"),
+    /* Uptime Institute's Tier III and IV call for N+1 capacity components
+     * in cooling: one unit beyond what the design load needs. Run with
+     * all units on (as EC/VFD CRAH fans and CDU pumps often are: sharing
+     * the flow costs less under the cube law), the installed flow is
+     * (N+1)/N of the design's: 25% for N+1 on four units. The default, 0,
+     * is the standby unit off (it draws nothing): no source here gives N
+     * for an AI hall, and which units run is the operator's choice. */
+    QTY("pump_fan_redundancy", redundancy, UNITS_FRACTION, 0, 4, 0, "0%",
+        "pumps and fans installed beyond the design flow's (N+1 on N: "
+        "1/N), all running at the speed their share of the flow needs"),
     /* Assumption: 4 cycles of concentration, a middle value for towers
      * on municipal make-up water (water treatment sets it from the
      * make-up's chemistry; Vertiv's "Optimizing water usage effectiveness
@@ -259,6 +279,7 @@ static void fill_defaults(cool_loop_config *c) {
   fill(&c->aux_share, d->aux_share);
   fill(&c->econ_fan_share, d->econ_fan_share);
   fill(&c->flow_min, d->flow_min);
+  fill(&c->unload_min, fmax(0.2, c->plr_min));
 }
 
 static int check_loop(void *obj, const scn_loc *loc, void *user,
@@ -279,6 +300,12 @@ static int check_loop(void *obj, const scn_loc *loc, void *user,
                     err, "the economizer's fans are part of the pumps and fans",
                     "%s: economizer fans %g above pumps and fans %g", c->name,
                     c->econ_fan_share, c->aux_share);
+  if (c->unload_min < c->plr_min)
+    return scn_fail(loc, "chiller_min_unloading", err,
+                    "a chiller cycles only below the load it is false-loaded "
+                    "down to",
+                    "%s: chiller_min_unloading %g is below chiller_min_plr %g",
+                    c->name, c->unload_min, c->plr_min);
   if (c->cop_min > c->cop_max)
     return scn_fail(loc, "cop_min", err, NULL,
                     "%s: cop_min %g is above cop_max %g", c->name, c->cop_min,
