@@ -35,8 +35,11 @@
  * Pumps and fans follow the affinity law in the flow the removal needs at
  * the design temperature rise (variable-speed drives hold dT_design):
  *
- *   P_aux = s_aux capacity max(R / capacity, flow_min)^n,   n = 3
+ *   P_aux = s_aux capacity k max(R / (k capacity), flow_min)^n,   n = 3
  *
+ * where k = 1 + redundancy is the pumps and fans installed over those the
+ * design flow needs (N+1 units on N), all running and sharing the flow,
+ * so each turns slower but none below its minimum speed flow_min;
  * less the dry economizer's own fans (s_econ of s_aux) while it takes no
  * heat (f = 0: the dry cooler is valved off and its fans stop),
  * and their work ends up as heat the plant rejects too, so the chiller
@@ -44,12 +47,14 @@
  * part-load ratio PLR = L / capacity the chiller draws, in DOE-2's form
  * (EnergyPlus Chiller:Electric:EIR; ASHRAE 90.1 Appendix G),
  *
- *   P_chiller = capacity / COP x EIRfPLR(max(PLR, PLR_min)) / EIRfPLR(1)
+ *   P_chiller = capacity / COP x EIRfPLR(max(PLR, PLR_unl)) / EIRfPLR(1)
  *               x min(PLR / PLR_min, 1),
  *
- *   EIRfPLR(x) = c0 + c1 x + c2 x^2,
+ *   EIRfPLR(x) = c0 + c1 x + c2 x^2:
  *
- * the last factor the on/off cycling below the least load it unloads to.
+ * it unloads down to PLR_unl, is false-loaded (hot-gas bypass) at PLR_unl's
+ * power from there down to PLR_min, and cycles on and off below that
+ * (EnergyPlus Engineering Reference, Chiller:Electric:EIR).
  * Cooling power is P_aux + P_chiller. PUE is an output: facility power /
  * IT power.
  *
@@ -102,6 +107,9 @@ typedef struct cool_loop_config {
   int rejection;    /* cool_rejection */
   double eir_plr[3];  /* chiller EIR-fPLR: c0 + c1 PLR + c2 PLR^2 */
   double plr_min;     /* below this part-load ratio the chiller cycles */
+  double unload_min;  /* below this it can unload no further: false load */
+  double redundancy;  /* installed pumps and fans beyond the design flow's,
+                         a share of it (N+1 on N: 1/N); all of them run */
   double cycles;      /* tower cycles of concentration */
   double drift_share; /* tower drift, a share of the circulation */
   double range_k;     /* tower water range (K) */

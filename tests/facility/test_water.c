@@ -171,8 +171,9 @@ static void eir_plr_at_its_points(void **state) {
   assert_close(cool_eir_plr(&c, p->plr), p->eir / 0.999, 1e-12, 0);
   /* The chiller's power at that load: the curve's share of full load. */
   double cop = 3;
-  assert_close(cool_chiller_w(&c, p->plr * c.capacity_w, cop),
-               c.capacity_w / cop * p->eir / 0.999, 1e-12, 0);
+  if (p->plr >= 0.2)
+    assert_close(cool_chiller_w(&c, p->plr * c.capacity_w, cop),
+                 c.capacity_w / cop * p->eir / 0.999, 1e-12, 0);
   char fig[64];
   snprintf(fig, sizeof fig, "chiller power share at %.0f%% load (EIR-fPLR)",
            100 * p->plr);
@@ -186,17 +187,33 @@ static void eir_plr_at_its_points(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
-/* Below its least part load (10%) the chiller cycles: its power falls in
- * proportion, to 0 at no load. */
-static void chiller_cycles_below_min(void **state) {
+/* EnergyPlus's Chiller:Electric:EIR below its minimum unloading ratio
+ * (20%): false-loaded at that ratio's power down to the minimum part-load
+ * ratio (10%), then cycling, its power falling in proportion to 0 at no
+ * load. Continuous at both ends. */
+static void chiller_false_loads_then_cycles(void **state) {
   (void)state;
   cool_loop_config c;
   bind_ok(AIR, &c);
-  double at_min = cool_chiller_w(&c, 0.1 * c.capacity_w, 3);
-  assert_close(cool_chiller_w(&c, 0.05 * c.capacity_w, 3), at_min / 2, 1e-12,
-               0);
-  assert_true(cool_chiller_w(&c, 0, 3) == 0);
+  assert_close(c.unload_min, 0.2, 0, 0);
+  double cap = c.capacity_w, cop = 3;
+  double at_unl = cap / cop * (0.141 + 0.655 * 0.2 + 0.203 * 0.04) / 0.999;
+  assert_close(cool_chiller_w(&c, 0.2 * cap, cop), at_unl, 1e-12, 0);
+  assert_close(cool_chiller_w(&c, 0.15 * cap, cop), at_unl, 1e-12, 0);
+  assert_close(cool_chiller_w(&c, 0.1 * cap, cop), at_unl, 1e-12, 0);
+  assert_close(cool_chiller_w(&c, 0.05 * cap, cop), at_unl / 2, 1e-12, 0);
+  assert_true(cool_chiller_w(&c, 0, cop) == 0);
+  double below = cool_chiller_w(&c, nextafter(0.2, 0) * cap, cop);
+  assert_close(below, at_unl, 1e-12, 0);
   scn_release(&cool_loop_schema, &c);
+  /* A higher minimum part-load ratio lifts the default unloading limit
+   * with it; an unloading limit below it is refused at its key. */
+  bind_ok(AIR "chiller_min_plr: 30%\n", &c);
+  assert_close(c.unload_min, 0.3, 0, 0);
+  scn_release(&cool_loop_schema, &c);
+  test_schema_rejects(&cool_loop_schema, "loop.yaml",
+                      AIR "chiller_min_plr: 30%\nchiller_min_unloading: 25%\n",
+                      "loop.yaml:5:");
 }
 
 /* AHRI 550/590's IPLV for an air-cooled chiller: 0.01 A + 0.42 B + 0.45 C +
@@ -337,7 +354,7 @@ int main(void) {
   TEST_ADD(tests, n, loop_water_is_rejected_heat);
   TEST_ADD(tests, n, evaporative_follows_wet_bulb);
   TEST_ROWS(tests, n, eir_plr_at_its_points, plr_points);
-  TEST_ADD(tests, n, chiller_cycles_below_min);
+  TEST_ADD(tests, n, chiller_false_loads_then_cycles);
   TEST_ADD(tests, n, iplv_against_ashrae_90_1);
   TEST_ADD(tests, n, evaporative_year_against_esif);
   return _cmocka_run_group_tests("water", tests, n, NULL, NULL);

@@ -1,0 +1,13 @@
+/* cooling_internal.h - what cooling.c and cooling_schema.c share: the
+ * bounds on a loop's supply setpoint. */
+#ifndef MODELS_COOLING_INTERNAL_H
+#define MODELS_COOLING_INTERNAL_H
+
+/* Air above ASHRAE's widest allowable envelope (class A4, 5-45 degC) is
+ * no supply a server is built for. */
+#define AIR_SUPPLY_MAX_C 45.0
+/* The schema's bounds on any loop's supply (its row "supply"). */
+#define SUPPLY_MIN_C 5.0
+#define SUPPLY_MAX_C 60.0
+
+#endif
