@@ -172,14 +172,11 @@ static const scn_field spec_fields[] = {
      * so at low enough clocks they cannot keep the memory busy. The knee is
      * the share of the on-chip bandwidth the HBM traffic needs, achievable
      * HBM read / L2 read bandwidth at full clock; scenarios/catalog/gpus.yaml
-     * gives it per GPU from published sweeps of one benchmark (H100 30.5%,
-     * H200 39.2%, B200 and GB200 41.1%). 50% is the default, an estimate
-     * for the types no sweep was found for: Splitwise's power-capped H100
-     * profile (Patel et al., ISCA 2024; data/gpu_power/perf_model.csv,
-     * h100-80gb-pcap) leaves decode time unchanged where prefill slows
-     * 1.30x, a clock near 0.8, so the knee is below that;
-     * tests/validate/test_power_cap.c holds the result to published
-     * measurements under power limits. */
+     * gives it per GPU from published sweeps of one benchmark. 50%, for
+     * types with no sweep, is an estimate: Splitwise's power-capped H100
+     * (Patel et al., ISCA 2024; data/gpu_power/perf_model.csv) keeps its
+     * decode time where prefill slows 1.30x, a clock near 0.8, so the
+     * knee is below that (tests/validate/test_power_cap.c). */
     {.key = "memory_knee",
      .type = SCN_QUANTITY,
      .offset = offsetof(gpu_spec, knee),
