@@ -116,7 +116,7 @@ static const struct {
   double tokens;
 } task_prompts[] = {
     {"lm-arena-chat", MLR_PROMPT_TOKENS}, /* unknown: not published */
-    {"gpqa", 173.0},                      /* computed from GPQA diamond */
+    {"gpqa", 221.0},                      /* counted from GPQA diamond */
     {"sourcegraph-fim", MLR_PROMPT_TOKENS}, /* unknown: not published */
 };
 

@@ -24,10 +24,11 @@
  * the CSV: outputs are drawn lognormal with MLR_OUTPUT_SIGMA, an
  * assumption). It publishes no prompt lengths. mlr_prompt_tokens gives
  * each task's mean prompt from data/gpu_power/mlenergy_v3_task_prompts.csv
- * (data/SOURCES.md): gpqa 173 tokens, computed from the GPQA diamond
- * questions as ML.ENERGY's benchmark builds the prompt (690 characters on
- * average, at an assumed 4 characters a token; the chat template's tokens
- * are not counted). lm-arena-chat (LMArena arena-human-preference-100k,
+ * (data/SOURCES.md): gpqa 221 tokens, counted over the 198 GPQA diamond
+ * questions as ML.ENERGY's benchmark builds the prompt, with the
+ * cl100k_base BPE tokenizer (the 100k tokens Llama 3's extends; each
+ * model's own tokenizer is not available here) and without the chat
+ * template's tokens. lm-arena-chat (LMArena arena-human-preference-100k,
  * each turn sent with the whole history before it) and sourcegraph-fim
  * (Sourcegraph context-aware FIM, prefix and suffix) have no published
  * prompt-length figure and no copy of their data here: they keep

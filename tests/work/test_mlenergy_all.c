@@ -14,8 +14,8 @@
  * are 2x too slow, so 89% are within 2x, not 90%. The service's batch
  * stops at 480 and 800 where vLLM held 1,000 to 3,600 sequences: the
  * service reserves each request's prompt and output in the KV cache at
- * admission, at 16 bits and with 512-token prompts (the prompt lengths
- * are not published), and those runs' batches do not fit that way on
+ * admission, at 16 bits and with 512-token prompts (the chat task's
+ * prompt lengths are unknown, 512 assumed: mlenergy_runs.h), and those runs' batches do not fit that way on
  * B200 (they do on H100, at the same engine). Their medians hold. The
  * fifth is Llama-3.1-8B on one B200 at max_num_seqs 128, 2.7x too fast:
  * its measured step (27.9 ms) is three times the one at 64 (9.0 ms) and
