@@ -154,9 +154,16 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
 static memo *outcome_for(inf_service *s, const span_load *l, double phi,
                          double q0) {
   inf_fluid *f = s->fluid;
+  /* Entries never match each other (one is added only when none
+   * matches), so the last one found, if it matches, is the one. */
+  memo *last = &f->memo[f->last_memo];
+  if (f->last_memo < f->nmemo && last->phi == phi && last->backlog == q0)
+    return last;
   for (uint32_t i = 0; i < f->nmemo; i++)
-    if (f->memo[i].phi == phi && f->memo[i].backlog == q0)
+    if (f->memo[i].phi == phi && f->memo[i].backlog == q0) {
+      f->last_memo = i;
       return &f->memo[i];
+    }
   if (f->nmemo == MEMO)
     return NULL; /* full: the caller solves it alone */
   memo *m = &f->memo[f->nmemo];
@@ -165,7 +172,7 @@ static memo *outcome_for(inf_service *s, const span_load *l, double phi,
   m->hits = 0;
   if (inf__fluid_solve(s, l, phi, q0, &m->out) != SIM_OK)
     return NULL;
-  f->nmemo++;
+  f->last_memo = f->nmemo++;
   return m;
 }
 
@@ -222,13 +229,6 @@ static int run_replicas(inf_service *s, const span_load *l) {
   return SIM_OK;
 }
 
-static uint32_t replicas_up(const inf_service *s) {
-  uint32_t n = 0;
-  for (uint32_t k = 0; k < s->nrep; k++)
-    n += !s->fluid->rep[k].down;
-  return n;
-}
-
 /* Brings the service from its clock to now (engine time t), over the
  * span since it last was. */
 static void advance_to(inf_service *s, sim_time t) {
@@ -244,7 +244,7 @@ static void advance_to(inf_service *s, sim_time t) {
   f->rejected += w.over;
   f->iv.arrivals += w.count;
   f->iv.missed += w.over;
-  uint32_t nup = replicas_up(s);
+  uint32_t nup = f->nup;
   if (nup == 0) { /* all down: every arrival is lost */
     f->dropped += w.count - w.over;
     f->iv.missed += w.count - w.over;
@@ -289,7 +289,8 @@ static int fl_start(inf_service *s, sim_error *err) {
   }
   for (uint32_t k = 0; k < s->nrep; k++)
     f->rep[k].phi = 1;
-  f->tab_phi = f->tab_ctx = f->pre_phi = NAN;
+  f->nup = s->nrep;
+  f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   f->clock_t = sim_engine_now(s->e);
   f->clock_s = sim_time_to_s(f->clock_t);
@@ -322,11 +323,22 @@ static int fl_set_down(inf_service *s, uint32_t k, bool down) {
     r->backlog = r->waiting = r->in_batch = 0;
   }
   r->down = down;
+  s->fluid->nup += down ? -1u : 1u;
   return s->rc;
 }
 
 static bool fl_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->fluid->rep[k].down;
+}
+
+/* 1 / span, kept: every replica of a service is usually asked over the
+ * same span, one after another. */
+static double inverse(inf_fluid *f, double span) {
+  if (!(span == f->inv_for)) {
+    f->inv = 1 / span;
+    f->inv_for = span;
+  }
+  return f->inv;
 }
 
 static gpu_load fl_take_load(inf_service *s, uint32_t k) {
@@ -336,7 +348,7 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   frep *r = &s->fluid->rep[k];
   double span = s->fluid->clock_s - r->act_since;
   if (span > 0) {
-    r->last_act = gpu_load_scale(r->act_int, 1 / span);
+    r->last_act = gpu_load_scale(r->act_int, inverse(s->fluid, span));
     r->comp_mean = r->comp_int / span;
   }
   r->act_int = (gpu_load){0, 0, 0};

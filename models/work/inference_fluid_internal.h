@@ -126,7 +126,9 @@ struct inf_fluid {
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   memo memo[MEMO];
-  uint32_t nmemo;
+  uint32_t nmemo, last_memo; /* last_memo: the entry last found */
+  uint32_t nup;              /* replicas not down */
+  double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
   outcome spare; /* a solve that did not fit the memo */
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;
