@@ -191,9 +191,11 @@ static inline double total_rate(const split *q, uint32_t rr) {
   return (rr - q->j) * q->g0 + (q->j > 0 ? q->j * q->g1 : 0);
 }
 
-/* Adds the chain's state q (weight p). */
-static void add_state(inf_service *s, const split *q, uint32_t rr, double p,
-                      double tpot_lim, chain *c) {
+/* Adds the chain's state q (weight p). Inline into sum_chain's loops,
+ * whose sums are a local the compiler keeps in registers. */
+static inline __attribute__((always_inline)) void
+add_state(inf_service *s, const split *q, uint32_t rr, double p,
+          double tpot_lim, chain *c) {
   uint32_t k = q->k, j = q->j;
   double lo = (double)(rr - j) / rr, hi = (double)j / rr;
   double g0 = q->g0, g1 = q->g1;
@@ -271,10 +273,11 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
   memset(s->fluid->tok_b, 0, ((size_t)bcap + 2) * sizeof *s->fluid->tok_b);
   double up = rr * rho, p = 1, p_top = 0;
+  chain acc = *c; /* nothing else can write it: kept in registers */
   /* Each state's split is found once, for its rate and its sums. */
   split q = split_of(s, mid, rr), at_mid = q;
   for (uint64_t n = mid; n <= hi; n++) {
-    add_state(s, &q, rr, p, tpot_lim, c);
+    add_state(s, &q, rr, p, tpot_lim, &acc);
     if (n == top)
       p_top = p;
     if (n < hi) {
@@ -287,8 +290,9 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   for (uint64_t n = mid; n > lo; n--) {
     p *= total_rate(&q, rr) / up;
     q = split_of(s, n - 1, rr);
-    add_state(s, &q, rr, p, tpot_lim, c);
+    add_state(s, &q, rr, p, tpot_lim, &acc);
   }
+  *c = acc;
   if (hi == top && p_top > 0) {
     double r = fmin(rho / rate_at(s, bcap), 1 - 1e-9);
     double jmax = (double)s->c->max_queue * rr;

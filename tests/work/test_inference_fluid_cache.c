@@ -17,7 +17,7 @@
 /* ---- Arrivals' windows -------------------------------------------------- */
 
 #define ARR_YAML                                                               \
-  "rate: 40\nprompt: {mean: 1155, sigma: 0.99}\noutput: {mean: 211, sigma: "  \
+  "rate: 40\nprompt: {mean: 1155, sigma: 0.99}\noutput: {mean: 211, sigma: "   \
   "0.86}\n"
 
 static void arr_bind(arr_config *c) {
@@ -46,9 +46,16 @@ static void windows_equal_fresh_ones(void **state) {
   (void)state;
   const double a = 1e5, b = 4096;
   const win_case cases[] = {
-      {a, 0, false},     {a, 0, false},     {b, 0, false}, {a, 0, false},
-      {nextafter(a, 0), 0, false},          {a, 1156, false},
-      {a, 0, true},      {b, 2000, false},  {b, 0, false}, {INFINITY, 0, false},
+      {a, 0, false},
+      {a, 0, false},
+      {b, 0, false},
+      {a, 0, false},
+      {nextafter(a, 0), 0, false},
+      {a, 1156, false},
+      {a, 0, true},
+      {b, 2000, false},
+      {b, 0, false},
+      {INFINITY, 0, false},
   };
   arr_config c;
   arr_bind(&c);
@@ -129,11 +136,19 @@ typedef struct solve_case {
 static void solves_equal_fresh_ones(void **state) {
   (void)state;
   const solve_case cases[] = {
-      {1, 2, 0, 1155},     {1, 2, 0, 1155},   {0.7, 2, 0, 1155},
-      {1, 2, 0, 1155},     {1, 0.3, 0, 1155}, {1, 9, 0, 1155},
-      {1, 40, 0, 1155},    {1, 9, 50, 1155},  {0.5, 9, 50, 1155},
-      {nextafter(0.5, 1), 9, 50, 1155},       {1, 2, 0, nextafter(1155, 0)},
-      {1, 2, 0, 600},      {0.8, 0, 0, 600},
+      {1, 2, 0, 1155},
+      {1, 2, 0, 1155},
+      {0.7, 2, 0, 1155},
+      {1, 2, 0, 1155},
+      {1, 0.3, 0, 1155},
+      {1, 9, 0, 1155},
+      {1, 40, 0, 1155},
+      {1, 9, 50, 1155},
+      {0.5, 9, 50, 1155},
+      {nextafter(0.5, 1), 9, 50, 1155},
+      {1, 2, 0, nextafter(1155, 0)},
+      {1, 2, 0, 600},
+      {0.8, 0, 0, 600},
   };
   rig kept;
   fluid_open(&kept);
