@@ -125,6 +125,8 @@ void control_destroy(control *c) {
   const sim_allocator *a = c->alloc;
   sim_free(a, c->group_budget);
   sim_free(a, c->alloc_budget);
+  for (size_t g = 0; c->memo != NULL && g <= c->fleet->ngroups; g++)
+    power_memo_clear(&c->memo[g]);
   sim_free(a, c->memo);
   sim_free(a, c->units);
   sim_free(a, c->unit_cap);

@@ -414,8 +414,9 @@ static void remembered_level_is_the_bisections(void **state) {
                              -300,         300,          -299.5,
                              299.5,        INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
-      power_memo memo = {starts[s]};
+      power_memo memo = {starts[s], NULL};
       power_split_efficiency_from(u, n, budget, cap, &memo);
+      power_memo_clear(&memo);
       if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
         fail_msg("trial %d, start %.17g: level %.17g, bisection %.17g", trial,
                  starts[s], memo.level, level);
@@ -432,7 +433,7 @@ static void remembered_level_follows_drift(void **state) {
   power_unit u[MAXU];
   double budget, cap[MAXU];
   size_t n = classed_fleet(&seed, u, &budget);
-  power_memo memo = {NAN};
+  power_memo memo = {NAN, NULL};
   for (int period = 0; period < 200; period++) {
     for (size_t k = 0; k < n; k++)
       if (uniform(&seed) < 0.3)
@@ -440,6 +441,7 @@ static void remembered_level_follows_drift(void **state) {
     power_split_efficiency_from(u, n, budget, cap, &memo);
     assert_true(memo.level == efficiency_bisect(u, n, budget));
   }
+  power_memo_clear(&memo);
 }
 
 static void policies_by_name(void **state) {
