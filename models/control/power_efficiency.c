@@ -336,18 +336,26 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
                                       : level_cold(l, f, budget_w);
 }
 
+/* Whether unit u does no measured work: from its class when there are
+ * classes (valued() once a unit a split, not thrice). */
+static bool unvalued(const level *l, size_t u) {
+  return l->cls != NULL ? !l->valued[l->cls[u]] : !valued(&l->units[u]);
+}
+
 /* What is left goes to the units without measured work, up to their
  * demand and in proportion to it, then over everyone's room. power_fill
  * puts weight-0 units at lo, so the valued ones count at lo in the fill,
  * their power above it comes off the budget, and only the rest's caps are
- * taken from it. spare: 3 n + 1 doubles to work in, NULL to allocate. */
-static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
-                           double *cap, double *spare) {
-  double *buf = spare != NULL ? spare : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
+ * taken from it. The level's spare doubles hold the fill's arrays. */
+static void serve_the_rest(const level *l, double budget_w, double *cap) {
+  const power_unit *units = l->units;
+  size_t n = l->n;
+  double *buf = l->cls != NULL ? l->spare
+                               : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
   if (buf != NULL) {
     double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
     for (size_t u = 0; u < n; u++) {
-      bool rest = !valued(&units[u]);
+      bool rest = unvalued(l, u);
       w[u] = rest ? units[u].demand : 0;
       top[u] = rest ? wanted(&units[u]) : cap[u];
       if (!rest)
@@ -355,9 +363,9 @@ static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
     }
     power_fill(units, n, w, top, budget_w - above, next);
     for (size_t u = 0; u < n; u++)
-      if (!valued(&units[u]))
+      if (unvalued(l, u))
         cap[u] = next[u];
-    if (spare == NULL)
+    if (l->cls == NULL)
       sim_free(NULL, buf);
   }
   power_spread_rest(units, n, budget_w, cap);
@@ -392,5 +400,5 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   double x = level_search(&l, total_at, budget_w, memo->level);
   memo->level = x;
   caps_at(&l, x, cap);
-  serve_the_rest(units, n, budget_w, cap, l.cls != NULL ? l.spare : NULL);
+  serve_the_rest(&l, budget_w, cap);
 }
