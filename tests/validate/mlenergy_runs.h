@@ -22,10 +22,19 @@
  * Lengths. ML.ENERGY publishes each run's mean output length
  * (avg_output_len, used) and an output-length histogram per run (not in
  * the CSV: outputs are drawn lognormal with MLR_OUTPUT_SIGMA, an
- * assumption). It publishes no prompt lengths for its tasks (lm-arena-
- * chat, gpqa, sourcegraph-fim): MLR_PROMPT_TOKENS (512) is assumed for
- * every task, the long-prompt code-completion task too. Both are unknown
- * and docs/VALIDATION.md says so.
+ * assumption). It publishes no prompt lengths. mlr_prompt_tokens gives
+ * each task's mean prompt from data/gpu_power/mlenergy_v3_task_prompts.csv
+ * (data/SOURCES.md): gpqa 221 tokens, counted over the 198 GPQA diamond
+ * questions as ML.ENERGY's benchmark builds the prompt, with the
+ * cl100k_base BPE tokenizer (the 100k tokens Llama 3's extends; each
+ * model's own tokenizer is not available here) and without the chat
+ * template's tokens. lm-arena-chat (LMArena arena-human-preference-100k,
+ * each turn sent with the whole history before it) and sourcegraph-fim
+ * (Sourcegraph context-aware FIM, prefix and suffix) have no published
+ * prompt-length figure and no copy of their data here: they keep
+ * MLR_PROMPT_TOKENS (512), an assumption. Every prompt of a task is its
+ * mean (a fixed length: the spread is not modelled). Unknown figures are
+ * said so in docs/VALIDATION.md.
  *
  * The split, decided before any fit and never changed since: the fit set
  * is the H100 runs at BF16 of the chat and reasoning tasks (mlr_in_fit_set).
@@ -68,6 +77,10 @@ typedef struct mlr_run {
 } mlr_run;
 
 enum { MLR_SERVE = 1 }; /* mlr_runs_load: also serve every run */
+
+/* The mean prompt tokens of a request of ML.ENERGY task task (the header
+ * comment); MLR_PROMPT_TOKENS for a task without a figure. */
+double mlr_prompt_tokens(const char *task);
 
 /* Whether r is in the fit set (the header comment). */
 bool mlr_in_fit_set(const mlr_run *r);
