@@ -382,17 +382,22 @@ static double efficiency_bisect(const power_unit *u, size_t n, double budget) {
 
 /* A fleet whose units come in classes alike (replicas of a service), and
  * the same fleet a period later, its activities drifted a little. */
-static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
-  size_t n = random_fleet(seed, u, budget);
-  for (size_t k = 1; k < n; k++)
-    if (uniform(seed) < 0.6)
-      u[k] = u[(size_t)(uniform(seed) * (double)k)];
+/* A budget drawn between the units' floor and 1.2 times their top. */
+static double drawn_budget(uint64_t *seed, const power_unit *u, size_t n) {
   double floor = 0, top = 0;
   for (size_t k = 0; k < n; k++) {
     floor += u[k].n * u[k].lo;
     top += u[k].n * u[k].hi;
   }
-  *budget = floor + uniform(seed) * 1.2 * (top - floor);
+  return floor + uniform(seed) * 1.2 * (top - floor);
+}
+
+static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
+  size_t n = random_fleet(seed, u, budget);
+  for (size_t k = 1; k < n; k++)
+    if (uniform(seed) < 0.6)
+      u[k] = u[(size_t)(uniform(seed) * (double)k)];
+  *budget = drawn_budget(seed, u, n);
   return n;
 }
 
@@ -450,7 +455,6 @@ static void remembered_level_follows_drift(void **state) {
  * range, which the policy's classes must keep apart. */
 static size_t ranged_fleet(uint64_t *seed, power_unit *u, double *budget) {
   size_t n = classed_fleet(seed, u, budget);
-  double floor = 0, top = 0;
   for (size_t k = 0; k < n; k++) {
     double r = uniform(seed);
     if (r < 0.2)
@@ -459,10 +463,8 @@ static size_t ranged_fleet(uint64_t *seed, power_unit *u, double *budget) {
       u[k].lo += 20 * uniform(seed);
     else if (r < 0.4)
       u[k].demand *= 0.8 + 0.4 * uniform(seed);
-    floor += u[k].n * u[k].lo;
-    top += u[k].n * u[k].hi;
   }
-  *budget = floor + uniform(seed) * 1.2 * (top - floor);
+  *budget = drawn_budget(seed, u, n);
   return n;
 }
 
