@@ -36,6 +36,25 @@
  * mean (a fixed length: the spread is not modelled). Unknown figures are
  * said so in docs/VALIDATION.md.
  *
+ * Repeated prompts, not modelled. ML.ENERGY's benchmark (github
+ * ml-energy/benchmark, commit c1d6557, Apache-2.0) samples 1,024 unique
+ * requests a task (configs/vllm/lm-arena-chat/benchmark.yaml) and, for
+ * the larger max_num_seqs of a sweep, sends that list several times over
+ * (num_request_repeats in configs/vllm/<task>/<model>/<gpu>/sweeps.yaml;
+ * mlenergy/benchmark/llm/workloads.py repeats the list whole). Llama-3.1-
+ * 405B on B200 runs 3, 4 and 6 repeats at 2,048, 3,072 and 4,096 seqs,
+ * 70B 3 at 1,536 and 2,048: past 1,024 running sequences copies of one
+ * prompt run at once, and vLLM's prefix caching (on by default in its V1
+ * engine; the configs do not turn it off) holds one copy of a prompt's KV
+ * blocks and skips the copies' prefill. The served model gives each
+ * sequence its own prompt in the KV cache, so its batch stops where the
+ * cache holds ~1,100 unique ones (405B) while 3,588 ran: this, not the
+ * step's cost (the steady model at the measured batch is within 3% of the
+ * measured step for 405B, 15% for 70B), is why those runs miss 2x in
+ * tokens/s. Modelling
+ * shared prefixes in the service would let the rows test it; until then
+ * they fail as they are.
+ *
  * The split, decided before any fit and never changed since: the fit set
  * is the H100 runs at BF16 of the chat and reasoning tasks (mlr_in_fit_set).
  * Held out: every B200 run (the other GPU), and three whole families on
