@@ -125,6 +125,8 @@ void control_destroy(control *c) {
   const sim_allocator *a = c->alloc;
   sim_free(a, c->group_budget);
   sim_free(a, c->alloc_budget);
+  for (size_t g = 0; c->memo != NULL && g <= c->fleet->ngroups; g++)
+    power_memo_clear(&c->memo[g]);
   sim_free(a, c->memo);
   sim_free(a, c->units);
   sim_free(a, c->unit_cap);
@@ -283,11 +285,14 @@ static bool base_is(const unit_memo *m, const gpu_spec *g, gpu_load l,
          memcmp(&m->thermal_w, &thermal_w, sizeof thermal_w) == 0;
 }
 
-/* A unit for the GPUs of slot k (CONTROL_NO_SLOT: the free ones) in rack
- * r, which GPU i stands for: their range, demand and what their work is
- * worth. Units made one after another mostly share their GPUs' inputs (a
- * service's replicas, a job's stages): one like the last takes its base. */
-static power_unit make_unit(control *c, uint32_t k, uint32_t r, uint32_t i) {
+/* Writes to *u a unit of n GPUs of slot k (CONTROL_NO_SLOT: the free
+ * ones) in rack r, which GPU i stands for: their range, demand and what
+ * their work is worth. Units made one after another mostly share their
+ * GPUs' inputs (a service's replicas, a job's stages): one like the last
+ * takes its base. Written in place: the unit is copied once, not three
+ * times over (2,243 units a tick in bench-10k). */
+static void make_unit(control *c, uint32_t k, uint32_t r, uint32_t i,
+                      uint32_t n, power_unit *u) {
   const rack_fleet *fl = c->fleet;
   const gpu_spec *g = fl->types[fl->type[i]];
   double room = fl->ceiling_w[fl->group[r]], tcap = fl->thermal_cap_w[r];
@@ -295,10 +300,10 @@ static power_unit make_unit(control *c, uint32_t k, uint32_t r, uint32_t i) {
   unit_memo *m = &c->base;
   if (!base_is(m, g, l, room, tcap))
     *m = (unit_memo){g, l, room, tcap, unit_base(g, l, room, tcap)};
-  power_unit u = m->unit;
+  *u = m->unit;
+  u->n = n;
   if (k != CONTROL_NO_SLOT)
-    c->hooks.slot_unit(c->hooks.ctx, k, &u);
-  return u;
+    c->hooks.slot_unit(c->hooks.ctx, k, u);
 }
 
 /* Parallel arrays: one growth each, on copies of the capacity. */
@@ -367,7 +372,7 @@ static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
       u = c->nunits;
       if (reserve_units(c, u + 1) != SIM_OK)
         return SIM_ENOMEM;
-      c->units[u] = make_unit(c, k, r, i);
+      make_unit(c, k, r, i, 0, &c->units[u]);
       c->unit_key[u] = k;
       c->unit_gpu[u] = i;
       c->unit_rack[u] = r;
@@ -404,11 +409,9 @@ static bool same_layout(control *c, const uint32_t *gpu_slot) {
 /* The units again from the GPUs they were made from: the same units, in
  * the same order, with each one's state now. */
 static void remake_units(control *c) {
-  for (size_t u = 0; u < c->nunits; u++) {
-    uint32_t n = c->units[u].n;
-    c->units[u] = make_unit(c, c->unit_key[u], c->unit_rack[u], c->unit_gpu[u]);
-    c->units[u].n = n;
-  }
+  for (size_t u = 0; u < c->nunits; u++)
+    make_unit(c, c->unit_key[u], c->unit_rack[u], c->unit_gpu[u],
+              c->units[u].n, &c->units[u]);
 }
 
 /* Every rack's units, group by group (the fleet lays racks out by group,

@@ -170,14 +170,23 @@ void power_fill(const power_unit *units, size_t n, const double *w,
 
 void power_spread_rest(const power_unit *units, size_t n, double budget_w,
                        double *cap) {
-  double left = budget_w - power_total(units, n, cap), room = 0;
-  for (size_t u = 0; u < n; u++)
+  /* power_total's sum and the room's, in one pass: each adds in the same
+   * order as in two. */
+  double total = 0, room = 0;
+  for (size_t u = 0; u < n; u++) {
+    total += units[u].n * cap[u];
     room += units[u].n * (units[u].hi - cap[u]);
+  }
+  double left = budget_w - total;
   if (!(left > 0) || !(room > 0))
     return;
   /* A hair under the exact share, so rounding never spends more than the
    * budget. */
   double share = fmin(1, left / room) * (1 - 1e-12);
-  for (size_t u = 0; u < n; u++)
-    cap[u] = fmin(units[u].hi, cap[u] + share * (units[u].hi - cap[u]));
+  for (size_t u = 0; u < n; u++) {
+    /* fmin(hi, x) without the call: the caps and ranges are finite, and
+     * for a NaN x both give hi. */
+    double hi = units[u].hi, x = cap[u] + share * (hi - cap[u]);
+    cap[u] = x < hi ? x : hi;
+  }
 }

@@ -73,7 +73,15 @@ typedef struct power_unit {
  * answer never depends on it, only the work of finding it. */
 typedef struct power_memo {
   double level;
+  /* The search's arrays, kept from call to call so that a split neither
+   * allocates nor zeroes them again; NULL until the first. The caller
+   * frees them with power_memo_clear. */
+  struct power_work *work;
 } power_memo;
+
+/* Frees what memo keeps beyond its level (its work arrays); the memo
+ * stays usable. */
+void power_memo_clear(power_memo *memo);
 
 typedef struct power_policy_ops {
   const char *name;

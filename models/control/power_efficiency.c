@@ -80,31 +80,62 @@ static bool same_clock(const power_unit *a, const power_unit *b) {
          a->phi_min == b->phi_min && a->idle == b->idle;
 }
 
+/* What a memo keeps from call to call (power_memo.work): the level's
+ * arrays, grown when a group has more units than before and never zeroed
+ * again. A slot of the class hash holds the call's generation in its
+ * high half and a class + 1 in its low: a slot of an earlier call reads
+ * as empty, so the hash needs no clearing either. */
+struct power_work {
+  double *d;
+  size_t *z;
+  bool *b;
+  uint64_t *slot;
+  size_t n, size; /* the units the arrays hold; the hash's slots */
+  uint64_t gen;
+};
+
+void power_memo_clear(power_memo *memo) {
+  struct power_work *w = memo->work;
+  if (w == NULL)
+    return;
+  sim_free(NULL, w->d);
+  sim_free(NULL, w->z);
+  sim_free(NULL, w->b);
+  sim_free(NULL, w->slot);
+  sim_free(NULL, w);
+  memo->work = NULL;
+}
+
 /* The units a level is found for, as structure of arrays. Units alike in
- * their clock inputs (a service's replicas at one activity, a job's
- * stages) form a class, whose uncapped power per GPU p and slope in
- * log mu are computed once an evaluation, with the bits cap_at gives;
- * each unit then only clamps p to its own range. Class 0 stands for the
- * units without measured work: p = -inf, so the clamp gives their lo and
- * the slope 0, as cap_at's callers do. */
+ * their clock inputs and, to the bit, their range (a service's replicas
+ * at one activity, a job's stages) form a class, whose uncapped power
+ * per GPU p, cap (p clamped to the range) and slope in log mu are
+ * computed once an evaluation, with the bits cap_at gives; the sum then
+ * only adds each unit's GPUs at its class's cap, in the units' order.
+ * Units without measured work form classes by their lo, their cap: cap_at's
+ * callers give them lo and the slope 0. */
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
   size_t *cls;   /* per unit: its class; NULL (out of memory): none */
-  double *count, *lo, *want; /* per unit */
+  double *count; /* per unit: its GPUs */
   size_t *rep;   /* per class: its first unit */
-  double *p, *ds; /* per class, at the level last tried */
+  double *cap, *ds; /* per class, at the level last tried */
+  double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
+  bool *valued;  /* per class: its units' clocks follow the level */
+  double *spare; /* 3 n + 1 doubles for serve_the_rest */
 } level;
 
-/* Class k's power per GPU at level mu and its slope where nothing is
+/* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. */
 static void class_at(level *l, size_t k, double mu) {
   const power_unit *u = &l->units[l->rep[k]];
   clock_at c = clock_of(u, mu);
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
-  l->p[k] = p;
-  l->ds[k] = c.phi == c.raw ? -u->gamma * e * (p - u->idle) : 0;
+  double cap = clamp(p, l->klo[k], l->kwant[k]);
+  l->cap[k] = cap;
+  l->ds[k] = c.phi == c.raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
 }
 
 /* Unit u's cap and slope at level mu, one unit at a time (no classes). */
@@ -114,7 +145,9 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
 }
 
 /* Power of the valued units at level exp(log_mu), the others at their
- * minimum: falls as the level rises. */
+ * minimum: falls as the level rises. The sum adds unit by unit in their
+ * order, as the answer is defined; the slope, which only guides the
+ * search (its answer is the crossing's, power.h), adds class by class. */
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
@@ -127,82 +160,144 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
     *slope = sl;
     return sum;
   }
-  for (size_t k = 1; k < l->nclass; k++)
-    class_at(l, k, mu);
-  for (size_t u = 0; u < l->n; u++) {
-    double p = l->p[l->cls[u]];
-    double cap = clamp(p, l->lo[u], l->want[u]);
-    sum += l->count[u] * cap;
-    sl += l->count[u] * (cap == p ? l->ds[l->cls[u]] : 0);
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k]) {
+      class_at(l, k, mu);
+      sl += l->gpus[k] * l->ds[k];
+    }
+  const double *cap = l->cap, *count = l->count;
+  const size_t *cls = l->cls;
+  for (size_t u = 0; u < l->n; u++)
+    sum += count[u] * cap[cls[u]];
+  *slope = sl;
+  return sum;
+}
+
+/* The same power added class by class: a class's units share their cap,
+ * so this is total_at but for the rounding of the additions, at a cost
+ * per class, not per unit. Its crossing is within that rounding of
+ * total_at's: a search on it first brings total_at's own search to a
+ * start a few hundred doubles from the answer, without total_at's
+ * evaluations on the way (power_split_efficiency_from). */
+static double grouped_at(const void *ctx, double log_mu, double *slope) {
+  level *l = (level *)ctx;
+  double mu = exp(log_mu), sum = 0, sl = 0;
+  for (size_t k = 0; k < l->nclass; k++) {
+    if (l->valued[k]) {
+      class_at(l, k, mu);
+      sl += l->gpus[k] * l->ds[k];
+    }
+    sum += l->gpus[k] * l->cap[k];
   }
   *slope = sl;
   return sum;
 }
 
-/* Room for the arrays of n units (in one block); false when out of
- * memory. */
-static bool level_alloc(level *l, size_t n) {
-  double *d = sim_calloc(NULL, 5 * n + 3, sizeof *d);
-  size_t *z = sim_calloc(NULL, 2 * n + 2, sizeof *z);
-  if (d == NULL || z == NULL) {
-    sim_free(NULL, d);
-    sim_free(NULL, z);
-    return false;
+/* The memo's arrays, grown for n units (the hash's slots zeroed when
+ * new); false when out of memory. */
+static bool work_grow(struct power_work *w, size_t n, size_t size) {
+  if (n > w->n || w->d == NULL) {
+    sim_free(NULL, w->d);
+    sim_free(NULL, w->z);
+    sim_free(NULL, w->b);
+    w->d = sim_alloc(NULL, (9 * n + 6) * sizeof *w->d);
+    w->z = sim_alloc(NULL, (2 * n + 1) * sizeof *w->z);
+    w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
+    w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
+    if (w->n != n)
+      return false;
   }
-  l->count = d, l->lo = d + n, l->want = d + 2 * n;
-  l->p = d + 3 * n, l->ds = d + 4 * n + 1;
-  l->cls = z, l->rep = z + n;
+  if (size > w->size || w->slot == NULL) {
+    sim_free(NULL, w->slot);
+    w->slot = sim_calloc(NULL, size, sizeof *w->slot);
+    w->size = w->slot != NULL ? size : 0;
+    w->gen = 0;
+    if (w->slot == NULL)
+      return false;
+  }
+  if (++w->gen >> 32 != 0) { /* the generations wrapped: clear */
+    memset(w->slot, 0, w->size * sizeof *w->slot);
+    w->gen = 1;
+  }
   return true;
 }
 
-/* The class of unit u through a hash on the clock inputs (open
- * addressing in slot[], size a power of two; an entry is a class + 1,
- * 0 empty). */
-static size_t class_of(level *l, size_t *slot, size_t size, size_t u) {
+/* Points the level's arrays into the memo's (made when it has none);
+ * false when out of memory. */
+static bool level_alloc(level *l, power_memo *memo, size_t size) {
+  if (memo->work == NULL)
+    memo->work = sim_calloc(NULL, 1, sizeof *memo->work);
+  struct power_work *w = memo->work;
+  if (w == NULL || !work_grow(w, l->n, size))
+    return false;
+  size_t n = l->n;
+  double *d = w->d;
+  l->count = d, l->cap = d + n, l->ds = d + 2 * n + 1;
+  l->gpus = d + 3 * n + 2, l->klo = d + 4 * n + 3, l->kwant = d + 5 * n + 4;
+  l->spare = d + 6 * n + 5;
+  l->cls = w->z, l->rep = w->z + n;
+  l->valued = w->b;
+  return true;
+}
+
+/* Whether two doubles are the same bits. */
+static bool same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Whether unit u belongs to class k: valued or not as it is, its range
+ * the same bits, and if valued its clock the same function. */
+static bool in_class(const level *l, size_t k, size_t u, bool val, double lo,
+                     double want) {
+  return l->valued[k] == val && same_bits(l->klo[k], lo) &&
+         same_bits(l->kwant[k], want) &&
+         (!val || same_clock(&l->units[l->rep[k]], &l->units[u]));
+}
+
+/* The class of unit u through a hash on its clock inputs and range (open
+ * addressing in the memo's slots, size a power of two), made if new. */
+static size_t class_of(level *l, struct power_work *w, size_t u) {
   const power_unit *p = &l->units[u];
-  uint64_t h;
-  double key = p->activity + 7 * p->weight + 13 * p->c;
+  bool val = valued(p);
+  double lo = p->lo, want = val ? wanted(p) : lo;
+  uint64_t h, *slot = w->slot;
+  double key = val ? p->activity + 7 * p->weight + 13 * p->c + want : lo;
   memcpy(&h, &key, sizeof h);
   h *= 0x9e3779b97f4a7c15ULL;
-  size_t i = (size_t)(h >> 32) & (size - 1);
-  while (slot[i] != 0 && !same_clock(&l->units[l->rep[slot[i] - 1]], p))
-    i = (i + 1) & (size - 1);
-  if (slot[i] == 0) {
-    l->rep[l->nclass] = u;
-    slot[i] = ++l->nclass;
+  size_t i = (size_t)(h >> 32) & (w->size - 1);
+  for (; slot[i] >> 32 == w->gen; i = (i + 1) & (w->size - 1)) {
+    size_t k = (size_t)(slot[i] & 0xffffffffu) - 1;
+    if (in_class(l, k, u, val, lo, want))
+      return k;
   }
-  return slot[i] - 1;
+  size_t k = l->nclass++;
+  l->rep[k] = u;
+  l->valued[k] = val;
+  l->gpus[k] = 0;
+  l->klo[k] = lo;
+  l->kwant[k] = want;
+  l->cap[k] = lo; /* what it stays at unless valued */
+  l->ds[k] = 0;
+  slot[i] = w->gen << 32 | (uint64_t)(k + 1);
+  return k;
 }
 
 /* Fills the level's arrays and classes; leaves l->cls NULL (one unit at
  * a time) when out of memory. */
-static void level_init(level *l) {
+static void level_init(level *l, power_memo *memo) {
   size_t size = 2;
   while (size < 2 * l->n)
     size *= 2;
-  size_t *slot = sim_calloc(NULL, size, sizeof *slot);
-  if (slot == NULL || !level_alloc(l, l->n)) {
-    sim_free(NULL, slot);
+  if (l->n >= UINT32_MAX || !level_alloc(l, memo, size)) {
     l->cls = NULL;
     return;
   }
-  l->nclass = 1;
-  l->p[0] = -INFINITY;
+  l->nclass = 0;
   for (size_t u = 0; u < l->n; u++) {
-    const power_unit *p = &l->units[u];
-    l->count[u] = p->n;
-    l->lo[u] = p->lo;
-    l->want[u] = wanted(p);
-    l->cls[u] = valued(p) ? class_of(l, slot, size, u) : 0;
+    l->count[u] = l->units[u].n;
+    l->cls[u] = class_of(l, memo->work, u);
+    l->gpus[l->cls[u]] += l->count[u];
   }
-  sim_free(NULL, slot);
-}
-
-static void level_free(level *l) {
-  if (l->cls == NULL)
-    return;
-  sim_free(NULL, l->count);
-  sim_free(NULL, l->cls);
 }
 
 /* The bounds of the search on log mu: beyond them every unit is at an
@@ -210,43 +305,43 @@ static void level_free(level *l) {
 #define LEVEL_LO (-300.0)
 #define LEVEL_HI 300.0
 
-/* The smallest level (the most power) that fits the budget, to the bit
- * of its logarithm, searched from the whole range. */
-static double level_cold(level *l, double budget_w) {
+/* The smallest level (the most power) at which f fits the budget, to the
+ * bit of its logarithm, searched from the whole range. */
+static double level_cold(level *l, power_fn f, double budget_w) {
   double slope;
-  if (total_at(l, LEVEL_LO, &slope) <= budget_w)
+  if (f(l, LEVEL_LO, &slope) <= budget_w)
     return LEVEL_LO;
-  return power_boundary(total_at, l, budget_w, LEVEL_HI, LEVEL_LO);
+  return power_boundary(f, l, budget_w, LEVEL_HI, LEVEL_LO);
 }
 
 /* The level between a good end g and a bad end b of the range, where
- * total_at less the budget is fg <= 0 and fb > 0: searched from the
- * secant's crossing (power_boundary_from), both ends being known. */
-static double level_between(level *l, double budget_w, double g, double fg,
-                            double b, double fb) {
+ * f less the budget is fg <= 0 and fb > 0: searched from the secant's
+ * crossing (power_boundary_from), both ends being known. */
+static double level_between(level *l, power_fn f, double budget_w, double g,
+                            double fg, double b, double fb) {
   double x = g + (b - g) * (fg / (fg - fb));
-  return power_boundary_from(total_at, l, budget_w, g, b, x);
+  return power_boundary_from(f, l, budget_w, g, b, x);
 }
 
 /* The same level searched from x, last period's: a step past Newton's
  * estimate of the crossing, growing fourfold until the budget is crossed,
- * brackets it, and the search closes the bracket. total_at is monotone,
- * so the crossing is unique: the answer is level_cold's, bit for bit,
- * whatever x is (tests/control/test_power.c holds it to it). At a bound
- * of the range the answer is level_cold's there too: LEVEL_LO if even it
- * fits, LEVEL_HI if even it does not. */
-static double level_warm(level *l, double budget_w, double x) {
-  double slope, fx = total_at(l, x, &slope) - budget_w;
+ * brackets it, and the search closes the bracket. f is monotone, so the
+ * crossing is unique: the answer is level_cold's, bit for bit, whatever
+ * x is (tests/control/test_power.c holds it to it). At a bound of the
+ * range the answer is level_cold's there too: LEVEL_LO if even it fits,
+ * LEVEL_HI if even it does not. */
+static double level_warm(level *l, power_fn f, double budget_w, double x) {
+  double slope, fx = f(l, x, &slope) - budget_w;
   bool good = fx <= 0;
   double dir = good ? -1 : 1, end = good ? LEVEL_LO : LEVEL_HI;
   double step = slope != 0 ? 2 * fabs(fx / slope) : 1;
   step = fmax(step, 16 * fabs(nextafter(x, end) - x));
   for (;;) {
     double y = (end - x) * dir <= step ? end : x + dir * step, sy;
-    double fy = total_at(l, y, &sy) - budget_w;
+    double fy = f(l, y, &sy) - budget_w;
     if ((fy <= 0) != good)
-      return good ? level_between(l, budget_w, x, fx, y, fy)
-                  : level_between(l, budget_w, y, fy, x, fx);
+      return good ? level_between(l, f, budget_w, x, fx, y, fy)
+                  : level_between(l, f, budget_w, y, fy, x, fx);
     if (y == end)
       return end;
     x = y;
@@ -255,18 +350,32 @@ static double level_warm(level *l, double budget_w, double x) {
   }
 }
 
+/* f's level, from x if it lies inside the range, else from the whole. */
+static double level_search(level *l, power_fn f, double budget_w, double x) {
+  return x > LEVEL_LO && x < LEVEL_HI ? level_warm(l, f, budget_w, x)
+                                      : level_cold(l, f, budget_w);
+}
+
+/* Whether unit u does no measured work: from its class when there are
+ * classes (valued() once a unit a split, not thrice). */
+static bool unvalued(const level *l, size_t u) {
+  return l->cls != NULL ? !l->valued[l->cls[u]] : !valued(&l->units[u]);
+}
+
 /* What is left goes to the units without measured work, up to their
  * demand and in proportion to it, then over everyone's room. power_fill
  * puts weight-0 units at lo, so the valued ones count at lo in the fill,
  * their power above it comes off the budget, and only the rest's caps are
- * taken from it. */
-static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
-                           double *cap) {
-  double *buf = sim_calloc(NULL, 3 * n + 1, sizeof *buf);
+ * taken from it. The level's spare doubles hold the fill's arrays. */
+static void serve_the_rest(const level *l, double budget_w, double *cap) {
+  const power_unit *units = l->units;
+  size_t n = l->n;
+  double *buf = l->cls != NULL ? l->spare
+                               : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
   if (buf != NULL) {
     double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
     for (size_t u = 0; u < n; u++) {
-      bool rest = !valued(&units[u]);
+      bool rest = unvalued(l, u);
       w[u] = rest ? units[u].demand : 0;
       top[u] = rest ? wanted(&units[u]) : cap[u];
       if (!rest)
@@ -274,16 +383,16 @@ static void serve_the_rest(const power_unit *units, size_t n, double budget_w,
     }
     power_fill(units, n, w, top, budget_w - above, next);
     for (size_t u = 0; u < n; u++)
-      if (!valued(&units[u]))
+      if (unvalued(l, u))
         cap[u] = next[u];
-    sim_free(NULL, buf);
+    if (l->cls == NULL)
+      sim_free(NULL, buf);
   }
   power_spread_rest(units, n, budget_w, cap);
 }
 
-/* Each unit's cap at level exp(log_mu): its class's power clamped to its
- * range (cap_at's result, bit for bit), or cap_at itself without
- * classes. */
+/* Each unit's cap at level exp(log_mu): its class's (cap_at's result,
+ * bit for bit), or cap_at itself without classes. */
 static void caps_at(level *l, double log_mu, double *cap) {
   double ds;
   if (l->cls == NULL) {
@@ -293,25 +402,26 @@ static void caps_at(level *l, double log_mu, double *cap) {
   }
   total_at(l, log_mu, &ds);
   for (size_t u = 0; u < l->n; u++)
-    cap[u] = clamp(l->p[l->cls[u]], l->lo[u], l->want[u]);
+    cap[u] = l->cap[l->cls[u]];
 }
 
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
-  power_memo memo = {NAN};
+  power_memo memo = {NAN, NULL};
   power_split_efficiency_from(units, n, budget_w, cap, &memo);
+  power_memo_clear(&memo);
 }
 
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
                                  power_memo *memo) {
-  level l = {units, n, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-  level_init(&l);
+  level l = {.units = units, .n = n};
+  level_init(&l, memo);
   double x = memo->level;
-  x = x > LEVEL_LO && x < LEVEL_HI ? level_warm(&l, budget_w, x)
-                                   : level_cold(&l, budget_w);
+  if (l.cls != NULL) /* near total_at's answer, cheaply; its answer below */
+    x = level_search(&l, grouped_at, budget_w, x);
+  x = level_search(&l, total_at, budget_w, x);
   memo->level = x;
   caps_at(&l, x, cap);
-  level_free(&l);
-  serve_the_rest(units, n, budget_w, cap);
+  serve_the_rest(&l, budget_w, cap);
 }

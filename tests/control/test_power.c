@@ -4,7 +4,8 @@
  * marginal work per watt and does at least the useful work of static;
  * uniform_floor raises every unit evenly from its minimum; headroom a
  * unit leaves goes to the others; the efficiency policy started from a
- * remembered level finds plain bisection's, bit for bit. */
+ * remembered level finds plain bisection's, bit for bit, with the arrays
+ * its memo keeps carried over fleets of any size. */
 #include "test_util.h"
 
 #include <math.h>
@@ -381,17 +382,22 @@ static double efficiency_bisect(const power_unit *u, size_t n, double budget) {
 
 /* A fleet whose units come in classes alike (replicas of a service), and
  * the same fleet a period later, its activities drifted a little. */
-static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
-  size_t n = random_fleet(seed, u, budget);
-  for (size_t k = 1; k < n; k++)
-    if (uniform(seed) < 0.6)
-      u[k] = u[(size_t)(uniform(seed) * (double)k)];
+/* A budget drawn between the units' floor and 1.2 times their top. */
+static double drawn_budget(uint64_t *seed, const power_unit *u, size_t n) {
   double floor = 0, top = 0;
   for (size_t k = 0; k < n; k++) {
     floor += u[k].n * u[k].lo;
     top += u[k].n * u[k].hi;
   }
-  *budget = floor + uniform(seed) * 1.2 * (top - floor);
+  return floor + uniform(seed) * 1.2 * (top - floor);
+}
+
+static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
+  size_t n = random_fleet(seed, u, budget);
+  for (size_t k = 1; k < n; k++)
+    if (uniform(seed) < 0.6)
+      u[k] = u[(size_t)(uniform(seed) * (double)k)];
+  *budget = drawn_budget(seed, u, n);
   return n;
 }
 
@@ -414,8 +420,9 @@ static void remembered_level_is_the_bisections(void **state) {
                              -300,         300,          -299.5,
                              299.5,        INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
-      power_memo memo = {starts[s]};
+      power_memo memo = {starts[s], NULL};
       power_split_efficiency_from(u, n, budget, cap, &memo);
+      power_memo_clear(&memo);
       if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
         fail_msg("trial %d, start %.17g: level %.17g, bisection %.17g", trial,
                  starts[s], memo.level, level);
@@ -432,7 +439,7 @@ static void remembered_level_follows_drift(void **state) {
   power_unit u[MAXU];
   double budget, cap[MAXU];
   size_t n = classed_fleet(&seed, u, &budget);
-  power_memo memo = {NAN};
+  power_memo memo = {NAN, NULL};
   for (int period = 0; period < 200; period++) {
     for (size_t k = 0; k < n; k++)
       if (uniform(&seed) < 0.3)
@@ -440,6 +447,51 @@ static void remembered_level_follows_drift(void **state) {
     power_split_efficiency_from(u, n, budget, cap, &memo);
     assert_true(memo.level == efficiency_bisect(u, n, budget));
   }
+  power_memo_clear(&memo);
+}
+
+/* classed_fleet's units with some ranges moved (a rack's room, a higher
+ * floor, another demand): units alike in their clocks but not in their
+ * range, which the policy's classes must keep apart. */
+static size_t ranged_fleet(uint64_t *seed, power_unit *u, double *budget) {
+  size_t n = classed_fleet(seed, u, budget);
+  for (size_t k = 0; k < n; k++) {
+    double r = uniform(seed);
+    if (r < 0.2)
+      u[k].hi -= 50 * uniform(seed);
+    else if (r < 0.3)
+      u[k].lo += 20 * uniform(seed);
+    else if (r < 0.4)
+      u[k].demand *= 0.8 + 0.4 * uniform(seed);
+  }
+  *budget = drawn_budget(seed, u, n);
+  return n;
+}
+
+/* One memo carried over fleets of every size, larger and smaller in turn
+ * (its arrays grown, then reused with the hash slots of earlier calls
+ * left in them), with units alike in their clocks but not their ranges:
+ * every split is plain bisection's level (a sum written apart from the
+ * policy, unit by unit) and a fresh split's caps, bit for bit. */
+static void memo_arrays_carry_over(void **state) {
+  (void)state;
+  uint64_t seed = 13;
+  power_memo memo = {NAN, NULL};
+  for (int trial = 0; trial < 400; trial++) {
+    power_unit u[MAXU];
+    double budget, cap[MAXU], want_cap[MAXU];
+    size_t n = ranged_fleet(&seed, u, &budget);
+    power_split_efficiency(u, n, budget, want_cap);
+    power_split_efficiency_from(u, n, budget, cap, &memo);
+    double level = efficiency_bisect(u, n, budget);
+    if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
+      fail_msg("trial %d (%zu units): level %.17g, bisection %.17g", trial, n,
+               memo.level, level);
+  }
+  assert_non_null(memo.work);
+  power_memo_clear(&memo);
+  assert_null(memo.work);
+  power_memo_clear(&memo); /* nothing left: does nothing */
 }
 
 static void policies_by_name(void **state) {
@@ -467,5 +519,6 @@ int main(void) {
   TEST_ADD(tests, n, boundary_is_bisection_to_the_bit);
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
+  TEST_ADD(tests, n, memo_arrays_carry_over);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
 }
