@@ -11,29 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rack.h"
-
-static gpu_catalog catalog;
-static sys_catalog systems;
-
-static int setup(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK &&
-                 sys_catalog_load_builtin(&systems, &err) == SIM_OK
-             ? 0
-             : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sys_catalog_fini(&systems);
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
-
-static const rack_conv_point titanium[] = {
-    {0.1, 0.90}, {0.2, 0.94}, {0.5, 0.96}, {1.0, 0.91}};
+#include "rack_fixture.h"
 
 /* What a row changes: the racks' kind and the faults and thermal caps. */
 typedef struct runs_case {
@@ -53,23 +31,19 @@ static const runs_case cases[] = {
 };
 
 static rack_fleet *make(const runs_case *c) {
-  const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
-  rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
+  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
                        5,     72,
                        132000, 16800,
-                       33600, titanium,
+                       33600, rack_fixture_titanium,
                        4,     NAN,
                        NULL,  0,
                        false, 0};
   if (c->system)
-    g = (rack_group_spec){"dgx", gpu_catalog_find(&catalog, "H100-SXM"), 5,
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 5,
                           32, 40800, 0, 0, NULL, 0, NAN, s, s->host_load,
                           false, 0};
-  sim_error err = {0};
-  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
-  if (f == NULL)
-    fail_msg("%s", err.msg);
-  return f;
+  return rack_fixture_fleet(&g, 1);
 }
 
 static double uniform(unsigned *seed) {
@@ -216,5 +190,6 @@ int main(void) {
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
-  return _cmocka_run_group_tests("rack_runs", tests, n, setup, teardown);
+  return _cmocka_run_group_tests("rack_runs", tests, n, rack_fixture_setup,
+                                 rack_fixture_teardown);
 }
