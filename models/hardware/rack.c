@@ -8,6 +8,7 @@
 #include "rack.h"
 #include "rack_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +431,9 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
     total += f->rack_power_w[r];
     losses += f->loss_w[r];
   }
+  /* The writers' invariant (rack.h): a run's GPUs alike. Debug builds
+   * only, as it reads every GPU; the index helps whoever breaks it. */
+  assert(rack_fleet_first_unlike(f) == RACK_NO_GPU);
   if (loss_w != NULL)
     *loss_w = losses;
   return total;

@@ -179,8 +179,17 @@ static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
   return f->unit_key != NULL && !f->runs_stale;
 }
 
-/* Whether every run's GPUs have its first GPU's load, cap and power, to
- * the bit (tests: the invariant the writers keep). */
+/* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
+#define RACK_NO_GPU UINT32_MAX
+
+/* The first GPU whose load, cap, key or power differs from its run's
+ * first GPU's, to the bit (or whose run index is not its run's), or
+ * RACK_NO_GPU. The invariant every writer keeps by writing per slot, unit
+ * or rack: rack_fleet_update asserts it after each update when built
+ * without NDEBUG (the debug and ASan builds; it reads every GPU). */
+uint32_t rack_fleet_first_unlike(const rack_fleet *f);
+
+/* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and

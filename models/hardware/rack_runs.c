@@ -75,15 +75,19 @@ void rack__build_runs(rack_fleet *f) {
   f->runs_stale = false;
 }
 
-bool rack_fleet_runs_alike(const rack_fleet *f) {
+uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
   for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
     for (uint32_t k = 1; k < f->run_len[q]; k++) {
       uint32_t i = f->run_first[q], j = i + k;
       if (!gpu_alike(f, i, j) || f->gpu_run[j] != q ||
           memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0)
-        return false;
+        return j;
     }
-  return true;
+  return RACK_NO_GPU;
+}
+
+bool rack_fleet_runs_alike(const rack_fleet *f) {
+  return rack_fleet_first_unlike(f) == RACK_NO_GPU;
 }
 
 /* A server's sums from its runs (each within one server): the sums the

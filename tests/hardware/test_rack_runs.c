@@ -165,6 +165,33 @@ static void unlike_gpus_are_not_merged(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* A writer that writes one GPU of a run behind the runs' back (its cap,
+ * then its load, not its run-mates') is found: the GPU itself, the one
+ * rack_fleet_update's debug-build assertion names. Alike again once the
+ * run-mates get the same. */
+static void a_gpu_written_alone_is_found(void **state) {
+  (void)state;
+  rack_fleet *f = make(&cases[0]);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_unit_key(f, i, 1 + i / 8);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
+  uint32_t q = f->gpu_run[21], first = f->run_first[q];
+  assert_true(first < 21 && 21 < first + f->run_len[q]);
+  f->cap_w[21] = f->cap_w[first] - 1;
+  assert_int_equal(rack_fleet_first_unlike(f), 21);
+  assert_false(rack_fleet_runs_alike(f));
+  f->cap_w[21] = f->cap_w[first];
+  rack_set_load(f, 21, gpu_load_level(0.5));
+  assert_int_equal(rack_fleet_first_unlike(f), 21);
+  for (uint32_t i = first; i < first + f->run_len[q]; i++)
+    rack_set_load(f, i, gpu_load_level(0.5));
+  rack_fleet_update(f, NULL);
+  assert_true(rack_fleet_runs_alike(f));
+  rack_fleet_destroy(f);
+}
+
 /* Without units a fleet has no runs; a key changed marks them stale. */
 static void keys_mark_the_runs_stale(void **state) {
   (void)state;
@@ -190,6 +217,7 @@ int main(void) {
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
+  TEST_ADD(tests, n, a_gpu_written_alone_is_found);
   return _cmocka_run_group_tests("rack_runs", tests, n, rack_fixture_setup,
                                  rack_fixture_teardown);
 }
