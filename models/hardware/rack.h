@@ -32,9 +32,7 @@
 
 /* A point of a power-conversion efficiency curve: at this share of the
  * rack's limit, this share of the power drawn reaches the IT equipment. */
-typedef struct rack_conv_point {
-  double load, efficiency;
-} rack_conv_point;
+typedef sys_eff_point rack_conv_point; /* one curve, one interpolation */
 
 /* What the factory asks for: count racks alike. */
 typedef struct rack_group_spec {

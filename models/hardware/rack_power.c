@@ -45,18 +45,7 @@ void rack__plain_rack(rack_fleet *f, uint32_t r) {
 }
 
 double rack_efficiency(const rack_group_spec *g, double load) {
-  const rack_conv_point *c = g->conv;
-  size_t n = g->nconv;
-  if (n == 0)
-    return 1;
-  if (load <= c[0].load)
-    return c[0].efficiency;
-  for (size_t i = 1; i < n; i++)
-    if (load <= c[i].load) {
-      double w = (load - c[i - 1].load) / (c[i].load - c[i - 1].load);
-      return c[i - 1].efficiency + w * (c[i].efficiency - c[i - 1].efficiency);
-    }
-  return c[n - 1].efficiency;
+  return sys_curve_at(g->conv, g->nconv, load);
 }
 
 void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums) {
