@@ -124,6 +124,7 @@ typedef struct rack_fleet {
   uint32_t *unit_key;
   bool runs_stale;         /* keys changed since the runs were made */
   uint32_t nruns;
+  uint64_t runs_made;      /* how many times they were made (from 1) */
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */

@@ -73,6 +73,7 @@ void rack__build_runs(rack_fleet *f) {
   f->rack_run[f->nracks] = q;
   f->nruns = q;
   f->runs_stale = false;
+  f->runs_made++;
 }
 
 uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
