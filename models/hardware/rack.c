@@ -418,6 +418,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
   if (f->unit_key != NULL && f->runs_stale)
     rack__build_runs(f);
+  f->power_unfilled = f->unit_key != NULL;
   for (uint32_t r = 0; r < f->nracks; r++) {
     if (f->dark[r]) {
       darken_rack(f, r);

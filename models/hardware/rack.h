@@ -67,7 +67,10 @@ typedef struct rack_fleet {
   double *mem;      /* the load's mem: HBM traffic share, [0, 1] */
   double *busy;     /* the load's busy: share of time a kernel runs */
   double *cap_w;    /* power limit in force */
-  double *power_w;  /* power drawn, from rack_fleet_update */
+  /* Power drawn, from rack_fleet_update. With units, the runs' powers
+   * (run_power_w) are the truth and this is filled only when a reader
+   * asks: read it through rack_fleet_gpu_power. */
+  double *power_w;
   uint32_t *rack;   /* the rack it sits in */
   uint16_t *type;   /* index into types */
 
@@ -125,6 +128,7 @@ typedef struct rack_fleet {
   bool runs_stale;         /* keys changed since the runs were made */
   uint32_t nruns;
   uint64_t runs_made;      /* how many times they were made (from 1) */
+  bool power_unfilled;     /* power_w behind run_power_w */
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
@@ -187,6 +191,12 @@ static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
  * or rack: rack_fleet_update asserts it after each update when built
  * without NDEBUG (the debug and ASan builds; it reads every GPU). */
 uint32_t rack_fleet_first_unlike(const rack_fleet *f);
+
+/* Each GPU's power now (W, the array power_w), filled from its run's
+ * when the update left it behind (units: the tick writes per run; only
+ * the client API, the samples' hottest GPU and the per-GPU books read
+ * GPUs). Not thread-safe; logically const. */
+const double *rack_fleet_gpu_power(rack_fleet *f);
 
 /* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
