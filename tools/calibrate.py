@@ -419,7 +419,9 @@ FITS = [
               Key("step_overhead", "us", US, 0)],
         fit_set=MLENERGY_H100,
         model="each run at its measured batch (the steady model of "
-              "tests/validate/mlenergy_runs.h: prompt 512 tokens assumed, "
+              "tests/validate/mlenergy_runs.h: each task's mean prompt, "
+              "gpqa 221 tokens from its dataset, 512 assumed for the "
+              "chat task, whose lengths are unknown; "
               "the clock its load allows under the TDP), its tokens/s and "
               "GPU power from the roofline with these figures and the GPU "
               "power model of scenarios/catalog/gpus.yaml",

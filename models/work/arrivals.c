@@ -331,6 +331,15 @@ struct arr_gen {
   size_t next;            /* trace: the next row */
   double offset, period;  /* trace: start of this pass, length of a pass */
   arr_trace_stats stats;
+  /* Synthetic windows: the lengths' moments and the share over a limit
+   * are the same every control period; kept with the inputs they came
+   * from (compared bit for bit) and recomputed when one changes. */
+  bool have_lengths;
+  arr_length len_for[2]; /* prompt, output */
+  double len[5];         /* prompt mean, sq; output mean, sq, one */
+  bool have_over;
+  arr_length over_for[2];
+  double over_limit, over_share;
 };
 
 static gsl_rng *stream(arr_gen *g, arr_purpose p) { return g->rng[p - 1]; }
@@ -570,14 +579,46 @@ static double share_over(const arr_config *c, double limit) {
   return over / 16;
 }
 
+static bool same_lengths(const arr_length kept[2], const arr_config *c) {
+  return memcmp(&kept[0], &c->prompt, sizeof c->prompt) == 0 &&
+         memcmp(&kept[1], &c->output, sizeof c->output) == 0;
+}
+
+static void keep_lengths(arr_length kept[2], const arr_config *c) {
+  memcpy(&kept[0], &c->prompt, sizeof c->prompt);
+  memcpy(&kept[1], &c->output, sizeof c->output);
+}
+
+/* share_over(c, limit), from the last call's when its inputs are the
+ * same bits. */
+static double share_over_kept(arr_gen *g, double limit) {
+  const arr_config *c = g->c;
+  if (!g->have_over || memcmp(&g->over_limit, &limit, sizeof limit) != 0 ||
+      !same_lengths(g->over_for, c)) {
+    g->over_share = share_over(c, limit);
+    g->over_limit = limit;
+    keep_lengths(g->over_for, c);
+    g->have_over = true;
+  }
+  return g->over_share;
+}
+
 /* The synthetic kinds' lengths: the distributions' moments. */
-static void synthetic_lengths(const arr_config *c, double limit,
-                              arr_window *w) {
-  double one_p;
-  arr_length_moments(&c->prompt, &w->prompt_mean, &w->prompt_sq, &one_p);
-  arr_length_moments(&c->output, &w->output_mean, &w->output_sq,
-                     &w->output_one);
-  w->over = w->count > 0 ? w->count * share_over(c, limit) : 0;
+static void synthetic_lengths(arr_gen *g, double limit, arr_window *w) {
+  const arr_config *c = g->c;
+  if (!g->have_lengths || !same_lengths(g->len_for, c)) {
+    double one_p;
+    arr_length_moments(&c->prompt, &g->len[0], &g->len[1], &one_p);
+    arr_length_moments(&c->output, &g->len[2], &g->len[3], &g->len[4]);
+    keep_lengths(g->len_for, c);
+    g->have_lengths = true;
+  }
+  w->prompt_mean = g->len[0];
+  w->prompt_sq = g->len[1];
+  w->output_mean = g->len[2];
+  w->output_sq = g->len[3];
+  w->output_one = g->len[4];
+  w->over = w->count > 0 ? w->count * share_over_kept(g, limit) : 0;
 }
 
 /* The MMPP's expected arrivals along its state path up to t1, drawing
@@ -646,5 +687,5 @@ void arr_window_take(arr_gen *g, double t0_s, double t1_s, double limit,
   }
   w->count = c->kind == ARR_MMPP ? mmpp_integral(g, t1_s)
                                  : arr_rate_integral(c, t0_s, t1_s);
-  synthetic_lengths(c, limit, w);
+  synthetic_lengths(g, limit, w);
 }

@@ -63,19 +63,28 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-static void wh_add(wt_hist *h, double x, double w) {
+/* Adds weight w at x to two histograms at once (an interval's and the
+ * run's): the same updates as adding it to each in turn, with the bin's
+ * logarithm taken once. */
+static void wh_add2(wt_hist *a, wt_hist *b, double x, double w) {
   if (!(w > 0))
     return;
-  h->min = h->n == 0 || x < h->min ? x : h->min;
-  h->max = h->n == 0 || x > h->max ? x : h->max;
-  h->n += w;
+  wt_hist *h[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    h[i]->min = h[i]->n == 0 || x < h[i]->min ? x : h[i]->min;
+    h[i]->max = h[i]->n == 0 || x > h[i]->max ? x : h[i]->max;
+    h[i]->n += w;
+  }
   if (!(x >= HIST_LO_S)) {
-    h->under += w;
+    a->under += w;
+    b->under += w;
     return;
   }
   double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
-  if (pos < HIST_BINS)
-    h->bin[(size_t)pos] += w;
+  if (pos < HIST_BINS) {
+    a->bin[(size_t)pos] += w;
+    b->bin[(size_t)pos] += w;
+  }
 }
 
 /* Quantile q by the cumulative weight, log-interpolated inside a bin;
@@ -145,9 +154,16 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
 static memo *outcome_for(inf_service *s, const span_load *l, double phi,
                          double q0) {
   inf_fluid *f = s->fluid;
+  /* Entries never match each other (one is added only when none
+   * matches), so the last one found, if it matches, is the one. */
+  memo *last = &f->memo[f->last_memo];
+  if (f->last_memo < f->nmemo && last->phi == phi && last->backlog == q0)
+    return last;
   for (uint32_t i = 0; i < f->nmemo; i++)
-    if (f->memo[i].phi == phi && f->memo[i].backlog == q0)
+    if (f->memo[i].phi == phi && f->memo[i].backlog == q0) {
+      f->last_memo = i;
       return &f->memo[i];
+    }
   if (f->nmemo == MEMO)
     return NULL; /* full: the caller solves it alone */
   memo *m = &f->memo[f->nmemo];
@@ -156,7 +172,7 @@ static memo *outcome_for(inf_service *s, const span_load *l, double phi,
   m->hits = 0;
   if (inf__fluid_solve(s, l, phi, q0, &m->out) != SIM_OK)
     return NULL;
-  f->nmemo++;
+  f->last_memo = f->nmemo++;
   return m;
 }
 
@@ -175,14 +191,10 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.slo_met += hits * o->slo_met;
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
-  for (size_t i = 0; i < o->nttft; i++) {
-    wh_add(&f->ttft_iv, o->ttft_v[i], hits * o->ttft_w[i]);
-    wh_add(&f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
-  }
-  for (size_t i = 0; i < o->ntpot; i++) {
-    wh_add(&f->tpot_iv, o->tpot_v[i], hits * o->tpot_w[i]);
-    wh_add(&f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
-  }
+  for (size_t i = 0; i < o->nttft; i++)
+    wh_add2(&f->ttft_iv, &f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
+  for (size_t i = 0; i < o->ntpot; i++)
+    wh_add2(&f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
 }
 
 static void apply(frep *r, const outcome *o, double dt) {
@@ -217,17 +229,12 @@ static int run_replicas(inf_service *s, const span_load *l) {
   return SIM_OK;
 }
 
-static uint32_t replicas_up(const inf_service *s) {
-  uint32_t n = 0;
-  for (uint32_t k = 0; k < s->nrep; k++)
-    n += !s->fluid->rep[k].down;
-  return n;
-}
-
-/* Brings the service from its clock to now. */
-static void advance(inf_service *s) {
+/* Brings the service from its clock to now (engine time t), over the
+ * span since it last was. */
+static void advance_to(inf_service *s, sim_time t) {
   inf_fluid *f = s->fluid;
-  double now = sim_time_to_s(sim_engine_now(s->e)), dt = now - f->clock_s;
+  f->clock_t = t;
+  double now = sim_time_to_s(t), dt = now - f->clock_s;
   if (!(dt > 0))
     return;
   arr_window w;
@@ -237,7 +244,7 @@ static void advance(inf_service *s) {
   f->rejected += w.over;
   f->iv.arrivals += w.count;
   f->iv.missed += w.over;
-  uint32_t nup = replicas_up(s);
+  uint32_t nup = f->nup;
   if (nup == 0) { /* all down: every arrival is lost */
     f->dropped += w.count - w.over;
     f->iv.missed += w.count - w.over;
@@ -247,6 +254,16 @@ static void advance(inf_service *s) {
   make_load(f, &w, dt, nup, &l);
   if (run_replicas(s, &l) != SIM_OK && s->rc == SIM_OK)
     s->rc = SIM_ENOMEM;
+}
+
+/* Every replica's set_clock and take_load calls this, a few thousand
+ * times a control period, and all but the first of a period find the
+ * service already there: the engine's integer time, compared, answers
+ * them without advance_to's conversions and frame. */
+static inline void advance(inf_service *s) {
+  sim_time t = sim_engine_now(s->e);
+  if (t != s->fluid->clock_t)
+    advance_to(s, t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -272,9 +289,11 @@ static int fl_start(inf_service *s, sim_error *err) {
   }
   for (uint32_t k = 0; k < s->nrep; k++)
     f->rep[k].phi = 1;
-  f->tab_phi = f->tab_ctx = f->pre_phi = NAN;
+  f->nup = s->nrep;
+  f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
-  f->clock_s = sim_time_to_s(sim_engine_now(s->e));
+  f->clock_t = sim_engine_now(s->e);
+  f->clock_s = sim_time_to_s(f->clock_t);
   for (uint32_t k = 0; k < s->nrep; k++)
     f->rep[k].act_since = f->clock_s;
   s->fluid = f;
@@ -304,11 +323,22 @@ static int fl_set_down(inf_service *s, uint32_t k, bool down) {
     r->backlog = r->waiting = r->in_batch = 0;
   }
   r->down = down;
+  s->fluid->nup += down ? -1u : 1u;
   return s->rc;
 }
 
 static bool fl_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->fluid->rep[k].down;
+}
+
+/* 1 / span, kept: every replica of a service is usually asked over the
+ * same span, one after another. */
+static double inverse(inf_fluid *f, double span) {
+  if (!(span == f->inv_for)) {
+    f->inv = 1 / span;
+    f->inv_for = span;
+  }
+  return f->inv;
 }
 
 static gpu_load fl_take_load(inf_service *s, uint32_t k) {
@@ -318,7 +348,7 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   frep *r = &s->fluid->rep[k];
   double span = s->fluid->clock_s - r->act_since;
   if (span > 0) {
-    r->last_act = gpu_load_scale(r->act_int, 1 / span);
+    r->last_act = gpu_load_scale(r->act_int, inverse(s->fluid, span));
     r->comp_mean = r->comp_int / span;
   }
   r->act_int = (gpu_load){0, 0, 0};

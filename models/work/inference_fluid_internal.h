@@ -51,6 +51,7 @@ typedef struct prefill {
 /* A decode step at one batch size, priced once per clock and context. */
 typedef struct step_row {
   double t, comp; /* s; share a faster clock speeds up */
+  double g;       /* tokens/s: b / t */
   gpu_load act;   /* the step's load (roofline.h) */
 } step_row;
 
@@ -108,6 +109,7 @@ typedef struct fl_interval {
 
 struct inf_fluid {
   frep *rep;
+  sim_time clock_t; /* the engine time last brought up to */
   double clock_s;
   lengths prompt, output; /* the last span's, kept through empty ones */
   /* The prompt nodes and a prefill priced for them, kept while the
@@ -124,7 +126,9 @@ struct inf_fluid {
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   memo memo[MEMO];
-  uint32_t nmemo;
+  uint32_t nmemo, last_memo; /* last_memo: the entry last found */
+  uint32_t nup;              /* replicas not down */
+  double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
   outcome spare; /* a solve that did not fit the memo */
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;

@@ -128,20 +128,27 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   return SIM_OK;
 }
 
-static const step_row *step_at(inf_service *s, uint32_t b) {
+/* Prices row b of the step table (kept NaN until first asked for). */
+static const step_row *price_step(inf_service *s, uint32_t b) {
   step_row *row = &s->fluid->tab[b];
-  if (isnan(row->t)) {
-    rl_step st;
-    rl_decode_step(&s->proto, b, s->fluid->tab_ctx, s->fluid->tab_phi, &st);
-    *row =
-        (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0, st.load};
-  }
+  rl_step st;
+  rl_decode_step(&s->proto, b, s->fluid->tab_ctx, s->fluid->tab_phi, &st);
+  *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
+                    b / st.t, st.load};
   return row;
 }
 
-/* Tokens per second of a replica decoding a batch of b. */
-static double rate_at(inf_service *s, uint32_t b) {
-  return b == 0 ? 0 : b / step_at(s, b)->t;
+/* The chain reads a row a few times for each of its hundreds of states:
+ * the check inline, the pricing out of line. */
+static inline const step_row *step_at(inf_service *s, uint32_t b) {
+  const step_row *row = &s->fluid->tab[b];
+  return isnan(row->t) ? price_step(s, b) : row;
+}
+
+/* Tokens per second of a replica decoding a batch of b (b / t, kept in
+ * the row). */
+static inline double rate_at(inf_service *s, uint32_t b) {
+  return b == 0 ? 0 : step_at(s, b)->g;
 }
 
 /* The batch a replica can hold: max_batch, or fewer when the KV cache
@@ -164,29 +171,51 @@ typedef struct chain {
   gpu_load act;
 } chain;
 
-/* Adds the chain's state N (weight p): N = k R + j puts k requests on
- * R - j replicas and k + 1 on j of them. */
-static void add_state(inf_service *s, uint64_t n, uint32_t rr, double p,
-                      double tpot_lim, chain *c) {
-  uint32_t k = (uint32_t)(n / rr), j = (uint32_t)(n % rr);
+/* The chain's state N = k R + j: k requests on R - j replicas and k + 1
+ * on j of them, decoding g0 and g1 tokens/s each. */
+typedef struct split {
+  uint64_t n;
+  uint32_t k, j;
+  double g0, g1;
+} split;
+
+static inline split split_of(inf_service *s, uint64_t n, uint32_t rr) {
+  split q = {n, (uint32_t)(n / rr), (uint32_t)(n % rr), 0, 0};
+  q.g0 = rate_at(s, q.k);
+  q.g1 = q.j > 0 ? rate_at(s, q.k + 1) : 0;
+  return q;
+}
+
+/* The decoding rate of rr replicas holding q.n requests evenly. */
+static inline double total_rate(const split *q, uint32_t rr) {
+  return (rr - q->j) * q->g0 + (q->j > 0 ? q->j * q->g1 : 0);
+}
+
+/* Adds the chain's state q (weight p). Inline into sum_chain's loops,
+ * whose sums are a local the compiler keeps in registers. */
+static inline __attribute__((always_inline)) void
+add_state(inf_service *s, const split *q, uint32_t rr, double p,
+          double tpot_lim, chain *c) {
+  uint32_t k = q->k, j = q->j;
   double lo = (double)(rr - j) / rr, hi = (double)j / rr;
-  double g0 = rate_at(s, k), g1 = j > 0 ? rate_at(s, k + 1) : 0;
+  double g0 = q->g0, g1 = q->g1;
   const step_row *r0 = k > 0 ? step_at(s, k) : NULL;
   const step_row *r1 = j > 0 ? step_at(s, k + 1) : NULL;
+  double *tok_b = s->fluid->tok_b;
   c->z += p;
   c->busy += p * (k > 0 ? 1 : hi);
-  c->members += p * (double)n / rr;
+  c->members += p * (double)q->n / rr;
   c->tokens += p * (lo * g0 + hi * g1);
   if (r0 != NULL) {
     c->act = gpu_load_axpy(c->act, p * lo, r0->act);
     c->comp += p * lo * r0->comp;
-    s->fluid->tok_b[k] += p * lo * g0;
+    tok_b[k] += p * lo * g0;
     c->tpot_ok += r0->t <= tpot_lim ? p * lo * g0 : 0;
   }
   if (r1 != NULL) {
     c->act = gpu_load_axpy(c->act, p * hi, r1->act);
     c->comp += p * hi * r1->comp;
-    s->fluid->tok_b[k + 1] += p * hi * g1;
+    tok_b[k + 1] += p * hi * g1;
     c->tpot_ok += r1->t <= tpot_lim ? p * hi * g1 : 0;
   }
 }
@@ -231,12 +260,6 @@ static double mean_batch(inf_service *s, double rho, uint32_t bcap) {
   return lo + fmin(1, (rho - g0) / (g1 - g0));
 }
 
-/* The decoding rate of rr replicas holding n requests evenly. */
-static double total_rate(inf_service *s, uint64_t n, uint32_t rr) {
-  uint32_t k = (uint32_t)(n / rr), j = (uint32_t)(n % rr);
-  return (rr - j) * rate_at(s, k) + (j > 0 ? j * rate_at(s, k + 1) : 0);
-}
-
 /* Sums the chain over a window around its mean; the states' weights
  * are products of birth-death ratios from the mean outwards (no
  * logarithms: they fall away from the mean, so nothing overflows). */
@@ -250,18 +273,26 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
   memset(s->fluid->tok_b, 0, ((size_t)bcap + 2) * sizeof *s->fluid->tok_b);
   double up = rr * rho, p = 1, p_top = 0;
+  chain acc = *c; /* nothing else can write it: kept in registers */
+  /* Each state's split is found once, for its rate and its sums. */
+  split q = split_of(s, mid, rr), at_mid = q;
   for (uint64_t n = mid; n <= hi; n++) {
-    add_state(s, n, rr, p, tpot_lim, c);
+    add_state(s, &q, rr, p, tpot_lim, &acc);
     if (n == top)
       p_top = p;
-    if (n < hi)
-      p *= up / total_rate(s, n + 1, rr);
+    if (n < hi) {
+      q = split_of(s, n + 1, rr);
+      p *= up / total_rate(&q, rr);
+    }
   }
   p = 1;
+  q = at_mid;
   for (uint64_t n = mid; n > lo; n--) {
-    p *= total_rate(s, n, rr) / up;
-    add_state(s, n - 1, rr, p, tpot_lim, c);
+    p *= total_rate(&q, rr) / up;
+    q = split_of(s, n - 1, rr);
+    add_state(s, &q, rr, p, tpot_lim, &acc);
   }
+  *c = acc;
   if (hi == top && p_top > 0) {
     double r = fmin(rho / rate_at(s, bcap), 1 - 1e-9);
     double jmax = (double)s->c->max_queue * rr;

@@ -107,6 +107,26 @@ static void keep_parts(mlr_run *run, const rl_step *s, double t_pre) {
   run->prefill_ms = 1e3 * t_pre;
 }
 
+/* Mean prompt tokens a request of each ML.ENERGY v3 task, as
+ * data/gpu_power/mlenergy_v3_task_prompts.csv gives them (its SOURCES.md
+ * entry says how each was derived; test_mlenergy_all holds the two
+ * equal). A task without a figure there keeps MLR_PROMPT_TOKENS. */
+static const struct {
+  const char *task;
+  double tokens;
+} task_prompts[] = {
+    {"lm-arena-chat", MLR_PROMPT_TOKENS}, /* unknown: not published */
+    {"gpqa", 221.0},                      /* counted from GPQA diamond */
+    {"sourcegraph-fim", MLR_PROMPT_TOKENS}, /* unknown: not published */
+};
+
+double mlr_prompt_tokens(const char *task) {
+  for (size_t i = 0; i < sizeof task_prompts / sizeof *task_prompts; i++)
+    if (strcmp(task_prompts[i].task, task) == 0)
+      return task_prompts[i].tokens;
+  return MLR_PROMPT_TOKENS;
+}
+
 /* Steady state of one replica at the measured batch b: decode steps at a
  * mean context of prompt + output / 2 (capped by the KV cache), and b /
  * output prefills a step (each request's once over its output tokens).
@@ -114,16 +134,17 @@ static void keep_parts(mlr_run *run, const rl_step *s, double t_pre) {
  * the model's at that clock. */
 static void model_steady(mlr_run *run, const rl_replica *r, double cap) {
   double b = run->batch / (run->dp > 0 ? run->dp : 1), out = run->output;
-  double ctx = fmin(MLR_PROMPT_TOKENS + out / 2, cap / b), per = b / out;
+  double in = mlr_prompt_tokens(run->task);
+  double ctx = fmin(in + out / 2, cap / b), per = b / out;
   rl_step s;
   rl_decode_step(r, b, ctx, 1, &s);
-  double t_pre = rl_prefill_s(r, MLR_PROMPT_TOKENS, 1);
+  double t_pre = rl_prefill_s(r, in, 1);
   gpu_load l = gpu_load_axpy(gpu_load_scale(s.load, s.t), per * t_pre,
-                             rl_prefill_load(r, MLR_PROMPT_TOKENS));
+                             rl_prefill_load(r, in));
   l = gpu_load_scale(l, 1 / (s.t + per * t_pre));
   double phi = gpu_load_clock_under_cap(r->gpu, r->gpu->tdp_w, l);
   rl_decode_step(r, b, ctx, phi, &s);
-  t_pre = rl_prefill_s(r, MLR_PROMPT_TOKENS, phi);
+  t_pre = rl_prefill_s(r, in, phi);
   double p = gpu_load_power(r->gpu, phi, l);
   run->ctx = ctx;
   keep_parts(run, &s, t_pre);
@@ -139,7 +160,7 @@ static int model_served(mlr_run *run, const rl_replica *r, sim_error *err) {
                      .replicas = run->dp > 0 ? run->dp : 1,
                      .max_batch =
                          (int)(run->max_seqs / (run->dp > 0 ? run->dp : 1)),
-                     .prompt = MLR_PROMPT_TOKENS,
+                     .prompt = mlr_prompt_tokens(run->task),
                      .output = run->output,
                      .output_sigma = MLR_OUTPUT_SIGMA,
                      .limit_w = 0,

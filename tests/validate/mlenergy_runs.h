@@ -22,10 +22,38 @@
  * Lengths. ML.ENERGY publishes each run's mean output length
  * (avg_output_len, used) and an output-length histogram per run (not in
  * the CSV: outputs are drawn lognormal with MLR_OUTPUT_SIGMA, an
- * assumption). It publishes no prompt lengths for its tasks (lm-arena-
- * chat, gpqa, sourcegraph-fim): MLR_PROMPT_TOKENS (512) is assumed for
- * every task, the long-prompt code-completion task too. Both are unknown
- * and docs/VALIDATION.md says so.
+ * assumption). It publishes no prompt lengths. mlr_prompt_tokens gives
+ * each task's mean prompt from data/gpu_power/mlenergy_v3_task_prompts.csv
+ * (data/SOURCES.md): gpqa 221 tokens, counted over the 198 GPQA diamond
+ * questions as ML.ENERGY's benchmark builds the prompt, with the
+ * cl100k_base BPE tokenizer (the 100k tokens Llama 3's extends; each
+ * model's own tokenizer is not available here) and without the chat
+ * template's tokens. lm-arena-chat (LMArena arena-human-preference-100k,
+ * each turn sent with the whole history before it) and sourcegraph-fim
+ * (Sourcegraph context-aware FIM, prefix and suffix) have no published
+ * prompt-length figure and no copy of their data here: they keep
+ * MLR_PROMPT_TOKENS (512), an assumption. Every prompt of a task is its
+ * mean (a fixed length: the spread is not modelled). Unknown figures are
+ * said so in docs/VALIDATION.md.
+ *
+ * Repeated prompts, not modelled. ML.ENERGY's benchmark (github
+ * ml-energy/benchmark, commit c1d6557, Apache-2.0) samples 1,024 unique
+ * requests a task (configs/vllm/lm-arena-chat/benchmark.yaml) and, for
+ * the larger max_num_seqs of a sweep, sends that list several times over
+ * (num_request_repeats in configs/vllm/<task>/<model>/<gpu>/sweeps.yaml;
+ * mlenergy/benchmark/llm/workloads.py repeats the list whole). Llama-3.1-
+ * 405B on B200 runs 3, 4 and 6 repeats at 2,048, 3,072 and 4,096 seqs,
+ * 70B 3 at 1,536 and 2,048: past 1,024 running sequences copies of one
+ * prompt run at once, and vLLM's prefix caching (on by default in its V1
+ * engine; the configs do not turn it off) holds one copy of a prompt's KV
+ * blocks and skips the copies' prefill. The served model gives each
+ * sequence its own prompt in the KV cache, so its batch stops where the
+ * cache holds ~1,100 unique ones (405B) while 3,588 ran: this, not the
+ * step's cost (the steady model at the measured batch is within 3% of the
+ * measured step for 405B, 15% for 70B), is why those runs miss 2x in
+ * tokens/s. Modelling
+ * shared prefixes in the service would let the rows test it; until then
+ * they fail as they are.
  *
  * The split, decided before any fit and never changed since: the fit set
  * is the H100 runs at BF16 of the chat and reasoning tasks (mlr_in_fit_set).
@@ -68,6 +96,10 @@ typedef struct mlr_run {
 } mlr_run;
 
 enum { MLR_SERVE = 1 }; /* mlr_runs_load: also serve every run */
+
+/* The mean prompt tokens of a request of ML.ENERGY task task (the header
+ * comment); MLR_PROMPT_TOKENS for a task without a figure. */
+double mlr_prompt_tokens(const char *task);
 
 /* Whether r is in the fit set (the header comment). */
 bool mlr_in_fit_set(const mlr_run *r);
