@@ -19,19 +19,6 @@ sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
   return p;
 }
 
-/* GPU i's activity as the rest of the rack sees it: the share of its
- * idle-to-TDP span its load asks at full clock, at most 1 (the rack's
- * activity_mean averages the same). fmin(1, x) written out, NaN giving 1
- * as fmin does: libm's is a call, made for every GPU of a system rack
- * every period. */
-double rack__load_share(const rack_fleet *f, uint32_t i) {
-  uint16_t t = f->type[i];
-  double full = f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
-                f->t_sm[t] * f->activity[i];
-  double x = full / f->t_span[t];
-  return x < 1 ? x : 1;
-}
-
 /* A rack without a system: other IT linear in the GPUs' mean activity,
  * losses from the conversion curve at the DC power's share of the limit. */
 void rack__plain_rack(rack_fleet *f, uint32_t r) {
