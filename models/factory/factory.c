@@ -48,6 +48,25 @@ static void advance(factory *f, sim_time now) {
   f->last = now;
 }
 
+/* The background load l to rack r's GPUs. With the fleet's runs fresh,
+ * to its free runs only: a keyed GPU is an active slot's, and the
+ * workloads' drive, which comes next, writes its slot's load over it
+ * (so the loads after both are the same either way). */
+static void give_rack_load(rack_fleet *fl, uint32_t r, gpu_load l) {
+  if (!rack_fleet_runs_fresh(fl)) {
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+      rack_set_load(fl, i, l);
+    return;
+  }
+  for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
+    uint32_t i = fl->run_first[q], end = i + fl->run_len[q];
+    if (fl->unit_key[i] != 0) /* a run is of one key */
+      continue;
+    for (; i < end; i++)
+      rack_set_load(fl, i, l);
+  }
+}
+
 /* Moves every rack's activity to its group's pattern at now plus the
  * rack's own noise, and gives it to the rack's GPUs. */
 static void move_load(factory *f, sim_time now) {
@@ -62,9 +81,7 @@ static void move_load(factory *f, sim_time now) {
         load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
     double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
-    gpu_load l = gpu_load_level(a);
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      rack_set_load(fl, i, l);
+    give_rack_load(fl, r, gpu_load_level(a));
   }
 }
 

@@ -104,9 +104,10 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 static double hottest_junction(const factory *f, uint32_t r) {
   const rack_fleet *fl = f->fleet;
+  const double *power = rack_fleet_gpu_power(f->fleet);
   double r_th = fl->groups[fl->group[r]].r_th, p = 0;
   for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-    p = fmax(p, fl->power_w[i]);
+    p = fmax(p, power[i]);
   return cool_junction_c(factory__rack_loop_c(f, r), p, r_th);
 }
 

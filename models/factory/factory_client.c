@@ -119,6 +119,7 @@ static double gpu_phi(const rack_fleet *fl, uint32_t i, phi_memo *m) {
 
 void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
   const rack_fleet *fl = f->fleet;
+  const double *power = rack_fleet_gpu_power(f->fleet);
   factory_gpus_now s = {
       .cap_min_w = INFINITY, .cap_max_w = -INFINITY, .clock_min = INFINITY};
   phi_memo m = {.cap = NAN};
@@ -133,7 +134,7 @@ void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
       s.cap_max_w = fmax(s.cap_max_w, cap);
       s.clock_mean += phi;
       s.clock_min = fmin(s.clock_min, phi);
-      s.power_w += fl->power_w[i];
+      s.power_w += power[i];
     }
   }
   s.cap_mean_w /= s.n;

@@ -74,6 +74,36 @@ static inline double min_of(double a, double b) {
 /* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
  * rack, so one clock: each run is solved once, the other GPUs of it read
  * only their run's index. The minimum of the same values: the same bits. */
+uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
+                         uint32_t n, uint32_t *runs) {
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = fl->gpu_run[gpus[k]];
+    if (m == 0 || runs[m - 1] != q)
+      runs[m++] = q;
+  }
+  return m;
+}
+
+/* Every active slot's runs (w->slot_runs), once a making of the fleet's
+ * runs: not again each period, as the layout changes far less often.
+ * Whether the runs are fresh (then the slots' runs stand for them). */
+static bool slot_runs_fresh(work *w) {
+  const rack_fleet *fl = w->fleet;
+  if (!rack_fleet_runs_fresh(fl))
+    return false;
+  if (w->runs_seen != fl->runs_made) {
+    for (size_t k = 0; k < w->nslots; k++) {
+      const slot *t = &w->slots[k];
+      w->slot_nruns[k] = t->active ? work__slot_runs(fl, w->gpus + t->first,
+                                                     t->n, w->slot_runs + t->first)
+                                   : 0;
+    }
+    w->runs_seen = fl->runs_made;
+  }
+  return true;
+}
+
 double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
                            uint32_t n) {
   double phi = 1;
@@ -88,10 +118,17 @@ double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
   return phi;
 }
 
-static double slot_phi(const work *w, const slot *s) {
+/* Slot k's clock; fresh: slot_runs_fresh said the runs are. */
+static double slot_phi(const work *w, size_t slot_k, bool fresh) {
   const rack_fleet *fl = w->fleet;
-  if (rack_fleet_runs_fresh(fl))
-    return work__slot_phi_runs(fl, w->gpus + s->first, s->n);
+  const slot *s = &w->slots[slot_k];
+  if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
+    const uint32_t *runs = w->slot_runs + s->first;
+    double phi = 1;
+    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
+      phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[runs[k]]));
+    return phi;
+  }
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
@@ -107,6 +144,9 @@ static double slot_phi(const work *w, const slot *s) {
   return phi;
 }
 
+/* A slot's load to its GPUs. (Run by run, over each run's adjacent GPUs,
+ * was measured dearer: a replica's run is its 4 GPUs, and the loop per
+ * run costs more than reading the slot's GPU list.) */
 static void slot_set_load(work *w, const slot *s, gpu_load l) {
   for (uint32_t k = 0; k < s->n; k++)
     rack_set_load(w->fleet, w->gpus[s->first + k], l);
@@ -353,16 +393,17 @@ void work_set_power(work *w, double facility_w, double cap_w, double dr_end_s) {
 /* The clocks the slots run at now go to the models: a replica's to its
  * service, a job's stages together to the job. */
 static void drive_clocks(work *w) {
+  bool fresh = slot_runs_fresh(w);
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (s->active && !work__is_job(w, s->owner))
-      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, s));
+      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k, fresh));
   }
   for (size_t j = 0; j < w->njobs; j++) {
     if (!w->slots[w->job_slot0[j]].active)
       continue;
     for (int64_t s = 0; s < w->jobs[j].pp; s++)
-      w->phi[s] = slot_phi(w, &w->slots[w->job_slot0[j] + (size_t)s]);
+      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh);
     train_set_clocks(w->train, j, w->phi);
   }
 }
@@ -495,7 +536,8 @@ void work_attribute(work *w, double dt, double g_per_kwh) {
   if (rack_fleet_runs_fresh(fl)) /* the runs the powers were made by */
     work__owner_sums_runs(w->tick_j, w->gpu_owner, fl);
   else
-    work__owner_sums(w->tick_j, w->gpu_owner, fl->power_w, fl->n);
+    work__owner_sums(w->tick_j, w->gpu_owner, rack_fleet_gpu_power(w->fleet),
+                     fl->n);
   double idle = w->tick_j[n];
   for (uint32_t r = 0; r < fl->nracks; r++)
     overhead += fl->rack_power_w[r] - fl->gpu_power_w[r];

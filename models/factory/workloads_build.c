@@ -168,11 +168,13 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   w->gpu_slot = sim_calloc(a, fl->n, sizeof *w->gpu_slot);
   w->gpu_owner = sim_calloc(a, fl->n, sizeof *w->gpu_owner);
   w->phi = sim_calloc(a, maxpp, sizeof *w->phi);
+  w->slot_runs = sim_calloc(a, ngpus + 1, sizeof *w->slot_runs);
+  w->slot_nruns = sim_calloc(a, nslots + 1, sizeof *w->slot_nruns);
   w->blocked = sim_calloc(a, fl->n, sizeof *w->blocked);
   w->blocked_n = sim_calloc(a, fl->nracks, sizeof *w->blocked_n);
   w->blocked_dark = sim_calloc(a, fl->nracks, sizeof *w->blocked_dark);
   return w->slots && w->gpus && w->gpu_slot && w->gpu_owner && w->phi &&
-         w->blocked &&
+         w->slot_runs && w->slot_nruns && w->blocked &&
          w->blocked_n && w->blocked_dark;
 }
 
@@ -365,6 +367,8 @@ void work_destroy(work *w) {
   sim_free(w->alloc, w->gpu_slot);
   sim_free(w->alloc, w->gpu_owner);
   sim_free(w->alloc, w->phi);
+  sim_free(w->alloc, w->slot_runs);
+  sim_free(w->alloc, w->slot_nruns);
   sim_free(w->alloc, w->tick_j);
   sim_free(w->alloc, w->owner_j);
   sim_free(w->alloc, w->blocked);

@@ -25,12 +25,13 @@ const char *work_job_name(const work *w, size_t j) {
 
 void work_owner_power(const work *w, size_t o, double *power_w, double *gpus) {
   double p = 0, n = 0;
+  const double *power = rack_fleet_gpu_power(w->fleet);
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (!s->active || s->owner != o)
       continue;
     for (uint32_t i = 0; i < s->n; i++)
-      p += w->fleet->power_w[w->gpus[s->first + i]];
+      p += power[w->gpus[s->first + i]];
     n += s->n;
   }
   *power_w = p;

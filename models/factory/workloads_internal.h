@@ -53,6 +53,13 @@ struct work {
    * reads one array, not the slot through gpu_slot. */
   uint32_t *gpu_owner;
   double *phi;        /* scratch: per stage of one job */
+  /* Each slot's runs of the fleet (rack.h), in its GPUs' order, a run
+   * once where its GPUs follow each other: at slot_runs + the slot's
+   * first, slot_nruns[k] of them. Made from the fleet's runs number
+   * runs_seen; while those are fresh, a slot's GPUs are its runs' GPUs,
+   * so its clock and its load go run by run. */
+  uint32_t *slot_runs, *slot_nruns;
+  uint64_t runs_seen;
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
   double idle_j, overhead_j;
@@ -93,6 +100,11 @@ void work__owner_sums_runs(double *sum, const uint32_t *owner,
  * per-GPU pass takes. */
 double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
                            uint32_t n);
+
+/* workloads.c: the runs of GPUs gpus[0 .. n) in their order, a run once
+ * where its GPUs follow each other, into runs; how many. */
+uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
+                         uint32_t n, uint32_t *runs);
 
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);

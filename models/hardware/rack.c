@@ -8,6 +8,7 @@
 #include "rack.h"
 #include "rack_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,6 +418,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
   if (f->unit_key != NULL && f->runs_stale)
     rack__build_runs(f);
+  f->power_unfilled = f->unit_key != NULL;
   for (uint32_t r = 0; r < f->nracks; r++) {
     if (f->dark[r]) {
       darken_rack(f, r);
@@ -430,6 +432,9 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
     total += f->rack_power_w[r];
     losses += f->loss_w[r];
   }
+  /* The writers' invariant (rack.h): a run's GPUs alike. Debug builds
+   * only, as it reads every GPU; the index helps whoever breaks it. */
+  assert(rack_fleet_first_unlike(f) == RACK_NO_GPU);
   if (loss_w != NULL)
     *loss_w = losses;
   return total;

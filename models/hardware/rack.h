@@ -32,9 +32,7 @@
 
 /* A point of a power-conversion efficiency curve: at this share of the
  * rack's limit, this share of the power drawn reaches the IT equipment. */
-typedef struct rack_conv_point {
-  double load, efficiency;
-} rack_conv_point;
+typedef sys_eff_point rack_conv_point; /* one curve, one interpolation */
 
 /* What the factory asks for: count racks alike. */
 typedef struct rack_group_spec {
@@ -69,7 +67,10 @@ typedef struct rack_fleet {
   double *mem;      /* the load's mem: HBM traffic share, [0, 1] */
   double *busy;     /* the load's busy: share of time a kernel runs */
   double *cap_w;    /* power limit in force */
-  double *power_w;  /* power drawn, from rack_fleet_update */
+  /* Power drawn, from rack_fleet_update. With units, the runs' powers
+   * (run_power_w) are the truth and this is filled only when a reader
+   * asks: read it through rack_fleet_gpu_power. */
+  double *power_w;
   uint32_t *rack;   /* the rack it sits in */
   uint16_t *type;   /* index into types */
 
@@ -126,6 +127,8 @@ typedef struct rack_fleet {
   uint32_t *unit_key;
   bool runs_stale;         /* keys changed since the runs were made */
   uint32_t nruns;
+  uint64_t runs_made;      /* how many times they were made (from 1) */
+  bool power_unfilled;     /* power_w behind run_power_w */
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
@@ -179,8 +182,23 @@ static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
   return f->unit_key != NULL && !f->runs_stale;
 }
 
-/* Whether every run's GPUs have its first GPU's load, cap and power, to
- * the bit (tests: the invariant the writers keep). */
+/* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
+#define RACK_NO_GPU UINT32_MAX
+
+/* The first GPU whose load, cap, key or power differs from its run's
+ * first GPU's, to the bit (or whose run index is not its run's), or
+ * RACK_NO_GPU. The invariant every writer keeps by writing per slot, unit
+ * or rack: rack_fleet_update asserts it after each update when built
+ * without NDEBUG (the debug and ASan builds; it reads every GPU). */
+uint32_t rack_fleet_first_unlike(const rack_fleet *f);
+
+/* Each GPU's power now (W, the array power_w), filled from its run's
+ * when the update left it behind (units: the tick writes per run; only
+ * the client API, the samples' hottest GPU and the per-GPU books read
+ * GPUs). Not thread-safe; logically const. */
+const double *rack_fleet_gpu_power(rack_fleet *f);
+
+/* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
 
 /* Builds the fleet for the groups (copied; the gpu specs are borrowed and

@@ -10,9 +10,19 @@
 sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
                              double other_w);
 
-/* rack_power.c: GPU i's share of its idle-to-TDP span at full clock, at
- * most 1. */
-double rack__load_share(const rack_fleet *f, uint32_t i);
+/* GPU i's activity as the rest of the rack sees it: the share of its
+ * idle-to-TDP span its load asks at full clock, at most 1 (the rack's
+ * activity_mean averages the same). fmin(1, x) written out, NaN giving 1
+ * as fmin does: libm's is a call, made for every GPU of a system rack
+ * every period, so inline here, not a call either (once a run). */
+static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
+  uint16_t t = f->type[i];
+  double full = f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
+                f->t_sm[t] * f->activity[i];
+  double x = full / f->t_span[t];
+  return x < 1 ? x : 1;
+}
+
 
 /* rack_power.c: rack r's host power and losses without a system, from its
  * GPU power and activity mean. */

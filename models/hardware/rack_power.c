@@ -19,19 +19,6 @@ sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
   return p;
 }
 
-/* GPU i's activity as the rest of the rack sees it: the share of its
- * idle-to-TDP span its load asks at full clock, at most 1 (the rack's
- * activity_mean averages the same). fmin(1, x) written out, NaN giving 1
- * as fmin does: libm's is a call, made for every GPU of a system rack
- * every period. */
-double rack__load_share(const rack_fleet *f, uint32_t i) {
-  uint16_t t = f->type[i];
-  double full = f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
-                f->t_sm[t] * f->activity[i];
-  double x = full / f->t_span[t];
-  return x < 1 ? x : 1;
-}
-
 /* A rack without a system: other IT linear in the GPUs' mean activity,
  * losses from the conversion curve at the DC power's share of the limit. */
 void rack__plain_rack(rack_fleet *f, uint32_t r) {
@@ -45,18 +32,7 @@ void rack__plain_rack(rack_fleet *f, uint32_t r) {
 }
 
 double rack_efficiency(const rack_group_spec *g, double load) {
-  const rack_conv_point *c = g->conv;
-  size_t n = g->nconv;
-  if (n == 0)
-    return 1;
-  if (load <= c[0].load)
-    return c[0].efficiency;
-  for (size_t i = 1; i < n; i++)
-    if (load <= c[i].load) {
-      double w = (load - c[i - 1].load) / (c[i].load - c[i - 1].load);
-      return c[i - 1].efficiency + w * (c[i].efficiency - c[i - 1].efficiency);
-    }
-  return c[n - 1].efficiency;
+  return sys_curve_at(g->conv, g->nconv, load);
 }
 
 void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums) {

@@ -73,17 +73,31 @@ void rack__build_runs(rack_fleet *f) {
   f->rack_run[f->nracks] = q;
   f->nruns = q;
   f->runs_stale = false;
+  f->runs_made++;
 }
 
-bool rack_fleet_runs_alike(const rack_fleet *f) {
+uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
   for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
     for (uint32_t k = 1; k < f->run_len[q]; k++) {
       uint32_t i = f->run_first[q], j = i + k;
       if (!gpu_alike(f, i, j) || f->gpu_run[j] != q ||
-          memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0)
-        return false;
+          (!f->power_unfilled &&
+           memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0))
+        return j;
     }
-  return true;
+  return RACK_NO_GPU;
+}
+
+const double *rack_fleet_gpu_power(rack_fleet *f) {
+  for (uint32_t q = 0; f->power_unfilled && q < f->nruns; q++)
+    for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q]; j++)
+      f->power_w[j] = f->run_power_w[q];
+  f->power_unfilled = false;
+  return f->power_w;
+}
+
+bool rack_fleet_runs_alike(const rack_fleet *f) {
+  return rack_fleet_first_unlike(f) == RACK_NO_GPU;
 }
 
 /* A server's sums from its runs (each within one server): the sums the
@@ -97,7 +111,8 @@ static void run_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
 }
 
 /* Rack r run by run: each run's power from its first GPU with update_rack's
- * expressions, given to its GPUs, and k times it to the rack's sums. */
+ * expressions, k times it to the rack's sums; its GPUs' own powers wait
+ * for a reader (rack_fleet_gpu_power). */
 void rack__update_runs(rack_fleet *f, uint32_t r) {
   uint16_t t = f->type[f->first[r]];
   double idle = f->t_idle[t], pb = f->t_busy[t], pm = f->t_mem[t];
@@ -113,9 +128,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r) {
     double capped = c > floor ? c : floor;
     double p = full <= c ? full : capped;
     held += tcap < f->cap_w[i] && full > tcap ? k : 0;
-    f->run_power_w[q] = p;
-    for (uint32_t j = i; j < i + k; j++)
-      f->power_w[j] = p;
+    f->run_power_w[q] = p; /* its GPUs' at rack_fleet_gpu_power */
     gsum += k * p;
     double share = (full - idle) * inv_span; /* can ask above the TDP */
     asum += k * (share < 1 ? share : 1);

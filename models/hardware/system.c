@@ -326,10 +326,9 @@ double sys_fan_w(const sys_spec *s, const gpu_spec *g, double dc_w) {
   return s->fans.max_w * speed * speed * speed;
 }
 
-double sys_psu_efficiency(const sys_spec *s, double dc_w) {
-  const sys_eff_point *c = s->psu.curve;
-  size_t n = s->psu.ncurve;
-  double load = dc_w / ((double)s->psu.count * s->psu.rating_w);
+double sys_curve_at(const sys_eff_point *c, size_t n, double load) {
+  if (n == 0)
+    return 1;
   if (load <= c[0].load)
     return c[0].efficiency;
   for (size_t i = 1; i < n; i++)
@@ -338,6 +337,11 @@ double sys_psu_efficiency(const sys_spec *s, double dc_w) {
       return c[i - 1].efficiency + w * (c[i].efficiency - c[i - 1].efficiency);
     }
   return c[n - 1].efficiency;
+}
+
+double sys_psu_efficiency(const sys_spec *s, double dc_w) {
+  double load = dc_w / ((double)s->psu.count * s->psu.rating_w);
+  return sys_curve_at(s->psu.curve, s->psu.ncurve, load);
 }
 
 double sys_wall_w(const sys_spec *s, double dc_w) {

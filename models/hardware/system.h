@@ -136,6 +136,12 @@ double sys_parts_w(const sys_spec *s, double activity, double host_load);
  * parts). g gives the design heat (its TDP for every GPU). W. */
 double sys_fan_w(const sys_spec *s, const gpu_spec *g, double dc_w);
 
+/* An efficiency curve (n points by rising load) at load: linear between
+ * points, flat beyond the ends; 1 (lossless) without points. The one
+ * interpolation of the supplies' curve here and the racks' conversion
+ * curve (rack_efficiency). */
+double sys_curve_at(const sys_eff_point *c, size_t n, double load);
+
 /* The supplies' efficiency when they deliver dc_w in all. */
 double sys_psu_efficiency(const sys_spec *s, double dc_w);
 

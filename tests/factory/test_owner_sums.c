@@ -109,7 +109,7 @@ static void sums_by_runs(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f) && f->nruns < f->n);
     double want[MAX_OWNERS + 1] = {0}, got[MAX_OWNERS + 1] = {0};
-    reference(want, owner, f->power_w, f->n);
+    reference(want, owner, rack_fleet_gpu_power(f), f->n);
     work__owner_sums_runs(got, owner, f);
     for (uint32_t o = 0; o <= nowners; o++)
       assert_close(got[o], want[o], 1e-13, 0);

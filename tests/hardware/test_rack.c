@@ -6,44 +6,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "rack.h"
-
-static gpu_catalog catalog;
-static sys_catalog systems;
-
-static int setup(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK &&
-                 sys_catalog_load_builtin(&systems, &err) == SIM_OK
-             ? 0
-             : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sys_catalog_fini(&systems);
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
-
-/* 80 PLUS Titanium (230 V internal redundant) minimum efficiencies at
- * 10, 20, 50 and 100% load: 90, 94, 96, 91%. */
-static const rack_conv_point titanium[] = {
-    {0.1, 0.90}, {0.2, 0.94}, {0.5, 0.96}, {1.0, 0.91}};
+#include "rack_fixture.h"
 
 static rack_fleet *two_groups(double nvl_limit_w) {
   rack_group_spec g[2] = {
-      {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, nvl_limit_w, 16800,
+      {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"), 3, 72, nvl_limit_w, 16800,
        33600, NULL, 0, NAN, NULL, 0, false, 0},
-      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
-       titanium, 4, NAN, NULL, 0, false, 0},
+      {"hgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+       rack_fixture_titanium, 4, NAN, NULL, 0, false, 0},
   };
-  sim_error err = {0};
-  rack_fleet *f = rack_fleet_create(g, 2, NULL, &err);
-  if (f == NULL)
-    fail_msg("%s", err.msg);
-  return f;
+  return rack_fixture_fleet(g, 2);
 }
 
 static void layout_is_contiguous(void **state) {
@@ -238,7 +210,7 @@ static void floor_and_reserve(void **state) {
 
 static void empty_groups_are_refused(void **state) {
   (void)state;
-  rack_group_spec g = {"none", gpu_catalog_find(&catalog, "L4"),
+  rack_group_spec g = {"none", gpu_catalog_find(&rack_fixture_gpus, "L4"),
                        0,      8,
                        1000,   0,
                        0,      NULL,
@@ -257,10 +229,10 @@ static void empty_groups_are_refused(void **state) {
 static void create_fails_cleanly(void **state) {
   (void)state;
   rack_group_spec g[2] = {
-      {"nvl", gpu_catalog_find(&catalog, "GB200"), 3, 72, 132000, 16800, 33600,
+      {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"), 3, 72, 132000, 16800, 33600,
        NULL, 0, NAN, NULL, 0, false, 0},
-      {"hgx", gpu_catalog_find(&catalog, "H100-SXM"), 2, 32, 40800, 9200, 18400,
-       titanium, 4, NAN, NULL, 0, false, 0},
+      {"hgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+       rack_fixture_titanium, 4, NAN, NULL, 0, false, 0},
   };
   test_alloc t;
   rack_fleet *f = NULL;
@@ -342,9 +314,9 @@ static void emergency_caps_go_to_the_minimum(void **state) {
 
 /* Two racks of 32 H100 as DGX-H100: four servers a rack. */
 static rack_group_spec dgx_group(double limit_w) {
-  const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
+  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
   assert_non_null(s);
-  rack_group_spec g = {"dgx",   gpu_catalog_find(&catalog, "H100-SXM"),
+  rack_group_spec g = {"dgx",   gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
                        2,       32,
                        limit_w, 0,
                        0,       NULL,
@@ -355,11 +327,7 @@ static rack_group_spec dgx_group(double limit_w) {
 }
 
 static rack_fleet *make(const rack_group_spec *g) {
-  sim_error err = {0};
-  rack_fleet *f = rack_fleet_create(g, 1, NULL, &err);
-  if (f == NULL)
-    fail_msg("%s", err.msg);
-  return f;
+  return rack_fixture_fleet(g, 1);
 }
 
 /* Each server draws what sys_server_power gives for its own eight GPUs
@@ -456,7 +424,7 @@ static void the_gpu_power_limit_bounds_the_caps(void **state) {
 static void without_a_system_the_lower_limit_holds(void **state) {
   (void)state;
   rack_group_spec h = {"hgx",
-                       gpu_catalog_find(&catalog, "H100-SXM"),
+                       gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
                        1,
                        8,
                        8 * 700 + 2800,
@@ -553,5 +521,6 @@ int main(void) {
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
   TEST_ADD(tests, n, clock_cache_is_the_solve);
-  return _cmocka_run_group_tests("rack", tests, n, setup, teardown);
+  return _cmocka_run_group_tests("rack", tests, n, rack_fixture_setup,
+                                 rack_fixture_teardown);
 }

@@ -11,29 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rack.h"
-
-static gpu_catalog catalog;
-static sys_catalog systems;
-
-static int setup(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK &&
-                 sys_catalog_load_builtin(&systems, &err) == SIM_OK
-             ? 0
-             : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sys_catalog_fini(&systems);
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
-
-static const rack_conv_point titanium[] = {
-    {0.1, 0.90}, {0.2, 0.94}, {0.5, 0.96}, {1.0, 0.91}};
+#include "rack_fixture.h"
 
 /* What a row changes: the racks' kind and the faults and thermal caps. */
 typedef struct runs_case {
@@ -53,23 +31,19 @@ static const runs_case cases[] = {
 };
 
 static rack_fleet *make(const runs_case *c) {
-  const sys_spec *s = sys_catalog_find(&systems, "DGX-H100");
-  rack_group_spec g = {"nvl", gpu_catalog_find(&catalog, "GB200"),
+  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
                        5,     72,
                        132000, 16800,
-                       33600, titanium,
+                       33600, rack_fixture_titanium,
                        4,     NAN,
                        NULL,  0,
                        false, 0};
   if (c->system)
-    g = (rack_group_spec){"dgx", gpu_catalog_find(&catalog, "H100-SXM"), 5,
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 5,
                           32, 40800, 0, 0, NULL, 0, NAN, s, s->host_load,
                           false, 0};
-  sim_error err = {0};
-  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
-  if (f == NULL)
-    fail_msg("%s", err.msg);
-  return f;
+  return rack_fixture_fleet(&g, 1);
 }
 
 static double uniform(unsigned *seed) {
@@ -123,8 +97,10 @@ static void copy_state(rack_fleet *to, const rack_fleet *from) {
   memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
 }
 
-static void compare(const rack_fleet *ref, const rack_fleet *f) {
-  assert_memory_equal(ref->power_w, f->power_w, f->n * sizeof(double));
+static void compare(const rack_fleet *ref, rack_fleet *f) {
+  assert_true(f->power_unfilled); /* the update wrote runs, not GPUs */
+  assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
+                      f->n * sizeof(double));
   for (uint32_t r = 0; r < f->nracks; r++) {
     assert_close(f->gpu_power_w[r], ref->gpu_power_w[r], 1e-13, 0);
     assert_close(f->rack_power_w[r], ref->rack_power_w[r], 1e-13, 0);
@@ -191,6 +167,33 @@ static void unlike_gpus_are_not_merged(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* A writer that writes one GPU of a run behind the runs' back (its cap,
+ * then its load, not its run-mates') is found: the GPU itself, the one
+ * rack_fleet_update's debug-build assertion names. Alike again once the
+ * run-mates get the same. */
+static void a_gpu_written_alone_is_found(void **state) {
+  (void)state;
+  rack_fleet *f = make(&cases[0]);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_unit_key(f, i, 1 + i / 8);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
+  uint32_t q = f->gpu_run[21], first = f->run_first[q];
+  assert_true(first < 21 && 21 < first + f->run_len[q]);
+  f->cap_w[21] = f->cap_w[first] - 1;
+  assert_int_equal(rack_fleet_first_unlike(f), 21);
+  assert_false(rack_fleet_runs_alike(f));
+  f->cap_w[21] = f->cap_w[first];
+  rack_set_load(f, 21, gpu_load_level(0.5));
+  assert_int_equal(rack_fleet_first_unlike(f), 21);
+  for (uint32_t i = first; i < first + f->run_len[q]; i++)
+    rack_set_load(f, i, gpu_load_level(0.5));
+  rack_fleet_update(f, NULL);
+  assert_true(rack_fleet_runs_alike(f));
+  rack_fleet_destroy(f);
+}
+
 /* Without units a fleet has no runs; a key changed marks them stale. */
 static void keys_mark_the_runs_stale(void **state) {
   (void)state;
@@ -216,5 +219,7 @@ int main(void) {
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
-  return _cmocka_run_group_tests("rack_runs", tests, n, setup, teardown);
+  TEST_ADD(tests, n, a_gpu_written_alone_is_found);
+  return _cmocka_run_group_tests("rack_runs", tests, n, rack_fixture_setup,
+                                 rack_fixture_teardown);
 }
