@@ -71,9 +71,6 @@ static inline double min_of(double a, double b) {
   return b < a || isnan(a) ? b : a;
 }
 
-/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
- * rack, so one clock: each run is solved once, the other GPUs of it read
- * only their run's index. The minimum of the same values: the same bits. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs) {
   uint32_t m = 0;
@@ -104,17 +101,14 @@ static bool slot_runs_fresh(work *w) {
   return true;
 }
 
-double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
-                           uint32_t n) {
+/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
+ * rack, so one clock: each run is solved once. The minimum of the same
+ * values the per-GPU pass takes: the same bits. */
+double work__runs_phi(const rack_fleet *fl, const uint32_t *runs,
+                      uint32_t m) {
   double phi = 1;
-  uint32_t last = UINT32_MAX;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t q = fl->gpu_run[gpus[k]];
-    if (q != last) {
-      last = q;
-      phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[q]));
-    }
-  }
+  for (uint32_t k = 0; k < m; k++)
+    phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[runs[k]]));
   return phi;
 }
 
@@ -122,13 +116,8 @@ double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
 static double slot_phi(const work *w, size_t slot_k, bool fresh) {
   const rack_fleet *fl = w->fleet;
   const slot *s = &w->slots[slot_k];
-  if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
-    const uint32_t *runs = w->slot_runs + s->first;
-    double phi = 1;
-    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
-      phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[runs[k]]));
-    return phi;
-  }
+  if (fresh && rack_fleet_runs_fresh(fl)) /* no key changed meanwhile */
+    return work__runs_phi(fl, w->slot_runs + s->first, w->slot_nruns[slot_k]);
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {

@@ -178,6 +178,21 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
          w->blocked_n && w->blocked_dark;
 }
 
+/* What alloc_gpus made. */
+static void free_gpus(work *w) {
+  const sim_allocator *a = w->alloc;
+  sim_free(a, w->slots);
+  sim_free(a, w->gpus);
+  sim_free(a, w->gpu_slot);
+  sim_free(a, w->gpu_owner);
+  sim_free(a, w->phi);
+  sim_free(a, w->slot_runs);
+  sim_free(a, w->slot_nruns);
+  sim_free(a, w->blocked);
+  sim_free(a, w->blocked_n);
+  sim_free(a, w->blocked_dark);
+}
+
 static int alloc_slots(work *w) {
   size_t nslots, ngpus, maxpp;
   count_slots(w, &nslots, &ngpus, &maxpp);
@@ -362,19 +377,10 @@ void work_destroy(work *w) {
   sim_free(w->alloc, w->job_type);
   sim_free(w->alloc, w->job_slot0);
   sim_free(w->alloc, w->job_dark);
-  sim_free(w->alloc, w->slots);
-  sim_free(w->alloc, w->gpus);
-  sim_free(w->alloc, w->gpu_slot);
-  sim_free(w->alloc, w->gpu_owner);
-  sim_free(w->alloc, w->phi);
-  sim_free(w->alloc, w->slot_runs);
-  sim_free(w->alloc, w->slot_nruns);
+  free_gpus(w);
   sim_free(w->alloc, w->tick_j);
   sim_free(w->alloc, w->owner_j);
-  sim_free(w->alloc, w->blocked);
   sim_free(w->alloc, w->in_pass);
-  sim_free(w->alloc, w->blocked_n);
-  sim_free(w->alloc, w->blocked_dark);
   for (size_t j = 0; w->plans != NULL && j < w->njobs; j++)
     defer_plan_fini(&w->plans[j]);
   sim_free(w->alloc, w->plans);

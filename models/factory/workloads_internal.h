@@ -95,11 +95,10 @@ void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
 void work__owner_sums_runs(double *sum, const uint32_t *owner,
                            const rack_fleet *fl);
 
-/* workloads.c: the slowest clock of GPUs gpus[0 .. n) from the fleet's
- * runs (fresh): each run's clock once, the minimum of the same values the
- * per-GPU pass takes. */
-double work__slot_phi_runs(const rack_fleet *fl, const uint32_t *gpus,
-                           uint32_t n);
+/* workloads.c: the slowest clock of the fleet's runs runs[0 .. m)
+ * (fresh): each run's clock once, the minimum of the same values the
+ * per-GPU pass takes over their GPUs. */
+double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m);
 
 /* workloads.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */

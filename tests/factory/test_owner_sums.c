@@ -118,12 +118,13 @@ static void sums_by_runs(void **state) {
   gpu_catalog_fini(&cat);
 }
 
-/* A slot's clock from the runs (work__slot_phi_runs) is the minimum over
- * its GPUs of rack_gpu_phi, to the bit: slots of random GPUs (runs of
+/* A slot's clock from its runs (work__slot_runs, then work__runs_phi,
+ * as the tick takes it) is the minimum over its GPUs of rack_gpu_phi, to
+ * the bit: slots of random GPUs (runs of
  * them, in any order, across racks), caps and loads per key. */
 static void slot_clocks_by_runs(void **state) {
   (void)state;
-  static uint32_t list[MAX_GPUS];
+  static uint32_t list[MAX_GPUS], runs[MAX_GPUS];
   rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
                        0,    false, 0};
   gpu_catalog cat;
@@ -160,7 +161,8 @@ static void slot_clocks_by_runs(void **state) {
         double p = rack_gpu_phi(f, list[k]);
         want = p < want || isnan(want) ? p : want;
       }
-      double got = work__slot_phi_runs(f, list, n);
+      uint32_t m = work__slot_runs(f, list, n, runs);
+      double got = work__runs_phi(f, runs, m);
       assert_memory_equal(&got, &want, sizeof got);
     }
   }
