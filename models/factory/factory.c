@@ -49,7 +49,7 @@ static void advance(factory *f, sim_time now) {
 }
 
 /* The background load l to rack r's GPUs. With the fleet's runs fresh,
- * to its free runs only: a keyed GPU is an active slot's, and the
+ * to its free runs only, once a run (rack_set_run_load): a keyed GPU is an active slot's, and the
  * workloads' drive, which comes next, writes its slot's load over it
  * (so the loads after both are the same either way). */
 static void give_rack_load(rack_fleet *fl, uint32_t r, gpu_load l) {
@@ -58,13 +58,9 @@ static void give_rack_load(rack_fleet *fl, uint32_t r, gpu_load l) {
       rack_set_load(fl, i, l);
     return;
   }
-  for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
-    uint32_t i = fl->run_first[q], end = i + fl->run_len[q];
-    if (fl->unit_key[i] != 0) /* a run is of one key */
-      continue;
-    for (; i < end; i++)
-      rack_set_load(fl, i, l);
-  }
+  for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++)
+    if (fl->unit_key[fl->run_first[q]] == 0) /* a run is of one key */
+      rack_set_run_load(fl, q, l);
 }
 
 /* Moves every rack's activity to its group's pattern at now plus the

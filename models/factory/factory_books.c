@@ -131,6 +131,7 @@ static double rack_mean_phi(const rack_fleet *fl, uint32_t r) {
 static void rack_row(factory *f, double dt) {
   const rack_fleet *fl = f->fleet;
   uint32_t n = fl->nracks;
+  rack_fleet_gpu_loads(f->fleet); /* rack_mean_phi reads every GPU */
   for (uint32_t r = 0; r < n; r++) {
     double cap = 0;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)

@@ -120,6 +120,7 @@ static double gpu_phi(const rack_fleet *fl, uint32_t i, phi_memo *m) {
 void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
   const rack_fleet *fl = f->fleet;
   const double *power = rack_fleet_gpu_power(f->fleet);
+  rack_fleet_gpu_loads(f->fleet); /* gpu_phi reads every GPU */
   factory_gpus_now s = {
       .cap_min_w = INFINITY, .cap_max_w = -INFINITY, .clock_min = INFINITY};
   phi_memo m = {.cap = NAN};
@@ -147,6 +148,7 @@ size_t factory_ngpus(const factory *f) { return f->fleet->n; }
 void factory_gpus_each(const factory *f, double *cap_w, double *clock) {
   const rack_fleet *fl = f->fleet;
   phi_memo m = {.cap = NAN};
+  rack_fleet_gpu_loads(f->fleet);
   for (uint32_t i = 0; i < fl->n; i++) {
     if (cap_w != NULL)
       cap_w[i] = rack_gpu_cap_w(fl, i);

@@ -104,20 +104,24 @@ static bool slot_runs_fresh(work *w) {
 /* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
  * rack, so one clock: each run is solved once. The minimum of the same
  * values the per-GPU pass takes: the same bits. */
-double work__runs_phi(const rack_fleet *fl, const uint32_t *runs,
-                      uint32_t m) {
+double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
+                      rack_phi_last *last) {
   double phi = 1;
   for (uint32_t k = 0; k < m; k++)
-    phi = min_of(phi, rack_gpu_phi(fl, fl->run_first[runs[k]]));
+    phi = min_of(phi, rack_gpu_phi_near(fl, fl->run_first[runs[k]], last));
   return phi;
 }
 
-/* Slot k's clock; fresh: slot_runs_fresh said the runs are. */
-static double slot_phi(const work *w, size_t slot_k, bool fresh) {
+/* Slot k's clock; fresh: slot_runs_fresh said the runs are; near: the
+ * clock the slot before took (a service's replicas and a job's stages
+ * mostly share cap and load, so mostly the same). */
+static double slot_phi(const work *w, size_t slot_k, bool fresh,
+                       rack_phi_last *near) {
   const rack_fleet *fl = w->fleet;
   const slot *s = &w->slots[slot_k];
   if (fresh && rack_fleet_runs_fresh(fl)) /* no key changed meanwhile */
-    return work__runs_phi(fl, w->slot_runs + s->first, w->slot_nruns[slot_k]);
+    return work__runs_phi(fl, w->slot_runs + s->first, w->slot_nruns[slot_k],
+                          near);
   double phi = 1, last_cap = NAN, last_phi = 1;
   gpu_load last = {NAN, NAN, NAN};
   for (uint32_t k = 0; k < s->n; k++) {
@@ -133,12 +137,21 @@ static double slot_phi(const work *w, size_t slot_k, bool fresh) {
   return phi;
 }
 
-/* A slot's load to its GPUs. (Run by run, over each run's adjacent GPUs,
- * was measured dearer: a replica's run is its 4 GPUs, and the loop per
- * run costs more than reading the slot's GPU list.) */
-static void slot_set_load(work *w, const slot *s, gpu_load l) {
+/* Slot k's load to its GPUs; fresh: slot_runs_fresh said the runs are.
+ * With the runs fresh, once a run of the slot's (rack_set_run_load: its
+ * first GPU, the others filled when a reader asks), where writing every
+ * GPU cost 14.5 instructions a GPU a tick. */
+static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
+  rack_fleet *fl = w->fleet;
+  const slot *s = &w->slots[slot_k];
+  if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
+    const uint32_t *runs = w->slot_runs + s->first;
+    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
+      rack_set_run_load(fl, runs[k], l);
+    return;
+  }
   for (uint32_t k = 0; k < s->n; k++)
-    rack_set_load(w->fleet, w->gpus[s->first + k], l);
+    rack_set_load(fl, w->gpus[s->first + k], l);
 }
 
 /* ------------------------------------------------------------------ */
@@ -383,16 +396,17 @@ void work_set_power(work *w, double facility_w, double cap_w, double dr_end_s) {
  * service, a job's stages together to the job. */
 static void drive_clocks(work *w) {
   bool fresh = slot_runs_fresh(w);
+  rack_phi_last last = {.type = RACK_PHI_NONE};
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (s->active && !work__is_job(w, s->owner))
-      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k, fresh));
+      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k, fresh, &last));
   }
   for (size_t j = 0; j < w->njobs; j++) {
     if (!w->slots[w->job_slot0[j]].active)
       continue;
     for (int64_t s = 0; s < w->jobs[j].pp; s++)
-      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh);
+      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh, &last);
     train_set_clocks(w->train, j, w->phi);
   }
 }
@@ -409,6 +423,7 @@ void work_clocks(work *w) {
 }
 
 void work_drive(work *w, double dt) {
+  bool fresh = slot_runs_fresh(w);
   for (size_t k = 0; k < w->nslots; k++) {
     const slot *s = &w->slots[k];
     if (!s->active)
@@ -417,7 +432,7 @@ void work_drive(work *w, double dt) {
                      ? gpu_load_level(train_activity(
                            w->train, work__job_of(w, s->owner), s->part, dt))
                      : inf_take_load(w->svc[s->owner], s->part);
-    slot_set_load(w, s, l);
+    slot_set_load(w, k, l, fresh);
   }
 }
 

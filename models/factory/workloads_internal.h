@@ -97,8 +97,10 @@ void work__owner_sums_runs(double *sum, const uint32_t *owner,
 
 /* workloads.c: the slowest clock of the fleet's runs runs[0 .. m)
  * (fresh): each run's clock once, the minimum of the same values the
- * per-GPU pass takes over their GPUs. */
-double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m);
+ * per-GPU pass takes over their GPUs. last: the last clock taken, kept
+ * by the caller from slot to slot (rack_gpu_phi_near). */
+double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
+                      rack_phi_last *last);
 
 /* workloads.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */

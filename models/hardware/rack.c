@@ -474,6 +474,14 @@ double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
   return m->phi;
 }
 
+double rack__phi_remember(const rack_fleet *f, uint32_t i,
+                          rack_phi_last *last) {
+  gpu_load l = rack_gpu_load(f, i);
+  *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,         l.mem, l.busy,
+                          rack_gpu_phi(f, i),   f->type[i]};
+  return last->phi;
+}
+
 double rack_fleet_other_max_w(const rack_fleet *f) {
   double sum = 0;
   for (uint32_t r = 0; r < f->nracks; r++)

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "err.h"
@@ -129,6 +130,11 @@ typedef struct rack_fleet {
   uint32_t nruns;
   uint64_t runs_made;      /* how many times they were made (from 1) */
   bool power_unfilled;     /* power_w behind run_power_w */
+  /* A run's load is its first GPU's while the runs are fresh: writers
+   * per slot or rack write it once a run (rack_set_run_load), and the
+   * run's other GPUs are behind it until rack_fleet_gpu_loads fills them
+   * (or the runs go stale, which fills them first). */
+  bool loads_unfilled;
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
@@ -168,9 +174,27 @@ static inline double rack_gpu_cap_w(const rack_fleet *f, uint32_t i) {
  * rack_fleet_update. SIM_OK or SIM_ENOMEM. */
 int rack_fleet_keep_units(rack_fleet *f);
 
-/* GPU i now belongs to unit key (a slot + 1; 0: free). */
+/* Every GPU's load (the arrays activity, mem, busy) filled from its
+ * run's first GPU when the writers left them behind (rack_set_run_load):
+ * whoever reads a GPU that need not be a run's first calls it first (the
+ * samples' clocks, the client API). Logically const. */
+void rack_fleet_gpu_loads(rack_fleet *f);
+
+/* Run q's load, with the runs fresh: its first GPU's, the others' when
+ * asked (rack_fleet_gpu_loads). The same loads as writing every GPU of
+ * the run, for every reader that reads runs by their first GPU. */
+static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
+  rack_set_load(f, f->run_first[q], l);
+  f->loads_unfilled = true;
+}
+
+/* GPU i now belongs to unit key (a slot + 1; 0: free). The runs go stale,
+ * so the GPUs' loads are filled from them first, while they still say
+ * which GPUs share a load. */
 static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
   if (f->unit_key != NULL && f->unit_key[i] != key) {
+    if (f->loads_unfilled)
+      rack_fleet_gpu_loads(f);
     f->unit_key[i] = key;
     f->runs_stale = true;
   }
@@ -187,7 +211,8 @@ static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
 
 /* The first GPU whose load, cap, key or power differs from its run's
  * first GPU's, to the bit (or whose run index is not its run's), or
- * RACK_NO_GPU. The invariant every writer keeps by writing per slot, unit
+ * RACK_NO_GPU; a load or power not yet filled (rack_fleet_gpu_loads,
+ * rack_fleet_gpu_power) is not compared. The invariant every writer keeps by writing per slot, unit
  * or rack: rack_fleet_update asserts it after each update when built
  * without NDEBUG (the debug and ASan builds; it reads every GPU). */
 uint32_t rack_fleet_first_unlike(const rack_fleet *f);
@@ -255,6 +280,37 @@ double rack_fleet_min_efficiency(const rack_fleet *f);
  * (gpu_load_clock_under_cap's, to the bit: a GPU like one solved before
  * takes that one's answer). */
 double rack_gpu_phi(const rack_fleet *f, uint32_t i);
+
+/* The last clock a caller took (rack_gpu_phi_near): the type, cap and
+ * load it was for, to the bit. type RACK_PHI_NONE: none yet. */
+#define RACK_PHI_NONE UINT32_MAX
+typedef struct rack_phi_last {
+  double cap, sm, mem, busy, phi;
+  uint32_t type;
+} rack_phi_last;
+
+static inline bool rack__same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* rack_phi_near's miss: GPU i's clock solved (rack_gpu_phi), remembered
+ * in *last with what it was for. */
+double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
+
+/* rack_gpu_phi, the same bits, for a caller that reads GPUs (runs) in an
+ * order where one is mostly like the one before (a service's replicas, a
+ * job's stages): one like *last takes its clock without the cache's hash,
+ * which cost 78 instructions a call. Inline, and the miss out of line. */
+static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
+                                       rack_phi_last *last) {
+  if (last->type == f->type[i] &&
+      rack__same_bits(last->cap, rack_gpu_cap_w(f, i)) &&
+      rack__same_bits(last->sm, f->activity[i]) &&
+      rack__same_bits(last->mem, f->mem[i]) &&
+      rack__same_bits(last->busy, f->busy[i]))
+    return last->phi;
+  return rack__phi_remember(f, i, last);
+}
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
  * at its minimum cap and all other IT power at its maximum (its losses

@@ -42,10 +42,15 @@ int rack_fleet_keep_units(rack_fleet *f) {
   return SIM_OK;
 }
 
+/* GPU j like GPU i in key and cap (their loads not yet filled). */
+static bool gpu_keyed_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
+  return f->unit_key[i] == f->unit_key[j] &&
+         memcmp(&f->cap_w[i], &f->cap_w[j], sizeof(double)) == 0;
+}
+
 /* GPU j like GPU i: key, load and cap, to the bit. */
 static bool gpu_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
-  return f->unit_key[i] == f->unit_key[j] &&
-         memcmp(&f->cap_w[i], &f->cap_w[j], sizeof(double)) == 0 &&
+  return gpu_keyed_alike(f, i, j) &&
          memcmp(&f->activity[i], &f->activity[j], sizeof(double)) == 0 &&
          memcmp(&f->mem[i], &f->mem[j], sizeof(double)) == 0 &&
          memcmp(&f->busy[i], &f->busy[j], sizeof(double)) == 0;
@@ -56,6 +61,7 @@ static bool gpu_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
  * GPUs the per-GPU update would give the same power). */
 void rack__build_runs(rack_fleet *f) {
   uint32_t q = 0;
+  rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
   for (uint32_t r = 0; r < f->nracks; r++) {
     const rack_group_spec *g = &f->groups[f->group[r]];
     uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
@@ -80,7 +86,9 @@ uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
   for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
     for (uint32_t k = 1; k < f->run_len[q]; k++) {
       uint32_t i = f->run_first[q], j = i + k;
-      if (!gpu_alike(f, i, j) || f->gpu_run[j] != q ||
+      bool alike = f->loads_unfilled ? gpu_keyed_alike(f, i, j)
+                                     : gpu_alike(f, i, j);
+      if (!alike || f->gpu_run[j] != q ||
           (!f->power_unfilled &&
            memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0))
         return j;
@@ -94,6 +102,16 @@ const double *rack_fleet_gpu_power(rack_fleet *f) {
       f->power_w[j] = f->run_power_w[q];
   f->power_unfilled = false;
   return f->power_w;
+}
+
+void rack_fleet_gpu_loads(rack_fleet *f) {
+  for (uint32_t q = 0; f->loads_unfilled && q < f->nruns; q++) {
+    uint32_t i = f->run_first[q];
+    gpu_load l = rack_gpu_load(f, i);
+    for (uint32_t j = i + 1; j < i + f->run_len[q]; j++)
+      rack_set_load(f, j, l);
+  }
+  f->loads_unfilled = false;
 }
 
 bool rack_fleet_runs_alike(const rack_fleet *f) {

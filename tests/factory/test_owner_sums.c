@@ -135,6 +135,7 @@ static void slot_clocks_by_runs(void **state) {
   assert_non_null(f);
   assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
   srand(26);
+  rack_phi_last last = {.type = RACK_PHI_NONE}; /* kept across rounds too */
   for (int round = 0; round < 50; round++) {
     for (uint32_t i = 0; i < f->n;) {
       uint32_t sl = 1 + (uint32_t)(rand() % 50), run = 1 + (uint32_t)(rand() % 9);
@@ -162,7 +163,7 @@ static void slot_clocks_by_runs(void **state) {
         want = p < want || isnan(want) ? p : want;
       }
       uint32_t m = work__slot_runs(f, list, n, runs);
-      double got = work__runs_phi(f, runs, m);
+      double got = work__runs_phi(f, runs, m, &last);
       assert_memory_equal(&got, &want, sizeof got);
     }
   }
