@@ -85,16 +85,29 @@ static void write_state(rack_fleet *f, const uint32_t *key, unsigned *seed) {
   }
 }
 
+/* The caps, thermal caps and faults of from to to; not the loads. */
+static void copy_caps(rack_fleet *to, const rack_fleet *from) {
+  memcpy(to->cap_w, from->cap_w, from->n * sizeof(double));
+  memcpy(to->thermal_cap_w, from->thermal_cap_w,
+         from->nracks * sizeof(double));
+  memcpy(to->dark, from->dark, from->nracks * sizeof(bool));
+  memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
+}
+
 static void copy_state(rack_fleet *to, const rack_fleet *from) {
   size_t n = from->n * sizeof(double);
   memcpy(to->activity, from->activity, n);
   memcpy(to->mem, from->mem, n);
   memcpy(to->busy, from->busy, n);
-  memcpy(to->cap_w, from->cap_w, n);
-  memcpy(to->thermal_cap_w, from->thermal_cap_w,
-         from->nracks * sizeof(double));
-  memcpy(to->dark, from->dark, from->nracks * sizeof(bool));
-  memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
+  copy_caps(to, from);
+}
+
+/* Whether f's GPUs' loads are ref's, to the bit. */
+static void assert_loads(const rack_fleet *f, const rack_fleet *ref) {
+  size_t n = f->n * sizeof(double);
+  assert_memory_equal(f->activity, ref->activity, n);
+  assert_memory_equal(f->mem, ref->mem, n);
+  assert_memory_equal(f->busy, ref->busy, n);
 }
 
 static void compare(const rack_fleet *ref, rack_fleet *f) {
@@ -112,6 +125,16 @@ static void compare(const rack_fleet *ref, rack_fleet *f) {
   assert_true(rack_fleet_runs_alike(f));
 }
 
+/* Thermal caps and faults as the row asks, on f. */
+static void set_racks(rack_fleet *f, const runs_case *c, unsigned *seed) {
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    f->thermal_cap_w[r] = c->thermal ? 300 + 600 * uniform(seed) : INFINITY;
+    f->dark[r] = c->dark && r == 1;
+    f->emergency[r] = c->emergency && r == 3;
+  }
+  rack_fleet_apply_emergency(f);
+}
+
 /* Rounds of new loads and caps on one layout (the runs made once), then
  * a new layout (the runs made again), against the reference each time. */
 static void runs_are_the_per_gpu_update(void **state) {
@@ -126,12 +149,7 @@ static void runs_are_the_per_gpu_update(void **state) {
       rack_set_unit_key(f, i, key[i]);
     for (int round = 0; round < 10; round++) {
       write_state(f, key, &seed);
-      for (uint32_t r = 0; r < f->nracks; r++) {
-        f->thermal_cap_w[r] = c->thermal ? 300 + 600 * uniform(&seed) : INFINITY;
-        f->dark[r] = c->dark && r == 1;
-        f->emergency[r] = c->emergency && r == 3;
-      }
-      rack_fleet_apply_emergency(f);
+      set_racks(f, c, &seed);
       copy_state(ref, f);
       double lr, l, it_ref = rack_fleet_update(ref, &lr);
       double it = rack_fleet_update(f, &l);
@@ -144,6 +162,96 @@ static void runs_are_the_per_gpu_update(void **state) {
   }
   free(key);
   rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Loads written once a run (rack_set_run_load, as the factory's drive
+ * writes them while the runs are fresh) against every GPU written (the
+ * reference): the same powers to the bit, the same sums, the runs alike
+ * by key and cap meanwhile; the GPUs' loads filled on demand
+ * (rack_fleet_gpu_loads) or, left behind, when the next layout's keys
+ * change, are the reference's to the bit. */
+static void loads_by_runs_are_the_per_gpu_loads(void **state) {
+  const runs_case *c = *state;
+  rack_fleet *ref = make(c), *f = make(c);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 42;
+  for (int layout = 0; layout < 12; layout++) {
+    lay_out(f, key, c->max_slot, &seed);
+    for (uint32_t i = 0; i < f->n; i++)
+      rack_set_unit_key(f, i, key[i]);
+    assert_false(f->loads_unfilled); /* filled before the first key moved */
+    assert_loads(f, ref);
+    write_state(f, key, &seed); /* the runs are made from these */
+    copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (int round = 0; round < 6; round++) {
+      write_state(ref, key, &seed);
+      set_racks(ref, c, &seed);
+      copy_caps(f, ref);
+      for (uint32_t q = 0; q < f->nruns; q++)
+        rack_set_run_load(f, q, rack_gpu_load(ref, f->run_first[q]));
+      assert_true(f->loads_unfilled || f->nruns == f->n);
+      rack_fleet_update(ref, NULL);
+      rack_fleet_update(f, NULL); /* asserts the runs alike (debug) */
+      assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
+      compare(ref, f);
+      if (round % 2 == 0) { /* filled when asked; else at the keys */
+        rack_fleet_gpu_loads(f);
+        assert_false(f->loads_unfilled);
+        assert_loads(f, ref);
+      }
+    }
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* What GPU 1 changes from GPU 0 in rack_gpu_phi_near's inputs. */
+typedef struct near_case {
+  const char *name;
+  double cap, sm, mem, busy; /* added to GPU 0's */
+  bool ulp;                  /* the cap one double up instead */
+  bool other_rack;           /* GPU 1 in a rack with a thermal cap */
+} near_case;
+
+static const near_case near_cases[] = {
+    {"alike: the last clock", 0, 0, 0, 0, false, false},
+    {"a cap 200 W lower", -200, 0, 0, 0, false, false},
+    {"a cap one double up", 0, 0, 0, 0, true, false},
+    {"sm activity", 0, -0.25, 0, 0, false, false},
+    {"memory traffic", 0, 0, 0.125, 0, false, false},
+    {"busy share", 0, 0, 0, -0.5, false, false},
+    {"a rack's thermal cap below the cap", 0, 0, 0, 0, false, true},
+};
+
+/* rack_gpu_phi_near is rack_gpu_phi to the bit, GPU after GPU, and takes
+ * the last clock only for a GPU like the last to the bit. */
+static void near_clock_is_the_clock(void **state) {
+  const near_case *c = *state;
+  rack_fleet *f = make(&cases[0]);
+  uint32_t j = c->other_rack ? f->first[2] + 5 : 1;
+  f->thermal_cap_w[2] = 400;
+  gpu_load l = {0.9, 0.5, 1};
+  rack_set_load(f, 0, l);
+  rack_set_load(f, j, (gpu_load){l.sm + c->sm, l.mem + c->mem, l.busy + c->busy});
+  f->cap_w[0] = 900;
+  f->cap_w[j] = c->ulp ? nextafter(900, 1e9) : 900 + c->cap;
+  rack_phi_last last = {.type = RACK_PHI_NONE};
+  for (int pass = 0; pass < 2; pass++) { /* a hit, then the same again */
+    double want0 = rack_gpu_phi(f, 0), got0 = rack_gpu_phi_near(f, 0, &last);
+    assert_memory_equal(&got0, &want0, sizeof got0);
+    double want = rack_gpu_phi(f, j), got = rack_gpu_phi_near(f, j, &last);
+    assert_memory_equal(&got, &want, sizeof got);
+    double cap = rack_gpu_cap_w(f, j); /* the memo holds GPU j's inputs */
+    assert_memory_equal(&last.cap, &cap, sizeof cap);
+    assert_memory_equal(&last.sm, &f->activity[j], sizeof cap);
+    assert_memory_equal(&last.mem, &f->mem[j], sizeof cap);
+    assert_memory_equal(&last.busy, &f->busy[j], sizeof cap);
+  }
   rack_fleet_destroy(f);
 }
 
@@ -214,9 +322,11 @@ static void keys_mark_the_runs_stale(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
+  TEST_ROWS(tests, n, loads_by_runs_are_the_per_gpu_loads, cases);
+  TEST_ROWS(tests, n, near_clock_is_the_clock, near_cases);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
