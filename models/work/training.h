@@ -335,7 +335,7 @@ double train_activity(const train_pool *p, size_t job, uint32_t stage,
  * rounding), so adding it to the period's mean power leaves the energy as
  * it is. Power caps are taken at their period means (a capped GPU's
  * swing is not clipped inside the period). Cannot fail. */
-double train_wave_w(const train_pool *p, double period_s, double offset_s);
+double train_wave_w(train_pool *p, double period_s, double offset_s);
 
 /* The power the job's hosts add per GPU and unit of activity, W (a rack's
  * other power follows its GPUs' mean activity, rack.h): train_wave_w

@@ -29,6 +29,18 @@ typedef struct job {
   double *ratio; /* D(phi*_s) / D(phi_s) (training.h), */
   double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
   double iter;   /* iteration time at the current clocks, s */
+  uint64_t shape_gen; /* train__apply_clocks' count: the times above */
+  /* Each stage's mean activity over a period and its power (pp each),
+   * for the period from mean_x0 of mean_period s at shape_gen mean_gen
+   * (0: none yet): train_wave_w's samples of a period share them. */
+  double *mean_a, *mean_p;
+  double mean_x0, mean_period;
+  uint64_t mean_gen;
+  /* Each stage's last instant activity in the wave and its power (pp
+   * each), at shape_gen inst_gen (0: none): a period's samples mostly
+   * fall in one phase, so mostly one activity. */
+  double *inst_a, *inst_p;
+  uint64_t inst_gen;
   train_state state;
   sim_fluid fluid;     /* iterations left */
   sim_handle timer;    /* checkpoint due or end, or restart end */

@@ -7,6 +7,7 @@
 #include "training.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <gsl/gsl_cdf.h>
 
@@ -43,6 +44,7 @@ static double tuned_clock(const gpu_spec *g, double tau, double phi,
  * the critical stage's t_c, and its compute block. */
 void train__apply_clocks(job *j) {
   double sum = 0, max = 0;
+  j->shape_gen++; /* the means train_wave_w keeps are of other times */
   for (uint32_t s = 0; s < j->pp; s++) {
     j->t[s] = j->tau[s] /
               (j->c->fixed_time ? 1 : gpu_speed_compute(j->g, j->phi[s]));
@@ -186,11 +188,11 @@ static bool drifts(const job *j) {
   return j->c->jitter_s > 0 || j->c->transition_s > 0;
 }
 
-/* A drifting job's deviation at x: its replicas in DRIFT_GROUPS groups
- * at their offsets, each phase change spread over the transition (the
- * activity's mean over a transition-long window centred on the
- * instant). */
-static double drift_dev(const job *j, double x, double x0, double period_s) {
+/* A drifting job's deviation at x from its period's means (period_means):
+ * its replicas in DRIFT_GROUPS groups at their offsets, each phase change
+ * spread over the transition (the activity's mean over a transition-long
+ * window centred on the instant). */
+static double drift_dev(const job *j, double x) {
   double jit = j->c->jitter_s > 0 ? j->c->jitter_s : 0;
   double tr = j->c->transition_s > 0 ? j->c->transition_s : 0;
   double dp = (double)j->gpus / ((double)j->pp * (double)j->c->tp);
@@ -200,32 +202,74 @@ static double drift_dev(const job *j, double x, double x0, double period_s) {
     double off = jit * gsl_cdf_ugaussian_Pinv((k + 0.5) / groups);
     double xk = fmod(fmod(x + off - tr / 2, j->iter) + j->iter, j->iter);
     for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile(j, s, xk, tr), mean = profile(j, s, x0, period_s);
-      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
+      double a = profile(j, s, xk, tr), mean = j->mean_a[s];
+      dev += per_stage * (stage_power(j, s, a) - j->mean_p[s] +
                           j->host_w * (a - mean));
     }
   }
   return dev;
 }
 
-double train_wave_w(const train_pool *p, double period_s, double offset_s) {
+static bool same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Stage s's power at the instant's activity a: stage_power, the same
+ * bits, through the stage's last (period_means keeps it to the clocks). */
+static double instant_power(job *j, uint32_t s, double a) {
+  if (!same_bits(j->inst_a[s], a)) {
+    j->inst_a[s] = a;
+    j->inst_p[s] = stage_power(j, s, a);
+  }
+  return j->inst_p[s];
+}
+
+/* Each stage's mean activity over [x0, x0 + period_s) and its power, as
+ * the wave subtracts them: computed once a period, not at each of its
+ * samples (power_quality.c asks train_wave_w for every sample, 34 a
+ * period in bench-10k). The key is all profile and stage_power read
+ * that moves: x0 and the period to the bit, and the times and clocks
+ * (train__apply_clocks counts their changes); the rest is the job's
+ * config and act_c, set at its creation. */
+static void period_means(job *j, double x0, double period_s) {
+  if (j->inst_gen != j->shape_gen) { /* the last instants' clocks moved */
+    for (uint32_t s = 0; s < j->pp; s++) { /* a pair true at any input */
+      j->inst_a[s] = j->c->act_idle;
+      j->inst_p[s] = stage_power(j, s, j->inst_a[s]);
+    }
+    j->inst_gen = j->shape_gen;
+  }
+  if (j->mean_gen == j->shape_gen && same_bits(j->mean_x0, x0) &&
+      same_bits(j->mean_period, period_s))
+    return;
+  for (uint32_t s = 0; s < j->pp; s++) {
+    j->mean_a[s] = profile(j, s, x0, period_s);
+    j->mean_p[s] = stage_power(j, s, j->mean_a[s]);
+  }
+  j->mean_x0 = x0;
+  j->mean_period = period_s;
+  j->mean_gen = j->shape_gen;
+}
+
+double train_wave_w(train_pool *p, double period_s, double offset_s) {
   double dev = 0;
   sim_time now = sim_engine_now(p->e);
   for (size_t i = 0; i < p->n; i++) {
-    const job *j = &p->jobs[i];
+    job *j = &p->jobs[i];
     if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
       continue;
     double done = train__progress(j, now);
     double x0 = (done - floor(done)) * j->iter;
     double x = fmod(x0 + offset_s, j->iter);
+    period_means(j, x0, period_s);
     if (drifts(j)) {
-      dev += drift_dev(j, x, x0, period_s);
+      dev += drift_dev(j, x);
       continue;
     }
     double per_stage = (double)j->gpus / j->pp;
     for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile(j, s, x, 0), mean = profile(j, s, x0, period_s);
-      dev += per_stage * (stage_power(j, s, a) - stage_power(j, s, mean) +
+      double a = profile(j, s, x, 0), mean = j->mean_a[s];
+      dev += per_stage * (instant_power(j, s, a) - j->mean_p[s] +
                           j->host_w * (a - mean));
     }
   }
