@@ -537,6 +537,41 @@ static void waveform_has_zero_mean(void **state) {
   bench_close(&b);
 }
 
+/* The wave keeps each stage's period mean and last instant power between
+ * calls (training_iteration.c); asked at the instant 0 after samples of
+ * other periods, other clocks and other times, it is still each stage's
+ * power at its activity now less its power at the period's mean, to the
+ * bit (the job's host slope is 0 here). */
+static void waveform_kept_means_are_fresh(void **state) {
+  (void)state;
+  bench b;
+  bench_open(&b, PROFILED, 1, NULL, NULL);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  double T = train_current_iteration_s(b.p, b.job), phi[4] = {1, 1, 1, 1};
+  for (int k = 0; k < 24; k++) {
+    double period = k % 2 ? T / 7 : T / 13;
+    for (int i = 0; i < 40; i++) /* fills what the wave keeps */
+      train_wave_w(b.p, k % 3 ? period : T / 5, i * period / 40);
+    if (k % 3 != 0) /* new clocks, then the same at times */
+      for (uint32_t s = 0; s < 4; s++)
+        phi[s] = 1 - 0.07 * (double)((k + (int)s) % 5);
+    assert_int_equal(train_set_clocks(b.p, b.job, phi), SIM_OK);
+    for (int again = 0; again < 2; again++) { /* kept, then a hit */
+      double want = 0;
+      for (uint32_t s = 0; s < 4; s++) {
+        double a = train_activity(b.p, b.job, s, 0);
+        double mean = train_activity(b.p, b.job, s, period);
+        want += 16 * (gpu_power(b.g, phi[s], a) - gpu_power(b.g, phi[s], mean) +
+                      0 * (a - mean));
+      }
+      double got = train_wave_w(b.p, period, 0);
+      assert_memory_equal(&got, &want, sizeof got);
+    }
+    run_to(&b, sim_engine_now(b.e) + (sim_time)(0.13 * T * 1e9));
+  }
+  bench_close(&b);
+}
+
 /* The waveform over one iteration from now, n samples: its mean and
  * its largest step between samples. */
 static void wave_stats(const bench *b, double T, double *mean, double *step) {
@@ -627,6 +662,7 @@ int main(void) {
   TEST_ADD(tests, n, activity_by_state);
   TEST_ADD(tests, n, comm_phase_draws_act_comm);
   TEST_ADD(tests, n, waveform_has_zero_mean);
+  TEST_ADD(tests, n, waveform_kept_means_are_fresh);
   TEST_ADD(tests, n, drift_keeps_mean_and_narrows_swing);
   return _cmocka_run_group_tests("training", tests, n, test_catalogs_load,
                                  test_catalogs_release);
