@@ -63,6 +63,14 @@ static void lay_out(rack_fleet *f, uint32_t *key, uint32_t max, unsigned *seed) 
   }
 }
 
+/* A new layout given to f's keys, as the workloads' slots take them. */
+static void new_layout(rack_fleet *f, uint32_t *key, uint32_t max,
+                       unsigned *seed) {
+  lay_out(f, key, max, seed);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_unit_key(f, i, key[i]);
+}
+
 /* Loads and caps as the factory writes them: each rack a level for its
  * GPUs, each slot a load, each slot's GPUs in a rack (a unit) a cap, the
  * rack's free GPUs another. */
@@ -144,9 +152,7 @@ static void runs_are_the_per_gpu_update(void **state) {
   uint32_t *key = calloc(f->n, sizeof *key);
   unsigned seed = 24;
   for (int layout = 0; layout < 20; layout++) {
-    lay_out(f, key, c->max_slot, &seed);
-    for (uint32_t i = 0; i < f->n; i++)
-      rack_set_unit_key(f, i, key[i]);
+    new_layout(f, key, c->max_slot, &seed);
     for (int round = 0; round < 10; round++) {
       write_state(f, key, &seed);
       set_racks(f, c, &seed);
@@ -178,9 +184,7 @@ static void loads_by_runs_are_the_per_gpu_loads(void **state) {
   uint32_t *key = calloc(f->n, sizeof *key);
   unsigned seed = 42;
   for (int layout = 0; layout < 12; layout++) {
-    lay_out(f, key, c->max_slot, &seed);
-    for (uint32_t i = 0; i < f->n; i++)
-      rack_set_unit_key(f, i, key[i]);
+    new_layout(f, key, c->max_slot, &seed);
     assert_false(f->loads_unfilled); /* filled before the first key moved */
     assert_loads(f, ref);
     write_state(f, key, &seed); /* the runs are made from these */
