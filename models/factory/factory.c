@@ -49,9 +49,10 @@ static void advance(factory *f, sim_time now) {
 }
 
 /* The background load l to rack r's GPUs. With the fleet's runs fresh,
- * to its free runs only, once a run (rack_set_run_load): a keyed GPU is an active slot's, and the
- * workloads' drive, which comes next, writes its slot's load over it
- * (so the loads after both are the same either way). */
+ * to its free runs only, once a run (rack_set_run_load): a keyed GPU is
+ * an active slot's, and the workloads' drive, which comes next, writes
+ * its slot's load over it (so the loads after both are the same either
+ * way). */
 static void give_rack_load(rack_fleet *fl, uint32_t r, gpu_load l) {
   if (!rack_fleet_runs_fresh(fl)) {
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)

@@ -212,9 +212,10 @@ static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
 /* The first GPU whose load, cap, key or power differs from its run's
  * first GPU's, to the bit (or whose run index is not its run's), or
  * RACK_NO_GPU; a load or power not yet filled (rack_fleet_gpu_loads,
- * rack_fleet_gpu_power) is not compared. The invariant every writer keeps by writing per slot, unit
- * or rack: rack_fleet_update asserts it after each update when built
- * without NDEBUG (the debug and ASan builds; it reads every GPU). */
+ * rack_fleet_gpu_power) is not compared. The invariant every writer
+ * keeps by writing per slot, unit or rack: rack_fleet_update asserts it
+ * after each update when built without NDEBUG (the debug and ASan
+ * builds; it reads every GPU). */
 uint32_t rack_fleet_first_unlike(const rack_fleet *f);
 
 /* Each GPU's power now (W, the array power_w), filled from its run's
@@ -293,7 +294,7 @@ static inline bool rack__same_bits(double a, double b) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* rack_phi_near's miss: GPU i's clock solved (rack_gpu_phi), remembered
+/* rack_gpu_phi_near's miss: GPU i's clock solved (rack_gpu_phi), remembered
  * in *last with what it was for. */
 double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
 

@@ -334,7 +334,9 @@ double train_activity(const train_pool *p, size_t job, uint32_t stage,
  * nothing changed). Its mean over the period is zero (to the profile's
  * rounding), so adding it to the period's mean power leaves the energy as
  * it is. Power caps are taken at their period means (a capped GPU's
- * swing is not clipped inside the period). Cannot fail. */
+ * swing is not clipped inside the period). Cannot fail. The pool keeps
+ * each period's means from sample to sample (so it is not const: the
+ * same bits as computing them anew). */
 double train_wave_w(train_pool *p, double period_s, double offset_s);
 
 /* The power the job's hosts add per GPU and unit of activity, W (a rack's

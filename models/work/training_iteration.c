@@ -233,7 +233,7 @@ static double instant_power(job *j, uint32_t s, double a) {
  * config and act_c, set at its creation. */
 static void period_means(job *j, double x0, double period_s) {
   if (j->inst_gen != j->shape_gen) { /* the last instants' clocks moved */
-    for (uint32_t s = 0; s < j->pp; s++) { /* a pair true at any input */
+    for (uint32_t s = 0; s < j->pp; s++) { /* a true pair to start from */
       j->inst_a[s] = j->c->act_idle;
       j->inst_p[s] = stage_power(j, s, j->inst_a[s]);
     }
