@@ -373,7 +373,12 @@ static void caps_at(level *l, double log_mu, double *cap) {
       cap[u] = unit_at(&l->units[u], exp(log_mu), &ds);
     return;
   }
-  total_at(l, log_mu, &ds);
+  /* The classes' caps as total_at makes them, without its sum over the
+   * units (the search has its answer: the sum is not wanted). */
+  double mu = exp(log_mu);
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k])
+      class_at(l, k, mu);
   for (size_t u = 0; u < l->n; u++)
     cap[u] = l->cap[l->cls[u]];
 }
