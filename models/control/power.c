@@ -197,7 +197,7 @@ static double filled(const void *ctx, double lambda, double *slope) {
 
 /* The fill's lambda: searched from memo's last lambda when it lies
  * inside (0, hi) (power_boundary_warm: the same answer), else from hi
- * down. The memo keeps the answer, INFINITY for hi (everyone at top). */
+ * down. The memo keeps the answer. */
 static double fill_level(const fill *fl, double hi, double budget_w,
                          double *memo) {
   double slope, lo = hi;
@@ -206,38 +206,19 @@ static double fill_level(const fill *fl, double hi, double budget_w,
   else if (filled(fl, hi, &slope) > budget_w)
     lo = power_boundary(filled, fl, budget_w, 0, hi);
   if (memo != NULL)
-    *memo = lo == hi ? INFINITY : lo;
+    *memo = lo;
   return lo;
-}
-
-/* An upper bound of filled(hi) (of filled anywhere), when last call's
- * units all got their top and this one's likely do too: each unit's term
- * is at most n_u max(lo_u, top_u) and rounded products and sums are
- * monotone, so the same sum of those bounds, in the same order, is at
- * least filled's. NaN (never at most a budget) when not worth a pass. */
-static double fill_most(const fill *fl, const double *memo) {
-  if (memo == NULL || *memo != INFINITY)
-    return NAN;
-  double most = 0;
-  for (size_t u = 0; u < fl->n; u++) {
-    double lo = fl->units[u].lo, top = fl->top[u];
-    most += fl->units[u].n * (lo > top ? lo : top); /* NaN top: NaN */
-  }
-  return most;
 }
 
 void power_fill_from(const power_unit *units, size_t n, const double *w,
                      const double *top, double budget_w, double *cap,
                      double *memo) {
   fill fl = {units, n, w, top};
-  double hi = 0, lo;
+  double hi = 0;
   for (size_t u = 0; u < n; u++)
     if (w[u] > 0)
       hi = fmax(hi, top[u] / w[u]);
-  if (fill_most(&fl, memo) <= budget_w) /* filled(hi) fits: no search */
-    lo = hi;
-  else
-    lo = fill_level(&fl, hi, budget_w, memo);
+  double lo = fill_level(&fl, hi, budget_w, memo);
   for (size_t u = 0; u < n; u++)
     cap[u] = clamp(lo * w[u], units[u].lo, top[u]);
 }

@@ -74,8 +74,7 @@ typedef struct power_unit {
 typedef struct power_memo {
   double level;
   /* The efficiency policy's water-filling of the units without measured
-   * work: its lambda (power_fill_from's memo), 0 for none, INFINITY for
-   * every unit at its top. */
+   * work: its lambda (power_fill_from's memo), 0 for none. */
   double fill;
   /* The search's arrays, kept from call to call so that a split neither
    * allocates nor zeroes them again; NULL until the first. The caller
@@ -149,8 +148,7 @@ void power_fill(const power_unit *units, size_t n, const double *weight,
                 const double *top, double budget_w, double *cap);
 
 /* The same caps, bit for bit, searched from *memo (last call's lambda;
- * 0 or NaN: none; INFINITY: every unit got its top), which it updates;
- * memo NULL: power_fill. */
+ * 0 or NaN: none), which it updates; memo NULL: power_fill. */
 void power_fill_from(const power_unit *units, size_t n, const double *weight,
                      const double *top, double budget_w, double *cap,
                      double *memo);
