@@ -129,6 +129,47 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
   return close_bracket(&s, f, ctx, target, s.fx <= 0);
 }
 
+/* The warm search's first step from x (the bracket's width is unknown):
+ * twice Newton's distance to the crossing, at least 16 doubles. */
+static double warm_step(double x, double fx, double slope, double end) {
+  double step = slope != 0 ? 2 * fabs(fx / slope) : 1;
+  return fmax(step, 16 * fabs(nextafter(x, end) - x));
+}
+
+/* Between a good point g (f less the target fg <= 0) and a bad one b
+ * (fb > 0), both known: the search from the secant's crossing. */
+static double warm_between(power_fn f, const void *ctx, double target,
+                           double g, double fg, double b, double fb) {
+  double x = g + (b - g) * (fg / (fg - fb));
+  if (adjacent(g, b)) /* both ends known: the crossing is between */
+    return g;
+  /* A secant's point rounded onto an end would send power_boundary_from
+   * to evaluate good again: the double just inside that end instead. */
+  if (x == b || !((x - g) * (b - x) > 0))
+    x = x == g ? nextafter(g, b) : nextafter(b, g);
+  return power_boundary_from(f, ctx, target, g, b, x);
+}
+
+double power_boundary_warm(power_fn f, const void *ctx, double target,
+                           double good_end, double bad_end, double x) {
+  double slope, fx = f(ctx, x, &slope) - target;
+  bool good = fx <= 0;
+  double end = good ? bad_end : good_end;
+  double dir = end > x ? 1 : -1, step = warm_step(x, fx, slope, end);
+  for (;;) {
+    double y = (end - x) * dir <= step ? end : x + dir * step, sy;
+    double fy = f(ctx, y, &sy) - target;
+    if ((fy <= 0) != good)
+      return good ? warm_between(f, ctx, target, x, fx, y, fy)
+                  : warm_between(f, ctx, target, y, fy, x, fx);
+    if (y == end)
+      return end;
+    x = y;
+    fx = fy;
+    step = isfinite(step) && step < 1e3 ? 4 * step : 1e3;
+  }
+}
+
 /* The inputs of a water-filling. */
 typedef struct fill {
   const power_unit *units;
@@ -137,35 +178,56 @@ typedef struct fill {
 } fill;
 
 /* sum n_u clamp(lambda w_u, lo_u, top_u): rises with lambda, by the
- * weights of the units between their bounds. */
+ * weights of the units between their bounds. The slope adds in a local
+ * (through the pointer, every unit stored it). */
 static double filled(const void *ctx, double lambda, double *slope) {
   const fill *fl = ctx;
-  double sum = 0;
-  *slope = 0;
+  const double *w = fl->w, *top = fl->top;
+  double sum = 0, sl = 0;
   for (size_t u = 0; u < fl->n; u++) {
     const power_unit *p = &fl->units[u];
-    double x = lambda * fl->w[u];
-    if (x > p->lo && x < fl->top[u])
-      *slope += p->n * fl->w[u];
-    sum += p->n * clamp(x, p->lo, fl->top[u]);
+    double x = lambda * w[u];
+    if (x > p->lo && x < top[u])
+      sl += p->n * w[u];
+    sum += p->n * clamp(x, p->lo, top[u]);
   }
+  *slope = sl;
   return sum;
+}
+
+/* The fill's lambda: searched from memo's last lambda when it lies
+ * inside (0, hi) (power_boundary_warm: the same answer), else from hi
+ * down. The memo keeps the answer. */
+static double fill_level(const fill *fl, double hi, double budget_w,
+                         double *memo) {
+  double slope, lo = hi;
+  if (memo != NULL && *memo > 0 && *memo < hi)
+    lo = power_boundary_warm(filled, fl, budget_w, 0, hi, *memo);
+  else if (filled(fl, hi, &slope) > budget_w)
+    lo = power_boundary(filled, fl, budget_w, 0, hi);
+  if (memo != NULL)
+    *memo = lo;
+  return lo;
+}
+
+void power_fill_from(const power_unit *units, size_t n, const double *w,
+                     const double *top, double budget_w, double *cap,
+                     double *memo) {
+  fill fl = {units, n, w, top};
+  double hi = 0;
+  for (size_t u = 0; u < n; u++)
+    if (w[u] > 0)
+      hi = fmax(hi, top[u] / w[u]);
+  double lo = fill_level(&fl, hi, budget_w, memo);
+  for (size_t u = 0; u < n; u++)
+    cap[u] = clamp(lo * w[u], units[u].lo, top[u]);
 }
 
 /* The largest lambda that spends no more than the budget, so the caps
  * never overshoot it. */
 void power_fill(const power_unit *units, size_t n, const double *w,
                 const double *top, double budget_w, double *cap) {
-  fill fl = {units, n, w, top};
-  double hi = 0;
-  for (size_t u = 0; u < n; u++)
-    if (w[u] > 0)
-      hi = fmax(hi, top[u] / w[u]);
-  double lo = hi, slope;
-  if (filled(&fl, hi, &slope) > budget_w)
-    lo = power_boundary(filled, &fl, budget_w, 0, hi);
-  for (size_t u = 0; u < n; u++)
-    cap[u] = clamp(lo * w[u], units[u].lo, top[u]);
+  power_fill_from(units, n, w, top, budget_w, cap, NULL);
 }
 
 void power_spread_rest(const power_unit *units, size_t n, double budget_w,

@@ -73,6 +73,9 @@ typedef struct power_unit {
  * answer never depends on it, only the work of finding it. */
 typedef struct power_memo {
   double level;
+  /* The efficiency policy's water-filling of the units without measured
+   * work: its lambda (power_fill_from's memo), 0 for none. */
+  double fill;
   /* The search's arrays, kept from call to call so that a split neither
    * allocates nor zeroes them again; NULL until the first. The caller
    * frees them with power_memo_clear. */
@@ -128,11 +131,27 @@ double power_boundary(power_fn f, const void *ctx, double target, double good,
 double power_boundary_from(power_fn f, const void *ctx, double target,
                            double good, double bad, double x);
 
+/* The same crossing searched from x, a guess strictly between the ends
+ * of the range [good_end, bad_end] (either order): a step past Newton's
+ * estimate, growing fourfold until f crosses target, brackets it, and
+ * power_boundary_from closes the bracket. f is monotone, so the answer is
+ * power_boundary(f, ctx, target, good_end, bad_end)'s, bit for bit,
+ * wherever f(bad_end) > target; where even bad_end fits, bad_end. Only
+ * the work depends on x. */
+double power_boundary_warm(power_fn f, const void *ctx, double target,
+                           double good_end, double bad_end, double x);
+
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget
  * is larger). Units with weight 0 get lo_u. */
 void power_fill(const power_unit *units, size_t n, const double *weight,
                 const double *top, double budget_w, double *cap);
+
+/* The same caps, bit for bit, searched from *memo (last call's lambda;
+ * 0 or NaN: none), which it updates; memo NULL: power_fill. */
+void power_fill_from(const power_unit *units, size_t n, const double *weight,
+                     const double *top, double budget_w, double *cap,
+                     double *memo);
 
 /* Spreads what is left of budget_w after cap[] over the units' room up to
  * hi, in proportion to that room (never above hi). */

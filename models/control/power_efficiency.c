@@ -314,40 +314,12 @@ static double level_cold(level *l, power_fn f, double budget_w) {
   return power_boundary(f, l, budget_w, LEVEL_HI, LEVEL_LO);
 }
 
-/* The level between a good end g and a bad end b of the range, where
- * f less the budget is fg <= 0 and fb > 0: searched from the secant's
- * crossing (power_boundary_from), both ends being known. */
-static double level_between(level *l, power_fn f, double budget_w, double g,
-                            double fg, double b, double fb) {
-  double x = g + (b - g) * (fg / (fg - fb));
-  return power_boundary_from(f, l, budget_w, g, b, x);
-}
-
-/* The same level searched from x, last period's: a step past Newton's
- * estimate of the crossing, growing fourfold until the budget is crossed,
- * brackets it, and the search closes the bracket. f is monotone, so the
- * crossing is unique: the answer is level_cold's, bit for bit, whatever
- * x is (tests/control/test_power.c holds it to it). At a bound of the
- * range the answer is level_cold's there too: LEVEL_LO if even it fits,
- * LEVEL_HI if even it does not. */
+/* The same level searched from x, last period's (power_boundary_warm,
+ * the good end LEVEL_HI): the answer is level_cold's, bit for bit,
+ * whatever x is (tests/control/test_power.c holds it to it), LEVEL_LO
+ * if even it fits, LEVEL_HI if even it does not. */
 static double level_warm(level *l, power_fn f, double budget_w, double x) {
-  double slope, fx = f(l, x, &slope) - budget_w;
-  bool good = fx <= 0;
-  double dir = good ? -1 : 1, end = good ? LEVEL_LO : LEVEL_HI;
-  double step = slope != 0 ? 2 * fabs(fx / slope) : 1;
-  step = fmax(step, 16 * fabs(nextafter(x, end) - x));
-  for (;;) {
-    double y = (end - x) * dir <= step ? end : x + dir * step, sy;
-    double fy = f(l, y, &sy) - budget_w;
-    if ((fy <= 0) != good)
-      return good ? level_between(l, f, budget_w, x, fx, y, fy)
-                  : level_between(l, f, budget_w, y, fy, x, fx);
-    if (y == end)
-      return end;
-    x = y;
-    fx = fy;
-    step = isfinite(step) && step < 1e3 ? 4 * step : 1e3;
-  }
+  return power_boundary_warm(f, l, budget_w, LEVEL_HI, LEVEL_LO, x);
 }
 
 /* f's level, from x if it lies inside the range, else from the whole. */
@@ -367,7 +339,8 @@ static bool unvalued(const level *l, size_t u) {
  * puts weight-0 units at lo, so the valued ones count at lo in the fill,
  * their power above it comes off the budget, and only the rest's caps are
  * taken from it. The level's spare doubles hold the fill's arrays. */
-static void serve_the_rest(const level *l, double budget_w, double *cap) {
+static void serve_the_rest(const level *l, double budget_w, double *cap,
+                           power_memo *memo) {
   const power_unit *units = l->units;
   size_t n = l->n;
   double *buf = l->cls != NULL ? l->spare
@@ -381,7 +354,7 @@ static void serve_the_rest(const level *l, double budget_w, double *cap) {
       if (!rest)
         above += units[u].n * (cap[u] - units[u].lo);
     }
-    power_fill(units, n, w, top, budget_w - above, next);
+    power_fill_from(units, n, w, top, budget_w - above, next, &memo->fill);
     for (size_t u = 0; u < n; u++)
       if (unvalued(l, u))
         cap[u] = next[u];
@@ -400,14 +373,19 @@ static void caps_at(level *l, double log_mu, double *cap) {
       cap[u] = unit_at(&l->units[u], exp(log_mu), &ds);
     return;
   }
-  total_at(l, log_mu, &ds);
+  /* The classes' caps as total_at makes them, without its sum over the
+   * units (the search has its answer: the sum is not wanted). */
+  double mu = exp(log_mu);
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k])
+      class_at(l, k, mu);
   for (size_t u = 0; u < l->n; u++)
     cap[u] = l->cap[l->cls[u]];
 }
 
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
-  power_memo memo = {NAN, NULL};
+  power_memo memo = {NAN, 0, NULL};
   power_split_efficiency_from(units, n, budget_w, cap, &memo);
   power_memo_clear(&memo);
 }
@@ -423,5 +401,5 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   x = level_search(&l, total_at, budget_w, x);
   memo->level = x;
   caps_at(&l, x, cap);
-  serve_the_rest(&l, budget_w, cap);
+  serve_the_rest(&l, budget_w, cap, memo);
 }

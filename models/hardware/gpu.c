@@ -1,5 +1,5 @@
-/* gpu.c - the GPU catalog (schema, loading, checks) and the power/DVFS
- * model of gpu.h. */
+/* gpu.c - the GPU catalog of gpu.h (schema, loading, checks); the
+ * power/DVFS model is gpu_power.c. */
 #include "gpu.h"
 
 #include <math.h>
@@ -9,22 +9,14 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_interp.h>
-#include <gsl/gsl_roots.h>
 
 #include "alloc.h"
+#include "gpu_internal.h"
 
 
 extern const unsigned char gpu_catalog_builtin[];
 extern const size_t gpu_catalog_builtin_size;
 
-/* The measured curve as GSL interpolation state. Steffen's method keeps a
- * monotone table monotone between points, so the cap equation has one
- * root. */
-struct gpu_curve {
-  gsl_interp *interp;
-  gsl_interp_accel *accel;
-  double *phi, *power;
-};
 
 /* ------------------------------------------------------------------ */
 /* Schema                                                              */
@@ -389,6 +381,8 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
     rc = check_curve(g, loc, err);
   if (rc == SIM_OK && g->ncurve > 0)
     rc = build_curve(g, err);
+  if (rc == SIM_OK && (g->pow_memo = gpu__pow_memo_new()) == NULL)
+    rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   return rc;
 }
 
@@ -436,6 +430,8 @@ static void spec_release(void *obj) {
     sim_free(NULL, c);
   }
   g->interp = NULL;
+  sim_free(NULL, g->pow_memo);
+  g->pow_memo = NULL;
 }
 
 void gpu_catalog_fini(gpu_catalog *cat) {
@@ -558,142 +554,9 @@ const char *gpu_precision_name(gpu_precision p) {
 }
 
 /* ------------------------------------------------------------------ */
-/* The power/DVFS model                                                */
+/* Peak throughput (the power/DVFS model is gpu_power.c)             */
 /* ------------------------------------------------------------------ */
 
 double gpu_peak_flops(const gpu_spec *g, gpu_precision p) {
   return p < GPU_NPRECISIONS ? g->dense.flops[p] : NAN;
-}
-
-double gpu_phi_min(const gpu_spec *g) {
-  return g->clock_min_hz / g->clock_max_hz;
-}
-
-static double clamp(double x, double lo, double hi) {
-  return x < lo ? lo : x > hi ? hi : x;
-}
-
-double gpu_dynamic_fraction(const gpu_spec *g, double phi) {
-  phi = clamp(phi, gpu_phi_min(g), 1);
-  const struct gpu_curve *c = g->interp;
-  if (c == NULL) /* pow(1, y) is exactly 1: full clock, the common case */
-    return phi == 1 ? 1 : pow(phi, g->gamma);
-  /* Below the first measured point the curve goes on linearly to 0 at
-   * phi = 0: the power law's shape at low clocks is not in the table. */
-  if (phi < c->phi[0])
-    return c->power[0] * phi / c->phi[0];
-  return gsl_interp_eval(c->interp, c->phi, c->power, phi, c->accel);
-}
-
-double gpu_sm_span(const gpu_spec *g) {
-  return g->tdp_w - g->idle_w - g->busy_w;
-}
-
-gpu_load gpu_load_level(double a) {
-  a = clamp(a, 0, 1);
-  return (gpu_load){a, 0, a};
-}
-
-static gpu_load clamp_load(gpu_load l) {
-  return (gpu_load){clamp(l.sm, 0, 1), clamp(l.mem, 0, 1),
-                    clamp(l.busy, 0, 1)};
-}
-
-/* The part of P that does not follow the SM clock, at memory speed s_mem:
- * idle and the HBM's energy per byte (the memory clock holds). */
-static double fixed_part(const gpu_spec *g, gpu_load l, double s_mem) {
-  return g->idle_w + g->mem_w * l.mem * s_mem;
-}
-
-/* The core domain's power at full clock, W: the busy floor (clock tree,
- * L2, crossbar, the SMs' issue, whatever the kernel) and the SM part;
- * both scale as V^2 f, d(phi) (gpu.h). */
-static double clocked_part(const gpu_spec *g, gpu_load l) {
-  return g->busy_w * l.busy + gpu_sm_span(g) * l.sm;
-}
-
-double gpu_load_power(const gpu_spec *g, double phi, gpu_load l) {
-  l = clamp_load(l);
-  phi = clamp(phi, gpu_phi_min(g), 1);
-  return fixed_part(g, l, gpu_speed_memory(g, phi)) +
-         clocked_part(g, l) * gpu_dynamic_fraction(g, phi);
-}
-
-double gpu_load_share(const gpu_spec *g, gpu_load l) {
-  return (gpu_load_power(g, 1, l) - g->idle_w) / (g->tdp_w - g->idle_w);
-}
-
-double gpu_power(const gpu_spec *g, double phi, double activity) {
-  return gpu_load_power(g, phi, gpu_load_level(activity));
-}
-
-double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity) {
-  return gpu_load_clock_under_cap(g, cap_w, gpu_load_level(activity));
-}
-
-typedef struct cap_problem {
-  const gpu_spec *g;
-  gpu_load l;
-  double cap_w;
-} cap_problem;
-
-static double cap_residual(double phi, void *params) {
-  const cap_problem *p = params;
-  return gpu_load_power(p->g, phi, p->l) - p->cap_w;
-}
-
-/* Brent's method on P(phi) - cap, monotone in phi: the root is unique and
- * bracketed by [lo, hi] when the caller gets here. The lower end of the
- * last bracket keeps P <= cap. */
-static double solve_cap(const cap_problem *p, double lo, double hi) {
-  gsl_function fn = {cap_residual, (void *)p};
-  gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-  double phi = lo;
-  if (s == NULL || gsl_root_fsolver_set(s, &fn, lo, hi) != GSL_SUCCESS) {
-    gsl_root_fsolver_free(s);
-    return lo;
-  }
-  for (int i = 0; i < 100; i++) {
-    if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS)
-      break;
-    lo = gsl_root_fsolver_x_lower(s);
-    hi = gsl_root_fsolver_x_upper(s);
-    phi = lo;
-    if (gsl_root_test_interval(lo, hi, 0, 1e-12) == GSL_SUCCESS)
-      break;
-  }
-  gsl_root_fsolver_free(s);
-  return phi;
-}
-
-/* Above the knee only the core domain follows the clock: for the power
- * law the cap gives the clock in closed form. */
-static double solve_above_knee(const cap_problem *p, double lo) {
-  const gpu_spec *g = p->g;
-  double target = (p->cap_w - fixed_part(g, p->l, 1)) / clocked_part(g, p->l);
-  if (g->interp == NULL)
-    return clamp(pow(target, 1 / g->gamma), lo, 1);
-  return solve_cap(p, lo, 1);
-}
-
-double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
-  cap_problem p = {g, clamp_load(l), cap_w};
-  double phi_min = gpu_phi_min(g);
-  if (gpu_load_power(g, 1, p.l) <= cap_w)
-    return 1;
-  if (gpu_load_power(g, phi_min, p.l) >= cap_w)
-    return phi_min;
-  double knee = fmax(phi_min, fmin(1, g->knee));
-  if (gpu_load_power(g, knee, p.l) <= cap_w)
-    return solve_above_knee(&p, knee);
-  return solve_cap(&p, phi_min, knee);
-}
-
-double gpu_speed_compute(const gpu_spec *g, double phi) {
-  return clamp(phi, gpu_phi_min(g), 1);
-}
-
-double gpu_speed_memory(const gpu_spec *g, double phi) {
-  phi = clamp(phi, gpu_phi_min(g), 1);
-  return phi >= g->knee ? 1 : phi / g->knee;
 }

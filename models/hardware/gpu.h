@@ -68,6 +68,7 @@ typedef struct gpu_curve_point {
 } gpu_curve_point;
 
 struct gpu_curve; /* GSL interpolation state, built at load time */
+struct gpu_pow_memo;
 
 /* One GPU type. Plain data from the catalog, plus the derived curve. */
 typedef struct gpu_spec {
@@ -98,6 +99,9 @@ typedef struct gpu_spec {
   char **sources;
   size_t nsources;
   struct gpu_curve *interp; /* NULL without a curve */
+  /* The last powers phi^gamma asked of the type (gpu_power.c), a cache
+   * that changes no result; NULL (a type not from a catalog): none. */
+  struct gpu_pow_memo *pow_memo;
 } gpu_spec;
 
 /* The catalog's power model: what derives a type's busy floor and memory

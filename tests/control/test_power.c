@@ -420,7 +420,7 @@ static void remembered_level_is_the_bisections(void **state) {
                              -300,         300,          -299.5,
                              299.5,        INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
-      power_memo memo = {starts[s], NULL};
+      power_memo memo = {.level = starts[s]};
       power_split_efficiency_from(u, n, budget, cap, &memo);
       power_memo_clear(&memo);
       if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
@@ -439,7 +439,7 @@ static void remembered_level_follows_drift(void **state) {
   power_unit u[MAXU];
   double budget, cap[MAXU];
   size_t n = classed_fleet(&seed, u, &budget);
-  power_memo memo = {NAN, NULL};
+  power_memo memo = {.level = NAN};
   for (int period = 0; period < 200; period++) {
     for (size_t k = 0; k < n; k++)
       if (uniform(&seed) < 0.3)
@@ -476,7 +476,7 @@ static size_t ranged_fleet(uint64_t *seed, power_unit *u, double *budget) {
 static void memo_arrays_carry_over(void **state) {
   (void)state;
   uint64_t seed = 13;
-  power_memo memo = {NAN, NULL};
+  power_memo memo = {.level = NAN};
   for (int trial = 0; trial < 400; trial++) {
     power_unit u[MAXU];
     double budget, cap[MAXU], want_cap[MAXU];
@@ -494,6 +494,93 @@ static void memo_arrays_carry_over(void **state) {
   power_memo_clear(&memo); /* nothing left: does nothing */
 }
 
+/* A water-filling's inputs as the efficiency policy hands them: units
+ * without measured work weighted by their demand up to what they want,
+ * the others at weight 0 up to their cap; budgets from below the floor
+ * (every lambda too much: the answer is 0), through a hair above it
+ * (where the sum is flat but for rounding) to above every top. */
+static size_t fill_inputs(uint64_t *seed, power_unit *u, double *w,
+                          double *top, double *budget) {
+  size_t n = classed_fleet(seed, u, budget);
+  double floor = 0;
+  for (size_t k = 0; k < n; k++) {
+    bool rest = uniform(seed) < 0.6;
+    w[k] = rest ? u[k].demand : 0;
+    top[k] = rest ? fmin(fmax(u[k].demand, u[k].lo), u[k].hi)
+                  : u[k].lo + uniform(seed) * (u[k].hi - u[k].lo);
+    floor += u[k].n * u[k].lo;
+  }
+  double r = uniform(seed);
+  if (r < 0.15)
+    *budget = floor * (1 - 1e-15);
+  else if (r < 0.3)
+    *budget = floor * (1 + 1e-13 * uniform(seed));
+  return n;
+}
+
+/* The fill searched from a remembered lambda (last call's, the answer,
+ * a few doubles off it, far off, the range's ends, none) gives the caps
+ * of the fill from nothing, bit for bit, and remembers the same lambda
+ * whatever it started from. */
+static void remembered_fill_is_the_fresh_fill(void **state) {
+  (void)state;
+  uint64_t seed = 21;
+  double last = 0;
+  for (int trial = 0; trial < 400; trial++) {
+    power_unit u[MAXU];
+    double w[MAXU], top[MAXU], budget, want[MAXU], cap[MAXU];
+    size_t n = fill_inputs(&seed, u, w, top, &budget);
+    power_fill(u, n, w, top, budget, want);
+    double answer = 0;
+    power_fill_from(u, n, w, top, budget, cap, &answer);
+    const double starts[] = {0,
+                             NAN,
+                             last,
+                             answer,
+                             nextafter(answer, 0),
+                             nextafter(answer, 2),
+                             answer * (1 + 1e-14),
+                             answer * (1 - 1e-14),
+                             answer * 0.5,
+                             answer * 1.5 + 1e-3,
+                             1e-300,
+                             0.999,
+                             1e3,
+                             -1,
+                             INFINITY};
+    for (size_t s = 0; s < N_OF(starts); s++) {
+      double memo = starts[s];
+      power_fill_from(u, n, w, top, budget, cap, &memo);
+      if (memo != answer || memcmp(cap, want, n * sizeof *cap) != 0)
+        fail_msg("trial %d, start %.17g: lambda %.17g, fresh %.17g", trial,
+                 starts[s], memo, answer);
+    }
+    last = answer;
+  }
+}
+
+/* One memo carried while demands drift period to period (the units'
+ * inputs change, some by an ulp): every fill is the fresh fill's. */
+static void remembered_fill_follows_drift(void **state) {
+  (void)state;
+  uint64_t seed = 23;
+  power_unit u[MAXU];
+  double w[MAXU], top[MAXU], budget, want[MAXU], cap[MAXU], memo = 0;
+  size_t n = fill_inputs(&seed, u, w, top, &budget);
+  for (int period = 0; period < 300; period++) {
+    for (size_t k = 0; k < n; k++) {
+      double r = uniform(&seed);
+      if (w[k] > 0 && r < 0.3)
+        w[k] *= 0.97 + 0.06 * uniform(&seed);
+      else if (w[k] > 0 && r < 0.4)
+        w[k] = nextafter(w[k], 0);
+    }
+    power_fill(u, n, w, top, budget, want);
+    power_fill_from(u, n, w, top, budget, cap, &memo);
+    assert_memory_equal(cap, want, n * sizeof *cap);
+  }
+}
+
 static void policies_by_name(void **state) {
   (void)state;
   for (int i = 0; power_policy_names[i] != NULL; i++)
@@ -504,7 +591,7 @@ static void policies_by_name(void **state) {
 
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[19];
+  struct CMUnitTest tests[21];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -518,6 +605,8 @@ int main(void) {
   TEST_ADD(tests, n, policies_by_name);
   TEST_ADD(tests, n, boundary_is_bisection_to_the_bit);
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
+  TEST_ADD(tests, n, remembered_fill_is_the_fresh_fill);
+  TEST_ADD(tests, n, remembered_fill_follows_drift);
   TEST_ADD(tests, n, remembered_level_follows_drift);
   TEST_ADD(tests, n, memo_arrays_carry_over);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);

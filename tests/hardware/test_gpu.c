@@ -504,6 +504,37 @@ static void zeus_curve_predicts_other_workloads(void **state) {
   gpu_catalog_fini(&cat);
 }
 
+/* The memo of phi^gamma changes no result: every power-law type's
+ * d(phi) is pow's, bit for bit, over clocks asked in a scrambled order
+ * with repeats (so hits, misses and evicted entries all occur), and a
+ * copy of a type with another gamma, which shares its memo, gets its own
+ * gamma's powers. */
+static void memo_is_pow(void **state) {
+  (void)state;
+  uint64_t s = 7;
+  for (size_t t = 0; t < catalog.n; t++) {
+    gpu_spec *g = &catalog.gpus[t];
+    if (g->interp != NULL)
+      continue;
+    assert_non_null(g->pow_memo);
+    gpu_spec other = *g;
+    other.gamma = g->gamma + 0.25;
+    double lo = gpu_phi_min(g);
+    for (int i = 0; i < 20000; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      /* 300 clocks, each asked many times; and one fresh clock in four */
+      double u = (double)((s >> 11) % 300) / 300;
+      if ((s >> 7) % 4 == 0)
+        u = (double)(s >> 11) / 9007199254740992.0;
+      double phi = lo + (1 - lo) * u;
+      const gpu_spec *h = i % 3 == 0 ? &other : g;
+      double want = pow(phi, h->gamma), got = gpu_dynamic_fraction(h, phi);
+      if (memcmp(&want, &got, sizeof got) != 0)
+        fail_msg("%s: d(%.17g) %.17g, pow %.17g", h->name, phi, got, want);
+    }
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -520,6 +551,7 @@ int main(void) {
   TEST_ADD(tests, n, user_catalog_errors);
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
+  TEST_ADD(tests, n, memo_is_pow);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
 }
