@@ -335,8 +335,7 @@ static void step_parts(const rl_replica *r, double requests, double context,
 /* The load of a step priced at full clock (the header comment). */
 static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   double bw = r->tp * r->gpu->bandwidth_bps;
-  double sm =
-      (s->t_comp + s->t_dequant + r->cfg.act_fixed * s->t_fixed) / s->t;
+  double sm = (s->t_comp + s->t_dequant + r->cfg.act_fixed * s->t_fixed) / s->t;
   double busy = 1 - (1 - r->cfg.act_fixed) * s->t_fixed / s->t;
   return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
 }

@@ -105,8 +105,8 @@ static void block_fp8_streams_at_the_cited_share(void **state) {
 static void an_engine_below_the_share_is_untouched(void **state) {
   const step_row *row = *state;
   double share = prec("fp8-block")->weight_stream;
-  rl_replica ch = replica(row, "fp8", share), bl = replica(row, "fp8-block",
-                                                            share);
+  rl_replica ch = replica(row, "fp8", share);
+  rl_replica bl = replica(row, "fp8-block", share);
   rl_step a, b;
   rl_decode_step(&ch, row->batch, 800, 1, &a);
   rl_decode_step(&bl, row->batch, 800, 1, &b);
