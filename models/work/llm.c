@@ -122,6 +122,15 @@ static const scn_field precision_fields[] = {
      .names = compute_names,
      .flags = SCN_REQUIRED,
      .help = "the GPU dense-throughput precision the products run at"},
+    {.key = "weight_stream",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(llm_precision, weight_stream),
+     .dim = UNITS_FRACTION,
+     .min = 0,
+     .max = 1,
+     .dflt = "100%",
+     .help = "share of the GPU's achievable HBM bandwidth its GEMMs stream "
+             "the weights at in decode, at most (block-scaled FP8: 76%)"},
     SOURCES(llm_precision),
 };
 
@@ -294,6 +303,9 @@ static int check_precision_entry(void *obj, const scn_loc *loc, void *user,
   if (!(p->bits_per_weight > 0))
     return scn_fail(loc, "bits_per_weight", err, NULL,
                     "%s: bits_per_weight must be positive", p->name);
+  if (!(p->weight_stream > 0))
+    return scn_fail(loc, "weight_stream", err, NULL,
+                    "%s: weight_stream must be above 0", p->name);
   return SIM_OK;
 }
 

@@ -53,6 +53,8 @@ typedef struct llm_precision {
   char *name;             /* "fp16", "fp8", "fp4", "int8", "int4", ... */
   double bits_per_weight; /* block scales included, e.g. 4.5 for NVFP4 */
   gpu_precision compute;  /* the tensor-core path the products run at */
+  double weight_stream;   /* share of achievable HBM its GEMMs stream the
+                             weights at, at most (1: the engine's eff_bw) */
   char **sources;
   size_t nsources;
 } llm_precision;

@@ -286,6 +286,23 @@ static double critical_weight_bytes(const rl_replica *r, double batch,
                        8;
 }
 
+/* The share of the achievable bandwidth the weights stream at: the
+ * engine's, or less where the format's GEMMs cannot reach it (block-scaled
+ * FP8's, llm_precision.weight_stream; roofline.h, t_dequant). */
+static double weight_bw_share(const rl_replica *r) {
+  return fmin(r->cfg.eff_bw, r->weights->weight_stream);
+}
+
+/* The SM time the weights' GEMMs spend beyond the engine's stream (t_w0,
+ * the weights at eff_bw), where the tensor pipes are not already counted
+ * busy (t_gemm): 0 unless the format caps the stream. */
+static double dequant_s(const rl_step *s, double t_w0) {
+  double beyond = s->t_weights - t_w0;
+  if (!(beyond > 0))
+    return 0;
+  return fmin(beyond, fmax(0, s->t_weights - s->t_gemm));
+}
+
 /* The step's parts and time at phi (the header comment); no load. */
 static void step_parts(const rl_replica *r, double requests, double context,
                        double phi, rl_step *out) {
@@ -299,10 +316,12 @@ static void step_parts(const rl_replica *r, double requests, double context,
    * family's: B200 reaches a lower share of its datasheet than H100. */
   double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, phi);
   double rate = flop_rate(r, phi);
+  double crit = critical_weight_bytes(r, batch, weights);
   out->bytes = weights + kv;
-  out->t_weights = critical_weight_bytes(r, batch, weights) / (bw * c->eff_bw);
+  out->t_weights = crit / (bw * weight_bw_share(r));
   out->t_kv = kv / (bw * c->eff_bw);
   out->t_gemm = batch * llm_flops_per_token(m) / rate;
+  out->t_dequant = dequant_s(out, crit / (bw * c->eff_bw));
   out->t_attn = batch * 4.0 * (double)m->layers * d_attn(m) * context / rate;
   out->flops = (out->t_gemm + out->t_attn) * rate;
   out->t_mem = out->t_weights + out->t_kv;
@@ -316,7 +335,7 @@ static void step_parts(const rl_replica *r, double requests, double context,
 /* The load of a step priced at full clock (the header comment). */
 static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   double bw = r->tp * r->gpu->bandwidth_bps;
-  double sm = (s->t_comp + r->cfg.act_fixed * s->t_fixed) / s->t;
+  double sm = (s->t_comp + s->t_dequant + r->cfg.act_fixed * s->t_fixed) / s->t;
   double busy = 1 - (1 - r->cfg.act_fixed) * s->t_fixed / s->t;
   return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
 }

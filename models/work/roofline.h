@@ -73,6 +73,19 @@
  * share, D_max(B) experts a layer (the expected largest of ep binomial
  * counts, roofline.c), while the HBMs carry the mean D(B)/ep (bytes, and
  * so the power); the other GPUs wait as on an all-reduce.
+ * A weight format whose GEMMs cannot stream at the engine's share
+ * (llm_precision.weight_stream < e_bw: block-scaled FP8, whose kernels
+ * promote each 128-wide K block's partial sums to FP32 and rescale them
+ * on the CUDA cores) streams its weights at that share instead,
+ *
+ *   t_w = W_crit / (tp BW min(e_bw, w_stream))
+ *   t_dequant = min(t_w - W_crit / (tp BW e_bw), max(0, t_w - t_gemm))
+ *
+ * and the SMs work through the time beyond the engine's stream
+ * (t_dequant, counted in sm below) where the tensor pipes are not already
+ * counted busy: the kernel is bound by its issue, not by the HBM. The
+ * figure is a published kernel measurement's (scenarios/catalog/
+ * models.yaml, fp8-block), not fitted.
  * Prefill of a prompt of n tokens is compute-bound:
  *
  *   flops = 2 N_active n + 2 L d n^2  (causal attention: half of 4 L d n^2)
@@ -86,7 +99,7 @@
  * Power during a step: gpu_load_power(phi, L) per GPU (gpu.h) with the
  * load the step puts on each GPU at full clock,
  *
- *   sm   = (t_gemm + t_attn + a_fixed t_fixed) / t
+ *   sm   = (t_gemm + t_dequant + t_attn + a_fixed t_fixed) / t
  *   mem  = bytes / tp / (BW t)
  *   busy = 1 - (1 - a_fixed) t_fixed / t
  *
@@ -268,7 +281,8 @@ typedef struct rl_step {
   double t_mem, t_comp, t_tp; /* s */
   double t_weights, t_kv;     /* parts of t_mem: weights, KV cache */
   double t_gemm, t_attn;      /* parts of t_comp: GEMMs, attention */
-  double t_fixed;             /* host and fixed MoE costs, s */
+  double t_dequant; /* SM time of t_weights beyond the engine's stream */
+  double t_fixed;   /* host and fixed MoE costs, s */
   double t;                   /* see the header comment */
   gpu_load load;              /* per GPU at full clock, the header comment */
 } rl_step;

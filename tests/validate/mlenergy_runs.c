@@ -45,6 +45,23 @@ static const struct {
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* FP8 checkpoints whose weights carry one scale per 128 x 128 block
+ * (config.json quantization_config: quant_method fp8, weight_block_size
+ * [128, 128]), served by vLLM's W8A8 block-FP8 kernels: the catalog's
+ * fp8-block. The other FP8 ids are per-channel (fp8). */
+static const char *const block_fp8_ids[] = {
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",
+    "Qwen/Qwen3-235B-A22B-Thinking-2507-FP8",
+};
+
+static const char *run_precision(const char *model_id, const char *prec) {
+  if (prec != NULL && strcmp(prec, "fp8") == 0)
+    for (size_t i = 0; i < N_OF(block_fp8_ids); i++)
+      if (strcmp(block_fp8_ids[i], model_id) == 0)
+        return "fp8-block";
+  return prec;
+}
+
 const char *mlr_catalog_name(const char *model_id) {
   for (size_t i = 0; i < N_OF(model_map); i++)
     if (strcmp(model_map[i].id, model_id) == 0)
@@ -245,7 +262,8 @@ static int find_columns(csv_reader *rd, long col[K_N]) {
 /* Fills run from one split row; false if it is not catalogued. */
 static bool parse_row(char **f, const long col[K_N], mlr_run *run) {
   const char *model = mlr_catalog_name(f[col[K_MODEL]]);
-  const char *prec = map_precision(f[col[K_PRECISION]]);
+  const char *prec =
+      run_precision(f[col[K_MODEL]], map_precision(f[col[K_PRECISION]]));
   if (model == NULL || prec == NULL || map_gpu(f[col[K_GPU]]) == NULL)
     return false;
   memset(run, 0, sizeof *run);

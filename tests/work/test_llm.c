@@ -182,6 +182,7 @@ typedef struct bits_row {
 
 static const bits_row bits[] = {
     {"fp16", 16, GPU_FP16},      {"fp8", 8, GPU_FP8},
+    {"fp8-block", 8 + 32.0 / (128 * 128), GPU_FP8},
     {"fp4", 4.5, GPU_FP4},       {"int8", 8, GPU_INT8},
     {"int4", 4.15625, GPU_INT4}, {"w4a16", 4.15625, GPU_FP16},
 };
@@ -210,7 +211,8 @@ static void precision_names_match_the_gpu_ones(void **state) {
   llm_catalog_names(&cats.llm, buf, sizeof buf);
   assert_non_null(strstr(buf, "Llama-2-7B, Llama-2-70B, Llama-3.1-8B"));
   llm_catalog_precision_names(&cats.llm, buf, sizeof buf);
-  assert_string_equal(buf, "fp16, fp8, fp4, int8, int4, w4a16, mxfp4");
+  assert_string_equal(buf,
+                      "fp16, fp8, fp8-block, fp4, int8, int4, w4a16, mxfp4");
 }
 
 typedef struct check_row {
@@ -477,7 +479,7 @@ static void catalog_file(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[64];
+  struct CMUnitTest tests[72];
   size_t n = 0;
   TEST_ROWS(tests, n, matches_published_shape, shapes);
   TEST_ADD(tests, n, every_kv_size_matches_its_architecture);
