@@ -242,6 +242,13 @@ static int check_service(factory_scenario *sc, const scn_loc *loc, size_t k,
     rc = check_replica(sc, loc, c, &p, err);
   if (rc == SIM_OK)
     rc = check_trace(loc, c, k, &p, err);
+  if (rc == SIM_OK && c->prompt_pool > 0 &&
+      sc->cfg.inference.granularity != INF_REQUEST)
+    rc = fail_at(loc, &p, "prompt_pool", err,
+                 "leave prompt_pool out, or use inference: {granularity: "
+                 "request}",
+                 "prompt_pool (shared prompts) is modelled at request "
+                 "granularity only");
   return rc;
 }
 

@@ -90,6 +90,13 @@ static inf_service *create(sim_engine *e, const inf_config *c,
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);
+  if (rc == SIM_OK && c->prompt_pool > 0 && ops != &inf__request_ops)
+    rc = sim_error_set(err, SIM_EINVAL,
+                       "service %s: prompt_pool is modelled at request "
+                       "granularity only",
+                       c->name);
+  if (rc == SIM_OK)
+    rc = inf__prompts_start(s, err);
   if (rc == SIM_OK)
     rc = ops->start(s, err);
   if (rc != SIM_OK) {
@@ -117,6 +124,7 @@ void inf_destroy(inf_service *s) {
   if (s == NULL)
     return;
   s->ops->free(s);
+  inf__prompts_free(s);
   rl_ep_table_free(&s->ep_table);
   arr_destroy(s->gen);
   sim_free(s->alloc, s);

@@ -49,6 +49,28 @@
  * replica's time-mean activity over the last period and sets its GPUs to
  * it: power follows the work with one period of lag, as telemetry does.
  *
+ * Shared prompts (prompt_pool N > 0; request level only, a fluid service
+ * refuses it): the n-th arrival (from 0, rejected ones included) sends
+ * prompt n mod N, whose length is the one drawn for its first copy (later
+ * draws are discarded, so the generator's stream is the same). A replica
+ * counts the requests it holds (prefilling or decoding) per prompt; as
+ * vLLM's prefix caching does, the prompt's KV is held once while any of
+ * them is held: a request joining while its prompt is held needs KV for
+ * its own output share only, and skips its prefill (no prefill time, its
+ * prompt not counted in prompt_tokens); it still decodes at its whole
+ * context, since attention reads every sequence's context. The prompt's
+ * KV is freed when the last of its holders leaves, in whatever order they
+ * leave. Not modelled: blocks vLLM keeps cached after the last holder
+ * leaves (evictable, in LRU order), which spare a later copy's prefill
+ * but not its KV until evicted, so a copy arriving after its prompt left
+ * pays its prefill here (an upper bound on prefill work); prompts shared
+ * across replicas (each replica has its own cache); block granularity
+ * (vLLM shares whole 16-token blocks, the prompt's last partial block
+ * is each sequence's own: at most 15 tokens a copy, left out); and a copy
+ * admitted in the same pass as the first holder counts as a hit, though
+ * vLLM may compute both when they are scheduled in one step. Waiting
+ * requests hold nothing. N absent (0): every prompt is unique, as before.
+ *
  * TTFT = first token - arrival; TPOT = (finish - first token) / (output -
  * 1), 0 for one-token outputs. A request meets its SLO when both are
  * within the service's targets. */
@@ -82,6 +104,8 @@ typedef struct inf_config {
   double ttft_slo_s, tpot_slo_s;
   double timeout_s;  /* a client gives up without a first token; 0: never */
   int64_t max_queue; /* waiting requests a replica holds; 0: no limit */
+  int64_t prompt_pool; /* unique prompts, sent in order and repeated; 0:
+                          every prompt unique (the shared prompts below) */
   int64_t priority;
   arr_config arrivals;
 } inf_config;

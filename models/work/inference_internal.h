@@ -29,6 +29,8 @@ typedef struct request {
   double join_v;         /* V when it joined the decoding batch */
   double tag;            /* V at which it finishes: join_v + output - 1 */
   uint32_t next;         /* FIFO, prefill list or free list */
+  uint32_t prompt_id;    /* its prompt in the pool; NONE: unique */
+  bool shared;           /* joined while its prompt was held: no prefill */
 } request;
 
 typedef struct req_list {
@@ -138,6 +140,13 @@ struct inf_service {
   histogram ttft_h, tpot_h;
   int rc; /* a failure inside the model, for the next handler to report */
   inf_fluid *fluid; /* granularity fluid: its state; NULL at request level */
+  /* Shared prompts (inference.h; inference_prompts.c): prompt_n = the
+   * pool's size, 0 when every prompt is unique; prompt_len[id] the length
+   * of prompt id, NAN until its first copy arrives; prompt_refs[k *
+   * prompt_n + id] the requests replica k holds with prompt id. */
+  uint32_t prompt_n;
+  double *prompt_len;
+  uint32_t *prompt_refs;
 };
 
 /* Requests in the batch: being prefilled or decoding. */
@@ -194,6 +203,35 @@ static inline uint64_t inf__route_min(const route_tree *t) {
 /* Updates the routing tree after replica k's load (waiting + in_batch)
  * or its being down changed. */
 void inf__load_changed(inf_service *s, uint32_t k);
+
+/* ------------------------------------------------------------------ */
+/* Shared prompts and the KV they hold (inference_prompts.c)           */
+/* ------------------------------------------------------------------ */
+
+/* Allocates the pool's tables when c->prompt_pool > 0. SIM_OK, or an
+ * error with err set (SIM_EINVAL for too large a table, SIM_ENOMEM). */
+int inf__prompts_start(inf_service *s, sim_error *err);
+
+/* Frees them; cannot fail. */
+void inf__prompts_free(inf_service *s);
+
+/* Gives request q, the service's arrived-th arrival (from 1), its prompt
+ * id and its prompt's length (inference.h); without a pool, id NONE. */
+void inf__prompt_assign(inf_service *s, request *q);
+
+/* The KV tokens q would add to replica k's cache by joining now. */
+double inf__kv_need(const inf_service *s, uint32_t k, const request *q);
+
+/* q joins replica k: counts its prompt held, sets q->shared, and returns
+ * the KV tokens it adds. */
+double inf__kv_join(inf_service *s, uint32_t k, request *q);
+
+/* q leaves replica k: returns the KV tokens that frees (its prompt's only
+ * when it was the last holder). */
+double inf__kv_leave(inf_service *s, uint32_t k, const request *q);
+
+/* Replica k holds nothing any more (it went down). */
+void inf__kv_clear(inf_service *s, uint32_t k);
 
 /* ------------------------------------------------------------------ */
 /* Statistics (inference_stats.c)                                      */

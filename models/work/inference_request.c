@@ -51,13 +51,6 @@ static double now_s(const inf_service *s) {
   return sim_time_to_s(sim_engine_now(s->e));
 }
 
-/* The KV cache request q holds while in the batch: its prompt and the
- * engine's share of its output (rl_config.kv_reserve), each beam's. */
-static double need_tokens(const inf_service *s, const request *q) {
-  return rl_kv_tokens(&s->proto, q->prompt,
-                      s->proto.cfg.kv_reserve * q->output);
-}
-
 /* Records the first failure; the next handler stops the run with it. */
 static void fail(inf_service *s, int rc) {
   if (s->rc == SIM_OK)
@@ -112,6 +105,8 @@ static void price_prefill(inf_service *s, replica *r) {
   gpu_load busy = {0, 0, 0};
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
+    if (s->pool[i].shared)
+      continue; /* its prompt's KV is there: no prefill */
     double prompt = s->pool[i].prompt;
     double ti = rl_prefill_s(&s->proto, prompt, r->phi);
     t += ti;
@@ -137,7 +132,7 @@ static void price_decode(inf_service *s, replica *r) {
 
 static bool fits(const inf_service *s, const replica *r, const request *q) {
   return in_batch(r) < (uint64_t)s->c->max_batch &&
-         r->kv_used + need_tokens(s, q) <= s->kv_cap;
+         r->kv_used + inf__kv_need(s, replica_index(s, r), q) <= s->kv_cap;
 }
 
 /* Whether request q's client has given up waiting for its first token by
@@ -172,7 +167,7 @@ static uint32_t admit(inf_service *s, replica *r) {
       break;
     }
     uint32_t i = inf__list_pop(s->pool, &r->waiting);
-    r->kv_used += need_tokens(s, &s->pool[i]);
+    r->kv_used += inf__kv_join(s, replica_index(s, r), &s->pool[i]);
     inf__list_push(s->pool, &r->prefill, i);
     n++;
   }
@@ -205,7 +200,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
   const request *q = &s->pool[i];
   double ttft = q->first_s - q->arrival_s;
   double tpot = q->output > 1 ? (r->clock_s - q->first_s) / (q->output - 1) : 0;
-  r->kv_used -= need_tokens(s, q);
+  r->kv_used -= inf__kv_leave(s, replica_index(s, r), q);
   inf__pool_give(s, i);
   record(s, ttft, tpot);
   inf__load_changed(s, replica_index(s, r));
@@ -215,7 +210,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
  * (its prompt counts) but its first token reaches no one, and its KV is
  * freed. */
 static void abandon(inf_service *s, replica *r, uint32_t i) {
-  r->kv_used -= need_tokens(s, &s->pool[i]);
+  r->kv_used -= inf__kv_leave(s, replica_index(s, r), &s->pool[i]);
   inf__pool_give(s, i);
   count_timed_out(s);
   inf__load_changed(s, replica_index(s, r));
@@ -229,7 +224,7 @@ static void end_prefill(inf_service *s, replica *r) {
   while ((i = inf__list_pop(s->pool, &r->prefill)) != NONE) {
     request *q = &s->pool[i];
     q->first_s = r->clock_s;
-    s->tot.prompt_tokens += q->prompt;
+    s->tot.prompt_tokens += q->shared ? 0 : q->prompt;
     if (gave_up(s, q, q->first_s)) {
       abandon(s, r, i);
       continue;
@@ -383,6 +378,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
   request q = {.arrival_s = now_s(s),
                .prompt = (double)(prompt < 0 ? 0 : prompt),
                .output = (double)(output < 1 ? 1 : output)};
+  inf__prompt_assign(s, &q);
   /* One that could never finish, its beams' outputs whole in the cache. */
   if (rl_kv_tokens(&s->proto, q.prompt, q.output) > s->kv_cap) {
     count_rejected(s);
@@ -535,6 +531,7 @@ static void drop_all(inf_service *s, replica *r) {
     s->tot.dropped++;
   }
   r->kv_used = r->v = r->ctx_base = 0;
+  inf__kv_clear(s, replica_index(s, r));
   r->pre_left = 0;
   r->phase = IDLE;
   r->load = (gpu_load){0, 0, 0};

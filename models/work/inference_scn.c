@@ -89,6 +89,18 @@ static const scn_field inf_fields[] = {
     INT_FIELD("max_queue", max_queue, 0, 1e9, "0",
               "waiting requests a replica holds; an arrival beyond is "
               "rejected at once (load shedding); 0: no limit, as vLLM"),
+    /* Omitted from the resolved scenario when 0, so files without it
+     * stay as they were. */
+    {.key = "prompt_pool",
+     .type = SCN_INT,
+     .offset = offsetof(inf_config, prompt_pool),
+     .min = 0,
+     .max = 1e6,
+     .flags = SCN_OMIT_EMPTY,
+     .dflt = "0",
+     .help = "requests send N unique prompts in order, repeated; copies "
+             "held at once share one prompt's KV and skip its prefill "
+             "(vLLM prefix caching); 0: every prompt unique"},
     INT_FIELD("priority", priority, -1e9, 1e9, "0",
               "higher is served first by the priority power policy"),
     {.key = "arrivals",

@@ -37,8 +37,9 @@ enum scn_flags {
   SCN_REQUIRED = 1u << 0, /* absent is an error */
   SCN_POSITIVE = 1u << 1, /* must be > 0 (on top of min/max) */
   SCN_NONEMPTY = 1u << 2, /* lists and strings: at least one */
-  /* Lists: the resolved scenario leaves the key out when it is empty, so
-   * a key added to a model writes nothing new into files without it. */
+  /* Lists: the resolved scenario leaves the key out when it is empty
+   * (integers: when 0), so a key added to a model writes nothing new
+   * into files without it. */
   SCN_OMIT_EMPTY = 1u << 3,
 };
 

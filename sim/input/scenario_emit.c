@@ -82,6 +82,8 @@ static bool omitted(const scn_field *f, const void *obj) {
   if ((f->flags & SCN_OMIT_EMPTY) &&
       (f->type == SCN_LIST || f->type == SCN_STRINGS))
     return *(const size_t *)cat(obj, f->count_offset) == 0;
+  if ((f->flags & SCN_OMIT_EMPTY) && f->type == SCN_INT)
+    return *(const int64_t *)cat(obj, f->offset) == 0;
   return false;
 }
 

@@ -236,6 +236,30 @@ static void unknown_granularity_is_refused(void **state) {
     fail_msg("expected the override's position in: %s", err.msg);
 }
 
+/* Shared prompts are modelled at request level only: the fluid
+ * granularity refuses a service's prompt_pool, naming it; at request
+ * level the key loads, and a file without it resolves without it. */
+static void fluid_refuses_a_prompt_pool(void **state) {
+  (void)state;
+  const char *fluid[] = {"inference.granularity=fluid",
+                         "services.0.prompt_pool=1024"};
+  factory_scenario sc;
+  sim_error err = {0};
+  assert_int_equal(factory_scenario_load(two_services(), fluid, 2, &sc, &err),
+                   SIM_EINPUT);
+  if (strstr(err.msg, "services.0.prompt_pool") == NULL ||
+      strstr(err.msg, "request granularity only") == NULL)
+    fail_msg("expected services.0.prompt_pool refused in: %s", err.msg);
+  assert_int_equal(
+      factory_scenario_load(two_services(), fluid + 1, 1, &sc, &err), SIM_OK);
+  assert_non_null(strstr(sc.resolved, "prompt_pool: 1024"));
+  factory_scenario_release(&sc);
+  assert_int_equal(factory_scenario_load(two_services(), NULL, 0, &sc, &err),
+                   SIM_OK);
+  assert_null(strstr(sc.resolved, "prompt_pool"));
+  factory_scenario_release(&sc);
+}
+
 /* ------------------------------------------------------------------ */
 /* The comparison of any scenario, on request                          */
 /* ------------------------------------------------------------------ */
@@ -257,5 +281,6 @@ int main(void) {
   TEST_ADD(tests, n, fluid_is_deterministic);
   TEST_ADD(tests, n, files_say_fluid);
   TEST_ADD(tests, n, unknown_granularity_is_refused);
+  TEST_ADD(tests, n, fluid_refuses_a_prompt_pool);
   return _cmocka_run_group_tests("inference_fluid", tests, n, NULL, NULL);
 }

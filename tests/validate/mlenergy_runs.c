@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "csv.h"
+#include "file.h"
+#include "mlenergy_repeats.h"
 #include "roofline.h"
 #include "serve_run.h"
 
@@ -144,6 +146,10 @@ double mlr_prompt_tokens(const char *task) {
   return MLR_PROMPT_TOKENS;
 }
 
+int mlr_prompt_pool(const mlr_run *r) {
+  return r->repeats > 1 ? r->unique : 0;
+}
+
 /* Steady state of one replica at the measured batch b: decode steps at a
  * mean context of prompt + output / 2 (capped by the KV cache), and b /
  * output prefills a step (each request's once over its output tokens).
@@ -181,6 +187,7 @@ static int model_served(mlr_run *run, const rl_replica *r, sim_error *err) {
                      .output = run->output,
                      .output_sigma = MLR_OUTPUT_SIGMA,
                      .limit_w = 0,
+                     .prompt_pool = mlr_prompt_pool(run),
                      .seed = 1};
   serve_result res;
   int rc = serve_run(&spec, &res, err);
@@ -301,20 +308,44 @@ static int append(mlr_run **runs, size_t *n, size_t *cap, const mlr_run *r) {
   return SIM_OK;
 }
 
+/* The request repeats of run, from rows (mlenergy_repeats.h). */
+static void find_repeats(mlr_run *run, const mlr_repeat *rows, size_t n) {
+  const mlr_repeat *r =
+      mlr_repeats_find(rows, n, run->task, run->model_id, run->gpu_model,
+                       run->gpus, run->max_seqs);
+  run->repeats = r != NULL ? r->repeats : 0;
+  run->unique = r != NULL ? r->unique : 0;
+}
+
+/* The repeats file beside the runs' path. */
+static int load_repeats(const char *path, mlr_repeat **rows, size_t *n,
+                        sim_error *err) {
+  char full[4096];
+  sim_path_beside(path, "mlenergy_v3_request_repeats.csv", full, sizeof full);
+  return mlr_repeats_load(full, rows, n, err);
+}
+
 int mlr_runs_load(const char *path, const llm_catalog *llms,
                   const gpu_catalog *gpus, const llm_engine *eng,
                   unsigned flags, mlr_run **runs, size_t *n, sim_error *err) {
   csv_reader rd;
   long col[K_N];
-  size_t cap = 0;
+  size_t cap = 0, nrep = 0;
+  mlr_repeat *rep = NULL;
   *runs = NULL;
   *n = 0;
   if (eng == NULL &&
       (eng = llm_catalog_engine(llms, LLM_ENGINE_DEFAULT)) == NULL)
     return sim_error_set(err, SIM_EINPUT, "the catalog has no vllm engine");
-  int rc = csv_open(&rd, path, (size_t)64 << 20, err);
-  if (rc != SIM_OK)
+  /* Only a served run uses them: the steady model (make calibrate's, on
+   * a copy of the fit set's rows elsewhere) reads none. */
+  int rc = flags & MLR_SERVE ? load_repeats(path, &rep, &nrep, err) : SIM_OK;
+  if (rc == SIM_OK)
+    rc = csv_open(&rd, path, (size_t)64 << 20, err);
+  if (rc != SIM_OK) {
+    free(rep);
     return rc;
+  }
   rc = find_columns(&rd, col);
   for (char *line; rc == SIM_OK && (line = csv_next_line(&rd)) != NULL;) {
     char *f[CSV_MAX_FIELDS];
@@ -323,6 +354,7 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
     if (nf <= (size_t)col[K_POWER] || nf <= (size_t)col[K_ITL] ||
         !parse_row(f, col, &run))
       continue;
+    find_repeats(&run, rep, nrep);
     sim_error why = {0};
     if (model_run(&run, llms, gpus, eng, flags, &why) != SIM_OK) {
       run.model_tps = run.model_tpj = run.model_power_w = NAN;
@@ -333,6 +365,7 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
       rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
   csv_close(&rd);
+  free(rep);
   return rc;
 }
 

@@ -36,24 +36,32 @@
  * mean (a fixed length: the spread is not modelled). Unknown figures are
  * said so in docs/VALIDATION.md.
  *
- * Repeated prompts, not modelled. ML.ENERGY's benchmark (github
- * ml-energy/benchmark, commit c1d6557, Apache-2.0) samples 1,024 unique
- * requests a task (configs/vllm/lm-arena-chat/benchmark.yaml) and, for
- * the larger max_num_seqs of a sweep, sends that list several times over
- * (num_request_repeats in configs/vllm/<task>/<model>/<gpu>/sweeps.yaml;
- * mlenergy/benchmark/llm/workloads.py repeats the list whole). Llama-3.1-
- * 405B on B200 runs 3, 4 and 6 repeats at 2,048, 3,072 and 4,096 seqs,
- * 70B 3 at 1,536 and 2,048: past 1,024 running sequences copies of one
- * prompt run at once, and vLLM's prefix caching (on by default in its V1
- * engine; the configs do not turn it off) holds one copy of a prompt's KV
- * blocks and skips the copies' prefill. The served model gives each
- * sequence its own prompt in the KV cache, so its batch stops where the
- * cache holds ~1,100 unique ones (405B) while 3,588 ran: this, not the
- * step's cost (the steady model at the measured batch is within 3% of the
- * measured step for 405B, 15% for 70B), is why those runs miss 2x in
- * tokens/s. Modelling
- * shared prefixes in the service would let the rows test it; until then
- * they fail as they are.
+ * Repeated prompts. ML.ENERGY's benchmark (github ml-energy/benchmark,
+ * commit c1d6557, Apache-2.0) samples a task's unique requests (1,024;
+ * gpqa's 198 questions; configs/vllm/<task>/benchmark.yaml) and, for the
+ * larger max_num_seqs of a sweep, sends that list several times over, in
+ * order (num_request_repeats in configs/vllm/<task>/<model>/<gpu>/
+ * sweeps.yaml; mlenergy/benchmark/llm/workloads.py repeats the list
+ * whole). Copies of one prompt then run at once, and vLLM's prefix
+ * caching (on by default in its V1 engine; the configs do not turn it
+ * off) holds one copy of a prompt's KV blocks and skips the copies'
+ * prefill. The served model does the same (inference.h, "Shared
+ * prompts"): a run with more than one repeat is served with a prompt pool
+ * of its unique requests (mlr_prompt_pool), the figures from
+ * data/gpu_power/mlenergy_v3_request_repeats.csv (mlenergy_repeats.h).
+ * A run that sent its list once is served with unique prompts (it had no
+ * copies), and so are the 13 runs the configs do not list. Served
+ * arrivals go on past the list's end (the pool cycles), as the measured
+ * steady state does. Not modelled: prefixes shared between different
+ * prompts (lm-arena-chat's later turns carry the earlier ones), and
+ * blocks vLLM keeps cached after their last holder. With the pool,
+ * Llama-3.1-405B on 8 B200 at 2,048-4,096 seqs forms batches of 1,390-
+ * 1,450 (1,100 without) where 2,040-3,590 ran, and is at 0.68-0.71 of
+ * the measured tokens/s (0.44-0.46 without): the rest of the gap is
+ * the batch, not the step (the steady model at the measured batch is
+ * within 3% of the measured step for 405B, 15% for 70B). The steady
+ * model, which make calibrate fits, takes the measured batch and is not
+ * affected.
  *
  * The split, decided before any fit and never changed since: the fit set
  * is the H100 runs at BF16 of the chat and reasoning tasks (mlr_in_fit_set).
@@ -83,6 +91,8 @@ typedef struct mlr_run {
   double max_seqs, batch, output;
   double tps, tpj, power_w;    /* measured, whole run; power per GPU */
   double itl_ms;               /* measured median inter-token latency */
+  int repeats, unique; /* the run sent its unique requests repeats times
+                          (mlenergy_repeats.h); 0 and 0: not listed */
   /* Steady, at the measured batch (the header comment). */
   double steady_tps, steady_tpj, steady_power_w, steady_phi;
   double step_ms, ctx;         /* its decode step at that clock, context */
@@ -101,6 +111,11 @@ enum { MLR_SERVE = 1 }; /* mlr_runs_load: also serve every run */
  * comment); MLR_PROMPT_TOKENS for a task without a figure. */
 double mlr_prompt_tokens(const char *task);
 
+/* The prompt pool r is served with: its unique requests when it sent
+ * them more than once, else 0 (every prompt unique: a run that sent its
+ * list once had no copies; nor does one the configs do not list). */
+int mlr_prompt_pool(const mlr_run *r);
+
 /* Whether r is in the fit set (the header comment). */
 bool mlr_in_fit_set(const mlr_run *r);
 
@@ -108,7 +123,9 @@ bool mlr_in_fit_set(const mlr_run *r);
  * mapping table. */
 const char *mlr_catalog_name(const char *model_id);
 
-/* Reads the CSV at path and models every run whose model, GPU and
+/* Reads the CSV at path (with MLR_SERVE also the request repeats beside
+ * it, mlenergy_v3_request_repeats.csv, mlenergy_repeats.h) and models
+ * every run whose model, GPU and
  * precision map to the catalogs with engine eng (NULL: the catalog's
  * vllm): steady always, served too with flags MLR_SERVE. A replica
  * rl_check refuses keeps NAN figures and the reason in refused; the

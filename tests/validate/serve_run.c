@@ -28,11 +28,12 @@ static int bind_service(const serve_spec *s, double rate, inf_config *c,
   snprintf(yaml, sizeof yaml,
            "name: run\nmodel: %s\nprecision: %s\ntp: %d\nep: %d\n"
            "replicas: %d\nmax_batch: %d\nbeams: %.0f\ntimeout: 0 s\n"
+           "prompt_pool: %d\n"
            "arrivals: {rate: %.17g, prompt: {dist: fixed, mean: %.17g}, "
            "output: {mean: %.17g, sigma: %.17g}}\n",
            r->model->name, r->weights->name, r->tp, r->ep > 1 ? r->ep : 1,
-           s->replicas, s->max_batch, r->cfg.beams, rate, s->prompt, s->output,
-           s->output_sigma);
+           s->replicas, s->max_batch, r->cfg.beams, s->prompt_pool, rate,
+           s->prompt, s->output, s->output_sigma);
   memset(c, 0, sizeof *c);
   return scn_bind_string("serve_run", yaml, &inf_schema, c, NULL, err);
 }

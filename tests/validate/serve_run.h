@@ -23,6 +23,8 @@ typedef struct serve_spec {
   double prompt;               /* tokens, fixed */
   double output, output_sigma; /* lognormal mean (tokens) and shape */
   double limit_w;              /* per-GPU power limit; <= 0: the TDP */
+  int prompt_pool;             /* unique prompts, sent in order and
+                                  repeated (inference.h); 0: all unique */
   uint64_t seed;
 } serve_spec;
 

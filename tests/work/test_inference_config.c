@@ -166,6 +166,7 @@ static void schema_defaults(void **state) {
   assert_int_equal(c.priority, 0);
   assert_close(c.timeout_s, 600, 0, 0);
   assert_int_equal(c.max_queue, 0);
+  assert_int_equal(c.prompt_pool, 0); /* every prompt unique */
   assert_int_equal(c.beams, 1);
   assert_int_equal(c.arrivals.kind, ARR_POISSON);
   assert_close(c.arrivals.rate, 5, 0, 0);
@@ -287,6 +288,19 @@ static void create_allocation_failures(void **state) {
   scn_release(&inf_schema, &x.c);
 }
 
+/* So does a service with shared prompts (their tables, inference_prompts.c). */
+static void create_allocation_failures_with_a_pool(void **state) {
+  (void)state;
+  alloc_ctx x;
+  memset(&x, 0, sizeof x);
+  bind_ok("prompt_pool: 100\n" ALLOC_SVC, &x.c);
+  x.r = test_replica(H100, x.c.model, x.c.precision, (int)x.c.tp);
+  assert_int_equal(x.c.prompt_pool, 100);
+  assert_true(test_alloc_failures("inf_create with a prompt pool",
+                                  make_svc_rig, drop_svc_rig, &x) > 6);
+  scn_release(&inf_schema, &x.c);
+}
+
 /* The fluid service's construction fails as cleanly. */
 static void create_fluid_allocation_failures(void **state) {
   (void)state;
@@ -342,6 +356,7 @@ int main(void) {
   TEST_ADD(tests, n, run_quantiles_match_exact);
   TEST_ADD(tests, n, create_refuses_what_cannot_run);
   TEST_ADD(tests, n, create_allocation_failures);
+  TEST_ADD(tests, n, create_allocation_failures_with_a_pool);
   TEST_ADD(tests, n, create_fluid_allocation_failures);
   TEST_ADD(tests, n, run_allocation_failures);
   TEST_ADD(tests, n, schema_defaults);
