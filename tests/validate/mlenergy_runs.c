@@ -392,12 +392,12 @@ static bool takes(const mlr_run *r, mlr_filter f) {
 }
 
 mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f) {
-  mlr_summary out = {NAN, NAN, NAN, NAN, NAN, 0};
+  mlr_summary out = {NAN, NAN, NAN, NAN, NAN, NAN, 0};
   double *buf = malloc(3 * (n ? n : 1) * sizeof *buf);
   if (buf == NULL)
     return out;
   double *j = buf, *s = buf + n, *p = buf + 2 * n;
-  size_t k = 0, in2 = 0, in2s = 0;
+  size_t k = 0, in2 = 0, in2s = 0, in2p = 0;
   for (size_t i = 0; i < n; i++) {
     if (!takes(&runs[i], f))
       continue;
@@ -406,12 +406,14 @@ mlr_summary mlr_summarise(const mlr_run *runs, size_t n, mlr_filter f) {
     p[k] = runs[i].model_power_w / runs[i].power_w;
     in2 += j[k] >= 0.5 && j[k] <= 2;
     in2s += s[k] >= 0.5 && s[k] <= 2;
+    in2p += p[k] >= 0.5 && p[k] <= 2;
     k++;
   }
   if (k > 0)
-    out = (mlr_summary){mlr_quantile(j, k, 0.5),       mlr_quantile(s, k, 0.5),
-                        mlr_quantile(p, k, 0.5),       (double)in2 / (double)k,
-                        (double)in2s / (double)k, k};
+    out = (mlr_summary){mlr_quantile(j, k, 0.5), mlr_quantile(s, k, 0.5),
+                        mlr_quantile(p, k, 0.5), (double)in2 / (double)k,
+                        (double)in2s / (double)k, (double)in2p / (double)k,
+                        k};
   free(buf);
   return out;
 }

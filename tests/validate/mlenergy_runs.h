@@ -148,11 +148,11 @@ typedef struct mlr_filter {
 } mlr_filter;
 
 /* Over the served runs f takes: the medians of the tokens/J, tokens/s
- * and power ratios, the shares of runs within a factor 2 in tokens/J and
- * in tokens/s, and how many. NAN figures when none. */
+ * and power ratios, the shares of runs within a factor 2 in tokens/J,
+ * tokens/s and power, and how many. NAN figures when none. */
 typedef struct mlr_summary {
   double tpj, tps, power; /* medians of the ratios */
-  double within2, within2_tps; /* shares within 2x in tokens/J, tokens/s */
+  double within2, within2_tps, within2_power; /* shares within 2x */
   size_t n;
 } mlr_summary;
 
