@@ -90,11 +90,6 @@ static inf_service *create(sim_engine *e, const inf_config *c,
   int rc = check_shape(c, proto, err);
   if (rc == SIM_OK)
     rc = rl_max_batch_tokens(&s->proto, &s->kv_cap, err);
-  if (rc == SIM_OK && c->prompt_pool > 0 && ops != &inf__request_ops)
-    rc = sim_error_set(err, SIM_EINVAL,
-                       "service %s: prompt_pool is modelled at request "
-                       "granularity only",
-                       c->name);
   if (rc == SIM_OK)
     rc = inf__prompts_start(s, err);
   if (rc == SIM_OK)

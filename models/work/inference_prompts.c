@@ -22,6 +22,11 @@ int inf__prompts_start(inf_service *s, sim_error *err) {
   int64_t n = s->c->prompt_pool;
   if (n <= 0)
     return SIM_OK;
+  if (s->ops != &inf__request_ops) /* the fluid mode has no request ids */
+    return sim_error_set(err, SIM_EINVAL,
+                         "service %s: prompt_pool is modelled at request "
+                         "granularity only",
+                         s->c->name);
   if ((double)n * s->nrep > MAX_REFS)
     return sim_error_set(err, SIM_EINVAL,
                          "service %s: prompt_pool %lld x %u replicas is "
