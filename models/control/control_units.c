@@ -1,0 +1,311 @@
+/* control_units.c - the policy's units: built for a layout, refreshed in
+ * place every allocation, their caps written back (control_units.h). */
+#include "control_units.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "vec.h"
+
+int control__units_init(control_units *cu, const rack_fleet *fl,
+                        const sim_allocator *a) {
+  *cu = (control_units){.alloc = a, .stale = true};
+  cu->of_gpu = sim_calloc(a, fl->n + 1, sizeof *cu->of_gpu);
+  cu->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *cu->group_first);
+  cu->built_slot = sim_calloc(a, fl->n + 1, sizeof *cu->built_slot);
+  cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
+  return cu->of_gpu == NULL || cu->group_first == NULL ||
+                 cu->built_slot == NULL || cu->built_usable == NULL
+             ? SIM_ENOMEM
+             : SIM_OK;
+}
+
+void control__units_fini(control_units *cu) {
+  const sim_allocator *a = cu->alloc;
+  void *arrays[] = {cu->u,          cu->cap,         cu->key,
+                    cu->gpu,        cu->rack,        cu->in,
+                    cu->of_gpu,     cu->group_first, cu->slot_unit,
+                    cu->slot_stamp, cu->built_slot,  cu->built_usable,
+                    cu->span_first, cu->span_len,    cu->span_unit,
+                    cu->span_w};
+  for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+    sim_free(a, arrays[k]);
+  *cu = (control_units){.alloc = a};
+}
+
+/* ------------------------------------------------------------------ */
+/* One unit                                                            */
+/* ------------------------------------------------------------------ */
+
+/* A unit's range, demand and power model from its GPUs' type g, load l,
+ * room (the group's ceiling) and thermal cap, before its slot's work is
+ * known. */
+static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
+                            double thermal_w) {
+  /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
+   * busy floor follows the clock with the SM part (gpu.h); the memory
+   * power counts with them: below the memory knee it falls with the
+   * clock, and a policy that took it as fixed would never cap decode
+   * below it. */
+  double fixed = g->idle_w;
+  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
+  return (power_unit){.n = 0,
+                      .lo = g->cap_min_w,
+                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
+                      .cls = POWER_OTHER,
+                      .idle = fixed,
+                      .span = sm_span,
+                      .activity = dyn / sm_span,
+                      .gamma = g->gamma,
+                      .phi_min = gpu_phi_min(g)};
+}
+
+/* What a unit of GPU i in rack r is made from now: load, room, thermal
+ * cap, as bits (unit_base's inputs, with the GPU's type). */
+static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
+  double v[5] = {fl->activity[i], fl->mem[i], fl->busy[i],
+                 fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
+  control_unit_in in;
+  memcpy(in.b, v, sizeof v);
+  return in;
+}
+
+static bool same_in(const control_unit_in *a, const control_unit_in *b) {
+  return ((a->b[0] ^ b->b[0]) | (a->b[1] ^ b->b[1]) | (a->b[2] ^ b->b[2]) |
+          (a->b[3] ^ b->b[3]) | (a->b[4] ^ b->b[4])) == 0;
+}
+
+/* Unit u (its GPU and rack set) made from in, its GPU count kept: the
+ * base's fields, the free GPUs' worth (the slot's comes after, from the
+ * workloads). One like the last made takes its base. */
+static void make_unit(control_units *cu, const rack_fleet *fl, size_t u,
+                      control_unit_in in) {
+  const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
+  control_unit_memo *m = &cu->base;
+  if (m->g != g || !same_in(&m->in, &in)) {
+    double v[5];
+    memcpy(v, in.b, sizeof v);
+    *m = (control_unit_memo){
+        g, in, unit_base(g, (gpu_load){v[0], v[1], v[2]}, v[3], v[4])};
+  }
+  uint32_t n = cu->u[u].n;
+  cu->u[u] = m->unit;
+  cu->u[u].n = n;
+  cu->in[u] = in;
+}
+
+/* Every unit with its state now: only those whose inputs moved are made
+ * again (the rest are what making them would give, to the bit). */
+static void refresh_units(control_units *cu, const rack_fleet *fl) {
+  for (size_t u = 0; u < cu->n; u++) {
+    control_unit_in in = inputs(fl, cu->gpu[u], cu->rack[u]);
+    if (!same_in(&in, &cu->in[u]))
+      make_unit(cu, fl, u, in);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Building                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Parallel arrays: one growth each, on copies of the capacity. */
+static int reserve_units(control_units *cu, size_t need) {
+  const sim_allocator *a = cu->alloc;
+  size_t c[6] = {cu->units_cap, cu->units_cap, cu->units_cap,
+                 cu->units_cap, cu->units_cap, cu->units_cap};
+  if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
+      sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
+      sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
+      sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
+      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK ||
+      sim_vec_reserve(a, &cu->in, &c[5], need, sizeof *cu->in) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->units_cap = c[0];
+  return SIM_OK;
+}
+
+/* Room in the per-slot arrays for slot k (grown zeroed: stamp 0 is no
+ * rack's). */
+static int reserve_slot(control_units *cu, uint32_t k) {
+  size_t cap_u = cu->slots_cap, cap_s = cu->slots_cap, need = (size_t)k + 1;
+  if (need <= cu->slots_cap)
+    return SIM_OK;
+  if (sim_vec_reserve(cu->alloc, &cu->slot_unit, &cap_u, need,
+                      sizeof *cu->slot_unit) != SIM_OK ||
+      sim_vec_reserve(cu->alloc, &cu->slot_stamp, &cap_s, need,
+                      sizeof *cu->slot_stamp) != SIM_OK)
+    return SIM_ENOMEM;
+  memset(cu->slot_stamp + cu->slots_cap, 0,
+         (cap_s - cu->slots_cap) * sizeof *cu->slot_stamp);
+  cu->slots_cap = cap_s < cap_u ? cap_s : cap_u;
+  return SIM_OK;
+}
+
+/* The unit of slot k in the rack being built; *u = SIZE_MAX if none yet.
+ * free_unit: the rack's unit of free GPUs. */
+static int find_unit(control_units *cu, uint32_t k, size_t free_unit,
+                     size_t *u) {
+  *u = SIZE_MAX;
+  if (k == CONTROL_NO_SLOT) {
+    *u = free_unit;
+    return SIM_OK;
+  }
+  if (reserve_slot(cu, k) != SIM_OK)
+    return SIM_ENOMEM;
+  if (cu->slot_stamp[k] == cu->stamp)
+    *u = cu->slot_unit[k];
+  return SIM_OK;
+}
+
+/* A new unit of slot k (CONTROL_NO_SLOT: the free GPUs) in rack r, made
+ * from GPU i; its index in *u. */
+static int new_unit(control_units *cu, const rack_fleet *fl, uint32_t k,
+                    uint32_t r, uint32_t i, size_t *u) {
+  *u = cu->n;
+  if (reserve_units(cu, *u + 1) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->key[*u] = k;
+  cu->gpu[*u] = i;
+  cu->rack[*u] = r;
+  cu->u[*u].n = 0;
+  make_unit(cu, fl, *u, inputs(fl, i, r));
+  cu->n++;
+  if (k != CONTROL_NO_SLOT) {
+    cu->slot_unit[k] = *u;
+    cu->slot_stamp[k] = cu->stamp;
+  }
+  return SIM_OK;
+}
+
+/* The units of rack r: one per slot it holds GPUs of, one for its free
+ * GPUs, in the order the GPUs first name them. */
+static int rack_units(control_units *cu, const rack_fleet *fl,
+                      const uint32_t *gpu_slot, uint32_t r) {
+  size_t free_unit = SIZE_MAX;
+  cu->stamp++;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    uint32_t k = gpu_slot[i];
+    size_t u;
+    if (find_unit(cu, k, free_unit, &u) != SIM_OK ||
+        (u == SIZE_MAX && new_unit(cu, fl, k, r, i, &u) != SIM_OK))
+      return SIM_ENOMEM;
+    if (k == CONTROL_NO_SLOT)
+      free_unit = u;
+    cu->u[u].n++;
+    cu->of_gpu[i] = (uint32_t)u;
+  }
+  return SIM_OK;
+}
+
+/* The stretches of adjacent GPUs of one unit, over the usable racks. */
+static int make_spans(control_units *cu, const rack_fleet *fl) {
+  size_t s = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (!rack_fleet_rack_usable(fl, r))
+      continue;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+      uint32_t u = cu->of_gpu[i];
+      if (s > 0 && cu->span_unit[s - 1] == u &&
+          cu->span_first[s - 1] + cu->span_len[s - 1] == i) {
+        cu->span_len[s - 1]++;
+        continue;
+      }
+      size_t c[4] = {cu->spans_cap, cu->spans_cap, cu->spans_cap,
+                     cu->spans_cap};
+      const sim_allocator *a = cu->alloc;
+      if (sim_vec_reserve(a, &cu->span_first, &c[0], s + 1,
+                          sizeof *cu->span_first) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_len, &c[1], s + 1,
+                          sizeof *cu->span_len) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_unit, &c[2], s + 1,
+                          sizeof *cu->span_unit) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_w, &c[3], s + 1,
+                          sizeof *cu->span_w) != SIM_OK)
+        return SIM_ENOMEM;
+      cu->spans_cap = c[0];
+      cu->span_first[s] = i;
+      cu->span_len[s] = 1;
+      cu->span_unit[s] = u;
+      cu->span_w[s] = NAN;
+      s++;
+    }
+  }
+  cu->nspans = s;
+  return SIM_OK;
+}
+
+/* Whether the GPUs' slots and the racks' usability are those the units
+ * were built from; records them as the ones to build from when not. */
+static bool same_layout(control_units *cu, const rack_fleet *fl,
+                        const uint32_t *gpu_slot) {
+  bool same = cu->built &&
+              memcmp(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    bool usable = rack_fleet_rack_usable(fl, r);
+    same = same && cu->built_usable[r] == usable;
+    cu->built_usable[r] = usable;
+  }
+  if (!same)
+    memcpy(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
+  return same;
+}
+
+/* Every usable rack's units anew, group by group (the fleet lays racks
+ * out by group, so each group's units are contiguous), and their spans. */
+static int build_anew(control_units *cu, const rack_fleet *fl,
+                      const uint32_t *gpu_slot) {
+  cu->built = false; /* until the units are whole again */
+  cu->stale = true;  /* the spans' caps are not yet written */
+  cu->n = 0;
+  uint32_t g = 0;
+  cu->group_first[0] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    for (; g < fl->group[r]; g++)
+      cu->group_first[g + 1] = cu->n;
+    if (!rack_fleet_rack_usable(fl, r))
+      continue; /* dark or in emergency: its caps are not the policy's */
+    if (rack_units(cu, fl, gpu_slot, r) != SIM_OK)
+      return SIM_ENOMEM;
+  }
+  for (; g < fl->ngroups; g++)
+    cu->group_first[g + 1] = cu->n;
+  if (make_spans(cu, fl) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->built = true;
+  return SIM_OK;
+}
+
+int control__units_build(control_units *cu, const rack_fleet *fl,
+                         const control_hooks *h) {
+  const uint32_t *gpu_slot = h->gpu_slots(h->ctx);
+  if (same_layout(cu, fl, gpu_slot))
+    refresh_units(cu, fl);
+  else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+    return SIM_ENOMEM;
+  h->slot_units(h->ctx, cu->key, cu->n, cu->u);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The caps                                                            */
+/* ------------------------------------------------------------------ */
+
+static bool same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+void control__units_write_caps(control_units *cu, rack_fleet *fl) {
+  double *w = fl->cap_w;
+  for (size_t s = 0; s < cu->nspans; s++) {
+    double cap = cu->cap[cu->span_unit[s]];
+    if (!cu->stale && same_bits(cap, cu->span_w[s]))
+      continue; /* its GPUs hold it already */
+    cu->span_w[s] = cap;
+    for (uint32_t i = cu->span_first[s], end = i + cu->span_len[s]; i < end;
+         i++)
+      w[i] = cap;
+  }
+  cu->stale = false;
+}

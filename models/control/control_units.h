@@ -1,0 +1,90 @@
+/* control_units.h - the policy's units (control.c's step 4), inside power
+ * control: one per workload slot and rack, one per rack's free GPUs,
+ * built from the fleet and the workloads, and their caps written back.
+ *
+ * They are built once for a layout (the GPUs' slots, the racks'
+ * usability) and then refreshed in place every allocation: a unit whose
+ * GPU type, load, group ceiling and thermal cap are those it was made
+ * from keeps its range and power model, to the bit, and only what the
+ * workloads say of its slot is asked again, for every unit in one call
+ * (control_hooks.slot_units). The caps go back per stretch of GPUs of
+ * one unit, and only where a unit's cap moved since it was written,
+ * unless something else wrote the fleet's caps (control__units_stale). */
+#ifndef MODELS_CONTROL_UNITS_H
+#define MODELS_CONTROL_UNITS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "control.h"
+#include "power.h"
+#include "rack.h"
+
+/* What a unit's range and power model were made from (besides its GPU
+ * type, fixed with its GPU): its GPU's load, its group's ceiling and its
+ * rack's thermal cap, as bits. */
+typedef struct control_unit_in {
+  uint64_t b[5];
+} control_unit_in;
+
+/* The last unit base made and what it was made from: units made one
+ * after another mostly share them (a service's replicas, a job's
+ * stages). */
+typedef struct control_unit_memo {
+  const gpu_spec *g; /* NULL: none */
+  control_unit_in in;
+  power_unit unit;
+} control_unit_memo;
+
+typedef struct control_units {
+  const sim_allocator *alloc;
+  power_unit *u;
+  double *cap;         /* the policy's cap per unit */
+  uint32_t *key;       /* the slot a unit stands for, CONTROL_NO_SLOT: free */
+  uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
+  control_unit_in *in; /* and what its base was made from */
+  size_t n, units_cap;
+  uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
+  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  /* Per slot: its unit in the rack being built, valid where the slot's
+   * stamp is the rack's (each rack's build takes a new stamp). */
+  size_t *slot_unit;
+  uint64_t *slot_stamp, stamp;
+  size_t slots_cap;
+  /* What the units were last built from (the GPUs' slots, the racks'
+   * usability): while those hold, the units are refreshed in place. */
+  uint32_t *built_slot;
+  bool *built_usable, built;
+  control_unit_memo base;
+  /* Stretches of adjacent GPUs of one unit, in fleet order, and the cap
+   * each was last given (write_caps). */
+  uint32_t *span_first, *span_len, *span_unit;
+  double *span_w;
+  size_t nspans, spans_cap;
+  bool stale; /* the fleet's caps were written by another since */
+} control_units;
+
+/* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
+ * control__units_fini frees what was made). */
+int control__units_init(control_units *cu, const rack_fleet *fl,
+                        const sim_allocator *a);
+void control__units_fini(control_units *cu);
+
+/* Every usable rack's units, group by group, with each one's state now
+ * and what its slot's work is worth (h's gpu_slots and slot_units):
+ * built anew when the layout changed, refreshed in place when not.
+ * SIM_OK or SIM_ENOMEM. */
+int control__units_build(control_units *cu, const rack_fleet *fl,
+                         const control_hooks *h);
+
+/* Every usable rack's GPUs at their unit's cap. */
+void control__units_write_caps(control_units *cu, rack_fleet *fl);
+
+/* The fleet's caps were written by another (the static split, every GPU
+ * at its minimum): the next write_caps writes every GPU. */
+static inline void control__units_stale(control_units *cu) {
+  cu->stale = true;
+}
+
+#endif
