@@ -128,7 +128,6 @@ static void note_budgets(control *c) {
 
 int control_split(control *c, sim_error *err) {
   int rc = rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, err);
-  control__units_stale(&c->units); /* the split wrote every GPU's cap */
   if (rc == SIM_OK)
     note_budgets(c);
   return rc;
@@ -139,7 +138,6 @@ int control_split(control *c, sim_error *err) {
  * show the violation. */
 static int set_cap(control *c) {
   int rc = rack_fleet_split(c->fleet, c->hooks.fits, c->hooks.ctx, NULL);
-  control__units_stale(&c->units); /* the split wrote every GPU's cap */
   if (rc == SIM_ENOMEM) /* not a cap too deep: the run cannot go on */
     return rc;
   if (rc != SIM_OK)

@@ -10,7 +10,7 @@
 
 int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a) {
-  *cu = (control_units){.alloc = a, .stale = true};
+  *cu = (control_units){.alloc = a};
   cu->of_gpu = sim_calloc(a, fl->n + 1, sizeof *cu->of_gpu);
   cu->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *cu->group_first);
   cu->built_slot = sim_calloc(a, fl->n + 1, sizeof *cu->built_slot);
@@ -24,11 +24,10 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {cu->u,          cu->cap,         cu->key,
-                    cu->gpu,        cu->rack,        cu->in,
+                    cu->gpu,        cu->rack,
                     cu->of_gpu,     cu->group_first, cu->slot_unit,
                     cu->slot_stamp, cu->built_slot,  cu->built_usable,
-                    cu->span_first, cu->span_len,    cu->span_unit,
-                    cu->span_w};
+                    cu->span_first, cu->span_len,    cu->span_unit};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -62,47 +61,65 @@ static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
                       .phi_min = gpu_phi_min(g)};
 }
 
-/* What a unit of GPU i in rack r is made from now: load, room, thermal
- * cap, as bits (unit_base's inputs, with the GPU's type). */
+/* What a unit of GPU i in rack r is made from now (unit_base's inputs,
+ * with the GPU's type). */
 static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
-  double v[5] = {fl->activity[i], fl->mem[i], fl->busy[i],
-                 fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
-  control_unit_in in;
-  memcpy(in.b, v, sizeof v);
-  return in;
+  return (control_unit_in){fl->activity[i], fl->mem[i], fl->busy[i],
+                           fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
 }
 
+static uint64_t bits(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+/* To the bit, as the units were made before (a NaN like itself). */
 static bool same_in(const control_unit_in *a, const control_unit_in *b) {
-  return ((a->b[0] ^ b->b[0]) | (a->b[1] ^ b->b[1]) | (a->b[2] ^ b->b[2]) |
-          (a->b[3] ^ b->b[3]) | (a->b[4] ^ b->b[4])) == 0;
+  return ((bits(a->sm) ^ bits(b->sm)) | (bits(a->mem) ^ bits(b->mem)) |
+          (bits(a->busy) ^ bits(b->busy)) | (bits(a->room) ^ bits(b->room)) |
+          (bits(a->thermal_w) ^ bits(b->thermal_w))) == 0;
 }
 
-/* Unit u (its GPU and rack set) made from in, its GPU count kept: the
- * base's fields, the free GPUs' worth (the slot's comes after, from the
- * workloads). One like the last made takes its base. */
-static void make_unit(control_units *cu, const rack_fleet *fl, size_t u,
-                      control_unit_in in) {
-  const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
-  control_unit_memo *m = &cu->base;
-  if (m->g != g || !same_in(&m->in, &in)) {
-    double v[5];
-    memcpy(v, in.b, sizeof v);
+/* The base for a unit of GPU type g made from in: the last made when it
+ * was made from the same, to the bit (units made one after another
+ * mostly are: a service's replicas in one state, a job's stages). */
+static const power_unit *base_of(control_unit_memo *m, const gpu_spec *g,
+                                 const control_unit_in *in) {
+  if (m->g != g || !same_in(&m->in, in))
     *m = (control_unit_memo){
-        g, in, unit_base(g, (gpu_load){v[0], v[1], v[2]}, v[3], v[4])};
-  }
-  uint32_t n = cu->u[u].n;
-  cu->u[u] = m->unit;
-  cu->u[u].n = n;
-  cu->in[u] = in;
+        g, *in,
+        unit_base(g, (gpu_load){in->sm, in->mem, in->busy}, in->room,
+                  in->thermal_w)};
+  return &m->unit;
 }
 
-/* Every unit with its state now: only those whose inputs moved are made
- * again (the rest are what making them would give, to the bit). */
+/* Unit u (its GPU and rack set) made from its state now, its GPU count
+ * kept: the base's fields and the free GPUs' worth (a slot's comes
+ * after, from the workloads). */
+static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
+  uint32_t i = cu->gpu[u], n = cu->u[u].n;
+  control_unit_in in = inputs(fl, i, cu->rack[u]);
+  cu->u[u] = *base_of(&cu->base, fl->types[fl->type[i]], &in);
+  cu->u[u].n = n;
+}
+
+/* Every unit with its state now. A unit's GPU type is its GPU's, fixed
+ * while the layout holds, and so are the fields that follow from the
+ * type alone (lo, idle, span, gamma, phi_min) and the free GPUs' worth:
+ * only what the load, the ceiling and the thermal cap move is written
+ * (hi, demand, activity), the same bits a whole make_unit gives. Nearly
+ * every unit's load moves every period in the fluid mode, so there is no
+ * per-unit test of whether it did. */
 static void refresh_units(control_units *cu, const rack_fleet *fl) {
   for (size_t u = 0; u < cu->n; u++) {
-    control_unit_in in = inputs(fl, cu->gpu[u], cu->rack[u]);
-    if (!same_in(&in, &cu->in[u]))
-      make_unit(cu, fl, u, in);
+    uint32_t i = cu->gpu[u];
+    control_unit_in in = inputs(fl, i, cu->rack[u]);
+    const power_unit *b = base_of(&cu->base, fl->types[fl->type[i]], &in);
+    power_unit *p = &cu->u[u];
+    p->hi = b->hi;
+    p->demand = b->demand;
+    p->activity = b->activity;
   }
 }
 
@@ -113,14 +130,13 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
 /* Parallel arrays: one growth each, on copies of the capacity. */
 static int reserve_units(control_units *cu, size_t need) {
   const sim_allocator *a = cu->alloc;
-  size_t c[6] = {cu->units_cap, cu->units_cap, cu->units_cap,
-                 cu->units_cap, cu->units_cap, cu->units_cap};
+  size_t c[5] = {cu->units_cap, cu->units_cap, cu->units_cap,
+                 cu->units_cap, cu->units_cap};
   if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
       sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
       sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
       sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
-      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK ||
-      sim_vec_reserve(a, &cu->in, &c[5], need, sizeof *cu->in) != SIM_OK)
+      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK)
     return SIM_ENOMEM;
   cu->units_cap = c[0];
   return SIM_OK;
@@ -170,7 +186,7 @@ static int new_unit(control_units *cu, const rack_fleet *fl, uint32_t k,
   cu->gpu[*u] = i;
   cu->rack[*u] = r;
   cu->u[*u].n = 0;
-  make_unit(cu, fl, *u, inputs(fl, i, r));
+  make_unit(cu, fl, *u);
   cu->n++;
   if (k != CONTROL_NO_SLOT) {
     cu->slot_unit[k] = *u;
@@ -212,23 +228,19 @@ static int make_spans(control_units *cu, const rack_fleet *fl) {
         cu->span_len[s - 1]++;
         continue;
       }
-      size_t c[4] = {cu->spans_cap, cu->spans_cap, cu->spans_cap,
-                     cu->spans_cap};
+      size_t c[3] = {cu->spans_cap, cu->spans_cap, cu->spans_cap};
       const sim_allocator *a = cu->alloc;
       if (sim_vec_reserve(a, &cu->span_first, &c[0], s + 1,
                           sizeof *cu->span_first) != SIM_OK ||
           sim_vec_reserve(a, &cu->span_len, &c[1], s + 1,
                           sizeof *cu->span_len) != SIM_OK ||
           sim_vec_reserve(a, &cu->span_unit, &c[2], s + 1,
-                          sizeof *cu->span_unit) != SIM_OK ||
-          sim_vec_reserve(a, &cu->span_w, &c[3], s + 1,
-                          sizeof *cu->span_w) != SIM_OK)
+                          sizeof *cu->span_unit) != SIM_OK)
         return SIM_ENOMEM;
       cu->spans_cap = c[0];
       cu->span_first[s] = i;
       cu->span_len[s] = 1;
       cu->span_unit[s] = u;
-      cu->span_w[s] = NAN;
       s++;
     }
   }
@@ -257,7 +269,6 @@ static bool same_layout(control_units *cu, const rack_fleet *fl,
 static int build_anew(control_units *cu, const rack_fleet *fl,
                       const uint32_t *gpu_slot) {
   cu->built = false; /* until the units are whole again */
-  cu->stale = true;  /* the spans' caps are not yet written */
   cu->n = 0;
   uint32_t g = 0;
   cu->group_first[0] = 0;
@@ -292,20 +303,16 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
 /* The caps                                                            */
 /* ------------------------------------------------------------------ */
 
-static bool same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
-
 void control__units_write_caps(control_units *cu, rack_fleet *fl) {
   double *w = fl->cap_w;
   for (size_t s = 0; s < cu->nspans; s++) {
     double cap = cu->cap[cu->span_unit[s]];
-    if (!cu->stale && same_bits(cap, cu->span_w[s]))
-      continue; /* its GPUs hold it already */
-    cu->span_w[s] = cap;
-    for (uint32_t i = cu->span_first[s], end = i + cu->span_len[s]; i < end;
-         i++)
-      w[i] = cap;
+    double *p = w + cu->span_first[s], *end = p + cu->span_len[s];
+    for (; p + 1 < end; p += 2) { /* two a store: spans are short */
+      p[0] = cap;
+      p[1] = cap;
+    }
+    if (p < end)
+      *p = cap;
   }
-  cu->stale = false;
 }

@@ -3,13 +3,12 @@
  * built from the fleet and the workloads, and their caps written back.
  *
  * They are built once for a layout (the GPUs' slots, the racks'
- * usability) and then refreshed in place every allocation: a unit whose
- * GPU type, load, group ceiling and thermal cap are those it was made
- * from keeps its range and power model, to the bit, and only what the
- * workloads say of its slot is asked again, for every unit in one call
- * (control_hooks.slot_units). The caps go back per stretch of GPUs of
- * one unit, and only where a unit's cap moved since it was written,
- * unless something else wrote the fleet's caps (control__units_stale). */
+ * usability) and then refreshed in place every allocation: of a unit's
+ * range and power model only what its load, its group's ceiling and its
+ * rack's thermal cap move is written again (the rest follows from its
+ * GPU type, fixed with the layout), and what the workloads say of its
+ * slot is asked for every unit in one call (control_hooks.slot_units).
+ * The caps go back per stretch of adjacent GPUs of one unit. */
 #ifndef MODELS_CONTROL_UNITS_H
 #define MODELS_CONTROL_UNITS_H
 #include <stdbool.h>
@@ -21,11 +20,11 @@
 #include "power.h"
 #include "rack.h"
 
-/* What a unit's range and power model were made from (besides its GPU
+/* What a unit's range and power model are made from (besides its GPU
  * type, fixed with its GPU): its GPU's load, its group's ceiling and its
- * rack's thermal cap, as bits. */
+ * rack's thermal cap. */
 typedef struct control_unit_in {
-  uint64_t b[5];
+  double sm, mem, busy, room, thermal_w;
 } control_unit_in;
 
 /* The last unit base made and what it was made from: units made one
@@ -43,7 +42,6 @@ typedef struct control_units {
   double *cap;         /* the policy's cap per unit */
   uint32_t *key;       /* the slot a unit stands for, CONTROL_NO_SLOT: free */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
-  control_unit_in *in; /* and what its base was made from */
   size_t n, units_cap;
   uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
   size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
@@ -57,12 +55,9 @@ typedef struct control_units {
   uint32_t *built_slot;
   bool *built_usable, built;
   control_unit_memo base;
-  /* Stretches of adjacent GPUs of one unit, in fleet order, and the cap
-   * each was last given (write_caps). */
+  /* Stretches of adjacent GPUs of one unit, in fleet order. */
   uint32_t *span_first, *span_len, *span_unit;
-  double *span_w;
   size_t nspans, spans_cap;
-  bool stale; /* the fleet's caps were written by another since */
 } control_units;
 
 /* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
@@ -80,11 +75,5 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
 
 /* Every usable rack's GPUs at their unit's cap. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);
-
-/* The fleet's caps were written by another (the static split, every GPU
- * at its minimum): the next write_caps writes every GPU. */
-static inline void control__units_stale(control_units *cu) {
-  cu->stale = true;
-}
 
 #endif
