@@ -81,17 +81,16 @@ static bool same_in(const control_unit_in *a, const control_unit_in *b) {
           (bits(a->thermal_w) ^ bits(b->thermal_w))) == 0;
 }
 
-/* The base for a unit of GPU type g made from in: the last made when it
- * was made from the same, to the bit (units made one after another
- * mostly are: a service's replicas in one state, a job's stages). */
-static const power_unit *base_of(control_unit_memo *m, const gpu_spec *g,
-                                 const control_unit_in *in) {
-  if (m->g != g || !same_in(&m->in, in))
-    *m = (control_unit_memo){
-        g, *in,
-        unit_base(g, (gpu_load){in->sm, in->mem, in->busy}, in->room,
-                  in->thermal_w)};
-  return &m->unit;
+/* The last base made, made again for a unit of GPU type g made from in
+ * (called where it was made from other inputs: units made one after
+ * another mostly share theirs, a service's replicas in one state, a
+ * job's stages). */
+static void remake_base(control_unit_memo *m, const gpu_spec *g,
+                        const control_unit_in *in) {
+  *m = (control_unit_memo){
+      g, *in,
+      unit_base(g, (gpu_load){in->sm, in->mem, in->busy}, in->room,
+                in->thermal_w)};
 }
 
 /* Unit u (its GPU and rack set) made from its state now, its GPU count
@@ -99,8 +98,11 @@ static const power_unit *base_of(control_unit_memo *m, const gpu_spec *g,
  * after, from the workloads). */
 static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   uint32_t i = cu->gpu[u], n = cu->u[u].n;
+  const gpu_spec *g = fl->types[fl->type[i]];
   control_unit_in in = inputs(fl, i, cu->rack[u]);
-  cu->u[u] = *base_of(&cu->base, fl->types[fl->type[i]], &in);
+  if (cu->base.g != g || !same_in(&cu->base.in, &in))
+    remake_base(&cu->base, g, &in);
+  cu->u[u] = cu->base.unit;
   cu->u[u].n = n;
 }
 
@@ -112,14 +114,24 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
  * every unit's load moves every period in the fluid mode, so there is no
  * per-unit test of whether it did. */
 static void refresh_units(control_units *cu, const rack_fleet *fl) {
-  for (size_t u = 0; u < cu->n; u++) {
-    uint32_t i = cu->gpu[u];
-    control_unit_in in = inputs(fl, i, cu->rack[u]);
-    const power_unit *b = base_of(&cu->base, fl->types[fl->type[i]], &in);
-    power_unit *p = &cu->u[u];
-    p->hi = b->hi;
-    p->demand = b->demand;
-    p->activity = b->activity;
+  control_unit_memo *m = &cu->base;
+  /* The arrays in locals: remake_base's call would have them read again
+   * every unit. */
+  const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
+  const double *room = fl->ceiling_w, *thermal = fl->thermal_cap_w;
+  const uint32_t *group = fl->group, *gpu = cu->gpu, *rack = cu->rack;
+  const uint16_t *type = fl->type;
+  const gpu_spec *const *types = fl->types;
+  power_unit *p = cu->u;
+  for (size_t u = 0, n = cu->n; u < n; u++) {
+    uint32_t i = gpu[u], r = rack[u];
+    const gpu_spec *g = types[type[i]];
+    control_unit_in in = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
+    if (m->g != g || !same_in(&m->in, &in))
+      remake_base(m, g, &in);
+    p[u].hi = m->unit.hi;
+    p[u].demand = m->unit.demand;
+    p[u].activity = m->unit.activity;
   }
 }
 
