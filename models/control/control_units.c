@@ -115,23 +115,33 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
  * per-unit test of whether it did. */
 static void refresh_units(control_units *cu, const rack_fleet *fl) {
   control_unit_memo *m = &cu->base;
-  /* The arrays in locals: remake_base's call would have them read again
-   * every unit. */
+  /* The arrays and the last base's key and fields in locals: a store to
+   * a unit might otherwise be the memo's, and remake_base's call any
+   * array's, so each would be read again every unit. */
   const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
   const double *room = fl->ceiling_w, *thermal = fl->thermal_cap_w;
   const uint32_t *group = fl->group, *gpu = cu->gpu, *rack = cu->rack;
   const uint16_t *type = fl->type;
   const gpu_spec *const *types = fl->types;
   power_unit *p = cu->u;
+  const gpu_spec *mg = m->g;
+  control_unit_in key = m->in;
+  double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
   for (size_t u = 0, n = cu->n; u < n; u++) {
     uint32_t i = gpu[u], r = rack[u];
     const gpu_spec *g = types[type[i]];
     control_unit_in in = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
-    if (m->g != g || !same_in(&m->in, &in))
+    if (mg != g || !same_in(&key, &in)) {
       remake_base(m, g, &in);
-    p[u].hi = m->unit.hi;
-    p[u].demand = m->unit.demand;
-    p[u].activity = m->unit.activity;
+      mg = g;
+      key = in;
+      hi = m->unit.hi;
+      demand = m->unit.demand;
+      act = m->unit.activity;
+    }
+    p[u].hi = hi;
+    p[u].demand = demand;
+    p[u].activity = act;
   }
 }
 
@@ -315,16 +325,25 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
 /* The caps                                                            */
 /* ------------------------------------------------------------------ */
 
+static bool same_bits(double a, double b) { return bits(a) == bits(b); }
+
 void control__units_write_caps(control_units *cu, rack_fleet *fl) {
   double *w = fl->cap_w;
-  for (size_t s = 0; s < cu->nspans; s++) {
+  for (size_t s = 0; s < cu->nspans;) {
     double cap = cu->cap[cu->span_unit[s]];
-    double *p = w + cu->span_first[s], *end = p + cu->span_len[s];
-    for (; p + 1 < end; p += 2) { /* two a store: spans are short */
+    uint32_t first = cu->span_first[s], end = first + cu->span_len[s];
+    /* The next spans on, while their units' caps are this one's (units
+     * alike, a service's replicas in one state): one fill for them all. */
+    for (s++; s < cu->nspans && cu->span_first[s] == end &&
+               same_bits(cu->cap[cu->span_unit[s]], cap);
+         s++)
+      end += cu->span_len[s];
+    double *p = w + first, *stop = w + end;
+    for (; p + 1 < stop; p += 2) { /* two a store: spans are short */
       p[0] = cap;
       p[1] = cap;
     }
-    if (p < end)
+    if (p < stop)
       *p = cap;
   }
 }

@@ -3,8 +3,9 @@
  * a rack's thermal cap, a slot's worth, the split again, a tighter cap,
  * slots moved, a rack gone dark, the free GPUs' load), the units a warm
  * control hands the policy and the caps it leaves on every GPU are those
- * of a control made cold on the same state, to the bit; and the
- * workloads are asked their slots' worth once a period, for every unit. */
+ * of a control made cold on the same state, to the bit, and every GPU
+ * of a usable rack has its unit's cap; and the workloads are asked their
+ * slots' worth once a period, for every unit. */
 #include "test_util.h"
 
 #include <math.h>
@@ -192,6 +193,31 @@ static void assert_same_units(const world *warm, const world *cold,
   }
 }
 
+/* Every usable rack's GPUs at their unit's cap: the units of a rack are
+ * one per slot and one for its free GPUs, in the order its GPUs first
+ * name them, rack after rack. */
+static void assert_caps_are_units(const world *w, const char *what) {
+  size_t next = 0;
+  for (uint32_t r = 0; r < NRACKS; r++) {
+    if (w->fl->dark[r])
+      continue;
+    size_t base = next;
+    for (uint32_t i = r * 72; i < (r + 1) * 72; i++) {
+      size_t j = base;
+      while (j < next && w->key[j] != w->slot[i])
+        j++;
+      if (j == next)
+        next++; /* the first of its unit */
+      assert_true(j < w->n);
+      assert_int_equal(w->key[j], w->slot[i]);
+      if (!same_double(w->fl->cap_w[i], w->cap[j]))
+        fail_msg("%s: GPU %u's cap %.17g W, its unit's %.17g W", what, i,
+                 w->fl->cap_w[i], w->cap[j]);
+    }
+  }
+  assert_int_equal(next, w->n);
+}
+
 /* Every step on one warm control against a cold one on the same state. */
 static void warm_units_are_cold_units(void **state) {
   (void)state;
@@ -210,6 +236,7 @@ static void warm_units_are_cold_units(void **state) {
     v.recap = false;
     assert_int_equal(control_period(cold->c, &v, 0), SIM_OK);
     assert_same_units(warm, cold, steps[s].what);
+    assert_caps_are_units(warm, steps[s].what);
     for (uint32_t i = 0; i < NGPUS; i++)
       if (!same_double(warm->fl->cap_w[i], cold->fl->cap_w[i]))
         fail_msg("%s: GPU %u's cap %.17g W warm, %.17g W cold", steps[s].what,
