@@ -24,6 +24,9 @@
 
 #include "control_units.h"
 
+_Static_assert(CONTROL_NO_SLOT == CONTROL_UNITS_FREE,
+               "control_units.c takes the free GPUs' slot for control.h's");
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,7 +254,9 @@ static int split_outside(control *c, size_t g, sim_time now) {
 /* Shares each group's budget among its units by policy. */
 static int split_units(control *c, sim_time now) {
   control_units *cu = &c->units;
-  int rc = control__units_build(cu, c->fleet, &c->hooks);
+  const control_hooks *h = &c->hooks;
+  int rc = control__units_build(cu, c->fleet, h->gpu_slots(h->ctx),
+                                h->slot_units, h->ctx);
   if (rc != SIM_OK)
     return rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */

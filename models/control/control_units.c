@@ -130,8 +130,14 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
   for (size_t u = 0, n = cu->n; u < n; u++) {
     uint32_t i = gpu[u], r = rack[u];
     const gpu_spec *g = types[type[i]];
-    control_unit_in in = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
-    if (mg != g || !same_in(&key, &in)) {
+    /* Made whole only when it differs: its address goes to the call. */
+    double now[5] = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
+    if (mg != g || ((bits(now[0]) ^ bits(key.sm)) |
+                    (bits(now[1]) ^ bits(key.mem)) |
+                    (bits(now[2]) ^ bits(key.busy)) |
+                    (bits(now[3]) ^ bits(key.room)) |
+                    (bits(now[4]) ^ bits(key.thermal_w))) != 0) {
+      control_unit_in in = {now[0], now[1], now[2], now[3], now[4]};
       remake_base(m, g, &in);
       mg = g;
       key = in;
@@ -186,7 +192,7 @@ static int reserve_slot(control_units *cu, uint32_t k) {
 static int find_unit(control_units *cu, uint32_t k, size_t free_unit,
                      size_t *u) {
   *u = SIZE_MAX;
-  if (k == CONTROL_NO_SLOT) {
+  if (k == CONTROL_UNITS_FREE) {
     *u = free_unit;
     return SIM_OK;
   }
@@ -197,7 +203,7 @@ static int find_unit(control_units *cu, uint32_t k, size_t free_unit,
   return SIM_OK;
 }
 
-/* A new unit of slot k (CONTROL_NO_SLOT: the free GPUs) in rack r, made
+/* A new unit of slot k (CONTROL_UNITS_FREE: the free GPUs) in rack r, made
  * from GPU i; its index in *u. */
 static int new_unit(control_units *cu, const rack_fleet *fl, uint32_t k,
                     uint32_t r, uint32_t i, size_t *u) {
@@ -210,7 +216,7 @@ static int new_unit(control_units *cu, const rack_fleet *fl, uint32_t k,
   cu->u[*u].n = 0;
   make_unit(cu, fl, *u);
   cu->n++;
-  if (k != CONTROL_NO_SLOT) {
+  if (k != CONTROL_UNITS_FREE) {
     cu->slot_unit[k] = *u;
     cu->slot_stamp[k] = cu->stamp;
   }
@@ -229,7 +235,7 @@ static int rack_units(control_units *cu, const rack_fleet *fl,
     if (find_unit(cu, k, free_unit, &u) != SIM_OK ||
         (u == SIZE_MAX && new_unit(cu, fl, k, r, i, &u) != SIM_OK))
       return SIM_ENOMEM;
-    if (k == CONTROL_NO_SLOT)
+    if (k == CONTROL_UNITS_FREE)
       free_unit = u;
     cu->u[u].n++;
     cu->of_gpu[i] = (uint32_t)u;
@@ -311,13 +317,13 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
 }
 
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const control_hooks *h) {
-  const uint32_t *gpu_slot = h->gpu_slots(h->ctx);
+                         const uint32_t *gpu_slot, control_units_fn fill,
+                         void *ctx) {
   if (same_layout(cu, fl, gpu_slot))
     refresh_units(cu, fl);
   else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
-  h->slot_units(h->ctx, cu->key, cu->n, cu->u);
+  fill(ctx, cu->key, cu->n, cu->u);
   return SIM_OK;
 }
 

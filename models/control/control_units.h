@@ -16,9 +16,17 @@
 #include <stdint.h>
 
 #include "alloc.h"
-#include "control.h"
 #include "power.h"
 #include "rack.h"
+
+/* A GPU no workload holds: control.h's CONTROL_NO_SLOT (control.c holds
+ * them equal; this header is below control.h). */
+#define CONTROL_UNITS_FREE UINT32_MAX
+
+/* Fills what the work of each of n units is worth (control_hooks'
+ * slot_units). */
+typedef void (*control_units_fn)(void *ctx, const uint32_t *key, size_t n,
+                                 power_unit *u);
 
 /* What a unit's range and power model are made from (besides its GPU
  * type, fixed with its GPU): its GPU's load, its group's ceiling and its
@@ -40,7 +48,7 @@ typedef struct control_units {
   const sim_allocator *alloc;
   power_unit *u;
   double *cap;         /* the policy's cap per unit */
-  uint32_t *key;       /* the slot a unit stands for, CONTROL_NO_SLOT: free */
+  uint32_t *key;       /* the slot a unit stands for, CONTROL_UNITS_FREE */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
   size_t n, units_cap;
   uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
@@ -67,11 +75,12 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu);
 
 /* Every usable rack's units, group by group, with each one's state now
- * and what its slot's work is worth (h's gpu_slots and slot_units):
- * built anew when the layout changed, refreshed in place when not.
- * SIM_OK or SIM_ENOMEM. */
+ * and what its slot's work is worth (fill, with ctx), for the GPUs'
+ * slots gpu_slot: built anew when the layout changed, refreshed in place
+ * when not. SIM_OK or SIM_ENOMEM. */
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const control_hooks *h);
+                         const uint32_t *gpu_slot, control_units_fn fill,
+                         void *ctx);
 
 /* Every usable rack's GPUs at their unit's cap. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);

@@ -218,21 +218,26 @@ static void assert_caps_are_units(const world *w, const char *what) {
   assert_int_equal(next, w->n);
 }
 
+/* A world in step s's state, split for it. */
+static world *world_at(int s) {
+  world *w = world_make();
+  sim_error err = {0};
+  world_state(w, s);
+  if (control_split(w->c, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  return w;
+}
+
 /* Every step on one warm control against a cold one on the same state. */
 static void warm_units_are_cold_units(void **state) {
   (void)state;
-  world *warm = world_make();
-  sim_error err = {0};
-  world_state(warm, 0);
-  assert_int_equal(control_split(warm->c, &err), SIM_OK);
+  world *warm = world_at(0);
   for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
     world_state(warm, s);
     control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
     assert_int_equal(control_period(warm->c, &v, (sim_time)s * 1000000000),
                      SIM_OK);
-    world *cold = world_make();
-    world_state(cold, s);
-    assert_int_equal(control_split(cold->c, &err), SIM_OK);
+    world *cold = world_at(s);
     v.recap = false;
     assert_int_equal(control_period(cold->c, &v, 0), SIM_OK);
     assert_same_units(warm, cold, steps[s].what);
@@ -249,10 +254,7 @@ static void warm_units_are_cold_units(void **state) {
 /* The workloads are asked once a period, of every unit (slot and free). */
 static void slot_worth_asked_once_a_period(void **state) {
   (void)state;
-  world *w = world_make();
-  sim_error err = {0};
-  world_state(w, 0);
-  assert_int_equal(control_split(w->c, &err), SIM_OK);
+  world *w = world_at(0);
   control_view v = {.cap_w = cfg.cap_w};
   for (int s = 0; s < 3; s++) {
     assert_int_equal(control_period(w->c, &v, (sim_time)s * 1000000000),
