@@ -22,17 +22,15 @@
  * books and samples before, and steps power quality after. */
 #include "control.h"
 
-#include "control_units.h"
-
-_Static_assert(CONTROL_NO_SLOT == CONTROL_UNITS_FREE,
-               "control_units.c takes the free GPUs' slot for control.h's");
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "control_units.h"
 #include "gpu.h"
-#include "vec.h"
+
+_Static_assert(CONTROL_NO_SLOT == CONTROL_UNITS_FREE,
+               "control_units.c takes the free GPUs' slot for control.h's");
 
 struct control {
   const power_config *cfg;
