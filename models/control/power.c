@@ -19,11 +19,11 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
  * and s is one, so while s + t stays below B each addition rounds t to
  * the same multiple R q of q (ties to even aside: t half way between two
  * multiples rounds by the parity of s, and is added one at a time). The
- * k additions that stay in the binade then land on s + k R q exactly,
+ * k additions that land at or below B then land on s + k R q exactly,
  * computed at once: one step per binade the sum crosses, not per term.
- * In units of q, with s1 = S1 q after the first addition and t = (R +
- * d) q, the k-th addition from s1 stays below B while S1 + k R < 2^53 - d,
- * i.e. S1 + k R <= 2^53 for d < 0, 2^53 - 1 otherwise. */
+ * (The one that reaches B exactly, from B - R q, adds t = (R + d) q with
+ * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
+ * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53. */
 static double add_up(double s, double t, size_t m) {
   while (m > 0) {
     double s1 = s + t;
@@ -48,8 +48,7 @@ static double add_up(double s, double t, size_t m) {
       continue;
     }
     uint64_t S1 = (uint64_t)(s1 / q), R = (uint64_t)(r / q);
-    uint64_t lim = d < 0 ? UINT64_C(1) << 53 : (UINT64_C(1) << 53) - 1;
-    uint64_t k = (lim - S1) / R; /* R >= 1: s1 != s */
+    uint64_t k = ((UINT64_C(1) << 53) - S1) / R; /* R >= 1: s1 != s */
     if (k > m)
       k = (uint64_t)m;
     s = (double)(S1 + k * R) * q; /* at most 2^53 q = top: exact */
