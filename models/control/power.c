@@ -25,33 +25,35 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
  * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
  * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53. */
 static double add_up(double s, double t, size_t m) {
+  const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
   while (m > 0) {
     double s1 = s + t;
     m--;
     if (m == 0 || s1 == s) /* t rounds away at s: at every later s too */
       return s1;
-    uint64_t b;
+    uint64_t b, b1;
     memcpy(&b, &s, sizeof b);
+    memcpy(&b1, &s1, sizeof b1);
     uint64_t e = b >> 52; /* the biased exponent (s > 0: no sign bit) */
-    if (e <= 52 || e >= 2046) { /* q not normal, or B not finite: step */
+    /* s1 past the binade, or q / 2 not normal, or B not finite: a step */
+    if (b1 >> 52 != e || e <= 53 || e >= 2046) {
       s = s1;
       continue;
     }
-    double top, q;
-    b = (e + 1) << 52;
-    memcpy(&top, &b, sizeof top);
-    b = (e - 52) << 52;
-    memcpy(&q, &b, sizeof q);
-    double r = s1 - s, d = t - r; /* both exact (Sterbenz) below top */
-    if (!(s1 < top) || d == 0.5 * q || d == -0.5 * q) {
+    double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
+    uint64_t h = (e - 53) << 52;
+    memcpy(&half, &h, sizeof half);
+    if (d == half || d == -half) { /* a tie: rounds by the sum's parity */
       s = s1;
       continue;
     }
-    uint64_t S1 = (uint64_t)(s1 / q), R = (uint64_t)(r / q);
-    uint64_t k = ((UINT64_C(1) << 53) - S1) / R; /* R >= 1: s1 != s */
+    /* The significands in units of q: s1's S1, the step R >= 1. */
+    uint64_t S1 = (b1 & (one - 1)) | one, R = S1 - ((b & (one - 1)) | one);
+    uint64_t k = (2 * one - S1) / R;
     if (k > m)
       k = (uint64_t)m;
-    s = (double)(S1 + k * R) * q; /* at most 2^53 q = top: exact */
+    b = (e << 52) + (S1 + k * R - one); /* S1 + k R = 2^53: B, exactly */
+    memcpy(&s, &b, sizeof s);
     m -= (size_t)k;
   }
   return s;
