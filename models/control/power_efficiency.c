@@ -122,12 +122,18 @@ typedef struct level {
   power_runs runs; /* first, len NULL (out of memory): a unit a run */
   size_t *rcls;    /* per run: its class; NULL (out of memory): none */
   size_t *rep;     /* per class: its first unit */
-  double *cap, *ds; /* per class, at the level last tried */
+  double *cap, *ds; /* per class, at level exp(at) (NaN: none yet) */
+  double at;
   double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
   bool *valued;  /* per class: its units' clocks follow the level */
   double *rcap;  /* per run: its cap (the caller's array without runs) */
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
 } level;
+
+/* Whether two doubles are the same bits. */
+static bool same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. */
@@ -147,6 +153,25 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
   return valued(p) ? cap_at(p, clock_of(p, mu), ds) : p->lo;
 }
 
+/* The valued classes' caps and slopes at level exp(log_mu), kept with
+ * the level they are for: a level tried again (total_at's search starts
+ * where grouped_at's ended; the caps are wanted at the answer, which the
+ * search tried) costs no pow. Returns the slope, class by class. */
+static double classes_at(level *l, double log_mu) {
+  if (!same_bits(log_mu, l->at)) {
+    double mu = exp(log_mu);
+    for (size_t k = 0; k < l->nclass; k++)
+      if (l->valued[k])
+        class_at(l, k, mu);
+    l->at = log_mu;
+  }
+  double sl = 0;
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k])
+      sl += l->gpus[k] * l->ds[k];
+  return sl;
+}
+
 /* Power of the valued units at level exp(log_mu), the others at their
  * minimum: falls as the level rises. The sum adds unit by unit in their
  * order, as the answer is defined (a run's at once: the same bits); the
@@ -156,11 +181,7 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
   if (l->rcls != NULL)
-    for (size_t k = 0; k < l->nclass; k++)
-      if (l->valued[k]) {
-        class_at(l, k, mu);
-        sl += l->gpus[k] * l->ds[k];
-      }
+    sl = classes_at(l, log_mu);
   for (size_t r = 0; r < l->runs.n; r++) {
     const power_unit *p = power_run_unit(l->units, &l->runs, r);
     double ds, cap;
@@ -184,15 +205,10 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
  * evaluations on the way (power_split_efficiency_from). */
 static double grouped_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
-  double mu = exp(log_mu), sum = 0, sl = 0;
-  for (size_t k = 0; k < l->nclass; k++) {
-    if (l->valued[k]) {
-      class_at(l, k, mu);
-      sl += l->gpus[k] * l->ds[k];
-    }
+  double sum = 0;
+  *slope = classes_at(l, log_mu);
+  for (size_t k = 0; k < l->nclass; k++)
     sum += l->gpus[k] * l->cap[k];
-  }
-  *slope = sl;
   return sum;
 }
 
@@ -242,11 +258,6 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->valued = w->b;
   return true;
-}
-
-/* Whether two doubles are the same bits. */
-static bool same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* Whether unit u belongs to class k: valued or not as it is, its range
@@ -407,17 +418,15 @@ static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
  * for bit), or cap_at itself without classes. */
 static void caps_at(level *l, double log_mu) {
-  double ds, mu = exp(log_mu);
   if (l->rcls == NULL) {
+    double ds, mu = exp(log_mu);
     for (size_t u = 0; u < l->n; u++)
       l->rcap[u] = unit_at(&l->units[u], mu, &ds);
     return;
   }
   /* The classes' caps as total_at makes them, without its sum (the
    * search has its answer: the sum is not wanted). */
-  for (size_t k = 0; k < l->nclass; k++)
-    if (l->valued[k])
-      class_at(l, k, mu);
+  classes_at(l, log_mu);
   for (size_t r = 0; r < l->runs.n; r++)
     l->rcap[r] = l->cap[l->rcls[r]];
 }
@@ -444,7 +453,7 @@ void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
                                  power_memo *memo) {
-  level l = {.units = units, .n = n};
+  level l = {.units = units, .n = n, .at = NAN};
   level_init(&l, memo, cap);
   double x = memo->level;
   if (l.rcls != NULL) /* near total_at's answer, cheaply; its answer below */
