@@ -318,6 +318,30 @@ static bool same_unit(const power_unit *a, const power_unit *b) {
   return x == 0 && a->n == b->n;
 }
 
+/* Units a block at a time: what memcmp compares in one call. */
+#define ALIKE_BLOCK 32
+
+/* How many units from u on (0 < u <= n) are each alike the one before:
+ * byte for byte a block at a time (memcmp, in bulk: a run's units are
+ * copies of one, padding and all), unit by unit by same_unit in a block
+ * that differs (where a run ends, or units alike but for bytes the
+ * policy does not read). */
+static size_t alike_from(const power_unit *units, size_t u, size_t n) {
+  size_t c = u;
+  while (c < n) {
+    size_t end = n - c < ALIKE_BLOCK ? n : c + ALIKE_BLOCK;
+    if (end - c == ALIKE_BLOCK &&
+        memcmp(&units[c], &units[c - 1], ALIKE_BLOCK * sizeof *units) == 0) {
+      c = end;
+      continue;
+    }
+    for (; c < end; c++)
+      if (!same_unit(&units[c], &units[c - 1]))
+        return c - u;
+  }
+  return c - u;
+}
+
 /* Fills the level's runs and classes; without memory, a unit a run and
  * no classes (l->rcls NULL), the caps worked out in cap itself. */
 static void level_init(level *l, power_memo *memo, double *cap) {
@@ -332,14 +356,10 @@ static void level_init(level *l, power_memo *memo, double *cap) {
   }
   size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
   l->nclass = 0;
-  for (size_t u = 0; u < l->n; u++) {
-    if (u > 0 && same_unit(&l->units[u], &l->units[u - 1])) {
-      len[nrun - 1]++;
-      continue;
-    }
+  for (size_t u = 0; u < l->n; u += len[nrun++]) {
     first[nrun] = u;
-    len[nrun] = 1;
-    l->rcls[nrun++] = class_of(l, memo->work, u);
+    len[nrun] = 1 + alike_from(l->units, u + 1, l->n);
+    l->rcls[nrun] = class_of(l, memo->work, u);
   }
   l->runs.n = nrun;
   for (size_t r = 0; r < nrun; r++) /* whole numbers: exact in any order */

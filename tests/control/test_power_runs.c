@@ -105,7 +105,9 @@ static void repeat_is_the_loop(void **state) {
 /* Runs of 1 to maxlen units, each run a unit of classed_fleet's kind
  * (distinct ones now and then the same as the run before but for one
  * field, by a bit: two runs the policy must keep apart); every unit
- * copied into u with its run's bits. Returns the units (at most cap). */
+ * copied into u with its run's bits, now and then with another priority
+ * (bytes the efficiency policy does not read). Returns the units (at
+ * most cap). */
 static size_t fleet_in_runs(uint64_t *seed, power_unit *u, size_t cap,
                             size_t maxlen, size_t *nrun, size_t *first,
                             size_t *len) {
@@ -126,8 +128,12 @@ static size_t fleet_in_runs(uint64_t *seed, power_unit *u, size_t cap,
       m = cap - n;
     first[*nrun] = n;
     len[(*nrun)++] = m;
-    for (size_t i = 0; i < m; i++)
-      u[n++] = p;
+    for (size_t i = 0; i < m; i++) {
+      u[n] = p;
+      if (uniform(seed) < 0.02) /* a field the policies but priority skip */
+        u[n].priority = 1 + (int64_t)(uniform(seed) * 9);
+      n++;
+    }
   }
   return n;
 }
