@@ -188,9 +188,14 @@ static inline size_t power_run_len(const power_runs *runs, size_t r) {
   return runs->len != NULL ? runs->len[r] : 1;
 }
 
-/* s plus m terms t one at a time: power_add_repeat, inline for one. */
+/* s plus m terms t one at a time: power_add_repeat, or the loop itself
+ * for a short run (cheaper than a binade's step). */
 static inline double power_add_n(double s, double t, size_t m) {
-  return m == 1 ? s + t : power_add_repeat(s, t, m);
+  if (m > 8)
+    return power_add_repeat(s, t, m);
+  for (size_t i = 0; i < m; i++)
+    s += t;
+  return s;
 }
 
 /* power_fill_from over runs: weight[r], top[r] and cap[r] per run; its
