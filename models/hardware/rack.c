@@ -280,18 +280,6 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* A server's sums GPU by GPU (rack__system_rack): each at its own GPUs'
- * power and activity (caps and jobs may differ between servers). */
-static void gpu_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
-                     double *gpu, double *act, uint32_t *cursor) {
-  (void)r;
-  (void)cursor;
-  for (uint32_t j = i; j < i + per; j++) {
-    *gpu += f->power_w[j];
-    *act += rack__load_share(f, j);
-  }
-}
-
 /* One rack's GPUs: P = min(P(1, L), cap, thermal cap), but never below
  * what the lowest clock draws, P(phi_min, L) (gpu.h). No pow(): the clock
  * itself is only needed for speed and telemetry (rack_gpu_phi). A rack
@@ -326,7 +314,7 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
   if (f->groups[f->group[r]].system != NULL)
-    rack__system_rack(f, r, gpu_sums);
+    rack__system_rack(f, r);
   else
     rack__plain_rack(f, r);
 }
