@@ -104,11 +104,9 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 static double hottest_junction(const factory *f, uint32_t r) {
   const rack_fleet *fl = f->fleet;
-  const double *power = rack_fleet_gpu_power(f->fleet);
-  double r_th = fl->groups[fl->group[r]].r_th, p = 0;
-  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-    p = fmax(p, power[i]);
-  return cool_junction_c(factory__rack_loop_c(f, r), p, r_th);
+  double r_th = fl->groups[fl->group[r]].r_th;
+  return cool_junction_c(factory__rack_loop_c(f, r),
+                         rack_fleet_rack_max_power_w(fl, r), r_th);
 }
 
 /* The mean clock share of rack r's GPUs. GPUs of a rack often share cap

@@ -224,6 +224,12 @@ uint32_t rack_fleet_first_unlike(const rack_fleet *f);
  * GPUs). Not thread-safe; logically const. */
 const double *rack_fleet_gpu_power(rack_fleet *f);
 
+/* The most any GPU of rack r draws now, W: fmax from 0 over its GPUs'
+ * powers (rack_fleet_gpu_power), taken over its runs' while the GPUs' are
+ * behind them (a run's GPUs draw its power, so it is the same number),
+ * without filling the fleet's GPUs. */
+double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r);
+
 /* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
 

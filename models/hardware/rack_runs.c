@@ -6,6 +6,7 @@
  * to its rack's sum, where the GPU-by-GPU loop added p k times, which
  * rounds differently (a relative 1e-16 or so a sum; test_rack holds the
  * two within 1e-13). Each GPU's own power is the same bits either way. */
+#include <math.h>
 #include <string.h>
 
 #include "rack_internal.h"
@@ -102,6 +103,17 @@ const double *rack_fleet_gpu_power(rack_fleet *f) {
       f->power_w[j] = f->run_power_w[q];
   f->power_unfilled = false;
   return f->power_w;
+}
+
+double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
+  double p = 0;
+  if (f->power_unfilled) /* the runs' powers are the truth */
+    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+      p = fmax(p, f->run_power_w[q]);
+  else
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      p = fmax(p, f->power_w[i]);
+  return p;
 }
 
 void rack_fleet_gpu_loads(rack_fleet *f) {

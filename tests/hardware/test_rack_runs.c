@@ -118,8 +118,23 @@ static void assert_loads(const rack_fleet *f, const rack_fleet *ref) {
   assert_memory_equal(f->busy, ref->busy, n);
 }
 
+/* Rack r's hottest GPU, GPU by GPU. */
+static double max_over_gpus(const rack_fleet *f, const double *power,
+                            uint32_t r) {
+  double p = 0;
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    p = fmax(p, power[i]);
+  return p;
+}
+
 static void compare(const rack_fleet *ref, rack_fleet *f) {
   assert_true(f->power_unfilled); /* the update wrote runs, not GPUs */
+  for (uint32_t r = 0; r < f->nracks; r++) { /* over runs, then GPUs */
+    double runs = rack_fleet_rack_max_power_w(f, r);
+    double gpus = max_over_gpus(ref, ref->power_w, r); /* no units */
+    assert_memory_equal(&runs, &gpus, sizeof runs);
+  }
+  assert_true(f->power_unfilled); /* asking did not fill the GPUs */
   assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                       f->n * sizeof(double));
   for (uint32_t r = 0; r < f->nracks; r++) {
@@ -129,6 +144,9 @@ static void compare(const rack_fleet *ref, rack_fleet *f) {
     assert_close(f->fan_w[r], ref->fan_w[r], 1e-13, 0);
     assert_close(f->activity_mean[r], ref->activity_mean[r], 1e-13, 1e-300);
     assert_int_equal(f->throttled[r], ref->throttled[r]);
+    double filled = rack_fleet_rack_max_power_w(f, r);
+    double ref_max = rack_fleet_rack_max_power_w(ref, r);
+    assert_memory_equal(&filled, &ref_max, sizeof filled);
   }
   assert_true(rack_fleet_runs_alike(f));
 }
