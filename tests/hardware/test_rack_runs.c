@@ -127,7 +127,27 @@ static double max_over_gpus(const rack_fleet *f, const double *power,
   return p;
 }
 
+/* Rack r's clocks summed GPU by GPU as the samples did (a GPU equal to
+ * the one before taking its clock), on a fleet whose GPUs are filled. */
+static double phi_over_gpus(const rack_fleet *f, uint32_t r) {
+  double sum = 0, phi = 0, last_cap = NAN;
+  gpu_load last = {NAN, NAN, NAN};
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+    if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
+      phi = rack_gpu_phi(f, i);
+      last_cap = f->cap_w[i];
+      last = rack_gpu_load(f, i);
+    }
+    sum += phi;
+  }
+  return sum;
+}
+
 static void compare(const rack_fleet *ref, rack_fleet *f) {
+  for (uint32_t r = 0; r < f->nracks; r++) { /* run by run, loads behind */
+    double runs = rack_fleet_rack_phi_sum(f, r), gpus = phi_over_gpus(ref, r);
+    assert_memory_equal(&runs, &gpus, sizeof runs);
+  }
   assert_true(f->power_unfilled); /* the update wrote runs, not GPUs */
   for (uint32_t r = 0; r < f->nracks; r++) { /* over runs, then GPUs */
     double runs = rack_fleet_rack_max_power_w(f, r);
