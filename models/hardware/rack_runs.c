@@ -116,23 +116,6 @@ double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
   return p;
 }
 
-double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
-  double sum = 0, phi = 0, last_cap = NAN;
-  gpu_load last = {NAN, NAN, NAN};
-  bool runs = rack_fleet_runs_fresh(f);
-  for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
-    n = runs ? f->run_len[f->gpu_run[i]] : 1;
-    if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
-      phi = rack_gpu_phi(f, i);
-      last_cap = f->cap_w[i];
-      last = rack_gpu_load(f, i);
-    }
-    for (uint32_t k = 0; k < n; k++)
-      sum += phi;
-  }
-  return sum;
-}
-
 void rack_fleet_gpu_loads(rack_fleet *f) {
   for (uint32_t q = 0; f->loads_unfilled && q < f->nruns; q++) {
     uint32_t i = f->run_first[q];
