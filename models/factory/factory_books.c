@@ -104,34 +104,14 @@ static const tel_column rack_columns[R_NCOLS] = {
 
 static double hottest_junction(const factory *f, uint32_t r) {
   const rack_fleet *fl = f->fleet;
-  const double *power = rack_fleet_gpu_power(f->fleet);
-  double r_th = fl->groups[fl->group[r]].r_th, p = 0;
-  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-    p = fmax(p, power[i]);
-  return cool_junction_c(factory__rack_loop_c(f, r), p, r_th);
-}
-
-/* The mean clock share of rack r's GPUs. GPUs of a rack often share cap
- * and activity, so a GPU like the one before reuses its clock instead of
- * solving again. */
-static double rack_mean_phi(const rack_fleet *fl, uint32_t r) {
-  double sum = 0, phi = 0, last_cap = NAN;
-  gpu_load last = {NAN, NAN, NAN};
-  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-    if (fl->cap_w[i] != last_cap || !rack_load_is(fl, i, last)) {
-      phi = rack_gpu_phi(fl, i);
-      last_cap = fl->cap_w[i];
-      last = rack_gpu_load(fl, i);
-    }
-    sum += phi;
-  }
-  return sum / fl->count[r];
+  double r_th = fl->groups[fl->group[r]].r_th;
+  return cool_junction_c(factory__rack_loop_c(f, r),
+                         rack_fleet_rack_max_power_w(fl, r), r_th);
 }
 
 static void rack_row(factory *f, double dt) {
   const rack_fleet *fl = f->fleet;
   uint32_t n = fl->nracks;
-  rack_fleet_gpu_loads(f->fleet); /* rack_mean_phi reads every GPU */
   for (uint32_t r = 0; r < n; r++) {
     double cap = 0;
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
@@ -141,7 +121,7 @@ static void rack_row(factory *f, double dt) {
     f->row[R_LIMIT * n + r] = fl->limit_w[r];
     f->row[R_CAP * n + r] = cap / fl->count[r];
     f->row[R_ACTIVITY * n + r] = f->iv.rack_activity_s[r] / dt;
-    f->row[R_CLOCK * n + r] = rack_mean_phi(fl, r);
+    f->row[R_CLOCK * n + r] = rack_fleet_rack_phi_sum(fl, r) / fl->count[r];
     f->row[R_JUNCTION * n + r] = hottest_junction(f, r);
     f->row[R_THROTTLED * n + r] = (double)fl->throttled[r] / fl->count[r];
   }

@@ -280,18 +280,6 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   return f;
 }
 
-/* A server's sums GPU by GPU (rack__system_rack): each at its own GPUs'
- * power and activity (caps and jobs may differ between servers). */
-static void gpu_sums(const rack_fleet *f, uint32_t r, uint32_t i, uint32_t per,
-                     double *gpu, double *act, uint32_t *cursor) {
-  (void)r;
-  (void)cursor;
-  for (uint32_t j = i; j < i + per; j++) {
-    *gpu += f->power_w[j];
-    *act += rack__load_share(f, j);
-  }
-}
-
 /* One rack's GPUs: P = min(P(1, L), cap, thermal cap), but never below
  * what the lowest clock draws, P(phi_min, L) (gpu.h). No pow(): the clock
  * itself is only needed for speed and telemetry (rack_gpu_phi). A rack
@@ -326,7 +314,7 @@ static void update_rack(rack_fleet *f, uint32_t r) {
   f->activity_mean[r] = mean;
   f->gpu_power_w[r] = gsum;
   if (f->groups[f->group[r]].system != NULL)
-    rack__system_rack(f, r, gpu_sums);
+    rack__system_rack(f, r);
   else
     rack__plain_rack(f, r);
 }
@@ -472,6 +460,23 @@ double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
                          gpu_load_clock_under_cap(f->types[type], cap, l),
                          type};
   return m->phi;
+}
+
+double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
+  double sum = 0, phi = 0, last_cap = NAN;
+  gpu_load last = {NAN, NAN, NAN};
+  bool runs = rack_fleet_runs_fresh(f);
+  for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
+    n = runs ? f->run_len[f->gpu_run[i]] : 1;
+    if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
+      phi = rack_gpu_phi(f, i);
+      last_cap = f->cap_w[i];
+      last = rack_gpu_load(f, i);
+    }
+    for (uint32_t k = 0; k < n; k++)
+      sum += phi;
+  }
+  return sum;
 }
 
 double rack__phi_remember(const rack_fleet *f, uint32_t i,

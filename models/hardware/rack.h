@@ -224,6 +224,19 @@ uint32_t rack_fleet_first_unlike(const rack_fleet *f);
  * GPUs). Not thread-safe; logically const. */
 const double *rack_fleet_gpu_power(rack_fleet *f);
 
+/* The most any GPU of rack r draws now, W: fmax from 0 over its GPUs'
+ * powers (rack_fleet_gpu_power), taken over its runs' while the GPUs' are
+ * behind them (a run's GPUs draw its power, so it is the same number),
+ * without filling the fleet's GPUs. */
+double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r);
+
+/* The sum of rack r's GPUs' clocks (rack_gpu_phi), GPU by GPU in order,
+ * a GPU whose cap and load equal (==) the GPU's before taking its clock:
+ * what the samples' mean clock adds. With the runs fresh it goes run by
+ * run, a run's clock added once for each of its GPUs (the same terms in
+ * the same order), and reads only the runs' first GPUs. */
+double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r);
+
 /* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
 

@@ -28,16 +28,22 @@ static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
  * GPU power and activity mean. */
 void rack__plain_rack(rack_fleet *f, uint32_t r);
 
-/* A server's sums: its GPUs' power and load shares, for GPUs i .. i +
- * per of rack r (cursor: the sums' own place, kept from server to server;
- * it starts at the rack's first run). */
-typedef void (*rack__server_sums)(const rack_fleet *f, uint32_t r, uint32_t i,
-                                  uint32_t per, double *gpu, double *act,
-                                  uint32_t *cursor);
+/* A system rack's servers' power, added server by server in their
+ * order: at the inlet, the supplies' losses, the fans. */
+typedef struct rack__servers {
+  double wall, loss, fan;
+} rack__servers;
 
-/* rack_power.c: a rack of servers, each from its sums through its
- * supplies: the rack's inlet power, losses and fans. */
-void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums);
+/* rack_power.c: one server of rack r whose GPUs draw gpu W in all at
+ * load shares summing to act (rack__load_share), added to *sv; and the
+ * sums written as the rack's inlet power, losses and fans. */
+void rack__server_add(const rack_fleet *f, uint32_t r, double gpu, double act,
+                      rack__servers *sv);
+void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv);
+
+/* rack_power.c: a system rack GPU by GPU (the per-GPU update, rack.c):
+ * each server from its GPUs' powers and load shares. */
+void rack__system_rack(rack_fleet *f, uint32_t r);
 
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
  * rack r's GPUs updated run by run; the runs' arrays freed. */

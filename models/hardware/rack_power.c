@@ -35,23 +35,39 @@ double rack_efficiency(const rack_group_spec *g, double load) {
   return sys_curve_at(g->conv, g->nconv, load);
 }
 
-void rack__system_rack(rack_fleet *f, uint32_t r, rack__server_sums sums) {
+void rack__server_add(const rack_fleet *f, uint32_t r, double gpu, double act,
+                      rack__servers *sv) {
   const rack_group_spec *g = &f->groups[f->group[r]];
-  uint32_t per = (uint32_t)g->system->gpus, first = f->first[r];
-  uint32_t cursor = f->rack_run != NULL ? f->rack_run[r] : 0;
-  double ns = f->count[r] / per, wall = 0, loss = 0, fan = 0;
+  uint32_t per = (uint32_t)g->system->gpus;
+  double ns = f->count[r] / per;
   double span = f->other_max_w[r] - f->other_idle_w[r];
+  act /= per;
+  sys_power p =
+      rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
+  sv->wall += p.wall_w;
+  sv->loss += p.psu_loss_w;
+  sv->fan += p.fan_w;
+}
+
+void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv) {
+  f->rack_power_w[r] = sv->wall;
+  f->loss_w[r] = sv->loss;
+  f->fan_w[r] = sv->fan;
+}
+
+/* Each server GPU by GPU: its GPUs' power and load shares (caps and jobs
+ * may differ between servers). */
+void rack__system_rack(rack_fleet *f, uint32_t r) {
+  uint32_t per = (uint32_t)f->groups[f->group[r]].system->gpus;
+  uint32_t first = f->first[r];
+  rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < first + f->count[r]; i += per) {
     double gpu = 0, act = 0;
-    sums(f, r, i, per, &gpu, &act, &cursor);
-    act /= per;
-    sys_power p =
-        rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-    wall += p.wall_w;
-    loss += p.psu_loss_w;
-    fan += p.fan_w;
+    for (uint32_t j = i; j < i + per; j++) {
+      gpu += f->power_w[j];
+      act += rack__load_share(f, j);
+    }
+    rack__server_add(f, r, gpu, act, &sv);
   }
-  f->rack_power_w[r] = wall;
-  f->loss_w[r] = loss;
-  f->fan_w[r] = fan;
+  rack__servers_done(f, r, &sv);
 }

@@ -231,8 +231,12 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
   sys_spec *s = obj;
   s->parts_idle_w = s->parts_max_w = 0;
   for (size_t i = 0; i < s->nparts; i++) {
-    s->parts_idle_w += (double)s->parts[i].count * s->parts[i].idle_w;
-    s->parts_max_w += (double)s->parts[i].count * s->parts[i].max_w;
+    sys_part *p = &s->parts[i];
+    p->units = (double)p->count;
+    p->span_w = p->max_w - p->idle_w;
+    p->follows_gpus = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH;
+    s->parts_idle_w += p->units * p->idle_w;
+    s->parts_max_w += p->units * p->max_w;
   }
   return check_curve(s, loc, err);
 }
@@ -309,11 +313,9 @@ static double clamp(double x, double lo, double hi) {
 
 double sys_parts_w(const sys_spec *s, double activity, double host_load) {
   double a = clamp(activity, 0, 1), u = clamp(host_load, 0, 1), sum = 0;
-  for (size_t i = 0; i < s->nparts; i++) {
-    const sys_part *p = &s->parts[i];
-    double x = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH ? a : u;
-    sum += (double)p->count * (p->idle_w + (p->max_w - p->idle_w) * x);
-  }
+  /* count (idle + (max - idle) x), from what the load made of them */
+  for (const sys_part *p = s->parts; p < s->parts + s->nparts; p++)
+    sum += p->units * (p->idle_w + p->span_w * (p->follows_gpus ? a : u));
   return sum;
 }
 

@@ -33,6 +33,7 @@
 #ifndef MODELS_SYSTEM_H
 #define MODELS_SYSTEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,11 @@ typedef struct sys_part {
   char *model;
   int64_t count;
   double idle_w, max_w; /* per unit */
+  /* Made at load, for sys_parts_w (every server every period): count as
+   * a double, max_w - idle_w, and whether it follows the GPUs' activity
+   * (nic, nvswitch) rather than the host load. */
+  double units, span_w;
+  bool follows_gpus;
 } sys_part;
 
 typedef struct sys_fans {

@@ -118,8 +118,43 @@ static void assert_loads(const rack_fleet *f, const rack_fleet *ref) {
   assert_memory_equal(f->busy, ref->busy, n);
 }
 
+/* Rack r's hottest GPU, GPU by GPU. */
+static double max_over_gpus(const rack_fleet *f, const double *power,
+                            uint32_t r) {
+  double p = 0;
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    p = fmax(p, power[i]);
+  return p;
+}
+
+/* Rack r's clocks summed GPU by GPU as the samples did (a GPU equal to
+ * the one before taking its clock), on a fleet whose GPUs are filled. */
+static double phi_over_gpus(const rack_fleet *f, uint32_t r) {
+  double sum = 0, phi = 0, last_cap = NAN;
+  gpu_load last = {NAN, NAN, NAN};
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+    if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
+      phi = rack_gpu_phi(f, i);
+      last_cap = f->cap_w[i];
+      last = rack_gpu_load(f, i);
+    }
+    sum += phi;
+  }
+  return sum;
+}
+
 static void compare(const rack_fleet *ref, rack_fleet *f) {
+  for (uint32_t r = 0; r < f->nracks; r++) { /* run by run, loads behind */
+    double runs = rack_fleet_rack_phi_sum(f, r), gpus = phi_over_gpus(ref, r);
+    assert_memory_equal(&runs, &gpus, sizeof runs);
+  }
   assert_true(f->power_unfilled); /* the update wrote runs, not GPUs */
+  for (uint32_t r = 0; r < f->nracks; r++) { /* over runs, then GPUs */
+    double runs = rack_fleet_rack_max_power_w(f, r);
+    double gpus = max_over_gpus(ref, ref->power_w, r); /* no units */
+    assert_memory_equal(&runs, &gpus, sizeof runs);
+  }
+  assert_true(f->power_unfilled); /* asking did not fill the GPUs */
   assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                       f->n * sizeof(double));
   for (uint32_t r = 0; r < f->nracks; r++) {
@@ -129,6 +164,9 @@ static void compare(const rack_fleet *ref, rack_fleet *f) {
     assert_close(f->fan_w[r], ref->fan_w[r], 1e-13, 0);
     assert_close(f->activity_mean[r], ref->activity_mean[r], 1e-13, 1e-300);
     assert_int_equal(f->throttled[r], ref->throttled[r]);
+    double filled = rack_fleet_rack_max_power_w(f, r);
+    double ref_max = rack_fleet_rack_max_power_w(ref, r);
+    assert_memory_equal(&filled, &ref_max, sizeof filled);
   }
   assert_true(rack_fleet_runs_alike(f));
 }
@@ -206,6 +244,149 @@ static void loads_by_runs_are_the_per_gpu_loads(void **state) {
         rack_fleet_gpu_loads(f);
         assert_false(f->loads_unfilled);
         assert_loads(f, ref);
+      }
+    }
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Runs alike, as the fluid mode has them: a rack's slots side by side at
+ * one load and cap, the update taking a run like the one before from
+ * its memo. A row's odd slots differ from the rest in one input only. */
+typedef struct alike_case {
+  const char *name;
+  int field;    /* what the odd slots change: 0 nothing, 1 the cap, 2 sm,
+                   3 mem, 4 busy */
+  bool zero;    /* the field 0 in the rack and -0 in the odd slots (else
+                   one double up) */
+  bool system;  /* DGX-H100 servers of 8, else plain racks */
+  bool thermal; /* a thermal cap between the rack's caps */
+} alike_case;
+
+static const alike_case alike_cases[] = {
+    {"all alike, plain racks", 0, false, false, false},
+    {"all alike, servers of 8", 0, false, true, false},
+    {"a cap one double up", 1, false, true, false},
+    {"sm one double up", 2, false, true, false},
+    {"mem one double up", 3, false, false, false},
+    {"busy one double up", 4, false, true, false},
+    {"sm 0 and -0", 2, true, true, false},
+    {"mem 0 and -0", 3, true, true, false},
+    {"busy 0 and -0", 4, true, false, false},
+    {"a thermal cap holding some", 1, false, true, true},
+};
+
+/* One of a load's and a cap's doubles: the field's. */
+static double *field_of(gpu_load *l, double *cap, int field) {
+  double *at[] = {cap, cap, &l->sm, &l->mem, &l->busy};
+  return at[field];
+}
+
+/* Each rack one load and cap (the row's field 0 in it when zero); the odd
+ * slots (about one in three) that field changed. */
+static void write_alike(rack_fleet *f, const uint32_t *key,
+                        const alike_case *c, unsigned *seed) {
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    gpu_load base = {uniform(seed), uniform(seed), uniform(seed)};
+    double base_cap = 300 + 600 * uniform(seed), odd_cap = base_cap;
+    if (c->zero)
+      *field_of(&base, &base_cap, c->field) = 0;
+    gpu_load odd = base;
+    double *x = field_of(&odd, &odd_cap, c->field);
+    *x = c->field == 0 ? *x : c->zero ? -0.0 : nextafter(*x, INFINITY);
+    bool is_odd = false;
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+      if (i == f->first[r] || key[i] != key[i - 1])
+        is_odd = uniform(seed) < 0.35;
+      rack_set_load(f, i, is_odd ? odd : base);
+      f->cap_w[i] = is_odd ? odd_cap : base_cap;
+    }
+    f->thermal_cap_w[r] = c->thermal ? base_cap - 0.5 : INFINITY;
+  }
+}
+
+/* What rack r's sums must be, to the bit: the two-pass run-by-run update
+ * (main before the one pass). Run q's power is its first GPU's under the
+ * per-GPU update (ref); the rack adds k p and k min(1, share) run by
+ * run, each server k p and k min(1, load share) over its runs, then its
+ * supplies (sys_server_power); a plain rack its conversion curve. */
+typedef struct rack_want {
+  double gpu, mean, rack, loss, fan;
+  uint32_t held;
+} rack_want;
+
+static rack_want want_of(const rack_fleet *f, const rack_fleet *ref,
+                         uint32_t r) {
+  const rack_group_spec *g = &f->groups[f->group[r]];
+  uint16_t t = f->type[f->first[r]];
+  uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
+  double tcap = f->thermal_cap_w[r], asum = 0;
+  rack_want w = {0, 0, 0, 0, 0, 0};
+  for (uint32_t s = f->first[r]; s < f->first[r] + f->count[r]; s += per) {
+    double gpu = 0, act = 0;
+    for (uint32_t q = f->gpu_run[s]; q <= f->gpu_run[s + per - 1]; q++) {
+      uint32_t i = f->run_first[q], k = f->run_len[q];
+      double p = ref->power_w[i], m = f->t_mem[t] * f->mem[i];
+      double full = f->t_idle[t] + m + (f->t_busy[t] * f->busy[i] +
+                                        f->t_sm[t] * f->activity[i]);
+      double share = (full - f->t_idle[t]) * (1 / f->t_span[t]);
+      double load = (f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
+                     f->t_sm[t] * f->activity[i]) / f->t_span[t];
+      w.held += tcap < f->cap_w[i] && full > tcap ? k : 0;
+      w.gpu += k * p;
+      asum += k * (share < 1 ? share : 1);
+      gpu += k * p;
+      act += k * (load < 1 ? load : 1);
+    }
+    if (g->system == NULL)
+      continue;
+    act /= per;
+    sys_power sp = sys_server_power(g->system, g->gpu, gpu, act,
+                                    g->host_load * act);
+    w.rack += sp.wall_w;
+    w.loss += sp.psu_loss_w;
+    w.fan += sp.fan_w;
+  }
+  w.mean = asum / f->count[r];
+  if (g->system == NULL) {
+    double dc = w.gpu + f->other_idle_w[r] +
+                (f->other_max_w[r] - f->other_idle_w[r]) * w.mean;
+    double eta = rack_efficiency(g, dc / f->limit_w[r]);
+    w.loss = dc / eta - dc;
+    w.rack = dc + w.loss;
+  }
+  return w;
+}
+
+/* The one pass over alike runs (the memo hit, and missed by a double
+ * or a zero's sign) is the two-pass update to the bit: every run's
+ * power, every rack's sums. */
+static void alike_runs_are_the_run_sums(void **state) {
+  const alike_case *c = *state;
+  runs_case rc = {c->name, c->system, false, false, false, 8};
+  rack_fleet *ref = make(&rc), *f = make(&rc);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 2024;
+  for (int layout = 0; layout < 8; layout++) {
+    new_layout(f, key, 1 + layout % 2 * 7, &seed);
+    for (int round = 0; round < 6; round++) {
+      write_alike(f, key, c, &seed);
+      copy_state(ref, f);
+      rack_fleet_update(ref, NULL);
+      rack_fleet_update(f, NULL);
+      assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
+                          f->n * sizeof(double));
+      for (uint32_t r = 0; r < f->nracks; r++) {
+        rack_want w = want_of(f, ref, r);
+        assert_memory_equal(&f->gpu_power_w[r], &w.gpu, sizeof w.gpu);
+        assert_memory_equal(&f->activity_mean[r], &w.mean, sizeof w.mean);
+        assert_memory_equal(&f->rack_power_w[r], &w.rack, sizeof w.rack);
+        assert_memory_equal(&f->loss_w[r], &w.loss, sizeof w.loss);
+        assert_memory_equal(&f->fan_w[r], &w.fan, sizeof w.fan);
+        assert_int_equal(f->throttled[r], w.held);
       }
     }
   }
@@ -326,11 +507,12 @@ static void keys_mark_the_runs_stale(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[32];
+  struct CMUnitTest tests[48];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
   TEST_ROWS(tests, n, loads_by_runs_are_the_per_gpu_loads, cases);
   TEST_ROWS(tests, n, near_clock_is_the_clock, near_cases);
+  TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);

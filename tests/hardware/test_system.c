@@ -134,6 +134,31 @@ static void parts_follow_their_drivers(void **state) {
   assert_close(sys_parts_w(s, 2, -1), sys_parts_w(s, 1, 0), 1e-12, 0);
 }
 
+/* sys_parts_w adds what the load made of each part (units, span_w,
+ * follows_gpus): the same bits as the sum written from the catalog's own
+ * figures, part by part, for every system and activity and host load
+ * (clamped ones too). */
+static void parts_are_the_catalog_sum(void **state) {
+  (void)state;
+  const double xs[] = {-0.5, 0, 1e-300, 0.1, 0.3, 1.0 / 3, 0.5, 0.999, 1, 7};
+  size_t nx = sizeof xs / sizeof *xs;
+  for (size_t k = 0; k < systems.n; k++) {
+    const sys_spec *s = &systems.systems[k];
+    for (size_t ia = 0; ia < nx; ia++)
+      for (size_t iu = 0; iu < nx; iu++) {
+        double a = fmin(1, fmax(0, xs[ia])), u = fmin(1, fmax(0, xs[iu]));
+        double want = 0;
+        for (size_t i = 0; i < s->nparts; i++) {
+          const sys_part *p = &s->parts[i];
+          double x = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH ? a : u;
+          want += (double)p->count * (p->idle_w + (p->max_w - p->idle_w) * x);
+        }
+        double got = sys_parts_w(s, xs[ia], xs[iu]);
+        assert_memory_equal(&got, &want, sizeof got);
+      }
+  }
+}
+
 /* A server's books: wall = DC + losses, DC = compute + fans, and more
  * GPU power never costs less at the wall. */
 static void server_power_adds_up(void **state) {
@@ -280,6 +305,7 @@ int main(void) {
   TEST_ROWS(tests, n, psu_follows_titanium, titanium);
   TEST_ADD(tests, n, fans_follow_the_heat);
   TEST_ADD(tests, n, parts_follow_their_drivers);
+  TEST_ADD(tests, n, parts_are_the_catalog_sum);
   TEST_ADD(tests, n, server_power_adds_up);
   TEST_ADD(tests, n, full_load_meets_the_ratings);
   TEST_ADD(tests, n, nvl72_racks_meet_the_vendors_figures);
