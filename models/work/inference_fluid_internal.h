@@ -93,14 +93,29 @@ typedef struct wt_hist {
   double under, n, min, max;
 } wt_hist;
 
-typedef struct frep {
-  double phi;
-  bool down;
+/* A replica's state: all that tells one replica from another (down: 0
+ * or 1; phi: the clock of the span last run). Replicas whose states are
+ * equal bit for bit do the same from then on, so they are kept as one
+ * group (inference_fluid_groups.c). */
+typedef struct fstate {
+  double phi, down;
   double backlog;           /* the fluid queue, requests */
   double waiting, in_batch; /* at the last span's end */
   gpu_load act_int, last_act;
   double comp_int, act_since, comp_mean;
-} frep;
+} fstate;
+
+/* Replicas in one state, n of them. Those whose load was taken at
+ * take_at (their took) are in st but for the take: last_act t_last,
+ * comp_mean t_comp, the integrals 0 since take_at (NaN: none taken). */
+typedef struct fgrp {
+  fstate st;
+  double take_at;
+  gpu_load t_last;
+  double t_comp;
+  uint32_t n;
+  bool spare; /* its state did not fit the span's memo */
+} fgrp;
 
 /* What the current sampling interval has seen. */
 typedef struct fl_interval {
@@ -108,7 +123,14 @@ typedef struct fl_interval {
 } fl_interval;
 
 struct inf_fluid {
-  frep *rep;
+  /* Replica k is in group grp[of[k]] of ngrp (in the order of their
+   * first replicas after a regroup), runs the next span at phi[k] and
+   * had its load last taken at took[k]. nxt: the next groups, built. */
+  fgrp *grp, *nxt;
+  uint32_t *of;
+  double *phi, *took;
+  uint32_t ngrp;
+  bool alone; /* each replica in a group of its own, always (tests) */
   sim_time clock_t; /* the engine time last brought up to */
   double clock_s;
   lengths prompt, output; /* the last span's, kept through empty ones */
@@ -144,5 +166,32 @@ struct inf_fluid {
 void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]);
 int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o);
+
+/* inference_fluid_groups.c: the groups of replicas in one state. start
+ * puts every replica in one group at state st (SIM_OK or SIM_ENOMEM).
+ * regroup, at the start of a span, puts the replicas in groups of their
+ * states now (their clocks and takes applied), in the order of their
+ * first replicas. state is replica k's state; alone moves it to a group
+ * of its own at state st. */
+int inf__groups_start(const sim_allocator *a, inf_fluid *f, uint32_t nrep,
+                      const fstate *st);
+void inf__groups_free(const sim_allocator *a, inf_fluid *f);
+void inf__groups_regroup(inf_fluid *f, uint32_t nrep);
+fstate inf__rep_state(const inf_fluid *f, uint32_t k);
+void inf__rep_alone(inf_fluid *f, uint32_t k, const fstate *st);
+/* Puts each replica of a service just started in a group of its own
+ * for good: the replica-by-replica computation the groups must equal,
+ * bit for bit (tests/work/test_inference_fluid_groups.c). */
+void inf__groups_alone(inf_fluid *f, uint32_t nrep);
+
+/* Replica k's group. */
+static inline fgrp *inf__grp(const inf_fluid *f, uint32_t k) {
+  return &f->grp[f->of[k]];
+}
+
+/* Whether replica k's load was taken at its group's take. */
+static inline bool inf__took(const inf_fluid *f, uint32_t k) {
+  return f->took[k] == f->grp[f->of[k]].take_at;
+}
 
 #endif
