@@ -322,6 +322,7 @@ static int fl_start(inf_service *s, sim_error *err) {
   f->nup = s->nrep;
   f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
+  inf__fluid_waits(f->wait_ln);
   f->clock_t = now;
   f->clock_s = st.act_since;
   s->fluid = f;

@@ -127,19 +127,31 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
   return m.to;
 }
 
+/* The pass is over every replica, each tick: its common case (the same
+ * group, clock and take as the replica before) is kept to a few loads
+ * and compares, the members counted in a run. */
 void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
   move kept[SCAN], last = {UINT32_MAX, 0, false, NAN};
-  uint32_t nkept = 0, n = 0;
+  uint32_t nkept = 0, n = 0, run = 0;
+  const fgrp *grp = f->grp;
+  uint32_t *of = f->of;
+  const double *phi = f->phi, *took = f->took;
   for (uint32_t k = 0; k < nrep; k++) {
-    move m = {f->of[k], 0, inf__took(f, k), f->phi[k]};
-    if (!(m.g == last.g && m.taken == last.taken && m.phi == last.phi) ||
+    uint32_t g = of[k];
+    bool taken = took[k] == grp[g].take_at;
+    if (g != last.g || phi[k] != last.phi || taken != last.taken ||
         f->alone) {
-      m.to = place(f, kept, &nkept, &n, m);
-      last = m;
+      if (run > 0)
+        f->nxt[last.to].n += run;
+      run = 0;
+      last = (move){g, 0, taken, phi[k]};
+      last.to = place(f, kept, &nkept, &n, last);
     }
-    f->of[k] = last.to;
-    f->nxt[last.to].n++;
+    of[k] = last.to;
+    run++;
   }
+  if (run > 0)
+    f->nxt[last.to].n += run;
   fgrp *t = f->grp;
   f->grp = f->nxt;
   f->nxt = t;

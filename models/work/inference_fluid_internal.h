@@ -152,6 +152,7 @@ struct inf_fluid {
   uint32_t nup;              /* replicas not down */
   double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
   outcome spare; /* a solve that did not fit the memo */
+  double wait_ln[WAITS]; /* inf__fluid_waits */
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
@@ -164,6 +165,9 @@ struct inf_fluid {
  * state (phi, q0) over the span l into *o: SIM_OK or SIM_ENOMEM (the
  * step table could not grow). */
 void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]);
+/* log(1 - u) at the middles u of the wait's probability bins: constants,
+ * worked out once per service (a TTFT point each, every solve). */
+void inf__fluid_waits(double wait_ln[WAITS]);
 int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o);
 
