@@ -42,7 +42,9 @@
  *
  * Replicas in the same state (clock, backlog) give the same answer, so
  * each span solves once per distinct state (a small memo): a service of
- * 200 replicas at one clock costs one solve per control period.
+ * 200 replicas at one clock costs one solve per control period. Replicas
+ * whose whole state is equal are one group (inference_fluid_groups.c):
+ * a span is applied once per group, and a replica's calls read it.
  * Percentiles come from weighted points of each span's TTFT and TPOT
  * distributions (prompt nodes x wait nodes), kept in log-spaced
  * histograms like the request model's. Everything is deterministic: the

@@ -127,33 +127,45 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
   return m.to;
 }
 
+/* The bits of x: equal bits are equal values (a clock or a time here
+ * is never -0 or NaN), so comparing them, one integer compare, finds
+ * the common case; differing bits of equal values would only cost a
+ * place. */
+static inline uint64_t bits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
 /* The pass is over every replica, each tick: its common case (the same
- * group, clock and take as the replica before) is kept to a few loads
- * and compares, the members counted in a run. */
+ * group, clock and take time as the replica before) is kept to a few
+ * loads and integer compares, the members counted in a run. */
 void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
   move kept[SCAN], last = {UINT32_MAX, 0, false, NAN};
   uint32_t nkept = 0, n = 0, run = 0;
-  const fgrp *grp = f->grp;
+  uint64_t last_phi = bits(NAN), last_took = bits(NAN);
   uint32_t *of = f->of;
   const double *phi = f->phi, *took = f->took;
+  bool alone = f->alone;
   for (uint32_t k = 0; k < nrep; k++) {
     uint32_t g = of[k];
-    bool taken = took[k] == grp[g].take_at;
-    if (g != last.g || phi[k] != last.phi || taken != last.taken ||
-        f->alone) {
+    uint64_t p = bits(phi[k]), t = bits(took[k]);
+    if (((g ^ last.g) | (p ^ last_phi) | (t ^ last_took)) != 0 || alone) {
       if (run > 0)
         f->nxt[last.to].n += run;
       run = 0;
-      last = (move){g, 0, taken, phi[k]};
+      last = (move){g, 0, took[k] == f->grp[g].take_at, phi[k]};
       last.to = place(f, kept, &nkept, &n, last);
+      last_phi = p;
+      last_took = t;
     }
     of[k] = last.to;
     run++;
   }
   if (run > 0)
     f->nxt[last.to].n += run;
-  fgrp *t = f->grp;
+  fgrp *x = f->grp;
   f->grp = f->nxt;
-  f->nxt = t;
+  f->nxt = x;
   f->ngrp = n;
 }
