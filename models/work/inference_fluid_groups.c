@@ -127,9 +127,9 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
   return m.to;
 }
 
-/* The bits of x: equal bits are equal values (a clock or a time here
- * is never -0 or NaN), so comparing them, one integer compare, finds
- * the common case; differing bits of equal values would only cost a
+/* The bits of x: equal bits are equal values, so comparing them (one
+ * integer compare) finds replicas that move alike; differing bits of
+ * equal values (-0, NaN: not a clock or a time here) would only cost a
  * place. */
 static inline uint64_t bits(double x) {
   uint64_t u;
@@ -137,33 +137,36 @@ static inline uint64_t bits(double x) {
   return u;
 }
 
-/* The pass is over every replica, each tick: its common case (the same
- * group, clock and take time as the replica before) is kept to a few
- * loads and integer compares, the members counted in a run. */
-void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
-  move kept[SCAN], last = {UINT32_MAX, 0, false, NAN};
-  uint32_t nkept = 0, n = 0, run = 0;
-  uint64_t last_phi = bits(NAN), last_took = bits(NAN);
+/* The replicas from k on that stay with replica k (the same group, and
+ * the same bits of clock and take time: the same move) join group to;
+ * returns the first that does not. The pass's common case, kept to a
+ * few loads and integer compares a replica. */
+static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t nrep,
+                        uint32_t to) {
   uint32_t *of = f->of;
   const double *phi = f->phi, *took = f->took;
-  bool alone = f->alone;
-  for (uint32_t k = 0; k < nrep; k++) {
-    uint32_t g = of[k];
-    uint64_t p = bits(phi[k]), t = bits(took[k]);
-    if (((g ^ last.g) | (p ^ last_phi) | (t ^ last_took)) != 0 || alone) {
-      if (run > 0)
-        f->nxt[last.to].n += run;
-      run = 0;
-      last = (move){g, 0, took[k] == f->grp[g].take_at, phi[k]};
-      last.to = place(f, kept, &nkept, &n, last);
-      last_phi = p;
-      last_took = t;
-    }
-    of[k] = last.to;
-    run++;
+  uint32_t g = of[k];
+  uint64_t p = bits(phi[k]), t = bits(took[k]);
+  of[k] = to;
+  uint32_t e = k + 1;
+  while (e < nrep && of[e] == g && bits(phi[e]) == p && bits(took[e]) == t)
+    of[e++] = to;
+  return e;
+}
+
+void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
+  move kept[SCAN];
+  uint32_t nkept = 0, n = 0;
+  for (uint32_t k = 0; k < nrep;) {
+    uint32_t g = f->of[k];
+    move m = {g, 0, f->took[k] == f->grp[g].take_at, f->phi[k]};
+    uint32_t to = place(f, kept, &nkept, &n, m);
+    uint32_t e = f->alone ? k + 1 : run_end(f, k, nrep, to);
+    if (f->alone)
+      f->of[k] = to;
+    f->nxt[to].n += e - k;
+    k = e;
   }
-  if (run > 0)
-    f->nxt[last.to].n += run;
   fgrp *x = f->grp;
   f->grp = f->nxt;
   f->nxt = x;

@@ -147,6 +147,7 @@ struct inf_fluid {
   double tab_phi, tab_ctx;
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
+  size_t tok_lo, tok_hi; /* where tok_b may not be 0 */
   memo memo[MEMO];
   uint32_t nmemo, last_memo; /* last_memo: the entry last found */
   uint32_t nup;              /* replicas not down */

@@ -117,12 +117,16 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   inf_fluid *f = s->fluid;
-  size_t want = (size_t)bcap + 2;
+  size_t want = (size_t)bcap + 2, had = f->tok_cap;
   if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want, sizeof *f->tab) !=
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
     return SIM_ENOMEM;
+  if (f->tok_cap != had) { /* grown: all of it unknown */
+    f->tok_lo = 0;
+    f->tok_hi = f->tok_cap;
+  }
   bool same = phi == f->tab_phi && ctx == f->tab_ctx;
   for (size_t b = same ? f->tab_n : 0; b < want; b++)
     f->tab[b].t = NAN;
@@ -303,7 +307,12 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t lo = m > half ? (uint64_t)(m - half) : 0;
   uint64_t hi = (uint64_t)fmin((double)top, ceil(m + half));
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
-  memset(s->fluid->tok_b, 0, ((size_t)bcap + 2) * sizeof *s->fluid->tok_b);
+  /* tok_b is 0 but where the last chain wrote: only that is cleared. */
+  inf_fluid *f = s->fluid;
+  if (f->tok_hi > f->tok_lo)
+    memset(f->tok_b + f->tok_lo, 0, (f->tok_hi - f->tok_lo) * sizeof *f->tok_b);
+  f->tok_lo = (size_t)(lo / rr);
+  f->tok_hi = (size_t)(hi / rr) + 2; /* k + 1 at hi: at most bcap + 1 */
   double up = rr * rho, p = 1, p_top = 0;
   chain acc = *c; /* nothing else can write it: kept in registers */
   /* Each state's split is found once, for its rate and its sums. */
@@ -329,6 +338,7 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
     double r = fmin(rho / rate_at(s, bcap), 1 - 1e-9);
     double jmax = (double)s->c->max_queue * rr;
     add_tail(s, p_top, r, jmax, rr, bcap, tpot_lim, c);
+    f->tok_hi = f->tok_hi > (size_t)bcap + 1 ? f->tok_hi : (size_t)bcap + 1;
   }
 }
 

@@ -4,9 +4,10 @@
  * - arr_window_take keeps the synthetic lengths' moments and the share
  *   over the KV limit: a generator's windows against a fresh generator's
  *   over a table of limits and length changes (one ulp among them);
- * - inf__fluid_solve keeps the step table and the prefill: a service that
- *   has solved other states first against a fresh one, over a table of
- *   clocks, rates and backlogs;
+ * - inf__fluid_solve keeps the step table and the prefill, and clears
+ *   only where its last chain wrote: a service that has solved other
+ *   states first against a fresh one, over a table of clocks, rates and
+ *   backlogs, its scratch 0 outside that range after every solve;
  * - a service keeps its up replicas' count, the memo entry last found and
  *   1 / span: replicas at two clocks, interleaved or in blocks, some
  *   down, read the same loads. */
@@ -159,6 +160,12 @@ static void solves_equal_fresh_ones(void **state) {
     const solve_case *k = &cases[i];
     span_load l = span_of(k->rate, k->prompt_mean);
     assert_int_equal(inf__fluid_solve(kept.s, &l, k->phi, k->q0, a), SIM_OK);
+    /* The chain's scratch is 0 wherever the service believes it is: the
+     * next solve clears only the rest. */
+    const inf_fluid *f = kept.s->fluid;
+    for (size_t x = 0; x < f->tok_cap; x++)
+      if (x < f->tok_lo || x >= f->tok_hi)
+        assert_true(f->tok_b[x] == 0);
     rig fresh;
     fluid_open(&fresh);
     assert_int_equal(inf__fluid_solve(fresh.s, &l, k->phi, k->q0, b), SIM_OK);
