@@ -12,9 +12,9 @@
  *     the contracted one and ends when it returns.
  *  4. The allocation, every allocation period of a dynamic policy or a
  *     predicted budget (allocate): the budget, reserve or predicted
- *     (predict_budgets); the units built from the fleet and the workloads
- *     (build_units, make_unit); the policy's split per group; the caps
- *     written back to the GPUs (write_caps).
+ *     (predict_budgets); the units built from the fleet and the workloads,
+ *     or refreshed where their layout holds (control_units.c); the
+ *     policy's split per group; the caps written back to the GPUs.
  *  5. The emergency racks back at their minimum while a fault is on.
  *  6. The power in force for the period (hooks.power).
  *  7. The first tick of an event at or under its cap (check_cut).
@@ -26,16 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control_units.h"
 #include "gpu.h"
-#include "vec.h"
 
-/* The last unit base made and what it was made from (make_unit). */
-typedef struct unit_memo {
-  const gpu_spec *g; /* NULL: none */
-  gpu_load l;
-  double room, thermal_w;
-  power_unit unit;
-} unit_memo;
+_Static_assert(CONTROL_NO_SLOT == CONTROL_UNITS_FREE,
+               "control_units.c takes the free GPUs' slot for control.h's");
 
 struct control {
   const power_config *cfg;
@@ -53,25 +48,7 @@ struct control {
   void *split_ctx;
   control_clamp_fn clamp_fn; /* a client's budgets; NULL: none */
   void *clamp_ctx;
-  /* The policy's units, rebuilt at each allocation. */
-  power_unit *units;
-  double *unit_cap;
-  uint32_t *unit_key; /* the slot a unit stands for, CONTROL_NO_SLOT: free */
-  size_t nunits, units_cap;
-  uint32_t *unit_of_gpu;
-  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
-  /* Per slot: its unit in the rack being built, valid where the slot's
-   * stamp is the rack's (each rack's build takes a new stamp). */
-  size_t *slot_unit;
-  uint64_t *slot_stamp, stamp;
-  size_t slots_cap;
-  /* What the units were last built from (the GPUs' slots, the racks'
-   * usability) and the GPU and rack each unit was made from: while those
-   * hold, the units are remade in place instead of found again. */
-  uint32_t *built_slot;
-  bool *built_usable, built;
-  uint32_t *unit_gpu, *unit_rack;
-  unit_memo base;
+  control_units units; /* the policy's (control_units.c) */
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
   bool dr_on, dr_met;
@@ -101,15 +78,11 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->group_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_budget);
   c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
   c->memo = sim_calloc(a, fl->ngroups + 1, sizeof *c->memo);
-  c->unit_of_gpu = sim_calloc(a, fl->n + 1, sizeof *c->unit_of_gpu);
-  c->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_first);
-  c->built_slot = sim_calloc(a, fl->n + 1, sizeof *c->built_slot);
-  c->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *c->built_usable);
+  int units_rc = control__units_init(&c->units, fl, a);
   c->steer = steer_create(cfg->groups, cfg->ngroups, cfg->load_target,
                           cfg->nload_target, fl, a, err);
-  if (c->steer == NULL || c->group_budget == NULL || c->alloc_budget == NULL || c->memo == NULL ||
-      c->unit_of_gpu == NULL || c->group_first == NULL ||
-      c->built_slot == NULL || c->built_usable == NULL) {
+  if (c->steer == NULL || c->group_budget == NULL ||
+      c->alloc_budget == NULL || c->memo == NULL || units_rc != SIM_OK) {
     control_destroy(c);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
@@ -128,17 +101,7 @@ void control_destroy(control *c) {
   for (size_t g = 0; c->memo != NULL && g <= c->fleet->ngroups; g++)
     power_memo_clear(&c->memo[g]);
   sim_free(a, c->memo);
-  sim_free(a, c->units);
-  sim_free(a, c->unit_cap);
-  sim_free(a, c->unit_key);
-  sim_free(a, c->unit_of_gpu);
-  sim_free(a, c->group_first);
-  sim_free(a, c->slot_unit);
-  sim_free(a, c->slot_stamp);
-  sim_free(a, c->built_slot);
-  sim_free(a, c->built_usable);
-  sim_free(a, c->unit_gpu);
-  sim_free(a, c->unit_rack);
+  control__units_fini(&c->units);
   steer_destroy(c->steer);
   sim_free(a, c);
 }
@@ -153,9 +116,15 @@ void control_destroy(control *c) {
 static void note_budgets(control *c) {
   const rack_fleet *fl = c->fleet;
   memset(c->group_budget, 0, fl->ngroups * sizeof *c->group_budget);
-  for (uint32_t i = 0; i < fl->n; i++) /* racks neither dark nor in emergency */
-    if (rack_fleet_rack_usable(fl, fl->rack[i]))
-      c->group_budget[fl->group[fl->rack[i]]] += fl->cap_w[i];
+  /* Rack by rack: each group's caps added in GPU order, as GPU by GPU. */
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (!rack_fleet_rack_usable(fl, r)) /* dark or in emergency */
+      continue;
+    double sum = c->group_budget[fl->group[r]];
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
+      sum += fl->cap_w[i];
+    c->group_budget[fl->group[r]] = sum;
+  }
 }
 
 int control_split(control *c, sim_error *err) {
@@ -250,228 +219,16 @@ static void predict_budgets(control *c, const control_view *v) {
 }
 
 /* ------------------------------------------------------------------ */
-/* The units                                                           */
-/* ------------------------------------------------------------------ */
-
-/* A unit's range, demand and power model from its GPUs' type g, load l,
- * room (the group's ceiling) and thermal cap, before its slot's work is
- * known. */
-static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
-                            double thermal_w) {
-  /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
-   * busy floor follows the clock with the SM part (gpu.h); the memory
-   * power counts with them: below the memory knee it falls with the
-   * clock, and a policy that took it as fixed would never cap decode
-   * below it. */
-  double fixed = g->idle_w;
-  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
-  return (power_unit){.n = 0,
-                      .lo = g->cap_min_w,
-                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
-                      .cls = POWER_OTHER,
-                      .idle = fixed,
-                      .span = sm_span,
-                      .activity = dyn / sm_span,
-                      .gamma = g->gamma,
-                      .phi_min = gpu_phi_min(g)};
-}
-
-/* Whether the last base made was for these inputs, to the bit. */
-static bool base_is(const unit_memo *m, const gpu_spec *g, gpu_load l,
-                    double room, double thermal_w) {
-  return m->g == g && memcmp(&m->l, &l, sizeof l) == 0 &&
-         memcmp(&m->room, &room, sizeof room) == 0 &&
-         memcmp(&m->thermal_w, &thermal_w, sizeof thermal_w) == 0;
-}
-
-/* Writes to *u a unit of n GPUs of slot k (CONTROL_NO_SLOT: the free
- * ones) in rack r, which GPU i stands for: their range, demand and what
- * their work is worth. Units made one after another mostly share their
- * GPUs' inputs (a service's replicas, a job's stages): one like the last
- * takes its base. Written in place: the unit is copied once, not three
- * times over (2,243 units a tick in bench-10k). */
-static void make_unit(control *c, uint32_t k, uint32_t r, uint32_t i,
-                      uint32_t n, power_unit *u) {
-  const rack_fleet *fl = c->fleet;
-  const gpu_spec *g = fl->types[fl->type[i]];
-  double room = fl->ceiling_w[fl->group[r]], tcap = fl->thermal_cap_w[r];
-  gpu_load l = rack_gpu_load(fl, i);
-  unit_memo *m = &c->base;
-  if (!base_is(m, g, l, room, tcap))
-    *m = (unit_memo){g, l, room, tcap, unit_base(g, l, room, tcap)};
-  *u = m->unit;
-  u->n = n;
-  if (k != CONTROL_NO_SLOT)
-    c->hooks.slot_unit(c->hooks.ctx, k, u);
-}
-
-/* Parallel arrays: one growth each, on copies of the capacity. */
-static int reserve_units(control *c, size_t need) {
-  size_t cap_u = c->units_cap, cap_c = c->units_cap, cap_k = c->units_cap;
-  size_t cap_g = c->units_cap, cap_r = c->units_cap;
-  if (sim_vec_reserve(c->alloc, &c->units, &cap_u, need, sizeof *c->units) !=
-          SIM_OK ||
-      sim_vec_reserve(c->alloc, &c->unit_cap, &cap_c, need,
-                      sizeof *c->unit_cap) != SIM_OK ||
-      sim_vec_reserve(c->alloc, &c->unit_key, &cap_k, need,
-                      sizeof *c->unit_key) != SIM_OK ||
-      sim_vec_reserve(c->alloc, &c->unit_gpu, &cap_g, need,
-                      sizeof *c->unit_gpu) != SIM_OK ||
-      sim_vec_reserve(c->alloc, &c->unit_rack, &cap_r, need,
-                      sizeof *c->unit_rack) != SIM_OK)
-    return SIM_ENOMEM;
-  c->units_cap = cap_u;
-  return SIM_OK;
-}
-
-/* Room in the per-slot arrays for slot k (grown zeroed: stamp 0 is no
- * rack's). */
-static int reserve_slot(control *c, uint32_t k) {
-  size_t cap_u = c->slots_cap, cap_s = c->slots_cap, need = (size_t)k + 1;
-  if (need <= c->slots_cap)
-    return SIM_OK;
-  if (sim_vec_reserve(c->alloc, &c->slot_unit, &cap_u, need,
-                      sizeof *c->slot_unit) != SIM_OK ||
-      sim_vec_reserve(c->alloc, &c->slot_stamp, &cap_s, need,
-                      sizeof *c->slot_stamp) != SIM_OK)
-    return SIM_ENOMEM;
-  memset(c->slot_stamp + c->slots_cap, 0,
-         (cap_s - c->slots_cap) * sizeof *c->slot_stamp);
-  c->slots_cap = cap_s < cap_u ? cap_s : cap_u;
-  return SIM_OK;
-}
-
-/* The unit of slot k in the rack being built; *u = SIZE_MAX if none yet.
- * free_unit: the rack's unit of free GPUs. */
-static int find_unit(control *c, uint32_t k, size_t free_unit, size_t *u) {
-  *u = SIZE_MAX;
-  if (k == CONTROL_NO_SLOT) {
-    *u = free_unit;
-    return SIM_OK;
-  }
-  if (reserve_slot(c, k) != SIM_OK)
-    return SIM_ENOMEM;
-  if (c->slot_stamp[k] == c->stamp)
-    *u = c->slot_unit[k];
-  return SIM_OK;
-}
-
-/* The units of rack r: one per slot it holds GPUs of, one for its free
- * GPUs, in the order the GPUs first name them. */
-static int rack_units(control *c, const uint32_t *gpu_slot, uint32_t r) {
-  const rack_fleet *fl = c->fleet;
-  size_t free_unit = SIZE_MAX;
-  c->stamp++;
-  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-    uint32_t k = gpu_slot[i];
-    size_t u;
-    if (find_unit(c, k, free_unit, &u) != SIM_OK)
-      return SIM_ENOMEM;
-    if (u == SIZE_MAX) {
-      u = c->nunits;
-      if (reserve_units(c, u + 1) != SIM_OK)
-        return SIM_ENOMEM;
-      make_unit(c, k, r, i, 0, &c->units[u]);
-      c->unit_key[u] = k;
-      c->unit_gpu[u] = i;
-      c->unit_rack[u] = r;
-      c->nunits++;
-      if (k == CONTROL_NO_SLOT) {
-        free_unit = u;
-      } else {
-        c->slot_unit[k] = u;
-        c->slot_stamp[k] = c->stamp;
-      }
-    }
-    c->units[u].n++;
-    c->unit_of_gpu[i] = (uint32_t)u;
-  }
-  return SIM_OK;
-}
-
-/* Whether the GPUs' slots and the racks' usability are those the units
- * were built from; records them as the ones to build from when not. */
-static bool same_layout(control *c, const uint32_t *gpu_slot) {
-  const rack_fleet *fl = c->fleet;
-  bool same = c->built &&
-              memcmp(c->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    bool usable = rack_fleet_rack_usable(fl, r);
-    same = same && c->built_usable[r] == usable;
-    c->built_usable[r] = usable;
-  }
-  if (!same)
-    memcpy(c->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
-  return same;
-}
-
-/* The units again from the GPUs they were made from: the same units, in
- * the same order, with each one's state now. */
-static void remake_units(control *c) {
-  for (size_t u = 0; u < c->nunits; u++)
-    make_unit(c, c->unit_key[u], c->unit_rack[u], c->unit_gpu[u],
-              c->units[u].n, &c->units[u]);
-}
-
-/* Every rack's units, group by group (the fleet lays racks out by group,
- * so each group's units are contiguous). */
-static int build_units(control *c) {
-  const rack_fleet *fl = c->fleet;
-  const uint32_t *gpu_slot = c->hooks.gpu_slots(c->hooks.ctx);
-  if (same_layout(c, gpu_slot)) {
-    remake_units(c);
-    return SIM_OK;
-  }
-  c->built = false; /* until the units are whole again */
-  c->nunits = 0;
-  uint32_t g = 0;
-  c->group_first[0] = 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    for (; g < fl->group[r]; g++)
-      c->group_first[g + 1] = c->nunits;
-    if (!rack_fleet_rack_usable(fl, r))
-      continue; /* dark or in emergency: its caps are not the policy's */
-    int rc = rack_units(c, gpu_slot, r);
-    if (rc != SIM_OK)
-      return rc;
-  }
-  for (; g < fl->ngroups; g++)
-    c->group_first[g + 1] = c->nunits;
-  c->built = true;
-  return SIM_OK;
-}
-
-/* ------------------------------------------------------------------ */
 /* The allocation                                                      */
 /* ------------------------------------------------------------------ */
-
-/* Every free rack's GPUs take their unit's cap. */
-static void write_caps(control *c) {
-  rack_fleet *fl = c->fleet;
-  if (rack_fleet_runs_fresh(fl)) { /* a run lies within one unit */
-    for (uint32_t r = 0; r < fl->nracks; r++)
-      for (uint32_t q = fl->rack_run[r];
-           rack_fleet_rack_usable(fl, r) && q < fl->rack_run[r + 1]; q++) {
-        uint32_t i = fl->run_first[q], end = i + fl->run_len[q];
-        double cap = c->unit_cap[c->unit_of_gpu[i]];
-        for (; i < end; i++)
-          fl->cap_w[i] = cap;
-      }
-    return;
-  }
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    for (uint32_t i = fl->first[r];
-         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
-      fl->cap_w[i] = c->unit_cap[c->unit_of_gpu[i]];
-}
 
 /* A client's split of group g's budget, checked: every cap in its
  * unit's range, the caps within the budget (to rounding). */
 static int split_outside(control *c, size_t g, sim_time now) {
-  size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
-  const power_unit *u = c->units + first;
-  double *cap = c->unit_cap + first, budget = c->alloc_budget[g];
+  const control_units *cu = &c->units;
+  size_t first = cu->group_first[g], n = cu->group_first[g + 1] - first;
+  const power_unit *u = cu->u + first;
+  double *cap = cu->cap + first, budget = c->alloc_budget[g];
   int rc = c->split_fn(c->split_ctx, u, n, budget, cap);
   if (rc != SIM_OK) /* its own code is not the simulator's to pass on */
     return sim_engine_fail(c->engine, SIM_ECANCELED,
@@ -494,28 +251,30 @@ static int split_outside(control *c, size_t g, sim_time now) {
 
 /* Shares each group's budget among its units by policy. */
 static int split_units(control *c, sim_time now) {
-  int rc = build_units(c);
+  control_units *cu = &c->units;
+  const control_hooks *h = &c->hooks;
+  int rc = control__units_build(cu, c->fleet, h->gpu_slots(h->ctx),
+                                h->slot_units, h->ctx);
   if (rc != SIM_OK)
     return rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */
-    steer_budgets(c->steer, c->units, c->group_first, c->alloc_budget);
+    steer_budgets(c->steer, cu->u, cu->group_first, c->alloc_budget);
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
-    size_t first = c->group_first[g], n = c->group_first[g + 1] - first;
+    size_t first = cu->group_first[g], n = cu->group_first[g + 1] - first;
     if (n == 0)
       continue;
     if (c->split_fn != NULL) {
       if ((rc = split_outside(c, g, now)) != SIM_OK)
         return rc;
     } else if (c->policy->split_from != NULL) /* from last period's */
-      c->policy->split_from(c->units + first, n, c->alloc_budget[g],
-                            c->unit_cap + first, &c->memo[g]);
+      c->policy->split_from(cu->u + first, n, c->alloc_budget[g],
+                            cu->cap + first, &c->memo[g]);
     else
-      c->policy->split(c->units + first, n, c->alloc_budget[g],
-                       c->unit_cap + first);
+      c->policy->split(cu->u + first, n, c->alloc_budget[g], cu->cap + first);
   }
   if (c->clamp_fn != NULL)
-    c->clamp_fn(c->clamp_ctx, c->units, c->unit_key, c->nunits, c->unit_cap);
-  write_caps(c);
+    c->clamp_fn(c->clamp_ctx, cu->u, cu->key, cu->n, cu->cap);
+  control__units_write_caps(cu, c->fleet);
   return SIM_OK;
 }
 

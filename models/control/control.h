@@ -61,8 +61,11 @@ typedef struct control_hooks {
   /* Per fleet GPU, the workload slot (a replica, a pipeline stage) that
    * holds it, or CONTROL_NO_SLOT; valid until the next drive. */
   const uint32_t *(*gpu_slots)(void *ctx);
-  /* Fills what slot k's work is worth in *u: cls, priority, weight, c. */
-  void (*slot_unit)(void *ctx, uint32_t k, power_unit *u);
+  /* Fills what the work of each of n units is worth, in one call per
+   * allocation: for each j with key[j] != CONTROL_NO_SLOT, u[j]'s cls,
+   * priority, weight and c from slot key[j]'s work (the others left as
+   * they are). */
+  void (*slot_units)(void *ctx, const uint32_t *key, size_t n, power_unit *u);
   /* Requests completed (or dropped) so far, and those within their SLOs. */
   void (*request_counts)(void *ctx, uint64_t *done, uint64_t *met);
 } control_hooks;

@@ -295,10 +295,11 @@ static const uint32_t *gpu_slots(void *ctx) {
   return factory_models[m]->slots(f->state[m]);
 }
 
-static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
+static void slot_units(void *ctx, const uint32_t *key, size_t n,
+                       power_unit *u) {
   factory *f = ctx;
   size_t m = f->holder;
-  factory_models[m]->unit(f->state[m], k, u);
+  factory_models[m]->units(f->state[m], key, n, u);
 }
 
 /* Every model's requests, added up. */
@@ -320,6 +321,6 @@ control_hooks factory__control_hooks(factory *f) {
                          .drive = drive,
                          .power = set_power,
                          .gpu_slots = gpu_slots,
-                         .slot_unit = slot_unit,
+                         .slot_units = slot_units,
                          .request_counts = request_counts};
 }

@@ -84,13 +84,14 @@ typedef struct factory_model {
   void (*period)(factory *f, void *self, double t, factory_period *p);
   void (*fault)(factory *f, void *self);
   /* Power control's view of the workloads (control.h's hooks). clocks
-   * and drive run in every model that has them; slots and unit are the
+   * and drive run in every model that has them; slots and units are the
    * first model's that has slots (the table has one holder of GPUs);
    * requests adds to *done and *met. */
   void (*clocks)(factory *f, void *self);
   void (*drive)(factory *f, void *self, double dt);
   const uint32_t *(*slots)(const void *self);
-  void (*unit)(const void *self, uint32_t k, power_unit *u);
+  void (*units)(const void *self, const uint32_t *key, size_t n,
+                power_unit *u);
   void (*requests)(const void *self, uint64_t *done, uint64_t *met);
   double (*it_w)(const factory *f, const void *self);
   int (*power)(factory *f, void *self, double t0, double dt, sim_error *err);

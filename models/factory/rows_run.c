@@ -320,8 +320,9 @@ static const uint32_t *work_slots(const void *self) {
   return work_gpu_slots(self);
 }
 
-static void work_unit(const void *self, uint32_t k, power_unit *u) {
-  work_slot_unit(self, k, u);
+static void work_units(const void *self, const uint32_t *key, size_t n,
+                       power_unit *u) {
+  work_slot_units(self, key, n, u);
 }
 
 static void work_requests(const void *self, uint64_t *done, uint64_t *met) {
@@ -486,7 +487,7 @@ const factory_model factory_model_work = {
     .clocks = work_take_clocks,
     .drive = work_give_load,
     .slots = work_slots,
-    .unit = work_unit,
+    .units = work_units,
     .requests = work_requests,
     .metrics = work_metrics,
     .metric_rows = work_rows,

@@ -117,10 +117,13 @@ double work_wave_w(void *ctx, double period_s, double offset_s);
 void work_faults(work *w);
 
 /* For power control (control.h): per fleet GPU, the slot holding it or
- * CONTROL_NO_SLOT (borrowed: valid while w lives); and what slot k's work
- * is worth to a policy, written to u's cls, priority, weight and c. */
+ * CONTROL_NO_SLOT (borrowed: valid while w lives); and what the work of
+ * slot key[j] is worth to a policy, written to u[j]'s cls, priority,
+ * weight and c, for each of n units (those with key CONTROL_NO_SLOT
+ * left as they are). */
 const uint32_t *work_gpu_slots(const work *w);
-void work_slot_unit(const work *w, uint32_t k, power_unit *u);
+void work_slot_units(const work *w, const uint32_t *key, size_t n,
+                     power_unit *u);
 
 /* Books dt seconds of the power in force (per GPU, per rack) to the
  * workloads, idle and overhead, and their CO2 at g_per_kwh (the grid's

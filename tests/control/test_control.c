@@ -50,11 +50,16 @@ static const uint32_t *gpu_slots(void *ctx) {
   (void)ctx;
   return slots;
 }
-static void slot_unit(void *ctx, uint32_t k, power_unit *u) {
+static void slot_units(void *ctx, const uint32_t *key, size_t n,
+                       power_unit *u) {
   (void)ctx;
-  u->cls = POWER_INFERENCE;
-  u->weight = 1 + k % 3;
-  u->c = 0.5;
+  for (size_t j = 0; j < n; j++) {
+    if (key[j] == CONTROL_NO_SLOT)
+      continue;
+    u[j].cls = POWER_INFERENCE;
+    u[j].weight = 1 + key[j] % 3;
+    u[j].c = 0.5;
+  }
 }
 static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
   (void)ctx;
@@ -62,7 +67,7 @@ static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
 }
 
 static const control_hooks hooks = {NULL,      fits,      drive,         power,
-                                    gpu_slots, slot_unit, request_counts};
+                                    gpu_slots, slot_units, request_counts};
 
 static const power_config cfg = {.cap_w = 1e6,
                                  .policy = POWER_PROPORTIONAL,

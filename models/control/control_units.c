@@ -1,0 +1,355 @@
+/* control_units.c - the policy's units: built for a layout, refreshed in
+ * place every allocation, their caps written back (control_units.h). */
+#include "control_units.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "vec.h"
+
+int control__units_init(control_units *cu, const rack_fleet *fl,
+                        const sim_allocator *a) {
+  *cu = (control_units){.alloc = a};
+  cu->of_gpu = sim_calloc(a, fl->n + 1, sizeof *cu->of_gpu);
+  cu->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *cu->group_first);
+  cu->built_slot = sim_calloc(a, fl->n + 1, sizeof *cu->built_slot);
+  cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
+  return cu->of_gpu == NULL || cu->group_first == NULL ||
+                 cu->built_slot == NULL || cu->built_usable == NULL
+             ? SIM_ENOMEM
+             : SIM_OK;
+}
+
+void control__units_fini(control_units *cu) {
+  const sim_allocator *a = cu->alloc;
+  void *arrays[] = {cu->u,          cu->cap,         cu->key,
+                    cu->gpu,        cu->rack,
+                    cu->of_gpu,     cu->group_first, cu->slot_unit,
+                    cu->slot_stamp, cu->built_slot,  cu->built_usable,
+                    cu->span_first, cu->span_len,    cu->span_unit};
+  for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+    sim_free(a, arrays[k]);
+  *cu = (control_units){.alloc = a};
+}
+
+/* ------------------------------------------------------------------ */
+/* One unit                                                            */
+/* ------------------------------------------------------------------ */
+
+/* A unit's range, demand and power model from its GPUs' type g, load l,
+ * room (the group's ceiling) and thermal cap, before its slot's work is
+ * known. */
+static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
+                            double thermal_w) {
+  /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
+   * busy floor follows the clock with the SM part (gpu.h); the memory
+   * power counts with them: below the memory knee it falls with the
+   * clock, and a policy that took it as fixed would never cap decode
+   * below it. */
+  double fixed = g->idle_w;
+  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
+  return (power_unit){.n = 0,
+                      .lo = g->cap_min_w,
+                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
+                      .cls = POWER_OTHER,
+                      .idle = fixed,
+                      .span = sm_span,
+                      .activity = dyn / sm_span,
+                      .gamma = g->gamma,
+                      .phi_min = gpu_phi_min(g)};
+}
+
+/* What a unit of GPU i in rack r is made from now (unit_base's inputs,
+ * with the GPU's type). */
+static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
+  return (control_unit_in){fl->activity[i], fl->mem[i], fl->busy[i],
+                           fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
+}
+
+static uint64_t bits(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+/* To the bit, as the units were made before (a NaN like itself). */
+static bool same_in(const control_unit_in *a, const control_unit_in *b) {
+  return ((bits(a->sm) ^ bits(b->sm)) | (bits(a->mem) ^ bits(b->mem)) |
+          (bits(a->busy) ^ bits(b->busy)) | (bits(a->room) ^ bits(b->room)) |
+          (bits(a->thermal_w) ^ bits(b->thermal_w))) == 0;
+}
+
+/* The last base made, made again for a unit of GPU type g made from in
+ * (called where it was made from other inputs: units made one after
+ * another mostly share theirs, a service's replicas in one state, a
+ * job's stages). */
+static void remake_base(control_unit_memo *m, const gpu_spec *g,
+                        const control_unit_in *in) {
+  *m = (control_unit_memo){
+      g, *in,
+      unit_base(g, (gpu_load){in->sm, in->mem, in->busy}, in->room,
+                in->thermal_w)};
+}
+
+/* Unit u (its GPU and rack set) made from its state now, its GPU count
+ * kept: the base's fields and the free GPUs' worth (a slot's comes
+ * after, from the workloads). */
+static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
+  uint32_t i = cu->gpu[u], n = cu->u[u].n;
+  const gpu_spec *g = fl->types[fl->type[i]];
+  control_unit_in in = inputs(fl, i, cu->rack[u]);
+  if (cu->base.g != g || !same_in(&cu->base.in, &in))
+    remake_base(&cu->base, g, &in);
+  cu->u[u] = cu->base.unit;
+  cu->u[u].n = n;
+}
+
+/* Every unit with its state now. A unit's GPU type is its GPU's, fixed
+ * while the layout holds, and so are the fields that follow from the
+ * type alone (lo, idle, span, gamma, phi_min) and the free GPUs' worth:
+ * only what the load, the ceiling and the thermal cap move is written
+ * (hi, demand, activity), the same bits a whole make_unit gives. Nearly
+ * every unit's load moves every period in the fluid mode, so there is no
+ * per-unit test of whether it did. */
+static void refresh_units(control_units *cu, const rack_fleet *fl) {
+  control_unit_memo *m = &cu->base;
+  /* The arrays and the last base's key and fields in locals: a store to
+   * a unit might otherwise be the memo's, and remake_base's call any
+   * array's, so each would be read again every unit. */
+  const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
+  const double *room = fl->ceiling_w, *thermal = fl->thermal_cap_w;
+  const uint32_t *group = fl->group, *gpu = cu->gpu, *rack = cu->rack;
+  const uint16_t *type = fl->type;
+  const gpu_spec *const *types = fl->types;
+  power_unit *p = cu->u;
+  const gpu_spec *mg = m->g;
+  control_unit_in key = m->in;
+  double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
+  for (size_t u = 0, n = cu->n; u < n; u++) {
+    uint32_t i = gpu[u], r = rack[u];
+    const gpu_spec *g = types[type[i]];
+    /* Made whole only when it differs: its address goes to the call. */
+    double now[5] = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
+    if (mg != g || ((bits(now[0]) ^ bits(key.sm)) |
+                    (bits(now[1]) ^ bits(key.mem)) |
+                    (bits(now[2]) ^ bits(key.busy)) |
+                    (bits(now[3]) ^ bits(key.room)) |
+                    (bits(now[4]) ^ bits(key.thermal_w))) != 0) {
+      control_unit_in in = {now[0], now[1], now[2], now[3], now[4]};
+      remake_base(m, g, &in);
+      mg = g;
+      key = in;
+      hi = m->unit.hi;
+      demand = m->unit.demand;
+      act = m->unit.activity;
+    }
+    p[u].hi = hi;
+    p[u].demand = demand;
+    p[u].activity = act;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Building                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Parallel arrays: one growth each, on copies of the capacity. */
+static int reserve_units(control_units *cu, size_t need) {
+  const sim_allocator *a = cu->alloc;
+  size_t c[5] = {cu->units_cap, cu->units_cap, cu->units_cap,
+                 cu->units_cap, cu->units_cap};
+  if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
+      sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
+      sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
+      sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
+      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->units_cap = c[0];
+  return SIM_OK;
+}
+
+/* Room in the per-slot arrays for slot k (grown zeroed: stamp 0 is no
+ * rack's). */
+static int reserve_slot(control_units *cu, uint32_t k) {
+  size_t cap_u = cu->slots_cap, cap_s = cu->slots_cap, need = (size_t)k + 1;
+  if (need <= cu->slots_cap)
+    return SIM_OK;
+  if (sim_vec_reserve(cu->alloc, &cu->slot_unit, &cap_u, need,
+                      sizeof *cu->slot_unit) != SIM_OK ||
+      sim_vec_reserve(cu->alloc, &cu->slot_stamp, &cap_s, need,
+                      sizeof *cu->slot_stamp) != SIM_OK)
+    return SIM_ENOMEM;
+  memset(cu->slot_stamp + cu->slots_cap, 0,
+         (cap_s - cu->slots_cap) * sizeof *cu->slot_stamp);
+  cu->slots_cap = cap_s < cap_u ? cap_s : cap_u;
+  return SIM_OK;
+}
+
+/* The unit of slot k in the rack being built; *u = SIZE_MAX if none yet.
+ * free_unit: the rack's unit of free GPUs. */
+static int find_unit(control_units *cu, uint32_t k, size_t free_unit,
+                     size_t *u) {
+  *u = SIZE_MAX;
+  if (k == CONTROL_UNITS_FREE) {
+    *u = free_unit;
+    return SIM_OK;
+  }
+  if (reserve_slot(cu, k) != SIM_OK)
+    return SIM_ENOMEM;
+  if (cu->slot_stamp[k] == cu->stamp)
+    *u = cu->slot_unit[k];
+  return SIM_OK;
+}
+
+/* A new unit of slot k (CONTROL_UNITS_FREE: the free GPUs) in rack r, made
+ * from GPU i; its index in *u. */
+static int new_unit(control_units *cu, const rack_fleet *fl, uint32_t k,
+                    uint32_t r, uint32_t i, size_t *u) {
+  *u = cu->n;
+  if (reserve_units(cu, *u + 1) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->key[*u] = k;
+  cu->gpu[*u] = i;
+  cu->rack[*u] = r;
+  cu->u[*u].n = 0;
+  make_unit(cu, fl, *u);
+  cu->n++;
+  if (k != CONTROL_UNITS_FREE) {
+    cu->slot_unit[k] = *u;
+    cu->slot_stamp[k] = cu->stamp;
+  }
+  return SIM_OK;
+}
+
+/* The units of rack r: one per slot it holds GPUs of, one for its free
+ * GPUs, in the order the GPUs first name them. */
+static int rack_units(control_units *cu, const rack_fleet *fl,
+                      const uint32_t *gpu_slot, uint32_t r) {
+  size_t free_unit = SIZE_MAX;
+  cu->stamp++;
+  for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+    uint32_t k = gpu_slot[i];
+    size_t u;
+    if (find_unit(cu, k, free_unit, &u) != SIM_OK ||
+        (u == SIZE_MAX && new_unit(cu, fl, k, r, i, &u) != SIM_OK))
+      return SIM_ENOMEM;
+    if (k == CONTROL_UNITS_FREE)
+      free_unit = u;
+    cu->u[u].n++;
+    cu->of_gpu[i] = (uint32_t)u;
+  }
+  return SIM_OK;
+}
+
+/* The stretches of adjacent GPUs of one unit, over the usable racks. */
+static int make_spans(control_units *cu, const rack_fleet *fl) {
+  size_t s = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (!rack_fleet_rack_usable(fl, r))
+      continue;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+      uint32_t u = cu->of_gpu[i];
+      if (s > 0 && cu->span_unit[s - 1] == u &&
+          cu->span_first[s - 1] + cu->span_len[s - 1] == i) {
+        cu->span_len[s - 1]++;
+        continue;
+      }
+      size_t c[3] = {cu->spans_cap, cu->spans_cap, cu->spans_cap};
+      const sim_allocator *a = cu->alloc;
+      if (sim_vec_reserve(a, &cu->span_first, &c[0], s + 1,
+                          sizeof *cu->span_first) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_len, &c[1], s + 1,
+                          sizeof *cu->span_len) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_unit, &c[2], s + 1,
+                          sizeof *cu->span_unit) != SIM_OK)
+        return SIM_ENOMEM;
+      cu->spans_cap = c[0];
+      cu->span_first[s] = i;
+      cu->span_len[s] = 1;
+      cu->span_unit[s] = u;
+      s++;
+    }
+  }
+  cu->nspans = s;
+  return SIM_OK;
+}
+
+/* Whether the GPUs' slots and the racks' usability are those the units
+ * were built from; records them as the ones to build from when not. */
+static bool same_layout(control_units *cu, const rack_fleet *fl,
+                        const uint32_t *gpu_slot) {
+  bool same = cu->built &&
+              memcmp(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    bool usable = rack_fleet_rack_usable(fl, r);
+    same = same && cu->built_usable[r] == usable;
+    cu->built_usable[r] = usable;
+  }
+  if (!same)
+    memcpy(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
+  return same;
+}
+
+/* Every usable rack's units anew, group by group (the fleet lays racks
+ * out by group, so each group's units are contiguous), and their spans. */
+static int build_anew(control_units *cu, const rack_fleet *fl,
+                      const uint32_t *gpu_slot) {
+  cu->built = false; /* until the units are whole again */
+  cu->n = 0;
+  uint32_t g = 0;
+  cu->group_first[0] = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    for (; g < fl->group[r]; g++)
+      cu->group_first[g + 1] = cu->n;
+    if (!rack_fleet_rack_usable(fl, r))
+      continue; /* dark or in emergency: its caps are not the policy's */
+    if (rack_units(cu, fl, gpu_slot, r) != SIM_OK)
+      return SIM_ENOMEM;
+  }
+  for (; g < fl->ngroups; g++)
+    cu->group_first[g + 1] = cu->n;
+  if (make_spans(cu, fl) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->built = true;
+  return SIM_OK;
+}
+
+int control__units_build(control_units *cu, const rack_fleet *fl,
+                         const uint32_t *gpu_slot, control_units_fn fill,
+                         void *ctx) {
+  if (same_layout(cu, fl, gpu_slot))
+    refresh_units(cu, fl);
+  else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+    return SIM_ENOMEM;
+  fill(ctx, cu->key, cu->n, cu->u);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The caps                                                            */
+/* ------------------------------------------------------------------ */
+
+static bool same_bits(double a, double b) { return bits(a) == bits(b); }
+
+void control__units_write_caps(control_units *cu, rack_fleet *fl) {
+  double *w = fl->cap_w;
+  for (size_t s = 0; s < cu->nspans;) {
+    double cap = cu->cap[cu->span_unit[s]];
+    uint32_t first = cu->span_first[s], end = first + cu->span_len[s];
+    /* The next spans on, while their units' caps are this one's (units
+     * alike, a service's replicas in one state): one fill for them all. */
+    for (s++; s < cu->nspans && cu->span_first[s] == end &&
+               same_bits(cu->cap[cu->span_unit[s]], cap);
+         s++)
+      end += cu->span_len[s];
+    double *p = w + first, *stop = w + end;
+    for (; p + 1 < stop; p += 2) { /* two a store: spans are short */
+      p[0] = cap;
+      p[1] = cap;
+    }
+    if (p < stop)
+      *p = cap;
+  }
+}

@@ -1,0 +1,88 @@
+/* control_units.h - the policy's units (control.c's step 4), inside power
+ * control: one per workload slot and rack, one per rack's free GPUs,
+ * built from the fleet and the workloads, and their caps written back.
+ *
+ * They are built once for a layout (the GPUs' slots, the racks'
+ * usability) and then refreshed in place every allocation: of a unit's
+ * range and power model only what its load, its group's ceiling and its
+ * rack's thermal cap move is written again (the rest follows from its
+ * GPU type, fixed with the layout), and what the workloads say of its
+ * slot is asked for every unit in one call (control_hooks.slot_units).
+ * The caps go back per stretch of adjacent GPUs of one unit. */
+#ifndef MODELS_CONTROL_UNITS_H
+#define MODELS_CONTROL_UNITS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "power.h"
+#include "rack.h"
+
+/* A GPU no workload holds: control.h's CONTROL_NO_SLOT (control.c holds
+ * them equal; this header is below control.h). */
+#define CONTROL_UNITS_FREE UINT32_MAX
+
+/* Fills what the work of each of n units is worth (control_hooks'
+ * slot_units). */
+typedef void (*control_units_fn)(void *ctx, const uint32_t *key, size_t n,
+                                 power_unit *u);
+
+/* What a unit's range and power model are made from (besides its GPU
+ * type, fixed with its GPU): its GPU's load, its group's ceiling and its
+ * rack's thermal cap. */
+typedef struct control_unit_in {
+  double sm, mem, busy, room, thermal_w;
+} control_unit_in;
+
+/* The last unit base made and what it was made from: units made one
+ * after another mostly share them (a service's replicas, a job's
+ * stages). */
+typedef struct control_unit_memo {
+  const gpu_spec *g; /* NULL: none */
+  control_unit_in in;
+  power_unit unit;
+} control_unit_memo;
+
+typedef struct control_units {
+  const sim_allocator *alloc;
+  power_unit *u;
+  double *cap;         /* the policy's cap per unit */
+  uint32_t *key;       /* the slot a unit stands for, CONTROL_UNITS_FREE */
+  uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
+  size_t n, units_cap;
+  uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
+  size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  /* Per slot: its unit in the rack being built, valid where the slot's
+   * stamp is the rack's (each rack's build takes a new stamp). */
+  size_t *slot_unit;
+  uint64_t *slot_stamp, stamp;
+  size_t slots_cap;
+  /* What the units were last built from (the GPUs' slots, the racks'
+   * usability): while those hold, the units are refreshed in place. */
+  uint32_t *built_slot;
+  bool *built_usable, built;
+  control_unit_memo base;
+  /* Stretches of adjacent GPUs of one unit, in fleet order. */
+  uint32_t *span_first, *span_len, *span_unit;
+  size_t nspans, spans_cap;
+} control_units;
+
+/* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
+ * control__units_fini frees what was made). */
+int control__units_init(control_units *cu, const rack_fleet *fl,
+                        const sim_allocator *a);
+void control__units_fini(control_units *cu);
+
+/* Every usable rack's units, group by group, with each one's state now
+ * and what its slot's work is worth (fill, with ctx), for the GPUs'
+ * slots gpu_slot: built anew when the layout changed, refreshed in place
+ * when not. SIM_OK or SIM_ENOMEM. */
+int control__units_build(control_units *cu, const rack_fleet *fl,
+                         const uint32_t *gpu_slot, control_units_fn fill,
+                         void *ctx);
+
+/* Every usable rack's GPUs at their unit's cap. */
+void control__units_write_caps(control_units *cu, rack_fleet *fl);
+
+#endif

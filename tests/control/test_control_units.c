@@ -1,0 +1,279 @@
+/* test_control_units.c - the policy's units kept from period to period
+ * (control_units.c): after every change a period can see (a slot's load,
+ * a rack's thermal cap, a slot's worth, the split again, a tighter cap,
+ * slots moved, a rack gone dark, the free GPUs' load), the units a warm
+ * control hands the policy and the caps it leaves on every GPU are those
+ * of a control made cold on the same state, to the bit, and every GPU
+ * of a usable rack has its unit's cap; and the workloads are asked their
+ * slots' worth once a period, for every unit. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+
+#define NRACKS 3
+#define NGPUS (NRACKS * 72)
+#define NSLOTS 40
+
+static gpu_catalog catalog;
+
+static int load_catalog(void **state) {
+  (void)state;
+  sim_error err = {0};
+  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
+}
+
+static int release_catalog(void **state) {
+  (void)state;
+  gpu_catalog_fini(&catalog);
+  return 0;
+}
+
+/* The factory's side of one control: its fleet, the slots, what each
+ * slot's work is worth, the per-GPU cap the facility fits at. */
+typedef struct world {
+  sim_engine *e;
+  rack_fleet *fl;
+  control *c;
+  uint32_t slot[NGPUS];
+  double worth[NSLOTS];
+  double fit_w;
+  long unit_calls; /* slot_units calls */
+  size_t asked;    /* units the last one was asked of */
+  /* The units and caps the policy gave at the last allocation. */
+  power_unit u[NGPUS];
+  uint32_t key[NGPUS];
+  double cap[NGPUS];
+  size_t n;
+} world;
+
+static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
+  const world *w = ctx;
+  (void)f;
+  return caps[0] <= w->fit_w;
+}
+static void drive(void *ctx, sim_time now) {
+  (void)ctx;
+  (void)now;
+}
+static int power(void *ctx, sim_time now, double *facility_w) {
+  (void)ctx;
+  (void)now;
+  *facility_w = 0;
+  return SIM_OK;
+}
+static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
+static void slot_units(void *ctx, const uint32_t *key, size_t n,
+                       power_unit *u) {
+  world *w = ctx;
+  w->unit_calls++;
+  w->asked = n;
+  for (size_t j = 0; j < n; j++) {
+    if (key[j] == CONTROL_NO_SLOT)
+      continue;
+    u[j].cls = key[j] % 4 == 0 ? POWER_TRAINING : POWER_INFERENCE;
+    u[j].weight = 1 + key[j] % 3;
+    u[j].priority = key[j] % 2;
+    u[j].c = w->worth[key[j]];
+  }
+}
+static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
+  (void)ctx;
+  *done = *met = 0;
+}
+
+/* What the policy gave, kept (a clamp that lowers nothing). */
+static void keep_split(void *ctx, const power_unit *units, const uint32_t *key,
+                       size_t n, double *cap) {
+  world *w = ctx;
+  assert_true(n <= NGPUS);
+  memcpy(w->u, units, n * sizeof *units);
+  memcpy(w->key, key, n * sizeof *key);
+  memcpy(w->cap, cap, n * sizeof *cap);
+  w->n = n;
+}
+
+static const power_config cfg = {.cap_w = 1e6,
+                                 .policy = POWER_EFFICIENCY,
+                                 .allocation_period_s = 0,
+                                 .budget = BUDGET_RESERVE};
+
+static void world_drop(world *w) {
+  control_destroy(w->c);
+  rack_fleet_destroy(w->fl);
+  sim_engine_destroy(w->e);
+  free(w);
+}
+
+static world *world_make(void) {
+  rack_group_spec g = {"nvl",      gpu_catalog_find(&catalog, "GB200"),
+                       NRACKS,     72,
+                       132000,     16800,
+                       33600,      NULL,
+                       0,          NAN,
+                       NULL,       0,
+                       false,      0};
+  sim_error err = {0};
+  world *w = calloc(1, sizeof *w);
+  assert_non_null(w);
+  w->e = sim_engine_create(NULL);
+  assert_non_null(w->e);
+  w->fl = rack_fleet_create(&g, 1, NULL, &err);
+  assert_non_null(w->fl);
+  control_hooks h = {w,         fits,       drive,         power,
+                     gpu_slots, slot_units, request_counts};
+  w->c = control_create(&cfg, w->fl, w->e, &h, &err);
+  assert_non_null(w->c);
+  control_set_clamp(w->c, keep_split, w);
+  return w;
+}
+
+/* The state at step s, the changes of steps 1 .. s on the first one's:
+ * rewritten whole each time (what holds is written again, the same). */
+static void world_state(world *w, int s) {
+  for (uint32_t i = 0; i < NGPUS; i++) { /* interleaved, across racks */
+    bool free_gpu = i % 72 >= 62 || (s >= 7 && i % 72 < 6);
+    w->slot[i] = free_gpu ? CONTROL_NO_SLOT : (i * 7 / 5 + (s >= 7)) % NSLOTS;
+  }
+  for (uint32_t k = 0; k < NSLOTS; k++)
+    w->worth[k] = (k % 5) / 4.0 + (s >= 4 && k == 5 ? 0.125 : 0);
+  w->fit_w = s >= 6 ? 640 : 760;
+  for (uint32_t i = 0; i < NGPUS; i++) {
+    uint32_t k = w->slot[i];
+    double a = k == CONTROL_NO_SLOT ? (s >= 9 ? 0.2 : 0.1)
+                                    : 0.3 + 0.6 * ((k * 37) % 100) / 100.0;
+    if (s >= 2 && k == 3)
+      a = 0.95;
+    rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
+  }
+  w->fl->thermal_cap_w[1] = s >= 3 ? 450 : INFINITY;
+  w->fl->dark[2] = s >= 8;
+}
+
+typedef struct step {
+  const char *what;
+  bool recap; /* the factory would split again */
+} step;
+
+static const step steps[] = {
+    {"the first period", true},      {"nothing moved", false},
+    {"one slot's load", false},      {"a rack's thermal cap", true},
+    {"a slot's worth", false},       {"the split again", true},
+    {"a tighter fit", true},         {"slots moved", false},
+    {"a rack dark", true},           {"the free GPUs' load", false},
+};
+
+static bool same_double(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void assert_same_units(const world *warm, const world *cold,
+                              const char *what) {
+  if (warm->n != cold->n)
+    fail_msg("%s: %zu units warm, %zu cold", what, warm->n, cold->n);
+  for (size_t j = 0; j < warm->n; j++) {
+    const power_unit *a = &warm->u[j], *b = &cold->u[j];
+    double fa[] = {a->lo,   a->hi,   a->demand,   a->weight, a->c,
+                   a->idle, a->span, a->activity, a->gamma,  a->phi_min,
+                   warm->cap[j]};
+    double fb[] = {b->lo,   b->hi,   b->demand,   b->weight, b->c,
+                   b->idle, b->span, b->activity, b->gamma,  b->phi_min,
+                   cold->cap[j]};
+    bool same = a->n == b->n && a->cls == b->cls &&
+                a->priority == b->priority && warm->key[j] == cold->key[j];
+    for (size_t f = 0; f < sizeof fa / sizeof *fa; f++)
+      same = same && same_double(fa[f], fb[f]);
+    if (!same)
+      fail_msg("%s: unit %zu differs warm and cold (demand %.17g, %.17g; "
+               "cap %.17g, %.17g)",
+               what, j, a->demand, b->demand, warm->cap[j], cold->cap[j]);
+  }
+}
+
+/* Every usable rack's GPUs at their unit's cap: the units of a rack are
+ * one per slot and one for its free GPUs, in the order its GPUs first
+ * name them, rack after rack. */
+static void assert_caps_are_units(const world *w, const char *what) {
+  size_t next = 0;
+  for (uint32_t r = 0; r < NRACKS; r++) {
+    if (w->fl->dark[r])
+      continue;
+    size_t base = next;
+    for (uint32_t i = r * 72; i < (r + 1) * 72; i++) {
+      size_t j = base;
+      while (j < next && w->key[j] != w->slot[i])
+        j++;
+      if (j == next)
+        next++; /* the first of its unit */
+      assert_true(j < w->n);
+      assert_int_equal(w->key[j], w->slot[i]);
+      if (!same_double(w->fl->cap_w[i], w->cap[j]))
+        fail_msg("%s: GPU %u's cap %.17g W, its unit's %.17g W", what, i,
+                 w->fl->cap_w[i], w->cap[j]);
+    }
+  }
+  assert_int_equal(next, w->n);
+}
+
+/* A world in step s's state, split for it. */
+static world *world_at(int s) {
+  world *w = world_make();
+  sim_error err = {0};
+  world_state(w, s);
+  if (control_split(w->c, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  return w;
+}
+
+/* Every step on one warm control against a cold one on the same state. */
+static void warm_units_are_cold_units(void **state) {
+  (void)state;
+  world *warm = world_at(0);
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    world_state(warm, s);
+    control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
+    assert_int_equal(control_period(warm->c, &v, (sim_time)s * 1000000000),
+                     SIM_OK);
+    world *cold = world_at(s);
+    v.recap = false;
+    assert_int_equal(control_period(cold->c, &v, 0), SIM_OK);
+    assert_same_units(warm, cold, steps[s].what);
+    assert_caps_are_units(warm, steps[s].what);
+    for (uint32_t i = 0; i < NGPUS; i++)
+      if (!same_double(warm->fl->cap_w[i], cold->fl->cap_w[i]))
+        fail_msg("%s: GPU %u's cap %.17g W warm, %.17g W cold", steps[s].what,
+                 i, warm->fl->cap_w[i], cold->fl->cap_w[i]);
+    world_drop(cold);
+  }
+  world_drop(warm);
+}
+
+/* The workloads are asked once a period, of every unit (slot and free). */
+static void slot_worth_asked_once_a_period(void **state) {
+  (void)state;
+  world *w = world_at(0);
+  control_view v = {.cap_w = cfg.cap_w};
+  for (int s = 0; s < 3; s++) {
+    assert_int_equal(control_period(w->c, &v, (sim_time)s * 1000000000),
+                     SIM_OK);
+    assert_int_equal(w->unit_calls, s + 1);
+    assert_int_equal(w->asked, w->n);
+  }
+  size_t free_units = 0;
+  for (size_t j = 0; j < w->n; j++)
+    free_units += w->key[j] == CONTROL_NO_SLOT;
+  assert_int_equal(free_units, NRACKS); /* one a rack, asked of too */
+  world_drop(w);
+}
+
+int main(void) {
+  struct CMUnitTest tests[2];
+  size_t n = 0;
+  TEST_ADD(tests, n, warm_units_are_cold_units);
+  TEST_ADD(tests, n, slot_worth_asked_once_a_period);
+  return _cmocka_run_group_tests("control_units", tests, n, load_catalog,
+                                 release_catalog);
+}
