@@ -93,20 +93,7 @@ static void windows_equal_fresh_ones(void **state) {
   "arrivals: {rate: 40, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
   "211, sigma: 0.86}}\n"
 
-static void fluid_open(rig *g) {
-  sim_error err = {0};
-  memset(g, 0, sizeof *g);
-  bind_ok(SVC_YAML, &g->c);
-  g->r = test_replica(H100, g->c.model, g->c.precision, (int)g->c.tp);
-  arr_gen *gen = arr_create(&g->c.arrivals, NULL, 1, 0, NULL, &err);
-  if (gen == NULL)
-    fail_msg("%s", err.msg);
-  g->e = sim_engine_create(NULL);
-  assert_non_null(g->e);
-  g->s = inf_create_fluid(g->e, &g->c, &g->r, gen, 3600, &err);
-  if (g->s == NULL)
-    fail_msg("%s", err.msg);
-}
+static void fluid_open(rig *g) { rig_open_fluid(g, SVC_YAML); }
 
 /* A span of dt at rate requests/s a replica, lengths as the yaml's. */
 static span_load span_of(double rate, double prompt_mean) {

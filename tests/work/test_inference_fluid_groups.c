@@ -22,18 +22,7 @@
   "211, sigma: 0.86}}\n"
 
 static void open_fluid(rig *g, bool alone) {
-  sim_error err = {0};
-  memset(g, 0, sizeof *g);
-  bind_ok(GRP_YAML, &g->c);
-  g->r = test_replica(H100, g->c.model, g->c.precision, (int)g->c.tp);
-  arr_gen *gen = arr_create(&g->c.arrivals, NULL, 1, 0, NULL, &err);
-  if (gen == NULL)
-    fail_msg("%s", err.msg);
-  g->e = sim_engine_create(NULL);
-  assert_non_null(g->e);
-  g->s = inf_create_fluid(g->e, &g->c, &g->r, gen, 3600, &err);
-  if (g->s == NULL)
-    fail_msg("%s", err.msg);
+  rig_open_fluid(g, GRP_YAML);
   if (alone)
     inf__groups_alone(g->s->fluid, NREP);
 }
