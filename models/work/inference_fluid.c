@@ -42,7 +42,9 @@
  *
  * Replicas in the same state (clock, backlog) give the same answer, so
  * each span solves once per distinct state (a small memo): a service of
- * 200 replicas at one clock costs one solve per control period.
+ * 200 replicas at one clock costs one solve per control period. Replicas
+ * whose whole state is equal are one group (inference_fluid_groups.c):
+ * a span is applied once per group, and a replica's calls read it.
  * Percentiles come from weighted points of each span's TTFT and TPOT
  * distributions (prompt nodes x wait nodes), kept in log-spaced
  * histograms like the request model's. Everything is deterministic: the
@@ -197,7 +199,9 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
     wh_add2(&f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
 }
 
-static void apply(frep *r, const outcome *o, double dt) {
+/* A group's replicas over the span: each as one replica alone. */
+static void apply(fgrp *g, const outcome *o, double dt) {
+  fstate *r = &g->st;
   r->act_int = gpu_load_axpy(r->act_int, dt, o->load);
   r->comp_int += o->compute * dt;
   r->backlog = o->backlog;
@@ -205,25 +209,53 @@ static void apply(frep *r, const outcome *o, double dt) {
   r->in_batch = o->in_batch;
 }
 
-/* Every up replica over the span, each distinct state solved once. */
+/* The groups whose state did not fit the memo (more than MEMO states):
+ * each replica solved and booked alone in replica order, as replicas
+ * kept one by one would be, and each group moved once. */
+static int run_spares(inf_service *s, const span_load *l) {
+  inf_fluid *f = s->fluid;
+  for (uint32_t k = 0; k < s->nrep; k++) {
+    const fgrp *g = inf__grp(f, k);
+    if (!g->spare)
+      continue;
+    if (inf__fluid_solve(s, l, g->st.phi, g->st.backlog, &f->spare) != SIM_OK)
+      return SIM_ENOMEM;
+    book(f, &f->spare, 1, l->dt);
+  }
+  for (uint32_t i = 0; i < f->ngrp; i++) {
+    fgrp *g = &f->grp[i];
+    if (!g->spare)
+      continue;
+    if (inf__fluid_solve(s, l, g->st.phi, g->st.backlog, &f->spare) != SIM_OK)
+      return SIM_ENOMEM;
+    apply(g, &f->spare, l->dt);
+  }
+  return SIM_OK;
+}
+
+/* Every up replica over the span, each distinct state solved once and
+ * each group moved once. The memo's entries come in the order of their
+ * first replicas, as a pass over the replicas would make them, so the
+ * books add up in the same order. */
 static int run_replicas(inf_service *s, const span_load *l) {
   inf_fluid *f = s->fluid;
   f->nmemo = 0;
-  for (uint32_t k = 0; k < s->nrep; k++) {
-    frep *r = &f->rep[k];
-    if (r->down)
+  bool spare = false;
+  for (uint32_t i = 0; i < f->ngrp; i++) {
+    fgrp *g = &f->grp[i];
+    g->spare = false;
+    if (g->st.down != 0)
       continue;
-    memo *m = outcome_for(s, l, r->phi, r->backlog);
+    memo *m = outcome_for(s, l, g->st.phi, g->st.backlog);
     if (m == NULL) {
-      if (inf__fluid_solve(s, l, r->phi, r->backlog, &f->spare) != SIM_OK)
-        return SIM_ENOMEM;
-      book(f, &f->spare, 1, l->dt);
-      apply(r, &f->spare, l->dt);
+      g->spare = spare = true;
       continue;
     }
-    m->hits++;
-    apply(r, &m->out, l->dt);
+    m->hits += g->n;
+    apply(g, &m->out, l->dt);
   }
+  if (spare && run_spares(s, l) != SIM_OK)
+    return SIM_ENOMEM;
   for (uint32_t i = 0; i < f->nmemo; i++)
     book(f, &f->memo[i].out, f->memo[i].hits, l->dt);
   return SIM_OK;
@@ -240,6 +272,8 @@ static void advance_to(inf_service *s, sim_time t) {
   arr_window w;
   arr_window_take(s->gen, f->clock_s, now, s->kv_cap, &w);
   f->clock_s = now;
+  /* The replicas' clocks and takes since the last span, applied. */
+  inf__groups_regroup(f, s->nrep);
   f->arrived += w.count;
   f->rejected += w.over;
   f->iv.arrivals += w.count;
@@ -273,7 +307,7 @@ static inline void advance(inf_service *s) {
 static void free_state(const sim_allocator *a, inf_fluid *f) {
   if (f == NULL)
     return;
-  sim_free(a, f->rep);
+  inf__groups_free(a, f);
   sim_free(a, f->tab);
   sim_free(a, f->tok_b);
   sim_free(a, f);
@@ -281,21 +315,18 @@ static void free_state(const sim_allocator *a, inf_fluid *f) {
 
 static int fl_start(inf_service *s, sim_error *err) {
   inf_fluid *f = sim_calloc(s->alloc, 1, sizeof *f);
-  if (f != NULL)
-    f->rep = sim_calloc(s->alloc, s->nrep, sizeof *f->rep);
-  if (f == NULL || f->rep == NULL) {
+  sim_time now = sim_engine_now(s->e);
+  fstate st = {.phi = 1, .act_since = sim_time_to_s(now)};
+  if (f == NULL || inf__groups_start(s->alloc, f, s->nrep, &st) != SIM_OK) {
     free_state(s->alloc, f);
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
-  for (uint32_t k = 0; k < s->nrep; k++)
-    f->rep[k].phi = 1;
   f->nup = s->nrep;
   f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
-  f->clock_t = sim_engine_now(s->e);
-  f->clock_s = sim_time_to_s(f->clock_t);
-  for (uint32_t k = 0; k < s->nrep; k++)
-    f->rep[k].act_since = f->clock_s;
+  inf__fluid_waits(f->wait_ln);
+  f->clock_t = now;
+  f->clock_s = st.act_since;
   s->fluid = f;
   return SIM_OK;
 }
@@ -306,7 +337,7 @@ static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
   if (k >= s->nrep || !(phi > 0 && phi <= 1))
     return SIM_EINVAL;
   advance(s);
-  s->fluid->rep[k].phi = phi;
+  s->fluid->phi[k] = phi;
   return s->rc;
 }
 
@@ -314,21 +345,23 @@ static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
 static int fl_set_down(inf_service *s, uint32_t k, bool down) {
   if (k >= s->nrep)
     return SIM_EINVAL;
-  frep *r = &s->fluid->rep[k];
-  if (r->down == down)
+  inf_fluid *f = s->fluid;
+  if ((inf__grp(f, k)->st.down != 0) == down)
     return SIM_OK;
   advance(s);
+  fstate r = inf__rep_state(f, k);
   if (down) {
-    s->fluid->dropped += r->waiting + r->in_batch;
-    r->backlog = r->waiting = r->in_batch = 0;
+    f->dropped += r.waiting + r.in_batch;
+    r.backlog = r.waiting = r.in_batch = 0;
   }
-  r->down = down;
-  s->fluid->nup += down ? -1u : 1u;
+  r.down = down;
+  inf__rep_alone(f, k, &r);
+  f->nup += down ? -1u : 1u;
   return s->rc;
 }
 
 static bool fl_down(const inf_service *s, uint32_t k) {
-  return k < s->nrep && s->fluid->rep[k].down;
+  return k < s->nrep && inf__grp(s->fluid, k)->st.down != 0;
 }
 
 /* 1 / span, kept: every replica of a service is usually asked over the
@@ -345,20 +378,28 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   if (k >= s->nrep)
     return (gpu_load){NAN, NAN, NAN};
   advance(s);
-  frep *r = &s->fluid->rep[k];
-  double span = s->fluid->clock_s - r->act_since;
-  if (span > 0) {
-    r->last_act = gpu_load_scale(r->act_int, inverse(s->fluid, span));
-    r->comp_mean = r->comp_int / span;
+  inf_fluid *f = s->fluid;
+  fgrp *g = inf__grp(f, k);
+  if (!(g->take_at == f->clock_s)) { /* the first of its group now */
+    const fstate *r = &g->st;
+    double span = f->clock_s - r->act_since;
+    g->t_last = r->last_act;
+    g->t_comp = r->comp_mean;
+    if (span > 0) {
+      g->t_last = gpu_load_scale(r->act_int, inverse(f, span));
+      g->t_comp = r->comp_int / span;
+    }
+    g->take_at = f->clock_s;
   }
-  r->act_int = (gpu_load){0, 0, 0};
-  r->comp_int = 0;
-  r->act_since = s->fluid->clock_s;
-  return r->last_act;
+  f->took[k] = f->clock_s;
+  return g->t_last;
 }
 
 static double fl_compute_share(const inf_service *s, uint32_t k) {
-  return k < s->nrep ? s->fluid->rep[k].comp_mean : 0;
+  if (k >= s->nrep)
+    return 0;
+  const fgrp *g = inf__grp(s->fluid, k);
+  return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
 }
 
 static double ratio(double num, double den) {
@@ -370,7 +411,7 @@ static void fl_sample(inf_service *s, double dt, double *row) {
   inf_fluid *f = s->fluid;
   double waiting = 0;
   for (uint32_t k = 0; k < s->nrep; k++)
-    waiting += f->rep[k].waiting;
+    waiting += inf__grp(f, k)->st.waiting;
   const fl_interval *iv = &f->iv;
   row[INF_REQUESTS_PER_S] = ratio(iv->served, dt);
   row[INF_ARRIVALS_PER_S] = ratio(iv->arrivals, dt);
@@ -399,8 +440,8 @@ static inf_totals fl_totals(const inf_service *s) {
   const inf_fluid *f = s->fluid;
   double waiting = 0, in_batch = 0;
   for (uint32_t k = 0; k < s->nrep; k++) {
-    waiting += f->rep[k].waiting;
-    in_batch += f->rep[k].in_batch;
+    waiting += inf__grp(f, k)->st.waiting;
+    in_batch += inf__grp(f, k)->st.in_batch;
   }
   inf_totals t = s->tot;
   t.arrived = (uint64_t)llround(f->arrived);

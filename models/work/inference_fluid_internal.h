@@ -93,14 +93,29 @@ typedef struct wt_hist {
   double under, n, min, max;
 } wt_hist;
 
-typedef struct frep {
-  double phi;
-  bool down;
+/* A replica's state: all that tells one replica from another (down: 0
+ * or 1; phi: the clock of the span last run). Replicas whose states are
+ * equal bit for bit do the same from then on, so they are kept as one
+ * group (inference_fluid_groups.c). */
+typedef struct fstate {
+  double phi, down;
   double backlog;           /* the fluid queue, requests */
   double waiting, in_batch; /* at the last span's end */
   gpu_load act_int, last_act;
   double comp_int, act_since, comp_mean;
-} frep;
+} fstate;
+
+/* Replicas in one state, n of them. Those whose load was taken at
+ * take_at (their took) are in st but for the take: last_act t_last,
+ * comp_mean t_comp, the integrals 0 since take_at (NaN: none taken). */
+typedef struct fgrp {
+  fstate st;
+  double take_at;
+  gpu_load t_last;
+  double t_comp;
+  uint32_t n;
+  bool spare; /* its state did not fit the span's memo */
+} fgrp;
 
 /* What the current sampling interval has seen. */
 typedef struct fl_interval {
@@ -108,7 +123,14 @@ typedef struct fl_interval {
 } fl_interval;
 
 struct inf_fluid {
-  frep *rep;
+  /* Replica k is in group grp[of[k]] of ngrp (in the order of their
+   * first replicas after a regroup), runs the next span at phi[k] and
+   * had its load last taken at took[k]. nxt: the next groups, built. */
+  fgrp *grp, *nxt;
+  uint32_t *of;
+  double *phi, *took;
+  uint32_t ngrp;
+  bool alone; /* each replica in a group of its own, always (tests) */
   sim_time clock_t; /* the engine time last brought up to */
   double clock_s;
   lengths prompt, output; /* the last span's, kept through empty ones */
@@ -125,11 +147,13 @@ struct inf_fluid {
   double tab_phi, tab_ctx;
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
+  size_t tok_lo, tok_hi; /* where tok_b may not be 0 */
   memo memo[MEMO];
   uint32_t nmemo, last_memo; /* last_memo: the entry last found */
   uint32_t nup;              /* replicas not down */
   double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
   outcome spare; /* a solve that did not fit the memo */
+  double wait_ln[WAITS]; /* inf__fluid_waits */
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
@@ -142,7 +166,37 @@ struct inf_fluid {
  * state (phi, q0) over the span l into *o: SIM_OK or SIM_ENOMEM (the
  * step table could not grow). */
 void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]);
+/* log(1 - u) at the middles u of the wait's probability bins: constants,
+ * worked out once per service (a TTFT point each, every solve). */
+void inf__fluid_waits(double wait_ln[WAITS]);
 int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o);
+
+/* inference_fluid_groups.c: the groups of replicas in one state. start
+ * puts every replica in one group at state st (SIM_OK or SIM_ENOMEM).
+ * regroup, at the start of a span, puts the replicas in groups of their
+ * states now (their clocks and takes applied), in the order of their
+ * first replicas. state is replica k's state; alone moves it to a group
+ * of its own at state st. */
+int inf__groups_start(const sim_allocator *a, inf_fluid *f, uint32_t nrep,
+                      const fstate *st);
+void inf__groups_free(const sim_allocator *a, inf_fluid *f);
+void inf__groups_regroup(inf_fluid *f, uint32_t nrep);
+fstate inf__rep_state(const inf_fluid *f, uint32_t k);
+void inf__rep_alone(inf_fluid *f, uint32_t k, const fstate *st);
+/* Puts each replica of a service just started in a group of its own
+ * for good: the replica-by-replica computation the groups must equal,
+ * bit for bit (tests/work/test_inference_fluid_groups.c). */
+void inf__groups_alone(inf_fluid *f, uint32_t nrep);
+
+/* Replica k's group. */
+static inline fgrp *inf__grp(const inf_fluid *f, uint32_t k) {
+  return &f->grp[f->of[k]];
+}
+
+/* Whether replica k's load was taken at its group's take. */
+static inline bool inf__took(const inf_fluid *f, uint32_t k) {
+  return f->took[k] == f->grp[f->of[k]].take_at;
+}
 
 #endif

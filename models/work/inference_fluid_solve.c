@@ -39,6 +39,11 @@ static double cdf_of(const lengths *l, double x) {
   return l->sigma > 0 ? gsl_cdf_ugaussian_P((log(x) - l->mu) / l->sigma)
                       : (x >= l->mean);
 }
+void inf__fluid_waits(double wait_ln[WAITS]) {
+  for (int j = 0; j < WAITS; j++)
+    wait_ln[j] = log1p(-0.5 * (wait_edge[j] + wait_edge[j + 1]));
+}
+
 void inf__fluid_nodes(const lengths *prompt, double node_n[NODES]) {
   for (int i = 0; i < NODES; i++)
     node_n[i] = quantile_of(prompt, 0.5 * (node_edge[i] + node_edge[i + 1]));
@@ -112,12 +117,16 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   inf_fluid *f = s->fluid;
-  size_t want = (size_t)bcap + 2;
+  size_t want = (size_t)bcap + 2, had = f->tok_cap;
   if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want, sizeof *f->tab) !=
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
     return SIM_ENOMEM;
+  if (f->tok_cap != had) { /* grown: all of it unknown */
+    f->tok_lo = 0;
+    f->tok_hi = f->tok_cap;
+  }
   bool same = phi == f->tab_phi && ctx == f->tab_ctx;
   for (size_t b = same ? f->tab_n : 0; b < want; b++)
     f->tab[b].t = NAN;
@@ -183,6 +192,33 @@ static inline split split_of(inf_service *s, uint64_t n, uint32_t rr) {
   split q = {n, (uint32_t)(n / rr), (uint32_t)(n % rr), 0, 0};
   q.g0 = rate_at(s, q.k);
   q.g1 = q.j > 0 ? rate_at(s, q.k + 1) : 0;
+  return q;
+}
+
+/* The states next to q, up and down, without a division and with the
+ * rates looked up only where k or j's being 0 changes: split_of's
+ * fields, the same values. */
+static inline split split_up(inf_service *s, split q, uint32_t rr) {
+  q.n++;
+  if (++q.j == rr) {
+    q.j = 0;
+    q.k++;
+    q.g0 = rate_at(s, q.k);
+    q.g1 = 0;
+  } else if (q.j == 1)
+    q.g1 = rate_at(s, q.k + 1);
+  return q;
+}
+
+static inline split split_down(inf_service *s, split q, uint32_t rr) {
+  q.n--;
+  if (q.j == 0) {
+    q.k--;
+    q.j = rr - 1;
+    q.g0 = rate_at(s, q.k);
+    q.g1 = q.j > 0 ? rate_at(s, q.k + 1) : 0;
+  } else if (--q.j == 0)
+    q.g1 = 0;
   return q;
 }
 
@@ -271,7 +307,12 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t lo = m > half ? (uint64_t)(m - half) : 0;
   uint64_t hi = (uint64_t)fmin((double)top, ceil(m + half));
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
-  memset(s->fluid->tok_b, 0, ((size_t)bcap + 2) * sizeof *s->fluid->tok_b);
+  /* tok_b is 0 but where the last chain wrote: only that is cleared. */
+  inf_fluid *f = s->fluid;
+  if (f->tok_hi > f->tok_lo)
+    memset(f->tok_b + f->tok_lo, 0, (f->tok_hi - f->tok_lo) * sizeof *f->tok_b);
+  f->tok_lo = (size_t)(lo / rr);
+  f->tok_hi = (size_t)(hi / rr) + 2; /* k + 1 at hi: at most bcap + 1 */
   double up = rr * rho, p = 1, p_top = 0;
   chain acc = *c; /* nothing else can write it: kept in registers */
   /* Each state's split is found once, for its rate and its sums. */
@@ -281,7 +322,7 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
     if (n == top)
       p_top = p;
     if (n < hi) {
-      q = split_of(s, n + 1, rr);
+      q = split_up(s, q, rr);
       p *= up / total_rate(&q, rr);
     }
   }
@@ -289,7 +330,7 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   q = at_mid;
   for (uint64_t n = mid; n > lo; n--) {
     p *= total_rate(&q, rr) / up;
-    q = split_of(s, n - 1, rr);
+    q = split_down(s, q, rr);
     add_state(s, &q, rr, p, tpot_lim, &acc);
   }
   *c = acc;
@@ -297,6 +338,7 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
     double r = fmin(rho / rate_at(s, bcap), 1 - 1e-9);
     double jmax = (double)s->c->max_queue * rr;
     add_tail(s, p_top, r, jmax, rr, bcap, tpot_lim, c);
+    f->tok_hi = f->tok_hi > (size_t)bcap + 1 ? f->tok_hi : (size_t)bcap + 1;
   }
 }
 
@@ -428,15 +470,14 @@ static void saturated(inf_service *s, const span_load *l, const prefill *pre,
 /* TTFT points of a stretch: prompt nodes, each with no wait or at the
  * wait's nodes, weighted by the requests served in it. */
 static void add_points(outcome *o, const prefill *pre, const part *pt,
-                       double served) {
+                       const double *wait_ln, double served) {
   for (int i = 0; i < NODES; i++) {
     double w = served * (node_edge[i + 1] - node_edge[i]);
     double x = pt->shift + pre->node[i];
     o->ttft_v[o->nttft] = x;
     o->ttft_w[o->nttft++] = w * (1 - pt->p_wait);
     for (int j = 0; j < WAITS && pt->p_wait > 1e-9; j++) {
-      double u = 0.5 * (wait_edge[j] + wait_edge[j + 1]);
-      o->ttft_v[o->nttft] = x - pt->wait_mean * log1p(-u);
+      o->ttft_v[o->nttft] = x - pt->wait_mean * wait_ln[j];
       o->ttft_w[o->nttft++] =
           w * pt->p_wait * (wait_edge[j + 1] - wait_edge[j]);
     }
@@ -448,8 +489,9 @@ static void add_points(outcome *o, const prefill *pre, const part *pt,
 }
 
 /* Adds a stretch of share `share` of the span, serving `served`. */
-static void add_part(outcome *o, const span_load *l, const prefill *pre,
-                     const part *pt, double share, double served) {
+static void add_part(const inf_service *s, outcome *o, const span_load *l,
+                     const prefill *pre, const part *pt, double share,
+                     double served) {
   o->load = gpu_load_axpy(o->load, share, pt->load);
   o->compute += share * pt->compute;
   o->batch += share * pt->batch;
@@ -459,7 +501,7 @@ static void add_part(outcome *o, const span_load *l, const prefill *pre,
   o->tpot_sum += served * (1 - l->p_one) * pt->tpot_mean;
   o->tokens += served * (l->work + 1);
   o->prompt_tokens += served * l->prompt.mean;
-  add_points(o, pre, pt, served);
+  add_points(o, pre, pt, s->fluid->wait_ln, served);
 }
 
 /* The backlog over the span: how long it stays (sat, a share of the
@@ -506,7 +548,7 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
   if (sat > 0) {
     double q_end = sat < 1 ? 0 : o->backlog;
     saturated(s, l, &pre, bcap, mu, 0.5 * (q0 + q_end) / mu, &pt);
-    add_part(o, l, &pre, &pt, sat, mu * sat * l->dt);
+    add_part(s, o, l, &pre, &pt, sat, mu * sat * l->dt);
     o->in_batch = pt.batch;
     o->waiting = o->backlog;
   }
@@ -515,7 +557,7 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
     double offered = l->rate * (1 - sat) * l->dt;
     o->timed_out += offered * pt.lost;
     o->shed += offered * pt.shed;
-    add_part(o, l, &pre, &pt, 1 - sat,
+    add_part(s, o, l, &pre, &pt, 1 - sat,
              offered * fmax(0, 1 - pt.lost - pt.shed));
     o->in_batch = pt.batch;
     o->waiting = pt.waiting;

@@ -4,9 +4,10 @@
  * - arr_window_take keeps the synthetic lengths' moments and the share
  *   over the KV limit: a generator's windows against a fresh generator's
  *   over a table of limits and length changes (one ulp among them);
- * - inf__fluid_solve keeps the step table and the prefill: a service that
- *   has solved other states first against a fresh one, over a table of
- *   clocks, rates and backlogs;
+ * - inf__fluid_solve keeps the step table and the prefill, and clears
+ *   only where its last chain wrote: a service that has solved other
+ *   states first against a fresh one, over a table of clocks, rates and
+ *   backlogs, its scratch 0 outside that range after every solve;
  * - a service keeps its up replicas' count, the memo entry last found and
  *   1 / span: replicas at two clocks, interleaved or in blocks, some
  *   down, read the same loads. */
@@ -92,20 +93,7 @@ static void windows_equal_fresh_ones(void **state) {
   "arrivals: {rate: 40, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
   "211, sigma: 0.86}}\n"
 
-static void fluid_open(rig *g) {
-  sim_error err = {0};
-  memset(g, 0, sizeof *g);
-  bind_ok(SVC_YAML, &g->c);
-  g->r = test_replica(H100, g->c.model, g->c.precision, (int)g->c.tp);
-  arr_gen *gen = arr_create(&g->c.arrivals, NULL, 1, 0, NULL, &err);
-  if (gen == NULL)
-    fail_msg("%s", err.msg);
-  g->e = sim_engine_create(NULL);
-  assert_non_null(g->e);
-  g->s = inf_create_fluid(g->e, &g->c, &g->r, gen, 3600, &err);
-  if (g->s == NULL)
-    fail_msg("%s", err.msg);
-}
+static void fluid_open(rig *g) { rig_open_fluid(g, SVC_YAML); }
 
 /* A span of dt at rate requests/s a replica, lengths as the yaml's. */
 static span_load span_of(double rate, double prompt_mean) {
@@ -159,6 +147,12 @@ static void solves_equal_fresh_ones(void **state) {
     const solve_case *k = &cases[i];
     span_load l = span_of(k->rate, k->prompt_mean);
     assert_int_equal(inf__fluid_solve(kept.s, &l, k->phi, k->q0, a), SIM_OK);
+    /* The chain's scratch is 0 wherever the service believes it is: the
+     * next solve clears only the rest. */
+    const inf_fluid *f = kept.s->fluid;
+    for (size_t x = 0; x < f->tok_cap; x++)
+      if (x < f->tok_lo || x >= f->tok_hi)
+        assert_true(f->tok_b[x] == 0);
     rig fresh;
     fluid_open(&fresh);
     assert_int_equal(inf__fluid_solve(fresh.s, &l, k->phi, k->q0, b), SIM_OK);

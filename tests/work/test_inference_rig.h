@@ -61,6 +61,22 @@ static inline void rig_open_kv(rig *g, const char *gpu, const char *yaml,
     fail_msg("%s", err.msg);
 }
 
+/* A fluid service of yaml on H100s, seed 1, an hour's horizon. */
+static inline void rig_open_fluid(rig *g, const char *yaml) {
+  sim_error err = {0};
+  memset(g, 0, sizeof *g);
+  bind_ok(yaml, &g->c);
+  g->r = test_replica(H100, g->c.model, g->c.precision, (int)g->c.tp);
+  arr_gen *gen = arr_create(&g->c.arrivals, NULL, 1, 0, NULL, &err);
+  if (gen == NULL)
+    fail_msg("%s", err.msg);
+  g->e = sim_engine_create(NULL);
+  assert_non_null(g->e);
+  g->s = inf_create_fluid(g->e, &g->c, &g->r, gen, 3600, &err);
+  if (g->s == NULL)
+    fail_msg("%s", err.msg);
+}
+
 static inline void rig_open(rig *g, const char *gpu, const char *yaml,
                             uint64_t seed, double horizon_s) {
   rig_open_kv(g, gpu, yaml, seed, horizon_s, 1);

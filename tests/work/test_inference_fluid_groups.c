@@ -1,0 +1,149 @@
+/* test_inference_fluid_groups.c - a fluid service's replicas kept in
+ * groups of one state (inference_fluid_groups.c, issue 24) answer bit
+ * for bit what each replica kept alone answers. Two services, one
+ * grouped and one with every replica in a group of its own for good
+ * (inf__groups_alone), get the same calls: clocks from a table of
+ * patterns (one clock, two interleaved, blocks, more states than the
+ * memo holds), replicas going down and up, loads taken every period, by
+ * some replicas only, twice at one instant; spans of different lengths
+ * and an overload that builds backlogs. Every load, compute share,
+ * sample row, total and quantile must be the same bytes, and the
+ * grouped service must share: few groups while the clocks are few. */
+#include "test_inference_rig.h"
+
+#include "inference_fluid_internal.h"
+
+#define NREP 12
+
+#define GRP_YAML                                                               \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 12\nmax_batch: 64\n"         \
+  "max_queue: 300\ntimeout: 30 s\n"                                            \
+  "arrivals: {rate: 260, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "   \
+  "211, sigma: 0.86}}\n"
+
+static void open_fluid(rig *g, bool alone) {
+  rig_open_fluid(g, GRP_YAML);
+  if (alone)
+    inf__groups_alone(g->s->fluid, NREP);
+}
+
+/* Replica k's clock in period t under each pattern. */
+typedef double (*clock_fn)(uint32_t k, int t);
+static double one(uint32_t k, int t) {
+  (void)k;
+  return t % 3 ? 1 : 0.7;
+}
+static double pairs(uint32_t k, int t) { return (k + (uint32_t)t) % 2 ? 0.45 : 0.9; }
+static double blocks(uint32_t k, int t) {
+  (void)t;
+  return k < NREP / 3 ? 0.35 : 1;
+}
+static double many(uint32_t k, int t) { return 0.3 + 0.05 * ((k * 7 + (uint32_t)t) % NREP); }
+
+typedef struct period {
+  clock_fn clock;
+  double dt;       /* s */
+  int down;        /* replica down this period, -1: none */
+  uint32_t skip;   /* replicas k with k % skip == 1 skip their take (0: none) */
+  bool twice;      /* every take asked twice */
+  size_t max_live; /* groups at most afterwards (0: not checked) */
+} period;
+
+static const period plan[] = {
+    {one, 1, -1, 0, false, 1},     {one, 1, -1, 0, false, 1},
+    {one, 0.5, -1, 0, true, 1},    {pairs, 1, -1, 0, false, 2},
+    {pairs, 1, -1, 0, false, 2},   {blocks, 2, -1, 0, false, 0},
+    {blocks, 1, 3, 0, false, 0},   {blocks, 1, 3, 0, false, 0},
+    {pairs, 1, -1, 0, false, 0},  {pairs, 1, -1, 3, false, 0},
+    {many, 1, 5, 0, true, 0},      {many, 0.25, -1, 4, false, 0},
+    {one, 1, -1, 0, false, 0},     {one, 1, -1, 0, false, 0},
+    {pairs, 3, 0, 2, false, 0},    {one, 1, -1, 0, false, 0},
+    {one, 1, -1, 0, false, 0},     {blocks, 1, -1, 0, false, 0},
+};
+
+static void same_bytes(const void *a, const void *b, size_t n) {
+  assert_memory_equal(a, b, n);
+}
+
+/* One period: both services brought to t and driven alike. */
+static void drive(rig *g[2], const period *p, int i, double t) {
+  for (int j = 0; j < 2; j++) {
+    run_to(g[j], t);
+    for (uint32_t k = 0; k < NREP; k++) {
+      assert_int_equal(inf_set_down(g[j]->s, k, (int)k == p->down), SIM_OK);
+      assert_int_equal(inf_set_clock(g[j]->s, k, p->clock(k, i)), SIM_OK);
+    }
+  }
+  for (uint32_t k = 0; k < NREP; k++) {
+    if (p->skip > 0 && k % p->skip == 1)
+      continue;
+    for (int n = 0; n < (p->twice ? 2 : 1); n++) {
+      gpu_load a = inf_take_load(g[0]->s, k), b = inf_take_load(g[1]->s, k);
+      same_bytes(&a, &b, sizeof a);
+    }
+  }
+  for (uint32_t k = 0; k < NREP; k++) { /* taken or not */
+    double ca = inf_compute_share(g[0]->s, k),
+           cb = inf_compute_share(g[1]->s, k);
+    same_bytes(&ca, &cb, sizeof ca);
+    assert_int_equal(inf_replica_down(g[0]->s, k),
+                     inf_replica_down(g[1]->s, k));
+  }
+}
+
+static void compare_ends(rig *g[2]) {
+  double ra[INF_NCOLS], rb[INF_NCOLS];
+  sample(g[0], ra);
+  sample(g[1], rb);
+  same_bytes(ra, rb, sizeof ra);
+  inf_totals ta = inf_totals_of(g[0]->s), tb = inf_totals_of(g[1]->s);
+  same_bytes(&ta, &tb, sizeof ta);
+  for (double q = 0.1; q < 1; q += 0.2) {
+    double a = inf_ttft_quantile(g[0]->s, q), b = inf_ttft_quantile(g[1]->s, q);
+    same_bytes(&a, &b, sizeof a);
+    a = inf_tpot_quantile(g[0]->s, q);
+    b = inf_tpot_quantile(g[1]->s, q);
+    same_bytes(&a, &b, sizeof a);
+  }
+}
+
+static void groups_equal_replicas_alone(void **state) {
+  (void)state;
+  rig grouped, alone;
+  open_fluid(&grouped, false);
+  open_fluid(&alone, true);
+  rig *g[2] = {&grouped, &alone};
+  double t = 0;
+  bool backlog = false;
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < sizeof plan / sizeof *plan; i++) {
+      t += plan[i].dt;
+      drive(g, &plan[i], (int)i, t);
+      const inf_fluid *f = grouped.s->fluid;
+      /* The span just run had the last period's clocks. */
+      size_t lim = i > 0 ? plan[i - 1].max_live : 0;
+      if (round == 0 && lim > 0 && f->ngrp > lim)
+        fail_msg("period %zu: %u groups", i, f->ngrp);
+      for (uint32_t k = 0; k < NREP; k++)
+        backlog |= inf__grp(f, k)->st.backlog > 0;
+      if (i % 5 == 4) {
+        double ra[INF_NCOLS], rb[INF_NCOLS];
+        sample(g[0], ra);
+        sample(g[1], rb);
+        same_bytes(ra, rb, sizeof ra);
+      }
+    }
+  assert_true(backlog); /* the overload was reached */
+  assert_int_equal(alone.s->fluid->ngrp, NREP);
+  compare_ends(g);
+  rig_close(&grouped);
+  rig_close(&alone);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(groups_equal_replicas_alone),
+  };
+  return cmocka_run_group_tests(tests, test_catalogs_load,
+                                test_catalogs_release);
+}
