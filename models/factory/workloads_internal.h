@@ -116,6 +116,14 @@ void work__owner_sums_runs(double *sum, const uint32_t *owner,
 double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
                       rack_phi_last *last);
 
+/* workloads_tick.c: the clocks of n replicas, replica k's runs' first
+ * GPUs gpu0[run0[k] .. run0[k + 1]) (one at least), each the slowest of
+ * its runs' (work__runs_phi's, the same bits), into phi[k]; last as
+ * work__runs_phi's. */
+void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
+                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        rack_phi_last *last);
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,

@@ -140,11 +140,9 @@ static void service_clocks(inf_service *s, uint32_t n, const double *phi) {
     inf_set_clock(s, r, phi[r]);
 }
 
-/* Replica k's clock, the slowest of its runs' (a replica has one at
- * least): runs_phi's, the same bits, on the packed runs' first GPUs. */
-static void replica_phis(const rack_fleet *fl, const uint32_t *run0,
-                         const uint32_t *gpu0, uint32_t n, double *phi,
-                         rack_phi_last *last) {
+void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
+                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        rack_phi_last *last) {
   for (uint32_t k = 0; k < n; k++) {
     double p = 1;
     uint32_t q = run0[k], end = run0[k + 1];
@@ -161,7 +159,7 @@ static void replica_phis(const rack_fleet *fl, const uint32_t *run0,
  * the slot-by-slot loop took between its calls, to the bit. */
 static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
-  replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi, last);
+  work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     service_clocks(w->svc[s], n, phi);
