@@ -5,12 +5,12 @@
  * sizes laid end to end as the services place them, across racks, with
  * caps that differ inside a replica (several runs), thermal caps, and
  * loads and caps that repeat from one replica to the next (the near
- * clock's hits) or do not. */
-#include "test_util.h"
+ * clock's hits) or do not. And the background load on the free GPUs
+ * (factory.c's list of free runs) after jobs have come and gone. */
+#define WORK_SCENARIO "work_tick.yaml"
+#include "test_workloads_run.h"
 
-#include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "workloads_internal.h"
 
@@ -105,9 +105,47 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   gpu_catalog_fini(&cat);
 }
 
+/* Jobs start and end on a rack whose background steps from 30% to 60%
+ * once they have ended: every GPU is free again, so the mean activity
+ * after the step is 60% (the free runs' list made again with the runs;
+ * a list kept from the start leaves the jobs' old GPUs behind). */
+static void freed_gpus_take_the_background(void **state) {
+  (void)state;
+  static const char jobs[] =
+      "name: w\nseed: 5\nduration: 2 h\nsample_period: 1 min\n"
+      "power: {cap: 200 kW}\n"
+      "racks:\n"
+      "  - {name: nvl, count: 1, gpu: GB200, gpus_per_rack: 72,\n"
+      "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+      "     load: {pattern: steps, noise: 0, steps: [{at: 0 s, level: 30%},\n"
+      "                                              {at: 100 min, level: 60%}]}}\n"
+      "training:\n"
+      "  - {name: first, model: Llama-3.1-8B, dp: 8, tp: 4,\n"
+      "     tokens_per_iteration: 1048576, iterations: 1500}\n"
+      "  - {name: small, model: Llama-3.1-8B, dp: 1, tp: 4, arrival: 20 min,\n"
+      "     tokens_per_iteration: 65536, iterations: 200}\n";
+  run r;
+  run_scenario(&r, jobs, NULL, 0);
+  assert_int_equal(r.sum.jobs_done, 2);
+  size_t n, rows;
+  const double *end = job_column(&r, "end_s", &n);
+  assert_true(fmax(end[0], end[1]) < 100 * 60);
+  const double *act = facility(&r, "activity", &rows);
+  const double *t = tel_memory_times(r.sink, "facility", &rows);
+  size_t after = 0;
+  for (size_t i = 0; i < rows; i++)
+    if (t[i] - 60 > 100 * 60 + 1) { /* the interval began after the step */
+      assert_close(act[i], 0.6, 1e-12, 0);
+      after++;
+    }
+  assert_true(after > 10);
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(replica_clocks_are_their_gpus_slowest),
+      cmocka_unit_test(freed_gpus_take_the_background),
   };
   return cmocka_run_group_tests_name("workloads_tick", tests, NULL, NULL);
 }
