@@ -382,11 +382,7 @@ void work_attribute(work *w, double dt, double g_per_kwh) {
   size_t n = work__nowners(w);
   double overhead = 0;
   memset(w->tick_j, 0, (n + 1) * sizeof *w->tick_j);
-  if (rack_fleet_runs_fresh(fl)) /* the runs the powers were made by */
-    work__owner_sums_runs(w->tick_j, w->gpu_owner, fl);
-  else
-    work__owner_sums(w->tick_j, w->gpu_owner, rack_fleet_gpu_power(w->fleet),
-                     fl->n);
+  work__owner_power(w, w->tick_j);
   double idle = w->tick_j[n];
   for (uint32_t r = 0; r < fl->nracks; r++)
     overhead += fl->rack_power_w[r] - fl->gpu_power_w[r];

@@ -160,7 +160,8 @@ static bool alloc_owners(work *w) {
 }
 
 /* The services' replicas' packed runs and the tick's scratch for them
- * (workloads_tick.c): their slots come first (lay_out_slots). */
+ * (workloads_tick.c): their slots come first (lay_out_slots); and the
+ * fleet's runs' owners for the owners' sums. */
 static bool alloc_replicas(work *w) {
   const sim_allocator *a = w->alloc;
   size_t nrep = 0, ngpus = 0;
@@ -174,8 +175,10 @@ static bool alloc_replicas(work *w) {
   w->rep_gpu0 = sim_calloc(a, ngpus + 1, sizeof *w->rep_gpu0);
   w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
   w->rep_load = sim_calloc(a, nrep + 1, sizeof *w->rep_load);
+  w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
+  w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
   return w->rep_run0 && w->rep_runs && w->rep_gpu0 && w->rep_phi &&
-         w->rep_load;
+         w->rep_load && w->run_owner && w->run_len;
 }
 
 /* The slots, their GPUs, and the arrays per fleet GPU and rack. */
@@ -215,6 +218,8 @@ static void free_gpus(work *w) {
   sim_free(a, w->rep_gpu0);
   sim_free(a, w->rep_phi);
   sim_free(a, w->rep_load);
+  sim_free(a, w->run_owner);
+  sim_free(a, w->run_len);
 }
 
 static int alloc_slots(work *w) {

@@ -70,6 +70,11 @@ struct work {
   bool reps_packed;
   double *rep_phi;
   gpu_load *rep_load;
+  /* The fleet's runs' owners and lengths for the owners' sums, made from
+   * its runs number owners_seen (work__owner_power). */
+  uint32_t *run_owner;
+  double *run_len;
+  uint64_t owners_seen;
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
   double idle_j, overhead_j;
@@ -108,6 +113,19 @@ void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
 /* workloads_tick.c: the same sums run by run (fleet's units, fresh). */
 void work__owner_sums_runs(double *sum, const uint32_t *owner,
                            const rack_fleet *fl);
+
+/* workloads_tick.c: the runs' owners (their first GPU's) and lengths,
+ * fl->nruns each, with the runs fresh; and the sums of
+ * work__owner_sums_runs from them and the runs' power, the same bits. */
+void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
+                       uint32_t *run_owner, double *run_len);
+void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
+                             const double *run_len, const double *power,
+                             uint32_t nruns);
+
+/* workloads_tick.c: each owner's power now added into sum (by the runs
+ * when fresh, else GPU by GPU). */
+void work__owner_power(work *w, double *sum);
 
 /* workloads_tick.c: the slowest clock of the fleet's runs runs[0 .. m)
  * (fresh): each run's clock once, the minimum of the same values the

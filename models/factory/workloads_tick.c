@@ -269,3 +269,41 @@ void work__owner_sums_runs(double *sum, const uint32_t *owner,
   for (uint32_t q = 0; q < fl->nruns; q++)
     sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
 }
+
+/* The fleet's runs' owners and lengths (as doubles) for the sums by runs,
+ * into run_owner and run_len (fl->nruns each): a run's GPUs share a slot,
+ * so an owner, its first GPU's. */
+void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
+                       uint32_t *run_owner, double *run_len) {
+  for (uint32_t q = 0; q < fl->nruns; q++) {
+    run_owner[q] = owner[fl->run_first[q]];
+    run_len[q] = fl->run_len[q];
+  }
+}
+
+/* work__owner_sums_runs from the runs' owners and lengths made once a
+ * making of the runs (work__runs_owners): the same products added in
+ * the same order, the same bits, without the lookups through each run's
+ * first GPU and the conversion of its length. */
+void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
+                             const double *run_len, const double *power,
+                             uint32_t nruns) {
+  for (uint32_t q = 0; q < nruns; q++)
+    sum[run_owner[q]] += run_len[q] * power[q];
+}
+
+/* Each owner's power now into sum (tick_j's rows): run by run while the
+ * runs are fresh, GPU by GPU otherwise. */
+void work__owner_power(work *w, double *sum) {
+  rack_fleet *fl = w->fleet;
+  if (!rack_fleet_runs_fresh(fl)) {
+    work__owner_sums(sum, w->gpu_owner, rack_fleet_gpu_power(fl), fl->n);
+    return;
+  }
+  if (w->owners_seen != fl->runs_made) { /* no key changed since: owners */
+    work__runs_owners(fl, w->gpu_owner, w->run_owner, w->run_len);
+    w->owners_seen = fl->runs_made;
+  }
+  work__owner_sums_packed(sum, w->run_owner, w->run_len, fl->run_power_w,
+                          fl->nruns);
+}
