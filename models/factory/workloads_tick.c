@@ -167,24 +167,22 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-/* The replicas' loads from the services, in replica order, then to
- * their packed runs, once a run (rack_set_run_load). */
+/* The replicas' loads from the services, in replica order, each to its
+ * packed runs, once a run (rack_set_run_load). */
 static void replica_loads(work *w) {
   rack_fleet *fl = w->fleet;
-  gpu_load *load = w->rep_load;
+  const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
+  uint32_t k = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     inf_service *svc = w->svc[s];
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    for (uint32_t r = 0; r < n; r++)
-      *load++ = inf_take_load(svc, r);
-  }
-  const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  load = w->rep_load;
-  for (uint32_t k = 0; k < w->nrep; k++) {
-    uint32_t q = run0[k], end = run0[k + 1];
-    do /* a replica has one run at least */
-      rack_set_run_load(fl, runs[q], load[k]);
-    while (++q < end);
+    for (uint32_t r = 0; r < n; r++, k++) {
+      gpu_load l = inf_take_load(svc, r);
+      uint32_t q = run0[k], end = run0[k + 1];
+      do /* a replica has one run at least */
+        rack_set_run_load(fl, runs[q], l);
+      while (++q < end);
+    }
   }
 }
 
