@@ -5,12 +5,70 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 double power_total(const power_unit *units, size_t n, const double *cap) {
   double sum = 0;
   for (size_t u = 0; u < n; u++)
     sum += units[u].n * cap[u];
   return sum;
+}
+
+/* The repeated sum for s > 0 and t >= 0, both finite. Within the binade
+ * [2^e, B = 2^(e+1)) of s the doubles are the multiples of q = 2^(e-52),
+ * and s is one, so while s + t stays below B each addition rounds t to
+ * the same multiple R q of q (ties to even aside: t half way between two
+ * multiples rounds by the parity of s, and is added one at a time). The
+ * k additions that land at or below B then land on s + k R q exactly,
+ * computed at once: one step per binade the sum crosses, not per term.
+ * (The one that reaches B exactly, from B - R q, adds t = (R + d) q with
+ * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
+ * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53. */
+static double add_up(double s, double t, size_t m) {
+  const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
+  while (m > 0) {
+    double s1 = s + t;
+    m--;
+    if (m == 0 || s1 == s) /* t rounds away at s: at every later s too */
+      return s1;
+    uint64_t b, b1;
+    memcpy(&b, &s, sizeof b);
+    memcpy(&b1, &s1, sizeof b1);
+    uint64_t e = b >> 52; /* the biased exponent (s > 0: no sign bit) */
+    /* s1 past the binade, or q / 2 not normal, or B not finite: a step */
+    if (b1 >> 52 != e || e <= 53 || e >= 2046) {
+      s = s1;
+      continue;
+    }
+    double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
+    uint64_t h = (e - 53) << 52;
+    memcpy(&half, &h, sizeof half);
+    if (d == half || d == -half) { /* a tie: rounds by the sum's parity */
+      s = s1;
+      continue;
+    }
+    /* The significands in units of q: s1's S1, the step R >= 1. */
+    uint64_t S1 = (b1 & (one - 1)) | one, R = S1 - ((b & (one - 1)) | one);
+    uint64_t k = (2 * one - S1) / R;
+    if (k > m)
+      k = (uint64_t)m;
+    b = (e << 52) + (S1 + k * R - one); /* S1 + k R = 2^53: B, exactly */
+    memcpy(&s, &b, sizeof s);
+    m -= (size_t)k;
+  }
+  return s;
+}
+
+double power_add_repeat(double s, double t, size_t m) {
+  for (; m > 0; m--) {
+    if (s > 0 && t >= 0 && s < INFINITY && t < INFINITY)
+      return add_up(s, t, m);
+    /* Rounding to nearest is symmetric: the negative sum mirrors. */
+    if (s < 0 && t <= 0 && s > -INFINITY && t > -INFINITY)
+      return -add_up(-s, -t, m);
+    s += t; /* signs apart, a zero sum, inf or NaN: one at a time */
+  }
+  return s;
 }
 
 static double clamp(double x, double lo, double hi) {
@@ -170,26 +228,27 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
   }
 }
 
-/* The inputs of a water-filling. */
+/* The inputs of a water-filling, run by run. */
 typedef struct fill {
   const power_unit *units;
-  size_t n;
+  const power_runs *runs;
   const double *w, *top;
 } fill;
 
 /* sum n_u clamp(lambda w_u, lo_u, top_u): rises with lambda, by the
- * weights of the units between their bounds. The slope adds in a local
- * (through the pointer, every unit stored it). */
+ * weights of the units between their bounds. Both sums add unit by unit
+ * in their order, a run's units at once (power_add_repeat). */
 static double filled(const void *ctx, double lambda, double *slope) {
   const fill *fl = ctx;
   const double *w = fl->w, *top = fl->top;
   double sum = 0, sl = 0;
-  for (size_t u = 0; u < fl->n; u++) {
-    const power_unit *p = &fl->units[u];
-    double x = lambda * w[u];
-    if (x > p->lo && x < top[u])
-      sl += p->n * w[u];
-    sum += p->n * clamp(x, p->lo, top[u]);
+  for (size_t r = 0; r < fl->runs->n; r++) {
+    const power_unit *p = power_run_unit(fl->units, fl->runs, r);
+    size_t m = power_run_len(fl->runs, r);
+    double x = lambda * w[r];
+    if (x > p->lo && x < top[r])
+      sl = power_add_n(sl, p->n * w[r], m);
+    sum = power_add_n(sum, p->n * clamp(x, p->lo, top[r]), m);
   }
   *slope = sl;
   return sum;
@@ -210,17 +269,24 @@ static double fill_level(const fill *fl, double hi, double budget_w,
   return lo;
 }
 
+void power_fill_runs(const power_unit *units, const power_runs *runs,
+                     const double *w, const double *top, double budget_w,
+                     double *cap, double *memo) {
+  fill fl = {units, runs, w, top};
+  double hi = 0;
+  for (size_t r = 0; r < runs->n; r++)
+    if (w[r] > 0)
+      hi = fmax(hi, top[r] / w[r]);
+  double lo = fill_level(&fl, hi, budget_w, memo);
+  for (size_t r = 0; r < runs->n; r++)
+    cap[r] = clamp(lo * w[r], power_run_unit(units, runs, r)->lo, top[r]);
+}
+
 void power_fill_from(const power_unit *units, size_t n, const double *w,
                      const double *top, double budget_w, double *cap,
                      double *memo) {
-  fill fl = {units, n, w, top};
-  double hi = 0;
-  for (size_t u = 0; u < n; u++)
-    if (w[u] > 0)
-      hi = fmax(hi, top[u] / w[u]);
-  double lo = fill_level(&fl, hi, budget_w, memo);
-  for (size_t u = 0; u < n; u++)
-    cap[u] = clamp(lo * w[u], units[u].lo, top[u]);
+  power_runs each = {n, NULL, NULL};
+  power_fill_runs(units, &each, w, top, budget_w, cap, memo);
 }
 
 /* The largest lambda that spends no more than the budget, so the caps
@@ -230,14 +296,16 @@ void power_fill(const power_unit *units, size_t n, const double *w,
   power_fill_from(units, n, w, top, budget_w, cap, NULL);
 }
 
-void power_spread_rest(const power_unit *units, size_t n, double budget_w,
-                       double *cap) {
+void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
+                            double budget_w, double *cap) {
   /* power_total's sum and the room's, in one pass: each adds in the same
    * order as in two. */
   double total = 0, room = 0;
-  for (size_t u = 0; u < n; u++) {
-    total += units[u].n * cap[u];
-    room += units[u].n * (units[u].hi - cap[u]);
+  for (size_t r = 0; r < runs->n; r++) {
+    const power_unit *p = power_run_unit(units, runs, r);
+    size_t m = power_run_len(runs, r);
+    total = power_add_n(total, p->n * cap[r], m);
+    room = power_add_n(room, p->n * (p->hi - cap[r]), m);
   }
   double left = budget_w - total;
   if (!(left > 0) || !(room > 0))
@@ -245,10 +313,16 @@ void power_spread_rest(const power_unit *units, size_t n, double budget_w,
   /* A hair under the exact share, so rounding never spends more than the
    * budget. */
   double share = fmin(1, left / room) * (1 - 1e-12);
-  for (size_t u = 0; u < n; u++) {
+  for (size_t r = 0; r < runs->n; r++) {
     /* fmin(hi, x) without the call: the caps and ranges are finite, and
      * for a NaN x both give hi. */
-    double hi = units[u].hi, x = cap[u] + share * (hi - cap[u]);
-    cap[u] = x < hi ? x : hi;
+    double hi = power_run_unit(units, runs, r)->hi, x = cap[r] + share * (hi - cap[r]);
+    cap[r] = x < hi ? x : hi;
   }
+}
+
+void power_spread_rest(const power_unit *units, size_t n, double budget_w,
+                       double *cap) {
+  power_runs each = {n, NULL, NULL};
+  power_spread_rest_runs(units, &each, budget_w, cap);
 }

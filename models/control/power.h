@@ -161,4 +161,52 @@ void power_spread_rest(const power_unit *units, size_t n, double budget_w,
 /* sum n_u cap_u */
 double power_total(const power_unit *units, size_t n, const double *cap);
 
+/* s + t + t + ... (m times), added one at a time, to the bit: what
+ * `for (i = 0; i < m; i++) s += t;` gives, at a cost per binade the sum
+ * crosses rather than per term (inf, NaN and terms of the other sign are
+ * added one at a time). An ordered sum over units that come in runs alike
+ * to the bit adds a run at once with it. */
+double power_add_repeat(double s, double t, size_t m);
+
+/* Units in runs: run r is the len[r] units from first[r] on, alike to the
+ * bit in every field a split reads, so that a policy works run by run and
+ * gets each unit's cap, bit for bit, once for the run. first NULL: run r
+ * is unit r; len NULL: one unit a run. */
+typedef struct power_runs {
+  size_t n; /* runs */
+  const size_t *first, *len;
+} power_runs;
+
+/* Run r's first unit and its length. */
+static inline const power_unit *power_run_unit(const power_unit *units,
+                                               const power_runs *runs,
+                                               size_t r) {
+  return &units[runs->first != NULL ? runs->first[r] : r];
+}
+
+static inline size_t power_run_len(const power_runs *runs, size_t r) {
+  return runs->len != NULL ? runs->len[r] : 1;
+}
+
+/* s plus m terms t one at a time: power_add_repeat, or the loop itself
+ * for a short run (cheaper than a binade's step). */
+static inline double power_add_n(double s, double t, size_t m) {
+  if (m > 8)
+    return power_add_repeat(s, t, m);
+  for (size_t i = 0; i < m; i++)
+    s += t;
+  return s;
+}
+
+/* power_fill_from over runs: weight[r], top[r] and cap[r] per run; its
+ * caps are power_fill_from's on the units, bit for bit (its sums add
+ * unit by unit in their order). */
+void power_fill_runs(const power_unit *units, const power_runs *runs,
+                     const double *weight, const double *top, double budget_w,
+                     double *cap, double *memo);
+
+/* power_spread_rest over runs: cap[r] per run, bit for bit the units'. */
+void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
+                            double budget_w, double *cap);
+
 #endif

@@ -106,25 +106,34 @@ void power_memo_clear(power_memo *memo) {
   memo->work = NULL;
 }
 
-/* The units a level is found for, as structure of arrays. Units alike in
- * their clock inputs and, to the bit, their range (a service's replicas
- * at one activity, a job's stages) form a class, whose uncapped power
- * per GPU p, cap (p clamped to the range) and slope in log mu are
- * computed once an evaluation, with the bits cap_at gives; the sum then
- * only adds each unit's GPUs at its class's cap, in the units' order.
- * Units without measured work form classes by their lo, their cap: cap_at's
- * callers give them lo and the slope 0. */
+/* The units a level is found for, in runs and classes. A run is units
+ * next to each other alike to the bit in every field the policy reads
+ * (a service's replicas in one state): the policy works run by run and
+ * its sums add a run's units at once, in their order (power_add_repeat),
+ * so every sum and cap is the unit-by-unit one, bit for bit. Runs alike in
+ * their clock inputs and, to the bit, their range form a class, whose
+ * uncapped power per GPU p, cap (p clamped to the range) and slope in
+ * log mu are computed once an evaluation, with the bits cap_at gives.
+ * Units without measured work form classes by their lo, their cap:
+ * cap_at's callers give them lo and the slope 0. */
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
-  size_t *cls;   /* per unit: its class; NULL (out of memory): none */
-  double *count; /* per unit: its GPUs */
-  size_t *rep;   /* per class: its first unit */
-  double *cap, *ds; /* per class, at the level last tried */
+  power_runs runs; /* first, len NULL (out of memory): a unit a run */
+  size_t *rcls;    /* per run: its class; NULL (out of memory): none */
+  size_t *rep;     /* per class: its first unit */
+  double *cap, *ds; /* per class, at level exp(at) (NaN: none yet) */
+  double at;
   double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
   bool *valued;  /* per class: its units' clocks follow the level */
+  double *rcap;  /* per run: its cap (the caller's array without runs) */
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
 } level;
+
+/* Whether two doubles are the same bits. */
+static bool same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. */
@@ -144,31 +153,46 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
   return valued(p) ? cap_at(p, clock_of(p, mu), ds) : p->lo;
 }
 
+/* The valued classes' caps and slopes at level exp(log_mu), kept with
+ * the level they are for: a level tried again (total_at's search starts
+ * where grouped_at's ended; the caps are wanted at the answer, which the
+ * search tried) costs no pow. Returns the slope, class by class. */
+static double classes_at(level *l, double log_mu) {
+  if (!same_bits(log_mu, l->at)) {
+    double mu = exp(log_mu);
+    for (size_t k = 0; k < l->nclass; k++)
+      if (l->valued[k])
+        class_at(l, k, mu);
+    l->at = log_mu;
+  }
+  double sl = 0;
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k])
+      sl += l->gpus[k] * l->ds[k];
+  return sl;
+}
+
 /* Power of the valued units at level exp(log_mu), the others at their
  * minimum: falls as the level rises. The sum adds unit by unit in their
- * order, as the answer is defined; the slope, which only guides the
- * search (its answer is the crossing's, power.h), adds class by class. */
+ * order, as the answer is defined (a run's at once: the same bits); the
+ * slope, which only guides the search (its answer is the crossing's,
+ * power.h), adds class by class. */
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
-  if (l->cls == NULL) {
-    for (size_t u = 0; u < l->n; u++) {
-      double ds, cap = unit_at(&l->units[u], mu, &ds);
-      sum += l->units[u].n * cap;
-      sl += l->units[u].n * ds;
+  if (l->rcls != NULL)
+    sl = classes_at(l, log_mu);
+  for (size_t r = 0; r < l->runs.n; r++) {
+    const power_unit *p = power_run_unit(l->units, &l->runs, r);
+    double ds, cap;
+    if (l->rcls != NULL)
+      cap = l->cap[l->rcls[r]];
+    else {
+      cap = unit_at(p, mu, &ds);
+      sl += p->n * ds;
     }
-    *slope = sl;
-    return sum;
+    sum = power_add_n(sum, p->n * cap, power_run_len(&l->runs, r));
   }
-  for (size_t k = 0; k < l->nclass; k++)
-    if (l->valued[k]) {
-      class_at(l, k, mu);
-      sl += l->gpus[k] * l->ds[k];
-    }
-  const double *cap = l->cap, *count = l->count;
-  const size_t *cls = l->cls;
-  for (size_t u = 0; u < l->n; u++)
-    sum += count[u] * cap[cls[u]];
   *slope = sl;
   return sum;
 }
@@ -181,15 +205,10 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
  * evaluations on the way (power_split_efficiency_from). */
 static double grouped_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
-  double mu = exp(log_mu), sum = 0, sl = 0;
-  for (size_t k = 0; k < l->nclass; k++) {
-    if (l->valued[k]) {
-      class_at(l, k, mu);
-      sl += l->gpus[k] * l->ds[k];
-    }
+  double sum = 0;
+  *slope = classes_at(l, log_mu);
+  for (size_t k = 0; k < l->nclass; k++)
     sum += l->gpus[k] * l->cap[k];
-  }
-  *slope = sl;
   return sum;
 }
 
@@ -200,8 +219,8 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (9 * n + 6) * sizeof *w->d);
-    w->z = sim_alloc(NULL, (2 * n + 1) * sizeof *w->z);
+    w->d = sim_alloc(NULL, (9 * n + 9) * sizeof *w->d);
+    w->z = sim_alloc(NULL, (4 * n + 4) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
     if (w->n != n)
@@ -232,17 +251,13 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
     return false;
   size_t n = l->n;
   double *d = w->d;
-  l->count = d, l->cap = d + n, l->ds = d + 2 * n + 1;
-  l->gpus = d + 3 * n + 2, l->klo = d + 4 * n + 3, l->kwant = d + 5 * n + 4;
-  l->spare = d + 6 * n + 5;
-  l->cls = w->z, l->rep = w->z + n;
+  l->cap = d, l->ds = d + n + 1, l->gpus = d + 2 * n + 2;
+  l->klo = d + 3 * n + 3, l->kwant = d + 4 * n + 4, l->rcap = d + 5 * n + 5;
+  l->spare = d + 6 * n + 6;
+  l->rep = w->z, l->rcls = w->z + n + 1;
+  l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->valued = w->b;
   return true;
-}
-
-/* Whether two doubles are the same bits. */
-static bool same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* Whether unit u belongs to class k: valued or not as it is, its range
@@ -282,22 +297,73 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
   return k;
 }
 
-/* Fills the level's arrays and classes; leaves l->cls NULL (one unit at
- * a time) when out of memory. */
-static void level_init(level *l, power_memo *memo) {
-  size_t size = 2;
+/* A double's bits. */
+static uint64_t bits(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+/* Whether two units are alike to the bit in every field the policy
+ * reads (all but cls and priority): one run. */
+static bool same_unit(const power_unit *a, const power_unit *b) {
+  uint64_t x = (bits(a->lo) ^ bits(b->lo)) | (bits(a->hi) ^ bits(b->hi)) |
+               (bits(a->demand) ^ bits(b->demand)) |
+               (bits(a->weight) ^ bits(b->weight)) | (bits(a->c) ^ bits(b->c)) |
+               (bits(a->idle) ^ bits(b->idle)) |
+               (bits(a->span) ^ bits(b->span)) |
+               (bits(a->activity) ^ bits(b->activity)) |
+               (bits(a->gamma) ^ bits(b->gamma)) |
+               (bits(a->phi_min) ^ bits(b->phi_min));
+  return x == 0 && a->n == b->n;
+}
+
+/* Units a block at a time: what memcmp compares in one call. */
+#define ALIKE_BLOCK 32
+
+/* How many units from u on (0 < u <= n) are each alike the one before:
+ * byte for byte a block at a time (memcmp, in bulk: a run's units are
+ * copies of one, padding and all), unit by unit by same_unit in a block
+ * that differs (where a run ends, or units alike but for bytes the
+ * policy does not read). */
+static size_t alike_from(const power_unit *units, size_t u, size_t n) {
+  size_t c = u;
+  while (c < n) {
+    size_t end = n - c < ALIKE_BLOCK ? n : c + ALIKE_BLOCK;
+    if (end - c == ALIKE_BLOCK &&
+        memcmp(&units[c], &units[c - 1], ALIKE_BLOCK * sizeof *units) == 0) {
+      c = end;
+      continue;
+    }
+    for (; c < end; c++)
+      if (!same_unit(&units[c], &units[c - 1]))
+        return c - u;
+  }
+  return c - u;
+}
+
+/* Fills the level's runs and classes; without memory, a unit a run and
+ * no classes (l->rcls NULL), the caps worked out in cap itself. */
+static void level_init(level *l, power_memo *memo, double *cap) {
+  size_t size = 2, nrun = 0;
   while (size < 2 * l->n)
     size *= 2;
   if (l->n >= UINT32_MAX || !level_alloc(l, memo, size)) {
-    l->cls = NULL;
+    l->runs = (power_runs){l->n, NULL, NULL};
+    l->rcls = NULL;
+    l->rcap = cap;
     return;
   }
+  size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
   l->nclass = 0;
-  for (size_t u = 0; u < l->n; u++) {
-    l->count[u] = l->units[u].n;
-    l->cls[u] = class_of(l, memo->work, u);
-    l->gpus[l->cls[u]] += l->count[u];
+  for (size_t u = 0; u < l->n; u += len[nrun++]) {
+    first[nrun] = u;
+    len[nrun] = 1 + alike_from(l->units, u + 1, l->n);
+    l->rcls[nrun] = class_of(l, memo->work, u);
   }
+  l->runs.n = nrun;
+  for (size_t r = 0; r < nrun; r++) /* whole numbers: exact in any order */
+    l->gpus[l->rcls[r]] += (double)l->units[first[r]].n * (double)len[r];
 }
 
 /* The bounds of the search on log mu: beyond them every unit is at an
@@ -328,59 +394,73 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
                                       : level_cold(l, f, budget_w);
 }
 
-/* Whether unit u does no measured work: from its class when there are
- * classes (valued() once a unit a split, not thrice). */
-static bool unvalued(const level *l, size_t u) {
-  return l->cls != NULL ? !l->valued[l->cls[u]] : !valued(&l->units[u]);
+/* Whether run r does no measured work: from its class when there are
+ * classes (valued() once a run a split, not thrice). */
+static bool unvalued(const level *l, size_t r) {
+  return l->rcls != NULL ? !l->valued[l->rcls[r]]
+                         : !valued(power_run_unit(l->units, &l->runs, r));
 }
 
 /* What is left goes to the units without measured work, up to their
  * demand and in proportion to it, then over everyone's room. power_fill
  * puts weight-0 units at lo, so the valued ones count at lo in the fill,
  * their power above it comes off the budget, and only the rest's caps are
- * taken from it. The level's spare doubles hold the fill's arrays. */
-static void serve_the_rest(const level *l, double budget_w, double *cap,
-                           power_memo *memo) {
+ * taken from it. Run by run, in l->rcap; the level's spare doubles hold
+ * the fill's arrays. */
+static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
   const power_unit *units = l->units;
-  size_t n = l->n;
-  double *buf = l->cls != NULL ? l->spare
-                               : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
+  size_t n = l->runs.n;
+  double *cap = l->rcap;
+  double *buf = l->rcls != NULL ? l->spare
+                                : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
   if (buf != NULL) {
     double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
-    for (size_t u = 0; u < n; u++) {
-      bool rest = unvalued(l, u);
-      w[u] = rest ? units[u].demand : 0;
-      top[u] = rest ? wanted(&units[u]) : cap[u];
+    for (size_t r = 0; r < n; r++) {
+      const power_unit *p = power_run_unit(units, &l->runs, r);
+      bool rest = unvalued(l, r);
+      w[r] = rest ? p->demand : 0;
+      top[r] = rest ? wanted(p) : cap[r];
       if (!rest)
-        above += units[u].n * (cap[u] - units[u].lo);
+        above = power_add_n(above, p->n * (cap[r] - p->lo),
+                            power_run_len(&l->runs, r));
     }
-    power_fill_from(units, n, w, top, budget_w - above, next, &memo->fill);
-    for (size_t u = 0; u < n; u++)
-      if (unvalued(l, u))
-        cap[u] = next[u];
-    if (l->cls == NULL)
+    power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
+                    &memo->fill);
+    for (size_t r = 0; r < n; r++)
+      if (unvalued(l, r))
+        cap[r] = next[r];
+    if (l->rcls == NULL)
       sim_free(NULL, buf);
   }
-  power_spread_rest(units, n, budget_w, cap);
+  power_spread_rest_runs(units, &l->runs, budget_w, cap);
 }
 
-/* Each unit's cap at level exp(log_mu): its class's (cap_at's result,
- * bit for bit), or cap_at itself without classes. */
-static void caps_at(level *l, double log_mu, double *cap) {
-  double ds;
-  if (l->cls == NULL) {
+/* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
+ * for bit), or cap_at itself without classes. */
+static void caps_at(level *l, double log_mu) {
+  if (l->rcls == NULL) {
+    double ds, mu = exp(log_mu);
     for (size_t u = 0; u < l->n; u++)
-      cap[u] = unit_at(&l->units[u], exp(log_mu), &ds);
+      l->rcap[u] = unit_at(&l->units[u], mu, &ds);
     return;
   }
-  /* The classes' caps as total_at makes them, without its sum over the
-   * units (the search has its answer: the sum is not wanted). */
-  double mu = exp(log_mu);
-  for (size_t k = 0; k < l->nclass; k++)
-    if (l->valued[k])
-      class_at(l, k, mu);
-  for (size_t u = 0; u < l->n; u++)
-    cap[u] = l->cap[l->cls[u]];
+  /* The classes' caps as total_at makes them, without its sum (the
+   * search has its answer: the sum is not wanted). */
+  classes_at(l, log_mu);
+  for (size_t r = 0; r < l->runs.n; r++)
+    l->rcap[r] = l->cap[l->rcls[r]];
+}
+
+/* Each unit's cap: its run's. */
+static void caps_out(const level *l, double *cap) {
+  if (l->rcap == cap)
+    return;
+  for (size_t r = 0; r < l->runs.n; r++) {
+    double c = l->rcap[r];
+    double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
+    while (out < end)
+      *out++ = c;
+  }
 }
 
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
@@ -393,13 +473,14 @@ void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
                                  power_memo *memo) {
-  level l = {.units = units, .n = n};
-  level_init(&l, memo);
+  level l = {.units = units, .n = n, .at = NAN};
+  level_init(&l, memo, cap);
   double x = memo->level;
-  if (l.cls != NULL) /* near total_at's answer, cheaply; its answer below */
+  if (l.rcls != NULL) /* near total_at's answer, cheaply; its answer below */
     x = level_search(&l, grouped_at, budget_w, x);
   x = level_search(&l, total_at, budget_w, x);
   memo->level = x;
-  caps_at(&l, x, cap);
-  serve_the_rest(&l, budget_w, cap, memo);
+  caps_at(&l, x);
+  serve_the_rest(&l, budget_w, memo);
+  caps_out(&l, cap);
 }

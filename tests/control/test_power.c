@@ -13,46 +13,8 @@
 #include <string.h>
 
 #include "power.h"
+#include "power_fixture.h"
 #include "power_policy.h"
-
-#define MAXU 64
-
-/* An H100-like unit: idle 70 W, TDP 700 W, caps 200-700 W. */
-static power_unit unit(uint32_t n, double activity, int cls, double c) {
-  double idle = 70, span = 630;
-  return (power_unit){.n = n,
-                      .lo = 200,
-                      .hi = 700,
-                      .demand = idle + span * activity,
-                      .cls = cls,
-                      .weight = cls == POWER_OTHER ? 0 : 1,
-                      .c = c,
-                      .idle = idle,
-                      .span = span,
-                      .activity = activity,
-                      .gamma = 2.5,
-                      .phi_min = 0.3};
-}
-
-/* A small LCG: the fleets are the same on every machine. */
-static double uniform(uint64_t *s) {
-  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*s >> 11) / 9007199254740992.0;
-}
-
-static size_t random_fleet(uint64_t *seed, power_unit *u, double *budget) {
-  size_t n = 1 + (size_t)(uniform(seed) * (MAXU - 1));
-  double floor = 0, top = 0;
-  for (size_t k = 0; k < n; k++) {
-    u[k] = unit(1 + (uint32_t)(uniform(seed) * 72), uniform(seed),
-                (int)(uniform(seed) * POWER_NCLASSES), uniform(seed));
-    u[k].hi = 300 + 400 * uniform(seed); /* a rack's room may bind */
-    floor += u[k].n * u[k].lo;
-    top += u[k].n * u[k].hi;
-  }
-  *budget = floor + uniform(seed) * 1.2 * (top - floor);
-  return n;
-}
 
 /* Every policy of the registry (power_policy.h). */
 static const power_policy_ops *all[POWER_NPOLICIES];
@@ -343,63 +305,6 @@ static void boundary_is_bisection_to_the_bit(void **state) {
 /* ------------------------------------------------------------------ */
 /* The efficiency policy from a memo: the bisection's level, any start */
 /* ------------------------------------------------------------------ */
-
-/* The efficiency policy's power sum at level exp(x), written out apart
- * from the policy (power_efficiency.c's model: the same expressions). */
-static double efficiency_total(const power_unit *u, size_t n, double x) {
-  double mu = exp(x), sum = 0;
-  for (size_t k = 0; k < n; k++) {
-    const power_unit *p = &u[k];
-    double want = fmin(fmax(p->demand, p->lo), p->hi), cap = p->lo;
-    if (p->weight > 0 && p->c > 0 && p->activity > 0 && p->span > 0 &&
-        p->gamma > p->c) {
-      double raw = pow(p->weight * p->c /
-                           (mu * p->span * p->activity * p->gamma),
-                       1 / (p->gamma - p->c));
-      double phi = raw < p->phi_min ? p->phi_min : raw > 1 ? 1 : raw;
-      double w = p->idle + p->span * p->activity * pow(phi, p->gamma);
-      cap = w < p->lo ? p->lo : w > want ? want : w;
-    }
-    sum += p->n * cap;
-  }
-  return sum;
-}
-
-/* The level by plain bisection on log mu over [-300, 300], to the bit. */
-static double efficiency_bisect(const power_unit *u, size_t n, double budget) {
-  double good = 300, bad = -300;
-  if (efficiency_total(u, n, bad) <= budget)
-    return bad;
-  if (efficiency_total(u, n, good) > budget)
-    return good;
-  for (double mid = 0; mid != good && mid != bad; mid = 0.5 * (good + bad))
-    if (efficiency_total(u, n, mid) <= budget)
-      good = mid;
-    else
-      bad = mid;
-  return good;
-}
-
-/* A fleet whose units come in classes alike (replicas of a service), and
- * the same fleet a period later, its activities drifted a little. */
-/* A budget drawn between the units' floor and 1.2 times their top. */
-static double drawn_budget(uint64_t *seed, const power_unit *u, size_t n) {
-  double floor = 0, top = 0;
-  for (size_t k = 0; k < n; k++) {
-    floor += u[k].n * u[k].lo;
-    top += u[k].n * u[k].hi;
-  }
-  return floor + uniform(seed) * 1.2 * (top - floor);
-}
-
-static size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
-  size_t n = random_fleet(seed, u, budget);
-  for (size_t k = 1; k < n; k++)
-    if (uniform(seed) < 0.6)
-      u[k] = u[(size_t)(uniform(seed) * (double)k)];
-  *budget = drawn_budget(seed, u, n);
-  return n;
-}
 
 /* Starting from any remembered level (last period's, one nearby, one far
  * off, the range's ends, none) gives the bisection's level and the caps of

@@ -1,0 +1,267 @@
+/* test_power_runs.c - units in runs alike to the bit: power_add_repeat
+ * adds a term m times to the bit of the loop that adds it one at a time
+ * (binades crossed, ties to even, terms that round away, signs, zeros,
+ * inf, NaN, subnormals); the fill and the spread over runs give the caps
+ * they give the units one by one; the efficiency policy on fleets of long
+ * runs (a service's replicas in one state) gives, bit for bit, the split
+ * written out unit by unit: the level of a plain bisection on a sum
+ * written apart from the policy, each unit's cap at it, the rest filled
+ * and spread unit by unit. */
+#include "test_util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "power.h"
+#include "power_fixture.h"
+#include "power_policy.h"
+
+/* The loop power_add_repeat stands for. */
+static double one_at_a_time(double s, double t, size_t m) {
+  for (size_t i = 0; i < m; i++)
+    s += t;
+  return s;
+}
+
+/* power_add_repeat(s, t, m) is the loop's bits (NaN's included). */
+static void check_repeat(double s, double t, size_t m) {
+  double got = power_add_repeat(s, t, m), want = one_at_a_time(s, t, m);
+  if (memcmp(&got, &want, sizeof got) != 0)
+    fail_msg("%a + %zu x %a: %a, one at a time %a", s, m, t, got, want);
+}
+
+/* Cases where the rounding does something particular: each row is a sum
+ * s, a term t and a count m. */
+static void repeat_rounds_as_the_loop(void **state) {
+  (void)state;
+  double u = 0x1p-52; /* the ulp of [1, 2) */
+  static const size_t counts[] = {0, 1, 2, 3, 7, 100, 4097, 100000};
+  const struct {
+    double s, t;
+  } rows[] = {
+      {0, 5600.125},                 /* from zero: the first term exact */
+      {1, 2.5 * u},                  /* a tie at every step: to even */
+      {1 + u, 2.5 * u},              /* the same from an odd sum */
+      {1, 0.5 * u},                  /* half an ulp: rounds away at 1 */
+      {1 + u, 0.5 * u},              /* ... and up from an odd sum */
+      {1, 0.49 * u},                 /* under half an ulp: nothing */
+      {1, 1.5 * u},                  /* a tie rounding up then down */
+      {2 - 8 * u, 3.25 * u},         /* crosses into [2, 4) at once */
+      {2 - 8 * u, 2.75 * u},         /* ... rounding up on each side */
+      {2 - 2 * u, 2 * u},            /* lands on 2 exactly */
+      {1, 0.75},                     /* a binade every step or two */
+      {1e-300, 1e-301},              /* small but normal */
+      {0x1p-1060, 0x1p-1070},        /* subnormal */
+      {DBL_MAX / 4, DBL_MAX / 16},   /* on to inf */
+      {-1, -2.5 * u},                /* negative: mirrored */
+      {-1 - u, -0.75},               /* negative, binades crossed */
+      {1e6, -3.7},                   /* signs apart: down through zero */
+      {-0.0, -0.0},                  /* zeros' signs */
+      {0.0, -0.0},
+      {-0.0, 0.0},
+      {1, 0},
+      {INFINITY, 1},
+      {1, INFINITY},
+      {INFINITY, -INFINITY},
+      {1, NAN},
+      {NAN, 1},
+      {2416634.6086338526, 8 * 687.1234567891234}, /* a group's sum */
+  };
+  for (size_t r = 0; r < N_OF(rows); r++)
+    for (size_t c = 0; c < N_OF(counts); c++)
+      check_repeat(rows[r].s, rows[r].t, counts[c]);
+}
+
+/* A double with its exponent drawn over [-lo, hi] binades and either a
+ * full mantissa or few bits (round watts: exact sums). */
+static double drawn(uint64_t *seed, int lo, int hi) {
+  double x = ldexp(1 + uniform(seed), (int)(uniform(seed) * (lo + hi)) - lo);
+  return uniform(seed) < 0.3 ? ldexp(floor(ldexp(x, 8)), -8) : x;
+}
+
+/* Random sums, terms and counts, terms from far under the sum's ulp to
+ * far above the sum, some on a tie with it, both signs. */
+static void repeat_is_the_loop(void **state) {
+  (void)state;
+  uint64_t seed = 31;
+  for (int k = 0; k < 20000; k++) {
+    double s = drawn(&seed, 10, 30), t = drawn(&seed, 60, 25);
+    if (uniform(&seed) < 0.1) { /* t a tie at s's ulp, R + 1/2 ulps */
+      int e;
+      frexp(s, &e);
+      t = ldexp(floor(uniform(&seed) * 50) + 0.5, e - 53);
+    }
+    if (uniform(&seed) < 0.1)
+      s = -s;
+    if (uniform(&seed) < 0.2)
+      t = -t;
+    size_t m = (size_t)(uniform(&seed) * (uniform(&seed) < 0.2 ? 30000 : 40));
+    check_repeat(s, t, m);
+  }
+}
+
+/* Runs of 1 to maxlen units, each run a unit of classed_fleet's kind
+ * (distinct ones now and then the same as the run before but for one
+ * field, by a bit: two runs the policy must keep apart); every unit
+ * copied into u with its run's bits, now and then with another priority
+ * (bytes the efficiency policy does not read). Returns the units (at
+ * most cap). */
+static size_t fleet_in_runs(uint64_t *seed, power_unit *u, size_t cap,
+                            size_t maxlen, size_t *nrun, size_t *first,
+                            size_t *len) {
+  power_unit kinds[MAXU];
+  double budget;
+  size_t nk = classed_fleet(seed, kinds, &budget), n = 0;
+  *nrun = 0;
+  while (n < cap) {
+    power_unit p = kinds[(size_t)(uniform(seed) * (double)nk)];
+    if (*nrun > 0 && uniform(seed) < 0.15) { /* the last run's but a bit */
+      p = u[n - 1];
+      double *field[] = {&p.lo, &p.demand, &p.activity, &p.hi, &p.c};
+      double *f = field[(size_t)(uniform(seed) * N_OF(field))];
+      *f = nextafter(*f, 0);
+    }
+    size_t m = 1 + (size_t)(uniform(seed) * (double)maxlen);
+    if (m > cap - n)
+      m = cap - n;
+    first[*nrun] = n;
+    len[(*nrun)++] = m;
+    for (size_t i = 0; i < m; i++) {
+      u[n] = p;
+      if (uniform(seed) < 0.02) /* a field the policies but priority skip */
+        u[n].priority = 1 + (int64_t)(uniform(seed) * 9);
+      n++;
+    }
+  }
+  return n;
+}
+
+/* The efficiency policy's split written out unit by unit: the level by
+ * bisection, each unit's cap at it (efficiency_total's expressions), the
+ * units without measured work filled up to their demand, then the rest
+ * spread (power_fill and power_spread_rest on the units themselves). */
+static double split_by_units(const power_unit *u, size_t n, double budget,
+                             double *cap) {
+  double level = efficiency_bisect(u, n, budget), mu = exp(level), above = 0;
+  double *w = calloc(3 * n + 1, sizeof *w), *top = w + n, *next = w + 2 * n;
+  assert_non_null(w);
+  for (size_t k = 0; k < n; k++) {
+    const power_unit *p = &u[k];
+    double want = fmin(fmax(p->demand, p->lo), p->hi);
+    bool val = p->weight > 0 && p->c > 0 && p->activity > 0 && p->span > 0 &&
+               p->gamma > p->c;
+    cap[k] = p->lo;
+    if (val) {
+      double raw = pow(p->weight * p->c /
+                           (mu * p->span * p->activity * p->gamma),
+                       1 / (p->gamma - p->c));
+      double phi = raw < p->phi_min ? p->phi_min : raw > 1 ? 1 : raw;
+      double pw = p->idle + p->span * p->activity * pow(phi, p->gamma);
+      cap[k] = pw < p->lo ? p->lo : pw > want ? want : pw;
+      above += p->n * (cap[k] - p->lo);
+    }
+    w[k] = val ? 0 : p->demand;
+    top[k] = val ? cap[k] : want;
+  }
+  power_fill(u, n, w, top, budget - above, next);
+  for (size_t k = 0; k < n; k++)
+    if (!(u[k].weight > 0 && u[k].c > 0 && u[k].activity > 0 &&
+          u[k].span > 0 && u[k].gamma > u[k].c))
+      cap[k] = next[k];
+  power_spread_rest(u, n, budget, cap);
+  free(w);
+  return level;
+}
+
+#define MAXR 1200
+
+/* Fleets of long runs, some over a thousand units: every split, fresh and
+ * from a memo carried over them, is the unit-by-unit split's. */
+static void split_in_runs_is_unit_by_unit(void **state) {
+  (void)state;
+  uint64_t seed = 37;
+  power_memo memo = {.level = NAN};
+  power_unit *u = calloc(MAXR, sizeof *u);
+  double *cap = calloc(3 * MAXR, sizeof *cap), *want = cap + MAXR;
+  size_t *first = calloc(2 * MAXR, sizeof *first), *len = first + MAXR, nrun;
+  assert_true(u != NULL && cap != NULL && first != NULL);
+  for (int trial = 0; trial < 120; trial++) {
+    size_t maxlen = trial % 3 == 0 ? 400 : 12;
+    size_t n = fleet_in_runs(&seed, u, 1 + (size_t)(uniform(&seed) * MAXR),
+                             maxlen, &nrun, first, len);
+    double budget = drawn_budget(&seed, u, n);
+    double level = split_by_units(u, n, budget, want);
+    power_split_efficiency(u, n, budget, cap);
+    if (memcmp(cap, want, n * sizeof *cap) != 0)
+      fail_msg("trial %d (%zu units, %zu runs): fresh caps differ", trial, n,
+               nrun);
+    power_split_efficiency_from(u, n, budget, cap, &memo);
+    if (memo.level != level || memcmp(cap, want, n * sizeof *cap) != 0)
+      fail_msg("trial %d (%zu units, %zu runs): level %.17g, bisection %.17g",
+               trial, n, nrun, memo.level, level);
+  }
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+  free(first);
+}
+
+/* The fill's and the spread's inputs per run (runs of fleet_in_runs),
+ * their budgets from under the floor to over every top: over runs, the
+ * caps of the units one by one, bit for bit. */
+static void fill_and_spread_in_runs(void **state) {
+  (void)state;
+  uint64_t seed = 41;
+  power_unit *u = calloc(MAXR, sizeof *u);
+  double *d = calloc(8 * MAXR, sizeof *d);
+  size_t *first = calloc(2 * MAXR, sizeof *first), *len = first + MAXR, nrun;
+  assert_true(u != NULL && d != NULL && first != NULL);
+  double *w = d, *top = d + MAXR, *uw = d + 2 * MAXR, *utop = d + 3 * MAXR;
+  double *cap = d + 4 * MAXR, *ucap = d + 5 * MAXR, *want = d + 6 * MAXR;
+  for (int trial = 0; trial < 300; trial++) {
+    size_t n = fleet_in_runs(&seed, u, 1 + (size_t)(uniform(&seed) * MAXR),
+                             trial % 2 ? 300 : 8, &nrun, first, len);
+    double floor = 0, ceil = 0;
+    for (size_t r = 0; r < nrun; r++) {
+      const power_unit *p = &u[first[r]];
+      bool rest = uniform(&seed) < 0.6;
+      w[r] = rest ? p->demand : 0;
+      top[r] = rest ? fmin(fmax(p->demand, p->lo), p->hi)
+                    : p->lo + uniform(&seed) * (p->hi - p->lo);
+      for (size_t i = first[r]; i < first[r] + len[r]; i++)
+        uw[i] = w[r], utop[i] = top[r];
+      floor += (double)len[r] * p->n * p->lo;
+      ceil += (double)len[r] * p->n * p->hi;
+    }
+    double x = uniform(&seed), budget = x < 0.15   ? floor * (1 - 1e-15)
+                                        : x < 0.3 ? floor * (1 + 1e-13 * x)
+                                                  : floor + x * (ceil - floor);
+    power_runs runs = {nrun, first, len};
+    double memo = 0;
+    power_fill(u, n, uw, utop, budget, ucap);
+    power_fill_runs(u, &runs, w, top, budget, cap, &memo);
+    power_spread_rest(u, n, budget, ucap);
+    power_spread_rest_runs(u, &runs, budget, cap);
+    for (size_t r = 0; r < nrun; r++)
+      for (size_t i = first[r]; i < first[r] + len[r]; i++)
+        want[i] = cap[r];
+    if (memcmp(want, ucap, n * sizeof *ucap) != 0)
+      fail_msg("trial %d (%zu units, %zu runs): the caps differ", trial, n,
+               nrun);
+  }
+  free(u);
+  free(d);
+  free(first);
+}
+
+int main(void) {
+  struct CMUnitTest tests[4];
+  size_t n = 0;
+  TEST_ADD(tests, n, repeat_rounds_as_the_loop);
+  TEST_ADD(tests, n, repeat_is_the_loop);
+  TEST_ADD(tests, n, fill_and_spread_in_runs);
+  TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
+  return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
+}
