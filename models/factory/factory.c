@@ -48,20 +48,37 @@ static void advance(factory *f, sim_time now) {
   f->last = now;
 }
 
+/* The fleet's free runs by rack (f->free_runs), once a making of its
+ * runs (fresh): a run is of one key, so of free GPUs or of a slot's. */
+static void list_free_runs(factory *f) {
+  const rack_fleet *fl = f->fleet;
+  if (f->free_seen == fl->runs_made)
+    return;
+  uint32_t m = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    f->free_run0[r] = m;
+    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++)
+      if (fl->unit_key[fl->run_first[q]] == 0)
+        f->free_runs[m++] = q;
+  }
+  f->free_run0[fl->nracks] = m;
+  f->free_seen = fl->runs_made;
+}
+
 /* The background load l to rack r's GPUs. With the fleet's runs fresh,
- * to its free runs only, once a run (rack_set_run_load): a keyed GPU is
- * an active slot's, and the workloads' drive, which comes next, writes
- * its slot's load over it (so the loads after both are the same either
- * way). */
-static void give_rack_load(rack_fleet *fl, uint32_t r, gpu_load l) {
+ * to its free runs only (list_free_runs), once a run (rack_set_run_load):
+ * a keyed GPU is an active slot's, and the workloads' drive, which comes
+ * next, writes its slot's load over it (so the loads after both are the
+ * same either way). */
+static void give_rack_load(factory *f, uint32_t r, gpu_load l) {
+  rack_fleet *fl = f->fleet;
   if (!rack_fleet_runs_fresh(fl)) {
     for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
       rack_set_load(fl, i, l);
     return;
   }
-  for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++)
-    if (fl->unit_key[fl->run_first[q]] == 0) /* a run is of one key */
-      rack_set_run_load(fl, q, l);
+  for (uint32_t k = f->free_run0[r]; k < f->free_run0[r + 1]; k++)
+    rack_set_run_load(fl, f->free_runs[k], l);
 }
 
 /* Moves every rack's activity to its group's pattern at now plus the
@@ -72,13 +89,15 @@ static void move_load(factory *f, sim_time now) {
   /* The pattern is the group's: worked out once per group, not per rack. */
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->level_of[g] = load_level(&f->cfg->racks[g].load, t);
+  if (rack_fleet_runs_fresh(fl))
+    list_free_runs(f);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     uint32_t g = fl->group[r];
     f->noise[r] =
         load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
     double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
-    give_rack_load(fl, r, gpu_load_level(a));
+    give_rack_load(f, r, gpu_load_level(a));
   }
 }
 

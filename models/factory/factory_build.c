@@ -45,6 +45,8 @@ static int alloc_state(factory *f) {
   f->iv.rack_activity_s = sim_calloc(f->alloc, n, sizeof(double));
   f->noise_of = sim_calloc(f->alloc, f->cfg->nracks, sizeof *f->noise_of);
   f->level_of = sim_calloc(f->alloc, f->cfg->nracks, sizeof *f->level_of);
+  f->free_runs = sim_calloc(f->alloc, f->fleet->n + 1, sizeof *f->free_runs);
+  f->free_run0 = sim_calloc(f->alloc, n + 1, sizeof *f->free_run0);
   f->group_heat = sim_calloc(f->alloc, f->cfg->nracks, sizeof *f->group_heat);
   f->rack_load = sim_calloc(f->alloc, n, sizeof *f->rack_load);
   f->rack_heat = sim_calloc(f->alloc, n, sizeof *f->rack_heat);
@@ -55,6 +57,7 @@ static int alloc_state(factory *f) {
   f->loop_row = sim_calloc(f->alloc, PLANT_NCOLS * f->cfg->nloops + 1,
                            sizeof *f->loop_row);
   if (!f->noise_rng || !f->noise || !f->noise_of || !f->level_of ||
+      !f->free_runs || !f->free_run0 ||
       !f->group_heat || !f->loop_row || !f->rack_load || !f->rack_heat ||
       !f->group_loop || !f->rack_labels || !f->iv.rack_j || !f->iv.rack_gpu_j ||
       !f->iv.rack_activity_s || !f->group_free || !f->group_emergency)
@@ -173,6 +176,8 @@ void factory_destroy(factory *f) {
   sim_free(f->alloc, f->noise);
   sim_free(f->alloc, f->noise_of);
   sim_free(f->alloc, f->level_of);
+  sim_free(f->alloc, f->free_runs);
+  sim_free(f->alloc, f->free_run0);
   sim_free(f->alloc, f->row);
   sim_free(f->alloc, f->rack_labels);
   sim_free(f->alloc, f->iv.rack_j);

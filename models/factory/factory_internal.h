@@ -61,6 +61,12 @@ struct factory {
   double *noise;        /* per rack: the OU state */
   load_noise *noise_of; /* per group: its coefficients */
   double *level_of;     /* per group: the pattern's level now */
+  /* The fleet's free runs (unit key 0, rack.h), rack r's at
+   * free_runs[free_run0[r] .. free_run0[r + 1]), made from the fleet's
+   * runs number free_seen (0: none yet): the background load goes to
+   * them (factory.c move_load). */
+  uint32_t *free_runs, *free_run0;
+  uint64_t free_seen;
   uint32_t tick_kind;
   sim_time period, sample_every, last;
   double control_dt_s;

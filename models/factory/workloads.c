@@ -1,7 +1,8 @@
 /* workloads.c - the workloads of a factory on its GPUs at run time (see
  * workloads.h): slots, scheduling passes, the jobs' plans, faults, and
- * the attribution of energy. Construction is workloads_build.c, the books
- * at the end workloads_books.c. */
+ * the attribution of energy. The tick's clocks, loads and owner sums are
+ * workloads_tick.c, construction workloads_build.c, the books at the end
+ * workloads_books.c. */
 #include "workloads.h"
 
 #include <math.h>
@@ -60,98 +61,6 @@ static void slot_free(work *w, size_t k) {
   s->active = false;
   s->dark = false;
   w->busy -= s->n;
-}
-
-/* The slowest clock among a slot's GPUs: it paces the slot. GPUs often
- * share cap and activity, so a GPU like the one before is not solved
- * again. */
-/* fmin, NaN rules included, inlined: libm's is a call, and slot_phi
- * makes two for every GPU every period. */
-static inline double min_of(double a, double b) {
-  return b < a || isnan(a) ? b : a;
-}
-
-uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
-                         uint32_t n, uint32_t *runs) {
-  uint32_t m = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t q = fl->gpu_run[gpus[k]];
-    if (m == 0 || runs[m - 1] != q)
-      runs[m++] = q;
-  }
-  return m;
-}
-
-/* Every active slot's runs (w->slot_runs), once a making of the fleet's
- * runs: not again each period, as the layout changes far less often.
- * Whether the runs are fresh (then the slots' runs stand for them). */
-static bool slot_runs_fresh(work *w) {
-  const rack_fleet *fl = w->fleet;
-  if (!rack_fleet_runs_fresh(fl))
-    return false;
-  if (w->runs_seen != fl->runs_made) {
-    for (size_t k = 0; k < w->nslots; k++) {
-      const slot *t = &w->slots[k];
-      w->slot_nruns[k] = t->active ? work__slot_runs(fl, w->gpus + t->first,
-                                                     t->n, w->slot_runs + t->first)
-                                   : 0;
-    }
-    w->runs_seen = fl->runs_made;
-  }
-  return true;
-}
-
-/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
- * rack, so one clock: each run is solved once. The minimum of the same
- * values the per-GPU pass takes: the same bits. */
-double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
-                      rack_phi_last *last) {
-  double phi = 1;
-  for (uint32_t k = 0; k < m; k++)
-    phi = min_of(phi, rack_gpu_phi_near(fl, fl->run_first[runs[k]], last));
-  return phi;
-}
-
-/* Slot k's clock; fresh: slot_runs_fresh said the runs are; near: the
- * clock the slot before took (a service's replicas and a job's stages
- * mostly share cap and load, so mostly the same). */
-static double slot_phi(const work *w, size_t slot_k, bool fresh,
-                       rack_phi_last *near) {
-  const rack_fleet *fl = w->fleet;
-  const slot *s = &w->slots[slot_k];
-  if (fresh && rack_fleet_runs_fresh(fl)) /* no key changed meanwhile */
-    return work__runs_phi(fl, w->slot_runs + s->first, w->slot_nruns[slot_k],
-                          near);
-  double phi = 1, last_cap = NAN, last_phi = 1;
-  gpu_load last = {NAN, NAN, NAN};
-  for (uint32_t k = 0; k < s->n; k++) {
-    uint32_t i = w->gpus[s->first + k];
-    double cap = rack_gpu_cap_w(fl, i);
-    if (cap != last_cap || !rack_load_is(fl, i, last)) {
-      last_phi = rack_gpu_phi(fl, i);
-      last_cap = cap;
-      last = rack_gpu_load(fl, i);
-    }
-    phi = min_of(phi, last_phi);
-  }
-  return phi;
-}
-
-/* Slot k's load to its GPUs; fresh: slot_runs_fresh said the runs are.
- * With the runs fresh, once a run of the slot's (rack_set_run_load: its
- * first GPU, the others filled when a reader asks), where writing every
- * GPU cost 14.5 instructions a GPU a tick. */
-static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
-  rack_fleet *fl = w->fleet;
-  const slot *s = &w->slots[slot_k];
-  if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
-    const uint32_t *runs = w->slot_runs + s->first;
-    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
-      rack_set_run_load(fl, runs[k], l);
-    return;
-  }
-  for (uint32_t k = 0; k < s->n; k++)
-    rack_set_load(fl, w->gpus[s->first + k], l);
 }
 
 /* ------------------------------------------------------------------ */
@@ -392,25 +301,6 @@ void work_set_power(work *w, double facility_w, double cap_w, double dr_end_s) {
   w->dr_end_s = dr_end_s;
 }
 
-/* The clocks the slots run at now go to the models: a replica's to its
- * service, a job's stages together to the job. */
-static void drive_clocks(work *w) {
-  bool fresh = slot_runs_fresh(w);
-  rack_phi_last last = {.type = RACK_PHI_NONE};
-  for (size_t k = 0; k < w->nslots; k++) {
-    const slot *s = &w->slots[k];
-    if (s->active && !work__is_job(w, s->owner))
-      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k, fresh, &last));
-  }
-  for (size_t j = 0; j < w->njobs; j++) {
-    if (!w->slots[w->job_slot0[j]].active)
-      continue;
-    for (int64_t s = 0; s < w->jobs[j].pp; s++)
-      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh, &last);
-    train_set_clocks(w->train, j, w->phi);
-  }
-}
-
 void work_clocks(work *w) {
   /* Headroom changes with every tick: a job held back for power gets
    * another chance at each one. */
@@ -419,21 +309,7 @@ void work_clocks(work *w) {
     return; /* the engine holds the failure and stops */
   if (follow_plans(w) != SIM_OK)
     return;
-  drive_clocks(w);
-}
-
-void work_drive(work *w, double dt) {
-  bool fresh = slot_runs_fresh(w);
-  for (size_t k = 0; k < w->nslots; k++) {
-    const slot *s = &w->slots[k];
-    if (!s->active)
-      continue;
-    gpu_load l = work__is_job(w, s->owner)
-                     ? gpu_load_level(train_activity(
-                           w->train, work__job_of(w, s->owner), s->part, dt))
-                     : inf_take_load(w->svc[s->owner], s->part);
-    slot_set_load(w, k, l, fresh);
-  }
+  work__drive_clocks(w);
 }
 
 double work_wave_w(void *ctx, double period_s, double offset_s) {
@@ -501,47 +377,12 @@ void work_faults(work *w) {
     sim_engine_fail(w->engine, rc, "applying a fault: %s", sim_strerror(rc));
 }
 
-/* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
- * by GPU in fleet order: the additions of `sum[owner[i]] += power[i]`, so
- * the same bits. A run of GPUs of one owner (a replica's, a stage's, a
- * rack's free ones) adds in a register and stores once: the per-GPU
- * store and reload of the same sum was the loop's whole cost. */
-void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
-                      uint32_t n) {
-  if (n == 0)
-    return;
-  uint32_t o = owner[0];
-  double acc = sum[o];
-  for (uint32_t i = 0; i < n; i++) {
-    if (owner[i] != o) {
-      sum[o] = acc;
-      o = owner[i];
-      acc = sum[o];
-    }
-    acc += power[i];
-  }
-  sum[o] = acc;
-}
-
-/* The owners' sums run by run (the fleet's units, rack.h): a run's GPUs
- * share a slot, so an owner, and a power; k GPUs at p add k p, which
- * rounds apart from work__owner_sums' p added k times in the last bits. */
-void work__owner_sums_runs(double *sum, const uint32_t *owner,
-                           const rack_fleet *fl) {
-  for (uint32_t q = 0; q < fl->nruns; q++)
-    sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
-}
-
 void work_attribute(work *w, double dt, double g_per_kwh) {
   const rack_fleet *fl = w->fleet;
   size_t n = work__nowners(w);
   double overhead = 0;
   memset(w->tick_j, 0, (n + 1) * sizeof *w->tick_j);
-  if (rack_fleet_runs_fresh(fl)) /* the runs the powers were made by */
-    work__owner_sums_runs(w->tick_j, w->gpu_owner, fl);
-  else
-    work__owner_sums(w->tick_j, w->gpu_owner, rack_fleet_gpu_power(w->fleet),
-                     fl->n);
+  work__owner_power(w, w->tick_j);
   double idle = w->tick_j[n];
   for (uint32_t r = 0; r < fl->nracks; r++)
     overhead += fl->rack_power_w[r] - fl->gpu_power_w[r];

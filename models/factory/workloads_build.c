@@ -159,6 +159,27 @@ static bool alloc_owners(work *w) {
          w->in_pass && w->plans && w->plan_pos && w->deadline_s;
 }
 
+/* The services' replicas' packed runs and the tick's scratch for them
+ * (workloads_tick.c): their slots come first (lay_out_slots); and the
+ * fleet's runs' owners for the owners' sums. */
+static bool alloc_replicas(work *w) {
+  const sim_allocator *a = w->alloc;
+  size_t nrep = 0, ngpus = 0;
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    nrep += (size_t)w->cfg->services[s].replicas;
+    ngpus += (size_t)(w->cfg->services[s].replicas * w->cfg->services[s].tp);
+  }
+  w->nrep = (uint32_t)nrep;
+  w->rep_run0 = sim_calloc(a, nrep + 1, sizeof *w->rep_run0);
+  w->rep_runs = sim_calloc(a, ngpus + 1, sizeof *w->rep_runs);
+  w->rep_gpu0 = sim_calloc(a, ngpus + 1, sizeof *w->rep_gpu0);
+  w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
+  w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
+  w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
+  return w->rep_run0 && w->rep_runs && w->rep_gpu0 && w->rep_phi &&
+         w->run_owner && w->run_len;
+}
+
 /* The slots, their GPUs, and the arrays per fleet GPU and rack. */
 static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   const sim_allocator *a = w->alloc;
@@ -175,7 +196,7 @@ static bool alloc_gpus(work *w, size_t nslots, size_t ngpus, size_t maxpp) {
   w->blocked_dark = sim_calloc(a, fl->nracks, sizeof *w->blocked_dark);
   return w->slots && w->gpus && w->gpu_slot && w->gpu_owner && w->phi &&
          w->slot_runs && w->slot_nruns && w->blocked &&
-         w->blocked_n && w->blocked_dark;
+         w->blocked_n && w->blocked_dark && alloc_replicas(w);
 }
 
 /* What alloc_gpus made. */
@@ -191,6 +212,12 @@ static void free_gpus(work *w) {
   sim_free(a, w->blocked);
   sim_free(a, w->blocked_n);
   sim_free(a, w->blocked_dark);
+  sim_free(a, w->rep_run0);
+  sim_free(a, w->rep_runs);
+  sim_free(a, w->rep_gpu0);
+  sim_free(a, w->rep_phi);
+  sim_free(a, w->run_owner);
+  sim_free(a, w->run_len);
 }
 
 static int alloc_slots(work *w) {

@@ -1,7 +1,8 @@
 /* workloads_internal.h - what the files of the workloads share: the
  * work's state and the functions one file calls in another. workloads.c
  * is the run time (slots, the scheduler's passes, the jobs' plans,
- * attribution), workloads_build.c the construction, workloads_books.c the
+ * attribution), workloads_tick.c the tick's clocks, loads and owner sums,
+ * workloads_build.c the construction, workloads_books.c the
  * books at the end. */
 #ifndef MODELS_WORKLOADS_INTERNAL_H
 #define MODELS_WORKLOADS_INTERNAL_H
@@ -60,6 +61,19 @@ struct work {
    * so its clock and its load go run by run. */
   uint32_t *slot_runs, *slot_nruns;
   uint64_t runs_seen;
+  /* The services' replicas, slots 0 .. nrep (workloads_tick.c): their
+   * runs packed, replica k's at rep_runs[rep_run0[k] .. rep_run0[k + 1]),
+   * made with the slots' runs (reps_packed: made, every replica active);
+   * and the tick's scratch, a clock per replica. */
+  uint32_t nrep;
+  uint32_t *rep_run0, *rep_runs, *rep_gpu0; /* and each run's first GPU */
+  bool reps_packed;
+  double *rep_phi;
+  /* The fleet's runs' owners and lengths for the owners' sums, made from
+   * its runs number owners_seen (work__owner_power). */
+  uint32_t *run_owner;
+  double *run_len;
+  uint64_t owners_seen;
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
   double idle_j, overhead_j;
@@ -86,23 +100,48 @@ struct work {
   struct work_client *client;
 };
 
-/* workloads.c: sum[owner[i]] += power[i] for i in [0, n), in that order
+/* workloads_tick.c: the clocks the slots ran at to the models (a
+ * replica's to its service, a job's stages together to the job). */
+void work__drive_clocks(work *w);
+
+/* workloads_tick.c: sum[owner[i]] += power[i] for i in [0, n), in that order
  * (the same bits), one store per run of equal owners. */
 void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
                       uint32_t n);
 
-/* workloads.c: the same sums run by run (fleet's units, fresh). */
+/* workloads_tick.c: the same sums run by run (fleet's units, fresh). */
 void work__owner_sums_runs(double *sum, const uint32_t *owner,
                            const rack_fleet *fl);
 
-/* workloads.c: the slowest clock of the fleet's runs runs[0 .. m)
+/* workloads_tick.c: the runs' owners (their first GPU's) and lengths,
+ * fl->nruns each, with the runs fresh; and the sums of
+ * work__owner_sums_runs from them and the runs' power, the same bits. */
+void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
+                       uint32_t *run_owner, double *run_len);
+void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
+                             const double *run_len, const double *power,
+                             uint32_t nruns);
+
+/* workloads_tick.c: each owner's power now added into sum (by the runs
+ * when fresh, else GPU by GPU). */
+void work__owner_power(work *w, double *sum);
+
+/* workloads_tick.c: the slowest clock of the fleet's runs runs[0 .. m)
  * (fresh): each run's clock once, the minimum of the same values the
  * per-GPU pass takes over their GPUs. last: the last clock taken, kept
  * by the caller from slot to slot (rack_gpu_phi_near). */
 double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
                       rack_phi_last *last);
 
-/* workloads.c: the runs of GPUs gpus[0 .. n) in their order, a run once
+/* workloads_tick.c: the clocks of n replicas, replica k's runs' first
+ * GPUs gpu0[run0[k] .. run0[k + 1]) (one at least), each the slowest of
+ * its runs' (work__runs_phi's, the same bits), into phi[k]; last as
+ * work__runs_phi's. */
+void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
+                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        rack_phi_last *last);
+
+/* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);

@@ -139,6 +139,37 @@ static double profile(const job *j, uint32_t s, double x, double dt) {
   return a < 0 ? 0 : a;
 }
 
+/* Whether x is in [from, from + len): share_in's instant, as a share. */
+static double inside(double x, double from, double len) {
+  return x >= from && x < from + len;
+}
+
+/* profile(j, s, x, 0), the same bits, for the wave's samples (34 a
+ * period, each every stage of every job). An instant's shares are 0 or
+ * 1 (which the clamp leaves), and the all-reduce's is every stage's, so
+ * the sum before the slowed microbatches takes two values a job, a01[0]
+ * idle and a01[1] busy, made once (at_instant). */
+static double profile_at(const job *j, uint32_t s, double x,
+                         const double a01[2]) {
+  double busy = inside(x, j->warm[s], j->block[s]);
+  double a = a01[busy != 0];
+  if (j->ratio[s] != 1) {
+    double slow = inside(x, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
+    a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
+  }
+  return a < 0 ? 0 : a;
+}
+
+/* profile's sum of the shares at x before the slowed microbatches, for a
+ * stage idle (a01[0]) and busy (a01[1]): the same expression. */
+static void at_instant(const job *j, double x, double a01[2]) {
+  const train_config *c = j->c;
+  double comm = inside(x, j->iter - j->comm, j->comm);
+  for (int busy = 0; busy < 2; busy++)
+    a01[busy] = c->act_idle + (j->act_c - c->act_idle) * busy +
+                (c->act_comm - c->act_idle) * comm;
+}
+
 double train_activity(const train_pool *p, size_t i, uint32_t stage,
                       double dt) {
   const job *j = &p->jobs[i];
@@ -267,8 +298,10 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
       continue;
     }
     double per_stage = (double)j->gpus / j->pp;
+    double a01[2];
+    at_instant(j, x, a01);
     for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile(j, s, x, 0), mean = j->mean_a[s];
+      double a = profile_at(j, s, x, a01), mean = j->mean_a[s];
       dev += per_stage * (instant_power(j, s, a) - j->mean_p[s] +
                           j->host_w * (a - mean));
     }

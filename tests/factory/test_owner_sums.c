@@ -80,10 +80,13 @@ static void random_fleets(void **state) {
 /* The sums run by run (work__owner_sums_runs) on a fleet with units:
  * slots' GPUs in runs, an owner per slot, the powers the fleet's update
  * gives; against the per-GPU reference within a relative 1e-13 (k p for
- * a run against p added k times: the last bits differ). */
+ * a run against p added k times: the last bits differ); and the same
+ * from the runs' owners and lengths made once (work__owner_sums_packed),
+ * to the bit. */
 static void sums_by_runs(void **state) {
   (void)state;
-  static uint32_t owner[MAX_GPUS];
+  static uint32_t owner[MAX_GPUS], run_owner[MAX_GPUS];
+  static double run_len[MAX_GPUS];
   rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
                        0,    false, 0};
   gpu_catalog cat;
@@ -109,10 +112,15 @@ static void sums_by_runs(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f) && f->nruns < f->n);
     double want[MAX_OWNERS + 1] = {0}, got[MAX_OWNERS + 1] = {0};
+    double packed[MAX_OWNERS + 1] = {0};
     reference(want, owner, rack_fleet_gpu_power(f), f->n);
     work__owner_sums_runs(got, owner, f);
     for (uint32_t o = 0; o <= nowners; o++)
       assert_close(got[o], want[o], 1e-13, 0);
+    work__runs_owners(f, owner, run_owner, run_len);
+    work__owner_sums_packed(packed, run_owner, run_len, f->run_power_w,
+                            f->nruns);
+    assert_memory_equal(packed, got, (nowners + 1) * sizeof *got);
   }
   rack_fleet_destroy(f);
   gpu_catalog_fini(&cat);

@@ -191,6 +191,42 @@ static void tuned_activity_phases(void **state) {
   bench_close(&b);
 }
 
+/* The wave's instants (train_wave_w at offset 0: its own instant
+ * profile, training_iteration.c) are each stage's power at the activity
+ * train_activity gives at the instant less its power at the period's
+ * mean, summed as the wave sums them, to the bit: at 211 instants over
+ * three iterations (idle, fill, slowed microbatches, drain, the
+ * all-reduce), a tuned job (slowed stages) and an untuned one, at full and
+ * at lower clocks. */
+static void wave_instants_are_the_activity(void **state) {
+  (void)state;
+  for (int tuned = 0; tuned < 2; tuned++) {
+    bench b;
+    open_tuned(&b, 8, "1.2, 1, 1, 1", "0 s", tuned);
+    assert_int_equal(train_start(b.p, b.job), SIM_OK);
+    const double phi[4] = {1, 0.9, 1, 0.8};
+    assert_int_equal(train_set_clocks(b.p, b.job, phi), SIM_OK);
+    double T = train_current_iteration_s(b.p, b.job), period = T / 17;
+    int slowed = 0; /* instants of a tuned stage's own clock */
+    for (int k = 0; k < 211; k++) {
+      double want = 0;
+      for (uint32_t s = 0; s < 4; s++) {
+        double a = train_activity(b.p, b.job, s, 0);
+        double mean = train_activity(b.p, b.job, s, period);
+        want += stage_gpus(&b) * (gpu_power(b.g, phi[s], a) -
+                                  gpu_power(b.g, phi[s], mean) + 0 * (a - mean));
+        slowed += a != b.c.act_idle && a != b.c.act_comm &&
+                  a != train_compute_activity(b.p, b.job);
+      }
+      double got = train_wave_w(b.p, period, 0);
+      assert_memory_equal(&got, &want, sizeof got);
+      run_to(&b, sim_engine_now(b.e) + (sim_time)nearbyint(T / 71 * 1e9));
+    }
+    assert_true(tuned ? slowed > 0 : slowed == 0);
+    bench_close(&b);
+  }
+}
+
 /* Equal stages: every stage is critical, tuning changes nothing, at full
  * clock and at a uniform lower one. */
 static void tuning_equal_stages_changes_nothing(void **state) {
@@ -361,6 +397,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, tuning_saves_energy, tunings);
   TEST_ADD(tests, n, tuned_activity_phases);
+  TEST_ADD(tests, n, wave_instants_are_the_activity);
   TEST_ADD(tests, n, tuning_equal_stages_changes_nothing);
   TEST_ADD(tests, n, straggler_becomes_critical);
   TEST_ADD(tests, n, tuned_clock_bounds);

@@ -1,0 +1,307 @@
+/* workloads_tick.c - the workloads' share of every control tick (see
+ * workloads.h): the clocks the slots ran at to the models, the models'
+ * loads to the slots' GPUs, and the energy's attribution per owner. Run
+ * by run of the fleet's units where they are fresh (rack.h); GPU by GPU
+ * otherwise. The services' replicas go as one packed list (replica
+ * clocks and loads below): they are the most slots by far. */
+#include "workloads.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "workloads_internal.h"
+
+/* fmin, NaN rules included, inlined: libm's is a call, and the clocks
+ * take one for every run every period. */
+static inline double min_of(double a, double b) {
+  return b < a || isnan(a) ? b : a;
+}
+
+uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
+                         uint32_t n, uint32_t *runs) {
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = fl->gpu_run[gpus[k]];
+    if (m == 0 || runs[m - 1] != q)
+      runs[m++] = q;
+  }
+  return m;
+}
+
+/* With the fleet's runs fresh (rack.h), a run's GPUs share cap, load and
+ * rack, so one clock: each run is solved once. The minimum of the same
+ * values the per-GPU pass takes: the same bits. Inline for the replicas'
+ * loop. */
+static inline double runs_phi(const rack_fleet *fl, const uint32_t *runs,
+                              uint32_t m, rack_phi_last *last) {
+  double phi = 1;
+  for (uint32_t k = 0; k < m; k++)
+    phi = min_of(phi, rack_gpu_phi_near(fl, fl->run_first[runs[k]], last));
+  return phi;
+}
+
+double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
+                      rack_phi_last *last) {
+  return runs_phi(fl, runs, m, last);
+}
+
+/* The replicas' runs packed (w->rep_run0, rep_runs, and each run's first
+ * GPU in rep_gpu0). Every service slot is active from the build on
+ * (place_service) and none is freed, so replica k of the list is slot k;
+ * false if one is not (then they go slot by slot). */
+static bool pack_replica_runs(work *w) {
+  const rack_fleet *fl = w->fleet;
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < w->nrep; k++) {
+    const slot *s = &w->slots[k];
+    if (!s->active)
+      return false;
+    w->rep_run0[k] = at;
+    at += work__slot_runs(fl, w->gpus + s->first, s->n, w->rep_runs + at);
+  }
+  w->rep_run0[w->nrep] = at;
+  for (uint32_t q = 0; q < at; q++)
+    w->rep_gpu0[q] = fl->run_first[w->rep_runs[q]];
+  return true;
+}
+
+/* Every active slot's runs (w->slot_runs; the replicas' packed), once a
+ * making of the fleet's runs: not again each period, as the layout
+ * changes far less often. Whether the runs are fresh (then the slots'
+ * runs stand for them). */
+static bool slot_runs_fresh(work *w) {
+  const rack_fleet *fl = w->fleet;
+  if (!rack_fleet_runs_fresh(fl))
+    return false;
+  if (w->runs_seen != fl->runs_made) {
+    w->reps_packed = pack_replica_runs(w);
+    for (size_t k = w->reps_packed ? w->nrep : 0; k < w->nslots; k++) {
+      const slot *t = &w->slots[k];
+      w->slot_nruns[k] = t->active ? work__slot_runs(fl, w->gpus + t->first,
+                                                     t->n, w->slot_runs + t->first)
+                                   : 0;
+    }
+    w->runs_seen = fl->runs_made;
+  }
+  return true;
+}
+
+/* Slot k's clock, the slowest of its GPUs': it paces the slot. fresh:
+ * slot_runs_fresh said the runs are; near: the clock the slot before took
+ * (a job's stages mostly share cap and load, so mostly the same). GPU by
+ * GPU otherwise: GPUs often share cap and activity, so a GPU like the one
+ * before is not solved again. */
+static double slot_phi(const work *w, size_t slot_k, bool fresh,
+                       rack_phi_last *near) {
+  const rack_fleet *fl = w->fleet;
+  const slot *s = &w->slots[slot_k];
+  if (fresh && rack_fleet_runs_fresh(fl)) /* no key changed meanwhile */
+    return runs_phi(fl, w->slot_runs + s->first, w->slot_nruns[slot_k], near);
+  double phi = 1, last_cap = NAN, last_phi = 1;
+  gpu_load last = {NAN, NAN, NAN};
+  for (uint32_t k = 0; k < s->n; k++) {
+    uint32_t i = w->gpus[s->first + k];
+    double cap = rack_gpu_cap_w(fl, i);
+    if (cap != last_cap || !rack_load_is(fl, i, last)) {
+      last_phi = rack_gpu_phi(fl, i);
+      last_cap = cap;
+      last = rack_gpu_load(fl, i);
+    }
+    phi = min_of(phi, last_phi);
+  }
+  return phi;
+}
+
+/* Slot k's load to its GPUs; fresh: slot_runs_fresh said the runs are.
+ * With the runs fresh, once a run of the slot's (rack_set_run_load: its
+ * first GPU, the others filled when a reader asks), where writing every
+ * GPU cost 14.5 instructions a GPU a tick. */
+static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
+  rack_fleet *fl = w->fleet;
+  const slot *s = &w->slots[slot_k];
+  if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
+    const uint32_t *runs = w->slot_runs + s->first;
+    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
+      rack_set_run_load(fl, runs[k], l);
+    return;
+  }
+  for (uint32_t k = 0; k < s->n; k++)
+    rack_set_load(fl, w->gpus[s->first + k], l);
+}
+
+/* ------------------------------------------------------------------ */
+/* The replicas, packed                                                */
+/* ------------------------------------------------------------------ */
+
+/* Service s's replicas [0, n) to the clocks phi[0 .. n), in replica
+ * order, as the slots' loop gave them. */
+static void service_clocks(inf_service *s, uint32_t n, const double *phi) {
+  for (uint32_t r = 0; r < n; r++)
+    inf_set_clock(s, r, phi[r]);
+}
+
+void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
+                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        rack_phi_last *last) {
+  for (uint32_t k = 0; k < n; k++) {
+    double p = 1;
+    uint32_t q = run0[k], end = run0[k + 1];
+    do
+      p = min_of(p, rack_gpu_phi_near(fl, gpu0[q], last));
+    while (++q < end);
+    phi[k] = p;
+  }
+}
+
+/* The replicas' clocks from their packed runs, all of them first (a loop
+ * of loads and compares no call breaks), then service by service to the
+ * models. The services do not touch the fleet, so the clocks are those
+ * the slot-by-slot loop took between its calls, to the bit. */
+static void replica_clocks(work *w, rack_phi_last *last) {
+  double *phi = w->rep_phi;
+  work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi, last);
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
+    service_clocks(w->svc[s], n, phi);
+    phi += n;
+  }
+}
+
+/* The replicas' loads from the services, in replica order, each to its
+ * packed runs, once a run (rack_set_run_load). */
+static void replica_loads(work *w) {
+  rack_fleet *fl = w->fleet;
+  const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
+  uint32_t k = 0;
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    inf_service *svc = w->svc[s];
+    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
+    for (uint32_t r = 0; r < n; r++, k++) {
+      gpu_load l = inf_take_load(svc, r);
+      uint32_t q = run0[k], end = run0[k + 1];
+      do /* a replica has one run at least */
+        rack_set_run_load(fl, runs[q], l);
+      while (++q < end);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The tick                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The clocks the slots run at now go to the models: a replica's to its
+ * service, a job's stages together to the job. */
+void work__drive_clocks(work *w) {
+  bool fresh = slot_runs_fresh(w);
+  rack_phi_last last = {.type = RACK_PHI_NONE};
+  size_t k0 = 0;
+  if (fresh && w->reps_packed) {
+    replica_clocks(w, &last);
+    k0 = w->nrep;
+  }
+  for (size_t k = k0; k < w->nrep; k++) {
+    const slot *s = &w->slots[k];
+    if (s->active)
+      inf_set_clock(w->svc[s->owner], s->part, slot_phi(w, k, fresh, &last));
+  }
+  for (size_t j = 0; j < w->njobs; j++) {
+    if (!w->slots[w->job_slot0[j]].active)
+      continue;
+    for (int64_t s = 0; s < w->jobs[j].pp; s++)
+      w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh, &last);
+    train_set_clocks(w->train, j, w->phi);
+  }
+}
+
+void work_drive(work *w, double dt) {
+  bool fresh = slot_runs_fresh(w);
+  size_t k0 = 0;
+  if (fresh && w->reps_packed) {
+    replica_loads(w);
+    k0 = w->nrep;
+  }
+  for (size_t k = k0; k < w->nslots; k++) {
+    const slot *s = &w->slots[k];
+    if (!s->active)
+      continue;
+    gpu_load l = work__is_job(w, s->owner)
+                     ? gpu_load_level(train_activity(
+                           w->train, work__job_of(w, s->owner), s->part, dt))
+                     : inf_take_load(w->svc[s->owner], s->part);
+    slot_set_load(w, k, l, fresh);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Attribution                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
+ * by GPU in fleet order: the additions of `sum[owner[i]] += power[i]`, so
+ * the same bits. A run of GPUs of one owner (a replica's, a stage's, a
+ * rack's free ones) adds in a register and stores once: the per-GPU
+ * store and reload of the same sum was the loop's whole cost. */
+void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
+                      uint32_t n) {
+  if (n == 0)
+    return;
+  uint32_t o = owner[0];
+  double acc = sum[o];
+  for (uint32_t i = 0; i < n; i++) {
+    if (owner[i] != o) {
+      sum[o] = acc;
+      o = owner[i];
+      acc = sum[o];
+    }
+    acc += power[i];
+  }
+  sum[o] = acc;
+}
+
+/* The owners' sums run by run (the fleet's units, rack.h): a run's GPUs
+ * share a slot, so an owner, and a power; k GPUs at p add k p, which
+ * rounds apart from work__owner_sums' p added k times in the last bits. */
+void work__owner_sums_runs(double *sum, const uint32_t *owner,
+                           const rack_fleet *fl) {
+  for (uint32_t q = 0; q < fl->nruns; q++)
+    sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
+}
+
+/* The fleet's runs' owners and lengths (as doubles) for the sums by runs,
+ * into run_owner and run_len (fl->nruns each): a run's GPUs share a slot,
+ * so an owner, its first GPU's. */
+void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
+                       uint32_t *run_owner, double *run_len) {
+  for (uint32_t q = 0; q < fl->nruns; q++) {
+    run_owner[q] = owner[fl->run_first[q]];
+    run_len[q] = fl->run_len[q];
+  }
+}
+
+/* work__owner_sums_runs from the runs' owners and lengths made once a
+ * making of the runs (work__runs_owners): the same products added in
+ * the same order, the same bits, without the lookups through each run's
+ * first GPU and the conversion of its length. */
+void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
+                             const double *run_len, const double *power,
+                             uint32_t nruns) {
+  for (uint32_t q = 0; q < nruns; q++)
+    sum[run_owner[q]] += run_len[q] * power[q];
+}
+
+/* Each owner's power now into sum (tick_j's rows): run by run while the
+ * runs are fresh, GPU by GPU otherwise. */
+void work__owner_power(work *w, double *sum) {
+  rack_fleet *fl = w->fleet;
+  if (!rack_fleet_runs_fresh(fl)) {
+    work__owner_sums(sum, w->gpu_owner, rack_fleet_gpu_power(fl), fl->n);
+    return;
+  }
+  if (w->owners_seen != fl->runs_made) { /* no key changed since: owners */
+    work__runs_owners(fl, w->gpu_owner, w->run_owner, w->run_len);
+    w->owners_seen = fl->runs_made;
+  }
+  work__owner_sums_packed(sum, w->run_owner, w->run_len, fl->run_power_w,
+                          fl->nruns);
+}
