@@ -296,6 +296,15 @@ static double mean_batch(inf_service *s, double rho, uint32_t bcap) {
   return lo + fmin(1, (rho - g0) / (g1 - g0));
 }
 
+/* Readies the token weights for a chain writing [lo, hi): tok_b is 0
+ * but where the last chain wrote, so only that is cleared. */
+static void tok_reset(inf_fluid *f, size_t lo, size_t hi) {
+  if (f->tok_hi > f->tok_lo)
+    memset(f->tok_b + f->tok_lo, 0, (f->tok_hi - f->tok_lo) * sizeof *f->tok_b);
+  f->tok_lo = lo;
+  f->tok_hi = hi; /* k + 1 at the window's top: at most bcap + 1 */
+}
+
 /* Sums the chain over a window around its mean; the states' weights
  * are products of birth-death ratios from the mean outwards (no
  * logarithms: they fall away from the mean, so nothing overflows). */
@@ -307,12 +316,8 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t lo = m > half ? (uint64_t)(m - half) : 0;
   uint64_t hi = (uint64_t)fmin((double)top, ceil(m + half));
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
-  /* tok_b is 0 but where the last chain wrote: only that is cleared. */
   inf_fluid *f = s->fluid;
-  if (f->tok_hi > f->tok_lo)
-    memset(f->tok_b + f->tok_lo, 0, (f->tok_hi - f->tok_lo) * sizeof *f->tok_b);
-  f->tok_lo = (size_t)(lo / rr);
-  f->tok_hi = (size_t)(hi / rr) + 2; /* k + 1 at hi: at most bcap + 1 */
+  tok_reset(f, (size_t)(lo / rr), (size_t)(hi / rr) + 2);
   double up = rr * rho, p = 1, p_top = 0;
   chain acc = *c; /* nothing else can write it: kept in registers */
   /* Each state's split is found once, for its rate and its sums. */
