@@ -161,8 +161,7 @@ gpu_load inf_take_load(inf_service *s, uint32_t k) {
   return s->ops->take_load(s, k);
 }
 
-void inf_take_loads(inf_service *s, uint32_t first, uint32_t n,
-                    gpu_load *out) {
+void inf_take_loads(inf_service *s, uint32_t first, uint32_t n, gpu_load *out) {
   if (s->ops->take_loads != NULL) {
     s->ops->take_loads(s, first, n, out);
     return;

@@ -1,14 +1,14 @@
 /* test_inference_batch.c - the batch calls (inf_set_clocks,
- * inf_take_loads, inf_compute_shares, issue 24) answer bit for bit what the per-replica
- * calls answer, in the fluid mode (its own batch ops, a group's load
- * read once for a stretch of its members) and at request level (the
- * per-replica op in a loop). Two services of one mode get the same
- * periods: one is driven replica by replica, the other by the batch
+ * inf_take_loads, inf_compute_shares, issue 24) answer bit for bit what
+ * the per-replica calls answer, in the fluid mode (its own batch ops, a
+ * group's load read once for a stretch of its members) and at request
+ * level (the per-replica op in a loop). Two services of one mode get the
+ * same periods: one is driven replica by replica, the other by the batch
  * calls over a table of ranges (the whole service, two parts, a range
  * running past the last replica, none), with clocks in few and many
  * states, a bad clock, a replica down, takes skipped and asked twice.
- * Every return code, load, compute share (batch and single), sample row and total must be
- * the same bytes. */
+ * Every return code, load, compute share (batch and single), sample row
+ * and total must be the same bytes. */
 #include "test_inference_rig.h"
 
 #define NREP 12
@@ -25,11 +25,11 @@ typedef struct range {
 } range;
 
 typedef struct bperiod {
-  int clocks;      /* 0: one clock, 1: pairs, 2: many, 3: one bad clock */
-  double dt;       /* s */
-  int down;        /* replica down this period, -1: none */
-  range r[3];      /* the ranges, in order; n 0 ends them */
-  bool twice;      /* the loads taken twice */
+  int clocks; /* 0: one clock, 1: pairs, 2: many, 3: one bad clock */
+  double dt;  /* s */
+  int down;   /* replica down this period, -1: none */
+  range r[3]; /* the ranges, in order; n 0 ends them */
+  bool twice; /* the loads taken twice */
 } bperiod;
 
 static const bperiod bplan[] = {
@@ -64,8 +64,7 @@ static void same_bytes(const void *a, const void *b, size_t n) {
 
 /* Range r's clocks and loads: replica by replica into g[0], by the batch
  * calls into g[1]. */
-static void drive_range(rig *g[2], const bperiod *p, int i, range r,
-                        int pass) {
+static void drive_range(rig *g[2], const bperiod *p, int i, range r, int pass) {
   double phi[NREP + 4];
   gpu_load a[NREP + 4], b[NREP + 4];
   for (uint32_t j = 0; j < r.n; j++)
