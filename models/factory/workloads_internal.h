@@ -64,11 +64,12 @@ struct work {
   /* The services' replicas, slots 0 .. nrep (workloads_tick.c): their
    * runs packed, replica k's at rep_runs[rep_run0[k] .. rep_run0[k + 1]),
    * made with the slots' runs (reps_packed: made, every replica active);
-   * and the tick's scratch, a clock per replica. */
+   * and the tick's scratch, a clock and a load per replica. */
   uint32_t nrep;
   uint32_t *rep_run0, *rep_runs, *rep_gpu0; /* and each run's first GPU */
   bool reps_packed;
   double *rep_phi;
+  gpu_load *rep_load;
   /* The fleet's runs' owners and lengths for the owners' sums, made from
    * its runs number owners_seen (work__owner_power). */
   uint32_t *run_owner;

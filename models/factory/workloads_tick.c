@@ -133,13 +133,6 @@ static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
 /* The replicas, packed                                                */
 /* ------------------------------------------------------------------ */
 
-/* Service s's replicas [0, n) to the clocks phi[0 .. n), in replica
- * order, as the slots' loop gave them. */
-static void service_clocks(inf_service *s, uint32_t n, const double *phi) {
-  for (uint32_t r = 0; r < n; r++)
-    inf_set_clock(s, r, phi[r]);
-}
-
 void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
                         const uint32_t *gpu0, uint32_t n, double *phi,
                         rack_phi_last *last) {
@@ -162,27 +155,30 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    service_clocks(w->svc[s], n, phi);
+    inf_set_clocks(w->svc[s], 0, n, phi); /* in replica order, as the
+                                             slots' loop gave them */
     phi += n;
   }
 }
 
-/* The replicas' loads from the services, in replica order, each to its
- * packed runs, once a run (rack_set_run_load). */
+/* The replicas' loads from the services, service by service, in
+ * replica order; then each to its packed runs, once a run
+ * (rack_set_run_load). The services do not read the fleet, so the
+ * loads and the order of the writes are the one-by-one loop's. */
 static void replica_loads(work *w) {
+  gpu_load *l = w->rep_load;
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
+    inf_take_loads(w->svc[s], 0, n, l);
+    l += n;
+  }
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  uint32_t k = 0;
-  for (size_t s = 0; s < w->cfg->nservices; s++) {
-    inf_service *svc = w->svc[s];
-    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    for (uint32_t r = 0; r < n; r++, k++) {
-      gpu_load l = inf_take_load(svc, r);
-      uint32_t q = run0[k], end = run0[k + 1];
-      do /* a replica has one run at least */
-        rack_set_run_load(fl, runs[q], l);
-      while (++q < end);
-    }
+  for (uint32_t k = 0; k < w->nrep; k++) {
+    uint32_t q = run0[k], end = run0[k + 1];
+    do /* a replica has one run at least */
+      rack_set_run_load(fl, runs[q], w->rep_load[k]);
+    while (++q < end);
   }
 }
 

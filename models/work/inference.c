@@ -137,6 +137,18 @@ int inf_set_clock(inf_service *s, uint32_t k, double phi) {
   return s->ops->set_clock(s, k, phi);
 }
 
+int inf_set_clocks(inf_service *s, uint32_t first, uint32_t n,
+                   const double *phi) {
+  if (s->ops->set_clocks != NULL)
+    return s->ops->set_clocks(s, first, n, phi);
+  int rc = SIM_OK;
+  for (uint32_t i = 0; i < n; i++) {
+    int r = s->ops->set_clock(s, first + i, phi[i]);
+    rc = rc != SIM_OK ? rc : r;
+  }
+  return rc;
+}
+
 int inf_set_down(inf_service *s, uint32_t k, bool down) {
   return s->ops->set_down(s, k, down);
 }
@@ -147,6 +159,15 @@ bool inf_replica_down(const inf_service *s, uint32_t k) {
 
 gpu_load inf_take_load(inf_service *s, uint32_t k) {
   return s->ops->take_load(s, k);
+}
+
+void inf_take_loads(inf_service *s, uint32_t first, uint32_t n, gpu_load *out) {
+  if (s->ops->take_loads != NULL) {
+    s->ops->take_loads(s, first, n, out);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = s->ops->take_load(s, first + i);
 }
 
 /* Both granularities read the energy from here (s->iv, s->tot). */
@@ -171,4 +192,14 @@ double inf_tpot_quantile(const inf_service *s, double q) {
 
 double inf_compute_share(const inf_service *s, uint32_t r) {
   return s->ops->compute_share(s, r);
+}
+
+void inf_compute_shares(const inf_service *s, uint32_t first, uint32_t n,
+                        double *out) {
+  if (s->ops->compute_shares != NULL) {
+    s->ops->compute_shares(s, first, n, out);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = s->ops->compute_share(s, first + i);
 }

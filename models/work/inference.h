@@ -190,6 +190,13 @@ uint32_t inf_replicas(const inf_service *s);
  * SIM_EINVAL for a bad r or phi; SIM_ENOMEM if the model failed. */
 int inf_set_clock(inf_service *s, uint32_t r, double phi);
 
+/* inf_set_clock of replicas first .. first + n - 1 to phi[0 .. n), in
+ * that order, the same bits as the calls one by one: the service is
+ * brought up to now once. Returns the first failure of those calls, or
+ * the last's SIM_OK. */
+int inf_set_clocks(inf_service *s, uint32_t first, uint32_t n,
+                   const double *phi);
+
 /* A fault takes replica r's GPUs (down true) or gives them back
  * (false). Going down, the replica is brought up to now, then loses its
  * queue, its prefill and its batch (counted in dropped; tokens already
@@ -204,12 +211,22 @@ bool inf_replica_down(const inf_service *s, uint32_t r);
  * start), at full clock (gpu.h), which closes that window. */
 gpu_load inf_take_load(inf_service *s, uint32_t r);
 
+/* out[i] = inf_take_load(s, first + i) for i in [0, n), in that order,
+ * the same bits; a fluid service reads a group's load once for a stretch
+ * of its members. */
+void inf_take_loads(inf_service *s, uint32_t first, uint32_t n,
+                    gpu_load *out);
+
 /* The share of replica r's work that a faster clock would speed up, as a
  * time mean over the window the last inf_take_load closed: 1 while
  * prefilling, the step's compute share while decoding compute-bound (0
  * when memory-bound: decode does not speed up with the clock), 0 when
  * idle. For the efficiency power policy. */
 double inf_compute_share(const inf_service *s, uint32_t r);
+
+/* out[i] = inf_compute_share(s, first + i) for i in [0, n). */
+void inf_compute_shares(const inf_service *s, uint32_t first, uint32_t n,
+                        double *out);
 
 /* Energy the service's GPUs drew (the factory's attribution), for tokens
  * per joule. */

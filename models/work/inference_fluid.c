@@ -333,12 +333,36 @@ static int fl_start(inf_service *s, sim_error *err) {
 
 static void fl_free(inf_service *s) { free_state(s->alloc, s->fluid); }
 
+static bool good_phi(double phi) { return phi > 0 && phi <= 1; }
+
 static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
-  if (k >= s->nrep || !(phi > 0 && phi <= 1))
+  if (k >= s->nrep || !good_phi(phi))
     return SIM_EINVAL;
   advance(s);
   s->fluid->phi[k] = phi;
   return s->rc;
+}
+
+/* fl_set_clock of replicas k0 .. k0 + n - 1: the service is brought up
+ * to now once, before the first clock is written, as the first good call
+ * of the loop would (none: no advance, as none of the loop's). */
+static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
+                         const double *phi) {
+  uint32_t i = 0;
+  while (i < n && !(k0 + i < s->nrep && good_phi(phi[i])))
+    i++;
+  if (i == n)
+    return n == 0 ? SIM_OK : SIM_EINVAL;
+  int rc = i > 0 ? SIM_EINVAL : SIM_OK;
+  advance(s);
+  double *to = s->fluid->phi;
+  for (; i < n; i++) {
+    if (k0 + i < s->nrep && good_phi(phi[i]))
+      to[k0 + i] = phi[i];
+    else if (rc == SIM_OK)
+      rc = SIM_EINVAL;
+  }
+  return rc != SIM_OK ? rc : s->rc;
 }
 
 /* A replica going down loses its queue and its batch (dropped). */
@@ -374,12 +398,8 @@ static double inverse(inf_fluid *f, double span) {
   return f->inv;
 }
 
-static gpu_load fl_take_load(inf_service *s, uint32_t k) {
-  if (k >= s->nrep)
-    return (gpu_load){NAN, NAN, NAN};
-  advance(s);
-  inf_fluid *f = s->fluid;
-  fgrp *g = inf__grp(f, k);
+/* Group g's load taken now, worked out by the first member asked. */
+static gpu_load group_take(inf_fluid *f, fgrp *g) {
   if (!(g->take_at == f->clock_s)) { /* the first of its group now */
     const fstate *r = &g->st;
     double span = f->clock_s - r->act_since;
@@ -391,8 +411,41 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
     }
     g->take_at = f->clock_s;
   }
-  f->took[k] = f->clock_s;
   return g->t_last;
+}
+
+static gpu_load fl_take_load(inf_service *s, uint32_t k) {
+  if (k >= s->nrep)
+    return (gpu_load){NAN, NAN, NAN};
+  advance(s);
+  inf_fluid *f = s->fluid;
+  f->took[k] = f->clock_s;
+  return group_take(f, inf__grp(f, k));
+}
+
+/* fl_take_load of replicas k0 .. k0 + n - 1: one advance, and a group's
+ * load read once for a stretch of its members (the replicas of a group
+ * are mostly next to one another). */
+static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
+                          gpu_load *out) {
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
+  m = m < n ? m : n;
+  for (uint32_t i = m; i < n; i++)
+    out[i] = (gpu_load){NAN, NAN, NAN};
+  if (m == 0)
+    return;
+  advance(s);
+  inf_fluid *f = s->fluid;
+  const uint32_t *of = f->of + k0;
+  double now = f->clock_s, *took = f->took + k0;
+  for (uint32_t i = 0; i < m;) {
+    uint32_t g = of[i];
+    gpu_load l = group_take(f, &f->grp[g]);
+    do {
+      took[i] = now;
+      out[i] = l;
+    } while (++i < m && of[i] == g);
+  }
 }
 
 static double fl_compute_share(const inf_service *s, uint32_t k) {
@@ -400,6 +453,20 @@ static double fl_compute_share(const inf_service *s, uint32_t k) {
     return 0;
   const fgrp *g = inf__grp(s->fluid, k);
   return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
+}
+
+static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
+                              double *out) {
+  const inf_fluid *f = s->fluid;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t k = k0 + i;
+    if (k >= s->nrep) {
+      out[i] = 0;
+      continue;
+    }
+    const fgrp *g = &f->grp[f->of[k]];
+    out[i] = f->took[k] == g->take_at ? g->t_comp : g->st.comp_mean;
+  }
 }
 
 static double ratio(double num, double den) {
@@ -476,6 +543,9 @@ const inf_ops inf__fluid_ops = {
     .set_down = fl_set_down,
     .down = fl_down,
     .take_load = fl_take_load,
+    .set_clocks = fl_set_clocks,
+    .take_loads = fl_take_loads,
+    .compute_shares = fl_compute_shares,
     .compute_share = fl_compute_share,
     .sample = fl_sample,
     .totals = fl_totals,

@@ -101,6 +101,14 @@ typedef struct inf_ops {
   int (*set_down)(inf_service *s, uint32_t k, bool down);
   bool (*down)(const inf_service *s, uint32_t k);
   gpu_load (*take_load)(inf_service *s, uint32_t k);
+  /* The batch forms (inf_set_clocks, inf_take_loads,
+   * inf_compute_shares): NULL, the
+   * per-replica op in a loop. */
+  int (*set_clocks)(inf_service *s, uint32_t k0, uint32_t n,
+                    const double *phi);
+  void (*take_loads)(inf_service *s, uint32_t k0, uint32_t n, gpu_load *out);
+  void (*compute_shares)(const inf_service *s, uint32_t k0, uint32_t n,
+                         double *out);
   double (*compute_share)(const inf_service *s, uint32_t k);
   void (*sample)(inf_service *s, double dt, double *row);
   inf_totals (*totals)(const inf_service *s);

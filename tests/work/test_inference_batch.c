@@ -1,0 +1,155 @@
+/* test_inference_batch.c - the batch calls (inf_set_clocks,
+ * inf_take_loads, inf_compute_shares, issue 24) answer bit for bit what
+ * the per-replica calls answer, in the fluid mode (its own batch ops, a
+ * group's load read once for a stretch of its members) and at request
+ * level (the per-replica op in a loop). Two services of one mode get the
+ * same periods: one is driven replica by replica, the other by the batch
+ * calls over a table of ranges (the whole service, two parts, a range
+ * running past the last replica, none), with clocks in few and many
+ * states, a bad clock, a replica down, takes skipped and asked twice.
+ * Every return code, load, compute share (batch and single), sample row
+ * and total must be the same bytes. */
+#include "test_inference_rig.h"
+
+#define NREP 12
+
+#define BATCH_YAML                                                             \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 12\nmax_batch: 64\n"         \
+  "max_queue: 300\ntimeout: 30 s\n"                                            \
+  "arrivals: {rate: 260, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "   \
+  "211, sigma: 0.86}}\n"
+
+/* A range of replicas the batch calls take at once. */
+typedef struct range {
+  uint32_t first, n;
+} range;
+
+typedef struct bperiod {
+  int clocks; /* 0: one clock, 1: pairs, 2: many, 3: one bad clock */
+  double dt;  /* s */
+  int down;   /* replica down this period, -1: none */
+  range r[3]; /* the ranges, in order; n 0 ends them */
+  bool twice; /* the loads taken twice */
+} bperiod;
+
+static const bperiod bplan[] = {
+    {0, 1, -1, {{0, NREP}}, false},
+    {1, 1, -1, {{0, 5}, {5, NREP - 5}}, false},
+    {1, 0.5, -1, {{0, NREP}}, true},
+    {2, 1, 3, {{0, 7}, {7, NREP - 7}}, false},
+    {3, 1, -1, {{0, NREP}}, false},
+    {0, 2, 3, {{4, NREP}}, false}, /* replicas 0 .. 3 untouched, past end */
+    {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, true},
+    {2, 0.25, -1, {{NREP, 2}}, false}, /* none in range */
+    {3, 1, 0, {{2, NREP - 2}}, false},
+    {0, 1, -1, {{0, NREP}}, false},
+};
+
+static double bclock(int kind, uint32_t k, int i) {
+  switch (kind) {
+  case 0:
+    return i % 2 ? 1 : 0.7;
+  case 1:
+    return (k + (uint32_t)i) % 2 ? 0.45 : 0.9;
+  case 2:
+    return 0.3 + 0.05 * ((k * 7 + (uint32_t)i) % NREP);
+  default:
+    return k == 5 ? 0 : 0.8; /* 0: refused */
+  }
+}
+
+static void same_bytes(const void *a, const void *b, size_t n) {
+  assert_memory_equal(a, b, n);
+}
+
+/* Range r's clocks and loads: replica by replica into g[0], by the batch
+ * calls into g[1]. */
+static void drive_range(rig *g[2], const bperiod *p, int i, range r, int pass) {
+  double phi[NREP + 4];
+  gpu_load a[NREP + 4], b[NREP + 4];
+  for (uint32_t j = 0; j < r.n; j++)
+    phi[j] = bclock(p->clocks, r.first + j, i);
+  if (pass == 0) {
+    int rc = SIM_OK;
+    for (uint32_t j = 0; j < r.n; j++) {
+      int x = inf_set_clock(g[0]->s, r.first + j, phi[j]);
+      rc = rc != SIM_OK ? rc : x;
+    }
+    assert_int_equal(inf_set_clocks(g[1]->s, r.first, r.n, phi), rc);
+    return;
+  }
+  for (uint32_t j = 0; j < r.n; j++)
+    a[j] = inf_take_load(g[0]->s, r.first + j);
+  inf_take_loads(g[1]->s, r.first, r.n, b);
+  same_bytes(a, b, r.n * sizeof *a);
+}
+
+static void drive(rig *g[2], const bperiod *p, int i, double t) {
+  for (int j = 0; j < 2; j++) {
+    run_to(g[j], t);
+    for (uint32_t k = 0; k < NREP; k++)
+      assert_int_equal(inf_set_down(g[j]->s, k, (int)k == p->down), SIM_OK);
+  }
+  for (int pass = 0; pass < (p->twice ? 3 : 2); pass++)
+    for (int q = 0; q < 3 && p->r[q].n > 0; q++)
+      drive_range(g, p, i, p->r[q], pass > 0);
+  for (int q = 0; q < 4; q++) { /* the ranges, then all: taken or not */
+    range r = q < 3 ? p->r[q] : (range){0, NREP};
+    double ca[NREP + 4], cb[NREP + 4];
+    for (uint32_t j = 0; j < r.n; j++)
+      ca[j] = inf_compute_share(g[0]->s, r.first + j);
+    inf_compute_shares(g[1]->s, r.first, r.n, cb);
+    same_bytes(ca, cb, r.n * sizeof *ca);
+  }
+  for (uint32_t k = 0; k < NREP; k++) {
+    double ca = inf_compute_share(g[0]->s, k),
+           cb = inf_compute_share(g[1]->s, k);
+    same_bytes(&ca, &cb, sizeof ca);
+  }
+}
+
+static void batch_equals_one_by_one(bool fluid) {
+  rig one, batch;
+  rig *g[2] = {&one, &batch};
+  for (int j = 0; j < 2; j++) {
+    if (fluid)
+      rig_open_fluid(g[j], BATCH_YAML);
+    else
+      rig_open(g[j], H100, BATCH_YAML, 1, 3600);
+  }
+  double t = 0, ra[INF_NCOLS], rb[INF_NCOLS];
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < sizeof bplan / sizeof *bplan; i++) {
+      t += bplan[i].dt;
+      drive(g, &bplan[i], (int)i, t);
+      if (i % 4 == 3) {
+        sample(g[0], ra);
+        sample(g[1], rb);
+        same_bytes(ra, rb, sizeof ra);
+      }
+    }
+  inf_totals ta = inf_totals_of(one.s), tb = inf_totals_of(batch.s);
+  same_bytes(&ta, &tb, sizeof ta);
+  assert_true(ta.completed > 0);
+  rig_close(&one);
+  rig_close(&batch);
+}
+
+static void fluid_batch(void **state) {
+  (void)state;
+  batch_equals_one_by_one(true);
+}
+
+static void request_batch(void **state) {
+  (void)state;
+  batch_equals_one_by_one(false);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(fluid_batch),
+      cmocka_unit_test(request_batch),
+  };
+  return cmocka_run_group_tests(tests, test_catalogs_load,
+                                test_catalogs_release);
+}
