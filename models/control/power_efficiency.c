@@ -411,38 +411,55 @@ static bool unvalued(const level *l, size_t r) {
                          : !valued(power_run_unit(l->units, &l->runs, r));
 }
 
+/* Whether some run does no measured work. */
+static bool any_unvalued(const level *l) {
+  for (size_t r = 0; r < l->runs.n; r++)
+    if (unvalued(l, r))
+      return true;
+  return false;
+}
+
 /* What is left goes to the units without measured work, up to their
- * demand and in proportion to it, then over everyone's room. power_fill
- * puts weight-0 units at lo, so the valued ones count at lo in the fill,
- * their power above it comes off the budget, and only the rest's caps are
- * taken from it. Run by run, in l->rcap; the level's spare doubles hold
- * the fill's arrays. */
-static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
+ * demand and in proportion to it. power_fill puts weight-0 units at lo,
+ * so the valued ones count at lo in the fill, their power above it comes
+ * off the budget, and only the rest's caps are taken from it. Run by
+ * run, in l->rcap; the level's spare doubles hold the fill's arrays. */
+static void fill_the_rest(const level *l, double budget_w, power_memo *memo) {
   const power_unit *units = l->units;
   size_t n = l->runs.n;
   double *cap = l->rcap;
   double *buf = l->rcls != NULL ? l->spare
                                 : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
-  if (buf != NULL) {
-    double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
-    for (size_t r = 0; r < n; r++) {
-      const power_unit *p = power_run_unit(units, &l->runs, r);
-      bool rest = unvalued(l, r);
-      w[r] = rest ? p->demand : 0;
-      top[r] = rest ? wanted(p) : cap[r];
-      if (!rest)
-        above = power_add_n(above, p->n * (cap[r] - p->lo),
-                            power_run_len(&l->runs, r));
-    }
-    power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
-                    &memo->fill);
-    for (size_t r = 0; r < n; r++)
-      if (unvalued(l, r))
-        cap[r] = next[r];
-    if (l->rcls == NULL)
-      sim_free(NULL, buf);
+  if (buf == NULL)
+    return;
+  double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
+  for (size_t r = 0; r < n; r++) {
+    const power_unit *p = power_run_unit(units, &l->runs, r);
+    bool rest = unvalued(l, r);
+    w[r] = rest ? p->demand : 0;
+    top[r] = rest ? wanted(p) : cap[r];
+    if (!rest)
+      above = power_add_n(above, p->n * (cap[r] - p->lo),
+                          power_run_len(&l->runs, r));
   }
-  power_spread_rest_runs(units, &l->runs, budget_w, cap);
+  power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
+                  &memo->fill);
+  for (size_t r = 0; r < n; r++)
+    if (unvalued(l, r))
+      cap[r] = next[r];
+  if (l->rcls == NULL)
+    sim_free(NULL, buf);
+}
+
+/* The units without measured work filled (fill_the_rest: where every
+ * run's clock follows the level, as in a group of services and jobs,
+ * the fill would give its caps to no run, so it is not done; its memo
+ * only guides its search), then what is left spread over everyone's
+ * room. */
+static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
+  if (any_unvalued(l))
+    fill_the_rest(l, budget_w, memo);
+  power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
 }
 
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
