@@ -19,7 +19,9 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
   sim_free(a, f->gpu_run);
+  sim_free(a, f->run_k);
   f->gpu_run = NULL;
+  f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
   f->run_power_w = NULL;
 }
@@ -34,8 +36,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
+  f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w || !f->gpu_run) {
+      !f->run_power_w || !f->gpu_run || !f->run_k) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -79,6 +82,8 @@ void rack__build_runs(rack_fleet *f) {
   }
   f->rack_run[f->nracks] = q;
   f->nruns = q;
+  for (uint32_t k = 0; k < q; k++)
+    f->run_k[k] = f->run_len[k];
   f->runs_stale = false;
   f->runs_made++;
 }
@@ -105,14 +110,22 @@ const double *rack_fleet_gpu_power(rack_fleet *f) {
   return f->power_w;
 }
 
+/* fmax(p, x) for p not a NaN, the same bits as the libm call it was
+ * (GCC passed it as fmax(x, p), glibc's maxsd keeping p on a tie of
+ * zeros, a NaN x losing), inlined: the call was made for every run of
+ * every rack at each sample. */
+static double max_of(double p, double x) {
+  return x > p ? x : p;
+}
+
 double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
   double p = 0;
   if (f->power_unfilled) /* the runs' powers are the truth */
     for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      p = fmax(p, f->run_power_w[q]);
+      p = max_of(p, f->run_power_w[q]);
   else
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      p = fmax(p, f->power_w[i]);
+      p = max_of(p, f->power_w[i]);
   return p;
 }
 
@@ -130,20 +143,6 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
   return rack_fleet_first_unlike(f) == RACK_NO_GPU;
 }
 
-/* One run's inputs (its first GPU's cap and load, to the bit) and what
- * update_rack's expressions make of them: the power, the activity share
- * the rack averages, the load share a server averages (rack__load_share),
- * whether the thermal cap holds it. The runs of a rack are most often
- * alike in all four inputs (the slots of one service side by side, at
- * one load and one cap): bench-10k's fluid mode has about 16 runs a rack
- * and 0.6% of runs unlike the run before, so a run like the last one
- * evaluated takes its answer, bit for bit the same. */
-typedef struct run_eval {
-  uint64_t cap, sm, mem, busy;
-  double p, share, load_share;
-  uint32_t held;
-} run_eval;
-
 static uint64_t bits_at(const double *a, uint32_t i) {
   uint64_t b;
   memcpy(&b, &a[i], sizeof b);
@@ -151,8 +150,13 @@ static uint64_t bits_at(const double *a, uint32_t i) {
 }
 
 /* GPU i (a run's first) evaluated: P = min(P(1, L), cap, thermal cap),
- * never below P(phi_min, L), as update_rack (rack.c) has it. */
-static run_eval run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
+ * never below P(phi_min, L), as update_rack (rack.c) has it. Out of line
+ * on purpose: inlined, its dozen doubles crowded the hot loop
+ * (server_runs) out of registers, which then reloaded its arrays and
+ * sums from the stack every run (42 instructions a run); it runs for
+ * about 1 run in 16. */
+static __attribute__((noinline)) rack__run_eval
+run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
   uint16_t t = f->type[i];
   double idle = f->t_idle[t], cap = f->cap_w[i];
   double m = f->t_mem[t] * f->mem[i];
@@ -162,10 +166,17 @@ static run_eval run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
   double c = rack_cap_min(cap, tcap);
   double capped = c > floor ? c : floor;
   double share = (full - idle) * (1 / f->t_span[t]); /* can ask above TDP */
-  return (run_eval){bits_at(f->cap_w, i),   bits_at(f->activity, i),
-                    bits_at(f->mem, i),     bits_at(f->busy, i),
-                    full <= c ? full : capped, share < 1 ? share : 1,
-                    rack__load_share(f, i), tcap < cap && full > tcap};
+  return (rack__run_eval){bits_at(f->cap_w, i),
+                          bits_at(f->activity, i),
+                          bits_at(f->mem, i),
+                          bits_at(f->busy, i),
+                          full <= c ? full : capped,
+                          share < 1 ? share : 1,
+                          rack__load_share(f, i),
+                          tcap < cap && full > tcap,
+                          bits_at(&tcap, 0),
+                          t,
+                          true};
 }
 
 /* The sums of a rack's pass over its runs, in their order. */
@@ -174,32 +185,43 @@ typedef struct run_pass {
   uint32_t held;
   uint32_t q;        /* the next run */
   double tcap;       /* the rack's thermal cap */
-  run_eval last;     /* the run evaluated last */
+  rack__run_eval last; /* the run evaluated last */
 } run_pass;
+
+/* Whether GPU i's cap and load are e's inputs, to the bit: one branch
+ * for the four (a NaN is like itself; 0 and -0 differ). */
+static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
+                                  uint64_t busy, const rack__run_eval *e) {
+  return ((cap ^ e->cap) | (sm ^ e->sm) | (mem ^ e->mem) |
+          (busy ^ e->busy)) == 0;
+}
 
 /* Runs q .. qend - 1 (one server's): each run's power written, k times
  * it and its shares added to the rack's sums and the server's. What the
  * loop carries is all locals: stores to run_power_w could alias the
- * pass's own doubles, which were then stored and read again each run
- * (65 instructions a run). A run like the last one evaluated, to the
- * bit, takes its answer. */
+ * pass's own doubles, which were then stored and read again each run.
+ * A run like the last one evaluated, to the bit, takes its answer; its
+ * GPUs' count is read as a double (run_k), held counted only when the
+ * thermal cap holds the answer. */
 static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
                         double *gpu_out, double *act_out) {
-  const uint32_t *run_first = f->run_first, *run_len = f->run_len;
+  const uint32_t *run_first = f->run_first;
+  const double *run_k = f->run_k;
   const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
   const double *busy = f->busy;
   double *run_power = f->run_power_w;
-  run_eval e = ps->last;
+  rack__run_eval e = ps->last;
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
-    uint32_t i = run_first[q], n = run_len[q];
-    if (bits_at(cap, i) != e.cap || bits_at(sm, i) != e.sm ||
-        bits_at(mem, i) != e.mem || bits_at(busy, i) != e.busy)
+    uint32_t i = run_first[q];
+    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+                        bits_at(busy, i), &e))
       e = run_evaluate(f, i, ps->tcap);
-    double k = n;
+    double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
-    held += e.held ? n : 0;
+    if (e.held)
+      held += f->run_len[q];
     gsum += k * e.p;
     asum += k * e.share;
     gpu += k * e.p;
@@ -215,14 +237,18 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
  * end is its last GPU's run), the servers' power through their supplies
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
- * update_rack's sums and rack__system_rack's. */
-void rack__update_runs(rack_fleet *f, uint32_t r) {
+ * update_rack's sums and rack__system_rack's. *last, the run evaluated
+ * last (by an earlier rack of this update too), stands while the GPU
+ * type and the thermal cap are its. */
+void rack__update_runs(rack_fleet *f, uint32_t r, rack__run_eval *last) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
   run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  /* a cap no run has (its first's bits flipped): the first is evaluated */
-  ps.last.cap = ~bits_at(f->cap_w, f->run_first[ps.q]);
+  if (!last->valid || last->type != f->type[first] ||
+      last->tcap != bits_at(&ps.tcap, 0))
+    *last = run_evaluate(f, f->run_first[ps.q], ps.tcap);
+  ps.last = *last;
   rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
@@ -230,6 +256,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r) {
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
+  *last = ps.last;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
