@@ -406,7 +406,7 @@ static void darken_rack(rack_fleet *f, uint32_t r) {
 
 double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
-  rack__run_eval last = {.valid = false};
+  rack__carry carry = {0};
   if (f->unit_key != NULL && f->runs_stale)
     rack__build_runs(f);
   f->power_unfilled = f->unit_key != NULL;
@@ -417,7 +417,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
       continue;
     }
     if (f->unit_key != NULL)
-      rack__update_runs(f, r, &last);
+      rack__update_runs(f, r, &carry);
     else
       update_rack(f, r);
     total += f->rack_power_w[r];

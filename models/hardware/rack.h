@@ -147,6 +147,9 @@ typedef struct rack_fleet {
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
   uint32_t *gpu_run;       /* per GPU: its run */
+  /* Per rack: its runs' pattern, the first rack alike in group and run
+   * lengths (the update takes a rack like one updated before whole). */
+  uint32_t *rack_pattern;
 } rack_fleet;
 
 /* GPU i's load, and setting it. */

@@ -64,12 +64,34 @@ typedef struct rack__run_eval {
   bool valid;
 } rack__run_eval;
 
+/* A rack of one server (or none: a plain rack) whose runs all took one
+ * evaluation (e), and what its update gave. A later rack of the same run
+ * pattern (rack_pattern: the same group and run lengths), host
+ * range and limit, with every run at e too, adds the same terms in the
+ * same order: the same sums, bit for bit. valid false: none yet. */
+typedef struct rack__rack_memo {
+  rack__run_eval e;
+  uint32_t pattern, held;
+  uint64_t other_idle, other_max, limit;
+  double mean, gpu, rack, loss, fan;
+  bool valid;
+} rack__rack_memo;
+
+/* What one update carries from rack to rack: the run evaluated last and
+ * the racks kept, one a pattern (direct-mapped by it: the racks of a
+ * service, of a job, of free GPUs take turns). Zeroed ({0}) at the
+ * update's start. */
+#define RACK_MEMO_BITS 3
+typedef struct rack__carry {
+  rack__run_eval e;
+  rack__rack_memo rack[1 << RACK_MEMO_BITS];
+} rack__carry;
+
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
- * rack r's GPUs updated run by run, *last the run evaluated last (carried
- * from rack to rack through one update; {.valid = false} at its start);
+ * rack r's GPUs updated run by run, through what the update carries (c);
  * the runs' arrays freed. */
 void rack__build_runs(rack_fleet *f);
-void rack__update_runs(rack_fleet *f, uint32_t r, rack__run_eval *last);
+void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c);
 void rack__free_units(rack_fleet *f);
 
 #endif

@@ -20,7 +20,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->run_power_w);
   sim_free(a, f->gpu_run);
   sim_free(a, f->run_k);
-  f->gpu_run = NULL;
+  sim_free(a, f->rack_pattern);
+  f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
   f->run_power_w = NULL;
@@ -37,8 +38,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
+  f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w || !f->gpu_run || !f->run_k) {
+      !f->run_power_w || !f->gpu_run || !f->run_k || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -58,6 +60,46 @@ static bool gpu_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
          memcmp(&f->activity[i], &f->activity[j], sizeof(double)) == 0 &&
          memcmp(&f->mem[i], &f->mem[j], sizeof(double)) == 0 &&
          memcmp(&f->busy[i], &f->busy[j], sizeof(double)) == 0;
+}
+
+/* Rack r's group and run lengths, hashed (FNV-1a's step). */
+static uint64_t pattern_hash(const rack_fleet *f, uint32_t r) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ f->group[r];
+  for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+    h = (h ^ f->run_len[q]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* Racks a and b alike in group and run lengths. */
+static bool same_pattern(const rack_fleet *f, uint32_t a, uint32_t b) {
+  uint32_t qa = f->rack_run[a], qb = f->rack_run[b];
+  uint32_t n = f->rack_run[a + 1] - qa;
+  return f->group[a] == f->group[b] && f->rack_run[b + 1] - qb == n &&
+         memcmp(&f->run_len[qa], &f->run_len[qb], n * sizeof *f->run_len) ==
+             0;
+}
+
+/* Each rack's pattern: the first rack alike in group and run lengths,
+ * found through an open-addressed table of the patterns seen (rack + 1;
+ * 0 empty). Out of memory, each rack is its own: never wrong, only
+ * slower. */
+static void make_patterns(rack_fleet *f) {
+  size_t size = 2;
+  while (size < 2 * (size_t)f->nracks)
+    size *= 2;
+  uint32_t *seen = sim_calloc(f->alloc, size, sizeof *seen);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    f->rack_pattern[r] = r;
+    size_t i = seen != NULL ? pattern_hash(f, r) & (size - 1) : 0;
+    for (; seen != NULL && seen[i] != 0; i = (i + 1) & (size - 1))
+      if (same_pattern(f, seen[i] - 1, r)) {
+        f->rack_pattern[r] = seen[i] - 1;
+        break;
+      }
+    if (seen != NULL && seen[i] == 0)
+      seen[i] = r + 1;
+  }
+  sim_free(f->alloc, seen);
 }
 
 /* Runs break at every rack, every server of a system rack, every change
@@ -84,6 +126,7 @@ void rack__build_runs(rack_fleet *f) {
   f->nruns = q;
   for (uint32_t k = 0; k < q; k++)
     f->run_k[k] = f->run_len[k];
+  make_patterns(f);
   f->runs_stale = false;
   f->runs_made++;
 }
@@ -232,22 +275,72 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   *act_out = act;
 }
 
+/* Whether runs q .. qend - 1 all have e's inputs, to the bit. */
+static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
+                        const rack__run_eval *e) {
+  const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
+  const double *busy = f->busy;
+  for (; q < qend; q++) {
+    uint32_t i = f->run_first[q];
+    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+                        bits_at(busy, i), e))
+      return false;
+  }
+  return true;
+}
+
+/* Whether m's rack was evaluated from e (the same inputs, GPU type and
+ * thermal cap) with rack r's pattern, host range and limit. */
+static bool memo_fits(const rack_fleet *f, uint32_t r,
+                      const rack__rack_memo *m, const rack__run_eval *e) {
+  const rack__run_eval *o = &m->e;
+  return m->valid && m->pattern == f->rack_pattern[r] &&
+         m->other_idle == bits_at(f->other_idle_w, r) &&
+         m->other_max == bits_at(f->other_max_w, r) &&
+         m->limit == bits_at(f->limit_w, r) && o->cap == e->cap &&
+         o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
+         o->tcap == e->tcap && o->type == e->type;
+}
+
+/* Rack r's update kept (m: its runs all at e) or given back. */
+static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
+                               const rack__run_eval *e) {
+  return (rack__rack_memo){*e,
+                           f->rack_pattern[r],
+                           f->throttled[r],
+                           bits_at(f->other_idle_w, r),
+                           bits_at(f->other_max_w, r),
+                           bits_at(f->limit_w, r),
+                           f->activity_mean[r],
+                           f->gpu_power_w[r],
+                           f->rack_power_w[r],
+                           f->loss_w[r],
+                           f->fan_w[r],
+                           true};
+}
+
+static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
+  for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+    f->run_power_w[q] = m->e.p;
+  f->throttled[r] = m->held;
+  f->activity_mean[r] = m->mean;
+  f->gpu_power_w[r] = m->gpu;
+  f->rack_power_w[r] = m->rack;
+  f->loss_w[r] = m->loss;
+  f->fan_w[r] = m->fan;
+}
+
 /* Rack r run by run, one pass: each run's power, k times it to the
  * rack's sums and to its server's (runs never cross a server: a server's
  * end is its last GPU's run), the servers' power through their supplies
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
- * update_rack's sums and rack__system_rack's. *last, the run evaluated
- * last (by an earlier rack of this update too), stands while the GPU
- * type and the thermal cap are its. */
-void rack__update_runs(rack_fleet *f, uint32_t r, rack__run_eval *last) {
+ * update_rack's sums and rack__system_rack's. */
+static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
   run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  if (!last->valid || last->type != f->type[first] ||
-      last->tcap != bits_at(&ps.tcap, 0))
-    *last = run_evaluate(f, f->run_first[ps.q], ps.tcap);
   ps.last = *last;
   rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < end; i += per) {
@@ -264,4 +357,28 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__run_eval *last) {
     rack__servers_done(f, r, &sv);
   else
     rack__plain_rack(f, r);
+}
+
+/* Rack r: the run evaluated last (c->e, by an earlier rack of this update
+ * too) stands while the GPU type and the thermal cap are its; a rack of
+ * one server whose runs all take it and that is like the rack kept for
+ * its pattern (c->rack) takes that rack's sums whole. */
+void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
+  const rack_group_spec *g = &f->groups[f->group[r]];
+  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
+  double tcap = f->thermal_cap_w[r];
+  if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
+      c->e.tcap != bits_at(&tcap, 0))
+    c->e = run_evaluate(f, f->run_first[q], tcap);
+  bool one = g->system == NULL || (uint32_t)g->system->gpus == f->count[r];
+  bool alike = one && runs_all_at(f, q, qend, &c->e);
+  rack__rack_memo *m =
+      &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];
+  if (alike && memo_fits(f, r, m, &c->e)) {
+    memo_give(f, r, m);
+    return;
+  }
+  rack_pass(f, r, &c->e);
+  if (alike)
+    *m = memo_of(f, r, &c->e);
 }
