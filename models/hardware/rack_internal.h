@@ -64,11 +64,11 @@ typedef struct rack__run_eval {
   bool valid;
 } rack__run_eval;
 
-/* A rack of one server (or none: a plain rack) whose runs all took one
- * evaluation (e), and what its update gave. A later rack of the same run
- * pattern (rack_pattern: the same group and run lengths), host
- * range and limit, with every run at e too, adds the same terms in the
- * same order: the same sums, bit for bit. valid false: none yet. */
+/* A rack whose runs all took one evaluation (e), and what its update
+ * gave. A later rack of the same run pattern (rack_pattern: the same
+ * group and run lengths, so the same servers), host range and limit,
+ * with every run at e too, adds the same terms in the same order: the
+ * same sums, bit for bit. valid false: none yet. */
 typedef struct rack__rack_memo {
   rack__run_eval e;
   uint32_t pattern, held;

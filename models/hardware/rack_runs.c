@@ -360,18 +360,17 @@ static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
 }
 
 /* Rack r: the run evaluated last (c->e, by an earlier rack of this update
- * too) stands while the GPU type and the thermal cap are its; a rack of
- * one server whose runs all take it and that is like the rack kept for
- * its pattern (c->rack) takes that rack's sums whole. */
+ * too) stands while the GPU type and the thermal cap are its; a rack
+ * whose runs all take it and that is like the rack kept for its pattern
+ * (c->rack) takes that rack's sums whole (its servers too: runs never
+ * cross a server, so alike run lengths in one group are alike servers). */
 void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
-  const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
       c->e.tcap != bits_at(&tcap, 0))
     c->e = run_evaluate(f, f->run_first[q], tcap);
-  bool one = g->system == NULL || (uint32_t)g->system->gpus == f->count[r];
-  bool alike = one && runs_all_at(f, q, qend, &c->e);
+  bool alike = runs_all_at(f, q, qend, &c->e);
   rack__rack_memo *m =
       &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];
   if (alike && memo_fits(f, r, m, &c->e)) {

@@ -460,6 +460,115 @@ static void runs_alike_across_racks_keep_type_and_thermal(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* What rack 2 changes from racks 0, 1 and 3, all at one load and cap. */
+typedef struct whole_case {
+  const char *name;
+  int system;  /* 0 plain racks, 1 one GB200-NVL72 server a rack, 2 four
+                  DGX-H100 servers a rack (of 32 H100s) */
+  int what;    /* 0 nothing, 1 its run lengths (slots of 6), 2 its limit,
+                  3 its host's idle power, 4 its host's most, 5 a thermal
+                  cap that holds none */
+} whole_case;
+
+static const whole_case whole_cases[] = {
+    {"alike: taken whole", 0, 0},
+    {"other run lengths", 0, 1},
+    {"another limit", 0, 2},
+    {"another host idle", 0, 3},
+    {"another host most", 0, 4},
+    {"a thermal cap above the cap", 0, 5},
+    {"NVL72 servers alike", 1, 0},
+    {"NVL72 servers, other run lengths", 1, 1},
+    {"NVL72 servers, another host most", 1, 4},
+    {"DGX servers alike", 2, 0},
+    {"DGX servers, other run lengths", 2, 1},
+    {"DGX servers, another limit", 2, 2},
+};
+
+/* The row's racks: five of plain NVL72s, of one NVL72 server, or of
+ * four DGX-H100 servers. */
+static rack_group_spec whole_group(int system) {
+  const sys_spec *nvl = sys_catalog_find(&rack_fixture_systems, "GB200-NVL72");
+  const sys_spec *dgx = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                       5, 72, 132000, 16800, 33600, rack_fixture_titanium, 4,
+                       NAN, system ? nvl : NULL, system ? nvl->host_load : 0,
+                       false, 0};
+  if (system == 2)
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+                          5, 32, 40800, 0, 0, NULL, 0, NAN, dgx,
+                          dgx->host_load, false, 0};
+  return g;
+}
+
+/* Rack 2 changed as the row says, on f. */
+static void change_rack(rack_fleet *f, int what, bool keys) {
+  uint32_t r = 2, first = f->first[r];
+  double *at[] = {NULL, NULL, f->limit_w, f->other_idle_w, f->other_max_w,
+                  f->thermal_cap_w};
+  if (what >= 2)
+    at[what][r] = what == 5 ? 1e6 : at[what][r] * 1.25;
+  for (uint32_t k = 0; keys && what == 1 && k < f->count[r]; k++)
+    rack_set_unit_key(f, first + k, 1000 + k / 6);
+}
+
+/* A rack of one server whose runs all take one evaluation takes an
+ * earlier rack of its pattern whole only when the two are alike in run
+ * lengths, host range, limit and thermal cap: every rack's sums to the
+ * bit, the rack changed among alike ones. */
+static void racks_taken_whole_only_when_alike(void **state) {
+  const whole_case *c = *state;
+  rack_group_spec g = whole_group(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_unit_key(f, i, 1 + (i - f->first[f->rack[i]]) / 8);
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  change_rack(f, c->what, true);
+  change_rack(ref, c->what, false);
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      assert_rack_is(f, r, want_of(f, ref, r));
+  }
+  assert_true(c->what != 1 || f->rack_pattern[2] != f->rack_pattern[0]);
+  assert_int_equal(f->rack_pattern[3], f->rack_pattern[0]);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* More patterns than the update keeps racks for: 18 plain racks at one
+ * load and cap, racks r and r + 9 in slots of r + 1 GPUs (nine patterns
+ * for eight kept racks, so two share a place). Every rack's sums to the
+ * bit: a rack takes only a rack of its own pattern. */
+static void more_patterns_than_kept(void **state) {
+  (void)state;
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                       18, 72, 132000, 16800, 33600, rack_fixture_titanium,
+                       4, NAN, NULL, 0, false, 0};
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    uint32_t r = f->rack[i], k = i - f->first[r];
+    rack_set_unit_key(f, i, 1 + r * 100 + k / (r % 9 + 1));
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    assert_rack_is(f, r, want_of(f, ref, r));
+    assert_int_equal(f->rack_pattern[r], r % 9);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 /* Rack r's GPUs at load a, but its GPUs from .. from + len - 1 at b. */
 static void load_rack(rack_fleet *f, uint32_t r, uint32_t from, uint32_t len) {
   for (uint32_t k = 0; k < f->count[r]; k++)
@@ -654,6 +763,8 @@ int main(void) {
   TEST_ROWS(tests, n, near_clock_is_the_clock, near_cases);
   TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
   TEST_ROWS(tests, n, rack_max_is_fmax, max_cases);
+  TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
+  TEST_ADD(tests, n, more_patterns_than_kept);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   TEST_ADD(tests, n, rack_clock_sums_are_the_gpus);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
