@@ -152,32 +152,75 @@ void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
   }
 }
 
-/* work__replica_phis' near clock with the replica's load known: a run
- * whose type and cap are last's takes last's clock when the load is too
- * (same_load); a miss solves it from the fleet (its first GPU holds the
- * load, so last then holds the replica's load). */
-void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
-                             double *phi, rack_phi_last *last) {
+static inline bool same_load(const gpu_load *a, const gpu_load *b) {
+  return rack__same_bits(a->sm, b->sm) && rack__same_bits(a->mem, b->mem) &&
+         rack__same_bits(a->busy, b->busy);
+}
+
+/* Replicas k .. of r while each is like the run before it in every run:
+ * its load last's (the replica before's, as last holds that one's) and
+ * each run's type and cap last's; their clock is last's (the minimum
+ * from 1 of it), and last stays as it is. The first replica that is not,
+ * or r->n. No call in the loop, and out of line: its pointers and last's
+ * keys stay in registers. */
+__attribute__((noinline)) static uint32_t
+hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
+          const rack_phi_last *last, double *phi) {
   const double *cap_w = fl->cap_w, *thermal = fl->thermal_cap_w;
-  rack_phi_last l = *last; /* a local: no store to it reloads the fleet */
-  for (uint32_t k = 0; k < r->n; k++) {
-    gpu_load ld = r->load[k];
-    bool same_load = rack__same_bits(l.sm, ld.sm) &&
-                     rack__same_bits(l.mem, ld.mem) &&
-                     rack__same_bits(l.busy, ld.busy);
-    double p = 1;
-    uint32_t q = r->run0[k], end = r->run0[k + 1];
+  const uint32_t *run0 = r->run0, *gpu0 = r->gpu0, *rack = r->rack;
+  const uint16_t *type = r->type;
+  const gpu_load *load = r->load;
+  const gpu_load l = {last->sm, last->mem, last->busy};
+  double l_cap = last->cap, p = min_of(1, last->phi);
+  uint32_t l_type = last->type, n = r->n;
+  if (k >= n)
+    return n;
+  for (uint32_t q = run0[k]; k < n; k++) {
+    if (!same_load(&l, &load[k]))
+      return k;
+    uint32_t end = run0[k + 1];
     do {
-      double cap = rack_cap_min(cap_w[r->gpu0[q]], thermal[r->rack[q]]);
-      if (!same_load || l.type != r->type[q] || !rack__same_bits(l.cap, cap)) {
-        rack__phi_remember(fl, r->gpu0[q], &l);
-        same_load = true;
-      }
-      p = min_of(p, l.phi);
+      double cap = rack_cap_min(cap_w[gpu0[q]], thermal[rack[q]]);
+      if (l_type != type[q] || !rack__same_bits(l_cap, cap))
+        return k;
     } while (++q < end);
     phi[k] = p;
   }
-  *last = l;
+  return n;
+}
+
+/* Replica k's clock as work__replica_phis takes it, its runs' loads
+ * from r->load (its first GPUs hold them): a run like last takes last's
+ * clock, another is solved and remembered in last. */
+static void replica_phi_held(const rack_fleet *fl, const work_reps *r,
+                             uint32_t k, rack_phi_last *last, double *phi) {
+  gpu_load l = {last->sm, last->mem, last->busy};
+  bool same = same_load(&l, &r->load[k]);
+  double p = 1;
+  uint32_t q = r->run0[k], end = r->run0[k + 1];
+  do {
+    uint32_t i = r->gpu0[q];
+    double cap = rack_cap_min(fl->cap_w[i], fl->thermal_cap_w[r->rack[q]]);
+    if (!same || last->type != r->type[q] || !rack__same_bits(last->cap, cap))
+      rack__phi_remember(fl, i, last);
+    same = true; /* last's load is now the replica's */
+    p = min_of(p, last->phi);
+  } while (++q < end);
+  phi[k] = p;
+}
+
+/* work__replica_phis' near clock with the replicas' loads known. After a
+ * replica, last's load is its load (it was, or a miss made it so), so
+ * the next replica's is compared with its predecessor's in r->load; a
+ * stretch of replicas whose every run hits (most: a service's replicas
+ * in one state share load and cap) goes through hits_from, the others
+ * (a replica at least where one misses) one by one. */
+void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
+                             double *phi, rack_phi_last *last) {
+  for (uint32_t k = 0; k < r->n;) {
+    replica_phi_held(fl, r, k, last, phi);
+    k = hits_from(fl, r, k + 1, last, phi);
+  }
 }
 
 #ifndef NDEBUG
