@@ -340,6 +340,12 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
+  /* The lognormal lengths' mu, log(mean) - sigma^2 / 2, kept with the
+   * mean and sigma it came from (compared bit for bit): a log a draw
+   * less. Zeroed, the key matches no lognormal (its sigma is > 0). */
+  struct {
+    double mean, sigma, mu;
+  } mu_for[2]; /* prompt, output */
 };
 
 static gsl_rng *stream(arr_gen *g, arr_purpose p) { return g->rng[p - 1]; }
@@ -485,11 +491,23 @@ static double next_mmpp(arr_gen *g) {
   }
 }
 
-static int64_t draw_length(const arr_length *l, gsl_rng *r) {
+/* The underlying normal's mean for l (the same bits as computing it
+ * each draw), through slot k of g's memo. */
+static double lognormal_mu(arr_gen *g, int k, const arr_length *l) {
+  if (g->mu_for[k].mean != l->mean || g->mu_for[k].sigma != l->sigma) {
+    g->mu_for[k].mean = l->mean;
+    g->mu_for[k].sigma = l->sigma;
+    g->mu_for[k].mu = log(l->mean) - 0.5 * l->sigma * l->sigma;
+  }
+  return g->mu_for[k].mu;
+}
+
+/* A length drawn from l (k: 0 the prompt, 1 the output). */
+static int64_t draw_length(arr_gen *g, int k, const arr_length *l,
+                           gsl_rng *r) {
   double x = l->mean;
   if (l->dist == ARR_LOGNORMAL && l->sigma > 0)
-    x = gsl_ran_lognormal(r, log(l->mean) - 0.5 * l->sigma * l->sigma,
-                          l->sigma);
+    x = gsl_ran_lognormal(r, lognormal_mu(g, k, l), l->sigma);
   int64_t n = (int64_t)llround(x);
   return n < 1 ? 1 : n;
 }
@@ -513,8 +531,10 @@ bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
   if (g->c->kind == ARR_TRACE)
     return next_trace(g, t_s, prompt_tokens, output_tokens);
   *t_s = g->c->kind == ARR_MMPP ? next_mmpp(g) : next_poisson(g);
-  *prompt_tokens = draw_length(&g->c->prompt, stream(g, ARR_RNG_PROMPT));
-  *output_tokens = draw_length(&g->c->output, stream(g, ARR_RNG_OUTPUT));
+  *prompt_tokens =
+      draw_length(g, 0, &g->c->prompt, stream(g, ARR_RNG_PROMPT));
+  *output_tokens =
+      draw_length(g, 1, &g->c->output, stream(g, ARR_RNG_OUTPUT));
   return true;
 }
 
