@@ -476,6 +476,8 @@ static int start(inf_service *s, sim_error *err) {
 
 /* The request granularity's state: the replicas and the events. */
 static int req_start(inf_service *s, sim_error *err) {
+  inf__hist_init(&s->ttft_h);
+  inf__hist_init(&s->tpot_h);
   if (alloc_replicas(s) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   return start(s, err);
