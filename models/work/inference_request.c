@@ -313,8 +313,33 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
+/* Whether r rests with nothing to catch up on: idle, its event already
+ * cancelled (the handle cleared) and its integrals 0 since they were last
+ * taken. Most replicas at every control period of bench-10k's trough. */
+static bool resting(const replica *r) {
+  return r->phase == IDLE && r->next_s == INFINITY && r->ev_s == INFINITY &&
+         r->ev.slot == 0 && r->comp_int == 0 && r->act_int.sm == 0 &&
+         r->act_int.mem == 0 && r->act_int.busy == 0;
+}
+
+/* Brings r to now and keeps its event at its next change. A resting
+ * replica gets what advance and reschedule would give it, written out:
+ * they would add 0 x dt to its integrals and the interval's batch time
+ * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
+ * handle, so only its clock moves; the same bits for a tenth of the
+ * instructions. */
 static void catch_up(inf_service *s, replica *r) {
-  advance(s, r, now_s(s));
+  double t = now_s(s);
+  if (resting(r)) {
+    if (t - r->clock_s > 0) {
+      r->act_int = (gpu_load){0, 0, 0};
+      r->comp_int = 0;
+      s->iv.batch_s += 0.0;
+      r->clock_s = t;
+    }
+    return;
+  }
+  advance(s, r, t);
   reschedule(s, r);
 }
 
