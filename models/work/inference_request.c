@@ -107,10 +107,11 @@ static void price_prefill(inf_service *s, replica *r) {
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
-    double prompt = s->pool[i].prompt;
-    double ti = rl_prefill_s(&s->proto, prompt, r->phi);
+    double ti;
+    gpu_load li;
+    rl_prefill(&s->proto, s->pool[i].prompt, r->phi, &ti, &li);
     t += ti;
-    busy = gpu_load_axpy(busy, ti, rl_prefill_load(&s->proto, prompt));
+    busy = gpu_load_axpy(busy, ti, li);
   }
   r->pre_s = t;
   r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};

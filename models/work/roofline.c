@@ -405,14 +405,28 @@ double rl_step_power_w(const rl_replica *r, double batch, double context,
   return gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
 }
 
-gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
-  double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, 1);
-  double t = comp + allreduce_s(r, prompt_tokens);
+/* The load of a prefill of flops FLOPs whose all-reduces take tp_s. */
+static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s) {
+  double comp = flops / flop_rate(r, 1);
+  double t = comp + tp_s;
   /* An empty prompt (a trace row with no context) computes nothing. */
   if (!(t > 0))
     return (gpu_load){0, 0, 0};
   double bytes = llm_weight_bytes(r->model, r->weights) / r->tp;
   return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)), 1};
+}
+
+gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
+  return prefill_load(r, prefill_flops(r->model, prompt_tokens),
+                      allreduce_s(r, prompt_tokens));
+}
+
+void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
+                double *t_s, gpu_load *load) {
+  double flops = prefill_flops(r->model, prompt_tokens);
+  double tp_s = allreduce_s(r, prompt_tokens);
+  *t_s = flops / flop_rate(r, clamp_phi(r, phi)) + tp_s;
+  *load = prefill_load(r, flops, tp_s);
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

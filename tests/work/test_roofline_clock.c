@@ -3,7 +3,9 @@
  * and at full clock for its load. Held bit for bit: the load is the full
  * clock step's, the bytes and all-reduces do not depend on the clock, and
  * the times are the work over the rates at the clock, written out here
- * from the public figures (llm.h, gpu.h) in roofline.h's order. */
+ * from the public figures (llm.h, gpu.h) in roofline.h's order. And a
+ * prefill's time and load at once (rl_prefill) are rl_prefill_s's and
+ * rl_prefill_load's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -72,10 +74,28 @@ static void a_clocked_step_is_its_work_at_its_clock(void **state) {
         check_step(&r, batches[j], ctxs[k], phis[i]);
 }
 
+/* rl_prefill gives rl_prefill_s's time and rl_prefill_load's load, bit
+ * for bit, for prompts from empty to long and clocks down to the floor. */
+static void a_prefill_is_its_time_and_load(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.77, 0.5, 0.1};
+  static const double prompts[] = {0, 1, 37, 1024, 30000.5};
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++)
+    for (size_t j = 0; j < sizeof prompts / sizeof *prompts; j++) {
+      double t;
+      gpu_load l, want = rl_prefill_load(&r, prompts[j]);
+      rl_prefill(&r, prompts[j], phis[i], &t, &l);
+      same_bits(t, rl_prefill_s(&r, prompts[j], phis[i]), "prefill t");
+      assert_memory_equal(&l, &want, sizeof l);
+    }
+}
+
 int main(void) {
   struct CMUnitTest tests[8];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
+  TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }
