@@ -1,0 +1,96 @@
+/* test_inference_fluid_solve.c - the fluid solve's answers kept to the
+ * bit while it is made cheaper (issue 24, eighth session). The chain of
+ * decoding requests is summed block by block (a batch size's states
+ * together) and the step table's rows are priced in parts; neither may
+ * move a bit of any outcome. The digests below were taken from the
+ * state-by-state sum of main 5427e85 (the outputs in /work/ref are that
+ * code's); a solve that moves any bit of an outcome, in any regime (one
+ * replica or hundreds, an empty batch, a full one with its tail, a
+ * backlog), changes its digest. Like the project's byte-identical
+ * outputs, they hold for this build (x86-64, no FMA contraction, glibc's
+ * libm). */
+#include "test_inference_rig.h"
+
+#include "inference_fluid_internal.h"
+
+#define SVC_YAML                                                               \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 8\nmax_batch: 64\n"          \
+  "max_queue: 500\ntimeout: 60 s\n"                                            \
+  "arrivals: {rate: 40, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
+  "211, sigma: 0.86}}\n"
+
+/* A span of 1 s at rate requests/s to each of nup replicas. */
+static span_load span_of(double rate, uint32_t nup) {
+  span_load l = {.dt = 1, .rate = rate, .p_one = 0.01, .nup = nup};
+  double m = 1155, s2 = 0.99 * 0.99;
+  l.prompt = (lengths){m, m * m * exp(s2), log(m) - 0.5 * s2, 0.99};
+  inf__fluid_nodes(&l.prompt, l.node_n);
+  l.work = 210;
+  l.work_cv2 = 0.9;
+  l.held = 300;
+  l.ctx = m + 150;
+  return l;
+}
+
+/* FNV-1a over n bytes. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ c[i]) * 0x100000001b3u;
+  return h;
+}
+
+static uint64_t digest(const outcome *o) {
+  uint64_t h = fnv(0xcbf29ce484222325u, o, offsetof(outcome, ttft_v));
+  h = fnv(h, o->ttft_v, o->nttft * sizeof *o->ttft_v);
+  h = fnv(h, o->ttft_w, o->nttft * sizeof *o->ttft_w);
+  h = fnv(h, o->tpot_v, o->ntpot * sizeof *o->tpot_v);
+  return fnv(h, o->tpot_w, o->ntpot * sizeof *o->tpot_w);
+}
+
+typedef struct solve_case {
+  double phi, rate, q0;
+  uint32_t nup;
+  uint64_t digest;
+} solve_case;
+
+/* One service solving them in turn (its kept table and prefill between
+ * them, as in a run): low and high load, one replica to hundreds, the
+ * full batch's tail, a backlog draining and one growing. */
+static const solve_case cases[] = {
+    {1, 2, 0, 8, 0x9140031049b8472du},        {0.7, 2, 0, 8, 0x1a6b8d196cbc2375u},     {1, 0.05, 0, 8, 0x7dca46548a73c9abu},
+    {1, 9, 0, 8, 0xb1b9e68d76b82ff4u},        {0.93, 9, 0, 1, 0xb84887bb39631224u},    {0.6, 3, 0, 3, 0x48112182c859d7ddu},
+    {0.85, 0.4, 0, 700, 0xe6dbc807f12987dau}, {1, 0.22, 0, 1200, 0xc413c6ac1b2b0da8u}, {0.31, 0.36, 0, 264, 0x10939a7d0b238502u},
+    {1, 12.8, 0, 8, 0x24752777971e150bu},       {0.8, 10.2, 0, 64, 0xacb39846c9cfd632u}, {1, 9, 50, 8, 0x2570357ddede6897u},
+    {0.5, 30, 50, 8, 0xbe63f372c08cb778u},    {1, 0, 0, 8, 0x17bf49b87cf34fedu},       {0.12, 0.37, 0, 264, 0x9f3973d41ba7a12du},
+};
+
+static void solves_keep_their_bits(void **state) {
+  (void)state;
+  rig g;
+  rig_open_fluid(&g, SVC_YAML);
+  outcome *o = malloc(sizeof *o);
+  assert_non_null(o);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const solve_case *k = &cases[i];
+    span_load l = span_of(k->rate, k->nup);
+    assert_int_equal(inf__fluid_solve(g.s, &l, k->phi, k->q0, o), SIM_OK);
+    uint64_t d = digest(o);
+    if (d != k->digest) {
+      print_message("case %zu: digest 0x%016llxu\n", i, (unsigned long long)d);
+      bad++;
+    }
+  }
+  free(o);
+  rig_close(&g);
+  assert_int_equal(bad, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(solves_keep_their_bits),
+  };
+  return cmocka_run_group_tests(tests, test_catalogs_load,
+                                test_catalogs_release);
+}
