@@ -310,6 +310,7 @@ static void free_state(const sim_allocator *a, inf_fluid *f) {
   inf__groups_free(a, f);
   sim_free(a, f->tab);
   sim_free(a, f->tok_b);
+  sim_free(a, f->frac);
   sim_free(a, f);
 }
 
