@@ -356,10 +356,19 @@ static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
     return n == 0 ? SIM_OK : SIM_EINVAL;
   int rc = i > 0 ? SIM_EINVAL : SIM_OK;
   advance(s);
-  double *to = s->fluid->phi;
+  double *to = s->fluid->phi + k0;
+  /* The usual case, every clock good and in range: checked, then copied
+   * at once. */
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0, e = i;
+  while (e < n && e < m && good_phi(phi[e]))
+    e++;
+  if (e == n) {
+    memcpy(to + i, phi + i, (n - i) * sizeof *phi);
+    return rc != SIM_OK ? rc : s->rc;
+  }
   for (; i < n; i++) {
     if (k0 + i < s->nrep && good_phi(phi[i]))
-      to[k0 + i] = phi[i];
+      to[i] = phi[i];
     else if (rc == SIM_OK)
       rc = SIM_EINVAL;
   }
@@ -456,17 +465,25 @@ static double fl_compute_share(const inf_service *s, uint32_t k) {
   return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
 }
 
+/* fl_compute_share of replicas k0 .. k0 + n - 1, a stretch of one
+ * group's members at a time (they are mostly next to one another): the
+ * group's two shares read once, and each member's took compared. */
 static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
                               double *out) {
   const inf_fluid *f = s->fluid;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = k0 + i;
-    if (k >= s->nrep) {
-      out[i] = 0;
-      continue;
-    }
-    const fgrp *g = &f->grp[f->of[k]];
-    out[i] = f->took[k] == g->take_at ? g->t_comp : g->st.comp_mean;
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
+  m = m < n ? m : n;
+  for (uint32_t i = m; i < n; i++)
+    out[i] = 0;
+  const uint32_t *of = f->of + k0;
+  const double *took = f->took + k0;
+  for (uint32_t i = 0; i < m;) {
+    uint32_t g = of[i];
+    const fgrp *gr = &f->grp[g];
+    double at = gr->take_at, taken = gr->t_comp, kept = gr->st.comp_mean;
+    do
+      out[i] = took[i] == at ? taken : kept;
+    while (++i < m && of[i] == g);
   }
 }
 

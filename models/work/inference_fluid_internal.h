@@ -130,7 +130,7 @@ struct inf_fluid {
   uint32_t *of;
   double *phi, *took;
   uint32_t ngrp;
-  bool alone; /* each replica in a group of its own, always (tests) */
+  bool alone;       /* each replica in a group of its own, always (tests) */
   sim_time clock_t; /* the engine time last brought up to */
   double clock_s;
   lengths prompt, output; /* the last span's, kept through empty ones */
@@ -155,8 +155,8 @@ struct inf_fluid {
   uint32_t nmemo, last_memo; /* last_memo: the entry last found */
   uint32_t nup;              /* replicas not down */
   double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
-  outcome spare; /* a solve that did not fit the memo */
-  double wait_ln[WAITS]; /* inf__fluid_waits */
+  outcome spare;             /* a solve that did not fit the memo */
+  double wait_ln[WAITS];     /* inf__fluid_waits */
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
