@@ -400,14 +400,13 @@ static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
   int rc = i > 0 ? SIM_EINVAL : SIM_OK;
   advance(s);
   double *to = s->fluid->phi + k0;
-  /* The usual case, every clock good and in range: checked, then copied
-   * at once. */
-  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0, e = i;
-  while (e < n && e < m && good_phi(phi[e]))
-    e++;
-  if (e == n) {
-    memcpy(to + i, phi + i, (n - i) * sizeof *phi);
-    return rc != SIM_OK ? rc : s->rc;
+  /* The usual case, every clock good and in range, in a loop of a load,
+   * two compares and a store; the rest, if any, one by one. */
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
+  m = m < n ? m : n;
+  while (i < m && good_phi(phi[i])) {
+    to[i] = phi[i];
+    i++;
   }
   for (; i < n; i++) {
     if (k0 + i < s->nrep && good_phi(phi[i]))
