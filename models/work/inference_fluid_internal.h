@@ -151,6 +151,11 @@ struct inf_fluid {
   step_row *tab;
   size_t tab_n, tab_cap;
   double tab_phi, tab_ctx;
+  /* The steps' loads at context act_ctx, by batch size, whatever the
+   * clock (rl_decode_step_parts); sm NaN: not yet. */
+  gpu_load *act;
+  size_t act_n, act_cap;
+  double act_ctx;
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   size_t tok_lo, tok_hi; /* where tok_b may not be 0 */

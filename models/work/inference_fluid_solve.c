@@ -113,6 +113,22 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
 /* Decode steps by batch size                                          */
 /* ------------------------------------------------------------------ */
 
+/* Keeps the steps' loads for context ctx, rows 0 .. want - 1 (NaN: not
+ * yet); SIM_OK or SIM_ENOMEM. */
+static int loads_for(inf_service *s, double ctx, size_t want) {
+  inf_fluid *f = s->fluid;
+  if (sim_vec_reserve(s->alloc, &f->act, &f->act_cap, want, sizeof *f->act) !=
+      SIM_OK)
+    return SIM_ENOMEM;
+  bool same = ctx == f->act_ctx;
+  for (size_t b = same ? f->act_n : 0; b < want; b++)
+    f->act[b].sm = NAN;
+  if (!same || want > f->act_n)
+    f->act_n = want;
+  f->act_ctx = ctx;
+  return SIM_OK;
+}
+
 /* Keeps the step table for clock phi and context ctx with rows 0 ..
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
@@ -122,6 +138,8 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
+    return SIM_ENOMEM;
+  if (loads_for(s, ctx, want) != SIM_OK)
     return SIM_ENOMEM;
   if (f->tok_cap != had) { /* grown: all of it unknown */
     f->tok_lo = 0;
@@ -152,11 +170,20 @@ static int frac_for(inf_service *s, uint32_t rr) {
   return SIM_OK;
 }
 
-/* Prices row b of the step table (kept NaN until first asked for). */
+/* Prices row b of the step table (kept NaN until first asked for): the
+ * step's parts at the table's clock, its load (the full clock's, the
+ * same at every clock) kept from an earlier clock where it can be. */
 static const step_row *price_step(inf_service *s, uint32_t b) {
-  step_row *row = &s->fluid->tab[b];
+  inf_fluid *f = s->fluid;
+  step_row *row = &f->tab[b];
   rl_step st;
-  rl_decode_step(&s->proto, b, s->fluid->tab_ctx, s->fluid->tab_phi, &st);
+  if (isnan(f->act[b].sm)) {
+    rl_decode_step(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
+    f->act[b] = st.load;
+  } else {
+    rl_decode_step_parts(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
+    st.load = f->act[b];
+  }
   *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
                     b / st.t, st.load};
   return row;
