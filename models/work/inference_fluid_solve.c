@@ -267,8 +267,21 @@ static inline double blk_total(const blk *b, uint32_t rr, uint32_t j) {
   return (rr - j) * b->g0 + (j > 0 ? j * b->g1 : 0);
 }
 
-/* Adds the chain's state (b->k, j) = n, of weight p. Adding 0 to the
- * TPOT sum (a step over the limit) is skipped: it leaves the same bits. */
+/* Adds a state's replicas at row r, share x of them (weight included),
+ * decoding g tokens/s each, to the sums and to the row's token weight
+ * w. Adding 0 to the TPOT sum (a step over the limit) is skipped: it
+ * leaves the same bits. */
+static inline __attribute__((always_inline)) void
+add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
+  double v = x * g;
+  c->act = gpu_load_axpy(c->act, x, r->act);
+  c->comp += x * r->comp;
+  *w += v;
+  if (ok)
+    c->tpot_ok += v;
+}
+
+/* Adds the chain's state (b->k, j) = n, of weight p. */
 static inline __attribute__((always_inline)) void
 blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c) {
   double lo = w->frac[w->rr - j], hi = w->frac[j];
@@ -276,22 +289,10 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c) {
   c->busy += p * (b->k > 0 ? 1 : hi);
   c->members += p * (double)n / w->rr;
   c->tokens += p * (lo * b->g0 + (j > 0 ? hi * b->g1 : 0));
-  if (b->r0 != NULL) {
-    double x = p * lo, v = x * b->g0;
-    c->act = gpu_load_axpy(c->act, x, b->r0->act);
-    c->comp += x * b->r0->comp;
-    b->w0 += v;
-    if (b->ok0)
-      c->tpot_ok += v;
-  }
-  if (j > 0) {
-    double x = p * hi, v = x * b->g1;
-    c->act = gpu_load_axpy(c->act, x, b->r1->act);
-    c->comp += x * b->r1->comp;
-    b->w1 += v;
-    if (b->ok1)
-      c->tpot_ok += v;
-  }
+  if (b->r0 != NULL)
+    add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
+  if (j > 0)
+    add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
 }
 
 /* States mid .. hi, each weighing the one below times up / its rate;
