@@ -65,10 +65,52 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
+/* The bin of x >= HIST_LO_S as log10 places it (HIST_BINS: beyond the
+ * last). */
+static size_t bin_exact(double x) {
+  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
+  return pos < HIST_BINS ? (size_t)pos : HIST_BINS;
+}
+
+static inline uint64_t bits_of(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static double of_bits(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* Slot i's entry: its values' bin + 2 when they all share one, else 1.
+ * The slot's ends, taken 1e-9 outward, fall in one bin only if every
+ * value of the slot lies 4e-8 of a bin or more inside it, far beyond
+ * log10's error (a few ulps): then log10 would bin them all there. */
+static int16_t slot_entry(uint64_t slot) {
+  double lo = of_bits(slot << SLOT_SHIFT);
+  double hi = of_bits(((slot + 1) << SLOT_SHIFT) - 1);
+  double a = floor(log10(lo * (1 - 1e-9) / HIST_LO_S) * HIST_PER_DECADE);
+  double b = floor(log10(hi * (1 + 1e-9) / HIST_LO_S) * HIST_PER_DECADE);
+  if (!(a == b && a >= 0))
+    return 1;
+  return (int16_t)(fmin(a, HIST_BINS) + 2);
+}
+
+size_t inf__fluid_bin(inf_fluid *f, double x) {
+  uint64_t slot = bits_of(x) >> SLOT_SHIFT, i = slot - f->slot0;
+  if (i >= SLOTS)
+    return bin_exact(x);
+  if (f->slot[i] == 0)
+    f->slot[i] = slot_entry(slot);
+  return f->slot[i] > 1 ? (size_t)(f->slot[i] - 2) : bin_exact(x);
+}
+
 /* Adds weight w at x to two histograms at once (an interval's and the
- * run's): the same updates as adding it to each in turn, with the bin's
- * logarithm taken once. */
-static void wh_add2(wt_hist *a, wt_hist *b, double x, double w) {
+ * run's): the same updates as adding it to each in turn, with the bin
+ * found once. */
+static void wh_add2(inf_fluid *f, wt_hist *a, wt_hist *b, double x, double w) {
   if (!(w > 0))
     return;
   wt_hist *h[2] = {a, b};
@@ -82,10 +124,10 @@ static void wh_add2(wt_hist *a, wt_hist *b, double x, double w) {
     b->under += w;
     return;
   }
-  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
-  if (pos < HIST_BINS) {
-    a->bin[(size_t)pos] += w;
-    b->bin[(size_t)pos] += w;
+  size_t bin = inf__fluid_bin(f, x);
+  if (bin < HIST_BINS) {
+    a->bin[bin] += w;
+    b->bin[bin] += w;
   }
 }
 
@@ -194,9 +236,9 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
   for (size_t i = 0; i < o->nttft; i++)
-    wh_add2(&f->ttft_iv, &f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
+    wh_add2(f, &f->ttft_iv, &f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
   for (size_t i = 0; i < o->ntpot; i++)
-    wh_add2(&f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
+    wh_add2(f, &f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
 }
 
 /* A group's replicas over the span: each as one replica alone. */
@@ -309,7 +351,9 @@ static void free_state(const sim_allocator *a, inf_fluid *f) {
     return;
   inf__groups_free(a, f);
   sim_free(a, f->tab);
+  sim_free(a, f->act);
   sim_free(a, f->tok_b);
+  sim_free(a, f->frac);
   sim_free(a, f);
 }
 
@@ -322,9 +366,10 @@ static int fl_start(inf_service *s, sim_error *err) {
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
   f->nup = s->nrep;
-  f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
+  f->tab_phi = f->tab_ctx = f->act_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   inf__fluid_waits(f->wait_ln);
+  f->slot0 = bits_of(HIST_LO_S) >> SLOT_SHIFT;
   f->clock_t = now;
   f->clock_s = st.act_since;
   s->fluid = f;
@@ -355,10 +400,18 @@ static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
     return n == 0 ? SIM_OK : SIM_EINVAL;
   int rc = i > 0 ? SIM_EINVAL : SIM_OK;
   advance(s);
-  double *to = s->fluid->phi;
+  double *to = s->fluid->phi + k0;
+  /* The usual case, every clock good and in range, in a loop of a load,
+   * two compares and a store; the rest, if any, one by one. */
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
+  m = m < n ? m : n;
+  while (i < m && good_phi(phi[i])) {
+    to[i] = phi[i];
+    i++;
+  }
   for (; i < n; i++) {
     if (k0 + i < s->nrep && good_phi(phi[i]))
-      to[k0 + i] = phi[i];
+      to[i] = phi[i];
     else if (rc == SIM_OK)
       rc = SIM_EINVAL;
   }
@@ -455,17 +508,25 @@ static double fl_compute_share(const inf_service *s, uint32_t k) {
   return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
 }
 
+/* fl_compute_share of replicas k0 .. k0 + n - 1, a stretch of one
+ * group's members at a time (they are mostly next to one another): the
+ * group's two shares read once, and each member's took compared. */
 static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
                               double *out) {
   const inf_fluid *f = s->fluid;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = k0 + i;
-    if (k >= s->nrep) {
-      out[i] = 0;
-      continue;
-    }
-    const fgrp *g = &f->grp[f->of[k]];
-    out[i] = f->took[k] == g->take_at ? g->t_comp : g->st.comp_mean;
+  uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
+  m = m < n ? m : n;
+  for (uint32_t i = m; i < n; i++)
+    out[i] = 0;
+  const uint32_t *of = f->of + k0;
+  const double *took = f->took + k0;
+  for (uint32_t i = 0; i < m;) {
+    uint32_t g = of[i];
+    const fgrp *gr = &f->grp[g];
+    double at = gr->take_at, taken = gr->t_comp, kept = gr->st.comp_mean;
+    do
+      out[i] = took[i] == at ? taken : kept;
+    while (++i < m && of[i] == g);
   }
 }
 

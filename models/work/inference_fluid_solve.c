@@ -113,6 +113,22 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
 /* Decode steps by batch size                                          */
 /* ------------------------------------------------------------------ */
 
+/* Keeps the steps' loads for context ctx, rows 0 .. want - 1 (NaN: not
+ * yet); SIM_OK or SIM_ENOMEM. */
+static int loads_for(inf_service *s, double ctx, size_t want) {
+  inf_fluid *f = s->fluid;
+  if (sim_vec_reserve(s->alloc, &f->act, &f->act_cap, want, sizeof *f->act) !=
+      SIM_OK)
+    return SIM_ENOMEM;
+  bool same = ctx == f->act_ctx;
+  for (size_t b = same ? f->act_n : 0; b < want; b++)
+    f->act[b].sm = NAN;
+  if (!same || want > f->act_n)
+    f->act_n = want;
+  f->act_ctx = ctx;
+  return SIM_OK;
+}
+
 /* Keeps the step table for clock phi and context ctx with rows 0 ..
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
@@ -122,6 +138,8 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
+    return SIM_ENOMEM;
+  if (loads_for(s, ctx, want) != SIM_OK)
     return SIM_ENOMEM;
   if (f->tok_cap != had) { /* grown: all of it unknown */
     f->tok_lo = 0;
@@ -137,11 +155,35 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   return SIM_OK;
 }
 
-/* Prices row b of the step table (kept NaN until first asked for). */
+/* Keeps frac[i] = (double)i / rr, i = 0 .. rr, for the chain's sums;
+ * SIM_OK or SIM_ENOMEM. */
+static int frac_for(inf_service *s, uint32_t rr) {
+  inf_fluid *f = s->fluid;
+  if (f->frac_rr == rr && f->frac != NULL)
+    return SIM_OK;
+  if (sim_vec_reserve(s->alloc, &f->frac, &f->frac_cap, (size_t)rr + 1,
+                      sizeof *f->frac) != SIM_OK)
+    return SIM_ENOMEM;
+  for (uint32_t i = 0; i <= rr; i++)
+    f->frac[i] = (double)i / rr;
+  f->frac_rr = rr;
+  return SIM_OK;
+}
+
+/* Prices row b of the step table (kept NaN until first asked for): the
+ * step's parts at the table's clock, its load (the full clock's, the
+ * same at every clock) kept from an earlier clock where it can be. */
 static const step_row *price_step(inf_service *s, uint32_t b) {
-  step_row *row = &s->fluid->tab[b];
+  inf_fluid *f = s->fluid;
+  step_row *row = &f->tab[b];
   rl_step st;
-  rl_decode_step(&s->proto, b, s->fluid->tab_ctx, s->fluid->tab_phi, &st);
+  if (isnan(f->act[b].sm)) {
+    rl_decode_step(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
+    f->act[b] = st.load;
+  } else {
+    rl_decode_step_parts(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
+    st.load = f->act[b];
+  }
   *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
                     b / st.t, st.load};
   return row;
@@ -180,79 +222,120 @@ typedef struct chain {
   gpu_load act;
 } chain;
 
-/* The chain's state N = k R + j: k requests on R - j replicas and k + 1
- * on j of them, decoding g0 and g1 tokens/s each. */
-typedef struct split {
-  uint64_t n;
-  uint32_t k, j;
-  double g0, g1;
-} split;
+/* The chain's states N = k R + j (k requests on R - j replicas, k + 1
+ * on j of them) are summed a block of one k at a time: the block's two
+ * step rows, rates and token weights are read once, and (double)i / R
+ * comes from a table (frac_for). Every sum takes the same terms in the
+ * same order as a state-by-state pass, so the answer is the same to the
+ * bit (tests/work/test_inference_fluid_solve.c). */
+typedef struct blk {
+  const step_row *r0, *r1; /* rows k and k + 1; NULL: k 0, or k the cap */
+  double g0, g1;           /* their tokens/s (0 where NULL) */
+  double w0, w1;           /* tok_b[k], tok_b[k + 1], kept in the block */
+  bool ok0, ok1;           /* their steps within the TPOT limit */
+  uint32_t k;
+} blk;
 
-static inline split split_of(inf_service *s, uint64_t n, uint32_t rr) {
-  split q = {n, (uint32_t)(n / rr), (uint32_t)(n % rr), 0, 0};
-  q.g0 = rate_at(s, q.k);
-  q.g1 = q.j > 0 ? rate_at(s, q.k + 1) : 0;
-  return q;
+/* What a pass over the chain holds fixed. */
+typedef struct walk {
+  const double *frac; /* frac[i] = (double)i / rr */
+  uint64_t top;       /* rr x bcap: every replica at the cap */
+  double up, lim;     /* arrivals rr x rho; the TPOT limit */
+  uint32_t rr, bcap;
+} walk;
+
+static inline blk blk_open(inf_service *s, const walk *w, uint32_t k) {
+  blk b = {.k = k};
+  b.r0 = k > 0 ? step_at(s, k) : NULL;
+  b.r1 = k < w->bcap ? step_at(s, k + 1) : NULL;
+  b.g0 = b.r0 != NULL ? b.r0->g : 0;
+  b.g1 = b.r1 != NULL ? b.r1->g : 0;
+  b.ok0 = b.r0 != NULL && b.r0->t <= w->lim;
+  b.ok1 = b.r1 != NULL && b.r1->t <= w->lim;
+  b.w0 = s->fluid->tok_b[k];
+  b.w1 = s->fluid->tok_b[k + 1];
+  return b;
 }
 
-/* The states next to q, up and down, without a division and with the
- * rates looked up only where k or j's being 0 changes: split_of's
- * fields, the same values. */
-static inline split split_up(inf_service *s, split q, uint32_t rr) {
-  q.n++;
-  if (++q.j == rr) {
-    q.j = 0;
-    q.k++;
-    q.g0 = rate_at(s, q.k);
-    q.g1 = 0;
-  } else if (q.j == 1)
-    q.g1 = rate_at(s, q.k + 1);
-  return q;
+static inline void blk_close(inf_service *s, const blk *b) {
+  s->fluid->tok_b[b->k] = b->w0;
+  s->fluid->tok_b[b->k + 1] = b->w1;
 }
 
-static inline split split_down(inf_service *s, split q, uint32_t rr) {
-  q.n--;
-  if (q.j == 0) {
-    q.k--;
-    q.j = rr - 1;
-    q.g0 = rate_at(s, q.k);
-    q.g1 = q.j > 0 ? rate_at(s, q.k + 1) : 0;
-  } else if (--q.j == 0)
-    q.g1 = 0;
-  return q;
+/* The decoding rate of rr replicas holding k R + j requests evenly. */
+static inline double blk_total(const blk *b, uint32_t rr, uint32_t j) {
+  return (rr - j) * b->g0 + (j > 0 ? j * b->g1 : 0);
 }
 
-/* The decoding rate of rr replicas holding q.n requests evenly. */
-static inline double total_rate(const split *q, uint32_t rr) {
-  return (rr - q->j) * q->g0 + (q->j > 0 ? q->j * q->g1 : 0);
-}
-
-/* Adds the chain's state q (weight p). Inline into sum_chain's loops,
- * whose sums are a local the compiler keeps in registers. */
+/* Adds a state's replicas at row r, share x of them (weight included),
+ * decoding g tokens/s each, to the sums and to the row's token weight
+ * w. Adding 0 to the TPOT sum (a step over the limit) is skipped: it
+ * leaves the same bits. */
 static inline __attribute__((always_inline)) void
-add_state(inf_service *s, const split *q, uint32_t rr, double p,
-          double tpot_lim, chain *c) {
-  uint32_t k = q->k, j = q->j;
-  double lo = (double)(rr - j) / rr, hi = (double)j / rr;
-  double g0 = q->g0, g1 = q->g1;
-  const step_row *r0 = k > 0 ? step_at(s, k) : NULL;
-  const step_row *r1 = j > 0 ? step_at(s, k + 1) : NULL;
-  double *tok_b = s->fluid->tok_b;
+add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
+  double v = x * g;
+  c->act = gpu_load_axpy(c->act, x, r->act);
+  c->comp += x * r->comp;
+  *w += v;
+  if (ok)
+    c->tpot_ok += v;
+}
+
+/* Adds the chain's state (b->k, j) = n, of weight p. */
+static inline __attribute__((always_inline)) void
+blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c) {
+  double lo = w->frac[w->rr - j], hi = w->frac[j];
   c->z += p;
-  c->busy += p * (k > 0 ? 1 : hi);
-  c->members += p * (double)q->n / rr;
-  c->tokens += p * (lo * g0 + hi * g1);
-  if (r0 != NULL) {
-    c->act = gpu_load_axpy(c->act, p * lo, r0->act);
-    c->comp += p * lo * r0->comp;
-    tok_b[k] += p * lo * g0;
-    c->tpot_ok += r0->t <= tpot_lim ? p * lo * g0 : 0;
+  c->busy += p * (b->k > 0 ? 1 : hi);
+  c->members += p * (double)n / w->rr;
+  c->tokens += p * (lo * b->g0 + (j > 0 ? hi * b->g1 : 0));
+  if (b->r0 != NULL)
+    add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
+  if (j > 0)
+    add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
+}
+
+/* States mid .. hi, each weighing the one below times up / its rate;
+ * returns the weight at top (0: not in the window). */
+static inline __attribute__((always_inline)) double
+chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c) {
+  double p = 1, p_top = 0;
+  uint32_t rr = w->rr;
+  for (uint64_t n = mid; n <= hi;) {
+    uint32_t k = (uint32_t)(n / rr), j = (uint32_t)(n % rr);
+    uint64_t end = (uint64_t)k * rr + rr - 1;
+    end = end < hi ? end : hi;
+    blk b = blk_open(s, w, k);
+    for (; n <= end; n++, j++) {
+      if (n > mid)
+        p *= w->up / blk_total(&b, rr, j);
+      blk_add(&b, w, j, n, p, c);
+      if (n == w->top)
+        p_top = p;
+    }
+    blk_close(s, &b);
   }
-  if (r1 != NULL) {
-    c->act = gpu_load_axpy(c->act, p * hi, r1->act);
-    c->comp += p * hi * r1->comp;
-    tok_b[k + 1] += p * hi * g1;
-    c->tpot_ok += r1->t <= tpot_lim ? p * hi * g1 : 0;
+  return p_top;
+}
+
+/* States mid - 1 down to lo, each weighing the one above times the
+ * rate of the one above / up. */
+static inline __attribute__((always_inline)) void
+chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c) {
+  uint32_t rr = w->rr, jm = (uint32_t)(mid % rr), km = (uint32_t)(mid / rr);
+  double g0 = rate_at(s, km), g1 = jm > 0 ? rate_at(s, km + 1) : 0;
+  double above = (rr - jm) * g0 + (jm > 0 ? jm * g1 : 0), p = 1;
+  for (uint64_t n = mid; n > lo;) {
+    uint32_t k = (uint32_t)((n - 1) / rr), j = (uint32_t)((n - 1) % rr);
+    uint64_t start = (uint64_t)k * rr;
+    start = start > lo ? start : lo;
+    blk b = blk_open(s, w, k);
+    for (; n > start; j--) {
+      p *= above / w->up;
+      blk_add(&b, w, j, --n, p, c);
+      above = blk_total(&b, rr, j);
+    }
+    blk_close(s, &b);
   }
 }
 
@@ -318,26 +401,10 @@ static void sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
   inf_fluid *f = s->fluid;
   tok_reset(f, (size_t)(lo / rr), (size_t)(hi / rr) + 2);
-  double up = rr * rho, p = 1, p_top = 0;
+  walk w = {f->frac, top, rr * rho, tpot_lim, rr, bcap};
   chain acc = *c; /* nothing else can write it: kept in registers */
-  /* Each state's split is found once, for its rate and its sums. */
-  split q = split_of(s, mid, rr), at_mid = q;
-  for (uint64_t n = mid; n <= hi; n++) {
-    add_state(s, &q, rr, p, tpot_lim, &acc);
-    if (n == top)
-      p_top = p;
-    if (n < hi) {
-      q = split_up(s, q, rr);
-      p *= up / total_rate(&q, rr);
-    }
-  }
-  p = 1;
-  q = at_mid;
-  for (uint64_t n = mid; n > lo; n--) {
-    p *= total_rate(&q, rr) / up;
-    q = split_down(s, q, rr);
-    add_state(s, &q, rr, p, tpot_lim, &acc);
-  }
+  double p_top = chain_up(s, &w, mid, hi, &acc);
+  chain_down(s, &w, mid, lo, &acc);
   *c = acc;
   if (hi == top && p_top > 0) {
     double r = fmin(rho / rate_at(s, bcap), 1 - 1e-9);
@@ -537,7 +604,8 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o) {
   memset(o, 0, offsetof(outcome, ttft_v));
   uint32_t bcap = batch_cap(s, l);
-  if (table_for(s, phi, l->ctx, bcap) != SIM_OK)
+  if (table_for(s, phi, l->ctx, bcap) != SIM_OK ||
+      frac_for(s, l->nup) != SIM_OK)
     return SIM_ENOMEM;
   inf_fluid *f = s->fluid;
   if (phi != f->pre_phi ||

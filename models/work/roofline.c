@@ -380,6 +380,11 @@ void rl_decode_step(const rl_replica *r, double batch, double context,
   out->load = step_load(r, &full);
 }
 
+void rl_decode_step_parts(const rl_replica *r, double batch, double context,
+                          double phi, rl_step *out) {
+  step_parts(r, batch, context, clamp_phi(r, phi), out);
+}
+
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi) {
   rl_step s;

@@ -290,6 +290,12 @@ typedef struct rl_step {
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out);
 
+/* rl_decode_step but its load (out->load left alone): the load is the
+ * full clock's whatever phi, so a caller pricing one step at many clocks
+ * keeps it (the fluid services' step table). */
+void rl_decode_step_parts(const rl_replica *r, double batch, double context,
+                          double phi, rl_step *out);
+
 /* Decode step time, s: rl_decode_step's t. */
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi);

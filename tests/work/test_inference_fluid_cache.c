@@ -43,6 +43,11 @@ typedef struct win_case {
   bool ulp;         /* the output's sigma one ulp up */
 } win_case;
 
+/* Whether case k moves the share over the limit from case before's. */
+static bool moved(const win_case *k, const win_case *before) {
+  return (k->limit != before->limit || k->prompt_mu > 0) && k->limit < 1e6;
+}
+
 static void windows_equal_fresh_ones(void **state) {
   (void)state;
   const double a = 1e5, b = 4096;
@@ -76,8 +81,7 @@ static void windows_equal_fresh_ones(void **state) {
     assert_memory_equal(&w, &fresh, sizeof w);
     /* The limit and the prompt's mean move what is kept: a stale copy
      * would show. */
-    if (i > 0 && (k->limit != cases[i - 1].limit || k->prompt_mu > 0) &&
-        k->limit < 1e6)
+    if (i > 0 && moved(k, &cases[i - 1]))
       assert_true(w.over / w.count != prev.over / prev.count);
     prev = w;
   }
@@ -121,6 +125,14 @@ typedef struct solve_case {
   double phi, rate, q0, prompt_mean;
 } solve_case;
 
+/* The chain's scratch is 0 wherever the service believes it is: the
+ * next solve clears only the rest. */
+static void scratch_clear_outside(const inf_fluid *f) {
+  for (size_t x = 0; x < f->tok_cap; x++)
+    if (x < f->tok_lo || x >= f->tok_hi)
+      assert_true(f->tok_b[x] == 0);
+}
+
 static void solves_equal_fresh_ones(void **state) {
   (void)state;
   const solve_case cases[] = {
@@ -147,12 +159,7 @@ static void solves_equal_fresh_ones(void **state) {
     const solve_case *k = &cases[i];
     span_load l = span_of(k->rate, k->prompt_mean);
     assert_int_equal(inf__fluid_solve(kept.s, &l, k->phi, k->q0, a), SIM_OK);
-    /* The chain's scratch is 0 wherever the service believes it is: the
-     * next solve clears only the rest. */
-    const inf_fluid *f = kept.s->fluid;
-    for (size_t x = 0; x < f->tok_cap; x++)
-      if (x < f->tok_lo || x >= f->tok_hi)
-        assert_true(f->tok_b[x] == 0);
+    scratch_clear_outside(kept.s->fluid);
     rig fresh;
     fluid_open(&fresh);
     assert_int_equal(inf__fluid_solve(fresh.s, &l, k->phi, k->q0, b), SIM_OK);

@@ -1,0 +1,153 @@
+/* test_inference_fluid_solve.c - the fluid solve's answers kept to the
+ * bit while it is made cheaper (issue 24, eighth session). The chain of
+ * decoding requests is summed block by block (a batch size's states
+ * together) and the step table's rows are priced in parts; neither may
+ * move a bit of any outcome. The digests below were taken from the
+ * state-by-state sum of main 5427e85 (the outputs in /work/ref are that
+ * code's); a solve that moves any bit of an outcome, in any regime (one
+ * replica or hundreds, an empty batch, a full one with its tail, a
+ * backlog), changes its digest. Like the project's byte-identical
+ * outputs, they hold for this build (x86-64, no FMA contraction, glibc's
+ * libm). */
+#include "test_inference_rig.h"
+
+#include "inference_fluid_internal.h"
+
+#define SVC_YAML                                                               \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 8\nmax_batch: 64\n"          \
+  "max_queue: 500\ntimeout: 60 s\ntpot_slo: 10 ms\n"                           \
+  "arrivals: {rate: 40, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
+  "211, sigma: 0.86}}\n"
+
+/* A span of 1 s at rate requests/s to each of nup replicas, whose
+ * decoding members hold held tokens at their end (0: 300). */
+static span_load span_of(double rate, uint32_t nup, double held) {
+  span_load l = {.dt = 1, .rate = rate, .p_one = 0.01, .nup = nup};
+  double m = 1155, s2 = 0.99 * 0.99;
+  l.prompt = (lengths){m, m * m * exp(s2), log(m) - 0.5 * s2, 0.99};
+  inf__fluid_nodes(&l.prompt, l.node_n);
+  l.work = 210;
+  l.work_cv2 = 0.9;
+  l.held = held > 0 ? held : 300;
+  l.ctx = m + 0.5 * l.held;
+  return l;
+}
+
+/* FNV-1a over n bytes. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ c[i]) * 0x100000001b3u;
+  return h;
+}
+
+static uint64_t digest(const outcome *o) {
+  uint64_t h = fnv(0xcbf29ce484222325u, o, offsetof(outcome, ttft_v));
+  h = fnv(h, o->ttft_v, o->nttft * sizeof *o->ttft_v);
+  h = fnv(h, o->ttft_w, o->nttft * sizeof *o->ttft_w);
+  h = fnv(h, o->tpot_v, o->ntpot * sizeof *o->tpot_v);
+  return fnv(h, o->tpot_w, o->ntpot * sizeof *o->tpot_w);
+}
+
+typedef struct solve_case {
+  double phi, rate, q0;
+  uint32_t nup;
+  uint64_t digest;
+  double held; /* 0: 300 */
+} solve_case;
+
+/* One service solving them in turn (its kept table and prefill between
+ * them, as in a run): low and high load, one replica to hundreds, the
+ * full batch's tail, a backlog draining and one growing, and the
+ * decoding context moved and back (the steps' loads kept by context). */
+static const solve_case cases[] = {
+    {1, 2, 0, 8, 0x9140031049b8472du, 0},
+    {0.7, 2, 0, 8, 0x1a6b8d196cbc2375u, 0},
+    {1, 0.05, 0, 8, 0x7dca46548a73c9abu, 0},
+    {1, 9, 0, 8, 0x79b2bbcafe73a1e2u, 0},
+    {0.93, 9, 0, 1, 0x531dbfe27f35de1du, 0},
+    {0.6, 3, 0, 3, 0x48112182c859d7ddu, 0},
+    {0.85, 0.4, 0, 700, 0xe6dbc807f12987dau, 0},
+    {1, 0.22, 0, 1200, 0xc413c6ac1b2b0da8u, 0},
+    {0.31, 0.36, 0, 264, 0x10939a7d0b238502u, 0},
+    {1, 12.8, 0, 8, 0x086168892b2b14e0u, 0},
+    {0.8, 10.2, 0, 64, 0x99c4bb1cdb1aa8b2u, 0},
+    {1, 9, 50, 8, 0x2570357ddede6897u, 0},
+    {0.5, 30, 50, 8, 0xbe63f372c08cb778u, 0},
+    {1, 0, 0, 8, 0x17bf49b87cf34fedu, 0},
+    {0.12, 0.37, 0, 264, 0x05e780926fecac10u, 0},
+    {0.7, 9, 0, 8, 0x9d123e06871da701u, 900},
+    {0.9, 9, 0, 8, 0xa63939aeed7d69b9u, 900},
+    {0.7, 9, 0, 8, 0x380368796703060fu, 0},
+};
+
+static void solves_keep_their_bits(void **state) {
+  (void)state;
+  rig g;
+  rig_open_fluid(&g, SVC_YAML);
+  outcome *o = malloc(sizeof *o);
+  assert_non_null(o);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const solve_case *k = &cases[i];
+    span_load l = span_of(k->rate, k->nup, k->held);
+    assert_int_equal(inf__fluid_solve(g.s, &l, k->phi, k->q0, o), SIM_OK);
+    uint64_t d = digest(o);
+    if (d != k->digest) {
+      print_message("case %zu: digest 0x%016llxu\n", i, (unsigned long long)d);
+      bad++;
+    }
+  }
+  free(o);
+  rig_close(&g);
+  assert_int_equal(bad, 0);
+}
+
+/* ---- Histogram bins by slot ------------------------------------------- */
+
+/* The bin wh_add2 found by log10 before the slots (HIST_BINS: none). */
+static size_t bin_by_log(double x) {
+  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
+  return pos < HIST_BINS ? (size_t)pos : HIST_BINS;
+}
+
+static void same_bin(inf_fluid *f, double x) {
+  size_t want = bin_by_log(x);
+  for (int twice = 0; twice < 2; twice++) /* the slot unknown, then kept */
+    if (inf__fluid_bin(f, x) != want)
+      fail_msg("x %.17g: bin %zu, log10's %zu", x, inf__fluid_bin(f, x), want);
+}
+
+/* Every bin's edge and its neighbours a few ulps either side, and a
+ * million values spread log-uniformly from 1e-6 s to 1e5 s (past the
+ * last bin and the slots), binned as log10 bins them. */
+static void bins_by_slot_equal_log10s(void **state) {
+  (void)state;
+  rig g;
+  rig_open_fluid(&g, SVC_YAML);
+  inf_fluid *f = g.s->fluid;
+  for (int b = 0; b <= HIST_BINS + 100; b++) {
+    double e = HIST_LO_S * pow(10, b / (double)HIST_PER_DECADE), x = e;
+    for (int u = 0; u < 6; u++, x = nextafter(x, 0))
+      if (x >= HIST_LO_S)
+        same_bin(f, x);
+    x = e;
+    for (int u = 0; u < 6; u++, x = nextafter(x, INFINITY))
+      same_bin(f, x);
+  }
+  uint64_t r = 88172645463325252u;
+  for (int i = 0; i < 1000000; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17; /* xorshift64 */
+    same_bin(f, HIST_LO_S * pow(10, 11 * (double)(r >> 11) / 0x1p53));
+  }
+  rig_close(&g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(solves_keep_their_bits),
+      cmocka_unit_test(bins_by_slot_equal_log10s),
+  };
+  return cmocka_run_group_tests(tests, test_catalogs_load,
+                                test_catalogs_release);
+}
