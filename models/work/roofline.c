@@ -382,7 +382,9 @@ void rl_decode_step(const rl_replica *r, double batch, double context,
 
 void rl_decode_step_parts(const rl_replica *r, double batch, double context,
                           double phi, rl_step *out) {
-  step_parts(r, batch, context, clamp_phi(r, phi), out);
+  step_work w;
+  step_work_of(r, batch, context, &w);
+  step_parts(r, &w, clamp_phi(r, phi), out);
 }
 
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
