@@ -5,7 +5,14 @@
  * control hands the policy and the caps it leaves on every GPU are those
  * of a control made cold on the same state, to the bit, and every GPU
  * of a usable rack has its unit's cap; and the workloads are asked their
- * slots' worth once a period, for every unit. */
+ * slots' worth once a period, for every unit.
+ *
+ * The racks are of three groups, so that between adjacent racks exactly
+ * one of what a unit takes from its rack differs: racks 0 and 1 only in
+ * the thermal cap (from step 3), 1 and 2 only in the group's ceiling, 2
+ * and 3 only in the GPU type. With every GPU alike (the last step) the
+ * units across such a boundary differ in nothing else: a refresh that
+ * held a rack's part of the key wrongly gives the wrong units there. */
 #include "test_util.h"
 
 #include <math.h>
@@ -14,7 +21,7 @@
 
 #include "control.h"
 
-#define NRACKS 3
+#define NRACKS 5
 #define NGPUS (NRACKS * 72)
 #define NSLOTS 40
 
@@ -108,20 +115,37 @@ static void world_drop(world *w) {
   free(w);
 }
 
+/* Three groups of 72-GPU racks: two GB200 racks without a per-GPU
+ * limit, one GB200 rack and two H100 racks (the last goes dark) both at
+ * a 650 W one, below either GPU's maximum: one ceiling for both. */
+static void groups_of(rack_group_spec g[3]) {
+  const gpu_spec *gb = gpu_catalog_find(&catalog, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&catalog, "H100-SXM");
+  assert_non_null(gb);
+  assert_non_null(h);
+  g[0] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = 2,
+                           .gpus_per_rack = 72, .limit_w = 132000,
+                           .other_idle_w = 16800, .other_max_w = 33600,
+                           .r_th = NAN};
+  g[1] = g[0];
+  g[1].name = "nvl-limited";
+  g[1].count = 1;
+  g[1].gpu_limit_w = 650;
+  g[2] = g[1];
+  g[2].name = "h100";
+  g[2].gpu = h;
+  g[2].count = 2;
+}
+
 static world *world_make(void) {
-  rack_group_spec g = {"nvl",      gpu_catalog_find(&catalog, "GB200"),
-                       NRACKS,     72,
-                       132000,     16800,
-                       33600,      NULL,
-                       0,          NAN,
-                       NULL,       0,
-                       false,      0};
+  rack_group_spec g[3];
+  groups_of(g);
   sim_error err = {0};
   world *w = calloc(1, sizeof *w);
   assert_non_null(w);
   w->e = sim_engine_create(NULL);
   assert_non_null(w->e);
-  w->fl = rack_fleet_create(&g, 1, NULL, &err);
+  w->fl = rack_fleet_create(g, 3, NULL, &err);
   assert_non_null(w->fl);
   control_hooks h = {w,         fits,       drive,         power,
                      gpu_slots, slot_units, request_counts};
@@ -147,10 +171,12 @@ static void world_state(world *w, int s) {
                                     : 0.3 + 0.6 * ((k * 37) % 100) / 100.0;
     if (s >= 2 && k == 3)
       a = 0.95;
+    if (s >= 10)
+      a = 0.5;
     rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
   }
-  w->fl->thermal_cap_w[1] = s >= 3 ? 450 : INFINITY;
-  w->fl->dark[2] = s >= 8;
+  w->fl->thermal_cap_w[0] = s >= 3 ? 450 : INFINITY;
+  w->fl->dark[4] = s >= 8;
 }
 
 typedef struct step {
@@ -164,6 +190,7 @@ static const step steps[] = {
     {"a slot's worth", false},       {"the split again", true},
     {"a tighter fit", true},         {"slots moved", false},
     {"a rack dark", true},           {"the free GPUs' load", false},
+    {"every GPU alike", false},
 };
 
 static bool same_double(double a, double b) {
