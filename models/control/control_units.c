@@ -424,11 +424,13 @@ void control__units_write_caps(control_units *cu, rack_fleet *fl) {
          s++)
       end += cu->span_len[s];
     double *p = w + first, *stop = w + end;
-    for (; p + 1 < stop; p += 2) { /* two a store: spans are short */
+    for (; p + 3 < stop; p += 4) { /* four a turn: alike spans merge long */
       p[0] = cap;
       p[1] = cap;
+      p[2] = cap;
+      p[3] = cap;
     }
-    if (p < stop)
+    for (; p < stop; p++)
       *p = cap;
   }
 }
