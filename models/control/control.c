@@ -151,7 +151,7 @@ static int set_cap(control *c) {
 /* The sum of rack r's GPUs' load shares. GPUs next to each other mostly
  * share their load (a replica's, a stage's): one like the GPU before
  * takes its share, the same bits gpu_load_share gives. A run made of a
- * unit's first GPU takes the unit's share (run_unit, NULL for none):
+ * unit's first GPU takes the unit's share (run_unit, with the runs fresh):
  * made from that GPU's load by the same call, it is the same bits, and
  * the run's load is not read again (at a million GPUs that read went
  * to every cache line of three per-GPU arrays). */
@@ -160,10 +160,13 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
   double a = 0, share = 0;
   gpu_load last = {NAN, NAN, NAN};
   if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
-    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
-      uint32_t u = run_unit != NULL ? run_unit[q] : CONTROL_UNITS_NONE;
+    const uint32_t *len = fl->run_len;
+    const double *unit_share = cu->share;
+    for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
+         q++) {
+      uint32_t u = run_unit[q];
       if (u != CONTROL_UNITS_NONE) {
-        a += fl->run_len[q] * cu->share[u];
+        a += len[q] * unit_share[u];
         continue;
       }
       uint32_t i = fl->run_first[q];
@@ -171,7 +174,7 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
         last = rack_gpu_load(fl, i);
         share = gpu_load_share(fl->types[fl->type[i]], last);
       }
-      a += fl->run_len[q] * share;
+      a += len[q] * share;
     }
     return a;
   }
@@ -191,7 +194,7 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
  * period first, so their shares stand for their runs. */
 static double other_it_next(control *c) {
   const rack_fleet *fl = c->fleet;
-  const uint32_t *run_unit = control__units_of_runs(&c->units, fl);
+  const uint32_t *run_unit = c->units.run_unit; /* mapped: allocate */
   double sum = 0;
   for (uint32_t r = 0; r < fl->nracks; r++)
     sum += fl->other_idle_w[r] + (fl->other_max_w[r] - fl->other_idle_w[r]) *
@@ -302,6 +305,8 @@ static int allocate(control *c, const control_view *v, sim_time now) {
   const control_hooks *h = &c->hooks;
   int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
                                 h->slot_units, h->ctx);
+  if (rc == SIM_OK)
+    rc = control__units_map_runs(&c->units, c->fleet);
   if (rc == SIM_OK) {
     predict_budgets(c, v);
     rc = split_units(c, now);

@@ -389,23 +389,21 @@ static uint32_t unit_of_run(const control_units *cu, const rack_fleet *fl,
   return u < cu->n && cu->gpu[u] == i ? u : CONTROL_UNITS_NONE;
 }
 
-const uint32_t *control__units_of_runs(control_units *cu,
-                                       const rack_fleet *fl) {
-  if (!rack_fleet_runs_fresh(fl) || !cu->built)
-    return NULL;
-  if (cu->run_map_ok && cu->run_map_runs == fl->runs_made &&
-      cu->run_map_builds == cu->builds)
-    return cu->run_unit; /* neither the runs nor the units were made anew */
+int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
+  if (!rack_fleet_runs_fresh(fl) ||
+      (cu->run_map_ok && cu->run_map_runs == fl->runs_made &&
+       cu->run_map_builds == cu->builds))
+    return SIM_OK; /* no runs, or neither they nor the units made anew */
   cu->run_map_ok = false;
   if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cu->run_units_cap, fl->nruns,
                       sizeof *cu->run_unit) != SIM_OK)
-    return NULL;
+    return SIM_ENOMEM;
   for (uint32_t q = 0; q < fl->nruns; q++)
     cu->run_unit[q] = unit_of_run(cu, fl, q);
   cu->run_map_ok = true;
   cu->run_map_runs = fl->runs_made;
   cu->run_map_builds = cu->builds;
-  return cu->run_unit;
+  return SIM_OK;
 }
 
 /* ------------------------------------------------------------------ */

@@ -45,7 +45,7 @@ typedef struct control_unit_memo {
   double share; /* gpu_load_share of its load */
 } control_unit_memo;
 
-/* No unit (control__units_of_runs). */
+/* No unit (control__units_map_runs). */
 #define CONTROL_UNITS_NONE UINT32_MAX
 
 typedef struct control_units {
@@ -74,8 +74,8 @@ typedef struct control_units {
   size_t nspans, spans_cap;
   uint64_t builds; /* how many times the units were built anew */
   /* Per fleet run, the unit made from its first GPU (CONTROL_UNITS_NONE
-   * where none is), for the runs of the fleet's make runs_made and the
-   * units' build builds. */
+   * where none is), for the runs of the fleet's make run_map_runs and
+   * the units' build run_map_builds, valid where run_map_ok. */
   uint32_t *run_unit;
   size_t run_units_cap;
   uint64_t run_map_runs, run_map_builds;
@@ -96,13 +96,14 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, control_units_fn fill,
                          void *ctx);
 
-/* Per fleet run, the unit made from its first GPU, or CONTROL_UNITS_NONE
- * (a dark or emergency rack's runs, a unit's runs after its first): a
- * unit's load is that GPU's, so its share (cu->share) is that run's, to
- * the bit, while the loads are as the last build read them. NULL when the
- * runs are not fresh (rack_fleet_runs_fresh) or on no memory: then the
- * runs' loads are to be read from the fleet. */
-const uint32_t *control__units_of_runs(control_units *cu, const rack_fleet *fl);
+/* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
+ * them: per fleet run, the unit made from its first GPU, or
+ * CONTROL_UNITS_NONE (a dark or emergency rack's runs, a unit's runs
+ * after its first). A unit's load is that GPU's, so its share
+ * (cu->share) is that run's, to the bit, while the loads are as the last
+ * build read them. Remade only when the runs or the units were.
+ * SIM_OK or SIM_ENOMEM. */
+int control__units_map_runs(control_units *cu, const rack_fleet *fl);
 
 /* Every usable rack's GPUs at their unit's cap. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);
