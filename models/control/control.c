@@ -11,9 +11,10 @@
  *  3. Demand response (track_dr): an event begins when the cap falls below
  *     the contracted one and ends when it returns.
  *  4. The allocation, every allocation period of a dynamic policy or a
- *     predicted budget (allocate): the budget, reserve or predicted
- *     (predict_budgets); the units built from the fleet and the workloads,
- *     or refreshed where their layout holds (control_units.c); the
+ *     predicted budget (allocate): the units built from the fleet and the
+ *     workloads, or refreshed where their layout holds (control_units.c);
+ *     the budget, reserve or predicted (predict_budgets, which takes the
+ *     racks' load shares from the units where a run begins one); the
  *     policy's split per group; the caps written back to the GPUs.
  *  5. The emergency racks back at their minimum while a fault is on.
  *  6. The power in force for the period (hooks.power).
