@@ -127,6 +127,7 @@ typedef struct level {
   double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
   bool *valued;  /* per class: its units' clocks follow the level */
   double *rcap;  /* per run: its cap (the caller's array without runs) */
+  double *rgpus; /* per run: a unit's GPUs (total_at reads no unit) */
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
 } level;
 
@@ -180,20 +181,23 @@ static double classes_at(level *l, double log_mu) {
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
-  if (l->rcls != NULL)
-    sl = classes_at(l, log_mu);
-  for (size_t r = 0; r < l->runs.n; r++) {
-    const power_unit *p = power_run_unit(l->units, &l->runs, r);
-    double ds, cap;
-    if (l->rcls != NULL)
-      cap = l->cap[l->rcls[r]];
-    else {
-      cap = unit_at(p, mu, &ds);
-      sl += p->n * ds;
+  if (l->rcls == NULL) { /* a unit a run, no classes */
+    for (size_t u = 0; u < l->n; u++) {
+      double ds, cap = unit_at(&l->units[u], mu, &ds);
+      sl += l->units[u].n * ds;
+      sum += l->units[u].n * cap;
     }
-    sum = power_add_n(sum, p->n * cap, power_run_len(&l->runs, r));
+    *slope = sl;
+    return sum;
   }
-  *slope = sl;
+  /* From the runs' arrays alone, not the units (a read of every run's
+   * unit each evaluation, scattered over the group's units): n * cap is
+   * the same product with n a double, exact. */
+  *slope = classes_at(l, log_mu);
+  const double *gpus = l->rgpus, *cap = l->cap;
+  const size_t *cls = l->rcls, *len = l->runs.len;
+  for (size_t r = 0; r < l->runs.n; r++)
+    sum = power_add_n(sum, gpus[r] * cap[cls[r]], len[r]);
   return sum;
 }
 
@@ -219,7 +223,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (9 * n + 9) * sizeof *w->d);
+    w->d = sim_alloc(NULL, (10 * n + 10) * sizeof *w->d);
     w->z = sim_alloc(NULL, (4 * n + 4) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
@@ -253,7 +257,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   double *d = w->d;
   l->cap = d, l->ds = d + n + 1, l->gpus = d + 2 * n + 2;
   l->klo = d + 3 * n + 3, l->kwant = d + 4 * n + 4, l->rcap = d + 5 * n + 5;
-  l->spare = d + 6 * n + 6;
+  l->spare = d + 6 * n + 6, l->rgpus = d + 9 * n + 9;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->valued = w->b;
@@ -322,12 +326,17 @@ static bool same_unit(const power_unit *a, const power_unit *b) {
 #define ALIKE_BLOCK 32
 
 /* How many units from u on (0 < u <= n) are each alike the one before:
- * byte for byte a block at a time (memcmp, in bulk: a run's units are
- * copies of one, padding and all), unit by unit by same_unit in a block
- * that differs (where a run ends, or units alike but for bytes the
- * policy does not read). */
+ * the first by same_unit (most runs of a group of services are one or
+ * two units long: a memcmp call that fails at once, then same_unit over
+ * the same bytes, would cost a short run twice), then byte for byte a
+ * block at a time (memcmp, in bulk: a long run's units are copies of
+ * one, padding and all), unit by unit by same_unit in a block that
+ * differs (where a run ends, or units alike but for bytes the policy
+ * does not read). */
 static size_t alike_from(const power_unit *units, size_t u, size_t n) {
-  size_t c = u;
+  if (u >= n || !same_unit(&units[u], &units[u - 1]))
+    return 0;
+  size_t c = u + 1;
   while (c < n) {
     size_t end = n - c < ALIKE_BLOCK ? n : c + ALIKE_BLOCK;
     if (end - c == ALIKE_BLOCK &&
@@ -360,10 +369,11 @@ static void level_init(level *l, power_memo *memo, double *cap) {
     first[nrun] = u;
     len[nrun] = 1 + alike_from(l->units, u + 1, l->n);
     l->rcls[nrun] = class_of(l, memo->work, u);
+    l->rgpus[nrun] = l->units[u].n;
   }
   l->runs.n = nrun;
   for (size_t r = 0; r < nrun; r++) /* whole numbers: exact in any order */
-    l->gpus[l->rcls[r]] += (double)l->units[first[r]].n * (double)len[r];
+    l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
 }
 
 /* The bounds of the search on log mu: beyond them every unit is at an
@@ -401,38 +411,55 @@ static bool unvalued(const level *l, size_t r) {
                          : !valued(power_run_unit(l->units, &l->runs, r));
 }
 
+/* Whether some run does no measured work. */
+static bool any_unvalued(const level *l) {
+  for (size_t r = 0; r < l->runs.n; r++)
+    if (unvalued(l, r))
+      return true;
+  return false;
+}
+
 /* What is left goes to the units without measured work, up to their
- * demand and in proportion to it, then over everyone's room. power_fill
- * puts weight-0 units at lo, so the valued ones count at lo in the fill,
- * their power above it comes off the budget, and only the rest's caps are
- * taken from it. Run by run, in l->rcap; the level's spare doubles hold
- * the fill's arrays. */
-static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
+ * demand and in proportion to it. power_fill puts weight-0 units at lo,
+ * so the valued ones count at lo in the fill, their power above it comes
+ * off the budget, and only the rest's caps are taken from it. Run by
+ * run, in l->rcap; the level's spare doubles hold the fill's arrays. */
+static void fill_the_rest(const level *l, double budget_w, power_memo *memo) {
   const power_unit *units = l->units;
   size_t n = l->runs.n;
   double *cap = l->rcap;
   double *buf = l->rcls != NULL ? l->spare
                                 : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
-  if (buf != NULL) {
-    double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
-    for (size_t r = 0; r < n; r++) {
-      const power_unit *p = power_run_unit(units, &l->runs, r);
-      bool rest = unvalued(l, r);
-      w[r] = rest ? p->demand : 0;
-      top[r] = rest ? wanted(p) : cap[r];
-      if (!rest)
-        above = power_add_n(above, p->n * (cap[r] - p->lo),
-                            power_run_len(&l->runs, r));
-    }
-    power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
-                    &memo->fill);
-    for (size_t r = 0; r < n; r++)
-      if (unvalued(l, r))
-        cap[r] = next[r];
-    if (l->rcls == NULL)
-      sim_free(NULL, buf);
+  if (buf == NULL)
+    return;
+  double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
+  for (size_t r = 0; r < n; r++) {
+    const power_unit *p = power_run_unit(units, &l->runs, r);
+    bool rest = unvalued(l, r);
+    w[r] = rest ? p->demand : 0;
+    top[r] = rest ? wanted(p) : cap[r];
+    if (!rest)
+      above = power_add_n(above, p->n * (cap[r] - p->lo),
+                          power_run_len(&l->runs, r));
   }
-  power_spread_rest_runs(units, &l->runs, budget_w, cap);
+  power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
+                  &memo->fill);
+  for (size_t r = 0; r < n; r++)
+    if (unvalued(l, r))
+      cap[r] = next[r];
+  if (l->rcls == NULL)
+    sim_free(NULL, buf);
+}
+
+/* The units without measured work filled (fill_the_rest: where every
+ * run's clock follows the level, as in a group of services and jobs,
+ * the fill would give its caps to no run, so it is not done; its memo
+ * only guides its search), then what is left spread over everyone's
+ * room. */
+static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
+  if (any_unvalued(l))
+    fill_the_rest(l, budget_w, memo);
+  power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
 }
 
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit

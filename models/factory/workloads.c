@@ -426,58 +426,6 @@ int work_sample(work *w, double t, double dt, work_row *row) {
   return SIM_OK;
 }
 
-/* ------------------------------------------------------------------ */
-/* Power allocation (control.c builds the units)                       */
-/* ------------------------------------------------------------------ */
-
-const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
-
-/* Units j .. of a stretch of one service's consecutive replicas (slots
- * key[j], key[j] + 1, ..., parts one apart; a rack's replicas, in order)
- * take their compute shares in one call (inf_compute_shares), at most
- * CHUNK at once; returns the unit after the stretch. */
-enum { CHUNK = 64 };
-static size_t replica_units(const work *w, const uint32_t *key, size_t j,
-                            size_t n, power_unit *u) {
-  const slot *s0 = &w->slots[key[j]];
-  size_t e = j + 1;
-  while (e < n && e - j < CHUNK && key[e] == key[j] + (e - j) &&
-         key[e] < w->nrep && w->slots[key[e]].owner == s0->owner &&
-         w->slots[key[e]].part == s0->part + (e - j))
-    e++;
-  double c[CHUNK];
-  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)(e - j), c);
-  for (size_t i = j; i < e; i++) {
-    u[i].weight = 1;
-    u[i].cls = POWER_INFERENCE;
-    u[i].c = c[i - j];
-    u[i].priority = w->cfg->services[s0->owner].priority;
-  }
-  return e;
-}
-
-/* One call per allocation for every unit (not one each): control asks
- * it of about 2,200 units a tick in bench-10k. */
-void work_slot_units(const work *w, const uint32_t *key, size_t n,
-                     power_unit *u) {
-  for (size_t j = 0; j < n;) {
-    if (key[j] == NO_SLOT) {
-      j++;
-      continue; /* free GPUs: no work */
-    }
-    const slot *s = &w->slots[key[j]];
-    if (!work__is_job(w, s->owner)) {
-      j = replica_units(w, key, j, n, u);
-      continue;
-    }
-    u[j].weight = 1;
-    u[j].cls = POWER_TRAINING;
-    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
-    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
-    j++;
-  }
-}
-
 void work_request_counts(const work *w, uint64_t *completed, uint64_t *met) {
   *completed = *met = 0;
   for (size_t k = 0; k < w->cfg->nservices; k++) {

@@ -1,7 +1,8 @@
 /* workloads_internal.h - what the files of the workloads share: the
  * work's state and the functions one file calls in another. workloads.c
  * is the run time (slots, the scheduler's passes, the jobs' plans,
- * attribution), workloads_tick.c the tick's clocks, loads and owner sums,
+ * attribution), workloads_tick.c the tick's clocks, loads and owner sums
+ * and the units' worth,
  * workloads_build.c the construction, workloads_books.c the
  * books at the end. */
 #ifndef MODELS_WORKLOADS_INTERNAL_H
@@ -67,9 +68,18 @@ struct work {
    * and the tick's scratch, a clock and a load per replica. */
   uint32_t nrep;
   uint32_t *rep_run0, *rep_runs, *rep_gpu0; /* and each run's first GPU */
+  uint32_t *rep_rack; /* each packed run's rack */
+  uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
   double *rep_phi;
   gpu_load *rep_load;
+  /* The fleet's runs_made when the replicas' loads (rep_load) were last
+   * written to their packed runs (0: never). While the runs are still
+   * those, each run's first GPU holds its replica's rep_load: nothing
+   * else writes a keyed GPU's load while the runs are fresh (rack.h), so
+   * the clocks read the loads here, in replica order, not through the
+   * GPUs. */
+  uint64_t rep_loads_made;
   /* The fleet's runs' owners and lengths for the owners' sums, made from
    * its runs number owners_seen (work__owner_power). */
   uint32_t *run_owner;
@@ -142,10 +152,36 @@ void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
                         const uint32_t *gpu0, uint32_t n, double *phi,
                         rack_phi_last *last);
 
+/* The replicas' packed runs as the clocks read them: n replicas, replica
+ * k's runs at run0[k] .. run0[k + 1] (one at least), each run's first GPU,
+ * rack and GPU type; and per replica the load every first GPU of its runs
+ * holds now (what the tick wrote there). */
+typedef struct work_reps {
+  uint32_t n;
+  const uint32_t *run0, *gpu0, *rack;
+  const uint16_t *type;
+  const gpu_load *load;
+} work_reps;
+
+/* workloads_tick.c: work__replica_phis of r's replicas, the same bits,
+ * with each run's load taken from r->load (which its first GPU holds) and
+ * its rack and type from r: of the fleet only the caps are read, one a
+ * run, and a replica's load is compared once, not once a run. */
+void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
+                             double *phi, rack_phi_last *last);
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);
+
+/* workloads_tick.c: how many units key[j .. n) from a service slot key[j] on
+ * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,
+ * parts one apart), at most WORK_CHUNK: the units that take their compute
+ * shares in one call. */
+enum { WORK_CHUNK = 64 };
+size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
+                             size_t n);
 
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);

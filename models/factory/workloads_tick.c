@@ -1,11 +1,13 @@
 /* workloads_tick.c - the workloads' share of every control tick (see
  * workloads.h): the clocks the slots ran at to the models, the models'
- * loads to the slots' GPUs, and the energy's attribution per owner. Run
+ * loads to the slots' GPUs, what the units' work is worth to the power
+ * policy, and the energy's attribution per owner. Run
  * by run of the fleet's units where they are fresh (rack.h); GPU by GPU
  * otherwise. The services' replicas go as one packed list (replica
  * clocks and loads below): they are the most slots by far. */
 #include "workloads.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -60,8 +62,12 @@ static bool pack_replica_runs(work *w) {
     at += work__slot_runs(fl, w->gpus + s->first, s->n, w->rep_runs + at);
   }
   w->rep_run0[w->nrep] = at;
-  for (uint32_t q = 0; q < at; q++)
-    w->rep_gpu0[q] = fl->run_first[w->rep_runs[q]];
+  for (uint32_t q = 0; q < at; q++) {
+    uint32_t i = fl->run_first[w->rep_runs[q]];
+    w->rep_gpu0[q] = i;
+    w->rep_rack[q] = fl->rack[i];
+    w->rep_type[q] = fl->type[i];
+  }
   return true;
 }
 
@@ -146,13 +152,105 @@ void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
   }
 }
 
+static inline bool same_load(const gpu_load *a, const gpu_load *b) {
+  return rack__same_bits(a->sm, b->sm) && rack__same_bits(a->mem, b->mem) &&
+         rack__same_bits(a->busy, b->busy);
+}
+
+/* Replicas k .. of r while each is like the run before it in every run:
+ * its load last's (the replica before's, as last holds that one's) and
+ * each run's type and cap last's; their clock is last's (the minimum
+ * from 1 of it), and last stays as it is. The first replica that is not,
+ * or r->n. No call in the loop, and out of line: its pointers and last's
+ * keys stay in registers. */
+__attribute__((noinline)) static uint32_t
+hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
+          const rack_phi_last *last, double *phi) {
+  const double *cap_w = fl->cap_w, *thermal = fl->thermal_cap_w;
+  const uint32_t *run0 = r->run0, *gpu0 = r->gpu0, *rack = r->rack;
+  const uint16_t *type = r->type;
+  const gpu_load *load = r->load;
+  const gpu_load l = {last->sm, last->mem, last->busy};
+  double l_cap = last->cap, p = min_of(1, last->phi);
+  uint32_t l_type = last->type, n = r->n;
+  if (k >= n)
+    return n;
+  for (uint32_t q = run0[k]; k < n; k++) {
+    if (!same_load(&l, &load[k]))
+      return k;
+    uint32_t end = run0[k + 1];
+    do {
+      double cap = rack_cap_min(cap_w[gpu0[q]], thermal[rack[q]]);
+      if (l_type != type[q] || !rack__same_bits(l_cap, cap))
+        return k;
+    } while (++q < end);
+    phi[k] = p;
+  }
+  return n;
+}
+
+/* Replica k's clock as work__replica_phis takes it, its runs' loads
+ * from r->load (its first GPUs hold them): a run like last takes last's
+ * clock, another is solved and remembered in last. */
+static void replica_phi_held(const rack_fleet *fl, const work_reps *r,
+                             uint32_t k, rack_phi_last *last, double *phi) {
+  gpu_load l = {last->sm, last->mem, last->busy};
+  bool same = same_load(&l, &r->load[k]);
+  double p = 1;
+  uint32_t q = r->run0[k], end = r->run0[k + 1];
+  do {
+    uint32_t i = r->gpu0[q];
+    double cap = rack_cap_min(fl->cap_w[i], fl->thermal_cap_w[r->rack[q]]);
+    if (!same || last->type != r->type[q] || !rack__same_bits(last->cap, cap))
+      rack__phi_remember(fl, i, last);
+    same = true; /* last's load is now the replica's */
+    p = min_of(p, last->phi);
+  } while (++q < end);
+  phi[k] = p;
+}
+
+/* work__replica_phis' near clock with the replicas' loads known. After a
+ * replica, last's load is its load (it was, or a miss made it so), so
+ * the next replica's is compared with its predecessor's in r->load; a
+ * stretch of replicas whose every run hits (most: a service's replicas
+ * in one state share load and cap) goes through hits_from, the others
+ * (a replica at least where one misses) one by one. */
+void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
+                             double *phi, rack_phi_last *last) {
+  for (uint32_t k = 0; k < r->n;) {
+    replica_phi_held(fl, r, k, last, phi);
+    k = hits_from(fl, r, k + 1, last, phi);
+  }
+}
+
+#ifndef NDEBUG
+/* Whether every packed run's first GPU holds its replica's rep_load (what
+ * rep_loads_made promises): the debug builds check it before trusting. */
+static bool loads_held(const work *w) {
+  for (uint32_t k = 0; k < w->nrep; k++)
+    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++)
+      if (!rack_load_is(w->fleet, w->rep_gpu0[q], w->rep_load[k]))
+        return false;
+  return true;
+}
+#endif
+
 /* The replicas' clocks from their packed runs, all of them first (a loop
  * of loads and compares no call breaks), then service by service to the
  * models. The services do not touch the fleet, so the clocks are those
- * the slot-by-slot loop took between its calls, to the bit. */
+ * the slot-by-slot loop took between its calls, to the bit. The loads
+ * from rep_load while the runs are those it was written to. */
 static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
-  work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi, last);
+  if (w->rep_loads_made == w->fleet->runs_made) {
+    assert(loads_held(w));
+    work_reps r = {w->nrep,     w->rep_run0, w->rep_gpu0,
+                   w->rep_rack, w->rep_type, w->rep_load};
+    work__replica_phis_held(w->fleet, &r, phi, last);
+  } else {
+    work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi,
+                       last);
+  }
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     inf_set_clocks(w->svc[s], 0, n, phi); /* in replica order, as the
@@ -180,6 +278,7 @@ static void replica_loads(work *w) {
       rack_set_run_load(fl, runs[q], w->rep_load[k]);
     while (++q < end);
   }
+  w->rep_loads_made = fl->runs_made;
 }
 
 /* ------------------------------------------------------------------ */
@@ -226,6 +325,70 @@ void work_drive(work *w, double dt) {
                            w->train, work__job_of(w, s->owner), s->part, dt))
                      : inf_take_load(w->svc[s->owner], s->part);
     slot_set_load(w, k, l, fresh);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Power allocation (control.c builds the units)                       */
+/* ------------------------------------------------------------------ */
+
+const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
+
+/* How many of keys key[j .. n) are one service's consecutive replicas
+ * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at
+ * most CHUNK. The services' slots are theirs in replica order
+ * (lay_out_slots), so a stretch stays in the service while it is shorter
+ * than the replicas left from key[j]'s part: no slot need be read. */
+size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
+                             size_t n) {
+  const slot *s0 = &w->slots[key[j]];
+  size_t m = (size_t)w->cfg->services[s0->owner].replicas - s0->part;
+  m = m < n - j ? m : n - j;
+  m = m < WORK_CHUNK ? m : WORK_CHUNK;
+  size_t e = 1;
+  while (e < m && key[j + e] == key[j] + e)
+    e++;
+  return e;
+}
+
+/* Units j .. of a stretch of one service's consecutive replicas
+ * (work__replica_stretch: a rack's replicas, in order) take their compute
+ * shares in one call (inf_compute_shares); returns the unit after it. */
+static size_t replica_units(const work *w, const uint32_t *key, size_t j,
+                            size_t n, power_unit *u) {
+  const slot *s0 = &w->slots[key[j]];
+  size_t e = work__replica_stretch(w, key, j, n);
+  double c[WORK_CHUNK];
+  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
+  int64_t priority = w->cfg->services[s0->owner].priority;
+  for (size_t i = 0; i < e; i++) {
+    u[j + i].weight = 1;
+    u[j + i].cls = POWER_INFERENCE;
+    u[j + i].c = c[i];
+    u[j + i].priority = priority;
+  }
+  return j + e;
+}
+
+/* One call per allocation for every unit (not one each): control asks
+ * it of about 2,200 units a tick in bench-10k. */
+void work_slot_units(const work *w, const uint32_t *key, size_t n,
+                     power_unit *u) {
+  for (size_t j = 0; j < n;) {
+    if (key[j] == NO_SLOT) {
+      j++;
+      continue; /* free GPUs: no work */
+    }
+    const slot *s = &w->slots[key[j]];
+    if (!work__is_job(w, s->owner)) {
+      j = replica_units(w, key, j, n, u);
+      continue;
+    }
+    u[j].weight = 1;
+    u[j].cls = POWER_TRAINING;
+    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
+    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
+    j++;
   }
 }
 

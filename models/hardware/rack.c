@@ -84,6 +84,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
   sim_free(f->alloc, f->phi_memo);
+  sim_free(f->alloc, f->phi_sum);
   rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
@@ -268,6 +269,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   f->ngroups = ngroups;
   if (!alloc_arrays(f, ngroups) ||
       (f->phi_memo = phi_memo_create(alloc)) == NULL ||
+      (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
     rack_fleet_destroy(f);
     sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",
@@ -404,6 +406,7 @@ static void darken_rack(rack_fleet *f, uint32_t r) {
 
 double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
+  rack__carry carry = {0};
   if (f->unit_key != NULL && f->runs_stale)
     rack__build_runs(f);
   f->power_unfilled = f->unit_key != NULL;
@@ -414,7 +417,7 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
       continue;
     }
     if (f->unit_key != NULL)
-      rack__update_runs(f, r);
+      rack__update_runs(f, r, &carry);
     else
       update_rack(f, r);
     total += f->rack_power_w[r];
@@ -462,21 +465,43 @@ double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
   return m->phi;
 }
 
+/* sum + phi added n times, in order. From 0 (+0) the answer depends on
+ * phi and n alone, and racks alike in their clocks ask the same (a
+ * rack's 72 GPUs at one clock): the last one is kept (f->phi_sum), the
+ * same bits without the adds. */
+static double add_repeat(const rack_fleet *f, double sum, double phi,
+                         uint32_t n) {
+  struct rack_phi_sum *m = f->phi_sum;
+  bool from_zero = bits_of(sum) == 0;
+  if (n == 0) /* nothing to add (a rack's start): the kept sum stays */
+    return sum;
+  if (from_zero && m->n == n && bits_of(m->phi) == bits_of(phi))
+    return m->sum;
+  double s = sum;
+  for (uint32_t k = 0; k < n; k++)
+    s += phi;
+  if (from_zero)
+    *m = (struct rack_phi_sum){phi, s, n};
+  return s;
+}
+
 double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   double sum = 0, phi = 0, last_cap = NAN;
   gpu_load last = {NAN, NAN, NAN};
   bool runs = rack_fleet_runs_fresh(f);
+  uint32_t reps = 0; /* GPUs at phi not yet added */
   for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
     n = runs ? f->run_len[f->gpu_run[i]] : 1;
     if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
+      sum = add_repeat(f, sum, phi, reps);
+      reps = 0;
       phi = rack_gpu_phi(f, i);
       last_cap = f->cap_w[i];
       last = rack_gpu_load(f, i);
     }
-    for (uint32_t k = 0; k < n; k++)
-      sum += phi;
+    reps += n;
   }
-  return sum;
+  return add_repeat(f, sum, phi, reps);
 }
 
 double rack__phi_remember(const rack_fleet *f, uint32_t i,

@@ -116,6 +116,12 @@ typedef struct rack_fleet {
    * direct-mapped cache; NULL: none). The GPUs of a replica, a stage or a
    * service in the fluid mode share all three, so most reads are hits. */
   struct rack_phi_memo *phi_memo;
+  /* The last clock summed over a rack from 0 (rack_fleet_rack_phi_sum):
+   * phi added n times made sum. n 0 at creation: none. */
+  struct rack_phi_sum {
+    double phi, sum;
+    uint32_t n;
+  } *phi_sum;
 
   /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
    * works once for them. Each GPU has a key (its slot; 0: free), set by
@@ -137,9 +143,13 @@ typedef struct rack_fleet {
   bool loads_unfilled;
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
+  double *run_k;           /* run_len as a double (the update's factor) */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
   uint32_t *gpu_run;       /* per GPU: its run */
+  /* Per rack: its runs' pattern, the first rack alike in group and run
+   * lengths (the update takes a rack like one updated before whole). */
+  uint32_t *rack_pattern;
 } rack_fleet;
 
 /* GPU i's load, and setting it. */

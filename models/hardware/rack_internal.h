@@ -45,10 +45,53 @@ void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv);
  * each server from its GPUs' powers and load shares. */
 void rack__system_rack(rack_fleet *f, uint32_t r);
 
+/* One run's inputs (its first GPU's cap and load, to the bit), its GPU
+ * type and its rack's thermal cap, and what update_rack's expressions
+ * make of them: the power, the activity share the rack averages, the
+ * load share a server averages (rack__load_share), whether the thermal
+ * cap holds it. Runs are most often alike in all of them, within a rack
+ * (the slots of one service side by side, at one load and one cap) and
+ * from rack to rack (its replicas across racks): bench-10k's fluid mode
+ * has about 16 runs a rack and 0.6% of runs unlike the run before, so a
+ * run like the last one evaluated takes its answer, bit for bit the
+ * same. valid false: none yet. */
+typedef struct rack__run_eval {
+  uint64_t cap, sm, mem, busy;
+  double p, share, load_share;
+  uint32_t held;
+  uint64_t tcap;
+  uint16_t type;
+  bool valid;
+} rack__run_eval;
+
+/* A rack whose runs all took one evaluation (e), and what its update
+ * gave. A later rack of the same run pattern (rack_pattern: the same
+ * group and run lengths, so the same servers), host range and limit,
+ * with every run at e too, adds the same terms in the same order: the
+ * same sums, bit for bit. valid false: none yet. */
+typedef struct rack__rack_memo {
+  rack__run_eval e;
+  uint32_t pattern, held;
+  uint64_t other_idle, other_max, limit;
+  double mean, gpu, rack, loss, fan;
+  bool valid;
+} rack__rack_memo;
+
+/* What one update carries from rack to rack: the run evaluated last and
+ * the racks kept, one a pattern (direct-mapped by it: the racks of a
+ * service, of a job, of free GPUs take turns). Zeroed ({0}) at the
+ * update's start. */
+#define RACK_MEMO_BITS 3
+typedef struct rack__carry {
+  rack__run_eval e;
+  rack__rack_memo rack[1 << RACK_MEMO_BITS];
+} rack__carry;
+
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
- * rack r's GPUs updated run by run; the runs' arrays freed. */
+ * rack r's GPUs updated run by run, through what the update carries (c);
+ * the runs' arrays freed. */
 void rack__build_runs(rack_fleet *f);
-void rack__update_runs(rack_fleet *f, uint32_t r);
+void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c);
 void rack__free_units(rack_fleet *f);
 
 #endif

@@ -19,7 +19,10 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
   sim_free(a, f->gpu_run);
-  f->gpu_run = NULL;
+  sim_free(a, f->run_k);
+  sim_free(a, f->rack_pattern);
+  f->gpu_run = f->rack_pattern = NULL;
+  f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
   f->run_power_w = NULL;
 }
@@ -34,8 +37,10 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
+  f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
+  f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w || !f->gpu_run) {
+      !f->run_power_w || !f->gpu_run || !f->run_k || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -55,6 +60,46 @@ static bool gpu_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
          memcmp(&f->activity[i], &f->activity[j], sizeof(double)) == 0 &&
          memcmp(&f->mem[i], &f->mem[j], sizeof(double)) == 0 &&
          memcmp(&f->busy[i], &f->busy[j], sizeof(double)) == 0;
+}
+
+/* Rack r's group and run lengths, hashed (FNV-1a's step). */
+static uint64_t pattern_hash(const rack_fleet *f, uint32_t r) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ f->group[r];
+  for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+    h = (h ^ f->run_len[q]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* Racks a and b alike in group and run lengths. */
+static bool same_pattern(const rack_fleet *f, uint32_t a, uint32_t b) {
+  uint32_t qa = f->rack_run[a], qb = f->rack_run[b];
+  uint32_t n = f->rack_run[a + 1] - qa;
+  return f->group[a] == f->group[b] && f->rack_run[b + 1] - qb == n &&
+         memcmp(&f->run_len[qa], &f->run_len[qb], n * sizeof *f->run_len) ==
+             0;
+}
+
+/* Each rack's pattern: the first rack alike in group and run lengths,
+ * found through an open-addressed table of the patterns seen (rack + 1;
+ * 0 empty). Out of memory, each rack is its own: never wrong, only
+ * slower. */
+static void make_patterns(rack_fleet *f) {
+  size_t size = 2;
+  while (size < 2 * (size_t)f->nracks)
+    size *= 2;
+  uint32_t *seen = sim_calloc(f->alloc, size, sizeof *seen);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    f->rack_pattern[r] = r;
+    size_t i = seen != NULL ? pattern_hash(f, r) & (size - 1) : 0;
+    for (; seen != NULL && seen[i] != 0; i = (i + 1) & (size - 1))
+      if (same_pattern(f, seen[i] - 1, r)) {
+        f->rack_pattern[r] = seen[i] - 1;
+        break;
+      }
+    if (seen != NULL && seen[i] == 0)
+      seen[i] = r + 1;
+  }
+  sim_free(f->alloc, seen);
 }
 
 /* Runs break at every rack, every server of a system rack, every change
@@ -79,6 +124,9 @@ void rack__build_runs(rack_fleet *f) {
   }
   f->rack_run[f->nracks] = q;
   f->nruns = q;
+  for (uint32_t k = 0; k < q; k++)
+    f->run_k[k] = f->run_len[k];
+  make_patterns(f);
   f->runs_stale = false;
   f->runs_made++;
 }
@@ -105,14 +153,22 @@ const double *rack_fleet_gpu_power(rack_fleet *f) {
   return f->power_w;
 }
 
+/* fmax(p, x) for p not a NaN, the same bits as the libm call it was
+ * (GCC passed it as fmax(x, p), glibc's maxsd keeping p on a tie of
+ * zeros, a NaN x losing), inlined: the call was made for every run of
+ * every rack at each sample. */
+static double max_of(double p, double x) {
+  return x > p ? x : p;
+}
+
 double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
   double p = 0;
   if (f->power_unfilled) /* the runs' powers are the truth */
     for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      p = fmax(p, f->run_power_w[q]);
+      p = max_of(p, f->run_power_w[q]);
   else
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      p = fmax(p, f->power_w[i]);
+      p = max_of(p, f->power_w[i]);
   return p;
 }
 
@@ -130,20 +186,6 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
   return rack_fleet_first_unlike(f) == RACK_NO_GPU;
 }
 
-/* One run's inputs (its first GPU's cap and load, to the bit) and what
- * update_rack's expressions make of them: the power, the activity share
- * the rack averages, the load share a server averages (rack__load_share),
- * whether the thermal cap holds it. The runs of a rack are most often
- * alike in all four inputs (the slots of one service side by side, at
- * one load and one cap): bench-10k's fluid mode has about 16 runs a rack
- * and 0.6% of runs unlike the run before, so a run like the last one
- * evaluated takes its answer, bit for bit the same. */
-typedef struct run_eval {
-  uint64_t cap, sm, mem, busy;
-  double p, share, load_share;
-  uint32_t held;
-} run_eval;
-
 static uint64_t bits_at(const double *a, uint32_t i) {
   uint64_t b;
   memcpy(&b, &a[i], sizeof b);
@@ -151,8 +193,13 @@ static uint64_t bits_at(const double *a, uint32_t i) {
 }
 
 /* GPU i (a run's first) evaluated: P = min(P(1, L), cap, thermal cap),
- * never below P(phi_min, L), as update_rack (rack.c) has it. */
-static run_eval run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
+ * never below P(phi_min, L), as update_rack (rack.c) has it. Out of line
+ * on purpose: inlined, its dozen doubles crowded the hot loop
+ * (server_runs) out of registers, which then reloaded its arrays and
+ * sums from the stack every run (42 instructions a run); it runs for
+ * about 1 run in 16. */
+static __attribute__((noinline)) rack__run_eval
+run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
   uint16_t t = f->type[i];
   double idle = f->t_idle[t], cap = f->cap_w[i];
   double m = f->t_mem[t] * f->mem[i];
@@ -162,10 +209,17 @@ static run_eval run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
   double c = rack_cap_min(cap, tcap);
   double capped = c > floor ? c : floor;
   double share = (full - idle) * (1 / f->t_span[t]); /* can ask above TDP */
-  return (run_eval){bits_at(f->cap_w, i),   bits_at(f->activity, i),
-                    bits_at(f->mem, i),     bits_at(f->busy, i),
-                    full <= c ? full : capped, share < 1 ? share : 1,
-                    rack__load_share(f, i), tcap < cap && full > tcap};
+  return (rack__run_eval){bits_at(f->cap_w, i),
+                          bits_at(f->activity, i),
+                          bits_at(f->mem, i),
+                          bits_at(f->busy, i),
+                          full <= c ? full : capped,
+                          share < 1 ? share : 1,
+                          rack__load_share(f, i),
+                          tcap < cap && full > tcap,
+                          bits_at(&tcap, 0),
+                          t,
+                          true};
 }
 
 /* The sums of a rack's pass over its runs, in their order. */
@@ -174,32 +228,43 @@ typedef struct run_pass {
   uint32_t held;
   uint32_t q;        /* the next run */
   double tcap;       /* the rack's thermal cap */
-  run_eval last;     /* the run evaluated last */
+  rack__run_eval last; /* the run evaluated last */
 } run_pass;
+
+/* Whether GPU i's cap and load are e's inputs, to the bit: one branch
+ * for the four (a NaN is like itself; 0 and -0 differ). */
+static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
+                                  uint64_t busy, const rack__run_eval *e) {
+  return ((cap ^ e->cap) | (sm ^ e->sm) | (mem ^ e->mem) |
+          (busy ^ e->busy)) == 0;
+}
 
 /* Runs q .. qend - 1 (one server's): each run's power written, k times
  * it and its shares added to the rack's sums and the server's. What the
  * loop carries is all locals: stores to run_power_w could alias the
- * pass's own doubles, which were then stored and read again each run
- * (65 instructions a run). A run like the last one evaluated, to the
- * bit, takes its answer. */
+ * pass's own doubles, which were then stored and read again each run.
+ * A run like the last one evaluated, to the bit, takes its answer; its
+ * GPUs' count is read as a double (run_k), held counted only when the
+ * thermal cap holds the answer. */
 static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
                         double *gpu_out, double *act_out) {
-  const uint32_t *run_first = f->run_first, *run_len = f->run_len;
+  const uint32_t *run_first = f->run_first;
+  const double *run_k = f->run_k;
   const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
   const double *busy = f->busy;
   double *run_power = f->run_power_w;
-  run_eval e = ps->last;
+  rack__run_eval e = ps->last;
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
-    uint32_t i = run_first[q], n = run_len[q];
-    if (bits_at(cap, i) != e.cap || bits_at(sm, i) != e.sm ||
-        bits_at(mem, i) != e.mem || bits_at(busy, i) != e.busy)
+    uint32_t i = run_first[q];
+    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+                        bits_at(busy, i), &e))
       e = run_evaluate(f, i, ps->tcap);
-    double k = n;
+    double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
-    held += e.held ? n : 0;
+    if (e.held)
+      held += f->run_len[q];
     gsum += k * e.p;
     asum += k * e.share;
     gpu += k * e.p;
@@ -210,19 +275,84 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   *act_out = act;
 }
 
+/* Whether runs q .. qend - 1 all have e's inputs, to the bit. */
+static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
+                        const rack__run_eval *e) {
+  const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
+  const double *busy = f->busy;
+  for (; q < qend; q++) {
+    uint32_t i = f->run_first[q];
+    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+                        bits_at(busy, i), e))
+      return false;
+  }
+  return true;
+}
+
+/* Whether m's rack was evaluated from e (the same inputs, GPU type and
+ * thermal cap) with rack r's pattern, host range and limit. */
+static bool memo_fits(const rack_fleet *f, uint32_t r,
+                      const rack__rack_memo *m, const rack__run_eval *e) {
+  const rack__run_eval *o = &m->e;
+  return m->valid && m->pattern == f->rack_pattern[r] &&
+         m->other_idle == bits_at(f->other_idle_w, r) &&
+         m->other_max == bits_at(f->other_max_w, r) &&
+         m->limit == bits_at(f->limit_w, r) && o->cap == e->cap &&
+         o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
+         o->tcap == e->tcap && o->type == e->type;
+}
+
+/* Rack r's update kept, its runs all at e. */
+static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
+                               const rack__run_eval *e) {
+  return (rack__rack_memo){*e,
+                           f->rack_pattern[r],
+                           f->throttled[r],
+                           bits_at(f->other_idle_w, r),
+                           bits_at(f->other_max_w, r),
+                           bits_at(f->limit_w, r),
+                           f->activity_mean[r],
+                           f->gpu_power_w[r],
+                           f->rack_power_w[r],
+                           f->loss_w[r],
+                           f->fan_w[r],
+                           true};
+}
+
+/* Rack r given m's sums, and its runs m's power: four runs a step (the
+ * compiler makes two wide stores of them; one at a time cost 5
+ * instructions a run). */
+static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
+  double *o = f->run_power_w, p = m->e.p;
+  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
+  for (; q + 4 <= qend; q += 4) {
+    o[q] = p;
+    o[q + 1] = p;
+    o[q + 2] = p;
+    o[q + 3] = p;
+  }
+  for (; q < qend; q++)
+    o[q] = p;
+  f->throttled[r] = m->held;
+  f->activity_mean[r] = m->mean;
+  f->gpu_power_w[r] = m->gpu;
+  f->rack_power_w[r] = m->rack;
+  f->loss_w[r] = m->loss;
+  f->fan_w[r] = m->fan;
+}
+
 /* Rack r run by run, one pass: each run's power, k times it to the
  * rack's sums and to its server's (runs never cross a server: a server's
  * end is its last GPU's run), the servers' power through their supplies
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
  * update_rack's sums and rack__system_rack's. */
-void rack__update_runs(rack_fleet *f, uint32_t r) {
+static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
   run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  /* a cap no run has (its first's bits flipped): the first is evaluated */
-  ps.last.cap = ~bits_at(f->cap_w, f->run_first[ps.q]);
+  ps.last = *last;
   rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
@@ -230,6 +360,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r) {
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
+  *last = ps.last;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
@@ -237,4 +368,27 @@ void rack__update_runs(rack_fleet *f, uint32_t r) {
     rack__servers_done(f, r, &sv);
   else
     rack__plain_rack(f, r);
+}
+
+/* Rack r: the run evaluated last (c->e, by an earlier rack of this update
+ * too) stands while the GPU type and the thermal cap are its; a rack
+ * whose runs all take it and that is like the rack kept for its pattern
+ * (c->rack) takes that rack's sums whole (its servers too: runs never
+ * cross a server, so alike run lengths in one group are alike servers). */
+void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
+  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
+  double tcap = f->thermal_cap_w[r];
+  if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
+      c->e.tcap != bits_at(&tcap, 0))
+    c->e = run_evaluate(f, f->run_first[q], tcap);
+  bool alike = runs_all_at(f, q, qend, &c->e);
+  rack__rack_memo *m =
+      &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];
+  if (alike && memo_fits(f, r, m, &c->e)) {
+    memo_give(f, r, m);
+    return;
+  }
+  rack_pass(f, r, &c->e);
+  if (alike)
+    *m = memo_of(f, r, &c->e);
 }

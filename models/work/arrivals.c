@@ -340,6 +340,9 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
+  /* Lognormal mu (a log a draw) and the length it is for (0: none). */
+  arr_length mu_for[2]; /* prompt, output */
+  double mu[2];
 };
 
 static gsl_rng *stream(arr_gen *g, arr_purpose p) { return g->rng[p - 1]; }
@@ -485,11 +488,17 @@ static double next_mmpp(arr_gen *g) {
   }
 }
 
-static int64_t draw_length(const arr_length *l, gsl_rng *r) {
+/* A length from l on stream p, the prompt's or the output's. */
+static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
   double x = l->mean;
-  if (l->dist == ARR_LOGNORMAL && l->sigma > 0)
-    x = gsl_ran_lognormal(r, log(l->mean) - 0.5 * l->sigma * l->sigma,
-                          l->sigma);
+  int k = p == ARR_RNG_OUTPUT;
+  if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
+    if (g->mu_for[k].mean != l->mean || g->mu_for[k].sigma != l->sigma) {
+      g->mu_for[k] = *l;
+      g->mu[k] = log(l->mean) - 0.5 * l->sigma * l->sigma;
+    }
+    x = gsl_ran_lognormal(stream(g, p), g->mu[k], l->sigma);
+  }
   int64_t n = (int64_t)llround(x);
   return n < 1 ? 1 : n;
 }
@@ -513,8 +522,8 @@ bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
   if (g->c->kind == ARR_TRACE)
     return next_trace(g, t_s, prompt_tokens, output_tokens);
   *t_s = g->c->kind == ARR_MMPP ? next_mmpp(g) : next_poisson(g);
-  *prompt_tokens = draw_length(&g->c->prompt, stream(g, ARR_RNG_PROMPT));
-  *output_tokens = draw_length(&g->c->output, stream(g, ARR_RNG_OUTPUT));
+  *prompt_tokens = draw_length(g, &g->c->prompt, ARR_RNG_PROMPT);
+  *output_tokens = draw_length(g, &g->c->output, ARR_RNG_OUTPUT);
   return true;
 }
 

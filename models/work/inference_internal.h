@@ -118,10 +118,19 @@ typedef struct inf_ops {
 extern const inf_ops inf__request_ops; /* inference_request.c */
 extern const inf_ops inf__fluid_ops;   /* inference_fluid.c */
 
+/* The edges' table: HIST_BINS + 1 edges padded with +inf to a power of
+ * two, for a branch-free binary search. */
+#define HIST_EDGES 1024
+_Static_assert(HIST_EDGES > HIST_BINS, "the edges' table holds every edge");
+
 typedef struct histogram {
   uint64_t bin[HIST_BINS];
   uint64_t n, under;
   double min, max;
+  /* edge[b]: the smallest x that bin b or a higher one takes (b = 0 ..
+   * HIST_BINS; HIST_BINS: above the top bin), as log10 places it; +inf
+   * past them. inf__hist_init fills it. */
+  double edge[HIST_EDGES];
 } histogram;
 
 struct inf_service {
@@ -245,7 +254,15 @@ void inf__kv_clear(inf_service *s, uint32_t k);
 /* Statistics (inference_stats.c)                                      */
 /* ------------------------------------------------------------------ */
 
-/* Counts x (seconds) in the run-wide histogram h. */
+/* Makes h empty, its bins' edges found (about 1,000 log10s). */
+void inf__hist_init(histogram *h);
+
+/* The bin log10 puts x >= HIST_LO_S in: floor(log10(x / HIST_LO_S) x
+ * HIST_PER_DECADE), HIST_BINS or more above the top bin. */
+double inf__hist_pos(double x);
+
+/* Counts x (seconds) in the run-wide histogram h (inf__hist_init'ed): in
+ * the bin inf__hist_pos names, found among h's edges without a log10. */
 void inf__hist_add(histogram *h, double x);
 
 /* Quantile q in [0, 1] of the values h has counted, interpolated as GSL's

@@ -107,10 +107,11 @@ static void price_prefill(inf_service *s, replica *r) {
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
-    double prompt = s->pool[i].prompt;
-    double ti = rl_prefill_s(&s->proto, prompt, r->phi);
+    double ti;
+    gpu_load li;
+    rl_prefill(&s->proto, s->pool[i].prompt, r->phi, &ti, &li);
     t += ti;
-    busy = gpu_load_axpy(busy, ti, rl_prefill_load(&s->proto, prompt));
+    busy = gpu_load_axpy(busy, ti, li);
   }
   r->pre_s = t;
   r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
@@ -313,8 +314,33 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
+/* Whether r rests with nothing to catch up on: idle, its event already
+ * cancelled (the handle cleared) and its integrals 0 since they were last
+ * taken. Most replicas at every control period of bench-10k's trough. */
+static bool resting(const replica *r) {
+  return r->phase == IDLE && r->next_s == INFINITY && r->ev_s == INFINITY &&
+         r->ev.slot == 0 && r->comp_int == 0 && r->act_int.sm == 0 &&
+         r->act_int.mem == 0 && r->act_int.busy == 0;
+}
+
+/* Brings r to now and keeps its event at its next change. A resting
+ * replica gets what advance and reschedule would give it, written out:
+ * they would add 0 x dt to its integrals and the interval's batch time
+ * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
+ * handle, so only its clock moves; the same bits for a tenth of the
+ * instructions. */
 static void catch_up(inf_service *s, replica *r) {
-  advance(s, r, now_s(s));
+  double t = now_s(s);
+  if (resting(r)) {
+    if (t - r->clock_s > 0) {
+      r->act_int = (gpu_load){0, 0, 0};
+      r->comp_int = 0;
+      s->iv.batch_s += 0.0;
+      r->clock_s = t;
+    }
+    return;
+  }
+  advance(s, r, t);
   reschedule(s, r);
 }
 
@@ -476,6 +502,8 @@ static int start(inf_service *s, sim_error *err) {
 
 /* The request granularity's state: the replicas and the events. */
 static int req_start(inf_service *s, sim_error *err) {
+  inf__hist_init(&s->ttft_h);
+  inf__hist_init(&s->tpot_h);
   if (alloc_replicas(s) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   return start(s, err);

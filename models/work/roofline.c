@@ -192,15 +192,21 @@ static double allreduce_s(const rl_replica *r, double tokens) {
          2.0 * moe * all_to_all_s(r, tokens);
 }
 
-/* The fixed costs at phi: the share act_fixed of them is the engine's
- * small kernels on the SMs, latency-bound, so counted in SM cycles and
- * stretched as 1 / s_c(phi); the rest is the host's gaps between them,
- * off the GPU's clock (roofline.h, t_fixed). */
-static double fixed_s(const rl_replica *r, double batch, double phi) {
+/* The fixed costs at full clock: the host's per-sequence and per-step
+ * gaps and the MoE layers' fixed kernels. */
+static double fixed_work_s(const rl_replica *r, double batch) {
   const rl_config *c = &r->cfg;
-  double t = batch * c->seq_overhead_s +
-             (double)r->model->moe_layers * c->moe_layer_overhead_s +
-             c->step_overhead_s;
+  return batch * c->seq_overhead_s +
+         (double)r->model->moe_layers * c->moe_layer_overhead_s +
+         c->step_overhead_s;
+}
+
+/* The fixed costs t (fixed_work_s) at phi: the share act_fixed of them
+ * is the engine's small kernels on the SMs, latency-bound, so counted in
+ * SM cycles and stretched as 1 / s_c(phi); the rest is the host's gaps
+ * between them, off the GPU's clock (roofline.h, t_fixed). */
+static double fixed_s(const rl_replica *r, double t, double phi) {
+  const rl_config *c = &r->cfg;
   return t * (1 - c->act_fixed + c->act_fixed / gpu_speed_compute(r->gpu, phi));
 }
 
@@ -303,31 +309,50 @@ static double dequant_s(const rl_step *s, double t_w0) {
   return fmin(beyond, fmax(0, s->t_weights - s->t_gemm));
 }
 
-/* The step's parts and time at phi (the header comment); no load. */
-static void step_parts(const rl_replica *r, double requests, double context,
-                       double phi, rl_step *out) {
+/* What a decode step does, whatever the clock: the bytes it moves and
+ * the FLOPs it computes, its all-reduces' time and its fixed costs at
+ * full clock. A step at phi < 1 is priced twice (at phi and, for its
+ * load, at full clock): this part once. */
+typedef struct step_work {
+  double bytes, crit, kv; /* all, the critical path's weights, the KV's */
+  double gemm, attn;      /* FLOPs */
+  double t_tp, fixed;     /* s */
+} step_work;
+
+static void step_work_of(const rl_replica *r, double requests, double context,
+                         step_work *w) {
   const llm_model *m = r->model;
-  const rl_config *c = &r->cfg;
-  double batch = requests * c->beams; /* the sequences the step decodes */
+  double batch = requests * r->cfg.beams; /* the sequences it decodes */
   double weights = llm_decode_weight_bytes(m, r->weights, batch);
-  double kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
+  w->kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
+  w->crit = critical_weight_bytes(r, batch, weights);
+  w->bytes = weights + w->kv;
+  w->gemm = batch * llm_flops_per_token(m);
+  w->attn = batch * 4.0 * (double)m->layers * d_attn(m) * context;
+  w->t_tp = allreduce_s(r, batch);
+  w->fixed = fixed_work_s(r, batch);
+}
+
+/* The step's parts and time at phi (the header comment); no load. */
+static void step_parts(const rl_replica *r, const step_work *w, double phi,
+                       rl_step *out) {
+  const rl_config *c = &r->cfg;
   /* eff_bw is a share of what the GPU's HBM can stream (achievable_bps,
    * a published microbenchmark's), so that it is the engine's and not the
    * family's: B200 reaches a lower share of its datasheet than H100. */
   double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, phi);
   double rate = flop_rate(r, phi);
-  double crit = critical_weight_bytes(r, batch, weights);
-  out->bytes = weights + kv;
-  out->t_weights = crit / (bw * weight_bw_share(r));
-  out->t_kv = kv / (bw * c->eff_bw);
-  out->t_gemm = batch * llm_flops_per_token(m) / rate;
-  out->t_dequant = dequant_s(out, crit / (bw * c->eff_bw));
-  out->t_attn = batch * 4.0 * (double)m->layers * d_attn(m) * context / rate;
+  out->bytes = w->bytes;
+  out->t_weights = w->crit / (bw * weight_bw_share(r));
+  out->t_kv = w->kv / (bw * c->eff_bw);
+  out->t_gemm = w->gemm / rate;
+  out->t_dequant = dequant_s(out, w->crit / (bw * c->eff_bw));
+  out->t_attn = w->attn / rate;
   out->flops = (out->t_gemm + out->t_attn) * rate;
   out->t_mem = out->t_weights + out->t_kv;
   out->t_comp = out->t_gemm + out->t_attn;
-  out->t_tp = allreduce_s(r, batch);
-  out->t_fixed = fixed_s(r, batch, phi);
+  out->t_tp = w->t_tp;
+  out->t_fixed = fixed_s(r, w->fixed, phi);
   out->t = fmax(out->t_weights, out->t_gemm) + fmax(out->t_kv, out->t_attn) +
            out->t_tp + out->t_fixed;
 }
@@ -343,13 +368,15 @@ static gpu_load step_load(const rl_replica *r, const rl_step *s) {
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out) {
   phi = clamp_phi(r, phi);
-  step_parts(r, batch, context, phi, out);
+  step_work w;
+  step_work_of(r, batch, context, &w);
+  step_parts(r, &w, phi, out);
   if (phi == 1) {
     out->load = step_load(r, out);
     return;
   }
   rl_step full;
-  step_parts(r, batch, context, 1, &full);
+  step_parts(r, &w, 1, &full);
   out->load = step_load(r, &full);
 }
 
@@ -378,14 +405,28 @@ double rl_step_power_w(const rl_replica *r, double batch, double context,
   return gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
 }
 
-gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
-  double comp = prefill_flops(r->model, prompt_tokens) / flop_rate(r, 1);
-  double t = comp + allreduce_s(r, prompt_tokens);
+/* The load of a prefill of flops FLOPs whose all-reduces take tp_s. */
+static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s) {
+  double comp = flops / flop_rate(r, 1);
+  double t = comp + tp_s;
   /* An empty prompt (a trace row with no context) computes nothing. */
   if (!(t > 0))
     return (gpu_load){0, 0, 0};
   double bytes = llm_weight_bytes(r->model, r->weights) / r->tp;
   return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)), 1};
+}
+
+gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
+  return prefill_load(r, prefill_flops(r->model, prompt_tokens),
+                      allreduce_s(r, prompt_tokens));
+}
+
+void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
+                double *t_s, gpu_load *load) {
+  double flops = prefill_flops(r->model, prompt_tokens);
+  double tp_s = allreduce_s(r, prompt_tokens);
+  *t_s = flops / flop_rate(r, clamp_phi(r, phi)) + tp_s;
+  *load = prefill_load(r, flops, tp_s);
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

@@ -307,6 +307,11 @@ double rl_step_power_w(const rl_replica *r, double batch, double context,
  * HBM reading the weights once. */
 gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens);
 
+/* rl_prefill_s and rl_prefill_load of one prompt at once (the same
+ * bits), their FLOPs and all-reduces worked out once. */
+void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
+                double *t_s, gpu_load *load);
+
 /* Power of one GPU during prefill, W: gpu_load_power of that load. */
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
                           double phi);

@@ -208,6 +208,31 @@ static void split_in_runs_is_unit_by_unit(void **state) {
   free(first);
 }
 
+/* Per run of fleet_in_runs: the fill's weight and top (60% of runs
+ * filled up to demand, the rest held at a top inside their range), the
+ * same written out per unit; returns the budget drawn for them, from
+ * under their floor to over every top. */
+static double fill_inputs(uint64_t *seed, const power_unit *u, size_t nrun,
+                          const size_t *first, const size_t *len, double *w,
+                          double *top, double *uw, double *utop) {
+  double floor = 0, ceil = 0;
+  for (size_t r = 0; r < nrun; r++) {
+    const power_unit *p = &u[first[r]];
+    bool rest = uniform(seed) < 0.6;
+    w[r] = rest ? p->demand : 0;
+    top[r] = rest ? fmin(fmax(p->demand, p->lo), p->hi)
+                  : p->lo + uniform(seed) * (p->hi - p->lo);
+    for (size_t i = first[r]; i < first[r] + len[r]; i++)
+      uw[i] = w[r], utop[i] = top[r];
+    floor += (double)len[r] * p->n * p->lo;
+    ceil += (double)len[r] * p->n * p->hi;
+  }
+  double x = uniform(seed);
+  return x < 0.15  ? floor * (1 - 1e-15)
+         : x < 0.3 ? floor * (1 + 1e-13 * x)
+                   : floor + x * (ceil - floor);
+}
+
 /* The fill's and the spread's inputs per run (runs of fleet_in_runs),
  * their budgets from under the floor to over every top: over runs, the
  * caps of the units one by one, bit for bit. */
@@ -223,21 +248,7 @@ static void fill_and_spread_in_runs(void **state) {
   for (int trial = 0; trial < 300; trial++) {
     size_t n = fleet_in_runs(&seed, u, 1 + (size_t)(uniform(&seed) * MAXR),
                              trial % 2 ? 300 : 8, &nrun, first, len);
-    double floor = 0, ceil = 0;
-    for (size_t r = 0; r < nrun; r++) {
-      const power_unit *p = &u[first[r]];
-      bool rest = uniform(&seed) < 0.6;
-      w[r] = rest ? p->demand : 0;
-      top[r] = rest ? fmin(fmax(p->demand, p->lo), p->hi)
-                    : p->lo + uniform(&seed) * (p->hi - p->lo);
-      for (size_t i = first[r]; i < first[r] + len[r]; i++)
-        uw[i] = w[r], utop[i] = top[r];
-      floor += (double)len[r] * p->n * p->lo;
-      ceil += (double)len[r] * p->n * p->hi;
-    }
-    double x = uniform(&seed), budget = x < 0.15   ? floor * (1 - 1e-15)
-                                        : x < 0.3 ? floor * (1 + 1e-13 * x)
-                                                  : floor + x * (ceil - floor);
+    double budget = fill_inputs(&seed, u, nrun, first, len, w, top, uw, utop);
     power_runs runs = {nrun, first, len};
     double memo = 0;
     power_fill(u, n, uw, utop, budget, ucap);
@@ -256,12 +267,65 @@ static void fill_and_spread_in_runs(void **state) {
   free(first);
 }
 
+/* A unit of a long run made unlike the others in one field the policy
+ * reads (0: n; else a factor on a field), by a margin that moves its cap
+ * or the sum. */
+static void unlike(power_unit *p, int field) {
+  double *f[] = {&p->lo, &p->hi,       &p->demand, &p->weight,
+                 &p->c,  &p->activity, &p->idle};
+  static const double by[] = {1.2, 0.94, 0.61, 2.5, 0.5, 0.7, 1.13};
+  if (field == 0)
+    p->n += 1;
+  else
+    *f[field - 1] *= by[field - 1];
+}
+
+#define LONG_RUN 1000
+
+/* A run of LONG_RUN copies (after a short run of other units, so that
+ * the long one starts anywhere in memcmp's blocks) with one unit unlike
+ * the rest, at the first unit after the run's start, at either side of
+ * the run finder's blocks, and at the end: every field in turn. A run
+ * finder that missed it (a block compared wrong, the first unit after a
+ * run's start taken unseen, the tail skipped) would give it the run's
+ * cap; the split is the unit-by-unit one, bit for bit. */
+static void one_unlike_in_a_long_run(void **state) {
+  (void)state;
+  static const size_t at[] = {1, 2, 31, 32, 33, 64, 65, 500, 998, 999};
+  uint64_t seed = 43;
+  power_unit kinds[MAXU], *u = calloc(LONG_RUN + 8, sizeof *u);
+  double budget, *cap = calloc(2 * (LONG_RUN + 8), sizeof *cap);
+  assert_true(u != NULL && cap != NULL);
+  size_t nk = classed_fleet(&seed, kinds, &budget);
+  for (size_t lead = 0; lead < 4; lead++)
+    for (size_t a = 0; a < N_OF(at); a++)
+      for (int field = 0; field < 8; field++) {
+        power_unit run = kinds[(lead + (size_t)field) % nk];
+        run.weight = 1, run.c = 0.6, run.activity = 0.8, run.demand = 560;
+        for (size_t i = 0; i < lead; i++)
+          u[i] = kinds[(i + 1) % nk];
+        for (size_t i = 0; i < LONG_RUN; i++)
+          u[lead + i] = run;
+        unlike(&u[lead + at[a]], field);
+        size_t n = lead + LONG_RUN;
+        double b = drawn_budget(&seed, u, n), *want = cap + n;
+        split_by_units(u, n, b, want);
+        power_split_efficiency(u, n, b, cap);
+        if (memcmp(cap, want, n * sizeof *cap) != 0)
+          fail_msg("lead %zu, unit %zu unlike in field %d: caps differ", lead,
+                   at[a], field);
+      }
+  free(u);
+  free(cap);
+}
+
 int main(void) {
-  struct CMUnitTest tests[4];
+  struct CMUnitTest tests[5];
   size_t n = 0;
   TEST_ADD(tests, n, repeat_rounds_as_the_loop);
   TEST_ADD(tests, n, repeat_is_the_loop);
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
+  TEST_ADD(tests, n, one_unlike_in_a_long_run);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }

@@ -77,6 +77,44 @@ static void random_fleets(void **state) {
   }
 }
 
+/* One group of 8 racks of 72 GPUs of a type, with units. */
+typedef struct unit_fleet {
+  gpu_catalog cat;
+  rack_group_spec g;
+  rack_fleet *f;
+} unit_fleet;
+
+static rack_fleet *unit_fleet_make(unit_fleet *u, const char *gpu) {
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load_builtin(&u->cat, &err), SIM_OK);
+  u->g = (rack_group_spec){"r", gpu_catalog_find(&u->cat, gpu), 8, 72, 1e9, 0,
+                           0,   NULL, 0, NAN, NULL, 0, false, 0};
+  u->f = rack_fleet_create(&u->g, 1, NULL, &err);
+  assert_non_null(u->f);
+  assert_int_equal(rack_fleet_keep_units(u->f), SIM_OK);
+  return u->f;
+}
+
+static void unit_fleet_free(unit_fleet *u) {
+  rack_fleet_destroy(u->f);
+  gpu_catalog_fini(&u->cat);
+}
+
+/* Slots' GPUs in runs of random length, a rack's free ones now and then:
+ * an owner per slot (nowners: the free GPUs'), a load per run. */
+static void owned_runs(rack_fleet *f, uint32_t *owner, uint32_t nowners) {
+  for (uint32_t i = 0; i < f->n;) {
+    uint32_t sl = 1 + (uint32_t)(rand() % 500), run = 1 + (uint32_t)(rand() % 9);
+    bool free_gpus = rand() % 4 == 0;
+    gpu_load l = gpu_load_level((double)rand() / RAND_MAX);
+    for (; run > 0 && i < f->n; run--, i++) {
+      rack_set_unit_key(f, i, free_gpus ? 0 : sl);
+      owner[i] = free_gpus ? nowners : sl % nowners;
+      rack_set_load(f, i, l);
+    }
+  }
+}
+
 /* The sums run by run (work__owner_sums_runs) on a fleet with units:
  * slots' GPUs in runs, an owner per slot, the powers the fleet's update
  * gives; against the per-GPU reference within a relative 1e-13 (k p for
@@ -87,28 +125,12 @@ static void sums_by_runs(void **state) {
   (void)state;
   static uint32_t owner[MAX_GPUS], run_owner[MAX_GPUS];
   static double run_len[MAX_GPUS];
-  rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
-                       0,    false, 0};
-  gpu_catalog cat;
-  sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&cat, &err), SIM_OK);
-  g.gpu = gpu_catalog_find(&cat, "GB200");
-  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
-  assert_non_null(f);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  unit_fleet u;
+  rack_fleet *f = unit_fleet_make(&u, "GB200");
   srand(25);
   for (int round = 0; round < 50; round++) {
     uint32_t nowners = 1 + (uint32_t)(rand() % MAX_OWNERS);
-    for (uint32_t i = 0; i < f->n;) {
-      uint32_t sl = 1 + (uint32_t)(rand() % 500), run = 1 + (uint32_t)(rand() % 9);
-      bool free_gpus = rand() % 4 == 0;
-      gpu_load l = gpu_load_level((double)rand() / RAND_MAX);
-      for (; run > 0 && i < f->n; run--, i++) {
-        rack_set_unit_key(f, i, free_gpus ? 0 : sl);
-        owner[i] = free_gpus ? nowners : sl % nowners;
-        rack_set_load(f, i, l);
-      }
-    }
+    owned_runs(f, owner, nowners);
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f) && f->nruns < f->n);
     double want[MAX_OWNERS + 1] = {0}, got[MAX_OWNERS + 1] = {0};
@@ -122,8 +144,42 @@ static void sums_by_runs(void **state) {
                             f->nruns);
     assert_memory_equal(packed, got, (nowners + 1) * sizeof *got);
   }
-  rack_fleet_destroy(f);
-  gpu_catalog_fini(&cat);
+  unit_fleet_free(&u);
+}
+
+/* Keys, loads and caps in runs of random length, and thermal caps. */
+static void keyed_runs(rack_fleet *f, const gpu_spec *g) {
+  for (uint32_t i = 0; i < f->n;) {
+    uint32_t sl = 1 + (uint32_t)(rand() % 50), run = 1 + (uint32_t)(rand() % 9);
+    gpu_load l = {(double)rand() / RAND_MAX, (double)rand() / RAND_MAX, 1};
+    double cap = g->cap_min_w + (double)rand() / RAND_MAX *
+                                    (g->cap_max_w - g->cap_min_w);
+    for (; run > 0 && i < f->n; run--, i++) {
+      rack_set_unit_key(f, i, sl);
+      rack_set_load(f, i, l);
+      f->cap_w[i] = cap;
+    }
+  }
+  for (uint32_t r = 0; r < f->nracks; r++)
+    f->thermal_cap_w[r] = rand() % 2 ? INFINITY : 700;
+}
+
+/* A slot of random GPUs (stretches, some shuffled in): its clock from
+ * its runs against the slowest of its GPUs', to the bit. */
+static void check_slot_clock(const rack_fleet *f, rack_phi_last *last) {
+  static uint32_t list[MAX_GPUS], runs[MAX_GPUS];
+  uint32_t n = 1 + (uint32_t)(rand() % 64);
+  uint32_t at = (uint32_t)(rand() % (int)(f->n - n));
+  for (uint32_t k = 0; k < n; k++)
+    list[k] = rand() % 5 == 0 ? (uint32_t)(rand() % (int)f->n) : at + k;
+  double want = 1;
+  for (uint32_t k = 0; k < n; k++) {
+    double p = rack_gpu_phi(f, list[k]);
+    want = p < want || isnan(want) ? p : want;
+  }
+  uint32_t m = work__slot_runs(f, list, n, runs);
+  double got = work__runs_phi(f, runs, m, last);
+  assert_memory_equal(&got, &want, sizeof got);
 }
 
 /* A slot's clock from its runs (work__slot_runs, then work__runs_phi,
@@ -132,51 +188,18 @@ static void sums_by_runs(void **state) {
  * them, in any order, across racks), caps and loads per key. */
 static void slot_clocks_by_runs(void **state) {
   (void)state;
-  static uint32_t list[MAX_GPUS], runs[MAX_GPUS];
-  rack_group_spec g = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
-                       0,    false, 0};
-  gpu_catalog cat;
-  sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&cat, &err), SIM_OK);
-  g.gpu = gpu_catalog_find(&cat, "B200");
-  rack_fleet *f = rack_fleet_create(&g, 1, NULL, &err);
-  assert_non_null(f);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  unit_fleet u;
+  rack_fleet *f = unit_fleet_make(&u, "B200");
   srand(26);
   rack_phi_last last = {.type = RACK_PHI_NONE}; /* kept across rounds too */
   for (int round = 0; round < 50; round++) {
-    for (uint32_t i = 0; i < f->n;) {
-      uint32_t sl = 1 + (uint32_t)(rand() % 50), run = 1 + (uint32_t)(rand() % 9);
-      gpu_load l = {(double)rand() / RAND_MAX, (double)rand() / RAND_MAX, 1};
-      double cap = g.gpu->cap_min_w + (double)rand() / RAND_MAX *
-                                          (g.gpu->cap_max_w - g.gpu->cap_min_w);
-      for (; run > 0 && i < f->n; run--, i++) {
-        rack_set_unit_key(f, i, sl);
-        rack_set_load(f, i, l);
-        f->cap_w[i] = cap;
-      }
-    }
-    for (uint32_t r = 0; r < f->nracks; r++)
-      f->thermal_cap_w[r] = rand() % 2 ? INFINITY : 700;
+    keyed_runs(f, u.g.gpu);
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
-    for (int slot_k = 0; slot_k < 20; slot_k++) {
-      uint32_t n = 1 + (uint32_t)(rand() % 64);
-      uint32_t at = (uint32_t)(rand() % (int)(f->n - n));
-      for (uint32_t k = 0; k < n; k++) /* stretches, some shuffled in */
-        list[k] = rand() % 5 == 0 ? (uint32_t)(rand() % (int)f->n) : at + k;
-      double want = 1;
-      for (uint32_t k = 0; k < n; k++) {
-        double p = rack_gpu_phi(f, list[k]);
-        want = p < want || isnan(want) ? p : want;
-      }
-      uint32_t m = work__slot_runs(f, list, n, runs);
-      double got = work__runs_phi(f, runs, m, &last);
-      assert_memory_equal(&got, &want, sizeof got);
-    }
+    for (int slot_k = 0; slot_k < 20; slot_k++)
+      check_slot_clock(f, &last);
   }
-  rack_fleet_destroy(f);
-  gpu_catalog_fini(&cat);
+  unit_fleet_free(&u);
 }
 
 int main(void) {

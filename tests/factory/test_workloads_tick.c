@@ -1,12 +1,16 @@
 /* test_workloads_tick.c - the tick's packed replicas (workloads_tick.c):
  * the clocks of a service's replicas taken from their runs' first GPUs in
- * one loop (work__replica_phis) are, replica by replica, the slowest of
+ * one loop (work__replica_phis), and with the loads the replicas hold
+ * (work__replica_phis_held), are, replica by replica, the slowest of
  * their GPUs' rack_gpu_phi, to the bit; on fleets of replicas of random
- * sizes laid end to end as the services place them, across racks, with
- * caps that differ inside a replica (several runs), thermal caps, and
- * loads and caps that repeat from one replica to the next (the near
- * clock's hits) or do not. And the background load on the free GPUs
- * (factory.c's list of free runs) after jobs have come and gone. */
+ * sizes laid end to end as the services place them, across racks of two
+ * GPU types, with caps that differ inside a replica (several runs),
+ * thermal caps, and loads and caps that repeat from one replica to the
+ * next (the near clock's hits) or do not. The stretches of a service's
+ * replicas that take their worth in one call (work__replica_stretch)
+ * against the slot-reading loop they replaced. And the background load
+ * on the free GPUs (factory.c's list of free runs) after jobs have come
+ * and gone. */
 #define WORK_SCENARIO "work_tick.yaml"
 #include "test_workloads_run.h"
 
@@ -18,14 +22,47 @@ enum { MAX_REPS = 600 };
 
 static double uniform(void) { return (double)rand() / RAND_MAX; }
 
+/* A fleet with units of two groups of 4 racks, B200 then GB200 (so a
+ * replica laid across them has runs of two types). */
+typedef struct two_types {
+  gpu_catalog cat;
+  rack_group_spec grp[2];
+  rack_fleet *f;
+} two_types;
+
+static rack_fleet *two_types_make(two_types *t) {
+  sim_error err = {0};
+  assert_int_equal(gpu_catalog_load_builtin(&t->cat, &err), SIM_OK);
+  const char *names[2] = {"B200", "GB200"};
+  for (int k = 0; k < 2; k++)
+    t->grp[k] = (rack_group_spec){names[k], gpu_catalog_find(&t->cat, names[k]),
+                                  4, 72, 1e9, 0, 0, NULL, 0, NAN, NULL, 0,
+                                  false, 0};
+  t->f = rack_fleet_create(t->grp, 2, NULL, &err);
+  assert_non_null(t->f);
+  assert_int_equal(rack_fleet_keep_units(t->f), SIM_OK);
+  return t->f;
+}
+
+static void two_types_free(two_types *t) {
+  rack_fleet_destroy(t->f);
+  gpu_catalog_fini(&t->cat);
+}
+
+/* A cap in GPU i's range. */
+static double some_cap(const rack_fleet *f, uint32_t i) {
+  const gpu_spec *g = f->types[f->type[i]];
+  return g->cap_min_w + uniform() * (g->cap_max_w - g->cap_min_w);
+}
+
 /* Replicas end to end over the fleet's GPUs from 0: replica k has
- * size[k] GPUs and key k + 1; a load and a cap per replica, repeated
- * from the one before at times; now and then a GPU of its own cap (a run
- * apart). How many replicas fit. */
-static uint32_t lay_out(rack_fleet *f, const gpu_spec *g, uint32_t *size) {
+ * size[k] GPUs, key k + 1 and load[k]; a load and a cap per replica,
+ * repeated from the one before at times; now and then a GPU of its own
+ * cap (a run apart). How many replicas fit. */
+static uint32_t lay_out(rack_fleet *f, uint32_t *size, gpu_load *load) {
   uint32_t k = 0, at = 0;
   gpu_load l = {0.5, 0.5, 1};
-  double cap = g->cap_max_w;
+  double cap = some_cap(f, 0);
   while (k < MAX_REPS) {
     uint32_t n = 1 + (uint32_t)(rand() % 16);
     if (at + n > f->n)
@@ -33,12 +70,13 @@ static uint32_t lay_out(rack_fleet *f, const gpu_spec *g, uint32_t *size) {
     if (rand() % 3 != 0) /* else as the replica before */
       l = (gpu_load){uniform(), uniform(), rand() % 4 ? 1 : uniform()};
     if (rand() % 3 != 0)
-      cap = g->cap_min_w + uniform() * (g->cap_max_w - g->cap_min_w);
+      cap = some_cap(f, at);
     for (uint32_t i = at; i < at + n; i++) {
       rack_set_unit_key(f, i, k + 1);
       rack_set_load(f, i, l);
-      f->cap_w[i] = rand() % 11 == 0 ? g->cap_min_w : cap;
+      f->cap_w[i] = rand() % 11 == 0 ? f->types[f->type[i]]->cap_min_w : cap;
     }
+    load[k] = l;
     size[k++] = n;
     at += n;
   }
@@ -46,63 +84,129 @@ static uint32_t lay_out(rack_fleet *f, const gpu_spec *g, uint32_t *size) {
 }
 
 /* The packed runs of replicas laid end to end (as the tick packs them:
- * work__slot_runs, each run's first GPU) into run0 and gpu0. */
+ * work__slot_runs, each run's first GPU, its rack and type). */
+typedef struct packed {
+  uint32_t run0[MAX_REPS + 1], gpu0[8 * 72], rack[8 * 72];
+  uint16_t type[8 * 72];
+} packed;
+
 static void pack(const rack_fleet *f, const uint32_t *size, uint32_t nrep,
-                 uint32_t *run0, uint32_t *gpu0) {
+                 packed *p) {
   static uint32_t gpus[16], runs[16];
   uint32_t at = 0, m = 0;
   for (uint32_t k = 0; k < nrep; k++) {
     for (uint32_t i = 0; i < size[k]; i++)
       gpus[i] = at + i;
     uint32_t nr = work__slot_runs(f, gpus, size[k], runs);
-    run0[k] = m;
-    for (uint32_t q = 0; q < nr; q++)
-      gpu0[m++] = f->run_first[runs[q]];
+    p->run0[k] = m;
+    for (uint32_t q = 0; q < nr; q++, m++) {
+      p->gpu0[m] = f->run_first[runs[q]];
+      p->rack[m] = f->rack[p->gpu0[m]];
+      p->type[m] = f->type[p->gpu0[m]];
+    }
     at += size[k];
   }
-  run0[nrep] = m;
+  p->run0[nrep] = m;
 }
 
+/* Replica k's clock is the slowest of its GPUs' rack_gpu_phi, to the bit;
+ * how many of them have more than one run. */
+static uint32_t check_slowest(const rack_fleet *f, const uint32_t *size,
+                              uint32_t nrep, const packed *p,
+                              const double *phi) {
+  uint32_t at = 0, several = 0;
+  for (uint32_t k = 0; k < nrep; k++) {
+    double want = 1;
+    for (uint32_t i = at; i < at + size[k]; i++) {
+      double q = rack_gpu_phi(f, i);
+      want = q < want || isnan(want) ? q : want;
+    }
+    assert_memory_equal(&phi[k], &want, sizeof want);
+    several += p->run0[k + 1] - p->run0[k] > 1;
+    at += size[k];
+  }
+  return several;
+}
+
+/* The packed clocks, both ways: through the fleet's loads
+ * (work__replica_phis) and with the loads the replicas hold
+ * (work__replica_phis_held), each with its own near clock kept across
+ * rounds; each replica's the slowest of its GPUs'. */
 static void replica_clocks_are_their_gpus_slowest(void **state) {
   (void)state;
-  static uint32_t size[MAX_REPS], run0[MAX_REPS + 1], gpu0[8 * 72];
-  static double phi[MAX_REPS];
-  rack_group_spec grp = {"r",  NULL, 8,    72, 1e9, 0, 0, NULL, 0, NAN, NULL,
-                         0,    false, 0};
-  gpu_catalog cat;
-  sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&cat, &err), SIM_OK);
-  const gpu_spec *g = gpu_catalog_find(&cat, "B200");
-  grp.gpu = g;
-  rack_fleet *f = rack_fleet_create(&grp, 1, NULL, &err);
-  assert_non_null(f);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS];
+  static double phi[MAX_REPS], held[MAX_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = two_types_make(&t);
   srand(27);
-  rack_phi_last last = {.type = RACK_PHI_NONE}; /* kept across rounds */
+  rack_phi_last last = {.type = RACK_PHI_NONE}, last_held = last;
   uint32_t several = 0; /* replicas of more than one run */
   for (int round = 0; round < 60; round++) {
-    uint32_t nrep = lay_out(f, g, size);
+    uint32_t nrep = lay_out(f, size, load);
     for (uint32_t r = 0; r < f->nracks; r++)
-      f->thermal_cap_w[r] = rand() % 3 ? INFINITY : g->cap_min_w + 100;
+      f->thermal_cap_w[r] = rand() % 3 ? INFINITY : 800;
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
-    pack(f, size, nrep, run0, gpu0);
-    work__replica_phis(f, run0, gpu0, nrep, phi, &last);
-    uint32_t at = 0;
-    for (uint32_t k = 0; k < nrep; k++) {
-      double want = 1;
-      for (uint32_t i = at; i < at + size[k]; i++) {
-        double p = rack_gpu_phi(f, i);
-        want = p < want || isnan(want) ? p : want;
-      }
-      assert_memory_equal(&phi[k], &want, sizeof want);
-      several += run0[k + 1] - run0[k] > 1;
-      at += size[k];
-    }
+    pack(f, size, nrep, &p);
+    work__replica_phis(f, p.run0, p.gpu0, nrep, phi, &last);
+    work_reps r = {nrep, p.run0, p.gpu0, p.rack, p.type, load};
+    work__replica_phis_held(f, &r, held, &last_held);
+    several += check_slowest(f, size, nrep, &p, phi);
+    check_slowest(f, size, nrep, &p, held);
   }
   assert_true(several > 100);
-  rack_fleet_destroy(f);
-  gpu_catalog_fini(&cat);
+  two_types_free(&t);
+}
+
+/* Services of 5, 70 and 130 replicas, their slots first as
+ * lay_out_slots makes them, then a job's 9 stages. */
+enum { NSVC = 3, NREP = 5 + 70 + 130, NSLOTS = NREP + 9, NKEYS = 4000 };
+
+/* The loop work__replica_stretch replaced, which read every slot's owner
+ * and part: the reference. */
+static size_t stretch_ref(const work *w, const uint32_t *key, size_t j,
+                          size_t n) {
+  const slot *s0 = &w->slots[key[j]];
+  size_t e = j + 1;
+  while (e < n && e - j < WORK_CHUNK && key[e] == key[j] + (e - j) &&
+         key[e] < w->nrep && w->slots[key[e]].owner == s0->owner &&
+         w->slots[key[e]].part == s0->part + (e - j))
+    e++;
+  return e - j;
+}
+
+/* work__replica_stretch against stretch_ref on keys in stretches of
+ * consecutive slots that cross services' ends and run into the job's
+ * slots, broken by jumps and free GPUs (NO_SLOT), at every service slot
+ * of them, with the keys' end there or further on. */
+static void replica_stretches(void **state) {
+  (void)state;
+  static inf_config svc[NSVC];
+  static slot slots[NSLOTS];
+  static uint32_t key[NKEYS];
+  const int64_t reps[NSVC + 1] = {5, 70, 130, 9}; /* and the job's stages */
+  work_config cfg = {.services = svc, .nservices = NSVC};
+  work w = {.cfg = &cfg, .slots = slots, .nslots = NSLOTS, .nrep = NREP};
+  for (uint32_t s = 0, at = 0; s <= NSVC; s++)
+    for (uint32_t r = 0; r < reps[s]; r++, at++)
+      slots[at] = (slot){s, r, 0, 1, true, false};
+  for (uint32_t s = 0; s < NSVC; s++)
+    svc[s].replicas = reps[s];
+  srand(28);
+  for (uint32_t j = 0; j < NKEYS;) {
+    uint32_t from = (uint32_t)(rand() % NSLOTS), len = 1 + rand() % 90;
+    for (; len > 0 && j < NKEYS; len--, j++)
+      key[j] = rand() % 50 == 0 ? NO_SLOT : (from++) % NSLOTS;
+  }
+  for (size_t j = 0; j < NKEYS; j++) {
+    size_t n = j % 3 == 0 ? j + 1 + (size_t)(rand() % 80) : NKEYS;
+    n = n < NKEYS ? n : NKEYS;
+    if (key[j] < NREP)
+      assert_int_equal(work__replica_stretch(&w, key, j, n),
+                       stretch_ref(&w, key, j, n));
+  }
 }
 
 /* Jobs start and end on a rack whose background steps from 30% to 60%
@@ -145,6 +249,7 @@ static void freed_gpus_take_the_background(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(replica_clocks_are_their_gpus_slowest),
+      cmocka_unit_test(replica_stretches),
       cmocka_unit_test(freed_gpus_take_the_background),
   };
   return cmocka_run_group_tests_name("workloads_tick", tests, NULL, NULL);

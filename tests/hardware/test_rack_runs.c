@@ -317,28 +317,44 @@ typedef struct rack_want {
   uint32_t held;
 } rack_want;
 
+/* Run q's terms under the per-GPU update (ref): its power, its activity
+ * share and load share, each at most 1, and whether the thermal cap
+ * holds it. */
+typedef struct run_terms {
+  double p, share, load;
+  bool held;
+} run_terms;
+
+static run_terms terms_of(const rack_fleet *f, const rack_fleet *ref,
+                          uint32_t q, double tcap) {
+  uint32_t i = f->run_first[q];
+  uint16_t t = f->type[i];
+  double m = f->t_mem[t] * f->mem[i];
+  double full = f->t_idle[t] + m + (f->t_busy[t] * f->busy[i] +
+                                    f->t_sm[t] * f->activity[i]);
+  double share = (full - f->t_idle[t]) * (1 / f->t_span[t]);
+  double load = (f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
+                 f->t_sm[t] * f->activity[i]) / f->t_span[t];
+  return (run_terms){ref->power_w[i], share < 1 ? share : 1,
+                     load < 1 ? load : 1, tcap < f->cap_w[i] && full > tcap};
+}
+
 static rack_want want_of(const rack_fleet *f, const rack_fleet *ref,
                          uint32_t r) {
   const rack_group_spec *g = &f->groups[f->group[r]];
-  uint16_t t = f->type[f->first[r]];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
-  double tcap = f->thermal_cap_w[r], asum = 0;
+  double asum = 0;
   rack_want w = {0, 0, 0, 0, 0, 0};
   for (uint32_t s = f->first[r]; s < f->first[r] + f->count[r]; s += per) {
     double gpu = 0, act = 0;
     for (uint32_t q = f->gpu_run[s]; q <= f->gpu_run[s + per - 1]; q++) {
-      uint32_t i = f->run_first[q], k = f->run_len[q];
-      double p = ref->power_w[i], m = f->t_mem[t] * f->mem[i];
-      double full = f->t_idle[t] + m + (f->t_busy[t] * f->busy[i] +
-                                        f->t_sm[t] * f->activity[i]);
-      double share = (full - f->t_idle[t]) * (1 / f->t_span[t]);
-      double load = (f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
-                     f->t_sm[t] * f->activity[i]) / f->t_span[t];
-      w.held += tcap < f->cap_w[i] && full > tcap ? k : 0;
-      w.gpu += k * p;
-      asum += k * (share < 1 ? share : 1);
-      gpu += k * p;
-      act += k * (load < 1 ? load : 1);
+      double k = f->run_len[q];
+      run_terms t = terms_of(f, ref, q, f->thermal_cap_w[r]);
+      w.held += t.held ? f->run_len[q] : 0;
+      w.gpu += k * t.p;
+      asum += k * t.share;
+      gpu += k * t.p;
+      act += k * t.load;
     }
     if (g->system == NULL)
       continue;
@@ -353,11 +369,20 @@ static rack_want want_of(const rack_fleet *f, const rack_fleet *ref,
   if (g->system == NULL) {
     double dc = w.gpu + f->other_idle_w[r] +
                 (f->other_max_w[r] - f->other_idle_w[r]) * w.mean;
-    double eta = rack_efficiency(g, dc / f->limit_w[r]);
-    w.loss = dc / eta - dc;
+    w.loss = dc / rack_efficiency(g, dc / f->limit_w[r]) - dc;
     w.rack = dc + w.loss;
   }
   return w;
+}
+
+/* Rack r's sums are w's, to the bit. */
+static void assert_rack_is(const rack_fleet *f, uint32_t r, rack_want w) {
+  assert_memory_equal(&f->gpu_power_w[r], &w.gpu, sizeof w.gpu);
+  assert_memory_equal(&f->activity_mean[r], &w.mean, sizeof w.mean);
+  assert_memory_equal(&f->rack_power_w[r], &w.rack, sizeof w.rack);
+  assert_memory_equal(&f->loss_w[r], &w.loss, sizeof w.loss);
+  assert_memory_equal(&f->fan_w[r], &w.fan, sizeof w.fan);
+  assert_int_equal(f->throttled[r], w.held);
 }
 
 /* The one pass over alike runs (the memo hit, and missed by a double
@@ -379,19 +404,243 @@ static void alike_runs_are_the_run_sums(void **state) {
       rack_fleet_update(f, NULL);
       assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                           f->n * sizeof(double));
-      for (uint32_t r = 0; r < f->nracks; r++) {
-        rack_want w = want_of(f, ref, r);
-        assert_memory_equal(&f->gpu_power_w[r], &w.gpu, sizeof w.gpu);
-        assert_memory_equal(&f->activity_mean[r], &w.mean, sizeof w.mean);
-        assert_memory_equal(&f->rack_power_w[r], &w.rack, sizeof w.rack);
-        assert_memory_equal(&f->loss_w[r], &w.loss, sizeof w.loss);
-        assert_memory_equal(&f->fan_w[r], &w.fan, sizeof w.fan);
-        assert_int_equal(f->throttled[r], w.held);
-      }
+      for (uint32_t r = 0; r < f->nracks; r++)
+        assert_rack_is(f, r, want_of(f, ref, r));
     }
   }
   free(key);
   rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Two groups of plain racks, three each: GB200 and the second GPU (with
+ * its gpus_per_rack); with units, each rack's GPUs in slots of 8. */
+static rack_fleet *make_two(const char *second, uint32_t per_rack,
+                            bool units) {
+  rack_group_spec g[2] = {{"a", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                           3, 72, 132000, 16800, 33600,
+                           rack_fixture_titanium, 4, NAN, NULL, 0, false, 0}};
+  g[1] = g[0];
+  g[1].name = "b";
+  g[1].gpu = gpu_catalog_find(&rack_fixture_gpus, second);
+  g[1].gpus_per_rack = per_rack;
+  rack_fleet *f = rack_fixture_fleet(g, 2);
+  if (units)
+    assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; units && i < f->n; i++)
+    rack_set_unit_key(f, i, 1 + i / 8);
+  return f;
+}
+
+/* The run evaluated last carried from rack to rack (rack__update_runs):
+ * every GPU of the fleet at one load and one cap, the racks' thermal caps
+ * the same or not as the rack's before, the GPU type changing at rack 3
+ * (the same thermal cap as rack 2's). Each rack's sums are the two-pass
+ * update's to the bit: a rack takes the last answer only for its type
+ * and its thermal cap. */
+static void runs_alike_across_racks_keep_type_and_thermal(void **state) {
+  (void)state;
+  rack_fleet *f = make_two("H100-SXM", 72, true);
+  rack_fleet *ref = make_two("H100-SXM", 72, false);
+  const double tcap[6] = {INFINITY, INFINITY, 500, 500, INFINITY, 550};
+  for (int round = 0; round < 2; round++) { /* made, then fresh runs */
+    for (uint32_t i = 0; i < f->n; i++) {
+      rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+      f->cap_w[i] = 600;
+    }
+    memcpy(f->thermal_cap_w, tcap, sizeof tcap);
+    copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      assert_rack_is(f, r, want_of(f, ref, r));
+    assert_true(f->throttled[2] > 0 && f->throttled[0] == 0);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* What rack 2 changes from racks 0, 1 and 3, all at one load and cap. */
+typedef struct whole_case {
+  const char *name;
+  int system;  /* 0 plain racks, 1 one GB200-NVL72 server a rack, 2 four
+                  DGX-H100 servers a rack (of 32 H100s) */
+  int what;    /* 0 nothing, 1 its run lengths (slots of 6), 2 its limit,
+                  3 its host's idle power, 4 its host's most, 5 a thermal
+                  cap that holds none */
+} whole_case;
+
+static const whole_case whole_cases[] = {
+    {"alike: taken whole", 0, 0},
+    {"other run lengths", 0, 1},
+    {"another limit", 0, 2},
+    {"another host idle", 0, 3},
+    {"another host most", 0, 4},
+    {"a thermal cap above the cap", 0, 5},
+    {"NVL72 servers alike", 1, 0},
+    {"NVL72 servers, other run lengths", 1, 1},
+    {"NVL72 servers, another host most", 1, 4},
+    {"DGX servers alike", 2, 0},
+    {"DGX servers, other run lengths", 2, 1},
+    {"DGX servers, another limit", 2, 2},
+};
+
+/* The row's racks: five of plain NVL72s, of one NVL72 server, or of
+ * four DGX-H100 servers. */
+static rack_group_spec whole_group(int system) {
+  const sys_spec *nvl = sys_catalog_find(&rack_fixture_systems, "GB200-NVL72");
+  const sys_spec *dgx = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                       5, 72, 132000, 16800, 33600, rack_fixture_titanium, 4,
+                       NAN, system ? nvl : NULL, system ? nvl->host_load : 0,
+                       false, 0};
+  if (system == 2)
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+                          5, 32, 40800, 0, 0, NULL, 0, NAN, dgx,
+                          dgx->host_load, false, 0};
+  return g;
+}
+
+/* Rack 2 changed as the row says, on f. */
+static void change_rack(rack_fleet *f, int what, bool keys) {
+  uint32_t r = 2, first = f->first[r];
+  double *at[] = {NULL, NULL, f->limit_w, f->other_idle_w, f->other_max_w,
+                  f->thermal_cap_w};
+  if (what >= 2)
+    at[what][r] = what == 5 ? 1e6 : at[what][r] * 1.25;
+  for (uint32_t k = 0; keys && what == 1 && k < f->count[r]; k++)
+    rack_set_unit_key(f, first + k, 1000 + k / 6);
+}
+
+/* A rack of one server whose runs all take one evaluation takes an
+ * earlier rack of its pattern whole only when the two are alike in run
+ * lengths, host range, limit and thermal cap: every rack's sums to the
+ * bit, the rack changed among alike ones. */
+static void racks_taken_whole_only_when_alike(void **state) {
+  const whole_case *c = *state;
+  rack_group_spec g = whole_group(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_unit_key(f, i, 1 + (i - f->first[f->rack[i]]) / 8);
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  change_rack(f, c->what, true);
+  change_rack(ref, c->what, false);
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      assert_rack_is(f, r, want_of(f, ref, r));
+  }
+  assert_true(c->what != 1 || f->rack_pattern[2] != f->rack_pattern[0]);
+  assert_int_equal(f->rack_pattern[3], f->rack_pattern[0]);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* More patterns than the update keeps racks for: 18 plain racks at one
+ * load and cap, racks r and r + 9 in slots of r + 1 GPUs (nine patterns
+ * for eight kept racks, so two share a place). Every rack's sums to the
+ * bit: a rack takes only a rack of its own pattern. */
+static void more_patterns_than_kept(void **state) {
+  (void)state;
+  rack_group_spec g = {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                       18, 72, 132000, 16800, 33600, rack_fixture_titanium,
+                       4, NAN, NULL, 0, false, 0};
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    uint32_t r = f->rack[i], k = i - f->first[r];
+    rack_set_unit_key(f, i, 1 + r * 100 + k / (r % 9 + 1));
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    assert_rack_is(f, r, want_of(f, ref, r));
+    assert_int_equal(f->rack_pattern[r], r % 9);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Rack r's GPUs at load a, but its GPUs from .. from + len - 1 at b. */
+static void load_rack(rack_fleet *f, uint32_t r, uint32_t from, uint32_t len) {
+  for (uint32_t k = 0; k < f->count[r]; k++)
+    rack_set_load(f, f->first[r] + k, k >= from && k < from + len
+                                          ? (gpu_load){0.3, 0.2, 0.5}
+                                          : (gpu_load){0.8, 0.6, 1});
+}
+
+/* rack_fleet_rack_phi_sum's kept sum (a clock added n times from 0) is
+ * the GPUs' sum to the bit, asked in an order that tempts it wrongly:
+ * the same clock and count added after another clock (rack 1's last 64
+ * after rack 2's first 64), the same clock over fewer GPUs (group b's 36
+ * after group a's 72), and the same rack twice. */
+static void rack_clock_sums_are_the_gpus(void **state) {
+  (void)state;
+  rack_fleet *f = make_two("GB200", 36, true); /* one type, 72 and 36 a rack */
+  for (uint32_t i = 0; i < f->n; i++)
+    f->cap_w[i] = 700;
+  load_rack(f, 0, 0, 0);
+  load_rack(f, 1, 0, 8);  /* 8 at b, then 64 at a */
+  load_rack(f, 2, 64, 8); /* 64 at a, then 8 at b */
+  for (uint32_t r = 3; r < f->nracks; r++)
+    load_rack(f, r, 0, 0);
+  rack_fleet_update(f, NULL);
+  assert_true(rack_fleet_runs_fresh(f));
+  const uint32_t order[] = {0, 0, 2, 1, 3, 0, 4, 4, 1};
+  for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+    double got = rack_fleet_rack_phi_sum(f, order[k]);
+    double want = phi_over_gpus(f, order[k]);
+    assert_memory_equal(&got, &want, sizeof got);
+  }
+  double sum = rack_fleet_rack_phi_sum(f, 0); /* kept: the next takes it */
+  assert_int_equal(f->phi_sum->n, 72);
+  assert_memory_equal(&f->phi_sum->sum, &sum, sizeof sum);
+  f->phi_sum->sum = -1; /* marked: the same rack again takes it */
+  assert_true(rack_fleet_rack_phi_sum(f, 0) == -1);
+  rack_fleet_destroy(f);
+}
+
+/* The runs' powers a row gives rack 0, cycled over its runs. */
+typedef struct max_case {
+  const char *name;
+  double p[3];
+} max_case;
+
+static const max_case max_cases[] = {
+    {"a largest power", {3, 7.5, 7}},
+    {"-0 against the start 0", {-0.0, -0.0, -0.0}},
+    {"a NaN first", {NAN, 5, 2}},
+    {"a NaN last", {5, 2, NAN}},
+    {"negative powers", {-1, -2, -3}},
+};
+
+/* libm's fmax called as the fleet's code had it compiled (GCC passes
+ * fmax(p, x) as fmax(x, p), fmax being symmetric but for the sign of a
+ * zero): through a pointer, so the call is this one. */
+static double (*volatile lib_fmax)(double, double) = fmax;
+
+/* rack_fleet_rack_max_power_w over the runs is that fold from 0 to the
+ * bit (its own max_of, not libm's call), signed zeros and NaNs too. */
+static void rack_max_is_fmax(void **state) {
+  const max_case *c = *state;
+  rack_fleet *f = make_two("GB200", 72, true);
+  rack_fleet_update(f, NULL);
+  assert_true(f->power_unfilled);
+  double want = 0;
+  for (uint32_t q = f->rack_run[0]; q < f->rack_run[1]; q++) {
+    f->run_power_w[q] = c->p[q % 3];
+    want = lib_fmax(f->run_power_w[q], want);
+  }
+  double got = rack_fleet_rack_max_power_w(f, 0);
+  assert_memory_equal(&got, &want, sizeof got);
   rack_fleet_destroy(f);
 }
 
@@ -507,12 +756,17 @@ static void keys_mark_the_runs_stale(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[48];
+  struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_are_the_per_gpu_update, cases);
   TEST_ROWS(tests, n, loads_by_runs_are_the_per_gpu_loads, cases);
   TEST_ROWS(tests, n, near_clock_is_the_clock, near_cases);
   TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
+  TEST_ROWS(tests, n, rack_max_is_fmax, max_cases);
+  TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
+  TEST_ADD(tests, n, more_patterns_than_kept);
+  TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
+  TEST_ADD(tests, n, rack_clock_sums_are_the_gpus);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 
 #include "arrivals.h"
+#include "rng.h"
 #include "validate_row.h"
 
 #define TRACES AIFSIM_SOURCE_DIR "/data/traces"
@@ -249,6 +251,45 @@ static void token_lengths(void **state) {
   }
   /* The sample mean's sd is 1155 x sqrt(e - 1) / sqrt(N) = 3.4 tokens. */
   assert_close(sum / N, 1155, 0, 15);
+  arr_destroy(g);
+  scn_release(&arr_schema, &c);
+}
+
+/* The length a draw from l on r gives, with mu computed as the draw's
+ * definition says (the generator keeps mu between draws). */
+static int64_t lognormal_length(const arr_length *l, gsl_rng *r) {
+  double mu = log(l->mean) - 0.5 * l->sigma * l->sigma;
+  int64_t n = (int64_t)llround(gsl_ran_lognormal(r, mu, l->sigma));
+  return n < 1 ? 1 : n;
+}
+
+/* The lengths are GSL's lognormal draws, token for token, on the prompt
+ * and output streams, also after the config's mean and sigma change
+ * between draws (the generator's kept mu must follow them). */
+static void lengths_are_lognormal_draws(void **state) {
+  (void)state;
+  arr_config c;
+  bind_ok("rate: 10\nprompt: {mean: 1155, sigma: 1}\n"
+          "output: {mean: 211, sigma: 0.7}\n",
+          &c);
+  arr_gen *g = create_ok(&c, NULL, 9);
+  gsl_rng *rp = rng_stream_create(9, ARR_RNG_KIND, 0, ARR_RNG_PROMPT);
+  gsl_rng *ro = rng_stream_create(9, ARR_RNG_KIND, 0, ARR_RNG_OUTPUT);
+  assert_non_null(rp);
+  assert_non_null(ro);
+  static const double means[] = {1155, 40, 40, 3000},
+                      sigmas[] = {1, 1, 0.3, 0.3};
+  double t;
+  int64_t p, o;
+  for (int i = 0; i < 4000; i++) {
+    c.prompt.mean = means[i / 1000];
+    c.output.sigma = sigmas[i / 1000];
+    assert_true(arr_next(g, &t, &p, &o));
+    assert_int_equal(p, lognormal_length(&c.prompt, rp));
+    assert_int_equal(o, lognormal_length(&c.output, ro));
+  }
+  rng_stream_destroy(rp);
+  rng_stream_destroy(ro);
   arr_destroy(g);
   scn_release(&arr_schema, &c);
 }
@@ -518,6 +559,7 @@ int main(void) {
   TEST_ADD(tests, n, diurnal_mean_rate);
   TEST_ADD(tests, n, mmpp_long_run_rate);
   TEST_ADD(tests, n, token_lengths);
+  TEST_ADD(tests, n, lengths_are_lognormal_draws);
   TEST_ADD(tests, n, deterministic_for_a_seed);
   TEST_ROWS(tests, n, bad_trace_is_rejected, bad_traces);
   TEST_ADD(tests, n, trace_with_bom_and_crlf);

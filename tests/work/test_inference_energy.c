@@ -46,6 +46,32 @@ static void activity_gives_roofline_energy(void **state) {
   rig_close(&g);
 }
 
+/* Two like requests, at 0 s and 25 s, the activity taken at 10, 20 and
+ * 30 s: the replica rests through [10, 20] (taking it catches up without
+ * advancing, inference_request.c's catch_up), and each busy period's mean
+ * is its own: the second request's energy over [20, 30] is the first's
+ * over [0, 10], and the resting period's is 0. */
+static void a_rest_keeps_each_period_its_own(void **state) {
+  (void)state;
+  trace_row two[] = {{0, 1024, 128}, {25, 1024, 128}};
+  char yaml[8192];
+  trace_yaml(yaml, sizeof yaml, "Llama-3.1-8B", "",
+             write_trace("inf_rest.csv", two, 2));
+  rig g;
+  rig_open(&g, H100, yaml, 1, INFINITY);
+  gpu_load a[3];
+  for (int k = 0; k < 3; k++) {
+    run_to(&g, 10.0 * (k + 1));
+    a[k] = inf_take_load(g.s, 0);
+  }
+  assert_true(a[0].sm > 0 && a[0].mem > 0 && a[0].busy > 0);
+  assert_true(a[1].sm == 0 && a[1].mem == 0 && a[1].busy == 0);
+  assert_close(a[2].sm, a[0].sm, 1e-9, 0);
+  assert_close(a[2].mem, a[0].mem, 1e-9, 0);
+  assert_close(a[2].busy, a[0].busy, 1e-9, 0);
+  rig_close(&g);
+}
+
 /* ---- 6. Tokens per joule against batch size, ML.ENERGY ----------------- */
 
 /* The service saturated at max_batch = seqs (ML.ENERGY keeps its server
@@ -235,6 +261,7 @@ int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ROWS(tests, n, activity_gives_roofline_energy, activity_cases);
+  TEST_ADD(tests, n, a_rest_keeps_each_period_its_own);
   TEST_ADD(tests, n, tokens_per_joule_rises_with_batch);
   TEST_ROWS(tests, n, clock_change_follows_the_roofline, clock_cases);
   TEST_ADD(tests, n, clock_refuses_bad_arguments);

@@ -1,0 +1,101 @@
+/* test_roofline_clock.c - a decode step below full clock (roofline.c,
+ * rl_decode_step): its work is found once and priced twice, at its clock
+ * and at full clock for its load. Held bit for bit: the load is the full
+ * clock step's, the bytes and all-reduces do not depend on the clock, and
+ * the times are the work over the rates at the clock, written out here
+ * from the public figures (llm.h, gpu.h) in roofline.h's order. And a
+ * prefill's time and load at once (rl_prefill) are rl_prefill_s's and
+ * rl_prefill_load's. */
+#include "test_catalogs.h"
+#include "test_replica.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "roofline.h"
+
+typedef struct clock_row {
+  const char *name;
+  const char *gpu, *model, *precision;
+  int tp;
+} clock_row;
+
+static const clock_row rows[] = {
+    {"8B fp16 H100", "H100-SXM", "Llama-3.1-8B", "fp16", 1},
+    {"70B fp16 2 x H100", "H100-SXM", "Llama-3.1-70B", "fp16", 2},
+    {"Qwen3-235B fp4 B200", "B200", "Qwen3-235B-A22B", "fp4", 1},
+};
+
+static void same_bits(double got, double want, const char *what) {
+  if (memcmp(&got, &want, sizeof got) != 0)
+    fail_msg("%s %.17g, want %.17g", what, got, want);
+}
+
+/* Checks one step at phi against the full clock's and the formulas. */
+static void check_step(const rl_replica *r, double b, double ctx, double phi) {
+  rl_step s, f;
+  rl_decode_step(r, b, ctx, phi, &s);
+  rl_decode_step(r, b, ctx, 1, &f);
+  assert_memory_equal(&s.load, &f.load, sizeof s.load);
+  same_bits(s.bytes, f.bytes, "bytes");
+  same_bits(s.t_tp, f.t_tp, "t_tp");
+  const llm_model *m = r->model;
+  const gpu_spec *g = r->gpu;
+  double p = fmin(1, fmax(phi, gpu_phi_min(g))), seqs = b * r->cfg.beams;
+  double rate = r->tp * gpu_peak_flops(g, r->weights->compute) *
+                r->cfg.eff_flops * gpu_speed_compute(g, p);
+  double bw = r->tp * g->achievable_bps * gpu_speed_memory(g, p);
+  double d_attn = (double)(m->attention_heads * m->head_dim);
+  same_bits(s.t_gemm, seqs * llm_flops_per_token(m) / rate, "t_gemm");
+  same_bits(s.t_attn, seqs * 4.0 * (double)m->layers * d_attn * ctx / rate,
+            "t_attn");
+  same_bits(s.t_kv,
+            seqs * ctx * llm_kv_bytes_per_token(m, r->kv) /
+                (bw * r->cfg.eff_bw),
+            "t_kv");
+  const rl_config *c = &r->cfg;
+  double fixed = seqs * c->seq_overhead_s +
+                 (double)m->moe_layers * c->moe_layer_overhead_s +
+                 c->step_overhead_s;
+  same_bits(s.t_fixed,
+            fixed * (1 - c->act_fixed + c->act_fixed / gpu_speed_compute(g, p)),
+            "t_fixed");
+}
+
+static void a_clocked_step_is_its_work_at_its_clock(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.93, 0.71, 0.5, 0.2};
+  static const double batches[] = {1, 7, 64, 300}, ctxs[] = {100, 3000.5};
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++)
+    for (size_t j = 0; j < sizeof batches / sizeof *batches; j++)
+      for (size_t k = 0; k < sizeof ctxs / sizeof *ctxs; k++)
+        check_step(&r, batches[j], ctxs[k], phis[i]);
+}
+
+/* rl_prefill gives rl_prefill_s's time and rl_prefill_load's load, bit
+ * for bit, for prompts from empty to long and clocks down to the floor. */
+static void a_prefill_is_its_time_and_load(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.77, 0.5, 0.1};
+  static const double prompts[] = {0, 1, 37, 1024, 30000.5};
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++)
+    for (size_t j = 0; j < sizeof prompts / sizeof *prompts; j++) {
+      double t;
+      gpu_load l, want = rl_prefill_load(&r, prompts[j]);
+      rl_prefill(&r, prompts[j], phis[i], &t, &l);
+      same_bits(t, rl_prefill_s(&r, prompts[j], phis[i]), "prefill t");
+      assert_memory_equal(&l, &want, sizeof l);
+    }
+}
+
+int main(void) {
+  struct CMUnitTest tests[8];
+  size_t n = 0;
+  TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
+  TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
+  return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
+                                 test_catalogs_release);
+}
