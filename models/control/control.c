@@ -11,9 +11,10 @@
  *  3. Demand response (track_dr): an event begins when the cap falls below
  *     the contracted one and ends when it returns.
  *  4. The allocation, every allocation period of a dynamic policy or a
- *     predicted budget (allocate): the budget, reserve or predicted
- *     (predict_budgets); the units built from the fleet and the workloads,
- *     or refreshed where their layout holds (control_units.c); the
+ *     predicted budget (allocate): the units built from the fleet and the
+ *     workloads, or refreshed where their layout holds (control_units.c);
+ *     the budget, reserve or predicted (predict_budgets, which takes the
+ *     racks' load shares from the units where a run begins one); the
  *     policy's split per group; the caps written back to the GPUs.
  *  5. The emergency racks back at their minimum while a fault is on.
  *  6. The power in force for the period (hooks.power).
@@ -150,18 +151,31 @@ static int set_cap(control *c) {
 
 /* The sum of rack r's GPUs' load shares. GPUs next to each other mostly
  * share their load (a replica's, a stage's): one like the GPU before
- * takes its share, the same bits gpu_load_share gives. */
-static double rack_load_shares(const rack_fleet *fl, uint32_t r) {
+ * takes its share, the same bits gpu_load_share gives. A run made of a
+ * unit's first GPU takes the unit's share (run_unit, with the runs fresh):
+ * made from that GPU's load by the same call, it is the same bits, and
+ * the run's load is not read again (at a million GPUs that read went
+ * to every cache line of three per-GPU arrays). */
+static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
+                               const uint32_t *run_unit, uint32_t r) {
   double a = 0, share = 0;
   gpu_load last = {NAN, NAN, NAN};
   if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
-    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
+    const uint32_t *len = fl->run_len;
+    const double *unit_share = cu->share;
+    for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
+         q++) {
+      uint32_t u = run_unit[q];
+      if (u != CONTROL_UNITS_NONE) {
+        a += len[q] * unit_share[u];
+        continue;
+      }
       uint32_t i = fl->run_first[q];
       if (!rack_load_is(fl, i, last)) {
         last = rack_gpu_load(fl, i);
         share = gpu_load_share(fl->types[fl->type[i]], last);
       }
-      a += fl->run_len[q] * share;
+      a += len[q] * share;
     }
     return a;
   }
@@ -177,13 +191,17 @@ static double rack_load_shares(const rack_fleet *fl, uint32_t r) {
 
 /* The racks' other IT power in the coming period: linear in each rack's
  * mean GPU activity, which the workloads and the background load have
- * set for it already. */
-static double other_it_next(const rack_fleet *fl) {
+ * set for it already. The units are built (or refreshed) for this
+ * period first, so their shares stand for their runs. */
+static double other_it_next(control *c) {
+  const rack_fleet *fl = c->fleet;
+  const uint32_t *run_unit = c->units.run_unit; /* mapped: allocate */
   double sum = 0;
   for (uint32_t r = 0; r < fl->nracks; r++)
-    sum += fl->other_idle_w[r] +
-           (fl->other_max_w[r] - fl->other_idle_w[r]) * rack_load_shares(fl, r) /
-               fl->count[r];
+    sum += fl->other_idle_w[r] + (fl->other_max_w[r] - fl->other_idle_w[r]) *
+                                     rack_load_shares(fl, &c->units, run_unit,
+                                                      r) /
+                                     fl->count[r];
   return sum;
 }
 
@@ -209,7 +227,7 @@ static void predict_budgets(control *c, const control_view *v) {
     return;
   double k = fmax(0, v->facility_w - it) / it, l = v->psu_loss_w / it;
   double predicted = v->limit_w * (1 - cfg->budget_margin) * (1 - l) / (1 + k) -
-                     other_it_next(c->fleet);
+                     other_it_next(c);
   double reserve = 0;
   for (size_t g = 0; g < n; g++)
     reserve += c->group_budget[g];
@@ -249,14 +267,10 @@ static int split_outside(control *c, size_t g, sim_time now) {
   return SIM_OK;
 }
 
-/* Shares each group's budget among its units by policy. */
+/* Shares each group's budget among its units (built) by policy. */
 static int split_units(control *c, sim_time now) {
   control_units *cu = &c->units;
-  const control_hooks *h = &c->hooks;
-  int rc = control__units_build(cu, c->fleet, h->gpu_slots(h->ctx),
-                                h->slot_units, h->ctx);
-  if (rc != SIM_OK)
-    return rc;
+  int rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */
     steer_budgets(c->steer, cu->u, cu->group_first, c->alloc_budget);
   for (size_t g = 0; g < c->fleet->ngroups; g++) {
@@ -288,8 +302,16 @@ static int allocate(control *c, const control_view *v, sim_time now) {
        c->clamp_fn == NULL) ||
       (c->alloc_every > 0 && now % c->alloc_every != 0))
     return SIM_OK;
-  predict_budgets(c, v);
-  int rc = split_units(c, now);
+  /* The units first: the prediction reads their loads' shares. */
+  const control_hooks *h = &c->hooks;
+  int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
+                                h->slot_units, h->ctx);
+  if (rc == SIM_OK)
+    rc = control__units_map_runs(&c->units, c->fleet);
+  if (rc == SIM_OK) {
+    predict_budgets(c, v);
+    rc = split_units(c, now);
+  }
   if (rc == SIM_ENOMEM)
     return sim_engine_fail(c->engine, SIM_ENOMEM,
                            "power allocation at %.0f s: out of memory",

@@ -15,8 +15,10 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
   cu->group_first = sim_calloc(a, fl->ngroups + 1, sizeof *cu->group_first);
   cu->built_slot = sim_calloc(a, fl->n + 1, sizeof *cu->built_slot);
   cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
+  cu->rack_unit = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_unit);
   return cu->of_gpu == NULL || cu->group_first == NULL ||
-                 cu->built_slot == NULL || cu->built_usable == NULL
+                 cu->built_slot == NULL || cu->built_usable == NULL ||
+                 cu->rack_unit == NULL
              ? SIM_ENOMEM
              : SIM_OK;
 }
@@ -24,7 +26,8 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {cu->u,          cu->cap,         cu->key,
-                    cu->gpu,        cu->rack,
+                    cu->gpu,        cu->rack,        cu->share,
+                    cu->run_unit,   cu->rack_unit,
                     cu->of_gpu,     cu->group_first, cu->slot_unit,
                     cu->slot_stamp, cu->built_slot,  cu->built_usable,
                     cu->span_first, cu->span_len,    cu->span_unit};
@@ -74,6 +77,8 @@ static uint64_t bits(double x) {
   return b;
 }
 
+static bool same_bits(double a, double b) { return bits(a) == bits(b); }
+
 /* To the bit, as the units were made before (a NaN like itself). */
 static bool same_in(const control_unit_in *a, const control_unit_in *b) {
   return ((bits(a->sm) ^ bits(b->sm)) | (bits(a->mem) ^ bits(b->mem)) |
@@ -87,10 +92,9 @@ static bool same_in(const control_unit_in *a, const control_unit_in *b) {
  * job's stages). */
 static void remake_base(control_unit_memo *m, const gpu_spec *g,
                         const control_unit_in *in) {
-  *m = (control_unit_memo){
-      g, *in,
-      unit_base(g, (gpu_load){in->sm, in->mem, in->busy}, in->room,
-                in->thermal_w)};
+  gpu_load l = {in->sm, in->mem, in->busy};
+  *m = (control_unit_memo){g, *in, unit_base(g, l, in->room, in->thermal_w),
+                           gpu_load_share(g, l)};
 }
 
 /* Unit u (its GPU and rack set) made from its state now, its GPU count
@@ -104,50 +108,91 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
     remake_base(&cu->base, g, &in);
   cu->u[u] = cu->base.unit;
   cu->u[u].n = n;
+  cu->share[u] = cu->base.share;
+}
+
+/* x[i]'s bits, loaded as such (no trip through a float register). */
+static uint64_t bits_at(const double *x, uint32_t i) {
+  uint64_t b;
+  memcpy(&b, &x[i], sizeof b);
+  return b;
+}
+
+/* The last base made again for GPU i's load (remake_base out of the
+ * refresh's loop, which then keeps its pointers in registers). */
+static __attribute__((noinline)) void remake_for(control_unit_memo *m,
+                                                 const rack_fleet *fl,
+                                                 const gpu_spec *g, uint32_t i,
+                                                 double room, double thermal) {
+  control_unit_in in = {fl->activity[i], fl->mem[i], fl->busy[i], room,
+                        thermal};
+  remake_base(m, g, &in);
+}
+
+/* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
+ * thermal cap), with their loads now. The last base's key holds for the
+ * rack's part where rack_same; where not, the first unit is made anew
+ * (the key's SM activity set unlike its GPU's), which makes it hold. */
+static void refresh_rack(control_units *cu, const rack_fleet *fl, size_t u,
+                         size_t e, const gpu_spec *g, double room,
+                         double thermal, bool rack_same) {
+  control_unit_memo *m = &cu->base;
+  /* The arrays and the last base's key and fields in locals: a store to
+   * a unit might otherwise be the memo's, and the remake's call any
+   * array's, so each would be read again every unit. */
+  const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
+  const uint32_t *gpu = cu->gpu;
+  power_unit *p = cu->u;
+  double *share = cu->share;
+  uint64_t ks = bits(m->in.sm), km = bits(m->in.mem), kb = bits(m->in.busy);
+  if (!rack_same && u < e)
+    ks = ~bits_at(sm, gpu[u]);
+  double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
+  double sh = m->share;
+  for (; u < e; u++) {
+    uint32_t i = gpu[u];
+    if (((bits_at(sm, i) ^ ks) | (bits_at(mem, i) ^ km) |
+         (bits_at(busy, i) ^ kb)) != 0) {
+      remake_for(m, fl, g, i, room, thermal);
+      ks = bits(m->in.sm);
+      km = bits(m->in.mem);
+      kb = bits(m->in.busy);
+      hi = m->unit.hi;
+      demand = m->unit.demand;
+      act = m->unit.activity;
+      sh = m->share;
+    }
+    p[u].hi = hi;
+    p[u].demand = demand;
+    p[u].activity = act;
+    share[u] = sh;
+  }
 }
 
 /* Every unit with its state now. A unit's GPU type is its GPU's, fixed
  * while the layout holds, and so are the fields that follow from the
  * type alone (lo, idle, span, gamma, phi_min) and the free GPUs' worth:
  * only what the load, the ceiling and the thermal cap move is written
- * (hi, demand, activity), the same bits a whole make_unit gives. Nearly
- * every unit's load moves every period in the fluid mode, so there is no
- * per-unit test of whether it did. */
+ * (hi, demand, activity; and the load's share), the same bits a whole
+ * make_unit gives. Nearly every unit's load moves every period in the
+ * fluid mode, so there is no per-unit test of whether it did.
+ *
+ * A rack's units are adjacent (rack_unit), and what a unit takes from
+ * its rack (its GPU type: a rack is of one group, so of one type; its
+ * group's ceiling; its thermal cap) is read once a rack and held against
+ * the last base's key there: a unit then reads only its GPU's load, with
+ * no gather of its GPU's type. */
 static void refresh_units(control_units *cu, const rack_fleet *fl) {
-  control_unit_memo *m = &cu->base;
-  /* The arrays and the last base's key and fields in locals: a store to
-   * a unit might otherwise be the memo's, and remake_base's call any
-   * array's, so each would be read again every unit. */
-  const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
-  const double *room = fl->ceiling_w, *thermal = fl->thermal_cap_w;
-  const uint32_t *group = fl->group, *gpu = cu->gpu, *rack = cu->rack;
-  const uint16_t *type = fl->type;
-  const gpu_spec *const *types = fl->types;
-  power_unit *p = cu->u;
-  const gpu_spec *mg = m->g;
-  control_unit_in key = m->in;
-  double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
-  for (size_t u = 0, n = cu->n; u < n; u++) {
-    uint32_t i = gpu[u], r = rack[u];
-    const gpu_spec *g = types[type[i]];
-    /* Made whole only when it differs: its address goes to the call. */
-    double now[5] = {sm[i], mem[i], busy[i], room[group[r]], thermal[r]};
-    if (mg != g || ((bits(now[0]) ^ bits(key.sm)) |
-                    (bits(now[1]) ^ bits(key.mem)) |
-                    (bits(now[2]) ^ bits(key.busy)) |
-                    (bits(now[3]) ^ bits(key.room)) |
-                    (bits(now[4]) ^ bits(key.thermal_w))) != 0) {
-      control_unit_in in = {now[0], now[1], now[2], now[3], now[4]};
-      remake_base(m, g, &in);
-      mg = g;
-      key = in;
-      hi = m->unit.hi;
-      demand = m->unit.demand;
-      act = m->unit.activity;
-    }
-    p[u].hi = hi;
-    p[u].demand = demand;
-    p[u].activity = act;
+  const control_unit_memo *m = &cu->base;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
+    if (u == e)
+      continue; /* dark or in emergency */
+    const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
+    double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
+    bool rack_same = m->g == g && same_bits(room, m->in.room) &&
+                     same_bits(thermal, m->in.thermal_w);
+    refresh_rack(cu, fl, u, e, g, room, thermal, rack_same);
   }
 }
 
@@ -158,13 +203,14 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
 /* Parallel arrays: one growth each, on copies of the capacity. */
 static int reserve_units(control_units *cu, size_t need) {
   const sim_allocator *a = cu->alloc;
-  size_t c[5] = {cu->units_cap, cu->units_cap, cu->units_cap,
-                 cu->units_cap, cu->units_cap};
+  size_t c[6] = {cu->units_cap, cu->units_cap, cu->units_cap,
+                 cu->units_cap, cu->units_cap, cu->units_cap};
   if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
       sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
       sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
       sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
-      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK)
+      sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK ||
+      sim_vec_reserve(a, &cu->share, &c[5], need, sizeof *cu->share) != SIM_OK)
     return SIM_ENOMEM;
   cu->units_cap = c[0];
   return SIM_OK;
@@ -303,6 +349,7 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   for (uint32_t r = 0; r < fl->nracks; r++) {
     for (; g < fl->group[r]; g++)
       cu->group_first[g + 1] = cu->n;
+    cu->rack_unit[r] = cu->n;
     if (!rack_fleet_rack_usable(fl, r))
       continue; /* dark or in emergency: its caps are not the policy's */
     if (rack_units(cu, fl, gpu_slot, r) != SIM_OK)
@@ -310,8 +357,10 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   }
   for (; g < fl->ngroups; g++)
     cu->group_first[g + 1] = cu->n;
+  cu->rack_unit[fl->nracks] = cu->n;
   if (make_spans(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
+  cu->builds++;
   cu->built = true;
   return SIM_OK;
 }
@@ -328,10 +377,38 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
 }
 
 /* ------------------------------------------------------------------ */
-/* The caps                                                            */
+/* The runs                                                            */
 /* ------------------------------------------------------------------ */
 
-static bool same_bits(double a, double b) { return bits(a) == bits(b); }
+/* Run q's unit: the one made from its first GPU, if any (of_gpu holds
+ * stale units for racks the build passed over: only a unit made from
+ * that very GPU is its). */
+static uint32_t unit_of_run(const control_units *cu, const rack_fleet *fl,
+                            uint32_t q) {
+  uint32_t i = fl->run_first[q], u = cu->of_gpu[i];
+  return u < cu->n && cu->gpu[u] == i ? u : CONTROL_UNITS_NONE;
+}
+
+int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
+  if (!rack_fleet_runs_fresh(fl) ||
+      (cu->run_map_ok && cu->run_map_runs == fl->runs_made &&
+       cu->run_map_builds == cu->builds))
+    return SIM_OK; /* no runs, or neither they nor the units made anew */
+  cu->run_map_ok = false;
+  if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cu->run_units_cap, fl->nruns,
+                      sizeof *cu->run_unit) != SIM_OK)
+    return SIM_ENOMEM;
+  for (uint32_t q = 0; q < fl->nruns; q++)
+    cu->run_unit[q] = unit_of_run(cu, fl, q);
+  cu->run_map_ok = true;
+  cu->run_map_runs = fl->runs_made;
+  cu->run_map_builds = cu->builds;
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The caps                                                            */
+/* ------------------------------------------------------------------ */
 
 void control__units_write_caps(control_units *cu, rack_fleet *fl) {
   double *w = fl->cap_w;
@@ -345,11 +422,13 @@ void control__units_write_caps(control_units *cu, rack_fleet *fl) {
          s++)
       end += cu->span_len[s];
     double *p = w + first, *stop = w + end;
-    for (; p + 1 < stop; p += 2) { /* two a store: spans are short */
+    for (; p + 3 < stop; p += 4) { /* four a turn: alike spans merge long */
       p[0] = cap;
       p[1] = cap;
+      p[2] = cap;
+      p[3] = cap;
     }
-    if (p < stop)
+    for (; p < stop; p++)
       *p = cap;
   }
 }

@@ -42,17 +42,23 @@ typedef struct control_unit_memo {
   const gpu_spec *g; /* NULL: none */
   control_unit_in in;
   power_unit unit;
+  double share; /* gpu_load_share of its load */
 } control_unit_memo;
+
+/* No unit (control__units_map_runs). */
+#define CONTROL_UNITS_NONE UINT32_MAX
 
 typedef struct control_units {
   const sim_allocator *alloc;
   power_unit *u;
   double *cap;         /* the policy's cap per unit */
+  double *share;       /* gpu_load_share of the load it was made from */
   uint32_t *key;       /* the slot a unit stands for, CONTROL_UNITS_FREE */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
   size_t n, units_cap;
   uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
   size_t *group_first; /* units of group g: [first[g], first[g + 1]) */
+  size_t *rack_unit;   /* units of rack r: [rack_unit[r], rack_unit[r + 1]) */
   /* Per slot: its unit in the rack being built, valid where the slot's
    * stamp is the rack's (each rack's build takes a new stamp). */
   size_t *slot_unit;
@@ -66,6 +72,14 @@ typedef struct control_units {
   /* Stretches of adjacent GPUs of one unit, in fleet order. */
   uint32_t *span_first, *span_len, *span_unit;
   size_t nspans, spans_cap;
+  uint64_t builds; /* how many times the units were built anew */
+  /* Per fleet run, the unit made from its first GPU (CONTROL_UNITS_NONE
+   * where none is), for the runs of the fleet's make run_map_runs and
+   * the units' build run_map_builds, valid where run_map_ok. */
+  uint32_t *run_unit;
+  size_t run_units_cap;
+  uint64_t run_map_runs, run_map_builds;
+  bool run_map_ok;
 } control_units;
 
 /* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
@@ -81,6 +95,15 @@ void control__units_fini(control_units *cu);
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, control_units_fn fill,
                          void *ctx);
+
+/* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
+ * them: per fleet run, the unit made from its first GPU, or
+ * CONTROL_UNITS_NONE (a dark or emergency rack's runs, a unit's runs
+ * after its first). A unit's load is that GPU's, so its share
+ * (cu->share) is that run's, to the bit, while the loads are as the last
+ * build read them. Remade only when the runs or the units were.
+ * SIM_OK or SIM_ENOMEM. */
+int control__units_map_runs(control_units *cu, const rack_fleet *fl);
 
 /* Every usable rack's GPUs at their unit's cap. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);

@@ -5,7 +5,19 @@
  * control hands the policy and the caps it leaves on every GPU are those
  * of a control made cold on the same state, to the bit, and every GPU
  * of a usable rack has its unit's cap; and the workloads are asked their
- * slots' worth once a period, for every unit. */
+ * slots' worth once a period, for every unit.
+ *
+ * The racks are of three groups, so that between adjacent racks exactly
+ * one of what a unit takes from its rack differs: racks 0 and 1 only in
+ * the thermal cap (from step 3), 1 and 2 only in the group's ceiling, 2
+ * and 3 (or 4, once 3 is dark) only in the GPU type. With every GPU alike (the last step) the
+ * units across such a boundary differ in nothing else: a refresh that
+ * held a rack's part of the key wrongly gives the wrong units there.
+ *
+ * With the fleet's runs, a predicted budget takes a run's load share from
+ * the unit made from its first GPU: through the same steps, the budget
+ * the policy is handed is the one the runs' loads read from the fleet
+ * give, to the bit. */
 #include "test_util.h"
 
 #include <math.h>
@@ -14,7 +26,7 @@
 
 #include "control.h"
 
-#define NRACKS 3
+#define NRACKS 5
 #define NGPUS (NRACKS * 72)
 #define NSLOTS 40
 
@@ -48,6 +60,8 @@ typedef struct world {
   uint32_t key[NGPUS];
   double cap[NGPUS];
   size_t n;
+  double budget[3]; /* what a client's split was handed, per group */
+  size_t nbudget;
 } world;
 
 static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
@@ -108,24 +122,41 @@ static void world_drop(world *w) {
   free(w);
 }
 
-static world *world_make(void) {
-  rack_group_spec g = {"nvl",      gpu_catalog_find(&catalog, "GB200"),
-                       NRACKS,     72,
-                       132000,     16800,
-                       33600,      NULL,
-                       0,          NAN,
-                       NULL,       0,
-                       false,      0};
+/* Three groups of 72-GPU racks: two GB200 racks without a per-GPU
+ * limit, one GB200 rack and two H100 racks (the first goes dark) both at
+ * a 650 W one, below either GPU's maximum: one ceiling for both. */
+static void groups_of(rack_group_spec g[3]) {
+  const gpu_spec *gb = gpu_catalog_find(&catalog, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&catalog, "H100-SXM");
+  assert_non_null(gb);
+  assert_non_null(h);
+  g[0] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = 2,
+                           .gpus_per_rack = 72, .limit_w = 132000,
+                           .other_idle_w = 16800, .other_max_w = 33600,
+                           .r_th = NAN};
+  g[1] = g[0];
+  g[1].name = "nvl-limited";
+  g[1].count = 1;
+  g[1].gpu_limit_w = 650;
+  g[2] = g[1];
+  g[2].name = "h100";
+  g[2].gpu = h;
+  g[2].count = 2;
+}
+
+static world *world_make(const power_config *pc) {
+  rack_group_spec g[3];
+  groups_of(g);
   sim_error err = {0};
   world *w = calloc(1, sizeof *w);
   assert_non_null(w);
   w->e = sim_engine_create(NULL);
   assert_non_null(w->e);
-  w->fl = rack_fleet_create(&g, 1, NULL, &err);
+  w->fl = rack_fleet_create(g, 3, NULL, &err);
   assert_non_null(w->fl);
   control_hooks h = {w,         fits,       drive,         power,
                      gpu_slots, slot_units, request_counts};
-  w->c = control_create(&cfg, w->fl, w->e, &h, &err);
+  w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
   control_set_clamp(w->c, keep_split, w);
   return w;
@@ -147,10 +178,12 @@ static void world_state(world *w, int s) {
                                     : 0.3 + 0.6 * ((k * 37) % 100) / 100.0;
     if (s >= 2 && k == 3)
       a = 0.95;
+    if (s >= 10)
+      a = 0.5;
     rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
   }
-  w->fl->thermal_cap_w[1] = s >= 3 ? 450 : INFINITY;
-  w->fl->dark[2] = s >= 8;
+  w->fl->thermal_cap_w[0] = s >= 3 ? 450 : INFINITY;
+  w->fl->dark[3] = s >= 8;
 }
 
 typedef struct step {
@@ -164,6 +197,7 @@ static const step steps[] = {
     {"a slot's worth", false},       {"the split again", true},
     {"a tighter fit", true},         {"slots moved", false},
     {"a rack dark", true},           {"the free GPUs' load", false},
+    {"every GPU alike", false},
 };
 
 static bool same_double(double a, double b) {
@@ -220,7 +254,7 @@ static void assert_caps_are_units(const world *w, const char *what) {
 
 /* A world in step s's state, split for it. */
 static world *world_at(int s) {
-  world *w = world_make();
+  world *w = world_make(&cfg);
   sim_error err = {0};
   world_state(w, s);
   if (control_split(w->c, &err) != SIM_OK)
@@ -269,11 +303,124 @@ static void slot_worth_asked_once_a_period(void **state) {
   world_drop(w);
 }
 
+/* A client's split that records the budget and gives every unit its
+ * lowest cap. */
+static int record_split(void *ctx, const power_unit *units, size_t n,
+                        double budget_w, double *cap) {
+  world *w = ctx;
+  assert_true(w->nbudget < 3);
+  w->budget[w->nbudget++] = budget_w;
+  for (size_t k = 0; k < n; k++)
+    cap[k] = units[k].lo;
+  return SIM_OK;
+}
+
+static const power_config predict_cfg = {.cap_w = 1e6,
+                                         .policy = POWER_EFFICIENCY,
+                                         .budget = BUDGET_PREDICT,
+                                         .budget_margin = 0.05};
+
+/* The racks' other IT power in the coming period as control.c's
+ * other_it_next adds it, each run's load share read from its first GPU. */
+static double other_it_from_runs(const rack_fleet *fl) {
+  double sum = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    double a = 0;
+    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++) {
+      uint32_t i = fl->run_first[q];
+      a += fl->run_len[q] *
+           gpu_load_share(fl->types[fl->type[i]], rack_gpu_load(fl, i));
+    }
+    sum += fl->other_idle_w[r] +
+           (fl->other_max_w[r] - fl->other_idle_w[r]) * a / fl->count[r];
+  }
+  return sum;
+}
+
+/* Each group's predicted budget for view v (control.c's predict_budgets)
+ * over the static split's caps gb. */
+static void expect_budgets(const world *w, const control_view *v,
+                           const double gb[3], double out[3]) {
+  double it = v->it_w, k = fmax(0, v->facility_w - it) / it;
+  double l = v->psu_loss_w / it;
+  double predicted = v->limit_w * (1 - predict_cfg.budget_margin) * (1 - l) /
+                         (1 + k) -
+                     other_it_from_runs(w->fl);
+  double reserve = gb[0] + gb[1] + gb[2];
+  double scale = fmax(1, predicted / reserve);
+  for (int g = 0; g < 3; g++)
+    out[g] = gb[g] * scale;
+}
+
+/* Step s's state on w, keyed by slot (a slot + 1, 0 free), statically
+ * split, its runs made; each group's caps in all (control.c's
+ * note_budgets) in gb. */
+static void keyed_state(world *w, int s, double gb[3]) {
+  rack_fleet *fl = w->fl;
+  sim_error err = {0};
+  world_state(w, s);
+  for (uint32_t i = 0; i < NGPUS; i++)
+    rack_set_unit_key(fl, i, w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
+  if (rack_fleet_split(fl, fits, w, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  gb[0] = gb[1] = gb[2] = 0;
+  for (uint32_t r = 0; r < NRACKS; r++)
+    for (uint32_t i = fl->first[r]; rack_fleet_rack_usable(fl, r) &&
+                                    i < fl->first[r] + fl->count[r];
+         i++)
+      gb[fl->group[r]] += fl->cap_w[i];
+  rack_fleet_update(fl, NULL);
+  assert_true(rack_fleet_runs_fresh(fl));
+}
+
+/* The period after step s, its budgets against the runs'. */
+static void assert_budgets_of_runs(world *w, const control_view *v,
+                                   const double gb[3], const char *what) {
+  double want[3];
+  expect_budgets(w, v, gb, want);
+  assert_true(want[0] > gb[0]); /* the other IT moves it */
+  w->nbudget = 0;
+  assert_int_equal(control_period(w->c, v, 0), SIM_OK);
+  assert_int_equal(w->nbudget, 3);
+  for (int g = 0; g < 3; g++)
+    if (!same_double(w->budget[g], want[g]))
+      fail_msg("%s: group %d's budget %.17g W, from the runs %.17g W", what, g,
+               w->budget[g], want[g]);
+}
+
+/* Through every step, the budget a predicted one hands the policy is
+ * the one the runs' loads give; and again when the runs change and the
+ * slots do not (rack 0's GPUs under one key and one load: one run, whose
+ * first GPU begins only the first of the rack's units). */
+static void predicted_budget_reads_the_runs(void **state) {
+  (void)state;
+  world *w = world_make(&predict_cfg);
+  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
+  control_set_split(w->c, record_split, w);
+  control_view v = {.cap_w = 1e6, .limit_w = 1e6, .recap = true,
+                    .facility_w = 3e5, .it_w = 2.5e5, .psu_loss_w = 1e4};
+  double gb[3];
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    keyed_state(w, s, gb);
+    assert_budgets_of_runs(w, &v, gb, steps[s].what);
+  }
+  keyed_state(w, 9, gb); /* loads unlike again */
+  assert_budgets_of_runs(w, &v, gb, steps[9].what);
+  for (uint32_t i = 0; i < 72; i++) {
+    rack_set_unit_key(w->fl, i, 1);
+    rack_set_load(w->fl, i, (gpu_load){0.5, 0.25, 0.6});
+  }
+  rack_fleet_update(w->fl, NULL);
+  assert_budgets_of_runs(w, &v, gb, "rack 0 under one key");
+  world_drop(w);
+}
+
 int main(void) {
-  struct CMUnitTest tests[2];
+  struct CMUnitTest tests[3];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
+  TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   return _cmocka_run_group_tests("control_units", tests, n, load_catalog,
                                  release_catalog);
 }
