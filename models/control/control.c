@@ -23,6 +23,7 @@
  * books and samples before, and steps power quality after. */
 #include "control.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,7 @@ void control_destroy(control *c) {
  * split made still holds. */
 static void note_budgets(control *c) {
   const rack_fleet *fl = c->fleet;
+  assert(!fl->caps_unfilled); /* a split wrote them all just now */
   memset(c->group_budget, 0, fl->ngroups * sizeof *c->group_budget);
   /* Rack by rack: each group's caps added in GPU order, as GPU by GPU. */
   for (uint32_t r = 0; r < fl->nracks; r++) {

@@ -77,6 +77,10 @@ typedef struct control_units {
    * where none is), for the runs of the fleet's make run_map_runs and
    * the units' build run_map_builds, valid where run_map_ok. */
   uint32_t *run_unit;
+  /* Per fleet run, the unit whose cap it takes (any run of a usable rack;
+   * CONTROL_UNITS_NONE in a dark or emergency rack), valid with run_unit:
+   * the caps are written once a run through it. */
+  uint32_t *run_cap_unit;
   size_t run_units_cap;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
@@ -105,7 +109,9 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
  * SIM_OK or SIM_ENOMEM. */
 int control__units_map_runs(control_units *cu, const rack_fleet *fl);
 
-/* Every usable rack's GPUs at their unit's cap. */
+/* Every usable rack's GPUs at their unit's cap: with the runs fresh and
+ * mapped, once a run (rack_set_run_cap; the GPUs' caps filled when a
+ * reader asks), else GPU by GPU. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);
 
 #endif

@@ -415,12 +415,60 @@ static void predicted_budget_reads_the_runs(void **state) {
   world_drop(w);
 }
 
+/* Step s's state on w with its GPUs keyed by slot (a slot + 1, 0 free)
+ * and the racks updated, so the runs are made (or kept) for it. */
+static void keyed_update(world *w, int s) {
+  world_state(w, s);
+  for (uint32_t i = 0; i < NGPUS; i++)
+    rack_set_unit_key(w->fl, i,
+                      w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
+  rack_fleet_update(w->fl, NULL);
+}
+
+/* Through every step (a recap, a thermal cap, a dark rack, slots moved),
+ * the caps control writes once a run of a keyed fleet are, once filled,
+ * those it writes GPU by GPU to a fleet without keys, to the bit; the
+ * runs' caps stay their GPUs'. A build that wrote a run the wrong unit's
+ * cap, skipped a unit's later runs or wrote a dark rack's runs fails. */
+static void caps_once_a_run_are_the_gpus(void **state) {
+  (void)state;
+  world *runs = world_at(0), *gpus = world_at(0);
+  assert_int_equal(rack_fleet_keep_units(runs->fl), SIM_OK);
+  size_t by_runs = 0;
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    keyed_update(runs, s);
+    world_state(gpus, s);
+    rack_fleet_update(gpus->fl, NULL);
+    control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
+    sim_time now = (sim_time)s * 1000000000;
+    assert_int_equal(control_period(runs->c, &v, now), SIM_OK);
+    assert_int_equal(control_period(gpus->c, &v, now), SIM_OK);
+    by_runs += runs->fl->caps_unfilled;
+    uint32_t q = 0; /* the runs' caps, before the GPUs are filled */
+    for (uint32_t i = 0; i < NGPUS; i++) {
+      q = runs->fl->gpu_run[i];
+      if (!same_double(runs->fl->run_cap_w[q], gpus->fl->cap_w[i]))
+        fail_msg("%s: GPU %u's run's cap %.17g W, GPU by GPU %.17g W",
+                 steps[s].what, i, runs->fl->run_cap_w[q], gpus->fl->cap_w[i]);
+    }
+    rack_fleet_gpu_caps(runs->fl);
+    assert_false(runs->fl->caps_unfilled);
+    assert_memory_equal(runs->fl->cap_w, gpus->fl->cap_w,
+                        NGPUS * sizeof(double));
+    assert_int_equal(rack_fleet_first_unlike(runs->fl), RACK_NO_GPU);
+  }
+  assert_true(by_runs >= 5); /* the run path taken, not only the GPUs' */
+  world_drop(runs);
+  world_drop(gpus);
+}
+
 int main(void) {
-  struct CMUnitTest tests[3];
+  struct CMUnitTest tests[4];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
+  TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
   return _cmocka_run_group_tests("control_units", tests, n, load_catalog,
                                  release_catalog);
 }
