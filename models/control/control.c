@@ -306,7 +306,9 @@ static int allocate(control *c, const control_view *v, sim_time now) {
     return SIM_OK;
   /* The units first: the prediction reads their loads' shares. */
   const control_hooks *h = &c->hooks;
+  uint64_t changes = h->slots_changed != NULL ? h->slots_changed(h->ctx) : 0;
   int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
+                                h->slots_changed != NULL ? &changes : NULL,
                                 h->slot_units, h->ctx);
   if (rc == SIM_OK)
     rc = control__units_map_runs(&c->units, c->fleet);

@@ -326,15 +326,21 @@ static int make_spans(control_units *cu, const rack_fleet *fl) {
 /* Whether the GPUs' slots and the racks' usability are those the units
  * were built from; records them as the ones to build from when not. */
 static bool same_layout(control_units *cu, const rack_fleet *fl,
-                        const uint32_t *gpu_slot) {
-  bool same = cu->built &&
-              memcmp(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
+                        const uint32_t *gpu_slot, const uint64_t *changes) {
+  bool same = cu->built && (changes != NULL) == cu->built_by_count &&
+              (changes != NULL
+                   ? *changes == cu->built_changes
+                   : memcmp(cu->built_slot, gpu_slot,
+                            fl->n * sizeof *gpu_slot) == 0);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     bool usable = rack_fleet_rack_usable(fl, r);
     same = same && cu->built_usable[r] == usable;
     cu->built_usable[r] = usable;
   }
-  if (!same)
+  cu->built_by_count = changes != NULL;
+  if (!same && changes != NULL)
+    cu->built_changes = *changes;
+  else if (!same)
     memcpy(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
   return same;
 }
@@ -367,9 +373,9 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
 }
 
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const uint32_t *gpu_slot, control_units_fn fill,
-                         void *ctx) {
-  if (same_layout(cu, fl, gpu_slot))
+                         const uint32_t *gpu_slot, const uint64_t *changes,
+                         control_units_fn fill, void *ctx) {
+  if (same_layout(cu, fl, gpu_slot, changes))
     refresh_units(cu, fl);
   else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;

@@ -68,6 +68,11 @@ typedef struct control_units {
    * usability): while those hold, the units are refreshed in place. */
   uint32_t *built_slot;
   bool *built_usable, built;
+  /* With a holder's count of slot changes (control__units_build's
+   * slots_changed): the count the units were built at; built_slot is
+   * then not kept. */
+  uint64_t built_changes;
+  bool built_by_count;
   control_unit_memo base;
   /* Stretches of adjacent GPUs of one unit, in fleet order. */
   uint32_t *span_first, *span_len, *span_unit;
@@ -95,10 +100,12 @@ void control__units_fini(control_units *cu);
 /* Every usable rack's units, group by group, with each one's state now
  * and what its slot's work is worth (fill, with ctx), for the GPUs'
  * slots gpu_slot: built anew when the layout changed, refreshed in place
- * when not. SIM_OK or SIM_ENOMEM. */
+ * when not. changes (NULL: none): the holder's count of slot changes;
+ * the slots are the built ones while it is the built count, and compared
+ * GPU by GPU without it. SIM_OK or SIM_ENOMEM. */
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const uint32_t *gpu_slot, control_units_fn fill,
-                         void *ctx);
+                         const uint32_t *gpu_slot, const uint64_t *changes,
+                         control_units_fn fill, void *ctx);
 
 /* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
  * them: per fleet run, the unit made from its first GPU, or

@@ -50,6 +50,7 @@ struct work {
   size_t nslots;
   uint32_t *gpus;     /* the slots' GPU indices */
   uint32_t *gpu_slot; /* per fleet GPU: its slot or NO_SLOT */
+  uint64_t slot_changes; /* writes of gpu_slot (work_gpu_slot_changes) */
   /* Per fleet GPU: its slot's owner, or work__nowners (the idle row of
    * tick_j) when free; kept with gpu_slot so the books' per-GPU pass
    * reads one array, not the slot through gpu_slot. */

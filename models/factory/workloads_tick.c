@@ -334,6 +334,8 @@ void work_drive(work *w, double dt) {
 
 const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
 
+uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
+
 /* How many of keys key[j .. n) are one service's consecutive replicas
  * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at
  * most CHUNK. The services' slots are theirs in replica order

@@ -62,7 +62,12 @@ typedef struct world {
   size_t n;
   double budget[3]; /* what a client's split was handed, per group */
   size_t nbudget;
+  uint64_t changes; /* steps that moved a GPU's slot (slots_changed) */
 } world;
+
+/* Whether the worlds made next count their slots' changes for control
+ * (control_hooks.slots_changed) instead of having them compared. */
+static bool count_slots;
 
 static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
   const world *w = ctx;
@@ -80,6 +85,8 @@ static int power(void *ctx, sim_time now, double *facility_w) {
   return SIM_OK;
 }
 static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
+
+static uint64_t slots_changed(void *ctx) { return ((world *)ctx)->changes; }
 static void slot_units(void *ctx, const uint32_t *key, size_t n,
                        power_unit *u) {
   world *w = ctx;
@@ -155,7 +162,8 @@ static world *world_make(const power_config *pc) {
   w->fl = rack_fleet_create(g, 3, NULL, &err);
   assert_non_null(w->fl);
   control_hooks h = {w,         fits,       drive,         power,
-                     gpu_slots, slot_units, request_counts};
+                     gpu_slots, slot_units, request_counts,
+                     count_slots ? slots_changed : NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
   control_set_clamp(w->c, keep_split, w);
@@ -165,10 +173,14 @@ static world *world_make(const power_config *pc) {
 /* The state at step s, the changes of steps 1 .. s on the first one's:
  * rewritten whole each time (what holds is written again, the same). */
 static void world_state(world *w, int s) {
+  bool moved = false;
   for (uint32_t i = 0; i < NGPUS; i++) { /* interleaved, across racks */
     bool free_gpu = i % 72 >= 62 || (s >= 7 && i % 72 < 6);
-    w->slot[i] = free_gpu ? CONTROL_NO_SLOT : (i * 7 / 5 + (s >= 7)) % NSLOTS;
+    uint32_t k = free_gpu ? CONTROL_NO_SLOT : (i * 7 / 5 + (s >= 7)) % NSLOTS;
+    moved = moved || w->slot[i] != k;
+    w->slot[i] = k;
   }
+  w->changes += moved;
   for (uint32_t k = 0; k < NSLOTS; k++)
     w->worth[k] = (k % 5) / 4.0 + (s >= 4 && k == 5 ? 0.125 : 0);
   w->fit_w = s >= 6 ? 640 : 760;
@@ -283,6 +295,15 @@ static void warm_units_are_cold_units(void **state) {
     world_drop(cold);
   }
   world_drop(warm);
+}
+
+/* The same, control told of the slots' changes by the holder's count:
+ * a build that kept its units while the count moved ("slots moved")
+ * fails it. */
+static void warm_units_by_count_are_cold_units(void **state) {
+  count_slots = true;
+  warm_units_are_cold_units(state);
+  count_slots = false;
 }
 
 /* The workloads are asked once a period, of every unit (slot and free). */
@@ -463,9 +484,10 @@ static void caps_once_a_run_are_the_gpus(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[4];
+  struct CMUnitTest tests[5];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
+  TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
