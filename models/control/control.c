@@ -117,16 +117,13 @@ void control_destroy(control *c) {
  * split made still holds. */
 static void note_budgets(control *c) {
   const rack_fleet *fl = c->fleet;
-  assert(!fl->caps_unfilled); /* a split wrote them all just now */
   memset(c->group_budget, 0, fl->ngroups * sizeof *c->group_budget);
   /* Rack by rack: each group's caps added in GPU order, as GPU by GPU. */
   for (uint32_t r = 0; r < fl->nracks; r++) {
     if (!rack_fleet_rack_usable(fl, r)) /* dark or in emergency */
       continue;
-    double sum = c->group_budget[fl->group[r]];
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      sum += fl->cap_w[i];
-    c->group_budget[fl->group[r]] = sum;
+    c->group_budget[fl->group[r]] = /* run by run when the runs are */
+        rack_fleet_rack_caps_added(fl, r, c->group_budget[fl->group[r]]);
   }
 }
 

@@ -619,11 +619,8 @@ int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
                        rack_fleet_gpu_total(f, caps));
   if (rc == SIM_OK)
     group_caps(f, largest_share(f, hi, fits, ctx, caps), caps);
-  rack_fleet_gpu_caps(f);
   for (uint32_t r = 0; rc == SIM_OK && r < f->nracks; r++)
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      f->cap_w[i] = caps[f->group[r]];
-  rack_fleet_caps_written(f);
+    rack_set_rack_cap(f, r, caps[f->group[r]]);
   sim_free(f->alloc, caps);
   return rc;
 }
@@ -638,24 +635,12 @@ int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
 }
 
 void rack_fleet_cap_all_min(rack_fleet *f) {
-  rack_fleet_gpu_caps(f);
-  for (uint32_t i = 0; i < f->n; i++)
-    f->cap_w[i] = f->types[f->type[i]]->cap_min_w;
-  rack_fleet_caps_written(f);
+  for (uint32_t r = 0; r < f->nracks; r++) /* a rack is of one type */
+    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w);
 }
 
 void rack_fleet_apply_emergency(rack_fleet *f) {
-  bool any = false;
-  for (uint32_t r = 0; r < f->nracks; r++) {
-    if (!f->emergency[r])
-      continue;
-    if (!any)
-      rack_fleet_gpu_caps(f);
-    any = true;
-    double lo = f->types[f->type[f->first[r]]]->cap_min_w;
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      f->cap_w[i] = lo;
-  }
-  if (any)
-    rack_fleet_caps_written(f);
+  for (uint32_t r = 0; r < f->nracks; r++)
+    if (f->emergency[r])
+      rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w);
 }

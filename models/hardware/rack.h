@@ -224,6 +224,11 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
  * writes caps per GPU calls it first. Logically const. */
 void rack_fleet_gpu_caps(rack_fleet *f);
 
+/* Every GPU of rack r at cap: with the runs fresh, its runs' caps only
+ * (the GPUs' filled when asked; the others' stay behind if they were),
+ * else its GPUs'. */
+void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap);
+
 /* After a writer per GPU (a split, the minimum caps, an emergency, a
  * test): the runs' caps taken again from their first GPUs, so the runs
  * stay the truth for the tick's readers. The writer keeps a run's GPUs
@@ -292,6 +297,10 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r);
  * the GPUs' caps behind the runs', a run's cap added once for each of
  * its GPUs (the same terms in the same order), without filling them. */
 double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r);
+
+/* sum plus rack r's GPUs' caps, added to it GPU by GPU in order (as
+ * rack_fleet_rack_cap_sum, from sum rather than 0). */
+double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum);
 
 /* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);

@@ -199,8 +199,22 @@ void rack_fleet_gpu_caps(rack_fleet *f) {
   f->caps_unfilled = false;
 }
 
+void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap) {
+  if (rack_fleet_runs_fresh(f)) {
+    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+      f->run_cap_w[q] = cap;
+    f->caps_unfilled = true;
+    return;
+  }
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    f->cap_w[i] = cap; /* stale runs are made again from the GPUs' */
+}
+
 double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {
-  double sum = 0;
+  return rack_fleet_rack_caps_added(f, r, 0);
+}
+
+double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
   if (f->caps_unfilled) /* the runs' caps are the truth */
     for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
       for (uint32_t k = 0; k < f->run_len[q]; k++)

@@ -385,6 +385,7 @@ static void keyed_state(world *w, int s, double gb[3]) {
   if (rack_fleet_split(fl, fits, w, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   gb[0] = gb[1] = gb[2] = 0;
+  rack_fleet_gpu_caps(fl); /* the split may have written runs only */
   for (uint32_t r = 0; r < NRACKS; r++)
     for (uint32_t i = fl->first[r]; rack_fleet_rack_usable(fl, r) &&
                                     i < fl->first[r] + fl->count[r];

@@ -95,7 +95,8 @@ static void write_state(rack_fleet *f, const uint32_t *key, unsigned *seed) {
 }
 
 /* The caps, thermal caps and faults of from to to; not the loads. */
-static void copy_caps(rack_fleet *to, const rack_fleet *from) {
+static void copy_caps(rack_fleet *to, rack_fleet *from) {
+  rack_fleet_gpu_caps(from); /* an emergency wrote from's runs only */
   memcpy(to->cap_w, from->cap_w, from->n * sizeof(double));
   rack_fleet_caps_written(to);
   memcpy(to->thermal_cap_w, from->thermal_cap_w,
@@ -104,7 +105,7 @@ static void copy_caps(rack_fleet *to, const rack_fleet *from) {
   memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
 }
 
-static void copy_state(rack_fleet *to, const rack_fleet *from) {
+static void copy_state(rack_fleet *to, rack_fleet *from) {
   size_t n = from->n * sizeof(double);
   memcpy(to->activity, from->activity, n);
   memcpy(to->mem, from->mem, n);
