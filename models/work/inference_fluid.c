@@ -65,10 +65,10 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-/* The bin of x >= HIST_LO_S as log10 places it (HIST_BINS: beyond the
- * last). */
+/* The bin of x >= HIST_LO_S as log10 places it (inf__hist_pos, the
+ * run-wide histograms' position; HIST_BINS: beyond the last). */
 static size_t bin_exact(double x) {
-  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
+  double pos = inf__hist_pos(x);
   return pos < HIST_BINS ? (size_t)pos : HIST_BINS;
 }
 
@@ -91,8 +91,8 @@ static double of_bits(uint64_t u) {
 static int16_t slot_entry(uint64_t slot) {
   double lo = of_bits(slot << SLOT_SHIFT);
   double hi = of_bits(((slot + 1) << SLOT_SHIFT) - 1);
-  double a = floor(log10(lo * (1 - 1e-9) / HIST_LO_S) * HIST_PER_DECADE);
-  double b = floor(log10(hi * (1 + 1e-9) / HIST_LO_S) * HIST_PER_DECADE);
+  double a = floor(inf__hist_pos(lo * (1 - 1e-9)));
+  double b = floor(inf__hist_pos(hi * (1 + 1e-9)));
   if (!(a == b && a >= 0))
     return 1;
   return (int16_t)(fmin(a, HIST_BINS) + 2);
