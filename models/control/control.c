@@ -23,6 +23,7 @@
  * books and samples before, and steps power quality after. */
 #include "control.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,8 @@ static void note_budgets(control *c) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
     if (!rack_fleet_rack_usable(fl, r)) /* dark or in emergency */
       continue;
-    double sum = c->group_budget[fl->group[r]];
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      sum += fl->cap_w[i];
-    c->group_budget[fl->group[r]] = sum;
+    c->group_budget[fl->group[r]] = /* run by run when the runs are */
+        rack_fleet_rack_caps_added(fl, r, c->group_budget[fl->group[r]]);
   }
 }
 
@@ -304,7 +303,9 @@ static int allocate(control *c, const control_view *v, sim_time now) {
     return SIM_OK;
   /* The units first: the prediction reads their loads' shares. */
   const control_hooks *h = &c->hooks;
+  uint64_t changes = h->slots_changed != NULL ? h->slots_changed(h->ctx) : 0;
   int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
+                                h->slots_changed != NULL ? &changes : NULL,
                                 h->slot_units, h->ctx);
   if (rc == SIM_OK)
     rc = control__units_map_runs(&c->units, c->fleet);

@@ -68,6 +68,11 @@ typedef struct control_hooks {
   void (*slot_units)(void *ctx, const uint32_t *key, size_t n, power_unit *u);
   /* Requests completed (or dropped) so far, and those within their SLOs. */
   void (*request_counts)(void *ctx, uint64_t *done, uint64_t *met);
+  /* How many times any GPU's slot (gpu_slots) changed so far: a count
+   * the holder keeps, so control knows its units stand without comparing
+   * every GPU's slot (4 MB twice a period at a million GPUs). NULL: the
+   * slots are compared. */
+  uint64_t (*slots_changed)(void *ctx);
 } control_hooks;
 
 /* The factory's state at a control tick, before the period's step. */

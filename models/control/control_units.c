@@ -2,6 +2,7 @@
  * place every allocation, their caps written back (control_units.h). */
 #include "control_units.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {cu->u,          cu->cap,         cu->key,
                     cu->gpu,        cu->rack,        cu->share,
-                    cu->run_unit,   cu->rack_unit,
+                    cu->run_unit,   cu->run_cap_unit, cu->rack_unit,
                     cu->of_gpu,     cu->group_first, cu->slot_unit,
                     cu->slot_stamp, cu->built_slot,  cu->built_usable,
                     cu->span_first, cu->span_len,    cu->span_unit};
@@ -325,15 +326,21 @@ static int make_spans(control_units *cu, const rack_fleet *fl) {
 /* Whether the GPUs' slots and the racks' usability are those the units
  * were built from; records them as the ones to build from when not. */
 static bool same_layout(control_units *cu, const rack_fleet *fl,
-                        const uint32_t *gpu_slot) {
-  bool same = cu->built &&
-              memcmp(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot) == 0;
+                        const uint32_t *gpu_slot, const uint64_t *changes) {
+  bool same = cu->built && (changes != NULL) == cu->built_by_count &&
+              (changes != NULL
+                   ? *changes == cu->built_changes
+                   : memcmp(cu->built_slot, gpu_slot,
+                            fl->n * sizeof *gpu_slot) == 0);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     bool usable = rack_fleet_rack_usable(fl, r);
     same = same && cu->built_usable[r] == usable;
     cu->built_usable[r] = usable;
   }
-  if (!same)
+  cu->built_by_count = changes != NULL;
+  if (!same && changes != NULL)
+    cu->built_changes = *changes;
+  else if (!same)
     memcpy(cu->built_slot, gpu_slot, fl->n * sizeof *gpu_slot);
   return same;
 }
@@ -366,9 +373,9 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
 }
 
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const uint32_t *gpu_slot, control_units_fn fill,
-                         void *ctx) {
-  if (same_layout(cu, fl, gpu_slot))
+                         const uint32_t *gpu_slot, const uint64_t *changes,
+                         control_units_fn fill, void *ctx) {
+  if (same_layout(cu, fl, gpu_slot, changes))
     refresh_units(cu, fl);
   else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
@@ -389,17 +396,49 @@ static uint32_t unit_of_run(const control_units *cu, const rack_fleet *fl,
   return u < cu->n && cu->gpu[u] == i ? u : CONTROL_UNITS_NONE;
 }
 
+#ifndef NDEBUG
+/* Whether every GPU of every run of a usable rack is of its run's cap
+ * unit: a run never crosses a unit (a unit is a slot's GPUs in a rack, a
+ * run one key's adjacent GPUs in a rack). Reads every GPU: debug only. */
+static bool runs_within_units(const control_units *cu, const rack_fleet *fl) {
+  for (uint32_t q = 0; q < fl->nruns; q++)
+    for (uint32_t k = 0; cu->run_cap_unit[q] != CONTROL_UNITS_NONE &&
+                         k < fl->run_len[q];
+         k++)
+      if (cu->of_gpu[fl->run_first[q] + k] != cu->run_cap_unit[q])
+        return false;
+  return true;
+}
+#endif
+
+/* Each run's cap unit: its first GPU's unit in a rack with units (a
+ * usable one, where every GPU has a unit of this build). */
+static void map_run_caps(control_units *cu, const rack_fleet *fl) {
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    bool units = cu->rack_unit[r] < cu->rack_unit[r + 1];
+    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++)
+      cu->run_cap_unit[q] =
+          units ? cu->of_gpu[fl->run_first[q]] : CONTROL_UNITS_NONE;
+  }
+  assert(runs_within_units(cu, fl));
+}
+
 int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
   if (!rack_fleet_runs_fresh(fl) ||
       (cu->run_map_ok && cu->run_map_runs == fl->runs_made &&
        cu->run_map_builds == cu->builds))
     return SIM_OK; /* no runs, or neither they nor the units made anew */
   cu->run_map_ok = false;
-  if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cu->run_units_cap, fl->nruns,
-                      sizeof *cu->run_unit) != SIM_OK)
+  size_t cap_a = cu->run_units_cap, cap_b = cu->run_units_cap;
+  if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cap_a, fl->nruns,
+                      sizeof *cu->run_unit) != SIM_OK ||
+      sim_vec_reserve(cu->alloc, &cu->run_cap_unit, &cap_b, fl->nruns,
+                      sizeof *cu->run_cap_unit) != SIM_OK)
     return SIM_ENOMEM;
+  cu->run_units_cap = cap_a < cap_b ? cap_a : cap_b;
   for (uint32_t q = 0; q < fl->nruns; q++)
     cu->run_unit[q] = unit_of_run(cu, fl, q);
+  map_run_caps(cu, fl);
   cu->run_map_ok = true;
   cu->run_map_runs = fl->runs_made;
   cu->run_map_builds = cu->builds;
@@ -410,7 +449,25 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
 /* The caps                                                            */
 /* ------------------------------------------------------------------ */
 
-void control__units_write_caps(control_units *cu, rack_fleet *fl) {
+/* With the runs fresh and mapped for them: each usable rack's run at its
+ * unit's cap, once a run; the GPUs' wait for a reader. A dark or
+ * emergency rack's runs keep theirs, as its GPUs do below. */
+static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
+  if (!rack_fleet_runs_fresh(fl) || !cu->run_map_ok ||
+      cu->run_map_runs != fl->runs_made || cu->run_map_builds != cu->builds)
+    return false;
+  const uint32_t *unit = cu->run_cap_unit;
+  const double *cap = cu->cap;
+  double *run_cap = fl->run_cap_w;
+  for (uint32_t q = 0, n = fl->nruns; q < n; q++)
+    if (unit[q] != CONTROL_UNITS_NONE)
+      run_cap[q] = cap[unit[q]];
+  fl->caps_unfilled = true;
+  return true;
+}
+
+/* Every usable rack's GPUs at their unit's cap, span by span. */
+static void write_gpu_caps(control_units *cu, rack_fleet *fl) {
   double *w = fl->cap_w;
   for (size_t s = 0; s < cu->nspans;) {
     double cap = cu->cap[cu->span_unit[s]];
@@ -431,4 +488,12 @@ void control__units_write_caps(control_units *cu, rack_fleet *fl) {
     for (; p < stop; p++)
       *p = cap;
   }
+}
+
+void control__units_write_caps(control_units *cu, rack_fleet *fl) {
+  if (write_run_caps(cu, fl))
+    return;
+  rack_fleet_gpu_caps(fl); /* a rack this skips keeps its GPUs' */
+  write_gpu_caps(cu, fl);
+  rack_fleet_caps_written(fl);
 }

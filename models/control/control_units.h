@@ -68,6 +68,11 @@ typedef struct control_units {
    * usability): while those hold, the units are refreshed in place. */
   uint32_t *built_slot;
   bool *built_usable, built;
+  /* With a holder's count of slot changes (control__units_build's
+   * slots_changed): the count the units were built at; built_slot is
+   * then not kept. */
+  uint64_t built_changes;
+  bool built_by_count;
   control_unit_memo base;
   /* Stretches of adjacent GPUs of one unit, in fleet order. */
   uint32_t *span_first, *span_len, *span_unit;
@@ -77,6 +82,10 @@ typedef struct control_units {
    * where none is), for the runs of the fleet's make run_map_runs and
    * the units' build run_map_builds, valid where run_map_ok. */
   uint32_t *run_unit;
+  /* Per fleet run, the unit whose cap it takes (any run of a usable rack;
+   * CONTROL_UNITS_NONE in a dark or emergency rack), valid with run_unit:
+   * the caps are written once a run through it. */
+  uint32_t *run_cap_unit;
   size_t run_units_cap;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
@@ -91,10 +100,12 @@ void control__units_fini(control_units *cu);
 /* Every usable rack's units, group by group, with each one's state now
  * and what its slot's work is worth (fill, with ctx), for the GPUs'
  * slots gpu_slot: built anew when the layout changed, refreshed in place
- * when not. SIM_OK or SIM_ENOMEM. */
+ * when not. changes (NULL: none): the holder's count of slot changes;
+ * the slots are the built ones while it is the built count, and compared
+ * GPU by GPU without it. SIM_OK or SIM_ENOMEM. */
 int control__units_build(control_units *cu, const rack_fleet *fl,
-                         const uint32_t *gpu_slot, control_units_fn fill,
-                         void *ctx);
+                         const uint32_t *gpu_slot, const uint64_t *changes,
+                         control_units_fn fill, void *ctx);
 
 /* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
  * them: per fleet run, the unit made from its first GPU, or
@@ -105,7 +116,9 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
  * SIM_OK or SIM_ENOMEM. */
 int control__units_map_runs(control_units *cu, const rack_fleet *fl);
 
-/* Every usable rack's GPUs at their unit's cap. */
+/* Every usable rack's GPUs at their unit's cap: with the runs fresh and
+ * mapped, once a run (rack_set_run_cap; the GPUs' caps filled when a
+ * reader asks), else GPU by GPU. */
 void control__units_write_caps(control_units *cu, rack_fleet *fl);
 
 #endif

@@ -314,6 +314,12 @@ static const uint32_t *gpu_slots(void *ctx) {
   return factory_models[m]->slots(f->state[m]);
 }
 
+static uint64_t slots_changed(void *ctx) {
+  factory *f = ctx;
+  size_t m = f->holder;
+  return factory_models[m]->slots_changed(f->state[m]);
+}
+
 static void slot_units(void *ctx, const uint32_t *key, size_t n,
                        power_unit *u) {
   factory *f = ctx;
@@ -340,6 +346,10 @@ control_hooks factory__control_hooks(factory *f) {
                          .drive = drive,
                          .power = set_power,
                          .gpu_slots = gpu_slots,
+                         .slots_changed =
+                             factory_models[f->holder]->slots_changed != NULL
+                                 ? slots_changed
+                                 : NULL,
                          .slot_units = slot_units,
                          .request_counts = request_counts};
 }

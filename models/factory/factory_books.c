@@ -113,9 +113,7 @@ static void rack_row(factory *f, double dt) {
   const rack_fleet *fl = f->fleet;
   uint32_t n = fl->nracks;
   for (uint32_t r = 0; r < n; r++) {
-    double cap = 0;
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++)
-      cap += fl->cap_w[i];
+    double cap = rack_fleet_rack_cap_sum(fl, r);
     f->row[R_POWER * n + r] = f->iv.rack_j[r] / dt;
     f->row[R_GPU * n + r] = f->iv.rack_gpu_j[r] / dt;
     f->row[R_LIMIT * n + r] = fl->limit_w[r];

@@ -121,6 +121,7 @@ void factory_gpus_of(const factory *f, size_t g, factory_gpus_now *out) {
   const rack_fleet *fl = f->fleet;
   const double *power = rack_fleet_gpu_power(f->fleet);
   rack_fleet_gpu_loads(f->fleet); /* gpu_phi reads every GPU */
+  rack_fleet_gpu_caps(f->fleet);
   factory_gpus_now s = {
       .cap_min_w = INFINITY, .cap_max_w = -INFINITY, .clock_min = INFINITY};
   phi_memo m = {.cap = NAN};
@@ -149,6 +150,7 @@ void factory_gpus_each(const factory *f, double *cap_w, double *clock) {
   const rack_fleet *fl = f->fleet;
   phi_memo m = {.cap = NAN};
   rack_fleet_gpu_loads(f->fleet);
+  rack_fleet_gpu_caps(f->fleet);
   for (uint32_t i = 0; i < fl->n; i++) {
     if (cap_w != NULL)
       cap_w[i] = rack_gpu_cap_w(fl, i);

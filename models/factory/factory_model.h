@@ -90,6 +90,8 @@ typedef struct factory_model {
   void (*clocks)(factory *f, void *self);
   void (*drive)(factory *f, void *self, double dt);
   const uint32_t *(*slots)(const void *self);
+  /* How many times any GPU's slot changed (NULL: not counted). */
+  uint64_t (*slots_changed)(const void *self);
   void (*units)(const void *self, const uint32_t *key, size_t n,
                 power_unit *u);
   void (*requests)(const void *self, uint64_t *done, uint64_t *met);

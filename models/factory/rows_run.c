@@ -320,6 +320,10 @@ static const uint32_t *work_slots(const void *self) {
   return work_gpu_slots(self);
 }
 
+static uint64_t work_slots_changed(const void *self) {
+  return work_gpu_slot_changes(self);
+}
+
 static void work_units(const void *self, const uint32_t *key, size_t n,
                        power_unit *u) {
   work_slot_units(self, key, n, u);
@@ -487,6 +491,7 @@ const factory_model factory_model_work = {
     .clocks = work_take_clocks,
     .drive = work_give_load,
     .slots = work_slots,
+    .slots_changed = work_slots_changed,
     .units = work_units,
     .requests = work_requests,
     .metrics = work_metrics,

@@ -48,6 +48,7 @@ void work__slot_take(work *w, size_t k, const uint32_t *list) {
   s->active = true;
   s->dark = slot_on_dark(w, s);
   w->busy += s->n;
+  w->slot_changes++;
 }
 
 static void slot_free(work *w, size_t k) {
@@ -58,6 +59,7 @@ static void slot_free(work *w, size_t k) {
     rack_set_unit_key(w->fleet, w->gpus[s->first + i], 0);
   }
   sched_release(w->sched, w->gpus + s->first, s->n);
+  w->slot_changes++;
   s->active = false;
   s->dark = false;
   w->busy -= s->n;

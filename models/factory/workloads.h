@@ -122,6 +122,10 @@ void work_faults(work *w);
  * weight and c, for each of n units (those with key CONTROL_NO_SLOT
  * left as they are). */
 const uint32_t *work_gpu_slots(const work *w);
+
+/* How many times a slot took or let go of GPUs (work_gpu_slots changed):
+ * while it holds, so do the GPUs' slots. */
+uint64_t work_gpu_slot_changes(const work *w);
 void work_slot_units(const work *w, const uint32_t *key, size_t n,
                      power_unit *u);
 

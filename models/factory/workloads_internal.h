@@ -50,6 +50,7 @@ struct work {
   size_t nslots;
   uint32_t *gpus;     /* the slots' GPU indices */
   uint32_t *gpu_slot; /* per fleet GPU: its slot or NO_SLOT */
+  uint64_t slot_changes; /* writes of gpu_slot (work_gpu_slot_changes) */
   /* Per fleet GPU: its slot's owner, or work__nowners (the idle row of
    * tick_j) when free; kept with gpu_slot so the books' per-GPU pass
    * reads one array, not the slot through gpu_slot. */
@@ -144,21 +145,21 @@ void work__owner_power(work *w, double *sum);
 double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
                       rack_phi_last *last);
 
-/* workloads_tick.c: the clocks of n replicas, replica k's runs' first
- * GPUs gpu0[run0[k] .. run0[k + 1]) (one at least), each the slowest of
+/* workloads_tick.c: the clocks of n replicas, replica k's runs (the
+ * fleet's) runs[run0[k] .. run0[k + 1]) (one at least), each the slowest of
  * its runs' (work__runs_phi's, the same bits), into phi[k]; last as
  * work__runs_phi's. */
 void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
-                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        const uint32_t *runs, uint32_t n, double *phi,
                         rack_phi_last *last);
 
 /* The replicas' packed runs as the clocks read them: n replicas, replica
- * k's runs at run0[k] .. run0[k + 1] (one at least), each run's first GPU,
- * rack and GPU type; and per replica the load every first GPU of its runs
+ * k's runs at run0[k] .. run0[k + 1] (one at least), each run (the
+ * fleet's index: its cap is the run's), rack and GPU type; and per replica the load every first GPU of its runs
  * holds now (what the tick wrote there). */
 typedef struct work_reps {
   uint32_t n;
-  const uint32_t *run0, *gpu0, *rack;
+  const uint32_t *run0, *runs, *rack;
   const uint16_t *type;
   const gpu_load *load;
 } work_reps;

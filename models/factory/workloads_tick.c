@@ -38,7 +38,7 @@ static inline double runs_phi(const rack_fleet *fl, const uint32_t *runs,
                               uint32_t m, rack_phi_last *last) {
   double phi = 1;
   for (uint32_t k = 0; k < m; k++)
-    phi = min_of(phi, rack_gpu_phi_near(fl, fl->run_first[runs[k]], last));
+    phi = min_of(phi, rack_run_phi_near(fl, runs[k], last));
   return phi;
 }
 
@@ -140,13 +140,13 @@ static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
 /* ------------------------------------------------------------------ */
 
 void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
-                        const uint32_t *gpu0, uint32_t n, double *phi,
+                        const uint32_t *runs, uint32_t n, double *phi,
                         rack_phi_last *last) {
   for (uint32_t k = 0; k < n; k++) {
     double p = 1;
     uint32_t q = run0[k], end = run0[k + 1];
     do
-      p = min_of(p, rack_gpu_phi_near(fl, gpu0[q], last));
+      p = min_of(p, rack_run_phi_near(fl, runs[q], last));
     while (++q < end);
     phi[k] = p;
   }
@@ -166,8 +166,8 @@ static inline bool same_load(const gpu_load *a, const gpu_load *b) {
 __attribute__((noinline)) static uint32_t
 hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
           const rack_phi_last *last, double *phi) {
-  const double *cap_w = fl->cap_w, *thermal = fl->thermal_cap_w;
-  const uint32_t *run0 = r->run0, *gpu0 = r->gpu0, *rack = r->rack;
+  const double *cap_w = fl->run_cap_w, *thermal = fl->thermal_cap_w;
+  const uint32_t *run0 = r->run0, *runs = r->runs, *rack = r->rack;
   const uint16_t *type = r->type;
   const gpu_load *load = r->load;
   const gpu_load l = {last->sm, last->mem, last->busy};
@@ -180,7 +180,7 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
       return k;
     uint32_t end = run0[k + 1];
     do {
-      double cap = rack_cap_min(cap_w[gpu0[q]], thermal[rack[q]]);
+      double cap = rack_cap_min(cap_w[runs[q]], thermal[rack[q]]);
       if (l_type != type[q] || !rack__same_bits(l_cap, cap))
         return k;
     } while (++q < end);
@@ -199,10 +199,10 @@ static void replica_phi_held(const rack_fleet *fl, const work_reps *r,
   double p = 1;
   uint32_t q = r->run0[k], end = r->run0[k + 1];
   do {
-    uint32_t i = r->gpu0[q];
-    double cap = rack_cap_min(fl->cap_w[i], fl->thermal_cap_w[r->rack[q]]);
+    uint32_t run = r->runs[q];
+    double cap = rack_run_cap_w(fl, run, r->rack[q]);
     if (!same || last->type != r->type[q] || !rack__same_bits(last->cap, cap))
-      rack__phi_remember(fl, i, last);
+      rack__run_phi_remember(fl, run, r->rack[q], last);
     same = true; /* last's load is now the replica's */
     p = min_of(p, last->phi);
   } while (++q < end);
@@ -244,11 +244,11 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
   if (w->rep_loads_made == w->fleet->runs_made) {
     assert(loads_held(w));
-    work_reps r = {w->nrep,     w->rep_run0, w->rep_gpu0,
+    work_reps r = {w->nrep,     w->rep_run0, w->rep_runs,
                    w->rep_rack, w->rep_type, w->rep_load};
     work__replica_phis_held(w->fleet, &r, phi, last);
   } else {
-    work__replica_phis(w->fleet, w->rep_run0, w->rep_gpu0, w->nrep, phi,
+    work__replica_phis(w->fleet, w->rep_run0, w->rep_runs, w->nrep, phi,
                        last);
   }
   for (size_t s = 0; s < w->cfg->nservices; s++) {
@@ -333,6 +333,8 @@ void work_drive(work *w, double dt) {
 /* ------------------------------------------------------------------ */
 
 const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
+
+uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
 
 /* How many of keys key[j .. n) are one service's consecutive replicas
  * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at

@@ -446,9 +446,11 @@ static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  uint32_t type = f->type[i];
-  double cap = rack_gpu_cap_w(f, i);
-  gpu_load l = rack_gpu_load(f, i);
+  return rack__phi_at(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
+}
+
+double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
+                    gpu_load l) {
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
   uint64_t h = (bits_of(cap) * 0x9e3779b97f4a7c15ULL) ^
@@ -491,12 +493,16 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   bool runs = rack_fleet_runs_fresh(f);
   uint32_t reps = 0; /* GPUs at phi not yet added */
   for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
-    n = runs ? f->run_len[f->gpu_run[i]] : 1;
-    if (f->cap_w[i] != last_cap || !rack_load_is(f, i, last)) {
+    uint32_t q = runs ? f->gpu_run[i] : 0;
+    n = runs ? f->run_len[q] : 1;
+    double cap = runs ? f->run_cap_w[q] : f->cap_w[i]; /* the run's: the
+                                                          GPUs' may lag */
+    if (cap != last_cap || !rack_load_is(f, i, last)) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
-      phi = rack_gpu_phi(f, i);
-      last_cap = f->cap_w[i];
+      phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
+                         rack_gpu_load(f, i));
+      last_cap = cap;
       last = rack_gpu_load(f, i);
     }
     reps += n;
@@ -509,6 +515,16 @@ double rack__phi_remember(const rack_fleet *f, uint32_t i,
   gpu_load l = rack_gpu_load(f, i);
   *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,         l.mem, l.busy,
                           rack_gpu_phi(f, i),   f->type[i]};
+  return last->phi;
+}
+
+double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
+                              rack_phi_last *last) {
+  uint32_t i = f->run_first[q];
+  gpu_load l = rack_gpu_load(f, i);
+  double cap = rack_run_cap_w(f, q, rack);
+  *last = (rack_phi_last){cap,    l.sm, l.mem, l.busy,
+                          rack__phi_at(f, f->type[i], cap, l), f->type[i]};
   return last->phi;
 }
 
@@ -604,8 +620,7 @@ int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
   if (rc == SIM_OK)
     group_caps(f, largest_share(f, hi, fits, ctx, caps), caps);
   for (uint32_t r = 0; rc == SIM_OK && r < f->nracks; r++)
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      f->cap_w[i] = caps[f->group[r]];
+    rack_set_rack_cap(f, r, caps[f->group[r]]);
   sim_free(f->alloc, caps);
   return rc;
 }
@@ -620,16 +635,12 @@ int rack_fleet_split_static(rack_fleet *f, double gpu_budget_w,
 }
 
 void rack_fleet_cap_all_min(rack_fleet *f) {
-  for (uint32_t i = 0; i < f->n; i++)
-    f->cap_w[i] = f->types[f->type[i]]->cap_min_w;
+  for (uint32_t r = 0; r < f->nracks; r++) /* a rack is of one type */
+    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w);
 }
 
 void rack_fleet_apply_emergency(rack_fleet *f) {
-  for (uint32_t r = 0; r < f->nracks; r++) {
-    if (!f->emergency[r])
-      continue;
-    double lo = f->types[f->type[f->first[r]]]->cap_min_w;
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      f->cap_w[i] = lo;
-  }
+  for (uint32_t r = 0; r < f->nracks; r++)
+    if (f->emergency[r])
+      rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w);
 }

@@ -20,6 +20,7 @@
 #ifndef MODELS_RACK_H
 #define MODELS_RACK_H
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,7 +68,11 @@ typedef struct rack_fleet {
   double *activity; /* the load's sm: SM activity in [0, 1] */
   double *mem;      /* the load's mem: HBM traffic share, [0, 1] */
   double *busy;     /* the load's busy: share of time a kernel runs */
-  double *cap_w;    /* power limit in force */
+  /* Power limit in force. With units and the runs fresh, the runs' caps
+   * (run_cap_w) are the truth while caps_unfilled: control writes a cap
+   * once a run, and this is filled only for a reader that asks
+   * (rack_fleet_gpu_caps). */
+  double *cap_w;
   /* Power drawn, from rack_fleet_update. With units, the runs' powers
    * (run_power_w) are the truth and this is filled only when a reader
    * asks: read it through rack_fleet_gpu_power. */
@@ -146,6 +151,12 @@ typedef struct rack_fleet {
   double *run_k;           /* run_len as a double (the update's factor) */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
+  /* A run's cap, while the runs are fresh: made from its first GPU's when
+   * the runs are made, written once a run by control
+   * (rack_set_run_cap), and again from the GPUs' after a writer per GPU
+   * (rack_fleet_caps_written). cap_w is behind it while caps_unfilled. */
+  double *run_cap_w;
+  bool caps_unfilled;
   uint32_t *gpu_run;       /* per GPU: its run */
   /* Per rack: its runs' pattern, the first rack alike in group and run
    * lengths (the update takes a rack like one updated before whole). */
@@ -176,8 +187,18 @@ static inline double rack_cap_min(double cap, double thermal) {
   return thermal < cap || isnan(cap) ? thermal : cap;
 }
 
+/* GPU i's cap held to its rack's thermal cap; the GPUs' caps must be
+ * filled (rack_fleet_gpu_caps) when a writer left them behind. */
 static inline double rack_gpu_cap_w(const rack_fleet *f, uint32_t i) {
+  assert(!f->caps_unfilled);
   return rack_cap_min(f->cap_w[i], f->thermal_cap_w[f->rack[i]]);
+}
+
+/* Run q's cap held to its rack's thermal cap (the runs fresh): what
+ * rack_gpu_cap_w gives for each of its GPUs, read from the run. */
+static inline double rack_run_cap_w(const rack_fleet *f, uint32_t q,
+                                    uint32_t rack) {
+  return rack_cap_min(f->run_cap_w[q], f->thermal_cap_w[rack]);
 }
 
 /* Turns units on: every GPU's key 0 (free), runs made at the next
@@ -198,6 +219,29 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
   f->loads_unfilled = true;
 }
 
+/* Every GPU's cap (the array cap_w) filled from its run's when control
+ * wrote them once a run (rack_set_run_cap): whoever reads a GPU's cap or
+ * writes caps per GPU calls it first. Logically const. */
+void rack_fleet_gpu_caps(rack_fleet *f);
+
+/* Every GPU of rack r at cap: with the runs fresh, its runs' caps only
+ * (the GPUs' filled when asked; the others' stay behind if they were),
+ * else its GPUs'. */
+void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap);
+
+/* After a writer per GPU (a split, the minimum caps, an emergency, a
+ * test): the runs' caps taken again from their first GPUs, so the runs
+ * stay the truth for the tick's readers. The writer keeps a run's GPUs
+ * alike (one cap a group, a rack or a unit), as for loads. */
+void rack_fleet_caps_written(rack_fleet *f);
+
+/* Run q's cap, with the runs fresh: the run's only, its GPUs' when asked
+ * (rack_fleet_gpu_caps). */
+static inline void rack_set_run_cap(rack_fleet *f, uint32_t q, double cap) {
+  f->run_cap_w[q] = cap;
+  f->caps_unfilled = true;
+}
+
 /* GPU i now belongs to unit key (a slot + 1; 0: free). The runs go stale,
  * so the GPUs' loads are filled from them first, while they still say
  * which GPUs share a load. */
@@ -205,6 +249,8 @@ static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
   if (f->unit_key != NULL && f->unit_key[i] != key) {
     if (f->loads_unfilled)
       rack_fleet_gpu_loads(f);
+    if (f->caps_unfilled)
+      rack_fleet_gpu_caps(f);
     f->unit_key[i] = key;
     f->runs_stale = true;
   }
@@ -246,6 +292,15 @@ double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r);
  * run, a run's clock added once for each of its GPUs (the same terms in
  * the same order), and reads only the runs' first GPUs. */
 double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r);
+
+/* The sum of rack r's GPUs' caps (cap_w), added GPU by GPU in order; with
+ * the GPUs' caps behind the runs', a run's cap added once for each of
+ * its GPUs (the same terms in the same order), without filling them. */
+double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r);
+
+/* sum plus rack r's GPUs' caps, added to it GPU by GPU in order (as
+ * rack_fleet_rack_cap_sum, from sum rather than 0). */
+double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum);
 
 /* Whether every run's GPUs are alike: rack_fleet_first_unlike finds none. */
 bool rack_fleet_runs_alike(const rack_fleet *f);
@@ -321,6 +376,16 @@ static inline bool rack__same_bits(double a, double b) {
  * in *last with what it was for. */
 double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
 
+/* rack_run_phi_near's miss: run q's clock (its first GPU's type and load,
+ * the run's cap held to rack's thermal cap), rack_gpu_phi's bits. */
+double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
+                              rack_phi_last *last);
+
+/* The clock for GPU type, cap (held already) and load, through the
+ * fleet's cache: rack_gpu_phi's answer for a GPU of those inputs. */
+double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
+                    gpu_load l);
+
 /* rack_gpu_phi, the same bits, for a caller that reads GPUs (runs) in an
  * order where one is mostly like the one before (a service's replicas, a
  * job's stages): one like *last takes its clock without the cache's hash,
@@ -334,6 +399,20 @@ static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
       rack__same_bits(last->busy, f->busy[i]))
     return last->phi;
   return rack__phi_remember(f, i, last);
+}
+
+/* rack_gpu_phi_near for run q (the runs fresh), its cap the run's: the
+ * same bits as for its first GPU, without reading the GPUs' caps. */
+static inline double rack_run_phi_near(const rack_fleet *f, uint32_t q,
+                                       rack_phi_last *last) {
+  uint32_t i = f->run_first[q], r = f->rack[i];
+  if (last->type == f->type[i] &&
+      rack__same_bits(last->cap, rack_run_cap_w(f, q, r)) &&
+      rack__same_bits(last->sm, f->activity[i]) &&
+      rack__same_bits(last->mem, f->mem[i]) &&
+      rack__same_bits(last->busy, f->busy[i]))
+    return last->phi;
+  return rack__run_phi_remember(f, q, r, last);
 }
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU

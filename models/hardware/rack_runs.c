@@ -18,13 +18,15 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->run_len);
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
+  sim_free(a, f->run_cap_w);
   sim_free(a, f->gpu_run);
   sim_free(a, f->run_k);
   sim_free(a, f->rack_pattern);
   f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
-  f->run_power_w = NULL;
+  f->run_power_w = f->run_cap_w = NULL;
+  f->caps_unfilled = false;
 }
 
 int rack_fleet_keep_units(rack_fleet *f) {
@@ -36,11 +38,12 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
+  f->run_cap_w = sim_calloc(a, f->n, sizeof *f->run_cap_w);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w || !f->gpu_run || !f->run_k || !f->rack_pattern) {
+      !f->run_power_w || !f->run_cap_w || !f->gpu_run || !f->run_k || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -108,6 +111,7 @@ static void make_patterns(rack_fleet *f) {
 void rack__build_runs(rack_fleet *f) {
   uint32_t q = 0;
   rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
+  rack_fleet_gpu_caps(f);
   for (uint32_t r = 0; r < f->nracks; r++) {
     const rack_group_spec *g = &f->groups[f->group[r]];
     uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
@@ -124,24 +128,38 @@ void rack__build_runs(rack_fleet *f) {
   }
   f->rack_run[f->nracks] = q;
   f->nruns = q;
-  for (uint32_t k = 0; k < q; k++)
+  for (uint32_t k = 0; k < q; k++) {
     f->run_k[k] = f->run_len[k];
+    f->run_cap_w[k] = f->cap_w[f->run_first[k]];
+  }
   make_patterns(f);
   f->runs_stale = false;
   f->runs_made++;
 }
 
+/* GPU j like GPU i in what is filled of key, load and cap, to the bit. */
+static bool gpu_filled_alike(const rack_fleet *f, uint32_t i, uint32_t j) {
+  bool loads = f->loads_unfilled ||
+               (memcmp(&f->activity[i], &f->activity[j], sizeof(double)) == 0 &&
+                memcmp(&f->mem[i], &f->mem[j], sizeof(double)) == 0 &&
+                memcmp(&f->busy[i], &f->busy[j], sizeof(double)) == 0);
+  bool caps = f->caps_unfilled ||
+              memcmp(&f->cap_w[i], &f->cap_w[j], sizeof(double)) == 0;
+  return f->unit_key[i] == f->unit_key[j] && loads && caps;
+}
+
 uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
-  for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
-    for (uint32_t k = 1; k < f->run_len[q]; k++) {
-      uint32_t i = f->run_first[q], j = i + k;
-      bool alike = f->loads_unfilled ? gpu_keyed_alike(f, i, j)
-                                     : gpu_alike(f, i, j);
-      if (!alike || f->gpu_run[j] != q ||
+  for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++) {
+    uint32_t i = f->run_first[q];
+    if (!f->caps_unfilled &&
+        memcmp(&f->cap_w[i], &f->run_cap_w[q], sizeof(double)) != 0)
+      return i; /* a writer per GPU without rack_fleet_caps_written */
+    for (uint32_t j = i + 1; j < i + f->run_len[q]; j++)
+      if (!gpu_filled_alike(f, i, j) || f->gpu_run[j] != q ||
           (!f->power_unfilled &&
            memcmp(&f->power_w[i], &f->power_w[j], sizeof(double)) != 0))
         return j;
-    }
+  }
   return RACK_NO_GPU;
 }
 
@@ -172,6 +190,47 @@ double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
   return p;
 }
 
+void rack_fleet_gpu_caps(rack_fleet *f) {
+  for (uint32_t q = 0; f->caps_unfilled && q < f->nruns; q++) {
+    double cap = f->run_cap_w[q];
+    for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q]; j++)
+      f->cap_w[j] = cap;
+  }
+  f->caps_unfilled = false;
+}
+
+void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap) {
+  if (rack_fleet_runs_fresh(f)) {
+    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+      f->run_cap_w[q] = cap;
+    f->caps_unfilled = true;
+    return;
+  }
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    f->cap_w[i] = cap; /* stale runs are made again from the GPUs' */
+}
+
+double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {
+  return rack_fleet_rack_caps_added(f, r, 0);
+}
+
+double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
+  if (f->caps_unfilled) /* the runs' caps are the truth */
+    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+      for (uint32_t k = 0; k < f->run_len[q]; k++)
+        sum += f->run_cap_w[q];
+  else
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      sum += f->cap_w[i];
+  return sum;
+}
+
+void rack_fleet_caps_written(rack_fleet *f) {
+  for (uint32_t q = 0; f->unit_key != NULL && q < f->nruns; q++)
+    f->run_cap_w[q] = f->cap_w[f->run_first[q]];
+  f->caps_unfilled = false;
+}
+
 void rack_fleet_gpu_loads(rack_fleet *f) {
   for (uint32_t q = 0; f->loads_unfilled && q < f->nruns; q++) {
     uint32_t i = f->run_first[q];
@@ -199,9 +258,10 @@ static uint64_t bits_at(const double *a, uint32_t i) {
  * sums from the stack every run (42 instructions a run); it runs for
  * about 1 run in 16. */
 static __attribute__((noinline)) rack__run_eval
-run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
+run_evaluate(const rack_fleet *f, uint32_t q, double tcap) {
+  uint32_t i = f->run_first[q];
   uint16_t t = f->type[i];
-  double idle = f->t_idle[t], cap = f->cap_w[i];
+  double idle = f->t_idle[t], cap = f->run_cap_w[q];
   double m = f->t_mem[t] * f->mem[i];
   double s = f->t_busy[t] * f->busy[i] + f->t_sm[t] * f->activity[i];
   double full = idle + m + s;
@@ -209,7 +269,7 @@ run_evaluate(const rack_fleet *f, uint32_t i, double tcap) {
   double c = rack_cap_min(cap, tcap);
   double capped = c > floor ? c : floor;
   double share = (full - idle) * (1 / f->t_span[t]); /* can ask above TDP */
-  return (rack__run_eval){bits_at(f->cap_w, i),
+  return (rack__run_eval){bits_at(f->run_cap_w, q),
                           bits_at(f->activity, i),
                           bits_at(f->mem, i),
                           bits_at(f->busy, i),
@@ -250,7 +310,7 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
                         double *gpu_out, double *act_out) {
   const uint32_t *run_first = f->run_first;
   const double *run_k = f->run_k;
-  const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
+  const double *cap = f->run_cap_w, *sm = f->activity, *mem = f->mem;
   const double *busy = f->busy;
   double *run_power = f->run_power_w;
   rack__run_eval e = ps->last;
@@ -258,9 +318,9 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
     uint32_t i = run_first[q];
-    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+    if (!run_inputs_are(bits_at(cap, q), bits_at(sm, i), bits_at(mem, i),
                         bits_at(busy, i), &e))
-      e = run_evaluate(f, i, ps->tcap);
+      e = run_evaluate(f, q, ps->tcap);
     double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
     if (e.held)
@@ -278,11 +338,11 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
 /* Whether runs q .. qend - 1 all have e's inputs, to the bit. */
 static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
                         const rack__run_eval *e) {
-  const double *cap = f->cap_w, *sm = f->activity, *mem = f->mem;
+  const double *cap = f->run_cap_w, *sm = f->activity, *mem = f->mem;
   const double *busy = f->busy;
   for (; q < qend; q++) {
     uint32_t i = f->run_first[q];
-    if (!run_inputs_are(bits_at(cap, i), bits_at(sm, i), bits_at(mem, i),
+    if (!run_inputs_are(bits_at(cap, q), bits_at(sm, i), bits_at(mem, i),
                         bits_at(busy, i), e))
       return false;
   }
@@ -380,7 +440,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
       c->e.tcap != bits_at(&tcap, 0))
-    c->e = run_evaluate(f, f->run_first[q], tcap);
+    c->e = run_evaluate(f, q, tcap);
   bool alike = runs_all_at(f, q, qend, &c->e);
   rack__rack_memo *m =
       &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];

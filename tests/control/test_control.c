@@ -66,8 +66,9 @@ static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
   *done = *met = 0;
 }
 
-static const control_hooks hooks = {NULL,      fits,      drive,         power,
-                                    gpu_slots, slot_units, request_counts};
+static const control_hooks hooks = {NULL,      fits,      drive,
+                                    power,     gpu_slots, slot_units,
+                                    request_counts, NULL};
 
 static const power_config cfg = {.cap_w = 1e6,
                                  .policy = POWER_PROPORTIONAL,

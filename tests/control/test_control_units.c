@@ -62,7 +62,12 @@ typedef struct world {
   size_t n;
   double budget[3]; /* what a client's split was handed, per group */
   size_t nbudget;
+  uint64_t changes; /* steps that moved a GPU's slot (slots_changed) */
 } world;
+
+/* Whether the worlds made next count their slots' changes for control
+ * (control_hooks.slots_changed) instead of having them compared. */
+static bool count_slots;
 
 static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
   const world *w = ctx;
@@ -80,6 +85,8 @@ static int power(void *ctx, sim_time now, double *facility_w) {
   return SIM_OK;
 }
 static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
+
+static uint64_t slots_changed(void *ctx) { return ((world *)ctx)->changes; }
 static void slot_units(void *ctx, const uint32_t *key, size_t n,
                        power_unit *u) {
   world *w = ctx;
@@ -155,7 +162,8 @@ static world *world_make(const power_config *pc) {
   w->fl = rack_fleet_create(g, 3, NULL, &err);
   assert_non_null(w->fl);
   control_hooks h = {w,         fits,       drive,         power,
-                     gpu_slots, slot_units, request_counts};
+                     gpu_slots, slot_units, request_counts,
+                     count_slots ? slots_changed : NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
   control_set_clamp(w->c, keep_split, w);
@@ -165,10 +173,14 @@ static world *world_make(const power_config *pc) {
 /* The state at step s, the changes of steps 1 .. s on the first one's:
  * rewritten whole each time (what holds is written again, the same). */
 static void world_state(world *w, int s) {
+  bool moved = false;
   for (uint32_t i = 0; i < NGPUS; i++) { /* interleaved, across racks */
     bool free_gpu = i % 72 >= 62 || (s >= 7 && i % 72 < 6);
-    w->slot[i] = free_gpu ? CONTROL_NO_SLOT : (i * 7 / 5 + (s >= 7)) % NSLOTS;
+    uint32_t k = free_gpu ? CONTROL_NO_SLOT : (i * 7 / 5 + (s >= 7)) % NSLOTS;
+    moved = moved || w->slot[i] != k;
+    w->slot[i] = k;
   }
+  w->changes += moved;
   for (uint32_t k = 0; k < NSLOTS; k++)
     w->worth[k] = (k % 5) / 4.0 + (s >= 4 && k == 5 ? 0.125 : 0);
   w->fit_w = s >= 6 ? 640 : 760;
@@ -285,6 +297,15 @@ static void warm_units_are_cold_units(void **state) {
   world_drop(warm);
 }
 
+/* The same, control told of the slots' changes by the holder's count:
+ * a build that kept its units while the count moved ("slots moved")
+ * fails it. */
+static void warm_units_by_count_are_cold_units(void **state) {
+  count_slots = true;
+  warm_units_are_cold_units(state);
+  count_slots = false;
+}
+
 /* The workloads are asked once a period, of every unit (slot and free). */
 static void slot_worth_asked_once_a_period(void **state) {
   (void)state;
@@ -364,6 +385,7 @@ static void keyed_state(world *w, int s, double gb[3]) {
   if (rack_fleet_split(fl, fits, w, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   gb[0] = gb[1] = gb[2] = 0;
+  rack_fleet_gpu_caps(fl); /* the split may have written runs only */
   for (uint32_t r = 0; r < NRACKS; r++)
     for (uint32_t i = fl->first[r]; rack_fleet_rack_usable(fl, r) &&
                                     i < fl->first[r] + fl->count[r];
@@ -415,12 +437,61 @@ static void predicted_budget_reads_the_runs(void **state) {
   world_drop(w);
 }
 
+/* Step s's state on w with its GPUs keyed by slot (a slot + 1, 0 free)
+ * and the racks updated, so the runs are made (or kept) for it. */
+static void keyed_update(world *w, int s) {
+  world_state(w, s);
+  for (uint32_t i = 0; i < NGPUS; i++)
+    rack_set_unit_key(w->fl, i,
+                      w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
+  rack_fleet_update(w->fl, NULL);
+}
+
+/* Through every step (a recap, a thermal cap, a dark rack, slots moved),
+ * the caps control writes once a run of a keyed fleet are, once filled,
+ * those it writes GPU by GPU to a fleet without keys, to the bit; the
+ * runs' caps stay their GPUs'. A build that wrote a run the wrong unit's
+ * cap, skipped a unit's later runs or wrote a dark rack's runs fails. */
+static void caps_once_a_run_are_the_gpus(void **state) {
+  (void)state;
+  world *runs = world_at(0), *gpus = world_at(0);
+  assert_int_equal(rack_fleet_keep_units(runs->fl), SIM_OK);
+  size_t by_runs = 0;
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    keyed_update(runs, s);
+    world_state(gpus, s);
+    rack_fleet_update(gpus->fl, NULL);
+    control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
+    sim_time now = (sim_time)s * 1000000000;
+    assert_int_equal(control_period(runs->c, &v, now), SIM_OK);
+    assert_int_equal(control_period(gpus->c, &v, now), SIM_OK);
+    by_runs += runs->fl->caps_unfilled;
+    uint32_t q = 0; /* the runs' caps, before the GPUs are filled */
+    for (uint32_t i = 0; i < NGPUS; i++) {
+      q = runs->fl->gpu_run[i];
+      if (!same_double(runs->fl->run_cap_w[q], gpus->fl->cap_w[i]))
+        fail_msg("%s: GPU %u's run's cap %.17g W, GPU by GPU %.17g W",
+                 steps[s].what, i, runs->fl->run_cap_w[q], gpus->fl->cap_w[i]);
+    }
+    rack_fleet_gpu_caps(runs->fl);
+    assert_false(runs->fl->caps_unfilled);
+    assert_memory_equal(runs->fl->cap_w, gpus->fl->cap_w,
+                        NGPUS * sizeof(double));
+    assert_int_equal(rack_fleet_first_unlike(runs->fl), RACK_NO_GPU);
+  }
+  assert_true(by_runs >= 5); /* the run path taken, not only the GPUs' */
+  world_drop(runs);
+  world_drop(gpus);
+}
+
 int main(void) {
-  struct CMUnitTest tests[3];
+  struct CMUnitTest tests[5];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
+  TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
+  TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
   return _cmocka_run_group_tests("control_units", tests, n, load_catalog,
                                  release_catalog);
 }

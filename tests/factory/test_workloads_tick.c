@@ -86,7 +86,7 @@ static uint32_t lay_out(rack_fleet *f, uint32_t *size, gpu_load *load) {
 /* The packed runs of replicas laid end to end (as the tick packs them:
  * work__slot_runs, each run's first GPU, its rack and type). */
 typedef struct packed {
-  uint32_t run0[MAX_REPS + 1], gpu0[8 * 72], rack[8 * 72];
+  uint32_t run0[MAX_REPS + 1], runs[8 * 72], gpu0[8 * 72], rack[8 * 72];
   uint16_t type[8 * 72];
 } packed;
 
@@ -100,6 +100,7 @@ static void pack(const rack_fleet *f, const uint32_t *size, uint32_t nrep,
     uint32_t nr = work__slot_runs(f, gpus, size[k], runs);
     p->run0[k] = m;
     for (uint32_t q = 0; q < nr; q++, m++) {
+      p->runs[m] = runs[q];
       p->gpu0[m] = f->run_first[runs[q]];
       p->rack[m] = f->rack[p->gpu0[m]];
       p->type[m] = f->type[p->gpu0[m]];
@@ -150,8 +151,8 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work__replica_phis(f, p.run0, p.gpu0, nrep, phi, &last);
-    work_reps r = {nrep, p.run0, p.gpu0, p.rack, p.type, load};
+    work__replica_phis(f, p.run0, p.runs, nrep, phi, &last);
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load};
     work__replica_phis_held(f, &r, held, &last_held);
     several += check_slowest(f, size, nrep, &p, phi);
     check_slowest(f, size, nrep, &p, held);

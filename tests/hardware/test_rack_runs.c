@@ -91,18 +91,21 @@ static void write_state(rack_fleet *f, const uint32_t *key, unsigned *seed) {
       f->cap_w[i] = key[i] != 0 ? cap : free_cap;
     }
   }
+  rack_fleet_caps_written(f); /* written per GPU: the runs' from them */
 }
 
 /* The caps, thermal caps and faults of from to to; not the loads. */
-static void copy_caps(rack_fleet *to, const rack_fleet *from) {
+static void copy_caps(rack_fleet *to, rack_fleet *from) {
+  rack_fleet_gpu_caps(from); /* an emergency wrote from's runs only */
   memcpy(to->cap_w, from->cap_w, from->n * sizeof(double));
+  rack_fleet_caps_written(to);
   memcpy(to->thermal_cap_w, from->thermal_cap_w,
          from->nracks * sizeof(double));
   memcpy(to->dark, from->dark, from->nracks * sizeof(bool));
   memcpy(to->emergency, from->emergency, from->nracks * sizeof(bool));
 }
 
-static void copy_state(rack_fleet *to, const rack_fleet *from) {
+static void copy_state(rack_fleet *to, rack_fleet *from) {
   size_t n = from->n * sizeof(double);
   memcpy(to->activity, from->activity, n);
   memcpy(to->mem, from->mem, n);
@@ -305,6 +308,7 @@ static void write_alike(rack_fleet *f, const uint32_t *key,
     }
     f->thermal_cap_w[r] = c->thermal ? base_cap - 0.5 : INFINITY;
   }
+  rack_fleet_caps_written(f);
 }
 
 /* What rack r's sums must be, to the bit: the two-pass run-by-run update
@@ -448,6 +452,7 @@ static void runs_alike_across_racks_keep_type_and_thermal(void **state) {
       rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
       f->cap_w[i] = 600;
     }
+    rack_fleet_caps_written(f);
     memcpy(f->thermal_cap_w, tcap, sizeof tcap);
     copy_state(ref, f);
     rack_fleet_update(ref, NULL);
@@ -526,6 +531,7 @@ static void racks_taken_whole_only_when_alike(void **state) {
     rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
     f->cap_w[i] = 800;
   }
+  rack_fleet_caps_written(f);
   change_rack(f, c->what, true);
   change_rack(ref, c->what, false);
   for (int round = 0; round < 2; round++) { /* runs made, then fresh */
@@ -558,6 +564,7 @@ static void more_patterns_than_kept(void **state) {
     rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
     f->cap_w[i] = 800;
   }
+  rack_fleet_caps_written(f);
   copy_state(ref, f);
   rack_fleet_update(ref, NULL);
   rack_fleet_update(f, NULL);
@@ -587,6 +594,7 @@ static void rack_clock_sums_are_the_gpus(void **state) {
   rack_fleet *f = make_two("GB200", 36, true); /* one type, 72 and 36 a rack */
   for (uint32_t i = 0; i < f->n; i++)
     f->cap_w[i] = 700;
+  rack_fleet_caps_written(f);
   load_rack(f, 0, 0, 0);
   load_rack(f, 1, 0, 8);  /* 8 at b, then 64 at a */
   load_rack(f, 2, 64, 8); /* 64 at a, then 8 at b */
