@@ -8,6 +8,7 @@
 
 #include "gpu.h"
 #include "vec.h"
+#include "bits.h"
 
 int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a) {
@@ -72,19 +73,11 @@ static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
                            fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
 }
 
-static uint64_t bits(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-static bool same_bits(double a, double b) { return bits(a) == bits(b); }
-
 /* To the bit, as the units were made before (a NaN like itself). */
 static bool same_in(const control_unit_in *a, const control_unit_in *b) {
-  return ((bits(a->sm) ^ bits(b->sm)) | (bits(a->mem) ^ bits(b->mem)) |
-          (bits(a->busy) ^ bits(b->busy)) | (bits(a->room) ^ bits(b->room)) |
-          (bits(a->thermal_w) ^ bits(b->thermal_w))) == 0;
+  return ((sim_bits(a->sm) ^ sim_bits(b->sm)) | (sim_bits(a->mem) ^ sim_bits(b->mem)) |
+          (sim_bits(a->busy) ^ sim_bits(b->busy)) | (sim_bits(a->room) ^ sim_bits(b->room)) |
+          (sim_bits(a->thermal_w) ^ sim_bits(b->thermal_w))) == 0;
 }
 
 /* The last base made, made again for a unit of GPU type g made from in
@@ -110,13 +103,6 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   cu->u[u] = cu->base.unit;
   cu->u[u].n = n;
   cu->share[u] = cu->base.share;
-}
-
-/* x[i]'s bits, loaded as such (no trip through a float register). */
-static uint64_t bits_at(const double *x, uint32_t i) {
-  uint64_t b;
-  memcpy(&b, &x[i], sizeof b);
-  return b;
 }
 
 /* The last base made again for GPU i's load (remake_base out of the
@@ -145,19 +131,19 @@ static void refresh_rack(control_units *cu, const rack_fleet *fl, size_t u,
   const uint32_t *gpu = cu->gpu;
   power_unit *p = cu->u;
   double *share = cu->share;
-  uint64_t ks = bits(m->in.sm), km = bits(m->in.mem), kb = bits(m->in.busy);
+  uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem), kb = sim_bits(m->in.busy);
   if (!rack_same && u < e)
-    ks = ~bits_at(sm, gpu[u]);
+    ks = ~sim_bits_at(sm, gpu[u]);
   double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
   double sh = m->share;
   for (; u < e; u++) {
     uint32_t i = gpu[u];
-    if (((bits_at(sm, i) ^ ks) | (bits_at(mem, i) ^ km) |
-         (bits_at(busy, i) ^ kb)) != 0) {
+    if (((sim_bits_at(sm, i) ^ ks) | (sim_bits_at(mem, i) ^ km) |
+         (sim_bits_at(busy, i) ^ kb)) != 0) {
       remake_for(m, fl, g, i, room, thermal);
-      ks = bits(m->in.sm);
-      km = bits(m->in.mem);
-      kb = bits(m->in.busy);
+      ks = sim_bits(m->in.sm);
+      km = sim_bits(m->in.mem);
+      kb = sim_bits(m->in.busy);
       hi = m->unit.hi;
       demand = m->unit.demand;
       act = m->unit.activity;
@@ -191,8 +177,8 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
       continue; /* dark or in emergency */
     const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
-    bool rack_same = m->g == g && same_bits(room, m->in.room) &&
-                     same_bits(thermal, m->in.thermal_w);
+    bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
+                     sim_same_bits(thermal, m->in.thermal_w);
     refresh_rack(cu, fl, u, e, g, room, thermal, rack_same);
   }
 }
@@ -475,7 +461,7 @@ static void write_gpu_caps(control_units *cu, rack_fleet *fl) {
     /* The next spans on, while their units' caps are this one's (units
      * alike, a service's replicas in one state): one fill for them all. */
     for (s++; s < cu->nspans && cu->span_first[s] == end &&
-               same_bits(cu->cap[cu->span_unit[s]], cap);
+               sim_same_bits(cu->cap[cu->span_unit[s]], cap);
          s++)
       end += cu->span_len[s];
     double *p = w + first, *stop = w + end;

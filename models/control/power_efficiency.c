@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "bits.h"
 
 static double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
@@ -131,11 +132,6 @@ typedef struct level {
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
 } level;
 
-/* Whether two doubles are the same bits. */
-static bool same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
-
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. */
 static void class_at(level *l, size_t k, double mu) {
@@ -159,7 +155,7 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
  * where grouped_at's ended; the caps are wanted at the answer, which the
  * search tried) costs no pow. Returns the slope, class by class. */
 static double classes_at(level *l, double log_mu) {
-  if (!same_bits(log_mu, l->at)) {
+  if (!sim_same_bits(log_mu, l->at)) {
     double mu = exp(log_mu);
     for (size_t k = 0; k < l->nclass; k++)
       if (l->valued[k])
@@ -268,8 +264,8 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
  * the same bits, and if valued its clock the same function. */
 static bool in_class(const level *l, size_t k, size_t u, bool val, double lo,
                      double want) {
-  return l->valued[k] == val && same_bits(l->klo[k], lo) &&
-         same_bits(l->kwant[k], want) &&
+  return l->valued[k] == val && sim_same_bits(l->klo[k], lo) &&
+         sim_same_bits(l->kwant[k], want) &&
          (!val || same_clock(&l->units[l->rep[k]], &l->units[u]));
 }
 
@@ -301,24 +297,17 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
   return k;
 }
 
-/* A double's bits. */
-static uint64_t bits(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 /* Whether two units are alike to the bit in every field the policy
  * reads (all but cls and priority): one run. */
 static bool same_unit(const power_unit *a, const power_unit *b) {
-  uint64_t x = (bits(a->lo) ^ bits(b->lo)) | (bits(a->hi) ^ bits(b->hi)) |
-               (bits(a->demand) ^ bits(b->demand)) |
-               (bits(a->weight) ^ bits(b->weight)) | (bits(a->c) ^ bits(b->c)) |
-               (bits(a->idle) ^ bits(b->idle)) |
-               (bits(a->span) ^ bits(b->span)) |
-               (bits(a->activity) ^ bits(b->activity)) |
-               (bits(a->gamma) ^ bits(b->gamma)) |
-               (bits(a->phi_min) ^ bits(b->phi_min));
+  uint64_t x = (sim_bits(a->lo) ^ sim_bits(b->lo)) | (sim_bits(a->hi) ^ sim_bits(b->hi)) |
+               (sim_bits(a->demand) ^ sim_bits(b->demand)) |
+               (sim_bits(a->weight) ^ sim_bits(b->weight)) | (sim_bits(a->c) ^ sim_bits(b->c)) |
+               (sim_bits(a->idle) ^ sim_bits(b->idle)) |
+               (sim_bits(a->span) ^ sim_bits(b->span)) |
+               (sim_bits(a->activity) ^ sim_bits(b->activity)) |
+               (sim_bits(a->gamma) ^ sim_bits(b->gamma)) |
+               (sim_bits(a->phi_min) ^ sim_bits(b->phi_min));
   return x == 0 && a->n == b->n;
 }
 

@@ -153,8 +153,8 @@ void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
 }
 
 static inline bool same_load(const gpu_load *a, const gpu_load *b) {
-  return rack__same_bits(a->sm, b->sm) && rack__same_bits(a->mem, b->mem) &&
-         rack__same_bits(a->busy, b->busy);
+  return sim_same_bits(a->sm, b->sm) && sim_same_bits(a->mem, b->mem) &&
+         sim_same_bits(a->busy, b->busy);
 }
 
 /* Replicas k .. of r while each is like the run before it in every run:
@@ -181,7 +181,7 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
     uint32_t end = run0[k + 1];
     do {
       double cap = rack_cap_min(cap_w[runs[q]], thermal[rack[q]]);
-      if (l_type != type[q] || !rack__same_bits(l_cap, cap))
+      if (l_type != type[q] || !sim_same_bits(l_cap, cap))
         return k;
     } while (++q < end);
     phi[k] = p;
@@ -201,7 +201,7 @@ static void replica_phi_held(const rack_fleet *fl, const work_reps *r,
   do {
     uint32_t run = r->runs[q];
     double cap = rack_run_cap_w(fl, run, r->rack[q]);
-    if (!same || last->type != r->type[q] || !rack__same_bits(last->cap, cap))
+    if (!same || last->type != r->type[q] || !sim_same_bits(last->cap, cap))
       rack__run_phi_remember(fl, run, r->rack[q], last);
     same = true; /* last's load is now the replica's */
     p = min_of(p, last->phi);

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "bits.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
  * a few clocks over and over (a job's stages, a replica's steps at the
@@ -37,17 +38,11 @@ struct gpu_pow_memo *gpu__pow_memo_new(void) {
   return m;
 }
 
-static uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 /* pow(phi, gamma), from m when it holds them (m NULL: pow). */
 static double memo_pow(struct gpu_pow_memo *m, double phi, double gamma) {
   if (m == NULL)
     return pow(phi, gamma);
-  uint64_t p = bits_of(phi), y = bits_of(gamma);
+  uint64_t p = sim_bits(phi), y = sim_bits(gamma);
   size_t i = (size_t)(((p ^ y) * 0x9e3779b97f4a7c15ULL) >> (64 - POW_MEMO_BITS));
   if (m->phi[i] != p || m->gamma[i] != y) {
     m->phi[i] = p;

@@ -7,6 +7,7 @@
  * what the GPU draws at its lowest clock. */
 #include "rack.h"
 #include "rack_internal.h"
+#include "bits.h"
 
 #include <assert.h>
 #include <math.h>
@@ -431,18 +432,12 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   return total;
 }
 
-static uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 /* Same to the bit (a NaN is like itself; -0 and 0 differ: a miss). */
 static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
                     gpu_load l) {
-  return m->type == type && bits_of(m->cap) == bits_of(cap) &&
-         bits_of(m->sm) == bits_of(l.sm) && bits_of(m->mem) == bits_of(l.mem) &&
-         bits_of(m->busy) == bits_of(l.busy);
+  return m->type == type && sim_bits(m->cap) == sim_bits(cap) &&
+         sim_bits(m->sm) == sim_bits(l.sm) && sim_bits(m->mem) == sim_bits(l.mem) &&
+         sim_bits(m->busy) == sim_bits(l.busy);
 }
 
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
@@ -453,10 +448,10 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
                     gpu_load l) {
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
-  uint64_t h = (bits_of(cap) * 0x9e3779b97f4a7c15ULL) ^
-               (bits_of(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
-               (bits_of(l.mem) * 0x165667b19e3779f9ULL) ^
-               (bits_of(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
+  uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
+               (sim_bits(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
+               (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
+               (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
   h ^= h >> 29;
   rack_phi_memo *m = &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >>
                                   (64 - PHI_MEMO_BITS)];
@@ -474,10 +469,10 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
 static double add_repeat(const rack_fleet *f, double sum, double phi,
                          uint32_t n) {
   struct rack_phi_sum *m = f->phi_sum;
-  bool from_zero = bits_of(sum) == 0;
+  bool from_zero = sim_bits(sum) == 0;
   if (n == 0) /* nothing to add (a rack's start): the kept sum stays */
     return sum;
-  if (from_zero && m->n == n && bits_of(m->phi) == bits_of(phi))
+  if (from_zero && m->n == n && sim_bits(m->phi) == sim_bits(phi))
     return m->sum;
   double s = sum;
   for (uint32_t k = 0; k < n; k++)

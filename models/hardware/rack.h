@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "bits.h"
 #include "err.h"
 #include "gpu.h"
 #include "system.h"
@@ -368,10 +369,6 @@ typedef struct rack_phi_last {
   uint32_t type;
 } rack_phi_last;
 
-static inline bool rack__same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
-
 /* rack_gpu_phi_near's miss: GPU i's clock solved (rack_gpu_phi), remembered
  * in *last with what it was for. */
 double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
@@ -393,10 +390,10 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
 static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
                                        rack_phi_last *last) {
   if (last->type == f->type[i] &&
-      rack__same_bits(last->cap, rack_gpu_cap_w(f, i)) &&
-      rack__same_bits(last->sm, f->activity[i]) &&
-      rack__same_bits(last->mem, f->mem[i]) &&
-      rack__same_bits(last->busy, f->busy[i]))
+      sim_same_bits(last->cap, rack_gpu_cap_w(f, i)) &&
+      sim_same_bits(last->sm, f->activity[i]) &&
+      sim_same_bits(last->mem, f->mem[i]) &&
+      sim_same_bits(last->busy, f->busy[i]))
     return last->phi;
   return rack__phi_remember(f, i, last);
 }
@@ -407,10 +404,10 @@ static inline double rack_run_phi_near(const rack_fleet *f, uint32_t q,
                                        rack_phi_last *last) {
   uint32_t i = f->run_first[q], r = f->rack[i];
   if (last->type == f->type[i] &&
-      rack__same_bits(last->cap, rack_run_cap_w(f, q, r)) &&
-      rack__same_bits(last->sm, f->activity[i]) &&
-      rack__same_bits(last->mem, f->mem[i]) &&
-      rack__same_bits(last->busy, f->busy[i]))
+      sim_same_bits(last->cap, rack_run_cap_w(f, q, r)) &&
+      sim_same_bits(last->sm, f->activity[i]) &&
+      sim_same_bits(last->mem, f->mem[i]) &&
+      sim_same_bits(last->busy, f->busy[i]))
     return last->phi;
   return rack__run_phi_remember(f, q, r, last);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rack_internal.h"
+#include "bits.h"
 
 void rack__free_units(rack_fleet *f) {
   const sim_allocator *a = f->alloc;
@@ -245,12 +246,6 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
   return rack_fleet_first_unlike(f) == RACK_NO_GPU;
 }
 
-static uint64_t bits_at(const double *a, uint32_t i) {
-  uint64_t b;
-  memcpy(&b, &a[i], sizeof b);
-  return b;
-}
-
 /* GPU i (a run's first) evaluated: P = min(P(1, L), cap, thermal cap),
  * never below P(phi_min, L), as update_rack (rack.c) has it. Out of line
  * on purpose: inlined, its dozen doubles crowded the hot loop
@@ -269,15 +264,15 @@ run_evaluate(const rack_fleet *f, uint32_t q, double tcap) {
   double c = rack_cap_min(cap, tcap);
   double capped = c > floor ? c : floor;
   double share = (full - idle) * (1 / f->t_span[t]); /* can ask above TDP */
-  return (rack__run_eval){bits_at(f->run_cap_w, q),
-                          bits_at(f->activity, i),
-                          bits_at(f->mem, i),
-                          bits_at(f->busy, i),
+  return (rack__run_eval){sim_bits_at(f->run_cap_w, q),
+                          sim_bits_at(f->activity, i),
+                          sim_bits_at(f->mem, i),
+                          sim_bits_at(f->busy, i),
                           full <= c ? full : capped,
                           share < 1 ? share : 1,
                           rack__load_share(f, i),
                           tcap < cap && full > tcap,
-                          bits_at(&tcap, 0),
+                          sim_bits_at(&tcap, 0),
                           t,
                           true};
 }
@@ -318,8 +313,8 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
     uint32_t i = run_first[q];
-    if (!run_inputs_are(bits_at(cap, q), bits_at(sm, i), bits_at(mem, i),
-                        bits_at(busy, i), &e))
+    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, i), sim_bits_at(mem, i),
+                        sim_bits_at(busy, i), &e))
       e = run_evaluate(f, q, ps->tcap);
     double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
@@ -342,8 +337,8 @@ static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
   const double *busy = f->busy;
   for (; q < qend; q++) {
     uint32_t i = f->run_first[q];
-    if (!run_inputs_are(bits_at(cap, q), bits_at(sm, i), bits_at(mem, i),
-                        bits_at(busy, i), e))
+    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, i), sim_bits_at(mem, i),
+                        sim_bits_at(busy, i), e))
       return false;
   }
   return true;
@@ -355,9 +350,9 @@ static bool memo_fits(const rack_fleet *f, uint32_t r,
                       const rack__rack_memo *m, const rack__run_eval *e) {
   const rack__run_eval *o = &m->e;
   return m->valid && m->pattern == f->rack_pattern[r] &&
-         m->other_idle == bits_at(f->other_idle_w, r) &&
-         m->other_max == bits_at(f->other_max_w, r) &&
-         m->limit == bits_at(f->limit_w, r) && o->cap == e->cap &&
+         m->other_idle == sim_bits_at(f->other_idle_w, r) &&
+         m->other_max == sim_bits_at(f->other_max_w, r) &&
+         m->limit == sim_bits_at(f->limit_w, r) && o->cap == e->cap &&
          o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
          o->tcap == e->tcap && o->type == e->type;
 }
@@ -368,9 +363,9 @@ static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
   return (rack__rack_memo){*e,
                            f->rack_pattern[r],
                            f->throttled[r],
-                           bits_at(f->other_idle_w, r),
-                           bits_at(f->other_max_w, r),
-                           bits_at(f->limit_w, r),
+                           sim_bits_at(f->other_idle_w, r),
+                           sim_bits_at(f->other_max_w, r),
+                           sim_bits_at(f->limit_w, r),
                            f->activity_mean[r],
                            f->gpu_power_w[r],
                            f->rack_power_w[r],
@@ -439,7 +434,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
-      c->e.tcap != bits_at(&tcap, 0))
+      c->e.tcap != sim_bits_at(&tcap, 0))
     c->e = run_evaluate(f, q, tcap);
   bool alike = runs_all_at(f, q, qend, &c->e);
   rack__rack_memo *m =

@@ -53,6 +53,7 @@
 #include "inference_internal.h"
 
 #include "inference_fluid_internal.h"
+#include "bits.h"
 
 #include <math.h>
 #include <string.h>
@@ -72,25 +73,13 @@ static size_t bin_exact(double x) {
   return pos < HIST_BINS ? (size_t)pos : HIST_BINS;
 }
 
-static inline uint64_t bits_of(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-
-static double of_bits(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
-
 /* Slot i's entry: its values' bin + 2 when they all share one, else 1.
  * The slot's ends, taken 1e-9 outward, fall in one bin only if every
  * value of the slot lies 4e-8 of a bin or more inside it, far beyond
  * log10's error (a few ulps): then log10 would bin them all there. */
 static int16_t slot_entry(uint64_t slot) {
-  double lo = of_bits(slot << SLOT_SHIFT);
-  double hi = of_bits(((slot + 1) << SLOT_SHIFT) - 1);
+  double lo = sim_of_bits(slot << SLOT_SHIFT);
+  double hi = sim_of_bits(((slot + 1) << SLOT_SHIFT) - 1);
   double a = floor(inf__hist_pos(lo * (1 - 1e-9)));
   double b = floor(inf__hist_pos(hi * (1 + 1e-9)));
   if (!(a == b && a >= 0))
@@ -99,7 +88,7 @@ static int16_t slot_entry(uint64_t slot) {
 }
 
 size_t inf__fluid_bin(inf_fluid *f, double x) {
-  uint64_t slot = bits_of(x) >> SLOT_SHIFT, i = slot - f->slot0;
+  uint64_t slot = sim_bits(x) >> SLOT_SHIFT, i = slot - f->slot0;
   if (i >= SLOTS)
     return bin_exact(x);
   if (f->slot[i] == 0)
@@ -369,7 +358,7 @@ static int fl_start(inf_service *s, sim_error *err) {
   f->tab_phi = f->tab_ctx = f->act_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   inf__fluid_waits(f->wait_ln);
-  f->slot0 = bits_of(HIST_LO_S) >> SLOT_SHIFT;
+  f->slot0 = sim_bits(HIST_LO_S) >> SLOT_SHIFT;
   f->clock_t = now;
   f->clock_s = st.act_since;
   s->fluid = f;

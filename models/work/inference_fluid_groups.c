@@ -19,6 +19,7 @@
  * the per-replica one, bit for bit
  * (tests/work/test_inference_fluid_groups.c). */
 #include "inference_fluid_internal.h"
+#include "bits.h"
 
 #include <math.h>
 #include <string.h>
@@ -131,12 +132,6 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
  * integer compare) finds replicas that move alike; differing bits of
  * equal values (-0, NaN: not a clock or a time here) would only cost a
  * place. */
-static inline uint64_t bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-
 /* The replicas from k on that stay with replica k (the same group, and
  * the same bits of clock and take time: the same move) join group to;
  * returns the first that does not. The pass's common case, kept to a
@@ -146,10 +141,10 @@ static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t nrep,
   uint32_t *of = f->of;
   const double *phi = f->phi, *took = f->took;
   uint32_t g = of[k];
-  uint64_t p = bits(phi[k]), t = bits(took[k]);
+  uint64_t p = sim_bits(phi[k]), t = sim_bits(took[k]);
   of[k] = to;
   uint32_t e = k + 1;
-  while (e < nrep && of[e] == g && bits(phi[e]) == p && bits(took[e]) == t)
+  while (e < nrep && of[e] == g && sim_bits(phi[e]) == p && sim_bits(took[e]) == t)
     of[e++] = to;
   return e;
 }

@@ -12,6 +12,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "training_internal.h"
+#include "bits.h"
 
 /* The lowest clock in [phi_min, phi] at which work tau takes at most
  * slot (training.h, speed tuning): phi itself when it takes slot or more
@@ -241,14 +242,10 @@ static double drift_dev(const job *j, double x) {
   return dev;
 }
 
-static bool same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
-
 /* Stage s's power at the instant's activity a: stage_power, the same
  * bits, through the stage's last (period_means keeps it to the clocks). */
 static double instant_power(job *j, uint32_t s, double a) {
-  if (!same_bits(j->inst_a[s], a)) {
+  if (!sim_same_bits(j->inst_a[s], a)) {
     j->inst_a[s] = a;
     j->inst_p[s] = stage_power(j, s, a);
   }
@@ -270,8 +267,8 @@ static void period_means(job *j, double x0, double period_s) {
     }
     j->inst_gen = j->shape_gen;
   }
-  if (j->mean_gen == j->shape_gen && same_bits(j->mean_x0, x0) &&
-      same_bits(j->mean_period, period_s))
+  if (j->mean_gen == j->shape_gen && sim_same_bits(j->mean_x0, x0) &&
+      sim_same_bits(j->mean_period, period_s))
     return;
   for (uint32_t s = 0; s < j->pp; s++) {
     j->mean_a[s] = profile(j, s, x0, period_s);
