@@ -8,7 +8,6 @@
 #ifndef AIFSIM_INFERENCE_INTERNAL_H
 #define AIFSIM_INFERENCE_INTERNAL_H
 
-#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -275,7 +274,7 @@ static inline size_t inf__hist_bin(double x) {
   /* 100 log10(2) a binary order, 600 from HIST_LO_S, less a half: the
    * guess is at most the bin and the bin at most the guess + 1. */
   double guess = log2x * (HIST_PER_DECADE * 0.30102999566398120) + 599.5;
-  size_t b = (size_t)fmin(fmax(guess, 0), HIST_BINS);
+  size_t b = guess <= 0 ? 0 : guess >= HIST_BINS ? HIST_BINS : (size_t)guess;
   return b + (inf__hist_edge[b + 1] <= x);
 }
 
