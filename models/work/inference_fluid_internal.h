@@ -53,6 +53,7 @@ typedef struct step_row {
   double t, comp; /* s; share a faster clock speeds up */
   double g;       /* tokens/s: b / t */
   gpu_load act;   /* the step's load (roofline.h) */
+  uint64_t gen;   /* the table's generation it was priced in */
 } step_row;
 
 /* A stretch of a span in one regime, per replica: its time means and
@@ -140,10 +141,11 @@ struct inf_fluid {
   double node_n[NODES];
   double pre_phi;
   prefill pre;
-  /* Decode steps priced at (tab_phi, tab_ctx), by batch size; t NaN:
-   * not yet. */
+  /* Decode steps priced at (tab_phi, tab_ctx), by batch size; a row of
+   * a generation other than tab_gen: not yet. */
   step_row *tab;
-  size_t tab_n, tab_cap;
+  size_t tab_cap;
+  uint64_t tab_gen;
   double tab_phi, tab_ctx;
   /* The steps' loads at context act_ctx, by batch size, whatever the
    * clock (rl_decode_step_parts); sm NaN: not yet. */

@@ -133,7 +133,7 @@ static int loads_for(inf_service *s, double ctx, size_t want) {
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   inf_fluid *f = s->fluid;
-  size_t want = (size_t)bcap + 2, had = f->tok_cap;
+  size_t want = (size_t)bcap + 2, had = f->tok_cap, had_tab = f->tab_cap;
   if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want, sizeof *f->tab) !=
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
@@ -145,11 +145,14 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
     f->tok_lo = 0;
     f->tok_hi = f->tok_cap;
   }
-  bool same = phi == f->tab_phi && ctx == f->tab_ctx;
-  for (size_t b = same ? f->tab_n : 0; b < want; b++)
-    f->tab[b].t = NAN;
-  if (!same || want > f->tab_n)
-    f->tab_n = want;
+  for (size_t b = had_tab; b < f->tab_cap; b++) /* grown: unknown */
+    f->tab[b].gen = 0;
+  /* A new clock or context makes every row unknown at once, by a new
+   * generation (the clock is new every span: clearing the rows cost a
+   * store a row). Rows are priced below the table's want only, so any
+   * past it, whatever it grows to, are of an older generation. */
+  if (!(phi == f->tab_phi && ctx == f->tab_ctx))
+    f->tab_gen++;
   f->tab_phi = phi;
   f->tab_ctx = ctx;
   return SIM_OK;
@@ -170,7 +173,7 @@ static int frac_for(inf_service *s, uint32_t rr) {
   return SIM_OK;
 }
 
-/* Prices row b of the step table (kept NaN until first asked for): the
+/* Prices row b of the step table (kept unknown until first asked for): the
  * step's parts at the table's clock, its load (the full clock's, the
  * same at every clock) kept from an earlier clock where it can be. */
 static const step_row *price_step(inf_service *s, uint32_t b) {
@@ -185,7 +188,7 @@ static const step_row *price_step(inf_service *s, uint32_t b) {
     st.load = f->act[b];
   }
   *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
-                    b / st.t, st.load};
+                    b / st.t, st.load, f->tab_gen};
   return row;
 }
 
@@ -193,7 +196,7 @@ static const step_row *price_step(inf_service *s, uint32_t b) {
  * the check inline, the pricing out of line. */
 static inline const step_row *step_at(inf_service *s, uint32_t b) {
   const step_row *row = &s->fluid->tab[b];
-  return isnan(row->t) ? price_step(s, b) : row;
+  return row->gen != s->fluid->tab_gen ? price_step(s, b) : row;
 }
 
 /* Tokens per second of a replica decoding a batch of b (b / t, kept in
@@ -296,7 +299,9 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
   double rest = j > 0 ? hi * b->g1 : 0;
   c->z += p;
   c->busy += zero ? p * hi : p;
-  c->members += p * (double)n / w->rr;
+  /* n < 2^63 and rr < 2^32: as signed integers they convert in one
+   * instruction each (unsigned ones take several), to the same values. */
+  c->members += p * (double)(int64_t)n / (double)(int64_t)w->rr;
   c->tokens += p * (zero ? rest : lo * b->g0 + rest);
   if (!zero)
     add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
