@@ -331,6 +331,45 @@ static void unlike_gpus_are_not_merged(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* What the fifth GPU of every slot of 8 changes from its slot-mates: one
+ * input of its power, one double up. */
+typedef struct split_case {
+  const char *name;
+  int field; /* 0 the cap, 1 sm, 2 mem, 3 busy */
+} split_case;
+
+static const split_case split_cases[] = {
+    {"one cap a double up", 0},
+    {"one sm a double up", 1},
+    {"one mem a double up", 2},
+    {"one busy a double up", 3},
+};
+
+/* A GPU unlike its slot-mates in any one input alone, by one double, is
+ * a run of its own (each slot of 8 three runs), and exact: a run made
+ * over it would give it its neighbours' power. */
+static void one_input_unlike_splits_the_run(void **state) {
+  const split_case *c = *state;
+  rack_fleet *ref = make(&cases[0]), *f = make(&cases[0]);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    double in[4] = {800, 0.7, 0.4, 0.9};
+    if (i % 8 == 5)
+      in[c->field] = nextafter(in[c->field], INFINITY);
+    rack_set_unit_key(f, i, 1 + i / 8);
+    rack_set_load(f, i, (gpu_load){in[1], in[2], in[3]});
+    f->cap_w[i] = in[0];
+  }
+  rack_fleet_caps_written(f);
+  rack_fixture_copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(f->nruns, f->n / 8 * 3); /* 0-4, 5, 6-7 */
+  compare(ref, f);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 /* A writer that writes one GPU of a run behind the runs' back (its cap,
  * then its load, not its run-mates') is found: the GPU itself, the one
  * rack_fleet_update's debug-build assertion names. Alike again once the
@@ -386,6 +425,7 @@ int main(void) {
   TEST_ROWS(tests, n, rack_max_is_fmax, max_cases);
   TEST_ADD(tests, n, rack_clock_sums_are_the_gpus);
   TEST_ADD(tests, n, unlike_gpus_are_not_merged);
+  TEST_ROWS(tests, n, one_input_unlike_splits_the_run, split_cases);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
   return _cmocka_run_group_tests("rack_runs", tests, n,
