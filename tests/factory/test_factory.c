@@ -602,39 +602,18 @@ static void allocation_failures_leave_nothing(void **state) {
                        N_OF(sets), 12);
 }
 
-/* An invariant broken on purpose and what the books must then say (NULL:
- * nothing, the run closes). */
-typedef struct book_break {
+/* Each invariant broken on purpose and what the books then say. */
+static const struct {
   factory_break which;
   const char *says;
-} book_break;
-
-/* The scenario at path run with sets, b's invariant broken through the
- * test seam before the books close: refused naming it, or closed. */
-static void run_broken(const char *path, const char *const *sets,
-                       size_t nsets, const book_break *b, size_t i) {
-  factory_scenario sc;
-  sim_error err = {0};
-  if (factory_scenario_load(path, sets, nsets, &sc, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  sim_engine *e = sim_engine_create(NULL);
-  factory *f = factory_create(&sc, e, NULL, &err);
-  assert_non_null(f);
-  assert_int_equal(sim_engine_run(e, factory_duration(&sc.cfg)), SIM_OK);
-  factory__test_break(f, b->which);
-  factory_summary s;
-  int rc = factory_finish(f, &s, &err);
-  if (b->says == NULL) {
-    assert_int_equal(rc, SIM_OK);
-  } else {
-    assert_int_equal(rc, SIM_ESTATE);
-    if (strstr(err.msg, b->says) == NULL)
-      fail_msg("break %zu: '%s' does not say '%s'", i, err.msg, b->says);
-  }
-  factory_destroy(f);
-  sim_engine_destroy(e);
-  factory_scenario_release(&sc);
-}
+} breaks[] = {
+    {FACTORY_BREAK_NONE, NULL},
+    {FACTORY_BREAK_BALANCE, "energy balance: the books do not balance"},
+    {FACTORY_BREAK_NAN, "energy balance: the books do not balance"},
+    {FACTORY_BREAK_CO2, "carbon: CO2 is -1 kg, not a finite, >= 0 number"},
+    {FACTORY_BREAK_COST, "cost is nan $, not a finite number"},
+    {FACTORY_BREAK_CAP, "cap accounting: over the cap for 1801 s"},
+};
 
 /* The books refuse a run whose invariants fail, naming the invariant and
  * its numbers: each broken on purpose through the test seam. */
@@ -643,17 +622,31 @@ static void broken_books_fail_the_run(void **state) {
   static const char *const sets[] = {"duration=30 min",
                                      "grid.carbon={value: 400 gCO2/kWh}",
                                      "grid.price={value: 80 $/MWh}"};
-  static const book_break breaks[] = {
-      {FACTORY_BREAK_NONE, NULL},
-      {FACTORY_BREAK_BALANCE, "energy balance: the books do not balance"},
-      {FACTORY_BREAK_NAN, "energy balance: the books do not balance"},
-      {FACTORY_BREAK_CO2, "carbon: CO2 is -1 kg, not a finite, >= 0 number"},
-      {FACTORY_BREAK_COST, "cost is nan $, not a finite number"},
-      {FACTORY_BREAK_CAP, "cap accounting: over the cap for 1801 s"},
-  };
   const char *path = test_scenario_file("factory.yaml", base);
-  for (size_t i = 0; i < N_OF(breaks); i++)
-    run_broken(path, sets, N_OF(sets), &breaks[i], i);
+  for (size_t i = 0; i < N_OF(breaks); i++) {
+    factory_scenario sc;
+    sim_error err = {0};
+    if (factory_scenario_load(path, sets, N_OF(sets), &sc, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    sim_engine *e = sim_engine_create(NULL);
+    factory *f = factory_create(&sc, e, NULL, &err);
+    assert_non_null(f);
+    assert_int_equal(sim_engine_run(e, factory_duration(&sc.cfg)), SIM_OK);
+    factory__test_break(f, breaks[i].which);
+    factory_summary s;
+    int rc = factory_finish(f, &s, &err);
+    if (breaks[i].says == NULL) {
+      assert_int_equal(rc, SIM_OK);
+    } else {
+      assert_int_equal(rc, SIM_ESTATE);
+      if (strstr(err.msg, breaks[i].says) == NULL)
+        fail_msg("break %zu: '%s' does not say '%s'", i, err.msg,
+                 breaks[i].says);
+    }
+    factory_destroy(f);
+    sim_engine_destroy(e);
+    factory_scenario_release(&sc);
+  }
 }
 
 /* Every number a scenario or a catalog gives has an upper bound (issue
