@@ -23,29 +23,27 @@ rack_group_spec rack_fixture_five(int kind) {
   const sys_spec *nvl = sys_catalog_find(&cats.sys, "GB200-NVL72");
   const sys_spec *dgx = sys_catalog_find(&cats.sys, "DGX-H100");
   bool server = kind == RACK_FIXTURE_NVL_SERVER;
-  rack_group_spec g = {"nvl",
-                       gpu_catalog_find(&cats.gpu, "GB200"),
-                       5,
-                       72,
-                       132000,
-                       16800,
-                       33600,
-                       rack_fixture_titanium,
-                       4,
-                       NAN,
-                       server ? nvl : NULL,
-                       server ? nvl->host_load : 0,
-                       false,
-                       0};
   if (kind == RACK_FIXTURE_DGX)
-    g = (rack_group_spec){"dgx", gpu_catalog_find(&cats.gpu, "H100-SXM"),
-                          5,     32,
-                          40800, 0,
-                          0,     NULL,
-                          0,     NAN,
-                          dgx,   dgx->host_load,
-                          false, 0};
-  return g;
+    return (rack_group_spec){.name = "dgx",
+                             .gpu = gpu_catalog_find(&cats.gpu, "H100-SXM"),
+                             .count = 5,
+                             .gpus_per_rack = 32,
+                             .limit_w = 40800,
+                             .r_th = NAN,
+                             .system = dgx,
+                             .host_load = dgx->host_load};
+  return (rack_group_spec){.name = "nvl",
+                           .gpu = gpu_catalog_find(&cats.gpu, "GB200"),
+                           .count = 5,
+                           .gpus_per_rack = 72,
+                           .limit_w = 132000,
+                           .other_idle_w = 16800,
+                           .other_max_w = 33600,
+                           .conv = rack_fixture_titanium,
+                           .nconv = 4,
+                           .r_th = NAN,
+                           .system = server ? nvl : NULL,
+                           .host_load = server ? nvl->host_load : 0};
 }
 
 rack_fleet *rack_fixture_make(bool system) {
