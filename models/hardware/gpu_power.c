@@ -246,20 +246,24 @@ static bool brent_iterate(brent *s, const cap_problem *p, double *lo,
 }
 
 /* gsl_root_test_interval(lo, hi, 0, 1e-12): the bracket within 1e-12 of
- * its smaller end. */
+ * its smaller end (GSL_MIN_DBL's compare, not a call to fmin). */
 static bool converged(double lo, double hi) {
-  double min_abs = same_sign(lo, hi) ? fmin(fabs(lo), fabs(hi)) : 0;
+  double l = fabs(lo), h = fabs(hi);
+  double min_abs = same_sign(lo, hi) ? (l < h ? l : h) : 0;
   return fabs(hi - lo) < 1e-12 * min_abs;
 }
 
 /* P(phi) - cap is monotone in phi: the root is unique and bracketed by
- * [lo, hi] when the caller gets here. The lower end of the last bracket
- * keeps P <= cap; lo itself when the ends do not straddle the cap or P
- * is not finite there (a NaN cap or load). */
-static double solve_cap(const cap_problem *p, double lo, double hi) {
-  brent s = {.a = lo, .b = hi, .c = hi, .d = hi - lo, .e = hi - lo};
-  if (lo > hi || !isfinite(s.fa = cap_residual(p, lo)) ||
-      !isfinite(s.fb = cap_residual(p, hi)) || same_sign(s.fa, s.fb))
+ * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
+ * caller's checks found them: the residuals a solver would evaluate
+ * first, the same bits). The lower end of the last bracket keeps P <=
+ * cap; lo itself when the ends do not straddle the cap or P is not
+ * finite there (a NaN cap or load). */
+static double solve_cap(const cap_problem *p, double lo, double hi,
+                        double p_lo, double p_hi) {
+  brent s = {.a = lo, .b = hi, .c = hi, .d = hi - lo, .e = hi - lo,
+             .fa = p_lo - p->cap_w, .fb = p_hi - p->cap_w};
+  if (lo > hi || !isfinite(s.fa) || !isfinite(s.fb) || same_sign(s.fa, s.fb))
     return lo;
   s.fc = s.fb;
   double phi = lo;
@@ -275,25 +279,26 @@ static double solve_cap(const cap_problem *p, double lo, double hi) {
 
 /* Above the knee only the core domain follows the clock: for the power
  * law the cap gives the clock in closed form. */
-static double solve_above_knee(const cap_problem *p, double lo) {
+static double solve_above_knee(const cap_problem *p, double lo, double p_lo,
+                               double p_1) {
   const gpu_spec *g = p->g;
   double target = (p->cap_w - fixed_part(g, p->l, 1)) / p->clocked;
   if (g->interp == NULL)
     return clamp(pow(target, 1 / g->gamma), lo, 1);
-  return solve_cap(p, lo, 1);
+  return solve_cap(p, lo, 1, p_lo, p_1);
 }
 
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   cap_problem p = cap_problem_of(g, cap_w, l);
-  double phi_min = p.phi_min;
-  if (problem_power(&p, 1) <= cap_w)
+  double phi_min = p.phi_min, p_1 = problem_power(&p, 1), p_min, p_knee;
+  if (p_1 <= cap_w)
     return 1;
-  if (problem_power(&p, phi_min) >= cap_w)
+  if ((p_min = problem_power(&p, phi_min)) >= cap_w)
     return phi_min;
   double knee = fmax(phi_min, fmin(1, g->knee));
-  if (problem_power(&p, knee) <= cap_w)
-    return solve_above_knee(&p, knee);
-  return solve_cap(&p, phi_min, knee);
+  if ((p_knee = problem_power(&p, knee)) <= cap_w)
+    return solve_above_knee(&p, knee, p_knee, p_1);
+  return solve_cap(&p, phi_min, knee, p_min, p_knee);
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {
