@@ -170,9 +170,10 @@ static double cap_residual(const cap_problem *p, double phi) {
  * operation for operation: this file solved the cap with GSL's solver
  * until 2026-12 and every output keeps its bits (test_gpu's
  * brent_is_gsls holds the two together). In line, with no solver to
- * allocate and no call through a pointer, it costs about half. The
- * state: b the best estimate, a the previous one, c the bracket's other
- * end; d the last step, e the one before. */
+ * allocate and no call through a pointer, a solve costs about 40% less
+ * (docs/PERFORMANCE.md, ninth session). The state: b the best estimate,
+ * a the previous one, c the bracket's other end; d the last step, e the
+ * one before. */
 typedef struct brent {
   double a, b, c, d, e, fa, fb, fc;
 } brent;
