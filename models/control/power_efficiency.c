@@ -15,6 +15,7 @@
 #include "power.h"
 #include "power_policy.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -311,6 +312,17 @@ static bool same_unit(const power_unit *a, const power_unit *b) {
   return x == 0 && a->n == b->n;
 }
 
+bool power_alike(const power_unit *a, const power_unit *b) {
+  return same_unit(a, b);
+}
+
+bool power_alike_ok(const power_unit *units, size_t n, const uint8_t *alike) {
+  for (size_t u = 1; alike != NULL && u < n; u++)
+    if (alike[u] != 0 && !same_unit(&units[u], &units[u - 1]))
+      return false;
+  return true;
+}
+
 /* Units a block at a time: what memcmp compares in one call. */
 #define ALIKE_BLOCK 32
 
@@ -340,9 +352,22 @@ static size_t alike_from(const power_unit *units, size_t u, size_t n) {
   return c - u;
 }
 
-/* Fills the level's runs and classes; without memory, a unit a run and
- * no classes (l->rcls NULL), the caps worked out in cap itself. */
-static void level_init(level *l, power_memo *memo, double *cap) {
+/* How many units from u on (0 < u <= n) the caller marks alike the one
+ * before (split_from's alike): the first 0 byte, found as memchr finds
+ * it, many a step; the units themselves are not read. */
+static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
+  if (u >= n)
+    return 0;
+  const uint8_t *end = memchr(alike + u, 0, n - u);
+  return end != NULL ? (size_t)(end - (alike + u)) : n - u;
+}
+
+/* Fills the level's runs and classes, the runs from the caller's marks
+ * (alike, NULL: none) or else found by comparing the units; without
+ * memory, a unit a run and no classes (l->rcls NULL), the caps worked
+ * out in cap itself. */
+static void level_init(level *l, power_memo *memo, double *cap,
+                       const uint8_t *alike) {
   size_t size = 2, nrun = 0;
   while (size < 2 * l->n)
     size *= 2;
@@ -356,7 +381,8 @@ static void level_init(level *l, power_memo *memo, double *cap) {
   l->nclass = 0;
   for (size_t u = 0; u < l->n; u += len[nrun++]) {
     first[nrun] = u;
-    len[nrun] = 1 + alike_from(l->units, u + 1, l->n);
+    len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
+                                   : alike_from(l->units, u + 1, l->n));
     l->rcls[nrun] = class_of(l, memo->work, u);
     l->rgpus[nrun] = l->units[u].n;
   }
@@ -482,15 +508,16 @@ static void caps_out(const level *l, double *cap) {
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
   power_memo memo = {NAN, 0, NULL};
-  power_split_efficiency_from(units, n, budget_w, cap, &memo);
+  power_split_efficiency_from(units, n, budget_w, cap, &memo, NULL);
   power_memo_clear(&memo);
 }
 
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
-                                 power_memo *memo) {
+                                 power_memo *memo, const uint8_t *alike) {
+  assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN};
-  level_init(&l, memo, cap);
+  level_init(&l, memo, cap, alike);
   double x = memo->level;
   if (l.rcls != NULL) /* near total_at's answer, cheaply; its answer below */
     x = level_search(&l, grouped_at, budget_w, x);
