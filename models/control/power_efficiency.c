@@ -419,6 +419,36 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
                                       : level_cold(l, f, budget_w);
 }
 
+/* Newton's steps at most on grouped_at from x, last period's level. */
+#define NEAR_STEPS 4
+
+/* A start for total_at's search near grouped_at's crossing, from x:
+ * Newton's steps on grouped_at while they shrink, stopped once one is
+ * within 2^-40 of the level (some thousands of doubles: total_at's own
+ * search closes that in a few evaluations, and grouped_at's crossing is
+ * only within rounding of its answer anyway). The point returned was
+ * the last evaluated, so total_at's first evaluation costs no pow. Its
+ * answer is the crossing's whatever the start (power_boundary_warm), so
+ * only the work depends on this; searching grouped_at's crossing to the
+ * bit took about eight evaluations, each every class's two pow calls.
+ * NaN where Newton cannot go on (a flat sum: every class clamped; a step
+ * out of the range): the caller searches grouped_at's crossing whole. */
+static double level_near(level *l, double budget_w, double x) {
+  double last_step = INFINITY;
+  for (int k = 0; k < NEAR_STEPS; k++) {
+    double slope, f = grouped_at(l, x, &slope) - budget_w;
+    double step = f / slope, y = x - step;
+    if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
+      return NAN;
+    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) ||
+        !(fabs(step) < last_step))
+      return x;
+    last_step = fabs(step);
+    x = y;
+  }
+  return x;
+}
+
 /* Whether run r does no measured work: from its class when there are
  * classes (valued() once a run a split, not thrice). */
 static bool unvalued(const level *l, size_t r) {
@@ -519,8 +549,11 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   level l = {.units = units, .n = n, .at = NAN};
   level_init(&l, memo, cap, alike);
   double x = memo->level;
-  if (l.rcls != NULL) /* near total_at's answer, cheaply; its answer below */
-    x = level_search(&l, grouped_at, budget_w, x);
+  if (l.rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
+    double near = x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x)
+                                               : NAN;
+    x = isnan(near) ? level_search(&l, grouped_at, budget_w, x) : near;
+  }
   x = level_search(&l, total_at, budget_w, x);
   memo->level = x;
   caps_at(&l, x);
