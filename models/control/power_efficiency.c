@@ -110,7 +110,8 @@ void power_memo_clear(power_memo *memo) {
 
 /* The units a level is found for, in runs and classes. A run is units
  * next to each other alike to the bit in every field the policy reads
- * (a service's replicas in one state): the policy works run by run and
+ * (a service's replicas in one state; the caller's marks say where, or
+ * else the units are compared): the policy works run by run and
  * its sums add a run's units at once, in their order (power_add_repeat),
  * so every sum and cap is the unit-by-unit one, bit for bit. Runs alike in
  * their clock inputs and, to the bit, their range form a class, whose
