@@ -22,6 +22,7 @@
 #include "control_units.h"
 #include "power_fixture.h"
 #include "power_policy.h"
+#include "test_catalogs.h"
 
 /* ------------------------------------------------------------------ */
 /* The policy: marks that hold                                         */
@@ -104,20 +105,6 @@ static void split_from_marks_is_split_from_units(void **state) {
 #define NGPUS (NRACKS * 72)
 #define NSLOTS 1600
 
-static gpu_catalog catalog;
-
-static int load_catalog(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
-}
-
-static int release_catalog(void **state) {
-  (void)state;
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
-
 /* The holder's side: the GPUs' slots, each slot's worth, and what the
  * fill was asked. */
 typedef struct holder {
@@ -142,8 +129,8 @@ static void fill(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
 
 /* Two groups of twelve racks, GB200 then H100. */
 static rack_fleet *fleet_make(void) {
-  const gpu_spec *gb = gpu_catalog_find(&catalog, "GB200");
-  const gpu_spec *h = gpu_catalog_find(&catalog, "H100-SXM");
+  const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&cats.gpu, "H100-SXM");
   assert_true(gb != NULL && h != NULL);
   rack_group_spec g[2] = {{.name = "gb", .gpu = gb, .count = NRACKS / 2,
                            .gpus_per_rack = 72, .limit_w = 132000,
@@ -243,5 +230,6 @@ int main(void) {
       cmocka_unit_test(split_from_marks_is_split_from_units),
       cmocka_unit_test(control_marks_hold),
   };
-  return cmocka_run_group_tests(tests, load_catalog, release_catalog);
+  return cmocka_run_group_tests(tests, test_catalogs_load_gpu,
+                                test_catalogs_release);
 }
