@@ -269,6 +269,9 @@ static int split_outside(control *c, size_t g, sim_time now) {
 /* Shares each group's budget among its units (built) by policy. */
 static int split_units(control *c, sim_time now) {
   control_units *cu = &c->units;
+  /* The units' runs as the build knows them: the policy need not compare
+   * the units to find them (control_units.c, fill_and_mark). */
+  const uint8_t *alike = control__units_alike(cu);
   int rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */
     steer_budgets(c->steer, cu->u, cu->group_first, c->alloc_budget);
@@ -281,7 +284,8 @@ static int split_units(control *c, sim_time now) {
         return rc;
     } else if (c->policy->split_from != NULL) /* from last period's */
       c->policy->split_from(cu->u + first, n, c->alloc_budget[g],
-                            cu->cap + first, &c->memo[g]);
+                            cu->cap + first, &c->memo[g],
+                            alike != NULL ? alike + first : NULL);
     else
       c->policy->split(cu->u + first, n, c->alloc_budget[g], cu->cap + first);
   }

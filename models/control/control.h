@@ -61,10 +61,11 @@ typedef struct control_hooks {
   /* Per fleet GPU, the workload slot (a replica, a pipeline stage) that
    * holds it, or CONTROL_NO_SLOT; valid until the next drive. */
   const uint32_t *(*gpu_slots)(void *ctx);
-  /* Fills what the work of each of n units is worth, in one call per
-   * allocation: for each j with key[j] != CONTROL_NO_SLOT, u[j]'s cls,
-   * priority, weight and c from slot key[j]'s work (the others left as
-   * they are). */
+  /* Fills what the work of each of n units is worth, in a few calls per
+   * allocation (a chunk of units each: control_units.c compares each
+   * chunk's worth while it is in cache): for each j with key[j] !=
+   * CONTROL_NO_SLOT, u[j]'s cls, priority, weight and c from slot
+   * key[j]'s work (the others left as they are). */
   void (*slot_units)(void *ctx, const uint32_t *key, size_t n, power_unit *u);
   /* Requests completed (or dropped) so far, and those within their SLOs. */
   void (*request_counts)(void *ctx, uint64_t *done, uint64_t *met);

@@ -32,7 +32,8 @@ void control__units_fini(control_units *cu) {
                     cu->run_unit,   cu->run_cap_unit, cu->rack_unit,
                     cu->of_gpu,     cu->group_first, cu->slot_unit,
                     cu->slot_stamp, cu->built_slot,  cu->built_usable,
-                    cu->span_first, cu->span_len,    cu->span_unit};
+                    cu->span_first, cu->span_len,    cu->span_unit,
+                    cu->alike,      cu->n_alike,     cu->base.made_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -83,12 +84,18 @@ static bool same_in(const control_unit_in *a, const control_unit_in *b) {
 /* The last base made, made again for a unit of GPU type g made from in
  * (called where it was made from other inputs: units made one after
  * another mostly share theirs, a service's replicas in one state, a
- * job's stages). */
+ * job's stages), for the unit made from GPU i: noted (made_at), so that
+ * every unit not noted is known alike the one before in its base. */
 static void remake_base(control_unit_memo *m, const gpu_spec *g,
-                        const control_unit_in *in) {
+                        const control_unit_in *in, uint32_t i) {
   gpu_load l = {in->sm, in->mem, in->busy};
-  *m = (control_unit_memo){g, *in, unit_base(g, l, in->room, in->thermal_w),
-                           gpu_load_share(g, l)};
+  m->g = g;
+  m->in = *in;
+  m->unit = unit_base(g, l, in->room, in->thermal_w);
+  m->share = gpu_load_share(g, l);
+  if (m->nmade < m->made_cap)
+    m->made_at[m->nmade] = i;
+  m->nmade++;
 }
 
 /* Unit u (its GPU and rack set) made from its state now, its GPU count
@@ -99,7 +106,7 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   const gpu_spec *g = fl->types[fl->type[i]];
   control_unit_in in = inputs(fl, i, cu->rack[u]);
   if (cu->base.g != g || !same_in(&cu->base.in, &in))
-    remake_base(&cu->base, g, &in);
+    remake_base(&cu->base, g, &in, i);
   cu->u[u] = cu->base.unit;
   cu->u[u].n = n;
   cu->share[u] = cu->base.share;
@@ -113,7 +120,7 @@ static __attribute__((noinline)) void remake_for(control_unit_memo *m,
                                                  double room, double thermal) {
   control_unit_in in = {fl->activity[i], fl->mem[i], fl->busy[i], room,
                         thermal};
-  remake_base(m, g, &in);
+  remake_base(m, g, &in, i);
 }
 
 /* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
@@ -331,6 +338,90 @@ static bool same_layout(control_units *cu, const rack_fleet *fl,
   return same;
 }
 
+/* ------------------------------------------------------------------ */
+/* The policy's runs                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Units a call of the fill: a chunk's units (106 KB) are still in the
+ * second-level cache when their worth is compared, where a pass of its
+ * own over a million GPUs' units (23 MB) would read them from memory. */
+#define MARK_CHUNK 1024
+
+/* The marks' arrays (made once, for as many units as GPUs: pages never
+ * touched cost nothing) and an empty list of bases made. SIM_OK or
+ * SIM_ENOMEM. */
+static int marks_begin(control_units *cu, const rack_fleet *fl) {
+  control_unit_memo *m = &cu->base;
+  cu->marks_ok = false;
+  m->nmade = 0;
+  if (m->made_at != NULL)
+    return SIM_OK;
+  cu->alike = sim_calloc(cu->alloc, fl->n + 1, sizeof *cu->alike);
+  cu->n_alike = sim_calloc(cu->alloc, fl->n + 1, sizeof *cu->n_alike);
+  m->made_at = sim_calloc(cu->alloc, fl->n + 1, sizeof *m->made_at);
+  if (cu->alike != NULL && cu->n_alike != NULL && m->made_at != NULL) {
+    m->made_cap = fl->n + 1;
+    return SIM_OK;
+  }
+  sim_free(cu->alloc, cu->alike);
+  sim_free(cu->alloc, cu->n_alike);
+  sim_free(cu->alloc, m->made_at);
+  cu->alike = cu->n_alike = NULL;
+  m->made_at = NULL;
+  return SIM_ENOMEM;
+}
+
+/* Which units have as many GPUs as the one before, once a build (the
+ * counts are the layout's). */
+static void mark_counts(control_units *cu) {
+  if (cu->marks_builds == cu->builds)
+    return;
+  for (size_t u = 0; u < cu->n; u++)
+    cu->n_alike[u] = u > 0 && cu->u[u].n == cu->u[u - 1].n;
+  cu->marks_builds = cu->builds;
+}
+
+/* Units u .. e - 1 marked alike the one before where their GPUs are as
+ * many and their worth (what the fill wrote: weight, c) is the same bits;
+ * the base is held afterwards (fill_and_mark). */
+static void mark_worth(control_units *cu, size_t u, size_t e) {
+  const power_unit *p = cu->u;
+  const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
+  uint8_t *alike = cu->alike;
+  /* The unit before's worth held in registers, the test without a
+   * branch, four units a turn: about eight instructions a unit. */
+  uint64_t w0 = u > 0 ? sim_bits(p[u - 1].weight) : 0;
+  uint64_t c0 = u > 0 ? sim_bits(p[u - 1].c) : 0;
+#pragma GCC unroll 4
+  for (; u < e; u++) {
+    uint64_t w = sim_bits(p[u].weight), c = sim_bits(p[u].c);
+    alike[u] = n_alike[u] & (((w ^ w0) | (c ^ c0)) == 0);
+    w0 = w;
+    c0 = c;
+  }
+}
+
+/* The units' worth asked of the fill a chunk at a time, each chunk then
+ * marked (mark_worth); then each unit a base was made for unmarked:
+ * every other took the base of the unit before it (refresh_rack,
+ * make_unit), so is alike it in every field the base gives (its range,
+ * demand and power model; the rest follows from its GPU type, which is
+ * the base's). */
+static void fill_and_mark(control_units *cu, control_units_fn fill,
+                          void *ctx) {
+  control_unit_memo *m = &cu->base;
+  assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
+  mark_counts(cu);
+  for (size_t j = 0; j < cu->n; j += MARK_CHUNK) {
+    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
+    fill(ctx, cu->key + j, e - j, cu->u + j);
+    mark_worth(cu, j, e);
+  }
+  for (size_t k = 0; k < m->nmade; k++)
+    cu->alike[cu->of_gpu[m->made_at[k]]] = 0;
+  cu->marks_ok = true;
+}
+
 /* Every usable rack's units anew, group by group (the fleet lays racks
  * out by group, so each group's units are contiguous), and their spans. */
 static int build_anew(control_units *cu, const rack_fleet *fl,
@@ -361,12 +452,18 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx) {
+  if (marks_begin(cu, fl) != SIM_OK)
+    return SIM_ENOMEM;
   if (same_layout(cu, fl, gpu_slot, changes))
     refresh_units(cu, fl);
   else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
-  fill(ctx, cu->key, cu->n, cu->u);
+  fill_and_mark(cu, fill, ctx);
   return SIM_OK;
+}
+
+const uint8_t *control__units_alike(const control_units *cu) {
+  return cu->marks_ok ? cu->alike : NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -43,6 +43,11 @@ typedef struct control_unit_memo {
   control_unit_in in;
   power_unit unit;
   double share; /* gpu_load_share of its load */
+  /* The GPUs each base of this build or refresh was made for, in the
+   * order made (made_cap of them at most; nmade counts them all): every
+   * other unit took the base of the unit before it. */
+  uint32_t *made_at;
+  size_t nmade, made_cap;
 } control_unit_memo;
 
 /* No unit (control__units_map_runs). */
@@ -89,6 +94,15 @@ typedef struct control_units {
   size_t run_units_cap;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
+  /* The policy's runs, as the build or refresh knows them (split_from's
+   * alike): per unit, nonzero where it is alike the unit before in every
+   * field the policy reads. n_alike: per unit, whether its GPUs are as
+   * many as the unit before's (fixed with the layout). Both hold
+   * fl->n + 1 units (units never outnumber GPUs); marks_ok says whether
+   * alike is whole for this allocation. */
+  uint8_t *alike, *n_alike;
+  uint64_t marks_builds; /* the build n_alike is of */
+  bool marks_ok;
 } control_units;
 
 /* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
@@ -98,14 +112,20 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu);
 
 /* Every usable rack's units, group by group, with each one's state now
- * and what its slot's work is worth (fill, with ctx), for the GPUs'
- * slots gpu_slot: built anew when the layout changed, refreshed in place
- * when not. changes (NULL: none): the holder's count of slot changes;
+ * and what its slot's work is worth (fill, with ctx, asked a chunk of
+ * units a call, each chunk's marks of alike made while it is in cache),
+ * for the GPUs' slots gpu_slot: built anew when the layout changed,
+ * refreshed in place when not. changes (NULL: none): the holder's count of slot changes;
  * the slots are the built ones while it is the built count, and compared
  * GPU by GPU without it. SIM_OK or SIM_ENOMEM. */
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx);
+
+/* The units' marks of alike the unit before (split_from's alike) for
+ * this allocation's units, or NULL when they could not be kept (out of
+ * memory): the policy then compares the units. */
+const uint8_t *control__units_alike(const control_units *cu);
 
 /* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
  * them: per fleet run, the unit made from its first GPU, or

@@ -42,6 +42,7 @@
  * spread last, in proportion to the range left. */
 #ifndef MODELS_POWER_H
 #define MODELS_POWER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,9 +96,15 @@ typedef struct power_policy_ops {
                 double *cap);
   /* The same split starting from what memo remembers, which it updates;
    * NULL for a policy with nothing to remember. The caps are split's,
-   * bit for bit. */
+   * bit for bit. alike (NULL: none said) is what the caller knows of the
+   * units' runs: alike[u] (u > 0; alike[0] is not read) nonzero says
+   * unit u is alike unit u - 1 to the bit in every field but cls and
+   * priority (power_alike_ok); 0 says nothing. The policy then takes
+   * its runs from it instead of comparing the units: a run's units need
+   * not be read. A mark left 0 between alike units costs work, never
+   * bits; a nonzero one between units that differ gives wrong caps. */
   void (*split_from)(const power_unit *units, size_t n, double budget_w,
-                     double *cap, power_memo *memo);
+                     double *cap, power_memo *memo, const uint8_t *alike);
 } power_policy_ops;
 
 /* The policies themselves, their enum and their names: power_policy.h. */
@@ -105,7 +112,15 @@ typedef struct power_policy_ops {
 /* The efficiency policy from a memo (split_from's contract). */
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
-                                 power_memo *memo);
+                                 power_memo *memo, const uint8_t *alike);
+
+/* Whether units a and b are alike to the bit in every field but cls and
+ * priority: what a nonzero alike mark vouches for (split_from). */
+bool power_alike(const power_unit *a, const power_unit *b);
+
+/* Whether every nonzero mark of alike[1 .. n) (NULL: none) holds of
+ * units: a check for tests and debug builds, which reads every unit. */
+bool power_alike_ok(const power_unit *units, size_t n, const uint8_t *alike);
 
 /* Helpers the policies share (power.c). */
 

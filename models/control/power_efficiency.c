@@ -15,6 +15,7 @@
 #include "power.h"
 #include "power_policy.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -109,7 +110,8 @@ void power_memo_clear(power_memo *memo) {
 
 /* The units a level is found for, in runs and classes. A run is units
  * next to each other alike to the bit in every field the policy reads
- * (a service's replicas in one state): the policy works run by run and
+ * (a service's replicas in one state; the caller's marks say where, or
+ * else the units are compared): the policy works run by run and
  * its sums add a run's units at once, in their order (power_add_repeat),
  * so every sum and cap is the unit-by-unit one, bit for bit. Runs alike in
  * their clock inputs and, to the bit, their range form a class, whose
@@ -311,6 +313,17 @@ static bool same_unit(const power_unit *a, const power_unit *b) {
   return x == 0 && a->n == b->n;
 }
 
+bool power_alike(const power_unit *a, const power_unit *b) {
+  return same_unit(a, b);
+}
+
+bool power_alike_ok(const power_unit *units, size_t n, const uint8_t *alike) {
+  for (size_t u = 1; alike != NULL && u < n; u++)
+    if (alike[u] != 0 && !same_unit(&units[u], &units[u - 1]))
+      return false;
+  return true;
+}
+
 /* Units a block at a time: what memcmp compares in one call. */
 #define ALIKE_BLOCK 32
 
@@ -340,9 +353,22 @@ static size_t alike_from(const power_unit *units, size_t u, size_t n) {
   return c - u;
 }
 
-/* Fills the level's runs and classes; without memory, a unit a run and
- * no classes (l->rcls NULL), the caps worked out in cap itself. */
-static void level_init(level *l, power_memo *memo, double *cap) {
+/* How many units from u on (0 < u <= n) the caller marks alike the one
+ * before (split_from's alike): the first 0 byte, found as memchr finds
+ * it, many a step; the units themselves are not read. */
+static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
+  if (u >= n)
+    return 0;
+  const uint8_t *end = memchr(alike + u, 0, n - u);
+  return end != NULL ? (size_t)(end - (alike + u)) : n - u;
+}
+
+/* Fills the level's runs and classes, the runs from the caller's marks
+ * (alike, NULL: none) or else found by comparing the units; without
+ * memory, a unit a run and no classes (l->rcls NULL), the caps worked
+ * out in cap itself. */
+static void level_init(level *l, power_memo *memo, double *cap,
+                       const uint8_t *alike) {
   size_t size = 2, nrun = 0;
   while (size < 2 * l->n)
     size *= 2;
@@ -356,7 +382,8 @@ static void level_init(level *l, power_memo *memo, double *cap) {
   l->nclass = 0;
   for (size_t u = 0; u < l->n; u += len[nrun++]) {
     first[nrun] = u;
-    len[nrun] = 1 + alike_from(l->units, u + 1, l->n);
+    len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
+                                   : alike_from(l->units, u + 1, l->n));
     l->rcls[nrun] = class_of(l, memo->work, u);
     l->rgpus[nrun] = l->units[u].n;
   }
@@ -391,6 +418,36 @@ static double level_warm(level *l, power_fn f, double budget_w, double x) {
 static double level_search(level *l, power_fn f, double budget_w, double x) {
   return x > LEVEL_LO && x < LEVEL_HI ? level_warm(l, f, budget_w, x)
                                       : level_cold(l, f, budget_w);
+}
+
+/* Newton's steps at most on grouped_at from x, last period's level. */
+#define NEAR_STEPS 4
+
+/* A start for total_at's search near grouped_at's crossing, from x:
+ * Newton's steps on grouped_at while they shrink, stopped once one is
+ * within 2^-40 of the level (some thousands of doubles: total_at's own
+ * search closes that in a few evaluations, and grouped_at's crossing is
+ * only within rounding of its answer anyway). The point returned was
+ * the last evaluated, so total_at's first evaluation costs no pow. Its
+ * answer is the crossing's whatever the start (power_boundary_warm), so
+ * only the work depends on this; searching grouped_at's crossing to the
+ * bit took about eight evaluations, each every class's two pow calls.
+ * NaN where Newton cannot go on (a flat sum: every class clamped; a step
+ * out of the range): the caller searches grouped_at's crossing whole. */
+static double level_near(level *l, double budget_w, double x) {
+  double last_step = INFINITY;
+  for (int k = 0; k < NEAR_STEPS; k++) {
+    double slope, f = grouped_at(l, x, &slope) - budget_w;
+    double step = f / slope, y = x - step;
+    if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
+      return NAN;
+    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) ||
+        !(fabs(step) < last_step))
+      return x;
+    last_step = fabs(step);
+    x = y;
+  }
+  return x;
 }
 
 /* Whether run r does no measured work: from its class when there are
@@ -482,18 +539,22 @@ static void caps_out(const level *l, double *cap) {
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
   power_memo memo = {NAN, 0, NULL};
-  power_split_efficiency_from(units, n, budget_w, cap, &memo);
+  power_split_efficiency_from(units, n, budget_w, cap, &memo, NULL);
   power_memo_clear(&memo);
 }
 
 void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap,
-                                 power_memo *memo) {
+                                 power_memo *memo, const uint8_t *alike) {
+  assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN};
-  level_init(&l, memo, cap);
+  level_init(&l, memo, cap, alike);
   double x = memo->level;
-  if (l.rcls != NULL) /* near total_at's answer, cheaply; its answer below */
-    x = level_search(&l, grouped_at, budget_w, x);
+  if (l.rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
+    double near = x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x)
+                                               : NAN;
+    x = isnan(near) ? level_search(&l, grouped_at, budget_w, x) : near;
+  }
   x = level_search(&l, total_at, budget_w, x);
   memo->level = x;
   caps_at(&l, x);

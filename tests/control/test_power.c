@@ -326,7 +326,7 @@ static void remembered_level_is_the_bisections(void **state) {
                              299.5,        INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
       power_memo memo = {.level = starts[s]};
-      power_split_efficiency_from(u, n, budget, cap, &memo);
+      power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
       power_memo_clear(&memo);
       if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
         fail_msg("trial %d, start %.17g: level %.17g, bisection %.17g", trial,
@@ -349,7 +349,7 @@ static void remembered_level_follows_drift(void **state) {
     for (size_t k = 0; k < n; k++)
       if (uniform(&seed) < 0.3)
         u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
-    power_split_efficiency_from(u, n, budget, cap, &memo);
+    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
     assert_true(memo.level == efficiency_bisect(u, n, budget));
   }
   power_memo_clear(&memo);
@@ -387,7 +387,7 @@ static void memo_arrays_carry_over(void **state) {
     double budget, cap[MAXU], want_cap[MAXU];
     size_t n = ranged_fleet(&seed, u, &budget);
     power_split_efficiency(u, n, budget, want_cap);
-    power_split_efficiency_from(u, n, budget, cap, &memo);
+    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
     double level = efficiency_bisect(u, n, budget);
     if (memo.level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
       fail_msg("trial %d (%zu units): level %.17g, bisection %.17g", trial, n,

@@ -197,7 +197,7 @@ static void split_in_runs_is_unit_by_unit(void **state) {
     if (memcmp(cap, want, n * sizeof *cap) != 0)
       fail_msg("trial %d (%zu units, %zu runs): fresh caps differ", trial, n,
                nrun);
-    power_split_efficiency_from(u, n, budget, cap, &memo);
+    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
     if (memo.level != level || memcmp(cap, want, n * sizeof *cap) != 0)
       fail_msg("trial %d (%zu units, %zu runs): level %.17g, bisection %.17g",
                trial, n, nrun, memo.level, level);
