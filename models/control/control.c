@@ -169,10 +169,10 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
         a += len[q] * unit_share[u];
         continue;
       }
-      uint32_t i = fl->run_first[q];
-      if (!rack_load_is(fl, i, last)) {
-        last = rack_gpu_load(fl, i);
-        share = gpu_load_share(fl->types[fl->type[i]], last);
+      gpu_load l = rack_run_load(fl, q); /* the GPUs' may lag */
+      if (l.sm != last.sm || l.mem != last.mem || l.busy != last.busy) {
+        last = l;
+        share = gpu_load_share(fl->types[fl->type[fl->run_first[q]]], last);
       }
       a += len[q] * share;
     }

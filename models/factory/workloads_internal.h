@@ -68,7 +68,7 @@ struct work {
    * made with the slots' runs (reps_packed: made, every replica active);
    * and the tick's scratch, a clock and a load per replica. */
   uint32_t nrep;
-  uint32_t *rep_run0, *rep_runs, *rep_gpu0; /* and each run's first GPU */
+  uint32_t *rep_run0, *rep_runs;
   uint32_t *rep_rack; /* each packed run's rack */
   uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
@@ -76,7 +76,7 @@ struct work {
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads (rep_load) were last
    * written to their packed runs (0: never). While the runs are still
-   * those, each run's first GPU holds its replica's rep_load: nothing
+   * those, each run holds its replica's rep_load: nothing
    * else writes a keyed GPU's load while the runs are fresh (rack.h), so
    * the clocks read the loads here, in replica order, not through the
    * GPUs. */
@@ -165,7 +165,7 @@ typedef struct work_reps {
 } work_reps;
 
 /* workloads_tick.c: work__replica_phis of r's replicas, the same bits,
- * with each run's load taken from r->load (which its first GPU holds) and
+ * with each run's load taken from r->load (which the run holds) and
  * its rack and type from r: of the fleet only the caps are read, one a
  * run, and a replica's load is compared once, not once a run. */
 void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,

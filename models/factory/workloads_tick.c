@@ -47,8 +47,8 @@ double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
   return runs_phi(fl, runs, m, last);
 }
 
-/* The replicas' runs packed (w->rep_run0, rep_runs, and each run's first
- * GPU in rep_gpu0). Every service slot is active from the build on
+/* The replicas' runs packed (w->rep_run0, rep_runs, and each run's rack
+ * and GPU type in rep_rack, rep_type). Every service slot is active from the build on
  * (place_service) and none is freed, so replica k of the list is slot k;
  * false if one is not (then they go slot by slot). */
 static bool pack_replica_runs(work *w) {
@@ -64,7 +64,6 @@ static bool pack_replica_runs(work *w) {
   w->rep_run0[w->nrep] = at;
   for (uint32_t q = 0; q < at; q++) {
     uint32_t i = fl->run_first[w->rep_runs[q]];
-    w->rep_gpu0[q] = i;
     w->rep_rack[q] = fl->rack[i];
     w->rep_type[q] = fl->type[i];
   }
@@ -224,13 +223,15 @@ void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
 }
 
 #ifndef NDEBUG
-/* Whether every packed run's first GPU holds its replica's rep_load (what
+/* Whether every packed run holds its replica's rep_load (what
  * rep_loads_made promises): the debug builds check it before trusting. */
 static bool loads_held(const work *w) {
   for (uint32_t k = 0; k < w->nrep; k++)
-    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++)
-      if (!rack_load_is(w->fleet, w->rep_gpu0[q], w->rep_load[k]))
+    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++) {
+      gpu_load l = rack_run_load(w->fleet, w->rep_runs[q]);
+      if (!same_load(&l, &w->rep_load[k]))
         return false;
+    }
   return true;
 }
 #endif

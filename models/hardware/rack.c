@@ -490,15 +490,17 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
     uint32_t q = runs ? f->gpu_run[i] : 0;
     n = runs ? f->run_len[q] : 1;
-    double cap = runs ? f->run_cap_w[q] : f->cap_w[i]; /* the run's: the
-                                                          GPUs' may lag */
-    if (cap != last_cap || !rack_load_is(f, i, last)) {
+    /* The run's cap and load: the GPUs' may lag. */
+    double cap = runs ? f->run_cap_w[q] : f->cap_w[i];
+    gpu_load l = runs ? rack_run_load(f, q) : rack_gpu_load(f, i);
+    if (cap != last_cap || l.sm != last.sm || l.mem != last.mem ||
+        l.busy != last.busy) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
       phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
-                         rack_gpu_load(f, i));
+                         l);
       last_cap = cap;
-      last = rack_gpu_load(f, i);
+      last = l;
     }
     reps += n;
   }
@@ -516,7 +518,7 @@ double rack__phi_remember(const rack_fleet *f, uint32_t i,
 double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
                               rack_phi_last *last) {
   uint32_t i = f->run_first[q];
-  gpu_load l = rack_gpu_load(f, i);
+  gpu_load l = rack_run_load(f, q);
   double cap = rack_run_cap_w(f, q, rack);
   *last = (rack_phi_last){cap,    l.sm, l.mem, l.busy,
                           rack__phi_at(f, f->type[i], cap, l), f->type[i]};
