@@ -172,7 +172,7 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
       gpu_load l = rack_run_load(fl, q); /* the GPUs' may lag */
       if (l.sm != last.sm || l.mem != last.mem || l.busy != last.busy) {
         last = l;
-        share = gpu_load_share(fl->types[fl->type[fl->run_first[q]]], last);
+        share = gpu_load_share(fl->types[fl->run_type[q]], last);
       }
       a += len[q] * share;
     }

@@ -63,9 +63,8 @@ static bool pack_replica_runs(work *w) {
   }
   w->rep_run0[w->nrep] = at;
   for (uint32_t q = 0; q < at; q++) {
-    uint32_t i = fl->run_first[w->rep_runs[q]];
-    w->rep_rack[q] = fl->rack[i];
-    w->rep_type[q] = fl->type[i];
+    w->rep_rack[q] = fl->run_rack[w->rep_runs[q]];
+    w->rep_type[q] = fl->run_type[w->rep_runs[q]];
   }
   return true;
 }

@@ -517,11 +517,11 @@ double rack__phi_remember(const rack_fleet *f, uint32_t i,
 
 double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
                               rack_phi_last *last) {
-  uint32_t i = f->run_first[q];
+  uint16_t t = f->run_type[q];
   gpu_load l = rack_run_load(f, q);
   double cap = rack_run_cap_w(f, q, rack);
-  *last = (rack_phi_last){cap,    l.sm, l.mem, l.busy,
-                          rack__phi_at(f, f->type[i], cap, l), f->type[i]};
+  *last = (rack_phi_last){cap, l.sm, l.mem, l.busy, rack__phi_at(f, t, cap, l),
+                          t};
   return last->phi;
 }
 

@@ -153,6 +153,8 @@ typedef struct rack_fleet {
   bool loads_unfilled;
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
+  uint32_t *run_rack;      /* its GPUs' rack (a run never crosses one) */
+  uint16_t *run_type;      /* and their type (a rack is of one) */
   double *run_k;           /* run_len as a double (the update's factor) */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
@@ -405,8 +407,8 @@ typedef struct rack_phi_last {
  * in *last with what it was for. */
 double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
 
-/* rack_run_phi_near's miss: run q's clock (its first GPU's type, the
- * run's load and cap held to rack's thermal cap), rack_gpu_phi's bits. */
+/* rack_run_phi_near's miss: run q's clock (its type and load, its cap
+ * held to rack's thermal cap), rack_gpu_phi's bits. */
 double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
                               rack_phi_last *last);
 
@@ -431,13 +433,13 @@ static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
   return rack__phi_remember(f, i, last);
 }
 
-/* rack_gpu_phi_near for run q (the runs fresh), its cap and load the
- * run's: the same bits as for its first GPU, without reading the GPUs'
- * caps or loads. */
+/* rack_gpu_phi_near for run q (the runs fresh), its cap, load, rack and
+ * type the run's: the same bits as for its first GPU, without reading
+ * the GPUs' arrays. */
 static inline double rack_run_phi_near(const rack_fleet *f, uint32_t q,
                                        rack_phi_last *last) {
-  uint32_t i = f->run_first[q], r = f->rack[i];
-  if (last->type == f->type[i] &&
+  uint32_t r = f->run_rack[q];
+  if (last->type == f->run_type[q] &&
       sim_same_bits(last->cap, rack_run_cap_w(f, q, r)) &&
       sim_same_bits(last->sm, f->run_sm[q]) &&
       sim_same_bits(last->mem, f->run_mem[q]) &&

@@ -17,6 +17,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->unit_key);
   sim_free(a, f->run_first);
   sim_free(a, f->run_len);
+  sim_free(a, f->run_rack);
+  sim_free(a, f->run_type);
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
   sim_free(a, f->run_cap_w);
@@ -28,7 +30,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->rack_pattern);
   f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
-  f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
+  f->unit_key = f->run_first = f->run_len = f->rack_run = f->run_rack = NULL;
+  f->run_type = NULL;
   f->run_power_w = f->run_cap_w = NULL;
   f->run_sm = f->run_mem = f->run_busy = NULL;
   f->caps_unfilled = f->loads_unfilled = false;
@@ -41,6 +44,8 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->unit_key = sim_calloc(a, f->n, sizeof *f->unit_key);
   f->run_first = sim_calloc(a, f->n, sizeof *f->run_first);
   f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
+  f->run_rack = sim_calloc(a, f->n, sizeof *f->run_rack);
+  f->run_type = sim_calloc(a, f->n, sizeof *f->run_type);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
   f->run_cap_w = sim_calloc(a, f->n, sizeof *f->run_cap_w);
@@ -51,6 +56,7 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
+      !f->run_rack || !f->run_type ||
       !f->run_power_w || !f->run_cap_w || !f->run_sm || !f->run_mem ||
       !f->run_busy || !f->gpu_run || !f->run_k || !f->rack_pattern) {
     rack__free_units(f);
@@ -141,6 +147,8 @@ void rack__build_runs(rack_fleet *f) {
     uint32_t i = f->run_first[k];
     f->run_k[k] = f->run_len[k];
     f->run_cap_w[k] = f->cap_w[i];
+    f->run_rack[k] = f->rack[i];
+    f->run_type[k] = f->type[i];
     rack__set_run_arrays(f, k, rack_gpu_load(f, i));
   }
   make_patterns(f);
@@ -272,7 +280,7 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
  * about 1 run in 16. */
 static __attribute__((noinline)) rack__run_eval
 run_evaluate(const rack_fleet *f, uint32_t q, double tcap) {
-  uint16_t t = f->type[f->run_first[q]];
+  uint16_t t = f->run_type[q];
   double idle = f->t_idle[t], cap = f->run_cap_w[q];
   double m = f->t_mem[t] * f->run_mem[q];
   double s = f->t_busy[t] * f->run_busy[q] + f->t_sm[t] * f->run_sm[q];
