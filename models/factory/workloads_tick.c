@@ -153,16 +153,17 @@ static inline bool run_load_is(const rack_fleet *fl, uint32_t run,
   return same_load(l, &x);
 }
 
-/* Replicas k .. of r while each is like the run before it in every run:
- * its load last's (the replica before's, as last holds that one's; held:
- * compared once a replica, else run by run) and each run's type and cap
- * last's; their clock is last's (the minimum from 1 of it), and last
- * stays as it is. The first replica that is not, or r->n. No call in the
- * loop, and inline into its two callers below, one for each source of
- * the loads: its pointers and last's keys stay in registers. */
-static inline __attribute__((always_inline)) uint32_t
+/* Replicas k .. of r (their loads held, r->load) while each is like the
+ * run before it in every run: its load last's (the replica before's, as
+ * last holds that one's) and each run's type and cap last's; their clock
+ * is last's (the minimum from 1 of it), and last stays as it is. The
+ * first replica that is not, or r->n. No call in the loop, and out of
+ * line: its pointers and last's keys stay in registers (a variant with
+ * the runs' loads as a parameter, inlined twice, spilled five more a
+ * replica: 17 k instructions a tick at bench-10k). */
+__attribute__((noinline)) static uint32_t
 hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
-          const rack_phi_last *last, double *phi, bool held) {
+          const rack_phi_last *last, double *phi) {
   const double *cap_w = fl->run_cap_w, *thermal = fl->thermal_cap_w;
   const uint32_t *run0 = r->run0, *runs = r->runs, *rack = r->rack;
   const uint16_t *type = r->type;
@@ -173,30 +174,17 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
   if (k >= n)
     return n;
   for (uint32_t q = run0[k]; k < n; k++) {
-    if (held && !same_load(&l, &load[k]))
+    if (!same_load(&l, &load[k]))
       return k;
     uint32_t end = run0[k + 1];
     do {
       double cap = rack_cap_min(cap_w[runs[q]], thermal[rack[q]]);
-      if (l_type != type[q] || !sim_same_bits(l_cap, cap) ||
-          !run_load_is(fl, runs[q], &l, held))
+      if (l_type != type[q] || !sim_same_bits(l_cap, cap))
         return k;
     } while (++q < end);
     phi[k] = p;
   }
   return n;
-}
-
-__attribute__((noinline)) static uint32_t
-hits_held(const rack_fleet *fl, const work_reps *r, uint32_t k,
-          const rack_phi_last *last, double *phi) {
-  return hits_from(fl, r, k, last, phi, true);
-}
-
-__attribute__((noinline)) static uint32_t
-hits_runs(const rack_fleet *fl, const work_reps *r, uint32_t k,
-          const rack_phi_last *last, double *phi) {
-  return hits_from(fl, r, k, last, phi, false);
 }
 
 /* Replica k's clock, the slowest of its runs': a run like last (type,
@@ -224,18 +212,19 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
   phi[k] = p;
 }
 
-/* The replicas' clocks, one after another from last: a replica where a
- * run misses one by one (replica_phi), then the stretch of replicas whose
- * every run hits (most: a service's replicas in one state share load and
- * cap) through hits_from. The loads r->load when given (then compared
- * once a replica), else each run's in the fleet. */
+/* The replicas' clocks, one after another from last (replica_phi). The
+ * loads r->load when given (then compared once a replica), else each
+ * run's in the fleet (the first period after the runs are made, before
+ * the drive wrote the replicas' loads). With the loads held, after a
+ * replica the stretch of replicas whose every run hits (most: a
+ * service's replicas in one state share load and cap) goes through
+ * hits_from. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
   bool held = r->load != NULL;
   for (uint32_t k = 0; k < r->n;) {
     replica_phi(fl, r, k, last, phi, held);
-    k = held ? hits_held(fl, r, k + 1, last, phi)
-             : hits_runs(fl, r, k + 1, last, phi);
+    k = held ? hits_from(fl, r, k + 1, last, phi) : k + 1;
   }
 }
 
