@@ -169,9 +169,9 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
         a += len[q] * unit_share[u];
         continue;
       }
-      gpu_load l = rack_run_load(fl, q); /* the GPUs' may lag */
-      if (l.sm != last.sm || l.mem != last.mem || l.busy != last.busy) {
-        last = l;
+      if (fl->run_sm[q] != last.sm || fl->run_mem[q] != last.mem ||
+          fl->run_busy[q] != last.busy) { /* the runs': the GPUs' may lag */
+        last = rack_run_load(fl, q);
         share = gpu_load_share(fl->types[fl->run_type[q]], last);
       }
       a += len[q] * share;

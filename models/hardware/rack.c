@@ -486,21 +486,26 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   double sum = 0, phi = 0, last_cap = NAN;
   gpu_load last = {NAN, NAN, NAN};
   bool runs = rack_fleet_runs_fresh(f);
+  assert(runs || !f->loads_unfilled);
+  /* The runs' caps and loads, by run, while fresh (the GPUs' may lag);
+   * else the GPUs'. */
+  const double *caps = runs ? f->run_cap_w : f->cap_w;
+  const double *sm = runs ? f->run_sm : f->activity;
+  const double *mem = runs ? f->run_mem : f->mem;
+  const double *busy = runs ? f->run_busy : f->busy;
   uint32_t reps = 0; /* GPUs at phi not yet added */
   for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
-    uint32_t q = runs ? f->gpu_run[i] : 0;
-    n = runs ? f->run_len[q] : 1;
-    /* The run's cap and load: the GPUs' may lag. */
-    double cap = runs ? f->run_cap_w[q] : f->cap_w[i];
-    gpu_load l = runs ? rack_run_load(f, q) : rack_gpu_load(f, i);
-    if (cap != last_cap || l.sm != last.sm || l.mem != last.mem ||
-        l.busy != last.busy) {
+    uint32_t j = runs ? f->gpu_run[i] : i;
+    n = runs ? f->run_len[j] : 1;
+    double cap = caps[j];
+    if (cap != last_cap || sm[j] != last.sm || mem[j] != last.mem ||
+        busy[j] != last.busy) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
+      last = (gpu_load){sm[j], mem[j], busy[j]};
       phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
-                         l);
+                         last);
       last_cap = cap;
-      last = l;
     }
     reps += n;
   }
