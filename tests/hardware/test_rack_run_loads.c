@@ -112,18 +112,42 @@ static void assert_as_ref(rack_fleet *f, rack_fleet *ref) {
   assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
 }
 
+/* The keyed fleet and its reference for row c, and the draws' seed. */
+typedef struct duo {
+  rack_fleet *f, *ref;
+  unsigned seed;
+} duo;
+
+static duo duo_make(const loads_case *c, unsigned seed) {
+  duo d = {make(c), make(c), seed};
+  assert_int_equal(rack_fleet_keep_units(d.f), SIM_OK);
+  return d;
+}
+
+/* duo_make, a layout started and a load driven once a run after it. */
+static duo duo_driven(const loads_case *c, unsigned seed) {
+  duo d = duo_make(c, seed);
+  start(d.f, d.ref, c, &d.seed);
+  drive_runs(d.f, d.ref, &d.seed);
+  return d;
+}
+
+static void duo_drop(duo *d) {
+  rack_fleet_destroy(d->ref);
+  rack_fleet_destroy(d->f);
+}
+
 /* Loads written once a run: the runs hold them (the GPUs lag, even a
  * run's first), the update and the clocks read them, the fill gives
  * every GPU its run's. */
 static void run_loads_are_the_gpus(void **state) {
   const loads_case *c = *state;
-  rack_fleet *ref = make(c), *f = make(c);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
-  unsigned seed = 7;
+  duo d = duo_make(c, 7);
+  rack_fleet *f = d.f, *ref = d.ref;
   for (int layout = 0; layout < 4; layout++) {
-    start(f, ref, c, &seed);
+    start(f, ref, c, &d.seed);
     for (int round = 0; round < 4; round++) {
-      assert_true(drive_runs(f, ref, &seed));
+      assert_true(drive_runs(f, ref, &d.seed));
       assert_true(f->loads_unfilled);
       for (uint32_t q = 0; q < f->nruns; q++) {
         gpu_load a = rack_run_load(f, q);
@@ -133,23 +157,18 @@ static void run_loads_are_the_gpus(void **state) {
       assert_as_ref(f, ref);
     }
   }
-  rack_fleet_destroy(ref);
-  rack_fleet_destroy(f);
+  duo_drop(&d);
 }
 
 /* A writer per GPU behind fresh runs (a test, a stale path's loop): a
  * run's first GPU written sets its run's load, so the runs stay the
  * truth without a call after it. */
 static void gpu_writes_set_the_runs(void **state) {
-  const loads_case *c = *state;
-  rack_fleet *ref = make(c), *f = make(c);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
-  unsigned seed = 11;
-  start(f, ref, c, &seed);
-  drive_runs(f, ref, &seed); /* some GPUs behind their runs */
+  duo d = duo_driven(*state, 11); /* some GPUs behind their runs */
+  rack_fleet *f = d.f, *ref = d.ref;
   rack_fleet_gpu_loads(f);
   for (uint32_t q = 0; q < f->nruns; q += 2) { /* every other run */
-    gpu_load l = {uniform(&seed), uniform(&seed), uniform(&seed)};
+    gpu_load l = {uniform(&d.seed), uniform(&d.seed), uniform(&d.seed)};
     for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q];
          j++) {
       rack_set_load(f, j, l);
@@ -159,19 +178,14 @@ static void gpu_writes_set_the_runs(void **state) {
     assert_memory_equal(&got, &l, sizeof l);
   }
   assert_as_ref(f, ref);
-  rack_fleet_destroy(ref);
-  rack_fleet_destroy(f);
+  duo_drop(&d);
 }
 
 /* A key changed behind run loads: the GPUs are filled from the old runs
  * first, so the runs made next hold the loads the reference has. */
 static void keys_fill_from_the_runs(void **state) {
-  const loads_case *c = *state;
-  rack_fleet *ref = make(c), *f = make(c);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
-  unsigned seed = 13;
-  start(f, ref, c, &seed);
-  drive_runs(f, ref, &seed);
+  duo d = duo_driven(*state, 13);
+  rack_fleet *f = d.f, *ref = d.ref;
   assert_true(f->loads_unfilled);
   rack_set_unit_key(f, 0, f->unit_key[0] + 1000);
   assert_false(f->loads_unfilled);
@@ -179,26 +193,20 @@ static void keys_fill_from_the_runs(void **state) {
   assert_memory_equal(f->activity, ref->activity, f->n * sizeof(double));
   assert_memory_equal(f->busy, ref->busy, f->n * sizeof(double));
   assert_as_ref(f, ref); /* the runs made again from the GPUs */
-  rack_fleet_destroy(ref);
-  rack_fleet_destroy(f);
+  duo_drop(&d);
 }
 
 /* The debug check finds a run's first GPU whose filled load is not its
  * run's (a write to the array behind the runs' back). */
 static void unlike_finds_a_first_gpu_apart(void **state) {
-  const loads_case *c = *state;
-  rack_fleet *ref = make(c), *f = make(c);
-  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
-  unsigned seed = 17;
-  start(f, ref, c, &seed);
-  drive_runs(f, ref, &seed);
+  duo d = duo_driven(*state, 17);
+  rack_fleet *f = d.f;
   rack_fleet_gpu_loads(f);
   uint32_t q = f->nruns / 2, i = f->run_first[q];
   assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
   f->mem[i] = f->run_mem[q] + 0.125;
   assert_int_equal(rack_fleet_first_unlike(f), i);
-  rack_fleet_destroy(ref);
-  rack_fleet_destroy(f);
+  duo_drop(&d);
 }
 
 int main(void) {
