@@ -487,23 +487,25 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   gpu_load last = {NAN, NAN, NAN};
   bool runs = rack_fleet_runs_fresh(f);
   assert(runs || !f->loads_unfilled);
-  /* The runs' caps and loads, by run, while fresh (the GPUs' may lag);
-   * else the GPUs'. */
+  /* Rack r's runs' caps, loads and types while fresh (the GPUs' may
+   * lag), their lengths the GPUs they stand for; else its GPUs'. */
   const double *caps = runs ? f->run_cap_w : f->cap_w;
   const double *sm = runs ? f->run_sm : f->activity;
   const double *mem = runs ? f->run_mem : f->mem;
   const double *busy = runs ? f->run_busy : f->busy;
+  const uint16_t *type = runs ? f->run_type : f->type;
+  uint32_t j = runs ? f->rack_run[r] : f->first[r];
+  uint32_t end = runs ? f->rack_run[r + 1] : f->first[r] + f->count[r];
   uint32_t reps = 0; /* GPUs at phi not yet added */
-  for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
-    uint32_t j = runs ? f->gpu_run[i] : i;
-    n = runs ? f->run_len[j] : 1;
+  for (; j < end; j++) {
+    uint32_t n = runs ? f->run_len[j] : 1;
     double cap = caps[j];
     if (cap != last_cap || sm[j] != last.sm || mem[j] != last.mem ||
         busy[j] != last.busy) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
       last = (gpu_load){sm[j], mem[j], busy[j]};
-      phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
+      phi = rack__phi_at(f, type[j], rack_cap_min(cap, f->thermal_cap_w[r]),
                          last);
       last_cap = cap;
     }
