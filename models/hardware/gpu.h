@@ -27,9 +27,10 @@
  * (s_m). d(phi) = phi^gamma (P ~ f V^2, V rising with f) or, when the
  * type has a measured curve, the monotone interpolation of that table.
  * Under a power cap C the clock is the largest phi in [phi_min, 1] with
- * P(phi, L) <= C: closed form above the knee for the power law, a GSL
- * root finder otherwise. Compute-bound work runs at speed phi,
- * memory-bound work at s_m(phi).
+ * P(phi, L) <= C: closed form above the knee for the power law, Brent's
+ * method otherwise (stepped as GSL's solver steps it, in line:
+ * gpu_power.c). Compute-bound work runs at speed phi, memory-bound work
+ * at s_m(phi).
  *
  * A load is what the work would put on the GPU at full clock; the power
  * at a lower clock follows from it (the work's own slowdown is second

@@ -18,13 +18,7 @@ enum {
   WAITS = 4,  /* nodes of an exponential wait */
   MEMO = 8,   /* distinct replica states solved per span */
   PARTS = 2,  /* a span's saturated and stationary stretches */
-  MAX_POINTS = PARTS * NODES * (1 + WAITS),
-  /* Histogram slots: a double's exponent and top SLOT_BITS mantissa
-   * bits, from HIST_LO_S's slot on, over 34 octaves (past 1e4 s, the
-   * last bin's end). */
-  SLOT_BITS = 10,
-  SLOT_SHIFT = 52 - SLOT_BITS,
-  SLOTS = 34 << SLOT_BITS
+  MAX_POINTS = PARTS * NODES * (1 + WAITS)
 };
 
 /* A length distribution: its moments and the lognormal fitted to them. */
@@ -59,6 +53,7 @@ typedef struct step_row {
   double t, comp; /* s; share a faster clock speeds up */
   double g;       /* tokens/s: b / t */
   gpu_load act;   /* the step's load (roofline.h) */
+  uint64_t gen;   /* the table's generation it was priced in */
 } step_row;
 
 /* A stretch of a span in one regime, per replica: its time means and
@@ -146,10 +141,11 @@ struct inf_fluid {
   double node_n[NODES];
   double pre_phi;
   prefill pre;
-  /* Decode steps priced at (tab_phi, tab_ctx), by batch size; t NaN:
-   * not yet. */
+  /* Decode steps priced at (tab_phi, tab_ctx), by batch size; a row of
+   * a generation other than tab_gen: not yet. */
   step_row *tab;
-  size_t tab_n, tab_cap;
+  size_t tab_cap;
+  uint64_t tab_gen;
   double tab_phi, tab_ctx;
   /* The steps' loads at context act_ctx, by batch size, whatever the
    * clock (rl_decode_step_parts); sm NaN: not yet. */
@@ -168,22 +164,12 @@ struct inf_fluid {
   double inv_for, inv;       /* a span and 1 / span (fl_take_load) */
   outcome spare;             /* a solve that did not fit the memo */
   double wait_ln[WAITS];     /* inf__fluid_waits */
-  /* The histogram bin of each slot of values (inf__fluid_bin): bin + 2
-   * where all its values share it, 1 where they do not, 0 not yet
-   * known. */
-  uint64_t slot0;
-  int16_t slot[SLOTS];
   /* The run's flows, in requests (fractions: expectations). */
   double arrived, rejected, timed_out, dropped, served, slo_met;
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
   fl_interval iv;
   wt_hist ttft_iv, tpot_iv, ttft_run, tpot_run;
 };
-
-/* inference_fluid.c: the histogram bin of x >= HIST_LO_S (HIST_BINS:
- * past the last), log10's bin to the bit, found by x's slot where its
- * values share a bin (a load) and by log10 where they do not. */
-size_t inf__fluid_bin(inf_fluid *f, double x);
 
 /* inference_fluid_solve.c: the prompt lengths at the nodes of the
  * prompt distribution (the middles of its probability bins), and replica

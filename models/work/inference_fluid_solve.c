@@ -133,7 +133,7 @@ static int loads_for(inf_service *s, double ctx, size_t want) {
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   inf_fluid *f = s->fluid;
-  size_t want = (size_t)bcap + 2, had = f->tok_cap;
+  size_t want = (size_t)bcap + 2, had = f->tok_cap, had_tab = f->tab_cap;
   if (sim_vec_reserve(s->alloc, &f->tab, &f->tab_cap, want, sizeof *f->tab) !=
           SIM_OK ||
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
@@ -145,11 +145,14 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
     f->tok_lo = 0;
     f->tok_hi = f->tok_cap;
   }
-  bool same = phi == f->tab_phi && ctx == f->tab_ctx;
-  for (size_t b = same ? f->tab_n : 0; b < want; b++)
-    f->tab[b].t = NAN;
-  if (!same || want > f->tab_n)
-    f->tab_n = want;
+  for (size_t b = had_tab; b < f->tab_cap; b++) /* grown: unknown */
+    f->tab[b].gen = 0;
+  /* A new clock or context makes every row unknown at once, by a new
+   * generation (the clock is new every span: clearing the rows cost a
+   * store a row). Rows are priced below the table's want only, so any
+   * past it, whatever it grows to, are of an older generation. */
+  if (!(phi == f->tab_phi && ctx == f->tab_ctx))
+    f->tab_gen++;
   f->tab_phi = phi;
   f->tab_ctx = ctx;
   return SIM_OK;
@@ -170,7 +173,7 @@ static int frac_for(inf_service *s, uint32_t rr) {
   return SIM_OK;
 }
 
-/* Prices row b of the step table (kept NaN until first asked for): the
+/* Prices row b of the step table (kept unknown until first asked for): the
  * step's parts at the table's clock, its load (the full clock's, the
  * same at every clock) kept from an earlier clock where it can be. */
 static const step_row *price_step(inf_service *s, uint32_t b) {
@@ -185,7 +188,7 @@ static const step_row *price_step(inf_service *s, uint32_t b) {
     st.load = f->act[b];
   }
   *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
-                    b / st.t, st.load};
+                    b / st.t, st.load, f->tab_gen};
   return row;
 }
 
@@ -193,7 +196,7 @@ static const step_row *price_step(inf_service *s, uint32_t b) {
  * the check inline, the pricing out of line. */
 static inline const step_row *step_at(inf_service *s, uint32_t b) {
   const step_row *row = &s->fluid->tab[b];
-  return isnan(row->t) ? price_step(s, b) : row;
+  return row->gen != s->fluid->tab_gen ? price_step(s, b) : row;
 }
 
 /* Tokens per second of a replica decoding a batch of b (b / t, kept in
@@ -262,9 +265,13 @@ static inline void blk_close(inf_service *s, const blk *b) {
   s->fluid->tok_b[b->k + 1] = b->w1;
 }
 
-/* The decoding rate of rr replicas holding k R + j requests evenly. */
-static inline double blk_total(const blk *b, uint32_t rr, uint32_t j) {
-  return (rr - j) * b->g0 + (j > 0 ? j * b->g1 : 0);
+/* The decoding rate of rr replicas holding k R + j requests evenly. In
+ * the block of k 0 (zero: the caller's constant) g0 is 0 and (rr - j) x
+ * 0 is +0, which added to the rest leaves it: dropped, the same bits. */
+static inline __attribute__((always_inline)) double
+blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero) {
+  double rest = j > 0 ? j * b->g1 : 0;
+  return zero ? rest : (rr - j) * b->g0 + rest;
 }
 
 /* Adds a state's replicas at row r, share x of them (weight included),
@@ -281,18 +288,55 @@ add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
     c->tpot_ok += v;
 }
 
-/* Adds the chain's state (b->k, j) = n, of weight p. */
+/* Adds the chain's state (b->k, j) = n, of weight p. zero: b->k is 0
+ * (a constant where it is called, so each block's loop is compiled for
+ * its case): no row k, g0 0, lo x g0 +0 and p x 1 p, each dropped where
+ * it leaves the same bits. */
 static inline __attribute__((always_inline)) void
-blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c) {
+blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
+        bool zero) {
   double lo = w->frac[w->rr - j], hi = w->frac[j];
+  double rest = j > 0 ? hi * b->g1 : 0;
   c->z += p;
-  c->busy += p * (b->k > 0 ? 1 : hi);
-  c->members += p * (double)n / w->rr;
-  c->tokens += p * (lo * b->g0 + (j > 0 ? hi * b->g1 : 0));
-  if (b->r0 != NULL)
+  c->busy += zero ? p * hi : p;
+  /* n < 2^63 and rr < 2^32: as signed integers they convert in one
+   * instruction each (unsigned ones take several), to the same values. */
+  c->members += p * (double)(int64_t)n / (double)(int64_t)w->rr;
+  c->tokens += p * (zero ? rest : lo * b->g0 + rest);
+  if (!zero)
     add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
   if (j > 0)
     add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
+}
+
+/* States n .. end of block b going up (from mid, whose weight is 1):
+ * returns the weight of end. */
+static inline __attribute__((always_inline)) double
+up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
+         double p, double *p_top, chain *c, bool zero) {
+  uint32_t rr = w->rr, j = (uint32_t)(n % rr);
+  for (; n <= end; n++, j++) {
+    if (n > mid)
+      p *= w->up / blk_total(b, rr, j, zero);
+    blk_add(b, w, j, n, p, c, zero);
+    if (n == w->top)
+      *p_top = p;
+  }
+  return p;
+}
+
+/* States n - 1 down to start of block b (j: that of n - 1), each the
+ * one above times above / up: returns the weight of start; *above the
+ * rate of start. */
+static inline __attribute__((always_inline)) double
+down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
+           double p, double *above, chain *c, bool zero) {
+  for (; n > start; j--) {
+    p *= *above / w->up;
+    blk_add(b, w, j, --n, p, c, zero);
+    *above = blk_total(b, w->rr, j, zero);
+  }
+  return p;
 }
 
 /* States mid .. hi, each weighing the one below times up / its rate;
@@ -302,17 +346,13 @@ chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c) {
   double p = 1, p_top = 0;
   uint32_t rr = w->rr;
   for (uint64_t n = mid; n <= hi;) {
-    uint32_t k = (uint32_t)(n / rr), j = (uint32_t)(n % rr);
+    uint32_t k = (uint32_t)(n / rr);
     uint64_t end = (uint64_t)k * rr + rr - 1;
     end = end < hi ? end : hi;
     blk b = blk_open(s, w, k);
-    for (; n <= end; n++, j++) {
-      if (n > mid)
-        p *= w->up / blk_total(&b, rr, j);
-      blk_add(&b, w, j, n, p, c);
-      if (n == w->top)
-        p_top = p;
-    }
+    p = k == 0 ? up_block(&b, w, n, end, mid, p, &p_top, c, true)
+               : up_block(&b, w, n, end, mid, p, &p_top, c, false);
+    n = end + 1;
     blk_close(s, &b);
   }
   return p_top;
@@ -330,11 +370,9 @@ chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c) {
     uint64_t start = (uint64_t)k * rr;
     start = start > lo ? start : lo;
     blk b = blk_open(s, w, k);
-    for (; n > start; j--) {
-      p *= above / w->up;
-      blk_add(&b, w, j, --n, p, c);
-      above = blk_total(&b, rr, j);
-    }
+    p = k == 0 ? down_block(&b, w, n, start, j, p, &above, c, true)
+               : down_block(&b, w, n, start, j, p, &above, c, false);
+    n = start;
     blk_close(s, &b);
   }
 }

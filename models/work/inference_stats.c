@@ -14,39 +14,7 @@ double inf__hist_pos(double x) {
   return log10(x / HIST_LO_S) * HIST_PER_DECADE;
 }
 
-/* The smallest double x >= HIST_LO_S whose position is at least b, found
- * by ulps from the edge's exact value: log10 is within an ulp or so of
- * it, so a few steps suffice. */
-static double find_edge(int b) {
-  double x = HIST_LO_S * pow(10, (double)b / HIST_PER_DECADE);
-  while (inf__hist_pos(x) < b)
-    x = nextafter(x, INFINITY);
-  for (double y = nextafter(x, 0); y >= HIST_LO_S && inf__hist_pos(y) >= b;
-       y = nextafter(y, 0))
-    x = y;
-  return x;
-}
-
-void inf__hist_init(histogram *h) {
-  *h = (histogram){.n = 0};
-  h->edge[0] = HIST_LO_S;
-  for (int b = 1; b <= HIST_BINS; b++)
-    h->edge[b] = find_edge(b);
-  for (int b = HIST_BINS + 1; b < HIST_EDGES; b++)
-    h->edge[b] = INFINITY;
-}
-
-/* The last edge at most x, x >= HIST_LO_S: the bin (HIST_BINS or more
- * above the top bin), by ten halvings that compile to conditional moves.
- * The same bin as truncating inf__hist_pos, since the position only grows
- * with x (test_inference_hist holds the two to each other around every
- * edge). About 40 instructions against log10's 90. */
-static size_t bin_of(const histogram *h, double x) {
-  size_t b = 0;
-  for (size_t step = HIST_EDGES / 2; step > 0; step /= 2)
-    b += h->edge[b + step] <= x ? step : 0;
-  return b;
-}
+void inf__hist_init(histogram *h) { *h = (histogram){.n = 0}; }
 
 void inf__hist_add(histogram *h, double x) {
   h->min = h->n == 0 || x < h->min ? x : h->min;
@@ -57,7 +25,7 @@ void inf__hist_add(histogram *h, double x) {
     return;
   }
   /* Above the top bin a value counts only in n: its rank reads as max. */
-  size_t b = bin_of(h, x);
+  size_t b = inf__hist_bin(x);
   if (b < HIST_BINS)
     h->bin[b]++;
 }

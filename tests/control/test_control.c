@@ -9,22 +9,9 @@
 #include <string.h>
 
 #include "control.h"
+#include "test_catalogs.h"
 
 #define NGPUS (3 * 72)
-
-static gpu_catalog catalog;
-
-static int load_catalog(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
-}
-
-static int release_catalog(void **state) {
-  (void)state;
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
 
 /* The factory's side: everything fits, every GPU is its own workload
  * slot, so an allocation builds one unit per GPU. */
@@ -94,7 +81,7 @@ static void drop_rig(void *obj) {
 
 static void *make_rig(const sim_allocator *a, void *ctx, sim_error *err) {
   (void)ctx;
-  rack_group_spec g = {"nvl",      gpu_catalog_find(&catalog, "GB200"),
+  rack_group_spec g = {"nvl",      gpu_catalog_find(&cats.gpu, "GB200"),
                        NGPUS / 72, 72,
                        132000,     16800,
                        33600,      NULL,
@@ -170,6 +157,6 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, create_allocation_failures);
   TEST_ADD(tests, n, period_allocation_failures);
-  return _cmocka_run_group_tests("control", tests, n, load_catalog,
-                                 release_catalog);
+  return _cmocka_run_group_tests("control", tests, n, test_catalogs_load_gpu,
+                                 test_catalogs_release);
 }

@@ -25,24 +25,11 @@
 #include <string.h>
 
 #include "control.h"
+#include "test_catalogs.h"
 
 #define NRACKS 5
 #define NGPUS (NRACKS * 72)
 #define NSLOTS 40
-
-static gpu_catalog catalog;
-
-static int load_catalog(void **state) {
-  (void)state;
-  sim_error err = {0};
-  return gpu_catalog_load_builtin(&catalog, &err) == SIM_OK ? 0 : -1;
-}
-
-static int release_catalog(void **state) {
-  (void)state;
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
 
 /* The factory's side of one control: its fleet, the slots, what each
  * slot's work is worth, the per-GPU cap the facility fits at. */
@@ -133,8 +120,8 @@ static void world_drop(world *w) {
  * limit, one GB200 rack and two H100 racks (the first goes dark) both at
  * a 650 W one, below either GPU's maximum: one ceiling for both. */
 static void groups_of(rack_group_spec g[3]) {
-  const gpu_spec *gb = gpu_catalog_find(&catalog, "GB200");
-  const gpu_spec *h = gpu_catalog_find(&catalog, "H100-SXM");
+  const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&cats.gpu, "H100-SXM");
   assert_non_null(gb);
   assert_non_null(h);
   g[0] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = 2,
@@ -492,6 +479,6 @@ int main(void) {
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
-  return _cmocka_run_group_tests("control_units", tests, n, load_catalog,
-                                 release_catalog);
+  return _cmocka_run_group_tests("control_units", tests, n,
+                                 test_catalogs_load_gpu, test_catalogs_release);
 }

@@ -186,6 +186,22 @@ static void issue_bar_rows(const hall *h, const char *which,
   assert_true(p100 - p50 <= 0.05);
 }
 
+/* The two halls' PUE from 10% to 100% load, printed; the 10% and 90%
+ * figures returned as l10, l90 (liquid) and a10, a90 (air). */
+static void print_pue(const hall *liquid, const hall *air, double *l10,
+                      double *l90, double *a10, double *a90) {
+  for (int k = 1; k <= 10; k++)
+    print_message("load %3d%%: PUE liquid %.4f air %.4f\n", 10 * k,
+                  hall_pue(liquid, 0.1 * k, 15), hall_pue(air, 0.1 * k, 15));
+  *l10 = hall_pue(liquid, 0.1, 15);
+  *l90 = hall_pue(liquid, 0.9, 15);
+  *a10 = hall_pue(air, 0.1, 15);
+  *a90 = hall_pue(air, 0.9, 15);
+  print_message("PUE at 10%% / 90%% load, 15 degC: liquid %.3f / %.3f, air "
+                "%.3f / %.3f\n",
+                *l10, *l90, *a10, *a90);
+}
+
 /* WP113 ("Effect of under-loading", its figure of efficiency against IT
  * load) shows a data center's efficiency falling steeply below about 30%
  * load, because the fixed losses weigh more; measured sites agree. The
@@ -195,14 +211,8 @@ static void pue_rises_at_part_load(void **state) {
   hall liquid, air;
   hall_init(&liquid, "GB200 NVL72", NVL72_HALL, 0.85);
   hall_init(&air, "H100 HGX", HGX_HALL, 0);
-  for (int k = 1; k <= 10; k++)
-    print_message("load %3d%%: PUE liquid %.4f air %.4f\n", 10 * k,
-                  hall_pue(&liquid, 0.1 * k, 15), hall_pue(&air, 0.1 * k, 15));
-  double l10 = hall_pue(&liquid, 0.1, 15), l90 = hall_pue(&liquid, 0.9, 15);
-  double a10 = hall_pue(&air, 0.1, 15), a90 = hall_pue(&air, 0.9, 15);
-  print_message("PUE at 10%% / 90%% load, 15 degC: liquid %.3f / %.3f, air "
-                "%.3f / %.3f\n",
-                l10, l90, a10, a90);
+  double l10, l90, a10, a90;
+  print_pue(&liquid, &air, &l10, &l90, &a10, &a90);
   static const char basis[] =
       "the issue's target: PUE rises at part load (a direction)";
   static const char src[] =

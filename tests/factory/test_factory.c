@@ -602,6 +602,19 @@ static void allocation_failures_leave_nothing(void **state) {
                        N_OF(sets), 12);
 }
 
+/* Each invariant broken on purpose and what the books then say. */
+static const struct {
+  factory_break which;
+  const char *says;
+} breaks[] = {
+    {FACTORY_BREAK_NONE, NULL},
+    {FACTORY_BREAK_BALANCE, "energy balance: the books do not balance"},
+    {FACTORY_BREAK_NAN, "energy balance: the books do not balance"},
+    {FACTORY_BREAK_CO2, "carbon: CO2 is -1 kg, not a finite, >= 0 number"},
+    {FACTORY_BREAK_COST, "cost is nan $, not a finite number"},
+    {FACTORY_BREAK_CAP, "cap accounting: over the cap for 1801 s"},
+};
+
 /* The books refuse a run whose invariants fail, naming the invariant and
  * its numbers: each broken on purpose through the test seam. */
 static void broken_books_fail_the_run(void **state) {
@@ -609,17 +622,6 @@ static void broken_books_fail_the_run(void **state) {
   static const char *const sets[] = {"duration=30 min",
                                      "grid.carbon={value: 400 gCO2/kWh}",
                                      "grid.price={value: 80 $/MWh}"};
-  static const struct {
-    factory_break which;
-    const char *says;
-  } breaks[] = {
-      {FACTORY_BREAK_NONE, NULL},
-      {FACTORY_BREAK_BALANCE, "energy balance: the books do not balance"},
-      {FACTORY_BREAK_NAN, "energy balance: the books do not balance"},
-      {FACTORY_BREAK_CO2, "carbon: CO2 is -1 kg, not a finite, >= 0 number"},
-      {FACTORY_BREAK_COST, "cost is nan $, not a finite number"},
-      {FACTORY_BREAK_CAP, "cap accounting: over the cap for 1801 s"},
-  };
   const char *path = test_scenario_file("factory.yaml", base);
   for (size_t i = 0; i < N_OF(breaks); i++) {
     factory_scenario sc;

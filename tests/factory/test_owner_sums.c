@@ -10,6 +10,7 @@
 #include <string.h>
 #include <math.h>
 
+#include "test_catalogs.h"
 #include "workloads_internal.h"
 
 enum { MAX_GPUS = 4096, MAX_OWNERS = 64 };
@@ -79,15 +80,13 @@ static void random_fleets(void **state) {
 
 /* One group of 8 racks of 72 GPUs of a type, with units. */
 typedef struct unit_fleet {
-  gpu_catalog cat;
   rack_group_spec g;
   rack_fleet *f;
 } unit_fleet;
 
 static rack_fleet *unit_fleet_make(unit_fleet *u, const char *gpu) {
   sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&u->cat, &err), SIM_OK);
-  u->g = (rack_group_spec){"r", gpu_catalog_find(&u->cat, gpu), 8, 72, 1e9, 0,
+  u->g = (rack_group_spec){"r", gpu_catalog_find(&cats.gpu, gpu), 8, 72, 1e9, 0,
                            0,   NULL, 0, NAN, NULL, 0, false, 0};
   u->f = rack_fleet_create(&u->g, 1, NULL, &err);
   assert_non_null(u->f);
@@ -97,7 +96,6 @@ static rack_fleet *unit_fleet_make(unit_fleet *u, const char *gpu) {
 
 static void unit_fleet_free(unit_fleet *u) {
   rack_fleet_destroy(u->f);
-  gpu_catalog_fini(&u->cat);
 }
 
 /* Slots' GPUs in runs of random length, a rack's free ones now and then:
@@ -209,5 +207,6 @@ int main(void) {
   TEST_ADD(tests, n, random_fleets);
   TEST_ADD(tests, n, sums_by_runs);
   TEST_ADD(tests, n, slot_clocks_by_runs);
-  return _cmocka_run_group_tests("owner_sums", tests, n, NULL, NULL);
+  return _cmocka_run_group_tests("owner_sums", tests, n,
+                                 test_catalogs_load_gpu, test_catalogs_release);
 }

@@ -7,6 +7,8 @@
 #define WORK_SCENARIO "work.yaml"
 #include "test_workloads_run.h"
 
+#include "test_catalogs.h"
+
 /* The /jobs rows add up to the IT energy; the summary's split agrees. */
 static void every_joule_is_booked(void **state) {
   (void)state;
@@ -103,11 +105,8 @@ static void a_replayed_job_draws_its_activitys_power(void **state) {
       "     activity: 80%}\n";
   run r;
   run_scenario(&r, replay, NULL, 0);
-  gpu_catalog gc;
-  sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&gc, &err), SIM_OK);
-  double want = 8 * 1800 * gpu_power(gpu_catalog_find(&gc, "H100-SXM"), 1, 0.8);
-  gpu_catalog_fini(&gc);
+  double want =
+      8 * 1800 * gpu_power(gpu_catalog_find(&cats.gpu, "H100-SXM"), 1, 0.8);
   validate_row_rel(VALIDATE_KIND_IDENTITY,
                    "the GPU model's power at the job's activity, integrated",
                    VALIDATE_WORKLOADS,
@@ -654,5 +653,6 @@ int main(void) {
   TEST_ROWS(tests, n, bad_workload_input, bad);
   TEST_ADD(tests, n, several_types_need_a_gpu);
   TEST_ADD(tests, n, jobs_avoid_dark_racks);
-  return _cmocka_run_group_tests("work", tests, n, NULL, NULL);
+  return _cmocka_run_group_tests("work", tests, n, test_catalogs_load_gpu,
+                                 test_catalogs_release);
 }

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "test_catalogs.h"
 #include "workloads_internal.h"
 
 enum { MAX_REPS = 600 };
@@ -25,17 +26,15 @@ static double uniform(void) { return (double)rand() / RAND_MAX; }
 /* A fleet with units of two groups of 4 racks, B200 then GB200 (so a
  * replica laid across them has runs of two types). */
 typedef struct two_types {
-  gpu_catalog cat;
   rack_group_spec grp[2];
   rack_fleet *f;
 } two_types;
 
 static rack_fleet *two_types_make(two_types *t) {
   sim_error err = {0};
-  assert_int_equal(gpu_catalog_load_builtin(&t->cat, &err), SIM_OK);
   const char *names[2] = {"B200", "GB200"};
   for (int k = 0; k < 2; k++)
-    t->grp[k] = (rack_group_spec){names[k], gpu_catalog_find(&t->cat, names[k]),
+    t->grp[k] = (rack_group_spec){names[k], gpu_catalog_find(&cats.gpu, names[k]),
                                   4, 72, 1e9, 0, 0, NULL, 0, NAN, NULL, 0,
                                   false, 0};
   t->f = rack_fleet_create(t->grp, 2, NULL, &err);
@@ -46,7 +45,6 @@ static rack_fleet *two_types_make(two_types *t) {
 
 static void two_types_free(two_types *t) {
   rack_fleet_destroy(t->f);
-  gpu_catalog_fini(&t->cat);
 }
 
 /* A cap in GPU i's range. */
@@ -254,5 +252,7 @@ int main(void) {
       cmocka_unit_test(replica_stretches),
       cmocka_unit_test(freed_gpus_take_the_background),
   };
-  return cmocka_run_group_tests_name("workloads_tick", tests, NULL, NULL);
+  return cmocka_run_group_tests_name("workloads_tick", tests,
+                                     test_catalogs_load_gpu,
+                                     test_catalogs_release);
 }

@@ -1,9 +1,12 @@
 /* test_gpu.c - the GPU catalog against the seed table and the datasheets,
- * the power/DVFS model's defining points and monotonicity, the GSL root
- * finder against the closed form, and a measured power-cap curve (Zeus,
- * V100) predicting another workload's slowdown. */
+ * the power/DVFS model's defining points and monotonicity, the root
+ * finder against the closed form and against GSL's (bit for bit), and a
+ * measured power-cap curve (Zeus, V100) predicting another workload's
+ * slowdown. */
 #include "test_util.h"
 
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +538,95 @@ static void memo_is_pow(void **state) {
   }
 }
 
+/* The cap's clock as gpu_power.c solved it until 2026-12: GSL's Brent
+ * solver on gpu_load_power, the reference its in-line Brent keeps to the
+ * bit. */
+typedef struct ref_cap {
+  const gpu_spec *g;
+  gpu_load l;
+  double cap_w;
+} ref_cap;
+
+static double ref_residual(double phi, void *params) {
+  const ref_cap *p = params;
+  return gpu_load_power(p->g, phi, p->l) - p->cap_w;
+}
+
+static double ref_solve(ref_cap *p, double lo, double hi) {
+  gsl_function fn = {ref_residual, p};
+  gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+  double phi = lo;
+  if (gsl_root_fsolver_set(s, &fn, lo, hi) == GSL_SUCCESS)
+    for (int i = 0; i < 100; i++) {
+      if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS)
+        break;
+      lo = gsl_root_fsolver_x_lower(s);
+      hi = gsl_root_fsolver_x_upper(s);
+      phi = lo;
+      if (gsl_root_test_interval(lo, hi, 0, 1e-12) == GSL_SUCCESS)
+        break;
+    }
+  gsl_root_fsolver_free(s);
+  return phi;
+}
+
+static double ref_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+  ref_cap p = {g, l, cap_w};
+  double phi_min = gpu_phi_min(g), knee = fmax(phi_min, fmin(1, g->knee));
+  if (gpu_load_power(g, 1, l) <= cap_w)
+    return 1;
+  if (gpu_load_power(g, phi_min, l) >= cap_w)
+    return phi_min;
+  if (!(gpu_load_power(g, knee, l) <= cap_w)) /* NaN too */
+    return ref_solve(&p, phi_min, knee);
+  if (g->interp != NULL)
+    return ref_solve(&p, knee, 1);
+  gpu_load c = {fmin(fmax(l.sm, 0), 1), fmin(fmax(l.mem, 0), 1),
+                fmin(fmax(l.busy, 0), 1)};
+  double target = (cap_w - (g->idle_w + g->mem_w * c.mem)) /
+                  (g->busy_w * c.busy + gpu_sm_span(g) * c.sm);
+  return fmin(fmax(pow(target, 1 / g->gamma), knee), 1);
+}
+
+/* A share: uniform in [0, 1] mostly, else an end, a value out of range
+ * or NaN (clamped or carried through as before). */
+static double draw_share(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  static const double odd[] = {0, 1, -0.25, 1.5, NAN, 0.5};
+  double u = (double)(*s >> 11) / 9007199254740992.0;
+  return (*s >> 3) % 16 == 0 ? odd[(*s >> 7) % 6] : u;
+}
+
+/* gpu_load_clock_under_cap is the GSL solve's, bit for bit, on every
+ * catalog type (power law and measured curve): caps from below idle to
+ * over the TDP and odd ones (0, NaN, +-inf), loads in and out of range;
+ * enough of them solved strictly inside (phi_min, 1). */
+static void brent_is_gsls(void **state) {
+  (void)state;
+  static const double odd_caps[] = {0, NAN, INFINITY, -INFINITY};
+  gsl_error_handler_t *was = gsl_set_error_handler_off(); /* as main's */
+  uint64_t s = 11;
+  for (size_t t = 0; t < catalog.n; t++) {
+    const gpu_spec *g = &catalog.gpus[t];
+    size_t inside = 0;
+    for (int i = 0; i < 20000; i++) {
+      gpu_load l = {draw_share(&s), draw_share(&s), draw_share(&s)};
+      double cap = g->idle_w * 0.9 + (g->tdp_w * 1.1 - g->idle_w * 0.9) *
+                                         fabs(draw_share(&s));
+      if (i % 97 == 0)
+        cap = odd_caps[(i / 97) % 4];
+      double want = ref_clock_under_cap(g, cap, l);
+      double got = gpu_load_clock_under_cap(g, cap, l);
+      if (memcmp(&want, &got, sizeof got) != 0)
+        fail_msg("%s cap %a load {%a, %a, %a}: %a, GSL %a", g->name, cap,
+                 l.sm, l.mem, l.busy, got, want);
+      inside += got > gpu_phi_min(g) && got < 1;
+    }
+    assert_true(inside > 5000);
+  }
+  gsl_set_error_handler(was);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -552,6 +644,7 @@ int main(void) {
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   TEST_ADD(tests, n, memo_is_pow);
+  TEST_ADD(tests, n, brent_is_gsls);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
 }

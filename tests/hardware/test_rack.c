@@ -10,9 +10,9 @@
 
 static rack_fleet *two_groups(double nvl_limit_w) {
   rack_group_spec g[2] = {
-      {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"), 3, 72, nvl_limit_w, 16800,
+      {"nvl", gpu_catalog_find(&cats.gpu, "GB200"), 3, 72, nvl_limit_w, 16800,
        33600, NULL, 0, NAN, NULL, 0, false, 0},
-      {"hgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+      {"hgx", gpu_catalog_find(&cats.gpu, "H100-SXM"), 2, 32, 40800, 9200, 18400,
        rack_fixture_titanium, 4, NAN, NULL, 0, false, 0},
   };
   return rack_fixture_fleet(g, 2);
@@ -210,7 +210,7 @@ static void floor_and_reserve(void **state) {
 
 static void empty_groups_are_refused(void **state) {
   (void)state;
-  rack_group_spec g = {"none", gpu_catalog_find(&rack_fixture_gpus, "L4"),
+  rack_group_spec g = {"none", gpu_catalog_find(&cats.gpu, "L4"),
                        0,      8,
                        1000,   0,
                        0,      NULL,
@@ -229,9 +229,9 @@ static void empty_groups_are_refused(void **state) {
 static void create_fails_cleanly(void **state) {
   (void)state;
   rack_group_spec g[2] = {
-      {"nvl", gpu_catalog_find(&rack_fixture_gpus, "GB200"), 3, 72, 132000, 16800, 33600,
+      {"nvl", gpu_catalog_find(&cats.gpu, "GB200"), 3, 72, 132000, 16800, 33600,
        NULL, 0, NAN, NULL, 0, false, 0},
-      {"hgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"), 2, 32, 40800, 9200, 18400,
+      {"hgx", gpu_catalog_find(&cats.gpu, "H100-SXM"), 2, 32, 40800, 9200, 18400,
        rack_fixture_titanium, 4, NAN, NULL, 0, false, 0},
   };
   test_alloc t;
@@ -314,9 +314,9 @@ static void emergency_caps_go_to_the_minimum(void **state) {
 
 /* Two racks of 32 H100 as DGX-H100: four servers a rack. */
 static rack_group_spec dgx_group(double limit_w) {
-  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  const sys_spec *s = sys_catalog_find(&cats.sys, "DGX-H100");
   assert_non_null(s);
-  rack_group_spec g = {"dgx",   gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+  rack_group_spec g = {"dgx",   gpu_catalog_find(&cats.gpu, "H100-SXM"),
                        2,       32,
                        limit_w, 0,
                        0,       NULL,
@@ -424,7 +424,7 @@ static void the_gpu_power_limit_bounds_the_caps(void **state) {
 static void without_a_system_the_lower_limit_holds(void **state) {
   (void)state;
   rack_group_spec h = {"hgx",
-                       gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+                       gpu_catalog_find(&cats.gpu, "H100-SXM"),
                        1,
                        8,
                        8 * 700 + 2800,
@@ -521,6 +521,6 @@ int main(void) {
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
   TEST_ADD(tests, n, clock_cache_is_the_solve);
-  return _cmocka_run_group_tests("rack", tests, n, rack_fixture_setup,
-                                 rack_fixture_teardown);
+  return _cmocka_run_group_tests("rack", tests, n, test_catalogs_load_hardware,
+                                 test_catalogs_release);
 }

@@ -10,33 +10,13 @@
 #include <string.h>
 
 #include "system.h"
+#include "test_catalogs.h"
 #include "validate_row.h"
 
-static sys_catalog systems;
-static gpu_catalog gpus;
-
-static int load_catalogs(void **state) {
-  (void)state;
-  sim_error err = {0};
-  if (gpu_catalog_load_builtin(&gpus, &err) != SIM_OK ||
-      sys_catalog_load_builtin(&systems, &err) != SIM_OK) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int release_catalogs(void **state) {
-  (void)state;
-  sys_catalog_fini(&systems);
-  gpu_catalog_fini(&gpus);
-  return 0;
-}
-
 static const sys_spec *find(const char *name, const gpu_spec **g) {
-  const sys_spec *s = sys_catalog_find(&systems, name);
+  const sys_spec *s = sys_catalog_find(&cats.sys, name);
   assert_non_null(s);
-  *g = gpu_catalog_find(&gpus, s->gpu);
+  *g = gpu_catalog_find(&cats.gpu, s->gpu);
   assert_non_null(*g);
   return s;
 }
@@ -142,8 +122,8 @@ static void parts_are_the_catalog_sum(void **state) {
   (void)state;
   const double xs[] = {-0.5, 0, 1e-300, 0.1, 0.3, 1.0 / 3, 0.5, 0.999, 1, 7};
   size_t nx = sizeof xs / sizeof *xs;
-  for (size_t k = 0; k < systems.n; k++) {
-    const sys_spec *s = &systems.systems[k];
+  for (size_t k = 0; k < cats.sys.n; k++) {
+    const sys_spec *s = &cats.sys.systems[k];
     for (size_t ia = 0; ia < nx; ia++)
       for (size_t iu = 0; iu < nx; iu++) {
         double a = fmin(1, fmax(0, xs[ia])), u = fmin(1, fmax(0, xs[iu]));
@@ -163,9 +143,9 @@ static void parts_are_the_catalog_sum(void **state) {
  * GPU power never costs less at the wall. */
 static void server_power_adds_up(void **state) {
   (void)state;
-  for (size_t k = 0; k < systems.n; k++) {
-    const sys_spec *s = &systems.systems[k];
-    const gpu_spec *g = gpu_catalog_find(&gpus, s->gpu);
+  for (size_t k = 0; k < cats.sys.n; k++) {
+    const sys_spec *s = &cats.sys.systems[k];
+    const gpu_spec *g = gpu_catalog_find(&cats.gpu, s->gpu);
     assert_non_null(g);
     double last = 0;
     for (int i = 0; i <= 20; i++) {
@@ -310,6 +290,7 @@ int main(void) {
   TEST_ADD(tests, n, full_load_meets_the_ratings);
   TEST_ADD(tests, n, nvl72_racks_meet_the_vendors_figures);
   TEST_ROWS(tests, n, refuses_bad_catalogs, bad);
-  return _cmocka_run_group_tests("system", tests, n, load_catalogs,
-                                 release_catalogs);
+  return _cmocka_run_group_tests("system", tests, n,
+                                 test_catalogs_load_hardware,
+                                 test_catalogs_release);
 }

@@ -1,37 +1,34 @@
-/* test_catalogs.h - the built-in GPU and LLM catalogs as a cmocka group
- * fixture, for the tests of models that need both (llm, roofline). Header
- * only: test_helpers does not link the models. */
+/* test_catalogs.h - the built-in catalogs (GPUs, LLMs, systems) as cmocka
+ * group fixtures: one set a test program, loaded by the setup that names
+ * what the tests need and freed by one teardown. Every model's test links
+ * it (tests/CMakeLists.txt sim_unit_test); a static library, so a test
+ * that does not use it takes none of it. */
 #ifndef TEST_CATALOGS_H
 #define TEST_CATALOGS_H
 
 #include "gpu.h"
 #include "llm.h"
+#include "system.h"
 #include "test_util.h"
 
 typedef struct test_catalogs {
   llm_catalog llm;
   gpu_catalog gpu;
+  sys_catalog sys;
 } test_catalogs;
 
-/* The one set a test file uses, filled by test_catalogs_load. */
-static test_catalogs cats;
+/* The one set a test program uses; what is not loaded stays zero. */
+extern test_catalogs cats;
 
-static inline int test_catalogs_load(void **state) {
-  (void)state;
-  sim_error err = {0};
-  if (llm_catalog_load_builtin(&cats.llm, &err) != SIM_OK ||
-      gpu_catalog_load_builtin(&cats.gpu, &err) != SIM_OK) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
+/* Group setups: the GPU and LLM catalogs; the GPU catalog alone; the GPU
+ * and system catalogs. Each prints the error and returns -1 when a
+ * catalog does not load. */
+int test_catalogs_load(void **state);
+int test_catalogs_load_gpu(void **state);
+int test_catalogs_load_hardware(void **state);
 
-static inline int test_catalogs_release(void **state) {
-  (void)state;
-  llm_catalog_fini(&cats.llm);
-  gpu_catalog_fini(&cats.gpu);
-  return 0;
-}
+/* The group teardown of any of them: every catalog freed (a catalog
+ * never loaded is zero, and freeing it does nothing). */
+int test_catalogs_release(void **state);
 
 #endif

@@ -1,7 +1,7 @@
 /* test_replica.h - a replica from the built-in catalogs (test_catalogs.h)
  * that must be valid, for the tests of the roofline and of inference,
  * served by the catalog's vllm engine as services are by default. Header
- * only, like test_catalogs.h. */
+ * only. */
 #ifndef TEST_REPLICA_H
 #define TEST_REPLICA_H
 

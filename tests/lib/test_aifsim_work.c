@@ -44,11 +44,8 @@ static double cap_now(const aifsim *a) {
   return p.cap_w;
 }
 
-/* The services' and jobs' names, GPUs and power, within the GPUs'; the
- * short job arrives at 60 s and fits at once; the queues agree. */
-static void workloads_are_read(void **state) {
-  (void)state;
-  aifsim *a = open_work();
+/* The work fixture's one service and two jobs, by name; none past them. */
+static void names_are_read(const aifsim *a) {
   assert_int_equal(aifsim_nservices(a), 1);
   assert_string_equal(aifsim_service_name(a, CHAT), "chat");
   assert_null(aifsim_service_name(a, 1));
@@ -56,6 +53,14 @@ static void workloads_are_read(void **state) {
   assert_string_equal(aifsim_job_name(a, LONG), "long");
   assert_string_equal(aifsim_job_name(a, SHORT), "short");
   assert_null(aifsim_job_name(a, 2));
+}
+
+/* The services' and jobs' names, GPUs and power, within the GPUs'; the
+ * short job arrives at 60 s and fits at once; the queues agree. */
+static void workloads_are_read(void **state) {
+  (void)state;
+  aifsim *a = open_work();
+  names_are_read(a);
   assert_int_equal(aifsim_step(a, 30), AIFSIM_OK);
   aifsim_service s = service(a, CHAT);
   assert_close(s.gpus, 8, 0, 0);
@@ -88,13 +93,10 @@ static void workloads_are_read(void **state) {
   aifsim_close(a);
 }
 
-/* The GPUs by rack group add up to the GPUs' power; per GPU, their caps
- * average to the group's; the loop and the battery read sensibly. */
-static void gpus_plant_battery_are_read(void **state) {
-  (void)state;
-  aifsim *a = open_work();
-  assert_close(aifsim_battery_soc(a), 0.5, 0.01, 0); /* soc_initial */
-  assert_int_equal(aifsim_step(a, 20), AIFSIM_OK);
+/* The GPUs by rack group add up to the GPUs' power, with the IT parts
+ * beside them under the IT power; per GPU, their caps average to the
+ * group's. */
+static void gpus_are_read(aifsim *a) {
   aifsim_gpus g;
   assert_int_equal(aifsim_group_gpus(a, 0, &g), AIFSIM_OK);
   assert_close(g.n, 128, 0, 0);
@@ -122,6 +124,10 @@ static void gpus_plant_battery_are_read(void **state) {
   free(cap);
   free(clock);
   assert_int_equal(aifsim_group_gpus(a, 1, &g), AIFSIM_EINVAL);
+}
+
+/* The work fixture's one loop, air-cooled, reads sensibly. */
+static void loop_is_read(const aifsim *a) {
   assert_int_equal(aifsim_nloops(a), 1);
   assert_string_equal(aifsim_loop_name(a, 0), "air");
   assert_null(aifsim_loop_name(a, 1));
@@ -131,6 +137,17 @@ static void gpus_plant_battery_are_read(void **state) {
   assert_close(l.supply_max_c, 45, 0, 0); /* air: ASHRAE A4 */
   assert_true(l.supply_min_c >= 5 && l.supply_min_c < l.supply_c);
   assert_int_equal(aifsim_loop_now(a, 1, &l), AIFSIM_EINVAL);
+}
+
+/* The GPUs, the loop and the battery read sensibly; a scenario without a
+ * battery or work reads none. */
+static void gpus_plant_battery_are_read(void **state) {
+  (void)state;
+  aifsim *a = open_work();
+  assert_close(aifsim_battery_soc(a), 0.5, 0.01, 0); /* soc_initial */
+  assert_int_equal(aifsim_step(a, 20), AIFSIM_OK);
+  gpus_are_read(a);
+  loop_is_read(a);
   double soc = aifsim_battery_soc(a);
   assert_true(soc >= 0.1 && soc <= 0.9);
   aifsim_close(a);
@@ -143,51 +160,44 @@ static void gpus_plant_battery_are_read(void **state) {
   assert_int_equal(aifsim_ngpus(NULL), 0);
 }
 
-/* Steps at 60 s (400 kW, under the 430 kW drawn then) and 90.5 s (the scenario's again): each in
- * force from the first tick at or after its time, whether the client
- * steps by periods or runs past them. */
-static void cap_series_steps(void **state) {
-  (void)state;
-  const char *const sets[] = {"duration=10min"};
-  double t[] = {60, 90.5}, cap[] = {400e3, NAN}; /* 400 kW binds */
-  for (int by_periods = 0; by_periods < 2; by_periods++) {
-    aifsim *a = open_with(QUICKSTART, sets, 1);
-    double contracted = cap_now(a);
-    assert_int_equal(aifsim_set_cap_series(a, t, cap, 2), AIFSIM_OK);
-    if (by_periods) {
-      assert_int_equal(aifsim_step(a, 59), AIFSIM_OK);
-      assert_close(cap_now(a), contracted, 0, 0);
-      aifsim_power before;
-      assert_int_equal(aifsim_power_now(a, &before), AIFSIM_OK);
-      assert_true(before.facility_w > 400e3);
-      assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
-      assert_close(cap_now(a), 400e3, 0, 0);
-      aifsim_power p;
-      assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
-      assert_true(p.facility_w <= 400e3);
-      assert_int_equal(aifsim_step(a, 30), AIFSIM_OK); /* 90 s */
-      assert_close(cap_now(a), 400e3, 0, 0);
-    } else {
-      assert_int_equal(aifsim_run_to(a, 75), AIFSIM_OK);
-      assert_close(cap_now(a), 400e3, 0, 0);
-    }
-    assert_int_equal(aifsim_run_to(a, 91), AIFSIM_OK);
-    assert_close(cap_now(a), contracted, 0, 0);
-    assert_int_equal(aifsim_finish(a), AIFSIM_OK);
-    double v;
-    assert_int_equal(aifsim_summary(a, "cap_violation_s", &v), AIFSIM_OK);
-    assert_close(v, 0, 0, 0);
-    aifsim_close(a);
-  }
-  /* aifsim_set_cap drops the steps not yet in force. */
-  aifsim *a = open_with(QUICKSTART, sets, 1);
+static const char *const cap_sets[] = {"duration=10min"};
+
+/* The steps t, cap (400 kW from 60 s, then the scenario's again from
+ * 90.5 s) in force from the first tick at or after each time, the client
+ * stepping by periods or running past them; no cap violated. */
+static void steps_in_force(bool by_periods, double *t, double *cap) {
+  aifsim *a = open_with(QUICKSTART, cap_sets, 1);
   double contracted = cap_now(a);
-  assert_int_equal(aifsim_set_cap_series(a, t, cap, 1), AIFSIM_OK);
-  assert_int_equal(aifsim_set_cap(a, NAN), AIFSIM_OK);
-  assert_int_equal(aifsim_step(a, 100), AIFSIM_OK);
+  assert_int_equal(aifsim_set_cap_series(a, t, cap, 2), AIFSIM_OK);
+  if (by_periods) {
+    assert_int_equal(aifsim_step(a, 59), AIFSIM_OK);
+    assert_close(cap_now(a), contracted, 0, 0);
+    aifsim_power before;
+    assert_int_equal(aifsim_power_now(a, &before), AIFSIM_OK);
+    assert_true(before.facility_w > 400e3);
+    assert_int_equal(aifsim_step(a, 1), AIFSIM_OK);
+    assert_close(cap_now(a), 400e3, 0, 0);
+    aifsim_power p;
+    assert_int_equal(aifsim_power_now(a, &p), AIFSIM_OK);
+    assert_true(p.facility_w <= 400e3);
+    assert_int_equal(aifsim_step(a, 30), AIFSIM_OK); /* 90 s */
+    assert_close(cap_now(a), 400e3, 0, 0);
+  } else {
+    assert_int_equal(aifsim_run_to(a, 75), AIFSIM_OK);
+    assert_close(cap_now(a), 400e3, 0, 0);
+  }
+  assert_int_equal(aifsim_run_to(a, 91), AIFSIM_OK);
   assert_close(cap_now(a), contracted, 0, 0);
-  /* Refused, nothing changed: a time past or not increasing, a cap out
-   * of range, no arrays. */
+  assert_int_equal(aifsim_finish(a), AIFSIM_OK);
+  double v;
+  assert_int_equal(aifsim_summary(a, "cap_violation_s", &v), AIFSIM_OK);
+  assert_close(v, 0, 0, 0);
+  aifsim_close(a);
+}
+
+/* Refused, nothing changed: a time past or not increasing, a cap out of
+ * range, no arrays. */
+static void bad_series_refused(aifsim *a, double *cap) {
   double past[] = {10}, same[] = {200, 200}, big[] = {1e30};
   assert_int_equal(aifsim_set_cap_series(a, past, cap, 1), AIFSIM_ERANGE);
   assert_non_null(strstr(aifsim_errmsg(a), "before now"));
@@ -197,6 +207,24 @@ static void cap_series_steps(void **state) {
   assert_non_null(strstr(aifsim_errmsg(a), "contracted"));
   assert_int_equal(aifsim_set_cap_series(a, NULL, NULL, 1), AIFSIM_EINVAL);
   assert_int_equal(aifsim_set_cap_series(a, NULL, NULL, 0), AIFSIM_OK);
+}
+
+/* Steps at 60 s (400 kW, under the 430 kW drawn then) and 90.5 s (the
+ * scenario's again): each in force from the first tick at or after its
+ * time, whether the client steps by periods or runs past them. */
+static void cap_series_steps(void **state) {
+  (void)state;
+  double t[] = {60, 90.5}, cap[] = {400e3, NAN}; /* 400 kW binds */
+  for (int by_periods = 0; by_periods < 2; by_periods++)
+    steps_in_force(by_periods, t, cap);
+  /* aifsim_set_cap drops the steps not yet in force. */
+  aifsim *a = open_with(QUICKSTART, cap_sets, 1);
+  double contracted = cap_now(a);
+  assert_int_equal(aifsim_set_cap_series(a, t, cap, 1), AIFSIM_OK);
+  assert_int_equal(aifsim_set_cap(a, NAN), AIFSIM_OK);
+  assert_int_equal(aifsim_step(a, 100), AIFSIM_OK);
+  assert_close(cap_now(a), contracted, 0, 0);
+  bad_series_refused(a, cap);
   aifsim_close(a);
 }
 

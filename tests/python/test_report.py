@@ -33,11 +33,7 @@ def _by_title(fig, part):
     return axs[0]
 
 
-def test_report_figure_structure(day_h5):
-    run = aifsim.open_run(day_h5)
-    fig = reports.report_figure(run)
-    assert "quickstart" in fig._suptitle.get_text()
-
+def _check_power_panel(fig, run):
     power = _by_title(fig, "facility power and cap")
     assert "quickstart" in power.get_title()
     assert power.get_ylabel() == "power (kW)"
@@ -51,6 +47,8 @@ def test_report_figure_structure(day_h5):
     assert lo == 0 and hi > 700
     assert max(run.facility["power_w"]) / 1e3 < 700
 
+
+def _check_clock_and_heat_panels(fig):
     clocks = _by_title(fig, "GPU clock")
     assert UNIT.search(clocks.get_ylabel())
     assert any("clock" in t for t in _legend_texts(clocks))
@@ -61,6 +59,8 @@ def test_report_figure_structure(day_h5):
     colorbars = [a for a in heat.child_axes if "(kW)" in a.get_ylabel()]
     assert colorbars, "the heat map has a colour bar in kW"
 
+
+def _check_summary_table(fig):
     table = _by_title(fig, "summary")
     texts = [c.get_text().get_text() for c in
              table.tables[0].get_celld().values()]
@@ -75,6 +75,8 @@ def test_report_figure_structure(day_h5):
     # the note under the table's title
     assert any("Not in this run" in t.get_text() for t in table.texts)
 
+
+def _check_axes(fig):
     # every plotting axes says what its axes are, with units
     for ax in fig.axes:
         if ax.get_xlabel():
@@ -85,6 +87,16 @@ def test_report_figure_structure(day_h5):
     # no panel for what today's runs do not have
     titles = " ".join(a.get_title() for a in fig.axes)
     assert "PUE" not in titles and "services" not in titles
+
+
+def test_report_figure_structure(day_h5):
+    run = aifsim.open_run(day_h5)
+    fig = reports.report_figure(run)
+    assert "quickstart" in fig._suptitle.get_text()
+    _check_power_panel(fig, run)
+    _check_clock_and_heat_panels(fig)
+    _check_summary_table(fig)
+    _check_axes(fig)
 
 
 def test_report_png_command(day_h5, tmp_path):

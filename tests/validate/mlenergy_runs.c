@@ -325,6 +325,20 @@ static int load_repeats(const char *path, mlr_repeat **rows, size_t *n,
   return mlr_repeats_load(full, rows, n, err);
 }
 
+/* A run read from its row, modelled: the model's figures NaN and the
+ * reason kept when the model refuses it. */
+static void model_row(mlr_run *run, const mlr_repeat *rep, size_t nrep,
+                      const llm_catalog *llms, const gpu_catalog *gpus,
+                      const llm_engine *eng, unsigned flags) {
+  find_repeats(run, rep, nrep);
+  sim_error why = {0};
+  if (model_run(run, llms, gpus, eng, flags, &why) != SIM_OK) {
+    run->model_tps = run->model_tpj = run->model_power_w = NAN;
+    run->steady_tps = run->steady_tpj = run->steady_power_w = NAN;
+    snprintf(run->refused, sizeof run->refused, "%.159s", why.msg);
+  }
+}
+
 int mlr_runs_load(const char *path, const llm_catalog *llms,
                   const gpu_catalog *gpus, const llm_engine *eng,
                   unsigned flags, mlr_run **runs, size_t *n, sim_error *err) {
@@ -354,13 +368,7 @@ int mlr_runs_load(const char *path, const llm_catalog *llms,
     if (nf <= (size_t)col[K_POWER] || nf <= (size_t)col[K_ITL] ||
         !parse_row(f, col, &run))
       continue;
-    find_repeats(&run, rep, nrep);
-    sim_error why = {0};
-    if (model_run(&run, llms, gpus, eng, flags, &why) != SIM_OK) {
-      run.model_tps = run.model_tpj = run.model_power_w = NAN;
-      run.steady_tps = run.steady_tpj = run.steady_power_w = NAN;
-      snprintf(run.refused, sizeof run.refused, "%.159s", why.msg);
-    }
+    model_row(&run, rep, nrep, llms, gpus, eng, flags);
     if (append(runs, n, &cap, &run) != SIM_OK)
       rc = sim_error_set(err, SIM_ENOMEM, "out of memory");
   }

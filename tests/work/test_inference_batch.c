@@ -25,7 +25,8 @@ typedef struct range {
 } range;
 
 typedef struct bperiod {
-  int clocks; /* 0: one clock, 1: pairs, 2: many, 3: one bad clock */
+  int clocks; /* 0: one clock, 1: pairs, 2: many, 3: one bad clock, 4:
+                 one past the ends of (0, 1], the rest at them */
   double dt;  /* s */
   int down;   /* replica down this period, -1: none */
   range r[3]; /* the ranges, in order; n 0 ends them */
@@ -42,6 +43,12 @@ static const bperiod bplan[] = {
     {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, true},
     {2, 0.25, -1, {{NREP, 2}}, false}, /* none in range */
     {3, 1, 0, {{2, NREP - 2}}, false},
+    {4, 1, -1, {{0, NREP}}, false},
+    {4, 1, -1, {{0, NREP}}, false},
+    {4, 1, -1, {{0, NREP}}, false},
+    {4, 1, -1, {{0, 3}, {3, NREP - 3}}, false},
+    {4, 1, -1, {{0, NREP}}, false},
+    {4, 1, -1, {{0, NREP}}, false},
     {0, 1, -1, {{0, NREP}}, false},
 };
 
@@ -53,8 +60,17 @@ static double bclock(int kind, uint32_t k, int i) {
     return (k + (uint32_t)i) % 2 ? 0.45 : 0.9;
   case 2:
     return 0.3 + 0.05 * ((k * 7 + (uint32_t)i) % NREP);
-  default:
+  case 3:
     return k == 5 ? 0 : 0.8; /* 0: refused */
+  default: {
+    /* Replica 4 refused (each period another of the ends of (0, 1] and
+     * past them), after replicas taken at the others, so the batch
+     * call's quick loop meets it. */
+    static const double bad[] = {-0.0, NAN, 0x1.0000000000001p0,
+                                 -0.5, INFINITY, 0};
+    static const double good[] = {1, 0x1p-1074, 0x1.fffffffffffffp-1};
+    return k == 4 ? bad[i % 6] : good[(k + (uint32_t)i) % 3];
+  }
   }
 }
 

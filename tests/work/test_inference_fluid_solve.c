@@ -103,50 +103,9 @@ static void solves_keep_their_bits(void **state) {
   assert_int_equal(bad, 0);
 }
 
-/* ---- Histogram bins by slot ------------------------------------------- */
-
-/* The bin wh_add2 found by log10 before the slots (HIST_BINS: none). */
-static size_t bin_by_log(double x) {
-  double pos = log10(x / HIST_LO_S) * HIST_PER_DECADE;
-  return pos < HIST_BINS ? (size_t)pos : HIST_BINS;
-}
-
-static void same_bin(inf_fluid *f, double x) {
-  size_t want = bin_by_log(x);
-  for (int twice = 0; twice < 2; twice++) /* the slot unknown, then kept */
-    if (inf__fluid_bin(f, x) != want)
-      fail_msg("x %.17g: bin %zu, log10's %zu", x, inf__fluid_bin(f, x), want);
-}
-
-/* Every bin's edge and its neighbours a few ulps either side, and a
- * million values spread log-uniformly from 1e-6 s to 1e5 s (past the
- * last bin and the slots), binned as log10 bins them. */
-static void bins_by_slot_equal_log10s(void **state) {
-  (void)state;
-  rig g;
-  rig_open_fluid(&g, SVC_YAML);
-  inf_fluid *f = g.s->fluid;
-  for (int b = 0; b <= HIST_BINS + 100; b++) {
-    double e = HIST_LO_S * pow(10, b / (double)HIST_PER_DECADE), x = e;
-    for (int u = 0; u < 6; u++, x = nextafter(x, 0))
-      if (x >= HIST_LO_S)
-        same_bin(f, x);
-    x = e;
-    for (int u = 0; u < 6; u++, x = nextafter(x, INFINITY))
-      same_bin(f, x);
-  }
-  uint64_t r = 88172645463325252u;
-  for (int i = 0; i < 1000000; i++) {
-    r ^= r << 13, r ^= r >> 7, r ^= r << 17; /* xorshift64 */
-    same_bin(f, HIST_LO_S * pow(10, 11 * (double)(r >> 11) / 0x1p53));
-  }
-  rig_close(&g);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(solves_keep_their_bits),
-      cmocka_unit_test(bins_by_slot_equal_log10s),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);

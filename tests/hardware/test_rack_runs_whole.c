@@ -1,0 +1,236 @@
+/* test_rack_runs_whole.c - the racks' sums over the fleet's runs
+ * (rack_runs.c) to the bit, against the two-pass run-by-run update they
+ * stand for (rack_fixture_want_of): runs alike as the fluid mode has them
+ * (the update's memo hit, and missed by a double or a zero's sign), the
+ * run evaluated last carried from rack to rack, and racks of one server
+ * taken whole from an earlier rack of their pattern only when alike. The
+ * runs against the per-GPU update: test_rack_runs.c. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rack_fixture.h"
+
+/* Runs alike, as the fluid mode has them: a rack's slots side by side at
+ * one load and cap, the update taking a run like the one before from
+ * its memo. A row's odd slots differ from the rest in one input only. */
+typedef struct alike_case {
+  const char *name;
+  int field;    /* what the odd slots change: 0 nothing, 1 the cap, 2 sm,
+                   3 mem, 4 busy */
+  bool zero;    /* the field 0 in the rack and -0 in the odd slots (else
+                   one double up) */
+  bool system;  /* DGX-H100 servers of 8, else plain racks */
+  bool thermal; /* a thermal cap between the rack's caps */
+} alike_case;
+
+static const alike_case alike_cases[] = {
+    {"all alike, plain racks", 0, false, false, false},
+    {"all alike, servers of 8", 0, false, true, false},
+    {"a cap one double up", 1, false, true, false},
+    {"sm one double up", 2, false, true, false},
+    {"mem one double up", 3, false, false, false},
+    {"busy one double up", 4, false, true, false},
+    {"sm 0 and -0", 2, true, true, false},
+    {"mem 0 and -0", 3, true, true, false},
+    {"busy 0 and -0", 4, true, false, false},
+    {"a thermal cap holding some", 1, false, true, true},
+};
+
+/* One of a load's and a cap's doubles: the field's. */
+static double *field_of(gpu_load *l, double *cap, int field) {
+  double *at[] = {cap, cap, &l->sm, &l->mem, &l->busy};
+  return at[field];
+}
+
+/* Each rack one load and cap (the row's field 0 in it when zero); the odd
+ * slots (about one in three) that field changed. */
+static void write_alike(rack_fleet *f, const uint32_t *key, const alike_case *c,
+                        unsigned *seed) {
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    gpu_load base = {rack_fixture_uniform(seed), rack_fixture_uniform(seed),
+                     rack_fixture_uniform(seed)};
+    double base_cap = 300 + 600 * rack_fixture_uniform(seed),
+           odd_cap = base_cap;
+    if (c->zero)
+      *field_of(&base, &base_cap, c->field) = 0;
+    gpu_load odd = base;
+    double *x = field_of(&odd, &odd_cap, c->field);
+    *x = c->field == 0 ? *x : c->zero ? -0.0 : nextafter(*x, INFINITY);
+    bool is_odd = false;
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+      if (i == f->first[r] || key[i] != key[i - 1])
+        is_odd = rack_fixture_uniform(seed) < 0.35;
+      rack_set_load(f, i, is_odd ? odd : base);
+      f->cap_w[i] = is_odd ? odd_cap : base_cap;
+    }
+    f->thermal_cap_w[r] = c->thermal ? base_cap - 0.5 : INFINITY;
+  }
+  rack_fleet_caps_written(f);
+}
+
+/* The one pass over alike runs (the memo hit, and missed by a double
+ * or a zero's sign) is the two-pass update to the bit: every run's
+ * power, every rack's sums. */
+static void alike_runs_are_the_run_sums(void **state) {
+  const alike_case *c = *state;
+  rack_fleet *ref = rack_fixture_make(c->system);
+  rack_fleet *f = rack_fixture_make(c->system);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 2024;
+  for (int layout = 0; layout < 8; layout++) {
+    rack_fixture_new_layout(f, key, 1 + layout % 2 * 7, &seed);
+    for (int round = 0; round < 6; round++) {
+      write_alike(f, key, c, &seed);
+      rack_fixture_copy_state(ref, f);
+      rack_fleet_update(ref, NULL);
+      rack_fleet_update(f, NULL);
+      assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
+                          f->n * sizeof(double));
+      for (uint32_t r = 0; r < f->nracks; r++)
+        rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    }
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* The run evaluated last carried from rack to rack (rack__update_runs):
+ * every GPU of the fleet at one load and one cap, the racks' thermal caps
+ * the same or not as the rack's before, the GPU type changing at rack 3
+ * (the same thermal cap as rack 2's). Each rack's sums are the two-pass
+ * update's to the bit: a rack takes the last answer only for its type
+ * and its thermal cap. */
+static void runs_alike_across_racks_keep_type_and_thermal(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("H100-SXM", 72, true);
+  rack_fleet *ref = rack_fixture_two("H100-SXM", 72, false);
+  const double tcap[6] = {INFINITY, INFINITY, 500, 500, INFINITY, 550};
+  for (int round = 0; round < 2; round++) { /* made, then fresh runs */
+    for (uint32_t i = 0; i < f->n; i++) {
+      rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+      f->cap_w[i] = 600;
+    }
+    rack_fleet_caps_written(f);
+    memcpy(f->thermal_cap_w, tcap, sizeof tcap);
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    assert_true(f->throttled[2] > 0 && f->throttled[0] == 0);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* What rack 2 changes from racks 0, 1 and 3, all at one load and cap. */
+typedef struct whole_case {
+  const char *name;
+  int system; /* the racks' kind (rack_fixture_five): 0 plain, 1 one
+                 GB200-NVL72 server a rack, 2 four DGX-H100 servers */
+  int what;   /* 0 nothing, 1 its run lengths (slots of 6), 2 its limit,
+                 3 its host's idle power, 4 its host's most, 5 a thermal
+                 cap that holds none */
+} whole_case;
+
+static const whole_case whole_cases[] = {
+    {"alike: taken whole", 0, 0},
+    {"other run lengths", 0, 1},
+    {"another limit", 0, 2},
+    {"another host idle", 0, 3},
+    {"another host most", 0, 4},
+    {"a thermal cap above the cap", 0, 5},
+    {"NVL72 servers alike", 1, 0},
+    {"NVL72 servers, other run lengths", 1, 1},
+    {"NVL72 servers, another host most", 1, 4},
+    {"DGX servers alike", 2, 0},
+    {"DGX servers, other run lengths", 2, 1},
+    {"DGX servers, another limit", 2, 2},
+};
+
+/* Rack 2 changed as the row says, on f. */
+static void change_rack(rack_fleet *f, int what, bool keys) {
+  uint32_t r = 2, first = f->first[r];
+  double *at[] = {NULL,           NULL,
+                  f->limit_w,     f->other_idle_w,
+                  f->other_max_w, f->thermal_cap_w};
+  if (what >= 2)
+    at[what][r] = what == 5 ? 1e6 : at[what][r] * 1.25;
+  for (uint32_t k = 0; keys && what == 1 && k < f->count[r]; k++)
+    rack_set_unit_key(f, first + k, 1000 + k / 6);
+}
+
+/* A rack of one server whose runs all take one evaluation takes an
+ * earlier rack of its pattern whole only when the two are alike in run
+ * lengths, host range, limit and thermal cap: every rack's sums to the
+ * bit, the rack changed among alike ones. */
+static void racks_taken_whole_only_when_alike(void **state) {
+  const whole_case *c = *state;
+  rack_group_spec g = rack_fixture_five(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_unit_key(f, i, 1 + (i - f->first[f->rack[i]]) / 8);
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  rack_fleet_caps_written(f);
+  change_rack(f, c->what, true);
+  change_rack(ref, c->what, false);
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+  }
+  assert_true(c->what != 1 || f->rack_pattern[2] != f->rack_pattern[0]);
+  assert_int_equal(f->rack_pattern[3], f->rack_pattern[0]);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* More patterns than the update keeps racks for: 18 plain racks at one
+ * load and cap, racks r and r + 9 in slots of r + 1 GPUs (nine patterns
+ * for eight kept racks, so two share a place). Every rack's sums to the
+ * bit: a rack takes only a rack of its own pattern. */
+static void more_patterns_than_kept(void **state) {
+  (void)state;
+  rack_group_spec g = rack_fixture_five(RACK_FIXTURE_PLAIN);
+  g.count = 18;
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) {
+    uint32_t r = f->rack[i], k = i - f->first[r];
+    rack_set_unit_key(f, i, 1 + r * 100 + k / (r % 9 + 1));
+    rack_set_load(f, i, (gpu_load){0.7, 0.4, 0.9});
+    f->cap_w[i] = 800;
+  }
+  rack_fleet_caps_written(f);
+  rack_fixture_copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    assert_int_equal(f->rack_pattern[r], r % 9);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+int main(void) {
+  struct CMUnitTest tests[64];
+  size_t n = 0;
+  TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
+  TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
+  TEST_ADD(tests, n, more_patterns_than_kept);
+  TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
+  return _cmocka_run_group_tests("rack_runs_whole", tests, n,
+                                 test_catalogs_load_hardware,
+                                 test_catalogs_release);
+}
