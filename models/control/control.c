@@ -169,10 +169,10 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
         a += len[q] * unit_share[u];
         continue;
       }
-      uint32_t i = fl->run_first[q];
-      if (!rack_load_is(fl, i, last)) {
-        last = rack_gpu_load(fl, i);
-        share = gpu_load_share(fl->types[fl->type[i]], last);
+      if (fl->run_sm[q] != last.sm || fl->run_mem[q] != last.mem ||
+          fl->run_busy[q] != last.busy) { /* the runs': the GPUs' may lag */
+        last = rack_run_load(fl, q);
+        share = gpu_load_share(fl->types[fl->run_type[q]], last);
       }
       a += len[q] * share;
     }

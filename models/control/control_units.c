@@ -30,6 +30,7 @@ void control__units_fini(control_units *cu) {
   void *arrays[] = {cu->u,          cu->cap,         cu->key,
                     cu->gpu,        cu->rack,        cu->share,
                     cu->run_unit,   cu->run_cap_unit, cu->rack_unit,
+                    cu->unit_run,
                     cu->of_gpu,     cu->group_first, cu->slot_unit,
                     cu->slot_stamp, cu->built_slot,  cu->built_usable,
                     cu->span_first, cu->span_len,    cu->span_unit,
@@ -68,10 +69,11 @@ static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
 }
 
 /* What a unit of GPU i in rack r is made from now (unit_base's inputs,
- * with the GPU's type). */
+ * with the GPU's type): its load its run's while the runs are fresh. */
 static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
-  return (control_unit_in){fl->activity[i], fl->mem[i], fl->busy[i],
-                           fl->ceiling_w[fl->group[r]], fl->thermal_cap_w[r]};
+  gpu_load l = rack_gpu_load_now(fl, i);
+  return (control_unit_in){l.sm, l.mem, l.busy, fl->ceiling_w[fl->group[r]],
+                           fl->thermal_cap_w[r]};
 }
 
 /* To the bit, as the units were made before (a NaN like itself). */
@@ -112,42 +114,51 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   cu->share[u] = cu->base.share;
 }
 
-/* The last base made again for GPU i's load (remake_base out of the
- * refresh's loop, which then keeps its pointers in registers). */
+/* Where the units' loads are read: unit u's at sm[at[u]], mem[at[u]],
+ * busy[at[u]]: its run's with the runs fresh (cu->unit_run into the
+ * runs' arrays), else its GPU's (cu->gpu into the GPUs'). */
+typedef struct unit_loads {
+  const double *sm, *mem, *busy;
+  const uint32_t *at;
+} unit_loads;
+
+/* The last base made again for load j of ls, for the unit of GPU i
+ * (remake_base out of the refresh's loop, which then keeps its pointers
+ * in registers). */
 static __attribute__((noinline)) void remake_for(control_unit_memo *m,
-                                                 const rack_fleet *fl,
-                                                 const gpu_spec *g, uint32_t i,
-                                                 double room, double thermal) {
-  control_unit_in in = {fl->activity[i], fl->mem[i], fl->busy[i], room,
-                        thermal};
+                                                 const unit_loads *ls,
+                                                 const gpu_spec *g, uint32_t j,
+                                                 uint32_t i, double room,
+                                                 double thermal) {
+  control_unit_in in = {ls->sm[j], ls->mem[j], ls->busy[j], room, thermal};
   remake_base(m, g, &in, i);
 }
 
 /* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
- * thermal cap), with their loads now. The last base's key holds for the
- * rack's part where rack_same; where not, the first unit is made anew
- * (the key's SM activity set unlike its GPU's), which makes it hold. */
-static void refresh_rack(control_units *cu, const rack_fleet *fl, size_t u,
+ * thermal cap), with their loads now (ls). The last base's key holds for
+ * the rack's part where rack_same; where not, the first unit is made anew
+ * (the key's SM activity set unlike its load's), which makes it hold. */
+static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, const gpu_spec *g, double room,
                          double thermal, bool rack_same) {
   control_unit_memo *m = &cu->base;
   /* The arrays and the last base's key and fields in locals: a store to
    * a unit might otherwise be the memo's, and the remake's call any
    * array's, so each would be read again every unit. */
-  const double *sm = fl->activity, *mem = fl->mem, *busy = fl->busy;
-  const uint32_t *gpu = cu->gpu;
+  const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
+  const uint32_t *at = ls->at;
   power_unit *p = cu->u;
   double *share = cu->share;
   uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem), kb = sim_bits(m->in.busy);
   if (!rack_same && u < e)
-    ks = ~sim_bits_at(sm, gpu[u]);
+    ks = ~sim_bits_at(sm, at[u]);
   double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
   double sh = m->share;
   for (; u < e; u++) {
-    uint32_t i = gpu[u];
-    if (((sim_bits_at(sm, i) ^ ks) | (sim_bits_at(mem, i) ^ km) |
-         (sim_bits_at(busy, i) ^ kb)) != 0) {
-      remake_for(m, fl, g, i, room, thermal);
+    uint32_t j = at[u];
+    if (((sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
+         (sim_bits_at(busy, j) ^ kb)) != 0) {
+      remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
       ks = sim_bits(m->in.sm);
       km = sim_bits(m->in.mem);
       kb = sim_bits(m->in.busy);
@@ -178,6 +189,13 @@ static void refresh_rack(control_units *cu, const rack_fleet *fl, size_t u,
  * no gather of its GPU's type. */
 static void refresh_units(control_units *cu, const rack_fleet *fl) {
   const control_unit_memo *m = &cu->base;
+  /* With the runs fresh, mapped for these runs and units (the build maps
+   * them first): the runs' loads, compact, where the GPUs' lag. */
+  unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
+  if (rack_fleet_runs_fresh(fl)) {
+    assert(control__units_mapped(cu, fl));
+    ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
+  }
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
@@ -186,7 +204,7 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
-    refresh_rack(cu, fl, u, e, g, room, thermal, rack_same);
+    refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
   }
 }
 
@@ -454,9 +472,11 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
                          control_units_fn fill, void *ctx) {
   if (marks_begin(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
-  if (same_layout(cu, fl, gpu_slot, changes))
+  if (same_layout(cu, fl, gpu_slot, changes)) {
+    if (control__units_map_runs(cu, fl) != SIM_OK)
+      return SIM_ENOMEM; /* the refresh reads the runs' loads through it */
     refresh_units(cu, fl);
-  else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+  } else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
   fill_and_mark(cu, fill, ctx);
   return SIM_OK;
@@ -506,21 +526,30 @@ static void map_run_caps(control_units *cu, const rack_fleet *fl) {
   assert(runs_within_units(cu, fl));
 }
 
+bool control__units_mapped(const control_units *cu, const rack_fleet *fl) {
+  return rack_fleet_runs_fresh(fl) && cu->run_map_ok &&
+         cu->run_map_runs == fl->runs_made && cu->run_map_builds == cu->builds;
+}
+
 int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
-  if (!rack_fleet_runs_fresh(fl) ||
-      (cu->run_map_ok && cu->run_map_runs == fl->runs_made &&
-       cu->run_map_builds == cu->builds))
+  if (!rack_fleet_runs_fresh(fl) || control__units_mapped(cu, fl))
     return SIM_OK; /* no runs, or neither they nor the units made anew */
   cu->run_map_ok = false;
   size_t cap_a = cu->run_units_cap, cap_b = cu->run_units_cap;
+  size_t cap_c = cu->unit_runs_cap;
   if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cap_a, fl->nruns,
                       sizeof *cu->run_unit) != SIM_OK ||
       sim_vec_reserve(cu->alloc, &cu->run_cap_unit, &cap_b, fl->nruns,
-                      sizeof *cu->run_cap_unit) != SIM_OK)
+                      sizeof *cu->run_cap_unit) != SIM_OK ||
+      sim_vec_reserve(cu->alloc, &cu->unit_run, &cap_c, cu->n + 1,
+                      sizeof *cu->unit_run) != SIM_OK)
     return SIM_ENOMEM;
   cu->run_units_cap = cap_a < cap_b ? cap_a : cap_b;
+  cu->unit_runs_cap = cap_c;
   for (uint32_t q = 0; q < fl->nruns; q++)
     cu->run_unit[q] = unit_of_run(cu, fl, q);
+  for (size_t u = 0; u < cu->n; u++) /* its run's load is its GPU's */
+    cu->unit_run[u] = fl->gpu_run[cu->gpu[u]];
   map_run_caps(cu, fl);
   cu->run_map_ok = true;
   cu->run_map_runs = fl->runs_made;
@@ -536,8 +565,7 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
  * unit's cap, once a run; the GPUs' wait for a reader. A dark or
  * emergency rack's runs keep theirs, as its GPUs do below. */
 static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
-  if (!rack_fleet_runs_fresh(fl) || !cu->run_map_ok ||
-      cu->run_map_runs != fl->runs_made || cu->run_map_builds != cu->builds)
+  if (!control__units_mapped(cu, fl))
     return false;
   const uint32_t *unit = cu->run_cap_unit;
   const double *cap = cu->cap;

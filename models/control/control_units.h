@@ -92,6 +92,11 @@ typedef struct control_units {
    * the caps are written once a run through it. */
   uint32_t *run_cap_unit;
   size_t run_units_cap;
+  /* Per unit, valid with run_unit: the run of the GPU it was made from
+   * (that GPU's load is its run's), so the refresh reads the runs'
+   * loads, not the GPUs' (which lag them while the runs are fresh). */
+  uint32_t *unit_run;
+  size_t unit_runs_cap;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
   /* The policy's runs, as the build or refresh knows them (split_from's
@@ -135,6 +140,10 @@ const uint8_t *control__units_alike(const control_units *cu);
  * build read them. Remade only when the runs or the units were.
  * SIM_OK or SIM_ENOMEM. */
 int control__units_map_runs(control_units *cu, const rack_fleet *fl);
+
+/* Whether cu->run_unit (and the rest of the map) stands for the fleet's
+ * runs now and the units: the runs fresh, neither made anew since. */
+bool control__units_mapped(const control_units *cu, const rack_fleet *fl);
 
 /* Every usable rack's GPUs at their unit's cap: with the runs fresh and
  * mapped, once a run (rack_set_run_cap; the GPUs' caps filled when a

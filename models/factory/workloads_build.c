@@ -172,14 +172,13 @@ static bool alloc_replicas(work *w) {
   w->nrep = (uint32_t)nrep;
   w->rep_run0 = sim_calloc(a, nrep + 1, sizeof *w->rep_run0);
   w->rep_runs = sim_calloc(a, ngpus + 1, sizeof *w->rep_runs);
-  w->rep_gpu0 = sim_calloc(a, ngpus + 1, sizeof *w->rep_gpu0);
   w->rep_rack = sim_calloc(a, ngpus + 1, sizeof *w->rep_rack);
   w->rep_type = sim_calloc(a, ngpus + 1, sizeof *w->rep_type);
   w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
   w->rep_load = sim_calloc(a, nrep + 1, sizeof *w->rep_load);
   w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
   w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
-  return w->rep_run0 && w->rep_runs && w->rep_gpu0 && w->rep_rack &&
+  return w->rep_run0 && w->rep_runs && w->rep_rack &&
          w->rep_type && w->rep_phi &&
          w->rep_load &&
          w->run_owner && w->run_len;
@@ -219,7 +218,6 @@ static void free_gpus(work *w) {
   sim_free(a, w->blocked_dark);
   sim_free(a, w->rep_run0);
   sim_free(a, w->rep_runs);
-  sim_free(a, w->rep_gpu0);
   sim_free(a, w->rep_rack);
   sim_free(a, w->rep_type);
   sim_free(a, w->rep_phi);

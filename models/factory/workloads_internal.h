@@ -68,7 +68,7 @@ struct work {
    * made with the slots' runs (reps_packed: made, every replica active);
    * and the tick's scratch, a clock and a load per replica. */
   uint32_t nrep;
-  uint32_t *rep_run0, *rep_runs, *rep_gpu0; /* and each run's first GPU */
+  uint32_t *rep_run0, *rep_runs;
   uint32_t *rep_rack; /* each packed run's rack */
   uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
@@ -76,7 +76,7 @@ struct work {
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads (rep_load) were last
    * written to their packed runs (0: never). While the runs are still
-   * those, each run's first GPU holds its replica's rep_load: nothing
+   * those, each run holds its replica's rep_load: nothing
    * else writes a keyed GPU's load while the runs are fresh (rack.h), so
    * the clocks read the loads here, in replica order, not through the
    * GPUs. */
@@ -145,18 +145,11 @@ void work__owner_power(work *w, double *sum);
 double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
                       rack_phi_last *last);
 
-/* workloads_tick.c: the clocks of n replicas, replica k's runs (the
- * fleet's) runs[run0[k] .. run0[k + 1]) (one at least), each the slowest of
- * its runs' (work__runs_phi's, the same bits), into phi[k]; last as
- * work__runs_phi's. */
-void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
-                        const uint32_t *runs, uint32_t n, double *phi,
-                        rack_phi_last *last);
-
 /* The replicas' packed runs as the clocks read them: n replicas, replica
  * k's runs at run0[k] .. run0[k + 1] (one at least), each run (the
- * fleet's index: its cap is the run's), rack and GPU type; and per replica the load every first GPU of its runs
- * holds now (what the tick wrote there). */
+ * fleet's index: its cap and load are the run's), rack and GPU type; and
+ * per replica the load all its runs hold now (what the tick wrote
+ * there), or load NULL: each run's own, read from the fleet. */
 typedef struct work_reps {
   uint32_t n;
   const uint32_t *run0, *runs, *rack;
@@ -164,12 +157,12 @@ typedef struct work_reps {
   const gpu_load *load;
 } work_reps;
 
-/* workloads_tick.c: work__replica_phis of r's replicas, the same bits,
- * with each run's load taken from r->load (which its first GPU holds) and
- * its rack and type from r: of the fleet only the caps are read, one a
- * run, and a replica's load is compared once, not once a run. */
-void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
-                             double *phi, rack_phi_last *last);
+/* workloads_tick.c: the clocks of r's replicas (the runs fresh), each the
+ * slowest of its runs' (work__runs_phi's, the same bits), into phi[k];
+ * last as work__runs_phi's. With r->load, a replica's load is compared
+ * once, not once a run, and of the fleet only the caps are read. */
+void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
+                        rack_phi_last *last);
 
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */

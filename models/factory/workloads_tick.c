@@ -47,8 +47,8 @@ double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
   return runs_phi(fl, runs, m, last);
 }
 
-/* The replicas' runs packed (w->rep_run0, rep_runs, and each run's first
- * GPU in rep_gpu0). Every service slot is active from the build on
+/* The replicas' runs packed (w->rep_run0, rep_runs, and each run's rack
+ * and GPU type in rep_rack, rep_type). Every service slot is active from the build on
  * (place_service) and none is freed, so replica k of the list is slot k;
  * false if one is not (then they go slot by slot). */
 static bool pack_replica_runs(work *w) {
@@ -63,10 +63,8 @@ static bool pack_replica_runs(work *w) {
   }
   w->rep_run0[w->nrep] = at;
   for (uint32_t q = 0; q < at; q++) {
-    uint32_t i = fl->run_first[w->rep_runs[q]];
-    w->rep_gpu0[q] = i;
-    w->rep_rack[q] = fl->rack[i];
-    w->rep_type[q] = fl->type[i];
+    w->rep_rack[q] = fl->run_rack[w->rep_runs[q]];
+    w->rep_type[q] = fl->run_type[w->rep_runs[q]];
   }
   return true;
 }
@@ -139,30 +137,30 @@ static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
 /* The replicas, packed                                                */
 /* ------------------------------------------------------------------ */
 
-void work__replica_phis(const rack_fleet *fl, const uint32_t *run0,
-                        const uint32_t *runs, uint32_t n, double *phi,
-                        rack_phi_last *last) {
-  for (uint32_t k = 0; k < n; k++) {
-    double p = 1;
-    uint32_t q = run0[k], end = run0[k + 1];
-    do
-      p = min_of(p, rack_run_phi_near(fl, runs[q], last));
-    while (++q < end);
-    phi[k] = p;
-  }
-}
-
 static inline bool same_load(const gpu_load *a, const gpu_load *b) {
   return sim_same_bits(a->sm, b->sm) && sim_same_bits(a->mem, b->mem) &&
          sim_same_bits(a->busy, b->busy);
 }
 
-/* Replicas k .. of r while each is like the run before it in every run:
- * its load last's (the replica before's, as last holds that one's) and
- * each run's type and cap last's; their clock is last's (the minimum
- * from 1 of it), and last stays as it is. The first replica that is not,
- * or r->n. No call in the loop, and out of line: its pointers and last's
- * keys stay in registers. */
+/* Whether run run's load is l: always where the replica's load was
+ * compared already (held: r->load given, which its runs hold), else the
+ * run's own from the fleet. */
+static inline bool run_load_is(const rack_fleet *fl, uint32_t run,
+                               const gpu_load *l, bool held) {
+  if (held)
+    return true;
+  gpu_load x = rack_run_load(fl, run);
+  return same_load(l, &x);
+}
+
+/* Replicas k .. of r (their loads held, r->load) while each is like the
+ * run before it in every run: its load last's (the replica before's, as
+ * last holds that one's) and each run's type and cap last's; their clock
+ * is last's (the minimum from 1 of it), and last stays as it is. The
+ * first replica that is not, or r->n. No call in the loop, and out of
+ * line: its pointers and last's keys stay in registers (a variant with
+ * the runs' loads as a parameter, inlined twice, spilled five more a
+ * replica: 17 k instructions a tick at bench-10k). */
 __attribute__((noinline)) static uint32_t
 hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
           const rack_phi_last *last, double *phi) {
@@ -189,48 +187,57 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
   return n;
 }
 
-/* Replica k's clock as work__replica_phis takes it, its runs' loads
- * from r->load (its first GPUs hold them): a run like last takes last's
- * clock, another is solved and remembered in last. */
-static void replica_phi_held(const rack_fleet *fl, const work_reps *r,
-                             uint32_t k, rack_phi_last *last, double *phi) {
+/* Replica k's clock, the slowest of its runs': a run like last (type,
+ * cap and load) takes last's clock, another is solved and remembered in
+ * last (rack_run_phi_near's rule). held: the replica's load is r->load[k]
+ * (its runs hold it), compared once; after the first run last's load is
+ * the replica's either way. */
+static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
+                        rack_phi_last *last, double *phi, bool held) {
   gpu_load l = {last->sm, last->mem, last->busy};
-  bool same = same_load(&l, &r->load[k]);
+  bool same = held && same_load(&l, &r->load[k]);
   double p = 1;
   uint32_t q = r->run0[k], end = r->run0[k + 1];
   do {
     uint32_t run = r->runs[q];
     double cap = rack_run_cap_w(fl, run, r->rack[q]);
-    if (!same || last->type != r->type[q] || !sim_same_bits(last->cap, cap))
+    l = (gpu_load){last->sm, last->mem, last->busy};
+    bool load_like = held ? same : run_load_is(fl, run, &l, false);
+    if (!load_like || last->type != r->type[q] ||
+        !sim_same_bits(last->cap, cap))
       rack__run_phi_remember(fl, run, r->rack[q], last);
-    same = true; /* last's load is now the replica's */
+    same = held; /* last's load is now the replica's */
     p = min_of(p, last->phi);
   } while (++q < end);
   phi[k] = p;
 }
 
-/* work__replica_phis' near clock with the replicas' loads known. After a
- * replica, last's load is its load (it was, or a miss made it so), so
- * the next replica's is compared with its predecessor's in r->load; a
- * stretch of replicas whose every run hits (most: a service's replicas
- * in one state share load and cap) goes through hits_from, the others
- * (a replica at least where one misses) one by one. */
-void work__replica_phis_held(const rack_fleet *fl, const work_reps *r,
-                             double *phi, rack_phi_last *last) {
+/* The replicas' clocks, one after another from last (replica_phi). The
+ * loads r->load when given (then compared once a replica), else each
+ * run's in the fleet (the first period after the runs are made, before
+ * the drive wrote the replicas' loads). With the loads held, after a
+ * replica the stretch of replicas whose every run hits (most: a
+ * service's replicas in one state share load and cap) goes through
+ * hits_from. */
+void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
+                        rack_phi_last *last) {
+  bool held = r->load != NULL;
   for (uint32_t k = 0; k < r->n;) {
-    replica_phi_held(fl, r, k, last, phi);
-    k = hits_from(fl, r, k + 1, last, phi);
+    replica_phi(fl, r, k, last, phi, held);
+    k = held ? hits_from(fl, r, k + 1, last, phi) : k + 1;
   }
 }
 
 #ifndef NDEBUG
-/* Whether every packed run's first GPU holds its replica's rep_load (what
+/* Whether every packed run holds its replica's rep_load (what
  * rep_loads_made promises): the debug builds check it before trusting. */
 static bool loads_held(const work *w) {
   for (uint32_t k = 0; k < w->nrep; k++)
-    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++)
-      if (!rack_load_is(w->fleet, w->rep_gpu0[q], w->rep_load[k]))
+    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++) {
+      gpu_load l = rack_run_load(w->fleet, w->rep_runs[q]);
+      if (!same_load(&l, &w->rep_load[k]))
         return false;
+    }
   return true;
 }
 #endif
@@ -242,15 +249,11 @@ static bool loads_held(const work *w) {
  * from rep_load while the runs are those it was written to. */
 static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
-  if (w->rep_loads_made == w->fleet->runs_made) {
-    assert(loads_held(w));
-    work_reps r = {w->nrep,     w->rep_run0, w->rep_runs,
-                   w->rep_rack, w->rep_type, w->rep_load};
-    work__replica_phis_held(w->fleet, &r, phi, last);
-  } else {
-    work__replica_phis(w->fleet, w->rep_run0, w->rep_runs, w->nrep, phi,
-                       last);
-  }
+  bool held = w->rep_loads_made == w->fleet->runs_made;
+  assert(!held || loads_held(w));
+  work_reps r = {w->nrep,     w->rep_run0, w->rep_runs,
+                 w->rep_rack, w->rep_type, held ? w->rep_load : NULL};
+  work__replica_phis(w->fleet, &r, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     inf_set_clocks(w->svc[s], 0, n, phi); /* in replica order, as the

@@ -486,19 +486,28 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
   double sum = 0, phi = 0, last_cap = NAN;
   gpu_load last = {NAN, NAN, NAN};
   bool runs = rack_fleet_runs_fresh(f);
+  assert(runs || !f->loads_unfilled);
+  /* Rack r's runs' caps, loads and types while fresh (the GPUs' may
+   * lag), their lengths the GPUs they stand for; else its GPUs'. */
+  const double *caps = runs ? f->run_cap_w : f->cap_w;
+  const double *sm = runs ? f->run_sm : f->activity;
+  const double *mem = runs ? f->run_mem : f->mem;
+  const double *busy = runs ? f->run_busy : f->busy;
+  const uint16_t *type = runs ? f->run_type : f->type;
+  uint32_t j = runs ? f->rack_run[r] : f->first[r];
+  uint32_t end = runs ? f->rack_run[r + 1] : f->first[r] + f->count[r];
   uint32_t reps = 0; /* GPUs at phi not yet added */
-  for (uint32_t i = f->first[r], n; i < f->first[r] + f->count[r]; i += n) {
-    uint32_t q = runs ? f->gpu_run[i] : 0;
-    n = runs ? f->run_len[q] : 1;
-    double cap = runs ? f->run_cap_w[q] : f->cap_w[i]; /* the run's: the
-                                                          GPUs' may lag */
-    if (cap != last_cap || !rack_load_is(f, i, last)) {
+  for (; j < end; j++) {
+    uint32_t n = runs ? f->run_len[j] : 1;
+    double cap = caps[j];
+    if (cap != last_cap || sm[j] != last.sm || mem[j] != last.mem ||
+        busy[j] != last.busy) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
-      phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
-                         rack_gpu_load(f, i));
+      last = (gpu_load){sm[j], mem[j], busy[j]};
+      phi = rack__phi_at(f, type[j], rack_cap_min(cap, f->thermal_cap_w[r]),
+                         last);
       last_cap = cap;
-      last = rack_gpu_load(f, i);
     }
     reps += n;
   }
@@ -515,11 +524,11 @@ double rack__phi_remember(const rack_fleet *f, uint32_t i,
 
 double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
                               rack_phi_last *last) {
-  uint32_t i = f->run_first[q];
-  gpu_load l = rack_gpu_load(f, i);
+  uint16_t t = f->run_type[q];
+  gpu_load l = rack_run_load(f, q);
   double cap = rack_run_cap_w(f, q, rack);
-  *last = (rack_phi_last){cap,    l.sm, l.mem, l.busy,
-                          rack__phi_at(f, f->type[i], cap, l), f->type[i]};
+  *last = (rack_phi_last){cap, l.sm, l.mem, l.busy, rack__phi_at(f, t, cap, l),
+                          t};
   return last->phi;
 }
 

@@ -142,13 +142,19 @@ typedef struct rack_fleet {
   uint32_t nruns;
   uint64_t runs_made;      /* how many times they were made (from 1) */
   bool power_unfilled;     /* power_w behind run_power_w */
-  /* A run's load is its first GPU's while the runs are fresh: writers
-   * per slot or rack write it once a run (rack_set_run_load), and the
-   * run's other GPUs are behind it until rack_fleet_gpu_loads fills them
-   * (or the runs go stale, which fills them first). */
+  /* A run's load, while the runs are fresh: made from its first GPU's
+   * when the runs are made, written once a run by the drives
+   * (rack_set_run_load), or with its first GPU's (rack_set_load). The
+   * GPUs' (activity, mem, busy) are behind it while loads_unfilled, until
+   * rack_fleet_gpu_loads fills them (or the runs go stale, which fills
+   * them first). Three arrays, not a gpu_load each: the update compares
+   * a run's bits field by field. */
+  double *run_sm, *run_mem, *run_busy;
   bool loads_unfilled;
   uint32_t *run_first;     /* a run's first GPU */
   uint32_t *run_len;       /* and how many */
+  uint32_t *run_rack;      /* its GPUs' rack (a run never crosses one) */
+  uint16_t *run_type;      /* and their type (a rack is of one) */
   double *run_k;           /* run_len as a double (the update's factor) */
   uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
   double *run_power_w;     /* each GPU of the run draws it, from the update */
@@ -164,20 +170,53 @@ typedef struct rack_fleet {
   uint32_t *rack_pattern;
 } rack_fleet;
 
-/* GPU i's load, and setting it. */
+/* Whether the runs stand for the keys now (made by the last update, no
+ * key changed since): then each run's GPUs share load, cap and power. */
+static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
+  return f->unit_key != NULL && !f->runs_stale;
+}
+
+/* GPU i's load; the GPUs' loads must be filled (rack_fleet_gpu_loads)
+ * when a writer left them behind the runs'. */
 static inline gpu_load rack_gpu_load(const rack_fleet *f, uint32_t i) {
+  assert(!f->loads_unfilled);
   return (gpu_load){f->activity[i], f->mem[i], f->busy[i]};
 }
 
+/* Run q's load (the runs fresh): each of its GPUs'. */
+static inline gpu_load rack_run_load(const rack_fleet *f, uint32_t q) {
+  return (gpu_load){f->run_sm[q], f->run_mem[q], f->run_busy[q]};
+}
+
+static inline void rack__set_run_arrays(rack_fleet *f, uint32_t q,
+                                        gpu_load l) {
+  f->run_sm[q] = l.sm;
+  f->run_mem[q] = l.mem;
+  f->run_busy[q] = l.busy;
+}
+
+/* GPU i's load set; with the runs fresh, a run's first GPU sets its
+ * run's too (a writer per GPU writes every GPU of a run alike, as for
+ * caps), so the runs stay the truth for the tick's readers. */
 static inline void rack_set_load(rack_fleet *f, uint32_t i, gpu_load l) {
   f->activity[i] = l.sm;
   f->mem[i] = l.mem;
   f->busy[i] = l.busy;
+  if (rack_fleet_runs_fresh(f) && f->run_first[f->gpu_run[i]] == i)
+    rack__set_run_arrays(f, f->gpu_run[i], l);
 }
 
 /* Whether GPU i's load is l, to the bit (callers cache clocks on it). */
 static inline bool rack_load_is(const rack_fleet *f, uint32_t i, gpu_load l) {
+  assert(!f->loads_unfilled);
   return f->activity[i] == l.sm && f->mem[i] == l.mem && f->busy[i] == l.busy;
+}
+
+/* GPU i's load now, whichever holds it: its run's with the runs fresh
+ * (the GPUs' may be behind), else its own (then filled). */
+static inline gpu_load rack_gpu_load_now(const rack_fleet *f, uint32_t i) {
+  return rack_fleet_runs_fresh(f) ? rack_run_load(f, f->gpu_run[i])
+                                  : rack_gpu_load(f, i);
 }
 
 /* The power a GPU is held to: the lower of its cap and its rack's thermal
@@ -207,16 +246,16 @@ static inline double rack_run_cap_w(const rack_fleet *f, uint32_t q,
 int rack_fleet_keep_units(rack_fleet *f);
 
 /* Every GPU's load (the arrays activity, mem, busy) filled from its
- * run's first GPU when the writers left them behind (rack_set_run_load):
- * whoever reads a GPU that need not be a run's first calls it first (the
- * samples' clocks, the client API). Logically const. */
+ * run's when the writers left them behind (rack_set_run_load): whoever
+ * reads a GPU's load calls it first (the per-GPU paths, the client API).
+ * Logically const. */
 void rack_fleet_gpu_loads(rack_fleet *f);
 
-/* Run q's load, with the runs fresh: its first GPU's, the others' when
+/* Run q's load, with the runs fresh: the run's only, its GPUs' when
  * asked (rack_fleet_gpu_loads). The same loads as writing every GPU of
- * the run, for every reader that reads runs by their first GPU. */
+ * the run, for every reader that reads runs (rack_run_load). */
 static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
-  rack_set_load(f, f->run_first[q], l);
+  rack__set_run_arrays(f, q, l);
   f->loads_unfilled = true;
 }
 
@@ -257,17 +296,12 @@ static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
   }
 }
 
-/* Whether the runs stand for the keys now (made by the last update, no
- * key changed since): then each run's GPUs share load, cap and power. */
-static inline bool rack_fleet_runs_fresh(const rack_fleet *f) {
-  return f->unit_key != NULL && !f->runs_stale;
-}
-
 /* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
 #define RACK_NO_GPU UINT32_MAX
 
 /* The first GPU whose load, cap, key or power differs from its run's
- * first GPU's, to the bit (or whose run index is not its run's), or
+ * first GPU's, to the bit (or whose run index is not its run's; or a
+ * run's first GPU whose filled load or cap is not its run's), or
  * RACK_NO_GPU; a load or power not yet filled (rack_fleet_gpu_loads,
  * rack_fleet_gpu_power) is not compared. The invariant every writer
  * keeps by writing per slot, unit or rack: rack_fleet_update asserts it
@@ -291,7 +325,7 @@ double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r);
  * a GPU whose cap and load equal (==) the GPU's before taking its clock:
  * what the samples' mean clock adds. With the runs fresh it goes run by
  * run, a run's clock added once for each of its GPUs (the same terms in
- * the same order), and reads only the runs' first GPUs. */
+ * the same order), from the runs' caps and loads. */
 double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r);
 
 /* The sum of rack r's GPUs' caps (cap_w), added GPU by GPU in order; with
@@ -373,8 +407,8 @@ typedef struct rack_phi_last {
  * in *last with what it was for. */
 double rack__phi_remember(const rack_fleet *f, uint32_t i, rack_phi_last *last);
 
-/* rack_run_phi_near's miss: run q's clock (its first GPU's type and load,
- * the run's cap held to rack's thermal cap), rack_gpu_phi's bits. */
+/* rack_run_phi_near's miss: run q's clock (its type and load, its cap
+ * held to rack's thermal cap), rack_gpu_phi's bits. */
 double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
                               rack_phi_last *last);
 
@@ -389,6 +423,7 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
  * which cost 78 instructions a call. Inline, and the miss out of line. */
 static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
                                        rack_phi_last *last) {
+  assert(!f->loads_unfilled);
   if (last->type == f->type[i] &&
       sim_same_bits(last->cap, rack_gpu_cap_w(f, i)) &&
       sim_same_bits(last->sm, f->activity[i]) &&
@@ -398,16 +433,17 @@ static inline double rack_gpu_phi_near(const rack_fleet *f, uint32_t i,
   return rack__phi_remember(f, i, last);
 }
 
-/* rack_gpu_phi_near for run q (the runs fresh), its cap the run's: the
- * same bits as for its first GPU, without reading the GPUs' caps. */
+/* rack_gpu_phi_near for run q (the runs fresh), its cap, load, rack and
+ * type the run's: the same bits as for its first GPU, without reading
+ * the GPUs' arrays. */
 static inline double rack_run_phi_near(const rack_fleet *f, uint32_t q,
                                        rack_phi_last *last) {
-  uint32_t i = f->run_first[q], r = f->rack[i];
-  if (last->type == f->type[i] &&
+  uint32_t r = f->run_rack[q];
+  if (last->type == f->run_type[q] &&
       sim_same_bits(last->cap, rack_run_cap_w(f, q, r)) &&
-      sim_same_bits(last->sm, f->activity[i]) &&
-      sim_same_bits(last->mem, f->mem[i]) &&
-      sim_same_bits(last->busy, f->busy[i]))
+      sim_same_bits(last->sm, f->run_sm[q]) &&
+      sim_same_bits(last->mem, f->run_mem[q]) &&
+      sim_same_bits(last->busy, f->run_busy[q]))
     return last->phi;
   return rack__run_phi_remember(f, q, r, last);
 }

@@ -10,17 +10,21 @@
 sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
                              double other_w);
 
-/* GPU i's activity as the rest of the rack sees it: the share of its
- * idle-to-TDP span its load asks at full clock, at most 1 (the rack's
- * activity_mean averages the same). fmin(1, x) written out, NaN giving 1
- * as fmin does: libm's is a call, made for every GPU of a system rack
- * every period, so inline here, not a call either (once a run). */
-static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
-  uint16_t t = f->type[i];
-  double full = f->t_busy[t] * f->busy[i] + f->t_mem[t] * f->mem[i] +
-                f->t_sm[t] * f->activity[i];
+/* A GPU's activity as the rest of the rack sees it, of GPU type t at
+ * load l (a run's; or GPU i's): the share of its idle-to-TDP span its
+ * load asks at full clock, at most 1 (the rack's activity_mean averages
+ * the same). fmin(1, x) written out, NaN giving 1 as fmin does: libm's
+ * is a call, made for every GPU of a system rack every period, so inline
+ * here, not a call either (once a run). */
+static inline double rack__share_of(const rack_fleet *f, uint16_t t,
+                                    gpu_load l) {
+  double full = f->t_busy[t] * l.busy + f->t_mem[t] * l.mem + f->t_sm[t] * l.sm;
   double x = full / f->t_span[t];
   return x < 1 ? x : 1;
+}
+
+static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
+  return rack__share_of(f, f->type[i], rack_gpu_load(f, i));
 }
 
 

@@ -17,17 +17,24 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->unit_key);
   sim_free(a, f->run_first);
   sim_free(a, f->run_len);
+  sim_free(a, f->run_rack);
+  sim_free(a, f->run_type);
   sim_free(a, f->rack_run);
   sim_free(a, f->run_power_w);
   sim_free(a, f->run_cap_w);
+  sim_free(a, f->run_sm);
+  sim_free(a, f->run_mem);
+  sim_free(a, f->run_busy);
   sim_free(a, f->gpu_run);
   sim_free(a, f->run_k);
   sim_free(a, f->rack_pattern);
   f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
-  f->unit_key = f->run_first = f->run_len = f->rack_run = NULL;
+  f->unit_key = f->run_first = f->run_len = f->rack_run = f->run_rack = NULL;
+  f->run_type = NULL;
   f->run_power_w = f->run_cap_w = NULL;
-  f->caps_unfilled = false;
+  f->run_sm = f->run_mem = f->run_busy = NULL;
+  f->caps_unfilled = f->loads_unfilled = false;
 }
 
 int rack_fleet_keep_units(rack_fleet *f) {
@@ -37,14 +44,21 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->unit_key = sim_calloc(a, f->n, sizeof *f->unit_key);
   f->run_first = sim_calloc(a, f->n, sizeof *f->run_first);
   f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
+  f->run_rack = sim_calloc(a, f->n, sizeof *f->run_rack);
+  f->run_type = sim_calloc(a, f->n, sizeof *f->run_type);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
   f->run_cap_w = sim_calloc(a, f->n, sizeof *f->run_cap_w);
+  f->run_sm = sim_calloc(a, f->n, sizeof *f->run_sm);
+  f->run_mem = sim_calloc(a, f->n, sizeof *f->run_mem);
+  f->run_busy = sim_calloc(a, f->n, sizeof *f->run_busy);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_power_w || !f->run_cap_w || !f->gpu_run || !f->run_k || !f->rack_pattern) {
+      !f->run_rack || !f->run_type ||
+      !f->run_power_w || !f->run_cap_w || !f->run_sm || !f->run_mem ||
+      !f->run_busy || !f->gpu_run || !f->run_k || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -130,8 +144,12 @@ void rack__build_runs(rack_fleet *f) {
   f->rack_run[f->nracks] = q;
   f->nruns = q;
   for (uint32_t k = 0; k < q; k++) {
+    uint32_t i = f->run_first[k];
     f->run_k[k] = f->run_len[k];
-    f->run_cap_w[k] = f->cap_w[f->run_first[k]];
+    f->run_cap_w[k] = f->cap_w[i];
+    f->run_rack[k] = f->rack[i];
+    f->run_type[k] = f->type[i];
+    rack__set_run_arrays(f, k, rack_gpu_load(f, i));
   }
   make_patterns(f);
   f->runs_stale = false;
@@ -155,6 +173,11 @@ uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
     if (!f->caps_unfilled &&
         memcmp(&f->cap_w[i], &f->run_cap_w[q], sizeof(double)) != 0)
       return i; /* a writer per GPU without rack_fleet_caps_written */
+    if (!f->loads_unfilled &&
+        (!sim_same_bits(f->activity[i], f->run_sm[q]) ||
+         !sim_same_bits(f->mem[i], f->run_mem[q]) ||
+         !sim_same_bits(f->busy[i], f->run_busy[q])))
+      return i; /* a run's first GPU written apart from its run */
     for (uint32_t j = i + 1; j < i + f->run_len[q]; j++)
       if (!gpu_filled_alike(f, i, j) || f->gpu_run[j] != q ||
           (!f->power_unfilled &&
@@ -234,10 +257,13 @@ void rack_fleet_caps_written(rack_fleet *f) {
 
 void rack_fleet_gpu_loads(rack_fleet *f) {
   for (uint32_t q = 0; f->loads_unfilled && q < f->nruns; q++) {
-    uint32_t i = f->run_first[q];
-    gpu_load l = rack_gpu_load(f, i);
-    for (uint32_t j = i + 1; j < i + f->run_len[q]; j++)
-      rack_set_load(f, j, l);
+    double sm = f->run_sm[q], mem = f->run_mem[q], busy = f->run_busy[q];
+    for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q];
+         j++) {
+      f->activity[j] = sm;
+      f->mem[j] = mem;
+      f->busy[j] = busy;
+    }
   }
   f->loads_unfilled = false;
 }
@@ -254,23 +280,22 @@ bool rack_fleet_runs_alike(const rack_fleet *f) {
  * about 1 run in 16. */
 static __attribute__((noinline)) rack__run_eval
 run_evaluate(const rack_fleet *f, uint32_t q, double tcap) {
-  uint32_t i = f->run_first[q];
-  uint16_t t = f->type[i];
+  uint16_t t = f->run_type[q];
   double idle = f->t_idle[t], cap = f->run_cap_w[q];
-  double m = f->t_mem[t] * f->mem[i];
-  double s = f->t_busy[t] * f->busy[i] + f->t_sm[t] * f->activity[i];
+  double m = f->t_mem[t] * f->run_mem[q];
+  double s = f->t_busy[t] * f->run_busy[q] + f->t_sm[t] * f->run_sm[q];
   double full = idle + m + s;
   double floor = idle + m * f->t_smin[t] + s * f->t_dmin[t];
   double c = rack_cap_min(cap, tcap);
   double capped = c > floor ? c : floor;
   double share = (full - idle) * (1 / f->t_span[t]); /* can ask above TDP */
   return (rack__run_eval){sim_bits_at(f->run_cap_w, q),
-                          sim_bits_at(f->activity, i),
-                          sim_bits_at(f->mem, i),
-                          sim_bits_at(f->busy, i),
+                          sim_bits_at(f->run_sm, q),
+                          sim_bits_at(f->run_mem, q),
+                          sim_bits_at(f->run_busy, q),
                           full <= c ? full : capped,
                           share < 1 ? share : 1,
-                          rack__load_share(f, i),
+                          rack__share_of(f, t, rack_run_load(f, q)),
                           tcap < cap && full > tcap,
                           sim_bits_at(&tcap, 0),
                           t,
@@ -303,18 +328,16 @@ static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
  * thermal cap holds the answer. */
 static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
                         double *gpu_out, double *act_out) {
-  const uint32_t *run_first = f->run_first;
   const double *run_k = f->run_k;
-  const double *cap = f->run_cap_w, *sm = f->activity, *mem = f->mem;
-  const double *busy = f->busy;
+  const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
+  const double *busy = f->run_busy;
   double *run_power = f->run_power_w;
   rack__run_eval e = ps->last;
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
-    uint32_t i = run_first[q];
-    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, i), sim_bits_at(mem, i),
-                        sim_bits_at(busy, i), &e))
+    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
+                        sim_bits_at(mem, q), sim_bits_at(busy, q), &e))
       e = run_evaluate(f, q, ps->tcap);
     double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
@@ -333,12 +356,11 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
 /* Whether runs q .. qend - 1 all have e's inputs, to the bit. */
 static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
                         const rack__run_eval *e) {
-  const double *cap = f->run_cap_w, *sm = f->activity, *mem = f->mem;
-  const double *busy = f->busy;
+  const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
+  const double *busy = f->run_busy;
   for (; q < qend; q++) {
-    uint32_t i = f->run_first[q];
-    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, i), sim_bits_at(mem, i),
-                        sim_bits_at(busy, i), e))
+    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
+                        sim_bits_at(mem, q), sim_bits_at(busy, q), e))
       return false;
   }
   return true;

@@ -1,7 +1,7 @@
 /* test_workloads_tick.c - the tick's packed replicas (workloads_tick.c):
- * the clocks of a service's replicas taken from their runs' first GPUs in
+ * the clocks of a service's replicas taken from their runs' loads in
  * one loop (work__replica_phis), and with the loads the replicas hold
- * (work__replica_phis_held), are, replica by replica, the slowest of
+ * given to it, are, replica by replica, the slowest of
  * their GPUs' rack_gpu_phi, to the bit; on fleets of replicas of random
  * sizes laid end to end as the services place them, across racks of two
  * GPU types, with caps that differ inside a replica (several runs),
@@ -128,8 +128,8 @@ static uint32_t check_slowest(const rack_fleet *f, const uint32_t *size,
 }
 
 /* The packed clocks, both ways: through the fleet's loads
- * (work__replica_phis) and with the loads the replicas hold
- * (work__replica_phis_held), each with its own near clock kept across
+ * (work__replica_phis, no loads given) and with the loads the replicas
+ * hold (given), each with its own near clock kept across
  * rounds; each replica's the slowest of its GPUs'. */
 static void replica_clocks_are_their_gpus_slowest(void **state) {
   (void)state;
@@ -149,9 +149,10 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work__replica_phis(f, p.run0, p.runs, nrep, phi, &last);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load};
-    work__replica_phis_held(f, &r, held, &last_held);
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL};
+    work__replica_phis(f, &r, phi, &last);
+    r.load = load;
+    work__replica_phis(f, &r, held, &last_held);
     several += check_slowest(f, size, nrep, &p, phi);
     check_slowest(f, size, nrep, &p, held);
   }

@@ -1,0 +1,221 @@
+/* test_rack_run_loads.c - the loads kept once a run (rack.h run_sm,
+ * run_mem, run_busy) while the runs are fresh, the GPUs' arrays a cache
+ * filled when asked: against a fleet without units (the reference, every
+ * GPU written), the same powers and clocks to the bit; the GPUs' loads,
+ * once filled, the reference's; a writer per GPU, a change of keys and
+ * the debug check each keep the runs the truth. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rack_fixture.h"
+
+typedef struct loads_case {
+  const char *name;
+  bool system;       /* DGX-H100 servers of 8 GPUs, else plain NVL72 */
+  uint32_t max_slot; /* GPUs a slot holds at most */
+} loads_case;
+
+static const loads_case cases[] = {
+    {"plain racks, replicas of up to 8", false, 8},
+    {"plain racks, stages of up to 72", false, 72},
+    {"servers of 8, slots of up to 12", true, 12},
+};
+
+static rack_fleet *make(const loads_case *c) {
+  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
+  rack_group_spec g = {"nvl",  gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+                       4,      72,
+                       132000, 16800,
+                       33600,  rack_fixture_titanium,
+                       4,      NAN,
+                       NULL,   0,
+                       false,  0};
+  if (c->system)
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+                          4,     32,
+                          40800, 0,
+                          0,     NULL,
+                          0,     NAN,
+                          s,     s->host_load,
+                          false, 0};
+  return rack_fixture_fleet(&g, 1);
+}
+
+static double uniform(unsigned *seed) {
+  return (double)rand_r(seed) / RAND_MAX;
+}
+
+/* Random slots of adjacent GPUs keyed 1, 2, ... (some free, key 0) given
+ * to f's keys, as the workloads' slots take them. */
+static void new_layout(rack_fleet *f, uint32_t max, unsigned *seed) {
+  uint32_t next = 1;
+  for (uint32_t i = 0; i < f->n;) {
+    uint32_t len = 1 + (uint32_t)(uniform(seed) * (max - 1) + 0.5);
+    uint32_t k = uniform(seed) < 0.2 ? 0 : next++;
+    for (uint32_t j = i; j < i + len && j < f->n; j++)
+      rack_set_unit_key(f, j, k);
+    i += len;
+  }
+}
+
+/* Both fleets made of a fresh layout: f's runs made (its loads and caps
+ * the reference's, written per GPU), the reference unkeyed. */
+static void start(rack_fleet *f, rack_fleet *ref, const loads_case *c,
+                  unsigned *seed) {
+  new_layout(f, c->max_slot, seed);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_load(ref, i, gpu_load_level(uniform(seed)));
+  rack_fleet_gpu_caps(f);
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_load(f, i, rack_gpu_load(ref, i));
+    f->cap_w[i] = ref->cap_w[i];
+  }
+  rack_fleet_caps_written(f);
+  rack_fleet_update(f, NULL); /* makes the runs from the GPUs */
+  rack_fleet_update(ref, NULL);
+  assert_true(rack_fleet_runs_fresh(f));
+}
+
+/* A new load to each of f's runs once a run, and to every GPU of it in
+ * the reference; true when some run's first GPU now lags its run. */
+static bool drive_runs(rack_fleet *f, rack_fleet *ref, unsigned *seed) {
+  bool lag = false;
+  for (uint32_t q = 0; q < f->nruns; q++) {
+    gpu_load l = {uniform(seed), uniform(seed), uniform(seed)};
+    rack_set_run_load(f, q, l);
+    uint32_t i = f->run_first[q];
+    lag = lag || f->activity[i] != l.sm;
+    for (uint32_t j = i; j < i + f->run_len[q]; j++)
+      rack_set_load(ref, j, l);
+  }
+  return lag;
+}
+
+/* f's powers, clocks and loads are the reference's to the bit. */
+static void assert_as_ref(rack_fleet *f, rack_fleet *ref) {
+  rack_fleet_update(f, NULL);
+  rack_fleet_update(ref, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    double a = rack_fleet_rack_phi_sum(f, r), b = rack_fleet_rack_phi_sum(ref, r);
+    assert_memory_equal(&a, &b, sizeof a);
+  }
+  assert_memory_equal(rack_fleet_gpu_power(f), ref->power_w,
+                      f->n * sizeof(double));
+  rack_fleet_gpu_loads(f);
+  assert_false(f->loads_unfilled);
+  assert_memory_equal(f->activity, ref->activity, f->n * sizeof(double));
+  assert_memory_equal(f->mem, ref->mem, f->n * sizeof(double));
+  assert_memory_equal(f->busy, ref->busy, f->n * sizeof(double));
+  assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
+}
+
+/* The keyed fleet and its reference for row c, and the draws' seed. */
+typedef struct duo {
+  rack_fleet *f, *ref;
+  unsigned seed;
+} duo;
+
+static duo duo_make(const loads_case *c, unsigned seed) {
+  duo d = {make(c), make(c), seed};
+  assert_int_equal(rack_fleet_keep_units(d.f), SIM_OK);
+  return d;
+}
+
+/* duo_make, a layout started and a load driven once a run after it. */
+static duo duo_driven(const loads_case *c, unsigned seed) {
+  duo d = duo_make(c, seed);
+  start(d.f, d.ref, c, &d.seed);
+  drive_runs(d.f, d.ref, &d.seed);
+  return d;
+}
+
+static void duo_drop(duo *d) {
+  rack_fleet_destroy(d->ref);
+  rack_fleet_destroy(d->f);
+}
+
+/* Loads written once a run: the runs hold them (the GPUs lag, even a
+ * run's first), the update and the clocks read them, the fill gives
+ * every GPU its run's. */
+static void run_loads_are_the_gpus(void **state) {
+  const loads_case *c = *state;
+  duo d = duo_make(c, 7);
+  rack_fleet *f = d.f, *ref = d.ref;
+  for (int layout = 0; layout < 4; layout++) {
+    start(f, ref, c, &d.seed);
+    for (int round = 0; round < 4; round++) {
+      assert_true(drive_runs(f, ref, &d.seed));
+      assert_true(f->loads_unfilled);
+      for (uint32_t q = 0; q < f->nruns; q++) {
+        gpu_load a = rack_run_load(f, q);
+        gpu_load b = rack_gpu_load(ref, f->run_first[q]);
+        assert_memory_equal(&a, &b, sizeof a);
+      }
+      assert_as_ref(f, ref);
+    }
+  }
+  duo_drop(&d);
+}
+
+/* A writer per GPU behind fresh runs (a test, a stale path's loop): a
+ * run's first GPU written sets its run's load, so the runs stay the
+ * truth without a call after it. */
+static void gpu_writes_set_the_runs(void **state) {
+  duo d = duo_driven(*state, 11); /* some GPUs behind their runs */
+  rack_fleet *f = d.f, *ref = d.ref;
+  rack_fleet_gpu_loads(f);
+  for (uint32_t q = 0; q < f->nruns; q += 2) { /* every other run */
+    gpu_load l = {uniform(&d.seed), uniform(&d.seed), uniform(&d.seed)};
+    for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q];
+         j++) {
+      rack_set_load(f, j, l);
+      rack_set_load(ref, j, l);
+    }
+    gpu_load got = rack_run_load(f, q);
+    assert_memory_equal(&got, &l, sizeof l);
+  }
+  assert_as_ref(f, ref);
+  duo_drop(&d);
+}
+
+/* A key changed behind run loads: the GPUs are filled from the old runs
+ * first, so the runs made next hold the loads the reference has. */
+static void keys_fill_from_the_runs(void **state) {
+  duo d = duo_driven(*state, 13);
+  rack_fleet *f = d.f, *ref = d.ref;
+  assert_true(f->loads_unfilled);
+  rack_set_unit_key(f, 0, f->unit_key[0] + 1000);
+  assert_false(f->loads_unfilled);
+  assert_false(rack_fleet_runs_fresh(f));
+  assert_memory_equal(f->activity, ref->activity, f->n * sizeof(double));
+  assert_memory_equal(f->busy, ref->busy, f->n * sizeof(double));
+  assert_as_ref(f, ref); /* the runs made again from the GPUs */
+  duo_drop(&d);
+}
+
+/* The debug check finds a run's first GPU whose filled load is not its
+ * run's (a write to the array behind the runs' back). */
+static void unlike_finds_a_first_gpu_apart(void **state) {
+  duo d = duo_driven(*state, 17);
+  rack_fleet *f = d.f;
+  rack_fleet_gpu_loads(f);
+  uint32_t q = f->nruns / 2, i = f->run_first[q];
+  assert_int_equal(rack_fleet_first_unlike(f), RACK_NO_GPU);
+  f->mem[i] = f->run_mem[q] + 0.125;
+  assert_int_equal(rack_fleet_first_unlike(f), i);
+  duo_drop(&d);
+}
+
+int main(void) {
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ROWS(tests, n, run_loads_are_the_gpus, cases);
+  TEST_ROWS(tests, n, gpu_writes_set_the_runs, cases);
+  TEST_ROWS(tests, n, keys_fill_from_the_runs, cases);
+  TEST_ROWS(tests, n, unlike_finds_a_first_gpu_apart, cases);
+  return _cmocka_run_group_tests("rack_run_loads", tests, n,
+                                 rack_fixture_setup, rack_fixture_teardown);
+}
