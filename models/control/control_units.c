@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "bits.h"
 #include "gpu.h"
 #include "vec.h"
-#include "bits.h"
 
 int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a) {
@@ -27,14 +27,13 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
-  void *arrays[] = {cu->u,          cu->cap,         cu->key,
-                    cu->gpu,        cu->rack,        cu->share,
-                    cu->run_unit,   cu->run_cap_unit, cu->rack_unit,
-                    cu->unit_run,
-                    cu->of_gpu,     cu->group_first, cu->slot_unit,
-                    cu->slot_stamp, cu->built_slot,  cu->built_usable,
-                    cu->span_first, cu->span_len,    cu->span_unit,
-                    cu->alike,      cu->n_alike,     cu->base.made_at};
+  void *arrays[] = {
+      cu->u,          cu->cap,         cu->key,        cu->gpu,
+      cu->rack,       cu->share,       cu->run_unit,   cu->run_cap_unit,
+      cu->rack_unit,  cu->unit_run,    cu->of_gpu,     cu->group_first,
+      cu->slot_unit,  cu->slot_stamp,  cu->built_slot, cu->built_usable,
+      cu->span_first, cu->span_len,    cu->span_unit,  cu->alike,
+      cu->n_alike,    cu->base.made_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -78,8 +77,10 @@ static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
 
 /* To the bit, as the units were made before (a NaN like itself). */
 static bool same_in(const control_unit_in *a, const control_unit_in *b) {
-  return ((sim_bits(a->sm) ^ sim_bits(b->sm)) | (sim_bits(a->mem) ^ sim_bits(b->mem)) |
-          (sim_bits(a->busy) ^ sim_bits(b->busy)) | (sim_bits(a->room) ^ sim_bits(b->room)) |
+  return ((sim_bits(a->sm) ^ sim_bits(b->sm)) |
+          (sim_bits(a->mem) ^ sim_bits(b->mem)) |
+          (sim_bits(a->busy) ^ sim_bits(b->busy)) |
+          (sim_bits(a->room) ^ sim_bits(b->room)) |
           (sim_bits(a->thermal_w) ^ sim_bits(b->thermal_w))) == 0;
 }
 
@@ -125,11 +126,9 @@ typedef struct unit_loads {
 /* The last base made again for load j of ls, for the unit of GPU i
  * (remake_base out of the refresh's loop, which then keeps its pointers
  * in registers). */
-static __attribute__((noinline)) void remake_for(control_unit_memo *m,
-                                                 const unit_loads *ls,
-                                                 const gpu_spec *g, uint32_t j,
-                                                 uint32_t i, double room,
-                                                 double thermal) {
+static __attribute__((noinline)) void
+remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
+           uint32_t j, uint32_t i, double room, double thermal) {
   control_unit_in in = {ls->sm[j], ls->mem[j], ls->busy[j], room, thermal};
   remake_base(m, g, &in, i);
 }
@@ -149,7 +148,8 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   const uint32_t *at = ls->at;
   power_unit *p = cu->u;
   double *share = cu->share;
-  uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem), kb = sim_bits(m->in.busy);
+  uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem),
+           kb = sim_bits(m->in.busy);
   if (!rack_same && u < e)
     ks = ~sim_bits_at(sm, at[u]);
   double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
@@ -339,10 +339,9 @@ static int make_spans(control_units *cu, const rack_fleet *fl) {
 static bool same_layout(control_units *cu, const rack_fleet *fl,
                         const uint32_t *gpu_slot, const uint64_t *changes) {
   bool same = cu->built && (changes != NULL) == cu->built_by_count &&
-              (changes != NULL
-                   ? *changes == cu->built_changes
-                   : memcmp(cu->built_slot, gpu_slot,
-                            fl->n * sizeof *gpu_slot) == 0);
+              (changes != NULL ? *changes == cu->built_changes
+                               : memcmp(cu->built_slot, gpu_slot,
+                                        fl->n * sizeof *gpu_slot) == 0);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     bool usable = rack_fleet_rack_usable(fl, r);
     same = same && cu->built_usable[r] == usable;
@@ -425,8 +424,7 @@ static void mark_worth(control_units *cu, size_t u, size_t e) {
  * make_unit), so is alike it in every field the base gives (its range,
  * demand and power model; the rest follows from its GPU type, which is
  * the base's). */
-static void fill_and_mark(control_units *cu, control_units_fn fill,
-                          void *ctx) {
+static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
   mark_counts(cu);
@@ -505,9 +503,8 @@ static uint32_t unit_of_run(const control_units *cu, const rack_fleet *fl,
  * run one key's adjacent GPUs in a rack). Reads every GPU: debug only. */
 static bool runs_within_units(const control_units *cu, const rack_fleet *fl) {
   for (uint32_t q = 0; q < fl->nruns; q++)
-    for (uint32_t k = 0; cu->run_cap_unit[q] != CONTROL_UNITS_NONE &&
-                         k < fl->run_len[q];
-         k++)
+    for (uint32_t k = 0;
+         cu->run_cap_unit[q] != CONTROL_UNITS_NONE && k < fl->run_len[q]; k++)
       if (cu->of_gpu[fl->run_first[q] + k] != cu->run_cap_unit[q])
         return false;
   return true;
@@ -586,7 +583,7 @@ static void write_gpu_caps(control_units *cu, rack_fleet *fl) {
     /* The next spans on, while their units' caps are this one's (units
      * alike, a service's replicas in one state): one fill for them all. */
     for (s++; s < cu->nspans && cu->span_first[s] == end &&
-               sim_same_bits(cu->cap[cu->span_unit[s]], cap);
+              sim_same_bits(cu->cap[cu->span_unit[s]], cap);
          s++)
       end += cu->span_len[s];
     double *p = w + first, *stop = w + end;

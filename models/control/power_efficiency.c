@@ -9,9 +9,9 @@
  *   phi(mu) = (w c / (mu span a gamma))^(1 / (gamma - c)),
  *
  * and the power sum over units falls as mu rises: a search on log mu
- * (power_boundary) finds the level that spends the budget. Units that do no measured work
- * (weight, c or activity 0) keep their minimum until the valued ones are
- * served, then share what is left up to demand. */
+ * (power_boundary) finds the level that spends the budget. Units that do no
+ * measured work (weight, c or activity 0) keep their minimum until the valued
+ * ones are served, then share what is left up to demand. */
 #include "power.h"
 #include "power_policy.h"
 
@@ -122,9 +122,9 @@ void power_memo_clear(power_memo *memo) {
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
-  power_runs runs; /* first, len NULL (out of memory): a unit a run */
-  size_t *rcls;    /* per run: its class; NULL (out of memory): none */
-  size_t *rep;     /* per class: its first unit */
+  power_runs runs;  /* first, len NULL (out of memory): a unit a run */
+  size_t *rcls;     /* per run: its class; NULL (out of memory): none */
+  size_t *rep;      /* per class: its first unit */
   double *cap, *ds; /* per class, at level exp(at) (NaN: none yet) */
   double at;
   double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
@@ -302,9 +302,11 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
 /* Whether two units are alike to the bit in every field the policy
  * reads (all but cls and priority): one run. */
 static bool same_unit(const power_unit *a, const power_unit *b) {
-  uint64_t x = (sim_bits(a->lo) ^ sim_bits(b->lo)) | (sim_bits(a->hi) ^ sim_bits(b->hi)) |
+  uint64_t x = (sim_bits(a->lo) ^ sim_bits(b->lo)) |
+               (sim_bits(a->hi) ^ sim_bits(b->hi)) |
                (sim_bits(a->demand) ^ sim_bits(b->demand)) |
-               (sim_bits(a->weight) ^ sim_bits(b->weight)) | (sim_bits(a->c) ^ sim_bits(b->c)) |
+               (sim_bits(a->weight) ^ sim_bits(b->weight)) |
+               (sim_bits(a->c) ^ sim_bits(b->c)) |
                (sim_bits(a->idle) ^ sim_bits(b->idle)) |
                (sim_bits(a->span) ^ sim_bits(b->span)) |
                (sim_bits(a->activity) ^ sim_bits(b->activity)) |
@@ -441,8 +443,7 @@ static double level_near(level *l, double budget_w, double x) {
     double step = f / slope, y = x - step;
     if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
       return NAN;
-    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) ||
-        !(fabs(step) < last_step))
+    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) || !(fabs(step) < last_step))
       return x;
     last_step = fabs(step);
     x = y;
@@ -474,8 +475,8 @@ static void fill_the_rest(const level *l, double budget_w, power_memo *memo) {
   const power_unit *units = l->units;
   size_t n = l->runs.n;
   double *cap = l->rcap;
-  double *buf = l->rcls != NULL ? l->spare
-                                : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
+  double *buf =
+      l->rcls != NULL ? l->spare : sim_calloc(NULL, 3 * n + 1, sizeof *buf);
   if (buf == NULL)
     return;
   double *w = buf, *top = buf + n, *next = buf + 2 * n, above = 0;
@@ -488,8 +489,7 @@ static void fill_the_rest(const level *l, double budget_w, power_memo *memo) {
       above = power_add_n(above, p->n * (cap[r] - p->lo),
                           power_run_len(&l->runs, r));
   }
-  power_fill_runs(units, &l->runs, w, top, budget_w - above, next,
-                  &memo->fill);
+  power_fill_runs(units, &l->runs, w, top, budget_w - above, next, &memo->fill);
   for (size_t r = 0; r < n; r++)
     if (unvalued(l, r))
       cap[r] = next[r];
@@ -544,15 +544,15 @@ void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
 }
 
 void power_split_efficiency_from(const power_unit *units, size_t n,
-                                 double budget_w, double *cap,
-                                 power_memo *memo, const uint8_t *alike) {
+                                 double budget_w, double *cap, power_memo *memo,
+                                 const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN};
   level_init(&l, memo, cap, alike);
   double x = memo->level;
   if (l.rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
-    double near = x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x)
-                                               : NAN;
+    double near =
+        x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x) : NAN;
     x = isnan(near) ? level_search(&l, grouped_at, budget_w, x) : near;
   }
   x = level_search(&l, total_at, budget_w, x);

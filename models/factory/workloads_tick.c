@@ -19,8 +19,8 @@ static inline double min_of(double a, double b) {
   return b < a || isnan(a) ? b : a;
 }
 
-uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
-                         uint32_t n, uint32_t *runs) {
+uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus, uint32_t n,
+                         uint32_t *runs) {
   uint32_t m = 0;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t q = fl->gpu_run[gpus[k]];
@@ -48,9 +48,9 @@ double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
 }
 
 /* The replicas' runs packed (w->rep_run0, rep_runs, and each run's rack
- * and GPU type in rep_rack, rep_type). Every service slot is active from the build on
- * (place_service) and none is freed, so replica k of the list is slot k;
- * false if one is not (then they go slot by slot). */
+ * and GPU type in rep_rack, rep_type). Every service slot is active from the
+ * build on (place_service) and none is freed, so replica k of the list is slot
+ * k; false if one is not (then they go slot by slot). */
 static bool pack_replica_runs(work *w) {
   const rack_fleet *fl = w->fleet;
   uint32_t at = 0;
@@ -81,9 +81,10 @@ static bool slot_runs_fresh(work *w) {
     w->reps_packed = pack_replica_runs(w);
     for (size_t k = w->reps_packed ? w->nrep : 0; k < w->nslots; k++) {
       const slot *t = &w->slots[k];
-      w->slot_nruns[k] = t->active ? work__slot_runs(fl, w->gpus + t->first,
-                                                     t->n, w->slot_runs + t->first)
-                                   : 0;
+      w->slot_nruns[k] = t->active
+                             ? work__slot_runs(fl, w->gpus + t->first, t->n,
+                                               w->slot_runs + t->first)
+                             : 0;
     }
     w->runs_seen = fl->runs_made;
   }

@@ -10,9 +10,9 @@
 #include <gsl/gsl_interp.h>
 
 #include "alloc.h"
+#include "bits.h"
 #include "gpu.h"
 #include "gpu_internal.h"
-#include "bits.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
  * a few clocks over and over (a job's stages, a replica's steps at the
@@ -43,7 +43,8 @@ static double memo_pow(struct gpu_pow_memo *m, double phi, double gamma) {
   if (m == NULL)
     return pow(phi, gamma);
   uint64_t p = sim_bits(phi), y = sim_bits(gamma);
-  size_t i = (size_t)(((p ^ y) * 0x9e3779b97f4a7c15ULL) >> (64 - POW_MEMO_BITS));
+  size_t i =
+      (size_t)(((p ^ y) * 0x9e3779b97f4a7c15ULL) >> (64 - POW_MEMO_BITS));
   if (m->phi[i] != p || m->gamma[i] != y) {
     m->phi[i] = p;
     m->gamma[i] = y;
@@ -63,8 +64,8 @@ static double clamp(double x, double lo, double hi) {
 /* d(phi) with the type's phi_min at hand (gpu_phi_min's division is
  * the same each call; its callers in this file take it once), through
  * memo m (NULL: pow itself, the same result). */
-static double dynamic_fraction(const gpu_spec *g, double phi_min,
-                               double phi, struct gpu_pow_memo *m) {
+static double dynamic_fraction(const gpu_spec *g, double phi_min, double phi,
+                               struct gpu_pow_memo *m) {
   phi = clamp(phi, phi_min, 1);
   const struct gpu_curve *c = g->interp;
   if (c == NULL) /* pow(1, y) is exactly 1: full clock, the common case */
@@ -95,8 +96,7 @@ gpu_load gpu_load_level(double a) {
 }
 
 static gpu_load clamp_load(gpu_load l) {
-  return (gpu_load){clamp(l.sm, 0, 1), clamp(l.mem, 0, 1),
-                    clamp(l.busy, 0, 1)};
+  return (gpu_load){clamp(l.sm, 0, 1), clamp(l.mem, 0, 1), clamp(l.busy, 0, 1)};
 }
 
 /* The part of P that does not follow the SM clock, at memory speed s_mem:
@@ -123,8 +123,7 @@ static double power_at(const gpu_spec *g, double phi_min, gpu_load l,
 
 double gpu_load_power(const gpu_spec *g, double phi, gpu_load l) {
   l = clamp_load(l);
-  return power_at(g, gpu_phi_min(g), l, clocked_part(g, l), phi,
-                  g->pow_memo);
+  return power_at(g, gpu_phi_min(g), l, clocked_part(g, l), phi, g->pow_memo);
 }
 
 double gpu_load_share(const gpu_spec *g, gpu_load l) {
@@ -148,8 +147,7 @@ typedef struct cap_problem {
   double clocked; /* clocked_part */
 } cap_problem;
 
-static cap_problem cap_problem_of(const gpu_spec *g, double cap_w,
-                                  gpu_load l) {
+static cap_problem cap_problem_of(const gpu_spec *g, double cap_w, gpu_load l) {
   l = clamp_load(l);
   return (cap_problem){g, l, cap_w, gpu_phi_min(g), clocked_part(g, l)};
 }
@@ -260,10 +258,15 @@ static bool converged(double lo, double hi) {
  * first, the same bits). The lower end of the last bracket keeps P <=
  * cap; lo itself when the ends do not straddle the cap or P is not
  * finite there (a NaN cap or load). */
-static double solve_cap(const cap_problem *p, double lo, double hi,
-                        double p_lo, double p_hi) {
-  brent s = {.a = lo, .b = hi, .c = hi, .d = hi - lo, .e = hi - lo,
-             .fa = p_lo - p->cap_w, .fb = p_hi - p->cap_w};
+static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
+                        double p_hi) {
+  brent s = {.a = lo,
+             .b = hi,
+             .c = hi,
+             .d = hi - lo,
+             .e = hi - lo,
+             .fa = p_lo - p->cap_w,
+             .fb = p_hi - p->cap_w};
   if (lo > hi || !isfinite(s.fa) || !isfinite(s.fb) || same_sign(s.fa, s.fb))
     return lo;
   s.fc = s.fb;

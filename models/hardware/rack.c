@@ -6,8 +6,8 @@
  * clock its cap allows, so power_w[i] <= cap_w[i] unless the cap is below
  * what the GPU draws at its lowest clock. */
 #include "rack.h"
-#include "rack_internal.h"
 #include "bits.h"
+#include "rack_internal.h"
 
 #include <assert.h>
 #include <math.h>
@@ -347,7 +347,8 @@ double rack_group_worst_w(const rack_group_spec *g, double gpu_w) {
   if (g->system == NULL)
     return (n * gpu_w + g->other_max_w) / rack_group_min_efficiency(g);
   double ns = rack_group_servers(g);
-  return ns * rack__server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
+  return ns *
+         rack__server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
 }
 
 double rack_group_full_w(const rack_group_spec *g) {
@@ -358,9 +359,9 @@ double rack_group_full_w(const rack_group_spec *g) {
   if (g->other_given)
     return rack_group_worst_w(g, most);
   if (most < tdp) /* GPUs held at the operator's limit, the host at its most */
-    return ns * sys_server_power(g->system, g->gpu, g->system->gpus * most, 1,
-                                 1)
-                    .wall_w;
+    return ns *
+           sys_server_power(g->system, g->gpu, g->system->gpus * most, 1, 1)
+               .wall_w;
   return ns * sys_full_power(g->system, g->gpu).wall_w;
 }
 
@@ -436,7 +437,8 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
 static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
                     gpu_load l) {
   return m->type == type && sim_bits(m->cap) == sim_bits(cap) &&
-         sim_bits(m->sm) == sim_bits(l.sm) && sim_bits(m->mem) == sim_bits(l.mem) &&
+         sim_bits(m->sm) == sim_bits(l.sm) &&
+         sim_bits(m->mem) == sim_bits(l.mem) &&
          sim_bits(m->busy) == sim_bits(l.busy);
 }
 
@@ -453,10 +455,13 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
                (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
                (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
   h ^= h >> 29;
-  rack_phi_memo *m = &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >>
-                                  (64 - PHI_MEMO_BITS)];
+  rack_phi_memo *m =
+      &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >> (64 - PHI_MEMO_BITS)];
   if (!memo_is(m, type, cap, l))
-    *m = (rack_phi_memo){cap, l.sm, l.mem, l.busy,
+    *m = (rack_phi_memo){cap,
+                         l.sm,
+                         l.mem,
+                         l.busy,
                          gpu_load_clock_under_cap(f->types[type], cap, l),
                          type};
   return m->phi;
@@ -517,7 +522,7 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
 double rack__phi_remember(const rack_fleet *f, uint32_t i,
                           rack_phi_last *last) {
   gpu_load l = rack_gpu_load(f, i);
-  *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,         l.mem, l.busy,
+  *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,      l.mem, l.busy,
                           rack_gpu_phi(f, i),   f->type[i]};
   return last->phi;
 }
@@ -527,8 +532,8 @@ double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
   uint16_t t = f->run_type[q];
   gpu_load l = rack_run_load(f, q);
   double cap = rack_run_cap_w(f, q, rack);
-  *last = (rack_phi_last){cap, l.sm, l.mem, l.busy, rack__phi_at(f, t, cap, l),
-                          t};
+  *last =
+      (rack_phi_last){cap, l.sm, l.mem, l.busy, rack__phi_at(f, t, cap, l), t};
   return last->phi;
 }
 

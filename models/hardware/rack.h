@@ -78,8 +78,8 @@ typedef struct rack_fleet {
    * (run_power_w) are the truth and this is filled only when a reader
    * asks: read it through rack_fleet_gpu_power. */
   double *power_w;
-  uint32_t *rack;   /* the rack it sits in */
-  uint16_t *type;   /* index into types */
+  uint32_t *rack; /* the rack it sits in */
+  uint16_t *type; /* index into types */
 
   /* Per rack, nracks entries each. */
   uint32_t nracks;
@@ -127,7 +127,7 @@ typedef struct rack_fleet {
   struct rack_phi_sum {
     double phi, sum;
     uint32_t n;
-  } *phi_sum;
+  } * phi_sum;
 
   /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
    * works once for them. Each GPU has a key (its slot; 0: free), set by
@@ -138,10 +138,10 @@ typedef struct rack_fleet {
    * stays alike until the keys change. unit_key NULL: no runs, every GPU
    * on its own (the per-GPU reference). */
   uint32_t *unit_key;
-  bool runs_stale;         /* keys changed since the runs were made */
+  bool runs_stale; /* keys changed since the runs were made */
   uint32_t nruns;
-  uint64_t runs_made;      /* how many times they were made (from 1) */
-  bool power_unfilled;     /* power_w behind run_power_w */
+  uint64_t runs_made;  /* how many times they were made (from 1) */
+  bool power_unfilled; /* power_w behind run_power_w */
   /* A run's load, while the runs are fresh: made from its first GPU's
    * when the runs are made, written once a run by the drives
    * (rack_set_run_load), or with its first GPU's (rack_set_load). The
@@ -151,20 +151,20 @@ typedef struct rack_fleet {
    * a run's bits field by field. */
   double *run_sm, *run_mem, *run_busy;
   bool loads_unfilled;
-  uint32_t *run_first;     /* a run's first GPU */
-  uint32_t *run_len;       /* and how many */
-  uint32_t *run_rack;      /* its GPUs' rack (a run never crosses one) */
-  uint16_t *run_type;      /* and their type (a rack is of one) */
-  double *run_k;           /* run_len as a double (the update's factor) */
-  uint32_t *rack_run;      /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
-  double *run_power_w;     /* each GPU of the run draws it, from the update */
+  uint32_t *run_first; /* a run's first GPU */
+  uint32_t *run_len;   /* and how many */
+  uint32_t *run_rack;  /* its GPUs' rack (a run never crosses one) */
+  uint16_t *run_type;  /* and their type (a rack is of one) */
+  double *run_k;       /* run_len as a double (the update's factor) */
+  uint32_t *rack_run;  /* rack r's runs: rack_run[r] .. rack_run[r + 1] */
+  double *run_power_w; /* each GPU of the run draws it, from the update */
   /* A run's cap, while the runs are fresh: made from its first GPU's when
    * the runs are made, written once a run by control
    * (rack_set_run_cap), and again from the GPUs' after a writer per GPU
    * (rack_fleet_caps_written). cap_w is behind it while caps_unfilled. */
   double *run_cap_w;
   bool caps_unfilled;
-  uint32_t *gpu_run;       /* per GPU: its run */
+  uint32_t *gpu_run; /* per GPU: its run */
   /* Per rack: its runs' pattern, the first rack alike in group and run
    * lengths (the update takes a rack like one updated before whole). */
   uint32_t *rack_pattern;
@@ -188,8 +188,7 @@ static inline gpu_load rack_run_load(const rack_fleet *f, uint32_t q) {
   return (gpu_load){f->run_sm[q], f->run_mem[q], f->run_busy[q]};
 }
 
-static inline void rack__set_run_arrays(rack_fleet *f, uint32_t q,
-                                        gpu_load l) {
+static inline void rack__set_run_arrays(rack_fleet *f, uint32_t q, gpu_load l) {
   f->run_sm[q] = l.sm;
   f->run_mem[q] = l.mem;
   f->run_busy[q] = l.busy;
@@ -414,8 +413,7 @@ double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
 
 /* The clock for GPU type, cap (held already) and load, through the
  * fleet's cache: rack_gpu_phi's answer for a GPU of those inputs. */
-double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
-                    gpu_load l);
+double rack__phi_at(const rack_fleet *f, uint32_t type, double cap, gpu_load l);
 
 /* rack_gpu_phi, the same bits, for a caller that reads GPUs (runs) in an
  * order where one is mostly like the one before (a service's replicas, a

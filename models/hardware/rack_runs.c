@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "rack_internal.h"
 #include "bits.h"
+#include "rack_internal.h"
 
 void rack__free_units(rack_fleet *f) {
   const sim_allocator *a = f->alloc;
@@ -56,9 +56,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
   if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_rack || !f->run_type ||
-      !f->run_power_w || !f->run_cap_w || !f->run_sm || !f->run_mem ||
-      !f->run_busy || !f->gpu_run || !f->run_k || !f->rack_pattern) {
+      !f->run_rack || !f->run_type || !f->run_power_w || !f->run_cap_w ||
+      !f->run_sm || !f->run_mem || !f->run_busy || !f->gpu_run || !f->run_k ||
+      !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -93,8 +93,7 @@ static bool same_pattern(const rack_fleet *f, uint32_t a, uint32_t b) {
   uint32_t qa = f->rack_run[a], qb = f->rack_run[b];
   uint32_t n = f->rack_run[a + 1] - qa;
   return f->group[a] == f->group[b] && f->rack_run[b + 1] - qb == n &&
-         memcmp(&f->run_len[qa], &f->run_len[qb], n * sizeof *f->run_len) ==
-             0;
+         memcmp(&f->run_len[qa], &f->run_len[qb], n * sizeof *f->run_len) == 0;
 }
 
 /* Each rack's pattern: the first rack alike in group and run lengths,
@@ -173,10 +172,9 @@ uint32_t rack_fleet_first_unlike(const rack_fleet *f) {
     if (!f->caps_unfilled &&
         memcmp(&f->cap_w[i], &f->run_cap_w[q], sizeof(double)) != 0)
       return i; /* a writer per GPU without rack_fleet_caps_written */
-    if (!f->loads_unfilled &&
-        (!sim_same_bits(f->activity[i], f->run_sm[q]) ||
-         !sim_same_bits(f->mem[i], f->run_mem[q]) ||
-         !sim_same_bits(f->busy[i], f->run_busy[q])))
+    if (!f->loads_unfilled && (!sim_same_bits(f->activity[i], f->run_sm[q]) ||
+                               !sim_same_bits(f->mem[i], f->run_mem[q]) ||
+                               !sim_same_bits(f->busy[i], f->run_busy[q])))
       return i; /* a run's first GPU written apart from its run */
     for (uint32_t j = i + 1; j < i + f->run_len[q]; j++)
       if (!gpu_filled_alike(f, i, j) || f->gpu_run[j] != q ||
@@ -199,9 +197,7 @@ const double *rack_fleet_gpu_power(rack_fleet *f) {
  * (GCC passed it as fmax(x, p), glibc's maxsd keeping p on a tie of
  * zeros, a NaN x losing), inlined: the call was made for every run of
  * every rack at each sample. */
-static double max_of(double p, double x) {
-  return x > p ? x : p;
-}
+static double max_of(double p, double x) { return x > p ? x : p; }
 
 double rack_fleet_rack_max_power_w(const rack_fleet *f, uint32_t r) {
   double p = 0;
@@ -306,8 +302,8 @@ run_evaluate(const rack_fleet *f, uint32_t q, double tcap) {
 typedef struct run_pass {
   double gsum, asum; /* the rack's GPU power and activity shares */
   uint32_t held;
-  uint32_t q;        /* the next run */
-  double tcap;       /* the rack's thermal cap */
+  uint32_t q;          /* the next run */
+  double tcap;         /* the rack's thermal cap */
   rack__run_eval last; /* the run evaluated last */
 } run_pass;
 
@@ -315,8 +311,8 @@ typedef struct run_pass {
  * for the four (a NaN is like itself; 0 and -0 differ). */
 static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
                                   uint64_t busy, const rack__run_eval *e) {
-  return ((cap ^ e->cap) | (sm ^ e->sm) | (mem ^ e->mem) |
-          (busy ^ e->busy)) == 0;
+  return ((cap ^ e->cap) | (sm ^ e->sm) | (mem ^ e->mem) | (busy ^ e->busy)) ==
+         0;
 }
 
 /* Runs q .. qend - 1 (one server's): each run's power written, k times
@@ -368,8 +364,8 @@ static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
 
 /* Whether m's rack was evaluated from e (the same inputs, GPU type and
  * thermal cap) with rack r's pattern, host range and limit. */
-static bool memo_fits(const rack_fleet *f, uint32_t r,
-                      const rack__rack_memo *m, const rack__run_eval *e) {
+static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
+                      const rack__run_eval *e) {
   const rack__run_eval *o = &m->e;
   return m->valid && m->pattern == f->rack_pattern[r] &&
          m->other_idle == sim_bits_at(f->other_idle_w, r) &&

@@ -52,8 +52,8 @@
  * path is the one random input, drawn as at request level). */
 #include "inference_internal.h"
 
-#include "inference_fluid_internal.h"
 #include "bits.h"
+#include "inference_fluid_internal.h"
 
 #include <math.h>
 #include <string.h>

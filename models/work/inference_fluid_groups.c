@@ -18,8 +18,8 @@
  * their states, so every sum runs in the same order and every answer is
  * the per-replica one, bit for bit
  * (tests/work/test_inference_fluid_groups.c). */
-#include "inference_fluid_internal.h"
 #include "bits.h"
+#include "inference_fluid_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -136,15 +136,15 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
  * the same bits of clock and take time: the same move) join group to;
  * returns the first that does not. The pass's common case, kept to a
  * few loads and integer compares a replica. */
-static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t nrep,
-                        uint32_t to) {
+static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t nrep, uint32_t to) {
   uint32_t *of = f->of;
   const double *phi = f->phi, *took = f->took;
   uint32_t g = of[k];
   uint64_t p = sim_bits(phi[k]), t = sim_bits(took[k]);
   of[k] = to;
   uint32_t e = k + 1;
-  while (e < nrep && of[e] == g && sim_bits(phi[e]) == p && sim_bits(took[e]) == t)
+  while (e < nrep && of[e] == g && sim_bits(phi[e]) == p &&
+         sim_bits(took[e]) == t)
     of[e++] = to;
   return e;
 }

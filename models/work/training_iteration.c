@@ -11,8 +11,8 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "training_internal.h"
 #include "bits.h"
+#include "training_internal.h"
 
 /* The lowest clock in [phi_min, phi] at which work tau takes at most
  * slot (training.h, speed tuning): phi itself when it takes slot or more
@@ -47,8 +47,8 @@ void train__apply_clocks(job *j) {
   double sum = 0, max = 0;
   j->shape_gen++; /* the means train_wave_w keeps are of other times */
   for (uint32_t s = 0; s < j->pp; s++) {
-    j->t[s] = j->tau[s] /
-              (j->c->fixed_time ? 1 : gpu_speed_compute(j->g, j->phi[s]));
+    j->t[s] =
+        j->tau[s] / (j->c->fixed_time ? 1 : gpu_speed_compute(j->g, j->phi[s]));
     j->warm[s] = sum / 2;
     sum += j->t[s];
     max = fmax(max, j->t[s]);
@@ -235,8 +235,8 @@ static double drift_dev(const job *j, double x) {
     double xk = fmod(fmod(x + off - tr / 2, j->iter) + j->iter, j->iter);
     for (uint32_t s = 0; s < j->pp; s++) {
       double a = profile(j, s, xk, tr), mean = j->mean_a[s];
-      dev += per_stage * (stage_power(j, s, a) - j->mean_p[s] +
-                          j->host_w * (a - mean));
+      dev += per_stage *
+             (stage_power(j, s, a) - j->mean_p[s] + j->host_w * (a - mean));
     }
   }
   return dev;
@@ -260,7 +260,7 @@ static double instant_power(job *j, uint32_t s, double a) {
  * (train__apply_clocks counts their changes); the rest is the job's
  * config and act_c, set at its creation. */
 static void period_means(job *j, double x0, double period_s) {
-  if (j->inst_gen != j->shape_gen) { /* the last instants' clocks moved */
+  if (j->inst_gen != j->shape_gen) {       /* the last instants' clocks moved */
     for (uint32_t s = 0; s < j->pp; s++) { /* a true pair to start from */
       j->inst_a[s] = j->c->act_idle;
       j->inst_p[s] = stage_power(j, s, j->inst_a[s]);
@@ -299,8 +299,8 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
     at_instant(j, x, a01);
     for (uint32_t s = 0; s < j->pp; s++) {
       double a = profile_at(j, s, x, a01), mean = j->mean_a[s];
-      dev += per_stage * (instant_power(j, s, a) - j->mean_p[s] +
-                          j->host_w * (a - mean));
+      dev += per_stage *
+             (instant_power(j, s, a) - j->mean_p[s] + j->host_w * (a - mean));
     }
   }
   return dev;

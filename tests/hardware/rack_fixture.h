@@ -19,14 +19,6 @@
  * 10, 20, 50 and 100% load: 90, 94, 96, 91%. Four points. */
 extern const rack_conv_point rack_fixture_titanium[4];
 
-/* The names the fleet's tests had before the catalogs' fixture was shared
- * (test_catalogs.h), kept while a branch begun before it still uses them
- * (loads27's test_rack_run_loads.c); new tests use the right-hand side. */
-#define rack_fixture_gpus cats.gpu
-#define rack_fixture_systems cats.sys
-#define rack_fixture_setup test_catalogs_load_hardware
-#define rack_fixture_teardown test_catalogs_release
-
 /* A fleet of the groups; fails the test when it cannot be made. */
 rack_fleet *rack_fixture_fleet(const rack_group_spec *g, size_t n);
 

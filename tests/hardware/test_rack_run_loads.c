@@ -25,8 +25,8 @@ static const loads_case cases[] = {
 };
 
 static rack_fleet *make(const loads_case *c) {
-  const sys_spec *s = sys_catalog_find(&rack_fixture_systems, "DGX-H100");
-  rack_group_spec g = {"nvl",  gpu_catalog_find(&rack_fixture_gpus, "GB200"),
+  const sys_spec *s = sys_catalog_find(&cats.sys, "DGX-H100");
+  rack_group_spec g = {"nvl",  gpu_catalog_find(&cats.gpu, "GB200"),
                        4,      72,
                        132000, 16800,
                        33600,  rack_fixture_titanium,
@@ -34,7 +34,7 @@ static rack_fleet *make(const loads_case *c) {
                        NULL,   0,
                        false,  0};
   if (c->system)
-    g = (rack_group_spec){"dgx", gpu_catalog_find(&rack_fixture_gpus, "H100-SXM"),
+    g = (rack_group_spec){"dgx", gpu_catalog_find(&cats.gpu, "H100-SXM"),
                           4,     32,
                           40800, 0,
                           0,     NULL,
@@ -99,7 +99,8 @@ static void assert_as_ref(rack_fleet *f, rack_fleet *ref) {
   rack_fleet_update(f, NULL);
   rack_fleet_update(ref, NULL);
   for (uint32_t r = 0; r < f->nracks; r++) {
-    double a = rack_fleet_rack_phi_sum(f, r), b = rack_fleet_rack_phi_sum(ref, r);
+    double a = rack_fleet_rack_phi_sum(f, r),
+           b = rack_fleet_rack_phi_sum(ref, r);
     assert_memory_equal(&a, &b, sizeof a);
   }
   assert_memory_equal(rack_fleet_gpu_power(f), ref->power_w,
@@ -217,5 +218,6 @@ int main(void) {
   TEST_ROWS(tests, n, keys_fill_from_the_runs, cases);
   TEST_ROWS(tests, n, unlike_finds_a_first_gpu_apart, cases);
   return _cmocka_run_group_tests("rack_run_loads", tests, n,
-                                 rack_fixture_setup, rack_fixture_teardown);
+                                 test_catalogs_load_hardware,
+                                 test_catalogs_release);
 }
