@@ -10,9 +10,9 @@
  * The racks are of three groups, so that between adjacent racks exactly
  * one of what a unit takes from its rack differs: racks 0 and 1 only in
  * the thermal cap (from step 3), 1 and 2 only in the group's ceiling, 2
- * and 3 (or 4, once 3 is dark) only in the GPU type. With every GPU alike (the last step) the
- * units across such a boundary differ in nothing else: a refresh that
- * held a rack's part of the key wrongly gives the wrong units there.
+ * and 3 (or 4, once 3 is dark) only in the GPU type. With every GPU alike (the
+ * last step) the units across such a boundary differ in nothing else: a refresh
+ * that held a rack's part of the key wrongly gives the wrong units there.
  *
  * With the fleet's runs, a predicted budget takes a run's load share from
  * the unit made from its first GPU: through the same steps, the budget
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "control.h"
 #include "test_catalogs.h"
 
@@ -124,9 +125,13 @@ static void groups_of(rack_group_spec g[3]) {
   const gpu_spec *h = gpu_catalog_find(&cats.gpu, "H100-SXM");
   assert_non_null(gb);
   assert_non_null(h);
-  g[0] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = 2,
-                           .gpus_per_rack = 72, .limit_w = 132000,
-                           .other_idle_w = 16800, .other_max_w = 33600,
+  g[0] = (rack_group_spec){.name = "nvl",
+                           .gpu = gb,
+                           .count = 2,
+                           .gpus_per_rack = 72,
+                           .limit_w = 132000,
+                           .other_idle_w = 16800,
+                           .other_max_w = 33600,
                            .r_th = NAN};
   g[1] = g[0];
   g[1].name = "nvl-limited";
@@ -148,8 +153,13 @@ static world *world_make(const power_config *pc) {
   assert_non_null(w->e);
   w->fl = rack_fleet_create(g, 3, NULL, &err);
   assert_non_null(w->fl);
-  control_hooks h = {w,         fits,       drive,         power,
-                     gpu_slots, slot_units, request_counts,
+  control_hooks h = {w,
+                     fits,
+                     drive,
+                     power,
+                     gpu_slots,
+                     slot_units,
+                     request_counts,
                      count_slots ? slots_changed : NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
@@ -191,17 +201,13 @@ typedef struct step {
 } step;
 
 static const step steps[] = {
-    {"the first period", true},      {"nothing moved", false},
-    {"one slot's load", false},      {"a rack's thermal cap", true},
-    {"a slot's worth", false},       {"the split again", true},
-    {"a tighter fit", true},         {"slots moved", false},
-    {"a rack dark", true},           {"the free GPUs' load", false},
+    {"the first period", true}, {"nothing moved", false},
+    {"one slot's load", false}, {"a rack's thermal cap", true},
+    {"a slot's worth", false},  {"the split again", true},
+    {"a tighter fit", true},    {"slots moved", false},
+    {"a rack dark", true},      {"the free GPUs' load", false},
     {"every GPU alike", false},
 };
-
-static bool same_double(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
 
 static void assert_same_units(const world *warm, const world *cold,
                               const char *what) {
@@ -209,16 +215,16 @@ static void assert_same_units(const world *warm, const world *cold,
     fail_msg("%s: %zu units warm, %zu cold", what, warm->n, cold->n);
   for (size_t j = 0; j < warm->n; j++) {
     const power_unit *a = &warm->u[j], *b = &cold->u[j];
-    double fa[] = {a->lo,   a->hi,   a->demand,   a->weight, a->c,
-                   a->idle, a->span, a->activity, a->gamma,  a->phi_min,
-                   warm->cap[j]};
-    double fb[] = {b->lo,   b->hi,   b->demand,   b->weight, b->c,
-                   b->idle, b->span, b->activity, b->gamma,  b->phi_min,
-                   cold->cap[j]};
+    double fa[] = {a->lo,    a->hi,      a->demand,   a->weight,
+                   a->c,     a->idle,    a->span,     a->activity,
+                   a->gamma, a->phi_min, warm->cap[j]};
+    double fb[] = {b->lo,    b->hi,      b->demand,   b->weight,
+                   b->c,     b->idle,    b->span,     b->activity,
+                   b->gamma, b->phi_min, cold->cap[j]};
     bool same = a->n == b->n && a->cls == b->cls &&
                 a->priority == b->priority && warm->key[j] == cold->key[j];
     for (size_t f = 0; f < sizeof fa / sizeof *fa; f++)
-      same = same && same_double(fa[f], fb[f]);
+      same = same && sim_same_bits(fa[f], fb[f]);
     if (!same)
       fail_msg("%s: unit %zu differs warm and cold (demand %.17g, %.17g; "
                "cap %.17g, %.17g)",
@@ -243,7 +249,7 @@ static void assert_caps_are_units(const world *w, const char *what) {
         next++; /* the first of its unit */
       assert_true(j < w->n);
       assert_int_equal(w->key[j], w->slot[i]);
-      if (!same_double(w->fl->cap_w[i], w->cap[j]))
+      if (!sim_same_bits(w->fl->cap_w[i], w->cap[j]))
         fail_msg("%s: GPU %u's cap %.17g W, its unit's %.17g W", what, i,
                  w->fl->cap_w[i], w->cap[j]);
     }
@@ -276,7 +282,7 @@ static void warm_units_are_cold_units(void **state) {
     assert_same_units(warm, cold, steps[s].what);
     assert_caps_are_units(warm, steps[s].what);
     for (uint32_t i = 0; i < NGPUS; i++)
-      if (!same_double(warm->fl->cap_w[i], cold->fl->cap_w[i]))
+      if (!sim_same_bits(warm->fl->cap_w[i], cold->fl->cap_w[i]))
         fail_msg("%s: GPU %u's cap %.17g W warm, %.17g W cold", steps[s].what,
                  i, warm->fl->cap_w[i], cold->fl->cap_w[i]);
     world_drop(cold);
@@ -351,9 +357,9 @@ static void expect_budgets(const world *w, const control_view *v,
                            const double gb[3], double out[3]) {
   double it = v->it_w, k = fmax(0, v->facility_w - it) / it;
   double l = v->psu_loss_w / it;
-  double predicted = v->limit_w * (1 - predict_cfg.budget_margin) * (1 - l) /
-                         (1 + k) -
-                     other_it_from_runs(w->fl);
+  double predicted =
+      v->limit_w * (1 - predict_cfg.budget_margin) * (1 - l) / (1 + k) -
+      other_it_from_runs(w->fl);
   double reserve = gb[0] + gb[1] + gb[2];
   double scale = fmax(1, predicted / reserve);
   for (int g = 0; g < 3; g++)
@@ -368,15 +374,15 @@ static void keyed_state(world *w, int s, double gb[3]) {
   sim_error err = {0};
   world_state(w, s);
   for (uint32_t i = 0; i < NGPUS; i++)
-    rack_set_unit_key(fl, i, w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
+    rack_set_unit_key(fl, i,
+                      w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
   if (rack_fleet_split(fl, fits, w, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   gb[0] = gb[1] = gb[2] = 0;
   rack_fleet_gpu_caps(fl); /* the split may have written runs only */
   for (uint32_t r = 0; r < NRACKS; r++)
-    for (uint32_t i = fl->first[r]; rack_fleet_rack_usable(fl, r) &&
-                                    i < fl->first[r] + fl->count[r];
-         i++)
+    for (uint32_t i = fl->first[r];
+         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
       gb[fl->group[r]] += fl->cap_w[i];
   rack_fleet_update(fl, NULL);
   assert_true(rack_fleet_runs_fresh(fl));
@@ -392,7 +398,7 @@ static void assert_budgets_of_runs(world *w, const control_view *v,
   assert_int_equal(control_period(w->c, v, 0), SIM_OK);
   assert_int_equal(w->nbudget, 3);
   for (int g = 0; g < 3; g++)
-    if (!same_double(w->budget[g], want[g]))
+    if (!sim_same_bits(w->budget[g], want[g]))
       fail_msg("%s: group %d's budget %.17g W, from the runs %.17g W", what, g,
                w->budget[g], want[g]);
 }
@@ -406,8 +412,12 @@ static void predicted_budget_reads_the_runs(void **state) {
   world *w = world_make(&predict_cfg);
   assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
   control_set_split(w->c, record_split, w);
-  control_view v = {.cap_w = 1e6, .limit_w = 1e6, .recap = true,
-                    .facility_w = 3e5, .it_w = 2.5e5, .psu_loss_w = 1e4};
+  control_view v = {.cap_w = 1e6,
+                    .limit_w = 1e6,
+                    .recap = true,
+                    .facility_w = 3e5,
+                    .it_w = 2.5e5,
+                    .psu_loss_w = 1e4};
   double gb[3];
   for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
     keyed_state(w, s, gb);
@@ -453,7 +463,7 @@ static void caps_once_a_run_are_the_gpus(void **state) {
     uint32_t q = 0; /* the runs' caps, before the GPUs are filled */
     for (uint32_t i = 0; i < NGPUS; i++) {
       q = runs->fl->gpu_run[i];
-      if (!same_double(runs->fl->run_cap_w[q], gpus->fl->cap_w[i]))
+      if (!sim_same_bits(runs->fl->run_cap_w[q], gpus->fl->cap_w[i]))
         fail_msg("%s: GPU %u's run's cap %.17g W, GPU by GPU %.17g W",
                  steps[s].what, i, runs->fl->run_cap_w[q], gpus->fl->cap_w[i]);
     }
