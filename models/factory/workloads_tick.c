@@ -188,6 +188,94 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
   return n;
 }
 
+/* hits_from for replicas of one run each (r->run0[k] == k: bench-10k's
+ * services), rack by rack: a rack's GPUs are of one type (rack.c) and
+ * share its thermal cap, so the type is compared once a rack. Where the
+ * rack's thermal cap is above last's cap, a run's cap held to it is
+ * last's exactly when the run's own is (to the bit: held below its own,
+ * it would be the thermal cap, which is not last's), so the run's own
+ * is compared; elsewhere it is held first, as in hits_from. Out of line
+ * for the same reason. */
+__attribute__((noinline)) static uint32_t
+hits_one(const rack_fleet *fl, const work_reps *r, uint32_t k,
+         const rack_phi_last *last, double *phi) {
+  const double *cap_w = fl->run_cap_w;
+  const uint32_t *runs = r->runs, *rack = r->rack;
+  const gpu_load *load = r->load;
+  const gpu_load l = {last->sm, last->mem, last->busy};
+  const double l_cap = last->cap, p = min_of(1, last->phi);
+  const uint32_t n = r->n;
+  while (k < n) {
+    const uint32_t rk = rack[k];
+    const double th = fl->thermal_cap_w[rk];
+    if (last->type != r->type[k])
+      return k;
+    uint32_t e = k;
+    if (th > l_cap) {
+      for (; e < n && rack[e] == rk; e++) {
+        if (!same_load(&l, &load[e]) || !sim_same_bits(l_cap, cap_w[runs[e]]))
+          return e;
+        phi[e] = p;
+      }
+    } else {
+      for (; e < n && rack[e] == rk; e++) {
+        if (!same_load(&l, &load[e]) ||
+            !sim_same_bits(l_cap, rack_cap_min(cap_w[runs[e]], th)))
+          return e;
+        phi[e] = p;
+      }
+    }
+    k = e;
+  }
+  return n;
+}
+
+/* hits_one where every rack of the fleet is of last's GPU type and has
+ * its thermal cap above last's cap (racks_alike): no rack to look at, a
+ * replica costs its load's compare, its run's cap and the store. */
+__attribute__((noinline)) static uint32_t
+hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
+           const rack_phi_last *last, double *phi) {
+  const double *cap_w = fl->run_cap_w;
+  const uint32_t *runs = r->runs;
+  const gpu_load *load = r->load;
+  const gpu_load l = {last->sm, last->mem, last->busy};
+  const double l_cap = last->cap, p = min_of(1, last->phi);
+  const uint32_t n = r->n;
+  for (; k < n; k++) {
+    assert(r->type[k] == last->type);
+    if (!same_load(&l, &load[k]) || !sim_same_bits(l_cap, cap_w[runs[k]]))
+      return k;
+    phi[k] = p;
+  }
+  return n;
+}
+
+/* What every rack of the fleet shares now: its GPUs' type
+ * (RACK_PHI_NONE where two racks' differ) and the lowest thermal cap
+ * (NaN where one is). */
+typedef struct racks_alike {
+  uint32_t type;
+  double thermal;
+} racks_alike;
+
+static racks_alike racks_alike_of(const rack_fleet *fl) {
+  racks_alike a = {RACK_PHI_NONE, INFINITY};
+  bool first = true;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (fl->count[r] == 0)
+      continue;
+    uint32_t t = fl->type[fl->first[r]];
+    a.type = first || t == a.type ? t : RACK_PHI_NONE;
+    first = false;
+    double th = fl->thermal_cap_w[r];
+    a.thermal = th < a.thermal || isnan(th) ? th : a.thermal;
+    if (a.type == RACK_PHI_NONE || isnan(a.thermal))
+      break;
+  }
+  return a;
+}
+
 /* Replica k's clock, the slowest of its runs': a run like last (type,
  * cap and load) takes last's clock, another is solved and remembered in
  * last (rack_run_phi_near's rule). held: the replica's load is r->load[k]
@@ -219,13 +307,25 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
  * the drive wrote the replicas' loads). With the loads held, after a
  * replica the stretch of replicas whose every run hits (most: a
  * service's replicas in one state share load and cap) goes through
- * hits_from. */
+ * hits_from; where every replica is one run, through hits_plain when
+ * every rack is of last's type with its thermal cap above last's cap
+ * (racks_alike, once a call), else hits_one. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
   bool held = r->load != NULL;
+  bool one = r->run0[r->n] == r->n; /* one run a replica: each has one */
+  racks_alike a = held && one ? racks_alike_of(fl) : (racks_alike){0};
   for (uint32_t k = 0; k < r->n;) {
     replica_phi(fl, r, k, last, phi, held);
-    k = held ? hits_from(fl, r, k + 1, last, phi) : k + 1;
+    if (!held)
+      k++;
+    else if (!one)
+      k = hits_from(fl, r, k + 1, last, phi);
+    else if (a.type != RACK_PHI_NONE && last->type == a.type &&
+             a.thermal > last->cap)
+      k = hits_plain(fl, r, k + 1, last, phi);
+    else
+      k = hits_one(fl, r, k + 1, last, phi);
   }
 }
 
@@ -276,11 +376,16 @@ static void replica_loads(work *w) {
   }
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  for (uint32_t k = 0; k < w->nrep; k++) {
-    uint32_t q = run0[k], end = run0[k + 1];
-    do /* a replica has one run at least */
-      rack_set_run_load(fl, runs[q], w->rep_load[k]);
-    while (++q < end);
+  if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
+    for (uint32_t k = 0; k < w->nrep; k++)
+      rack_set_run_load(fl, runs[k], w->rep_load[k]);
+  } else {
+    for (uint32_t k = 0; k < w->nrep; k++) {
+      uint32_t q = run0[k], end = run0[k + 1];
+      do /* a replica has one run at least */
+        rack_set_run_load(fl, runs[q], w->rep_load[k]);
+      while (++q < end);
+    }
   }
   w->rep_loads_made = fl->runs_made;
 }

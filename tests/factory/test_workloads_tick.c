@@ -6,7 +6,9 @@
  * sizes laid end to end as the services place them, across racks of two
  * GPU types, with caps that differ inside a replica (several runs),
  * thermal caps, and loads and caps that repeat from one replica to the
- * next (the near clock's hits) or do not. The stretches of a service's
+ * next (the near clock's hits) or do not; and replicas of one run each
+ * (the held clocks' paths for them, racks of one type or of several,
+ * thermal caps under the caps or not). The stretches of a service's
  * replicas that take their worth in one call (work__replica_stretch)
  * against the slot-reading loop they replaced. And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
@@ -23,21 +25,24 @@ enum { MAX_REPS = 600 };
 
 static double uniform(void) { return (double)rand() / RAND_MAX; }
 
-/* A fleet with units of two groups of 4 racks, B200 then GB200 (so a
- * replica laid across them has runs of two types). */
+/* A fleet with units of groups of 4 racks: B200 then GB200 (so a
+ * replica laid across them has runs of two types), or types a, b and c
+ * (c NULL: two groups). */
 typedef struct two_types {
-  rack_group_spec grp[2];
+  rack_group_spec grp[3];
   rack_fleet *f;
 } two_types;
 
-static rack_fleet *two_types_make(two_types *t) {
+static rack_fleet *fleet_make(two_types *t, const char *a, const char *b,
+                              const char *c) {
   sim_error err = {0};
-  const char *names[2] = {"B200", "GB200"};
-  for (int k = 0; k < 2; k++)
+  const char *names[3] = {a, b, c};
+  size_t n = c != NULL ? 3 : 2;
+  for (size_t k = 0; k < n; k++)
     t->grp[k] = (rack_group_spec){names[k], gpu_catalog_find(&cats.gpu, names[k]),
                                   4, 72, 1e9, 0, 0, NULL, 0, NAN, NULL, 0,
                                   false, 0};
-  t->f = rack_fleet_create(t->grp, 2, NULL, &err);
+  t->f = rack_fleet_create(t->grp, n, NULL, &err);
   assert_non_null(t->f);
   assert_int_equal(rack_fleet_keep_units(t->f), SIM_OK);
   return t->f;
@@ -81,11 +86,38 @@ static uint32_t lay_out(rack_fleet *f, uint32_t *size, gpu_load *load) {
   return k;
 }
 
+/* Replicas of 1 to 8 GPUs end to end over the fleet's GPUs from 0, none
+ * across a rack and none with a GPU of a cap of its own: each one run
+ * (the services' layouts at bench-10k). A load and a cap per replica,
+ * each as the replica before's half the time; how many replicas. */
+static uint32_t lay_out_one(rack_fleet *f, uint32_t *size, gpu_load *load) {
+  uint32_t k = 0, at = 0;
+  gpu_load l = {0.5, 0.5, 1};
+  double cap = some_cap(f, 0);
+  while (k < MAX_REPS && at < f->n) {
+    uint32_t n = 1 + (uint32_t)(rand() % 8), room = 72 - at % 72;
+    n = n < room ? n : room;
+    if (rand() % 2 != 0) /* else as the replica before */
+      l = (gpu_load){uniform(), uniform(), rand() % 4 ? 1 : uniform()};
+    if (rand() % 2 != 0)
+      cap = some_cap(f, at);
+    for (uint32_t i = at; i < at + n; i++) {
+      rack_set_unit_key(f, i, k + 1);
+      rack_set_load(f, i, l);
+      f->cap_w[i] = cap;
+    }
+    load[k] = l;
+    size[k++] = n;
+    at += n;
+  }
+  return k;
+}
+
 /* The packed runs of replicas laid end to end (as the tick packs them:
  * work__slot_runs, each run's first GPU, its rack and type). */
 typedef struct packed {
-  uint32_t run0[MAX_REPS + 1], runs[8 * 72], gpu0[8 * 72], rack[8 * 72];
-  uint16_t type[8 * 72];
+  uint32_t run0[MAX_REPS + 1], runs[12 * 72], gpu0[12 * 72], rack[12 * 72];
+  uint16_t type[12 * 72];
 } packed;
 
 static void pack(const rack_fleet *f, const uint32_t *size, uint32_t nrep,
@@ -138,7 +170,7 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   static double phi[MAX_REPS], held[MAX_REPS];
   static packed p;
   two_types t;
-  rack_fleet *f = two_types_make(&t);
+  rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
   srand(27);
   rack_phi_last last = {.type = RACK_PHI_NONE}, last_held = last;
   uint32_t several = 0; /* replicas of more than one run */
@@ -158,6 +190,46 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   }
   assert_true(several > 100);
   two_types_free(&t);
+}
+
+/* 60 rounds of replicas of one run each (lay_out_one) over racks of
+ * types a, b (and c), every other round with a thermal cap on every other
+ * rack (under some replicas' caps, so a cap like the replica before's
+ * is not always held alike): each replica's clock from the loads held
+ * is the slowest of its GPUs'. */
+static void one_run_rounds(const char *a, const char *b, const char *c) {
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS];
+  static double held[MAX_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, a, b, c);
+  rack_phi_last last = {.type = RACK_PHI_NONE};
+  for (int round = 0; round < 60; round++) {
+    uint32_t nrep = lay_out_one(f, size, load);
+    for (uint32_t r = 0; r < f->nracks; r++)
+      f->thermal_cap_w[r] = round % 2 && r % 2 ? 800 : INFINITY;
+    rack_fleet_update(f, NULL);
+    assert_true(rack_fleet_runs_fresh(f));
+    pack(f, size, nrep, &p);
+    assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load};
+    work__replica_phis(f, &r, held, &last);
+    check_slowest(f, size, nrep, &p, held);
+  }
+  two_types_free(&t);
+}
+
+/* The held clocks of replicas of one run each, on a fleet of one GPU type
+ * (racks alike: hits_plain while no thermal cap is at or under the
+ * clock's cap) and on ones of two (rack by rack: hits_one), each type
+ * after the other. */
+static void one_run_replicas_are_their_gpus_slowest(void **state) {
+  (void)state;
+  srand(29);
+  one_run_rounds("GB200", "GB200", NULL);
+  one_run_rounds("B200", "GB200", NULL);
+  one_run_rounds("GB200", "B200", "GB200");
 }
 
 /* Services of 5, 70 and 130 replicas, their slots first as
@@ -249,6 +321,7 @@ static void freed_gpus_take_the_background(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(replica_clocks_are_their_gpus_slowest),
+      cmocka_unit_test(one_run_replicas_are_their_gpus_slowest),
       cmocka_unit_test(replica_stretches),
       cmocka_unit_test(freed_gpus_take_the_background),
   };
