@@ -536,9 +536,29 @@ static void caps_out(const level *l, double *cap) {
   }
 }
 
+/* The level from memo's: last period's answer at LEVEL_LO (every unit at
+ * its top) is this one's if that end still fits (level_cold's first
+ * test: one evaluation, at a level where no clock needs pow); else the
+ * search starts from the last level found inside the range, not from the
+ * whole range (some thirty evaluations, halving through the flat
+ * stretches near its ends). Only the work depends on the start. */
+static double level_of(level *l, double budget_w, const power_memo *memo) {
+  double slope, x = memo->level;
+  if (x == LEVEL_LO && total_at(l, LEVEL_LO, &slope) <= budget_w)
+    return LEVEL_LO;
+  if (x == LEVEL_LO || x == LEVEL_HI)
+    x = memo->inner;
+  if (l->rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
+    double near =
+        x > LEVEL_LO && x < LEVEL_HI ? level_near(l, budget_w, x) : NAN;
+    x = isnan(near) ? level_search(l, grouped_at, budget_w, x) : near;
+  }
+  return level_search(l, total_at, budget_w, x);
+}
+
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
-  power_memo memo = {NAN, 0, NULL};
+  power_memo memo = {NAN, 0, 0, NULL};
   power_split_efficiency_from(units, n, budget_w, cap, &memo, NULL);
   power_memo_clear(&memo);
 }
@@ -549,14 +569,10 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN};
   level_init(&l, memo, cap, alike);
-  double x = memo->level;
-  if (l.rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
-    double near =
-        x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x) : NAN;
-    x = isnan(near) ? level_search(&l, grouped_at, budget_w, x) : near;
-  }
-  x = level_search(&l, total_at, budget_w, x);
+  double x = level_of(&l, budget_w, memo);
   memo->level = x;
+  if (x > LEVEL_LO && x < LEVEL_HI)
+    memo->inner = x;
   caps_at(&l, x);
   serve_the_rest(&l, budget_w, memo);
   caps_out(&l, cap);

@@ -426,7 +426,8 @@ static size_t fill_inputs(uint64_t *seed, power_unit *u, double *w,
 /* The fill searched from a remembered lambda (last call's, the answer,
  * a few doubles off it, far off, the range's ends, none) gives the caps
  * of the fill from nothing, bit for bit, and remembers the same lambda
- * whatever it started from. */
+ * whatever it started from (an answer of 0 perhaps as the lambda before
+ * it, negated: a start for the next fill). */
 static void remembered_fill_is_the_fresh_fill(void **state) {
   (void)state;
   uint64_t seed = 21;
@@ -452,11 +453,15 @@ static void remembered_fill_is_the_fresh_fill(void **state) {
                              0.999,
                              1e3,
                              -1,
+                             -answer,
+                             -(answer * 0.5 + 1e-3),
                              INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
       double memo = starts[s];
       power_fill_from(u, n, w, top, budget, cap, &memo);
-      if (memo != answer || memcmp(cap, want, n * sizeof *cap) != 0)
+      /* An answer of 0 is remembered as 0 or as an earlier lambda negated */
+      if ((memo < 0 ? 0 : memo) != answer ||
+          memcmp(cap, want, n * sizeof *cap) != 0)
         fail_msg("trial %d, start %.17g: lambda %.17g, fresh %.17g", trial,
                  starts[s], memo, answer);
     }
