@@ -77,6 +77,10 @@ typedef struct power_memo {
   /* The efficiency policy's water-filling of the units without measured
    * work: its lambda (power_fill_from's memo), 0 for none. */
   double fill;
+  /* The last level found strictly inside the search's range (0 for
+   * none yet): where the search starts when level is at an end of it
+   * that no longer holds. */
+  double inner;
   /* The search's arrays, kept from call to call so that a split neither
    * allocates nor zeroes them again; NULL until the first. The caller
    * frees them with power_memo_clear. */
@@ -163,7 +167,8 @@ void power_fill(const power_unit *units, size_t n, const double *weight,
                 const double *top, double budget_w, double *cap);
 
 /* The same caps, bit for bit, searched from *memo (last call's lambda;
- * 0 or NaN: none), which it updates; memo NULL: power_fill. */
+ * 0 or NaN: none; negative: the last answer was 0, the one before it
+ * -*memo), which it updates; memo NULL: power_fill. */
 void power_fill_from(const power_unit *units, size_t n, const double *weight,
                      const double *top, double budget_w, double *cap,
                      double *memo);

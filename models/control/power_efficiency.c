@@ -132,11 +132,24 @@ typedef struct level {
   double *rcap;  /* per run: its cap (the caller's array without runs) */
   double *rgpus; /* per run: a unit's GPUs (total_at reads no unit) */
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
+  /* per class: the largest mu yet at which its clock was surely full
+   * (0: none), and its cap there (class_at) */
+  double *mu_one, *cap_one;
 } level;
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
- * clamped: cap_at's expressions, so the bits are the same. */
+ * clamped: cap_at's expressions, so the bits are the same. Its clock's
+ * base b = w c / (mu span a gamma) falls as mu rises, each operation
+ * being monotone, so at a mu no larger than one where b was surely above
+ * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
+ * cap is the one kept then: at request level most of a large group's
+ * classes run full at every level the search tries. */
 static void class_at(level *l, size_t k, double mu) {
+  if (mu <= l->mu_one[k]) {
+    l->cap[k] = l->cap_one[k];
+    l->ds[k] = 0;
+    return;
+  }
   const power_unit *u = &l->units[l->rep[k]];
   clock_at c = clock_of(u, mu);
   double p = u->idle + u->span * u->activity * c.dyn;
@@ -144,6 +157,10 @@ static void class_at(level *l, size_t k, double mu) {
   double cap = clamp(p, l->klo[k], l->kwant[k]);
   l->cap[k] = cap;
   l->ds[k] = c.phi == c.raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
+  if (c.raw == INFINITY) { /* surely full: kept for every mu up to this */
+    l->mu_one[k] = mu;
+    l->cap_one[k] = cap;
+  }
 }
 
 /* Unit u's cap and slope at level mu, one unit at a time (no classes). */
@@ -221,7 +238,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (10 * n + 10) * sizeof *w->d);
+    w->d = sim_alloc(NULL, (12 * n + 12) * sizeof *w->d);
     w->z = sim_alloc(NULL, (4 * n + 4) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
@@ -256,6 +273,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->cap = d, l->ds = d + n + 1, l->gpus = d + 2 * n + 2;
   l->klo = d + 3 * n + 3, l->kwant = d + 4 * n + 4, l->rcap = d + 5 * n + 5;
   l->spare = d + 6 * n + 6, l->rgpus = d + 9 * n + 9;
+  l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->valued = w->b;
@@ -295,6 +313,7 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
   l->kwant[k] = want;
   l->cap[k] = lo; /* what it stays at unless valued */
   l->ds[k] = 0;
+  l->mu_one[k] = 0;
   slot[i] = w->gen << 32 | (uint64_t)(k + 1);
   return k;
 }
@@ -536,9 +555,29 @@ static void caps_out(const level *l, double *cap) {
   }
 }
 
+/* The level from memo's: last period's answer at LEVEL_LO (every unit at
+ * its top) is this one's if that end still fits (level_cold's first
+ * test: one evaluation, at a level where no clock needs pow); else the
+ * search starts from the last level found inside the range, not from the
+ * whole range (some thirty evaluations, halving through the flat
+ * stretches near its ends). Only the work depends on the start. */
+static double level_of(level *l, double budget_w, const power_memo *memo) {
+  double slope, x = memo->level;
+  if (x == LEVEL_LO && total_at(l, LEVEL_LO, &slope) <= budget_w)
+    return LEVEL_LO;
+  if (x == LEVEL_LO || x == LEVEL_HI)
+    x = memo->inner;
+  if (l->rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
+    double near =
+        x > LEVEL_LO && x < LEVEL_HI ? level_near(l, budget_w, x) : NAN;
+    x = isnan(near) ? level_search(l, grouped_at, budget_w, x) : near;
+  }
+  return level_search(l, total_at, budget_w, x);
+}
+
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,
                             double *cap) {
-  power_memo memo = {NAN, 0, NULL};
+  power_memo memo = {NAN, 0, 0, NULL};
   power_split_efficiency_from(units, n, budget_w, cap, &memo, NULL);
   power_memo_clear(&memo);
 }
@@ -549,14 +588,10 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN};
   level_init(&l, memo, cap, alike);
-  double x = memo->level;
-  if (l.rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
-    double near =
-        x > LEVEL_LO && x < LEVEL_HI ? level_near(&l, budget_w, x) : NAN;
-    x = isnan(near) ? level_search(&l, grouped_at, budget_w, x) : near;
-  }
-  x = level_search(&l, total_at, budget_w, x);
+  double x = level_of(&l, budget_w, memo);
   memo->level = x;
+  if (x > LEVEL_LO && x < LEVEL_HI)
+    memo->inner = x;
   caps_at(&l, x);
   serve_the_rest(&l, budget_w, memo);
   caps_out(&l, cap);

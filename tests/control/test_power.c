@@ -355,6 +355,50 @@ static void remembered_level_follows_drift(void **state) {
   power_memo_clear(&memo);
 }
 
+/* A budget for classed_fleet's units from the drawn one to everything at
+ * its top and beyond, where most classes run at full clock at most of
+ * the levels a search tries (the kept full clocks of class_at). */
+static double budget_to_the_top(uint64_t *seed, const power_unit *u, size_t n,
+                                double drawn) {
+  double top = efficiency_total(u, n, -300), r = uniform(seed);
+  if (r < 0.3)
+    return top * (1 - 1e-3 * uniform(seed));
+  if (r < 0.5)
+    return top * (1 - 1e-9 * uniform(seed));
+  return r < 0.7 ? top * (1 + 1e-12) : drawn;
+}
+
+/* A memo whose level is at an end of the range (the last budget fitted
+ * every unit at its top, or none at its floor), with any inner level to
+ * start from (none, the answer, nearby, far off), and one memo carried
+ * from fleet to fleet, its budget fitting everything now and then: the
+ * bisection's level and a fresh split's caps, bit for bit. */
+static void level_from_an_end_is_the_bisections(void **state) {
+  (void)state;
+  uint64_t seed = 17;
+  power_memo carried = {.level = NAN};
+  for (int trial = 0; trial < 300; trial++) {
+    power_unit u[MAXU];
+    double budget, want_cap[MAXU], cap[MAXU];
+    size_t n = classed_fleet(&seed, u, &budget);
+    budget = budget_to_the_top(&seed, u, n, budget);
+    double level = efficiency_bisect(u, n, budget);
+    power_split_efficiency(u, n, budget, want_cap);
+    const double inner[] = {0, NAN, level, level + 0.5, level - 3, 250, -250};
+    for (size_t s = 0; s <= 2 * N_OF(inner); s++) {
+      power_memo memo = {.level = s % 2 ? -300 : 300,
+                         .inner = s < 2 * N_OF(inner) ? inner[s / 2] : 0};
+      power_memo *m = s == 2 * N_OF(inner) ? &carried : &memo;
+      power_split_efficiency_from(u, n, budget, cap, m, NULL);
+      if (m->level != level || memcmp(cap, want_cap, n * sizeof *cap) != 0)
+        fail_msg("trial %d, start %zu: level %.17g, bisection %.17g", trial,
+                 s, m->level, level);
+      power_memo_clear(&memo);
+    }
+  }
+  power_memo_clear(&carried);
+}
+
 /* classed_fleet's units with some ranges moved (a rack's room, a higher
  * floor, another demand): units alike in their clocks but not in their
  * range, which the policy's classes must keep apart. */
@@ -426,7 +470,8 @@ static size_t fill_inputs(uint64_t *seed, power_unit *u, double *w,
 /* The fill searched from a remembered lambda (last call's, the answer,
  * a few doubles off it, far off, the range's ends, none) gives the caps
  * of the fill from nothing, bit for bit, and remembers the same lambda
- * whatever it started from. */
+ * whatever it started from (an answer of 0 perhaps as the lambda before
+ * it, negated: a start for the next fill). */
 static void remembered_fill_is_the_fresh_fill(void **state) {
   (void)state;
   uint64_t seed = 21;
@@ -452,11 +497,15 @@ static void remembered_fill_is_the_fresh_fill(void **state) {
                              0.999,
                              1e3,
                              -1,
+                             -answer,
+                             -(answer * 0.5 + 1e-3),
                              INFINITY};
     for (size_t s = 0; s < N_OF(starts); s++) {
       double memo = starts[s];
       power_fill_from(u, n, w, top, budget, cap, &memo);
-      if (memo != answer || memcmp(cap, want, n * sizeof *cap) != 0)
+      /* An answer of 0 is remembered as 0 or as an earlier lambda negated */
+      if ((memo < 0 ? 0 : memo) != answer ||
+          memcmp(cap, want, n * sizeof *cap) != 0)
         fail_msg("trial %d, start %.17g: lambda %.17g, fresh %.17g", trial,
                  starts[s], memo, answer);
     }
@@ -513,6 +562,7 @@ int main(void) {
   TEST_ADD(tests, n, remembered_fill_is_the_fresh_fill);
   TEST_ADD(tests, n, remembered_fill_follows_drift);
   TEST_ADD(tests, n, remembered_level_follows_drift);
+  TEST_ADD(tests, n, level_from_an_end_is_the_bisections);
   TEST_ADD(tests, n, memo_arrays_carry_over);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
 }
