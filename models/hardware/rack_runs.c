@@ -11,6 +11,7 @@
 
 #include "bits.h"
 #include "rack_internal.h"
+#include "vec.h"
 
 void rack__free_units(rack_fleet *f) {
   const sim_allocator *a = f->alloc;
@@ -34,36 +35,57 @@ void rack__free_units(rack_fleet *f) {
   f->run_type = NULL;
   f->run_power_w = f->run_cap_w = NULL;
   f->run_sm = f->run_mem = f->run_busy = NULL;
+  f->nruns = 0;
+  f->run_room = 0;
   f->caps_unfilled = f->loads_unfilled = false;
 }
 
+/* The per-run arrays are allocated when the runs are made, at their count
+ * (runs_room); what is per GPU or per rack, here. */
 int rack_fleet_keep_units(rack_fleet *f) {
   if (f->unit_key != NULL)
     return SIM_OK;
   const sim_allocator *a = f->alloc;
   f->unit_key = sim_calloc(a, f->n, sizeof *f->unit_key);
-  f->run_first = sim_calloc(a, f->n, sizeof *f->run_first);
-  f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
-  f->run_rack = sim_calloc(a, f->n, sizeof *f->run_rack);
-  f->run_type = sim_calloc(a, f->n, sizeof *f->run_type);
-  f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
-  f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
-  f->run_cap_w = sim_calloc(a, f->n, sizeof *f->run_cap_w);
-  f->run_sm = sim_calloc(a, f->n, sizeof *f->run_sm);
-  f->run_mem = sim_calloc(a, f->n, sizeof *f->run_mem);
-  f->run_busy = sim_calloc(a, f->n, sizeof *f->run_busy);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
-  f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
+  f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
-  if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_rack || !f->run_type || !f->run_power_w || !f->run_cap_w ||
-      !f->run_sm || !f->run_mem || !f->run_busy || !f->gpu_run || !f->run_k ||
-      !f->rack_pattern) {
+  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
   f->runs_stale = true;
   return SIM_OK;
+}
+
+/* Room in every per-run array for need runs (sim_vec_reserve, each array
+ * on its own copy of the room: they come out equal; after a failure the
+ * room kept is the old one, which the arrays that grew exceed). */
+static bool runs_room(rack_fleet *f, uint32_t need) {
+  const struct {
+    void *items;
+    size_t size;
+  } arrays[] = {
+      {&f->run_first, sizeof *f->run_first},
+      {&f->run_len, sizeof *f->run_len},
+      {&f->run_rack, sizeof *f->run_rack},
+      {&f->run_type, sizeof *f->run_type},
+      {&f->run_k, sizeof *f->run_k},
+      {&f->run_power_w, sizeof(double)},
+      {&f->run_cap_w, sizeof(double)},
+      {&f->run_sm, sizeof(double)},
+      {&f->run_mem, sizeof(double)},
+      {&f->run_busy, sizeof(double)},
+  };
+  size_t room = f->run_room;
+  for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) {
+    room = f->run_room;
+    if (sim_vec_reserve(f->alloc, arrays[k].items, &room, need,
+                        arrays[k].size) != SIM_OK)
+      return false;
+  }
+  f->run_room = room;
+  return true;
 }
 
 /* GPU j like GPU i in key and cap (their loads not yet filled). */
@@ -121,26 +143,45 @@ static void make_patterns(rack_fleet *f) {
 
 /* Runs break at every rack, every server of a system rack, every change
  * of key and every GPU unlike the one before (a run only ever merges
- * GPUs the per-GPU update would give the same power). */
-void rack__build_runs(rack_fleet *f) {
+ * GPUs the per-GPU update would give the same power): each GPU's run and
+ * each rack's first, counted. */
+static uint32_t mark_runs(rack_fleet *f) {
   uint32_t q = 0;
-  rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
-  rack_fleet_gpu_caps(f);
   for (uint32_t r = 0; r < f->nracks; r++) {
     const rack_group_spec *g = &f->groups[f->group[r]];
     uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
     uint32_t first = f->first[r], end = first + f->count[r];
     f->rack_run[r] = q;
     for (uint32_t i = first; i < end; i++) {
-      if (i == first || (i - first) % per == 0 || !gpu_alike(f, i - 1, i)) {
-        f->run_first[q] = i;
-        f->run_len[q++] = 0;
-      }
-      f->run_len[q - 1]++;
+      if (i == first || (i - first) % per == 0 || !gpu_alike(f, i - 1, i))
+        q++;
       f->gpu_run[i] = q - 1;
     }
   }
   f->rack_run[f->nracks] = q;
+  return q;
+}
+
+/* The runs made from the GPUs' keys, loads and caps, in arrays at their
+ * count. Out of memory for them, units are off (rack__free_units): the
+ * per-GPU update from then on, never wrong, only slower (and its sums'
+ * last bits are the per-GPU loop's). */
+void rack__build_runs(rack_fleet *f) {
+  rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
+  rack_fleet_gpu_caps(f);
+  uint32_t q = mark_runs(f);
+  if (!runs_room(f, q)) {
+    rack__free_units(f);
+    return;
+  }
+  for (uint32_t i = 0; i < f->n; i++) { /* the racks' GPUs are 0 .. n - 1 */
+    uint32_t k = f->gpu_run[i];
+    if (i == 0 || f->gpu_run[i - 1] != k) {
+      f->run_first[k] = i;
+      f->run_len[k] = 0;
+    }
+    f->run_len[k]++;
+  }
   f->nruns = q;
   for (uint32_t k = 0; k < q; k++) {
     uint32_t i = f->run_first[k];

@@ -416,6 +416,62 @@ static void keys_mark_the_runs_stale(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* The per-run arrays at the runs' count, not the GPUs': room for one
+ * run a server while every GPU is free, more as layouts split the racks,
+ * each layout's update the per-GPU one's. */
+static void run_arrays_at_the_run_count(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_make(true), *ref = rack_fixture_make(true);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(f->nruns, f->nracks * 4); /* DGX servers of 8 */
+  assert_true(f->run_room >= f->nruns && f->run_room < f->n);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 99;
+  for (uint32_t max = 1; max <= 12; max += 11) {
+    rack_fixture_new_layout(f, key, max, &seed);
+    write_state(f, key, &seed);
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    assert_true(f->run_room >= f->nruns);
+    compare(ref, f);
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Out of memory for any of the per-run arrays when the runs are made:
+ * units off, the update the per-GPU one to the bit, nothing leaked. */
+static void no_room_for_runs_turns_units_off(void **state) {
+  (void)state;
+  rack_group_spec g = rack_fixture_five(RACK_FIXTURE_DGX);
+  rack_fleet *ref = rack_fixture_fleet(&g, 1);
+  for (long k = 1; k <= 10; k++) {
+    test_alloc t;
+    sim_error err;
+    test_alloc_init(&t, 0);
+    rack_fleet *f = rack_fleet_create(&g, 1, &t.hook, &err);
+    assert_non_null(f);
+    assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+    for (uint32_t i = 0; i < f->n; i++) {
+      rack_set_unit_key(f, i, 1 + i / 5);
+      rack_set_load(f, i, gpu_load_level(0.1 * (i % 7)));
+    }
+    t.fail_at = t.calls + k; /* the k-th array's growth */
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    assert_null(f->unit_key);
+    assert_int_equal(f->nruns, 0);
+    assert_memory_equal(ref->power_w, f->power_w, f->n * sizeof(double));
+    rack_fleet_destroy(f);
+    assert_int_equal(t.live, 0);
+  }
+  rack_fleet_destroy(ref);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -428,6 +484,8 @@ int main(void) {
   TEST_ROWS(tests, n, one_input_unlike_splits_the_run, split_cases);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
+  TEST_ADD(tests, n, run_arrays_at_the_run_count);
+  TEST_ADD(tests, n, no_room_for_runs_turns_units_off);
   return _cmocka_run_group_tests("rack_runs", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);
