@@ -275,11 +275,25 @@ double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {
   return rack_fleet_rack_caps_added(f, r, 0);
 }
 
+/* sum with x added n times, in order: four adds a turn, the same adds
+ * with a quarter of the loop's tests (the samples and control's budgets
+ * add every rack's caps, GPU by GPU). */
+static double add_times(double sum, double x, uint32_t n) {
+  for (; n >= 4; n -= 4) {
+    sum += x;
+    sum += x;
+    sum += x;
+    sum += x;
+  }
+  for (; n > 0; n--)
+    sum += x;
+  return sum;
+}
+
 double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
   if (f->caps_unfilled) /* the runs' caps are the truth */
     for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      for (uint32_t k = 0; k < f->run_len[q]; k++)
-        sum += f->run_cap_w[q];
+      sum = add_times(sum, f->run_cap_w[q], f->run_len[q]);
   else
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
       sum += f->cap_w[i];

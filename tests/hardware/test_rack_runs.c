@@ -472,6 +472,39 @@ static void no_room_for_runs_turns_units_off(void **state) {
   rack_fleet_destroy(ref);
 }
 
+/* A rack's caps added run by run, with the GPUs' caps behind the runs',
+ * are the GPU-by-GPU sum to the bit, from 0 and from a sum: runs of 1 to
+ * 11 GPUs (every remainder of the sum's four adds a turn), each at its
+ * own cap. */
+static void rack_cap_sums_are_the_gpus(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_make(false);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t r = 0, key = 1; r < f->nracks; r++, key++)
+    for (uint32_t k = 0, len = 1, left = 1; k < f->count[r]; k++, left--) {
+      if (left == 0) {
+        left = ++len;
+        key++;
+      }
+      rack_set_unit_key(f, f->first[r] + k, key);
+    }
+  rack_fleet_update(f, NULL);
+  for (uint32_t q = 0; q < f->nruns; q++)
+    rack_set_run_cap(f, q, 300 + q / 3.0);
+  assert_true(f->caps_unfilled);
+  const double from[] = {0, 1234.5678};
+  for (uint32_t r = 0; r < f->nracks; r++)
+    for (int s = 0; s < 2; s++) {
+      double want = from[s];
+      for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+        want += f->run_cap_w[f->gpu_run[i]];
+      double got = s == 0 ? rack_fleet_rack_cap_sum(f, r)
+                          : rack_fleet_rack_caps_added(f, r, from[s]);
+      assert_memory_equal(&got, &want, sizeof got);
+    }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -485,6 +518,7 @@ int main(void) {
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
   TEST_ADD(tests, n, run_arrays_at_the_run_count);
+  TEST_ADD(tests, n, rack_cap_sums_are_the_gpus);
   TEST_ADD(tests, n, no_room_for_runs_turns_units_off);
   return _cmocka_run_group_tests("rack_runs", tests, n,
                                  test_catalogs_load_hardware,
