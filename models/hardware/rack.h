@@ -140,6 +140,7 @@ typedef struct rack_fleet {
   uint32_t *unit_key;
   bool runs_stale; /* keys changed since the runs were made */
   uint32_t nruns;
+  size_t run_room;     /* the per-run arrays' room, from nruns up */
   uint64_t runs_made;  /* how many times they were made (from 1) */
   bool power_unfilled; /* power_w behind run_power_w */
   /* A run's load, while the runs are fresh: made from its first GPU's

@@ -11,6 +11,7 @@
 
 #include "bits.h"
 #include "rack_internal.h"
+#include "vec.h"
 
 void rack__free_units(rack_fleet *f) {
   const sim_allocator *a = f->alloc;
@@ -34,36 +35,57 @@ void rack__free_units(rack_fleet *f) {
   f->run_type = NULL;
   f->run_power_w = f->run_cap_w = NULL;
   f->run_sm = f->run_mem = f->run_busy = NULL;
+  f->nruns = 0;
+  f->run_room = 0;
   f->caps_unfilled = f->loads_unfilled = false;
 }
 
+/* The per-run arrays are allocated when the runs are made, at their count
+ * (runs_room); what is per GPU or per rack, here. */
 int rack_fleet_keep_units(rack_fleet *f) {
   if (f->unit_key != NULL)
     return SIM_OK;
   const sim_allocator *a = f->alloc;
   f->unit_key = sim_calloc(a, f->n, sizeof *f->unit_key);
-  f->run_first = sim_calloc(a, f->n, sizeof *f->run_first);
-  f->run_len = sim_calloc(a, f->n, sizeof *f->run_len);
-  f->run_rack = sim_calloc(a, f->n, sizeof *f->run_rack);
-  f->run_type = sim_calloc(a, f->n, sizeof *f->run_type);
-  f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
-  f->run_power_w = sim_calloc(a, f->n, sizeof *f->run_power_w);
-  f->run_cap_w = sim_calloc(a, f->n, sizeof *f->run_cap_w);
-  f->run_sm = sim_calloc(a, f->n, sizeof *f->run_sm);
-  f->run_mem = sim_calloc(a, f->n, sizeof *f->run_mem);
-  f->run_busy = sim_calloc(a, f->n, sizeof *f->run_busy);
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
-  f->run_k = sim_calloc(a, f->n, sizeof *f->run_k);
+  f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
-  if (!f->unit_key || !f->run_first || !f->run_len || !f->rack_run ||
-      !f->run_rack || !f->run_type || !f->run_power_w || !f->run_cap_w ||
-      !f->run_sm || !f->run_mem || !f->run_busy || !f->gpu_run || !f->run_k ||
-      !f->rack_pattern) {
+  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
   f->runs_stale = true;
   return SIM_OK;
+}
+
+/* Room in every per-run array for need runs (sim_vec_reserve, each array
+ * on its own copy of the room: they come out equal; after a failure the
+ * room kept is the old one, which the arrays that grew exceed). */
+static bool runs_room(rack_fleet *f, uint32_t need) {
+  const struct {
+    void *items;
+    size_t size;
+  } arrays[] = {
+      {&f->run_first, sizeof *f->run_first},
+      {&f->run_len, sizeof *f->run_len},
+      {&f->run_rack, sizeof *f->run_rack},
+      {&f->run_type, sizeof *f->run_type},
+      {&f->run_k, sizeof *f->run_k},
+      {&f->run_power_w, sizeof(double)},
+      {&f->run_cap_w, sizeof(double)},
+      {&f->run_sm, sizeof(double)},
+      {&f->run_mem, sizeof(double)},
+      {&f->run_busy, sizeof(double)},
+  };
+  size_t room = f->run_room;
+  for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) {
+    room = f->run_room;
+    if (sim_vec_reserve(f->alloc, arrays[k].items, &room, need,
+                        arrays[k].size) != SIM_OK)
+      return false;
+  }
+  f->run_room = room;
+  return true;
 }
 
 /* GPU j like GPU i in key and cap (their loads not yet filled). */
@@ -121,26 +143,45 @@ static void make_patterns(rack_fleet *f) {
 
 /* Runs break at every rack, every server of a system rack, every change
  * of key and every GPU unlike the one before (a run only ever merges
- * GPUs the per-GPU update would give the same power). */
-void rack__build_runs(rack_fleet *f) {
+ * GPUs the per-GPU update would give the same power): each GPU's run and
+ * each rack's first, counted. */
+static uint32_t mark_runs(rack_fleet *f) {
   uint32_t q = 0;
-  rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
-  rack_fleet_gpu_caps(f);
   for (uint32_t r = 0; r < f->nracks; r++) {
     const rack_group_spec *g = &f->groups[f->group[r]];
     uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
     uint32_t first = f->first[r], end = first + f->count[r];
     f->rack_run[r] = q;
     for (uint32_t i = first; i < end; i++) {
-      if (i == first || (i - first) % per == 0 || !gpu_alike(f, i - 1, i)) {
-        f->run_first[q] = i;
-        f->run_len[q++] = 0;
-      }
-      f->run_len[q - 1]++;
+      if (i == first || (i - first) % per == 0 || !gpu_alike(f, i - 1, i))
+        q++;
       f->gpu_run[i] = q - 1;
     }
   }
   f->rack_run[f->nracks] = q;
+  return q;
+}
+
+/* The runs made from the GPUs' keys, loads and caps, in arrays at their
+ * count. Out of memory for them, units are off (rack__free_units): the
+ * per-GPU update from then on, never wrong, only slower (and its sums'
+ * last bits are the per-GPU loop's). */
+void rack__build_runs(rack_fleet *f) {
+  rack_fleet_gpu_loads(f); /* filled when the keys changed; to be sure */
+  rack_fleet_gpu_caps(f);
+  uint32_t q = mark_runs(f);
+  if (!runs_room(f, q)) {
+    rack__free_units(f);
+    return;
+  }
+  for (uint32_t i = 0; i < f->n; i++) { /* the racks' GPUs are 0 .. n - 1 */
+    uint32_t k = f->gpu_run[i];
+    if (i == 0 || f->gpu_run[i - 1] != k) {
+      f->run_first[k] = i;
+      f->run_len[k] = 0;
+    }
+    f->run_len[k]++;
+  }
   f->nruns = q;
   for (uint32_t k = 0; k < q; k++) {
     uint32_t i = f->run_first[k];
@@ -234,11 +275,25 @@ double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {
   return rack_fleet_rack_caps_added(f, r, 0);
 }
 
+/* sum with x added n times, in order: four adds a turn, the same adds
+ * with a quarter of the loop's tests (the samples and control's budgets
+ * add every rack's caps, GPU by GPU). */
+static double add_times(double sum, double x, uint32_t n) {
+  for (; n >= 4; n -= 4) {
+    sum += x;
+    sum += x;
+    sum += x;
+    sum += x;
+  }
+  for (; n > 0; n--)
+    sum += x;
+  return sum;
+}
+
 double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
   if (f->caps_unfilled) /* the runs' caps are the truth */
     for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      for (uint32_t k = 0; k < f->run_len[q]; k++)
-        sum += f->run_cap_w[q];
+      sum = add_times(sum, f->run_cap_w[q], f->run_len[q]);
   else
     for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
       sum += f->cap_w[i];
@@ -349,17 +404,42 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   *act_out = act;
 }
 
-/* Whether runs q .. qend - 1 all have e's inputs, to the bit. */
-static bool runs_all_at(const rack_fleet *f, uint32_t q, uint32_t qend,
+/* Two runs' bits of one input, in one SSE2 register (GCC's and clang's
+ * vector extension; an unaligned load through memcpy). */
+typedef uint64_t run_bits2 __attribute__((vector_size(16)));
+
+static inline run_bits2 bits2_at(const double *a, uint32_t q) {
+  run_bits2 v;
+  memcpy(&v, a + q, sizeof v);
+  return v;
+}
+
+/* Whether runs q .. qend - 1 all have e's inputs, to the bit, each run
+ * given e's power on the way (a rack unlike it has its pass write them
+ * again). Two runs a turn, their xors or-ed into one register and tested
+ * once at the end: no branch a run, and no early way out (a rack unlike
+ * e, about 1 in 10, is then gone through in its pass anyway). */
+static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
                         const rack__run_eval *e) {
   const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
   const double *busy = f->run_busy;
-  for (; q < qend; q++) {
-    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
-                        sim_bits_at(mem, q), sim_bits_at(busy, q), e))
-      return false;
+  double *power = f->run_power_w;
+  run_bits2 ec = {e->cap, e->cap}, es = {e->sm, e->sm};
+  run_bits2 em = {e->mem, e->mem}, eb = {e->busy, e->busy};
+  double p2[2] = {e->p, e->p};
+  run_bits2 odd = {0, 0};
+  for (; q + 2 <= qend; q += 2) {
+    odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
+           (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
+    memcpy(power + q, p2, sizeof p2);
   }
-  return true;
+  uint64_t last = 0;
+  if (q < qend) {
+    last = (sim_bits_at(cap, q) ^ e->cap) | (sim_bits_at(sm, q) ^ e->sm) |
+           (sim_bits_at(mem, q) ^ e->mem) | (sim_bits_at(busy, q) ^ e->busy);
+    power[q] = e->p;
+  }
+  return (odd[0] | odd[1] | last) == 0;
 }
 
 /* Whether m's rack was evaluated from e (the same inputs, GPU type and
@@ -392,20 +472,9 @@ static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
                            true};
 }
 
-/* Rack r given m's sums, and its runs m's power: four runs a step (the
- * compiler makes two wide stores of them; one at a time cost 5
- * instructions a run). */
+/* Rack r given m's sums (its runs were given m's power, e's, as they
+ * were compared: runs_all_at). */
 static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
-  double *o = f->run_power_w, p = m->e.p;
-  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
-  for (; q + 4 <= qend; q += 4) {
-    o[q] = p;
-    o[q + 1] = p;
-    o[q + 2] = p;
-    o[q + 3] = p;
-  }
-  for (; q < qend; q++)
-    o[q] = p;
   f->throttled[r] = m->held;
   f->activity_mean[r] = m->mean;
   f->gpu_power_w[r] = m->gpu;
@@ -451,7 +520,7 @@ static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
 void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
-  if (!c->e.valid || c->e.type != f->type[f->first[r]] ||
+  if (!c->e.valid || c->e.type != f->run_type[q] ||
       c->e.tcap != sim_bits_at(&tcap, 0))
     c->e = run_evaluate(f, q, tcap);
   bool alike = runs_all_at(f, q, qend, &c->e);

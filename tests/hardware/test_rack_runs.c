@@ -416,6 +416,95 @@ static void keys_mark_the_runs_stale(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* The per-run arrays at the runs' count, not the GPUs': room for one
+ * run a server while every GPU is free, more as layouts split the racks,
+ * each layout's update the per-GPU one's. */
+static void run_arrays_at_the_run_count(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_make(true), *ref = rack_fixture_make(true);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  rack_fleet_update(f, NULL);
+  assert_int_equal(f->nruns, f->nracks * 4); /* DGX servers of 8 */
+  assert_true(f->run_room >= f->nruns && f->run_room < f->n);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 99;
+  for (uint32_t max = 1; max <= 12; max += 11) {
+    rack_fixture_new_layout(f, key, max, &seed);
+    write_state(f, key, &seed);
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    assert_true(f->run_room >= f->nruns);
+    compare(ref, f);
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Out of memory for any of the per-run arrays when the runs are made:
+ * units off, the update the per-GPU one to the bit, nothing leaked. */
+static void no_room_for_runs_turns_units_off(void **state) {
+  (void)state;
+  rack_group_spec g = rack_fixture_five(RACK_FIXTURE_DGX);
+  rack_fleet *ref = rack_fixture_fleet(&g, 1);
+  for (long k = 1; k <= 10; k++) {
+    test_alloc t;
+    sim_error err;
+    test_alloc_init(&t, 0);
+    rack_fleet *f = rack_fleet_create(&g, 1, &t.hook, &err);
+    assert_non_null(f);
+    assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+    for (uint32_t i = 0; i < f->n; i++) {
+      rack_set_unit_key(f, i, 1 + i / 5);
+      rack_set_load(f, i, gpu_load_level(0.1 * (i % 7)));
+    }
+    t.fail_at = t.calls + k; /* the k-th array's growth */
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    assert_null(f->unit_key);
+    assert_int_equal(f->nruns, 0);
+    assert_memory_equal(ref->power_w, f->power_w, f->n * sizeof(double));
+    rack_fleet_destroy(f);
+    assert_int_equal(t.live, 0);
+  }
+  rack_fleet_destroy(ref);
+}
+
+/* A rack's caps added run by run, with the GPUs' caps behind the runs',
+ * are the GPU-by-GPU sum to the bit, from 0 and from a sum: runs of 1 to
+ * 11 GPUs (every remainder of the sum's four adds a turn), each at its
+ * own cap. */
+static void rack_cap_sums_are_the_gpus(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_make(false);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t r = 0, key = 1; r < f->nracks; r++, key++)
+    for (uint32_t k = 0, len = 1, left = 1; k < f->count[r]; k++, left--) {
+      if (left == 0) {
+        left = ++len;
+        key++;
+      }
+      rack_set_unit_key(f, f->first[r] + k, key);
+    }
+  rack_fleet_update(f, NULL);
+  for (uint32_t q = 0; q < f->nruns; q++)
+    rack_set_run_cap(f, q, 300 + q / 3.0);
+  assert_true(f->caps_unfilled);
+  const double from[] = {0, 1234.5678};
+  for (uint32_t r = 0; r < f->nracks; r++)
+    for (int s = 0; s < 2; s++) {
+      double want = from[s];
+      for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+        want += f->run_cap_w[f->gpu_run[i]];
+      double got = s == 0 ? rack_fleet_rack_cap_sum(f, r)
+                          : rack_fleet_rack_caps_added(f, r, from[s]);
+      assert_memory_equal(&got, &want, sizeof got);
+    }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -428,6 +517,9 @@ int main(void) {
   TEST_ROWS(tests, n, one_input_unlike_splits_the_run, split_cases);
   TEST_ADD(tests, n, keys_mark_the_runs_stale);
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
+  TEST_ADD(tests, n, run_arrays_at_the_run_count);
+  TEST_ADD(tests, n, rack_cap_sums_are_the_gpus);
+  TEST_ADD(tests, n, no_room_for_runs_turns_units_off);
   return _cmocka_run_group_tests("rack_runs", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);

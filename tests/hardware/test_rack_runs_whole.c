@@ -223,11 +223,67 @@ static void more_patterns_than_kept(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* One run of a rack unlike its rack's others, at each place in turn (the
+ * update compares two runs a turn, and a last one alone when their count
+ * is odd): the rack is never taken whole from an alike rack before it. */
+typedef struct unlike_case {
+  const char *name;
+  int system; /* rack_fixture_five's kind */
+  int field;  /* the odd run's changed input: 1 the cap, 2 sm, 3 mem, 4 busy */
+} unlike_case;
+
+static const unlike_case unlike_cases[] = {
+    {"plain racks, 9 runs, the cap", RACK_FIXTURE_PLAIN, 1},
+    {"plain racks, 9 runs, sm", RACK_FIXTURE_PLAIN, 2},
+    {"plain racks, 9 runs, mem", RACK_FIXTURE_PLAIN, 3},
+    {"plain racks, 9 runs, busy", RACK_FIXTURE_PLAIN, 4},
+    {"DGX servers, 4 runs, sm", RACK_FIXTURE_DGX, 2},
+    {"DGX servers, 4 runs, busy", RACK_FIXTURE_DGX, 4},
+};
+
+/* Every GPU at one load and cap but rack 2's run k, its field halved (a
+ * change its power shows: one double up can round to the same watts);
+ * slots of 8. */
+static void write_one_unlike(rack_fleet *f, int field, uint32_t k) {
+  for (uint32_t i = 0; i < f->n; i++) {
+    gpu_load l = {0.7, 0.4, 0.9};
+    double cap = 800, *x = field_of(&l, &cap, field);
+    if (f->rack[i] == 2 && (i - f->first[2]) / 8 == k)
+      *x *= 0.5;
+    rack_set_load(f, i, l);
+    f->cap_w[i] = cap;
+  }
+  rack_fleet_caps_written(f);
+}
+
+static void one_unlike_run_anywhere(void **state) {
+  const unlike_case *c = *state;
+  rack_group_spec g = rack_fixture_five(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_unit_key(f, i, 1 + i / 8);
+  for (uint32_t k = 0; k < f->count[2] / 8; k++) {
+    write_one_unlike(f, c->field, k);
+    rack_fixture_copy_state(ref, f);
+    rack_fleet_update(ref, NULL);
+    rack_fleet_update(f, NULL);
+    assert_int_equal(f->rack_run[3] - f->rack_run[2], f->count[2] / 8);
+    assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
+                        f->n * sizeof(double));
+    for (uint32_t r = 0; r < f->nracks; r++)
+      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
   TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
   TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
+  TEST_ROWS(tests, n, one_unlike_run_anywhere, unlike_cases);
   TEST_ADD(tests, n, more_patterns_than_kept);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   return _cmocka_run_group_tests("rack_runs_whole", tests, n,
