@@ -434,7 +434,7 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
  * all (e->nrun). */
 static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   evq_entry q, next;
-  while (!e->stop && e->nrun < limit && evq_peek(e->q, &q) &&
+  while (!e->stop && e->nrun < limit && evq_first(e->q, &q) &&
          q.time <= until) {
     /* Read after every event: a signal handler sets it at any time, and
      * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). */

@@ -57,9 +57,18 @@
  *   last element is a leaf, so it belongs near the bottom anyway.
  * - Beyond the L2 cache, pop prefetches the grandchildren of each node it
  *   visits: +25% at 1e6 pending, but -10% at 1e5, hence only there.
- * Tried and dropped: aligning child groups to cache lines (no change), and
- * a lazy pop whose hole the next push fills (no change). A ladder queue
- * would be faster still at 1e6 but needs tuning to the time
+ * - Pop leaves the root vacant (hole) and the next operation fills it: a
+ *   push puts its entry there and walks down only as far as it belongs
+ *   (fill_root), anything else moves the last entry in as above
+ *   (close_hole). In the hold model (random keys, which belong near the
+ *   bottom) this made no difference in time. In the engine almost every
+ *   handler schedules its next event, mostly due soon (an arrival's
+ *   successor, a replica's next change), so a pop and a push become one
+ *   short walk: bench-10k at request level 8.21 M -> 8.08 M instructions a
+ *   simulated second (docs/PERFORMANCE.md, tenth session), the same pops.
+ *   The order of pops is the keys' (unique), so it does not change.
+ * Tried and dropped: aligning child groups to cache lines (no change). A
+ * ladder queue would be faster still at 1e6 but needs tuning to the time
  * distribution; the radix heap needs none. The radix heap, its
  * invariants and its measurements are in queue_radix.c. */
 #include "queue.h"
@@ -187,7 +196,39 @@ static void sift_down(evq *q, size_t i) {
   q->slot[i] = s;
 }
 
+/* Puts (k, s) into the vacant root of the n entries at 1 .. n, moving
+ * smaller children up: the classic walk down, which stops where k belongs.
+ * A new event is mostly due soon, so it stays near the root. */
+static void fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
+  size_t i = 0;
+  for (size_t c = 1; c <= n; c = EVQ_D * i + 1) {
+    size_t m = min_child(q->key, c, n + 1);
+    if (!key_less(q->key[m], k))
+      break;
+    q->key[i] = q->key[m];
+    q->slot[i] = q->slot[m];
+    i = m;
+  }
+  q->key[i] = k;
+  q->slot[i] = s;
+}
+
+/* Fills the vacant root with the last entry, as an eager pop would have. */
+static void close_hole(evq *q) {
+  q->hole = false;
+  size_t n = q->n;
+  if (n == 0)
+    return;
+  size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
+  sift_up(q, hole, q->key[n], q->slot[n]);
+}
+
 static int heap_push(evq *q, evq_entry e) {
+  if (q->hole) { /* the pop's hole taken by the push: no walk to a leaf */
+    q->hole = false;
+    fill_root(q, q->n++, key_of(&e), e.slot);
+    return SIM_OK;
+  }
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
   sift_up(q, q->n++, key_of(&e), e.slot);
@@ -200,22 +241,24 @@ static evq_entry entry_at(const evq *q, size_t i) {
   return (evq_entry){.time = key_time(k), .seq = key_lo(k), .slot = q->slot[i]};
 }
 
+/* Under a vacant root the smallest entry is the root's smallest child. */
 static bool heap_peek(const evq *q, evq_entry *out) {
   if (q->n == 0)
     return false;
-  *out = entry_at(q, 0);
+  *out = entry_at(q, q->hole ? min_child(q->key, 1, q->n + 1) : 0);
   return true;
 }
 
+/* Takes the root and leaves it vacant: the engine's handler usually pushes
+ * its next event at once, and that push fills the root (fill_root) in
+ * place of this pop's walk to a leaf and the push's walk up. */
 static bool heap_pop(evq *q, evq_entry *out) {
+  if (q->hole)
+    close_hole(q);
   if (q->n == 0)
     return false;
   *out = entry_at(q, 0);
-  size_t n = --q->n;
-  if (n == 0)
-    return true;
-  size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
-  sift_up(q, hole, q->key[n], q->slot[n]);
+  q->hole = --q->n > 0;
   return true;
 }
 
@@ -228,6 +271,8 @@ static void heapify(evq *q) {
 
 /* Keeps the entries keep accepts and restores the heap order. */
 static void heap_compact(evq *q, evq_keep_fn keep, void *ctx) {
+  if (q->hole)
+    close_hole(q);
   size_t n = 0;
   for (size_t i = 0; i < q->n; i++) {
     evq_entry e = entry_at(q, i);
@@ -253,6 +298,7 @@ NOINLINE static int to_radix(evq *q) {
     return SIM_ENOMEM;
   size_t n = q->n;
   evq_entry e;
+  assert(!q->hole); /* evq_push fills a hole instead */
   q->last = key_hi(q->key[0]);
   while (evq_pop(q, &e)) /* the heap's pop: radix is still false */
     evq__rdx_place(q, (uint64_t)e.time ^ SIGN_BIT, e.seq, e.slot);
@@ -296,13 +342,19 @@ void evq_destroy(evq *q) {
 
 int evq_push(evq *q, evq_entry e) {
   /* Without room for the radix heap, the heap goes on. */
-  if (q->radix || (q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
+  if (q->radix || (!q->hole && q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
     return evq__rdx_push(q, e);
   return heap_push(q, e);
 }
 
 bool evq_peek(const evq *q, evq_entry *out) {
   return q->radix ? evq__rdx_peek(q, out) : heap_peek(q, out);
+}
+
+bool evq_first(evq *q, evq_entry *out) {
+  if (q->hole)
+    close_hole(q);
+  return evq_peek(q, out);
 }
 
 bool evq_pop(evq *q, evq_entry *out) {

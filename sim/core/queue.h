@@ -35,6 +35,11 @@ int evq_push(evq *q, evq_entry e);
 /* The smallest entry, without removing it; false when empty. */
 bool evq_peek(const evq *q, evq_entry *out);
 
+/* evq_peek for a caller about to pop: a heap pop leaves the root vacant
+ * for the next push to fill, and this fills it, as the pop would, where
+ * evq_peek searches the root's children and leaves the work to the pop. */
+bool evq_first(evq *q, evq_entry *out);
+
 /* Removes the smallest entry into *out; false when empty. */
 bool evq_pop(evq *q, evq_entry *out);
 

@@ -104,6 +104,9 @@ typedef struct tie {
 struct evq {
   size_t n;   /* entries held */
   bool radix; /* the entries are in the radix heap, else in the heap */
+  /* The heap's root is vacant: the last pop took it and left filling it
+   * to the next operation (then the n entries sit at 1 .. n). */
+  bool hole;
   /* The heap. Its arrays keep their size while the radix heap is used,
    * so that going back never allocates. */
   evq_key *key;   /* heap order; key[0] is the smallest */

@@ -277,6 +277,95 @@ static void test_random(void **state) {
   gsl_rng_free(r);
 }
 
+/* ---- What follows a pop ---------------------------------------------- */
+
+/* A heap pop leaves the root vacant for the next operation to fill (a
+ * push puts its entry there and walks down). Each case follows every pop
+ * by one operation and checks all against the linear scan. */
+typedef enum after_op {
+  AFTER_PUSH_FIRST, /* a push due before everything held */
+  AFTER_PUSH_LAST,  /* a push due after everything held */
+  AFTER_PUSH_ANY,   /* a push anywhere, ties included */
+  AFTER_POP,        /* a second pop, no peek between */
+  AFTER_COMPACT,    /* a compaction keeping odd seqs */
+  AFTER_FIRST,      /* evq_first, which fills the root */
+} after_op;
+
+typedef struct after_case {
+  const char *name;
+  after_op op;
+} after_case;
+
+static const after_case after_cases[] = {
+    {"push first", AFTER_PUSH_FIRST},  {"push last", AFTER_PUSH_LAST},
+    {"push anywhere", AFTER_PUSH_ANY}, {"pop", AFTER_POP},
+    {"compact", AFTER_COMPACT},        {"first", AFTER_FIRST},
+};
+
+static bool keep_odd(void *ctx, const evq_entry *e) {
+  (void)ctx;
+  return e->seq % 2 == 1;
+}
+
+/* Drops the reference's entries keep_odd drops. */
+static void ref_keep_odd(evq_entry *ref, size_t *n) {
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (keep_odd(NULL, &ref[i]))
+      ref[k++] = ref[i];
+  *n = k;
+}
+
+static void after_step(evq *q, after_op op, gsl_rng *r, evq_entry *ref,
+                       size_t *n, uint64_t *seq) {
+  int64_t last = 0;
+  random_pop(q, ref, n, &last);
+  int64_t t = last + (int64_t)gsl_rng_uniform_int(r, 50);
+  t = op == AFTER_PUSH_FIRST ? last : op == AFTER_PUSH_LAST ? last + 1000 : t;
+  if (op == AFTER_POP) {
+    random_pop(q, ref, n, &last);
+  } else if (op == AFTER_FIRST) {
+    evq_entry got;
+    assert_true(evq_first(q, &got) == (*n > 0));
+    assert_true(*n == 0 || got.seq == ref[ref_min(ref, *n)].seq);
+  } else if (op == AFTER_COMPACT) {
+    evq_compact(q, keep_odd, NULL);
+    ref_keep_odd(ref, n);
+  } else {
+    evq_entry e = {t, (*seq)++, (uint32_t)*n};
+    assert_int_equal(evq_push(q, e), SIM_OK);
+    ref[(*n)++] = e;
+  }
+  assert_int_equal(evq_size(q), *n);
+}
+
+static void test_after_a_pop(void **state) {
+  const after_case *c = *state;
+  static const size_t sizes[] = {1, 2, 8, 9, 10, 73, 600};
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  assert_non_null(r);
+  gsl_rng_set(r, 41);
+  evq_entry ref[1200];
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    evq *q = evq_create(NULL);
+    assert_non_null(q);
+    size_t n = 0;
+    uint64_t seq = 0;
+    for (; n < sizes[k]; n++) {
+      ref[n] = (evq_entry){(int64_t)gsl_rng_uniform_int(r, 100), seq++, 7};
+      assert_int_equal(evq_push(q, ref[n]), SIM_OK);
+    }
+    for (size_t j = 0; j < 400 && n > 0; j++)
+      after_step(q, c->op, r, ref, &n, &seq);
+    while (n > 0 || evq_size(q) > 0) {
+      int64_t last;
+      random_pop(q, ref, &n, &last);
+    }
+    evq_destroy(q);
+  }
+  gsl_rng_free(r);
+}
+
 /* ---- Compaction ------------------------------------------------------ */
 
 typedef struct compact_case {
@@ -569,6 +658,7 @@ int main(void) {
   TEST_ADD(tests, n, test_push_at_last_pop);
   TEST_ROWS(tests, n, test_order, order_cases);
   TEST_ROWS(tests, n, test_random, random_cases);
+  TEST_ROWS(tests, n, test_after_a_pop, after_cases);
   TEST_ROWS(tests, n, test_compact, compact_cases);
   TEST_ADD(tests, n, test_compact_small);
   TEST_ADD(tests, n, test_switch);
