@@ -366,17 +366,10 @@ static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
   int rc = i > 0 ? SIM_EINVAL : SIM_OK;
   advance(s);
   double *to = s->fluid->phi + k0;
-  /* The usual case, every clock good and in range, in a loop of two
-   * clocks' loads, compares and stores, then one; the rest, if any, one
-   * by one. */
+  /* The usual case, every clock good and in range, in a loop of a load,
+   * two compares and a store; the rest, if any, one by one. */
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
   m = m < n ? m : n;
-  for (; i + 2 <= m &&
-         good_bits(sim_bits(phi[i])) & good_bits(sim_bits(phi[i + 1]));
-       i += 2) {
-    to[i] = phi[i];
-    to[i + 1] = phi[i + 1];
-  }
   while (i < m && good_bits(sim_bits(phi[i]))) {
     to[i] = phi[i];
     i++;
@@ -462,17 +455,6 @@ static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
     out[i] = v;
 }
 
-/* out[i .. e) = l, two a loop. */
-static inline void fill_loads(gpu_load *out, uint32_t i, uint32_t e,
-                              gpu_load l) {
-  for (; i + 2 <= e; i += 2) {
-    out[i] = l;
-    out[i + 1] = l;
-  }
-  if (i < e)
-    out[i] = l;
-}
-
 /* fl_take_load of replicas k0 .. k0 + n - 1: one advance, their took
  * kept as a range, and a group's load read once for a stretch of its
  * members: a run (the replicas of a group are mostly next to one
@@ -497,8 +479,8 @@ static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
     }
     gpu_load l = group_take(f, &f->grp[g]);
     if (f->runs_ok) {
-      fill_loads(out, i, e, l);
-      i = e;
+      for (; i < e; i++)
+        out[i] = l;
       continue;
     }
     do
