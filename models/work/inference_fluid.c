@@ -437,13 +437,28 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
     return (gpu_load){NAN, NAN, NAN};
   advance(s);
   inf_fluid *f = s->fluid;
+  inf__took_range(f, 0, 0, f->clock_s); /* an empty range: all written */
   f->took[k] = f->clock_s;
   return group_take(f, inf__grp(f, k));
 }
 
-/* fl_take_load of replicas k0 .. k0 + n - 1: one advance, and a group's
- * load read once for a stretch of its members (the replicas of a group
- * are mostly next to one another). */
+/* out[i .. e) = v, four a loop (a loop's compare and branch a value
+ * were most of its cost). */
+static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
+  for (; i + 4 <= e; i += 4) {
+    out[i] = v;
+    out[i + 1] = v;
+    out[i + 2] = v;
+    out[i + 3] = v;
+  }
+  for (; i < e; i++)
+    out[i] = v;
+}
+
+/* fl_take_load of replicas k0 .. k0 + n - 1: one advance, their took
+ * kept as a range, and a group's load read once for a stretch of its
+ * members: a run (the replicas of a group are mostly next to one
+ * another), or while the next replica is of the same group. */
 static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                           gpu_load *out) {
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
@@ -454,15 +469,23 @@ static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
     return;
   advance(s);
   inf_fluid *f = s->fluid;
+  inf__took_range(f, k0, k0 + m, f->clock_s);
   const uint32_t *of = f->of + k0;
-  double now = f->clock_s, *took = f->took + k0;
   for (uint32_t i = 0; i < m;) {
-    uint32_t g = of[i];
+    uint32_t g = of[i], e = m;
+    if (f->runs_ok) {
+      uint32_t end = inf__run_end(f, inf__run_of(f, k0 + i), s->nrep) - k0;
+      e = end < m ? end : m;
+    }
     gpu_load l = group_take(f, &f->grp[g]);
-    do {
-      took[i] = now;
+    if (f->runs_ok) {
+      for (; i < e; i++)
+        out[i] = l;
+      continue;
+    }
+    do
       out[i] = l;
-    } while (++i < m && of[i] == g);
+    while (++i < m && of[i] == g);
   }
 }
 
@@ -473,25 +496,41 @@ static double fl_compute_share(const inf_service *s, uint32_t k) {
   return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
 }
 
+/* Replicas k0 + i .. k0 + e - 1 of group gr's compute shares: one value
+ * where all were taken at once (the range), else by each one's took. */
+static void shares_of(const inf_fluid *f, const fgrp *gr, uint32_t k0,
+                      uint32_t i, uint32_t e, double *out) {
+  double at = gr->take_at, taken = gr->t_comp, kept = gr->st.comp_mean;
+  if (k0 + i >= f->tr_lo && k0 + e <= f->tr_hi) {
+    fill_shares(out, i, e, f->tr_at == at ? taken : kept);
+    return;
+  }
+  for (; i < e; i++)
+    out[i] = inf__took_at(f, k0 + i) == at ? taken : kept;
+}
+
 /* fl_compute_share of replicas k0 .. k0 + n - 1, a stretch of one
- * group's members at a time (they are mostly next to one another): the
- * group's two shares read once, and each member's took compared. */
+ * group's members at a time (a run, or while the next replica is of the
+ * same group): the group's two shares read once. */
 static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
                               double *out) {
-  const inf_fluid *f = s->fluid;
+  inf_fluid *f = s->fluid;
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
   m = m < n ? m : n;
   for (uint32_t i = m; i < n; i++)
     out[i] = 0;
   const uint32_t *of = f->of + k0;
-  const double *took = f->took + k0;
   for (uint32_t i = 0; i < m;) {
-    uint32_t g = of[i];
-    const fgrp *gr = &f->grp[g];
-    double at = gr->take_at, taken = gr->t_comp, kept = gr->st.comp_mean;
-    do
-      out[i] = took[i] == at ? taken : kept;
-    while (++i < m && of[i] == g);
+    uint32_t g = of[i], e = i + 1;
+    if (f->runs_ok) {
+      uint32_t end = inf__run_end(f, inf__run_of(f, k0 + i), s->nrep) - k0;
+      e = end < m ? end : m;
+    } else {
+      while (e < m && of[e] == g)
+        e++;
+    }
+    shares_of(f, &f->grp[g], k0, i, e, out);
+    i = e;
   }
 }
 

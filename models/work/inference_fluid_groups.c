@@ -36,11 +36,15 @@ int inf__groups_start(const sim_allocator *a, inf_fluid *f, uint32_t nrep,
   f->of = sim_calloc(a, nrep, sizeof *f->of);
   f->phi = sim_calloc(a, nrep, sizeof *f->phi);
   f->took = sim_calloc(a, nrep, sizeof *f->took);
+  f->run = sim_calloc(a, nrep + 1, sizeof *f->run);
+  f->nxt_run = sim_calloc(a, nrep + 1, sizeof *f->nxt_run);
   if (f->grp == NULL || f->nxt == NULL || f->of == NULL || f->phi == NULL ||
-      f->took == NULL)
+      f->took == NULL || f->run == NULL || f->nxt_run == NULL)
     return SIM_ENOMEM;
   f->grp[0] = (fgrp){.st = *st, .take_at = NAN, .n = nrep};
   f->ngrp = 1;
+  f->nrun = nrep > 0;
+  f->runs_ok = true;
   for (uint32_t k = 0; k < nrep; k++) {
     f->phi[k] = st->phi;
     f->took[k] = NAN;
@@ -54,6 +58,24 @@ void inf__groups_free(const sim_allocator *a, inf_fluid *f) {
   sim_free(a, f->of);
   sim_free(a, f->phi);
   sim_free(a, f->took);
+  sim_free(a, f->run);
+  sim_free(a, f->nxt_run);
+}
+
+void inf__took_range(inf_fluid *f, uint32_t lo, uint32_t hi, double now) {
+  uint32_t a = f->tr_lo, b = f->tr_hi;
+  if (lo < hi && a < b && f->tr_at == now && lo <= b && hi >= a) {
+    lo = lo < a ? lo : a;
+    hi = hi > b ? hi : b;
+  } else { /* the last range's replicas outside the new one keep theirs */
+    for (uint32_t k = a; k < b && k < lo; k++)
+      f->took[k] = f->tr_at;
+    for (uint32_t k = a > hi ? a : hi; k < b; k++)
+      f->took[k] = f->tr_at;
+  }
+  f->tr_lo = lo;
+  f->tr_hi = hi;
+  f->tr_at = now;
 }
 
 /* The state of group g's members, taken or not. */
@@ -81,6 +103,7 @@ void inf__rep_alone(inf_fluid *f, uint32_t k, const fstate *st) {
     g->n--;
     f->of[k] = f->ngrp++; /* fewer than nrep: g had two members or more */
     g = inf__grp(f, k);
+    f->runs_ok = false;
   }
   *g = (fgrp){.st = *st, .take_at = NAN, .n = 1};
 }
@@ -93,6 +116,7 @@ void inf__groups_alone(inf_fluid *f, uint32_t nrep) {
   }
   f->ngrp = nrep;
   f->alone = true;
+  f->runs_ok = false;
 }
 
 /* A move of a regroup: members of group g, taken or not, at clock phi,
@@ -128,37 +152,72 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
   return m.to;
 }
 
-/* The bits of x: equal bits are equal values, so comparing them (one
- * integer compare) finds replicas that move alike; differing bits of
- * equal values (-0, NaN: not a clock or a time here) would only cost a
- * place. */
-/* The replicas from k on that stay with replica k (the same group, and
- * the same bits of clock and take time: the same move) join group to;
- * returns the first that does not. The pass's common case, kept to a
- * few loads and integer compares a replica. */
-static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t nrep, uint32_t to) {
+/* The replicas from k on, below lim, that stay with replica k (the same
+ * group, and the same bits of clock and take time: the same move) join
+ * group to; returns the first that does not. Equal bits are equal
+ * values; differing bits of equal values (-0, NaN: not a clock or a
+ * time here) would only cost a place. The pass's common case, kept to
+ * a few loads and integer compares a replica: within a run of one group
+ * (runs) and the range taken at one time (ranged), the clock's alone. */
+static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t lim, uint32_t to,
+                        bool ranged) {
   uint32_t *of = f->of;
   const double *phi = f->phi, *took = f->took;
-  uint32_t g = of[k];
+  uint32_t g = of[k], e = k + 1;
   uint64_t p = sim_bits(phi[k]), t = sim_bits(took[k]);
   of[k] = to;
-  uint32_t e = k + 1;
-  while (e < nrep && of[e] == g && sim_bits(phi[e]) == p &&
-         sim_bits(took[e]) == t)
+  if (ranged && f->runs_ok) { /* two a loop while both match */
+    for (;
+         e + 2 <= lim && (sim_bits(phi[e]) == p) & (sim_bits(phi[e + 1]) == p);
+         e += 2) {
+      of[e] = to;
+      of[e + 1] = to;
+    }
+    while (e < lim && sim_bits(phi[e]) == p)
+      of[e++] = to;
+    return e;
+  }
+  while (e < lim && of[e] == g && sim_bits(phi[e]) == p &&
+         (ranged || sim_bits(took[e]) == t))
     of[e++] = to;
   return e;
 }
 
+/* Where the stretch of replica k may end: its run's end (runs) and the
+ * taken range's edge; *ranged: k is in that range. */
+static uint32_t stretch_lim(inf_fluid *f, uint32_t k, uint32_t nrep,
+                            bool *ranged) {
+  uint32_t lim = nrep;
+  if (f->runs_ok)
+    lim = inf__run_end(f, inf__run_of(f, k), nrep);
+  *ranged = k - f->tr_lo < f->tr_hi - f->tr_lo;
+  uint32_t edge = *ranged ? f->tr_hi : k < f->tr_lo ? f->tr_lo : nrep;
+  return lim < edge ? lim : edge;
+}
+
+/* Adds replicas [k, e) of group to to the next runs. */
+static void run_add(inf_fluid *f, uint32_t *n, uint32_t k, uint32_t to) {
+  if (*n == 0 || f->nxt_run[*n - 1].g != to)
+    f->nxt_run[(*n)++] = (frun){k, to};
+}
+
 void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
   move kept[SCAN];
-  uint32_t nkept = 0, n = 0;
+  uint32_t nkept = 0, n = 0, nrun = 0;
+  f->run_at = 0;
   for (uint32_t k = 0; k < nrep;) {
     uint32_t g = f->of[k];
-    move m = {g, 0, f->took[k] == f->grp[g].take_at, f->phi[k]};
+    move m = {g, 0, inf__took_at(f, k) == f->grp[g].take_at, f->phi[k]};
     uint32_t to = place(f, kept, &nkept, &n, m);
-    uint32_t e = f->alone ? k + 1 : run_end(f, k, nrep, to);
-    if (f->alone)
+    uint32_t e = k + 1;
+    if (f->alone) {
       f->of[k] = to;
+    } else {
+      bool ranged;
+      uint32_t lim = stretch_lim(f, k, nrep, &ranged);
+      e = run_end(f, k, lim, to, ranged);
+    }
+    run_add(f, &nrun, k, to);
     f->nxt[to].n += e - k;
     k = e;
   }
@@ -166,4 +225,10 @@ void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
   f->grp = f->nxt;
   f->nxt = x;
   f->ngrp = n;
+  frun *r = f->run;
+  f->run = f->nxt_run;
+  f->nxt_run = r;
+  f->nrun = nrun;
+  f->run_at = 0;
+  f->runs_ok = !f->alone;
 }

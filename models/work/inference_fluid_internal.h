@@ -123,14 +123,30 @@ typedef struct fl_interval {
   double arrivals, served, missed, slo_met, tokens, batch_s;
 } fl_interval;
 
+/* A stretch of consecutive replicas of one group: from k0 to the next
+ * run's k0 (the last's: to nrep). */
+typedef struct frun {
+  uint32_t k0, g;
+} frun;
+
 struct inf_fluid {
   /* Replica k is in group grp[of[k]] of ngrp (in the order of their
    * first replicas after a regroup), runs the next span at phi[k] and
-   * had its load last taken at took[k]. nxt: the next groups, built. */
+   * had its load last taken at took[k] (inf__took_at: but those of
+   * [tr_lo, tr_hi), taken at tr_at, whose took is not written). nxt:
+   * the next groups, built. */
   fgrp *grp, *nxt;
   uint32_t *of;
   double *phi, *took;
   uint32_t ngrp;
+  uint32_t tr_lo, tr_hi;
+  double tr_at;
+  /* The replicas' groups as runs (nrun of them, of[] the same), while
+   * runs_ok: a regroup makes them (into nxt_run), a replica put alone
+   * undoes them. run_at: the run last found (calls go up the replicas). */
+  frun *run, *nxt_run;
+  uint32_t nrun, run_at;
+  bool runs_ok;
   bool alone;       /* each replica in a group of its own, always (tests) */
   sim_time clock_t; /* the engine time last brought up to */
   double clock_s;
@@ -204,9 +220,33 @@ static inline fgrp *inf__grp(const inf_fluid *f, uint32_t k) {
   return &f->grp[f->of[k]];
 }
 
+/* When replica k's load was last taken. */
+static inline double inf__took_at(const inf_fluid *f, uint32_t k) {
+  return k - f->tr_lo < f->tr_hi - f->tr_lo ? f->tr_at : f->took[k];
+}
+
 /* Whether replica k's load was taken at its group's take. */
 static inline bool inf__took(const inf_fluid *f, uint32_t k) {
-  return f->took[k] == f->grp[f->of[k]].take_at;
+  return inf__took_at(f, k) == f->grp[f->of[k]].take_at;
 }
+
+/* The run holding replica k (runs_ok), found from the last one. */
+static inline uint32_t inf__run_of(inf_fluid *f, uint32_t k) {
+  uint32_t i = f->run[f->run_at].k0 <= k ? f->run_at : 0;
+  while (i + 1 < f->nrun && f->run[i + 1].k0 <= k)
+    i++;
+  f->run_at = i;
+  return i;
+}
+
+/* Where run i ends (nrep: the last). */
+static inline uint32_t inf__run_end(const inf_fluid *f, uint32_t i,
+                                    uint32_t nrep) {
+  return i + 1 < f->nrun ? f->run[i + 1].k0 : nrep;
+}
+
+/* inference_fluid_groups.c: replicas [lo, hi) taken at now; the took of
+ * the last range's others written out. */
+void inf__took_range(inf_fluid *f, uint32_t lo, uint32_t hi, double now);
 
 #endif

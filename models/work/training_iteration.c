@@ -140,35 +140,44 @@ static double profile(const job *j, uint32_t s, double x, double dt) {
   return a < 0 ? 0 : a;
 }
 
-/* Whether x is in [from, from + len): share_in's instant, as a share. */
-static double inside(double x, double from, double len) {
+/* Whether x is in [from, from + len): share_in's instant. */
+static bool inside(double x, double from, double len) {
   return x >= from && x < from + len;
 }
+
+/* profile's sums at an instant before the slowed microbatches: for a
+ * stage idle (a[0]) and busy (a[1]), and the same clamped at 0. */
+typedef struct instant {
+  double a[2], clamped[2];
+} instant;
 
 /* profile(j, s, x, 0), the same bits, for the wave's samples (34 a
  * period, each every stage of every job). An instant's shares are 0 or
  * 1 (which the clamp leaves), and the all-reduce's is every stage's, so
- * the sum before the slowed microbatches takes two values a job, a01[0]
- * idle and a01[1] busy, made once (at_instant). */
+ * the sum before the slowed microbatches takes two values a job, made
+ * once (at_instant). A stage not slowed (its ratio's bits 1's) takes
+ * one of them, clamped; fmin of two shares of 0 or 1 is their and. */
 static double profile_at(const job *j, uint32_t s, double x,
-                         const double a01[2]) {
-  double busy = inside(x, j->warm[s], j->block[s]);
-  double a = a01[busy != 0];
-  if (j->ratio[s] != 1) {
-    double slow = inside(x, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
-    a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
-  }
+                         const instant *in) {
+  bool busy = inside(x, j->warm[s], j->block[s]);
+  if (sim_same_bits(j->ratio[s], 1.0))
+    return in->clamped[busy];
+  double a = in->a[busy];
+  bool slow = inside(x, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
+  a += j->act_c * (j->ratio[s] - 1) * (double)(slow && busy);
   return a < 0 ? 0 : a;
 }
 
 /* profile's sum of the shares at x before the slowed microbatches, for a
- * stage idle (a01[0]) and busy (a01[1]): the same expression. */
-static void at_instant(const job *j, double x, double a01[2]) {
+ * stage idle and busy: the same expression. */
+static void at_instant(const job *j, double x, instant *in) {
   const train_config *c = j->c;
   double comm = inside(x, j->iter - j->comm, j->comm);
-  for (int busy = 0; busy < 2; busy++)
-    a01[busy] = c->act_idle + (j->act_c - c->act_idle) * busy +
-                (c->act_comm - c->act_idle) * comm;
+  for (int busy = 0; busy < 2; busy++) {
+    in->a[busy] = c->act_idle + (j->act_c - c->act_idle) * busy +
+                  (c->act_comm - c->act_idle) * comm;
+    in->clamped[busy] = in->a[busy] < 0 ? 0 : in->a[busy];
+  }
 }
 
 double train_activity(const train_pool *p, size_t i, uint32_t stage,
@@ -295,10 +304,10 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
       continue;
     }
     double per_stage = (double)j->gpus / j->pp;
-    double a01[2];
-    at_instant(j, x, a01);
+    instant in;
+    at_instant(j, x, &in);
     for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile_at(j, s, x, a01), mean = j->mean_a[s];
+      double a = profile_at(j, s, x, &in), mean = j->mean_a[s];
       dev += per_stage *
              (instant_power(j, s, a) - j->mean_p[s] + j->host_w * (a - mean));
     }

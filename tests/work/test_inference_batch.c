@@ -5,8 +5,9 @@
  * level (the per-replica op in a loop). Two services of one mode get the
  * same periods: one is driven replica by replica, the other by the batch
  * calls over a table of ranges (the whole service, two parts, a range
- * running past the last replica, none), with clocks in few and many
- * states, a bad clock, a replica down, takes skipped and asked twice.
+ * running past the last replica, none, ranges with gaps taken at one
+ * instant), with clocks in few and many states, a bad clock, a replica
+ * down, takes skipped, asked twice or not at all.
  * Every return code, load, compute share (batch and single), sample row
  * and total must be the same bytes. */
 #include "test_inference_rig.h"
@@ -30,26 +31,40 @@ typedef struct bperiod {
   double dt;  /* s */
   int down;   /* replica down this period, -1: none */
   range r[3]; /* the ranges, in order; n 0 ends them */
-  bool twice; /* the loads taken twice */
+  int takes;  /* times the loads are taken (0: the shares read after a
+                 new span, none taken in it) */
 } bperiod;
 
 static const bperiod bplan[] = {
-    {0, 1, -1, {{0, NREP}}, false},
-    {1, 1, -1, {{0, 5}, {5, NREP - 5}}, false},
-    {1, 0.5, -1, {{0, NREP}}, true},
-    {2, 1, 3, {{0, 7}, {7, NREP - 7}}, false},
-    {3, 1, -1, {{0, NREP}}, false},
-    {0, 2, 3, {{4, NREP}}, false}, /* replicas 0 .. 3 untouched, past end */
-    {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, true},
-    {2, 0.25, -1, {{NREP, 2}}, false}, /* none in range */
-    {3, 1, 0, {{2, NREP - 2}}, false},
-    {4, 1, -1, {{0, NREP}}, false},
-    {4, 1, -1, {{0, NREP}}, false},
-    {4, 1, -1, {{0, NREP}}, false},
-    {4, 1, -1, {{0, 3}, {3, NREP - 3}}, false},
-    {4, 1, -1, {{0, NREP}}, false},
-    {4, 1, -1, {{0, NREP}}, false},
-    {0, 1, -1, {{0, NREP}}, false},
+    /* while the replicas are one group (they part for good after the
+     * clocks differ): one goes down where all were taken, and the next
+     * span must not count it in its neighbours' group */
+    {0, 1, -1, {{0, NREP}}, 1},
+    {0, 1, 5, {{0, NREP}}, 1},
+    {0, 1, -1, {{0, NREP}}, 1},
+    {1, 1, -1, {{0, 5}, {5, NREP - 5}}, 1},
+    {1, 0.5, -1, {{0, NREP}}, 2},
+    {2, 1, 3, {{0, 7}, {7, NREP - 7}}, 1},
+    {3, 1, -1, {{0, NREP}}, 1},
+    {0, 2, 3, {{4, NREP}}, 1}, /* replicas 0 .. 3 untouched, past end */
+    {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, 2},
+    {2, 0.25, -1, {{NREP, 2}}, 1}, /* none in range */
+    {3, 1, 0, {{2, NREP - 2}}, 1},
+    {4, 1, -1, {{0, NREP}}, 1},
+    {4, 1, -1, {{0, NREP}}, 1},
+    {4, 1, -1, {{0, NREP}}, 1},
+    {4, 1, -1, {{0, 3}, {3, NREP - 3}}, 1},
+    {4, 1, -1, {{0, NREP}}, 1},
+    {4, 1, -1, {{0, NREP}}, 1},
+    {0, 1, -1, {{0, NREP}}, 1},
+    /* ranges at one instant with a gap, up and down the replicas: the
+     * first range's takes must hold when the next is not its neighbour */
+    {0, 1, -1, {{0, 3}, {5, NREP - 5}}, 1},
+    {1, 1, -1, {{6, NREP - 6}, {0, 2}, {3, 2}}, 2},
+    {1, 1, 2, {{0, 2}, {4, 3}, {2, 1}}, 1},
+    {0, 1, -1, {{0, NREP}}, 1},
+    {0, 1, -1, {{0, NREP}}, 0},
+    {1, 1, -1, {{0, 4}, {4, NREP - 4}}, 0},
 };
 
 static double bclock(int kind, uint32_t k, int i) {
@@ -106,7 +121,7 @@ static void drive(rig *g[2], const bperiod *p, int i, double t) {
     for (uint32_t k = 0; k < NREP; k++)
       assert_int_equal(inf_set_down(g[j]->s, k, (int)k == p->down), SIM_OK);
   }
-  for (int pass = 0; pass < (p->twice ? 3 : 2); pass++)
+  for (int pass = 0; pass <= p->takes; pass++)
     for (int q = 0; q < 3 && p->r[q].n > 0; q++)
       drive_range(g, p, i, p->r[q], pass > 0);
   for (int q = 0; q < 4; q++) { /* the ranges, then all: taken or not */
