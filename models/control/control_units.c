@@ -33,7 +33,8 @@ void control__units_fini(control_units *cu) {
       cu->rack_unit,  cu->unit_run,    cu->of_gpu,     cu->group_first,
       cu->slot_unit,  cu->slot_stamp,  cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,    cu->span_unit,  cu->alike,
-      cu->n_alike,    cu->base.made_at};
+      cu->n_alike,    cu->base.made_at, cu->cap_run,   cu->cap_unit,
+      cu->cap_len};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -45,7 +46,8 @@ void control__units_fini(control_units *cu) {
 
 /* A unit's range, demand and power model from its GPUs' type g, load l,
  * room (the group's ceiling) and thermal cap, before its slot's work is
- * known. */
+ * known. Its activity is its load's share (gpu_load_share's terms, the
+ * same bits): P(1, L) is evaluated once for both, not three times. */
 static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
                             double thermal_w) {
   /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
@@ -53,18 +55,20 @@ static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
    * power counts with them: below the memory knee it falls with the
    * clock, and a policy that took it as fixed would never cap decode
    * below it. */
-  double fixed = g->idle_w;
-  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
-  return (power_unit){.n = 0,
-                      .lo = g->cap_min_w,
-                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
-                      .cls = POWER_OTHER,
-                      .idle = fixed,
-                      .span = sm_span,
-                      .activity = dyn / sm_span,
-                      .gamma = g->gamma,
-                      .phi_min = gpu_phi_min(g)};
+  double fixed = g->idle_w, full = gpu_load_power(g, 1, l);
+  double dyn = full - fixed, sm_span = g->tdp_w - fixed;
+  power_unit u = {.n = 0,
+                  .lo = g->cap_min_w,
+                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                  .demand = fmin(full, thermal_w),
+                  .cls = POWER_OTHER,
+                  .idle = fixed,
+                  .span = sm_span,
+                  .activity = dyn / sm_span,
+                  .gamma = g->gamma,
+                  .phi_min = gpu_phi_min(g)};
+  assert(sim_same_bits(u.activity, gpu_load_share(g, l)));
+  return u;
 }
 
 /* What a unit of GPU i in rack r is made from now (unit_base's inputs,
@@ -95,7 +99,7 @@ static void remake_base(control_unit_memo *m, const gpu_spec *g,
   m->g = g;
   m->in = *in;
   m->unit = unit_base(g, l, in->room, in->thermal_w);
-  m->share = gpu_load_share(g, l);
+  m->share = m->unit.activity; /* gpu_load_share(g, l): unit_base */
   if (m->nmade < m->made_cap)
     m->made_at[m->nmade] = i;
   m->nmade++;
@@ -134,9 +138,14 @@ remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
 }
 
 /* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
- * thermal cap), with their loads now (ls). The last base's key holds for
- * the rack's part where rack_same; where not, the first unit is made anew
- * (the key's SM activity set unlike its load's), which makes it hold. */
+ * thermal cap), with their loads now (ls), their worth filled already.
+ * The last base's key holds for the rack's part where rack_same; where
+ * not, the first unit is made anew (the key's SM activity set unlike its
+ * load's), which makes it hold. Each unit is marked alike the one before
+ * (cu->alike) where its GPUs are as many, its worth (weight, c) the same
+ * bits and its base not made anew for it (its load the key's): the
+ * marks' pass of its own (mark_worth) folded in, while the unit is at
+ * hand. */
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, const gpu_spec *g, double room,
                          double thermal, bool rack_same) {
@@ -148,16 +157,25 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   const uint32_t *at = ls->at;
   power_unit *p = cu->u;
   double *share = cu->share;
+  const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
+  uint8_t *alike = cu->alike;
   uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem),
            kb = sim_bits(m->in.busy);
   if (!rack_same && u < e)
     ks = ~sim_bits_at(sm, at[u]);
   double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
   double sh = m->share;
+  uint64_t w0 = u > 0 ? sim_bits(p[u - 1].weight) : 0;
+  uint64_t c0 = u > 0 ? sim_bits(p[u - 1].c) : 0;
   for (; u < e; u++) {
     uint32_t j = at[u];
-    if (((sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
-         (sim_bits_at(busy, j) ^ kb)) != 0) {
+    uint64_t d = (sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
+                 (sim_bits_at(busy, j) ^ kb);
+    uint64_t w = sim_bits(p[u].weight), c = sim_bits(p[u].c);
+    alike[u] = n_alike[u] & ((d | (w ^ w0) | (c ^ c0)) == 0);
+    w0 = w;
+    c0 = c;
+    if (d != 0) {
       remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
       ks = sim_bits(m->in.sm);
       km = sim_bits(m->in.mem);
@@ -174,20 +192,41 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   }
 }
 
-/* Every unit with its state now. A unit's GPU type is its GPU's, fixed
- * while the layout holds, and so are the fields that follow from the
- * type alone (lo, idle, span, gamma, phi_min) and the free GPUs' worth:
- * only what the load, the ceiling and the thermal cap move is written
- * (hi, demand, activity; and the load's share), the same bits a whole
- * make_unit gives. Nearly every unit's load moves every period in the
- * fluid mode, so there is no per-unit test of whether it did.
+/* Units a call of the fill: a chunk's units (106 KB) are still in the
+ * second-level cache when they are refreshed and marked, where a pass of
+ * its own over a million GPUs' units (23 MB) would read them from
+ * memory. */
+#define MARK_CHUNK 1024
+
+/* The units' worth asked of the fill (with ctx) from unit j on, a chunk
+ * a call, until units up to need are filled; returns where it stopped
+ * (the chunks are the same wherever they are asked from). */
+static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
+                      size_t j, size_t need) {
+  for (; j < need; j = j + MARK_CHUNK < cu->n ? j + MARK_CHUNK : cu->n) {
+    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
+    fill(ctx, cu->key + j, e - j, cu->u + j);
+  }
+  return j;
+}
+
+/* Every unit with its state now and its worth (fill, with ctx), marked
+ * alike the one before where it is (refresh_rack). A unit's GPU type is
+ * its GPU's, fixed while the layout holds, and so are the fields that
+ * follow from the type alone (lo, idle, span, gamma, phi_min) and the free
+ * GPUs' worth: only what the load, the ceiling and the thermal cap move is
+ * written (hi, demand, activity; and the load's share), the same bits a
+ * whole make_unit gives. Nearly every unit's load moves every period in
+ * the fluid mode, so there is no per-unit test of whether it did.
  *
  * A rack's units are adjacent (rack_unit), and what a unit takes from
  * its rack (its GPU type: a rack is of one group, so of one type; its
  * group's ceiling; its thermal cap) is read once a rack and held against
  * the last base's key there: a unit then reads only its GPU's load, with
- * no gather of its GPU's type. */
-static void refresh_units(control_units *cu, const rack_fleet *fl) {
+ * no gather of its GPU's type. The worth is asked a chunk ahead of the
+ * racks that need it, so it is in cache when they are refreshed. */
+static void refresh_units(control_units *cu, const rack_fleet *fl,
+                          control_units_fn fill, void *ctx) {
   const control_unit_memo *m = &cu->base;
   /* With the runs fresh, mapped for these runs and units (the build maps
    * them first): the runs' loads, compact, where the GPUs' lag. */
@@ -196,16 +235,19 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
+  size_t filled = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
       continue; /* dark or in emergency */
+    filled = fill_to(cu, fill, ctx, filled, e);
     const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
     refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
   }
+  fill_to(cu, fill, ctx, filled, cu->n); /* none left: every unit a rack's */
 }
 
 /* ------------------------------------------------------------------ */
@@ -359,11 +401,6 @@ static bool same_layout(control_units *cu, const rack_fleet *fl,
 /* The policy's runs                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Units a call of the fill: a chunk's units (106 KB) are still in the
- * second-level cache when their worth is compared, where a pass of its
- * own over a million GPUs' units (23 MB) would read them from memory. */
-#define MARK_CHUNK 1024
-
 /* The marks' arrays (made once, for as many units as GPUs: pages never
  * touched cost nothing) and an empty list of bases made. SIM_OK or
  * SIM_ENOMEM. */
@@ -428,10 +465,10 @@ static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
   mark_counts(cu);
-  for (size_t j = 0; j < cu->n; j += MARK_CHUNK) {
-    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
-    fill(ctx, cu->key + j, e - j, cu->u + j);
+  for (size_t j = 0; j < cu->n;) {
+    size_t e = fill_to(cu, fill, ctx, j, j + 1);
     mark_worth(cu, j, e);
+    j = e;
   }
   for (size_t k = 0; k < m->nmade; k++)
     cu->alike[cu->of_gpu[m->made_at[k]]] = 0;
@@ -473,8 +510,12 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
   if (same_layout(cu, fl, gpu_slot, changes)) {
     if (control__units_map_runs(cu, fl) != SIM_OK)
       return SIM_ENOMEM; /* the refresh reads the runs' loads through it */
-    refresh_units(cu, fl);
-  } else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+    mark_counts(cu);
+    refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
+    cu->marks_ok = true;
+    return SIM_OK;
+  }
+  if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
   fill_and_mark(cu, fill, ctx);
   return SIM_OK;
@@ -523,6 +564,56 @@ static void map_run_caps(control_units *cu, const rack_fleet *fl) {
   assert(runs_within_units(cu, fl));
 }
 
+/* The cap map's stretches (cap_run): runs with a cap unit, each the unit
+ * after the run before's; the arrays hold nruns stretches. */
+static void map_cap_stretches(control_units *cu, const rack_fleet *fl) {
+  size_t k = 0;
+  for (uint32_t q = 0; q < fl->nruns; q++) {
+    uint32_t u = cu->run_cap_unit[q];
+    if (u == CONTROL_UNITS_NONE)
+      continue; /* a dark or emergency rack's run keeps its cap */
+    if (k > 0 && cu->cap_run[k - 1] + cu->cap_len[k - 1] == q &&
+        cu->cap_unit[k - 1] + cu->cap_len[k - 1] == u) {
+      cu->cap_len[k - 1]++;
+      continue;
+    }
+    cu->cap_run[k] = q;
+    cu->cap_unit[k] = u;
+    cu->cap_len[k] = 1;
+    k++;
+  }
+  cu->ncap_stretches = k;
+}
+
+/* Room for the run map's arrays: run_unit and run_cap_unit per run, the
+ * cap stretches (at most one a run), unit_run per unit. */
+static int reserve_run_map(control_units *cu, const rack_fleet *fl) {
+  const sim_allocator *a = cu->alloc;
+  size_t r[2] = {cu->run_units_cap, cu->run_units_cap};
+  size_t k[3] = {cu->cap_stretches_cap, cu->cap_stretches_cap,
+                 cu->cap_stretches_cap};
+  size_t c = cu->unit_runs_cap, nr = fl->nruns;
+  if (sim_vec_reserve(a, &cu->run_unit, &r[0], nr, sizeof *cu->run_unit) !=
+          SIM_OK ||
+      sim_vec_reserve(a, &cu->run_cap_unit, &r[1], nr,
+                      sizeof *cu->run_cap_unit) != SIM_OK ||
+      sim_vec_reserve(a, &cu->cap_run, &k[0], nr, sizeof *cu->cap_run) !=
+          SIM_OK ||
+      sim_vec_reserve(a, &cu->cap_unit, &k[1], nr, sizeof *cu->cap_unit) !=
+          SIM_OK ||
+      sim_vec_reserve(a, &cu->cap_len, &k[2], nr, sizeof *cu->cap_len) !=
+          SIM_OK ||
+      sim_vec_reserve(a, &cu->unit_run, &c, cu->n + 1, sizeof *cu->unit_run) !=
+          SIM_OK)
+    return SIM_ENOMEM;
+  cu->run_units_cap = r[0] < r[1] ? r[0] : r[1];
+  cu->cap_stretches_cap = k[0] < k[1] ? k[0] : k[1];
+  cu->cap_stretches_cap =
+      cu->cap_stretches_cap < k[2] ? cu->cap_stretches_cap : k[2];
+  cu->unit_runs_cap = c;
+  return SIM_OK;
+}
+
 bool control__units_mapped(const control_units *cu, const rack_fleet *fl) {
   return rack_fleet_runs_fresh(fl) && cu->run_map_ok &&
          cu->run_map_runs == fl->runs_made && cu->run_map_builds == cu->builds;
@@ -532,22 +623,14 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
   if (!rack_fleet_runs_fresh(fl) || control__units_mapped(cu, fl))
     return SIM_OK; /* no runs, or neither they nor the units made anew */
   cu->run_map_ok = false;
-  size_t cap_a = cu->run_units_cap, cap_b = cu->run_units_cap;
-  size_t cap_c = cu->unit_runs_cap;
-  if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cap_a, fl->nruns,
-                      sizeof *cu->run_unit) != SIM_OK ||
-      sim_vec_reserve(cu->alloc, &cu->run_cap_unit, &cap_b, fl->nruns,
-                      sizeof *cu->run_cap_unit) != SIM_OK ||
-      sim_vec_reserve(cu->alloc, &cu->unit_run, &cap_c, cu->n + 1,
-                      sizeof *cu->unit_run) != SIM_OK)
+  if (reserve_run_map(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
-  cu->run_units_cap = cap_a < cap_b ? cap_a : cap_b;
-  cu->unit_runs_cap = cap_c;
   for (uint32_t q = 0; q < fl->nruns; q++)
     cu->run_unit[q] = unit_of_run(cu, fl, q);
   for (size_t u = 0; u < cu->n; u++) /* its run's load is its GPU's */
     cu->unit_run[u] = fl->gpu_run[cu->gpu[u]];
   map_run_caps(cu, fl);
+  map_cap_stretches(cu, fl);
   cu->run_map_ok = true;
   cu->run_map_runs = fl->runs_made;
   cu->run_map_builds = cu->builds;
@@ -559,17 +642,21 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
 /* ------------------------------------------------------------------ */
 
 /* With the runs fresh and mapped for them: each usable rack's run at its
- * unit's cap, once a run; the GPUs' wait for a reader. A dark or
- * emergency rack's runs keep theirs, as its GPUs do below. */
+ * unit's cap, once a run, a stretch of runs of successive units a copy
+ * (at bench-10k the whole fleet is a few); the GPUs' wait for a reader.
+ * A dark or emergency rack's runs keep theirs, as its GPUs do below. */
 static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
   if (!control__units_mapped(cu, fl))
     return false;
-  const uint32_t *unit = cu->run_cap_unit;
   const double *cap = cu->cap;
   double *run_cap = fl->run_cap_w;
-  for (uint32_t q = 0, n = fl->nruns; q < n; q++)
-    if (unit[q] != CONTROL_UNITS_NONE)
-      run_cap[q] = cap[unit[q]];
+  for (size_t k = 0; k < cu->ncap_stretches; k++) {
+    uint32_t q = cu->cap_run[k], u = cu->cap_unit[k], len = cu->cap_len[k];
+    if (len == 1)
+      run_cap[q] = cap[u];
+    else
+      memcpy(run_cap + q, cap + u, len * sizeof *cap);
+  }
   fl->caps_unfilled = true;
   return true;
 }

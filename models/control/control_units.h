@@ -92,6 +92,12 @@ typedef struct control_units {
    * the caps are written once a run through it. */
   uint32_t *run_cap_unit;
   size_t run_units_cap;
+  /* The same map in stretches, valid with run_unit: runs cap_run[k] ..
+   * cap_run[k] + cap_len[k] - 1 take the caps of units cap_unit[k] on,
+   * one each (a unit is mostly one run, and units and runs both go in
+   * fleet order), so the caps are copied a stretch at a time. */
+  uint32_t *cap_run, *cap_unit, *cap_len;
+  size_t ncap_stretches, cap_stretches_cap;
   /* Per unit, valid with run_unit: the run of the GPU it was made from
    * (that GPU's load is its run's), so the refresh reads the runs'
    * loads, not the GPUs' (which lag them while the runs are fresh). */
