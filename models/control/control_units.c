@@ -28,12 +28,12 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {
-      cu->u_mem,      cu->cap,         cu->key,        cu->gpu,
-      cu->rack,       cu->share,       cu->run_unit,   cu->run_cap_unit,
-      cu->rack_unit,  cu->unit_run,    cu->of_gpu,     cu->group_first,
-      cu->slot_unit,  cu->slot_stamp,  cu->built_slot, cu->built_usable,
-      cu->span_first, cu->span_len,    cu->span_unit,  cu->alike,
-      cu->n_alike,    cu->base.made_at, cu->cap_run,   cu->cap_unit,
+      cu->u_mem,      cu->cap,          cu->key,        cu->gpu,
+      cu->rack,       cu->share,        cu->run_unit,   cu->run_cap_unit,
+      cu->rack_unit,  cu->unit_run,     cu->of_gpu,     cu->group_first,
+      cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
+      cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
+      cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
       cu->cap_len};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
@@ -443,31 +443,26 @@ static void mark_counts(control_units *cu) {
 }
 
 /* Units u .. e - 1 marked alike the one before where their GPUs are as
- * many and their worth (what the fill wrote: weight, c) is the same bits;
- * the base is held afterwards (fill_and_mark). */
+ * many and their worth (what the fill wrote: weight, c) is the same bits
+ * (the first unit's before, u[-1], is zeros); the base is held
+ * afterwards (fill_and_mark). */
 static void mark_worth(control_units *cu, size_t u, size_t e) {
   const power_unit *p = cu->u;
   const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
   uint8_t *alike = cu->alike;
-  /* The unit before's worth held in registers, the test without a
-   * branch, four units a turn: about eight instructions a unit. */
-  uint64_t w0 = u > 0 ? sim_bits(p[u - 1].weight) : 0;
-  uint64_t c0 = u > 0 ? sim_bits(p[u - 1].c) : 0;
 #pragma GCC unroll 4
-  for (; u < e; u++) {
-    uint64_t w = sim_bits(p[u].weight), c = sim_bits(p[u].c);
-    alike[u] = n_alike[u] & (((w ^ w0) | (c ^ c0)) == 0);
-    w0 = w;
-    c0 = c;
-  }
+  for (; u < e; u++)
+    alike[u] =
+        n_alike[u] & (((sim_bits(p[u].weight) ^ sim_bits(p[u - 1].weight)) |
+                       (sim_bits(p[u].c) ^ sim_bits(p[u - 1].c))) == 0);
 }
 
-/* The units' worth asked of the fill a chunk at a time, each chunk then
- * marked (mark_worth); then each unit a base was made for unmarked:
- * every other took the base of the unit before it (refresh_rack,
- * make_unit), so is alike it in every field the base gives (its range,
- * demand and power model; the rest follows from its GPU type, which is
- * the base's). */
+/* The units built anew: their worth asked of the fill a chunk at a time,
+ * each chunk then marked (mark_worth); then each unit a base was made for
+ * unmarked: every other took the base of the unit before it (make_unit),
+ * so is alike it in every field the base gives (its range, demand and
+ * power model; the rest follows from its GPU type, which is the base's).
+ * A refresh marks as it goes (refresh_rack). */
 static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
@@ -595,28 +590,20 @@ static void map_cap_stretches(control_units *cu, const rack_fleet *fl) {
 /* Room for the run map's arrays: run_unit and run_cap_unit per run, the
  * cap stretches (at most one a run), unit_run per unit. */
 static int reserve_run_map(control_units *cu, const rack_fleet *fl) {
-  const sim_allocator *a = cu->alloc;
-  size_t r[2] = {cu->run_units_cap, cu->run_units_cap};
-  size_t k[3] = {cu->cap_stretches_cap, cu->cap_stretches_cap,
-                 cu->cap_stretches_cap};
-  size_t c = cu->unit_runs_cap, nr = fl->nruns;
-  if (sim_vec_reserve(a, &cu->run_unit, &r[0], nr, sizeof *cu->run_unit) !=
-          SIM_OK ||
-      sim_vec_reserve(a, &cu->run_cap_unit, &r[1], nr,
-                      sizeof *cu->run_cap_unit) != SIM_OK ||
-      sim_vec_reserve(a, &cu->cap_run, &k[0], nr, sizeof *cu->cap_run) !=
-          SIM_OK ||
-      sim_vec_reserve(a, &cu->cap_unit, &k[1], nr, sizeof *cu->cap_unit) !=
-          SIM_OK ||
-      sim_vec_reserve(a, &cu->cap_len, &k[2], nr, sizeof *cu->cap_len) !=
-          SIM_OK ||
-      sim_vec_reserve(a, &cu->unit_run, &c, cu->n + 1, sizeof *cu->unit_run) !=
-          SIM_OK)
+  uint32_t **per_run[] = {&cu->run_unit, &cu->run_cap_unit, &cu->cap_run,
+                          &cu->cap_unit, &cu->cap_len};
+  size_t got = SIZE_MAX, c = cu->unit_runs_cap;
+  for (size_t k = 0; k < sizeof per_run / sizeof *per_run; k++) {
+    size_t ck = cu->run_units_cap; /* each grown on a copy */
+    if (sim_vec_reserve(cu->alloc, per_run[k], &ck, fl->nruns,
+                        sizeof(uint32_t)) != SIM_OK)
+      return SIM_ENOMEM;
+    got = ck < got ? ck : got;
+  }
+  if (sim_vec_reserve(cu->alloc, &cu->unit_run, &c, cu->n + 1,
+                      sizeof *cu->unit_run) != SIM_OK)
     return SIM_ENOMEM;
-  cu->run_units_cap = r[0] < r[1] ? r[0] : r[1];
-  cu->cap_stretches_cap = k[0] < k[1] ? k[0] : k[1];
-  cu->cap_stretches_cap =
-      cu->cap_stretches_cap < k[2] ? cu->cap_stretches_cap : k[2];
+  cu->run_units_cap = got;
   cu->unit_runs_cap = c;
   return SIM_OK;
 }

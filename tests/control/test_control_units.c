@@ -498,7 +498,7 @@ static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
   control_units cu;
   assert_int_equal(control__units_init(&cu, fl, NULL), SIM_OK);
   for (uint32_t i = 0; i < BIG_GPUS; i++)
-    fl->run_cap_w[fl->gpu_run[i]] = -1; /* a dark rack's stay so */
+    fl->run_cap_w[fl->gpu_run[i]] = -1;     /* a dark rack's stay so */
   for (int again = 0; again < 2; again++) { /* built, then refreshed */
     assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
                      SIM_OK);
@@ -525,9 +525,13 @@ static void caps_copied_a_stretch_at_a_time(void **state) {
   (void)state;
   const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
   assert_non_null(gb);
-  rack_group_spec g = {.name = "nvl", .gpu = gb, .count = BIG_RACKS,
-                       .gpus_per_rack = 72, .limit_w = 132000,
-                       .other_idle_w = 16800, .other_max_w = 33600,
+  rack_group_spec g = {.name = "nvl",
+                       .gpu = gb,
+                       .count = BIG_RACKS,
+                       .gpus_per_rack = 72,
+                       .limit_w = 132000,
+                       .other_idle_w = 16800,
+                       .other_max_w = 33600,
                        .r_th = NAN};
   static uint32_t slot[BIG_GPUS];
   const uint32_t darks[] = {BIG_RACKS, 0, 5, BIG_RACKS - 1};
