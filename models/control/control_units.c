@@ -28,12 +28,13 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu) {
   const sim_allocator *a = cu->alloc;
   void *arrays[] = {
-      cu->u,          cu->cap,         cu->key,        cu->gpu,
-      cu->rack,       cu->share,       cu->run_unit,   cu->run_cap_unit,
-      cu->rack_unit,  cu->unit_run,    cu->of_gpu,     cu->group_first,
-      cu->slot_unit,  cu->slot_stamp,  cu->built_slot, cu->built_usable,
-      cu->span_first, cu->span_len,    cu->span_unit,  cu->alike,
-      cu->n_alike,    cu->base.made_at};
+      cu->u_mem,      cu->cap,          cu->key,        cu->gpu,
+      cu->rack,       cu->share,        cu->run_unit,   cu->run_cap_unit,
+      cu->rack_unit,  cu->unit_run,     cu->of_gpu,     cu->group_first,
+      cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
+      cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
+      cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
+      cu->cap_len};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -45,7 +46,8 @@ void control__units_fini(control_units *cu) {
 
 /* A unit's range, demand and power model from its GPUs' type g, load l,
  * room (the group's ceiling) and thermal cap, before its slot's work is
- * known. */
+ * known. Its activity is its load's share (gpu_load_share's terms, the
+ * same bits): P(1, L) is evaluated once for both, not three times. */
 static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
                             double thermal_w) {
   /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
@@ -53,18 +55,20 @@ static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
    * power counts with them: below the memory knee it falls with the
    * clock, and a policy that took it as fixed would never cap decode
    * below it. */
-  double fixed = g->idle_w;
-  double dyn = gpu_load_power(g, 1, l) - fixed, sm_span = g->tdp_w - fixed;
-  return (power_unit){.n = 0,
-                      .lo = g->cap_min_w,
-                      .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                      .demand = fmin(gpu_load_power(g, 1, l), thermal_w),
-                      .cls = POWER_OTHER,
-                      .idle = fixed,
-                      .span = sm_span,
-                      .activity = dyn / sm_span,
-                      .gamma = g->gamma,
-                      .phi_min = gpu_phi_min(g)};
+  double fixed = g->idle_w, full = gpu_load_power(g, 1, l);
+  double dyn = full - fixed, sm_span = g->tdp_w - fixed;
+  power_unit u = {.n = 0,
+                  .lo = g->cap_min_w,
+                  .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
+                  .demand = fmin(full, thermal_w),
+                  .cls = POWER_OTHER,
+                  .idle = fixed,
+                  .span = sm_span,
+                  .activity = dyn / sm_span,
+                  .gamma = g->gamma,
+                  .phi_min = gpu_phi_min(g)};
+  assert(sim_same_bits(u.activity, gpu_load_share(g, l)));
+  return u;
 }
 
 /* What a unit of GPU i in rack r is made from now (unit_base's inputs,
@@ -95,7 +99,7 @@ static void remake_base(control_unit_memo *m, const gpu_spec *g,
   m->g = g;
   m->in = *in;
   m->unit = unit_base(g, l, in->room, in->thermal_w);
-  m->share = gpu_load_share(g, l);
+  m->share = m->unit.activity; /* gpu_load_share(g, l): unit_base */
   if (m->nmade < m->made_cap)
     m->made_at[m->nmade] = i;
   m->nmade++;
@@ -134,9 +138,14 @@ remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
 }
 
 /* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
- * thermal cap), with their loads now (ls). The last base's key holds for
- * the rack's part where rack_same; where not, the first unit is made anew
- * (the key's SM activity set unlike its load's), which makes it hold. */
+ * thermal cap), with their loads now (ls), their worth filled already.
+ * The last base's key holds for the rack's part where rack_same; where
+ * not, the first unit is made anew (the key's SM activity set unlike its
+ * load's), which makes it hold. Each unit is marked alike the one before
+ * (cu->alike) where its GPUs are as many, its worth (weight, c) the same
+ * bits and its base not made anew for it (its load the key's): the
+ * marks' pass of its own (mark_worth) folded in, while the unit is at
+ * hand. */
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, const gpu_spec *g, double room,
                          double thermal, bool rack_same) {
@@ -146,8 +155,10 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
    * array's, so each would be read again every unit. */
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const uint32_t *at = ls->at;
-  power_unit *p = cu->u;
+  power_unit *p = cu->u + u;
   double *share = cu->share;
+  const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
+  uint8_t *alike = cu->alike;
   uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem),
            kb = sim_bits(m->in.busy);
   if (!rack_same && u < e)
@@ -156,8 +167,15 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   double sh = m->share;
   for (; u < e; u++) {
     uint32_t j = at[u];
-    if (((sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
-         (sim_bits_at(busy, j) ^ kb)) != 0) {
+    uint64_t d = (sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
+                 (sim_bits_at(busy, j) ^ kb);
+    /* The worth read again from the unit before, not held: registers are
+     * short here. The first unit's before is u[-1], zeros; its n_alike
+     * (0) unmarks it. */
+    uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
+                  (sim_bits(p->c) ^ sim_bits(p[-1].c));
+    alike[u] = n_alike[u] & ((d | dw) == 0);
+    if (d != 0) {
       remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
       ks = sim_bits(m->in.sm);
       km = sim_bits(m->in.mem);
@@ -167,27 +185,49 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
       act = m->unit.activity;
       sh = m->share;
     }
-    p[u].hi = hi;
-    p[u].demand = demand;
-    p[u].activity = act;
+    p->hi = hi;
+    p->demand = demand;
+    p->activity = act;
     share[u] = sh;
+    p++;
   }
 }
 
-/* Every unit with its state now. A unit's GPU type is its GPU's, fixed
- * while the layout holds, and so are the fields that follow from the
- * type alone (lo, idle, span, gamma, phi_min) and the free GPUs' worth:
- * only what the load, the ceiling and the thermal cap move is written
- * (hi, demand, activity; and the load's share), the same bits a whole
- * make_unit gives. Nearly every unit's load moves every period in the
- * fluid mode, so there is no per-unit test of whether it did.
+/* Units a call of the fill: a chunk's units (106 KB) are still in the
+ * second-level cache when they are refreshed and marked, where a pass of
+ * its own over a million GPUs' units (23 MB) would read them from
+ * memory. */
+#define MARK_CHUNK 1024
+
+/* The units' worth asked of the fill (with ctx) from unit j on, a chunk
+ * a call, until units up to need are filled; returns where it stopped
+ * (the chunks are the same wherever they are asked from). */
+static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
+                      size_t j, size_t need) {
+  for (; j < need; j = j + MARK_CHUNK < cu->n ? j + MARK_CHUNK : cu->n) {
+    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
+    fill(ctx, cu->key + j, e - j, cu->u + j);
+  }
+  return j;
+}
+
+/* Every unit with its state now and its worth (fill, with ctx), marked
+ * alike the one before where it is (refresh_rack). A unit's GPU type is
+ * its GPU's, fixed while the layout holds, and so are the fields that
+ * follow from the type alone (lo, idle, span, gamma, phi_min) and the free
+ * GPUs' worth: only what the load, the ceiling and the thermal cap move is
+ * written (hi, demand, activity; and the load's share), the same bits a
+ * whole make_unit gives. Nearly every unit's load moves every period in
+ * the fluid mode, so there is no per-unit test of whether it did.
  *
  * A rack's units are adjacent (rack_unit), and what a unit takes from
  * its rack (its GPU type: a rack is of one group, so of one type; its
  * group's ceiling; its thermal cap) is read once a rack and held against
  * the last base's key there: a unit then reads only its GPU's load, with
- * no gather of its GPU's type. */
-static void refresh_units(control_units *cu, const rack_fleet *fl) {
+ * no gather of its GPU's type. The worth is asked a chunk ahead of the
+ * racks that need it, so it is in cache when they are refreshed. */
+static void refresh_units(control_units *cu, const rack_fleet *fl,
+                          control_units_fn fill, void *ctx) {
   const control_unit_memo *m = &cu->base;
   /* With the runs fresh, mapped for these runs and units (the build maps
    * them first): the runs' loads, compact, where the GPUs' lag. */
@@ -196,16 +236,19 @@ static void refresh_units(control_units *cu, const rack_fleet *fl) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
+  size_t filled = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
       continue; /* dark or in emergency */
+    filled = fill_to(cu, fill, ctx, filled, e);
     const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
     refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
   }
+  fill_to(cu, fill, ctx, filled, cu->n); /* none left: every unit a rack's */
 }
 
 /* ------------------------------------------------------------------ */
@@ -217,14 +260,20 @@ static int reserve_units(control_units *cu, size_t need) {
   const sim_allocator *a = cu->alloc;
   size_t c[6] = {cu->units_cap, cu->units_cap, cu->units_cap,
                  cu->units_cap, cu->units_cap, cu->units_cap};
-  if (sim_vec_reserve(a, &cu->u, &c[0], need, sizeof *cu->u) != SIM_OK ||
+  int rc = sim_vec_reserve(a, &cu->u_mem, &cu->u_mem_cap, need + 1,
+                           sizeof *cu->u_mem);
+  if (cu->u_mem != NULL) { /* the unit before the first */
+    cu->u_mem[0] = (power_unit){0};
+    cu->u = cu->u_mem + 1;
+  }
+  if (rc != SIM_OK ||
       sim_vec_reserve(a, &cu->cap, &c[1], need, sizeof *cu->cap) != SIM_OK ||
       sim_vec_reserve(a, &cu->key, &c[2], need, sizeof *cu->key) != SIM_OK ||
       sim_vec_reserve(a, &cu->gpu, &c[3], need, sizeof *cu->gpu) != SIM_OK ||
       sim_vec_reserve(a, &cu->rack, &c[4], need, sizeof *cu->rack) != SIM_OK ||
       sim_vec_reserve(a, &cu->share, &c[5], need, sizeof *cu->share) != SIM_OK)
     return SIM_ENOMEM;
-  cu->units_cap = c[0];
+  cu->units_cap = c[1];
   return SIM_OK;
 }
 
@@ -359,11 +408,6 @@ static bool same_layout(control_units *cu, const rack_fleet *fl,
 /* The policy's runs                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Units a call of the fill: a chunk's units (106 KB) are still in the
- * second-level cache when their worth is compared, where a pass of its
- * own over a million GPUs' units (23 MB) would read them from memory. */
-#define MARK_CHUNK 1024
-
 /* The marks' arrays (made once, for as many units as GPUs: pages never
  * touched cost nothing) and an empty list of bases made. SIM_OK or
  * SIM_ENOMEM. */
@@ -399,39 +443,34 @@ static void mark_counts(control_units *cu) {
 }
 
 /* Units u .. e - 1 marked alike the one before where their GPUs are as
- * many and their worth (what the fill wrote: weight, c) is the same bits;
- * the base is held afterwards (fill_and_mark). */
+ * many and their worth (what the fill wrote: weight, c) is the same bits
+ * (the first unit's before, u[-1], is zeros); the base is held
+ * afterwards (fill_and_mark). */
 static void mark_worth(control_units *cu, size_t u, size_t e) {
   const power_unit *p = cu->u;
   const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
   uint8_t *alike = cu->alike;
-  /* The unit before's worth held in registers, the test without a
-   * branch, four units a turn: about eight instructions a unit. */
-  uint64_t w0 = u > 0 ? sim_bits(p[u - 1].weight) : 0;
-  uint64_t c0 = u > 0 ? sim_bits(p[u - 1].c) : 0;
 #pragma GCC unroll 4
-  for (; u < e; u++) {
-    uint64_t w = sim_bits(p[u].weight), c = sim_bits(p[u].c);
-    alike[u] = n_alike[u] & (((w ^ w0) | (c ^ c0)) == 0);
-    w0 = w;
-    c0 = c;
-  }
+  for (; u < e; u++)
+    alike[u] =
+        n_alike[u] & (((sim_bits(p[u].weight) ^ sim_bits(p[u - 1].weight)) |
+                       (sim_bits(p[u].c) ^ sim_bits(p[u - 1].c))) == 0);
 }
 
-/* The units' worth asked of the fill a chunk at a time, each chunk then
- * marked (mark_worth); then each unit a base was made for unmarked:
- * every other took the base of the unit before it (refresh_rack,
- * make_unit), so is alike it in every field the base gives (its range,
- * demand and power model; the rest follows from its GPU type, which is
- * the base's). */
+/* The units built anew: their worth asked of the fill a chunk at a time,
+ * each chunk then marked (mark_worth); then each unit a base was made for
+ * unmarked: every other took the base of the unit before it (make_unit),
+ * so is alike it in every field the base gives (its range, demand and
+ * power model; the rest follows from its GPU type, which is the base's).
+ * A refresh marks as it goes (refresh_rack). */
 static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
   mark_counts(cu);
-  for (size_t j = 0; j < cu->n; j += MARK_CHUNK) {
-    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
-    fill(ctx, cu->key + j, e - j, cu->u + j);
+  for (size_t j = 0; j < cu->n;) {
+    size_t e = fill_to(cu, fill, ctx, j, j + 1);
     mark_worth(cu, j, e);
+    j = e;
   }
   for (size_t k = 0; k < m->nmade; k++)
     cu->alike[cu->of_gpu[m->made_at[k]]] = 0;
@@ -473,8 +512,12 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
   if (same_layout(cu, fl, gpu_slot, changes)) {
     if (control__units_map_runs(cu, fl) != SIM_OK)
       return SIM_ENOMEM; /* the refresh reads the runs' loads through it */
-    refresh_units(cu, fl);
-  } else if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+    mark_counts(cu);
+    refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
+    cu->marks_ok = true;
+    return SIM_OK;
+  }
+  if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
   fill_and_mark(cu, fill, ctx);
   return SIM_OK;
@@ -523,6 +566,48 @@ static void map_run_caps(control_units *cu, const rack_fleet *fl) {
   assert(runs_within_units(cu, fl));
 }
 
+/* The cap map's stretches (cap_run): runs with a cap unit, each the unit
+ * after the run before's; the arrays hold nruns stretches. */
+static void map_cap_stretches(control_units *cu, const rack_fleet *fl) {
+  size_t k = 0;
+  for (uint32_t q = 0; q < fl->nruns; q++) {
+    uint32_t u = cu->run_cap_unit[q];
+    if (u == CONTROL_UNITS_NONE)
+      continue; /* a dark or emergency rack's run keeps its cap */
+    if (k > 0 && cu->cap_run[k - 1] + cu->cap_len[k - 1] == q &&
+        cu->cap_unit[k - 1] + cu->cap_len[k - 1] == u) {
+      cu->cap_len[k - 1]++;
+      continue;
+    }
+    cu->cap_run[k] = q;
+    cu->cap_unit[k] = u;
+    cu->cap_len[k] = 1;
+    k++;
+  }
+  cu->ncap_stretches = k;
+}
+
+/* Room for the run map's arrays: run_unit and run_cap_unit per run, the
+ * cap stretches (at most one a run), unit_run per unit. */
+static int reserve_run_map(control_units *cu, const rack_fleet *fl) {
+  uint32_t **per_run[] = {&cu->run_unit, &cu->run_cap_unit, &cu->cap_run,
+                          &cu->cap_unit, &cu->cap_len};
+  size_t got = SIZE_MAX, c = cu->unit_runs_cap;
+  for (size_t k = 0; k < sizeof per_run / sizeof *per_run; k++) {
+    size_t ck = cu->run_units_cap; /* each grown on a copy */
+    if (sim_vec_reserve(cu->alloc, per_run[k], &ck, fl->nruns,
+                        sizeof(uint32_t)) != SIM_OK)
+      return SIM_ENOMEM;
+    got = ck < got ? ck : got;
+  }
+  if (sim_vec_reserve(cu->alloc, &cu->unit_run, &c, cu->n + 1,
+                      sizeof *cu->unit_run) != SIM_OK)
+    return SIM_ENOMEM;
+  cu->run_units_cap = got;
+  cu->unit_runs_cap = c;
+  return SIM_OK;
+}
+
 bool control__units_mapped(const control_units *cu, const rack_fleet *fl) {
   return rack_fleet_runs_fresh(fl) && cu->run_map_ok &&
          cu->run_map_runs == fl->runs_made && cu->run_map_builds == cu->builds;
@@ -532,22 +617,14 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
   if (!rack_fleet_runs_fresh(fl) || control__units_mapped(cu, fl))
     return SIM_OK; /* no runs, or neither they nor the units made anew */
   cu->run_map_ok = false;
-  size_t cap_a = cu->run_units_cap, cap_b = cu->run_units_cap;
-  size_t cap_c = cu->unit_runs_cap;
-  if (sim_vec_reserve(cu->alloc, &cu->run_unit, &cap_a, fl->nruns,
-                      sizeof *cu->run_unit) != SIM_OK ||
-      sim_vec_reserve(cu->alloc, &cu->run_cap_unit, &cap_b, fl->nruns,
-                      sizeof *cu->run_cap_unit) != SIM_OK ||
-      sim_vec_reserve(cu->alloc, &cu->unit_run, &cap_c, cu->n + 1,
-                      sizeof *cu->unit_run) != SIM_OK)
+  if (reserve_run_map(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
-  cu->run_units_cap = cap_a < cap_b ? cap_a : cap_b;
-  cu->unit_runs_cap = cap_c;
   for (uint32_t q = 0; q < fl->nruns; q++)
     cu->run_unit[q] = unit_of_run(cu, fl, q);
   for (size_t u = 0; u < cu->n; u++) /* its run's load is its GPU's */
     cu->unit_run[u] = fl->gpu_run[cu->gpu[u]];
   map_run_caps(cu, fl);
+  map_cap_stretches(cu, fl);
   cu->run_map_ok = true;
   cu->run_map_runs = fl->runs_made;
   cu->run_map_builds = cu->builds;
@@ -558,18 +635,29 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
 /* The caps                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Caps a copy (2 KB): glibc copies more than about 2 KB with `rep movsb`,
+ * which callgrind counts a byte an instruction; at most this, it takes
+ * its vector loop, which callgrind counts as it runs. */
+#define CAP_COPY 256
+
 /* With the runs fresh and mapped for them: each usable rack's run at its
- * unit's cap, once a run; the GPUs' wait for a reader. A dark or
- * emergency rack's runs keep theirs, as its GPUs do below. */
+ * unit's cap, once a run, a stretch of runs of successive units a copy
+ * (at bench-10k the whole fleet is one); the GPUs' wait for a reader.
+ * A dark or emergency rack's runs keep theirs, as its GPUs do below. */
 static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
   if (!control__units_mapped(cu, fl))
     return false;
-  const uint32_t *unit = cu->run_cap_unit;
   const double *cap = cu->cap;
   double *run_cap = fl->run_cap_w;
-  for (uint32_t q = 0, n = fl->nruns; q < n; q++)
-    if (unit[q] != CONTROL_UNITS_NONE)
-      run_cap[q] = cap[unit[q]];
+  for (size_t k = 0; k < cu->ncap_stretches; k++) {
+    uint32_t q = cu->cap_run[k], u = cu->cap_unit[k], len = cu->cap_len[k];
+    for (; len > CAP_COPY; q += CAP_COPY, u += CAP_COPY, len -= CAP_COPY)
+      memcpy(run_cap + q, cap + u, CAP_COPY * sizeof *cap);
+    if (len == 1)
+      run_cap[q] = cap[u];
+    else
+      memcpy(run_cap + q, cap + u, len * sizeof *cap);
+  }
   fl->caps_unfilled = true;
   return true;
 }

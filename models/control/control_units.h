@@ -55,10 +55,14 @@ typedef struct control_unit_memo {
 
 typedef struct control_units {
   const sim_allocator *alloc;
-  power_unit *u;
-  double *cap;         /* the policy's cap per unit */
-  double *share;       /* gpu_load_share of the load it was made from */
-  uint32_t *key;       /* the slot a unit stands for, CONTROL_UNITS_FREE */
+  /* The units, u[-1] a unit of zeros (u_mem[0], u_mem_cap of them in
+   * all): the refresh compares each unit's worth with the one before's
+   * without a test for the first. */
+  power_unit *u, *u_mem;
+  size_t u_mem_cap;
+  double *cap;          /* the policy's cap per unit */
+  double *share;        /* gpu_load_share of the load it was made from */
+  uint32_t *key;        /* the slot a unit stands for, CONTROL_UNITS_FREE */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
   size_t n, units_cap;
   uint32_t *of_gpu;    /* per fleet GPU: its unit (usable racks) */
@@ -92,6 +96,12 @@ typedef struct control_units {
    * the caps are written once a run through it. */
   uint32_t *run_cap_unit;
   size_t run_units_cap;
+  /* The same map in stretches, valid with run_unit: runs cap_run[k] ..
+   * cap_run[k] + cap_len[k] - 1 take the caps of units cap_unit[k] on,
+   * one each (a unit is mostly one run, and units and runs both go in
+   * fleet order), so the caps are copied a stretch at a time. */
+  uint32_t *cap_run, *cap_unit, *cap_len; /* run_units_cap of each */
+  size_t ncap_stretches;
   /* Per unit, valid with run_unit: the run of the GPU it was made from
    * (that GPU's load is its run's), so the refresh reads the runs'
    * loads, not the GPUs' (which lag them while the runs are fresh). */
@@ -120,9 +130,9 @@ void control__units_fini(control_units *cu);
  * and what its slot's work is worth (fill, with ctx, asked a chunk of
  * units a call, each chunk's marks of alike made while it is in cache),
  * for the GPUs' slots gpu_slot: built anew when the layout changed,
- * refreshed in place when not. changes (NULL: none): the holder's count of slot changes;
- * the slots are the built ones while it is the built count, and compared
- * GPU by GPU without it. SIM_OK or SIM_ENOMEM. */
+ * refreshed in place when not. changes (NULL: none): the holder's count of slot
+ * changes; the slots are the built ones while it is the built count, and
+ * compared GPU by GPU without it. SIM_OK or SIM_ENOMEM. */
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx);

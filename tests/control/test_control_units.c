@@ -26,6 +26,7 @@
 
 #include "bits.h"
 #include "control.h"
+#include "control_units.h"
 #include "test_catalogs.h"
 
 #define NRACKS 5
@@ -478,14 +479,91 @@ static void caps_once_a_run_are_the_gpus(void **state) {
   world_drop(gpus);
 }
 
+/* ------------------------------------------------------------------ */
+/* The caps copied a stretch of runs at a time                         */
+/* ------------------------------------------------------------------ */
+
+#define BIG_RACKS 12
+#define BIG_GPUS (BIG_RACKS * 72)
+
+static void no_worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  (void)ctx, (void)key, (void)n, (void)u;
+}
+
+/* Twelve GB200 racks, every GPU its own slot and run (so each run is a
+ * unit's, units and runs in one order: stretches longer than a copy, 256
+ * caps), rack dark (none: BIG_RACKS), built and refreshed, the units'
+ * caps set apart and written once a run. */
+static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
+  control_units cu;
+  assert_int_equal(control__units_init(&cu, fl, NULL), SIM_OK);
+  for (uint32_t i = 0; i < BIG_GPUS; i++)
+    fl->run_cap_w[fl->gpu_run[i]] = -1;     /* a dark rack's stay so */
+  for (int again = 0; again < 2; again++) { /* built, then refreshed */
+    assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
+                     SIM_OK);
+    assert_int_equal(control__units_map_runs(&cu, fl), SIM_OK);
+    for (size_t u = 0; u < cu.n; u++)
+      cu.cap[u] = 500 + (double)u / 8 + again;
+    control__units_write_caps(&cu, fl);
+    assert_true(fl->caps_unfilled);
+    for (uint32_t i = 0, u = 0; i < BIG_GPUS; i++) { /* a GPU a unit */
+      double want = i / 72 == dark ? -1 : cu.cap[u++];
+      if (!sim_same_bits(fl->run_cap_w[fl->gpu_run[i]], want))
+        fail_msg("dark %u: GPU %u's run's cap %.17g W, its unit's %.17g W",
+                 dark, i, fl->run_cap_w[fl->gpu_run[i]], want);
+    }
+  }
+  control__units_fini(&cu);
+}
+
+/* The caps of a keyed fleet's runs, written a stretch of runs of
+ * successive units at a time (a copy of 256 caps at most), are each
+ * run's unit's, and a dark rack's runs keep theirs: with no rack dark
+ * (one stretch of 864), the first, one inside and the last. */
+static void caps_copied_a_stretch_at_a_time(void **state) {
+  (void)state;
+  const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
+  assert_non_null(gb);
+  rack_group_spec g = {.name = "nvl",
+                       .gpu = gb,
+                       .count = BIG_RACKS,
+                       .gpus_per_rack = 72,
+                       .limit_w = 132000,
+                       .other_idle_w = 16800,
+                       .other_max_w = 33600,
+                       .r_th = NAN};
+  static uint32_t slot[BIG_GPUS];
+  const uint32_t darks[] = {BIG_RACKS, 0, 5, BIG_RACKS - 1};
+  for (size_t d = 0; d < sizeof darks / sizeof *darks; d++) {
+    sim_error err = {0};
+    rack_fleet *fl = rack_fleet_create(&g, 1, NULL, &err);
+    assert_non_null(fl);
+    assert_int_equal(rack_fleet_keep_units(fl), SIM_OK);
+    for (uint32_t i = 0; i < BIG_GPUS; i++) {
+      slot[i] = i;
+      rack_set_unit_key(fl, i, i + 1);
+      rack_set_load(fl, i, (gpu_load){0.5, 0.25, 0.6});
+    }
+    for (uint32_t r = 0; r < BIG_RACKS; r++)
+      fl->dark[r] = r == darks[d];
+    rack_fleet_update(fl, NULL);
+    assert_true(rack_fleet_runs_fresh(fl));
+    assert_int_equal(fl->nruns, BIG_GPUS);
+    caps_by_stretch(fl, darks[d], slot);
+    rack_fleet_destroy(fl);
+  }
+}
+
 int main(void) {
-  struct CMUnitTest tests[5];
+  struct CMUnitTest tests[6];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
+  TEST_ADD(tests, n, caps_copied_a_stretch_at_a_time);
   return _cmocka_run_group_tests("control_units", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
 }
