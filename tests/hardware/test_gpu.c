@@ -627,6 +627,46 @@ static void brent_is_gsls(void **state) {
   gsl_set_error_handler(was);
 }
 
+/* x clamped to [lo, hi] as gpu_power.c clamps (a NaN stays NaN). */
+static double clamp_to(double x, double lo, double hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* P(phi, L) written out as gpu.h has it, in gpu_power.c's order until
+ * 2026-12 (its fixed part, then the clocked part times d). */
+static double ref_power(const gpu_spec *g, double phi, gpu_load l) {
+  double sm = clamp_to(l.sm, 0, 1), mem = clamp_to(l.mem, 0, 1);
+  double busy = clamp_to(l.busy, 0, 1);
+  phi = clamp_to(phi, gpu_phi_min(g), 1);
+  double s_mem = phi >= g->knee ? 1 : phi / g->knee;
+  return (g->idle_w + g->mem_w * mem * s_mem) +
+         (g->busy_w * busy + gpu_sm_span(g) * sm) *
+             gpu_dynamic_fraction(g, phi);
+}
+
+/* gpu_load_power takes the load's terms once (P_mem mem, the clocked
+ * part) and keeps the written-out sum's bits: every catalog type, clocks
+ * below phi_min to over 1 (the ends and the knee among them), loads in
+ * and out of [0, 1] and NaN. */
+static void load_power_is_the_sum(void **state) {
+  (void)state;
+  uint64_t s = 13;
+  for (size_t t = 0; t < catalog.n; t++) {
+    const gpu_spec *g = &catalog.gpus[t];
+    const double ends[] = {gpu_phi_min(g), g->knee, 1, 0, 1.25};
+    for (int i = 0; i < 20000; i++) {
+      gpu_load l = {draw_share(&s), draw_share(&s), draw_share(&s)};
+      double phi = 1.1 * fabs(draw_share(&s));
+      if (i % 7 == 0)
+        phi = ends[(i / 7) % 5];
+      double want = ref_power(g, phi, l), got = gpu_load_power(g, phi, l);
+      if (memcmp(&want, &got, sizeof got) != 0)
+        fail_msg("%s P(%a, {%a, %a, %a}) %a, the sum %a", g->name, phi, l.sm,
+                 l.mem, l.busy, got, want);
+    }
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -645,6 +685,7 @@ int main(void) {
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   TEST_ADD(tests, n, memo_is_pow);
   TEST_ADD(tests, n, brent_is_gsls);
+  TEST_ADD(tests, n, load_power_is_the_sum);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
 }
