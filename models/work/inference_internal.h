@@ -47,6 +47,7 @@ typedef struct replica {
   double kv_used; /* tokens held by the batch */
   phase phase;
   double phi;
+  rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
   double clock_s;   /* the state below is exact at this time */
   double v;         /* virtual time: tokens each decoding request gained */
   double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
@@ -131,6 +132,7 @@ struct inf_service {
   const inf_ops *ops;         /* the granularity */
   const inf_config *c;
   rl_replica proto;
+  rl_clock full_clk;    /* proto's step terms at full clock (key 0: none) */
   rl_ep_table ep_table; /* proto's, when it is expert-parallel */
   arr_gen *gen;
   double horizon_s, kv_cap;

@@ -119,11 +119,22 @@ static void price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
-/* The decode step at the batch's mean context now. */
+/* c, the proto's step terms at phi, worked out again only when phi is
+ * not the one they were for (a zeroed c is for none: phi > 0). */
+static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
+  if (c->key != phi)
+    rl_clock_of(&s->proto, phi, c);
+  return c;
+}
+
+/* The decode step at the batch's mean context now; the clock's terms are
+ * the same between the replica's clock changes. */
 static void price_decode(inf_service *s, replica *r) {
   rl_step st;
   double b = r->nheap;
-  rl_decode_step(&s->proto, b, r->ctx_base / b + r->v, r->phi, &st);
+  rl_decode_step_at(&s->proto, b, r->ctx_base / b + r->v,
+                    clock_at(s, &r->clk, r->phi), clock_at(s, &s->full_clk, 1),
+                    &st);
   r->t_step = st.t;
   r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;

@@ -201,15 +201,6 @@ static double fixed_work_s(const rl_replica *r, double batch) {
          c->step_overhead_s;
 }
 
-/* The fixed costs t (fixed_work_s) at phi: the share act_fixed of them
- * is the engine's small kernels on the SMs, latency-bound, so counted in
- * SM cycles and stretched as 1 / s_c(phi); the rest is the host's gaps
- * between them, off the GPU's clock (roofline.h, t_fixed). */
-static double fixed_s(const rl_replica *r, double t, double phi) {
-  const rl_config *c = &r->cfg;
-  return t * (1 - c->act_fixed + c->act_fixed / gpu_speed_compute(r->gpu, phi));
-}
-
 /* Expected distinct routed experts the batch touches on the busiest of
  * the ep GPUs in one MoE layer, ep > 1. Each GPU holds n = E / ep whole
  * experts; each expert is touched with q = D(B) / E (llm_expected_experts),
@@ -333,26 +324,40 @@ static void step_work_of(const rl_replica *r, double requests, double context,
   w->fixed = fixed_work_s(r, batch);
 }
 
-/* The step's parts and time at phi (the header comment); no load. */
-static void step_parts(const rl_replica *r, const step_work *w, double phi,
-                       rl_step *out) {
-  const rl_config *c = &r->cfg;
+void rl_clock_of(const rl_replica *r, double phi, rl_clock *c) {
+  const rl_config *cfg = &r->cfg;
+  c->key = phi;
+  c->phi = clamp_phi(r, phi);
   /* eff_bw is a share of what the GPU's HBM can stream (achievable_bps,
    * a published microbenchmark's), so that it is the engine's and not the
    * family's: B200 reaches a lower share of its datasheet than H100. */
-  double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, phi);
-  double rate = flop_rate(r, phi);
+  double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, c->phi);
+  c->bw_weights = bw * weight_bw_share(r);
+  c->bw_engine = bw * cfg->eff_bw;
+  c->rate = flop_rate(r, c->phi);
+  /* The fixed costs (fixed_work_s) at phi are t x this: the share
+   * act_fixed of them is the engine's small kernels on the SMs,
+   * latency-bound, so counted in SM cycles and stretched as 1 / s_c(phi);
+   * the rest is the host's gaps between them, off the GPU's clock
+   * (roofline.h, t_fixed). */
+  c->fixed =
+      1 - cfg->act_fixed + cfg->act_fixed / gpu_speed_compute(r->gpu, c->phi);
+}
+
+/* The step's parts and time at clock k (the header comment); no load. */
+static void step_parts(const step_work *w, const rl_clock *k, rl_step *out) {
+  double rate = k->rate;
   out->bytes = w->bytes;
-  out->t_weights = w->crit / (bw * weight_bw_share(r));
-  out->t_kv = w->kv / (bw * c->eff_bw);
+  out->t_weights = w->crit / k->bw_weights;
+  out->t_kv = w->kv / k->bw_engine;
   out->t_gemm = w->gemm / rate;
-  out->t_dequant = dequant_s(out, w->crit / (bw * c->eff_bw));
+  out->t_dequant = dequant_s(out, w->crit / k->bw_engine);
   out->t_attn = w->attn / rate;
   out->flops = (out->t_gemm + out->t_attn) * rate;
   out->t_mem = out->t_weights + out->t_kv;
   out->t_comp = out->t_gemm + out->t_attn;
   out->t_tp = w->t_tp;
-  out->t_fixed = fixed_s(r, w->fixed, phi);
+  out->t_fixed = w->fixed * k->fixed;
   out->t = fmax(out->t_weights, out->t_gemm) + fmax(out->t_kv, out->t_attn) +
            out->t_tp + out->t_fixed;
 }
@@ -365,26 +370,36 @@ static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
 }
 
-void rl_decode_step(const rl_replica *r, double batch, double context,
-                    double phi, rl_step *out) {
-  phi = clamp_phi(r, phi);
+void rl_decode_step_at(const rl_replica *r, double batch, double context,
+                       const rl_clock *at, const rl_clock *full, rl_step *out) {
   step_work w;
   step_work_of(r, batch, context, &w);
-  step_parts(r, &w, phi, out);
-  if (phi == 1) {
+  step_parts(&w, at, out);
+  if (at->phi == 1) {
     out->load = step_load(r, out);
     return;
   }
-  rl_step full;
-  step_parts(r, &w, 1, &full);
-  out->load = step_load(r, &full);
+  rl_step s1;
+  step_parts(&w, full, &s1);
+  out->load = step_load(r, &s1);
+}
+
+void rl_decode_step(const rl_replica *r, double batch, double context,
+                    double phi, rl_step *out) {
+  rl_clock at, full;
+  rl_clock_of(r, phi, &at);
+  if (at.phi != 1)
+    rl_clock_of(r, 1, &full);
+  rl_decode_step_at(r, batch, context, &at, &full, out);
 }
 
 void rl_decode_step_parts(const rl_replica *r, double batch, double context,
                           double phi, rl_step *out) {
   step_work w;
+  rl_clock at;
   step_work_of(r, batch, context, &w);
-  step_parts(r, &w, clamp_phi(r, phi), out);
+  rl_clock_of(r, phi, &at);
+  step_parts(&w, &at, out);
 }
 
 double rl_decode_step_s(const rl_replica *r, double batch, double context,

@@ -296,6 +296,24 @@ void rl_decode_step(const rl_replica *r, double batch, double context,
 void rl_decode_step_parts(const rl_replica *r, double batch, double context,
                           double phi, rl_step *out);
 
+/* The terms of a replica's decode step that depend on its clock alone:
+ * a caller pricing many steps at one clock (a request-level replica
+ * between clock changes) works them out once; the same bits as
+ * rl_decode_step's. key is the phi asked for, phi it clamped. */
+typedef struct rl_clock {
+  double key, phi;
+  double bw_weights, bw_engine; /* B/s: the weights', the engine's stream */
+  double rate;                  /* FLOP/s */
+  double fixed;                 /* the fixed costs' stretch at phi */
+} rl_clock;
+
+void rl_clock_of(const rl_replica *r, double phi, rl_clock *c);
+
+/* rl_decode_step at clock at (rl_clock_of), its load priced at full
+ * (rl_clock_of at 1; not read when at->phi is 1). */
+void rl_decode_step_at(const rl_replica *r, double batch, double context,
+                       const rl_clock *at, const rl_clock *full, rl_step *out);
+
 /* Decode step time, s: rl_decode_step's t. */
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi);

@@ -5,7 +5,8 @@
  * the times are the work over the rates at the clock, written out here
  * from the public figures (llm.h, gpu.h) in roofline.h's order. And a
  * prefill's time and load at once (rl_prefill) are rl_prefill_s's and
- * rl_prefill_load's. */
+ * rl_prefill_load's. A step at clock terms kept (rl_clock_of,
+ * rl_decode_step_at) is rl_decode_step's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -74,6 +75,30 @@ static void a_clocked_step_is_its_work_at_its_clock(void **state) {
         check_step(&r, batches[j], ctxs[k], phis[i]);
 }
 
+/* A step priced at clocks worked out once (rl_clock_of, as a request-level
+ * replica keeps them between its clock changes) is rl_decode_step's, bit
+ * for bit, its load included, for every batch and context at that clock. */
+static void a_step_at_kept_clocks_is_the_same_step(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.93, 0.5, 0.01};
+  static const double batches[] = {1, 7, 64, 300}, ctxs[] = {0, 100, 3000.5};
+  rl_clock full;
+  rl_clock_of(&r, 1, &full);
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
+    rl_clock at;
+    rl_clock_of(&r, phis[i], &at);
+    same_bits(at.key, phis[i], "key");
+    for (size_t j = 0; j < sizeof batches / sizeof *batches; j++)
+      for (size_t k = 0; k < sizeof ctxs / sizeof *ctxs; k++) {
+        rl_step got, want;
+        rl_decode_step_at(&r, batches[j], ctxs[k], &at, &full, &got);
+        rl_decode_step(&r, batches[j], ctxs[k], phis[i], &want);
+        assert_memory_equal(&got, &want, sizeof got);
+      }
+  }
+}
+
 /* rl_prefill gives rl_prefill_s's time and rl_prefill_load's load, bit
  * for bit, for prompts from empty to long and clocks down to the floor. */
 static void a_prefill_is_its_time_and_load(void **state) {
@@ -92,9 +117,10 @@ static void a_prefill_is_its_time_and_load(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
+  TEST_ROWS(tests, n, a_step_at_kept_clocks_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
