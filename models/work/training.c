@@ -27,6 +27,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "bits.h"
 #include "training_internal.h"
 #include "vec.h"
 
@@ -128,7 +129,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->pp = (uint32_t)c->pp;
   j->m = (double)c->microbatches;
   j->stats.start_s = j->stats.end_s = NAN;
-  j->tau = sim_alloc(p->alloc, 12 * (size_t)j->pp * sizeof *j->tau);
+  j->tau = sim_alloc(p->alloc, 13 * (size_t)j->pp * sizeof *j->tau);
   j->rng = rng_stream_create(p->seed, TRAIN_RNG_KIND, p->n, 1);
   if (j->tau == NULL || j->rng == NULL) {
     sim_free(p->alloc, j->tau);
@@ -146,6 +147,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->mean_p = j->mean_a + j->pp;
   j->inst_a = j->mean_p + j->pp;
   j->inst_p = j->inst_a + j->pp;
+  j->inst_w = j->inst_p + j->pp;
   train__init_times(j, m, w);
   j->act_c = train_config_compute_activity(c, g);
   *out = p->n++;
@@ -496,7 +498,10 @@ int train_resume(train_pool *p, size_t i) {
 }
 
 void train_set_host_slope(train_pool *p, size_t i, double w_per_gpu) {
-  p->jobs[i].host_w = w_per_gpu;
+  job *j = &p->jobs[i];
+  if (!sim_same_bits(j->host_w, w_per_gpu))
+    j->mean_gen = 0; /* the wave's kept terms hold the slope: made again */
+  j->host_w = w_per_gpu;
 }
 
 void train_add_energy(train_pool *p, size_t i, double joules) {

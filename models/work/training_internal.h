@@ -41,6 +41,10 @@ typedef struct job {
    * fall in one phase, so mostly one activity. */
   double *inst_a, *inst_p;
   uint64_t inst_gen;
+  /* Each stage's term of the wave at its last instant (pp): gpus / pp
+   * times (inst_p - mean_p + host_w (inst_a - mean_a)), made again when
+   * either moves (train_set_host_slope drops the means for host_w). */
+  double *inst_w;
   train_state state;
   sim_fluid fluid;     /* iterations left */
   sim_handle timer;    /* checkpoint due or end, or restart end */

@@ -540,8 +540,8 @@ static void waveform_has_zero_mean(void **state) {
 /* The wave keeps each stage's period mean and last instant power between
  * calls (training_iteration.c); asked at the instant 0 after samples of
  * other periods, other clocks and other times, it is still each stage's
- * power at its activity now less its power at the period's mean, to the
- * bit (the job's host slope is 0 here). */
+ * power at its activity now less its power at the period's mean, plus
+ * the host slope's share, to the bit, and after the slope moves. */
 static void waveform_kept_means_are_fresh(void **state) {
   (void)state;
   bench b;
@@ -556,13 +556,15 @@ static void waveform_kept_means_are_fresh(void **state) {
       for (uint32_t s = 0; s < 4; s++)
         phi[s] = 1 - 0.07 * (double)((k + (int)s) % 5);
     assert_int_equal(train_set_clocks(b.p, b.job, phi), SIM_OK);
-    for (int again = 0; again < 2; again++) { /* kept, then a hit */
+    for (int again = 0; again < 3; again++) { /* kept, a hit, a new slope */
+      double slope = 0.25 * k * (again == 2 ? 2 : 1);
+      train_set_host_slope(b.p, b.job, slope);
       double want = 0;
       for (uint32_t s = 0; s < 4; s++) {
         double a = train_activity(b.p, b.job, s, 0);
         double mean = train_activity(b.p, b.job, s, period);
         want += 16 * (gpu_power(b.g, phi[s], a) - gpu_power(b.g, phi[s], mean) +
-                      0 * (a - mean));
+                      slope * (a - mean));
       }
       double got = train_wave_w(b.p, period, 0);
       assert_memory_equal(&got, &want, sizeof got);
