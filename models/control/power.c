@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 double power_total(const power_unit *units, size_t n, const double *cap) {
   double sum = 0;
   for (size_t u = 0; u < n; u++)
@@ -237,18 +239,59 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
   }
 }
 
-/* The inputs of a water-filling, run by run. */
+/* A run's inputs to the fill's sum, packed once a fill (the sum reads
+ * every run at every evaluation, about 12 a split): its weight, range,
+ * GPUs as a double, length, and its part of the slope, n w m. */
+typedef struct fill_term {
+  double w, lo, top, n, slope;
+  size_t m;
+} fill_term;
+
+/* The inputs of a water-filling, run by run; t: them packed (NULL: out
+ * of memory, read from the units). */
 typedef struct fill {
   const power_unit *units;
   const power_runs *runs;
   const double *w, *top;
+  const fill_term *t;
 } fill;
 
+/* The run's terms for filled_packed; NULL when out of memory. */
+static fill_term *fill_pack(const fill *fl) {
+  size_t n = fl->runs->n;
+  fill_term *t = sim_alloc(NULL, (n + 1) * sizeof *t);
+  for (size_t r = 0; t != NULL && r < n; r++) {
+    const power_unit *p = power_run_unit(fl->units, fl->runs, r);
+    size_t m = power_run_len(fl->runs, r);
+    double nw = p->n * fl->w[r];
+    t[r] = (fill_term){fl->w[r], p->lo, fl->top[r], p->n, nw * (double)m, m};
+  }
+  return t;
+}
+
 /* sum n_u clamp(lambda w_u, lo_u, top_u): rises with lambda, by the
- * weights of the units between their bounds. Both sums add unit by unit
- * in their order, a run's units at once (power_add_repeat). */
+ * weights of the units between their bounds. The sum adds unit by unit
+ * in their order, a run's units at once (power_add_repeat); the slope,
+ * which steers the search but never decides its answer (power.h), adds a
+ * run's part at once. */
+static double filled_packed(const fill_term *t, size_t n, double lambda,
+                            double *slope) {
+  double sum = 0, sl = 0;
+  for (size_t r = 0; r < n; r++) {
+    double x = lambda * t[r].w;
+    if (x > t[r].lo && x < t[r].top)
+      sl += t[r].slope;
+    sum = power_add_n(sum, t[r].n * clamp(x, t[r].lo, t[r].top), t[r].m);
+  }
+  *slope = sl;
+  return sum;
+}
+
+/* filled_packed read from the units (no packed terms: out of memory). */
 static double filled(const void *ctx, double lambda, double *slope) {
   const fill *fl = ctx;
+  if (fl->t != NULL)
+    return filled_packed(fl->t, fl->runs->n, lambda, slope);
   const double *w = fl->w, *top = fl->top;
   double sum = 0, sl = 0;
   for (size_t r = 0; r < fl->runs->n; r++) {
@@ -256,7 +299,7 @@ static double filled(const void *ctx, double lambda, double *slope) {
     size_t m = power_run_len(fl->runs, r);
     double x = lambda * w[r];
     if (x > p->lo && x < top[r])
-      sl = power_add_n(sl, p->n * w[r], m);
+      sl += p->n * w[r] * (double)m;
     sum = power_add_n(sum, p->n * clamp(x, p->lo, top[r]), m);
   }
   *slope = sl;
@@ -289,12 +332,15 @@ static double fill_level(const fill *fl, double hi, double budget_w,
 void power_fill_runs(const power_unit *units, const power_runs *runs,
                      const double *w, const double *top, double budget_w,
                      double *cap, double *memo) {
-  fill fl = {units, runs, w, top};
+  fill fl = {units, runs, w, top, NULL};
+  fill_term *t = fill_pack(&fl);
+  fl.t = t;
   double hi = 0;
   for (size_t r = 0; r < runs->n; r++)
     if (w[r] > 0)
       hi = fmax(hi, top[r] / w[r]);
   double lo = fill_level(&fl, hi, budget_w, memo);
+  sim_free(NULL, t);
   for (size_t r = 0; r < runs->n; r++)
     cap[r] = clamp(lo * w[r], power_run_unit(units, runs, r)->lo, top[r]);
 }

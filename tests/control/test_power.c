@@ -535,6 +535,68 @@ static void remembered_fill_follows_drift(void **state) {
   }
 }
 
+/* The fill's sum at lambda unit by unit, as the docs define it. */
+static double plain_filled(const power_unit *u, size_t n, const double *w,
+                           const double *top, double lambda) {
+  double sum = 0;
+  for (size_t k = 0; k < n; k++) {
+    double x = lambda * w[k];
+    sum += u[k].n * (x < u[k].lo ? u[k].lo : x > top[k] ? top[k] : x);
+  }
+  return sum;
+}
+
+/* The fill's lambda by plain bisection over the doubles of [0, hi]: the
+ * largest whose sum fits the budget (0 if none does, hi if hi does). */
+static double plain_fill_lambda(const power_unit *u, size_t n,
+                                const double *w, const double *top,
+                                double budget) {
+  double good = 0, bad = 0;
+  for (size_t k = 0; k < n; k++)
+    if (w[k] > 0)
+      bad = fmax(bad, top[k] / w[k]);
+  if (plain_filled(u, n, w, top, bad) <= budget)
+    return bad;
+  for (;;) {
+    double mid = good + (bad - good) / 2;
+    if (mid == good || mid == bad)
+      return good;
+    *(plain_filled(u, n, w, top, mid) <= budget ? &good : &bad) = mid;
+  }
+}
+
+/* The fill over runs (lengths 1 to 12: sums a run at once, its slope a
+ * run's part at once) gives every unit the cap of plain bisection's
+ * lambda on the units one by one, bit for bit. */
+static void fill_over_runs_is_plain_bisection(void **state) {
+  (void)state;
+  uint64_t seed = 29;
+  static power_unit fleet[12 * MAXU];
+  static double aw[12 * MAXU], atop[12 * MAXU];
+  for (int trial = 0; trial < 200; trial++) {
+    power_unit u[MAXU];
+    double w[MAXU], top[MAXU], budget, cap[MAXU], memo = 0;
+    size_t n = fill_inputs(&seed, u, w, top, &budget), first[MAXU], len[MAXU];
+    size_t units = 0;
+    for (size_t r = 0; r < n; r++) {
+      first[r] = units, len[r] = 1 + (r + (size_t)trial) % 12;
+      for (size_t i = 0; i < len[r]; i++, units++)
+        fleet[units] = u[r], aw[units] = w[r], atop[units] = top[r];
+    }
+    budget *= units / (double)n; /* about the same share of the units */
+    power_runs runs = {n, first, len};
+    power_fill_runs(fleet, &runs, w, top, budget, cap, &memo);
+    double lambda = plain_fill_lambda(fleet, units, aw, atop, budget);
+    for (size_t r = 0; r < n; r++) {
+      double x = lambda * w[r];
+      double want = x < u[r].lo ? u[r].lo : x > top[r] ? top[r] : x;
+      if (memcmp(&cap[r], &want, sizeof want) != 0)
+        fail_msg("trial %d, run %zu: cap %.17g, bisection's %.17g", trial, r,
+                 cap[r], want);
+    }
+  }
+}
+
 static void policies_by_name(void **state) {
   (void)state;
   for (int i = 0; power_policy_names[i] != NULL; i++)
@@ -545,7 +607,7 @@ static void policies_by_name(void **state) {
 
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[21];
+  struct CMUnitTest tests[22];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -561,6 +623,7 @@ int main(void) {
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_fill_is_the_fresh_fill);
   TEST_ADD(tests, n, remembered_fill_follows_drift);
+  TEST_ADD(tests, n, fill_over_runs_is_plain_bisection);
   TEST_ADD(tests, n, remembered_level_follows_drift);
   TEST_ADD(tests, n, level_from_an_end_is_the_bisections);
   TEST_ADD(tests, n, memo_arrays_carry_over);
