@@ -179,13 +179,11 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
   return i;
 }
 
-/* Classic sift-down of the entry at i, for heapify: there the entry
- * usually stays high, so the bottom-up walk does not pay. */
-static void sift_down(evq *q, size_t i) {
-  evq_key k = q->key[i];
-  uint32_t s = q->slot[i];
-  for (size_t c = EVQ_D * i + 1; c < q->n; c = EVQ_D * i + 1) {
-    size_t m = min_child(q->key, c, q->n);
+/* Puts (k, s) at i of the entries before end, moving smaller children
+ * up: the classic walk down, which stops where k belongs. */
+static void walk_down(evq *q, size_t i, size_t end, evq_key k, uint32_t s) {
+  for (size_t c = EVQ_D * i + 1; c < end; c = EVQ_D * i + 1) {
+    size_t m = min_child(q->key, c, end);
     if (!key_less(q->key[m], k))
       break;
     q->key[i] = q->key[m];
@@ -196,21 +194,16 @@ static void sift_down(evq *q, size_t i) {
   q->slot[i] = s;
 }
 
-/* Puts (k, s) into the vacant root of the n entries at 1 .. n, moving
- * smaller children up: the classic walk down, which stops where k belongs.
- * A new event is mostly due soon, so it stays near the root. */
+/* Sift-down of the entry at i, for heapify: there the entry usually
+ * stays high, so the bottom-up walk does not pay. */
+static void sift_down(evq *q, size_t i) {
+  walk_down(q, i, q->n, q->key[i], q->slot[i]);
+}
+
+/* Puts (k, s) into the vacant root of the n entries at 1 .. n. A new
+ * event is mostly due soon, so it stays near the root. */
 static void fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
-  size_t i = 0;
-  for (size_t c = 1; c <= n; c = EVQ_D * i + 1) {
-    size_t m = min_child(q->key, c, n + 1);
-    if (!key_less(q->key[m], k))
-      break;
-    q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m];
-    i = m;
-  }
-  q->key[i] = k;
-  q->slot[i] = s;
+  walk_down(q, 0, n + 1, k, s);
 }
 
 /* Fills the vacant root with the last entry, as an eager pop would have. */
