@@ -146,29 +146,40 @@ remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
  * bits and its base not made anew for it (its load the key's): the
  * marks' pass of its own (mark_worth) folded in, while the unit is at
  * hand. */
+/* The last base's key and fields, kept in locals by refresh_rack: a
+ * store to a unit might otherwise be the memo's, so each would be read
+ * again every unit. */
+typedef struct base_view {
+  uint64_t ks, km, kb;
+  double hi, demand, act, sh;
+} base_view;
+
+static inline base_view base_view_of(const control_unit_memo *m) {
+  return (base_view){sim_bits(m->in.sm),  sim_bits(m->in.mem),
+                     sim_bits(m->in.busy), m->unit.hi,
+                     m->unit.demand,       m->unit.activity,
+                     m->share};
+}
+
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, const gpu_spec *g, double room,
                          double thermal, bool rack_same) {
   control_unit_memo *m = &cu->base;
-  /* The arrays and the last base's key and fields in locals: a store to
-   * a unit might otherwise be the memo's, and the remake's call any
-   * array's, so each would be read again every unit. */
+  /* The arrays in locals too: the remake's call might otherwise be taken
+   * to change any of them. */
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const uint32_t *at = ls->at;
   power_unit *p = cu->u + u;
   double *share = cu->share;
   const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
   uint8_t *alike = cu->alike;
-  uint64_t ks = sim_bits(m->in.sm), km = sim_bits(m->in.mem),
-           kb = sim_bits(m->in.busy);
+  base_view b = base_view_of(m);
   if (!rack_same && u < e)
-    ks = ~sim_bits_at(sm, at[u]);
-  double hi = m->unit.hi, demand = m->unit.demand, act = m->unit.activity;
-  double sh = m->share;
-  for (; u < e; u++) {
+    b.ks = ~sim_bits_at(sm, at[u]);
+  for (; u < e; u++, p++) {
     uint32_t j = at[u];
-    uint64_t d = (sim_bits_at(sm, j) ^ ks) | (sim_bits_at(mem, j) ^ km) |
-                 (sim_bits_at(busy, j) ^ kb);
+    uint64_t d = (sim_bits_at(sm, j) ^ b.ks) | (sim_bits_at(mem, j) ^ b.km) |
+                 (sim_bits_at(busy, j) ^ b.kb);
     /* The worth read again from the unit before, not held: registers are
      * short here. The first unit's before is u[-1], zeros; its n_alike
      * (0) unmarks it. */
@@ -177,19 +188,12 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
     alike[u] = n_alike[u] & ((d | dw) == 0);
     if (d != 0) {
       remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
-      ks = sim_bits(m->in.sm);
-      km = sim_bits(m->in.mem);
-      kb = sim_bits(m->in.busy);
-      hi = m->unit.hi;
-      demand = m->unit.demand;
-      act = m->unit.activity;
-      sh = m->share;
+      b = base_view_of(m);
     }
-    p->hi = hi;
-    p->demand = demand;
-    p->activity = act;
-    share[u] = sh;
-    p++;
+    p->hi = b.hi;
+    p->demand = b.demand;
+    p->activity = b.act;
+    share[u] = b.sh;
   }
 }
 

@@ -226,6 +226,23 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
  * bracket's half under its tolerance) it leaves its state as it was, so
  * every later iteration would find the same bracket: its lower end is
  * the answer whatever the interval test says. */
+/* The start of GSL's Brent step: the bracket [b, c] made to hold the
+ * root with b the better end. True where c was set from a or swapped
+ * with b (GSL's ac_equal). */
+static bool brent_orient(brent *t) {
+  bool ac_equal = false;
+  if (same_sign(t->fb, t->fc)) {
+    ac_equal = true;
+    t->c = t->a, t->fc = t->fa, t->d = t->e = t->b - t->a;
+  }
+  if (fabs(t->fc) < fabs(t->fb)) {
+    ac_equal = true;
+    t->a = t->b, t->b = t->c, t->c = t->a;
+    t->fa = t->fb, t->fb = t->fc, t->fc = t->fa;
+  }
+  return ac_equal;
+}
+
 static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
                         double p_hi) {
   brent s = {.a = lo,
@@ -241,16 +258,7 @@ static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
   double phi = lo;
   for (int i = 0; i < 100; i++) {
     brent t = s;
-    bool ac_equal = false;
-    if (same_sign(t.fb, t.fc)) {
-      ac_equal = true;
-      t.c = t.a, t.fc = t.fa, t.d = t.e = t.b - t.a;
-    }
-    if (fabs(t.fc) < fabs(t.fb)) {
-      ac_equal = true;
-      t.a = t.b, t.b = t.c, t.c = t.a;
-      t.fa = t.fb, t.fb = t.fc, t.fc = t.fa;
-    }
+    bool ac_equal = brent_orient(&t);
     double tol = 0.5 * DBL_EPSILON * fabs(t.b), m = 0.5 * (t.c - t.b);
     if (t.fb == 0 || fabs(m) <= tol) /* converged: the state stays */
       return t.fb == 0 || t.b < t.c ? t.b : t.c;

@@ -104,6 +104,12 @@ void rack_fixture_copy_state(rack_fleet *to, rack_fleet *from) {
   rack_fixture_copy_caps(to, from);
 }
 
+void rack_fixture_update_both(rack_fleet *ref, rack_fleet *f) {
+  rack_fixture_copy_state(ref, f);
+  rack_fleet_update(ref, NULL);
+  rack_fleet_update(f, NULL);
+}
+
 double rack_fixture_phi_over_gpus(const rack_fleet *f, uint32_t r) {
   double sum = 0, phi = 0, last_cap = NAN;
   gpu_load last = {NAN, NAN, NAN};
@@ -184,4 +190,9 @@ void rack_fixture_assert_rack_is(const rack_fleet *f, uint32_t r, rack_want w) {
   assert_memory_equal(&f->loss_w[r], &w.loss, sizeof w.loss);
   assert_memory_equal(&f->fan_w[r], &w.fan, sizeof w.fan);
   assert_int_equal(f->throttled[r], w.held);
+}
+
+void rack_fixture_assert_racks_are(const rack_fleet *f, const rack_fleet *ref) {
+  for (uint32_t r = 0; r < f->nracks; r++)
+    rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
 }

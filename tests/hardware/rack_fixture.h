@@ -49,6 +49,9 @@ void rack_fixture_new_layout(rack_fleet *f, uint32_t *key, uint32_t max,
 void rack_fixture_copy_caps(rack_fleet *to, rack_fleet *from);
 /* ... and the loads too. */
 void rack_fixture_copy_state(rack_fleet *to, rack_fleet *from);
+/* f's state copied to ref, then both updated (ref GPU by GPU, f as it
+ * is kept), ready to be compared. */
+void rack_fixture_update_both(rack_fleet *ref, rack_fleet *f);
 
 /* Rack r's clocks summed GPU by GPU as the samples did (a GPU equal to
  * the one before taking its clock), on a fleet whose GPUs are filled. */
@@ -69,5 +72,7 @@ rack_want rack_fixture_want_of(const rack_fleet *f, const rack_fleet *ref,
 
 /* Rack r's sums are w's, to the bit. */
 void rack_fixture_assert_rack_is(const rack_fleet *f, uint32_t r, rack_want w);
+/* Every rack's sums of f are the ones ref's GPUs give, to the bit. */
+void rack_fixture_assert_racks_are(const rack_fleet *f, const rack_fleet *ref);
 
 #endif

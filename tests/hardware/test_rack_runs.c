@@ -162,9 +162,7 @@ static void loads_by_runs_are_the_per_gpu_loads(void **state) {
     assert_false(f->loads_unfilled); /* filled before the first key moved */
     assert_loads(f, ref);
     write_state(f, key, &seed); /* the runs are made from these */
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
+    rack_fixture_update_both(ref, f);
     for (int round = 0; round < 6; round++) {
       write_state(ref, key, &seed);
       set_racks(ref, c, &seed);
@@ -322,9 +320,7 @@ static void unlike_gpus_are_not_merged(void **state) {
     rack_set_unit_key(f, i, 1 + i / 16);
     rack_set_load(f, i, gpu_load_level((i % 3) / 3.0));
   }
-  rack_fixture_copy_state(ref, f);
-  rack_fleet_update(ref, NULL);
-  rack_fleet_update(f, NULL);
+  rack_fixture_update_both(ref, f);
   assert_int_equal(f->nruns, f->n); /* every GPU unlike its neighbour */
   compare(ref, f);
   rack_fleet_destroy(ref);
@@ -361,9 +357,7 @@ static void one_input_unlike_splits_the_run(void **state) {
     f->cap_w[i] = in[0];
   }
   rack_fleet_caps_written(f);
-  rack_fixture_copy_state(ref, f);
-  rack_fleet_update(ref, NULL);
-  rack_fleet_update(f, NULL);
+  rack_fixture_update_both(ref, f);
   assert_int_equal(f->nruns, f->n / 8 * 3); /* 0-4, 5, 6-7 */
   compare(ref, f);
   rack_fleet_destroy(ref);
@@ -431,9 +425,7 @@ static void run_arrays_at_the_run_count(void **state) {
   for (uint32_t max = 1; max <= 12; max += 11) {
     rack_fixture_new_layout(f, key, max, &seed);
     write_state(f, key, &seed);
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
+    rack_fixture_update_both(ref, f);
     assert_true(f->run_room >= f->nruns);
     compare(ref, f);
   }
@@ -460,9 +452,7 @@ static void no_room_for_runs_turns_units_off(void **state) {
       rack_set_load(f, i, gpu_load_level(0.1 * (i % 7)));
     }
     t.fail_at = t.calls + k; /* the k-th array's growth */
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
+    rack_fixture_update_both(ref, f);
     assert_null(f->unit_key);
     assert_int_equal(f->nruns, 0);
     assert_memory_equal(ref->power_w, f->power_w, f->n * sizeof(double));

@@ -85,13 +85,10 @@ static void alike_runs_are_the_run_sums(void **state) {
     rack_fixture_new_layout(f, key, 1 + layout % 2 * 7, &seed);
     for (int round = 0; round < 6; round++) {
       write_alike(f, key, c, &seed);
-      rack_fixture_copy_state(ref, f);
-      rack_fleet_update(ref, NULL);
-      rack_fleet_update(f, NULL);
+      rack_fixture_update_both(ref, f);
       assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                           f->n * sizeof(double));
-      for (uint32_t r = 0; r < f->nracks; r++)
-        rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+      rack_fixture_assert_racks_are(f, ref);
     }
   }
   free(key);
@@ -117,11 +114,8 @@ static void runs_alike_across_racks_keep_type_and_thermal(void **state) {
     }
     rack_fleet_caps_written(f);
     memcpy(f->thermal_cap_w, tcap, sizeof tcap);
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
-    for (uint32_t r = 0; r < f->nracks; r++)
-      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
     assert_true(f->throttled[2] > 0 && f->throttled[0] == 0);
   }
   rack_fleet_destroy(ref);
@@ -183,11 +177,8 @@ static void racks_taken_whole_only_when_alike(void **state) {
   change_rack(f, c->what, true);
   change_rack(ref, c->what, false);
   for (int round = 0; round < 2; round++) { /* runs made, then fresh */
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
-    for (uint32_t r = 0; r < f->nracks; r++)
-      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
   }
   assert_true(c->what != 1 || f->rack_pattern[2] != f->rack_pattern[0]);
   assert_int_equal(f->rack_pattern[3], f->rack_pattern[0]);
@@ -212,9 +203,7 @@ static void more_patterns_than_kept(void **state) {
     f->cap_w[i] = 800;
   }
   rack_fleet_caps_written(f);
-  rack_fixture_copy_state(ref, f);
-  rack_fleet_update(ref, NULL);
-  rack_fleet_update(f, NULL);
+  rack_fixture_update_both(ref, f);
   for (uint32_t r = 0; r < f->nracks; r++) {
     rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
     assert_int_equal(f->rack_pattern[r], r % 9);
@@ -265,14 +254,11 @@ static void one_unlike_run_anywhere(void **state) {
     rack_set_unit_key(f, i, 1 + i / 8);
   for (uint32_t k = 0; k < f->count[2] / 8; k++) {
     write_one_unlike(f, c->field, k);
-    rack_fixture_copy_state(ref, f);
-    rack_fleet_update(ref, NULL);
-    rack_fleet_update(f, NULL);
+    rack_fixture_update_both(ref, f);
     assert_int_equal(f->rack_run[3] - f->rack_run[2], f->count[2] / 8);
     assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                         f->n * sizeof(double));
-    for (uint32_t r = 0; r < f->nracks; r++)
-      rack_fixture_assert_rack_is(f, r, rack_fixture_want_of(f, ref, r));
+    rack_fixture_assert_racks_are(f, ref);
   }
   rack_fleet_destroy(ref);
   rack_fleet_destroy(f);
