@@ -21,6 +21,8 @@ sqrt(sd_before^2 / N + sd_after^2 / N) (Welch's, unpaired: the same seed
 before and after is not the same draw once draws moved); a figure that
 does not vary with the seed must stay equal. Three, not two: with some
 hundred figures, two standard errors would flag a few by chance alone.
+The latency quantiles come from histogram bins: one can sit in the same
+bin for every seed, and a move of one bin is then flagged, to be judged.
 
 Exit 0 when every figure is within its spread (or only BEFORE was given),
 1 when one is not, 2 on bad arguments or a failed run.
