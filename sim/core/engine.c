@@ -553,8 +553,10 @@ bool sim_engine_run_inline(sim_engine *e, sim_time at, sim_turn turn) {
   if (!e->running || e->stop || e->nrun >= e->limit || at > e->until ||
       at < e->now || turn.seq >= e->seq || (e->watch != NULL && *e->watch != 0))
     return false;
+  /* A peek, not evq_first: the heap's root left vacant by the pop of the
+   * current event stays so for the next push to fill (queue.c). */
   evq_entry q;
-  while (evq_first(e->q, &q) &&
+  while (evq_peek(e->q, &q) &&
          (q.time < at || (q.time == at && q.seq < turn.seq))) {
     const ev_slot *s = &e->slots[q.slot];
     if (s->seq == q.seq && !s->moved)
