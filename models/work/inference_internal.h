@@ -146,7 +146,6 @@ struct inf_service {
   uint32_t pool_cap, free_head;
   int64_t next_prompt, next_output; /* the pending arrival's lengths */
   sim_time next_at;                 /* its time; SIM_TIME_MAX: none */
-  sim_turn next_turn;               /* its turn among its time's events */
   inf_totals tot;                   /* waiting, in_batch: see totals_of */
   interval iv;
   histogram ttft_h, tpot_h;

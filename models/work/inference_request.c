@@ -377,29 +377,20 @@ static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   return status(s);
 }
 
-/* Pulls the next request from the generator and reserves its arrival's
- * turn (sim_engine_run_inline), unless the generator has ended or the
- * request is past the horizon. */
-static void draw_arrival(inf_service *s) {
+/* Pulls the next request from the generator and schedules its arrival,
+ * unless the generator has ended or the request is past the horizon. */
+static int schedule_arrival(inf_service *s) {
   double t;
   int64_t prompt, output;
   s->next_at = SIM_TIME_MAX;
   if (!arr_next(s->gen, &t, &prompt, &output) || !(t < s->horizon_s) ||
       !(t * 1e9 < 9e18))
-    return;
+    return SIM_OK;
   s->next_prompt = prompt;
   s->next_output = output;
   sim_time at = (sim_time)llround(t * 1e9), now = sim_engine_now(s->e);
   s->next_at = at < now ? now : at;
-  s->next_turn = sim_engine_reserve(s->e);
-}
-
-/* Schedules the drawn arrival, if any, in its turn. */
-static int schedule_arrival(inf_service *s) {
-  if (s->next_at == SIM_TIME_MAX)
-    return SIM_OK;
-  return sim_engine_schedule_reserved(s->e, s->next_at, s->next_turn,
-                                      s->arrival_kind, 0, 0, NULL);
+  return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
 }
 
 /* Whether replica r's queue is full for an arrival now. Only when it
@@ -471,24 +462,17 @@ static void run_passes(inf_service *s) {
   s->ndue = 0;
 }
 
-/* Arrivals, inline for as long as the next is the engine's next event
- * anyway: the order and count of events of one event per arrival, without
- * its push and pop (bench-10k at request level: ~600 a second). */
 static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
   (void)ev;
   inf_service *s = ctx;
-  do {
-    int64_t prompt = s->next_prompt, output = s->next_output;
-    draw_arrival(s);
-    accept(s, prompt, output);
-    /* The instant's last arrival runs the passes. */
-    if (s->next_at != sim_engine_now(e))
-      run_passes(s);
-  } while (s->rc == SIM_OK && s->next_at != SIM_TIME_MAX &&
-           sim_engine_run_inline(e, s->next_at, s->next_turn));
+  int64_t prompt = s->next_prompt, output = s->next_output;
   int rc = schedule_arrival(s);
   if (rc != SIM_OK)
     fail(s, rc);
+  accept(s, prompt, output);
+  /* The instant's last arrival runs the passes. */
+  if (s->next_at != sim_engine_now(e))
+    run_passes(s);
   return status(s);
 }
 
@@ -519,10 +503,8 @@ static int start(inf_service *s, sim_error *err) {
   if (rc == SIM_OK)
     rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
                              &s->arrival_kind);
-  if (rc == SIM_OK) {
-    draw_arrival(s);
+  if (rc == SIM_OK)
     rc = schedule_arrival(s);
-  }
   if (rc != SIM_OK)
     return sim_error_set(err, rc, "service %s: cannot start: %s", s->c->name,
                          sim_strerror(rc));

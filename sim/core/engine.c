@@ -109,8 +109,6 @@ struct sim_engine {
   sim_time now;
   uint64_t seq;   /* the seq of the next queue entry */
   uint64_t nrun;  /* events run */
-  sim_time until; /* of the current run (while running) */
-  uint64_t limit; /* nrun at which the current run stops */
   size_t live;    /* pending events */
   size_t tombs;   /* stale queue entries */
   uint64_t nfail; /* calls of sim_engine_fail, to spot silent failures */
@@ -258,33 +256,24 @@ static ev_slot *slot_of(const sim_engine *e, sim_handle h) {
   return s->gen == h.gen && s->seq != SEQ_FREE ? s : NULL;
 }
 
-/* Queues slot idx at time at under seq (a fresh or a reserved one).
- * SIM_OK or SIM_ENOMEM. */
-static int enqueue_as(sim_engine *e, uint32_t idx, sim_time at, uint64_t seq) {
-  evq_entry q = {.time = at, .seq = seq, .slot = idx};
+/* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
+static int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
+  evq_entry q = {.time = at, .seq = e->seq, .slot = idx};
   if (evq_push(e->q, q) != SIM_OK)
     return SIM_ENOMEM;
   ev_slot *s = &e->slots[idx];
-  s->seq = seq;
+  s->seq = e->seq++;
   s->moved = 0;
   if (s->movable) /* else untouched: a cache miss saved */
     e->when[idx] = (ev_when){at, at};
   return SIM_OK;
 }
 
-/* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
-static int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
-  int rc = enqueue_as(e, idx, at, e->seq);
-  e->seq += rc == SIM_OK;
-  return rc;
-}
-
 /* ---- Scheduling ------------------------------------------------------ */
 
-/* The common path of schedule and every; arguments already checked. The
- * entry's seq: seq, or a fresh one if seq is SEQ_FREE. */
+/* The common path of schedule and every; arguments already checked. */
 static int add_event(sim_engine *e, sim_time at, sim_time period, uint32_t kind,
-                     uint64_t a, uint64_t b, sim_handle *handle, uint64_t seq) {
+                     uint64_t a, uint64_t b, sim_handle *handle) {
   uint32_t idx;
   if (slot_take(e, &idx) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
@@ -296,8 +285,7 @@ static int add_event(sim_engine *e, sim_time at, sim_time period, uint32_t kind,
   s->movable = e->handlers[kind].movable;
   if (period > 0) /* else untouched: a cache miss saved */
     e->period[idx] = period;
-  int rc = seq == SEQ_FREE ? enqueue(e, idx, at) : enqueue_as(e, idx, at, seq);
-  if (rc != SIM_OK) {
+  if (enqueue(e, idx, at) != SIM_OK) {
     slot_release(e, idx, false); /* no handle was given out */
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
   }
@@ -324,23 +312,7 @@ int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
   int rc = check_event(e, at, kind);
   if (rc != SIM_OK)
     return rc;
-  return add_event(e, at, 0, kind, a, b, handle, SEQ_FREE);
-}
-
-sim_turn sim_engine_reserve(sim_engine *e) {
-  return (sim_turn){.seq = e->seq++};
-}
-
-int sim_engine_schedule_reserved(sim_engine *e, sim_time at, sim_turn turn,
-                                 uint32_t kind, uint64_t a, uint64_t b,
-                                 sim_handle *handle) {
-  if (turn.seq >= e->seq)
-    return sim_engine_fail(e, SIM_EINVAL, "schedule: turn %llu not reserved",
-                           (unsigned long long)turn.seq);
-  int rc = check_event(e, at, kind);
-  if (rc != SIM_OK)
-    return rc;
-  return add_event(e, at, 0, kind, a, b, handle, turn.seq);
+  return add_event(e, at, 0, kind, a, b, handle);
 }
 
 int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
@@ -352,7 +324,7 @@ int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
   int rc = check_event(e, first, kind);
   if (rc != SIM_OK)
     return rc;
-  return add_event(e, first, period, kind, a, b, handle, SEQ_FREE);
+  return add_event(e, first, period, kind, a, b, handle);
 }
 
 /* evq_compact's filter: only live entries stay. */
@@ -458,23 +430,6 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
   return rc;
 }
 
-/* Deals with q, just popped, if it is not a live event to run: drops a
- * tombstone, or queues a moved event again at its time under a fresh seq.
- * Returns true if it did (q is not to run). */
-static inline bool settle(sim_engine *e, const evq_entry *q) {
-  if (e->slots[q->slot].seq != q->seq) {
-    e->tombs--;
-    return true;
-  }
-  if (e->slots[q->slot].moved) { /* requeued at its time, not run */
-    int rc = enqueue(e, q->slot, e->when[q->slot].due);
-    assert(rc == SIM_OK); /* the pop left room */
-    (void)rc;
-    return true;
-  }
-  return false;
-}
-
 /* Pops and runs events up to until, while fewer than limit have run in
  * all (e->nrun). */
 static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
@@ -498,8 +453,16 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
      * reference day. */
     if (e->nslots > SLOTS_FAR && evq_peek(e->q, &next))
       PREFETCH(&e->slots[next.slot]);
-    if (settle(e, &q))
+    if (e->slots[q.slot].seq != q.seq) {
+      e->tombs--;
       continue;
+    }
+    if (e->slots[q.slot].moved) { /* requeued at its time, not run */
+      int rc = enqueue(e, q.slot, e->when[q.slot].due);
+      assert(rc == SIM_OK); /* the pop left room */
+      (void)rc;
+      continue;
+    }
     int rc = dispatch(e, &q);
     if (rc != SIM_OK)
       return rc;
@@ -522,8 +485,6 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
   uint64_t limit = max_events > UINT64_MAX - e->nrun ? UINT64_MAX
                                                      : e->nrun + max_events;
   e->running = true;
-  e->until = until; /* for sim_engine_run_inline */
-  e->limit = limit;
   int rc = run_loop(e, until, limit);
   e->running = false;
   /* A stop is used up by the run it stopped (or by a failed one), so the
@@ -544,29 +505,6 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
 int sim_engine_run(sim_engine *e, sim_time until) {
   bool done;
   return sim_engine_run_some(e, until, UINT64_MAX, &done);
-}
-
-/* The run loop's steps between the current event and (at, turn), done
- * here: the same pops, and the same seqs for the moved events it
- * requeues, at the same point in the run. */
-bool sim_engine_run_inline(sim_engine *e, sim_time at, sim_turn turn) {
-  if (!e->running || e->stop || e->nrun >= e->limit || at > e->until ||
-      at < e->now || turn.seq >= e->seq || (e->watch != NULL && *e->watch != 0))
-    return false;
-  /* A peek, not evq_first: the heap's root left vacant by the pop of the
-   * current event stays so for the next push to fill (queue.c). */
-  evq_entry q;
-  while (evq_peek(e->q, &q) &&
-         (q.time < at || (q.time == at && q.seq < turn.seq))) {
-    const ev_slot *s = &e->slots[q.slot];
-    if (s->seq == q.seq && !s->moved)
-      return false; /* a live event comes first */
-    evq_pop(e->q, &q);
-    settle(e, &q);
-  }
-  e->now = at;
-  e->nrun++;
-  return true;
 }
 
 void sim_engine_stop(sim_engine *e) { e->stop = true; }

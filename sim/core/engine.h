@@ -78,45 +78,6 @@ int sim_engine_movable(sim_engine *e, uint32_t kind);
 int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,
                         uint64_t b, sim_handle *handle);
 
-/* Inline events. A model whose handler makes its own next event (an
- * arrival process: each arrival draws the next) can run that event inside
- * the handler, without pushing and popping it, whenever it would be the
- * next event anyway; the order of events, ties included, their count and
- * every later seq stay those of scheduling it. The handler reserves the
- * event's turn where it would have scheduled it, and once it has done the
- * rest asks sim_engine_run_inline: on true it handles the event at once
- * (loops), on false it schedules it in its turn. */
-
-/* A place in the order of events of one time: the one a schedule at this
- * point would give. Only for the engine that reserved it. */
-typedef struct sim_turn {
-  uint64_t seq;
-} sim_turn;
-
-/* Reserves the turn the next schedule would take; later schedules come
- * after it among events of the same time, as if it had been scheduled. */
-sim_turn sim_engine_reserve(sim_engine *e);
-
-/* As sim_engine_schedule, in turn (reserved, not used yet: the caller's
- * duty; used twice, two events share it and their order is not defined).
- * SIM_OK, SIM_EINVAL (at before now, no such kind, turn not reserved) or
- * SIM_ENOMEM. */
-int sim_engine_schedule_reserved(sim_engine *e, sim_time at, sim_turn turn,
-                                 uint32_t kind, uint64_t a, uint64_t b,
-                                 sim_handle *handle);
-
-/* From a handler: whether an event at time at (>= now) in turn would be
- * the next the run loop runs: the run is not stopped (sim_engine_stop, the
- * watched flag), its event budget (sim_engine_run_some) is not used up,
- * at <= its until, and every pending event comes after (at, turn). What
- * the run loop would do first, it does: drop the cancelled entries and
- * requeue the events moved later that come before (at, turn), with the
- * same seqs. On true the event counts as run (sim_engine_events_run), now
- * = at, and the turn is used: the caller handles the event at once. On
- * false nothing else changes (the caller schedules it). False outside a
- * run. */
-bool sim_engine_run_inline(sim_engine *e, sim_time at, sim_turn turn);
-
 /* Schedules kind first at time first (>= now) and then every period (> 0)
  * until cancelled or the run ends. The engine reschedules it before the
  * handler runs, so the handle stays valid. */
