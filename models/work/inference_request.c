@@ -98,18 +98,28 @@ static void add_tokens(inf_service *s, double n) {
 /* A replica's work: pricing, the changes, catching up with time        */
 /* ------------------------------------------------------------------ */
 
+/* c, the proto's step terms at phi, worked out again only when phi is
+ * not the one they were for (a zeroed c is for none: phi > 0). */
+static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
+  if (c->key != phi)
+    rl_clock_of(&s->proto, phi, c);
+  return c;
+}
+
 /* The joiners' prefill at the replica's clock: its length and its
  * time-weighted load. */
 static void price_prefill(inf_service *s, replica *r) {
   double t = 0;
   gpu_load busy = {0, 0, 0};
+  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *full = clock_at(s, &s->full_clk, 1);
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
     double ti;
     gpu_load li;
-    rl_prefill(&s->proto, s->pool[i].prompt, r->phi, &ti, &li);
+    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
     t += ti;
     busy = gpu_load_axpy(busy, ti, li);
   }
@@ -119,22 +129,17 @@ static void price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
-/* c, the proto's step terms at phi, worked out again only when phi is
- * not the one they were for (a zeroed c is for none: phi > 0). */
-static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
-  if (c->key != phi)
-    rl_clock_of(&s->proto, phi, c);
-  return c;
-}
-
 /* The decode step at the batch's mean context now; the clock's terms are
- * the same between the replica's clock changes. */
+ * the same between the replica's clock changes, the batch's between its
+ * size's (most replicas of bench-10k decode one request at a time). */
 static void price_decode(inf_service *s, replica *r) {
   rl_step st;
   double b = r->nheap;
-  rl_decode_step_at(&s->proto, b, r->ctx_base / b + r->v,
-                    clock_at(s, &r->clk, r->phi), clock_at(s, &s->full_clk, 1),
-                    &st);
+  if (r->bat.key != b)
+    rl_batch_of(&s->proto, b, &r->bat);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
   r->t_step = st.t;
   r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
