@@ -184,6 +184,11 @@ void inf__list_push(request *pool, req_list *l, uint32_t i);
 /* Takes the head of list l off it; NONE when l is empty. */
 uint32_t inf__list_pop(request *pool, req_list *l);
 
+/* Gives back every request replica r holds, its queue's, its prefill's,
+ * then its decoding heap's from the last, to the pool in that order, and
+ * returns how many: the lists and the heap are left empty. */
+uint64_t inf__replica_empty(inf_service *s, replica *r);
+
 /* ------------------------------------------------------------------ */
 /* The decoding heap and the routing tree (inference_heap.c)           */
 /* ------------------------------------------------------------------ */

@@ -339,14 +339,13 @@ static bool resting(const replica *r) {
          r->act_int.mem == 0 && r->act_int.busy == 0;
 }
 
-/* Brings r to now and keeps its event at its next change. A resting
+/* Brings r to now, t, and keeps its event at its next change. A resting
  * replica gets what advance and reschedule would give it, written out:
  * they would add 0 x dt to its integrals and the interval's batch time
  * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
  * handle, so only its clock moves; the same bits for a tenth of the
  * instructions. */
-static void catch_up(inf_service *s, replica *r) {
-  double t = now_s(s);
+static void catch_up(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     if (t - r->clock_s > 0) {
       r->act_int = (gpu_load){0, 0, 0};
@@ -405,7 +404,7 @@ static bool queue_full(inf_service *s, replica *r) {
   uint64_t limit = (uint64_t)s->c->max_queue;
   if (limit == 0 || r->waiting.n < limit)
     return false;
-  catch_up(s, r);
+  catch_up(s, r, now_s(s));
   expire(s, r, r->clock_s);
   return r->waiting.n >= limit;
 }
@@ -556,24 +555,23 @@ static int req_set_clock(inf_service *s, uint32_t k, double phi) {
   return s->rc;
 }
 
-/* Gives back every request of list l, counting them dropped. */
-static void drop_list(inf_service *s, req_list *l) {
-  uint32_t i;
-  while ((i = inf__list_pop(s->pool, l)) != NONE) {
-    inf__pool_give(s, i);
-    s->tot.dropped++;
+/* The policy sets every replica's clock each period, most to the one they
+ * have: those cost a comparison here, not a call. */
+static int req_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
+                          const double *phi) {
+  int rc = SIM_OK;
+  for (uint32_t i = 0, k = k0; i < n; i++, k++) {
+    int r = k < s->nrep && phi[i] == s->rep[k].phi ? SIM_OK
+                                                   : req_set_clock(s, k, phi[i]);
+    rc = rc != SIM_OK ? rc : r;
   }
+  return rc;
 }
 
 /* A replica that goes down loses what it holds: its queue, its prefill
  * and its batch, with their KV cache. */
 static void drop_all(inf_service *s, replica *r) {
-  drop_list(s, &r->waiting);
-  drop_list(s, &r->prefill);
-  while (r->nheap > 0) {
-    inf__pool_give(s, r->heap[--r->nheap]);
-    s->tot.dropped++;
-  }
+  s->tot.dropped += inf__replica_empty(s, r);
   r->kv_used = r->v = r->ctx_base = 0;
   inf__kv_clear(s, replica_index(s, r));
   r->pre_left = 0;
@@ -602,11 +600,12 @@ static bool req_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->rep[k].down;
 }
 
-static gpu_load req_take_load(inf_service *s, uint32_t k) {
+/* Replica k's mean load since it was last taken, brought to now, t. */
+static gpu_load take_load(inf_service *s, uint32_t k, double t) {
   if (k >= s->nrep)
     return (gpu_load){NAN, NAN, NAN};
   replica *r = &s->rep[k];
-  catch_up(s, r);
+  catch_up(s, r, t);
   double span = r->clock_s - r->act_since;
   gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
   r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
@@ -614,6 +613,17 @@ static gpu_load req_take_load(inf_service *s, uint32_t k) {
   r->comp_int = 0;
   r->act_since = r->clock_s;
   return l;
+}
+
+static gpu_load req_take_load(inf_service *s, uint32_t k) {
+  return take_load(s, k, now_s(s));
+}
+
+static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
+                           gpu_load *out) {
+  double t = now_s(s);
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = take_load(s, k0 + i, t);
 }
 
 static double ratio(double num, double den) {
@@ -624,7 +634,7 @@ static void req_sample(inf_service *s, double dt, double *row) {
   uint64_t waiting = 0;
   double now = now_s(s);
   for (uint32_t k = 0; k < s->nrep; k++) {
-    catch_up(s, &s->rep[k]);
+    catch_up(s, &s->rep[k], now);
     expire(s, &s->rep[k], now);
     waiting += s->rep[k].waiting.n;
   }
@@ -678,6 +688,8 @@ const inf_ops inf__request_ops = {
     .set_down = req_set_down,
     .down = req_down,
     .take_load = req_take_load,
+    .set_clocks = req_set_clocks,
+    .take_loads = req_take_loads,
     .compute_share = req_compute_share,
     .sample = req_sample,
     .totals = req_totals,
