@@ -561,8 +561,9 @@ static int req_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
                           const double *phi) {
   int rc = SIM_OK;
   for (uint32_t i = 0, k = k0; i < n; i++, k++) {
-    int r = k < s->nrep && phi[i] == s->rep[k].phi ? SIM_OK
-                                                   : req_set_clock(s, k, phi[i]);
+    int r = k < s->nrep && phi[i] == s->rep[k].phi
+                ? SIM_OK
+                : req_set_clock(s, k, phi[i]);
     rc = rc != SIM_OK ? rc : r;
   }
   return rc;

@@ -92,9 +92,8 @@ typedef struct empty_case {
 } empty_case;
 
 static const empty_case empties[] = {
-    {"empty", 0, 0, 0},         {"a queue", 3, 0, 0},
-    {"a prefill", 0, 2, 0},     {"a batch", 0, 0, 4},
-    {"all three", 2, 3, 5},
+    {"empty", 0, 0, 0},   {"a queue", 3, 0, 0},   {"a prefill", 0, 2, 0},
+    {"a batch", 0, 0, 4}, {"all three", 2, 3, 5},
 };
 
 /* Fills replica r's lists and heap from s's pool, in the order taken. */
