@@ -311,21 +311,20 @@ static void advance(inf_service *s, replica *r, double t) {
  * cancelled and scheduled again: the power policy moves most replicas'
  * clocks, and so their next changes, every period. */
 static void reschedule(inf_service *s, replica *r) {
-  sim_time now = sim_engine_now(s->e);
   double at_s = r->next_s;
-  bool pending = sim_engine_pending(s->e, r->ev);
-  if (at_s == r->ev_s && pending)
+  if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
     return;
   r->ev_s = at_s;
   if (!(at_s * 1e9 < 9e18)) { /* idle, or beyond any run */
     sim_engine_cancel(s->e, &r->ev);
     return;
   }
-  sim_time at = (sim_time)ceil(at_s * 1e9);
+  sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
-  int rc = pending ? sim_engine_move(s->e, r->ev, at)
-                   : sim_engine_schedule(s->e, at, s->replica_kind,
-                                         replica_index(s, r), 0, &r->ev);
+  int rc = sim_engine_pending(s->e, r->ev)
+               ? sim_engine_move(s->e, r->ev, at)
+               : sim_engine_schedule(s->e, at, s->replica_kind,
+                                     replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
 }
