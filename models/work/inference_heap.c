@@ -62,6 +62,23 @@ uint32_t inf__list_pop(request *pool, req_list *l) {
   return i;
 }
 
+/* Gives back every request of list l; returns how many. */
+static uint64_t list_empty(inf_service *s, req_list *l) {
+  uint64_t n = 0;
+  uint32_t i;
+  for (; (i = inf__list_pop(s->pool, l)) != NONE; n++)
+    inf__pool_give(s, i);
+  return n;
+}
+
+uint64_t inf__replica_empty(inf_service *s, replica *r) {
+  uint64_t n = list_empty(s, &r->waiting); /* first: the pool's order */
+  n += list_empty(s, &r->prefill);
+  for (; r->nheap > 0; n++)
+    inf__pool_give(s, r->heap[--r->nheap]);
+  return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* The decoding heap: smallest finish tag first, lower index on ties    */
 /* ------------------------------------------------------------------ */

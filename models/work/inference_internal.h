@@ -48,6 +48,7 @@ typedef struct replica {
   phase phase;
   double phi;
   rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
+  rl_batch bat;     /* ... and at the batch's size (key 0: none yet) */
   double clock_s;   /* the state below is exact at this time */
   double v;         /* virtual time: tokens each decoding request gained */
   double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
@@ -182,6 +183,11 @@ void inf__list_push(request *pool, req_list *l, uint32_t i);
 
 /* Takes the head of list l off it; NONE when l is empty. */
 uint32_t inf__list_pop(request *pool, req_list *l);
+
+/* Gives back every request replica r holds, its queue's, its prefill's,
+ * then its decoding heap's from the last, to the pool in that order, and
+ * returns how many: the lists and the heap are left empty. */
+uint64_t inf__replica_empty(inf_service *s, replica *r);
 
 /* ------------------------------------------------------------------ */
 /* The decoding heap and the routing tree (inference_heap.c)           */

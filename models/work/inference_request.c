@@ -98,18 +98,28 @@ static void add_tokens(inf_service *s, double n) {
 /* A replica's work: pricing, the changes, catching up with time        */
 /* ------------------------------------------------------------------ */
 
+/* c, the proto's step terms at phi, worked out again only when phi is
+ * not the one they were for (a zeroed c is for none: phi > 0). */
+static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
+  if (c->key != phi)
+    rl_clock_of(&s->proto, phi, c);
+  return c;
+}
+
 /* The joiners' prefill at the replica's clock: its length and its
  * time-weighted load. */
 static void price_prefill(inf_service *s, replica *r) {
   double t = 0;
   gpu_load busy = {0, 0, 0};
+  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *full = clock_at(s, &s->full_clk, 1);
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
     double ti;
     gpu_load li;
-    rl_prefill(&s->proto, s->pool[i].prompt, r->phi, &ti, &li);
+    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
     t += ti;
     busy = gpu_load_axpy(busy, ti, li);
   }
@@ -119,22 +129,17 @@ static void price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
-/* c, the proto's step terms at phi, worked out again only when phi is
- * not the one they were for (a zeroed c is for none: phi > 0). */
-static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
-  if (c->key != phi)
-    rl_clock_of(&s->proto, phi, c);
-  return c;
-}
-
 /* The decode step at the batch's mean context now; the clock's terms are
- * the same between the replica's clock changes. */
+ * the same between the replica's clock changes, the batch's between its
+ * size's (most replicas of bench-10k decode one request at a time). */
 static void price_decode(inf_service *s, replica *r) {
   rl_step st;
   double b = r->nheap;
-  rl_decode_step_at(&s->proto, b, r->ctx_base / b + r->v,
-                    clock_at(s, &r->clk, r->phi), clock_at(s, &s->full_clk, 1),
-                    &st);
+  if (r->bat.key != b)
+    rl_batch_of(&s->proto, b, &r->bat);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
   r->t_step = st.t;
   r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
@@ -306,21 +311,20 @@ static void advance(inf_service *s, replica *r, double t) {
  * cancelled and scheduled again: the power policy moves most replicas'
  * clocks, and so their next changes, every period. */
 static void reschedule(inf_service *s, replica *r) {
-  sim_time now = sim_engine_now(s->e);
   double at_s = r->next_s;
-  bool pending = sim_engine_pending(s->e, r->ev);
-  if (at_s == r->ev_s && pending)
+  if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
     return;
   r->ev_s = at_s;
   if (!(at_s * 1e9 < 9e18)) { /* idle, or beyond any run */
     sim_engine_cancel(s->e, &r->ev);
     return;
   }
-  sim_time at = (sim_time)ceil(at_s * 1e9);
+  sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
-  int rc = pending ? sim_engine_move(s->e, r->ev, at)
-                   : sim_engine_schedule(s->e, at, s->replica_kind,
-                                         replica_index(s, r), 0, &r->ev);
+  int rc = sim_engine_pending(s->e, r->ev)
+               ? sim_engine_move(s->e, r->ev, at)
+               : sim_engine_schedule(s->e, at, s->replica_kind,
+                                     replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
 }
@@ -334,14 +338,13 @@ static bool resting(const replica *r) {
          r->act_int.mem == 0 && r->act_int.busy == 0;
 }
 
-/* Brings r to now and keeps its event at its next change. A resting
+/* Brings r to now, t, and keeps its event at its next change. A resting
  * replica gets what advance and reschedule would give it, written out:
  * they would add 0 x dt to its integrals and the interval's batch time
  * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
  * handle, so only its clock moves; the same bits for a tenth of the
  * instructions. */
-static void catch_up(inf_service *s, replica *r) {
-  double t = now_s(s);
+static void catch_up(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     if (t - r->clock_s > 0) {
       r->act_int = (gpu_load){0, 0, 0};
@@ -400,7 +403,7 @@ static bool queue_full(inf_service *s, replica *r) {
   uint64_t limit = (uint64_t)s->c->max_queue;
   if (limit == 0 || r->waiting.n < limit)
     return false;
-  catch_up(s, r);
+  catch_up(s, r, now_s(s));
   expire(s, r, r->clock_s);
   return r->waiting.n >= limit;
 }
@@ -551,24 +554,24 @@ static int req_set_clock(inf_service *s, uint32_t k, double phi) {
   return s->rc;
 }
 
-/* Gives back every request of list l, counting them dropped. */
-static void drop_list(inf_service *s, req_list *l) {
-  uint32_t i;
-  while ((i = inf__list_pop(s->pool, l)) != NONE) {
-    inf__pool_give(s, i);
-    s->tot.dropped++;
+/* The policy sets every replica's clock each period, most to the one they
+ * have: those cost a comparison here, not a call. */
+static int req_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
+                          const double *phi) {
+  int rc = SIM_OK;
+  for (uint32_t i = 0, k = k0; i < n; i++, k++) {
+    int r = k < s->nrep && phi[i] == s->rep[k].phi
+                ? SIM_OK
+                : req_set_clock(s, k, phi[i]);
+    rc = rc != SIM_OK ? rc : r;
   }
+  return rc;
 }
 
 /* A replica that goes down loses what it holds: its queue, its prefill
  * and its batch, with their KV cache. */
 static void drop_all(inf_service *s, replica *r) {
-  drop_list(s, &r->waiting);
-  drop_list(s, &r->prefill);
-  while (r->nheap > 0) {
-    inf__pool_give(s, r->heap[--r->nheap]);
-    s->tot.dropped++;
-  }
+  s->tot.dropped += inf__replica_empty(s, r);
   r->kv_used = r->v = r->ctx_base = 0;
   inf__kv_clear(s, replica_index(s, r));
   r->pre_left = 0;
@@ -597,11 +600,12 @@ static bool req_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->rep[k].down;
 }
 
-static gpu_load req_take_load(inf_service *s, uint32_t k) {
+/* Replica k's mean load since it was last taken, brought to now, t. */
+static gpu_load take_load(inf_service *s, uint32_t k, double t) {
   if (k >= s->nrep)
     return (gpu_load){NAN, NAN, NAN};
   replica *r = &s->rep[k];
-  catch_up(s, r);
+  catch_up(s, r, t);
   double span = r->clock_s - r->act_since;
   gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
   r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
@@ -609,6 +613,17 @@ static gpu_load req_take_load(inf_service *s, uint32_t k) {
   r->comp_int = 0;
   r->act_since = r->clock_s;
   return l;
+}
+
+static gpu_load req_take_load(inf_service *s, uint32_t k) {
+  return take_load(s, k, now_s(s));
+}
+
+static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
+                           gpu_load *out) {
+  double t = now_s(s);
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = take_load(s, k0 + i, t);
 }
 
 static double ratio(double num, double den) {
@@ -619,7 +634,7 @@ static void req_sample(inf_service *s, double dt, double *row) {
   uint64_t waiting = 0;
   double now = now_s(s);
   for (uint32_t k = 0; k < s->nrep; k++) {
-    catch_up(s, &s->rep[k]);
+    catch_up(s, &s->rep[k], now);
     expire(s, &s->rep[k], now);
     waiting += s->rep[k].waiting.n;
   }
@@ -673,6 +688,8 @@ const inf_ops inf__request_ops = {
     .set_down = req_set_down,
     .down = req_down,
     .take_load = req_take_load,
+    .set_clocks = req_set_clocks,
+    .take_loads = req_take_loads,
     .compute_share = req_compute_share,
     .sample = req_sample,
     .totals = req_totals,

@@ -310,18 +310,37 @@ typedef struct step_work {
   double t_tp, fixed;     /* s */
 } step_work;
 
-static void step_work_of(const rl_replica *r, double requests, double context,
-                         step_work *w) {
+void rl_batch_of(const rl_replica *r, double requests, rl_batch *b) {
   const llm_model *m = r->model;
   double batch = requests * r->cfg.beams; /* the sequences it decodes */
-  double weights = llm_decode_weight_bytes(m, r->weights, batch);
-  w->kv = batch * context * llm_kv_bytes_per_token(m, r->kv);
-  w->crit = critical_weight_bytes(r, batch, weights);
-  w->bytes = weights + w->kv;
-  w->gemm = batch * llm_flops_per_token(m);
-  w->attn = batch * 4.0 * (double)m->layers * d_attn(m) * context;
-  w->t_tp = allreduce_s(r, batch);
-  w->fixed = fixed_work_s(r, batch);
+  b->key = requests;
+  b->batch = batch;
+  b->weights = llm_decode_weight_bytes(m, r->weights, batch);
+  b->crit = critical_weight_bytes(r, batch, b->weights);
+  b->gemm = batch * llm_flops_per_token(m);
+  b->kv_token = llm_kv_bytes_per_token(m, r->kv);
+  b->attn_token = batch * 4.0 * (double)m->layers * d_attn(m);
+  b->t_tp = allreduce_s(r, batch);
+  b->fixed = fixed_work_s(r, batch);
+}
+
+/* The step's work at a context: the products in the order they were
+ * always taken, so the same bits whether b is fresh or kept. */
+static void step_work_at(const rl_batch *b, double context, step_work *w) {
+  w->kv = b->batch * context * b->kv_token;
+  w->crit = b->crit;
+  w->bytes = b->weights + w->kv;
+  w->gemm = b->gemm;
+  w->attn = b->attn_token * context;
+  w->t_tp = b->t_tp;
+  w->fixed = b->fixed;
+}
+
+static void step_work_of(const rl_replica *r, double requests, double context,
+                         step_work *w) {
+  rl_batch b;
+  rl_batch_of(r, requests, &b);
+  step_work_at(&b, context, w);
 }
 
 void rl_clock_of(const rl_replica *r, double phi, rl_clock *c) {
@@ -370,18 +389,32 @@ static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
 }
 
-void rl_decode_step_at(const rl_replica *r, double batch, double context,
-                       const rl_clock *at, const rl_clock *full, rl_step *out) {
-  step_work w;
-  step_work_of(r, batch, context, &w);
-  step_parts(&w, at, out);
+/* The step from its work: its parts at clock at, its load at full. */
+static void step_from(const rl_replica *r, const step_work *w,
+                      const rl_clock *at, const rl_clock *full, rl_step *out) {
+  step_parts(w, at, out);
   if (at->phi == 1) {
     out->load = step_load(r, out);
     return;
   }
   rl_step s1;
-  step_parts(&w, full, &s1);
+  step_parts(w, full, &s1);
   out->load = step_load(r, &s1);
+}
+
+void rl_decode_step_at(const rl_replica *r, double batch, double context,
+                       const rl_clock *at, const rl_clock *full, rl_step *out) {
+  step_work w;
+  step_work_of(r, batch, context, &w);
+  step_from(r, &w, at, full, out);
+}
+
+void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
+                          double context, const rl_clock *at,
+                          const rl_clock *full, rl_step *out) {
+  step_work w;
+  step_work_at(b, context, &w);
+  step_from(r, &w, at, full, out);
 }
 
 void rl_decode_step(const rl_replica *r, double batch, double context,
@@ -427,9 +460,11 @@ double rl_step_power_w(const rl_replica *r, double batch, double context,
   return gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
 }
 
-/* The load of a prefill of flops FLOPs whose all-reduces take tp_s. */
-static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s) {
-  double comp = flops / flop_rate(r, 1);
+/* The load of a prefill of flops FLOPs whose all-reduces take tp_s, at
+ * full clock's rate rate1 (flop_rate(r, 1)). */
+static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s,
+                             double rate1) {
+  double comp = flops / rate1;
   double t = comp + tp_s;
   /* An empty prompt (a trace row with no context) computes nothing. */
   if (!(t > 0))
@@ -440,7 +475,7 @@ static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s) {
 
 gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {
   return prefill_load(r, prefill_flops(r->model, prompt_tokens),
-                      allreduce_s(r, prompt_tokens));
+                      allreduce_s(r, prompt_tokens), flop_rate(r, 1));
 }
 
 void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
@@ -448,7 +483,18 @@ void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
   double flops = prefill_flops(r->model, prompt_tokens);
   double tp_s = allreduce_s(r, prompt_tokens);
   *t_s = flops / flop_rate(r, clamp_phi(r, phi)) + tp_s;
-  *load = prefill_load(r, flops, tp_s);
+  *load = prefill_load(r, flops, tp_s, flop_rate(r, 1));
+}
+
+void rl_prefill_at(const rl_replica *r, double prompt_tokens,
+                   const rl_clock *at, const rl_clock *full, double *t_s,
+                   gpu_load *load) {
+  double flops = prefill_flops(r->model, prompt_tokens);
+  double tp_s = allreduce_s(r, prompt_tokens);
+  /* full's rate is flop_rate(r, 1) unless the GPU's floor clamped 1 */
+  double rate1 = full->phi == 1 ? full->rate : flop_rate(r, 1);
+  *t_s = flops / at->rate + tp_s;
+  *load = prefill_load(r, flops, tp_s, rate1);
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

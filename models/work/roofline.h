@@ -314,6 +314,26 @@ void rl_clock_of(const rl_replica *r, double phi, rl_clock *c);
 void rl_decode_step_at(const rl_replica *r, double batch, double context,
                        const rl_clock *at, const rl_clock *full, rl_step *out);
 
+/* The terms of a replica's decode step that depend on its batch alone
+ * (requests): a caller pricing one batch at many contexts or clocks (a
+ * request-level replica between joins and finishes) works them out once;
+ * rl_decode_step_batch then gives rl_decode_step_at's bits. key is the
+ * requests it is for (a zeroed one is for none: requests > 0). */
+typedef struct rl_batch {
+  double key, batch;    /* requests; sequences (x beams) */
+  double weights, crit; /* B: all weights read, the critical path's */
+  double gemm;          /* FLOPs */
+  double kv_token;      /* KV B a sequence's token of context */
+  double attn_token;    /* attention FLOPs a token of context */
+  double t_tp, fixed;   /* s: all-reduces, fixed costs at full clock */
+} rl_batch;
+
+void rl_batch_of(const rl_replica *r, double requests, rl_batch *b);
+
+void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
+                          double context, const rl_clock *at,
+                          const rl_clock *full, rl_step *out);
+
 /* Decode step time, s: rl_decode_step's t. */
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi);
@@ -335,6 +355,12 @@ gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens);
  * bits), their FLOPs and all-reduces worked out once. */
 void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
                 double *t_s, gpu_load *load);
+
+/* rl_prefill at clock at (rl_clock_of at phi), its load at full
+ * (rl_clock_of at 1): the same bits, the clock's rates not worked out. */
+void rl_prefill_at(const rl_replica *r, double prompt_tokens,
+                   const rl_clock *at, const rl_clock *full, double *t_s,
+                   gpu_load *load);
 
 /* Power of one GPU during prefill, W: gpu_load_power of that load. */
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

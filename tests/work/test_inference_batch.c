@@ -2,7 +2,8 @@
  * inf_take_loads, inf_compute_shares, issue 24) answer bit for bit what
  * the per-replica calls answer, in the fluid mode (its own batch ops, a
  * group's load read once for a stretch of its members) and at request
- * level (the per-replica op in a loop). Two services of one mode get the
+ * level (its own batch ops: a clock already set costs a comparison, the
+ * loads are taken at one now). Two services of one mode get the
  * same periods: one is driven replica by replica, the other by the batch
  * calls over a table of ranges (the whole service, two parts, a range
  * running past the last replica, none, ranges with gaps taken at one

@@ -4,7 +4,10 @@
  * load, then index) after every update, for fleets of several sizes
  * whose loads move by one as arrivals and completions move them, with
  * replicas going down and up. Equal minima would route differently, so
- * the test asks for the very key the heap's top held. */
+ * the test asks for the very key the heap's top held. And a replica
+ * emptied (inf__replica_empty, a replica going down) gives its requests
+ * back to the pool in order: queue, prefill, then the heap from its last,
+ * so the slots later arrivals take are the ones they always took. */
 #include "test_util.h"
 
 #include "inference_internal.h"
@@ -83,9 +86,55 @@ static void test_route(void **state) {
   sim_free(a, t.node);
 }
 
+typedef struct empty_case {
+  const char *name;
+  uint32_t waiting, prefill, heap; /* requests in each */
+} empty_case;
+
+static const empty_case empties[] = {
+    {"empty", 0, 0, 0},   {"a queue", 3, 0, 0},   {"a prefill", 0, 2, 0},
+    {"a batch", 0, 0, 4}, {"all three", 2, 3, 5},
+};
+
+/* Fills replica r's lists and heap from s's pool, in the order taken. */
+static void fill(inf_service *s, replica *r, const empty_case *c,
+                 uint32_t *taken) {
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < c->waiting; j++)
+    inf__list_push(s->pool, &r->waiting, taken[n++] = inf__pool_take(s));
+  for (uint32_t j = 0; j < c->prefill; j++)
+    inf__list_push(s->pool, &r->prefill, taken[n++] = inf__pool_take(s));
+  assert_int_equal(inf__heap_reserve(s->alloc, r, c->heap + 1), SIM_OK);
+  for (uint32_t j = 0; j < c->heap; j++) {
+    taken[n] = inf__pool_take(s);
+    s->pool[taken[n]].tag = 10.0 - j; /* pushed in reverse tag order */
+    inf__heap_push(r, s->pool, taken[n++]);
+  }
+}
+
+static void test_empty(void **state) {
+  const empty_case *c = *state;
+  inf_service s = {.alloc = sim_allocator_default(), .free_head = NONE};
+  replica r = {0};
+  uint32_t taken[16], n = c->waiting + c->prefill + c->heap;
+  fill(&s, &r, c, taken);
+  uint32_t want[16]; /* the free list after: the last given first */
+  for (uint32_t j = 0; j < c->waiting + c->prefill; j++)
+    want[n - 1 - j] = taken[j];
+  for (uint32_t j = 0; j < c->heap; j++) /* the heap's array from its end */
+    want[c->heap - 1 - j] = r.heap[r.nheap - 1 - j];
+  assert_int_equal(inf__replica_empty(&s, &r), n);
+  assert_int_equal(r.waiting.n + r.prefill.n + r.nheap, 0);
+  for (uint32_t j = 0; j < n; j++)
+    assert_int_equal(inf__pool_take(&s), want[j]);
+  sim_free(s.alloc, r.heap);
+  sim_free(s.alloc, s.pool);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, test_route, cases);
+  TEST_ROWS(tests, n, test_empty, empties);
   return _cmocka_run_group_tests("inference_route", tests, n, NULL, NULL);
 }

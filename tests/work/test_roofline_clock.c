@@ -6,7 +6,9 @@
  * from the public figures (llm.h, gpu.h) in roofline.h's order. And a
  * prefill's time and load at once (rl_prefill) are rl_prefill_s's and
  * rl_prefill_load's. A step at clock terms kept (rl_clock_of,
- * rl_decode_step_at) is rl_decode_step's. */
+ * rl_decode_step_at) is rl_decode_step's, and at batch terms kept too
+ * (rl_batch_of, rl_decode_step_batch); a prefill at kept clocks
+ * (rl_prefill_at) is rl_prefill's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -116,12 +118,63 @@ static void a_prefill_is_its_time_and_load(void **state) {
     }
 }
 
+/* A batch's terms worked out once (rl_batch_of, as a request-level
+ * replica keeps them while its batch keeps its size) give
+ * rl_decode_step_at's step, bit for bit, at every context and clock. */
+static void a_step_at_a_kept_batch_is_the_same_step(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.93, 0.5, 0.01};
+  static const double batches[] = {1, 7, 64, 300}, ctxs[] = {0, 100, 3000.5};
+  rl_clock full, at[4];
+  rl_clock_of(&r, 1, &full);
+  for (size_t i = 0; i < 4; i++)
+    rl_clock_of(&r, phis[i], &at[i]);
+  for (size_t j = 0; j < sizeof batches / sizeof *batches; j++) {
+    rl_batch b;
+    rl_batch_of(&r, batches[j], &b);
+    same_bits(b.key, batches[j], "key");
+    for (size_t i = 0; i < 4; i++)
+      for (size_t k = 0; k < sizeof ctxs / sizeof *ctxs; k++) {
+        rl_step got, want;
+        rl_decode_step_batch(&r, &b, ctxs[k], &at[i], &full, &got);
+        rl_decode_step_at(&r, batches[j], ctxs[k], &at[i], &full, &want);
+        assert_memory_equal(&got, &want, sizeof got);
+      }
+  }
+}
+
+/* A prefill at clocks worked out once (rl_prefill_at) is rl_prefill's,
+ * bit for bit, time and load, down to the GPU's floor and below it. */
+static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
+  const clock_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  static const double phis[] = {1, 0.77, 0.5, 0.01};
+  static const double prompts[] = {0, 1, 37, 1024, 30000.5};
+  rl_clock full;
+  rl_clock_of(&r, 1, &full);
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
+    rl_clock at;
+    rl_clock_of(&r, phis[i], &at);
+    for (size_t j = 0; j < sizeof prompts / sizeof *prompts; j++) {
+      double t, want_t;
+      gpu_load l, want_l;
+      rl_prefill_at(&r, prompts[j], &at, &full, &t, &l);
+      rl_prefill(&r, prompts[j], phis[i], &want_t, &want_l);
+      same_bits(t, want_t, "prefill t");
+      assert_memory_equal(&l, &want_l, sizeof l);
+    }
+  }
+}
+
 int main(void) {
-  struct CMUnitTest tests[12];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
   TEST_ROWS(tests, n, a_step_at_kept_clocks_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
+  TEST_ROWS(tests, n, a_step_at_a_kept_batch_is_the_same_step, rows);
+  TEST_ROWS(tests, n, a_prefill_at_kept_clocks_is_the_same_prefill, rows);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }
