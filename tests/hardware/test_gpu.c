@@ -667,6 +667,43 @@ static void brent_is_gsls(void **state) {
   gsl_set_error_handler(was);
 }
 
+/* The cap's solve keeps phi_min's and the knee's powers in the type's
+ * memo (cap_ends): a copy of a type with another gamma, knee or lowest
+ * clock shares the memo, and each still gets GSL's clock, asked in turn
+ * so the memo's ends are made again each time. */
+typedef struct ends_row {
+  const char *name;
+  double dgamma, knee_k, clock_min_k;
+} ends_row;
+
+static const ends_row ends_rows[] = {
+    {"cap ends: another gamma", 0.25, 1, 1},
+    {"cap ends: another knee", 0, 0.8, 1},
+    {"cap ends: another lowest clock", 0, 1, 2},
+};
+
+static void cap_ends_follow_the_type(void **state) {
+  const ends_row *row = *state;
+  gsl_error_handler_t *was = gsl_set_error_handler_off(); /* as main's */
+  uint64_t s = 19;
+  for (size_t t = 0; t < catalog.n; t++) {
+    gpu_spec other = catalog.gpus[t];
+    other.gamma += row->dgamma;
+    other.knee *= row->knee_k;
+    other.clock_min_hz *= row->clock_min_k;
+    for (int i = 0; i < 2000; i++) {
+      const gpu_spec *h = i % 2 ? &other : &catalog.gpus[t];
+      gpu_load l = {draw_share(&s), draw_share(&s), draw_share(&s)};
+      double cap = h->idle_w + (h->tdp_w - h->idle_w) * fabs(draw_share(&s));
+      double want = ref_clock_under_cap(h, cap, l);
+      double got = gpu_load_clock_under_cap(h, cap, l);
+      if (memcmp(&want, &got, sizeof got) != 0)
+        fail_msg("%s cap %a: %a, GSL %a", h->name, cap, got, want);
+    }
+  }
+  gsl_set_error_handler(was);
+}
+
 /* x clamped to [lo, hi] as gpu_power.c clamps (a NaN stays NaN). */
 static double clamp_to(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
@@ -726,6 +763,7 @@ int main(void) {
   TEST_ADD(tests, n, memo_is_pow);
   TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
   TEST_ADD(tests, n, brent_is_gsls);
+  TEST_ROWS(tests, n, cap_ends_follow_the_type, ends_rows);
   TEST_ADD(tests, n, load_power_is_the_sum);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
