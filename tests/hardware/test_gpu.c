@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "gpu.h"
-#include "gpu_internal.h"
 #include "validate_row.h"
 
 static gpu_catalog catalog;
@@ -539,45 +538,6 @@ static void memo_is_pow(void **state) {
   }
 }
 
-/* gpu__pow against pow, bit for bit, at y: the points pts, then n x
- * drawn in [lo, hi]. The fast path's exact cases (0.25^2.5 = 2^-5), powers
- * of two, its range's ends and what is outside it (pow itself), and
- * spans of the clocks the cap's solve asks. */
-typedef struct pow_row {
-  const char *name;
-  double y, lo, hi;
-  int n;
-  const double *pts;
-  size_t npts;
-} pow_row;
-
-static const double pow_edges[] = {
-    0.25, 1,    0.0625, 0x1p-200, 0x1.fffffffffffffp-201, 0x1.0000000000001p+0,
-    0,    -0.5, NAN,    INFINITY};
-
-static const pow_row pow_rows[] = {
-    {"pow: exact cases and the range's ends", 2.5, 0, 0, 0, pow_edges, 10},
-    {"pow: another y is pow's", 2.25, 0, 0, 0, pow_edges, 10},
-    {"pow: the cap solve's clocks", 2.5, 0.05, 1, 200000, NULL, 0},
-    {"pow: the range's low end", 2.5, 0x1p-200, 0x1p-100, 20000, NULL, 0},
-    {"pow: near 1", 2.5, 0.9, 1, 20000, NULL, 0},
-    {"pow: another gamma", 2.75, 0.05, 1, 2000, NULL, 0},
-    {"pow: above 1", 2.5, 1, 4, 2000, NULL, 0},
-};
-
-static void pow_is_glibcs(void **state) {
-  const pow_row *row = *state;
-  uint64_t s = 17;
-  for (size_t i = 0; i < row->npts + (size_t)row->n; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    double u = (double)(s >> 11) / 9007199254740992.0;
-    double x = i < row->npts ? row->pts[i] : row->lo + (row->hi - row->lo) * u;
-    double want = pow(x, row->y), got = gpu__pow(x, row->y);
-    if (memcmp(&want, &got, sizeof got) != 0)
-      fail_msg("pow(%a, %g): %a, pow %a", x, row->y, got, want);
-  }
-}
-
 /* The cap's clock as gpu_power.c solved it until 2026-12: GSL's Brent
  * solver on gpu_load_power, the reference its in-line Brent keeps to the
  * bit. */
@@ -667,43 +627,6 @@ static void brent_is_gsls(void **state) {
   gsl_set_error_handler(was);
 }
 
-/* The cap's solve keeps phi_min's and the knee's powers in the type's
- * memo (cap_ends): a copy of a type with another gamma, knee or lowest
- * clock shares the memo, and each still gets GSL's clock, asked in turn
- * so the memo's ends are made again each time. */
-typedef struct ends_row {
-  const char *name;
-  double dgamma, knee_k, clock_min_k;
-} ends_row;
-
-static const ends_row ends_rows[] = {
-    {"cap ends: another gamma", 0.25, 1, 1},
-    {"cap ends: another knee", 0, 0.8, 1},
-    {"cap ends: another lowest clock", 0, 1, 2},
-};
-
-static void cap_ends_follow_the_type(void **state) {
-  const ends_row *row = *state;
-  gsl_error_handler_t *was = gsl_set_error_handler_off(); /* as main's */
-  uint64_t s = 19;
-  for (size_t t = 0; t < catalog.n; t++) {
-    gpu_spec other = catalog.gpus[t];
-    other.gamma += row->dgamma;
-    other.knee *= row->knee_k;
-    other.clock_min_hz *= row->clock_min_k;
-    for (int i = 0; i < 2000; i++) {
-      const gpu_spec *h = i % 2 ? &other : &catalog.gpus[t];
-      gpu_load l = {draw_share(&s), draw_share(&s), draw_share(&s)};
-      double cap = h->idle_w + (h->tdp_w - h->idle_w) * fabs(draw_share(&s));
-      double want = ref_clock_under_cap(h, cap, l);
-      double got = gpu_load_clock_under_cap(h, cap, l);
-      if (memcmp(&want, &got, sizeof got) != 0)
-        fail_msg("%s cap %a: %a, GSL %a", h->name, cap, got, want);
-    }
-  }
-  gsl_set_error_handler(was);
-}
-
 /* x clamped to [lo, hi] as gpu_power.c clamps (a NaN stays NaN). */
 static double clamp_to(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
@@ -761,9 +684,7 @@ int main(void) {
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   TEST_ADD(tests, n, memo_is_pow);
-  TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
   TEST_ADD(tests, n, brent_is_gsls);
-  TEST_ROWS(tests, n, cap_ends_follow_the_type, ends_rows);
   TEST_ADD(tests, n, load_power_is_the_sum);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
