@@ -25,9 +25,22 @@
 /* A direct-mapped cache of pow(phi, gamma), keyed by both to the bit: a
  * hit returns what pow returned for the same arguments, so no result
  * changes (pow is a function of its arguments). */
+/* The two clocks every cap's solve below full clock starts from, phi_min
+ * and the knee (held to [phi_min, 1]), with the memory speed s and d
+ * there: what power_at takes at them, the same bits. made: for the type
+ * fields in key (the clocks, knee, gamma, curve), to the bit; a copy of
+ * the type with others shares the memo and makes them again. */
+typedef struct cap_ends {
+  bool made;
+  uint64_t key[4];
+  const struct gpu_curve *interp;
+  double phi_min, knee, s_min, s_knee, d_min, d_knee;
+} cap_ends;
+
 struct gpu_pow_memo {
   uint64_t phi[POW_MEMO], gamma[POW_MEMO];
   double d[POW_MEMO];
+  cap_ends ends;
 };
 
 struct gpu_pow_memo *gpu__pow_memo_new(void) {
@@ -35,20 +48,59 @@ struct gpu_pow_memo *gpu__pow_memo_new(void) {
   /* The bits of a NaN no clamped clock has: every entry empty. */
   for (size_t i = 0; m != NULL && i < POW_MEMO; i++)
     m->phi[i] = UINT64_MAX;
+  if (m != NULL)
+    m->ends.made = false;
   return m;
+}
+
+/* pow(x, y), the same bits, for y 2.5 (the default gamma) mostly without
+ * calling it. x^2.5 = x^2 sqrt(x) is taken as a double-double within
+ * 2^-100 of it (each product's error exact through fma, the square
+ * root's through x - s^2), rounded once to r, with e = (h + t) - r
+ * exactly (Fast2Sum, |t| < |h|). glibc's pow is within 0.54 ULP of x^y
+ * (its e_pow.c's bound): where x^2.5 is within 0.45 ULP (of r's binade,
+ * r not a power of two) of r, every other double is over 0.54 ULP away,
+ * so pow returns r. Near a midpoint (one in ten) or elsewhere, pow
+ * itself. [2^-200, 1] keeps every term normal. The build does not
+ * assume fma: the target, and gpu__pow's check (pow without it). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define GPU_POW_FMA 1
+__attribute__((target("fma"))) static double pow_fma(double x, double y) {
+  if (!(y == 2.5 && x >= 0x1p-200 && x <= 1))
+    return pow(x, y);
+  double s = sqrt(x), q = s * s;
+  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
+  double p = x * x, p_err = __builtin_fma(x, x, -p);
+  double h = p * s, h_err = __builtin_fma(p, s, -h);
+  double t = h_err + (p * s_lo + p_err * s);
+  double r = h + t, e = t - (r - h);
+  uint64_t b = sim_bits(r);
+  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
+  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
+    return r;
+  return pow(x, y);
+}
+#endif
+
+double gpu__pow(double x, double y) {
+#ifdef GPU_POW_FMA
+  if (__builtin_cpu_supports("fma"))
+    return pow_fma(x, y); /* about 40 instructions where pow costs 125 */
+#endif
+  return pow(x, y);
 }
 
 /* pow(phi, gamma), from m when it holds them (m NULL: pow). */
 static double memo_pow(struct gpu_pow_memo *m, double phi, double gamma) {
   if (m == NULL)
-    return pow(phi, gamma);
+    return gpu__pow(phi, gamma);
   uint64_t p = sim_bits(phi), y = sim_bits(gamma);
   size_t i =
       (size_t)(((p ^ y) * 0x9e3779b97f4a7c15ULL) >> (64 - POW_MEMO_BITS));
   if (m->phi[i] != p || m->gamma[i] != y) {
     m->phi[i] = p;
     m->gamma[i] = y;
-    m->d[i] = pow(phi, gamma);
+    m->d[i] = gpu__pow(phi, gamma);
   }
   return m->d[i];
 }
@@ -288,18 +340,54 @@ static double solve_above_knee(const cap_problem *p, double lo, double p_lo,
   return solve_cap(p, lo, 1, p_lo, p_1);
 }
 
+/* s_mem and d at phi clamped as power_at clamps it. */
+static void end_at(const gpu_spec *g, double phi_min, double phi, double *s,
+                   double *d) {
+  phi = clamp(phi, phi_min, 1);
+  *s = phi >= g->knee ? 1 : phi / g->knee;
+  *d = fraction_at(g, phi, NULL);
+}
+
+static void cap_ends_make(const gpu_spec *g, cap_ends *e) {
+  e->made = true;
+  e->key[0] = sim_bits(g->clock_min_hz), e->key[1] = sim_bits(g->clock_max_hz);
+  e->key[2] = sim_bits(g->knee), e->key[3] = sim_bits(g->gamma);
+  e->interp = g->interp;
+  e->phi_min = gpu_phi_min(g);
+  e->knee = fmax(e->phi_min, fmin(1, g->knee));
+  end_at(g, e->phi_min, e->phi_min, &e->s_min, &e->d_min);
+  end_at(g, e->phi_min, e->knee, &e->s_knee, &e->d_knee);
+}
+
+/* g's cap ends: its memo's when they are g's (made again when not), else
+ * made in *local (no memo). */
+static const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
+  cap_ends *e = g->pow_memo != NULL ? &g->pow_memo->ends : local;
+  if (e == local || !e->made || e->interp != g->interp ||
+      e->key[0] != sim_bits(g->clock_min_hz) ||
+      e->key[1] != sim_bits(g->clock_max_hz) ||
+      e->key[2] != sim_bits(g->knee) || e->key[3] != sim_bits(g->gamma))
+    cap_ends_make(g, e);
+  return e;
+}
+
+/* power_at at an end: its s_mem and d known. */
+static inline double power_at_end(const load_terms *t, double s, double d) {
+  return (t->g->idle_w + t->mem * s) + t->clocked * d;
+}
+
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   cap_problem p = {load_terms_of(g, l), cap_w};
-  struct gpu_pow_memo *m = g->pow_memo;
-  double phi_min = p.t.phi_min, p_1 = power_at(&p.t, 1, m), p_min, p_knee;
+  double p_1 = power_at(&p.t, 1, g->pow_memo), p_min, p_knee;
   if (p_1 <= cap_w)
     return 1;
-  if ((p_min = power_at(&p.t, phi_min, m)) >= cap_w)
-    return phi_min;
-  double knee = fmax(phi_min, fmin(1, g->knee));
-  if ((p_knee = power_at(&p.t, knee, m)) <= cap_w)
-    return solve_above_knee(&p, knee, p_knee, p_1);
-  return solve_cap(&p, phi_min, knee, p_min, p_knee);
+  cap_ends local;
+  const cap_ends *e = cap_ends_of(g, &local);
+  if ((p_min = power_at_end(&p.t, e->s_min, e->d_min)) >= cap_w)
+    return e->phi_min;
+  if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
+    return solve_above_knee(&p, e->knee, p_knee, p_1);
+  return solve_cap(&p, e->phi_min, e->knee, p_min, p_knee);
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {
