@@ -258,30 +258,28 @@ typedef struct fill {
   size_t nt;
 } fill;
 
-/* Whether a term is n lo at every lambda the search tries (finite, at
- * least 0): a weight of 0 makes x = lambda w a zero, below lo > 0, so
- * clamp gives lo; its slope part is 0 and never added. */
-static bool pinned(const fill_term *t) { return t->w == 0 && t->lo > 0; }
-
 /* The runs' terms for filled_packed, in *nt terms; NULL when out of
  * memory. Successive runs pinned at their lo (the valued runs the fill
  * leaves at lo: at request level about 360 of the large group's 570
  * runs) whose n lo are the same bits are one term, its length theirs
  * together: the sum adds the same terms in the same order (power_add_n
- * is the additions one at a time). */
+ * is the additions one at a time). A run is pinned where its weight is
+ * 0 and lo > 0: x = lambda w is then a zero (lambda finite, at least 0),
+ * below lo, so clamp gives lo; its slope part is 0 and never added. */
 static fill_term *fill_pack(const fill *fl, size_t *nt) {
   size_t n = fl->runs->n, k = 0;
   fill_term *t = sim_alloc(NULL, (n + 1) * sizeof *t);
+  double last = NAN; /* the term before's n lo if pinned; NaN if not */
   for (size_t r = 0; t != NULL && r < n; r++) {
     const power_unit *p = power_run_unit(fl->units, fl->runs, r);
     size_t m = power_run_len(fl->runs, r);
-    double nw = p->n * fl->w[r];
-    t[k] = (fill_term){fl->w[r], p->lo, fl->top[r], p->n, nw * (double)m, m};
-    if (k > 0 && pinned(&t[k]) && pinned(&t[k - 1]) &&
-        sim_same_bits(t[k].n * t[k].lo, t[k - 1].n * t[k - 1].lo))
-      t[k - 1].m += m;
-    else
-      k++;
+    double w = fl->w[r], nlo = p->n * p->lo;
+    if (w == 0 && p->lo > 0 && sim_same_bits(nlo, last)) {
+      t[k - 1].m += m; /* last is a number: k > 0 */
+      continue;
+    }
+    last = w == 0 && p->lo > 0 ? nlo : NAN;
+    t[k++] = (fill_term){w, p->lo, fl->top[r], p->n, p->n * w * (double)m, m};
   }
   *nt = k;
   return t;
