@@ -162,6 +162,13 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
   if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
     const uint32_t *len = fl->run_len;
     const double *unit_share = cu->share;
+    if (cu->rack_direct[r]) { /* run q the unit at its place: no test */
+      size_t u = cu->rack_unit[r];
+      for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
+           q++, u++)
+        a += len[q] * unit_share[u];
+      return a;
+    }
     for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
          q++) {
       uint32_t u = run_unit[q];

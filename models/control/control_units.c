@@ -18,9 +18,10 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
   cu->built_slot = sim_calloc(a, fl->n + 1, sizeof *cu->built_slot);
   cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
   cu->rack_unit = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_unit);
+  cu->rack_direct = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_direct);
   return cu->of_gpu == NULL || cu->group_first == NULL ||
                  cu->built_slot == NULL || cu->built_usable == NULL ||
-                 cu->rack_unit == NULL
+                 cu->rack_unit == NULL || cu->rack_direct == NULL
              ? SIM_ENOMEM
              : SIM_OK;
 }
@@ -34,7 +35,7 @@ void control__units_fini(control_units *cu) {
       cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
       cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
-      cu->cap_len};
+      cu->cap_len,    cu->rack_direct};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -220,15 +221,11 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
  * its GPU's, fixed while the layout holds, and so are the fields that
  * follow from the type alone (lo, idle, span, gamma, phi_min) and the free
  * GPUs' worth: only what the load, the ceiling and the thermal cap move is
- * written (hi, demand, activity; and the load's share), the same bits a
- * whole make_unit gives. Nearly every unit's load moves every period in
- * the fluid mode, so there is no per-unit test of whether it did.
- *
- * A rack's units are adjacent (rack_unit), and what a unit takes from
- * its rack (its GPU type: a rack is of one group, so of one type; its
+ * written (hi, demand, activity; the load's share), the same bits a whole
+ * make_unit gives. A rack's units are adjacent (rack_unit), and what a
+ * unit takes from its rack (its GPU type: a rack is of one group; its
  * group's ceiling; its thermal cap) is read once a rack and held against
- * the last base's key there: a unit then reads only its GPU's load, with
- * no gather of its GPU's type. The worth is asked a chunk ahead of the
+ * the last base's key there. The worth is asked a chunk ahead of the
  * racks that need it, so it is in cache when they are refreshed. */
 static void refresh_units(control_units *cu, const rack_fleet *fl,
                           control_units_fn fill, void *ctx) {
@@ -559,13 +556,17 @@ static bool runs_within_units(const control_units *cu, const rack_fleet *fl) {
 #endif
 
 /* Each run's cap unit: its first GPU's unit in a rack with units (a
- * usable one, where every GPU has a unit of this build). */
+ * usable one, where every GPU has a unit of this build); rack_direct. */
 static void map_run_caps(control_units *cu, const rack_fleet *fl) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
-    bool units = cu->rack_unit[r] < cu->rack_unit[r + 1];
-    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++)
+    size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
+    bool units = u < e, direct = fl->rack_run[r + 1] - fl->rack_run[r] == e - u;
+    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++, u++) {
       cu->run_cap_unit[q] =
           units ? cu->of_gpu[fl->run_first[q]] : CONTROL_UNITS_NONE;
+      direct = direct && cu->run_unit[q] == u;
+    }
+    cu->rack_direct[r] = direct;
   }
   assert(runs_within_units(cu, fl));
 }

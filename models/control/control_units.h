@@ -107,6 +107,10 @@ typedef struct control_units {
    * loads, not the GPUs' (which lag them while the runs are fresh). */
   uint32_t *unit_run;
   size_t unit_runs_cap;
+  /* Per rack, valid with run_unit: nonzero where its runs are its units
+   * one to one, in order (run rack_run[r] + k is unit rack_unit[r] + k's
+   * first and only run), so a run's unit is found without run_unit. */
+  uint8_t *rack_direct;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
   /* The policy's runs, as the build or refresh knows them (split_from's

@@ -543,13 +543,20 @@ static void caps_at(level *l, double log_mu) {
     l->rcap[r] = l->cap[l->rcls[r]];
 }
 
-/* Each unit's cap: its run's. */
+/* Each unit's cap: its run's, four a turn (in the fluid mode a run is
+ * some thirty units, a service's replicas in one state). */
 static void caps_out(const level *l, double *cap) {
   if (l->rcap == cap)
     return;
   for (size_t r = 0; r < l->runs.n; r++) {
     double c = l->rcap[r];
     double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
+    for (; end - out >= 4; out += 4) {
+      out[0] = c;
+      out[1] = c;
+      out[2] = c;
+      out[3] = c;
+    }
     while (out < end)
       *out++ = c;
   }

@@ -555,8 +555,87 @@ static void caps_copied_a_stretch_at_a_time(void **state) {
   }
 }
 
+/* A rack layout for racks_direct_as_their_runs: each GPU's slot and load
+ * by its place i in the rack. */
+typedef struct rack_layout {
+  const char *what;
+  uint32_t (*slot)(uint32_t i);
+  double (*load)(uint32_t i);
+  bool dark, direct; /* the rack dark; its runs its units one to one */
+} rack_layout;
+
+static uint32_t own_slot(uint32_t i) { return i; }
+static uint32_t two_slots(uint32_t i) { return i % 2; }
+static uint32_t blocks_of_8(uint32_t i) { return i / 8; }
+static uint32_t half_free(uint32_t i) {
+  return i < 36 ? 0 : CONTROL_UNITS_FREE;
+}
+static double one_load(uint32_t i) { return 0.5 + 0 * i; }
+static double two_loads(uint32_t i) { return i % 8 < 4 ? 0.5 : 0.25; }
+
+static const rack_layout layouts[] = {
+    {"a GPU a slot", own_slot, one_load, false, true},
+    {"two slots by turns", two_slots, one_load, false, false},
+    {"blocks of 8", blocks_of_8, one_load, false, true},
+    {"blocks of 8, two loads each", blocks_of_8, two_loads, false, false},
+    {"a slot and the free GPUs", half_free, one_load, false, true},
+    {"a GPU a slot, dark", own_slot, one_load, true, false},
+};
+
+/* Three GB200 racks laid out as l[0], l[1], l[2] (a slot + 1 its key; a
+ * rack's slots its own), built and mapped: each rack's rack_direct. */
+static void check_direct(const rack_layout *const l[3]) {
+  const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
+  rack_group_spec g = {.name = "nvl",
+                       .gpu = gb,
+                       .count = 3,
+                       .gpus_per_rack = 72,
+                       .limit_w = 132000,
+                       .other_idle_w = 16800,
+                       .other_max_w = 33600,
+                       .r_th = NAN};
+  static uint32_t slot[3 * 72];
+  sim_error err = {0};
+  rack_fleet *fl = rack_fleet_create(&g, 1, NULL, &err);
+  assert_non_null(fl);
+  assert_int_equal(rack_fleet_keep_units(fl), SIM_OK);
+  for (uint32_t i = 0; i < 3 * 72; i++) {
+    uint32_t s = l[i / 72]->slot(i % 72);
+    slot[i] = s == CONTROL_UNITS_FREE ? s : s + 100 * (i / 72);
+    rack_set_unit_key(fl, i, s == CONTROL_UNITS_FREE ? 0 : slot[i] + 1);
+    double a = l[i / 72]->load(i % 72);
+    rack_set_load(fl, i, (gpu_load){a, a / 2, a});
+  }
+  for (uint32_t r = 0; r < 3; r++)
+    fl->dark[r] = l[r]->dark;
+  rack_fleet_update(fl, NULL);
+  control_units cu;
+  assert_int_equal(control__units_init(&cu, fl, NULL), SIM_OK);
+  assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
+                   SIM_OK);
+  assert_int_equal(control__units_map_runs(&cu, fl), SIM_OK);
+  for (uint32_t r = 0; r < 3; r++)
+    if (cu.rack_direct[r] != l[r]->direct)
+      fail_msg("%s in rack %u: direct %d", l[r]->what, r, cu.rack_direct[r]);
+  control__units_fini(&cu);
+  rack_fleet_destroy(fl);
+}
+
+/* Whether a rack's runs are its units one to one, in order (control's
+ * load shares then read a run's unit without run_unit), for every
+ * layout in every rack of three, next to every other. */
+static void racks_direct_as_their_runs(void **state) {
+  (void)state;
+  size_t n = sizeof layouts / sizeof *layouts;
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = 0; b < n; b++) {
+      const rack_layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
+      check_direct(l);
+    }
+}
+
 int main(void) {
-  struct CMUnitTest tests[6];
+  struct CMUnitTest tests[7];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
@@ -564,6 +643,7 @@ int main(void) {
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
   TEST_ADD(tests, n, caps_copied_a_stretch_at_a_time);
+  TEST_ADD(tests, n, racks_direct_as_their_runs);
   return _cmocka_run_group_tests("control_units", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
 }

@@ -597,6 +597,77 @@ static void fill_over_runs_is_plain_bisection(void **state) {
   }
 }
 
+/* Run kinds for pinned_runs_fill_as_units: pinned at lo (weight 0) with
+ * n lo the same bits across kinds (a, b), another (c), lo 0 (z), lo over
+ * top (t); or filled (f, a demand of its own). */
+typedef struct run_kind {
+  char name;
+  double n, lo, w, top;
+} run_kind;
+
+static const run_kind kinds[] = {{'a', 2, 150, 0, 400}, {'b', 4, 75, 0, 300},
+                                 {'c', 2, 160, 0, 400}, {'z', 2, 0, 0, 400},
+                                 {'t', 2, 150, 0, 120}, {'f', 2, 100, 1, 600}};
+
+static const run_kind *kind_of(char c) {
+  size_t k = 0;
+  while (kinds[k].name != c && kinds[k].name != 'f')
+    k++;
+  return &kinds[k];
+}
+
+/* The fill over runs laid out as pattern (lengths 1 to 12 by turns, the
+ * filled runs' demands drawn), budget at share of the way from the
+ * floor to the tops; each run's cap is plain bisection's over the units,
+ * bit for bit. */
+static void check_pinned_fill(const char *pattern, double share,
+                              uint64_t *seed) {
+  static power_unit fleet[12 * MAXU];
+  static double aw[12 * MAXU], atop[12 * MAXU];
+  power_unit u[MAXU];
+  double w[MAXU] = {0}, top[MAXU] = {0}, cap[MAXU], memo = 0, floor = 0;
+  double full = 0;
+  size_t n = strlen(pattern), first[MAXU], len[MAXU], units = 0;
+  for (size_t r = 0; r < n; r++) {
+    const run_kind *k = kind_of(pattern[r]);
+    u[r] = (power_unit){.n = (uint32_t)k->n, .lo = k->lo, .hi = 700};
+    w[r] = k->w > 0 ? 50 + 500 * uniform(seed) : 0;
+    top[r] = k->top;
+    first[r] = units, len[r] = 1 + r % 12;
+    for (size_t i = 0; i < len[r]; i++, units++) {
+      fleet[units] = u[r], aw[units] = w[r], atop[units] = top[r];
+      floor += k->n * k->lo, full += k->n * fmax(k->lo, k->top);
+    }
+  }
+  double budget = floor + share * (full - floor);
+  power_runs runs = {n, first, len};
+  power_fill_runs(fleet, &runs, w, top, budget, cap, &memo);
+  double lambda = plain_fill_lambda(fleet, units, aw, atop, budget);
+  for (size_t r = 0; r < n; r++) {
+    double x = lambda * w[r];
+    double want = x < u[r].lo ? u[r].lo : x > top[r] ? top[r] : x;
+    if (memcmp(&cap[r], &want, sizeof want) != 0)
+      fail_msg("%s at %g, run %zu: cap %.17g, bisection's %.17g", pattern,
+               share, r, cap[r], want);
+  }
+}
+
+/* Runs pinned at lo taken as one term where successive ones add the same
+ * n lo (fill_pack): the fill is still the units' own, bit for bit, with
+ * such runs next to each other, apart, of other products, of lo 0 or
+ * over top, and budgets from a hair under the floor to over the tops. */
+static void pinned_runs_fill_as_units(void **state) {
+  (void)state;
+  static const char *patterns[] = {
+      "aaaaf",   "abababf",  "faaaaaaaaaaaaf", "acacfacca",    "azazazf",
+      "atatatf", "ffaaffbb", "aaaaaaaaaaaaaa", "fabcztfabcztf"};
+  static const double shares[] = {-1e-15, 1e-13, 0.01, 0.3, 0.7, 0.999, 2};
+  uint64_t seed = 31;
+  for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+    for (size_t b = 0; b < sizeof shares / sizeof *shares; b++)
+      check_pinned_fill(patterns[p], shares[b], &seed);
+}
+
 static void policies_by_name(void **state) {
   (void)state;
   for (int i = 0; power_policy_names[i] != NULL; i++)
@@ -624,6 +695,7 @@ int main(void) {
   TEST_ADD(tests, n, remembered_fill_is_the_fresh_fill);
   TEST_ADD(tests, n, remembered_fill_follows_drift);
   TEST_ADD(tests, n, fill_over_runs_is_plain_bisection);
+  TEST_ADD(tests, n, pinned_runs_fill_as_units);
   TEST_ADD(tests, n, remembered_level_follows_drift);
   TEST_ADD(tests, n, level_from_an_end_is_the_bisections);
   TEST_ADD(tests, n, memo_arrays_carry_over);
