@@ -66,32 +66,6 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-/* Adds weight w at x to two histograms at once (an interval's and the
- * run's): the same updates as adding it to each in turn, with the bin
- * found once. Inline in book's loops (a call a point was a sixth of its
- * cost). */
-static inline __attribute__((always_inline)) void
-wh_add2(wt_hist *a, wt_hist *b, double x, double w) {
-  if (!(w > 0))
-    return;
-  wt_hist *h[2] = {a, b};
-  for (int i = 0; i < 2; i++) {
-    h[i]->min = h[i]->n == 0 || x < h[i]->min ? x : h[i]->min;
-    h[i]->max = h[i]->n == 0 || x > h[i]->max ? x : h[i]->max;
-    h[i]->n += w;
-  }
-  if (!(x >= HIST_LO_S)) {
-    a->under += w;
-    b->under += w;
-    return;
-  }
-  size_t bin = inf__hist_bin(x);
-  if (bin < HIST_BINS) {
-    a->bin[bin] += w;
-    b->bin[bin] += w;
-  }
-}
-
 /* Quantile q by the cumulative weight, log-interpolated inside a bin;
  * NaN when empty. */
 static double wh_quantile(const wt_hist *h, double q) {
@@ -196,10 +170,10 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.slo_met += hits * o->slo_met;
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
-  for (size_t i = 0; i < o->nttft; i++)
-    wh_add2(&f->ttft_iv, &f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
-  for (size_t i = 0; i < o->ntpot; i++)
-    wh_add2(&f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
+  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, o->ttft_v, o->ttft_w, o->nttft,
+                     hits);
+  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, o->tpot_v, o->tpot_w, o->ntpot,
+                     hits);
 }
 
 /* A group's replicas over the span: each as one replica alone. */
