@@ -66,32 +66,6 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-/* Adds weight w at x to two histograms at once (an interval's and the
- * run's): the same updates as adding it to each in turn, with the bin
- * found once. Inline in book's loops (a call a point was a sixth of its
- * cost). */
-static inline __attribute__((always_inline)) void
-wh_add2(wt_hist *a, wt_hist *b, double x, double w) {
-  if (!(w > 0))
-    return;
-  wt_hist *h[2] = {a, b};
-  for (int i = 0; i < 2; i++) {
-    h[i]->min = h[i]->n == 0 || x < h[i]->min ? x : h[i]->min;
-    h[i]->max = h[i]->n == 0 || x > h[i]->max ? x : h[i]->max;
-    h[i]->n += w;
-  }
-  if (!(x >= HIST_LO_S)) {
-    a->under += w;
-    b->under += w;
-    return;
-  }
-  size_t bin = inf__hist_bin(x);
-  if (bin < HIST_BINS) {
-    a->bin[bin] += w;
-    b->bin[bin] += w;
-  }
-}
-
 /* Quantile q by the cumulative weight, log-interpolated inside a bin;
  * NaN when empty. */
 static double wh_quantile(const wt_hist *h, double q) {
@@ -196,10 +170,10 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.slo_met += hits * o->slo_met;
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
-  for (size_t i = 0; i < o->nttft; i++)
-    wh_add2(&f->ttft_iv, &f->ttft_run, o->ttft_v[i], hits * o->ttft_w[i]);
-  for (size_t i = 0; i < o->ntpot; i++)
-    wh_add2(&f->tpot_iv, &f->tpot_run, o->tpot_v[i], hits * o->tpot_w[i]);
+  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, o->ttft_v, o->ttft_w, o->nttft,
+                     hits);
+  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, o->tpot_v, o->tpot_w, o->ntpot,
+                     hits);
 }
 
 /* A group's replicas over the span: each as one replica alone. */
@@ -345,6 +319,29 @@ static bool good_phi(double phi) { return phi > 0 && phi <= 1; }
  * less 1 wraps), the sign bit's, inf's and NaN's fall outside. */
 static inline bool good_bits(uint64_t u) { return u - 1 < 0x3ff0000000000000u; }
 
+/* Copies phi[i .. m) to to[i ..) while they are good, four at a time,
+ * and returns where it stopped (a block with a bad clock is left to the
+ * caller, clock by clock). A block's bits less 1, or-ed, below
+ * good_bits' bound are below it each (the or is at least each): one
+ * compare for four clocks whose exponents or together to no more than
+ * 1's less one (clocks in [0.5, 1], or those with ones below them);
+ * other blocks are tested clock by clock. */
+static uint32_t copy_good(double *to, const double *phi, uint32_t i,
+                          uint32_t m) {
+  const double *p = phi + i, *end = phi + (m - i) / 4 * 4 + i;
+  double *q = to + i;
+  for (; p < end; p += 4, q += 4) {
+    uint64_t a = sim_bits(p[0]) - 1, b = sim_bits(p[1]) - 1;
+    uint64_t c = sim_bits(p[2]) - 1, d = sim_bits(p[3]) - 1;
+    if ((a | b | c | d) >= 0x3ff0000000000000u &&
+        !(good_bits(a + 1) && good_bits(b + 1) && good_bits(c + 1) &&
+          good_bits(d + 1)))
+      break;
+    memcpy(q, p, 4 * sizeof *q);
+  }
+  return (uint32_t)(p - phi);
+}
+
 static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
   if (k >= s->nrep || !good_phi(phi))
     return SIM_EINVAL;
@@ -366,10 +363,11 @@ static int fl_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
   int rc = i > 0 ? SIM_EINVAL : SIM_OK;
   advance(s);
   double *to = s->fluid->phi + k0;
-  /* The usual case, every clock good and in range, in a loop of a load,
-   * two compares and a store; the rest, if any, one by one. */
+  /* The usual case, every clock good and in range: checked four at a
+   * time and copied at once; the rest, if any, one by one. */
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
   m = m < n ? m : n;
+  i = copy_good(to, phi, i, m);
   while (i < m && good_bits(sim_bits(phi[i]))) {
     to[i] = phi[i];
     i++;
@@ -442,17 +440,41 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   return group_take(f, inf__grp(f, k));
 }
 
-/* out[i .. e) = v, four a loop (a loop's compare and branch a value
- * were most of its cost). */
+/* Two doubles in one SSE2 register (GCC's and clang's vector
+ * extension), stored through memcpy. */
+typedef double double2 __attribute__((vector_size(16)));
+
+/* out[i .. e) = v, eight a loop in four two-lane stores (a loop's
+ * compare and branch a value were most of its cost). */
 static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
-  for (; i + 4 <= e; i += 4) {
-    out[i] = v;
-    out[i + 1] = v;
-    out[i + 2] = v;
-    out[i + 3] = v;
+  const double2 vv = {v, v};
+  for (; i + 8 <= e; i += 8) {
+    memcpy(out + i, &vv, sizeof vv);
+    memcpy(out + i + 2, &vv, sizeof vv);
+    memcpy(out + i + 4, &vv, sizeof vv);
+    memcpy(out + i + 6, &vv, sizeof vv);
   }
   for (; i < e; i++)
     out[i] = v;
+}
+
+/* out[i .. e) = l, four loads a loop: twelve doubles, their period of
+ * three two-lane stores twice (a gpu_load is three doubles). */
+static inline void fill_loads(gpu_load *out, uint32_t i, uint32_t e,
+                              gpu_load l) {
+  const double2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
+  _Static_assert(sizeof(gpu_load) == 3 * sizeof(double), "three doubles");
+  for (; i + 4 <= e; i += 4) {
+    char *d = (char *)(out + i);
+    memcpy(d, &a, sizeof a);
+    memcpy(d + 16, &b, sizeof b);
+    memcpy(d + 32, &c, sizeof c);
+    memcpy(d + 48, &a, sizeof a);
+    memcpy(d + 64, &b, sizeof b);
+    memcpy(d + 80, &c, sizeof c);
+  }
+  for (; i < e; i++)
+    out[i] = l;
 }
 
 /* fl_take_load of replicas k0 .. k0 + n - 1: one advance, their took
@@ -479,8 +501,8 @@ static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
     }
     gpu_load l = group_take(f, &f->grp[g]);
     if (f->runs_ok) {
-      for (; i < e; i++)
-        out[i] = l;
+      fill_loads(out, i, e, l);
+      i = e;
       continue;
     }
     do

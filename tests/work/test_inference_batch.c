@@ -13,12 +13,14 @@
  * and total must be the same bytes. */
 #include "test_inference_rig.h"
 
-#define NREP 12
+/* Enough replicas for the batch calls' blocks (four and sixteen a loop)
+ * and their tails, at every offset. */
+#define NREP 41
 
 #define BATCH_YAML                                                             \
-  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 12\nmax_batch: 64\n"         \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 41\nmax_batch: 64\n"         \
   "max_queue: 300\ntimeout: 30 s\n"                                            \
-  "arrivals: {rate: 260, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "   \
+  "arrivals: {rate: 890, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "   \
   "211, sigma: 0.86}}\n"
 
 /* A range of replicas the batch calls take at once. */
@@ -27,49 +29,51 @@ typedef struct range {
 } range;
 
 typedef struct bperiod {
-  int clocks; /* 0: one clock, 1: pairs, 2: many, 3: one bad clock, 4:
-                 one past the ends of (0, 1], the rest at them */
-  double dt;  /* s */
-  int down;   /* replica down this period, -1: none */
-  range r[3]; /* the ranges, in order; n 0 ends them */
-  int takes;  /* times the loads are taken (0: the shares read after a
-                 new span, none taken in it) */
+  int clocks;  /* 0: one clock, 1: pairs, 2: many, 3: one bad clock, 4:
+                  one past the ends of (0, 1], the rest at them, 5: one
+                  clock but replica at's, 6: one bad clock, at's */
+  double dt;   /* s */
+  int down;    /* replica down this period, -1: none */
+  range r[3];  /* the ranges, in order; n 0 ends them */
+  int takes;   /* times the loads are taken (0: the shares read after a
+                  new span, none taken in it) */
+  uint32_t at; /* the replica unlike the rest (5, 6) */
 } bperiod;
 
 static const bperiod bplan[] = {
     /* while the replicas are one group (they part for good after the
      * clocks differ): one goes down where all were taken, and the next
      * span must not count it in its neighbours' group */
-    {0, 1, -1, {{0, NREP}}, 1},
-    {0, 1, 5, {{0, NREP}}, 1},
-    {0, 1, -1, {{0, NREP}}, 1},
-    {1, 1, -1, {{0, 5}, {5, NREP - 5}}, 1},
-    {1, 0.5, -1, {{0, NREP}}, 2},
-    {2, 1, 3, {{0, 7}, {7, NREP - 7}}, 1},
-    {3, 1, -1, {{0, NREP}}, 1},
-    {0, 2, 3, {{4, NREP}}, 1}, /* replicas 0 .. 3 untouched, past end */
-    {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, 2},
-    {2, 0.25, -1, {{NREP, 2}}, 1}, /* none in range */
-    {3, 1, 0, {{2, NREP - 2}}, 1},
-    {4, 1, -1, {{0, NREP}}, 1},
-    {4, 1, -1, {{0, NREP}}, 1},
-    {4, 1, -1, {{0, NREP}}, 1},
-    {4, 1, -1, {{0, 3}, {3, NREP - 3}}, 1},
-    {4, 1, -1, {{0, NREP}}, 1},
-    {4, 1, -1, {{0, NREP}}, 1},
-    {0, 1, -1, {{0, NREP}}, 1},
+    {0, 1, -1, {{0, NREP}}, 1, 0},
+    {0, 1, 5, {{0, NREP}}, 1, 0},
+    {0, 1, -1, {{0, NREP}}, 1, 0},
+    {1, 1, -1, {{0, 5}, {5, NREP - 5}}, 1, 0},
+    {1, 0.5, -1, {{0, NREP}}, 2, 0},
+    {2, 1, 3, {{0, 7}, {7, NREP - 7}}, 1, 0},
+    {3, 1, -1, {{0, NREP}}, 1, 0},
+    {0, 2, 3, {{4, NREP}}, 1, 0}, /* replicas 0 .. 3 untouched, past end */
+    {1, 1, -1, {{0, 1}, {1, 2}, {3, NREP - 3}}, 2, 0},
+    {2, 0.25, -1, {{NREP, 2}}, 1, 0}, /* none in range */
+    {3, 1, 0, {{2, NREP - 2}}, 1, 0},
+    {4, 1, -1, {{0, NREP}}, 1, 0},
+    {4, 1, -1, {{0, NREP}}, 1, 0},
+    {4, 1, -1, {{0, NREP}}, 1, 0},
+    {4, 1, -1, {{0, 3}, {3, NREP - 3}}, 1, 0},
+    {4, 1, -1, {{0, NREP}}, 1, 0},
+    {4, 1, -1, {{0, NREP}}, 1, 0},
+    {0, 1, -1, {{0, NREP}}, 1, 0},
     /* ranges at one instant with a gap, up and down the replicas: the
      * first range's takes must hold when the next is not its neighbour */
-    {0, 1, -1, {{0, 3}, {5, NREP - 5}}, 1},
-    {1, 1, -1, {{6, NREP - 6}, {0, 2}, {3, 2}}, 2},
-    {1, 1, 2, {{0, 2}, {4, 3}, {2, 1}}, 1},
-    {0, 1, -1, {{0, NREP}}, 1},
-    {0, 1, -1, {{0, NREP}}, 0},
-    {1, 1, -1, {{0, 4}, {4, NREP - 4}}, 0},
+    {0, 1, -1, {{0, 3}, {5, NREP - 5}}, 1, 0},
+    {1, 1, -1, {{6, NREP - 6}, {0, 2}, {3, 2}}, 2, 0},
+    {1, 1, 2, {{0, 2}, {4, 3}, {2, 1}}, 1, 0},
+    {0, 1, -1, {{0, NREP}}, 1, 0},
+    {0, 1, -1, {{0, NREP}}, 0, 0},
+    {1, 1, -1, {{0, 4}, {4, NREP - 4}}, 0, 0},
 };
 
-static double bclock(int kind, uint32_t k, int i) {
-  switch (kind) {
+static double bclock(const bperiod *p, uint32_t k, int i) {
+  switch (p->clocks) {
   case 0:
     return i % 2 ? 1 : 0.7;
   case 1:
@@ -78,11 +82,15 @@ static double bclock(int kind, uint32_t k, int i) {
     return 0.3 + 0.05 * ((k * 7 + (uint32_t)i) % NREP);
   case 3:
     return k == 5 ? 0 : 0.8; /* 0: refused */
+  case 5:
+    return k == p->at ? 0.6 : 0.8;
+  case 6:
+    return k == p->at ? NAN : 0.8;
   default: {
     /* Replica 4 refused (each period another of the ends of (0, 1] and
      * past them), after replicas taken at the others, so the batch
      * call's quick loop meets it. */
-    static const double bad[] = {-0.0, NAN, 0x1.0000000000001p0,
+    static const double bad[] = {-0.0, NAN,      0x1.0000000000001p0,
                                  -0.5, INFINITY, 0};
     static const double good[] = {1, 0x1p-1074, 0x1.fffffffffffffp-1};
     return k == 4 ? bad[i % 6] : good[(k + (uint32_t)i) % 3];
@@ -100,7 +108,7 @@ static void drive_range(rig *g[2], const bperiod *p, int i, range r, int pass) {
   double phi[NREP + 4];
   gpu_load a[NREP + 4], b[NREP + 4];
   for (uint32_t j = 0; j < r.n; j++)
-    phi[j] = bclock(p->clocks, r.first + j, i);
+    phi[j] = bclock(p, r.first + j, i);
   if (pass == 0) {
     int rc = SIM_OK;
     for (uint32_t j = 0; j < r.n; j++) {
@@ -140,7 +148,8 @@ static void drive(rig *g[2], const bperiod *p, int i, double t) {
   }
 }
 
-static void batch_equals_one_by_one(bool fluid) {
+static void batch_equals_one_by_one(bool fluid, const bperiod *plan, size_t n,
+                                    int rounds) {
   rig one, batch;
   rig *g[2] = {&one, &batch};
   for (int j = 0; j < 2; j++) {
@@ -150,10 +159,10 @@ static void batch_equals_one_by_one(bool fluid) {
       rig_open(g[j], H100, BATCH_YAML, 1, 3600);
   }
   double t = 0, ra[INF_NCOLS], rb[INF_NCOLS];
-  for (int round = 0; round < 3; round++)
-    for (size_t i = 0; i < sizeof bplan / sizeof *bplan; i++) {
-      t += bplan[i].dt;
-      drive(g, &bplan[i], (int)i, t);
+  for (int round = 0; round < rounds; round++)
+    for (size_t i = 0; i < n; i++) {
+      t += plan[i].dt;
+      drive(g, &plan[i], (int)i, t);
       if (i % 4 == 3) {
         sample(g[0], ra);
         sample(g[1], rb);
@@ -169,18 +178,43 @@ static void batch_equals_one_by_one(bool fluid) {
 
 static void fluid_batch(void **state) {
   (void)state;
-  batch_equals_one_by_one(true);
+  batch_equals_one_by_one(true, bplan, sizeof bplan / sizeof *bplan, 3);
 }
 
 static void request_batch(void **state) {
   (void)state;
-  batch_equals_one_by_one(false);
+  batch_equals_one_by_one(false, bplan, sizeof bplan / sizeof *bplan, 3);
+}
+
+/* Replicas that parted stay apart, so the batch calls' blocks over a
+ * long run of one group (the clocks' check and copy, the loads' and
+ * shares' fills, the regroup's compare and its groups' fill) are met
+ * while the service is fresh: one clock unlike the rest, or one bad
+ * clock, at each offset of a block of four and of sixteen, and the ends,
+ * each in a service of its own. */
+static void fluid_batch_blocks(void **state) {
+  (void)state;
+  static const uint32_t at[] = {0,  1,  2,  3,  4,  5,  6,  7,  13, 14,
+                                15, 16, 17, 18, 19, 31, 36, 39, 40};
+  for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+    const bperiod plan[] = {
+        {0, 1, -1, {{0, NREP}}, 1, 0},
+        {6, 1, -1, {{0, NREP}}, 1, at[k]},
+        {5, 1, -1, {{0, NREP}}, 1, at[k]},
+        {0, 1, -1, {{0, NREP}}, 1, 0},
+        {6, 1, -1, {{0, 21}, {21, NREP - 21}}, 2, (at[k] + 9) % NREP},
+        {5, 1, -1, {{0, NREP}}, 1, (at[k] + 9) % NREP},
+        {0, 1, -1, {{0, NREP}}, 1, 0},
+    };
+    batch_equals_one_by_one(true, plan, sizeof plan / sizeof *plan, 1);
+  }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fluid_batch),
       cmocka_unit_test(request_batch),
+      cmocka_unit_test(fluid_batch_blocks),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);

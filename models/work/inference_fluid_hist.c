@@ -1,0 +1,73 @@
+/* inference_fluid_hist.c - a fluid span's TTFT and TPOT points added to
+ * the service's weighted histograms (inference_fluid.c's book), an
+ * interval's and the run's at once. */
+#include "inference_fluid_internal.h"
+
+#include <math.h>
+
+/* The extremes of a book's points, as a pass adding them one by one
+ * to an empty histogram would leave them (first: the first point's x;
+ * lo, hi: of the points not NaN, a tie kept at the earlier; any: there
+ * is one). */
+typedef struct extremes {
+  double first, lo, hi;
+  bool some, any;
+} extremes;
+
+static inline void extremes_add(extremes *e, double x) {
+  if (!e->some)
+    e->first = x;
+  e->some = true;
+  if (isnan(x))
+    return;
+  e->lo = !e->any || x < e->lo ? x : e->lo;
+  e->hi = !e->any || x > e->hi ? x : e->hi;
+  e->any = true;
+}
+
+/* h's min and max after the points of e, given to it one by one: each
+ * point takes the min when below it (a NaN never is, and a NaN min
+ * stays), the first point of an empty histogram takes both. */
+static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
+  if (!e->some)
+    return;
+  if (empty && isnan(e->first)) {
+    h->min = h->max = e->first;
+    return;
+  }
+  if (empty) {
+    h->min = e->lo;
+    h->max = e->hi;
+    return;
+  }
+  h->min = e->any && e->lo < h->min ? e->lo : h->min;
+  h->max = e->any && e->hi > h->max ? e->hi : h->max;
+}
+
+/* The weights and the bins, point by point as before (their sums' order
+ * is the points'); the extremes once a book, not twice a point. */
+void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
+                        const double *w, size_t n, double hits) {
+  bool a_empty = a->n == 0, b_empty = b->n == 0;
+  extremes e = {0, 0, 0, false, false};
+  for (size_t i = 0; i < n; i++) {
+    double x = v[i], wt = hits * w[i];
+    if (!(wt > 0))
+      continue;
+    extremes_add(&e, x);
+    a->n += wt;
+    b->n += wt;
+    if (!(x >= HIST_LO_S)) {
+      a->under += wt;
+      b->under += wt;
+      continue;
+    }
+    size_t bin = inf__hist_bin(x);
+    if (bin < HIST_BINS) {
+      a->bin[bin] += wt;
+      b->bin[bin] += wt;
+    }
+  }
+  extremes_give(a, a_empty, &e);
+  extremes_give(b, b_empty, &e);
+}
