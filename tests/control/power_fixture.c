@@ -2,6 +2,9 @@
 #include "power_fixture.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "test_util.h"
 
 /* An H100-like unit: idle 70 W, TDP 700 W, caps 200-700 W. */
 power_unit unit(uint32_t n, double activity, int cls, double c) {
@@ -95,4 +98,46 @@ size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget) {
       u[k] = u[(size_t)(uniform(seed) * (double)k)];
   *budget = drawn_budget(seed, u, n);
   return n;
+}
+
+/* The fill's sum at lambda unit by unit, as the docs define it. */
+static double plain_filled(const power_unit *u, size_t n, const double *w,
+                           const double *top, double lambda) {
+  double sum = 0;
+  for (size_t k = 0; k < n; k++) {
+    double x = lambda * w[k];
+    sum += u[k].n * (x < u[k].lo ? u[k].lo : x > top[k] ? top[k] : x);
+  }
+  return sum;
+}
+
+/* The fill's lambda by plain bisection over the doubles of [0, hi]: the
+ * largest whose sum fits the budget (0 if none does, hi if hi does). */
+double plain_fill_lambda(const power_unit *u, size_t n,
+                                const double *w, const double *top,
+                                double budget) {
+  double good = 0, bad = 0;
+  for (size_t k = 0; k < n; k++)
+    if (w[k] > 0)
+      bad = fmax(bad, top[k] / w[k]);
+  if (plain_filled(u, n, w, top, bad) <= budget)
+    return bad;
+  for (;;) {
+    double mid = good + (bad - good) / 2;
+    if (mid == good || mid == bad)
+      return good;
+    *(plain_filled(u, n, w, top, mid) <= budget ? &good : &bad) = mid;
+  }
+}
+
+void assert_fill_caps(const char *tag, double x, const power_unit *u, size_t n,
+                      const double *w, const double *top, const double *cap,
+                      double lambda) {
+  for (size_t r = 0; r < n; r++) {
+    double c = lambda * w[r];
+    double want = c < u[r].lo ? u[r].lo : c > top[r] ? top[r] : c;
+    if (memcmp(&cap[r], &want, sizeof want) != 0)
+      fail_msg("%s %g, run %zu: cap %.17g, bisection's %.17g", tag, x, r,
+               cap[r], want);
+  }
 }

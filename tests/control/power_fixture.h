@@ -38,4 +38,16 @@ double drawn_budget(uint64_t *seed, const power_unit *u, size_t n);
  * (replicas of a service: classes alike), with a budget drawn for them. */
 size_t classed_fleet(uint64_t *seed, power_unit *u, double *budget);
 
+/* The fill's lambda by plain bisection over the doubles of [0, hi], unit
+ * by unit: the largest whose sum fits the budget (0 if none does, hi if
+ * hi does). */
+double plain_fill_lambda(const power_unit *u, size_t n, const double *w,
+                         const double *top, double budget);
+
+/* Each of the n runs' caps is lambda w clamped to [lo, top], to the bit
+ * (a cmocka failure naming tag, x and the run otherwise). */
+void assert_fill_caps(const char *tag, double x, const power_unit *u, size_t n,
+                      const double *w, const double *top, const double *cap,
+                      double lambda);
+
 #endif

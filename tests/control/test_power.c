@@ -535,36 +535,6 @@ static void remembered_fill_follows_drift(void **state) {
   }
 }
 
-/* The fill's sum at lambda unit by unit, as the docs define it. */
-static double plain_filled(const power_unit *u, size_t n, const double *w,
-                           const double *top, double lambda) {
-  double sum = 0;
-  for (size_t k = 0; k < n; k++) {
-    double x = lambda * w[k];
-    sum += u[k].n * (x < u[k].lo ? u[k].lo : x > top[k] ? top[k] : x);
-  }
-  return sum;
-}
-
-/* The fill's lambda by plain bisection over the doubles of [0, hi]: the
- * largest whose sum fits the budget (0 if none does, hi if hi does). */
-static double plain_fill_lambda(const power_unit *u, size_t n,
-                                const double *w, const double *top,
-                                double budget) {
-  double good = 0, bad = 0;
-  for (size_t k = 0; k < n; k++)
-    if (w[k] > 0)
-      bad = fmax(bad, top[k] / w[k]);
-  if (plain_filled(u, n, w, top, bad) <= budget)
-    return bad;
-  for (;;) {
-    double mid = good + (bad - good) / 2;
-    if (mid == good || mid == bad)
-      return good;
-    *(plain_filled(u, n, w, top, mid) <= budget ? &good : &bad) = mid;
-  }
-}
-
 /* The fill over runs (lengths 1 to 12: sums a run at once, its slope a
  * run's part at once) gives every unit the cap of plain bisection's
  * lambda on the units one by one, bit for bit. */
@@ -587,13 +557,7 @@ static void fill_over_runs_is_plain_bisection(void **state) {
     power_runs runs = {n, first, len};
     power_fill_runs(fleet, &runs, w, top, budget, cap, &memo);
     double lambda = plain_fill_lambda(fleet, units, aw, atop, budget);
-    for (size_t r = 0; r < n; r++) {
-      double x = lambda * w[r];
-      double want = x < u[r].lo ? u[r].lo : x > top[r] ? top[r] : x;
-      if (memcmp(&cap[r], &want, sizeof want) != 0)
-        fail_msg("trial %d, run %zu: cap %.17g, bisection's %.17g", trial, r,
-                 cap[r], want);
-    }
+    assert_fill_caps("trial", trial, u, n, w, top, cap, lambda);
   }
 }
 
@@ -643,13 +607,7 @@ static void check_pinned_fill(const char *pattern, double share,
   power_runs runs = {n, first, len};
   power_fill_runs(fleet, &runs, w, top, budget, cap, &memo);
   double lambda = plain_fill_lambda(fleet, units, aw, atop, budget);
-  for (size_t r = 0; r < n; r++) {
-    double x = lambda * w[r];
-    double want = x < u[r].lo ? u[r].lo : x > top[r] ? top[r] : x;
-    if (memcmp(&cap[r], &want, sizeof want) != 0)
-      fail_msg("%s at %g, run %zu: cap %.17g, bisection's %.17g", pattern,
-               share, r, cap[r], want);
-  }
+  assert_fill_caps(pattern, share, u, n, w, top, cap, lambda);
 }
 
 /* Runs pinned at lo taken as one term where successive ones add the same
