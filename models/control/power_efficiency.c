@@ -24,6 +24,7 @@
 
 #include "alloc.h"
 #include "bits.h"
+#include "pow.h"
 
 static double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
@@ -60,7 +61,7 @@ static clock_at clock_of(const power_unit *u, double mu) {
   /* Any raw above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
   k.raw = surely_above_one(b, e) ? INFINITY : pow(b, e);
   k.phi = clamp(k.raw, u->phi_min, 1);
-  k.dyn = k.phi == 1 ? 1 : pow(k.phi, u->gamma); /* pow(1, y) is 1 exactly */
+  k.dyn = k.phi == 1 ? 1 : sim_pow(k.phi, u->gamma); /* pow(1, y) is 1 */
   return k;
 }
 

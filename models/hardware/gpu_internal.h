@@ -19,8 +19,4 @@ struct gpu_curve {
  * the type and freed with it; NULL when out of memory. */
 struct gpu_pow_memo *gpu__pow_memo_new(void);
 
-/* pow(x, y), the same bits: for y 2.5 (the default gamma) and x in
- * [2^-200, 1] mostly without calling it (gpu_power.c). */
-double gpu__pow(double x, double y);
-
 #endif

@@ -13,6 +13,7 @@
 #include "bits.h"
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "pow.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
  * a few clocks over and over (a job's stages, a replica's steps at the
@@ -53,54 +54,17 @@ struct gpu_pow_memo *gpu__pow_memo_new(void) {
   return m;
 }
 
-/* pow(x, y), the same bits, for y 2.5 (the default gamma) mostly without
- * calling it. x^2.5 = x^2 sqrt(x) is taken as a double-double within
- * 2^-100 of it (each product's error exact through fma, the square
- * root's through x - s^2), rounded once to r, with e = (h + t) - r
- * exactly (Fast2Sum, |t| < |h|). glibc's pow is within 0.54 ULP of x^y
- * (its e_pow.c's bound): where x^2.5 is within 0.45 ULP (of r's binade,
- * r not a power of two) of r, every other double is over 0.54 ULP away,
- * so pow returns r. Near a midpoint (one in ten) or elsewhere, pow
- * itself. [2^-200, 1] keeps every term normal. The build does not
- * assume fma: the target, and gpu__pow's check (pow without it). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define GPU_POW_FMA 1
-__attribute__((target("fma"))) static double pow_fma(double x, double y) {
-  if (!(y == 2.5 && x >= 0x1p-200 && x <= 1))
-    return pow(x, y);
-  double s = sqrt(x), q = s * s;
-  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
-  double p = x * x, p_err = __builtin_fma(x, x, -p);
-  double h = p * s, h_err = __builtin_fma(p, s, -h);
-  double t = h_err + (p * s_lo + p_err * s);
-  double r = h + t, e = t - (r - h);
-  uint64_t b = sim_bits(r);
-  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
-  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
-    return r;
-  return pow(x, y);
-}
-#endif
-
-double gpu__pow(double x, double y) {
-#ifdef GPU_POW_FMA
-  if (__builtin_cpu_supports("fma"))
-    return pow_fma(x, y); /* about 40 instructions where pow costs 125 */
-#endif
-  return pow(x, y);
-}
-
 /* pow(phi, gamma), from m when it holds them (m NULL: pow). */
 static double memo_pow(struct gpu_pow_memo *m, double phi, double gamma) {
   if (m == NULL)
-    return gpu__pow(phi, gamma);
+    return sim_pow(phi, gamma);
   uint64_t p = sim_bits(phi), y = sim_bits(gamma);
   size_t i =
       (size_t)(((p ^ y) * 0x9e3779b97f4a7c15ULL) >> (64 - POW_MEMO_BITS));
   if (m->phi[i] != p || m->gamma[i] != y) {
     m->phi[i] = p;
     m->gamma[i] = y;
-    m->d[i] = gpu__pow(phi, gamma);
+    m->d[i] = sim_pow(phi, gamma);
   }
   return m->d[i];
 }

@@ -1,7 +1,7 @@
-/* test_gpu_pow.c - gpu_power.c's shortcuts against what they stand for,
- * bit for bit: gpu__pow against glibc's pow, and the cap's solve from
- * the ends kept in a type's memo against a copy of the type without one
- * (test_gpu's brent_is_gsls holds that against GSL's solver). */
+/* test_gpu_pow.c - gpu_power.c's shortcut against what it stands for,
+ * bit for bit: the cap's solve from the ends kept in a type's memo
+ * against a copy of the type without one (test_gpu's brent_is_gsls holds
+ * that against GSL's solver; tests/sim/core/test_pow.c, sim_pow). */
 #include "test_util.h"
 
 #include <math.h>
@@ -32,44 +32,6 @@ static int release_catalog(void **state) {
 static double draw(uint64_t *s) {
   *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
   return (double)(*s >> 11) / 9007199254740992.0;
-}
-
-/* gpu__pow against pow, bit for bit, at y: the points pts, then n x
- * drawn in [lo, hi]. The fast path's exact cases (0.25^2.5 = 2^-5), powers
- * of two, its range's ends and what is outside it (pow itself), and
- * spans of the clocks the cap's solve asks. */
-typedef struct pow_row {
-  const char *name;
-  double y, lo, hi;
-  int n;
-  const double *pts;
-  size_t npts;
-} pow_row;
-
-static const double pow_edges[] = {
-    0.25, 1,    0.0625, 0x1p-200, 0x1.fffffffffffffp-201, 0x1.0000000000001p+0,
-    0,    -0.5, NAN,    INFINITY};
-
-static const pow_row pow_rows[] = {
-    {"pow: exact cases and the range's ends", 2.5, 0, 0, 0, pow_edges, 10},
-    {"pow: another y is pow's", 2.25, 0, 0, 0, pow_edges, 10},
-    {"pow: the cap solve's clocks", 2.5, 0.05, 1, 200000, NULL, 0},
-    {"pow: the range's low end", 2.5, 0x1p-200, 0x1p-100, 20000, NULL, 0},
-    {"pow: near 1", 2.5, 0.9, 1, 20000, NULL, 0},
-    {"pow: another gamma", 2.75, 0.05, 1, 2000, NULL, 0},
-    {"pow: above 1", 2.5, 1, 4, 2000, NULL, 0},
-};
-
-static void pow_is_glibcs(void **state) {
-  const pow_row *row = *state;
-  uint64_t s = 17;
-  for (size_t i = 0; i < row->npts + (size_t)row->n; i++) {
-    double u = draw(&s);
-    double x = i < row->npts ? row->pts[i] : row->lo + (row->hi - row->lo) * u;
-    double want = pow(x, row->y), got = gpu__pow(x, row->y);
-    if (memcmp(&want, &got, sizeof got) != 0)
-      fail_msg("pow(%a, %g): %a, pow %a", x, row->y, got, want);
-  }
 }
 
 /* The cap's solve keeps phi_min's and the knee's powers in the type's
@@ -113,7 +75,6 @@ static void cap_ends_follow_the_type(void **state) {
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
-  TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
   TEST_ROWS(tests, n, cap_ends_follow_the_type, ends_rows);
   return _cmocka_run_group_tests("gpu_pow", tests, n, load_catalog,
                                  release_catalog);
