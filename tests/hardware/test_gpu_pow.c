@@ -10,24 +10,7 @@
 
 #include "gpu.h"
 #include "gpu_internal.h"
-
-static gpu_catalog catalog;
-
-static int load_catalog(void **state) {
-  (void)state;
-  sim_error err = {0};
-  if (gpu_catalog_load_builtin(&catalog, &err) != SIM_OK) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int release_catalog(void **state) {
-  (void)state;
-  gpu_catalog_fini(&catalog);
-  return 0;
-}
+#include "test_catalogs.h"
 
 static double draw(uint64_t *s) {
   *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -53,13 +36,13 @@ static const ends_row ends_rows[] = {
 static void cap_ends_follow_the_type(void **state) {
   const ends_row *row = *state;
   uint64_t s = 19;
-  for (size_t t = 0; t < catalog.n; t++) {
-    gpu_spec other = catalog.gpus[t];
+  for (size_t t = 0; t < cats.gpu.n; t++) {
+    gpu_spec other = cats.gpu.gpus[t];
     other.gamma += row->dgamma;
     other.knee *= row->knee_k;
     other.clock_min_hz *= row->clock_min_k;
     for (int i = 0; i < 4000; i++) {
-      const gpu_spec *h = i % 2 ? &other : &catalog.gpus[t];
+      const gpu_spec *h = i % 2 ? &other : &cats.gpu.gpus[t];
       gpu_spec bare = *h;
       bare.pow_memo = NULL;
       gpu_load l = {draw(&s), draw(&s), draw(&s)};
@@ -76,6 +59,6 @@ int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, cap_ends_follow_the_type, ends_rows);
-  return _cmocka_run_group_tests("gpu_pow", tests, n, load_catalog,
-                                 release_catalog);
+  return _cmocka_run_group_tests("gpu_pow", tests, n, test_catalogs_load_gpu,
+                                 test_catalogs_release);
 }
