@@ -90,7 +90,9 @@ static int close_all(h5w *w) {
  * finished run, 0 for one kept unfinished), closes the file and seals it
  * (seal.h). */
 static int finish_file(h5w *w, int64_t complete) {
-  int rc = h5w__check_room(w, 0);
+  int rc = h5w__drain(w);
+  if (rc == SIM_OK)
+    rc = h5w__check_room(w, 0);
   sim_error e = {0};
   for (size_t i = 0; i < w->ngroups && rc == SIM_OK; i++)
     rc = h5w__flush_group(w, &w->groups[i]);
@@ -138,6 +140,7 @@ static void h5w_destroy(tel_sink *s) {
   h5w *w = (h5w *)s;
   struct rlimit saved = {RLIM_INFINITY, RLIM_INFINITY};
   bool kept = w->state != H5W_COMMITTED && keep_unfinished(w);
+  h5w__pipe_stop(w); /* joined before any buffer goes */
   if (w->state == H5W_FAILED)
     h5w__divert(w, &saved); /* and the limit back after the close */
   close_all(w);
@@ -168,6 +171,8 @@ static const tel_sink_ops h5w_ops = {
     .commit = h5w_commit,
     .destroy = h5w_destroy,
 };
+
+void h5w__set_worker(tel_sink *s, int on) { ((h5w *)s)->worker = on; }
 
 /* ---- Create ------------------------------------------------------------ */
 
@@ -295,6 +300,7 @@ tel_sink *h5w_create(const char *path, const h5w_options *opts,
   w->chunk_rows = chunk_rows;
   w->deflate = deflate_usable() ? deflate : 0;
   w->keep_partial = opts != NULL && opts->keep_partial;
+  w->worker = 1;
   if (h5w__time_units_init(w, opts != NULL ? opts->time_origin : NULL, err) !=
       SIM_OK) {
     h5w_destroy(&w->base);

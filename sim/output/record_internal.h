@@ -2,8 +2,9 @@
  * share: the sink's state and the helpers each file gives the others.
  * record.c creates, commits and destroys the sink; record_fail.c reports
  * errors, closes handles and writes attributes; record_series.c declares
- * groups and writes their rows; record_root.c writes the summary,
- * metadata, texts and tables. The design and the sink's states are
+ * groups and writes their rows; record_deflate.c filters full blocks on
+ * a worker thread; record_root.c writes the summary, metadata, texts and
+ * tables. The design and the sink's states are
  * described in record.c. */
 #ifndef SIM_RECORD_INTERNAL_H
 #define SIM_RECORD_INTERNAL_H
@@ -29,6 +30,24 @@
 
 enum { H5W_OPEN, H5W_COMMITTED, H5W_FAILED };
 
+/* A full block handed to the worker (record_deflate.c): its buffers, and
+ * after filtering, each dataset's stored chunk in place and its mask. */
+typedef struct h5w_job {
+  struct h5w_job *next; /* in the queue */
+  size_t group;         /* index in the sink's groups */
+  hsize_t row;          /* the block's first row in the file */
+  size_t rows, width;   /* the group's block and width */
+  size_t stride;        /* doubles per column in vbuf */
+  size_t nsets;         /* datasets: time, then the columns */
+  double *tbuf, *vbuf;  /* the set the group does not fill */
+  size_t *size;         /* [nsets] bytes stored */
+  uint32_t *mask;       /* [nsets] filters skipped */
+  int done;             /* filtered (under the queue's mutex) */
+  int queued;           /* in the queue (main thread only) */
+} h5w_job;
+
+typedef struct h5w_pipe h5w_pipe;
+
 typedef struct h5w_group {
   tel_group *decl; /* our own copy (tel_internal.h) */
   hid_t gid;
@@ -40,8 +59,11 @@ typedef struct h5w_group {
   size_t nbuf;   /* rows buffered, < block between calls */
   hsize_t nrows; /* rows in the file */
   double last_time;
-  double *tbuf; /* [block] times */
-  double *vbuf; /* [ncolumns][block][width]: each column's rows together */
+  double *tbuf; /* [block] times, in tstride doubles */
+  double *vbuf; /* [ncolumns][stride]: each column's [block][width] rows
+                   together, with room to filter them in place */
+  size_t tstride, stride;
+  h5w_job *job; /* the second buffer set, from the first full block */
 } h5w_group;
 
 typedef struct h5w {
@@ -60,6 +82,8 @@ typedef struct h5w {
   h5w_group *groups;
   size_t ngroups, gcap;
   char time_units[96]; /* "s" or "seconds since ORIGIN" (time_units_init) */
+  int worker;          /* full blocks filtered on a thread (default 1) */
+  h5w_pipe *pipe;      /* the worker, once started */
 } h5w;
 
 typedef herr_t (*close_fn)(hid_t);
@@ -109,5 +133,18 @@ int h5w__put_table(tel_sink *s, const tel_table *t);
 
 /* Commit (record.c) */
 void h5w__divert(h5w *w, struct rlimit *saved);
+/* Tests: whether full blocks go to the worker thread; before the first
+ * row. Either way the file has the same bytes. */
+void h5w__set_worker(tel_sink *s, int on);
+
+/* The worker (record_deflate.c) */
+size_t h5w__chunk_room(size_t n);
+uint32_t h5w__fletcher32(const unsigned char *p, size_t n);
+size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
+                         int level, uint32_t *mask);
+int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed);
+int h5w__drain(h5w *w);
+void h5w__pipe_stop(h5w *w);
+void h5w__job_free(h5w_group *hg);
 
 #endif

@@ -264,6 +264,15 @@ void h5w__group_free(h5w_group *hg) {
   sim_free(NULL, hg->cols);
   sim_free(NULL, hg->tbuf);
   sim_free(NULL, hg->vbuf);
+  h5w__job_free(hg);
+}
+
+/* Doubles for n values and the room to filter them in place (the worker
+ * stores a chunk where its rows were: record_deflate.c). */
+static size_t padded(size_t n) {
+  size_t bytes = n * sizeof(double);
+  return n + (h5w__chunk_room(bytes) - bytes + sizeof(double) - 1) /
+                 sizeof(double);
 }
 
 /* The memory of hg: handles (all h5w__closed) and row buffers. */
@@ -274,10 +283,12 @@ static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   hg->gid = hg->time = hg->labels = H5I_INVALID_HID;
   hg->last_time = -INFINITY;
   plan_chunks(hg, chunk_rows);
-  size_t n = g->ncolumns * g->width; /* tel.c bounds n * sizeof(double) */
+  /* tel.c bounds ncolumns * width * sizeof(double) */
+  hg->tstride = padded(hg->block);
+  hg->stride = padded(hg->block * g->width);
   hg->cols = sim_calloc(NULL, g->ncolumns, sizeof *hg->cols);
-  hg->tbuf = sim_calloc(NULL, hg->block, sizeof *hg->tbuf);
-  hg->vbuf = sim_calloc(NULL, hg->block, n * sizeof *hg->vbuf);
+  hg->tbuf = sim_calloc(NULL, hg->tstride, sizeof *hg->tbuf);
+  hg->vbuf = sim_calloc(NULL, g->ncolumns, hg->stride * sizeof *hg->vbuf);
   if (hg->cols == NULL || hg->tbuf == NULL || hg->vbuf == NULL) {
     h5w__group_free(hg);
     return SIM_ENOMEM;
@@ -364,8 +375,13 @@ static int write_block(h5w *w, h5w_group *hg, hid_t dset, const char *name,
 int h5w__check_room(h5w *w, hsize_t bytes) {
   struct rlimit lim;
   hsize_t size = 0;
-  if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
-      H5Fget_filesize(w->file, &size) < 0)
+  if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+    return SIM_OK;
+  /* The size as today's path would see it: with the queued blocks. */
+  int rc = h5w__drain(w);
+  if (rc != SIM_OK)
+    return rc;
+  if (H5Fget_filesize(w->file, &size) < 0)
     return SIM_OK;
   if (size + bytes + bytes / 64 + H5W_META_MARGIN <= (hsize_t)lim.rlim_cur)
     return SIM_OK;
@@ -373,7 +389,10 @@ int h5w__check_room(h5w *w, hsize_t bytes) {
   return h5w__disk_fail(w, EFBIG);
 }
 
-/* Writes hg's buffered rows: time first, then each column. */
+/* Writes hg's buffered rows: time first, then each column; a full block
+ * goes to the worker (record_deflate.c), which gives the same file. The
+ * queued blocks of every group are written before any write of our own,
+ * so HDF5 sees the blocks in the order they filled. */
 int h5w__flush_group(h5w *w, h5w_group *hg) {
   const tel_group *g = hg->decl;
   if (hg->nbuf == 0)
@@ -381,12 +400,16 @@ int h5w__flush_group(h5w *w, h5w_group *hg) {
   size_t values = hg->nbuf * (1 + g->ncolumns * g->width);
   if (h5w__check_room(w, (hsize_t)values * sizeof(double)) != SIM_OK)
     return w->base.err.code;
+  bool handed = false;
+  int rc = hg->nbuf == hg->block ? h5w__hand_over(w, hg, &handed) : SIM_OK;
+  if (rc == SIM_OK && !handed)
+    rc = h5w__drain(w);
   int rank = g->axis_name != NULL ? 2 : 1;
-  int rc = write_block(w, hg, hg->time, "time", 1, hg->tbuf);
-  size_t stride = hg->block * g->width;
-  for (size_t c = 0; c < g->ncolumns && rc == SIM_OK; c++)
+  if (rc == SIM_OK && !handed)
+    rc = write_block(w, hg, hg->time, "time", 1, hg->tbuf);
+  for (size_t c = 0; c < g->ncolumns && rc == SIM_OK && !handed; c++)
     rc = write_block(w, hg, hg->cols[c], g->columns[c].name, rank,
-                     hg->vbuf + c * stride);
+                     hg->vbuf + c * hg->stride);
   if (rc == SIM_OK) {
     hg->nrows += hg->nbuf;
     hg->nbuf = 0;
@@ -407,7 +430,8 @@ static int check_time(h5w *w, const h5w_group *hg, double time_s) {
 
 int h5w__append(tel_sink *s, size_t id, double time_s, const double *values) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "append");
+  /* Not h5w__check_state, which drains: a row makes no HDF5 call. */
+  int rc = w->state == H5W_OPEN ? SIM_OK : h5w__check_state(w, "append");
   if (rc != SIM_OK)
     return rc;
   if (id >= w->ngroups)
@@ -420,7 +444,7 @@ int h5w__append(tel_sink *s, size_t id, double time_s, const double *values) {
   size_t width = hg->decl->width;
   hg->tbuf[hg->nbuf] = time_s;
   for (size_t c = 0; c < hg->decl->ncolumns; c++)
-    memcpy(hg->vbuf + (c * hg->block + hg->nbuf) * width, values + c * width,
+    memcpy(hg->vbuf + c * hg->stride + hg->nbuf * width, values + c * width,
            width * sizeof *values);
   hg->nbuf++;
   hg->last_time = time_s;

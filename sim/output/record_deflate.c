@@ -1,0 +1,329 @@
+/* record_deflate.c - the series' filter pipeline run on a second thread.
+ *
+ * Why: shuffle and deflate of every full chunk inside H5Dwrite cost the
+ * simulation thread about a tenth of a fluid run's time. A full block is
+ * instead handed to one worker thread, which does what HDF5's pipeline
+ * (shuffle, deflate, fletcher32: record_series.c's dcpl) would do to each
+ * of the block's chunks; the main thread stores the results with
+ * H5Dwrite_chunk. HDF5 is a serial build and not thread-safe, so every
+ * HDF5 call stays on the main thread.
+ *
+ * Same bytes: the blocks wait in a FIFO and are written, in order, before
+ * the next HDF5 call of any kind (h5w__check_state drains, and so does
+ * every flush that writes itself), with the calls today's path makes per
+ * block (extend, write) in the same order. So the file sees the same
+ * sequence of operations whatever the thread's timing, and the chunks
+ * hold the same bytes as zlib is the one HDF5 links.
+ *
+ * Each group has two buffer sets: it fills one while the other waits in
+ * the queue or in the worker; the worker filters each chunk in place in
+ * its buffer (padded for that: h5w__chunk_room). */
+#include "record_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "alloc.h"
+
+/* The order of the filters in the dcpl, whose bits make a chunk's mask. */
+#define H5W_FILTER_DEFLATE_BIT (1u << 1)
+
+typedef struct h5w_pipe {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+  h5w_job *head, *tail; /* queued, oldest first */
+  h5w_job *todo;        /* the first queued job the worker has not taken */
+  int stop;
+  int level;
+  unsigned char *scratch; /* the worker's: one chunk shuffled */
+} h5w_pipe;
+
+/* ---- The pipeline ------------------------------------------------------ */
+
+/* The room deflate gets: HDF5's deflate filter gives compress2 this much
+ * and, when the output does not fit, skips deflate for the chunk. */
+static size_t deflate_room(size_t n) {
+  return (size_t)(ceil((double)n * 1.001) + 12);
+}
+
+size_t h5w__chunk_room(size_t n) { return deflate_room(n) + 4; }
+
+/* Fletcher's checksum as HDF5's fletcher32 filter defines it: over 16-bit
+ * big-endian words (an odd last byte is the high byte of a word), both
+ * sums folded to 16 bits plus carry ((x & 0xffff) + (x >> 16)) after
+ * every 360 words, which keeps them below 2^32, after the odd byte, and
+ * once more at the end. */
+uint32_t h5w__fletcher32(const unsigned char *p, size_t n) {
+  uint32_t a = 0, b = 0;
+  for (size_t words = n / 2; words > 0;) {
+    size_t k = words < 360 ? words : 360;
+    words -= k;
+    for (; k > 0; k--, p += 2) {
+      a += (uint32_t)p[0] << 8 | p[1];
+      b += a;
+    }
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  if (n % 2 != 0) {
+    a += (uint32_t)p[0] << 8;
+    b += a;
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  a = (a & 0xffff) + (a >> 16);
+  b = (b & 0xffff) + (b >> 16);
+  return b << 16 | a;
+}
+
+/* HDF5's shuffle of 8-byte elements: byte j of element i goes to
+ * j * count + i. One element is left as it is, as HDF5 leaves it. */
+static void shuffle8(unsigned char *out, const unsigned char *in, size_t n) {
+  size_t count = n / 8;
+  if (count <= 1) {
+    memcpy(out, in, n);
+    return;
+  }
+  for (size_t i = 0; i < count; i++)
+    for (size_t j = 0; j < 8; j++)
+      out[j * count + i] = in[i * 8 + j];
+}
+
+/* Filters the n bytes of one chunk at buf in place, as HDF5 stores it:
+ * shuffled (into scratch, n bytes), deflated back into buf at level, and
+ * the checksum appended little-endian. buf has h5w__chunk_room(n) bytes.
+ * A compress2 that fails is what HDF5's optional deflate skips: the
+ * shuffled bytes are stored and the mask says deflate was not applied.
+ * The stored size; the filter mask in *mask. */
+size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
+                         int level, uint32_t *mask) {
+  shuffle8(scratch, buf, n);
+  uLongf size = (uLongf)deflate_room(n);
+  *mask = 0;
+  if (compress2(buf, &size, scratch, (uLong)n, level) != Z_OK) {
+    memcpy(buf, scratch, n);
+    size = (uLongf)n;
+    *mask = H5W_FILTER_DEFLATE_BIT;
+  }
+  uint32_t sum = h5w__fletcher32(buf, size);
+  for (int i = 0; i < 4; i++)
+    buf[size + (size_t)i] = (unsigned char)(sum >> (8 * i));
+  return (size_t)size + 4;
+}
+
+/* The bytes of dataset d of a job (0 time, 1 + c column c). */
+static unsigned char *job_data(const h5w_job *j, size_t d) {
+  return d == 0 ? (unsigned char *)j->tbuf
+                : (unsigned char *)(j->vbuf + (d - 1) * j->stride);
+}
+
+static void run_job(h5w_pipe *p, h5w_job *j) {
+  for (size_t d = 0; d < j->nsets; d++) {
+    size_t n = (d == 0 ? j->rows : j->rows * j->width) * sizeof(double);
+    j->size[d] =
+        h5w__filter_chunk(job_data(j, d), n, p->scratch, p->level, &j->mask[d]);
+  }
+}
+
+static void *worker(void *arg) {
+  h5w_pipe *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (p->todo == NULL && !p->stop)
+      pthread_cond_wait(&p->work, &p->mu);
+    h5w_job *j = p->todo;
+    if (j == NULL)
+      break;
+    p->todo = j->next;
+    pthread_mutex_unlock(&p->mu);
+    run_job(p, j);
+    pthread_mutex_lock(&p->mu);
+    j->done = 1;
+    pthread_cond_signal(&p->done);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* ---- The main thread's side ------------------------------------------- */
+
+static void pipe_free(h5w_pipe *p) {
+  sim_free(NULL, p->scratch);
+  sim_free(NULL, p);
+}
+
+/* The worker, started on the first full block. NULL when memory or a
+ * thread is missing: the writer then filters on its own thread, as
+ * HDF5 does, which gives the same file. */
+static h5w_pipe *pipe_start(int level) {
+  h5w_pipe *p = sim_calloc(NULL, 1, sizeof *p);
+  if (p == NULL)
+    return NULL;
+  p->level = level;
+  p->scratch = sim_alloc(NULL, H5W_CHUNK_ELEMS * sizeof(double));
+  if (p->scratch == NULL || pthread_mutex_init(&p->mu, NULL) != 0) {
+    pipe_free(p);
+    return NULL;
+  }
+  int ok = pthread_cond_init(&p->work, NULL) == 0;
+  ok = ok && pthread_cond_init(&p->done, NULL) == 0;
+  ok = ok && pthread_create(&p->thread, NULL, worker, p) == 0;
+  if (!ok) { /* a cond that failed to init is not destroyed: never used */
+    pthread_mutex_destroy(&p->mu);
+    pipe_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* Stops and joins the worker; jobs it has not taken are dropped (the
+ * caller has drained, or the file is being removed). */
+void h5w__pipe_stop(h5w *w) {
+  h5w_pipe *p = w->pipe;
+  if (p == NULL)
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  p->todo = NULL;
+  pthread_cond_signal(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  for (h5w_job *j = p->head; j != NULL; j = j->next)
+    j->queued = 0;
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mu);
+  pipe_free(p);
+  w->pipe = NULL;
+}
+
+/* The oldest job once the worker has filtered it, out of the queue. */
+static h5w_job *pop_done(h5w_pipe *p) {
+  pthread_mutex_lock(&p->mu);
+  h5w_job *j = p->head;
+  while (!j->done)
+    pthread_cond_wait(&p->done, &p->mu);
+  p->head = j->next;
+  if (p->head == NULL)
+    p->tail = NULL;
+  pthread_mutex_unlock(&p->mu);
+  j->queued = 0;
+  return j;
+}
+
+/* Stores the filtered chunks of a job as today's path stores a block:
+ * for time and then each column, extend and write. */
+static int write_job(h5w *w, const h5w_job *j) {
+  h5w_group *hg = &w->groups[j->group];
+  const tel_group *g = hg->decl;
+  hsize_t size[2] = {j->row + j->rows, g->width};
+  hsize_t offset[2] = {j->row, 0};
+  for (size_t d = 0; d < j->nsets; d++) {
+    hid_t dset = d == 0 ? hg->time : hg->cols[d - 1];
+    herr_t r = H5Dset_extent(dset, size);
+    if (r >= 0)
+      r = H5Dwrite_chunk(dset, H5P_DEFAULT, j->mask[d], offset, j->size[d],
+                         job_data(j, d));
+    if (r < 0)
+      return h5w__io_fail(w, "write rows %llu to %llu of /%s/%s",
+                          (unsigned long long)j->row,
+                          (unsigned long long)size[0], g->name,
+                          d == 0 ? "time" : g->columns[d - 1].name);
+  }
+  return SIM_OK;
+}
+
+/* Writes every queued block, oldest first; after a failure the rest are
+ * only taken off the queue (the sink has failed). */
+int h5w__drain(h5w *w) {
+  int rc = SIM_OK;
+  while (w->pipe != NULL && w->pipe->head != NULL) {
+    h5w_job *j = pop_done(w->pipe);
+    if (rc == SIM_OK)
+      rc = write_job(w, j);
+  }
+  return rc;
+}
+
+/* The job and second buffer set of hg, made on its first full block. */
+static int job_init(h5w_group *hg, size_t id) {
+  h5w_job *j = hg->job = sim_calloc(NULL, 1, sizeof *j);
+  if (j == NULL)
+    return SIM_ENOMEM;
+  j->group = id;
+  j->rows = hg->block;
+  j->width = hg->decl->width;
+  j->stride = hg->stride;
+  j->nsets = 1 + hg->decl->ncolumns;
+  j->size = sim_calloc(NULL, j->nsets, sizeof *j->size);
+  j->mask = sim_calloc(NULL, j->nsets, sizeof *j->mask);
+  j->tbuf = sim_calloc(NULL, hg->tstride, sizeof *j->tbuf);
+  j->vbuf = sim_calloc(NULL, hg->decl->ncolumns, hg->stride * sizeof *j->vbuf);
+  if (j->size == NULL || j->mask == NULL || j->tbuf == NULL || j->vbuf == NULL)
+    return SIM_ENOMEM;
+  return SIM_OK;
+}
+
+void h5w__job_free(h5w_group *hg) {
+  h5w_job *j = hg->job;
+  if (j == NULL)
+    return;
+  sim_free(NULL, j->size);
+  sim_free(NULL, j->mask);
+  sim_free(NULL, j->tbuf);
+  sim_free(NULL, j->vbuf);
+  sim_free(NULL, j);
+  hg->job = NULL;
+}
+
+/* Whether the full block of hg can go to the worker: filters on, one
+ * chunk per row block (a row split over chunks has an edge chunk, which
+ * HDF5 pads), and the worker and the group's second set at hand. */
+static bool can_hand_over(h5w *w, h5w_group *hg, size_t id) {
+  if (!w->worker || w->deflate <= 0 || hg->chunk_width != hg->decl->width)
+    return false;
+  if (hg->job == NULL && job_init(hg, id) != SIM_OK) {
+    h5w__job_free(hg);
+    return false;
+  }
+  if (w->pipe == NULL && (w->pipe = pipe_start(w->deflate)) == NULL)
+    w->worker = 0; /* no thread: filter in HDF5 from now on */
+  return w->pipe != NULL;
+}
+
+/* Queues hg's full block for the worker and gives hg the other buffer
+ * set, *handed = true; or leaves it to the caller, who writes it after a
+ * drain. An error of the drain (the sink has failed). */
+int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
+  size_t id = (size_t)(hg - w->groups);
+  *handed = false;
+  if (!can_hand_over(w, hg, id))
+    return SIM_OK;
+  h5w_job *j = hg->job;
+  int rc = j->queued ? h5w__drain(w) : SIM_OK;
+  if (rc != SIM_OK)
+    return rc;
+  double *t = hg->tbuf, *v = hg->vbuf;
+  hg->tbuf = j->tbuf;
+  hg->vbuf = j->vbuf;
+  j->tbuf = t;
+  j->vbuf = v;
+  j->row = hg->nrows;
+  j->done = 0;
+  j->next = NULL;
+  j->queued = 1;
+  h5w_pipe *p = w->pipe;
+  pthread_mutex_lock(&p->mu);
+  *(p->tail != NULL ? &p->tail->next : &p->head) = j;
+  p->tail = j;
+  if (p->todo == NULL)
+    p->todo = j;
+  pthread_cond_signal(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  *handed = true;
+  return SIM_OK;
+}
