@@ -8,9 +8,11 @@
  * written as one block (extend, select the new rows, write), and blocks
  * are as many rows as a chunk and start on a chunk boundary, so every
  * chunk is compressed and written exactly once and memory stays flat
- * however long the run. Invariants: rows in the file (nrows) are a
- * multiple of block until commit writes the rest; nbuf < block between
- * calls; every hid_t is open or H5I_INVALID_HID.
+ * however long the run. A full block is filtered on a worker thread and
+ * stored in the same order and with the same bytes (record_deflate.c);
+ * HDF5 is only called from the caller's thread. Invariants: rows in the file
+ * (nrows) are a multiple of block until commit writes the rest; nbuf < block
+ * between calls; every hid_t is open or H5I_INVALID_HID.
  *
  * State: OPEN -> COMMITTED on a successful commit, or OPEN -> FAILED on
  * the first I/O error. A failed sink keeps its first message and answers
@@ -112,7 +114,7 @@ static int finish_file(h5w *w, int64_t complete) {
  * Only the holder of PATH.lock renames onto PATH. */
 static int h5w_commit(tel_sink *s) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "commit");
+  int rc = h5w__ready(w, "commit");
   if (rc == SIM_OK)
     rc = finish_file(w, 1);
   if (rc != SIM_OK)

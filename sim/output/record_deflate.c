@@ -9,8 +9,8 @@
  * HDF5 call stays on the main thread.
  *
  * Same bytes: the blocks wait in a FIFO and are written, in order, before
- * the next HDF5 call of any kind (h5w__check_state drains, and so does
- * every flush that writes itself), with the calls today's path makes per
+ * the next HDF5 call of any kind (h5w__ready drains, and so does every
+ * flush that writes itself), with the calls today's path makes per
  * block (extend, write) in the same order. So the file sees the same
  * sequence of operations whatever the thread's timing, and the chunks
  * hold the same bytes as zlib is the one HDF5 links.
@@ -247,6 +247,13 @@ int h5w__drain(h5w *w) {
       rc = write_job(w, j);
   }
   return rc;
+}
+
+/* h5w__check_state, then the queued blocks written: every call of the
+ * sink that may call HDF5 starts here (the file's comment says why). */
+int h5w__ready(h5w *w, const char *what) {
+  int rc = h5w__check_state(w, what);
+  return rc != SIM_OK ? rc : h5w__drain(w);
 }
 
 /* The job and second buffer set of hg, made on its first full block. */

@@ -115,12 +115,11 @@ int h5w__closed(h5w *w, int rc, int closes) {
   return h5w__io_fail(w, "close a temporary handle");
 }
 
-/* SIM_OK while open, once the queued blocks are written (every call that
- * may call HDF5 starts here: record_deflate.c says why); the sticky code
- * once failed; SIM_ESTATE after commit. */
+/* SIM_OK while open; the sticky code once failed; SIM_ESTATE after
+ * commit. */
 int h5w__check_state(h5w *w, const char *what) {
   if (w->state == H5W_OPEN)
-    return h5w__drain(w);
+    return SIM_OK;
   if (w->state == H5W_FAILED)
     return w->base.err.code;
   return sim_error_set(&w->base.err, SIM_ESTATE, "h5w: %s: %s after commit",

@@ -144,6 +144,7 @@ size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
                          int level, uint32_t *mask);
 int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed);
 int h5w__drain(h5w *w);
+int h5w__ready(h5w *w, const char *what);
 void h5w__pipe_stop(h5w *w);
 void h5w__job_free(h5w_group *hg);
 

@@ -21,7 +21,7 @@
 /* The /summary group, created on the first metric; SIM_OK or the error
  * of the sink's state or of HDF5. */
 static int open_summary(h5w *w, const char *op) {
-  int rc = h5w__check_state(w, op);
+  int rc = h5w__ready(w, op);
   if (rc != SIM_OK)
     return rc;
   if (w->summary < 0)
@@ -49,7 +49,7 @@ int h5w__put_summary_str(tel_sink *s, const char *key, const char *value) {
 
 int h5w__put_meta_str(tel_sink *s, const char *key, const char *value) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "put_meta_str");
+  int rc = h5w__ready(w, "put_meta_str");
   return rc != SIM_OK ? rc : h5w__put_str_attr(w, w->file, "/", key, value);
 }
 
@@ -61,7 +61,7 @@ int h5w__put_int_attr(h5w *w, const char *key, int64_t value) {
 
 int h5w__put_meta_int(tel_sink *s, const char *key, int64_t value) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "put_meta_int");
+  int rc = h5w__ready(w, "put_meta_int");
   return rc != SIM_OK ? rc : h5w__put_int_attr(w, key, value);
 }
 
@@ -88,7 +88,7 @@ static int write_text(h5w *w, const char *name, const char *text) {
  * group must not be shadowed. */
 int h5w__put_text(tel_sink *s, const char *name, const char *text) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "put_text");
+  int rc = h5w__ready(w, "put_text");
   if (rc != SIM_OK)
     return rc;
   htri_t e = H5Lexists(w->file, name, H5P_DEFAULT);
@@ -104,7 +104,7 @@ int h5w__put_text(tel_sink *s, const char *name, const char *text) {
 int h5w__put_group_attr(tel_sink *s, const char *group, const char *key,
                         double value) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "put_group_attr");
+  int rc = h5w__ready(w, "put_group_attr");
   if (rc != SIM_OK)
     return rc;
   const h5w_group *hg = h5w__find_group(w, group);
@@ -191,7 +191,7 @@ static int write_table_column(h5w *w, hid_t gid, const char *table,
 
 int h5w__put_table(tel_sink *s, const tel_table *t) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "put_table");
+  int rc = h5w__ready(w, "put_table");
   if (rc != SIM_OK)
     return rc;
   htri_t e = H5Lexists(w->file, t->name, H5P_DEFAULT);

@@ -271,8 +271,8 @@ void h5w__group_free(h5w_group *hg) {
  * stores a chunk where its rows were: record_deflate.c). */
 static size_t padded(size_t n) {
   size_t bytes = n * sizeof(double);
-  return n + (h5w__chunk_room(bytes) - bytes + sizeof(double) - 1) /
-                 sizeof(double);
+  return n +
+         (h5w__chunk_room(bytes) - bytes + sizeof(double) - 1) / sizeof(double);
 }
 
 /* The memory of hg: handles (all h5w__closed) and row buffers. */
@@ -313,7 +313,7 @@ static int reserve_group(h5w *w) {
 
 int h5w__open_group(tel_sink *s, const tel_group *g, size_t *id) {
   h5w *w = (h5w *)s;
-  int rc = h5w__check_state(w, "open_group");
+  int rc = h5w__ready(w, "open_group");
   if (rc != SIM_OK)
     return rc;
   if (h5w__find_group(w, g->name) != NULL)
@@ -430,8 +430,8 @@ static int check_time(h5w *w, const h5w_group *hg, double time_s) {
 
 int h5w__append(tel_sink *s, size_t id, double time_s, const double *values) {
   h5w *w = (h5w *)s;
-  /* Not h5w__check_state, which drains: a row makes no HDF5 call. */
-  int rc = w->state == H5W_OPEN ? SIM_OK : h5w__check_state(w, "append");
+  /* Not h5w__ready, which drains: a row makes no HDF5 call. */
+  int rc = h5w__check_state(w, "append");
   if (rc != SIM_OK)
     return rc;
   if (id >= w->ngroups)

@@ -37,9 +37,9 @@ typedef struct pipe_case {
 } pipe_case;
 
 static const pipe_case pipe_cases[] = {
-    {"smooth rank 1", SMOOTH, 1, 512},  {"random rank 1", RANDOM, 1, 512},
-    {"zeros rank 1", ZEROS, 1, 512},    {"smooth rank 2", SMOOTH, 4, 300},
-    {"random rank 2", RANDOM, 4, 300},  {"zeros rank 2", ZEROS, 4, 300},
+    {"smooth rank 1", SMOOTH, 1, 512},   {"random rank 1", RANDOM, 1, 512},
+    {"zeros rank 1", ZEROS, 1, 512},     {"smooth rank 2", SMOOTH, 4, 300},
+    {"random rank 2", RANDOM, 4, 300},   {"zeros rank 2", ZEROS, 4, 300},
     {"one value a chunk", RANDOM, 1, 1},
 };
 
@@ -50,7 +50,11 @@ static void write_one_chunk(const char *path, const pipe_case *c,
   tel_sink *s = h5w_create(path, &opts, NULL);
   assert_non_null(s);
   h5w__set_worker(s, 0);
-  tel_group g = {"g", x_col, 1, c->width, c->width > 1 ? "k" : NULL,
+  tel_group g = {"g",
+                 x_col,
+                 1,
+                 c->width,
+                 c->width > 1 ? "k" : NULL,
                  c->width > 1 ? labels4 : NULL};
   size_t id;
   assert_int_equal(tel_open_group(s, &g, &id), SIM_OK);
@@ -58,8 +62,7 @@ static void write_one_chunk(const char *path, const pipe_case *c,
   for (size_t i = 0; i < c->rows; i++) {
     for (size_t j = 0; j < c->width; j++)
       rows[i * c->width + j] = datum(c->kind, i, j, &rng);
-    assert_int_equal(tel_append(s, id, (double)i, &rows[i * c->width]),
-                     SIM_OK);
+    assert_int_equal(tel_append(s, id, (double)i, &rows[i * c->width]), SIM_OK);
   }
   assert_int_equal(tel_commit(s), SIM_OK);
   tel_destroy(s);
