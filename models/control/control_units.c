@@ -157,9 +157,12 @@ typedef struct base_view {
 } base_view;
 
 static inline base_view base_view_of(const control_unit_memo *m) {
-  return (base_view){sim_bits(m->in.sm),  sim_bits(m->in.mem),
-                     sim_bits(m->in.busy), m->unit.hi,
-                     m->unit.demand,       m->unit.activity,
+  return (base_view){sim_bits(m->in.sm),
+                     sim_bits(m->in.mem),
+                     sim_bits(m->in.busy),
+                     m->unit.hi,
+                     m->unit.demand,
+                     m->unit.activity,
                      m->share};
 }
 
@@ -199,6 +202,77 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   }
 }
 
+/* Whether the last base's key is load k of ls (debug builds' check of
+ * refresh_direct's compare). */
+static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
+                          size_t k) {
+  return sim_same_bits(m->in.sm, ls->sm[k]) &&
+         sim_same_bits(m->in.mem, ls->mem[k]) &&
+         sim_same_bits(m->in.busy, ls->busy[k]);
+}
+
+/* Where refresh_direct writes, from a rack's first unit on (its units'
+ * marks and shares, the GPUs they were made from), in locals: a store to
+ * a unit might otherwise be to control_units', so each would be read
+ * again every unit. */
+typedef struct direct_out {
+  uint8_t *alike;
+  const uint8_t *n_alike;
+  double *share;
+  const uint32_t *gpu;
+} direct_out;
+
+/* One unit's refresh (refresh_rack's loop body): unit k of the rack (p),
+ * its load (load k of ls) unlike the last base's where d is nonzero; its
+ * worth against the unit before's, its mark, its base made anew where d
+ * says. */
+static inline __attribute__((always_inline)) void
+refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
+            power_unit *p, uint64_t d, base_view *b, const gpu_spec *g,
+            double room, double thermal) {
+  uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
+                (sim_bits(p->c) ^ sim_bits(p[-1].c));
+  o.alike[k] = o.n_alike[k] & ((d | dw) == 0);
+  if (d != 0) {
+    remake_for(m, ls, g, (uint32_t)k, o.gpu[k], room, thermal);
+    *b = base_view_of(m);
+  }
+  p->hi = b->hi;
+  p->demand = b->demand;
+  p->activity = b->act;
+  o.share[k] = b->sh;
+}
+
+/* refresh_rack for units u0 .. u0 + n - 1 (n > 0), a rack's whose runs
+ * are its units one to one, in order (rack_direct): ls's arrays from the
+ * rack's first run on, so unit u0 + k's load is load k, and no gather.
+ * After each unit the last base's key is that unit's load (it held it,
+ * or a base was made from it), so past the first a unit's load is
+ * compared with the unit before's, not with the key: the same answer
+ * without the key's three words in registers (refresh_rack's loop
+ * spills four pointers for them). */
+static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
+                           size_t n, const gpu_spec *g, double room,
+                           double thermal, bool rack_same) {
+  control_unit_memo *m = &cu->base;
+  const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
+  const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
+                        cu->gpu + u0};
+  power_unit *p = cu->u + u0;
+  base_view b = base_view_of(m);
+  uint64_t d = (rack_same ? 0u : 1u) |
+               ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
+                (sim_bits_at(busy, 0) ^ b.kb));
+  refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal);
+  for (size_t k = 1; k < n; k++) {
+    assert(key_is(m, ls, k - 1));
+    d = (sim_bits_at(sm, k) ^ sim_bits_at(sm, k - 1)) |
+        (sim_bits_at(mem, k) ^ sim_bits_at(mem, k - 1)) |
+        (sim_bits_at(busy, k) ^ sim_bits_at(busy, k - 1));
+    refresh_one(m, ls, o, k, p + k, d, &b, g, room, thermal);
+  }
+}
+
 /* Units a call of the fill: a chunk's units (106 KB) are still in the
  * second-level cache when they are refreshed and marked, where a pass of
  * its own over a million GPUs' units (23 MB) would read them from
@@ -226,15 +300,18 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
  * make_unit gives. A rack's units are adjacent (rack_unit), and what a
  * unit takes from its rack (its GPU type: a rack is of one group; its
  * group's ceiling; its thermal cap) is read once a rack and held against
- * the last base's key there. The worth is asked a chunk ahead of the
- * racks that need it, so it is in cache when they are refreshed. */
+ * the last base's key there; in a rack whose runs are its units
+ * (rack_direct) the units after its first go through refresh_direct. The
+ * worth is asked a chunk ahead of the racks that need it, so it is in
+ * cache when they are refreshed. */
 static void refresh_units(control_units *cu, const rack_fleet *fl,
                           control_units_fn fill, void *ctx) {
   const control_unit_memo *m = &cu->base;
   /* With the runs fresh, mapped for these runs and units (the build maps
    * them first): the runs' loads, compact, where the GPUs' lag. */
   unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
-  if (rack_fleet_runs_fresh(fl)) {
+  bool direct = rack_fleet_runs_fresh(fl); /* rack_direct stands */
+  if (direct) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
@@ -248,7 +325,14 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
-    refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
+    if (!direct || !cu->rack_direct[r]) {
+      refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
+      continue;
+    }
+    uint32_t q = fl->rack_run[r];
+    assert(cu->unit_run[u] == q && cu->unit_run[e - 1] == q + (e - 1 - u));
+    unit_loads rl = {ls.sm + q, ls.mem + q, ls.busy + q, NULL};
+    refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same);
   }
   fill_to(cu, fill, ctx, filled, cu->n); /* none left: every unit a rack's */
 }
