@@ -242,6 +242,7 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
   const gpu_load l = {last->sm, last->mem, last->busy};
   const double l_cap = last->cap, p = min_of(1, last->phi);
   const uint32_t n = r->n;
+#pragma GCC unroll 4 /* the loop's count a turn, each replica's exit kept */
   for (; k < n; k++) {
     assert(r->type[k] == last->type);
     if (!same_load(&l, &load[k]) || !sim_same_bits(l_cap, cap_w[runs[k]]))
@@ -377,6 +378,7 @@ static void replica_loads(work *w) {
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
   if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
+#pragma GCC unroll 4 /* 7 instructions a replica -> about 5 */
     for (uint32_t k = 0; k < w->nrep; k++)
       rack_set_run_load(fl, runs[k], w->rep_load[k]);
   } else {
