@@ -242,7 +242,7 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
   const gpu_load l = {last->sm, last->mem, last->busy};
   const double l_cap = last->cap, p = min_of(1, last->phi);
   const uint32_t n = r->n;
-#pragma GCC unroll 4 /* the loop's count a turn, each replica's exit kept */
+#pragma GCC unroll 2 /* the loop's count a turn, each replica's exit kept */
   for (; k < n; k++) {
     assert(r->type[k] == last->type);
     if (!same_load(&l, &load[k]) || !sim_same_bits(l_cap, cap_w[runs[k]]))
