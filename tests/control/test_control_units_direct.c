@@ -39,28 +39,32 @@ static const layout layouts[] = {{"a GPU a slot", own_slot},
                                  {"a slot and the free GPUs", half_free},
                                  {"two slots by turns", two_slots}};
 
-/* GPU i's load after the move (rack r, place i % RACK); rack 1's thermal
- * cap after it. Before it every load is 0.5, the cap none. */
+/* The load after the move of slot s of rack r (s its place in the rack's
+ * layout, CONTROL_UNITS_FREE for the free GPUs: a slot's GPUs share their
+ * load, as the runs' writers keep them); rack 1's thermal cap after it.
+ * Before it every load is 0.5, the cap none. */
 typedef struct move {
   const char *name;
   double (*load)(uint32_t r, uint32_t i);
   double thermal1;
 } move;
 
-static double held(uint32_t r, uint32_t i) { return 0.5 + 0 * r * i; }
-static double each(uint32_t r, uint32_t i) { return 0.3 + 0.001 * (i + r); }
-static double middle(uint32_t r, uint32_t i) {
-  return r == 1 && i % RACK == 37 ? 0.7 : 0.5;
+static double held(uint32_t r, uint32_t s) { return 0.5 + 0 * r * s; }
+static double each(uint32_t r, uint32_t s) {
+  return 0.3 + 0.001 * (s % 1000 + r);
 }
-static double pairs(uint32_t r, uint32_t i) {
-  return (i / 2) % 2 + 0 * r ? 0.5 : 0.25;
+static double middle(uint32_t r, uint32_t s) {
+  return r == 1 && s == 4 ? 0.7 : 0.5;
 }
-static double by_rack(uint32_t r, uint32_t i) { return 0.2 + 0.1 * r + 0 * i; }
+static double pairs(uint32_t r, uint32_t s) {
+  return (s / 2) % 2 + 0 * r ? 0.5 : 0.25;
+}
+static double by_rack(uint32_t r, uint32_t s) { return 0.2 + 0.1 * r + 0 * s; }
 
 static const move moves[] = {
     {"nothing moved", held, INFINITY},
     {"every unit's load", each, INFINITY},
-    {"one load in a rack's middle", middle, INFINITY},
+    {"one slot's load in a rack's middle", middle, INFINITY},
     {"every other pair", pairs, INFINITY},
     {"rack by rack", by_rack, INFINITY},
     {"a thermal cap, the loads held", held, 450},
@@ -77,14 +81,14 @@ static void worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
 }
 
 /* Racks laid out as l[0..2] (a slot + 1 its key, each rack's slots its
- * own), every load load(r, i), rack 1's thermal cap th; runs made. */
+ * own), each slot's load load(r, s), rack 1's thermal cap th; runs made. */
 static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
                     double (*load)(uint32_t, uint32_t), double th) {
   for (uint32_t i = 0; i < GPUS; i++) {
     uint32_t s = l[i / RACK]->slot(i % RACK);
     slot[i] = s == CONTROL_UNITS_FREE ? s : s + 100 * (i / RACK);
     rack_set_unit_key(fl, i, s == CONTROL_UNITS_FREE ? 0 : slot[i] + 1);
-    double a = load(i / RACK, i);
+    double a = load(i / RACK, s);
     rack_set_load(fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
   }
   fl->thermal_cap_w[1] = th;
