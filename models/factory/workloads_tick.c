@@ -378,7 +378,8 @@ static void replica_loads(work *w) {
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
   if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
-#pragma GCC unroll 4 /* 7 instructions a replica -> about 5 */
+    /* Four a turn: 7 instructions a replica -> about 5. */
+#pragma GCC unroll 4
     for (uint32_t k = 0; k < w->nrep; k++)
       rack_set_run_load(fl, runs[k], w->rep_load[k]);
   } else {
