@@ -164,6 +164,7 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
     const double *unit_share = cu->share;
     if (cu->rack_direct[r]) { /* run q the unit at its place: no test */
       size_t u = cu->rack_unit[r];
+#pragma GCC unroll 4 /* the same additions in the same order */
       for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
            q++, u++)
         a += len[q] * unit_share[u];

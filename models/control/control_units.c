@@ -1,5 +1,6 @@
 /* control_units.c - the policy's units: built for a layout, refreshed in
- * place every allocation, their caps written back (control_units.h). */
+ * place every allocation (control_units.h; their runs and caps in
+ * control_units_runs.c). */
 #include "control_units.h"
 
 #include <assert.h>
@@ -156,9 +157,12 @@ typedef struct base_view {
 } base_view;
 
 static inline base_view base_view_of(const control_unit_memo *m) {
-  return (base_view){sim_bits(m->in.sm),  sim_bits(m->in.mem),
-                     sim_bits(m->in.busy), m->unit.hi,
-                     m->unit.demand,       m->unit.activity,
+  return (base_view){sim_bits(m->in.sm),
+                     sim_bits(m->in.mem),
+                     sim_bits(m->in.busy),
+                     m->unit.hi,
+                     m->unit.demand,
+                     m->unit.activity,
                      m->share};
 }
 
@@ -198,6 +202,77 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   }
 }
 
+/* Whether the last base's key is load k of ls (debug builds' check of
+ * refresh_direct's compare). */
+static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
+                          size_t k) {
+  return sim_same_bits(m->in.sm, ls->sm[k]) &&
+         sim_same_bits(m->in.mem, ls->mem[k]) &&
+         sim_same_bits(m->in.busy, ls->busy[k]);
+}
+
+/* Where refresh_direct writes, from a rack's first unit on (its units'
+ * marks and shares, the GPUs they were made from), in locals: a store to
+ * a unit might otherwise be to control_units', so each would be read
+ * again every unit. */
+typedef struct direct_out {
+  uint8_t *alike;
+  const uint8_t *n_alike;
+  double *share;
+  const uint32_t *gpu;
+} direct_out;
+
+/* One unit's refresh (refresh_rack's loop body): unit k of the rack (p),
+ * its load (load k of ls) unlike the last base's where d is nonzero; its
+ * worth against the unit before's, its mark, its base made anew where d
+ * says. */
+static inline __attribute__((always_inline)) void
+refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
+            power_unit *p, uint64_t d, base_view *b, const gpu_spec *g,
+            double room, double thermal) {
+  uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
+                (sim_bits(p->c) ^ sim_bits(p[-1].c));
+  o.alike[k] = o.n_alike[k] & ((d | dw) == 0);
+  if (d != 0) {
+    remake_for(m, ls, g, (uint32_t)k, o.gpu[k], room, thermal);
+    *b = base_view_of(m);
+  }
+  p->hi = b->hi;
+  p->demand = b->demand;
+  p->activity = b->act;
+  o.share[k] = b->sh;
+}
+
+/* refresh_rack for units u0 .. u0 + n - 1 (n > 0), a rack's whose runs
+ * are its units one to one, in order (rack_direct): ls's arrays from the
+ * rack's first run on, so unit u0 + k's load is load k, and no gather.
+ * After each unit the last base's key is that unit's load (it held it,
+ * or a base was made from it), so past the first a unit's load is
+ * compared with the unit before's, not with the key: the same answer
+ * without the key's three words in registers (refresh_rack's loop
+ * spills four pointers for them). */
+static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
+                           size_t n, const gpu_spec *g, double room,
+                           double thermal, bool rack_same) {
+  control_unit_memo *m = &cu->base;
+  const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
+  const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
+                        cu->gpu + u0};
+  power_unit *p = cu->u + u0;
+  base_view b = base_view_of(m);
+  uint64_t d = (rack_same ? 0u : 1u) |
+               ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
+                (sim_bits_at(busy, 0) ^ b.kb));
+  refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal);
+  for (size_t k = 1; k < n; k++) {
+    assert(key_is(m, ls, k - 1));
+    d = (sim_bits_at(sm, k) ^ sim_bits_at(sm, k - 1)) |
+        (sim_bits_at(mem, k) ^ sim_bits_at(mem, k - 1)) |
+        (sim_bits_at(busy, k) ^ sim_bits_at(busy, k - 1));
+    refresh_one(m, ls, o, k, p + k, d, &b, g, room, thermal);
+  }
+}
+
 /* Units a call of the fill: a chunk's units (106 KB) are still in the
  * second-level cache when they are refreshed and marked, where a pass of
  * its own over a million GPUs' units (23 MB) would read them from
@@ -225,15 +300,18 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
  * make_unit gives. A rack's units are adjacent (rack_unit), and what a
  * unit takes from its rack (its GPU type: a rack is of one group; its
  * group's ceiling; its thermal cap) is read once a rack and held against
- * the last base's key there. The worth is asked a chunk ahead of the
- * racks that need it, so it is in cache when they are refreshed. */
+ * the last base's key there; in a rack whose runs are its units
+ * (rack_direct) the units after its first go through refresh_direct. The
+ * worth is asked a chunk ahead of the racks that need it, so it is in
+ * cache when they are refreshed. */
 static void refresh_units(control_units *cu, const rack_fleet *fl,
                           control_units_fn fill, void *ctx) {
   const control_unit_memo *m = &cu->base;
   /* With the runs fresh, mapped for these runs and units (the build maps
    * them first): the runs' loads, compact, where the GPUs' lag. */
   unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
-  if (rack_fleet_runs_fresh(fl)) {
+  bool direct = rack_fleet_runs_fresh(fl); /* rack_direct stands */
+  if (direct) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
@@ -247,7 +325,14 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
-    refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
+    if (!direct || !cu->rack_direct[r]) {
+      refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
+      continue;
+    }
+    uint32_t q = fl->rack_run[r];
+    assert(cu->unit_run[u] == q && cu->unit_run[e - 1] == q + (e - 1 - u));
+    unit_loads rl = {ls.sm + q, ls.mem + q, ls.busy + q, NULL};
+    refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same);
   }
   fill_to(cu, fill, ctx, filled, cu->n); /* none left: every unit a rack's */
 }
@@ -526,175 +611,4 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
 
 const uint8_t *control__units_alike(const control_units *cu) {
   return cu->marks_ok ? cu->alike : NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* The runs                                                            */
-/* ------------------------------------------------------------------ */
-
-/* Run q's unit: the one made from its first GPU, if any (of_gpu holds
- * stale units for racks the build passed over: only a unit made from
- * that very GPU is its). */
-static uint32_t unit_of_run(const control_units *cu, const rack_fleet *fl,
-                            uint32_t q) {
-  uint32_t i = fl->run_first[q], u = cu->of_gpu[i];
-  return u < cu->n && cu->gpu[u] == i ? u : CONTROL_UNITS_NONE;
-}
-
-#ifndef NDEBUG
-/* Whether every GPU of every run of a usable rack is of its run's cap
- * unit: a run never crosses a unit (a unit is a slot's GPUs in a rack, a
- * run one key's adjacent GPUs in a rack). Reads every GPU: debug only. */
-static bool runs_within_units(const control_units *cu, const rack_fleet *fl) {
-  for (uint32_t q = 0; q < fl->nruns; q++)
-    for (uint32_t k = 0;
-         cu->run_cap_unit[q] != CONTROL_UNITS_NONE && k < fl->run_len[q]; k++)
-      if (cu->of_gpu[fl->run_first[q] + k] != cu->run_cap_unit[q])
-        return false;
-  return true;
-}
-#endif
-
-/* Each run's cap unit: its first GPU's unit in a rack with units (a
- * usable one, where every GPU has a unit of this build); rack_direct. */
-static void map_run_caps(control_units *cu, const rack_fleet *fl) {
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
-    bool units = u < e, direct = fl->rack_run[r + 1] - fl->rack_run[r] == e - u;
-    for (uint32_t q = fl->rack_run[r]; q < fl->rack_run[r + 1]; q++, u++) {
-      cu->run_cap_unit[q] =
-          units ? cu->of_gpu[fl->run_first[q]] : CONTROL_UNITS_NONE;
-      direct = direct && cu->run_unit[q] == u;
-    }
-    cu->rack_direct[r] = direct;
-  }
-  assert(runs_within_units(cu, fl));
-}
-
-/* The cap map's stretches (cap_run): runs with a cap unit, each the unit
- * after the run before's; the arrays hold nruns stretches. */
-static void map_cap_stretches(control_units *cu, const rack_fleet *fl) {
-  size_t k = 0;
-  for (uint32_t q = 0; q < fl->nruns; q++) {
-    uint32_t u = cu->run_cap_unit[q];
-    if (u == CONTROL_UNITS_NONE)
-      continue; /* a dark or emergency rack's run keeps its cap */
-    if (k > 0 && cu->cap_run[k - 1] + cu->cap_len[k - 1] == q &&
-        cu->cap_unit[k - 1] + cu->cap_len[k - 1] == u) {
-      cu->cap_len[k - 1]++;
-      continue;
-    }
-    cu->cap_run[k] = q;
-    cu->cap_unit[k] = u;
-    cu->cap_len[k] = 1;
-    k++;
-  }
-  cu->ncap_stretches = k;
-}
-
-/* Room for the run map's arrays: run_unit and run_cap_unit per run, the
- * cap stretches (at most one a run), unit_run per unit. */
-static int reserve_run_map(control_units *cu, const rack_fleet *fl) {
-  uint32_t **per_run[] = {&cu->run_unit, &cu->run_cap_unit, &cu->cap_run,
-                          &cu->cap_unit, &cu->cap_len};
-  size_t got = SIZE_MAX, c = cu->unit_runs_cap;
-  for (size_t k = 0; k < sizeof per_run / sizeof *per_run; k++) {
-    size_t ck = cu->run_units_cap; /* each grown on a copy */
-    if (sim_vec_reserve(cu->alloc, per_run[k], &ck, fl->nruns,
-                        sizeof(uint32_t)) != SIM_OK)
-      return SIM_ENOMEM;
-    got = ck < got ? ck : got;
-  }
-  if (sim_vec_reserve(cu->alloc, &cu->unit_run, &c, cu->n + 1,
-                      sizeof *cu->unit_run) != SIM_OK)
-    return SIM_ENOMEM;
-  cu->run_units_cap = got;
-  cu->unit_runs_cap = c;
-  return SIM_OK;
-}
-
-bool control__units_mapped(const control_units *cu, const rack_fleet *fl) {
-  return rack_fleet_runs_fresh(fl) && cu->run_map_ok &&
-         cu->run_map_runs == fl->runs_made && cu->run_map_builds == cu->builds;
-}
-
-int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
-  if (!rack_fleet_runs_fresh(fl) || control__units_mapped(cu, fl))
-    return SIM_OK; /* no runs, or neither they nor the units made anew */
-  cu->run_map_ok = false;
-  if (reserve_run_map(cu, fl) != SIM_OK)
-    return SIM_ENOMEM;
-  for (uint32_t q = 0; q < fl->nruns; q++)
-    cu->run_unit[q] = unit_of_run(cu, fl, q);
-  for (size_t u = 0; u < cu->n; u++) /* its run's load is its GPU's */
-    cu->unit_run[u] = fl->gpu_run[cu->gpu[u]];
-  map_run_caps(cu, fl);
-  map_cap_stretches(cu, fl);
-  cu->run_map_ok = true;
-  cu->run_map_runs = fl->runs_made;
-  cu->run_map_builds = cu->builds;
-  return SIM_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* The caps                                                            */
-/* ------------------------------------------------------------------ */
-
-/* Caps a copy (2 KB): glibc copies more than about 2 KB with `rep movsb`,
- * which callgrind counts a byte an instruction; at most this, it takes
- * its vector loop, which callgrind counts as it runs. */
-#define CAP_COPY 256
-
-/* With the runs fresh and mapped for them: each usable rack's run at its
- * unit's cap, once a run, a stretch of runs of successive units a copy
- * (at bench-10k the whole fleet is one); the GPUs' wait for a reader.
- * A dark or emergency rack's runs keep theirs, as its GPUs do below. */
-static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
-  if (!control__units_mapped(cu, fl))
-    return false;
-  const double *cap = cu->cap;
-  double *run_cap = fl->run_cap_w;
-  for (size_t k = 0; k < cu->ncap_stretches; k++) {
-    uint32_t q = cu->cap_run[k], u = cu->cap_unit[k], len = cu->cap_len[k];
-    for (; len > CAP_COPY; q += CAP_COPY, u += CAP_COPY, len -= CAP_COPY)
-      memcpy(run_cap + q, cap + u, CAP_COPY * sizeof *cap);
-    if (len == 1)
-      run_cap[q] = cap[u];
-    else
-      memcpy(run_cap + q, cap + u, len * sizeof *cap);
-  }
-  fl->caps_unfilled = true;
-  return true;
-}
-
-/* Every usable rack's GPUs at their unit's cap, span by span. */
-static void write_gpu_caps(control_units *cu, rack_fleet *fl) {
-  double *w = fl->cap_w;
-  for (size_t s = 0; s < cu->nspans;) {
-    double cap = cu->cap[cu->span_unit[s]];
-    uint32_t first = cu->span_first[s], end = first + cu->span_len[s];
-    /* The next spans on, while their units' caps are this one's (units
-     * alike, a service's replicas in one state): one fill for them all. */
-    for (s++; s < cu->nspans && cu->span_first[s] == end &&
-              sim_same_bits(cu->cap[cu->span_unit[s]], cap);
-         s++)
-      end += cu->span_len[s];
-    double *p = w + first, *stop = w + end;
-    for (; p + 3 < stop; p += 4) { /* four a turn: alike spans merge long */
-      p[0] = cap;
-      p[1] = cap;
-      p[2] = cap;
-      p[3] = cap;
-    }
-    for (; p < stop; p++)
-      *p = cap;
-  }
-}
-
-void control__units_write_caps(control_units *cu, rack_fleet *fl) {
-  if (write_run_caps(cu, fl))
-    return;
-  rack_fleet_gpu_caps(fl); /* a rack this skips keeps its GPUs' */
-  write_gpu_caps(cu, fl);
-  rack_fleet_caps_written(fl);
 }

@@ -178,10 +178,12 @@ static bool alloc_replicas(work *w) {
   w->rep_load = sim_calloc(a, nrep + 1, sizeof *w->rep_load);
   w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
   w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
+  w->own_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->own_owner);
+  w->own_end = sim_calloc(a, w->fleet->n + 1, sizeof *w->own_end);
   return w->rep_run0 && w->rep_runs && w->rep_rack &&
          w->rep_type && w->rep_phi &&
          w->rep_load &&
-         w->run_owner && w->run_len;
+         w->run_owner && w->run_len && w->own_owner && w->own_end;
 }
 
 /* The slots, their GPUs, and the arrays per fleet GPU and rack. */
@@ -224,6 +226,8 @@ static void free_gpus(work *w) {
   sim_free(a, w->rep_load);
   sim_free(a, w->run_owner);
   sim_free(a, w->run_len);
+  sim_free(a, w->own_owner);
+  sim_free(a, w->own_end);
 }
 
 static int alloc_slots(work *w) {

@@ -85,6 +85,10 @@ struct work {
    * its runs number owners_seen (work__owner_power). */
   uint32_t *run_owner;
   double *run_len;
+  /* The runs in stretches of one owner (work__owner_stretches), made with
+   * run_owner: nown_stretches of them, stretch k ending before run
+   * own_end[k], of owner own_owner[k]. */
+  uint32_t *own_owner, *own_end, nown_stretches;
   uint64_t owners_seen;
   double *tick_j;     /* scratch: per owner, one interval */
   double *owner_j;    /* per owner, the run */
@@ -134,6 +138,18 @@ void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
                              const double *run_len, const double *power,
                              uint32_t nruns);
 
+/* workloads_tick.c: runs 0 .. nruns - 1 of owners run_owner in stretches
+ * of one owner, in order: stretch k's owner in own_owner[k], its end (the
+ * run after it) in own_end[k]; returns how many (at most nruns). And the
+ * sums of work__owner_sums_packed from them: each stretch's products
+ * added in a register from its owner's sum, stored once, the same
+ * additions in the same order, the same bits. */
+uint32_t work__owner_stretches(const uint32_t *run_owner, uint32_t nruns,
+                               uint32_t *own_owner, uint32_t *own_end);
+void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
+                                const uint32_t *own_end, uint32_t nstretches,
+                                const double *run_len, const double *power);
+
 /* workloads_tick.c: each owner's power now added into sum (by the runs
  * when fresh, else GPU by GPU). */
 void work__owner_power(work *w, double *sum);
@@ -168,6 +184,10 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);
+
+/* workloads_tick.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
+ * 1, ... (compared four a turn; work__replica_stretch's loop). */
+size_t work__key_stretch(const uint32_t *k, size_t m);
 
 /* workloads_tick.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,

@@ -33,6 +33,30 @@ static void check(const uint32_t *owner, const double *power, uint32_t n,
   assert_memory_equal(want, got, (nowners + 1) * sizeof *want);
 }
 
+/* The same owners as runs (lengths 1 to 3): the sums by stretches of one
+ * owner (work__owner_stretches, work__owner_sums_stretches) against the
+ * packed sums, to the bit; each stretch one owner's, the next another's,
+ * ending where the runs do. */
+static void check_stretches(const uint32_t *owner, const double *power,
+                            uint32_t n, uint32_t nowners) {
+  double len[12], want[MAX_OWNERS + 1], got[MAX_OWNERS + 1];
+  uint32_t own[12], end[12];
+  for (uint32_t i = 0; i < n; i++)
+    len[i] = 1 + i % 3;
+  for (uint32_t o = 0; o <= nowners; o++)
+    want[o] = got[o] = o == 0 ? 0 : 1.0 / (o + 2);
+  work__owner_sums_packed(want, owner, len, power, n);
+  uint32_t ns = work__owner_stretches(owner, n, own, end);
+  work__owner_sums_stretches(got, own, end, ns, len, power);
+  assert_memory_equal(want, got, (nowners + 1) * sizeof *want);
+  assert_int_equal(ns > 0 ? end[ns - 1] : 0, n);
+  for (uint32_t k = 0; k < ns; k++)
+    for (uint32_t q = k > 0 ? end[k - 1] : 0; q < end[k]; q++)
+      assert_int_equal(owner[q], own[k]);
+  for (uint32_t k = 1; k < ns; k++)
+    assert_true(own[k] != own[k - 1] && end[k] > end[k - 1]);
+}
+
 typedef struct layout_case {
   const char *name;
   uint32_t n, nowners;
@@ -54,6 +78,7 @@ static void a_layout(void **state) {
   for (uint32_t i = 0; i < 12; i++) /* rounding in every sum */
     power[i] = 700.0 / (i + 3) + 1e-7 * i;
   check(c->owner, power, c->n, c->nowners);
+  check_stretches(c->owner, power, c->n, c->nowners);
 }
 
 /* Random fleets: owners in runs of random length (a replica's GPUs, a
@@ -118,10 +143,12 @@ static void owned_runs(rack_fleet *f, uint32_t *owner, uint32_t nowners) {
  * gives; against the per-GPU reference within a relative 1e-13 (k p for
  * a run against p added k times: the last bits differ); and the same
  * from the runs' owners and lengths made once (work__owner_sums_packed),
+ * to the bit, and by stretches of one owner (work__owner_sums_stretches),
  * to the bit. */
 static void sums_by_runs(void **state) {
   (void)state;
-  static uint32_t owner[MAX_GPUS], run_owner[MAX_GPUS];
+  static uint32_t owner[MAX_GPUS], run_owner[MAX_GPUS], own[MAX_GPUS],
+      end[MAX_GPUS];
   static double run_len[MAX_GPUS];
   unit_fleet u;
   rack_fleet *f = unit_fleet_make(&u, "GB200");
@@ -141,6 +168,11 @@ static void sums_by_runs(void **state) {
     work__owner_sums_packed(packed, run_owner, run_len, f->run_power_w,
                             f->nruns);
     assert_memory_equal(packed, got, (nowners + 1) * sizeof *got);
+    double stretched[MAX_OWNERS + 1] = {0};
+    uint32_t ns = work__owner_stretches(run_owner, f->nruns, own, end);
+    work__owner_sums_stretches(stretched, own, end, ns, run_len,
+                               f->run_power_w);
+    assert_memory_equal(stretched, got, (nowners + 1) * sizeof *got);
   }
   unit_fleet_free(&u);
 }

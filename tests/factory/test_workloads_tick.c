@@ -281,6 +281,39 @@ static void replica_stretches(void **state) {
   }
 }
 
+/* work__key_stretch against one key at a time: keys from bases near 0
+ * and near UINT32_MAX (where a lane of the four-a-turn compare could
+ * carry), every length up to 13, the first break at every place (or
+ * none), the break a step, a jump back, a key one lane over. */
+typedef struct key_case {
+  const char *name;
+  uint64_t base;
+  uint32_t wrong; /* what a broken key is, from the key it should be */
+} key_case;
+
+static const key_case key_cases[] = {
+    {"from 0, one more", 0, 1},
+    {"from 7, back to the base", 7, 0},
+    {"from 2^32 - 20, one more", UINT32_MAX - 19, 1},
+    {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1},
+    {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2},
+    {"from 2^31, a high bit", 1u << 31, 1u << 31},
+};
+
+static void key_stretches(void **state) {
+  const key_case *c = *state;
+  uint32_t k[13];
+  for (size_t m = 1; m <= 13; m++)
+    for (size_t brk = 1; brk <= m; brk++) { /* brk == m: none */
+      for (size_t i = 0; i < m; i++)
+        k[i] = (uint32_t)(c->base + i + (i >= brk ? c->wrong : 0));
+      size_t want = 1;
+      while (want < m && k[want] == (uint64_t)k[0] + want)
+        want++;
+      assert_int_equal(work__key_stretch(k, m), want);
+    }
+}
+
 /* Jobs start and end on a rack whose background steps from 30% to 60%
  * once they have ended: every GPU is free again, so the mean activity
  * after the step is 60% (the free runs' list made again with the runs;
@@ -319,13 +352,13 @@ static void freed_gpus_take_the_background(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(replica_clocks_are_their_gpus_slowest),
-      cmocka_unit_test(one_run_replicas_are_their_gpus_slowest),
-      cmocka_unit_test(replica_stretches),
-      cmocka_unit_test(freed_gpus_take_the_background),
-  };
-  return cmocka_run_group_tests_name("workloads_tick", tests,
-                                     test_catalogs_load_gpu,
-                                     test_catalogs_release);
+  struct CMUnitTest tests[16];
+  size_t n = 0;
+  TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
+  TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, replica_stretches);
+  TEST_ROWS(tests, n, key_stretches, key_cases);
+  TEST_ADD(tests, n, freed_gpus_take_the_background);
+  return _cmocka_run_group_tests("workloads_tick", tests, n,
+                                 test_catalogs_load_gpu, test_catalogs_release);
 }

@@ -1,0 +1,179 @@
+/* test_control_units_direct.c - the refresh of a rack whose runs are its
+ * units one to one (control_units.c's refresh_direct, which compares a
+ * unit's load with the unit before's, not with the last base's key): on
+ * keyed fleets of three GB200 racks, units refreshed in place after the
+ * loads (and a thermal cap) moved are those built anew on the same state,
+ * every field, share and mark of alike, to the bit. The racks are laid
+ * out every way of a table next to every other (a GPU a slot, blocks of
+ * 8, a slot and the free GPUs: direct; two slots by turns: not), and the
+ * loads move every way of another (none, every unit, one in a rack's
+ * middle, every other pair, rack by rack, a thermal cap with the loads
+ * held). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "bits.h"
+#include "control_units.h"
+#include "test_catalogs.h"
+
+#define RACK 72
+#define GPUS (3 * RACK)
+
+/* A rack's slots by a GPU's place i in it (CONTROL_UNITS_FREE: free). */
+typedef struct layout {
+  const char *what;
+  uint32_t (*slot)(uint32_t i);
+} layout;
+
+static uint32_t own_slot(uint32_t i) { return i; }
+static uint32_t two_slots(uint32_t i) { return i % 2; }
+static uint32_t blocks_of_8(uint32_t i) { return i / 8; }
+static uint32_t half_free(uint32_t i) {
+  return i < 36 ? 0 : CONTROL_UNITS_FREE;
+}
+
+static const layout layouts[] = {{"a GPU a slot", own_slot},
+                                 {"blocks of 8", blocks_of_8},
+                                 {"a slot and the free GPUs", half_free},
+                                 {"two slots by turns", two_slots}};
+
+/* The load after the move of slot s of rack r (s its place in the rack's
+ * layout, CONTROL_UNITS_FREE for the free GPUs: a slot's GPUs share their
+ * load, as the runs' writers keep them); rack 1's thermal cap after it.
+ * Before it every load is 0.5, the cap none. */
+typedef struct move {
+  const char *name;
+  double (*load)(uint32_t r, uint32_t i);
+  double thermal1;
+} move;
+
+static double held(uint32_t r, uint32_t s) { return 0.5 + 0 * r * s; }
+static double each(uint32_t r, uint32_t s) {
+  return 0.3 + 0.001 * (s % 1000 + r);
+}
+static double middle(uint32_t r, uint32_t s) {
+  return r == 1 && s == 4 ? 0.7 : 0.5;
+}
+static double pairs(uint32_t r, uint32_t s) {
+  return (s / 2) % 2 + 0 * r ? 0.5 : 0.25;
+}
+static double by_rack(uint32_t r, uint32_t s) { return 0.2 + 0.1 * r + 0 * s; }
+
+static const move moves[] = {
+    {"nothing moved", held, INFINITY},
+    {"every unit's load", each, INFINITY},
+    {"one slot's load in a rack's middle", middle, INFINITY},
+    {"every other pair", pairs, INFINITY},
+    {"rack by rack", by_rack, INFINITY},
+    {"a thermal cap, the loads held", held, 450},
+};
+
+/* The worth of a slot's work (none for the free GPUs'). */
+static void worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  (void)ctx;
+  for (size_t j = 0; j < n; j++)
+    if (key[j] != CONTROL_UNITS_FREE) {
+      u[j].weight = 1;
+      u[j].c = (key[j] % 3) / 2.0;
+    }
+}
+
+/* Racks laid out as l[0..2] (a slot + 1 its key, each rack's slots its
+ * own), each slot's load load(r, s), rack 1's thermal cap th; runs made. */
+static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
+                    double (*load)(uint32_t, uint32_t), double th) {
+  for (uint32_t i = 0; i < GPUS; i++) {
+    uint32_t s = l[i / RACK]->slot(i % RACK);
+    slot[i] = s == CONTROL_UNITS_FREE ? s : s + 100 * (i / RACK);
+    rack_set_unit_key(fl, i, s == CONTROL_UNITS_FREE ? 0 : slot[i] + 1);
+    double a = load(i / RACK, s);
+    rack_set_load(fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
+  }
+  fl->thermal_cap_w[1] = th;
+  rack_fleet_update(fl, NULL);
+}
+
+static rack_fleet *fleet_make(void) {
+  rack_group_spec g = {.name = "nvl",
+                       .gpu = gpu_catalog_find(&cats.gpu, "GB200"),
+                       .count = 3,
+                       .gpus_per_rack = RACK,
+                       .limit_w = 132000,
+                       .other_idle_w = 16800,
+                       .other_max_w = 33600,
+                       .r_th = NAN};
+  sim_error err = {0};
+  rack_fleet *fl = rack_fleet_create(&g, 1, NULL, &err);
+  assert_non_null(fl);
+  assert_int_equal(rack_fleet_keep_units(fl), SIM_OK);
+  return fl;
+}
+
+static void assert_same_units(const control_units *w, const control_units *c,
+                              const char *what) {
+  assert_int_equal(w->n, c->n);
+  const uint8_t *wa = control__units_alike(w), *ca = control__units_alike(c);
+  assert_true(wa != NULL && ca != NULL);
+  for (size_t j = 0; j < w->n; j++) {
+    const power_unit *a = &w->u[j], *b = &c->u[j];
+    double fa[] = {a->lo,    a->hi,      a->demand,  a->weight,
+                   a->c,     a->idle,    a->span,    a->activity,
+                   a->gamma, a->phi_min, w->share[j]};
+    double fb[] = {b->lo,    b->hi,      b->demand,  b->weight,
+                   b->c,     b->idle,    b->span,    b->activity,
+                   b->gamma, b->phi_min, c->share[j]};
+    bool same = a->n == b->n && a->cls == b->cls &&
+                a->priority == b->priority && wa[j] == ca[j];
+    for (size_t f = 0; f < sizeof fa / sizeof *fa; f++)
+      same = same && sim_same_bits(fa[f], fb[f]);
+    if (!same)
+      fail_msg("%s: unit %zu differs warm and cold (hi %.17g, %.17g; "
+               "alike %d, %d)",
+               what, j, a->hi, b->hi, wa[j], ca[j]);
+  }
+}
+
+/* Layouts l, warm (built at the loads before, refreshed after move m)
+ * against cold (built after it). */
+static void check(const layout *const l[3], const move *m) {
+  static uint32_t slot[GPUS];
+  rack_fleet *warm_fl = fleet_make(), *cold_fl = fleet_make();
+  control_units warm, cold;
+  assert_int_equal(control__units_init(&warm, warm_fl, NULL), SIM_OK);
+  assert_int_equal(control__units_init(&cold, cold_fl, NULL), SIM_OK);
+  lay_out(warm_fl, slot, l, held, INFINITY);
+  assert_int_equal(
+      control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
+  lay_out(warm_fl, slot, l, m->load, m->thermal1);
+  assert_int_equal(
+      control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
+  assert_int_equal(warm.builds, 1); /* refreshed, not built again */
+  lay_out(cold_fl, slot, l, m->load, m->thermal1);
+  assert_int_equal(
+      control__units_build(&cold, cold_fl, slot, NULL, worth, NULL), SIM_OK);
+  assert_same_units(&warm, &cold, m->name);
+  control__units_fini(&warm);
+  control__units_fini(&cold);
+  rack_fleet_destroy(warm_fl);
+  rack_fleet_destroy(cold_fl);
+}
+
+static void refreshed_as_built(void **state) {
+  const move *m = *state;
+  size_t n = sizeof layouts / sizeof *layouts;
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = 0; b < n; b++) {
+      const layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
+      check(l, m);
+    }
+}
+
+int main(void) {
+  struct CMUnitTest tests[8];
+  size_t n = 0;
+  TEST_ROWS(tests, n, refreshed_as_built, moves);
+  return _cmocka_run_group_tests("control_units_direct", tests, n,
+                                 test_catalogs_load_gpu, test_catalogs_release);
+}
