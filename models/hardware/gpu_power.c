@@ -228,20 +228,6 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
   }
 }
 
-/* P(phi) - cap is monotone in phi: the root is unique and bracketed by
- * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
- * caller's checks found them: the residuals a solver would evaluate
- * first, the same bits). The answer is the lower end of GSL's bracket
- * once gsl_root_test_interval(lo, hi, 0, 1e-12) holds, which keeps P <=
- * cap; lo itself when the ends do not straddle the cap or P is not
- * finite there (a NaN cap or load); the last lower end when P is not
- * finite at a new clock (GSL's error) or after 100 iterations.
- *
- * One loop on a state in locals, no solver to allocate, no call through
- * a pointer; when GSL's iteration finds b converged (fb 0 or the
- * bracket's half under its tolerance) it leaves its state as it was, so
- * every later iteration would find the same bracket: its lower end is
- * the answer whatever the interval test says. */
 /* The start of GSL's Brent step: the bracket [b, c] made to hold the
  * root with b the better end. True where c was set from a or swapped
  * with b (GSL's ac_equal). */
@@ -331,12 +317,27 @@ static double brent_any(const cap_problem *p, brent s, double lo) {
 #ifdef GPU_SOLVE_FMA
 /* With no contraction (ISO C's -ffp-contract=off) the only fma
  * instructions here are pow25_fma's. */
-__attribute__((target("fma"))) static double
-brent_fma(const cap_problem *p, brent s, double lo) {
+__attribute__((target("fma"))) static double brent_fma(const cap_problem *p,
+                                                       brent s, double lo) {
   return brent_loop(p, s, lo, residual_fma);
 }
 #endif
 
+/* P(phi) - cap is monotone in phi: the root is unique and bracketed by
+ * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
+ * caller's checks found them: the residuals a solver would evaluate
+ * first, the same bits). The answer is the lower end of GSL's bracket
+ * once gsl_root_test_interval(lo, hi, 0, 1e-12) holds, which keeps P <=
+ * cap; lo itself when the ends do not straddle the cap or P is not
+ * finite there (a NaN cap or load); the last lower end when P is not
+ * finite at a new clock (GSL's error) or after 100 iterations.
+ *
+ * One loop on a state in locals, no solver to allocate, no call through
+ * a pointer; when GSL's iteration finds b converged (fb 0 or the
+ * bracket's half under its tolerance) it leaves its state as it was, so
+ * every later iteration would find the same bracket: its lower end is
+ * the answer whatever the interval test says. A power law of gamma 2.5
+ * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
 static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
                         double p_hi) {
   brent s = {.a = lo,

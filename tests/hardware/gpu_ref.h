@@ -43,7 +43,8 @@ static inline double ref_solve(ref_cap *p, double lo, double hi) {
   return phi;
 }
 
-static inline double ref_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+static inline double ref_clock_under_cap(const gpu_spec *g, double cap_w,
+                                         gpu_load l) {
   ref_cap p = {g, l, cap_w};
   double phi_min = gpu_phi_min(g), knee = fmax(phi_min, fmin(1, g->knee));
   if (gpu_load_power(g, 1, l) <= cap_w)
