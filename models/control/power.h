@@ -209,8 +209,12 @@ static inline size_t power_run_len(const power_runs *runs, size_t r) {
 }
 
 /* s plus m terms t one at a time: power_add_repeat, or the loop itself
- * for a short run (cheaper than a binade's step). */
+ * for a short run (cheaper than a binade's step). A run of one, the
+ * common case (the fill's and the policy's sums, a term a unit), is the
+ * one add without the loop's count. */
 static inline double power_add_n(double s, double t, size_t m) {
+  if (m == 1)
+    return s + t;
   if (m > 8)
     return power_add_repeat(s, t, m);
   for (size_t i = 0; i < m; i++)

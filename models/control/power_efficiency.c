@@ -54,7 +54,7 @@ static bool surely_above_one(double b, double e) {
   return b >= 1 + 0x1p-40 && e >= 0x1p-10;
 }
 
-static clock_at clock_of(const power_unit *u, double mu) {
+static inline clock_at clock_of(const power_unit *u, double mu) {
   clock_at k;
   double b = u->weight * u->c / (mu * u->span * u->activity * u->gamma);
   double e = 1 / (u->gamma - u->c);
@@ -175,14 +175,17 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
  * where grouped_at's ended; the caps are wanted at the answer, which the
  * search tried) costs no pow. Returns the slope, class by class. */
 static double classes_at(level *l, double log_mu) {
+  double sl = 0; /* class by class, as the caps are made or kept */
   if (!sim_same_bits(log_mu, l->at)) {
     double mu = exp(log_mu);
     for (size_t k = 0; k < l->nclass; k++)
-      if (l->valued[k])
+      if (l->valued[k]) {
         class_at(l, k, mu);
+        sl += l->gpus[k] * l->ds[k];
+      }
     l->at = log_mu;
+    return sl;
   }
-  double sl = 0;
   for (size_t k = 0; k < l->nclass; k++)
     if (l->valued[k])
       sl += l->gpus[k] * l->ds[k];
@@ -473,7 +476,7 @@ static double level_near(level *l, double budget_w, double x) {
 
 /* Whether run r does no measured work: from its class when there are
  * classes (valued() once a run a split, not thrice). */
-static bool unvalued(const level *l, size_t r) {
+static inline bool unvalued(const level *l, size_t r) {
   return l->rcls != NULL ? !l->valued[l->rcls[r]]
                          : !valued(power_run_unit(l->units, &l->runs, r));
 }

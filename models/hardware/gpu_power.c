@@ -228,24 +228,10 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
   }
 }
 
-/* P(phi) - cap is monotone in phi: the root is unique and bracketed by
- * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
- * caller's checks found them: the residuals a solver would evaluate
- * first, the same bits). The answer is the lower end of GSL's bracket
- * once gsl_root_test_interval(lo, hi, 0, 1e-12) holds, which keeps P <=
- * cap; lo itself when the ends do not straddle the cap or P is not
- * finite there (a NaN cap or load); the last lower end when P is not
- * finite at a new clock (GSL's error) or after 100 iterations.
- *
- * One loop on a state in locals, no solver to allocate, no call through
- * a pointer; when GSL's iteration finds b converged (fb 0 or the
- * bracket's half under its tolerance) it leaves its state as it was, so
- * every later iteration would find the same bracket: its lower end is
- * the answer whatever the interval test says. */
 /* The start of GSL's Brent step: the bracket [b, c] made to hold the
  * root with b the better end. True where c was set from a or swapped
  * with b (GSL's ac_equal). */
-static bool brent_orient(brent *t) {
+static inline bool brent_orient(brent *t) {
   bool ac_equal = false;
   if (same_sign(t->fb, t->fc)) {
     ac_equal = true;
@@ -259,6 +245,99 @@ static bool brent_orient(brent *t) {
   return ac_equal;
 }
 
+/* x^2.5 as sim_pow gives it where the CPU has fma (sim/core/pow.c's
+ * pow_fma, whose proof it keeps: the double-double x^2 sqrt(x) rounded
+ * once, r returned where x^2.5 is within 0.45 ULP of it, glibc's pow
+ * elsewhere), in line in the cap's solve: a call there saved and
+ * restored the solver's state (every xmm register is the caller's) and
+ * went through sim_pow's checks each step. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define GPU_SOLVE_FMA 1
+__attribute__((target("fma"))) static inline double pow25_fma(double x) {
+  if (!(x >= 0x1p-200 && x <= 1))
+    return pow(x, 2.5);
+  double s = sqrt(x), q = s * s;
+  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
+  double p = x * x, p_err = __builtin_fma(x, x, -p);
+  double h = p * s, h_err = __builtin_fma(p, s, -h);
+  double t = h_err + (p * s_lo + p_err * s);
+  double r = h + t, e = t - (r - h);
+  uint64_t b = sim_bits(r);
+  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
+  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
+    return r;
+  return pow(x, 2.5);
+}
+#endif
+
+#ifdef GPU_SOLVE_FMA
+/* cap_residual for a power law of gamma 2.5, d = phi^2.5 through
+ * pow25_fma: sim_pow's bits where the CPU has fma. */
+__attribute__((target("fma"))) static inline double
+residual_fma(const cap_problem *p, double phi) {
+  const gpu_spec *g = p->t.g;
+  phi = clamp(phi, p->t.phi_min, 1);
+  double s_mem = phi >= g->knee ? 1 : phi / g->knee;
+  double d = phi == 1 ? 1 : pow25_fma(phi);
+  return ((g->idle_w + p->t.mem * s_mem) + p->t.clocked * d) - p->cap_w;
+}
+#endif
+
+/* The solve's loop (solve_cap) on the residual f, in line in each of its
+ * two callers: f a constant there, called directly and put in line. */
+static inline __attribute__((always_inline)) double
+brent_loop(const cap_problem *p, brent s, double lo,
+           double (*f)(const cap_problem *, double)) {
+  double phi = lo;
+  for (int i = 0; i < 100; i++) {
+    brent t = s;
+    bool ac_equal = brent_orient(&t);
+    double tol = 0.5 * DBL_EPSILON * fabs(t.b), m = 0.5 * (t.c - t.b);
+    if (t.fb == 0 || fabs(m) <= tol) /* converged: the state stays */
+      return t.fb == 0 || t.b < t.c ? t.b : t.c;
+    brent_step(&t, tol, m, ac_equal);
+    t.a = t.b, t.fa = t.fb;
+    t.b += fabs(t.d) > tol ? t.d : m > 0 ? +tol : -tol;
+    t.fb = f(p, t.b);
+    if (!isfinite(t.fb))
+      return phi;
+    s = t;
+    double c = same_sign(t.fb, t.fc) ? t.a : t.c;
+    phi = t.b < c ? t.b : c;
+    if (converged(phi, t.b < c ? c : t.b))
+      return phi;
+  }
+  return phi;
+}
+
+static double brent_any(const cap_problem *p, brent s, double lo) {
+  return brent_loop(p, s, lo, cap_residual);
+}
+
+#ifdef GPU_SOLVE_FMA
+/* With no contraction (ISO C's -ffp-contract=off) the only fma
+ * instructions here are pow25_fma's. */
+__attribute__((target("fma"))) static double brent_fma(const cap_problem *p,
+                                                       brent s, double lo) {
+  return brent_loop(p, s, lo, residual_fma);
+}
+#endif
+
+/* P(phi) - cap is monotone in phi: the root is unique and bracketed by
+ * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
+ * caller's checks found them: the residuals a solver would evaluate
+ * first, the same bits). The answer is the lower end of GSL's bracket
+ * once gsl_root_test_interval(lo, hi, 0, 1e-12) holds, which keeps P <=
+ * cap; lo itself when the ends do not straddle the cap or P is not
+ * finite there (a NaN cap or load); the last lower end when P is not
+ * finite at a new clock (GSL's error) or after 100 iterations.
+ *
+ * One loop on a state in locals, no solver to allocate, no call through
+ * a pointer; when GSL's iteration finds b converged (fb 0 or the
+ * bracket's half under its tolerance) it leaves its state as it was, so
+ * every later iteration would find the same bracket: its lower end is
+ * the answer whatever the interval test says. A power law of gamma 2.5
+ * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
 static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
                         double p_hi) {
   brent s = {.a = lo,
@@ -271,26 +350,12 @@ static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
   if (lo > hi || !isfinite(s.fa) || !isfinite(s.fb) || same_sign(s.fa, s.fb))
     return lo;
   s.fc = s.fb;
-  double phi = lo;
-  for (int i = 0; i < 100; i++) {
-    brent t = s;
-    bool ac_equal = brent_orient(&t);
-    double tol = 0.5 * DBL_EPSILON * fabs(t.b), m = 0.5 * (t.c - t.b);
-    if (t.fb == 0 || fabs(m) <= tol) /* converged: the state stays */
-      return t.fb == 0 || t.b < t.c ? t.b : t.c;
-    brent_step(&t, tol, m, ac_equal);
-    t.a = t.b, t.fa = t.fb;
-    t.b += fabs(t.d) > tol ? t.d : m > 0 ? +tol : -tol;
-    t.fb = cap_residual(p, t.b);
-    if (!isfinite(t.fb))
-      return phi;
-    s = t;
-    double c = same_sign(t.fb, t.fc) ? t.a : t.c;
-    phi = t.b < c ? t.b : c;
-    if (converged(phi, t.b < c ? c : t.b))
-      return phi;
-  }
-  return phi;
+#ifdef GPU_SOLVE_FMA
+  const gpu_spec *g = p->t.g;
+  if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma"))
+    return brent_fma(p, s, lo);
+#endif
+  return brent_any(p, s, lo);
 }
 
 /* Above the knee only the core domain follows the clock: for the power

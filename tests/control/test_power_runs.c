@@ -25,11 +25,16 @@ static double one_at_a_time(double s, double t, size_t m) {
   return s;
 }
 
-/* power_add_repeat(s, t, m) is the loop's bits (NaN's included). */
+/* power_add_repeat(s, t, m) and power_add_n (its run of one the one
+ * add, a short run the loop) are the loop's bits (NaN's included). */
 static void check_repeat(double s, double t, size_t m) {
   double got = power_add_repeat(s, t, m), want = one_at_a_time(s, t, m);
+  double got_n = power_add_n(s, t, m);
   if (memcmp(&got, &want, sizeof got) != 0)
     fail_msg("%a + %zu x %a: %a, one at a time %a", s, m, t, got, want);
+  if (memcmp(&got_n, &want, sizeof got) != 0)
+    fail_msg("%a + %zu x %a: power_add_n %a, one at a time %a", s, m, t,
+             got_n, want);
 }
 
 /* Cases where the rounding does something particular: each row is a sum
@@ -37,7 +42,7 @@ static void check_repeat(double s, double t, size_t m) {
 static void repeat_rounds_as_the_loop(void **state) {
   (void)state;
   double u = 0x1p-52; /* the ulp of [1, 2) */
-  static const size_t counts[] = {0, 1, 2, 3, 7, 100, 4097, 100000};
+  static const size_t counts[] = {0, 1, 2, 3, 7, 8, 9, 100, 4097, 100000};
   const struct {
     double s, t;
   } rows[] = {

@@ -1,7 +1,8 @@
-/* test_gpu_pow.c - gpu_power.c's shortcut against what it stands for,
+/* test_gpu_pow.c - gpu_power.c's shortcuts against what they stand for,
  * bit for bit: the cap's solve from the ends kept in a type's memo
  * against a copy of the type without one (test_gpu's brent_is_gsls holds
- * that against GSL's solver; tests/sim/core/test_pow.c, sim_pow). */
+ * that against GSL's solver; tests/sim/core/test_pow.c, sim_pow); the
+ * solve built for fma with x^2.5 in line against GSL's. */
 #include "test_util.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "gpu_ref.h"
 #include "test_catalogs.h"
 
 static double draw(uint64_t *s) {
@@ -55,10 +57,52 @@ static void cap_ends_follow_the_type(void **state) {
   }
 }
 
+/* Caps strictly inside the load's [P(phi_min), P(knee)], from lo to hi
+ * of that span: every one a Brent solve, on the solve built for fma
+ * (x^2.5 in line, pow25_fma) for the catalog's power laws of gamma 2.5
+ * where the CPU has it; each the GSL solve's bits (gpu_ref.h), and all
+ * but a few strictly inside (phi_min, knee). */
+typedef struct knee_row {
+  const char *name;
+  double lo, hi;
+} knee_row;
+
+static const knee_row knee_rows[] = {
+    {"fma solve: caps near phi_min", 1e-6, 0.05},
+    {"fma solve: caps mid span", 0.05, 0.95},
+    {"fma solve: caps near the knee", 0.95, 1 - 1e-6},
+};
+
+static void fma_solve_is_gsls(void **state) {
+  const knee_row *row = *state;
+  gsl_error_handler_t *was = gsl_set_error_handler_off(); /* as main's */
+  uint64_t s = 23;
+  for (size_t t = 0; t < cats.gpu.n; t++) {
+    const gpu_spec *g = &cats.gpu.gpus[t];
+    double phi_min = gpu_phi_min(g), knee = fmax(phi_min, fmin(1, g->knee));
+    int inside = 0;
+    for (int i = 0; i < 20000; i++) {
+      gpu_load l = {draw(&s), draw(&s), draw(&s)};
+      double lo = gpu_load_power(g, phi_min, l);
+      double span = gpu_load_power(g, knee, l) - lo;
+      double cap = lo + span * (row->lo + (row->hi - row->lo) * draw(&s));
+      double want = ref_clock_under_cap(g, cap, l);
+      double got = gpu_load_clock_under_cap(g, cap, l);
+      if (memcmp(&want, &got, sizeof got) != 0)
+        fail_msg("%s cap %a: %a, GSL %a", g->name, cap, got, want);
+      inside += got > phi_min && got < knee;
+    }
+    if (knee > phi_min && inside < 19900)
+      fail_msg("%s: %d of 20000 inside (phi_min, knee)", g->name, inside);
+  }
+  gsl_set_error_handler(was);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, cap_ends_follow_the_type, ends_rows);
+  TEST_ROWS(tests, n, fma_solve_is_gsls, knee_rows);
   return _cmocka_run_group_tests("gpu_pow", tests, n, test_catalogs_load_gpu,
                                  test_catalogs_release);
 }
