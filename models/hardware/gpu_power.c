@@ -245,40 +245,23 @@ static inline bool brent_orient(brent *t) {
   return ac_equal;
 }
 
-/* x^2.5 as sim_pow gives it where the CPU has fma (sim/core/pow.c's
- * pow_fma, whose proof it keeps: the double-double x^2 sqrt(x) rounded
- * once, r returned where x^2.5 is within 0.45 ULP of it, glibc's pow
- * elsewhere), in line in the cap's solve: a call there saved and
- * restored the solver's state (every xmm register is the caller's) and
- * went through sim_pow's checks each step. */
-#if defined(__GNUC__) && defined(__x86_64__)
+/* x^2.5 in line in the cap's solve (pow.h's sim_pow25_fma, sim_pow's
+ * bits where the CPU has fma): a call there saved and restored the
+ * solver's state (every xmm register is the caller's) and went through
+ * sim_pow's checks each step. */
+#ifdef SIM_POW_FMA
 #define GPU_SOLVE_FMA 1
-__attribute__((target("fma"))) static inline double pow25_fma(double x) {
-  if (!(x >= 0x1p-200 && x <= 1))
-    return pow(x, 2.5);
-  double s = sqrt(x), q = s * s;
-  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
-  double p = x * x, p_err = __builtin_fma(x, x, -p);
-  double h = p * s, h_err = __builtin_fma(p, s, -h);
-  double t = h_err + (p * s_lo + p_err * s);
-  double r = h + t, e = t - (r - h);
-  uint64_t b = sim_bits(r);
-  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
-  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
-    return r;
-  return pow(x, 2.5);
-}
 #endif
 
 #ifdef GPU_SOLVE_FMA
 /* cap_residual for a power law of gamma 2.5, d = phi^2.5 through
- * pow25_fma: sim_pow's bits where the CPU has fma. */
+  * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
 __attribute__((target("fma"))) static inline double
 residual_fma(const cap_problem *p, double phi) {
   const gpu_spec *g = p->t.g;
   phi = clamp(phi, p->t.phi_min, 1);
   double s_mem = phi >= g->knee ? 1 : phi / g->knee;
-  double d = phi == 1 ? 1 : pow25_fma(phi);
+  double d = phi == 1 ? 1 : sim_pow25_fma(phi);
   return ((g->idle_w + p->t.mem * s_mem) + p->t.clocked * d) - p->cap_w;
 }
 #endif
@@ -316,7 +299,7 @@ static double brent_any(const cap_problem *p, brent s, double lo) {
 
 #ifdef GPU_SOLVE_FMA
 /* With no contraction (ISO C's -ffp-contract=off) the only fma
- * instructions here are pow25_fma's. */
+ * instructions here are sim_pow25_fma's. */
 __attribute__((target("fma"))) static double brent_fma(const cap_problem *p,
                                                        brent s, double lo) {
   return brent_loop(p, s, lo, residual_fma);

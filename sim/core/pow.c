@@ -4,36 +4,12 @@
 #include "pow.h"
 
 #include <math.h>
-#include <stdint.h>
 
-#include "bits.h"
-
-/* pow(x, y), the same bits, for y 2.5 (the default gamma) mostly without
- * calling it. x^2.5 = x^2 sqrt(x) is taken as a double-double within
- * 2^-100 of it (each product's error exact through fma, the square
- * root's through x - s^2), rounded once to r, with e = (h + t) - r
- * exactly (Fast2Sum, |t| < |h|). glibc's pow is within 0.54 ULP of x^y
- * (its e_pow.c's bound): where x^2.5 is within 0.45 ULP (of r's binade,
- * r not a power of two) of r, every other double is over 0.54 ULP away,
- * so pow returns r. Near a midpoint (one in ten) or elsewhere, pow
- * itself. [2^-200, 1] keeps every term normal. The build does not
- * assume fma: the target, and sim_pow's check (pow without it). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define SIM_POW_FMA 1
+/* The build does not assume fma: sim_pow checks the CPU (pow without
+ * it); the kernel and its proof are pow.h's sim_pow25_fma. */
+#ifdef SIM_POW_FMA
 __attribute__((target("fma"))) static double pow_fma(double x, double y) {
-  if (!(y == 2.5 && x >= 0x1p-200 && x <= 1))
-    return pow(x, y);
-  double s = sqrt(x), q = s * s;
-  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
-  double p = x * x, p_err = __builtin_fma(x, x, -p);
-  double h = p * s, h_err = __builtin_fma(p, s, -h);
-  double t = h_err + (p * s_lo + p_err * s);
-  double r = h + t, e = t - (r - h);
-  uint64_t b = sim_bits(r);
-  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
-  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
-    return r;
-  return pow(x, y);
+  return y == 2.5 ? sim_pow25_fma(x) : pow(x, y);
 }
 #endif
 

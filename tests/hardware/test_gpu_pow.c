@@ -59,7 +59,7 @@ static void cap_ends_follow_the_type(void **state) {
 
 /* Caps strictly inside the load's [P(phi_min), P(knee)], from lo to hi
  * of that span: every one a Brent solve, on the solve built for fma
- * (x^2.5 in line, pow25_fma) for the catalog's power laws of gamma 2.5
+ * (x^2.5 in line, sim_pow25_fma) for the catalog's power laws of gamma 2.5
  * where the CPU has it; each the GSL solve's bits (gpu_ref.h), and all
  * but a few strictly inside (phi_min, knee). */
 typedef struct knee_row {
