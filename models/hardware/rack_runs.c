@@ -427,12 +427,22 @@ static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
   run_bits2 ec = {e->cap, e->cap}, es = {e->sm, e->sm};
   run_bits2 em = {e->mem, e->mem}, eb = {e->busy, e->busy};
   double p2[2] = {e->p, e->p};
-  run_bits2 odd = {0, 0};
-  for (; q + 2 <= qend; q += 2) {
+  run_bits2 odd = {0, 0}, odd2 = {0, 0};
+  for (; q + 4 <= qend; q += 4) { /* four runs a turn: the loop's share */
+    odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
+           (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
+    odd2 |= (bits2_at(cap, q + 2) ^ ec) | (bits2_at(sm, q + 2) ^ es) |
+            (bits2_at(mem, q + 2) ^ em) | (bits2_at(busy, q + 2) ^ eb);
+    memcpy(power + q, p2, sizeof p2);
+    memcpy(power + q + 2, p2, sizeof p2);
+  }
+  if (q + 2 <= qend) {
     odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
            (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
     memcpy(power + q, p2, sizeof p2);
+    q += 2;
   }
+  odd |= odd2;
   uint64_t last = 0;
   if (q < qend) {
     last = (sim_bits_at(cap, q) ^ e->cap) | (sim_bits_at(sm, q) ^ e->sm) |
