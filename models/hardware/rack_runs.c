@@ -499,7 +499,8 @@ static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
  * update_rack's sums and rack__system_rack's. */
-static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
+static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
+                                                rack__run_eval *last) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
