@@ -63,21 +63,29 @@ static double quad_mean(double f0, double f1, double f2, double a,
   return f0 + c1 * n->mean + c2 * n->sq;
 }
 
-static gpu_load busy_at(const rl_replica *r, double n, double phi) {
-  return gpu_load_scale(rl_prefill_load(r, n), rl_prefill_s(r, n, phi));
+/* A prefill of n tokens at the step table's clock (table_for made it
+ * the solve's): its time S(n) (rl_prefill_s's bits) and its loaded parts
+ * S(n) L(n) (rl_prefill_load's load scaled), from one rl_prefill_at with
+ * the clocks' terms kept: each length was priced twice, and every call
+ * worked the clock's rates out again. */
+static double prefill_at(const inf_service *s, double n, gpu_load *busy) {
+  double t;
+  gpu_load load;
+  rl_prefill_at(&s->proto, n, &s->fluid->tab_at, &s->fluid->full, &t, &load);
+  *busy = gpu_load_scale(load, t);
+  return t;
 }
 
-static void price_prefill(const inf_service *s, const span_load *l, double phi,
+/* The prefill at the step table's clock (the solve's phi). */
+static void price_prefill(const inf_service *s, const span_load *l,
                           prefill *p) {
-  const rl_replica *r = &s->proto;
   const double a = 1024;
-  double f0 = rl_prefill_s(r, 0, phi), f1 = rl_prefill_s(r, a, phi),
-         f2 = rl_prefill_s(r, 2 * a, phi);
+  gpu_load b0, b1, b2;
+  double f0 = prefill_at(s, 0, &b0), f1 = prefill_at(s, a, &b1),
+         f2 = prefill_at(s, 2 * a, &b2);
   p->s0 = f0;
   p->s2 = (f2 - 2 * f1 + f0) / (2 * a * a);
   p->s1 = (f1 - f0) / a - p->s2 * a;
-  gpu_load b0 = busy_at(r, 0, phi), b1 = busy_at(r, a, phi),
-           b2 = busy_at(r, 2 * a, phi);
   const lengths *n = &l->prompt;
   double m1 = n->mean, m2 = n->sq, m3 = moment(n, 3), m4 = moment(n, 4);
   p->mean = p->s0 + p->s1 * m1 + p->s2 * m2;
@@ -640,7 +648,7 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
   inf_fluid *f = s->fluid;
   if (phi != f->pre_phi ||
       memcmp(&f->pre_for, &l->prompt, sizeof l->prompt) != 0) {
-    price_prefill(s, l, phi, &f->pre);
+    price_prefill(s, l, &f->pre); /* at phi: the table's clock */
     f->pre_phi = phi;
     f->pre_for = l->prompt;
   }
