@@ -86,6 +86,7 @@ void rack_fleet_destroy(rack_fleet *f) {
     return;
   sim_free(f->alloc, f->phi_memo);
   sim_free(f->alloc, f->phi_sum);
+  sim_free(f->alloc, f->cap_sum);
   rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
@@ -271,6 +272,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   if (!alloc_arrays(f, ngroups) ||
       (f->phi_memo = phi_memo_create(alloc)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
+      (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
     rack_fleet_destroy(f);
     sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",

@@ -290,13 +290,47 @@ static double add_times(double sum, double x, uint32_t n) {
   return sum;
 }
 
+/* add_times, a cap's last sum from 0 kept (f->cap_sum): from +0 the
+ * answer depends on the cap and n alone, and a rack whose runs are at
+ * one cap (most: control writes a unit's cap to its runs) asks for
+ * what an earlier one did. */
+static double add_kept(const rack_fleet *f, double sum, double x, uint32_t n) {
+  struct rack_phi_sum *m = f->cap_sum;
+  bool from_zero = sim_bits(sum) == 0;
+  if (n == 0)
+    return sum;
+  if (from_zero && m->n == n && sim_bits(m->phi) == sim_bits(x))
+    return m->sum;
+  double s = add_times(sum, x, n);
+  if (from_zero)
+    *m = (struct rack_phi_sum){x, s, n};
+  return s;
+}
+
+/* Rack r's caps added to sum from its runs' (the truth while
+ * caps_unfilled): runs side by side at one cap's bits add it once for
+ * each of their GPUs in a row, as their GPUs would, so they are added
+ * together (add_kept): the same adds in the same order. */
+static double runs_caps_added(const rack_fleet *f, uint32_t r, double sum) {
+  const double *cap = f->run_cap_w;
+  uint32_t q = f->rack_run[r], end = f->rack_run[r + 1], reps = 0;
+  double x = q < end ? cap[q] : 0;
+  for (; q < end; q++) {
+    if (!sim_same_bits(cap[q], x)) {
+      sum = add_kept(f, sum, x, reps);
+      x = cap[q];
+      reps = 0;
+    }
+    reps += f->run_len[q];
+  }
+  return add_kept(f, sum, x, reps);
+}
+
 double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
-  if (f->caps_unfilled) /* the runs' caps are the truth */
-    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      sum = add_times(sum, f->run_cap_w[q], f->run_len[q]);
-  else
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      sum += f->cap_w[i];
+  if (f->caps_unfilled)
+    return runs_caps_added(f, r, sum);
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    sum += f->cap_w[i];
   return sum;
 }
 

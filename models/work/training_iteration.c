@@ -273,8 +273,7 @@ static __attribute__((noinline)) void instant_moved(job *j, uint32_t s,
 /* profile_at for a stage slowed (its ratio's bits not 1's): out of line,
  * none is in the benches' jobs without speed tuning. */
 static __attribute__((noinline)) double slowed_at(const job *j, uint32_t s,
-                                                  double x,
-                                                  const instant *in) {
+                                                  double x, const instant *in) {
   return profile_at(j, s, x, in);
 }
 

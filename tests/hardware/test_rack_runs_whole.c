@@ -218,8 +218,8 @@ static void more_patterns_than_kept(void **state) {
  * never taken whole from an alike rack before it. */
 typedef struct unlike_case {
   const char *name;
-  int system;    /* rack_fixture_five's kind */
-  int field;     /* the odd run's changed input: 1 the cap, 2 sm, 3 mem, 4 busy */
+  int system; /* rack_fixture_five's kind */
+  int field;  /* the odd run's changed input: 1 the cap, 2 sm, 3 mem, 4 busy */
   uint32_t slot; /* GPUs a slot (a run) */
 } unlike_case;
 
