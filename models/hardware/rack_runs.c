@@ -410,9 +410,12 @@ static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
  * pass's own doubles, which were then stored and read again each run.
  * A run like the last one evaluated, to the bit, takes its answer; its
  * GPUs' count is read as a double (run_k), held counted only when the
- * thermal cap holds the answer. */
-static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
-                        double *gpu_out, double *act_out) {
+ * thermal cap holds the answer. alike (a constant where it is called):
+ * every run is known to be at the last evaluation (runs_all_at), so
+ * none is compared again. */
+static inline __attribute__((always_inline)) void
+server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
+            double *act_out, bool alike) {
   const double *run_k = f->run_k;
   const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
   const double *busy = f->run_busy;
@@ -421,7 +424,8 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
-    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
+    if (!alike &&
+        !run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
                         sim_bits_at(mem, q), sim_bits_at(busy, q), &e))
       e = run_evaluate(f, q, ps->tcap);
     double k = run_k[q];
@@ -532,9 +536,10 @@ static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
  * end is its last GPU's run), the servers' power through their supplies
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
- * update_rack's sums and rack__system_rack's. */
-static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
-                                                rack__run_eval *last) {
+ * update_rack's sums and rack__system_rack's. alike: its runs are all at
+ * *last (runs_all_at found it, and no rack kept for its pattern fits). */
+static __attribute__((noinline)) void
+rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
@@ -543,7 +548,11 @@ static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
   rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
-    server_runs(f, f->gpu_run[i + per - 1] + 1, &ps, &gpu, &act);
+    uint32_t qend = f->gpu_run[i + per - 1] + 1;
+    if (alike) /* every run at ps.last (runs_all_at): none compared */
+      server_runs(f, qend, &ps, &gpu, &act, true);
+    else
+      server_runs(f, qend, &ps, &gpu, &act, false);
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
@@ -575,7 +584,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
     memo_give(f, r, m);
     return;
   }
-  rack_pass(f, r, &c->e);
+  rack_pass(f, r, &c->e, alike);
   if (alike)
     *m = memo_of(f, r, &c->e);
 }
