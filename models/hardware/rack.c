@@ -86,6 +86,7 @@ void rack_fleet_destroy(rack_fleet *f) {
     return;
   sim_free(f->alloc, f->phi_memo);
   sim_free(f->alloc, f->phi_sum);
+  sim_free(f->alloc, f->cap_sum);
   rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
@@ -271,6 +272,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   if (!alloc_arrays(f, ngroups) ||
       (f->phi_memo = phi_memo_create(alloc)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
+      (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
     rack_fleet_destroy(f);
     sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",
@@ -487,34 +489,63 @@ static double add_repeat(const rack_fleet *f, double sum, double phi,
   return s;
 }
 
+/* Runs j, j + 1, ... before end at cap and load l (compared as doubles,
+ * as the GPUs' loop compares them): their GPUs added to *reps; returns
+ * the first run unlike (end: none). No call in it, so the arrays and
+ * the run's inputs stay in registers. */
+static uint32_t runs_like(const rack_fleet *f, uint32_t j, uint32_t end,
+                          double cap, gpu_load l, uint32_t *reps) {
+  const double *caps = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
+  const double *busy = f->run_busy;
+  const uint32_t *len = f->run_len;
+  uint32_t n = *reps;
+  for (; j < end; j++) {
+    if (caps[j] != cap || sm[j] != l.sm || mem[j] != l.mem || busy[j] != l.busy)
+      break;
+    n += len[j];
+  }
+  *reps = n;
+  return j;
+}
+
+/* rack_fleet_rack_phi_sum with the runs fresh: the GPUs' loop below run
+ * by run (a run's GPUs are alike), each stretch of runs like the one
+ * that opens it taken by runs_like: the same clocks, the same adds. */
+static double runs_phi_sum(const rack_fleet *f, uint32_t r) {
+  double sum = 0;
+  uint32_t j = f->rack_run[r], end = f->rack_run[r + 1];
+  while (j < end) {
+    double cap = f->run_cap_w[j];
+    gpu_load l = rack_run_load(f, j);
+    double phi = rack__phi_at(f, f->run_type[j],
+                              rack_cap_min(cap, f->thermal_cap_w[r]), l);
+    uint32_t reps = f->run_len[j];
+    j = runs_like(f, j + 1, end, cap, l, &reps);
+    sum = add_repeat(f, sum, phi, reps);
+  }
+  return sum;
+}
+
 double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
+  if (rack_fleet_runs_fresh(
+          f)) /* the runs' caps and loads: the GPUs' may lag */
+    return runs_phi_sum(f, r);
+  assert(!f->loads_unfilled);
   double sum = 0, phi = 0, last_cap = NAN;
   gpu_load last = {NAN, NAN, NAN};
-  bool runs = rack_fleet_runs_fresh(f);
-  assert(runs || !f->loads_unfilled);
-  /* Rack r's runs' caps, loads and types while fresh (the GPUs' may
-   * lag), their lengths the GPUs they stand for; else its GPUs'. */
-  const double *caps = runs ? f->run_cap_w : f->cap_w;
-  const double *sm = runs ? f->run_sm : f->activity;
-  const double *mem = runs ? f->run_mem : f->mem;
-  const double *busy = runs ? f->run_busy : f->busy;
-  const uint16_t *type = runs ? f->run_type : f->type;
-  uint32_t j = runs ? f->rack_run[r] : f->first[r];
-  uint32_t end = runs ? f->rack_run[r + 1] : f->first[r] + f->count[r];
   uint32_t reps = 0; /* GPUs at phi not yet added */
-  for (; j < end; j++) {
-    uint32_t n = runs ? f->run_len[j] : 1;
-    double cap = caps[j];
-    if (cap != last_cap || sm[j] != last.sm || mem[j] != last.mem ||
-        busy[j] != last.busy) {
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++) {
+    double cap = f->cap_w[i];
+    if (cap != last_cap || f->activity[i] != last.sm || f->mem[i] != last.mem ||
+        f->busy[i] != last.busy) {
       sum = add_repeat(f, sum, phi, reps);
       reps = 0;
-      last = (gpu_load){sm[j], mem[j], busy[j]};
-      phi = rack__phi_at(f, type[j], rack_cap_min(cap, f->thermal_cap_w[r]),
+      last = (gpu_load){f->activity[i], f->mem[i], f->busy[i]};
+      phi = rack__phi_at(f, f->type[i], rack_cap_min(cap, f->thermal_cap_w[r]),
                          last);
       last_cap = cap;
     }
-    reps += n;
+    reps++;
   }
   return add_repeat(f, sum, phi, reps);
 }

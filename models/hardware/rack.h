@@ -123,11 +123,12 @@ typedef struct rack_fleet {
    * service in the fluid mode share all three, so most reads are hits. */
   struct rack_phi_memo *phi_memo;
   /* The last clock summed over a rack from 0 (rack_fleet_rack_phi_sum):
-   * phi added n times made sum. n 0 at creation: none. */
+   * phi added n times made sum; cap_sum the same for a cap (phi the cap:
+   * rack_fleet_rack_caps_added from 0). n 0 at creation: none. */
   struct rack_phi_sum {
     double phi, sum;
     uint32_t n;
-  } * phi_sum;
+  } * phi_sum, *cap_sum;
 
   /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
    * works once for them. Each GPU has a key (its slot; 0: free), set by

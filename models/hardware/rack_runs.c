@@ -290,13 +290,47 @@ static double add_times(double sum, double x, uint32_t n) {
   return sum;
 }
 
+/* add_times, a cap's last sum from 0 kept (f->cap_sum): from +0 the
+ * answer depends on the cap and n alone, and a rack whose runs are at
+ * one cap (most: control writes a unit's cap to its runs) asks for
+ * what an earlier one did. */
+static double add_kept(const rack_fleet *f, double sum, double x, uint32_t n) {
+  struct rack_phi_sum *m = f->cap_sum;
+  bool from_zero = sim_bits(sum) == 0;
+  if (n == 0)
+    return sum;
+  if (from_zero && m->n == n && sim_bits(m->phi) == sim_bits(x))
+    return m->sum;
+  double s = add_times(sum, x, n);
+  if (from_zero)
+    *m = (struct rack_phi_sum){x, s, n};
+  return s;
+}
+
+/* Rack r's caps added to sum from its runs' (the truth while
+ * caps_unfilled): runs side by side at one cap's bits add it once for
+ * each of their GPUs in a row, as their GPUs would, so they are added
+ * together (add_kept): the same adds in the same order. */
+static double runs_caps_added(const rack_fleet *f, uint32_t r, double sum) {
+  const double *cap = f->run_cap_w;
+  uint32_t q = f->rack_run[r], end = f->rack_run[r + 1], reps = 0;
+  double x = q < end ? cap[q] : 0;
+  for (; q < end; q++) {
+    if (!sim_same_bits(cap[q], x)) {
+      sum = add_kept(f, sum, x, reps);
+      x = cap[q];
+      reps = 0;
+    }
+    reps += f->run_len[q];
+  }
+  return add_kept(f, sum, x, reps);
+}
+
 double rack_fleet_rack_caps_added(const rack_fleet *f, uint32_t r, double sum) {
-  if (f->caps_unfilled) /* the runs' caps are the truth */
-    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
-      sum = add_times(sum, f->run_cap_w[q], f->run_len[q]);
-  else
-    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-      sum += f->cap_w[i];
+  if (f->caps_unfilled)
+    return runs_caps_added(f, r, sum);
+  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+    sum += f->cap_w[i];
   return sum;
 }
 
@@ -376,9 +410,12 @@ static inline bool run_inputs_are(uint64_t cap, uint64_t sm, uint64_t mem,
  * pass's own doubles, which were then stored and read again each run.
  * A run like the last one evaluated, to the bit, takes its answer; its
  * GPUs' count is read as a double (run_k), held counted only when the
- * thermal cap holds the answer. */
-static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
-                        double *gpu_out, double *act_out) {
+ * thermal cap holds the answer. alike (a constant where it is called):
+ * every run is known to be at the last evaluation (runs_all_at), so
+ * none is compared again. */
+static inline __attribute__((always_inline)) void
+server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
+            double *act_out, bool alike) {
   const double *run_k = f->run_k;
   const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
   const double *busy = f->run_busy;
@@ -387,7 +424,8 @@ static void server_runs(rack_fleet *f, uint32_t qend, run_pass *ps,
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
-    if (!run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
+    if (!alike &&
+        !run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
                         sim_bits_at(mem, q), sim_bits_at(busy, q), &e))
       e = run_evaluate(f, q, ps->tcap);
     double k = run_k[q];
@@ -427,12 +465,22 @@ static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
   run_bits2 ec = {e->cap, e->cap}, es = {e->sm, e->sm};
   run_bits2 em = {e->mem, e->mem}, eb = {e->busy, e->busy};
   double p2[2] = {e->p, e->p};
-  run_bits2 odd = {0, 0};
-  for (; q + 2 <= qend; q += 2) {
+  run_bits2 odd = {0, 0}, odd2 = {0, 0};
+  for (; q + 4 <= qend; q += 4) { /* four runs a turn: the loop's share */
+    odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
+           (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
+    odd2 |= (bits2_at(cap, q + 2) ^ ec) | (bits2_at(sm, q + 2) ^ es) |
+            (bits2_at(mem, q + 2) ^ em) | (bits2_at(busy, q + 2) ^ eb);
+    memcpy(power + q, p2, sizeof p2);
+    memcpy(power + q + 2, p2, sizeof p2);
+  }
+  if (q + 2 <= qend) {
     odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
            (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
     memcpy(power + q, p2, sizeof p2);
+    q += 2;
   }
+  odd |= odd2;
   uint64_t last = 0;
   if (q < qend) {
     last = (sim_bits_at(cap, q) ^ e->cap) | (sim_bits_at(sm, q) ^ e->sm) |
@@ -488,8 +536,10 @@ static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
  * end is its last GPU's run), the servers' power through their supplies
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
- * update_rack's sums and rack__system_rack's. */
-static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
+ * update_rack's sums and rack__system_rack's. alike: its runs are all at
+ * *last (runs_all_at found it, and no rack kept for its pattern fits). */
+static __attribute__((noinline)) void
+rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
@@ -498,7 +548,11 @@ static void rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last) {
   rack__servers sv = {0, 0, 0};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
-    server_runs(f, f->gpu_run[i + per - 1] + 1, &ps, &gpu, &act);
+    uint32_t qend = f->gpu_run[i + per - 1] + 1;
+    if (alike) /* every run at ps.last (runs_all_at): none compared */
+      server_runs(f, qend, &ps, &gpu, &act, true);
+    else
+      server_runs(f, qend, &ps, &gpu, &act, false);
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
@@ -530,7 +584,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
     memo_give(f, r, m);
     return;
   }
-  rack_pass(f, r, &c->e);
+  rack_pass(f, r, &c->e, alike);
   if (alike)
     *m = memo_of(f, r, &c->e);
 }

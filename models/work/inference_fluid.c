@@ -286,7 +286,6 @@ static void free_state(const sim_allocator *a, inf_fluid *f) {
     return;
   inf__groups_free(a, f);
   sim_free(a, f->tab);
-  sim_free(a, f->act);
   sim_free(a, f->tok_b);
   sim_free(a, f->frac);
   sim_free(a, f);
@@ -301,7 +300,7 @@ static int fl_start(inf_service *s, sim_error *err) {
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   }
   f->nup = s->nrep;
-  f->tab_phi = f->tab_ctx = f->act_ctx = f->pre_phi = f->inv_for = NAN;
+  f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   inf__fluid_waits(f->wait_ln);
   f->clock_t = now;

@@ -54,6 +54,9 @@ typedef struct step_row {
   double g;       /* tokens/s: b / t */
   gpu_load act;   /* the step's load (roofline.h) */
   uint64_t gen;   /* the table's generation it was priced in */
+  /* The batch's terms (rl_batch_of), whatever the clock and context:
+   * kept across generations; key NaN: not yet. */
+  rl_batch bat;
 } step_row;
 
 /* A stretch of a span in one regime, per replica: its time means and
@@ -163,11 +166,9 @@ struct inf_fluid {
   size_t tab_cap;
   uint64_t tab_gen;
   double tab_phi, tab_ctx;
-  /* The steps' loads at context act_ctx, by batch size, whatever the
-   * clock (rl_decode_step_parts); sm NaN: not yet. */
-  gpu_load *act;
-  size_t act_n, act_cap;
-  double act_ctx;
+  /* The table's clock terms (rl_clock_of at tab_phi), made with its
+   * generation, and the full clock's (key 1; 0: not yet). */
+  rl_clock tab_at, full;
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   size_t tok_lo, tok_hi; /* where tok_b may not be 0 */

@@ -63,21 +63,29 @@ static double quad_mean(double f0, double f1, double f2, double a,
   return f0 + c1 * n->mean + c2 * n->sq;
 }
 
-static gpu_load busy_at(const rl_replica *r, double n, double phi) {
-  return gpu_load_scale(rl_prefill_load(r, n), rl_prefill_s(r, n, phi));
+/* A prefill of n tokens at the step table's clock (table_for made it
+ * the solve's): its time S(n) (rl_prefill_s's bits) and its loaded parts
+ * S(n) L(n) (rl_prefill_load's load scaled), from one rl_prefill_at with
+ * the clocks' terms kept: each length was priced twice, and every call
+ * worked the clock's rates out again. */
+static double prefill_at(const inf_service *s, double n, gpu_load *busy) {
+  double t;
+  gpu_load load;
+  rl_prefill_at(&s->proto, n, &s->fluid->tab_at, &s->fluid->full, &t, &load);
+  *busy = gpu_load_scale(load, t);
+  return t;
 }
 
-static void price_prefill(const inf_service *s, const span_load *l, double phi,
+/* The prefill at the step table's clock (the solve's phi). */
+static void price_prefill(const inf_service *s, const span_load *l,
                           prefill *p) {
-  const rl_replica *r = &s->proto;
   const double a = 1024;
-  double f0 = rl_prefill_s(r, 0, phi), f1 = rl_prefill_s(r, a, phi),
-         f2 = rl_prefill_s(r, 2 * a, phi);
+  gpu_load b0, b1, b2;
+  double f0 = prefill_at(s, 0, &b0), f1 = prefill_at(s, a, &b1),
+         f2 = prefill_at(s, 2 * a, &b2);
   p->s0 = f0;
   p->s2 = (f2 - 2 * f1 + f0) / (2 * a * a);
   p->s1 = (f1 - f0) / a - p->s2 * a;
-  gpu_load b0 = busy_at(r, 0, phi), b1 = busy_at(r, a, phi),
-           b2 = busy_at(r, 2 * a, phi);
   const lengths *n = &l->prompt;
   double m1 = n->mean, m2 = n->sq, m3 = moment(n, 3), m4 = moment(n, 4);
   p->mean = p->s0 + p->s1 * m1 + p->s2 * m2;
@@ -113,22 +121,6 @@ static double prefill_cdf(const prefill *p, const lengths *n, double y) {
 /* Decode steps by batch size                                          */
 /* ------------------------------------------------------------------ */
 
-/* Keeps the steps' loads for context ctx, rows 0 .. want - 1 (NaN: not
- * yet); SIM_OK or SIM_ENOMEM. */
-static int loads_for(inf_service *s, double ctx, size_t want) {
-  inf_fluid *f = s->fluid;
-  if (sim_vec_reserve(s->alloc, &f->act, &f->act_cap, want, sizeof *f->act) !=
-      SIM_OK)
-    return SIM_ENOMEM;
-  bool same = ctx == f->act_ctx;
-  for (size_t b = same ? f->act_n : 0; b < want; b++)
-    f->act[b].sm = NAN;
-  if (!same || want > f->act_n)
-    f->act_n = want;
-  f->act_ctx = ctx;
-  return SIM_OK;
-}
-
 /* Keeps the step table for clock phi and context ctx with rows 0 ..
  * bcap; SIM_OK or SIM_ENOMEM. */
 static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
@@ -139,20 +131,24 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
       sim_vec_reserve(s->alloc, &f->tok_b, &f->tok_cap, want,
                       sizeof *f->tok_b) != SIM_OK)
     return SIM_ENOMEM;
-  if (loads_for(s, ctx, want) != SIM_OK)
-    return SIM_ENOMEM;
   if (f->tok_cap != had) { /* grown: all of it unknown */
     f->tok_lo = 0;
     f->tok_hi = f->tok_cap;
   }
-  for (size_t b = had_tab; b < f->tab_cap; b++) /* grown: unknown */
+  for (size_t b = had_tab; b < f->tab_cap; b++) { /* grown: unknown */
     f->tab[b].gen = 0;
+    f->tab[b].bat.key = NAN;
+  }
   /* A new clock or context makes every row unknown at once, by a new
    * generation (the clock is new every span: clearing the rows cost a
    * store a row). Rows are priced below the table's want only, so any
    * past it, whatever it grows to, are of an older generation. */
-  if (!(phi == f->tab_phi && ctx == f->tab_ctx))
+  if (!(phi == f->tab_phi && ctx == f->tab_ctx)) {
     f->tab_gen++;
+    rl_clock_of(&s->proto, phi, &f->tab_at);
+  }
+  if (f->full.key != 1)
+    rl_clock_of(&s->proto, 1, &f->full);
   f->tab_phi = phi;
   f->tab_ctx = ctx;
   return SIM_OK;
@@ -173,22 +169,26 @@ static int frac_for(inf_service *s, uint32_t rr) {
   return SIM_OK;
 }
 
-/* Prices row b of the step table (kept unknown until first asked for): the
- * step's parts at the table's clock, its load (the full clock's, the
- * same at every clock) kept from an earlier clock where it can be. */
+/* Prices row b of the step table (kept unknown until first asked for) at
+ * the table's clock, its load the full clock's: rl_decode_step's bits,
+ * from the batch's terms kept in the row (they are the same at every
+ * clock and context) and the clocks' made once a generation. Only the
+ * clock moves from one span to the next, so a row's batch terms and
+ * the clocks' terms were most of its price (rl_decode_step_parts made
+ * them again a row). */
 static const step_row *price_step(inf_service *s, uint32_t b) {
   inf_fluid *f = s->fluid;
   step_row *row = &f->tab[b];
+  if (!(row->bat.key == b))
+    rl_batch_of(&s->proto, b, &row->bat);
   rl_step st;
-  if (isnan(f->act[b].sm)) {
-    rl_decode_step(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
-    f->act[b] = st.load;
-  } else {
-    rl_decode_step_parts(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
-    st.load = f->act[b];
-  }
-  *row = (step_row){st.t, st.t_comp >= st.t_mem ? st.t_comp / st.t : 0,
-                    b / st.t, st.load, f->tab_gen};
+  rl_decode_step_batch(&s->proto, &row->bat, f->tab_ctx, &f->tab_at, &f->full,
+                       &st);
+  row->t = st.t;
+  row->comp = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
+  row->g = b / st.t;
+  row->act = st.load;
+  row->gen = f->tab_gen;
   return row;
 }
 
@@ -648,7 +648,7 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
   inf_fluid *f = s->fluid;
   if (phi != f->pre_phi ||
       memcmp(&f->pre_for, &l->prompt, sizeof l->prompt) != 0) {
-    price_prefill(s, l, phi, &f->pre);
+    price_prefill(s, l, &f->pre); /* at phi: the table's clock */
     f->pre_phi = phi;
     f->pre_for = l->prompt;
   }

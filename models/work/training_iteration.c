@@ -259,16 +259,61 @@ static double stage_term(const job *j, uint32_t s) {
                       j->host_w * (j->inst_a[s] - j->mean_a[s]));
 }
 
-/* Stage s's term at the instant's activity a: stage_power and its term,
- * the same bits, through the stage's last (period_means keeps them to
- * the clocks and the means). */
-static double instant_term(job *j, uint32_t s, double a) {
-  if (!sim_same_bits(j->inst_a[s], a)) {
-    j->inst_a[s] = a;
-    j->inst_p[s] = stage_power(j, s, a);
-    j->inst_w[s] = stage_term(j, s);
+/* Stage s's last instant moved to activity a: its power and its term
+ * made again (period_means keeps them to the clocks and the means). Out
+ * of line: a stage's activity moves about once in 40 samples, and the
+ * call in the stages' loop kept its sum and arrays out of registers. */
+static __attribute__((noinline)) void instant_moved(job *j, uint32_t s,
+                                                    double a) {
+  j->inst_a[s] = a;
+  j->inst_p[s] = stage_power(j, s, a);
+  j->inst_w[s] = stage_term(j, s);
+}
+
+/* profile_at for a stage slowed (its ratio's bits not 1's): out of line,
+ * none is in the benches' jobs without speed tuning. */
+static __attribute__((noinline)) double slowed_at(const job *j, uint32_t s,
+                                                  double x, const instant *in) {
+  return profile_at(j, s, x, in);
+}
+
+/* *dev plus the terms of stages s, s + 1, ... while a stage is not slowed
+ * and its activity at x is its last instant's (profile_at's bits: in's
+ * clamped sum for busy or idle, busy being inside's, the same compares
+ * with no short cut), in the stages' order; returns the stage it stopped
+ * at (pp: none). No call in it: with one, the sum and x lived on the
+ * stack and the job's arrays were read again every stage. */
+static uint32_t terms_kept(const job *j, uint32_t s, double x,
+                           const instant *in, double *dev) {
+  const double *warm = j->warm, *block = j->block, *ratio = j->ratio;
+  const double *inst_a = j->inst_a, *inst_w = j->inst_w;
+  double idle = in->clamped[0], busy = in->clamped[1], sum = *dev;
+  uint32_t pp = j->pp;
+  for (; s < pp; s++) {
+    bool in_block = (x >= warm[s]) & (x < warm[s] + block[s]);
+    double a = in_block ? busy : idle;
+    if (!sim_same_bits(ratio[s], 1.0) || !sim_same_bits(inst_a[s], a))
+      break;
+    sum += inst_w[s];
   }
-  return j->inst_w[s];
+  *dev = sum;
+  return s;
+}
+
+/* dev plus each stage's term at x, in the stages' order: runs of stages
+ * whose term is kept (terms_kept), and between them a stage whose
+ * activity moved or that is slowed, its term made again (instant_moved)
+ * and added. */
+static double stages_at(job *j, double x, const instant *in, double dev) {
+  for (uint32_t s = terms_kept(j, 0, x, in, &dev); s < j->pp;
+       s = terms_kept(j, s + 1, x, in, &dev)) {
+    double a = sim_same_bits(j->ratio[s], 1.0) ? profile_at(j, s, x, in)
+                                               : slowed_at(j, s, x, in);
+    if (!sim_same_bits(j->inst_a[s], a))
+      instant_moved(j, s, a);
+    dev += j->inst_w[s];
+  }
+  return dev;
 }
 
 /* Each stage's mean activity over [x0, x0 + period_s) and its power, as
@@ -317,8 +362,7 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
     }
     instant in;
     at_instant(j, x, &in);
-    for (uint32_t s = 0; s < j->pp; s++)
-      dev += instant_term(j, s, profile_at(j, s, x, &in));
+    dev = stages_at(j, x, &in, dev);
   }
   return dev;
 }

@@ -495,6 +495,70 @@ static void rack_cap_sums_are_the_gpus(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* How a row gives run k of rack r its cap. */
+typedef struct kept_cap_case {
+  const char *name;
+  int kind;
+} kept_cap_case;
+
+static const kept_cap_case kept_cap_cases[] = {
+    {"one cap every run", 0},   {"one cap a rack, two racks' caps", 1},
+    {"two caps run by run", 2}, {"caps in stretches of three runs", 3},
+    {"0 and -0 run by run", 4}, {"one cap but odd racks' last run", 5},
+};
+
+static double kept_cap_of(int kind, uint32_t r, uint32_t k, uint32_t nk) {
+  switch (kind) {
+  case 1:
+    return r % 2 ? 640.25 : 700;
+  case 2:
+    return k % 2 ? 640.25 : 700;
+  case 3:
+    return 500 + 7.125 * (double)(k / 3);
+  case 4:
+    return k % 2 ? -0.0 : 0.0;
+  case 5:
+    return k + 1 == nk && r % 2 ? 333.5 : 700;
+  default:
+    return 700;
+  }
+}
+
+/* A rack's caps added with runs at one cap added together and a cap's
+ * sum from +0 kept (rack_runs.c's add_kept) are the GPU-by-GPU sum to
+ * the bit: every rack twice over (the second pass meets the kept sums),
+ * from +0, -0 (no kept sum: its bits are not 0's) and a sum, with runs of
+ * 1 to 11 GPUs; and a rack at one cap takes the kept sum. */
+static void rack_caps_kept_sums_are_the_gpus(void **state) {
+  const kept_cap_case *c = *state;
+  rack_fleet *f = rack_fixture_make(false);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  for (uint32_t i = 0; i < f->n; i++) /* runs of 1, 2, 3, ... GPUs */
+    rack_set_unit_key(f, i,
+                      1 + f->rack[i] * 100 +
+                          (uint32_t)sqrt(2.0 * (i - f->first[f->rack[i]])));
+  rack_fleet_update(f, NULL);
+  for (uint32_t q = 0; q < f->nruns; q++) {
+    uint32_t r = f->run_rack[q], q0 = f->rack_run[r];
+    rack_set_run_cap(f, q,
+                     kept_cap_of(c->kind, r, q - q0, f->rack_run[r + 1] - q0));
+  }
+  const double from[] = {0, -0.0, 1234.5678};
+  for (uint32_t k = 0; k < 2 * f->nracks * 3; k++) {
+    uint32_t r = (k / 3) % f->nracks;
+    double want = from[k % 3];
+    for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
+      want += f->run_cap_w[f->gpu_run[i]];
+    double got = rack_fleet_rack_caps_added(f, r, from[k % 3]);
+    assert_memory_equal(&got, &want, sizeof got);
+  }
+  if (c->kind == 0) { /* kept: the same rack again takes it */
+    f->cap_sum->sum = -1;
+    assert_true(rack_fleet_rack_cap_sum(f, f->nracks - 1) == -1);
+  }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -509,6 +573,7 @@ int main(void) {
   TEST_ADD(tests, n, a_gpu_written_alone_is_found);
   TEST_ADD(tests, n, run_arrays_at_the_run_count);
   TEST_ADD(tests, n, rack_cap_sums_are_the_gpus);
+  TEST_ROWS(tests, n, rack_caps_kept_sums_are_the_gpus, kept_cap_cases);
   TEST_ADD(tests, n, no_room_for_runs_turns_units_off);
   return _cmocka_run_group_tests("rack_runs", tests, n,
                                  test_catalogs_load_hardware,

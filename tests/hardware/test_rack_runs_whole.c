@@ -213,31 +213,40 @@ static void more_patterns_than_kept(void **state) {
 }
 
 /* One run of a rack unlike its rack's others, at each place in turn (the
- * update compares two runs a turn, and a last one alone when their count
- * is odd): the rack is never taken whole from an alike rack before it. */
+ * update compares four runs a turn in two registers, then two, then a
+ * last one alone: run counts of every remainder by four): the rack is
+ * never taken whole from an alike rack before it. */
 typedef struct unlike_case {
   const char *name;
   int system; /* rack_fixture_five's kind */
   int field;  /* the odd run's changed input: 1 the cap, 2 sm, 3 mem, 4 busy */
+  uint32_t slot; /* GPUs a slot (a run) */
 } unlike_case;
 
 static const unlike_case unlike_cases[] = {
-    {"plain racks, 9 runs, the cap", RACK_FIXTURE_PLAIN, 1},
-    {"plain racks, 9 runs, sm", RACK_FIXTURE_PLAIN, 2},
-    {"plain racks, 9 runs, mem", RACK_FIXTURE_PLAIN, 3},
-    {"plain racks, 9 runs, busy", RACK_FIXTURE_PLAIN, 4},
-    {"DGX servers, 4 runs, sm", RACK_FIXTURE_DGX, 2},
-    {"DGX servers, 4 runs, busy", RACK_FIXTURE_DGX, 4},
+    {"plain racks, 9 runs, the cap", RACK_FIXTURE_PLAIN, 1, 8},
+    {"plain racks, 9 runs, sm", RACK_FIXTURE_PLAIN, 2, 8},
+    {"plain racks, 9 runs, mem", RACK_FIXTURE_PLAIN, 3, 8},
+    {"plain racks, 9 runs, busy", RACK_FIXTURE_PLAIN, 4, 8},
+    {"plain racks, 12 runs, sm", RACK_FIXTURE_PLAIN, 2, 6},
+    {"plain racks, 8 runs, the cap", RACK_FIXTURE_PLAIN, 1, 9},
+    {"plain racks, 6 runs, mem", RACK_FIXTURE_PLAIN, 3, 12},
+    {"plain racks, 3 runs, busy", RACK_FIXTURE_PLAIN, 4, 24},
+    {"plain racks, 2 runs, sm", RACK_FIXTURE_PLAIN, 2, 36},
+    {"plain racks, 1 run, the cap", RACK_FIXTURE_PLAIN, 1, 72},
+    {"DGX servers, 4 runs, sm", RACK_FIXTURE_DGX, 2, 8},
+    {"DGX servers, 4 runs, busy", RACK_FIXTURE_DGX, 4, 8},
 };
 
 /* Every GPU at one load and cap but rack 2's run k, its field halved (a
  * change its power shows: one double up can round to the same watts);
- * slots of 8. */
-static void write_one_unlike(rack_fleet *f, int field, uint32_t k) {
+ * slots of slot GPUs. */
+static void write_one_unlike(rack_fleet *f, int field, uint32_t slot,
+                             uint32_t k) {
   for (uint32_t i = 0; i < f->n; i++) {
     gpu_load l = {0.7, 0.4, 0.9};
     double cap = 800, *x = field_of(&l, &cap, field);
-    if (f->rack[i] == 2 && (i - f->first[2]) / 8 == k)
+    if (f->rack[i] == 2 && (i - f->first[2]) / slot == k)
       *x *= 0.5;
     rack_set_load(f, i, l);
     f->cap_w[i] = cap;
@@ -251,11 +260,11 @@ static void one_unlike_run_anywhere(void **state) {
   rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
   assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
   for (uint32_t i = 0; i < f->n; i++)
-    rack_set_unit_key(f, i, 1 + i / 8);
-  for (uint32_t k = 0; k < f->count[2] / 8; k++) {
-    write_one_unlike(f, c->field, k);
+    rack_set_unit_key(f, i, 1 + i / c->slot);
+  for (uint32_t k = 0; k < f->count[2] / c->slot; k++) {
+    write_one_unlike(f, c->field, c->slot, k);
     rack_fixture_update_both(ref, f);
-    assert_int_equal(f->rack_run[3] - f->rack_run[2], f->count[2] / 8);
+    assert_int_equal(f->rack_run[3] - f->rack_run[2], f->count[2] / c->slot);
     assert_memory_equal(ref->power_w, rack_fleet_gpu_power(f),
                         f->n * sizeof(double));
     rack_fixture_assert_racks_are(f, ref);

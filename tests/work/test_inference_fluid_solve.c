@@ -103,9 +103,53 @@ static void solves_keep_their_bits(void **state) {
   assert_int_equal(bad, 0);
 }
 
+/* Whether every row of s's step table priced at its clock and context
+ * (its generation's) is rl_decode_step's at them, to the bit: the time,
+ * the compute share, the tokens/s and the load. Returns the rows seen. */
+static int rows_are_the_steps(const inf_service *s) {
+  const inf_fluid *f = s->fluid;
+  int seen = 0;
+  for (uint32_t b = 0; b < f->tab_cap; b++) {
+    const step_row *row = &f->tab[b];
+    if (row->gen != f->tab_gen)
+      continue;
+    rl_step st;
+    rl_decode_step(&s->proto, b, f->tab_ctx, f->tab_phi, &st);
+    step_row want = *row;
+    want.t = st.t;
+    want.comp = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
+    want.g = b / st.t;
+    want.act = st.load;
+    assert_memory_equal(row, &want, sizeof want);
+    seen++;
+  }
+  return seen;
+}
+
+/* The step table's rows, priced from the batch terms each row keeps and
+ * the clock's terms kept with the table's generation, after each case's
+ * solve in turn (clocks of 1 and below, the context moved and back,
+ * tables grown and kept): rl_decode_step's, to the bit. */
+static void step_rows_are_rl_decode_step(void **state) {
+  (void)state;
+  rig g;
+  rig_open_fluid(&g, SVC_YAML);
+  outcome *o = malloc(sizeof *o);
+  assert_non_null(o);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const solve_case *k = &cases[i];
+    span_load l = span_of(k->rate, k->nup, k->held);
+    assert_int_equal(inf__fluid_solve(g.s, &l, k->phi, k->q0, o), SIM_OK);
+    assert_true(rows_are_the_steps(g.s) > 0);
+  }
+  free(o);
+  rig_close(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(solves_keep_their_bits),
+      cmocka_unit_test(step_rows_are_rl_decode_step),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);
