@@ -1,13 +1,14 @@
 /* test_record_run.h - what the HDF5 writer's tests share: the run every
  * layout test reads, how it is written, and the readers that check it
- * with the HDF5 C API (test_record.c, test_record_write.c). Header
- * only. */
+ * with the HDF5 C API (test_record.c, test_record_write.c,
+ * test_record_deflate.c). Header only. */
 #ifndef TEST_RECORD_RUN_H
 #define TEST_RECORD_RUN_H
 
 #include "test_util.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,34 @@ static inline int64_t int_attr(hid_t f, const char *obj, const char *key) {
   H5Tclose(t);
   H5Aclose(a);
   return v;
+}
+
+/* Lowers the file-size limit to 1 MB + 200 kB, the recorder's seam for a
+ * disk that fills up (SIGXFSZ ignored, so a refused write is an error,
+ * not a signal); false where the hard limit is lower (skip the test). */
+static inline bool limit_file_size(struct rlimit *old) {
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, old), 0);
+  struct rlimit lim = *old;
+  lim.rlim_cur = ((rlim_t)1 << 20) + 200000;
+  if (old->rlim_max != RLIM_INFINITY && old->rlim_max < lim.rlim_cur)
+    return false;
+  signal(SIGXFSZ, SIG_IGN);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  return true;
+}
+
+/* A sink failed by the limit: commit refused, and destroy leaves neither
+ * file nor an open HDF5 handle; the limit put back. */
+static inline void assert_failed_leaves_nothing(tel_sink *s,
+                                                const struct rlimit *old,
+                                                const char *path,
+                                                const char *partial) {
+  assert_int_equal(tel_commit(s), SIM_EIO);
+  tel_destroy(s);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, old), 0);
+  assert_false(file_exists(partial));
+  assert_false(file_exists(path));
+  assert_no_open_ids();
 }
 
 #endif
