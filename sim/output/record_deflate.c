@@ -57,7 +57,7 @@ size_t h5w__chunk_room(size_t n) { return deflate_room(n) + 4; }
  * sums folded to 16 bits plus carry ((x & 0xffff) + (x >> 16)) after
  * every 360 words, which keeps them below 2^32, after the odd byte, and
  * once more at the end. */
-uint32_t h5w__fletcher32(const unsigned char *p, size_t n) {
+static uint32_t fletcher32(const unsigned char *p, size_t n) {
   uint32_t a = 0, b = 0;
   for (size_t words = n / 2; words > 0;) {
     size_t k = words < 360 ? words : 360;
@@ -109,7 +109,7 @@ size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
     size = (uLongf)n;
     *mask = H5W_FILTER_DEFLATE_BIT;
   }
-  uint32_t sum = h5w__fletcher32(buf, size);
+  uint32_t sum = fletcher32(buf, size);
   for (int i = 0; i < 4; i++)
     buf[size + (size_t)i] = (unsigned char)(sum >> (8 * i));
   return (size_t)size + 4;
