@@ -6,7 +6,8 @@
  * model is specified in inference.h; the step times come from roofline.h.
  * inference.c builds a service and hands each public operation to this
  * file or to inference_fluid.c; the request pool and the heaps are in
- * inference_heap.c, the latency statistics in inference_stats.c.
+ * inference_heap.c, the latency statistics in inference_stats.c, the
+ * replica's prices in inference_request_price.c.
  *
  * Data structures and their invariants:
  * - Requests live in one pool (an array grown by doubling, free slots
@@ -39,6 +40,7 @@
  *   every up replica in the routing tree, so an arrival goes to it only
  *   when all are down, and is then dropped. */
 #include "inference_internal.h"
+#include "inference_request_price.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -98,55 +100,6 @@ static void add_tokens(inf_service *s, double n) {
 /* A replica's work: pricing, the changes, catching up with time        */
 /* ------------------------------------------------------------------ */
 
-/* c, the proto's step terms at phi, worked out again only when phi is
- * not the one they were for (a zeroed c is for none: phi > 0). */
-static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
-  if (c->key != phi)
-    rl_clock_of(&s->proto, phi, c);
-  return c;
-}
-
-/* The joiners' prefill at the replica's clock: its length and its
- * time-weighted load. */
-static void price_prefill(inf_service *s, replica *r) {
-  double t = 0;
-  gpu_load busy = {0, 0, 0};
-  const rl_clock *at = clock_at(s, &r->clk, r->phi);
-  const rl_clock *full = clock_at(s, &s->full_clk, 1);
-  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
-       i = s->pool[i].next, n++) {
-    if (s->pool[i].shared)
-      continue; /* its prompt's KV is there: no prefill */
-    double ti;
-    gpu_load li;
-    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
-    t += ti;
-    busy = gpu_load_axpy(busy, ti, li);
-  }
-  r->pre_s = t;
-  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
-  r->compute = 1; /* prefill is compute-bound */
-  r->next_s = r->clock_s + r->pre_left * t;
-}
-
-/* The decode step at the batch's mean context now; the clock's terms are
- * the same between the replica's clock changes, the batch's between its
- * size's (most replicas of bench-10k decode one request at a time). */
-static void price_decode(inf_service *s, replica *r) {
-  rl_step st;
-  double b = r->nheap;
-  if (r->bat.key != b)
-    rl_batch_of(&s->proto, b, &r->bat);
-  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
-                       clock_at(s, &r->clk, r->phi),
-                       clock_at(s, &s->full_clk, 1), &st);
-  r->t_step = st.t;
-  r->load = st.load;
-  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
-  double tag = s->pool[r->heap[0]].tag;
-  r->next_s = r->clock_s + (tag - r->v) * r->t_step;
-}
-
 static bool fits(const inf_service *s, const replica *r, const request *q) {
   return in_batch(r) < (uint64_t)s->c->max_batch &&
          r->kv_used + inf__kv_need(s, replica_index(s, r), q) <= s->kv_cap;
@@ -194,7 +147,7 @@ static uint32_t admit(inf_service *s, replica *r) {
 static void start_prefill(inf_service *s, replica *r) {
   r->phase = PREFILL;
   r->pre_left = 1;
-  price_prefill(s, r);
+  inf__price_prefill(s, r);
 }
 
 /* After a change: prefill whoever can join, else decode, else rest. */
@@ -204,7 +157,7 @@ static void resume(inf_service *s, replica *r) {
     start_prefill(s, r);
   } else if (r->nheap > 0) {
     r->phase = DECODE;
-    price_decode(s, r);
+    inf__price_decode(s, r);
   } else {
     r->phase = IDLE;
     r->compute = 0;
@@ -547,9 +500,9 @@ static int req_set_clock(inf_service *s, uint32_t k, double phi) {
   advance(s, r, now_s(s));
   r->phi = phi;
   if (r->phase == PREFILL)
-    price_prefill(s, r);
+    inf__price_prefill(s, r);
   else if (r->phase == DECODE)
-    price_decode(s, r);
+    inf__price_decode(s, r);
   reschedule(s, r);
   return s->rc;
 }

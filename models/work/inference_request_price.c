@@ -1,0 +1,54 @@
+/* inference_request_price.c - a request-level replica's prices
+ * (inference_request_price.h): the joiners' prefill and the decode step at
+ * the replica's clock, from roofline.h's terms, kept between the changes
+ * of the clock and of the batch's size. */
+#include "inference_request_price.h"
+
+/* c, the proto's step terms at phi, worked out again only when phi is
+ * not the one they were for (a zeroed c is for none: phi > 0). */
+static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
+  if (c->key != phi)
+    rl_clock_of(&s->proto, phi, c);
+  return c;
+}
+
+/* The joiners' prefill at the replica's clock: its length and its
+ * time-weighted load. */
+void inf__price_prefill(inf_service *s, replica *r) {
+  double t = 0;
+  gpu_load busy = {0, 0, 0};
+  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *full = clock_at(s, &s->full_clk, 1);
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++) {
+    if (s->pool[i].shared)
+      continue; /* its prompt's KV is there: no prefill */
+    double ti;
+    gpu_load li;
+    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
+    t += ti;
+    busy = gpu_load_axpy(busy, ti, li);
+  }
+  r->pre_s = t;
+  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
+  r->compute = 1; /* prefill is compute-bound */
+  r->next_s = r->clock_s + r->pre_left * t;
+}
+
+/* The decode step at the batch's mean context now; the clock's terms are
+ * the same between the replica's clock changes, the batch's between its
+ * size's (most replicas of bench-10k decode one request at a time). */
+void inf__price_decode(inf_service *s, replica *r) {
+  rl_step st;
+  double b = r->nheap;
+  if (r->bat.key != b)
+    rl_batch_of(&s->proto, b, &r->bat);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
+  r->t_step = st.t;
+  r->load = st.load;
+  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
+  double tag = s->pool[r->heap[0]].tag;
+  r->next_s = r->clock_s + (tag - r->v) * r->t_step;
+}
