@@ -25,7 +25,10 @@
  *   end; +inf when idle). Changes are processed at their exact times,
  *   whatever event brings the replica up to date, so the rounding of event
  *   times to nanoseconds never reaches TTFT or TPOT.
- * - One engine event per replica is pending, at ceil(next_s). A replica
+ * - One engine event per replica is pending, at ceil(next_s), or, when
+ *   its prefill's end changes nothing beyond it, at the first completion
+ *   after that end (inf__after_prefill): the end is then processed at its
+ *   own time by whatever brings the replica up to date. A replica
  *   that could take a new arrival at once gets a scheduling pass when the
  *   last arrival of that instant has been queued (pass_due, listed in
  *   due), so requests arriving together are prefilled together.
@@ -105,18 +108,12 @@ static bool fits(const inf_service *s, const replica *r, const request *q) {
          r->kv_used + inf__kv_need(s, replica_index(s, r), q) <= s->kv_cap;
 }
 
-/* Whether request q's client has given up waiting for its first token by
- * time t. */
-static bool gave_up(const inf_service *s, const request *q, double t) {
-  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
-}
-
 /* Takes the waiting requests whose clients have given up by time t off
  * r's queue: its head, since it is in arrival order. Costs one
  * comparison when none has. */
 static void expire(inf_service *s, replica *r, double t) {
   uint32_t n = 0;
-  while (r->waiting.n > 0 && gave_up(s, &s->pool[r->waiting.head], t)) {
+  while (r->waiting.n > 0 && inf__gave_up(s, &s->pool[r->waiting.head], t)) {
     inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
     count_timed_out(s);
     n++;
@@ -195,7 +192,7 @@ static void end_prefill(inf_service *s, replica *r) {
     request *q = &s->pool[i];
     q->first_s = r->clock_s;
     s->tot.prompt_tokens += q->shared ? 0 : q->prompt;
-    if (gave_up(s, q, q->first_s)) {
+    if (inf__gave_up(s, q, q->first_s)) {
       abandon(s, r, i);
       continue;
     }
@@ -259,12 +256,14 @@ static void advance(inf_service *s, replica *r, double t) {
   drift(s, r, t);
 }
 
-/* Keeps the replica's one pending event at its next change; does nothing
- * when that is already the pending one. A pending event is moved, not
- * cancelled and scheduled again: the power policy moves most replicas'
- * clocks, and so their next changes, every period. */
+/* Keeps the replica's one pending event at its next change others see (a
+ * prefill's end that changes nothing beyond it is folded into the next:
+ * inf__after_prefill); does nothing when that is already the pending one.
+ * A pending event is moved, not cancelled and scheduled again: the power
+ * policy moves most replicas' clocks, and so their next changes, every
+ * period. */
 static void reschedule(inf_service *s, replica *r) {
-  double at_s = r->next_s;
+  double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
   if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
     return;
   r->ev_s = at_s;
@@ -280,6 +279,13 @@ static void reschedule(inf_service *s, replica *r) {
                                      replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
+}
+
+/* Whether r's event stands for a change after its prefill's end: that end
+ * is processed only when something brings r up to date, so r's phase may
+ * be behind now. */
+static bool folded(const replica *r) {
+  return r->phase == PREFILL && r->ev_s > r->next_s;
 }
 
 /* Whether r rests with nothing to catch up on: idle, its event already
@@ -394,6 +400,11 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     return;
   }
   s->pool[i] = q;
+  /* A folded prefill's end before now is processed first (it changes no
+   * routing load): the pass below needs r's phase now. */
+  bool stale = folded(r);
+  if (stale)
+    advance(s, r, q.arrival_s);
   bool was_empty = r->waiting.n == 0;
   inf__list_push(s->pool, &r->waiting, i);
   inf__load_changed(s, k);
@@ -401,6 +412,8 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     r->pass_due = true;
     s->due[s->ndue++] = k;
   }
+  if (stale && !r->pass_due) /* a waiting request unfolds the end */
+    reschedule(s, r);
 }
 
 /* The scheduling pass of the replicas that got arrivals they could take
@@ -608,7 +621,10 @@ static void req_sample(inf_service *s, double dt, double *row) {
 
 /* Tokens a decoding replica has made since its clock, which lags now by
  * up to the time since its last change (const: it cannot catch up). */
-static double tokens_since_clock(const replica *r, double now) {
+static double tokens_since_clock(const inf_service *s, const replica *r,
+                                 double now) {
+  if (folded(r))
+    return inf__tokens_after_prefill(s, r, now);
   if (r->phase != DECODE || !(now > r->clock_s))
     return 0;
   return r->nheap * (fmin(now, r->next_s) - r->clock_s) / r->t_step;
@@ -621,7 +637,7 @@ static inf_totals req_totals(const inf_service *s) {
     const replica *r = &s->rep[k];
     t.waiting += r->waiting.n;
     t.in_batch += in_batch(r);
-    t.tokens_generated += tokens_since_clock(r, now);
+    t.tokens_generated += tokens_since_clock(s, r, now);
   }
   return t;
 }

@@ -14,4 +14,26 @@ void inf__price_prefill(inf_service *s, replica *r);
  * compute and next_s (the smallest tag reached). */
 void inf__price_decode(inf_service *s, replica *r);
 
+/* Whether request q's client has given up waiting for its first token by
+ * time t. */
+static inline bool inf__gave_up(const inf_service *s, const request *q,
+                                double t) {
+  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
+}
+
+/* The time r, prefilling, has its next change anyone beyond it sees: the
+ * first completion after its prefill's end when nothing else changes at
+ * that end (its joiners only start decoding: no load routing reads
+ * changes), else that end (next_s). Keeps b's batch terms in r->bat. The
+ * replica's one event is there; the end is processed at its own time by
+ * whatever brings r up to date. */
+double inf__after_prefill(inf_service *s, replica *r);
+
+/* The tokens r, prefilling with its end (next_s) folded and before now,
+ * has made since: its joiners' first tokens and the decode's steps after
+ * (tokens_since_clock's for a decoding replica; const: it cannot catch
+ * up). */
+double inf__tokens_after_prefill(const inf_service *s, const replica *r,
+                                 double now);
+
 #endif
