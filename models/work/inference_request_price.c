@@ -37,23 +37,17 @@ void inf__price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
-/* The decode step of b requests whose prompt + 1 - join_v sum to ctx at
- * V = v: bat's terms are b's (worked out again when they are not). */
-static void decode_step(const inf_service *s, rl_batch *bat, double b,
-                        double ctx, double v, const rl_clock *at,
-                        const rl_clock *full, rl_step *st) {
-  if (bat->key != b)
-    rl_batch_of(&s->proto, b, bat);
-  rl_decode_step_batch(&s->proto, bat, ctx / b + v, at, full, st);
-}
-
 /* The decode step at the batch's mean context now; the clock's terms are
  * the same between the replica's clock changes, the batch's between its
  * size's (most replicas of bench-10k decode one request at a time). */
 void inf__price_decode(inf_service *s, replica *r) {
   rl_step st;
-  decode_step(s, &r->bat, r->nheap, r->ctx_base, r->v,
-              clock_at(s, &r->clk, r->phi), clock_at(s, &s->full_clk, 1), &st);
+  double b = r->nheap;
+  if (r->bat.key != b)
+    rl_batch_of(&s->proto, b, &r->bat);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
   r->t_step = st.t;
   r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
@@ -87,14 +81,22 @@ static bool joined(const inf_service *s, const replica *r, double *b,
   return true;
 }
 
+/* The time of a decode step of b requests whose prompt + 1 - join_v sum
+ * to ctx, at V = v and clock at: price_decode's step, its time alone. */
+static double step_s(const inf_service *s, rl_batch *bat, double b, double ctx,
+                     double v, const rl_clock *at) {
+  if (bat->key != b)
+    rl_batch_of(&s->proto, b, bat);
+  return rl_decode_step_batch_s(bat, ctx / b + v, at);
+}
+
 double inf__after_prefill(inf_service *s, replica *r) {
   double b, ctx, tag;
   if (!joined(s, r, &b, &ctx, &tag))
     return r->next_s;
-  rl_step st; /* what price_decode will find there: b's terms kept */
-  decode_step(s, &r->bat, b, ctx, r->v, clock_at(s, &r->clk, r->phi),
-              clock_at(s, &s->full_clk, 1), &st);
-  return r->next_s + (tag - r->v) * st.t;
+  /* b's terms kept in r->bat for price_decode at that end */
+  double t = step_s(s, &r->bat, b, ctx, r->v, clock_at(s, &r->clk, r->phi));
+  return r->next_s + (tag - r->v) * t;
 }
 
 double inf__tokens_after_prefill(const inf_service *s, const replica *r,
@@ -103,10 +105,8 @@ double inf__tokens_after_prefill(const inf_service *s, const replica *r,
   if (!(now > r->next_s) || !joined(s, r, &b, &ctx, &tag))
     return 0;
   rl_batch bat = {.key = 0};
-  rl_clock at = {.key = 0}, full = {.key = 0};
-  rl_step st;
-  decode_step(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi),
-              clock_at(s, &full, 1), &st);
-  double end = r->next_s + (tag - r->v) * st.t;
-  return r->prefill.n + b * (fmin(now, end) - r->next_s) / st.t;
+  rl_clock at = {.key = 0};
+  double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
+  double end = r->next_s + (tag - r->v) * t;
+  return r->prefill.n + b * (fmin(now, end) - r->next_s) / t;
 }
