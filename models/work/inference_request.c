@@ -45,6 +45,7 @@
 #include "inference_internal.h"
 #include "inference_request_price.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -240,17 +241,29 @@ static void drift(inf_service *s, replica *r, double t) {
   r->clock_s = t;
 }
 
+/* Whether r's event stands for a change after its prefill's end: that end
+ * is processed only when something brings r up to date, so r's phase may
+ * be behind now. */
+static bool folded(const replica *r) {
+  return r->phase == PREFILL && r->ev_s > r->next_s;
+}
+
 /* Brings the replica to time t, processing every change up to t at its
- * own time. */
+ * own time. A folded prefill's end leads to the completion its event is
+ * at, to the bit (inf__after_prefill): nothing came between. */
 static void advance(inf_service *s, replica *r, double t) {
   while (r->next_s <= t) {
     drift(s, r, r->next_s);
     if (r->phase == PREFILL) {
+      bool fold = folded(r);
       r->pre_left = 0;
       end_prefill(s, r);
-    } else {
-      finish_due(s, r);
+      resume(s, r);
+      assert(!fold || (r->phase == DECODE && r->next_s == r->ev_s));
+      (void)fold;
+      continue;
     }
+    finish_due(s, r);
     resume(s, r);
   }
   drift(s, r, t);
@@ -279,13 +292,6 @@ static void reschedule(inf_service *s, replica *r) {
                                      replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
-}
-
-/* Whether r's event stands for a change after its prefill's end: that end
- * is processed only when something brings r up to date, so r's phase may
- * be behind now. */
-static bool folded(const replica *r) {
-  return r->phase == PREFILL && r->ev_s > r->next_s;
 }
 
 /* Whether r rests with nothing to catch up on: idle, its event already
