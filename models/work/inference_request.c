@@ -626,11 +626,13 @@ static void req_sample(inf_service *s, double dt, double *row) {
 }
 
 /* Tokens a decoding replica has made since its clock, which lags now by
- * up to the time since its last change (const: it cannot catch up). */
+ * up to the time since its last change, and the prompts a folded prefill's
+ * end before now has prefilled (const: it cannot catch up). */
 static double tokens_since_clock(const inf_service *s, const replica *r,
-                                 double now) {
+                                 double now, double *prompts) {
+  *prompts = 0;
   if (folded(r))
-    return inf__tokens_after_prefill(s, r, now);
+    return inf__tokens_after_prefill(s, r, now, prompts);
   if (r->phase != DECODE || !(now > r->clock_s))
     return 0;
   return r->nheap * (fmin(now, r->next_s) - r->clock_s) / r->t_step;
@@ -643,7 +645,9 @@ static inf_totals req_totals(const inf_service *s) {
     const replica *r = &s->rep[k];
     t.waiting += r->waiting.n;
     t.in_batch += in_batch(r);
-    t.tokens_generated += tokens_since_clock(s, r, now);
+    double prompts;
+    t.tokens_generated += tokens_since_clock(s, r, now, &prompts);
+    t.prompt_tokens += prompts;
   }
   return t;
 }

@@ -100,10 +100,14 @@ double inf__after_prefill(inf_service *s, replica *r) {
 }
 
 double inf__tokens_after_prefill(const inf_service *s, const replica *r,
-                                 double now) {
+                                 double now, double *prompts) {
   double b, ctx, tag;
-  if (!(now > r->next_s) || !joined(s, r, &b, &ctx, &tag))
+  *prompts = 0;
+  if (!(now >= r->next_s) || !joined(s, r, &b, &ctx, &tag))
     return 0;
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++)
+    *prompts += s->pool[i].shared ? 0 : s->pool[i].prompt;
   rl_batch bat = {.key = 0};
   rl_clock at = {.key = 0};
   double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
