@@ -6,7 +6,8 @@
  * model is specified in inference.h; the step times come from roofline.h.
  * inference.c builds a service and hands each public operation to this
  * file or to inference_fluid.c; the request pool and the heaps are in
- * inference_heap.c, the latency statistics in inference_stats.c.
+ * inference_heap.c, the latency statistics in inference_stats.c, the
+ * replica's prices in inference_request_price.c.
  *
  * Data structures and their invariants:
  * - Requests live in one pool (an array grown by doubling, free slots
@@ -24,7 +25,10 @@
  *   end; +inf when idle). Changes are processed at their exact times,
  *   whatever event brings the replica up to date, so the rounding of event
  *   times to nanoseconds never reaches TTFT or TPOT.
- * - One engine event per replica is pending, at ceil(next_s). A replica
+ * - One engine event per replica is pending, at ceil(next_s), or, when
+ *   its prefill's end changes nothing beyond it, at the first completion
+ *   after that end (inf__after_prefill): the end is then processed at its
+ *   own time by whatever brings the replica up to date. A replica
  *   that could take a new arrival at once gets a scheduling pass when the
  *   last arrival of that instant has been queued (pass_due, listed in
  *   due), so requests arriving together are prefilled together.
@@ -39,7 +43,9 @@
  *   every up replica in the routing tree, so an arrival goes to it only
  *   when all are down, and is then dropped. */
 #include "inference_internal.h"
+#include "inference_request_price.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -98,64 +104,9 @@ static void add_tokens(inf_service *s, double n) {
 /* A replica's work: pricing, the changes, catching up with time        */
 /* ------------------------------------------------------------------ */
 
-/* c, the proto's step terms at phi, worked out again only when phi is
- * not the one they were for (a zeroed c is for none: phi > 0). */
-static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
-  if (c->key != phi)
-    rl_clock_of(&s->proto, phi, c);
-  return c;
-}
-
-/* The joiners' prefill at the replica's clock: its length and its
- * time-weighted load. */
-static void price_prefill(inf_service *s, replica *r) {
-  double t = 0;
-  gpu_load busy = {0, 0, 0};
-  const rl_clock *at = clock_at(s, &r->clk, r->phi);
-  const rl_clock *full = clock_at(s, &s->full_clk, 1);
-  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
-       i = s->pool[i].next, n++) {
-    if (s->pool[i].shared)
-      continue; /* its prompt's KV is there: no prefill */
-    double ti;
-    gpu_load li;
-    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
-    t += ti;
-    busy = gpu_load_axpy(busy, ti, li);
-  }
-  r->pre_s = t;
-  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
-  r->compute = 1; /* prefill is compute-bound */
-  r->next_s = r->clock_s + r->pre_left * t;
-}
-
-/* The decode step at the batch's mean context now; the clock's terms are
- * the same between the replica's clock changes, the batch's between its
- * size's (most replicas of bench-10k decode one request at a time). */
-static void price_decode(inf_service *s, replica *r) {
-  rl_step st;
-  double b = r->nheap;
-  if (r->bat.key != b)
-    rl_batch_of(&s->proto, b, &r->bat);
-  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
-                       clock_at(s, &r->clk, r->phi),
-                       clock_at(s, &s->full_clk, 1), &st);
-  r->t_step = st.t;
-  r->load = st.load;
-  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
-  double tag = s->pool[r->heap[0]].tag;
-  r->next_s = r->clock_s + (tag - r->v) * r->t_step;
-}
-
 static bool fits(const inf_service *s, const replica *r, const request *q) {
   return in_batch(r) < (uint64_t)s->c->max_batch &&
          r->kv_used + inf__kv_need(s, replica_index(s, r), q) <= s->kv_cap;
-}
-
-/* Whether request q's client has given up waiting for its first token by
- * time t. */
-static bool gave_up(const inf_service *s, const request *q, double t) {
-  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
 }
 
 /* Takes the waiting requests whose clients have given up by time t off
@@ -163,7 +114,7 @@ static bool gave_up(const inf_service *s, const request *q, double t) {
  * comparison when none has. */
 static void expire(inf_service *s, replica *r, double t) {
   uint32_t n = 0;
-  while (r->waiting.n > 0 && gave_up(s, &s->pool[r->waiting.head], t)) {
+  while (r->waiting.n > 0 && inf__gave_up(s, &s->pool[r->waiting.head], t)) {
     inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
     count_timed_out(s);
     n++;
@@ -194,7 +145,7 @@ static uint32_t admit(inf_service *s, replica *r) {
 static void start_prefill(inf_service *s, replica *r) {
   r->phase = PREFILL;
   r->pre_left = 1;
-  price_prefill(s, r);
+  inf__price_prefill(s, r);
 }
 
 /* After a change: prefill whoever can join, else decode, else rest. */
@@ -204,7 +155,7 @@ static void resume(inf_service *s, replica *r) {
     start_prefill(s, r);
   } else if (r->nheap > 0) {
     r->phase = DECODE;
-    price_decode(s, r);
+    inf__price_decode(s, r);
   } else {
     r->phase = IDLE;
     r->compute = 0;
@@ -242,7 +193,7 @@ static void end_prefill(inf_service *s, replica *r) {
     request *q = &s->pool[i];
     q->first_s = r->clock_s;
     s->tot.prompt_tokens += q->shared ? 0 : q->prompt;
-    if (gave_up(s, q, q->first_s)) {
+    if (inf__gave_up(s, q, q->first_s)) {
       abandon(s, r, i);
       continue;
     }
@@ -290,28 +241,42 @@ static void drift(inf_service *s, replica *r, double t) {
   r->clock_s = t;
 }
 
+/* Whether r's event stands for a change after its prefill's end: that end
+ * is processed only when something brings r up to date, so r's phase may
+ * be behind now. */
+static bool folded(const replica *r) {
+  return r->phase == PREFILL && r->ev_s > r->next_s;
+}
+
 /* Brings the replica to time t, processing every change up to t at its
- * own time. */
+ * own time. A folded prefill's end leads to the completion its event is
+ * at, to the bit (inf__after_prefill): nothing came between. */
 static void advance(inf_service *s, replica *r, double t) {
   while (r->next_s <= t) {
     drift(s, r, r->next_s);
     if (r->phase == PREFILL) {
+      bool fold = folded(r);
       r->pre_left = 0;
       end_prefill(s, r);
-    } else {
-      finish_due(s, r);
+      resume(s, r);
+      assert(!fold || (r->phase == DECODE && r->next_s == r->ev_s));
+      (void)fold;
+      continue;
     }
+    finish_due(s, r);
     resume(s, r);
   }
   drift(s, r, t);
 }
 
-/* Keeps the replica's one pending event at its next change; does nothing
- * when that is already the pending one. A pending event is moved, not
- * cancelled and scheduled again: the power policy moves most replicas'
- * clocks, and so their next changes, every period. */
+/* Keeps the replica's one pending event at its next change others see (a
+ * prefill's end that changes nothing beyond it is folded into the next:
+ * inf__after_prefill); does nothing when that is already the pending one.
+ * A pending event is moved, not cancelled and scheduled again: the power
+ * policy moves most replicas' clocks, and so their next changes, every
+ * period. */
 static void reschedule(inf_service *s, replica *r) {
-  double at_s = r->next_s;
+  double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
   if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
     return;
   r->ev_s = at_s;
@@ -441,6 +406,11 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     return;
   }
   s->pool[i] = q;
+  /* A folded prefill's end before now is processed first (it changes no
+   * routing load): the pass below needs r's phase now. */
+  bool stale = folded(r);
+  if (stale)
+    advance(s, r, q.arrival_s);
   bool was_empty = r->waiting.n == 0;
   inf__list_push(s->pool, &r->waiting, i);
   inf__load_changed(s, k);
@@ -448,6 +418,8 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     r->pass_due = true;
     s->due[s->ndue++] = k;
   }
+  if (stale && !r->pass_due) /* a waiting request unfolds the end */
+    reschedule(s, r);
 }
 
 /* The scheduling pass of the replicas that got arrivals they could take
@@ -547,9 +519,9 @@ static int req_set_clock(inf_service *s, uint32_t k, double phi) {
   advance(s, r, now_s(s));
   r->phi = phi;
   if (r->phase == PREFILL)
-    price_prefill(s, r);
+    inf__price_prefill(s, r);
   else if (r->phase == DECODE)
-    price_decode(s, r);
+    inf__price_decode(s, r);
   reschedule(s, r);
   return s->rc;
 }
@@ -654,8 +626,13 @@ static void req_sample(inf_service *s, double dt, double *row) {
 }
 
 /* Tokens a decoding replica has made since its clock, which lags now by
- * up to the time since its last change (const: it cannot catch up). */
-static double tokens_since_clock(const replica *r, double now) {
+ * up to the time since its last change, and the prompts a folded prefill's
+ * end before now has prefilled (const: it cannot catch up). */
+static double tokens_since_clock(const inf_service *s, const replica *r,
+                                 double now, double *prompts) {
+  *prompts = 0;
+  if (folded(r))
+    return inf__tokens_after_prefill(s, r, now, prompts);
   if (r->phase != DECODE || !(now > r->clock_s))
     return 0;
   return r->nheap * (fmin(now, r->next_s) - r->clock_s) / r->t_step;
@@ -668,7 +645,9 @@ static inf_totals req_totals(const inf_service *s) {
     const replica *r = &s->rep[k];
     t.waiting += r->waiting.n;
     t.in_batch += in_batch(r);
-    t.tokens_generated += tokens_since_clock(r, now);
+    double prompts;
+    t.tokens_generated += tokens_since_clock(s, r, now, &prompts);
+    t.prompt_tokens += prompts;
   }
   return t;
 }

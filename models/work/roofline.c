@@ -417,6 +417,15 @@ void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
   step_from(r, &w, at, full, out);
 }
 
+double rl_decode_step_batch_s(const rl_batch *b, double context,
+                              const rl_clock *at) {
+  step_work w;
+  rl_step st;
+  step_work_at(b, context, &w);
+  step_parts(&w, at, &st);
+  return st.t;
+}
+
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out) {
   rl_clock at, full;

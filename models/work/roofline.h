@@ -334,6 +334,11 @@ void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
                           double context, const rl_clock *at,
                           const rl_clock *full, rl_step *out);
 
+/* rl_decode_step_batch's time t alone (its bits), without the load: what
+ * a replica's next change needs before the step is its own. */
+double rl_decode_step_batch_s(const rl_batch *b, double context,
+                              const rl_clock *at);
+
 /* Decode step time, s: rl_decode_step's t. */
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi);

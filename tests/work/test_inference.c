@@ -463,6 +463,91 @@ static void queue_limit_sheds_arrivals(void **state) {
   assert_close(o.slo, (double)o.t.completed / (double)o.t.arrived, 1e-12, 0);
 }
 
+/* ---- 6. A prefill's end without its own event --------------------------- */
+
+/* A decodes alone from its prefill's end; B arrives at 0.5 s, pauses it for
+ * B's prefill, and the two decode together until B is done, then A alone.
+ * No prefill's end has an event of its own (each is folded into the next
+ * completion, A's into the arrival's catch-up), yet each is processed at
+ * its exact time: the hand's TTFTs and TPOTs, with samples taken in B's
+ * prefill and between its end and B's completion, and 4 events run for 2
+ * requests. */
+static void folded_prefill_end_is_exact(void **state) {
+  (void)state;
+  const trace_row rows[] = {{0, 512, 400}, {0.5, 2000, 100}};
+  char yaml[8192];
+  trace_yaml(yaml, sizeof yaml, "Llama-3.1-8B", "",
+             write_trace("inf_fold.csv", rows, 2));
+  rig g;
+  rig_open(&g, H100, yaml, 1, INFINITY);
+  const rl_replica *r = &g.r;
+  double pa = rl_prefill_s(r, 512, 1), b1 = 0.5 + rl_prefill_s(r, 2000, 1);
+  double va = (0.5 - pa) / rl_decode_step_s(r, 1, 513, 1);
+  assert_true(va > 0 && va < 300); /* B finishes first */
+  double tb = b1 + 99 * rl_decode_step_s(r, 2, (513 + va + 2001) / 2, 1);
+  double ta = tb + (300 - va) * rl_decode_step_s(r, 1, 612 + va, 1);
+  const double at[] = {(0.5 + b1) / 2, (b1 + tb) / 2, (tb + ta) / 2, ta + 1};
+  const double ttft[] = {NAN, NAN, b1 - 0.5, pa};
+  const double tpot[] = {NAN, NAN, (tb - b1) / 99, (ta - pa) / 399};
+  for (size_t k = 0; k < N_OF(at); k++) {
+    double row[INF_NCOLS];
+    run_to(&g, at[k]);
+    double dt = sample(&g, row);
+    assert_close(row[INF_REQUESTS_PER_S] * dt, k < 2 ? 0 : 1, 1e-9, 0);
+    if (k >= 2) {
+      assert_close(row[INF_TTFT_P50], ttft[k], 1e-12, 0);
+      assert_close(row[INF_TPOT_P50], tpot[k], 1e-9, 1e-15);
+    }
+  }
+  inf_totals t = inf_totals_of(g.s);
+  assert_int_equal(t.completed, 2);
+  assert_close(t.tokens_generated, 500, 1e-12, 0);
+  assert_int_equal(sim_engine_events_run(g.e), 4);
+  rig_close(&g);
+}
+
+/* A joiner whose client gives up during its prefill, alone or pausing
+ * another's decode: that prefill's end keeps its event, so it times out at
+ * its exact end, and the decode it paused resumes then. */
+typedef struct giveup_case {
+  const char *name;
+  bool decoding; /* a request decodes when the long prompt arrives */
+} giveup_case;
+
+static const giveup_case giveup_cases[] = {{"give up: alone", false},
+                                           {"give up: pausing a decode", true}};
+
+static void joiner_times_out_at_its_prefill_end(void **state) {
+  const giveup_case *gc = *state;
+  /* A trace starts at its first row: the long prompt alone comes at 0. */
+  double at = gc->decoding ? 0.1 : 0;
+  const trace_row rows[] = {{0, 512, 400}, {at, 20000, 100}};
+  size_t n = gc->decoding ? 2 : 1;
+  const char *path = write_trace("inf_giveup.csv", rows + 2 - n, n);
+  char extra[64], yaml[8192];
+  trace_yaml(yaml, sizeof yaml, "Llama-3.1-8B", "", path);
+  rig g;
+  rig_open(&g, H100, yaml, 1, INFINITY); /* for the prefill's length */
+  double end = at + rl_prefill_s(&g.r, 20000, 1);
+  rig_close(&g);
+  snprintf(extra, sizeof extra, "timeout: %.9f s\n", (end - at) / 2);
+  trace_yaml(yaml, sizeof yaml, "Llama-3.1-8B", extra, path);
+  rig_open(&g, H100, yaml, 1, INFINITY);
+  run_to(&g, end - 1e-6);
+  inf_totals t = inf_totals_of(g.s);
+  assert_int_equal(t.timed_out, 0);
+  assert_int_equal(t.in_batch, n);
+  run_to(&g, end + 1e-6);
+  t = inf_totals_of(g.s);
+  assert_int_equal(t.timed_out, 1);
+  assert_int_equal(t.in_batch, n - 1);
+  run_to(&g, 60);
+  t = inf_totals_of(g.s);
+  assert_int_equal(t.completed, n - 1);
+  assert_conserved(&t);
+  rig_close(&g);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -475,6 +560,8 @@ int main(void) {
   TEST_ROWS(tests, n, max_batch_holds_under_overload, overload_cases);
   TEST_ADD(tests, n, timeout_bounds_ttft_under_overload);
   TEST_ADD(tests, n, queue_limit_sheds_arrivals);
+  TEST_ADD(tests, n, folded_prefill_end_is_exact);
+  TEST_ROWS(tests, n, joiner_times_out_at_its_prefill_end, giveup_cases);
   return _cmocka_run_group_tests("inference", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }

@@ -120,7 +120,8 @@ static void a_prefill_is_its_time_and_load(void **state) {
 
 /* A batch's terms worked out once (rl_batch_of, as a request-level
  * replica keeps them while its batch keeps its size) give
- * rl_decode_step_at's step, bit for bit, at every context and clock. */
+ * rl_decode_step_at's step, bit for bit, at every context and clock, and
+ * rl_decode_step_batch_s its time. */
 static void a_step_at_a_kept_batch_is_the_same_step(void **state) {
   const clock_row *row = *state;
   rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
@@ -140,6 +141,7 @@ static void a_step_at_a_kept_batch_is_the_same_step(void **state) {
         rl_decode_step_batch(&r, &b, ctxs[k], &at[i], &full, &got);
         rl_decode_step_at(&r, batches[j], ctxs[k], &at[i], &full, &want);
         assert_memory_equal(&got, &want, sizeof got);
+        same_bits(rl_decode_step_batch_s(&b, ctxs[k], &at[i]), want.t, "t");
       }
   }
 }

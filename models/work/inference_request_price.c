@@ -1,0 +1,116 @@
+/* inference_request_price.c - a request-level replica's prices
+ * (inference_request_price.h): the joiners' prefill and the decode step at
+ * the replica's clock, from roofline.h's terms, kept between the changes
+ * of the clock and of the batch's size. */
+#include "inference_request_price.h"
+
+#include <math.h>
+
+/* c, the proto's step terms at phi, worked out again only when phi is
+ * not the one they were for (a zeroed c is for none: phi > 0). */
+static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
+  if (c->key != phi)
+    rl_clock_of(&s->proto, phi, c);
+  return c;
+}
+
+/* The joiners' prefill at the replica's clock: its length and its
+ * time-weighted load. */
+void inf__price_prefill(inf_service *s, replica *r) {
+  double t = 0;
+  gpu_load busy = {0, 0, 0};
+  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *full = clock_at(s, &s->full_clk, 1);
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++) {
+    if (s->pool[i].shared)
+      continue; /* its prompt's KV is there: no prefill */
+    double ti;
+    gpu_load li;
+    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
+    t += ti;
+    busy = gpu_load_axpy(busy, ti, li);
+  }
+  r->pre_s = t;
+  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
+  r->compute = 1; /* prefill is compute-bound */
+  r->next_s = r->clock_s + r->pre_left * t;
+}
+
+/* The decode step at the batch's mean context now; the clock's terms are
+ * the same between the replica's clock changes, the batch's between its
+ * size's (most replicas of bench-10k decode one request at a time). */
+void inf__price_decode(inf_service *s, replica *r) {
+  rl_step st;
+  double b = r->nheap;
+  if (r->bat.key != b)
+    rl_batch_of(&s->proto, b, &r->bat);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
+  r->t_step = st.t;
+  r->load = st.load;
+  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
+  double tag = s->pool[r->heap[0]].tag;
+  r->next_s = r->clock_s + (tag - r->v) * r->t_step;
+}
+
+/* The decoding batch once r's prefill has ended, its joiners in it: its
+ * size b, its sum ctx (ctx_base's) and its smallest tag, by end_prefill's
+ * sums in end_prefill's order, so to the bit. False when that end is seen
+ * beyond the replica, by routing or a count: a request waits (to be
+ * taken at that end, or to give up), or a joiner leaves at once (its
+ * client gave up, or its first token is its whole output). */
+static bool joined(const inf_service *s, const replica *r, double *b,
+                   double *ctx, double *tag) {
+  if (r->waiting.n > 0)
+    return false;
+  *b = r->nheap;
+  *ctx = r->ctx_base;
+  *tag = r->nheap > 0 ? s->pool[r->heap[0]].tag : INFINITY;
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++) {
+    const request *q = &s->pool[i];
+    if (q->output <= 1 || inf__gave_up(s, q, r->next_s))
+      return false;
+    double qt = r->v + q->output - 1;
+    *tag = qt < *tag ? qt : *tag;
+    *ctx += q->prompt + 1 - r->v;
+    *b += 1;
+  }
+  return true;
+}
+
+/* The time of a decode step of b requests whose prompt + 1 - join_v sum
+ * to ctx, at V = v and clock at: price_decode's step, its time alone. */
+static double step_s(const inf_service *s, rl_batch *bat, double b, double ctx,
+                     double v, const rl_clock *at) {
+  if (bat->key != b)
+    rl_batch_of(&s->proto, b, bat);
+  return rl_decode_step_batch_s(bat, ctx / b + v, at);
+}
+
+double inf__after_prefill(inf_service *s, replica *r) {
+  double b, ctx, tag;
+  if (!joined(s, r, &b, &ctx, &tag))
+    return r->next_s;
+  /* b's terms kept in r->bat for price_decode at that end */
+  double t = step_s(s, &r->bat, b, ctx, r->v, clock_at(s, &r->clk, r->phi));
+  return r->next_s + (tag - r->v) * t;
+}
+
+double inf__tokens_after_prefill(const inf_service *s, const replica *r,
+                                 double now, double *prompts) {
+  double b, ctx, tag;
+  *prompts = 0;
+  if (!(now >= r->next_s) || !joined(s, r, &b, &ctx, &tag))
+    return 0;
+  for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
+       i = s->pool[i].next, n++)
+    *prompts += s->pool[i].shared ? 0 : s->pool[i].prompt;
+  rl_batch bat = {.key = 0};
+  rl_clock at = {.key = 0};
+  double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
+  double end = r->next_s + (tag - r->v) * t;
+  return r->prefill.n + b * (fmin(now, end) - r->next_s) / t;
+}

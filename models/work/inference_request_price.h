@@ -1,0 +1,40 @@
+/* inference_request_price.h - a request-level replica's prices
+ * (inference_request_price.c): its prefill's length and load, its decode
+ * step, at its clock, from roofline.h. */
+#ifndef AIFSIM_INFERENCE_REQUEST_PRICE_H
+#define AIFSIM_INFERENCE_REQUEST_PRICE_H
+
+#include "inference_internal.h"
+
+/* The joiners' prefill at r's clock: sets pre_s, load, compute and next_s
+ * (the prefill's end, pre_left of it still to run). */
+void inf__price_prefill(inf_service *s, replica *r);
+
+/* The decode step at the batch's mean context now: sets t_step, load,
+ * compute and next_s (the smallest tag reached). */
+void inf__price_decode(inf_service *s, replica *r);
+
+/* Whether request q's client has given up waiting for its first token by
+ * time t. */
+static inline bool inf__gave_up(const inf_service *s, const request *q,
+                                double t) {
+  return s->c->timeout_s > 0 && t - q->arrival_s > s->c->timeout_s;
+}
+
+/* The time r, prefilling, has its next change anyone beyond it sees: the
+ * first completion after its prefill's end when nothing else changes at
+ * that end (its joiners only start decoding: no load routing reads
+ * changes), else that end (next_s). Keeps b's batch terms in r->bat. The
+ * replica's one event is there; the end is processed at its own time by
+ * whatever brings r up to date. */
+double inf__after_prefill(inf_service *s, replica *r);
+
+/* What r, prefilling with its end (next_s) folded and at or before now,
+ * has counted since, as advance would count it: in *prompts its joiners'
+ * prompts prefilled, in the return its joiners' first tokens and the
+ * decode's steps after (tokens_since_clock's for a decoding replica;
+ * const: it cannot catch up). 0 and 0 before that end. */
+double inf__tokens_after_prefill(const inf_service *s, const replica *r,
+                                 double now, double *prompts);
+
+#endif
