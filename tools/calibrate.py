@@ -162,16 +162,49 @@ def _rms(r, w):
     return math.sqrt(float(np.sum(w * r * r) / np.sum(w)))
 
 
+UNCERTAINTY = "uncertainty: "
+
+
+def _jacobian(res, x, r, h):
+    """d res / d x by forward differences of step h, r = res(x)."""
+    jac = np.empty((len(r), len(x)))
+    for i in range(len(x)):
+        dx = np.zeros_like(x)
+        dx[i] = h
+        jac[:, i] = (res(x + dx) - r) / h
+    return jac
+
+
+def _uncertainty(res, x, h, fits, keys):
+    """One standard error of each fitted figure and their correlation, from
+    the Jacobian at the answer: cov(x) = s^2 (J'J)^-1 with s^2 the residuals'
+    sum of squares over their degrees of freedom (Bates and Watts,
+    Nonlinear Regression Analysis, 1988, ch. 2), taken through each axis's
+    map to the figure. A fit with as many figures as rows has none."""
+    r = res(x)
+    dof = len(r) - len(x)
+    if dof < 1:
+        return []
+    jac = _jacobian(res, x, r, h)
+    cov = float(r @ r) / dof * np.linalg.pinv(jac.T @ jac)
+    se = []
+    for i, (f, k) in enumerate(zip(fits, keys)):
+        slope = (f.from_x(x[i] + 1e-6) - f.from_x(x[i] - 1e-6)) / 2e-6
+        se.append(f"{k.key} +-{fmt_value(k, abs(slope) * math.sqrt(cov[i, i]))}")
+    sd = np.sqrt(np.diag(cov))
+    corr = [f"{cov[i, j] / (sd[i] * sd[j]):+.2f}"
+            for i in range(len(x)) for j in range(i + 1, len(x))]
+    return [f"{UNCERTAINTY}one standard error {', '.join(se)} (from the "
+            f"Jacobian at the answer, {dof} degree{'s' if dof > 1 else ''} of freedom); "
+            f"correlation {', '.join(corr)}"]
+
+
 def _levenberg_marquardt(res, x, h, iters=60):
     """Minimises |res(x)|^2 from x with a forward-difference Jacobian of
     step h; deterministic for a deterministic res."""
     lam, r = 1e-2, res(x)
     for _ in range(iters):
-        jac = np.empty((len(r), len(x)))
-        for i in range(len(x)):
-            dx = np.zeros_like(x)
-            dx[i] = h
-            jac[:, i] = (res(x + dx) - r) / h
+        jac = _jacobian(res, x, r, h)
         a, g = jac.T @ jac, jac.T @ r
         step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
         r2 = res(x + step)
@@ -392,6 +425,7 @@ def fit_trt_llm(build, rows, header, keys):
         # steps as an event crosses a window's edge, so the difference step
         # is wide (3% of a figure).
         x = _levenberg_marquardt(res, x0, 0.03, iters=30)
+        spread = _uncertainty(res, x, 0.03, TRT_FIT, keys)
         vals = {**kept, **{f.key: f.from_x(y) for f, y in zip(TRT_FIT, x)}}
         kb = {**_keys_by_name(), **_keys_by_name(("trt-llm",))}
         vals = {k: round_to(kb[k], v) for k, v in vals.items()}
@@ -402,7 +436,7 @@ def fit_trt_llm(build, rows, header, keys):
         lines.append(f"{r['benchmark']} {r['submitter']} at "
                      f"{r['gpu_limit_w']} W: modelled / measured tokens/s "
                      f"{q:.3f}")
-    return {k.key: vals[k.key] for k in keys}, lines
+    return {k.key: vals[k.key] for k in keys}, lines + spread
 
 
 US = 1e6
@@ -562,7 +596,8 @@ def block_lines(fit, values, residual, nrows):
             "do not edit by hand",
             f"model: {fit.model}",
             f"method: {fit.method}",
-            *(f"residual: {r}" for r in residual)):
+            *(r if r.startswith(UNCERTAINTY) else f"residual: {r}"
+              for r in residual)):
         lines.append(f"  - {quote(keys + ': ' + text)}")
     return lines
 

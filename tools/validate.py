@@ -351,8 +351,12 @@ def render_split(root, rows):
            "|---|---|---|---|---|---|---|"]
     for fit in calibrate.FITS:
         values, fitted = calibrate.read_block(root, fit)
-        residual = "; ".join(l.split("residual: ", 1)[1] for l in fitted
-                             if "residual: " in l) or "**none written**"
+        u = calibrate.UNCERTAINTY
+        residual = "; ".join(
+            l.split("residual: ", 1)[1] if "residual: " in l
+            else u + l.split(u, 1)[1]
+            for l in fitted if "residual: " in l or u in l) \
+            or "**none written**"
         fs = fit.fit_set
         for k in fit.keys:
             out.append(

@@ -178,3 +178,29 @@ def test_the_fit_recovers_known_figures():
         "81.3%"
     pj = calibrate.Key("pj_per_byte", "", 1, 0)
     assert calibrate.fmt_value(pj, 129.6) == "130"
+
+
+def test_the_uncertainty_is_least_squares_standard_errors():
+    """On a problem linear in the fitted axes, the reported standard errors
+    and correlation are the textbook s^2 (A'A)^-1's, taken through each
+    axis's map (here exp) to the figure; a fit with no degree of freedom
+    reports none."""
+    rng = np.random.default_rng(11)
+    a = np.column_stack([np.ones(6), rng.uniform(0, 2, 6)])
+    b = a @ np.array([-1.0, 0.5]) + rng.normal(0, 0.05, 6)
+    fits = [calibrate.Bounded(k, 1.0, 1e-9, 1e9, True) for k in ("p", "q")]
+    keys = [calibrate.Key(k, "", 1, 4) for k in ("p", "q")]
+
+    def res(x):
+        return a @ x - b
+    x = np.linalg.lstsq(a, b, rcond=None)[0]
+    r = res(x)
+    cov = float(r @ r) / 4 * np.linalg.inv(a.T @ a)
+    se = np.exp(x) * np.sqrt(np.diag(cov))
+    corr = cov[0, 1] / math.sqrt(cov[0, 0] * cov[1, 1])
+    want = (f"{calibrate.UNCERTAINTY}one standard error p +-{se[0]:.4f}, "
+            f"q +-{se[1]:.4f} (from the Jacobian at the answer, 4 degrees "
+            f"of freedom); correlation {corr:+.2f}")
+    assert calibrate._uncertainty(res, x, 1e-6, fits, keys) == [want]
+    assert calibrate._uncertainty(lambda y: a[:2] @ y - b[:2], x, 1e-6,
+                                  fits, keys) == []
