@@ -328,8 +328,9 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
  * type, ceiling and thermal cap. After a rack the last base is of its
  * type, ceiling and thermal cap (rack_same held, or its first unit made
  * one), so the next rack's first unit is compared with the unit before
- * as refresh_units would: its rack's part is the base's. At most a
- * chunk of the fill's, so the units are still in cache. */
+ * as refresh_units would: its rack's part is the base's. No rack is
+ * added once the units reach a chunk of the fill's, so they are still
+ * in cache. */
 static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
