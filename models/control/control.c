@@ -163,11 +163,14 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
     const uint32_t *len = fl->run_len;
     const double *unit_share = cu->share;
     if (cu->rack_direct[r]) { /* run q the unit at its place: no test */
-      size_t u = cu->rack_unit[r];
+      /* The lengths as the runs keep them in doubles (run_k: the same
+       * values, so the same products), not converted a run at a time. */
+      const double *k = fl->run_k + fl->rack_run[r];
+      const double *share_u = unit_share + cu->rack_unit[r];
+      const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
 #pragma GCC unroll 4 /* the same additions in the same order */
-      for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
-           q++, u++)
-        a += len[q] * unit_share[u];
+      for (uint32_t q = 0; q < m; q++)
+        a += k[q] * share_u[q];
       return a;
     }
     for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;

@@ -5,9 +5,11 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "bits.h"
+#include "control_units_alike.h"
 #include "gpu.h"
 #include "vec.h"
 
@@ -224,15 +226,15 @@ typedef struct direct_out {
 
 /* One unit's refresh (refresh_rack's loop body): unit k of the rack (p),
  * its load (load k of ls) unlike the last base's where d is nonzero; its
- * worth against the unit before's, its mark, its base made anew where d
- * says. */
+ * worth against the unit before's, its mark (0 where unlike: the unit is
+ * known unlike the one before), its base made anew where d says. */
 static inline __attribute__((always_inline)) void
 refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
             power_unit *p, uint64_t d, base_view *b, const gpu_spec *g,
-            double room, double thermal) {
+            double room, double thermal, bool unlike) {
   uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
                 (sim_bits(p->c) ^ sim_bits(p[-1].c));
-  o.alike[k] = o.n_alike[k] & ((d | dw) == 0);
+  o.alike[k] = unlike ? 0 : o.n_alike[k] & ((d | dw) == 0);
   if (d != 0) {
     remake_for(m, ls, g, (uint32_t)k, o.gpu[k], room, thermal);
     *b = base_view_of(m);
@@ -243,6 +245,25 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
   o.share[k] = b->sh;
 }
 
+/* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
+ * and share stored, each marked as its GPU count says (refresh_one with
+ * d and dw 0, without the compares). */
+static inline void refresh_alike(direct_out o, power_unit *p,
+                                 const base_view *b, size_t k, size_t e) {
+  if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
+    memcpy(o.alike + k, o.n_alike + k, e - k);
+  else
+    for (size_t j = k; j < e; j++)
+      o.alike[j] = o.n_alike[j];
+#pragma GCC unroll 2
+  for (; k < e; k++) {
+    p[k].hi = b->hi;
+    p[k].demand = b->demand;
+    p[k].activity = b->act;
+    o.share[k] = b->sh;
+  }
+}
+
 /* refresh_rack for units u0 .. u0 + n - 1 (n > 0), a rack's whose runs
  * are its units one to one, in order (rack_direct): ls's arrays from the
  * rack's first run on, so unit u0 + k's load is load k, and no gather.
@@ -250,7 +271,11 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
  * or a base was made from it), so past the first a unit's load is
  * compared with the unit before's, not with the key: the same answer
  * without the key's three words in registers (refresh_rack's loop
- * spills four pointers for them). */
+ * spills four pointers for them). Units alike the one before in load
+ * and worth come in long stretches in the fluid mode (a service's
+ * replicas in one state: about 17 bases a tick for bench-10k's 2,245
+ * units), each found by its compares alone (alike_end) and then stored
+ * (refresh_alike); a unit that ends one goes through refresh_one. */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, const gpu_spec *g, double room,
                            double thermal, bool rack_same) {
@@ -263,13 +288,19 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
   uint64_t d = (rack_same ? 0u : 1u) |
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
                 (sim_bits_at(busy, 0) ^ b.kb));
-  refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal);
+  refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   for (size_t k = 1; k < n; k++) {
-    assert(key_is(m, ls, k - 1));
+    size_t e = alike_end(sm, mem, busy, p, k, n);
+    assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
+    if (e > k)
+      refresh_alike(o, p, &b, k, e);
+    if ((k = e) == n)
+      break;
     d = (sim_bits_at(sm, k) ^ sim_bits_at(sm, k - 1)) |
         (sim_bits_at(mem, k) ^ sim_bits_at(mem, k - 1)) |
         (sim_bits_at(busy, k) ^ sim_bits_at(busy, k - 1));
-    refresh_one(m, ls, o, k, p + k, d, &b, g, room, thermal);
+    /* It ends the stretch: unlike the unit before in load or worth. */
+    refresh_one(m, ls, o, k, p + k, d, &b, g, room, thermal, true);
   }
 }
 
@@ -289,6 +320,31 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
     fill(ctx, cu->key + j, e - j, cu->u + j);
   }
   return j;
+}
+
+/* The last of the direct racks from r on (r's units u .. *e) whose
+ * units refresh as one stretch, *e moved to their end: each rack after r
+ * direct, not empty, its runs following the one before's and of r's GPU
+ * type, ceiling and thermal cap. After a rack the last base is of its
+ * type, ceiling and thermal cap (rack_same held, or its first unit made
+ * one), so the next rack's first unit is compared with the unit before
+ * as refresh_units would: its rack's part is the base's. No rack is
+ * added once the units reach a chunk of the fill's, so they are still
+ * in cache. */
+static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
+                             uint32_t r, size_t u, size_t *e, const gpu_spec *g,
+                             double room, double thermal) {
+  const uint32_t q = fl->rack_run[r];
+  for (uint32_t s = r + 1; s < fl->nracks && *e - u < MARK_CHUNK; r = s++) {
+    size_t es = cu->rack_unit[s + 1];
+    if (!cu->rack_direct[s] || es == *e || fl->rack_run[s] != q + (*e - u) ||
+        fl->types[fl->type[cu->gpu[*e]]] != g ||
+        !sim_same_bits(fl->ceiling_w[fl->group[s]], room) ||
+        !sim_same_bits(fl->thermal_cap_w[s], thermal))
+      break;
+    *e = es;
+  }
+  return r;
 }
 
 /* Every unit with its state now and its worth (fill, with ctx), marked
@@ -320,16 +376,18 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
       continue; /* dark or in emergency */
-    filled = fill_to(cu, fill, ctx, filled, e);
     const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
     if (!direct || !cu->rack_direct[r]) {
+      filled = fill_to(cu, fill, ctx, filled, e);
       refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
       continue;
     }
     uint32_t q = fl->rack_run[r];
+    r = direct_racks(cu, fl, r, u, &e, g, room, thermal);
+    filled = fill_to(cu, fill, ctx, filled, e);
     assert(cu->unit_run[u] == q && cu->unit_run[e - 1] == q + (e - 1 - u));
     unit_loads rl = {ls.sm + q, ls.mem + q, ls.busy + q, NULL};
     refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same);

@@ -1,8 +1,8 @@
 /* workloads_internal.h - what the files of the workloads share: the
  * work's state and the functions one file calls in another. workloads.c
  * is the run time (slots, the scheduler's passes, the jobs' plans,
- * attribution), workloads_tick.c the tick's clocks, loads and owner sums
- * and the units' worth,
+ * attribution), workloads_tick.c the tick's clocks, loads and the units'
+ * worth, workloads_owners.c its owner sums,
  * workloads_build.c the construction, workloads_books.c the
  * books at the end. */
 #ifndef MODELS_WORKLOADS_INTERNAL_H
@@ -72,6 +72,7 @@ struct work {
   uint32_t *rep_rack; /* each packed run's rack */
   uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
+  bool reps_seq; /* work__runs_seq of the packed runs */
   double *rep_phi;
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads (rep_load) were last
@@ -120,16 +121,16 @@ struct work {
  * replica's to its service, a job's stages together to the job). */
 void work__drive_clocks(work *w);
 
-/* workloads_tick.c: sum[owner[i]] += power[i] for i in [0, n), in that order
+/* workloads_owners.c: sum[owner[i]] += power[i] for i in [0, n), in that order
  * (the same bits), one store per run of equal owners. */
 void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
                       uint32_t n);
 
-/* workloads_tick.c: the same sums run by run (fleet's units, fresh). */
+/* workloads_owners.c: the same sums run by run (fleet's units, fresh). */
 void work__owner_sums_runs(double *sum, const uint32_t *owner,
                            const rack_fleet *fl);
 
-/* workloads_tick.c: the runs' owners (their first GPU's) and lengths,
+/* workloads_owners.c: the runs' owners (their first GPU's) and lengths,
  * fl->nruns each, with the runs fresh; and the sums of
  * work__owner_sums_runs from them and the runs' power, the same bits. */
 void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
@@ -138,7 +139,7 @@ void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
                              const double *run_len, const double *power,
                              uint32_t nruns);
 
-/* workloads_tick.c: runs 0 .. nruns - 1 of owners run_owner in stretches
+/* workloads_owners.c: runs 0 .. nruns - 1 of owners run_owner in stretches
  * of one owner, in order: stretch k's owner in own_owner[k], its end (the
  * run after it) in own_end[k]; returns how many (at most nruns). And the
  * sums of work__owner_sums_packed from them: each stretch's products
@@ -150,7 +151,7 @@ void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
                                 const uint32_t *own_end, uint32_t nstretches,
                                 const double *run_len, const double *power);
 
-/* workloads_tick.c: each owner's power now added into sum (by the runs
+/* workloads_owners.c: each owner's power now added into sum (by the runs
  * when fresh, else GPU by GPU). */
 void work__owner_power(work *w, double *sum);
 
@@ -171,7 +172,15 @@ typedef struct work_reps {
   const uint32_t *run0, *runs, *rack;
   const uint16_t *type;
   const gpu_load *load;
+  /* One run a replica, replica k's run runs[0] + k (work__runs_seq): the
+   * runs' caps are then read in place. */
+  bool seq;
 } work_reps;
+
+/* workloads_tick.c: whether replicas run0[0 .. n] are one run each and
+ * runs[k] is runs[0] + k (bench-10k's: the services' replicas are the
+ * fleet's first runs, in order). */
+bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 
 /* workloads_tick.c: the clocks of r's replicas (the runs fresh), each the
  * slowest of its runs' (work__runs_phi's, the same bits), into phi[k];

@@ -1,7 +1,7 @@
 /* workloads_tick.c - the workloads' share of every control tick (see
  * workloads.h): the clocks the slots ran at to the models, the models'
  * loads to the slots' GPUs, what the units' work is worth to the power
- * policy, and the energy's attribution per owner. Run
+ * policy (the energy's attribution per owner: workloads_owners.c). Run
  * by run of the fleet's units where they are fresh (rack.h); GPU by GPU
  * otherwise. The services' replicas go as one packed list (replica
  * clocks and loads below): they are the most slots by far. */
@@ -66,6 +66,16 @@ static bool pack_replica_runs(work *w) {
     w->rep_rack[q] = fl->run_rack[w->rep_runs[q]];
     w->rep_type[q] = fl->run_type[w->rep_runs[q]];
   }
+  w->reps_seq = work__runs_seq(w->rep_run0, w->rep_runs, w->nrep);
+  return true;
+}
+
+bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n) {
+  if (n == 0 || run0[n] != n)
+    return false;
+  for (uint32_t k = 1; k < n; k++)
+    if (runs[k] != runs[0] + k)
+      return false;
   return true;
 }
 
@@ -252,6 +262,65 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
   return n;
 }
 
+/* Two 64-bit lanes (GCC's vector extension: SSE2's registers on x86-64,
+ * plain words elsewhere), loaded from anywhere. */
+typedef uint64_t pair64 __attribute__((vector_size(16)));
+
+static inline pair64 pair_at(const void *x) {
+  pair64 v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+_Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
+               "four replicas' loads are six pairs of words");
+
+/* Whether replicas k .. k + 3 have load l (its words in the pairs the
+ * packed loads make: sm mem, busy sm, mem busy) and cap c (each pair's
+ * two lanes). */
+static inline bool four_hit(const gpu_load *load, const double *cap, uint32_t k,
+                            pair64 l0, pair64 l1, pair64 l2, pair64 c) {
+  const char *x = (const char *)(load + k);
+  pair64 d = (pair_at(x) ^ l0) | (pair_at(x + 16) ^ l1) |
+             (pair_at(x + 32) ^ l2) | (pair_at(x + 48) ^ l0) |
+             (pair_at(x + 64) ^ l1) | (pair_at(x + 80) ^ l2) |
+             (pair_at(cap + k) ^ c) | (pair_at(cap + k + 2) ^ c);
+  return (d[0] | d[1]) == 0;
+}
+
+/* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
+ * in place, without the runs' indices; past the first eight replicas
+ * (the request level's stretches are short) four a turn (four_hit), the
+ * last few one at a time. The same replicas hit, the same clock stored. */
+__attribute__((noinline)) static uint32_t
+hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
+         const rack_phi_last *last, double *phi) {
+  const double *cap = fl->run_cap_w + r->runs[0];
+  const gpu_load *load = r->load;
+  const gpu_load l = {last->sm, last->mem, last->busy};
+  const double l_cap = last->cap, p = min_of(1, last->phi);
+  const uint32_t n = r->n;
+#define HIT(j) (same_load(&l, &load[j]) && sim_same_bits(l_cap, cap[j]))
+  for (uint32_t first = n - k < 8 ? n : k + 8; k < first; k++) {
+    assert(r->type[k] == last->type && r->runs[k] == r->runs[0] + k);
+    if (!HIT(k))
+      return k;
+    phi[k] = p;
+  }
+  const uint64_t s = sim_bits(l.sm), m = sim_bits(l.mem), b = sim_bits(l.busy);
+  const pair64 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
+               c = {sim_bits(l_cap), sim_bits(l_cap)},
+               pp = {sim_bits(p), sim_bits(p)};
+  for (; k + 4 <= n && four_hit(load, cap, k, l0, l1, l2, c); k += 4) {
+    memcpy(phi + k, &pp, sizeof pp);
+    memcpy(phi + k + 2, &pp, sizeof pp);
+  }
+  for (; k < n && HIT(k); k++)
+    phi[k] = p;
+#undef HIT
+  return k;
+}
+
 /* What every rack of the fleet shares now: its GPUs' type
  * (RACK_PHI_NONE where two racks' differ) and the lowest thermal cap
  * (NaN where one is). */
@@ -310,7 +379,8 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
  * service's replicas in one state share load and cap) goes through
  * hits_from; where every replica is one run, through hits_plain when
  * every rack is of last's type with its thermal cap above last's cap
- * (racks_alike, once a call), else hits_one. */
+ * (racks_alike, once a call; hits_seq where the runs are in order,
+ * r->seq), else hits_one. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
   bool held = r->load != NULL;
@@ -324,7 +394,8 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
       k = hits_from(fl, r, k + 1, last, phi);
     else if (a.type != RACK_PHI_NONE && last->type == a.type &&
              a.thermal > last->cap)
-      k = hits_plain(fl, r, k + 1, last, phi);
+      k = r->seq ? hits_seq(fl, r, k + 1, last, phi)
+                 : hits_plain(fl, r, k + 1, last, phi);
     else
       k = hits_one(fl, r, k + 1, last, phi);
   }
@@ -354,7 +425,8 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   bool held = w->rep_loads_made == w->fleet->runs_made;
   assert(!held || loads_held(w));
   work_reps r = {w->nrep,     w->rep_run0, w->rep_runs,
-                 w->rep_rack, w->rep_type, held ? w->rep_load : NULL};
+                 w->rep_rack, w->rep_type, held ? w->rep_load : NULL,
+                 w->reps_seq};
   work__replica_phis(w->fleet, &r, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
@@ -529,110 +601,4 @@ void work_slot_units(const work *w, const uint32_t *key, size_t n,
     u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
     j++;
   }
-}
-
-/* ------------------------------------------------------------------ */
-/* Attribution                                                         */
-/* ------------------------------------------------------------------ */
-
-/* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
- * by GPU in fleet order: the additions of `sum[owner[i]] += power[i]`, so
- * the same bits. A run of GPUs of one owner (a replica's, a stage's, a
- * rack's free ones) adds in a register and stores once: the per-GPU
- * store and reload of the same sum was the loop's whole cost. */
-void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
-                      uint32_t n) {
-  if (n == 0)
-    return;
-  uint32_t o = owner[0];
-  double acc = sum[o];
-  for (uint32_t i = 0; i < n; i++) {
-    if (owner[i] != o) {
-      sum[o] = acc;
-      o = owner[i];
-      acc = sum[o];
-    }
-    acc += power[i];
-  }
-  sum[o] = acc;
-}
-
-/* The owners' sums run by run (the fleet's units, rack.h): a run's GPUs
- * share a slot, so an owner, and a power; k GPUs at p add k p, which
- * rounds apart from work__owner_sums' p added k times in the last bits. */
-void work__owner_sums_runs(double *sum, const uint32_t *owner,
-                           const rack_fleet *fl) {
-  for (uint32_t q = 0; q < fl->nruns; q++)
-    sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
-}
-
-/* The fleet's runs' owners and lengths (as doubles) for the sums by runs,
- * into run_owner and run_len (fl->nruns each): a run's GPUs share a slot,
- * so an owner, its first GPU's. */
-void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
-                       uint32_t *run_owner, double *run_len) {
-  for (uint32_t q = 0; q < fl->nruns; q++) {
-    run_owner[q] = owner[fl->run_first[q]];
-    run_len[q] = fl->run_len[q];
-  }
-}
-
-/* work__owner_sums_runs from the runs' owners and lengths made once a
- * making of the runs (work__runs_owners): the same products added in
- * the same order, the same bits, without the lookups through each run's
- * first GPU and the conversion of its length. */
-void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
-                             const double *run_len, const double *power,
-                             uint32_t nruns) {
-  for (uint32_t q = 0; q < nruns; q++)
-    sum[run_owner[q]] += run_len[q] * power[q];
-}
-
-uint32_t work__owner_stretches(const uint32_t *run_owner, uint32_t nruns,
-                               uint32_t *own_owner, uint32_t *own_end) {
-  uint32_t k = 0;
-  for (uint32_t q = 0; q < nruns; q++) {
-    if (k > 0 && own_owner[k - 1] == run_owner[q]) {
-      own_end[k - 1] = q + 1;
-      continue;
-    }
-    own_owner[k] = run_owner[q];
-    own_end[k++] = q + 1;
-  }
-  return k;
-}
-
-/* The inner loop has no owner to look up and no sum to store and read
- * again: about 4 instructions a run (four a turn), from 9 (a replica is a run
- * at bench-10k, and a rack's replicas are one service's). */
-void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
-                                const uint32_t *own_end, uint32_t nstretches,
-                                const double *run_len, const double *power) {
-  uint32_t q = 0;
-  for (uint32_t k = 0; k < nstretches; k++) {
-    double acc = sum[own_owner[k]];
-#pragma GCC unroll 4
-    for (const uint32_t end = own_end[k]; q < end; q++)
-      acc += run_len[q] * power[q];
-    sum[own_owner[k]] = acc;
-  }
-}
-
-/* Each owner's power now into sum (tick_j's rows): run by run while the
- * runs are fresh (a stretch of one owner's runs at a time), GPU by GPU
- * otherwise. */
-void work__owner_power(work *w, double *sum) {
-  rack_fleet *fl = w->fleet;
-  if (!rack_fleet_runs_fresh(fl)) {
-    work__owner_sums(sum, w->gpu_owner, rack_fleet_gpu_power(fl), fl->n);
-    return;
-  }
-  if (w->owners_seen != fl->runs_made) { /* no key changed since: owners */
-    work__runs_owners(fl, w->gpu_owner, w->run_owner, w->run_len);
-    w->nown_stretches = work__owner_stretches(w->run_owner, fl->nruns,
-                                              w->own_owner, w->own_end);
-    w->owners_seen = fl->runs_made;
-  }
-  work__owner_sums_stretches(sum, w->own_owner, w->own_end, w->nown_stretches,
-                             w->run_len, fl->run_power_w);
 }

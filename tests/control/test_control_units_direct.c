@@ -8,7 +8,9 @@
  * 8, a slot and the free GPUs: direct; two slots by turns: not), and the
  * loads move every way of another (none, every unit, one in a rack's
  * middle, every other pair, rack by rack, a thermal cap with the loads
- * held). */
+ * held), the worth with them or not: long stretches of units alike in
+ * load and worth (the fluid mode's, which the refresh finds four units at
+ * a time and across racks) broken at every place of a four. */
 #include "test_util.h"
 
 #include <math.h>
@@ -47,6 +49,7 @@ typedef struct move {
   const char *name;
   double (*load)(uint32_t r, uint32_t i);
   double thermal1;
+  control_units_fn worth; /* after it (NULL: worth, as before it) */
 } move;
 
 static double held(uint32_t r, uint32_t s) { return 0.5 + 0 * r * s; }
@@ -60,14 +63,35 @@ static double pairs(uint32_t r, uint32_t s) {
   return (s / 2) % 2 + 0 * r ? 0.5 : 0.25;
 }
 static double by_rack(uint32_t r, uint32_t s) { return 0.2 + 0.1 * r + 0 * s; }
+static double at_37(uint32_t r, uint32_t s) {
+  return r == 1 && s == 37 ? 0.7 : 0.5;
+}
+static double fives(uint32_t r, uint32_t s) {
+  return 0.5 + 0.1 * ((s / 5) % 2) + 0 * r;
+}
+static double nines(uint32_t r, uint32_t s) {
+  return 0.5 + 0.1 * ((s / 9 + r) % 3);
+}
+
+static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u);
+static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u);
+static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 
 static const move moves[] = {
-    {"nothing moved", held, INFINITY},
-    {"every unit's load", each, INFINITY},
-    {"one slot's load in a rack's middle", middle, INFINITY},
-    {"every other pair", pairs, INFINITY},
-    {"rack by rack", by_rack, INFINITY},
-    {"a thermal cap, the loads held", held, 450},
+    {"nothing moved", held, INFINITY, NULL},
+    {"every unit's load", each, INFINITY, NULL},
+    {"one slot's load in a rack's middle", middle, INFINITY, NULL},
+    {"every other pair", pairs, INFINITY, NULL},
+    {"rack by rack", by_rack, INFINITY, NULL},
+    {"a thermal cap, the loads held", held, 450, NULL},
+    /* Long stretches of units alike (the fluid mode's), found four at a
+     * time and across racks: */
+    {"one load apart at 37, the worth flat", at_37, INFINITY, flat},
+    {"the loads held, the worth apart at 13 and 66", held, INFINITY, at_13_66},
+    {"loads in fives, the worth flat", fives, INFINITY, flat},
+    {"loads in nines, the worth in elevens", nines, INFINITY, by_11},
+    {"rack by rack, the worth flat", by_rack, INFINITY, flat},
+    {"a thermal cap, the loads held, the worth flat", held, 450, flat},
 };
 
 /* The worth of a slot's work (none for the free GPUs'). */
@@ -78,6 +102,34 @@ static void worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
       u[j].weight = 1;
       u[j].c = (key[j] % 3) / 2.0;
     }
+}
+
+/* Worth alike across a slot's place: every slot's the same, */
+static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  (void)ctx;
+  for (size_t j = 0; j < n; j++)
+    if (key[j] != CONTROL_UNITS_FREE) {
+      u[j].weight = 1;
+      u[j].c = 0.5;
+    }
+}
+
+/* by stretches of eleven (a rack's keys are its slots + 100 r), */
+static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  flat(ctx, key, n, u);
+  for (size_t j = 0; j < n; j++)
+    if (key[j] != CONTROL_UNITS_FREE)
+      u[j].c = 0.25 * ((key[j] % 100 / 11) % 2);
+}
+
+/* or apart at slots 13 and 66 of each rack only (the weight at 66). */
+static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  flat(ctx, key, n, u);
+  for (size_t j = 0; j < n; j++)
+    if (key[j] != CONTROL_UNITS_FREE && key[j] % 100 == 13)
+      u[j].c = 0.75;
+    else if (key[j] != CONTROL_UNITS_FREE && key[j] % 100 == 66)
+      u[j].weight = 2;
 }
 
 /* Racks laid out as l[0..2] (a slot + 1 its key, each rack's slots its
@@ -146,13 +198,14 @@ static void check(const layout *const l[3], const move *m) {
   lay_out(warm_fl, slot, l, held, INFINITY);
   assert_int_equal(
       control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
+  control_units_fn after = m->worth != NULL ? m->worth : worth;
   lay_out(warm_fl, slot, l, m->load, m->thermal1);
   assert_int_equal(
-      control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
+      control__units_build(&warm, warm_fl, slot, NULL, after, NULL), SIM_OK);
   assert_int_equal(warm.builds, 1); /* refreshed, not built again */
   lay_out(cold_fl, slot, l, m->load, m->thermal1);
   assert_int_equal(
-      control__units_build(&cold, cold_fl, slot, NULL, worth, NULL), SIM_OK);
+      control__units_build(&cold, cold_fl, slot, NULL, after, NULL), SIM_OK);
   assert_same_units(&warm, &cold, m->name);
   control__units_fini(&warm);
   control__units_fini(&cold);
@@ -171,7 +224,7 @@ static void refreshed_as_built(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, refreshed_as_built, moves);
   return _cmocka_run_group_tests("control_units_direct", tests, n,

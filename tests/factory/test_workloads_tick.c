@@ -89,17 +89,19 @@ static uint32_t lay_out(rack_fleet *f, uint32_t *size, gpu_load *load) {
 /* Replicas of 1 to 8 GPUs end to end over the fleet's GPUs from 0, none
  * across a rack and none with a GPU of a cap of its own: each one run
  * (the services' layouts at bench-10k). A load and a cap per replica,
- * each as the replica before's half the time; how many replicas. */
-static uint32_t lay_out_one(rack_fleet *f, uint32_t *size, gpu_load *load) {
+ * each new one time in odds (else the replica before's); how many
+ * replicas. */
+static uint32_t lay_out_one(rack_fleet *f, uint32_t *size, gpu_load *load,
+                            int odds) {
   uint32_t k = 0, at = 0;
   gpu_load l = {0.5, 0.5, 1};
   double cap = some_cap(f, 0);
   while (k < MAX_REPS && at < f->n) {
     uint32_t n = 1 + (uint32_t)(rand() % 8), room = 72 - at % 72;
     n = n < room ? n : room;
-    if (rand() % 2 != 0) /* else as the replica before */
+    if (rand() % odds == 0) /* else as the replica before */
       l = (gpu_load){uniform(), uniform(), rand() % 4 ? 1 : uniform()};
-    if (rand() % 2 != 0)
+    if (rand() % odds == 0)
       cap = some_cap(f, at);
     for (uint32_t i = at; i < at + n; i++) {
       rack_set_unit_key(f, i, k + 1);
@@ -181,7 +183,7 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false};
     work__replica_phis(f, &r, phi, &last);
     r.load = load;
     work__replica_phis(f, &r, held, &last_held);
@@ -192,44 +194,75 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   two_types_free(&t);
 }
 
-/* 60 rounds of replicas of one run each (lay_out_one) over racks of
- * types a, b (and c), every other round with a thermal cap on every other
- * rack (under some replicas' caps, so a cap like the replica before's
- * is not always held alike): each replica's clock from the loads held
- * is the slowest of its GPUs'. */
-static void one_run_rounds(const char *a, const char *b, const char *c) {
+/* 60 rounds of replicas of one run each (lay_out_one, a load and cap new
+ * one time in odds) over racks of types a, b (and c), every other round
+ * with a thermal cap on every other rack (under some replicas' caps, so
+ * a cap like the replica before's is not always held alike): each
+ * replica's clock from the loads held is the slowest of its GPUs', and
+ * the runs in order (r.seq: the caps read in place, hits_seq's four a
+ * turn) give the same clocks as read through the runs' indices. */
+static void one_run_rounds(const char *a, const char *b, const char *c,
+                           int odds) {
   static uint32_t size[MAX_REPS];
   static gpu_load load[MAX_REPS];
-  static double held[MAX_REPS];
+  static double held[MAX_REPS], seq[MAX_REPS];
   static packed p;
   two_types t;
   rack_fleet *f = fleet_make(&t, a, b, c);
-  rack_phi_last last = {.type = RACK_PHI_NONE};
+  rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last;
   for (int round = 0; round < 60; round++) {
-    uint32_t nrep = lay_out_one(f, size, load);
+    uint32_t nrep = lay_out_one(f, size, load, odds);
     for (uint32_t r = 0; r < f->nracks; r++)
       f->thermal_cap_w[r] = round % 2 && r % 2 ? 800 : INFINITY;
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
+    assert_true(work__runs_seq(p.run0, p.runs, nrep)); /* from GPU 0 on */
+    r.seq = true;
+    work__replica_phis(f, &r, seq, &last_seq);
+    assert_memory_equal(seq, held, nrep * sizeof *held);
   }
   two_types_free(&t);
 }
 
 /* The held clocks of replicas of one run each, on a fleet of one GPU type
- * (racks alike: hits_plain while no thermal cap is at or under the
- * clock's cap) and on ones of two (rack by rack: hits_one), each type
- * after the other. */
+ * (racks alike: hits_plain, or hits_seq, while no thermal cap is at or
+ * under the clock's cap) and on ones of two (rack by rack: hits_one),
+ * each type after the other; loads and caps new every other replica or
+ * one in forty (long stretches of hits). */
 static void one_run_replicas_are_their_gpus_slowest(void **state) {
   (void)state;
   srand(29);
-  one_run_rounds("GB200", "GB200", NULL);
-  one_run_rounds("B200", "GB200", NULL);
-  one_run_rounds("GB200", "B200", "GB200");
+  static const int odds[] = {2, 40};
+  for (size_t k = 0; k < sizeof odds / sizeof *odds; k++) {
+    one_run_rounds("GB200", "GB200", NULL, odds[k]);
+    one_run_rounds("B200", "GB200", NULL, odds[k]);
+    one_run_rounds("GB200", "B200", "GB200", odds[k]);
+  }
+}
+
+/* Whether runs are in order (work__runs_seq): one a replica, each the one
+ * before's plus one, from any first. */
+static void runs_in_order(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t n, run0[5], runs[4];
+    bool seq;
+  } rows[] = {
+      {0, {0}, {0}, false},
+      {1, {0, 1}, {7}, true},
+      {4, {0, 1, 2, 3, 4}, {5, 6, 7, 8}, true},
+      {4, {0, 1, 2, 3, 4}, {5, 6, 8, 9}, false},
+      {4, {0, 1, 2, 3, 4}, {5, 7, 6, 8}, false},
+      {3, {0, 1, 3, 4}, {5, 6, 7, 8}, false}, /* two runs a replica */
+  };
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+    assert_int_equal(work__runs_seq(rows[k].run0, rows[k].runs, rows[k].n),
+                     rows[k].seq);
 }
 
 /* Services of 5, 70 and 130 replicas, their slots first as
@@ -356,6 +389,7 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, runs_in_order);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);

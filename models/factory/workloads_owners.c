@@ -1,0 +1,109 @@
+/* workloads_owners.c - the energy's attribution per owner, each control
+ * tick (workloads.h's work__owner_power): run by run of the fleet's units
+ * where they are fresh (rack.h), a stretch of one owner's runs at a time;
+ * GPU by GPU otherwise. Moved out of workloads_tick.c, whole. */
+#include "workloads.h"
+
+#include "workloads_internal.h"
+
+/* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
+ * by GPU in fleet order: the additions of `sum[owner[i]] += power[i]`, so
+ * the same bits. A run of GPUs of one owner (a replica's, a stage's, a
+ * rack's free ones) adds in a register and stores once: the per-GPU
+ * store and reload of the same sum was the loop's whole cost. */
+void work__owner_sums(double *sum, const uint32_t *owner, const double *power,
+                      uint32_t n) {
+  if (n == 0)
+    return;
+  uint32_t o = owner[0];
+  double acc = sum[o];
+  for (uint32_t i = 0; i < n; i++) {
+    if (owner[i] != o) {
+      sum[o] = acc;
+      o = owner[i];
+      acc = sum[o];
+    }
+    acc += power[i];
+  }
+  sum[o] = acc;
+}
+
+/* The owners' sums run by run (the fleet's units, rack.h): a run's GPUs
+ * share a slot, so an owner, and a power; k GPUs at p add k p, which
+ * rounds apart from work__owner_sums' p added k times in the last bits. */
+void work__owner_sums_runs(double *sum, const uint32_t *owner,
+                           const rack_fleet *fl) {
+  for (uint32_t q = 0; q < fl->nruns; q++)
+    sum[owner[fl->run_first[q]]] += fl->run_len[q] * fl->run_power_w[q];
+}
+
+/* The fleet's runs' owners and lengths (as doubles) for the sums by runs,
+ * into run_owner and run_len (fl->nruns each): a run's GPUs share a slot,
+ * so an owner, its first GPU's. */
+void work__runs_owners(const rack_fleet *fl, const uint32_t *owner,
+                       uint32_t *run_owner, double *run_len) {
+  for (uint32_t q = 0; q < fl->nruns; q++) {
+    run_owner[q] = owner[fl->run_first[q]];
+    run_len[q] = fl->run_len[q];
+  }
+}
+
+/* work__owner_sums_runs from the runs' owners and lengths made once a
+ * making of the runs (work__runs_owners): the same products added in
+ * the same order, the same bits, without the lookups through each run's
+ * first GPU and the conversion of its length. */
+void work__owner_sums_packed(double *sum, const uint32_t *run_owner,
+                             const double *run_len, const double *power,
+                             uint32_t nruns) {
+  for (uint32_t q = 0; q < nruns; q++)
+    sum[run_owner[q]] += run_len[q] * power[q];
+}
+
+uint32_t work__owner_stretches(const uint32_t *run_owner, uint32_t nruns,
+                               uint32_t *own_owner, uint32_t *own_end) {
+  uint32_t k = 0;
+  for (uint32_t q = 0; q < nruns; q++) {
+    if (k > 0 && own_owner[k - 1] == run_owner[q]) {
+      own_end[k - 1] = q + 1;
+      continue;
+    }
+    own_owner[k] = run_owner[q];
+    own_end[k++] = q + 1;
+  }
+  return k;
+}
+
+/* The inner loop has no owner to look up and no sum to store and read
+ * again: about 4 instructions a run (four a turn), from 9 (a replica is a run
+ * at bench-10k, and a rack's replicas are one service's). */
+void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
+                                const uint32_t *own_end, uint32_t nstretches,
+                                const double *run_len, const double *power) {
+  uint32_t q = 0;
+  for (uint32_t k = 0; k < nstretches; k++) {
+    double acc = sum[own_owner[k]];
+#pragma GCC unroll 4
+    for (const uint32_t end = own_end[k]; q < end; q++)
+      acc += run_len[q] * power[q];
+    sum[own_owner[k]] = acc;
+  }
+}
+
+/* Each owner's power now into sum (tick_j's rows): run by run while the
+ * runs are fresh (a stretch of one owner's runs at a time), GPU by GPU
+ * otherwise. */
+void work__owner_power(work *w, double *sum) {
+  rack_fleet *fl = w->fleet;
+  if (!rack_fleet_runs_fresh(fl)) {
+    work__owner_sums(sum, w->gpu_owner, rack_fleet_gpu_power(fl), fl->n);
+    return;
+  }
+  if (w->owners_seen != fl->runs_made) { /* no key changed since: owners */
+    work__runs_owners(fl, w->gpu_owner, w->run_owner, w->run_len);
+    w->nown_stretches = work__owner_stretches(w->run_owner, fl->nruns,
+                                              w->own_owner, w->own_end);
+    w->owners_seen = fl->runs_made;
+  }
+  work__owner_sums_stretches(sum, w->own_owner, w->own_end, w->nown_stretches,
+                             w->run_len, fl->run_power_w);
+}
