@@ -385,6 +385,22 @@ static void tokens_round_as_llround(void **state) {
     assert_int_equal(arr_tokens(x), llround(x) < 1 ? 1 : llround(x));
 }
 
+/* arr_llround is llround on an arrival's nanoseconds (t x 1e9, up to the
+ * request level's 9e18 guard) and beyond, halves included. */
+static void nanoseconds_round_as_llround(void **state) {
+  (void)state;
+  static const double ts[] = {0,   1e-9,   0.5e-9, 1.5e-9,  86400,
+                              0.3, 1.7e-3, 3e6,    4.5e6,   4503599.6270496,
+                              9e9, -0.5,   -1e-9,  INFINITY};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    double x = ts[i] * 1e9;
+    double near[] = {x, nextafter(x, -INFINITY), nextafter(x, INFINITY),
+                     x + 0.5};
+    for (int k = 0; k < 4; k++)
+      assert_int_equal(arr_llround(near[k]), llround(near[k]));
+  }
+}
+
 /* The same seed gives the same requests; another seed others. */
 static void deterministic_for_a_seed(void **state) {
   (void)state;
@@ -653,6 +669,7 @@ int main(void) {
   TEST_ADD(tests, n, lengths_are_lognormal_draws);
   TEST_ADD(tests, n, inline_draws_are_gsl_draws);
   TEST_ADD(tests, n, tokens_round_as_llround);
+  TEST_ADD(tests, n, nanoseconds_round_as_llround);
   TEST_ADD(tests, n, deterministic_for_a_seed);
   TEST_ROWS(tests, n, bad_trace_is_rejected, bad_traces);
   TEST_ADD(tests, n, trace_with_bom_and_crlf);
