@@ -6,6 +6,7 @@
  * A loaded trace keeps its times relative to its first row, in seconds
  * before scaling, and its tokens as integers; replay only adds offsets. */
 #include "arrivals.h"
+#include "arrivals_draw.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_randist.h>
 
 #include "csv.h"
 #include "sig.h"
@@ -320,7 +320,7 @@ enum { NSTREAMS = 5 };
 struct arr_gen {
   const sim_allocator *alloc; /* what the generator lives on */
   const arr_config *c;
-  gsl_rng *rng[NSTREAMS]; /* indexed by arr_purpose - 1 */
+  gsl_rng *rng[NSTREAMS]; /* by arr_purpose - 1; taus2, arrivals_draw.h's */
   double t;               /* time of the last request (synthetic kinds) */
   double peak;            /* Poisson: the rate candidates are drawn at */
   double win_end;         /* diurnal: the bounds below hold until then */
@@ -345,7 +345,9 @@ struct arr_gen {
   double mu[2];
 };
 
-static gsl_rng *stream(arr_gen *g, arr_purpose p) { return g->rng[p - 1]; }
+static arr_taus *taus(arr_gen *g, arr_purpose p) {
+  return g->rng[p - 1]->state;
+}
 
 static double sojourn(const arr_config *c, int state) {
   return state == 0 ? c->sojourn1 : c->sojourn2;
@@ -354,10 +356,9 @@ static double sojourn(const arr_config *c, int state) {
 static void start_mmpp(arr_gen *g) {
   const arr_config *c = g->c;
   double pi1 = c->sojourn1 / (c->sojourn1 + c->sojourn2);
-  g->state = gsl_rng_uniform(stream(g, ARR_RNG_STATE)) < pi1 ? 0 : 1;
+  g->state = arr_uniform(taus(g, ARR_RNG_STATE)) < pi1 ? 0 : 1;
   /* Sojourns are exponential, so the rest of the first one is too. */
-  g->state_end =
-      gsl_ran_exponential(stream(g, ARR_RNG_STATE), sojourn(c, g->state));
+  g->state_end = arr_exponential(taus(g, ARR_RNG_STATE), sojourn(c, g->state));
 }
 
 static void trace_summarise(arr_gen *g) {
@@ -456,10 +457,10 @@ static void thin_window(arr_gen *g, double t) {
  * squeeze): the same decisions as the exact test, far cheaper. */
 static double next_poisson(arr_gen *g) {
   for (;;) {
-    g->t += gsl_ran_exponential(stream(g, ARR_RNG_TIMES), 1 / g->peak);
+    g->t += arr_exponential(taus(g, ARR_RNG_TIMES), 1 / g->peak);
     if (g->c->profile != ARR_DIURNAL)
       return g->t;
-    double x = gsl_rng_uniform(stream(g, ARR_RNG_THIN)) * g->peak;
+    double x = arr_uniform(taus(g, ARR_RNG_THIN)) * g->peak;
     if (!(g->t < g->win_end))
       thin_window(g, g->t);
     if (x < g->win_lo)
@@ -478,13 +479,13 @@ static double next_mmpp(arr_gen *g) {
   for (;;) {
     double r = g->state == 0 ? c->rate1 : c->rate2;
     double gap =
-        r > 0 ? gsl_ran_exponential(stream(g, ARR_RNG_TIMES), 1 / r) : INFINITY;
+        r > 0 ? arr_exponential(taus(g, ARR_RNG_TIMES), 1 / r) : INFINITY;
     if (g->t + gap < g->state_end)
       return g->t += gap;
     g->t = g->state_end;
     g->state ^= 1;
     g->state_end +=
-        gsl_ran_exponential(stream(g, ARR_RNG_STATE), sojourn(c, g->state));
+        arr_exponential(taus(g, ARR_RNG_STATE), sojourn(c, g->state));
   }
 }
 
@@ -497,10 +498,9 @@ static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
       g->mu_for[k] = *l;
       g->mu[k] = log(l->mean) - 0.5 * l->sigma * l->sigma;
     }
-    x = gsl_ran_lognormal(stream(g, p), g->mu[k], l->sigma);
+    x = arr_lognormal(taus(g, p), g->mu[k], l->sigma);
   }
-  int64_t n = (int64_t)llround(x);
-  return n < 1 ? 1 : n;
+  return arr_tokens(x);
 }
 
 static bool next_trace(arr_gen *g, double *t_s, int64_t *p, int64_t *o) {
@@ -640,7 +640,7 @@ static double mmpp_integral(arr_gen *g, double t1) {
     g->t = g->state_end;
     g->state ^= 1;
     g->state_end +=
-        gsl_ran_exponential(stream(g, ARR_RNG_STATE), sojourn(c, g->state));
+        arr_exponential(taus(g, ARR_RNG_STATE), sojourn(c, g->state));
   }
   n += (g->state == 0 ? c->rate1 : c->rate2) * (t1 - g->t);
   g->t = t1;

@@ -42,6 +42,7 @@
  * - A down replica (inf_set_down) holds nothing, is idle and sorts after
  *   every up replica in the routing tree, so an arrival goes to it only
  *   when all are down, and is then dropped. */
+#include "arrivals_draw.h"
 #include "inference_internal.h"
 #include "inference_request_price.h"
 
@@ -340,7 +341,7 @@ static int status(inf_service *s) {
 static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   inf_service *s = ctx;
   replica *r = &s->rep[ev->a];
-  advance(s, r, fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
+  advance(s, r, rl_fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
   reschedule(s, r);
   return status(s);
 }
@@ -356,7 +357,7 @@ static int schedule_arrival(inf_service *s) {
     return SIM_OK;
   s->next_prompt = prompt;
   s->next_output = output;
-  sim_time at = (sim_time)llround(t * 1e9), now = sim_engine_now(s->e);
+  sim_time at = (sim_time)arr_llround(t * 1e9), now = sim_engine_now(s->e);
   s->next_at = at < now ? now : at;
   return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
 }
@@ -635,7 +636,7 @@ static double tokens_since_clock(const inf_service *s, const replica *r,
     return inf__tokens_after_prefill(s, r, now, prompts);
   if (r->phase != DECODE || !(now > r->clock_s))
     return 0;
-  return r->nheap * (fmin(now, r->next_s) - r->clock_s) / r->t_step;
+  return r->nheap * (rl_fmin(now, r->next_s) - r->clock_s) / r->t_step;
 }
 
 static inf_totals req_totals(const inf_service *s) {

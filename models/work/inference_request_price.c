@@ -112,5 +112,5 @@ double inf__tokens_after_prefill(const inf_service *s, const replica *r,
   rl_clock at = {.key = 0};
   double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
   double end = r->next_s + (tag - r->v) * t;
-  return r->prefill.n + b * (fmin(now, end) - r->next_s) / t;
+  return r->prefill.n + b * (rl_fmin(now, end) - r->next_s) / t;
 }

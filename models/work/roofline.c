@@ -287,7 +287,7 @@ static double critical_weight_bytes(const rl_replica *r, double batch,
  * engine's, or less where the format's GEMMs cannot reach it (block-scaled
  * FP8's, llm_precision.weight_stream; roofline.h, t_dequant). */
 static double weight_bw_share(const rl_replica *r) {
-  return fmin(r->cfg.eff_bw, r->weights->weight_stream);
+  return rl_fmin(r->cfg.eff_bw, r->weights->weight_stream);
 }
 
 /* The SM time the weights' GEMMs spend beyond the engine's stream (t_w0,
@@ -297,7 +297,7 @@ static double dequant_s(const rl_step *s, double t_w0) {
   double beyond = s->t_weights - t_w0;
   if (!(beyond > 0))
     return 0;
-  return fmin(beyond, fmax(0, s->t_weights - s->t_gemm));
+  return rl_fmin(beyond, rl_fmax(0, s->t_weights - s->t_gemm));
 }
 
 /* What a decode step does, whatever the clock: the bytes it moves and
@@ -377,8 +377,8 @@ static void step_parts(const step_work *w, const rl_clock *k, rl_step *out) {
   out->t_comp = out->t_gemm + out->t_attn;
   out->t_tp = w->t_tp;
   out->t_fixed = w->fixed * k->fixed;
-  out->t = fmax(out->t_weights, out->t_gemm) + fmax(out->t_kv, out->t_attn) +
-           out->t_tp + out->t_fixed;
+  out->t = rl_fmax(out->t_weights, out->t_gemm) +
+           rl_fmax(out->t_kv, out->t_attn) + out->t_tp + out->t_fixed;
 }
 
 /* The load of a step priced at full clock (the header comment). */
@@ -386,7 +386,7 @@ static gpu_load step_load(const rl_replica *r, const rl_step *s) {
   double bw = r->tp * r->gpu->bandwidth_bps;
   double sm = (s->t_comp + s->t_dequant + r->cfg.act_fixed * s->t_fixed) / s->t;
   double busy = 1 - (1 - r->cfg.act_fixed) * s->t_fixed / s->t;
-  return (gpu_load){fmin(1, sm), fmin(1, s->bytes / (bw * s->t)), busy};
+  return (gpu_load){rl_fmin(1, sm), rl_fmin(1, s->bytes / (bw * s->t)), busy};
 }
 
 /* The step from its work: its parts at clock at, its load at full. */
@@ -479,7 +479,8 @@ static gpu_load prefill_load(const rl_replica *r, double flops, double tp_s,
   if (!(t > 0))
     return (gpu_load){0, 0, 0};
   double bytes = llm_weight_bytes(r->model, r->weights) / r->tp;
-  return (gpu_load){comp / t, fmin(1, bytes / (r->gpu->bandwidth_bps * t)), 1};
+  return (gpu_load){comp / t, rl_fmin(1, bytes / (r->gpu->bandwidth_bps * t)),
+                    1};
 }
 
 gpu_load rl_prefill_load(const rl_replica *r, double prompt_tokens) {

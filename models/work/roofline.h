@@ -136,6 +136,18 @@
 #include "gpu.h"
 #include "llm.h"
 
+/* libm's fmax and fmin, inline (a step's time and load take six, each
+ * a call into libm before): the larger (smaller), the other
+ * argument when one is NaN. On a tie of +0 and -0 C lets them answer
+ * either, and GCC may hand libm's the arguments in either order; the
+ * callers' times and shares are never -0. */
+static inline double rl_fmax(double a, double b) {
+  return a > b || b != b ? a : b;
+}
+static inline double rl_fmin(double a, double b) {
+  return a < b || b != b ? a : b;
+}
+
 /* The achievable shares of peak and the fixed costs. rl_config_default
  * gives the figures below; rl_replica_init sets the fixed costs from the
  * serving engine. */

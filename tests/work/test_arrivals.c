@@ -13,6 +13,7 @@
 #include <gsl/gsl_sort.h>
 
 #include "arrivals.h"
+#include "arrivals_draw.h"
 #include "rng.h"
 #include "validate_row.h"
 
@@ -294,6 +295,112 @@ static void lengths_are_lognormal_draws(void **state) {
   scn_release(&arr_schema, &c);
 }
 
+/* Equal as bits (a NaN is equal to itself, -0 is not 0). */
+static void assert_same_bits(double a, double b) {
+  assert_memory_equal(&a, &b, sizeof a);
+}
+
+typedef struct draw_row {
+  uint64_t seed, index;
+  uint32_t purpose;
+  double mu, zeta, sigma;
+} draw_row;
+
+/* Draw k of a row's kinds, from a (inline, or through GSL when k % 7 is
+ * 3) and from b through GSL, as the same bits. */
+static void draw_both(int k, gsl_rng *a, gsl_rng *b, const draw_row *r) {
+  bool gsl = k % 7 == 3;
+  arr_taus *t = gsl_rng_state(a);
+  double x, y;
+  switch (k % 3) {
+  case 0:
+    x = gsl ? gsl_rng_uniform(a) : arr_uniform(t);
+    y = gsl_rng_uniform(b);
+    break;
+  case 1:
+    x = gsl ? gsl_ran_exponential(a, r->mu) : arr_exponential(t, r->mu);
+    y = gsl_ran_exponential(b, r->mu);
+    break;
+  default:
+    x = gsl ? gsl_ran_lognormal(a, r->zeta, r->sigma)
+            : arr_lognormal(t, r->zeta, r->sigma);
+    y = gsl_ran_lognormal(b, r->zeta, r->sigma);
+  }
+  assert_same_bits(x, y);
+}
+
+/* arrivals_draw.h's draws are GSL's, bit for bit, from streams of several
+ * seeds, entities and purposes, and a stream drawn now inline, now
+ * through GSL stays where GSL's alone would be. */
+static void inline_draws_are_gsl_draws(void **state) {
+  (void)state;
+  static const draw_row rows[] = {
+      {1, 0, ARR_RNG_TIMES, 1 / 637.0, 0, 1},
+      {9, 3, ARR_RNG_PROMPT, 1, 6.37, 1.4},
+      {123456789, 17, ARR_RNG_OUTPUT, 250, -2, 0.05},
+      {UINT64_MAX, 1u << 20, ARR_RNG_STATE, 1e-9, 30, 3},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const draw_row *r = &rows[i];
+    gsl_rng *a = rng_stream_create(r->seed, ARR_RNG_KIND, r->index, r->purpose);
+    gsl_rng *b = rng_stream_create(r->seed, ARR_RNG_KIND, r->index, r->purpose);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (int k = 0; k < 30000; k++)
+      draw_both(k, a, b, r);
+    assert_memory_equal(gsl_rng_state(a), gsl_rng_state(b), sizeof(arr_taus));
+    rng_stream_destroy(a);
+    rng_stream_destroy(b);
+  }
+}
+
+/* arr_tokens is max(1, llround(x)) everywhere: halves, the last double
+ * below a half, the ends of the inline range and what lies past them. */
+static void tokens_round_as_llround(void **state) {
+  (void)state;
+  static const double xs[] = {0,
+                              0x1p-1074,
+                              0.49999999999999994,
+                              0.5,
+                              1,
+                              1.4999999999999998,
+                              1.5,
+                              2.5,
+                              1154.5,
+                              1155.4999999999998,
+                              0x1p52 - 0.5,
+                              0x1p52 - 1.5,
+                              0x1p52,
+                              0x1p52 + 1,
+                              0x1p62,
+                              -0.0,
+                              -0.5,
+                              -3.7};
+  for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+    int64_t n = (int64_t)llround(xs[i]);
+    assert_int_equal(arr_tokens(xs[i]), n < 1 ? 1 : n);
+  }
+  /* And on a dense sweep of fractions near the halves. */
+  for (double x = 0; x < 40; x += 0.0625 + 0x1p-40)
+    assert_int_equal(arr_tokens(x), llround(x) < 1 ? 1 : llround(x));
+}
+
+/* arr_llround is llround on an arrival's nanoseconds (t x 1e9, up to the
+ * request level's 9e18 guard) and beyond, halves included. */
+static void nanoseconds_round_as_llround(void **state) {
+  (void)state;
+  static const double ts[] = {0,   1e-9,   0.5e-9, 1.5e-9,  86400,
+                              0.3, 1.7e-3, 3e6,    4.5e6,   4503599.6270496,
+                              9e9, -0.5,   -1e-9,  INFINITY};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    double x = ts[i] * 1e9;
+    double near[] = {x, nextafter(x, -INFINITY), nextafter(x, INFINITY),
+                     x + 0.5};
+    for (int k = 0; k < 4; k++)
+      assert_int_equal(arr_llround(near[k]), llround(near[k]));
+  }
+}
+
 /* The same seed gives the same requests; another seed others. */
 static void deterministic_for_a_seed(void **state) {
   (void)state;
@@ -560,6 +667,9 @@ int main(void) {
   TEST_ADD(tests, n, mmpp_long_run_rate);
   TEST_ADD(tests, n, token_lengths);
   TEST_ADD(tests, n, lengths_are_lognormal_draws);
+  TEST_ADD(tests, n, inline_draws_are_gsl_draws);
+  TEST_ADD(tests, n, tokens_round_as_llround);
+  TEST_ADD(tests, n, nanoseconds_round_as_llround);
   TEST_ADD(tests, n, deterministic_for_a_seed);
   TEST_ROWS(tests, n, bad_trace_is_rejected, bad_traces);
   TEST_ADD(tests, n, trace_with_bom_and_crlf);

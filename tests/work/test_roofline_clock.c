@@ -8,7 +8,7 @@
  * rl_prefill_load's. A step at clock terms kept (rl_clock_of,
  * rl_decode_step_at) is rl_decode_step's, and at batch terms kept too
  * (rl_batch_of, rl_decode_step_batch); a prefill at kept clocks
- * (rl_prefill_at) is rl_prefill's. */
+ * (rl_prefill_at) is rl_prefill's. rl_fmax and rl_fmin are libm's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -169,6 +169,27 @@ static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
   }
 }
 
+/* rl_fmax and rl_fmin give libm's fmax and fmin bits: NaN on either side
+ * (the other), infinities, the smallest subnormal; zeros of two signs
+ * (either may come back, roofline.h) as equal values. Read through
+ * volatile so the compiler cannot fold libm's call. */
+static void fmax_and_fmin_are_libm_s(void **state) {
+  (void)state;
+  static const double xs[] = {0,      -0.0,  1,        -1,        0x1p-1074,
+                              2.5e-5, 1e300, INFINITY, -INFINITY, NAN};
+  enum { N = sizeof xs / sizeof xs[0] };
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      volatile double a = xs[i], b = xs[j];
+      if (a == 0 && b == 0) {
+        assert_true(rl_fmax(a, b) == 0 && rl_fmin(a, b) == 0);
+        continue;
+      }
+      same_bits(rl_fmax(a, b), fmax(a, b), "fmax");
+      same_bits(rl_fmin(a, b), fmin(a, b), "fmin");
+    }
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
@@ -177,6 +198,7 @@ int main(void) {
   TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
   TEST_ROWS(tests, n, a_step_at_a_kept_batch_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_at_kept_clocks_is_the_same_prefill, rows);
+  TEST_ADD(tests, n, fmax_and_fmin_are_libm_s);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
 }

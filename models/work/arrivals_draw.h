@@ -1,0 +1,75 @@
+/* arrivals_draw.h - the arrival generator's draws, inline.
+ * GSL's gsl_ran_exponential and gsl_ran_lognormal reach taus2 through two
+ * calls, one of them through the type's function pointer, for each
+ * uniform: close to half of what drawing an arrival cost. These are the
+ * same operations in the same order on the same state (GSL 2.7's
+ * rng/taus.c, randist/exponential.c, randist/lognormal.c), so a stream
+ * gives the same bits whichever way it is drawn, and the two may be mixed
+ * on one stream. The state is the generator's own (gsl_rng_state of a
+ * taus2 stream, whose layout rng.c fills). Internal to arrivals.c and its
+ * test, which checks every draw against GSL's; the request level rounds
+ * an arrival's nanoseconds with arr_llround. */
+#ifndef MODELS_ARRIVALS_DRAW_H
+#define MODELS_ARRIVALS_DRAW_H
+
+#include <math.h>
+#include <stdint.h>
+
+typedef struct arr_taus {
+  unsigned long s1, s2, s3;
+} arr_taus;
+
+/* taus2's step, modulo 2^32 (unsigned long may be wider). Worked on the
+ * state's own words: a version in uint32_t, without the masks, cost more
+ * (its stores). */
+static inline unsigned long arr_taus_word(unsigned long s, int a, int b,
+                                          unsigned long c, int d) {
+  const unsigned long m = 0xffffffffUL;
+  return (((s & c) << d) & m) ^ ((((s << a) & m) ^ s) >> b);
+}
+
+/* gsl_rng_uniform: [0, 1). */
+static inline double arr_uniform(arr_taus *t) {
+  t->s1 = arr_taus_word(t->s1, 13, 19, 4294967294UL, 12);
+  t->s2 = arr_taus_word(t->s2, 2, 25, 4294967288UL, 4);
+  t->s3 = arr_taus_word(t->s3, 3, 11, 4294967280UL, 17);
+  return (double)(t->s1 ^ t->s2 ^ t->s3) / 4294967296.0;
+}
+
+/* gsl_ran_exponential: mean mu. */
+static inline double arr_exponential(arr_taus *t, double mu) {
+  double u = arr_uniform(t);
+  return -mu * log1p(-u);
+}
+
+/* gsl_ran_lognormal: exp of a normal (polar Box-Muller, its first
+ * coordinate) of mean zeta and deviation sigma. */
+static inline double arr_lognormal(arr_taus *t, double zeta, double sigma) {
+  double u, v, r2;
+  do {
+    u = -1 + 2 * arr_uniform(t);
+    v = -1 + 2 * arr_uniform(t);
+    r2 = u * u + v * v;
+  } while (r2 > 1.0 || r2 == 0);
+  double normal = u * sqrt(-2.0 * log(r2) / r2);
+  return exp(sigma * normal + zeta);
+}
+
+/* llround(x) without the call for 0 <= x < 2^52: x's whole part, up one
+ * when its fraction (exact there: x - trunc(x) loses nothing) is at least
+ * a half, as llround rounds halves away from zero. Other x (larger,
+ * negative, NaN) go to llround. */
+static inline int64_t arr_llround(double x) {
+  if (!(x >= 0 && x < 0x1p52))
+    return (int64_t)llround(x);
+  int64_t n = (int64_t)x;
+  return n + (x - (double)n >= 0.5);
+}
+
+/* A drawn length in tokens: rounded, at least 1. */
+static inline int64_t arr_tokens(double x) {
+  int64_t n = arr_llround(x);
+  return n < 1 ? 1 : n;
+}
+
+#endif
