@@ -77,6 +77,11 @@ static bool read_all(int fd, char *buf, size_t len) {
 }
 
 char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
+  return sim_file_read_with(NULL, path, max, len, err);
+}
+
+char *sim_file_read_with(const sim_allocator *a, const char *path, size_t max,
+                         size_t *len, sim_error *err) {
   struct stat st;
   int fd = open_regular(path, &st, err);
   if (fd < 0)
@@ -89,7 +94,7 @@ char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
     return NULL;
   }
   /* Out of memory is the run's failure, not the input's (exit 1, not 2). */
-  char *buf = malloc(*len + 1);
+  char *buf = sim_alloc(a, *len + 1);
   if (buf == NULL) {
     close(fd);
     return fail_null(err, SIM_ENOMEM, path, "out of memory reading it");
@@ -98,7 +103,7 @@ char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
   close(fd);
   if (whole)
     return buf;
-  free(buf);
+  sim_free(a, buf);
   return fail_null(err, SIM_EIO, path, "cannot read");
 }
 
