@@ -242,14 +242,18 @@ static int check_bytes(const char *name, const char *text, size_t len,
 }
 
 /* libfyaml 0.7 has no allocator hook and reports a failed allocation
- * inside fy_parse_load_document by no document and, mostly, no diagnostic:
- * to it an empty stream and a parser that could not allocate look alike.
- * What tells them apart is the C library's errno, which malloc sets to
- * ENOMEM when it fails and nothing in a parse of text in memory sets
- * otherwise (it does no I/O); so errno is cleared before each load and
- * read right after. A failed load with errno ENOMEM is the run's failure
- * (SIM_ENOMEM, exit 1), whatever diagnostic came with it: a diagnostic
- * written after an allocation failed is about the parser, not the text. */
+ * inside fy_parse_load_document by no document and no diagnostic: to the
+ * caller an empty stream and a parser that could not allocate look alike
+ * (under `ulimit -v` the built-in catalog read as "the scenario is
+ * empty", exit 2). What tells them apart is errno, which malloc sets to
+ * ENOMEM when it fails and which a parse of text in memory (no I/O) has
+ * no other cause to set; so errno is cleared before each load and read
+ * right after, and a failed load with ENOMEM is the run's failure
+ * (SIM_ENOMEM, exit 1) even with a diagnostic, which the parser may have
+ * written about its own failure. The one way to be wrong: glibc's malloc
+ * can leave ENOMEM behind when brk fails and its mmap fallback succeeds,
+ * so text that really is empty or wrong, read within a few hundred KB of
+ * an address-space limit, may be called out of memory (exit 1, not 2). */
 static int out_of_memory(const scn_doc *doc, sim_error *err) {
   return sim_error_set(err, SIM_ENOMEM, "%s: out of memory parsing it",
                        doc->name);
