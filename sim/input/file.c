@@ -2,6 +2,7 @@
 #include "file.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,11 @@ static int open_regular(const char *path, struct stat *st, sim_error *err) {
   return fd;
 }
 
-/* Reads len bytes of fd into a new buffer with a NUL after them. */
-static char *read_all(int fd, size_t len) {
-  char *buf = malloc(len + 1);
+/* Reads len bytes of fd into buf, with a NUL after them; false on a
+ * short read. */
+static bool read_all(int fd, char *buf, size_t len) {
   size_t n = 0;
-  while (buf != NULL && n < len) {
+  while (n < len) {
     ssize_t r = read(fd, buf + n, len - n);
     if (r < 0 && errno == EINTR)
       continue;
@@ -71,16 +72,16 @@ static char *read_all(int fd, size_t len) {
       break;
     n += (size_t)r;
   }
-  if (buf != NULL && n != len) {
-    free(buf);
-    return NULL;
-  }
-  if (buf != NULL)
-    buf[n] = '\0';
-  return buf;
+  buf[n] = '\0';
+  return n == len;
 }
 
 char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
+  return sim_file_read_with(NULL, path, max, len, err);
+}
+
+char *sim_file_read_with(const sim_allocator *a, const char *path, size_t max,
+                         size_t *len, sim_error *err) {
   struct stat st;
   int fd = open_regular(path, &st, err);
   if (fd < 0)
@@ -92,9 +93,18 @@ char *sim_file_read(const char *path, size_t max, size_t *len, sim_error *err) {
                   max);
     return NULL;
   }
-  char *buf = read_all(fd, *len);
+  /* Out of memory is the run's failure, not the input's (exit 1, not 2). */
+  char *buf = sim_alloc(a, *len + 1);
+  if (buf == NULL) {
+    close(fd);
+    return fail_null(err, SIM_ENOMEM, path, "out of memory reading it");
+  }
+  bool whole = read_all(fd, buf, *len);
   close(fd);
-  return buf != NULL ? buf : fail_null(err, SIM_EIO, path, "cannot read");
+  if (whole)
+    return buf;
+  sim_free(a, buf);
+  return fail_null(err, SIM_EIO, path, "cannot read");
 }
 
 void sim_path_dir(const char *path, char *out, size_t size) {

@@ -10,6 +10,7 @@
  * and for a value that came from --set, the override text itself. */
 #include "scenario.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +241,27 @@ static int check_bytes(const char *name, const char *text, size_t len,
   return SIM_OK;
 }
 
-static int syntax_error(scn_doc *doc, sim_error *err) {
+/* libfyaml 0.7 has no allocator hook and reports a failed allocation
+ * inside fy_parse_load_document by no document and no diagnostic: to the
+ * caller an empty stream and a parser that could not allocate look alike
+ * (under `ulimit -v` the built-in catalog read as "the scenario is
+ * empty", exit 2). What tells them apart is errno, which malloc sets to
+ * ENOMEM when it fails and which a parse of text in memory (no I/O) has
+ * no other cause to set; so errno is cleared before each load and read
+ * right after, and a failed load with ENOMEM is the run's failure
+ * (SIM_ENOMEM, exit 1) even with a diagnostic, which the parser may have
+ * written about its own failure. The one way to be wrong: glibc's malloc
+ * can leave ENOMEM behind when brk fails and its mmap fallback succeeds,
+ * so text that really is empty or wrong, read within a few hundred KB of
+ * an address-space limit, may be called out of memory (exit 1, not 2). */
+static int out_of_memory(const scn_doc *doc, sim_error *err) {
+  return sim_error_set(err, SIM_ENOMEM, "%s: out of memory parsing it",
+                       doc->name);
+}
+
+static int syntax_error(scn_doc *doc, int load_errno, sim_error *err) {
+  if (load_errno == ENOMEM)
+    return out_of_memory(doc, err);
   void *it = NULL;
   struct fy_diag_error *e = fy_diag_errors_iterate(doc->diag, &it);
   if (e == NULL)
@@ -267,10 +288,16 @@ static int parse_text(scn_doc *doc, size_t len, sim_error *err) {
   doc->parser = fy_parser_create(&cfg);
   if (doc->parser == NULL || fy_parser_set_string(doc->parser, doc->text, len))
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  errno = 0;
   doc->fyd = fy_parse_load_document(doc->parser);
-  if (doc->fyd == NULL || fy_document_root(doc->fyd) == NULL)
-    return syntax_error(doc, err);
+  int load_errno = errno;
+  if (doc->fyd == NULL)
+    return syntax_error(doc, load_errno, err);
+  if (fy_document_root(doc->fyd) == NULL) /* loaded, and empty */
+    return syntax_error(doc, 0, err);
+  errno = 0;
   struct fy_document *next = fy_parse_load_document(doc->parser);
+  load_errno = errno;
   if (next != NULL) {
     struct fy_node *root = fy_document_root(next);
     char pos[512];
@@ -282,7 +309,7 @@ static int parse_text(scn_doc *doc, size_t len, sim_error *err) {
                          pos);
   }
   if (fy_diag_got_error(doc->diag))
-    return syntax_error(doc, err);
+    return syntax_error(doc, load_errno, err);
   return SIM_OK;
 }
 

@@ -1,12 +1,16 @@
 /* test_util.c - shared helpers of the unit tests. */
 #include "test_util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void test_assert_close(double a, double b, double rel_tol, double abs_tol,
                        const char *a_text, const char *b_text, const char *file,
@@ -107,4 +111,51 @@ void test_schema_rejects(const scn_schema *schema, const char *file,
   if (rc != SIM_EINPUT || strstr(err.msg, want) == NULL)
     fail_msg("'%s': got %d '%s', want SIM_EINPUT with '%s'", yaml, rc, err.msg,
              want);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
+/* The address space this process maps now (VmSize), in bytes; 0 if the
+ * kernel does not say. */
+static size_t mapped_bytes(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  unsigned long kb = 0;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    if (sscanf(line, "VmSize: %lu kB", &kb) == 1)
+      break;
+  if (f != NULL)
+    fclose(f);
+  return (size_t)kb * 1024;
+}
+
+int test_with_room(size_t room, int (*fn)(void *ctx), void *ctx) {
+#ifdef TEST_ASAN
+  skip();
+#endif
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    fail_msg("fork: cannot");
+  if (pid == 0) {
+    size_t now = mapped_bytes();
+    struct rlimit r;
+    if (now == 0 || getrlimit(RLIMIT_AS, &r) != 0)
+      _exit(254);
+    r.rlim_cur = now + room;
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+      _exit(254);
+    _exit(fn(ctx) & 0xff);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      fail_msg("waitpid: %s", strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

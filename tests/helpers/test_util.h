@@ -77,6 +77,14 @@ typedef void (*test_drop_fn)(void *obj);
 long test_alloc_failures(const char *name, test_make_fn make, test_drop_fn drop,
                          void *ctx);
 
+/* Runs fn(ctx) in a child process whose address space (RLIMIT_AS) stops
+ * room bytes above what it had mapped at the fork: out of memory for real,
+ * for allocations no allocator hook reaches (libfyaml's, HDF5's). Returns
+ * fn's result (0..255; it must not use cmocka's asserts), or -1 when the
+ * child did not exit (a crash). Skips the running test under
+ * AddressSanitizer, whose shadow memory no such limit admits. */
+int test_with_room(size_t room, int (*fn)(void *ctx), void *ctx);
+
 /* A fresh path under the build tree's tests folder for output files:
  * AIFSIM_BINARY_DIR/tests/out/NAME. Returns a static buffer. */
 const char *test_out_path(const char *name);

@@ -30,6 +30,31 @@ static void reads_whole_files_and_refuses_the_rest(void **state) {
   assert_non_null(strstr(err.msg, "not a regular file"));
 }
 
+/* The buffer that cannot be had is the run's failure (SIM_ENOMEM, exit
+ * 1), not the input's: nothing is left allocated, and the next read on a
+ * working allocator gets the file. */
+static void out_of_memory_is_not_an_input_error(void **state) {
+  (void)state;
+  const char *path = test_out_path("file-oom.txt");
+  FILE *f = fopen(path, "w");
+  fputs("hello\n", f);
+  fclose(f);
+  size_t len = 0;
+  sim_error err = {0};
+  test_alloc t;
+  test_alloc_init(&t, 1);
+  assert_null(sim_file_read_with(&t.hook, path, 100, &len, &err));
+  assert_int_equal(err.code, SIM_ENOMEM);
+  assert_non_null(strstr(err.msg, "file-oom.txt: out of memory reading it"));
+  assert_int_equal(t.live, 0);
+  test_alloc_init(&t, 0);
+  char *text = sim_file_read_with(&t.hook, path, 100, &len, &err);
+  assert_non_null(text);
+  assert_string_equal(text, "hello\n");
+  sim_free(&t.hook, text);
+  assert_int_equal(t.live, 0);
+}
+
 typedef struct path_case {
   const char *name;
   const char *base, *rel, *beside, *dir;
@@ -57,6 +82,7 @@ int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, reads_whole_files_and_refuses_the_rest);
+  TEST_ADD(tests, n, out_of_memory_is_not_an_input_error);
   TEST_ROWS(tests, n, paths_beside_a_file, paths);
   return _cmocka_run_group_tests("file", tests, n, NULL, NULL);
 }

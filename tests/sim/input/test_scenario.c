@@ -426,6 +426,49 @@ static void scalar_lookup(void **state) {
   scn_doc_destroy(NULL);
 }
 
+/* A scenario of 1 MiB whose parse takes tens of MB (a sequence of 250 Ki
+ * items: libfyaml keeps a token and a node for each). */
+static char *big_sequence(size_t *len) {
+  enum { ITEMS = 250 * 1024 };
+  char *text = malloc(ITEMS * 4 + 8);
+  assert_non_null(text);
+  memcpy(text, "x:\n", 3);
+  for (size_t i = 0; i < ITEMS - 1; i++)
+    memcpy(text + 3 + 4 * i, "- 1\n", 4);
+  *len = 3 + 4 * (size_t)(ITEMS - 1);
+  text[*len] = '\0';
+  return text;
+}
+
+/* In the child: 0 when the read failed with SIM_ENOMEM in the parse. */
+static int read_big(void *ctx) {
+  const char *text = ctx;
+  sim_error err = {0};
+  scn_doc *doc = scn_doc_read_string("big.yaml", text, strlen(text), &err);
+  if (doc != NULL)
+    return 3;
+  if (err.code == SIM_ENOMEM &&
+      strcmp(err.msg, "big.yaml: out of memory parsing it") == 0)
+    return 0;
+  fprintf(stderr, "child: %s (%s)\n", err.msg, sim_err_name(err.code));
+  return err.code == SIM_ENOMEM ? 1 : 2;
+}
+
+/* libfyaml allocates with malloc and tells a failed allocation by no
+ * document and no diagnostic, as for an empty file: under a real limit,
+ * 4 MB above what the process maps (the copy of the text fits, the parse
+ * does not), the read must fail as out of memory (exit 1), never as
+ * "the scenario is empty" (an input error, exit 2). */
+static void parse_out_of_memory_is_not_an_input_error(void **state) {
+  (void)state;
+  size_t len;
+  char *text = big_sequence(&len);
+  assert_in_range(len, 1000000, SCN_MAX_BYTES);
+  int rc = test_with_room((size_t)4 << 20, read_big, text);
+  free(text);
+  assert_int_equal(rc, 0);
+}
+
 int main(void) {
   struct CMUnitTest tests[128];
   size_t n = 0;
@@ -441,5 +484,6 @@ int main(void) {
   TEST_ADD(tests, n, emit_round_trips);
   TEST_ADD(tests, n, limits_on_the_input);
   TEST_ADD(tests, n, scalar_lookup);
+  TEST_ADD(tests, n, parse_out_of_memory_is_not_an_input_error);
   return _cmocka_run_group_tests("scenario", tests, n, NULL, NULL);
 }

@@ -388,6 +388,52 @@ static void test_file_size_limit(void **state) {
   assert_failed_leaves_nothing(s, &old, path, partial);
 }
 
+/* ---- Out of memory at create ------------------------------------------ */
+
+/* In the child: 0 when h5w_create failed with SIM_ENOMEM, saying out of
+ * memory, and left neither the partial file nor the lock. */
+static int create_cramped(void *ctx) {
+  char *const *paths = ctx; /* the path, its partial file, its lock */
+  sim_error err = {0};
+  tel_sink *s = h5w_create(paths[0], NULL, &err);
+  if (s != NULL) {
+    tel_destroy(s);
+    return 3;
+  }
+  if (err.code != SIM_ENOMEM || strstr(err.msg, "out of memory") == NULL) {
+    fprintf(stderr, "child: %s (%s)\n", err.msg, sim_err_name(err.code));
+    return 2;
+  }
+  return file_exists(paths[1]) || file_exists(paths[2]) ? 1 : 0;
+}
+
+typedef struct room_case {
+  const char *name;
+  size_t room; /* address space left above what the process maps */
+} room_case;
+
+/* Below the 2 MB record.c makes sure of before H5Fcreate, whose failed
+ * allocation crashes HDF5 1.10 (a child that does not exit gives -1).
+ * This checks the guard's side; whether H5Fcreate itself would fail here
+ * depends on the heap's free space (in this process it does not: without
+ * the guard the create succeeds), so the crash it prevents is reached by
+ * cli_reliability's ulimit -v grid on the whole run instead. */
+static const room_case room_cases[] = {
+    {"create with 256 KB left", (size_t)256 << 10},
+    {"create with 1 MB left", (size_t)1 << 20},
+    {"create with 1.75 MB left", (size_t)7 << 18},
+};
+
+static void test_create_out_of_memory(void **state) {
+  const room_case *c = *state;
+  char path[4096], partial[4200], lock[4200];
+  fresh_path("cramped.h5", path, partial);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  H5open(); /* HDF5 set up before the limit, as in a run */
+  char *paths[] = {path, partial, lock};
+  assert_int_equal(test_with_room(c->room, create_cramped, paths), 0);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -404,5 +450,6 @@ int main(void) {
   TEST_ADD(tests, n, test_argument_errors);
   TEST_ADD(tests, n, test_io_error_sticks);
   TEST_ADD(tests, n, test_file_size_limit);
+  TEST_ROWS(tests, n, test_create_out_of_memory, room_cases);
   return _cmocka_run_group_tests("record_write", tests, n, NULL, NULL);
 }
