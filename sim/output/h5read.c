@@ -1,6 +1,7 @@
 /* h5read.c - reading run files back and writing the sweep's summary table
  * (h5read.h). Every hid_t is closed on every path; HDF5's own error
  * printing is off and its innermost message goes into ours instead. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE (h5room.h) */
 #include "h5read.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <hdf5.h>
 
 #include "h5read_internal.h"
+#include "h5room.h"
 #include "seal.h"
 #include "writelock.h"
 
@@ -410,6 +412,10 @@ static int write_all(tw *w, const h5r_table *t) {
  * file another process may hold never truncated (the caller holds
  * PATH.lock; a stale partial is removed first). */
 static int tw_open(tw *w, size_t nrows) {
+  if (!h5_room_to_create())
+    return sim_error_set(w->err, SIM_ENOMEM,
+                         "h5r: %s: cannot create the file: %s", w->partial,
+                         sim_strerror(SIM_ENOMEM));
   hsize_t chunk[1] = {nrows < 65536 ? nrows : 65536};
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);

@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +38,7 @@
 #include <hdf5_hl.h>
 
 #include "alloc.h"
+#include "h5room.h"
 #include "record_internal.h"
 #include "seal.h"
 #include "vec.h"
@@ -240,37 +240,11 @@ static herr_t file_props(hid_t fcpl, hid_t fapl) {
   return r;
 }
 
-/* Address space H5Fcreate must find free: HDF5 1.10.8 (Debian 12) does
- * not survive a failed allocation in its create path (H5Fcreate ->
- * H5F_open -> H5F__new -> H5AC_create segfaults when the metadata cache's
- * allocation fails), so the writer makes sure first that it will not.
- * Measured on the release build running quickstart.yaml under gdb with no
- * limit, VmSize from /proc/PID/status at H5Fcreate's entry and return:
- * 32,536 -> 33,052 KB, 516 KB (the cache's 64 Ki-slot hash table, one
- * mapping); under `ulimit -v` it crashed for every limit from 32,970 to
- * 33,050 KB, between VmPeak before the call (32,968) and VmSize after.
- * Four times that covers other builds' layouts; a run so close to its
- * limit would run out a few MB later anyway (quickstart needs ~43 MB). */
-enum { H5W_CREATE_ROOM = 2 << 20 };
-
-/* Whether H5W_CREATE_ROOM bytes of address space can be mapped now: a
- * mapping made and dropped at once, never touched (no memory is used),
- * which fails exactly where `ulimit -v` or strict overcommit would make
- * HDF5's allocations fail. */
-static int room_to_create(void) {
-  void *p = mmap(NULL, H5W_CREATE_ROOM, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    return 0;
-  munmap(p, H5W_CREATE_ROOM);
-  return 1;
-}
-
 /* Creates PATH.partial, which the lock makes ours: a partial file left by
  * a killed run is removed first, and the new one created exclusively, so
  * that nothing another process may still hold open is ever truncated. */
 static int make_file(h5w *w) {
-  if (!room_to_create())
+  if (!h5_room_to_create())
     return h5w__no_memory(w, "cannot create the file");
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
