@@ -52,7 +52,8 @@ typedef struct prefill {
 typedef struct step_row {
   double t, comp; /* s; share a faster clock speeds up */
   double g;       /* tokens/s: b / t */
-  gpu_load act;   /* the step's load (roofline.h) */
+  gpu_load act;   /* the step's load (roofline.h): the full clock's */
+  double act_ctx; /* the context act is for (NaN: none); the clock's not */
   uint64_t gen;   /* the table's generation it was priced in */
   /* The batch's terms (rl_batch_of), whatever the clock and context:
    * kept across generations; key NaN: not yet. */

@@ -138,6 +138,7 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   for (size_t b = had_tab; b < f->tab_cap; b++) { /* grown: unknown */
     f->tab[b].gen = 0;
     f->tab[b].bat.key = NAN;
+    f->tab[b].act_ctx = NAN;
   }
   /* A new clock or context makes every row unknown at once, by a new
    * generation (the clock is new every span: clearing the rows cost a
@@ -173,21 +174,27 @@ static int frac_for(inf_service *s, uint32_t rr) {
  * the table's clock, its load the full clock's: rl_decode_step's bits,
  * from the batch's terms kept in the row (they are the same at every
  * clock and context) and the clocks' made once a generation. Only the
- * clock moves from one span to the next, so a row's batch terms and
- * the clocks' terms were most of its price (rl_decode_step_parts made
- * them again a row). */
+ * clock moves from one span to the next, and the load is the full
+ * clock's whatever the clock, so it is kept with the context it is for
+ * and a row at a new clock prices its parts at that clock only
+ * (rl_decode_step_batch priced them twice, at the clock and at full). */
 static const step_row *price_step(inf_service *s, uint32_t b) {
   inf_fluid *f = s->fluid;
   step_row *row = &f->tab[b];
   if (!(row->bat.key == b))
     rl_batch_of(&s->proto, b, &row->bat);
   rl_step st;
-  rl_decode_step_batch(&s->proto, &row->bat, f->tab_ctx, &f->tab_at, &f->full,
-                       &st);
+  if (row->act_ctx == f->tab_ctx) {
+    rl_decode_step_batch_parts(&row->bat, f->tab_ctx, &f->tab_at, &st);
+  } else {
+    rl_decode_step_batch(&s->proto, &row->bat, f->tab_ctx, &f->tab_at,
+                         &f->full, &st);
+    row->act = st.load;
+    row->act_ctx = f->tab_ctx;
+  }
   row->t = st.t;
   row->comp = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
   row->g = b / st.t;
-  row->act = st.load;
   row->gen = f->tab_gen;
   return row;
 }

@@ -520,3 +520,10 @@ double rl_decode_tokens_per_joule(const rl_replica *r, double batch,
   double p = gpu_load_power(r->gpu, clamp_phi(r, phi), s.load);
   return batch / (s.t * r->tp * p);
 }
+
+void rl_decode_step_batch_parts(const rl_batch *b, double context,
+                                const rl_clock *at, rl_step *out) {
+  step_work w;
+  step_work_at(b, context, &w);
+  step_parts(&w, at, out);
+}

@@ -388,4 +388,11 @@ double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
 double rl_decode_tokens_per_joule(const rl_replica *r, double batch,
                                   double context, double phi);
 
+/* rl_decode_step_batch's parts and time at clock at (their bits), its
+ * load left alone: a caller that keeps a batch's load at full clock for
+ * its context (the load is the full clock's whatever the clock) prices
+ * the step at a new clock once, not twice (the fluid step table). */
+void rl_decode_step_batch_parts(const rl_batch *b, double context,
+                                const rl_clock *at, rl_step *out);
+
 #endif

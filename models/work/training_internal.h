@@ -12,6 +12,18 @@
 
 enum { EV_CKPT_DUE, EV_CKPT_END, EV_FAIL, EV_RESTART_END, EV_DONE, EV_N };
 
+/* Where the instant x and x + dt fall in a job's periodic profile
+ * (span_until's whole iterations n and what is left, y - n iter, at
+ * each, for dt > 0), and the closing all-reduce's share of [x, x + dt),
+ * which every stage's profile shares: made once for a job's stages, not
+ * once a stage. Kept for x, dt, iter and comm (set: made). */
+typedef struct x_cut {
+  double x, dt, iter, comm_len; /* what it is for */
+  double n0, r0, n1, r1;        /* at x and at x + dt */
+  double comm;                  /* the all-reduce's share */
+  bool set;
+} x_cut;
+
 typedef struct job {
   const train_config *c;
   const gpu_spec *g;
@@ -45,6 +57,9 @@ typedef struct job {
    * times (inst_p - mean_p + host_w (inst_a - mean_a)), made again when
    * either moves (train_set_host_slope drops the means for host_w). */
   double *inst_w;
+  /* train_activity's last x: the factory asks for a job's stages in a
+   * row at one instant */
+  x_cut act_cut;
   train_state state;
   sim_fluid fluid;     /* iterations left */
   sim_handle timer;    /* checkpoint due or end, or restart end */

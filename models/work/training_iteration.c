@@ -101,46 +101,63 @@ void train__init_times(job *j, const llm_model *m, const llm_precision *w) {
 
 /* Time in [0, y) of the periodic profile, y >= 0, that falls in the
  * window [from, from + len) of each iteration: n whole iterations and
- * the part of the window in the last one. */
-static double span_until(const job *j, double y, double from, double len) {
-  double n = floor(y / j->iter), r = y - n * j->iter - from;
-  return n * len + (r < 0 ? 0 : r > len ? len : r);
+ * the part of the window in the last one, r = y - n iter (cut_of keeps
+ * n and r a job's stages share; r - from is y - n iter - from's bits). */
+static double span_cut(double n, double r, double from, double len) {
+  double in = r - from;
+  return n * len + (in < 0 ? 0 : in > len ? len : in);
 }
 
 /* The share of [x, x + dt) (dt > 0; dt = 0: the instant x) inside the
  * window [from, from + len) of each iteration, in [0, 1]. */
-static double share_in(const job *j, double x, double dt, double from,
-                       double len) {
+static double share_cut(const x_cut *c, double from, double len) {
   double share;
-  if (dt > 0)
-    share =
-        (span_until(j, x + dt, from, len) - span_until(j, x, from, len)) / dt;
+  if (c->dt > 0)
+    share = (span_cut(c->n1, c->r1, from, len) -
+             span_cut(c->n0, c->r0, from, len)) /
+            c->dt;
   else
-    share = x >= from && x < from + len;
+    share = c->x >= from && c->x < from + len;
   return share < 0 ? 0 : share > 1 ? 1 : share;
 }
 
-/* Stage s's activity over [x, x + dt) of its iteration: act_compute in
- * its compute block, act_comm in the closing all-reduce, act_idle in the
- * bubbles between; with speed tuning the slowed
+/* x's cut in j's profile at its current iteration (x_cut). */
+static void cut_of(const job *j, double x, double dt, x_cut *c) {
+  c->x = x;
+  c->dt = dt;
+  c->iter = j->iter;
+  c->comm_len = j->comm;
+  if (dt > 0) {
+    double y = x + dt;
+    c->n0 = floor(x / j->iter);
+    c->r0 = x - c->n0 * j->iter;
+    c->n1 = floor(y / j->iter);
+    c->r1 = y - c->n1 * j->iter;
+  }
+  c->comm = share_cut(c, j->iter - j->comm, j->comm);
+  c->set = true;
+}
+
+/* Stage s's activity over [x, x + dt) of its iteration (c, x's cut):
+ * act_compute in its compute block, act_comm in the closing all-reduce,
+ * act_idle in the bubbles between; with speed tuning the slowed
  * microbatches between the first forward half and the last backward
  * half count act_compute d(phi*_s) / d(phi_s), the activity that gives
  * their power at the clock phi_s the factory keeps (training.h). */
-static double profile(const job *j, uint32_t s, double x, double dt) {
-  const train_config *c = j->c;
-  double busy = share_in(j, x, dt, j->warm[s], j->block[s]);
-  double comm = share_in(j, x, dt, j->iter - j->comm, j->comm);
-  double a = c->act_idle + (j->act_c - c->act_idle) * busy +
-             (c->act_comm - c->act_idle) * comm;
+static double profile(const job *j, uint32_t s, const x_cut *c) {
+  const train_config *cf = j->c;
+  double busy = share_cut(c, j->warm[s], j->block[s]);
+  double comm = c->comm;
+  double a = cf->act_idle + (j->act_c - cf->act_idle) * busy +
+             (cf->act_comm - cf->act_idle) * comm;
   if (j->ratio[s] != 1) {
-    double slow =
-        share_in(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
+    double slow = share_cut(c, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
     a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
   }
   return a < 0 ? 0 : a;
 }
 
-/* Whether x is in [from, from + len): share_in's instant. */
+/* Whether x is in [from, from + len): share_cut's instant. */
 static bool inside(double x, double from, double len) {
   return x >= from && x < from + len;
 }
@@ -151,7 +168,7 @@ typedef struct instant {
   double a[2], clamped[2];
 } instant;
 
-/* profile(j, s, x, 0), the same bits, for the wave's samples (34 a
+/* profile at x with dt 0, the same bits, for the wave's samples (34 a
  * period, each every stage of every job). An instant's shares are 0 or
  * 1 (which the clamp leaves), and the all-reduce's is every stage's, so
  * the sum before the slowed microbatches takes two values a job, made
@@ -189,7 +206,14 @@ double train_activity(const train_pool *p, size_t i, uint32_t stage,
     return 0;
   double done = train__progress(j, sim_engine_now(p->e));
   double x = (done - floor(done)) * j->iter;
-  return profile(j, stage, x, dt);
+  /* The factory asks for a job's stages in a row at one instant: x's
+   * cut is theirs (a cache, not the job's state: hence the pool's const
+   * kept). */
+  x_cut *c = &p->jobs[i].act_cut;
+  if (!(c->set && sim_same_bits(c->x, x) && sim_same_bits(c->dt, dt) &&
+        sim_same_bits(c->iter, j->iter) && sim_same_bits(c->comm_len, j->comm)))
+    cut_of(j, x, dt, c);
+  return profile(j, stage, c);
 }
 
 /* Shares of peak the tensor pipes and the memory reach when they run: the
@@ -242,8 +266,10 @@ static double drift_dev(const job *j, double x) {
   for (uint32_t k = 0; k < groups; k++) {
     double off = jit * gsl_cdf_ugaussian_Pinv((k + 0.5) / groups);
     double xk = fmod(fmod(x + off - tr / 2, j->iter) + j->iter, j->iter);
+    x_cut c;
+    cut_of(j, xk, tr, &c);
     for (uint32_t s = 0; s < j->pp; s++) {
-      double a = profile(j, s, xk, tr), mean = j->mean_a[s];
+      double a = profile(j, s, &c), mean = j->mean_a[s];
       dev += per_stage *
              (stage_power(j, s, a) - j->mean_p[s] + j->host_w * (a - mean));
     }
@@ -335,8 +361,10 @@ static void period_means(job *j, double x0, double period_s) {
     }
     j->inst_gen = j->shape_gen;
   }
+  x_cut c;
+  cut_of(j, x0, period_s, &c);
   for (uint32_t s = 0; s < j->pp; s++) {
-    j->mean_a[s] = profile(j, s, x0, period_s);
+    j->mean_a[s] = profile(j, s, &c);
     j->mean_p[s] = stage_power(j, s, j->mean_a[s]);
     j->inst_w[s] = stage_term(j, s);
   }

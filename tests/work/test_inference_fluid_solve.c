@@ -146,10 +146,46 @@ static void step_rows_are_rl_decode_step(void **state) {
   rig_close(&g);
 }
 
+/* rl_decode_step_batch_parts (the rows' price at a new clock, their
+ * loads kept): rl_decode_step_batch's parts and time to the bit, over
+ * batches, contexts and clocks (1, below, at the floor, above), its load
+ * left as it was. */
+static void batch_parts_are_the_step_batch(void **state) {
+  (void)state;
+  static const double batch[] = {1, 2, 7, 64, 300};
+  static const double ctx[] = {1, 1155, 1605, 1e5};
+  static const double phi[] = {1, 0.93, 0.5, 0.12, 0.01, 1.2};
+  rig g;
+  rig_open_fluid(&g, SVC_YAML);
+  const rl_replica *r = &g.s->proto;
+  rl_clock full;
+  rl_clock_of(r, 1, &full);
+  int seen = 0;
+  for (size_t i = 0; i < sizeof batch / sizeof *batch; i++)
+    for (size_t j = 0; j < sizeof ctx / sizeof *ctx; j++)
+      for (size_t k = 0; k < sizeof phi / sizeof *phi; k++) {
+        rl_batch b;
+        rl_clock at;
+        rl_step want, got;
+        rl_batch_of(r, batch[i], &b);
+        rl_clock_of(r, phi[k], &at);
+        rl_decode_step_batch(r, &b, ctx[j], &at, &full, &want);
+        memset(&got, 0x5a, sizeof got);
+        rl_step keep = got;
+        rl_decode_step_batch_parts(&b, ctx[j], &at, &got);
+        assert_memory_equal(&got, &want, offsetof(rl_step, load));
+        assert_memory_equal(&got.load, &keep.load, sizeof got.load);
+        seen++;
+      }
+  rig_close(&g);
+  assert_int_equal(seen, 120);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(solves_keep_their_bits),
       cmocka_unit_test(step_rows_are_rl_decode_step),
+      cmocka_unit_test(batch_parts_are_the_step_batch),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);

@@ -4,6 +4,8 @@
  * behind the activity the factory is given. */
 #include "test_training_bench.h"
 
+#include "training_internal.h"
+
 /* ---- 7. Speed tuning (Perseus) -----------------------------------------
  * The same job with and without speed_tuning on H100-SXM (phi_min = 345 /
  * 1980, d(phi) = phi^2.5, speed(phi) = phi): Llama-3.1-70B on dp 2 x pp 4
@@ -250,6 +252,77 @@ static void wave_instants_are_the_activity(void **state) {
   }
 }
 
+/* The activity over [x, x + dt) as it was summed before x's cut was
+ * kept (training_iteration.c, eleventh session): each stage's shares
+ * from floor(y / iter) again, the all-reduce's a stage at a time. */
+static double share_then(const job *j, double x, double dt, double from,
+                         double len) {
+  if (!(dt > 0))
+    return x >= from && x < from + len;
+  double sp[2];
+  for (int k = 0; k < 2; k++) {
+    double y = k ? x + dt : x;
+    double n = floor(y / j->iter), r = y - n * j->iter - from;
+    sp[k] = n * len + (r < 0 ? 0 : r > len ? len : r);
+  }
+  double share = (sp[1] - sp[0]) / dt;
+  return share < 0 ? 0 : share > 1 ? 1 : share;
+}
+
+static double activity_then(const job *j, uint32_t s, double x, double dt) {
+  const train_config *c = j->c;
+  double busy = share_then(j, x, dt, j->warm[s], j->block[s]);
+  double comm = share_then(j, x, dt, j->iter - j->comm, j->comm);
+  double a = c->act_idle + (j->act_c - c->act_idle) * busy +
+             (c->act_comm - c->act_idle) * comm;
+  if (j->ratio[s] != 1) {
+    double slow =
+        share_then(j, x, dt, j->warm[s] + j->t[s] / 2, (j->m - 1) * j->u[s]);
+    a += j->act_c * (j->ratio[s] - 1) * fmin(slow, busy);
+  }
+  return a < 0 ? 0 : a;
+}
+
+/* Row r's activity at 97 instants over three iterations and windows of
+ * dt 0 to past an iteration, asked stage after stage (x's cut kept) and
+ * window after window (made each call), against activity_then to the
+ * bit; returns the calls. */
+static int activity_matches_then(const wave_row *r) {
+  bench b;
+  open_tuned(&b, 8, r->work, "0 s", r->tuned);
+  assert_int_equal(train_start(b.p, b.job), SIM_OK);
+  assert_int_equal(train_set_clocks(b.p, b.job, r->phi), SIM_OK);
+  const job *j = &b.p->jobs[b.job];
+  double T = train_current_iteration_s(b.p, b.job);
+  const double dts[] = {0, T / 17, T / 3, T, 1.7 * T};
+  int calls = 0;
+  for (int k = 0; k < 97; k++) {
+    double done = train__progress(j, sim_engine_now(b.e));
+    double x = (done - floor(done)) * j->iter;
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < 5 * 4; i++) {
+        uint32_t s = pass ? (uint32_t)(i / 5) : (uint32_t)(i % 4);
+        double dt = dts[pass ? i % 5 : i / 4];
+        double got = train_activity(b.p, b.job, s, dt);
+        double want = activity_then(j, s, x, dt);
+        assert_memory_equal(&got, &want, sizeof got);
+        calls++;
+      }
+    run_to(&b, sim_engine_now(b.e) + (sim_time)nearbyint(T / 31 * 1e9));
+  }
+  bench_close(&b);
+  return calls;
+}
+
+/* train_activity from x's cut kept for a job's stages in a row is the
+ * activity summed stage by stage, for every wave row (tuned stages
+ * anywhere, untuned). */
+static void activity_cut_is_the_share(void **state) {
+  (void)state;
+  for (size_t k = 0; k < N_OF(wave_rows); k++)
+    assert_int_equal(activity_matches_then(&wave_rows[k]), 97 * 40);
+}
+
 /* Equal stages: every stage is critical, tuning changes nothing, at full
  * clock and at a uniform lower one. */
 static void tuning_equal_stages_changes_nothing(void **state) {
@@ -421,6 +494,7 @@ int main(void) {
   TEST_ROWS(tests, n, tuning_saves_energy, tunings);
   TEST_ADD(tests, n, tuned_activity_phases);
   TEST_ADD(tests, n, wave_instants_are_the_activity);
+  TEST_ADD(tests, n, activity_cut_is_the_share);
   TEST_ADD(tests, n, tuning_equal_stages_changes_nothing);
   TEST_ADD(tests, n, straggler_becomes_critical);
   TEST_ADD(tests, n, tuned_clock_bounds);
