@@ -52,6 +52,8 @@ static void repeat_rounds_as_the_loop(void **state) {
       {1, 0.5 * u},                  /* half an ulp: rounds away at 1 */
       {1 + u, 0.5 * u},              /* ... and up from an odd sum */
       {1, 0.49 * u},                 /* under half an ulp: nothing */
+      {1, 0.75 * u},                 /* over half: one ulp a term */
+      {1 + u, 0x1p-54},              /* a quarter ulp: nothing */
       {1, 1.5 * u},                  /* a tie rounding up then down */
       {2 - 8 * u, 3.25 * u},         /* crosses into [2, 4) at once */
       {2 - 8 * u, 2.75 * u},         /* ... rounding up on each side */
@@ -73,6 +75,11 @@ static void repeat_rounds_as_the_loop(void **state) {
       {1, NAN},
       {NAN, 1},
       {2416634.6086338526, 8 * 687.1234567891234}, /* a group's sum */
+      /* a run's term from zero (the sum's first run): a binade each
+       * doubling, rounding in each from the second on */
+      {1657.1676115556052, 1657.1676115556052},
+      {0x1.fffffffffffffp-1, 0x1.fffffffffffffp-1}, /* T all ones */
+      {0x1p-1022, 0x1.0000000000001p-1022},          /* least normal */
   };
   for (size_t r = 0; r < N_OF(rows); r++)
     for (size_t c = 0; c < N_OF(counts); c++)
