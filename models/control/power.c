@@ -19,51 +19,45 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
 
 /* The repeated sum for s > 0 and t >= 0, both finite. Within the binade
  * [2^e, B = 2^(e+1)) of s the doubles are the multiples of q = 2^(e-52),
- * and s is one, S q with S in [2^52, 2^53). t is T 2^-j q for its
- * significand T (t normal, j = s's biased exponent less t's, 0 <= j): so
- * while s + t stays below B each addition rounds t to the same multiple
- * R q of q, R = T / 2^j rounded to the nearest integer (a tie, T / 2^j
- * half way between two, rounds by the parity of s and is added one at a
- * time). The k additions that land at or below B then land on s + k R q
- * exactly, computed at once. (The one that reaches B exactly, from
- * B - R q, adds t = (R + d) q with |d| < 1/2: B + d q, which rounds to B
- * on either side.) The addition after them crosses into the next binade
- * and is made as it is; in the next, j is one more. So a binade costs
- * one step, made from T and j alone, and one addition. For j > 53,
- * t < q / 2 rounds away at s and at every later s. */
+ * and s is one, so while s + t stays below B each addition rounds t to
+ * the same multiple R q of q (ties to even aside: t half way between two
+ * multiples rounds by the parity of s, and is added one at a time). The
+ * k additions that land at or below B then land on s + k R q exactly,
+ * computed at once: one step per binade the sum crosses, not per term.
+ * (The one that reaches B exactly, from B - R q, adds t = (R + d) q with
+ * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
+ * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53. */
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
-  uint64_t bt = sim_bits(t), et = bt >> 52, T = (bt & (one - 1)) | one;
   while (m > 0) {
-    uint64_t b = sim_bits(s), e = b >> 52; /* s > 0: no sign bit */
-    uint64_t j = e - et, R = T;
-    bool tie = false;
-    if (j > 0 && j <= 53) {
-      uint64_t half = UINT64_C(1) << (j - 1), rem = T & (2 * half - 1);
-      R = (T >> j) + (rem > half);
-      tie = rem == half;
-    }
-    /* t not normal, above s's binade, or a tie; B not finite: a step */
-    if (et == 0 || e < et || e >= 2046 || tie) {
-      double s1 = s + t;
-      m--;
-      if (s1 == s) /* t rounds away at s: at every later s too */
-        return s1;
+    double s1 = s + t;
+    m--;
+    if (m == 0 || s1 == s) /* t rounds away at s: at every later s too */
+      return s1;
+    uint64_t b, b1;
+    memcpy(&b, &s, sizeof b);
+    memcpy(&b1, &s1, sizeof b1);
+    uint64_t e = b >> 52; /* the biased exponent (s > 0: no sign bit) */
+    /* s1 past the binade, or q / 2 not normal, or B not finite: a step */
+    if (b1 >> 52 != e || e <= 53 || e >= 2046) {
       s = s1;
       continue;
     }
-    if (j > 53)
-      return s;
-    uint64_t S = (b & (one - 1)) | one, k = (2 * one - S) / R;
-    if (k >= m)
-      return sim_of_bits((e << 52) + (S + m * R - one));
-    S += k * R; /* at most 2^53: B, exactly */
-    m -= (size_t)k;
-    s = sim_of_bits((e << 52) + (S - one));
-    if (S < 2 * one) { /* the next addition crosses into the next binade */
-      s += t;
-      m--;
+    double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
+    uint64_t h = (e - 53) << 52;
+    memcpy(&half, &h, sizeof half);
+    if (d == half || d == -half) { /* a tie: rounds by the sum's parity */
+      s = s1;
+      continue;
     }
+    /* The significands in units of q: s1's S1, the step R >= 1. */
+    uint64_t S1 = (b1 & (one - 1)) | one, R = S1 - ((b & (one - 1)) | one);
+    uint64_t k = (2 * one - S1) / R;
+    if (k > m)
+      k = (uint64_t)m;
+    b = (e << 52) + (S1 + k * R - one); /* S1 + k R = 2^53: B, exactly */
+    memcpy(&s, &b, sizeof s);
+    m -= (size_t)k;
   }
   return s;
 }
