@@ -152,7 +152,8 @@ typedef struct level {
  * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
  * cap is the one kept then: at request level most of a large group's
  * classes run full at every level the search tries. */
-static void class_at(level *l, size_t k, double mu) {
+static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
+                                                         double mu) {
   if (mu <= l->mu_one[k]) {
     l->cap[k] = l->cap_one[k];
     l->ds[k] = 0;
