@@ -153,7 +153,7 @@ typedef struct level {
  * cap is the one kept then: at request level most of a large group's
  * classes run full at every level the search tries. */
 static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
-                                                         double mu) {
+                                                           double mu) {
   if (mu <= l->mu_one[k]) {
     l->cap[k] = l->cap_one[k];
     l->ds[k] = 0;

@@ -503,8 +503,8 @@ xor4_at(const double *a, uint32_t q, __m256i e) {
 /* The same for the lanes of k set (a masked load: 0 in the others). */
 __attribute__((target("avx2"))) static inline __m256i
 xor4_masked(const double *a, uint32_t q, __m256i e, __m256i k) {
-  return _mm256_xor_si256(
-      _mm256_maskload_epi64((const long long *)(a + q), k), e);
+  return _mm256_xor_si256(_mm256_maskload_epi64((const long long *)(a + q), k),
+                          e);
 }
 
 /* The first n of four lanes set (n in 1 .. 3): a masked load reads
@@ -533,11 +533,10 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
                  _mm256_or_si256(xor4_at(cap, q, ec), xor4_at(sm, q, es)),
                  _mm256_or_si256(xor4_at(mem, q, em), xor4_at(busy, q, eb))));
     odd2 = _mm256_or_si256(
-        odd2,
-        _mm256_or_si256(
-            _mm256_or_si256(xor4_at(cap, q + 4, ec), xor4_at(sm, q + 4, es)),
-            _mm256_or_si256(xor4_at(mem, q + 4, em),
-                            xor4_at(busy, q + 4, eb))));
+        odd2, _mm256_or_si256(_mm256_or_si256(xor4_at(cap, q + 4, ec),
+                                              xor4_at(sm, q + 4, es)),
+                              _mm256_or_si256(xor4_at(mem, q + 4, em),
+                                              xor4_at(busy, q + 4, eb))));
     _mm256_storeu_pd(power + q, p4);
     _mm256_storeu_pd(power + q + 4, p4);
   }
@@ -550,8 +549,8 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
     q += 4;
   }
   if (q < qend) {
-    __m256i k = _mm256_loadu_si256((const __m256i *)(lanes_tail + 4 -
-                                                     (qend - q)));
+    __m256i k =
+        _mm256_loadu_si256((const __m256i *)(lanes_tail + 4 - (qend - q)));
     __m256i x = _mm256_or_si256(
         _mm256_or_si256(xor4_masked(cap, q, ec, k), xor4_masked(sm, q, es, k)),
         _mm256_or_si256(xor4_masked(mem, q, em, k),
