@@ -136,6 +136,13 @@ typedef struct level {
   /* per class: the largest mu yet at which its clock was surely full
    * (0: none), and its cap there (class_at) */
   double *mu_one, *cap_one;
+  /* The valued classes classes_at works out at a level mu <= full_mu, in
+   * their order: the others were surely full at a level of full_mu or
+   * more (mu_one), so at mu too, and their caps and slopes (0) stand.
+   * full_mu 0: none known; every valued class is worked out and the
+   * list made again. */
+  size_t *live, nlive;
+  double full_mu;
 } level;
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
@@ -145,7 +152,8 @@ typedef struct level {
  * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
  * cap is the one kept then: at request level most of a large group's
  * classes run full at every level the search tries. */
-static void class_at(level *l, size_t k, double mu) {
+static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
+                                                           double mu) {
   if (mu <= l->mu_one[k]) {
     l->cap[k] = l->cap_one[k];
     l->ds[k] = 0;
@@ -170,6 +178,39 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
   return valued(p) ? cap_at(p, clock_of(p, mu), ds) : p->lo;
 }
 
+/* Every valued class at level mu, the live list made again: the classes
+ * not surely full at mu; full_mu the least mu_one of the others (each at
+ * least mu). Returns the slope, class by class. A full class's slope is
+ * 0 and adds +0, which leaves the sum (never -0: it starts at +0) as it
+ * is, so the live classes' slopes alone add to the same bits. */
+static double all_at(level *l, double mu) {
+  double sl = 0, full_mu = INFINITY;
+  size_t n = 0;
+  for (size_t k = 0; k < l->nclass; k++)
+    if (l->valued[k]) {
+      class_at(l, k, mu);
+      sl += l->gpus[k] * l->ds[k];
+      if (mu <= l->mu_one[k])
+        full_mu = l->mu_one[k] < full_mu ? l->mu_one[k] : full_mu;
+      else
+        l->live[n++] = k;
+    }
+  l->nlive = n;
+  l->full_mu = full_mu;
+  return sl;
+}
+
+/* The live classes at level mu <= full_mu (the full ones stand). */
+static double live_at(level *l, double mu) {
+  double sl = 0;
+  for (size_t i = 0; i < l->nlive; i++) {
+    size_t k = l->live[i];
+    class_at(l, k, mu);
+    sl += l->gpus[k] * l->ds[k];
+  }
+  return sl;
+}
+
 /* The valued classes' caps and slopes at level exp(log_mu), kept with
  * the level they are for: a level tried again (total_at's search starts
  * where grouped_at's ended; the caps are wanted at the answer, which the
@@ -178,17 +219,13 @@ static double classes_at(level *l, double log_mu) {
   double sl = 0; /* class by class, as the caps are made or kept */
   if (!sim_same_bits(log_mu, l->at)) {
     double mu = exp(log_mu);
-    for (size_t k = 0; k < l->nclass; k++)
-      if (l->valued[k]) {
-        class_at(l, k, mu);
-        sl += l->gpus[k] * l->ds[k];
-      }
     l->at = log_mu;
-    return sl;
+    if (mu <= l->full_mu) /* the full classes stand: the live ones */
+      return live_at(l, mu);
+    return all_at(l, mu);
   }
-  for (size_t k = 0; k < l->nclass; k++)
-    if (l->valued[k])
-      sl += l->gpus[k] * l->ds[k];
+  for (size_t i = 0; i < l->nlive; i++) /* the others' slopes are 0 */
+    sl += l->gpus[l->live[i]] * l->ds[l->live[i]];
   return sl;
 }
 
@@ -243,7 +280,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
     w->d = sim_alloc(NULL, (12 * n + 12) * sizeof *w->d);
-    w->z = sim_alloc(NULL, (4 * n + 4) * sizeof *w->z);
+    w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
     if (w->n != n)
@@ -280,6 +317,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
+  l->live = w->z + 4 * n + 4;
   l->valued = w->b;
   return true;
 }

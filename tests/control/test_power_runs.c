@@ -52,6 +52,8 @@ static void repeat_rounds_as_the_loop(void **state) {
       {1, 0.5 * u},                  /* half an ulp: rounds away at 1 */
       {1 + u, 0.5 * u},              /* ... and up from an odd sum */
       {1, 0.49 * u},                 /* under half an ulp: nothing */
+      {1, 0.75 * u},                 /* over half: one ulp a term */
+      {1 + u, 0x1p-54},              /* a quarter ulp: nothing */
       {1, 1.5 * u},                  /* a tie rounding up then down */
       {2 - 8 * u, 3.25 * u},         /* crosses into [2, 4) at once */
       {2 - 8 * u, 2.75 * u},         /* ... rounding up on each side */
@@ -73,6 +75,11 @@ static void repeat_rounds_as_the_loop(void **state) {
       {1, NAN},
       {NAN, 1},
       {2416634.6086338526, 8 * 687.1234567891234}, /* a group's sum */
+      /* a run's term from zero (the sum's first run): a binade each
+       * doubling, rounding in each from the second on */
+      {1657.1676115556052, 1657.1676115556052},
+      {0x1.fffffffffffffp-1, 0x1.fffffffffffffp-1}, /* T all ones */
+      {0x1p-1022, 0x1.0000000000001p-1022},          /* least normal */
   };
   for (size_t r = 0; r < N_OF(rows); r++)
     for (size_t c = 0; c < N_OF(counts); c++)
@@ -324,13 +331,58 @@ static void one_unlike_in_a_long_run(void **state) {
   free(cap);
 }
 
+/* A group of light units (surely full at most levels: the policy keeps
+ * their caps and works out the others only, while the level stays under
+ * where the first of them would stop being full) among loaded ones. */
+typedef struct light_case {
+  const char *name;
+  double light, loaded; /* the two kinds' activities */
+  double c;             /* the light units' compute share */
+  size_t every;         /* one unit in every: a loaded one */
+} light_case;
+
+static const light_case light_cases[] = {
+    {"very light units, a loaded one in three", 0.03, 0.9, 0.3, 3},
+    {"light units, a loaded one in two", 0.15, 0.8, 0.6, 2},
+    {"light units, a loaded one in seven", 0.3, 0.95, 1.0, 7},
+    {"units as loaded as the others", 0.7, 0.9, 0.8, 2},
+};
+
+/* Budgets from the floor to the top and back, a split each with the memo
+ * carried (the levels cross each light unit's turn from full to not in
+ * both directions, within a split's search and between splits): every
+ * split the unit-by-unit one. Units vary by a little each (classes). */
+static void light_units_kept_full(void **state) {
+  const light_case *c = *state;
+  enum { N = 60, STEPS = 40 };
+  power_unit u[N];
+  double cap[N], want[N], lo = 0, hi = 0;
+  power_memo memo = {.level = NAN};
+  for (size_t k = 0; k < N; k++) {
+    bool loaded = k % c->every == 0;
+    u[k] = unit(8, (loaded ? c->loaded : c->light) * (1 + 0.01 * (double)(k % 5)),
+                POWER_INFERENCE, loaded ? 1.0 : c->c);
+    lo += u[k].n * u[k].lo, hi += u[k].n * u[k].hi;
+  }
+  for (int s = 0; s <= 2 * STEPS; s++) {
+    double x = (double)(s <= STEPS ? s : 2 * STEPS - s) / STEPS;
+    double budget = lo + x * x * (hi - lo);
+    double level = split_by_units(u, N, budget, want);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, sizeof cap) != 0)
+      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  power_memo_clear(&memo);
+}
+
 int main(void) {
-  struct CMUnitTest tests[5];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, repeat_rounds_as_the_loop);
   TEST_ADD(tests, n, repeat_is_the_loop);
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
+  TEST_ROWS(tests, n, light_units_kept_full, light_cases);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }

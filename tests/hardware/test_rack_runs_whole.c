@@ -214,8 +214,10 @@ static void more_patterns_than_kept(void **state) {
 
 /* One run of a rack unlike its rack's others, at each place in turn (the
  * update compares four runs a turn in two registers, then two, then a
- * last one alone: run counts of every remainder by four): the rack is
- * never taken whole from an alike rack before it. */
+ * last one alone, or with AVX2 eight a turn in two registers, then four,
+ * then up to three one at a time: run counts of every remainder by four
+ * and by eight): the rack is never taken whole from an alike rack before
+ * it. */
 typedef struct unlike_case {
   const char *name;
   int system; /* rack_fixture_five's kind */
@@ -234,6 +236,10 @@ static const unlike_case unlike_cases[] = {
     {"plain racks, 3 runs, busy", RACK_FIXTURE_PLAIN, 4, 24},
     {"plain racks, 2 runs, sm", RACK_FIXTURE_PLAIN, 2, 36},
     {"plain racks, 1 run, the cap", RACK_FIXTURE_PLAIN, 1, 72},
+    {"plain racks, 18 runs, busy", RACK_FIXTURE_PLAIN, 4, 4},
+    {"plain racks, 24 runs, the cap", RACK_FIXTURE_PLAIN, 1, 3},
+    {"plain racks, 36 runs, mem", RACK_FIXTURE_PLAIN, 3, 2},
+    {"plain racks, 72 runs, sm", RACK_FIXTURE_PLAIN, 2, 1},
     {"DGX servers, 4 runs, sm", RACK_FIXTURE_DGX, 2, 8},
     {"DGX servers, 4 runs, busy", RACK_FIXTURE_DGX, 4, 8},
 };
@@ -254,8 +260,8 @@ static void write_one_unlike(rack_fleet *f, int field, uint32_t slot,
   rack_fleet_caps_written(f);
 }
 
-static void one_unlike_run_anywhere(void **state) {
-  const unlike_case *c = *state;
+static void unlike_each_place(const unlike_case *c, bool narrow) {
+  rack__runs_narrow(narrow);
   rack_group_spec g = rack_fixture_five(c->system);
   rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
   assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
@@ -271,6 +277,15 @@ static void one_unlike_run_anywhere(void **state) {
   }
   rack_fleet_destroy(ref);
   rack_fleet_destroy(f);
+  rack__runs_narrow(false);
+}
+
+/* Both compares: four runs a register where the CPU has AVX2, and two a
+ * register (SSE2). */
+static void one_unlike_run_anywhere(void **state) {
+  const unlike_case *c = *state;
+  unlike_each_place(c, false);
+  unlike_each_place(c, true);
 }
 
 int main(void) {
