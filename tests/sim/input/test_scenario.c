@@ -427,11 +427,12 @@ static void scalar_lookup(void **state) {
 }
 
 /* A scenario of 1 MiB whose parse takes tens of MB (a sequence of 250 Ki
- * items: libfyaml keeps a token and a node for each). */
+ * items: libfyaml keeps a token and a node for each). Static, not
+ * malloc'd: test_with_room skips by a long jump (ASan builds), which
+ * would leak a heap copy. */
 static char *big_sequence(size_t *len) {
   enum { ITEMS = 250 * 1024 };
-  char *text = malloc(ITEMS * 4 + 8);
-  assert_non_null(text);
+  static char text[ITEMS * 4 + 8];
   memcpy(text, "x:\n", 3);
   for (size_t i = 0; i < ITEMS - 1; i++)
     memcpy(text + 3 + 4 * i, "- 1\n", 4);
@@ -464,9 +465,7 @@ static void parse_out_of_memory_is_not_an_input_error(void **state) {
   size_t len;
   char *text = big_sequence(&len);
   assert_in_range(len, 1000000, SCN_MAX_BYTES);
-  int rc = test_with_room((size_t)4 << 20, read_big, text);
-  free(text);
-  assert_int_equal(rc, 0);
+  assert_int_equal(test_with_room((size_t)4 << 20, read_big, text), 0);
 }
 
 int main(void) {
