@@ -155,6 +155,21 @@ static int set_cap(control *c) {
  * made from that GPU's load by the same call, it is the same bits, and
  * the run's load is not read again (at a million GPUs that read went
  * to every cache line of three per-GPU arrays). */
+/* rack_load_shares of a rack whose runs are its units, in order. The
+ * lengths as the runs keep them in doubles (run_k: the same values, so
+ * the same products), not converted a run at a time. */
+static inline double direct_rack_shares(const rack_fleet *fl,
+                                        const control_units *cu, uint32_t r) {
+  const double *k = fl->run_k + fl->rack_run[r];
+  const double *share_u = cu->share + cu->rack_unit[r];
+  const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
+  double a = 0;
+#pragma GCC unroll 4 /* the same additions in the same order */
+  for (uint32_t q = 0; q < m; q++)
+    a += k[q] * share_u[q];
+  return a;
+}
+
 static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
                                const uint32_t *run_unit, uint32_t r) {
   double a = 0, share = 0;
@@ -162,17 +177,8 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
   if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
     const uint32_t *len = fl->run_len;
     const double *unit_share = cu->share;
-    if (cu->rack_direct[r]) { /* run q the unit at its place: no test */
-      /* The lengths as the runs keep them in doubles (run_k: the same
-       * values, so the same products), not converted a run at a time. */
-      const double *k = fl->run_k + fl->rack_run[r];
-      const double *share_u = unit_share + cu->rack_unit[r];
-      const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
-#pragma GCC unroll 4 /* the same additions in the same order */
-      for (uint32_t q = 0; q < m; q++)
-        a += k[q] * share_u[q];
-      return a;
-    }
+    if (cu->rack_direct[r]) /* run q the unit at its place: no test */
+      return direct_rack_shares(fl, cu, r);
     for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
          q++) {
       uint32_t u = run_unit[q];

@@ -511,6 +511,20 @@ xor4_masked(const double *a, uint32_t q, __m256i e, __m256i k) {
  * them alone, 0 in the others. */
 static const int64_t lanes_tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 
+/* A run's inputs, each broadcast to the four lanes of a register. */
+typedef struct run_key4 {
+  __m256i cap, sm, mem, busy;
+} run_key4;
+
+/* Non-zero lanes where runs q..q+3 differ from e in any input. */
+__attribute__((target("avx2"))) static inline __m256i
+unlike4_at(const rack_fleet *f, uint32_t q, const run_key4 *e) {
+  return _mm256_or_si256(_mm256_or_si256(xor4_at(f->run_cap_w, q, e->cap),
+                                         xor4_at(f->run_sm, q, e->sm)),
+                         _mm256_or_si256(xor4_at(f->run_mem, q, e->mem),
+                                         xor4_at(f->run_busy, q, e->busy)));
+}
+
 /* runs_all_at, four runs a register (AVX2, where the CPU has it: about
  * half the instructions a run of two a register). Eight runs a turn in
  * two registers, then four, then the last one to three through masks
@@ -518,33 +532,21 @@ static const int64_t lanes_tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 __attribute__((target("avx2"))) static bool
 runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
                  const rack__run_eval *e) {
-  const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
-  const double *busy = f->run_busy;
   double *power = f->run_power_w;
-  __m256i ec = _mm256_set1_epi64x((long long)e->cap);
-  __m256i es = _mm256_set1_epi64x((long long)e->sm);
-  __m256i em = _mm256_set1_epi64x((long long)e->mem);
-  __m256i eb = _mm256_set1_epi64x((long long)e->busy);
+  const run_key4 k4 = {_mm256_set1_epi64x((long long)e->cap),
+                       _mm256_set1_epi64x((long long)e->sm),
+                       _mm256_set1_epi64x((long long)e->mem),
+                       _mm256_set1_epi64x((long long)e->busy)};
   __m256d p4 = _mm256_set1_pd(e->p);
   __m256i odd = _mm256_setzero_si256(), odd2 = _mm256_setzero_si256();
   for (; q + 8 <= qend; q += 8) {
-    odd = _mm256_or_si256(
-        odd, _mm256_or_si256(
-                 _mm256_or_si256(xor4_at(cap, q, ec), xor4_at(sm, q, es)),
-                 _mm256_or_si256(xor4_at(mem, q, em), xor4_at(busy, q, eb))));
-    odd2 = _mm256_or_si256(
-        odd2, _mm256_or_si256(_mm256_or_si256(xor4_at(cap, q + 4, ec),
-                                              xor4_at(sm, q + 4, es)),
-                              _mm256_or_si256(xor4_at(mem, q + 4, em),
-                                              xor4_at(busy, q + 4, eb))));
+    odd = _mm256_or_si256(odd, unlike4_at(f, q, &k4));
+    odd2 = _mm256_or_si256(odd2, unlike4_at(f, q + 4, &k4));
     _mm256_storeu_pd(power + q, p4);
     _mm256_storeu_pd(power + q + 4, p4);
   }
   if (q + 4 <= qend) {
-    odd = _mm256_or_si256(
-        odd, _mm256_or_si256(
-                 _mm256_or_si256(xor4_at(cap, q, ec), xor4_at(sm, q, es)),
-                 _mm256_or_si256(xor4_at(mem, q, em), xor4_at(busy, q, eb))));
+    odd = _mm256_or_si256(odd, unlike4_at(f, q, &k4));
     _mm256_storeu_pd(power + q, p4);
     q += 4;
   }
@@ -552,9 +554,10 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
     __m256i k =
         _mm256_loadu_si256((const __m256i *)(lanes_tail + 4 - (qend - q)));
     __m256i x = _mm256_or_si256(
-        _mm256_or_si256(xor4_masked(cap, q, ec, k), xor4_masked(sm, q, es, k)),
-        _mm256_or_si256(xor4_masked(mem, q, em, k),
-                        xor4_masked(busy, q, eb, k)));
+        _mm256_or_si256(xor4_masked(f->run_cap_w, q, k4.cap, k),
+                        xor4_masked(f->run_sm, q, k4.sm, k)),
+        _mm256_or_si256(xor4_masked(f->run_mem, q, k4.mem, k),
+                        xor4_masked(f->run_busy, q, k4.busy, k)));
     odd2 = _mm256_or_si256(odd2, _mm256_and_si256(x, k));
     _mm256_maskstore_pd(power + q, k, p4);
   }

@@ -377,6 +377,26 @@ static bool queue_full(inf_service *s, replica *r) {
 /* A request arrives: rejected if it can never fit or its replica's queue
  * is full, else queued at the lightest replica. A replica that could take
  * it now is listed for this instant's scheduling pass. */
+/* Request i (q, its copy) joins replica k's waiting list, k's pass made
+ * due if it can take it now. */
+static void wait_at(inf_service *s, uint32_t k, uint32_t i, const request *q) {
+  replica *r = &s->rep[k];
+  /* A folded prefill's end before now is processed first (it changes no
+   * routing load): the pass below needs r's phase now. */
+  bool stale = folded(r);
+  if (stale)
+    advance(s, r, q->arrival_s);
+  bool was_empty = r->waiting.n == 0;
+  inf__list_push(s->pool, &r->waiting, i);
+  inf__load_changed(s, k);
+  if (was_empty && r->phase != PREFILL && !r->pass_due && fits(s, r, q)) {
+    r->pass_due = true;
+    s->due[s->ndue++] = k;
+  }
+  if (stale && !r->pass_due) /* a waiting request unfolds the end */
+    reschedule(s, r);
+}
+
 static void accept(inf_service *s, int64_t prompt, int64_t output) {
   s->tot.arrived++;
   s->iv.arrivals++;
@@ -407,20 +427,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     return;
   }
   s->pool[i] = q;
-  /* A folded prefill's end before now is processed first (it changes no
-   * routing load): the pass below needs r's phase now. */
-  bool stale = folded(r);
-  if (stale)
-    advance(s, r, q.arrival_s);
-  bool was_empty = r->waiting.n == 0;
-  inf__list_push(s->pool, &r->waiting, i);
-  inf__load_changed(s, k);
-  if (was_empty && r->phase != PREFILL && !r->pass_due && fits(s, r, &q)) {
-    r->pass_due = true;
-    s->due[s->ndue++] = k;
-  }
-  if (stale && !r->pass_due) /* a waiting request unfolds the end */
-    reschedule(s, r);
+  wait_at(s, k, i, &q);
 }
 
 /* The scheduling pass of the replicas that got arrivals they could take
