@@ -282,12 +282,12 @@ static int parse_text(scn_doc *doc, size_t len, sim_error *err) {
   dcfg.colorize = false;
   doc->diag = fy_diag_create(&dcfg);
   if (doc->diag == NULL)
-    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return out_of_memory(doc, err);
   fy_diag_set_collect_errors(doc->diag, true);
   struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET, .diag = doc->diag};
   doc->parser = fy_parser_create(&cfg);
   if (doc->parser == NULL || fy_parser_set_string(doc->parser, doc->text, len))
-    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+    return out_of_memory(doc, err);
   errno = 0;
   doc->fyd = fy_parse_load_document(doc->parser);
   int load_errno = errno;
@@ -330,7 +330,7 @@ scn_doc *scn_doc_read_string(const char *name, const char *text, size_t len,
   scn_doc *doc = sim_calloc(NULL, 1, sizeof *doc);
   if (doc == NULL || (doc->name = sim_alloc(NULL, name_len)) == NULL ||
       (doc->text = sim_alloc(NULL, len + 1)) == NULL) {
-    sim_error_set(err, SIM_ENOMEM, "out of memory");
+    sim_error_set(err, SIM_ENOMEM, "%s: out of memory parsing it", name);
     scn_doc_destroy(doc);
     return NULL;
   }

@@ -468,6 +468,58 @@ static void parse_out_of_memory_is_not_an_input_error(void **state) {
   assert_int_equal(test_with_room((size_t)4 << 20, read_big, text), 0);
 }
 
+/* Fills malloc's free memory with blocks of size bytes; returns the
+ * last, each holding the one before. */
+static void *fill_with(size_t size, void *last) {
+  for (void **b; (b = malloc(size)) != NULL; last = b)
+    *b = last;
+  return last;
+}
+
+/* In the child: malloc's free memory cut to *ctx blocks of 256 bytes
+ * (the address space filled with them, then with ever smaller ones, and
+ * that many of the 256-byte ones freed), then a small scenario read. 0
+ * when it parsed, 1 when it failed out of memory naming the file, 2 for
+ * any other outcome. */
+static int read_small(void *ctx) {
+  static const char text[] = "name: small\nduration: 1h\n";
+  void *last = fill_with(256, NULL);
+  for (size_t size = 128; size >= 16; size /= 2)
+    (void)fill_with(size, NULL);
+  for (size_t k = *(const size_t *)ctx; k > 0 && last != NULL; k--) {
+    void *next = *(void **)last;
+    free(last);
+    last = next;
+  }
+  sim_error err = {0};
+  scn_doc *doc = scn_doc_read_string("small.yaml", text, strlen(text), &err);
+  if (doc != NULL) {
+    scn_doc_destroy(doc);
+    return 0;
+  }
+  if (err.code == SIM_ENOMEM && strncmp(err.msg, "small.yaml: ", 12) == 0)
+    return 1;
+  fprintf(stderr, "child: %s (%s)\n", err.msg, sim_err_name(err.code));
+  return 2;
+}
+
+/* With malloc's free memory stepped up from nothing by 256 bytes, the
+ * read fails at each of its allocations in turn (the copy, libfyaml's
+ * diagnostics, its parser, the parse) until it parses: every failure is
+ * out of memory and names the file (a bare "out of memory" left the user
+ * guessing which input), and some fail, or the check checked nothing. */
+static void every_out_of_memory_names_the_file(void **state) {
+  (void)state;
+  int failed = 0, rc = 1;
+  for (size_t k = 0; k <= 1024 && rc == 1; k++) {
+    rc = test_with_room(64 << 10, read_small, &k);
+    assert_in_range(rc, 0, 1);
+    failed += rc;
+  }
+  assert_true(failed > 0);
+  assert_int_equal(rc, 0);
+}
+
 int main(void) {
   struct CMUnitTest tests[128];
   size_t n = 0;
@@ -484,5 +536,6 @@ int main(void) {
   TEST_ADD(tests, n, limits_on_the_input);
   TEST_ADD(tests, n, scalar_lookup);
   TEST_ADD(tests, n, parse_out_of_memory_is_not_an_input_error);
+  TEST_ADD(tests, n, every_out_of_memory_names_the_file);
   return _cmocka_run_group_tests("scenario", tests, n, NULL, NULL);
 }
