@@ -294,8 +294,8 @@ static int job_init(h5w_group *hg, size_t id, bool buffers, h5w_job **out) {
     return SIM_ENOMEM;
   if (!buffers)
     return SIM_OK;
-  j->tbuf = sim_calloc(NULL, hg->tstride, sizeof *j->tbuf);
-  j->vbuf = sim_calloc(NULL, hg->decl->ncolumns, hg->stride * sizeof *j->vbuf);
+  j->tbuf = h5w__buffers(1, hg->tstride);
+  j->vbuf = h5w__buffers(hg->decl->ncolumns, hg->stride);
   return j->tbuf == NULL || j->vbuf == NULL ? SIM_ENOMEM : SIM_OK;
 }
 

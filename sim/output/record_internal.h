@@ -84,6 +84,7 @@ typedef struct h5w {
   hid_t file, summary;
   hid_t str_type; /* variable-length UTF-8 string */
   hid_t lcpl, gcpl, dapl;
+  hid_t dxpl; /* h5w__write_whole's */
   h5w_group *groups;
   size_t ngroups, gcap;
   char time_units[96]; /* "s" or "seconds since ORIGIN" (time_units_init) */
@@ -112,11 +113,14 @@ int h5w__put_str_attr(h5w *w, hid_t loc, const char *obj, const char *key,
                       const char *value);
 int h5w__put_series_attrs(h5w *w, hid_t dset, const char *obj,
                           const char *units, const char *long_name);
+herr_t h5w__write_whole(h5w *w, hid_t dset, hid_t mem, size_t n,
+                        const void *buf);
 
 /* Groups, time coordinates and rows (record_series.c) */
 int h5w__make_parents(h5w *w, const char *name);
 int h5w__time_units_init(h5w *w, const char *origin, sim_error *err);
 herr_t h5w__whole_dcpl(hsize_t n, bool numeric, hid_t *dcpl_out);
+double *h5w__buffers(size_t sets, size_t stride);
 int h5w__group_close(h5w_group *hg);
 void h5w__group_free(h5w_group *hg);
 const h5w_group *h5w__find_group(const h5w *w, const char *name);

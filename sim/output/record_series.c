@@ -211,8 +211,8 @@ static int make_labels(h5w *w, h5w_group *hg) {
     hg->labels = H5Dcreate2(hg->gid, g->axis_name, w->str_type, space,
                             H5P_DEFAULT, dcpl, H5P_DEFAULT);
   r = hg->labels < 0 ? -1
-                     : H5Dwrite(hg->labels, w->str_type, H5S_ALL, H5S_ALL,
-                                H5P_DEFAULT, g->axis_labels);
+                     : h5w__write_whole(w, hg->labels, w->str_type, g->width,
+                                        g->axis_labels);
   if (r >= 0)
     r = H5DSset_scale(hg->labels, g->axis_name);
   int rc = r < 0 ? h5w__io_fail(w, "write axis /%s/%s", g->name, g->axis_name)
@@ -275,6 +275,16 @@ static size_t padded(size_t n) {
          (h5w__chunk_room(bytes) - bytes + sizeof(double) - 1) / sizeof(double);
 }
 
+/* sets * stride doubles, not zeroed: a row is written before it is read,
+ * and a last block's padding is zeroed when it is (h5w__hand_over_tail).
+ * Why: zeroing cost a wide group's megabytes of page faults at the run's
+ * start, for buffers a short run barely fills. NULL on overflow. */
+double *h5w__buffers(size_t sets, size_t stride) {
+  if (stride != 0 && sets > SIZE_MAX / sizeof(double) / stride)
+    return NULL;
+  return sim_alloc(NULL, sets * stride * sizeof(double));
+}
+
 /* The memory of hg: handles (all h5w__closed) and row buffers. */
 static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   memset(hg, 0, sizeof *hg);
@@ -287,8 +297,8 @@ static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   hg->tstride = padded(hg->block);
   hg->stride = padded(hg->block * g->width);
   hg->cols = sim_calloc(NULL, g->ncolumns, sizeof *hg->cols);
-  hg->tbuf = sim_calloc(NULL, hg->tstride, sizeof *hg->tbuf);
-  hg->vbuf = sim_calloc(NULL, g->ncolumns, hg->stride * sizeof *hg->vbuf);
+  hg->tbuf = h5w__buffers(1, hg->tstride);
+  hg->vbuf = h5w__buffers(g->ncolumns, hg->stride);
   if (hg->cols == NULL || hg->tbuf == NULL || hg->vbuf == NULL) {
     h5w__group_free(hg);
     return SIM_ENOMEM;

@@ -434,6 +434,56 @@ static void test_create_out_of_memory(void **state) {
   assert_int_equal(test_with_room(c->room, create_cramped, paths), 0);
 }
 
+/* ---- Text columns of every size ------------------------------------------
+ * A text column is written with a conversion buffer sized to it below
+ * 16384 rows and HDF5's 1 MiB above (h5w__write_whole): both read back. */
+
+typedef struct text_case {
+  const char *name;
+  size_t rows;
+} text_case;
+
+static const text_case text_rows[] = {
+    {"1 text row", 1},          {"3 text rows", 3},
+    {"16383 text rows", 16383}, {"16384 text rows", 16384},
+    {"40000 text rows", 40000},
+};
+
+static void test_text_column_sizes(void **state) {
+  size_t nrows = ((const text_case *)*state)->rows;
+  char path[4096], partial[4200];
+  fresh_path("texts.h5", path, partial);
+  char(*names)[32] = calloc(nrows, sizeof *names);
+  const char **texts = calloc(nrows, sizeof *texts);
+  for (size_t i = 0; i < nrows; i++) {
+    snprintf(names[i], sizeof names[i], "row-%zu", i);
+    texts[i] = names[i];
+  }
+  const tel_table_column col = {"name", NULL, "a name", NULL, texts};
+  const tel_table t = {"things", &col, 1, nrows, "thing"};
+  tel_sink *s = h5w_create(path, NULL, NULL);
+  assert_non_null(s);
+  assert_int_equal(tel_put_table(s, &t), SIM_OK);
+  assert_int_equal(tel_commit(s), SIM_OK);
+  tel_destroy(s);
+  hid_t f = open_ro(path), d = open_dset(f, "/things/name");
+  hid_t type = H5Dget_type(d);
+  char **back = calloc(nrows, sizeof *back);
+  assert_true(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+  for (size_t i = 0; i < nrows; i++)
+    assert_string_equal(back[i], names[i]);
+  hid_t space = H5Dget_space(d);
+  H5Dvlen_reclaim(type, space, H5P_DEFAULT, back);
+  H5Sclose(space);
+  H5Tclose(type);
+  H5Dclose(d);
+  H5Fclose(f);
+  free(back);
+  free(texts);
+  free(names);
+  assert_no_open_ids();
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -451,5 +501,6 @@ int main(void) {
   TEST_ADD(tests, n, test_io_error_sticks);
   TEST_ADD(tests, n, test_file_size_limit);
   TEST_ROWS(tests, n, test_create_out_of_memory, room_cases);
+  TEST_ROWS(tests, n, test_text_column_sizes, text_rows);
   return _cmocka_run_group_tests("record_write", tests, n, NULL, NULL);
 }
