@@ -55,6 +55,16 @@ static size_t deflate_room(size_t n) {
 
 size_t h5w__chunk_room(size_t n) { return deflate_room(n) + 4; }
 
+/* sets * stride doubles, not zeroed: a row is written before it is read,
+ * and a last block's padding is zeroed when it is (h5w__hand_over_tail).
+ * Why: zeroing cost a wide group's megabytes of page faults at the run's
+ * start, for buffers a short run barely fills. NULL on overflow. */
+double *h5w__buffers(size_t sets, size_t stride) {
+  if (stride != 0 && sets > SIZE_MAX / sizeof(double) / stride)
+    return NULL;
+  return sim_alloc(NULL, sets * stride * sizeof(double));
+}
+
 /* Fletcher's checksum as HDF5's fletcher32 filter defines it: over 16-bit
  * big-endian words (an odd last byte is the high byte of a word), both
  * sums folded to 16 bits plus carry ((x & 0xffff) + (x >> 16)) after

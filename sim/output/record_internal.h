@@ -120,7 +120,6 @@ herr_t h5w__write_whole(h5w *w, hid_t dset, hid_t mem, size_t n,
 int h5w__make_parents(h5w *w, const char *name);
 int h5w__time_units_init(h5w *w, const char *origin, sim_error *err);
 herr_t h5w__whole_dcpl(hsize_t n, bool numeric, hid_t *dcpl_out);
-double *h5w__buffers(size_t sets, size_t stride);
 int h5w__group_close(h5w_group *hg);
 void h5w__group_free(h5w_group *hg);
 const h5w_group *h5w__find_group(const h5w *w, const char *name);
@@ -148,6 +147,7 @@ void h5w__set_worker(tel_sink *s, int on);
 
 /* The worker (record_deflate.c) */
 size_t h5w__chunk_room(size_t n);
+double *h5w__buffers(size_t sets, size_t stride);
 size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
                          int level, uint32_t *mask);
 int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed);

@@ -275,16 +275,6 @@ static size_t padded(size_t n) {
          (h5w__chunk_room(bytes) - bytes + sizeof(double) - 1) / sizeof(double);
 }
 
-/* sets * stride doubles, not zeroed: a row is written before it is read,
- * and a last block's padding is zeroed when it is (h5w__hand_over_tail).
- * Why: zeroing cost a wide group's megabytes of page faults at the run's
- * start, for buffers a short run barely fills. NULL on overflow. */
-double *h5w__buffers(size_t sets, size_t stride) {
-  if (stride != 0 && sets > SIZE_MAX / sizeof(double) / stride)
-    return NULL;
-  return sim_alloc(NULL, sets * stride * sizeof(double));
-}
-
 /* The memory of hg: handles (all h5w__closed) and row buffers. */
 static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   memset(hg, 0, sizeof *hg);
