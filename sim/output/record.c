@@ -85,7 +85,6 @@ static int close_all(h5w *w) {
   r |= h5w__close_id(&w->lcpl, H5Pclose) | h5w__close_id(&w->gcpl, H5Pclose);
   r |=
       h5w__close_id(&w->dapl, H5Pclose) | h5w__close_id(&w->str_type, H5Tclose);
-  r |= h5w__close_id(&w->dxpl, H5Pclose);
   return r | h5w__close_id(&w->file, H5Fclose);
 }
 
@@ -212,11 +211,9 @@ static int make_props(h5w *w) {
   w->lcpl = H5Pcreate(H5P_LINK_CREATE);
   w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
   w->dapl = H5Pcreate(H5P_DATASET_ACCESS);
-  w->dxpl = H5Pcreate(H5P_DATASET_XFER);
   w->str_type = H5Tcopy(H5T_C_S1);
   herr_t r = -1;
-  if (w->lcpl >= 0 && w->gcpl >= 0 && w->dapl >= 0 && w->dxpl >= 0 &&
-      w->str_type >= 0)
+  if (w->lcpl >= 0 && w->gcpl >= 0 && w->dapl >= 0 && w->str_type >= 0)
     r = H5Pset_create_intermediate_group(w->lcpl, 1);
   if (r >= 0)
     r = H5Pset_obj_track_times(w->gcpl, 0);
@@ -274,7 +271,7 @@ static h5w *h5w_alloc(const char *path) {
     return NULL;
   w->base.ops = &h5w_ops;
   w->file = w->summary = w->str_type = H5I_INVALID_HID;
-  w->lcpl = w->gcpl = w->dapl = w->dxpl = H5I_INVALID_HID;
+  w->lcpl = w->gcpl = w->dapl = H5I_INVALID_HID;
   w->path = sim_alloc(NULL, n + 1);
   w->partial = sim_alloc(NULL, n + sizeof suffix);
   if (w->path == NULL || w->partial == NULL) {

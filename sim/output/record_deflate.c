@@ -369,16 +369,28 @@ static void enqueue(h5w *w, const h5w_group *hg, h5w_job *j) {
   pthread_mutex_unlock(&p->mu);
 }
 
+/* In *out the job *jp of hg, free to queue (drained if it was queued),
+ * or NULL when hg's blocks do not go to the worker or the drain failed;
+ * the drain's error (the sink has failed). */
+static int free_job(h5w *w, h5w_group *hg, h5w_job **jp, bool buffers,
+                    h5w_job **out) {
+  *out = NULL;
+  if (!can_hand_over(w, hg, jp, buffers))
+    return SIM_OK;
+  int rc = (*jp)->queued ? h5w__drain(w) : SIM_OK;
+  if (rc == SIM_OK)
+    *out = *jp;
+  return rc;
+}
+
 /* Queues hg's full block for the worker and gives hg the other buffer
  * set, *handed = true; or leaves it to the caller, who writes it after a
  * drain. An error of the drain (the sink has failed). */
 int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
+  h5w_job *j;
+  int rc = free_job(w, hg, &hg->job, true, &j);
   *handed = false;
-  if (!can_hand_over(w, hg, &hg->job, true))
-    return SIM_OK;
-  h5w_job *j = hg->job;
-  int rc = j->queued ? h5w__drain(w) : SIM_OK;
-  if (rc != SIM_OK)
+  if (j == NULL)
     return rc;
   double *t = hg->tbuf, *v = hg->vbuf;
   hg->tbuf = j->tbuf;
@@ -395,12 +407,10 @@ int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
  * filters for an edge chunk, so H5Dwrite_chunk stores the same bytes as
  * H5Dwrite would. *handed as h5w__hand_over's; hg takes no more rows. */
 int h5w__hand_over_tail(h5w *w, h5w_group *hg, bool *handed) {
+  h5w_job *j;
+  int rc = free_job(w, hg, &hg->tail, false, &j);
   *handed = false;
-  if (!can_hand_over(w, hg, &hg->tail, false))
-    return SIM_OK;
-  h5w_job *j = hg->tail;
-  int rc = j->queued ? h5w__drain(w) : SIM_OK;
-  if (rc != SIM_OK)
+  if (j == NULL)
     return rc;
   size_t width = hg->decl->width, pad = hg->block - hg->nbuf;
   memset(hg->tbuf + hg->nbuf, 0, pad * sizeof *hg->tbuf);

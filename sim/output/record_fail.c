@@ -165,25 +165,3 @@ int h5w__put_series_attrs(h5w *w, hid_t dset, const char *obj,
   return rc != SIM_OK ? rc
                       : h5w__put_str_attr(w, dset, obj, "long_name", long_name);
 }
-
-/* HDF5's type conversion buffer by default (H5D_TEMP_BUF_SIZE), and the
- * room we give an element instead: above any type we write (a string is
- * 8 bytes in memory and 16 in the file). */
-#define H5W_CONV_DEFAULT ((size_t)1 << 20)
-#define H5W_CONV_ELEM 64
-
-/* Writes the n elements at buf (memory type mem) to the whole of dset.
- * Why the transfer list: a write that converts (strings) gets a zeroed
- * conversion buffer of the list's size, 1 MiB by default, whose pages
- * come fresh after HDF5 hands it back, for a few labels. Sized to the
- * write, the conversion still takes one pass, as in 1 MiB, so HDF5 does
- * the same and the file gets the same bytes; more elements keep 1 MiB. */
-herr_t h5w__write_whole(h5w *w, hid_t dset, hid_t mem, size_t n,
-                        const void *buf) {
-  hid_t dxpl = H5P_DEFAULT;
-  size_t room = n * H5W_CONV_ELEM;
-  if (n > 0 && room < H5W_CONV_DEFAULT &&
-      H5Pset_buffer(w->dxpl, room, NULL, NULL) >= 0)
-    dxpl = w->dxpl;
-  return H5Dwrite(dset, mem, H5S_ALL, H5S_ALL, dxpl, buf);
-}

@@ -84,7 +84,6 @@ typedef struct h5w {
   hid_t file, summary;
   hid_t str_type; /* variable-length UTF-8 string */
   hid_t lcpl, gcpl, dapl;
-  hid_t dxpl; /* h5w__write_whole's */
   h5w_group *groups;
   size_t ngroups, gcap;
   char time_units[96]; /* "s" or "seconds since ORIGIN" (time_units_init) */
@@ -113,8 +112,6 @@ int h5w__put_str_attr(h5w *w, hid_t loc, const char *obj, const char *key,
                       const char *value);
 int h5w__put_series_attrs(h5w *w, hid_t dset, const char *obj,
                           const char *units, const char *long_name);
-herr_t h5w__write_whole(h5w *w, hid_t dset, hid_t mem, size_t n,
-                        const void *buf);
 
 /* Groups, time coordinates and rows (record_series.c) */
 int h5w__make_parents(h5w *w, const char *name);

@@ -75,7 +75,7 @@ static int write_text(h5w *w, const char *name, const char *text) {
                                    H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
     r = -1;
   if (r >= 0)
-    r = h5w__write_whole(w, dset, w->str_type, 1, &text);
+    r = H5Dwrite(dset, w->str_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text);
   int rc = r < 0 ? h5w__io_fail(w, "write text /%s", name) : SIM_OK;
   return h5w__closed(w, rc,
                      h5w__close_id(&dset, H5Dclose) |
@@ -174,7 +174,7 @@ static int write_table_column(h5w *w, hid_t gid, const char *table,
                                    H5P_DEFAULT)) < 0)
     r = -1;
   if (r >= 0 && nrows > 0)
-    r = h5w__write_whole(w, dset, mem, nrows, buf);
+    r = H5Dwrite(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
   char obj[1024];
   snprintf(obj, sizeof obj, "/%s/%s", table, c->name);
   int rc = r < 0 ? h5w__io_fail(w, "write %s", obj) : SIM_OK;

@@ -211,8 +211,8 @@ static int make_labels(h5w *w, h5w_group *hg) {
     hg->labels = H5Dcreate2(hg->gid, g->axis_name, w->str_type, space,
                             H5P_DEFAULT, dcpl, H5P_DEFAULT);
   r = hg->labels < 0 ? -1
-                     : h5w__write_whole(w, hg->labels, w->str_type, g->width,
-                                        g->axis_labels);
+                     : H5Dwrite(hg->labels, w->str_type, H5S_ALL, H5S_ALL,
+                                H5P_DEFAULT, g->axis_labels);
   if (r >= 0)
     r = H5DSset_scale(hg->labels, g->axis_name);
   int rc = r < 0 ? h5w__io_fail(w, "write axis /%s/%s", g->name, g->axis_name)
