@@ -98,6 +98,9 @@ static int finish_file(h5w *w, int64_t complete) {
   sim_error e = {0};
   for (size_t i = 0; i < w->ngroups && rc == SIM_OK; i++)
     rc = h5w__flush_group(w, &w->groups[i]);
+  /* The last blocks, filtered by both threads meanwhile, written in turn */
+  if (rc == SIM_OK)
+    rc = h5w__drain(w);
   if (rc == SIM_OK)
     rc = h5w__put_int_attr(w, "complete", complete);
   if (rc == SIM_OK && close_all(w) < 0)

@@ -17,7 +17,9 @@
  *
  * Each group has two buffer sets: it fills one while the other waits in
  * the queue or in the worker; the worker filters each chunk in place in
- * its buffer (padded for that: h5w__chunk_room). */
+ * its buffer (padded for that: h5w__chunk_room). At commit each group's
+ * last rows, padded to a chunk, are queued too, and the main thread,
+ * which waits for them, filters chunks beside the worker (pop_done). */
 #include "record_internal.h"
 
 #include <math.h>
@@ -40,6 +42,7 @@ typedef struct h5w_pipe {
   int stop;
   int level;
   unsigned char *scratch; /* the worker's: one chunk shuffled */
+  unsigned char *mine;    /* the main thread's, made when it first helps */
 } h5w_pipe;
 
 /* ---- The pipeline ------------------------------------------------------ */
@@ -51,6 +54,16 @@ static size_t deflate_room(size_t n) {
 }
 
 size_t h5w__chunk_room(size_t n) { return deflate_room(n) + 4; }
+
+/* sets * stride doubles, not zeroed: a row is written before it is read,
+ * and a last block's padding is zeroed when it is (h5w__hand_over_tail).
+ * Why: zeroing cost a wide group's megabytes of page faults at the run's
+ * start, for buffers a short run barely fills. NULL on overflow. */
+double *h5w__buffers(size_t sets, size_t stride) {
+  if (stride != 0 && sets > SIZE_MAX / sizeof(double) / stride)
+    return NULL;
+  return sim_alloc(NULL, sets * stride * sizeof(double));
+}
 
 /* Fletcher's checksum as HDF5's fletcher32 filter defines it: over 16-bit
  * big-endian words (an odd last byte is the high byte of a word), both
@@ -121,11 +134,24 @@ static unsigned char *job_data(const h5w_job *j, size_t d) {
                 : (unsigned char *)(j->vbuf + (d - 1) * j->stride);
 }
 
-static void run_job(h5w_pipe *p, h5w_job *j) {
-  for (size_t d = 0; d < j->nsets; d++) {
-    size_t n = (d == 0 ? j->rows : j->rows * j->width) * sizeof(double);
-    j->size[d] =
-        h5w__filter_chunk(job_data(j, d), n, p->scratch, p->level, &j->mask[d]);
+/* The threads take a job's datasets one at a time, so the main thread,
+ * when it waits for a job, filters beside the worker (the commit's last
+ * blocks: a chunk each, whatever their rows, which zlib's run over the
+ * padding makes the dearest). Called with the mutex held; returns with
+ * it held, having released it while it filtered. */
+static void filter_next(h5w_pipe *p, unsigned char *scratch) {
+  h5w_job *j = p->todo;
+  size_t d = j->claimed++;
+  if (j->claimed == j->nsets)
+    p->todo = j->next;
+  pthread_mutex_unlock(&p->mu);
+  size_t n = (d == 0 ? j->rows : j->rows * j->width) * sizeof(double);
+  j->size[d] =
+      h5w__filter_chunk(job_data(j, d), n, scratch, p->level, &j->mask[d]);
+  pthread_mutex_lock(&p->mu);
+  if (++j->filtered == j->nsets) {
+    j->done = 1;
+    pthread_cond_signal(&p->done);
   }
 }
 
@@ -135,15 +161,9 @@ static void *worker(void *arg) {
   for (;;) {
     while (p->todo == NULL && !p->stop)
       pthread_cond_wait(&p->work, &p->mu);
-    h5w_job *j = p->todo;
-    if (j == NULL)
+    if (p->todo == NULL)
       break;
-    p->todo = j->next;
-    pthread_mutex_unlock(&p->mu);
-    run_job(p, j);
-    pthread_mutex_lock(&p->mu);
-    j->done = 1;
-    pthread_cond_signal(&p->done);
+    filter_next(p, p->scratch);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -153,6 +173,7 @@ static void *worker(void *arg) {
 
 static void pipe_free(h5w_pipe *p) {
   sim_free(NULL, p->scratch);
+  sim_free(NULL, p->mine);
   sim_free(NULL, p);
 }
 
@@ -201,12 +222,20 @@ void h5w__pipe_stop(h5w *w) {
   w->pipe = NULL;
 }
 
-/* The oldest job once the worker has filtered it, out of the queue. */
+/* The oldest job once it is filtered, out of the queue: meanwhile the
+ * main thread filters what the worker has not taken (without the
+ * memory for it, it only waits). */
 static h5w_job *pop_done(h5w_pipe *p) {
   pthread_mutex_lock(&p->mu);
   h5w_job *j = p->head;
-  while (!j->done)
-    pthread_cond_wait(&p->done, &p->mu);
+  if (!j->done && p->mine == NULL)
+    p->mine = sim_alloc(NULL, H5W_CHUNK_ELEMS * sizeof(double));
+  while (!j->done) {
+    if (p->todo != NULL && p->mine != NULL)
+      filter_next(p, p->mine);
+    else
+      pthread_cond_wait(&p->done, &p->mu);
+  }
   p->head = j->next;
   if (p->head == NULL)
     p->tail = NULL;
@@ -216,11 +245,13 @@ static h5w_job *pop_done(h5w_pipe *p) {
 }
 
 /* Stores the filtered chunks of a job as today's path stores a block:
- * for time and then each column, extend and write. */
+ * for time and then each column, extend and write. The extent ends at
+ * the last row of data: a last block's padding is HDF5's fill of an
+ * edge chunk (zeros, the default fill value of a float64). */
 static int write_job(h5w *w, const h5w_job *j) {
   h5w_group *hg = &w->groups[j->group];
   const tel_group *g = hg->decl;
-  hsize_t size[2] = {j->row + j->rows, g->width};
+  hsize_t size[2] = {j->row + j->filled, g->width};
   hsize_t offset[2] = {j->row, 0};
   for (size_t d = 0; d < j->nsets; d++) {
     hid_t dset = d == 0 ? hg->time : hg->cols[d - 1];
@@ -256,71 +287,76 @@ int h5w__ready(h5w *w, const char *what) {
   return rc != SIM_OK ? rc : h5w__drain(w);
 }
 
-/* The job and second buffer set of hg, made on its first full block. */
-static int job_init(h5w_group *hg, size_t id) {
-  h5w_job *j = hg->job = sim_calloc(NULL, 1, sizeof *j);
+/* A job of hg (group id) in *out: with the second buffer set of hg (the
+ * full blocks'), or without (the tail's, which filters hg's own). */
+static int job_init(h5w_group *hg, size_t id, bool buffers, h5w_job **out) {
+  h5w_job *j = *out = sim_calloc(NULL, 1, sizeof *j);
   if (j == NULL)
     return SIM_ENOMEM;
   j->group = id;
-  j->rows = hg->block;
+  j->rows = j->filled = hg->block;
   j->width = hg->decl->width;
   j->stride = hg->stride;
   j->nsets = 1 + hg->decl->ncolumns;
   j->size = sim_calloc(NULL, j->nsets, sizeof *j->size);
   j->mask = sim_calloc(NULL, j->nsets, sizeof *j->mask);
-  j->tbuf = sim_calloc(NULL, hg->tstride, sizeof *j->tbuf);
-  j->vbuf = sim_calloc(NULL, hg->decl->ncolumns, hg->stride * sizeof *j->vbuf);
-  if (j->size == NULL || j->mask == NULL || j->tbuf == NULL || j->vbuf == NULL)
+  if (j->size == NULL || j->mask == NULL)
     return SIM_ENOMEM;
-  return SIM_OK;
+  if (!buffers)
+    return SIM_OK;
+  j->tbuf = h5w__buffers(1, hg->tstride);
+  j->vbuf = h5w__buffers(hg->decl->ncolumns, hg->stride);
+  return j->tbuf == NULL || j->vbuf == NULL ? SIM_ENOMEM : SIM_OK;
 }
 
-void h5w__job_free(h5w_group *hg) {
-  h5w_job *j = hg->job;
+/* Frees *jp; its buffers too if they are its own. */
+static void job_free(h5w_job **jp, bool buffers) {
+  h5w_job *j = *jp;
   if (j == NULL)
     return;
   sim_free(NULL, j->size);
   sim_free(NULL, j->mask);
-  sim_free(NULL, j->tbuf);
-  sim_free(NULL, j->vbuf);
+  if (buffers) {
+    sim_free(NULL, j->tbuf);
+    sim_free(NULL, j->vbuf);
+  }
   sim_free(NULL, j);
-  hg->job = NULL;
+  *jp = NULL;
 }
 
-/* Whether the full block of hg can go to the worker: filters on, one
- * chunk per row block (a row split over chunks has an edge chunk, which
- * HDF5 pads), and the worker and the group's second set at hand. */
-static bool can_hand_over(h5w *w, h5w_group *hg, size_t id) {
+void h5w__job_free(h5w_group *hg) {
+  job_free(&hg->job, true);
+  job_free(&hg->tail, false);
+}
+
+/* Whether blocks of hg can go to the worker: filters on, one chunk per
+ * row block (a row split over chunks has an edge chunk in its width,
+ * which HDF5 pads), and the worker at hand. */
+static bool can_filter(h5w *w, const h5w_group *hg) {
   if (!w->worker || w->deflate <= 0 || hg->chunk_width != hg->decl->width)
     return false;
-  if (hg->job == NULL && job_init(hg, id) != SIM_OK) {
-    h5w__job_free(hg);
-    return false;
-  }
   if (w->pipe == NULL && (w->pipe = pipe_start(w->deflate)) == NULL)
     w->worker = 0; /* no thread: filter in HDF5 from now on */
   return w->pipe != NULL;
 }
 
-/* Queues hg's full block for the worker and gives hg the other buffer
- * set, *handed = true; or leaves it to the caller, who writes it after a
- * drain. An error of the drain (the sink has failed). */
-int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
+/* can_filter, and *jp made (bool buffers: see job_init). */
+static bool can_hand_over(h5w *w, h5w_group *hg, h5w_job **jp, bool buffers) {
+  if (!can_filter(w, hg))
+    return false;
   size_t id = (size_t)(hg - w->groups);
-  *handed = false;
-  if (!can_hand_over(w, hg, id))
-    return SIM_OK;
-  h5w_job *j = hg->job;
-  int rc = j->queued ? h5w__drain(w) : SIM_OK;
-  if (rc != SIM_OK)
-    return rc;
-  double *t = hg->tbuf, *v = hg->vbuf;
-  hg->tbuf = j->tbuf;
-  hg->vbuf = j->vbuf;
-  j->tbuf = t;
-  j->vbuf = v;
+  if (*jp == NULL && job_init(hg, id, buffers, jp) != SIM_OK) {
+    job_free(jp, buffers);
+    return false;
+  }
+  return true;
+}
+
+/* Queues j, filled with the rows from hg's nrows on, for the threads. */
+static void enqueue(h5w *w, const h5w_group *hg, h5w_job *j) {
   j->row = hg->nrows;
   j->done = 0;
+  j->claimed = j->filtered = 0;
   j->next = NULL;
   j->queued = 1;
   h5w_pipe *p = w->pipe;
@@ -331,6 +367,60 @@ int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
     p->todo = j;
   pthread_cond_signal(&p->work);
   pthread_mutex_unlock(&p->mu);
+}
+
+/* In *out the job *jp of hg, free to queue (drained if it was queued),
+ * or NULL when hg's blocks do not go to the worker or the drain failed;
+ * the drain's error (the sink has failed). */
+static int free_job(h5w *w, h5w_group *hg, h5w_job **jp, bool buffers,
+                    h5w_job **out) {
+  *out = NULL;
+  if (!can_hand_over(w, hg, jp, buffers))
+    return SIM_OK;
+  int rc = (*jp)->queued ? h5w__drain(w) : SIM_OK;
+  if (rc == SIM_OK)
+    *out = *jp;
+  return rc;
+}
+
+/* Queues hg's full block for the worker and gives hg the other buffer
+ * set, *handed = true; or leaves it to the caller, who writes it after a
+ * drain. An error of the drain (the sink has failed). */
+int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed) {
+  h5w_job *j;
+  int rc = free_job(w, hg, &hg->job, true, &j);
+  *handed = false;
+  if (j == NULL)
+    return rc;
+  double *t = hg->tbuf, *v = hg->vbuf;
+  hg->tbuf = j->tbuf;
+  hg->vbuf = j->vbuf;
+  j->tbuf = t;
+  j->vbuf = v;
+  enqueue(w, hg, j);
+  *handed = true;
+  return SIM_OK;
+}
+
+/* Queues hg's last nbuf rows (fewer than a block, at commit) for the
+ * threads, in hg's own buffers padded with zeros to a chunk: what HDF5
+ * filters for an edge chunk, so H5Dwrite_chunk stores the same bytes as
+ * H5Dwrite would. *handed as h5w__hand_over's; hg takes no more rows. */
+int h5w__hand_over_tail(h5w *w, h5w_group *hg, bool *handed) {
+  h5w_job *j;
+  int rc = free_job(w, hg, &hg->tail, false, &j);
+  *handed = false;
+  if (j == NULL)
+    return rc;
+  size_t width = hg->decl->width, pad = hg->block - hg->nbuf;
+  memset(hg->tbuf + hg->nbuf, 0, pad * sizeof *hg->tbuf);
+  for (size_t c = 0; c < hg->decl->ncolumns; c++)
+    memset(hg->vbuf + c * hg->stride + hg->nbuf * width, 0,
+           pad * width * sizeof *hg->vbuf);
+  j->tbuf = hg->tbuf;
+  j->vbuf = hg->vbuf;
+  j->filled = hg->nbuf;
+  enqueue(w, hg, j);
   *handed = true;
   return SIM_OK;
 }

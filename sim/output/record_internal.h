@@ -30,19 +30,23 @@
 
 enum { H5W_OPEN, H5W_COMMITTED, H5W_FAILED };
 
-/* A full block handed to the worker (record_deflate.c): its buffers, and
- * after filtering, each dataset's stored chunk in place and its mask. */
+/* A block handed to the worker (record_deflate.c): its buffers, and
+ * after filtering, each dataset's stored chunk in place and its mask. A
+ * full block, or at commit a group's last rows padded to a chunk. */
 typedef struct h5w_job {
   struct h5w_job *next; /* in the queue */
   size_t group;         /* index in the sink's groups */
   hsize_t row;          /* the block's first row in the file */
   size_t rows, width;   /* the group's block and width */
+  size_t filled;        /* rows of data (rows, or fewer in the last) */
   size_t stride;        /* doubles per column in vbuf */
   size_t nsets;         /* datasets: time, then the columns */
   double *tbuf, *vbuf;  /* the set the group does not fill */
   size_t *size;         /* [nsets] bytes stored */
   uint32_t *mask;       /* [nsets] filters skipped */
-  int done;             /* filtered (under the queue's mutex) */
+  size_t claimed;       /* datasets taken by a thread (under the mutex) */
+  size_t filtered;      /* datasets filtered (under the mutex) */
+  int done;             /* all filtered (under the queue's mutex) */
   int queued;           /* in the queue (main thread only) */
 } h5w_job;
 
@@ -63,7 +67,8 @@ typedef struct h5w_group {
   double *vbuf; /* [ncolumns][stride]: each column's [block][width] rows
                    together, with room to filter them in place */
   size_t tstride, stride;
-  h5w_job *job; /* the second buffer set, from the first full block */
+  h5w_job *job;  /* the second buffer set, from the first full block */
+  h5w_job *tail; /* the last rows at commit, in tbuf and vbuf */
 } h5w_group;
 
 typedef struct h5w {
@@ -139,9 +144,11 @@ void h5w__set_worker(tel_sink *s, int on);
 
 /* The worker (record_deflate.c) */
 size_t h5w__chunk_room(size_t n);
+double *h5w__buffers(size_t sets, size_t stride);
 size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
                          int level, uint32_t *mask);
 int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed);
+int h5w__hand_over_tail(h5w *w, h5w_group *hg, bool *handed);
 int h5w__drain(h5w *w);
 int h5w__ready(h5w *w, const char *what);
 void h5w__pipe_stop(h5w *w);

@@ -287,8 +287,8 @@ static int group_init(h5w_group *hg, const tel_group *g, size_t chunk_rows) {
   hg->tstride = padded(hg->block);
   hg->stride = padded(hg->block * g->width);
   hg->cols = sim_calloc(NULL, g->ncolumns, sizeof *hg->cols);
-  hg->tbuf = sim_calloc(NULL, hg->tstride, sizeof *hg->tbuf);
-  hg->vbuf = sim_calloc(NULL, g->ncolumns, hg->stride * sizeof *hg->vbuf);
+  hg->tbuf = h5w__buffers(1, hg->tstride);
+  hg->vbuf = h5w__buffers(g->ncolumns, hg->stride);
   if (hg->cols == NULL || hg->tbuf == NULL || hg->vbuf == NULL) {
     h5w__group_free(hg);
     return SIM_ENOMEM;
@@ -389,8 +389,9 @@ int h5w__check_room(h5w *w, hsize_t bytes) {
   return h5w__disk_fail(w, EFBIG);
 }
 
-/* Writes hg's buffered rows: time first, then each column; a full block
- * goes to the worker (record_deflate.c), which gives the same file. The
+/* Writes hg's buffered rows: time first, then each column; a full block,
+ * and the last rows at commit, go to the worker (record_deflate.c),
+ * which gives the same file. The
  * queued blocks of every group are written before any write of our own,
  * so HDF5 sees the blocks in the order they filled. */
 int h5w__flush_group(h5w *w, h5w_group *hg) {
@@ -401,7 +402,8 @@ int h5w__flush_group(h5w *w, h5w_group *hg) {
   if (h5w__check_room(w, (hsize_t)values * sizeof(double)) != SIM_OK)
     return w->base.err.code;
   bool handed = false;
-  int rc = hg->nbuf == hg->block ? h5w__hand_over(w, hg, &handed) : SIM_OK;
+  int rc = hg->nbuf == hg->block ? h5w__hand_over(w, hg, &handed)
+                                 : h5w__hand_over_tail(w, hg, &handed);
   if (rc == SIM_OK && !handed)
     rc = h5w__drain(w);
   int rank = g->axis_name != NULL ? 2 : 1;

@@ -144,6 +144,8 @@ static const same_case same_cases[] = {
     {"smooth, a partial block", SMOOTH, 2000},
     {"random, a partial block", RANDOM, 1300},
     {"zeros, whole blocks only", ZEROS, 768},
+    {"smooth, the last block only (the worker starts at commit)", SMOOTH, 40},
+    {"random, one row", RANDOM, 1},
 };
 
 static void test_same_bytes(void **state) {

@@ -201,6 +201,20 @@ static inline hid_t utf8_type(void) {
   return t;
 }
 
+/* Checks that dataset d holds the n UTF-8 strings of want. */
+static inline void assert_texts(hid_t d, const char *const *want, size_t n) {
+  hid_t mtype = utf8_type();
+  char **got = calloc(n > 0 ? n : 1, sizeof *got);
+  assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) >= 0);
+  for (size_t i = 0; i < n; i++)
+    assert_string_equal(got[i], want[i]);
+  hid_t space = H5Dget_space(d);
+  H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, got);
+  H5Sclose(space);
+  H5Tclose(mtype);
+  free(got);
+}
+
 /* Checks that attribute key of obj is a UTF-8 variable-length string
  * equal to want. */
 static inline void assert_str_attr(hid_t f, const char *obj, const char *key,

@@ -434,6 +434,47 @@ static void test_create_out_of_memory(void **state) {
   assert_int_equal(test_with_room(c->room, create_cramped, paths), 0);
 }
 
+/* ---- Text columns of every size ------------------------------------------
+ * Text columns of fewer and more elements than HDF5's 1 MiB conversion
+ * buffer takes in one pass (65536 of 16 bytes) read back whole. */
+
+typedef struct text_case {
+  const char *name;
+  size_t rows;
+} text_case;
+
+static const text_case text_rows[] = {
+    {"1 text row", 1},          {"3 text rows", 3},
+    {"16384 text rows", 16384}, {"65536 text rows", 65536},
+    {"70000 text rows", 70000},
+};
+
+static void test_text_column_sizes(void **state) {
+  size_t nrows = ((const text_case *)*state)->rows;
+  char path[4096], partial[4200];
+  fresh_path("texts.h5", path, partial);
+  char(*names)[32] = calloc(nrows, sizeof *names);
+  const char **texts = calloc(nrows, sizeof *texts);
+  for (size_t i = 0; i < nrows; i++) {
+    snprintf(names[i], sizeof names[i], "row-%zu", i);
+    texts[i] = names[i];
+  }
+  const tel_table_column col = {"name", NULL, "a name", NULL, texts};
+  const tel_table t = {"things", &col, 1, nrows, "thing"};
+  tel_sink *s = h5w_create(path, NULL, NULL);
+  assert_non_null(s);
+  assert_int_equal(tel_put_table(s, &t), SIM_OK);
+  assert_int_equal(tel_commit(s), SIM_OK);
+  tel_destroy(s);
+  hid_t f = open_ro(path), d = open_dset(f, "/things/name");
+  assert_texts(d, texts, nrows);
+  H5Dclose(d);
+  H5Fclose(f);
+  free(texts);
+  free(names);
+  assert_no_open_ids();
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -451,5 +492,6 @@ int main(void) {
   TEST_ADD(tests, n, test_io_error_sticks);
   TEST_ADD(tests, n, test_file_size_limit);
   TEST_ROWS(tests, n, test_create_out_of_memory, room_cases);
+  TEST_ROWS(tests, n, test_text_column_sizes, text_rows);
   return _cmocka_run_group_tests("record_write", tests, n, NULL, NULL);
 }
