@@ -331,6 +331,51 @@ static void one_unlike_in_a_long_run(void **state) {
   free(cap);
 }
 
+/* Runs of every length the caps' copy treats apart (one to seventeen:
+ * eight a turn, then four, then one at a time; 31 and 700), all in two
+ * orders and each last after a run of five: every unit gets its run's
+ * cap, the unit-by-unit split's, and the double past the last unit is
+ * left as it was. */
+static const size_t cap_lens[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                  11, 12, 13, 14, 15, 16, 17, 31, 700};
+enum { NCL = sizeof cap_lens / sizeof cap_lens[0], NCU = 1100 };
+
+/* Fleet f of NCL + 2: the runs in order (0), reversed (1), or a run of
+ * five then run f - 2 alone; returns the units. */
+static size_t fleet_of_lengths(const power_unit *kinds, size_t nk, int f,
+                               power_unit *u) {
+  size_t n = 0, nrun = f < 2 ? NCL : 2;
+  for (size_t i = 0; i < nrun; i++) {
+    size_t m = f == 0   ? cap_lens[i]
+               : f == 1 ? cap_lens[NCL - 1 - i]
+               : i == 0 ? 5
+                        : cap_lens[f - 2];
+    for (size_t k = 0; k < m; k++)
+      u[n++] = kinds[i % nk];
+  }
+  return n;
+}
+
+static void caps_out_every_run_length(void **state) {
+  (void)state;
+  uint64_t seed = 47;
+  power_unit kinds[MAXU], *u = calloc(NCU, sizeof *u);
+  double budget, *cap = calloc(2 * NCU + 2, sizeof *cap), *want = cap + NCU + 1;
+  assert_true(u != NULL && cap != NULL);
+  size_t nk = classed_fleet(&seed, kinds, &budget);
+  for (int f = 0; f < NCL + 2; f++) {
+    size_t n = fleet_of_lengths(kinds, nk, f, u);
+    double b = drawn_budget(&seed, u, n);
+    cap[n] = -1;
+    split_by_units(u, n, b, want);
+    power_split_efficiency(u, n, b, cap);
+    assert_memory_equal(cap, want, n * sizeof *cap);
+    assert_true(cap[n] == -1);
+  }
+  free(u);
+  free(cap);
+}
+
 /* A group of light units (surely full at most levels: the policy keeps
  * their caps and works out the others only, while the level stays under
  * where the first of them would stop being full) among loaded ones. */
@@ -383,6 +428,7 @@ int main(void) {
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
+  TEST_ADD(tests, n, caps_out_every_run_length);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }
