@@ -488,13 +488,19 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
 
 /* A start for total_at's search near grouped_at's crossing, from x:
  * Newton's steps on grouped_at while they shrink, stopped once one is
- * within 2^-40 of the level (some thousands of doubles: total_at's own
- * search closes that in a few evaluations, and grouped_at's crossing is
- * only within rounding of its answer anyway). The point returned was
- * the last evaluated, so total_at's first evaluation costs no pow. Its
- * answer is the crossing's whatever the start (power_boundary_warm), so
- * only the work depends on this; searching grouped_at's crossing to the
- * bit took about eight evaluations, each every class's two pow calls.
+ * within 2^-40 of the level (grouped_at's crossing is only within
+ * rounding of total_at's answer anyway). That last step is taken
+ * unevaluated where it is over about eight doubles (2^-49 of the level):
+ * stopping before it, up to some thousands of doubles off, cost
+ * total_at's search about three evaluations more (bench-10k's fluid
+ * group of three long runs: 8.5 where it started that far, 5.7 within
+ * sixteen doubles), where the step costs its classes' pow calls once, in
+ * total_at's first evaluation. A shorter one is not taken: the point
+ * returned is then the last evaluated, where total_at's first evaluation
+ * costs no pow. Its answer is the crossing's whatever the start
+ * (power_boundary_warm), so only the work depends on this; searching
+ * grouped_at's crossing to the bit took about eight evaluations, each
+ * every class's two pow calls.
  * NaN where Newton cannot go on (a flat sum: every class clamped; a step
  * out of the range): the caller searches grouped_at's crossing whole. */
 static double level_near(level *l, double budget_w, double x) {
@@ -504,8 +510,10 @@ static double level_near(level *l, double budget_w, double x) {
     double step = f / slope, y = x - step;
     if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
       return NAN;
-    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) || !(fabs(step) < last_step))
+    if (!(fabs(step) < last_step))
       return x;
+    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)))
+      return fabs(step) > 0x1p-49 * fabs(x) ? y : x;
     last_step = fabs(step);
     x = y;
   }

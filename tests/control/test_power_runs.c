@@ -376,6 +376,40 @@ static void caps_out_every_run_length(void **state) {
   free(cap);
 }
 
+/* A group like bench-10k's fluid one: three runs of some seven hundred
+ * units, the budget moving by a part in 10^6 to 10^12 a split and now
+ * and then by a tenth, the memo carried (Newton's steps from the last
+ * level end a few to thousands of doubles from the answer, and the
+ * search starts where they stopped or one step on): every split the
+ * unit-by-unit one, its level the bisection's. */
+static void three_long_runs_drifting(void **state) {
+  (void)state;
+  enum { RUN = 680, N = 3 * RUN, STEPS = 60 };
+  static const double act[] = {0.55, 0.72, 0.9}, cs[] = {0.5, 0.75, 0.95};
+  power_unit *u = calloc(N, sizeof *u);
+  double *cap = calloc(2 * N, sizeof *cap), *want = cap + N, lo = 0, hi = 0;
+  power_memo memo = {.level = NAN};
+  assert_true(u != NULL && cap != NULL);
+  for (size_t k = 0; k < N; k++) {
+    u[k] = unit(4, act[k / RUN], POWER_INFERENCE, cs[k / RUN]);
+    lo += u[k].n * u[k].lo, hi += u[k].n * u[k].hi;
+  }
+  uint64_t seed = 53;
+  double x = 0.5;
+  for (int s = 0; s < STEPS; s++) {
+    double r = uniform(&seed);
+    x += s % 9 == 8 ? 0.1 * (r - 0.5) : ldexp(r - 0.5, -20 - 2 * (s % 11));
+    double budget = lo + x * (hi - lo);
+    double level = split_by_units(u, N, budget, want);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
+      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+}
+
 /* A group of light units (surely full at most levels: the policy keeps
  * their caps and works out the others only, while the level stays under
  * where the first of them would stop being full) among loaded ones. */
@@ -429,6 +463,7 @@ int main(void) {
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
   TEST_ADD(tests, n, caps_out_every_run_length);
+  TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }
