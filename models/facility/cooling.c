@@ -5,15 +5,14 @@
 #include "cooling.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
-#include "bits.h"
 #include "cooling_internal.h"
+#include "pow.h"
 #include "water.h"
 
 #define KELVIN 273.15
@@ -76,13 +75,11 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
 }
 
 /* pow(x, 3) with pow's bits, for code built for fma on a CPU that has
- * it: x^3 as a double-double h + t, (x^2 exact through fma, times x
- * exact through fma, the rest 2^-104 of it), rounded once to r with
- * e = (h + t) - r exactly (Fast2Sum, |t| < |h|). glibc's pow is within
- * 0.54 ULP of x^y (sim/core/pow.h's bound): where x^3 is within
- * 0.45 ULP of r (r not a power of two), every other double is over
- * 0.54 ULP away, so pow returns r; elsewhere (about one in ten), and
- * outside [2^-200, 2^200] (every term normal and finite), pow itself. */
+ * it: x^3 as a double-double h + t (x^2 exact through fma, its product
+ * by x exact through fma, what is left within 2^-104 of x^3), rounded
+ * once where pow would return it (sim_pow_rounded, pow.h); elsewhere
+ * (about one in ten), and outside [2^-200, 2^200] (every term normal and
+ * finite), pow itself. */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define COOL_CUBE_FMA 1
 __attribute__((target("fma"))) static double cube_fma(double x) {
@@ -90,13 +87,8 @@ __attribute__((target("fma"))) static double cube_fma(double x) {
     return pow(x, 3);
   double p = x * x, p_err = __builtin_fma(x, x, -p);
   double h = p * x, h_err = __builtin_fma(p, x, -h);
-  double t = h_err + p_err * x;
-  double r = h + t, e = t - (r - h);
-  uint64_t b = sim_bits(r);
-  double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
-  if ((b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp)
-    return r;
-  return pow(x, 3);
+  double t = h_err + p_err * x, r;
+  return sim_pow_rounded(h, t, &r) ? r : pow(x, 3);
 }
 #endif
 
