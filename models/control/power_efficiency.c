@@ -488,13 +488,19 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
 
 /* A start for total_at's search near grouped_at's crossing, from x:
  * Newton's steps on grouped_at while they shrink, stopped once one is
- * within 2^-40 of the level (some thousands of doubles: total_at's own
- * search closes that in a few evaluations, and grouped_at's crossing is
- * only within rounding of its answer anyway). The point returned was
- * the last evaluated, so total_at's first evaluation costs no pow. Its
- * answer is the crossing's whatever the start (power_boundary_warm), so
- * only the work depends on this; searching grouped_at's crossing to the
- * bit took about eight evaluations, each every class's two pow calls.
+ * within 2^-40 of the level (grouped_at's crossing is only within
+ * rounding of total_at's answer anyway). That last step is taken
+ * unevaluated where it is over about eight doubles (2^-49 of the level):
+ * stopping before it, up to some thousands of doubles off, cost
+ * total_at's search about three evaluations more (bench-10k's fluid
+ * group of three long runs: 8.5 where it started that far, 5.7 within
+ * sixteen doubles), where the step costs its classes' pow calls once, in
+ * total_at's first evaluation. A shorter one is not taken: the point
+ * returned is then the last evaluated, where total_at's first evaluation
+ * costs no pow. Its answer is the crossing's whatever the start
+ * (power_boundary_warm), so only the work depends on this; searching
+ * grouped_at's crossing to the bit took about eight evaluations, each
+ * every class's two pow calls.
  * NaN where Newton cannot go on (a flat sum: every class clamped; a step
  * out of the range): the caller searches grouped_at's crossing whole. */
 static double level_near(level *l, double budget_w, double x) {
@@ -504,8 +510,10 @@ static double level_near(level *l, double budget_w, double x) {
     double step = f / slope, y = x - step;
     if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
       return NAN;
-    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)) || !(fabs(step) < last_step))
+    if (!(fabs(step) < last_step))
       return x;
+    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)))
+      return fabs(step) > 0x1p-49 * fabs(x) ? y : x;
     last_step = fabs(step);
     x = y;
   }
@@ -585,23 +593,62 @@ static void caps_at(level *l, double log_mu) {
     l->rcap[r] = l->cap[l->rcls[r]];
 }
 
-/* Each unit's cap: its run's, four a turn (in the fluid mode a run is
- * some thirty units, a service's replicas in one state). */
-static void caps_out(const level *l, double *cap) {
-  if (l->rcap == cap)
-    return;
+/* Run r's cap to its units, four a turn (in the fluid mode a run is some
+ * thirty units, a service's replicas in one state; one group's runs are
+ * some seven hundred). */
+static void run_out(const level *l, size_t r, double *cap) {
+  double c = l->rcap[r];
+  double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
+  for (; end - out >= 4; out += 4) {
+    out[0] = c;
+    out[1] = c;
+    out[2] = c;
+    out[3] = c;
+  }
+  while (out < end)
+    *out++ = c;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define CAPS_AVX 1
+#include <immintrin.h>
+
+/* run_out eight units a turn in two 256-bit stores, then four, then one
+ * at a time: the same doubles stored. */
+__attribute__((target("avx"))) static void caps_out_avx(const level *l,
+                                                        double *cap) {
   for (size_t r = 0; r < l->runs.n; r++) {
     double c = l->rcap[r];
     double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
-    for (; end - out >= 4; out += 4) {
-      out[0] = c;
-      out[1] = c;
-      out[2] = c;
-      out[3] = c;
+    if (end - out >= 4) { /* at request level most runs are shorter */
+      __m256d c4 = _mm256_set1_pd(c);
+      for (; end - out >= 8; out += 8) {
+        _mm256_storeu_pd(out, c4);
+        _mm256_storeu_pd(out + 4, c4);
+      }
+      if (end - out >= 4) {
+        _mm256_storeu_pd(out, c4);
+        out += 4;
+      }
     }
     while (out < end)
       *out++ = c;
   }
+}
+#endif
+
+/* Each unit's cap: its run's (through AVX where the CPU has it). */
+static void caps_out(const level *l, double *cap) {
+  if (l->rcap == cap)
+    return;
+#ifdef CAPS_AVX
+  if (__builtin_cpu_supports("avx")) {
+    caps_out_avx(l, cap);
+    return;
+  }
+#endif
+  for (size_t r = 0; r < l->runs.n; r++)
+    run_out(l, r, cap);
 }
 
 /* The level from memo's: last period's answer at LEVEL_LO (every unit at

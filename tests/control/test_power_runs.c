@@ -331,6 +331,85 @@ static void one_unlike_in_a_long_run(void **state) {
   free(cap);
 }
 
+/* Runs of every length the caps' copy treats apart (one to seventeen:
+ * eight a turn, then four, then one at a time; 31 and 700), all in two
+ * orders and each last after a run of five: every unit gets its run's
+ * cap, the unit-by-unit split's, and the double past the last unit is
+ * left as it was. */
+static const size_t cap_lens[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                  11, 12, 13, 14, 15, 16, 17, 31, 700};
+enum { NCL = sizeof cap_lens / sizeof cap_lens[0], NCU = 1100 };
+
+/* Fleet f of NCL + 2: the runs in order (0), reversed (1), or a run of
+ * five then run f - 2 alone; returns the units. */
+static size_t fleet_of_lengths(const power_unit *kinds, size_t nk, int f,
+                               power_unit *u) {
+  size_t n = 0, nrun = f < 2 ? NCL : 2;
+  for (size_t i = 0; i < nrun; i++) {
+    size_t m = f == 0   ? cap_lens[i]
+               : f == 1 ? cap_lens[NCL - 1 - i]
+               : i == 0 ? 5
+                        : cap_lens[f - 2];
+    for (size_t k = 0; k < m; k++)
+      u[n++] = kinds[i % nk];
+  }
+  return n;
+}
+
+static void caps_out_every_run_length(void **state) {
+  (void)state;
+  uint64_t seed = 47;
+  power_unit kinds[MAXU], *u = calloc(NCU, sizeof *u);
+  double budget, *cap = calloc(2 * NCU + 2, sizeof *cap), *want = cap + NCU + 1;
+  assert_true(u != NULL && cap != NULL);
+  size_t nk = classed_fleet(&seed, kinds, &budget);
+  for (int f = 0; f < NCL + 2; f++) {
+    size_t n = fleet_of_lengths(kinds, nk, f, u);
+    double b = drawn_budget(&seed, u, n);
+    cap[n] = -1;
+    split_by_units(u, n, b, want);
+    power_split_efficiency(u, n, b, cap);
+    assert_memory_equal(cap, want, n * sizeof *cap);
+    assert_true(cap[n] == -1);
+  }
+  free(u);
+  free(cap);
+}
+
+/* A group like bench-10k's fluid one: three runs of some seven hundred
+ * units, the budget moving by a part in 10^6 to 10^12 a split and now
+ * and then by a tenth, the memo carried (Newton's steps from the last
+ * level end a few to thousands of doubles from the answer, and the
+ * search starts where they stopped or one step on): every split the
+ * unit-by-unit one, its level the bisection's. */
+static void three_long_runs_drifting(void **state) {
+  (void)state;
+  enum { RUN = 680, N = 3 * RUN, STEPS = 60 };
+  static const double act[] = {0.55, 0.72, 0.9}, cs[] = {0.5, 0.75, 0.95};
+  power_unit *u = calloc(N, sizeof *u);
+  double *cap = calloc(2 * N, sizeof *cap), *want = cap + N, lo = 0, hi = 0;
+  power_memo memo = {.level = NAN};
+  assert_true(u != NULL && cap != NULL);
+  for (size_t k = 0; k < N; k++) {
+    u[k] = unit(4, act[k / RUN], POWER_INFERENCE, cs[k / RUN]);
+    lo += u[k].n * u[k].lo, hi += u[k].n * u[k].hi;
+  }
+  uint64_t seed = 53;
+  double x = 0.5;
+  for (int s = 0; s < STEPS; s++) {
+    double r = uniform(&seed);
+    x += s % 9 == 8 ? 0.1 * (r - 0.5) : ldexp(r - 0.5, -20 - 2 * (s % 11));
+    double budget = lo + x * (hi - lo);
+    double level = split_by_units(u, N, budget, want);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
+      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+}
+
 /* A group of light units (surely full at most levels: the policy keeps
  * their caps and works out the others only, while the level stays under
  * where the first of them would stop being full) among loaded ones. */
@@ -383,6 +462,8 @@ int main(void) {
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
+  TEST_ADD(tests, n, caps_out_every_run_length);
+  TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }

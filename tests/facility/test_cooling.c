@@ -477,6 +477,46 @@ static void free_hours_rise_with_supply(void **state) {
   }
 }
 
+/* The pumps' and fans' power at the affinity law's pow(flow, exponent),
+ * to the bit (cooling.c takes the cube through its own kernel): loads
+ * from none to past capacity, so flows from the floor to full, at every
+ * kind of heat rejection, and an exponent the kernel does not take. */
+typedef struct affinity_case {
+  const char *name, *yaml;
+  double outdoor_c;
+} affinity_case;
+
+static const affinity_case affinities[] = {
+    {"dry liquid, cube", LIQUID, 20},
+    {"dry air N+1, cube", AIR "pump_fan_redundancy: 25%\n", 30},
+    {"tower, cube", LIQUID "heat_rejection: evaporative\n", 25},
+    {"dry liquid, 2.5", LIQUID "affinity_exponent: 2.5\n", 20},
+};
+
+static double affinity_aux_w(const cool_loop_config *c, cool_power p) {
+  double k = 1 + c->redundancy, flow = p.removed_w / (k * c->capacity_w);
+  if (flow < c->flow_min)
+    flow = c->flow_min;
+  double share = c->aux_share;
+  if (c->rejection == COOL_DRY)
+    share -= c->econ_fan_share * (1 - (p.free_share > 0 ? p.free_share : 0));
+  return share * k * c->capacity_w * pow(flow, c->affinity);
+}
+
+static void aux_power_is_the_affinity_pow(void **state) {
+  const affinity_case *ac = *state;
+  cool_loop_config c;
+  bind_ok(ac->yaml, &c);
+  for (int i = 0; i <= 20000; i++) {
+    double q = c.capacity_w * 1.1 * i / 20000;
+    cool_power p =
+        cool_steady_wet(&c, 1, q, ac->outdoor_c, ac->outdoor_c - 5);
+    double want = affinity_aux_w(&c, p);
+    assert_memory_equal(&p.aux_w, &want, sizeof want);
+  }
+  scn_release(&cool_loop_schema, &c);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   struct CMUnitTest tests[64];
@@ -494,5 +534,6 @@ int main(void) {
   TEST_ADD(tests, n, annual_pue_on_2023_weather);
   TEST_ROWS(tests, n, redundant_units_share_the_flow, redundancies);
   TEST_ADD(tests, n, free_hours_rise_with_supply);
+  TEST_ROWS(tests, n, aux_power_is_the_affinity_pow, affinities);
   return _cmocka_run_group_tests("cooling", tests, n, NULL, NULL);
 }
