@@ -245,9 +245,12 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
   o.share[k] = b->sh;
 }
 
+_Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
+               "a unit's hi and demand are next to each other");
+
 /* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
- * and share stored, each marked as its GPU count says (refresh_one with
- * d and dw 0, without the compares). */
+ * and share stored (hi and demand as one pair), each marked as its GPU
+ * count says (refresh_one with d and dw 0, without the compares). */
 static inline void refresh_alike(direct_out o, power_unit *p,
                                  const base_view *b, size_t k, size_t e) {
   if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
@@ -255,10 +258,11 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   else
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
+  const double hd[2] = {b->hi, b->demand};
+  const lanes2 hd2 = lanes_at(hd);
 #pragma GCC unroll 2
   for (; k < e; k++) {
-    p[k].hi = b->hi;
-    p[k].demand = b->demand;
+    memcpy((char *)(p + k) + offsetof(power_unit, hi), &hd2, sizeof hd2);
     p[k].activity = b->act;
     o.share[k] = b->sh;
   }
