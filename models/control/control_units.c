@@ -22,9 +22,11 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
   cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
   cu->rack_unit = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_unit);
   cu->rack_direct = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_direct);
+  cu->rack_joins = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_joins);
   return cu->of_gpu == NULL || cu->group_first == NULL ||
                  cu->built_slot == NULL || cu->built_usable == NULL ||
-                 cu->rack_unit == NULL || cu->rack_direct == NULL
+                 cu->rack_unit == NULL || cu->rack_direct == NULL ||
+                 cu->rack_joins == NULL
              ? SIM_ENOMEM
              : SIM_OK;
 }
@@ -38,7 +40,7 @@ void control__units_fini(control_units *cu) {
       cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
       cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
-      cu->cap_len,    cu->rack_direct};
+      cu->cap_len,    cu->rack_direct,  cu->rack_joins};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -339,14 +341,18 @@ static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
   const uint32_t q = fl->rack_run[r];
+  (void)q, (void)g; /* the asserts' */
   for (uint32_t s = r + 1; s < fl->nracks && *e - u < MARK_CHUNK; r = s++) {
-    size_t es = cu->rack_unit[s + 1];
-    if (!cu->rack_direct[s] || es == *e || fl->rack_run[s] != q + (*e - u) ||
-        fl->types[fl->type[cu->gpu[*e]]] != g ||
+    /* rack_joins: direct, not empty, its runs following and its type the
+     * rack before's, so the stretch's from r on (r is direct, not empty). */
+    if (!cu->rack_joins[s] ||
         !sim_same_bits(fl->ceiling_w[fl->group[s]], room) ||
         !sim_same_bits(fl->thermal_cap_w[s], thermal))
       break;
-    *e = es;
+    assert(cu->rack_direct[s] && cu->rack_unit[s + 1] != *e &&
+           fl->rack_run[s] == q + (*e - u) &&
+           fl->types[fl->type[cu->gpu[*e]]] == g);
+    *e = cu->rack_unit[s + 1];
   }
   return r;
 }
