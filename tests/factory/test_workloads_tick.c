@@ -354,7 +354,8 @@ static void replica_stretches(void **state) {
  * and near UINT32_MAX (where a lane of the eight-a-turn compare could
  * carry or wrap), every length up to 29 (two turns of eight, the four
  * after them and the last keys one at a time), the first break at every
- * place (or none), the break a step, a jump back, a key a lane over. */
+ * place (or none), the keys after it as they were or not, the break a
+ * step, a jump back, a key a lane over. */
 typedef struct key_case {
   const char *name;
   uint64_t base;
@@ -375,15 +376,19 @@ static const key_case key_cases[] = {
 static void key_stretches(void **state) {
   const key_case *c = *state;
   uint32_t k[29];
+  /* brk == m: no break; alone: only k[brk] off, the rest as they were. */
   for (size_t m = 1; m <= 29; m++)
-    for (size_t brk = 1; brk <= m; brk++) { /* brk == m: none */
-      for (size_t i = 0; i < m; i++)
-        k[i] = (uint32_t)(c->base + i + (i >= brk ? c->wrong : 0));
-      size_t want = 1;
-      while (want < m && k[want] == (uint64_t)k[0] + want)
-        want++;
-      assert_int_equal(work__key_stretch(k, m), want);
-    }
+    for (size_t brk = 1; brk <= m; brk++)
+      for (int alone = 0; alone < 2; alone++) {
+        for (size_t i = 0; i < m; i++) {
+          bool off = alone ? i == brk : i >= brk;
+          k[i] = (uint32_t)(c->base + i + (off ? c->wrong : 0));
+        }
+        size_t want = 1;
+        while (want < m && k[want] == (uint64_t)k[0] + want)
+          want++;
+        assert_int_equal(work__key_stretch(k, m), want);
+      }
 }
 
 /* Jobs start and end on a rack whose background steps from 30% to 60%
