@@ -250,9 +250,16 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
                "a unit's hi and demand are next to each other");
 
+/* A unit's hi and demand (hd) and activity, as a base gives them. */
+static inline void store_base(power_unit *p, lanes2 hd, double act) {
+  memcpy((char *)p + offsetof(power_unit, hi), &hd, sizeof hd);
+  p->activity = act;
+}
+
 /* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
- * and share stored (hi and demand as one pair), each marked as its GPU
- * count says (refresh_one with d and dw 0, without the compares). */
+ * and share stored (hi and demand as one pair, the shares of four units
+ * as two), each marked as its GPU count says (refresh_one with d and dw
+ * 0, without the compares). */
 static inline void refresh_alike(direct_out o, power_unit *p,
                                  const base_view *b, size_t k, size_t e) {
   if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
@@ -260,12 +267,19 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   else
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
-  const double hd[2] = {b->hi, b->demand};
-  const lanes2 hd2 = lanes_at(hd);
-#pragma GCC unroll 2
+  const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
+  const lanes2 hd2 = lanes_at(hd), sh2 = lanes_at(sh);
+  const double act = b->act;
+  for (; k + 4 <= e; k += 4) { /* the shares two a store */
+    store_base(p + k, hd2, act);
+    store_base(p + k + 1, hd2, act);
+    store_base(p + k + 2, hd2, act);
+    store_base(p + k + 3, hd2, act);
+    memcpy(o.share + k, &sh2, sizeof sh2);
+    memcpy(o.share + k + 2, &sh2, sizeof sh2);
+  }
   for (; k < e; k++) {
-    memcpy((char *)(p + k) + offsetof(power_unit, hi), &hd2, sizeof hd2);
-    p[k].activity = b->act;
+    store_base(p + k, hd2, act);
     o.share[k] = b->sh;
   }
 }
