@@ -22,9 +22,11 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
   cu->built_usable = sim_calloc(a, fl->nracks + 1, sizeof *cu->built_usable);
   cu->rack_unit = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_unit);
   cu->rack_direct = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_direct);
+  cu->rack_joins = sim_calloc(a, fl->nracks + 1, sizeof *cu->rack_joins);
   return cu->of_gpu == NULL || cu->group_first == NULL ||
                  cu->built_slot == NULL || cu->built_usable == NULL ||
-                 cu->rack_unit == NULL || cu->rack_direct == NULL
+                 cu->rack_unit == NULL || cu->rack_direct == NULL ||
+                 cu->rack_joins == NULL
              ? SIM_ENOMEM
              : SIM_OK;
 }
@@ -38,7 +40,7 @@ void control__units_fini(control_units *cu) {
       cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
       cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
-      cu->cap_len,    cu->rack_direct};
+      cu->cap_len,    cu->rack_direct,  cu->rack_joins};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -245,9 +247,19 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
   o.share[k] = b->sh;
 }
 
+_Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
+               "a unit's hi and demand are next to each other");
+
+/* A unit's hi and demand (hd) and activity, as a base gives them. */
+static inline void store_base(power_unit *p, lanes2 hd, double act) {
+  memcpy((char *)p + offsetof(power_unit, hi), &hd, sizeof hd);
+  p->activity = act;
+}
+
 /* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
- * and share stored, each marked as its GPU count says (refresh_one with
- * d and dw 0, without the compares). */
+ * and share stored (hi and demand as one pair, the shares of four units
+ * as two), each marked as its GPU count says (refresh_one with d and dw
+ * 0, without the compares). */
 static inline void refresh_alike(direct_out o, power_unit *p,
                                  const base_view *b, size_t k, size_t e) {
   if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
@@ -255,11 +267,19 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   else
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
-#pragma GCC unroll 2
+  const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
+  const lanes2 hd2 = lanes_at(hd), sh2 = lanes_at(sh);
+  const double act = b->act;
+  for (; k + 4 <= e; k += 4) { /* the shares two a store */
+    store_base(p + k, hd2, act);
+    store_base(p + k + 1, hd2, act);
+    store_base(p + k + 2, hd2, act);
+    store_base(p + k + 3, hd2, act);
+    memcpy(o.share + k, &sh2, sizeof sh2);
+    memcpy(o.share + k + 2, &sh2, sizeof sh2);
+  }
   for (; k < e; k++) {
-    p[k].hi = b->hi;
-    p[k].demand = b->demand;
-    p[k].activity = b->act;
+    store_base(p + k, hd2, act);
     o.share[k] = b->sh;
   }
 }
@@ -335,14 +355,18 @@ static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
   const uint32_t q = fl->rack_run[r];
+  (void)q, (void)g; /* the asserts' */
   for (uint32_t s = r + 1; s < fl->nracks && *e - u < MARK_CHUNK; r = s++) {
-    size_t es = cu->rack_unit[s + 1];
-    if (!cu->rack_direct[s] || es == *e || fl->rack_run[s] != q + (*e - u) ||
-        fl->types[fl->type[cu->gpu[*e]]] != g ||
+    /* rack_joins: direct, not empty, its runs following and its type the
+     * rack before's, so the stretch's from r on (r is direct, not empty). */
+    if (!cu->rack_joins[s] ||
         !sim_same_bits(fl->ceiling_w[fl->group[s]], room) ||
         !sim_same_bits(fl->thermal_cap_w[s], thermal))
       break;
-    *e = es;
+    assert(cu->rack_direct[s] && cu->rack_unit[s + 1] != *e &&
+           fl->rack_run[s] == q + (*e - u) &&
+           fl->types[fl->type[cu->gpu[*e]]] == g);
+    *e = cu->rack_unit[s + 1];
   }
   return r;
 }

@@ -111,6 +111,11 @@ typedef struct control_units {
    * one to one, in order (run rack_run[r] + k is unit rack_unit[r] + k's
    * first and only run), so a run's unit is found without run_unit. */
   uint8_t *rack_direct;
+  /* Per rack, valid with run_unit: nonzero where it and the rack before
+   * are direct and not empty, its runs follow that rack's, and its GPU
+   * type is that rack's (what refresh_units' stretches of direct racks
+   * ask of a rack, but for its ceiling and thermal cap, which move). */
+  uint8_t *rack_joins;
   uint64_t run_map_runs, run_map_builds;
   bool run_map_ok;
   /* The policy's runs, as the build or refresh knows them (split_from's

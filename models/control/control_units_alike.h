@@ -29,18 +29,21 @@ static inline lanes2 worth_at(const power_unit *p) {
   return lanes_at((const char *)p + offsetof(power_unit, weight));
 }
 
-/* Whether units k .. k + 3 all have load (s, m, b) and worth wc, four
- * units' ten pairs of words told apart by one test. */
-static inline bool four_alike(const double *sm, const double *mem,
-                              const double *busy, const power_unit *p, size_t k,
-                              lanes2 s, lanes2 m, lanes2 b, lanes2 wc) {
-  lanes2 x = (lanes_at(sm + k) ^ s) | (lanes_at(sm + k + 2) ^ s) |
-             (lanes_at(mem + k) ^ m) | (lanes_at(mem + k + 2) ^ m) |
-             (lanes_at(busy + k) ^ b) | (lanes_at(busy + k + 2) ^ b) |
-             (worth_at(p + k) ^ wc) | (worth_at(p + k + 1) ^ wc) |
-             (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
-  return (x[0] | x[1]) == 0;
+/* Units k .. k + 3's ten pairs of words (load and worth) xor-ed against
+ * load (s, m, b) and worth wc and or-ed into one pair: zeros where all
+ * four are alike. */
+static inline lanes2 four_diff(const double *sm, const double *mem,
+                               const double *busy, const power_unit *p,
+                               size_t k, lanes2 s, lanes2 m, lanes2 b,
+                               lanes2 wc) {
+  return (lanes_at(sm + k) ^ s) | (lanes_at(sm + k + 2) ^ s) |
+         (lanes_at(mem + k) ^ m) | (lanes_at(mem + k + 2) ^ m) |
+         (lanes_at(busy + k) ^ b) | (lanes_at(busy + k + 2) ^ b) |
+         (worth_at(p + k) ^ wc) | (worth_at(p + k + 1) ^ wc) |
+         (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
 }
+
+static inline bool lanes_zero(lanes2 x) { return (x[0] | x[1]) == 0; }
 
 /* The end of the stretch of units from k on (k < n, k > 0) alike unit
  * k - 1 in their load (load j of sm, mem, busy) and worth (p[j]'s weight
@@ -48,7 +51,9 @@ static inline bool four_alike(const double *sm, const double *mem,
  * last base's key) and its worth the unit before's, so it takes the base
  * and its mark is its n_alike. Its first units one at a time (a compare
  * and branch a word, the first eight: the request level's stretches are
- * short), then four a turn (four_alike), the last few one at a time. */
+ * short), then eight a turn (two four_diff, one test: the turn's
+ * count and the test once for eight units), four once, the last few one
+ * at a time. */
 static inline size_t alike_end(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
                                size_t k, size_t n) {
@@ -63,9 +68,12 @@ static inline size_t alike_end(const double *sm, const double *mem,
     if (UNIT_DIFFERS(k))
       return k;
   const lanes2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
-  for (; k + 4 <= n; k += 4)
-    if (!four_alike(sm, mem, busy, p, k, vs, vm, vb, wc))
+  for (; k + 8 <= n; k += 8)
+    if (!lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
+                    four_diff(sm, mem, busy, p, k + 4, vs, vm, vb, wc)))
       break;
+  if (k + 4 <= n && lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
+    k += 4;
   for (; k < n; k++)
     if (UNIT_DIFFERS(k))
       break;

@@ -37,7 +37,8 @@ static bool runs_within_units(const control_units *cu, const rack_fleet *fl) {
 #endif
 
 /* Each run's cap unit: its first GPU's unit in a rack with units (a
- * usable one, where every GPU has a unit of this build); rack_direct. */
+ * usable one, where every GPU has a unit of this build); rack_direct and
+ * rack_joins. */
 static void map_run_caps(control_units *cu, const rack_fleet *fl) {
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
@@ -48,6 +49,14 @@ static void map_run_caps(control_units *cu, const rack_fleet *fl) {
       direct = direct && cu->run_unit[q] == u;
     }
     cu->rack_direct[r] = direct;
+  }
+  for (uint32_t r = 1; r < fl->nracks; r++) {
+    size_t p = cu->rack_unit[r - 1], u = cu->rack_unit[r],
+           e = cu->rack_unit[r + 1];
+    cu->rack_joins[r] =
+        cu->rack_direct[r - 1] && cu->rack_direct[r] && p < u && u < e &&
+        fl->rack_run[r] == fl->rack_run[r - 1] + (u - p) &&
+        fl->types[fl->type[cu->gpu[u]]] == fl->types[fl->type[cu->gpu[p]]];
   }
   assert(runs_within_units(cu, fl));
 }

@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "workloads_internal.h"
@@ -275,23 +276,27 @@ static inline pair64 pair_at(const void *x) {
 _Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
                "four replicas' loads are six pairs of words");
 
-/* Whether replicas k .. k + 3 have load l (its words in the pairs the
- * packed loads make: sm mem, busy sm, mem busy) and cap c (each pair's
- * two lanes). */
-static inline bool four_hit(const gpu_load *load, const double *cap, uint32_t k,
-                            pair64 l0, pair64 l1, pair64 l2, pair64 c) {
+/* Replicas k .. k + 3's loads (six pairs of words: sm mem, busy sm, mem
+ * busy) and caps (two pairs) xor-ed against load l (its words in those
+ * pairs) and cap c (each pair's two lanes), or-ed into one pair: zeros
+ * where all four hit. */
+static inline pair64 four_miss(const gpu_load *load, const double *cap,
+                               uint32_t k, pair64 l0, pair64 l1, pair64 l2,
+                               pair64 c) {
   const char *x = (const char *)(load + k);
-  pair64 d = (pair_at(x) ^ l0) | (pair_at(x + 16) ^ l1) |
-             (pair_at(x + 32) ^ l2) | (pair_at(x + 48) ^ l0) |
-             (pair_at(x + 64) ^ l1) | (pair_at(x + 80) ^ l2) |
-             (pair_at(cap + k) ^ c) | (pair_at(cap + k + 2) ^ c);
-  return (d[0] | d[1]) == 0;
+  return (pair_at(x) ^ l0) | (pair_at(x + 16) ^ l1) | (pair_at(x + 32) ^ l2) |
+         (pair_at(x + 48) ^ l0) | (pair_at(x + 64) ^ l1) |
+         (pair_at(x + 80) ^ l2) | (pair_at(cap + k) ^ c) |
+         (pair_at(cap + k + 2) ^ c);
 }
+
+static inline bool pair_zero(pair64 d) { return (d[0] | d[1]) == 0; }
 
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
  * in place, without the runs' indices; past the first eight replicas
- * (the request level's stretches are short) four a turn (four_hit), the
- * last few one at a time. The same replicas hit, the same clock stored. */
+ * (the request level's stretches are short) eight a turn (two four_miss,
+ * one test), four once, the last few one at a time. The same replicas hit, the
+ * same clock stored. */
 __attribute__((noinline)) static uint32_t
 hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
          const rack_phi_last *last, double *phi) {
@@ -311,9 +316,18 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
   const pair64 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
                c = {sim_bits(l_cap), sim_bits(l_cap)},
                pp = {sim_bits(p), sim_bits(p)};
-  for (; k + 4 <= n && four_hit(load, cap, k, l0, l1, l2, c); k += 4) {
+  for (; k + 8 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c) |
+                                 four_miss(load, cap, k + 4, l0, l1, l2, c));
+       k += 8) {
     memcpy(phi + k, &pp, sizeof pp);
     memcpy(phi + k + 2, &pp, sizeof pp);
+    memcpy(phi + k + 4, &pp, sizeof pp);
+    memcpy(phi + k + 6, &pp, sizeof pp);
+  }
+  if (k + 4 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
+    memcpy(phi + k, &pp, sizeof pp);
+    memcpy(phi + k + 2, &pp, sizeof pp);
+    k += 4;
   }
   for (; k < n && HIT(k); k++)
     phi[k] = p;
@@ -436,6 +450,49 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
+/* Two doubles (GCC's vector extension: an SSE2 register on x86-64). */
+typedef double dpair __attribute__((vector_size(16)));
+
+/* Lane i of a then lane j of b (lanes 0 and 1; a shufpd or movsd). */
+#if defined(__clang__)
+#define DPAIR_PICK(a, i, b, j) __builtin_shufflevector(a, b, i, 2 + (j))
+#else
+typedef int64_t dpair_lanes __attribute__((vector_size(16)));
+#define DPAIR_PICK(a, i, b, j)                                                 \
+  __builtin_shuffle(a, b, (dpair_lanes){i, 2 + (j)})
+#endif
+
+static inline dpair dpair_at(const void *x) {
+  dpair v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+/* The first load through rack_set_run_load (which notes the GPUs' loads
+ * behind the runs'), the rest in place, two replicas' six words a turn
+ * as three pairs (sm mem, busy sm, mem busy) to three (sm sm, mem mem,
+ * busy busy): the same words to the same places, about 5 instructions a
+ * replica, not 7. */
+void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
+                     uint32_t n) {
+  rack_set_run_load(fl, q0, l[0]);
+  double *sm = fl->run_sm + q0, *mem = fl->run_mem + q0,
+         *busy = fl->run_busy + q0;
+  size_t k = 1;
+#pragma GCC unroll 2
+  for (; k + 2 <= n; k += 2) {
+    const char *x = (const char *)(l + k);
+    dpair a = dpair_at(x), b = dpair_at(x + 16), c = dpair_at(x + 32);
+    dpair s = DPAIR_PICK(a, 0, b, 1), m = DPAIR_PICK(a, 1, c, 0),
+          u = DPAIR_PICK(b, 0, c, 1);
+    memcpy(sm + k, &s, sizeof s);
+    memcpy(mem + k, &m, sizeof m);
+    memcpy(busy + k, &u, sizeof u);
+  }
+  if (k < n)
+    rack_set_run_load(fl, q0 + (uint32_t)k, l[k]);
+}
+
 /* The replicas' loads from the services, service by service, in
  * replica order; then each to its packed runs, once a run
  * (rack_set_run_load). The services do not read the fleet, so the
@@ -449,7 +506,9 @@ static void replica_loads(work *w) {
   }
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
+  if (w->reps_seq) { /* replica k's run runs[0] + k */
+    work__loads_seq(fl, runs[0], w->rep_load, w->nrep);
+  } else if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
     /* Four a turn: 7 instructions a replica -> about 5. */
 #pragma GCC unroll 4
     for (uint32_t k = 0; k < w->nrep; k++)
@@ -520,27 +579,37 @@ const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
 
 uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
 
-/* Four keys a turn as two 64-bit words against the words they would be
- * (lanes k0 + e .. k0 + e + 3, built as memory, so in either byte order;
- * no lane carries while k0 + m fits in 32 bits): about 3 instructions a
- * key where one at a time took 6; the rest one at a time. */
+/* Four keys as one vector of 32-bit lanes (GCC's vector extension, its
+ * lanes in memory order; an SSE2 register on x86-64). */
+typedef uint32_t keys4 __attribute__((vector_size(16)));
+
+static inline keys4 keys_at(const uint32_t *k) {
+  keys4 v;
+  memcpy(&v, k, sizeof v);
+  return v;
+}
+
+static inline bool keys_zero(keys4 d) {
+  pair64 x = (pair64)d;
+  return (x[0] | x[1]) == 0;
+}
+
+/* Eight keys a turn, two vectors of four against the keys they would be
+ * (k0 + e .. k0 + e + 7; no lane carries or wraps while k0 + m fits in
+ * 32 bits), one test for the eight; then four once, the rest one at a
+ * time: about 2 instructions a key, where four a turn as two words took
+ * 3 and one at a time 6. */
 size_t work__key_stretch(const uint32_t *k, size_t m) {
   const uint64_t k0 = k[0];
   size_t e = 1;
   if (k0 + m <= UINT32_MAX) {
-    uint32_t lanes[4] = {(uint32_t)k0 + 1, (uint32_t)k0 + 2, (uint32_t)k0 + 3,
-                         (uint32_t)k0 + 4},
-             fours[2] = {4, 4};
-    uint64_t want0, want1, step, got0, got1;
-    memcpy(&want0, lanes, sizeof want0);
-    memcpy(&want1, lanes + 2, sizeof want1);
-    memcpy(&step, fours, sizeof step);
-    for (; e + 4 <= m; e += 4, want0 += step, want1 += step) {
-      memcpy(&got0, k + e, sizeof got0);
-      memcpy(&got1, k + e + 2, sizeof got1);
-      if (((got0 ^ want0) | (got1 ^ want1)) != 0)
+    const uint32_t b = (uint32_t)k0;
+    keys4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
+    for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
+      if (!keys_zero((keys_at(k + e) ^ want0) | (keys_at(k + e + 4) ^ want1)))
         break;
-    }
+    if (e + 4 <= m && keys_zero(keys_at(k + e) ^ want0))
+      e += 4;
   }
   while (e < m && k[e] == k0 + e)
     e++;
@@ -561,22 +630,35 @@ size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
   return work__key_stretch(key + j, m);
 }
 
+/* A unit's class and priority (with the padding between them), and its
+ * weight and c, each a pair of words: replica_units stores a unit's worth
+ * as two stores, not four. */
+_Static_assert(offsetof(power_unit, priority) ==
+                       offsetof(power_unit, cls) + 8 &&
+                   offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
+               "a unit's class and priority, weight and c, in pairs");
+
 /* Units j .. of a stretch of one service's consecutive replicas
  * (work__replica_stretch: a rack's replicas, in order) take their compute
- * shares in one call (inf_compute_shares); returns the unit after it. */
+ * shares in one call (inf_compute_shares); returns the unit after it.
+ * Their class and priority from one unit made of zeros, the same values. */
 static size_t replica_units(const work *w, const uint32_t *key, size_t j,
                             size_t n, power_unit *u) {
   const slot *s0 = &w->slots[key[j]];
   size_t e = work__replica_stretch(w, key, j, n);
   double c[WORK_CHUNK];
   inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
-  int64_t priority = w->cfg->services[s0->owner].priority;
-#pragma GCC unroll 4 /* 9 instructions a unit -> about 7 */
+  power_unit t;
+  memset(&t, 0, sizeof t);
+  t.cls = POWER_INFERENCE;
+  t.priority = w->cfg->services[s0->owner].priority;
+  const pair64 cp = pair_at((const char *)&t + offsetof(power_unit, cls));
+#pragma GCC unroll 4
   for (size_t i = 0; i < e; i++) {
-    u[j + i].weight = 1;
-    u[j + i].cls = POWER_INFERENCE;
-    u[j + i].c = c[i];
-    u[j + i].priority = priority;
+    char *x = (char *)(u + j + i);
+    dpair wc = {1, c[i]};
+    memcpy(x + offsetof(power_unit, cls), &cp, sizeof cp);
+    memcpy(x + offsetof(power_unit, weight), &wc, sizeof wc);
   }
   return j + e;
 }

@@ -583,7 +583,8 @@ static const rack_layout layouts[] = {
 };
 
 /* Three GB200 racks laid out as l[0], l[1], l[2] (a slot + 1 its key; a
- * rack's slots its own), built and mapped: each rack's rack_direct. */
+ * rack's slots its own), built and mapped: each rack's rack_direct, and
+ * rack_joins where it and the rack before are direct. */
 static void check_direct(const rack_layout *const l[3]) {
   const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
   rack_group_spec g = {.name = "nvl",
@@ -614,9 +615,13 @@ static void check_direct(const rack_layout *const l[3]) {
   assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
                    SIM_OK);
   assert_int_equal(control__units_map_runs(&cu, fl), SIM_OK);
-  for (uint32_t r = 0; r < 3; r++)
+  for (uint32_t r = 0; r < 3; r++) {
     if (cu.rack_direct[r] != l[r]->direct)
       fail_msg("%s in rack %u: direct %d", l[r]->what, r, cu.rack_direct[r]);
+    bool joins = r > 0 && l[r - 1]->direct && l[r]->direct; /* one type */
+    if ((cu.rack_joins[r] != 0) != joins)
+      fail_msg("%s in rack %u: joins %d", l[r]->what, r, cu.rack_joins[r]);
+  }
   control__units_fini(&cu);
   rack_fleet_destroy(fl);
 }

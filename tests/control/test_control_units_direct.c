@@ -9,8 +9,9 @@
  * loads move every way of another (none, every unit, one in a rack's
  * middle, every other pair, rack by rack, a thermal cap with the loads
  * held), the worth with them or not: long stretches of units alike in
- * load and worth (the fluid mode's, which the refresh finds four units at
- * a time and across racks) broken at every place of a four. */
+ * load and worth (the fluid mode's, which the refresh finds eight units
+ * at a time, then four, and across racks) broken at every place of an
+ * eight. */
 #include "test_util.h"
 
 #include <math.h>
@@ -72,10 +73,20 @@ static double fives(uint32_t r, uint32_t s) {
 static double nines(uint32_t r, uint32_t s) {
   return 0.5 + 0.1 * ((s / 9 + r) % 3);
 }
+static double at_26(uint32_t r, uint32_t s) {
+  return r == 1 && s == 26 ? 0.7 : 0.5;
+}
+static double thirteens(uint32_t r, uint32_t s) {
+  return 0.5 + 0.1 * ((s / 13 + r) % 2);
+}
+static double twenty_threes(uint32_t r, uint32_t s) {
+  return 0.5 + 0.1 * ((s / 23) % 2) + 0 * r;
+}
 
 static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u);
+static void by_17(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 
 static const move moves[] = {
     {"nothing moved", held, INFINITY, NULL},
@@ -92,6 +103,11 @@ static const move moves[] = {
     {"loads in nines, the worth in elevens", nines, INFINITY, by_11},
     {"rack by rack, the worth flat", by_rack, INFINITY, flat},
     {"a thermal cap, the loads held, the worth flat", held, 450, flat},
+    /* broken in an eight's first four (26) and last (37, above), and at
+     * every place of an eight: */
+    {"one load apart at 26, the worth flat", at_26, INFINITY, flat},
+    {"loads in thirteens, the worth in seventeens", thirteens, INFINITY, by_17},
+    {"loads in twenty-threes, the worth flat", twenty_threes, INFINITY, flat},
 };
 
 /* The worth of a slot's work (none for the free GPUs'). */
@@ -120,6 +136,14 @@ static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
   for (size_t j = 0; j < n; j++)
     if (key[j] != CONTROL_UNITS_FREE)
       u[j].c = 0.25 * ((key[j] % 100 / 11) % 2);
+}
+
+/* by stretches of seventeen, */
+static void by_17(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
+  flat(ctx, key, n, u);
+  for (size_t j = 0; j < n; j++)
+    if (key[j] != CONTROL_UNITS_FREE)
+      u[j].c = 0.25 * ((key[j] % 100 / 17) % 2);
 }
 
 /* or apart at slots 13 and 66 of each rack only (the weight at 66). */

@@ -10,7 +10,8 @@
  * (the held clocks' paths for them, racks of one type or of several,
  * thermal caps under the caps or not). The stretches of a service's
  * replicas that take their worth in one call (work__replica_stretch)
- * against the slot-reading loop they replaced. And the background load
+ * against the slot-reading loop they replaced; their loads written to
+ * runs in order (work__loads_seq). And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
  * and gone. */
 #define WORK_SCENARIO "work_tick.yaml"
@@ -199,7 +200,7 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
  * with a thermal cap on every other rack (under some replicas' caps, so
  * a cap like the replica before's is not always held alike): each
  * replica's clock from the loads held is the slowest of its GPUs', and
- * the runs in order (r.seq: the caps read in place, hits_seq's four a
+ * the runs in order (r.seq: the caps read in place, hits_seq's eight a
  * turn) give the same clocks as read through the runs' indices. */
 static void one_run_rounds(const char *a, const char *b, const char *c,
                            int odds) {
@@ -232,17 +233,52 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
 /* The held clocks of replicas of one run each, on a fleet of one GPU type
  * (racks alike: hits_plain, or hits_seq, while no thermal cap is at or
  * under the clock's cap) and on ones of two (rack by rack: hits_one),
- * each type after the other; loads and caps new every other replica or
- * one in forty (long stretches of hits). */
+ * each type after the other; loads and caps new every other replica, one
+ * in nine or one in forty (stretches of hits broken at every place of
+ * hits_seq's eight a turn, its four and its last few). */
 static void one_run_replicas_are_their_gpus_slowest(void **state) {
   (void)state;
   srand(29);
-  static const int odds[] = {2, 40};
+  static const int odds[] = {2, 9, 40};
   for (size_t k = 0; k < sizeof odds / sizeof *odds; k++) {
     one_run_rounds("GB200", "GB200", NULL, odds[k]);
     one_run_rounds("B200", "GB200", NULL, odds[k]);
     one_run_rounds("GB200", "B200", "GB200", odds[k]);
   }
+}
+
+/* work__loads_seq writes loads l[0 .. n) to runs q0 .. q0 + n - 1 to the
+ * bit, as rack_set_run_load would one by one (the GPUs' loads then noted
+ * behind), and no run beside them: every count to 11 (odd and even, its
+ * pairs and the one left), from runs 0, 1 and 6. */
+static void loads_in_order(void **state) {
+  (void)state;
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS], l[11];
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
+  srand(30);
+  lay_out_one(f, size, load, 1);
+  rack_fleet_update(f, NULL);
+  assert_true(f->nruns > 20);
+  static const uint32_t from[] = {0, 1, 6};
+  for (size_t a = 0; a < sizeof from / sizeof *from; a++)
+    for (uint32_t n = 1; n <= 11; n++) {
+      for (uint32_t q = 0; q < f->nruns; q++)
+        rack_set_run_load(f, q, (gpu_load){-1, -2, -3});
+      for (uint32_t k = 0; k < n; k++)
+        l[k] = (gpu_load){uniform(), uniform(), uniform()};
+      f->loads_unfilled = false;
+      work__loads_seq(f, from[a], l, n);
+      assert_true(f->loads_unfilled);
+      for (uint32_t q = 0; q < from[a] + n + 1; q++) {
+        bool in = q >= from[a] && q < from[a] + n;
+        gpu_load want = in ? l[q - from[a]] : (gpu_load){-1, -2, -3},
+                 got = rack_run_load(f, q);
+        assert_memory_equal(&got, &want, sizeof want);
+      }
+    }
+  two_types_free(&t);
 }
 
 /* Whether runs are in order (work__runs_seq): one a replica, each the one
@@ -315,9 +351,11 @@ static void replica_stretches(void **state) {
 }
 
 /* work__key_stretch against one key at a time: keys from bases near 0
- * and near UINT32_MAX (where a lane of the four-a-turn compare could
- * carry), every length up to 13, the first break at every place (or
- * none), the break a step, a jump back, a key one lane over. */
+ * and near UINT32_MAX (where a lane of the eight-a-turn compare could
+ * carry or wrap), every length up to 29 (two turns of eight, the four
+ * after them and the last keys one at a time), the first break at every
+ * place (or none), the keys after it as they were or not, the break a
+ * step, a jump back, a key a lane over. */
 typedef struct key_case {
   const char *name;
   uint64_t base;
@@ -331,20 +369,26 @@ static const key_case key_cases[] = {
     {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1},
     {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2},
     {"from 2^31, a high bit", 1u << 31, 1u << 31},
+    {"from 2^32 - 29, the last that fits", UINT32_MAX - 28, 1},
+    {"from 5, four lanes over", 5, 4},
 };
 
 static void key_stretches(void **state) {
   const key_case *c = *state;
-  uint32_t k[13];
-  for (size_t m = 1; m <= 13; m++)
-    for (size_t brk = 1; brk <= m; brk++) { /* brk == m: none */
-      for (size_t i = 0; i < m; i++)
-        k[i] = (uint32_t)(c->base + i + (i >= brk ? c->wrong : 0));
-      size_t want = 1;
-      while (want < m && k[want] == (uint64_t)k[0] + want)
-        want++;
-      assert_int_equal(work__key_stretch(k, m), want);
-    }
+  uint32_t k[29];
+  /* brk == m: no break; alone: only k[brk] off, the rest as they were. */
+  for (size_t m = 1; m <= 29; m++)
+    for (size_t brk = 1; brk <= m; brk++)
+      for (int alone = 0; alone < 2; alone++) {
+        for (size_t i = 0; i < m; i++) {
+          bool off = alone ? i == brk : i >= brk;
+          k[i] = (uint32_t)(c->base + i + (off ? c->wrong : 0));
+        }
+        size_t want = 1;
+        while (want < m && k[want] == (uint64_t)k[0] + want)
+          want++;
+        assert_int_equal(work__key_stretch(k, m), want);
+      }
 }
 
 /* Jobs start and end on a rack whose background steps from 30% to 60%
@@ -390,6 +434,7 @@ int main(void) {
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
   TEST_ADD(tests, n, runs_in_order);
+  TEST_ADD(tests, n, loads_in_order);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
