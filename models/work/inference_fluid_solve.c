@@ -276,8 +276,8 @@ static inline void blk_close(inf_service *s, const blk *b) {
  * the block of k 0 (zero: the caller's constant) g0 is 0 and (rr - j) x
  * 0 is +0, which added to the rest leaves it: dropped, the same bits. */
 static inline __attribute__((always_inline)) double
-blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero) {
-  double rest = j > 0 ? j * b->g1 : 0;
+blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero, bool jpos) {
+  double rest = jpos || j > 0 ? j * b->g1 : 0;
   return zero ? rest : (rr - j) * b->g0 + rest;
 }
 
@@ -301,9 +301,9 @@ add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
  * it leaves the same bits. */
 static inline __attribute__((always_inline)) void
 blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
-        bool zero) {
+        bool zero, bool jpos) {
   double lo = w->frac[w->rr - j], hi = w->frac[j];
-  double rest = j > 0 ? hi * b->g1 : 0;
+  double rest = jpos || j > 0 ? hi * b->g1 : 0;
   c->z += p;
   c->busy += zero ? p * hi : p;
   /* n < 2^63 and rr < 2^32: as signed integers they convert in one
@@ -312,36 +312,49 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
   c->tokens += p * (zero ? rest : lo * b->g0 + rest);
   if (!zero)
     add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
-  if (j > 0)
+  if (jpos || j > 0)
     add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
 }
 
 /* States n .. end of block b going up (from mid, whose weight is 1):
- * returns the weight of end. */
+ * returns the weight of end. Only a block's first state can be mid
+ * (the walk's first), have j 0 or be top (j 0 of block bcap), so it is
+ * taken apart and the rest (jpos: j > 0, past mid, not top) without
+ * those tests. */
 static inline __attribute__((always_inline)) double
 up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
          double p, double *p_top, chain *c, bool zero) {
   uint32_t rr = w->rr, j = (uint32_t)(n % rr);
-  for (; n <= end; n++, j++) {
-    if (n > mid)
-      p *= w->up / blk_total(b, rr, j, zero);
-    blk_add(b, w, j, n, p, c, zero);
-    if (n == w->top)
-      *p_top = p;
+  if (n > end)
+    return p;
+  if (n > mid)
+    p *= w->up / blk_total(b, rr, j, zero, false);
+  blk_add(b, w, j, n, p, c, zero, false);
+  if (n == w->top)
+    *p_top = p;
+  for (n++, j++; n <= end; n++, j++) {
+    p *= w->up / blk_total(b, rr, j, zero, true);
+    blk_add(b, w, j, n, p, c, zero, true);
   }
   return p;
 }
 
 /* States n - 1 down to start of block b (j: that of n - 1), each the
  * one above times above / up: returns the weight of start; *above the
- * rate of start. */
+ * rate of start. Only start can have j 0: the states above it go
+ * without that test. */
 static inline __attribute__((always_inline)) double
 down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
            double p, double *above, chain *c, bool zero) {
-  for (; n > start; j--) {
+  for (; n > start + 1; j--) {
     p *= *above / w->up;
-    blk_add(b, w, j, --n, p, c, zero);
-    *above = blk_total(b, w->rr, j, zero);
+    blk_add(b, w, j, --n, p, c, zero, true);
+    *above = blk_total(b, w->rr, j, zero, true);
+  }
+  if (n > start) {
+    p *= *above / w->up;
+    blk_add(b, w, j, --n, p, c, zero, false);
+    *above = blk_total(b, w->rr, j, zero, false);
   }
   return p;
 }
