@@ -226,11 +226,33 @@ static uint32_t batch_cap(const inf_service *s, const span_load *l) {
 /* The stationary chain of the decoding requests                       */
 /* ------------------------------------------------------------------ */
 
-/* Running sums over the chain's states, unnormalised. */
+/* Two doubles in one register: lane by lane the same IEEE operations
+ * as two scalars, so the same bits, in one instruction. */
+typedef double d2 __attribute__((vector_size(16)));
+
+/* A step row's load and compute share as the chain adds them: (act.sm,
+ * act.mem) and (act.busy, comp), each pair read in one load. */
+enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
+_Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
+                   offsetof(step_row, comp) == BC_AT + sizeof(double),
+               "the chain reads act.busy and comp as a pair");
+
+static inline d2 row_pair(const step_row *r, size_t at) {
+  d2 v;
+  memcpy(&v, (const char *)r + at, sizeof v);
+  return v;
+}
+
+/* Running sums over the chain's states, unnormalised; am: the load's
+ * (sm, mem), bc: (the load's busy, the compute share). */
 typedef struct chain {
-  double z, busy, comp, members, tokens, waiting, full, block, tpot_ok;
-  gpu_load act;
+  double z, busy, members, tokens, waiting, full, block, tpot_ok;
+  d2 am, bc;
 } chain;
+
+static gpu_load chain_act(const chain *c) {
+  return (gpu_load){c->am[0], c->am[1], c->bc[0]};
+}
 
 /* The chain's states N = k R + j (k requests on R - j replicas, k + 1
  * on j of them) are summed a block of one k at a time: the block's two
@@ -288,8 +310,9 @@ blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero, bool jpos) {
 static inline __attribute__((always_inline)) void
 add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
   double v = x * g;
-  c->act = gpu_load_axpy(c->act, x, r->act);
-  c->comp += x * r->comp;
+  d2 xx = {x, x};
+  c->am += xx * row_pair(r, AM_AT);
+  c->bc += xx * row_pair(r, BC_AT);
   *w += v;
   if (ok)
     c->tpot_ok += v;
@@ -413,8 +436,9 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->busy += mass;
   c->members += mass * bcap;
   c->tokens += mass * g;
-  c->act = gpu_load_axpy(c->act, mass, row->act);
-  c->comp += mass * row->comp;
+  d2 mm = {mass, mass};
+  c->am += mm * row_pair(row, AM_AT);
+  c->bc += mm * row_pair(row, BC_AT);
   s->fluid->tok_b[bcap] += mass * g;
   c->tpot_ok += row->t <= tpot_lim ? mass * g : 0;
   c->waiting += queue / rr;
@@ -550,8 +574,9 @@ static void stationary(inf_service *s, const span_load *l, const prefill *pre,
     sum_chain(s, rho, l->nup, bcap, lim, &c);
   else
     c.z = c.busy = 1; /* one-token outputs only: prefills, no batch */
-  pt->load = gpu_load_axpy(gpu_load_scale(pre->load, rp), free / c.z, c.act);
-  pt->compute = rp + free * c.comp / c.z;
+  pt->load =
+      gpu_load_axpy(gpu_load_scale(pre->load, rp), free / c.z, chain_act(&c));
+  pt->compute = rp + free * c.bc[1] / c.z;
   pt->batch = c.members / c.z + rp;
   pt->waiting = c.waiting / c.z;
   double step = c.tokens > 0 ? c.members / c.tokens : step_at(s, 1)->t;
