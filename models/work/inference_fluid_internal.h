@@ -50,10 +50,10 @@ typedef struct prefill {
 
 /* A decode step at one batch size, priced once per clock and context. */
 typedef struct step_row {
-  double t, g;  /* s; tokens/s: b / t */
-  gpu_load act; /* the step's load (roofline.h): the full clock's */
-  double comp;  /* share a faster clock speeds up; after act.busy, so the
-                   chain reads the two as one pair */
+  double t, g;    /* s; tokens/s: b / t */
+  gpu_load act;   /* the step's load (roofline.h): the full clock's */
+  double comp;    /* share a faster clock speeds up; after act.busy, so the
+                     chain reads the two as one pair */
   double act_ctx; /* the context act is for (NaN: none); the clock's not */
   uint64_t gen;   /* the table's generation it was priced in */
   /* The batch's terms (rl_batch_of), whatever the clock and context:
