@@ -45,7 +45,10 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
 }
 
 /* The weights and the bins, point by point as before (their sums' order
- * is the points'); the extremes once a book, not twice a point. */
+ * is the points'); the extremes once a book, not twice a point. The
+ * counts and the share under the range summed in locals (a and b are
+ * two histograms: the bins' stores made the compiler keep them in
+ * memory), the same adds in the same order. */
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
                         const double *w, size_t n, double hits) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
@@ -57,16 +60,17 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
     e.first = v[i];
     e.some = true;
   }
+  double an = a->n, bn = b->n, au = a->under, bu = b->under;
   for (; i < n; i++) {
     double x = v[i], wt = hits * w[i];
     if (!(wt > 0))
       continue;
     extremes_add(&e, x);
-    a->n += wt;
-    b->n += wt;
+    an += wt;
+    bn += wt;
     if (!(x >= HIST_LO_S)) {
-      a->under += wt;
-      b->under += wt;
+      au += wt;
+      bu += wt;
       continue;
     }
     size_t bin = inf__hist_bin(x);
@@ -75,6 +79,10 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
       b->bin[bin] += wt;
     }
   }
+  a->n = an;
+  b->n = bn;
+  a->under = au;
+  b->under = bu;
   extremes_end(&e);
   extremes_give(a, a_empty, &e);
   extremes_give(b, b_empty, &e);

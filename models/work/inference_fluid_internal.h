@@ -202,8 +202,9 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o);
 
 /* inference_fluid_hist.c: adds points (v[i], hits x w[i]), i < n, to two
- * histograms at once (an interval's and the run's), the same bits as
- * adding each point with weight above 0 to each in turn. */
+ * histograms at once (an interval's and the run's: a and b distinct),
+ * the same bits as adding each point with weight above 0 to each in
+ * turn. */
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
                         const double *w, size_t n, double hits);
 
