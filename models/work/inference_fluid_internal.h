@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "inference_internal.h"
 
@@ -60,6 +61,24 @@ typedef struct step_row {
    * kept across generations; key NaN: not yet. */
   rl_batch bat;
 } step_row;
+
+/* Two doubles in one register: lane by lane the same IEEE operations
+ * as two scalars, so the same bits, in one instruction. */
+typedef double d2 __attribute__((vector_size(16)));
+
+/* A step row's load and compute share as the chain adds them: (act.sm,
+ * act.mem) and (act.busy, comp), each pair read in one load. */
+enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
+_Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
+                   offsetof(step_row, comp) == BC_AT + sizeof(double),
+               "the chain reads act.busy and comp as a pair");
+
+/* The pair of row r at byte at (AM_AT or BC_AT). */
+static inline d2 row_pair(const step_row *r, size_t at) {
+  d2 v;
+  memcpy(&v, (const char *)r + at, sizeof v);
+  return v;
+}
 
 /* A stretch of a span in one regime, per replica: its time means and
  * the latency of the requests it serves. TTFT = shift + wait + S with

@@ -226,23 +226,6 @@ static uint32_t batch_cap(const inf_service *s, const span_load *l) {
 /* The stationary chain of the decoding requests                       */
 /* ------------------------------------------------------------------ */
 
-/* Two doubles in one register: lane by lane the same IEEE operations
- * as two scalars, so the same bits, in one instruction. */
-typedef double d2 __attribute__((vector_size(16)));
-
-/* A step row's load and compute share as the chain adds them: (act.sm,
- * act.mem) and (act.busy, comp), each pair read in one load. */
-enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
-_Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
-                   offsetof(step_row, comp) == BC_AT + sizeof(double),
-               "the chain reads act.busy and comp as a pair");
-
-static inline d2 row_pair(const step_row *r, size_t at) {
-  d2 v;
-  memcpy(&v, (const char *)r + at, sizeof v);
-  return v;
-}
-
 /* Running sums over the chain's states, unnormalised; am: the load's
  * (sm, mem), bc: (the load's busy, the compute share). */
 typedef struct chain {
@@ -339,17 +322,14 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
     add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
 }
 
-/* States n .. end of block b going up (from mid, whose weight is 1):
- * returns the weight of end. Only a block's first state can be mid
- * (the walk's first), have j 0 or be top (j 0 of block bcap), so it is
- * taken apart and the rest (jpos: j > 0, past mid, not top) without
- * those tests. */
+/* States n .. end (n <= end) of block b going up (from mid, whose
+ * weight is 1): returns the weight of end. Only a block's first state
+ * can be mid, have j 0 or be top (j 0 of block bcap): it is taken apart,
+ * the rest (jpos: j > 0, past mid, not top) go without those tests. */
 static inline __attribute__((always_inline)) double
 up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
          double p, double *p_top, chain *c, bool zero) {
   uint32_t rr = w->rr, j = (uint32_t)(n % rr);
-  if (n > end)
-    return p;
   if (n > mid)
     p *= w->up / blk_total(b, rr, j, zero, false);
   blk_add(b, w, j, n, p, c, zero, false);
@@ -362,10 +342,9 @@ up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
   return p;
 }
 
-/* States n - 1 down to start of block b (j: that of n - 1), each the
- * one above times above / up: returns the weight of start; *above the
- * rate of start. Only start can have j 0: the states above it go
- * without that test. */
+/* States n - 1 down to start (< n) of block b (j: that of n - 1), each
+ * the one above times above / up: returns the weight of start; *above
+ * the rate of start. Only start can have j 0: it is taken apart. */
 static inline __attribute__((always_inline)) double
 down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
            double p, double *above, chain *c, bool zero) {
@@ -374,11 +353,9 @@ down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
     blk_add(b, w, j, --n, p, c, zero, true);
     *above = blk_total(b, w->rr, j, zero, true);
   }
-  if (n > start) {
-    p *= *above / w->up;
-    blk_add(b, w, j, --n, p, c, zero, false);
-    *above = blk_total(b, w->rr, j, zero, false);
-  }
+  p *= *above / w->up; /* start */
+  blk_add(b, w, j, --n, p, c, zero, false);
+  *above = blk_total(b, w->rr, j, zero, false);
   return p;
 }
 
