@@ -14,16 +14,16 @@ typedef struct extremes {
   bool some, any;
 } extremes;
 
+/* lo and hi from +inf and -inf, a point taking either only when beyond
+ * it: a NaN never is, a tie keeps the earlier, and an infinite first
+ * point leaves its own bits. So the loop needs no flag a point (minsd
+ * and maxsd), and a point not NaN was met when lo <= hi. */
 static inline void extremes_add(extremes *e, double x) {
-  if (!e->some)
-    e->first = x;
-  e->some = true;
-  if (isnan(x))
-    return;
-  e->lo = !e->any || x < e->lo ? x : e->lo;
-  e->hi = !e->any || x > e->hi ? x : e->hi;
-  e->any = true;
+  e->lo = x < e->lo ? x : e->lo;
+  e->hi = x > e->hi ? x : e->hi;
 }
+
+static inline void extremes_end(extremes *e) { e->any = e->lo <= e->hi; }
 
 /* h's min and max after the points of e, given to it one by one: each
  * point takes the min when below it (a NaN never is, and a NaN min
@@ -45,21 +45,32 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
 }
 
 /* The weights and the bins, point by point as before (their sums' order
- * is the points'); the extremes once a book, not twice a point. */
+ * is the points'); the extremes once a book, not twice a point. The
+ * counts and the share under the range summed in locals (a and b are
+ * two histograms: the bins' stores made the compiler keep them in
+ * memory), the same adds in the same order. */
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
                         const double *w, size_t n, double hits) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
-  extremes e = {0, 0, 0, false, false};
-  for (size_t i = 0; i < n; i++) {
+  extremes e = {0, INFINITY, -INFINITY, false, false};
+  size_t i = 0;
+  while (i < n && !(hits * w[i] > 0))
+    i++;
+  if (i < n) {
+    e.first = v[i];
+    e.some = true;
+  }
+  double an = a->n, bn = b->n, au = a->under, bu = b->under;
+  for (; i < n; i++) {
     double x = v[i], wt = hits * w[i];
     if (!(wt > 0))
       continue;
     extremes_add(&e, x);
-    a->n += wt;
-    b->n += wt;
+    an += wt;
+    bn += wt;
     if (!(x >= HIST_LO_S)) {
-      a->under += wt;
-      b->under += wt;
+      au += wt;
+      bu += wt;
       continue;
     }
     size_t bin = inf__hist_bin(x);
@@ -68,6 +79,11 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
       b->bin[bin] += wt;
     }
   }
+  a->n = an;
+  b->n = bn;
+  a->under = au;
+  b->under = bu;
+  extremes_end(&e);
   extremes_give(a, a_empty, &e);
   extremes_give(b, b_empty, &e);
 }

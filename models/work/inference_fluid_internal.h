@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "inference_internal.h"
 
@@ -50,15 +51,34 @@ typedef struct prefill {
 
 /* A decode step at one batch size, priced once per clock and context. */
 typedef struct step_row {
-  double t, comp; /* s; share a faster clock speeds up */
-  double g;       /* tokens/s: b / t */
+  double t, g;    /* s; tokens/s: b / t */
   gpu_load act;   /* the step's load (roofline.h): the full clock's */
+  double comp;    /* share a faster clock speeds up; after act.busy, so the
+                     chain reads the two as one pair */
   double act_ctx; /* the context act is for (NaN: none); the clock's not */
   uint64_t gen;   /* the table's generation it was priced in */
   /* The batch's terms (rl_batch_of), whatever the clock and context:
    * kept across generations; key NaN: not yet. */
   rl_batch bat;
 } step_row;
+
+/* Two doubles in one register: lane by lane the same IEEE operations
+ * as two scalars, so the same bits, in one instruction. */
+typedef double d2 __attribute__((vector_size(16)));
+
+/* A step row's load and compute share as the chain adds them: (act.sm,
+ * act.mem) and (act.busy, comp), each pair read in one load. */
+enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
+_Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
+                   offsetof(step_row, comp) == BC_AT + sizeof(double),
+               "the chain reads act.busy and comp as a pair");
+
+/* The pair of row r at byte at (AM_AT or BC_AT). */
+static inline d2 row_pair(const step_row *r, size_t at) {
+  d2 v;
+  memcpy(&v, (const char *)r + at, sizeof v);
+  return v;
+}
 
 /* A stretch of a span in one regime, per replica: its time means and
  * the latency of the requests it serves. TTFT = shift + wait + S with
@@ -201,8 +221,9 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o);
 
 /* inference_fluid_hist.c: adds points (v[i], hits x w[i]), i < n, to two
- * histograms at once (an interval's and the run's), the same bits as
- * adding each point with weight above 0 to each in turn. */
+ * histograms at once (an interval's and the run's: a and b distinct),
+ * the same bits as adding each point with weight above 0 to each in
+ * turn. */
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
                         const double *w, size_t n, double hits);
 

@@ -226,11 +226,16 @@ static uint32_t batch_cap(const inf_service *s, const span_load *l) {
 /* The stationary chain of the decoding requests                       */
 /* ------------------------------------------------------------------ */
 
-/* Running sums over the chain's states, unnormalised. */
+/* Running sums over the chain's states, unnormalised; am: the load's
+ * (sm, mem), bc: (the load's busy, the compute share). */
 typedef struct chain {
-  double z, busy, comp, members, tokens, waiting, full, block, tpot_ok;
-  gpu_load act;
+  double z, busy, members, tokens, waiting, full, block, tpot_ok;
+  d2 am, bc;
 } chain;
+
+static gpu_load chain_act(const chain *c) {
+  return (gpu_load){c->am[0], c->am[1], c->bc[0]};
+}
 
 /* The chain's states N = k R + j (k requests on R - j replicas, k + 1
  * on j of them) are summed a block of one k at a time: the block's two
@@ -276,8 +281,8 @@ static inline void blk_close(inf_service *s, const blk *b) {
  * the block of k 0 (zero: the caller's constant) g0 is 0 and (rr - j) x
  * 0 is +0, which added to the rest leaves it: dropped, the same bits. */
 static inline __attribute__((always_inline)) double
-blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero) {
-  double rest = j > 0 ? j * b->g1 : 0;
+blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero, bool jpos) {
+  double rest = jpos || j > 0 ? j * b->g1 : 0;
   return zero ? rest : (rr - j) * b->g0 + rest;
 }
 
@@ -288,8 +293,9 @@ blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero) {
 static inline __attribute__((always_inline)) void
 add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
   double v = x * g;
-  c->act = gpu_load_axpy(c->act, x, r->act);
-  c->comp += x * r->comp;
+  d2 xx = {x, x};
+  c->am += xx * row_pair(r, AM_AT);
+  c->bc += xx * row_pair(r, BC_AT);
   *w += v;
   if (ok)
     c->tpot_ok += v;
@@ -301,9 +307,9 @@ add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
  * it leaves the same bits. */
 static inline __attribute__((always_inline)) void
 blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
-        bool zero) {
+        bool zero, bool jpos) {
   double lo = w->frac[w->rr - j], hi = w->frac[j];
-  double rest = j > 0 ? hi * b->g1 : 0;
+  double rest = jpos || j > 0 ? hi * b->g1 : 0;
   c->z += p;
   c->busy += zero ? p * hi : p;
   /* n < 2^63 and rr < 2^32: as signed integers they convert in one
@@ -312,37 +318,44 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
   c->tokens += p * (zero ? rest : lo * b->g0 + rest);
   if (!zero)
     add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
-  if (j > 0)
+  if (jpos || j > 0)
     add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
 }
 
-/* States n .. end of block b going up (from mid, whose weight is 1):
- * returns the weight of end. */
+/* States n .. end (n <= end) of block b going up (from mid, whose
+ * weight is 1): returns the weight of end. Only a block's first state
+ * can be mid, have j 0 or be top (j 0 of block bcap): it is taken apart,
+ * the rest (jpos: j > 0, past mid, not top) go without those tests. */
 static inline __attribute__((always_inline)) double
 up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
          double p, double *p_top, chain *c, bool zero) {
   uint32_t rr = w->rr, j = (uint32_t)(n % rr);
-  for (; n <= end; n++, j++) {
-    if (n > mid)
-      p *= w->up / blk_total(b, rr, j, zero);
-    blk_add(b, w, j, n, p, c, zero);
-    if (n == w->top)
-      *p_top = p;
+  if (n > mid)
+    p *= w->up / blk_total(b, rr, j, zero, false);
+  blk_add(b, w, j, n, p, c, zero, false);
+  if (n == w->top)
+    *p_top = p;
+  for (n++, j++; n <= end; n++, j++) {
+    p *= w->up / blk_total(b, rr, j, zero, true);
+    blk_add(b, w, j, n, p, c, zero, true);
   }
   return p;
 }
 
-/* States n - 1 down to start of block b (j: that of n - 1), each the
- * one above times above / up: returns the weight of start; *above the
- * rate of start. */
+/* States n - 1 down to start (< n) of block b (j: that of n - 1), each
+ * the one above times above / up: returns the weight of start; *above
+ * the rate of start. Only start can have j 0: it is taken apart. */
 static inline __attribute__((always_inline)) double
 down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
            double p, double *above, chain *c, bool zero) {
-  for (; n > start; j--) {
+  for (; n > start + 1; j--) {
     p *= *above / w->up;
-    blk_add(b, w, j, --n, p, c, zero);
-    *above = blk_total(b, w->rr, j, zero);
+    blk_add(b, w, j, --n, p, c, zero, true);
+    *above = blk_total(b, w->rr, j, zero, true);
   }
+  p *= *above / w->up; /* start */
+  blk_add(b, w, j, --n, p, c, zero, false);
+  *above = blk_total(b, w->rr, j, zero, false);
   return p;
 }
 
@@ -400,8 +413,9 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->busy += mass;
   c->members += mass * bcap;
   c->tokens += mass * g;
-  c->act = gpu_load_axpy(c->act, mass, row->act);
-  c->comp += mass * row->comp;
+  d2 mm = {mass, mass};
+  c->am += mm * row_pair(row, AM_AT);
+  c->bc += mm * row_pair(row, BC_AT);
   s->fluid->tok_b[bcap] += mass * g;
   c->tpot_ok += row->t <= tpot_lim ? mass * g : 0;
   c->waiting += queue / rr;
@@ -537,8 +551,9 @@ static void stationary(inf_service *s, const span_load *l, const prefill *pre,
     sum_chain(s, rho, l->nup, bcap, lim, &c);
   else
     c.z = c.busy = 1; /* one-token outputs only: prefills, no batch */
-  pt->load = gpu_load_axpy(gpu_load_scale(pre->load, rp), free / c.z, c.act);
-  pt->compute = rp + free * c.comp / c.z;
+  pt->load =
+      gpu_load_axpy(gpu_load_scale(pre->load, rp), free / c.z, chain_act(&c));
+  pt->compute = rp + free * c.bc[1] / c.z;
   pt->batch = c.members / c.z + rp;
   pt->waiting = c.waiting / c.z;
   double step = c.tokens > 0 ? c.members / c.tokens : step_at(s, 1)->t;

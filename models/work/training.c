@@ -129,7 +129,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->pp = (uint32_t)c->pp;
   j->m = (double)c->microbatches;
   j->stats.start_s = j->stats.end_s = NAN;
-  j->tau = sim_alloc(p->alloc, 13 * (size_t)j->pp * sizeof *j->tau);
+  j->tau = sim_alloc(p->alloc, 14 * (size_t)j->pp * sizeof *j->tau);
   j->rng = rng_stream_create(p->seed, TRAIN_RNG_KIND, p->n, 1);
   if (j->tau == NULL || j->rng == NULL) {
     sim_free(p->alloc, j->tau);
@@ -143,7 +143,8 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
   j->u = j->star + j->pp;
   j->ratio = j->u + j->pp;
   j->block = j->ratio + j->pp;
-  j->mean_a = j->block + j->pp;
+  j->bend = j->block + j->pp;
+  j->mean_a = j->bend + j->pp;
   j->mean_p = j->mean_a + j->pp;
   j->inst_a = j->mean_p + j->pp;
   j->inst_p = j->inst_a + j->pp;

@@ -39,7 +39,9 @@ typedef struct job {
   double *star;  /* the tuned clocks phi*_s (phi_s untuned), */
   double *u;     /* a steady-state microbatch at phi*_s, s, */
   double *ratio; /* D(phi*_s) / D(phi_s) (training.h), */
-  double *block; /* and the compute block, t_s + (m - 1) u_s, s) */
+  double *block; /* the compute block, t_s + (m - 1) u_s, s, */
+  double *bend;  /* and its end, warm + block, s) */
+  bool slowed;   /* a stage's ratio is not 1 (its bits) */
   double iter;   /* iteration time at the current clocks, s */
   uint64_t shape_gen; /* train__apply_clocks' count: the times above */
   /* Each stage's mean activity over a period and its power (pp each),

@@ -72,6 +72,11 @@ void train__apply_clocks(job *j) {
       j->block[s] = j->t[s] + (j->m - 1) * j->u[s];
     }
   }
+  j->slowed = false;
+  for (uint32_t s = 0; s < j->pp; s++) {
+    j->bend[s] = j->warm[s] + j->block[s];
+    j->slowed |= !sim_same_bits(j->ratio[s], 1.0);
+  }
 }
 
 /* T0 from the MFU, then tau so that the 1F1B pipeline takes (1 - c) T0. */
@@ -309,21 +314,31 @@ static __attribute__((noinline)) double slowed_at(const job *j, uint32_t s,
  * with no short cut), in the stages' order; returns the stage it stopped
  * at (pp: none). No call in it: with one, the sum and x lived on the
  * stack and the job's arrays were read again every stage. */
-static uint32_t terms_kept(const job *j, uint32_t s, double x,
-                           const instant *in, double *dev) {
-  const double *warm = j->warm, *block = j->block, *ratio = j->ratio;
+static inline __attribute__((always_inline)) uint32_t
+kept_run(const job *j, uint32_t s, double x, const instant *in, double *dev,
+         bool slowed) {
+  const double *warm = j->warm, *bend = j->bend, *ratio = j->ratio;
   const double *inst_a = j->inst_a, *inst_w = j->inst_w;
   double idle = in->clamped[0], busy = in->clamped[1], sum = *dev;
   uint32_t pp = j->pp;
   for (; s < pp; s++) {
-    bool in_block = (x >= warm[s]) & (x < warm[s] + block[s]);
+    bool in_block = (x >= warm[s]) & (x < bend[s]);
     double a = in_block ? busy : idle;
-    if (!sim_same_bits(ratio[s], 1.0) || !sim_same_bits(inst_a[s], a))
+    if ((slowed && !sim_same_bits(ratio[s], 1.0)) ||
+        !sim_same_bits(inst_a[s], a))
       break;
     sum += inst_w[s];
   }
   *dev = sum;
   return s;
+}
+
+/* The block's end kept (bend: warm + block, the sum inside takes), and
+ * the ratios' test left out for a job with no stage slowed. */
+static uint32_t terms_kept(const job *j, uint32_t s, double x,
+                           const instant *in, double *dev) {
+  return j->slowed ? kept_run(j, s, x, in, dev, true)
+                   : kept_run(j, s, x, in, dev, false);
 }
 
 /* dev plus each stage's term at x, in the stages' order: runs of stages

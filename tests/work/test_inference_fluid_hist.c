@@ -53,6 +53,11 @@ static const hist_case cases[] = {
     {"under the range", {1e-9, 2e-7, 0.5}, {1, 1, 1}, 3, 0},
     {"a NaN extreme kept", {0.3, 0.1}, {1, 1}, 2, 3},
     {"infinities", {INFINITY, -INFINITY, 1}, {1, 1, 1}, 3, 1},
+    {"+inf alone, into empty", {INFINITY}, {1}, 1, 0},
+    {"-inf then +inf, into empty", {-INFINITY, INFINITY}, {1, 1}, 2, 0},
+    {"+inf, -inf, into the run's", {INFINITY, -INFINITY}, {1, 1}, 2, 2},
+    {"a NaN first after weight 0", {0.2, NAN, 0.4}, {0, 1, 1}, 3, 0},
+    {"weight 0 first, then a point", {NAN, 0.4, 0.1}, {0, 1, 1}, 3, 0},
 };
 
 static void start(wt_hist *h, int kind, bool run) {

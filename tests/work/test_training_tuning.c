@@ -212,6 +212,20 @@ static const wave_row wave_rows[] = {
     {"1, 1.1, 1.2, 1", false, {0.8, 0.85, 0.9, 0.95}},
 };
 
+/* What the wave keeps of a job's shape at its clocks (train__apply_clocks):
+ * each stage's block end is warm + block to the bit (inside's sum), and
+ * slowed says whether any stage's ratio is not 1; returns slowed. */
+static bool kept_shape_holds(const job *j) {
+  bool slowed = false;
+  for (uint32_t s = 0; s < j->pp; s++) {
+    double end = j->warm[s] + j->block[s];
+    assert_memory_equal(&j->bend[s], &end, sizeof end);
+    slowed |= j->ratio[s] != 1;
+  }
+  assert_int_equal(j->slowed, slowed);
+  return slowed;
+}
+
 /* Row r's wave at 211 instants over three iterations (idle, fill, slowed
  * microbatches, drain, the all-reduce) against the sum written out;
  * returns the stage instants at a slowed activity. */
@@ -220,6 +234,7 @@ static int wave_matches_instants(const wave_row *r) {
   open_tuned(&b, 8, r->work, "0 s", r->tuned);
   assert_int_equal(train_start(b.p, b.job), SIM_OK);
   assert_int_equal(train_set_clocks(b.p, b.job, r->phi), SIM_OK);
+  assert_int_equal(kept_shape_holds(&b.p->jobs[b.job]), r->tuned);
   double T = train_current_iteration_s(b.p, b.job), period = T / 17;
   int slowed = 0; /* instants of a tuned stage's own clock */
   for (int k = 0; k < 211; k++) {
@@ -339,6 +354,8 @@ static void tuning_equal_stages_changes_nothing(void **state) {
     assert_int_equal(train_set_clocks(on.p, on.job, phi), SIM_OK);
     double T = train_current_iteration_s(on.p, on.job);
     assert_true(T == train_current_iteration_s(off.p, off.job));
+    /* tuned, but every stage critical: none slowed */
+    assert_false(kept_shape_holds(&on.p->jobs[on.job]));
     for (uint32_t s = 0; s < 4; s++) {
       assert_true(train_stage_clock(on.p, on.job, s) == phi[s]);
       for (int f = 1; f <= 8; f++)
