@@ -304,6 +304,16 @@ static bool resting(const replica *r) {
          r->act_int.mem == 0 && r->act_int.busy == 0;
 }
 
+/* A resting replica brought to t: catch_up says why only its clock moves. */
+static inline void rest_to(inf_service *s, replica *r, double t) {
+  if (t - r->clock_s > 0) {
+    r->act_int = (gpu_load){0, 0, 0};
+    r->comp_int = 0;
+    s->iv.batch_s += 0.0;
+    r->clock_s = t;
+  }
+}
+
 /* Brings r to now, t, and keeps its event at its next change. A resting
  * replica gets what advance and reschedule would give it, written out:
  * they would add 0 x dt to its integrals and the interval's batch time
@@ -312,12 +322,7 @@ static bool resting(const replica *r) {
  * instructions. */
 static void catch_up(inf_service *s, replica *r, double t) {
   if (resting(r)) {
-    if (t - r->clock_s > 0) {
-      r->act_int = (gpu_load){0, 0, 0};
-      r->comp_int = 0;
-      s->iv.batch_s += 0.0;
-      r->clock_s = t;
-    }
+    rest_to(s, r, t);
     return;
   }
   advance(s, r, t);
@@ -580,12 +585,8 @@ static bool req_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->rep[k].down;
 }
 
-/* Replica k's mean load since it was last taken, brought to now, t. */
-static gpu_load take_load(inf_service *s, uint32_t k, double t) {
-  if (k >= s->nrep)
-    return (gpu_load){NAN, NAN, NAN};
-  replica *r = &s->rep[k];
-  catch_up(s, r, t);
+/* r's mean load since it was last taken, r brought up to date. */
+static inline gpu_load take_mean(replica *r) {
   double span = r->clock_s - r->act_since;
   gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
   r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
@@ -595,15 +596,30 @@ static gpu_load take_load(inf_service *s, uint32_t k, double t) {
   return l;
 }
 
+/* Replica k's mean load since it was last taken, brought to now, t. */
+static gpu_load take_load(inf_service *s, uint32_t k, double t) {
+  if (k >= s->nrep)
+    return (gpu_load){NAN, NAN, NAN};
+  replica *r = &s->rep[k];
+  catch_up(s, r, t);
+  return take_mean(r);
+}
+
 static gpu_load req_take_load(inf_service *s, uint32_t k) {
   return take_load(s, k, now_s(s));
 }
 
+/* Resting replicas (most, each period of bench-10k) in line: catch_up's
+ * and take_load's steps without their calls. */
 static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                            gpu_load *out) {
   double t = now_s(s);
-  for (uint32_t i = 0; i < n; i++)
-    out[i] = take_load(s, k0 + i, t);
+  for (uint32_t i = 0, k = k0; i < n; i++, k++) {
+    bool rests = k < s->nrep && resting(&s->rep[k]);
+    if (rests)
+      rest_to(s, &s->rep[k], t);
+    out[i] = rests ? take_mean(&s->rep[k]) : take_load(s, k, t);
+  }
 }
 
 static double ratio(double num, double den) {
