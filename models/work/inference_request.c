@@ -295,13 +295,16 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
-/* Whether r rests with nothing to catch up on: idle, its event already
- * cancelled (the handle cleared) and its integrals 0 since they were last
- * taken. Most replicas at every control period of bench-10k's trough. */
+/* Whether r rests with nothing to catch up on: idle, its event cancelled
+ * (the handle cleared), its integrals 0 (either zero) since last taken;
+ * most replicas each period. As bits, one test (+inf's bits, a zero's). */
 static bool resting(const replica *r) {
-  return r->phase == IDLE && r->next_s == INFINITY && r->ev_s == INFINITY &&
-         r->ev.slot == 0 && r->comp_int == 0 && r->act_int.sm == 0 &&
-         r->act_int.mem == 0 && r->act_int.busy == 0;
+  uint64_t inf = sim_bits(INFINITY),
+           zero = sim_bits(r->comp_int) | sim_bits(r->act_int.sm) |
+                  sim_bits(r->act_int.mem) | sim_bits(r->act_int.busy);
+  return r->phase == IDLE &&
+         ((sim_bits(r->next_s) ^ inf) | (sim_bits(r->ev_s) ^ inf) | r->ev.slot |
+          zero << 1) == 0;
 }
 
 /* A resting replica brought to t: catch_up says why only its clock moves. */
@@ -317,9 +320,8 @@ static inline void rest_to(inf_service *s, replica *r, double t) {
 /* Brings r to now, t, and keeps its event at its next change. A resting
  * replica gets what advance and reschedule would give it, written out:
  * they would add 0 x dt to its integrals and the interval's batch time
- * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
- * handle, so only its clock moves; the same bits for a tenth of the
- * instructions. */
+ * (a -0 made +0, nothing else) and cancel a cleared handle, so only its
+ * clock moves: the same bits for a tenth of the instructions. */
 static void catch_up(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     rest_to(s, r, t);
@@ -600,17 +602,15 @@ static inline gpu_load take_mean(replica *r) {
 static gpu_load take_load(inf_service *s, uint32_t k, double t) {
   if (k >= s->nrep)
     return (gpu_load){NAN, NAN, NAN};
-  replica *r = &s->rep[k];
-  catch_up(s, r, t);
-  return take_mean(r);
+  catch_up(s, &s->rep[k], t);
+  return take_mean(&s->rep[k]);
 }
 
 static gpu_load req_take_load(inf_service *s, uint32_t k) {
   return take_load(s, k, now_s(s));
 }
 
-/* Resting replicas (most, each period of bench-10k) in line: catch_up's
- * and take_load's steps without their calls. */
+/* Resting replicas in line: catch_up's and take_load's steps, no calls. */
 static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                            gpu_load *out) {
   double t = now_s(s);
