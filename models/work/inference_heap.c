@@ -139,8 +139,53 @@ uint32_t inf__heap_pop(replica *r, const request *pool) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Routing: replicas by load in a tournament tree, O(log R) an update  */
+/* Routing: replicas by load, in bitmaps and a tournament tree         */
 /* ------------------------------------------------------------------ */
+
+/* Whether key (load_key's) is kept in t's buckets: an up replica's whose
+ * load is below ROUTE_LOADS, when t has buckets. */
+static bool bucketed(const route_tree *t, uint64_t key) {
+  return t->bits != NULL && key < (uint64_t)ROUTE_LOADS << 32;
+}
+
+/* Puts a bucketed key's replica in its load's bitmap and marks the words
+ * above it. In line: a call cost a third of an update. */
+static inline __attribute__((always_inline)) void bucket_set(route_tree *t,
+                                                             uint64_t key) {
+  uint32_t load = (uint32_t)(key >> 32), k = (uint32_t)key;
+  uint32_t w = k / 64, s = w / 64;
+  t->bits[(size_t)load * t->words + w] |= 1ull << (k % 64);
+  t->sums[(size_t)load * t->nsum + s] |= 1ull << (w % 64);
+  t->top[load] |= 1ull << s;
+  t->loads |= 1ull << load;
+}
+
+/* Takes a bucketed key's replica out of its load's bitmap, clearing the
+ * marks above it that no longer have a bit under them. */
+static inline __attribute__((always_inline)) void bucket_clear(route_tree *t,
+                                                               uint64_t key) {
+  uint32_t load = (uint32_t)(key >> 32), k = (uint32_t)key;
+  uint32_t w = k / 64, s = w / 64;
+  uint64_t *word = &t->bits[(size_t)load * t->words + w];
+  if ((*word &= ~(1ull << (k % 64))) != 0)
+    return;
+  uint64_t *sum = &t->sums[(size_t)load * t->nsum + s];
+  if ((*sum &= ~(1ull << (w % 64))) != 0)
+    return;
+  if ((t->top[load] &= ~(1ull << s)) == 0)
+    t->loads &= ~(1ull << load);
+}
+
+/* Every one of t's n replicas at load 0 (t's bitmaps all 0 before). */
+static void fill_load_0(route_tree *t, uint32_t n) {
+  for (uint32_t k = 0; k < n; k++)
+    t->bits[k / 64] |= 1ull << (k % 64);
+  for (uint32_t w = 0; w < t->words; w++)
+    t->sums[w / 64] |= 1ull << (w % 64);
+  for (uint32_t s = 0; s < t->nsum; s++)
+    t->top[0] |= 1ull << s;
+  t->loads = 1;
+}
 
 /* Why a tree and not a heap: a replica's load moves by one at a time and
  * most replicas share a few loads, so an indexed heap sifted a replica
@@ -148,7 +193,16 @@ uint32_t inf__heap_pop(replica *r, const request *pool) {
  * 250 instructions an update in bench-10k). The tree's update walks from
  * the leaf to the root and stops where a node keeps its minimum. Its
  * root is the smallest key, which names the same replica the heap's top
- * did: keys are distinct (they hold the index), so the order is total. */
+ * did: keys are distinct (they hold the index), so the order is total.
+ *
+ * Why buckets beside it: an arrival raises the smallest key, so its walk
+ * always went to the root (11 levels, about 120 instructions, for 1,200
+ * replicas), and so did most completions. Keys of up replicas below
+ * ROUTE_LOADS are kept as bits instead, one bitmap a load, whose first
+ * set bit is the lightest index at that load: a few instructions an
+ * update. They are below every other key (a larger load, or down), so
+ * the first bit of the first load with one is the smallest key. The
+ * tree holds the others, the bucketed ones as UINT64_MAX there. */
 int inf__route_init(const sim_allocator *a, route_tree *t, uint32_t n) {
   uint32_t leaves = 1;
   while (leaves < n) {
@@ -156,21 +210,36 @@ int inf__route_init(const sim_allocator *a, route_tree *t, uint32_t n) {
       return SIM_ENOMEM;
     leaves *= 2;
   }
-  t->node = sim_calloc(a, 2 * (size_t)leaves, sizeof *t->node);
-  if (t->node == NULL)
+  size_t words = ((size_t)n + 63) / 64, nsum = (words + 63) / 64;
+  bool bucket = nsum <= 64; /* a load's sum words fit one top word */
+  size_t size =
+      2 * (size_t)leaves + n + (bucket ? ROUTE_LOADS * (words + nsum) : 0);
+  uint64_t *node = sim_calloc(a, size, sizeof *node);
+  if (node == NULL)
     return SIM_ENOMEM;
-  t->leaves = leaves;
+  *t = (route_tree){.node = node,
+                    .key = node + 2 * (size_t)leaves,
+                    .bits = bucket ? node + 2 * (size_t)leaves + n : NULL,
+                    .leaves = leaves,
+                    .words = (uint32_t)words,
+                    .nsum = (uint32_t)nsum};
+  if (bucket)
+    t->sums = t->bits + ROUTE_LOADS * words;
   /* Padding leaves hold the largest key, so they never win. */
   for (uint32_t k = 0; k < leaves; k++)
-    t->node[leaves + k] = k < n ? k : UINT64_MAX;
+    t->node[leaves + k] = bucket || k >= n ? UINT64_MAX : k;
   for (uint32_t i = leaves - 1; i >= 1; i--) {
     uint64_t l = t->node[2 * i], r = t->node[2 * i + 1];
     t->node[i] = l < r ? l : r;
   }
+  for (uint32_t k = 0; k < n; k++)
+    t->key[k] = k;
+  if (bucket && n > 0)
+    fill_load_0(t, n);
   return SIM_OK;
 }
 
-void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
+static void tree_set(route_tree *t, uint32_t k, uint64_t key) {
   uint64_t *v = t->node;
   uint32_t i = t->leaves + k;
   v[i] = key;
@@ -180,6 +249,24 @@ void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
       return; /* the minimum above is unchanged too */
     v[i] = m;
   }
+}
+
+void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
+  uint64_t old = t->key[k];
+  t->key[k] = key;
+  /* Both bucketed: the bound is a power of two. Nearly every update. */
+  if (t->bits != NULL && (old | key) < (uint64_t)ROUTE_LOADS << 32) {
+    bucket_clear(t, old);
+    bucket_set(t, key);
+    return;
+  }
+  bool was = bucketed(t, old), is = bucketed(t, key);
+  if (was)
+    bucket_clear(t, old);
+  if (is)
+    bucket_set(t, key);
+  if (!(was && is)) /* into or out of the tree, or within it */
+    tree_set(t, k, is ? UINT64_MAX : key);
 }
 
 /* Replica k's place in the routing order as one integer: up before down,

@@ -65,7 +65,7 @@ typedef struct replica {
   double comp_int;  /* compute share x seconds since act_since */
   double comp_mean; /* the compute share's mean over the last window */
   double act_since;
-  bool down;         /* its GPUs are gone (a fault): routing skips it */
+  bool down; /* its GPUs are gone (a fault): routing skips it */
 } replica;
 
 /* What the current sampling interval has seen. */
@@ -77,12 +77,24 @@ typedef struct interval {
   size_t n, cap;
 } interval;
 
-/* A tournament tree over n keys: leaves at node[leaves + k], padded to
- * a power of two with UINT64_MAX; node[i] is the smaller of node[2i] and
- * node[2i + 1], so node[1] is the smallest key. */
+/* The loads kept as bitmaps in a route_tree (its top and loads words
+ * hold a bit a load). */
+#define ROUTE_LOADS 64
+
+/* The replicas' keys (load_key's, distinct), the smallest found in a few
+ * instructions. Those of up replicas with a load below ROUTE_LOADS are
+ * bits: bit k of bits[load * words + k / 64]; bit w of sums[load * nsum +
+ * w / 64] marks a nonzero bits word w, bit s of top[load] a nonzero sums
+ * word s, bit load of loads a load with any. The other keys are in a
+ * tournament tree: leaves at node[leaves + k] (UINT64_MAX for bucketed
+ * keys, and padding to a power of two); node[i] is the smaller of
+ * node[2i] and node[2i + 1], so node[1] is the smallest. Without bits
+ * (more than 64^3 replicas) the tree holds every key. One allocation,
+ * from node. */
 typedef struct route_tree {
-  uint64_t *node;
-  uint32_t leaves;
+  uint64_t *node, *key, *bits, *sums;
+  uint64_t top[ROUTE_LOADS], loads;
+  uint32_t leaves, words, nsum;
 } route_tree;
 
 /* The state of a fluid service (inference_fluid.c). */
@@ -107,8 +119,7 @@ typedef struct inf_ops {
   /* The batch forms (inf_set_clocks, inf_take_loads,
    * inf_compute_shares): NULL, the
    * per-replica op in a loop. */
-  int (*set_clocks)(inf_service *s, uint32_t k0, uint32_t n,
-                    const double *phi);
+  int (*set_clocks)(inf_service *s, uint32_t k0, uint32_t n, const double *phi);
   void (*take_loads)(inf_service *s, uint32_t k0, uint32_t n, gpu_load *out);
   void (*compute_shares)(const inf_service *s, uint32_t k0, uint32_t n,
                          double *out);
@@ -140,8 +151,8 @@ struct inf_service {
   uint32_t arrival_kind, replica_kind;
   replica *rep;
   uint32_t nrep;
-  route_tree route;    /* replicas' routing keys (load_key): the lightest */
-  uint32_t *due;       /* replicas with pass_due, ndue of them */
+  route_tree route; /* replicas' routing keys (load_key): the lightest */
+  uint32_t *due;    /* replicas with pass_due, ndue of them */
   uint32_t ndue;
   request *pool;
   uint32_t pool_cap, free_head;
@@ -209,12 +220,21 @@ uint32_t inf__heap_pop(replica *r, const request *pool);
  * releases it. */
 int inf__route_init(const sim_allocator *a, route_tree *t, uint32_t n);
 
-/* Sets key k of t to key, O(log n). */
+/* Sets key k of t to key: a few instructions within the buckets,
+ * O(log n) into, out of or within the tree. */
 void inf__route_set(route_tree *t, uint32_t k, uint64_t key);
 
-/* The smallest key of t. */
+/* The smallest key of t: the first bit of the lightest bucketed load, or
+ * the tree's root when no key is bucketed. */
 static inline uint64_t inf__route_min(const route_tree *t) {
-  return t->node[1];
+  if (t->loads == 0)
+    return t->node[1];
+  uint32_t load = (uint32_t)__builtin_ctzll(t->loads);
+  uint32_t s = (uint32_t)__builtin_ctzll(t->top[load]);
+  uint32_t w =
+      s * 64 + (uint32_t)__builtin_ctzll(t->sums[(size_t)load * t->nsum + s]);
+  uint32_t b = (uint32_t)__builtin_ctzll(t->bits[(size_t)load * t->words + w]);
+  return (uint64_t)load << 32 | (w * 64 + b);
 }
 
 /* Updates the routing tree after replica k's load (waiting + in_batch)
@@ -269,8 +289,8 @@ double inf__hist_pos(double x);
 extern const double inf__hist_edge[HIST_BINS + 2];
 
 /* The bin of x >= HIST_LO_S as log10 places it (HIST_BINS or more:
- * above the top bin), without a log10: both histograms' (inf__hist_add, the fluid
- * mode's wh_add2). x's position is guessed from its bits, log2 of the
+ * above the top bin), without a log10: both histograms' (inf__hist_add, the
+ * fluid mode's wh_add2). x's position is guessed from its bits, log2 of the
  * mantissa by a quadratic (within 0.0077 of it, 0.24 of a bin), so the
  * bin is the guess's or the next, and one edge tells which
  * (test_inference_hist.c holds it to log10 around every edge). About 20

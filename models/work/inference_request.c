@@ -295,29 +295,36 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
-/* Whether r rests with nothing to catch up on: idle, its event already
- * cancelled (the handle cleared) and its integrals 0 since they were last
- * taken. Most replicas at every control period of bench-10k's trough. */
+/* Whether r rests with nothing to catch up on: idle, its event cancelled
+ * (the handle cleared), its integrals 0 (either zero) since last taken;
+ * most replicas each period. As bits, one test (+inf's bits, a zero's). */
 static bool resting(const replica *r) {
-  return r->phase == IDLE && r->next_s == INFINITY && r->ev_s == INFINITY &&
-         r->ev.slot == 0 && r->comp_int == 0 && r->act_int.sm == 0 &&
-         r->act_int.mem == 0 && r->act_int.busy == 0;
+  uint64_t inf = sim_bits(INFINITY),
+           zero = sim_bits(r->comp_int) | sim_bits(r->act_int.sm) |
+                  sim_bits(r->act_int.mem) | sim_bits(r->act_int.busy);
+  return r->phase == IDLE &&
+         ((sim_bits(r->next_s) ^ inf) | (sim_bits(r->ev_s) ^ inf) | r->ev.slot |
+          zero << 1) == 0;
+}
+
+/* A resting replica brought to t: catch_up says why only its clock moves. */
+static inline void rest_to(inf_service *s, replica *r, double t) {
+  if (t - r->clock_s > 0) {
+    r->act_int = (gpu_load){0, 0, 0};
+    r->comp_int = 0;
+    s->iv.batch_s += 0.0;
+    r->clock_s = t;
+  }
 }
 
 /* Brings r to now, t, and keeps its event at its next change. A resting
  * replica gets what advance and reschedule would give it, written out:
  * they would add 0 x dt to its integrals and the interval's batch time
- * (which makes a -0 a +0 and changes nothing else) and cancel a cleared
- * handle, so only its clock moves; the same bits for a tenth of the
- * instructions. */
+ * (a -0 made +0, nothing else) and cancel a cleared handle, so only its
+ * clock moves: the same bits for a tenth of the instructions. */
 static void catch_up(inf_service *s, replica *r, double t) {
   if (resting(r)) {
-    if (t - r->clock_s > 0) {
-      r->act_int = (gpu_load){0, 0, 0};
-      r->comp_int = 0;
-      s->iv.batch_s += 0.0;
-      r->clock_s = t;
-    }
+    rest_to(s, r, t);
     return;
   }
   advance(s, r, t);
@@ -580,12 +587,8 @@ static bool req_down(const inf_service *s, uint32_t k) {
   return k < s->nrep && s->rep[k].down;
 }
 
-/* Replica k's mean load since it was last taken, brought to now, t. */
-static gpu_load take_load(inf_service *s, uint32_t k, double t) {
-  if (k >= s->nrep)
-    return (gpu_load){NAN, NAN, NAN};
-  replica *r = &s->rep[k];
-  catch_up(s, r, t);
+/* r's mean load since it was last taken, r brought up to date. */
+static inline gpu_load take_mean(replica *r) {
   double span = r->clock_s - r->act_since;
   gpu_load l = span > 0 ? gpu_load_scale(r->act_int, 1 / span) : r->load;
   r->comp_mean = span > 0 ? r->comp_int / span : r->compute;
@@ -595,15 +598,28 @@ static gpu_load take_load(inf_service *s, uint32_t k, double t) {
   return l;
 }
 
+/* Replica k's mean load since it was last taken, brought to now, t. */
+static gpu_load take_load(inf_service *s, uint32_t k, double t) {
+  if (k >= s->nrep)
+    return (gpu_load){NAN, NAN, NAN};
+  catch_up(s, &s->rep[k], t);
+  return take_mean(&s->rep[k]);
+}
+
 static gpu_load req_take_load(inf_service *s, uint32_t k) {
   return take_load(s, k, now_s(s));
 }
 
+/* Resting replicas in line: catch_up's and take_load's steps, no calls. */
 static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                            gpu_load *out) {
   double t = now_s(s);
-  for (uint32_t i = 0; i < n; i++)
-    out[i] = take_load(s, k0 + i, t);
+  for (uint32_t i = 0, k = k0; i < n; i++, k++) {
+    bool rests = k < s->nrep && resting(&s->rep[k]);
+    if (rests)
+      rest_to(s, &s->rep[k], t);
+    out[i] = rests ? take_mean(&s->rep[k]) : take_load(s, k, t);
+  }
 }
 
 static double ratio(double num, double den) {

@@ -23,6 +23,14 @@
   "arrivals: {rate: 890, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "   \
   "211, sigma: 0.86}}\n"
 
+/* Few arrivals: most replicas rest at each take (idle, nothing to catch
+ * up on), which the request level's batch takes in line. */
+#define QUIET_YAML                                                             \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 41\nmax_batch: 64\n"         \
+  "max_queue: 300\ntimeout: 30 s\n"                                            \
+  "arrivals: {rate: 6, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "     \
+  "211, sigma: 0.86}}\n"
+
 /* A range of replicas the batch calls take at once. */
 typedef struct range {
   uint32_t first, n;
@@ -149,14 +157,14 @@ static void drive(rig *g[2], const bperiod *p, int i, double t) {
 }
 
 static void batch_equals_one_by_one(bool fluid, const bperiod *plan, size_t n,
-                                    int rounds) {
+                                    int rounds, const char *yaml) {
   rig one, batch;
   rig *g[2] = {&one, &batch};
   for (int j = 0; j < 2; j++) {
     if (fluid)
-      rig_open_fluid(g[j], BATCH_YAML);
+      rig_open_fluid(g[j], yaml);
     else
-      rig_open(g[j], H100, BATCH_YAML, 1, 3600);
+      rig_open(g[j], H100, yaml, 1, 3600);
   }
   double t = 0, ra[INF_NCOLS], rb[INF_NCOLS];
   for (int round = 0; round < rounds; round++)
@@ -178,12 +186,22 @@ static void batch_equals_one_by_one(bool fluid, const bperiod *plan, size_t n,
 
 static void fluid_batch(void **state) {
   (void)state;
-  batch_equals_one_by_one(true, bplan, sizeof bplan / sizeof *bplan, 3);
+  batch_equals_one_by_one(true, bplan, sizeof bplan / sizeof *bplan, 3,
+                          BATCH_YAML);
 }
 
 static void request_batch(void **state) {
   (void)state;
-  batch_equals_one_by_one(false, bplan, sizeof bplan / sizeof *bplan, 3);
+  batch_equals_one_by_one(false, bplan, sizeof bplan / sizeof *bplan, 3,
+                          BATCH_YAML);
+}
+
+/* Mostly resting replicas, taken in line by the batch call: the same
+ * loads, shares, samples and totals as taken one by one. */
+static void request_batch_resting(void **state) {
+  (void)state;
+  batch_equals_one_by_one(false, bplan, sizeof bplan / sizeof *bplan, 8,
+                          QUIET_YAML);
 }
 
 /* Replicas that parted stay apart, so the batch calls' blocks over a
@@ -206,7 +224,8 @@ static void fluid_batch_blocks(void **state) {
         {5, 1, -1, {{0, NREP}}, 1, (at[k] + 9) % NREP},
         {0, 1, -1, {{0, NREP}}, 1, 0},
     };
-    batch_equals_one_by_one(true, plan, sizeof plan / sizeof *plan, 1);
+    batch_equals_one_by_one(true, plan, sizeof plan / sizeof *plan, 1,
+                            BATCH_YAML);
   }
 }
 
@@ -214,6 +233,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fluid_batch),
       cmocka_unit_test(request_batch),
+      cmocka_unit_test(request_batch_resting),
       cmocka_unit_test(fluid_batch_blocks),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,

@@ -1,7 +1,10 @@
 /* test_inference_quantiles.c - the interval's p50 and p99
  * (inference_stats.c, inf__quantiles) are gsl_stats_quantile_from_sorted_data's
  * on a sorted copy, bit for bit: for every size from 1 to 300 and some
- * larger, values distinct, with many ties, and all equal. */
+ * larger, values distinct, with many ties, all equal, in order, in reverse
+ * order and in an organ pipe. Values with a NaN or a -0 take GSL's
+ * selection, bit for bit as before (gsl_stats_select, then the next order
+ * statistic by a pass). */
 #include "test_util.h"
 
 #include <math.h>
@@ -14,13 +17,34 @@
 
 #include "inference_internal.h"
 
+typedef enum { DRAWN, ASCENDING, DESCENDING, ORGAN } spread_order;
+
 typedef struct spread_row {
   const char *name;
   unsigned levels; /* values drawn from this many; 0: continuous */
+  spread_order order;
 } spread_row;
 
 static const spread_row rows[] = {
-    {"distinct", 0}, {"many ties", 7}, {"all equal", 1}};
+    {"distinct", 0, DRAWN},        {"many ties", 7, DRAWN},
+    {"all equal", 1, DRAWN},       {"ascending", 0, ASCENDING},
+    {"descending", 0, DESCENDING}, {"organ pipe", 5, ORGAN}};
+
+/* Values i of m in the row's order (drawn ones from r). */
+static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
+  switch (row->order) {
+  case ASCENDING:
+    return 1e-3 * (double)i;
+  case DESCENDING:
+    return 1e-3 * (double)(m - i);
+  case ORGAN:
+    return (double)(i < m / 2 ? i : m - i) / (double)row->levels;
+  default:
+    return row->levels == 0
+               ? -log(gsl_rng_uniform_pos(r))
+               : 0.25 * (double)gsl_rng_uniform_int(r, row->levels);
+  }
+}
 
 static void check(const double *x, size_t n) {
   double *work = malloc(n * sizeof *work), *sorted = malloc(n * sizeof *sorted);
@@ -51,13 +75,57 @@ static void quantiles_match_sorting(void **state) {
   for (size_t n = 1; n < 300 + sizeof big / sizeof big[0]; n++) {
     size_t m = n < 300 ? n : big[n - 300];
     for (size_t i = 0; i < m; i++)
-      x[i] = row->levels == 0
-                 ? -log(gsl_rng_uniform_pos(r))
-                 : 0.25 * (double)gsl_rng_uniform_int(r, row->levels);
+      x[i] = value(row, r, i, m);
     check(x, m);
   }
   free(x);
   gsl_rng_free(r);
+}
+
+/* The selection before: GSL's, then the next order statistic by a pass
+ * (lo again if more than k + 1 values are at most lo). */
+static double old_quantile(double *x, size_t n, double q) {
+  double index = (double)(n - 1) * q;
+  size_t k = (size_t)index;
+  double delta = index - (double)k;
+  double lo = gsl_stats_select(x, 1, n, k);
+  if (delta == 0 || k + 1 >= n)
+    return lo;
+  size_t at_most = 0;
+  double above = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    at_most += x[i] <= lo;
+    if (x[i] > lo && x[i] < above)
+      above = x[i];
+  }
+  return (1 - delta) * lo + delta * (at_most > k + 1 ? lo : above);
+}
+
+/* Values beyond latencies' +0 to +inf (zeros of both signs, a NaN,
+ * negatives): the bits GSL's selection gave. */
+static double odd_value(int kind, size_t i, size_t n) {
+  if (kind == 1 && i == n / 2)
+    return NAN;
+  if (kind == 2)
+    return i % 4 == 0 ? -1.5 * (double)(i % 7) : (double)(i % 5);
+  return i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : (double)(i % 5);
+}
+
+static void odd_values_keep_gsl_s_selection(void **state) {
+  (void)state;
+  double a[301], b[301];
+  for (size_t n = 1; n <= 301; n += 4) {
+    for (int kind = 0; kind < 3; kind++) {
+      for (size_t i = 0; i < n; i++)
+        a[i] = b[i] = odd_value(kind, i, n);
+      double p50, p99;
+      inf__quantiles(a, n, &p50, &p99);
+      double w50 = old_quantile(b, n, 0.5), w99 = old_quantile(b, n, 0.99);
+      if (memcmp(&p50, &w50, sizeof p50) != 0 || memcmp(&p99, &w99, sizeof p99))
+        fail_msg("n %zu kind %d: p50 %g (want %g), p99 %g (want %g)", n, kind,
+                 p50, w50, p99, w99);
+    }
+  }
 }
 
 static void no_values_no_quantiles(void **state) {
@@ -68,9 +136,10 @@ static void no_values_no_quantiles(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ROWS(tests, n, quantiles_match_sorting, rows);
+  TEST_ADD(tests, n, odd_values_keep_gsl_s_selection);
   TEST_ADD(tests, n, no_values_no_quantiles);
   return _cmocka_run_group_tests("inference_quantiles", tests, n, NULL, NULL);
 }

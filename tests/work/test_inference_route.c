@@ -3,8 +3,10 @@
  * replaced the routing heap for: the smallest key (up before down, then
  * load, then index) after every update, for fleets of several sizes
  * whose loads move by one as arrivals and completions move them, with
- * replicas going down and up. Equal minima would route differently, so
- * the test asks for the very key the heap's top held. And a replica
+ * replicas going down and up, loads past the bitmaps' (ROUTE_LOADS: the
+ * tree's) and fleets past their three levels (the tree alone). Equal
+ * minima would route differently, so the test asks for the very key the
+ * heap's top held. And a replica
  * emptied (inf__replica_empty, a replica going down) gives its requests
  * back to the pool in order: queue, prefill, then the heap from its last,
  * so the slots later arrivals take are the ones they always took. */
@@ -35,18 +37,28 @@ typedef struct route_case {
   uint32_t n;    /* replicas */
   uint32_t down; /* one update in down is a replica going down or up */
   uint64_t seed;
+  uint32_t grow; /* a load moves up in grow - 1 of grow (0: 1 of 2) */
 } route_case;
 
 static const route_case cases[] = {
-    {"one replica", 1, 0, 1},
-    {"two replicas", 2, 0, 2},
-    {"three: a padded tree", 3, 8, 3},
-    {"a power of two", 64, 16, 4},
-    {"one past a power of two", 65, 16, 5},
-    {"a service of bench-10k", 720, 50, 6},
-    {"bench-10k's replicas in one service", 2164, 0, 7},
-    {"downs often", 100, 3, 8},
+    {"one replica", 1, 0, 1, 0},
+    {"two replicas", 2, 0, 2, 0},
+    {"three: a padded tree", 3, 8, 3, 0},
+    {"a power of two", 64, 16, 4, 0},
+    {"one past a power of two", 65, 16, 5, 0},
+    {"a service of bench-10k", 720, 50, 6, 0},
+    {"bench-10k's replicas in one service", 2164, 0, 7, 0},
+    {"downs often", 100, 3, 8, 0},
+    {"loads past the bitmaps'", 40, 9, 9, 3},
+    {"loads past them, downs rare", 130, 400, 10, 4},
+    {"one past a bitmap's 64^2", 4097, 30, 11, 0},
+    {"past a load's three levels: the tree alone", 262145, 20, 12, 0},
 };
+
+/* Whether the next load change is up. */
+static bool grows(const route_case *c, uint64_t *x) {
+  return c->grow ? lcg(x) % c->grow != 0 : lcg(x) % 2 == 0;
+}
 
 static void test_route(void **state) {
   const route_case *c = *state;
@@ -60,7 +72,8 @@ static void test_route(void **state) {
     key[k] = key_of(false, 0, k);
   assert_true(inf__route_min(&t) == scan_min(key, c->n));
   uint64_t x = c->seed;
-  for (int step = 0; step < 20000; step++) {
+  int steps = c->n > 10000 ? 500 : 20000; /* the scan is O(n) a step */
+  for (int step = 0; step < steps; step++) {
     uint32_t k = lcg(&x) % c->n;
     /* Arrivals go to the lightest; completions leave anywhere. */
     if (lcg(&x) % 2 == 0)
@@ -68,7 +81,7 @@ static void test_route(void **state) {
     if (c->down > 0 && lcg(&x) % c->down == 0) {
       down[k] = !down[k];
       load[k] = 0; /* a replica that goes down drops what it holds */
-    } else if (lcg(&x) % 2 == 0 || load[k] == 0) {
+    } else if (grows(c, &x) || load[k] == 0) {
       load[k]++;
     } else {
       load[k]--;
@@ -132,7 +145,7 @@ static void test_empty(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, test_route, cases);
   TEST_ROWS(tests, n, test_empty, empties);
