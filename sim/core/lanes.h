@@ -1,0 +1,57 @@
+/* lanes.h - sixteen bytes as two or four lanes, for the tick's loops that
+ * compare stretches of values to the bit or add two chains at once.
+ *
+ * GCC's and clang's vector extension: one SSE2 register on x86-64, plain
+ * words elsewhere. Lane by lane the operations are the scalar ones, so two
+ * doubles added as a pair have the bits the two scalar adds would have.
+ * Loads and stores go through memcpy, so any address will do (the arrays
+ * they read are doubles and words, 8- or 4-aligned). One header, so the
+ * types and the portable shuffle are written once. */
+#ifndef SIM_LANES_H
+#define SIM_LANES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef double sim_d2 __attribute__((vector_size(16)));   /* two doubles */
+typedef uint64_t sim_u2 __attribute__((vector_size(16))); /* two words */
+typedef uint32_t sim_u4 __attribute__((vector_size(16))); /* four 32-bit */
+typedef int64_t sim_i2 __attribute__((vector_size(16)));  /* a pick's lanes */
+
+static inline sim_d2 sim_d2_at(const void *x) {
+  sim_d2 v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+static inline sim_u2 sim_u2_at(const void *x) {
+  sim_u2 v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+static inline sim_u4 sim_u4_at(const void *x) {
+  sim_u4 v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+static inline void sim_d2_put(void *x, sim_d2 v) { memcpy(x, &v, sizeof v); }
+static inline void sim_u2_put(void *x, sim_u2 v) { memcpy(x, &v, sizeof v); }
+static inline void sim_u4_put(void *x, sim_u4 v) { memcpy(x, &v, sizeof v); }
+
+/* Whether every bit of the sixteen bytes is zero: an or of xors that
+ * came out zero means every lane compared equal, to the bit. */
+static inline bool sim_u2_zero(sim_u2 v) { return (v[0] | v[1]) == 0; }
+static inline bool sim_u4_zero(sim_u4 v) { return sim_u2_zero((sim_u2)v); }
+
+/* Lane i of a then lane j of b, i and j constants 0 or 1 (one shufpd or
+ * movsd on x86-64). clang and GCC name the shuffle differently. */
+#if defined(__clang__)
+#define SIM_D2_PICK(a, i, b, j) __builtin_shufflevector(a, b, i, 2 + (j))
+#else
+#define SIM_D2_PICK(a, i, b, j) __builtin_shuffle(a, b, (sim_i2){i, 2 + (j)})
+#endif
+
+#endif
