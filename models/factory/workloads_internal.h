@@ -182,12 +182,6 @@ typedef struct work_reps {
  * fleet's first runs, in order). */
 bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 
-/* workloads_tick.c: loads l[0 .. n) (n > 0) to runs q0 .. q0 + n - 1 of
- * fl, as rack_set_run_load one by one would write them (the runs of
- * replicas in order, work__runs_seq). */
-void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
-                     uint32_t n);
-
 /* workloads_tick.c: the clocks of r's replicas (the runs fresh), each the
  * slowest of its runs' (work__runs_phi's, the same bits), into phi[k];
  * last as work__runs_phi's. With r->load, a replica's load is compared

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "lanes.h"
 #include "workloads_internal.h"
 
 /* fmin, NaN rules included, inlined: libm's is a call, and the clocks
@@ -450,52 +451,10 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-/* Two doubles (GCC's vector extension: an SSE2 register on x86-64). */
-typedef double dpair __attribute__((vector_size(16)));
-
-/* Lane i of a then lane j of b (lanes 0 and 1; a shufpd or movsd). */
-#if defined(__clang__)
-#define DPAIR_PICK(a, i, b, j) __builtin_shufflevector(a, b, i, 2 + (j))
-#else
-typedef int64_t dpair_lanes __attribute__((vector_size(16)));
-#define DPAIR_PICK(a, i, b, j)                                                 \
-  __builtin_shuffle(a, b, (dpair_lanes){i, 2 + (j)})
-#endif
-
-static inline dpair dpair_at(const void *x) {
-  dpair v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
-
-/* The first load through rack_set_run_load (which notes the GPUs' loads
- * behind the runs'), the rest in place, two replicas' six words a turn
- * as three pairs (sm mem, busy sm, mem busy) to three (sm sm, mem mem,
- * busy busy): the same words to the same places, about 5 instructions a
- * replica, not 7. */
-void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
-                     uint32_t n) {
-  rack_set_run_load(fl, q0, l[0]);
-  double *sm = fl->run_sm + q0, *mem = fl->run_mem + q0,
-         *busy = fl->run_busy + q0;
-  size_t k = 1;
-#pragma GCC unroll 2
-  for (; k + 2 <= n; k += 2) {
-    const char *x = (const char *)(l + k);
-    dpair a = dpair_at(x), b = dpair_at(x + 16), c = dpair_at(x + 32);
-    dpair s = DPAIR_PICK(a, 0, b, 1), m = DPAIR_PICK(a, 1, c, 0),
-          u = DPAIR_PICK(b, 0, c, 1);
-    memcpy(sm + k, &s, sizeof s);
-    memcpy(mem + k, &m, sizeof m);
-    memcpy(busy + k, &u, sizeof u);
-  }
-  if (k < n)
-    rack_set_run_load(fl, q0 + (uint32_t)k, l[k]);
-}
-
 /* The replicas' loads from the services, service by service, in
  * replica order; then each to its packed runs, once a run
- * (rack_set_run_load). The services do not read the fleet, so the
+ * (rack_set_run_load; the runs in order all at once, the hardware's
+ * rack_set_run_loads_seq). The services do not read the fleet, so the
  * loads and the order of the writes are the one-by-one loop's. */
 static void replica_loads(work *w) {
   gpu_load *l = w->rep_load;
@@ -507,7 +466,7 @@ static void replica_loads(work *w) {
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
   if (w->reps_seq) { /* replica k's run runs[0] + k */
-    work__loads_seq(fl, runs[0], w->rep_load, w->nrep);
+    rack_set_run_loads_seq(fl, runs[0], w->rep_load, w->nrep);
   } else if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
     /* Four a turn: 7 instructions a replica -> about 5. */
 #pragma GCC unroll 4
@@ -656,7 +615,7 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
 #pragma GCC unroll 4
   for (size_t i = 0; i < e; i++) {
     char *x = (char *)(u + j + i);
-    dpair wc = {1, c[i]};
+    sim_d2 wc = {1, c[i]};
     memcpy(x + offsetof(power_unit, cls), &cp, sizeof cp);
     memcpy(x + offsetof(power_unit, weight), &wc, sizeof wc);
   }

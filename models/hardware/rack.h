@@ -260,6 +260,14 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
   f->loads_unfilled = true;
 }
 
+/* Loads l[0 .. n) to runs q0 .. q0 + n - 1 (the runs fresh), as
+ * rack_set_run_load one by one would write them, to the bit: the runs'
+ * only, the GPUs' noted behind (loads_unfilled) when n > 0; n == 0 writes
+ * nothing. For a list of replicas whose runs follow each other (the
+ * services', from the factory's drive). */
+void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
+                            size_t n);
+
 /* Every GPU's cap (the array cap_w) filled from its run's when control
  * wrote them once a run (rack_set_run_cap): whoever reads a GPU's cap or
  * writes caps per GPU calls it first. Logically const. */

@@ -10,8 +10,7 @@
  * (the held clocks' paths for them, racks of one type or of several,
  * thermal caps under the caps or not). The stretches of a service's
  * replicas that take their worth in one call (work__replica_stretch)
- * against the slot-reading loop they replaced; their loads written to
- * runs in order (work__loads_seq). And the background load
+ * against the slot-reading loop they replaced. And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
  * and gone. */
 #define WORK_SCENARIO "work_tick.yaml"
@@ -247,40 +246,6 @@ static void one_run_replicas_are_their_gpus_slowest(void **state) {
   }
 }
 
-/* work__loads_seq writes loads l[0 .. n) to runs q0 .. q0 + n - 1 to the
- * bit, as rack_set_run_load would one by one (the GPUs' loads then noted
- * behind), and no run beside them: every count to 11 (odd and even, its
- * pairs and the one left), from runs 0, 1 and 6. */
-static void loads_in_order(void **state) {
-  (void)state;
-  static uint32_t size[MAX_REPS];
-  static gpu_load load[MAX_REPS], l[11];
-  two_types t;
-  rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
-  srand(30);
-  lay_out_one(f, size, load, 1);
-  rack_fleet_update(f, NULL);
-  assert_true(f->nruns > 20);
-  static const uint32_t from[] = {0, 1, 6};
-  for (size_t a = 0; a < sizeof from / sizeof *from; a++)
-    for (uint32_t n = 1; n <= 11; n++) {
-      for (uint32_t q = 0; q < f->nruns; q++)
-        rack_set_run_load(f, q, (gpu_load){-1, -2, -3});
-      for (uint32_t k = 0; k < n; k++)
-        l[k] = (gpu_load){uniform(), uniform(), uniform()};
-      f->loads_unfilled = false;
-      work__loads_seq(f, from[a], l, n);
-      assert_true(f->loads_unfilled);
-      for (uint32_t q = 0; q < from[a] + n + 1; q++) {
-        bool in = q >= from[a] && q < from[a] + n;
-        gpu_load want = in ? l[q - from[a]] : (gpu_load){-1, -2, -3},
-                 got = rack_run_load(f, q);
-        assert_memory_equal(&got, &want, sizeof want);
-      }
-    }
-  two_types_free(&t);
-}
-
 /* Whether runs are in order (work__runs_seq): one a replica, each the one
  * before's plus one, from any first. */
 static void runs_in_order(void **state) {
@@ -434,7 +399,6 @@ int main(void) {
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
   TEST_ADD(tests, n, runs_in_order);
-  TEST_ADD(tests, n, loads_in_order);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
