@@ -264,16 +264,6 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
   return n;
 }
 
-/* Two 64-bit lanes (GCC's vector extension: SSE2's registers on x86-64,
- * plain words elsewhere), loaded from anywhere. */
-typedef uint64_t pair64 __attribute__((vector_size(16)));
-
-static inline pair64 pair_at(const void *x) {
-  pair64 v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
-
 _Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
                "four replicas' loads are six pairs of words");
 
@@ -281,17 +271,15 @@ _Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
  * busy) and caps (two pairs) xor-ed against load l (its words in those
  * pairs) and cap c (each pair's two lanes), or-ed into one pair: zeros
  * where all four hit. */
-static inline pair64 four_miss(const gpu_load *load, const double *cap,
-                               uint32_t k, pair64 l0, pair64 l1, pair64 l2,
-                               pair64 c) {
+static inline sim_u2 four_miss(const gpu_load *load, const double *cap,
+                               uint32_t k, sim_u2 l0, sim_u2 l1, sim_u2 l2,
+                               sim_u2 c) {
   const char *x = (const char *)(load + k);
-  return (pair_at(x) ^ l0) | (pair_at(x + 16) ^ l1) | (pair_at(x + 32) ^ l2) |
-         (pair_at(x + 48) ^ l0) | (pair_at(x + 64) ^ l1) |
-         (pair_at(x + 80) ^ l2) | (pair_at(cap + k) ^ c) |
-         (pair_at(cap + k + 2) ^ c);
+  return (sim_u2_at(x) ^ l0) | (sim_u2_at(x + 16) ^ l1) |
+         (sim_u2_at(x + 32) ^ l2) | (sim_u2_at(x + 48) ^ l0) |
+         (sim_u2_at(x + 64) ^ l1) | (sim_u2_at(x + 80) ^ l2) |
+         (sim_u2_at(cap + k) ^ c) | (sim_u2_at(cap + k + 2) ^ c);
 }
-
-static inline bool pair_zero(pair64 d) { return (d[0] | d[1]) == 0; }
 
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
  * in place, without the runs' indices; past the first eight replicas
@@ -314,20 +302,20 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
     phi[k] = p;
   }
   const uint64_t s = sim_bits(l.sm), m = sim_bits(l.mem), b = sim_bits(l.busy);
-  const pair64 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
+  const sim_u2 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
                c = {sim_bits(l_cap), sim_bits(l_cap)},
                pp = {sim_bits(p), sim_bits(p)};
-  for (; k + 8 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c) |
-                                 four_miss(load, cap, k + 4, l0, l1, l2, c));
+  for (; k + 8 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c) |
+                                   four_miss(load, cap, k + 4, l0, l1, l2, c));
        k += 8) {
-    memcpy(phi + k, &pp, sizeof pp);
-    memcpy(phi + k + 2, &pp, sizeof pp);
-    memcpy(phi + k + 4, &pp, sizeof pp);
-    memcpy(phi + k + 6, &pp, sizeof pp);
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
+    sim_u2_put(phi + k + 4, pp);
+    sim_u2_put(phi + k + 6, pp);
   }
-  if (k + 4 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
-    memcpy(phi + k, &pp, sizeof pp);
-    memcpy(phi + k + 2, &pp, sizeof pp);
+  if (k + 4 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
     k += 4;
   }
   for (; k < n && HIT(k); k++)
@@ -538,21 +526,6 @@ const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
 
 uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
 
-/* Four keys as one vector of 32-bit lanes (GCC's vector extension, its
- * lanes in memory order; an SSE2 register on x86-64). */
-typedef uint32_t keys4 __attribute__((vector_size(16)));
-
-static inline keys4 keys_at(const uint32_t *k) {
-  keys4 v;
-  memcpy(&v, k, sizeof v);
-  return v;
-}
-
-static inline bool keys_zero(keys4 d) {
-  pair64 x = (pair64)d;
-  return (x[0] | x[1]) == 0;
-}
-
 /* Eight keys a turn, two vectors of four against the keys they would be
  * (k0 + e .. k0 + e + 7; no lane carries or wraps while k0 + m fits in
  * 32 bits), one test for the eight; then four once, the rest one at a
@@ -563,11 +536,12 @@ size_t work__key_stretch(const uint32_t *k, size_t m) {
   size_t e = 1;
   if (k0 + m <= UINT32_MAX) {
     const uint32_t b = (uint32_t)k0;
-    keys4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
+    sim_u4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
     for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
-      if (!keys_zero((keys_at(k + e) ^ want0) | (keys_at(k + e + 4) ^ want1)))
+      if (!sim_u4_zero((sim_u4_at(k + e) ^ want0) |
+                       (sim_u4_at(k + e + 4) ^ want1)))
         break;
-    if (e + 4 <= m && keys_zero(keys_at(k + e) ^ want0))
+    if (e + 4 <= m && sim_u4_zero(sim_u4_at(k + e) ^ want0))
       e += 4;
   }
   while (e < m && k[e] == k0 + e)
@@ -611,13 +585,13 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
   memset(&t, 0, sizeof t);
   t.cls = POWER_INFERENCE;
   t.priority = w->cfg->services[s0->owner].priority;
-  const pair64 cp = pair_at((const char *)&t + offsetof(power_unit, cls));
+  const sim_u2 cp = sim_u2_at((const char *)&t + offsetof(power_unit, cls));
 #pragma GCC unroll 4
   for (size_t i = 0; i < e; i++) {
     char *x = (char *)(u + j + i);
     sim_d2 wc = {1, c[i]};
-    memcpy(x + offsetof(power_unit, cls), &cp, sizeof cp);
-    memcpy(x + offsetof(power_unit, weight), &wc, sizeof wc);
+    sim_u2_put(x + offsetof(power_unit, cls), cp);
+    sim_d2_put(x + offsetof(power_unit, weight), wc);
   }
   return j + e;
 }

@@ -267,7 +267,8 @@ static void run_loads_seq(void **state) {
   }
   rack_fleet_gpu_loads(f);
   for (uint32_t q = 0; q < f->nruns; q++) {
-    gpu_load want = rack_run_load(f, q), got = rack_gpu_load(f, f->run_first[q]);
+    gpu_load want = rack_run_load(f, q),
+             got = rack_gpu_load(f, f->run_first[q]);
     assert_memory_equal(&got, &want, sizeof want);
   }
   test_free(l);
