@@ -10,6 +10,7 @@
 
 #include "control.h"
 #include "deferral.h"
+#include "lanes.h"
 #include "scheduler.h"
 #include "workloads.h"
 
@@ -205,6 +206,21 @@ size_t work__key_stretch(const uint32_t *k, size_t m);
 enum { WORK_CHUNK = 64 };
 size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
                              size_t n);
+
+/* A unit's class and priority as the sixteen bytes replica_units stores
+ * from its cls on: the class's int, the four bytes of padding after it
+ * zeros (as in a unit made of zeros), the priority's word. Made in
+ * registers: made in a unit on the stack (a memset, a store) and loaded
+ * back as one pair, a load no store could forward, it cost half of
+ * replica_units' time (perf, release build). */
+static inline sim_u2 work__class_priority(int cls, int64_t priority) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const uint64_t c = (uint64_t)(uint32_t)cls << 32;
+#else
+  const uint64_t c = (uint32_t)cls;
+#endif
+  return (sim_u2){c, (uint64_t)priority};
+}
 
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);

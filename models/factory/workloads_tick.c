@@ -566,7 +566,8 @@ size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
 /* A unit's class and priority (with the padding between them), and its
  * weight and c, each a pair of words: replica_units stores a unit's worth
  * as two stores, not four. */
-_Static_assert(offsetof(power_unit, priority) ==
+_Static_assert(sizeof(int) == 4 &&
+                   offsetof(power_unit, priority) ==
                        offsetof(power_unit, cls) + 8 &&
                    offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
                "a unit's class and priority, weight and c, in pairs");
@@ -574,18 +575,16 @@ _Static_assert(offsetof(power_unit, priority) ==
 /* Units j .. of a stretch of one service's consecutive replicas
  * (work__replica_stretch: a rack's replicas, in order) take their compute
  * shares in one call (inf_compute_shares); returns the unit after it.
- * Their class and priority from one unit made of zeros, the same values. */
+ * Their class and priority as a unit made of zeros holds them
+ * (work__class_priority). */
 static size_t replica_units(const work *w, const uint32_t *key, size_t j,
                             size_t n, power_unit *u) {
   const slot *s0 = &w->slots[key[j]];
   size_t e = work__replica_stretch(w, key, j, n);
   double c[WORK_CHUNK];
   inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
-  power_unit t;
-  memset(&t, 0, sizeof t);
-  t.cls = POWER_INFERENCE;
-  t.priority = w->cfg->services[s0->owner].priority;
-  const sim_u2 cp = sim_u2_at((const char *)&t + offsetof(power_unit, cls));
+  const sim_u2 cp = work__class_priority(POWER_INFERENCE,
+                                         w->cfg->services[s0->owner].priority);
 #pragma GCC unroll 4
   for (size_t i = 0; i < e; i++) {
     char *x = (char *)(u + j + i);

@@ -393,12 +393,38 @@ static void freed_gpus_take_the_background(void **state) {
   run_free(&r);
 }
 
+/* work__class_priority: the sixteen bytes of a unit made of zeros from
+ * its cls on, with the class and priority set (the padding between them
+ * zeros), to the byte. */
+static void class_priority_as_a_unit(void **state) {
+  (void)state;
+  static const struct {
+    int cls;
+    int64_t priority;
+  } rows[] = {
+      {POWER_INFERENCE, 0},        {POWER_INFERENCE, 7},
+      {POWER_TRAINING, -1},        {POWER_INFERENCE, INT64_MIN},
+      {POWER_TRAINING, INT64_MAX}, {POWER_INFERENCE, (int64_t)1 << 40},
+  };
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    power_unit t;
+    memset(&t, 0, sizeof t);
+    t.cls = rows[k].cls;
+    t.priority = rows[k].priority;
+    unsigned char got[16];
+    sim_u2_put(got, work__class_priority(rows[k].cls, rows[k].priority));
+    assert_memory_equal(got, (const char *)&t + offsetof(power_unit, cls),
+                        sizeof got);
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
   TEST_ADD(tests, n, runs_in_order);
+  TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
