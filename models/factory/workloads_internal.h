@@ -190,6 +190,11 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
+/* For tests: the held clocks of replicas in order compare two lanes a
+ * register even where the CPU has AVX2 (four) while on is true; the
+ * same clocks either way. */
+void work__hits_narrow(bool on);
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,

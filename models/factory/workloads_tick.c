@@ -281,11 +281,99 @@ static inline sim_u2 four_miss(const gpu_load *load, const double *cap,
          (sim_u2_at(cap + k) ^ c) | (sim_u2_at(cap + k + 2) ^ c);
 }
 
+/* What a replica of hits_seq's eights hits: last's load's, cap's and
+ * clock's bits (its clock held to 1). */
+typedef struct hit_bits {
+  uint64_t sm, mem, busy, cap, phi;
+} hit_bits;
+
+/* hits_seq's eights from k on, two lanes a register (SSE2, or plain
+ * words): two four_miss and one test a turn, then four once. Where
+ * every replica of a turn hits, its clocks stored; the first replica
+ * of the first turn that does not, or where fewer than four are left. */
+static inline uint32_t hits_pairs(const gpu_load *load, const double *cap,
+                                  uint32_t k, uint32_t n, const hit_bits *h,
+                                  double *phi) {
+  const sim_u2 l0 = {h->sm, h->mem}, l1 = {h->busy, h->sm},
+               l2 = {h->mem, h->busy}, c = {h->cap, h->cap},
+               pp = {h->phi, h->phi};
+  for (; k + 8 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c) |
+                                   four_miss(load, cap, k + 4, l0, l1, l2, c));
+       k += 8) {
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
+    sim_u2_put(phi + k + 4, pp);
+    sim_u2_put(phi + k + 6, pp);
+  }
+  if (k + 4 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
+    k += 4;
+  }
+  return k;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WORK_HITS_AVX2 1
+#include <immintrin.h>
+
+/* four_miss four lanes a register: replicas k .. k + 3's loads as three
+ * registers (sm mem busy sm, mem busy sm mem, busy sm mem busy) and
+ * their caps as one, xor-ed against l's and or-ed into one. */
+__attribute__((target("avx2"))) static inline __m256i
+four_miss4(const gpu_load *load, const double *cap, uint32_t k,
+           const __m256i l[3], __m256i c) {
+  const __m256i *x = (const __m256i *)(load + k);
+  __m256i a = _mm256_xor_si256(_mm256_loadu_si256(x), l[0]);
+  __m256i b = _mm256_xor_si256(_mm256_loadu_si256(x + 1), l[1]);
+  __m256i d = _mm256_xor_si256(_mm256_loadu_si256(x + 2), l[2]);
+  __m256i e =
+      _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(cap + k)), c);
+  return _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(d, e));
+}
+
+/* hits_pairs four lanes a register (AVX2, where the CPU has it): the
+ * same replicas hit, the same clocks stored, about half the
+ * instructions. */
+__attribute__((target("avx2"), noinline)) static uint32_t
+hits_quads(const gpu_load *load, const double *cap, uint32_t k, uint32_t n,
+           const hit_bits *h, double *phi) {
+  const long long s = (long long)h->sm, m = (long long)h->mem,
+                  b = (long long)h->busy;
+  const __m256i l[3] = {_mm256_setr_epi64x(s, m, b, s),
+                        _mm256_setr_epi64x(m, b, s, m),
+                        _mm256_setr_epi64x(b, s, m, b)},
+                c = _mm256_set1_epi64x((long long)h->cap);
+  const __m256d pp = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)h->phi));
+  for (; k + 8 <= n; k += 8) {
+    __m256i x = _mm256_or_si256(four_miss4(load, cap, k, l, c),
+                                four_miss4(load, cap, k + 4, l, c));
+    if (!_mm256_testz_si256(x, x))
+      break;
+    _mm256_storeu_pd(phi + k, pp);
+    _mm256_storeu_pd(phi + k + 4, pp);
+  }
+  if (k + 4 <= n) {
+    __m256i x = four_miss4(load, cap, k, l, c);
+    if (_mm256_testz_si256(x, x)) {
+      _mm256_storeu_pd(phi + k, pp);
+      k += 4;
+    }
+  }
+  return k;
+}
+#endif
+
+/* For tests: the two-lane eights even where AVX2 is. */
+static bool hits_narrow;
+
+void work__hits_narrow(bool on) { hits_narrow = on; }
+
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
  * in place, without the runs' indices; past the first eight replicas
- * (the request level's stretches are short) eight a turn (two four_miss,
- * one test), four once, the last few one at a time. The same replicas hit, the
- * same clock stored. */
+ * (the request level's stretches are short) eight a turn, four once
+ * (hits_quads, or hits_pairs without AVX2), the last few one at a time.
+ * The same replicas hit, the same clock stored. */
 __attribute__((noinline)) static uint32_t
 hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
          const rack_phi_last *last, double *phi) {
@@ -301,22 +389,15 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
       return k;
     phi[k] = p;
   }
-  const uint64_t s = sim_bits(l.sm), m = sim_bits(l.mem), b = sim_bits(l.busy);
-  const sim_u2 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
-               c = {sim_bits(l_cap), sim_bits(l_cap)},
-               pp = {sim_bits(p), sim_bits(p)};
-  for (; k + 8 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c) |
-                                   four_miss(load, cap, k + 4, l0, l1, l2, c));
-       k += 8) {
-    sim_u2_put(phi + k, pp);
-    sim_u2_put(phi + k + 2, pp);
-    sim_u2_put(phi + k + 4, pp);
-    sim_u2_put(phi + k + 6, pp);
-  }
-  if (k + 4 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
-    sim_u2_put(phi + k, pp);
-    sim_u2_put(phi + k + 2, pp);
-    k += 4;
+  if (k + 4 <= n) {
+    const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
+                        sim_bits(l_cap), sim_bits(p)};
+#ifdef WORK_HITS_AVX2
+    if (!hits_narrow && __builtin_cpu_supports("avx2"))
+      k = hits_quads(load, cap, k, n, &h, phi);
+    else
+#endif
+      k = hits_pairs(load, cap, k, n, &h, phi);
   }
   for (; k < n && HIT(k); k++)
     phi[k] = p;

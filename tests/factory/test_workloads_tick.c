@@ -200,16 +200,18 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
  * a cap like the replica before's is not always held alike): each
  * replica's clock from the loads held is the slowest of its GPUs', and
  * the runs in order (r.seq: the caps read in place, hits_seq's eight a
- * turn) give the same clocks as read through the runs' indices. */
+ * turn, four lanes a register and two) give the same clocks as read
+ * through the runs' indices. */
 static void one_run_rounds(const char *a, const char *b, const char *c,
                            int odds) {
   static uint32_t size[MAX_REPS];
   static gpu_load load[MAX_REPS];
-  static double held[MAX_REPS], seq[MAX_REPS];
+  static double held[MAX_REPS], seq[MAX_REPS], narrow[MAX_REPS];
   static packed p;
   two_types t;
   rack_fleet *f = fleet_make(&t, a, b, c);
-  rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last;
+  rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last,
+                last_narrow = last;
   for (int round = 0; round < 60; round++) {
     uint32_t nrep = lay_out_one(f, size, load, odds);
     for (uint32_t r = 0; r < f->nracks; r++)
@@ -225,6 +227,10 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     r.seq = true;
     work__replica_phis(f, &r, seq, &last_seq);
     assert_memory_equal(seq, held, nrep * sizeof *held);
+    work__hits_narrow(true); /* two lanes a register where AVX2 is too */
+    work__replica_phis(f, &r, narrow, &last_narrow);
+    work__hits_narrow(false);
+    assert_memory_equal(narrow, held, nrep * sizeof *held);
   }
   two_types_free(&t);
 }
@@ -244,6 +250,66 @@ static void one_run_replicas_are_their_gpus_slowest(void **state) {
     one_run_rounds("B200", "GB200", NULL, odds[k]);
     one_run_rounds("GB200", "B200", "GB200", odds[k]);
   }
+}
+
+/* Replicas of one run each, in order, all at one load and cap but
+ * replica j, whose one word is another's of the load (sm at the mem's
+ * value, ...) or whose cap is another: every j, every such word, each
+ * compare of hits_seq's (one at a time, two lanes a register and four)
+ * sees it, the clocks the slowest of the GPUs'. A lane compared against
+ * the wrong word would take j for a hit. */
+enum { OFF_REPS = 40 };
+
+static void one_word_off(void **state) {
+  (void)state;
+  static uint32_t size[OFF_REPS];
+  static double phi[OFF_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
+  const gpu_load l = {0.9, 0.6, 1};
+  const double cap = f->types[f->type[0]]->cap_min_w;
+  for (uint32_t k = 0; k < OFF_REPS; k++) {
+    size[k] = 2;
+    for (uint32_t i = 2 * k; i < 2 * k + 2; i++) {
+      rack_set_unit_key(f, i, k + 1);
+      rack_set_load(f, i, l);
+      f->cap_w[i] = cap;
+    }
+  }
+  rack_fleet_update(f, NULL);
+  pack(f, size, OFF_REPS, &p);
+  assert_true(work__runs_seq(p.run0, p.runs, OFF_REPS));
+  static gpu_load load[OFF_REPS];
+  for (uint32_t j = 1; j < OFF_REPS; j++)
+    for (int v = 0; v < 7; v++) {
+      for (uint32_t k = 0; k < OFF_REPS; k++)
+        load[k] = l;
+      double w[3] = {l.sm, l.mem, l.busy};
+      if (v < 6) /* word v / 2 at the value of one of the other two */
+        w[v / 2] = w[(v / 2 + 1 + v % 2) % 3];
+      load[j] = (gpu_load){w[0], w[1], w[2]};
+      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+        rack_set_load(f, i, load[j]);
+        f->cap_w[i] = v == 6 ? cap + 1 : cap;
+      }
+      rack_fleet_caps_written(f);
+      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type, load, true};
+      for (int narrow = 0; narrow < 2; narrow++) {
+        rack_phi_last last = {.type = RACK_PHI_NONE};
+        work__hits_narrow(narrow);
+        work__replica_phis(f, &r, phi, &last);
+        work__hits_narrow(false);
+        check_slowest(f, size, OFF_REPS, &p, phi);
+        assert_false(sim_same_bits(phi[j], phi[0]));
+      }
+      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+        rack_set_load(f, i, l);
+        f->cap_w[i] = cap;
+      }
+      rack_fleet_caps_written(f);
+    }
+  two_types_free(&t);
 }
 
 /* Whether runs are in order (work__runs_seq): one a replica, each the one
@@ -423,6 +489,7 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, one_word_off);
   TEST_ADD(tests, n, runs_in_order);
   TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
