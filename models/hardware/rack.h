@@ -310,6 +310,11 @@ static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
  * same answers either way. */
 void rack__runs_narrow(bool on);
 
+/* For tests: rack_set_run_loads_seq moves two loads a turn (SSE2) even
+ * where the CPU has AVX2 (four) while on is true; the same words
+ * written either way. */
+void rack__run_loads_narrow(bool on);
+
 /* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
 #define RACK_NO_GPU UINT32_MAX
 

@@ -219,21 +219,38 @@ typedef struct seq_case {
   const char *name;
   uint32_t q0, n;
   bool from_end;
+  bool narrow; /* two a turn where AVX2 is (rack__run_loads_narrow) */
 } seq_case;
 
 enum { SEQ_ALL = UINT32_MAX }; /* n: every run */
 
 static const seq_case seq_cases[] = {
-    {"seq: none", 3, 0, false},
-    {"seq: none at the end", 0, 0, true},
-    {"seq: one at the start", 0, 1, false},
-    {"seq: one at the end", 0, 1, true},
-    {"seq: two", 5, 2, false},
-    {"seq: odd", 1, 7, false},
-    {"seq: even", 2, 10, false},
-    {"seq: odd to the end", 0, 9, true},
-    {"seq: even to the end", 0, 12, true},
-    {"seq: every run", 0, SEQ_ALL, false},
+    {"seq: none", 3, 0, false, false},
+    {"seq: none at the end", 0, 0, true, false},
+    {"seq: one at the start", 0, 1, false, false},
+    {"seq: one at the end", 0, 1, true, false},
+    {"seq: two", 5, 2, false, false},
+    {"seq: three", 4, 3, false, false},
+    {"seq: five", 6, 5, false, false},
+    {"seq: six", 1, 6, false, false},
+    {"seq: odd", 1, 7, false, false},
+    {"seq: even", 2, 10, false, false},
+    {"seq: odd to the end", 0, 9, true, false},
+    {"seq: even to the end", 0, 12, true, false},
+    {"seq: every run", 0, SEQ_ALL, false, false},
+    {"seq, two a turn: none", 3, 0, false, true},
+    {"seq, two a turn: none at the end", 0, 0, true, true},
+    {"seq, two a turn: one at the start", 0, 1, false, true},
+    {"seq, two a turn: one at the end", 0, 1, true, true},
+    {"seq, two a turn: two", 5, 2, false, true},
+    {"seq, two a turn: three", 4, 3, false, true},
+    {"seq, two a turn: five", 6, 5, false, true},
+    {"seq, two a turn: six", 1, 6, false, true},
+    {"seq, two a turn: odd", 1, 7, false, true},
+    {"seq, two a turn: even", 2, 10, false, true},
+    {"seq, two a turn: odd to the end", 0, 9, true, true},
+    {"seq, two a turn: even to the end", 0, 12, true, true},
+    {"seq, two a turn: every run", 0, SEQ_ALL, false, true},
 };
 
 /* A word of every kind a load can hold: -0 (not 0), a subnormal, the
@@ -258,7 +275,9 @@ static void run_loads_seq(void **state) {
   for (uint32_t k = 0; k < n; k++)
     l[k] = (gpu_load){seq_word(3 * k, &d.seed), seq_word(3 * k + 1, &d.seed),
                       seq_word(3 * k + 2, &d.seed)};
+  rack__run_loads_narrow(c->narrow);
   rack_set_run_loads_seq(f, q0, l, n);
+  rack__run_loads_narrow(false);
   assert_int_equal(f->loads_unfilled, n > 0);
   for (uint32_t q = 0; q < f->nruns; q++) {
     gpu_load want = q >= q0 && q < q0 + n ? l[q - q0] : was,
@@ -276,7 +295,7 @@ static void run_loads_seq(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[32];
+  struct CMUnitTest tests[48];
   size_t n = 0;
   TEST_ROWS(tests, n, run_loads_are_the_gpus, cases);
   TEST_ROWS(tests, n, gpu_writes_set_the_runs, cases);
