@@ -200,11 +200,11 @@ void work__hits_narrow(bool on);
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);
 
-/* workloads_tick.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
+/* workloads_units.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
  * 1, ... (compared four a turn; work__replica_stretch's loop). */
 size_t work__key_stretch(const uint32_t *k, size_t m);
 
-/* workloads_tick.c: how many units key[j .. n) from a service slot key[j] on
+/* workloads_units.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,
  * parts one apart), at most WORK_CHUNK: the units that take their compute
  * shares in one call. */

@@ -1,7 +1,8 @@
 /* workloads_tick.c - the workloads' share of every control tick (see
  * workloads.h): the clocks the slots ran at to the models, the models'
- * loads to the slots' GPUs, what the units' work is worth to the power
- * policy (the energy's attribution per owner: workloads_owners.c). Run
+ * loads to the slots' GPUs (what the units' work is worth to the power
+ * policy: workloads_units.c; the energy's attribution per owner:
+ * workloads_owners.c). Run
  * by run of the fleet's units where they are fresh (rack.h); GPU by GPU
  * otherwise. The services' replicas go as one packed list (replica
  * clocks and loads below): they are the most slots by far. */
@@ -10,7 +11,6 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "lanes.h"
 #include "workloads_internal.h"
@@ -596,104 +596,5 @@ void work_drive(work *w, double dt) {
                            w->train, work__job_of(w, s->owner), s->part, dt))
                      : inf_take_load(w->svc[s->owner], s->part);
     slot_set_load(w, k, l, fresh);
-  }
-}
-
-/* ------------------------------------------------------------------ */
-/* Power allocation (control.c builds the units)                       */
-/* ------------------------------------------------------------------ */
-
-const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
-
-uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
-
-/* Eight keys a turn, two vectors of four against the keys they would be
- * (k0 + e .. k0 + e + 7; no lane carries or wraps while k0 + m fits in
- * 32 bits), one test for the eight; then four once, the rest one at a
- * time: about 2 instructions a key, where four a turn as two words took
- * 3 and one at a time 6. */
-size_t work__key_stretch(const uint32_t *k, size_t m) {
-  const uint64_t k0 = k[0];
-  size_t e = 1;
-  if (k0 + m <= UINT32_MAX) {
-    const uint32_t b = (uint32_t)k0;
-    sim_u4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
-    for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
-      if (!sim_u4_zero((sim_u4_at(k + e) ^ want0) |
-                       (sim_u4_at(k + e + 4) ^ want1)))
-        break;
-    if (e + 4 <= m && sim_u4_zero(sim_u4_at(k + e) ^ want0))
-      e += 4;
-  }
-  while (e < m && k[e] == k0 + e)
-    e++;
-  return e;
-}
-
-/* How many of keys key[j .. n) are one service's consecutive replicas
- * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at
- * most CHUNK. The services' slots are theirs in replica order
- * (lay_out_slots), so a stretch stays in the service while it is shorter
- * than the replicas left from key[j]'s part: no slot need be read. */
-size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
-                             size_t n) {
-  const slot *s0 = &w->slots[key[j]];
-  size_t m = (size_t)w->cfg->services[s0->owner].replicas - s0->part;
-  m = m < n - j ? m : n - j;
-  m = m < WORK_CHUNK ? m : WORK_CHUNK;
-  return work__key_stretch(key + j, m);
-}
-
-/* A unit's class and priority (with the padding between them), and its
- * weight and c, each a pair of words: replica_units stores a unit's worth
- * as two stores, not four. */
-_Static_assert(sizeof(int) == 4 &&
-                   offsetof(power_unit, priority) ==
-                       offsetof(power_unit, cls) + 8 &&
-                   offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
-               "a unit's class and priority, weight and c, in pairs");
-
-/* Units j .. of a stretch of one service's consecutive replicas
- * (work__replica_stretch: a rack's replicas, in order) take their compute
- * shares in one call (inf_compute_shares); returns the unit after it.
- * Their class and priority as a unit made of zeros holds them
- * (work__class_priority). */
-static size_t replica_units(const work *w, const uint32_t *key, size_t j,
-                            size_t n, power_unit *u) {
-  const slot *s0 = &w->slots[key[j]];
-  size_t e = work__replica_stretch(w, key, j, n);
-  double c[WORK_CHUNK];
-  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
-  const sim_u2 cp = work__class_priority(POWER_INFERENCE,
-                                         w->cfg->services[s0->owner].priority);
-#pragma GCC unroll 4
-  for (size_t i = 0; i < e; i++) {
-    char *x = (char *)(u + j + i);
-    sim_d2 wc = {1, c[i]};
-    sim_u2_put(x + offsetof(power_unit, cls), cp);
-    sim_d2_put(x + offsetof(power_unit, weight), wc);
-  }
-  return j + e;
-}
-
-/* One call per allocation for every unit (not one each): control asks
- * it of about 2,200 units a tick in bench-10k. */
-void work_slot_units(const work *w, const uint32_t *key, size_t n,
-                     power_unit *u) {
-  for (size_t j = 0; j < n;) {
-    if (key[j] == NO_SLOT) {
-      j++;
-      continue; /* free GPUs: no work */
-    }
-    const slot *s = &w->slots[key[j]];
-    if (!work__is_job(w, s->owner)) {
-      j = replica_units(w, key, j, n, u);
-      continue;
-    }
-    u[j].weight = 1;
-    u[j].cls = POWER_TRAINING;
-    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
-    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
-    j++;
   }
 }
