@@ -201,8 +201,13 @@ uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);
 
 /* workloads_units.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
- * 1, ... (compared four a turn; work__replica_stretch's loop). */
+ * 1, ... (compared eight or sixteen a turn; work__replica_stretch's
+ * loop). */
 size_t work__key_stretch(const uint32_t *k, size_t m);
+
+/* For tests: work__key_stretch compares eight keys a turn even where the
+ * CPU has AVX2 (sixteen) while on is true; the same answers either way. */
+void work__keys_narrow(bool on);
 
 /* workloads_units.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,

@@ -14,23 +14,74 @@ const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
 
 uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
 
-/* Eight keys a turn, two vectors of four against the keys they would be
- * (k0 + e .. k0 + e + 7; no lane carries or wraps while k0 + m fits in
- * 32 bits), one test for the eight; then four once, the rest one at a
- * time: about 2 instructions a key, where four a turn as two words took
- * 3 and one at a time 6. */
+/* Keys k[e ..) against the keys they would be (k0 + e, ...; no lane
+ * carries or wraps while k0 + m fits in 32 bits): eight a turn as two
+ * vectors of four, one test for the eight; then four once. Where the
+ * keys checked so stop: about 2 instructions a key, where four a turn
+ * as two words took 3 and one at a time 6. */
+static inline size_t key_eights(const uint32_t *k, size_t e, size_t m,
+                                uint32_t b) {
+  const uint32_t be = b + (uint32_t)e;
+  sim_u4 want0 = {be, be + 1, be + 2, be + 3}, want1 = want0 + 4;
+  for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
+    if (!sim_u4_zero((sim_u4_at(k + e) ^ want0) |
+                     (sim_u4_at(k + e + 4) ^ want1)))
+      break;
+  if (e + 4 <= m && sim_u4_zero(sim_u4_at(k + e) ^ want0))
+    e += 4;
+  return e;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WORK_KEYS_AVX2 1
+#include <immintrin.h>
+
+/* key_eights from key 0 on, sixteen a turn in two registers of eight
+ * (AVX2, where the CPU has it), then eight once. */
+__attribute__((target("avx2"), noinline)) static size_t
+key_sixteens(const uint32_t *k, size_t m, uint32_t b) {
+  const __m256i step = _mm256_set1_epi32(16);
+  __m256i want0 = _mm256_add_epi32(_mm256_set1_epi32((int)b),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+          want1 = _mm256_add_epi32(want0, _mm256_set1_epi32(8));
+  size_t e = 0;
+  for (; e + 16 <= m; e += 16) {
+    __m256i x = _mm256_or_si256(
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0),
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e + 8)),
+                         want1));
+    if (!_mm256_testz_si256(x, x))
+      break;
+    want0 = _mm256_add_epi32(want0, step);
+    want1 = _mm256_add_epi32(want1, step);
+  }
+  if (e + 8 <= m) {
+    __m256i x =
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0);
+    if (_mm256_testz_si256(x, x))
+      e += 8;
+  }
+  return e;
+}
+#endif
+
+/* For tests: the keys eight a turn even where AVX2 is. */
+static bool keys_narrow;
+
+void work__keys_narrow(bool on) { keys_narrow = on; }
+
+/* Sixteen a turn where AVX2 is, eight elsewhere (key_eights after
+ * either), the rest one at a time. From key 0 (itself, trivially), so a
+ * chunk's stretch of 64 is four turns of sixteen, nothing left over. */
 size_t work__key_stretch(const uint32_t *k, size_t m) {
   const uint64_t k0 = k[0];
-  size_t e = 1;
+  size_t e = 0;
   if (k0 + m <= UINT32_MAX) {
-    const uint32_t b = (uint32_t)k0;
-    sim_u4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
-    for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
-      if (!sim_u4_zero((sim_u4_at(k + e) ^ want0) |
-                       (sim_u4_at(k + e + 4) ^ want1)))
-        break;
-    if (e + 4 <= m && sim_u4_zero(sim_u4_at(k + e) ^ want0))
-      e += 4;
+#ifdef WORK_KEYS_AVX2
+    if (!keys_narrow && __builtin_cpu_supports("avx2"))
+      e = key_sixteens(k, m, (uint32_t)k0);
+#endif
+    e = key_eights(k, e, m, (uint32_t)k0);
   }
   while (e < m && k[e] == k0 + e)
     e++;

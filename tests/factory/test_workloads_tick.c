@@ -382,33 +382,54 @@ static void replica_stretches(void **state) {
 }
 
 /* work__key_stretch against one key at a time: keys from bases near 0
- * and near UINT32_MAX (where a lane of the eight-a-turn compare could
- * carry or wrap), every length up to 29 (two turns of eight, the four
- * after them and the last keys one at a time), the first break at every
+ * and near UINT32_MAX (where a lane of the many-a-turn compare could
+ * carry or wrap), every length up to KEYS_MAX, sixteen a turn or eight
+ * (work__keys_narrow), the first break at every
  * place (or none), the keys after it as they were or not, the break a
  * step, a jump back, a key a lane over. */
 typedef struct key_case {
   const char *name;
   uint64_t base;
   uint32_t wrong; /* what a broken key is, from the key it should be */
+  bool narrow;    /* eight a turn where AVX2 is (work__keys_narrow) */
 } key_case;
 
+/* Every length to two turns of sixteen from key 0, the eight, the four,
+ * the last few one at a time, and one more. */
+enum { KEYS_MAX = 32 + 8 + 4 + 3 + 1 };
+
 static const key_case key_cases[] = {
-    {"from 0, one more", 0, 1},
-    {"from 7, back to the base", 7, 0},
-    {"from 2^32 - 20, one more", UINT32_MAX - 19, 1},
-    {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1},
-    {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2},
-    {"from 2^31, a high bit", 1u << 31, 1u << 31},
-    {"from 2^32 - 29, the last that fits", UINT32_MAX - 28, 1},
-    {"from 5, four lanes over", 5, 4},
+    {"from 0, one more", 0, 1, false},
+    {"from 7, back to the base", 7, 0, false},
+    {"from 2^32 - 20, one more", UINT32_MAX - 19, 1, false},
+    {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1, false},
+    {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2, false},
+    {"from 2^31, a high bit", 1u << 31, 1u << 31, false},
+    {"from 2^32 - 48, the last that fits", UINT32_MAX - 47, 1, false},
+    {"from 5, four lanes over", 5, 4, false},
+    {"from 5, eight lanes over", 5, 8, false},
+    {"from 30, one less", 30, UINT32_MAX, false},
+    {"from 30, eight less", 30, UINT32_MAX - 7, false},
+    {"from 30, sixteen less", 30, UINT32_MAX - 15, false},
+    {"from 0, one more, eight a turn", 0, 1, true},
+    {"from 7, back to the base, eight a turn", 7, 0, true},
+    {"from 2^32 - 20, one more, eight a turn", UINT32_MAX - 19, 1, true},
+    {"from 2^32 - 3, lanes at the top, eight a turn", UINT32_MAX - 2, 1, true},
+    {"from 2^32 - 1, lanes wrap, eight a turn", UINT32_MAX, 2, true},
+    {"from 2^31, a high bit, eight a turn", 1u << 31, 1u << 31, true},
+    {"from 2^32 - 48, the last that fits, eight a turn", UINT32_MAX - 47, 1, true},
+    {"from 5, four lanes over, eight a turn", 5, 4, true},
+    {"from 5, eight lanes over, eight a turn", 5, 8, true},
+    {"from 30, one less, eight a turn", 30, UINT32_MAX, true},
+    {"from 30, eight less, eight a turn", 30, UINT32_MAX - 7, true},
+    {"from 30, sixteen less, eight a turn", 30, UINT32_MAX - 15, true},
 };
 
 static void key_stretches(void **state) {
   const key_case *c = *state;
-  uint32_t k[29];
+  uint32_t k[KEYS_MAX];
   /* brk == m: no break; alone: only k[brk] off, the rest as they were. */
-  for (size_t m = 1; m <= 29; m++)
+  for (size_t m = 1; m <= KEYS_MAX; m++)
     for (size_t brk = 1; brk <= m; brk++)
       for (int alone = 0; alone < 2; alone++) {
         for (size_t i = 0; i < m; i++) {
@@ -418,7 +439,10 @@ static void key_stretches(void **state) {
         size_t want = 1;
         while (want < m && k[want] == (uint64_t)k[0] + want)
           want++;
-        assert_int_equal(work__key_stretch(k, m), want);
+        work__keys_narrow(c->narrow);
+        size_t got = work__key_stretch(k, m);
+        work__keys_narrow(false);
+        assert_int_equal(got, want);
       }
 }
 
@@ -485,7 +509,7 @@ static void class_priority_as_a_unit(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[40];
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
