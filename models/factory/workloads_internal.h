@@ -74,6 +74,10 @@ struct work {
   uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
   bool reps_seq; /* work__runs_seq of the packed runs */
+  /* work__racks_type of the fleet, with the packed runs (fixed from the
+   * fleet's making: a rack's GPUs' type and count never change). */
+  bool racks_typed;
+  uint32_t racks_type;
   double *rep_phi;
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads (rep_load) were last
@@ -176,7 +180,15 @@ typedef struct work_reps {
   /* One run a replica, replica k's run runs[0] + k (work__runs_seq): the
    * runs' caps are then read in place. */
   bool seq;
+  /* Every rack holds GPUs, and racks_type is their one type
+   * (work__racks_type); false: the racks are read for it. */
+  bool typed;
+  uint32_t racks_type;
 } work_reps;
+
+/* workloads_tick.c: whether every rack of fl holds GPUs (then *type is
+ * their one GPU type, RACK_PHI_NONE where two racks' differ). */
+bool work__racks_type(const rack_fleet *fl, uint32_t *type);
 
 /* workloads_tick.c: whether replicas run0[0 .. n] are one run each and
  * runs[k] is runs[0] + k (bench-10k's: the services' replicas are the

@@ -183,7 +183,8 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false,
+                   false, 0};
     work__replica_phis(f, &r, phi, &last);
     r.load = load;
     work__replica_phis(f, &r, held, &last_held);
@@ -196,31 +197,35 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
 
 /* 60 rounds of replicas of one run each (lay_out_one, a load and cap new
  * one time in odds) over racks of types a, b (and c), every other round
- * with a thermal cap on every other rack (under some replicas' caps, so
- * a cap like the replica before's is not always held alike): each
+ * with a thermal cap on every other rack, the odd ones or the even
+ * (under some replicas' caps, so a cap like the replica before's is not
+ * always held alike): each
  * replica's clock from the loads held is the slowest of its GPUs', and
  * the runs in order (r.seq: the caps read in place, hits_seq's eight a
- * turn, four lanes a register and two) give the same clocks as read
- * through the runs' indices. */
+ * turn, four lanes a register and two; the racks' type known or read)
+ * give the same clocks as read through the runs' indices. */
 static void one_run_rounds(const char *a, const char *b, const char *c,
                            int odds) {
   static uint32_t size[MAX_REPS];
   static gpu_load load[MAX_REPS];
-  static double held[MAX_REPS], seq[MAX_REPS], narrow[MAX_REPS];
+  static double held[MAX_REPS], seq[MAX_REPS], narrow[MAX_REPS],
+      typed[MAX_REPS];
   static packed p;
   two_types t;
   rack_fleet *f = fleet_make(&t, a, b, c);
   rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last,
-                last_narrow = last;
+                last_narrow = last, last_typed = last;
   for (int round = 0; round < 60; round++) {
     uint32_t nrep = lay_out_one(f, size, load, odds);
     for (uint32_t r = 0; r < f->nracks; r++)
-      f->thermal_cap_w[r] = round % 2 && r % 2 ? 800 : INFINITY;
+      f->thermal_cap_w[r] =
+          round % 2 && (r + round / 2) % 2 ? 800 : INFINITY;
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false,
+                   false, 0};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
     assert_true(work__runs_seq(p.run0, p.runs, nrep)); /* from GPU 0 on */
@@ -231,6 +236,10 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     work__replica_phis(f, &r, narrow, &last_narrow);
     work__hits_narrow(false);
     assert_memory_equal(narrow, held, nrep * sizeof *held);
+    r.typed = work__racks_type(f, &r.racks_type); /* the type known */
+    assert_true(r.typed);
+    work__replica_phis(f, &r, typed, &last_typed);
+    assert_memory_equal(typed, held, nrep * sizeof *held);
   }
   two_types_free(&t);
 }
@@ -294,7 +303,8 @@ static void one_word_off(void **state) {
         f->cap_w[i] = v == 6 ? cap + 1 : cap;
       }
       rack_fleet_caps_written(f);
-      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type, load, true};
+      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
+                     load,     true,   false,  0};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
         work__hits_narrow(narrow);
@@ -310,6 +320,27 @@ static void one_word_off(void **state) {
       rack_fleet_caps_written(f);
     }
   two_types_free(&t);
+}
+
+/* work__racks_type: the racks' one GPU type where they share it, none
+ * where two groups' differ. */
+static void racks_type_of_the_fleet(void **state) {
+  (void)state;
+  static const struct {
+    const char *a, *b, *c;
+    bool one;
+  } rows[] = {{"GB200", "GB200", NULL, true},
+              {"B200", "GB200", NULL, false},
+              {"GB200", "B200", "GB200", false},
+              {"GB200", "GB200", "GB200", true}};
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    two_types t;
+    rack_fleet *f = fleet_make(&t, rows[k].a, rows[k].b, rows[k].c);
+    uint32_t type = 0;
+    assert_true(work__racks_type(f, &type));
+    assert_int_equal(type, rows[k].one ? f->type[0] : RACK_PHI_NONE);
+    two_types_free(&t);
+  }
 }
 
 /* Whether runs are in order (work__runs_seq): one a replica, each the one
@@ -514,6 +545,7 @@ int main(void) {
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_word_off);
+  TEST_ADD(tests, n, racks_type_of_the_fleet);
   TEST_ADD(tests, n, runs_in_order);
   TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
