@@ -266,7 +266,10 @@ static void one_run_replicas_are_their_gpus_slowest(void **state) {
  * value, ...) or whose cap is another: every j, every such word, each
  * compare of hits_seq's (one at a time, two lanes a register and four)
  * sees it, the clocks the slowest of the GPUs'. A lane compared against
- * the wrong word would take j for a hit. */
+ * the wrong word would take j for a hit; or replica 36 on (rack 1)
+ * held under the cap by its rack's thermal cap. The same replicas to j
+ * as one slot's runs (work__runs_phi, each run compared with last)
+ * leave last at j's. */
 enum { OFF_REPS = 40 };
 
 static void one_word_off(void **state) {
@@ -289,9 +292,14 @@ static void one_word_off(void **state) {
   rack_fleet_update(f, NULL);
   pack(f, size, OFF_REPS, &p);
   assert_true(work__runs_seq(p.run0, p.runs, OFF_REPS));
+  assert_true(f->rack[72] == 1 && f->rack[71] == 0); /* replica 36 on */
+  const double th1 = f->thermal_cap_w[1];
   static gpu_load load[OFF_REPS];
   for (uint32_t j = 1; j < OFF_REPS; j++)
-    for (int v = 0; v < 7; v++) {
+    for (int v = 0; v < 8; v++) {
+      if (v == 7 && j != 36) /* 7: rack 1's thermal cap under the cap */
+        continue;
+      f->thermal_cap_w[1] = v == 7 ? cap - 1 : th1;
       for (uint32_t k = 0; k < OFF_REPS; k++)
         load[k] = l;
       double w[3] = {l.sm, l.mem, l.busy};
@@ -313,6 +321,17 @@ static void one_word_off(void **state) {
         check_slowest(f, size, OFF_REPS, &p, phi);
         assert_false(sim_same_bits(phi[j], phi[0]));
       }
+      /* The replicas 0 .. j as one slot's runs (work__runs_phi): j last,
+       * so a hit taken for it would leave last at the others' keys. */
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      double got = work__runs_phi(f, p.runs, j + 1, &last), want = 1;
+      for (uint32_t i = 0; i < 2 * j + 2; i++)
+        want = fmin(want, rack_gpu_phi(f, i));
+      assert_memory_equal(&got, &want, sizeof got);
+      gpu_load kept = {last.sm, last.mem, last.busy};
+      assert_memory_equal(&kept, &load[j], sizeof kept);
+      assert_true(sim_same_bits(last.cap, rack_gpu_cap_w(f, 2 * j)));
+      f->thermal_cap_w[1] = th1;
       for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
         rack_set_load(f, i, l);
         f->cap_w[i] = cap;
