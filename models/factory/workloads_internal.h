@@ -10,6 +10,7 @@
 
 #include "control.h"
 #include "deferral.h"
+#include "lanes.h"
 #include "scheduler.h"
 #include "workloads.h"
 
@@ -73,6 +74,10 @@ struct work {
   uint16_t *rep_type; /* and its GPUs' type */
   bool reps_packed;
   bool reps_seq; /* work__runs_seq of the packed runs */
+  /* work__racks_type of the fleet, with the packed runs (fixed from the
+   * fleet's making: a rack's GPUs' type and count never change). */
+  bool racks_typed;
+  uint32_t racks_type;
   double *rep_phi;
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads (rep_load) were last
@@ -175,18 +180,20 @@ typedef struct work_reps {
   /* One run a replica, replica k's run runs[0] + k (work__runs_seq): the
    * runs' caps are then read in place. */
   bool seq;
+  /* Every rack holds GPUs, and racks_type is their one type
+   * (work__racks_type); false: the racks are read for it. */
+  bool typed;
+  uint32_t racks_type;
 } work_reps;
+
+/* workloads_tick.c: whether every rack of fl holds GPUs (then *type is
+ * their one GPU type, RACK_PHI_NONE where two racks' differ). */
+bool work__racks_type(const rack_fleet *fl, uint32_t *type);
 
 /* workloads_tick.c: whether replicas run0[0 .. n] are one run each and
  * runs[k] is runs[0] + k (bench-10k's: the services' replicas are the
  * fleet's first runs, in order). */
 bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
-
-/* workloads_tick.c: loads l[0 .. n) (n > 0) to runs q0 .. q0 + n - 1 of
- * fl, as rack_set_run_load one by one would write them (the runs of
- * replicas in order, work__runs_seq). */
-void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
-                     uint32_t n);
 
 /* workloads_tick.c: the clocks of r's replicas (the runs fresh), each the
  * slowest of its runs' (work__runs_phi's, the same bits), into phi[k];
@@ -195,22 +202,47 @@ void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
+/* For tests: the held clocks of replicas in order compare two lanes a
+ * register even where the CPU has AVX2 (four) while on is true; the
+ * same clocks either way. */
+void work__hits_narrow(bool on);
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
                          uint32_t n, uint32_t *runs);
 
-/* workloads_tick.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
- * 1, ... (compared four a turn; work__replica_stretch's loop). */
+/* workloads_units.c: how many of keys k[0 .. m) (m > 0) are k[0], k[0] +
+ * 1, ... (compared eight or sixteen a turn; work__replica_stretch's
+ * loop). */
 size_t work__key_stretch(const uint32_t *k, size_t m);
 
-/* workloads_tick.c: how many units key[j .. n) from a service slot key[j] on
+/* For tests: work__key_stretch compares eight keys a turn even where the
+ * CPU has AVX2 (sixteen) while on is true; the same answers either way. */
+void work__keys_narrow(bool on);
+
+/* workloads_units.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,
  * parts one apart), at most WORK_CHUNK: the units that take their compute
  * shares in one call. */
 enum { WORK_CHUNK = 64 };
 size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
                              size_t n);
+
+/* A unit's class and priority as the sixteen bytes replica_units stores
+ * from its cls on: the class's int, the four bytes of padding after it
+ * zeros (as in a unit made of zeros), the priority's word. Made in
+ * registers: made in a unit on the stack (a memset, a store) and loaded
+ * back as one pair, a load no store could forward, it cost half of
+ * replica_units' time (perf, release build). */
+static inline sim_u2 work__class_priority(int cls, int64_t priority) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const uint64_t c = (uint64_t)(uint32_t)cls << 32;
+#else
+  const uint64_t c = (uint32_t)cls;
+#endif
+  return (sim_u2){c, (uint64_t)priority};
+}
 
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);

@@ -1,7 +1,8 @@
 /* workloads_tick.c - the workloads' share of every control tick (see
  * workloads.h): the clocks the slots ran at to the models, the models'
- * loads to the slots' GPUs, what the units' work is worth to the power
- * policy (the energy's attribution per owner: workloads_owners.c). Run
+ * loads to the slots' GPUs (what the units' work is worth to the power
+ * policy: workloads_units.c; the energy's attribution per owner:
+ * workloads_owners.c). Run
  * by run of the fleet's units where they are fresh (rack.h); GPU by GPU
  * otherwise. The services' replicas go as one packed list (replica
  * clocks and loads below): they are the most slots by far. */
@@ -10,8 +11,8 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
+#include "lanes.h"
 #include "workloads_internal.h"
 
 /* fmin, NaN rules included, inlined: libm's is a call, and the clocks
@@ -68,6 +69,7 @@ static bool pack_replica_runs(work *w) {
     w->rep_type[q] = fl->run_type[w->rep_runs[q]];
   }
   w->reps_seq = work__runs_seq(w->rep_run0, w->rep_runs, w->nrep);
+  w->racks_typed = work__racks_type(fl, &w->racks_type);
   return true;
 }
 
@@ -263,16 +265,6 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
   return n;
 }
 
-/* Two 64-bit lanes (GCC's vector extension: SSE2's registers on x86-64,
- * plain words elsewhere), loaded from anywhere. */
-typedef uint64_t pair64 __attribute__((vector_size(16)));
-
-static inline pair64 pair_at(const void *x) {
-  pair64 v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
-
 _Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
                "four replicas' loads are six pairs of words");
 
@@ -280,23 +272,109 @@ _Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
  * busy) and caps (two pairs) xor-ed against load l (its words in those
  * pairs) and cap c (each pair's two lanes), or-ed into one pair: zeros
  * where all four hit. */
-static inline pair64 four_miss(const gpu_load *load, const double *cap,
-                               uint32_t k, pair64 l0, pair64 l1, pair64 l2,
-                               pair64 c) {
+static inline sim_u2 four_miss(const gpu_load *load, const double *cap,
+                               uint32_t k, sim_u2 l0, sim_u2 l1, sim_u2 l2,
+                               sim_u2 c) {
   const char *x = (const char *)(load + k);
-  return (pair_at(x) ^ l0) | (pair_at(x + 16) ^ l1) | (pair_at(x + 32) ^ l2) |
-         (pair_at(x + 48) ^ l0) | (pair_at(x + 64) ^ l1) |
-         (pair_at(x + 80) ^ l2) | (pair_at(cap + k) ^ c) |
-         (pair_at(cap + k + 2) ^ c);
+  return (sim_u2_at(x) ^ l0) | (sim_u2_at(x + 16) ^ l1) |
+         (sim_u2_at(x + 32) ^ l2) | (sim_u2_at(x + 48) ^ l0) |
+         (sim_u2_at(x + 64) ^ l1) | (sim_u2_at(x + 80) ^ l2) |
+         (sim_u2_at(cap + k) ^ c) | (sim_u2_at(cap + k + 2) ^ c);
 }
 
-static inline bool pair_zero(pair64 d) { return (d[0] | d[1]) == 0; }
+/* What a replica of hits_seq's eights hits: last's load's, cap's and
+ * clock's bits (its clock held to 1). */
+typedef struct hit_bits {
+  uint64_t sm, mem, busy, cap, phi;
+} hit_bits;
+
+/* hits_seq's eights from k on, two lanes a register (SSE2, or plain
+ * words): two four_miss and one test a turn, then four once. Where
+ * every replica of a turn hits, its clocks stored; the first replica
+ * of the first turn that does not, or where fewer than four are left. */
+static inline uint32_t hits_pairs(const gpu_load *load, const double *cap,
+                                  uint32_t k, uint32_t n, const hit_bits *h,
+                                  double *phi) {
+  const sim_u2 l0 = {h->sm, h->mem}, l1 = {h->busy, h->sm},
+               l2 = {h->mem, h->busy}, c = {h->cap, h->cap},
+               pp = {h->phi, h->phi};
+  for (; k + 8 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c) |
+                                   four_miss(load, cap, k + 4, l0, l1, l2, c));
+       k += 8) {
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
+    sim_u2_put(phi + k + 4, pp);
+    sim_u2_put(phi + k + 6, pp);
+  }
+  if (k + 4 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
+    sim_u2_put(phi + k, pp);
+    sim_u2_put(phi + k + 2, pp);
+    k += 4;
+  }
+  return k;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WORK_HITS_AVX2 1
+#include <immintrin.h>
+
+/* four_miss four lanes a register: replicas k .. k + 3's loads as three
+ * registers (sm mem busy sm, mem busy sm mem, busy sm mem busy) and
+ * their caps as one, xor-ed against l's and or-ed into one. */
+__attribute__((target("avx2"))) static inline __m256i
+four_miss4(const gpu_load *load, const double *cap, uint32_t k,
+           const __m256i l[3], __m256i c) {
+  const __m256i *x = (const __m256i *)(load + k);
+  __m256i a = _mm256_xor_si256(_mm256_loadu_si256(x), l[0]);
+  __m256i b = _mm256_xor_si256(_mm256_loadu_si256(x + 1), l[1]);
+  __m256i d = _mm256_xor_si256(_mm256_loadu_si256(x + 2), l[2]);
+  __m256i e =
+      _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(cap + k)), c);
+  return _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(d, e));
+}
+
+/* hits_pairs four lanes a register (AVX2, where the CPU has it): the
+ * same replicas hit, the same clocks stored, about half the
+ * instructions. */
+__attribute__((target("avx2"), noinline)) static uint32_t
+hits_quads(const gpu_load *load, const double *cap, uint32_t k, uint32_t n,
+           const hit_bits *h, double *phi) {
+  const long long s = (long long)h->sm, m = (long long)h->mem,
+                  b = (long long)h->busy;
+  const __m256i l[3] = {_mm256_setr_epi64x(s, m, b, s),
+                        _mm256_setr_epi64x(m, b, s, m),
+                        _mm256_setr_epi64x(b, s, m, b)},
+                c = _mm256_set1_epi64x((long long)h->cap);
+  const __m256d pp = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)h->phi));
+  for (; k + 8 <= n; k += 8) {
+    __m256i x = _mm256_or_si256(four_miss4(load, cap, k, l, c),
+                                four_miss4(load, cap, k + 4, l, c));
+    if (!_mm256_testz_si256(x, x))
+      break;
+    _mm256_storeu_pd(phi + k, pp);
+    _mm256_storeu_pd(phi + k + 4, pp);
+  }
+  if (k + 4 <= n) {
+    __m256i x = four_miss4(load, cap, k, l, c);
+    if (_mm256_testz_si256(x, x)) {
+      _mm256_storeu_pd(phi + k, pp);
+      k += 4;
+    }
+  }
+  return k;
+}
+#endif
+
+/* For tests: the two-lane eights even where AVX2 is. */
+static bool hits_narrow;
+
+void work__hits_narrow(bool on) { hits_narrow = on; }
 
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
  * in place, without the runs' indices; past the first eight replicas
- * (the request level's stretches are short) eight a turn (two four_miss,
- * one test), four once, the last few one at a time. The same replicas hit, the
- * same clock stored. */
+ * (the request level's stretches are short) eight a turn, four once
+ * (hits_quads, or hits_pairs without AVX2), the last few one at a time.
+ * The same replicas hit, the same clock stored. */
 __attribute__((noinline)) static uint32_t
 hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
          const rack_phi_last *last, double *phi) {
@@ -312,22 +390,15 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
       return k;
     phi[k] = p;
   }
-  const uint64_t s = sim_bits(l.sm), m = sim_bits(l.mem), b = sim_bits(l.busy);
-  const pair64 l0 = {s, m}, l1 = {b, s}, l2 = {m, b},
-               c = {sim_bits(l_cap), sim_bits(l_cap)},
-               pp = {sim_bits(p), sim_bits(p)};
-  for (; k + 8 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c) |
-                                 four_miss(load, cap, k + 4, l0, l1, l2, c));
-       k += 8) {
-    memcpy(phi + k, &pp, sizeof pp);
-    memcpy(phi + k + 2, &pp, sizeof pp);
-    memcpy(phi + k + 4, &pp, sizeof pp);
-    memcpy(phi + k + 6, &pp, sizeof pp);
-  }
-  if (k + 4 <= n && pair_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
-    memcpy(phi + k, &pp, sizeof pp);
-    memcpy(phi + k + 2, &pp, sizeof pp);
-    k += 4;
+  if (k + 4 <= n) {
+    const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
+                        sim_bits(l_cap), sim_bits(p)};
+#ifdef WORK_HITS_AVX2
+    if (!hits_narrow && __builtin_cpu_supports("avx2"))
+      k = hits_quads(load, cap, k, n, &h, phi);
+    else
+#endif
+      k = hits_pairs(load, cap, k, n, &h, phi);
   }
   for (; k < n && HIT(k); k++)
     phi[k] = p;
@@ -357,6 +428,33 @@ static racks_alike racks_alike_of(const rack_fleet *fl) {
     if (a.type == RACK_PHI_NONE || isnan(a.thermal))
       break;
   }
+  return a;
+}
+
+bool work__racks_type(const rack_fleet *fl, uint32_t *type) {
+  *type = RACK_PHI_NONE;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (fl->count[r] == 0)
+      return false;
+    uint32_t t = fl->type[fl->first[r]];
+    *type = r == 0 || t == *type ? t : RACK_PHI_NONE;
+  }
+  return true;
+}
+
+/* racks_alike_of with the racks' type known (r->typed: every rack holds
+ * GPUs, so none is passed over): the thermal caps' minimum alone, the
+ * same values met in the same order, so the same answer where the type
+ * is one. A tick's racks_alike_of was 2.7 k instructions at bench-10k,
+ * most of them the type, which never changes. */
+static racks_alike racks_alike_typed(const rack_fleet *fl, const work_reps *r) {
+  racks_alike a = {r->racks_type, INFINITY};
+  if (a.type == RACK_PHI_NONE)
+    return a;
+  const double *thermal = fl->thermal_cap_w;
+  for (uint32_t k = 0; k < fl->nracks && !isnan(a.thermal); k++)
+    a.thermal =
+        thermal[k] < a.thermal || isnan(thermal[k]) ? thermal[k] : a.thermal;
   return a;
 }
 
@@ -399,7 +497,9 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
   bool held = r->load != NULL;
   bool one = r->run0[r->n] == r->n; /* one run a replica: each has one */
-  racks_alike a = held && one ? racks_alike_of(fl) : (racks_alike){0};
+  racks_alike a = !held || !one ? (racks_alike){0}
+                  : r->typed    ? racks_alike_typed(fl, r)
+                                : racks_alike_of(fl);
   for (uint32_t k = 0; k < r->n;) {
     replica_phi(fl, r, k, last, phi, held);
     if (!held)
@@ -438,9 +538,9 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
   bool held = w->rep_loads_made == w->fleet->runs_made;
   assert(!held || loads_held(w));
-  work_reps r = {w->nrep,     w->rep_run0, w->rep_runs,
-                 w->rep_rack, w->rep_type, held ? w->rep_load : NULL,
-                 w->reps_seq};
+  work_reps r = {w->nrep,     w->rep_run0,    w->rep_runs,
+                 w->rep_rack, w->rep_type,    held ? w->rep_load : NULL,
+                 w->reps_seq, w->racks_typed, w->racks_type};
   work__replica_phis(w->fleet, &r, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
@@ -450,52 +550,10 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-/* Two doubles (GCC's vector extension: an SSE2 register on x86-64). */
-typedef double dpair __attribute__((vector_size(16)));
-
-/* Lane i of a then lane j of b (lanes 0 and 1; a shufpd or movsd). */
-#if defined(__clang__)
-#define DPAIR_PICK(a, i, b, j) __builtin_shufflevector(a, b, i, 2 + (j))
-#else
-typedef int64_t dpair_lanes __attribute__((vector_size(16)));
-#define DPAIR_PICK(a, i, b, j)                                                 \
-  __builtin_shuffle(a, b, (dpair_lanes){i, 2 + (j)})
-#endif
-
-static inline dpair dpair_at(const void *x) {
-  dpair v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
-
-/* The first load through rack_set_run_load (which notes the GPUs' loads
- * behind the runs'), the rest in place, two replicas' six words a turn
- * as three pairs (sm mem, busy sm, mem busy) to three (sm sm, mem mem,
- * busy busy): the same words to the same places, about 5 instructions a
- * replica, not 7. */
-void work__loads_seq(rack_fleet *fl, uint32_t q0, const gpu_load *l,
-                     uint32_t n) {
-  rack_set_run_load(fl, q0, l[0]);
-  double *sm = fl->run_sm + q0, *mem = fl->run_mem + q0,
-         *busy = fl->run_busy + q0;
-  size_t k = 1;
-#pragma GCC unroll 2
-  for (; k + 2 <= n; k += 2) {
-    const char *x = (const char *)(l + k);
-    dpair a = dpair_at(x), b = dpair_at(x + 16), c = dpair_at(x + 32);
-    dpair s = DPAIR_PICK(a, 0, b, 1), m = DPAIR_PICK(a, 1, c, 0),
-          u = DPAIR_PICK(b, 0, c, 1);
-    memcpy(sm + k, &s, sizeof s);
-    memcpy(mem + k, &m, sizeof m);
-    memcpy(busy + k, &u, sizeof u);
-  }
-  if (k < n)
-    rack_set_run_load(fl, q0 + (uint32_t)k, l[k]);
-}
-
 /* The replicas' loads from the services, service by service, in
  * replica order; then each to its packed runs, once a run
- * (rack_set_run_load). The services do not read the fleet, so the
+ * (rack_set_run_load; the runs in order all at once, the hardware's
+ * rack_set_run_loads_seq). The services do not read the fleet, so the
  * loads and the order of the writes are the one-by-one loop's. */
 static void replica_loads(work *w) {
   gpu_load *l = w->rep_load;
@@ -507,7 +565,7 @@ static void replica_loads(work *w) {
   rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
   if (w->reps_seq) { /* replica k's run runs[0] + k */
-    work__loads_seq(fl, runs[0], w->rep_load, w->nrep);
+    rack_set_run_loads_seq(fl, runs[0], w->rep_load, w->nrep);
   } else if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
     /* Four a turn: 7 instructions a replica -> about 5. */
 #pragma GCC unroll 4
@@ -568,119 +626,5 @@ void work_drive(work *w, double dt) {
                            w->train, work__job_of(w, s->owner), s->part, dt))
                      : inf_take_load(w->svc[s->owner], s->part);
     slot_set_load(w, k, l, fresh);
-  }
-}
-
-/* ------------------------------------------------------------------ */
-/* Power allocation (control.c builds the units)                       */
-/* ------------------------------------------------------------------ */
-
-const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
-
-uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
-
-/* Four keys as one vector of 32-bit lanes (GCC's vector extension, its
- * lanes in memory order; an SSE2 register on x86-64). */
-typedef uint32_t keys4 __attribute__((vector_size(16)));
-
-static inline keys4 keys_at(const uint32_t *k) {
-  keys4 v;
-  memcpy(&v, k, sizeof v);
-  return v;
-}
-
-static inline bool keys_zero(keys4 d) {
-  pair64 x = (pair64)d;
-  return (x[0] | x[1]) == 0;
-}
-
-/* Eight keys a turn, two vectors of four against the keys they would be
- * (k0 + e .. k0 + e + 7; no lane carries or wraps while k0 + m fits in
- * 32 bits), one test for the eight; then four once, the rest one at a
- * time: about 2 instructions a key, where four a turn as two words took
- * 3 and one at a time 6. */
-size_t work__key_stretch(const uint32_t *k, size_t m) {
-  const uint64_t k0 = k[0];
-  size_t e = 1;
-  if (k0 + m <= UINT32_MAX) {
-    const uint32_t b = (uint32_t)k0;
-    keys4 want0 = {b + 1, b + 2, b + 3, b + 4}, want1 = want0 + 4;
-    for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
-      if (!keys_zero((keys_at(k + e) ^ want0) | (keys_at(k + e + 4) ^ want1)))
-        break;
-    if (e + 4 <= m && keys_zero(keys_at(k + e) ^ want0))
-      e += 4;
-  }
-  while (e < m && k[e] == k0 + e)
-    e++;
-  return e;
-}
-
-/* How many of keys key[j .. n) are one service's consecutive replicas
- * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at
- * most CHUNK. The services' slots are theirs in replica order
- * (lay_out_slots), so a stretch stays in the service while it is shorter
- * than the replicas left from key[j]'s part: no slot need be read. */
-size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
-                             size_t n) {
-  const slot *s0 = &w->slots[key[j]];
-  size_t m = (size_t)w->cfg->services[s0->owner].replicas - s0->part;
-  m = m < n - j ? m : n - j;
-  m = m < WORK_CHUNK ? m : WORK_CHUNK;
-  return work__key_stretch(key + j, m);
-}
-
-/* A unit's class and priority (with the padding between them), and its
- * weight and c, each a pair of words: replica_units stores a unit's worth
- * as two stores, not four. */
-_Static_assert(offsetof(power_unit, priority) ==
-                       offsetof(power_unit, cls) + 8 &&
-                   offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
-               "a unit's class and priority, weight and c, in pairs");
-
-/* Units j .. of a stretch of one service's consecutive replicas
- * (work__replica_stretch: a rack's replicas, in order) take their compute
- * shares in one call (inf_compute_shares); returns the unit after it.
- * Their class and priority from one unit made of zeros, the same values. */
-static size_t replica_units(const work *w, const uint32_t *key, size_t j,
-                            size_t n, power_unit *u) {
-  const slot *s0 = &w->slots[key[j]];
-  size_t e = work__replica_stretch(w, key, j, n);
-  double c[WORK_CHUNK];
-  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
-  power_unit t;
-  memset(&t, 0, sizeof t);
-  t.cls = POWER_INFERENCE;
-  t.priority = w->cfg->services[s0->owner].priority;
-  const pair64 cp = pair_at((const char *)&t + offsetof(power_unit, cls));
-#pragma GCC unroll 4
-  for (size_t i = 0; i < e; i++) {
-    char *x = (char *)(u + j + i);
-    dpair wc = {1, c[i]};
-    memcpy(x + offsetof(power_unit, cls), &cp, sizeof cp);
-    memcpy(x + offsetof(power_unit, weight), &wc, sizeof wc);
-  }
-  return j + e;
-}
-
-/* One call per allocation for every unit (not one each): control asks
- * it of about 2,200 units a tick in bench-10k. */
-void work_slot_units(const work *w, const uint32_t *key, size_t n,
-                     power_unit *u) {
-  for (size_t j = 0; j < n;) {
-    if (key[j] == NO_SLOT) {
-      j++;
-      continue; /* free GPUs: no work */
-    }
-    const slot *s = &w->slots[key[j]];
-    if (!work__is_job(w, s->owner)) {
-      j = replica_units(w, key, j, n, u);
-      continue;
-    }
-    u[j].weight = 1;
-    u[j].cls = POWER_TRAINING;
-    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
-    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
-    j++;
   }
 }

@@ -260,6 +260,14 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
   f->loads_unfilled = true;
 }
 
+/* Loads l[0 .. n) to runs q0 .. q0 + n - 1 (the runs fresh), as
+ * rack_set_run_load one by one would write them, to the bit: the runs'
+ * only, the GPUs' noted behind (loads_unfilled) when n > 0; n == 0 writes
+ * nothing. For a list of replicas whose runs follow each other (the
+ * services', from the factory's drive). */
+void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
+                            size_t n);
+
 /* Every GPU's cap (the array cap_w) filled from its run's when control
  * wrote them once a run (rack_set_run_cap): whoever reads a GPU's cap or
  * writes caps per GPU calls it first. Logically const. */
@@ -301,6 +309,11 @@ static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
  * even where the CPU has AVX2 (four a register) while on is true; the
  * same answers either way. */
 void rack__runs_narrow(bool on);
+
+/* For tests: rack_set_run_loads_seq moves two loads a turn (SSE2) even
+ * where the CPU has AVX2 (four) while on is true; the same words
+ * written either way. */
+void rack__run_loads_narrow(bool on);
 
 /* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
 #define RACK_NO_GPU UINT32_MAX

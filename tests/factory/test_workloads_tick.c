@@ -10,8 +10,7 @@
  * (the held clocks' paths for them, racks of one type or of several,
  * thermal caps under the caps or not). The stretches of a service's
  * replicas that take their worth in one call (work__replica_stretch)
- * against the slot-reading loop they replaced; their loads written to
- * runs in order (work__loads_seq). And the background load
+ * against the slot-reading loop they replaced. And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
  * and gone. */
 #define WORK_SCENARIO "work_tick.yaml"
@@ -184,7 +183,8 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false,
+                   false, 0};
     work__replica_phis(f, &r, phi, &last);
     r.load = load;
     work__replica_phis(f, &r, held, &last_held);
@@ -197,35 +197,49 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
 
 /* 60 rounds of replicas of one run each (lay_out_one, a load and cap new
  * one time in odds) over racks of types a, b (and c), every other round
- * with a thermal cap on every other rack (under some replicas' caps, so
- * a cap like the replica before's is not always held alike): each
+ * with a thermal cap on every other rack, the odd ones or the even
+ * (under some replicas' caps, so a cap like the replica before's is not
+ * always held alike): each
  * replica's clock from the loads held is the slowest of its GPUs', and
  * the runs in order (r.seq: the caps read in place, hits_seq's eight a
- * turn) give the same clocks as read through the runs' indices. */
+ * turn, four lanes a register and two; the racks' type known or read)
+ * give the same clocks as read through the runs' indices. */
 static void one_run_rounds(const char *a, const char *b, const char *c,
                            int odds) {
   static uint32_t size[MAX_REPS];
   static gpu_load load[MAX_REPS];
-  static double held[MAX_REPS], seq[MAX_REPS];
+  static double held[MAX_REPS], seq[MAX_REPS], narrow[MAX_REPS],
+      typed[MAX_REPS];
   static packed p;
   two_types t;
   rack_fleet *f = fleet_make(&t, a, b, c);
-  rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last;
+  rack_phi_last last = {.type = RACK_PHI_NONE}, last_seq = last,
+                last_narrow = last, last_typed = last;
   for (int round = 0; round < 60; round++) {
     uint32_t nrep = lay_out_one(f, size, load, odds);
     for (uint32_t r = 0; r < f->nracks; r++)
-      f->thermal_cap_w[r] = round % 2 && r % 2 ? 800 : INFINITY;
+      f->thermal_cap_w[r] =
+          round % 2 && (r + round / 2) % 2 ? 800 : INFINITY;
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false};
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false,
+                   false, 0};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
     assert_true(work__runs_seq(p.run0, p.runs, nrep)); /* from GPU 0 on */
     r.seq = true;
     work__replica_phis(f, &r, seq, &last_seq);
     assert_memory_equal(seq, held, nrep * sizeof *held);
+    work__hits_narrow(true); /* two lanes a register where AVX2 is too */
+    work__replica_phis(f, &r, narrow, &last_narrow);
+    work__hits_narrow(false);
+    assert_memory_equal(narrow, held, nrep * sizeof *held);
+    r.typed = work__racks_type(f, &r.racks_type); /* the type known */
+    assert_true(r.typed);
+    work__replica_phis(f, &r, typed, &last_typed);
+    assert_memory_equal(typed, held, nrep * sizeof *held);
   }
   two_types_free(&t);
 }
@@ -247,38 +261,105 @@ static void one_run_replicas_are_their_gpus_slowest(void **state) {
   }
 }
 
-/* work__loads_seq writes loads l[0 .. n) to runs q0 .. q0 + n - 1 to the
- * bit, as rack_set_run_load would one by one (the GPUs' loads then noted
- * behind), and no run beside them: every count to 11 (odd and even, its
- * pairs and the one left), from runs 0, 1 and 6. */
-static void loads_in_order(void **state) {
+/* Replicas of one run each, in order, all at one load and cap but
+ * replica j, whose one word is another's of the load (sm at the mem's
+ * value, ...) or whose cap is another: every j, every such word, each
+ * compare of hits_seq's (one at a time, two lanes a register and four)
+ * sees it, the clocks the slowest of the GPUs'. A lane compared against
+ * the wrong word would take j for a hit; or replica 36 on (rack 1)
+ * held under the cap by its rack's thermal cap. The same replicas to j
+ * as one slot's runs (work__runs_phi, each run compared with last)
+ * leave last at j's. */
+enum { OFF_REPS = 40 };
+
+static void one_word_off(void **state) {
   (void)state;
-  static uint32_t size[MAX_REPS];
-  static gpu_load load[MAX_REPS], l[11];
+  static uint32_t size[OFF_REPS];
+  static double phi[OFF_REPS];
+  static packed p;
   two_types t;
   rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
-  srand(30);
-  lay_out_one(f, size, load, 1);
+  const gpu_load l = {0.9, 0.6, 1};
+  const double cap = f->types[f->type[0]]->cap_min_w;
+  for (uint32_t k = 0; k < OFF_REPS; k++) {
+    size[k] = 2;
+    for (uint32_t i = 2 * k; i < 2 * k + 2; i++) {
+      rack_set_unit_key(f, i, k + 1);
+      rack_set_load(f, i, l);
+      f->cap_w[i] = cap;
+    }
+  }
   rack_fleet_update(f, NULL);
-  assert_true(f->nruns > 20);
-  static const uint32_t from[] = {0, 1, 6};
-  for (size_t a = 0; a < sizeof from / sizeof *from; a++)
-    for (uint32_t n = 1; n <= 11; n++) {
-      for (uint32_t q = 0; q < f->nruns; q++)
-        rack_set_run_load(f, q, (gpu_load){-1, -2, -3});
-      for (uint32_t k = 0; k < n; k++)
-        l[k] = (gpu_load){uniform(), uniform(), uniform()};
-      f->loads_unfilled = false;
-      work__loads_seq(f, from[a], l, n);
-      assert_true(f->loads_unfilled);
-      for (uint32_t q = 0; q < from[a] + n + 1; q++) {
-        bool in = q >= from[a] && q < from[a] + n;
-        gpu_load want = in ? l[q - from[a]] : (gpu_load){-1, -2, -3},
-                 got = rack_run_load(f, q);
-        assert_memory_equal(&got, &want, sizeof want);
+  pack(f, size, OFF_REPS, &p);
+  assert_true(work__runs_seq(p.run0, p.runs, OFF_REPS));
+  assert_true(f->rack[72] == 1 && f->rack[71] == 0); /* replica 36 on */
+  const double th1 = f->thermal_cap_w[1];
+  static gpu_load load[OFF_REPS];
+  for (uint32_t j = 1; j < OFF_REPS; j++)
+    for (int v = 0; v < 8; v++) {
+      if (v == 7 && j != 36) /* 7: rack 1's thermal cap under the cap */
+        continue;
+      f->thermal_cap_w[1] = v == 7 ? cap - 1 : th1;
+      for (uint32_t k = 0; k < OFF_REPS; k++)
+        load[k] = l;
+      double w[3] = {l.sm, l.mem, l.busy};
+      if (v < 6) /* word v / 2 at the value of one of the other two */
+        w[v / 2] = w[(v / 2 + 1 + v % 2) % 3];
+      load[j] = (gpu_load){w[0], w[1], w[2]};
+      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+        rack_set_load(f, i, load[j]);
+        f->cap_w[i] = v == 6 ? cap + 1 : cap;
       }
+      rack_fleet_caps_written(f);
+      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
+                     load,     true,   false,  0};
+      for (int narrow = 0; narrow < 2; narrow++) {
+        rack_phi_last last = {.type = RACK_PHI_NONE};
+        work__hits_narrow(narrow);
+        work__replica_phis(f, &r, phi, &last);
+        work__hits_narrow(false);
+        check_slowest(f, size, OFF_REPS, &p, phi);
+        assert_false(sim_same_bits(phi[j], phi[0]));
+      }
+      /* The replicas 0 .. j as one slot's runs (work__runs_phi): j last,
+       * so a hit taken for it would leave last at the others' keys. */
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      double got = work__runs_phi(f, p.runs, j + 1, &last), want = 1;
+      for (uint32_t i = 0; i < 2 * j + 2; i++)
+        want = fmin(want, rack_gpu_phi(f, i));
+      assert_memory_equal(&got, &want, sizeof got);
+      gpu_load kept = {last.sm, last.mem, last.busy};
+      assert_memory_equal(&kept, &load[j], sizeof kept);
+      assert_true(sim_same_bits(last.cap, rack_gpu_cap_w(f, 2 * j)));
+      f->thermal_cap_w[1] = th1;
+      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+        rack_set_load(f, i, l);
+        f->cap_w[i] = cap;
+      }
+      rack_fleet_caps_written(f);
     }
   two_types_free(&t);
+}
+
+/* work__racks_type: the racks' one GPU type where they share it, none
+ * where two groups' differ. */
+static void racks_type_of_the_fleet(void **state) {
+  (void)state;
+  static const struct {
+    const char *a, *b, *c;
+    bool one;
+  } rows[] = {{"GB200", "GB200", NULL, true},
+              {"B200", "GB200", NULL, false},
+              {"GB200", "B200", "GB200", false},
+              {"GB200", "GB200", "GB200", true}};
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    two_types t;
+    rack_fleet *f = fleet_make(&t, rows[k].a, rows[k].b, rows[k].c);
+    uint32_t type = 0;
+    assert_true(work__racks_type(f, &type));
+    assert_int_equal(type, rows[k].one ? f->type[0] : RACK_PHI_NONE);
+    two_types_free(&t);
+  }
 }
 
 /* Whether runs are in order (work__runs_seq): one a replica, each the one
@@ -351,33 +432,54 @@ static void replica_stretches(void **state) {
 }
 
 /* work__key_stretch against one key at a time: keys from bases near 0
- * and near UINT32_MAX (where a lane of the eight-a-turn compare could
- * carry or wrap), every length up to 29 (two turns of eight, the four
- * after them and the last keys one at a time), the first break at every
+ * and near UINT32_MAX (where a lane of the many-a-turn compare could
+ * carry or wrap), every length up to KEYS_MAX, sixteen a turn or eight
+ * (work__keys_narrow), the first break at every
  * place (or none), the keys after it as they were or not, the break a
  * step, a jump back, a key a lane over. */
 typedef struct key_case {
   const char *name;
   uint64_t base;
   uint32_t wrong; /* what a broken key is, from the key it should be */
+  bool narrow;    /* eight a turn where AVX2 is (work__keys_narrow) */
 } key_case;
 
+/* Every length to two turns of sixteen from key 0, the eight, the four,
+ * the last few one at a time, and one more. */
+enum { KEYS_MAX = 32 + 8 + 4 + 3 + 1 };
+
 static const key_case key_cases[] = {
-    {"from 0, one more", 0, 1},
-    {"from 7, back to the base", 7, 0},
-    {"from 2^32 - 20, one more", UINT32_MAX - 19, 1},
-    {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1},
-    {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2},
-    {"from 2^31, a high bit", 1u << 31, 1u << 31},
-    {"from 2^32 - 29, the last that fits", UINT32_MAX - 28, 1},
-    {"from 5, four lanes over", 5, 4},
+    {"from 0, one more", 0, 1, false},
+    {"from 7, back to the base", 7, 0, false},
+    {"from 2^32 - 20, one more", UINT32_MAX - 19, 1, false},
+    {"from 2^32 - 3, lanes at the top", UINT32_MAX - 2, 1, false},
+    {"from 2^32 - 1, lanes wrap", UINT32_MAX, 2, false},
+    {"from 2^31, a high bit", 1u << 31, 1u << 31, false},
+    {"from 2^32 - 48, the last that fits", UINT32_MAX - 47, 1, false},
+    {"from 5, four lanes over", 5, 4, false},
+    {"from 5, eight lanes over", 5, 8, false},
+    {"from 30, one less", 30, UINT32_MAX, false},
+    {"from 30, eight less", 30, UINT32_MAX - 7, false},
+    {"from 30, sixteen less", 30, UINT32_MAX - 15, false},
+    {"from 0, one more, eight a turn", 0, 1, true},
+    {"from 7, back to the base, eight a turn", 7, 0, true},
+    {"from 2^32 - 20, one more, eight a turn", UINT32_MAX - 19, 1, true},
+    {"from 2^32 - 3, lanes at the top, eight a turn", UINT32_MAX - 2, 1, true},
+    {"from 2^32 - 1, lanes wrap, eight a turn", UINT32_MAX, 2, true},
+    {"from 2^31, a high bit, eight a turn", 1u << 31, 1u << 31, true},
+    {"from 2^32 - 48, the last that fits, eight a turn", UINT32_MAX - 47, 1, true},
+    {"from 5, four lanes over, eight a turn", 5, 4, true},
+    {"from 5, eight lanes over, eight a turn", 5, 8, true},
+    {"from 30, one less, eight a turn", 30, UINT32_MAX, true},
+    {"from 30, eight less, eight a turn", 30, UINT32_MAX - 7, true},
+    {"from 30, sixteen less, eight a turn", 30, UINT32_MAX - 15, true},
 };
 
 static void key_stretches(void **state) {
   const key_case *c = *state;
-  uint32_t k[29];
+  uint32_t k[KEYS_MAX];
   /* brk == m: no break; alone: only k[brk] off, the rest as they were. */
-  for (size_t m = 1; m <= 29; m++)
+  for (size_t m = 1; m <= KEYS_MAX; m++)
     for (size_t brk = 1; brk <= m; brk++)
       for (int alone = 0; alone < 2; alone++) {
         for (size_t i = 0; i < m; i++) {
@@ -387,7 +489,10 @@ static void key_stretches(void **state) {
         size_t want = 1;
         while (want < m && k[want] == (uint64_t)k[0] + want)
           want++;
-        assert_int_equal(work__key_stretch(k, m), want);
+        work__keys_narrow(c->narrow);
+        size_t got = work__key_stretch(k, m);
+        work__keys_narrow(false);
+        assert_int_equal(got, want);
       }
 }
 
@@ -428,13 +533,40 @@ static void freed_gpus_take_the_background(void **state) {
   run_free(&r);
 }
 
+/* work__class_priority: the sixteen bytes of a unit made of zeros from
+ * its cls on, with the class and priority set (the padding between them
+ * zeros), to the byte. */
+static void class_priority_as_a_unit(void **state) {
+  (void)state;
+  static const struct {
+    int cls;
+    int64_t priority;
+  } rows[] = {
+      {POWER_INFERENCE, 0},        {POWER_INFERENCE, 7},
+      {POWER_TRAINING, -1},        {POWER_INFERENCE, INT64_MIN},
+      {POWER_TRAINING, INT64_MAX}, {POWER_INFERENCE, (int64_t)1 << 40},
+  };
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    power_unit t;
+    memset(&t, 0, sizeof t);
+    t.cls = rows[k].cls;
+    t.priority = rows[k].priority;
+    unsigned char got[16];
+    sim_u2_put(got, work__class_priority(rows[k].cls, rows[k].priority));
+    assert_memory_equal(got, (const char *)&t + offsetof(power_unit, cls),
+                        sizeof got);
+  }
+}
+
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[40];
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, one_word_off);
+  TEST_ADD(tests, n, racks_type_of_the_fleet);
   TEST_ADD(tests, n, runs_in_order);
-  TEST_ADD(tests, n, loads_in_order);
+  TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);

@@ -3,7 +3,8 @@
  * filled when asked: against a fleet without units (the reference, every
  * GPU written), the same powers and clocks to the bit; the GPUs' loads,
  * once filled, the reference's; a writer per GPU, a change of keys and
- * the debug check each keep the runs the truth. */
+ * the debug check each keep the runs the truth; many runs' loads
+ * written at once (rack_set_run_loads_seq) as one by one. */
 #include "test_util.h"
 
 #include <math.h>
@@ -210,13 +211,97 @@ static void unlike_finds_a_first_gpu_apart(void **state) {
   duo_drop(&d);
 }
 
+/* rack_set_run_loads_seq: n loads to the runs from q0 (from_end: q0 is
+ * nruns - n, the runs at the array's end), every word the load's to the
+ * bit, no run beside them written, the GPUs' loads noted behind exactly
+ * when a run was written, and the GPUs, once filled, their runs'. */
+typedef struct seq_case {
+  const char *name;
+  uint32_t q0, n;
+  bool from_end;
+  bool narrow; /* two a turn where AVX2 is (rack__run_loads_narrow) */
+} seq_case;
+
+enum { SEQ_ALL = UINT32_MAX }; /* n: every run */
+
+static const seq_case seq_cases[] = {
+    {"seq: none", 3, 0, false, false},
+    {"seq: none at the end", 0, 0, true, false},
+    {"seq: one at the start", 0, 1, false, false},
+    {"seq: one at the end", 0, 1, true, false},
+    {"seq: two", 5, 2, false, false},
+    {"seq: three", 4, 3, false, false},
+    {"seq: five", 6, 5, false, false},
+    {"seq: six", 1, 6, false, false},
+    {"seq: odd", 1, 7, false, false},
+    {"seq: even", 2, 10, false, false},
+    {"seq: odd to the end", 0, 9, true, false},
+    {"seq: even to the end", 0, 12, true, false},
+    {"seq: every run", 0, SEQ_ALL, false, false},
+    {"seq, two a turn: none", 3, 0, false, true},
+    {"seq, two a turn: none at the end", 0, 0, true, true},
+    {"seq, two a turn: one at the start", 0, 1, false, true},
+    {"seq, two a turn: one at the end", 0, 1, true, true},
+    {"seq, two a turn: two", 5, 2, false, true},
+    {"seq, two a turn: three", 4, 3, false, true},
+    {"seq, two a turn: five", 6, 5, false, true},
+    {"seq, two a turn: six", 1, 6, false, true},
+    {"seq, two a turn: odd", 1, 7, false, true},
+    {"seq, two a turn: even", 2, 10, false, true},
+    {"seq, two a turn: odd to the end", 0, 9, true, true},
+    {"seq, two a turn: even to the end", 0, 12, true, true},
+    {"seq, two a turn: every run", 0, SEQ_ALL, false, true},
+};
+
+/* A word of every kind a load can hold: -0 (not 0), a subnormal, the
+ * largest double, and draws; so a lane swapped or a sign lost shows. */
+static double seq_word(uint32_t k, unsigned *seed) {
+  static const double odd[] = {-0.0, 0x1p-1070, 0x1.fffffffffffffp1023, 1};
+  return k % 5 < 4 ? odd[k % 5] * (k % 2 ? -1 : 1) : uniform(seed);
+}
+
+static void run_loads_seq(void **state) {
+  const seq_case *c = *state;
+  duo d = duo_driven(&cases[0], 19);
+  rack_fleet *f = d.f;
+  const gpu_load was = {-1, -2, -3};
+  for (uint32_t q = 0; q < f->nruns; q++)
+    rack_set_run_load(f, q, was);
+  rack_fleet_gpu_loads(f); /* every GPU was, nothing behind */
+  uint32_t n = c->n == SEQ_ALL ? f->nruns : c->n;
+  uint32_t q0 = c->from_end ? f->nruns - n : c->q0;
+  assert_true(f->nruns > 24 && q0 + n <= f->nruns);
+  gpu_load *l = test_malloc((n + 1) * sizeof *l);
+  for (uint32_t k = 0; k < n; k++)
+    l[k] = (gpu_load){seq_word(3 * k, &d.seed), seq_word(3 * k + 1, &d.seed),
+                      seq_word(3 * k + 2, &d.seed)};
+  rack__run_loads_narrow(c->narrow);
+  rack_set_run_loads_seq(f, q0, l, n);
+  rack__run_loads_narrow(false);
+  assert_int_equal(f->loads_unfilled, n > 0);
+  for (uint32_t q = 0; q < f->nruns; q++) {
+    gpu_load want = q >= q0 && q < q0 + n ? l[q - q0] : was,
+             got = rack_run_load(f, q);
+    assert_memory_equal(&got, &want, sizeof want);
+  }
+  rack_fleet_gpu_loads(f);
+  for (uint32_t q = 0; q < f->nruns; q++) {
+    gpu_load want = rack_run_load(f, q),
+             got = rack_gpu_load(f, f->run_first[q]);
+    assert_memory_equal(&got, &want, sizeof want);
+  }
+  test_free(l);
+  duo_drop(&d);
+}
+
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[48];
   size_t n = 0;
   TEST_ROWS(tests, n, run_loads_are_the_gpus, cases);
   TEST_ROWS(tests, n, gpu_writes_set_the_runs, cases);
   TEST_ROWS(tests, n, keys_fill_from_the_runs, cases);
   TEST_ROWS(tests, n, unlike_finds_a_first_gpu_apart, cases);
+  TEST_ROWS(tests, n, run_loads_seq, seq_cases);
   return _cmocka_run_group_tests("rack_run_loads", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);

@@ -1,0 +1,157 @@
+/* workloads_units.c - what the units' work is worth to the power policy
+ * (workloads.h work_slot_units): control asks it of every unit each
+ * allocation, a chunk of units a call; a stretch of one service's
+ * consecutive replicas takes its compute shares in one call. Moved out
+ * of workloads_tick.c, whole. */
+#include "workloads.h"
+
+#include <stddef.h>
+
+#include "lanes.h"
+#include "workloads_internal.h"
+
+const uint32_t *work_gpu_slots(const work *w) { return w->gpu_slot; }
+
+uint64_t work_gpu_slot_changes(const work *w) { return w->slot_changes; }
+
+/* Keys k[e ..) against the keys they would be (k0 + e, ...; no lane
+ * carries or wraps while k0 + m fits in 32 bits): eight a turn as two
+ * vectors of four, one test for the eight; then four once. Where the
+ * keys checked so stop: about 2 instructions a key, where four a turn
+ * as two words took 3 and one at a time 6. */
+static inline size_t key_eights(const uint32_t *k, size_t e, size_t m,
+                                uint32_t b) {
+  const uint32_t be = b + (uint32_t)e;
+  sim_u4 want0 = {be, be + 1, be + 2, be + 3}, want1 = want0 + 4;
+  for (; e + 8 <= m; e += 8, want0 += 8, want1 += 8)
+    if (!sim_u4_zero((sim_u4_at(k + e) ^ want0) |
+                     (sim_u4_at(k + e + 4) ^ want1)))
+      break;
+  if (e + 4 <= m && sim_u4_zero(sim_u4_at(k + e) ^ want0))
+    e += 4;
+  return e;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WORK_KEYS_AVX2 1
+#include <immintrin.h>
+
+/* key_eights from key 0 on, sixteen a turn in two registers of eight
+ * (AVX2, where the CPU has it), then eight once. */
+__attribute__((target("avx2"), noinline)) static size_t
+key_sixteens(const uint32_t *k, size_t m, uint32_t b) {
+  const __m256i step = _mm256_set1_epi32(16);
+  __m256i want0 = _mm256_add_epi32(_mm256_set1_epi32((int)b),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+          want1 = _mm256_add_epi32(want0, _mm256_set1_epi32(8));
+  size_t e = 0;
+  for (; e + 16 <= m; e += 16) {
+    __m256i x = _mm256_or_si256(
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0),
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e + 8)),
+                         want1));
+    if (!_mm256_testz_si256(x, x))
+      break;
+    want0 = _mm256_add_epi32(want0, step);
+    want1 = _mm256_add_epi32(want1, step);
+  }
+  if (e + 8 <= m) {
+    __m256i x =
+        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0);
+    if (_mm256_testz_si256(x, x))
+      e += 8;
+  }
+  return e;
+}
+#endif
+
+/* For tests: the keys eight a turn even where AVX2 is. */
+static bool keys_narrow;
+
+void work__keys_narrow(bool on) { keys_narrow = on; }
+
+/* Sixteen a turn where AVX2 is, eight elsewhere (key_eights after
+ * either), the rest one at a time. From key 0 (itself, trivially), so a
+ * chunk's stretch of 64 is four turns of sixteen, nothing left over. */
+size_t work__key_stretch(const uint32_t *k, size_t m) {
+  const uint64_t k0 = k[0];
+  size_t e = 0;
+  if (k0 + m <= UINT32_MAX) {
+#ifdef WORK_KEYS_AVX2
+    if (!keys_narrow && __builtin_cpu_supports("avx2"))
+      e = key_sixteens(k, m, (uint32_t)k0);
+#endif
+    e = key_eights(k, e, m, (uint32_t)k0);
+  }
+  while (e < m && k[e] == k0 + e)
+    e++;
+  return e;
+}
+
+/* How many of keys key[j .. n) are one service's consecutive replicas
+ * from slot key[j] (a service slot) on: slots key[j], key[j] + 1, ..., at
+ * most CHUNK. The services' slots are theirs in replica order
+ * (lay_out_slots), so a stretch stays in the service while it is shorter
+ * than the replicas left from key[j]'s part: no slot need be read. */
+size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
+                             size_t n) {
+  const slot *s0 = &w->slots[key[j]];
+  size_t m = (size_t)w->cfg->services[s0->owner].replicas - s0->part;
+  m = m < n - j ? m : n - j;
+  m = m < WORK_CHUNK ? m : WORK_CHUNK;
+  return work__key_stretch(key + j, m);
+}
+
+/* A unit's class and priority (with the padding between them), and its
+ * weight and c, each a pair of words: replica_units stores a unit's worth
+ * as two stores, not four. */
+_Static_assert(sizeof(int) == 4 &&
+                   offsetof(power_unit, priority) ==
+                       offsetof(power_unit, cls) + 8 &&
+                   offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
+               "a unit's class and priority, weight and c, in pairs");
+
+/* Units j .. of a stretch of one service's consecutive replicas
+ * (work__replica_stretch: a rack's replicas, in order) take their compute
+ * shares in one call (inf_compute_shares); returns the unit after it.
+ * Their class and priority as a unit made of zeros holds them
+ * (work__class_priority). */
+static size_t replica_units(const work *w, const uint32_t *key, size_t j,
+                            size_t n, power_unit *u) {
+  const slot *s0 = &w->slots[key[j]];
+  size_t e = work__replica_stretch(w, key, j, n);
+  double c[WORK_CHUNK];
+  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
+  const sim_u2 cp = work__class_priority(POWER_INFERENCE,
+                                         w->cfg->services[s0->owner].priority);
+#pragma GCC unroll 4
+  for (size_t i = 0; i < e; i++) {
+    char *x = (char *)(u + j + i);
+    sim_d2 wc = {1, c[i]};
+    sim_u2_put(x + offsetof(power_unit, cls), cp);
+    sim_d2_put(x + offsetof(power_unit, weight), wc);
+  }
+  return j + e;
+}
+
+/* One call per allocation for every unit (not one each): control asks
+ * it of about 2,200 units a tick in bench-10k. */
+void work_slot_units(const work *w, const uint32_t *key, size_t n,
+                     power_unit *u) {
+  for (size_t j = 0; j < n;) {
+    if (key[j] == NO_SLOT) {
+      j++;
+      continue; /* free GPUs: no work */
+    }
+    const slot *s = &w->slots[key[j]];
+    if (!work__is_job(w, s->owner)) {
+      j = replica_units(w, key, j, n, u);
+      continue;
+    }
+    u[j].weight = 1;
+    u[j].cls = POWER_TRAINING;
+    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
+    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
+    j++;
+  }
+}

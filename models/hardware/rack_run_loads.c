@@ -1,0 +1,77 @@
+/* rack_run_loads.c - many runs' loads written at once (rack.h
+ * rack_set_run_loads_seq): the services' replicas, one run each and in
+ * order, hand the fleet their loads as one list every period. */
+#include "lanes.h"
+#include "rack.h"
+
+_Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
+               "two loads are three pairs of doubles");
+
+/* Loads l[k ..) to sm, mem, busy [k ..), two a turn: two loads' six
+ * words as three pairs (sm mem, busy sm, mem busy) to three (sm sm, mem
+ * mem, busy busy), about 5 instructions a run, not 7. Where the pairs
+ * stop (n or n - 1). */
+static inline size_t loads_pairs(double *sm, double *mem, double *busy,
+                                 const gpu_load *l, size_t k, size_t n) {
+#pragma GCC unroll 2
+  for (; k + 2 <= n; k += 2) {
+    const char *x = (const char *)(l + k);
+    sim_d2 a = sim_d2_at(x), b = sim_d2_at(x + 16), c = sim_d2_at(x + 32);
+    sim_d2_put(sm + k, SIM_D2_PICK(a, 0, b, 1));
+    sim_d2_put(mem + k, SIM_D2_PICK(a, 1, c, 0));
+    sim_d2_put(busy + k, SIM_D2_PICK(b, 0, c, 1));
+  }
+  return k;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define RACK_LOADS_AVX2 1
+#include <immintrin.h>
+
+/* loads_pairs four a turn (AVX2, where the CPU has it): four loads'
+ * twelve words as three registers (s0 m0 b0 s1, m1 b1 s2 m2, b2 s3 m3
+ * b3), each word of a kind blended into one (s0 s3 s2 s1, m1 m0 m3 m2,
+ * b2 b1 b0 b3) and put in order. The same words to the same places.
+ * Where the fours stop. */
+__attribute__((target("avx2"), noinline)) static size_t
+loads_quads(double *sm, double *mem, double *busy, const gpu_load *l,
+            size_t n) {
+  size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const double *x = (const double *)(l + k);
+    __m256d a = _mm256_loadu_pd(x), b = _mm256_loadu_pd(x + 4),
+            c = _mm256_loadu_pd(x + 8);
+    __m256d s = _mm256_blend_pd(_mm256_blend_pd(a, b, 0x4), c, 0x2),
+            m = _mm256_blend_pd(_mm256_blend_pd(a, b, 0x9), c, 0x4),
+            u = _mm256_blend_pd(_mm256_blend_pd(a, b, 0x2), c, 0x9);
+    _mm256_storeu_pd(sm + k, _mm256_permute4x64_pd(s, _MM_SHUFFLE(1, 2, 3, 0)));
+    _mm256_storeu_pd(mem + k, _mm256_permute_pd(m, 0x5));
+    _mm256_storeu_pd(busy + k,
+                     _mm256_permute4x64_pd(u, _MM_SHUFFLE(3, 0, 1, 2)));
+  }
+  return k;
+}
+#endif
+
+/* For tests: two loads a turn even where AVX2 is (rack.h). */
+static bool loads_narrow;
+
+void rack__run_loads_narrow(bool on) { loads_narrow = on; }
+
+/* Four a turn where AVX2 is, then two, the last one alone; the flag
+ * once, not once a run. */
+void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
+                            size_t n) {
+  if (n == 0)
+    return;
+  double *sm = f->run_sm + q0, *mem = f->run_mem + q0, *busy = f->run_busy + q0;
+  size_t k = 0;
+#ifdef RACK_LOADS_AVX2
+  if (!loads_narrow && __builtin_cpu_supports("avx2"))
+    k = loads_quads(sm, mem, busy, l, n);
+#endif
+  k = loads_pairs(sm, mem, busy, l, k, n);
+  if (k < n)
+    rack__set_run_arrays(f, q0 + (uint32_t)k, l[k]);
+  f->loads_unfilled = true;
+}

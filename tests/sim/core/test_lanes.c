@@ -1,0 +1,120 @@
+/* test_lanes.c - the sixteen-byte lanes (lanes.h): the pick's four lane
+ * choices, the zero test to the bit (one bit off in any lane is not
+ * zero, nor is -0 against 0), loads and stores at an address no lane
+ * type is aligned to, and a pair's add the two scalar adds' bits. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lanes.h"
+
+/* SIM_D2_PICK(a, i, b, j): lane i of a, lane j of b. The macro takes
+ * constants, so each choice is written out. */
+typedef struct pick_row {
+  const char *name;
+  int i, j;
+} pick_row;
+
+static const pick_row pick_rows[] = {
+    {"pick a0 b0", 0, 0},
+    {"pick a0 b1", 0, 1},
+    {"pick a1 b0", 1, 0},
+    {"pick a1 b1", 1, 1},
+};
+
+static sim_d2 pick(sim_d2 a, int i, sim_d2 b, int j) {
+  if (i == 0)
+    return j == 0 ? SIM_D2_PICK(a, 0, b, 0) : SIM_D2_PICK(a, 0, b, 1);
+  return j == 0 ? SIM_D2_PICK(a, 1, b, 0) : SIM_D2_PICK(a, 1, b, 1);
+}
+
+static void pick_takes_its_lanes(void **state) {
+  const pick_row *row = *state;
+  const double av[2] = {1.5, -0.0}, bv[2] = {0x1p-1070, -3.25};
+  sim_d2 a = sim_d2_at(av), b = sim_d2_at(bv);
+  sim_d2 got = pick(a, row->i, b, row->j);
+  double want[2] = {av[row->i], bv[row->j]}, out[2];
+  sim_d2_put(out, got);
+  assert_memory_equal(out, want, sizeof want);
+}
+
+/* x xor y zero exactly when x and y are the same sixteen bytes: every
+ * single bit flipped, in each lane of either view, is seen. */
+static void zero_is_every_bit(void **state) {
+  (void)state;
+  const sim_u2 x = {0x0123456789abcdefULL, 0xfedcba9876543210ULL};
+  assert_true(sim_u2_zero(x ^ x));
+  assert_true(sim_u4_zero((sim_u4)x ^ (sim_u4)x));
+  for (int bit = 0; bit < 128; bit++) {
+    sim_u2 y = x;
+    y[bit / 64] ^= 1ULL << (bit % 64);
+    assert_false(sim_u2_zero(x ^ y));
+    sim_u4 z = (sim_u4)x;
+    z[bit / 32] ^= 1U << (bit % 32);
+    assert_false(sim_u4_zero((sim_u4)x ^ z));
+  }
+  const double zeros[2] = {0.0, 0.0};
+  for (int lane = 0; lane < 2; lane++) { /* -0 == 0, but not its bits */
+    double neg[2] = {0.0, 0.0};
+    neg[lane] = -0.0;
+    assert_false(sim_u2_zero(sim_u2_at(zeros) ^ sim_u2_at(neg)));
+  }
+}
+
+/* Each type stored at an odd address and loaded back: the same bytes,
+ * and the bytes around untouched. */
+static void at_put_anywhere(void **state) {
+  (void)state;
+  unsigned char buf[48], was[48];
+  for (size_t k = 0; k < sizeof buf; k++)
+    buf[k] = was[k] = (unsigned char)(0xa5 ^ k);
+  unsigned char *x = buf + 3;
+  const sim_d2 d = {-0.0, 0x1.fffffffffffffp1023};
+  const sim_u2 u = {0x8000000000000001ULL, 42};
+  const sim_u4 v = {1, 0x80000000U, 7, 0xffffffffU};
+  sim_d2_put(x, d);
+  sim_d2 d2 = sim_d2_at(x);
+  assert_memory_equal(&d2, &d, sizeof d);
+  sim_u2_put(x + 16, u);
+  sim_u2 u2 = sim_u2_at(x + 16);
+  assert_memory_equal(&u2, &u, sizeof u);
+  assert_memory_equal(x, &d, sizeof d); /* the one before kept */
+  sim_u4_put(x + 5, v);
+  sim_u4 v2 = sim_u4_at(x + 5);
+  assert_memory_equal(&v2, &v, sizeof v);
+  assert_memory_equal(buf, was, 3);
+  assert_memory_equal(buf + 35, was + 35, sizeof buf - 35);
+}
+
+/* Two chains added as a pair: each lane the scalar add's bits, rounding,
+ * signed zeros and infinities included. */
+static void pair_add_is_two_adds(void **state) {
+  (void)state;
+  static const double a[][2] = {{0.1, 1e16},
+                                {-0.0, 0.0},
+                                {0x1p-1074, -0x1p-1074},
+                                {0x1.fffffffffffffp1023, 1.0 / 3}};
+  static const double b[][2] = {{0.2, 1.0},
+                                {-0.0, -0.0},
+                                {0x1p-1074, 0x1p-1074},
+                                {0x1.fffffffffffffp1023, 2.0 / 3}};
+  for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
+    double got[2];
+    sim_d2_put(got, sim_d2_at(a[k]) + sim_d2_at(b[k]));
+    volatile double w0 = a[k][0] + b[k][0], w1 = a[k][1] + b[k][1];
+    double want[2] = {w0, w1};
+    assert_memory_equal(got, want, sizeof want);
+  }
+}
+
+int main(void) {
+  struct CMUnitTest tests[8];
+  size_t n = 0;
+  TEST_ROWS(tests, n, pick_takes_its_lanes, pick_rows);
+  TEST_ADD(tests, n, zero_is_every_bit);
+  TEST_ADD(tests, n, at_put_anywhere);
+  TEST_ADD(tests, n, pair_add_is_two_adds);
+  return _cmocka_run_group_tests("lanes", tests, n, NULL, NULL);
+}
