@@ -558,16 +558,16 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 #endif
 
 /* For tests: the two-a-register compare even where AVX2 is (rack.h). */
-static bool runs_narrow;
+bool rack__narrow;
 
-void rack__runs_narrow(bool on) { runs_narrow = on; }
+void rack__runs_narrow(bool on) { rack__narrow = on; }
 
 /* runs_all_at, through AVX2 where the CPU has it: the same answer and
  * the same powers written. */
 static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
                                    const rack__run_eval *e) {
 #ifdef RACK_RUNS_AVX2
-  if (!runs_narrow && __builtin_cpu_supports("avx2"))
+  if (!rack__narrow && __builtin_cpu_supports("avx2"))
     return runs_all_at_avx2(f, q, qend, e);
 #endif
   return runs_all_at(f, q, qend, e);
