@@ -59,6 +59,14 @@ typedef struct job {
    * times (inst_p - mean_p + host_w (inst_a - mean_a)), made again when
    * either moves (train_set_host_slope drops the means for host_w). */
   double *inst_w;
+  /* The wave's last sum for this job (train_wave_w): from dev_in (its
+   * bits) the stages' terms took it to dev_out, at an x in [lo, hi),
+   * where no stage's block nor the all-reduce starts or ends, so every
+   * stage's instant is the same and so is every term. Valid while
+   * wave_ok (period_means drops it with the terms). */
+  uint64_t wave_in;
+  double wave_out, wave_lo, wave_hi;
+  bool wave_ok;
   /* train_activity's last x: the factory asks for a job's stages in a
    * row at one instant */
   x_cut act_cut;
