@@ -7,6 +7,7 @@
 #define AIFSIM_TRAINING_INTERNAL_H
 
 #include <gsl/gsl_rng.h>
+#include <math.h>
 
 #include "training.h"
 
@@ -117,5 +118,17 @@ static inline double train__progress(const job *j, sim_time now) {
  * full-clock times from the MFU (then train__apply_clocks). */
 void train__apply_clocks(job *j);
 void train__init_times(job *j, const llm_model *m, const llm_precision *w);
+
+/* fmod(y, iter) for iter > 0, the same bits, without the call where its
+ * answer is plain: y itself while |y| < iter, y - iter for y in
+ * [iter, 2 iter) (exact: the two within a factor of two). The wave asks
+ * it for every job at each of its samples. */
+static inline double train__wrap_iter(double y, double iter) {
+  if (fabs(y) < iter)
+    return y;
+  if (y >= iter && y < 2 * iter)
+    return y - iter;
+  return fmod(y, iter);
+}
 
 #endif

@@ -438,7 +438,7 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
       continue;
     double done = train__progress(j, now);
     double x0 = (done - floor(done)) * j->iter;
-    double x = fmod(x0 + offset_s, j->iter);
+    double x = train__wrap_iter(x0 + offset_s, j->iter);
     period_means(j, x0, period_s);
     if (drifts(j)) {
       dev += drift_dev(j, x);

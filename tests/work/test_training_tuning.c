@@ -568,6 +568,40 @@ static void wave_kept_sum_is_the_sum(void **state) {
   }
 }
 
+/* train__wrap_iter is fmod to the bit: inside one iteration, in the
+ * second, beyond, below 0, at the edges, and for the odd ones (NaN, an
+ * infinity, an iteration whose double overflows). */
+static void wrap_iter_is_fmod(void **state) {
+  (void)state;
+  static const double iters[] = {1, 3.7, 1e-300, 1e308, 0.1};
+  for (size_t k = 0; k < sizeof iters / sizeof *iters; k++) {
+    double t = iters[k];
+    const double ys[] = {0,
+                         -0.0,
+                         0.3 * t,
+                         nextafter(t, 0),
+                         t,
+                         nextafter(t, INFINITY),
+                         1.5 * t,
+                         nextafter(2 * t, 0),
+                         2 * t,
+                         5.5 * t,
+                         -0.5 * t,
+                         -t,
+                         -1.5 * t,
+                         NAN,
+                         INFINITY,
+                         -INFINITY,
+                         1e308};
+    for (size_t i = 0; i < sizeof ys / sizeof *ys; i++) {
+      double got = train__wrap_iter(ys[i], t), want = fmod(ys[i], t);
+      if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("fmod(%.17g, %.17g): %.17g, fmod %.17g", ys[i], t, got,
+                 want);
+    }
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -580,6 +614,7 @@ int main(void) {
   TEST_ADD(tests, n, tuned_clock_bounds);
   TEST_ADD(tests, n, tuned_completion_time);
   TEST_ADD(tests, n, wave_kept_sum_is_the_sum);
+  TEST_ADD(tests, n, wrap_iter_is_fmod);
   return _cmocka_run_group_tests("training_tuning", tests, n,
                                  test_catalogs_load, test_catalogs_release);
 }
