@@ -68,6 +68,12 @@ typedef struct job {
   uint64_t wave_in;
   double wave_out, wave_lo, wave_hi;
   bool wave_ok;
+  /* The wave's last x0 (the job's place in its iteration), at time
+   * x0_now from the fluid and iteration time in x0_key (their bits): the
+   * wave's samples of a period all ask at one time. x0_now -1: none. */
+  sim_time x0_now;
+  uint64_t x0_key[4];
+  double x0;
   /* train_activity's last x: the factory asks for a job's stages in a
    * row at one instant */
   x_cut act_cut;

@@ -429,6 +429,22 @@ static double job_wave(job *j, double x, double dev) {
   return out;
 }
 
+/* A computing job's place in its iteration at now, (done - floor(done))
+ * iter, kept with what it is made of: the fluid's remaining work, rate
+ * and start, the iteration time, and now (the iterations are the
+ * config's). */
+static double place_at(job *j, sim_time now) {
+  uint64_t key[4] = {sim_bits(j->fluid.remaining), sim_bits(j->fluid.rate),
+                     (uint64_t)j->fluid.since, sim_bits(j->iter)};
+  if (j->x0_now == now && memcmp(key, j->x0_key, sizeof key) == 0)
+    return j->x0;
+  double done = train__progress(j, now);
+  j->x0 = (done - floor(done)) * j->iter;
+  j->x0_now = now;
+  memcpy(j->x0_key, key, sizeof key);
+  return j->x0;
+}
+
 double train_wave_w(train_pool *p, double period_s, double offset_s) {
   double dev = 0;
   sim_time now = sim_engine_now(p->e);
@@ -436,8 +452,7 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
     job *j = &p->jobs[i];
     if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
       continue;
-    double done = train__progress(j, now);
-    double x0 = (done - floor(done)) * j->iter;
+    double x0 = place_at(j, now);
     double x = train__wrap_iter(x0 + offset_s, j->iter);
     period_means(j, x0, period_s);
     if (drifts(j)) {

@@ -602,6 +602,34 @@ static void wrap_iter_is_fmod(void **state) {
   }
 }
 
+/* The wave's place in the iteration, kept from sample to sample at one
+ * time, is made again when what it is made of moves at that time: the
+ * fluid's remaining work, rate or start, or the iteration time. */
+static void wave_place_follows_the_fluid(void **state) {
+  (void)state;
+  bench b;
+  open_pair(&b, false);
+  job *j = &b.p->jobs[b.job];
+  double T = j->iter;
+  for (int k = 0; k < 4; k++) {
+    train_wave_w(b.p, T / 9, 0.1 * T); /* keeps the place */
+    if (k == 0)
+      j->fluid.remaining -= 0.3;
+    if (k == 1)
+      j->fluid.rate *= 1.5;
+    if (k == 2)
+      j->fluid.since -= SIM_SEC;
+    if (k == 3)
+      j->iter *= 1.6;
+    double got = train_wave_w(b.p, T / 9, 0.1 * T);
+    j->x0_now = -1; /* none kept: made again */
+    double want = train_wave_w(b.p, T / 9, 0.1 * T);
+    if (memcmp(&got, &want, sizeof got) != 0)
+      fail_msg("move %d: %.17g, made again %.17g", k, got, want);
+  }
+  bench_close(&b);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -615,6 +643,7 @@ int main(void) {
   TEST_ADD(tests, n, tuned_completion_time);
   TEST_ADD(tests, n, wave_kept_sum_is_the_sum);
   TEST_ADD(tests, n, wrap_iter_is_fmod);
+  TEST_ADD(tests, n, wave_place_follows_the_fluid);
   return _cmocka_run_group_tests("training_tuning", tests, n,
                                  test_catalogs_load, test_catalogs_release);
 }
