@@ -214,21 +214,31 @@ struct cool_loop {
   double q_in_w;        /* inputs of the step under way */
   double outdoor_c;
   double wet_c;
-  double share;          /* of the capacity the plant has now (1: all) */
+  double sink_c; /* the step's: wet_c for a tower, else outdoor_c */
+  double cop;    /* cool_cop at sink_c, for the step */
+  double share;  /* of the capacity the plant has now (1: all) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
 };
 
+/* The ODE's right-hand side: cool_power_wet's removal, free cooling,
+ * aux and chiller powers at y's temperature, its expressions in its
+ * order, with the step's COP (l->cop: cool_cop at the step's sink, which
+ * does not move within it) and without what the ODE does not take (the
+ * totals, the water). The solver asks for it about 20 times a step. */
 static int loop_rhs(double t, const double y[], double dydt[], void *params) {
   (void)t;
   const cool_loop *l = params;
-  cool_power p =
-      cool_power_wet(l->c, l->share, y[Y_TEMP], l->outdoor_c, l->wet_c);
-  dydt[Y_TEMP] = (l->q_in_w - p.removed_w) / l->heat_capacity;
-  dydt[Y_REMOVED] = p.removed_w;
-  dydt[Y_FREE] = p.free_w;
-  dydt[Y_CHILLER] = p.chiller_w;
-  dydt[Y_AUX] = p.aux_w;
+  const cool_loop_config *c = l->c;
+  double removed = removal(c, l->share, y[Y_TEMP]);
+  double free_share = cool_free_share(c, y[Y_TEMP], l->sink_c);
+  double aux = aux_power(c, removed, free_share);
+  double load = (1 - free_share) * (removed + aux);
+  dydt[Y_TEMP] = (l->q_in_w - removed) / l->heat_capacity;
+  dydt[Y_REMOVED] = removed;
+  dydt[Y_FREE] = free_share * removed;
+  dydt[Y_CHILLER] = cool_chiller_w(c, load, l->cop);
+  dydt[Y_AUX] = aux;
   return GSL_SUCCESS;
 }
 
@@ -366,6 +376,8 @@ int cool_loop_step_wet(cool_loop *l, double q_in_w, double outdoor_c,
   l->q_in_w = q_in_w;
   l->outdoor_c = outdoor_c;
   l->wet_c = wet_c;
+  l->sink_c = l->c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
+  l->cop = cool_cop(l->c, l->sink_c);
   if (dt_s > 0) {
     int rc = integrate(l, dt_s, y, err);
     if (rc != SIM_OK)

@@ -102,25 +102,28 @@ static const tel_column rack_columns[R_NCOLS] = {
                      "heat, at sample time"},
 };
 
-static double hottest_junction(const factory *f, uint32_t r) {
+/* The hottest GPU junction of rack r, its hottest GPU at max_w. */
+static double hottest_junction(const factory *f, uint32_t r, double max_w) {
   const rack_fleet *fl = f->fleet;
   double r_th = fl->groups[fl->group[r]].r_th;
-  return cool_junction_c(factory__rack_loop_c(f, r),
-                         rack_fleet_rack_max_power_w(fl, r), r_th);
+  return cool_junction_c(factory__rack_loop_c(f, r), max_w, r_th);
 }
 
+/* The /racks row: the rack's three sums over its GPUs in one call
+ * (rack_fleet_rack_sample), one clock kept from rack to rack. */
 static void rack_row(factory *f, double dt) {
   const rack_fleet *fl = f->fleet;
   uint32_t n = fl->nracks;
+  rack_phi_last last = {.type = RACK_PHI_NONE};
   for (uint32_t r = 0; r < n; r++) {
-    double cap = rack_fleet_rack_cap_sum(fl, r);
+    rack_sample_sums s = rack_fleet_rack_sample(fl, r, &last);
     f->row[R_POWER * n + r] = f->iv.rack_j[r] / dt;
     f->row[R_GPU * n + r] = f->iv.rack_gpu_j[r] / dt;
     f->row[R_LIMIT * n + r] = fl->limit_w[r];
-    f->row[R_CAP * n + r] = cap / fl->count[r];
+    f->row[R_CAP * n + r] = s.cap / fl->count[r];
     f->row[R_ACTIVITY * n + r] = f->iv.rack_activity_s[r] / dt;
-    f->row[R_CLOCK * n + r] = rack_fleet_rack_phi_sum(fl, r) / fl->count[r];
-    f->row[R_JUNCTION * n + r] = hottest_junction(f, r);
+    f->row[R_CLOCK * n + r] = s.phi / fl->count[r];
+    f->row[R_JUNCTION * n + r] = hottest_junction(f, r, s.max_power_w);
     f->row[R_THROTTLED * n + r] = (double)fl->throttled[r] / fl->count[r];
   }
 }

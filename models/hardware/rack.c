@@ -87,6 +87,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(f->alloc, f->phi_memo);
   sim_free(f->alloc, f->phi_sum);
   sim_free(f->alloc, f->cap_sum);
+  sim_free(f->alloc, f->sample_kept);
   rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
@@ -273,6 +274,8 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
       (f->phi_memo = phi_memo_create(alloc)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
+      (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
+                                   sizeof *f->sample_kept)) == NULL ||
       (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
     rack_fleet_destroy(f);
     sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",

@@ -129,6 +129,10 @@ typedef struct rack_fleet {
     double phi, sum;
     uint32_t n;
   } * phi_sum, *cap_sum;
+  /* rack_fleet_rack_sample's sums of x added n times from 0, by x and n
+   * (RACK_SAMPLE_KEPT of them, direct-mapped): racks alike in their caps
+   * or their clocks, not always in a row, ask the same. */
+  struct rack_phi_sum *sample_kept;
 
   /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
    * works once for them. Each GPU has a key (its slot; 0: free), set by
@@ -465,6 +469,18 @@ static inline double rack_run_phi_near(const rack_fleet *f, uint32_t q,
     return last->phi;
   return rack__run_phi_remember(f, q, r, last);
 }
+
+/* Rack r's figures at a sample: rack_fleet_rack_cap_sum's,
+ * rack_fleet_rack_phi_sum's and rack_fleet_rack_max_power_w's answers,
+ * bit for bit, in one look at its runs when they are all alike (most
+ * are; rack_sample.c). last: as for rack_run_phi_near, kept by the
+ * caller from rack to rack (type RACK_PHI_NONE to start). */
+#define RACK_SAMPLE_KEPT 16
+typedef struct rack_sample_sums {
+  double cap, phi, max_power_w;
+} rack_sample_sums;
+rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
+                                        rack_phi_last *last);
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
  * at its minimum cap and all other IT power at its maximum (its losses

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bits.h"
+#include "lanes.h"
 #include "rack_internal.h"
 #include "vec.h"
 
@@ -442,16 +443,6 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
   *act_out = act;
 }
 
-/* Two runs' bits of one input, in one SSE2 register (GCC's and clang's
- * vector extension; an unaligned load through memcpy). */
-typedef uint64_t run_bits2 __attribute__((vector_size(16)));
-
-static inline run_bits2 bits2_at(const double *a, uint32_t q) {
-  run_bits2 v;
-  memcpy(&v, a + q, sizeof v);
-  return v;
-}
-
 /* Whether runs q .. qend - 1 all have e's inputs, to the bit, each run
  * given e's power on the way (a rack unlike it has its pass write them
  * again). Two runs a turn, their xors or-ed into one register and tested
@@ -462,21 +453,21 @@ static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
   const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
   const double *busy = f->run_busy;
   double *power = f->run_power_w;
-  run_bits2 ec = {e->cap, e->cap}, es = {e->sm, e->sm};
-  run_bits2 em = {e->mem, e->mem}, eb = {e->busy, e->busy};
+  sim_u2 ec = {e->cap, e->cap}, es = {e->sm, e->sm};
+  sim_u2 em = {e->mem, e->mem}, eb = {e->busy, e->busy};
   double p2[2] = {e->p, e->p};
-  run_bits2 odd = {0, 0}, odd2 = {0, 0};
+  sim_u2 odd = {0, 0}, odd2 = {0, 0};
   for (; q + 4 <= qend; q += 4) { /* four runs a turn: the loop's share */
-    odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
-           (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
-    odd2 |= (bits2_at(cap, q + 2) ^ ec) | (bits2_at(sm, q + 2) ^ es) |
-            (bits2_at(mem, q + 2) ^ em) | (bits2_at(busy, q + 2) ^ eb);
+    odd |= (sim_u2_at(cap + q) ^ ec) | (sim_u2_at(sm + q) ^ es) |
+           (sim_u2_at(mem + q) ^ em) | (sim_u2_at(busy + q) ^ eb);
+    odd2 |= (sim_u2_at(cap + q + 2) ^ ec) | (sim_u2_at(sm + q + 2) ^ es) |
+            (sim_u2_at(mem + q + 2) ^ em) | (sim_u2_at(busy + q + 2) ^ eb);
     memcpy(power + q, p2, sizeof p2);
     memcpy(power + q + 2, p2, sizeof p2);
   }
   if (q + 2 <= qend) {
-    odd |= (bits2_at(cap, q) ^ ec) | (bits2_at(sm, q) ^ es) |
-           (bits2_at(mem, q) ^ em) | (bits2_at(busy, q) ^ eb);
+    odd |= (sim_u2_at(cap + q) ^ ec) | (sim_u2_at(sm + q) ^ es) |
+           (sim_u2_at(mem + q) ^ em) | (sim_u2_at(busy + q) ^ eb);
     memcpy(power + q, p2, sizeof p2);
     q += 2;
   }
@@ -487,7 +478,7 @@ static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
            (sim_bits_at(mem, q) ^ e->mem) | (sim_bits_at(busy, q) ^ e->busy);
     power[q] = e->p;
   }
-  return (odd[0] | odd[1] | last) == 0;
+  return sim_u2_zero(odd) && last == 0;
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -567,16 +558,16 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 #endif
 
 /* For tests: the two-a-register compare even where AVX2 is (rack.h). */
-static bool runs_narrow;
+bool rack__narrow;
 
-void rack__runs_narrow(bool on) { runs_narrow = on; }
+void rack__runs_narrow(bool on) { rack__narrow = on; }
 
 /* runs_all_at, through AVX2 where the CPU has it: the same answer and
  * the same powers written. */
 static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
                                    const rack__run_eval *e) {
 #ifdef RACK_RUNS_AVX2
-  if (!runs_narrow && __builtin_cpu_supports("avx2"))
+  if (!rack__narrow && __builtin_cpu_supports("avx2"))
     return runs_all_at_avx2(f, q, qend, e);
 #endif
   return runs_all_at(f, q, qend, e);

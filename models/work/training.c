@@ -124,7 +124,7 @@ int train_add(train_pool *p, const train_config *c, const gpu_spec *g,
                       sizeof *p->jobs) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   job *j = &p->jobs[p->n];
-  *j = (job){.c = c, .g = g, .state = TRAIN_WAITING};
+  *j = (job){.c = c, .g = g, .state = TRAIN_WAITING, .x0_now = -1};
   j->gpus = (uint32_t)(c->dp * c->pp * c->tp);
   j->pp = (uint32_t)c->pp;
   j->m = (double)c->microbatches;

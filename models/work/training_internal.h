@@ -7,6 +7,7 @@
 #define AIFSIM_TRAINING_INTERNAL_H
 
 #include <gsl/gsl_rng.h>
+#include <math.h>
 
 #include "training.h"
 
@@ -59,6 +60,20 @@ typedef struct job {
    * times (inst_p - mean_p + host_w (inst_a - mean_a)), made again when
    * either moves (train_set_host_slope drops the means for host_w). */
   double *inst_w;
+  /* The wave's last sum for this job (train_wave_w): from dev_in (its
+   * bits) the stages' terms took it to dev_out, at an x in [lo, hi),
+   * where no stage's block nor the all-reduce starts or ends, so every
+   * stage's instant is the same and so is every term. Valid while
+   * wave_ok (period_means drops it with the terms). */
+  uint64_t wave_in;
+  double wave_out, wave_lo, wave_hi;
+  bool wave_ok;
+  /* The wave's last x0 (the job's place in its iteration), at time
+   * x0_now from the fluid and iteration time in x0_key (their bits): the
+   * wave's samples of a period all ask at one time. x0_now -1: none. */
+  sim_time x0_now;
+  uint64_t x0_key[4];
+  double x0;
   /* train_activity's last x: the factory asks for a job's stages in a
    * row at one instant */
   x_cut act_cut;
@@ -109,5 +124,17 @@ static inline double train__progress(const job *j, sim_time now) {
  * full-clock times from the MFU (then train__apply_clocks). */
 void train__apply_clocks(job *j);
 void train__init_times(job *j, const llm_model *m, const llm_precision *w);
+
+/* fmod(y, iter) for iter > 0, the same bits, without the call where its
+ * answer is plain: y itself while |y| < iter, y - iter for y in
+ * [iter, 2 iter) (exact: the two within a factor of two). The wave asks
+ * it for every job at each of its samples. */
+static inline double train__wrap_iter(double y, double iter) {
+  if (fabs(y) < iter)
+    return y;
+  if (y >= iter && y < 2 * iter)
+    return y - iter;
+  return fmod(y, iter);
+}
 
 #endif

@@ -386,6 +386,63 @@ static void period_means(job *j, double x0, double period_s) {
   j->mean_x0 = x0;
   j->mean_period = period_s;
   j->mean_gen = j->shape_gen;
+  j->wave_ok = false; /* its terms made again */
+}
+
+/* The stretch [lo, hi) around x in which no stage's block and not the
+ * all-reduce starts or ends (the bounds profile_at and at_instant
+ * compare x with, computed as they compute them): the nearest at or
+ * below x, the nearest above. */
+static void wave_stretch(const job *j, double x, double *lo, double *hi) {
+  double a = j->iter - j->comm, b = j->iter - j->comm + j->comm;
+  double l = a <= x ? a : -INFINITY, h = a > x ? a : INFINITY;
+  l = b <= x && b > l ? b : l;
+  h = b > x && b < h ? b : h;
+  for (uint32_t s = 0; s < j->pp; s++) {
+    double w = j->warm[s], e = j->bend[s];
+    l = w <= x && w > l ? w : l;
+    h = w > x && w < h ? w : h;
+    l = e <= x && e > l ? e : l;
+    h = e > x && e < h ? e : h;
+  }
+  *lo = l;
+  *hi = h;
+}
+
+/* dev plus job j's stages' terms at x (stages_at), or the sum kept when
+ * dev and x's stretch are the last call's: every stage's activity is
+ * then its last instant's, so stages_at would add the same terms to the
+ * same dev and move none. A job with a stage slowed is summed always
+ * (its slowed microbatches' bounds are not in the stretch). */
+static double job_wave(job *j, double x, double dev) {
+  if (j->wave_ok && sim_bits(dev) == j->wave_in && x >= j->wave_lo &&
+      x < j->wave_hi)
+    return j->wave_out;
+  instant in;
+  at_instant(j, x, &in);
+  double out = stages_at(j, x, &in, dev);
+  j->wave_ok = !j->slowed && x == x; /* x NaN: no stretch holds it */
+  j->wave_in = sim_bits(dev);
+  j->wave_out = out;
+  if (j->wave_ok)
+    wave_stretch(j, x, &j->wave_lo, &j->wave_hi);
+  return out;
+}
+
+/* A computing job's place in its iteration at now, (done - floor(done))
+ * iter, kept with what it is made of: the fluid's remaining work, rate
+ * and start, the iteration time, and now (the iterations are the
+ * config's). */
+static double place_at(job *j, sim_time now) {
+  uint64_t key[4] = {sim_bits(j->fluid.remaining), sim_bits(j->fluid.rate),
+                     (uint64_t)j->fluid.since, sim_bits(j->iter)};
+  if (j->x0_now == now && memcmp(key, j->x0_key, sizeof key) == 0)
+    return j->x0;
+  double done = train__progress(j, now);
+  j->x0 = (done - floor(done)) * j->iter;
+  j->x0_now = now;
+  memcpy(j->x0_key, key, sizeof key);
+  return j->x0;
 }
 
 double train_wave_w(train_pool *p, double period_s, double offset_s) {
@@ -395,17 +452,14 @@ double train_wave_w(train_pool *p, double period_s, double offset_s) {
     job *j = &p->jobs[i];
     if (j->state != TRAIN_COMPUTING || !(j->iter > 0))
       continue;
-    double done = train__progress(j, now);
-    double x0 = (done - floor(done)) * j->iter;
-    double x = fmod(x0 + offset_s, j->iter);
+    double x0 = place_at(j, now);
+    double x = train__wrap_iter(x0 + offset_s, j->iter);
     period_means(j, x0, period_s);
     if (drifts(j)) {
       dev += drift_dev(j, x);
       continue;
     }
-    instant in;
-    at_instant(j, x, &in);
-    dev = stages_at(j, x, &in, dev);
+    dev = job_wave(j, x, dev);
   }
   return dev;
 }

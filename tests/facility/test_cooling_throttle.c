@@ -324,6 +324,48 @@ static void a_derate_must_be_a_share(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
+/* A step held at its temperature (the heat in is what the plant removes
+ * there) integrates cool_power_wet's powers at that temperature: the
+ * ODE's right-hand side is its expressions, with the step's COP at the
+ * sink (the wet bulb for a tower, else the outdoor air), made again at
+ * each step as the weather moves, and a derated plant's removal. */
+typedef struct held_case {
+  const char *name, *yaml;
+  double share;
+} held_case;
+
+static const held_case helds[] = {
+    {"held: dry liquid loop", LIQUID, 1},
+    {"held: tower", LIQUID "heat_rejection: evaporative\n", 1},
+    {"held: derated tower", LIQUID "heat_rejection: evaporative\n", 0.6},
+    {"held: air loop", AIR, 1},
+};
+
+static void a_held_step_is_the_plant_power(void **state) {
+  const held_case *h = *state;
+  cool_loop_config c;
+  bind_ok(h->yaml, &c);
+  cool_loop *l = make_loop(&c);
+  assert_int_equal(cool_loop_set_derate(l, h->share), SIM_OK);
+  static const double weather[][2] = {{30, 18}, {12, 9}, {35, 27}, {22, 21}};
+  for (size_t k = 0; k < sizeof weather / sizeof *weather; k++) {
+    double out = weather[k][0], wet = weather[k][1], dt = 7;
+    double temp = c.supply_c + 0.4 * c.delta_t_k * h->share;
+    cool_power p = cool_power_wet(&c, h->share, temp, out, wet);
+    cool_loop_set_temp(l, temp);
+    cool_step s;
+    sim_error err = {0};
+    if (cool_loop_step_wet(l, p.removed_w, out, wet, dt, &s, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    assert_true(s.temp_c == temp);
+    assert_close(s.removed_j, p.removed_w * dt, 1e-13, 0);
+    assert_close(s.free_j, p.free_w * dt, 1e-13, 1e-9);
+    assert_close(s.chiller_j, p.chiller_w * dt, 1e-13, 1e-9);
+    assert_close(s.aux_j, p.aux_w * dt, 1e-13, 0);
+  }
+  cool_loop_destroy(l);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   struct CMUnitTest tests[64];
@@ -338,5 +380,6 @@ int main(void) {
   TEST_ADD(tests, n, a_derated_loop_heats_at_the_shortfall);
   TEST_ADD(tests, n, derated_power_and_steady_state);
   TEST_ADD(tests, n, a_derate_must_be_a_share);
+  TEST_ROWS(tests, n, a_held_step_is_the_plant_power, helds);
   return _cmocka_run_group_tests("cooling_throttle", tests, n, NULL, NULL);
 }

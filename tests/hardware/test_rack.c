@@ -501,6 +501,158 @@ static void clock_cache_is_the_solve(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* rack_fleet_rack_sample against the three readers it stands for, to the
+ * bit: every rack's runs at one load and cap, then one run of each rack
+ * (at pos, from its first; -1 its last) made unlike in what the case
+ * moves, or the fleet's GPUs filled; in every order of racks (the kept
+ * sums), four runs a register and two. */
+typedef enum {
+  MOVE_NONE,
+  MOVE_SM,
+  MOVE_MEM,
+  MOVE_BUSY,
+  MOVE_CAP,
+  MOVE_POWER,
+  NAN_BUSY,
+  THERMAL,
+  CAPS_FILLED,
+  POWER_FILLED
+} sample_move;
+
+typedef struct sample_case {
+  const char *name;
+  sample_move move;
+  int pos;
+} sample_case;
+
+static const sample_case samples[] = {
+    {"sample: all runs alike", MOVE_NONE, 0},
+    {"sample: the second run's activity", MOVE_SM, 1},
+    {"sample: a middle run's memory", MOVE_MEM, 2},
+    {"sample: the last run's busy share", MOVE_BUSY, -1},
+    {"sample: the last run's cap", MOVE_CAP, -1},
+    {"sample: the second run's cap", MOVE_CAP, 1},
+    {"sample: the last run's power", MOVE_POWER, -1},
+    {"sample: a middle run's power", MOVE_POWER, 3},
+    {"sample: a NaN busy share in every run", NAN_BUSY, 0},
+    {"sample: a thermal cap", THERMAL, 0},
+    {"sample: the GPUs' caps filled, one written", CAPS_FILLED, 0},
+    {"sample: the GPUs' powers filled, one moved", POWER_FILLED, 0},
+};
+
+static void sample_move_rack(rack_fleet *f, const sample_case *c,
+                             uint32_t r) {
+  uint32_t q0 = f->rack_run[r], n = f->rack_run[r + 1] - q0;
+  uint32_t q = q0 + (c->pos < 0 ? n - 1 : (uint32_t)c->pos % n);
+  gpu_load l = rack_run_load(f, q);
+  switch (c->move) {
+  case MOVE_SM:
+  case MOVE_MEM:
+  case MOVE_BUSY:
+    rack_set_run_load(f, q, (gpu_load){l.sm + (c->move == MOVE_SM) * 0.25,
+                                       l.mem + (c->move == MOVE_MEM) * 0.25,
+                                       l.busy - (c->move == MOVE_BUSY) * 0.5});
+    break;
+  case MOVE_CAP:
+    rack_set_run_cap(f, q, f->run_cap_w[q] - 100);
+    break;
+  case MOVE_POWER:
+    f->run_power_w[q] += 50;
+    break;
+  case NAN_BUSY:
+    for (q = q0; q < q0 + n; q++)
+      rack_set_run_load(f, q, (gpu_load){l.sm, l.mem, NAN});
+    break;
+  default:
+    break;
+  }
+}
+
+static void sample_matches_the_readers(void **state) {
+  const sample_case *c = *state;
+  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_load(f, i, gpu_load_level(0.6));
+  rack_fleet_update(f, NULL); /* makes the runs */
+  for (uint32_t r = 0; r < f->nracks; r++)
+    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w + 150);
+  if (c->move == THERMAL)
+    f->thermal_cap_w[1] = 300;
+  rack_fleet_update(f, NULL);
+  for (uint32_t r = 0; r < f->nracks; r++)
+    sample_move_rack(f, c, r);
+  if (c->move == CAPS_FILLED) /* then a rack's last GPU's alone */
+    rack_fleet_gpu_caps(f);
+  if (c->move == POWER_FILLED)
+    rack_fleet_gpu_power(f);
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    uint32_t i = f->first[r] + f->count[r] - 1;
+    f->cap_w[i] -= 10 * (c->move == CAPS_FILLED);
+    f->power_w[i] += 20 * (c->move == POWER_FILLED);
+  }
+  for (int narrow = 0; narrow < 2; narrow++)
+    for (uint32_t k = 0; k < 3 * f->nracks; k++) {
+      uint32_t r = (k * 7 + narrow) % f->nracks;
+      rack__runs_narrow(narrow);
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      rack_sample_sums got = rack_fleet_rack_sample(f, r, &last);
+      rack__runs_narrow(false);
+      rack_sample_sums want = {rack_fleet_rack_cap_sum(f, r),
+                               rack_fleet_rack_phi_sum(f, r),
+                               rack_fleet_rack_max_power_w(f, r)};
+      if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("rack %u (narrow %d): %.17g %.17g %.17g, the readers "
+                 "%.17g %.17g %.17g",
+                 r, narrow, got.cap, got.phi, got.max_power_w, want.cap,
+                 want.phi, want.max_power_w);
+    }
+  rack_fleet_destroy(f);
+}
+
+/* The sample's kept sums are by value and count: a rack's cap moved
+ * through forty values (more than the sums kept, so some share a place)
+ * gives the readers' sums each time. */
+static void sample_sums_kept_by_value(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
+  rack_fleet_update(f, NULL); /* makes the runs */
+  double base = f->types[f->type[0]]->cap_min_w;
+  for (int k = 0; k < 80; k++) {
+    rack_set_rack_cap(f, 0, base + k % 40);
+    rack_fleet_update(f, NULL);
+    rack_phi_last last = {.type = RACK_PHI_NONE};
+    rack_sample_sums got = rack_fleet_rack_sample(f, 0, &last);
+    double want = rack_fleet_rack_cap_sum(f, 0);
+    if (memcmp(&got.cap, &want, sizeof want) != 0)
+      fail_msg("cap %g: %.17g, the reader %.17g", base + k % 40, got.cap,
+               want);
+  }
+  rack_fleet_destroy(f);
+}
+
+/* Without units (no runs: the per-GPU update), or with the runs stale,
+ * the sample is the readers'. */
+static void sample_without_runs(void **state) {
+  (void)state;
+  for (int units = 0; units < 2; units++) {
+    rack_fleet *f = rack_fixture_two("H100-SXM", 32, units);
+    rack_fleet_update(f, NULL);
+    if (units)
+      rack_set_unit_key(f, 3, 99); /* the runs stale until the next update */
+    for (uint32_t i = 0; i < f->count[0]; i++) /* the GPUs' alone */
+      rack_set_load(f, i, gpu_load_level(0.25));
+    for (uint32_t r = 0; r < f->nracks; r++) {
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      rack_sample_sums got = rack_fleet_rack_sample(f, r, &last);
+      rack_sample_sums want = {rack_fleet_rack_cap_sum(f, r),
+                               rack_fleet_rack_phi_sum(f, r),
+                               rack_fleet_rack_max_power_w(f, r)};
+      assert_memory_equal(&got, &want, sizeof got);
+    }
+    rack_fleet_destroy(f);
+  }
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -521,6 +673,9 @@ int main(void) {
   TEST_ADD(tests, n, other_power_overrides_the_parts);
   TEST_ADD(tests, n, partial_servers_are_refused);
   TEST_ADD(tests, n, clock_cache_is_the_solve);
+  TEST_ROWS(tests, n, sample_matches_the_readers, samples);
+  TEST_ADD(tests, n, sample_sums_kept_by_value);
+  TEST_ADD(tests, n, sample_without_runs);
   return _cmocka_run_group_tests("rack", tests, n, test_catalogs_load_hardware,
                                  test_catalogs_release);
 }

@@ -505,6 +505,131 @@ static void tuned_completion_time(void **state) {
   bench_close(&on);
 }
 
+/* Two jobs a pool, the second started a third of an iteration later:
+ * four stages, a fifth of the iteration in the all-reduce. */
+static void open_pair(bench *b, bool tuned) {
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml,
+           TUNED_FMT "comm_share: 20%%\nact_comm: 55%%\n", 4,
+           "1.5, 1, 1, 1.2", "0 s", tuned ? "true" : "false");
+  bench_open(b, yaml, 1, NULL, NULL);
+  const llm_model *m = llm_catalog_find(&cats.llm, b->c.model);
+  const llm_precision *w = llm_catalog_precision(&cats.llm, b->c.precision);
+  size_t second;
+  sim_error err = {0};
+  assert_int_equal(train_add(b->p, &b->c, b->g, m, w, &second, &err), SIM_OK);
+  assert_int_equal(train_start(b->p, b->job), SIM_OK);
+  double T = train_current_iteration_s(b->p, b->job);
+  run_to(b, (sim_time)(T / 3 * 1e9));
+  assert_int_equal(train_start(b->p, second), SIM_OK);
+}
+
+/* wave_kept_sum_is_the_sum's asks of a (its sums kept) and b (dropped). */
+static void wave_pair_agree(bench *a, bench *b) {
+  double T = train_current_iteration_s(a->p, a->job);
+  unsigned seed = 5;
+  for (int k = 0; k < 6; k++) {
+    for (int i = 0; i < 600; i++) {
+      double x = i < 200   ? i * T / 150
+                 : i < 400 ? (400 - i) * T / 170
+                           : (double)rand_r(&seed) / RAND_MAX * 2 * T;
+      for (size_t j = 0; j < b->p->n; j++)
+        b->p->jobs[j].wave_ok = false;
+      double got = train_wave_w(a->p, T / 9, x);
+      double want = train_wave_w(b->p, T / 9, x);
+      if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("round %d, offset %.17g: %.17g, summed %.17g", k, x, got,
+                 want);
+    }
+    double phi[4] = {1, 1 - 0.05 * k, 1, 1 - 0.02 * k};
+    for (size_t j = 0; j < 2 && k % 2; j++) {
+      assert_int_equal(train_set_clocks(a->p, j, phi), SIM_OK);
+      assert_int_equal(train_set_clocks(b->p, j, phi), SIM_OK);
+    }
+    run_to(a, sim_engine_now(a->e) + (sim_time)(0.21 * T * 1e9));
+    run_to(b, sim_engine_now(b->e) + (sim_time)(0.21 * T * 1e9));
+  }
+}
+
+/* The wave's kept sum a job (training_iteration.c job_wave) stands only
+ * where it would be summed again to the same bits: a pool asked at
+ * offsets swept across the stages' blocks, forwards, backwards and at
+ * random, against the same pool with its kept sums dropped before each
+ * ask, to the bit, over several times and clocks. */
+static void wave_kept_sum_is_the_sum(void **state) {
+  (void)state;
+  for (int tuned = 0; tuned < 2; tuned++) {
+    bench a, b;
+    open_pair(&a, tuned);
+    open_pair(&b, tuned);
+    wave_pair_agree(&a, &b);
+    bench_close(&a);
+    bench_close(&b);
+  }
+}
+
+/* train__wrap_iter is fmod to the bit: inside one iteration, in the
+ * second, beyond, below 0, at the edges, and for the odd ones (NaN, an
+ * infinity, an iteration whose double overflows). */
+static void wrap_iter_is_fmod(void **state) {
+  (void)state;
+  static const double iters[] = {1, 3.7, 1e-300, 1e308, 0.1};
+  for (size_t k = 0; k < sizeof iters / sizeof *iters; k++) {
+    double t = iters[k];
+    const double ys[] = {0,
+                         -0.0,
+                         0.3 * t,
+                         nextafter(t, 0),
+                         t,
+                         nextafter(t, INFINITY),
+                         1.5 * t,
+                         nextafter(2 * t, 0),
+                         2 * t,
+                         5.5 * t,
+                         -0.5 * t,
+                         -t,
+                         -1.5 * t,
+                         NAN,
+                         INFINITY,
+                         -INFINITY,
+                         1e308};
+    for (size_t i = 0; i < sizeof ys / sizeof *ys; i++) {
+      double got = train__wrap_iter(ys[i], t), want = fmod(ys[i], t);
+      if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("fmod(%.17g, %.17g): %.17g, fmod %.17g", ys[i], t, got,
+                 want);
+    }
+  }
+}
+
+/* The wave's place in the iteration, kept from sample to sample at one
+ * time, is made again when what it is made of moves at that time: the
+ * fluid's remaining work, rate or start, or the iteration time. */
+static void wave_place_follows_the_fluid(void **state) {
+  (void)state;
+  bench b;
+  open_pair(&b, false);
+  job *j = &b.p->jobs[b.job];
+  double T = j->iter;
+  for (int k = 0; k < 4; k++) {
+    train_wave_w(b.p, T / 9, 0.1 * T); /* keeps the place */
+    if (k == 0)
+      j->fluid.remaining -= 0.3;
+    if (k == 1)
+      j->fluid.rate *= 1.5;
+    if (k == 2)
+      j->fluid.since -= SIM_SEC;
+    if (k == 3)
+      j->iter *= 1.6;
+    double got = train_wave_w(b.p, T / 9, 0.1 * T);
+    j->x0_now = -1; /* none kept: made again */
+    double want = train_wave_w(b.p, T / 9, 0.1 * T);
+    if (memcmp(&got, &want, sizeof got) != 0)
+      fail_msg("move %d: %.17g, made again %.17g", k, got, want);
+  }
+  bench_close(&b);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -516,6 +641,9 @@ int main(void) {
   TEST_ADD(tests, n, straggler_becomes_critical);
   TEST_ADD(tests, n, tuned_clock_bounds);
   TEST_ADD(tests, n, tuned_completion_time);
+  TEST_ADD(tests, n, wave_kept_sum_is_the_sum);
+  TEST_ADD(tests, n, wrap_iter_is_fmod);
+  TEST_ADD(tests, n, wave_place_follows_the_fluid);
   return _cmocka_run_group_tests("training_tuning", tests, n,
                                  test_catalogs_load, test_catalogs_release);
 }

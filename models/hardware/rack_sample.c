@@ -1,0 +1,152 @@
+/* rack_sample.c - a rack's three figures at a sample (rack.h
+ * rack_fleet_rack_sample): its GPUs' caps summed, their clocks summed
+ * and the highest GPU power, in one look at its runs.
+ *
+ * Most racks at a sample have every run at one cap, one load and one
+ * power, to the bit (bench-10k's fluid mode: about 16 runs a rack, 0.6%
+ * of runs unlike the run before). For such a rack each of the three
+ * readers' loops adds or compares the same value once for each GPU, in
+ * order, so their answers are those of the first run repeated over the
+ * rack's GPUs: the same adds from +0, the same compares. One compare of
+ * the runs against the first, four a register, stands in for the three
+ * loops over the runs; a rack with any run unlike takes the readers
+ * themselves. */
+#include "bits.h"
+#include "lanes.h"
+#include "rack_internal.h"
+
+/* x added n times to +0, in order (four adds a turn: the same adds), the
+ * sum kept by x and n in the fleet's sample_kept: from +0 the answer is
+ * x's and n's alone (rack_fleet_rack_phi_sum and _caps_added keep theirs
+ * the same way, one each). */
+static double repeat_from_zero(const rack_fleet *f, double x, uint32_t n) {
+  uint64_t h = (sim_bits(x) ^ (uint64_t)n << 32) * 0x9e3779b97f4a7c15ULL;
+  struct rack_phi_sum *m = &f->sample_kept[h >> 60];
+  _Static_assert(RACK_SAMPLE_KEPT == 16, "h >> 60: sixteen entries");
+  if (m->n == n && sim_bits(m->phi) == sim_bits(x))
+    return m->sum;
+  double s = 0;
+  uint32_t k = n;
+  for (; k >= 4; k -= 4) {
+    s += x;
+    s += x;
+    s += x;
+    s += x;
+  }
+  for (; k > 0; k--)
+    s += x;
+  *m = (struct rack_phi_sum){x, s, n};
+  return s;
+}
+
+/* Runs q+1 .. qend-1 against run q in cap, load and power, two a
+ * register: whether all are q's to the bit. */
+static bool runs_as_first(const rack_fleet *f, uint32_t q, uint32_t qend) {
+  const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
+  const double *busy = f->run_busy, *p = f->run_power_w;
+  sim_u2 ec = {sim_bits_at(cap, q), sim_bits_at(cap, q)};
+  sim_u2 es = {sim_bits_at(sm, q), sim_bits_at(sm, q)};
+  sim_u2 em = {sim_bits_at(mem, q), sim_bits_at(mem, q)};
+  sim_u2 eb = {sim_bits_at(busy, q), sim_bits_at(busy, q)};
+  sim_u2 ep = {sim_bits_at(p, q), sim_bits_at(p, q)};
+  sim_u2 odd = {0, 0};
+  uint32_t j = q + 1;
+  for (; j + 2 <= qend; j += 2)
+    odd |= (sim_u2_at(cap + j) ^ ec) | (sim_u2_at(sm + j) ^ es) |
+           (sim_u2_at(mem + j) ^ em) | (sim_u2_at(busy + j) ^ eb) |
+           (sim_u2_at(p + j) ^ ep);
+  if (j < qend) /* q's own lanes xor to 0: a pair ending at j */
+    odd |= (sim_u2_at(cap + j - 1) ^ ec) | (sim_u2_at(sm + j - 1) ^ es) |
+           (sim_u2_at(mem + j - 1) ^ em) | (sim_u2_at(busy + j - 1) ^ eb) |
+           (sim_u2_at(p + j - 1) ^ ep);
+  return sim_u2_zero(odd);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define RACK_SAMPLE_AVX2 1
+#include <immintrin.h>
+
+/* The first n of four lanes set, n in 0 .. 4 (a masked load reads them
+ * alone, 0 in the others). */
+static const int64_t sample_tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+
+/* Four runs' bits of one input xored with e's, the lanes of k read (a
+ * masked load: a lane off reads 0, its xor to be masked off after). */
+__attribute__((target("avx2"))) static inline __m256i
+xor4(const double *a, uint32_t i, __m256i e, __m256i k) {
+  return _mm256_xor_si256(_mm256_maskload_epi64((const long long *)(a + i), k),
+                          e);
+}
+
+/* The same for all four lanes (a plain load). */
+__attribute__((target("avx2"))) static inline __m256i
+xor4_all(const double *a, uint32_t i, __m256i e) {
+  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(a + i)), e);
+}
+
+/* runs_as_first four runs a register, the runs in one loop; the last one
+ * to three through a mask. */
+__attribute__((target("avx2"))) static bool
+runs_as_first_avx2(const rack_fleet *f, uint32_t q, uint32_t qend) {
+  const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
+  const double *busy = f->run_busy, *p = f->run_power_w;
+  __m256i ec = _mm256_set1_epi64x((long long)sim_bits_at(cap, q));
+  __m256i es = _mm256_set1_epi64x((long long)sim_bits_at(sm, q));
+  __m256i em = _mm256_set1_epi64x((long long)sim_bits_at(mem, q));
+  __m256i eb = _mm256_set1_epi64x((long long)sim_bits_at(busy, q));
+  __m256i ep = _mm256_set1_epi64x((long long)sim_bits_at(p, q));
+  __m256i odd = _mm256_setzero_si256();
+  uint32_t i = q + 1;
+  for (; i + 4 <= qend; i += 4)
+    odd = _mm256_or_si256(
+        odd, _mm256_or_si256(
+                 _mm256_or_si256(_mm256_or_si256(xor4_all(cap, i, ec),
+                                                 xor4_all(sm, i, es)),
+                                 _mm256_or_si256(xor4_all(mem, i, em),
+                                                 xor4_all(busy, i, eb))),
+                 xor4_all(p, i, ep)));
+  __m256i k =
+      _mm256_loadu_si256((const __m256i *)(sample_tail + 4 - (qend - i)));
+  __m256i x = _mm256_or_si256(
+      _mm256_or_si256(_mm256_or_si256(xor4(cap, i, ec, k), xor4(sm, i, es, k)),
+                      _mm256_or_si256(xor4(mem, i, em, k), xor4(busy, i, eb, k))),
+      xor4(p, i, ep, k));
+  odd = _mm256_or_si256(odd, _mm256_and_si256(x, k));
+  return _mm256_testz_si256(odd, odd);
+}
+#endif
+
+/* runs_as_first, through AVX2 where the CPU has it (rack__runs_narrow:
+ * the two-a-register one even there). */
+static bool runs_as_first_any(const rack_fleet *f, uint32_t q, uint32_t qend) {
+#ifdef RACK_SAMPLE_AVX2
+  if (!rack__narrow && __builtin_cpu_supports("avx2"))
+    return runs_as_first_avx2(f, q, qend);
+#endif
+  return runs_as_first(f, q, qend);
+}
+
+/* Rack r's runs the truth for all three figures and all at its first's
+ * inputs and power. A NaN among them is no matter: the clocks' loop
+ * breaks its stretches at one (it compares as doubles), but adds the
+ * same clock once a GPU all the same. */
+static bool rack_runs_alike(const rack_fleet *f, uint32_t r) {
+  if (!rack_fleet_runs_fresh(f) || !f->caps_unfilled || !f->power_unfilled)
+    return false;
+  uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
+  return q < qend && runs_as_first_any(f, q, qend);
+}
+
+rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
+                                        rack_phi_last *last) {
+  if (!rack_runs_alike(f, r))
+    return (rack_sample_sums){rack_fleet_rack_cap_sum(f, r),
+                              rack_fleet_rack_phi_sum(f, r),
+                              rack_fleet_rack_max_power_w(f, r)};
+  uint32_t q = f->rack_run[r];
+  double p = f->run_power_w[q];
+  return (rack_sample_sums){
+      repeat_from_zero(f, f->run_cap_w[q], f->count[r]),
+      repeat_from_zero(f, rack_run_phi_near(f, q, last), f->count[r]),
+      p > 0 ? p : 0};
+}
