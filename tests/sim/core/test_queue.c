@@ -192,6 +192,22 @@ static void test_order(void **state) {
   free(in);
 }
 
+/* Every heap shape up to 70 entries (a binary heap's last parent with one
+ * child or two, each level partly filled), each in three orders: every
+ * entry must come out where a sort puts it. */
+static void test_every_small_size(void **state) {
+  (void)state;
+  int64_t (*const time_of[])(size_t, size_t) = {t_ascending, t_descending,
+                                                 t_hashed, t_few};
+  evq_entry in[70];
+  for (size_t f = 0; f < sizeof time_of / sizeof *time_of; f++)
+    for (size_t n = 1; n <= 70; n++) {
+      for (size_t i = 0; i < n; i++)
+        in[i] = (evq_entry){time_of[f](i, n), i, (uint32_t)(1000 + i)};
+      check_order(in, n);
+    }
+}
+
 /* ---- Randomized against a linear-scan reference ---------------------- */
 
 typedef struct random_case {
@@ -657,6 +673,7 @@ int main(void) {
   TEST_ADD(tests, n, test_peek);
   TEST_ADD(tests, n, test_push_at_last_pop);
   TEST_ROWS(tests, n, test_order, order_cases);
+  TEST_ADD(tests, n, test_every_small_size);
   TEST_ROWS(tests, n, test_random, random_cases);
   TEST_ROWS(tests, n, test_after_a_pop, after_cases);
   TEST_ROWS(tests, n, test_compact, compact_cases);
