@@ -430,22 +430,40 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
   return rc;
 }
 
+/* Pops the next entry into *q when it is due by until; else (or when the
+ * queue is empty) false, the entry put back: the same (time, seq), so the
+ * same order, and a push right after a pop never allocates (queue.c).
+ * One call a pop: a peek first (evq_first) cost a call and a copy of the
+ * entry for every event, and the put-back comes once a run. */
+static bool pop_due(sim_engine *e, sim_time until, evq_entry *q) {
+  if (!evq_pop(e->q, q))
+    return false;
+  if (q->time <= until)
+    return true;
+  int rc = evq_push(e->q, *q);
+  assert(rc == SIM_OK);
+  (void)rc;
+  return false;
+}
+
 /* Pops and runs events up to until, while fewer than limit have run in
  * all (e->nrun). */
 static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   evq_entry q, next;
-  while (!e->stop && e->nrun < limit && evq_first(e->q, &q) &&
-         q.time <= until) {
+  while (!e->stop && e->nrun < limit && pop_due(e, until, &q)) {
+    /* The slot is a likely cache miss (pool slots are touched in time
+     * order, not address order): asked for before the watch's read. */
+    PREFETCH(&e->slots[q.slot]);
     /* Read after every event: a signal handler sets it at any time, and
-     * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). */
+     * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). The
+     * entry goes back unrun. */
     if (e->watch != NULL && *e->watch != 0) {
+      int rc = evq_push(e->q, q);
+      assert(rc == SIM_OK);
+      (void)rc;
       e->stop = true;
       break;
     }
-    /* The slot is a likely cache miss (pool slots are touched in time
-     * order, not address order); fetch it while the pop walks the heap. */
-    PREFETCH(&e->slots[q.slot]);
-    evq_pop(e->q, &q);
     /* A pool larger than the L2 cache misses further, and a radix heap's
      * pop is short: fetch the next event's slot too, while this one runs
      * (hold model, 1e5 pending: 7.6 rather than 7.1 M events/s). A small
