@@ -212,15 +212,15 @@ static void close_hole(evq *q) {
   sift_up(q, hole, q->key[n], q->slot[n]);
 }
 
-static int heap_push(evq *q, evq_entry e) {
+static int heap_push(evq *q, evq_key k, uint32_t slot) {
   if (q->hole) { /* the pop's hole taken by the push: no walk to a leaf */
     q->hole = false;
-    fill_root(q, q->n++, key_of(&e), e.slot);
+    fill_root(q, q->n++, k, slot);
     return SIM_OK;
   }
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
-  sift_up(q, q->n++, key_of(&e), e.slot);
+  sift_up(q, q->n++, k, slot);
   return SIM_OK;
 }
 
@@ -329,11 +329,15 @@ void evq_destroy(evq *q) {
   sim_free(&alloc, q);
 }
 
-int evq_push(evq *q, evq_entry e) {
+int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
   /* Without room for the radix heap, the heap goes on. */
   if (q->radix || (!q->hole && q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
-    return evq__rdx_push(q, e);
-  return heap_push(q, e);
+    return evq__rdx_push(q, (evq_entry){time, seq, slot});
+  return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq), slot);
+}
+
+int evq_push(evq *q, evq_entry e) {
+  return evq_push_at(q, e.time, e.seq, e.slot);
 }
 
 bool evq_peek(const evq *q, evq_entry *out) {
