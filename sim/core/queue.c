@@ -57,8 +57,8 @@
  *   pending on average, 519 k -> 394 k instructions a period in the
  *   walks (docs/PERFORMANCE.md, fifteenth session). Hold model, M
  *   pops+pushes/s of the queue alone (engine column), D = 8 / 4 / 2:
- *   1e3 25.1 (20.9) / 28.5 (22.2) / 29.8 (23.3); 1e4 18.2 (15.2) / 16.9
- *   (14.1) / 17.4 (14.3), so a little slower at 1e4, faster at 1e3.
+ *   1e3 25.2 (20.9) / 28.7 (22.5) / 29.9 (23.3); 1e4 18.2 (15.2) / 17.2
+ *   (14.2) / 17.6 (14.4): faster at 1e3, 3-5% slower at 1e4.
  * - Pop moves the hole at the root down to a leaf along the smaller
  *   children without comparing against the element that will fill it, then
  *   sifts the last element up from there (Floyd's bottom-up variant): the
