@@ -159,8 +159,8 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
 }
 
 /* hole_down for heaps larger than the cache: while the children of a node
- * are compared, it asks for all its grandchildren (a line), one of whose
- * groups the next step will read. Memory bandwidth is traded for latency;
+ * are compared, it asks for the line of its first grandchildren (the
+ * four start there), one of whose pairs the next step will read. Memory bandwidth is traded for latency;
  * that pays only when the levels below come from L3 or RAM. */
 static size_t hole_down_far(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
