@@ -17,7 +17,6 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "bits.h"
 #include "csv.h"
 #include "sig.h"
 #include "vec.h"
@@ -341,11 +340,7 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
-  /* Lognormal mu (a log a draw) and the bits of the mean and sigma it
-   * is for (0: none; sigma > 0 here): two integer compares a draw, where
-   * the doubles' compares took two branches each for the NaN. */
-  uint64_t mu_mean[2], mu_sigma[2]; /* prompt, output */
-  double mu[2];
+  arr_mu mu[2]; /* prompt, output: the lognormal's mu, kept */
 };
 
 static arr_taus *taus(arr_gen *g, arr_purpose p) {
@@ -497,13 +492,8 @@ static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
   double x = l->mean;
   int k = p == ARR_RNG_OUTPUT;
   if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
-    uint64_t mean = sim_bits(l->mean), sigma = sim_bits(l->sigma);
-    if ((g->mu_mean[k] ^ mean) | (g->mu_sigma[k] ^ sigma)) {
-      g->mu_mean[k] = mean;
-      g->mu_sigma[k] = sigma;
-      g->mu[k] = log(l->mean) - 0.5 * l->sigma * l->sigma;
-    }
-    x = arr_lognormal(taus(g, p), g->mu[k], l->sigma);
+    double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
+    x = arr_lognormal(taus(g, p), mu, l->sigma);
   }
   return arr_tokens(x);
 }
