@@ -340,9 +340,7 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
-  /* Lognormal mu (a log a draw) and the length it is for (0: none). */
-  arr_length mu_for[2]; /* prompt, output */
-  double mu[2];
+  arr_mu mu[2]; /* prompt, output: the lognormal's mu, kept */
 };
 
 static arr_taus *taus(arr_gen *g, arr_purpose p) {
@@ -494,11 +492,8 @@ static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
   double x = l->mean;
   int k = p == ARR_RNG_OUTPUT;
   if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
-    if (g->mu_for[k].mean != l->mean || g->mu_for[k].sigma != l->sigma) {
-      g->mu_for[k] = *l;
-      g->mu[k] = log(l->mean) - 0.5 * l->sigma * l->sigma;
-    }
-    x = arr_lognormal(taus(g, p), g->mu[k], l->sigma);
+    double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
+    x = arr_lognormal(taus(g, p), mu, l->sigma);
   }
   return arr_tokens(x);
 }

@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "bits.h"
+
 typedef struct arr_taus {
   unsigned long s1, s2, s3;
 } arr_taus;
@@ -53,6 +55,23 @@ static inline double arr_lognormal(arr_taus *t, double zeta, double sigma) {
   } while (r2 > 1.0 || r2 == 0);
   double normal = u * sqrt(-2.0 * log(r2) / r2);
   return exp(sigma * normal + zeta);
+}
+
+/* A lognormal's mu (a log a draw), kept with the bits of the mean and
+ * sigma it is for (zeroed: none; sigma > 0 where used): two integer
+ * compares a draw, where the doubles' compares took two branches each
+ * for the NaN. Equal bits are equal inputs, so the same mu. */
+typedef struct arr_mu {
+  uint64_t mean, sigma;
+  double mu;
+} arr_mu;
+
+/* log(mean) - sigma^2 / 2, from m when it is for these mean and sigma. */
+static inline double arr_mu_of(arr_mu *m, double mean, double sigma) {
+  uint64_t a = sim_bits(mean), b = sim_bits(sigma);
+  if ((m->mean ^ a) | (m->sigma ^ b))
+    *m = (arr_mu){a, b, log(mean) - 0.5 * sigma * sigma};
+  return m->mu;
 }
 
 /* llround(x) without the call for 0 <= x < 2^52: x's whole part, up one

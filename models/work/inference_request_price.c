@@ -1,7 +1,8 @@
 /* inference_request_price.c - a request-level replica's prices
  * (inference_request_price.h): the joiners' prefill and the decode step at
  * the replica's clock, from roofline.h's terms, kept between the changes
- * of the clock and of the batch's size. */
+ * of the clock and of the batch's size; the tokens made at those prices
+ * since the replica's clock (for the totals). */
 #include "inference_request_price.h"
 
 #include <math.h>
@@ -99,8 +100,13 @@ double inf__after_prefill(inf_service *s, replica *r) {
   return r->next_s + (tag - r->v) * t;
 }
 
-double inf__tokens_after_prefill(const inf_service *s, const replica *r,
-                                 double now, double *prompts) {
+/* What r, prefilling with its end (next_s) folded and at or before now,
+ * has counted since, as advance would count it: in *prompts its joiners'
+ * prompts prefilled, in the return its joiners' first tokens and the
+ * decode's steps after (a decoding replica's count below). 0 and 0
+ * before that end. */
+static double tokens_after_prefill(const inf_service *s, const replica *r,
+                                   double now, double *prompts) {
   double b, ctx, tag;
   *prompts = 0;
   if (!(now >= r->next_s) || !joined(s, r, &b, &ctx, &tag))
@@ -113,4 +119,14 @@ double inf__tokens_after_prefill(const inf_service *s, const replica *r,
   double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
   double end = r->next_s + (tag - r->v) * t;
   return r->prefill.n + b * (rl_fmin(now, end) - r->next_s) / t;
+}
+
+double inf__tokens_since_clock(const inf_service *s, const replica *r,
+                               double now, double *prompts) {
+  *prompts = 0;
+  if (r->phase == PREFILL && r->ev_s > r->next_s) /* folded (advance) */
+    return tokens_after_prefill(s, r, now, prompts);
+  if (r->phase != DECODE || !(now > r->clock_s))
+    return 0;
+  return r->nheap * (rl_fmin(now, r->next_s) - r->clock_s) / r->t_step;
 }

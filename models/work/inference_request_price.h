@@ -29,12 +29,11 @@ static inline bool inf__gave_up(const inf_service *s, const request *q,
  * whatever brings r up to date. */
 double inf__after_prefill(inf_service *s, replica *r);
 
-/* What r, prefilling with its end (next_s) folded and at or before now,
- * has counted since, as advance would count it: in *prompts its joiners'
- * prompts prefilled, in the return its joiners' first tokens and the
- * decode's steps after (tokens_since_clock's for a decoding replica;
- * const: it cannot catch up). 0 and 0 before that end. */
-double inf__tokens_after_prefill(const inf_service *s, const replica *r,
-                                 double now, double *prompts);
+/* Tokens replica r has made since its clock, which lags now by up to the
+ * time since its last change, as advance would count them, and in
+ * *prompts the prompts a folded prefill's end before now has prefilled
+ * (const: it cannot catch up). */
+double inf__tokens_since_clock(const inf_service *s, const replica *r,
+                               double now, double *prompts);
 
 #endif

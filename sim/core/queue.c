@@ -48,15 +48,25 @@
  * - The slot beside the key rather than in it: with 16-byte keys a cache
  *   line holds four, and 1e5 keys (1.6 MB) stay within the 2 MB L2 cache.
  *   Moving the slot in its own array costs almost nothing.
- * - D = 8 rather than 4: 8 children span two lines but the heap is a
- *   third shallower, and the walk down is bound by the latency of each
- *   level: 10.3 against 9.4 M/s. A binary heap gives 6.3.
+ * - D = 2 (issue 24, fifteenth session; D = 8 before). At 1e5 pending
+ *   D = 8 was the faster (10.3 against 9.4 M/s for 4, 6.3 for 2), but
+ *   the radix heap takes over from 2^14 now, and at the sizes the heap
+ *   still holds the binary one costs fewer instructions a level (one
+ *   compare and one move, against a tournament of seven compares) for
+ *   three times the levels: bench-10k at request level, 1,149 entries
+ *   pending on average, 519 k -> 394 k instructions a period in the
+ *   walks (docs/PERFORMANCE.md, fifteenth session). Hold model, M
+ *   pops+pushes/s of the queue alone (engine column), D = 8 / 4 / 2:
+ *   1e3 25.2 (20.9) / 28.7 (22.5) / 29.9 (23.3); 1e4 18.2 (15.2) / 17.2
+ *   (14.2) / 17.6 (14.4): faster at 1e3, 3-5% slower at 1e4.
  * - Pop moves the hole at the root down to a leaf along the smaller
  *   children without comparing against the element that will fill it, then
  *   sifts the last element up from there (Floyd's bottom-up variant): the
  *   last element is a leaf, so it belongs near the bottom anyway.
  * - Beyond the L2 cache, pop prefetches the grandchildren of each node it
- *   visits: +25% at 1e6 pending, but -10% at 1e5, hence only there.
+ *   visits: +25% at 1e6 pending, but -10% at 1e5, hence only there
+ *   (measured with D = 8; the heap gets there only when the radix heap
+ *   cannot be allocated).
  * - Pop leaves the root vacant (hole) and the next operation fills it: a
  *   push puts its entry there and walks down only as far as it belongs
  *   (fill_root), anything else moves the last entry in as above
@@ -80,7 +90,7 @@
 #include "vec.h"
 
 enum {
-  EVQ_D = 8,              /* children per node */
+  EVQ_D = 2,              /* children per node */
   EVQ_MIN_CAP = 64,       /* first size of the arrays */
   EVQ_FAR = 1 << 17,      /* from here (2 MB of keys, the L2 cache of the
                              project's machines) pop prefetches */
@@ -89,7 +99,7 @@ enum {
   EVQ_TO_HEAP = 1 << 12,  /* a pop from this many down switches back */
 };
 
-_Static_assert(EVQ_D == 8, "min_child plays a tournament of 8");
+_Static_assert(EVQ_D == 2, "min_child compares two");
 /* A hint to load an address into the cache; no effect where unknown. */
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -127,27 +137,13 @@ static void sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
   q->slot[i] = s;
 }
 
-/* The smaller of two positions; the select compiles to a conditional
- * move. */
-static inline size_t min2(const evq_key *k, size_t x, size_t y) {
-  return key_less(k[y], k[x]) ? y : x;
-}
-
-/* The smallest of the children c .. min(c + D, n) - 1 of one node; c < n.
- * A full set is played as a three-round tournament: independent compares
- * first, so the depth of the dependency chain is 3, not 7. */
+/* The smaller of the children c and c + 1 (when c + 1 < n) of one node;
+ * c < n. The compare's flag added, not branched on (a branch on random
+ * keys mispredicts half the time). */
 static inline size_t min_child(const evq_key *k, size_t c, size_t n) {
-  if (c + EVQ_D <= n) {
-    size_t m0 = c + key_less(k[c + 1], k[c]);
-    size_t m1 = c + 2 + key_less(k[c + 3], k[c + 2]);
-    size_t m2 = c + 4 + key_less(k[c + 5], k[c + 4]);
-    size_t m3 = c + 6 + key_less(k[c + 7], k[c + 6]);
-    return min2(k, min2(k, m0, m1), min2(k, m2, m3));
-  }
-  size_t m = c;
-  for (size_t j = c + 1; j < n; j++)
-    m = min2(k, m, j);
-  return m;
+  if (c + 1 < n)
+    return c + key_less(k[c + 1], k[c]);
+  return c;
 }
 
 /* Moves the hole at i down to a leaf of the first n entries along the
@@ -163,8 +159,8 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
 }
 
 /* hole_down for heaps larger than the cache: while the children of a node
- * are compared, it asks for all its grandchildren (16 lines), one of whose
- * groups the next step will read. Memory bandwidth is traded for latency;
+ * are compared, it asks for the line of its first grandchildren (the
+ * four start there), one of whose pairs the next step will read. Memory bandwidth is traded for latency;
  * that pays only when the levels below come from L3 or RAM. */
 static size_t hole_down_far(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
@@ -216,15 +212,15 @@ static void close_hole(evq *q) {
   sift_up(q, hole, q->key[n], q->slot[n]);
 }
 
-static int heap_push(evq *q, evq_entry e) {
+static int heap_push(evq *q, evq_key k, uint32_t slot) {
   if (q->hole) { /* the pop's hole taken by the push: no walk to a leaf */
     q->hole = false;
-    fill_root(q, q->n++, key_of(&e), e.slot);
+    fill_root(q, q->n++, k, slot);
     return SIM_OK;
   }
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
-  sift_up(q, q->n++, key_of(&e), e.slot);
+  sift_up(q, q->n++, k, slot);
   return SIM_OK;
 }
 
@@ -333,11 +329,15 @@ void evq_destroy(evq *q) {
   sim_free(&alloc, q);
 }
 
-int evq_push(evq *q, evq_entry e) {
+int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
   /* Without room for the radix heap, the heap goes on. */
   if (q->radix || (!q->hole && q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
-    return evq__rdx_push(q, e);
-  return heap_push(q, e);
+    return evq__rdx_push(q, (evq_entry){time, seq, slot});
+  return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq), slot);
+}
+
+int evq_push(evq *q, evq_entry e) {
+  return evq_push_at(q, e.time, e.seq, e.slot);
 }
 
 bool evq_peek(const evq *q, evq_entry *out) {

@@ -32,6 +32,10 @@ void evq_destroy(evq *q);
 /* Adds an entry. Returns SIM_OK or SIM_ENOMEM (the queue is unchanged). */
 int evq_push(evq *q, evq_entry e);
 
+/* evq_push of the entry (time, seq, slot), its parts in registers: the
+ * engine's pushes, where an entry passed by value went through memory. */
+int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot);
+
 /* The smallest entry, without removing it; false when empty. */
 bool evq_peek(const evq *q, evq_entry *out);
 

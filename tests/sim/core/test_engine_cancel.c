@@ -181,21 +181,31 @@ typedef struct random_case {
   sim_time max_delay; /* else uniform in [1, max_delay] ns */
   sim_time chunk;     /* run in steps of this length */
   uint64_t budget;    /* and of at most this many events (0: no limit) */
+  size_t between;     /* schedules by the test after each step, at its
+                         end or later (before the next entry put back) */
 } random_case;
 
 static const random_case random_cases[] = {
-    {"balanced", 11, 1000, 20000, 0.3, 0.1, 1000, 5000, 0},
-    {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000, 0},
-    {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7, 0},
-    {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000, 0},
-    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789, 0},
+    {"balanced", 11, 1000, 20000, 0.3, 0.1, 1000, 5000, 0, 0},
+    {"cancel heavy", 12, 5000, 30000, 0.6, 0.05, 100000, 1000000, 0, 0},
+    {"many ties", 13, 2000, 20000, 0.3, 0.5, 3, 7, 0, 0},
+    {"one at a time", 14, 1, 5000, 0.1, 0.2, 50, 1000000000, 0, 0},
+    {"big pool, long run", 15, 20000, 60000, 0.4, 0.02, 1000000, 123456789, 0, 0},
     /* Stopping after a number of events (the command's slices) splits
      * runs between events of one time and beside tombstones: the order
      * must be the one of an unsliced run. */
-    {"one event a call", 16, 1000, 20000, 0.3, 0.5, 3, 1000000000, 1},
-    {"budgets amid ties", 17, 2000, 20000, 0.3, 0.5, 3, 7, 97},
+    {"one event a call", 16, 1000, 20000, 0.3, 0.5, 3, 1000000000, 1, 0},
+    {"budgets amid ties", 17, 2000, 20000, 0.3, 0.5, 3, 7, 97, 0},
     {"budgets, cancel heavy", 18, 5000, 30000, 0.6, 0.05, 100000, 1000000000,
-     1000},
+     1000, 0},
+    /* A step ends by taking the first entry past its end and putting it
+     * back; pushes below it must still come first: in the heap and in
+     * the radix heap (past 2^14 pending), at the end's time and later. */
+    {"schedules between steps", 19, 2000, 20000, 0.3, 0.3, 1000, 500, 0, 3},
+    {"schedules between steps, radix", 20, 20000, 60000, 0.4, 0.3, 1000000,
+     50000, 0, 3},
+    {"schedules between budgeted steps", 21, 2000, 20000, 0.3, 0.3, 1000, 500,
+     7, 2},
 };
 
 /* Runs to t in calls of at most c->budget events, checking what each
@@ -315,6 +325,8 @@ static void test_random(void **state) {
       assert_int_equal(sim_engine_run(f.e, t), SIM_OK);
     assert_int_equal(sim_engine_now(f.e), t);
     assert_int_equal(sim_engine_events_pending(f.e), x.live);
+    for (size_t i = 0; i < c->between; i++)
+      rnd_schedule(&x, f.e, f.m.kind, t);
   }
   assert_int_equal(x.n, c->total);
   ref_event *ref = malloc(x.n * sizeof *ref);

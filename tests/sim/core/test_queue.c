@@ -192,6 +192,49 @@ static void test_order(void **state) {
   free(in);
 }
 
+/* evq_push_at is evq_push of its parts: pushes through the two, taken
+ * in turn, come out as one sorted run, in the heap and past the switch
+ * to the radix heap (negative and extreme times included). */
+static void test_push_at(void **state) {
+  (void)state;
+  static const size_t sizes[] = {100, 20000};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    size_t n = sizes[k];
+    evq *q = evq_create(NULL);
+    evq_entry *want = malloc(n * sizeof *want);
+    assert_non_null(q);
+    assert_non_null(want);
+    for (size_t i = 0; i < n; i++) {
+      evq_entry e = {i % 7 == 0 ? t_extreme(i / 7, n) : t_negative(i, n), i,
+                     (uint32_t)(5 * i)};
+      want[i] = e;
+      assert_int_equal(i % 2 ? evq_push_at(q, e.time, e.seq, e.slot)
+                             : evq_push(q, e),
+                       SIM_OK);
+    }
+    qsort(want, n, sizeof *want, entry_cmp);
+    assert_pops(q, want, n);
+    free(want);
+    evq_destroy(q);
+  }
+}
+
+/* Every heap shape up to 70 entries (a binary heap's last parent with one
+ * child or two, each level partly filled), each in three orders: every
+ * entry must come out where a sort puts it. */
+static void test_every_small_size(void **state) {
+  (void)state;
+  int64_t (*const time_of[])(size_t, size_t) = {t_ascending, t_descending,
+                                                 t_hashed, t_few};
+  evq_entry in[70];
+  for (size_t f = 0; f < sizeof time_of / sizeof *time_of; f++)
+    for (size_t n = 1; n <= 70; n++) {
+      for (size_t i = 0; i < n; i++)
+        in[i] = (evq_entry){time_of[f](i, n), i, (uint32_t)(1000 + i)};
+      check_order(in, n);
+    }
+}
+
 /* ---- Randomized against a linear-scan reference ---------------------- */
 
 typedef struct random_case {
@@ -655,8 +698,10 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, test_empty);
   TEST_ADD(tests, n, test_peek);
+  TEST_ADD(tests, n, test_push_at);
   TEST_ADD(tests, n, test_push_at_last_pop);
   TEST_ROWS(tests, n, test_order, order_cases);
+  TEST_ADD(tests, n, test_every_small_size);
   TEST_ROWS(tests, n, test_random, random_cases);
   TEST_ROWS(tests, n, test_after_a_pop, after_cases);
   TEST_ROWS(tests, n, test_compact, compact_cases);
