@@ -439,19 +439,15 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   return group_take(f, inf__grp(f, k));
 }
 
-/* Two doubles in one SSE2 register (GCC's and clang's vector
- * extension), stored through memcpy. */
-typedef double double2 __attribute__((vector_size(16)));
-
 /* out[i .. e) = v, eight a loop in four two-lane stores (a loop's
  * compare and branch a value were most of its cost). */
 static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
-  const double2 vv = {v, v};
+  const sim_d2 vv = {v, v};
   for (; i + 8 <= e; i += 8) {
-    memcpy(out + i, &vv, sizeof vv);
-    memcpy(out + i + 2, &vv, sizeof vv);
-    memcpy(out + i + 4, &vv, sizeof vv);
-    memcpy(out + i + 6, &vv, sizeof vv);
+    sim_d2_put(out + i, vv);
+    sim_d2_put(out + i + 2, vv);
+    sim_d2_put(out + i + 4, vv);
+    sim_d2_put(out + i + 6, vv);
   }
   for (; i < e; i++)
     out[i] = v;
@@ -461,16 +457,16 @@ static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
  * three two-lane stores twice (a gpu_load is three doubles). */
 static inline void fill_loads(gpu_load *out, uint32_t i, uint32_t e,
                               gpu_load l) {
-  const double2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
+  const sim_d2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
   _Static_assert(sizeof(gpu_load) == 3 * sizeof(double), "three doubles");
   for (; i + 4 <= e; i += 4) {
     char *d = (char *)(out + i);
-    memcpy(d, &a, sizeof a);
-    memcpy(d + 16, &b, sizeof b);
-    memcpy(d + 32, &c, sizeof c);
-    memcpy(d + 48, &a, sizeof a);
-    memcpy(d + 64, &b, sizeof b);
-    memcpy(d + 80, &c, sizeof c);
+    sim_d2_put(d, a);
+    sim_d2_put(d + 16, b);
+    sim_d2_put(d + 32, c);
+    sim_d2_put(d + 48, a);
+    sim_d2_put(d + 64, b);
+    sim_d2_put(d + 80, c);
   }
   for (; i < e; i++)
     out[i] = l;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "inference_internal.h"
+#include "lanes.h"
 
 enum {
   NODES = 12, /* prompt-length nodes */
@@ -62,10 +63,6 @@ typedef struct step_row {
   rl_batch bat;
 } step_row;
 
-/* Two doubles in one register: lane by lane the same IEEE operations
- * as two scalars, so the same bits, in one instruction. */
-typedef double d2 __attribute__((vector_size(16)));
-
 /* A step row's load and compute share as the chain adds them: (act.sm,
  * act.mem) and (act.busy, comp), each pair read in one load. */
 enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
@@ -74,10 +71,8 @@ _Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
                "the chain reads act.busy and comp as a pair");
 
 /* The pair of row r at byte at (AM_AT or BC_AT). */
-static inline d2 row_pair(const step_row *r, size_t at) {
-  d2 v;
-  memcpy(&v, (const char *)r + at, sizeof v);
-  return v;
+static inline sim_d2 row_pair(const step_row *r, size_t at) {
+  return sim_d2_at((const char *)r + at);
 }
 
 /* A stretch of a span in one regime, per replica: its time means and
