@@ -170,10 +170,10 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.slo_met += hits * o->slo_met;
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
-  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, o->ttft_v, o->ttft_w, o->nttft,
-                     hits);
-  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, o->tpot_v, o->tpot_w, o->ntpot,
-                     hits);
+  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, &f->bins, o->ttft_v, o->ttft_w,
+                     o->nttft, hits);
+  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, &f->bins, o->tpot_v, o->tpot_w,
+                     o->ntpot, hits);
 }
 
 /* A group's replicas over the span: each as one replica alone. */
@@ -303,6 +303,7 @@ static int fl_start(inf_service *s, sim_error *err) {
   f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   inf__fluid_waits(f->wait_ln);
+  inf__wh_bins_init(&f->bins);
   f->clock_t = now;
   f->clock_s = st.act_since;
   s->fluid = f;

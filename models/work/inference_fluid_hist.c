@@ -49,8 +49,9 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
  * counts and the share under the range summed in locals (a and b are
  * two histograms: the bins' stores made the compiler keep them in
  * memory), the same adds in the same order. */
-void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
-                        const double *w, size_t n, double hits) {
+void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
+                        const double *v, const double *w, size_t n,
+                        double hits) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
   extremes e = {0, INFINITY, -INFINITY, false, false};
   size_t i = 0;
@@ -73,7 +74,7 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
       bu += wt;
       continue;
     }
-    size_t bin = inf__hist_bin(x);
+    size_t bin = inf__wh_bin(t, x);
     if (bin < HIST_BINS) {
       a->bin[bin] += wt;
       b->bin[bin] += wt;
@@ -86,4 +87,9 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
   extremes_end(&e);
   extremes_give(a, a_empty, &e);
   extremes_give(b, b_empty, &e);
+}
+
+void inf__wh_bins_init(wh_bins *t) {
+  for (uint64_t i = WH_LO; i <= WH_HI; i++)
+    t->at[i - WH_LO] = (uint16_t)inf__hist_bin(sim_of_bits(i << WH_SHIFT));
 }

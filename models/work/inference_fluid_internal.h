@@ -113,6 +113,35 @@ typedef struct wt_hist {
   double under, n, min, max;
 } wt_hist;
 
+/* inf__hist_bin's bins by a double's top bits (sign, exponent and six
+ * bits of mantissa: 64 stretches an octave, each narrower than 0.68 of
+ * a bin, so each holds at most one edge): at[i] is the bin of the
+ * smallest double of stretch WH_LO + i, the stretches below WH_LO
+ * counted as WH_LO's and those above WH_HI (2^14 and up, the sign's,
+ * inf's and NaN's) as WH_HI's. */
+enum {
+  WH_SHIFT = 46,
+  WH_LO = (1023 - 20) << 6, /* 2^-20, under HIST_LO_S */
+  WH_HI = (1023 + 14) << 6  /* 2^14, over the top edge */
+};
+typedef struct wh_bins {
+  uint16_t at[WH_HI - WH_LO + 1];
+} wh_bins;
+
+/* inference_fluid_hist.c: t's stretches, each by inf__hist_bin. */
+void inf__wh_bins_init(wh_bins *t);
+
+/* inf__hist_bin(x), the same for every double: the stretch's bin, or
+ * the next when x is at its edge or above (a load and a compare for
+ * the quadratic guess's dozen instructions). */
+static inline size_t inf__wh_bin(const wh_bins *t, double x) {
+  uint64_t i = sim_bits(x) >> WH_SHIFT;
+  i = i < WH_LO ? WH_LO : i;
+  i = i > WH_HI ? WH_HI : i;
+  size_t b = t->at[i - WH_LO];
+  return b + (inf__hist_edge[b + 1] <= x);
+}
+
 /* A replica's state: all that tells one replica from another (down: 0
  * or 1; phi: the clock of the span last run). Replicas whose states are
  * equal bit for bit do the same from then on, so they are kept as one
@@ -202,6 +231,7 @@ struct inf_fluid {
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
   fl_interval iv;
   wt_hist ttft_iv, tpot_iv, ttft_run, tpot_run;
+  wh_bins bins;
 };
 
 /* inference_fluid_solve.c: the prompt lengths at the nodes of the
@@ -219,8 +249,9 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
  * histograms at once (an interval's and the run's: a and b distinct),
  * the same bits as adding each point with weight above 0 to each in
  * turn. */
-void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
-                        const double *w, size_t n, double hits);
+void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
+                        const double *v, const double *w, size_t n,
+                        double hits);
 
 /* inference_fluid_groups.c: the groups of replicas in one state. start
  * puts every replica in one group at state st (SIM_OK or SIM_ENOMEM).

@@ -4,10 +4,16 @@
  * per-point add below, what book did before its extremes were made once
  * a book): point sets with weights 0 and below, NaN points first and
  * later, -0 and +0 tied, points under the histogram's range, into
- * histograms empty, holding points, and with a NaN extreme. */
+ * histograms empty, holding points, and with a NaN extreme. And the
+ * bins by a double's top bits (inf__wh_bin) are inf__hist_bin's for
+ * every double: the edges and the doubles either side, each stretch's
+ * ends, the special values, and millions drawn over the range and
+ * over all bit patterns. */
 #include "test_util.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "inference_fluid_internal.h"
@@ -68,6 +74,8 @@ static void start(wt_hist *h, int kind, bool run) {
     h->min = h->max = NAN;
 }
 
+static wh_bins bins; /* made once, in main */
+
 static void points_are_one_by_one(void **state) {
   const hist_case *c = *state;
   static wt_hist want[2], got[2]; /* big: off the stack */
@@ -79,13 +87,95 @@ static void points_are_one_by_one(void **state) {
   for (size_t i = 0; i < c->n; i++)
     for (int k = 0; k < 2; k++)
       add_one(&want[k], c->v[i], hits * c->w[i]);
-  inf__wh_add_points(&got[0], &got[1], c->v, c->w, c->n, hits);
+  inf__wh_add_points(&got[0], &got[1], &bins, c->v, c->w, c->n, hits);
   assert_memory_equal(want, got, sizeof want);
 }
 
+/* x binned by the table as by inf__hist_bin (the bits shown on a
+ * failure). */
+static void same_bin(double x) {
+  size_t want = inf__hist_bin(x), got = inf__wh_bin(&bins, x);
+  if (got != want)
+    fail_msg("%a (bits %016llx): %zu, want %zu", x,
+             (unsigned long long)sim_bits(x), got, want);
+}
+
+/* x and the k doubles either side of it, of both signs. */
+static void around(double x, int k) {
+  double lo = x, hi = x;
+  for (int i = 0; i <= k; i++) {
+    same_bin(lo);
+    same_bin(hi);
+    same_bin(-lo);
+    same_bin(-hi);
+    lo = nextafter(lo, -INFINITY);
+    hi = nextafter(hi, INFINITY);
+  }
+}
+
+static void bins_at_the_edges(void **state) {
+  (void)state;
+  for (size_t b = 0; b <= HIST_BINS; b++)
+    around(inf__hist_edge[b], 64);
+  /* Each stretch's first double, the last one before it, and those of
+   * the stretches a step beyond the table either side. */
+  for (uint64_t i = WH_LO - 64; i <= WH_HI + 64; i++)
+    around(sim_of_bits(i << WH_SHIFT), 2);
+}
+
+static void bins_of_special_values(void **state) {
+  (void)state;
+  static const double special[] = {0,
+                                   -0.0,
+                                   DBL_TRUE_MIN,
+                                   DBL_MIN,
+                                   DBL_MAX,
+                                   INFINITY,
+                                   NAN,
+                                   HIST_LO_S,
+                                   1,
+                                   1e4,
+                                   16384,
+                                   1e-300,
+                                   1e300,
+                                   0.5,
+                                   2,
+                                   9.5367431640625e-7,
+                                   1e-5};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+    around(special[i], 3);
+  same_bin(-INFINITY);
+  same_bin(-NAN);
+  same_bin(sim_of_bits(0x7ff0000000000001u)); /* a signalling NaN */
+  same_bin(sim_of_bits(0xfff8000000000001u));
+}
+
+/* xorshift64*: enough spread, and the same draws on every machine. */
+static uint64_t draw(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545f4914f6cdd1du;
+}
+
+static void bins_of_drawn_values(void **state) {
+  (void)state;
+  uint64_t s = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < 2000000; i++) /* any bits at all */
+    same_bin(sim_of_bits(draw(&s)));
+  for (int i = 0; i < 4000000; i++) { /* 1e-7 .. 1e5, log-uniform */
+    double u = (double)(draw(&s) >> 11) * 0x1p-53;
+    same_bin(1e-7 * pow(10, 12 * u));
+  }
+}
+
 int main(void) {
+  inf__wh_bins_init(&bins);
   struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, points_are_one_by_one, cases);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_at_the_edges);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_of_special_values);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_of_drawn_values);
   return _cmocka_run_group_tests("inference_fluid_hist", tests, n, NULL, NULL);
 }
