@@ -319,27 +319,37 @@ static bool good_phi(double phi) { return phi > 0 && phi <= 1; }
  * less 1 wraps), the sign bit's, inf's and NaN's fall outside. */
 static inline bool good_bits(uint64_t u) { return u - 1 < 0x3ff0000000000000u; }
 
-/* Copies phi[i .. m) to to[i ..) while they are good, four at a time,
- * and returns where it stopped (a block with a bad clock is left to the
- * caller, clock by clock). A block's bits less 1, or-ed, below
+/* Whether the eight clocks at phi are each good, one by one. */
+static bool eight_good(const double *phi) {
+  bool ok = true;
+  for (int j = 0; j < 8; j++)
+    ok &= good_bits(sim_bits(phi[j]));
+  return ok;
+}
+
+/* Copies phi[i .. m) to to[i ..) while they are good, eight at a time,
+ * and returns where it stopped (a block with a bad clock, and the few
+ * past the last block, are left to the caller, clock by clock). A
+ * block's bits less 1, or-ed lane by lane and then the two lanes, below
  * good_bits' bound are below it each (the or is at least each): one
- * compare for four clocks whose exponents or together to no more than
- * 1's less one (clocks in [0.5, 1], or those with ones below them);
+ * compare for eight clocks whose exponents or together to no more than
+ * 1's less one (clocks in (0.5, 1], or those with ones below them);
  * other blocks are tested clock by clock. */
 static uint32_t copy_good(double *to, const double *phi, uint32_t i,
                           uint32_t m) {
-  const double *p = phi + i, *end = phi + (m - i) / 4 * 4 + i;
-  double *q = to + i;
-  for (; p < end; p += 4, q += 4) {
-    uint64_t a = sim_bits(p[0]) - 1, b = sim_bits(p[1]) - 1;
-    uint64_t c = sim_bits(p[2]) - 1, d = sim_bits(p[3]) - 1;
-    if ((a | b | c | d) >= 0x3ff0000000000000u &&
-        !(good_bits(a + 1) && good_bits(b + 1) && good_bits(c + 1) &&
-          good_bits(d + 1)))
+  const sim_u2 one = {1, 1};
+  for (; i + 8 <= m; i += 8) {
+    sim_u2 a = sim_u2_at(phi + i), b = sim_u2_at(phi + i + 2);
+    sim_u2 c = sim_u2_at(phi + i + 4), d = sim_u2_at(phi + i + 6);
+    sim_u2 o = (a - one) | (b - one) | (c - one) | (d - one);
+    if ((o[0] | o[1]) >= 0x3ff0000000000000u && !eight_good(phi + i))
       break;
-    memcpy(q, p, 4 * sizeof *q);
+    sim_u2_put(to + i, a);
+    sim_u2_put(to + i + 2, b);
+    sim_u2_put(to + i + 4, c);
+    sim_u2_put(to + i + 6, d);
   }
-  return (uint32_t)(p - phi);
+  return i;
 }
 
 static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
