@@ -66,24 +66,6 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-/* Quantile q by the cumulative weight, log-interpolated inside a bin;
- * NaN when empty. */
-static double wh_quantile(const wt_hist *h, double q) {
-  if (!(h->n > 0) || !(q >= 0 && q <= 1))
-    return NAN;
-  double target = q * h->n, seen = h->under;
-  if (target <= seen)
-    return h->min;
-  for (size_t b = 0; b < HIST_BINS; b++) {
-    if (h->bin[b] > 0 && seen + h->bin[b] >= target) {
-      double frac = (target - seen) / h->bin[b];
-      double x = HIST_LO_S * pow(10, (b + frac) / HIST_PER_DECADE);
-      return fmin(fmax(x, h->min), h->max);
-    }
-    seen += h->bin[b];
-  }
-  return h->max;
-}
 /* ------------------------------------------------------------------ */
 /* The span's load                                                     */
 /* ------------------------------------------------------------------ */
@@ -578,10 +560,13 @@ static void fl_sample(inf_service *s, double dt, double *row) {
   row[INF_TOKENS_PER_S] = ratio(iv->tokens, dt);
   row[INF_QUEUE] = waiting;
   row[INF_BATCH] = ratio(iv->batch_s, dt * s->nrep);
-  row[INF_TTFT_P50] = wh_quantile(&f->ttft_iv, 0.5);
-  row[INF_TTFT_P99] = wh_quantile(&f->ttft_iv, 0.99);
-  row[INF_TPOT_P50] = wh_quantile(&f->tpot_iv, 0.5);
-  row[INF_TPOT_P99] = wh_quantile(&f->tpot_iv, 0.99);
+  /* Each p99 goes on from its p50's bin (the scan before it the same). */
+  wh_scan at = inf__wh_scan(&f->bins, &f->ttft_iv);
+  row[INF_TTFT_P50] = inf__wh_quantile(&f->ttft_iv, 0.5, &at);
+  row[INF_TTFT_P99] = inf__wh_quantile(&f->ttft_iv, 0.99, &at);
+  at = inf__wh_scan(&f->bins, &f->tpot_iv);
+  row[INF_TPOT_P50] = inf__wh_quantile(&f->tpot_iv, 0.5, &at);
+  row[INF_TPOT_P99] = inf__wh_quantile(&f->tpot_iv, 0.99, &at);
   row[INF_SLO] = ratio(iv->slo_met, iv->served + iv->missed);
   row[INF_TOKENS_PER_J] = ratio(iv->tokens, s->iv.energy_j);
   row[INF_POWER_W] = ratio(s->iv.energy_j, dt);
@@ -626,7 +611,10 @@ static inf_totals fl_totals(const inf_service *s) {
 }
 
 static double fl_quantile(const inf_service *s, bool ttft, double q) {
-  return wh_quantile(ttft ? &s->fluid->ttft_run : &s->fluid->tpot_run, q);
+  const inf_fluid *f = s->fluid;
+  const wt_hist *h = ttft ? &f->ttft_run : &f->tpot_run;
+  wh_scan at = inf__wh_scan(&f->bins, h);
+  return inf__wh_quantile(h, q, &at);
 }
 
 const inf_ops inf__fluid_ops = {

@@ -93,3 +93,32 @@ void inf__wh_bins_init(wh_bins *t) {
   for (uint64_t i = WH_LO; i <= WH_HI; i++)
     t->at[i - WH_LO] = (uint16_t)inf__hist_bin(sim_of_bits(i << WH_SHIFT));
 }
+
+wh_scan inf__wh_scan(const wh_bins *t, const wt_hist *h) {
+  wh_scan at = {0, h->under};
+  if (h->min >= HIST_LO_S) { /* not NaN, nor under the range */
+    size_t b = inf__wh_bin(t, h->min);
+    at.b = b < HIST_BINS ? b : HIST_BINS;
+  }
+  return at;
+}
+
+double inf__wh_quantile(const wt_hist *h, double q, wh_scan *at) {
+  if (!(h->n > 0) || !(q >= 0 && q <= 1))
+    return NAN;
+  double target = q * h->n;
+  if (target <= h->under)
+    return h->min;
+  double seen = at->seen;
+  for (size_t b = at->b; b < HIST_BINS; b++) {
+    if (h->bin[b] > 0 && seen + h->bin[b] >= target) {
+      *at = (wh_scan){b, seen};
+      double frac = (target - seen) / h->bin[b];
+      double x = HIST_LO_S * pow(10, (b + frac) / HIST_PER_DECADE);
+      return fmin(fmax(x, h->min), h->max);
+    }
+    seen += h->bin[b];
+  }
+  *at = (wh_scan){HIST_BINS, seen};
+  return h->max;
+}

@@ -253,6 +253,20 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
                         const double *v, const double *w, size_t n,
                         double hits);
 
+/* inference_fluid_hist.c: a quantile scan's place: bin b next, seen the
+ * weight below it. scan starts one at h's lowest bin that can hold
+ * weight (the min's: bins below it are +0, and adding +0 leaves the
+ * sum's bits); quantile q by the cumulative weight, log-interpolated
+ * inside a bin (NaN when h is empty or q is outside [0, 1]), going on
+ * from *at and leaving it at q's bin, so a higher quantile may go on
+ * from there: the adds before it are the same. */
+typedef struct wh_scan {
+  size_t b;
+  double seen;
+} wh_scan;
+wh_scan inf__wh_scan(const wh_bins *t, const wt_hist *h);
+double inf__wh_quantile(const wt_hist *h, double q, wh_scan *at);
+
 /* inference_fluid_groups.c: the groups of replicas in one state. start
  * puts every replica in one group at state st (SIM_OK or SIM_ENOMEM).
  * regroup, at the start of a span, puts the replicas in groups of their

@@ -8,7 +8,10 @@
  * bins by a double's top bits (inf__wh_bin) are inf__hist_bin's for
  * every double: the edges and the doubles either side, each stretch's
  * ends, the special values, and millions drawn over the range and
- * over all bit patterns. */
+ * over all bit patterns. The quantiles, a scan started at the min's
+ * bin and each going on from the one below it, are the old scan's from
+ * bin 0 (kept below), bit for bit, over histograms empty, all under,
+ * with a NaN or infinite min, in one bin and spread, and drawn ones. */
 #include "test_util.h"
 
 #include <float.h>
@@ -169,13 +172,102 @@ static void bins_of_drawn_values(void **state) {
   }
 }
 
+/* The quantile as inference_fluid.c scanned for it before: from bin 0,
+ * each quantile afresh. */
+static double old_quantile(const wt_hist *h, double q) {
+  if (!(h->n > 0) || !(q >= 0 && q <= 1))
+    return NAN;
+  double target = q * h->n, seen = h->under;
+  if (target <= seen)
+    return h->min;
+  for (size_t b = 0; b < HIST_BINS; b++) {
+    if (h->bin[b] > 0 && seen + h->bin[b] >= target) {
+      double frac = (target - seen) / h->bin[b];
+      double x = HIST_LO_S * pow(10, (b + frac) / HIST_PER_DECADE);
+      return fmin(fmax(x, h->min), h->max);
+    }
+    seen += h->bin[b];
+  }
+  return h->max;
+}
+
+/* Every quantile of qs (ascending, bad ones among them) by one scan
+ * going on, against the old scan's. */
+static void same_quantiles(const wt_hist *h) {
+  static const double qs[] = {-0.5, 0,    1e-12, 0.01, 0.25,  0.5, 0.5,
+                              NAN,  0.75, 0.9,   0.99, 0.999, 1,   1.5};
+  wh_scan at = inf__wh_scan(&bins, h);
+  for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+    double want = old_quantile(h, qs[i]);
+    double got = inf__wh_quantile(h, qs[i], &at);
+    if (memcmp(&want, &got, sizeof got) != 0)
+      fail_msg("q %g: %a, want %a", qs[i], got, want);
+    wh_scan fresh = inf__wh_scan(&bins, h); /* and each afresh */
+    got = inf__wh_quantile(h, qs[i], &fresh);
+    assert_memory_equal(&want, &got, sizeof got);
+  }
+}
+
+typedef struct quant_case {
+  const char *name;
+  double v[PTS], w[PTS];
+  size_t n;
+  int books; /* the points added this many times */
+} quant_case;
+
+static const quant_case quants[] = {
+    {"empty", {0}, {0}, 0, 1},
+    {"all under", {1e-9, 5e-7}, {1, 2}, 2, 1},
+    {"under and in range", {1e-9, 0.02, 0.3}, {5, 1, 1}, 3, 2},
+    {"a NaN min", {NAN, 0.02, 0.3, 2}, {1, 1, 1, 1}, 4, 2},
+    {"one bin", {0.0123, 0.0123}, {1, 3}, 2, 3},
+    {"spread", {2e-6, 0.004, 0.05, 0.7, 9, 900}, {1, 2, 3, 2, 1, 0.5}, 6, 2},
+    {"the first edge", {HIST_LO_S}, {1}, 1, 1},
+    {"above the top", {2e4, 1e9}, {1, 1}, 2, 1},
+    {"infinite", {INFINITY}, {1}, 1, 2},
+    {"the top and in range", {0.5, 1e5}, {1, 100}, 2, 1},
+    {"weight 0 below the min", {1e-5, 0.2, 0.4}, {0, 1, 1}, 3, 1},
+};
+
+static void quantiles_as_scanned_from_0(void **state) {
+  const quant_case *c = *state;
+  static wt_hist h[2];
+  memset(h, 0, sizeof h);
+  for (int k = 0; k < c->books; k++)
+    inf__wh_add_points(&h[0], &h[1], &bins, c->v, c->w, c->n, 1 + k);
+  same_quantiles(&h[0]);
+}
+
+static void quantiles_of_drawn_points(void **state) {
+  (void)state;
+  static wt_hist h[2];
+  uint64_t s = 0x853c49e6748fea9bu;
+  for (int r = 0; r < 300; r++) {
+    memset(h, 0, sizeof h);
+    int books = 1 + (int)(draw(&s) % 6);
+    for (int k = 0; k < books; k++) {
+      double v[PTS], w[PTS];
+      for (int i = 0; i < PTS; i++) {
+        double u = (double)(draw(&s) >> 11) * 0x1p-53;
+        v[i] = 1e-7 * pow(10, (r % 3 == 0 ? 12 : 4) * u);
+        w[i] = (double)(draw(&s) % 4);
+      }
+      inf__wh_add_points(&h[0], &h[1], &bins, v, w, PTS, 0.5 + k);
+    }
+    same_quantiles(&h[0]);
+    same_quantiles(&h[1]);
+  }
+}
+
 int main(void) {
   inf__wh_bins_init(&bins);
-  struct CMUnitTest tests[32];
+  struct CMUnitTest tests[48];
   size_t n = 0;
   TEST_ROWS(tests, n, points_are_one_by_one, cases);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_at_the_edges);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_of_special_values);
   tests[n++] = (struct CMUnitTest)cmocka_unit_test(bins_of_drawn_values);
+  TEST_ROWS(tests, n, quantiles_as_scanned_from_0, quants);
+  tests[n++] = (struct CMUnitTest)cmocka_unit_test(quantiles_of_drawn_points);
   return _cmocka_run_group_tests("inference_fluid_hist", tests, n, NULL, NULL);
 }
