@@ -74,7 +74,7 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
       bu += wt;
       continue;
     }
-    size_t bin = inf__wh_bin(t, x);
+    size_t bin = inf__wh_bin_above(t, x);
     if (bin < HIST_BINS) {
       a->bin[bin] += wt;
       b->bin[bin] += wt;

@@ -142,6 +142,16 @@ static inline size_t inf__wh_bin(const wh_bins *t, double x) {
   return b + (inf__hist_edge[b + 1] <= x);
 }
 
+/* inf__wh_bin(x) for x from 2^-20 up (HIST_LO_S is above it), NaN or
+ * negative: one clamp, the stretches below WH_LO being none of these
+ * (the book's points, tested against HIST_LO_S first). */
+static inline size_t inf__wh_bin_above(const wh_bins *t, double x) {
+  uint64_t i = sim_bits(x) >> WH_SHIFT;
+  i = i < WH_HI ? i : WH_HI;
+  size_t b = t->at[i - WH_LO];
+  return b + (inf__hist_edge[b + 1] <= x);
+}
+
 /* A replica's state: all that tells one replica from another (down: 0
  * or 1; phi: the clock of the span last run). Replicas whose states are
  * equal bit for bit do the same from then on, so they are kept as one
