@@ -197,7 +197,8 @@ static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t lim, uint32_t to,
   of[k] = to;
   if (ranged && f->runs_ok) { /* the stretch found, then its groups */
     e = clock_end(phi, e, lim, p);
-    fill_of(of, k + 1, e, to);
+    if (to != g) /* within a run every of is g: none moves when to is */
+      fill_of(of, k + 1, e, to);
     return e;
   }
   while (e < lim && of[e] == g && sim_bits(phi[e]) == p &&
