@@ -548,12 +548,31 @@ static double ratio(double num, double den) {
   return den > 0 ? num / den : NAN;
 }
 
+/* The replicas' waiting requests summed in replica order. A run's
+ * replicas share their group's value: its adds in a tight loop, none
+ * when it is a zero (adding one leaves the sum's bits: a sum from +0 is
+ * never -0). */
+static double waiting_sum(const inf_service *s) {
+  inf_fluid *f = s->fluid;
+  double sum = 0;
+  if (!f->runs_ok) {
+    for (uint32_t k = 0; k < s->nrep; k++)
+      sum += inf__grp(f, k)->st.waiting;
+    return sum;
+  }
+  for (uint32_t i = 0; i < f->nrun; i++) {
+    double x = f->grp[f->run[i].g].st.waiting;
+    uint32_t e = inf__run_end(f, i, s->nrep);
+    for (uint32_t k = x != 0 ? f->run[i].k0 : e; k < e; k++)
+      sum += x;
+  }
+  return sum;
+}
+
 static void fl_sample(inf_service *s, double dt, double *row) {
   advance(s);
   inf_fluid *f = s->fluid;
-  double waiting = 0;
-  for (uint32_t k = 0; k < s->nrep; k++)
-    waiting += inf__grp(f, k)->st.waiting;
+  double waiting = waiting_sum(s);
   const fl_interval *iv = &f->iv;
   row[INF_REQUESTS_PER_S] = ratio(iv->served, dt);
   row[INF_ARRIVALS_PER_S] = ratio(iv->arrivals, dt);
