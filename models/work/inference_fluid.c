@@ -432,15 +432,19 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   return group_take(f, inf__grp(f, k));
 }
 
-/* out[i .. e) = v, eight a loop in four two-lane stores (a loop's
+/* out[i .. e) = v, sixteen a loop in eight two-lane stores (a loop's
  * compare and branch a value were most of its cost). */
 static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
   const sim_d2 vv = {v, v};
-  for (; i + 8 <= e; i += 8) {
+  for (; i + 16 <= e; i += 16) {
     sim_d2_put(out + i, vv);
     sim_d2_put(out + i + 2, vv);
     sim_d2_put(out + i + 4, vv);
     sim_d2_put(out + i + 6, vv);
+    sim_d2_put(out + i + 8, vv);
+    sim_d2_put(out + i + 10, vv);
+    sim_d2_put(out + i + 12, vv);
+    sim_d2_put(out + i + 14, vv);
   }
   for (; i < e; i++)
     out[i] = v;
