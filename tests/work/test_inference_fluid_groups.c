@@ -12,7 +12,9 @@
  * And the batch clocks call refuses a bad clock (each of 0, -0, below
  * 0, past 1 by an ulp, the infinities and NaNs) at every place of its
  * blocks of eight and their tail, keeping that replica's clock and
- * writing every other's. */
+ * writing every other's; and the regroup's scan of a taken run's clocks
+ * parts a replica at a clock unlike the rest at every place of its
+ * blocks of sixteen and their tail. */
 #include "test_inference_rig.h"
 
 #include <float.h>
@@ -192,10 +194,39 @@ static void bad_clocks_refused_at_each_place(void **state) {
   rig_close(&g);
 }
 
+/* Clocks of the CLK_N replicas, 0.8 but at's (0.6; none when at is
+ * CLK_N), set and the loads taken by the batch calls at time t, so that
+ * the next span's regroup scans a run taken at once. */
+static void clocks_taken(rig *g, double t, uint32_t at) {
+  double phi[CLK_N];
+  gpu_load l[CLK_N];
+  run_to(g, t);
+  for (uint32_t k = 0; k < CLK_N; k++)
+    phi[k] = k == at ? 0.6 : 0.8;
+  assert_int_equal(inf_set_clocks(g->s, 0, CLK_N, phi), SIM_OK);
+  inf_take_loads(g->s, 0, CLK_N, l);
+}
+
+static void regroup_parts_a_clock_at_each_place(void **state) {
+  (void)state;
+  for (uint32_t at = 0; at < CLK_N; at++) {
+    rig g;
+    rig_open_fluid(&g, CLK_YAML);
+    clocks_taken(&g, 1, CLK_N);
+    clocks_taken(&g, 2, at);
+    clocks_taken(&g, 3, CLK_N); /* the span of 2 .. 3 regrouped */
+    const inf_fluid *f = g.s->fluid;
+    for (uint32_t k = 0; k < CLK_N; k++)
+      assert_true(inf__grp(f, k)->st.phi == (k == at ? 0.6 : 0.8));
+    rig_close(&g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(groups_equal_replicas_alone),
       cmocka_unit_test(bad_clocks_refused_at_each_place),
+      cmocka_unit_test(regroup_parts_a_clock_at_each_place),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);
