@@ -152,14 +152,14 @@ static void groups_equal_replicas_alone(void **state) {
   rig_close(&alone);
 }
 
-/* Two blocks of eight and a tail of five. */
+/* Four blocks of eight (two of sixteen) and a tail of five. */
 #define CLK_YAML                                                               \
-  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 21\nmax_batch: 64\n"         \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 37\nmax_batch: 64\n"         \
   "max_queue: 300\ntimeout: 30 s\n"                                            \
   "arrivals: {rate: 60, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
   "211, sigma: 0.86}}\n"
 
-enum { CLK_N = 21 };
+enum { CLK_N = 37 };
 
 /* A good clock for replica k in round i: on even rounds from (0.5, 1]
  * (a block's quick test passes but for the bad clock), on odd ones
