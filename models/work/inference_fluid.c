@@ -66,24 +66,6 @@ static lengths fit(double mean, double sq) {
   double s2 = log(fmax(1, sq / (mean * mean)));
   return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
 }
-/* Quantile q by the cumulative weight, log-interpolated inside a bin;
- * NaN when empty. */
-static double wh_quantile(const wt_hist *h, double q) {
-  if (!(h->n > 0) || !(q >= 0 && q <= 1))
-    return NAN;
-  double target = q * h->n, seen = h->under;
-  if (target <= seen)
-    return h->min;
-  for (size_t b = 0; b < HIST_BINS; b++) {
-    if (h->bin[b] > 0 && seen + h->bin[b] >= target) {
-      double frac = (target - seen) / h->bin[b];
-      double x = HIST_LO_S * pow(10, (b + frac) / HIST_PER_DECADE);
-      return fmin(fmax(x, h->min), h->max);
-    }
-    seen += h->bin[b];
-  }
-  return h->max;
-}
 /* ------------------------------------------------------------------ */
 /* The span's load                                                     */
 /* ------------------------------------------------------------------ */
@@ -170,10 +152,10 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.slo_met += hits * o->slo_met;
   f->iv.tokens += hits * o->tokens;
   f->iv.batch_s += hits * o->batch * dt;
-  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, o->ttft_v, o->ttft_w, o->nttft,
-                     hits);
-  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, o->tpot_v, o->tpot_w, o->ntpot,
-                     hits);
+  inf__wh_add_points(&f->ttft_iv, &f->ttft_run, &f->bins, o->ttft_v, o->ttft_w,
+                     o->nttft, hits);
+  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, &f->bins, o->tpot_v, o->tpot_w,
+                     o->ntpot, hits);
 }
 
 /* A group's replicas over the span: each as one replica alone. */
@@ -303,6 +285,7 @@ static int fl_start(inf_service *s, sim_error *err) {
   f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
   f->prompt = f->output = fit(1, 1);
   inf__fluid_waits(f->wait_ln);
+  inf__wh_bins_init(&f->bins);
   f->clock_t = now;
   f->clock_s = st.act_since;
   s->fluid = f;
@@ -318,27 +301,37 @@ static bool good_phi(double phi) { return phi > 0 && phi <= 1; }
  * less 1 wraps), the sign bit's, inf's and NaN's fall outside. */
 static inline bool good_bits(uint64_t u) { return u - 1 < 0x3ff0000000000000u; }
 
-/* Copies phi[i .. m) to to[i ..) while they are good, four at a time,
- * and returns where it stopped (a block with a bad clock is left to the
- * caller, clock by clock). A block's bits less 1, or-ed, below
+/* Whether the eight clocks at phi are each good, one by one. */
+static bool eight_good(const double *phi) {
+  bool ok = true;
+  for (int j = 0; j < 8; j++)
+    ok &= good_bits(sim_bits(phi[j]));
+  return ok;
+}
+
+/* Copies phi[i .. m) to to[i ..) while they are good, eight at a time,
+ * and returns where it stopped (a block with a bad clock, and the few
+ * past the last block, are left to the caller, clock by clock). A
+ * block's bits less 1, or-ed lane by lane and then the two lanes, below
  * good_bits' bound are below it each (the or is at least each): one
- * compare for four clocks whose exponents or together to no more than
- * 1's less one (clocks in [0.5, 1], or those with ones below them);
+ * compare for eight clocks whose exponents or together to no more than
+ * 1's less one (clocks in (0.5, 1], or those with ones below them);
  * other blocks are tested clock by clock. */
 static uint32_t copy_good(double *to, const double *phi, uint32_t i,
                           uint32_t m) {
-  const double *p = phi + i, *end = phi + (m - i) / 4 * 4 + i;
-  double *q = to + i;
-  for (; p < end; p += 4, q += 4) {
-    uint64_t a = sim_bits(p[0]) - 1, b = sim_bits(p[1]) - 1;
-    uint64_t c = sim_bits(p[2]) - 1, d = sim_bits(p[3]) - 1;
-    if ((a | b | c | d) >= 0x3ff0000000000000u &&
-        !(good_bits(a + 1) && good_bits(b + 1) && good_bits(c + 1) &&
-          good_bits(d + 1)))
+  const sim_u2 one = {1, 1};
+  for (; i + 8 <= m; i += 8) {
+    sim_u2 a = sim_u2_at(phi + i), b = sim_u2_at(phi + i + 2);
+    sim_u2 c = sim_u2_at(phi + i + 4), d = sim_u2_at(phi + i + 6);
+    sim_u2 o = (a - one) | (b - one) | (c - one) | (d - one);
+    if ((o[0] | o[1]) >= 0x3ff0000000000000u && !eight_good(phi + i))
       break;
-    memcpy(q, p, 4 * sizeof *q);
+    sim_u2_put(to + i, a);
+    sim_u2_put(to + i + 2, b);
+    sim_u2_put(to + i + 4, c);
+    sim_u2_put(to + i + 6, d);
   }
-  return (uint32_t)(p - phi);
+  return i;
 }
 
 static int fl_set_clock(inf_service *s, uint32_t k, double phi) {
@@ -439,38 +432,44 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   return group_take(f, inf__grp(f, k));
 }
 
-/* Two doubles in one SSE2 register (GCC's and clang's vector
- * extension), stored through memcpy. */
-typedef double double2 __attribute__((vector_size(16)));
-
-/* out[i .. e) = v, eight a loop in four two-lane stores (a loop's
+/* out[i .. e) = v, sixteen a loop in eight two-lane stores (a loop's
  * compare and branch a value were most of its cost). */
 static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
-  const double2 vv = {v, v};
-  for (; i + 8 <= e; i += 8) {
-    memcpy(out + i, &vv, sizeof vv);
-    memcpy(out + i + 2, &vv, sizeof vv);
-    memcpy(out + i + 4, &vv, sizeof vv);
-    memcpy(out + i + 6, &vv, sizeof vv);
+  const sim_d2 vv = {v, v};
+  for (; i + 16 <= e; i += 16) {
+    sim_d2_put(out + i, vv);
+    sim_d2_put(out + i + 2, vv);
+    sim_d2_put(out + i + 4, vv);
+    sim_d2_put(out + i + 6, vv);
+    sim_d2_put(out + i + 8, vv);
+    sim_d2_put(out + i + 10, vv);
+    sim_d2_put(out + i + 12, vv);
+    sim_d2_put(out + i + 14, vv);
   }
   for (; i < e; i++)
     out[i] = v;
 }
 
-/* out[i .. e) = l, four loads a loop: twelve doubles, their period of
- * three two-lane stores twice (a gpu_load is three doubles). */
+/* out[i .. e) = l, eight loads a loop: 24 doubles, their period of
+ * three two-lane stores four times (a gpu_load is three doubles). */
 static inline void fill_loads(gpu_load *out, uint32_t i, uint32_t e,
                               gpu_load l) {
-  const double2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
+  const sim_d2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
   _Static_assert(sizeof(gpu_load) == 3 * sizeof(double), "three doubles");
-  for (; i + 4 <= e; i += 4) {
+  for (; i + 8 <= e; i += 8) {
     char *d = (char *)(out + i);
-    memcpy(d, &a, sizeof a);
-    memcpy(d + 16, &b, sizeof b);
-    memcpy(d + 32, &c, sizeof c);
-    memcpy(d + 48, &a, sizeof a);
-    memcpy(d + 64, &b, sizeof b);
-    memcpy(d + 80, &c, sizeof c);
+    sim_d2_put(d, a);
+    sim_d2_put(d + 16, b);
+    sim_d2_put(d + 32, c);
+    sim_d2_put(d + 48, a);
+    sim_d2_put(d + 64, b);
+    sim_d2_put(d + 80, c);
+    sim_d2_put(d + 96, a);
+    sim_d2_put(d + 112, b);
+    sim_d2_put(d + 128, c);
+    sim_d2_put(d + 144, a);
+    sim_d2_put(d + 160, b);
+    sim_d2_put(d + 176, c);
   }
   for (; i < e; i++)
     out[i] = l;
@@ -559,22 +558,44 @@ static double ratio(double num, double den) {
   return den > 0 ? num / den : NAN;
 }
 
+/* The replicas' waiting requests summed in replica order. A run's
+ * replicas share their group's value: its adds in a tight loop, none
+ * when it is a zero (adding one leaves the sum's bits: a sum from +0 is
+ * never -0). */
+static double waiting_sum(const inf_service *s) {
+  inf_fluid *f = s->fluid;
+  double sum = 0;
+  if (!f->runs_ok) {
+    for (uint32_t k = 0; k < s->nrep; k++)
+      sum += inf__grp(f, k)->st.waiting;
+    return sum;
+  }
+  for (uint32_t i = 0; i < f->nrun; i++) {
+    double x = f->grp[f->run[i].g].st.waiting;
+    uint32_t e = inf__run_end(f, i, s->nrep);
+    for (uint32_t k = x != 0 ? f->run[i].k0 : e; k < e; k++)
+      sum += x;
+  }
+  return sum;
+}
+
 static void fl_sample(inf_service *s, double dt, double *row) {
   advance(s);
   inf_fluid *f = s->fluid;
-  double waiting = 0;
-  for (uint32_t k = 0; k < s->nrep; k++)
-    waiting += inf__grp(f, k)->st.waiting;
+  double waiting = waiting_sum(s);
   const fl_interval *iv = &f->iv;
   row[INF_REQUESTS_PER_S] = ratio(iv->served, dt);
   row[INF_ARRIVALS_PER_S] = ratio(iv->arrivals, dt);
   row[INF_TOKENS_PER_S] = ratio(iv->tokens, dt);
   row[INF_QUEUE] = waiting;
   row[INF_BATCH] = ratio(iv->batch_s, dt * s->nrep);
-  row[INF_TTFT_P50] = wh_quantile(&f->ttft_iv, 0.5);
-  row[INF_TTFT_P99] = wh_quantile(&f->ttft_iv, 0.99);
-  row[INF_TPOT_P50] = wh_quantile(&f->tpot_iv, 0.5);
-  row[INF_TPOT_P99] = wh_quantile(&f->tpot_iv, 0.99);
+  /* Each p99 goes on from its p50's bin (the scan before it the same). */
+  wh_scan at = inf__wh_scan(&f->bins, &f->ttft_iv);
+  row[INF_TTFT_P50] = inf__wh_quantile(&f->ttft_iv, 0.5, &at);
+  row[INF_TTFT_P99] = inf__wh_quantile(&f->ttft_iv, 0.99, &at);
+  at = inf__wh_scan(&f->bins, &f->tpot_iv);
+  row[INF_TPOT_P50] = inf__wh_quantile(&f->tpot_iv, 0.5, &at);
+  row[INF_TPOT_P99] = inf__wh_quantile(&f->tpot_iv, 0.99, &at);
   row[INF_SLO] = ratio(iv->slo_met, iv->served + iv->missed);
   row[INF_TOKENS_PER_J] = ratio(iv->tokens, s->iv.energy_j);
   row[INF_POWER_W] = ratio(s->iv.energy_j, dt);
@@ -619,7 +640,10 @@ static inf_totals fl_totals(const inf_service *s) {
 }
 
 static double fl_quantile(const inf_service *s, bool ttft, double q) {
-  return wh_quantile(ttft ? &s->fluid->ttft_run : &s->fluid->tpot_run, q);
+  const inf_fluid *f = s->fluid;
+  const wt_hist *h = ttft ? &f->ttft_run : &f->tpot_run;
+  wh_scan at = inf__wh_scan(&f->bins, h);
+  return inf__wh_quantile(h, q, &at);
 }
 
 const inf_ops inf__fluid_ops = {

@@ -152,24 +152,17 @@ static uint32_t place(inf_fluid *f, move *kept, uint32_t *nkept, uint32_t *n,
   return m.to;
 }
 
-/* Two clocks' bits in one SSE2 register (GCC's and clang's vector
- * extension; an unaligned load through memcpy). */
-typedef uint64_t bits2 __attribute__((vector_size(16)));
-
-static inline bits2 bits2_at(const double *phi, uint32_t e) {
-  bits2 v;
-  memcpy(&v, phi + e, sizeof v);
-  return v;
-}
-
-/* The first of phi[e .. lim) whose bits are not p: four clocks a loop,
- * their xors with p or-ed and tested once, then one at a time. */
+/* The first of phi[e .. lim) whose bits are not p: sixteen clocks a
+ * loop, their xors with p or-ed and tested once, then one at a time. */
 static uint32_t clock_end(const double *phi, uint32_t e, uint32_t lim,
                           uint64_t p) {
-  const bits2 pp = {p, p};
-  for (; e + 4 <= lim; e += 4) {
-    bits2 d = (bits2_at(phi, e) ^ pp) | (bits2_at(phi, e + 2) ^ pp);
-    if ((d[0] | d[1]) != 0)
+  const sim_u2 pp = {p, p};
+  for (; e + 16 <= lim; e += 16) {
+    sim_u2 d = (sim_u2_at(phi + e) ^ pp) | (sim_u2_at(phi + e + 2) ^ pp) |
+               (sim_u2_at(phi + e + 4) ^ pp) | (sim_u2_at(phi + e + 6) ^ pp);
+    sim_u2 h = (sim_u2_at(phi + e + 8) ^ pp) | (sim_u2_at(phi + e + 10) ^ pp) |
+               (sim_u2_at(phi + e + 12) ^ pp) | (sim_u2_at(phi + e + 14) ^ pp);
+    if (!sim_u2_zero(d | h))
       break;
   }
   while (e < lim && sim_bits(phi[e]) == p)
@@ -178,15 +171,13 @@ static uint32_t clock_end(const double *phi, uint32_t e, uint32_t lim,
 }
 
 /* of[k .. e) = to, sixteen a loop in four four-lane stores. */
-typedef uint32_t group4 __attribute__((vector_size(16)));
-
 static void fill_of(uint32_t *of, uint32_t k, uint32_t e, uint32_t to) {
-  const group4 v = {to, to, to, to};
+  const sim_u4 v = {to, to, to, to};
   for (; k + 16 <= e; k += 16) {
-    memcpy(of + k, &v, sizeof v);
-    memcpy(of + k + 4, &v, sizeof v);
-    memcpy(of + k + 8, &v, sizeof v);
-    memcpy(of + k + 12, &v, sizeof v);
+    sim_u4_put(of + k, v);
+    sim_u4_put(of + k + 4, v);
+    sim_u4_put(of + k + 8, v);
+    sim_u4_put(of + k + 12, v);
   }
   for (; k < e; k++)
     of[k] = to;
@@ -208,7 +199,8 @@ static uint32_t run_end(inf_fluid *f, uint32_t k, uint32_t lim, uint32_t to,
   of[k] = to;
   if (ranged && f->runs_ok) { /* the stretch found, then its groups */
     e = clock_end(phi, e, lim, p);
-    fill_of(of, k + 1, e, to);
+    if (to != g) /* within a run every of is g: none moves when to is */
+      fill_of(of, k + 1, e, to);
     return e;
   }
   while (e < lim && of[e] == g && sim_bits(phi[e]) == p &&

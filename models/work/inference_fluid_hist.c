@@ -49,8 +49,9 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
  * counts and the share under the range summed in locals (a and b are
  * two histograms: the bins' stores made the compiler keep them in
  * memory), the same adds in the same order. */
-void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
-                        const double *w, size_t n, double hits) {
+void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
+                        const double *v, const double *w, size_t n,
+                        double hits) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
   extremes e = {0, INFINITY, -INFINITY, false, false};
   size_t i = 0;
@@ -73,7 +74,7 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
       bu += wt;
       continue;
     }
-    size_t bin = inf__hist_bin(x);
+    size_t bin = inf__wh_bin_above(t, x);
     if (bin < HIST_BINS) {
       a->bin[bin] += wt;
       b->bin[bin] += wt;
@@ -86,4 +87,38 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
   extremes_end(&e);
   extremes_give(a, a_empty, &e);
   extremes_give(b, b_empty, &e);
+}
+
+void inf__wh_bins_init(wh_bins *t) {
+  for (uint64_t i = WH_LO; i <= WH_HI; i++)
+    t->at[i - WH_LO] = (uint16_t)inf__hist_bin(sim_of_bits(i << WH_SHIFT));
+}
+
+wh_scan inf__wh_scan(const wh_bins *t, const wt_hist *h) {
+  wh_scan at = {0, h->under};
+  if (h->min >= HIST_LO_S) { /* not NaN, nor under the range */
+    size_t b = inf__wh_bin(t, h->min);
+    at.b = b < HIST_BINS ? b : HIST_BINS;
+  }
+  return at;
+}
+
+double inf__wh_quantile(const wt_hist *h, double q, wh_scan *at) {
+  if (!(h->n > 0) || !(q >= 0 && q <= 1))
+    return NAN;
+  double target = q * h->n;
+  if (target <= h->under)
+    return h->min;
+  double seen = at->seen;
+  for (size_t b = at->b; b < HIST_BINS; b++) {
+    if (h->bin[b] > 0 && seen + h->bin[b] >= target) {
+      *at = (wh_scan){b, seen};
+      double frac = (target - seen) / h->bin[b];
+      double x = HIST_LO_S * pow(10, (b + frac) / HIST_PER_DECADE);
+      return fmin(fmax(x, h->min), h->max);
+    }
+    seen += h->bin[b];
+  }
+  *at = (wh_scan){HIST_BINS, seen};
+  return h->max;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "inference_internal.h"
+#include "lanes.h"
 
 enum {
   NODES = 12, /* prompt-length nodes */
@@ -62,10 +63,6 @@ typedef struct step_row {
   rl_batch bat;
 } step_row;
 
-/* Two doubles in one register: lane by lane the same IEEE operations
- * as two scalars, so the same bits, in one instruction. */
-typedef double d2 __attribute__((vector_size(16)));
-
 /* A step row's load and compute share as the chain adds them: (act.sm,
  * act.mem) and (act.busy, comp), each pair read in one load. */
 enum { AM_AT = offsetof(step_row, act), BC_AT = AM_AT + 2 * sizeof(double) };
@@ -74,10 +71,8 @@ _Static_assert(offsetof(gpu_load, busy) == 2 * sizeof(double) &&
                "the chain reads act.busy and comp as a pair");
 
 /* The pair of row r at byte at (AM_AT or BC_AT). */
-static inline d2 row_pair(const step_row *r, size_t at) {
-  d2 v;
-  memcpy(&v, (const char *)r + at, sizeof v);
-  return v;
+static inline sim_d2 row_pair(const step_row *r, size_t at) {
+  return sim_d2_at((const char *)r + at);
 }
 
 /* A stretch of a span in one regime, per replica: its time means and
@@ -117,6 +112,45 @@ typedef struct wt_hist {
   double bin[HIST_BINS];
   double under, n, min, max;
 } wt_hist;
+
+/* inf__hist_bin's bins by a double's top bits (sign, exponent and six
+ * bits of mantissa: 64 stretches an octave, each narrower than 0.68 of
+ * a bin, so each holds at most one edge): at[i] is the bin of the
+ * smallest double of stretch WH_LO + i, the stretches below WH_LO
+ * counted as WH_LO's and those above WH_HI (2^14 and up, the sign's,
+ * inf's and NaN's) as WH_HI's. */
+enum {
+  WH_SHIFT = 46,
+  WH_LO = (1023 - 20) << 6, /* 2^-20, under HIST_LO_S */
+  WH_HI = (1023 + 14) << 6  /* 2^14, over the top edge */
+};
+typedef struct wh_bins {
+  uint16_t at[WH_HI - WH_LO + 1];
+} wh_bins;
+
+/* inference_fluid_hist.c: t's stretches, each by inf__hist_bin. */
+void inf__wh_bins_init(wh_bins *t);
+
+/* inf__hist_bin(x), the same for every double: the stretch's bin, or
+ * the next when x is at its edge or above (a load and a compare for
+ * the quadratic guess's dozen instructions). */
+static inline size_t inf__wh_bin(const wh_bins *t, double x) {
+  uint64_t i = sim_bits(x) >> WH_SHIFT;
+  i = i < WH_LO ? WH_LO : i;
+  i = i > WH_HI ? WH_HI : i;
+  size_t b = t->at[i - WH_LO];
+  return b + (inf__hist_edge[b + 1] <= x);
+}
+
+/* inf__wh_bin(x) for x from 2^-20 up (HIST_LO_S is above it), NaN or
+ * negative: one clamp, the stretches below WH_LO being none of these
+ * (the book's points, tested against HIST_LO_S first). */
+static inline size_t inf__wh_bin_above(const wh_bins *t, double x) {
+  uint64_t i = sim_bits(x) >> WH_SHIFT;
+  i = i < WH_HI ? i : WH_HI;
+  size_t b = t->at[i - WH_LO];
+  return b + (inf__hist_edge[b + 1] <= x);
+}
 
 /* A replica's state: all that tells one replica from another (down: 0
  * or 1; phi: the clock of the span last run). Replicas whose states are
@@ -207,6 +241,7 @@ struct inf_fluid {
   double tokens, prompt_tokens, ttft_sum, tpot_sum;
   fl_interval iv;
   wt_hist ttft_iv, tpot_iv, ttft_run, tpot_run;
+  wh_bins bins;
 };
 
 /* inference_fluid_solve.c: the prompt lengths at the nodes of the
@@ -224,8 +259,23 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
  * histograms at once (an interval's and the run's: a and b distinct),
  * the same bits as adding each point with weight above 0 to each in
  * turn. */
-void inf__wh_add_points(wt_hist *a, wt_hist *b, const double *v,
-                        const double *w, size_t n, double hits);
+void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
+                        const double *v, const double *w, size_t n,
+                        double hits);
+
+/* inference_fluid_hist.c: a quantile scan's place: bin b next, seen the
+ * weight below it. scan starts one at h's lowest bin that can hold
+ * weight (the min's: bins below it are +0, and adding +0 leaves the
+ * sum's bits); quantile q by the cumulative weight, log-interpolated
+ * inside a bin (NaN when h is empty or q is outside [0, 1]), going on
+ * from *at and leaving it at q's bin, so a higher quantile may go on
+ * from there: the adds before it are the same. */
+typedef struct wh_scan {
+  size_t b;
+  double seen;
+} wh_scan;
+wh_scan inf__wh_scan(const wh_bins *t, const wt_hist *h);
+double inf__wh_quantile(const wt_hist *h, double q, wh_scan *at);
 
 /* inference_fluid_groups.c: the groups of replicas in one state. start
  * puts every replica in one group at state st (SIM_OK or SIM_ENOMEM).

@@ -230,7 +230,7 @@ static uint32_t batch_cap(const inf_service *s, const span_load *l) {
  * (sm, mem), bc: (the load's busy, the compute share). */
 typedef struct chain {
   double z, busy, members, tokens, waiting, full, block, tpot_ok;
-  d2 am, bc;
+  sim_d2 am, bc;
 } chain;
 
 static gpu_load chain_act(const chain *c) {
@@ -293,7 +293,7 @@ blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero, bool jpos) {
 static inline __attribute__((always_inline)) void
 add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
   double v = x * g;
-  d2 xx = {x, x};
+  sim_d2 xx = {x, x};
   c->am += xx * row_pair(r, AM_AT);
   c->bc += xx * row_pair(r, BC_AT);
   *w += v;
@@ -413,7 +413,7 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->busy += mass;
   c->members += mass * bcap;
   c->tokens += mass * g;
-  d2 mm = {mass, mass};
+  sim_d2 mm = {mass, mass};
   c->am += mm * row_pair(row, AM_AT);
   c->bc += mm * row_pair(row, BC_AT);
   s->fluid->tok_b[bcap] += mass * g;

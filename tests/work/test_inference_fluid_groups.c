@@ -8,8 +8,16 @@
  * some replicas only, twice at one instant; spans of different lengths
  * and an overload that builds backlogs. Every load, compute share,
  * sample row, total and quantile must be the same bytes, and the
- * grouped service must share: few groups while the clocks are few. */
+ * grouped service must share: few groups while the clocks are few.
+ * And the batch clocks call refuses a bad clock (each of 0, -0, below
+ * 0, past 1 by an ulp, the infinities and NaNs) at every place of its
+ * blocks of eight and their tail, keeping that replica's clock and
+ * writing every other's; and the regroup's scan of a taken run's clocks
+ * parts a replica at a clock unlike the rest at every place of its
+ * blocks of sixteen and their tail. */
 #include "test_inference_rig.h"
+
+#include <float.h>
 
 #include "inference_fluid_internal.h"
 
@@ -33,12 +41,16 @@ static double one(uint32_t k, int t) {
   (void)k;
   return t % 3 ? 1 : 0.7;
 }
-static double pairs(uint32_t k, int t) { return (k + (uint32_t)t) % 2 ? 0.45 : 0.9; }
+static double pairs(uint32_t k, int t) {
+  return (k + (uint32_t)t) % 2 ? 0.45 : 0.9;
+}
 static double blocks(uint32_t k, int t) {
   (void)t;
   return k < NREP / 3 ? 0.35 : 1;
 }
-static double many(uint32_t k, int t) { return 0.3 + 0.05 * ((k * 7 + (uint32_t)t) % NREP); }
+static double many(uint32_t k, int t) {
+  return 0.3 + 0.05 * ((k * 7 + (uint32_t)t) % NREP);
+}
 
 typedef struct period {
   clock_fn clock;
@@ -50,15 +62,15 @@ typedef struct period {
 } period;
 
 static const period plan[] = {
-    {one, 1, -1, 0, false, 1},     {one, 1, -1, 0, false, 1},
-    {one, 0.5, -1, 0, true, 1},    {pairs, 1, -1, 0, false, 2},
-    {pairs, 1, -1, 0, false, 2},   {blocks, 2, -1, 0, false, 0},
-    {blocks, 1, 3, 0, false, 0},   {blocks, 1, 3, 0, false, 0},
-    {pairs, 1, -1, 0, false, 0},  {pairs, 1, -1, 3, false, 0},
-    {many, 1, 5, 0, true, 0},      {many, 0.25, -1, 4, false, 0},
-    {one, 1, -1, 0, false, 0},     {one, 1, -1, 0, false, 0},
-    {pairs, 3, 0, 2, false, 0},    {one, 1, -1, 0, false, 0},
-    {one, 1, -1, 0, false, 0},     {blocks, 1, -1, 0, false, 0},
+    {one, 1, -1, 0, false, 1},   {one, 1, -1, 0, false, 1},
+    {one, 0.5, -1, 0, true, 1},  {pairs, 1, -1, 0, false, 2},
+    {pairs, 1, -1, 0, false, 2}, {blocks, 2, -1, 0, false, 0},
+    {blocks, 1, 3, 0, false, 0}, {blocks, 1, 3, 0, false, 0},
+    {pairs, 1, -1, 0, false, 0}, {pairs, 1, -1, 3, false, 0},
+    {many, 1, 5, 0, true, 0},    {many, 0.25, -1, 4, false, 0},
+    {one, 1, -1, 0, false, 0},   {one, 1, -1, 0, false, 0},
+    {pairs, 3, 0, 2, false, 0},  {one, 1, -1, 0, false, 0},
+    {one, 1, -1, 0, false, 0},   {blocks, 1, -1, 0, false, 0},
 };
 
 static void same_bytes(const void *a, const void *b, size_t n) {
@@ -140,9 +152,81 @@ static void groups_equal_replicas_alone(void **state) {
   rig_close(&alone);
 }
 
+/* Four blocks of eight (two of sixteen) and a tail of five. */
+#define CLK_YAML                                                               \
+  "name: a\nmodel: Llama-3.1-8B\ntp: 1\nreplicas: 37\nmax_batch: 64\n"         \
+  "max_queue: 300\ntimeout: 30 s\n"                                            \
+  "arrivals: {rate: 60, prompt: {mean: 1155, sigma: 0.99}, output: {mean: "    \
+  "211, sigma: 0.86}}\n"
+
+enum { CLK_N = 37 };
+
+/* A good clock for replica k in round i: on even rounds from (0.5, 1]
+ * (a block's quick test passes but for the bad clock), on odd ones
+ * also the least above 0 and clocks below 0.5 (blocks tested clock by
+ * clock). */
+static double good_clock(uint32_t k, int i) {
+  static const double high[] = {1, 0x1.fffffffffffffp-1, 0x1.0000000000001p-1,
+                                0.7};
+  static const double mixed[] = {1, 0x1p-1074, 0x1.fffffffffffffp-1, 0.3};
+  return (i % 2 ? mixed : high)[(k + (uint32_t)i / 2) % 4];
+}
+
+static void bad_clocks_refused_at_each_place(void **state) {
+  (void)state;
+  static const double bad[] = {0,        -0.0,      -0.5, 0x1.0000000000001p0,
+                               INFINITY, -INFINITY, NAN,  -NAN,
+                               DBL_MAX};
+  rig g;
+  rig_open_fluid(&g, CLK_YAML);
+  int i = 0;
+  for (uint32_t at = 0; at < CLK_N; at++)
+    for (size_t b = 0; b < 2 * sizeof bad / sizeof *bad; b++, i++) {
+      run_to(&g, i + 1);
+      double phi[CLK_N], before = g.s->fluid->phi[at];
+      for (uint32_t k = 0; k < CLK_N; k++)
+        phi[k] = good_clock(k, i);
+      phi[at] = bad[b / 2];
+      assert_int_equal(inf_set_clocks(g.s, 0, CLK_N, phi), SIM_EINVAL);
+      phi[at] = before;
+      assert_memory_equal(g.s->fluid->phi, phi, sizeof phi);
+    }
+  rig_close(&g);
+}
+
+/* Clocks of the CLK_N replicas, 0.8 but at's (0.6; none when at is
+ * CLK_N), set and the loads taken by the batch calls at time t, so that
+ * the next span's regroup scans a run taken at once. */
+static void clocks_taken(rig *g, double t, uint32_t at) {
+  double phi[CLK_N];
+  gpu_load l[CLK_N];
+  run_to(g, t);
+  for (uint32_t k = 0; k < CLK_N; k++)
+    phi[k] = k == at ? 0.6 : 0.8;
+  assert_int_equal(inf_set_clocks(g->s, 0, CLK_N, phi), SIM_OK);
+  inf_take_loads(g->s, 0, CLK_N, l);
+}
+
+static void regroup_parts_a_clock_at_each_place(void **state) {
+  (void)state;
+  for (uint32_t at = 0; at < CLK_N; at++) {
+    rig g;
+    rig_open_fluid(&g, CLK_YAML);
+    clocks_taken(&g, 1, CLK_N);
+    clocks_taken(&g, 2, at);
+    clocks_taken(&g, 3, CLK_N); /* the span of 2 .. 3 regrouped */
+    const inf_fluid *f = g.s->fluid;
+    for (uint32_t k = 0; k < CLK_N; k++)
+      assert_true(inf__grp(f, k)->st.phi == (k == at ? 0.6 : 0.8));
+    rig_close(&g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(groups_equal_replicas_alone),
+      cmocka_unit_test(bad_clocks_refused_at_each_place),
+      cmocka_unit_test(regroup_parts_a_clock_at_each_place),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);
