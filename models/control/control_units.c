@@ -251,8 +251,8 @@ _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
                "a unit's hi and demand are next to each other");
 
 /* A unit's hi and demand (hd) and activity, as a base gives them. */
-static inline void store_base(power_unit *p, lanes2 hd, double act) {
-  memcpy((char *)p + offsetof(power_unit, hi), &hd, sizeof hd);
+static inline void store_base(power_unit *p, sim_u2 hd, double act) {
+  sim_u2_put((char *)p + offsetof(power_unit, hi), hd);
   p->activity = act;
 }
 
@@ -268,15 +268,15 @@ static inline void refresh_alike(direct_out o, power_unit *p,
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
   const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
-  const lanes2 hd2 = lanes_at(hd), sh2 = lanes_at(sh);
+  const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
   const double act = b->act;
   for (; k + 4 <= e; k += 4) { /* the shares two a store */
     store_base(p + k, hd2, act);
     store_base(p + k + 1, hd2, act);
     store_base(p + k + 2, hd2, act);
     store_base(p + k + 3, hd2, act);
-    memcpy(o.share + k, &sh2, sizeof sh2);
-    memcpy(o.share + k + 2, &sh2, sizeof sh2);
+    sim_u2_put(o.share + k, sh2);
+    sim_u2_put(o.share + k + 2, sh2);
   }
   for (; k < e; k++) {
     store_base(p + k, hd2, act);

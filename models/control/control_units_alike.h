@@ -10,40 +10,29 @@
 #include <string.h>
 
 #include "bits.h"
+#include "lanes.h"
 #include "power.h"
-
-/* Two 64-bit lanes (GCC's vector extension: SSE2's registers on x86-64,
- * plain words elsewhere), loaded from anywhere. */
-typedef uint64_t lanes2 __attribute__((vector_size(16)));
-
-static inline lanes2 lanes_at(const void *x) {
-  lanes2 v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
 
 /* A unit's worth, weight then c, read as one pair. */
 _Static_assert(offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
                "a unit's weight and c are next to each other");
-static inline lanes2 worth_at(const power_unit *p) {
-  return lanes_at((const char *)p + offsetof(power_unit, weight));
+static inline sim_u2 worth_at(const power_unit *p) {
+  return sim_u2_at((const char *)p + offsetof(power_unit, weight));
 }
 
 /* Units k .. k + 3's ten pairs of words (load and worth) xor-ed against
  * load (s, m, b) and worth wc and or-ed into one pair: zeros where all
  * four are alike. */
-static inline lanes2 four_diff(const double *sm, const double *mem,
+static inline sim_u2 four_diff(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
-                               size_t k, lanes2 s, lanes2 m, lanes2 b,
-                               lanes2 wc) {
-  return (lanes_at(sm + k) ^ s) | (lanes_at(sm + k + 2) ^ s) |
-         (lanes_at(mem + k) ^ m) | (lanes_at(mem + k + 2) ^ m) |
-         (lanes_at(busy + k) ^ b) | (lanes_at(busy + k + 2) ^ b) |
+                               size_t k, sim_u2 s, sim_u2 m, sim_u2 b,
+                               sim_u2 wc) {
+  return (sim_u2_at(sm + k) ^ s) | (sim_u2_at(sm + k + 2) ^ s) |
+         (sim_u2_at(mem + k) ^ m) | (sim_u2_at(mem + k + 2) ^ m) |
+         (sim_u2_at(busy + k) ^ b) | (sim_u2_at(busy + k + 2) ^ b) |
          (worth_at(p + k) ^ wc) | (worth_at(p + k + 1) ^ wc) |
          (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
 }
-
-static inline bool lanes_zero(lanes2 x) { return (x[0] | x[1]) == 0; }
 
 /* The end of the stretch of units from k on (k < n, k > 0) alike unit
  * k - 1 in their load (load j of sm, mem, busy) and worth (p[j]'s weight
@@ -67,12 +56,12 @@ static inline size_t alike_end(const double *sm, const double *mem,
   for (size_t first = n - k < 8 ? n : k + 8; k < first; k++)
     if (UNIT_DIFFERS(k))
       return k;
-  const lanes2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
+  const sim_u2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
   for (; k + 8 <= n; k += 8)
-    if (!lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
+    if (!sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
                     four_diff(sm, mem, busy, p, k + 4, vs, vm, vb, wc)))
       break;
-  if (k + 4 <= n && lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
+  if (k + 4 <= n && sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
     k += 4;
   for (; k < n; k++)
     if (UNIT_DIFFERS(k))
