@@ -250,6 +250,8 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
                "a unit's hi and demand are next to each other");
 
+void control__units_alike_narrow(bool on) { alike_narrow = on; }
+
 /* A unit's hi and demand (hd) and activity, as a base gives them. */
 static inline void store_base(power_unit *p, sim_u2 hd, double act) {
   sim_u2_put((char *)p + offsetof(power_unit, hi), hd);
@@ -299,6 +301,7 @@ static inline void refresh_alike(direct_out o, power_unit *p,
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, const gpu_spec *g, double room,
                            double thermal, bool rack_same) {
+  const bool wide = alike_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
@@ -310,7 +313,7 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   for (size_t k = 1; k < n; k++) {
-    size_t e = alike_end(sm, mem, busy, p, k, n);
+    size_t e = alike_end(sm, mem, busy, p, k, n, wide);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
