@@ -91,6 +91,10 @@ typedef struct power_memo {
  * stays usable. */
 void power_memo_clear(power_memo *memo);
 
+/* For tests: how many times the efficiency policy has summed its power
+ * at a level (unit by unit or class by class), over every split so far. */
+unsigned long power__level_evals(void);
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with

@@ -229,6 +229,11 @@ static double classes_at(level *l, double log_mu) {
   return sl;
 }
 
+/* For tests: the evaluations of the level's sums (power__level_evals). */
+static unsigned long level_evals;
+
+unsigned long power__level_evals(void) { return level_evals; }
+
 /* Power of the valued units at level exp(log_mu), the others at their
  * minimum: falls as the level rises. The sum adds unit by unit in their
  * order, as the answer is defined (a run's at once: the same bits); the
@@ -237,6 +242,7 @@ static double classes_at(level *l, double log_mu) {
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
+  level_evals++;
   if (l->rcls == NULL) { /* a unit a run, no classes */
     for (size_t u = 0; u < l->n; u++) {
       double ds, cap = unit_at(&l->units[u], mu, &ds);
@@ -263,9 +269,11 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
  * total_at's: a search on it first brings total_at's own search to a
  * start a few hundred doubles from the answer, without total_at's
  * evaluations on the way (power_split_efficiency_from). */
+
 static double grouped_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double sum = 0;
+  level_evals++;
   *slope = classes_at(l, log_mu);
   for (size_t k = 0; k < l->nclass; k++)
     sum += l->gpus[k] * l->cap[k];
@@ -483,36 +491,59 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
                                       : level_cold(l, f, budget_w);
 }
 
-/* Newton's steps at most on grouped_at from x, last period's level. */
+/* Halley's steps at most on grouped_at from x, last period's level. */
 #define NEAR_STEPS 4
 
+/* grouped_at's second derivative in log mu at the level classes_at last
+ * worked out: a class whose clock and cap are not clamped has cap - idle
+ * ~ mu^(-gamma e), so its slope ds = -gamma e (cap - idle) has the
+ * derivative -gamma e ds; the others' slopes are 0 and stay 0 nearby.
+ * Only live classes can have a slope (the full ones' are 0). */
+static double grouped_curve(const level *l) {
+  double cv = 0;
+  for (size_t i = 0; i < l->nlive; i++) {
+    size_t k = l->live[i];
+    const power_unit *u = &l->units[l->rep[k]];
+    cv -= l->gpus[k] * l->ds[k] * (u->gamma / (u->gamma - u->c));
+  }
+  return cv;
+}
+
 /* A start for total_at's search near grouped_at's crossing, from x:
- * Newton's steps on grouped_at while they shrink, stopped once one is
- * within 2^-40 of the level (grouped_at's crossing is only within
- * rounding of total_at's answer anyway). That last step is taken
- * unevaluated where it is over about eight doubles (2^-49 of the level):
- * stopping before it, up to some thousands of doubles off, cost
- * total_at's search about three evaluations more (bench-10k's fluid
- * group of three long runs: 8.5 where it started that far, 5.7 within
- * sixteen doubles), where the step costs its classes' pow calls once, in
- * total_at's first evaluation. A shorter one is not taken: the point
- * returned is then the last evaluated, where total_at's first evaluation
- * costs no pow. Its answer is the crossing's whatever the start
- * (power_boundary_warm), so only the work depends on this; searching
- * grouped_at's crossing to the bit took about eight evaluations, each
- * every class's two pow calls.
- * NaN where Newton cannot go on (a flat sum: every class clamped; a step
- * out of the range): the caller searches grouped_at's crossing whole. */
+ * Halley's steps on grouped_at (Newton's with its curvature: the error
+ * cubed a step, not squared) while they shrink, stopped once one is
+ * within 2^-20 of the level, which then lands within rounding of the
+ * crossing (grouped_at's crossing is only within rounding of total_at's
+ * answer anyway). Newton's steps took four evaluations from last
+ * period's level (bench-10k's fluid tick: errors about 0.2, 4e-3, 1e-5,
+ * 6e-11 in log mu, the last step unevaluated); Halley's take three, each
+ * every class's two pow calls. That last step is taken unevaluated where
+ * it is over about eight doubles (2^-49 of the level): stopping before
+ * it, up to some thousands of doubles off, cost total_at's search about
+ * three evaluations more (bench-10k's fluid group of three long runs:
+ * 8.5 where it started that far, 5.7 within sixteen doubles), where the
+ * step costs its classes' pow calls once, in total_at's first
+ * evaluation. A shorter one is not taken: the point returned is then the
+ * last evaluated, where total_at's first evaluation costs no pow. Its
+ * answer is the crossing's whatever the start (power_boundary_warm), so
+ * only the work depends on this; searching grouped_at's crossing to the
+ * bit took about eight evaluations.
+ * NaN where the steps cannot go on (a flat sum: every class clamped; a
+ * step out of the range): the caller searches grouped_at's crossing
+ * whole. */
 static double level_near(level *l, double budget_w, double x) {
   double last_step = INFINITY;
   for (int k = 0; k < NEAR_STEPS; k++) {
     double slope, f = grouped_at(l, x, &slope) - budget_w;
-    double step = f / slope, y = x - step;
+    double cv = grouped_curve(l), den = 2 * slope * slope - f * cv;
+    /* Newton's where the curvature would turn the step around */
+    double step = den > slope * slope ? 2 * f * slope / den : f / slope;
+    double y = x - step;
     if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
       return NAN;
     if (!(fabs(step) < last_step))
       return x;
-    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)))
+    if (fabs(step) <= 0x1p-20 * fmax(1, fabs(x)))
       return fabs(step) > 0x1p-49 * fabs(x) ? y : x;
     last_step = fabs(step);
     x = y;
