@@ -212,6 +212,11 @@ static inline size_t power_run_len(const power_runs *runs, size_t r) {
   return runs->len != NULL ? runs->len[r] : 1;
 }
 
+/* Each unit's value its run's: cap[first[r] ..] = rcap[r] for each of
+ * runs' units (first and len not NULL), through AVX's 256-bit stores
+ * where the CPU has it: the same doubles stored. */
+void power_runs_out(const power_runs *runs, const double *rcap, double *cap);
+
 /* s plus m terms t one at a time: power_add_repeat, or the loop itself
  * for a short run (cheaper than a binade's step). A run of one, the
  * common case (the fill's and the policy's sums, a term a unit), is the

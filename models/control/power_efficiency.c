@@ -494,11 +494,9 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
 /* Halley's steps at most on grouped_at from x, last period's level. */
 #define NEAR_STEPS 4
 
-/* grouped_at's second derivative in log mu at the level classes_at last
- * worked out: a class whose clock and cap are not clamped has cap - idle
- * ~ mu^(-gamma e), so its slope ds = -gamma e (cap - idle) has the
- * derivative -gamma e ds; the others' slopes are 0 and stay 0 nearby.
- * Only live classes can have a slope (the full ones' are 0). */
+/* grouped_at's second derivative in log mu where classes_at last worked:
+ * an unclamped class's slope ds = -gamma e (cap - idle) has derivative
+ * -gamma e ds; only live classes have a slope. */
 static double grouped_curve(const level *l) {
   double cv = 0;
   for (size_t i = 0; i < l->nlive; i++) {
@@ -509,28 +507,21 @@ static double grouped_curve(const level *l) {
   return cv;
 }
 
-/* A start for total_at's search near grouped_at's crossing, from x:
- * Halley's steps on grouped_at (Newton's with its curvature: the error
- * cubed a step, not squared) while they shrink, stopped once one is
- * within 2^-20 of the level, which then lands within rounding of the
- * crossing (grouped_at's crossing is only within rounding of total_at's
- * answer anyway). Newton's steps took four evaluations from last
- * period's level (bench-10k's fluid tick: errors about 0.2, 4e-3, 1e-5,
- * 6e-11 in log mu, the last step unevaluated); Halley's take three, each
+/* A start for total_at's search near grouped_at's crossing (within the
+ * rounding of total_at's answer), from x: Halley's steps on grouped_at
+ * (the error cubed a step) while they shrink, stopped once one is within
+ * 2^-20 of the level. Newton's took four evaluations on bench-10k's
+ * fluid tick (errors about 0.2, 4e-3, 1e-5, 6e-11), Halley's three, each
  * every class's two pow calls. That last step is taken unevaluated where
  * it is over about eight doubles (2^-49 of the level): stopping before
- * it, up to some thousands of doubles off, cost total_at's search about
- * three evaluations more (bench-10k's fluid group of three long runs:
- * 8.5 where it started that far, 5.7 within sixteen doubles), where the
- * step costs its classes' pow calls once, in total_at's first
- * evaluation. A shorter one is not taken: the point returned is then the
- * last evaluated, where total_at's first evaluation costs no pow. Its
- * answer is the crossing's whatever the start (power_boundary_warm), so
- * only the work depends on this; searching grouped_at's crossing to the
- * bit took about eight evaluations.
- * NaN where the steps cannot go on (a flat sum: every class clamped; a
- * step out of the range): the caller searches grouped_at's crossing
- * whole. */
+ * it cost total_at's search about three evaluations more (the fluid
+ * group of three long runs: 8.5 from thousands of doubles off, 5.7
+ * within sixteen). A shorter one is not: the point returned is then the
+ * last evaluated, where total_at's first evaluation costs no pow. The
+ * answer is the crossing's whatever the start (power_boundary_warm):
+ * only the work depends on this. NaN where the steps cannot go on (a
+ * flat sum: every class clamped; a step out of the range): the caller
+ * searches grouped_at's crossing whole. */
 static double level_near(level *l, double budget_w, double x) {
   double last_step = INFINITY;
   for (int k = 0; k < NEAR_STEPS; k++) {
@@ -624,62 +615,10 @@ static void caps_at(level *l, double log_mu) {
     l->rcap[r] = l->cap[l->rcls[r]];
 }
 
-/* Run r's cap to its units, four a turn (in the fluid mode a run is some
- * thirty units, a service's replicas in one state; one group's runs are
- * some seven hundred). */
-static void run_out(const level *l, size_t r, double *cap) {
-  double c = l->rcap[r];
-  double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
-  for (; end - out >= 4; out += 4) {
-    out[0] = c;
-    out[1] = c;
-    out[2] = c;
-    out[3] = c;
-  }
-  while (out < end)
-    *out++ = c;
-}
-
-#if defined(__GNUC__) && defined(__x86_64__)
-#define CAPS_AVX 1
-#include <immintrin.h>
-
-/* run_out eight units a turn in two 256-bit stores, then four, then one
- * at a time: the same doubles stored. */
-__attribute__((target("avx"))) static void caps_out_avx(const level *l,
-                                                        double *cap) {
-  for (size_t r = 0; r < l->runs.n; r++) {
-    double c = l->rcap[r];
-    double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
-    if (end - out >= 4) { /* at request level most runs are shorter */
-      __m256d c4 = _mm256_set1_pd(c);
-      for (; end - out >= 8; out += 8) {
-        _mm256_storeu_pd(out, c4);
-        _mm256_storeu_pd(out + 4, c4);
-      }
-      if (end - out >= 4) {
-        _mm256_storeu_pd(out, c4);
-        out += 4;
-      }
-    }
-    while (out < end)
-      *out++ = c;
-  }
-}
-#endif
-
-/* Each unit's cap: its run's (through AVX where the CPU has it). */
+/* Each unit's cap: its run's. */
 static void caps_out(const level *l, double *cap) {
-  if (l->rcap == cap)
-    return;
-#ifdef CAPS_AVX
-  if (__builtin_cpu_supports("avx")) {
-    caps_out_avx(l, cap);
-    return;
-  }
-#endif
-  for (size_t r = 0; r < l->runs.n; r++)
-    run_out(l, r, cap);
+  if (l->rcap != cap)
+    power_runs_out(&l->runs, l->rcap, cap);
 }
 
 /* The level from memo's: last period's answer at LEVEL_LO (every unit at
