@@ -426,11 +426,13 @@ static size_t alike_from(const power_unit *units, size_t u, size_t n) {
 
 /* How many units from u on (0 < u <= n) the caller marks alike the one
  * before (split_from's alike): the first 0 byte, found as memchr finds
- * it, many a step; the units themselves are not read. */
+ * it, many a step; the units themselves are not read. The first byte is
+ * tested first: at request level most runs are one unit, whose memchr
+ * call cost some twenty instructions to find the byte at once. */
 static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
-  if (u >= n)
+  if (u >= n || alike[u] == 0)
     return 0;
-  const uint8_t *end = memchr(alike + u, 0, n - u);
+  const uint8_t *end = memchr(alike + u + 1, 0, n - u - 1);
   return end != NULL ? (size_t)(end - (alike + u)) : n - u;
 }
 
