@@ -67,14 +67,13 @@ alike_eights_avx2(const double *sm, const double *mem, const double *busy,
   const __m256i vs = _mm256_set1_epi64x((long long)s),
                 vm = _mm256_set1_epi64x((long long)m),
                 vb = _mm256_set1_epi64x((long long)b),
-                wc = _mm256_set_epi64x((long long)c, (long long)w,
-                                       (long long)c, (long long)w);
+                wc = _mm256_set_epi64x((long long)c, (long long)w, (long long)c,
+                                       (long long)w);
   for (; k + 8 <= n; k += 8) {
     __m256i d = _mm256_or_si256(
-        _mm256_or_si256(_mm256_or_si256(load4_xor(sm, k, vs),
-                                        load4_xor(sm, k + 4, vs)),
-                        _mm256_or_si256(load4_xor(mem, k, vm),
-                                        load4_xor(mem, k + 4, vm))),
+        _mm256_or_si256(
+            _mm256_or_si256(load4_xor(sm, k, vs), load4_xor(sm, k + 4, vs)),
+            _mm256_or_si256(load4_xor(mem, k, vm), load4_xor(mem, k + 4, vm))),
         _mm256_or_si256(load4_xor(busy, k, vb), load4_xor(busy, k + 4, vb)));
     d = _mm256_or_si256(
         d, _mm256_or_si256(

@@ -451,8 +451,7 @@ caps_out_avx(const power_runs *runs, const double *rcap, double *cap) {
 }
 #endif
 
-void power_runs_out(const power_runs *runs, const double *rcap,
-                    double *cap) {
+void power_runs_out(const power_runs *runs, const double *rcap, double *cap) {
 #ifdef CAPS_AVX
   if (__builtin_cpu_supports("avx")) {
     caps_out_avx(runs, rcap, cap);

@@ -106,7 +106,8 @@ static const move moves[] = {
     /* Long stretches of units alike (the fluid mode's), found four at a
      * time and across racks: */
     {"one load apart at 37, the worth flat", at_37, INFINITY, flat, 0},
-    {"the loads held, the worth apart at 13 and 66", held, INFINITY, at_13_66, 0},
+    {"the loads held, the worth apart at 13 and 66", held, INFINITY, at_13_66,
+     0},
     {"loads in fives, the worth flat", fives, INFINITY, flat, 0},
     {"loads in nines, the worth in elevens", nines, INFINITY, by_11, 0},
     {"rack by rack, the worth flat", by_rack, INFINITY, flat, 0},
@@ -114,8 +115,10 @@ static const move moves[] = {
     /* broken in an eight's first four (26) and last (37, above), and at
      * every place of an eight: */
     {"one load apart at 26, the worth flat", at_26, INFINITY, flat, 0},
-    {"loads in thirteens, the worth in seventeens", thirteens, INFINITY, by_17, 0},
-    {"loads in twenty-threes, the worth flat", twenty_threes, INFINITY, flat, 0},
+    {"loads in thirteens, the worth in seventeens", thirteens, INFINITY, by_17,
+     0},
+    {"loads in twenty-threes, the worth flat", twenty_threes, INFINITY, flat,
+     0},
     /* one input of the three apart, in an eight's second four: */
     {"the SM load apart at 29 alone", at_29, INFINITY, flat, 1},
     {"the memory load apart at 31 alone", at_31, INFINITY, flat, 2},
@@ -177,10 +180,10 @@ static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
     slot[i] = s == CONTROL_UNITS_FREE ? s : s + 100 * (i / RACK);
     rack_set_unit_key(fl, i, s == CONTROL_UNITS_FREE ? 0 : slot[i] + 1);
     double a = load(i / RACK, s), h = 0.5; /* h: held's */
-    rack_set_load(fl, i,
-                  (gpu_load){part < 2 ? a : h, part % 2 == 0 ? a / 2 : h / 2,
-                             part == 0 || part == 3 ? fmin(1, a + 0.1)
-                                                    : h + 0.1});
+    rack_set_load(
+        fl, i,
+        (gpu_load){part < 2 ? a : h, part % 2 == 0 ? a / 2 : h / 2,
+                   part == 0 || part == 3 ? fmin(1, a + 0.1) : h + 0.1});
   }
   fl->thermal_cap_w[1] = th;
   rack_fleet_update(fl, NULL);
