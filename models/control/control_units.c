@@ -50,35 +50,39 @@ void control__units_fini(control_units *cu) {
 /* One unit                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A unit's range, demand and power model from its GPUs' type g, load l,
- * room (the group's ceiling) and thermal cap, before its slot's work is
- * known. Its activity is its load's share (gpu_load_share's terms, the
- * same bits): P(1, L) is evaluated once for both, not three times. */
-static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
-                            double thermal_w) {
-  /* The policies see P = idle + span a phi^gamma, span = tdp - idle. The
-   * busy floor follows the clock with the SM part (gpu.h); the memory
-   * power counts with them: below the memory knee it falls with the
-   * clock, and a policy that took it as fixed would never cap decode
-   * below it. */
+/* A base's fields that follow from its load (demand, activity; the rest
+ * left): P(1, L) once for both, the activity gpu_load_share's terms. */
+static void base_load(power_unit *u, const gpu_spec *g, gpu_load l,
+                      double thermal_w) {
   double fixed = g->idle_w, full = gpu_load_power(g, 1, l);
   double dyn = full - fixed, sm_span = g->tdp_w - fixed;
+  u->demand = fmin(full, thermal_w);
+  u->activity = dyn / sm_span;
+  assert(sim_same_bits(u->activity, gpu_load_share(g, l)));
+}
+
+/* A unit's range, demand and power model from its GPUs' type g, load l,
+ * room (the group's ceiling) and thermal cap, before its slot's work. */
+static power_unit unit_base(const gpu_spec *g, gpu_load l, double room,
+                            double thermal_w) {
+  /* The policies see P = idle + span a phi^gamma, span = tdp - idle;
+   * the busy floor follows the clock with the SM part (gpu.h), and the
+   * memory power with them (below its knee it falls with the clock: a
+   * policy that took it as fixed would never cap decode below it). */
   power_unit u = {.n = 0,
                   .lo = g->cap_min_w,
                   .hi = fmax(g->cap_min_w, fmin(g->cap_max_w, room)),
-                  .demand = fmin(full, thermal_w),
                   .cls = POWER_OTHER,
-                  .idle = fixed,
-                  .span = sm_span,
-                  .activity = dyn / sm_span,
+                  .idle = g->idle_w,
+                  .span = g->tdp_w - g->idle_w,
                   .gamma = g->gamma,
                   .phi_min = gpu_phi_min(g)};
-  assert(sim_same_bits(u.activity, gpu_load_share(g, l)));
+  base_load(&u, g, l, thermal_w);
   return u;
 }
 
-/* What a unit of GPU i in rack r is made from now (unit_base's inputs,
- * with the GPU's type): its load its run's while the runs are fresh. */
+/* What a unit of GPU i in rack r is made from now (its load its run's
+ * while the runs are fresh). */
 static control_unit_in inputs(const rack_fleet *fl, uint32_t i, uint32_t r) {
   gpu_load l = rack_gpu_load_now(fl, i);
   return (control_unit_in){l.sm, l.mem, l.busy, fl->ceiling_w[fl->group[r]],
@@ -94,17 +98,21 @@ static bool same_in(const control_unit_in *a, const control_unit_in *b) {
           (sim_bits(a->thermal_w) ^ sim_bits(b->thermal_w))) == 0;
 }
 
-/* The last base made, made again for a unit of GPU type g made from in
- * (called where it was made from other inputs: units made one after
- * another mostly share theirs, a service's replicas in one state, a
- * job's stages), for the unit made from GPU i: noted (made_at), so that
- * every unit not noted is known alike the one before in its base. */
+/* The last base made again for a unit of GPU type g made from in (where
+ * it was made from other inputs: units made one after another mostly
+ * share theirs), for the unit of GPU i: noted (made_at), so that every
+ * unit not noted is known alike the one before in its base. Of the same
+ * type and ceiling, only the load's fields are made (at request level
+ * most units' loads differ: a base a unit). */
 static void remake_base(control_unit_memo *m, const gpu_spec *g,
                         const control_unit_in *in, uint32_t i) {
   gpu_load l = {in->sm, in->mem, in->busy};
+  if (m->g == g && sim_same_bits(m->in.room, in->room))
+    base_load(&m->unit, g, l, in->thermal_w);
+  else
+    m->unit = unit_base(g, l, in->room, in->thermal_w);
   m->g = g;
   m->in = *in;
-  m->unit = unit_base(g, l, in->room, in->thermal_w);
   m->share = m->unit.activity; /* gpu_load_share(g, l): unit_base */
   if (m->nmade < m->made_cap)
     m->made_at[m->nmade] = i;
@@ -112,8 +120,7 @@ static void remake_base(control_unit_memo *m, const gpu_spec *g,
 }
 
 /* Unit u (its GPU and rack set) made from its state now, its GPU count
- * kept: the base's fields and the free GPUs' worth (a slot's comes
- * after, from the workloads). */
+ * kept: the base's fields and the free GPUs' worth (a slot's: later). */
 static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   uint32_t i = cu->gpu[u], n = cu->u[u].n;
   const gpu_spec *g = fl->types[fl->type[i]];
@@ -134,8 +141,7 @@ typedef struct unit_loads {
 } unit_loads;
 
 /* The last base made again for load j of ls, for the unit of GPU i
- * (remake_base out of the refresh's loop, which then keeps its pointers
- * in registers). */
+ * (out of the refresh's loop, which keeps its pointers in registers). */
 static __attribute__((noinline)) void
 remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
            uint32_t j, uint32_t i, double room, double thermal) {
@@ -250,9 +256,11 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
                "a unit's hi and demand are next to each other");
 
+void control__units_alike_narrow(bool on) { alike_narrow = on; }
+
 /* A unit's hi and demand (hd) and activity, as a base gives them. */
-static inline void store_base(power_unit *p, lanes2 hd, double act) {
-  memcpy((char *)p + offsetof(power_unit, hi), &hd, sizeof hd);
+static inline void store_base(power_unit *p, sim_u2 hd, double act) {
+  sim_u2_put((char *)p + offsetof(power_unit, hi), hd);
   p->activity = act;
 }
 
@@ -268,15 +276,15 @@ static inline void refresh_alike(direct_out o, power_unit *p,
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
   const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
-  const lanes2 hd2 = lanes_at(hd), sh2 = lanes_at(sh);
+  const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
   const double act = b->act;
   for (; k + 4 <= e; k += 4) { /* the shares two a store */
     store_base(p + k, hd2, act);
     store_base(p + k + 1, hd2, act);
     store_base(p + k + 2, hd2, act);
     store_base(p + k + 3, hd2, act);
-    memcpy(o.share + k, &sh2, sizeof sh2);
-    memcpy(o.share + k + 2, &sh2, sizeof sh2);
+    sim_u2_put(o.share + k, sh2);
+    sim_u2_put(o.share + k + 2, sh2);
   }
   for (; k < e; k++) {
     store_base(p + k, hd2, act);
@@ -284,21 +292,18 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   }
 }
 
-/* refresh_rack for units u0 .. u0 + n - 1 (n > 0), a rack's whose runs
- * are its units one to one, in order (rack_direct): ls's arrays from the
- * rack's first run on, so unit u0 + k's load is load k, and no gather.
- * After each unit the last base's key is that unit's load (it held it,
- * or a base was made from it), so past the first a unit's load is
- * compared with the unit before's, not with the key: the same answer
- * without the key's three words in registers (refresh_rack's loop
- * spills four pointers for them). Units alike the one before in load
- * and worth come in long stretches in the fluid mode (a service's
- * replicas in one state: about 17 bases a tick for bench-10k's 2,245
- * units), each found by its compares alone (alike_end) and then stored
+/* refresh_rack for units u0 .. u0 + n - 1 (n > 0) of a rack whose runs
+ * are its units, in order (rack_direct): unit u0 + k's load is load k of
+ * ls, no gather. After each unit the last base's key is its load, so a
+ * unit's load is compared with the unit before's, not the key's (the
+ * same answer, the key's words not in registers). In the fluid mode the
+ * units alike come in long stretches (bench-10k: some 17 bases a tick
+ * for 2,245 units), each found by compares alone (alike_end) and stored
  * (refresh_alike); a unit that ends one goes through refresh_one. */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, const gpu_spec *g, double room,
                            double thermal, bool rack_same) {
+  const bool wide = alike_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
@@ -310,7 +315,7 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   for (size_t k = 1; k < n; k++) {
-    size_t e = alike_end(sm, mem, busy, p, k, n);
+    size_t e = alike_end(sm, mem, busy, p, k, n, wide);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
@@ -325,9 +330,8 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
 }
 
 /* Units a call of the fill: a chunk's units (106 KB) are still in the
- * second-level cache when they are refreshed and marked, where a pass of
- * its own over a million GPUs' units (23 MB) would read them from
- * memory. */
+ * second-level cache when refreshed and marked (a million GPUs' units,
+ * 23 MB, a pass of their own would read from memory). */
 #define MARK_CHUNK 1024
 
 /* The units' worth asked of the fill (with ctx) from unit j on, a chunk

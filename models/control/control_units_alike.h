@@ -10,40 +10,106 @@
 #include <string.h>
 
 #include "bits.h"
+#include "lanes.h"
 #include "power.h"
-
-/* Two 64-bit lanes (GCC's vector extension: SSE2's registers on x86-64,
- * plain words elsewhere), loaded from anywhere. */
-typedef uint64_t lanes2 __attribute__((vector_size(16)));
-
-static inline lanes2 lanes_at(const void *x) {
-  lanes2 v;
-  memcpy(&v, x, sizeof v);
-  return v;
-}
 
 /* A unit's worth, weight then c, read as one pair. */
 _Static_assert(offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
                "a unit's weight and c are next to each other");
-static inline lanes2 worth_at(const power_unit *p) {
-  return lanes_at((const char *)p + offsetof(power_unit, weight));
+static inline sim_u2 worth_at(const power_unit *p) {
+  return sim_u2_at((const char *)p + offsetof(power_unit, weight));
 }
 
 /* Units k .. k + 3's ten pairs of words (load and worth) xor-ed against
  * load (s, m, b) and worth wc and or-ed into one pair: zeros where all
  * four are alike. */
-static inline lanes2 four_diff(const double *sm, const double *mem,
+static inline sim_u2 four_diff(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
-                               size_t k, lanes2 s, lanes2 m, lanes2 b,
-                               lanes2 wc) {
-  return (lanes_at(sm + k) ^ s) | (lanes_at(sm + k + 2) ^ s) |
-         (lanes_at(mem + k) ^ m) | (lanes_at(mem + k + 2) ^ m) |
-         (lanes_at(busy + k) ^ b) | (lanes_at(busy + k + 2) ^ b) |
+                               size_t k, sim_u2 s, sim_u2 m, sim_u2 b,
+                               sim_u2 wc) {
+  return (sim_u2_at(sm + k) ^ s) | (sim_u2_at(sm + k + 2) ^ s) |
+         (sim_u2_at(mem + k) ^ m) | (sim_u2_at(mem + k + 2) ^ m) |
+         (sim_u2_at(busy + k) ^ b) | (sim_u2_at(busy + k + 2) ^ b) |
          (worth_at(p + k) ^ wc) | (worth_at(p + k + 1) ^ wc) |
          (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
 }
 
-static inline bool lanes_zero(lanes2 x) { return (x[0] | x[1]) == 0; }
+#if defined(__GNUC__) && defined(__x86_64__)
+#define ALIKE_AVX2 1
+#include <immintrin.h>
+
+/* Units k and k + 1's worth pairs in one register, xored with wc (the
+ * pair twice). */
+__attribute__((target("avx2"))) static inline __m256i
+worth2_xor(const power_unit *p, size_t k, __m256i wc) {
+  const char *a = (const char *)(p + k) + offsetof(power_unit, weight);
+  __m128i lo = _mm_loadu_si128((const __m128i *)a);
+  __m128i hi = _mm_loadu_si128((const __m128i *)(a + sizeof *p));
+  return _mm256_xor_si256(
+      _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1), wc);
+}
+
+/* Four of x's words from k on xored with v (x's word four times). */
+__attribute__((target("avx2"))) static inline __m256i
+load4_xor(const double *x, size_t k, __m256i v) {
+  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + k)), v);
+}
+
+/* alike_end's eight a turn, four words a register (AVX2, where the CPU
+ * has it): a load and its xor one instruction, the ten registers of two
+ * four_diff in six for the loads and four for the worth, so about half
+ * the instructions. Returns where the first turn with a difference
+ * starts (or the last turn's end): the same k as the two-lane loop. */
+__attribute__((target("avx2"))) static size_t
+alike_eights_avx2(const double *sm, const double *mem, const double *busy,
+                  const power_unit *p, size_t k, size_t n, uint64_t s,
+                  uint64_t m, uint64_t b, uint64_t w, uint64_t c) {
+  const __m256i vs = _mm256_set1_epi64x((long long)s),
+                vm = _mm256_set1_epi64x((long long)m),
+                vb = _mm256_set1_epi64x((long long)b),
+                wc = _mm256_set_epi64x((long long)c, (long long)w, (long long)c,
+                                       (long long)w);
+  for (; k + 8 <= n; k += 8) {
+    __m256i d = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_or_si256(load4_xor(sm, k, vs), load4_xor(sm, k + 4, vs)),
+            _mm256_or_si256(load4_xor(mem, k, vm), load4_xor(mem, k + 4, vm))),
+        _mm256_or_si256(load4_xor(busy, k, vb), load4_xor(busy, k + 4, vb)));
+    d = _mm256_or_si256(
+        d, _mm256_or_si256(
+               _mm256_or_si256(worth2_xor(p, k, wc), worth2_xor(p, k + 2, wc)),
+               _mm256_or_si256(worth2_xor(p, k + 4, wc),
+                               worth2_xor(p, k + 6, wc))));
+    if (!_mm256_testz_si256(d, d))
+      break;
+  }
+  return k;
+}
+#else
+/* Never called: wide is false without AVX2 (control_units.c). */
+static inline size_t alike_eights_avx2(const double *sm, const double *mem,
+                                       const double *busy, const power_unit *p,
+                                       size_t k, size_t n, uint64_t s,
+                                       uint64_t m, uint64_t b, uint64_t w,
+                                       uint64_t c) {
+  (void)sm, (void)mem, (void)busy, (void)p, (void)n;
+  (void)s, (void)m, (void)b, (void)w, (void)c;
+  return k;
+}
+#endif
+
+/* For tests: the two-lane compares even where AVX2 is (its setter,
+ * control__units_alike_narrow, in control_units.c). */
+static bool alike_narrow;
+
+/* Whether alike_end compares four words a register (AVX2). */
+static inline bool alike_wide(void) {
+#ifdef ALIKE_AVX2
+  return !alike_narrow && __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
 
 /* The end of the stretch of units from k on (k < n, k > 0) alike unit
  * k - 1 in their load (load j of sm, mem, busy) and worth (p[j]'s weight
@@ -52,11 +118,11 @@ static inline bool lanes_zero(lanes2 x) { return (x[0] | x[1]) == 0; }
  * and its mark is its n_alike. Its first units one at a time (a compare
  * and branch a word, the first eight: the request level's stretches are
  * short), then eight a turn (two four_diff, one test: the turn's
- * count and the test once for eight units), four once, the last few one
- * at a time. */
+ * count and the test once for eight units; where wide, through AVX2,
+ * alike_eights_avx2), four once, the last few one at a time. */
 static inline size_t alike_end(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
-                               size_t k, size_t n) {
+                               size_t k, size_t n, bool wide) {
   const uint64_t s = sim_bits_at(sm, k - 1), m = sim_bits_at(mem, k - 1),
                  b = sim_bits_at(busy, k - 1), w = sim_bits(p[k - 1].weight),
                  c = sim_bits(p[k - 1].c);
@@ -67,12 +133,15 @@ static inline size_t alike_end(const double *sm, const double *mem,
   for (size_t first = n - k < 8 ? n : k + 8; k < first; k++)
     if (UNIT_DIFFERS(k))
       return k;
-  const lanes2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
-  for (; k + 8 <= n; k += 8)
-    if (!lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
-                    four_diff(sm, mem, busy, p, k + 4, vs, vm, vb, wc)))
-      break;
-  if (k + 4 <= n && lanes_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
+  const sim_u2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
+  if (wide)
+    k = alike_eights_avx2(sm, mem, busy, p, k, n, s, m, b, w, c);
+  else
+    for (; k + 8 <= n; k += 8)
+      if (!sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
+                       four_diff(sm, mem, busy, p, k + 4, vs, vm, vb, wc)))
+        break;
+  if (k + 4 <= n && sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
     k += 4;
   for (; k < n; k++)
     if (UNIT_DIFFERS(k))

@@ -405,3 +405,59 @@ void power_spread_rest(const power_unit *units, size_t n, double budget_w,
   power_runs each = {n, NULL, NULL};
   power_spread_rest_runs(units, &each, budget_w, cap);
 }
+
+/* Run r's cap to its units, four a turn (in the fluid mode a run is some
+ * thirty units, a service's replicas in one state; one group's runs are
+ * some seven hundred). */
+static void run_out(const power_runs *runs, const double *rcap, size_t r,
+                    double *cap) {
+  double c = rcap[r];
+  double *out = cap + runs->first[r], *end = out + runs->len[r];
+  for (; end - out >= 4; out += 4) {
+    out[0] = c;
+    out[1] = c;
+    out[2] = c;
+    out[3] = c;
+  }
+  while (out < end)
+    *out++ = c;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define CAPS_AVX 1
+#include <immintrin.h>
+
+/* run_out eight units a turn in two 256-bit stores, then four, then one
+ * at a time: the same doubles stored. */
+__attribute__((target("avx"))) static void
+caps_out_avx(const power_runs *runs, const double *rcap, double *cap) {
+  for (size_t r = 0; r < runs->n; r++) {
+    double c = rcap[r];
+    double *out = cap + runs->first[r], *end = out + runs->len[r];
+    if (end - out >= 4) { /* at request level most runs are shorter */
+      __m256d c4 = _mm256_set1_pd(c);
+      for (; end - out >= 8; out += 8) {
+        _mm256_storeu_pd(out, c4);
+        _mm256_storeu_pd(out + 4, c4);
+      }
+      if (end - out >= 4) {
+        _mm256_storeu_pd(out, c4);
+        out += 4;
+      }
+    }
+    while (out < end)
+      *out++ = c;
+  }
+}
+#endif
+
+void power_runs_out(const power_runs *runs, const double *rcap, double *cap) {
+#ifdef CAPS_AVX
+  if (__builtin_cpu_supports("avx")) {
+    caps_out_avx(runs, rcap, cap);
+    return;
+  }
+#endif
+  for (size_t r = 0; r < runs->n; r++)
+    run_out(runs, rcap, r, cap);
+}

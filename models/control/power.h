@@ -91,6 +91,10 @@ typedef struct power_memo {
  * stays usable. */
 void power_memo_clear(power_memo *memo);
 
+/* For tests: how many times the efficiency policy has summed its power
+ * at a level (unit by unit or class by class), over every split so far. */
+unsigned long power__level_evals(void);
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
@@ -207,6 +211,11 @@ static inline const power_unit *power_run_unit(const power_unit *units,
 static inline size_t power_run_len(const power_runs *runs, size_t r) {
   return runs->len != NULL ? runs->len[r] : 1;
 }
+
+/* Each unit's value its run's: cap[first[r] ..] = rcap[r] for each of
+ * runs' units (first and len not NULL), through AVX's 256-bit stores
+ * where the CPU has it: the same doubles stored. */
+void power_runs_out(const power_runs *runs, const double *rcap, double *cap);
 
 /* s plus m terms t one at a time: power_add_repeat, or the loop itself
  * for a short run (cheaper than a binade's step). A run of one, the

@@ -229,6 +229,11 @@ static double classes_at(level *l, double log_mu) {
   return sl;
 }
 
+/* For tests: the evaluations of the level's sums (power__level_evals). */
+static unsigned long level_evals;
+
+unsigned long power__level_evals(void) { return level_evals; }
+
 /* Power of the valued units at level exp(log_mu), the others at their
  * minimum: falls as the level rises. The sum adds unit by unit in their
  * order, as the answer is defined (a run's at once: the same bits); the
@@ -237,6 +242,7 @@ static double classes_at(level *l, double log_mu) {
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double mu = exp(log_mu), sum = 0, sl = 0;
+  level_evals++;
   if (l->rcls == NULL) { /* a unit a run, no classes */
     for (size_t u = 0; u < l->n; u++) {
       double ds, cap = unit_at(&l->units[u], mu, &ds);
@@ -263,9 +269,11 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
  * total_at's: a search on it first brings total_at's own search to a
  * start a few hundred doubles from the answer, without total_at's
  * evaluations on the way (power_split_efficiency_from). */
+
 static double grouped_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double sum = 0;
+  level_evals++;
   *slope = classes_at(l, log_mu);
   for (size_t k = 0; k < l->nclass; k++)
     sum += l->gpus[k] * l->cap[k];
@@ -418,11 +426,13 @@ static size_t alike_from(const power_unit *units, size_t u, size_t n) {
 
 /* How many units from u on (0 < u <= n) the caller marks alike the one
  * before (split_from's alike): the first 0 byte, found as memchr finds
- * it, many a step; the units themselves are not read. */
+ * it, many a step; the units themselves are not read. The first byte is
+ * tested first: at request level most runs are one unit, whose memchr
+ * call cost some twenty instructions to find the byte at once. */
 static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
-  if (u >= n)
+  if (u >= n || alike[u] == 0)
     return 0;
-  const uint8_t *end = memchr(alike + u, 0, n - u);
+  const uint8_t *end = memchr(alike + u + 1, 0, n - u - 1);
   return end != NULL ? (size_t)(end - (alike + u)) : n - u;
 }
 
@@ -483,36 +493,50 @@ static double level_search(level *l, power_fn f, double budget_w, double x) {
                                       : level_cold(l, f, budget_w);
 }
 
-/* Newton's steps at most on grouped_at from x, last period's level. */
+/* Halley's steps at most on grouped_at from x, last period's level. */
 #define NEAR_STEPS 4
 
-/* A start for total_at's search near grouped_at's crossing, from x:
- * Newton's steps on grouped_at while they shrink, stopped once one is
- * within 2^-40 of the level (grouped_at's crossing is only within
- * rounding of total_at's answer anyway). That last step is taken
- * unevaluated where it is over about eight doubles (2^-49 of the level):
- * stopping before it, up to some thousands of doubles off, cost
- * total_at's search about three evaluations more (bench-10k's fluid
- * group of three long runs: 8.5 where it started that far, 5.7 within
- * sixteen doubles), where the step costs its classes' pow calls once, in
- * total_at's first evaluation. A shorter one is not taken: the point
- * returned is then the last evaluated, where total_at's first evaluation
- * costs no pow. Its answer is the crossing's whatever the start
- * (power_boundary_warm), so only the work depends on this; searching
- * grouped_at's crossing to the bit took about eight evaluations, each
- * every class's two pow calls.
- * NaN where Newton cannot go on (a flat sum: every class clamped; a step
- * out of the range): the caller searches grouped_at's crossing whole. */
+/* grouped_at's second derivative in log mu where classes_at last worked:
+ * an unclamped class's slope ds = -gamma e (cap - idle) has derivative
+ * -gamma e ds; only live classes have a slope. */
+static double grouped_curve(const level *l) {
+  double cv = 0;
+  for (size_t i = 0; i < l->nlive; i++) {
+    size_t k = l->live[i];
+    const power_unit *u = &l->units[l->rep[k]];
+    cv -= l->gpus[k] * l->ds[k] * (u->gamma / (u->gamma - u->c));
+  }
+  return cv;
+}
+
+/* A start for total_at's search near grouped_at's crossing (within the
+ * rounding of total_at's answer), from x: Halley's steps on grouped_at
+ * (the error cubed a step) while they shrink, stopped once one is within
+ * 2^-20 of the level. Newton's took four evaluations on bench-10k's
+ * fluid tick (errors about 0.2, 4e-3, 1e-5, 6e-11), Halley's three, each
+ * every class's two pow calls. That last step is taken unevaluated where
+ * it is over about eight doubles (2^-49 of the level): stopping before
+ * it cost total_at's search about three evaluations more (the fluid
+ * group of three long runs: 8.5 from thousands of doubles off, 5.7
+ * within sixteen). A shorter one is not: the point returned is then the
+ * last evaluated, where total_at's first evaluation costs no pow. The
+ * answer is the crossing's whatever the start (power_boundary_warm):
+ * only the work depends on this. NaN where the steps cannot go on (a
+ * flat sum: every class clamped; a step out of the range): the caller
+ * searches grouped_at's crossing whole. */
 static double level_near(level *l, double budget_w, double x) {
   double last_step = INFINITY;
   for (int k = 0; k < NEAR_STEPS; k++) {
     double slope, f = grouped_at(l, x, &slope) - budget_w;
-    double step = f / slope, y = x - step;
+    double cv = grouped_curve(l), den = 2 * slope * slope - f * cv;
+    /* Newton's where the curvature would turn the step around */
+    double step = den > slope * slope ? 2 * f * slope / den : f / slope;
+    double y = x - step;
     if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
       return NAN;
     if (!(fabs(step) < last_step))
       return x;
-    if (fabs(step) <= 0x1p-40 * fmax(1, fabs(x)))
+    if (fabs(step) <= 0x1p-20 * fmax(1, fabs(x)))
       return fabs(step) > 0x1p-49 * fabs(x) ? y : x;
     last_step = fabs(step);
     x = y;
@@ -593,62 +617,10 @@ static void caps_at(level *l, double log_mu) {
     l->rcap[r] = l->cap[l->rcls[r]];
 }
 
-/* Run r's cap to its units, four a turn (in the fluid mode a run is some
- * thirty units, a service's replicas in one state; one group's runs are
- * some seven hundred). */
-static void run_out(const level *l, size_t r, double *cap) {
-  double c = l->rcap[r];
-  double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
-  for (; end - out >= 4; out += 4) {
-    out[0] = c;
-    out[1] = c;
-    out[2] = c;
-    out[3] = c;
-  }
-  while (out < end)
-    *out++ = c;
-}
-
-#if defined(__GNUC__) && defined(__x86_64__)
-#define CAPS_AVX 1
-#include <immintrin.h>
-
-/* run_out eight units a turn in two 256-bit stores, then four, then one
- * at a time: the same doubles stored. */
-__attribute__((target("avx"))) static void caps_out_avx(const level *l,
-                                                        double *cap) {
-  for (size_t r = 0; r < l->runs.n; r++) {
-    double c = l->rcap[r];
-    double *out = cap + l->runs.first[r], *end = out + l->runs.len[r];
-    if (end - out >= 4) { /* at request level most runs are shorter */
-      __m256d c4 = _mm256_set1_pd(c);
-      for (; end - out >= 8; out += 8) {
-        _mm256_storeu_pd(out, c4);
-        _mm256_storeu_pd(out + 4, c4);
-      }
-      if (end - out >= 4) {
-        _mm256_storeu_pd(out, c4);
-        out += 4;
-      }
-    }
-    while (out < end)
-      *out++ = c;
-  }
-}
-#endif
-
-/* Each unit's cap: its run's (through AVX where the CPU has it). */
+/* Each unit's cap: its run's. */
 static void caps_out(const level *l, double *cap) {
-  if (l->rcap == cap)
-    return;
-#ifdef CAPS_AVX
-  if (__builtin_cpu_supports("avx")) {
-    caps_out_avx(l, cap);
-    return;
-  }
-#endif
-  for (size_t r = 0; r < l->runs.n; r++)
-    run_out(l, r, cap);
+  if (l->rcap != cap)
+    power_runs_out(&l->runs, l->rcap, cap);
 }
 
 /* The level from memo's: last period's answer at LEVEL_LO (every unit at

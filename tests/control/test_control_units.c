@@ -233,9 +233,9 @@ static void assert_same_units(const world *warm, const world *cold,
   }
 }
 
-/* Every usable rack's GPUs at their unit's cap: the units of a rack are
- * one per slot and one for its free GPUs, in the order its GPUs first
- * name them, rack after rack. */
+/* Every usable rack's GPUs at their unit's cap, each unit's top its
+ * rack's ceiling: the units of a rack are one per slot and one for its
+ * free GPUs, in the order its GPUs first name them, rack after rack. */
 static void assert_caps_are_units(const world *w, const char *what) {
   size_t next = 0;
   for (uint32_t r = 0; r < NRACKS; r++) {
@@ -253,6 +253,14 @@ static void assert_caps_are_units(const world *w, const char *what) {
       if (!sim_same_bits(w->fl->cap_w[i], w->cap[j]))
         fail_msg("%s: GPU %u's cap %.17g W, its unit's %.17g W", what, i,
                  w->fl->cap_w[i], w->cap[j]);
+      /* its top its rack's group's ceiling: a base made again for a unit
+       * of another group's rack of the same GPU type is not the last's */
+      const gpu_spec *g = w->fl->types[w->fl->type[i]];
+      double room = w->fl->ceiling_w[w->fl->group[r]];
+      if (!sim_same_bits(w->u[j].hi,
+                         fmax(g->cap_min_w, fmin(g->cap_max_w, room))))
+        fail_msg("%s: GPU %u's unit's top %.17g W, its ceiling %.17g W", what,
+                 i, w->u[j].hi, room);
     }
   }
   assert_int_equal(next, w->n);

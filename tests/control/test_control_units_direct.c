@@ -11,7 +11,7 @@
  * held), the worth with them or not: long stretches of units alike in
  * load and worth (the fluid mode's, which the refresh finds eight units
  * at a time, then four, and across racks) broken at every place of an
- * eight. */
+ * eight; the stretches found four words a register (AVX2) and two. */
 #include "test_util.h"
 
 #include <math.h>
@@ -51,6 +51,7 @@ typedef struct move {
   double (*load)(uint32_t r, uint32_t i);
   double thermal1;
   control_units_fn worth; /* after it (NULL: worth, as before it) */
+  int part; /* 0: the whole load; 1, 2, 3: its SM, memory or busy alone */
 } move;
 
 static double held(uint32_t r, uint32_t s) { return 0.5 + 0 * r * s; }
@@ -83,31 +84,45 @@ static double twenty_threes(uint32_t r, uint32_t s) {
   return 0.5 + 0.1 * ((s / 23) % 2) + 0 * r;
 }
 
+static double at_29(uint32_t r, uint32_t s) {
+  return r == 1 && s == 29 ? 0.7 : 0.5;
+}
+static double at_31(uint32_t r, uint32_t s) {
+  return r == 1 && s == 31 ? 0.7 : 0.5;
+}
+
 static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void by_17(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 
 static const move moves[] = {
-    {"nothing moved", held, INFINITY, NULL},
-    {"every unit's load", each, INFINITY, NULL},
-    {"one slot's load in a rack's middle", middle, INFINITY, NULL},
-    {"every other pair", pairs, INFINITY, NULL},
-    {"rack by rack", by_rack, INFINITY, NULL},
-    {"a thermal cap, the loads held", held, 450, NULL},
+    {"nothing moved", held, INFINITY, NULL, 0},
+    {"every unit's load", each, INFINITY, NULL, 0},
+    {"one slot's load in a rack's middle", middle, INFINITY, NULL, 0},
+    {"every other pair", pairs, INFINITY, NULL, 0},
+    {"rack by rack", by_rack, INFINITY, NULL, 0},
+    {"a thermal cap, the loads held", held, 450, NULL, 0},
     /* Long stretches of units alike (the fluid mode's), found four at a
      * time and across racks: */
-    {"one load apart at 37, the worth flat", at_37, INFINITY, flat},
-    {"the loads held, the worth apart at 13 and 66", held, INFINITY, at_13_66},
-    {"loads in fives, the worth flat", fives, INFINITY, flat},
-    {"loads in nines, the worth in elevens", nines, INFINITY, by_11},
-    {"rack by rack, the worth flat", by_rack, INFINITY, flat},
-    {"a thermal cap, the loads held, the worth flat", held, 450, flat},
+    {"one load apart at 37, the worth flat", at_37, INFINITY, flat, 0},
+    {"the loads held, the worth apart at 13 and 66", held, INFINITY, at_13_66,
+     0},
+    {"loads in fives, the worth flat", fives, INFINITY, flat, 0},
+    {"loads in nines, the worth in elevens", nines, INFINITY, by_11, 0},
+    {"rack by rack, the worth flat", by_rack, INFINITY, flat, 0},
+    {"a thermal cap, the loads held, the worth flat", held, 450, flat, 0},
     /* broken in an eight's first four (26) and last (37, above), and at
      * every place of an eight: */
-    {"one load apart at 26, the worth flat", at_26, INFINITY, flat},
-    {"loads in thirteens, the worth in seventeens", thirteens, INFINITY, by_17},
-    {"loads in twenty-threes, the worth flat", twenty_threes, INFINITY, flat},
+    {"one load apart at 26, the worth flat", at_26, INFINITY, flat, 0},
+    {"loads in thirteens, the worth in seventeens", thirteens, INFINITY, by_17,
+     0},
+    {"loads in twenty-threes, the worth flat", twenty_threes, INFINITY, flat,
+     0},
+    /* one input of the three apart, in an eight's second four: */
+    {"the SM load apart at 29 alone", at_29, INFINITY, flat, 1},
+    {"the memory load apart at 31 alone", at_31, INFINITY, flat, 2},
+    {"the busy share apart at 29 alone", at_29, INFINITY, flat, 3},
 };
 
 /* The worth of a slot's work (none for the free GPUs'). */
@@ -159,13 +174,16 @@ static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
 /* Racks laid out as l[0..2] (a slot + 1 its key, each rack's slots its
  * own), each slot's load load(r, s), rack 1's thermal cap th; runs made. */
 static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
-                    double (*load)(uint32_t, uint32_t), double th) {
+                    double (*load)(uint32_t, uint32_t), double th, int part) {
   for (uint32_t i = 0; i < GPUS; i++) {
     uint32_t s = l[i / RACK]->slot(i % RACK);
     slot[i] = s == CONTROL_UNITS_FREE ? s : s + 100 * (i / RACK);
     rack_set_unit_key(fl, i, s == CONTROL_UNITS_FREE ? 0 : slot[i] + 1);
-    double a = load(i / RACK, s);
-    rack_set_load(fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
+    double a = load(i / RACK, s), h = 0.5; /* h: held's */
+    rack_set_load(
+        fl, i,
+        (gpu_load){part < 2 ? a : h, part % 2 == 0 ? a / 2 : h / 2,
+                   part == 0 || part == 3 ? fmin(1, a + 0.1) : h + 0.1});
   }
   fl->thermal_cap_w[1] = th;
   rack_fleet_update(fl, NULL);
@@ -219,15 +237,15 @@ static void check(const layout *const l[3], const move *m) {
   control_units warm, cold;
   assert_int_equal(control__units_init(&warm, warm_fl, NULL), SIM_OK);
   assert_int_equal(control__units_init(&cold, cold_fl, NULL), SIM_OK);
-  lay_out(warm_fl, slot, l, held, INFINITY);
+  lay_out(warm_fl, slot, l, held, INFINITY, 0);
   assert_int_equal(
       control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
   control_units_fn after = m->worth != NULL ? m->worth : worth;
-  lay_out(warm_fl, slot, l, m->load, m->thermal1);
+  lay_out(warm_fl, slot, l, m->load, m->thermal1, m->part);
   assert_int_equal(
       control__units_build(&warm, warm_fl, slot, NULL, after, NULL), SIM_OK);
   assert_int_equal(warm.builds, 1); /* refreshed, not built again */
-  lay_out(cold_fl, slot, l, m->load, m->thermal1);
+  lay_out(cold_fl, slot, l, m->load, m->thermal1, m->part);
   assert_int_equal(
       control__units_build(&cold, cold_fl, slot, NULL, after, NULL), SIM_OK);
   assert_same_units(&warm, &cold, m->name);
@@ -237,18 +255,24 @@ static void check(const layout *const l[3], const move *m) {
   rack_fleet_destroy(cold_fl);
 }
 
+/* Every pair of layouts, the stretches found four words a register
+ * (AVX2, where the CPU has it) and two (control__units_alike_narrow). */
 static void refreshed_as_built(void **state) {
   const move *m = *state;
   size_t n = sizeof layouts / sizeof *layouts;
-  for (size_t a = 0; a < n; a++)
-    for (size_t b = 0; b < n; b++) {
-      const layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
-      check(l, m);
-    }
+  for (int narrow = 0; narrow < 2; narrow++) {
+    control__units_alike_narrow(narrow);
+    for (size_t a = 0; a < n; a++)
+      for (size_t b = 0; b < n; b++) {
+        const layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
+        check(l, m);
+      }
+  }
+  control__units_alike_narrow(false);
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[20];
   size_t n = 0;
   TEST_ROWS(tests, n, refreshed_as_built, moves);
   return _cmocka_run_group_tests("control_units_direct", tests, n,

@@ -355,6 +355,36 @@ static void remembered_level_follows_drift(void **state) {
   power_memo_clear(&memo);
 }
 
+/* The same drift under a budget half-way between the units' floors and
+ * tops, the search's start near last period's level found by Halley's
+ * steps (the error cubed a step): the level's sums, class by class and
+ * unit by unit, 909 in 200 periods; Newton's steps took 1031 (997 with
+ * Halley's stopping rule), Halley's with the curvature's sign turned
+ * 1001. */
+static void remembered_level_near_by_halley(void **state) {
+  (void)state;
+  uint64_t seed = 9;
+  power_unit u[MAXU];
+  double budget, cap[MAXU];
+  size_t n = classed_fleet(&seed, u, &budget);
+  /* a budget half-way between every unit's floor and its top */
+  budget = 0.5 * (efficiency_total(u, n, 300) + efficiency_total(u, n, -300));
+  power_memo memo = {.level = NAN};
+  power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
+  unsigned long before = power__level_evals();
+  for (int period = 0; period < 200; period++) {
+    for (size_t k = 0; k < n; k++)
+      if (uniform(&seed) < 0.3)
+        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
+    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
+    assert_true(memo.level == efficiency_bisect(u, n, budget));
+  }
+  power_memo_clear(&memo);
+  unsigned long evals = power__level_evals() - before;
+  if (evals > 950)
+    fail_msg("%lu sums in 200 periods", evals);
+}
+
 /* A budget for classed_fleet's units from the drawn one to everything at
  * its top and beyond, where most classes run at full clock at most of
  * the levels a search tries (the kept full clocks of class_at). */
@@ -655,6 +685,7 @@ int main(void) {
   TEST_ADD(tests, n, fill_over_runs_is_plain_bisection);
   TEST_ADD(tests, n, pinned_runs_fill_as_units);
   TEST_ADD(tests, n, remembered_level_follows_drift);
+  TEST_ADD(tests, n, remembered_level_near_by_halley);
   TEST_ADD(tests, n, level_from_an_end_is_the_bisections);
   TEST_ADD(tests, n, memo_arrays_carry_over);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
