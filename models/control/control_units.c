@@ -212,14 +212,17 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
   }
 }
 
+#ifndef NDEBUG
 /* Whether the last base's key is load k of ls (debug builds' check of
- * refresh_direct's compare). */
+ * refresh_direct's compare; clang warns of it unused where asserts are
+ * off). */
 static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
                           size_t k) {
   return sim_same_bits(m->in.sm, ls->sm[k]) &&
          sim_same_bits(m->in.mem, ls->mem[k]) &&
          sim_same_bits(m->in.busy, ls->busy[k]);
 }
+#endif
 
 /* Where refresh_direct writes, from a rack's first unit on (its units'
  * marks and shares, the GPUs they were made from), in locals: a store to
@@ -255,8 +258,6 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
 
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
                "a unit's hi and demand are next to each other");
-
-void control__units_alike_narrow(bool on) { alike_narrow = on; }
 
 /* A unit's hi and demand (hd) and activity, as a base gives them. */
 static inline void store_base(power_unit *p, sim_u2 hd, double act) {
@@ -303,7 +304,7 @@ static inline void refresh_alike(direct_out o, power_unit *p,
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, const gpu_spec *g, double room,
                            double thermal, bool rack_same) {
-  const bool wide = alike_wide();
+  const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,

@@ -151,10 +151,6 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
  * memory): the policy then compares the units. */
 const uint8_t *control__units_alike(const control_units *cu);
 
-/* For tests: on, the search for alike units compares two words a
- * register even where the CPU has AVX2 (four); the same marks either way. */
-void control__units_alike_narrow(bool on);
-
 /* With the runs fresh (rack_fleet_runs_fresh), cu->run_unit made for
  * them: per fleet run, the unit made from its first GPU, or
  * CONTROL_UNITS_NONE (a dark or emergency rack's runs, a unit's runs

@@ -34,10 +34,7 @@ static inline sim_u2 four_diff(const double *sm, const double *mem,
          (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define ALIKE_AVX2 1
-#include <immintrin.h>
-
+#ifdef SIM_LANES_AVX2
 /* Units k and k + 1's worth pairs in one register, xored with wc (the
  * pair twice). */
 __attribute__((target("avx2"))) static inline __m256i
@@ -47,12 +44,6 @@ worth2_xor(const power_unit *p, size_t k, __m256i wc) {
   __m128i hi = _mm_loadu_si128((const __m128i *)(a + sizeof *p));
   return _mm256_xor_si256(
       _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1), wc);
-}
-
-/* Four of x's words from k on xored with v (x's word four times). */
-__attribute__((target("avx2"))) static inline __m256i
-load4_xor(const double *x, size_t k, __m256i v) {
-  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + k)), v);
 }
 
 /* alike_end's eight a turn, four words a register (AVX2, where the CPU
@@ -72,9 +63,10 @@ alike_eights_avx2(const double *sm, const double *mem, const double *busy,
   for (; k + 8 <= n; k += 8) {
     __m256i d = _mm256_or_si256(
         _mm256_or_si256(
-            _mm256_or_si256(load4_xor(sm, k, vs), load4_xor(sm, k + 4, vs)),
-            _mm256_or_si256(load4_xor(mem, k, vm), load4_xor(mem, k + 4, vm))),
-        _mm256_or_si256(load4_xor(busy, k, vb), load4_xor(busy, k + 4, vb)));
+            _mm256_or_si256(sim_x4_xor(sm + k, vs), sim_x4_xor(sm + k + 4, vs)),
+            _mm256_or_si256(sim_x4_xor(mem + k, vm),
+                            sim_x4_xor(mem + k + 4, vm))),
+        _mm256_or_si256(sim_x4_xor(busy + k, vb), sim_x4_xor(busy + k + 4, vb)));
     d = _mm256_or_si256(
         d, _mm256_or_si256(
                _mm256_or_si256(worth2_xor(p, k, wc), worth2_xor(p, k + 2, wc)),
@@ -97,19 +89,6 @@ static inline size_t alike_eights_avx2(const double *sm, const double *mem,
   return k;
 }
 #endif
-
-/* For tests: the two-lane compares even where AVX2 is (its setter,
- * control__units_alike_narrow, in control_units.c). */
-static bool alike_narrow;
-
-/* Whether alike_end compares four words a register (AVX2). */
-static inline bool alike_wide(void) {
-#ifdef ALIKE_AVX2
-  return !alike_narrow && __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
-}
 
 /* The end of the stretch of units from k on (k < n, k > 0) alike unit
  * k - 1 in their load (load j of sm, mem, busy) and worth (p[j]'s weight

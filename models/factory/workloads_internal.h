@@ -202,11 +202,6 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
-/* For tests: the held clocks of replicas in order compare two lanes a
- * register even where the CPU has AVX2 (four) while on is true; the
- * same clocks either way. */
-void work__hits_narrow(bool on);
-
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
@@ -216,10 +211,6 @@ uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,
  * 1, ... (compared eight or sixteen a turn; work__replica_stretch's
  * loop). */
 size_t work__key_stretch(const uint32_t *k, size_t m);
-
-/* For tests: work__key_stretch compares eight keys a turn even where the
- * CPU has AVX2 (sixteen) while on is true; the same answers either way. */
-void work__keys_narrow(bool on);
 
 /* workloads_units.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,

@@ -314,22 +314,16 @@ static inline uint32_t hits_pairs(const gpu_load *load, const double *cap,
   return k;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define WORK_HITS_AVX2 1
-#include <immintrin.h>
-
+#ifdef SIM_LANES_AVX2
 /* four_miss four lanes a register: replicas k .. k + 3's loads as three
  * registers (sm mem busy sm, mem busy sm mem, busy sm mem busy) and
  * their caps as one, xor-ed against l's and or-ed into one. */
 __attribute__((target("avx2"))) static inline __m256i
 four_miss4(const gpu_load *load, const double *cap, uint32_t k,
            const __m256i l[3], __m256i c) {
-  const __m256i *x = (const __m256i *)(load + k);
-  __m256i a = _mm256_xor_si256(_mm256_loadu_si256(x), l[0]);
-  __m256i b = _mm256_xor_si256(_mm256_loadu_si256(x + 1), l[1]);
-  __m256i d = _mm256_xor_si256(_mm256_loadu_si256(x + 2), l[2]);
-  __m256i e =
-      _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(cap + k)), c);
+  const char *x = (const char *)(load + k);
+  __m256i a = sim_x4_xor(x, l[0]), b = sim_x4_xor(x + 32, l[1]);
+  __m256i d = sim_x4_xor(x + 64, l[2]), e = sim_x4_xor(cap + k, c);
   return _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(d, e));
 }
 
@@ -365,11 +359,6 @@ hits_quads(const gpu_load *load, const double *cap, uint32_t k, uint32_t n,
 }
 #endif
 
-/* For tests: the two-lane eights even where AVX2 is. */
-static bool hits_narrow;
-
-void work__hits_narrow(bool on) { hits_narrow = on; }
-
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
  * in place, without the runs' indices; past the first eight replicas
  * (the request level's stretches are short) eight a turn, four once
@@ -393,8 +382,8 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
   if (k + 4 <= n) {
     const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
                         sim_bits(l_cap), sim_bits(p)};
-#ifdef WORK_HITS_AVX2
-    if (!hits_narrow && __builtin_cpu_supports("avx2"))
+#ifdef SIM_LANES_AVX2
+    if (sim_lanes_wide())
       k = hits_quads(load, cap, k, n, &h, phi);
     else
 #endif

@@ -32,10 +32,7 @@ static inline size_t key_eights(const uint32_t *k, size_t e, size_t m,
   return e;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define WORK_KEYS_AVX2 1
-#include <immintrin.h>
-
+#ifdef SIM_LANES_AVX2
 /* key_eights from key 0 on, sixteen a turn in two registers of eight
  * (AVX2, where the CPU has it), then eight once. */
 __attribute__((target("avx2"), noinline)) static size_t
@@ -46,29 +43,21 @@ key_sixteens(const uint32_t *k, size_t m, uint32_t b) {
           want1 = _mm256_add_epi32(want0, _mm256_set1_epi32(8));
   size_t e = 0;
   for (; e + 16 <= m; e += 16) {
-    __m256i x = _mm256_or_si256(
-        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0),
-        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e + 8)),
-                         want1));
+    __m256i x = _mm256_or_si256(sim_x4_xor(k + e, want0),
+                                sim_x4_xor(k + e + 8, want1));
     if (!_mm256_testz_si256(x, x))
       break;
     want0 = _mm256_add_epi32(want0, step);
     want1 = _mm256_add_epi32(want1, step);
   }
   if (e + 8 <= m) {
-    __m256i x =
-        _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(k + e)), want0);
+    __m256i x = sim_x4_xor(k + e, want0);
     if (_mm256_testz_si256(x, x))
       e += 8;
   }
   return e;
 }
 #endif
-
-/* For tests: the keys eight a turn even where AVX2 is. */
-static bool keys_narrow;
-
-void work__keys_narrow(bool on) { keys_narrow = on; }
 
 /* Sixteen a turn where AVX2 is, eight elsewhere (key_eights after
  * either), the rest one at a time. From key 0 (itself, trivially), so a
@@ -77,8 +66,8 @@ size_t work__key_stretch(const uint32_t *k, size_t m) {
   const uint64_t k0 = k[0];
   size_t e = 0;
   if (k0 + m <= UINT32_MAX) {
-#ifdef WORK_KEYS_AVX2
-    if (!keys_narrow && __builtin_cpu_supports("avx2"))
+#ifdef SIM_LANES_AVX2
+    if (sim_lanes_wide())
       e = key_sixteens(k, m, (uint32_t)k0);
 #endif
     e = key_eights(k, e, m, (uint32_t)k0);

@@ -309,16 +309,6 @@ static inline void rack_set_unit_key(rack_fleet *f, uint32_t i, uint32_t key) {
   }
 }
 
-/* For tests: the racks' update compares its runs two a register (SSE2)
- * even where the CPU has AVX2 (four a register) while on is true; the
- * same answers either way. */
-void rack__runs_narrow(bool on);
-
-/* For tests: rack_set_run_loads_seq moves two loads a turn (SSE2) even
- * where the CPU has AVX2 (four) while on is true; the same words
- * written either way. */
-void rack__run_loads_narrow(bool on);
-
 /* No GPU: what rack_fleet_first_unlike returns when every run is alike. */
 #define RACK_NO_GPU UINT32_MAX
 

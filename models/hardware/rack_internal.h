@@ -28,10 +28,6 @@ static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
 }
 
 
-/* rack_runs.c: the runs' compares two a register even where AVX2 is
- * (rack__runs_narrow, for tests; rack_sample.c reads it too). */
-extern bool rack__narrow;
-
 /* rack_power.c: rack r's host power and losses without a system, from its
  * GPU power and activity mean. */
 void rack__plain_rack(rack_fleet *f, uint32_t r);

@@ -24,10 +24,7 @@ static inline size_t loads_pairs(double *sm, double *mem, double *busy,
   return k;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define RACK_LOADS_AVX2 1
-#include <immintrin.h>
-
+#ifdef SIM_LANES_AVX2
 /* loads_pairs four a turn (AVX2, where the CPU has it): four loads'
  * twelve words as three registers (s0 m0 b0 s1, m1 b1 s2 m2, b2 s3 m3
  * b3), each word of a kind blended into one (s0 s3 s2 s1, m1 m0 m3 m2,
@@ -53,11 +50,6 @@ loads_quads(double *sm, double *mem, double *busy, const gpu_load *l,
 }
 #endif
 
-/* For tests: two loads a turn even where AVX2 is (rack.h). */
-static bool loads_narrow;
-
-void rack__run_loads_narrow(bool on) { loads_narrow = on; }
-
 /* Four a turn where AVX2 is, then two, the last one alone; the flag
  * once, not once a run. */
 void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
@@ -66,8 +58,8 @@ void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
     return;
   double *sm = f->run_sm + q0, *mem = f->run_mem + q0, *busy = f->run_busy + q0;
   size_t k = 0;
-#ifdef RACK_LOADS_AVX2
-  if (!loads_narrow && __builtin_cpu_supports("avx2"))
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide())
     k = loads_quads(sm, mem, busy, l, n);
 #endif
   k = loads_pairs(sm, mem, busy, l, k, n);

@@ -481,27 +481,7 @@ static bool runs_all_at(rack_fleet *f, uint32_t q, uint32_t qend,
   return sim_u2_zero(odd) && last == 0;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define RACK_RUNS_AVX2 1
-#include <immintrin.h>
-
-/* Four runs' bits of one input xored with e's (four copies of it). */
-__attribute__((target("avx2"))) static inline __m256i
-xor4_at(const double *a, uint32_t q, __m256i e) {
-  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(a + q)), e);
-}
-
-/* The same for the lanes of k set (a masked load: 0 in the others). */
-__attribute__((target("avx2"))) static inline __m256i
-xor4_masked(const double *a, uint32_t q, __m256i e, __m256i k) {
-  return _mm256_xor_si256(_mm256_maskload_epi64((const long long *)(a + q), k),
-                          e);
-}
-
-/* The first n of four lanes set (n in 1 .. 3): a masked load reads
- * them alone, 0 in the others. */
-static const int64_t lanes_tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
-
+#ifdef SIM_LANES_AVX2
 /* A run's inputs, each broadcast to the four lanes of a register. */
 typedef struct run_key4 {
   __m256i cap, sm, mem, busy;
@@ -510,10 +490,11 @@ typedef struct run_key4 {
 /* Non-zero lanes where runs q..q+3 differ from e in any input. */
 __attribute__((target("avx2"))) static inline __m256i
 unlike4_at(const rack_fleet *f, uint32_t q, const run_key4 *e) {
-  return _mm256_or_si256(_mm256_or_si256(xor4_at(f->run_cap_w, q, e->cap),
-                                         xor4_at(f->run_sm, q, e->sm)),
-                         _mm256_or_si256(xor4_at(f->run_mem, q, e->mem),
-                                         xor4_at(f->run_busy, q, e->busy)));
+  return _mm256_or_si256(
+      _mm256_or_si256(sim_x4_xor(f->run_cap_w + q, e->cap),
+                      sim_x4_xor(f->run_sm + q, e->sm)),
+      _mm256_or_si256(sim_x4_xor(f->run_mem + q, e->mem),
+                      sim_x4_xor(f->run_busy + q, e->busy)));
 }
 
 /* runs_all_at, four runs a register (AVX2, where the CPU has it: about
@@ -542,13 +523,12 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
     q += 4;
   }
   if (q < qend) {
-    __m256i k =
-        _mm256_loadu_si256((const __m256i *)(lanes_tail + 4 - (qend - q)));
+    __m256i k = sim_x4_first(qend - q);
     __m256i x = _mm256_or_si256(
-        _mm256_or_si256(xor4_masked(f->run_cap_w, q, k4.cap, k),
-                        xor4_masked(f->run_sm, q, k4.sm, k)),
-        _mm256_or_si256(xor4_masked(f->run_mem, q, k4.mem, k),
-                        xor4_masked(f->run_busy, q, k4.busy, k)));
+        _mm256_or_si256(sim_x4_xor_masked(f->run_cap_w + q, k4.cap, k),
+                        sim_x4_xor_masked(f->run_sm + q, k4.sm, k)),
+        _mm256_or_si256(sim_x4_xor_masked(f->run_mem + q, k4.mem, k),
+                        sim_x4_xor_masked(f->run_busy + q, k4.busy, k)));
     odd2 = _mm256_or_si256(odd2, _mm256_and_si256(x, k));
     _mm256_maskstore_pd(power + q, k, p4);
   }
@@ -557,17 +537,12 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 }
 #endif
 
-/* For tests: the two-a-register compare even where AVX2 is (rack.h). */
-bool rack__narrow;
-
-void rack__runs_narrow(bool on) { rack__narrow = on; }
-
 /* runs_all_at, through AVX2 where the CPU has it: the same answer and
  * the same powers written. */
 static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
                                    const rack__run_eval *e) {
-#ifdef RACK_RUNS_AVX2
-  if (!rack__narrow && __builtin_cpu_supports("avx2"))
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide())
     return runs_all_at_avx2(f, q, qend, e);
 #endif
   return runs_all_at(f, q, qend, e);

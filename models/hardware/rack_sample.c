@@ -62,28 +62,7 @@ static bool runs_as_first(const rack_fleet *f, uint32_t q, uint32_t qend) {
   return sim_u2_zero(odd);
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define RACK_SAMPLE_AVX2 1
-#include <immintrin.h>
-
-/* The first n of four lanes set, n in 0 .. 4 (a masked load reads them
- * alone, 0 in the others). */
-static const int64_t sample_tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
-
-/* Four runs' bits of one input xored with e's, the lanes of k read (a
- * masked load: a lane off reads 0, its xor to be masked off after). */
-__attribute__((target("avx2"))) static inline __m256i
-xor4(const double *a, uint32_t i, __m256i e, __m256i k) {
-  return _mm256_xor_si256(_mm256_maskload_epi64((const long long *)(a + i), k),
-                          e);
-}
-
-/* The same for all four lanes (a plain load). */
-__attribute__((target("avx2"))) static inline __m256i
-xor4_all(const double *a, uint32_t i, __m256i e) {
-  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(a + i)), e);
-}
-
+#ifdef SIM_LANES_AVX2
 /* runs_as_first four runs a register, the runs in one loop; the last one
  * to three through a mask. */
 __attribute__((target("avx2"))) static bool
@@ -100,27 +79,28 @@ runs_as_first_avx2(const rack_fleet *f, uint32_t q, uint32_t qend) {
   for (; i + 4 <= qend; i += 4)
     odd = _mm256_or_si256(
         odd, _mm256_or_si256(
-                 _mm256_or_si256(_mm256_or_si256(xor4_all(cap, i, ec),
-                                                 xor4_all(sm, i, es)),
-                                 _mm256_or_si256(xor4_all(mem, i, em),
-                                                 xor4_all(busy, i, eb))),
-                 xor4_all(p, i, ep)));
-  __m256i k =
-      _mm256_loadu_si256((const __m256i *)(sample_tail + 4 - (qend - i)));
+                 _mm256_or_si256(_mm256_or_si256(sim_x4_xor(cap + i, ec),
+                                                 sim_x4_xor(sm + i, es)),
+                                 _mm256_or_si256(sim_x4_xor(mem + i, em),
+                                                 sim_x4_xor(busy + i, eb))),
+                 sim_x4_xor(p + i, ep)));
+  __m256i k = sim_x4_first(qend - i);
   __m256i x = _mm256_or_si256(
-      _mm256_or_si256(_mm256_or_si256(xor4(cap, i, ec, k), xor4(sm, i, es, k)),
-                      _mm256_or_si256(xor4(mem, i, em, k), xor4(busy, i, eb, k))),
-      xor4(p, i, ep, k));
+      _mm256_or_si256(_mm256_or_si256(sim_x4_xor_masked(cap + i, ec, k),
+                                      sim_x4_xor_masked(sm + i, es, k)),
+                      _mm256_or_si256(sim_x4_xor_masked(mem + i, em, k),
+                                      sim_x4_xor_masked(busy + i, eb, k))),
+      sim_x4_xor_masked(p + i, ep, k));
   odd = _mm256_or_si256(odd, _mm256_and_si256(x, k));
   return _mm256_testz_si256(odd, odd);
 }
 #endif
 
-/* runs_as_first, through AVX2 where the CPU has it (rack__runs_narrow:
+/* runs_as_first, through AVX2 where the CPU has it (sim_lanes_narrow:
  * the two-a-register one even there). */
 static bool runs_as_first_any(const rack_fleet *f, uint32_t q, uint32_t qend) {
-#ifdef RACK_SAMPLE_AVX2
-  if (!rack__narrow && __builtin_cpu_supports("avx2"))
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide())
     return runs_as_first_avx2(f, q, qend);
 #endif
   return runs_as_first(f, q, qend);

@@ -54,4 +54,42 @@ static inline bool sim_u4_zero(sim_u4 v) { return sim_u2_zero((sim_u2)v); }
 #define SIM_D2_PICK(a, i, b, j) __builtin_shuffle(a, b, (sim_i2){i, 2 + (j)})
 #endif
 
+/* The wide paths: four 64-bit or eight 32-bit lanes a register (AVX2)
+ * where the CPU has it, chosen at run time, so one binary runs anywhere;
+ * the two-lane code elsewhere and while sim_lanes_narrow is set (the
+ * tests run both paths and require the same answers). Both paths only
+ * compare and move words, so they give the same bits. */
+extern bool sim_lanes_narrow;
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define SIM_LANES_AVX2 1
+#include <immintrin.h>
+
+static inline bool sim_lanes_wide(void) {
+  return !sim_lanes_narrow && __builtin_cpu_supports("avx2");
+}
+
+/* The four words from x on, xored with e (a word's bits four times). */
+__attribute__((target("avx2"))) static inline __m256i
+sim_x4_xor(const void *x, __m256i e) {
+  return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)x), e);
+}
+
+/* The lanes of four whose mask k is set (sim_x4_first), the rest 0: a
+ * masked load reads nothing past them. */
+__attribute__((target("avx2"))) static inline __m256i
+sim_x4_xor_masked(const void *x, __m256i e, __m256i k) {
+  return _mm256_xor_si256(_mm256_maskload_epi64((const long long *)x, k), e);
+}
+
+/* The mask of the first n of four lanes, n in 0 .. 4. */
+__attribute__((target("avx2"))) static inline __m256i
+sim_x4_first(unsigned n) {
+  static const int64_t tail[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+  return _mm256_loadu_si256((const __m256i *)(tail + 4 - n));
+}
+#else
+static inline bool sim_lanes_wide(void) { return false; }
+#endif
+
 #endif

@@ -12,6 +12,7 @@
  * load and worth (the fluid mode's, which the refresh finds eight units
  * at a time, then four, and across racks) broken at every place of an
  * eight; the stretches found four words a register (AVX2) and two. */
+#include "lanes.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -256,19 +257,19 @@ static void check(const layout *const l[3], const move *m) {
 }
 
 /* Every pair of layouts, the stretches found four words a register
- * (AVX2, where the CPU has it) and two (control__units_alike_narrow). */
+ * (AVX2, where the CPU has it) and two (sim_lanes_narrow). */
 static void refreshed_as_built(void **state) {
   const move *m = *state;
   size_t n = sizeof layouts / sizeof *layouts;
   for (int narrow = 0; narrow < 2; narrow++) {
-    control__units_alike_narrow(narrow);
+    sim_lanes_narrow = narrow;
     for (size_t a = 0; a < n; a++)
       for (size_t b = 0; b < n; b++) {
         const layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
         check(l, m);
       }
   }
-  control__units_alike_narrow(false);
+  sim_lanes_narrow = false;
 }
 
 int main(void) {

@@ -272,8 +272,8 @@ static void battery_shaves_the_peak(void **state) {
   static const char *const sets[] = {
       "power.cap=130 kW",
       "grid.dr_events=[{start: 30 min, duration: 30 min, level: 60 kW}]",
-      "battery={capacity: 100 kWh, charge_power: 50 kW, discharge_power: "
-      "50 kW, mode: dr_ride_through}"};
+      ("battery={capacity: 100 kWh, charge_power: 50 kW, discharge_power: "
+       "50 kW, mode: dr_ride_through}")};
   run r;
   run_scenario(&r, base, sets, 3);
   size_t rows, w;

@@ -29,8 +29,8 @@ static const char scenario[] =
 static void each_owner_says_why_a_metric_is_absent(void **state) {
   (void)state;
   static const char *const why[] = {
-      "max_ramp_10min_w_per_s: the run is shorter than two of the ramp's "
-      "windows",
+      ("max_ramp_10min_w_per_s: the run is shorter than two of the ramp's "
+       "windows"),
       "dr_slo_attainment: no demand-response event with requests",
       "cost: no price signal or tariff",
       "cost_fees: no price signal or tariff",

@@ -258,8 +258,8 @@ static void allocation_failures_leave_nothing(void **state) {
   const char *sets[] = {
       "duration=20 min",
       "loops=[{name: liquid, kind: liquid, capacity: 1.2 MW}]",
-      "smoothing={enabled: true, floor: 0%, hysteresis: 0 s, "
-      "ramp_up: 1 kW/s, ramp_down: 1 kW/s, store: 2 MJ}",
+      ("smoothing={enabled: true, floor: 0%, hysteresis: 0 s, "
+       "ramp_up: 1 kW/s, ramp_down: 1 kW/s, store: 2 MJ}"),
       "grid={carbon: {value: 300 gCO2/kWh}, outdoor: {value: 20 degC}}",
       "training.0.deferral=threshold",
       "training.0.flexibility=50%",

@@ -14,6 +14,7 @@
  * on the free GPUs (factory.c's list of free runs) after jobs have come
  * and gone. */
 #define WORK_SCENARIO "work_tick.yaml"
+#include "lanes.h"
 #include "test_workloads_run.h"
 
 #include <stdint.h>
@@ -232,9 +233,9 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     r.seq = true;
     work__replica_phis(f, &r, seq, &last_seq);
     assert_memory_equal(seq, held, nrep * sizeof *held);
-    work__hits_narrow(true); /* two lanes a register where AVX2 is too */
+    sim_lanes_narrow = true; /* two lanes a register where AVX2 is too */
     work__replica_phis(f, &r, narrow, &last_narrow);
-    work__hits_narrow(false);
+    sim_lanes_narrow = false;
     assert_memory_equal(narrow, held, nrep * sizeof *held);
     r.typed = work__racks_type(f, &r.racks_type); /* the type known */
     assert_true(r.typed);
@@ -315,9 +316,9 @@ static void one_word_off(void **state) {
                      load,     true,   false,  0};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
-        work__hits_narrow(narrow);
+        sim_lanes_narrow = narrow;
         work__replica_phis(f, &r, phi, &last);
-        work__hits_narrow(false);
+        sim_lanes_narrow = false;
         check_slowest(f, size, OFF_REPS, &p, phi);
         assert_false(sim_same_bits(phi[j], phi[0]));
       }
@@ -434,14 +435,14 @@ static void replica_stretches(void **state) {
 /* work__key_stretch against one key at a time: keys from bases near 0
  * and near UINT32_MAX (where a lane of the many-a-turn compare could
  * carry or wrap), every length up to KEYS_MAX, sixteen a turn or eight
- * (work__keys_narrow), the first break at every
+ * (sim_lanes_narrow), the first break at every
  * place (or none), the keys after it as they were or not, the break a
  * step, a jump back, a key a lane over. */
 typedef struct key_case {
   const char *name;
   uint64_t base;
   uint32_t wrong; /* what a broken key is, from the key it should be */
-  bool narrow;    /* eight a turn where AVX2 is (work__keys_narrow) */
+  bool narrow;    /* eight a turn where AVX2 is (sim_lanes_narrow) */
 } key_case;
 
 /* Every length to two turns of sixteen from key 0, the eight, the four,
@@ -489,9 +490,9 @@ static void key_stretches(void **state) {
         size_t want = 1;
         while (want < m && k[want] == (uint64_t)k[0] + want)
           want++;
-        work__keys_narrow(c->narrow);
+        sim_lanes_narrow = c->narrow;
         size_t got = work__key_stretch(k, m);
-        work__keys_narrow(false);
+        sim_lanes_narrow = false;
         assert_int_equal(got, want);
       }
 }

@@ -270,7 +270,7 @@ static void user_catalog_merges(void **state) {
   const merge_case *c = *state;
   char yaml[4096], path[4096];
   snprintf(yaml, sizeof yaml, "%sgpus:\n  - name: %s%s", c->head, c->entry,
-           SPEC_HEAD + strlen("gpus:\n  - name: X"));
+           &SPEC_HEAD[strlen("gpus:\n  - name: X")]);
   snprintf(path, sizeof path, "%s", test_out_path("merge.yaml"));
   FILE *f = fopen(path, "w");
   assert_non_null(f);

@@ -1,6 +1,7 @@
 /* test_rack.c - the fleet: layout, the hot power loop against the GPU
  * model, rack sums, the static split of a budget into per-GPU caps, and
  * the cache of clocks against the solve it stands for. */
+#include "lanes.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -593,10 +594,10 @@ static void sample_matches_the_readers(void **state) {
   for (int narrow = 0; narrow < 2; narrow++)
     for (uint32_t k = 0; k < 3 * f->nracks; k++) {
       uint32_t r = (k * 7 + narrow) % f->nracks;
-      rack__runs_narrow(narrow);
+      sim_lanes_narrow = narrow;
       rack_phi_last last = {.type = RACK_PHI_NONE};
       rack_sample_sums got = rack_fleet_rack_sample(f, r, &last);
-      rack__runs_narrow(false);
+      sim_lanes_narrow = false;
       rack_sample_sums want = {rack_fleet_rack_cap_sum(f, r),
                                rack_fleet_rack_phi_sum(f, r),
                                rack_fleet_rack_max_power_w(f, r)};

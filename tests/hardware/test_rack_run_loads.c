@@ -5,6 +5,7 @@
  * once filled, the reference's; a writer per GPU, a change of keys and
  * the debug check each keep the runs the truth; many runs' loads
  * written at once (rack_set_run_loads_seq) as one by one. */
+#include "lanes.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -219,10 +220,10 @@ typedef struct seq_case {
   const char *name;
   uint32_t q0, n;
   bool from_end;
-  bool narrow; /* two a turn where AVX2 is (rack__run_loads_narrow) */
+  bool narrow; /* two a turn where AVX2 is (sim_lanes_narrow) */
 } seq_case;
 
-enum { SEQ_ALL = UINT32_MAX }; /* n: every run */
+#define SEQ_ALL UINT32_MAX /* n: every run */
 
 static const seq_case seq_cases[] = {
     {"seq: none", 3, 0, false, false},
@@ -275,9 +276,9 @@ static void run_loads_seq(void **state) {
   for (uint32_t k = 0; k < n; k++)
     l[k] = (gpu_load){seq_word(3 * k, &d.seed), seq_word(3 * k + 1, &d.seed),
                       seq_word(3 * k + 2, &d.seed)};
-  rack__run_loads_narrow(c->narrow);
+  sim_lanes_narrow = c->narrow;
   rack_set_run_loads_seq(f, q0, l, n);
-  rack__run_loads_narrow(false);
+  sim_lanes_narrow = false;
   assert_int_equal(f->loads_unfilled, n > 0);
   for (uint32_t q = 0; q < f->nruns; q++) {
     gpu_load want = q >= q0 && q < q0 + n ? l[q - q0] : was,

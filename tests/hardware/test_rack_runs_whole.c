@@ -5,6 +5,7 @@
  * run evaluated last carried from rack to rack, and racks of one server
  * taken whole from an earlier rack of their pattern only when alike. The
  * runs against the per-GPU update: test_rack_runs.c. */
+#include "lanes.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -261,7 +262,7 @@ static void write_one_unlike(rack_fleet *f, int field, uint32_t slot,
 }
 
 static void unlike_each_place(const unlike_case *c, bool narrow) {
-  rack__runs_narrow(narrow);
+  sim_lanes_narrow = narrow;
   rack_group_spec g = rack_fixture_five(c->system);
   rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
   assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
@@ -277,7 +278,7 @@ static void unlike_each_place(const unlike_case *c, bool narrow) {
   }
   rack_fleet_destroy(ref);
   rack_fleet_destroy(f);
-  rack__runs_narrow(false);
+  sim_lanes_narrow = false;
 }
 
 /* Both compares: four runs a register where the CPU has AVX2, and two a

@@ -290,8 +290,8 @@ static void bad_input_is_said(void **state) {
 static aifsim *open_groups(void) {
   const char *const sets[] = {
       "duration=10min", "power.policy=priority",
-      "power.groups=[{name: liquid, racks: [nvl72], priority: 1}, "
-      "{name: air, racks: [hgx-h100]}]"};
+      ("power.groups=[{name: liquid, racks: [nvl72], priority: 1}, "
+       "{name: air, racks: [hgx-h100]}]")};
   aifsim *a = NULL;
   if (aifsim_open(QUICKSTART, sets, 3, NULL, &a) != AIFSIM_OK)
     fail_msg("aifsim_open: %s", aifsim_errmsg(a));

@@ -1,7 +1,8 @@
 /* test_lanes.c - the sixteen-byte lanes (lanes.h): the pick's four lane
  * choices, the zero test to the bit (one bit off in any lane is not
  * zero, nor is -0 against 0), loads and stores at an address no lane
- * type is aligned to, and a pair's add the two scalar adds' bits. */
+ * type is aligned to, and a pair's add the two scalar adds' bits; the
+ * wide paths' switch and their four-lane loads and masks. */
 #include "test_util.h"
 
 #include <math.h>
@@ -109,12 +110,64 @@ static void pair_add_is_two_adds(void **state) {
   }
 }
 
+/* The wide paths' switch: narrow set, never wide; wide only where the
+ * CPU says it has AVX2. */
+static void narrow_turns_wide_off(void **state) {
+  (void)state;
+  sim_lanes_narrow = true;
+  assert_false(sim_lanes_wide());
+  sim_lanes_narrow = false;
+#ifdef SIM_LANES_AVX2
+  assert_int_equal(sim_lanes_wide(), __builtin_cpu_supports("avx2") != 0);
+#else
+  assert_false(sim_lanes_wide());
+#endif
+}
+
+#ifdef SIM_LANES_AVX2
+/* sim_x4_first(n) masks the first n lanes; sim_x4_xor_masked reads
+ * those lanes alone (0 xor e in the rest, read from nowhere: the last
+ * word of a page-end array would not fault); sim_x4_xor all four, from
+ * an address no lane type is aligned to. */
+__attribute__((target("avx2"))) static void x4_checks(void) {
+  uint64_t w[9], got[4];
+  for (unsigned i = 0; i < 9; i++)
+    w[i] = 0x0101010101010101ULL * (i + 1);
+  const __m256i e = _mm256_set1_epi64x(0x0f0f);
+  for (unsigned n = 0; n <= 4; n++) {
+    int64_t m[4];
+    _mm256_storeu_si256((__m256i *)m, sim_x4_first(n));
+    for (unsigned i = 0; i < 4; i++)
+      assert_int_equal(m[i], i < n ? -1 : 0);
+    _mm256_storeu_si256((__m256i *)got,
+                        sim_x4_xor_masked(w + 1, e, sim_x4_first(n)));
+    for (unsigned i = 0; i < 4; i++)
+      assert_true(got[i] == ((i < n ? w[1 + i] : 0) ^ 0x0f0f));
+  }
+  char buf[40];
+  memcpy(buf + 3, w, 32);
+  _mm256_storeu_si256((__m256i *)got, sim_x4_xor(buf + 3, e));
+  for (unsigned i = 0; i < 4; i++)
+    assert_true(got[i] == (w[i] ^ 0x0f0f));
+}
+#endif
+
+static void x4_loads_and_masks(void **state) {
+  (void)state;
+#ifdef SIM_LANES_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    x4_checks();
+#endif
+}
+
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[10];
   size_t n = 0;
   TEST_ROWS(tests, n, pick_takes_its_lanes, pick_rows);
   TEST_ADD(tests, n, zero_is_every_bit);
   TEST_ADD(tests, n, at_put_anywhere);
   TEST_ADD(tests, n, pair_add_is_two_adds);
+  TEST_ADD(tests, n, narrow_turns_wide_off);
+  TEST_ADD(tests, n, x4_loads_and_masks);
   return _cmocka_run_group_tests("lanes", tests, n, NULL, NULL);
 }
