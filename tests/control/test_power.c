@@ -336,6 +336,19 @@ static void remembered_level_is_the_bisections(void **state) {
   }
 }
 
+/* 200 periods of drift: each unit's activity moved by up to 3% with
+ * probability 0.3, the policy's remembered level then the bisection's. */
+static void drift_periods(power_unit *u, size_t n, double budget, double *cap,
+                          power_memo *memo, uint64_t *seed) {
+  for (int period = 0; period < 200; period++) {
+    for (size_t k = 0; k < n; k++)
+      if (uniform(seed) < 0.3)
+        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(seed)));
+    power_split_efficiency_from(u, n, budget, cap, memo, NULL);
+    assert_true(memo->level == efficiency_bisect(u, n, budget));
+  }
+}
+
 /* A memo carried period to period while activities drift: every period's
  * level is the bisection's. */
 static void remembered_level_follows_drift(void **state) {
@@ -345,13 +358,7 @@ static void remembered_level_follows_drift(void **state) {
   double budget, cap[MAXU];
   size_t n = classed_fleet(&seed, u, &budget);
   power_memo memo = {.level = NAN};
-  for (int period = 0; period < 200; period++) {
-    for (size_t k = 0; k < n; k++)
-      if (uniform(&seed) < 0.3)
-        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
-    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
-    assert_true(memo.level == efficiency_bisect(u, n, budget));
-  }
+  drift_periods(u, n, budget, cap, &memo, &seed);
   power_memo_clear(&memo);
 }
 
@@ -372,13 +379,7 @@ static void remembered_level_near_by_halley(void **state) {
   power_memo memo = {.level = NAN};
   power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
   unsigned long before = power__level_evals();
-  for (int period = 0; period < 200; period++) {
-    for (size_t k = 0; k < n; k++)
-      if (uniform(&seed) < 0.3)
-        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
-    power_split_efficiency_from(u, n, budget, cap, &memo, NULL);
-    assert_true(memo.level == efficiency_bisect(u, n, budget));
-  }
+  drift_periods(u, n, budget, cap, &memo, &seed);
   power_memo_clear(&memo);
   unsigned long evals = power__level_evals() - before;
   if (evals > 950)
