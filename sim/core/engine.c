@@ -437,6 +437,14 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
   return rc;
 }
 
+/* Entry *q, just popped, back unrun: its (time, seq) keep its place,
+ * and a push right after a pop never allocates (queue.c). */
+static void put_back(sim_engine *e, const evq_entry *q) {
+  int rc = evq_push(e->q, *q);
+  assert(rc == SIM_OK);
+  (void)rc;
+}
+
 /* Pops the next entry into *q when it is due by until; else (or when the
  * queue is empty) false, the entry put back: the same (time, seq), so the
  * same order, and a push right after a pop never allocates (queue.c).
@@ -447,9 +455,7 @@ static bool pop_due(sim_engine *e, sim_time until, evq_entry *q) {
     return false;
   if (q->time <= until)
     return true;
-  int rc = evq_push(e->q, *q);
-  assert(rc == SIM_OK);
-  (void)rc;
+  put_back(e, q);
   return false;
 }
 
@@ -465,9 +471,7 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
      * one event is microseconds (a control tick of 2e6 GPUs, 40 ms). The
      * entry goes back unrun. */
     if (e->watch != NULL && *e->watch != 0) {
-      int rc = evq_push(e->q, q);
-      assert(rc == SIM_OK);
-      (void)rc;
+      put_back(e, &q);
       e->stop = true;
       break;
     }
