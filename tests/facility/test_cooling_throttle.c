@@ -364,6 +364,7 @@ static void a_held_step_is_the_plant_power(void **state) {
     assert_close(s.aux_j, p.aux_w * dt, 1e-13, 0);
   }
   cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
 }
 
 int main(void) {
