@@ -213,9 +213,8 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
 }
 
 #ifndef NDEBUG
-/* Whether the last base's key is load k of ls (debug builds' check of
- * refresh_direct's compare; clang warns of it unused where asserts are
- * off). */
+/* Whether the last base's key is load k of ls (the asserts' check of
+ * refresh_direct's compare). */
 static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
                           size_t k) {
   return sim_same_bits(m->in.sm, ls->sm[k]) &&

@@ -276,22 +276,7 @@ double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {
   return rack_fleet_rack_caps_added(f, r, 0);
 }
 
-/* sum with x added n times, in order: four adds a turn, the same adds
- * with a quarter of the loop's tests (the samples and control's budgets
- * add every rack's caps, GPU by GPU). */
-static double add_times(double sum, double x, uint32_t n) {
-  for (; n >= 4; n -= 4) {
-    sum += x;
-    sum += x;
-    sum += x;
-    sum += x;
-  }
-  for (; n > 0; n--)
-    sum += x;
-  return sum;
-}
-
-/* add_times, a cap's last sum from 0 kept (f->cap_sum): from +0 the
+/* rack__add_times, a cap's last sum from 0 kept (f->cap_sum): from +0 the
  * answer depends on the cap and n alone, and a rack whose runs are at
  * one cap (most: control writes a unit's cap to its runs) asks for
  * what an earlier one did. */
@@ -302,7 +287,7 @@ static double add_kept(const rack_fleet *f, double sum, double x, uint32_t n) {
     return sum;
   if (from_zero && m->n == n && sim_bits(m->phi) == sim_bits(x))
     return m->sum;
-  double s = add_times(sum, x, n);
+  double s = rack__add_times(sum, x, n);
   if (from_zero)
     *m = (struct rack_phi_sum){x, s, n};
   return s;

@@ -25,16 +25,7 @@ static double repeat_from_zero(const rack_fleet *f, double x, uint32_t n) {
   _Static_assert(RACK_SAMPLE_KEPT == 16, "h >> 60: sixteen entries");
   if (m->n == n && sim_bits(m->phi) == sim_bits(x))
     return m->sum;
-  double s = 0;
-  uint32_t k = n;
-  for (; k >= 4; k -= 4) {
-    s += x;
-    s += x;
-    s += x;
-    s += x;
-  }
-  for (; k > 0; k--)
-    s += x;
+  double s = rack__add_times(0, x, n);
   *m = (struct rack_phi_sum){x, s, n};
   return s;
 }
