@@ -292,6 +292,30 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   }
 }
 
+/* The fill's chunk (CONTROL_UNITS_CHUNK): with 1,024 units a chunk (106
+ * KB) the refresh read them back from the second-level cache, 4,400
+ * misses of the first a tick of bench-10k fluid more (callgrind's cache
+ * model). */
+#define MARK_CHUNK CONTROL_UNITS_CHUNK
+
+/* The units' worth asked of the fill (fill->fn with fill->ctx) from
+ * fill->filled on, a chunk a call, until units up to need are filled
+ * (the chunks are the same wherever they are asked from). */
+typedef struct unit_fill {
+  control_units_fn fn;
+  void *ctx;
+  size_t filled;
+} unit_fill;
+
+static void fill_to(control_units *cu, unit_fill *f, size_t need) {
+  size_t j = f->filled;
+  for (; j < need; j = j + MARK_CHUNK < cu->n ? j + MARK_CHUNK : cu->n) {
+    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
+    f->fn(f->ctx, cu->key + j, e - j, cu->u + j);
+  }
+  f->filled = j;
+}
+
 /* refresh_rack for units u0 .. u0 + n - 1 (n > 0) of a rack whose runs
  * are its units, in order (rack_direct): unit u0 + k's load is load k of
  * ls, no gather. After each unit the last base's key is its load, so a
@@ -299,10 +323,13 @@ static inline void refresh_alike(direct_out o, power_unit *p,
  * same answer, the key's words not in registers). In the fluid mode the
  * units alike come in long stretches (bench-10k: some 17 bases a tick
  * for 2,245 units), each found by compares alone (alike_end) and stored
- * (refresh_alike); a unit that ends one goes through refresh_one. */
+ * (refresh_alike); a unit that ends one goes through refresh_one. The
+ * units' worth is asked of f a chunk ahead of the compares (unit u0's
+ * filled already), so a stretch goes on over the chunks' ends: the
+ * racks joined (direct_racks) may span several chunks. */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, const gpu_spec *g, double room,
-                           double thermal, bool rack_same) {
+                           double thermal, bool rack_same, unit_fill *f) {
   const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
@@ -314,36 +341,24 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
-  for (size_t k = 1; k < n; k++) {
-    size_t e = alike_end(sm, mem, busy, p, k, n, wide);
+  bool go_on = false; /* k goes on with the stretch before it */
+  for (size_t k = 1; k < n;) {
+    if (f->filled <= u0 + k)
+      fill_to(cu, f, u0 + k + 1);
+    size_t lim = f->filled - u0 < n ? f->filled - u0 : n;
+    size_t e = alike_end(sm, mem, busy, p, k, lim, wide, go_on);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
-    if ((k = e) == n)
-      break;
+    if ((go_on = (k = e) == lim))
+      continue; /* the chunk's end (or the units'), not the stretch's */
     d = (sim_bits_at(sm, k) ^ sim_bits_at(sm, k - 1)) |
         (sim_bits_at(mem, k) ^ sim_bits_at(mem, k - 1)) |
         (sim_bits_at(busy, k) ^ sim_bits_at(busy, k - 1));
     /* It ends the stretch: unlike the unit before in load or worth. */
     refresh_one(m, ls, o, k, p + k, d, &b, g, room, thermal, true);
+    k++;
   }
-}
-
-/* Units a call of the fill: a chunk's units (106 KB) are still in the
- * second-level cache when refreshed and marked (a million GPUs' units,
- * 23 MB, a pass of their own would read from memory). */
-#define MARK_CHUNK 1024
-
-/* The units' worth asked of the fill (with ctx) from unit j on, a chunk
- * a call, until units up to need are filled; returns where it stopped
- * (the chunks are the same wherever they are asked from). */
-static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
-                      size_t j, size_t need) {
-  for (; j < need; j = j + MARK_CHUNK < cu->n ? j + MARK_CHUNK : cu->n) {
-    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
-    fill(ctx, cu->key + j, e - j, cu->u + j);
-  }
-  return j;
 }
 
 /* The last of the direct racks from r on (r's units u .. *e) whose
@@ -352,15 +367,15 @@ static size_t fill_to(control_units *cu, control_units_fn fill, void *ctx,
  * type, ceiling and thermal cap. After a rack the last base is of its
  * type, ceiling and thermal cap (rack_same held, or its first unit made
  * one), so the next rack's first unit is compared with the unit before
- * as refresh_units would: its rack's part is the base's. No rack is
- * added once the units reach a chunk of the fill's, so they are still
- * in cache. */
+ * as refresh_units would: its rack's part is the base's. The fill
+ * goes a chunk at a time inside refresh_direct, so the stretch may be
+ * any length. */
 static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
   const uint32_t q = fl->rack_run[r];
-  (void)q, (void)g; /* the asserts' */
-  for (uint32_t s = r + 1; s < fl->nracks && *e - u < MARK_CHUNK; r = s++) {
+  (void)q, (void)g, (void)u; /* the asserts' */
+  for (uint32_t s = r + 1; s < fl->nracks; r = s++) {
     /* rack_joins: direct, not empty, its runs following and its type the
      * rack before's, so the stretch's from r on (r is direct, not empty). */
     if (!cu->rack_joins[s] ||
@@ -386,8 +401,9 @@ static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
  * group's ceiling; its thermal cap) is read once a rack and held against
  * the last base's key there; in a rack whose runs are its units
  * (rack_direct) the units after its first go through refresh_direct. The
- * worth is asked a chunk ahead of the racks that need it, so it is in
- * cache when they are refreshed. */
+ * worth is asked a chunk ahead of the units that need it (in
+ * refresh_direct, as it reaches them), so it is in cache when they are
+ * refreshed. */
 static void refresh_units(control_units *cu, const rack_fleet *fl,
                           control_units_fn fill, void *ctx) {
   const control_unit_memo *m = &cu->base;
@@ -399,7 +415,7 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
-  size_t filled = 0;
+  unit_fill f = {fill, ctx, 0};
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
@@ -409,18 +425,18 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
                      sim_same_bits(thermal, m->in.thermal_w);
     if (!direct || !cu->rack_direct[r]) {
-      filled = fill_to(cu, fill, ctx, filled, e);
+      fill_to(cu, &f, e);
       refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
       continue;
     }
     uint32_t q = fl->rack_run[r];
     r = direct_racks(cu, fl, r, u, &e, g, room, thermal);
-    filled = fill_to(cu, fill, ctx, filled, e);
+    fill_to(cu, &f, u + 1); /* the rest as refresh_direct reaches it */
     assert(cu->unit_run[u] == q && cu->unit_run[e - 1] == q + (e - 1 - u));
     unit_loads rl = {ls.sm + q, ls.mem + q, ls.busy + q, NULL};
-    refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same);
+    refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same, &f);
   }
-  fill_to(cu, fill, ctx, filled, cu->n); /* none left: every unit a rack's */
+  fill_to(cu, &f, cu->n); /* none left: every unit a rack's */
 }
 
 /* ------------------------------------------------------------------ */
@@ -522,39 +538,6 @@ static int rack_units(control_units *cu, const rack_fleet *fl,
   return SIM_OK;
 }
 
-/* The stretches of adjacent GPUs of one unit, over the usable racks. */
-static int make_spans(control_units *cu, const rack_fleet *fl) {
-  size_t s = 0;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    if (!rack_fleet_rack_usable(fl, r))
-      continue;
-    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
-      uint32_t u = cu->of_gpu[i];
-      if (s > 0 && cu->span_unit[s - 1] == u &&
-          cu->span_first[s - 1] + cu->span_len[s - 1] == i) {
-        cu->span_len[s - 1]++;
-        continue;
-      }
-      size_t c[3] = {cu->spans_cap, cu->spans_cap, cu->spans_cap};
-      const sim_allocator *a = cu->alloc;
-      if (sim_vec_reserve(a, &cu->span_first, &c[0], s + 1,
-                          sizeof *cu->span_first) != SIM_OK ||
-          sim_vec_reserve(a, &cu->span_len, &c[1], s + 1,
-                          sizeof *cu->span_len) != SIM_OK ||
-          sim_vec_reserve(a, &cu->span_unit, &c[2], s + 1,
-                          sizeof *cu->span_unit) != SIM_OK)
-        return SIM_ENOMEM;
-      cu->spans_cap = c[0];
-      cu->span_first[s] = i;
-      cu->span_len[s] = 1;
-      cu->span_unit[s] = u;
-      s++;
-    }
-  }
-  cu->nspans = s;
-  return SIM_OK;
-}
-
 /* Whether the GPUs' slots and the racks' usability are those the units
  * were built from; records them as the ones to build from when not. */
 static bool same_layout(control_units *cu, const rack_fleet *fl,
@@ -639,10 +622,10 @@ static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
   mark_counts(cu);
-  for (size_t j = 0; j < cu->n;) {
-    size_t e = fill_to(cu, fill, ctx, j, j + 1);
-    mark_worth(cu, j, e);
-    j = e;
+  unit_fill f = {fill, ctx, 0};
+  for (size_t j = 0; j < cu->n; j = f.filled) {
+    fill_to(cu, &f, j + 1);
+    mark_worth(cu, j, f.filled);
   }
   for (size_t k = 0; k < m->nmade; k++)
     cu->alike[cu->of_gpu[m->made_at[k]]] = 0;
@@ -669,7 +652,7 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   for (; g < fl->ngroups; g++)
     cu->group_first[g + 1] = cu->n;
   cu->rack_unit[fl->nracks] = cu->n;
-  if (make_spans(cu, fl) != SIM_OK)
+  if (control__units_make_spans(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
   cu->builds++;
   cu->built = true;

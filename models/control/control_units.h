@@ -135,9 +135,14 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a);
 void control__units_fini(control_units *cu);
 
+/* Units asked of the fill a call: a chunk's units (27 KB) are still in
+ * the first-level cache when refreshed and marked. */
+enum { CONTROL_UNITS_CHUNK = 256 };
+
 /* Every usable rack's units, group by group, with each one's state now
  * and what its slot's work is worth (fill, with ctx, asked a chunk of
- * units a call, each chunk's marks of alike made while it is in cache),
+ * CONTROL_UNITS_CHUNK units a call, each chunk's marks of alike made
+ * while it is in cache),
  * for the GPUs' slots gpu_slot: built anew when the layout changed,
  * refreshed in place when not. changes (NULL: none): the holder's count of slot
  * changes; the slots are the built ones while it is the built count, and
@@ -159,6 +164,11 @@ const uint8_t *control__units_alike(const control_units *cu);
  * build read them. Remade only when the runs or the units were.
  * SIM_OK or SIM_ENOMEM. */
 int control__units_map_runs(control_units *cu, const rack_fleet *fl);
+
+/* control_units_runs.c: the units' spans (span_first, span_len,
+ * span_unit: the stretches of adjacent GPUs of one unit) over the usable
+ * racks, from of_gpu. SIM_OK or SIM_ENOMEM. */
+int control__units_make_spans(control_units *cu, const rack_fleet *fl);
 
 /* Whether cu->run_unit (and the rest of the map) stands for the fleet's
  * runs now and the units: the runs fresh, neither made anew since. */

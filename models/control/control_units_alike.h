@@ -96,12 +96,13 @@ static inline size_t alike_eights_avx2(const double *sm, const double *mem,
  * last base's key) and its worth the unit before's, so it takes the base
  * and its mark is its n_alike. Its first units one at a time (a compare
  * and branch a word, the first eight: the request level's stretches are
- * short), then eight a turn (two four_diff, one test: the turn's
+ * short; none where the stretch goes on from a fill chunk's end, go_on),
+ * then eight a turn (two four_diff, one test: the turn's
  * count and the test once for eight units; where wide, through AVX2,
  * alike_eights_avx2), four once, the last few one at a time. */
 static inline size_t alike_end(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
-                               size_t k, size_t n, bool wide) {
+                               size_t k, size_t n, bool wide, bool go_on) {
   const uint64_t s = sim_bits_at(sm, k - 1), m = sim_bits_at(mem, k - 1),
                  b = sim_bits_at(busy, k - 1), w = sim_bits(p[k - 1].weight),
                  c = sim_bits(p[k - 1].c);
@@ -109,7 +110,7 @@ static inline size_t alike_end(const double *sm, const double *mem,
   (sim_bits_at(sm, j) != s || sim_bits_at(mem, j) != m ||                      \
    sim_bits_at(busy, j) != b || sim_bits(p[j].weight) != w ||                  \
    sim_bits(p[j].c) != c)
-  for (size_t first = n - k < 8 ? n : k + 8; k < first; k++)
+  for (size_t first = go_on ? k : n - k < 8 ? n : k + 8; k < first; k++)
     if (UNIT_DIFFERS(k))
       return k;
   const sim_u2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};

@@ -1,13 +1,52 @@
 /* control_units_runs.c - the policy's units against the fleet's runs: the
  * map from runs to units (which unit a run's load and cap are), and the
  * units' caps written back, once a run where the runs are fresh, GPU by
- * GPU where not (control_units.h). */
+ * GPU where not, and the spans of a unit's adjacent GPUs
+ * (control_units.h). */
 #include <assert.h>
 #include <string.h>
 
 #include "bits.h"
 #include "control_units.h"
 #include "vec.h"
+
+/* ------------------------------------------------------------------ */
+/* The spans                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The stretches of adjacent GPUs of one unit (control_units.h; moved
+ * here from control_units.c, whole). */
+int control__units_make_spans(control_units *cu, const rack_fleet *fl) {
+  size_t s = 0;
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    if (!rack_fleet_rack_usable(fl, r))
+      continue;
+    for (uint32_t i = fl->first[r]; i < fl->first[r] + fl->count[r]; i++) {
+      uint32_t u = cu->of_gpu[i];
+      if (s > 0 && cu->span_unit[s - 1] == u &&
+          cu->span_first[s - 1] + cu->span_len[s - 1] == i) {
+        cu->span_len[s - 1]++;
+        continue;
+      }
+      size_t c[3] = {cu->spans_cap, cu->spans_cap, cu->spans_cap};
+      const sim_allocator *a = cu->alloc;
+      if (sim_vec_reserve(a, &cu->span_first, &c[0], s + 1,
+                          sizeof *cu->span_first) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_len, &c[1], s + 1,
+                          sizeof *cu->span_len) != SIM_OK ||
+          sim_vec_reserve(a, &cu->span_unit, &c[2], s + 1,
+                          sizeof *cu->span_unit) != SIM_OK)
+        return SIM_ENOMEM;
+      cu->spans_cap = c[0];
+      cu->span_first[s] = i;
+      cu->span_len[s] = 1;
+      cu->span_unit[s] = u;
+      s++;
+    }
+  }
+  cu->nspans = s;
+  return SIM_OK;
+}
 
 /* ------------------------------------------------------------------ */
 /* The runs                                                            */

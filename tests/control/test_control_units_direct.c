@@ -1,7 +1,7 @@
 /* test_control_units_direct.c - the refresh of a rack whose runs are its
  * units one to one (control_units.c's refresh_direct, which compares a
  * unit's load with the unit before's, not with the last base's key): on
- * keyed fleets of three GB200 racks, units refreshed in place after the
+ * keyed fleets of five GB200 racks, units refreshed in place after the
  * loads (and a thermal cap) moved are those built anew on the same state,
  * every field, share and mark of alike, to the bit. The racks are laid
  * out every way of a table next to every other (a GPU a slot, blocks of
@@ -11,7 +11,9 @@
  * held), the worth with them or not: long stretches of units alike in
  * load and worth (the fluid mode's, which the refresh finds eight units
  * at a time, then four, and across racks) broken at every place of an
- * eight; the stretches found four words a register (AVX2) and two. */
+ * eight, and at the end of the fill's first chunk of 256 units (which
+ * a stretch of the fluid mode's goes on over); the stretches found four
+ * words a register (AVX2) and two. */
 #include "lanes.h"
 #include "test_util.h"
 
@@ -23,7 +25,8 @@
 #include "test_catalogs.h"
 
 #define RACK 72
-#define GPUS (3 * RACK)
+#define RACKS 5
+#define GPUS (RACKS * RACK)
 
 /* A rack's slots by a GPU's place i in it (CONTROL_UNITS_FREE: free). */
 typedef struct layout {
@@ -91,6 +94,14 @@ static double at_29(uint32_t r, uint32_t s) {
 static double at_31(uint32_t r, uint32_t s) {
   return r == 1 && s == 31 ? 0.7 : 0.5;
 }
+/* Unit 255 and 256 (a GPU a slot in racks 0 to 3): the last of the
+ * fill's first chunk and the first of its second. */
+static double at_255(uint32_t r, uint32_t s) {
+  return r == 3 && s == 39 ? 0.7 : 0.5;
+}
+static double at_256(uint32_t r, uint32_t s) {
+  return r == 3 && s == 40 ? 0.7 : 0.5;
+}
 
 static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u);
 static void by_11(void *ctx, const uint32_t *key, size_t n, power_unit *u);
@@ -124,6 +135,11 @@ static const move moves[] = {
     {"the SM load apart at 29 alone", at_29, INFINITY, flat, 1},
     {"the memory load apart at 31 alone", at_31, INFINITY, flat, 2},
     {"the busy share apart at 29 alone", at_29, INFINITY, flat, 3},
+    /* at the fill's chunk end (the held loads above: a stretch over it): */
+    {"one load apart at unit 255, the worth flat", at_255, INFINITY, flat, 0},
+    {"one load apart at unit 256, the worth flat", at_256, INFINITY, flat, 0},
+    {"the loads held, the worth by elevens over the chunk's end", held,
+     INFINITY, by_11, 0},
 };
 
 /* The worth of a slot's work (none for the free GPUs'). */
@@ -172,9 +188,10 @@ static void at_13_66(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
       u[j].weight = 2;
 }
 
-/* Racks laid out as l[0..2] (a slot + 1 its key, each rack's slots its
+/* Racks laid out as l[0 .. RACKS) (a slot + 1 its key, each rack's slots its
  * own), each slot's load load(r, s), rack 1's thermal cap th; runs made. */
-static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
+static void lay_out(rack_fleet *fl, uint32_t *slot,
+                    const layout *const l[RACKS],
                     double (*load)(uint32_t, uint32_t), double th, int part) {
   for (uint32_t i = 0; i < GPUS; i++) {
     uint32_t s = l[i / RACK]->slot(i % RACK);
@@ -193,7 +210,7 @@ static void lay_out(rack_fleet *fl, uint32_t *slot, const layout *const l[3],
 static rack_fleet *fleet_make(void) {
   rack_group_spec g = {.name = "nvl",
                        .gpu = gpu_catalog_find(&cats.gpu, "GB200"),
-                       .count = 3,
+                       .count = RACKS,
                        .gpus_per_rack = RACK,
                        .limit_w = 132000,
                        .other_idle_w = 16800,
@@ -232,7 +249,7 @@ static void assert_same_units(const control_units *w, const control_units *c,
 
 /* Layouts l, warm (built at the loads before, refreshed after move m)
  * against cold (built after it). */
-static void check(const layout *const l[3], const move *m) {
+static void check(const layout *const l[RACKS], const move *m) {
   static uint32_t slot[GPUS];
   rack_fleet *warm_fl = fleet_make(), *cold_fl = fleet_make();
   control_units warm, cold;
@@ -265,7 +282,8 @@ static void refreshed_as_built(void **state) {
     sim_lanes_narrow = narrow;
     for (size_t a = 0; a < n; a++)
       for (size_t b = 0; b < n; b++) {
-        const layout *l[3] = {&layouts[a], &layouts[b], &layouts[a]};
+        const layout *l[RACKS] = {&layouts[a], &layouts[b], &layouts[a],
+                                  &layouts[b], &layouts[a]};
         check(l, m);
       }
   }
@@ -273,7 +291,7 @@ static void refreshed_as_built(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[20];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, refreshed_as_built, moves);
   return _cmocka_run_group_tests("control_units_direct", tests, n,
