@@ -539,23 +539,46 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
+/* replica_loads where replica k's run is runs[0] + k (w->reps_seq): a
+ * service's replicas taken, then written to their runs while their
+ * loads are still in the first-level cache (bench-10k's largest service
+ * 28 KB). All taken first (52 KB), rack_set_run_loads_seq read them
+ * back from the second level: 800 misses of the first a tick,
+ * callgrind's cache model. In chunks of a service's replicas, the
+ * service's first take of a tick would write its took for every replica
+ * after the chunk. The loads and the runs' words are replica_loads'. */
+static void replica_loads_seq(work *w) {
+  gpu_load *l = w->rep_load;
+  uint32_t q = w->rep_runs[0];
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
+    inf_take_loads(w->svc[s], 0, n, l);
+    rack_set_run_loads_seq(w->fleet, q, l, n);
+    l += n;
+    q += n;
+  }
+}
+
 /* The replicas' loads from the services, service by service, in
  * replica order; then each to its packed runs, once a run
- * (rack_set_run_load; the runs in order all at once, the hardware's
- * rack_set_run_loads_seq). The services do not read the fleet, so the
- * loads and the order of the writes are the one-by-one loop's. */
+ * (rack_set_run_load; the runs in order a chunk at a time,
+ * replica_loads_seq). The services do not read the fleet, so the loads
+ * and the runs' words are the one-by-one loop's. */
 static void replica_loads(work *w) {
+  rack_fleet *fl = w->fleet;
+  w->rep_loads_made = fl->runs_made;
+  if (w->reps_seq) { /* replica k's run runs[0] + k */
+    replica_loads_seq(w);
+    return;
+  }
   gpu_load *l = w->rep_load;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     inf_take_loads(w->svc[s], 0, n, l);
     l += n;
   }
-  rack_fleet *fl = w->fleet;
   const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  if (w->reps_seq) { /* replica k's run runs[0] + k */
-    rack_set_run_loads_seq(fl, runs[0], w->rep_load, w->nrep);
-  } else if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
+  if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
     /* Four a turn: 7 instructions a replica -> about 5. */
 #pragma GCC unroll 4
     for (uint32_t k = 0; k < w->nrep; k++)
@@ -568,7 +591,6 @@ static void replica_loads(work *w) {
       while (++q < end);
     }
   }
-  w->rep_loads_made = fl->runs_made;
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,7 +2,8 @@
  * model: the same reduced factories (moderate load, near saturation,
  * both, overload) run at both granularities agree within 5% on tokens,
  * energy, mean TTFT, mean TPOT and SLO attainment;
- * the fluid run is deterministic; the scenario key is checked and shows
+ * each service's GPUs draw for its own load; the fluid run is
+ * deterministic; the scenario key is checked and shows
  * in the resolved scenario only when it is not the default.
  *
  * With AIFSIM_FLUID_SCENARIO=FILE (and AIFSIM_FLUID_SET=KEY=VALUE, one
@@ -191,6 +192,33 @@ static void fluid_is_deterministic(void **state) {
   test_run_free(&b);
 }
 
+/* Each service's GPUs draw for its own replicas' loads: the 70B service
+ * near saturation (8 replicas of 4 GB200s, 1,200 W caps at most) draws
+ * over half its GPUs' caps on average in its first 30 minutes (its /jobs
+ * row's energy, booked by owner from the GPUs' power: 71%), at both
+ * granularities. The services hand their loads to the fleet one service
+ * after another (workloads_tick.c's replica_loads_seq): with every
+ * service's written from the first service's runs on, its own runs keep
+ * their first period's loads, and its GPUs draw 14%. */
+static void each_service_draws_for_its_own_load(void **state) {
+  (void)state;
+  const char *fluid[] = {"inference.granularity=fluid"};
+  for (int k = 0; k < 2; k++) {
+    test_run r;
+    test_run_file(&r, two_services(), fluid, k == 0 ? 0 : 1);
+    size_t n;
+    const double *e = tel_memory_table_column(r.sink, "jobs", "energy_j", &n);
+    assert_true(e != NULL && n >= 2); /* the services' rows first */
+    assert_string_equal(tel_memory_table_text(r.sink, "jobs", "name", 1),
+                        "chat");
+    double mean_w = e[1] / (32 * 1800.0);
+    if (!(mean_w > 0.5 * 1200))
+      fail_msg("%s: chat's GPUs draw %.1f W on average",
+               k == 0 ? "request level" : "fluid", mean_w);
+    test_run_free(&r);
+  }
+}
+
 /* The resolved scenario names the granularity only when it is fluid, so
  * request-level files are what they were before the key; the /summary
  * and the /services attributes say fluid. */
@@ -279,6 +307,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, agrees_with_request_level, agree_rows);
   TEST_ADD(tests, n, fluid_is_deterministic);
+  TEST_ADD(tests, n, each_service_draws_for_its_own_load);
   TEST_ADD(tests, n, files_say_fluid);
   TEST_ADD(tests, n, unknown_granularity_is_refused);
   TEST_ADD(tests, n, fluid_refuses_a_prompt_pool);
