@@ -342,10 +342,12 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   bool go_on = false; /* k goes on with the stretch before it */
+  size_t lim = 1;     /* the units from u0 on filled, at most n (below) */
   for (size_t k = 1; k < n;) {
-    if (f->filled <= u0 + k)
+    if (k == lim) { /* a chunk's end: the next filled (if not already) */
       fill_to(cu, f, u0 + k + 1);
-    size_t lim = f->filled - u0 < n ? f->filled - u0 : n;
+      lim = f->filled - u0 < n ? f->filled - u0 : n;
+    }
     size_t e = alike_end(sm, mem, busy, p, k, lim, wide, go_on);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
