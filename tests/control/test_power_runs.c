@@ -454,6 +454,56 @@ static void light_units_kept_full(void **state) {
   power_memo_clear(&memo);
 }
 
+/* A group held near its floor (the DR cut at the request level's peak):
+ * every unit a class of its own, most of them at lo at every level near
+ * the answer, a few between lo and their top. */
+typedef struct floor_case {
+  const char *name;
+  double act_lo, act_hi; /* the units' activities, spread evenly */
+  double most_clocks;    /* clocks worked out a split, at most, per class */
+} floor_case;
+
+static const floor_case floor_cases[] = {
+    {"light and loaded units", 0.02, 0.9, 4},
+    {"loaded units only", 0.4, 1.0, 4},
+    {"light units only", 0.01, 0.3, 4},
+};
+
+/* Budgets from the floor itself to a tenth above and back, a split each
+ * with the memo carried: every split the unit-by-unit one, and a class
+ * settled at its floor (surely at lo, or its clock at phi_min, at every
+ * level above one tried) not worked out again at the levels above: a few
+ * clocks a class a split, not one an evaluation (before: 9.6 a class). */
+static void floor_units_kept_settled(void **state) {
+  const floor_case *c = *state;
+  enum { N = 400, STEPS = 24 };
+  power_unit *u = calloc(N, sizeof *u);
+  double *cap = calloc(2 * N, sizeof *cap), *want = cap + N;
+  power_memo memo = {.level = NAN};
+  assert_true(u != NULL && cap != NULL);
+  for (size_t k = 0; k < N; k++) {
+    double a = c->act_lo + (c->act_hi - c->act_lo) * (double)((k * 7) % N) / N;
+    u[k] = unit(1 + (uint32_t)(k % 8), a, POWER_INFERENCE, 0.3 + 0.001 * k);
+  }
+  double floor = efficiency_total(u, N, 300);
+  unsigned long clocks = power__clock_evals(), evals = power__level_evals();
+  for (int s = 0; s <= 2 * STEPS; s++) {
+    int i = s <= STEPS ? s : 2 * STEPS - s;
+    double budget = i == 0 ? floor : floor * (1 + ldexp(0.1, -i));
+    double level = split_by_units(u, N, budget, want);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
+      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  double per = (double)(power__clock_evals() - clocks) / (N * (2 * STEPS + 1));
+  if (per > c->most_clocks)
+    fail_msg("%.2f clocks a class a split (%.2f sums a split)", per,
+             (double)(power__level_evals() - evals) / (2 * STEPS + 1));
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
@@ -465,5 +515,6 @@ int main(void) {
   TEST_ADD(tests, n, caps_out_every_run_length);
   TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
+  TEST_ROWS(tests, n, floor_units_kept_settled, floor_cases);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }
