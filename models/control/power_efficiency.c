@@ -203,7 +203,8 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
   if (c.raw == INFINITY) { /* surely full: kept for every mu up to this */
     l->mu_one[k] = mu;
     l->cap_one[k] = cap;
-  } else if (surely_settled(u, c, l->klo[k])) { /* and from this up */
+  } else if ((c.raw < u->phi_min || p < l->klo[k]) && /* rare: the call */
+             surely_settled(u, c, l->klo[k])) { /* and from this up */
     l->mu_low[k] = mu;
     l->cap_low[k] = cap;
   }
