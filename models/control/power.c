@@ -200,9 +200,13 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
 }
 
 /* The warm search's first step from x (the bracket's width is unknown):
- * twice Newton's distance to the crossing, at least 16 doubles. */
+ * twice Newton's distance to the crossing, at least 16 doubles; from a
+ * flat start, 2^-12 of x (at least 2^-12). The efficiency policy's
+ * level at the request level's peak starts flat (every class at its
+ * floor there) about 10^-4 to 10^-2 from its answer: a step of 1 cost
+ * some ten Newton steps back across the classes' kinks. */
 static double warm_step(double x, double fx, double slope, double end) {
-  double step = slope != 0 ? 2 * fabs(fx / slope) : 1;
+  double step = slope != 0 ? 2 * fabs(fx / slope) : 0x1p-12 * fmax(1, fabs(x));
   return fmax(step, 16 * fabs(nextafter(x, end) - x));
 }
 
