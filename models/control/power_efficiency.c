@@ -155,19 +155,18 @@ static unsigned long clock_evals;
 
 unsigned long power__clock_evals(void) { return clock_evals; }
 
-/* Whether class k's cap and slope at clock k (level mu), cap per GPU
- * p uncapped, are surely the same bits at every level above mu: at a
- * higher level the base b is no larger (class_at), so b^e, the exact
- * power, is no larger, and pow's results (within a few ULP of it in any
- * libm; glibc's 0.52) no more than 2^-50 above raw. Either raw lies more
- * than that below phi_min, so the clock stays at phi_min (and phi !=
- * raw: slope 0), dyn and cap the same bits; or p stays below lo: dyn
- * then rises by a factor (1 + 2^-50)^gamma (1 + 2^-51) at most, within
- * the 2^-41 that D adds for gamma <= 64, and p's two roundings, monotone,
- * keep it under pbar < lo (cap lo, slope 0). At request level nearly
- * every class of a group held to its floor (the DR cut at the diurnal
- * peak) is at lo, and the search's evaluations near its answer then
- * work out only the few left. */
+/* Whether a class's cap and slope, worked out at level mu as clock c,
+ * are surely the same bits at every level above mu. There the base b is
+ * no larger (class_at), so the exact b^e is no larger, and pow (within a
+ * few ULP of it in any libm; glibc's 0.52) gives a raw at most
+ * raw (1 + 2^-47). Either raw lies 2^-40 below phi_min, so the clock
+ * stays at phi_min (phi != raw: slope 0) and dyn and the cap are the
+ * same bits; or p stays below lo: phi grows by 2^-47 at most, dyn by
+ * (1 + 2^-47)^gamma (1 + 2^-48), under the 2^-40 that pbar adds for
+ * gamma <= 64, and p's roundings, monotone, keep it at most pbar < lo
+ * (cap lo != p: slope 0). A group held to its floor (the DR cut at the
+ * request level's diurnal peak) has nearly every class at lo, and the
+ * search's evaluations then work out only the few left. */
 static bool surely_settled(const power_unit *u, clock_at c, double lo) {
   if (!(c.raw >= 0x1p-1000 && c.raw < INFINITY && u->gamma <= 64 &&
         c.dyn >= 0x1p-1000))
@@ -184,7 +183,8 @@ static bool surely_settled(const power_unit *u, clock_at c, double lo) {
  * being monotone, so at a mu no larger than one where b was surely above
  * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
  * cap is the one kept then: at request level most of a large group's
- * classes run full at every level the search tries. */
+ * classes run full at every level the search tries. Likewise at a mu no
+ * smaller than one where it was surely settled low (surely_settled). */
 static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
                                                            double mu) {
   if (mu <= l->mu_one[k] || mu >= l->mu_low[k]) {

@@ -460,13 +460,16 @@ static void light_units_kept_full(void **state) {
 typedef struct floor_case {
   const char *name;
   double act_lo, act_hi; /* the units' activities, spread evenly */
+  double lo;             /* the units' floor (unit()'s 200 W: a clock at
+                          * phi_min is under it; 80 W: above, for most) */
   double most_clocks;    /* clocks worked out a split, at most, per class */
 } floor_case;
 
 static const floor_case floor_cases[] = {
-    {"light and loaded units", 0.02, 0.9, 4},
-    {"loaded units only", 0.4, 1.0, 4},
-    {"light units only", 0.01, 0.3, 4},
+    {"light and loaded units", 0.02, 0.9, 200, 4},
+    {"loaded units only", 0.4, 1.0, 200, 4},
+    {"light units only", 0.01, 0.3, 200, 4},
+    {"units whose clocks stop at phi_min above their floor", 0.3, 1.0, 80, 4},
 };
 
 /* Budgets from the floor itself to a tenth above and back, a split each
@@ -484,6 +487,7 @@ static void floor_units_kept_settled(void **state) {
   for (size_t k = 0; k < N; k++) {
     double a = c->act_lo + (c->act_hi - c->act_lo) * (double)((k * 7) % N) / N;
     u[k] = unit(1 + (uint32_t)(k % 8), a, POWER_INFERENCE, 0.3 + 0.001 * k);
+    u[k].lo = c->lo;
   }
   double floor = efficiency_total(u, N, 300);
   unsigned long clocks = power__clock_evals(), evals = power__level_evals();
