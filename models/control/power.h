@@ -95,6 +95,10 @@ void power_memo_clear(power_memo *memo);
  * at a level (unit by unit or class by class), over every split so far. */
 unsigned long power__level_evals(void);
 
+/* For tests: how many times the efficiency policy has worked out a class
+ * of units' clock at a level (its pow calls), over every split so far. */
+unsigned long power__clock_evals(void);
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
@@ -129,6 +133,10 @@ bool power_alike(const power_unit *a, const power_unit *b);
 /* Whether every nonzero mark of alike[1 .. n) (NULL: none) holds of
  * units: a check for tests and debug builds, which reads every unit. */
 bool power_alike_ok(const power_unit *units, size_t n, const uint8_t *alike);
+
+/* How many units from u on (0 < u <= n) are each alike the one before
+ * (power_alike): the runs of a split whose caller marks none. */
+size_t power_alike_from(const power_unit *units, size_t u, size_t n);
 
 /* Helpers the policies share (power.c). */
 

@@ -136,14 +136,46 @@ typedef struct level {
   /* per class: the largest mu yet at which its clock was surely full
    * (0: none), and its cap there (class_at) */
   double *mu_one, *cap_one;
+  /* per class: the least mu yet from which on its cap surely stands
+   * (surely_settled; infinity: none), and that cap */
+  double *mu_low, *cap_low;
   /* The valued classes classes_at works out at a level mu <= full_mu, in
    * their order: the others were surely full at a level of full_mu or
    * more (mu_one), so at mu too, and their caps and slopes (0) stand.
    * full_mu 0: none known; every valued class is worked out and the
-   * list made again. */
+   * list made again. Likewise the classes surely settled low at a level
+   * of low_mu or less stand at any mu >= low_mu, so the list holds for
+   * low_mu <= mu <= full_mu. */
   size_t *live, nlive;
-  double full_mu;
+  double full_mu, low_mu;
 } level;
+
+/* For tests: the classes' clocks worked out (power__clock_evals). */
+static unsigned long clock_evals;
+
+unsigned long power__clock_evals(void) { return clock_evals; }
+
+/* Whether a class's cap and slope, worked out at level mu as clock c,
+ * are surely the same bits at every level above mu. There the base b is
+ * no larger (class_at), so the exact b^e is no larger, and pow (within a
+ * few ULP of it in any libm; glibc's 0.52) gives a raw at most
+ * raw (1 + 2^-47). Either raw lies 2^-40 below phi_min, so the clock
+ * stays at phi_min (phi != raw: slope 0) and dyn and the cap are the
+ * same bits; or p stays below lo: phi grows by 2^-47 at most, dyn by
+ * (1 + 2^-47)^gamma (1 + 2^-48), under the 2^-40 that pbar adds for
+ * gamma <= 64, and p's roundings, monotone, keep it at most pbar < lo
+ * (cap lo != p: slope 0). A group held to its floor (the DR cut at the
+ * request level's diurnal peak) has nearly every class at lo, and the
+ * search's evaluations then work out only the few left. */
+static bool surely_settled(const power_unit *u, clock_at c, double lo) {
+  if (!(c.raw >= 0x1p-1000 && c.raw < INFINITY && u->gamma <= 64 &&
+        c.dyn >= 0x1p-1000))
+    return false;
+  if (c.raw < u->phi_min * (1 - 0x1p-40))
+    return true;
+  double pbar = u->idle + u->span * u->activity * (c.dyn * (1 + 0x1p-40));
+  return pbar < lo;
+}
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. Its clock's
@@ -151,16 +183,18 @@ typedef struct level {
  * being monotone, so at a mu no larger than one where b was surely above
  * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
  * cap is the one kept then: at request level most of a large group's
- * classes run full at every level the search tries. */
+ * classes run full at every level the search tries. Likewise at a mu no
+ * smaller than one where it was surely settled low (surely_settled). */
 static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
                                                            double mu) {
-  if (mu <= l->mu_one[k]) {
-    l->cap[k] = l->cap_one[k];
+  if (mu <= l->mu_one[k] || mu >= l->mu_low[k]) {
+    l->cap[k] = mu <= l->mu_one[k] ? l->cap_one[k] : l->cap_low[k];
     l->ds[k] = 0;
     return;
   }
   const power_unit *u = &l->units[l->rep[k]];
   clock_at c = clock_of(u, mu);
+  clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
   double cap = clamp(p, l->klo[k], l->kwant[k]);
@@ -169,6 +203,10 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
   if (c.raw == INFINITY) { /* surely full: kept for every mu up to this */
     l->mu_one[k] = mu;
     l->cap_one[k] = cap;
+  } else if ((c.raw < u->phi_min || p < l->klo[k]) && /* rare: the call */
+             surely_settled(u, c, l->klo[k])) { /* and from this up */
+    l->mu_low[k] = mu;
+    l->cap_low[k] = cap;
   }
 }
 
@@ -179,12 +217,14 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
 }
 
 /* Every valued class at level mu, the live list made again: the classes
- * not surely full at mu; full_mu the least mu_one of the others (each at
- * least mu). Returns the slope, class by class. A full class's slope is
- * 0 and adds +0, which leaves the sum (never -0: it starts at +0) as it
- * is, so the live classes' slopes alone add to the same bits. */
+ * neither surely full nor surely settled low at mu; full_mu the least
+ * mu_one of the full (each at least mu), low_mu the largest mu_low of the
+ * settled (each at most mu). Returns the slope, class by class. A full
+ * or settled class's slope is 0 and adds +0, which leaves the sum (never
+ * -0: it starts at +0) as it is, so the live classes' slopes alone add
+ * to the same bits. */
 static double all_at(level *l, double mu) {
-  double sl = 0, full_mu = INFINITY;
+  double sl = 0, full_mu = INFINITY, low_mu = 0;
   size_t n = 0;
   for (size_t k = 0; k < l->nclass; k++)
     if (l->valued[k]) {
@@ -192,15 +232,18 @@ static double all_at(level *l, double mu) {
       sl += l->gpus[k] * l->ds[k];
       if (mu <= l->mu_one[k])
         full_mu = l->mu_one[k] < full_mu ? l->mu_one[k] : full_mu;
+      else if (mu >= l->mu_low[k])
+        low_mu = l->mu_low[k] > low_mu ? l->mu_low[k] : low_mu;
       else
         l->live[n++] = k;
     }
   l->nlive = n;
   l->full_mu = full_mu;
+  l->low_mu = low_mu;
   return sl;
 }
 
-/* The live classes at level mu <= full_mu (the full ones stand). */
+/* The live classes at level low_mu <= mu <= full_mu (the others stand). */
 static double live_at(level *l, double mu) {
   double sl = 0;
   for (size_t i = 0; i < l->nlive; i++) {
@@ -220,7 +263,7 @@ static double classes_at(level *l, double log_mu) {
   if (!sim_same_bits(log_mu, l->at)) {
     double mu = exp(log_mu);
     l->at = log_mu;
-    if (mu <= l->full_mu) /* the full classes stand: the live ones */
+    if (mu <= l->full_mu && mu >= l->low_mu) /* the others stand */
       return live_at(l, mu);
     return all_at(l, mu);
   }
@@ -287,7 +330,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (12 * n + 12) * sizeof *w->d);
+    w->d = sim_alloc(NULL, (14 * n + 14) * sizeof *w->d);
     w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
@@ -323,6 +366,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->klo = d + 3 * n + 3, l->kwant = d + 4 * n + 4, l->rcap = d + 5 * n + 5;
   l->spare = d + 6 * n + 6, l->rgpus = d + 9 * n + 9;
   l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
+  l->mu_low = d + 12 * n + 12, l->cap_low = d + 13 * n + 13;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->live = w->z + 4 * n + 4;
@@ -364,64 +408,9 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
   l->cap[k] = lo; /* what it stays at unless valued */
   l->ds[k] = 0;
   l->mu_one[k] = 0;
+  l->mu_low[k] = INFINITY;
   slot[i] = w->gen << 32 | (uint64_t)(k + 1);
   return k;
-}
-
-/* Whether two units are alike to the bit in every field the policy
- * reads (all but cls and priority): one run. */
-static bool same_unit(const power_unit *a, const power_unit *b) {
-  uint64_t x = (sim_bits(a->lo) ^ sim_bits(b->lo)) |
-               (sim_bits(a->hi) ^ sim_bits(b->hi)) |
-               (sim_bits(a->demand) ^ sim_bits(b->demand)) |
-               (sim_bits(a->weight) ^ sim_bits(b->weight)) |
-               (sim_bits(a->c) ^ sim_bits(b->c)) |
-               (sim_bits(a->idle) ^ sim_bits(b->idle)) |
-               (sim_bits(a->span) ^ sim_bits(b->span)) |
-               (sim_bits(a->activity) ^ sim_bits(b->activity)) |
-               (sim_bits(a->gamma) ^ sim_bits(b->gamma)) |
-               (sim_bits(a->phi_min) ^ sim_bits(b->phi_min));
-  return x == 0 && a->n == b->n;
-}
-
-bool power_alike(const power_unit *a, const power_unit *b) {
-  return same_unit(a, b);
-}
-
-bool power_alike_ok(const power_unit *units, size_t n, const uint8_t *alike) {
-  for (size_t u = 1; alike != NULL && u < n; u++)
-    if (alike[u] != 0 && !same_unit(&units[u], &units[u - 1]))
-      return false;
-  return true;
-}
-
-/* Units a block at a time: what memcmp compares in one call. */
-#define ALIKE_BLOCK 32
-
-/* How many units from u on (0 < u <= n) are each alike the one before:
- * the first by same_unit (most runs of a group of services are one or
- * two units long: a memcmp call that fails at once, then same_unit over
- * the same bytes, would cost a short run twice), then byte for byte a
- * block at a time (memcmp, in bulk: a long run's units are copies of
- * one, padding and all), unit by unit by same_unit in a block that
- * differs (where a run ends, or units alike but for bytes the policy
- * does not read). */
-static size_t alike_from(const power_unit *units, size_t u, size_t n) {
-  if (u >= n || !same_unit(&units[u], &units[u - 1]))
-    return 0;
-  size_t c = u + 1;
-  while (c < n) {
-    size_t end = n - c < ALIKE_BLOCK ? n : c + ALIKE_BLOCK;
-    if (end - c == ALIKE_BLOCK &&
-        memcmp(&units[c], &units[c - 1], ALIKE_BLOCK * sizeof *units) == 0) {
-      c = end;
-      continue;
-    }
-    for (; c < end; c++)
-      if (!same_unit(&units[c], &units[c - 1]))
-        return c - u;
-  }
-  return c - u;
 }
 
 /* How many units from u on (0 < u <= n) the caller marks alike the one
@@ -456,7 +445,7 @@ static void level_init(level *l, power_memo *memo, double *cap,
   for (size_t u = 0; u < l->n; u += len[nrun++]) {
     first[nrun] = u;
     len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
-                                   : alike_from(l->units, u + 1, l->n));
+                                   : power_alike_from(l->units, u + 1, l->n));
     l->rcls[nrun] = class_of(l, memo->work, u);
     l->rgpus[nrun] = l->units[u].n;
   }

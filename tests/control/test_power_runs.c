@@ -454,6 +454,99 @@ static void light_units_kept_full(void **state) {
   power_memo_clear(&memo);
 }
 
+/* A group held near its floor (the DR cut at the request level's peak):
+ * every unit a class of its own, most of them at lo at every level near
+ * the answer, a few between lo and their top. */
+typedef struct floor_case {
+  const char *name;
+  double act_lo, act_hi; /* the units' activities, spread evenly */
+  double lo;             /* the units' floor (unit()'s 200 W: a clock at
+                          * phi_min is under it; 80 W: above, for most) */
+  double most_clocks;    /* clocks worked out a split, at most, per class */
+} floor_case;
+
+static const floor_case floor_cases[] = {
+    {"light and loaded units", 0.02, 0.9, 200, 4},
+    {"loaded units only", 0.4, 1.0, 200, 4},
+    {"light units only", 0.01, 0.3, 200, 4},
+    {"units whose clocks stop at phi_min above their floor", 0.3, 1.0, 80, 4},
+};
+
+/* Budgets from the floor itself to a tenth above and back, a split each
+ * with the memo carried: every split the unit-by-unit one, and a class
+ * settled at its floor (surely at lo, or its clock at phi_min, at every
+ * level above one tried) not worked out again at the levels above: a few
+ * clocks a class a split, not one an evaluation (before: 9.6 a class). */
+static void floor_units_kept_settled(void **state) {
+  const floor_case *c = *state;
+  enum { N = 400, STEPS = 24 };
+  power_unit *u = calloc(N, sizeof *u);
+  double *cap = calloc(2 * N, sizeof *cap), *want = cap + N;
+  power_memo memo = {.level = NAN};
+  assert_true(u != NULL && cap != NULL);
+  for (size_t k = 0; k < N; k++) {
+    double a = c->act_lo + (c->act_hi - c->act_lo) * (double)((k * 7) % N) / N;
+    u[k] = unit(1 + (uint32_t)(k % 8), a, POWER_INFERENCE, 0.3 + 0.001 * k);
+    u[k].lo = c->lo;
+  }
+  double floor = efficiency_total(u, N, 300);
+  unsigned long clocks = power__clock_evals(), evals = power__level_evals();
+  for (int s = 0; s <= 2 * STEPS; s++) {
+    int i = s <= STEPS ? s : 2 * STEPS - s;
+    double budget = i == 0 ? floor : floor * (1 + ldexp(0.1, -i));
+    double level = split_by_units(u, N, budget, want);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
+      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  double per = (double)(power__clock_evals() - clocks) / (N * (2 * STEPS + 1));
+  if (per > c->most_clocks)
+    fail_msg("%.2f clocks a class a split (%.2f sums a split)", per,
+             (double)(power__level_evals() - evals) / (2 * STEPS + 1));
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+}
+
+/* A group held at its floor (the budget every unit's lo, as the DR cut
+ * gives at the request level's peak), every unit a class of its own,
+ * activities drifting period to period, the memo carried: each period's
+ * search starts from last period's level, where every class is at lo
+ * and the sum flat, some 10^-4 to 10^-2 from the answer. Every split the
+ * unit-by-unit one; at most 11 sums a split: a first step from the flat
+ * start of 2^-12 of the level takes 10.2, one of 1 took 12.2 (Newton's
+ * steps back across the classes' kinks). */
+static void floor_level_drifts(void **state) {
+  (void)state;
+  enum { N = 400, PERIODS = 60 };
+  power_unit *u = calloc(N, sizeof *u);
+  double *cap = calloc(2 * N, sizeof *cap), *want = cap + N;
+  power_memo memo = {.level = NAN};
+  assert_true(u != NULL && cap != NULL);
+  uint64_t seed = 61;
+  for (size_t k = 0; k < N; k++)
+    u[k] = unit(1 + (uint32_t)(k % 8), 0.02 + 0.9 * uniform(&seed),
+                POWER_INFERENCE, 0.2 + 0.8 * uniform(&seed));
+  double floor = efficiency_total(u, N, 300);
+  power_split_efficiency_from(u, N, floor, cap, &memo, NULL);
+  unsigned long evals = power__level_evals();
+  for (int s = 0; s < PERIODS; s++) {
+    for (size_t k = 0; k < N; k++)
+      if (uniform(&seed) < 0.3)
+        u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
+    double level = split_by_units(u, N, floor, want);
+    power_split_efficiency_from(u, N, floor, cap, &memo, NULL);
+    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
+      fail_msg("period %d: level %.17g, bisection %.17g", s, memo.level, level);
+  }
+  double per = (double)(power__level_evals() - evals) / PERIODS;
+  if (per > 11)
+    fail_msg("%.2f sums a split", per);
+  power_memo_clear(&memo);
+  free(u);
+  free(cap);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
@@ -465,5 +558,7 @@ int main(void) {
   TEST_ADD(tests, n, caps_out_every_run_length);
   TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
+  TEST_ROWS(tests, n, floor_units_kept_settled, floor_cases);
+  TEST_ADD(tests, n, floor_level_drifts);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }
