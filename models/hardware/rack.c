@@ -455,8 +455,10 @@ double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
   return rack__phi_at(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
 }
 
-double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
-                    gpu_load l) {
+/* rack__phi_at, in line in rack__run_phi_remember (at the request level's
+ * peak nearly every replica's clock; the call passed l through memory). */
+static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
+                                 gpu_load l) {
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
   uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
@@ -474,6 +476,11 @@ double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
                          gpu_load_clock_under_cap(f->types[type], cap, l),
                          type};
   return m->phi;
+}
+
+double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
+                    gpu_load l) {
+  return phi_memo_at(f, type, cap, l);
 }
 
 /* sum + phi added n times, in order. From 0 (+0) the answer depends on
@@ -571,7 +578,7 @@ double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
   gpu_load l = rack_run_load(f, q);
   double cap = rack_run_cap_w(f, q, rack);
   *last =
-      (rack_phi_last){cap, l.sm, l.mem, l.busy, rack__phi_at(f, t, cap, l), t};
+      (rack_phi_last){cap, l.sm, l.mem, l.busy, phi_memo_at(f, t, cap, l), t};
   return last->phi;
 }
 
