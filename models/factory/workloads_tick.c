@@ -472,6 +472,32 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
   phi[k] = p;
 }
 
+/* hits_seq's stretches from k on and each replica between them solved
+ * at once, while last stays below every rack's thermal cap (the test
+ * work__replica_phis makes after a replica): a replica unlike last in
+ * its load or its run's cap is one replica_phi would solve (the racks
+ * alike, its run's held cap is unlike last's too), so it is, with no
+ * call to hits_seq for a stretch of none. At the request level's peak
+ * nearly every replica is unlike the one before. */
+static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
+                         rack_phi_last *last, double *phi, racks_alike a) {
+  const double *cap = fl->run_cap_w + r->runs[0];
+  const gpu_load *load = r->load;
+  while (k < r->n) {
+    gpu_load l = {last->sm, last->mem, last->busy};
+    if (same_load(&l, &load[k]) && sim_same_bits(last->cap, cap[k])) {
+      k = hits_seq(fl, r, k, last, phi);
+      continue;
+    }
+    assert(r->type[k] == a.type && r->runs[k] == r->runs[0] + k);
+    rack__run_phi_remember(fl, r->runs[0] + k, r->rack[k], last);
+    phi[k++] = min_of(1, last->phi);
+    if (!(last->type == a.type && a.thermal > last->cap))
+      break;
+  }
+  return k;
+}
+
 /* The replicas' clocks, one after another from last (replica_phi). The
  * loads r->load when given (then compared once a replica), else each
  * run's in the fleet (the first period after the runs are made, before
@@ -480,8 +506,8 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
  * service's replicas in one state share load and cap) goes through
  * hits_from; where every replica is one run, through hits_plain when
  * every rack is of last's type with its thermal cap above last's cap
- * (racks_alike, once a call; hits_seq where the runs are in order,
- * r->seq), else hits_one. */
+ * (racks_alike, once a call; seq_from where the runs are in order,
+ * r->seq: hits_seq's stretches and the misses between), else hits_one. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
   bool held = r->load != NULL;
@@ -497,7 +523,7 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
       k = hits_from(fl, r, k + 1, last, phi);
     else if (a.type != RACK_PHI_NONE && last->type == a.type &&
              a.thermal > last->cap)
-      k = r->seq ? hits_seq(fl, r, k + 1, last, phi)
+      k = r->seq ? seq_from(fl, r, k + 1, last, phi, a)
                  : hits_plain(fl, r, k + 1, last, phi);
     else
       k = hits_one(fl, r, k + 1, last, phi);

@@ -228,23 +228,6 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
   }
 }
 
-/* The start of GSL's Brent step: the bracket [b, c] made to hold the
- * root with b the better end. True where c was set from a or swapped
- * with b (GSL's ac_equal). */
-static inline bool brent_orient(brent *t) {
-  bool ac_equal = false;
-  if (same_sign(t->fb, t->fc)) {
-    ac_equal = true;
-    t->c = t->a, t->fc = t->fa, t->d = t->e = t->b - t->a;
-  }
-  if (fabs(t->fc) < fabs(t->fb)) {
-    ac_equal = true;
-    t->a = t->b, t->b = t->c, t->c = t->a;
-    t->fa = t->fb, t->fb = t->fc, t->fc = t->fa;
-  }
-  return ac_equal;
-}
-
 /* x^2.5 in line in the cap's solve (pow.h's sim_pow25_fma, sim_pow's
  * bits where the CPU has fma): a call there saved and restored the
  * solver's state (every xmm register is the caller's) and went through
@@ -267,42 +250,62 @@ residual_fma(const cap_problem *p, double phi) {
 #endif
 
 /* The solve's loop (solve_cap) on the residual f, in line in each of its
- * two callers: f a constant there, called directly and put in line. */
+ * two callers: f a constant there, called directly and put in line.
+ * GSL's iteration turned about: a step's interval test needs the sign
+ * test the next step's orientation opens with (c set from a where fb
+ * and fc agree), and the bracket the test reads, [b, c] then, is the
+ * same after the swap that may follow. So each turn orients, tests the
+ * step before and steps: one sign test a step, the state in locals.
+ * The same operations on the same values, the same answers. */
 static inline __attribute__((always_inline)) double
-brent_loop(const cap_problem *p, brent s, double lo,
+brent_loop(const cap_problem *p, double lo, double hi, double fa, double fb,
            double (*f)(const cap_problem *, double)) {
-  double phi = lo;
-  for (int i = 0; i < 100; i++) {
-    brent t = s;
-    bool ac_equal = brent_orient(&t);
-    double tol = 0.5 * DBL_EPSILON * fabs(t.b), m = 0.5 * (t.c - t.b);
-    if (t.fb == 0 || fabs(m) <= tol) /* converged: the state stays */
-      return t.fb == 0 || t.b < t.c ? t.b : t.c;
+  double a = lo, b = hi, c = hi, d = hi - lo, e = hi - lo, fc = fb, phi = lo;
+  for (int i = 0;; i++) {
+    bool ac_equal = false;
+    if (same_sign(fb, fc)) {
+      ac_equal = true;
+      c = a, fc = fa, d = e = b - a;
+    }
+    if (i > 0) { /* the last step's lower end and interval test */
+      double up = b < c ? c : b;
+      phi = b < c ? b : c;
+      /* converged's answer where phi > 0 (so up too): |up - phi| is
+       * up - phi and the smaller magnitude phi */
+      if ((phi > 0 ? up - phi < 1e-12 * phi : converged(phi, up)) || i == 100)
+        return phi;
+    }
+    if (fabs(fc) < fabs(fb)) {
+      ac_equal = true;
+      a = b, b = c, c = a;
+      fa = fb, fb = fc, fc = fa;
+    }
+    double tol = 0.5 * DBL_EPSILON * fabs(b), m = 0.5 * (c - b);
+    if (fb == 0 || fabs(m) <= tol) /* converged: the state stays */
+      return fb == 0 || b < c ? b : c;
+    brent t = {a, b, c, d, e, fa, fb, fc};
     brent_step(&t, tol, m, ac_equal);
-    t.a = t.b, t.fa = t.fb;
-    t.b += fabs(t.d) > tol ? t.d : m > 0 ? +tol : -tol;
-    t.fb = f(p, t.b);
-    if (!isfinite(t.fb))
+    d = t.d, e = t.e;
+    a = b, fa = fb;
+    double next = b + (fabs(d) > tol ? d : m > 0 ? +tol : -tol);
+    double f_next = f(p, next);
+    if (!isfinite(f_next))
       return phi;
-    s = t;
-    double c = same_sign(t.fb, t.fc) ? t.a : t.c;
-    phi = t.b < c ? t.b : c;
-    if (converged(phi, t.b < c ? c : t.b))
-      return phi;
+    b = next, fb = f_next;
   }
-  return phi;
 }
 
-static double brent_any(const cap_problem *p, brent s, double lo) {
-  return brent_loop(p, s, lo, cap_residual);
+static double brent_any(const cap_problem *p, double lo, double hi, double fa,
+                        double fb) {
+  return brent_loop(p, lo, hi, fa, fb, cap_residual);
 }
 
 #ifdef GPU_SOLVE_FMA
 /* With no contraction (ISO C's -ffp-contract=off) the only fma
  * instructions here are sim_pow25_fma's. */
-__attribute__((target("fma"))) static double brent_fma(const cap_problem *p,
-                                                       brent s, double lo) {
-  return brent_loop(p, s, lo, residual_fma);
+__attribute__((target("fma"))) static double
+brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
+  return brent_loop(p, lo, hi, fa, fb, residual_fma);
 }
 #endif
 
@@ -321,24 +324,23 @@ __attribute__((target("fma"))) static double brent_fma(const cap_problem *p,
  * every later iteration would find the same bracket: its lower end is
  * the answer whatever the interval test says. A power law of gamma 2.5
  * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
-static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
-                        double p_hi) {
-  brent s = {.a = lo,
-             .b = hi,
-             .c = hi,
-             .d = hi - lo,
-             .e = hi - lo,
-             .fa = p_lo - p->cap_w,
-             .fb = p_hi - p->cap_w};
-  if (lo > hi || !isfinite(s.fa) || !isfinite(s.fb) || same_sign(s.fa, s.fb))
-    return lo;
-  s.fc = s.fb;
+/* Brent's loop for p's residual: in line, x^2.5 with it, where it can. */
+static inline double brent_of(const cap_problem *p, double lo, double hi,
+                              double fa, double fb) {
 #ifdef GPU_SOLVE_FMA
   const gpu_spec *g = p->t.g;
   if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma"))
-    return brent_fma(p, s, lo);
+    return brent_fma(p, lo, hi, fa, fb);
 #endif
-  return brent_any(p, s, lo);
+  return brent_any(p, lo, hi, fa, fb);
+}
+
+static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
+                        double p_hi) {
+  double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
+  if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
+    return lo;
+  return brent_of(p, lo, hi, fa, fb);
 }
 
 /* Above the knee only the core domain follows the clock: for the power
@@ -399,6 +401,10 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
     return e->phi_min;
   if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
     return solve_above_knee(&p, e->knee, p_knee, p_1);
+  /* the cap strictly inside (no NaN): solve_cap's checks would pass */
+  double fa = p_min - cap_w, fb = p_knee - cap_w;
+  if (p_min < cap_w && cap_w < p_knee && isfinite(fa) && isfinite(fb))
+    return brent_of(&p, e->phi_min, e->knee, fa, fb);
   return solve_cap(&p, e->phi_min, e->knee, p_min, p_knee);
 }
 
