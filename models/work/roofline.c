@@ -417,6 +417,87 @@ void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
   step_from(r, &w, at, full, out);
 }
 
+/* b's and k's terms into *a (rl_batch_at): step_parts's and step_load's
+ * products on step_work_at's copies of b's, so the same bits. */
+static void batch_at_of(const rl_replica *r, const rl_batch *b,
+                        const rl_clock *k, rl_batch_at *a) {
+  rl_step s;
+  a->batch = b->key;
+  a->phi = k->key;
+  s.t_weights = b->crit / k->bw_weights;
+  s.t_gemm = b->gemm / k->rate;
+  a->t_weights = s.t_weights;
+  a->t_gemm = s.t_gemm;
+  a->t_dequant = dequant_s(&s, b->crit / k->bw_engine);
+  a->t_fixed = b->fixed * k->fixed;
+  a->t_wg = rl_fmax(a->t_weights, a->t_gemm);
+  a->fixed_sm = r->cfg.act_fixed * a->t_fixed;
+  a->fixed_off = (1 - r->cfg.act_fixed) * a->t_fixed;
+}
+
+/* *a for b at k, worked out again only when its keys are not theirs. */
+static const rl_batch_at *batch_at(const rl_replica *r, const rl_batch *b,
+                                   const rl_clock *k, rl_batch_at *a) {
+  if (a->batch != b->key || a->phi != k->key)
+    batch_at_of(r, b, k, a);
+  return a;
+}
+
+/* step_parts at a context from the kept terms a: what depends on the
+ * context (the KV's bytes and time, the attention's) and the sums. */
+static void step_parts_kept(const rl_batch *b, const rl_batch_at *a,
+                            double context, const rl_clock *k, rl_step *out) {
+  double rate = k->rate;
+  double kv = b->batch * context * b->kv_token;
+  out->bytes = b->weights + kv;
+  out->t_weights = a->t_weights;
+  out->t_kv = kv / k->bw_engine;
+  out->t_gemm = a->t_gemm;
+  out->t_dequant = a->t_dequant;
+  out->t_attn = b->attn_token * context / rate;
+  out->flops = (out->t_gemm + out->t_attn) * rate;
+  out->t_mem = out->t_weights + out->t_kv;
+  out->t_comp = out->t_gemm + out->t_attn;
+  out->t_tp = b->t_tp;
+  out->t_fixed = a->t_fixed;
+  out->t = a->t_wg + rl_fmax(out->t_kv, out->t_attn) + out->t_tp + a->t_fixed;
+}
+
+/* step_load with a's shares of the fixed costs. */
+static gpu_load step_load_kept(const rl_replica *r, const rl_batch_at *a,
+                               const rl_step *s) {
+  double bw = r->tp * r->gpu->bandwidth_bps;
+  double sm = (s->t_comp + s->t_dequant + a->fixed_sm) / s->t;
+  double busy = 1 - a->fixed_off / s->t;
+  return (gpu_load){rl_fmin(1, sm), rl_fmin(1, s->bytes / (bw * s->t)), busy};
+}
+
+void rl_decode_step_kept(const rl_replica *r, const rl_batch *b,
+                         double context, const rl_clock *at,
+                         const rl_clock *full, rl_batch_at *kat,
+                         rl_batch_at *kfull, rl_step *out) {
+  const rl_batch_at *a = batch_at(r, b, at, kat);
+  step_parts_kept(b, a, context, at, out);
+  if (at->phi == 1) {
+    out->load = step_load_kept(r, a, out);
+    return;
+  }
+  rl_step s1;
+  a = batch_at(r, b, full, kfull);
+  step_parts_kept(b, a, context, full, &s1);
+  out->load = step_load_kept(r, a, &s1);
+}
+
+double rl_decode_step_kept_s(const rl_replica *r, const rl_batch *b,
+                             double context, const rl_clock *at,
+                             rl_batch_at *kat) {
+  const rl_batch_at *a = batch_at(r, b, at, kat);
+  double kv = b->batch * context * b->kv_token;
+  double t_kv = kv / at->bw_engine;
+  double t_attn = b->attn_token * context / at->rate;
+  return a->t_wg + rl_fmax(t_kv, t_attn) + b->t_tp + a->t_fixed;
+}
+
 double rl_decode_step_batch_s(const rl_batch *b, double context,
                               const rl_clock *at) {
   step_work w;
