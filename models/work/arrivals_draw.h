@@ -21,15 +21,13 @@ typedef struct arr_taus {
   unsigned long s1, s2, s3;
 } arr_taus;
 
-/* taus2's step, modulo 2^32 (unsigned long may be wider). The state's
- * words are below 2^32 (rng.c's, and GSL's own seeding), so its masks
- * are 32-bit arithmetic on the word's low half: the same word, six
- * operations where the masks took eight. The state stays in its own
- * unsigned long words (a version storing uint32_t cost more: its stores). */
+/* taus2's step, modulo 2^32 (unsigned long may be wider). Worked on the
+ * state's own words: a version in uint32_t, without the masks, cost more
+ * (its stores). */
 static inline unsigned long arr_taus_word(unsigned long s, int a, int b,
-                                          uint32_t c, int d) {
-  uint32_t x = (uint32_t)s;
-  return (uint32_t)(((x & c) << d) ^ (((x << a) ^ x) >> b));
+                                          unsigned long c, int d) {
+  const unsigned long m = 0xffffffffUL;
+  return (((s & c) << d) & m) ^ ((((s << a) & m) ^ s) >> b);
 }
 
 /* gsl_rng_uniform: [0, 1). */
