@@ -49,7 +49,6 @@ typedef struct replica {
   double phi;
   rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
   rl_batch bat;     /* ... and at the batch's size (key 0: none yet) */
-  rl_batch_at kat, kfull; /* ... at both: phi's, full clock's (key 0: none) */
   double clock_s;   /* the state below is exact at this time */
   double v;         /* virtual time: tokens each decoding request gained */
   double ctx_base;  /* sum over the heap of prompt + 1 - join_v */

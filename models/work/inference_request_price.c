@@ -40,16 +40,15 @@ void inf__price_prefill(inf_service *s, replica *r) {
 
 /* The decode step at the batch's mean context now; the clock's terms are
  * the same between the replica's clock changes, the batch's between its
- * size's (most replicas of bench-10k decode one request at a time), and
- * the terms of both (r->kat, r->kfull) between changes of either. */
+ * size's (most replicas of bench-10k decode one request at a time). */
 void inf__price_decode(inf_service *s, replica *r) {
   rl_step st;
   double b = r->nheap;
   if (r->bat.key != b)
     rl_batch_of(&s->proto, b, &r->bat);
-  rl_decode_step_kept(&s->proto, &r->bat, r->ctx_base / b + r->v,
-                      clock_at(s, &r->clk, r->phi),
-                      clock_at(s, &s->full_clk, 1), &r->kat, &r->kfull, &st);
+  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
+                       clock_at(s, &r->clk, r->phi),
+                       clock_at(s, &s->full_clk, 1), &st);
   r->t_step = st.t;
   r->load = st.load;
   r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
@@ -96,11 +95,8 @@ double inf__after_prefill(inf_service *s, replica *r) {
   double b, ctx, tag;
   if (!joined(s, r, &b, &ctx, &tag))
     return r->next_s;
-  /* b's terms kept in r->bat and r->kat for price_decode at that end */
-  if (r->bat.key != b)
-    rl_batch_of(&s->proto, b, &r->bat);
-  double t = rl_decode_step_kept_s(&s->proto, &r->bat, ctx / b + r->v,
-                                   clock_at(s, &r->clk, r->phi), &r->kat);
+  /* b's terms kept in r->bat for price_decode at that end */
+  double t = step_s(s, &r->bat, b, ctx, r->v, clock_at(s, &r->clk, r->phi));
   return r->next_s + (tag - r->v) * t;
 }
 

@@ -351,35 +351,6 @@ void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
 double rl_decode_step_batch_s(const rl_batch *b, double context,
                               const rl_clock *at);
 
-/* The terms of a decode step that depend on its batch's size and its
- * clock alone (rl_batch_of's and rl_clock_of's products in the order
- * rl_decode_step_batch takes them): a replica keeps one at its clock and
- * one at full between changes of its batch's size or its clock, where a
- * step at a new context costs two divisions and the load's. The keys are
- * the rl_batch's and rl_clock's (zeroed: none, since a decoding batch is
- * > 0); equal keys are the same terms, a replica's service's proto being
- * one. */
-typedef struct rl_batch_at {
-  double batch, phi;          /* keys: rl_batch.key, rl_clock.key */
-  double t_weights, t_gemm;   /* s */
-  double t_dequant, t_fixed;  /* s */
-  double t_wg;                /* the larger of t_weights and t_gemm */
-  double fixed_sm, fixed_off; /* t_fixed's shares: act_fixed's, the rest */
-} rl_batch_at;
-
-/* rl_decode_step_batch's step, bit for bit, with *kat (at at) and *kfull
- * (at full; read only when at->phi is not 1) worked out again only when
- * their keys are not b's and the clock's. */
-void rl_decode_step_kept(const rl_replica *r, const rl_batch *b,
-                         double context, const rl_clock *at,
-                         const rl_clock *full, rl_batch_at *kat,
-                         rl_batch_at *kfull, rl_step *out);
-
-/* rl_decode_step_batch_s's time, bit for bit, with *kat kept as above. */
-double rl_decode_step_kept_s(const rl_replica *r, const rl_batch *b,
-                             double context, const rl_clock *at,
-                             rl_batch_at *kat);
-
 /* Decode step time, s: rl_decode_step's t. */
 double rl_decode_step_s(const rl_replica *r, double batch, double context,
                         double phi);

@@ -146,46 +146,6 @@ static void a_step_at_a_kept_batch_is_the_same_step(void **state) {
   }
 }
 
-/* One step through a replica's kept terms against rl_decode_step_batch's
- * step and time on the same batch and clocks. */
-static void check_kept(const rl_replica *r, const rl_batch *b, double ctx,
-                       const rl_clock *at, const rl_clock *full,
-                       rl_batch_at *kat, rl_batch_at *kfull) {
-  rl_step got, want;
-  rl_decode_step_batch(r, b, ctx, at, full, &want);
-  rl_decode_step_kept(r, b, ctx, at, full, kat, kfull, &got);
-  assert_memory_equal(&got, &want, sizeof got);
-  same_bits(rl_decode_step_kept_s(r, b, ctx, at, kat), want.t, "kept t");
-}
-
-/* The terms of a batch at a clock kept (rl_decode_step_kept, as a
- * request-level replica keeps them while neither its batch's size nor its
- * clock changes) give rl_decode_step_batch's step and time, bit for bit,
- * whichever of the two changes from one step to the next: the clocks
- * within a batch, the batches within a clock, and back (a kept term
- * read under another batch or clock fails here). */
-static void a_step_at_kept_terms_is_the_same_step(void **state) {
-  const clock_row *row = *state;
-  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
-  static const double phis[] = {1, 0.93, 0.5, 0.01};
-  static const double batches[] = {1, 7, 64, 300}, ctxs[] = {0, 100, 3000.5};
-  enum { NP = sizeof phis / sizeof *phis, NB = sizeof batches / sizeof *batches };
-  rl_clock full, at[NP];
-  rl_batch b[NB];
-  rl_clock_of(&r, 1, &full);
-  for (size_t i = 0; i < NP; i++)
-    rl_clock_of(&r, phis[i], &at[i]);
-  for (size_t j = 0; j < NB; j++)
-    rl_batch_of(&r, batches[j], &b[j]);
-  rl_batch_at kat = {0}, kfull = {0};
-  for (size_t pass = 0; pass < 2; pass++)
-    for (size_t x = 0; x < NP * NB; x++) {
-      size_t i = pass ? x / NB : x % NP, j = pass ? x % NB : x / NP;
-      for (size_t k = 0; k < sizeof ctxs / sizeof *ctxs; k++)
-        check_kept(&r, &b[j], ctxs[k], &at[i], &full, &kat, &kfull);
-    }
-}
-
 /* A prefill at clocks worked out once (rl_prefill_at) is rl_prefill's,
  * bit for bit, time and load, down to the GPU's floor and below it. */
 static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
@@ -231,13 +191,12 @@ static void fmax_and_fmin_are_libm_s(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[20];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
   TEST_ROWS(tests, n, a_step_at_kept_clocks_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
   TEST_ROWS(tests, n, a_step_at_a_kept_batch_is_the_same_step, rows);
-  TEST_ROWS(tests, n, a_step_at_kept_terms_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_at_kept_clocks_is_the_same_prefill, rows);
   TEST_ADD(tests, n, fmax_and_fmin_are_libm_s);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
