@@ -62,6 +62,11 @@ double inf__hist_quantile(const histogram *h, double q) {
 
 int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
                        double tpot) {
+  if (iv->n < iv->cap) { /* room: every push but the growths */
+    iv->ttft[iv->n] = ttft;
+    iv->tpot[iv->n++] = tpot;
+    return SIM_OK;
+  }
   /* Parallel arrays: one growth each, on copies of the capacity. */
   size_t cap_a = iv->cap, cap_b = iv->cap;
   if (sim_vec_reserve(a, &iv->ttft, &cap_a, iv->n + 1, sizeof *iv->ttft) !=

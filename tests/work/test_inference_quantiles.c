@@ -135,11 +135,48 @@ static void no_values_no_quantiles(void **state) {
   assert_true(isnan(p50) && isnan(p99));
 }
 
+/* The interval's buffers (inf__interval_push) keep every TTFT and TPOT
+ * in order across their growths, a push into room allocating nothing;
+ * a growth that fails answers SIM_ENOMEM and keeps what was there. */
+static void interval_pushes_keep_every_value(void **state) {
+  (void)state;
+  static const long fail_at[] = {0, 1, 2, 5};
+  for (size_t f = 0; f < sizeof fail_at / sizeof *fail_at; f++) {
+    test_alloc t;
+    test_alloc_init(&t, fail_at[f]);
+    interval iv = {0};
+    size_t n = 0;
+    for (size_t i = 0; i < 1000; i++) {
+      long calls = t.calls;
+      size_t cap = iv.cap;
+      int rc = inf__interval_push(&t.hook, &iv, (double)i, -(double)i);
+      if (rc != SIM_OK) {
+        assert_int_equal(rc, SIM_ENOMEM);
+        assert_int_equal(iv.n, n);
+        break;
+      }
+      assert_int_equal(iv.n, ++n);
+      if (i < cap)
+        assert_int_equal(t.calls, calls);
+    }
+    for (size_t i = 0; i < n; i++) {
+      assert_true(iv.ttft[i] == (double)i);
+      assert_true(iv.tpot[i] == -(double)i);
+    }
+    if (fail_at[f] == 0)
+      assert_int_equal(n, 1000);
+    sim_free(&t.hook, iv.ttft);
+    sim_free(&t.hook, iv.tpot);
+    assert_int_equal(t.live, 0);
+  }
+}
+
 int main(void) {
-  struct CMUnitTest tests[12];
+  struct CMUnitTest tests[13];
   size_t n = 0;
   TEST_ROWS(tests, n, quantiles_match_sorting, rows);
   TEST_ADD(tests, n, odd_values_keep_gsl_s_selection);
   TEST_ADD(tests, n, no_values_no_quantiles);
+  TEST_ADD(tests, n, interval_pushes_keep_every_value);
   return _cmocka_run_group_tests("inference_quantiles", tests, n, NULL, NULL);
 }
