@@ -292,12 +292,6 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   }
 }
 
-/* The fill's chunk (CONTROL_UNITS_CHUNK): with 1,024 units a chunk (106
- * KB) the refresh read them back from the second-level cache, 4,400
- * misses of the first a tick of bench-10k fluid more (callgrind's cache
- * model). */
-#define MARK_CHUNK CONTROL_UNITS_CHUNK
-
 /* The units' worth asked of the fill (fill->fn with fill->ctx) from
  * fill->filled on, a chunk a call, until units up to need are filled
  * (the chunks are the same wherever they are asked from). */
@@ -309,8 +303,9 @@ typedef struct unit_fill {
 
 static void fill_to(control_units *cu, unit_fill *f, size_t need) {
   size_t j = f->filled;
-  for (; j < need; j = j + MARK_CHUNK < cu->n ? j + MARK_CHUNK : cu->n) {
-    size_t e = cu->n - j < MARK_CHUNK ? cu->n : j + MARK_CHUNK;
+  const size_t chunk = CONTROL_UNITS_CHUNK;
+  for (; j < need; j = j + chunk < cu->n ? j + chunk : cu->n) {
+    size_t e = cu->n - j < chunk ? cu->n : j + chunk;
     f->fn(f->ctx, cu->key + j, e - j, cu->u + j);
   }
   f->filled = j;

@@ -324,23 +324,17 @@ brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
  * every later iteration would find the same bracket: its lower end is
  * the answer whatever the interval test says. A power law of gamma 2.5
  * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
-/* Brent's loop for p's residual: in line, x^2.5 with it, where it can. */
-static inline double brent_of(const cap_problem *p, double lo, double hi,
-                              double fa, double fb) {
+static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
+                        double p_hi) {
+  double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
+  if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
+    return lo;
 #ifdef GPU_SOLVE_FMA
   const gpu_spec *g = p->t.g;
   if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma"))
     return brent_fma(p, lo, hi, fa, fb);
 #endif
   return brent_any(p, lo, hi, fa, fb);
-}
-
-static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
-                        double p_hi) {
-  double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
-  if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
-    return lo;
-  return brent_of(p, lo, hi, fa, fb);
 }
 
 /* Above the knee only the core domain follows the clock: for the power
@@ -401,10 +395,6 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
     return e->phi_min;
   if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
     return solve_above_knee(&p, e->knee, p_knee, p_1);
-  /* the cap strictly inside (no NaN): solve_cap's checks would pass */
-  double fa = p_min - cap_w, fb = p_knee - cap_w;
-  if (p_min < cap_w && cap_w < p_knee && isfinite(fa) && isfinite(fb))
-    return brent_of(&p, e->phi_min, e->knee, fa, fb);
   return solve_cap(&p, e->phi_min, e->knee, p_min, p_knee);
 }
 
