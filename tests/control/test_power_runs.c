@@ -187,6 +187,19 @@ static double split_by_units(const power_unit *u, size_t n, double budget,
   return level;
 }
 
+/* The memo's split of budget over n units (caps in cap, want n more
+ * doubles) held to the unit-by-unit one, level and caps to the bit;
+ * step names the split in the failure. */
+static void split_is_by_units(const power_unit *u, size_t n, double budget,
+                              double *cap, double *want, power_memo *memo,
+                              int step) {
+  double level = split_by_units(u, n, budget, want);
+  power_split_efficiency_from(u, n, budget, cap, memo, NULL);
+  if (memo->level != level || memcmp(cap, want, n * sizeof *cap) != 0)
+    fail_msg("split %d: level %.17g, bisection %.17g", step, memo->level,
+             level);
+}
+
 #define MAXR 1200
 
 /* Fleets of long runs, some over a thousand units: every split, fresh and
@@ -400,10 +413,7 @@ static void three_long_runs_drifting(void **state) {
     double r = uniform(&seed);
     x += s % 9 == 8 ? 0.1 * (r - 0.5) : ldexp(r - 0.5, -20 - 2 * (s % 11));
     double budget = lo + x * (hi - lo);
-    double level = split_by_units(u, N, budget, want);
-    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
-    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
-      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+    split_is_by_units(u, N, budget, cap, want, &memo, s);
   }
   power_memo_clear(&memo);
   free(u);
@@ -446,10 +456,7 @@ static void light_units_kept_full(void **state) {
   for (int s = 0; s <= 2 * STEPS; s++) {
     double x = (double)(s <= STEPS ? s : 2 * STEPS - s) / STEPS;
     double budget = lo + x * x * (hi - lo);
-    double level = split_by_units(u, N, budget, want);
-    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
-    if (memo.level != level || memcmp(cap, want, sizeof cap) != 0)
-      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+    split_is_by_units(u, N, budget, cap, want, &memo, s);
   }
   power_memo_clear(&memo);
 }
@@ -494,10 +501,7 @@ static void floor_units_kept_settled(void **state) {
   for (int s = 0; s <= 2 * STEPS; s++) {
     int i = s <= STEPS ? s : 2 * STEPS - s;
     double budget = i == 0 ? floor : floor * (1 + ldexp(0.1, -i));
-    double level = split_by_units(u, N, budget, want);
-    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
-    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
-      fail_msg("step %d: level %.17g, bisection %.17g", s, memo.level, level);
+    split_is_by_units(u, N, budget, cap, want, &memo, s);
   }
   double per = (double)(power__clock_evals() - clocks) / (N * (2 * STEPS + 1));
   if (per > c->most_clocks)
@@ -534,10 +538,7 @@ static void floor_level_drifts(void **state) {
     for (size_t k = 0; k < N; k++)
       if (uniform(&seed) < 0.3)
         u[k].activity = fmin(1, u[k].activity * (0.97 + 0.06 * uniform(&seed)));
-    double level = split_by_units(u, N, floor, want);
-    power_split_efficiency_from(u, N, floor, cap, &memo, NULL);
-    if (memo.level != level || memcmp(cap, want, N * sizeof *cap) != 0)
-      fail_msg("period %d: level %.17g, bisection %.17g", s, memo.level, level);
+    split_is_by_units(u, N, floor, cap, want, &memo, s);
   }
   double per = (double)(power__level_evals() - evals) / PERIODS;
   if (per > 11)
