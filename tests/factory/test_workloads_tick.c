@@ -26,6 +26,17 @@ enum { MAX_REPS = 600 };
 
 static double uniform(void) { return (double)rand() / RAND_MAX; }
 
+/* A load drawn field by field, busy mostly 1: an initializer list's
+ * evaluations are unspecified in order, and the draws are to be the same
+ * whatever the compiler. */
+static gpu_load drawn_load(void) {
+  gpu_load l;
+  l.sm = uniform();
+  l.mem = uniform();
+  l.busy = rand() % 4 ? 1 : uniform();
+  return l;
+}
+
 /* A fleet with units of groups of 4 racks: B200 then GB200 (so a
  * replica laid across them has runs of two types), or types a, b and c
  * (c NULL: two groups). */
@@ -72,7 +83,7 @@ static uint32_t lay_out(rack_fleet *f, uint32_t *size, gpu_load *load) {
     if (at + n > f->n)
       break;
     if (rand() % 3 != 0) /* else as the replica before */
-      l = (gpu_load){uniform(), uniform(), rand() % 4 ? 1 : uniform()};
+      l = drawn_load();
     if (rand() % 3 != 0)
       cap = some_cap(f, at);
     for (uint32_t i = at; i < at + n; i++) {
@@ -101,7 +112,7 @@ static uint32_t lay_out_one(rack_fleet *f, uint32_t *size, gpu_load *load,
     uint32_t n = 1 + (uint32_t)(rand() % 8), room = 72 - at % 72;
     n = n < room ? n : room;
     if (rand() % odds == 0) /* else as the replica before */
-      l = (gpu_load){uniform(), uniform(), rand() % 4 ? 1 : uniform()};
+      l = drawn_load();
     if (rand() % odds == 0)
       cap = some_cap(f, at);
     for (uint32_t i = at; i < at + n; i++) {

@@ -19,6 +19,17 @@ static double draw(uint64_t *s) {
   return (double)(*s >> 11) / 9007199254740992.0;
 }
 
+/* A load drawn field by field: an initializer list's evaluations are
+ * unspecified in order, and the draws are to be the same whatever the
+ * compiler. */
+static gpu_load draw_load(uint64_t *s) {
+  gpu_load l;
+  l.sm = draw(s);
+  l.mem = draw(s);
+  l.busy = draw(s);
+  return l;
+}
+
 /* The cap's solve keeps phi_min's and the knee's powers in the type's
  * memo (cap_ends): a copy of a type with another gamma, knee or lowest
  * clock shares the memo, and each still gets the clock a copy without a
@@ -47,7 +58,7 @@ static void cap_ends_follow_the_type(void **state) {
       const gpu_spec *h = i % 2 ? &other : &cats.gpu.gpus[t];
       gpu_spec bare = *h;
       bare.pow_memo = NULL;
-      gpu_load l = {draw(&s), draw(&s), draw(&s)};
+      gpu_load l = draw_load(&s);
       double cap = h->idle_w + (h->tdp_w - h->idle_w) * draw(&s);
       double want = gpu_load_clock_under_cap(&bare, cap, l);
       double got = gpu_load_clock_under_cap(h, cap, l);
@@ -90,7 +101,7 @@ static void fma_solve_is_gsls(void **state) {
     double phi_min = gpu_phi_min(g), knee = fmax(phi_min, fmin(1, g->knee));
     int inside = 0;
     for (int i = 0; i < 20000; i++) {
-      gpu_load l = {draw(&s), draw(&s), draw(&s)};
+      gpu_load l = draw_load(&s);
       double lo = gpu_load_power(g, phi_min, l);
       double span = gpu_load_power(g, knee, l) - lo;
       double cap = lo + span * (row->lo + (row->hi - row->lo) * draw(&s));

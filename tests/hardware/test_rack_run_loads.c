@@ -86,7 +86,11 @@ static void start(rack_fleet *f, rack_fleet *ref, const loads_case *c,
 static bool drive_runs(rack_fleet *f, rack_fleet *ref, unsigned *seed) {
   bool lag = false;
   for (uint32_t q = 0; q < f->nruns; q++) {
-    gpu_load l = {uniform(seed), uniform(seed), uniform(seed)};
+    gpu_load l;
+    l.sm = uniform(seed); /* one draw a statement: an initializer
+                              list's order is unspecified */
+    l.mem = uniform(seed);
+    l.busy = uniform(seed);
     rack_set_run_load(f, q, l);
     uint32_t i = f->run_first[q];
     lag = lag || f->activity[i] != l.sm;
@@ -171,7 +175,11 @@ static void gpu_writes_set_the_runs(void **state) {
   rack_fleet *f = d.f, *ref = d.ref;
   rack_fleet_gpu_loads(f);
   for (uint32_t q = 0; q < f->nruns; q += 2) { /* every other run */
-    gpu_load l = {uniform(&d.seed), uniform(&d.seed), uniform(&d.seed)};
+    gpu_load l;
+    l.sm = uniform(&d.seed); /* one draw a statement: an initializer
+                              list's order is unspecified */
+    l.mem = uniform(&d.seed);
+    l.busy = uniform(&d.seed);
     for (uint32_t j = f->run_first[q]; j < f->run_first[q] + f->run_len[q];
          j++) {
       rack_set_load(f, j, l);

@@ -49,8 +49,10 @@ static void write_state(rack_fleet *f, const uint32_t *key, unsigned *seed) {
     for (uint32_t i = f->first[r]; i < end; i++) {
       bool head = i == f->first[r] || key[i] != key[i - 1];
       if (head && key[i] != 0) {
-        l = (gpu_load){rack_fixture_uniform(seed), rack_fixture_uniform(seed),
-                       rack_fixture_uniform(seed)};
+        /* one draw a statement: an initializer list's order is unspecified */
+        l.sm = rack_fixture_uniform(seed);
+        l.mem = rack_fixture_uniform(seed);
+        l.busy = rack_fixture_uniform(seed);
         cap = 200 + 800 * rack_fixture_uniform(seed);
       }
       rack_set_load(f, i, key[i] != 0 ? l : rack_l);
