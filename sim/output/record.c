@@ -136,13 +136,19 @@ static int h5w_commit(tel_sink *s) {
  * when the sink was made to keep it and has written nothing it could not
  * finish, kept readable with complete=0. Whether it was kept. */
 static bool keep_unfinished(h5w *w) {
-  if (!w->keep_partial || !w->created || w->state != H5W_OPEN)
+  if (!w->keep_partial || !w->created || w->state != H5W_OPEN ||
+      h5w__hdf5_spent())
     return false;
   return finish_file(w, 0) == SIM_OK;
 }
 
 static void h5w_destroy(tel_sink *s) {
   h5w *w = (h5w *)s;
+  /* A run ended by a failed allocation anywhere (errno, as the failure
+   * left it): HDF5 may have had one fail inside it and gone on, and
+   * closing its datasets then crashed (record_fail.c's hdf5_spent) */
+  if (w->state != H5W_COMMITTED && errno == ENOMEM)
+    h5w__hdf5_spend();
   struct rlimit saved = {RLIM_INFINITY, RLIM_INFINITY};
   bool kept = w->state != H5W_COMMITTED && keep_unfinished(w);
   h5w__pipe_stop(w); /* joined before any buffer goes */
@@ -257,6 +263,10 @@ static int make_file(h5w *w) {
   if (r >= 0)
     w->file = H5Fcreate(w->partial, H5F_ACC_EXCL, fcpl, fapl);
   w->created = w->file >= 0;
+  /* H5Fcreate can fail (out of memory) after making the file: under the
+   * lock, with the old one removed above, what is there is its */
+  if (r >= 0 && !w->created)
+    unlink(w->partial);
   int rc = w->file < 0 ? h5w__io_fail(w, "create the file") : SIM_OK;
   return h5w__closed(
       w, rc, h5w__close_id(&fcpl, H5Pclose) | h5w__close_id(&fapl, H5Pclose));
@@ -306,6 +316,13 @@ tel_sink *h5w_create(const char *path, const h5w_options *opts,
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   if (path == NULL || path[0] == '\0') {
     sim_error_set(err, SIM_EINVAL, "h5w: no output path");
+    return NULL;
+  }
+  if (h5w__hdf5_spent()) {
+    sim_error_set(err, SIM_ENOMEM,
+                  "h5w: %s: HDF5 ran out of memory earlier in this process: "
+                  "out of memory",
+                  path);
     return NULL;
   }
   if (read_options(opts, &chunk_rows, &deflate, err) != SIM_OK)

@@ -19,6 +19,19 @@
 
 /* ---- Errors and handles ------------------------------------------------ */
 
+/* Set once HDF5 failed for want of memory. HDF5 1.10's state after an
+ * allocation failed inside it cannot be trusted: closing a dataset of the
+ * failed file then crashed in the library's list of open objects
+ * (H5Dclose -> H5FO_top_decr -> H5SL_search), seen with every allocation
+ * failing from the Nth on over quickstart's run. After that the process
+ * makes no HDF5 call on its files: the handles go with the process, the
+ * partial file is removed by unlink, and no writer is made again. */
+static bool hdf5_spent;
+
+bool h5w__hdf5_spent(void) { return hdf5_spent; }
+
+void h5w__hdf5_spend(void) { hdf5_spent = true; }
+
 /* Keeps the description of the innermost HDF5 error: it says what went
  * wrong ("No such file or directory"), the outer ones only where. */
 static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
@@ -74,11 +87,17 @@ int h5w__io_fail(h5w *w, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  int oom = 0;
+  /* errno first: the walks below may set it. HDF5's high-level calls
+   * (H5DSattach_scale) and some of its inner ones report an allocation
+   * that failed under their own error ("cannot attach scales"), the
+   * resource error not on the stack; malloc's ENOMEM is the cause. */
+  int oom = errno == ENOMEM;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, memory_error, &oom);
   H5Eclear2(H5E_DEFAULT);
   w->state = H5W_FAILED;
+  if (oom)
+    h5w__hdf5_spend();
   if (oom) /* the run failed, not its input: SIM_ENOMEM, exit 1 */
     return sim_error_set(&w->base.err, SIM_ENOMEM,
                          "h5w: %s: cannot %s: out of memory", w->partial, what);
@@ -101,7 +120,7 @@ int h5w__no_memory(h5w *w, const char *what) {
 /* Closes *id if open and marks it h5w__closed. Returns 0, or -1 if the close
  * failed (the handle is forgotten either way: retrying would not help). */
 int h5w__close_id(hid_t *id, close_fn fn) {
-  herr_t r = *id >= 0 ? fn(*id) : 0;
+  herr_t r = *id >= 0 && !hdf5_spent ? fn(*id) : 0;
   *id = H5I_INVALID_HID;
   return r < 0 ? -1 : 0;
 }

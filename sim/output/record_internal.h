@@ -100,6 +100,10 @@ int h5w__io_fail(h5w *w, const char *fmt, ...)
 int h5w__no_memory(h5w *w, const char *what);
 int h5w__closed(h5w *w, int rc, int closes);
 int h5w__close_id(hid_t *id, close_fn fn);
+/* Whether HDF5 ran out of memory in this process (no call on a file
+ * after that: record_fail.c). */
+bool h5w__hdf5_spent(void);
+void h5w__hdf5_spend(void);
 int h5w__check_state(h5w *w, const char *what);
 int h5w__put_attr(h5w *w,          /* the sink, for messages */
                   hid_t loc,       /* file (root), group or dataset */

@@ -3,6 +3,8 @@
  * wide groups, and errors. */
 #include "test_record_run.h"
 
+#include <errno.h>
+
 /* ---- The partial file and its commit ----------------------------------- */
 
 static void test_partial_then_commit(void **state) {
@@ -475,6 +477,33 @@ static void test_text_column_sizes(void **state) {
   assert_no_open_ids();
 }
 
+/* ---- After memory ran out (last: it holds for the process) ------------
+ * A run that failed for want of memory, with its writer open: HDF5 may
+ * have had an allocation fail inside it and gone on, and closing the
+ * file's datasets then crashed (cli_reliability's preloaded malloc). The
+ * writer destroyed with malloc's ENOMEM in errno removes its partial file
+ * and lock without an HDF5 call, and no writer is made after it in the
+ * process: each would close its file through the same library. */
+static void test_destroyed_out_of_memory(void **state) {
+  (void)state;
+  char path[4096], partial[4200], lock[4200];
+  fresh_path("starved.h5", path, partial);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  tel_sink *s = fill_run(path, 2500, 0.0);
+  assert_true(file_exists(partial));
+  errno = ENOMEM;
+  tel_destroy(s);
+  assert_false(file_exists(partial));
+  assert_false(file_exists(lock));
+  assert_false(file_exists(path));
+  sim_error err = {0};
+  assert_null(h5w_create(path, NULL, &err));
+  assert_int_equal(err.code, SIM_ENOMEM);
+  assert_non_null(strstr(err.msg, "out of memory"));
+  assert_false(file_exists(partial));
+  assert_false(file_exists(lock));
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -493,5 +522,6 @@ int main(void) {
   TEST_ADD(tests, n, test_file_size_limit);
   TEST_ROWS(tests, n, test_create_out_of_memory, room_cases);
   TEST_ROWS(tests, n, test_text_column_sizes, text_rows);
+  TEST_ADD(tests, n, test_destroyed_out_of_memory); /* last */
   return _cmocka_run_group_tests("record_write", tests, n, NULL, NULL);
 }
