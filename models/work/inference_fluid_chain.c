@@ -26,6 +26,7 @@ typedef struct blk {
 /* What a pass over the chain holds fixed. */
 typedef struct walk {
   const double *frac; /* frac[i] = (double)i / rr */
+  const double *frev; /* frev[i] = frac[rr - i] */
   uint64_t top;       /* rr x bcap: every replica at the cap */
   double up, lim;     /* arrivals rr x rho; the TPOT limit */
   uint32_t rr, bcap;
@@ -94,19 +95,185 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
     add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
 }
 
+#if SIM_LANES_AVX2
+/* The wide path (AVX2): a block's states past its first (j > 0, not
+ * mid, not top) four at a time, one state a lane (lanes by ascending
+ * j). What a state's terms need but the weights before it (its rate, so
+ * the ratio of its weight to the last's) and the products that make
+ * its terms from its weight are worked out for the four at once, lane
+ * by lane the scalar's operations in their order, so each lane has the
+ * scalar's bits; the weights' products and each sum's adds stay one at
+ * a time in the walk's order, as in blk_add. The four sums of blk_add's
+ * own (z, busy, members, tokens) go as one register, the four states'
+ * terms transposed, and the rows' (sm, mem, busy, compute share) as
+ * another. A run's last states short of four go by blk_add. */
+#define WIDE_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+/* Lane i of x in every lane. */
+#define LANE(x, i) SIM_D4_PICK(x, x, i, i, i, i)
+
+/* The sums a run adds to, in registers: sm (z, busy, members, tokens),
+ * a the rows' (sm, mem, busy, compute share), the TPOT sum and the two
+ * rows' token weights; a0 and a1 the rows' loads and compute shares. */
+typedef struct wsum {
+  sim_d4 sm, a, a0, a1;
+  double w0, w1, tpot;
+} wsum;
+
+/* The rates of the four states from j (blk_total's terms). */
+WIDE_INLINE sim_d4 wide_total(const blk *b, const walk *w, sim_d4 j,
+                              bool zero) {
+  sim_d4 rest = j * sim_d4_all(b->g1);
+  return zero ? rest : (sim_d4_all(w->rr) - j) * sim_d4_all(b->g0) + rest;
+}
+
+/* Lane i's state added to the sums (st: its four terms side by side;
+ * ok0, ok1: the rows' steps within the TPOT limit). */
+WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, sim_d4 v0,
+                          sim_d4 v1, int i, bool ok0, bool ok1, bool zero) {
+  u->sm += st;
+  if (!zero) {
+    u->a += x0 * u->a0;
+    u->w0 += v0[i];
+    if (ok0)
+      u->tpot += v0[i];
+  }
+  u->a += x1 * u->a1;
+  u->w1 += v1[i];
+  if (ok1)
+    u->tpot += v1[i];
+}
+
+/* The four states from jl (of weights p) added in the walk's order. */
+WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 p,
+                           bool up, bool zero, wsum *u) {
+  const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1),
+               nil = sim_d4_all(0);
+  sim_d4 n =
+      sim_d4_all((double)((uint64_t)b->k * w->rr + jl)) + (sim_d4){0, 1, 2, 3};
+  sim_d4 hi = sim_d4_at(w->frac + jl), x0 = nil, v0 = nil;
+  sim_d4 rest = hi * g1, x1 = p * hi, v1 = x1 * g1, tok = p * rest;
+  if (!zero) {
+    sim_d4 lo = sim_d4_at(w->frev + jl);
+    x0 = p * lo;
+    v0 = x0 * g0;
+    tok = p * (lo * g0 + rest);
+  }
+  sim_d4 st[4];
+  sim_d4_transpose_put((double *)st, p, zero ? x1 : p,
+                       p * n / sim_d4_all(w->rr), tok);
+  bool k0 = b->ok0, k1 = b->ok1;
+  if (up) {
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), v0, v1, 0, k0, k1, zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), v0, v1, 1, k0, k1, zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), v0, v1, 2, k0, k1, zero);
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), v0, v1, 3, k0, k1, zero);
+  } else {
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), v0, v1, 3, k0, k1, zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), v0, v1, 2, k0, k1, zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), v0, v1, 1, k0, k1, zero);
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), v0, v1, 0, k0, k1, zero);
+  }
+}
+
+/* The four states from jl going up from weight *p (each the last's
+ * times up / its rate), or down (each times the rate above it / up,
+ * *above the rate above the four): *p and *above left at the last's. */
+WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, uint32_t jl,
+                                bool up, bool zero, double *p, double *above) {
+  sim_d4 j = sim_d4_all(jl) + (sim_d4){0, 1, 2, 3}, u = sim_d4_all(w->up);
+  sim_d4 tot = wide_total(b, w, j, zero);
+  if (up) {
+    sim_d4 q = u / tot;
+    double p0 = *p * q[0], p1 = p0 * q[1], p2 = p1 * q[2], p3 = p2 * q[3];
+    *p = p3;
+    return (sim_d4){p0, p1, p2, p3};
+  }
+  sim_d4 q = SIM_D4_PICK(tot, sim_d4_all(*above), 1, 2, 3, 4) / u;
+  double p3 = *p * q[3], p2 = p3 * q[2], p1 = p2 * q[1], p0 = p1 * q[0];
+  *p = p0;
+  *above = tot[0];
+  return (sim_d4){p0, p1, p2, p3};
+}
+
+/* cnt states of block b past its first from j (up: j, j + 1, ...;
+ * down: j, j - 1, ..., *above the rate above j), entering at weight p:
+ * returns the last one's weight (down: *above its rate). */
+WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                            bool up, double p, double *above, chain *c,
+                            bool zero) {
+  wsum u = {.sm = {c->z, c->busy, c->members, c->tokens},
+            .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
+            .a1 = sim_d4_at((const char *)b->r1 + AM_AT),
+            .w0 = b->w0,
+            .w1 = b->w1,
+            .tpot = c->tpot_ok};
+  if (!zero)
+    u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
+  for (; cnt >= 4; cnt -= 4) {
+    uint32_t jl = up ? j : j - 3;
+    sim_d4 pw = wide_weights(b, w, jl, up, zero, &p, above);
+    wide_sums(b, w, jl, pw, up, zero, &u);
+    j = up ? j + 4 : j - 4;
+  }
+  c->z = u.sm[0];
+  c->busy = u.sm[1];
+  c->members = u.sm[2];
+  c->tokens = u.sm[3];
+  c->am = (sim_d2){u.a[0], u.a[1]};
+  c->bc = (sim_d2){u.a[2], u.a[3]};
+  c->tpot_ok = u.tpot;
+  b->w0 = u.w0;
+  b->w1 = u.w1;
+  uint64_t n = (uint64_t)b->k * w->rr + j;
+  for (; cnt > 0; cnt--) {
+    if (up) {
+      p *= w->up / blk_total(b, w->rr, j, zero, true);
+      blk_add(b, w, j++, n++, p, c, zero, true);
+    } else {
+      p *= *above / w->up;
+      blk_add(b, w, j, n--, p, c, zero, true);
+      *above = blk_total(b, w->rr, j--, zero, true);
+    }
+  }
+  return p;
+}
+
+/* wide_run out of line, one copy a case. */
+static __attribute__((target("avx2"), noinline)) double
+wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt, bool up, double p,
+           double *above, chain *c) {
+  if (b->k == 0)
+    return up ? wide_run(b, w, j, cnt, true, p, above, c, true)
+              : wide_run(b, w, j, cnt, false, p, above, c, true);
+  return up ? wide_run(b, w, j, cnt, true, p, above, c, false)
+            : wide_run(b, w, j, cnt, false, p, above, c, false);
+}
+#else
+static double wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                         bool up, double p, double *above, chain *c) {
+  (void)b, (void)w, (void)j, (void)cnt, (void)up, (void)above, (void)c;
+  return p; /* never called: no wide path */
+}
+#endif
+
 /* States n .. end (n <= end) of block b going up (from mid, whose
  * weight is 1): returns the weight of end. Only a block's first state
  * can be mid, have j 0 or be top (j 0 of block bcap): it is taken apart,
  * the rest (jpos: j > 0, past mid, not top) go without those tests. */
 static inline __attribute__((always_inline)) double
 up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
-         double p, double *p_top, chain *c, bool zero) {
+         double p, double *p_top, chain *c, bool zero, bool wide) {
   uint32_t rr = w->rr, j = (uint32_t)(n % rr);
   if (n > mid)
     p *= w->up / blk_total(b, rr, j, zero, false);
   blk_add(b, w, j, n, p, c, zero, false);
   if (n == w->top)
     *p_top = p;
+  if (wide)
+    return end > n
+               ? wide_block(b, w, j + 1, (uint32_t)(end - n), true, p, NULL, c)
+               : p;
   for (n++, j++; n <= end; n++, j++) {
     p *= w->up / blk_total(b, rr, j, zero, true);
     blk_add(b, w, j, n, p, c, zero, true);
@@ -119,7 +286,13 @@ up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
  * the rate of start. Only start can have j 0: it is taken apart. */
 static inline __attribute__((always_inline)) double
 down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
-           double p, double *above, chain *c, bool zero) {
+           double p, double *above, chain *c, bool zero, bool wide) {
+  if (wide && n > start + 1) {
+    uint32_t cnt = (uint32_t)(n - 1 - start);
+    p = wide_block(b, w, j, cnt, false, p, above, c);
+    n -= cnt;
+    j -= cnt;
+  }
   for (; n > start + 1; j--) {
     p *= *above / w->up;
     blk_add(b, w, j, --n, p, c, zero, true);
@@ -134,7 +307,8 @@ down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
 /* States mid .. hi, each weighing the one below times up / its rate;
  * returns the weight at top (0: not in the window). */
 static inline __attribute__((always_inline)) double
-chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c) {
+chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c,
+         bool wide) {
   double p = 1, p_top = 0;
   uint32_t rr = w->rr;
   for (uint64_t n = mid; n <= hi;) {
@@ -142,8 +316,8 @@ chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c) {
     uint64_t end = (uint64_t)k * rr + rr - 1;
     end = end < hi ? end : hi;
     blk b = blk_open(s, w, k);
-    p = k == 0 ? up_block(&b, w, n, end, mid, p, &p_top, c, true)
-               : up_block(&b, w, n, end, mid, p, &p_top, c, false);
+    p = k == 0 ? up_block(&b, w, n, end, mid, p, &p_top, c, true, wide)
+               : up_block(&b, w, n, end, mid, p, &p_top, c, false, wide);
     n = end + 1;
     blk_close(s, &b);
   }
@@ -153,7 +327,8 @@ chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c) {
 /* States mid - 1 down to lo, each weighing the one above times the
  * rate of the one above / up. */
 static inline __attribute__((always_inline)) void
-chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c) {
+chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c,
+           bool wide) {
   uint32_t rr = w->rr, jm = (uint32_t)(mid % rr), km = (uint32_t)(mid / rr);
   double g0 = inf__rate_at(s, km), g1 = jm > 0 ? inf__rate_at(s, km + 1) : 0;
   double above = (rr - jm) * g0 + (jm > 0 ? jm * g1 : 0), p = 1;
@@ -162,8 +337,8 @@ chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c) {
     uint64_t start = (uint64_t)k * rr;
     start = start > lo ? start : lo;
     blk b = blk_open(s, w, k);
-    p = k == 0 ? down_block(&b, w, n, start, j, p, &above, c, true)
-               : down_block(&b, w, n, start, j, p, &above, c, false);
+    p = k == 0 ? down_block(&b, w, n, start, j, p, &above, c, true, wide)
+               : down_block(&b, w, n, start, j, p, &above, c, false, wide);
     n = start;
     blk_close(s, &b);
   }
@@ -232,10 +407,17 @@ void inf__sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
   inf_fluid *f = s->fluid;
   tok_reset(f, (size_t)(lo / rr), (size_t)(hi / rr) + 2);
-  walk w = {f->frac, top, rr * rho, tpot_lim, rr, bcap};
+  walk w = {f->frac, f->frac + rr + 1, top, rr * rho, tpot_lim, rr, bcap};
   chain acc = *c; /* nothing else can write it: kept in registers */
-  double p_top = chain_up(s, &w, mid, hi, &acc);
-  chain_down(s, &w, mid, lo, &acc);
+  double p_top;
+  /* The wide path's counts in doubles are exact below 2^53. */
+  if (sim_lanes_wide() && top < (uint64_t)1 << 52) {
+    p_top = chain_up(s, &w, mid, hi, &acc, true);
+    chain_down(s, &w, mid, lo, &acc, true);
+  } else {
+    p_top = chain_up(s, &w, mid, hi, &acc, false);
+    chain_down(s, &w, mid, lo, &acc, false);
+  }
   *c = acc;
   if (hi == top && p_top > 0) {
     double r = fmin(rho / inf__rate_at(s, bcap), 1 - 1e-9);

@@ -227,7 +227,7 @@ struct inf_fluid {
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   size_t tok_lo, tok_hi; /* where tok_b may not be 0 */
-  double *frac;          /* frac[i] = (double)i / frac_rr, the chain's */
+  double *frac; /* frac[i] = (double)i / frac_rr, the chain's (frac_for) */
   size_t frac_cap;
   uint32_t frac_rr;
   memo memo[MEMO];

@@ -155,17 +155,22 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
   return SIM_OK;
 }
 
-/* Keeps frac[i] = (double)i / rr, i = 0 .. rr, for the chain's sums;
- * SIM_OK or SIM_ENOMEM. */
+/* Keeps frac[i] = (double)i / rr, i = 0 .. rr, for the chain's sums,
+ * and after them frac[rr + 1 + i] = frac[rr - i] (the chain's wide path
+ * reads row k's shares four states a load by ascending j); SIM_OK or
+ * SIM_ENOMEM. */
 static int frac_for(inf_service *s, uint32_t rr) {
   inf_fluid *f = s->fluid;
   if (f->frac_rr == rr && f->frac != NULL)
     return SIM_OK;
-  if (sim_vec_reserve(s->alloc, &f->frac, &f->frac_cap, (size_t)rr + 1,
+  size_t n = (size_t)rr + 1;
+  if (sim_vec_reserve(s->alloc, &f->frac, &f->frac_cap, 2 * n,
                       sizeof *f->frac) != SIM_OK)
     return SIM_ENOMEM;
   for (uint32_t i = 0; i <= rr; i++)
     f->frac[i] = (double)i / rr;
+  for (uint32_t i = 0; i <= rr; i++)
+    f->frac[n + i] = f->frac[rr - i];
   f->frac_rr = rr;
   return SIM_OK;
 }
