@@ -113,11 +113,14 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
 #define LANE(x, i) SIM_D4_PICK(x, x, i, i, i, i)
 
 /* The sums a run adds to, in registers: sm (z, busy, members, tokens),
- * a the rows' (sm, mem, busy, compute share), the TPOT sum and the two
- * rows' token weights; a0 and a1 the rows' loads and compute shares. */
+ * a the rows' (sm, mem, busy, compute share), wt the token weight of row
+ * k, the TPOT sum and row k + 1's (each row's adds the others' +0: the
+ * sums are never -0, so that leaves their bits); a0 and a1 the rows'
+ * loads and compute shares, g0 and g1 their rates and m0 and m1 the
+ * lanes of wt each adds to (the TPOT sum's only within the limit). */
 typedef struct wsum {
-  sim_d4 sm, a, a0, a1;
-  double w0, w1, tpot;
+  sim_d4 sm, a, wt, a0, a1, g0, g1;
+  sim_i4 m0, m1;
 } wsum;
 
 /* The rates of the four states from j (blk_total's terms). */
@@ -127,52 +130,44 @@ WIDE_INLINE sim_d4 wide_total(const blk *b, const walk *w, sim_d4 j,
   return zero ? rest : (sim_d4_all(w->rr) - j) * sim_d4_all(b->g0) + rest;
 }
 
-/* Lane i's state added to the sums (st: its four terms side by side;
- * ok0, ok1: the rows' steps within the TPOT limit). */
-WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, sim_d4 v0,
-                          sim_d4 v1, int i, bool ok0, bool ok1, bool zero) {
+/* A state added to the sums (st: its four terms side by side; x0, x1:
+ * its share of each row in every lane). */
+WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, bool zero) {
   u->sm += st;
   if (!zero) {
     u->a += x0 * u->a0;
-    u->w0 += v0[i];
-    if (ok0)
-      u->tpot += v0[i];
+    u->wt += (sim_d4)((sim_i4)(x0 * u->g0) & u->m0);
   }
   u->a += x1 * u->a1;
-  u->w1 += v1[i];
-  if (ok1)
-    u->tpot += v1[i];
+  u->wt += (sim_d4)((sim_i4)(x1 * u->g1) & u->m1);
 }
 
 /* The four states from jl (of weights p) added in the walk's order. */
 WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 p,
                            bool up, bool zero, wsum *u) {
-  const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1),
-               nil = sim_d4_all(0);
+  const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1);
   sim_d4 n =
       sim_d4_all((double)((uint64_t)b->k * w->rr + jl)) + (sim_d4){0, 1, 2, 3};
-  sim_d4 hi = sim_d4_at(w->frac + jl), x0 = nil, v0 = nil;
-  sim_d4 rest = hi * g1, x1 = p * hi, v1 = x1 * g1, tok = p * rest;
+  sim_d4 hi = sim_d4_at(w->frac + jl), x0 = sim_d4_all(0);
+  sim_d4 rest = hi * g1, x1 = p * hi, tok = p * rest;
   if (!zero) {
     sim_d4 lo = sim_d4_at(w->frev + jl);
     x0 = p * lo;
-    v0 = x0 * g0;
     tok = p * (lo * g0 + rest);
   }
   sim_d4 st[4];
   sim_d4_transpose_put((double *)st, p, zero ? x1 : p,
                        p * n / sim_d4_all(w->rr), tok);
-  bool k0 = b->ok0, k1 = b->ok1;
   if (up) {
-    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), v0, v1, 0, k0, k1, zero);
-    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), v0, v1, 1, k0, k1, zero);
-    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), v0, v1, 2, k0, k1, zero);
-    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), v0, v1, 3, k0, k1, zero);
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
   } else {
-    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), v0, v1, 3, k0, k1, zero);
-    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), v0, v1, 2, k0, k1, zero);
-    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), v0, v1, 1, k0, k1, zero);
-    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), v0, v1, 0, k0, k1, zero);
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
   }
 }
 
@@ -202,12 +197,15 @@ WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, uint32_t jl,
 WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
                             bool up, double p, double *above, chain *c,
                             bool zero) {
+  const int64_t all = -1, ok0 = b->ok0 ? -1 : 0, ok1 = b->ok1 ? -1 : 0;
   wsum u = {.sm = {c->z, c->busy, c->members, c->tokens},
             .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
+            .wt = {b->w0, c->tpot_ok, b->w1, 0},
             .a1 = sim_d4_at((const char *)b->r1 + AM_AT),
-            .w0 = b->w0,
-            .w1 = b->w1,
-            .tpot = c->tpot_ok};
+            .g0 = sim_d4_all(b->g0),
+            .g1 = sim_d4_all(b->g1),
+            .m0 = {all, ok0, 0, 0},
+            .m1 = {0, ok1, all, 0}};
   if (!zero)
     u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
   for (; cnt >= 4; cnt -= 4) {
@@ -222,9 +220,9 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
   c->tokens = u.sm[3];
   c->am = (sim_d2){u.a[0], u.a[1]};
   c->bc = (sim_d2){u.a[2], u.a[3]};
-  c->tpot_ok = u.tpot;
-  b->w0 = u.w0;
-  b->w1 = u.w1;
+  b->w0 = u.wt[0];
+  c->tpot_ok = u.wt[1];
+  b->w1 = u.wt[2];
   uint64_t n = (uint64_t)b->k * w->rr + j;
   for (; cnt > 0; cnt--) {
     if (up) {
