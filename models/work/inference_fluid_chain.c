@@ -142,12 +142,11 @@ WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, bool zero) {
   u->wt += (sim_d4)((sim_i4)(x1 * u->g1) & u->m1);
 }
 
-/* The four states from jl (of weights p) added in the walk's order. */
-WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 p,
-                           bool up, bool zero, wsum *u) {
+/* The four states from jl (of weights p) added in the walk's order (n:
+ * their counts of requests, as doubles). */
+WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 n,
+                           sim_d4 p, bool up, bool zero, wsum *u) {
   const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1);
-  sim_d4 n =
-      sim_d4_all((double)((uint64_t)b->k * w->rr + jl)) + (sim_d4){0, 1, 2, 3};
   sim_d4 hi = sim_d4_at(w->frac + jl), x0 = sim_d4_all(0);
   sim_d4 rest = hi * g1, x1 = p * hi, tok = p * rest;
   if (!zero) {
@@ -171,12 +170,13 @@ WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 p,
   }
 }
 
-/* The four states from jl going up from weight *p (each the last's
- * times up / its rate), or down (each times the rate above it / up,
- * *above the rate above the four): *p and *above left at the last's. */
-WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, uint32_t jl,
-                                bool up, bool zero, double *p, double *above) {
-  sim_d4 j = sim_d4_all(jl) + (sim_d4){0, 1, 2, 3}, u = sim_d4_all(w->up);
+/* The four states of j (lanes by ascending j) going up from weight *p
+ * (each the last's times up / its rate), or down (each times the rate
+ * above it / up, *above the rate above the four): *p and *above left at
+ * the last's. */
+WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, sim_d4 j, bool up,
+                                bool zero, double *p, double *above) {
+  sim_d4 u = sim_d4_all(w->up);
   sim_d4 tot = wide_total(b, w, j, zero);
   if (up) {
     sim_d4 q = u / tot;
@@ -208,10 +208,14 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
             .m1 = {0, ok1, all, 0}};
   if (!zero)
     u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
-  for (; cnt >= 4; cnt -= 4) {
+  /* The lanes' j and n counted in doubles, exact (sum_chain: below 2^52). */
+  sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
+  const sim_d4 nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
+               step = sim_d4_all(up ? 4 : -4);
+  for (; cnt >= 4; cnt -= 4, jv += step) {
     uint32_t jl = up ? j : j - 3;
-    sim_d4 pw = wide_weights(b, w, jl, up, zero, &p, above);
-    wide_sums(b, w, jl, pw, up, zero, &u);
+    sim_d4 pw = wide_weights(b, w, jv, up, zero, &p, above);
+    wide_sums(b, w, jl, nb + jv, pw, up, zero, &u);
     j = up ? j + 4 : j - 4;
   }
   c->z = u.sm[0];
