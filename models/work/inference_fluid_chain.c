@@ -170,23 +170,21 @@ WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 n,
   }
 }
 
-/* The four states of j (lanes by ascending j) going up from weight *p
- * (each the last's times up / its rate), or down (each times the rate
- * above it / up, *above the rate above the four): *p and *above left at
- * the last's. */
+/* The weights of the four states of j (lanes by ascending j) going up
+ * from weight p (each the last's times up / its rate), or down (each
+ * times the rate above it / up, *above the rate above the four, left at
+ * the lowest's). */
 WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, sim_d4 j, bool up,
-                                bool zero, double *p, double *above) {
+                                bool zero, double p, double *above) {
   sim_d4 u = sim_d4_all(w->up);
   sim_d4 tot = wide_total(b, w, j, zero);
   if (up) {
     sim_d4 q = u / tot;
-    double p0 = *p * q[0], p1 = p0 * q[1], p2 = p1 * q[2], p3 = p2 * q[3];
-    *p = p3;
+    double p0 = p * q[0], p1 = p0 * q[1], p2 = p1 * q[2], p3 = p2 * q[3];
     return (sim_d4){p0, p1, p2, p3};
   }
   sim_d4 q = SIM_D4_PICK(tot, sim_d4_all(*above), 1, 2, 3, 4) / u;
-  double p3 = *p * q[3], p2 = p3 * q[2], p1 = p2 * q[1], p0 = p1 * q[0];
-  *p = p0;
+  double p3 = p * q[3], p2 = p3 * q[2], p1 = p2 * q[1], p0 = p1 * q[0];
   *above = tot[0];
   return (sim_d4){p0, p1, p2, p3};
 }
@@ -212,12 +210,16 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
   sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
   const sim_d4 nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
                step = sim_d4_all(up ? 4 : -4);
+  double ab = up ? 0 : *above;
   for (; cnt >= 4; cnt -= 4, jv += step) {
     uint32_t jl = up ? j : j - 3;
-    sim_d4 pw = wide_weights(b, w, jv, up, zero, &p, above);
+    sim_d4 pw = wide_weights(b, w, jv, up, zero, p, &ab);
+    p = up ? pw[3] : pw[0];
     wide_sums(b, w, jl, nb + jv, pw, up, zero, &u);
     j = up ? j + 4 : j - 4;
   }
+  if (!up)
+    *above = ab;
   c->z = u.sm[0];
   c->busy = u.sm[1];
   c->members = u.sm[2];
