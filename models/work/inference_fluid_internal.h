@@ -227,7 +227,7 @@ struct inf_fluid {
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   size_t tok_lo, tok_hi; /* where tok_b may not be 0 */
-  double *frac;          /* frac[i] = (double)i / frac_rr, the chain's */
+  double *frac; /* frac[i] = (double)i / frac_rr, the chain's (frac_for) */
   size_t frac_cap;
   uint32_t frac_rr;
   memo memo[MEMO];
@@ -243,6 +243,39 @@ struct inf_fluid {
   wt_hist ttft_iv, tpot_iv, ttft_run, tpot_run;
   wh_bins bins;
 };
+
+/* inference_fluid_solve.c: prices row b of the step table at the
+ * table's clock (out of line: a row is priced once a generation). */
+const step_row *inf__price_step(inf_service *s, uint32_t b);
+
+/* Row b of the step table, priced if not yet this generation: the
+ * chain reads a row a few times for each of its hundreds of states, so
+ * the check is inline. */
+static inline const step_row *inf__step_at(inf_service *s, uint32_t b) {
+  const step_row *row = &s->fluid->tab[b];
+  return row->gen != s->fluid->tab_gen ? inf__price_step(s, b) : row;
+}
+
+/* Tokens per second of a replica decoding a batch of b (b / t, kept in
+ * the row). */
+static inline double inf__rate_at(inf_service *s, uint32_t b) {
+  return b == 0 ? 0 : inf__step_at(s, b)->g;
+}
+
+/* Running sums over the chain's states, unnormalised; am: the load's
+ * (sm, mem), bc: (the load's busy, the compute share). */
+typedef struct chain {
+  double z, busy, members, tokens, waiting, full, block, tpot_ok;
+  sim_d2 am, bc;
+} chain;
+
+/* inference_fluid_chain.c: adds the stationary chain of a replica's
+ * decoding requests (rr replicas, rho tokens/s asked of each, batches of
+ * at most bcap, steps within tpot_lim counted) to *c, with the token
+ * weights by batch size in the service's tok_b. The step table and
+ * frac_for's table must be the solve's. */
+void inf__sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
+                    double tpot_lim, chain *c);
 
 /* inference_fluid_solve.c: the prompt lengths at the nodes of the
  * prompt distribution (the middles of its probability bins), and replica

@@ -75,6 +75,51 @@ sim_x4_xor(const void *x, __m256i e) {
   return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)x), e);
 }
 
+/* Four doubles a register (AVX2's 32 bytes), for the wide paths' sums:
+ * lane by lane the scalar operations, as sim_d2's. Only in functions
+ * built for AVX2 (a 32-byte vector passed elsewhere changes the ABI). */
+typedef double sim_d4 __attribute__((vector_size(32)));
+
+__attribute__((target("avx2"))) static inline sim_d4 sim_d4_at(const void *x) {
+  sim_d4 v;
+  memcpy(&v, x, sizeof v);
+  return v;
+}
+
+__attribute__((target("avx2"))) static inline void sim_d4_put(void *x,
+                                                              sim_d4 v) {
+  memcpy(x, &v, sizeof v);
+}
+
+/* x in each of the four lanes. */
+__attribute__((target("avx2"))) static inline sim_d4 sim_d4_all(double x) {
+  return (sim_d4){x, x, x, x};
+}
+
+/* Lanes i, j, k and l of a's four then b's (4 .. 7), constants: one
+ * vunpcklpd, vunpckhpd or vperm2f128 for the patterns of a transpose. */
+typedef int64_t sim_i4 __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define SIM_D4_PICK(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define SIM_D4_PICK(a, b, i, j, k, l)                                          \
+  __builtin_shuffle(a, b, (sim_i4){i, j, k, l})
+#endif
+
+/* The four vectors' lanes as rows of a 4 x 4 matrix, transposed into
+ * the sixteen doubles from to: lane i of a, b, c and d at to + 4 i. */
+__attribute__((target("avx2"))) static inline void
+sim_d4_transpose_put(double *to, sim_d4 a, sim_d4 b, sim_d4 c, sim_d4 d) {
+  sim_d4 ab0 = SIM_D4_PICK(a, b, 0, 4, 2, 6),
+         ab1 = SIM_D4_PICK(a, b, 1, 5, 3, 7);
+  sim_d4 cd0 = SIM_D4_PICK(c, d, 0, 4, 2, 6),
+         cd1 = SIM_D4_PICK(c, d, 1, 5, 3, 7);
+  sim_d4_put(to, SIM_D4_PICK(ab0, cd0, 0, 1, 4, 5));
+  sim_d4_put(to + 4, SIM_D4_PICK(ab1, cd1, 0, 1, 4, 5));
+  sim_d4_put(to + 8, SIM_D4_PICK(ab0, cd0, 2, 3, 6, 7));
+  sim_d4_put(to + 12, SIM_D4_PICK(ab1, cd1, 2, 3, 6, 7));
+}
+
 /* The lanes of four whose mask k is set (sim_x4_first), the rest 0: a
  * masked load reads nothing past them. */
 __attribute__((target("avx2"))) static inline __m256i

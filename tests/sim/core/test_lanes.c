@@ -160,6 +160,60 @@ static void x4_loads_and_masks(void **state) {
 #endif
 }
 
+#ifdef SIM_LANES_AVX2
+/* The four-double lanes (sim_d4): loads and stores anywhere, the
+ * transpose of four registers to the bit (signed zeros, a NaN's payload,
+ * the least subnormal, infinities) with the bytes around it untouched,
+ * and a lane's multiply, divide and add the scalar's bits. */
+__attribute__((target("avx2"))) static void d4_checks(void) {
+  const double m[4][4] = {{1.5, -0.0, 0x1p-1074, -INFINITY},
+                          {0.1, 1e300, -3.25, 0x1.fffffffffffffp1023},
+                          {2.0 / 3, -0x1p-1022, 7.0, 0.0},
+                          {-1.0, 1.0 / 3, 1e-300, 42.0}};
+  double nan;
+  uint64_t bits = 0x7ff8000000000123ULL;
+  memcpy(&nan, &bits, sizeof nan);
+  unsigned char buf[8 * 16 + 16], was[sizeof buf];
+  for (size_t k = 0; k < sizeof buf; k++)
+    buf[k] = was[k] = (unsigned char)(0x5a ^ k);
+  double rows[4][4];
+  memcpy(rows, m, sizeof rows);
+  rows[2][1] = nan;
+  sim_d4 a = sim_d4_at(rows[0]), b = sim_d4_at(rows[1]);
+  sim_d4 c = sim_d4_at(rows[2]), d = sim_d4_at(rows[3]);
+  double *to = (double *)(void *)(buf + 5); /* memcpy'd: any address */
+  sim_d4_transpose_put(to, a, b, c, d);
+  for (int i = 0; i < 4; i++)
+    for (int r = 0; r < 4; r++)
+      assert_memory_equal(buf + 5 + 8 * (4 * i + r), &rows[r][i], 8);
+  assert_memory_equal(buf, was, 5);
+  assert_memory_equal(buf + 5 + 128, was + 5 + 128, sizeof buf - 133);
+  sim_d4 p = SIM_D4_PICK(a, b, 3, 4, 1, 6), all = sim_d4_all(-0.0);
+  const double want_p[4] = {rows[0][3], rows[1][0], rows[0][1], rows[1][2]};
+  double got[4];
+  sim_d4_put(got, p);
+  assert_memory_equal(got, want_p, sizeof got);
+  sim_d4_put(got, all);
+  for (int i = 0; i < 4; i++)
+    assert_true(signbit(got[i]) && got[i] == 0);
+  sim_d4_put(got, (a * b + c) / d);
+  for (int i = 0; i < 4; i++) {
+    volatile double x = rows[0][i] * rows[1][i];
+    volatile double y = x + rows[2][i];
+    volatile double want = y / rows[3][i];
+    assert_memory_equal(&got[i], (const void *)&want, 8);
+  }
+}
+#endif
+
+static void d4_lanes_are_scalars(void **state) {
+  (void)state;
+#ifdef SIM_LANES_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    d4_checks();
+#endif
+}
+
 int main(void) {
   struct CMUnitTest tests[10];
   size_t n = 0;
@@ -169,5 +223,6 @@ int main(void) {
   TEST_ADD(tests, n, pair_add_is_two_adds);
   TEST_ADD(tests, n, narrow_turns_wide_off);
   TEST_ADD(tests, n, x4_loads_and_masks);
+  TEST_ADD(tests, n, d4_lanes_are_scalars);
   return _cmocka_run_group_tests("lanes", tests, n, NULL, NULL);
 }

@@ -1,0 +1,432 @@
+/* inference_fluid_chain.c - the stationary chain of a fluid replica's
+ * decoding requests (inference_fluid.c describes the method): N = k R +
+ * j requests decoding on R replicas kept even, a birth-death chain whose
+ * stationary law is summed over a window around its mean, with the
+ * geometric tail of waiting requests past a full batch. Apart from
+ * inference_fluid_solve.c, which prices the step rows it reads. */
+#include "inference_fluid_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The chain's states N = k R + j (k requests on R - j replicas, k + 1
+ * on j of them) are summed a block of one k at a time: the block's two
+ * step rows, rates and token weights are read once, and (double)i / R
+ * comes from a table (frac_for). Every sum takes the same terms in the
+ * same order as a state-by-state pass, so the answer is the same to the
+ * bit (tests/work/test_inference_fluid_solve.c). */
+typedef struct blk {
+  const step_row *r0, *r1; /* rows k and k + 1; NULL: k 0, or k the cap */
+  double g0, g1;           /* their tokens/s (0 where NULL) */
+  double w0, w1;           /* tok_b[k], tok_b[k + 1], kept in the block */
+  bool ok0, ok1;           /* their steps within the TPOT limit */
+  uint32_t k;
+} blk;
+
+/* What a pass over the chain holds fixed. */
+typedef struct walk {
+  const double *frac; /* frac[i] = (double)i / rr */
+  const double *frev; /* frev[i] = frac[rr - i] */
+  uint64_t top;       /* rr x bcap: every replica at the cap */
+  double up, lim;     /* arrivals rr x rho; the TPOT limit */
+  uint32_t rr, bcap;
+} walk;
+
+static inline blk blk_open(inf_service *s, const walk *w, uint32_t k) {
+  blk b = {.k = k};
+  b.r0 = k > 0 ? inf__step_at(s, k) : NULL;
+  b.r1 = k < w->bcap ? inf__step_at(s, k + 1) : NULL;
+  b.g0 = b.r0 != NULL ? b.r0->g : 0;
+  b.g1 = b.r1 != NULL ? b.r1->g : 0;
+  b.ok0 = b.r0 != NULL && b.r0->t <= w->lim;
+  b.ok1 = b.r1 != NULL && b.r1->t <= w->lim;
+  b.w0 = s->fluid->tok_b[k];
+  b.w1 = s->fluid->tok_b[k + 1];
+  return b;
+}
+
+static inline void blk_close(inf_service *s, const blk *b) {
+  s->fluid->tok_b[b->k] = b->w0;
+  s->fluid->tok_b[b->k + 1] = b->w1;
+}
+
+/* The decoding rate of rr replicas holding k R + j requests evenly. In
+ * the block of k 0 (zero: the caller's constant) g0 is 0 and (rr - j) x
+ * 0 is +0, which added to the rest leaves it: dropped, the same bits. */
+static inline __attribute__((always_inline)) double
+blk_total(const blk *b, uint32_t rr, uint32_t j, bool zero, bool jpos) {
+  double rest = jpos || j > 0 ? j * b->g1 : 0;
+  return zero ? rest : (rr - j) * b->g0 + rest;
+}
+
+/* Adds a state's replicas at row r, share x of them (weight included),
+ * decoding g tokens/s each, to the sums and to the row's token weight
+ * w. Adding 0 to the TPOT sum (a step over the limit) is skipped: it
+ * leaves the same bits. */
+static inline __attribute__((always_inline)) void
+add_row(chain *c, double x, const step_row *r, double g, bool ok, double *w) {
+  double v = x * g;
+  sim_d2 xx = {x, x};
+  c->am += xx * row_pair(r, AM_AT);
+  c->bc += xx * row_pair(r, BC_AT);
+  *w += v;
+  if (ok)
+    c->tpot_ok += v;
+}
+
+/* Adds the chain's state (b->k, j) = n, of weight p. zero: b->k is 0
+ * (a constant where it is called, so each block's loop is compiled for
+ * its case): no row k, g0 0, lo x g0 +0 and p x 1 p, each dropped where
+ * it leaves the same bits. */
+static inline __attribute__((always_inline)) void
+blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
+        bool zero, bool jpos) {
+  double lo = w->frac[w->rr - j], hi = w->frac[j];
+  double rest = jpos || j > 0 ? hi * b->g1 : 0;
+  c->z += p;
+  c->busy += zero ? p * hi : p;
+  /* n < 2^63 and rr < 2^32: as signed integers they convert in one
+   * instruction each (unsigned ones take several), to the same values. */
+  c->members += p * (double)(int64_t)n / (double)(int64_t)w->rr;
+  c->tokens += p * (zero ? rest : lo * b->g0 + rest);
+  if (!zero)
+    add_row(c, p * lo, b->r0, b->g0, b->ok0, &b->w0);
+  if (jpos || j > 0)
+    add_row(c, p * hi, b->r1, b->g1, b->ok1, &b->w1);
+}
+
+#if SIM_LANES_AVX2
+/* The wide path (AVX2): a block's states past its first (j > 0, not
+ * mid, not top) four at a time, one state a lane (lanes by ascending
+ * j). What a state's terms need but the weights before it (its rate, so
+ * the ratio of its weight to the last's) and the products that make
+ * its terms from its weight are worked out for the four at once, lane
+ * by lane the scalar's operations in their order, so each lane has the
+ * scalar's bits; the weights' products and each sum's adds stay one at
+ * a time in the walk's order, as in blk_add. The four sums of blk_add's
+ * own (z, busy, members, tokens) go as one register, the four states'
+ * terms transposed, and the rows' (sm, mem, busy, compute share) as
+ * another. A run's last states short of four go by blk_add. */
+#define WIDE_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+/* Lane i of x in every lane. */
+#define LANE(x, i) SIM_D4_PICK(x, x, i, i, i, i)
+
+/* The sums a run adds to, in registers: sm (z, busy, members, tokens),
+ * a the rows' (sm, mem, busy, compute share), wt the token weight of row
+ * k, the TPOT sum and row k + 1's (each row's adds the others' +0: the
+ * sums are never -0, so that leaves their bits); a0 and a1 the rows'
+ * loads and compute shares, g0 and g1 their rates and m0 and m1 the
+ * lanes of wt each adds to (the TPOT sum's only within the limit). */
+typedef struct wsum {
+  sim_d4 sm, a, wt, a0, a1, g0, g1;
+  sim_i4 m0, m1;
+} wsum;
+
+/* The rates of the four states from j (blk_total's terms). */
+WIDE_INLINE sim_d4 wide_total(const blk *b, const walk *w, sim_d4 j,
+                              bool zero) {
+  sim_d4 rest = j * sim_d4_all(b->g1);
+  return zero ? rest : (sim_d4_all(w->rr) - j) * sim_d4_all(b->g0) + rest;
+}
+
+/* A state added to the sums (st: its four terms side by side; x0, x1:
+ * its share of each row in every lane). */
+WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, bool zero) {
+  u->sm += st;
+  if (!zero) {
+    u->a += x0 * u->a0;
+    u->wt += (sim_d4)((sim_i4)(x0 * u->g0) & u->m0);
+  }
+  u->a += x1 * u->a1;
+  u->wt += (sim_d4)((sim_i4)(x1 * u->g1) & u->m1);
+}
+
+/* The four states from jl (of weights p) added in the walk's order (n:
+ * their counts of requests, as doubles). */
+WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 n,
+                           sim_d4 p, bool up, bool zero, wsum *u) {
+  const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1);
+  sim_d4 hi = sim_d4_at(w->frac + jl), x0 = sim_d4_all(0);
+  sim_d4 rest = hi * g1, x1 = p * hi, tok = p * rest;
+  if (!zero) {
+    sim_d4 lo = sim_d4_at(w->frev + jl);
+    x0 = p * lo;
+    tok = p * (lo * g0 + rest);
+  }
+  sim_d4 st[4];
+  sim_d4_transpose_put((double *)st, p, zero ? x1 : p,
+                       p * n / sim_d4_all(w->rr), tok);
+  if (up) {
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
+  } else {
+    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
+    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+  }
+}
+
+/* The weights of the four states of j (lanes by ascending j) going up
+ * from weight p (each the last's times up / its rate), or down (each
+ * times the rate above it / up, *above the rate above the four, left at
+ * the lowest's). */
+WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, sim_d4 j, bool up,
+                                bool zero, double p, double *above) {
+  sim_d4 u = sim_d4_all(w->up);
+  sim_d4 tot = wide_total(b, w, j, zero);
+  if (up) {
+    sim_d4 q = u / tot;
+    double p0 = p * q[0], p1 = p0 * q[1], p2 = p1 * q[2], p3 = p2 * q[3];
+    return (sim_d4){p0, p1, p2, p3};
+  }
+  sim_d4 q = SIM_D4_PICK(tot, sim_d4_all(*above), 1, 2, 3, 4) / u;
+  double p3 = p * q[3], p2 = p3 * q[2], p1 = p2 * q[1], p0 = p1 * q[0];
+  *above = tot[0];
+  return (sim_d4){p0, p1, p2, p3};
+}
+
+/* cnt states of block b past its first from j (up: j, j + 1, ...;
+ * down: j, j - 1, ..., *above the rate above j), entering at weight p:
+ * returns the last one's weight (down: *above its rate). */
+WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                            bool up, double p, double *above, chain *c,
+                            bool zero) {
+  const int64_t all = -1, ok0 = b->ok0 ? -1 : 0, ok1 = b->ok1 ? -1 : 0;
+  wsum u = {.sm = {c->z, c->busy, c->members, c->tokens},
+            .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
+            .wt = {b->w0, c->tpot_ok, b->w1, 0},
+            .a1 = sim_d4_at((const char *)b->r1 + AM_AT),
+            .g0 = sim_d4_all(b->g0),
+            .g1 = sim_d4_all(b->g1),
+            .m0 = {all, ok0, 0, 0},
+            .m1 = {0, ok1, all, 0}};
+  if (!zero)
+    u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
+  /* The lanes' j and n counted in doubles, exact (sum_chain: below 2^52). */
+  sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
+  const sim_d4 nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
+               step = sim_d4_all(up ? 4 : -4);
+  double ab = up ? 0 : *above;
+  for (; cnt >= 4; cnt -= 4, jv += step) {
+    uint32_t jl = up ? j : j - 3;
+    sim_d4 pw = wide_weights(b, w, jv, up, zero, p, &ab);
+    p = up ? pw[3] : pw[0];
+    wide_sums(b, w, jl, nb + jv, pw, up, zero, &u);
+    j = up ? j + 4 : j - 4;
+  }
+  if (!up)
+    *above = ab;
+  c->z = u.sm[0];
+  c->busy = u.sm[1];
+  c->members = u.sm[2];
+  c->tokens = u.sm[3];
+  c->am = (sim_d2){u.a[0], u.a[1]};
+  c->bc = (sim_d2){u.a[2], u.a[3]};
+  b->w0 = u.wt[0];
+  c->tpot_ok = u.wt[1];
+  b->w1 = u.wt[2];
+  uint64_t n = (uint64_t)b->k * w->rr + j;
+  for (; cnt > 0; cnt--) {
+    if (up) {
+      p *= w->up / blk_total(b, w->rr, j, zero, true);
+      blk_add(b, w, j++, n++, p, c, zero, true);
+    } else {
+      p *= *above / w->up;
+      blk_add(b, w, j, n--, p, c, zero, true);
+      *above = blk_total(b, w->rr, j--, zero, true);
+    }
+  }
+  return p;
+}
+
+/* wide_run out of line, one copy a case. */
+static __attribute__((target("avx2"), noinline)) double
+wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt, bool up, double p,
+           double *above, chain *c) {
+  if (b->k == 0)
+    return up ? wide_run(b, w, j, cnt, true, p, above, c, true)
+              : wide_run(b, w, j, cnt, false, p, above, c, true);
+  return up ? wide_run(b, w, j, cnt, true, p, above, c, false)
+            : wide_run(b, w, j, cnt, false, p, above, c, false);
+}
+#else
+static double wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                         bool up, double p, double *above, chain *c) {
+  (void)b, (void)w, (void)j, (void)cnt, (void)up, (void)above, (void)c;
+  return p; /* never called: no wide path */
+}
+#endif
+
+/* States n .. end (n <= end) of block b going up (from mid, whose
+ * weight is 1): returns the weight of end. Only a block's first state
+ * can be mid, have j 0 or be top (j 0 of block bcap): it is taken apart,
+ * the rest (jpos: j > 0, past mid, not top) go without those tests. */
+static inline __attribute__((always_inline)) double
+up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
+         double p, double *p_top, chain *c, bool zero, bool wide) {
+  uint32_t rr = w->rr, j = (uint32_t)(n % rr);
+  if (n > mid)
+    p *= w->up / blk_total(b, rr, j, zero, false);
+  blk_add(b, w, j, n, p, c, zero, false);
+  if (n == w->top)
+    *p_top = p;
+  if (wide)
+    return end > n
+               ? wide_block(b, w, j + 1, (uint32_t)(end - n), true, p, NULL, c)
+               : p;
+  for (n++, j++; n <= end; n++, j++) {
+    p *= w->up / blk_total(b, rr, j, zero, true);
+    blk_add(b, w, j, n, p, c, zero, true);
+  }
+  return p;
+}
+
+/* States n - 1 down to start (< n) of block b (j: that of n - 1), each
+ * the one above times above / up: returns the weight of start; *above
+ * the rate of start. Only start can have j 0: it is taken apart. */
+static inline __attribute__((always_inline)) double
+down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
+           double p, double *above, chain *c, bool zero, bool wide) {
+  if (wide && n > start + 1) {
+    uint32_t cnt = (uint32_t)(n - 1 - start);
+    p = wide_block(b, w, j, cnt, false, p, above, c);
+    n -= cnt;
+    j -= cnt;
+  }
+  for (; n > start + 1; j--) {
+    p *= *above / w->up;
+    blk_add(b, w, j, --n, p, c, zero, true);
+    *above = blk_total(b, w->rr, j, zero, true);
+  }
+  p *= *above / w->up; /* start */
+  blk_add(b, w, j, --n, p, c, zero, false);
+  *above = blk_total(b, w->rr, j, zero, false);
+  return p;
+}
+
+/* States mid .. hi, each weighing the one below times up / its rate;
+ * returns the weight at top (0: not in the window). */
+static inline __attribute__((always_inline)) double
+chain_up(inf_service *s, const walk *w, uint64_t mid, uint64_t hi, chain *c,
+         bool wide) {
+  double p = 1, p_top = 0;
+  uint32_t rr = w->rr;
+  for (uint64_t n = mid; n <= hi;) {
+    uint32_t k = (uint32_t)(n / rr);
+    uint64_t end = (uint64_t)k * rr + rr - 1;
+    end = end < hi ? end : hi;
+    blk b = blk_open(s, w, k);
+    p = k == 0 ? up_block(&b, w, n, end, mid, p, &p_top, c, true, wide)
+               : up_block(&b, w, n, end, mid, p, &p_top, c, false, wide);
+    n = end + 1;
+    blk_close(s, &b);
+  }
+  return p_top;
+}
+
+/* States mid - 1 down to lo, each weighing the one above times the
+ * rate of the one above / up. */
+static inline __attribute__((always_inline)) void
+chain_down(inf_service *s, const walk *w, uint64_t mid, uint64_t lo, chain *c,
+           bool wide) {
+  uint32_t rr = w->rr, jm = (uint32_t)(mid % rr), km = (uint32_t)(mid / rr);
+  double g0 = inf__rate_at(s, km), g1 = jm > 0 ? inf__rate_at(s, km + 1) : 0;
+  double above = (rr - jm) * g0 + (jm > 0 ? jm * g1 : 0), p = 1;
+  for (uint64_t n = mid; n > lo;) {
+    uint32_t k = (uint32_t)((n - 1) / rr), j = (uint32_t)((n - 1) % rr);
+    uint64_t start = (uint64_t)k * rr;
+    start = start > lo ? start : lo;
+    blk b = blk_open(s, w, k);
+    p = k == 0 ? down_block(&b, w, n, start, j, p, &above, c, true, wide)
+               : down_block(&b, w, n, start, j, p, &above, c, false, wide);
+    n = start;
+    blk_close(s, &b);
+  }
+}
+
+/* The requests waiting beyond a full chain (every replica at bcap): a
+ * geometric tail of ratio r, cut at jmax waiting (0: no limit). Adds its
+ * mass as full-batch states, its mean queue and the chance an arrival
+ * finds it full. */
+static void add_tail(inf_service *s, double p_full, double r, double jmax,
+                     uint32_t rr, uint32_t bcap, double tpot_lim, chain *c) {
+  double rj = jmax > 0 ? pow(r, jmax) : 0;
+  double mass = p_full * r * (1 - rj) / (1 - r);
+  double queue =
+      p_full * r * (1 - (jmax + 1) * rj + jmax * rj * r) / ((1 - r) * (1 - r));
+  const step_row *row = inf__step_at(s, bcap);
+  double g = bcap / row->t;
+  c->z += mass;
+  c->busy += mass;
+  c->members += mass * bcap;
+  c->tokens += mass * g;
+  sim_d2 mm = {mass, mass};
+  c->am += mm * row_pair(row, AM_AT);
+  c->bc += mm * row_pair(row, BC_AT);
+  s->fluid->tok_b[bcap] += mass * g;
+  c->tpot_ok += row->t <= tpot_lim ? mass * g : 0;
+  c->waiting += queue / rr;
+  c->full += p_full + mass;
+  c->block += p_full * rj;
+}
+
+/* The per-replica decode rate rho (tokens/s) sits between the batch
+ * sizes k and k + 1: the balanced mean batch k + frac. */
+static double mean_batch(inf_service *s, double rho, uint32_t bcap) {
+  uint32_t lo = 0, hi = bcap;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (inf__rate_at(s, mid) <= rho)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  double g0 = inf__rate_at(s, lo), g1 = inf__rate_at(s, lo + 1);
+  return lo + fmin(1, (rho - g0) / (g1 - g0));
+}
+
+/* Readies the token weights for a chain writing [lo, hi): tok_b is 0
+ * but where the last chain wrote, so only that is cleared. */
+static void tok_reset(inf_fluid *f, size_t lo, size_t hi) {
+  if (f->tok_hi > f->tok_lo)
+    memset(f->tok_b + f->tok_lo, 0, (f->tok_hi - f->tok_lo) * sizeof *f->tok_b);
+  f->tok_lo = lo;
+  f->tok_hi = hi; /* k + 1 at the window's top: at most bcap + 1 */
+}
+
+/* Sums the chain over a window around its mean; the states' weights
+ * are products of birth-death ratios from the mean outwards (no
+ * logarithms: they fall away from the mean, so nothing overflows). */
+void inf__sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
+                    double tpot_lim, chain *c) {
+  double m = mean_batch(s, rho, bcap) * rr;
+  double half = 8 * sqrt(m + 1) + 4;
+  uint64_t top = (uint64_t)rr * bcap;
+  uint64_t lo = m > half ? (uint64_t)(m - half) : 0;
+  uint64_t hi = (uint64_t)fmin((double)top, ceil(m + half));
+  uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
+  inf_fluid *f = s->fluid;
+  tok_reset(f, (size_t)(lo / rr), (size_t)(hi / rr) + 2);
+  walk w = {f->frac, f->frac + rr + 1, top, rr * rho, tpot_lim, rr, bcap};
+  chain acc = *c; /* nothing else can write it: kept in registers */
+  double p_top;
+  /* The wide path's counts in doubles are exact below 2^53. */
+  if (sim_lanes_wide() && top < (uint64_t)1 << 52) {
+    p_top = chain_up(s, &w, mid, hi, &acc, true);
+    chain_down(s, &w, mid, lo, &acc, true);
+  } else {
+    p_top = chain_up(s, &w, mid, hi, &acc, false);
+    chain_down(s, &w, mid, lo, &acc, false);
+  }
+  *c = acc;
+  if (hi == top && p_top > 0) {
+    double r = fmin(rho / inf__rate_at(s, bcap), 1 - 1e-9);
+    double jmax = (double)s->c->max_queue * rr;
+    add_tail(s, p_top, r, jmax, rr, bcap, tpot_lim, c);
+    f->tok_hi = f->tok_hi > (size_t)bcap + 1 ? f->tok_hi : (size_t)bcap + 1;
+  }
+}
