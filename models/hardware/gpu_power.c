@@ -13,6 +13,7 @@
 #include "bits.h"
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "lanes.h"
 #include "pow.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
@@ -323,18 +324,46 @@ brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
  * bracket's half under its tolerance) it leaves its state as it was, so
  * every later iteration would find the same bracket: its lower end is
  * the answer whatever the interval test says. A power law of gamma 2.5
- * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
-static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
-                        double p_hi) {
+ * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line; that
+ * solve is left to the caller as *job (false), the others answered in
+ * *phi (true). */
+static bool solve_or_job(const cap_problem *p, double lo, double hi,
+                         double p_lo, double p_hi, double *phi,
+                         gpu_brent_job *job) {
   double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
   if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
-    return lo;
+    return *phi = lo, true;
 #ifdef GPU_SOLVE_FMA
   const gpu_spec *g = p->t.g;
-  if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma"))
-    return brent_fma(p, lo, hi, fa, fb);
+  if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma")) {
+    *job = (gpu_brent_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, fa, fb};
+    return false;
+  }
+#else
+  (void)job;
 #endif
-  return brent_any(p, lo, hi, fa, fb);
+  return *phi = brent_any(p, lo, hi, fa, fb), true;
+}
+
+#ifdef GPU_SOLVE_FMA
+double gpu__brent_job(const gpu_spec *g, const gpu_brent_job *j) {
+  cap_problem p = {{g, gpu_phi_min(g), j->mem, j->clocked}, j->cap};
+  return brent_fma(&p, j->lo, j->hi, j->fa, j->fb);
+}
+#endif
+
+/* solve_or_job's answer, the job solved here. */
+static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
+                        double p_hi) {
+  double phi;
+  gpu_brent_job job;
+  if (solve_or_job(p, lo, hi, p_lo, p_hi, &phi, &job))
+    return phi;
+#ifdef GPU_SOLVE_FMA
+  return gpu__brent_job(p->t.g, &job);
+#else
+  return lo; /* no job without fma */
+#endif
 }
 
 /* Above the knee only the core domain follows the clock: for the power
@@ -384,18 +413,69 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
   return (t->g->idle_w + t->mem * s) + t->clocked * d;
 }
 
-double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+/* gpu_load_clock_under_cap's checks, and its answer in *phi (true) but
+ * where it is brent_fma's solve (false): that solve in *job. */
+static bool clock_or_job(const gpu_spec *g, double cap_w, gpu_load l,
+                         double *phi, gpu_brent_job *job) {
   cap_problem p = {load_terms_of(g, l), cap_w};
   double p_1 = power_at(&p.t, 1, g->pow_memo), p_min, p_knee;
   if (p_1 <= cap_w)
-    return 1;
+    return *phi = 1, true;
   cap_ends local;
   const cap_ends *e = cap_ends_of(g, &local);
   if ((p_min = power_at_end(&p.t, e->s_min, e->d_min)) >= cap_w)
-    return e->phi_min;
+    return *phi = e->phi_min, true;
   if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
-    return solve_above_knee(&p, e->knee, p_knee, p_1);
-  return solve_cap(&p, e->phi_min, e->knee, p_min, p_knee);
+    return *phi = solve_above_knee(&p, e->knee, p_knee, p_1), true;
+  return solve_or_job(&p, e->phi_min, e->knee, p_min, p_knee, phi, job);
+}
+
+double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+  double phi;
+  gpu_brent_job job;
+  if (clock_or_job(g, cap_w, l, &phi, &job))
+    return phi;
+#ifdef GPU_SOLVE_FMA
+  return gpu__brent_job(g, &job);
+#else
+  return phi;
+#endif
+}
+
+/* Clocks a batch at most: the jobs on the stack. */
+#define CAPS_BATCH 64
+
+/* The batch's brent_fma jobs, in lanes where the CPU has AVX2 (and fma:
+ * it has, or there would be no job) and more than one is left. */
+static void jobs_solved(const gpu_spec *g, const gpu_brent_job *job, size_t n,
+                        double *phi) {
+#ifdef GPU_SOLVE_FMA
+  if (n > 1 && sim_lanes_wide()) {
+    gpu_brent_type t = {g->idle_w, g->knee, gpu_phi_min(g)};
+    gpu__brent_lanes(&t, job, n, phi);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    phi[i] = gpu__brent_job(g, &job[i]);
+#else
+  (void)g, (void)job, (void)n, (void)phi;
+#endif
+}
+
+void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
+                                const gpu_load *l, double *phi) {
+  gpu_brent_job job[CAPS_BATCH];
+  size_t at[CAPS_BATCH];
+  double solved[CAPS_BATCH];
+  for (size_t k = 0; k < n;) {
+    size_t m = 0, end = n - k < CAPS_BATCH ? n : k + CAPS_BATCH;
+    for (; k < end; k++)
+      if (!clock_or_job(g, cap[k], l[k], &phi[k], &job[m]))
+        at[m++] = k;
+    jobs_solved(g, job, m, solved);
+    for (size_t i = 0; i < m; i++)
+      phi[at[i]] = solved[i];
+  }
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {
