@@ -63,28 +63,6 @@ static void free_per_group(rack_fleet *f) {
   sim_free(a, f->ceiling_w);
 }
 
-/* One clock solved: the type, cap and load it was solved for. */
-typedef struct rack_phi_memo {
-  double cap, sm, mem, busy, phi;
-  uint32_t type; /* UINT32_MAX: empty */
-} rack_phi_memo;
-
-/* Entries of the cache, a power of two: 4,096, over 4,096 GPUs 16,384
- * (768 KiB). At bench-10k's request-level peak, 1,890 new pairs a period,
- * 4,096 had pushed out a third of those asked again the next period
- * (1,893 -> 1,845 solves a period); a small fleet keeps its footprint. */
-static inline unsigned phi_memo_bits(uint32_t gpus) {
-  return gpus > 4096 ? 14 : 12;
-}
-
-static rack_phi_memo *phi_memo_create(const sim_allocator *a, uint32_t gpus) {
-  size_t n = (size_t)1 << phi_memo_bits(gpus);
-  rack_phi_memo *m = sim_calloc(a, n, sizeof *m);
-  for (size_t k = 0; m != NULL && k < n; k++)
-    m[k].type = UINT32_MAX;
-  return m;
-}
-
 void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
@@ -275,7 +253,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   f->nracks = (uint32_t)racks;
   f->ngroups = ngroups;
   if (!alloc_arrays(f, ngroups) ||
-      (f->phi_memo = phi_memo_create(alloc, f->n)) == NULL ||
+      (f->phi_memo = rack__phi_memo_new(alloc, f->n)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
@@ -442,47 +420,6 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   return total;
 }
 
-/* Same to the bit (a NaN is like itself; -0 and 0 differ: a miss). */
-static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
-                    gpu_load l) {
-  return m->type == type && sim_bits(m->cap) == sim_bits(cap) &&
-         sim_bits(m->sm) == sim_bits(l.sm) &&
-         sim_bits(m->mem) == sim_bits(l.mem) &&
-         sim_bits(m->busy) == sim_bits(l.busy);
-}
-
-double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
-  return rack__phi_at(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
-}
-
-/* rack__phi_at, in line in rack__run_phi_remember (at the request level's
- * peak nearly every replica's clock; the call passed l through memory). */
-static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
-                                 gpu_load l) {
-  if (f->phi_memo == NULL)
-    return gpu_load_clock_under_cap(f->types[type], cap, l);
-  uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
-               (sim_bits(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
-               (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
-               (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
-  h ^= h >> 29;
-  rack_phi_memo *m =
-      &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >> (64 - phi_memo_bits(f->n))];
-  if (!memo_is(m, type, cap, l))
-    *m = (rack_phi_memo){cap,
-                         l.sm,
-                         l.mem,
-                         l.busy,
-                         gpu_load_clock_under_cap(f->types[type], cap, l),
-                         type};
-  return m->phi;
-}
-
-double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
-                    gpu_load l) {
-  return phi_memo_at(f, type, cap, l);
-}
-
 /* sum + phi added n times, in order. From 0 (+0) the answer depends on
  * phi and n alone, and racks alike in their clocks ask the same (a
  * rack's 72 GPUs at one clock): the last one is kept (f->phi_sum), the
@@ -562,24 +499,6 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
     reps++;
   }
   return add_repeat(f, sum, phi, reps);
-}
-
-double rack__phi_remember(const rack_fleet *f, uint32_t i,
-                          rack_phi_last *last) {
-  gpu_load l = rack_gpu_load(f, i);
-  *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,      l.mem, l.busy,
-                          rack_gpu_phi(f, i),   f->type[i]};
-  return last->phi;
-}
-
-double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
-                              rack_phi_last *last) {
-  uint16_t t = f->run_type[q];
-  gpu_load l = rack_run_load(f, q);
-  double cap = rack_run_cap_w(f, q, rack);
-  *last =
-      (rack_phi_last){cap, l.sm, l.mem, l.busy, phi_memo_at(f, t, cap, l), t};
-  return last->phi;
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {

@@ -5,6 +5,10 @@
 
 #include "rack.h"
 
+/* rack_phi.c: the fleet's cache of clocks for gpus GPUs, every entry
+ * empty; NULL when out of memory. */
+struct rack_phi_memo *rack__phi_memo_new(const sim_allocator *a, uint32_t gpus);
+
 /* rack_power.c: one server of a system group at GPU power gpu_w and
  * mean activity a (other_w: its share of the group's other_* when given). */
 sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
