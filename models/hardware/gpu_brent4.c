@@ -157,12 +157,16 @@ TARGET static inline v4 orient4(state4 *s, v4 agree) {
 }
 
 /* The interval test of the step before (brent_loop's, i > 0) at the
- * lower end *phi of [b, c]. */
-TARGET static inline v4 tested4(const state4 *s, v4 *phi) {
+ * lower end *phi of [b, c], for the live lanes: converged's general case
+ * only where a live lane's lower end is not above 0 (a type whose lowest
+ * clock is 0), brent_loop's in-line case for the others. */
+TARGET static inline v4 tested4(const state4 *s, v4 *phi, v4 live) {
   v4 below = v4_lt(s->b, s->c), up = v4_pick(below, s->c, s->b);
   *phi = v4_pick(below, s->b, s->c);
   v4 pos = v4_gt(*phi, _mm256_setzero_pd());
   v4 near = v4_lt(_mm256_sub_pd(up, *phi), _mm256_mul_pd(v4_all(1e-12), *phi));
+  if (v4_lanes(v4_andnot(pos, live)) == 0)
+    return near;
   return v4_pick(pos, near, converged4(*phi, up));
 }
 
@@ -176,7 +180,8 @@ TARGET static v4 brent4(const lanes4 *L, state4 s, v4 lo, v4 live) {
     if (i > 0) { /* the test reads [b, c] after c is set from a */
       state4 t = s;
       t.c = v4_pick(agree, s.a, s.c);
-      v4 done = v4_or(tested4(&t, &phi), i == 100 ? live : _mm256_setzero_pd());
+      v4 done =
+          v4_or(tested4(&t, &phi, live), i == 100 ? live : _mm256_setzero_pd());
       out = v4_pick(v4_and(live, done), phi, out);
       if (v4_lanes(live = v4_andnot(done, live)) == 0)
         return out;

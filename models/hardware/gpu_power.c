@@ -239,7 +239,7 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
 
 #ifdef GPU_SOLVE_FMA
 /* cap_residual for a power law of gamma 2.5, d = phi^2.5 through
-  * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
+ * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
 __attribute__((target("fma"))) static inline double
 residual_fma(const cap_problem *p, double phi) {
   const gpu_spec *g = p->t.g;
@@ -327,22 +327,28 @@ brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
  * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line; that
  * solve is left to the caller as *job (false), the others answered in
  * *phi (true). */
-static bool solve_or_job(const cap_problem *p, double lo, double hi,
-                         double p_lo, double p_hi, double *phi,
-                         gpu_brent_job *job) {
+static inline bool solve_or_job(const cap_problem *p, double lo, double hi,
+                                double p_lo, double p_hi, bool fma, double *phi,
+                                gpu_brent_job *job) {
   double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
   if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
     return *phi = lo, true;
-#ifdef GPU_SOLVE_FMA
-  const gpu_spec *g = p->t.g;
-  if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma")) {
+  if (fma) {
     *job = (gpu_brent_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, fa, fb};
     return false;
   }
-#else
-  (void)job;
-#endif
   return *phi = brent_any(p, lo, hi, fa, fb), true;
+}
+
+/* Whether g's solves are brent_fma's: a power law of gamma 2.5 on a CPU
+ * with fma. */
+static bool fma_solves(const gpu_spec *g) {
+#ifdef GPU_SOLVE_FMA
+  return g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma");
+#else
+  (void)g;
+  return false;
+#endif
 }
 
 #ifdef GPU_SOLVE_FMA
@@ -357,7 +363,7 @@ static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
                         double p_hi) {
   double phi;
   gpu_brent_job job;
-  if (solve_or_job(p, lo, hi, p_lo, p_hi, &phi, &job))
+  if (solve_or_job(p, lo, hi, p_lo, p_hi, fma_solves(p->t.g), &phi, &job))
     return phi;
 #ifdef GPU_SOLVE_FMA
   return gpu__brent_job(p->t.g, &job);
@@ -413,27 +419,52 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
   return (t->g->idle_w + t->mem * s) + t->clocked * d;
 }
 
+/* What the checks before Brent take of a type, once a batch: its cap's
+ * ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d through
+ * the memo: pow's bits), whether its solves are brent_fma's. */
+typedef struct type_view {
+  const gpu_spec *g;
+  const cap_ends *e;
+  double s_1, d_1;
+  bool fma;
+} type_view;
+
+static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
+  type_view v = {g, cap_ends_of(g, local), 0, 0, fma_solves(g)};
+  double one = clamp(1, v.e->phi_min, 1);
+  v.s_1 = one >= g->knee ? 1 : one / g->knee;
+  v.d_1 = fraction_at(g, one, g->pow_memo);
+  return v;
+}
+
 /* gpu_load_clock_under_cap's checks, and its answer in *phi (true) but
- * where it is brent_fma's solve (false): that solve in *job. */
-static bool clock_or_job(const gpu_spec *g, double cap_w, gpu_load l,
+ * where it is brent_fma's solve (false): that solve in *job. P at phi 1,
+ * phi_min and the knee by power_at_end, power_at's sum at each. */
+static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
                          double *phi, gpu_brent_job *job) {
-  cap_problem p = {load_terms_of(g, l), cap_w};
-  double p_1 = power_at(&p.t, 1, g->pow_memo), p_min, p_knee;
+  const gpu_spec *g = v->g;
+  const cap_ends *e = v->e;
+  double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
+  double busy = clamp(l.busy, 0, 1);
+  cap_problem p = {
+      {g, e->phi_min, g->mem_w * mem, g->busy_w * busy + gpu_sm_span(g) * sm},
+      cap_w};
+  double p_1 = power_at_end(&p.t, v->s_1, v->d_1), p_min, p_knee;
   if (p_1 <= cap_w)
     return *phi = 1, true;
-  cap_ends local;
-  const cap_ends *e = cap_ends_of(g, &local);
   if ((p_min = power_at_end(&p.t, e->s_min, e->d_min)) >= cap_w)
     return *phi = e->phi_min, true;
   if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
     return *phi = solve_above_knee(&p, e->knee, p_knee, p_1), true;
-  return solve_or_job(&p, e->phi_min, e->knee, p_min, p_knee, phi, job);
+  return solve_or_job(&p, e->phi_min, e->knee, p_min, p_knee, v->fma, phi, job);
 }
 
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   double phi;
   gpu_brent_job job;
-  if (clock_or_job(g, cap_w, l, &phi, &job))
+  cap_ends local;
+  type_view v = type_view_of(g, &local);
+  if (clock_or_job(&v, cap_w, l, &phi, &job))
     return phi;
 #ifdef GPU_SOLVE_FMA
   return gpu__brent_job(g, &job);
@@ -467,10 +498,12 @@ void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
   gpu_brent_job job[CAPS_BATCH];
   size_t at[CAPS_BATCH];
   double solved[CAPS_BATCH];
+  cap_ends local;
+  type_view v = type_view_of(g, &local);
   for (size_t k = 0; k < n;) {
     size_t m = 0, end = n - k < CAPS_BATCH ? n : k + CAPS_BATCH;
     for (; k < end; k++)
-      if (!clock_or_job(g, cap[k], l[k], &phi[k], &job[m]))
+      if (!clock_or_job(&v, cap[k], l[k], &phi[k], &job[m]))
         at[m++] = k;
     jobs_solved(g, job, m, solved);
     for (size_t i = 0; i < m; i++)

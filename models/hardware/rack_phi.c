@@ -97,34 +97,43 @@ double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
   return last->phi;
 }
 
+/* A stretch's misses: their caps, loads, places in the stretch and
+ * cache entries (NULL: no cache). */
+typedef struct runs_misses {
+  double cap[RACK_RUNS_BATCH];
+  gpu_load l[RACK_RUNS_BATCH];
+  uint32_t at[RACK_RUNS_BATCH];
+  rack_phi_memo *slot[RACK_RUNS_BATCH];
+  uint32_t n;
+} runs_misses;
+
 void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                              const uint32_t *rack, uint32_t n, double *phi,
                              rack_phi_last *last) {
   assert(n >= 1 && n <= RACK_RUNS_BATCH);
   uint16_t t = f->run_type[q];
-  double cap[RACK_RUNS_BATCH], solved[RACK_RUNS_BATCH];
-  gpu_load l[RACK_RUNS_BATCH];
-  uint32_t at[RACK_RUNS_BATCH], m = 0;
+  runs_misses m;
+  double solved[RACK_RUNS_BATCH];
+  m.n = 0;
   for (uint32_t j = 0; j < n; j++) {
     assert(f->run_type[q + j] == t);
     double c = rack_run_cap_w(f, q + j, rack[j]);
     gpu_load lj = rack_run_load(f, q + j);
-    const rack_phi_memo *e =
-        f->phi_memo != NULL ? memo_slot(f, t, c, lj) : NULL;
+    rack_phi_memo *e = f->phi_memo != NULL ? memo_slot(f, t, c, lj) : NULL;
     if (e != NULL && memo_is(e, t, c, lj)) {
       phi[j] = e->phi;
     } else {
-      cap[m] = c, l[m] = lj;
-      at[m++] = j;
+      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
+      m.slot[m.n++] = e;
     }
   }
-  if (m > 0)
-    gpu_load_clocks_under_caps(f->types[t], m, cap, l, solved);
-  for (uint32_t i = 0; i < m; i++) { /* in order, as one by one */
-    phi[at[i]] = solved[i];
-    if (f->phi_memo != NULL)
-      *memo_slot(f, t, cap[i], l[i]) =
-          (rack_phi_memo){cap[i], l[i].sm, l[i].mem, l[i].busy, solved[i], t};
+  if (m.n > 0)
+    gpu_load_clocks_under_caps(f->types[t], m.n, m.cap, m.l, solved);
+  for (uint32_t i = 0; i < m.n; i++) { /* in order, as one by one */
+    phi[m.at[i]] = solved[i];
+    if (m.slot[i] != NULL)
+      *m.slot[i] = (rack_phi_memo){m.cap[i],    m.l[i].sm, m.l[i].mem,
+                                   m.l[i].busy, solved[i], t};
   }
   gpu_load ln = rack_run_load(f, q + n - 1);
   *last = (rack_phi_last){rack_run_cap_w(f, q + n - 1, rack[n - 1]),
