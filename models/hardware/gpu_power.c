@@ -419,6 +419,36 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
   return (t->g->idle_w + t->mem * s) + t->clocked * d;
 }
 
+/* gpu_load_clock_under_cap's checks where P at full clock, p_1, is
+ * above the cap: its answer in *phi (true), or false where it is
+ * brent_fma's solve (fma), that solve in *job. */
+static inline bool below_full(const cap_problem *p, const cap_ends *e,
+                              double p_1, bool fma, double *phi,
+                              gpu_brent_job *job) {
+  double p_min, p_knee;
+  if ((p_min = power_at_end(&p->t, e->s_min, e->d_min)) >= p->cap_w)
+    return *phi = e->phi_min, true;
+  if ((p_knee = power_at_end(&p->t, e->s_knee, e->d_knee)) <= p->cap_w)
+    return *phi = solve_above_knee(p, e->knee, p_knee, p_1), true;
+  return solve_or_job(p, e->phi_min, e->knee, p_min, p_knee, fma, phi, job);
+}
+
+double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
+  cap_problem p = {load_terms_of(g, l), cap_w};
+  double p_1 = power_at(&p.t, 1, g->pow_memo), phi;
+  if (p_1 <= cap_w)
+    return 1;
+  cap_ends local;
+  gpu_brent_job job;
+  if (below_full(&p, cap_ends_of(g, &local), p_1, fma_solves(g), &phi, &job))
+    return phi;
+#ifdef GPU_SOLVE_FMA
+  return gpu__brent_job(g, &job);
+#else
+  return phi;
+#endif
+}
+
 /* What the checks before Brent take of a type, once a batch: its cap's
  * ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d through
  * the memo: pow's bits), whether its solves are brent_fma's. */
@@ -437,40 +467,21 @@ static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
   return v;
 }
 
-/* gpu_load_clock_under_cap's checks, and its answer in *phi (true) but
- * where it is brent_fma's solve (false): that solve in *job. P at phi 1,
- * phi_min and the knee by power_at_end, power_at's sum at each. */
+/* gpu_load_clock_under_cap's checks with the type's view: P at phi 1 by
+ * power_at_end (power_at's sum), the load's terms as load_terms_of takes
+ * them (phi_min the ends'). */
 static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
                          double *phi, gpu_brent_job *job) {
   const gpu_spec *g = v->g;
-  const cap_ends *e = v->e;
   double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
   double busy = clamp(l.busy, 0, 1);
-  cap_problem p = {
-      {g, e->phi_min, g->mem_w * mem, g->busy_w * busy + gpu_sm_span(g) * sm},
-      cap_w};
-  double p_1 = power_at_end(&p.t, v->s_1, v->d_1), p_min, p_knee;
+  cap_problem p = {{g, v->e->phi_min, g->mem_w * mem,
+                    g->busy_w * busy + gpu_sm_span(g) * sm},
+                   cap_w};
+  double p_1 = power_at_end(&p.t, v->s_1, v->d_1);
   if (p_1 <= cap_w)
     return *phi = 1, true;
-  if ((p_min = power_at_end(&p.t, e->s_min, e->d_min)) >= cap_w)
-    return *phi = e->phi_min, true;
-  if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
-    return *phi = solve_above_knee(&p, e->knee, p_knee, p_1), true;
-  return solve_or_job(&p, e->phi_min, e->knee, p_min, p_knee, v->fma, phi, job);
-}
-
-double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
-  double phi;
-  gpu_brent_job job;
-  cap_ends local;
-  type_view v = type_view_of(g, &local);
-  if (clock_or_job(&v, cap_w, l, &phi, &job))
-    return phi;
-#ifdef GPU_SOLVE_FMA
-  return gpu__brent_job(g, &job);
-#else
-  return phi;
-#endif
+  return below_full(&p, v->e, p_1, v->fma, phi, job);
 }
 
 /* Clocks a batch at most: the jobs on the stack. */

@@ -63,6 +63,14 @@ static void free_per_group(rack_fleet *f) {
   sim_free(a, f->ceiling_w);
 }
 
+static rack_phi_memo *phi_memo_create(const sim_allocator *a, uint32_t gpus) {
+  size_t n = (size_t)1 << rack__phi_memo_bits(gpus);
+  rack_phi_memo *m = sim_calloc(a, n, sizeof *m);
+  for (size_t k = 0; m != NULL && k < n; k++)
+    m[k].type = UINT32_MAX;
+  return m;
+}
+
 void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
@@ -253,7 +261,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   f->nracks = (uint32_t)racks;
   f->ngroups = ngroups;
   if (!alloc_arrays(f, ngroups) ||
-      (f->phi_memo = rack__phi_memo_new(alloc, f->n)) == NULL ||
+      (f->phi_memo = phi_memo_create(alloc, f->n)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
@@ -420,6 +428,32 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   return total;
 }
 
+double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
+  return rack__phi_at(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
+}
+
+/* rack__phi_at, in line in rack__run_phi_remember (at the request level's
+ * peak nearly every replica's clock; the call passed l through memory). */
+static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
+                                 gpu_load l) {
+  if (f->phi_memo == NULL)
+    return gpu_load_clock_under_cap(f->types[type], cap, l);
+  rack_phi_memo *m = rack__memo_slot(f, type, cap, l);
+  if (!rack__memo_is(m, type, cap, l))
+    *m = (rack_phi_memo){cap,
+                         l.sm,
+                         l.mem,
+                         l.busy,
+                         gpu_load_clock_under_cap(f->types[type], cap, l),
+                         type};
+  return m->phi;
+}
+
+double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,
+                    gpu_load l) {
+  return phi_memo_at(f, type, cap, l);
+}
+
 /* sum + phi added n times, in order. From 0 (+0) the answer depends on
  * phi and n alone, and racks alike in their clocks ask the same (a
  * rack's 72 GPUs at one clock): the last one is kept (f->phi_sum), the
@@ -499,6 +533,24 @@ double rack_fleet_rack_phi_sum(const rack_fleet *f, uint32_t r) {
     reps++;
   }
   return add_repeat(f, sum, phi, reps);
+}
+
+double rack__phi_remember(const rack_fleet *f, uint32_t i,
+                          rack_phi_last *last) {
+  gpu_load l = rack_gpu_load(f, i);
+  *last = (rack_phi_last){rack_gpu_cap_w(f, i), l.sm,      l.mem, l.busy,
+                          rack_gpu_phi(f, i),   f->type[i]};
+  return last->phi;
+}
+
+double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
+                              rack_phi_last *last) {
+  uint16_t t = f->run_type[q];
+  gpu_load l = rack_run_load(f, q);
+  double cap = rack_run_cap_w(f, q, rack);
+  *last =
+      (rack_phi_last){cap, l.sm, l.mem, l.busy, phi_memo_at(f, t, cap, l), t};
+  return last->phi;
 }
 
 double rack_fleet_other_max_w(const rack_fleet *f) {
