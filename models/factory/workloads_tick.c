@@ -510,8 +510,11 @@ static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
     uint32_t end = misses_end(cap, load, k, r->n);
     assert(r->type[end - 1] == a.type &&
            r->runs[end - 1] == r->runs[0] + end - 1);
-    rack__runs_phi_remember(fl, r->runs[0] + k, r->rack + k, end - k, phi + k,
-                            last);
+    if (end - k == 1) /* one alone (the fluid level's): no batch to make */
+      phi[k] = rack__run_phi_remember(fl, r->runs[0] + k, r->rack[k], last);
+    else
+      rack__runs_phi_remember(fl, r->runs[0] + k, r->rack + k, end - k, phi + k,
+                              last);
     for (; k < end; k++)
       phi[k] = min_of(1, phi[k]);
     if (!(last->type == a.type && a.thermal > last->cap))

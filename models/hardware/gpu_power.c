@@ -374,8 +374,8 @@ static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
 
 /* Above the knee only the core domain follows the clock: for the power
  * law the cap gives the clock in closed form. */
-static double solve_above_knee(const cap_problem *p, double lo, double p_lo,
-                               double p_1) {
+static inline double solve_above_knee(const cap_problem *p, double lo,
+                                      double p_lo, double p_1) {
   const gpu_spec *g = p->t.g;
   double target = (p->cap_w - (g->idle_w + p->t.mem)) / p->t.clocked;
   if (g->interp == NULL)
@@ -404,7 +404,7 @@ static void cap_ends_make(const gpu_spec *g, cap_ends *e) {
 
 /* g's cap ends: its memo's when they are g's (made again when not), else
  * made in *local (no memo). */
-static const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
+static inline const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
   cap_ends *e = g->pow_memo != NULL ? &g->pow_memo->ends : local;
   if (e == local || !e->made || e->interp != g->interp ||
       e->key[0] != sim_bits(g->clock_min_hz) ||

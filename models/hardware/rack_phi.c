@@ -39,7 +39,9 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
       m.slot[m.n++] = e;
     }
   }
-  if (m.n > 0)
+  if (m.n == 1) /* no lanes to fill */
+    solved[0] = gpu_load_clock_under_cap(f->types[t], m.cap[0], m.l[0]);
+  else if (m.n > 1)
     gpu_load_clocks_under_caps(f->types[t], m.n, m.cap, m.l, solved);
   for (uint32_t i = 0; i < m.n; i++) { /* in order, as one by one */
     phi[m.at[i]] = solved[i];
