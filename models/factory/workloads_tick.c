@@ -472,13 +472,31 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
   phi[k] = p;
 }
 
+/* The end of the stretch of replicas from k (unlike last, seq_from has
+ * found) each unlike the one before in its load or cap, at most
+ * RACK_RUNS_BATCH of them: the next one alike, hits_seq's. Each of the
+ * stretch takes its own clock and last the last one's, as one by one;
+ * one whose cap a thermal cap holds is solved at its held cap there as
+ * it would be after seq_from's leaving, and the stretch's last one is
+ * tested as before. */
+static uint32_t misses_end(const double *cap, const gpu_load *load, uint32_t k,
+                           uint32_t n) {
+  uint32_t end = n - k < RACK_RUNS_BATCH ? n : k + RACK_RUNS_BATCH;
+  for (uint32_t j = k + 1; j < end; j++)
+    if (same_load(&load[j - 1], &load[j]) && sim_same_bits(cap[j - 1], cap[j]))
+      return j;
+  return end;
+}
+
 /* hits_seq's stretches from k on and each replica between them solved
  * at once, while last stays below every rack's thermal cap (the test
  * work__replica_phis makes after a replica): a replica unlike last in
  * its load or its run's cap is one replica_phi would solve (the racks
  * alike, its run's held cap is unlike last's too), so it is, with no
  * call to hits_seq for a stretch of none. At the request level's peak
- * nearly every replica is unlike the one before. */
+ * nearly every replica is unlike the one before: a stretch of those
+ * (misses_end) is solved together (rack__runs_phi_remember, the Brent
+ * solves four at a time), the same clocks and last as one by one. */
 static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
                          rack_phi_last *last, double *phi, racks_alike a) {
   const double *cap = fl->run_cap_w + r->runs[0];
@@ -489,9 +507,16 @@ static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
       k = hits_seq(fl, r, k, last, phi);
       continue;
     }
-    assert(r->type[k] == a.type && r->runs[k] == r->runs[0] + k);
-    rack__run_phi_remember(fl, r->runs[0] + k, r->rack[k], last);
-    phi[k++] = min_of(1, last->phi);
+    uint32_t end = misses_end(cap, load, k, r->n);
+    assert(r->type[end - 1] == a.type &&
+           r->runs[end - 1] == r->runs[0] + end - 1);
+    if (end - k == 1) /* one alone (the fluid level's): no batch to make */
+      phi[k] = rack__run_phi_remember(fl, r->runs[0] + k, r->rack[k], last);
+    else
+      rack__runs_phi_remember(fl, r->runs[0] + k, r->rack + k, end - k, phi + k,
+                              last);
+    for (; k < end; k++)
+      phi[k] = min_of(1, phi[k]);
     if (!(last->type == a.type && a.thermal > last->cap))
       break;
   }

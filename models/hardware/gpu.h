@@ -192,6 +192,13 @@ double gpu_load_power(const gpu_spec *g, double phi, gpu_load l);
  * caller sees it in gpu_load_power). */
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l);
 
+/* gpu_load_clock_under_cap(g, cap[k], l[k]) in phi[k] for k < n, the
+ * same bits: the Brent solves among them four at a time in the lanes of
+ * an AVX2 register where the CPU has it (the request level's peak asks
+ * a stretch of replicas' clocks, nearly all of them new). */
+void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
+                                const gpu_load *l, double *phi);
+
 /* The power share of a load at full clock, (P(1, L) - P_idle) / (P_tdp -
  * P_idle): the single "activity" the telemetry reports. */
 double gpu_load_share(const gpu_spec *g, gpu_load l);

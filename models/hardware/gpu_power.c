@@ -13,6 +13,7 @@
 #include "bits.h"
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "lanes.h"
 #include "pow.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
@@ -238,7 +239,7 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
 
 #ifdef GPU_SOLVE_FMA
 /* cap_residual for a power law of gamma 2.5, d = phi^2.5 through
-  * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
+ * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
 __attribute__((target("fma"))) static inline double
 residual_fma(const cap_problem *p, double phi) {
   const gpu_spec *g = p->t.g;
@@ -323,24 +324,58 @@ brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
  * bracket's half under its tolerance) it leaves its state as it was, so
  * every later iteration would find the same bracket: its lower end is
  * the answer whatever the interval test says. A power law of gamma 2.5
- * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line. */
-static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
-                        double p_hi) {
+ * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line; that
+ * solve is left to the caller as *job (false), the others answered in
+ * *phi (true). */
+static inline bool solve_or_job(const cap_problem *p, double lo, double hi,
+                                double p_lo, double p_hi, bool fma, double *phi,
+                                gpu_brent_job *job) {
   double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
   if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
-    return lo;
+    return *phi = lo, true;
+  if (fma) {
+    *job = (gpu_brent_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, fa, fb};
+    return false;
+  }
+  return *phi = brent_any(p, lo, hi, fa, fb), true;
+}
+
+/* Whether g's solves are brent_fma's: a power law of gamma 2.5 on a CPU
+ * with fma. */
+static bool fma_solves(const gpu_spec *g) {
 #ifdef GPU_SOLVE_FMA
-  const gpu_spec *g = p->t.g;
-  if (g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma"))
-    return brent_fma(p, lo, hi, fa, fb);
+  return g->interp == NULL && g->gamma == 2.5 && __builtin_cpu_supports("fma");
+#else
+  (void)g;
+  return false;
 #endif
-  return brent_any(p, lo, hi, fa, fb);
+}
+
+#ifdef GPU_SOLVE_FMA
+double gpu__brent_job(const gpu_spec *g, const gpu_brent_job *j) {
+  cap_problem p = {{g, gpu_phi_min(g), j->mem, j->clocked}, j->cap};
+  return brent_fma(&p, j->lo, j->hi, j->fa, j->fb);
+}
+#endif
+
+/* solve_or_job's answer, the job solved here. */
+static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
+                        double p_hi) {
+  double phi;
+  gpu_brent_job job;
+  if (solve_or_job(p, lo, hi, p_lo, p_hi, fma_solves(p->t.g), &phi, &job))
+    return phi;
+#ifdef GPU_SOLVE_FMA
+  return gpu__brent_job(p->t.g, &job);
+#else
+  return lo; /* no job without fma */
+#endif
 }
 
 /* Above the knee only the core domain follows the clock: for the power
  * law the cap gives the clock in closed form. */
-static double solve_above_knee(const cap_problem *p, double lo, double p_lo,
-                               double p_1) {
+static inline double solve_above_knee(const cap_problem *p, double lo,
+                                      double p_lo, double p_1) {
   const gpu_spec *g = p->t.g;
   double target = (p->cap_w - (g->idle_w + p->t.mem)) / p->t.clocked;
   if (g->interp == NULL)
@@ -369,7 +404,7 @@ static void cap_ends_make(const gpu_spec *g, cap_ends *e) {
 
 /* g's cap ends: its memo's when they are g's (made again when not), else
  * made in *local (no memo). */
-static const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
+static inline const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
   cap_ends *e = g->pow_memo != NULL ? &g->pow_memo->ends : local;
   if (e == local || !e->made || e->interp != g->interp ||
       e->key[0] != sim_bits(g->clock_min_hz) ||
@@ -384,18 +419,107 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
   return (t->g->idle_w + t->mem * s) + t->clocked * d;
 }
 
+/* gpu_load_clock_under_cap's checks where P at full clock, p_1, is
+ * above the cap: its answer in *phi (true), or false where it is
+ * brent_fma's solve (fma), that solve in *job. */
+static inline bool below_full(const cap_problem *p, const cap_ends *e,
+                              double p_1, bool fma, double *phi,
+                              gpu_brent_job *job) {
+  double p_min, p_knee;
+  if ((p_min = power_at_end(&p->t, e->s_min, e->d_min)) >= p->cap_w)
+    return *phi = e->phi_min, true;
+  if ((p_knee = power_at_end(&p->t, e->s_knee, e->d_knee)) <= p->cap_w)
+    return *phi = solve_above_knee(p, e->knee, p_knee, p_1), true;
+  return solve_or_job(p, e->phi_min, e->knee, p_min, p_knee, fma, phi, job);
+}
+
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   cap_problem p = {load_terms_of(g, l), cap_w};
-  double p_1 = power_at(&p.t, 1, g->pow_memo), p_min, p_knee;
+  double p_1 = power_at(&p.t, 1, g->pow_memo), phi;
   if (p_1 <= cap_w)
     return 1;
   cap_ends local;
-  const cap_ends *e = cap_ends_of(g, &local);
-  if ((p_min = power_at_end(&p.t, e->s_min, e->d_min)) >= cap_w)
-    return e->phi_min;
-  if ((p_knee = power_at_end(&p.t, e->s_knee, e->d_knee)) <= cap_w)
-    return solve_above_knee(&p, e->knee, p_knee, p_1);
-  return solve_cap(&p, e->phi_min, e->knee, p_min, p_knee);
+  gpu_brent_job job;
+  if (below_full(&p, cap_ends_of(g, &local), p_1, fma_solves(g), &phi, &job))
+    return phi;
+#ifdef GPU_SOLVE_FMA
+  return gpu__brent_job(g, &job);
+#else
+  return phi;
+#endif
+}
+
+/* What the checks before Brent take of a type, once a batch: its cap's
+ * ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d through
+ * the memo: pow's bits), whether its solves are brent_fma's. */
+typedef struct type_view {
+  const gpu_spec *g;
+  const cap_ends *e;
+  double s_1, d_1;
+  bool fma;
+} type_view;
+
+static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
+  type_view v = {g, cap_ends_of(g, local), 0, 0, fma_solves(g)};
+  double one = clamp(1, v.e->phi_min, 1);
+  v.s_1 = one >= g->knee ? 1 : one / g->knee;
+  v.d_1 = fraction_at(g, one, g->pow_memo);
+  return v;
+}
+
+/* gpu_load_clock_under_cap's checks with the type's view: P at phi 1 by
+ * power_at_end (power_at's sum), the load's terms as load_terms_of takes
+ * them (phi_min the ends'). */
+static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
+                         double *phi, gpu_brent_job *job) {
+  const gpu_spec *g = v->g;
+  double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
+  double busy = clamp(l.busy, 0, 1);
+  cap_problem p = {{g, v->e->phi_min, g->mem_w * mem,
+                    g->busy_w * busy + gpu_sm_span(g) * sm},
+                   cap_w};
+  double p_1 = power_at_end(&p.t, v->s_1, v->d_1);
+  if (p_1 <= cap_w)
+    return *phi = 1, true;
+  return below_full(&p, v->e, p_1, v->fma, phi, job);
+}
+
+/* Clocks a batch at most: the jobs on the stack. */
+#define CAPS_BATCH 64
+
+/* The batch's brent_fma jobs, in lanes where the CPU has AVX2 (and fma:
+ * it has, or there would be no job) and more than one is left. */
+static void jobs_solved(const gpu_spec *g, const gpu_brent_job *job, size_t n,
+                        double *phi) {
+#ifdef GPU_SOLVE_FMA
+  if (n > 1 && sim_lanes_wide()) {
+    gpu_brent_type t = {g->idle_w, g->knee, gpu_phi_min(g)};
+    gpu__brent_lanes(&t, job, n, phi);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    phi[i] = gpu__brent_job(g, &job[i]);
+#else
+  (void)g, (void)job, (void)n, (void)phi;
+#endif
+}
+
+void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
+                                const gpu_load *l, double *phi) {
+  gpu_brent_job job[CAPS_BATCH];
+  size_t at[CAPS_BATCH];
+  double solved[CAPS_BATCH];
+  cap_ends local;
+  type_view v = type_view_of(g, &local);
+  for (size_t k = 0; k < n;) {
+    size_t m = 0, end = n - k < CAPS_BATCH ? n : k + CAPS_BATCH;
+    for (; k < end; k++)
+      if (!clock_or_job(&v, cap[k], l[k], &phi[k], &job[m]))
+        at[m++] = k;
+    jobs_solved(g, job, m, solved);
+    for (size_t i = 0; i < m; i++)
+      phi[at[i]] = solved[i];
+  }
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {

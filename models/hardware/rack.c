@@ -63,22 +63,8 @@ static void free_per_group(rack_fleet *f) {
   sim_free(a, f->ceiling_w);
 }
 
-/* One clock solved: the type, cap and load it was solved for. */
-typedef struct rack_phi_memo {
-  double cap, sm, mem, busy, phi;
-  uint32_t type; /* UINT32_MAX: empty */
-} rack_phi_memo;
-
-/* Entries of the cache, a power of two: 4,096, over 4,096 GPUs 16,384
- * (768 KiB). At bench-10k's request-level peak, 1,890 new pairs a period,
- * 4,096 had pushed out a third of those asked again the next period
- * (1,893 -> 1,845 solves a period); a small fleet keeps its footprint. */
-static inline unsigned phi_memo_bits(uint32_t gpus) {
-  return gpus > 4096 ? 14 : 12;
-}
-
 static rack_phi_memo *phi_memo_create(const sim_allocator *a, uint32_t gpus) {
-  size_t n = (size_t)1 << phi_memo_bits(gpus);
+  size_t n = (size_t)1 << rack__phi_memo_bits(gpus);
   rack_phi_memo *m = sim_calloc(a, n, sizeof *m);
   for (size_t k = 0; m != NULL && k < n; k++)
     m[k].type = UINT32_MAX;
@@ -442,15 +428,6 @@ double rack_fleet_update(rack_fleet *f, double *loss_w) {
   return total;
 }
 
-/* Same to the bit (a NaN is like itself; -0 and 0 differ: a miss). */
-static bool memo_is(const rack_phi_memo *m, uint32_t type, double cap,
-                    gpu_load l) {
-  return m->type == type && sim_bits(m->cap) == sim_bits(cap) &&
-         sim_bits(m->sm) == sim_bits(l.sm) &&
-         sim_bits(m->mem) == sim_bits(l.mem) &&
-         sim_bits(m->busy) == sim_bits(l.busy);
-}
-
 double rack_gpu_phi(const rack_fleet *f, uint32_t i) {
   return rack__phi_at(f, f->type[i], rack_gpu_cap_w(f, i), rack_gpu_load(f, i));
 }
@@ -461,14 +438,8 @@ static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
                                  gpu_load l) {
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
-  uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
-               (sim_bits(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
-               (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
-               (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
-  h ^= h >> 29;
-  rack_phi_memo *m =
-      &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >> (64 - phi_memo_bits(f->n))];
-  if (!memo_is(m, type, cap, l))
+  rack_phi_memo *m = rack__memo_slot(f, type, cap, l);
+  if (!rack__memo_is(m, type, cap, l))
     *m = (rack_phi_memo){cap,
                          l.sm,
                          l.mem,

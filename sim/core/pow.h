@@ -47,6 +47,63 @@ __attribute__((target("fma"))) static inline double sim_pow25_fma(double x) {
   double t = h_err + (p * s_lo + p_err * s), r;
   return sim_pow_rounded(h, t, &r) ? r : pow(x, 2.5);
 }
+
+#include <immintrin.h>
+
+/* sim_pow25_fma four lanes a register (AVX2 and fma), for a caller that
+ * solves four caps at once: each lane the scalar's operations (the same
+ * correctly rounded adds, products, quotient, square root and fmas,
+ * sim_pow_rounded's test on the bits), the rounded value in *r. Returns
+ * the lanes (bit i, lane i) whose answer is pow's instead: outside
+ * [2^-200, 1] or near a midpoint, where the caller asks pow(x, 2.5) of
+ * the lanes it needs (sim_pow25_fma4 does it for all). */
+__attribute__((target("avx2,fma"))) static inline int
+sim_pow25_fma4_try(__m256d x, __m256d *r) {
+  const __m256d two = _mm256_set1_pd(2);
+  __m256d in =
+      _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(0x1p-200), _CMP_GE_OQ),
+                    _mm256_cmp_pd(x, _mm256_set1_pd(1), _CMP_LE_OQ));
+  __m256d s = _mm256_sqrt_pd(x), q = _mm256_mul_pd(s, s);
+  __m256d s_lo = _mm256_div_pd(
+      _mm256_sub_pd(_mm256_sub_pd(x, q), _mm256_fmsub_pd(s, s, q)),
+      _mm256_mul_pd(two, s));
+  __m256d p = _mm256_mul_pd(x, x), p_err = _mm256_fmsub_pd(x, x, p);
+  __m256d h = _mm256_mul_pd(p, s), h_err = _mm256_fmsub_pd(p, s, h);
+  __m256d t = _mm256_add_pd(
+      h_err, _mm256_add_pd(_mm256_mul_pd(p, s_lo), _mm256_mul_pd(p_err, s)));
+  __m256d sum = _mm256_add_pd(h, t);
+  __m256d e = _mm256_sub_pd(t, _mm256_sub_pd(sum, h));
+  __m256i b = _mm256_castpd_si256(sum);
+  __m256d ulp = _mm256_castsi256_pd(_mm256_sub_epi64(
+      _mm256_and_si256(b, _mm256_set1_epi64x(0x7ff0000000000000LL)),
+      _mm256_set1_epi64x(52LL << 52)));
+  __m256i mant = _mm256_and_si256(b, _mm256_set1_epi64x(0xfffffffffffffLL));
+  __m256d whole = _mm256_castsi256_pd(
+      _mm256_cmpeq_epi64(mant, _mm256_setzero_si256())); /* a power of 2 */
+  __m256d near =
+      _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), e),
+                    _mm256_mul_pd(_mm256_set1_pd(0.45), ulp), _CMP_LE_OQ);
+  *r = sum;
+  return ~_mm256_movemask_pd(_mm256_andnot_pd(whole, _mm256_and_pd(in, near))) &
+         0xf;
+}
+
+/* sim_pow25_fma of each lane, the same bits. */
+__attribute__((target("avx2,fma"))) static inline __m256d
+sim_pow25_fma4(__m256d x) {
+  __m256d r;
+  int pow_lanes = sim_pow25_fma4_try(x, &r);
+  if (pow_lanes != 0) {
+    double xs[4], rs[4];
+    _mm256_storeu_pd(xs, x);
+    _mm256_storeu_pd(rs, r);
+    for (int i = 0; i < 4; i++)
+      if (pow_lanes >> i & 1)
+        rs[i] = pow(xs[i], 2.5);
+    r = _mm256_loadu_pd(rs);
+  }
+  return r;
+}
 #endif
 
 #endif

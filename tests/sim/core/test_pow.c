@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,9 +51,92 @@ static void pow_is_glibcs(void **state) {
   }
 }
 
+#ifdef SIM_POW_FMA
+/* sim_pow25_fma4 against sim_pow25_fma lane by lane, to the bit: the
+ * points (each in every lane, beside three drawn), then n sets of four
+ * drawn in [lo, hi] (a tenth near a midpoint: pow's lanes among others). */
+static const double pow4_edges[] = {0.25,
+                                    1,
+                                    0x1.fffffffffffffp-1,
+                                    0.0625,
+                                    0.5,
+                                    0x1p-200,
+                                    0x1.fffffffffffffp-201,
+                                    0x1.0000000000001p-200,
+                                    0x1.0000000000001p+0,
+                                    0,
+                                    -0.0,
+                                    -0.5,
+                                    0x1p-1074,
+                                    0x1p-1022,
+                                    NAN,
+                                    -NAN,
+                                    INFINITY,
+                                    -INFINITY,
+                                    2,
+                                    0.1,
+                                    0.3,
+                                    0.35};
+
+static const pow_row pow4_rows[] = {
+    {"pow25_fma4: the edges in each lane", 2.5, 0.05, 1, 0, pow4_edges, 22},
+    {"pow25_fma4: the cap solve's clocks", 2.5, 0.05, 1, 100000, NULL, 0},
+    {"pow25_fma4: the range's low end", 2.5, 0x1p-200, 0x1p-100, 10000, NULL,
+     0},
+    {"pow25_fma4: near 1", 2.5, 0.9, 1, 10000, NULL, 0},
+    {"pow25_fma4: over the range's ends", 2.5, -0.5, 1.5, 10000, NULL, 0},
+};
+
+/* Whether sim_pow25_fma(x) is pow's answer rather than its own: its
+ * steps to sim_pow_rounded, written again (a lane's choice is not seen
+ * in its answer where pow and the rounding agree). */
+__attribute__((target("fma"))) static bool scalar_asks_pow(double x) {
+  if (!(x >= 0x1p-200 && x <= 1))
+    return true;
+  double s = sqrt(x), q = s * s;
+  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
+  double p = x * x, p_err = __builtin_fma(x, x, -p);
+  double h = p * s, h_err = __builtin_fma(p, s, -h);
+  double t = h_err + (p * s_lo + p_err * s), r;
+  return !sim_pow_rounded(h, t, &r);
+}
+
+__attribute__((target("avx2,fma"))) static void pow4_check(const double x[4]) {
+  double got[4];
+  __m256d r;
+  int pow_lanes = sim_pow25_fma4_try(_mm256_loadu_pd(x), &r);
+  _mm256_storeu_pd(got, sim_pow25_fma4(_mm256_loadu_pd(x)));
+  for (int k = 0; k < 4; k++) {
+    double want = sim_pow25_fma(x[k]);
+    if (memcmp(&want, &got[k], sizeof want) != 0)
+      fail_msg("lane %d, x %a: %a, scalar %a", k, x[k], got[k], want);
+    if ((pow_lanes >> k & 1) != scalar_asks_pow(x[k]))
+      fail_msg("lane %d, x %a: pow asked %d", k, x[k], pow_lanes >> k & 1);
+  }
+}
+
+static void pow4_is_scalars(void **state) {
+  const pow_row *row = *state;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    skip();
+  uint64_t s = 29;
+  for (size_t i = 0; i < row->npts * 4 + (size_t)row->n; i++) {
+    double x[4];
+    for (int k = 0; k < 4; k++)
+      x[k] = row->lo + (row->hi - row->lo) * draw(&s);
+    if (i < row->npts * 4) /* point i / 4 in lane i % 4 */
+      x[i % 4] = row->pts[i / 4];
+    pow4_check(x);
+  }
+}
+#endif
+
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
+#ifdef SIM_POW_FMA
+  TEST_ROWS(tests, n, pow4_is_scalars, pow4_rows);
+#endif
   return _cmocka_run_group_tests("pow", tests, n, NULL, NULL);
 }
