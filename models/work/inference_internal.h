@@ -48,7 +48,6 @@ typedef struct replica {
   phase phase;
   double phi;
   rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
-  rl_batch bat;     /* ... and at the batch's size (key 0: none yet) */
   double clock_s;   /* the state below is exact at this time */
   double v;         /* virtual time: tokens each decoding request gained */
   double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
@@ -145,6 +144,8 @@ struct inf_service {
   const inf_config *c;
   rl_replica proto;
   rl_clock full_clk;    /* proto's step terms at full clock (key 0: none) */
+  rl_batch_full *bt;    /* request level: bt[b], b requests' (key 0: none) */
+  size_t nbt;
   rl_ep_table ep_table; /* proto's, when it is expert-parallel */
   arr_gen *gen;
   double horizon_s, kv_cap;

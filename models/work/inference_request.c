@@ -528,6 +528,7 @@ static void req_free(inf_service *s) {
   sim_free(s->alloc, s->rep);
   sim_free(s->alloc, s->route.node);
   sim_free(s->alloc, s->due);
+  sim_free(s->alloc, s->bt);
   sim_free(s->alloc, s->pool);
   sim_free(s->alloc, s->iv.ttft);
   sim_free(s->alloc, s->iv.tpot);
