@@ -146,6 +146,7 @@ struct inf_service {
   rl_clock full_clk;    /* proto's step terms at full clock (key 0: none) */
   rl_batch_full *bt;    /* request level: bt[b], b requests' (key 0: none) */
   size_t nbt;
+  rl_prefill_terms pre; /* request level: proto's prefill terms */
   rl_ep_table ep_table; /* proto's, when it is expert-parallel */
   arr_gen *gen;
   double horizon_s, kv_cap;

@@ -18,19 +18,22 @@ static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
 }
 
 /* The joiners' prefill at the replica's clock: its length and its
- * time-weighted load. */
+ * time-weighted load, from the service's prefill terms (kept). */
 void inf__price_prefill(inf_service *s, replica *r) {
   double t = 0;
   gpu_load busy = {0, 0, 0};
   const rl_clock *at = clock_at(s, &r->clk, r->phi);
   const rl_clock *full = clock_at(s, &s->full_clk, 1);
+  if (!s->pre.ready)
+    rl_prefill_terms_of(&s->proto, &s->pre);
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
     double ti;
     gpu_load li;
-    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
+    rl_prefill_kept(&s->proto, &s->pre, s->pool[i].prompt, at, full, &ti,
+                    &li);
     t += ti;
     busy = gpu_load_axpy(busy, ti, li);
   }

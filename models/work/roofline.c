@@ -571,6 +571,48 @@ void rl_prefill_at(const rl_replica *r, double prompt_tokens,
   *load = prefill_load(r, flops, tp_s, rate1);
 }
 
+void rl_prefill_terms_of(const rl_replica *r, rl_prefill_terms *p) {
+  const llm_model *m = r->model;
+  p->flops_token = llm_flops_per_token(m);
+  p->attn = 2.0 * (double)m->layers * d_attn(m);
+  p->rings = 2.0 * (double)m->layers;
+  p->ring_share = 2.0 * (r->tp - 1) / r->tp;
+  p->w_bytes = llm_weight_bytes(m, r->weights) / r->tp;
+  p->ready = true;
+}
+
+/* allreduce_s from p: ring_s's and allreduce_s's operations in their
+ * order; expert parallelism's all-to-alls through allreduce_s itself. */
+static double allreduce_kept(const rl_replica *r, const rl_prefill_terms *p,
+                             double tokens) {
+  if (r->tp <= 1)
+    return 0;
+  if (r->ep > 1)
+    return allreduce_s(r, tokens);
+  double msg = tokens * (double)r->model->hidden_size * 2;
+  return p->rings *
+         (r->cfg.link_latency_s + p->ring_share * msg / r->cfg.link_bps);
+}
+
+void rl_prefill_kept(const rl_replica *r, const rl_prefill_terms *p,
+                     double prompt_tokens, const rl_clock *at,
+                     const rl_clock *full, double *t_s, gpu_load *load) {
+  double n = prompt_tokens;
+  double flops = p->flops_token * n + p->attn * n * n;
+  double tp_s = allreduce_kept(r, p, n);
+  /* full's rate is flop_rate(r, 1) unless the GPU's floor clamped 1 */
+  double rate1 = full->phi == 1 ? full->rate : flop_rate(r, 1);
+  *t_s = flops / at->rate + tp_s;
+  /* prefill_load's operations, the bytes a GPU reads kept */
+  double comp = flops / rate1;
+  double t = comp + tp_s;
+  *load = !(t > 0) ? (gpu_load){0, 0, 0}
+                   : (gpu_load){comp / t,
+                                rl_fmin(1, p->w_bytes /
+                                               (r->gpu->bandwidth_bps * t)),
+                                1};
+}
+
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
                           double phi) {
   return gpu_load_power(r->gpu, clamp_phi(r, phi),

@@ -414,6 +414,24 @@ void rl_prefill_at(const rl_replica *r, double prompt_tokens,
                    const rl_clock *at, const rl_clock *full, double *t_s,
                    gpu_load *load);
 
+/* The terms of a prefill that depend on the replica alone: a caller
+ * pricing many prompts (a request-level service's joiners) works them out
+ * once; rl_prefill_kept then gives rl_prefill_at's bits. */
+typedef struct rl_prefill_terms {
+  double flops_token; /* llm_flops_per_token */
+  double attn;        /* 2 x layers x d_attn: FLOPs a prompt's token squared */
+  double rings;       /* 2 x layers: the ring all-reduces a prefill makes */
+  double ring_share;  /* 2 (tp - 1) / tp: a ring's share of its message */
+  double w_bytes;     /* the weight bytes a GPU reads */
+  bool ready;         /* worked out (a zeroed one is not) */
+} rl_prefill_terms;
+
+void rl_prefill_terms_of(const rl_replica *r, rl_prefill_terms *p);
+
+void rl_prefill_kept(const rl_replica *r, const rl_prefill_terms *p,
+                     double prompt_tokens, const rl_clock *at,
+                     const rl_clock *full, double *t_s, gpu_load *load);
+
 /* Power of one GPU during prefill, W: gpu_load_power of that load. */
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,
                           double phi);

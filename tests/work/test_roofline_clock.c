@@ -10,7 +10,8 @@
  * (rl_batch_of, rl_decode_step_batch); a prefill at kept clocks
  * (rl_prefill_at) is rl_prefill's. A price from a batch's terms at full
  * clock kept (rl_batch_full_of, rl_decode_price) is the step's time, times
- * and load. rl_fmax and rl_fmin are libm's. */
+ * and load; a prefill from the prefill's terms kept (rl_prefill_kept) is
+ * rl_prefill_at's. rl_fmax and rl_fmin are libm's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -227,6 +228,36 @@ static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
   }
 }
 
+/* A prefill from the replica's prefill terms kept (rl_prefill_terms_of,
+ * rl_prefill_kept, as a request-level service keeps them) is
+ * rl_prefill_at's, bit for bit, time and load, with and without
+ * all-reduces (tp 1, rings, expert parallelism's all-to-alls), prompts
+ * from empty to long and clocks down to below the floor. */
+static void a_prefill_from_kept_terms_is_the_same_prefill(void **state) {
+  const price_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  r.ep = row->ep;
+  static const double phis[] = {1, 0.77, 0.5, 0.01};
+  static const double prompts[] = {0, 1, 37, 1024, 30000.5};
+  rl_clock full;
+  rl_prefill_terms p = {0};
+  rl_clock_of(&r, 1, &full);
+  rl_prefill_terms_of(&r, &p);
+  assert_true(p.ready);
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
+    rl_clock at;
+    rl_clock_of(&r, phis[i], &at);
+    for (size_t j = 0; j < sizeof prompts / sizeof *prompts; j++) {
+      double t, want_t;
+      gpu_load l, want_l;
+      rl_prefill_kept(&r, &p, prompts[j], &at, &full, &t, &l);
+      rl_prefill_at(&r, prompts[j], &at, &full, &want_t, &want_l);
+      same_bits(t, want_t, "prefill t");
+      assert_memory_equal(&l, &want_l, sizeof l);
+    }
+  }
+}
+
 /* rl_fmax and rl_fmin give libm's fmax and fmin bits: NaN on either side
  * (the other), infinities, the smallest subnormal; zeros of two signs
  * (either may come back, roofline.h) as equal values. Read through
@@ -249,7 +280,7 @@ static void fmax_and_fmin_are_libm_s(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[20];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
   TEST_ROWS(tests, n, a_step_at_kept_clocks_is_the_same_step, rows);
@@ -257,6 +288,8 @@ int main(void) {
   TEST_ROWS(tests, n, a_step_at_a_kept_batch_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_at_kept_clocks_is_the_same_prefill, rows);
   TEST_ROWS(tests, n, a_price_is_the_kept_batch_s_step, price_rows);
+  TEST_ROWS(tests, n, a_prefill_from_kept_terms_is_the_same_prefill,
+            price_rows);
   TEST_ADD(tests, n, fmax_and_fmin_are_libm_s);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
