@@ -5,6 +5,7 @@
 #include "inference_internal.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "vec.h"
@@ -77,6 +78,17 @@ uint64_t inf__replica_empty(inf_service *s, replica *r) {
   for (; r->nheap > 0; n++)
     inf__pool_give(s, r->heap[--r->nheap]);
   return n;
+}
+
+void inf__replica_drop(inf_service *s, replica *r) {
+  s->tot.dropped += inf__replica_empty(s, r);
+  r->kv_used = r->v = r->ctx_base = 0;
+  inf__kv_clear(s, (uint32_t)(r - s->rep));
+  r->pre_left = 0;
+  r->phase = IDLE;
+  r->load = (gpu_load){0, 0, 0};
+  r->compute = 0;
+  r->next_s = INFINITY;
 }
 
 /* ------------------------------------------------------------------ */

@@ -202,6 +202,10 @@ uint32_t inf__list_pop(request *pool, req_list *l);
  * returns how many: the lists and the heap are left empty. */
 uint64_t inf__replica_empty(inf_service *s, replica *r);
 
+/* Replica r, going down, loses what it holds (inf__replica_empty, counted
+ * dropped) with its KV cache, and is left idle. */
+void inf__replica_drop(inf_service *s, replica *r);
+
 /* ------------------------------------------------------------------ */
 /* The decoding heap and the routing tree (inference_heap.c)           */
 /* ------------------------------------------------------------------ */

@@ -287,10 +287,12 @@ static inline void advance(inf_service *s, replica *r, double t) {
  * inf__after_prefill); does nothing when that is already the pending one.
  * A pending event is moved, not cancelled and scheduled again: the power
  * policy moves most replicas' clocks, and so their next changes, every
- * period. */
+ * period. Whether it is pending is whether r holds a handle: cancel
+ * clears it, and so does on_replica, the event having run. */
 static void reschedule(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
-  if (at_s == r->ev_s && sim_engine_pending(s->e, r->ev))
+  bool pending = r->ev.slot != 0; /* test_inference_batch holds it */
+  if (at_s == r->ev_s && pending)
     return;
   r->ev_s = at_s;
   if (!(at_s * 1e9 < 9e18)) { /* idle, or beyond any run */
@@ -299,8 +301,7 @@ static void reschedule(inf_service *s, replica *r) {
   }
   sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
-  int rc = sim_engine_pending(s->e, r->ev)
-               ? sim_engine_move(s->e, r->ev, at)
+  int rc = pending ? sim_engine_move(s->e, r->ev, at)
                : sim_engine_schedule(s->e, at, s->replica_kind,
                                      replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
@@ -360,6 +361,7 @@ static int status(inf_service *s) {
 static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   inf_service *s = ctx;
   replica *r = &s->rep[ev->a];
+  r->ev = (sim_handle){0, 0}; /* it has run: no longer pending */
   advance(s, r, rl_fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
   reschedule(s, r);
   return status(s);
@@ -568,19 +570,6 @@ static int req_set_clocks(inf_service *s, uint32_t k0, uint32_t n,
   return rc;
 }
 
-/* A replica that goes down loses what it holds: its queue, its prefill
- * and its batch, with their KV cache. */
-static void drop_all(inf_service *s, replica *r) {
-  s->tot.dropped += inf__replica_empty(s, r);
-  r->kv_used = r->v = r->ctx_base = 0;
-  inf__kv_clear(s, replica_index(s, r));
-  r->pre_left = 0;
-  r->phase = IDLE;
-  r->load = (gpu_load){0, 0, 0};
-  r->compute = 0;
-  r->next_s = INFINITY;
-}
-
 static int req_set_down(inf_service *s, uint32_t k, bool down) {
   if (k >= s->nrep)
     return SIM_EINVAL;
@@ -589,7 +578,7 @@ static int req_set_down(inf_service *s, uint32_t k, bool down) {
     return SIM_OK;
   advance(s, r, now_s(s)); /* what finished before now is done */
   if (down)
-    drop_all(s, r);
+    inf__replica_drop(s, r);
   r->down = down;
   inf__load_changed(s, k);
   reschedule(s, r);
