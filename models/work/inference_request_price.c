@@ -43,12 +43,15 @@ void inf__price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
-/* The table's terms for b requests (whole, >= 1: a batch's size),
- * worked out the first time b is asked for; they depend on the service
- * alone. When the table cannot grow, the run fails (SIM_ENOMEM, reported
- * by the next handler) and this price is worked out in spare. */
-static const rl_batch_full *batch_at(inf_service *s, double b,
-                                     rl_batch_full *spare) {
+/* batch_at's entry for b worked out (the table grown to hold it): out of
+ * line, for a lookup's few instructions in line. When the table cannot
+ * grow, the run fails (SIM_ENOMEM, reported by the next handler) and
+ * this price is worked out in spare. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static const rl_batch_full *batch_fill(inf_service *s, double b,
+                                       rl_batch_full *spare) {
   size_t k = (size_t)b, cap = s->nbt;
   const rl_clock *full = clock_at(s, &s->full_clk, 1);
   if (k >= cap) {
@@ -62,10 +65,19 @@ static const rl_batch_full *batch_at(inf_service *s, double b,
       s->bt[i].b.key = 0; /* none yet: b > 0 */
     s->nbt = cap;
   }
-  rl_batch_full *f = &s->bt[k];
-  if (f->b.key != b)
-    rl_batch_full_of(&s->proto, b, full, f);
-  return f;
+  rl_batch_full_of(&s->proto, b, full, &s->bt[k]);
+  return &s->bt[k];
+}
+
+/* The table's terms for b requests (whole, >= 1: a batch's size),
+ * worked out the first time b is asked for (batch_fill, which works out
+ * s->full_clk first); they depend on the service alone. */
+static inline const rl_batch_full *batch_at(inf_service *s, double b,
+                                            rl_batch_full *spare) {
+  size_t k = (size_t)b;
+  if (k < s->nbt && s->bt[k].b.key == b)
+    return &s->bt[k];
+  return batch_fill(s, b, spare);
 }
 
 /* The decode step at the batch's mean context now; the clock's terms are
