@@ -40,9 +40,17 @@ typedef struct req_list {
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
 
+/* A decoding request in its replica's heap: its finish tag, kept here
+ * (pool[i].tag, set once before the push) so that the heap's compares and
+ * the replica's next change read no pool entry, and its index. */
+typedef struct heap_entry {
+  double tag;
+  uint32_t i;
+} heap_entry;
+
 typedef struct replica {
   req_list waiting, prefill;
-  uint32_t *heap; /* decoding requests, min-heap on tag */
+  heap_entry *heap; /* decoding requests, min-heap on (tag, i) */
   uint32_t nheap, heap_cap;
   double kv_used; /* tokens held by the batch */
   phase phase;
@@ -214,12 +222,13 @@ void inf__replica_drop(inf_service *s, replica *r);
  * admission cannot fail. Returns SIM_OK or SIM_ENOMEM (r unchanged). */
 int inf__heap_reserve(const sim_allocator *a, replica *r, uint32_t want);
 
-/* Adds request i to r's decoding heap; room must have been reserved. */
+/* Adds request i, its tag set, to r's decoding heap; room must have been
+ * reserved. */
 void inf__heap_push(replica *r, const request *pool, uint32_t i);
 
 /* Takes the request with the smallest finish tag (lower index on ties)
  * off r's decoding heap, which must not be empty. */
-uint32_t inf__heap_pop(replica *r, const request *pool);
+uint32_t inf__heap_pop(replica *r);
 
 /* Builds t over n keys, key k = k (every replica up with load 0).
  * Returns SIM_OK or SIM_ENOMEM (t unchanged); sim_free(a, t->node)

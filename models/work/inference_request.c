@@ -213,9 +213,9 @@ static void end_prefill(inf_service *s, replica *r) {
 /* The smallest tag is reached: that request (and any with the same tag)
  * is done. An empty batch restarts V at 0, so tags stay small numbers. */
 static void finish_due(inf_service *s, replica *r) {
-  r->v = s->pool[r->heap[0]].tag;
-  while (r->nheap > 0 && s->pool[r->heap[0]].tag <= r->v) {
-    uint32_t i = inf__heap_pop(r, s->pool);
+  r->v = r->heap[0].tag;
+  while (r->nheap > 0 && r->heap[0].tag <= r->v) {
+    uint32_t i = inf__heap_pop(r);
     const request *q = &s->pool[i];
     r->ctx_base -= q->prompt + 1 - q->join_v;
     complete(s, r, i);

@@ -92,7 +92,7 @@ void inf__price_decode(inf_service *s, replica *r) {
   r->t_step = p.t;
   r->load = p.load;
   r->compute = p.t_comp >= p.t_mem ? p.t_comp / p.t : 0;
-  double tag = s->pool[r->heap[0]].tag;
+  double tag = r->heap[0].tag;
   r->next_s = r->clock_s + (tag - r->v) * r->t_step;
 }
 
@@ -108,7 +108,7 @@ static bool joined(const inf_service *s, const replica *r, double *b,
     return false;
   *b = r->nheap;
   *ctx = r->ctx_base;
-  *tag = r->nheap > 0 ? s->pool[r->heap[0]].tag : INFINITY;
+  *tag = r->nheap > 0 ? r->heap[0].tag : INFINITY;
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     const request *q = &s->pool[i];
