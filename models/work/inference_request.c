@@ -673,6 +673,14 @@ static double req_compute_share(const inf_service *s, uint32_t r) {
   return r < s->nrep ? s->rep[r].comp_mean : 0;
 }
 
+/* req_compute_share of replicas k0 .. k0 + n - 1 in one loop: the
+ * factory reads every replica's each period. */
+static void req_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
+                               double *out) {
+  for (uint32_t i = 0, k = k0; i < n; i++, k++)
+    out[i] = k < s->nrep ? s->rep[k].comp_mean : 0;
+}
+
 const inf_ops inf__request_ops = {
     .start = req_start,
     .free = req_free,
@@ -683,6 +691,7 @@ const inf_ops inf__request_ops = {
     .set_clocks = req_set_clocks,
     .take_loads = req_take_loads,
     .compute_share = req_compute_share,
+    .compute_shares = req_compute_shares,
     .sample = req_sample,
     .totals = req_totals,
     .quantile = req_quantile,
