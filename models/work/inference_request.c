@@ -292,6 +292,7 @@ static inline void advance(inf_service *s, replica *r, double t) {
 static void reschedule(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
   bool pending = r->ev.slot != 0; /* test_inference_batch holds it */
+  assert(pending == sim_engine_pending(s->e, r->ev));
   if (at_s == r->ev_s && pending)
     return;
   r->ev_s = at_s;
