@@ -126,9 +126,11 @@ static void expire(inf_service *s, replica *r, double t) {
 
 /* Moves waiting requests into the prefill, in order, while they fit
  * (FCFS: the first that does not fit stops the others), after the
- * expired ones have left. */
+ * expired ones have left; with none waiting (most calls), a test. */
 static uint32_t admit(inf_service *s, replica *r) {
   uint32_t n = 0;
+  if (r->waiting.n == 0)
+    return 0;
   expire(s, r, r->clock_s);
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
     if (inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
@@ -396,9 +398,6 @@ static bool queue_full(inf_service *s, replica *r) {
   return r->waiting.n >= limit;
 }
 
-/* A request arrives: rejected if it can never fit or its replica's queue
- * is full, else queued at the lightest replica. A replica that could take
- * it now is listed for this instant's scheduling pass. */
 /* Request i (q, its copy) joins replica k's waiting list, k's pass made
  * due if it can take it now. */
 static void wait_at(inf_service *s, uint32_t k, uint32_t i, const request *q) {
@@ -419,6 +418,8 @@ static void wait_at(inf_service *s, uint32_t k, uint32_t i, const request *q) {
     reschedule(s, r);
 }
 
+/* A request arrives: rejected if it can never fit or its replica's queue
+ * is full, else queued at the lightest replica (wait_at). */
 static void accept(inf_service *s, int64_t prompt, int64_t output) {
   s->tot.arrived++;
   s->iv.arrivals++;
