@@ -123,8 +123,12 @@ static int grow(evq *q) {
   return SIM_OK;
 }
 
-/* Puts (k, s) into the hole at i, moving greater parents down. */
-static void sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
+/* Puts (k, s) into the hole at i, moving greater parents down. In line
+ * in its callers (a push past a filled root, a hole's close). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
   while (i > 0) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
