@@ -151,8 +151,8 @@ struct inf_service {
   const inf_ops *ops;         /* the granularity */
   const inf_config *c;
   rl_replica proto;
-  rl_clock full_clk;    /* proto's step terms at full clock (key 0: none) */
-  rl_batch_full *bt;    /* request level: bt[b], b requests' (key 0: none) */
+  rl_clock full_clk; /* proto's step terms at full clock (key 0: none) */
+  rl_batch_full *bt; /* request level: bt[b], b requests' (key 0: none) */
   size_t nbt;
   rl_prefill_terms pre; /* request level: proto's prefill terms */
   rl_ep_table ep_table; /* proto's, when it is expert-parallel */

@@ -305,8 +305,8 @@ static void reschedule(inf_service *s, replica *r) {
   sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
   int rc = pending ? sim_engine_move(s->e, r->ev, at)
-               : sim_engine_schedule(s->e, at, s->replica_kind,
-                                     replica_index(s, r), 0, &r->ev);
+                   : sim_engine_schedule(s->e, at, s->replica_kind,
+                                         replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
 }

@@ -32,8 +32,7 @@ void inf__price_prefill(inf_service *s, replica *r) {
       continue; /* its prompt's KV is there: no prefill */
     double ti;
     gpu_load li;
-    rl_prefill_kept(&s->proto, &s->pre, s->pool[i].prompt, at, full, &ti,
-                    &li);
+    rl_prefill_kept(&s->proto, &s->pre, s->pool[i].prompt, at, full, &ti, &li);
     t += ti;
     busy = gpu_load_axpy(busy, ti, li);
   }
@@ -50,8 +49,8 @@ void inf__price_prefill(inf_service *s, replica *r) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
-static const rl_batch_full *batch_fill(inf_service *s, double b,
-                                       rl_batch_full *spare) {
+static const rl_batch_full *
+batch_fill(inf_service *s, double b, rl_batch_full *spare) {
   size_t k = (size_t)b, cap = s->nbt;
   const rl_clock *full = clock_at(s, &s->full_clk, 1);
   if (k >= cap) {
@@ -151,8 +150,8 @@ static double tokens_after_prefill(const inf_service *s, const replica *r,
   rl_batch bat;
   rl_clock at = {.key = 0};
   rl_batch_of(&s->proto, b, &bat);
-  double t = rl_decode_step_batch_s(&bat, ctx / b + r->v,
-                                    clock_at(s, &at, r->phi));
+  double t =
+      rl_decode_step_batch_s(&bat, ctx / b + r->v, clock_at(s, &at, r->phi));
   double end = r->next_s + (tag - r->v) * t;
   return r->prefill.n + b * (rl_fmin(now, end) - r->next_s) / t;
 }

@@ -470,8 +470,8 @@ static double price_at(const rl_batch *b, double kv, double attn,
 
 /* At phi 1 the clock's terms are full's (rl_clock_of works them out from
  * the clamped phi alone), so the full step is the step. */
-void rl_decode_price(const rl_batch_full *f, double context,
-                     const rl_clock *at, const rl_clock *full, rl_price *out) {
+void rl_decode_price(const rl_batch_full *f, double context, const rl_clock *at,
+                     const rl_clock *full, rl_price *out) {
   const rl_batch *b = &f->b;
   double kv = b->batch * context * b->kv_token, attn = b->attn_token * context;
   price_full(f, kv, attn, full, out);
@@ -486,8 +486,8 @@ double rl_decode_price_s(const rl_batch_full *f, double context,
   double t_comp, t_mem;
   if (at->phi != 1)
     return price_at(b, kv, attn, at, &t_comp, &t_mem);
-  return f->twg + rl_fmax(kv / full->bw_engine, attn / full->rate) +
-         b->t_tp + f->tf;
+  return f->twg + rl_fmax(kv / full->bw_engine, attn / full->rate) + b->t_tp +
+         f->tf;
 }
 
 void rl_decode_step(const rl_replica *r, double batch, double context,
@@ -606,11 +606,11 @@ void rl_prefill_kept(const rl_replica *r, const rl_prefill_terms *p,
   /* prefill_load's operations, the bytes a GPU reads kept */
   double comp = flops / rate1;
   double t = comp + tp_s;
-  *load = !(t > 0) ? (gpu_load){0, 0, 0}
-                   : (gpu_load){comp / t,
-                                rl_fmin(1, p->w_bytes /
-                                               (r->gpu->bandwidth_bps * t)),
-                                1};
+  *load =
+      !(t > 0)
+          ? (gpu_load){0, 0, 0}
+          : (gpu_load){comp / t,
+                       rl_fmin(1, p->w_bytes / (r->gpu->bandwidth_bps * t)), 1};
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

@@ -374,8 +374,8 @@ typedef struct rl_price {
  * (rl_batch_full_of at full, rl_clock_of at 1): what the step would work
  * out and not use (its FLOPs, the dequantisation at the clock, the
  * context-free terms at full clock) is not worked out. */
-void rl_decode_price(const rl_batch_full *f, double context,
-                     const rl_clock *at, const rl_clock *full, rl_price *out);
+void rl_decode_price(const rl_batch_full *f, double context, const rl_clock *at,
+                     const rl_clock *full, rl_price *out);
 
 /* rl_decode_price's t alone (rl_decode_step_batch_s's bits). */
 double rl_decode_price_s(const rl_batch_full *f, double context,

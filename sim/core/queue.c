@@ -128,7 +128,8 @@ static int grow(evq *q) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline void sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
+static inline void
+sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
   while (i > 0) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
@@ -227,7 +228,8 @@ static void sift_down(evq *q, size_t i) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline void fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
+static inline void
+fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
   walk_down(q, 0, n + 1, k, s);
 }
 

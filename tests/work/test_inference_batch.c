@@ -239,9 +239,9 @@ static void fluid_batch_blocks(void **state) {
 typedef struct handle_case {
   const char *name;
   const char *yaml;
-  int every;    /* events between interventions */
-  bool clocks;  /* set a replica's clock */
-  bool downs;   /* take a replica down or up */
+  int every;   /* events between interventions */
+  bool clocks; /* set a replica's clock */
+  bool downs;  /* take a replica down or up */
 } handle_case;
 
 static const handle_case handle_cases[] = {

@@ -153,8 +153,10 @@ typedef struct pop_case {
 } pop_case;
 
 static const pop_case pops[] = {
-    {"one", 1, 1, 1},         {"all tied", 9, 1, 2},
-    {"a few ties", 40, 7, 3}, {"no ties", 64, 1u << 30, 4},
+    {"one", 1, 1, 1},
+    {"all tied", 9, 1, 2},
+    {"a few ties", 40, 7, 3},
+    {"no ties", 64, 1u << 30, 4},
     {"large, ties", 300, 50, 5},
 };
 
