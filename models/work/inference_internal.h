@@ -329,6 +329,10 @@ void inf__hist_add(histogram *h, double x);
  * quantile does; NaN when h is empty or q is outside [0, 1]. */
 double inf__hist_quantile(const histogram *h, double q);
 
+/* The request level's run-wide TTFT (ttft) or TPOT quantile q
+ * (inf__hist_quantile of its histogram): its quantile op. */
+double inf__req_quantile(const inf_service *s, bool ttft, double q);
+
 /* Appends one completed request's TTFT and TPOT to the interval's
  * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. */
 int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,

@@ -30,6 +30,10 @@ void inf__hist_add(histogram *h, double x) {
     h->bin[b]++;
 }
 
+double inf__req_quantile(const inf_service *s, bool ttft, double q) {
+  return inf__hist_quantile(ttft ? &s->ttft_h : &s->tpot_h, q);
+}
+
 /* The k-th smallest value (0-based), as the geometric middle of its bin
  * (within 1.2% of it), kept within the extremes seen. */
 static double hist_order_stat(const histogram *h, uint64_t k) {
