@@ -5,6 +5,7 @@
 #include "inference_internal.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "vec.h"
@@ -75,38 +76,48 @@ uint64_t inf__replica_empty(inf_service *s, replica *r) {
   uint64_t n = list_empty(s, &r->waiting); /* first: the pool's order */
   n += list_empty(s, &r->prefill);
   for (; r->nheap > 0; n++)
-    inf__pool_give(s, r->heap[--r->nheap]);
+    inf__pool_give(s, r->heap[--r->nheap].i);
   return n;
+}
+
+void inf__replica_drop(inf_service *s, replica *r) {
+  s->tot.dropped += inf__replica_empty(s, r);
+  r->kv_used = r->v = r->ctx_base = 0;
+  inf__kv_clear(s, (uint32_t)(r - s->rep));
+  r->pre_left = 0;
+  r->phase = IDLE;
+  r->load = (gpu_load){0, 0, 0};
+  r->compute = 0;
+  r->next_s = INFINITY;
 }
 
 /* ------------------------------------------------------------------ */
 /* The decoding heap: smallest finish tag first, lower index on ties    */
 /* ------------------------------------------------------------------ */
 
-static bool finishes_first(const request *pool, uint32_t a, uint32_t b) {
-  return pool[a].tag < pool[b].tag || (pool[a].tag == pool[b].tag && a < b);
+static bool finishes_first(const heap_entry *a, const heap_entry *b) {
+  return a->tag < b->tag || (a->tag == b->tag && a->i < b->i);
 }
 
-static void heap_swap(uint32_t *h, uint32_t i, uint32_t j) {
-  uint32_t t = h[i];
+static void heap_swap(heap_entry *h, uint32_t i, uint32_t j) {
+  heap_entry t = h[i];
   h[i] = h[j];
   h[j] = t;
 }
 
-static void heap_up(uint32_t *h, const request *pool, uint32_t i) {
-  while (i > 0 && finishes_first(pool, h[i], h[(i - 1) / 2])) {
+static void heap_up(heap_entry *h, uint32_t i) {
+  while (i > 0 && finishes_first(&h[i], &h[(i - 1) / 2])) {
     heap_swap(h, i, (i - 1) / 2);
     i = (i - 1) / 2;
   }
 }
 
-static void heap_down(uint32_t *h, uint32_t n, const request *pool,
-                      uint32_t i) {
+static void heap_down(heap_entry *h, uint32_t n, uint32_t i) {
   for (;;) {
     uint32_t l = 2 * i + 1, m = i;
-    if (l < n && finishes_first(pool, h[l], h[m]))
+    if (l < n && finishes_first(&h[l], &h[m]))
       m = l;
-    if (l + 1 < n && finishes_first(pool, h[l + 1], h[m]))
+    if (l + 1 < n && finishes_first(&h[l + 1], &h[m]))
       m = l + 1;
     if (m == i)
       return;
@@ -127,14 +138,14 @@ int inf__heap_reserve(const sim_allocator *a, replica *r, uint32_t want) {
 
 void inf__heap_push(replica *r, const request *pool, uint32_t i) {
   assert(r->nheap < r->heap_cap);
-  r->heap[r->nheap] = i;
-  heap_up(r->heap, pool, r->nheap++);
+  r->heap[r->nheap] = (heap_entry){pool[i].tag, i};
+  heap_up(r->heap, r->nheap++);
 }
 
-uint32_t inf__heap_pop(replica *r, const request *pool) {
-  uint32_t top = r->heap[0];
+uint32_t inf__heap_pop(replica *r) {
+  uint32_t top = r->heap[0].i;
   r->heap[0] = r->heap[--r->nheap];
-  heap_down(r->heap, r->nheap, pool, 0);
+  heap_down(r->heap, r->nheap, 0);
   return top;
 }
 

@@ -40,15 +40,22 @@ typedef struct req_list {
 
 typedef enum phase { IDLE, PREFILL, DECODE } phase;
 
+/* A decoding request in its replica's heap: its finish tag, kept here
+ * (pool[i].tag, set once before the push) so that the heap's compares and
+ * the replica's next change read no pool entry, and its index. */
+typedef struct heap_entry {
+  double tag;
+  uint32_t i;
+} heap_entry;
+
 typedef struct replica {
   req_list waiting, prefill;
-  uint32_t *heap; /* decoding requests, min-heap on tag */
+  heap_entry *heap; /* decoding requests, min-heap on (tag, i) */
   uint32_t nheap, heap_cap;
   double kv_used; /* tokens held by the batch */
   phase phase;
   double phi;
   rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
-  rl_batch bat;     /* ... and at the batch's size (key 0: none yet) */
   double clock_s;   /* the state below is exact at this time */
   double v;         /* virtual time: tokens each decoding request gained */
   double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
@@ -144,7 +151,10 @@ struct inf_service {
   const inf_ops *ops;         /* the granularity */
   const inf_config *c;
   rl_replica proto;
-  rl_clock full_clk;    /* proto's step terms at full clock (key 0: none) */
+  rl_clock full_clk; /* proto's step terms at full clock (key 0: none) */
+  rl_batch_full *bt; /* request level: bt[b], b requests' (key 0: none) */
+  size_t nbt;
+  rl_prefill_terms pre; /* request level: proto's prefill terms */
   rl_ep_table ep_table; /* proto's, when it is expert-parallel */
   arr_gen *gen;
   double horizon_s, kv_cap;
@@ -200,6 +210,10 @@ uint32_t inf__list_pop(request *pool, req_list *l);
  * returns how many: the lists and the heap are left empty. */
 uint64_t inf__replica_empty(inf_service *s, replica *r);
 
+/* Replica r, going down, loses what it holds (inf__replica_empty, counted
+ * dropped) with its KV cache, and is left idle. */
+void inf__replica_drop(inf_service *s, replica *r);
+
 /* ------------------------------------------------------------------ */
 /* The decoding heap and the routing tree (inference_heap.c)           */
 /* ------------------------------------------------------------------ */
@@ -208,12 +222,13 @@ uint64_t inf__replica_empty(inf_service *s, replica *r);
  * admission cannot fail. Returns SIM_OK or SIM_ENOMEM (r unchanged). */
 int inf__heap_reserve(const sim_allocator *a, replica *r, uint32_t want);
 
-/* Adds request i to r's decoding heap; room must have been reserved. */
+/* Adds request i, its tag set, to r's decoding heap; room must have been
+ * reserved. */
 void inf__heap_push(replica *r, const request *pool, uint32_t i);
 
 /* Takes the request with the smallest finish tag (lower index on ties)
  * off r's decoding heap, which must not be empty. */
-uint32_t inf__heap_pop(replica *r, const request *pool);
+uint32_t inf__heap_pop(replica *r);
 
 /* Builds t over n keys, key k = k (every replica up with load 0).
  * Returns SIM_OK or SIM_ENOMEM (t unchanged); sim_free(a, t->node)
@@ -307,12 +322,28 @@ static inline size_t inf__hist_bin(double x) {
 }
 
 /* Counts x (seconds) in the run-wide histogram h (inf__hist_init'ed), in
- * inf__hist_bin's bin. */
-void inf__hist_add(histogram *h, double x);
+ * inf__hist_bin's bin. In line: twice a completion. */
+static inline void inf__hist_add(histogram *h, double x) {
+  h->min = h->n == 0 || x < h->min ? x : h->min;
+  h->max = h->n == 0 || x > h->max ? x : h->max;
+  h->n++;
+  if (!(x >= HIST_LO_S)) {
+    h->under++;
+    return;
+  }
+  /* Above the top bin a value counts only in n: its rank reads as max. */
+  size_t b = inf__hist_bin(x);
+  if (b < HIST_BINS)
+    h->bin[b]++;
+}
 
 /* Quantile q in [0, 1] of the values h has counted, interpolated as GSL's
  * quantile does; NaN when h is empty or q is outside [0, 1]. */
 double inf__hist_quantile(const histogram *h, double q);
+
+/* The request level's run-wide TTFT (ttft) or TPOT quantile q
+ * (inf__hist_quantile of its histogram): its quantile op. */
+double inf__req_quantile(const inf_service *s, bool ttft, double q);
 
 /* Appends one completed request's TTFT and TPOT to the interval's
  * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. */

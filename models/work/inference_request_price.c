@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include "vec.h"
+
 /* c, the proto's step terms at phi, worked out again only when phi is
  * not the one they were for (a zeroed c is for none: phi > 0). */
 static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
@@ -16,19 +18,21 @@ static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
 }
 
 /* The joiners' prefill at the replica's clock: its length and its
- * time-weighted load. */
+ * time-weighted load, from the service's prefill terms (kept). */
 void inf__price_prefill(inf_service *s, replica *r) {
   double t = 0;
   gpu_load busy = {0, 0, 0};
   const rl_clock *at = clock_at(s, &r->clk, r->phi);
   const rl_clock *full = clock_at(s, &s->full_clk, 1);
+  if (!s->pre.ready)
+    rl_prefill_terms_of(&s->proto, &s->pre);
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     if (s->pool[i].shared)
       continue; /* its prompt's KV is there: no prefill */
     double ti;
     gpu_load li;
-    rl_prefill_at(&s->proto, s->pool[i].prompt, at, full, &ti, &li);
+    rl_prefill_kept(&s->proto, &s->pre, s->pool[i].prompt, at, full, &ti, &li);
     t += ti;
     busy = gpu_load_axpy(busy, ti, li);
   }
@@ -38,21 +42,56 @@ void inf__price_prefill(inf_service *s, replica *r) {
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
+/* batch_at's entry for b worked out (the table grown to hold it): out of
+ * line, for a lookup's few instructions in line. When the table cannot
+ * grow, the run fails (SIM_ENOMEM, reported by the next handler) and
+ * this price is worked out in spare. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static const rl_batch_full *
+batch_fill(inf_service *s, double b, rl_batch_full *spare) {
+  size_t k = (size_t)b, cap = s->nbt;
+  const rl_clock *full = clock_at(s, &s->full_clk, 1);
+  if (k >= cap) {
+    if (sim_vec_reserve(s->alloc, &s->bt, &cap, k + 1, sizeof *s->bt) !=
+        SIM_OK) {
+      s->rc = s->rc != SIM_OK ? s->rc : SIM_ENOMEM;
+      rl_batch_full_of(&s->proto, b, full, spare);
+      return spare;
+    }
+    for (size_t i = s->nbt; i < cap; i++)
+      s->bt[i].b.key = 0; /* none yet: b > 0 */
+    s->nbt = cap;
+  }
+  rl_batch_full_of(&s->proto, b, full, &s->bt[k]);
+  return &s->bt[k];
+}
+
+/* The table's terms for b requests (whole, >= 1: a batch's size),
+ * worked out the first time b is asked for (batch_fill, which works out
+ * s->full_clk first); they depend on the service alone. */
+static inline const rl_batch_full *batch_at(inf_service *s, double b,
+                                            rl_batch_full *spare) {
+  size_t k = (size_t)b;
+  if (k < s->nbt && s->bt[k].b.key == b)
+    return &s->bt[k];
+  return batch_fill(s, b, spare);
+}
+
 /* The decode step at the batch's mean context now; the clock's terms are
- * the same between the replica's clock changes, the batch's between its
- * size's (most replicas of bench-10k decode one request at a time). */
+ * the same between the replica's clock changes, the batch's for the
+ * service's life (batch_at). */
 void inf__price_decode(inf_service *s, replica *r) {
-  rl_step st;
+  rl_price p;
+  rl_batch_full spare;
   double b = r->nheap;
-  if (r->bat.key != b)
-    rl_batch_of(&s->proto, b, &r->bat);
-  rl_decode_step_batch(&s->proto, &r->bat, r->ctx_base / b + r->v,
-                       clock_at(s, &r->clk, r->phi),
-                       clock_at(s, &s->full_clk, 1), &st);
-  r->t_step = st.t;
-  r->load = st.load;
-  r->compute = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
-  double tag = s->pool[r->heap[0]].tag;
+  rl_decode_price(batch_at(s, b, &spare), r->ctx_base / b + r->v,
+                  clock_at(s, &r->clk, r->phi), &s->full_clk, &p);
+  r->t_step = p.t;
+  r->load = p.load;
+  r->compute = p.t_comp >= p.t_mem ? p.t_comp / p.t : 0;
+  double tag = r->heap[0].tag;
   r->next_s = r->clock_s + (tag - r->v) * r->t_step;
 }
 
@@ -68,7 +107,7 @@ static bool joined(const inf_service *s, const replica *r, double *b,
     return false;
   *b = r->nheap;
   *ctx = r->ctx_base;
-  *tag = r->nheap > 0 ? s->pool[r->heap[0]].tag : INFINITY;
+  *tag = r->nheap > 0 ? r->heap[0].tag : INFINITY;
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++) {
     const request *q = &s->pool[i];
@@ -82,21 +121,14 @@ static bool joined(const inf_service *s, const replica *r, double *b,
   return true;
 }
 
-/* The time of a decode step of b requests whose prompt + 1 - join_v sum
- * to ctx, at V = v and clock at: price_decode's step, its time alone. */
-static double step_s(const inf_service *s, rl_batch *bat, double b, double ctx,
-                     double v, const rl_clock *at) {
-  if (bat->key != b)
-    rl_batch_of(&s->proto, b, bat);
-  return rl_decode_step_batch_s(bat, ctx / b + v, at);
-}
-
 double inf__after_prefill(inf_service *s, replica *r) {
   double b, ctx, tag;
+  rl_batch_full spare;
   if (!joined(s, r, &b, &ctx, &tag))
     return r->next_s;
-  /* b's terms kept in r->bat for price_decode at that end */
-  double t = step_s(s, &r->bat, b, ctx, r->v, clock_at(s, &r->clk, r->phi));
+  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  double t = rl_decode_price_s(batch_at(s, b, &spare), ctx / b + r->v, at,
+                               &s->full_clk);
   return r->next_s + (tag - r->v) * t;
 }
 
@@ -114,9 +146,12 @@ static double tokens_after_prefill(const inf_service *s, const replica *r,
   for (uint32_t i = r->prefill.head, n = 0; n < r->prefill.n;
        i = s->pool[i].next, n++)
     *prompts += s->pool[i].shared ? 0 : s->pool[i].prompt;
-  rl_batch bat = {.key = 0};
+  /* price_decode's step at that end, its time alone */
+  rl_batch bat;
   rl_clock at = {.key = 0};
-  double t = step_s(s, &bat, b, ctx, r->v, clock_at(s, &at, r->phi));
+  rl_batch_of(&s->proto, b, &bat);
+  double t =
+      rl_decode_step_batch_s(&bat, ctx / b + r->v, clock_at(s, &at, r->phi));
   double end = r->next_s + (tag - r->v) * t;
   return r->prefill.n + b * (rl_fmin(now, end) - r->next_s) / t;
 }

@@ -24,9 +24,8 @@ static inline bool inf__gave_up(const inf_service *s, const request *q,
 /* The time r, prefilling, has its next change anyone beyond it sees: the
  * first completion after its prefill's end when nothing else changes at
  * that end (its joiners only start decoding: no load routing reads
- * changes), else that end (next_s). Keeps b's batch terms in r->bat. The
- * replica's one event is there; the end is processed at its own time by
- * whatever brings r up to date. */
+ * changes), else that end (next_s). The replica's one event is there;
+ * the end is processed at its own time by whatever brings r up to date. */
 double inf__after_prefill(inf_service *s, replica *r);
 
 /* Tokens replica r has made since its clock, which lags now by up to the

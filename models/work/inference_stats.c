@@ -16,18 +16,8 @@ double inf__hist_pos(double x) {
 
 void inf__hist_init(histogram *h) { *h = (histogram){.n = 0}; }
 
-void inf__hist_add(histogram *h, double x) {
-  h->min = h->n == 0 || x < h->min ? x : h->min;
-  h->max = h->n == 0 || x > h->max ? x : h->max;
-  h->n++;
-  if (!(x >= HIST_LO_S)) {
-    h->under++;
-    return;
-  }
-  /* Above the top bin a value counts only in n: its rank reads as max. */
-  size_t b = inf__hist_bin(x);
-  if (b < HIST_BINS)
-    h->bin[b]++;
+double inf__req_quantile(const inf_service *s, bool ttft, double q) {
+  return inf__hist_quantile(ttft ? &s->ttft_h : &s->tpot_h, q);
 }
 
 /* The k-th smallest value (0-based), as the geometric middle of its bin

@@ -426,6 +426,70 @@ double rl_decode_step_batch_s(const rl_batch *b, double context,
   return st.t;
 }
 
+void rl_batch_full_of(const rl_replica *r, double requests,
+                      const rl_clock *full, rl_batch_full *f) {
+  step_work w;
+  rl_step s;
+  rl_batch_of(r, requests, &f->b);
+  /* step_parts' context-free terms are those of a context of 0 */
+  step_work_at(&f->b, 0, &w);
+  step_parts(&w, full, &s);
+  f->tw = s.t_weights;
+  f->tg = s.t_gemm;
+  f->twg = rl_fmax(s.t_weights, s.t_gemm);
+  f->tdq = s.t_dequant;
+  f->tf = s.t_fixed;
+  f->sm_fixed = r->cfg.act_fixed * s.t_fixed;
+  f->idle_fixed = (1 - r->cfg.act_fixed) * s.t_fixed;
+  f->bw = r->tp * r->gpu->bandwidth_bps;
+}
+
+/* The step at full clock from f and its context's KV bytes and attention
+ * FLOPs: step_parts' and step_load's operations, in their order. */
+static void price_full(const rl_batch_full *f, double kv, double attn,
+                       const rl_clock *full, rl_price *p) {
+  double t_kv = kv / full->bw_engine, t_attn = attn / full->rate;
+  p->t_comp = f->tg + t_attn;
+  p->t_mem = f->tw + t_kv;
+  p->t = f->twg + rl_fmax(t_kv, t_attn) + f->b.t_tp + f->tf;
+  double sm = (p->t_comp + f->tdq + f->sm_fixed) / p->t;
+  p->load = (gpu_load){rl_fmin(1, sm),
+                       rl_fmin(1, (f->b.weights + kv) / (f->bw * p->t)),
+                       1 - f->idle_fixed / p->t};
+}
+
+/* The step's times at a clock below full (step_parts' operations). */
+static double price_at(const rl_batch *b, double kv, double attn,
+                       const rl_clock *at, double *t_comp, double *t_mem) {
+  double tw = b->crit / at->bw_weights, t_kv = kv / at->bw_engine;
+  double tg = b->gemm / at->rate, ta = attn / at->rate;
+  *t_comp = tg + ta;
+  *t_mem = tw + t_kv;
+  return rl_fmax(tw, tg) + rl_fmax(t_kv, ta) + b->t_tp + b->fixed * at->fixed;
+}
+
+/* At phi 1 the clock's terms are full's (rl_clock_of works them out from
+ * the clamped phi alone), so the full step is the step. */
+void rl_decode_price(const rl_batch_full *f, double context, const rl_clock *at,
+                     const rl_clock *full, rl_price *out) {
+  const rl_batch *b = &f->b;
+  double kv = b->batch * context * b->kv_token, attn = b->attn_token * context;
+  price_full(f, kv, attn, full, out);
+  if (at->phi != 1)
+    out->t = price_at(b, kv, attn, at, &out->t_comp, &out->t_mem);
+}
+
+double rl_decode_price_s(const rl_batch_full *f, double context,
+                         const rl_clock *at, const rl_clock *full) {
+  const rl_batch *b = &f->b;
+  double kv = b->batch * context * b->kv_token, attn = b->attn_token * context;
+  double t_comp, t_mem;
+  if (at->phi != 1)
+    return price_at(b, kv, attn, at, &t_comp, &t_mem);
+  return f->twg + rl_fmax(kv / full->bw_engine, attn / full->rate) + b->t_tp +
+         f->tf;
+}
+
 void rl_decode_step(const rl_replica *r, double batch, double context,
                     double phi, rl_step *out) {
   rl_clock at, full;
@@ -505,6 +569,48 @@ void rl_prefill_at(const rl_replica *r, double prompt_tokens,
   double rate1 = full->phi == 1 ? full->rate : flop_rate(r, 1);
   *t_s = flops / at->rate + tp_s;
   *load = prefill_load(r, flops, tp_s, rate1);
+}
+
+void rl_prefill_terms_of(const rl_replica *r, rl_prefill_terms *p) {
+  const llm_model *m = r->model;
+  p->flops_token = llm_flops_per_token(m);
+  p->attn = 2.0 * (double)m->layers * d_attn(m);
+  p->rings = 2.0 * (double)m->layers;
+  p->ring_share = 2.0 * (r->tp - 1) / r->tp;
+  p->w_bytes = llm_weight_bytes(m, r->weights) / r->tp;
+  p->ready = true;
+}
+
+/* allreduce_s from p: ring_s's and allreduce_s's operations in their
+ * order; expert parallelism's all-to-alls through allreduce_s itself. */
+static double allreduce_kept(const rl_replica *r, const rl_prefill_terms *p,
+                             double tokens) {
+  if (r->tp <= 1)
+    return 0;
+  if (r->ep > 1)
+    return allreduce_s(r, tokens);
+  double msg = tokens * (double)r->model->hidden_size * 2;
+  return p->rings *
+         (r->cfg.link_latency_s + p->ring_share * msg / r->cfg.link_bps);
+}
+
+void rl_prefill_kept(const rl_replica *r, const rl_prefill_terms *p,
+                     double prompt_tokens, const rl_clock *at,
+                     const rl_clock *full, double *t_s, gpu_load *load) {
+  double n = prompt_tokens;
+  double flops = p->flops_token * n + p->attn * n * n;
+  double tp_s = allreduce_kept(r, p, n);
+  /* full's rate is flop_rate(r, 1) unless the GPU's floor clamped 1 */
+  double rate1 = full->phi == 1 ? full->rate : flop_rate(r, 1);
+  *t_s = flops / at->rate + tp_s;
+  /* prefill_load's operations, the bytes a GPU reads kept */
+  double comp = flops / rate1;
+  double t = comp + tp_s;
+  *load =
+      !(t > 0)
+          ? (gpu_load){0, 0, 0}
+          : (gpu_load){comp / t,
+                       rl_fmin(1, p->w_bytes / (r->gpu->bandwidth_bps * t)), 1};
 }
 
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

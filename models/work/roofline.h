@@ -346,6 +346,41 @@ void rl_decode_step_batch(const rl_replica *r, const rl_batch *b,
                           double context, const rl_clock *at,
                           const rl_clock *full, rl_step *out);
 
+/* A batch's terms (rl_batch_of) with those of its step at full clock
+ * that need no context (from rl_clock_of at 1): the times of its weights,
+ * GEMMs, dequantisation and fixed costs, and the load's products of
+ * them. A caller pricing many steps of one size (a request-level
+ * service, for every replica at every size) works them out once. */
+typedef struct rl_batch_full {
+  rl_batch b;
+  double tw, tg, twg; /* s: t_weights, t_gemm, their rl_fmax */
+  double tdq, tf;     /* s: t_dequant, t_fixed */
+  double sm_fixed;    /* act_fixed x tf, the load's SM term */
+  double idle_fixed;  /* (1 - act_fixed) x tf, its host gaps */
+  double bw;          /* B/s: tp x the HBM's bandwidth */
+} rl_batch_full;
+
+void rl_batch_full_of(const rl_replica *r, double requests,
+                      const rl_clock *full, rl_batch_full *f);
+
+/* What a replica's price of a decode step reads: its time and its compute
+ * and memory times at its clock, its load at full clock. */
+typedef struct rl_price {
+  double t, t_comp, t_mem;
+  gpu_load load;
+} rl_price;
+
+/* rl_decode_step_batch's t, t_comp, t_mem and load, their bits, from f
+ * (rl_batch_full_of at full, rl_clock_of at 1): what the step would work
+ * out and not use (its FLOPs, the dequantisation at the clock, the
+ * context-free terms at full clock) is not worked out. */
+void rl_decode_price(const rl_batch_full *f, double context, const rl_clock *at,
+                     const rl_clock *full, rl_price *out);
+
+/* rl_decode_price's t alone (rl_decode_step_batch_s's bits). */
+double rl_decode_price_s(const rl_batch_full *f, double context,
+                         const rl_clock *at, const rl_clock *full);
+
 /* rl_decode_step_batch's time t alone (its bits), without the load: what
  * a replica's next change needs before the step is its own. */
 double rl_decode_step_batch_s(const rl_batch *b, double context,
@@ -378,6 +413,24 @@ void rl_prefill(const rl_replica *r, double prompt_tokens, double phi,
 void rl_prefill_at(const rl_replica *r, double prompt_tokens,
                    const rl_clock *at, const rl_clock *full, double *t_s,
                    gpu_load *load);
+
+/* The terms of a prefill that depend on the replica alone: a caller
+ * pricing many prompts (a request-level service's joiners) works them out
+ * once; rl_prefill_kept then gives rl_prefill_at's bits. */
+typedef struct rl_prefill_terms {
+  double flops_token; /* llm_flops_per_token */
+  double attn;        /* 2 x layers x d_attn: FLOPs a prompt's token squared */
+  double rings;       /* 2 x layers: the ring all-reduces a prefill makes */
+  double ring_share;  /* 2 (tp - 1) / tp: a ring's share of its message */
+  double w_bytes;     /* the weight bytes a GPU reads */
+  bool ready;         /* worked out (a zeroed one is not) */
+} rl_prefill_terms;
+
+void rl_prefill_terms_of(const rl_replica *r, rl_prefill_terms *p);
+
+void rl_prefill_kept(const rl_replica *r, const rl_prefill_terms *p,
+                     double prompt_tokens, const rl_clock *at,
+                     const rl_clock *full, double *t_s, gpu_load *load);
 
 /* Power of one GPU during prefill, W: gpu_load_power of that load. */
 double rl_prefill_power_w(const rl_replica *r, double prompt_tokens,

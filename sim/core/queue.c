@@ -123,8 +123,13 @@ static int grow(evq *q) {
   return SIM_OK;
 }
 
-/* Puts (k, s) into the hole at i, moving greater parents down. */
-static void sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
+/* Puts (k, s) into the hole at i, moving greater parents down. In line
+ * in its callers (a push past a filled root, a hole's close). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void
+sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
   while (i > 0) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
@@ -183,7 +188,8 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
  * busy replica's next change walks 8 to 11 levels at bench-10k's peak).
  * hole_down split the same way counted 24 -> 23 a level and more a call:
  * no gain, so it stays as it was. */
-static void walk_down(evq *q, size_t i, size_t end, evq_key k, uint32_t s) {
+static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
+                             uint32_t s) {
   evq_key *key = q->key;
   uint32_t *slot = q->slot;
   /* i has two children below end while i < pairs */
@@ -217,8 +223,13 @@ static void sift_down(evq *q, size_t i) {
 }
 
 /* Puts (k, s) into the vacant root of the n entries at 1 .. n. A new
- * event is mostly due soon, so it stays near the root. */
-static void fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
+ * event is mostly due soon, so it stays near the root. In line in the
+ * push (walk_down's call and its saved registers a push less). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void
+fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
   walk_down(q, 0, n + 1, k, s);
 }
 

@@ -13,6 +13,8 @@
  * and total must be the same bytes. */
 #include "test_inference_rig.h"
 
+#include "inference_internal.h"
+
 /* Enough replicas for the batch calls' blocks (four and sixteen a loop)
  * and their tails, at every offset. */
 #define NREP 41
@@ -229,13 +231,71 @@ static void fluid_batch_blocks(void **state) {
   }
 }
 
+/* A request-level replica's handle names its pending event exactly when
+ * it has one (reschedule reads the handle, not the engine): cleared when
+ * the event runs and when it is cancelled. Checked after every event
+ * with the clocks moved, replicas taken down and up and loads taken
+ * between events, as a factory would. */
+typedef struct handle_case {
+  const char *name;
+  const char *yaml;
+  int every;   /* events between interventions */
+  bool clocks; /* set a replica's clock */
+  bool downs;  /* take a replica down or up */
+} handle_case;
+
+static const handle_case handle_cases[] = {
+    {"events alone", BATCH_YAML, 0, false, false},
+    {"clocks moved", BATCH_YAML, 7, true, false},
+    {"replicas down and up", BATCH_YAML, 13, false, true},
+    {"both, few arrivals", QUIET_YAML, 3, true, true},
+};
+
+static void check_handles(const rig *g) {
+  for (uint32_t k = 0; k < g->s->nrep; k++) {
+    const replica *r = &g->s->rep[k];
+    if ((r->ev.slot != 0) != sim_engine_pending(g->e, r->ev))
+      fail_msg("replica %u: handle slot %u, pending %d", k, r->ev.slot,
+               sim_engine_pending(g->e, r->ev));
+  }
+}
+
+static void a_handle_is_its_pending_event(void **state) {
+  const handle_case *c = *state;
+  rig g;
+  rig_open(&g, H100, c->yaml, 3, INFINITY);
+  uint64_t x = 7;
+  gpu_load loads[NREP];
+  for (int i = 0; i < 4000; i++) {
+    bool done;
+    assert_int_equal(sim_engine_run_some(g.e, to_ns(60), 1, &done), SIM_OK);
+    check_handles(&g);
+    if (done)
+      break;
+    if (c->every == 0 || i % c->every != 0)
+      continue;
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    uint32_t k = (uint32_t)(x >> 33) % NREP;
+    if (c->clocks)
+      assert_int_equal(inf_set_clock(g.s, k, 0.5 + (double)(x >> 60) / 32),
+                       SIM_OK);
+    if (c->downs)
+      assert_int_equal(inf_set_down(g.s, k, !inf_replica_down(g.s, k)), SIM_OK);
+    inf_take_loads(g.s, 0, NREP, loads);
+    check_handles(&g);
+  }
+  rig_close(&g);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {
+  struct CMUnitTest tests[8] = {
       cmocka_unit_test(fluid_batch),
       cmocka_unit_test(request_batch),
       cmocka_unit_test(request_batch_resting),
       cmocka_unit_test(fluid_batch_blocks),
   };
-  return cmocka_run_group_tests(tests, test_catalogs_load,
-                                test_catalogs_release);
+  size_t n = 4;
+  TEST_ROWS(tests, n, a_handle_is_its_pending_event, handle_cases);
+  return _cmocka_run_group_tests("inference_batch", tests, n,
+                                 test_catalogs_load, test_catalogs_release);
 }

@@ -9,7 +9,8 @@
  * heap's top held. And a replica
  * emptied (inf__replica_empty, a replica going down) gives its requests
  * back to the pool in order: queue, prefill, then the heap from its last,
- * so the slots later arrivals take are the ones they always took. */
+ * so the slots later arrivals take are the ones they always took. And a
+ * replica's decoding heap pops by finish tag, the lower index on ties. */
 #include "test_util.h"
 
 #include "inference_internal.h"
@@ -135,7 +136,7 @@ static void test_empty(void **state) {
   for (uint32_t j = 0; j < c->waiting + c->prefill; j++)
     want[n - 1 - j] = taken[j];
   for (uint32_t j = 0; j < c->heap; j++) /* the heap's array from its end */
-    want[c->heap - 1 - j] = r.heap[r.nheap - 1 - j];
+    want[c->heap - 1 - j] = r.heap[r.nheap - 1 - j].i;
   assert_int_equal(inf__replica_empty(&s, &r), n);
   assert_int_equal(r.waiting.n + r.prefill.n + r.nheap, 0);
   for (uint32_t j = 0; j < n; j++)
@@ -144,10 +145,63 @@ static void test_empty(void **state) {
   sim_free(s.alloc, s.pool);
 }
 
+typedef struct pop_case {
+  const char *name;
+  uint32_t n;    /* requests pushed */
+  uint32_t tags; /* distinct tags drawn from (ties when fewer than n) */
+  uint64_t seed;
+} pop_case;
+
+static const pop_case pops[] = {
+    {"one", 1, 1, 1},
+    {"all tied", 9, 1, 2},
+    {"a few ties", 40, 7, 3},
+    {"no ties", 64, 1u << 30, 4},
+    {"large, ties", 300, 50, 5},
+};
+
+/* A replica's decoding heap pops its requests by finish tag, the lower
+ * pool index first on ties (the order the completions are counted in),
+ * with pushes and pops mixed, its tags read from the pool at the push:
+ * against a scan of what it holds. */
+static void test_pops(void **state) {
+  const pop_case *c = *state;
+  inf_service s = {.alloc = sim_allocator_default(), .free_head = NONE};
+  replica r = {0};
+  bool *in = test_calloc(c->n, sizeof *in);
+  uint64_t x = c->seed;
+  uint32_t pushed = 0, held = 0;
+  assert_int_equal(inf__heap_reserve(s.alloc, &r, c->n), SIM_OK);
+  while (pushed < c->n || held > 0) {
+    if (pushed < c->n && (held == 0 || lcg(&x) % 3 != 0)) {
+      uint32_t i = inf__pool_take(&s);
+      assert_int_equal(i, pushed);
+      s.pool[i].tag = (double)(lcg(&x) % c->tags) * 0.5;
+      inf__heap_push(&r, s.pool, i);
+      in[i] = true;
+      pushed++, held++;
+      continue;
+    }
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < pushed; i++)
+      if (in[i] && (best == UINT32_MAX || s.pool[i].tag < s.pool[best].tag))
+        best = i;
+    assert_true(r.heap[0].tag == s.pool[best].tag);
+    assert_int_equal(inf__heap_pop(&r), best);
+    in[best] = false;
+    held--;
+  }
+  assert_int_equal(r.nheap, 0);
+  test_free(in);
+  sim_free(s.alloc, r.heap);
+  sim_free(s.alloc, s.pool);
+}
+
 int main(void) {
-  struct CMUnitTest tests[24];
+  struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, test_route, cases);
   TEST_ROWS(tests, n, test_empty, empties);
+  TEST_ROWS(tests, n, test_pops, pops);
   return _cmocka_run_group_tests("inference_route", tests, n, NULL, NULL);
 }

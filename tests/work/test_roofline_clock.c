@@ -8,7 +8,10 @@
  * rl_prefill_load's. A step at clock terms kept (rl_clock_of,
  * rl_decode_step_at) is rl_decode_step's, and at batch terms kept too
  * (rl_batch_of, rl_decode_step_batch); a prefill at kept clocks
- * (rl_prefill_at) is rl_prefill's. rl_fmax and rl_fmin are libm's. */
+ * (rl_prefill_at) is rl_prefill's. A price from a batch's terms at full
+ * clock kept (rl_batch_full_of, rl_decode_price) is the step's time, times
+ * and load; a prefill from the prefill's terms kept (rl_prefill_kept) is
+ * rl_prefill_at's. rl_fmax and rl_fmin are libm's. */
 #include "test_catalogs.h"
 #include "test_replica.h"
 #include "test_util.h"
@@ -146,6 +149,62 @@ static void a_step_at_a_kept_batch_is_the_same_step(void **state) {
   }
 }
 
+/* The rows of the price: the clock rows, and an expert-parallel MoE at
+ * block-scaled FP8, whose weights' stream is capped (its dequantisation
+ * time) and whose critical path is the busiest GPU's experts. */
+typedef struct price_row {
+  const char *name;
+  const char *gpu, *model, *precision;
+  int tp, ep;
+} price_row;
+
+static const price_row price_rows[] = {
+    {"8B fp16 H100", "H100-SXM", "Llama-3.1-8B", "fp16", 1, 1},
+    {"70B fp16 2 x H100", "H100-SXM", "Llama-3.1-70B", "fp16", 2, 1},
+    {"Qwen3-235B fp4 B200", "B200", "Qwen3-235B-A22B", "fp4", 1, 1},
+    {"Qwen3-235B fp8-block 4 x H100 ep 4", "H100-SXM", "Qwen3-235B-A22B",
+     "fp8-block", 4, 4},
+};
+
+/* A batch's terms with its full clock's (rl_batch_full_of, as a
+ * request-level service keeps them for each size) give, through
+ * rl_decode_price, rl_decode_step_batch's time, compute and memory times
+ * and load, bit for bit, at every context and clock (full, below it, below
+ * the floor), and through rl_decode_price_s rl_decode_step_batch_s's
+ * time; its rl_batch is rl_batch_of's. */
+static void a_price_is_the_kept_batch_s_step(void **state) {
+  const price_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  r.ep = row->ep;
+  static const double phis[] = {1, 0.93, 0.5, 0.01};
+  static const double batches[] = {1, 2, 7, 64, 300};
+  static const double ctxs[] = {0, 1, 100, 3000.5, 1e6};
+  rl_clock full, at[4];
+  rl_clock_of(&r, 1, &full);
+  for (size_t i = 0; i < 4; i++)
+    rl_clock_of(&r, phis[i], &at[i]);
+  for (size_t j = 0; j < sizeof batches / sizeof *batches; j++) {
+    rl_batch want_b;
+    rl_batch_full f;
+    rl_batch_of(&r, batches[j], &want_b);
+    rl_batch_full_of(&r, batches[j], &full, &f);
+    assert_memory_equal(&f.b, &want_b, sizeof want_b);
+    for (size_t i = 0; i < 4; i++)
+      for (size_t k = 0; k < sizeof ctxs / sizeof *ctxs; k++) {
+        rl_step want;
+        rl_price got;
+        rl_decode_step_batch(&r, &want_b, ctxs[k], &at[i], &full, &want);
+        rl_decode_price(&f, ctxs[k], &at[i], &full, &got);
+        same_bits(got.t, want.t, "t");
+        same_bits(got.t_comp, want.t_comp, "t_comp");
+        same_bits(got.t_mem, want.t_mem, "t_mem");
+        assert_memory_equal(&got.load, &want.load, sizeof got.load);
+        same_bits(rl_decode_price_s(&f, ctxs[k], &at[i], &full), want.t,
+                  "price_s t");
+      }
+  }
+}
+
 /* A prefill at clocks worked out once (rl_prefill_at) is rl_prefill's,
  * bit for bit, time and load, down to the GPU's floor and below it. */
 static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
@@ -163,6 +222,36 @@ static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
       gpu_load l, want_l;
       rl_prefill_at(&r, prompts[j], &at, &full, &t, &l);
       rl_prefill(&r, prompts[j], phis[i], &want_t, &want_l);
+      same_bits(t, want_t, "prefill t");
+      assert_memory_equal(&l, &want_l, sizeof l);
+    }
+  }
+}
+
+/* A prefill from the replica's prefill terms kept (rl_prefill_terms_of,
+ * rl_prefill_kept, as a request-level service keeps them) is
+ * rl_prefill_at's, bit for bit, time and load, with and without
+ * all-reduces (tp 1, rings, expert parallelism's all-to-alls), prompts
+ * from empty to long and clocks down to below the floor. */
+static void a_prefill_from_kept_terms_is_the_same_prefill(void **state) {
+  const price_row *row = *state;
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  r.ep = row->ep;
+  static const double phis[] = {1, 0.77, 0.5, 0.01};
+  static const double prompts[] = {0, 1, 37, 1024, 30000.5};
+  rl_clock full;
+  rl_prefill_terms p = {0};
+  rl_clock_of(&r, 1, &full);
+  rl_prefill_terms_of(&r, &p);
+  assert_true(p.ready);
+  for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
+    rl_clock at;
+    rl_clock_of(&r, phis[i], &at);
+    for (size_t j = 0; j < sizeof prompts / sizeof *prompts; j++) {
+      double t, want_t;
+      gpu_load l, want_l;
+      rl_prefill_kept(&r, &p, prompts[j], &at, &full, &t, &l);
+      rl_prefill_at(&r, prompts[j], &at, &full, &want_t, &want_l);
       same_bits(t, want_t, "prefill t");
       assert_memory_equal(&l, &want_l, sizeof l);
     }
@@ -191,13 +280,16 @@ static void fmax_and_fmin_are_libm_s(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, a_clocked_step_is_its_work_at_its_clock, rows);
   TEST_ROWS(tests, n, a_step_at_kept_clocks_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_is_its_time_and_load, rows);
   TEST_ROWS(tests, n, a_step_at_a_kept_batch_is_the_same_step, rows);
   TEST_ROWS(tests, n, a_prefill_at_kept_clocks_is_the_same_prefill, rows);
+  TEST_ROWS(tests, n, a_price_is_the_kept_batch_s_step, price_rows);
+  TEST_ROWS(tests, n, a_prefill_from_kept_terms_is_the_same_prefill,
+            price_rows);
   TEST_ADD(tests, n, fmax_and_fmin_are_libm_s);
   return _cmocka_run_group_tests("roofline_clock", tests, n, test_catalogs_load,
                                  test_catalogs_release);
