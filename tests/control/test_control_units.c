@@ -58,6 +58,11 @@ typedef struct world {
  * (control_hooks.slots_changed) instead of having them compared. */
 static bool count_slots;
 
+/* Whether the worlds made next are without the clamp that keeps the
+ * units: the efficiency policy alone reads them, so control refreshes
+ * them lazily (control_units.h). */
+static bool no_clamp;
+
 static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
   const world *w = ctx;
   (void)f;
@@ -164,7 +169,8 @@ static world *world_make(const power_config *pc) {
                      count_slots ? slots_changed : NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
-  control_set_clamp(w->c, keep_split, w);
+  if (!no_clamp)
+    control_set_clamp(w->c, keep_split, w);
   return w;
 }
 
@@ -306,6 +312,32 @@ static void warm_units_by_count_are_cold_units(void **state) {
   count_slots = true;
   warm_units_are_cold_units(state);
   count_slots = false;
+}
+
+/* Every step on a warm control that refreshes its units lazily (no
+ * clamp) against one that writes them all (the clamp that keeps them):
+ * every GPU's cap the same, to the bit. */
+static void lazy_units_give_the_same_caps(void **state) {
+  (void)state;
+  world *full = world_at(0);
+  no_clamp = true;
+  world *lazy = world_at(0);
+  no_clamp = false;
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    world *w[2] = {full, lazy};
+    for (int k = 0; k < 2; k++) {
+      world_state(w[k], s);
+      control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
+      assert_int_equal(control_period(w[k]->c, &v, (sim_time)s * 1000000000),
+                       SIM_OK);
+    }
+    for (uint32_t i = 0; i < NGPUS; i++)
+      if (!sim_same_bits(full->fl->cap_w[i], lazy->fl->cap_w[i]))
+        fail_msg("%s: GPU %u's cap %.17g W, %.17g W lazily", steps[s].what, i,
+                 full->fl->cap_w[i], lazy->fl->cap_w[i]);
+  }
+  world_drop(full);
+  world_drop(lazy);
 }
 
 /* The workloads are asked once a period of every unit (slot and free),
@@ -652,10 +684,11 @@ static void racks_direct_as_their_runs(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[7];
+  struct CMUnitTest tests[8];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
+  TEST_ADD(tests, n, lazy_units_give_the_same_caps);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
