@@ -299,9 +299,8 @@ typedef struct unit_fill {
   control_units_fn fn;
   void *ctx;
   size_t filled;
-  /* lazy: the chunk filled last, at .. filled - 1, in cu->win (the units
-   * of free GPUs from free_at[free_k] on still to be given their worth
-   * there); else in cu->u itself. */
+  /* lazy: the last chunk filled, at .. filled - 1, in cu->win (free_k:
+   * control__units_window_move's); else in cu->u itself. */
   bool lazy;
   size_t at, free_k;
 } unit_fill;
@@ -321,8 +320,7 @@ static void fill_to(control_units *cu, unit_fill *f, size_t need) {
   f->filled = j;
 }
 
-/* Where unit j (of the chunk filled last) is refreshed: in the window or
- * in place. */
+/* Where unit j (of the last chunk filled) is refreshed. */
 static inline power_unit *unit_at(control_units *cu, const unit_fill *f,
                                   size_t j) {
   assert(j >= f->at && j < f->filled);
@@ -376,9 +374,8 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
  * type, ceiling and thermal cap. After a rack the last base is of its
  * type, ceiling and thermal cap (rack_same held, or its first unit made
  * one), so the next rack's first unit is compared with the unit before
- * as refresh_units would: its rack's part is the base's. The fill
- * goes a chunk at a time inside refresh_direct, so the stretch may be
- * any length. */
+ * as refresh_units would. The stretch may be any length: it is refreshed
+ * a chunk's part at a time (refresh_parts). */
 static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
@@ -450,8 +447,11 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
-  unit_fill f = {fill, ctx, 0, cu->lazy && control__units_window_ready(cu),
-                 0, 0};
+  const bool wait = cu->lazy && cu->lazy_wait > 0;
+  cu->lazy_wait -= wait;
+  unit_fill f = {fill, ctx, 0,
+                 cu->lazy && !wait && control__units_window_ready(cu), 0, 0};
+  cu->nput = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
@@ -469,6 +469,8 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
   fill_to(cu, &f, cu->n); /* none left: every unit a rack's */
   if (f.lazy && cu->n > 0)
     control__units_put_back(cu, f.at, f.filled);
+  if (f.lazy && 4 * cu->nput > cu->n) /* short runs: whole for a while */
+    cu->lazy_wait = CONTROL_UNITS_LAZY_WAIT;
 }
 
 /* ------------------------------------------------------------------ */

@@ -135,6 +135,11 @@ typedef struct control_units {
    * 233 KB of bench-10k's units are no longer written every allocation
    * for its some 70 runs (control_units_window.c). */
   bool lazy;
+  /* A lazy refresh that put back more than a quarter of the units (the
+   * request level's runs are one or two units: every one copied again)
+   * is not tried again for CONTROL_UNITS_LAZY_WAIT refreshes, whole; nput
+   * counts the units put back by the refresh under way. */
+  size_t lazy_wait, nput;
   power_unit *win;
   /* The units of free GPUs, in order (with each build): the fill leaves
    * them, so their worth in the window is put as the build made it. */
@@ -153,6 +158,8 @@ void control__units_fini(control_units *cu);
  * the refresh read them back from the second level, 4,400 first-level
  * misses a tick of bench-10k fluid more (callgrind's cache model). */
 enum { CONTROL_UNITS_CHUNK = 256 };
+
+enum { CONTROL_UNITS_LAZY_WAIT = 63 };
 
 /* Every usable rack's units, group by group, with each one's state now
  * and what its slot's work is worth (fill, with ctx, asked a chunk of
@@ -216,9 +223,9 @@ void control__units_window_move(control_units *cu, size_t at, size_t j,
 /* control_units_window.c: units at .. e - 1 of the window (win[1] unit
  * at) put back in cu->u, of each only what a refresh writes (its range's
  * top, demand, activity and worth), where left unmarked: each marked
- * unit stands for the unit before it to whoever reads (lazy). With
- * assertions on, every unit, so that split_from's check of the marks
- * against the units holds them to it. */
+ * unit stands for the unit before it to whoever reads (lazy); cu->nput
+ * counts them. With assertions on, every unit, so that split_from's check
+ * of the marks against the units holds them to it. */
 void control__units_put_back(control_units *cu, size_t at, size_t e);
 
 /* Every usable rack's GPUs at their unit's cap: with the runs fresh and

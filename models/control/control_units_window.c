@@ -77,10 +77,13 @@ void control__units_put_back(control_units *cu, size_t at, size_t e) {
       break;
     j = (size_t)(z - alike);
     put_unit(&cu->u[j], &w[j - at]);
+    cu->nput++;
   }
 #else
-  for (size_t j = at; j < e; j++)
+  for (size_t j = at; j < e; j++) {
     put_unit(&cu->u[j], &w[j - at]);
+    cu->nput += cu->alike[j] == 0;
+  }
 #endif
 }
 

@@ -303,6 +303,13 @@ static void check(const layout *const l[RACKS], const move *m) {
       control__units_build(&cold, cold_fl, slot, NULL, after, NULL), SIM_OK);
   assert_same_units(&warm, &cold, m->name, false);
   assert_same_units(&lazy, &cold, m->name, true);
+  /* More than a quarter of the units put back: whole for a while. */
+  size_t unmarked = 0;
+  for (size_t j = 0; j < lazy.n; j++)
+    unmarked += control__units_alike(&lazy)[j] == 0;
+  assert_int_equal(lazy.nput, unmarked);
+  assert_int_equal(lazy.lazy_wait,
+                   4 * unmarked > lazy.n ? CONTROL_UNITS_LAZY_WAIT : 0);
   control__units_fini(&warm);
   control__units_fini(&cold);
   control__units_fini(&lazy);
