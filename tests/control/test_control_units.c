@@ -5,7 +5,9 @@
  * control hands the policy and the caps it leaves on every GPU are those
  * of a control made cold on the same state, to the bit, and every GPU
  * of a usable rack has its unit's cap; and the workloads are asked their
- * slots' worth once a period, for every unit.
+ * slots' worth once a period, for every unit. A control whose units only
+ * the efficiency policy reads (no clamp) refreshes them lazily, in a
+ * window (control_units.h): every GPU's cap as the one that writes all.
  *
  * The racks are of three groups, so that between adjacent racks exactly
  * one of what a unit takes from its rack differs: racks 0 and 1 only in

@@ -5,7 +5,8 @@
  * uniform_floor raises every unit evenly from its minimum; headroom a
  * unit leaves goes to the others; the efficiency policy started from a
  * remembered level finds plain bisection's, bit for bit, with the arrays
- * its memo keeps carried over fleets of any size. */
+ * its memo keeps carried over fleets of any size, and ready
+ * (power_memo_ready) for as many units as made them. */
 #include "test_util.h"
 
 #include <math.h>
