@@ -312,6 +312,24 @@ static int split_units(control *c, sim_time now) {
   return SIM_OK;
 }
 
+/* Whether the units' refresh may leave the marked units unwritten
+ * (control_units.h's lazy): none but the efficiency policy reads them
+ * (no client split, clamp or steering) and it reads only each run's
+ * first unit (its work arrays made for every group's units as built). */
+static bool units_lazy(const control *c) {
+  const control_units *cu = &c->units;
+  if (!cu->built || c->split_fn != NULL || c->clamp_fn != NULL ||
+      steer_active(c->steer) ||
+      c->policy->split_from != power_split_efficiency_from)
+    return false;
+  for (size_t g = 0; g < c->fleet->ngroups; g++) {
+    size_t n = cu->group_first[g + 1] - cu->group_first[g];
+    if (n > 0 && !power_memo_ready(&c->memo[g], n))
+      return false;
+  }
+  return true;
+}
+
 /* A dynamic policy (or a predicted budget, or power groups) shares the
  * budget again every allocation period, once the workloads have set the
  * GPUs' activities. */
@@ -325,6 +343,7 @@ static int allocate(control *c, const control_view *v, sim_time now) {
   /* The units first: the prediction reads their loads' shares. */
   const control_hooks *h = &c->hooks;
   uint64_t changes = h->slots_changed != NULL ? h->slots_changed(h->ctx) : 0;
+  c->units.lazy = units_lazy(c);
   int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
                                 h->slots_changed != NULL ? &changes : NULL,
                                 h->slot_units, h->ctx);

@@ -65,7 +65,9 @@ typedef struct control_hooks {
    * allocation (a chunk of units each: control_units.c compares each
    * chunk's worth while it is in cache): for each j with key[j] !=
    * CONTROL_NO_SLOT, u[j]'s cls, priority, weight and c from slot
-   * key[j]'s work (the others left as they are). */
+   * key[j]'s work, all four (u[j] may hold another unit's: a lazy
+   * refresh fills a window of its own, control_units.h); the others left
+   * as they are. */
   void (*slot_units)(void *ctx, const uint32_t *key, size_t n, power_unit *u);
   /* Requests completed (or dropped) so far, and those within their SLOs. */
   void (*request_counts)(void *ctx, uint64_t *done, uint64_t *met);

@@ -40,7 +40,8 @@ void control__units_fini(control_units *cu) {
       cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
       cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
-      cu->cap_len,    cu->rack_direct,  cu->rack_joins};
+      cu->cap_len,    cu->rack_direct,  cu->rack_joins, cu->win,
+      cu->free_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
   *cu = (control_units){.alloc = a};
@@ -177,14 +178,13 @@ static inline base_view base_view_of(const control_unit_memo *m) {
 }
 
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
-                         size_t e, const gpu_spec *g, double room,
-                         double thermal, bool rack_same) {
+                         size_t e, power_unit *p, const gpu_spec *g,
+                         double room, double thermal, bool rack_same) {
   control_unit_memo *m = &cu->base;
   /* The arrays in locals too: the remake's call might otherwise be taken
    * to change any of them. */
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const uint32_t *at = ls->at;
-  power_unit *p = cu->u + u;
   double *share = cu->share;
   const uint8_t *n_alike = cu->n_alike; /* 0 or 1; n_alike[0] is 0 */
   uint8_t *alike = cu->alike;
@@ -299,6 +299,10 @@ typedef struct unit_fill {
   control_units_fn fn;
   void *ctx;
   size_t filled;
+  /* lazy: the last chunk filled, at .. filled - 1, in cu->win (free_k:
+   * control__units_window_move's); else in cu->u itself. */
+  bool lazy;
+  size_t at, free_k;
 } unit_fill;
 
 static void fill_to(control_units *cu, unit_fill *f, size_t need) {
@@ -306,49 +310,55 @@ static void fill_to(control_units *cu, unit_fill *f, size_t need) {
   const size_t chunk = CONTROL_UNITS_CHUNK;
   for (; j < need; j = j + chunk < cu->n ? j + chunk : cu->n) {
     size_t e = cu->n - j < chunk ? cu->n : j + chunk;
-    f->fn(f->ctx, cu->key + j, e - j, cu->u + j);
+    if (f->lazy) {
+      control__units_window_move(cu, f->at, j, e, &f->free_k);
+      f->fn(f->ctx, cu->key + j, e - j, cu->win + 1);
+    } else
+      f->fn(f->ctx, cu->key + j, e - j, cu->u + j);
+    f->at = j;
   }
   f->filled = j;
 }
 
-/* refresh_rack for units u0 .. u0 + n - 1 (n > 0) of a rack whose runs
- * are its units, in order (rack_direct): unit u0 + k's load is load k of
- * ls, no gather. After each unit the last base's key is its load, so a
- * unit's load is compared with the unit before's, not the key's (the
- * same answer, the key's words not in registers). In the fluid mode the
- * units alike come in long stretches (bench-10k: some 17 bases a tick
- * for 2,245 units), each found by compares alone (alike_end) and stored
- * (refresh_alike); a unit that ends one goes through refresh_one. The
- * units' worth is asked of f a chunk ahead of the compares (unit u0's
- * filled already), so a stretch goes on over the chunks' ends: the
- * racks joined (direct_racks) may span several chunks. */
+/* Where unit j (of the last chunk filled) is refreshed. */
+static inline power_unit *unit_at(control_units *cu, const unit_fill *f,
+                                  size_t j) {
+  assert(j >= f->at && j < f->filled);
+  return f->lazy ? cu->win + 1 + (j - f->at) : cu->u + j;
+}
+
+/* refresh_rack for units u0 .. u0 + n - 1 (n > 0, p the first's, their
+ * worth filled) of a rack whose runs are its units, in order
+ * (rack_direct): unit u0 + k's load is load k of ls, no gather. After
+ * each unit the last base's key is its load, so a unit's load is
+ * compared with the unit before's, not the key's (the same answer, the
+ * key's words not in registers). In the fluid mode the units alike come
+ * in long stretches (bench-10k: some 17 bases a tick for 2,245 units),
+ * each found by compares alone (alike_end) and stored (refresh_alike); a
+ * unit that ends one goes through refresh_one. The units are one chunk's
+ * (refresh_units cuts the racks joined at the chunks' ends): a stretch
+ * over a chunk's end goes on from the next chunk's first unit, which
+ * refresh_one finds alike the unit before, as alike_end would. */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
-                           size_t n, const gpu_spec *g, double room,
-                           double thermal, bool rack_same, unit_fill *f) {
+                           size_t n, power_unit *p, const gpu_spec *g,
+                           double room, double thermal, bool rack_same) {
   const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
                         cu->gpu + u0};
-  power_unit *p = cu->u + u0;
   base_view b = base_view_of(m);
   uint64_t d = (rack_same ? 0u : 1u) |
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
-  bool go_on = false; /* k goes on with the stretch before it */
-  size_t lim = 1;     /* the units from u0 on filled, at most n (below) */
   for (size_t k = 1; k < n;) {
-    if (k == lim) { /* a chunk's end: the next filled (if not already) */
-      fill_to(cu, f, u0 + k + 1);
-      lim = f->filled - u0 < n ? f->filled - u0 : n;
-    }
-    size_t e = alike_end(sm, mem, busy, p, k, lim, wide, go_on);
+    size_t e = alike_end(sm, mem, busy, p, k, n, wide, false);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
-    if ((go_on = (k = e) == lim))
-      continue; /* the chunk's end (or the units'), not the stretch's */
+    if ((k = e) == n)
+      break;
     d = (sim_bits_at(sm, k) ^ sim_bits_at(sm, k - 1)) |
         (sim_bits_at(mem, k) ^ sim_bits_at(mem, k - 1)) |
         (sim_bits_at(busy, k) ^ sim_bits_at(busy, k - 1));
@@ -364,9 +374,8 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
  * type, ceiling and thermal cap. After a rack the last base is of its
  * type, ceiling and thermal cap (rack_same held, or its first unit made
  * one), so the next rack's first unit is compared with the unit before
- * as refresh_units would: its rack's part is the base's. The fill
- * goes a chunk at a time inside refresh_direct, so the stretch may be
- * any length. */
+ * as refresh_units would. The stretch may be any length: it is refreshed
+ * a chunk's part at a time (refresh_parts). */
 static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
                              uint32_t r, size_t u, size_t *e, const gpu_spec *g,
                              double room, double thermal) {
@@ -387,6 +396,33 @@ static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
   return r;
 }
 
+/* Units u .. e - 1 of racks of GPU type g, ceiling room and thermal cap
+ * (one rack, or direct racks joined: by_runs, their runs from q on) a
+ * chunk's part at a time, its worth filled (f) as its first is reached:
+ * after a part the last base is of this type, ceiling and thermal cap, so
+ * rack_same holds for the next. */
+static void refresh_parts(control_units *cu, unit_fill *f,
+                          const unit_loads *ls, size_t u, size_t e,
+                          bool by_runs, uint32_t q, const gpu_spec *g,
+                          double room, double thermal) {
+  const control_unit_memo *m = &cu->base;
+  for (size_t a = u, z; a < e; a = z) {
+    if (a == f->filled)
+      fill_to(cu, f, a + 1);
+    z = e < f->filled ? e : f->filled;
+    bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
+                     sim_same_bits(thermal, m->in.thermal_w);
+    power_unit *p = unit_at(cu, f, a);
+    if (!by_runs) {
+      refresh_rack(cu, ls, a, z, p, g, room, thermal, rack_same);
+      continue;
+    }
+    const size_t at = q + (a - u);
+    unit_loads rl = {ls->sm + at, ls->mem + at, ls->busy + at, NULL};
+    refresh_direct(cu, &rl, a, z - a, p, g, room, thermal, rack_same);
+  }
+}
+
 /* Every unit with its state now and its worth (fill, with ctx), marked
  * alike the one before where it is (refresh_rack). A unit's GPU type is
  * its GPU's, fixed while the layout holds, and so are the fields that
@@ -398,12 +434,11 @@ static uint32_t direct_racks(const control_units *cu, const rack_fleet *fl,
  * group's ceiling; its thermal cap) is read once a rack and held against
  * the last base's key there; in a rack whose runs are its units
  * (rack_direct) the units after its first go through refresh_direct. The
- * worth is asked a chunk ahead of the units that need it (in
- * refresh_direct, as it reaches them), so it is in cache when they are
- * refreshed. */
+ * worth is asked a chunk at a time as the refresh reaches it
+ * (refresh_parts), so it is in cache when the units are refreshed; with
+ * cu->lazy, in a window of its own, the units left unmarked put back. */
 static void refresh_units(control_units *cu, const rack_fleet *fl,
                           control_units_fn fill, void *ctx) {
-  const control_unit_memo *m = &cu->base;
   /* With the runs fresh, mapped for these runs and units (the build maps
    * them first): the runs' loads, compact, where the GPUs' lag. */
   unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
@@ -412,28 +447,30 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
-  unit_fill f = {fill, ctx, 0};
+  const bool wait = cu->lazy && cu->lazy_wait > 0;
+  cu->lazy_wait -= wait;
+  unit_fill f = {fill, ctx, 0,
+                 cu->lazy && !wait && control__units_window_ready(cu), 0, 0};
+  cu->nput = 0;
   for (uint32_t r = 0; r < fl->nracks; r++) {
     size_t u = cu->rack_unit[r], e = cu->rack_unit[r + 1];
     if (u == e)
       continue; /* dark or in emergency */
     const gpu_spec *g = fl->types[fl->type[cu->gpu[u]]];
     double room = fl->ceiling_w[fl->group[r]], thermal = fl->thermal_cap_w[r];
-    bool rack_same = m->g == g && sim_same_bits(room, m->in.room) &&
-                     sim_same_bits(thermal, m->in.thermal_w);
-    if (!direct || !cu->rack_direct[r]) {
-      fill_to(cu, &f, e);
-      refresh_rack(cu, &ls, u, e, g, room, thermal, rack_same);
-      continue;
-    }
-    uint32_t q = fl->rack_run[r];
-    r = direct_racks(cu, fl, r, u, &e, g, room, thermal);
-    fill_to(cu, &f, u + 1); /* the rest as refresh_direct reaches it */
-    assert(cu->unit_run[u] == q && cu->unit_run[e - 1] == q + (e - 1 - u));
-    unit_loads rl = {ls.sm + q, ls.mem + q, ls.busy + q, NULL};
-    refresh_direct(cu, &rl, u, e - u, g, room, thermal, rack_same, &f);
+    bool by_runs = direct && cu->rack_direct[r];
+    uint32_t q = by_runs ? fl->rack_run[r] : 0;
+    if (by_runs)
+      r = direct_racks(cu, fl, r, u, &e, g, room, thermal);
+    assert(!by_runs || (cu->unit_run[u] == q &&
+                        cu->unit_run[e - 1] == q + (e - 1 - u)));
+    refresh_parts(cu, &f, &ls, u, e, by_runs, q, g, room, thermal);
   }
   fill_to(cu, &f, cu->n); /* none left: every unit a rack's */
+  if (f.lazy && cu->n > 0)
+    control__units_put_back(cu, f.at, f.filled);
+  if (f.lazy && 4 * cu->nput > cu->n) /* short runs: whole for a while */
+    cu->lazy_wait = CONTROL_UNITS_LAZY_WAIT;
 }
 
 /* ------------------------------------------------------------------ */
@@ -560,37 +597,18 @@ static bool same_layout(control_units *cu, const rack_fleet *fl,
 /* The policy's runs                                                   */
 /* ------------------------------------------------------------------ */
 
-/* The marks' arrays (made once, for as many units as GPUs: pages never
- * touched cost nothing) and an empty list of bases made. SIM_OK or
- * SIM_ENOMEM. */
-static int marks_begin(control_units *cu, const rack_fleet *fl) {
-  control_unit_memo *m = &cu->base;
-  cu->marks_ok = false;
-  m->nmade = 0;
-  if (m->made_at != NULL)
-    return SIM_OK;
-  cu->alike = sim_calloc(cu->alloc, fl->n + 1, sizeof *cu->alike);
-  cu->n_alike = sim_calloc(cu->alloc, fl->n + 1, sizeof *cu->n_alike);
-  m->made_at = sim_calloc(cu->alloc, fl->n + 1, sizeof *m->made_at);
-  if (cu->alike != NULL && cu->n_alike != NULL && m->made_at != NULL) {
-    m->made_cap = fl->n + 1;
-    return SIM_OK;
-  }
-  sim_free(cu->alloc, cu->alike);
-  sim_free(cu->alloc, cu->n_alike);
-  sim_free(cu->alloc, m->made_at);
-  cu->alike = cu->n_alike = NULL;
-  m->made_at = NULL;
-  return SIM_ENOMEM;
-}
-
 /* Which units have as many GPUs as the one before, once a build (the
  * counts are the layout's). */
-static void mark_counts(control_units *cu) {
+static void mark_counts(control_units *cu, const rack_fleet *fl) {
   if (cu->marks_builds == cu->builds)
     return;
   for (size_t u = 0; u < cu->n; u++)
     cu->n_alike[u] = u > 0 && cu->u[u].n == cu->u[u - 1].n;
+  /* A group's first unit, whose mark the policy does not read (its
+   * alike[0]), unmarked: it is the first of its run, put back (lazy). */
+  for (uint32_t g = 0; g < fl->ngroups; g++)
+    if (cu->group_first[g] < cu->n)
+      cu->n_alike[cu->group_first[g]] = 0;
   cu->marks_builds = cu->builds;
 }
 
@@ -615,11 +633,12 @@ static void mark_worth(control_units *cu, size_t u, size_t e) {
  * so is alike it in every field the base gives (its range, demand and
  * power model; the rest follows from its GPU type, which is the base's).
  * A refresh marks as it goes (refresh_rack). */
-static void fill_and_mark(control_units *cu, control_units_fn fill, void *ctx) {
+static void fill_and_mark(control_units *cu, const rack_fleet *fl,
+                          control_units_fn fill, void *ctx) {
   control_unit_memo *m = &cu->base;
   assert(m->nmade <= m->made_cap); /* a unit's base is made once a pass */
-  mark_counts(cu);
-  unit_fill f = {fill, ctx, 0};
+  mark_counts(cu, fl);
+  unit_fill f = {.fn = fill, .ctx = ctx};
   for (size_t j = 0; j < cu->n; j = f.filled) {
     fill_to(cu, &f, j + 1);
     mark_worth(cu, j, f.filled);
@@ -649,7 +668,8 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   for (; g < fl->ngroups; g++)
     cu->group_first[g + 1] = cu->n;
   cu->rack_unit[fl->nracks] = cu->n;
-  if (control__units_make_spans(cu, fl) != SIM_OK)
+  if (control__units_make_spans(cu, fl) != SIM_OK ||
+      control__units_list_free(cu) != SIM_OK)
     return SIM_ENOMEM;
   cu->builds++;
   cu->built = true;
@@ -659,19 +679,19 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx) {
-  if (marks_begin(cu, fl) != SIM_OK)
+  if (control__units_marks_begin(cu, fl) != SIM_OK)
     return SIM_ENOMEM;
   if (same_layout(cu, fl, gpu_slot, changes)) {
     if (control__units_map_runs(cu, fl) != SIM_OK)
       return SIM_ENOMEM; /* the refresh reads the runs' loads through it */
-    mark_counts(cu);
+    mark_counts(cu, fl);
     refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
     cu->marks_ok = true;
     return SIM_OK;
   }
   if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
-  fill_and_mark(cu, fill, ctx);
+  fill_and_mark(cu, fl, fill, ctx);
   return SIM_OK;
 }
 

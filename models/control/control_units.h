@@ -127,6 +127,24 @@ typedef struct control_units {
   uint8_t *alike, *n_alike;
   uint64_t marks_builds; /* the build n_alike is of */
   bool marks_ok;
+  /* Set by the caller before a build: whoever reads the units reads only
+   * those the marks leave unmarked, each for its run (split_from's runs).
+   * A refresh then fills and refreshes every chunk in a window of its
+   * own (win: CONTROL_UNITS_CHUNK + 1 units, win[0] the unit before the
+   * chunk's first) and puts back in u only the units left unmarked: the
+   * 233 KB of bench-10k's units are no longer written every allocation
+   * for its some 70 runs (control_units_window.c). */
+  bool lazy;
+  /* A lazy refresh that put back more than a quarter of the units (the
+   * request level's runs are one or two units: every one copied again)
+   * is not tried again for CONTROL_UNITS_LAZY_WAIT refreshes, whole; nput
+   * counts the units put back by the refresh under way. */
+  size_t lazy_wait, nput;
+  power_unit *win;
+  /* The units of free GPUs, in order (with each build): the fill leaves
+   * them, so their worth in the window is put as the build made it. */
+  uint32_t *free_at;
+  size_t nfree, free_cap;
 } control_units;
 
 /* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
@@ -140,6 +158,8 @@ void control__units_fini(control_units *cu);
  * the refresh read them back from the second level, 4,400 first-level
  * misses a tick of bench-10k fluid more (callgrind's cache model). */
 enum { CONTROL_UNITS_CHUNK = 256 };
+
+enum { CONTROL_UNITS_LAZY_WAIT = 63 };
 
 /* Every usable rack's units, group by group, with each one's state now
  * and what its slot's work is worth (fill, with ctx, asked a chunk of
@@ -175,6 +195,38 @@ int control__units_make_spans(control_units *cu, const rack_fleet *fl);
 /* Whether cu->run_unit (and the rest of the map) stands for the fleet's
  * runs now and the units: the runs fresh, neither made anew since. */
 bool control__units_mapped(const control_units *cu, const rack_fleet *fl);
+
+/* control_units_window.c: the marks' arrays (made once, for as many
+ * units as GPUs: pages never touched cost nothing) and an empty list of
+ * bases made. SIM_OK or SIM_ENOMEM. */
+int control__units_marks_begin(control_units *cu, const rack_fleet *fl);
+
+/* control_units_window.c: the units of free GPUs listed (cu->free_at),
+ * after a build. SIM_OK or SIM_ENOMEM. */
+int control__units_list_free(control_units *cu);
+
+/* control_units_window.c: the window made (once) for a lazy refresh;
+ * false where it could not be (out of memory: the refresh is then
+ * whole). */
+bool control__units_window_ready(control_units *cu);
+
+/* control_units_window.c: the window moved from the chunk of units at ..
+ * j - 1 (none where j is 0) to the chunk j .. e - 1, before its fill:
+ * the units of the chunk before put back in cu->u where left unmarked
+ * (control__units_put_back), its last unit made the unit before (win[0];
+ * zeros before unit 0), the free GPUs' units of the new chunk given
+ * their built worth (from cu->free_at[*free_k] on, *free_k moved past
+ * them). */
+void control__units_window_move(control_units *cu, size_t at, size_t j,
+                                size_t e, size_t *free_k);
+
+/* control_units_window.c: units at .. e - 1 of the window (win[1] unit
+ * at) put back in cu->u, of each only what a refresh writes (its range's
+ * top, demand, activity and worth), where left unmarked: each marked
+ * unit stands for the unit before it to whoever reads (lazy); cu->nput
+ * counts them. With assertions on, every unit, so that split_from's check
+ * of the marks against the units holds them to it. */
+void control__units_put_back(control_units *cu, size_t at, size_t e);
 
 /* Every usable rack's GPUs at their unit's cap: with the runs fresh and
  * mapped, once a run (rack_set_run_cap; the GPUs' caps filled when a

@@ -91,6 +91,12 @@ typedef struct power_memo {
  * stays usable. */
 void power_memo_clear(power_memo *memo);
 
+/* Whether the efficiency policy's split of n units from memo finds its
+ * work arrays made (a split of as many units before made them): it then
+ * reads of the units only each run's first (split_from's alike), where
+ * without them it reads every unit. */
+bool power_memo_ready(const power_memo *memo, size_t n);
+
 /* For tests: how many times the efficiency policy has summed its power
  * at a level (unit by unit or class by class), over every split so far. */
 unsigned long power__level_evals(void);
@@ -114,7 +120,11 @@ typedef struct power_policy_ops {
    * priority (power_alike_ok); 0 says nothing. The policy then takes
    * its runs from it instead of comparing the units: a run's units need
    * not be read. A mark left 0 between alike units costs work, never
-   * bits; a nonzero one between units that differ gives wrong caps. */
+   * bits; a nonzero one between units that differ gives wrong caps. The
+   * efficiency policy with its work arrays made (power_memo_ready) reads
+   * nothing of a marked unit but in its debug check (power_alike_ok):
+   * control passes marked units it did not write (control_units.h's
+   * lazy; with assertions on, it writes them). */
   void (*split_from)(const power_unit *units, size_t n, double budget_w,
                      double *cap, power_memo *memo, const uint8_t *alike);
 } power_policy_ops;

@@ -97,6 +97,16 @@ struct power_work {
   uint64_t gen;
 };
 
+bool power_memo_ready(const power_memo *memo, size_t n) {
+  const struct power_work *w = memo->work;
+  size_t size = 2; /* level_init's */
+  while (size < 2 * n)
+    size *= 2;
+  /* work_grow then makes nothing, so level_alloc cannot fail */
+  return n < UINT32_MAX && w != NULL && w->d != NULL && w->n >= n &&
+         w->slot != NULL && w->size >= size;
+}
+
 void power_memo_clear(power_memo *memo) {
   struct power_work *w = memo->work;
   if (w == NULL)

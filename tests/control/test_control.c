@@ -44,6 +44,7 @@ static void slot_units(void *ctx, const uint32_t *key, size_t n,
     if (key[j] == CONTROL_NO_SLOT)
       continue;
     u[j].cls = POWER_INFERENCE;
+    u[j].priority = 0;
     u[j].weight = 1 + key[j] % 3;
     u[j].c = 0.5;
   }

@@ -5,7 +5,9 @@
  * control hands the policy and the caps it leaves on every GPU are those
  * of a control made cold on the same state, to the bit, and every GPU
  * of a usable rack has its unit's cap; and the workloads are asked their
- * slots' worth once a period, for every unit.
+ * slots' worth once a period, for every unit. A control whose units only
+ * the efficiency policy reads (no clamp) refreshes them lazily, in a
+ * window (control_units.h): every GPU's cap as the one that writes all.
  *
  * The racks are of three groups, so that between adjacent racks exactly
  * one of what a unit takes from its rack differs: racks 0 and 1 only in
@@ -57,6 +59,11 @@ typedef struct world {
 /* Whether the worlds made next count their slots' changes for control
  * (control_hooks.slots_changed) instead of having them compared. */
 static bool count_slots;
+
+/* Whether the worlds made next are without the clamp that keeps the
+ * units: the efficiency policy alone reads them, so control refreshes
+ * them lazily (control_units.h). */
+static bool no_clamp;
 
 static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
   const world *w = ctx;
@@ -164,7 +171,8 @@ static world *world_make(const power_config *pc) {
                      count_slots ? slots_changed : NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
-  control_set_clamp(w->c, keep_split, w);
+  if (!no_clamp)
+    control_set_clamp(w->c, keep_split, w);
   return w;
 }
 
@@ -306,6 +314,32 @@ static void warm_units_by_count_are_cold_units(void **state) {
   count_slots = true;
   warm_units_are_cold_units(state);
   count_slots = false;
+}
+
+/* Every step on a warm control that refreshes its units lazily (no
+ * clamp) against one that writes them all (the clamp that keeps them):
+ * every GPU's cap the same, to the bit. */
+static void lazy_units_give_the_same_caps(void **state) {
+  (void)state;
+  world *full = world_at(0);
+  no_clamp = true;
+  world *lazy = world_at(0);
+  no_clamp = false;
+  for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
+    world *w[2] = {full, lazy};
+    for (int k = 0; k < 2; k++) {
+      world_state(w[k], s);
+      control_view v = {.cap_w = cfg.cap_w, .recap = steps[s].recap};
+      assert_int_equal(control_period(w[k]->c, &v, (sim_time)s * 1000000000),
+                       SIM_OK);
+    }
+    for (uint32_t i = 0; i < NGPUS; i++)
+      if (!sim_same_bits(full->fl->cap_w[i], lazy->fl->cap_w[i]))
+        fail_msg("%s: GPU %u's cap %.17g W, %.17g W lazily", steps[s].what, i,
+                 full->fl->cap_w[i], lazy->fl->cap_w[i]);
+  }
+  world_drop(full);
+  world_drop(lazy);
 }
 
 /* The workloads are asked once a period of every unit (slot and free),
@@ -652,10 +686,11 @@ static void racks_direct_as_their_runs(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[7];
+  struct CMUnitTest tests[8];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
+  TEST_ADD(tests, n, lazy_units_give_the_same_caps);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);

@@ -13,7 +13,10 @@
  * at a time, then four, and across racks) broken at every place of an
  * eight, and at the end of the fill's first chunk of 256 units (which
  * a stretch of the fluid mode's goes on over); the stretches found four
- * words a register (AVX2) and two. */
+ * words a register (AVX2) and two. And refreshed lazily (control_units.h:
+ * in a window, only the units left unmarked put back), each of those
+ * units, and every share and mark, the same; a group's first unit never
+ * marked (two groups alike, a stretch over their boundary). */
 #include "lanes.h"
 #include "test_util.h"
 
@@ -142,11 +145,14 @@ static const move moves[] = {
      INFINITY, by_11, 0},
 };
 
-/* The worth of a slot's work (none for the free GPUs'). */
+/* The worth of a slot's work (none for the free GPUs'), all four fields
+ * (control_hooks' slot_units). */
 static void worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
   (void)ctx;
   for (size_t j = 0; j < n; j++)
     if (key[j] != CONTROL_UNITS_FREE) {
+      u[j].cls = POWER_INFERENCE;
+      u[j].priority = key[j] % 2;
       u[j].weight = 1;
       u[j].c = (key[j] % 3) / 2.0;
     }
@@ -157,6 +163,8 @@ static void flat(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
   (void)ctx;
   for (size_t j = 0; j < n; j++)
     if (key[j] != CONTROL_UNITS_FREE) {
+      u[j].cls = POWER_INFERENCE;
+      u[j].priority = key[j] % 2;
       u[j].weight = 1;
       u[j].c = 0.5;
     }
@@ -207,28 +215,44 @@ static void lay_out(rack_fleet *fl, uint32_t *slot,
   rack_fleet_update(fl, NULL);
 }
 
+/* Two groups alike but for their names, of the first 2 racks and the
+ * other 3: a stretch of alike units goes on over their boundary, where
+ * the policy takes a run's first unit (its alike[0] not read). */
 static rack_fleet *fleet_make(void) {
-  rack_group_spec g = {.name = "nvl",
-                       .gpu = gpu_catalog_find(&cats.gpu, "GB200"),
-                       .count = RACKS,
-                       .gpus_per_rack = RACK,
-                       .limit_w = 132000,
-                       .other_idle_w = 16800,
-                       .other_max_w = 33600,
-                       .r_th = NAN};
+  rack_group_spec g[2] = {{.name = "nvl",
+                           .gpu = gpu_catalog_find(&cats.gpu, "GB200"),
+                           .count = 2,
+                           .gpus_per_rack = RACK,
+                           .limit_w = 132000,
+                           .other_idle_w = 16800,
+                           .other_max_w = 33600,
+                           .r_th = NAN}};
+  g[1] = g[0];
+  g[1].name = "nvl-b";
+  g[1].count = RACKS - 2;
   sim_error err = {0};
-  rack_fleet *fl = rack_fleet_create(&g, 1, NULL, &err);
+  rack_fleet *fl = rack_fleet_create(g, 2, NULL, &err);
   assert_non_null(fl);
   assert_int_equal(rack_fleet_keep_units(fl), SIM_OK);
   return fl;
 }
 
+/* Units w against c, every unit's fields, share and mark; of w's marked
+ * units (lazy: not written) only the share and mark. */
 static void assert_same_units(const control_units *w, const control_units *c,
-                              const char *what) {
+                              const char *what, bool lazy) {
   assert_int_equal(w->n, c->n);
   const uint8_t *wa = control__units_alike(w), *ca = control__units_alike(c);
   assert_true(wa != NULL && ca != NULL);
+  for (size_t g = 0; g < 2; g++) /* a group's first unit a run's first */
+    if (w->group_first[g] < w->n && wa[w->group_first[g]] != 0)
+      fail_msg("%s: group %zu's first unit marked", what, g);
   for (size_t j = 0; j < w->n; j++) {
+    if (lazy && wa[j] != 0) {
+      if (wa[j] != ca[j] || !sim_same_bits(w->share[j], c->share[j]))
+        fail_msg("%s: unit %zu's mark or share differs lazy", what, j);
+      continue;
+    }
     const power_unit *a = &w->u[j], *b = &c->u[j];
     double fa[] = {a->lo,    a->hi,      a->demand,  a->weight,
                    a->c,     a->idle,    a->span,    a->activity,
@@ -247,30 +271,51 @@ static void assert_same_units(const control_units *w, const control_units *c,
   }
 }
 
-/* Layouts l, warm (built at the loads before, refreshed after move m)
- * against cold (built after it). */
+/* Units cu on fleet fl built at the loads before move m, refreshed
+ * after it (lazy or not: control_units.h). */
+static void warm_up(control_units *cu, rack_fleet *fl, uint32_t *slot,
+                    const layout *const l[RACKS], const move *m, bool lazy) {
+  assert_int_equal(control__units_init(cu, fl, NULL), SIM_OK);
+  lay_out(fl, slot, l, held, INFINITY, 0);
+  assert_int_equal(control__units_build(cu, fl, slot, NULL, worth, NULL),
+                   SIM_OK);
+  control_units_fn after = m->worth != NULL ? m->worth : worth;
+  lay_out(fl, slot, l, m->load, m->thermal1, m->part);
+  cu->lazy = lazy;
+  assert_int_equal(control__units_build(cu, fl, slot, NULL, after, NULL),
+                   SIM_OK);
+  assert_int_equal(cu->builds, 1); /* refreshed, not built again */
+}
+
+/* Layouts l, warm (built at the loads before, refreshed after move m),
+ * in place and lazily, against cold (built after it). */
 static void check(const layout *const l[RACKS], const move *m) {
   static uint32_t slot[GPUS];
-  rack_fleet *warm_fl = fleet_make(), *cold_fl = fleet_make();
-  control_units warm, cold;
-  assert_int_equal(control__units_init(&warm, warm_fl, NULL), SIM_OK);
+  rack_fleet *warm_fl = fleet_make(), *cold_fl = fleet_make(),
+             *lazy_fl = fleet_make();
+  control_units warm, cold, lazy;
+  warm_up(&warm, warm_fl, slot, l, m, false);
+  warm_up(&lazy, lazy_fl, slot, l, m, true);
   assert_int_equal(control__units_init(&cold, cold_fl, NULL), SIM_OK);
-  lay_out(warm_fl, slot, l, held, INFINITY, 0);
-  assert_int_equal(
-      control__units_build(&warm, warm_fl, slot, NULL, worth, NULL), SIM_OK);
-  control_units_fn after = m->worth != NULL ? m->worth : worth;
-  lay_out(warm_fl, slot, l, m->load, m->thermal1, m->part);
-  assert_int_equal(
-      control__units_build(&warm, warm_fl, slot, NULL, after, NULL), SIM_OK);
-  assert_int_equal(warm.builds, 1); /* refreshed, not built again */
   lay_out(cold_fl, slot, l, m->load, m->thermal1, m->part);
+  control_units_fn after = m->worth != NULL ? m->worth : worth;
   assert_int_equal(
       control__units_build(&cold, cold_fl, slot, NULL, after, NULL), SIM_OK);
-  assert_same_units(&warm, &cold, m->name);
+  assert_same_units(&warm, &cold, m->name, false);
+  assert_same_units(&lazy, &cold, m->name, true);
+  /* More than a quarter of the units put back: whole for a while. */
+  size_t unmarked = 0;
+  for (size_t j = 0; j < lazy.n; j++)
+    unmarked += control__units_alike(&lazy)[j] == 0;
+  assert_int_equal(lazy.nput, unmarked);
+  assert_int_equal(lazy.lazy_wait,
+                   4 * unmarked > lazy.n ? CONTROL_UNITS_LAZY_WAIT : 0);
   control__units_fini(&warm);
   control__units_fini(&cold);
+  control__units_fini(&lazy);
   rack_fleet_destroy(warm_fl);
   rack_fleet_destroy(cold_fl);
+  rack_fleet_destroy(lazy_fl);
 }
 
 /* Every pair of layouts, the stretches found four words a register

@@ -5,7 +5,8 @@
  * uniform_floor raises every unit evenly from its minimum; headroom a
  * unit leaves goes to the others; the efficiency policy started from a
  * remembered level finds plain bisection's, bit for bit, with the arrays
- * its memo keeps carried over fleets of any size. */
+ * its memo keeps carried over fleets of any size, and ready
+ * (power_memo_ready) for as many units as made them. */
 #include "test_util.h"
 
 #include <math.h>
@@ -665,9 +666,37 @@ static void policies_by_name(void **state) {
   assert_null(power_policy_by_index(-1));
 }
 
+/* power_memo_ready: a memo's work arrays made by a split of n units hold
+ * every split of as many or fewer (the next makes nothing), not of more;
+ * none before the first split or after power_memo_clear. */
+static void memo_ready_for_as_many(void **state) {
+  (void)state;
+  static const struct {
+    size_t split, ask; /* split: 0 for none */
+    bool ready;
+  } rows[] = {{0, 1, false}, {0, 0, false}, {8, 8, true},  {8, 1, true},
+              {8, 9, false}, {5, 5, true},  {5, 4, true},  {5, 6, false},
+              {1, 1, true},  {1, 2, false}};
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    power_memo memo = {.level = NAN};
+    power_unit u[9];
+    double cap[9];
+    for (size_t j = 0; j < 9; j++)
+      u[j] = unit(8, 0.5 + 0.05 * (double)j, POWER_INFERENCE, 0.5);
+    if (rows[k].split > 0)
+      power_split_efficiency_from(u, rows[k].split, 8 * 400.0 * 9, cap, &memo,
+                                  NULL);
+    if (power_memo_ready(&memo, rows[k].ask) != rows[k].ready)
+      fail_msg("split of %zu, asked for %zu: ready %d", rows[k].split,
+               rows[k].ask, !rows[k].ready);
+    power_memo_clear(&memo);
+    assert_false(power_memo_ready(&memo, 1));
+  }
+}
+
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[22];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -689,5 +718,6 @@ int main(void) {
   TEST_ADD(tests, n, remembered_level_near_by_halley);
   TEST_ADD(tests, n, level_from_an_end_is_the_bisections);
   TEST_ADD(tests, n, memo_arrays_carry_over);
+  TEST_ADD(tests, n, memo_ready_for_as_many);
   return _cmocka_run_group_tests("power", tests, n, NULL, NULL);
 }
