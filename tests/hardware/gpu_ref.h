@@ -62,6 +62,23 @@ static inline double ref_clock_under_cap(const gpu_spec *g, double cap_w,
   return fmin(fmax(pow(target, 1 / g->gamma), knee), 1);
 }
 
+/* Uniform in [0, 1): a small LCG, the same draws on every machine. */
+static inline double draw(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* A load drawn field by field: an initializer list's evaluations are
+ * unspecified in order, and the draws are to be the same whatever the
+ * compiler. */
+static inline gpu_load draw_load(uint64_t *s) {
+  gpu_load l;
+  l.sm = draw(s);
+  l.mem = draw(s);
+  l.busy = draw(s);
+  return l;
+}
+
 /* A share: uniform in [0, 1] mostly, else an end, a value out of range
  * or NaN (clamped or carried through as before). */
 static inline double draw_share(uint64_t *s) {

@@ -16,22 +16,11 @@
 
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "gpu_ref.h"
 #include "lanes.h"
 #include "pow.h"
 #include "test_catalogs.h"
 
-static double draw(uint64_t *s) {
-  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*s >> 11) / 9007199254740992.0;
-}
-
-static gpu_load draw_load(uint64_t *s) {
-  gpu_load l;
-  l.sm = draw(s);
-  l.mem = draw(s);
-  l.busy = draw(s);
-  return l;
-}
 
 static bool lanes_here(void) {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -14,21 +14,6 @@
 #include "gpu_ref.h"
 #include "test_catalogs.h"
 
-static double draw(uint64_t *s) {
-  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*s >> 11) / 9007199254740992.0;
-}
-
-/* A load drawn field by field: an initializer list's evaluations are
- * unspecified in order, and the draws are to be the same whatever the
- * compiler. */
-static gpu_load draw_load(uint64_t *s) {
-  gpu_load l;
-  l.sm = draw(s);
-  l.mem = draw(s);
-  l.busy = draw(s);
-  return l;
-}
 
 /* The cap's solve keeps phi_min's and the knee's powers in the type's
  * memo (cap_ends): a copy of a type with another gamma, knee or lowest
