@@ -114,10 +114,17 @@ static const empty_case empties[] = {
 static void fill(inf_service *s, replica *r, const empty_case *c,
                  uint32_t *taken) {
   uint32_t n = 0;
-  for (uint32_t j = 0; j < c->waiting; j++)
-    inf__list_push(s->pool, &r->waiting, taken[n++] = inf__pool_take(s));
-  for (uint32_t j = 0; j < c->prefill; j++)
-    inf__list_push(s->pool, &r->prefill, taken[n++] = inf__pool_take(s));
+  /* taken before s->pool is read: a take may grow (move) the pool, and a
+   * call's arguments are evaluated in an unspecified order (clang read
+   * the pool first, still NULL, and crashed) */
+  for (uint32_t j = 0; j < c->waiting; j++) {
+    taken[n] = inf__pool_take(s);
+    inf__list_push(s->pool, &r->waiting, taken[n++]);
+  }
+  for (uint32_t j = 0; j < c->prefill; j++) {
+    taken[n] = inf__pool_take(s);
+    inf__list_push(s->pool, &r->prefill, taken[n++]);
+  }
   assert_int_equal(inf__heap_reserve(s->alloc, r, c->heap + 1), SIM_OK);
   for (uint32_t j = 0; j < c->heap; j++) {
     taken[n] = inf__pool_take(s);
