@@ -107,6 +107,32 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
  * own (z, busy, members, tokens) go as one register, the four states'
  * terms transposed, and the rows' (sm, mem, busy, compute share) as
  * another. A run's last states short of four go by blk_add. */
+/* cnt states of b going up from j (n: its state), each the last's weight
+ * times up / its rate: returns the last's weight. */
+static inline __attribute__((always_inline)) double
+steps_up(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt,
+         double p, chain *c, bool zero) {
+  for (; cnt > 0; cnt--, j++, n++) {
+    p *= w->up / blk_total(b, w->rr, j, zero, true);
+    blk_add(b, w, j, n, p, c, zero, true);
+  }
+  return p;
+}
+
+/* cnt states of b going down from j (n: its state), each the weight
+ * above times *above / up, *above then its rate: returns the last's
+ * weight. */
+static inline __attribute__((always_inline)) double
+steps_down(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt,
+           double p, double *above, chain *c, bool zero) {
+  for (; cnt > 0; cnt--, j--, n--) {
+    p *= *above / w->up;
+    blk_add(b, w, j, n, p, c, zero, true);
+    *above = blk_total(b, w->rr, j, zero, true);
+  }
+  return p;
+}
+
 #define WIDE_INLINE static inline __attribute__((target("avx2"), always_inline))
 
 /* Lane i of x in every lane. */
@@ -189,12 +215,8 @@ WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, sim_d4 j, bool up,
   return (sim_d4){p0, p1, p2, p3};
 }
 
-/* cnt states of block b past its first from j (up: j, j + 1, ...;
- * down: j, j - 1, ..., *above the rate above j), entering at weight p:
- * returns the last one's weight (down: *above its rate). */
-WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
-                            bool up, double p, double *above, chain *c,
-                            bool zero) {
+/* The running sums of chain c and block b in lanes. */
+WIDE_INLINE wsum wsum_open(const blk *b, const chain *c, bool zero) {
   const int64_t all = -1, ok0 = b->ok0 ? -1 : 0, ok1 = b->ok1 ? -1 : 0;
   wsum u = {.sm = {c->z, c->busy, c->members, c->tokens},
             .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
@@ -206,6 +228,29 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
             .m1 = {0, ok1, all, 0}};
   if (!zero)
     u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
+  return u;
+}
+
+/* The sums of u back to c and b. */
+WIDE_INLINE void wsum_close(const wsum *u, blk *b, chain *c) {
+  c->z = u->sm[0];
+  c->busy = u->sm[1];
+  c->members = u->sm[2];
+  c->tokens = u->sm[3];
+  c->am = (sim_d2){u->a[0], u->a[1]};
+  c->bc = (sim_d2){u->a[2], u->a[3]};
+  b->w0 = u->wt[0];
+  c->tpot_ok = u->wt[1];
+  b->w1 = u->wt[2];
+}
+
+/* cnt states of block b past its first from j (up: j, j + 1, ...;
+ * down: j, j - 1, ..., *above the rate above j), entering at weight p:
+ * returns the last one's weight (down: *above its rate). */
+WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                            bool up, double p, double *above, chain *c,
+                            bool zero) {
+  wsum u = wsum_open(b, c, zero);
   /* The lanes' j and n counted in doubles, exact (sum_chain: below 2^52). */
   sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
   const sim_d4 nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
@@ -220,27 +265,10 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
   }
   if (!up)
     *above = ab;
-  c->z = u.sm[0];
-  c->busy = u.sm[1];
-  c->members = u.sm[2];
-  c->tokens = u.sm[3];
-  c->am = (sim_d2){u.a[0], u.a[1]};
-  c->bc = (sim_d2){u.a[2], u.a[3]};
-  b->w0 = u.wt[0];
-  c->tpot_ok = u.wt[1];
-  b->w1 = u.wt[2];
+  wsum_close(&u, b, c);
   uint64_t n = (uint64_t)b->k * w->rr + j;
-  for (; cnt > 0; cnt--) {
-    if (up) {
-      p *= w->up / blk_total(b, w->rr, j, zero, true);
-      blk_add(b, w, j++, n++, p, c, zero, true);
-    } else {
-      p *= *above / w->up;
-      blk_add(b, w, j, n--, p, c, zero, true);
-      *above = blk_total(b, w->rr, j--, zero, true);
-    }
-  }
-  return p;
+  return up ? steps_up(b, w, j, n, cnt, p, c, zero)
+            : steps_down(b, w, j, n, cnt, p, above, c, zero);
 }
 
 /* wide_run out of line, one copy a case. */
@@ -278,11 +306,8 @@ up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
     return end > n
                ? wide_block(b, w, j + 1, (uint32_t)(end - n), true, p, NULL, c)
                : p;
-  for (n++, j++; n <= end; n++, j++) {
-    p *= w->up / blk_total(b, rr, j, zero, true);
-    blk_add(b, w, j, n, p, c, zero, true);
-  }
-  return p;
+  return end > n ? steps_up(b, w, j + 1, n + 1, (uint32_t)(end - n), p, c, zero)
+                 : p;
 }
 
 /* States n - 1 down to start (< n) of block b (j: that of n - 1), each
@@ -297,10 +322,11 @@ down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
     n -= cnt;
     j -= cnt;
   }
-  for (; n > start + 1; j--) {
-    p *= *above / w->up;
-    blk_add(b, w, j, --n, p, c, zero, true);
-    *above = blk_total(b, w->rr, j, zero, true);
+  if (n > start + 1) {
+    uint32_t cnt = (uint32_t)(n - 1 - start);
+    p = steps_down(b, w, j, n - 1, cnt, p, above, c, zero);
+    n -= cnt;
+    j -= cnt;
   }
   p *= *above / w->up; /* start */
   blk_add(b, w, j, --n, p, c, zero, false);

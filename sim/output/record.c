@@ -306,6 +306,23 @@ __attribute__((constructor)) static void h5_no_exit_cleanup(void) {
   (void)H5dont_atexit();
 }
 
+/* Whether a writer of path may be made: a path, and HDF5 not out of
+ * memory earlier in the process (record_fail.c's hdf5_spent). */
+static bool may_create(const char *path, sim_error *err) {
+  if (path == NULL || path[0] == '\0') {
+    sim_error_set(err, SIM_EINVAL, "h5w: no output path");
+    return false;
+  }
+  if (h5w__hdf5_spent()) {
+    sim_error_set(err, SIM_ENOMEM,
+                  "h5w: %s: HDF5 ran out of memory earlier in this process: "
+                  "out of memory",
+                  path);
+    return false;
+  }
+  return true;
+}
+
 tel_sink *h5w_create(const char *path, const h5w_options *opts,
                      sim_error *err) {
   size_t chunk_rows = 0;
@@ -314,18 +331,8 @@ tel_sink *h5w_create(const char *path, const h5w_options *opts,
   /* HDF5 prints its error stack to stderr by default; a library must not
    * print, and h5w__io_fail reads the stack into the message instead. */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  if (path == NULL || path[0] == '\0') {
-    sim_error_set(err, SIM_EINVAL, "h5w: no output path");
-    return NULL;
-  }
-  if (h5w__hdf5_spent()) {
-    sim_error_set(err, SIM_ENOMEM,
-                  "h5w: %s: HDF5 ran out of memory earlier in this process: "
-                  "out of memory",
-                  path);
-    return NULL;
-  }
-  if (read_options(opts, &chunk_rows, &deflate, err) != SIM_OK)
+  if (!may_create(path, err) ||
+      read_options(opts, &chunk_rows, &deflate, err) != SIM_OK)
     return NULL;
   h5w *w = h5w_alloc(path);
   if (w == NULL) {
