@@ -42,8 +42,8 @@ static int parse_seed(options *o, const char *text) {
 }
 
 /* --threads N (1 .. 8) or auto (sim_team_auto_lanes: the CPUs this
- * process may use). */
-static int parse_threads(options *o, const char *text) {
+ * process may use); from is what gave the text, for the message. */
+static int parse_threads(options *o, const char *from, const char *text) {
   if (strcmp(text, "auto") == 0) {
     o->threads = sim_team_auto_lanes();
     return 0;
@@ -53,7 +53,12 @@ static int parse_threads(options *o, const char *text) {
   unsigned long v = strtoul(text, &end, 10);
   if (*text == '\0' || *end != '\0' || errno != 0 || text[0] == '-' ||
       v < 1 || v > SIM_TEAM_MAX_LANES)
-    return cmd__usage_error("--threads takes auto or 1 to 8, not '%s'", text);
+    return from[0] == '-'
+               ? cmd__usage_error("--threads takes auto or 1 to 8, not '%s'",
+                                  text)
+               : cmd__usage_error("AIFSIM_THREADS takes auto or 1 to 8, not "
+                                  "'%s'",
+                                  text);
   o->threads = (unsigned)v;
   return 0;
 }
@@ -84,7 +89,7 @@ static int parse_valued(options *o, const char *opt, const char *v) {
   else if (strcmp(opt, "--policy") == 0)
     o->policy = v;
   else if (strcmp(opt, "--threads") == 0)
-    return parse_threads(o, v);
+    return parse_threads(o, opt, v);
   else
     o->catalog = v;
   return 0;
@@ -155,7 +160,9 @@ static int parse_args(options *o, int argc, char **argv) {
   if (strcmp(o->command, "run") == 0 && o->threads == 0) {
     /* A sweep's points take one lane each: its ranks fill the cores. */
     const char *env = getenv("AIFSIM_THREADS");
-    int rc = parse_threads(o, env != NULL && env[0] != '\0' ? env : "auto");
+    int rc = env != NULL && env[0] != '\0'
+                 ? parse_threads(o, "AIFSIM_THREADS", env)
+                 : parse_threads(o, "auto", "auto");
     if (rc != 0)
       return rc;
   }
