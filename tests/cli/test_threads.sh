@@ -21,12 +21,12 @@ NAME=threads
 . "$(dirname "$0")/lib.sh"
 RUN_LIMIT=120
 
-# same_bytes LABEL SCENARIO ARGS...: the run with --threads 1, 2 and 3
-# (and AIFSIM_THREADS=2 with no flag) gives one file.
+# same_bytes LABEL SCENARIO ARGS...: the run with --threads 1, 2, 3 and
+# auto (and AIFSIM_THREADS=2 with no flag) gives one file.
 same_bytes() {
   local label=$1 scenario=$2 n
   shift 2
-  for n in 1 2 3; do
+  for n in 1 2 3 auto; do
     run "$AIFSIM" run "$scenario" -o "$TMP/t$n.h5" --quiet --threads "$n" "$@"
     if [ "$RC" -ne 0 ]; then
       not_ok "$label: --threads $n exits 0" "$(last_run)"
@@ -36,13 +36,13 @@ same_bytes() {
   run env AIFSIM_THREADS=2 "$AIFSIM" run "$scenario" -o "$TMP/env.h5" \
     --quiet "$@"
   local bad=
-  for f in t2 t3 env; do
+  for f in t2 t3 tauto env; do
     cmp -s "$TMP/t1.h5" "$TMP/$f.h5" || bad="$bad $f"
   done
   if [ -z "$bad" ]; then
-    ok "$label: the same bytes with 1, 2 and 3 lanes"
+    ok "$label: the same bytes with 1, 2, 3 and auto lanes"
   else
-    not_ok "$label: the same bytes with 1, 2 and 3 lanes" "differ:$bad"
+    not_ok "$label: the same bytes with 1, 2, 3 and auto lanes" "differ:$bad"
   fi
 }
 
