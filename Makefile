@@ -5,7 +5,6 @@ BUILD    ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 CLANG_BUILD ?= build-clang
-TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 60
 WERROR   ?= ON
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
@@ -34,7 +33,7 @@ TEST_PACKAGES = libcmocka-dev hdf5-tools python3-pytest python3-nbclient \
                 slurmctld slurmd slurm-client munge clang libclang-rt-14-dev
 PACKAGES = $(RUN_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-run build build-run run test unit asan clang-unit tsan fuzz \
+.PHONY: all deps deps-run build build-run run test unit asan clang-unit fuzz \
         bench docs \
         calibrate validate gallery picture clean
 
@@ -103,18 +102,6 @@ clang-unit: deps
 	      -DSIM_WERROR=$(WERROR) -DSIM_BUILD_TESTS=ON
 	cmake --build $(CLANG_BUILD) -j $(JOBS)
 	cd $(CLANG_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
-
-# The tick's team (sim/core/team.h) under ThreadSanitizer: its unit test,
-# and the runs of tests/cli/test_threads.sh (1, 2 and 3 lanes, the same
-# bytes); any report stops the run with exit 66, which the script counts
-# as a failure. A few minutes.
-tsan: deps
-	cmake -S . -B $(TSAN_BUILD) -DSIM_WERROR=$(WERROR) -DSIM_ENABLE_TSAN=ON \
-	      -DCMAKE_BUILD_TYPE=Debug -DSIM_LTO=OFF
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target aifsim test_team
-	cd $(TSAN_BUILD) && \
-	  TSAN_OPTIONS=halt_on_error=1:exitcode=66 ctest --output-on-failure \
-	    -R '^(team|cli_threads)$$'
 
 # The fuzz targets (tests/fuzz) built with clang's libFuzzer, ASan and
 # UBSan, each run for FUZZ_SECONDS; fails on any finding.

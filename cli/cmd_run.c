@@ -241,8 +241,7 @@ static int run_open(run_state *r) {
   const run_request *rq = r->rq;
   aifsim_options o = {.keep_partial = rq->keep_partial,
                       .stop = cmd__stop_flag(),
-                      .sweep_point = rq->sweep_point,
-                      .threads = rq->threads};
+                      .sweep_point = rq->sweep_point};
   cmd__guard_output(rq->out, rq->keep_partial);
   int rc = aifsim_open_opts(rq->scenario, rq->sets, rq->nsets, rq->out, &o,
                             &r->a);
@@ -493,7 +492,7 @@ int cmd__run(const options *o) {
     return run_policy(o, out);
   run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
                     true,        -1,      NULL,     NULL, o->keep_partial,
-                    o->metrics,  o->threads};
+                    o->metrics};
   int rc = cmd__run_scenario(&rq, &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);

@@ -113,7 +113,7 @@ static int run_point(void *user, const sweep_job *job, sim_error *err) {
   static const char prefix[] = "aifsim: ";
   run_request rq = {
       job->base,           job->sets, job->nsets,    job->out, true, false,
-      (int64_t)job->point, job->tick, job->tick_ctx, false,    false, 1};
+      (int64_t)job->point, job->tick, job->tick_ctx, false,    false};
   (void)user;
   if (cmd__run_scenario(&rq, err) == 0)
     return SIM_OK;

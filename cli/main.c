@@ -17,7 +17,6 @@
 
 #include "cmd_internal.h"
 #include "factory.h"
-#include "team.h"
 #include "gpu.h"
 
 /* ------------------------------------------------------------------ */
@@ -38,28 +37,6 @@ static int parse_seed(options *o, const char *text) {
   if (*text == '\0' || *end != '\0' || errno != 0 || text[0] == '-')
     return cmd__usage_error("--seed takes a whole number, not '%s'", text);
   snprintf(o->seed_set, sizeof o->seed_set, "seed=%llu", v);
-  return 0;
-}
-
-/* --threads N (1 .. 8) or auto (sim_team_auto_lanes: the CPUs this
- * process may use); from is what gave the text, for the message. */
-static int parse_threads(options *o, const char *from, const char *text) {
-  if (strcmp(text, "auto") == 0) {
-    o->threads = sim_team_auto_lanes();
-    return 0;
-  }
-  char *end;
-  errno = 0;
-  unsigned long v = strtoul(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || errno != 0 || text[0] == '-' ||
-      v < 1 || v > SIM_TEAM_MAX_LANES)
-    return from[0] == '-'
-               ? cmd__usage_error("--threads takes auto or 1 to 8, not '%s'",
-                                  text)
-               : cmd__usage_error("AIFSIM_THREADS takes auto or 1 to 8, not "
-                                  "'%s'",
-                                  text);
-  o->threads = (unsigned)v;
   return 0;
 }
 
@@ -88,8 +65,6 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->csv = v;
   else if (strcmp(opt, "--policy") == 0)
     o->policy = v;
-  else if (strcmp(opt, "--threads") == 0)
-    return parse_threads(o, opt, v);
   else
     o->catalog = v;
   return 0;
@@ -99,7 +74,7 @@ static bool takes_value(const char *a) {
   static const char *const valued[] = {"-o",        "--output",  "--set",
                                        "--seed",    "--catalog", "--shard",
                                        "--collect", "--csv",     "--set-file",
-                                       "--policy",  "--threads"};
+                                       "--policy"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -155,17 +130,6 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s", "--keep-partial is an option of run");
   if (strcmp(o->command, "run") != 0 && o->policy != NULL)
     return cmd__usage_error("%s", "--policy is an option of run");
-  if (strcmp(o->command, "run") != 0 && o->threads != 0)
-    return cmd__usage_error("%s", "--threads is an option of run");
-  if (strcmp(o->command, "run") == 0 && o->threads == 0) {
-    /* A sweep's points take one lane each: its ranks fill the cores. */
-    const char *env = getenv("AIFSIM_THREADS");
-    int rc = env != NULL && env[0] != '\0'
-                 ? parse_threads(o, "AIFSIM_THREADS", env)
-                 : parse_threads(o, "auto", "auto");
-    if (rc != 0)
-      return rc;
-  }
   if (strcmp(o->command, "run") != 0 && o->metrics)
     return cmd__usage_error("%s", "--metrics is an option of run");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)

@@ -71,11 +71,6 @@ typedef struct aifsim_options {
   /* The root attribute sweep_point (the run is that point of a sweep);
    * -1 for none. */
   long long sweep_point;
-  /* The lanes the factory's tick may use: 0 or 1, the calling thread
-   * alone; n > 1, n - 1 worker threads beside it (at most 8; fewer when
-   * threads cannot be started). The results are the same bytes with any
-   * number (`aifsim run --threads`). */
-  unsigned threads;
 } aifsim_options;
 
 /* aifsim_open with options (NULL: none). */

@@ -29,7 +29,6 @@ struct aifsim {
   bool loaded; /* sc holds a scenario to release */
   tel_sink *sink;
   sim_engine *engine;
-  sim_team *team; /* the engine's, when threads > 1 */
   factory *factory;
   phase phase;
   bool bad_input; /* the last failure is the input's (aifsim_bad_input) */
@@ -104,8 +103,6 @@ static int build(aifsim *a, const char *const *sets, size_t nsets,
   if (a->engine == NULL)
     return fail(a, SIM_ENOMEM, "starting the engine: out of memory");
   sim_engine_watch(a->engine, o->stop);
-  a->team = sim_team_new(o->threads); /* NULL: the caller alone */
-  sim_engine_use_team(a->engine, a->team);
   return make_factory(a);
 }
 
@@ -527,7 +524,6 @@ void aifsim_close(aifsim *a) {
   tel_destroy(a->sink);
   factory_destroy(a->factory);
   sim_engine_destroy(a->engine);
-  sim_team_free(a->team);
   if (a->loaded)
     factory_scenario_release(&a->sc);
   free(a->units);

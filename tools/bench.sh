@@ -20,9 +20,6 @@
 #   BENCH_MODES      inference granularities (default: "request fluid")
 #   BENCH_REPS       runs of each (default 3; bench-100k and bench-1m once)
 #   BENCH_SET        extra --set KEY=VALUE for every run, e.g. duration=2h
-#   BENCH_THREADS    the runs' AIFSIM_THREADS, one row each (default "auto 1":
-#                    every core of this machine, then one, so the tick's
-#                    cost on one core is known beside the wall time)
 #   BENCH_ONLY       "runs" to skip the hold model and the sweeps
 #   BENCH_1M_DURATION  bench-1m's simulated span (default 1h: its whole day
 #                    takes hours of CPU here; docs/PERFORMANCE.md scales it)
@@ -66,25 +63,23 @@ scenarios=${BENCH_SCENARIOS:-"$src/tests/bench/bench-10k.yaml $src/tests/bench/b
 echo "== whole runs (wall: median of the runs, [min, max])"
 # shellcheck disable=SC2086
 $py - "$build/aifsim" "${BENCH_MODES:-request fluid}" "${BENCH_REPS:-3}" \
-  "${BENCH_SET:-}" "${BENCH_1M_DURATION:-1h}" "${BENCH_THREADS:-auto 1}" \
-  $scenarios <<'PY'
+  "${BENCH_SET:-}" "${BENCH_1M_DURATION:-1h}" $scenarios <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, time
 
 exe, modes, reps, extra = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4]
-span_1m, lanes_asked = sys.argv[5], sys.argv[6].split()
+span_1m = sys.argv[5]
 sets = [a for kv in extra.split() for a in ("--set", kv)]
 
-def run_once(scenario, mode, lanes, d):
+def run_once(scenario, mode, d):
     out = os.path.join(d, "run.h5")
     argv = [exe, "run", scenario, "-o", out, "--quiet", "--force"] + sets
-    env = dict(os.environ, AIFSIM_THREADS=lanes)  # older builds ignore it
     if "1m" in os.path.basename(scenario):
         argv += ["--set", f"duration={span_1m}"]
     if mode != "request":  # the default, and the only mode of older builds
         argv += ["--set", f"inference.granularity={mode}"]
     t0 = time.monotonic()
     with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
-        p = subprocess.Popen(argv, stdout=so, stderr=se, text=True, env=env)
+        p = subprocess.Popen(argv, stdout=so, stderr=se, text=True)
         _, status, usage = os.wait4(p.pid, 0)  # this run's own peak RSS
         p.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - t0
@@ -93,40 +88,37 @@ def run_once(scenario, mode, lanes, d):
     if p.returncode != 0:
         return None, stderr.strip().splitlines()[0] if stderr else "failed"
     rss = usage.ru_maxrss / 1024
-    cpu = usage.ru_utime + usage.ru_stime
     m = re.search(r"\((\d+) events", stdout)
     h = re.search(r"HDF5 writing ([\d.]+) s", stdout)
-    return dict(wall=wall, cpu=cpu, events=int(m.group(1)) if m else 0,
+    return dict(wall=wall, events=int(m.group(1)) if m else 0,
                 hdf5=float(h.group(1)) if h else float("nan"), rss=rss,
                 mb=os.path.getsize(out) / 1e6), None
 
-print(f"{'scenario':<12} {'mode':<8} {'lanes':>5} {'wall s':>22} {'CPU s':>7} "
-      f"{'events':>12} {'events/s':>10} {'peak RSS':>9} {'output':>9} {'HDF5':>6}")
-for scenario in sys.argv[7:]:
+print(f"{'scenario':<12} {'mode':<8} {'wall s':>22} {'events':>12} "
+      f"{'events/s':>10} {'peak RSS':>9} {'output':>9} {'HDF5':>6}")
+for scenario in sys.argv[6:]:
     name = os.path.basename(scenario).removesuffix(".yaml")
     if "1m" in name:
         name += f" {span_1m}"
     n = 1 if "100k" in name or "1m" in name else reps
-    for mode, lanes in [(m, l) for m in modes for l in lanes_asked]:
+    for mode in modes:
         if "1m" in name and mode == "request":
             continue  # 100,000 requests/s a day: hours; fluid only
         runs, why = [], None
         with tempfile.TemporaryDirectory() as d:
             for _ in range(n):
-                r, why = run_once(scenario, mode, lanes, d)
+                r, why = run_once(scenario, mode, d)
                 if r is None:
                     break
                 runs.append(r)
         if not runs:
-            print(f"{name:<12} {mode:<8} {lanes:>5} not run: {why}")
+            print(f"{name:<12} {mode:<8} not run: {why}")
             continue
         walls = sorted(r["wall"] for r in runs)
         med = statistics.median(walls)
         last = runs[-1]
         spread = f"{med:.1f} [{walls[0]:.1f}, {walls[-1]:.1f}]"
-        cpu = statistics.median(r["cpu"] for r in runs)
-        print(f"{name:<12} {mode:<8} {lanes:>5} {spread:>22} {cpu:>7.1f} "
-              f"{last['events']:>12} "
+        print(f"{name:<12} {mode:<8} {spread:>22} {last['events']:>12} "
               f"{last['events'] / med:>10.3g} {last['rss']:>6.0f} MB "
               f"{last['mb']:>6.1f} MB {100 * last['hdf5'] / last['wall']:>5.1f}%",
               flush=True)

@@ -122,7 +122,6 @@ struct sim_engine {
   bool stop;      /* sim_engine_stop was called */
   bool running;   /* inside sim_engine_run */
   const volatile sig_atomic_t *watch; /* stops the run when nonzero */
-  sim_team *team;                     /* not owned */
   sim_error err;
 };
 
@@ -542,10 +541,6 @@ void sim_engine_stop(sim_engine *e) { e->stop = true; }
 void sim_engine_watch(sim_engine *e, const volatile sig_atomic_t *flag) {
   e->watch = flag;
 }
-
-void sim_engine_use_team(sim_engine *e, sim_team *t) { e->team = t; }
-
-sim_team *sim_engine_team(const sim_engine *e) { return e->team; }
 
 sim_time sim_engine_now(const sim_engine *e) { return e->now; }
 

@@ -12,7 +12,6 @@
 
 #include "alloc.h"
 #include "err.h"
-#include "team.h"
 
 /* Simulated time: integer nanoseconds from the scenario start, so ordering is
  * exact and periodic ticks never drift. */
@@ -128,13 +127,6 @@ void sim_engine_stop(sim_engine *e);
  * must outlive the engine's runs. Stopping never changes what the events
  * that ran did, so watching costs no determinism. */
 void sim_engine_watch(sim_engine *e, const volatile sig_atomic_t *flag);
-
-/* The team (team.h) the handlers may run a tick's independent pieces on;
- * NULL, the default, is the handler's thread alone. The engine does not
- * own it: whoever set it frees it after the engine. The results are the
- * same bytes with any team. */
-void sim_engine_use_team(sim_engine *e, sim_team *t);
-sim_team *sim_engine_team(const sim_engine *e);
 
 /* Records a failure message (for handlers) and returns code. */
 int sim_engine_fail(sim_engine *e, int code, const char *fmt, ...)

@@ -20,13 +20,11 @@ PASS=0
 FAIL=0
 
 # A command's hang limit (timeout -s KILL) is its release-build limit times
-# SLOW: under ASan and UBSan (`make asan` sets ASAN_OPTIONS) or TSan
-# (`make tsan` sets TSAN_OPTIONS) a run is several times slower, more on
-# a loaded machine, and a limit is there to catch a hang, not to time the
-# run.
+# SLOW: under ASan and UBSan (`make asan` sets ASAN_OPTIONS) a run is
+# several times slower, more on a loaded machine, and a limit is there to
+# catch a hang, not to time the run.
 SLOW=1
 [ -n "${ASAN_OPTIONS:-}" ] && SLOW=5
-[ -n "${TSAN_OPTIONS:-}" ] && SLOW=5
 
 ok() {
   echo "ok - $1"
