@@ -166,6 +166,13 @@ static const price_row price_rows[] = {
      "fp8-block", 4, 4},
 };
 
+/* A price row's replica, with its expert parallelism. */
+static rl_replica price_replica(const price_row *row) {
+  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
+  r.ep = row->ep;
+  return r;
+}
+
 /* A batch's terms with its full clock's (rl_batch_full_of, as a
  * request-level service keeps them for each size) give, through
  * rl_decode_price, rl_decode_step_batch's time, compute and memory times
@@ -173,9 +180,7 @@ static const price_row price_rows[] = {
  * the floor), and through rl_decode_price_s rl_decode_step_batch_s's
  * time; its rl_batch is rl_batch_of's. */
 static void a_price_is_the_kept_batch_s_step(void **state) {
-  const price_row *row = *state;
-  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
-  r.ep = row->ep;
+  rl_replica r = price_replica(*state);
   static const double phis[] = {1, 0.93, 0.5, 0.01};
   static const double batches[] = {1, 2, 7, 64, 300};
   static const double ctxs[] = {0, 1, 100, 3000.5, 1e6};
@@ -234,9 +239,7 @@ static void a_prefill_at_kept_clocks_is_the_same_prefill(void **state) {
  * all-reduces (tp 1, rings, expert parallelism's all-to-alls), prompts
  * from empty to long and clocks down to below the floor. */
 static void a_prefill_from_kept_terms_is_the_same_prefill(void **state) {
-  const price_row *row = *state;
-  rl_replica r = test_replica(row->gpu, row->model, row->precision, row->tp);
-  r.ep = row->ep;
+  rl_replica r = price_replica(*state);
   static const double phis[] = {1, 0.77, 0.5, 0.01};
   static const double prompts[] = {0, 1, 37, 1024, 30000.5};
   rl_clock full;

@@ -152,11 +152,18 @@ __attribute__((target("avx2"))) static void x4_checks(void) {
 }
 #endif
 
+#ifdef SIM_LANES_AVX2
+/* checks, where the CPU has AVX2 (this build has the wide paths). */
+static void on_avx2(void (*checks)(void)) {
+  if (__builtin_cpu_supports("avx2"))
+    checks();
+}
+#endif
+
 static void x4_loads_and_masks(void **state) {
   (void)state;
 #ifdef SIM_LANES_AVX2
-  if (__builtin_cpu_supports("avx2"))
-    x4_checks();
+  on_avx2(x4_checks);
 #endif
 }
 
@@ -209,8 +216,7 @@ __attribute__((target("avx2"))) static void d4_checks(void) {
 static void d4_lanes_are_scalars(void **state) {
   (void)state;
 #ifdef SIM_LANES_AVX2
-  if (__builtin_cpu_supports("avx2"))
-    d4_checks();
+  on_avx2(d4_checks);
 #endif
 }
 
