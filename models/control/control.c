@@ -28,11 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "control_units.h"
 #include "gpu.h"
+#include "lanes.h"
 
 _Static_assert(CONTROL_NO_SLOT == CONTROL_UNITS_FREE,
                "control_units.c takes the free GPUs' slot for control.h's");
+
+/* A group's usable racks as note_budgets finds them: the cap their runs
+ * are at and their GPUs. */
+typedef struct group_cap {
+  double cap;
+  uint64_t gpus;
+} group_cap;
 
 struct control {
   const power_config *cfg;
@@ -44,6 +53,7 @@ struct control {
   control_hooks hooks;
   double *group_budget; /* per group: its GPUs' caps under the static split */
   double *alloc_budget; /* what the policy shares: that, or a prediction */
+  group_cap *group_cap; /* per group: note_budgets' */
   power_memo *memo;     /* per group: what the policy remembers of it */
   steer *steer;         /* power groups and the load target */
   control_split_fn split_fn; /* a client's policy; NULL: cfg's */
@@ -79,12 +89,13 @@ control *control_create(const power_config *cfg, rack_fleet *fl, sim_engine *e,
   c->hooks = *hooks;
   c->group_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_budget);
   c->alloc_budget = sim_calloc(a, fl->ngroups + 1, sizeof *c->alloc_budget);
+  c->group_cap = sim_calloc(a, fl->ngroups + 1, sizeof *c->group_cap);
   c->memo = sim_calloc(a, fl->ngroups + 1, sizeof *c->memo);
   int units_rc = control__units_init(&c->units, fl, a);
   c->steer = steer_create(cfg->groups, cfg->ngroups, cfg->load_target,
                           cfg->nload_target, fl, a, err);
-  if (c->steer == NULL || c->group_budget == NULL ||
-      c->alloc_budget == NULL || c->memo == NULL || units_rc != SIM_OK) {
+  if (c->steer == NULL || c->group_budget == NULL || c->alloc_budget == NULL ||
+      c->group_cap == NULL || c->memo == NULL || units_rc != SIM_OK) {
     control_destroy(c);
     sim_error_set(err, SIM_ENOMEM, "out of memory");
     return NULL;
@@ -100,6 +111,7 @@ void control_destroy(control *c) {
   const sim_allocator *a = c->alloc;
   sim_free(a, c->group_budget);
   sim_free(a, c->alloc_budget);
+  sim_free(a, c->group_cap);
   for (size_t g = 0; c->memo != NULL && g <= c->fleet->ngroups; g++)
     power_memo_clear(&c->memo[g]);
   sim_free(a, c->memo);
@@ -112,11 +124,56 @@ void control_destroy(control *c) {
 /* The budget                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Whether runs q .. end - 1 have their caps at x's bits, two a turn. */
+static bool runs_at_cap(const double *cap, uint32_t q, uint32_t end, double x) {
+  const sim_u2 want = {sim_bits(x), sim_bits(x)};
+  sim_u2 d = {0, 0};
+  for (; q + 2 <= end; q += 2)
+    d |= sim_u2_at(cap + q) ^ want;
+  if (q < end)
+    d[0] |= sim_bits(cap[q]) ^ want[0];
+  return sim_u2_zero(d);
+}
+
+/* note_budgets where every group's usable racks have their runs at one
+ * cap's bits (the split's, a cap a group, written to the runs while they
+ * are fresh: the runs' caps the truth, caps_unfilled): rack by rack each
+ * rack's runs add that cap once a GPU in order (rack_fleet_rack_caps_added),
+ * so a group's budget is its cap added once for each of its racks' GPUs
+ * from +0, which power_add_repeat gives at once: the same additions, a
+ * step a binade the sum crosses, not a dependent add a GPU (a recap's
+ * 10,224 adds in bench-10k). False, nothing written, where a rack's runs
+ * differ from their group's first cap. */
+static bool budgets_at_one_cap(control *c) {
+  const rack_fleet *fl = c->fleet;
+  group_cap *gc = c->group_cap;
+  memset(gc, 0, fl->ngroups * sizeof *gc);
+  for (uint32_t r = 0; r < fl->nracks; r++) {
+    uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1];
+    if (!rack_fleet_rack_usable(fl, r) || q == end)
+      continue;
+    group_cap *g = &gc[fl->group[r]];
+    if (g->gpus == 0)
+      g->cap = fl->run_cap_w[q];
+    if (!runs_at_cap(fl->run_cap_w, q, end, g->cap))
+      return false;
+    assert(fl->run_first[q] == fl->first[r] &&
+           fl->run_first[end - 1] + fl->run_len[end - 1] ==
+               fl->first[r] + fl->count[r]); /* the runs are the rack's */
+    g->gpus += fl->count[r];
+  }
+  for (size_t g = 0; g < fl->ngroups; g++)
+    c->group_budget[g] = power_add_repeat(0, gc[g].cap, gc[g].gpus);
+  return true;
+}
+
 /* What the static split gave each group's GPUs in all: the budget a
  * dynamic policy shares out, so the reserve for cooling and losses the
  * split made still holds. */
 static void note_budgets(control *c) {
   const rack_fleet *fl = c->fleet;
+  if (rack_fleet_runs_fresh(fl) && fl->caps_unfilled && budgets_at_one_cap(c))
+    return;
   memset(c->group_budget, 0, fl->ngroups * sizeof *c->group_budget);
   /* Rack by rack: each group's caps added in GPU order, as GPU by GPU. */
   for (uint32_t r = 0; r < fl->nracks; r++) {
@@ -125,6 +182,10 @@ static void note_budgets(control *c) {
     c->group_budget[fl->group[r]] = /* run by run when the runs are */
         rack_fleet_rack_caps_added(fl, r, c->group_budget[fl->group[r]]);
   }
+}
+
+double control__group_budget(const control *c, size_t g) {
+  return c->group_budget[g];
 }
 
 int control_split(control *c, sim_error *err) {

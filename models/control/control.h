@@ -122,6 +122,10 @@ void control_destroy(control *c);
  * GPU at its minimum cap does not fit (the caps are then undefined). */
 int control_split(control *c, sim_error *err);
 
+/* For tests: group g's GPUs' caps added under the last split (the budget
+ * a dynamic policy shares, before any prediction). */
+double control__group_budget(const control *c, size_t g);
+
 /* One control period from now (control.c lists its steps): the split if
  * the view says so, the workloads driven, demand response tracked, the
  * budget shared by policy, the power set. SIM_OK, or the status the

@@ -1,13 +1,14 @@
 /* test_control.c - power control: the allocation-failure tests of
  * control_create and of a control period whose policy builds more units
  * than the unit arrays hold, on an engine and a fleet on a failing
- * allocator. */
+ * allocator; the static split's budgets against the GPUs' caps. */
 #include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "control.h"
 #include "test_catalogs.h"
 
@@ -153,11 +154,107 @@ static void period_allocation_failures(void **state) {
   assert_true(refused >= 3); /* the three unit arrays, at least */
 }
 
+/* The static split's budgets (control__group_budget) against each
+ * group's caps added GPU by GPU, rack by rack, over its usable racks: with
+ * the fleet's runs fresh (the split's cap a group written to the runs:
+ * added at once, control.c's budgets_at_one_cap) and without them, at a
+ * fit whose caps take every bit of a double (an add rounds), with a rack
+ * in emergency or dark in either group. */
+typedef struct budget_row {
+  const char *name;
+  bool runs;
+  double fit_w;        /* the GPUs' caps in all */
+  int emergency, dark; /* a rack's index, or -1 */
+} budget_row;
+
+static const budget_row budget_rows[] = {
+    {"budgets: runs, every rack", true, 301234.567, -1, -1},
+    {"budgets: runs, an emergency and a dark rack", true, 287654.321, 1, 3},
+    {"budgets: runs, a group's only other rack dark", true, 293456.789, -1, 4},
+    {"budgets: the GPUs', every rack", false, 301234.567, -1, -1},
+    {"budgets: the GPUs', an emergency and a dark rack", false, 287654.321, 1,
+     3},
+};
+
+static bool fits_total(void *ctx, const rack_fleet *f, const double *caps) {
+  return rack_fleet_gpu_total(f, caps) <= *(const double *)ctx;
+}
+
+/* Three GB200 racks (group 0), then two H100 racks (group 1). */
+static rack_fleet *budget_fleet(void) {
+  const gpu_spec *gb = gpu_catalog_find(&cats.gpu, "GB200");
+  const gpu_spec *h = gpu_catalog_find(&cats.gpu, "H100-SXM");
+  assert_non_null(gb);
+  assert_non_null(h);
+  rack_group_spec g[2] = {{.name = "nvl",
+                           .gpu = gb,
+                           .count = 3,
+                           .gpus_per_rack = 72,
+                           .limit_w = 132000,
+                           .other_idle_w = 16800,
+                           .other_max_w = 33600,
+                           .r_th = NAN}};
+  g[1] = g[0];
+  g[1].name = "h100";
+  g[1].gpu = h;
+  g[1].count = 2;
+  sim_error err = {0};
+  rack_fleet *fl = rack_fleet_create(g, 2, NULL, &err);
+  if (fl == NULL)
+    fail_msg("%s", err.msg);
+  return fl;
+}
+
+static void budgets_are_the_gpus_caps(void **state) {
+  const budget_row *row = *state;
+  rack_fleet *fl = budget_fleet();
+  sim_engine *e = sim_engine_create(NULL);
+  assert_non_null(e);
+  control_hooks h = hooks;
+  h.ctx = (void *)&row->fit_w;
+  h.fits = fits_total;
+  sim_error err = {0};
+  control *c = control_create(&cfg, fl, e, &h, &err);
+  assert_non_null(c);
+  if (row->runs) { /* keyed a run a 9 GPUs, loads alike within it */
+    assert_int_equal(rack_fleet_keep_units(fl), SIM_OK);
+    for (uint32_t i = 0; i < fl->n; i++) {
+      double a = 0.2 + 0.1 * (i / 9 % 7);
+      rack_set_unit_key(fl, i, 1 + i / 9);
+      rack_set_load(fl, i, (gpu_load){a, a / 2, a});
+    }
+    rack_fleet_update(fl, NULL);
+    assert_true(rack_fleet_runs_fresh(fl));
+  }
+  if (row->emergency >= 0)
+    fl->emergency[row->emergency] = true;
+  if (row->dark >= 0)
+    fl->dark[row->dark] = true;
+  if (control_split(c, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_true(fl->caps_unfilled == row->runs);
+  double got[2] = {control__group_budget(c, 0), control__group_budget(c, 1)};
+  double want[2] = {0, 0};
+  rack_fleet_gpu_caps(fl);
+  for (uint32_t r = 0; r < fl->nracks; r++)
+    for (uint32_t i = fl->first[r];
+         rack_fleet_rack_usable(fl, r) && i < fl->first[r] + fl->count[r]; i++)
+      want[fl->group[r]] += fl->cap_w[i];
+  for (int g = 0; g < 2; g++)
+    if (!sim_same_bits(got[g], want[g]))
+      fail_msg("group %d: %.17g W, GPU by GPU %.17g W", g, got[g], want[g]);
+  assert_true(want[0] != 72.0 * 3 * fl->cap_w[0] || row->emergency >= 0);
+  control_destroy(c);
+  rack_fleet_destroy(fl);
+  sim_engine_destroy(e);
+}
+
 int main(void) {
-  struct CMUnitTest tests[4];
+  struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ADD(tests, n, create_allocation_failures);
   TEST_ADD(tests, n, period_allocation_failures);
+  TEST_ROWS(tests, n, budgets_are_the_gpus_caps, budget_rows);
   return _cmocka_run_group_tests("control", tests, n, test_catalogs_load_gpu,
                                  test_catalogs_release);
 }
