@@ -159,24 +159,6 @@ remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
  * bits and its base not made anew for it (its load the key's): the
  * marks' pass of its own (mark_worth) folded in, while the unit is at
  * hand. */
-/* The last base's key and fields, kept in locals by refresh_rack: a
- * store to a unit might otherwise be the memo's, so each would be read
- * again every unit. */
-typedef struct base_view {
-  uint64_t ks, km, kb;
-  double hi, demand, act, sh;
-} base_view;
-
-static inline base_view base_view_of(const control_unit_memo *m) {
-  return (base_view){sim_bits(m->in.sm),
-                     sim_bits(m->in.mem),
-                     sim_bits(m->in.busy),
-                     m->unit.hi,
-                     m->unit.demand,
-                     m->unit.activity,
-                     m->share};
-}
-
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, power_unit *p, const gpu_spec *g,
                          double room, double thermal, bool rack_same) {
@@ -223,17 +205,6 @@ static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
 }
 #endif
 
-/* Where refresh_direct writes, from a rack's first unit on (its units'
- * marks and shares, the GPUs they were made from), in locals: a store to
- * a unit might otherwise be to control_units', so each would be read
- * again every unit. */
-typedef struct direct_out {
-  uint8_t *alike;
-  const uint8_t *n_alike;
-  double *share;
-  const uint32_t *gpu;
-} direct_out;
-
 /* One unit's refresh (refresh_rack's loop body): unit k of the rack (p),
  * its load (load k of ls) unlike the last base's where d is nonzero; its
  * worth against the unit before's, its mark (0 where unlike: the unit is
@@ -253,43 +224,6 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
   p->demand = b->demand;
   p->activity = b->act;
   o.share[k] = b->sh;
-}
-
-_Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
-               "a unit's hi and demand are next to each other");
-
-/* A unit's hi and demand (hd) and activity, as a base gives them. */
-static inline void store_base(power_unit *p, sim_u2 hd, double act) {
-  sim_u2_put((char *)p + offsetof(power_unit, hi), hd);
-  p->activity = act;
-}
-
-/* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
- * and share stored (hi and demand as one pair, the shares of four units
- * as two), each marked as its GPU count says (refresh_one with d and dw
- * 0, without the compares). */
-static inline void refresh_alike(direct_out o, power_unit *p,
-                                 const base_view *b, size_t k, size_t e) {
-  if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
-    memcpy(o.alike + k, o.n_alike + k, e - k);
-  else
-    for (size_t j = k; j < e; j++)
-      o.alike[j] = o.n_alike[j];
-  const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
-  const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
-  const double act = b->act;
-  for (; k + 4 <= e; k += 4) { /* the shares two a store */
-    store_base(p + k, hd2, act);
-    store_base(p + k + 1, hd2, act);
-    store_base(p + k + 2, hd2, act);
-    store_base(p + k + 3, hd2, act);
-    sim_u2_put(o.share + k, sh2);
-    sim_u2_put(o.share + k + 2, sh2);
-  }
-  for (; k < e; k++) {
-    store_base(p + k, hd2, act);
-    o.share[k] = b->sh;
-  }
 }
 
 /* The units' worth asked of the fill (fill->fn with fill->ctx) from
@@ -320,6 +254,18 @@ static void fill_to(control_units *cu, unit_fill *f, size_t need) {
   f->filled = j;
 }
 
+/* Whether the window's marked units are read after their refresh: with
+ * assertions on, control__units_put_back puts every unit back, for the
+ * policy's check of the marks (power_alike_ok) against every unit. */
+static inline bool window_unread(const unit_fill *f) {
+#ifdef NDEBUG
+  return f->lazy;
+#else
+  (void)f;
+  return false;
+#endif
+}
+
 /* Where unit j (of the last chunk filled) is refreshed. */
 static inline power_unit *unit_at(control_units *cu, const unit_fill *f,
                                   size_t j) {
@@ -338,15 +284,17 @@ static inline power_unit *unit_at(control_units *cu, const unit_fill *f,
  * unit that ends one goes through refresh_one. The units are one chunk's
  * (refresh_units cuts the racks joined at the chunks' ends): a stretch
  * over a chunk's end goes on from the next chunk's first unit, which
- * refresh_one finds alike the unit before, as alike_end would. */
+ * refresh_one finds alike the unit before, as alike_end would.
+ * marked_unread: nobody reads a marked unit's base fields (refresh_alike). */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, power_unit *p, const gpu_spec *g,
-                           double room, double thermal, bool rack_same) {
+                           double room, double thermal, bool rack_same,
+                           bool marked_unread) {
   const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
   const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
-                        cu->gpu + u0};
+                        cu->gpu + u0, marked_unread};
   base_view b = base_view_of(m);
   uint64_t d = (rack_same ? 0u : 1u) |
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
@@ -419,7 +367,8 @@ static void refresh_parts(control_units *cu, unit_fill *f,
     }
     const size_t at = q + (a - u);
     unit_loads rl = {ls->sm + at, ls->mem + at, ls->busy + at, NULL};
-    refresh_direct(cu, &rl, a, z - a, p, g, room, thermal, rack_same);
+    refresh_direct(cu, &rl, a, z - a, p, g, room, thermal, rack_same,
+                   window_unread(f));
   }
 }
 

@@ -1,7 +1,8 @@
 /* control_units_alike.h - control_units.c's search for the stretches of
  * a direct rack's units alike the one before in load and worth (its
- * refresh_direct): the fluid mode's units come in long ones, a service's
- * replicas in one state. Only control_units.c includes it. */
+ * refresh_direct), and their refresh (refresh_alike): the fluid mode's
+ * units come in long ones, a service's replicas in one state. Only
+ * control_units.c includes it. */
 #ifndef MODELS_CONTROL_UNITS_ALIKE_H
 #define MODELS_CONTROL_UNITS_ALIKE_H
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "bits.h"
+#include "control_units.h"
 #include "lanes.h"
 #include "power.h"
 
@@ -128,6 +130,100 @@ static inline size_t alike_end(const double *sm, const double *mem,
       break;
 #undef UNIT_DIFFERS
   return k;
+}
+
+/* The last base's key and fields, kept in locals by refresh_rack: a
+ * store to a unit might otherwise be the memo's, so each would be read
+ * again every unit. */
+typedef struct base_view {
+  uint64_t ks, km, kb;
+  double hi, demand, act, sh;
+} base_view;
+
+static inline base_view base_view_of(const control_unit_memo *m) {
+  return (base_view){sim_bits(m->in.sm),
+                     sim_bits(m->in.mem),
+                     sim_bits(m->in.busy),
+                     m->unit.hi,
+                     m->unit.demand,
+                     m->unit.activity,
+                     m->share};
+}
+
+/* Where refresh_direct writes, from a rack's first unit on (its units'
+ * marks and shares, the GPUs they were made from), in locals: a store to
+ * a unit might otherwise be to control_units', so each would be read
+ * again every unit. */
+typedef struct direct_out {
+  uint8_t *alike;
+  const uint8_t *n_alike;
+  double *share;
+  const uint32_t *gpu;
+  bool marked_unread; /* a marked unit's hi, demand, activity: unread */
+} direct_out;
+
+_Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
+               "a unit's hi and demand are next to each other");
+
+/* A unit's hi and demand (hd) and activity, as a base gives them. */
+static inline void store_base(power_unit *p, sim_u2 hd, double act) {
+  sim_u2_put((char *)p + offsetof(power_unit, hi), hd);
+  p->activity = act;
+}
+
+/* The base's fields of units k .. e - 1 of a stretch that its marks
+ * leave unmarked (n_alike 0: as many GPUs as the unit before, not), the
+ * zeros memchr finds. */
+static void unmarked_fields(const uint8_t *n_alike, power_unit *p, sim_u2 hd,
+                            double act, size_t k, size_t e) {
+  for (const uint8_t *z; k < e && (z = memchr(n_alike + k, 0, e - k)) != NULL;
+       k++) {
+    k = (size_t)(z - n_alike);
+    store_base(p + k, hd, act);
+  }
+}
+
+/* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
+ * and share stored (hi and demand as one pair, the shares of four units
+ * as two), each marked as its GPU count says (refresh_one with d and dw
+ * 0, without the compares). Where a marked unit's fields are unread
+ * (o.marked_unread: the lazy refresh's window, whose marked units
+ * control__units_put_back leaves; refresh_one and alike_end read a unit
+ * before's worth alone), only the unmarked units' are stored: at
+ * bench-10k's fluid tick three stores a unit for some 2,200 units, into
+ * a window nobody reads them from. */
+static inline void refresh_alike(direct_out o, power_unit *p,
+                                 const base_view *b, size_t k, size_t e) {
+  if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
+    memcpy(o.alike + k, o.n_alike + k, e - k);
+  else
+    for (size_t j = k; j < e; j++)
+      o.alike[j] = o.n_alike[j];
+  const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
+  const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
+  const double act = b->act;
+  if (o.marked_unread) {
+    unmarked_fields(o.n_alike, p, hd2, act, k, e);
+    for (; k + 4 <= e; k += 4) {
+      sim_u2_put(o.share + k, sh2);
+      sim_u2_put(o.share + k + 2, sh2);
+    }
+    for (; k < e; k++)
+      o.share[k] = b->sh;
+    return;
+  }
+  for (; k + 4 <= e; k += 4) { /* the shares two a store */
+    store_base(p + k, hd2, act);
+    store_base(p + k + 1, hd2, act);
+    store_base(p + k + 2, hd2, act);
+    store_base(p + k + 3, hd2, act);
+    sim_u2_put(o.share + k, sh2);
+    sim_u2_put(o.share + k + 2, sh2);
+  }
+  for (; k < e; k++) {
+    store_base(p + k, hd2, act);
+    o.share[k] = b->sh;
+  }
 }
 
 #endif

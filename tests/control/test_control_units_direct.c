@@ -16,7 +16,10 @@
  * words a register (AVX2) and two. And refreshed lazily (control_units.h:
  * in a window, only the units left unmarked put back), each of those
  * units, and every share and mark, the same; a group's first unit never
- * marked (two groups alike, a stretch over their boundary). */
+ * marked (two groups alike, a stretch over their boundary). Built with
+ * NDEBUG the lazy refresh stores only the unmarked units' fields of a
+ * stretch (refresh_alike's marked_unread: with assertions on every unit
+ * is put back, so all are stored): run it so too. */
 #include "lanes.h"
 #include "test_util.h"
 
