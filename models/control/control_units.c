@@ -150,6 +150,17 @@ remake_for(control_unit_memo *m, const unit_loads *ls, const gpu_spec *g,
   remake_base(m, g, &in, i);
 }
 
+/* The last base's key and fields (control_units_alike.h's base_view). */
+static inline base_view base_view_of(const control_unit_memo *m) {
+  return (base_view){sim_bits(m->in.sm),
+                     sim_bits(m->in.mem),
+                     sim_bits(m->in.busy),
+                     m->unit.hi,
+                     m->unit.demand,
+                     m->unit.activity,
+                     m->share};
+}
+
 /* Units u .. e - 1, one rack's (GPU type g, its group's ceiling room, its
  * thermal cap), with their loads now (ls), their worth filled already.
  * The last base's key holds for the rack's part where rack_same; where

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "bits.h"
-#include "control_units.h"
 #include "lanes.h"
 #include "power.h"
 
@@ -139,16 +138,6 @@ typedef struct base_view {
   uint64_t ks, km, kb;
   double hi, demand, act, sh;
 } base_view;
-
-static inline base_view base_view_of(const control_unit_memo *m) {
-  return (base_view){sim_bits(m->in.sm),
-                     sim_bits(m->in.mem),
-                     sim_bits(m->in.busy),
-                     m->unit.hi,
-                     m->unit.demand,
-                     m->unit.activity,
-                     m->share};
-}
 
 /* Where refresh_direct writes, from a rack's first unit on (its units'
  * marks and shares, the GPUs they were made from), in locals: a store to
