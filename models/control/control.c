@@ -350,6 +350,11 @@ static int split_units(control *c, sim_time now) {
   /* The units' runs as the build knows them: the policy need not compare
    * the units to find them (control_units.c, fill_and_mark). */
   const uint8_t *alike = control__units_alike(cu);
+  /* Straight to the runs' caps where they are the units' (no client
+   * split or clamp reads cu->cap): not written twice. */
+  double *caps = c->split_fn == NULL && c->clamp_fn == NULL
+                     ? control__units_caps_to(cu, c->fleet)
+                     : cu->cap;
   int rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */
     steer_budgets(c->steer, cu->u, cu->group_first, c->alloc_budget);
@@ -361,15 +366,14 @@ static int split_units(control *c, sim_time now) {
       if ((rc = split_outside(c, g, now)) != SIM_OK)
         return rc;
     } else if (c->policy->split_from != NULL) /* from last period's */
-      c->policy->split_from(cu->u + first, n, c->alloc_budget[g],
-                            cu->cap + first, &c->memo[g],
-                            alike != NULL ? alike + first : NULL);
+      c->policy->split_from(cu->u + first, n, c->alloc_budget[g], caps + first,
+                            &c->memo[g], alike != NULL ? alike + first : NULL);
     else
-      c->policy->split(cu->u + first, n, c->alloc_budget[g], cu->cap + first);
+      c->policy->split(cu->u + first, n, c->alloc_budget[g], caps + first);
   }
   if (c->clamp_fn != NULL)
     c->clamp_fn(c->clamp_ctx, cu->u, cu->key, cu->n, cu->cap);
-  control__units_write_caps(cu, c->fleet);
+  control__units_write_caps(cu, c->fleet, caps);
   return SIM_OK;
 }
 

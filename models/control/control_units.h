@@ -228,9 +228,18 @@ void control__units_window_move(control_units *cu, size_t at, size_t j,
  * of the marks against the units holds them to it. */
 void control__units_put_back(control_units *cu, size_t at, size_t e);
 
-/* Every usable rack's GPUs at their unit's cap: with the runs fresh and
- * mapped, once a run (rack_set_run_cap; the GPUs' caps filled when a
- * reader asks), else GPU by GPU. */
-void control__units_write_caps(control_units *cu, rack_fleet *fl);
+/* Every usable rack's GPUs at their unit's cap, the units' caps at cap
+ * (cu->cap, or the runs' own from control__units_caps_to): with the runs
+ * fresh and mapped, once a run (rack_set_run_cap; the GPUs' caps filled
+ * when a reader asks), else GPU by GPU. */
+void control__units_write_caps(control_units *cu, rack_fleet *fl,
+                               const double *cap);
+
+/* Where the units' caps are best written: the runs' own (fl->run_cap_w,
+ * unit u's cap at run u's) where the runs are mapped one to one onto the
+ * units from the first (one cap stretch over every unit: bench-10k's
+ * whole fleet), so control__units_write_caps has nothing to copy; else
+ * cu->cap. Its caller writes every unit's cap there, or none. */
+double *control__units_caps_to(control_units *cu, rack_fleet *fl);
 
 #endif

@@ -178,11 +178,15 @@ int control__units_map_runs(control_units *cu, const rack_fleet *fl) {
  * unit's cap, once a run, a stretch of runs of successive units a copy
  * (at bench-10k the whole fleet is one); the GPUs' wait for a reader.
  * A dark or emergency rack's runs keep theirs, as its GPUs do below. */
-static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
+static bool write_run_caps(const control_units *cu, rack_fleet *fl,
+                           const double *cap) {
   if (!control__units_mapped(cu, fl))
     return false;
-  const double *cap = cu->cap;
   double *run_cap = fl->run_cap_w;
+  if (cap == run_cap) { /* written there (control__units_caps_to) */
+    fl->caps_unfilled = true;
+    return true;
+  }
   for (size_t k = 0; k < cu->ncap_stretches; k++) {
     uint32_t q = cu->cap_run[k], u = cu->cap_unit[k], len = cu->cap_len[k];
     for (; len > CAP_COPY; q += CAP_COPY, u += CAP_COPY, len -= CAP_COPY)
@@ -194,6 +198,16 @@ static bool write_run_caps(const control_units *cu, rack_fleet *fl) {
   }
   fl->caps_unfilled = true;
   return true;
+}
+
+/* The header says what (control_units.h): one stretch, run 0 on from
+ * unit 0, every unit. */
+double *control__units_caps_to(control_units *cu, rack_fleet *fl) {
+  return control__units_mapped(cu, fl) && cu->ncap_stretches == 1 &&
+                 cu->cap_run[0] == 0 && cu->cap_unit[0] == 0 &&
+                 cu->cap_len[0] == cu->n
+             ? fl->run_cap_w
+             : cu->cap;
 }
 
 /* Every usable rack's GPUs at their unit's cap, span by span. */
@@ -220,9 +234,11 @@ static void write_gpu_caps(control_units *cu, rack_fleet *fl) {
   }
 }
 
-void control__units_write_caps(control_units *cu, rack_fleet *fl) {
-  if (write_run_caps(cu, fl))
+void control__units_write_caps(control_units *cu, rack_fleet *fl,
+                               const double *cap) {
+  if (write_run_caps(cu, fl, cap))
     return;
+  assert(cap == cu->cap);  /* the runs' own only while mapped */
   rack_fleet_gpu_caps(fl); /* a rack this skips keeps its GPUs' */
   write_gpu_caps(cu, fl);
   rack_fleet_caps_written(fl);

@@ -539,7 +539,8 @@ static void no_worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
 /* Twelve GB200 racks, every GPU its own slot and run (so each run is a
  * unit's, units and runs in one order: stretches longer than a copy, 256
  * caps), rack dark (none: BIG_RACKS), built and refreshed, the units'
- * caps set apart and written once a run. */
+ * caps set apart where control__units_caps_to says (the runs' own with
+ * no rack dark or the last) and written once a run. */
 static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
   control_units cu;
   assert_int_equal(control__units_init(&cu, fl, NULL), SIM_OK);
@@ -549,12 +550,14 @@ static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
     assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
                      SIM_OK);
     assert_int_equal(control__units_map_runs(&cu, fl), SIM_OK);
+    double *to = control__units_caps_to(&cu, fl); /* no dark rack first */
+    assert_true(to == (dark >= BIG_RACKS - 1 ? fl->run_cap_w : cu.cap));
     for (size_t u = 0; u < cu.n; u++)
-      cu.cap[u] = 500 + (double)u / 8 + again;
-    control__units_write_caps(&cu, fl);
+      to[u] = 500 + (double)u / 8 + again;
+    control__units_write_caps(&cu, fl, to);
     assert_true(fl->caps_unfilled);
     for (uint32_t i = 0, u = 0; i < BIG_GPUS; i++) { /* a GPU a unit */
-      double want = i / 72 == dark ? -1 : cu.cap[u++];
+      double want = i / 72 == dark ? -1 : 500 + (double)u++ / 8 + again;
       if (!sim_same_bits(fl->run_cap_w[fl->gpu_run[i]], want))
         fail_msg("dark %u: GPU %u's run's cap %.17g W, its unit's %.17g W",
                  dark, i, fl->run_cap_w[fl->gpu_run[i]], want);
