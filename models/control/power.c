@@ -26,7 +26,10 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
  * computed at once: one step per binade the sum crosses, not per term.
  * (The one that reaches B exactly, from B - R q, adds t = (R + d) q with
  * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
- * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53. */
+ * with s1 = S1 q after the first addition, that is S1 + k R <= 2^53.
+ * The addition after them leaves the binade (or is the first of the
+ * next, from B): it is made at once, an add, not a turn of the loop
+ * whose tests find it crosses (a turn a binade, not two). */
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
   while (m > 0) {
@@ -58,6 +61,10 @@ static double add_up(double s, double t, size_t m) {
     b = (e << 52) + (S1 + k * R - one); /* S1 + k R = 2^53: B, exactly */
     memcpy(&s, &b, sizeof s);
     m -= (size_t)k;
+    if (m > 0) { /* the next addition, one at a time as the loop's */
+      s += t;
+      m--;
+    }
   }
   return s;
 }
