@@ -294,9 +294,10 @@ unsigned long power__level_evals(void) { return level_evals; }
  * power.h), adds class by class. */
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
-  double mu = exp(log_mu), sum = 0, sl = 0;
+  double sum = 0, sl = 0;
   level_evals++;
   if (l->rcls == NULL) { /* a unit a run, no classes */
+    double mu = exp(log_mu); /* classes_at's own, where it is not kept */
     for (size_t u = 0; u < l->n; u++) {
       double ds, cap = unit_at(&l->units[u], mu, &ds);
       sl += l->units[u].n * ds;
