@@ -539,8 +539,7 @@ static void no_worth(void *ctx, const uint32_t *key, size_t n, power_unit *u) {
 /* Twelve GB200 racks, every GPU its own slot and run (so each run is a
  * unit's, units and runs in one order: stretches longer than a copy, 256
  * caps), rack dark (none: BIG_RACKS), built and refreshed, the units'
- * caps set apart where control__units_caps_to says (the runs' own with
- * no rack dark or the last) and written once a run. */
+ * caps set where control__units_caps_to says and written once a run. */
 static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
   control_units cu;
   assert_int_equal(control__units_init(&cu, fl, NULL), SIM_OK);
@@ -550,7 +549,7 @@ static void caps_by_stretch(rack_fleet *fl, uint32_t dark, uint32_t *slot) {
     assert_int_equal(control__units_build(&cu, fl, slot, NULL, no_worth, NULL),
                      SIM_OK);
     assert_int_equal(control__units_map_runs(&cu, fl), SIM_OK);
-    double *to = control__units_caps_to(&cu, fl); /* no dark rack first */
+    double *to = control__units_caps_to(&cu, fl); /* runs': none dark first */
     assert_true(to == (dark >= BIG_RACKS - 1 ? fl->run_cap_w : cu.cap));
     for (size_t u = 0; u < cu.n; u++)
       to[u] = 500 + (double)u / 8 + again;
