@@ -5,6 +5,7 @@ BUILD    ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 CLANG_BUILD ?= build-clang
+BENCH_BUILD ?= build-bench
 FUZZ_SECONDS ?= 60
 WERROR   ?= ON
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
@@ -34,7 +35,7 @@ TEST_PACKAGES = libcmocka-dev hdf5-tools python3-pytest python3-nbclient \
 PACKAGES = $(RUN_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-run build build-run run test unit asan clang-unit fuzz \
-        bench docs \
+        bench bench-build pgo-check docs \
         calibrate validate gallery picture clean
 
 all: build
@@ -111,9 +112,28 @@ fuzz: deps
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	./tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-bench: build
-	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
-	./tools/bench.sh $(BUILD)
+# The build the benchmarks measure, in its own folder: Release (-O3) with
+# link-time and profile-guided optimisation (SIM_PGO: GCC compiles on the
+# counts of training runs, cmake/pgo_train.cmake), the fastest build the
+# project makes; docs/PERFORMANCE.md gives the default build's figures
+# beside it.
+bench-build: deps
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSIM_PGO=ON \
+	      -DSIM_WERROR=$(WERROR) -DSIM_BUILD_TESTS=ON
+	cmake --build $(BENCH_BUILD) -j $(JOBS) \
+	      --target aifsim aifsim_lib benchmarks
+
+bench: bench-build
+	./tools/bench.sh $(BENCH_BUILD)
+
+# The profile-guided build changes no arithmetic, so its outputs are the
+# default build's, byte for byte: checked on the quick start and on
+# bench-10k's first hour in both modes.
+pgo-check: bench-build build-run
+	SET=duration=1h ./tools/same-output.sh $(BUILD)/aifsim \
+	  $(BENCH_BUILD)/aifsim scenarios/quickstart.yaml tests/bench/bench-10k.yaml
+	SET="duration=1h inference.granularity=fluid" ./tools/same-output.sh \
+	  $(BUILD)/aifsim $(BENCH_BUILD)/aifsim tests/bench/bench-10k.yaml
 
 # Every fitted constant from its fit set alone (tools/calibrate.py):
 # rewrites the fitted blocks of the catalogs with their provenance (commit
@@ -146,7 +166,7 @@ picture: build-run
 	/usr/bin/python3 tools/gallery.py --picture $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(CLANG_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(CLANG_BUILD) $(BENCH_BUILD) out
 
 # `make print-RUN_PACKAGES` and the like: a variable's value, for scripts
 # (the test `deps` reads the package lists this way).
