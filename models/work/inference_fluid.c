@@ -486,31 +486,6 @@ static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
     out[i] = v;
 }
 
-/* out[i .. e) = l, eight loads a loop: 24 doubles, their period of
- * three two-lane stores four times (a gpu_load is three doubles). */
-static inline void fill_loads(gpu_load *out, uint32_t i, uint32_t e,
-                              gpu_load l) {
-  const sim_d2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
-  _Static_assert(sizeof(gpu_load) == 3 * sizeof(double), "three doubles");
-  for (; i + 8 <= e; i += 8) {
-    char *d = (char *)(out + i);
-    sim_d2_put(d, a);
-    sim_d2_put(d + 16, b);
-    sim_d2_put(d + 32, c);
-    sim_d2_put(d + 48, a);
-    sim_d2_put(d + 64, b);
-    sim_d2_put(d + 80, c);
-    sim_d2_put(d + 96, a);
-    sim_d2_put(d + 112, b);
-    sim_d2_put(d + 128, c);
-    sim_d2_put(d + 144, a);
-    sim_d2_put(d + 160, b);
-    sim_d2_put(d + 176, c);
-  }
-  for (; i < e; i++)
-    out[i] = l;
-}
-
 /* fl_take_load of replicas k0 .. k0 + n - 1: one advance, their took
  * kept as a range, and a group's load read once for a stretch of its
  * members: a run (the replicas of a group are mostly next to one
@@ -535,7 +510,7 @@ static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
     }
     gpu_load l = group_take(f, &f->grp[g]);
     if (f->runs_ok) {
-      fill_loads(out, i, e, l);
+      inf__fill_loads(out, i, e, l);
       i = e;
       continue;
     }

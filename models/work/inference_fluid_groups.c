@@ -280,3 +280,54 @@ void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
   f->run_at = 0;
   f->runs_ok = !f->alone;
 }
+
+/* ------------------------------------------------------------------ */
+/* A group's load to a stretch of its members' outputs                */
+/* ------------------------------------------------------------------ */
+
+#ifdef SIM_LANES_AVX2
+/* out[i .. e) = l eight loads a loop in six four-lane stores (AVX2):
+ * four loads' twelve doubles are three registers' (sm mem busy sm, mem
+ * busy sm mem, busy sm mem busy). Where the eights stop. */
+__attribute__((target("avx2"))) static uint32_t
+fill_loads_quads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l) {
+  const sim_d4 a = {l.sm, l.mem, l.busy, l.sm}, b = {l.mem, l.busy, l.sm, l.mem},
+               c = {l.busy, l.sm, l.mem, l.busy};
+  for (; i + 8 <= e; i += 8) {
+    char *d = (char *)(out + i);
+    sim_d4_put(d, a);
+    sim_d4_put(d + 32, b);
+    sim_d4_put(d + 64, c);
+    sim_d4_put(d + 96, a);
+    sim_d4_put(d + 128, b);
+    sim_d4_put(d + 160, c);
+  }
+  return i;
+}
+#endif
+
+void inf__fill_loads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l) {
+  const sim_d2 a = {l.sm, l.mem}, b = {l.busy, l.sm}, c = {l.mem, l.busy};
+  _Static_assert(sizeof(gpu_load) == 3 * sizeof(double), "three doubles");
+#ifdef SIM_LANES_AVX2
+  if (e - i >= 8 && sim_lanes_wide())
+    i = fill_loads_quads(out, i, e, l);
+#endif
+  for (; i + 8 <= e; i += 8) {
+    char *d = (char *)(out + i);
+    sim_d2_put(d, a);
+    sim_d2_put(d + 16, b);
+    sim_d2_put(d + 32, c);
+    sim_d2_put(d + 48, a);
+    sim_d2_put(d + 64, b);
+    sim_d2_put(d + 80, c);
+    sim_d2_put(d + 96, a);
+    sim_d2_put(d + 112, b);
+    sim_d2_put(d + 128, c);
+    sim_d2_put(d + 144, a);
+    sim_d2_put(d + 160, b);
+    sim_d2_put(d + 176, c);
+  }
+  for (; i < e; i++)
+    out[i] = l;
+}
