@@ -141,107 +141,129 @@ steps_down(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt,
 /* The sums a run adds to, in registers: sm (z, busy, members, tokens),
  * a the rows' (sm, mem, busy, compute share), wt the token weight of row
  * k, the TPOT sum and row k + 1's (each row's adds the others' +0: the
- * sums are never -0, so that leaves their bits); a0 and a1 the rows'
- * loads and compute shares, g0 and g1 their rates and m0 and m1 the
- * lanes of wt each adds to (the TPOT sum's only within the limit). */
+ * sums are never -0, so that leaves their bits). */
 typedef struct wsum {
-  sim_d4 sm, a, wt, a0, a1, g0, g1;
-  sim_i4 m0, m1;
+  sim_d4 sm, a, wt;
 } wsum;
 
+/* What a run holds fixed, in lanes: a0 and a1 the rows' loads and
+ * compute shares, t0 and t1 their rates in the lanes of wt each adds to
+ * (the TPOT sum's only within the limit) and +0 in the others (a share
+ * x, finite and at least +0, a weight times a fraction, times +0 is the
+ * +0 a mask of x times the rate leaves); g0 and g1 the rates, up the
+ * arrivals, rr, nb the block's first count and step the lanes' j a
+ * turn. Read from memory each turn (wide_run): held in registers with
+ * the sums and a turn's terms they were more than the sixteen, and the
+ * compiler kept the sums on the stack, a store and a load in each sum's
+ * chain a turn. */
+typedef struct wk {
+  sim_d4 a0, a1, t0, t1, g0, g1, up, rr, nb, step;
+} wk;
+
+/* k, which the compiler must take for any address: each constant read
+ * through it is loaded where used (a load beside the arithmetic, off the
+ * sums' chains), not held in a register across the loop. */
+static inline const wk *wk_opaque(const wk *k) {
+  __asm__("" : "+r"(k));
+  return k;
+}
+
 /* The rates of the four states from j (blk_total's terms). */
-WIDE_INLINE sim_d4 wide_total(const blk *b, const walk *w, sim_d4 j,
-                              bool zero) {
-  sim_d4 rest = j * sim_d4_all(b->g1);
-  return zero ? rest : (sim_d4_all(w->rr) - j) * sim_d4_all(b->g0) + rest;
+WIDE_INLINE sim_d4 wide_total(const wk *k, sim_d4 j, bool zero) {
+  sim_d4 rest = j * k->g1;
+  return zero ? rest : (k->rr - j) * k->g0 + rest;
 }
 
 /* A state added to the sums (st: its four terms side by side; x0, x1:
  * its share of each row in every lane). */
-WIDE_INLINE void wide_add(wsum *u, sim_d4 st, sim_d4 x0, sim_d4 x1, bool zero) {
-  u->sm += st;
+WIDE_INLINE wsum wide_add(wsum u, const wk *k, sim_d4 st, sim_d4 x0, sim_d4 x1,
+                          bool zero) {
+  u.sm += st;
   if (!zero) {
-    u->a += x0 * u->a0;
-    u->wt += (sim_d4)((sim_i4)(x0 * u->g0) & u->m0);
+    u.a += x0 * k->a0;
+    u.wt += x0 * k->t0;
   }
-  u->a += x1 * u->a1;
-  u->wt += (sim_d4)((sim_i4)(x1 * u->g1) & u->m1);
+  u.a += x1 * k->a1;
+  u.wt += x1 * k->t1;
+  return u;
 }
 
-/* The four states from jl (of weights p) added in the walk's order (n:
- * their counts of requests, as doubles). */
-WIDE_INLINE void wide_sums(const blk *b, const walk *w, uint32_t jl, sim_d4 n,
-                           sim_d4 p, bool up, bool zero, wsum *u) {
-  const sim_d4 g0 = sim_d4_all(b->g0), g1 = sim_d4_all(b->g1);
+/* The four states from jl (of weights p) added to u in the walk's order
+ * (n: their counts of requests, as doubles). The sums go by value, so
+ * they stay in registers. */
+WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
+                           sim_d4 p, bool up, bool zero, wsum u) {
   sim_d4 hi = sim_d4_at(w->frac + jl), x0 = sim_d4_all(0);
-  sim_d4 rest = hi * g1, x1 = p * hi, tok = p * rest;
+  sim_d4 rest = hi * k->g1, x1 = p * hi, tok = p * rest;
   if (!zero) {
     sim_d4 lo = sim_d4_at(w->frev + jl);
     x0 = p * lo;
-    tok = p * (lo * g0 + rest);
+    tok = p * (lo * k->g0 + rest);
   }
   sim_d4 st[4];
-  sim_d4_transpose_put((double *)st, p, zero ? x1 : p,
-                       p * n / sim_d4_all(w->rr), tok);
+  sim_d4_transpose_put((double *)st, p, zero ? x1 : p, p * n / k->rr, tok);
   if (up) {
-    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
-    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
-    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
-    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
-  } else {
-    wide_add(u, st[3], LANE(x0, 3), LANE(x1, 3), zero);
-    wide_add(u, st[2], LANE(x0, 2), LANE(x1, 2), zero);
-    wide_add(u, st[1], LANE(x0, 1), LANE(x1, 1), zero);
-    wide_add(u, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+    u = wide_add(u, k, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+    u = wide_add(u, k, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+    u = wide_add(u, k, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+    return wide_add(u, k, st[3], LANE(x0, 3), LANE(x1, 3), zero);
   }
+  u = wide_add(u, k, st[3], LANE(x0, 3), LANE(x1, 3), zero);
+  u = wide_add(u, k, st[2], LANE(x0, 2), LANE(x1, 2), zero);
+  u = wide_add(u, k, st[1], LANE(x0, 1), LANE(x1, 1), zero);
+  return wide_add(u, k, st[0], LANE(x0, 0), LANE(x1, 0), zero);
 }
 
 /* The weights of the four states of j (lanes by ascending j) going up
  * from weight p (each the last's times up / its rate), or down (each
  * times the rate above it / up, *above the rate above the four, left at
  * the lowest's). */
-WIDE_INLINE sim_d4 wide_weights(const blk *b, const walk *w, sim_d4 j, bool up,
-                                bool zero, double p, double *above) {
-  sim_d4 u = sim_d4_all(w->up);
-  sim_d4 tot = wide_total(b, w, j, zero);
+WIDE_INLINE sim_d4 wide_weights(const wk *k, sim_d4 j, bool up, bool zero,
+                                double p, double *above) {
+  sim_d4 tot = wide_total(k, j, zero);
   if (up) {
-    sim_d4 q = u / tot;
+    sim_d4 q = k->up / tot;
     double p0 = p * q[0], p1 = p0 * q[1], p2 = p1 * q[2], p3 = p2 * q[3];
     return (sim_d4){p0, p1, p2, p3};
   }
-  sim_d4 q = SIM_D4_PICK(tot, sim_d4_all(*above), 1, 2, 3, 4) / u;
+  sim_d4 q = SIM_D4_PICK(tot, sim_d4_all(*above), 1, 2, 3, 4) / k->up;
   double p3 = p * q[3], p2 = p3 * q[2], p1 = p2 * q[1], p0 = p1 * q[0];
   *above = tot[0];
   return (sim_d4){p0, p1, p2, p3};
 }
 
-/* The running sums of chain c and block b in lanes. */
-WIDE_INLINE wsum wsum_open(const blk *b, const chain *c, bool zero) {
+/* Chain c's running sums in lanes, and block b's constants into *k. */
+WIDE_INLINE wsum wsum_open(const blk *b, const walk *w, const chain *c,
+                           bool up, bool zero, wk *k) {
   const int64_t all = -1, ok0 = b->ok0 ? -1 : 0, ok1 = b->ok1 ? -1 : 0;
-  wsum u = {.sm = {c->z, c->busy, c->members, c->tokens},
-            .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
-            .wt = {b->w0, c->tpot_ok, b->w1, 0},
-            .a1 = sim_d4_at((const char *)b->r1 + AM_AT),
+  const sim_i4 m0 = {all, ok0, 0, 0}, m1 = {0, ok1, all, 0};
+  *k = (wk){.a1 = sim_d4_at((const char *)b->r1 + AM_AT),
+            .t0 = (sim_d4)((sim_i4)sim_d4_all(b->g0) & m0),
+            .t1 = (sim_d4)((sim_i4)sim_d4_all(b->g1) & m1),
             .g0 = sim_d4_all(b->g0),
             .g1 = sim_d4_all(b->g1),
-            .m0 = {all, ok0, 0, 0},
-            .m1 = {0, ok1, all, 0}};
+            .up = sim_d4_all(w->up),
+            .rr = sim_d4_all(w->rr),
+            .nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
+            .step = sim_d4_all(up ? 4 : -4)};
   if (!zero)
-    u.a0 = sim_d4_at((const char *)b->r0 + AM_AT);
-  return u;
+    k->a0 = sim_d4_at((const char *)b->r0 + AM_AT);
+  return (wsum){.sm = {c->z, c->busy, c->members, c->tokens},
+                .a = {c->am[0], c->am[1], c->bc[0], c->bc[1]},
+                .wt = {b->w0, c->tpot_ok, b->w1, 0}};
 }
 
 /* The sums of u back to c and b. */
-WIDE_INLINE void wsum_close(const wsum *u, blk *b, chain *c) {
-  c->z = u->sm[0];
-  c->busy = u->sm[1];
-  c->members = u->sm[2];
-  c->tokens = u->sm[3];
-  c->am = (sim_d2){u->a[0], u->a[1]};
-  c->bc = (sim_d2){u->a[2], u->a[3]};
-  b->w0 = u->wt[0];
-  c->tpot_ok = u->wt[1];
-  b->w1 = u->wt[2];
+WIDE_INLINE void wsum_close(wsum u, blk *b, chain *c) {
+  c->z = u.sm[0];
+  c->busy = u.sm[1];
+  c->members = u.sm[2];
+  c->tokens = u.sm[3];
+  c->am = (sim_d2){u.a[0], u.a[1]};
+  c->bc = (sim_d2){u.a[2], u.a[3]};
+  b->w0 = u.wt[0];
+  c->tpot_ok = u.wt[1];
+  b->w1 = u.wt[2];
 }
 
 /* cnt states of block b past its first from j (up: j, j + 1, ...;
@@ -250,22 +272,23 @@ WIDE_INLINE void wsum_close(const wsum *u, blk *b, chain *c) {
 WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
                             bool up, double p, double *above, chain *c,
                             bool zero) {
-  wsum u = wsum_open(b, c, zero);
-  /* The lanes' j and n counted in doubles, exact (sum_chain: below 2^52). */
+  wk kk;
+  wsum u = wsum_open(b, w, c, up, zero, &kk);
+  /* The lanes' j counted in doubles, exact (sum_chain: below 2^52). */
   sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
-  const sim_d4 nb = sim_d4_all((double)((uint64_t)b->k * w->rr)),
-               step = sim_d4_all(up ? 4 : -4);
   double ab = up ? 0 : *above;
-  for (; cnt >= 4; cnt -= 4, jv += step) {
+  for (; cnt >= 4; cnt -= 4) {
+    const wk *k = wk_opaque(&kk);
     uint32_t jl = up ? j : j - 3;
-    sim_d4 pw = wide_weights(b, w, jv, up, zero, p, &ab);
+    sim_d4 pw = wide_weights(k, jv, up, zero, p, &ab);
     p = up ? pw[3] : pw[0];
-    wide_sums(b, w, jl, nb + jv, pw, up, zero, &u);
+    u = wide_sums(k, w, jl, k->nb + jv, pw, up, zero, u);
     j = up ? j + 4 : j - 4;
+    jv += k->step;
   }
   if (!up)
     *above = ab;
-  wsum_close(&u, b, c);
+  wsum_close(u, b, c);
   uint64_t n = (uint64_t)b->k * w->rr + j;
   return up ? steps_up(b, w, j, n, cnt, p, c, zero)
             : steps_down(b, w, j, n, cnt, p, above, c, zero);

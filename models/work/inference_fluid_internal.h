@@ -361,4 +361,10 @@ static inline uint32_t inf__run_end(const inf_fluid *f, uint32_t i,
  * the last range's others written out. */
 void inf__took_range(inf_fluid *f, uint32_t lo, uint32_t hi, double now);
 
+/* inference_fluid_groups.c: out[i .. e) = l (a group's load to a
+ * stretch of its members), eight loads a loop: 24 doubles in four-lane
+ * stores where the CPU has AVX2, two-lane ones else (a loop's compare
+ * and branch a value were most of its cost). */
+void inf__fill_loads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l);
+
 #endif

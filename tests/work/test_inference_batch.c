@@ -14,6 +14,7 @@
 #include "test_inference_rig.h"
 
 #include "inference_internal.h"
+#include "lanes.h"
 
 /* Enough replicas for the batch calls' blocks (four and sixteen a loop)
  * and their tails, at every offset. */
@@ -211,24 +212,28 @@ static void request_batch_resting(void **state) {
  * shares' fills, the regroup's compare and its groups' fill) are met
  * while the service is fresh: one clock unlike the rest, or one bad
  * clock, at each offset of a block of four and of sixteen, and the ends,
- * each in a service of its own. */
+ * each in a service of its own; through the wide blocks (AVX2) where the
+ * CPU has them, and the two-lane ones (sim_lanes_narrow). */
 static void fluid_batch_blocks(void **state) {
   (void)state;
   static const uint32_t at[] = {0,  1,  2,  3,  4,  5,  6,  7,  13, 14,
                                 15, 16, 17, 18, 19, 31, 36, 39, 40};
-  for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+  enum { NAT = sizeof at / sizeof *at };
+  for (size_t k = 0; k < 2 * NAT; k++) {
+    sim_lanes_narrow = k >= NAT;
     const bperiod plan[] = {
         {0, 1, -1, {{0, NREP}}, 1, 0},
-        {6, 1, -1, {{0, NREP}}, 1, at[k]},
-        {5, 1, -1, {{0, NREP}}, 1, at[k]},
+        {6, 1, -1, {{0, NREP}}, 1, at[k % NAT]},
+        {5, 1, -1, {{0, NREP}}, 1, at[k % NAT]},
         {0, 1, -1, {{0, NREP}}, 1, 0},
-        {6, 1, -1, {{0, 21}, {21, NREP - 21}}, 2, (at[k] + 9) % NREP},
-        {5, 1, -1, {{0, NREP}}, 1, (at[k] + 9) % NREP},
+        {6, 1, -1, {{0, 21}, {21, NREP - 21}}, 2, (at[k % NAT] + 9) % NREP},
+        {5, 1, -1, {{0, NREP}}, 1, (at[k % NAT] + 9) % NREP},
         {0, 1, -1, {{0, NREP}}, 1, 0},
     };
     batch_equals_one_by_one(true, plan, sizeof plan / sizeof *plan, 1,
                             BATCH_YAML);
   }
+  sim_lanes_narrow = false;
 }
 
 /* A request-level replica's handle names its pending event exactly when

@@ -172,26 +172,34 @@ static double good_clock(uint32_t k, int i) {
   return (i % 2 ? mixed : high)[(k + (uint32_t)i / 2) % 4];
 }
 
+/* Each bad clock at each place, through the wide copy (AVX2, sixteen
+ * a turn: two blocks of sixteen, then the tail) where the CPU has it
+ * and the two-lane one (sim_lanes_narrow, the tests' switch). */
 static void bad_clocks_refused_at_each_place(void **state) {
   (void)state;
   static const double bad[] = {0,        -0.0,      -0.5, 0x1.0000000000001p0,
                                INFINITY, -INFINITY, NAN,  -NAN,
                                DBL_MAX};
-  rig g;
-  rig_open_fluid(&g, CLK_YAML);
-  int i = 0;
-  for (uint32_t at = 0; at < CLK_N; at++)
-    for (size_t b = 0; b < 2 * sizeof bad / sizeof *bad; b++, i++) {
-      run_to(&g, i + 1);
-      double phi[CLK_N], before = g.s->fluid->phi[at];
-      for (uint32_t k = 0; k < CLK_N; k++)
-        phi[k] = good_clock(k, i);
-      phi[at] = bad[b / 2];
-      assert_int_equal(inf_set_clocks(g.s, 0, CLK_N, phi), SIM_EINVAL);
-      phi[at] = before;
-      assert_memory_equal(g.s->fluid->phi, phi, sizeof phi);
-    }
-  rig_close(&g);
+  static const bool narrow[] = {false, true};
+  for (size_t w = 0; w < 2; w++) {
+    sim_lanes_narrow = narrow[w];
+    rig g;
+    rig_open_fluid(&g, CLK_YAML);
+    int i = 0;
+    for (uint32_t at = 0; at < CLK_N; at++)
+      for (size_t b = 0; b < 2 * sizeof bad / sizeof *bad; b++, i++) {
+        run_to(&g, i + 1);
+        double phi[CLK_N], before = g.s->fluid->phi[at];
+        for (uint32_t k = 0; k < CLK_N; k++)
+          phi[k] = good_clock(k, i);
+        phi[at] = bad[b / 2];
+        assert_int_equal(inf_set_clocks(g.s, 0, CLK_N, phi), SIM_EINVAL);
+        phi[at] = before;
+        assert_memory_equal(g.s->fluid->phi, phi, sizeof phi);
+      }
+    rig_close(&g);
+  }
+  sim_lanes_narrow = false;
 }
 
 /* Clocks of the CLK_N replicas, 0.8 but at's (0.6; none when at is
@@ -207,19 +215,23 @@ static void clocks_taken(rig *g, double t, uint32_t at) {
   inf_take_loads(g->s, 0, CLK_N, l);
 }
 
+/* Through the wide scan of the clocks (AVX2) where the CPU has it and
+ * the two-lane one. */
 static void regroup_parts_a_clock_at_each_place(void **state) {
   (void)state;
-  for (uint32_t at = 0; at < CLK_N; at++) {
+  for (uint32_t at = 0; at < 2 * CLK_N; at++) {
+    sim_lanes_narrow = at >= CLK_N;
     rig g;
     rig_open_fluid(&g, CLK_YAML);
     clocks_taken(&g, 1, CLK_N);
-    clocks_taken(&g, 2, at);
+    clocks_taken(&g, 2, at % CLK_N);
     clocks_taken(&g, 3, CLK_N); /* the span of 2 .. 3 regrouped */
     const inf_fluid *f = g.s->fluid;
     for (uint32_t k = 0; k < CLK_N; k++)
-      assert_true(inf__grp(f, k)->st.phi == (k == at ? 0.6 : 0.8));
+      assert_true(inf__grp(f, k)->st.phi == (k == at % CLK_N ? 0.6 : 0.8));
     rig_close(&g);
   }
+  sim_lanes_narrow = false;
 }
 
 int main(void) {
