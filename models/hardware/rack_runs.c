@@ -30,6 +30,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->gpu_run);
   sim_free(a, f->run_k);
   sim_free(a, f->rack_pattern);
+  sim_free(a, f->rack_memo);
+  f->rack_memo = NULL;
   f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = f->run_rack = NULL;
@@ -51,7 +53,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
-  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern) {
+  f->rack_memo = sim_calloc(a, f->nracks, sizeof *f->rack_memo);
+  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern ||
+      !f->rack_memo) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -193,6 +197,7 @@ void rack__build_runs(rack_fleet *f) {
     rack__set_run_arrays(f, k, rack_gpu_load(f, i));
   }
   make_patterns(f);
+  memset(f->rack_memo, 0, f->nracks * sizeof *f->rack_memo);
   f->runs_stale = false;
   f->runs_made++;
 }
@@ -533,13 +538,13 @@ static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
   return runs_all_at(f, q, qend, e);
 }
 
-/* Whether m's rack was evaluated from e (the same inputs, GPU type and
- * thermal cap) with rack r's pattern, host range and limit. */
+/* Whether m's rack (kept for rack r's pattern) was evaluated from e (the
+ * same inputs, GPU type and thermal cap) with rack r's host range and
+ * limit. */
 static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
                       const rack__run_eval *e) {
   const rack__run_eval *o = &m->e;
-  return m->valid && m->pattern == f->rack_pattern[r] &&
-         m->other_idle == sim_bits_at(f->other_idle_w, r) &&
+  return m->valid && m->other_idle == sim_bits_at(f->other_idle_w, r) &&
          m->other_max == sim_bits_at(f->other_max_w, r) &&
          m->limit == sim_bits_at(f->limit_w, r) && o->cap == e->cap &&
          o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
@@ -550,7 +555,6 @@ static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
 static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
                                const rack__run_eval *e) {
   return (rack__rack_memo){*e,
-                           f->rack_pattern[r],
                            f->throttled[r],
                            sim_bits_at(f->other_idle_w, r),
                            sim_bits_at(f->other_max_w, r),
@@ -612,8 +616,9 @@ rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
 /* Rack r: the run evaluated last (c->e, by an earlier rack of this update
  * too) stands while the GPU type and the thermal cap are its; a rack
  * whose runs all take it and that is like the rack kept for its pattern
- * (c->rack) takes that rack's sums whole (its servers too: runs never
- * cross a server, so alike run lengths in one group are alike servers). */
+ * (f->rack_memo) takes that rack's sums whole (its servers too: runs
+ * never cross a server, so alike run lengths in one group are alike
+ * servers). */
 void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
@@ -621,8 +626,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
       c->e.tcap != sim_bits_at(&tcap, 0))
     c->e = run_evaluate(f, q, tcap);
   bool alike = runs_all_at_any(f, q, qend, &c->e);
-  rack__rack_memo *m =
-      &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];
+  rack__rack_memo *m = &f->rack_memo[f->rack_pattern[r]];
   if (alike && memo_fits(f, r, m, &c->e)) {
     memo_give(f, r, m);
     return;

@@ -3,7 +3,8 @@
  * stand for (rack_fixture_want_of): runs alike as the fluid mode has them
  * (the update's memo hit, and missed by a double or a zero's sign), the
  * run evaluated last carried from rack to rack, and racks of one server
- * taken whole from an earlier rack of their pattern only when alike. The
+ * taken whole from an earlier rack of their pattern only when alike, in
+ * the update or one before (the racks kept from update to update). The
  * runs against the per-GPU update: test_rack_runs.c. */
 #include "lanes.h"
 #include "test_util.h"
@@ -187,10 +188,10 @@ static void racks_taken_whole_only_when_alike(void **state) {
   rack_fleet_destroy(f);
 }
 
-/* More patterns than the update keeps racks for: 18 plain racks at one
- * load and cap, racks r and r + 9 in slots of r + 1 GPUs (nine patterns
- * for eight kept racks, so two share a place). Every rack's sums to the
- * bit: a rack takes only a rack of its own pattern. */
+/* Many patterns: 18 plain racks at one load and cap, racks r and r + 9
+ * in slots of r + 1 GPUs (nine patterns, each kept at its first rack).
+ * Every rack's sums to the bit: a rack takes only a rack of its own
+ * pattern. */
 static void more_patterns_than_kept(void **state) {
   (void)state;
   rack_group_spec g = rack_fixture_five(RACK_FIXTURE_PLAIN);
@@ -289,12 +290,92 @@ static void one_unlike_run_anywhere(void **state) {
   unlike_each_place(c, true);
 }
 
+/* What changes on every rack between two updates of a fleet whose GPUs
+ * are all at one load and cap (every rack's runs alike, so each is kept
+ * for its pattern), after which the second update's sums must still be
+ * the two-pass update's. */
+typedef struct kept_case {
+  const char *name;
+  int system; /* rack_fixture_five's kind */
+  int what;   /* 0 nothing (the racks kept are taken), 1 a new layout
+                 (the runs made again, the patterns with them), 2 the
+                 limits, 3 the hosts' idle power, 4 their most, 5 a
+                 thermal cap that holds some, 6 sm one double up */
+} kept_case;
+
+static const kept_case kept_cases[] = {
+    {"kept: nothing changed, plain", RACK_FIXTURE_PLAIN, 0},
+    {"kept: nothing changed, DGX servers", RACK_FIXTURE_DGX, 0},
+    {"kept: a new layout, plain", RACK_FIXTURE_PLAIN, 1},
+    {"kept: a new layout, NVL72 servers", RACK_FIXTURE_NVL_SERVER, 1},
+    {"kept: a new layout, DGX servers", RACK_FIXTURE_DGX, 1},
+    {"kept: other limits", RACK_FIXTURE_PLAIN, 2},
+    {"kept: other host idle", RACK_FIXTURE_PLAIN, 3},
+    {"kept: other host most", RACK_FIXTURE_DGX, 4},
+    {"kept: a thermal cap", RACK_FIXTURE_DGX, 5},
+    {"kept: sm one double up", RACK_FIXTURE_NVL_SERVER, 6},
+};
+
+/* Every GPU of f at load l and cap. */
+static void write_all(rack_fleet *f, gpu_load l, double cap) {
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_load(f, i, l);
+    f->cap_w[i] = cap;
+  }
+  rack_fleet_caps_written(f);
+}
+
+/* The row's change between two updates, on f (keys: the layout's). */
+static void change_all(rack_fleet *f, uint32_t *key, const kept_case *c,
+                       gpu_load *l, double cap, unsigned *seed) {
+  double *at[] = {NULL, NULL, f->limit_w, f->other_idle_w, f->other_max_w};
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    if (c->what >= 2 && c->what <= 4)
+      at[c->what][r] *= 1.25;
+    if (c->what == 5)
+      f->thermal_cap_w[r] = cap - 0.5;
+  }
+  if (c->what == 1)
+    rack_fixture_new_layout(f, key, 1 + (uint32_t)(*seed % 11), seed);
+  if (c->what == 6)
+    l->sm = nextafter(l->sm, INFINITY);
+  write_all(f, *l, cap);
+}
+
+/* The racks kept from one update serve the next only while what their
+ * sums were made of stands: each update's sums to the bit, over random
+ * loads, caps and layouts. */
+static void racks_kept_across_updates(void **state) {
+  const kept_case *c = *state;
+  rack_group_spec g = rack_fixture_five(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 77;
+  for (int round = 0; round < 40; round++) {
+    rack_fixture_new_layout(f, key, 1 + round % 9, &seed);
+    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
+                  rack_fixture_uniform(&seed)};
+    double cap = 300 + 600 * rack_fixture_uniform(&seed);
+    write_all(f, l, cap);
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+    change_all(f, key, c, &l, cap, &seed);
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
-  struct CMUnitTest tests[64];
+  struct CMUnitTest tests[80];
   size_t n = 0;
   TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
   TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
   TEST_ROWS(tests, n, one_unlike_run_anywhere, unlike_cases);
+  TEST_ROWS(tests, n, racks_kept_across_updates, kept_cases);
   TEST_ADD(tests, n, more_patterns_than_kept);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   return _cmocka_run_group_tests("rack_runs_whole", tests, n,
