@@ -36,10 +36,24 @@ static inline double rack__load_share(const rack_fleet *f, uint32_t i) {
  * GPU power and activity mean. */
 void rack__plain_rack(rack_fleet *f, uint32_t r);
 
+/* The server rack__server_power gave last: its group and inputs (to
+ * the bit) and what it gave at the inlet, in losses and in fans. A
+ * server like it takes them: bench-10k's fluid update asks about 37
+ * servers a tick (one a GB200-NVL72 rack), of which about 10 are like
+ * the server before (racks of alike sums not taken whole). g NULL: none
+ * yet. */
+typedef struct rack__server_memo {
+  const rack_group_spec *g;
+  uint64_t gpu, a, other;
+  double wall, loss, fan;
+} rack__server_memo;
+
 /* A system rack's servers' power, added server by server in their
- * order: at the inlet, the supplies' losses, the fans. */
+ * order: at the inlet, the supplies' losses, the fans; memo the server
+ * last asked (kept by the caller, from rack to rack). */
 typedef struct rack__servers {
   double wall, loss, fan;
+  rack__server_memo *memo;
 } rack__servers;
 
 /* rack_power.c: one server of rack r whose GPUs draw gpu W in all at
@@ -94,10 +108,11 @@ typedef struct rack__rack_memo {
   bool valid;
 } rack__rack_memo;
 
-/* What one update carries from rack to rack: the run evaluated last.
- * Zeroed ({0}) at the update's start. */
+/* What one update carries from rack to rack: the run evaluated last and
+ * the server. Zeroed ({0}) at the update's start. */
 typedef struct rack__carry {
   rack__run_eval e;
+  rack__server_memo server;
 } rack__carry;
 
 /* rack_runs.c: the runs made again from the keys, loads and caps now;

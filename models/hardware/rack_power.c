@@ -42,11 +42,18 @@ void rack__server_add(const rack_fleet *f, uint32_t r, double gpu, double act,
   double ns = f->count[r] / per;
   double span = f->other_max_w[r] - f->other_idle_w[r];
   act /= per;
-  sys_power p =
-      rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-  sv->wall += p.wall_w;
-  sv->loss += p.psu_loss_w;
-  sv->fan += p.fan_w;
+  double other = (f->other_idle_w[r] + span * act) / ns;
+  rack__server_memo *m = sv->memo;
+  if (m->g != g || m->gpu != sim_bits(gpu) || m->a != sim_bits(act) ||
+      m->other != sim_bits(other)) {
+    sys_power p = rack__server_power(g, gpu, act, other);
+    *m = (rack__server_memo){g,        sim_bits(gpu),  sim_bits(act),
+                             sim_bits(other), p.wall_w, p.psu_loss_w,
+                             p.fan_w};
+  }
+  sv->wall += m->wall;
+  sv->loss += m->loss;
+  sv->fan += m->fan;
 }
 
 void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv) {
@@ -60,7 +67,8 @@ void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv) {
 void rack__system_rack(rack_fleet *f, uint32_t r) {
   uint32_t per = (uint32_t)f->groups[f->group[r]].system->gpus;
   uint32_t first = f->first[r];
-  rack__servers sv = {0, 0, 0};
+  rack__server_memo memo = {0};
+  rack__servers sv = {0, 0, 0, &memo};
   for (uint32_t i = first; i < first + f->count[r]; i += per) {
     double gpu = 0, act = 0;
     for (uint32_t j = i; j < i + per; j++) {

@@ -584,15 +584,15 @@ static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
  * update_rack's sums and rack__system_rack's. alike: its runs are all at
- * *last (runs_all_at found it, and no rack kept for its pattern fits). */
+ * c->e (runs_all_at found it, and no rack kept for its pattern fits). */
 static __attribute__((noinline)) void
-rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
+rack_pass(rack_fleet *f, uint32_t r, rack__carry *c, bool alike) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
   run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  ps.last = *last;
-  rack__servers sv = {0, 0, 0};
+  ps.last = c->e;
+  rack__servers sv = {0, 0, 0, &c->server};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
     uint32_t qend = f->gpu_run[i + per - 1] + 1;
@@ -603,7 +603,7 @@ rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
-  *last = ps.last;
+  c->e = ps.last;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
@@ -631,7 +631,7 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
     memo_give(f, r, m);
     return;
   }
-  rack_pass(f, r, &c->e, alike);
+  rack_pass(f, r, c, alike);
   if (alike)
     *m = memo_of(f, r, &c->e);
 }

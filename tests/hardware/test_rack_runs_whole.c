@@ -4,7 +4,8 @@
  * (the update's memo hit, and missed by a double or a zero's sign), the
  * run evaluated last carried from rack to rack, and racks of one server
  * taken whole from an earlier rack of their pattern only when alike, in
- * the update or one before (the racks kept from update to update). The
+ * the update or one before (the racks kept from update to update), and
+ * a server like the one before taking its power. The
  * runs against the per-GPU update: test_rack_runs.c. */
 #include "lanes.h"
 #include "test_util.h"
@@ -369,6 +370,79 @@ static void racks_kept_across_updates(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* Racks whose runs are not all alike (so none is taken whole) but whose
+ * servers ask what the server before asked, but for rack 2's change. */
+typedef struct server_case {
+  const char *name;
+  int system;  /* RACK_FIXTURE_NVL_SERVER or RACK_FIXTURE_DGX */
+  bool given;  /* other_given: the rack's host range replaces the parts */
+  int what;    /* 0 nothing, 1 its host's idle power, 2 its most, 3 its
+                  odd slot's sm (the servers' activity), 4 its odd slot's
+                  cap (their GPUs' power), 5 a second group of five racks
+                  after the first, its host range given at the first's
+                  (the same inputs, another server model) */
+} server_case;
+
+static const server_case server_cases[] = {
+    {"servers alike, NVL72", RACK_FIXTURE_NVL_SERVER, false, 0},
+    {"servers alike, DGX, host range given", RACK_FIXTURE_DGX, true, 0},
+    {"servers, another host idle", RACK_FIXTURE_NVL_SERVER, true, 1},
+    {"servers, another host most", RACK_FIXTURE_DGX, true, 2},
+    {"servers, another activity", RACK_FIXTURE_NVL_SERVER, false, 3},
+    {"servers, another activity, host given", RACK_FIXTURE_DGX, true, 3},
+    {"servers, another GPU power", RACK_FIXTURE_DGX, false, 4},
+    {"servers, another group's model", RACK_FIXTURE_NVL_SERVER, false, 5},
+};
+
+/* Rack 2's host range changed as the row says (what 1 or 2). */
+static void change_host(rack_fleet *f, int what) {
+  double *host[] = {NULL, f->other_idle_w, f->other_max_w};
+  if (what == 1 || what == 2)
+    host[what][2] *= 1.25;
+}
+
+/* Every rack in slots of 8 at one load and cap, its second slot at
+ * another sm (in rack 2, what the row changes); a server's memo taken
+ * only by a server whose group and inputs are its: every rack's sums to
+ * the bit. */
+static void servers_like_the_one_before(void **state) {
+  const server_case *c = *state;
+  rack_group_spec g[2] = {rack_fixture_five(c->system)};
+  g[0].other_given = c->given;
+  g[0].other_idle_w = 1500, g[0].other_max_w = 2500; /* a server's, given */
+  g[1] = g[0];
+  g[1].name = "second";
+  g[1].other_given = true;
+  size_t ng = c->what == 5 ? 2 : 1;
+  rack_fleet *f = rack_fixture_fleet(g, ng), *ref = rack_fixture_fleet(g, ng);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  change_host(f, c->what);
+  change_host(ref, c->what);
+  for (uint32_t r = 5; r < f->nracks; r++) { /* the first group's range */
+    f->other_idle_w[r] = ref->other_idle_w[r] = f->other_idle_w[0];
+    f->other_max_w[r] = ref->other_max_w[r] = f->other_max_w[0];
+  }
+  for (uint32_t i = 0; i < f->n; i++) {
+    uint32_t r = f->rack[i], slot = (i - f->first[r]) / 8;
+    gpu_load l = {0.7, 0.4, 0.9};
+    double cap = 800;
+    if (slot == 1)
+      l.sm = r == 2 && c->what == 3 ? 0.25 : 0.5;
+    if (slot == 1 && r == 2 && c->what == 4)
+      cap = 400;
+    rack_set_unit_key(f, i, 1 + i / 8);
+    rack_set_load(f, i, l);
+    f->cap_w[i] = cap;
+  }
+  rack_fleet_caps_written(f);
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[80];
   size_t n = 0;
@@ -377,6 +451,7 @@ int main(void) {
   TEST_ROWS(tests, n, one_unlike_run_anywhere, unlike_cases);
   TEST_ROWS(tests, n, racks_kept_across_updates, kept_cases);
   TEST_ADD(tests, n, more_patterns_than_kept);
+  TEST_ROWS(tests, n, servers_like_the_one_before, server_cases);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   return _cmocka_run_group_tests("rack_runs_whole", tests, n,
                                  test_catalogs_load_hardware,
