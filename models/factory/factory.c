@@ -89,12 +89,15 @@ static void move_load(factory *f, sim_time now) {
   /* The pattern is the group's: worked out once per group, not per rack. */
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->level_of[g] = load_level(&f->cfg->racks[g].load, t);
-  if (rack_fleet_runs_fresh(fl))
+  bool fresh = rack_fleet_runs_fresh(fl);
+  if (fresh)
     list_free_runs(f);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     uint32_t g = fl->group[r];
     f->noise[r] =
         load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
+    if (fresh && f->free_run0[r] == f->free_run0[r + 1])
+      continue; /* no free GPU to take it (most racks, at bench-10k's) */
     double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
     give_rack_load(f, r, gpu_load_level(a));
