@@ -115,11 +115,15 @@ typedef struct rack__carry {
   rack__server_memo server;
 } rack__carry;
 
+/* rack_power.c: dark rack r's GPUs, runs and sums given 0 W. */
+void rack__darken(rack_fleet *f, uint32_t r);
+
 /* rack_runs.c: the runs made again from the keys, loads and caps now;
- * rack r's GPUs updated run by run, through what the update carries (c);
- * the runs' arrays freed. */
+ * every rack's GPUs updated run by run (a dark one darkened), its inlet
+ * power and losses added to *total and *losses rack by rack; the runs'
+ * arrays freed. */
 void rack__build_runs(rack_fleet *f);
-void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c);
+void rack__update_all_runs(rack_fleet *f, double *total, double *losses);
 void rack__free_units(rack_fleet *f);
 
 /* sum with x added n times, in order: four adds a turn, the same adds

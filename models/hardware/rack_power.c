@@ -1,7 +1,7 @@
 /* rack_power.c - the pieces of a rack's power that the per-GPU update
  * (rack.c) and the run-by-run one (rack_runs.c) share: a server's power,
  * a GPU's load share, a plain rack's host and losses, the conversion
- * curve. */
+ * curve, a dark rack. */
 #include "rack_internal.h"
 
 /* One server of a system group: its GPUs draw gpu_w at mean activity a;
@@ -17,6 +17,20 @@ sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
   p.wall_w = sys_wall_w(s, p.dc_w);
   p.psu_loss_w = p.wall_w - p.dc_w;
   return p;
+}
+
+void rack__darken(rack_fleet *f, uint32_t r) {
+  uint32_t first = f->first[r], end = first + f->count[r];
+  for (uint32_t i = first; i < end; i++)
+    f->power_w[i] = 0;
+  for (uint32_t q = f->rack_run != NULL ? f->rack_run[r] : 0;
+       f->rack_run != NULL && q < f->rack_run[r + 1]; q++)
+    f->run_power_w[q] = 0;
+  f->throttled[r] = 0;
+  f->activity_mean[r] = 0;
+  f->gpu_power_w[r] = 0;
+  f->rack_power_w[r] = 0;
+  f->loss_w[r] = f->fan_w[r] = 0;
 }
 
 /* A rack without a system: other IT linear in the GPUs' mean activity,

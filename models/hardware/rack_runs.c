@@ -619,7 +619,7 @@ rack_pass(rack_fleet *f, uint32_t r, rack__carry *c, bool alike) {
  * (f->rack_memo) takes that rack's sums whole (its servers too: runs
  * never cross a server, so alike run lengths in one group are alike
  * servers). */
-void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
+static inline void update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->run_type[q] ||
@@ -634,4 +634,24 @@ void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
   rack_pass(f, r, c, alike);
   if (alike)
     *m = memo_of(f, r, &c->e);
+}
+
+/* The racks' loop here, rack by rack, update_runs in line in it: a rack
+ * taken whole is then no call, and the sums stay in registers but around
+ * a rack's pass (as a call a rack, 19 instructions a rack went in its
+ * entry, exit and the sums' loads and stores). */
+void rack__update_all_runs(rack_fleet *f, double *total, double *losses) {
+  rack__carry carry = {0};
+  double sum = *total, loss = *losses;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    if (f->dark[r]) {
+      rack__darken(f, r);
+      continue;
+    }
+    update_runs(f, r, &carry);
+    sum += f->rack_power_w[r];
+    loss += f->loss_w[r];
+  }
+  *total = sum;
+  *losses = loss;
 }

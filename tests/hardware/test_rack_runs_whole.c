@@ -99,7 +99,7 @@ static void alike_runs_are_the_run_sums(void **state) {
   rack_fleet_destroy(f);
 }
 
-/* The run evaluated last carried from rack to rack (rack__update_runs):
+/* The run evaluated last carried from rack to rack (rack__update_all_runs):
  * every GPU of the fleet at one load and one cap, the racks' thermal caps
  * the same or not as the rack's before, the GPU type changing at rack 3
  * (the same thermal cap as rack 2's). Each rack's sums are the two-pass
