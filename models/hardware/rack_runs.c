@@ -527,22 +527,12 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 }
 #endif
 
-/* runs_all_at, through AVX2 where the CPU has it: the same answer and
- * the same powers written. */
-static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
-                                   const rack__run_eval *e) {
-#ifdef SIM_LANES_AVX2
-  if (sim_lanes_wide())
-    return runs_all_at_avx2(f, q, qend, e);
-#endif
-  return runs_all_at(f, q, qend, e);
-}
-
 /* Whether m's rack (kept for rack r's pattern) was evaluated from e (the
  * same inputs, GPU type and thermal cap) with rack r's host range and
  * limit. */
-static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
-                      const rack__run_eval *e) {
+static inline __attribute__((always_inline)) bool
+memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
+          const rack__run_eval *e) {
   const rack__run_eval *o = &m->e;
   return m->valid && m->other_idle == sim_bits_at(f->other_idle_w, r) &&
          m->other_max == sim_bits_at(f->other_max_w, r) &&
@@ -569,7 +559,8 @@ static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
 
 /* Rack r given m's sums (its runs were given m's power, e's, as they
  * were compared: runs_all_at). */
-static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
+static inline __attribute__((always_inline)) void
+memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
   f->throttled[r] = m->held;
   f->activity_mean[r] = m->mean;
   f->gpu_power_w[r] = m->gpu;
@@ -615,17 +606,24 @@ rack_pass(rack_fleet *f, uint32_t r, rack__carry *c, bool alike) {
 
 /* Rack r: the run evaluated last (c->e, by an earlier rack of this update
  * too) stands while the GPU type and the thermal cap are its; a rack
- * whose runs all take it and that is like the rack kept for its pattern
- * (f->rack_memo) takes that rack's sums whole (its servers too: runs
- * never cross a server, so alike run lengths in one group are alike
- * servers). */
-static inline void update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
+ * whose runs all take it (runs_all_at, four runs a register where wide)
+ * and that is like the rack kept for its pattern (f->rack_memo) takes
+ * that rack's sums whole (its servers too: runs never cross a server, so
+ * alike run lengths in one group are alike servers). */
+static inline __attribute__((always_inline)) void
+update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->run_type[q] ||
       c->e.tcap != sim_bits_at(&tcap, 0))
     c->e = run_evaluate(f, q, tcap);
-  bool alike = runs_all_at_any(f, q, qend, &c->e);
+#ifdef SIM_LANES_AVX2
+  bool alike = wide ? runs_all_at_avx2(f, q, qend, &c->e)
+                    : runs_all_at(f, q, qend, &c->e);
+#else
+  (void)wide;
+  bool alike = runs_all_at(f, q, qend, &c->e);
+#endif
   rack__rack_memo *m = &f->rack_memo[f->rack_pattern[r]];
   if (alike && memo_fits(f, r, m, &c->e)) {
     memo_give(f, r, m);
@@ -639,8 +637,10 @@ static inline void update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
 /* The racks' loop here, rack by rack, update_runs in line in it: a rack
  * taken whole is then no call, and the sums stay in registers but around
  * a rack's pass (as a call a rack, 19 instructions a rack went in its
- * entry, exit and the sums' loads and stores). */
-void rack__update_all_runs(rack_fleet *f, double *total, double *losses) {
+ * entry, exit and the sums' loads and stores). wide (a constant where it
+ * is called): the runs compared through AVX2. */
+static inline __attribute__((always_inline)) void
+update_all(rack_fleet *f, double *total, double *losses, bool wide) {
   rack__carry carry = {0};
   double sum = *total, loss = *losses;
   for (uint32_t r = 0; r < f->nracks; r++) {
@@ -648,10 +648,35 @@ void rack__update_all_runs(rack_fleet *f, double *total, double *losses) {
       rack__darken(f, r);
       continue;
     }
-    update_runs(f, r, &carry);
+    update_runs(f, r, &carry, wide);
     sum += f->rack_power_w[r];
     loss += f->loss_w[r];
   }
   *total = sum;
   *losses = loss;
+}
+
+#ifdef SIM_LANES_AVX2
+/* The loop built for AVX2, its runs' compares in line in it (a call a
+ * rack to them, with their set-up, cost about 20 instructions a rack).
+ * GCC left memo_fits and memo_give out of line in it: they are
+ * always_inline. */
+__attribute__((target("avx2"))) static void
+update_all_wide(rack_fleet *f, double *total, double *losses) {
+  update_all(f, total, losses, true);
+}
+#endif
+
+static void update_all_narrow(rack_fleet *f, double *total, double *losses) {
+  update_all(f, total, losses, false);
+}
+
+void rack__update_all_runs(rack_fleet *f, double *total, double *losses) {
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide()) {
+    update_all_wide(f, total, losses);
+    return;
+  }
+#endif
+  update_all_narrow(f, total, losses);
 }
