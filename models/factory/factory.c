@@ -7,6 +7,7 @@
  * scenario side (schema, checks, loading) factory_scn.c. */
 #include "factory.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -89,12 +90,15 @@ static void move_load(factory *f, sim_time now) {
   /* The pattern is the group's: worked out once per group, not per rack. */
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->level_of[g] = load_level(&f->cfg->racks[g].load, t);
-  if (rack_fleet_runs_fresh(fl))
+  bool fresh = rack_fleet_runs_fresh(fl);
+  if (fresh)
     list_free_runs(f);
   for (uint32_t r = 0; r < fl->nracks; r++) {
     uint32_t g = fl->group[r];
     f->noise[r] =
         load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
+    if (fresh && f->free_run0[r] == f->free_run0[r + 1])
+      continue; /* no free GPU to take it (most racks, at bench-10k's) */
     double a = f->level_of[g] + f->noise[r];
     a = a < 0 ? 0 : a > 1 ? 1 : a;
     give_rack_load(f, r, gpu_load_level(a));
@@ -116,16 +120,20 @@ static double rack_thermal_cap(const factory *f, uint32_t r) {
                : INFINITY;
 }
 
-/* Every rack's thermal cap: a group's racks are contiguous and share
- * all it is made of, so it is worked out once a group (once a rack, it
- * cost bench-10k's tick 2.9 k instructions, 20 a rack). */
+/* Every rack's thermal cap: a group's racks share all it is made of, so
+ * it is worked out once a group (once a rack, it cost bench-10k's tick
+ * 2.9 k instructions, 20 a rack), and given to its racks, which are the
+ * fleet's next count (rack_fleet_create makes them group by group). */
 static void thermal_caps(factory *f) {
   rack_fleet *fl = f->fleet;
-  double cap = INFINITY;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    if (r == 0 || fl->group[r] != fl->group[r - 1])
-      cap = rack_thermal_cap(f, r);
-    fl->thermal_cap_w[r] = cap;
+  double *to = fl->thermal_cap_w;
+  uint32_t r = 0;
+  for (size_t g = 0; g < fl->ngroups; g++) {
+    uint32_t end = r + (uint32_t)fl->groups[g].count;
+    assert(end <= fl->nracks && fl->group[r] == g && fl->group[end - 1] == g);
+    double cap = rack_thermal_cap(f, r);
+    for (; r < end; r++)
+      to[r] = cap;
   }
 }
 

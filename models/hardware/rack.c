@@ -388,35 +388,19 @@ double rack_group_ceiling_w(const rack_group_spec *g) {
 }
 
 /* A rack whose PDU tripped: nothing of it draws. */
-static void darken_rack(rack_fleet *f, uint32_t r) {
-  uint32_t first = f->first[r], end = first + f->count[r];
-  for (uint32_t i = first; i < end; i++)
-    f->power_w[i] = 0;
-  for (uint32_t q = f->rack_run != NULL ? f->rack_run[r] : 0;
-       f->rack_run != NULL && q < f->rack_run[r + 1]; q++)
-    f->run_power_w[q] = 0;
-  f->throttled[r] = 0;
-  f->activity_mean[r] = 0;
-  f->gpu_power_w[r] = 0;
-  f->rack_power_w[r] = 0;
-}
-
 double rack_fleet_update(rack_fleet *f, double *loss_w) {
   double total = 0, losses = 0;
-  rack__carry carry = {0};
   if (f->unit_key != NULL && f->runs_stale)
     rack__build_runs(f);
   f->power_unfilled = f->unit_key != NULL;
-  for (uint32_t r = 0; r < f->nracks; r++) {
+  if (f->unit_key != NULL)
+    rack__update_all_runs(f, &total, &losses);
+  for (uint32_t r = 0; f->unit_key == NULL && r < f->nracks; r++) {
     if (f->dark[r]) {
-      darken_rack(f, r);
-      f->loss_w[r] = f->fan_w[r] = 0;
+      rack__darken(f, r);
       continue;
     }
-    if (f->unit_key != NULL)
-      rack__update_runs(f, r, &carry);
-    else
-      update_rack(f, r);
+    update_rack(f, r);
     total += f->rack_power_w[r];
     losses += f->loss_w[r];
   }

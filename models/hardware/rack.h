@@ -174,6 +174,9 @@ typedef struct rack_fleet {
   /* Per rack: its runs' pattern, the first rack alike in group and run
    * lengths (the update takes a rack like one updated before whole). */
   uint32_t *rack_pattern;
+  /* Per rack, a rack's update kept for its pattern's racks
+   * (rack_internal.h's rack__rack_memo, at the pattern's first rack). */
+  struct rack__rack_memo *rack_memo;
 } rack_fleet;
 
 /* Whether the runs stand for the keys now (made by the last update, no

@@ -1,7 +1,7 @@
 /* rack_power.c - the pieces of a rack's power that the per-GPU update
  * (rack.c) and the run-by-run one (rack_runs.c) share: a server's power,
  * a GPU's load share, a plain rack's host and losses, the conversion
- * curve. */
+ * curve, a dark rack. */
 #include "rack_internal.h"
 
 /* One server of a system group: its GPUs draw gpu_w at mean activity a;
@@ -17,6 +17,20 @@ sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
   p.wall_w = sys_wall_w(s, p.dc_w);
   p.psu_loss_w = p.wall_w - p.dc_w;
   return p;
+}
+
+void rack__darken(rack_fleet *f, uint32_t r) {
+  uint32_t first = f->first[r], end = first + f->count[r];
+  for (uint32_t i = first; i < end; i++)
+    f->power_w[i] = 0;
+  for (uint32_t q = f->rack_run != NULL ? f->rack_run[r] : 0;
+       f->rack_run != NULL && q < f->rack_run[r + 1]; q++)
+    f->run_power_w[q] = 0;
+  f->throttled[r] = 0;
+  f->activity_mean[r] = 0;
+  f->gpu_power_w[r] = 0;
+  f->rack_power_w[r] = 0;
+  f->loss_w[r] = f->fan_w[r] = 0;
 }
 
 /* A rack without a system: other IT linear in the GPUs' mean activity,
@@ -42,11 +56,18 @@ void rack__server_add(const rack_fleet *f, uint32_t r, double gpu, double act,
   double ns = f->count[r] / per;
   double span = f->other_max_w[r] - f->other_idle_w[r];
   act /= per;
-  sys_power p =
-      rack__server_power(g, gpu, act, (f->other_idle_w[r] + span * act) / ns);
-  sv->wall += p.wall_w;
-  sv->loss += p.psu_loss_w;
-  sv->fan += p.fan_w;
+  double other = (f->other_idle_w[r] + span * act) / ns;
+  rack__server_memo *m = sv->memo;
+  if (m->g != g || m->gpu != sim_bits(gpu) || m->a != sim_bits(act) ||
+      m->other != sim_bits(other)) {
+    sys_power p = rack__server_power(g, gpu, act, other);
+    *m = (rack__server_memo){g,        sim_bits(gpu),  sim_bits(act),
+                             sim_bits(other), p.wall_w, p.psu_loss_w,
+                             p.fan_w};
+  }
+  sv->wall += m->wall;
+  sv->loss += m->loss;
+  sv->fan += m->fan;
 }
 
 void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv) {
@@ -60,7 +81,8 @@ void rack__servers_done(rack_fleet *f, uint32_t r, const rack__servers *sv) {
 void rack__system_rack(rack_fleet *f, uint32_t r) {
   uint32_t per = (uint32_t)f->groups[f->group[r]].system->gpus;
   uint32_t first = f->first[r];
-  rack__servers sv = {0, 0, 0};
+  rack__server_memo memo = {0};
+  rack__servers sv = {0, 0, 0, &memo};
   for (uint32_t i = first; i < first + f->count[r]; i += per) {
     double gpu = 0, act = 0;
     for (uint32_t j = i; j < i + per; j++) {

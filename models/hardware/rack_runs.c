@@ -30,6 +30,8 @@ void rack__free_units(rack_fleet *f) {
   sim_free(a, f->gpu_run);
   sim_free(a, f->run_k);
   sim_free(a, f->rack_pattern);
+  sim_free(a, f->rack_memo);
+  f->rack_memo = NULL;
   f->gpu_run = f->rack_pattern = NULL;
   f->run_k = NULL;
   f->unit_key = f->run_first = f->run_len = f->rack_run = f->run_rack = NULL;
@@ -51,7 +53,9 @@ int rack_fleet_keep_units(rack_fleet *f) {
   f->gpu_run = sim_calloc(a, f->n, sizeof *f->gpu_run);
   f->rack_run = sim_calloc(a, (size_t)f->nracks + 1, sizeof *f->rack_run);
   f->rack_pattern = sim_calloc(a, f->nracks, sizeof *f->rack_pattern);
-  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern) {
+  f->rack_memo = sim_calloc(a, f->nracks, sizeof *f->rack_memo);
+  if (!f->unit_key || !f->gpu_run || !f->rack_run || !f->rack_pattern ||
+      !f->rack_memo) {
     rack__free_units(f);
     return SIM_ENOMEM;
   }
@@ -193,6 +197,7 @@ void rack__build_runs(rack_fleet *f) {
     rack__set_run_arrays(f, k, rack_gpu_load(f, i));
   }
   make_patterns(f);
+  memset(f->rack_memo, 0, f->nracks * sizeof *f->rack_memo);
   f->runs_stale = false;
   f->runs_made++;
 }
@@ -522,24 +527,14 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 }
 #endif
 
-/* runs_all_at, through AVX2 where the CPU has it: the same answer and
- * the same powers written. */
-static inline bool runs_all_at_any(rack_fleet *f, uint32_t q, uint32_t qend,
-                                   const rack__run_eval *e) {
-#ifdef SIM_LANES_AVX2
-  if (sim_lanes_wide())
-    return runs_all_at_avx2(f, q, qend, e);
-#endif
-  return runs_all_at(f, q, qend, e);
-}
-
-/* Whether m's rack was evaluated from e (the same inputs, GPU type and
- * thermal cap) with rack r's pattern, host range and limit. */
-static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
-                      const rack__run_eval *e) {
+/* Whether m's rack (kept for rack r's pattern) was evaluated from e (the
+ * same inputs, GPU type and thermal cap) with rack r's host range and
+ * limit. */
+static inline __attribute__((always_inline)) bool
+memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
+          const rack__run_eval *e) {
   const rack__run_eval *o = &m->e;
-  return m->valid && m->pattern == f->rack_pattern[r] &&
-         m->other_idle == sim_bits_at(f->other_idle_w, r) &&
+  return m->valid && m->other_idle == sim_bits_at(f->other_idle_w, r) &&
          m->other_max == sim_bits_at(f->other_max_w, r) &&
          m->limit == sim_bits_at(f->limit_w, r) && o->cap == e->cap &&
          o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
@@ -550,7 +545,6 @@ static bool memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
 static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
                                const rack__run_eval *e) {
   return (rack__rack_memo){*e,
-                           f->rack_pattern[r],
                            f->throttled[r],
                            sim_bits_at(f->other_idle_w, r),
                            sim_bits_at(f->other_max_w, r),
@@ -565,7 +559,8 @@ static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
 
 /* Rack r given m's sums (its runs were given m's power, e's, as they
  * were compared: runs_all_at). */
-static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
+static inline __attribute__((always_inline)) void
+memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
   f->throttled[r] = m->held;
   f->activity_mean[r] = m->mean;
   f->gpu_power_w[r] = m->gpu;
@@ -580,15 +575,15 @@ static void memo_give(rack_fleet *f, uint32_t r, const rack__rack_memo *m) {
  * as they close; the GPUs' own powers wait for a reader
  * (rack_fleet_gpu_power). The same terms in the same order as
  * update_rack's sums and rack__system_rack's. alike: its runs are all at
- * *last (runs_all_at found it, and no rack kept for its pattern fits). */
+ * c->e (runs_all_at found it, and no rack kept for its pattern fits). */
 static __attribute__((noinline)) void
-rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
+rack_pass(rack_fleet *f, uint32_t r, rack__carry *c, bool alike) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
   run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  ps.last = *last;
-  rack__servers sv = {0, 0, 0};
+  ps.last = c->e;
+  rack__servers sv = {0, 0, 0, &c->server};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
     uint32_t qend = f->gpu_run[i + per - 1] + 1;
@@ -599,7 +594,7 @@ rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
-  *last = ps.last;
+  c->e = ps.last;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
@@ -611,23 +606,77 @@ rack_pass(rack_fleet *f, uint32_t r, rack__run_eval *last, bool alike) {
 
 /* Rack r: the run evaluated last (c->e, by an earlier rack of this update
  * too) stands while the GPU type and the thermal cap are its; a rack
- * whose runs all take it and that is like the rack kept for its pattern
- * (c->rack) takes that rack's sums whole (its servers too: runs never
- * cross a server, so alike run lengths in one group are alike servers). */
-void rack__update_runs(rack_fleet *f, uint32_t r, rack__carry *c) {
+ * whose runs all take it (runs_all_at, four runs a register where wide)
+ * and that is like the rack kept for its pattern (f->rack_memo) takes
+ * that rack's sums whole (its servers too: runs never cross a server, so
+ * alike run lengths in one group are alike servers). */
+static inline __attribute__((always_inline)) void
+update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->run_type[q] ||
       c->e.tcap != sim_bits_at(&tcap, 0))
     c->e = run_evaluate(f, q, tcap);
-  bool alike = runs_all_at_any(f, q, qend, &c->e);
-  rack__rack_memo *m =
-      &c->rack[(f->rack_pattern[r] * 0x9e3779b1u) >> (32 - RACK_MEMO_BITS)];
+#ifdef SIM_LANES_AVX2
+  bool alike = wide ? runs_all_at_avx2(f, q, qend, &c->e)
+                    : runs_all_at(f, q, qend, &c->e);
+#else
+  (void)wide;
+  bool alike = runs_all_at(f, q, qend, &c->e);
+#endif
+  rack__rack_memo *m = &f->rack_memo[f->rack_pattern[r]];
   if (alike && memo_fits(f, r, m, &c->e)) {
     memo_give(f, r, m);
     return;
   }
-  rack_pass(f, r, &c->e, alike);
+  rack_pass(f, r, c, alike);
   if (alike)
     *m = memo_of(f, r, &c->e);
+}
+
+/* The racks' loop here, rack by rack, update_runs in line in it: a rack
+ * taken whole is then no call, and the sums stay in registers but around
+ * a rack's pass (as a call a rack, 19 instructions a rack went in its
+ * entry, exit and the sums' loads and stores). wide (a constant where it
+ * is called): the runs compared through AVX2. */
+static inline __attribute__((always_inline)) void
+update_all(rack_fleet *f, double *total, double *losses, bool wide) {
+  rack__carry carry = {0};
+  double sum = *total, loss = *losses;
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    if (f->dark[r]) {
+      rack__darken(f, r);
+      continue;
+    }
+    update_runs(f, r, &carry, wide);
+    sum += f->rack_power_w[r];
+    loss += f->loss_w[r];
+  }
+  *total = sum;
+  *losses = loss;
+}
+
+#ifdef SIM_LANES_AVX2
+/* The loop built for AVX2, its runs' compares in line in it (a call a
+ * rack to them, with their set-up, cost about 20 instructions a rack).
+ * GCC left memo_fits and memo_give out of line in it: they are
+ * always_inline. */
+__attribute__((target("avx2"))) static void
+update_all_wide(rack_fleet *f, double *total, double *losses) {
+  update_all(f, total, losses, true);
+}
+#endif
+
+static void update_all_narrow(rack_fleet *f, double *total, double *losses) {
+  update_all(f, total, losses, false);
+}
+
+void rack__update_all_runs(rack_fleet *f, double *total, double *losses) {
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide()) {
+    update_all_wide(f, total, losses);
+    return;
+  }
+#endif
+  update_all_narrow(f, total, losses);
 }

@@ -293,41 +293,6 @@ static void battery_shaves_the_peak(void **state) {
   run_free(&r);
 }
 
-/* A GPU too hot for its loop: with a thermal resistance and a slowdown
- * temperature, it is held at the power that keeps its junction at the
- * slowdown temperature, and the racks say so. */
-static void hot_gpus_are_throttled(void **state) {
-  (void)state;
-  test_scenario_file(
-      "hot-catalog.yaml",
-      "gpus:\n  - name: HOT\n    tdp: 100 W\n    idle_power: 10 W\n"
-      "    power_cap_min: 20 W\n    power_cap_max: 100 W\n"
-      "    clock_max: 1 GHz\n    clock_min: 100 MHz\n"
-      "    slowdown_temp: 87 degC\n    shutdown_temp: 92 degC\n"
-      "    memory: 8 GB\n    memory_bandwidth: 100 GB/s\n"
-      "    dense: {fp16: 10 TFLOPS}\n    sources: ['all: test']\n");
-  static const char text[] =
-      "name: hot\nduration: 1 h\ncatalog: hot-catalog.yaml\n"
-      "power: {cap: 10 kW}\n"
-      "grid: {outdoor: {value: 20 degC}}\n"
-      "loops: [{name: air, kind: air, capacity: 5 kW}]\n"
-      "racks: [{name: r, count: 1, gpu: HOT, gpus_per_rack: 8, "
-      "thermal_resistance: 1 K/W, load: {level: 100%, noise: 0}}]\n";
-  run r;
-  run_scenario(&r, text, NULL, 0);
-  size_t rows, w;
-  const double *junction = column(&r, "racks", "junction_c", &rows, &w);
-  const double *held = column(&r, "racks", "throttled", &rows, &w);
-  const double *gpu = column(&r, "racks", "gpu_power_w", &rows, &w);
-  /* Steady by the end: every GPU at its slowdown temperature, well
-   * below the 100 W it asks for. */
-  assert_close(junction[rows - 1], 87, 1e-6, 0);
-  assert_close(held[rows - 1], 1, 0, 0);
-  assert_true(gpu[rows - 1] < 8 * 70);
-  assert_close(r.sum.throttled_gpu_s, 8 * 3600, 1e-9, 0);
-  run_free(&r);
-}
-
 static bool same_column(const run *a, const run *b, const char *g,
                         const char *c) {
   size_t ra, wa, rb, wb;
@@ -686,7 +651,6 @@ int main(void) {
   TEST_ADD(tests, n, cooling_and_losses_balance);
   TEST_ADD(tests, n, smoothing_limits_the_ramp);
   TEST_ADD(tests, n, battery_shaves_the_peak);
-  TEST_ADD(tests, n, hot_gpus_are_throttled);
   TEST_ADD(tests, n, resolved_scenario_reproduces_the_run);
   TEST_ADD(tests, n, a_lower_cap_cuts_the_demand_charge);
   TEST_ROWS(tests, n, bad_factory_input, bad);

@@ -12,7 +12,7 @@
  * replicas that take their worth in one call (work__replica_stretch)
  * against the slot-reading loop they replaced. And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
- * and gone. */
+ * and gone, and the noise of racks with no free GPU stepping on. */
 #define WORK_SCENARIO "work_tick.yaml"
 #include "lanes.h"
 #include "test_workloads_run.h"
@@ -547,6 +547,50 @@ static void freed_gpus_take_the_background(void **state) {
   run_free(&r);
 }
 
+/* Two noisy racks, with a job on all of rack 0's GPUs for its first
+ * minutes or without it: once the job has ended, each rack's activity is
+ * the run without the job's, to the bit. A rack with no free GPU gives
+ * its level to none, but its noise steps on every tick all the same
+ * (its own stream's draws). */
+static void busy_racks_keep_their_noise(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: w\nseed: 9\nduration: 40 min\nsample_period: 1 min\n"
+      "power: {cap: 400 kW}\n"
+      "racks:\n"
+      "  - {name: nvl, count: 2, gpu: GB200, gpus_per_rack: 72,\n"
+      "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+      "     load: {level: 40%%, noise: 10%%, noise_time: 2 min}}\n"
+      "%s";
+  static const char job[] =
+      "training:\n"
+      "  - {name: all, model: Llama-3.1-8B, dp: 18, tp: 4,\n"
+      "     tokens_per_iteration: 1048576, iterations: 600}\n";
+  char with[1024], without[1024];
+  snprintf(with, sizeof with, text, job);
+  snprintf(without, sizeof without, text, "");
+  run a, b;
+  run_scenario(&a, with, NULL, 0);
+  double end = job_column(&a, "end_s", &(size_t){0})[0];
+  assert_true(end > 120 && end < 30 * 60);
+  run_scenario(&b, without, NULL, 0);
+  size_t rows, rb, w, wb;
+  const double *t = tel_memory_times(a.sink, "racks", &rows);
+  const double *x = tel_memory_column(a.sink, "racks", "activity", &rows, &w);
+  const double *y = tel_memory_column(b.sink, "racks", "activity", &rb, &wb);
+  assert_int_equal(rows, rb);
+  assert_int_equal(w, 2);
+  size_t after = 0;
+  for (size_t i = 0; i < rows; i++)
+    if (t[i] - 60 > end + 1) { /* the interval began after the job's end */
+      assert_memory_equal(x + i * w, y + i * w, w * sizeof *x);
+      after++;
+    }
+  assert_true(after > 5);
+  run_free(&a);
+  run_free(&b);
+}
+
 /* work__class_priority: the sixteen bytes of a unit made of zeros from
  * its cls on, with the class and priority set (the padding between them
  * zeros), to the byte. */
@@ -584,6 +628,7 @@ int main(void) {
   TEST_ADD(tests, n, replica_stretches);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
+  TEST_ADD(tests, n, busy_racks_keep_their_noise);
   return _cmocka_run_group_tests("workloads_tick", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
 }

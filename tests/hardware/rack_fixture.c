@@ -147,6 +147,23 @@ static run_terms terms_of(const rack_fleet *f, const rack_fleet *ref,
                      load < 1 ? load : 1, tcap < f->cap_w[i] && full > tcap};
 }
 
+/* A server of rack r at GPU power gpu and mean load share act: its
+ * system's parts, or (other_given) its share of the rack's host range
+ * through its supplies. */
+static sys_power server_of(const rack_fleet *f, uint32_t r, double gpu,
+                           double act) {
+  const rack_group_spec *g = &f->groups[f->group[r]];
+  if (!g->other_given)
+    return sys_server_power(g->system, g->gpu, gpu, act, g->host_load * act);
+  double ns = f->count[r] / (uint32_t)g->system->gpus;
+  double idle = f->other_idle_w[r], span = f->other_max_w[r] - idle;
+  sys_power p = {.gpu_w = gpu, .parts_w = (idle + span * act) / ns};
+  p.compute_w = p.dc_w = gpu + p.parts_w;
+  p.wall_w = sys_wall_w(g->system, p.dc_w);
+  p.psu_loss_w = p.wall_w - p.dc_w;
+  return p;
+}
+
 rack_want rack_fixture_want_of(const rack_fleet *f, const rack_fleet *ref,
                                uint32_t r) {
   const rack_group_spec *g = &f->groups[f->group[r]];
@@ -167,8 +184,7 @@ rack_want rack_fixture_want_of(const rack_fleet *f, const rack_fleet *ref,
     if (g->system == NULL)
       continue;
     act /= per;
-    sys_power sp =
-        sys_server_power(g->system, g->gpu, gpu, act, g->host_load * act);
+    sys_power sp = server_of(f, r, gpu, act);
     w.rack += sp.wall_w;
     w.loss += sp.psu_loss_w;
     w.fan += sp.fan_w;

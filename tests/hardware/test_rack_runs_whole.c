@@ -3,7 +3,9 @@
  * stand for (rack_fixture_want_of): runs alike as the fluid mode has them
  * (the update's memo hit, and missed by a double or a zero's sign), the
  * run evaluated last carried from rack to rack, and racks of one server
- * taken whole from an earlier rack of their pattern only when alike. The
+ * taken whole from an earlier rack of their pattern only when alike, in
+ * the update or one before (the racks kept from update to update), and
+ * a server like the one before taking its power. The
  * runs against the per-GPU update: test_rack_runs.c. */
 #include "lanes.h"
 #include "test_util.h"
@@ -97,7 +99,7 @@ static void alike_runs_are_the_run_sums(void **state) {
   rack_fleet_destroy(f);
 }
 
-/* The run evaluated last carried from rack to rack (rack__update_runs):
+/* The run evaluated last carried from rack to rack (rack__update_all_runs):
  * every GPU of the fleet at one load and one cap, the racks' thermal caps
  * the same or not as the rack's before, the GPU type changing at rack 3
  * (the same thermal cap as rack 2's). Each rack's sums are the two-pass
@@ -187,10 +189,10 @@ static void racks_taken_whole_only_when_alike(void **state) {
   rack_fleet_destroy(f);
 }
 
-/* More patterns than the update keeps racks for: 18 plain racks at one
- * load and cap, racks r and r + 9 in slots of r + 1 GPUs (nine patterns
- * for eight kept racks, so two share a place). Every rack's sums to the
- * bit: a rack takes only a rack of its own pattern. */
+/* Many patterns: 18 plain racks at one load and cap, racks r and r + 9
+ * in slots of r + 1 GPUs (nine patterns, each kept at its first rack).
+ * Every rack's sums to the bit: a rack takes only a rack of its own
+ * pattern. */
 static void more_patterns_than_kept(void **state) {
   (void)state;
   rack_group_spec g = rack_fixture_five(RACK_FIXTURE_PLAIN);
@@ -289,13 +291,167 @@ static void one_unlike_run_anywhere(void **state) {
   unlike_each_place(c, true);
 }
 
+/* What changes on every rack between two updates of a fleet whose GPUs
+ * are all at one load and cap (every rack's runs alike, so each is kept
+ * for its pattern), after which the second update's sums must still be
+ * the two-pass update's. */
+typedef struct kept_case {
+  const char *name;
+  int system; /* rack_fixture_five's kind */
+  int what;   /* 0 nothing (the racks kept are taken), 1 a new layout
+                 (the runs made again, the patterns with them), 2 the
+                 limits, 3 the hosts' idle power, 4 their most, 5 a
+                 thermal cap that holds some, 6 sm one double up */
+} kept_case;
+
+static const kept_case kept_cases[] = {
+    {"kept: nothing changed, plain", RACK_FIXTURE_PLAIN, 0},
+    {"kept: nothing changed, DGX servers", RACK_FIXTURE_DGX, 0},
+    {"kept: a new layout, plain", RACK_FIXTURE_PLAIN, 1},
+    {"kept: a new layout, NVL72 servers", RACK_FIXTURE_NVL_SERVER, 1},
+    {"kept: a new layout, DGX servers", RACK_FIXTURE_DGX, 1},
+    {"kept: other limits", RACK_FIXTURE_PLAIN, 2},
+    {"kept: other host idle", RACK_FIXTURE_PLAIN, 3},
+    {"kept: other host most", RACK_FIXTURE_DGX, 4},
+    {"kept: a thermal cap", RACK_FIXTURE_DGX, 5},
+    {"kept: sm one double up", RACK_FIXTURE_NVL_SERVER, 6},
+};
+
+/* Every GPU of f at load l and cap. */
+static void write_all(rack_fleet *f, gpu_load l, double cap) {
+  for (uint32_t i = 0; i < f->n; i++) {
+    rack_set_load(f, i, l);
+    f->cap_w[i] = cap;
+  }
+  rack_fleet_caps_written(f);
+}
+
+/* The row's change between two updates, on f (keys: the layout's). */
+static void change_all(rack_fleet *f, uint32_t *key, const kept_case *c,
+                       gpu_load *l, double cap, unsigned *seed) {
+  double *at[] = {NULL, NULL, f->limit_w, f->other_idle_w, f->other_max_w};
+  for (uint32_t r = 0; r < f->nracks; r++) {
+    if (c->what >= 2 && c->what <= 4)
+      at[c->what][r] *= 1.25;
+    if (c->what == 5)
+      f->thermal_cap_w[r] = cap - 0.5;
+  }
+  if (c->what == 1)
+    rack_fixture_new_layout(f, key, 1 + (uint32_t)(*seed % 11), seed);
+  if (c->what == 6)
+    l->sm = nextafter(l->sm, INFINITY);
+  write_all(f, *l, cap);
+}
+
+/* The racks kept from one update serve the next only while what their
+ * sums were made of stands: each update's sums to the bit, over random
+ * loads, caps and layouts. */
+static void racks_kept_across_updates(void **state) {
+  const kept_case *c = *state;
+  rack_group_spec g = rack_fixture_five(c->system);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  uint32_t *key = calloc(f->n, sizeof *key);
+  unsigned seed = 77;
+  for (int round = 0; round < 40; round++) {
+    rack_fixture_new_layout(f, key, 1 + round % 9, &seed);
+    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
+                  rack_fixture_uniform(&seed)};
+    double cap = 300 + 600 * rack_fixture_uniform(&seed);
+    write_all(f, l, cap);
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+    change_all(f, key, c, &l, cap, &seed);
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+  }
+  free(key);
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
+/* Racks whose runs are not all alike (so none is taken whole) but whose
+ * servers ask what the server before asked, but for rack 2's change. */
+typedef struct server_case {
+  const char *name;
+  int system;  /* RACK_FIXTURE_NVL_SERVER or RACK_FIXTURE_DGX */
+  bool given;  /* other_given: the rack's host range replaces the parts */
+  int what;    /* 0 nothing, 1 its host's idle power, 2 its most, 3 its
+                  odd slot's sm (the servers' activity), 4 its odd slot's
+                  cap (their GPUs' power), 5 a second group of five racks
+                  after the first, its host range given at the first's
+                  (the same inputs, another server model) */
+} server_case;
+
+static const server_case server_cases[] = {
+    {"servers alike, NVL72", RACK_FIXTURE_NVL_SERVER, false, 0},
+    {"servers alike, DGX, host range given", RACK_FIXTURE_DGX, true, 0},
+    {"servers, another host idle", RACK_FIXTURE_NVL_SERVER, true, 1},
+    {"servers, another host most", RACK_FIXTURE_DGX, true, 2},
+    {"servers, another activity", RACK_FIXTURE_NVL_SERVER, false, 3},
+    {"servers, another activity, host given", RACK_FIXTURE_DGX, true, 3},
+    {"servers, another GPU power", RACK_FIXTURE_DGX, false, 4},
+    {"servers, another group's model", RACK_FIXTURE_NVL_SERVER, false, 5},
+};
+
+/* Rack 2's host range changed as the row says (what 1 or 2). */
+static void change_host(rack_fleet *f, int what) {
+  double *host[] = {NULL, f->other_idle_w, f->other_max_w};
+  if (what == 1 || what == 2)
+    host[what][2] *= 1.25;
+}
+
+/* Every rack in slots of 8 at one load and cap, its second slot at
+ * another sm (in rack 2, what the row changes); a server's memo taken
+ * only by a server whose group and inputs are its: every rack's sums to
+ * the bit. */
+static void servers_like_the_one_before(void **state) {
+  const server_case *c = *state;
+  rack_group_spec g[2] = {rack_fixture_five(c->system)};
+  g[0].other_given = c->given;
+  g[0].other_idle_w = 1500, g[0].other_max_w = 2500; /* a server's, given */
+  g[1] = g[0];
+  g[1].name = "second";
+  g[1].other_given = true;
+  size_t ng = c->what == 5 ? 2 : 1;
+  rack_fleet *f = rack_fixture_fleet(g, ng), *ref = rack_fixture_fleet(g, ng);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  change_host(f, c->what);
+  change_host(ref, c->what);
+  for (uint32_t r = 5; r < f->nracks; r++) { /* the first group's range */
+    f->other_idle_w[r] = ref->other_idle_w[r] = f->other_idle_w[0];
+    f->other_max_w[r] = ref->other_max_w[r] = f->other_max_w[0];
+  }
+  for (uint32_t i = 0; i < f->n; i++) {
+    uint32_t r = f->rack[i], slot = (i - f->first[r]) / 8;
+    gpu_load l = {0.7, 0.4, 0.9};
+    double cap = 800;
+    if (slot == 1)
+      l.sm = r == 2 && c->what == 3 ? 0.25 : 0.5;
+    if (slot == 1 && r == 2 && c->what == 4)
+      cap = 400;
+    rack_set_unit_key(f, i, 1 + i / 8);
+    rack_set_load(f, i, l);
+    f->cap_w[i] = cap;
+  }
+  rack_fleet_caps_written(f);
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
-  struct CMUnitTest tests[64];
+  struct CMUnitTest tests[80];
   size_t n = 0;
   TEST_ROWS(tests, n, alike_runs_are_the_run_sums, alike_cases);
   TEST_ROWS(tests, n, racks_taken_whole_only_when_alike, whole_cases);
   TEST_ROWS(tests, n, one_unlike_run_anywhere, unlike_cases);
+  TEST_ROWS(tests, n, racks_kept_across_updates, kept_cases);
   TEST_ADD(tests, n, more_patterns_than_kept);
+  TEST_ROWS(tests, n, servers_like_the_one_before, server_cases);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   return _cmocka_run_group_tests("rack_runs_whole", tests, n,
                                  test_catalogs_load_hardware,
