@@ -1,10 +1,8 @@
 # aifsim.cmake - the functions every CMakeLists here shares: warnings on
 # our own targets, one model library per call, and catalogs compiled in.
 
-# Warnings go on each target of ours, never on imported ones; so does the
-# profile of a SIM_PGO build.
+# Warnings go on each target of ours, never on imported ones.
 function(sim_warnings target)
-  sim_pgo_use(${target})
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic
                          -Wshadow -Wstrict-prototypes)
   if(SIM_WERROR)

@@ -37,14 +37,14 @@ mem=$(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)
 echo "== machine: ${cpu:-unknown CPU}, $(nproc) cores, $mem, $(uname -sr)," \
   "load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)," \
   "aifsim $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?')"
-# The build measured: its type and optimisations (`make bench` makes a
-# Release build with SIM_PGO; another build's figures are not its).
+# The build measured: its type (`make bench` makes a Release build; the
+# default build's figures are a few percent slower).
 cache_value() {
   sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt" 2>/dev/null
 }
 type=$(cache_value CMAKE_BUILD_TYPE)
 echo "== build: $build, ${type:-RelWithDebInfo (the default)}," \
-  "LTO $(cache_value SIM_LTO), PGO $(cache_value SIM_PGO)," \
+  "LTO $(cache_value SIM_LTO)," \
   "$(cache_value CMAKE_C_COMPILER)"
 echo
 
