@@ -628,8 +628,8 @@ int rack_fleet_split(rack_fleet *f, rack_fits_fn fits, void *ctx,
                        rack_fleet_gpu_total(f, caps));
   if (rc == SIM_OK)
     group_caps(f, largest_share(f, hi, fits, ctx, caps), caps);
-  for (uint32_t r = 0; rc == SIM_OK && r < f->nracks; r++)
-    rack_set_rack_cap(f, r, caps[f->group[r]]);
+  if (rc == SIM_OK)
+    rack_set_group_caps(f, caps);
   sim_free(f->alloc, caps);
   return rc;
 }

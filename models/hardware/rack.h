@@ -285,6 +285,9 @@ void rack_fleet_gpu_caps(rack_fleet *f);
  * else its GPUs'. */
 void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap);
 
+/* Every rack r at caps[group[r]], as rack_set_rack_cap rack by rack. */
+void rack_set_group_caps(rack_fleet *f, const double *caps);
+
 /* After a writer per GPU (a split, the minimum caps, an emergency, a
  * test): the runs' caps taken again from their first GPUs, so the runs
  * stay the truth for the tick's readers. The writer keeps a run's GPUs

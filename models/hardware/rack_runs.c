@@ -266,15 +266,37 @@ void rack_fleet_gpu_caps(rack_fleet *f) {
   f->caps_unfilled = false;
 }
 
-void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap) {
-  if (rack_fleet_runs_fresh(f)) {
-    for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++)
+/* Racks r..end-1's runs (fresh) or GPUs (stale runs are made again from
+ * the GPUs') at cap, the flag left to the caller: both lie in one stretch
+ * of their arrays, the racks' in order. */
+static void racks_cap_put(rack_fleet *f, uint32_t r, uint32_t end, double cap,
+                          bool fresh) {
+  if (fresh) {
+    for (uint32_t q = f->rack_run[r]; q < f->rack_run[end]; q++)
       f->run_cap_w[q] = cap;
-    f->caps_unfilled = true;
     return;
   }
-  for (uint32_t i = f->first[r]; i < f->first[r] + f->count[r]; i++)
-    f->cap_w[i] = cap; /* stale runs are made again from the GPUs' */
+  for (uint32_t i = f->first[r]; i < f->first[end - 1] + f->count[end - 1];
+       i++)
+    f->cap_w[i] = cap;
+}
+
+void rack_set_rack_cap(rack_fleet *f, uint32_t r, double cap) {
+  bool fresh = rack_fleet_runs_fresh(f);
+  racks_cap_put(f, r, r + 1, cap, fresh);
+  f->caps_unfilled |= fresh;
+}
+
+/* The split's write, every recap: a group's racks (the fleet lays them
+ * out one after another) in one stretch, the runs' freshness asked once. */
+void rack_set_group_caps(rack_fleet *f, const double *caps) {
+  bool fresh = rack_fleet_runs_fresh(f);
+  for (uint32_t r = 0, end; r < f->nracks; r = end) {
+    for (end = r + 1; end < f->nracks && f->group[end] == f->group[r]; end++)
+      ;
+    racks_cap_put(f, r, end, caps[f->group[r]], fresh);
+  }
+  f->caps_unfilled |= fresh;
 }
 
 double rack_fleet_rack_cap_sum(const rack_fleet *f, uint32_t r) {

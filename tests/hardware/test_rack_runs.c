@@ -561,6 +561,48 @@ static void rack_caps_kept_sums_are_the_gpus(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* The split's write of a cap a group (rack_set_group_caps) is
+ * rack_set_rack_cap rack by rack: without units, with the runs fresh and
+ * with them stale, the same runs' and GPUs' caps and the same flag. */
+typedef struct group_caps_case {
+  const char *name;
+  bool units, stale;
+} group_caps_case;
+
+static const group_caps_case group_caps_cases[] = {
+    {"group caps, no units", false, false},
+    {"group caps, runs fresh", true, false},
+    {"group caps, runs stale", true, true}};
+
+static rack_fleet *group_caps_fleet(const group_caps_case *c) {
+  rack_fleet *f = rack_fixture_two("H100-SXM", 32, c->units);
+  rack_fleet_update(f, NULL); /* makes the runs */
+  if (c->stale)
+    rack_set_unit_key(f, 3, 2);
+  return f;
+}
+
+static void group_caps_are_rack_by_rack(void **state) {
+  const group_caps_case *c = *state;
+  rack_fleet *got = group_caps_fleet(c), *want = group_caps_fleet(c);
+  const double caps[2] = {812.5, 433.25};
+  rack_set_group_caps(got, caps);
+  for (uint32_t r = 0; r < want->nracks; r++)
+    rack_set_rack_cap(want, r, caps[want->group[r]]);
+  assert_int_equal(got->caps_unfilled, want->caps_unfilled);
+  assert_int_equal(got->caps_unfilled, c->units && !c->stale);
+  if (rack_fleet_runs_fresh(got))
+    assert_memory_equal(got->run_cap_w, want->run_cap_w,
+                        got->nruns * sizeof *got->run_cap_w);
+  rack_fleet_gpu_caps(got);
+  rack_fleet_gpu_caps(want);
+  for (uint32_t i = 0; i < got->n; i++)
+    assert_true(got->cap_w[i] == caps[got->group[got->rack[i]]]);
+  assert_memory_equal(got->cap_w, want->cap_w, got->n * sizeof *got->cap_w);
+  rack_fleet_destroy(got);
+  rack_fleet_destroy(want);
+}
+
 int main(void) {
   struct CMUnitTest tests[64];
   size_t n = 0;
@@ -577,6 +619,7 @@ int main(void) {
   TEST_ADD(tests, n, rack_cap_sums_are_the_gpus);
   TEST_ROWS(tests, n, rack_caps_kept_sums_are_the_gpus, kept_cap_cases);
   TEST_ADD(tests, n, no_room_for_runs_turns_units_off);
+  TEST_ROWS(tests, n, group_caps_are_rack_by_rack, group_caps_cases);
   return _cmocka_run_group_tests("rack_runs", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);
