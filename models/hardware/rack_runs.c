@@ -405,8 +405,8 @@ typedef struct run_pass {
   double gsum, asum; /* the rack's GPU power and activity shares */
   uint32_t held;
   uint32_t q;          /* the next run */
-  double tcap;         /* the rack's thermal cap */
-  rack__run_eval last; /* the run evaluated last */
+  double tcap;          /* the rack's thermal cap */
+  rack__run_eval *last; /* the run evaluated last (the update's carry) */
 } run_pass;
 
 /* Whether GPU i's cap and load are e's inputs, to the bit: one branch
@@ -433,14 +433,17 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
   const double *cap = f->run_cap_w, *sm = f->run_sm, *mem = f->run_mem;
   const double *busy = f->run_busy;
   double *run_power = f->run_power_w;
-  rack__run_eval e = ps->last;
+  rack__run_eval e = *ps->last;
+  bool evaluated = false; /* else *ps->last stands: no copy back */
   double gsum = ps->gsum, asum = ps->asum, gpu = 0, act = 0;
   uint32_t held = ps->held;
   for (uint32_t q = ps->q; q < qend; q++) {
     if (!alike &&
         !run_inputs_are(sim_bits_at(cap, q), sim_bits_at(sm, q),
-                        sim_bits_at(mem, q), sim_bits_at(busy, q), &e))
+                        sim_bits_at(mem, q), sim_bits_at(busy, q), &e)) {
       e = run_evaluate(f, q, ps->tcap);
+      evaluated = true;
+    }
     double k = run_k[q];
     run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
     if (e.held)
@@ -450,7 +453,12 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
     gpu += k * e.p;
     act += k * e.load_share;
   }
-  *ps = (run_pass){gsum, asum, held, qend, ps->tcap, e};
+  ps->gsum = gsum;
+  ps->asum = asum;
+  ps->held = held;
+  ps->q = qend;
+  if (evaluated)
+    *ps->last = e;
   *gpu_out = gpu;
   *act_out = act;
 }
@@ -603,20 +611,19 @@ rack_pass(rack_fleet *f, uint32_t r, rack__carry *c, bool alike) {
   const rack_group_spec *g = &f->groups[f->group[r]];
   uint32_t first = f->first[r], end = first + f->count[r];
   uint32_t per = g->system != NULL ? (uint32_t)g->system->gpus : f->count[r];
-  run_pass ps = {.q = f->rack_run[r], .tcap = f->thermal_cap_w[r]};
-  ps.last = c->e;
+  run_pass ps = {
+      .q = f->rack_run[r], .tcap = f->thermal_cap_w[r], .last = &c->e};
   rack__servers sv = {0, 0, 0, &c->server};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
     uint32_t qend = f->gpu_run[i + per - 1] + 1;
-    if (alike) /* every run at ps.last (runs_all_at): none compared */
+    if (alike) /* every run at *ps.last (runs_all_at): none compared */
       server_runs(f, qend, &ps, &gpu, &act, true);
     else
       server_runs(f, qend, &ps, &gpu, &act, false);
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
-  c->e = ps.last;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
