@@ -2,6 +2,8 @@
  * power model of system.h. */
 #include "system.h"
 
+#include "lanes.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -237,6 +239,12 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
     p->follows_gpus = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH;
     s->parts_idle_w += p->units * p->idle_w;
     s->parts_max_w += p->units * p->max_w;
+    if (i < SYS_PARTS_LANED) {
+      s->lane_units[i] = p->units;
+      s->lane_idle[i] = p->idle_w;
+      s->lane_span[i] = p->span_w;
+      s->lane_follows[i] = p->follows_gpus ? UINT64_MAX : 0;
+    }
   }
   return check_curve(s, loc, err);
 }
@@ -311,11 +319,33 @@ static double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
 }
 
-double sys_parts_w(const sys_spec *s, double activity, double host_load) {
-  double a = clamp(activity, 0, 1), u = clamp(host_load, 0, 1), sum = 0;
-  /* count (idle + (max - idle) x), from what the load made of them */
+/* count (idle + (max - idle) x), from what the load made of them */
+static double parts_one_by_one(const sys_spec *s, double a, double u) {
+  double sum = 0;
   for (const sys_part *p = s->parts; p < s->parts + s->nparts; p++)
     sum += p->units * (p->idle_w + p->span_w * (p->follows_gpus ? a : u));
+  return sum;
+}
+
+/* The same terms two a register (lane by lane the scalar operations,
+ * lanes.h), added to the sum in the parts' order. */
+double sys_parts_w(const sys_spec *s, double activity, double host_load) {
+  double a = clamp(activity, 0, 1), u = clamp(host_load, 0, 1), sum = 0;
+  size_t n = s->nparts, i = 0;
+  if (n > SYS_PARTS_LANED)
+    return parts_one_by_one(s, a, u);
+  sim_u2 a2 = (sim_u2)(sim_d2){a, a}, u2 = (sim_u2)(sim_d2){u, u};
+  for (; i + 2 <= n; i += 2) {
+    sim_u2 m = sim_u2_at(s->lane_follows + i);
+    sim_d2 x = (sim_d2)((a2 & m) | (u2 & ~m));
+    sim_d2 t = sim_d2_at(s->lane_units + i) *
+               (sim_d2_at(s->lane_idle + i) + sim_d2_at(s->lane_span + i) * x);
+    sum += t[0];
+    sum += t[1];
+  }
+  if (i < n)
+    sum += s->lane_units[i] *
+           (s->lane_idle[i] + s->lane_span[i] * (s->lane_follows[i] ? a : u));
   return sum;
 }
 

@@ -83,6 +83,8 @@ typedef struct sys_psu {
   size_t ncurve;
 } sys_psu;
 
+enum { SYS_PARTS_LANED = 8 };
+
 /* One system. Plain data from the catalog, plus sums made at load. */
 typedef struct sys_spec {
   char *name; /* the identifier scenarios use, e.g. "DGX-H100" */
@@ -99,6 +101,13 @@ typedef struct sys_spec {
   char **sources;
   size_t nsources;
   double parts_idle_w, parts_max_w; /* sums over the parts, at load */
+  /* Made at load, for sys_parts_w two parts a register (every server
+   * every period): the parts' units, idle_w and span_w side by side, and
+   * all ones where a part follows the GPUs. Up to SYS_PARTS_LANED parts;
+   * a system with more adds them one by one. */
+  double lane_units[SYS_PARTS_LANED], lane_idle[SYS_PARTS_LANED];
+  double lane_span[SYS_PARTS_LANED];
+  uint64_t lane_follows[SYS_PARTS_LANED];
 } sys_spec;
 
 typedef struct sys_catalog {

@@ -118,26 +118,31 @@ static void parts_follow_their_drivers(void **state) {
  * follows_gpus): the same bits as the sum written from the catalog's own
  * figures, part by part, for every system and activity and host load
  * (clamped ones too). */
-static void parts_are_the_catalog_sum(void **state) {
-  (void)state;
+static void parts_sum_is_the_catalogs(const sys_spec *s) {
   const double xs[] = {-0.5, 0, 1e-300, 0.1, 0.3, 1.0 / 3, 0.5, 0.999, 1, 7};
   size_t nx = sizeof xs / sizeof *xs;
-  for (size_t k = 0; k < cats.sys.n; k++) {
-    const sys_spec *s = &cats.sys.systems[k];
-    for (size_t ia = 0; ia < nx; ia++)
-      for (size_t iu = 0; iu < nx; iu++) {
-        double a = fmin(1, fmax(0, xs[ia])), u = fmin(1, fmax(0, xs[iu]));
-        double want = 0;
-        for (size_t i = 0; i < s->nparts; i++) {
-          const sys_part *p = &s->parts[i];
-          double x = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH ? a : u;
-          want += (double)p->count * (p->idle_w + (p->max_w - p->idle_w) * x);
-        }
-        double got = sys_parts_w(s, xs[ia], xs[iu]);
-        assert_memory_equal(&got, &want, sizeof got);
+  for (size_t ia = 0; ia < nx; ia++)
+    for (size_t iu = 0; iu < nx; iu++) {
+      double a = fmin(1, fmax(0, xs[ia])), u = fmin(1, fmax(0, xs[iu]));
+      double want = 0;
+      for (size_t i = 0; i < s->nparts; i++) {
+        const sys_part *p = &s->parts[i];
+        double x = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH ? a : u;
+        want += (double)p->count * (p->idle_w + (p->max_w - p->idle_w) * x);
       }
-  }
+      double got = sys_parts_w(s, xs[ia], xs[iu]);
+      if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("%s (%zu parts) at %g, %g: %.17g, the catalog's %.17g",
+                 s->name, s->nparts, xs[ia], xs[iu], got, want);
+    }
 }
+
+static void parts_are_the_catalog_sum(void **state) {
+  (void)state;
+  for (size_t k = 0; k < cats.sys.n; k++)
+    parts_sum_is_the_catalogs(&cats.sys.systems[k]);
+}
+
 
 /* A server's books: wall = DC + losses, DC = compute + fans, and more
  * GPU power never costs less at the wall. */
@@ -260,6 +265,50 @@ static const test_bad_yaml bad[] = {
      "system 'X' is listed twice"},
 };
 
+/* The same for systems of one part to more than sys_parts_w takes two a
+ * register (SYS_PARTS_LANED: then one by one), odd counts and even, the
+ * kinds in turn and figures whose sums round. */
+typedef struct parts_case {
+  const char *name;
+  size_t nparts;
+} parts_case;
+
+static const parts_case parts_cases[] = {
+    {"1 part", 1}, {"2 parts", 2}, {"3 parts", 3}, {"7 parts", 7},
+    {"8 parts", 8}, {"9 parts", 9}, {"12 parts", 12}};
+
+static void parts_of_any_count_are_the_sum(void **state) {
+  const parts_case *c = *state;
+  static const char *const kinds[] = {"cpu", "nic",     "memory",
+                                      "nvswitch", "storage", "other"};
+  char yaml[4096];
+  int len = snprintf(yaml, sizeof yaml,
+                     "systems:\n  - name: X\n    gpu: H100-SXM\n    gpus: 8\n"
+                     "    host_load: 30%%\n    parts:\n");
+  for (size_t i = 0; i < c->nparts; i++)
+    len += snprintf(yaml + len, sizeof yaml - (size_t)len,
+                    "      - {kind: %s, count: %zu, idle_power: %.7g W, "
+                    "max_power: %.7g W}\n",
+                    kinds[i % 6], 1 + i % 4, 3.1 + 7.3 * (double)i,
+                    41.7 + 13.9 * (double)i);
+  snprintf(yaml + len, sizeof yaml - (size_t)len, "%s",
+           "    fans: {max_power: 1 kW, min_speed: 25%}\n    psu:\n" PSU
+           "    sources: [\"x: y\"]\n");
+  FILE *f = fopen("parts-systems.yaml", "w");
+  assert_non_null(f);
+  fputs(yaml, f);
+  fclose(f);
+  sys_catalog cat = {0};
+  sim_error err = {0};
+  int rc = sys_catalog_load_file(&cat, "parts-systems.yaml", &err);
+  remove("parts-systems.yaml");
+  if (rc != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(cat.systems[0].nparts, c->nparts);
+  parts_sum_is_the_catalogs(&cat.systems[0]);
+  sys_catalog_fini(&cat);
+}
+
 static void refuses_bad_catalogs(void **state) {
   const test_bad_yaml *row = *state;
   sys_catalog cat = {0};
@@ -286,6 +335,7 @@ int main(void) {
   TEST_ADD(tests, n, fans_follow_the_heat);
   TEST_ADD(tests, n, parts_follow_their_drivers);
   TEST_ADD(tests, n, parts_are_the_catalog_sum);
+  TEST_ROWS(tests, n, parts_of_any_count_are_the_sum, parts_cases);
   TEST_ADD(tests, n, server_power_adds_up);
   TEST_ADD(tests, n, full_load_meets_the_ratings);
   TEST_ADD(tests, n, nvl72_racks_meet_the_vendors_figures);
