@@ -2,6 +2,7 @@
  * power model of system.h. */
 #include "system.h"
 
+#include "bits.h"
 #include "lanes.h"
 
 #include <math.h>
@@ -125,6 +126,7 @@ static const scn_schema psu_schema =
 
 static int check_spec(void *obj, const scn_loc *loc, void *user,
                       sim_error *err);
+static double parts_sum(const sys_spec *s, double activity, double host_load);
 
 static const scn_field spec_fields[] = {
     {.key = "name",
@@ -246,6 +248,7 @@ static int check_spec(void *obj, const scn_loc *loc, void *user,
       s->lane_follows[i] = p->follows_gpus ? UINT64_MAX : 0;
     }
   }
+  s->parts_full_w = parts_sum(s, 1, s->host_load);
   return check_curve(s, loc, err);
 }
 
@@ -329,7 +332,7 @@ static double parts_one_by_one(const sys_spec *s, double a, double u) {
 
 /* The same terms two a register (lane by lane the scalar operations,
  * lanes.h), added to the sum in the parts' order. */
-double sys_parts_w(const sys_spec *s, double activity, double host_load) {
+static double parts_sum(const sys_spec *s, double activity, double host_load) {
   double a = clamp(activity, 0, 1), u = clamp(host_load, 0, 1), sum = 0;
   size_t n = s->nparts, i = 0;
   if (n > SYS_PARTS_LANED)
@@ -347,6 +350,12 @@ double sys_parts_w(const sys_spec *s, double activity, double host_load) {
     sum += s->lane_units[i] *
            (s->lane_idle[i] + s->lane_span[i] * (s->lane_follows[i] ? a : u));
   return sum;
+}
+
+double sys_parts_w(const sys_spec *s, double activity, double host_load) {
+  if (activity == 1 && sim_bits(host_load) == sim_bits(s->host_load))
+    return s->parts_full_w; /* parts_sum's answer at load */
+  return parts_sum(s, activity, host_load);
 }
 
 /* The fans move a share of the heat; the liquid share cancels in the

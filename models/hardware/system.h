@@ -108,6 +108,9 @@ typedef struct sys_spec {
   double lane_units[SYS_PARTS_LANED], lane_idle[SYS_PARTS_LANED];
   double lane_span[SYS_PARTS_LANED];
   uint64_t lane_follows[SYS_PARTS_LANED];
+  /* sys_parts_w(s, 1, host_load), made at load: a rack's worst case asks
+   * for it at each of the split's trials (rack_group_worst_w). */
+  double parts_full_w;
 } sys_spec;
 
 typedef struct sys_catalog {

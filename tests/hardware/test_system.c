@@ -135,6 +135,15 @@ static void parts_sum_is_the_catalogs(const sys_spec *s) {
         fail_msg("%s (%zu parts) at %g, %g: %.17g, the catalog's %.17g",
                  s->name, s->nparts, xs[ia], xs[iu], got, want);
     }
+  /* At full activity and the system's host load: the sum kept at load. */
+  double want = 0, got = sys_parts_w(s, 1, s->host_load);
+  for (size_t i = 0; i < s->nparts; i++) {
+    const sys_part *p = &s->parts[i];
+    double x = p->kind == SYS_NIC || p->kind == SYS_NVSWITCH ? 1 : s->host_load;
+    want += (double)p->count * (p->idle_w + (p->max_w - p->idle_w) * x);
+  }
+  if (memcmp(&got, &want, sizeof got) != 0)
+    fail_msg("%s at full load: %.17g, the catalog's %.17g", s->name, got, want);
 }
 
 static void parts_are_the_catalog_sum(void **state) {
