@@ -623,9 +623,10 @@ static void caps_out(const level *l, double *cap) {
     power_runs_out(&l->runs, l->rcap, cap);
 }
 
-/* Units a run, on average, at most, for which total_at's search first
- * tries the start's neighbour (level_close). */
+/* Units a run, on average, and units in all, at most, for which
+ * total_at's search first tries the start's neighbour (level_close). */
 #define SHORT_RUNS 8
+#define FEW_UNITS 512
 
 /* total_at's level from x, grouped_at's crossing. Where the runs are
  * short, total_at's sum is grouped_at's but for a few roundings of its
@@ -636,11 +637,14 @@ static void caps_out(const level *l, double *cap) {
  * adjacent ends). Else the search goes on from the neighbour, whose caps
  * classes_at keeps (no pow again). Long runs (the group of three runs of
  * 680 units) add a staircase some sixteen doubles a stair, where the
- * neighbour seldom crosses: there the warm search alone. */
+ * neighbour seldom crosses: there the warm search alone. So too for
+ * many units, whose sum's roundings are more (the request level's
+ * groups of a unit a run: the neighbour's try cost 6 k instructions a
+ * period, docs/PERFORMANCE.md). */
 static double level_close(level *l, double budget_w, double x) {
   double slope, y;
-  if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n && x > LEVEL_LO &&
-      x < LEVEL_HI) {
+  if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n &&
+      l->n <= FEW_UNITS && x > LEVEL_LO && x < LEVEL_HI) {
     bool good = total_at(l, x, &slope) <= budget_w;
     y = nextafter(x, good ? LEVEL_LO : LEVEL_HI);
     if (y > LEVEL_LO && y < LEVEL_HI) {
