@@ -623,6 +623,39 @@ static void caps_out(const level *l, double *cap) {
     power_runs_out(&l->runs, l->rcap, cap);
 }
 
+/* Units a run, on average, and units in all, at most, for which
+ * total_at's search first tries the start's neighbour (level_close). */
+#define SHORT_RUNS 8
+#define FEW_UNITS 512
+
+/* total_at's level from x, grouped_at's crossing. Where the runs are
+ * short, total_at's sum is grouped_at's but for a few roundings of its
+ * adds and its crossing mostly x itself or the double above (bench-10k's
+ * fluid group of 66 runs: 370 starts in 600), so x and its neighbour
+ * towards the crossing are tried first: f monotone, a good point with a
+ * bad one next to it is the bisection's answer (power_boundary's
+ * adjacent ends). Else the search goes on from the neighbour, whose caps
+ * classes_at keeps (no pow again). Long runs (the group of three runs of
+ * 680 units) add a staircase some sixteen doubles a stair, where the
+ * neighbour seldom crosses: there the warm search alone. So too for
+ * many units, whose sum's roundings are more (the request level's
+ * groups of a unit a run: the neighbour's try cost 6 k instructions a
+ * period, docs/PERFORMANCE.md). */
+static double level_close(level *l, double budget_w, double x) {
+  double slope, y;
+  if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n &&
+      l->n <= FEW_UNITS && x > LEVEL_LO && x < LEVEL_HI) {
+    bool good = total_at(l, x, &slope) <= budget_w;
+    y = nextafter(x, good ? LEVEL_LO : LEVEL_HI);
+    if (y > LEVEL_LO && y < LEVEL_HI) {
+      if ((total_at(l, y, &slope) <= budget_w) != good)
+        return good ? x : y;
+      x = y;
+    }
+  }
+  return level_search(l, total_at, budget_w, x);
+}
+
 /* The level from memo's: last period's answer at LEVEL_LO (every unit at
  * its top) is this one's if that end still fits (level_cold's first
  * test: one evaluation, at a level where no clock needs pow); else the
@@ -640,7 +673,7 @@ static double level_of(level *l, double budget_w, const power_memo *memo) {
         x > LEVEL_LO && x < LEVEL_HI ? level_near(l, budget_w, x) : NAN;
     x = isnan(near) ? level_search(l, grouped_at, budget_w, x) : near;
   }
-  return level_search(l, total_at, budget_w, x);
+  return level_close(l, budget_w, x);
 }
 
 void power_split_efficiency(const power_unit *units, size_t n, double budget_w,

@@ -365,10 +365,11 @@ static void remembered_level_follows_drift(void **state) {
 
 /* The same drift under a budget half-way between the units' floors and
  * tops, the search's start near last period's level found by Halley's
- * steps (the error cubed a step): the level's sums, class by class and
- * unit by unit, 909 in 200 periods; Newton's steps took 1031 (997 with
- * Halley's stopping rule), Halley's with the curvature's sign turned
- * 1001. */
+ * steps (the error cubed a step), total_at's search from the start and
+ * its neighbour (level_close: the runs are short): the level's sums,
+ * class by class and unit by unit, 734 in 200 periods; without the
+ * neighbour first 909, Newton's steps 1031 (997 with Halley's stopping
+ * rule), Halley's with the curvature's sign turned 1001. */
 static void remembered_level_near_by_halley(void **state) {
   (void)state;
   uint64_t seed = 9;
@@ -383,7 +384,7 @@ static void remembered_level_near_by_halley(void **state) {
   drift_periods(u, n, budget, cap, &memo, &seed);
   power_memo_clear(&memo);
   unsigned long evals = power__level_evals() - before;
-  if (evals > 950)
+  if (evals > 760)
     fail_msg("%lu sums in 200 periods", evals);
 }
 
