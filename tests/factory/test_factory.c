@@ -33,9 +33,9 @@ static const char base[] =
 
 typedef test_run run;
 
-/* The invariants of every run (docs/MODELS.md, Energy books): facility energy is IT, losses,
- * cooling and smoothing less what the battery delivered; no power column
- * goes negative. */
+/* The invariants of every run (docs/MODELS.md, Energy books): facility energy
+ * is IT, losses, cooling and smoothing less what the battery delivered; no
+ * power column goes negative. */
 static void assert_books(const run *r) {
   const factory_summary *s = &r->sum;
   assert_close(s->energy_j,
@@ -61,14 +61,6 @@ static void run_scenario(run *r, const char *text, const char *const *sets,
 
 static void run_free(run *r) { test_run_free(r); }
 
-static const double *column(const run *r, const char *group, const char *col,
-                            size_t *rows, size_t *width) {
-  const double *v = tel_memory_column(r->sink, group, col, rows, width);
-  if (v == NULL)
-    fail_msg("no column %s/%s", group, col);
-  return v;
-}
-
 /* Energy balance: the samples' mean power times their interval adds up to
  * the integrated energy, the summary, and IT = facility (no cooling yet);
  * the cap holds at every tick; no power is negative. */
@@ -77,10 +69,10 @@ static void books_balance_and_cap_holds(void **state) {
   run r;
   run_scenario(&r, base, NULL, 0);
   size_t rows, w;
-  const double *p = column(&r, "facility", "power_w", &rows, &w);
-  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
-  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
-  const double *energy = column(&r, "facility", "energy_j", &rows, &w);
+  const double *p = test_column(&r, "facility", "power_w", &rows, &w);
+  const double *peak = test_column(&r, "facility", "peak_power_w", &rows, &w);
+  const double *cap = test_column(&r, "facility", "cap_w", &rows, &w);
+  const double *energy = test_column(&r, "facility", "energy_j", &rows, &w);
   const double *t = tel_memory_times(r.sink, "facility", &rows);
   assert_int_equal(rows, 24);
   double sum = 0;
@@ -101,12 +93,12 @@ static void books_balance_and_cap_holds(void **state) {
   assert_close(r.sum.cap_violation_s, 0, 0, 0);
   assert_true(r.sum.peak_power_w <= 150000);
   /* Racks: their power adds up to the facility's in every sample. */
-  const double *rp = column(&r, "racks", "power_w", &rows, &w);
+  const double *rp = test_column(&r, "racks", "power_w", &rows, &w);
   assert_int_equal(w, 3);
   for (size_t i = 0; i < rows; i++)
     assert_close(rp[i * w] + rp[i * w + 1] + rp[i * w + 2], p[i], 1e-12, 0);
   /* The step at 1 h shows in the H100 racks' activity. */
-  const double *act = column(&r, "racks", "activity", &rows, &w);
+  const double *act = test_column(&r, "racks", "activity", &rows, &w);
   assert_close(act[5 * w + 1], 0.9, 1e-12, 0);
   assert_close(act[20 * w + 1], 0.2, 1e-12, 0);
   run_free(&r);
@@ -145,9 +137,9 @@ static void dr_cut_is_held_or_reported(void **state) {
   run r;
   run_scenario(&r, base, sets, 1);
   size_t rows, w;
-  const double *p = column(&r, "facility", "power_w", &rows, &w);
-  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
-  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
+  const double *p = test_column(&r, "facility", "power_w", &rows, &w);
+  const double *peak = test_column(&r, "facility", "peak_power_w", &rows, &w);
+  const double *cap = test_column(&r, "facility", "cap_w", &rows, &w);
   for (size_t i = 0; i < rows; i++) {
     double t_end = 300.0 * (double)(i + 1);
     double expect = t_end > 1800 && t_end <= 5400   ? 112500
@@ -182,7 +174,7 @@ static void constant_signals_give_exact_books(void **state) {
   assert_close(r.sum.co2_kg, r.sum.energy_j / 3.6e9 * 400, 1e-12, 0);
   assert_close(r.sum.cost, r.sum.energy_j / 3.6e9 * 80, 1e-12, 0);
   size_t rows, w;
-  const double *c = column(&r, "facility", "carbon_g_per_kwh", &rows, &w);
+  const double *c = test_column(&r, "facility", "carbon_g_per_kwh", &rows, &w);
   assert_close(c[rows - 1], 400, 1e-12, 0);
   run_free(&r);
 }
@@ -204,12 +196,13 @@ static void cooling_and_losses_balance(void **state) {
   run r;
   run_scenario(&r, base, sets, 3);
   size_t rows, w;
-  const double *p = column(&r, "facility", "power_w", &rows, &w);
-  const double *it = column(&r, "facility", "it_power_w", &rows, &w);
-  const double *loss = column(&r, "facility", "loss_power_w", &rows, &w);
-  const double *cool = column(&r, "facility", "cooling_power_w", &rows, &w);
-  const double *pue = column(&r, "facility", "pue", &rows, &w);
-  const double *peak = column(&r, "facility", "peak_power_w", &rows, &w);
+  const double *p = test_column(&r, "facility", "power_w", &rows, &w);
+  const double *it = test_column(&r, "facility", "it_power_w", &rows, &w);
+  const double *loss = test_column(&r, "facility", "loss_power_w", &rows, &w);
+  const double *cool =
+      test_column(&r, "facility", "cooling_power_w", &rows, &w);
+  const double *pue = test_column(&r, "facility", "pue", &rows, &w);
+  const double *peak = test_column(&r, "facility", "peak_power_w", &rows, &w);
   for (size_t i = 0; i < rows; i++) {
     assert_close(p[i], it[i] + loss[i] + cool[i], 1e-12, 0);
     assert_close(pue[i], p[i] / it[i], 1e-12, 0);
@@ -220,7 +213,7 @@ static void cooling_and_losses_balance(void **state) {
   assert_close(factory_tue(&r.sum),
                factory_itue(&r.sum) * r.sum.energy_j / r.sum.it_energy_j, 1e-12,
                0);
-  const double *lp = column(&r, "loops", "cooling_power_w", &rows, &w);
+  const double *lp = test_column(&r, "loops", "cooling_power_w", &rows, &w);
   assert_int_equal(w, 2);
   for (size_t i = 0; i < rows; i++)
     assert_close(lp[i * 2] + lp[i * 2 + 1], cool[i], 1e-12, 0);
@@ -277,10 +270,10 @@ static void battery_shaves_the_peak(void **state) {
   run r;
   run_scenario(&r, base, sets, 3);
   size_t rows, w;
-  const double *p = column(&r, "facility", "power_w", &rows, &w);
-  const double *cap = column(&r, "facility", "cap_w", &rows, &w);
-  const double *bat = column(&r, "facility", "battery_power_w", &rows, &w);
-  const double *soc = column(&r, "facility", "battery_soc", &rows, &w);
+  const double *p = test_column(&r, "facility", "power_w", &rows, &w);
+  const double *cap = test_column(&r, "facility", "cap_w", &rows, &w);
+  const double *bat = test_column(&r, "facility", "battery_power_w", &rows, &w);
+  const double *soc = test_column(&r, "facility", "battery_soc", &rows, &w);
   for (size_t i = 0; i < rows; i++) {
     assert_true(soc[i] >= 0.1 - 1e-12 && soc[i] <= 0.9 + 1e-12);
     if (cap[i] == 60000)
@@ -296,8 +289,8 @@ static void battery_shaves_the_peak(void **state) {
 static bool same_column(const run *a, const run *b, const char *g,
                         const char *c) {
   size_t ra, wa, rb, wb;
-  const double *x = column(a, g, c, &ra, &wa);
-  const double *y = column(b, g, c, &rb, &wb);
+  const double *x = test_column(a, g, c, &ra, &wa);
+  const double *y = test_column(b, g, c, &rb, &wb);
   return ra == rb && wa == wb && memcmp(x, y, ra * wa * sizeof *x) == 0;
 }
 
@@ -420,7 +413,7 @@ static void systems_power_the_racks(void **state) {
   sys_power p =
       sys_server_power(s, g, 8 * gpu_power(g, 1, 0.8), 0.8, 0.8 * s->host_load);
   size_t rows, w;
-  const double *rack = column(&r, "racks", "power_w", &rows, &w);
+  const double *rack = test_column(&r, "racks", "power_w", &rows, &w);
   assert_int_equal(w, 3);
   for (size_t i = 0; i < rows; i++)
     for (size_t k = 1; k < 3; k++)

@@ -9,14 +9,6 @@
 
 typedef test_run run;
 
-static const double *column(const run *r, const char *group, const char *col,
-                            size_t *rows, size_t *width) {
-  const double *v = tel_memory_column(r->sink, group, col, rows, width);
-  if (v == NULL)
-    fail_msg("no column %s/%s", group, col);
-  return v;
-}
-
 static void run_scenario(run *r, const char *text) {
   test_run_file(r, test_scenario_file("thermal.yaml", text), NULL, 0);
 }
@@ -49,9 +41,9 @@ static void hot_gpus_are_throttled(void **state) {
   run r;
   run_scenario(&r, text);
   size_t rows, w;
-  const double *junction = column(&r, "racks", "junction_c", &rows, &w);
-  const double *held = column(&r, "racks", "throttled", &rows, &w);
-  const double *gpu = column(&r, "racks", "gpu_power_w", &rows, &w);
+  const double *junction = test_column(&r, "racks", "junction_c", &rows, &w);
+  const double *held = test_column(&r, "racks", "throttled", &rows, &w);
+  const double *gpu = test_column(&r, "racks", "gpu_power_w", &rows, &w);
   /* Steady by the end: every GPU at its slowdown temperature, well
    * below the 100 W it asks for. */
   assert_close(junction[rows - 1], 87, 1e-6, 0);
@@ -84,7 +76,7 @@ static void thermal_caps_by_group(void **state) {
   run r;
   run_scenario(&r, text);
   size_t rows, w;
-  const double *held = column(&r, "racks", "throttled", &rows, &w);
+  const double *held = test_column(&r, "racks", "throttled", &rows, &w);
   assert_int_equal(w, N_OF(want));
   for (size_t k = 0; k < w; k++)
     assert_close(held[(rows - 1) * w + k], want[k], 0, 0);

@@ -40,13 +40,6 @@ static const char *path(void) {
   return test_scenario_file("steering.yaml", scenario);
 }
 
-static const double *column(const test_run *r, const char *group,
-                            const char *col, size_t *rows, size_t *width) {
-  const double *v = tel_memory_column(r->sink, group, col, rows, width);
-  assert_non_null(v);
-  return v;
-}
-
 static double metric(const tel_sink *sink, const char *key) {
   double v;
   return tel_memory_summary(sink, key, &v) == SIM_OK ? v : NAN;
@@ -60,11 +53,12 @@ typedef struct groups_seen {
 
 static groups_seen seen(const test_run *r) {
   size_t rows, w;
-  groups_seen g = {.own = column(r, "power_groups", "own_w", &rows, &w),
-                   .budget = column(r, "power_groups", "budget_w", &rows, &w),
-                   .want = column(r, "power_groups", "want_w", &rows, &w),
-                   .gpu = column(r, "power_groups", "gpu_power_w", &rows, &w),
-                   .rows = rows};
+  groups_seen g = {
+      .own = test_column(r, "power_groups", "own_w", &rows, &w),
+      .budget = test_column(r, "power_groups", "budget_w", &rows, &w),
+      .want = test_column(r, "power_groups", "want_w", &rows, &w),
+      .gpu = test_column(r, "power_groups", "gpu_power_w", &rows, &w),
+      .rows = rows};
   assert_int_equal(w, 2);
   return g;
 }
@@ -136,7 +130,7 @@ static void load_target_followed(void **state) {
   const double *p0 = test_facility_column(&none, "power_w", &n0);
   const double *p1 = test_facility_column(&low, "power_w", &n1);
   const double *p2 = test_facility_column(&high, "power_w", &n2);
-  const double *t1 = column(&low, "load_target", "target_w", &nt, &w);
+  const double *t1 = test_column(&low, "load_target", "target_w", &nt, &w);
   assert_int_equal(nt, n1);
   for (size_t i = 0; i < n1; i++) {
     assert_true(p0[i] > 13000);

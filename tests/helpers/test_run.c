@@ -44,10 +44,15 @@ void test_run_free(test_run *r) {
   factory_scenario_release(&r->sc);
 }
 
+const double *test_column(const test_run *r, const char *group, const char *col,
+                          size_t *rows, size_t *width) {
+  const double *v = tel_memory_column(r->sink, group, col, rows, width);
+  if (v == NULL)
+    fail_msg("no column %s/%s", group, col);
+  return v;
+}
+
 const double *test_facility_column(const test_run *r, const char *col,
                                    size_t *rows) {
-  const double *v = tel_memory_column(r->sink, "facility", col, rows, NULL);
-  if (v == NULL)
-    fail_msg("no /facility column %s", col);
-  return v;
+  return test_column(r, "facility", col, rows, NULL);
 }

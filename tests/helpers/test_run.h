@@ -28,6 +28,11 @@ void test_run_file(test_run *r, const char *path, const char *const *sets,
 
 void test_run_free(test_run *r);
 
+/* A column of GROUP (rows and, where not NULL, its width), failing the
+ * test if it is missing. */
+const double *test_column(const test_run *r, const char *group, const char *col,
+                          size_t *rows, size_t *width);
+
 /* A /facility column, failing the test if it is missing. */
 const double *test_facility_column(const test_run *r, const char *col,
                                    size_t *rows);
