@@ -158,6 +158,12 @@ typedef struct level {
    * low_mu <= mu <= full_mu. */
   size_t *live, nlive;
   double full_mu, low_mu;
+  /* Every class's cap at the level good_at (NaN: none), the last whose
+   * sum fitted the budget: the search's answer is its last good point
+   * (each good point inside the bracket is its new good end), which the
+   * search's last evaluation, a bad one, often left behind in cap;
+   * caps_at takes them from here, no pow again. */
+  double *good_cap, good_at, budget;
 } level;
 
 /* For tests: the classes' clocks worked out (power__clock_evals). */
@@ -314,6 +320,10 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
   const size_t *cls = l->rcls, *len = l->runs.len;
   for (size_t r = 0; r < l->runs.n; r++)
     sum = power_add_n(sum, gpus[r] * cap[cls[r]], len[r]);
+  if (sum <= l->budget) { /* a fit: maybe the answer (good_cap) */
+    memcpy(l->good_cap, cap, l->nclass * sizeof *cap);
+    l->good_at = log_mu;
+  }
   return sum;
 }
 
@@ -341,7 +351,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (14 * n + 14) * sizeof *w->d);
+    w->d = sim_alloc(NULL, (15 * n + 15) * sizeof *w->d);
     w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
@@ -378,6 +388,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->spare = d + 6 * n + 6, l->rgpus = d + 9 * n + 9;
   l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
   l->mu_low = d + 12 * n + 12, l->cap_low = d + 13 * n + 13;
+  l->good_cap = d + 14 * n + 14;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->live = w->z + 4 * n + 4;
@@ -611,10 +622,14 @@ static void caps_at(level *l, double log_mu) {
     return;
   }
   /* The classes' caps as total_at makes them, without its sum (the
-   * search has its answer: the sum is not wanted). */
-  classes_at(l, log_mu);
+   * search has its answer: the sum is not wanted), or as it kept them. */
+  const double *kcap = l->good_cap;
+  if (sim_same_bits(log_mu, l->at) || !sim_same_bits(log_mu, l->good_at)) {
+    classes_at(l, log_mu);
+    kcap = l->cap;
+  }
   for (size_t r = 0; r < l->runs.n; r++)
-    l->rcap[r] = l->cap[l->rcls[r]];
+    l->rcap[r] = kcap[l->rcls[r]];
 }
 
 /* Each unit's cap: its run's. */
@@ -687,7 +702,8 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap, power_memo *memo,
                                  const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
-  level l = {.units = units, .n = n, .at = NAN};
+  level l = {.units = units, .n = n, .at = NAN, .good_at = NAN,
+             .budget = budget_w};
   level_init(&l, memo, cap, alike);
   double x = level_of(&l, budget_w, memo);
   memo->level = x;

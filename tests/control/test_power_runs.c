@@ -392,15 +392,30 @@ static void caps_out_every_run_length(void **state) {
   free(cap);
 }
 
+/* The classes worked out by a split from memo, which it leaves as it
+ * found it (split_is_by_units then makes the split it checks). */
+static unsigned long split_clock_evals(const power_unit *u, size_t n,
+                                       double budget, double *cap,
+                                       const power_memo *memo) {
+  power_memo m = *memo;
+  m.work = NULL;
+  unsigned long before = power__clock_evals();
+  power_split_efficiency_from(u, n, budget, cap, &m, NULL);
+  unsigned long evals = power__clock_evals() - before;
+  power_memo_clear(&m);
+  return evals;
+}
+
 /* A group like bench-10k's fluid one: three runs of some seven hundred
  * units, the budget moving by a part in 10^6 to 10^12 a split and now
  * and then by a tenth, the memo carried (Newton's steps from the last
  * level end a few to thousands of doubles from the answer, and the
  * search starts where they stopped or one step on): every split the
- * unit-by-unit one, its level the bisection's. */
+ * unit-by-unit one, its level the bisection's, and the classes' clocks
+ * at the answer not worked out again after the search. */
 static void three_long_runs_drifting(void **state) {
   (void)state;
-  enum { RUN = 680, N = 3 * RUN, STEPS = 60 };
+  enum { RUN = 680, N = 3 * RUN, STEPS = 60, CLOCKS_AT_MOST = 1820 };
   static const double act[] = {0.55, 0.72, 0.9}, cs[] = {0.5, 0.75, 0.95};
   power_unit *u = calloc(N, sizeof *u);
   double *cap = calloc(2 * N, sizeof *cap), *want = cap + N, lo = 0, hi = 0;
@@ -412,12 +427,18 @@ static void three_long_runs_drifting(void **state) {
   }
   uint64_t seed = 53;
   double x = 0.5;
+  unsigned long clocks = 0;
   for (int s = 0; s < STEPS; s++) {
     double r = uniform(&seed);
     x += s % 9 == 8 ? 0.1 * (r - 0.5) : ldexp(r - 0.5, -20 - 2 * (s % 11));
     double budget = lo + x * (hi - lo);
+    clocks += split_clock_evals(u, N, budget, cap, &memo);
     split_is_by_units(u, N, budget, cap, want, &memo, s);
   }
+  /* the caps at the answer kept from the search's last fit, not worked
+   * out again after it: 1,803 classes' clocks (1,893 without) */
+  if (clocks > CLOCKS_AT_MOST)
+    fail_msg("%lu classes worked out in %d splits", clocks, STEPS);
   power_memo_clear(&memo);
   free(u);
   free(cap);
