@@ -13,6 +13,7 @@
  * measured work (weight, c or activity 0) keep their minimum until the valued
  * ones are served, then share what is left up to demand. */
 #include "power.h"
+#include "power_level.h"
 #include "power_policy.h"
 
 #include <assert.h>
@@ -24,11 +25,6 @@
 
 #include "alloc.h"
 #include "bits.h"
-#include "pow.h"
-
-static double clamp(double x, double lo, double hi) {
-  return x < lo ? lo : x > hi ? hi : x;
-}
 
 static double wanted(const power_unit *u) {
   return clamp(u->demand, u->lo, u->hi);
@@ -37,32 +33,6 @@ static double wanted(const power_unit *u) {
 static bool valued(const power_unit *u) {
   return u->weight > 0 && u->c > 0 && u->activity > 0 && u->span > 0 &&
          u->gamma > u->c;
-}
-
-/* A unit's clock at level mu and its dynamic power share phi^gamma: the
- * two pow calls, which depend only on the unit's work and power model. */
-typedef struct clock_at {
-  double raw, phi, dyn;
-} clock_at;
-
-/* Whether pow(b, e) is surely above 1 without calling it: b at least
- * 1 + 2^-40 and e at least 2^-10 put the exact power 2^-50 (4 ULP) or
- * more above 1, beyond the error of any libm's pow (glibc's: 0.52 ULP).
- * A clock that clamps at 1 (three in four at request level, where lightly
- * loaded replicas want more than full speed) then skips its pow. */
-static bool surely_above_one(double b, double e) {
-  return b >= 1 + 0x1p-40 && e >= 0x1p-10;
-}
-
-static inline clock_at clock_of(const power_unit *u, double mu) {
-  clock_at k;
-  double b = u->weight * u->c / (mu * u->span * u->activity * u->gamma);
-  double e = 1 / (u->gamma - u->c);
-  /* Any raw above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
-  k.raw = surely_above_one(b, e) ? INFINITY : pow(b, e);
-  k.phi = clamp(k.raw, u->phi_min, 1);
-  k.dyn = k.phi == 1 ? 1 : sim_pow(k.phi, u->gamma); /* pow(1, y) is 1 */
-  return k;
 }
 
 /* Unit u's per-GPU cap at its clock k, and its derivative in log mu
@@ -119,53 +89,6 @@ void power_memo_clear(power_memo *memo) {
   memo->work = NULL;
 }
 
-/* The units a level is found for, in runs and classes. A run is units
- * next to each other alike to the bit in every field the policy reads
- * (a service's replicas in one state; the caller's marks say where, or
- * else the units are compared): the policy works run by run and
- * its sums add a run's units at once, in their order (power_add_repeat),
- * so every sum and cap is the unit-by-unit one, bit for bit. Runs alike in
- * their clock inputs and, to the bit, their range form a class, whose
- * uncapped power per GPU p, cap (p clamped to the range) and slope in
- * log mu are computed once an evaluation, with the bits cap_at gives.
- * Units without measured work form classes by their lo, their cap:
- * cap_at's callers give them lo and the slope 0. */
-typedef struct level {
-  const power_unit *units;
-  size_t n, nclass;
-  power_runs runs;  /* first, len NULL (out of memory): a unit a run */
-  size_t *rcls;     /* per run: its class; NULL (out of memory): none */
-  size_t *rep;      /* per class: its first unit */
-  double *cap, *ds; /* per class, at level exp(at) (NaN: none yet) */
-  double at;
-  double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
-  bool *valued;  /* per class: its units' clocks follow the level */
-  double *rcap;  /* per run: its cap (the caller's array without runs) */
-  double *rgpus; /* per run: a unit's GPUs (total_at reads no unit) */
-  double *spare; /* 3 n + 1 doubles for serve_the_rest */
-  /* per class: the largest mu yet at which its clock was surely full
-   * (0: none), and its cap there (class_at) */
-  double *mu_one, *cap_one;
-  /* per class: the least mu yet from which on its cap surely stands
-   * (surely_settled; infinity: none), and that cap */
-  double *mu_low, *cap_low;
-  /* The valued classes classes_at works out at a level mu <= full_mu, in
-   * their order: the others were surely full at a level of full_mu or
-   * more (mu_one), so at mu too, and their caps and slopes (0) stand.
-   * full_mu 0: none known; every valued class is worked out and the
-   * list made again. Likewise the classes surely settled low at a level
-   * of low_mu or less stand at any mu >= low_mu, so the list holds for
-   * low_mu <= mu <= full_mu. */
-  size_t *live, nlive;
-  double full_mu, low_mu;
-  /* Every class's cap at the level good_at (NaN: none), the last whose
-   * sum fitted the budget: the search's answer is its last good point
-   * (each good point inside the bracket is its new good end), which the
-   * search's last evaluation, a bad one, often left behind in cap;
-   * caps_at takes them from here, no pow again. */
-  double *good_cap, good_at, budget;
-} level;
-
 /* For tests: the classes' clocks worked out (power__clock_evals). */
 static unsigned long clock_evals;
 
@@ -214,6 +137,7 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
   double cap = clamp(p, l->klo[k], l->kwant[k]);
+  l->kraw[k] = c.raw, l->kdyn[k] = c.dyn, l->ke[k] = e, l->kmu[k] = mu;
   l->cap[k] = cap;
   l->ds[k] = c.phi == c.raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
   if (c.raw == INFINITY) { /* surely full: kept for every mu up to this */
@@ -279,6 +203,7 @@ static double classes_at(level *l, double log_mu) {
   if (!sim_same_bits(log_mu, l->at)) {
     double mu = exp(log_mu);
     l->at = log_mu;
+    l->mu = mu;
     if (mu <= l->full_mu && mu >= l->low_mu) /* the others stand */
       return live_at(l, mu);
     return all_at(l, mu);
@@ -351,7 +276,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->d);
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (15 * n + 15) * sizeof *w->d);
+    w->d = sim_alloc(NULL, (19 * n + 19) * sizeof *w->d);
     w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
@@ -389,6 +314,8 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
   l->mu_low = d + 12 * n + 12, l->cap_low = d + 13 * n + 13;
   l->good_cap = d + 14 * n + 14;
+  l->kraw = d + 15 * n + 15, l->kdyn = d + 16 * n + 16;
+  l->ke = d + 17 * n + 17, l->kmu = d + 18 * n + 18;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
   l->live = w->z + 4 * n + 4;
@@ -431,6 +358,7 @@ static size_t class_of(level *l, struct power_work *w, size_t u) {
   l->ds[k] = 0;
   l->mu_one[k] = 0;
   l->mu_low[k] = INFINITY;
+  l->kmu[k] = NAN; /* no clock worked out in this split yet */
   slot[i] = w->gen << 32 | (uint64_t)(k + 1);
   return k;
 }
@@ -476,11 +404,6 @@ static void level_init(level *l, power_memo *memo, double *cap,
     l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
 }
 
-/* The bounds of the search on log mu: beyond them every unit is at an
- * end of its range. */
-#define LEVEL_LO (-300.0)
-#define LEVEL_HI 300.0
-
 /* The smallest level (the most power) at which f fits the budget, to the
  * bit of its logarithm, searched from the whole range. */
 static double level_cold(level *l, power_fn f, double budget_w) {
@@ -502,57 +425,6 @@ static double level_warm(level *l, power_fn f, double budget_w, double x) {
 static double level_search(level *l, power_fn f, double budget_w, double x) {
   return x > LEVEL_LO && x < LEVEL_HI ? level_warm(l, f, budget_w, x)
                                       : level_cold(l, f, budget_w);
-}
-
-/* Halley's steps at most on grouped_at from x, last period's level. */
-#define NEAR_STEPS 4
-
-/* grouped_at's second derivative in log mu where classes_at last worked:
- * an unclamped class's slope ds = -gamma e (cap - idle) has derivative
- * -gamma e ds; only live classes have a slope. */
-static double grouped_curve(const level *l) {
-  double cv = 0;
-  for (size_t i = 0; i < l->nlive; i++) {
-    size_t k = l->live[i];
-    const power_unit *u = &l->units[l->rep[k]];
-    cv -= l->gpus[k] * l->ds[k] * (u->gamma / (u->gamma - u->c));
-  }
-  return cv;
-}
-
-/* A start for total_at's search near grouped_at's crossing (within the
- * rounding of total_at's answer), from x: Halley's steps on grouped_at
- * (the error cubed a step) while they shrink, stopped once one is within
- * 2^-20 of the level. Newton's took four evaluations on bench-10k's
- * fluid tick (errors about 0.2, 4e-3, 1e-5, 6e-11), Halley's three, each
- * every class's two pow calls. That last step is taken unevaluated where
- * it is over about eight doubles (2^-49 of the level): stopping before
- * it cost total_at's search about three evaluations more (the fluid
- * group of three long runs: 8.5 from thousands of doubles off, 5.7
- * within sixteen). A shorter one is not: the point returned is then the
- * last evaluated, where total_at's first evaluation costs no pow. The
- * answer is the crossing's whatever the start (power_boundary_warm):
- * only the work depends on this. NaN where the steps cannot go on (a
- * flat sum: every class clamped; a step out of the range): the caller
- * searches grouped_at's crossing whole. */
-static double level_near(level *l, double budget_w, double x) {
-  double last_step = INFINITY;
-  for (int k = 0; k < NEAR_STEPS; k++) {
-    double slope, f = grouped_at(l, x, &slope) - budget_w;
-    double cv = grouped_curve(l), den = 2 * slope * slope - f * cv;
-    /* Newton's where the curvature would turn the step around */
-    double step = den > slope * slope ? 2 * f * slope / den : f / slope;
-    double y = x - step;
-    if (!(slope < 0) || !(y > LEVEL_LO && y < LEVEL_HI))
-      return NAN;
-    if (!(fabs(step) < last_step))
-      return x;
-    if (fabs(step) <= 0x1p-20 * fmax(1, fabs(x)))
-      return fabs(step) > 0x1p-49 * fabs(x) ? y : x;
-    last_step = fabs(step);
-    x = y;
-  }
-  return x;
 }
 
 /* Whether run r does no measured work: from its class when there are
@@ -684,8 +556,11 @@ static double level_of(level *l, double budget_w, const power_memo *memo) {
   if (x == LEVEL_LO || x == LEVEL_HI)
     x = memo->inner;
   if (l->rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
-    double near =
-        x > LEVEL_LO && x < LEVEL_HI ? level_near(l, budget_w, x) : NAN;
+    double near = NAN;
+    if (x > LEVEL_LO && x < LEVEL_HI) { /* Halley's first point its own */
+      double f = grouped_at(l, x, &slope);
+      near = power__level_near(l, budget_w, x, f, slope);
+    }
     x = isnan(near) ? level_search(l, grouped_at, budget_w, x) : near;
   }
   return level_close(l, budget_w, x);
@@ -702,7 +577,7 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
                                  double budget_w, double *cap, power_memo *memo,
                                  const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
-  level l = {.units = units, .n = n, .at = NAN, .good_at = NAN,
+  level l = {.units = units, .n = n, .at = NAN, .mu = NAN, .good_at = NAN,
              .budget = budget_w};
   level_init(&l, memo, cap, alike);
   double x = level_of(&l, budget_w, memo);

@@ -1,0 +1,108 @@
+/* power_level.h - the efficiency policy's level (power_efficiency.c)
+ * as its two files share it: the units in runs and classes, a unit's
+ * clock at a level, and the start of the level's search by Halley's steps
+ * (power_efficiency_near.c). Only those two files include it. */
+#ifndef MODELS_CONTROL_POWER_LEVEL_H
+#define MODELS_CONTROL_POWER_LEVEL_H
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pow.h"
+#include "power.h"
+
+static inline double clamp(double x, double lo, double hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* A unit's clock at level mu and its dynamic power share phi^gamma: the
+ * two pow calls, which depend only on the unit's work and power model. */
+typedef struct clock_at {
+  double raw, phi, dyn;
+} clock_at;
+
+/* Whether pow(b, e) is surely above 1 without calling it: b at least
+ * 1 + 2^-40 and e at least 2^-10 put the exact power 2^-50 (4 ULP) or
+ * more above 1, beyond the error of any libm's pow (glibc's: 0.52 ULP).
+ * A clock that clamps at 1 (three in four at request level, where lightly
+ * loaded replicas want more than full speed) then skips its pow. */
+static inline bool surely_above_one(double b, double e) {
+  return b >= 1 + 0x1p-40 && e >= 0x1p-10;
+}
+
+static inline clock_at clock_of(const power_unit *u, double mu) {
+  clock_at k;
+  double b = u->weight * u->c / (mu * u->span * u->activity * u->gamma);
+  double e = 1 / (u->gamma - u->c);
+  /* Any raw above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
+  k.raw = surely_above_one(b, e) ? INFINITY : pow(b, e);
+  k.phi = clamp(k.raw, u->phi_min, 1);
+  k.dyn = k.phi == 1 ? 1 : sim_pow(k.phi, u->gamma); /* pow(1, y) is 1 */
+  return k;
+}
+
+/* The units a level is found for, in runs and classes. A run is units
+ * next to each other alike to the bit in every field the policy reads
+ * (a service's replicas in one state; the caller's marks say where, or
+ * else the units are compared): the policy works run by run and
+ * its sums add a run's units at once, in their order (power_add_repeat),
+ * so every sum and cap is the unit-by-unit one, bit for bit. Runs alike in
+ * their clock inputs and, to the bit, their range form a class, whose
+ * uncapped power per GPU p, cap (p clamped to the range) and slope in
+ * log mu are computed once an evaluation, with the bits cap_at gives.
+ * Units without measured work form classes by their lo, their cap:
+ * cap_at's callers give them lo and the slope 0. */
+typedef struct level {
+  const power_unit *units;
+  size_t n, nclass;
+  power_runs runs;  /* first, len NULL (out of memory): a unit a run */
+  size_t *rcls;     /* per run: its class; NULL (out of memory): none */
+  size_t *rep;      /* per class: its first unit */
+  double *cap, *ds; /* per class, at level exp(at) (NaN: none yet) */
+  double at;
+  double *gpus, *klo, *kwant; /* per class: its GPUs, its units' range */
+  bool *valued;  /* per class: its units' clocks follow the level */
+  double *rcap;  /* per run: its cap (the caller's array without runs) */
+  double *rgpus; /* per run: a unit's GPUs (total_at reads no unit) */
+  double *spare; /* 3 n + 1 doubles for serve_the_rest */
+  /* per class: the largest mu yet at which its clock was surely full
+   * (0: none), and its cap there (class_at) */
+  double *mu_one, *cap_one;
+  /* per class: the least mu yet from which on its cap surely stands
+   * (surely_settled; infinity: none), and that cap */
+  double *mu_low, *cap_low;
+  /* The valued classes classes_at works out at a level mu <= full_mu, in
+   * their order: the others were surely full at a level of full_mu or
+   * more (mu_one), so at mu too, and their caps and slopes (0) stand.
+   * full_mu 0: none known; every valued class is worked out and the
+   * list made again. Likewise the classes surely settled low at a level
+   * of low_mu or less stand at any mu >= low_mu, so the list holds for
+   * low_mu <= mu <= full_mu. */
+  size_t *live, nlive;
+  double full_mu, low_mu;
+  /* Every class's cap at the level good_at (NaN: none), the last whose
+   * sum fitted the budget: the search's answer is its last good point
+   * (each good point inside the bracket is its new good end), which the
+   * search's last evaluation, a bad one, often left behind in cap;
+   * caps_at takes them from here, no pow again. */
+  double *good_cap, good_at, budget;
+  /* What class_at last worked out for each class, at level kmu (NaN:
+   * nothing yet in this split): its raw clock, dyn and exponent e
+   * (power_efficiency_near.c's anchor); and the mu of at. */
+  double *kraw, *kdyn, *ke, *kmu;
+  double mu;
+} level;
+
+/* The bounds of the search on log mu: beyond them every unit is at an
+ * end of its range. */
+#define LEVEL_LO (-300.0)
+#define LEVEL_HI 300.0
+
+/* A start for total_at's search near grouped_at's crossing, from x,
+ * where grouped_at (the classes' power added class by class) is f with
+ * the given slope, its classes worked out there by classes_at (NaN:
+ * none; power_efficiency_near.c). */
+double power__level_near(level *l, double budget_w, double x, double f,
+                         double slope);
+
+#endif
