@@ -386,17 +386,11 @@ void power_fill(const power_unit *units, size_t n, const double *w,
   power_fill_from(units, n, w, top, budget_w, cap, NULL);
 }
 
-void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
-                            double budget_w, double *cap) {
-  /* power_total's sum and the room's, in one pass: each adds in the same
-   * order as in two. */
-  double total = 0, room = 0;
-  for (size_t r = 0; r < runs->n; r++) {
-    const power_unit *p = power_run_unit(units, runs, r);
-    size_t m = power_run_len(runs, r);
-    total = power_add_n(total, p->n * cap[r], m);
-    room = power_add_n(room, p->n * (p->hi - cap[r]), m);
-  }
+/* What is left of budget_w after total (the caps' sum) spread over the
+ * units' room, room. */
+static void spread_left(const power_unit *units, const power_runs *runs,
+                        double budget_w, double *cap, double total,
+                        double room) {
   double left = budget_w - total;
   if (!(left > 0) || !(room > 0))
     return;
@@ -409,6 +403,30 @@ void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
     double hi = power_run_unit(units, runs, r)->hi, x = cap[r] + share * (hi - cap[r]);
     cap[r] = x < hi ? x : hi;
   }
+}
+
+void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
+                            double budget_w, double *cap) {
+  /* power_total's sum and the room's, in one pass: each adds in the same
+   * order as in two. */
+  double total = 0, room = 0;
+  for (size_t r = 0; r < runs->n; r++) {
+    const power_unit *p = power_run_unit(units, runs, r);
+    size_t m = power_run_len(runs, r);
+    total = power_add_n(total, p->n * cap[r], m);
+    room = power_add_n(room, p->n * (p->hi - cap[r]), m);
+  }
+  spread_left(units, runs, budget_w, cap, total, room);
+}
+
+void power_spread_rest_summed(const power_unit *units, const power_runs *runs,
+                              double budget_w, double *cap, double total) {
+  double room = 0;
+  for (size_t r = 0; r < runs->n; r++) {
+    const power_unit *p = power_run_unit(units, runs, r);
+    room = power_add_n(room, p->n * (p->hi - cap[r]), power_run_len(runs, r));
+  }
+  spread_left(units, runs, budget_w, cap, total, room);
 }
 
 void power_spread_rest(const power_unit *units, size_t n, double budget_w,

@@ -260,4 +260,10 @@ void power_fill_runs(const power_unit *units, const power_runs *runs,
 void power_spread_rest_runs(const power_unit *units, const power_runs *runs,
                             double budget_w, double *cap);
 
+/* The same, the caps' sum over runs (sum n_u cap_u, added unit by unit
+ * in their order, as power_spread_rest_runs adds it) already known:
+ * total, which the caller summed for its search. */
+void power_spread_rest_summed(const power_unit *units, const power_runs *runs,
+                              double budget_w, double *cap, double total);
+
 #endif

@@ -248,6 +248,7 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
   if (sum <= l->budget) { /* a fit: maybe the answer (good_cap) */
     memcpy(l->good_cap, cap, l->nclass * sizeof *cap);
     l->good_at = log_mu;
+    l->good_sum = sum;
   }
   return sum;
 }
@@ -478,10 +479,18 @@ static void fill_the_rest(const level *l, double budget_w, power_memo *memo) {
  * the fill would give its caps to no run, so it is not done; its memo
  * only guides its search), then what is left spread over everyone's
  * room. */
-static void serve_the_rest(const level *l, double budget_w, power_memo *memo) {
-  if (any_unvalued(l))
+static void serve_the_rest(const level *l, double budget_w, power_memo *memo,
+                           double x) {
+  bool filled = any_unvalued(l);
+  if (filled)
     fill_the_rest(l, budget_w, memo);
-  power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
+  /* No fill: the caps are the classes' at x, whose sum (in the spread's
+   * order, the same products) total_at made at its last fit, x. */
+  if (!filled && l->rcls != NULL && sim_same_bits(x, l->good_at))
+    power_spread_rest_summed(l->units, &l->runs, budget_w, l->rcap,
+                             l->good_sum);
+  else
+    power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
 }
 
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
@@ -585,6 +594,6 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   if (x > LEVEL_LO && x < LEVEL_HI)
     memo->inner = x;
   caps_at(&l, x);
-  serve_the_rest(&l, budget_w, memo);
+  serve_the_rest(&l, budget_w, memo, x);
   caps_out(&l, cap);
 }

@@ -85,7 +85,7 @@ typedef struct level {
    * (each good point inside the bracket is its new good end), which the
    * search's last evaluation, a bad one, often left behind in cap;
    * caps_at takes them from here, no pow again. */
-  double *good_cap, good_at, budget;
+  double *good_cap, good_at, good_sum, budget;
   /* What class_at last worked out for each class, at level kmu (NaN:
    * nothing yet in this split): its raw clock, dyn and exponent e
    * (power_efficiency_near.c's anchor); and the mu of at. */

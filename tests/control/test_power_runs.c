@@ -263,7 +263,8 @@ static double fill_inputs(uint64_t *seed, const power_unit *u, size_t nrun,
 
 /* The fill's and the spread's inputs per run (runs of fleet_in_runs),
  * their budgets from under the floor to over every top: over runs, the
- * caps of the units one by one, bit for bit. */
+ * caps of the units one by one, bit for bit, and so with the caps' sum
+ * told (power_spread_rest_summed). */
 static void fill_and_spread_in_runs(void **state) {
   (void)state;
   uint64_t seed = 41;
@@ -273,6 +274,7 @@ static void fill_and_spread_in_runs(void **state) {
   assert_true(u != NULL && d != NULL && first != NULL);
   double *w = d, *top = d + MAXR, *uw = d + 2 * MAXR, *utop = d + 3 * MAXR;
   double *cap = d + 4 * MAXR, *ucap = d + 5 * MAXR, *want = d + 6 * MAXR;
+  double *summed = d + 7 * MAXR;
   for (int trial = 0; trial < 300; trial++) {
     size_t n = fleet_in_runs(&seed, u, 1 + (size_t)(uniform(&seed) * MAXR),
                              trial % 2 ? 300 : 8, &nrun, first, len);
@@ -281,12 +283,20 @@ static void fill_and_spread_in_runs(void **state) {
     double memo = 0;
     power_fill(u, n, uw, utop, budget, ucap);
     power_fill_runs(u, &runs, w, top, budget, cap, &memo);
+    /* the spread told the fill's sum, unit by unit: the same caps */
+    for (size_t r = 0; r < nrun; r++)
+      for (size_t i = first[r]; i < first[r] + len[r]; i++)
+        want[i] = cap[r];
+    memcpy(summed, cap, nrun * sizeof *cap);
+    power_spread_rest_summed(u, &runs, budget, summed,
+                             power_total(u, n, want));
     power_spread_rest(u, n, budget, ucap);
     power_spread_rest_runs(u, &runs, budget, cap);
     for (size_t r = 0; r < nrun; r++)
       for (size_t i = first[r]; i < first[r] + len[r]; i++)
         want[i] = cap[r];
-    if (memcmp(want, ucap, n * sizeof *ucap) != 0)
+    if (memcmp(want, ucap, n * sizeof *ucap) != 0 ||
+        memcmp(summed, cap, nrun * sizeof *cap) != 0)
       fail_msg("trial %d (%zu units, %zu runs): the caps differ", trial, n,
                nrun);
   }
