@@ -565,11 +565,9 @@ static double level_of(level *l, double budget_w, const power_memo *memo) {
   if (x == LEVEL_LO || x == LEVEL_HI)
     x = memo->inner;
   if (l->rcls != NULL) { /* near total_at's answer, cheaply; its answer below */
-    double near = NAN;
-    if (x > LEVEL_LO && x < LEVEL_HI) { /* Halley's first point its own */
-      double f = grouped_at(l, x, &slope);
-      near = power__level_near(l, budget_w, x, f, slope);
-    }
+    double near = x > LEVEL_LO && x < LEVEL_HI
+                      ? power__level_near(l, grouped_at, budget_w, x)
+                      : NAN;
     x = isnan(near) ? level_search(l, grouped_at, budget_w, x) : near;
   }
   return level_close(l, budget_w, x);

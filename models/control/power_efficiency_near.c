@@ -13,6 +13,10 @@
 /* Halley's steps at most on grouped_at from x, last period's level. */
 #define NEAR_STEPS 4
 
+/* Classes at most for which Halley's steps after the first are near_at's
+ * (power__level_near). */
+#define NEAR_CLASSES 64
+
 /* grouped_at's second derivative in log mu where classes_at last worked:
  * an unclamped class's slope ds = -gamma e (cap - idle) has derivative
  * -gamma e ds; only live classes have a slope. */
@@ -139,20 +143,25 @@ static double near_at(const level *l, double x, double x0, double mu0,
  * thousands of doubles off, 5.7 within sixteen); only from the anchor,
  * a step of under about eight doubles (2^-49 of the level) is not, and
  * the point returned is the anchor, where total_at's first evaluation
- * costs no pow. The caller gives grouped_at at x (f0, slope0), the
- * anchor. The answer is the crossing's whatever the start
+ * costs no pow. Groups of many classes (the request level's, a few
+ * hundred: most of them full at one level, not at the next, whose
+ * clocks the anchor has not worked out) take grouped_at's own at every
+ * step, as near_at cost more there than it saved. The answer is the crossing's whatever the start
  * (power_boundary_warm): only the work depends on this. NaN where the
  * steps cannot go on (a flat sum: every class clamped; a step out of the
  * range): the caller searches grouped_at's crossing whole. */
-double power__level_near(level *l, double budget_w, double x, double f0,
-                         double slope0) {
-  double last_step = INFINITY, x0 = x, mu0 = l->mu;
+double power__level_near(level *l, power_fn grouped, double budget_w,
+                         double x) {
+  double last_step = INFINITY, x0 = x, mu0 = NAN;
   for (int k = 0; k < NEAR_STEPS; k++) {
-    double slope = slope0, cv, f = f0 - budget_w;
-    if (k == 0)
+    double slope, cv, f;
+    if (k == 0 || l->nclass > NEAR_CLASSES) { /* grouped_at's own */
+      f = grouped(l, x, &slope) - budget_w;
       cv = grouped_curve(l);
-    else
+      x0 = x, mu0 = l->mu;
+    } else {
       f = near_at(l, x, x0, mu0, &slope, &cv) - budget_w;
+    }
     double den = 2 * slope * slope - f * cv;
     /* Newton's where the curvature would turn the step around */
     double step = den > slope * slope ? 2 * f * slope / den : f / slope;

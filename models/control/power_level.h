@@ -98,11 +98,10 @@ typedef struct level {
 #define LEVEL_LO (-300.0)
 #define LEVEL_HI 300.0
 
-/* A start for total_at's search near grouped_at's crossing, from x,
- * where grouped_at (the classes' power added class by class) is f with
- * the given slope, its classes worked out there by classes_at (NaN:
- * none; power_efficiency_near.c). */
-double power__level_near(level *l, double budget_w, double x, double f,
-                         double slope);
+/* A start for total_at's search near the crossing of grouped (the
+ * classes' power added class by class, power_efficiency.c's grouped_at),
+ * from x (NaN: none; power_efficiency_near.c). */
+double power__level_near(level *l, power_fn grouped, double budget_w,
+                         double x);
 
 #endif
