@@ -137,7 +137,8 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
   double cap = clamp(p, l->klo[k], l->kwant[k]);
-  l->kraw[k] = c.raw, l->kdyn[k] = c.dyn, l->ke[k] = e, l->kmu[k] = mu;
+  if (l->anchor) /* Halley's first point: kept for near_at */
+    l->kraw[k] = c.raw, l->kdyn[k] = c.dyn, l->ke[k] = e, l->kmu[k] = mu;
   l->cap[k] = cap;
   l->ds[k] = c.phi == c.raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
   if (c.raw == INFINITY) { /* surely full: kept for every mu up to this */
@@ -246,7 +247,8 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
   for (size_t r = 0; r < l->runs.n; r++)
     sum = power_add_n(sum, gpus[r] * cap[cls[r]], len[r]);
   if (sum <= l->budget) { /* a fit: maybe the answer (good_cap) */
-    memcpy(l->good_cap, cap, l->nclass * sizeof *cap);
+    if (l->nclass <= POWER_FEW_CLASSES)
+      memcpy(l->good_cap, cap, l->nclass * sizeof *cap);
     l->good_at = log_mu;
     l->good_sum = sum;
   }
@@ -505,7 +507,8 @@ static void caps_at(level *l, double log_mu) {
   /* The classes' caps as total_at makes them, without its sum (the
    * search has its answer: the sum is not wanted), or as it kept them. */
   const double *kcap = l->good_cap;
-  if (sim_same_bits(log_mu, l->at) || !sim_same_bits(log_mu, l->good_at)) {
+  if (sim_same_bits(log_mu, l->at) || !sim_same_bits(log_mu, l->good_at) ||
+      l->nclass > POWER_FEW_CLASSES) {
     classes_at(l, log_mu);
     kcap = l->cap;
   }

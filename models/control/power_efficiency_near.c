@@ -13,10 +13,6 @@
 /* Halley's steps at most on grouped_at from x, last period's level. */
 #define NEAR_STEPS 4
 
-/* Classes at most for which Halley's steps after the first are near_at's
- * (power__level_near). */
-#define NEAR_CLASSES 64
-
 /* grouped_at's second derivative in log mu where classes_at last worked:
  * an unclamped class's slope ds = -gamma e (cap - idle) has derivative
  * -gamma e ds; only live classes have a slope. */
@@ -143,20 +139,25 @@ static double near_at(const level *l, double x, double x0, double mu0,
  * thousands of doubles off, 5.7 within sixteen); only from the anchor,
  * a step of under about eight doubles (2^-49 of the level) is not, and
  * the point returned is the anchor, where total_at's first evaluation
- * costs no pow. Groups of many classes (the request level's, a few
- * hundred: most of them full at one level, not at the next, whose
- * clocks the anchor has not worked out) take grouped_at's own at every
- * step, as near_at cost more there than it saved. The answer is the crossing's whatever the start
- * (power_boundary_warm): only the work depends on this. NaN where the
- * steps cannot go on (a flat sum: every class clamped; a step out of the
- * range): the caller searches grouped_at's crossing whole. */
+ * costs no pow. Groups of many classes (POWER_FEW_CLASSES: the request
+ * level's of some 500, most of them full at one level and not at the
+ * next, whose clocks the anchor has not worked out) take grouped_at's
+ * own at every step, as near_at cost more there than it saved, and
+ * return the last evaluated point after a short step. The answer is the
+ * crossing's whatever the start (power_boundary_warm): only the work
+ * depends on this. NaN where the steps cannot go on (a flat sum: every
+ * class clamped; a step out of the range): the caller searches
+ * grouped_at's crossing whole. */
 double power__level_near(level *l, power_fn grouped, double budget_w,
                          double x) {
   double last_step = INFINITY, x0 = x, mu0 = NAN;
   for (int k = 0; k < NEAR_STEPS; k++) {
     double slope, cv, f;
-    if (k == 0 || l->nclass > NEAR_CLASSES) { /* grouped_at's own */
+    bool exact = k == 0 || l->nclass > POWER_FEW_CLASSES;
+    if (exact) { /* grouped_at's own */
+      l->anchor = k == 0 && l->nclass <= POWER_FEW_CLASSES;
       f = grouped(l, x, &slope) - budget_w;
+      l->anchor = false;
       cv = grouped_curve(l);
       x0 = x, mu0 = l->mu;
     } else {
@@ -171,7 +172,7 @@ double power__level_near(level *l, power_fn grouped, double budget_w,
     if (!(fabs(step) < last_step))
       return x;
     if (fabs(step) <= 0x1p-20 * fmax(1, fabs(x)))
-      return k > 0 || fabs(step) > 0x1p-49 * fabs(x) ? y : x;
+      return !exact || fabs(step) > 0x1p-49 * fabs(x) ? y : x;
     last_step = fabs(step);
     x = y;
   }

@@ -80,23 +80,33 @@ typedef struct level {
    * low_mu <= mu <= full_mu. */
   size_t *live, nlive;
   double full_mu, low_mu;
-  /* Every class's cap at the level good_at (NaN: none), the last whose
-   * sum fitted the budget: the search's answer is its last good point
-   * (each good point inside the bracket is its new good end), which the
-   * search's last evaluation, a bad one, often left behind in cap;
-   * caps_at takes them from here, no pow again. */
+  /* The level good_at (NaN: none) whose sum good_sum last fitted the
+   * budget: the search's answer is its last good point (each good point
+   * inside the bracket is its new good end), which the search's last
+   * evaluation, a bad one, often left behind in cap. With few classes
+   * (POWER_FEW_CLASSES) every class's cap there too: caps_at takes them
+   * from here, no pow again (a group of hundreds copied more than that
+   * saved: the request level's peak). */
   double *good_cap, good_at, good_sum, budget;
-  /* What class_at last worked out for each class, at level kmu (NaN:
-   * nothing yet in this split): its raw clock, dyn and exponent e
-   * (power_efficiency_near.c's anchor); and the mu of at. */
+  /* What class_at worked out for each class at Halley's first point
+   * (anchor true while it is evaluated), at level kmu (NaN: nothing yet
+   * in this split): its raw clock, dyn and exponent e (near_at's
+   * anchor); and the mu of at. */
   double *kraw, *kdyn, *ke, *kmu;
   double mu;
+  bool anchor;
 } level;
 
 /* The bounds of the search on log mu: beyond them every unit is at an
  * end of its range. */
 #define LEVEL_LO (-300.0)
 #define LEVEL_HI 300.0
+
+/* Classes at most in a group whose caps at the last fit are kept
+ * (good_cap) and whose Halley steps after the first are near_at's
+ * (power__level_near): in bench-10k's fluid groups 12 and 3, at the
+ * request level 17 to 64 and some 500. */
+#define POWER_FEW_CLASSES 64
 
 /* A start for total_at's search near the crossing of grouped (the
  * classes' power added class by class, power_efficiency.c's grouped_at),
