@@ -142,13 +142,17 @@ typedef struct base_view {
 /* Where refresh_direct writes, from a rack's first unit on (its units'
  * marks and shares, the GPUs they were made from), in locals: a store to
  * a unit might otherwise be to control_units', so each would be read
- * again every unit. */
+ * again every unit. put: where the lazy refresh puts back a unit left
+ * unmarked as it marks it (cu->u from the rack's first unit on), NULL
+ * where it does not (not lazy, or with assertions on: then every unit is
+ * put back a chunk at a time, control__units_put_back); nput counts them. */
 typedef struct direct_out {
   uint8_t *alike;
   const uint8_t *n_alike;
   double *share;
   const uint32_t *gpu;
-  bool marked_unread; /* a marked unit's hi, demand, activity: unread */
+  power_unit *put;
+  size_t *nput;
 } direct_out;
 
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
@@ -160,27 +164,40 @@ static inline void store_base(power_unit *p, sim_u2 hd, double act) {
   p->activity = act;
 }
 
-/* The base's fields of units k .. e - 1 of a stretch that its marks
- * leave unmarked (n_alike 0: as many GPUs as the unit before, not), the
- * zeros memchr finds. */
-static void unmarked_fields(const uint8_t *n_alike, power_unit *p, sim_u2 hd,
-                            double act, size_t k, size_t e) {
-  for (const uint8_t *z; k < e && (z = memchr(n_alike + k, 0, e - k)) != NULL;
+/* Unit p, left unmarked, put back at to: what a refresh writes of it,
+ * its range's top and demand (hd), activity and the worth the fill gave
+ * it (class, priority, weight, c). */
+static inline void put_unit_now(power_unit *to, const power_unit *p, sim_u2 hd,
+                                double act) {
+  store_base(to, hd, act);
+  to->cls = p->cls;
+  to->priority = p->priority;
+  to->weight = p->weight;
+  to->c = p->c;
+}
+
+/* Units k .. e - 1 of a stretch that its marks leave unmarked (n_alike
+ * 0: as many GPUs as the unit before, not), the zeros memchr finds, put
+ * back with the base's fields (o.put). */
+static void unmarked_put(direct_out o, const power_unit *p, sim_u2 hd,
+                         double act, size_t k, size_t e) {
+  for (const uint8_t *z; k < e && (z = memchr(o.n_alike + k, 0, e - k)) != NULL;
        k++) {
-    k = (size_t)(z - n_alike);
-    store_base(p + k, hd, act);
+    k = (size_t)(z - o.n_alike);
+    put_unit_now(o.put + k, p + k, hd, act);
+    ++*o.nput;
   }
 }
 
 /* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
  * and share stored (hi and demand as one pair, the shares of four units
  * as two), each marked as its GPU count says (refresh_one with d and dw
- * 0, without the compares). Where a marked unit's fields are unread
- * (o.marked_unread: the lazy refresh's window, whose marked units
- * control__units_put_back leaves; refresh_one and alike_end read a unit
- * before's worth alone), only the unmarked units' are stored: at
- * bench-10k's fluid tick three stores a unit for some 2,200 units, into
- * a window nobody reads them from. */
+ * 0, without the compares). Where the lazy refresh puts back as it
+ * marks (o.put), a marked unit's fields are unread (refresh_one and
+ * alike_end read a unit before's worth alone): only the unmarked units'
+ * are stored, straight into the units (at bench-10k's fluid tick three
+ * stores a unit for some 2,200 units, into a window nobody reads them
+ * from, saved). */
 static inline void refresh_alike(direct_out o, power_unit *p,
                                  const base_view *b, size_t k, size_t e) {
   if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
@@ -191,8 +208,8 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
   const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
   const double act = b->act;
-  if (o.marked_unread) {
-    unmarked_fields(o.n_alike, p, hd2, act, k, e);
+  if (o.put != NULL) {
+    unmarked_put(o, p, hd2, act, k, e);
     for (; k + 4 <= e; k += 4) {
       sim_u2_put(o.share + k, sh2);
       sim_u2_put(o.share + k + 2, sh2);
