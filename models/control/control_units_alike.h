@@ -177,13 +177,19 @@ static inline void put_unit_now(power_unit *to, const power_unit *p, sim_u2 hd,
 }
 
 /* Units k .. e - 1 of a stretch that its marks leave unmarked (n_alike
- * 0: as many GPUs as the unit before, not), the zeros memchr finds, put
- * back with the base's fields (o.put). */
+ * 0: as many GPUs as the unit before, not) put back with the base's
+ * fields (o.put): a zero next to the last taken at once (a training
+ * job's stages, each of its own GPU count, are such a stretch of
+ * zeros), the next after ones found by memchr. */
 static void unmarked_put(direct_out o, const power_unit *p, sim_u2 hd,
                          double act, size_t k, size_t e) {
-  for (const uint8_t *z; k < e && (z = memchr(o.n_alike + k, 0, e - k)) != NULL;
-       k++) {
-    k = (size_t)(z - o.n_alike);
+  for (; k < e; k++) {
+    if (o.n_alike[k] != 0) {
+      const uint8_t *z = memchr(o.n_alike + k, 0, e - k);
+      if (z == NULL)
+        return;
+      k = (size_t)(z - o.n_alike);
+    }
     put_unit_now(o.put + k, p + k, hd, act);
     ++*o.nput;
   }
