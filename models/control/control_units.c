@@ -330,7 +330,7 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   for (size_t k = 1; k < n;) {
-    size_t e = alike_end(sm, mem, busy, p, k, n, wide, false);
+    size_t e = alike_end(sm, mem, busy, p, k, n, wide, false, o.share, b.sh);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
