@@ -247,6 +247,12 @@ static inline void refresh_alike(direct_out o, power_unit *p,
     unmarked_put(o, p, hd2, act, k, e);
     return;
   }
+  for (; k + 4 <= e; k += 4) { /* four a turn: the request level's path */
+    store_base(p + k, hd2, act);
+    store_base(p + k + 1, hd2, act);
+    store_base(p + k + 2, hd2, act);
+    store_base(p + k + 3, hd2, act);
+  }
   for (; k < e; k++)
     store_base(p + k, hd2, act);
 }
