@@ -322,8 +322,12 @@ static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
   const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
-  const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
-                        cu->gpu + u0, put_now ? cu->u + u0 : NULL, &cu->nput};
+  const direct_out o = {cu->alike + u0,
+                        cu->n_alike + u0,
+                        cu->share + u0,
+                        cu->gpu + u0,
+                        put_now ? cu->u + u0 : NULL,
+                        &cu->nput};
   base_view b = base_view_of(m);
   uint64_t d = (rack_same ? 0u : 1u) |
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |

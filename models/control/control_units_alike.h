@@ -65,8 +65,8 @@ worth2_xor(const power_unit *p, size_t k, __m256i wc) {
 __attribute__((target("avx2"))) static size_t
 alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                   const power_unit *p, size_t k, size_t n, uint64_t s,
-                  uint64_t m, uint64_t b, uint64_t w, uint64_t c,
-                  double *share, sim_u2 sh2) {
+                  uint64_t m, uint64_t b, uint64_t w, uint64_t c, double *share,
+                  sim_u2 sh2) {
   const __m256i vs = _mm256_set1_epi64x((long long)s),
                 vm = _mm256_set1_epi64x((long long)m),
                 vb = _mm256_set1_epi64x((long long)b),

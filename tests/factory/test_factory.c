@@ -131,9 +131,9 @@ static void constant_load_gives_analytic_power(void **state) {
  * stepped group by group, a noiseless group skipped: factory.c). */
 static void noise_moves_only_its_groups_racks(void **state) {
   (void)state;
-  static const char *const sets[] = {
-      "power.cap=10 MW", "racks.0.load={level: 60%, noise: 0}",
-      "racks.1.load={level: 60%, noise: 10%}"};
+  static const char *const sets[] = {"power.cap=10 MW",
+                                     "racks.0.load={level: 60%, noise: 0}",
+                                     "racks.1.load={level: 60%, noise: 10%}"};
   run r;
   run_scenario(&r, base, sets, 3);
   size_t rows, w;
