@@ -52,12 +52,19 @@ void control__units_fini(control_units *cu) {
 /* ------------------------------------------------------------------ */
 
 /* A base's fields that follow from its load (demand, activity; the rest
- * left): P(1, L) once for both, the activity gpu_load_share's terms. */
+ * left): P(1, L) once for both, the activity gpu_load_share's terms. The
+ * demand stored with hi as one pair, as the refresh reads them
+ * (base_view_of): a word's store under a pair's load is not forwarded
+ * (a stall of some 20 cycles a base made, a third of a percent of
+ * bench-10k's fluid day, perf). */
 static void base_load(power_unit *u, const gpu_spec *g, gpu_load l,
                       double thermal_w) {
   double fixed = g->idle_w, full = gpu_load_power(g, 1, l);
   double dyn = full - fixed, sm_span = g->tdp_w - fixed;
-  u->demand = fmin(full, thermal_w);
+  const sim_d2 hd = {u->hi, fmin(full, thermal_w)};
+  _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
+                 "a unit's hi and demand are next to each other");
+  sim_d2_put(&u->hi, hd);
   u->activity = dyn / sm_span;
   assert(sim_same_bits(u->activity, gpu_load_share(g, l)));
 }
@@ -169,10 +176,12 @@ static inline base_view base_view_of(const control_unit_memo *m) {
  * (cu->alike) where its GPUs are as many, its worth (weight, c) the same
  * bits and its base not made anew for it (its load the key's): the
  * marks' pass of its own (mark_worth) folded in, while the unit is at
- * hand. */
+ * hand. put: where a unit left unmarked is put back as it is marked
+ * (direct_out's put, cu->u), or NULL. */
 static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
                          size_t e, power_unit *p, const gpu_spec *g,
-                         double room, double thermal, bool rack_same) {
+                         double room, double thermal, bool rack_same,
+                         power_unit *put) {
   control_unit_memo *m = &cu->base;
   /* The arrays in locals too: the remake's call might otherwise be taken
    * to change any of them. */
@@ -193,7 +202,8 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
      * (0) unmarks it. */
     uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
                   (sim_bits(p->c) ^ sim_bits(p[-1].c));
-    alike[u] = n_alike[u] & ((d | dw) == 0);
+    const uint8_t a = n_alike[u] & ((d | dw) == 0);
+    alike[u] = a;
     if (d != 0) {
       remake_for(m, ls, g, j, cu->gpu[u], room, thermal);
       b = base_view_of(m);
@@ -202,6 +212,11 @@ static void refresh_rack(control_units *cu, const unit_loads *ls, size_t u,
     p->demand = b.demand;
     p->activity = b.act;
     share[u] = b.sh;
+    if (put != NULL && a == 0) {
+      const double hd[2] = {b.hi, b.demand};
+      put_unit_now(put + u, p, sim_u2_at(hd), b.act);
+      cu->nput++;
+    }
   }
 }
 
@@ -219,14 +234,16 @@ static inline bool key_is(const control_unit_memo *m, const unit_loads *ls,
 /* One unit's refresh (refresh_rack's loop body): unit k of the rack (p),
  * its load (load k of ls) unlike the last base's where d is nonzero; its
  * worth against the unit before's, its mark (0 where unlike: the unit is
- * known unlike the one before), its base made anew where d says. */
+ * known unlike the one before), its base made anew where d says; put
+ * back where left unmarked (o.put). */
 static inline __attribute__((always_inline)) void
 refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
             power_unit *p, uint64_t d, base_view *b, const gpu_spec *g,
             double room, double thermal, bool unlike) {
   uint64_t dw = (sim_bits(p->weight) ^ sim_bits(p[-1].weight)) |
                 (sim_bits(p->c) ^ sim_bits(p[-1].c));
-  o.alike[k] = unlike ? 0 : o.n_alike[k] & ((d | dw) == 0);
+  const uint8_t a = unlike ? 0 : o.n_alike[k] & ((d | dw) == 0);
+  o.alike[k] = a;
   if (d != 0) {
     remake_for(m, ls, g, (uint32_t)k, o.gpu[k], room, thermal);
     *b = base_view_of(m);
@@ -235,6 +252,11 @@ refresh_one(control_unit_memo *m, const unit_loads *ls, direct_out o, size_t k,
   p->demand = b->demand;
   p->activity = b->act;
   o.share[k] = b->sh;
+  if (o.put != NULL && a == 0) {
+    const double hd[2] = {b->hi, b->demand};
+    put_unit_now(o.put + k, p, sim_u2_at(hd), b->act);
+    ++*o.nput;
+  }
 }
 
 /* The units' worth asked of the fill (fill->fn with fill->ctx) from
@@ -265,16 +287,11 @@ static void fill_to(control_units *cu, unit_fill *f, size_t need) {
   f->filled = j;
 }
 
-/* Whether the window's marked units are read after their refresh: with
- * assertions on, control__units_put_back puts every unit back, for the
- * policy's check of the marks (power_alike_ok) against every unit. */
+/* Whether the refresh puts back each unit it leaves unmarked as it marks
+ * it (lazy, control__units_put_inline), so that the window's marked
+ * units are not read after their refresh. */
 static inline bool window_unread(const unit_fill *f) {
-#ifdef NDEBUG
-  return f->lazy;
-#else
-  (void)f;
-  return false;
-#endif
+  return f->lazy && control__units_put_inline();
 }
 
 /* Where unit j (of the last chunk filled) is refreshed. */
@@ -296,23 +313,28 @@ static inline power_unit *unit_at(control_units *cu, const unit_fill *f,
  * (refresh_units cuts the racks joined at the chunks' ends): a stretch
  * over a chunk's end goes on from the next chunk's first unit, which
  * refresh_one finds alike the unit before, as alike_end would.
- * marked_unread: nobody reads a marked unit's base fields (refresh_alike). */
+ * put_now: each unit left unmarked put back as it is marked, and nobody
+ * reads a marked unit's base fields (refresh_alike). */
 static void refresh_direct(control_units *cu, const unit_loads *ls, size_t u0,
                            size_t n, power_unit *p, const gpu_spec *g,
                            double room, double thermal, bool rack_same,
-                           bool marked_unread) {
+                           bool put_now) {
   const bool wide = sim_lanes_wide();
   control_unit_memo *m = &cu->base;
   const double *sm = ls->sm, *mem = ls->mem, *busy = ls->busy;
-  const direct_out o = {cu->alike + u0, cu->n_alike + u0, cu->share + u0,
-                        cu->gpu + u0, marked_unread};
+  const direct_out o = {cu->alike + u0,
+                        cu->n_alike + u0,
+                        cu->share + u0,
+                        cu->gpu + u0,
+                        put_now ? cu->u + u0 : NULL,
+                        &cu->nput};
   base_view b = base_view_of(m);
   uint64_t d = (rack_same ? 0u : 1u) |
                ((sim_bits_at(sm, 0) ^ b.ks) | (sim_bits_at(mem, 0) ^ b.km) |
                 (sim_bits_at(busy, 0) ^ b.kb));
   refresh_one(m, ls, o, 0, p, d, &b, g, room, thermal, false);
   for (size_t k = 1; k < n;) {
-    size_t e = alike_end(sm, mem, busy, p, k, n, wide, false);
+    size_t e = alike_end(sm, mem, busy, p, k, n, wide, false, o.share, b.sh);
     assert(key_is(m, ls, k - 1) && (e == k || key_is(m, ls, e - 1)));
     if (e > k)
       refresh_alike(o, p, &b, k, e);
@@ -373,7 +395,8 @@ static void refresh_parts(control_units *cu, unit_fill *f,
                      sim_same_bits(thermal, m->in.thermal_w);
     power_unit *p = unit_at(cu, f, a);
     if (!by_runs) {
-      refresh_rack(cu, ls, a, z, p, g, room, thermal, rack_same);
+      refresh_rack(cu, ls, a, z, p, g, room, thermal, rack_same,
+                   window_unread(f) ? cu->u : NULL);
       continue;
     }
     const size_t at = q + (a - u);
@@ -427,7 +450,7 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
     refresh_parts(cu, &f, &ls, u, e, by_runs, q, g, room, thermal);
   }
   fill_to(cu, &f, cu->n); /* none left: every unit a rack's */
-  if (f.lazy && cu->n > 0)
+  if (f.lazy && !control__units_put_inline() && cu->n > 0)
     control__units_put_back(cu, f.at, f.filled);
   if (f.lazy && 4 * cu->nput > cu->n) /* short runs: whole for a while */
     cu->lazy_wait = CONTROL_UNITS_LAZY_WAIT;

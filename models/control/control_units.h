@@ -212,20 +212,33 @@ bool control__units_window_ready(control_units *cu);
 
 /* control_units_window.c: the window moved from the chunk of units at ..
  * j - 1 (none where j is 0) to the chunk j .. e - 1, before its fill:
- * the units of the chunk before put back in cu->u where left unmarked
- * (control__units_put_back), its last unit made the unit before (win[0];
+ * the units of the chunk before put back in cu->u where the refresh did
+ * not (control__units_put_back), its last unit made the unit before (win[0];
  * zeros before unit 0), the free GPUs' units of the new chunk given
  * their built worth (from cu->free_at[*free_k] on, *free_k moved past
  * them). */
 void control__units_window_move(control_units *cu, size_t at, size_t j,
                                 size_t e, size_t *free_k);
 
+/* Whether a lazy refresh puts back each unit it leaves unmarked as it
+ * marks it (the refresh's own stores, straight into cu->u: no pass over
+ * the marks to find them again), as without assertions; with them, every
+ * unit is put back a chunk at a time (control__units_put_back), so that
+ * split_from's check of the marks against the units holds them to it. */
+static inline bool control__units_put_inline(void) {
+#ifdef NDEBUG
+  return true;
+#else
+  return false;
+#endif
+}
+
 /* control_units_window.c: units at .. e - 1 of the window (win[1] unit
- * at) put back in cu->u, of each only what a refresh writes (its range's
- * top, demand, activity and worth), where left unmarked: each marked
- * unit stands for the unit before it to whoever reads (lazy); cu->nput
- * counts them. With assertions on, every unit, so that split_from's check
- * of the marks against the units holds them to it. */
+ * at) put back in cu->u, of each what a refresh writes (its range's top,
+ * demand, activity and worth): every unit, where the refresh does not
+ * put back as it marks (control__units_put_inline); each marked unit
+ * stands for the unit before it to whoever reads (lazy); cu->nput counts
+ * those left unmarked. */
 void control__units_put_back(control_units *cu, size_t at, size_t e);
 
 /* Every usable rack's GPUs at their unit's cap, the units' caps at cap

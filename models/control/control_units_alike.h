@@ -35,6 +35,15 @@ static inline sim_u2 four_diff(const double *sm, const double *mem,
          (worth_at(p + k + 2) ^ wc) | (worth_at(p + k + 3) ^ wc);
 }
 
+/* Eight shares from x on at the pair sh2's (its word twice), four
+ * stores of two. */
+static inline void put_eight(double *x, sim_u2 sh2) {
+  sim_u2_put(x, sh2);
+  sim_u2_put(x + 2, sh2);
+  sim_u2_put(x + 4, sh2);
+  sim_u2_put(x + 6, sh2);
+}
+
 #ifdef SIM_LANES_AVX2
 /* Units k and k + 1's worth pairs in one register, xored with wc (the
  * pair twice). */
@@ -50,12 +59,14 @@ worth2_xor(const power_unit *p, size_t k, __m256i wc) {
 /* alike_end's eight a turn, four words a register (AVX2, where the CPU
  * has it): a load and its xor one instruction, the ten registers of two
  * four_diff in six for the loads and four for the worth, so about half
- * the instructions. Returns where the first turn with a difference
- * starts (or the last turn's end): the same k as the two-lane loop. */
+ * the instructions; each turn's eight shares (at sh2) stored once it
+ * passed. Returns where the first turn with a difference starts (or the
+ * last turn's end): the same k as the two-lane loop. */
 __attribute__((target("avx2"))) static size_t
 alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                   const power_unit *p, size_t k, size_t n, uint64_t s,
-                  uint64_t m, uint64_t b, uint64_t w, uint64_t c) {
+                  uint64_t m, uint64_t b, uint64_t w, uint64_t c, double *share,
+                  sim_u2 sh2) {
   const __m256i vs = _mm256_set1_epi64x((long long)s),
                 vm = _mm256_set1_epi64x((long long)m),
                 vb = _mm256_set1_epi64x((long long)b),
@@ -75,6 +86,7 @@ alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                                worth2_xor(p, k + 6, wc))));
     if (!_mm256_testz_si256(d, d))
       break;
+    put_eight(share + k, sh2);
   }
   return k;
 }
@@ -84,9 +96,9 @@ static inline size_t alike_eights_avx2(const double *sm, const double *mem,
                                        const double *busy, const power_unit *p,
                                        size_t k, size_t n, uint64_t s,
                                        uint64_t m, uint64_t b, uint64_t w,
-                                       uint64_t c) {
+                                       uint64_t c, double *share, sim_u2 sh2) {
   (void)sm, (void)mem, (void)busy, (void)p, (void)n;
-  (void)s, (void)m, (void)b, (void)w, (void)c;
+  (void)s, (void)m, (void)b, (void)w, (void)c, (void)share, (void)sh2;
   return k;
 }
 #endif
@@ -100,10 +112,15 @@ static inline size_t alike_eights_avx2(const double *sm, const double *mem,
  * short; none where the stretch goes on from a fill chunk's end, go_on),
  * then eight a turn (two four_diff, one test: the turn's
  * count and the test once for eight units; where wide, through AVX2,
- * alike_eights_avx2), four once, the last few one at a time. */
+ * alike_eights_avx2), four once, the last few one at a time. Each unit
+ * found alike is given the share sh as it is passed (share[j]): the
+ * stores go with the compares, whose loop is bound by its instructions,
+ * where a loop of their own after it waited on the share array's lines,
+ * which have left the cache since the last allocation. */
 static inline size_t alike_end(const double *sm, const double *mem,
                                const double *busy, const power_unit *p,
-                               size_t k, size_t n, bool wide, bool go_on) {
+                               size_t k, size_t n, bool wide, bool go_on,
+                               double *share, double sh) {
   const uint64_t s = sim_bits_at(sm, k - 1), m = sim_bits_at(mem, k - 1),
                  b = sim_bits_at(busy, k - 1), w = sim_bits(p[k - 1].weight),
                  c = sim_bits(p[k - 1].c);
@@ -111,22 +128,34 @@ static inline size_t alike_end(const double *sm, const double *mem,
   (sim_bits_at(sm, j) != s || sim_bits_at(mem, j) != m ||                      \
    sim_bits_at(busy, j) != b || sim_bits(p[j].weight) != w ||                  \
    sim_bits(p[j].c) != c)
-  for (size_t first = go_on ? k : n - k < 8 ? n : k + 8; k < first; k++)
+  for (size_t first = go_on ? k : n - k < 8 ? n : k + 8; k < first; k++) {
     if (UNIT_DIFFERS(k))
       return k;
-  const sim_u2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c};
+    share[k] = sh;
+  }
+  const double shp[2] = {sh, sh};
+  const sim_u2 vs = {s, s}, vm = {m, m}, vb = {b, b}, wc = {w, c},
+               sh2 = sim_u2_at(shp);
   if (wide)
-    k = alike_eights_avx2(sm, mem, busy, p, k, n, s, m, b, w, c);
+    k = alike_eights_avx2(sm, mem, busy, p, k, n, s, m, b, w, c, share, sh2);
   else
-    for (; k + 8 <= n; k += 8)
+    for (; k + 8 <= n; k += 8) {
       if (!sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc) |
                        four_diff(sm, mem, busy, p, k + 4, vs, vm, vb, wc)))
         break;
-  if (k + 4 <= n && sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc)))
+      put_eight(share + k, sh2);
+    }
+  if (k + 4 <= n &&
+      sim_u2_zero(four_diff(sm, mem, busy, p, k, vs, vm, vb, wc))) {
+    sim_u2_put(share + k, sh2);
+    sim_u2_put(share + k + 2, sh2);
     k += 4;
-  for (; k < n; k++)
+  }
+  for (; k < n; k++) {
     if (UNIT_DIFFERS(k))
       break;
+    share[k] = sh;
+  }
 #undef UNIT_DIFFERS
   return k;
 }
@@ -142,13 +171,17 @@ typedef struct base_view {
 /* Where refresh_direct writes, from a rack's first unit on (its units'
  * marks and shares, the GPUs they were made from), in locals: a store to
  * a unit might otherwise be to control_units', so each would be read
- * again every unit. */
+ * again every unit. put: where the lazy refresh puts back a unit left
+ * unmarked as it marks it (cu->u from the rack's first unit on), NULL
+ * where it does not (not lazy, or with assertions on: then every unit is
+ * put back a chunk at a time, control__units_put_back); nput counts them. */
 typedef struct direct_out {
   uint8_t *alike;
   const uint8_t *n_alike;
   double *share;
   const uint32_t *gpu;
-  bool marked_unread; /* a marked unit's hi, demand, activity: unread */
+  power_unit *put;
+  size_t *nput;
 } direct_out;
 
 _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
@@ -160,27 +193,46 @@ static inline void store_base(power_unit *p, sim_u2 hd, double act) {
   p->activity = act;
 }
 
-/* The base's fields of units k .. e - 1 of a stretch that its marks
- * leave unmarked (n_alike 0: as many GPUs as the unit before, not), the
- * zeros memchr finds. */
-static void unmarked_fields(const uint8_t *n_alike, power_unit *p, sim_u2 hd,
-                            double act, size_t k, size_t e) {
-  for (const uint8_t *z; k < e && (z = memchr(n_alike + k, 0, e - k)) != NULL;
-       k++) {
-    k = (size_t)(z - n_alike);
-    store_base(p + k, hd, act);
+/* Unit p, left unmarked, put back at to: what a refresh writes of it,
+ * its range's top and demand (hd), activity and the worth the fill gave
+ * it (class, priority, weight, c). */
+static inline void put_unit_now(power_unit *to, const power_unit *p, sim_u2 hd,
+                                double act) {
+  store_base(to, hd, act);
+  to->cls = p->cls;
+  to->priority = p->priority;
+  to->weight = p->weight;
+  to->c = p->c;
+}
+
+/* Units k .. e - 1 of a stretch that its marks leave unmarked (n_alike
+ * 0: as many GPUs as the unit before, not) put back with the base's
+ * fields (o.put): a zero next to the last taken at once (a training
+ * job's stages, each of its own GPU count, are such a stretch of
+ * zeros), the next after ones found by memchr. */
+static void unmarked_put(direct_out o, const power_unit *p, sim_u2 hd,
+                         double act, size_t k, size_t e) {
+  for (; k < e; k++) {
+    if (o.n_alike[k] != 0) {
+      const uint8_t *z = memchr(o.n_alike + k, 0, e - k);
+      if (z == NULL)
+        return;
+      k = (size_t)(z - o.n_alike);
+    }
+    put_unit_now(o.put + k, p + k, hd, act);
+    ++*o.nput;
   }
 }
 
-/* Units k .. e - 1 of alike_end's stretch refreshed: the base's fields
- * and share stored (hi and demand as one pair, the shares of four units
- * as two), each marked as its GPU count says (refresh_one with d and dw
- * 0, without the compares). Where a marked unit's fields are unread
- * (o.marked_unread: the lazy refresh's window, whose marked units
- * control__units_put_back leaves; refresh_one and alike_end read a unit
- * before's worth alone), only the unmarked units' are stored: at
- * bench-10k's fluid tick three stores a unit for some 2,200 units, into
- * a window nobody reads them from. */
+/* Units k .. e - 1 of alike_end's stretch refreshed (their shares
+ * alike_end's): the base's fields stored (hi and demand as one pair),
+ * each marked as its GPU count says (refresh_one with d and dw 0,
+ * without the compares). Where the lazy refresh puts back as it
+ * marks (o.put), a marked unit's fields are unread (refresh_one and
+ * alike_end read a unit before's worth alone): only the unmarked units'
+ * are stored, straight into the units (at bench-10k's fluid tick three
+ * stores a unit for some 2,200 units, into a window nobody reads them
+ * from, saved). */
 static inline void refresh_alike(direct_out o, power_unit *p,
                                  const base_view *b, size_t k, size_t e) {
   if (e - k >= 16) /* a call, where the bytes one at a time cost 5 each */
@@ -188,31 +240,21 @@ static inline void refresh_alike(direct_out o, power_unit *p,
   else
     for (size_t j = k; j < e; j++)
       o.alike[j] = o.n_alike[j];
-  const double hd[2] = {b->hi, b->demand}, sh[2] = {b->sh, b->sh};
-  const sim_u2 hd2 = sim_u2_at(hd), sh2 = sim_u2_at(sh);
+  const double hd[2] = {b->hi, b->demand};
+  const sim_u2 hd2 = sim_u2_at(hd);
   const double act = b->act;
-  if (o.marked_unread) {
-    unmarked_fields(o.n_alike, p, hd2, act, k, e);
-    for (; k + 4 <= e; k += 4) {
-      sim_u2_put(o.share + k, sh2);
-      sim_u2_put(o.share + k + 2, sh2);
-    }
-    for (; k < e; k++)
-      o.share[k] = b->sh;
+  if (o.put != NULL) {
+    unmarked_put(o, p, hd2, act, k, e);
     return;
   }
-  for (; k + 4 <= e; k += 4) { /* the shares two a store */
+  for (; k + 4 <= e; k += 4) { /* four a turn: the request level's path */
     store_base(p + k, hd2, act);
     store_base(p + k + 1, hd2, act);
     store_base(p + k + 2, hd2, act);
     store_base(p + k + 3, hd2, act);
-    sim_u2_put(o.share + k, sh2);
-    sim_u2_put(o.share + k + 2, sh2);
   }
-  for (; k < e; k++) {
+  for (; k < e; k++)
     store_base(p + k, hd2, act);
-    o.share[k] = b->sh;
-  }
 }
 
 #endif

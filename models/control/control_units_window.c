@@ -8,7 +8,6 @@
 #include "control_units.h"
 
 #include <assert.h>
-#include <string.h>
 
 #include "power.h"
 #include "vec.h"
@@ -68,30 +67,18 @@ static inline void put_unit(power_unit *to, const power_unit *from) {
 
 void control__units_put_back(control_units *cu, size_t at, size_t e) {
   const power_unit *w = cu->win + 1; /* w[j - at]: unit j's */
-#ifdef NDEBUG
-  const uint8_t *alike = cu->alike;
-  for (size_t j = at; j < e; j++) {
-    /* the next unmarked unit: at fluid level some 70 of 2,245 */
-    const uint8_t *z = memchr(alike + j, 0, e - j);
-    if (z == NULL)
-      break;
-    j = (size_t)(z - alike);
-    put_unit(&cu->u[j], &w[j - at]);
-    cu->nput++;
-  }
-#else
   for (size_t j = at; j < e; j++) {
     put_unit(&cu->u[j], &w[j - at]);
     cu->nput += cu->alike[j] == 0;
   }
-#endif
 }
 
 void control__units_window_move(control_units *cu, size_t at, size_t j,
                                 size_t e, size_t *free_k) {
   power_unit *w = cu->win;
   if (j > 0) {
-    control__units_put_back(cu, at, j);
+    if (!control__units_put_inline())
+      control__units_put_back(cu, at, j);
     w[0] = w[j - at]; /* the chunk's last unit, the next one's before */
   } else
     w[0] = (power_unit){0}; /* as u[-1] */

@@ -82,26 +82,51 @@ static void give_rack_load(factory *f, uint32_t r, gpu_load l) {
     rack_set_run_load(fl, f->free_runs[k], l);
 }
 
+/* Every rack's noise a step on, group by group (rack_fleet_create lays
+ * the racks out so). A group without noise (its kick 0: bench-10k's) is
+ * skipped: its racks' noise started at 0 and x rho + 0 N(0, 1) keeps it
+ * there (load.h), and each rack's stream feeds its noise alone. */
+static void step_noise(factory *f) {
+  const rack_fleet *fl = f->fleet;
+  uint32_t r = 0;
+  for (size_t g = 0; g < fl->ngroups; g++) {
+    const load_noise *n = &f->noise_of[g];
+    uint32_t end = r + (uint32_t)fl->groups[g].count;
+    assert(end <= fl->nracks && (r == end || fl->group[end - 1] == g));
+    for (; n->kick != 0 && r < end; r++)
+      f->noise[r] = load_noise_step(n, f->noise[r], f->noise_rng[r]);
+    for (; r < end; r++)
+      assert(f->noise[r] == 0);
+  }
+}
+
+/* The load of rack r at its group's pattern (level) plus its noise. */
+static gpu_load rack_load_now(const factory *f, uint32_t r) {
+  double a = f->level_of[f->fleet->group[r]] + f->noise[r];
+  return gpu_load_level(a < 0 ? 0 : a > 1 ? 1 : a);
+}
+
 /* Moves every rack's activity to its group's pattern at now plus the
- * rack's own noise, and gives it to the rack's GPUs. */
+ * rack's own noise, and gives it to the rack's GPUs: with the runs
+ * fresh, to the racks with free runs alone, found from their list (at
+ * bench-10k's, 2 racks of 142), the same loads in the same order. */
 static void move_load(factory *f, sim_time now) {
   rack_fleet *fl = f->fleet;
   double t = sim_time_to_s(now);
   /* The pattern is the group's: worked out once per group, not per rack. */
   for (size_t g = 0; g < f->cfg->nracks; g++)
     f->level_of[g] = load_level(&f->cfg->racks[g].load, t);
-  bool fresh = rack_fleet_runs_fresh(fl);
-  if (fresh)
-    list_free_runs(f);
-  for (uint32_t r = 0; r < fl->nracks; r++) {
-    uint32_t g = fl->group[r];
-    f->noise[r] =
-        load_noise_step(&f->noise_of[g], f->noise[r], f->noise_rng[r]);
-    if (fresh && f->free_run0[r] == f->free_run0[r + 1])
-      continue; /* no free GPU to take it (most racks, at bench-10k's) */
-    double a = f->level_of[g] + f->noise[r];
-    a = a < 0 ? 0 : a > 1 ? 1 : a;
-    give_rack_load(f, r, gpu_load_level(a));
+  step_noise(f);
+  if (!rack_fleet_runs_fresh(fl)) {
+    for (uint32_t r = 0; r < fl->nracks; r++)
+      give_rack_load(f, r, rack_load_now(f, r));
+    return;
+  }
+  list_free_runs(f);
+  for (uint32_t k = 0; k < f->free_run0[fl->nracks];) {
+    uint32_t r = fl->run_rack[f->free_runs[k]];
+    give_rack_load(f, r, rack_load_now(f, r));
+    k = f->free_run0[r + 1];
   }
 }
 

@@ -5,7 +5,8 @@
  * loads (and a thermal cap) moved are those built anew on the same state,
  * every field, share and mark of alike, to the bit. The racks are laid
  * out every way of a table next to every other (a GPU a slot, blocks of
- * 8, a slot and the free GPUs: direct; two slots by turns: not), and the
+ * 8, blocks growing by one, a slot and the free GPUs: direct; two slots
+ * by turns: not), and the
  * loads move every way of another (none, every unit, one in a rack's
  * middle, every other pair, rack by rack, a thermal cap with the loads
  * held), the worth with them or not: long stretches of units alike in
@@ -43,12 +44,22 @@ typedef struct layout {
 static uint32_t own_slot(uint32_t i) { return i; }
 static uint32_t two_slots(uint32_t i) { return i % 2; }
 static uint32_t blocks_of_8(uint32_t i) { return i / 8; }
+/* Blocks of 1, 2, 3, ... GPUs: every unit's GPU count unlike the unit
+ * before's, so a stretch of units alike in load and worth is a stretch
+ * of units left unmarked, each put back. */
+static uint32_t growing(uint32_t i) {
+  uint32_t k = 0;
+  while ((k + 1) * (k + 2) / 2 <= i)
+    k++;
+  return k;
+}
 static uint32_t half_free(uint32_t i) {
   return i < 36 ? 0 : CONTROL_UNITS_FREE;
 }
 
 static const layout layouts[] = {{"a GPU a slot", own_slot},
                                  {"blocks of 8", blocks_of_8},
+                                 {"blocks growing by one", growing},
                                  {"a slot and the free GPUs", half_free},
                                  {"two slots by turns", two_slots}};
 

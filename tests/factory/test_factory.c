@@ -126,6 +126,30 @@ static void constant_load_gives_analytic_power(void **state) {
   run_free(&r);
 }
 
+/* A group without noise keeps its racks at its level while the next
+ * group's noise moves each of its racks on its own stream (the noise is
+ * stepped group by group, a noiseless group skipped: factory.c). */
+static void noise_moves_only_its_groups_racks(void **state) {
+  (void)state;
+  static const char *const sets[] = {"power.cap=10 MW",
+                                     "racks.0.load={level: 60%, noise: 0}",
+                                     "racks.1.load={level: 60%, noise: 10%}"};
+  run r;
+  run_scenario(&r, base, sets, 3);
+  size_t rows, w;
+  const double *act = test_column(&r, "racks", "activity", &rows, &w);
+  assert_int_equal(w, 3);
+  bool moved[3] = {false, false, false};
+  for (size_t i = 0; i < rows; i++) {
+    assert_close(act[i * w], 0.6, 1e-12, 0);
+    for (size_t k = 1; k < w; k++)
+      moved[k] = moved[k] || fabs(act[i * w + k] - 0.6) > 1e-6;
+    assert_true(act[i * w + 1] != act[i * w + 2]);
+  }
+  assert_true(moved[1] && moved[2]);
+  run_free(&r);
+}
+
 /* A DR cut: the cap column shows it, the static split follows it, and the
  * facility stays under it; a cut below the fleet's floor is counted as a
  * violation, never hidden. */
@@ -638,6 +662,7 @@ int main(void) {
   TEST_ADD(tests, n, books_balance_and_cap_holds);
   TEST_ADD(tests, n, every_number_has_an_upper_bound);
   TEST_ADD(tests, n, constant_load_gives_analytic_power);
+  TEST_ADD(tests, n, noise_moves_only_its_groups_racks);
   TEST_ADD(tests, n, same_seed_same_bits_other_seed_differs);
   TEST_ADD(tests, n, dr_cut_is_held_or_reported);
   TEST_ADD(tests, n, constant_signals_give_exact_books);
