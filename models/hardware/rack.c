@@ -75,6 +75,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
   sim_free(f->alloc, f->phi_memo);
+  sim_free(f->alloc, f->phi_gate);
   sim_free(f->alloc, f->phi_sum);
   sim_free(f->alloc, f->cap_sum);
   sim_free(f->alloc, f->sample_kept);
@@ -262,6 +263,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   f->ngroups = ngroups;
   if (!alloc_arrays(f, ngroups) ||
       (f->phi_memo = phi_memo_create(alloc, f->n)) == NULL ||
+      (f->phi_gate = sim_calloc(alloc, 1, sizeof *f->phi_gate)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
@@ -423,7 +425,7 @@ static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
   rack_phi_memo *m = rack__memo_slot(f, type, cap, l);
-  if (!rack__memo_is(m, type, cap, l))
+  if (!rack__memo_hit(f, m, type, cap, l))
     *m = (rack_phi_memo){cap,
                          l.sm,
                          l.mem,

@@ -122,6 +122,9 @@ typedef struct rack_fleet {
    * direct-mapped cache; NULL: none). The GPUs of a replica, a stage or a
    * service in the fluid mode share all three, so most reads are hits. */
   struct rack_phi_memo *phi_memo;
+  /* Whether the cache is read at all (rack_internal.h's rack_phi_gate):
+   * its reads, not its answers, are what it changes. */
+  struct rack_phi_gate *phi_gate;
   /* The last clock summed over a rack from 0 (rack_fleet_rack_phi_sum):
    * phi added n times made sum; cap_sum the same for a cap (phi the cap:
    * rack_fleet_rack_caps_added from 0). n 0 at creation: none. */

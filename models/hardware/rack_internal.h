@@ -157,6 +157,47 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
   return gpus > 4096 ? 14 : 12;
 }
 
+/* Whether the cache is worth reading. Its table is larger than the
+ * caches of the CPU and a tick asks it about twenty times, so each read
+ * waits on memory (perf of bench-10k's fluid day: 84% of
+ * rack__run_phi_remember's samples on the slot's first compare, about
+ * 110 ns a read), where a solve costs about 200 ns: a read pays where
+ * more than about half of them hit. The fluid day's hit about one in
+ * five (the request level's at its peak, one in thirty): there the reads
+ * are skipped, and one lookup in RACK_PHI_SAMPLE reads still, to see
+ * whether hits came back. A skipped read is taken as a miss: the clock
+ * solved, the same bits, and written to its entry as a miss is, so the
+ * cache stays filled with exact answers for when the reads come back
+ * (a store does not wait on memory as a read does). Decided every
+ * RACK_PHI_WINDOW reads: skip while fewer than half of them hit. */
+typedef struct rack_phi_gate {
+  uint32_t seen, hits; /* this window's reads, and their hits */
+  uint32_t passed;     /* lookups not read since the last one read */
+  bool skip;
+} rack_phi_gate;
+
+#define RACK_PHI_WINDOW 64
+#define RACK_PHI_SAMPLE 8
+
+/* Whether this lookup reads the cache (then rack__phi_read_was). */
+static inline bool rack__phi_reads(rack_phi_gate *g) {
+  if (!g->skip)
+    return true;
+  if (++g->passed < RACK_PHI_SAMPLE)
+    return false;
+  g->passed = 0;
+  return true;
+}
+
+/* A read's outcome counted; the window's end decides the next. */
+static inline void rack__phi_read_was(rack_phi_gate *g, bool hit) {
+  g->hits += hit;
+  if (++g->seen < RACK_PHI_WINDOW)
+    return;
+  g->skip = 2 * g->hits < g->seen;
+  g->seen = g->hits = 0;
+}
+
 /* Same to the bit (a NaN is like itself; -0 and 0 differ: a miss). */
 static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
                                  double cap, gpu_load l) {
@@ -164,6 +205,17 @@ static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
          sim_bits(m->sm) == sim_bits(l.sm) &&
          sim_bits(m->mem) == sim_bits(l.mem) &&
          sim_bits(m->busy) == sim_bits(l.busy);
+}
+
+/* The cache's entry e (rack__memo_slot) read, if the gate reads it,
+ * for type, cap and load: whether it holds their clock. */
+static inline bool rack__memo_hit(const rack_fleet *f, const rack_phi_memo *e,
+                                  uint32_t type, double cap, gpu_load l) {
+  if (!rack__phi_reads(f->phi_gate))
+    return false;
+  bool hit = rack__memo_is(e, type, cap, l);
+  rack__phi_read_was(f->phi_gate, hit);
+  return hit;
 }
 
 /* The cache's entry for a type, cap and load. */

@@ -32,7 +32,7 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     gpu_load lj = rack_run_load(f, q + j);
     rack_phi_memo *e =
         f->phi_memo != NULL ? rack__memo_slot(f, t, c, lj) : NULL;
-    if (e != NULL && rack__memo_is(e, t, c, lj)) {
+    if (e != NULL && rack__memo_hit(f, e, t, c, lj)) {
       phi[j] = e->phi;
     } else {
       m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
