@@ -170,14 +170,24 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * cache stays filled with exact answers for when the reads come back
  * (a store does not wait on memory as a read does). Decided every
  * RACK_PHI_WINDOW reads: skip while fewer than half of them hit. */
+#define RACK_PHI_WINDOW 64
+#define RACK_PHI_SAMPLE 8
+
+/* In front of the cache, the clocks of the last keys found or solved,
+ * RACK_PHI_RECENT of them by the same hash (direct-mapped: 3 KB, which
+ * the tick's twenty lookups keep near the CPU): read before the cache,
+ * gate or none. Of the fluid day's hits most are a key asked again
+ * within a few ticks (about seven in ten within its own tick), which the
+ * gate's skipped reads would otherwise solve again. */
+#define RACK_PHI_RECENT_BITS 6
+#define RACK_PHI_RECENT (1u << RACK_PHI_RECENT_BITS)
+
 typedef struct rack_phi_gate {
   uint32_t seen, hits; /* this window's reads, and their hits */
   uint32_t passed;     /* lookups not read since the last one read */
   bool skip;
+  rack_phi_memo recent[RACK_PHI_RECENT]; /* type UINT32_MAX: empty */
 } rack_phi_gate;
-
-#define RACK_PHI_WINDOW 64
-#define RACK_PHI_SAMPLE 8
 
 /* Whether this lookup reads the cache (then rack__phi_read_was). */
 static inline bool rack__phi_reads(rack_phi_gate *g) {
@@ -207,8 +217,8 @@ static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
          sim_bits(m->busy) == sim_bits(l.busy);
 }
 
-/* The cache's entry e (rack__memo_slot) read, if the gate reads it,
- * for type, cap and load: whether it holds their clock. */
+/* The cache's entry e read, if the gate reads it, for type, cap and
+ * load: whether it holds their clock. */
 static inline bool rack__memo_hit(const rack_fleet *f, const rack_phi_memo *e,
                                   uint32_t type, double cap, gpu_load l) {
   if (!rack__phi_reads(f->phi_gate))
@@ -218,16 +228,39 @@ static inline bool rack__memo_hit(const rack_fleet *f, const rack_phi_memo *e,
   return hit;
 }
 
-/* The cache's entry for a type, cap and load. */
-static inline rack_phi_memo *rack__memo_slot(const rack_fleet *f, uint32_t type,
-                                             double cap, gpu_load l) {
+/* A type, cap and load hashed: the cache's entry is the top
+ * rack__phi_memo_bits bits, the recent one's the top six. */
+static inline uint64_t rack__memo_hash(uint32_t type, double cap, gpu_load l) {
   uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
                (sim_bits(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
                (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
                (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
   h ^= h >> 29;
-  return &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >>
-                      (64 - rack__phi_memo_bits(f->n))];
+  return h * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The clock of type, cap and load looked for: in its recent entry, then
+ * (if the gate reads it) in the cache's, which a hit copies to the
+ * recent one. at[0] the recent entry, at[1] the cache's: true, the
+ * clock is at[0]->phi; false, the solve goes to both (rack__memo_keep). */
+static inline bool rack__memo_find(const rack_fleet *f, uint32_t type,
+                                   double cap, gpu_load l, rack_phi_memo *at[2]) {
+  uint64_t h = rack__memo_hash(type, cap, l);
+  at[0] = &f->phi_gate->recent[h >> (64 - RACK_PHI_RECENT_BITS)];
+  at[1] = &f->phi_memo[h >> (64 - rack__phi_memo_bits(f->n))];
+  if (rack__memo_is(at[0], type, cap, l))
+    return true;
+  if (!rack__memo_hit(f, at[1], type, cap, l))
+    return false;
+  *at[0] = *at[1];
+  return true;
+}
+
+/* A clock solved, kept where rack__memo_find looked (at). */
+static inline void rack__memo_keep(rack_phi_memo *const at[2], uint32_t type,
+                                   double cap, gpu_load l, double phi) {
+  *at[1] = (rack_phi_memo){cap, l.sm, l.mem, l.busy, phi, type};
+  *at[0] = *at[1];
 }
 
 #endif

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 /* A stretch's misses: their caps, loads, places in the stretch and
- * cache entries (NULL: no cache). */
+ * entries, recent and the cache's (rack__memo_find's; no cache: none). */
 typedef struct runs_misses {
   double cap[RACK_RUNS_BATCH];
   gpu_load l[RACK_RUNS_BATCH];
   uint32_t at[RACK_RUNS_BATCH];
-  rack_phi_memo *slot[RACK_RUNS_BATCH];
+  rack_phi_memo *slot[RACK_RUNS_BATCH][2];
   uint32_t n;
 } runs_misses;
 
@@ -30,13 +30,13 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     assert(f->run_type[q + j] == t);
     double c = rack_run_cap_w(f, q + j, rack[j]);
     gpu_load lj = rack_run_load(f, q + j);
-    rack_phi_memo *e =
-        f->phi_memo != NULL ? rack__memo_slot(f, t, c, lj) : NULL;
-    if (e != NULL && rack__memo_hit(f, e, t, c, lj)) {
-      phi[j] = e->phi;
+    rack_phi_memo **e = m.slot[m.n];
+    if (f->phi_memo != NULL && rack__memo_find(f, t, c, lj, e)) {
+      phi[j] = e[0]->phi;
     } else {
-      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
-      m.slot[m.n++] = e;
+      if (f->phi_memo == NULL)
+        e[0] = e[1] = NULL;
+      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n++] = j;
     }
   }
   if (m.n == 1) /* no lanes to fill */
@@ -45,9 +45,8 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     gpu_load_clocks_under_caps(f->types[t], m.n, m.cap, m.l, solved);
   for (uint32_t i = 0; i < m.n; i++) { /* in order, as one by one */
     phi[m.at[i]] = solved[i];
-    if (m.slot[i] != NULL)
-      *m.slot[i] = (rack_phi_memo){m.cap[i],    m.l[i].sm, m.l[i].mem,
-                                   m.l[i].busy, solved[i], t};
+    if (m.slot[i][0] != NULL)
+      rack__memo_keep(m.slot[i], t, m.cap[i], m.l[i], solved[i]);
   }
   gpu_load ln = rack_run_load(f, q + n - 1);
   *last = (rack_phi_last){rack_run_cap_w(f, q + n - 1, rack[n - 1]),

@@ -7,7 +7,9 @@
  * cache's reads (rack_internal.h rack_phi_gate): skipping while fewer
  * than half of a window's reads hit, one lookup in RACK_PHI_SAMPLE read
  * while it skips, and a fleet whose reads are skipped giving the same
- * clocks as one that reads every time, its entries exact answers. */
+ * clocks as one that reads every time, its entries exact answers; the
+ * recent entries in front of the cache answering a key asked again
+ * without a read of it. */
 #include "test_util.h"
 
 #include <math.h>
@@ -155,12 +157,13 @@ static void gate_decides_by_window(void **state) {
   assert_int_equal(g.hits, 0);
 }
 
-/* Every entry of f's cache an exact answer: the solve of its key, to
- * the bit. Returns how many entries are filled. */
-static size_t cache_exact(const rack_fleet *f) {
-  size_t n = (size_t)1 << rack__phi_memo_bits(f->n), filled = 0;
+/* Every entry of n an exact answer: the solve of its key, to the bit.
+ * Returns how many entries are filled. */
+static size_t entries_exact(const rack_fleet *f, const rack_phi_memo *m,
+                            size_t n) {
+  size_t filled = 0;
   for (size_t k = 0; k < n; k++) {
-    const rack_phi_memo *e = &f->phi_memo[k];
+    const rack_phi_memo *e = &m[k];
     if (e->type == UINT32_MAX)
       continue;
     gpu_load l = {e->sm, e->mem, e->busy};
@@ -170,6 +173,47 @@ static size_t cache_exact(const rack_fleet *f) {
     filled++;
   }
   return filled;
+}
+
+/* Every entry of f's cache and of its recent ones exact; how many of the
+ * cache's are filled. */
+static size_t cache_exact(const rack_fleet *f) {
+  entries_exact(f, f->phi_gate->recent, RACK_PHI_RECENT);
+  return entries_exact(f, f->phi_memo, (size_t)1 << rack__phi_memo_bits(f->n));
+}
+
+/* Keys asked again: while its recent entry holds it, a key's clock is
+ * that entry's and the cache is not read (the gate counts no read); a
+ * key found in the cache is copied to its recent entry. */
+static void recent_keys_read_no_cache(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  unsigned seed = 3;
+  for (int k = 0; k < 200; k++) {
+    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
+                  rack_fixture_uniform(&seed)};
+    double cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
+    double want = gpu_load_clock_under_cap(g, cap, l);
+    *f->phi_gate = (rack_phi_gate){.recent = {{0}}};
+    for (size_t e = 0; e < RACK_PHI_RECENT; e++)
+      f->phi_gate->recent[e].type = UINT32_MAX;
+    double first = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 1); /* read: a miss, solved */
+    assert_int_equal(f->phi_gate->hits, 0);
+    double again = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 1); /* its recent entry's */
+    for (size_t e = 0; e < RACK_PHI_RECENT; e++)
+      f->phi_gate->recent[e].type = UINT32_MAX;
+    double cached = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->hits, 1); /* the cache's, read */
+    double recent = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 2);
+    double got[4] = {first, again, cached, recent};
+    for (int j = 0; j < 4; j++)
+      assert_memory_equal(&got[j], &want, sizeof want);
+  }
+  rack_fleet_destroy(f);
 }
 
 /* Two fleets of the same runs asked the same clocks, one by one and a
@@ -194,8 +238,7 @@ static void skipped_reads_same_clocks(void **state) {
       double phi[2][RACK_RUNS_BATCH];
       uint32_t n = 1 + q % 5 > f[0]->nruns - q ? f[0]->nruns - q : 1 + q % 5;
       for (int k = 0; k < 2; k++) {
-        *f[k]->phi_gate = (rack_phi_gate){.skip = k == 1,
-                                          .passed = f[k]->phi_gate->passed};
+        f[k]->phi_gate->skip = k == 1;
         rack_phi_last last = {.type = RACK_PHI_NONE};
         if (n == 1)
           phi[k][0] = rack__run_phi_remember(f[k], q, f[k]->run_rack[q], &last);
@@ -219,6 +262,7 @@ int main(void) {
   TEST_ROWS(tests, n, runs_clocks_are_the_solves, phi_rows);
   TEST_ROWS(tests, n, gate_decides_by_window, gate_rows);
   TEST_ADD(tests, n, skipped_reads_same_clocks);
+  TEST_ADD(tests, n, recent_keys_read_no_cache);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
 }
