@@ -531,4 +531,9 @@ static inline bool rack_fleet_rack_usable(const rack_fleet *f, uint32_t r) {
  * (for a system's racks, its parts and fans with the GPUs at TDP). */
 double rack_fleet_other_max_w(const rack_fleet *f);
 
+/* x, a value a rack, summed into sum, a value a group (ngroups): each
+ * group's sum from +0, its racks' values added in the racks' order (the
+ * adds of sum[group[r]] += x[r], the same bits). */
+void rack_fleet_group_sums(const rack_fleet *f, const double *x, double *sum);
+
 #endif
