@@ -256,11 +256,16 @@ static inline bool rack__memo_find(const rack_fleet *f, uint32_t type,
   return true;
 }
 
-/* A clock solved, kept where rack__memo_find looked (at). */
+/* A clock solved, kept where rack__memo_find looked (at): both entries
+ * stored from the same registers. Copied from the cache's entry, the
+ * recent one's load of the words the stores had just left there waited
+ * for the entry's line from memory (half of slot_phi's samples in the
+ * fluid day, where LTO puts the lookup in line). */
 static inline void rack__memo_keep(rack_phi_memo *const at[2], uint32_t type,
                                    double cap, gpu_load l, double phi) {
-  *at[1] = (rack_phi_memo){cap, l.sm, l.mem, l.busy, phi, type};
-  *at[0] = *at[1];
+  rack_phi_memo e = {cap, l.sm, l.mem, l.busy, phi, type};
+  *at[0] = e;
+  *at[1] = e;
 }
 
 #endif
