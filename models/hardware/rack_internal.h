@@ -90,7 +90,8 @@ typedef struct rack__run_eval {
  * stack in sixteen-byte moves that loaded words just stored in parts
  * (the store not forwarded: about a tenth of rack_pass's samples in the
  * fluid day, at its copy back). */
-static inline void rack__eval_copy(rack__run_eval *to, const rack__run_eval *e) {
+static inline void rack__eval_copy(rack__run_eval *to,
+                                   const rack__run_eval *e) {
   to->cap = e->cap;
   to->sm = e->sm;
   to->mem = e->mem;
@@ -262,7 +263,8 @@ static inline uint64_t rack__memo_hash(uint32_t type, double cap, gpu_load l) {
  * recent one. at[0] the recent entry, at[1] the cache's: true, the
  * clock is at[0]->phi; false, the solve goes to both (rack__memo_keep). */
 static inline bool rack__memo_find(const rack_fleet *f, uint32_t type,
-                                   double cap, gpu_load l, rack_phi_memo *at[2]) {
+                                   double cap, gpu_load l,
+                                   rack_phi_memo *at[2]) {
   uint64_t h = rack__memo_hash(type, cap, l);
   at[0] = &f->phi_gate->recent[h >> (64 - RACK_PHI_RECENT_BITS)];
   at[1] = &f->phi_memo[h >> (64 - rack__phi_memo_bits(f->n))];

@@ -440,8 +440,8 @@ memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
  * compound literal, GCC built the memo on the stack and copied it in
  * sixteen-byte moves, two of which loaded words just stored in parts:
  * stores not forwarded, about 8% of update_all_wide's samples). */
-static inline void memo_put(rack__rack_memo *m, const rack_fleet *f,
-                            uint32_t r, const rack__run_eval *e) {
+static inline void memo_put(rack__rack_memo *m, const rack_fleet *f, uint32_t r,
+                            const rack__run_eval *e) {
   rack__eval_copy(&m->e, e);
   m->held = f->throttled[r];
   m->other_idle = sim_bits_at(f->other_idle_w, r);
@@ -488,8 +488,8 @@ static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
      * read (gpu_run is per GPU, 40 KB at bench-10k, and its line was
      * mostly out of the first-level cache: about a tenth of rack_pass's
      * samples, at racks of one server). */
-    uint32_t qend = i + per >= end ? f->rack_run[r + 1]
-                                   : f->gpu_run[i + per - 1] + 1;
+    uint32_t qend =
+        i + per >= end ? f->rack_run[r + 1] : f->gpu_run[i + per - 1] + 1;
     if (alike) /* every run at *ps.last (runs_all_at): none compared */
       server_runs(f, qend, &ps, &gpu, &act, true);
     else

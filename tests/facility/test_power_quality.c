@@ -280,8 +280,7 @@ static void ref_ramps(const ramp_ref *r, size_t k, double *up, double *down) {
   for (size_t j = 0; j < r->n; j++)
     for (int shift = 0; shift <= 2; shift++) {
       double x = r->t[j] + shift * len;
-      if (x <= r->t[0] || x > r->t[r->n - 1] ||
-          x - 2 * len < r->t[0] - 1e-9)
+      if (x <= r->t[0] || x > r->t[r->n - 1] || x - 2 * len < r->t[0] - 1e-9)
         continue;
       double e0 = ref_energy(r, x - 2 * len), e1 = ref_energy(r, x - len);
       double d = ((ref_energy(r, x) - e1) - (e1 - e0)) / (len * len);

@@ -149,9 +149,8 @@ static void gate_decides_by_window(void **state) {
     assert_true(g.skip == row->skip_before);
     rack__phi_read_was(&g, k < row->hits);
   }
-  assert_int_equal(lookups, RACK_PHI_WINDOW * (row->skip_before
-                                                   ? RACK_PHI_SAMPLE
-                                                   : 1));
+  assert_int_equal(lookups,
+                   RACK_PHI_WINDOW * (row->skip_before ? RACK_PHI_SAMPLE : 1));
   assert_true(g.skip == row->skip_after);
   assert_int_equal(g.seen, 0);
   assert_int_equal(g.hits, 0);
@@ -193,7 +192,8 @@ static void recent_keys_read_no_cache(void **state) {
   for (int k = 0; k < 200; k++) {
     gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
                   rack_fixture_uniform(&seed)};
-    double cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
+    double cap =
+        g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
     double want = gpu_load_clock_under_cap(g, cap, l);
     *f->phi_gate = (rack_phi_gate){.recent = {{0}}};
     for (size_t e = 0; e < RACK_PHI_RECENT; e++)

@@ -473,9 +473,9 @@ static void group_sums_rack_by_rack(void **state) {
   for (int round = 0; round < 50; round++) {
     double x[6], want[2] = {0, 0}, got[2] = {NAN, NAN};
     for (int r = 0; r < 6; r++) {
-      x[r] = c->negative_zero && r % 2 ? -0.0
-                                       : ldexp(rack_fixture_uniform(&seed),
-                                               (int)(seed % 60) - 30);
+      x[r] = c->negative_zero && r % 2
+                 ? -0.0
+                 : ldexp(rack_fixture_uniform(&seed), (int)(seed % 60) - 30);
       want[c->group[r]] += x[r];
     }
     rack_fleet_group_sums(f, x, got);
