@@ -197,7 +197,8 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * the tick's twenty lookups keep near the CPU): read before the cache,
  * gate or none. Of the fluid day's hits most are a key asked again
  * within a few ticks (about seven in ten within its own tick), which the
- * gate's skipped reads would otherwise solve again. */
+ * gate's skipped reads would otherwise solve again. One-by-one lookups
+ * only (rack_phi.c says why). */
 #define RACK_PHI_RECENT_BITS 6
 #define RACK_PHI_RECENT (1u << RACK_PHI_RECENT_BITS)
 
@@ -256,6 +257,13 @@ static inline uint64_t rack__memo_hash(uint32_t type, double cap, gpu_load l) {
                (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
   h ^= h >> 29;
   return h * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The cache's entry for a type, cap and load. */
+static inline rack_phi_memo *rack__memo_slot(const rack_fleet *f, uint32_t type,
+                                             double cap, gpu_load l) {
+  return &f->phi_memo[rack__memo_hash(type, cap, l) >>
+                      (64 - rack__phi_memo_bits(f->n))];
 }
 
 /* The clock of type, cap and load looked for: in its recent entry, then

@@ -9,12 +9,16 @@
 #include <stdint.h>
 
 /* A stretch's misses: their caps, loads, places in the stretch and
- * entries, recent and the cache's (rack__memo_find's; no cache: none). */
+ * cache entries (NULL: no cache). The recent entries in front of the
+ * cache (rack_phi_gate) are the one-by-one lookups' only: a stretch's
+ * keys (the request level's, at its peak) seldom come again soon, and
+ * looking there and writing them cost its period about 70 k
+ * instructions (1.20 M -> 1.31 M in rack__runs_phi_remember). */
 typedef struct runs_misses {
   double cap[RACK_RUNS_BATCH];
   gpu_load l[RACK_RUNS_BATCH];
   uint32_t at[RACK_RUNS_BATCH];
-  rack_phi_memo *slot[RACK_RUNS_BATCH][2];
+  rack_phi_memo *slot[RACK_RUNS_BATCH];
   uint32_t n;
 } runs_misses;
 
@@ -30,13 +34,13 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     assert(f->run_type[q + j] == t);
     double c = rack_run_cap_w(f, q + j, rack[j]);
     gpu_load lj = rack_run_load(f, q + j);
-    rack_phi_memo **e = m.slot[m.n];
-    if (f->phi_memo != NULL && rack__memo_find(f, t, c, lj, e)) {
-      phi[j] = e[0]->phi;
+    rack_phi_memo *e =
+        f->phi_memo != NULL ? rack__memo_slot(f, t, c, lj) : NULL;
+    if (e != NULL && rack__memo_hit(f, e, t, c, lj)) {
+      phi[j] = e->phi;
     } else {
-      if (f->phi_memo == NULL)
-        e[0] = e[1] = NULL;
-      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n++] = j;
+      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
+      m.slot[m.n++] = e;
     }
   }
   if (m.n == 1) /* no lanes to fill */
@@ -45,8 +49,9 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     gpu_load_clocks_under_caps(f->types[t], m.n, m.cap, m.l, solved);
   for (uint32_t i = 0; i < m.n; i++) { /* in order, as one by one */
     phi[m.at[i]] = solved[i];
-    if (m.slot[i][0] != NULL)
-      rack__memo_keep(m.slot[i], t, m.cap[i], m.l[i], solved[i]);
+    if (m.slot[i] != NULL)
+      *m.slot[i] = (rack_phi_memo){m.cap[i],    m.l[i].sm, m.l[i].mem,
+                                   m.l[i].busy, solved[i], t};
   }
   gpu_load ln = rack_run_load(f, q + n - 1);
   *last = (rack_phi_last){rack_run_cap_w(f, q + n - 1, rack[n - 1]),
