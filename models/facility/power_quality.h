@@ -75,6 +75,10 @@ extern const scn_schema pq_schema;
  * (pq_step at start). */
 typedef double (*pq_wave_fn)(void *ctx, double period_s, double offset_s);
 
+/* A window's searches of the series a step: its three points at the
+ * step, the two shifts' first entries, the two shifts' points. */
+#define PQ_SER_HINTS 11
+
 typedef struct pq_window {
   const sim_allocator *alloc; /* what samples live on; NULL: the C library */
   pq_config cfg;              /* the window clipped to the run */
@@ -92,6 +96,9 @@ typedef struct pq_window {
    * of ser_cap, reaching back at least 2 x the longest window. */
   double *ser_t, *ser_e;
   size_t ser_n, ser_cap;
+  /* Per window, where each of its searches of the series ended last
+   * (power_quality.c entry_near): entries, only ever a place to start. */
+  size_t ser_hint[PQ_NRAMPS][PQ_SER_HINTS];
   double t0, ramp_up[PQ_NRAMPS], ramp_down[PQ_NRAMPS]; /* NaN: none yet */
   double p_min, p_max;                                 /* over the steps */
   bool oom; /* the series could not grow: pq_finish fails */

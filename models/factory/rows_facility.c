@@ -8,7 +8,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "factory_internal.h"
 #include "water.h"
@@ -146,10 +145,8 @@ static int cooling_declare(factory *f, void *self, sim_error *err) {
  * loops, with what the other models draw in each group. */
 static void group_heat(factory *f) {
   const rack_fleet *fl = f->fleet;
-  memset(f->group_heat, 0, fl->ngroups * sizeof *f->group_heat);
-  for (uint32_t r = 0; r < fl->nracks; r++)
-    f->group_heat[fl->group[r]] +=
-        f->smooth != NULL ? f->rack_heat[r] : fl->rack_power_w[r];
+  rack_fleet_group_sums(fl, f->smooth != NULL ? f->rack_heat : fl->rack_power_w,
+                        f->group_heat);
   factory__models_group_w(f, f->group_heat);
 }
 

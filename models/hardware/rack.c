@@ -63,6 +63,13 @@ static void free_per_group(rack_fleet *f) {
   sim_free(a, f->ceiling_w);
 }
 
+static rack_phi_gate *phi_gate_create(const sim_allocator *a) {
+  rack_phi_gate *g = sim_calloc(a, 1, sizeof *g);
+  for (size_t k = 0; g != NULL && k < RACK_PHI_RECENT; k++)
+    g->recent[k].type = UINT32_MAX;
+  return g;
+}
+
 static rack_phi_memo *phi_memo_create(const sim_allocator *a, uint32_t gpus) {
   size_t n = (size_t)1 << rack__phi_memo_bits(gpus);
   rack_phi_memo *m = sim_calloc(a, n, sizeof *m);
@@ -75,6 +82,7 @@ void rack_fleet_destroy(rack_fleet *f) {
   if (f == NULL)
     return;
   sim_free(f->alloc, f->phi_memo);
+  sim_free(f->alloc, f->phi_gate);
   sim_free(f->alloc, f->phi_sum);
   sim_free(f->alloc, f->cap_sum);
   sim_free(f->alloc, f->sample_kept);
@@ -262,6 +270,7 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
   f->ngroups = ngroups;
   if (!alloc_arrays(f, ngroups) ||
       (f->phi_memo = phi_memo_create(alloc, f->n)) == NULL ||
+      (f->phi_gate = phi_gate_create(alloc)) == NULL ||
       (f->phi_sum = sim_calloc(alloc, 1, sizeof *f->phi_sum)) == NULL ||
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
@@ -422,15 +431,12 @@ static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
                                  gpu_load l) {
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
-  rack_phi_memo *m = rack__memo_slot(f, type, cap, l);
-  if (!rack__memo_is(m, type, cap, l))
-    *m = (rack_phi_memo){cap,
-                         l.sm,
-                         l.mem,
-                         l.busy,
-                         gpu_load_clock_under_cap(f->types[type], cap, l),
-                         type};
-  return m->phi;
+  rack_phi_memo *at[2];
+  if (rack__memo_find(f, type, cap, l, at))
+    return at[0]->phi;
+  double phi = gpu_load_clock_under_cap(f->types[type], cap, l);
+  rack__memo_keep(at, type, cap, l, phi);
+  return phi;
 }
 
 double rack__phi_at(const rack_fleet *f, uint32_t type, double cap,

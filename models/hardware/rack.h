@@ -120,8 +120,13 @@ typedef struct rack_fleet {
 
   /* The clocks rack_gpu_phi solved last, by type, cap and load (a
    * direct-mapped cache; NULL: none). The GPUs of a replica, a stage or a
-   * service in the fluid mode share all three, so most reads are hits. */
+   * service in the fluid mode share all three, but the callers ask once
+   * for them (rack_phi_last): of what reaches the cache in bench-10k's
+   * fluid day about one read in five hits. */
   struct rack_phi_memo *phi_memo;
+  /* Whether the cache is read at all (rack_internal.h's rack_phi_gate):
+   * its reads, not its answers, are what it changes. */
+  struct rack_phi_gate *phi_gate;
   /* The last clock summed over a rack from 0 (rack_fleet_rack_phi_sum):
    * phi added n times made sum; cap_sum the same for a cap (phi the cap:
    * rack_fleet_rack_caps_added from 0). n 0 at creation: none. */
@@ -527,5 +532,10 @@ static inline bool rack_fleet_rack_usable(const rack_fleet *f, uint32_t r) {
 /* Sum of other_max_w over racks: the non-GPU DC power at full activity
  * (for a system's racks, its parts and fans with the GPUs at TDP). */
 double rack_fleet_other_max_w(const rack_fleet *f);
+
+/* x, a value a rack, summed into sum, a value a group (ngroups): each
+ * group's sum from +0, its racks' values added in the racks' order (the
+ * adds of sum[group[r]] += x[r], the same bits). */
+void rack_fleet_group_sums(const rack_fleet *f, const double *x, double *sum);
 
 #endif

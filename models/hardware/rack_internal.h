@@ -86,6 +86,25 @@ typedef struct rack__run_eval {
   bool valid;
 } rack__run_eval;
 
+/* *to = *e field by field: a copy of the struct whole went through the
+ * stack in sixteen-byte moves that loaded words just stored in parts
+ * (the store not forwarded: about a tenth of rack_pass's samples in the
+ * fluid day, at its copy back). */
+static inline void rack__eval_copy(rack__run_eval *to,
+                                   const rack__run_eval *e) {
+  to->cap = e->cap;
+  to->sm = e->sm;
+  to->mem = e->mem;
+  to->busy = e->busy;
+  to->p = e->p;
+  to->share = e->share;
+  to->load_share = e->load_share;
+  to->held = e->held;
+  to->tcap = e->tcap;
+  to->type = e->type;
+  to->valid = e->valid;
+}
+
 /* A rack whose runs all took one evaluation (e), and what its update
  * gave. A rack of the same run pattern (rack_pattern: the same group and
  * run lengths, so the same servers), host range and limit, with every
@@ -157,6 +176,58 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
   return gpus > 4096 ? 14 : 12;
 }
 
+/* Whether the cache is worth reading. Its table is larger than the
+ * caches of the CPU and a tick asks it about twenty times, so each read
+ * waits on memory (perf of bench-10k's fluid day: 84% of
+ * rack__run_phi_remember's samples on the slot's first compare, about
+ * 110 ns a read), where a solve costs about 200 ns: a read pays where
+ * more than about half of them hit. The fluid day's hit about one in
+ * five (the request level's at its peak, one in thirty): there the reads
+ * are skipped, and one lookup in RACK_PHI_SAMPLE reads still, to see
+ * whether hits came back. A skipped read is taken as a miss: the clock
+ * solved, the same bits, and written to its entry as a miss is, so the
+ * cache stays filled with exact answers for when the reads come back
+ * (a store does not wait on memory as a read does). Decided every
+ * RACK_PHI_WINDOW reads: skip while fewer than half of them hit. */
+#define RACK_PHI_WINDOW 64
+#define RACK_PHI_SAMPLE 8
+
+/* In front of the cache, the clocks of the last keys found or solved,
+ * RACK_PHI_RECENT of them by the same hash (direct-mapped: 3 KB, which
+ * the tick's twenty lookups keep near the CPU): read before the cache,
+ * gate or none. Of the fluid day's hits most are a key asked again
+ * within a few ticks (about seven in ten within its own tick), which the
+ * gate's skipped reads would otherwise solve again. One-by-one lookups
+ * only (rack_phi.c says why). */
+#define RACK_PHI_RECENT_BITS 6
+#define RACK_PHI_RECENT (1u << RACK_PHI_RECENT_BITS)
+
+typedef struct rack_phi_gate {
+  uint32_t seen, hits; /* this window's reads, and their hits */
+  uint32_t passed;     /* lookups not read since the last one read */
+  bool skip;
+  rack_phi_memo recent[RACK_PHI_RECENT]; /* type UINT32_MAX: empty */
+} rack_phi_gate;
+
+/* Whether this lookup reads the cache (then rack__phi_read_was). */
+static inline bool rack__phi_reads(rack_phi_gate *g) {
+  if (!g->skip)
+    return true;
+  if (++g->passed < RACK_PHI_SAMPLE)
+    return false;
+  g->passed = 0;
+  return true;
+}
+
+/* A read's outcome counted; the window's end decides the next. */
+static inline void rack__phi_read_was(rack_phi_gate *g, bool hit) {
+  g->hits += hit;
+  if (++g->seen < RACK_PHI_WINDOW)
+    return;
+  g->skip = 2 * g->hits < g->seen;
+  g->seen = g->hits = 0;
+}
+
 /* Same to the bit (a NaN is like itself; -0 and 0 differ: a miss). */
 static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
                                  double cap, gpu_load l) {
@@ -166,16 +237,63 @@ static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
          sim_bits(m->busy) == sim_bits(l.busy);
 }
 
-/* The cache's entry for a type, cap and load. */
-static inline rack_phi_memo *rack__memo_slot(const rack_fleet *f, uint32_t type,
-                                             double cap, gpu_load l) {
+/* The cache's entry e read, if the gate reads it, for type, cap and
+ * load: whether it holds their clock. */
+static inline bool rack__memo_hit(const rack_fleet *f, const rack_phi_memo *e,
+                                  uint32_t type, double cap, gpu_load l) {
+  if (!rack__phi_reads(f->phi_gate))
+    return false;
+  bool hit = rack__memo_is(e, type, cap, l);
+  rack__phi_read_was(f->phi_gate, hit);
+  return hit;
+}
+
+/* A type, cap and load hashed: the cache's entry is the top
+ * rack__phi_memo_bits bits, the recent one's the top six. */
+static inline uint64_t rack__memo_hash(uint32_t type, double cap, gpu_load l) {
   uint64_t h = (sim_bits(cap) * 0x9e3779b97f4a7c15ULL) ^
                (sim_bits(l.sm) * 0xc2b2ae3d27d4eb4fULL) ^
                (sim_bits(l.mem) * 0x165667b19e3779f9ULL) ^
                (sim_bits(l.busy) * 0xd6e8feb86659fd93ULL) ^ type;
   h ^= h >> 29;
-  return &f->phi_memo[(h * 0x9e3779b97f4a7c15ULL) >>
+  return h * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The cache's entry for a type, cap and load. */
+static inline rack_phi_memo *rack__memo_slot(const rack_fleet *f, uint32_t type,
+                                             double cap, gpu_load l) {
+  return &f->phi_memo[rack__memo_hash(type, cap, l) >>
                       (64 - rack__phi_memo_bits(f->n))];
+}
+
+/* The clock of type, cap and load looked for: in its recent entry, then
+ * (if the gate reads it) in the cache's, which a hit copies to the
+ * recent one. at[0] the recent entry, at[1] the cache's: true, the
+ * clock is at[0]->phi; false, the solve goes to both (rack__memo_keep). */
+static inline bool rack__memo_find(const rack_fleet *f, uint32_t type,
+                                   double cap, gpu_load l,
+                                   rack_phi_memo *at[2]) {
+  uint64_t h = rack__memo_hash(type, cap, l);
+  at[0] = &f->phi_gate->recent[h >> (64 - RACK_PHI_RECENT_BITS)];
+  at[1] = &f->phi_memo[h >> (64 - rack__phi_memo_bits(f->n))];
+  if (rack__memo_is(at[0], type, cap, l))
+    return true;
+  if (!rack__memo_hit(f, at[1], type, cap, l))
+    return false;
+  *at[0] = *at[1];
+  return true;
+}
+
+/* A clock solved, kept where rack__memo_find looked (at): both entries
+ * stored from the same registers. Copied from the cache's entry, the
+ * recent one's load of the words the stores had just left there waited
+ * for the entry's line from memory (half of slot_phi's samples in the
+ * fluid day, where LTO puts the lookup in line). */
+static inline void rack__memo_keep(rack_phi_memo *const at[2], uint32_t type,
+                                   double cap, gpu_load l, double phi) {
+  rack_phi_memo e = {cap, l.sm, l.mem, l.busy, phi, type};
+  *at[0] = e;
+  *at[1] = e;
 }
 
 #endif

@@ -324,7 +324,7 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
   ps->held = held;
   ps->q = qend;
   if (evaluated)
-    *ps->last = e;
+    rack__eval_copy(ps->last, &e);
   *gpu_out = gpu;
   *act_out = act;
 }
@@ -436,20 +436,23 @@ memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
          o->tcap == e->tcap && o->type == e->type;
 }
 
-/* Rack r's update kept, its runs all at e. */
-static rack__rack_memo memo_of(const rack_fleet *f, uint32_t r,
-                               const rack__run_eval *e) {
-  return (rack__rack_memo){*e,
-                           f->throttled[r],
-                           sim_bits_at(f->other_idle_w, r),
-                           sim_bits_at(f->other_max_w, r),
-                           sim_bits_at(f->limit_w, r),
-                           f->activity_mean[r],
-                           f->gpu_power_w[r],
-                           f->rack_power_w[r],
-                           f->loss_w[r],
-                           f->fan_w[r],
-                           true};
+/* Rack r's update kept in m, its runs all at e: field by field (as a
+ * compound literal, GCC built the memo on the stack and copied it in
+ * sixteen-byte moves, two of which loaded words just stored in parts:
+ * stores not forwarded, about 8% of update_all_wide's samples). */
+static inline void memo_put(rack__rack_memo *m, const rack_fleet *f, uint32_t r,
+                            const rack__run_eval *e) {
+  rack__eval_copy(&m->e, e);
+  m->held = f->throttled[r];
+  m->other_idle = sim_bits_at(f->other_idle_w, r);
+  m->other_max = sim_bits_at(f->other_max_w, r);
+  m->limit = sim_bits_at(f->limit_w, r);
+  m->mean = f->activity_mean[r];
+  m->gpu = f->gpu_power_w[r];
+  m->rack = f->rack_power_w[r];
+  m->loss = f->loss_w[r];
+  m->fan = f->fan_w[r];
+  m->valid = true;
 }
 
 /* Rack r given m's sums (its runs were given m's power, e's, as they
@@ -481,7 +484,12 @@ static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
   rack__servers sv = {0, 0, 0, &c->server};
   for (uint32_t i = first; i < end; i += per) {
     double gpu, act;
-    uint32_t qend = f->gpu_run[i + per - 1] + 1;
+    /* The last server's runs end with the rack's: its GPU's run is not
+     * read (gpu_run is per GPU, 40 KB at bench-10k, and its line was
+     * mostly out of the first-level cache: about a tenth of rack_pass's
+     * samples, at racks of one server). */
+    uint32_t qend =
+        i + per >= end ? f->rack_run[r + 1] : f->gpu_run[i + per - 1] + 1;
     if (alike) /* every run at *ps.last (runs_all_at): none compared */
       server_runs(f, qend, &ps, &gpu, &act, true);
     else
@@ -525,7 +533,7 @@ update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   }
   rack_pass(f, r, c, alike);
   if (alike)
-    *m = memo_of(f, r, &c->e);
+    memo_put(m, f, r, &c->e);
 }
 
 /* The racks' loop here, rack by rack, update_runs in line in it: a rack

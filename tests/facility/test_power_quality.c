@@ -3,6 +3,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "power_quality.h"
@@ -254,6 +255,81 @@ static void windowed_ramps_of_a_step(void **state) {
   pq_fini(&w);
 }
 
+/* The windowed ramps by brute force: every entry (t, E) of the run kept,
+ * D(x) / T at every point a step can put one (each entry's time, each
+ * plus T or 2 T), E interpolated as the series does, the extremes by
+ * fmax. The same terms as the series' own, so the same bits. */
+typedef struct ramp_ref {
+  double t[4096], e[4096];
+  size_t n;
+} ramp_ref;
+
+static double ref_energy(const ramp_ref *r, double x) {
+  size_t i = 0;
+  while (i + 1 < r->n && r->t[i + 1] <= x)
+    i++;
+  if (x <= r->t[i] || i + 1 == r->n)
+    return r->e[i];
+  double f = (x - r->t[i]) / (r->t[i + 1] - r->t[i]);
+  return r->e[i] + f * (r->e[i + 1] - r->e[i]);
+}
+
+static void ref_ramps(const ramp_ref *r, size_t k, double *up, double *down) {
+  double len = pq_ramp_windows[k].lo;
+  *up = *down = NAN;
+  for (size_t j = 0; j < r->n; j++)
+    for (int shift = 0; shift <= 2; shift++) {
+      double x = r->t[j] + shift * len;
+      if (x <= r->t[0] || x > r->t[r->n - 1] || x - 2 * len < r->t[0] - 1e-9)
+        continue;
+      double e0 = ref_energy(r, x - 2 * len), e1 = ref_energy(r, x - len);
+      double d = ((ref_energy(r, x) - e1) - (e1 - e0)) / (len * len);
+      *up = fmax(*up, d);
+      *down = fmax(*down, -d);
+    }
+}
+
+/* Steps at uneven times (runs of many a second, whole seconds, gaps of
+ * several: the series' searches start where the last one ended, and the
+ * series drops its old entries as it goes) give the brute force's
+ * ramps, to the bit. */
+static void ramps_at_uneven_steps(void **state) {
+  (void)state;
+  static ramp_ref ref;
+  pq_config c = window(0);
+  pq_window w;
+  sim_error err = {0};
+  const double run = 2500;
+  assert_int_equal(pq_init(&w, &c, run, NULL, &err), SIM_OK);
+  unsigned seed = 11;
+  double t = 0, p = 5e6, held = 0;
+  ref.n = 0;
+  while (t < run) {
+    pq_step(&w, t, p);
+    ref.e[ref.n] =
+        ref.n == 0 ? 0 : ref.e[ref.n - 1] + held * (t - ref.t[ref.n - 1]);
+    ref.t[ref.n++] = t;
+    held = p;
+    unsigned u = (unsigned)rand_r(&seed);
+    t += u % 5 == 0 ? 0.25 : u % 7 == 0 ? 3 + u % 4 : 1;
+    p = 5e6 + 1e6 * ((double)(rand_r(&seed) % 1000) / 1000 - 0.5);
+  }
+  ref.e[ref.n] = ref.e[ref.n - 1] + held * (run - ref.t[ref.n - 1]);
+  ref.t[ref.n++] = run; /* pq_finish's entry at the run's end */
+  pq_result r;
+  assert_int_equal(pq_finish(&w, run, &r, &err), SIM_OK);
+  assert_true(ref.n < 4096);
+  for (size_t k = 0; k < PQ_NRAMPS; k++) {
+    double up, down;
+    ref_ramps(&ref, k, &up, &down);
+    up = isnan(up) ? NAN : fmax(0, up);
+    down = isnan(down) ? NAN : fmax(0, down);
+    assert_memory_equal(&r.ramp_up_w_per_s[k], &up, sizeof up);
+    assert_memory_equal(&r.ramp_down_w_per_s[k], &down, sizeof down);
+  }
+  pq_fini(&w);
+}
+
 /* A run shorter than two windows has no ramp over them. */
 static void short_run_has_no_long_ramps(void **state) {
   (void)state;
@@ -409,6 +485,7 @@ int main(void) {
   TEST_ADD(tests, n, wave_inside_the_tick);
   TEST_ROWS(tests, n, windowed_ramps_of_a_step, steps);
   TEST_ADD(tests, n, short_run_has_no_long_ramps);
+  TEST_ADD(tests, n, ramps_at_uneven_steps);
   TEST_ROWS(tests, n, one_second_ramp_independent_of_rate, rates);
   TEST_ROWS(tests, n, swing_shares, share_rows);
   TEST_ADD(tests, n, no_swing_no_share);

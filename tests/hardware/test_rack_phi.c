@@ -3,7 +3,13 @@
  * misses solved together, the Brent solves four at a time) are
  * gpu_load_clock_under_cap's for each run's held cap and load, to the
  * bit, and leave last and the cache as one by one would: last the
- * stretch's last run's, every entry an exact answer. */
+ * stretch's last run's, every entry an exact answer. The gate on the
+ * cache's reads (rack_internal.h rack_phi_gate): skipping while fewer
+ * than half of a window's reads hit, one lookup in RACK_PHI_SAMPLE read
+ * while it skips, and a fleet whose reads are skipped giving the same
+ * clocks as one that reads every time, its entries exact answers; the
+ * recent entries in front of the cache answering a key asked again
+ * without a read of it. */
 #include "test_util.h"
 
 #include <math.h>
@@ -14,6 +20,7 @@
 #include "lanes.h"
 #include "rack.h"
 #include "rack_fixture.h"
+#include "rack_internal.h"
 
 /* Runs of two GPUs, each at a drawn load and a cap from lo to hi of the
  * type's [idle, TDP]; every nan_every-th run's cap NaN and the next
@@ -107,10 +114,155 @@ static void runs_clocks_are_the_solves(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* A window's reads, hits of them, and what the gate does next: skip or
+ * not, from either state. */
+typedef struct gate_row {
+  const char *name;
+  uint32_t hits;
+  bool skip_before, skip_after;
+} gate_row;
+
+static const gate_row gate_rows[] = {
+    {"gate: no hit skips", 0, false, true},
+    {"gate: one under half skips", RACK_PHI_WINDOW / 2 - 1, false, true},
+    {"gate: half reads", RACK_PHI_WINDOW / 2, false, false},
+    {"gate: all hits read", RACK_PHI_WINDOW, false, false},
+    {"gate: skipping, one under half goes on", RACK_PHI_WINDOW / 2 - 1, true,
+     true},
+    {"gate: skipping, half reads again", RACK_PHI_WINDOW / 2, true, false},
+};
+
+/* A window of reads: the state holds until its last read, then the
+ * row's; while skipping, exactly one lookup in RACK_PHI_SAMPLE reads. */
+static void gate_decides_by_window(void **state) {
+  const gate_row *row = *state;
+  rack_phi_gate g = {.skip = row->skip_before};
+  uint32_t lookups = 0;
+  for (uint32_t k = 0; k < RACK_PHI_WINDOW; k++) {
+    uint32_t passed = 0;
+    while (!rack__phi_reads(&g)) {
+      assert_true(g.skip);
+      passed++, lookups++;
+    }
+    lookups++;
+    assert_int_equal(passed, row->skip_before ? RACK_PHI_SAMPLE - 1 : 0);
+    assert_true(g.skip == row->skip_before);
+    rack__phi_read_was(&g, k < row->hits);
+  }
+  assert_int_equal(lookups,
+                   RACK_PHI_WINDOW * (row->skip_before ? RACK_PHI_SAMPLE : 1));
+  assert_true(g.skip == row->skip_after);
+  assert_int_equal(g.seen, 0);
+  assert_int_equal(g.hits, 0);
+}
+
+/* Every entry of n an exact answer: the solve of its key, to the bit.
+ * Returns how many entries are filled. */
+static size_t entries_exact(const rack_fleet *f, const rack_phi_memo *m,
+                            size_t n) {
+  size_t filled = 0;
+  for (size_t k = 0; k < n; k++) {
+    const rack_phi_memo *e = &m[k];
+    if (e->type == UINT32_MAX)
+      continue;
+    gpu_load l = {e->sm, e->mem, e->busy};
+    double want = gpu_load_clock_under_cap(f->types[e->type], e->cap, l);
+    if (memcmp(&want, &e->phi, sizeof want) != 0)
+      fail_msg("entry %zu: %a, the solve %a", k, e->phi, want);
+    filled++;
+  }
+  return filled;
+}
+
+/* Every entry of f's cache and of its recent ones exact; how many of the
+ * cache's are filled. */
+static size_t cache_exact(const rack_fleet *f) {
+  entries_exact(f, f->phi_gate->recent, RACK_PHI_RECENT);
+  return entries_exact(f, f->phi_memo, (size_t)1 << rack__phi_memo_bits(f->n));
+}
+
+/* Keys asked again: while its recent entry holds it, a key's clock is
+ * that entry's and the cache is not read (the gate counts no read); a
+ * key found in the cache is copied to its recent entry. */
+static void recent_keys_read_no_cache(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  unsigned seed = 3;
+  for (int k = 0; k < 200; k++) {
+    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
+                  rack_fixture_uniform(&seed)};
+    double cap =
+        g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
+    double want = gpu_load_clock_under_cap(g, cap, l);
+    *f->phi_gate = (rack_phi_gate){.recent = {{0}}};
+    for (size_t e = 0; e < RACK_PHI_RECENT; e++)
+      f->phi_gate->recent[e].type = UINT32_MAX;
+    double first = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 1); /* read: a miss, solved */
+    assert_int_equal(f->phi_gate->hits, 0);
+    double again = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 1); /* its recent entry's */
+    for (size_t e = 0; e < RACK_PHI_RECENT; e++)
+      f->phi_gate->recent[e].type = UINT32_MAX;
+    double cached = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->hits, 1); /* the cache's, read */
+    double recent = rack__phi_at(f, 0, cap, l);
+    assert_int_equal(f->phi_gate->seen, 2);
+    double got[4] = {first, again, cached, recent};
+    for (int j = 0; j < 4; j++)
+      assert_memory_equal(&got[j], &want, sizeof want);
+  }
+  rack_fleet_destroy(f);
+}
+
+/* Two fleets of the same runs asked the same clocks, one by one and a
+ * stretch at a time, keys asked again among them: one reading the cache
+ * every time, the other skipping its reads (its gate held skipping, the
+ * sampled reads left in). The same clocks, and each cache's entries
+ * exact answers (which keys they hold may differ: in a stretch a hit
+ * writes nothing, a skipped read writes its key in the stretch's order). */
+static void skipped_reads_same_clocks(void **state) {
+  (void)state;
+  rack_fleet *f[2] = {rack_fixture_two("GB200", 36, true),
+                      rack_fixture_two("GB200", 36, true)};
+  static const phi_row row = {"", 0, 1, 900, 7, 3};
+  for (int k = 0; k < 2; k++)
+    for (uint32_t i = 0; i < f[k]->n; i++)
+      rack_set_unit_key(f[k], i, 1 + i / 2);
+  for (int round = 0; round < 6; round++) {
+    unsigned seed[2] = {7u + (unsigned)round / 2, 7u + (unsigned)round / 2};
+    for (int k = 0; k < 2; k++)
+      runs_drawn(f[k], &row, &seed[k]);
+    for (uint32_t q = 0; q < f[0]->nruns;) {
+      double phi[2][RACK_RUNS_BATCH];
+      uint32_t n = 1 + q % 5 > f[0]->nruns - q ? f[0]->nruns - q : 1 + q % 5;
+      for (int k = 0; k < 2; k++) {
+        f[k]->phi_gate->skip = k == 1;
+        rack_phi_last last = {.type = RACK_PHI_NONE};
+        if (n == 1)
+          phi[k][0] = rack__run_phi_remember(f[k], q, f[k]->run_rack[q], &last);
+        else
+          rack__runs_phi_remember(f[k], q, f[k]->run_rack + q, n, phi[k],
+                                  &last);
+      }
+      assert_memory_equal(phi[0], phi[1], n * sizeof(double));
+      q += n;
+    }
+  }
+  assert_true(cache_exact(f[0]) > 100);
+  assert_true(cache_exact(f[1]) > 100);
+  rack_fleet_destroy(f[0]);
+  rack_fleet_destroy(f[1]);
+}
+
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_clocks_are_the_solves, phi_rows);
+  TEST_ROWS(tests, n, gate_decides_by_window, gate_rows);
+  TEST_ADD(tests, n, skipped_reads_same_clocks);
+  TEST_ADD(tests, n, recent_keys_read_no_cache);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
 }

@@ -5,8 +5,10 @@
  * run evaluated last carried from rack to rack, and racks of one server
  * taken whole from an earlier rack of their pattern only when alike, in
  * the update or one before (the racks kept from update to update), and
- * a server like the one before taking its power. The
- * runs against the per-GPU update: test_rack_runs.c. */
+ * a server like the one before taking its power; and the racks' values
+ * summed by group (rack_fleet_group_sums) as the adds one rack at a time
+ * into each group's slot. The runs against the per-GPU update:
+ * test_rack_runs.c. */
 #include "lanes.h"
 #include "test_util.h"
 
@@ -443,6 +445,45 @@ static void servers_like_the_one_before(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* A layout of the fixture's six racks over its two groups (a rack's
+ * group), and whether a value is -0 (the sums start at +0). */
+typedef struct sums_case {
+  const char *name;
+  uint32_t group[6];
+  bool negative_zero;
+} sums_case;
+
+static const sums_case sums_cases[] = {
+    {"group sums: groups one after another", {0, 0, 0, 1, 1, 1}, false},
+    {"group sums: groups taking turns", {0, 1, 0, 1, 1, 0}, false},
+    {"group sums: a group back after the other", {1, 1, 0, 0, 1, 1}, false},
+    {"group sums: one group empty", {1, 1, 1, 1, 1, 1}, false},
+    {"group sums: -0 values", {0, 0, 1, 1, 0, 1}, true},
+};
+
+/* The sums to the bit against sum[group[r]] += x[r] from zeros, over
+ * values of wide spread (each add rounds). */
+static void group_sums_rack_by_rack(void **state) {
+  const sums_case *c = *state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, false);
+  assert_int_equal(f->nracks, 6);
+  assert_int_equal(f->ngroups, 2);
+  memcpy(f->group, c->group, sizeof c->group);
+  unsigned seed = 5;
+  for (int round = 0; round < 50; round++) {
+    double x[6], want[2] = {0, 0}, got[2] = {NAN, NAN};
+    for (int r = 0; r < 6; r++) {
+      x[r] = c->negative_zero && r % 2
+                 ? -0.0
+                 : ldexp(rack_fixture_uniform(&seed), (int)(seed % 60) - 30);
+      want[c->group[r]] += x[r];
+    }
+    rack_fleet_group_sums(f, x, got);
+    assert_memory_equal(got, want, sizeof want);
+  }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[80];
   size_t n = 0;
@@ -453,6 +494,7 @@ int main(void) {
   TEST_ADD(tests, n, more_patterns_than_kept);
   TEST_ROWS(tests, n, servers_like_the_one_before, server_cases);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
+  TEST_ROWS(tests, n, group_sums_rack_by_rack, sums_cases);
   return _cmocka_run_group_tests("rack_runs_whole", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);
