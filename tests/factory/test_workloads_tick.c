@@ -195,10 +195,10 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false,
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, false, false,
                    false, 0};
     work__replica_phis(f, &r, phi, &last);
-    r.load = load;
+    r.held = true;
     work__replica_phis(f, &r, held, &last_held);
     several += check_slowest(f, size, nrep, &p, phi);
     check_slowest(f, size, nrep, &p, held);
@@ -236,7 +236,7 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false,
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, false,
                    false, 0};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
@@ -326,7 +326,7 @@ static void one_word_off(void **state) {
       }
       rack_fleet_caps_written(f);
       work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
-                     load,     true,   false,  0};
+                     true,     true,   false,  0};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
         sim_lanes_narrow = narrow;
