@@ -204,6 +204,13 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
+/* workloads_tick.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
+ * every run of theirs (the runs fresh; r's loads and types not read):
+ * once a run (rack_set_run_load), the runs in order at once where r->seq
+ * (rack_set_run_loads_seq). The drive's, a service at a time. */
+void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, const gpu_load *l);
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,

@@ -607,16 +607,12 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-/* Replicas k0 .. k0 + n's loads l[0 .. n) to their packed runs, once a
- * run (rack_set_run_load; the runs in order at once,
- * rack_set_run_loads_seq). */
-static void service_loads_to_runs(work *w, uint32_t k0, uint32_t n,
-                                  const gpu_load *l) {
-  rack_fleet *fl = w->fleet;
-  const uint32_t *run0 = w->rep_run0 + k0, *runs = w->rep_runs;
-  if (w->reps_seq) { /* replica k's run runs[0] + k */
+void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, const gpu_load *l) {
+  const uint32_t *run0 = r->run0 + k0, *runs = r->runs;
+  if (r->seq) { /* replica k's run runs[0] + k */
     rack_set_run_loads_seq(fl, runs[0] + k0, l, n);
-  } else if (w->rep_run0[w->nrep] == w->nrep) { /* one run a replica */
+  } else if (r->run0[r->n] == r->n) { /* one run a replica */
     runs += k0;
 #pragma GCC unroll 4
     for (uint32_t k = 0; k < n; k++)
@@ -642,11 +638,13 @@ static void service_loads_to_runs(work *w, uint32_t k0, uint32_t n,
  * words are the one-by-one loop's. */
 static void replica_loads(work *w) {
   w->rep_loads_made = w->fleet->runs_made;
+  const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
+                       .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     inf_take_loads(w->svc[s], 0, n, w->rep_load);
-    service_loads_to_runs(w, k0, n, w->rep_load);
+    work__reps_loads_to_runs(w->fleet, &r, k0, n, w->rep_load);
     k0 += n;
   }
 }

@@ -207,6 +207,52 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   two_types_free(&t);
 }
 
+/* The drive's loads, a service's replicas at a time
+ * (work__reps_loads_to_runs), reach every run of each replica (and its
+ * GPUs), whatever the services' sizes: replicas of several runs
+ * (lay_out), of one run each (lay_out_one), and those in order at once
+ * (r.seq); the held clocks read them back from the runs as the slowest
+ * of the GPUs'. */
+static void loads_reach_every_run(void **state) {
+  (void)state;
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS], fresh[MAX_REPS];
+  static double phi[MAX_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
+  srand(31);
+  for (int round = 0; round < 30; round++) {
+    int way = round % 3; /* several runs, one run, one run in order */
+    uint32_t nrep = way == 0 ? lay_out(f, size, load)
+                             : lay_out_one(f, size, load, 2);
+    rack_fleet_update(f, NULL);
+    pack(f, size, nrep, &p);
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, way == 2,
+                   false, 0};
+    for (uint32_t k = 0; k < nrep; k++)
+      fresh[k] = drawn_load();
+    for (uint32_t k0 = 0, n; k0 < nrep; k0 += n) { /* the services */
+      n = 1 + (uint32_t)(rand() % 40);
+      n = n < nrep - k0 ? n : nrep - k0;
+      work__reps_loads_to_runs(f, &r, k0, n, fresh + k0);
+    }
+    for (uint32_t k = 0, at = 0; k < nrep; at += size[k++]) {
+      for (uint32_t q = p.run0[k]; q < p.run0[k + 1]; q++) {
+        gpu_load l = rack_run_load(f, p.runs[q]);
+        assert_memory_equal(&l, &fresh[k], sizeof l);
+      }
+      rack_fleet_gpu_loads(f);
+      gpu_load g = rack_gpu_load(f, at + size[k] - 1);
+      assert_memory_equal(&g, &fresh[k], sizeof g);
+    }
+    rack_phi_last last = {.type = RACK_PHI_NONE};
+    work__replica_phis(f, &r, phi, &last);
+    check_slowest(f, size, nrep, &p, phi);
+  }
+  two_types_free(&t);
+}
+
 /* 60 rounds of replicas of one run each (lay_out_one, a load and cap new
  * one time in odds) over racks of types a, b (and c), every other round
  * with a thermal cap on every other rack, the odd ones or the even
@@ -621,6 +667,7 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, loads_reach_every_run);
   TEST_ADD(tests, n, one_word_off);
   TEST_ADD(tests, n, racks_type_of_the_fleet);
   TEST_ADD(tests, n, runs_in_order);
