@@ -177,6 +177,7 @@ static bool alloc_replicas(work *w) {
   w->rep_rack = sim_calloc(a, ngpus + 1, sizeof *w->rep_rack);
   w->rep_type = sim_calloc(a, ngpus + 1, sizeof *w->rep_type);
   w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
+  most = most < WORK_LOADS_CHUNK ? most : WORK_LOADS_CHUNK;
   w->rep_load = sim_calloc(a, most + 1, sizeof *w->rep_load);
   w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
   w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);

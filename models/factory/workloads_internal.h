@@ -79,8 +79,8 @@ struct work {
   bool racks_typed;
   uint32_t racks_type;
   double *rep_phi;
-  /* One service's replicas' loads on their way to the runs (the most
-   * replicas of a service's). */
+  /* A chunk of a service's replicas' loads on their way to the runs
+   * (WORK_LOADS_CHUNK, or the most replicas of a service's if fewer). */
   gpu_load *rep_load;
   /* The fleet's runs_made when the replicas' loads were last written to
    * their packed runs (0: never). While the runs are still those, every
@@ -204,12 +204,28 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
-/* workloads_tick.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
+/* workloads_loads.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
  * every run of theirs (the runs fresh; r's loads and types not read):
  * once a run (rack_set_run_load), the runs in order at once where r->seq
  * (rack_set_run_loads_seq). The drive's, a service at a time. */
 void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
                               uint32_t n, const gpu_load *l);
+
+/* A service's take of its replicas first .. first + n - 1 into out. */
+typedef void (*work_take_fn)(void *svc, uint32_t first, uint32_t n,
+                             gpu_load *out);
+
+/* The drive's chunks (workloads_loads.c): the n replicas of one service,
+ * packed replicas k0 .. k0 + n - 1 (its 0 .. n - 1), take their loads
+ * room at a time into buf (take from its first replica up) and each
+ * chunk goes to its runs (work__reps_loads_to_runs). A fluid service's
+ * takes in chunks going up are its one take (inf__took_range). */
+void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                             uint32_t n, work_take_fn take, void *svc,
+                             gpu_load *buf, uint32_t room);
+
+/* The drive's room for a chunk (rep_load's, 6 KB). */
+enum { WORK_LOADS_CHUNK = 256 };
 
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */

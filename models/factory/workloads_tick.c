@@ -607,35 +607,16 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
-                              uint32_t n, const gpu_load *l) {
-  const uint32_t *run0 = r->run0 + k0, *runs = r->runs;
-  if (r->seq) { /* replica k's run runs[0] + k */
-    rack_set_run_loads_seq(fl, runs[0] + k0, l, n);
-  } else if (r->run0[r->n] == r->n) { /* one run a replica */
-    runs += k0;
-#pragma GCC unroll 4
-    for (uint32_t k = 0; k < n; k++)
-      rack_set_run_load(fl, runs[k], l[k]);
-  } else {
-    for (uint32_t k = 0; k < n; k++) {
-      uint32_t q = run0[k], end = run0[k + 1];
-      do /* a replica has one run at least */
-        rack_set_run_load(fl, runs[q], l[k]);
-      while (++q < end);
-    }
-  }
+/* A service's take (inf_take_loads) as work__reps_take_to_runs asks it. */
+static void take_service(void *svc, uint32_t first, uint32_t n,
+                         gpu_load *out) {
+  inf_take_loads(svc, first, n, out);
 }
 
 /* The replicas' loads from the services, service by service in replica
- * order, each service's written to its runs while its loads are still
- * in the first-level cache (rep_load holds one service's, bench-10k's
- * largest 28 KB): the runs are where the clocks read them
- * (work__replica_phis), not a list of all (52 KB, read back from the
- * second level). In chunks of a service's replicas, the service's first
- * take of a tick would write its took for every replica after the
- * chunk. The services do not read the fleet, so the loads and the runs'
- * words are the one-by-one loop's. */
+ * order, a chunk at a time (work__reps_take_to_runs). The services do
+ * not read the fleet, so the loads and the runs' words are the
+ * one-by-one loop's. */
 static void replica_loads(work *w) {
   w->rep_loads_made = w->fleet->runs_made;
   const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
@@ -643,8 +624,8 @@ static void replica_loads(work *w) {
   uint32_t k0 = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    inf_take_loads(w->svc[s], 0, n, w->rep_load);
-    work__reps_loads_to_runs(w->fleet, &r, k0, n, w->rep_load);
+    work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
+                            w->rep_load, WORK_LOADS_CHUNK);
     k0 += n;
   }
 }
