@@ -164,9 +164,11 @@ static bool alloc_owners(work *w) {
  * fleet's runs' owners for the owners' sums. */
 static bool alloc_replicas(work *w) {
   const sim_allocator *a = w->alloc;
-  size_t nrep = 0, ngpus = 0;
+  size_t nrep = 0, ngpus = 0, most = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
-    nrep += (size_t)w->cfg->services[s].replicas;
+    size_t n = (size_t)w->cfg->services[s].replicas;
+    most = n > most ? n : most;
+    nrep += n;
     ngpus += (size_t)(w->cfg->services[s].replicas * w->cfg->services[s].tp);
   }
   w->nrep = (uint32_t)nrep;
@@ -175,7 +177,8 @@ static bool alloc_replicas(work *w) {
   w->rep_rack = sim_calloc(a, ngpus + 1, sizeof *w->rep_rack);
   w->rep_type = sim_calloc(a, ngpus + 1, sizeof *w->rep_type);
   w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
-  w->rep_load = sim_calloc(a, nrep + 1, sizeof *w->rep_load);
+  most = most < WORK_LOADS_CHUNK ? most : WORK_LOADS_CHUNK;
+  w->rep_load = sim_calloc(a, most + 1, sizeof *w->rep_load);
   w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
   w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
   w->own_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->own_owner);

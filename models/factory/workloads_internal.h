@@ -79,13 +79,14 @@ struct work {
   bool racks_typed;
   uint32_t racks_type;
   double *rep_phi;
+  /* A chunk of a service's replicas' loads on their way to the runs
+   * (WORK_LOADS_CHUNK, or the most replicas of a service's if fewer). */
   gpu_load *rep_load;
-  /* The fleet's runs_made when the replicas' loads (rep_load) were last
-   * written to their packed runs (0: never). While the runs are still
-   * those, each run holds its replica's rep_load: nothing
-   * else writes a keyed GPU's load while the runs are fresh (rack.h), so
-   * the clocks read the loads here, in replica order, not through the
-   * GPUs. */
+  /* The fleet's runs_made when the replicas' loads were last written to
+   * their packed runs (0: never). While the runs are still those, every
+   * run of a replica holds the replica's load: nothing else writes a
+   * keyed GPU's load while the runs are fresh (rack.h), so the clocks
+   * compare a replica's load once, its first run's. */
   uint64_t rep_loads_made;
   /* The fleet's runs' owners and lengths for the owners' sums, made from
    * its runs number owners_seen (work__owner_power). */
@@ -169,14 +170,15 @@ double work__runs_phi(const rack_fleet *fl, const uint32_t *runs, uint32_t m,
 
 /* The replicas' packed runs as the clocks read them: n replicas, replica
  * k's runs at run0[k] .. run0[k + 1] (one at least), each run (the
- * fleet's index: its cap and load are the run's), rack and GPU type; and
- * per replica the load all its runs hold now (what the tick wrote
- * there), or load NULL: each run's own, read from the fleet. */
+ * fleet's index: its cap and load are the run's), rack and GPU type;
+ * the loads are read from the fleet's runs. */
 typedef struct work_reps {
   uint32_t n;
   const uint32_t *run0, *runs, *rack;
   const uint16_t *type;
-  const gpu_load *load;
+  /* Every run of a replica holds the replica's load (the drive wrote
+   * them: w->rep_loads_made): compared once a replica, its first run's. */
+  bool held;
   /* One run a replica, replica k's run runs[0] + k (work__runs_seq): the
    * runs' caps are then read in place. */
   bool seq;
@@ -197,10 +199,33 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 
 /* workloads_tick.c: the clocks of r's replicas (the runs fresh), each the
  * slowest of its runs' (work__runs_phi's, the same bits), into phi[k];
- * last as work__runs_phi's. With r->load, a replica's load is compared
- * once, not once a run, and of the fleet only the caps are read. */
+ * last as work__runs_phi's. With r->held, a replica's load is compared
+ * once (its first run's), not once a run. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
+
+/* workloads_loads.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
+ * every run of theirs (the runs fresh; r's loads and types not read):
+ * once a run (rack_set_run_load), the runs in order at once where r->seq
+ * (rack_set_run_loads_seq). The drive's, a service at a time. */
+void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, const gpu_load *l);
+
+/* A service's take of its replicas first .. first + n - 1 into out. */
+typedef void (*work_take_fn)(void *svc, uint32_t first, uint32_t n,
+                             gpu_load *out);
+
+/* The drive's chunks (workloads_loads.c): the n replicas of one service,
+ * packed replicas k0 .. k0 + n - 1 (its 0 .. n - 1), take their loads
+ * room at a time into buf (take from its first replica up) and each
+ * chunk goes to its runs (work__reps_loads_to_runs). A fluid service's
+ * takes in chunks going up are its one take (inf__took_range). */
+void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                             uint32_t n, work_take_fn take, void *svc,
+                             gpu_load *buf, uint32_t room);
+
+/* The drive's room for a chunk (rep_load's, 6 KB). */
+enum { WORK_LOADS_CHUNK = 256 };
 
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */

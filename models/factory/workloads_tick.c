@@ -156,18 +156,41 @@ static inline bool same_load(const gpu_load *a, const gpu_load *b) {
          sim_same_bits(a->busy, b->busy);
 }
 
-/* Whether run run's load is l: always where the replica's load was
- * compared already (held: r->load given, which its runs hold), else the
- * run's own from the fleet. */
-static inline bool run_load_is(const rack_fleet *fl, uint32_t run,
-                               const gpu_load *l, bool held) {
-  if (held)
-    return true;
+/* Whether run run's load in the fleet is l. */
+static inline bool load_of_run_is(const rack_fleet *fl, uint32_t run,
+                                  const gpu_load *l) {
   gpu_load x = rack_run_load(fl, run);
   return same_load(l, &x);
 }
 
-/* Replicas k .. of r (their loads held, r->load) while each is like the
+/* Whether run run's load is l: always where the replica's load was
+ * compared already (held: r->held, every run of a replica holds its
+ * load), else the run's own from the fleet. */
+static inline bool run_load_is(const rack_fleet *fl, uint32_t run,
+                               const gpu_load *l, bool held) {
+  return held || load_of_run_is(fl, run, l);
+}
+
+/* The runs of replicas in order (r->seq) from the fleet: replica k's
+ * load and cap at [k] (its run runs[0] + k), read in place. */
+typedef struct seq_runs {
+  const double *sm, *mem, *busy, *cap;
+} seq_runs;
+
+static inline seq_runs seq_runs_of(const rack_fleet *fl, const work_reps *r) {
+  uint32_t q = r->runs[0];
+  return (seq_runs){fl->run_sm + q, fl->run_mem + q, fl->run_busy + q,
+                    fl->run_cap_w + q};
+}
+
+/* Whether replica j of s has load l and cap cap, to the bit. */
+static inline bool seq_hit(const seq_runs *s, uint32_t j, const gpu_load *l,
+                           double cap) {
+  return sim_same_bits(l->sm, s->sm[j]) && sim_same_bits(l->mem, s->mem[j]) &&
+         sim_same_bits(l->busy, s->busy[j]) && sim_same_bits(cap, s->cap[j]);
+}
+
+/* Replicas k .. of r (their loads held, r->held) while each is like the
  * run before it in every run: its load last's (the replica before's, as
  * last holds that one's) and each run's type and cap last's; their clock
  * is last's (the minimum from 1 of it), and last stays as it is. The
@@ -181,14 +204,13 @@ hits_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
   const double *cap_w = fl->run_cap_w, *thermal = fl->thermal_cap_w;
   const uint32_t *run0 = r->run0, *runs = r->runs, *rack = r->rack;
   const uint16_t *type = r->type;
-  const gpu_load *load = r->load;
   const gpu_load l = {last->sm, last->mem, last->busy};
   double l_cap = last->cap, p = min_of(1, last->phi);
   uint32_t l_type = last->type, n = r->n;
   if (k >= n)
     return n;
   for (uint32_t q = run0[k]; k < n; k++) {
-    if (!same_load(&l, &load[k]))
+    if (!load_of_run_is(fl, runs[q], &l)) /* its first run's, as its own */
       return k;
     uint32_t end = run0[k + 1];
     do {
@@ -214,7 +236,6 @@ hits_one(const rack_fleet *fl, const work_reps *r, uint32_t k,
          const rack_phi_last *last, double *phi) {
   const double *cap_w = fl->run_cap_w;
   const uint32_t *runs = r->runs, *rack = r->rack;
-  const gpu_load *load = r->load;
   const gpu_load l = {last->sm, last->mem, last->busy};
   const double l_cap = last->cap, p = min_of(1, last->phi);
   const uint32_t n = r->n;
@@ -226,13 +247,14 @@ hits_one(const rack_fleet *fl, const work_reps *r, uint32_t k,
     uint32_t e = k;
     if (th > l_cap) {
       for (; e < n && rack[e] == rk; e++) {
-        if (!same_load(&l, &load[e]) || !sim_same_bits(l_cap, cap_w[runs[e]]))
+        if (!load_of_run_is(fl, runs[e], &l) ||
+            !sim_same_bits(l_cap, cap_w[runs[e]]))
           return e;
         phi[e] = p;
       }
     } else {
       for (; e < n && rack[e] == rk; e++) {
-        if (!same_load(&l, &load[e]) ||
+        if (!load_of_run_is(fl, runs[e], &l) ||
             !sim_same_bits(l_cap, rack_cap_min(cap_w[runs[e]], th)))
           return e;
         phi[e] = p;
@@ -251,35 +273,30 @@ hits_plain(const rack_fleet *fl, const work_reps *r, uint32_t k,
            const rack_phi_last *last, double *phi) {
   const double *cap_w = fl->run_cap_w;
   const uint32_t *runs = r->runs;
-  const gpu_load *load = r->load;
   const gpu_load l = {last->sm, last->mem, last->busy};
   const double l_cap = last->cap, p = min_of(1, last->phi);
   const uint32_t n = r->n;
 #pragma GCC unroll 2 /* the loop's count a turn, each replica's exit kept */
   for (; k < n; k++) {
     assert(r->type[k] == last->type);
-    if (!same_load(&l, &load[k]) || !sim_same_bits(l_cap, cap_w[runs[k]]))
+    if (!load_of_run_is(fl, runs[k], &l) ||
+        !sim_same_bits(l_cap, cap_w[runs[k]]))
       return k;
     phi[k] = p;
   }
   return n;
 }
 
-_Static_assert(sizeof(gpu_load) == 3 * sizeof(double),
-               "four replicas' loads are six pairs of words");
-
-/* Replicas k .. k + 3's loads (six pairs of words: sm mem, busy sm, mem
- * busy) and caps (two pairs) xor-ed against load l (its words in those
- * pairs) and cap c (each pair's two lanes), or-ed into one pair: zeros
- * where all four hit. */
-static inline sim_u2 four_miss(const gpu_load *load, const double *cap,
-                               uint32_t k, sim_u2 l0, sim_u2 l1, sim_u2 l2,
-                               sim_u2 c) {
-  const char *x = (const char *)(load + k);
-  return (sim_u2_at(x) ^ l0) | (sim_u2_at(x + 16) ^ l1) |
-         (sim_u2_at(x + 32) ^ l2) | (sim_u2_at(x + 48) ^ l0) |
-         (sim_u2_at(x + 64) ^ l1) | (sim_u2_at(x + 80) ^ l2) |
-         (sim_u2_at(cap + k) ^ c) | (sim_u2_at(cap + k + 2) ^ c);
+/* Replicas k .. k + 3's loads (two pairs of each word: sm, mem, busy)
+ * and caps (two pairs) of s xor-ed against l's words and cap c (each
+ * pair's two lanes alike), or-ed into one pair: zeros where all four
+ * hit. */
+static inline sim_u2 four_miss(const seq_runs *s, uint32_t k, sim_u2 ls,
+                               sim_u2 lm, sim_u2 lb, sim_u2 c) {
+  return (sim_u2_at(s->sm + k) ^ ls) | (sim_u2_at(s->sm + k + 2) ^ ls) |
+         (sim_u2_at(s->mem + k) ^ lm) | (sim_u2_at(s->mem + k + 2) ^ lm) |
+         (sim_u2_at(s->busy + k) ^ lb) | (sim_u2_at(s->busy + k + 2) ^ lb) |
+         (sim_u2_at(s->cap + k) ^ c) | (sim_u2_at(s->cap + k + 2) ^ c);
 }
 
 /* What a replica of hits_seq's eights hits: last's load's, cap's and
@@ -292,21 +309,20 @@ typedef struct hit_bits {
  * words): two four_miss and one test a turn, then four once. Where
  * every replica of a turn hits, its clocks stored; the first replica
  * of the first turn that does not, or where fewer than four are left. */
-static inline uint32_t hits_pairs(const gpu_load *load, const double *cap,
-                                  uint32_t k, uint32_t n, const hit_bits *h,
-                                  double *phi) {
-  const sim_u2 l0 = {h->sm, h->mem}, l1 = {h->busy, h->sm},
-               l2 = {h->mem, h->busy}, c = {h->cap, h->cap},
+static inline uint32_t hits_pairs(const seq_runs *s, uint32_t k, uint32_t n,
+                                  const hit_bits *h, double *phi) {
+  const sim_u2 ls = {h->sm, h->sm}, lm = {h->mem, h->mem},
+               lb = {h->busy, h->busy}, c = {h->cap, h->cap},
                pp = {h->phi, h->phi};
-  for (; k + 8 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c) |
-                                   four_miss(load, cap, k + 4, l0, l1, l2, c));
+  for (; k + 8 <= n && sim_u2_zero(four_miss(s, k, ls, lm, lb, c) |
+                                   four_miss(s, k + 4, ls, lm, lb, c));
        k += 8) {
     sim_u2_put(phi + k, pp);
     sim_u2_put(phi + k + 2, pp);
     sim_u2_put(phi + k + 4, pp);
     sim_u2_put(phi + k + 6, pp);
   }
-  if (k + 4 <= n && sim_u2_zero(four_miss(load, cap, k, l0, l1, l2, c))) {
+  if (k + 4 <= n && sim_u2_zero(four_miss(s, k, ls, lm, lb, c))) {
     sim_u2_put(phi + k, pp);
     sim_u2_put(phi + k + 2, pp);
     k += 4;
@@ -315,49 +331,43 @@ static inline uint32_t hits_pairs(const gpu_load *load, const double *cap,
 }
 
 #ifdef SIM_LANES_AVX2
-/* four_miss four lanes a register: replicas k .. k + 3's loads as three
- * registers (sm mem busy sm, mem busy sm mem, busy sm mem busy) and
- * their caps as one, xor-ed against l's and or-ed into one. */
+/* four_miss four lanes a register: replicas k .. k + 3's words of each
+ * kind as one register, xor-ed against l's (l[0] sm, l[1] mem, l[2]
+ * busy, l[3] cap) and or-ed into one. */
 __attribute__((target("avx2"))) static inline __m256i
-four_miss4(const gpu_load *load, const double *cap, uint32_t k,
-           const __m256i l[3], __m256i c) {
-  const char *x = (const char *)(load + k);
-  __m256i a = sim_x4_xor(x, l[0]), b = sim_x4_xor(x + 32, l[1]);
-  __m256i d = sim_x4_xor(x + 64, l[2]), e = sim_x4_xor(cap + k, c);
+four_miss4(const seq_runs *s, uint32_t k, const __m256i l[4]) {
+  __m256i a = sim_x4_xor(s->sm + k, l[0]), b = sim_x4_xor(s->mem + k, l[1]);
+  __m256i d = sim_x4_xor(s->busy + k, l[2]), e = sim_x4_xor(s->cap + k, l[3]);
   return _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(d, e));
 }
 
 /* hits_pairs four lanes a register (AVX2, where the CPU has it): the
  * same replicas hit, the same clocks stored, about half the
- * instructions. Each turn asks for the loads' and caps' lines 32
- * replicas ahead (three and one): both were written a tick ago and come
- * from the second level, faster asked for than found missing (perf of
- * the fluid day: about a sixth fewer samples here). */
+ * instructions. Each turn asks for the four arrays' lines 32 replicas
+ * ahead: they were written a tick ago and come from the second level,
+ * faster asked for than found missing (perf of the fluid day: about a
+ * sixth fewer samples here). */
 __attribute__((target("avx2"), noinline)) static uint32_t
-hits_quads(const gpu_load *load, const double *cap, uint32_t k, uint32_t n,
-           const hit_bits *h, double *phi) {
-  const long long s = (long long)h->sm, m = (long long)h->mem,
-                  b = (long long)h->busy;
-  const __m256i l[3] = {_mm256_setr_epi64x(s, m, b, s),
-                        _mm256_setr_epi64x(m, b, s, m),
-                        _mm256_setr_epi64x(b, s, m, b)},
-                c = _mm256_set1_epi64x((long long)h->cap);
+hits_quads(const seq_runs *s, uint32_t k, uint32_t n, const hit_bits *h,
+           double *phi) {
+  const __m256i l[4] = {_mm256_set1_epi64x((long long)h->sm),
+                        _mm256_set1_epi64x((long long)h->mem),
+                        _mm256_set1_epi64x((long long)h->busy),
+                        _mm256_set1_epi64x((long long)h->cap)};
   const __m256d pp = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)h->phi));
   for (; k + 8 <= n; k += 8) {
-    const char *ahead = (const char *)(load + k + 32);
-    __builtin_prefetch(ahead);
-    __builtin_prefetch(ahead + 64);
-    __builtin_prefetch(ahead + 128);
-    __builtin_prefetch(cap + k + 32);
-    __m256i x = _mm256_or_si256(four_miss4(load, cap, k, l, c),
-                                four_miss4(load, cap, k + 4, l, c));
+    __builtin_prefetch(s->sm + k + 32);
+    __builtin_prefetch(s->mem + k + 32);
+    __builtin_prefetch(s->busy + k + 32);
+    __builtin_prefetch(s->cap + k + 32);
+    __m256i x = _mm256_or_si256(four_miss4(s, k, l), four_miss4(s, k + 4, l));
     if (!_mm256_testz_si256(x, x))
       break;
     _mm256_storeu_pd(phi + k, pp);
     _mm256_storeu_pd(phi + k + 4, pp);
   }
   if (k + 4 <= n) {
-    __m256i x = four_miss4(load, cap, k, l, c);
+    __m256i x = four_miss4(s, k, l);
     if (_mm256_testz_si256(x, x)) {
       _mm256_storeu_pd(phi + k, pp);
       k += 4;
@@ -367,23 +377,21 @@ hits_quads(const gpu_load *load, const double *cap, uint32_t k, uint32_t n,
 }
 #endif
 
-/* hits_plain where replica k's run is runs[0] + k (r->seq): the caps read
- * in place, without the runs' indices; past the first eight replicas
- * (the request level's stretches are short) eight a turn, four once
- * (hits_quads, or hits_pairs without AVX2), the last few one at a time.
- * The same replicas hit, the same clock stored. */
+/* hits_plain where replica k's run is runs[0] + k (r->seq): the loads
+ * and caps read in place (seq_runs), without the runs' indices; past
+ * the first eight replicas (the request level's stretches are short)
+ * eight a turn, four once (hits_quads, or hits_pairs without AVX2), the
+ * last few one at a time. The same replicas hit, the same clock stored. */
 __attribute__((noinline)) static uint32_t
 hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
          const rack_phi_last *last, double *phi) {
-  const double *cap = fl->run_cap_w + r->runs[0];
-  const gpu_load *load = r->load;
+  const seq_runs s = seq_runs_of(fl, r);
   const gpu_load l = {last->sm, last->mem, last->busy};
   const double l_cap = last->cap, p = min_of(1, last->phi);
   const uint32_t n = r->n;
-#define HIT(j) (same_load(&l, &load[j]) && sim_same_bits(l_cap, cap[j]))
   for (uint32_t first = n - k < 8 ? n : k + 8; k < first; k++) {
     assert(r->type[k] == last->type && r->runs[k] == r->runs[0] + k);
-    if (!HIT(k))
+    if (!seq_hit(&s, k, &l, l_cap))
       return k;
     phi[k] = p;
   }
@@ -392,14 +400,13 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
                         sim_bits(l_cap), sim_bits(p)};
 #ifdef SIM_LANES_AVX2
     if (sim_lanes_wide())
-      k = hits_quads(load, cap, k, n, &h, phi);
+      k = hits_quads(&s, k, n, &h, phi);
     else
 #endif
-      k = hits_pairs(load, cap, k, n, &h, phi);
+      k = hits_pairs(&s, k, n, &h, phi);
   }
-  for (; k < n && HIT(k); k++)
+  for (; k < n && seq_hit(&s, k, &l, l_cap); k++)
     phi[k] = p;
-#undef HIT
   return k;
 }
 
@@ -457,13 +464,13 @@ static racks_alike racks_alike_typed(const rack_fleet *fl, const work_reps *r) {
 
 /* Replica k's clock, the slowest of its runs': a run like last (type,
  * cap and load) takes last's clock, another is solved and remembered in
- * last (rack_run_phi_near's rule). held: the replica's load is r->load[k]
- * (its runs hold it), compared once; after the first run last's load is
- * the replica's either way. */
+ * last (rack_run_phi_near's rule). held: every run of the replica holds
+ * its load, compared once (its first run's); after the first run last's
+ * load is the replica's either way. */
 static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
                         rack_phi_last *last, double *phi, bool held) {
   gpu_load l = {last->sm, last->mem, last->busy};
-  bool same = held && same_load(&l, &r->load[k]);
+  bool same = held && load_of_run_is(fl, r->runs[r->run0[k]], &l);
   double p = 1;
   uint32_t q = r->run0[k], end = r->run0[k + 1];
   do {
@@ -487,12 +494,13 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
  * one whose cap a thermal cap holds is solved at its held cap there as
  * it would be after seq_from's leaving, and the stretch's last one is
  * tested as before. */
-static uint32_t misses_end(const double *cap, const gpu_load *load, uint32_t k,
-                           uint32_t n) {
+static uint32_t misses_end(const seq_runs *s, uint32_t k, uint32_t n) {
   uint32_t end = n - k < RACK_RUNS_BATCH ? n : k + RACK_RUNS_BATCH;
-  for (uint32_t j = k + 1; j < end; j++)
-    if (same_load(&load[j - 1], &load[j]) && sim_same_bits(cap[j - 1], cap[j]))
+  for (uint32_t j = k + 1; j < end; j++) {
+    gpu_load l = {s->sm[j - 1], s->mem[j - 1], s->busy[j - 1]};
+    if (seq_hit(s, j, &l, s->cap[j - 1]))
       return j;
+  }
   return end;
 }
 
@@ -507,15 +515,14 @@ static uint32_t misses_end(const double *cap, const gpu_load *load, uint32_t k,
  * solves four at a time), the same clocks and last as one by one. */
 static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
                          rack_phi_last *last, double *phi, racks_alike a) {
-  const double *cap = fl->run_cap_w + r->runs[0];
-  const gpu_load *load = r->load;
+  const seq_runs s = seq_runs_of(fl, r);
   while (k < r->n) {
     gpu_load l = {last->sm, last->mem, last->busy};
-    if (same_load(&l, &load[k]) && sim_same_bits(last->cap, cap[k])) {
+    if (seq_hit(&s, k, &l, last->cap)) {
       k = hits_seq(fl, r, k, last, phi);
       continue;
     }
-    uint32_t end = misses_end(cap, load, k, r->n);
+    uint32_t end = misses_end(&s, k, r->n);
     assert(r->type[end - 1] == a.type &&
            r->runs[end - 1] == r->runs[0] + end - 1);
     if (end - k == 1) /* one alone (the fluid level's): no batch to make */
@@ -532,9 +539,10 @@ static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
 }
 
 /* The replicas' clocks, one after another from last (replica_phi). The
- * loads r->load when given (then compared once a replica), else each
- * run's in the fleet (the first period after the runs are made, before
- * the drive wrote the replicas' loads). With the loads held, after a
+ * loads the runs' in the fleet; r->held: every run of a replica holds
+ * the replica's load (then compared once a replica, its first run's),
+ * else each run's compared (the first period after the runs are made,
+ * before the drive wrote the replicas' loads). With the loads held, after a
  * replica the stretch of replicas whose every run hits (most: a
  * service's replicas in one state share load and cap) goes through
  * hits_from; where every replica is one run, through hits_plain when
@@ -543,7 +551,7 @@ static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
  * r->seq: hits_seq's stretches and the misses between), else hits_one. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last) {
-  bool held = r->load != NULL;
+  bool held = r->held;
   bool one = r->run0[r->n] == r->n; /* one run a replica: each has one */
   racks_alike a = !held || !one ? (racks_alike){0}
                   : r->typed    ? racks_alike_typed(fl, r)
@@ -564,15 +572,16 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
 }
 
 #ifndef NDEBUG
-/* Whether every packed run holds its replica's rep_load (what
- * rep_loads_made promises): the debug builds check it before trusting. */
+/* Whether every packed run holds its replica's load, its first run's
+ * (what rep_loads_made promises): the debug builds check it before
+ * trusting. */
 static bool loads_held(const work *w) {
-  for (uint32_t k = 0; k < w->nrep; k++)
-    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++) {
-      gpu_load l = rack_run_load(w->fleet, w->rep_runs[q]);
-      if (!same_load(&l, &w->rep_load[k]))
+  for (uint32_t k = 0; k < w->nrep; k++) {
+    gpu_load l = rack_run_load(w->fleet, w->rep_runs[w->rep_run0[k]]);
+    for (uint32_t q = w->rep_run0[k]; q < w->rep_run0[k + 1]; q++)
+      if (!load_of_run_is(w->fleet, w->rep_runs[q], &l))
         return false;
-    }
+  }
   return true;
 }
 #endif
@@ -581,13 +590,13 @@ static bool loads_held(const work *w) {
  * of loads and compares no call breaks), then service by service to the
  * models. The services do not touch the fleet, so the clocks are those
  * the slot-by-slot loop took between its calls, to the bit. The loads
- * from rep_load while the runs are those it was written to. */
+ * held (once a replica) while the runs are those replica_loads wrote. */
 static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
   bool held = w->rep_loads_made == w->fleet->runs_made;
   assert(!held || loads_held(w));
-  work_reps r = {w->nrep,     w->rep_run0,    w->rep_runs,
-                 w->rep_rack, w->rep_type,    held ? w->rep_load : NULL,
+  work_reps r = {w->nrep,     w->rep_run0,  w->rep_runs,
+                 w->rep_rack, w->rep_type,  held,
                  w->reps_seq, w->racks_typed, w->racks_type};
   work__replica_phis(w->fleet, &r, phi, last);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
@@ -598,57 +607,26 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   }
 }
 
-/* replica_loads where replica k's run is runs[0] + k (w->reps_seq): a
- * service's replicas taken, then written to their runs while their
- * loads are still in the first-level cache (bench-10k's largest service
- * 28 KB). All taken first (52 KB), rack_set_run_loads_seq read them
- * back from the second level: 800 misses of the first a tick,
- * callgrind's cache model. In chunks of a service's replicas, the
- * service's first take of a tick would write its took for every replica
- * after the chunk. The loads and the runs' words are replica_loads'. */
-static void replica_loads_seq(work *w) {
-  gpu_load *l = w->rep_load;
-  uint32_t q = w->rep_runs[0];
-  for (size_t s = 0; s < w->cfg->nservices; s++) {
-    uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    inf_take_loads(w->svc[s], 0, n, l);
-    rack_set_run_loads_seq(w->fleet, q, l, n);
-    l += n;
-    q += n;
-  }
+/* A service's take (inf_take_loads) as work__reps_take_to_runs asks it. */
+static void take_service(void *svc, uint32_t first, uint32_t n,
+                         gpu_load *out) {
+  inf_take_loads(svc, first, n, out);
 }
 
-/* The replicas' loads from the services, service by service, in
- * replica order; then each to its packed runs, once a run
- * (rack_set_run_load; the runs in order a chunk at a time,
- * replica_loads_seq). The services do not read the fleet, so the loads
- * and the runs' words are the one-by-one loop's. */
+/* The replicas' loads from the services, service by service in replica
+ * order, a chunk at a time (work__reps_take_to_runs). The services do
+ * not read the fleet, so the loads and the runs' words are the
+ * one-by-one loop's. */
 static void replica_loads(work *w) {
-  rack_fleet *fl = w->fleet;
-  w->rep_loads_made = fl->runs_made;
-  if (w->reps_seq) { /* replica k's run runs[0] + k */
-    replica_loads_seq(w);
-    return;
-  }
-  gpu_load *l = w->rep_load;
+  w->rep_loads_made = w->fleet->runs_made;
+  const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
+                       .runs = w->rep_runs, .seq = w->reps_seq};
+  uint32_t k0 = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    inf_take_loads(w->svc[s], 0, n, l);
-    l += n;
-  }
-  const uint32_t *run0 = w->rep_run0, *runs = w->rep_runs;
-  if (run0[w->nrep] == w->nrep) { /* one run a replica: run k is k's */
-    /* Four a turn: 7 instructions a replica -> about 5. */
-#pragma GCC unroll 4
-    for (uint32_t k = 0; k < w->nrep; k++)
-      rack_set_run_load(fl, runs[k], w->rep_load[k]);
-  } else {
-    for (uint32_t k = 0; k < w->nrep; k++) {
-      uint32_t q = run0[k], end = run0[k + 1];
-      do /* a replica has one run at least */
-        rack_set_run_load(fl, runs[q], w->rep_load[k]);
-      while (++q < end);
-    }
+    work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
+                            w->rep_load, WORK_LOADS_CHUNK);
+    k0 += n;
   }
 }
 

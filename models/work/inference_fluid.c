@@ -232,6 +232,7 @@ static void advance_to(inf_service *s, sim_time t) {
   arr_window_take(s->gen, f->clock_s, now, s->kv_cap, &w);
   f->clock_s = now;
   /* The replicas' clocks and takes since the last span, applied. */
+  inf__took_settle(f);
   inf__groups_regroup(f, s->nrep);
   f->arrived += w.count;
   f->rejected += w.over;
@@ -417,6 +418,7 @@ static int fl_set_down(inf_service *s, uint32_t k, bool down) {
   if ((inf__grp(f, k)->st.down != 0) == down)
     return SIM_OK;
   advance(s);
+  inf__took_settle(f);
   fstate r = inf__rep_state(f, k);
   if (down) {
     f->dropped += r.waiting + r.in_batch;
@@ -523,6 +525,7 @@ static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
 static double fl_compute_share(const inf_service *s, uint32_t k) {
   if (k >= s->nrep)
     return 0;
+  inf__took_settle(s->fluid);
   const fgrp *g = inf__grp(s->fluid, k);
   return inf__took(s->fluid, k) ? g->t_comp : g->st.comp_mean;
 }
@@ -546,6 +549,7 @@ static void shares_of(const inf_fluid *f, const fgrp *gr, uint32_t k0,
 static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
                               double *out) {
   inf_fluid *f = s->fluid;
+  inf__took_settle(f);
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
   m = m < n ? m : n;
   for (uint32_t i = m; i < n; i++)

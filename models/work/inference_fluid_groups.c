@@ -62,16 +62,54 @@ void inf__groups_free(const sim_allocator *a, inf_fluid *f) {
   sim_free(a, f->nxt_run);
 }
 
+/* The pending part of an earlier range, [pd_lo, pd_hi) at pd_at, written
+ * out to took but for replicas in [lo, hi) (a range that covers them
+ * now); none left after. */
+static void pend_write(inf_fluid *f, uint32_t lo, uint32_t hi) {
+  for (uint32_t k = f->pd_lo; k < f->pd_hi && k < lo; k++)
+    f->took[k] = f->pd_at;
+  for (uint32_t k = f->pd_lo > hi ? f->pd_lo : hi; k < f->pd_hi; k++)
+    f->took[k] = f->pd_at;
+  f->pd_lo = f->pd_hi = 0;
+}
+
+void inf__took_settle(inf_fluid *f) {
+  if (f->pd_lo < f->pd_hi)
+    pend_write(f, 0, 0);
+}
+
+/* A range grown at its instant to [lo, hi): the pending replicas it
+ * covers from the bottom are its own now (their took needs no write);
+ * covered elsewhere, the others are written. */
+static void pend_cut(inf_fluid *f, uint32_t lo, uint32_t hi) {
+  if (f->pd_lo >= f->pd_hi || hi <= f->pd_lo || lo >= f->pd_hi)
+    return;
+  if (lo <= f->pd_lo) {
+    f->pd_lo = hi < f->pd_hi ? hi : f->pd_hi;
+    return;
+  }
+  pend_write(f, lo, hi);
+}
+
 void inf__took_range(inf_fluid *f, uint32_t lo, uint32_t hi, double now) {
   uint32_t a = f->tr_lo, b = f->tr_hi;
   if (lo < hi && a < b && f->tr_at == now && lo <= b && hi >= a) {
     lo = lo < a ? lo : a;
     hi = hi > b ? hi : b;
+    pend_cut(f, lo, hi);
   } else { /* the last range's replicas outside the new one keep theirs */
+    inf__took_settle(f);
     for (uint32_t k = a; k < b && k < lo; k++)
       f->took[k] = f->tr_at;
-    for (uint32_t k = a > hi ? a : hi; k < b; k++)
-      f->took[k] = f->tr_at;
+    uint32_t from = a > hi ? a : hi;
+    if (lo == a && lo < hi && from < b) { /* taken from its start on */
+      f->pd_lo = from;
+      f->pd_hi = b;
+      f->pd_at = f->tr_at;
+    } else {
+      for (uint32_t k = from; k < b; k++)
+        f->took[k] = f->tr_at;
+    }
   }
   f->tr_lo = lo;
   f->tr_hi = hi;

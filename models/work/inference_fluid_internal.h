@@ -7,6 +7,7 @@
 #ifndef AIFSIM_INFERENCE_FLUID_INTERNAL_H
 #define AIFSIM_INFERENCE_FLUID_INTERNAL_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +200,11 @@ struct inf_fluid {
   uint32_t ngrp;
   uint32_t tr_lo, tr_hi;
   double tr_at;
+  /* The last instant's range less the new one's first take, while the
+   * takes at the new instant go up from its start (a chunk at a time):
+   * their took at pd_at, not yet written (inf__took_settle writes it). */
+  uint32_t pd_lo, pd_hi;
+  double pd_at;
   /* The replicas' groups as runs (nrun of them, of[] the same), while
    * runs_ok: a regroup makes them (into nxt_run), a replica put alone
    * undoes them. run_at: the run last found (calls go up the replicas). */
@@ -334,6 +340,7 @@ static inline fgrp *inf__grp(const inf_fluid *f, uint32_t k) {
 
 /* When replica k's load was last taken. */
 static inline double inf__took_at(const inf_fluid *f, uint32_t k) {
+  assert(f->pd_lo >= f->pd_hi); /* settled */
   return k - f->tr_lo < f->tr_hi - f->tr_lo ? f->tr_at : f->took[k];
 }
 
@@ -360,6 +367,10 @@ static inline uint32_t inf__run_end(const inf_fluid *f, uint32_t i,
 /* inference_fluid_groups.c: replicas [lo, hi) taken at now; the took of
  * the last range's others written out. */
 void inf__took_range(inf_fluid *f, uint32_t lo, uint32_t hi, double now);
+
+/* inference_fluid_groups.c: the took held back by inf__took_range
+ * written (before any reader of took). */
+void inf__took_settle(inf_fluid *f);
 
 /* inference_fluid_groups.c: out[i .. e) = l (a group's load to a
  * stretch of its members), eight loads a loop: 24 doubles in four-lane

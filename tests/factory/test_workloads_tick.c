@@ -10,7 +10,9 @@
  * (the held clocks' paths for them, racks of one type or of several,
  * thermal caps under the caps or not). The stretches of a service's
  * replicas that take their worth in one call (work__replica_stretch)
- * against the slot-reading loop they replaced. And the background load
+ * against the slot-reading loop they replaced. The drive's loads, a
+ * service's taken a chunk at a time (workloads_loads.c), at every run
+ * of their replicas. And the background load
  * on the free GPUs (factory.c's list of free runs) after jobs have come
  * and gone, and the noise of racks with no free GPU stepping on. */
 #define WORK_SCENARIO "work_tick.yaml"
@@ -195,15 +197,116 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     rack_fleet_update(f, NULL);
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, NULL, false,
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, false, false,
                    false, 0};
     work__replica_phis(f, &r, phi, &last);
-    r.load = load;
+    r.held = true;
     work__replica_phis(f, &r, held, &last_held);
     several += check_slowest(f, size, nrep, &p, phi);
     check_slowest(f, size, nrep, &p, held);
   }
   assert_true(several > 100);
+  two_types_free(&t);
+}
+
+/* The drive's loads, a service's replicas at a time
+ * (work__reps_loads_to_runs), reach every run of each replica (and its
+ * GPUs), whatever the services' sizes: replicas of several runs
+ * (lay_out), of one run each (lay_out_one), and those in order at once
+ * (r.seq); the held clocks read them back from the runs as the slowest
+ * of the GPUs'. */
+static void loads_reach_every_run(void **state) {
+  (void)state;
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS], fresh[MAX_REPS];
+  static double phi[MAX_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
+  srand(31);
+  for (int round = 0; round < 30; round++) {
+    int way = round % 3; /* several runs, one run, one run in order */
+    uint32_t nrep = way == 0 ? lay_out(f, size, load)
+                             : lay_out_one(f, size, load, 2);
+    rack_fleet_update(f, NULL);
+    pack(f, size, nrep, &p);
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, way == 2,
+                   false, 0};
+    for (uint32_t k = 0; k < nrep; k++)
+      fresh[k] = drawn_load();
+    for (uint32_t k0 = 0, n; k0 < nrep; k0 += n) { /* the services */
+      n = 1 + (uint32_t)(rand() % 40);
+      n = n < nrep - k0 ? n : nrep - k0;
+      work__reps_loads_to_runs(f, &r, k0, n, fresh + k0);
+    }
+    for (uint32_t k = 0, at = 0; k < nrep; at += size[k++]) {
+      for (uint32_t q = p.run0[k]; q < p.run0[k + 1]; q++) {
+        gpu_load l = rack_run_load(f, p.runs[q]);
+        assert_memory_equal(&l, &fresh[k], sizeof l);
+      }
+      rack_fleet_gpu_loads(f);
+      gpu_load g = rack_gpu_load(f, at + size[k] - 1);
+      assert_memory_equal(&g, &fresh[k], sizeof g);
+    }
+    rack_phi_last last = {.type = RACK_PHI_NONE};
+    work__replica_phis(f, &r, phi, &last);
+    check_slowest(f, size, nrep, &p, phi);
+  }
+  two_types_free(&t);
+}
+
+/* A service's take as the drive's chunks ask it (work__reps_take_to_runs):
+ * its loads src from its first replica, the chunks checked to go up from
+ * it one after another, none empty nor over room. */
+typedef struct chunk_take {
+  const gpu_load *src;
+  uint32_t next, room;
+} chunk_take;
+
+static void take_chunk(void *svc, uint32_t first, uint32_t n, gpu_load *out) {
+  chunk_take *t = svc;
+  assert_int_equal(first, t->next);
+  assert_true(n > 0 && n <= t->room);
+  memcpy(out, t->src + first, n * sizeof *out);
+  t->next += n;
+}
+
+/* The drive's loads taken a chunk at a time (work__reps_take_to_runs,
+ * rooms of 1 to more than a service) reach every run of each replica,
+ * in the three layouts of loads_reach_every_run, services of 1 to 40
+ * replicas: a chunk's loads at its own replicas' runs. */
+static void chunks_reach_every_run(void **state) {
+  (void)state;
+  static const uint32_t room[] = {1, 3, 7, 40};
+  static uint32_t size[MAX_REPS];
+  static gpu_load load[MAX_REPS], fresh[MAX_REPS], buf[40];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
+  srand(32);
+  for (int round = 0; round < 24; round++) {
+    int way = round % 3; /* several runs, one run, one run in order */
+    uint32_t nrep = way == 0 ? lay_out(f, size, load)
+                             : lay_out_one(f, size, load, 2);
+    rack_fleet_update(f, NULL);
+    pack(f, size, nrep, &p);
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, way == 2,
+                   false, 0};
+    for (uint32_t k = 0; k < nrep; k++)
+      fresh[k] = drawn_load();
+    for (uint32_t k0 = 0, n; k0 < nrep; k0 += n) { /* the services */
+      n = 1 + (uint32_t)(rand() % 40);
+      n = n < nrep - k0 ? n : nrep - k0;
+      chunk_take c = {fresh + k0, 0, room[(uint32_t)round / 3 % 4]};
+      work__reps_take_to_runs(f, &r, k0, n, take_chunk, &c, buf, c.room);
+      assert_int_equal(c.next, n);
+    }
+    for (uint32_t k = 0; k < nrep; k++)
+      for (uint32_t q = p.run0[k]; q < p.run0[k + 1]; q++) {
+        gpu_load l = rack_run_load(f, p.runs[q]);
+        assert_memory_equal(&l, &fresh[k], sizeof l);
+      }
+  }
   two_types_free(&t);
 }
 
@@ -236,7 +339,7 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, load, false,
+    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, false,
                    false, 0};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
@@ -326,7 +429,7 @@ static void one_word_off(void **state) {
       }
       rack_fleet_caps_written(f);
       work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
-                     load,     true,   false,  0};
+                     true,     true,   false,  0};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
         sim_lanes_narrow = narrow;
@@ -621,6 +724,8 @@ int main(void) {
   size_t n = 0;
   TEST_ADD(tests, n, replica_clocks_are_their_gpus_slowest);
   TEST_ADD(tests, n, one_run_replicas_are_their_gpus_slowest);
+  TEST_ADD(tests, n, chunks_reach_every_run);
+  TEST_ADD(tests, n, loads_reach_every_run);
   TEST_ADD(tests, n, one_word_off);
   TEST_ADD(tests, n, racks_type_of_the_fleet);
   TEST_ADD(tests, n, runs_in_order);

@@ -14,7 +14,9 @@
  * blocks of eight and their tail, keeping that replica's clock and
  * writing every other's; and the regroup's scan of a taken run's clocks
  * parts a replica at a clock unlike the rest at every place of its
- * blocks of sixteen and their tail. */
+ * blocks of sixteen and their tail. The took held back while takes go
+ * up a service in chunks is the took written at once, and a service's
+ * loads taken in chunks are its loads taken in one call. */
 #include "test_inference_rig.h"
 
 #include <float.h>
@@ -234,11 +236,134 @@ static void regroup_parts_a_clock_at_each_place(void **state) {
   sim_lanes_narrow = false;
 }
 
+/* inf__took_range's took as the eager one wrote it (each range's
+ * replicas written out the moment a range at another instant, or apart
+ * from it, replaced it), against the held-back one: a step's range at
+ * its instant, then (read) the took of every replica compared, the held
+ * one settled first as its readers do. */
+typedef struct took_step {
+  uint32_t lo, hi;
+  double at;
+  bool read;
+} took_step;
+
+typedef struct eager_took {
+  double took[NREP];
+  uint32_t lo, hi;
+  double at;
+} eager_took;
+
+static void eager_range(eager_took *e, uint32_t lo, uint32_t hi, double at) {
+  uint32_t a = e->lo, b = e->hi;
+  if (lo < hi && a < b && e->at == at && lo <= b && hi >= a) {
+    lo = lo < a ? lo : a;
+    hi = hi > b ? hi : b;
+  } else {
+    for (uint32_t k = a; k < b; k++)
+      if (k < lo || k >= hi)
+        e->took[k] = e->at;
+  }
+  e->lo = lo;
+  e->hi = hi;
+  e->at = at;
+}
+
+/* Sequences of ranges, each from every replica taken whole at 1. */
+static const took_step took_plan[][8] = {
+    /* chunks up from the start, then whole again */
+    {{0, 4, 2, false}, {4, 8, 2, false}, {8, 12, 2, true}, {0, 12, 3, true}},
+    /* chunks stopping short: the rest keep 1 */
+    {{0, 4, 2, false}, {4, 7, 2, true}, {0, 5, 3, true}, {5, 9, 3, true}},
+    /* a chunk asked twice, one skipped, a single take after */
+    {{0, 3, 2, false}, {0, 3, 2, false}, {3, 6, 2, true}, {0, 0, 2, true}},
+    /* from the middle (nothing held back), then down */
+    {{6, 9, 2, true}, {3, 6, 2, true}, {0, 3, 2, true}, {0, 12, 3, true}},
+    /* held back, then a range apart at the same instant, one later */
+    {{0, 2, 2, false}, {8, 10, 2, true}, {0, 12, 3, false}, {0, 6, 4, true}},
+    /* ranges overlapping and going past the held part in one step */
+    {{0, 5, 2, false}, {2, 12, 2, true}, {0, 1, 3, false}, {1, 11, 3, true}},
+};
+
+static void took_compared(inf_fluid *f, const eager_took *e, size_t p,
+                          size_t i) {
+  inf__took_settle(f);
+  for (uint32_t k = 0; k < NREP; k++) {
+    double want = k - e->lo < e->hi - e->lo ? e->at : e->took[k];
+    if (!(inf__took_at(f, k) == want))
+      fail_msg("plan %zu step %zu replica %u: %g, not %g", p, i, k,
+               inf__took_at(f, k), want);
+  }
+}
+
+static void took_held_back_as_written(void **state) {
+  (void)state;
+  for (size_t p = 0; p < sizeof took_plan / sizeof *took_plan; p++) {
+    double took[NREP];
+    inf_fluid *f = test_calloc(1, sizeof *f);
+    eager_took e = {.lo = 0, .hi = 0, .at = NAN};
+    f->took = took;
+    f->tr_at = NAN;
+    for (uint32_t k = 0; k < NREP; k++)
+      took[k] = e.took[k] = NAN;
+    inf__took_range(f, 0, NREP, 1);
+    eager_range(&e, 0, NREP, 1);
+    for (size_t i = 0; i < 8 && took_plan[p][i].at > 0; i++) {
+      const took_step *s = &took_plan[p][i];
+      inf__took_range(f, s->lo, s->hi, s->at);
+      eager_range(&e, s->lo, s->hi, s->at);
+      if (s->read)
+        took_compared(f, &e, p, i);
+    }
+    took_compared(f, &e, p, 8);
+    test_free(f);
+  }
+}
+
+/* A service's loads taken in chunks going up from its first replica (as
+ * the factory's drive takes them) against the same replicas taken in
+ * one call: the same loads, compute shares and spans after, to the bit.
+ * Chunks of each size; some periods take the first replicas only, some
+ * none; clocks that part the replicas into groups. */
+static void chunked_takes_as_one(void **state) {
+  (void)state;
+  static const uint32_t chunk[] = {1, 5, 16, 36, CLK_N};
+  for (size_t c = 0; c < sizeof chunk / sizeof *chunk; c++) {
+    rig one, parts;
+    rig_open_fluid(&one, CLK_YAML);
+    rig_open_fluid(&parts, CLK_YAML);
+    rig *g[2] = {&one, &parts};
+    for (int i = 0; i < 12; i++) {
+      uint32_t upto = i % 4 == 3 ? 20 : i % 5 == 4 ? 0 : CLK_N;
+      gpu_load la[CLK_N], lb[CLK_N];
+      double phi[CLK_N], ca[CLK_N], cb[CLK_N];
+      for (uint32_t k = 0; k < CLK_N; k++)
+        phi[k] = good_clock(k, i);
+      for (int j = 0; j < 2; j++) {
+        run_to(g[j], i + 1);
+        assert_int_equal(inf_set_clocks(g[j]->s, 0, CLK_N, phi), SIM_OK);
+      }
+      inf_take_loads(one.s, 0, upto, la);
+      for (uint32_t j = 0; j < upto; j += chunk[c])
+        inf_take_loads(parts.s, j, upto - j < chunk[c] ? upto - j : chunk[c],
+                       lb + j);
+      assert_memory_equal(la, lb, upto * sizeof *la);
+      inf_compute_shares(one.s, 0, CLK_N, ca);
+      inf_compute_shares(parts.s, 0, CLK_N, cb);
+      assert_memory_equal(ca, cb, sizeof ca);
+    }
+    compare_ends(g);
+    rig_close(&one);
+    rig_close(&parts);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(groups_equal_replicas_alone),
       cmocka_unit_test(bad_clocks_refused_at_each_place),
       cmocka_unit_test(regroup_parts_a_clock_at_each_place),
+      cmocka_unit_test(took_held_back_as_written),
+      cmocka_unit_test(chunked_takes_as_one),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);

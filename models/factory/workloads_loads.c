@@ -1,0 +1,40 @@
+/* workloads_loads.c - the drive's loads of the services' replicas to
+ * their runs (workloads_tick.c's replica_loads): a service's taken a
+ * chunk at a time, each chunk written to its replicas' runs at once.
+ * Moved out of workloads_tick.c with the chunks. */
+#include "workloads.h"
+
+#include "workloads_internal.h"
+
+void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, const gpu_load *l) {
+  const uint32_t *run0 = r->run0 + k0, *runs = r->runs;
+  if (r->seq) { /* replica k's run runs[0] + k */
+    rack_set_run_loads_seq(fl, runs[0] + k0, l, n);
+  } else if (r->run0[r->n] == r->n) { /* one run a replica */
+    runs += k0;
+#pragma GCC unroll 4
+    for (uint32_t k = 0; k < n; k++)
+      rack_set_run_load(fl, runs[k], l[k]);
+  } else {
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t q = run0[k], end = run0[k + 1];
+      do /* a replica has one run at least */
+        rack_set_run_load(fl, runs[q], l[k]);
+      while (++q < end);
+    }
+  }
+}
+
+/* The chunks' buffer stays in the first-level cache: a service's whole
+ * list (28 KB at bench-10k's largest) was written from the second level,
+ * each store waiting for its line, and read back for the runs. */
+void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                             uint32_t n, work_take_fn take, void *svc,
+                             gpu_load *buf, uint32_t room) {
+  for (uint32_t j = 0; j < n; j += room) {
+    uint32_t c = n - j < room ? n - j : room;
+    take(svc, j, c, buf);
+    work__reps_loads_to_runs(fl, r, k0 + j, c, buf);
+  }
+}
