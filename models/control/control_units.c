@@ -52,19 +52,12 @@ void control__units_fini(control_units *cu) {
 /* ------------------------------------------------------------------ */
 
 /* A base's fields that follow from its load (demand, activity; the rest
- * left): P(1, L) once for both, the activity gpu_load_share's terms. The
- * demand stored with hi as one pair, as the refresh reads them
- * (base_view_of): a word's store under a pair's load is not forwarded
- * (a stall of some 20 cycles a base made, a third of a percent of
- * bench-10k's fluid day, perf). */
+ * left): P(1, L) once for both, the activity gpu_load_share's terms. */
 static void base_load(power_unit *u, const gpu_spec *g, gpu_load l,
                       double thermal_w) {
   double fixed = g->idle_w, full = gpu_load_power(g, 1, l);
   double dyn = full - fixed, sm_span = g->tdp_w - fixed;
-  const sim_d2 hd = {u->hi, fmin(full, thermal_w)};
-  _Static_assert(offsetof(power_unit, demand) == offsetof(power_unit, hi) + 8,
-                 "a unit's hi and demand are next to each other");
-  sim_d2_put(&u->hi, hd);
+  u->demand = fmin(full, thermal_w);
   u->activity = dyn / sm_span;
   assert(sim_same_bits(u->activity, gpu_load_share(g, l)));
 }
