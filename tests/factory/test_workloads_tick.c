@@ -209,6 +209,23 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
   two_types_free(&t);
 }
 
+/* A round of loads_reach_every_run and chunks_reach_every_run: replicas
+ * laid out in one of three ways by the round (several runs, one run, one
+ * run in order), the fleet updated and packed, a fresh load drawn for
+ * each replica; their work_reps. */
+static work_reps lay_round(rack_fleet *f, int round, uint32_t *size,
+                           gpu_load *load, gpu_load *fresh, packed *p) {
+  int way = round % 3;
+  uint32_t nrep =
+      way == 0 ? lay_out(f, size, load) : lay_out_one(f, size, load, 2);
+  rack_fleet_update(f, NULL);
+  pack(f, size, nrep, p);
+  for (uint32_t k = 0; k < nrep; k++)
+    fresh[k] = drawn_load();
+  return (work_reps){nrep, p->run0,  p->runs, p->rack, p->type,
+                     true, way == 2, false,   0};
+}
+
 /* The drive's loads, a service's replicas at a time
  * (work__reps_loads_to_runs), reach every run of each replica (and its
  * GPUs), whatever the services' sizes: replicas of several runs
@@ -225,15 +242,8 @@ static void loads_reach_every_run(void **state) {
   rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
   srand(31);
   for (int round = 0; round < 30; round++) {
-    int way = round % 3; /* several runs, one run, one run in order */
-    uint32_t nrep = way == 0 ? lay_out(f, size, load)
-                             : lay_out_one(f, size, load, 2);
-    rack_fleet_update(f, NULL);
-    pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, way == 2,
-                   false, 0};
-    for (uint32_t k = 0; k < nrep; k++)
-      fresh[k] = drawn_load();
+    work_reps r = lay_round(f, round, size, load, fresh, &p);
+    uint32_t nrep = r.n;
     for (uint32_t k0 = 0, n; k0 < nrep; k0 += n) { /* the services */
       n = 1 + (uint32_t)(rand() % 40);
       n = n < nrep - k0 ? n : nrep - k0;
@@ -285,15 +295,8 @@ static void chunks_reach_every_run(void **state) {
   rack_fleet *f = fleet_make(&t, "B200", "GB200", NULL);
   srand(32);
   for (int round = 0; round < 24; round++) {
-    int way = round % 3; /* several runs, one run, one run in order */
-    uint32_t nrep = way == 0 ? lay_out(f, size, load)
-                             : lay_out_one(f, size, load, 2);
-    rack_fleet_update(f, NULL);
-    pack(f, size, nrep, &p);
-    work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, way == 2,
-                   false, 0};
-    for (uint32_t k = 0; k < nrep; k++)
-      fresh[k] = drawn_load();
+    work_reps r = lay_round(f, round, size, load, fresh, &p);
+    uint32_t nrep = r.n;
     for (uint32_t k0 = 0, n; k0 < nrep; k0 += n) { /* the services */
       n = 1 + (uint32_t)(rand() % 40);
       n = n < nrep - k0 ? n : nrep - k0;
