@@ -52,6 +52,10 @@ static inline clock_at clock_of(const power_unit *u, double mu) {
  * log mu are computed once an evaluation, with the bits cap_at gives.
  * Units without measured work form classes by their lo, their cap:
  * cap_at's callers give them lo and the slope 0. */
+/* Exponents whose factors a level keeps (level.fg): a group's classes
+ * share a few (a service's or a job's c and the GPU's gamma). */
+#define LEVEL_FACTORS 4
+
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
@@ -95,6 +99,12 @@ typedef struct level {
   double *kraw, *kdyn, *ke, *kmu;
   double mu;
   bool anchor;
+  /* The anchor's level and its mu (NaN: none in this split), and at the
+   * level classes_at works out, fdx = anchor less level and the factors
+   * exp(g fdx) of the first few exponents g met there (below_floor). */
+  double ax, amu, fdx;
+  size_t nf;
+  double fg[LEVEL_FACTORS], fv[LEVEL_FACTORS];
 } level;
 
 /* The bounds of the search on log mu: beyond them every unit is at an
