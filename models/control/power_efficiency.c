@@ -116,39 +116,6 @@ static bool surely_settled(const power_unit *u, clock_at c, double lo) {
   return pbar < lo;
 }
 
-/* The factor exp(g fdx) of exponent g at the level being worked out,
- * kept for the first few exponents met there. */
-static double level_factor(level *l, double g) {
-  for (size_t j = 0; j < l->nf; j++)
-    if (sim_same_bits(l->fg[j], g))
-      return l->fv[j];
-  double f = exp(g * l->fdx);
-  if (l->nf < LEVEL_FACTORS)
-    l->fg[l->nf] = g, l->fv[l->nf++] = f;
-  return f;
-}
-
-/* Whether class k, its clock worked out at the anchor (kdyn there),
- * surely has its power p below its floor at the level being worked out,
- * mu below the anchor's amu: then its cap is lo and its slope 0 there
- * and at every level up to the anchor's (and beyond, surely_settled's
- * argument), with no pow. Its base b grows by amu / mu as the level
- * falls, so its exact raw clock by (amu / mu)^e and its unclamped dyn
- * by (amu / mu)^g, g = gamma e; a dyn clamped at phi_min or 1 is no
- * more than that. The factor by exp(g fdx) and the computed mus,
- * exponents, b's and pow's roundings move it by under 2^-38 for
- * |g fdx| < 2^10 (exp's range); the 2^-30 added covers them, and p's
- * roundings are monotone, so the bound pbar below lo puts p below lo.
- * At the request level's peak (a group held to its floor) the search's
- * first step below the anchor found every class worked out again. */
-static bool below_floor(level *l, size_t k, const power_unit *u) {
-  if (!(u->gamma <= 64 && l->kdyn[k] >= 0x1p-1000))
-    return false;
-  double f = level_factor(l, u->gamma * l->ke[k]);
-  double pbar = u->idle + u->span * u->activity * (l->kdyn[k] * (f * (1 + 0x1p-30)));
-  return pbar < l->klo[k];
-}
-
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. Its clock's
  * base b = w c / (mu span a gamma) falls as mu rises, each operation
@@ -172,10 +139,18 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
     l->mu_low[k] = mu;
     return;
   }
-  clock_at c = clock_of(u, mu);
+  double b = base_of(u, mu), e = 1 / (u->gamma - u->c), dbar;
+  if (b < 0.75 && bound_below_floor(l, k, u, b, e, &dbar)) {
+    if (l->anchor) /* a bound on dyn for below_floor; no clock for near_at */
+      l->kraw[k] = NAN, l->kdyn[k] = dbar, l->ke[k] = e, l->kmu[k] = mu;
+    l->cap[k] = l->cap_low[k] = l->klo[k];
+    l->ds[k] = 0;
+    l->mu_low[k] = mu;
+    return;
+  }
+  clock_at c = clock_from(u, b);
   clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
-  double e = 1 / (u->gamma - u->c);
   double cap = clamp(p, l->klo[k], l->kwant[k]);
   if (l->anchor) /* Halley's first point: kept for near_at */
     l->kraw[k] = c.raw, l->kdyn[k] = c.dyn, l->ke[k] = e, l->kmu[k] = mu;
@@ -632,7 +607,7 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
                                  const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN, .mu = NAN, .good_at = NAN,
-             .budget = budget_w, .ax = NAN, .amu = NAN};
+             .budget = budget_w, .ax = NAN, .amu = NAN, .pm_phi = NAN};
   level_init(&l, memo, cap, alike);
   double x = level_of(&l, budget_w, memo);
   memo->level = x;
