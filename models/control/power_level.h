@@ -109,6 +109,12 @@ typedef struct level {
   double *kraw, *kdyn, *ke, *kmu;
   double mu;
   bool anchor;
+  /* A group of over POWER_FEW_CLASSES classes whose budget is within a
+   * part in 10^6 of their floor (the DR cut at the request level's
+   * peak): the classes below their floor are then found without pow
+   * (below_floor, dyn_bound), which elsewhere cost more in failed tries
+   * than it saved. */
+  bool held;
   /* The anchor's level and its mu (NaN: none in this split), and at the
    * level classes_at works out, fdx = anchor less level and the factors
    * exp(g fdx) of the first few exponents g met there (below_floor). */
@@ -179,7 +185,8 @@ static inline double dyn_bound(level *l, const power_unit *u, double b, double e
   if (!(b >= 0x1p-60 && b < 0.75 && g >= 1 - 0x1p-48 && u->gamma <= 64))
     return NAN;
   double r = sqrt(sqrt(sqrt(sqrt(b)))), d = b; /* b^(1/16) */
-  for (double j = floor(fmin(g - 1, 1) * 16); j >= 1; j--)
+  int j = g < 2 ? (int)((g - 1) * 16) : 16; /* (g - 1) 16 rounded down */
+  for (; j > 0; j--)
     d *= r;
   double m = floor_dyn(l, u);
   return d > m ? d : m;
