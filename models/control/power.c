@@ -259,6 +259,18 @@ typedef struct fill_term {
   size_t m;
 } fill_term;
 
+/* What the fill's last sum left (filled_kept): each term's value n
+ * clamp(lambda w, lo, top) and the sum after it, and the terms that can
+ * move (w > 0: the others are pinned at lo), in order. */
+typedef struct fill_kept {
+  double *v, *after;
+  size_t *moving, nmoving;
+  /* per moving term: the lambda up to which it surely sits at lo, and
+   * that lambda if its value kept is lo (else -inf: it is worked out) */
+  double *at_lo, *kept_lo;
+  bool ok; /* v and after hold a sum */
+} fill_kept;
+
 /* The inputs of a water-filling, run by run; t: them packed (NULL: out
  * of memory, read from the units), nt of them. */
 typedef struct fill {
@@ -267,6 +279,7 @@ typedef struct fill {
   const double *w, *top;
   const fill_term *t;
   size_t nt;
+  fill_kept *kept; /* NULL: none (out of memory) */
 } fill;
 
 /* The runs' terms for filled_packed, in *nt terms; NULL when out of
@@ -314,9 +327,53 @@ static double filled_packed(const fill_term *t, size_t n, double lambda,
   return sum;
 }
 
+/* filled_packed's sum from the last one's: a term before the first
+ * moving one whose value changed adds the same value to the same sum as
+ * then, so the sum resumes after it with the same bits. Near the answer
+ * the search's sums differ in a term or two (the group held to its
+ * floor at the request level's peak: one unit between its bounds, its
+ * sum some 920 terms, 25 sums a split). The slope adds the moving
+ * terms' parts in their order, as filled_packed. */
+static double filled_kept(const fill_term *t, size_t nt, fill_kept *k,
+                          double lambda, double *slope) {
+  double sl = 0;
+  size_t from = k->ok ? nt : 0, last = 0; /* the first and last changed */
+  for (size_t i = 0; i < k->nmoving; i++) {
+    if (lambda <= k->kept_lo[i]) /* at lo then and now: n lo, no slope */
+      continue;
+    size_t r = k->moving[i];
+    double x = lambda * t[r].w;
+    k->kept_lo[i] = x <= t[r].lo ? k->at_lo[i] : -INFINITY;
+    if (x > t[r].lo && x < t[r].top)
+      sl += t[r].slope;
+    double v = t[r].n * clamp(x, t[r].lo, t[r].top);
+    if (!sim_same_bits(v, k->v[r])) {
+      from = r < from ? r : from;
+      last = r;
+    }
+    k->v[r] = v;
+  }
+  *slope = sl;
+  if (nt == 0)
+    return 0;
+  double sum = from > 0 ? k->after[from - 1] : 0;
+  for (size_t r = from; r < nt; r++) {
+    sum = power_add_n(sum, k->v[r], t[r].m);
+    /* past the last change, a sum that meets the last one's goes on as
+     * it did (the same terms added): its end is the last one's */
+    if (r > last && k->ok && sim_same_bits(sum, k->after[r]))
+      return k->after[nt - 1];
+    k->after[r] = sum;
+  }
+  k->ok = true;
+  return sum;
+}
+
 /* filled_packed read from the units (no packed terms: out of memory). */
 static double filled(const void *ctx, double lambda, double *slope) {
   const fill *fl = ctx;
+  if (fl->kept != NULL)
+    return filled_kept(fl->t, fl->nt, fl->kept, lambda, slope);
   if (fl->t != NULL)
     return filled_packed(fl->t, fl->nt, lambda, slope);
   const double *w = fl->w, *top = fl->top;
@@ -331,6 +388,54 @@ static double filled(const void *ctx, double lambda, double *slope) {
   }
   *slope = sl;
   return sum;
+}
+
+/* Terms at least for which the fill keeps its sums (filled_kept): the
+ * request level's large group has some 920, the fluid groups' under
+ * a hundred. */
+#define FILL_KEPT_TERMS 256
+
+/* Whether the budget is within a part in 10^6 of the terms' floor: the
+ * fill's sums then differ in a term or two near the answer, where
+ * filled_kept pays (elsewhere its stores cost more than it saved). */
+static bool fill_held(const fill_term *t, size_t nt, double budget_w) {
+  double floor = 0;
+  for (size_t r = 0; r < nt; r++)
+    floor += t[r].n * t[r].lo * (double)t[r].m;
+  return budget_w <= floor * (1 + 1e-6);
+}
+
+/* A lambda up to which term t's lambda w surely rounds to lo or under
+ * (-inf: none known). lo / w rounded, less 2^-50 of it: lambda w is
+ * then under lo (1 - 2^-51), which rounds to lo at most. */
+static double at_lo_up_to(const fill_term *t) {
+  if (!(t->w > 0 && t->lo > 0 && t->lo < INFINITY && t->w < INFINITY))
+    return -INFINITY;
+  double l = t->lo / t->w;
+  return l * (1 - 0x1p-50) < INFINITY ? l * (1 - 0x1p-50) : -INFINITY;
+}
+
+/* The kept sums' arrays for nt terms t (the pinned terms' values made
+ * once: clamp(0 w) is lo, lo > 0); false when out of memory. */
+static bool kept_make(fill_kept *k, const fill_term *t, size_t nt) {
+  k->v = sim_alloc(NULL, (nt + 1) * (4 * sizeof(double) + sizeof(size_t)));
+  if (k->v == NULL)
+    return false;
+  k->after = k->v + nt + 1;
+  k->at_lo = k->after + nt + 1;
+  k->kept_lo = k->at_lo + nt + 1;
+  k->moving = (size_t *)(k->kept_lo + nt + 1);
+  k->nmoving = 0;
+  k->ok = false;
+  for (size_t r = 0; r < nt; r++) {
+    k->v[r] = t[r].n * clamp(0 * t[r].w, t[r].lo, t[r].top);
+    if (t[r].w == 0 && t[r].lo > 0)
+      continue;
+    k->at_lo[k->nmoving] = at_lo_up_to(&t[r]);
+    k->kept_lo[k->nmoving] = -INFINITY;
+    k->moving[k->nmoving++] = r;
+  }
+  return true;
 }
 
 /* The fill's lambda: searched from memo's last lambda when it lies
@@ -359,14 +464,19 @@ static double fill_level(const fill *fl, double hi, double budget_w,
 void power_fill_runs(const power_unit *units, const power_runs *runs,
                      const double *w, const double *top, double budget_w,
                      double *cap, double *memo) {
-  fill fl = {units, runs, w, top, NULL, 0};
+  fill fl = {units, runs, w, top, NULL, 0, NULL};
   fill_term *t = fill_pack(&fl, &fl.nt);
   fl.t = t;
+  fill_kept kept = {0};
+  if (t != NULL && fl.nt >= FILL_KEPT_TERMS && fill_held(t, fl.nt, budget_w) &&
+      kept_make(&kept, t, fl.nt))
+    fl.kept = &kept;
   double hi = 0;
   for (size_t r = 0; r < runs->n; r++)
     if (w[r] > 0)
       hi = fmax(hi, top[r] / w[r]);
   double lo = fill_level(&fl, hi, budget_w, memo);
+  sim_free(NULL, kept.v);
   sim_free(NULL, t);
   for (size_t r = 0; r < runs->n; r++)
     cap[r] = clamp(lo * w[r], power_run_unit(units, runs, r)->lo, top[r]);

@@ -116,6 +116,23 @@ static bool surely_settled(const power_unit *u, clock_at c, double lo) {
   return pbar < lo;
 }
 
+/* Whether class k is surely below its floor at level mu, found without
+ * pow: under the anchor where it was below it (below_floor), or by
+ * dyn_bound (whose bound the anchor keeps for below_floor; no clock for
+ * near_at). */
+static __attribute__((noinline)) bool
+held_below_floor(level *l, size_t k, const power_unit *u, double mu) {
+  if (mu < l->amu && l->mu_low[k] <= l->amu && /* below lo there */
+      sim_same_bits(l->kmu[k], l->amu) && below_floor(l, k, u))
+    return true;
+  double b = base_of(u, mu), e = 1 / (u->gamma - u->c), dbar;
+  if (!(b < 0.75 && bound_below_floor(l, k, u, b, e, &dbar)))
+    return false;
+  if (l->anchor)
+    l->kraw[k] = NAN, l->kdyn[k] = dbar, l->ke[k] = e, l->kmu[k] = mu;
+  return true;
+}
+
 /* Class k's cap per GPU at level mu and its slope where nothing is
  * clamped: cap_at's expressions, so the bits are the same. Its clock's
  * base b = w c / (mu span a gamma) falls as mu rises, each operation
@@ -132,6 +149,12 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
     return;
   }
   const power_unit *u = &l->units[l->rep[k]];
+  if (l->held && held_below_floor(l, k, u, mu)) {
+    l->cap[k] = l->cap_low[k] = l->klo[k]; /* and so from this up */
+    l->ds[k] = 0;
+    l->mu_low[k] = mu;
+    return;
+  }
   clock_at c = clock_of(u, mu);
   clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
@@ -205,6 +228,12 @@ static double classes_at(level *l, double log_mu) {
     double mu = exp(log_mu);
     l->at = log_mu;
     l->mu = mu;
+    if (l->held) { /* below_floor's anchor and factors */
+      if (l->anchor)
+        l->ax = log_mu, l->amu = mu;
+      l->fdx = l->ax - log_mu;
+      l->nf = 0;
+    }
     if (mu <= l->full_mu && mu >= l->low_mu) /* the others stand */
       return live_at(l, mu);
     return all_at(l, mu);
@@ -407,6 +436,18 @@ static void level_init(level *l, power_memo *memo, double *cap,
     l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
 }
 
+/* Whether the budget is within a part in 10^6 of the classes' floor in
+ * a group of many classes (level.held; only the work depends on it: the
+ * fluid mode's groups of a few classes are not asked). */
+static bool held_at_floor(const level *l, double budget_w) {
+  if (l->rcls == NULL || l->nclass <= POWER_FEW_CLASSES)
+    return false;
+  double floor = 0;
+  for (size_t k = 0; k < l->nclass; k++)
+    floor += l->gpus[k] * l->klo[k];
+  return budget_w <= floor * (1 + 1e-6);
+}
+
 /* The smallest level (the most power) at which f fits the budget, to the
  * bit of its logarithm, searched from the whole range. */
 static double level_cold(level *l, power_fn f, double budget_w) {
@@ -588,8 +629,9 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
                                  const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN, .mu = NAN, .good_at = NAN,
-             .budget = budget_w};
+             .budget = budget_w, .ax = NAN, .amu = NAN, .pm_phi = NAN};
   level_init(&l, memo, cap, alike);
+  l.held = held_at_floor(&l, budget_w);
   double x = level_of(&l, budget_w, memo);
   memo->level = x;
   if (x > LEVEL_LO && x < LEVEL_HI)

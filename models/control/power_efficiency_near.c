@@ -155,7 +155,7 @@ double power__level_near(level *l, power_fn grouped, double budget_w,
     double slope, cv, f;
     bool exact = k == 0 || l->nclass > POWER_FEW_CLASSES;
     if (exact) { /* grouped_at's own */
-      l->anchor = k == 0 && l->nclass <= POWER_FEW_CLASSES;
+      l->anchor = k == 0 && (l->nclass <= POWER_FEW_CLASSES || l->held);
       f = grouped(l, x, &slope) - budget_w;
       l->anchor = false;
       cv = grouped_curve(l);

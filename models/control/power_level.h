@@ -30,15 +30,25 @@ static inline bool surely_above_one(double b, double e) {
   return b >= 1 + 0x1p-40 && e >= 0x1p-10;
 }
 
-static inline clock_at clock_of(const power_unit *u, double mu) {
+/* A unit's clock's base at level mu: falls as mu rises (each operation
+ * monotone). */
+static inline double base_of(const power_unit *u, double mu) {
+  return u->weight * u->c / (mu * u->span * u->activity * u->gamma);
+}
+
+/* The clock from its base b = base_of(u, mu). */
+static inline clock_at clock_from(const power_unit *u, double b) {
   clock_at k;
-  double b = u->weight * u->c / (mu * u->span * u->activity * u->gamma);
   double e = 1 / (u->gamma - u->c);
   /* Any raw above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
   k.raw = surely_above_one(b, e) ? INFINITY : pow(b, e);
   k.phi = clamp(k.raw, u->phi_min, 1);
   k.dyn = k.phi == 1 ? 1 : sim_pow(k.phi, u->gamma); /* pow(1, y) is 1 */
   return k;
+}
+
+static inline clock_at clock_of(const power_unit *u, double mu) {
+  return clock_from(u, base_of(u, mu));
 }
 
 /* The units a level is found for, in runs and classes. A run is units
@@ -52,6 +62,10 @@ static inline clock_at clock_of(const power_unit *u, double mu) {
  * log mu are computed once an evaluation, with the bits cap_at gives.
  * Units without measured work form classes by their lo, their cap:
  * cap_at's callers give them lo and the slope 0. */
+/* Exponents whose factors a level keeps (level.fg): a group's classes
+ * share a few (a service's or a job's c and the GPU's gamma). */
+#define LEVEL_FACTORS 4
+
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
@@ -95,7 +109,98 @@ typedef struct level {
   double *kraw, *kdyn, *ke, *kmu;
   double mu;
   bool anchor;
+  /* A group of over POWER_FEW_CLASSES classes whose budget is within a
+   * part in 10^6 of their floor (the DR cut at the request level's
+   * peak): the classes below their floor are then found without pow
+   * (below_floor, dyn_bound), which elsewhere cost more in failed tries
+   * than it saved. */
+  bool held;
+  /* The anchor's level and its mu (NaN: none in this split), and at the
+   * level classes_at works out, fdx = anchor less level and the factors
+   * exp(g fdx) of the first few exponents g met there (below_floor). */
+  double ax, amu, fdx;
+  size_t nf;
+  double fg[LEVEL_FACTORS], fv[LEVEL_FACTORS];
+  /* The last phi_min and gamma whose dyn at phi_min floor_dyn worked
+   * out (pm_dyn; NaN: none yet). */
+  double pm_phi, pm_gamma, pm_dyn;
 } level;
+
+/* The factor exp(g fdx) of exponent g at the level being worked out,
+ * kept for the first few exponents met there. */
+static inline double level_factor(level *l, double g) {
+  for (size_t j = 0; j < l->nf; j++)
+    if (sim_same_bits(l->fg[j], g))
+      return l->fv[j];
+  double f = exp(g * l->fdx);
+  if (l->nf < LEVEL_FACTORS)
+    l->fg[l->nf] = g, l->fv[l->nf++] = f;
+  return f;
+}
+
+/* Whether class k, its clock worked out at the anchor (kdyn there),
+ * surely has its power p below its floor at the level being worked out,
+ * mu below the anchor's amu: then its cap is lo and its slope 0 there
+ * and at every level up to the anchor's (and beyond, surely_settled's
+ * argument), with no pow. Its base b grows by amu / mu as the level
+ * falls, so its exact raw clock by (amu / mu)^e and its unclamped dyn
+ * by (amu / mu)^g, g = gamma e; a dyn clamped at phi_min or 1 is no
+ * more than that. The factor by exp(g fdx) and the computed mus,
+ * exponents, b's and pow's roundings move it by under 2^-38 for
+ * |g fdx| < 2^10 (exp's range); the 2^-30 added covers them, and p's
+ * roundings are monotone, so the bound pbar below lo puts p below lo.
+ * At the request level's peak (a group held to its floor) the search's
+ * first step below the anchor found every class worked out again. */
+static inline bool below_floor(level *l, size_t k, const power_unit *u) {
+  if (!(u->gamma <= 64 && l->kdyn[k] >= 0x1p-1000))
+    return false;
+  double f = level_factor(l, u->gamma * l->ke[k]);
+  double pbar = u->idle + u->span * u->activity * (l->kdyn[k] * (f * (1 + 0x1p-30)));
+  return pbar < l->klo[k];
+}
+
+/* A unit's dyn at its lowest clock, sim_pow(phi_min, gamma): kept for
+ * the last pair (a group's GPUs are mostly of one kind). */
+static inline double floor_dyn(level *l, const power_unit *u) {
+  if (!sim_same_bits(u->phi_min, l->pm_phi) ||
+      !sim_same_bits(u->gamma, l->pm_gamma)) {
+    l->pm_phi = u->phi_min, l->pm_gamma = u->gamma;
+    l->pm_dyn = sim_pow(u->phi_min, u->gamma);
+  }
+  return l->pm_dyn;
+}
+
+/* An upper bound on the dyn of a unit whose clock's base is b < 3/4 (so
+ * its clock is under 1), with no pow, or NaN: its clock's exact dyn is
+ * b^g, g = gamma e >= 1 (c <= 1 < gamma), or phi_min^gamma where it
+ * clamps there; b^g <= b^h for any h <= g, here h = 1 + j / 16 (j whole,
+ * at most 16: four square roots and j products). pow's and sim_pow's
+ * roundings, the square roots' and products', and g's own (g rounded to
+ * h from a little under it; b >= 2^-60 keeps b^(h - g) within 2^-40 of
+ * 1) are under 2^-40: the caller adds 2^-30. At the request level's peak, 96 in
+ * 100 of the large group's classes worked out lie below their floor by
+ * more than this bound's slack. */
+static inline double dyn_bound(level *l, const power_unit *u, double b, double e) {
+  double g = u->gamma * e;
+  if (!(b >= 0x1p-60 && b < 0.75 && g >= 1 - 0x1p-48 && u->gamma <= 64))
+    return NAN;
+  double r = sqrt(sqrt(sqrt(sqrt(b)))), d = b; /* b^(1/16) */
+  int j = g < 2 ? (int)((g - 1) * 16) : 16; /* (g - 1) 16 rounded down */
+  for (; j > 0; j--)
+    d *= r;
+  double m = floor_dyn(l, u);
+  return d > m ? d : m;
+}
+
+/* Whether class k, whose base at level mu is b, is surely below its floor
+ * there by dyn_bound (its bound in *dbar), and so at every level above:
+ * its cap lo and its slope 0 (cap lo != p), as surely_settled's. */
+static inline bool bound_below_floor(level *l, size_t k, const power_unit *u,
+                              double b, double e, double *dbar) {
+  *dbar = dyn_bound(l, u, b, e);
+  double pbar = u->idle + u->span * u->activity * (*dbar * (1 + 0x1p-30));
+  return pbar < l->klo[k]; /* false for a NaN bound */
+}
 
 /* The bounds of the search on log mu: beyond them every unit is at an
  * end of its range. */

@@ -553,7 +553,11 @@ static void floor_units_kept_settled(void **state) {
  * and the sum flat, some 10^-4 to 10^-2 from the answer. Every split the
  * unit-by-unit one; at most 11 sums a split: a first step from the flat
  * start of 2^-12 of the level takes 10.2, one of 1 took 12.2 (Newton's
- * steps back across the classes' kinks). */
+ * steps back across the classes' kinks). At most 0.5 clocks a class a
+ * split: a class surely below its floor by a bound without pow
+ * (dyn_bound) is not worked out, 0.28 (1.09 with every class worked out
+ * once, below_floor then finding it below its floor at the levels under
+ * the first; 1.97 worked out again there). */
 static void floor_level_drifts(void **state) {
   (void)state;
   enum { N = 400, PERIODS = 60 };
@@ -567,7 +571,7 @@ static void floor_level_drifts(void **state) {
                 POWER_INFERENCE, 0.2 + 0.8 * uniform(&seed));
   double floor = efficiency_total(u, N, 300);
   power_split_efficiency_from(u, N, floor, cap, &memo, NULL);
-  unsigned long evals = power__level_evals();
+  unsigned long evals = power__level_evals(), clocks = power__clock_evals();
   for (int s = 0; s < PERIODS; s++) {
     for (size_t k = 0; k < N; k++)
       if (uniform(&seed) < 0.3)
@@ -575,15 +579,54 @@ static void floor_level_drifts(void **state) {
     split_is_by_units(u, N, floor, cap, want, &memo, s);
   }
   double per = (double)(power__level_evals() - evals) / PERIODS;
-  if (per > 11)
-    fail_msg("%.2f sums a split", per);
+  double per_class = (double)(power__clock_evals() - clocks) / (N * PERIODS);
+  if (per > 11 || per_class > 0.5)
+    fail_msg("%.2f sums, %.2f clocks a class a split", per, per_class);
   power_memo_clear(&memo);
   free(u);
   free(cap);
 }
 
+/* A fill held at its floor (the request level's peak: the budget every
+ * unit's lo, the valued ones pinned there), 600 units a run each, the
+ * weights drifting and the budget at the floor or a hair above it, the
+ * memo carried: every lambda the plain bisection's. Its sums near the
+ * answer differ in a term or two (filled_kept resumes them); it fails
+ * (seen) with a term taken as at lo up to 2^-20 past lo / w. */
+static void fill_held_at_floor(void **state) {
+  (void)state;
+  enum { N = 600, PERIODS = 30 };
+  power_unit *u = calloc(N, sizeof *u);
+  double *w = calloc(3 * N, sizeof *w), *top = w + N, *cap = w + 2 * N;
+  double memo = 0;
+  assert_true(u != NULL && w != NULL);
+  uint64_t seed = 71;
+  for (size_t k = 0; k < N; k++) {
+    u[k] = unit(1 + (uint32_t)(k % 4), 0.5, POWER_INFERENCE, 0.5);
+    u[k].lo = 100 + (double)(k % 7);
+    bool pinned = k % 5 < 2;
+    w[k] = pinned ? 0 : 300 + 600 * uniform(&seed);
+    top[k] = pinned ? u[k].lo : 250 + 500 * uniform(&seed);
+  }
+  static const double above[] = {0, 0x1p-50, 1e-12, 1e-9, 1e-7};
+  for (int s = 0; s < PERIODS; s++) {
+    for (size_t k = 0; k < N; k++)
+      if (w[k] > 0 && uniform(&seed) < 0.3)
+        w[k] *= 0.99 + 0.02 * uniform(&seed);
+    double floor = 0;
+    for (size_t k = 0; k < N; k++)
+      floor += u[k].n * u[k].lo;
+    double budget = floor * (1 + above[s % 5]);
+    power_fill_from(u, N, w, top, budget, cap, &memo);
+    assert_fill_caps("period", s, u, N, w, top, cap,
+                     plain_fill_lambda(u, N, w, top, budget));
+  }
+  free(u);
+  free(w);
+}
+
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[17];
   size_t n = 0;
   TEST_ADD(tests, n, repeat_rounds_as_the_loop);
   TEST_ADD(tests, n, repeat_is_the_loop);
@@ -595,5 +638,6 @@ int main(void) {
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
   TEST_ROWS(tests, n, floor_units_kept_settled, floor_cases);
   TEST_ADD(tests, n, floor_level_drifts);
+  TEST_ADD(tests, n, fill_held_at_floor);
   return _cmocka_run_group_tests("power_runs", tests, n, NULL, NULL);
 }
