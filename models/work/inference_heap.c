@@ -262,13 +262,37 @@ static void tree_set(route_tree *t, uint32_t k, uint64_t key) {
   }
 }
 
+/* bucket_clear(t, old) then bucket_set(t, key) for one replica's two
+ * bucketed keys: its word, sum word and bits worked out once, and the
+ * marks above its new word set only when that word was empty (a mark is
+ * set exactly when a word under it is nonzero, so they are already). */
+static inline __attribute__((always_inline)) void
+bucket_move(route_tree *t, uint64_t old, uint64_t key) {
+  uint32_t k = (uint32_t)key, w = k / 64, s = w / 64;
+  uint32_t from = (uint32_t)(old >> 32), to = (uint32_t)(key >> 32);
+  uint64_t bit = 1ull << (k % 64), wbit = 1ull << (w % 64);
+  uint64_t *word = &t->bits[(size_t)from * t->words + w];
+  if ((*word &= ~bit) == 0) {
+    uint64_t *sum = &t->sums[(size_t)from * t->nsum + s];
+    if ((*sum &= ~wbit) == 0 && (t->top[from] &= ~(1ull << s)) == 0)
+      t->loads &= ~(1ull << from);
+  }
+  word = &t->bits[(size_t)to * t->words + w];
+  uint64_t was = *word;
+  *word = was | bit;
+  if (was == 0) {
+    t->sums[(size_t)to * t->nsum + s] |= wbit;
+    t->top[to] |= 1ull << s;
+    t->loads |= 1ull << to;
+  }
+}
+
 void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
   uint64_t old = t->key[k];
   t->key[k] = key;
   /* Both bucketed: the bound is a power of two. Nearly every update. */
   if (t->bits != NULL && (old | key) < (uint64_t)ROUTE_LOADS << 32) {
-    bucket_clear(t, old);
-    bucket_set(t, key);
+    bucket_move(t, old, key);
     return;
   }
   bool was = bucketed(t, old), is = bucketed(t, key);

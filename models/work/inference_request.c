@@ -287,6 +287,14 @@ static inline void advance(inf_service *s, replica *r, double t) {
     drift(s, r, t);
 }
 
+/* ceil(x) as a time, x (ns) below 9e18: the same value as libm's (a
+ * double past 2^52 is whole; below, the truncation is exact), without
+ * its call, which reschedule made on every move. */
+static inline sim_time ceil_time(double x) {
+  sim_time t = (sim_time)x;
+  return t + ((double)t < x);
+}
+
 /* Keeps the replica's one pending event at its next change others see (a
  * prefill's end that changes nothing beyond it is folded into the next:
  * inf__after_prefill); does nothing when that is already the pending one.
@@ -305,7 +313,7 @@ static void reschedule(inf_service *s, replica *r) {
     sim_engine_cancel(s->e, &r->ev);
     return;
   }
-  sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
+  sim_time at = ceil_time(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
   int rc = pending ? sim_engine_move(s->e, r->ev, at)
                    : sim_engine_schedule(s->e, at, s->replica_kind,
