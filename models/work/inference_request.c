@@ -338,6 +338,16 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
+#ifndef NDEBUG
+/* Whether reschedule would leave r as it is: its event at the time it
+ * would put it, or none where it would cancel a cleared handle. */
+static bool event_stands(inf_service *s, replica *r) {
+  double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
+  return at_s == r->ev_s &&
+         (r->ev.slot != 0 || !(at_s * 1e9 < 9e18));
+}
+#endif
+
 /* Whether r rests with nothing to catch up on: idle, its event cancelled
  * (the handle cleared), its integrals 0 (either zero) since last taken;
  * most replicas each period. As bits, one test (+inf's bits, a zero's). */
@@ -370,8 +380,16 @@ static void catch_up(inf_service *s, replica *r, double t) {
     rest_to(s, r, t);
     return;
   }
-  advance(s, r, t);
-  reschedule(s, r);
+  if (r->next_s <= t) {
+    advance_changes(s, r, t);
+    reschedule(s, r);
+    return;
+  }
+  /* No change by t: what reschedule reads (phase, next_s, the queue, the
+   * joiners, the batch, the clock) is as its last call left it, every
+   * change being followed by one, so it would do nothing. */
+  drift(s, r, t);
+  assert(event_stands(s, r));
 }
 
 /* ------------------------------------------------------------------ */
