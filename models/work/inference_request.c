@@ -303,14 +303,6 @@ static inline void advance(inf_service *s, replica *r, double t) {
     drift(s, r, t);
 }
 
-/* ceil(x) as a time, x (ns) below 9e18: the same value as libm's (a
- * double past 2^52 is whole; below, the truncation is exact), without
- * its call, which reschedule made on every move. */
-static inline sim_time ceil_time(double x) {
-  sim_time t = (sim_time)x;
-  return t + ((double)t < x);
-}
-
 /* Keeps the replica's one pending event at its next change others see (a
  * prefill's end that changes nothing beyond it is folded into the next:
  * inf__after_prefill); does nothing when that is already the pending one.
@@ -329,7 +321,7 @@ static void reschedule(inf_service *s, replica *r) {
     sim_engine_cancel(s->e, &r->ev);
     return;
   }
-  sim_time at = ceil_time(at_s * 1e9), now = sim_engine_now(s->e);
+  sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
   int rc = pending ? sim_engine_move(s->e, r->ev, at)
                    : sim_engine_schedule(s->e, at, s->replica_kind,
@@ -370,26 +362,33 @@ static inline void rest_to(inf_service *s, replica *r, double t) {
   }
 }
 
-/* Brings r to now, t, and keeps its event at its next change. A resting
- * replica gets what advance and reschedule would give it, written out:
- * they would add 0 x dt to its integrals and the interval's batch time
- * (a -0 made +0, nothing else) and cancel a cleared handle, so only its
- * clock moves: the same bits for a tenth of the instructions. */
-static void catch_up(inf_service *s, replica *r, double t) {
+/* Brings r to t when that is all catch_up would do, written out; false,
+ * r untouched, when a change is due by t. A resting replica: advance and
+ * reschedule would add 0 x dt to its integrals and the interval's batch
+ * time (a -0 made +0, nothing else) and cancel a cleared handle, so only
+ * its clock moves (rest_to). A busy one with no change by t: it drifts,
+ * and what reschedule reads (phase, next_s, the queue, the joiners, the
+ * batch, the clock) is as its last call left it, every change being
+ * followed by one, so it would do nothing. In line: take_loads asks it
+ * of every replica each period. */
+static inline bool quiet_to(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     rest_to(s, r, t);
-    return;
+    return true;
   }
-  if (r->next_s <= t) {
-    advance_changes(s, r, t);
-    reschedule(s, r);
-    return;
-  }
-  /* No change by t: what reschedule reads (phase, next_s, the queue, the
-   * joiners, the batch, the clock) is as its last call left it, every
-   * change being followed by one, so it would do nothing. */
+  if (r->next_s <= t)
+    return false;
   drift(s, r, t);
   assert(event_stands(s, r));
+  return true;
+}
+
+/* Brings r to now, t, and keeps its event at its next change. */
+static void catch_up(inf_service *s, replica *r, double t) {
+  if (quiet_to(s, r, t))
+    return;
+  advance_changes(s, r, t);
+  reschedule(s, r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -659,15 +658,14 @@ static gpu_load req_take_load(inf_service *s, uint32_t k) {
   return take_load(s, k, now_s(s));
 }
 
-/* Resting replicas in line: catch_up's and take_load's steps, no calls. */
+/* Replicas with no change due in line: catch_up's and take_load's
+ * steps, no calls. */
 static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                            gpu_load *out) {
   double t = now_s(s);
   for (uint32_t i = 0, k = k0; i < n; i++, k++) {
-    bool rests = k < s->nrep && resting(&s->rep[k]);
-    if (rests)
-      rest_to(s, &s->rep[k], t);
-    out[i] = rests ? take_mean(&s->rep[k]) : take_load(s, k, t);
+    bool quiet = k < s->nrep && quiet_to(s, &s->rep[k], t);
+    out[i] = quiet ? take_mean(&s->rep[k]) : take_load(s, k, t);
   }
 }
 
