@@ -83,12 +83,10 @@ static void record(inf_service *s, double ttft, double tpot) {
   inf__hist_add(&s->ttft_h, ttft);
   inf__hist_add(&s->tpot_h, tpot);
   interval *iv = &s->iv;
-  if (iv->n < iv->cap) { /* inf__interval_push's room, in line */
-    iv->ttft[iv->n] = ttft;
-    iv->tpot[iv->n++] = tpot;
-  } else if (inf__interval_push(s->alloc, iv, ttft, tpot) != SIM_OK) {
+  if (iv->n < iv->cap) /* inf__interval_push's room, in line */
+    iv->ttft[iv->n] = ttft, iv->tpot[iv->n++] = tpot;
+  else if (inf__interval_push(s->alloc, iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
-  }
 }
 
 static void count_rejected(inf_service *s) {
@@ -145,9 +143,7 @@ static uint32_t admit(inf_service *s, replica *r) {
     return 0;
   expire(s, r, r->clock_s);
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
-    /* Room held is room a reserve grants: fits holds the batch under
-     * max_batch (at most 1e6, inference_scn.c), far under the heap's
-     * bound; the reserve's call only to grow. */
+    /* the batch is under max_batch (<= 1e6): held room is granted room */
     if (in_batch(r) + 1 > r->heap_cap &&
         inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
       fail(s, SIM_ENOMEM);
@@ -331,8 +327,7 @@ static void reschedule(inf_service *s, replica *r) {
 }
 
 #ifndef NDEBUG
-/* Whether reschedule would leave r as it is: its event at the time it
- * would put it, or none where it would cancel a cleared handle. */
+/* Whether reschedule would leave r as it is (or cancel a cleared handle). */
 static bool event_stands(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
   return at_s == r->ev_s &&
@@ -362,15 +357,10 @@ static inline void rest_to(inf_service *s, replica *r, double t) {
   }
 }
 
-/* Brings r to t when that is all catch_up would do, written out; false,
- * r untouched, when a change is due by t. A resting replica: advance and
- * reschedule would add 0 x dt to its integrals and the interval's batch
- * time (a -0 made +0, nothing else) and cancel a cleared handle, so only
- * its clock moves (rest_to). A busy one with no change by t: it drifts,
- * and what reschedule reads (phase, next_s, the queue, the joiners, the
- * batch, the clock) is as its last call left it, every change being
- * followed by one, so it would do nothing. In line: take_loads asks it
- * of every replica each period. */
+/* catch_up when it only moves r to t, in line (take_loads); false, r
+ * untouched, with a change due. Resting: advance and reschedule would add
+ * 0 x dt (a -0 made +0) and cancel a cleared handle. Busy: it drifts, and
+ * what reschedule reads is as its last call (after every change) left it. */
 static inline bool quiet_to(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     rest_to(s, r, t);
@@ -631,10 +621,6 @@ static int req_set_down(inf_service *s, uint32_t k, bool down) {
   return s->rc;
 }
 
-static bool req_down(const inf_service *s, uint32_t k) {
-  return k < s->nrep && s->rep[k].down;
-}
-
 /* r's mean load since it was last taken, r brought up to date. */
 static inline gpu_load take_mean(replica *r) {
   double span = r->clock_s - r->act_since;
@@ -696,44 +682,18 @@ static void req_sample(inf_service *s, double dt, double *row) {
   *iv = (interval){.ttft = iv->ttft, .tpot = iv->tpot, .cap = iv->cap};
 }
 
-static inf_totals req_totals(const inf_service *s) {
-  inf_totals t = s->tot;
-  double now = now_s(s);
-  for (uint32_t k = 0; k < s->nrep; k++) {
-    const replica *r = &s->rep[k];
-    t.waiting += r->waiting.n;
-    t.in_batch += in_batch(r);
-    double prompts;
-    t.tokens_generated += inf__tokens_since_clock(s, r, now, &prompts);
-    t.prompt_tokens += prompts;
-  }
-  return t;
-}
-
-static double req_compute_share(const inf_service *s, uint32_t r) {
-  return r < s->nrep ? s->rep[r].comp_mean : 0;
-}
-
-/* req_compute_share of replicas k0 .. k0 + n - 1 in one loop: the
- * factory reads every replica's each period. */
-static void req_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
-                               double *out) {
-  for (uint32_t i = 0, k = k0; i < n; i++, k++)
-    out[i] = k < s->nrep ? s->rep[k].comp_mean : 0;
-}
-
 const inf_ops inf__request_ops = {
     .start = req_start,
     .free = req_free,
     .set_clock = req_set_clock,
     .set_down = req_set_down,
-    .down = req_down,
+    .down = inf__req_down,
     .take_load = req_take_load,
     .set_clocks = req_set_clocks,
     .take_loads = req_take_loads,
-    .compute_share = req_compute_share,
-    .compute_shares = req_compute_shares,
+    .compute_share = inf__req_compute_share,
+    .compute_shares = inf__req_compute_shares,
     .sample = req_sample,
-    .totals = req_totals,
+    .totals = inf__req_totals,
     .quantile = inf__req_quantile,
 };
