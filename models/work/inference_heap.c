@@ -40,29 +40,6 @@ uint32_t inf__pool_take(inf_service *s) {
   return i;
 }
 
-void inf__pool_give(inf_service *s, uint32_t i) {
-  s->pool[i].next = s->free_head;
-  s->free_head = i;
-}
-
-void inf__list_push(request *pool, req_list *l, uint32_t i) {
-  pool[i].next = NONE;
-  if (l->n++ == 0)
-    l->head = i;
-  else
-    pool[l->tail].next = i;
-  l->tail = i;
-}
-
-uint32_t inf__list_pop(request *pool, req_list *l) {
-  if (l->n == 0)
-    return NONE;
-  uint32_t i = l->head;
-  l->head = pool[i].next;
-  l->n--;
-  return i;
-}
-
 /* Gives back every request of list l; returns how many. */
 static uint64_t list_empty(inf_service *s, req_list *l) {
   uint64_t n = 0;
@@ -262,15 +239,36 @@ static void tree_set(route_tree *t, uint32_t k, uint64_t key) {
   }
 }
 
-void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
-  uint64_t old = t->key[k];
-  t->key[k] = key;
-  /* Both bucketed: the bound is a power of two. Nearly every update. */
-  if (t->bits != NULL && (old | key) < (uint64_t)ROUTE_LOADS << 32) {
-    bucket_clear(t, old);
-    bucket_set(t, key);
-    return;
+/* bucket_clear(t, old) then bucket_set(t, key) for one replica's two
+ * bucketed keys: its word, sum word and bits worked out once, and the
+ * marks above its new word set only when that word was empty (a mark is
+ * set exactly when a word under it is nonzero, so they are already). */
+static inline __attribute__((always_inline)) void
+bucket_move(route_tree *t, uint64_t old, uint64_t key) {
+  uint32_t k = (uint32_t)key, w = k / 64, s = w / 64;
+  uint32_t from = (uint32_t)(old >> 32), to = (uint32_t)(key >> 32);
+  uint64_t bit = 1ull << (k % 64), wbit = 1ull << (w % 64);
+  uint64_t *word = &t->bits[(size_t)from * t->words + w];
+  if ((*word &= ~bit) == 0) {
+    uint64_t *sum = &t->sums[(size_t)from * t->nsum + s];
+    if ((*sum &= ~wbit) == 0 && (t->top[from] &= ~(1ull << s)) == 0)
+      t->loads &= ~(1ull << from);
   }
+  word = &t->bits[(size_t)to * t->words + w];
+  uint64_t was = *word;
+  *word = was | bit;
+  if (was == 0) {
+    t->sums[(size_t)to * t->nsum + s] |= wbit;
+    t->top[to] |= 1ull << s;
+    t->loads |= 1ull << to;
+  }
+}
+
+/* A move into, out of or within the tree: out of line, for the rare
+ * update. */
+static __attribute__((noinline)) void route_set_tree(route_tree *t, uint32_t k,
+                                                     uint64_t old,
+                                                     uint64_t key) {
   bool was = bucketed(t, old), is = bucketed(t, key);
   if (was)
     bucket_clear(t, old);
@@ -278,6 +276,22 @@ void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
     bucket_set(t, key);
   if (!(was && is)) /* into or out of the tree, or within it */
     tree_set(t, k, is ? UINT64_MAX : key);
+}
+
+/* inf__route_set in line: inf__load_changed's, twice a request. */
+static inline __attribute__((always_inline)) void
+route_update(route_tree *t, uint32_t k, uint64_t key) {
+  uint64_t old = t->key[k];
+  t->key[k] = key;
+  /* Both bucketed: the bound is a power of two. Nearly every update. */
+  if (t->bits != NULL && (old | key) < (uint64_t)ROUTE_LOADS << 32)
+    bucket_move(t, old, key);
+  else
+    route_set_tree(t, k, old, key);
+}
+
+void inf__route_set(route_tree *t, uint32_t k, uint64_t key) {
+  route_update(t, k, key);
 }
 
 /* Replica k's place in the routing order as one integer: up before down,
@@ -292,5 +306,5 @@ static uint64_t load_key(const inf_service *s, uint32_t k) {
 }
 
 void inf__load_changed(inf_service *s, uint32_t k) {
-  inf__route_set(&s->route, k, load_key(s, k));
+  route_update(&s->route, k, load_key(s, k));
 }

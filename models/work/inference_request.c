@@ -82,7 +82,10 @@ static void record(inf_service *s, double ttft, double tpot) {
   s->iv.slo_met += met;
   inf__hist_add(&s->ttft_h, ttft);
   inf__hist_add(&s->tpot_h, tpot);
-  if (inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK)
+  interval *iv = &s->iv;
+  if (iv->n < iv->cap) /* inf__interval_push's room, in line */
+    iv->ttft[iv->n] = ttft, iv->tpot[iv->n++] = tpot;
+  else if (inf__interval_push(s->alloc, iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
 }
 
@@ -110,10 +113,9 @@ static bool fits(const inf_service *s, const replica *r, const request *q) {
          r->kv_used + inf__kv_need(s, replica_index(s, r), q) <= s->kv_cap;
 }
 
-/* Takes the waiting requests whose clients have given up by time t off
- * r's queue: its head, since it is in arrival order. Costs one
- * comparison when none has. */
-static void expire(inf_service *s, replica *r, double t) {
+/* expire with its head given up: it and those after it that have. */
+static __attribute__((noinline)) void expire_heads(inf_service *s, replica *r,
+                                                   double t) {
   uint32_t n = 0;
   while (r->waiting.n > 0 && inf__gave_up(s, &s->pool[r->waiting.head], t)) {
     inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
@@ -122,6 +124,14 @@ static void expire(inf_service *s, replica *r, double t) {
   }
   if (n > 0)
     inf__load_changed(s, replica_index(s, r));
+}
+
+/* Takes the waiting requests whose clients have given up by time t off
+ * r's queue: its head, since it is in arrival order. Costs one
+ * comparison, in line, when none has (every admission asks). */
+static inline void expire(inf_service *s, replica *r, double t) {
+  if (r->waiting.n > 0 && inf__gave_up(s, &s->pool[r->waiting.head], t))
+    expire_heads(s, r, t);
 }
 
 /* Moves waiting requests into the prefill, in order, while they fit
@@ -133,7 +143,9 @@ static uint32_t admit(inf_service *s, replica *r) {
     return 0;
   expire(s, r, r->clock_s);
   while (r->waiting.n > 0 && fits(s, r, &s->pool[r->waiting.head])) {
-    if (inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
+    /* the batch is under max_batch (<= 1e6): held room is granted room */
+    if (in_batch(r) + 1 > r->heap_cap &&
+        inf__heap_reserve(s->alloc, r, in_batch(r) + 1) != SIM_OK) {
       fail(s, SIM_ENOMEM);
       break;
     }
@@ -314,6 +326,15 @@ static void reschedule(inf_service *s, replica *r) {
     fail(s, rc);
 }
 
+#ifndef NDEBUG
+/* Whether reschedule would leave r as it is (or cancel a cleared handle). */
+static bool event_stands(inf_service *s, replica *r) {
+  double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
+  return at_s == r->ev_s &&
+         (r->ev.slot != 0 || !(at_s * 1e9 < 9e18));
+}
+#endif
+
 /* Whether r rests with nothing to catch up on: idle, its event cancelled
  * (the handle cleared), its integrals 0 (either zero) since last taken;
  * most replicas each period. As bits, one test (+inf's bits, a zero's). */
@@ -336,17 +357,27 @@ static inline void rest_to(inf_service *s, replica *r, double t) {
   }
 }
 
-/* Brings r to now, t, and keeps its event at its next change. A resting
- * replica gets what advance and reschedule would give it, written out:
- * they would add 0 x dt to its integrals and the interval's batch time
- * (a -0 made +0, nothing else) and cancel a cleared handle, so only its
- * clock moves: the same bits for a tenth of the instructions. */
-static void catch_up(inf_service *s, replica *r, double t) {
+/* catch_up when it only moves r to t, in line (take_loads); false, r
+ * untouched, with a change due. Resting: advance and reschedule would add
+ * 0 x dt (a -0 made +0) and cancel a cleared handle. Busy: it drifts, and
+ * what reschedule reads is as its last call (after every change) left it. */
+static inline bool quiet_to(inf_service *s, replica *r, double t) {
   if (resting(r)) {
     rest_to(s, r, t);
-    return;
+    return true;
   }
-  advance(s, r, t);
+  if (r->next_s <= t)
+    return false;
+  drift(s, r, t);
+  assert(event_stands(s, r));
+  return true;
+}
+
+/* Brings r to now, t, and keeps its event at its next change. */
+static void catch_up(inf_service *s, replica *r, double t) {
+  if (quiet_to(s, r, t))
+    return;
+  advance_changes(s, r, t);
   reschedule(s, r);
 }
 
@@ -590,10 +621,6 @@ static int req_set_down(inf_service *s, uint32_t k, bool down) {
   return s->rc;
 }
 
-static bool req_down(const inf_service *s, uint32_t k) {
-  return k < s->nrep && s->rep[k].down;
-}
-
 /* r's mean load since it was last taken, r brought up to date. */
 static inline gpu_load take_mean(replica *r) {
   double span = r->clock_s - r->act_since;
@@ -617,15 +644,14 @@ static gpu_load req_take_load(inf_service *s, uint32_t k) {
   return take_load(s, k, now_s(s));
 }
 
-/* Resting replicas in line: catch_up's and take_load's steps, no calls. */
+/* Replicas with no change due in line: catch_up's and take_load's
+ * steps, no calls. */
 static void req_take_loads(inf_service *s, uint32_t k0, uint32_t n,
                            gpu_load *out) {
   double t = now_s(s);
   for (uint32_t i = 0, k = k0; i < n; i++, k++) {
-    bool rests = k < s->nrep && resting(&s->rep[k]);
-    if (rests)
-      rest_to(s, &s->rep[k], t);
-    out[i] = rests ? take_mean(&s->rep[k]) : take_load(s, k, t);
+    bool quiet = k < s->nrep && quiet_to(s, &s->rep[k], t);
+    out[i] = quiet ? take_mean(&s->rep[k]) : take_load(s, k, t);
   }
 }
 
@@ -656,44 +682,18 @@ static void req_sample(inf_service *s, double dt, double *row) {
   *iv = (interval){.ttft = iv->ttft, .tpot = iv->tpot, .cap = iv->cap};
 }
 
-static inf_totals req_totals(const inf_service *s) {
-  inf_totals t = s->tot;
-  double now = now_s(s);
-  for (uint32_t k = 0; k < s->nrep; k++) {
-    const replica *r = &s->rep[k];
-    t.waiting += r->waiting.n;
-    t.in_batch += in_batch(r);
-    double prompts;
-    t.tokens_generated += inf__tokens_since_clock(s, r, now, &prompts);
-    t.prompt_tokens += prompts;
-  }
-  return t;
-}
-
-static double req_compute_share(const inf_service *s, uint32_t r) {
-  return r < s->nrep ? s->rep[r].comp_mean : 0;
-}
-
-/* req_compute_share of replicas k0 .. k0 + n - 1 in one loop: the
- * factory reads every replica's each period. */
-static void req_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
-                               double *out) {
-  for (uint32_t i = 0, k = k0; i < n; i++, k++)
-    out[i] = k < s->nrep ? s->rep[k].comp_mean : 0;
-}
-
 const inf_ops inf__request_ops = {
     .start = req_start,
     .free = req_free,
     .set_clock = req_set_clock,
     .set_down = req_set_down,
-    .down = req_down,
+    .down = inf__req_down,
     .take_load = req_take_load,
     .set_clocks = req_set_clocks,
     .take_loads = req_take_loads,
-    .compute_share = req_compute_share,
-    .compute_shares = req_compute_shares,
+    .compute_share = inf__req_compute_share,
+    .compute_shares = inf__req_compute_shares,
     .sample = req_sample,
-    .totals = req_totals,
+    .totals = inf__req_totals,
     .quantile = inf__req_quantile,
 };

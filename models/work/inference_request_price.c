@@ -2,7 +2,8 @@
  * (inference_request_price.h): the joiners' prefill and the decode step at
  * the replica's clock, from roofline.h's terms, kept between the changes
  * of the clock and of the batch's size; the tokens made at those prices
- * since the replica's clock (for the totals). */
+ * since the replica's clock, and the operations that only read a
+ * replica's state (the totals, the compute shares, whether it is down). */
 #include "inference_request_price.h"
 
 #include <math.h>
@@ -164,4 +165,38 @@ double inf__tokens_since_clock(const inf_service *s, const replica *r,
   if (r->phase != DECODE || !(now > r->clock_s))
     return 0;
   return r->nheap * (rl_fmin(now, r->next_s) - r->clock_s) / r->t_step;
+}
+
+/* ------------------------------------------------------------------ */
+/* The request level's operations that only read (inf__request_ops)    */
+/* ------------------------------------------------------------------ */
+
+bool inf__req_down(const inf_service *s, uint32_t k) {
+  return k < s->nrep && s->rep[k].down;
+}
+
+inf_totals inf__req_totals(const inf_service *s) {
+  inf_totals t = s->tot;
+  double now = sim_time_to_s(sim_engine_now(s->e));
+  for (uint32_t k = 0; k < s->nrep; k++) {
+    const replica *r = &s->rep[k];
+    t.waiting += r->waiting.n;
+    t.in_batch += in_batch(r);
+    double prompts;
+    t.tokens_generated += inf__tokens_since_clock(s, r, now, &prompts);
+    t.prompt_tokens += prompts;
+  }
+  return t;
+}
+
+double inf__req_compute_share(const inf_service *s, uint32_t r) {
+  return r < s->nrep ? s->rep[r].comp_mean : 0;
+}
+
+/* inf__req_compute_share of replicas k0 .. k0 + n - 1 in one loop: the
+ * factory reads every replica's each period. */
+void inf__req_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
+                             double *out) {
+  for (uint32_t i = 0, k = k0; i < n; i++, k++)
+    out[i] = k < s->nrep ? s->rep[k].comp_mean : 0;
 }

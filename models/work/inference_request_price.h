@@ -35,4 +35,12 @@ double inf__after_prefill(inf_service *s, replica *r);
 double inf__tokens_since_clock(const inf_service *s, const replica *r,
                                double now, double *prompts);
 
+/* The request level's operations of inf_ops that only read the replicas
+ * (inference_internal.h): down, totals, compute_share, compute_shares. */
+bool inf__req_down(const inf_service *s, uint32_t k);
+inf_totals inf__req_totals(const inf_service *s);
+double inf__req_compute_share(const inf_service *s, uint32_t r);
+void inf__req_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
+                             double *out);
+
 #endif

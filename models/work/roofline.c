@@ -154,10 +154,15 @@ static double d_attn(const llm_model *m) {
   return (double)(m->attention_heads * m->head_dim);
 }
 
+/* The replica's compute rate at compute speed s_c, FLOP/s. */
+static double rate_at_speed(const rl_replica *r, double s_c) {
+  return r->tp * gpu_peak_flops(r->gpu, r->weights->compute) *
+         r->cfg.eff_flops * s_c;
+}
+
 /* The replica's compute rate at phi, FLOP/s. */
 static double flop_rate(const rl_replica *r, double phi) {
-  return r->tp * gpu_peak_flops(r->gpu, r->weights->compute) *
-         r->cfg.eff_flops * gpu_speed_compute(r->gpu, phi);
+  return rate_at_speed(r, gpu_speed_compute(r->gpu, phi));
 }
 
 /* One ring all-reduce of tokens x hidden 16-bit activations. */
@@ -353,14 +358,15 @@ void rl_clock_of(const rl_replica *r, double phi, rl_clock *c) {
   double bw = r->tp * r->gpu->achievable_bps * gpu_speed_memory(r->gpu, c->phi);
   c->bw_weights = bw * weight_bw_share(r);
   c->bw_engine = bw * cfg->eff_bw;
-  c->rate = flop_rate(r, c->phi);
+  /* flop_rate's, the speed asked for once: the fixed costs read it too */
+  double s_c = gpu_speed_compute(r->gpu, c->phi);
+  c->rate = rate_at_speed(r, s_c);
   /* The fixed costs (fixed_work_s) at phi are t x this: the share
    * act_fixed of them is the engine's small kernels on the SMs,
    * latency-bound, so counted in SM cycles and stretched as 1 / s_c(phi);
    * the rest is the host's gaps between them, off the GPU's clock
    * (roofline.h, t_fixed). */
-  c->fixed =
-      1 - cfg->act_fixed + cfg->act_fixed / gpu_speed_compute(r->gpu, c->phi);
+  c->fixed = 1 - cfg->act_fixed + cfg->act_fixed / s_c;
 }
 
 /* The step's parts and time at clock k (the header comment); no load. */

@@ -56,6 +56,28 @@ static const route_case cases[] = {
     {"past a load's three levels: the tree alone", 262145, 20, 12, 0},
 };
 
+/* The buckets' marks are exactly their words' (inference_internal.h,
+ * route_tree): a sum word's bit for each nonzero bits word, a top bit
+ * for each nonzero sum word, a loads bit for each nonzero top. An update
+ * sets the marks above a word only when the word was empty, so a mark
+ * left or missing would route wrongly later. */
+static void assert_marks(const route_tree *t) {
+  if (t->bits == NULL)
+    return;
+  for (uint32_t load = 0; load < ROUTE_LOADS; load++) {
+    for (uint32_t w = 0; w < t->words; w++) {
+      bool any = t->bits[(size_t)load * t->words + w] != 0;
+      uint64_t sum = t->sums[(size_t)load * t->nsum + w / 64];
+      assert_int_equal(any, (sum >> (w % 64)) & 1);
+    }
+    for (uint32_t s = 0; s < t->nsum; s++) {
+      bool any = t->sums[(size_t)load * t->nsum + s] != 0;
+      assert_int_equal(any, (t->top[load] >> s) & 1);
+    }
+    assert_int_equal(t->top[load] != 0, (t->loads >> load) & 1);
+  }
+}
+
 /* Whether the next load change is up. */
 static bool grows(const route_case *c, uint64_t *x) {
   return c->grow ? lcg(x) % c->grow != 0 : lcg(x) % 2 == 0;
@@ -93,7 +115,10 @@ static void test_route(void **state) {
       fail_msg("step %d: tree %llx, scan %llx", step,
                (unsigned long long)inf__route_min(&t),
                (unsigned long long)scan_min(key, c->n));
+    if (c->n <= 4097 && step % 97 == 0) /* O(words x loads) a check */
+      assert_marks(&t);
   }
+  assert_marks(&t);
   test_free(down);
   test_free(load);
   test_free(key);
