@@ -81,12 +81,13 @@ __attribute__((target("fma"))) static inline double sim_pow25_fma(double x) {
  * the lanes (bit i, lane i) whose answer is pow's instead: outside
  * [2^-200, 1] or near a midpoint, where the caller asks pow(x, 2.5) of
  * the lanes it needs (sim_pow25_fma4 does it for all). */
-__attribute__((target("avx2,fma"))) static inline int
-sim_pow25_fma4_try(__m256d x, __m256d *r) {
+__attribute__((target("avx2,fma"), always_inline)) static inline int
+sim__pow25_fma4_lanes(__m256d x, __m256d *r, bool mid) {
   const __m256d two = _mm256_set1_pd(2);
-  __m256d in =
-      _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(0x1p-200), _CMP_GE_OQ),
-                    _mm256_cmp_pd(x, _mm256_set1_pd(1), _CMP_LE_OQ));
+  __m256d in = mid ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1))
+                   : _mm256_and_pd(
+                         _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-200), _CMP_GE_OQ),
+                         _mm256_cmp_pd(x, _mm256_set1_pd(1), _CMP_LE_OQ));
   __m256d s = _mm256_sqrt_pd(x), q = _mm256_mul_pd(s, s);
   __m256d s_lo = _mm256_div_pd(
       _mm256_sub_pd(_mm256_sub_pd(x, q), _mm256_fmsub_pd(s, s, q)),
@@ -104,14 +105,29 @@ sim_pow25_fma4_try(__m256d x, __m256d *r) {
   __m256i mant = _mm256_and_si256(b, _mm256_set1_epi64x(0xfffffffffffffLL));
   __m256d whole = _mm256_castsi256_pd(
       _mm256_cmpeq_epi64(mant, _mm256_setzero_si256())); /* a power of 2 */
-  __m256d wide = _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-8), _CMP_GE_OQ);
-  __m256d bound = _mm256_blendv_pd(_mm256_set1_pd(0.45), _mm256_set1_pd(0.48),
-                                   wide); /* sim_pow25_near */
+  __m256d bound = /* sim_pow25_near */
+      mid ? _mm256_set1_pd(0.48)
+          : _mm256_blendv_pd(
+                _mm256_set1_pd(0.45), _mm256_set1_pd(0.48),
+                _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-8), _CMP_GE_OQ));
   __m256d near = _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), e),
                                _mm256_mul_pd(bound, ulp), _CMP_LE_OQ);
   *r = sum;
   return ~_mm256_movemask_pd(_mm256_andnot_pd(whole, _mm256_and_pd(in, near))) &
          0xf;
+}
+
+__attribute__((target("avx2,fma"))) static inline int
+sim_pow25_fma4_try(__m256d x, __m256d *r) {
+  return sim__pow25_fma4_lanes(x, r, false);
+}
+
+/* sim_pow25_fma4_try for lanes known to be in [2^-8, 1] (a cap's solve
+ * inside its bracket), the same lanes and bits there: the range's tests
+ * left out. */
+__attribute__((target("avx2,fma"))) static inline int
+sim_pow25_fma4_try_mid(__m256d x, __m256d *r) {
+  return sim__pow25_fma4_lanes(x, r, true);
 }
 
 /* sim_pow25_fma of each lane, the same bits. */
