@@ -414,22 +414,21 @@ static inline const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
   return e;
 }
 
-/* power_at at an end: its s_mem and d known, idle the type's P_idle. */
-static inline double power_at_end(double idle, const load_terms *t, double s,
-                                  double d) {
-  return (idle + t->mem * s) + t->clocked * d;
+/* power_at at an end: its s_mem and d known. */
+static inline double power_at_end(const load_terms *t, double s, double d) {
+  return (t->g->idle_w + t->mem * s) + t->clocked * d;
 }
 
 /* gpu_load_clock_under_cap's checks where P at full clock, p_1, is
  * above the cap: its answer in *phi (true), or false where it is
  * brent_fma's solve (fma), that solve in *job. */
-static inline bool below_full(const cap_problem *p, double idle,
-                              const cap_ends *e, double p_1, bool fma,
-                              double *phi, gpu_brent_job *job) {
+static inline bool below_full(const cap_problem *p, const cap_ends *e,
+                              double p_1, bool fma, double *phi,
+                              gpu_brent_job *job) {
   double p_min, p_knee;
-  if ((p_min = power_at_end(idle, &p->t, e->s_min, e->d_min)) >= p->cap_w)
+  if ((p_min = power_at_end(&p->t, e->s_min, e->d_min)) >= p->cap_w)
     return *phi = e->phi_min, true;
-  if ((p_knee = power_at_end(idle, &p->t, e->s_knee, e->d_knee)) <= p->cap_w)
+  if ((p_knee = power_at_end(&p->t, e->s_knee, e->d_knee)) <= p->cap_w)
     return *phi = solve_above_knee(p, e->knee, p_knee, p_1), true;
   return solve_or_job(p, e->phi_min, e->knee, p_min, p_knee, fma, phi, job);
 }
@@ -441,8 +440,7 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
     return 1;
   cap_ends local;
   gpu_brent_job job;
-  if (below_full(&p, g->idle_w, cap_ends_of(g, &local), p_1, fma_solves(g),
-                 &phi, &job))
+  if (below_full(&p, cap_ends_of(g, &local), p_1, fma_solves(g), &phi, &job))
     return phi;
 #ifdef GPU_SOLVE_FMA
   return gpu__brent_job(g, &job);
@@ -453,22 +451,17 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
 
 /* What the checks before Brent take of a type, once a batch: its cap's
  * ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d through
- * the memo: pow's bits), whether its solves are brent_fma's; the ends
- * and the type's powers copied, so that the batch's stores of clocks and
- * jobs (which might alias the type's doubles) do not load them again for
- * each cap. */
+ * the memo: pow's bits), whether its solves are brent_fma's. */
 typedef struct type_view {
   const gpu_spec *g;
-  cap_ends e;
-  double idle_w, mem_w, busy_w, sm_span, s_1, d_1;
+  const cap_ends *e;
+  double s_1, d_1;
   bool fma;
 } type_view;
 
 static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
-  type_view v = {g,         *cap_ends_of(g, local), g->idle_w, g->mem_w,
-                 g->busy_w, gpu_sm_span(g),         0,         0,
-                 fma_solves(g)};
-  double one = clamp(1, v.e.phi_min, 1);
+  type_view v = {g, cap_ends_of(g, local), 0, 0, fma_solves(g)};
+  double one = clamp(1, v.e->phi_min, 1);
   v.s_1 = one >= g->knee ? 1 : one / g->knee;
   v.d_1 = fraction_at(g, one, g->pow_memo);
   return v;
@@ -477,17 +470,18 @@ static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
 /* gpu_load_clock_under_cap's checks with the type's view: P at phi 1 by
  * power_at_end (power_at's sum), the load's terms as load_terms_of takes
  * them (phi_min the ends'). */
-static inline bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
-                                double *phi, gpu_brent_job *job) {
+static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
+                         double *phi, gpu_brent_job *job) {
+  const gpu_spec *g = v->g;
   double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
   double busy = clamp(l.busy, 0, 1);
-  cap_problem p = {
-      {v->g, v->e.phi_min, v->mem_w * mem, v->busy_w * busy + v->sm_span * sm},
-      cap_w};
-  double p_1 = power_at_end(v->idle_w, &p.t, v->s_1, v->d_1);
+  cap_problem p = {{g, v->e->phi_min, g->mem_w * mem,
+                    g->busy_w * busy + gpu_sm_span(g) * sm},
+                   cap_w};
+  double p_1 = power_at_end(&p.t, v->s_1, v->d_1);
   if (p_1 <= cap_w)
     return *phi = 1, true;
-  return below_full(&p, v->idle_w, &v->e, p_1, v->fma, phi, job);
+  return below_full(&p, v->e, p_1, v->fma, phi, job);
 }
 
 /* Clocks a batch at most: the jobs on the stack. */
