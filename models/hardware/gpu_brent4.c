@@ -75,14 +75,25 @@ typedef struct lanes4 {
 } lanes4;
 
 /* residual_fma lane by lane; pow(x, 2.5) asked only for the lanes in
- * want (the others' values are thrown away). */
-TARGET static inline v4 residual4(const lanes4 *s, v4 x, int want) {
-  v4 one = v4_all(1);
-  v4 phi =
-      v4_pick(v4_lt(x, s->phi_min), s->phi_min, v4_pick(v4_gt(x, one), one, x));
-  v4 s_mem = v4_pick(v4_ge(phi, s->knee), one, _mm256_div_pd(phi, s->knee));
-  v4 at_one = v4_eq(phi, one), d;
-  int pow_lanes = sim_pow25_fma4_try(phi, &d) & want & ~v4_lanes(at_one);
+ * want (the others' values are thrown away). mid: every lane's bracket
+ * in [phi_min, knee], phi_min at least 2^-8 and the knee under 1 (the
+ * callers' brackets: group4 tests it), so a clock inside it is its own
+ * clamp, never 1, and phi / knee is s_mem (1 at the knee: x / x), the
+ * same values without the tests. */
+TARGET static inline __attribute__((always_inline)) v4
+residual4(const lanes4 *s, v4 x, int want, bool mid) {
+  v4 one = v4_all(1), phi = x, s_mem, at_one = _mm256_setzero_pd(), d;
+  int pow_lanes;
+  if (mid) {
+    s_mem = _mm256_div_pd(phi, s->knee);
+    pow_lanes = sim_pow25_fma4_try_mid(phi, &d) & want;
+  } else {
+    phi = v4_pick(v4_lt(x, s->phi_min), s->phi_min,
+                  v4_pick(v4_gt(x, one), one, x));
+    s_mem = v4_pick(v4_ge(phi, s->knee), one, _mm256_div_pd(phi, s->knee));
+    at_one = v4_eq(phi, one);
+    pow_lanes = sim_pow25_fma4_try(phi, &d) & want & ~v4_lanes(at_one);
+  }
   if (pow_lanes != 0) {
     double xs[4], ds[4];
     _mm256_storeu_pd(xs, phi);
@@ -92,7 +103,8 @@ TARGET static inline v4 residual4(const lanes4 *s, v4 x, int want) {
         ds[i] = pow(xs[i], 2.5);
     d = _mm256_loadu_pd(ds);
   }
-  d = v4_pick(at_one, one, d);
+  if (!mid)
+    d = v4_pick(at_one, one, d);
   v4 p = _mm256_add_pd(_mm256_add_pd(s->idle, _mm256_mul_pd(s->mem, s_mem)),
                        _mm256_mul_pd(s->clocked, d));
   return _mm256_sub_pd(p, s->cap);
@@ -172,8 +184,13 @@ TARGET static inline v4 tested4(const state4 *s, v4 *phi, v4 live) {
 
 /* brent_loop for four jobs' lanes (live: the lanes that hold one). The
  * state's orientation and the interval test are split here around the
- * swap as in brent_loop, whose order of tests each lane keeps. */
-TARGET static v4 brent4(const lanes4 *L, state4 s, v4 lo, v4 live) {
+ * swap as in brent_loop, whose order of tests each lane keeps. Every
+ * clock it evaluates is inside the lane's bracket [lo, hi] (between b
+ * and c: a bisection, an accepted interpolation short of 3/4 of the way
+ * to c, or a step of tol toward c where |m| > tol), hence residual4's
+ * mid where the brackets allow it. */
+TARGET static inline __attribute__((always_inline)) v4
+brent4(const lanes4 *L, state4 s, v4 lo, v4 live, bool mid) {
   v4 phi = lo, out = lo;
   for (int i = 0;; i++) {
     v4 agree = v4_same_sign(s.fb, s.fc);
@@ -199,7 +216,7 @@ TARGET static v4 brent4(const lanes4 *L, state4 s, v4 lo, v4 live) {
     v4 far = v4_gt(v4_abs(s.d), tol);
     v4 toward = v4_pick(v4_gt(m, _mm256_setzero_pd()), tol, v4_neg(tol));
     v4 next = _mm256_add_pd(s.b, v4_pick(far, s.d, toward));
-    v4 f_next = residual4(L, next, v4_lanes(live));
+    v4 f_next = residual4(L, next, v4_lanes(live), mid);
     v4 bad = v4_andnot(v4_lt(v4_abs(f_next), v4_all(INFINITY)), live);
     out = v4_pick(bad, phi, out);
     if (v4_lanes(live = v4_andnot(bad, live)) == 0)
@@ -208,28 +225,35 @@ TARGET static v4 brent4(const lanes4 *L, state4 s, v4 lo, v4 live) {
   }
 }
 
+/* One field of jobs x[0 .. 3] as lanes, lane i job x[i]'s (in line:
+ * each lane a load, no store to the stack and load back). */
+#define LANES(x, f) _mm256_set_pd((x)[3]->f, (x)[2]->f, (x)[1]->f, (x)[0]->f)
+
 /* Jobs k .. k + n - 1 (n in 1 .. 4) as lanes, the lanes past n copies
  * of the first (their answers not stored). */
 TARGET static void group4(const gpu_brent_type *t, const gpu_brent_job *j,
                           size_t n, double *phi) {
-  double v[7][4];
-  for (size_t i = 0; i < 4; i++) {
-    const gpu_brent_job *x = &j[i < n ? i : 0];
-    v[0][i] = x->mem, v[1][i] = x->clocked, v[2][i] = x->cap;
-    v[3][i] = x->lo, v[4][i] = x->hi, v[5][i] = x->fa, v[6][i] = x->fb;
-  }
-  lanes4 L = {v4_all(t->idle_w),     v4_all(t->knee),
-              v4_all(t->phi_min),    _mm256_loadu_pd(v[0]),
-              _mm256_loadu_pd(v[1]), _mm256_loadu_pd(v[2])};
-  v4 lo = _mm256_loadu_pd(v[3]), hi = _mm256_loadu_pd(v[4]);
-  v4 fb = _mm256_loadu_pd(v[6]), d = _mm256_sub_pd(hi, lo);
-  state4 s = {lo, hi, hi, d, d, _mm256_loadu_pd(v[5]), fb, fb};
+  const gpu_brent_job *x[4] = {j, &j[n > 1], &j[n > 2 ? 2 : 0],
+                               &j[n > 3 ? 3 : 0]};
+  lanes4 L = {v4_all(t->idle_w),     v4_all(t->knee),  v4_all(t->phi_min),
+              LANES(x, mem),         LANES(x, clocked), LANES(x, cap)};
+  v4 lo = LANES(x, lo), hi = LANES(x, hi);
+  v4 fb = LANES(x, fb), d = _mm256_sub_pd(hi, lo);
+  state4 s = {lo, hi, hi, d, d, LANES(x, fa), fb, fb};
   static const int64_t first[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
   v4 live = _mm256_loadu_pd((const double *)(first + 4 - n));
-  double out[4];
-  _mm256_storeu_pd(out, brent4(&L, s, lo, live));
+  v4 mid = v4_and(v4_and(v4_ge(lo, L.phi_min), v4_le(hi, L.knee)),
+                  v4_and(v4_lt(hi, v4_all(1)), v4_ge(L.phi_min, v4_all(0x1p-8))));
+  v4 out = v4_lanes(mid) == 0xf ? brent4(&L, s, lo, live, true)
+                                : brent4(&L, s, lo, live, false);
+  if (n == 4) {
+    _mm256_storeu_pd(phi, out);
+    return;
+  }
+  double part[4];
+  _mm256_storeu_pd(part, out);
   for (size_t i = 0; i < n; i++)
-    phi[i] = out[i];
+    phi[i] = part[i];
 }
 
 void gpu__brent_lanes(const gpu_brent_type *t, const gpu_brent_job *j, size_t n,

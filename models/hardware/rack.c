@@ -485,18 +485,29 @@ static uint32_t runs_like(const rack_fleet *f, uint32_t j, uint32_t end,
 
 /* rack_fleet_rack_phi_sum with the runs fresh: the GPUs' loop below run
  * by run (a run's GPUs are alike), each stretch of runs like the one
- * that opens it taken by runs_like: the same clocks, the same adds. */
+ * that opens it taken by runs_like: the same clocks, the same adds. The
+ * stretches' clocks a batch at a time (rack__phis_at: at the request
+ * level's peak nearly all are new, and solved together), then added in
+ * order. */
 static double runs_phi_sum(const rack_fleet *f, uint32_t r) {
-  double sum = 0;
+  double sum = 0, cap[RACK_RUNS_BATCH], phi[RACK_RUNS_BATCH];
+  gpu_load l[RACK_RUNS_BATCH];
+  uint16_t type[RACK_RUNS_BATCH];
+  uint32_t reps[RACK_RUNS_BATCH];
   uint32_t j = f->rack_run[r], end = f->rack_run[r + 1];
-  while (j < end) {
-    double cap = f->run_cap_w[j];
-    gpu_load l = rack_run_load(f, j);
-    double phi = rack__phi_at(f, f->run_type[j],
-                              rack_cap_min(cap, f->thermal_cap_w[r]), l);
-    uint32_t reps = f->run_len[j];
-    j = runs_like(f, j + 1, end, cap, l, &reps);
-    sum = add_repeat(f, sum, phi, reps);
+  while (j < end) { /* the clocks of up to a batch of stretches at once */
+    uint32_t n = 0;
+    for (; j < end && n < RACK_RUNS_BATCH; n++) {
+      double run_cap = f->run_cap_w[j];
+      l[n] = rack_run_load(f, j);
+      type[n] = f->run_type[j];
+      cap[n] = rack_cap_min(run_cap, f->thermal_cap_w[r]);
+      reps[n] = f->run_len[j];
+      j = runs_like(f, j + 1, end, run_cap, l[n], &reps[n]);
+    }
+    rack__phis_at(f, n, type, cap, l, phi);
+    for (uint32_t k = 0; k < n; k++)
+      sum = add_repeat(f, sum, phi[k], reps[k]);
   }
   return sum;
 }

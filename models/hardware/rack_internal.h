@@ -296,4 +296,13 @@ static inline void rack__memo_keep(rack_phi_memo *const at[2], uint32_t type,
   *at[1] = e;
 }
 
+/* rack__phi_at for n keys (n at most RACK_RUNS_BATCH), key k's clock in
+ * phi[k], the same bits: each looked up as rack__phi_at looks, the
+ * misses then solved together (a rack's sums: at the request level's
+ * peak nearly all of its runs' clocks are new, about 190 solves a
+ * period) and kept in the cache in order. A key asked twice among the
+ * misses is solved twice (one by one the second would find the first). */
+void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
+                   const double *cap, const gpu_load *l, double *phi);
+
 #endif

@@ -1,6 +1,7 @@
 /* rack_phi.c - runs' clocks a stretch at a time through the fleet's
  * cache of solved clocks (rack_internal.h; its one-by-one lookups are
- * rack.c's): the cache's misses solved together. */
+ * rack.c's), and a rack's clocks for its sums (rack__phis_at): the
+ * cache's misses solved together. */
 #include "bits.h"
 #include "rack.h"
 #include "rack_internal.h"
@@ -60,4 +61,43 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                           ln.busy,
                           phi[n - 1],
                           t};
+}
+
+/* The misses of rack__phis_at, in order, solved: those of one type
+ * next to each other together (gpu_load_clocks_under_caps), a lone one
+ * alone. */
+static void misses_solved(const rack_fleet *f, uint32_t n, const uint16_t *type,
+                          const double *cap, const gpu_load *l, double *phi) {
+  for (uint32_t i = 0, e; i < n; i = e) {
+    for (e = i + 1; e < n && type[e] == type[i];)
+      e++;
+    if (e - i == 1)
+      phi[i] = gpu_load_clock_under_cap(f->types[type[i]], cap[i], l[i]);
+    else
+      gpu_load_clocks_under_caps(f->types[type[i]], e - i, cap + i, l + i,
+                                 phi + i);
+  }
+}
+
+void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
+                   const double *cap, const gpu_load *l, double *phi) {
+  assert(n <= RACK_RUNS_BATCH);
+  uint16_t m_type[RACK_RUNS_BATCH];
+  double m_cap[RACK_RUNS_BATCH], solved[RACK_RUNS_BATCH];
+  gpu_load m_l[RACK_RUNS_BATCH];
+  uint32_t at[RACK_RUNS_BATCH], m = 0;
+  rack_phi_memo *slot[RACK_RUNS_BATCH][2];
+  for (uint32_t k = 0; k < n; k++) {
+    /* a hit read now: a miss's entry kept below may overwrite it */
+    if (f->phi_memo != NULL && rack__memo_find(f, type[k], cap[k], l[k], slot[m]))
+      phi[k] = slot[m][0]->phi;
+    else
+      m_type[m] = type[k], m_cap[m] = cap[k], m_l[m] = l[k], at[m++] = k;
+  }
+  misses_solved(f, m, m_type, m_cap, m_l, solved);
+  for (uint32_t i = 0; i < m; i++) { /* in order, as one by one */
+    phi[at[i]] = solved[i];
+    if (f->phi_memo != NULL)
+      rack__memo_keep(slot[i], m_type[i], m_cap[i], m_l[i], solved[i]);
+  }
 }

@@ -16,22 +16,45 @@ double sim_pow(double x, double y);
 /* A double-double h + t (|t| < |h|) within 2^-100 of x^y, rounded once
  * to *r, with e = (h + t) - r exactly (Fast2Sum); whether pow(x, y)
  * returns *r. glibc's pow is within 0.54 ULP of x^y (its e_pow.c's
- * bound): where x^y is within 0.45 ULP (of r's binade, r not a power of
- * two) of r, every other double is over 0.54 ULP away, so pow returns r.
- * False near a midpoint (one in ten): the caller asks pow itself. Every
- * term must be normal. */
-static inline bool sim_pow_rounded(double h, double t, double *r) {
+ * bound): where x^y is within near ULP (of r's binade, r not a power of
+ * two) of r, near 0.45, every other double is over 0.54 ULP away, so pow
+ * returns r (a closer bound on pow's error for some x and y, a larger
+ * near: sim_pow25_near). False near a midpoint (one in ten at 0.45): the
+ * caller asks pow itself. Every term must be normal. */
+static inline bool sim_pow_rounded_near(double h, double t, double near,
+                                        double *r) {
   double e = t - ((*r = h + t) - h);
   uint64_t b = sim_bits(*r);
   double ulp = sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
-  return (b & 0xfffffffffffffULL) != 0 && fabs(e) <= 0.45 * ulp;
+  return (b & 0xfffffffffffffULL) != 0 && fabs(e) <= near * ulp;
+}
+
+/* sim_pow_rounded_near at 0.45, for any x and y. */
+static inline bool sim_pow_rounded(double h, double t, double *r) {
+  return sim_pow_rounded_near(h, t, 0.45, r);
+}
+
+/* sim_pow_rounded_near's near for x^2.5. e_pow.c's 0.54 is 0.509 ULP (exp's
+ * error, its final rounding's half among it) + |y log x| 1.3 2^-68 2^53
+ * (log's relative error, carried through exp) at |y log x| = 1024 ln 2,
+ * its worst. For x in [2^-8, 1], |2.5 log x| < 13.9 and the second term
+ * is under 0.0006 ULP: pow is within 0.5096 ULP of x^2.5 there, and
+ * every other double is over 0.52 ULP away where x^2.5 is within 0.48
+ * ULP of r (the same margin, 0.01 ULP, as 0.45 under 0.54). Measured:
+ * of 4e8 draws in [2^-8, 1], pow's answer was the other neighbour of
+ * x^2.5 only 0.4913 ULP or more from r. 0.48 leaves pow to one draw in
+ * 25 where 0.45 left it one in ten (the clocks of the cap's solve are
+ * all in [phi_min, 1], phi_min about 0.1). */
+static inline double sim_pow25_near(double x) {
+  return x >= 0x1p-8 ? 0.48 : 0.45;
 }
 
 /* x^2.5 with pow's bits, for code built for fma (the target attribute)
  * on a CPU that has it. x^2.5 = x^2 sqrt(x) is taken as a double-double
  * within 2^-100 of it (each product's error exact through fma, the square
  * root's through x - s^2), rounded once where pow would return it
- * (sim_pow_rounded). Near a midpoint (one in ten) or elsewhere, pow
+ * (sim_pow_rounded_near, sim_pow25_near). Near a midpoint (one in 25 in
+ * [2^-8, 1], one in ten below) or elsewhere, pow
  * itself. [2^-200, 1] keeps every term normal. In the header so that a
  * hot loop built for fma takes it in line (the GPU model's cap solve): a
  * call there saves and restores every xmm register of its caller. */
@@ -45,7 +68,8 @@ __attribute__((target("fma"))) static inline double sim_pow25_fma(double x) {
   double p = x * x, p_err = __builtin_fma(x, x, -p);
   double h = p * s, h_err = __builtin_fma(p, s, -h);
   double t = h_err + (p * s_lo + p_err * s), r;
-  return sim_pow_rounded(h, t, &r) ? r : pow(x, 2.5);
+  return sim_pow_rounded_near(h, t, sim_pow25_near(x), &r) ? r
+                                                          : pow(x, 2.5);
 }
 
 #include <immintrin.h>
@@ -57,12 +81,13 @@ __attribute__((target("fma"))) static inline double sim_pow25_fma(double x) {
  * the lanes (bit i, lane i) whose answer is pow's instead: outside
  * [2^-200, 1] or near a midpoint, where the caller asks pow(x, 2.5) of
  * the lanes it needs (sim_pow25_fma4 does it for all). */
-__attribute__((target("avx2,fma"))) static inline int
-sim_pow25_fma4_try(__m256d x, __m256d *r) {
+__attribute__((target("avx2,fma"), always_inline)) static inline int
+sim__pow25_fma4_lanes(__m256d x, __m256d *r, bool mid) {
   const __m256d two = _mm256_set1_pd(2);
-  __m256d in =
-      _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(0x1p-200), _CMP_GE_OQ),
-                    _mm256_cmp_pd(x, _mm256_set1_pd(1), _CMP_LE_OQ));
+  __m256d in = mid ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1))
+                   : _mm256_and_pd(
+                         _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-200), _CMP_GE_OQ),
+                         _mm256_cmp_pd(x, _mm256_set1_pd(1), _CMP_LE_OQ));
   __m256d s = _mm256_sqrt_pd(x), q = _mm256_mul_pd(s, s);
   __m256d s_lo = _mm256_div_pd(
       _mm256_sub_pd(_mm256_sub_pd(x, q), _mm256_fmsub_pd(s, s, q)),
@@ -80,12 +105,29 @@ sim_pow25_fma4_try(__m256d x, __m256d *r) {
   __m256i mant = _mm256_and_si256(b, _mm256_set1_epi64x(0xfffffffffffffLL));
   __m256d whole = _mm256_castsi256_pd(
       _mm256_cmpeq_epi64(mant, _mm256_setzero_si256())); /* a power of 2 */
-  __m256d near =
-      _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), e),
-                    _mm256_mul_pd(_mm256_set1_pd(0.45), ulp), _CMP_LE_OQ);
+  __m256d bound = /* sim_pow25_near */
+      mid ? _mm256_set1_pd(0.48)
+          : _mm256_blendv_pd(
+                _mm256_set1_pd(0.45), _mm256_set1_pd(0.48),
+                _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-8), _CMP_GE_OQ));
+  __m256d near = _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), e),
+                               _mm256_mul_pd(bound, ulp), _CMP_LE_OQ);
   *r = sum;
   return ~_mm256_movemask_pd(_mm256_andnot_pd(whole, _mm256_and_pd(in, near))) &
          0xf;
+}
+
+__attribute__((target("avx2,fma"))) static inline int
+sim_pow25_fma4_try(__m256d x, __m256d *r) {
+  return sim__pow25_fma4_lanes(x, r, false);
+}
+
+/* sim_pow25_fma4_try for lanes known to be in [2^-8, 1] (a cap's solve
+ * inside its bracket), the same lanes and bits there: the range's tests
+ * left out. */
+__attribute__((target("avx2,fma"))) static inline int
+sim_pow25_fma4_try_mid(__m256d x, __m256d *r) {
+  return sim__pow25_fma4_lanes(x, r, true);
 }
 
 /* sim_pow25_fma of each lane, the same bits. */

@@ -107,6 +107,9 @@ typedef enum job_kind {
   INF_CAP,    /* every new residual -inf */
   TIE,        /* the ends' residuals given equal in size */
   REVERSED,   /* lo above hi */
+  WIDE,       /* [phi_min / 2, (knee + 1) / 2], the cap inside: clocks
+                 clamped up to phi_min, clocks above the knee */
+  TO_ONE,     /* [phi_min, 1], the cap inside: clocks of 1 */
   MIXED       /* each job one of the above, drawn */
 } job_kind;
 
@@ -125,6 +128,8 @@ static const job_row job_rows[] = {
     {"jobs: caps of inf", INF_CAP},
     {"jobs: the ends' residuals equal in size", TIE},
     {"jobs: lo above hi", REVERSED},
+    {"jobs: below phi_min and above the knee", WIDE},
+    {"jobs: up to full clock", TO_ONE},
     {"jobs: each kind among others", MIXED},
 };
 
@@ -157,6 +162,13 @@ static gpu_brent_job job_of(const gpu_spec *g, job_kind kind, uint64_t *s) {
     j.fb = -j.fa;
   if (kind == REVERSED)
     j.lo = knee, j.hi = phi_min, j.fa = p_hi - cap, j.fb = p_lo - cap;
+  if (kind == WIDE || kind == TO_ONE) {
+    j.lo = kind == WIDE ? 0.5 * phi_min : phi_min;
+    j.hi = kind == WIDE ? 0.5 * (knee + 1) : 1;
+    double p_top = gpu_load_power(g, j.hi, l);
+    j.cap = p_lo + (p_top - p_lo) * u;
+    j.fa = gpu_load_power(g, j.lo, l) - j.cap, j.fb = p_top - j.cap;
+  }
   return j;
 }
 
@@ -185,7 +197,7 @@ static void jobs_are_the_scalars(void **state) {
 #endif
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, batch_is_one_by_one, batch_rows);
 #ifdef SIM_POW_FMA

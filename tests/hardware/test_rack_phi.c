@@ -9,7 +9,9 @@
  * while it skips, and a fleet whose reads are skipped giving the same
  * clocks as one that reads every time, its entries exact answers; the
  * recent entries in front of the cache answering a key asked again
- * without a read of it. */
+ * without a read of it. Keys' clocks a batch at a time (rack__phis_at,
+ * a rack's sums' lookups) are the solves', whatever the batch's types,
+ * repeats and gate, and leave the cache exact. */
 #include "test_util.h"
 
 #include <math.h>
@@ -256,13 +258,65 @@ static void skipped_reads_same_clocks(void **state) {
   rack_fleet_destroy(f[1]);
 }
 
+
+/* rack__phis_at's batches: n keys (every size to RACK_RUNS_BATCH), of
+ * the fleet's two types in blocks of block (0: one type), every
+ * repeat-th key the one three before (0: none), the gate skipping or
+ * not. */
+typedef struct keys_row {
+  const char *name;
+  uint32_t block, repeat;
+  bool skip;
+} keys_row;
+
+static const keys_row keys_rows[] = {
+    {"keys' clocks: one type", 0, 0, false},
+    {"keys' clocks: types in blocks of 3", 3, 0, false},
+    {"keys' clocks: types alternating, keys again", 1, 4, false},
+    {"keys' clocks: keys again, reads skipped", 0, 3, true},
+    {"keys' clocks: types in blocks of 5, reads skipped", 5, 2, true},
+};
+
+static void keys_clocks_are_the_solves(void **state) {
+  const keys_row *row = *state;
+  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
+  unsigned seed = 11;
+  for (int round = 0; round < 3; round++)
+    for (uint32_t n = 0; n <= RACK_RUNS_BATCH; n++) {
+      uint16_t type[RACK_RUNS_BATCH];
+      double cap[RACK_RUNS_BATCH], phi[RACK_RUNS_BATCH];
+      gpu_load l[RACK_RUNS_BATCH];
+      for (uint32_t k = 0; k < n; k++) {
+        type[k] = row->block == 0 ? 0 : (uint16_t)(k / row->block % 2);
+        const gpu_spec *g = f->types[type[k]];
+        double u = rack_fixture_uniform(&seed);
+        cap[k] = g->idle_w + (g->tdp_w - g->idle_w) * (1.2 * u - 0.1);
+        l[k] = (gpu_load){rack_fixture_uniform(&seed),
+                          rack_fixture_uniform(&seed),
+                          rack_fixture_uniform(&seed)};
+        if (row->repeat != 0 && k >= 3 && k % row->repeat == 0)
+          type[k] = type[k - 3], cap[k] = cap[k - 3], l[k] = l[k - 3];
+      }
+      f->phi_gate->skip = row->skip;
+      rack__phis_at(f, n, type, cap, l, phi);
+      for (uint32_t k = 0; k < n; k++) {
+        double want = gpu_load_clock_under_cap(f->types[type[k]], cap[k], l[k]);
+        if (memcmp(&phi[k], &want, sizeof want) != 0)
+          fail_msg("n %u key %u: %a, the solve %a", n, k, phi[k], want);
+      }
+    }
+  assert_true(cache_exact(f) > 100);
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_clocks_are_the_solves, phi_rows);
   TEST_ROWS(tests, n, gate_decides_by_window, gate_rows);
   TEST_ADD(tests, n, skipped_reads_same_clocks);
   TEST_ADD(tests, n, recent_keys_read_no_cache);
+  TEST_ROWS(tests, n, keys_clocks_are_the_solves, keys_rows);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
 }

@@ -1,7 +1,10 @@
 /* test_pow.c - sim_pow against the C library's pow, bit for bit: the
  * fast path's exact cases (0.25^2.5 = 2^-5), powers of two, its range's
  * ends and what is outside it (pow itself), other exponents, and spans
- * of the clocks the GPU model's cap solve and the efficiency policy ask. */
+ * of the clocks the GPU model's cap solve and the efficiency policy ask;
+ * x^2.5 where it is 0.45 to 0.48 ULP from its nearest double in [2^-8,
+ * 1] (sim_pow25_near's band, where pow's closer bound lets sim_pow
+ * answer), pow's there too. */
 #include "test_util.h"
 
 #include <math.h>
@@ -54,7 +57,9 @@ static void pow_is_glibcs(void **state) {
 #ifdef SIM_POW_FMA
 /* sim_pow25_fma4 against sim_pow25_fma lane by lane, to the bit: the
  * points (each in every lane, beside three drawn), then n sets of four
- * drawn in [lo, hi] (a tenth near a midpoint: pow's lanes among others). */
+ * drawn in [lo, hi] (a tenth near a midpoint: pow's lanes among others);
+ * where all four are in [2^-8, 1], sim_pow25_fma4_try_mid's lanes and
+ * values sim_pow25_fma4_try's. */
 static const double pow4_edges[] = {0.25,
                                     1,
                                     0x1.fffffffffffffp-1,
@@ -98,7 +103,7 @@ __attribute__((target("fma"))) static bool scalar_asks_pow(double x) {
   double p = x * x, p_err = __builtin_fma(x, x, -p);
   double h = p * s, h_err = __builtin_fma(p, s, -h);
   double t = h_err + (p * s_lo + p_err * s), r;
-  return !sim_pow_rounded(h, t, &r);
+  return !sim_pow_rounded_near(h, t, sim_pow25_near(x), &r);
 }
 
 __attribute__((target("avx2,fma"))) static void pow4_check(const double x[4]) {
@@ -113,6 +118,17 @@ __attribute__((target("avx2,fma"))) static void pow4_check(const double x[4]) {
     if ((pow_lanes >> k & 1) != scalar_asks_pow(x[k]))
       fail_msg("lane %d, x %a: pow asked %d", k, x[k], pow_lanes >> k & 1);
   }
+  bool mid = true;
+  for (int k = 0; k < 4; k++)
+    mid = mid && x[k] >= 0x1p-8 && x[k] <= 1;
+  if (!mid)
+    return;
+  __m256d r_mid;
+  int mid_lanes = sim_pow25_fma4_try_mid(_mm256_loadu_pd(x), &r_mid);
+  if (mid_lanes != pow_lanes ||
+      memcmp(&r_mid, &r, sizeof r) != 0) /* _mid: the same there */
+    fail_msg("x %a %a %a %a: _mid's lanes %x, not %x", x[0], x[1], x[2], x[3],
+             mid_lanes, pow_lanes);
 }
 
 static void pow4_is_scalars(void **state) {
@@ -131,12 +147,50 @@ static void pow4_is_scalars(void **state) {
 }
 #endif
 
+
+#ifdef SIM_POW_FMA
+/* The distance of x^2.5 from its nearest double r, in r's ULPs, by
+ * sim_pow25_fma's double-double (within 2^-100 of x^2.5); r in *r. */
+__attribute__((target("fma"))) static double ulps_off(double x, double *r) {
+  double s = sqrt(x), q = s * s;
+  double s_lo = ((x - q) - __builtin_fma(s, s, -q)) / (2 * s);
+  double p = x * x, p_err = __builtin_fma(x, x, -p);
+  double h = p * s, h_err = __builtin_fma(p, s, -h);
+  double t = h_err + (p * s_lo + p_err * s);
+  double e = t - ((*r = h + t) - h);
+  uint64_t b = sim_bits(*r);
+  return fabs(e) / sim_of_bits((b & 0x7ff0000000000000ULL) - (52ULL << 52));
+}
+
+/* Drawn x in [2^-8, 1] until 20,000 of them are in the band (0.45 to
+ * sim_pow25_near's ULP from r): there sim_pow answers r itself, and it
+ * is pow's. */
+static void pow_band_is_glibcs(void **state) {
+  (void)state;
+  if (!__builtin_cpu_supports("fma"))
+    skip();
+  uint64_t s = 5;
+  int in_band = 0;
+  while (in_band < 20000) {
+    double x = 0x1p-8 + (1 - 0x1p-8) * draw(&s), r;
+    double d = ulps_off(x, &r);
+    if (!(d > 0.45 && d <= sim_pow25_near(x)))
+      continue;
+    in_band++;
+    double want = pow(x, 2.5), got = sim_pow(x, 2.5);
+    if (memcmp(&want, &got, sizeof got) != 0 || memcmp(&r, &got, sizeof r) != 0)
+      fail_msg("pow(%a, 2.5), %.4f ULP off: %a, pow %a", x, d, got, want);
+  }
+}
+#endif
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
 #ifdef SIM_POW_FMA
   TEST_ROWS(tests, n, pow4_is_scalars, pow4_rows);
+  TEST_ADD(tests, n, pow_band_is_glibcs);
 #endif
   return _cmocka_run_group_tests("pow", tests, n, NULL, NULL);
 }
