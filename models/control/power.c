@@ -395,14 +395,13 @@ static double filled(const void *ctx, double lambda, double *slope) {
  * a hundred. */
 #define FILL_KEPT_TERMS 256
 
-/* Whether the budget is within a part in 10^6 of the terms' floor: the
- * fill's sums then differ in a term or two near the answer, where
- * filled_kept pays (elsewhere its stores cost more than it saved). */
+/* Whether the terms' budget is held at their floor (power_held_at_floor:
+ * where filled_kept pays). */
 static bool fill_held(const fill_term *t, size_t nt, double budget_w) {
   double floor = 0;
   for (size_t r = 0; r < nt; r++)
     floor += t[r].n * t[r].lo * (double)t[r].m;
-  return budget_w <= floor * (1 + 1e-6);
+  return power_held_at_floor(budget_w, floor);
 }
 
 /* A lambda up to which term t's lambda w surely rounds to lo or under

@@ -249,6 +249,16 @@ static inline double power_add_n(double s, double t, size_t m) {
   return s;
 }
 
+/* Whether a budget is within a part in 10^6 of its units' floor (the sum
+ * of their lo), as at the request level's peak under a demand-response
+ * cut: the fill and the efficiency policy then take their held paths
+ * (filled_kept, level.held), which pay only where the search's sums
+ * differ in a term or two; elsewhere they cost more than they save.
+ * Only the work depends on it, never the answer. */
+static inline bool power_held_at_floor(double budget_w, double floor_w) {
+  return budget_w <= floor_w * (1 + 1e-6);
+}
+
 /* power_fill_from over runs: weight[r], top[r] and cap[r] per run; its
  * caps are power_fill_from's on the units, bit for bit (its sums add
  * unit by unit in their order). */

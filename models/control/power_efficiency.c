@@ -436,16 +436,16 @@ static void level_init(level *l, power_memo *memo, double *cap,
     l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
 }
 
-/* Whether the budget is within a part in 10^6 of the classes' floor in
- * a group of many classes (level.held; only the work depends on it: the
- * fluid mode's groups of a few classes are not asked). */
+/* Whether the budget of a group of many classes is held at their floor
+ * (power_held_at_floor; level.held: the fluid mode's groups of a few
+ * classes are not asked). */
 static bool held_at_floor(const level *l, double budget_w) {
   if (l->rcls == NULL || l->nclass <= POWER_FEW_CLASSES)
     return false;
   double floor = 0;
   for (size_t k = 0; k < l->nclass; k++)
     floor += l->gpus[k] * l->klo[k];
-  return budget_w <= floor * (1 + 1e-6);
+  return power_held_at_floor(budget_w, floor);
 }
 
 /* The smallest level (the most power) at which f fits the budget, to the

@@ -126,6 +126,11 @@ typedef struct level {
   double pm_phi, pm_gamma, pm_dyn;
 } level;
 
+/* The slack below_floor and bound_below_floor multiply their dyn bounds
+ * by: 2^-30 over the roundings they bound, which stay under 2^-38 and
+ * 2^-40 (their comments). */
+#define LEVEL_BOUND_SLACK (1 + 0x1p-30)
+
 /* The factor exp(g fdx) of exponent g at the level being worked out,
  * kept for the first few exponents met there. */
 static inline double level_factor(level *l, double g) {
@@ -155,7 +160,8 @@ static inline bool below_floor(level *l, size_t k, const power_unit *u) {
   if (!(u->gamma <= 64 && l->kdyn[k] >= 0x1p-1000))
     return false;
   double f = level_factor(l, u->gamma * l->ke[k]);
-  double pbar = u->idle + u->span * u->activity * (l->kdyn[k] * (f * (1 + 0x1p-30)));
+  double pbar =
+      u->idle + u->span * u->activity * (l->kdyn[k] * (f * LEVEL_BOUND_SLACK));
   return pbar < l->klo[k];
 }
 
@@ -198,7 +204,7 @@ static inline double dyn_bound(level *l, const power_unit *u, double b, double e
 static inline bool bound_below_floor(level *l, size_t k, const power_unit *u,
                               double b, double e, double *dbar) {
   *dbar = dyn_bound(l, u, b, e);
-  double pbar = u->idle + u->span * u->activity * (*dbar * (1 + 0x1p-30));
+  double pbar = u->idle + u->span * u->activity * (*dbar * LEVEL_BOUND_SLACK);
   return pbar < l->klo[k]; /* false for a NaN bound */
 }
 

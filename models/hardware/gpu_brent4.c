@@ -243,7 +243,8 @@ TARGET static void group4(const gpu_brent_type *t, const gpu_brent_job *j,
   static const int64_t first[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
   v4 live = _mm256_loadu_pd((const double *)(first + 4 - n));
   v4 mid = v4_and(v4_and(v4_ge(lo, L.phi_min), v4_le(hi, L.knee)),
-                  v4_and(v4_lt(hi, v4_all(1)), v4_ge(L.phi_min, v4_all(0x1p-8))));
+                  v4_and(v4_lt(hi, v4_all(1)),
+                         v4_ge(L.phi_min, v4_all(SIM_POW25_NEAR_FROM))));
   v4 out = v4_lanes(mid) == 0xf ? brent4(&L, s, lo, live, true)
                                 : brent4(&L, s, lo, live, false);
   if (n == 4) {

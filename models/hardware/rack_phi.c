@@ -23,6 +23,16 @@ typedef struct runs_misses {
   uint32_t n;
 } runs_misses;
 
+/* n >= 1 misses of one type t solved into phi: a lone one alone (no
+ * lanes to fill), else together (gpu_load_clocks_under_caps). */
+static void misses_of_type(const rack_fleet *f, uint16_t t, uint32_t n,
+                           const double *cap, const gpu_load *l, double *phi) {
+  if (n == 1)
+    phi[0] = gpu_load_clock_under_cap(f->types[t], cap[0], l[0]);
+  else
+    gpu_load_clocks_under_caps(f->types[t], n, cap, l, phi);
+}
+
 void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                              const uint32_t *rack, uint32_t n, double *phi,
                              rack_phi_last *last) {
@@ -44,10 +54,8 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
       m.slot[m.n++] = e;
     }
   }
-  if (m.n == 1) /* no lanes to fill */
-    solved[0] = gpu_load_clock_under_cap(f->types[t], m.cap[0], m.l[0]);
-  else if (m.n > 1)
-    gpu_load_clocks_under_caps(f->types[t], m.n, m.cap, m.l, solved);
+  if (m.n > 0)
+    misses_of_type(f, t, m.n, m.cap, m.l, solved);
   for (uint32_t i = 0; i < m.n; i++) { /* in order, as one by one */
     phi[m.at[i]] = solved[i];
     if (m.slot[i] != NULL)
@@ -64,18 +72,13 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
 }
 
 /* The misses of rack__phis_at, in order, solved: those of one type
- * next to each other together (gpu_load_clocks_under_caps), a lone one
- * alone. */
+ * next to each other together (misses_of_type). */
 static void misses_solved(const rack_fleet *f, uint32_t n, const uint16_t *type,
                           const double *cap, const gpu_load *l, double *phi) {
   for (uint32_t i = 0, e; i < n; i = e) {
     for (e = i + 1; e < n && type[e] == type[i];)
       e++;
-    if (e - i == 1)
-      phi[i] = gpu_load_clock_under_cap(f->types[type[i]], cap[i], l[i]);
-    else
-      gpu_load_clocks_under_caps(f->types[type[i]], e - i, cap + i, l + i,
-                                 phi + i);
+    misses_of_type(f, type[i], e - i, cap + i, l + i, phi + i);
   }
 }
 

@@ -364,10 +364,22 @@ double inf__hist_quantile(const histogram *h, double q);
  * (inf__hist_quantile of its histogram): its quantile op. */
 double inf__req_quantile(const inf_service *s, bool ttft, double q);
 
-/* Appends one completed request's TTFT and TPOT to the interval's
- * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. */
-int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
+/* inf__interval_push when the buffers are full: grows them, then
+ * appends. Returns SIM_OK or SIM_ENOMEM. */
+int inf__interval_grow(const sim_allocator *a, interval *iv, double ttft,
                        double tpot);
+
+/* Appends one completed request's TTFT and TPOT to the interval's
+ * buffers, growing them. Returns SIM_OK or SIM_ENOMEM. In line: once a
+ * request, and the buffers have room at all but the growths. */
+static inline int inf__interval_push(const sim_allocator *a, interval *iv,
+                                     double ttft, double tpot) {
+  if (!(iv->n < iv->cap))
+    return inf__interval_grow(a, iv, ttft, tpot);
+  iv->ttft[iv->n] = ttft;
+  iv->tpot[iv->n++] = tpot;
+  return SIM_OK;
+}
 
 /* The median and 99th percentile of x[0..n), reordering x; NaN for both
  * when n is 0. */

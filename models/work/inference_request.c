@@ -54,6 +54,10 @@
 /* Helpers (the state itself is in inference_internal.h)               */
 /* ------------------------------------------------------------------ */
 
+/* Whether a time t s is beyond any run (or NaN, +inf: never): its
+ * nanoseconds would not fit a sim_time. */
+static inline bool beyond_any_run(double t) { return !(t * 1e9 < 9e18); }
+
 static double now_s(const inf_service *s) {
   return sim_time_to_s(sim_engine_now(s->e));
 }
@@ -82,10 +86,7 @@ static void record(inf_service *s, double ttft, double tpot) {
   s->iv.slo_met += met;
   inf__hist_add(&s->ttft_h, ttft);
   inf__hist_add(&s->tpot_h, tpot);
-  interval *iv = &s->iv;
-  if (iv->n < iv->cap) /* inf__interval_push's room, in line */
-    iv->ttft[iv->n] = ttft, iv->tpot[iv->n++] = tpot;
-  else if (inf__interval_push(s->alloc, iv, ttft, tpot) != SIM_OK)
+  if (inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK)
     fail(s, SIM_ENOMEM);
 }
 
@@ -313,7 +314,7 @@ static void reschedule(inf_service *s, replica *r) {
   if (at_s == r->ev_s && pending)
     return;
   r->ev_s = at_s;
-  if (!(at_s * 1e9 < 9e18)) { /* idle, or beyond any run */
+  if (beyond_any_run(at_s)) { /* idle, or beyond any run */
     sim_engine_cancel(s->e, &r->ev);
     return;
   }
@@ -330,8 +331,7 @@ static void reschedule(inf_service *s, replica *r) {
 /* Whether reschedule would leave r as it is (or cancel a cleared handle). */
 static bool event_stands(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
-  return at_s == r->ev_s &&
-         (r->ev.slot != 0 || !(at_s * 1e9 < 9e18));
+  return at_s == r->ev_s && (r->ev.slot != 0 || beyond_any_run(at_s));
 }
 #endif
 
@@ -411,7 +411,7 @@ static int schedule_arrival(inf_service *s) {
   int64_t prompt, output;
   s->next_at = SIM_TIME_MAX;
   if (!arr_next(s->gen, &t, &prompt, &output) || !(t < s->horizon_s) ||
-      !(t * 1e9 < 9e18))
+      beyond_any_run(t))
     return SIM_OK;
   s->next_prompt = prompt;
   s->next_output = output;

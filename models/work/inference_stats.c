@@ -50,13 +50,8 @@ double inf__hist_quantile(const histogram *h, double q) {
   return d > 0 ? (1 - d) * lo + d * hist_order_stat(h, k + 1) : lo;
 }
 
-int inf__interval_push(const sim_allocator *a, interval *iv, double ttft,
+int inf__interval_grow(const sim_allocator *a, interval *iv, double ttft,
                        double tpot) {
-  if (iv->n < iv->cap) { /* room: every push but the growths */
-    iv->ttft[iv->n] = ttft;
-    iv->tpot[iv->n++] = tpot;
-    return SIM_OK;
-  }
   /* Parallel arrays: one growth each, on copies of the capacity. */
   size_t cap_a = iv->cap, cap_b = iv->cap;
   if (sim_vec_reserve(a, &iv->ttft, &cap_a, iv->n + 1, sizeof *iv->ttft) !=

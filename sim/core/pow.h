@@ -29,9 +29,15 @@ static inline bool sim_pow_rounded_near(double h, double t, double near,
   return (b & 0xfffffffffffffULL) != 0 && fabs(e) <= near * ulp;
 }
 
-/* sim_pow_rounded_near at 0.45, for any x and y. */
+/* sim_pow_rounded_near's near for any x and y, and for x^2.5 from
+ * SIM_POW25_NEAR_FROM up (sim_pow25_near says why). */
+#define SIM_POW_NEAR 0.45
+#define SIM_POW25_NEAR 0.48
+#define SIM_POW25_NEAR_FROM 0x1p-8
+
+/* sim_pow_rounded_near at SIM_POW_NEAR, for any x and y. */
 static inline bool sim_pow_rounded(double h, double t, double *r) {
-  return sim_pow_rounded_near(h, t, 0.45, r);
+  return sim_pow_rounded_near(h, t, SIM_POW_NEAR, r);
 }
 
 /* sim_pow_rounded_near's near for x^2.5. e_pow.c's 0.54 is 0.509 ULP (exp's
@@ -46,7 +52,7 @@ static inline bool sim_pow_rounded(double h, double t, double *r) {
  * 25 where 0.45 left it one in ten (the clocks of the cap's solve are
  * all in [phi_min, 1], phi_min about 0.1). */
 static inline double sim_pow25_near(double x) {
-  return x >= 0x1p-8 ? 0.48 : 0.45;
+  return x >= SIM_POW25_NEAR_FROM ? SIM_POW25_NEAR : SIM_POW_NEAR;
 }
 
 /* x^2.5 with pow's bits, for code built for fma (the target attribute)
@@ -105,11 +111,13 @@ sim__pow25_fma4_lanes(__m256d x, __m256d *r, bool mid) {
   __m256i mant = _mm256_and_si256(b, _mm256_set1_epi64x(0xfffffffffffffLL));
   __m256d whole = _mm256_castsi256_pd(
       _mm256_cmpeq_epi64(mant, _mm256_setzero_si256())); /* a power of 2 */
-  __m256d bound = /* sim_pow25_near */
-      mid ? _mm256_set1_pd(0.48)
+  /* sim_pow25_near's, lane by lane */
+  __m256d bound =
+      mid ? _mm256_set1_pd(SIM_POW25_NEAR)
           : _mm256_blendv_pd(
-                _mm256_set1_pd(0.45), _mm256_set1_pd(0.48),
-                _mm256_cmp_pd(x, _mm256_set1_pd(0x1p-8), _CMP_GE_OQ));
+                _mm256_set1_pd(SIM_POW_NEAR), _mm256_set1_pd(SIM_POW25_NEAR),
+                _mm256_cmp_pd(x, _mm256_set1_pd(SIM_POW25_NEAR_FROM),
+                              _CMP_GE_OQ));
   __m256d near = _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), e),
                                _mm256_mul_pd(bound, ulp), _CMP_LE_OQ);
   *r = sum;
