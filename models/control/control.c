@@ -211,9 +211,10 @@ static int set_cap(control *c) {
 
 /* A rack of one term, t, added m times from +0 (direct_rack_shares): the
  * sum is a function of t and m alone, so a rack like the one before
- * takes the sum kept from it, the same bits without the adds. At bench-10k's fluid tick some 103 of the
- * 142 racks are such a rack the same as the one before (a training
- * job's racks, the free GPUs' racks). */
+ * takes the sum kept from it, the same bits without the adds. At
+ * bench-10k's fluid tick some 103 of the 142 racks are such a rack the
+ * same as the one before (a training job's racks, the free GPUs'
+ * racks). */
 typedef struct shares_kept {
   uint64_t t; /* the term's bits */
   uint32_t m; /* its count; 0: nothing kept */
@@ -223,8 +224,10 @@ typedef struct shares_kept {
 /* Whether units 1 .. m - 1 of a rack (alike: its first's marks) are each
  * marked alike the one before (control_units.h's alike: its GPUs as many,
  * so its run's length the same, and its load's base the one before's, so
- * its share too): every term of the rack's sum is then its first's. The
- * marks eight a word, the words and-ed: a byte of the result is zero
+ * its share too): every term of the rack's sum is then its first's.
+ * Unit 1's mark first: at the request level's peak few racks have it,
+ * and reading every rack's marks cost more there than it saved. Then
+ * the marks eight a word, the words and-ed: a byte of the result is zero
  * where some word's is (and where two nonzero marks share no bit, which
  * the marks, 0 or 1, never do: that would only send the rack to its
  * adds), tested by the usual zero-byte test; the last word read where
@@ -233,11 +236,13 @@ typedef struct shares_kept {
 static inline bool one_term(const uint8_t *alike, uint32_t m) {
   const uint8_t *a = alike + 1;
   uint32_t n = m - 1, i = 0;
+  if (m < 2 || a[0] == 0)
+    return false;
   if (m < 9) { /* fewer than eight marks: one at a time */
     for (; i < n; i++)
       if (a[i] == 0)
         return false;
-    return m > 1;
+    return true;
   }
   uint64_t w, all;
   memcpy(&all, a + n - 8, sizeof all);
@@ -246,6 +251,16 @@ static inline bool one_term(const uint8_t *alike, uint32_t m) {
     all &= w;
   }
   return ((all - 0x0101010101010101u) & ~all & 0x8080808080808080u) == 0;
+}
+
+/* The terms k[q] share[q] of a rack's m runs added in order from +0. */
+static inline double rack_terms(const double *k, const double *share,
+                                uint32_t m) {
+  double a = 0;
+#pragma GCC unroll 4 /* the same additions in the same order */
+  for (uint32_t q = 0; q < m; q++)
+    a += k[q] * share[q];
+  return a;
 }
 
 /* rack_load_shares of a rack whose runs are its units, in order. The
@@ -261,14 +276,11 @@ static inline double direct_rack_shares(const rack_fleet *fl,
   const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
   const bool one = alike != NULL && one_term(alike + cu->rack_unit[r], m);
   const uint64_t t = one ? sim_bits(k[0] * share_u[0]) : 0;
-  if (one && kept->m == m && kept->t == t)
+  if (one && kept->m == m && kept->t == t) {
+    assert(sim_same_bits(rack_terms(k, share_u, m), kept->a));
     return kept->a;
-  double a = 0;
-#pragma GCC unroll 4 /* the same additions in the same order */
-  for (uint32_t q = 0; q < m; q++) {
-    assert(!one || sim_bits(k[q] * share_u[q]) == t);
-    a += k[q] * share_u[q];
   }
+  double a = rack_terms(k, share_u, m);
   if (one)
     *kept = (shares_kept){t, m, a};
   return a;

@@ -95,7 +95,7 @@ typedef struct sum_lane {
  * where the CPU has it): where the turn with a difference starts, or
  * the last turn's end. */
 __attribute__((target("avx2"), noinline)) static uint32_t
-alike_eights_avx2(const double *run_len, const double *power, uint32_t z,
+owner_runs_eights_avx2(const double *run_len, const double *power, uint32_t z,
                   uint32_t end, uint64_t len_bits, uint64_t power_bits) {
   const __m256i l4 = _mm256_set1_epi64x((long long)len_bits),
                 p4 = _mm256_set1_epi64x((long long)power_bits);
@@ -119,7 +119,7 @@ static uint32_t alike_runs(const double *run_len, const double *power,
   uint32_t z = q + 1;
 #ifdef SIM_LANES_AVX2
   if (sim_lanes_wide())
-    z = alike_eights_avx2(run_len, power, z, end, l, p);
+    z = owner_runs_eights_avx2(run_len, power, z, end, l, p);
 #endif
   while (z < end && sim_bits_at(run_len, z) == l && sim_bits_at(power, z) == p)
     z++;

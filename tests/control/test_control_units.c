@@ -488,16 +488,19 @@ static void predicted_budget_reads_the_runs(void **state) {
 
 /* Racks of twelve units of six GPUs each (slots 0, 3, ..., 33, a block
  * each: a rack's runs are its units, one to one), every slot worth the
- * same, so a unit is marked alike the one before where its load is. At
- * s 0 every GPU is at one load: each rack's load shares one term, the
- * same as the rack before's, whose sum control.c's other_it_next keeps
- * for it. At s 1 rack 2's last unit is at another load: the rack's
- * first term and its count are still the rack before's, its sum not (a
+ * same, so a unit is marked alike the one before where its load is; from
+ * s 3 on, of six units of twelve GPUs (fewer than the eight marks of a
+ * word). At s 0 and 3 every GPU is at one load: each rack's load shares
+ * one term, the same as the rack before's, whose sum control.c's
+ * other_it_next keeps for it. At s 1 and 4 rack 2's last unit is at
+ * another load, at s 2 rack 1's: the rack's first term and its count
+ * are still the rack before's (at s 2, rack 2's), its sum not (at s 1 a
  * mark found only in the last word of its marks). */
 static void direct_state(world *w, int s) {
+  const uint32_t per = s >= 3 ? 12 : 6, odd_rack = s == 2 ? 1 : 2;
   bool moved = false;
   for (uint32_t i = 0; i < NGPUS; i++) {
-    uint32_t k = i % 72 / 6 * 3;
+    uint32_t k = i % 72 / per * 3;
     moved = moved || w->slot[i] != k;
     w->slot[i] = k;
   }
@@ -506,7 +509,8 @@ static void direct_state(world *w, int s) {
     w->worth[k] = 0.5;
   w->fit_w = 760;
   for (uint32_t i = 0; i < NGPUS; i++) {
-    double a = s == 1 && i / 72 == 2 && i % 72 >= 66 ? 0.8 : 0.5;
+    bool odd = s % 3 != 0 && i / 72 == odd_rack && i % 72 >= 72 - per;
+    double a = odd ? 0.8 : 0.5;
     rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
   }
   w->fl->thermal_cap_w[0] = INFINITY;
@@ -515,19 +519,27 @@ static void direct_state(world *w, int s) {
 
 /* The budget a predicted one hands the policy is the runs' where racks
  * of one term follow each other (their sums kept) and where a rack's
- * first term and count are the kept rack's but a later term is not. */
+ * first term and count are the kept rack's but a later term, the rack's
+ * or the kept one's, is not. */
 static void predicted_budget_of_racks_alike(void **state) {
   (void)state;
   world *w = world_make(&predict_cfg);
   assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
   control_set_split(w->c, record_split, w);
   control_view v = predict_view;
-  static const char *what[] = {"racks alike", "rack 2's last unit unlike",
-                               "racks alike again"};
+  static const struct {
+    int s;
+    const char *what;
+  } at[] = {{0, "racks alike"},
+            {1, "rack 2's last unit unlike"},
+            {2, "rack 1's last unit unlike"},
+            {0, "racks alike again"},
+            {3, "racks of six units alike"},
+            {4, "racks of six units, rack 2's last unlike"}};
   double gb[3];
-  for (int s = 0; s < 3; s++) {
-    keyed_state_of(w, direct_state, s % 2, gb);
-    assert_budgets_of_runs(w, &v, gb, what[s]);
+  for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+    keyed_state_of(w, direct_state, at[k].s, gb);
+    assert_budgets_of_runs(w, &v, gb, at[k].what);
   }
   world_drop(w);
 }
