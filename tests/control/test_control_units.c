@@ -463,15 +463,22 @@ static const control_view predict_view = {.cap_w = 1e6,
                                           .it_w = 2.5e5,
                                           .psu_loss_w = 1e4};
 
+/* A world with the fleet's runs whose predicted budgets a client's
+ * split records (record_split). */
+static world *predict_world(void) {
+  world *w = world_make(&predict_cfg);
+  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
+  control_set_split(w->c, record_split, w);
+  return w;
+}
+
 /* Through every step, the budget a predicted one hands the policy is
  * the one the runs' loads give; and again when the runs change and the
  * slots do not (rack 0's GPUs under one key and one load: one run, whose
  * first GPU begins only the first of the rack's units). */
 static void predicted_budget_reads_the_runs(void **state) {
   (void)state;
-  world *w = world_make(&predict_cfg);
-  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
-  control_set_split(w->c, record_split, w);
+  world *w = predict_world();
   control_view v = predict_view;
   double gb[3];
   for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
@@ -523,9 +530,7 @@ static void direct_state(world *w, int s) {
  * or the kept one's, is not. */
 static void predicted_budget_of_racks_alike(void **state) {
   (void)state;
-  world *w = world_make(&predict_cfg);
-  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
-  control_set_split(w->c, record_split, w);
+  world *w = predict_world();
   control_view v = predict_view;
   static const struct {
     int s;
