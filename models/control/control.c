@@ -209,6 +209,83 @@ static int set_cap(control *c) {
   return SIM_OK;
 }
 
+/* A rack of one term, t, added m times from +0 (direct_rack_shares): the
+ * sum is a function of t and m alone, so a rack like the one before
+ * takes the sum kept from it, the same bits without the adds. At
+ * bench-10k's fluid tick some 103 of the 142 racks are such a rack the
+ * same as the one before (a training job's racks, the free GPUs'
+ * racks). */
+typedef struct shares_kept {
+  uint64_t t; /* the term's bits */
+  uint32_t m; /* its count; 0: nothing kept */
+  double a;
+} shares_kept;
+
+/* Whether units 1 .. m - 1 of a rack (alike: its first's marks) are each
+ * marked alike the one before (control_units.h's alike: its GPUs as many,
+ * so its run's length the same, and its load's base the one before's, so
+ * its share too): every term of the rack's sum is then its first's.
+ * Unit 1's mark first: at the request level's peak few racks have it,
+ * and reading every rack's marks cost more there than it saved. Then
+ * the marks eight a word, the words and-ed: a byte of the result is zero
+ * where some word's is (and where two nonzero marks share no bit, which
+ * the marks, 0 or 1, never do: that would only send the rack to its
+ * adds), tested by the usual zero-byte test; the last word read where
+ * the marks end (it may overlap the one before). A call to memchr a
+ * rack cost more than the adds it saved. */
+static inline bool one_term(const uint8_t *alike, uint32_t m) {
+  const uint8_t *a = alike + 1;
+  uint32_t n = m - 1, i = 0;
+  if (m < 2 || a[0] == 0)
+    return false;
+  if (m < 9) { /* fewer than eight marks: one at a time */
+    for (; i < n; i++)
+      if (a[i] == 0)
+        return false;
+    return true;
+  }
+  uint64_t w, all;
+  memcpy(&all, a + n - 8, sizeof all);
+  for (; i + 8 < n; i += 8) {
+    memcpy(&w, a + i, sizeof w);
+    all &= w;
+  }
+  return ((all - 0x0101010101010101u) & ~all & 0x8080808080808080u) == 0;
+}
+
+/* The terms k[q] share[q] of a rack's m runs added in order from +0. */
+static inline double rack_terms(const double *k, const double *share,
+                                uint32_t m) {
+  double a = 0;
+#pragma GCC unroll 4 /* the same additions in the same order */
+  for (uint32_t q = 0; q < m; q++)
+    a += k[q] * share[q];
+  return a;
+}
+
+/* rack_load_shares of a rack whose runs are its units, in order. The
+ * lengths as the runs keep them in doubles (run_k: the same values, so
+ * the same products), not converted a run at a time. alike: the units'
+ * marks (NULL: none), kept: the last rack of one term. */
+static inline double direct_rack_shares(const rack_fleet *fl,
+                                        const control_units *cu,
+                                        const uint8_t *alike, uint32_t r,
+                                        shares_kept *kept) {
+  const double *k = fl->run_k + fl->rack_run[r];
+  const double *share_u = cu->share + cu->rack_unit[r];
+  const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
+  const bool one = alike != NULL && one_term(alike + cu->rack_unit[r], m);
+  const uint64_t t = one ? sim_bits(k[0] * share_u[0]) : 0;
+  if (one && kept->m == m && kept->t == t) {
+    assert(sim_same_bits(rack_terms(k, share_u, m), kept->a));
+    return kept->a;
+  }
+  double a = rack_terms(k, share_u, m);
+  if (one)
+    *kept = (shares_kept){t, m, a};
+  return a;
+}
+
 /* The sum of rack r's GPUs' load shares. GPUs next to each other mostly
  * share their load (a replica's, a stage's): one like the GPU before
  * takes its share, the same bits gpu_load_share gives. A run made of a
@@ -216,30 +293,16 @@ static int set_cap(control *c) {
  * made from that GPU's load by the same call, it is the same bits, and
  * the run's load is not read again (at a million GPUs that read went
  * to every cache line of three per-GPU arrays). */
-/* rack_load_shares of a rack whose runs are its units, in order. The
- * lengths as the runs keep them in doubles (run_k: the same values, so
- * the same products), not converted a run at a time. */
-static inline double direct_rack_shares(const rack_fleet *fl,
-                                        const control_units *cu, uint32_t r) {
-  const double *k = fl->run_k + fl->rack_run[r];
-  const double *share_u = cu->share + cu->rack_unit[r];
-  const uint32_t m = fl->rack_run[r + 1] - fl->rack_run[r];
-  double a = 0;
-#pragma GCC unroll 4 /* the same additions in the same order */
-  for (uint32_t q = 0; q < m; q++)
-    a += k[q] * share_u[q];
-  return a;
-}
-
 static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
-                               const uint32_t *run_unit, uint32_t r) {
+                               const uint32_t *run_unit, const uint8_t *alike,
+                               uint32_t r, shares_kept *kept) {
   double a = 0, share = 0;
   gpu_load last = {NAN, NAN, NAN};
   if (rack_fleet_runs_fresh(fl)) { /* a run's GPUs share their load */
     const uint32_t *len = fl->run_len;
     const double *unit_share = cu->share;
     if (cu->rack_direct[r]) /* run q the unit at its place: no test */
-      return direct_rack_shares(fl, cu, r);
+      return direct_rack_shares(fl, cu, alike, r, kept);
     for (uint32_t q = fl->rack_run[r], end = fl->rack_run[r + 1]; q < end;
          q++) {
       uint32_t u = run_unit[q];
@@ -273,11 +336,13 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
 static double other_it_next(control *c) {
   const rack_fleet *fl = c->fleet;
   const uint32_t *run_unit = c->units.run_unit; /* mapped: allocate */
+  const uint8_t *alike = control__units_alike(&c->units);
   double sum = 0;
+  shares_kept kept = {0, 0, 0};
   for (uint32_t r = 0; r < fl->nracks; r++)
     sum += fl->other_idle_w[r] + (fl->other_max_w[r] - fl->other_idle_w[r]) *
                                      rack_load_shares(fl, &c->units, run_unit,
-                                                      r) /
+                                                      alike, r, &kept) /
                                      fl->count[r];
   return sum;
 }

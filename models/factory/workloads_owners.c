@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 
+#include "bits.h"
+#include "lanes.h"
+#include "power.h"
 #include "workloads_internal.h"
 
 /* Adds each GPU's power to its owner's sum (row n: the free GPUs'), GPU
@@ -84,11 +87,69 @@ typedef struct sum_lane {
   bool done;
 } sum_lane;
 
+/* Runs alike at least for which a lane adds them at once (lane_alike). */
+#define OWNER_ALIKE_MIN 16
+
+#ifdef SIM_LANES_AVX2
+/* alike_runs' compares eight runs a turn, four words a register (AVX2,
+ * where the CPU has it): where the turn with a difference starts, or
+ * the last turn's end. */
+__attribute__((target("avx2"), noinline)) static uint32_t
+owner_runs_eights_avx2(const double *run_len, const double *power, uint32_t z,
+                  uint32_t end, uint64_t len_bits, uint64_t power_bits) {
+  const __m256i l4 = _mm256_set1_epi64x((long long)len_bits),
+                p4 = _mm256_set1_epi64x((long long)power_bits);
+  for (; z + 8 <= end; z += 8) {
+    __m256i d = _mm256_or_si256(_mm256_or_si256(sim_x4_xor(run_len + z, l4),
+                                                sim_x4_xor(run_len + z + 4, l4)),
+                                _mm256_or_si256(sim_x4_xor(power + z, p4),
+                                                sim_x4_xor(power + z + 4, p4)));
+    if (!_mm256_testz_si256(d, d))
+      break;
+  }
+  return z;
+}
+#endif
+
+/* The end of the runs from q (< end) on whose length and power are run
+ * q's, to the bit: each adds the same product. */
+static uint32_t alike_runs(const double *run_len, const double *power,
+                           uint32_t q, uint32_t end) {
+  const uint64_t l = sim_bits_at(run_len, q), p = sim_bits_at(power, q);
+  uint32_t z = q + 1;
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide())
+    z = owner_runs_eights_avx2(run_len, power, z, end, l, p);
+#endif
+  while (z < end && sim_bits_at(run_len, z) == l && sim_bits_at(power, z) == p)
+    z++;
+  return z;
+}
+
+/* The lane's next runs, while OWNER_ALIKE_MIN or more of them are alike
+ * (alike_runs), added a stretch of them at once: power_add_n makes the
+ * additions one at a time would, to the bit, a step a binade the sum
+ * crosses. The adds of a stretch wait each on the one before; at
+ * bench-10k's fluid tick 2,164 of the owners' 2,247 runs are four such
+ * stretches (a job's 700 stages, 1,200 free GPUs, a service's 139 and
+ * 125 replicas). A stretch that begins unlike costs one compare. */
+static void lane_alike(sum_lane *l, const double *run_len,
+                       const double *power) {
+  while (l->end - l->q >= OWNER_ALIKE_MIN) {
+    uint32_t e = alike_runs(run_len, power, l->q, l->end);
+    if (e - l->q < OWNER_ALIKE_MIN)
+      return;
+    l->acc = power_add_n(l->acc, run_len[l->q] * power[l->q], e - l->q);
+    l->q = e;
+  }
+}
+
 /* Lane l's next stretch from l->k on whose owner has the lane's parity,
- * its sum read; or done. */
+ * its sum read and its first runs alike added (lane_alike); or done. */
 static void lane_next(sum_lane *l, uint32_t parity, const double *sum,
                       const uint32_t *own_owner, const uint32_t *own_end,
-                      uint32_t nstretches) {
+                      uint32_t nstretches, const double *run_len,
+                      const double *power) {
   while (l->k < nstretches && (own_owner[l->k] & 1) != parity)
     l->k++;
   l->done = l->k == nstretches;
@@ -98,6 +159,7 @@ static void lane_next(sum_lane *l, uint32_t parity, const double *sum,
   l->end = own_end[l->k];
   l->o = own_owner[l->k++];
   l->acc = sum[l->o];
+  lane_alike(l, run_len, power);
 }
 
 /* Each owner's sum takes its runs' products in fleet order, as one loop
@@ -114,8 +176,8 @@ void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
                                 const uint32_t *own_end, uint32_t nstretches,
                                 const double *run_len, const double *power) {
   sum_lane a = {0}, b = {0};
-  lane_next(&a, 0, sum, own_owner, own_end, nstretches);
-  lane_next(&b, 1, sum, own_owner, own_end, nstretches);
+  lane_next(&a, 0, sum, own_owner, own_end, nstretches, run_len, power);
+  lane_next(&b, 1, sum, own_owner, own_end, nstretches, run_len, power);
   while (!a.done && !b.done) {
     uint32_t m = a.end - a.q < b.end - b.q ? a.end - a.q : b.end - b.q;
     const double *la = run_len + a.q, *pa = power + a.q;
@@ -132,11 +194,11 @@ void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
     b.q += m;
     if (a.q == a.end) {
       sum[a.o] = a.acc;
-      lane_next(&a, 0, sum, own_owner, own_end, nstretches);
+      lane_next(&a, 0, sum, own_owner, own_end, nstretches, run_len, power);
     }
     if (b.q == b.end) {
       sum[b.o] = b.acc;
-      lane_next(&b, 1, sum, own_owner, own_end, nstretches);
+      lane_next(&b, 1, sum, own_owner, own_end, nstretches, run_len, power);
     }
   }
   sum_lane *l = a.done ? &b : &a;
@@ -145,7 +207,7 @@ void work__owner_sums_stretches(double *sum, const uint32_t *own_owner,
     for (; l->q < l->end; l->q++)
       l->acc += run_len[l->q] * power[l->q];
     sum[l->o] = l->acc;
-    lane_next(l, parity, sum, own_owner, own_end, nstretches);
+    lane_next(l, parity, sum, own_owner, own_end, nstretches, run_len, power);
   }
 }
 

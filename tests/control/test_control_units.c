@@ -413,13 +413,14 @@ static void expect_budgets(const world *w, const control_view *v,
     out[g] = gb[g] * scale;
 }
 
-/* Step s's state on w, keyed by slot (a slot + 1, 0 free), statically
- * split, its runs made; each group's caps in all (control.c's
- * note_budgets) in gb. */
-static void keyed_state(world *w, int s, double gb[3]) {
+/* Step s's state on w (by state_of: world_state or another), keyed by
+ * slot (a slot + 1, 0 free), statically split, its runs made; each
+ * group's caps in all (control.c's note_budgets) in gb. */
+static void keyed_state_of(world *w, void (*state_of)(world *, int), int s,
+                           double gb[3]) {
   rack_fleet *fl = w->fl;
   sim_error err = {0};
-  world_state(w, s);
+  state_of(w, s);
   for (uint32_t i = 0; i < NGPUS; i++)
     rack_set_unit_key(fl, i,
                       w->slot[i] == CONTROL_NO_SLOT ? 0 : w->slot[i] + 1);
@@ -433,6 +434,10 @@ static void keyed_state(world *w, int s, double gb[3]) {
       gb[fl->group[r]] += fl->cap_w[i];
   rack_fleet_update(fl, NULL);
   assert_true(rack_fleet_runs_fresh(fl));
+}
+
+static void keyed_state(world *w, int s, double gb[3]) {
+  keyed_state_of(w, world_state, s, gb);
 }
 
 /* The period after step s, its budgets against the runs'. */
@@ -450,21 +455,31 @@ static void assert_budgets_of_runs(world *w, const control_view *v,
                w->budget[g], want[g]);
 }
 
+/* The view of the periods the predicted budgets are checked in. */
+static const control_view predict_view = {.cap_w = 1e6,
+                                          .limit_w = 1e6,
+                                          .recap = true,
+                                          .facility_w = 3e5,
+                                          .it_w = 2.5e5,
+                                          .psu_loss_w = 1e4};
+
+/* A world with the fleet's runs whose predicted budgets a client's
+ * split records (record_split). */
+static world *predict_world(void) {
+  world *w = world_make(&predict_cfg);
+  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
+  control_set_split(w->c, record_split, w);
+  return w;
+}
+
 /* Through every step, the budget a predicted one hands the policy is
  * the one the runs' loads give; and again when the runs change and the
  * slots do not (rack 0's GPUs under one key and one load: one run, whose
  * first GPU begins only the first of the rack's units). */
 static void predicted_budget_reads_the_runs(void **state) {
   (void)state;
-  world *w = world_make(&predict_cfg);
-  assert_int_equal(rack_fleet_keep_units(w->fl), SIM_OK);
-  control_set_split(w->c, record_split, w);
-  control_view v = {.cap_w = 1e6,
-                    .limit_w = 1e6,
-                    .recap = true,
-                    .facility_w = 3e5,
-                    .it_w = 2.5e5,
-                    .psu_loss_w = 1e4};
+  world *w = predict_world();
+  control_view v = predict_view;
   double gb[3];
   for (int s = 0; s < (int)(sizeof steps / sizeof *steps); s++) {
     keyed_state(w, s, gb);
@@ -475,6 +490,62 @@ static void predicted_budget_reads_the_runs(void **state) {
    * that begin no unit are a dark rack's (steps). */
   keyed_state(w, 9, gb); /* loads unlike again */
   assert_budgets_of_runs(w, &v, gb, steps[9].what);
+  world_drop(w);
+}
+
+/* Racks of twelve units of six GPUs each (slots 0, 3, ..., 33, a block
+ * each: a rack's runs are its units, one to one), every slot worth the
+ * same, so a unit is marked alike the one before where its load is; from
+ * s 3 on, of six units of twelve GPUs (fewer than the eight marks of a
+ * word). At s 0 and 3 every GPU is at one load: each rack's load shares
+ * one term, the same as the rack before's, whose sum control.c's
+ * other_it_next keeps for it. At s 1 and 4 rack 2's last unit is at
+ * another load, at s 2 rack 1's: the rack's first term and its count
+ * are still the rack before's (at s 2, rack 2's), its sum not (at s 1 a
+ * mark found only in the last word of its marks). */
+static void direct_state(world *w, int s) {
+  const uint32_t per = s >= 3 ? 12 : 6, odd_rack = s == 2 ? 1 : 2;
+  bool moved = false;
+  for (uint32_t i = 0; i < NGPUS; i++) {
+    uint32_t k = i % 72 / per * 3;
+    moved = moved || w->slot[i] != k;
+    w->slot[i] = k;
+  }
+  w->changes += moved;
+  for (uint32_t k = 0; k < NSLOTS; k++)
+    w->worth[k] = 0.5;
+  w->fit_w = 760;
+  for (uint32_t i = 0; i < NGPUS; i++) {
+    bool odd = s % 3 != 0 && i / 72 == odd_rack && i % 72 >= 72 - per;
+    double a = odd ? 0.8 : 0.5;
+    rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
+  }
+  w->fl->thermal_cap_w[0] = INFINITY;
+  w->fl->dark[3] = false;
+}
+
+/* The budget a predicted one hands the policy is the runs' where racks
+ * of one term follow each other (their sums kept) and where a rack's
+ * first term and count are the kept rack's but a later term, the rack's
+ * or the kept one's, is not. */
+static void predicted_budget_of_racks_alike(void **state) {
+  (void)state;
+  world *w = predict_world();
+  control_view v = predict_view;
+  static const struct {
+    int s;
+    const char *what;
+  } at[] = {{0, "racks alike"},
+            {1, "rack 2's last unit unlike"},
+            {2, "rack 1's last unit unlike"},
+            {0, "racks alike again"},
+            {3, "racks of six units alike"},
+            {4, "racks of six units, rack 2's last unlike"}};
+  double gb[3];
+  for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+    keyed_state_of(w, direct_state, at[k].s, gb);
+    assert_budgets_of_runs(w, &v, gb, at[k].what);
+  }
   world_drop(w);
 }
 
@@ -526,13 +597,14 @@ static void caps_once_a_run_are_the_gpus(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[6];
+  struct CMUnitTest tests[7];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
   TEST_ADD(tests, n, lazy_units_give_the_same_caps);
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
+  TEST_ADD(tests, n, predicted_budget_of_racks_alike);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
   return _cmocka_run_group_tests("control_units", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);

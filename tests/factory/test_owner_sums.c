@@ -2,7 +2,8 @@
  * same by the fleet's runs, and a slot's clock by runs: every
  * owner's sum the same bits as `sum[owner[i]] += power[i]` GPU by GPU,
  * the loop it replaced, on a table of layouts (runs, owners that come
- * back, one GPU, none) and on random fleets. */
+ * back, one GPU, none) and on random fleets; by stretches of one owner
+ * with runs alike added at once, on a table of such runs. */
 #include "test_util.h"
 
 #include <stdint.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "bits.h"
+#include "lanes.h"
 #include "test_catalogs.h"
 #include "workloads_internal.h"
 
@@ -101,6 +104,76 @@ static void random_fleets(void **state) {
     }
     check(owner, power, n, nowners);
   }
+}
+
+/* A stretch's runs in segments: count runs of one owner, each of len
+ * GPUs at power p (the owner of the segment before may come back). */
+typedef struct segment {
+  uint32_t owner, count;
+  double len, p;
+} segment;
+
+typedef struct alike_case {
+  const char *name;
+  segment seg[6];
+} alike_case;
+
+/* Runs alike (the same length and power) in stretches long and short
+ * of the sixteen the lanes add at once (workloads_owners.c's
+ * lane_alike), against the packed sums run by run, to the bit. */
+static const alike_case alike_cases[] = {
+    {"700 alike, 1,200 alike",
+     {{0, 700, 4, 700.0 / 3}, {1, 1200, 1, 200.3}, {0}}},
+    {"15 alike, then unlike",
+     {{0, 15, 8, 700.0 / 3}, {0, 3, 8, 701.0 / 3}, {1, 20, 1, 9.1}, {0}}},
+    {"16 alike, the least at once", {{1, 16, 8, 1e3 / 7}, {0, 1, 8, 1.5}, {0}}},
+    {"139 alike, then 125", {{2, 139, 8, 1e3 / 7}, {2, 125, 8, 999.0 / 7}, {0}}},
+    {"unlike first, then alike",
+     {{0, 1, 8, 5.5}, {0, 100, 8, 1e3 / 7}, {1, 40, 2, 0.1}, {0}}},
+    {"the length unlike, the power alike",
+     {{0, 30, 8, 1e3 / 7}, {0, 30, 4, 1e3 / 7}, {0}}},
+    {"owners by turns, alike each",
+     {{0, 600, 4, 300.1}, {1, 300, 1, 1e-3 / 3}, {0, 20, 4, 300.1},
+      {3, 50, 8, 77.7}, {2, 17, 1, 1e3 / 3}, {0}}},
+};
+
+/* Case c's runs with the run at place `odd` (if below n) at another
+ * power, summed by stretches both ways, lanes wide and narrow. */
+static void check_alike(const alike_case *c, uint32_t odd) {
+  static uint32_t owner[MAX_GPUS], own[MAX_GPUS], end[MAX_GPUS];
+  static double len[MAX_GPUS], power[MAX_GPUS];
+  uint32_t n = 0;
+  for (const segment *g = c->seg; g->count > 0; g++)
+    for (uint32_t k = 0; k < g->count; k++, n++) {
+      owner[n] = g->owner;
+      len[n] = g->len;
+      power[n] = n == odd ? g->p * 1.5 : g->p;
+    }
+  double want[5], got[5];
+  for (int wide = 0; wide < 2; wide++) {
+    for (uint32_t o = 0; o < 5; o++)
+      want[o] = got[o] = o == 0 ? 0 : 1.0 / (o + 2);
+    work__owner_sums_packed(want, owner, len, power, n);
+    uint32_t ns = work__owner_stretches(owner, n, own, end);
+    sim_lanes_narrow = !wide;
+    work__owner_sums_stretches(got, own, end, ns, len, power);
+    sim_lanes_narrow = false;
+    for (uint32_t o = 0; o < 5; o++)
+      if (!sim_same_bits(got[o], want[o]))
+        fail_msg("%s, run %u unlike, %s: owner %u's sum %.17g, run by run "
+                 "%.17g", c->name, odd, wide ? "wide" : "narrow", o, got[o],
+                 want[o]);
+  }
+}
+
+/* Each case as it is, and with one run unlike at every place of the
+ * first 40 (a difference in each lane of an eight's compare, and past
+ * the sixteen). */
+static void alike_stretches(void **state) {
+  const alike_case *c = *state;
+  check_alike(c, MAX_GPUS);
+  for (uint32_t odd = 0; odd < 40; odd++)
+    check_alike(c, odd);
 }
 
 /* One group of 8 racks of 72 GPUs of a type, with units. */
@@ -233,10 +306,11 @@ static void slot_clocks_by_runs(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[16];
+  struct CMUnitTest tests[24];
   size_t n = 0;
   TEST_ROWS(tests, n, a_layout, layouts);
   TEST_ADD(tests, n, random_fleets);
+  TEST_ROWS(tests, n, alike_stretches, alike_cases);
   TEST_ADD(tests, n, sums_by_runs);
   TEST_ADD(tests, n, slot_clocks_by_runs);
   return _cmocka_run_group_tests("owner_sums", tests, n,
