@@ -34,6 +34,13 @@
  * than its children's. seq is unique, so no two keys are equal and the pop
  * order is fully determined by the pushes, whatever the heap shape.
  *
+ * Places. An entry pushed with slot | EVQ_TRACKED has its index kept in
+ * pos[slot] by every move of the heap (put_slot), so that evq_decrease
+ * can walk it up from there: the engine's move of a movable event
+ * earlier (engine.c). Only tracked entries pay the write; an untracked
+ * queue pays a test of the slot's bit a move. The radix heap keeps no
+ * places: its entries lose the bit, and evq_decrease refuses them.
+ *
  * Both arrays grow by doubling through the allocator hook and never
  * shrink, so once the queue has reached its working size push and pop do
  * not allocate (docs/PERFORMANCE.md: no allocation on the hot path).
@@ -84,6 +91,7 @@
 #include "queue.h"
 
 #include <assert.h>
+#include <string.h>
 
 #include "err.h"
 #include "queue_internal.h"
@@ -123,23 +131,32 @@ static int grow(evq *q) {
   return SIM_OK;
 }
 
-/* Puts (k, s) into the hole at i, moving greater parents down. In line
- * in its callers (a push past a filled root, a hole's close). */
+/* Writes slot s at i, and i as its place when it is tracked. An
+ * untracked queue (the hold model) never takes the branch. */
+static inline void put_slot(evq *q, size_t i, uint32_t s) {
+  q->slot[i] = s;
+  if (s & EVQ_TRACKED)
+    q->pos[s & ~EVQ_TRACKED] = (uint32_t)i;
+}
+
+/* Puts (k, s) into the hole at i, moving greater parents down, no higher
+ * than top (0, or under a vacant root its children's last, EVQ_D). In
+ * line in its callers (a push past a filled root, a hole's close). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline void
-sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
-  while (i > 0) {
+sift_up(evq *q, size_t i, size_t top, evq_key k, uint32_t s) {
+  while (i > top) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
       break;
     q->key[i] = q->key[p];
-    q->slot[i] = q->slot[p];
+    put_slot(q, i, q->slot[p]);
     i = p;
   }
   q->key[i] = k;
-  q->slot[i] = s;
+  put_slot(q, i, s);
 }
 
 /* The smaller of the children c and c + 1 (when c + 1 < n) of one node;
@@ -157,7 +174,7 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m];
+    put_slot(q, i, q->slot[m]);
     i = m;
   }
   return i;
@@ -174,7 +191,7 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
       PREFETCH(&q->key[g + j]);
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m];
+    put_slot(q, i, q->slot[m]);
     i = m;
   }
   return i;
@@ -191,7 +208,7 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
 static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
                              uint32_t s) {
   evq_key *key = q->key;
-  uint32_t *slot = q->slot;
+  const uint32_t *slot = q->slot;
   /* i has two children below end while i < pairs */
   size_t pairs = end > 0 ? (end - 1) / EVQ_D : 0;
   while (i < pairs) {
@@ -202,18 +219,18 @@ static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
     if (!key_less(km, k))
       goto place;
     key[i] = km;
-    slot[i] = slot[c + right];
+    put_slot(q, i, slot[c + right]);
     i = c + right;
   }
   size_t c = EVQ_D * i + 1;
   if (c < end && key_less(key[c], k)) {
     key[i] = key[c];
-    slot[i] = slot[c];
+    put_slot(q, i, slot[c]);
     i = c;
   }
 place:
   key[i] = k;
-  slot[i] = s;
+  put_slot(q, i, s);
 }
 
 /* Sift-down of the entry at i, for heapify: there the entry usually
@@ -240,7 +257,7 @@ static void close_hole(evq *q) {
   if (n == 0)
     return;
   size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
-  sift_up(q, hole, q->key[n], q->slot[n]);
+  sift_up(q, hole, 0, q->key[n], q->slot[n]);
 }
 
 static int heap_push(evq *q, evq_key k, uint32_t slot) {
@@ -251,14 +268,15 @@ static int heap_push(evq *q, evq_key k, uint32_t slot) {
   }
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
-  sift_up(q, q->n++, k, slot);
+  sift_up(q, q->n++, 0, k, slot);
   return SIM_OK;
 }
 
 /* The entry at position i. */
 static evq_entry entry_at(const evq *q, size_t i) {
   evq_key k = q->key[i];
-  return (evq_entry){.time = key_time(k), .seq = key_lo(k), .slot = q->slot[i]};
+  return (evq_entry){
+      .time = key_time(k), .seq = key_lo(k), .slot = q->slot[i] & ~EVQ_TRACKED};
 }
 
 /* Under a vacant root the smallest entry is the root's smallest child. */
@@ -299,10 +317,40 @@ static void heap_compact(evq *q, evq_keep_fn keep, void *ctx) {
     if (!keep(ctx, &e))
       continue;
     q->key[n] = q->key[i];
-    q->slot[n++] = q->slot[i];
+    put_slot(q, n++, q->slot[i]);
   }
   q->n = n;
   heapify(q);
+}
+
+/* ---- Places kept for evq_decrease ------------------------------------ */
+
+/* Makes room in pos for slot's place (slot < EVQ_TRACKED); SIM_ENOMEM
+ * leaves pos as it was. New places start at 0, a value locate checks
+ * like any other. */
+NOINLINE static int pos_grow(evq *q, uint32_t slot) {
+  size_t cap = q->pcap;
+  if (sim_vec_reserve(&q->alloc, &q->pos, &cap, (size_t)slot + 1,
+                      sizeof *q->pos) != SIM_OK)
+    return SIM_ENOMEM;
+  memset(q->pos + q->pcap, 0, (cap - q->pcap) * sizeof *q->pos);
+  q->pcap = cap;
+  return SIM_OK;
+}
+
+/* Where the heap holds the tracked entry (slot, seq), into *at; false
+ * when it does not know (the radix heap holds the entries, or the entry
+ * came back from it untracked). The entry at the kept place is checked:
+ * seqs are unique, so a matching one is that entry. */
+static bool locate(const evq *q, uint32_t slot, uint64_t seq, size_t *at) {
+  if (q->radix || slot >= q->pcap)
+    return false;
+  size_t i = q->pos[slot]; /* under a vacant root, entries sit at 1 .. n */
+  if (i < (size_t)q->hole || i >= q->n + q->hole ||
+      q->slot[i] != (slot | EVQ_TRACKED) || key_lo(q->key[i]) != seq)
+    return false;
+  *at = i;
+  return true;
 }
 
 /* ---- Switching between the two ---------------------------------------- */
@@ -355,16 +403,40 @@ void evq_destroy(evq *q) {
   sim_allocator alloc = q->alloc;
   sim_free(&alloc, q->key);
   sim_free(&alloc, q->slot);
+  sim_free(&alloc, q->pos);
   sim_free(&alloc, q->ring);
   sim_free(&alloc, q->blk);
   sim_free(&alloc, q);
 }
 
 int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
-  /* Without room for the radix heap, the heap goes on. */
+  /* Without room for the radix heap, the heap goes on. The radix heap
+   * keeps no places. */
   if (q->radix || (!q->hole && q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
-    return evq__rdx_push(q, (evq_entry){time, seq, slot});
+    return evq__rdx_push(q, (evq_entry){time, seq, slot & ~EVQ_TRACKED});
+  if ((slot & EVQ_TRACKED) && (slot & ~EVQ_TRACKED) >= q->pcap &&
+      pos_grow(q, slot & ~EVQ_TRACKED) != SIM_OK)
+    return SIM_ENOMEM;
   return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq), slot);
+}
+
+/* A smaller key walks up from the entry's place. Under a vacant root it
+ * stops at the root's children: the root is filled later (close_hole or
+ * fill_root), from them or from the next push. */
+bool evq_decrease(evq *q, uint32_t slot, uint64_t seq, int64_t to_time,
+                  uint64_t to_seq) {
+  size_t i;
+  evq_key k = key_make((uint64_t)to_time ^ SIGN_BIT, to_seq);
+  if (!locate(q, slot, seq, &i) || !key_less(k, q->key[i]))
+    return false;
+  sift_up(q, i, q->hole ? EVQ_D : 0, k, slot | EVQ_TRACKED);
+  return true;
+}
+
+void evq_untrack(evq *q, uint32_t slot, uint64_t seq) {
+  size_t i;
+  if (locate(q, slot, seq, &i))
+    q->slot[i] = slot;
 }
 
 int evq_push(evq *q, evq_entry e) {
