@@ -34,11 +34,20 @@
  * than its children's. seq is unique, so no two keys are equal and the pop
  * order is fully determined by the pushes, whatever the heap shape.
  *
- * Places. An entry pushed with slot | EVQ_TRACKED has its index kept in
- * pos[slot] by every move of the heap (put_slot), so that evq_decrease
- * can walk it up from there: the engine's move of a movable event
- * earlier (engine.c). Only tracked entries pay the write; an untracked
- * queue pays a test of the slot's bit a move. The radix heap keeps no
+ * Places. For an entry pushed with slot | EVQ_TRACKED, pos[slot] keeps
+ * a place from which evq_decrease finds it and walks it up: the engine's
+ * move of a movable event earlier (engine.c). The place is written where
+ * the entry is put (a push's or a sift's end, a compaction) or moved
+ * down (sift_up), not where a walk down moves it up a level (walk_down,
+ * hole_down): so the entry sits at its place or at one of its ancestors,
+ * and locate tries those, at most a walk up. Writing the place at every
+ * level of every walk cost most of what the tombstones saved (bench-10k's
+ * request-level peak, a period: 26 k moves of tracked entries, the
+ * pushes 84 k instructions more, the peak -69 k; kept here only where
+ * put or moved down, the pushes 12 k fewer than before the places, the
+ * peak -170 k, with 0.42 ancestors tried a decrease). Only tracked
+ * entries pay the write; an untracked queue pays a test of the slot's
+ * bit where an entry is put or moved down. The radix heap keeps no
  * places: its entries lose the bit, and evq_decrease refuses them.
  *
  * Both arrays grow by doubling through the allocator hook and never
@@ -131,8 +140,9 @@ static int grow(evq *q) {
   return SIM_OK;
 }
 
-/* Writes slot s at i, and i as its place when it is tracked. An
- * untracked queue (the hold model) never takes the branch. */
+/* Writes slot s at i, and i as its place when it is tracked: where an
+ * entry is put or moved down. An untracked queue (the hold model) never
+ * takes the branch. */
 static inline void put_slot(evq *q, size_t i, uint32_t s) {
   q->slot[i] = s;
   if (s & EVQ_TRACKED)
@@ -174,7 +184,7 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    put_slot(q, i, q->slot[m]);
+    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
@@ -191,7 +201,7 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
       PREFETCH(&q->key[g + j]);
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    put_slot(q, i, q->slot[m]);
+    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
@@ -208,7 +218,7 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
 static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
                              uint32_t s) {
   evq_key *key = q->key;
-  const uint32_t *slot = q->slot;
+  uint32_t *slot = q->slot;
   /* i has two children below end while i < pairs */
   size_t pairs = end > 0 ? (end - 1) / EVQ_D : 0;
   while (i < pairs) {
@@ -219,13 +229,13 @@ static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
     if (!key_less(km, k))
       goto place;
     key[i] = km;
-    put_slot(q, i, slot[c + right]);
+    slot[i] = slot[c + right]; /* up: its place stays an ancestor's */
     i = c + right;
   }
   size_t c = EVQ_D * i + 1;
   if (c < end && key_less(key[c], k)) {
     key[i] = key[c];
-    put_slot(q, i, slot[c]);
+    slot[i] = slot[c];
     i = c;
   }
 place:
@@ -340,17 +350,24 @@ NOINLINE static int pos_grow(evq *q, uint32_t slot) {
 
 /* Where the heap holds the tracked entry (slot, seq), into *at; false
  * when it does not know (the radix heap holds the entries, or the entry
- * came back from it untracked). The entry at the kept place is checked:
- * seqs are unique, so a matching one is that entry. */
+ * came back from it untracked). The entry sits at its kept place or at
+ * one of its ancestors (queue.c's header), each checked: seqs are
+ * unique, so a match is that entry. */
 static bool locate(const evq *q, uint32_t slot, uint64_t seq, size_t *at) {
   if (q->radix || slot >= q->pcap)
     return false;
-  size_t i = q->pos[slot]; /* under a vacant root, entries sit at 1 .. n */
-  if (i < (size_t)q->hole || i >= q->n + q->hole ||
-      q->slot[i] != (slot | EVQ_TRACKED) || key_lo(q->key[i]) != seq)
-    return false;
-  *at = i;
-  return true;
+  /* under a vacant root the entries sit at 1 .. n */
+  size_t first = q->hole, end = q->n + q->hole;
+  uint32_t tracked = slot | EVQ_TRACKED;
+  for (size_t i = q->pos[slot];; i = (i - 1) / EVQ_D) {
+    if (i >= first && i < end && q->slot[i] == tracked &&
+        key_lo(q->key[i]) == seq) {
+      *at = i;
+      return true;
+    }
+    if (i == 0)
+      return false;
+  }
 }
 
 /* ---- Switching between the two ---------------------------------------- */

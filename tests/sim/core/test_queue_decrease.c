@@ -2,8 +2,8 @@
  * (evq_decrease, evq_untrack; sim/core/queue.c): random pushes, pops,
  * decreases and untracks against a linear-scan reference, tracked and
  * untracked entries sharing slots, pops leaving the root vacant; what it
- * refuses; and its refusal while the radix heap holds the entries, until
- * they are pushed again. */
+ * refuses; a tracked push out of memory; and its refusal while the radix
+ * heap holds the entries, until they are pushed again. */
 #include <stdlib.h>
 
 #include <gsl/gsl_rng.h>
@@ -174,6 +174,26 @@ static void test_decrease_refused(void **state) {
   evq_destroy(q);
 }
 
+/* A tracked push whose places cannot grow fails as any push does:
+ * SIM_ENOMEM, the queue as it was; the next one, allowed, is tracked. */
+static void test_tracked_push_enomem(void **state) {
+  (void)state;
+  test_alloc t;
+  test_alloc_init(&t, 0);
+  evq *q = evq_create(&t.hook);
+  assert_non_null(q);
+  assert_int_equal(evq_push_at(q, 10, 0, 1), SIM_OK); /* the heap's arrays */
+  t.fail_at = t.calls + 1;
+  assert_int_equal(evq_push_at(q, 20, 1, 2 | EVQ_TRACKED), SIM_ENOMEM);
+  assert_int_equal(evq_size(q), 1);
+  assert_int_equal(evq_push_at(q, 20, 1, 2 | EVQ_TRACKED), SIM_OK);
+  assert_true(evq_decrease(q, 2, 1, 5, 2));
+  const evq_entry want[] = {{5, 2, 2}, {10, 0, 1}};
+  queue_assert_pops(q, want, 2);
+  evq_destroy(q);
+  assert_int_equal(t.live, 0);
+}
+
 /* sim/core/queue.c's switching point to the radix heap. */
 enum { TO_RADIX = 1 << 14 };
 
@@ -214,6 +234,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, test_decrease_random, decrease_cases);
   TEST_ADD(tests, n, test_decrease_refused);
+  TEST_ADD(tests, n, test_tracked_push_enomem);
   TEST_ADD(tests, n, test_decrease_through_radix);
   return _cmocka_run_group_tests("queue_decrease", tests, n, NULL, NULL);
 }
