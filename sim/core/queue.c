@@ -34,6 +34,22 @@
  * than its children's. seq is unique, so no two keys are equal and the pop
  * order is fully determined by the pushes, whatever the heap shape.
  *
+ * Places. For an entry pushed with slot | EVQ_TRACKED, pos[slot] keeps
+ * a place from which evq_decrease finds it and walks it up: the engine's
+ * move of a movable event earlier (engine.c). The place is written where
+ * the entry is put (a push's or a sift's end, a compaction) or moved
+ * down (sift_up), not where a walk down moves it up a level (walk_down,
+ * hole_down): so the entry sits at its place or at one of its ancestors,
+ * and locate tries those, at most a walk up. Writing the place at every
+ * level of every walk cost most of what the tombstones saved (bench-10k's
+ * request-level peak, a period: 26 k moves of tracked entries, the
+ * pushes 84 k instructions more, the peak -69 k; kept here only where
+ * put or moved down, the pushes 12 k fewer than before the places, the
+ * peak -170 k, with 0.42 ancestors tried a decrease). Only tracked
+ * entries pay the write; an untracked queue pays a test of the slot's
+ * bit where an entry is put or moved down. The radix heap keeps no
+ * places: its entries lose the bit, and evq_decrease refuses them.
+ *
  * Both arrays grow by doubling through the allocator hook and never
  * shrink, so once the queue has reached its working size push and pop do
  * not allocate (docs/PERFORMANCE.md: no allocation on the hot path).
@@ -84,6 +100,7 @@
 #include "queue.h"
 
 #include <assert.h>
+#include <string.h>
 
 #include "err.h"
 #include "queue_internal.h"
@@ -123,23 +140,33 @@ static int grow(evq *q) {
   return SIM_OK;
 }
 
-/* Puts (k, s) into the hole at i, moving greater parents down. In line
- * in its callers (a push past a filled root, a hole's close). */
+/* Writes slot s at i, and i as its place when it is tracked: where an
+ * entry is put or moved down. An untracked queue (the hold model) never
+ * takes the branch. */
+static inline void put_slot(evq *q, size_t i, uint32_t s) {
+  q->slot[i] = s;
+  if (s & EVQ_TRACKED)
+    q->pos[s & ~EVQ_TRACKED] = (uint32_t)i;
+}
+
+/* Puts (k, s) into the hole at i, moving greater parents down, no higher
+ * than top (0, or under a vacant root its children's last, EVQ_D). In
+ * line in its callers (a push past a filled root, a hole's close). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline void
-sift_up(evq *q, size_t i, evq_key k, uint32_t s) {
-  while (i > 0) {
+sift_up(evq *q, size_t i, size_t top, evq_key k, uint32_t s) {
+  while (i > top) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
       break;
     q->key[i] = q->key[p];
-    q->slot[i] = q->slot[p];
+    put_slot(q, i, q->slot[p]);
     i = p;
   }
   q->key[i] = k;
-  q->slot[i] = s;
+  put_slot(q, i, s);
 }
 
 /* The smaller of the children c and c + 1 (when c + 1 < n) of one node;
@@ -157,7 +184,7 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m];
+    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
@@ -174,7 +201,7 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
       PREFETCH(&q->key[g + j]);
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m];
+    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
@@ -202,7 +229,7 @@ static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
     if (!key_less(km, k))
       goto place;
     key[i] = km;
-    slot[i] = slot[c + right];
+    slot[i] = slot[c + right]; /* up: its place stays an ancestor's */
     i = c + right;
   }
   size_t c = EVQ_D * i + 1;
@@ -213,7 +240,7 @@ static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
   }
 place:
   key[i] = k;
-  slot[i] = s;
+  put_slot(q, i, s);
 }
 
 /* Sift-down of the entry at i, for heapify: there the entry usually
@@ -240,7 +267,7 @@ static void close_hole(evq *q) {
   if (n == 0)
     return;
   size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
-  sift_up(q, hole, q->key[n], q->slot[n]);
+  sift_up(q, hole, 0, q->key[n], q->slot[n]);
 }
 
 static int heap_push(evq *q, evq_key k, uint32_t slot) {
@@ -251,14 +278,15 @@ static int heap_push(evq *q, evq_key k, uint32_t slot) {
   }
   if (q->n == q->cap && grow(q) != SIM_OK)
     return SIM_ENOMEM;
-  sift_up(q, q->n++, k, slot);
+  sift_up(q, q->n++, 0, k, slot);
   return SIM_OK;
 }
 
 /* The entry at position i. */
 static evq_entry entry_at(const evq *q, size_t i) {
   evq_key k = q->key[i];
-  return (evq_entry){.time = key_time(k), .seq = key_lo(k), .slot = q->slot[i]};
+  return (evq_entry){
+      .time = key_time(k), .seq = key_lo(k), .slot = q->slot[i] & ~EVQ_TRACKED};
 }
 
 /* Under a vacant root the smallest entry is the root's smallest child. */
@@ -299,10 +327,47 @@ static void heap_compact(evq *q, evq_keep_fn keep, void *ctx) {
     if (!keep(ctx, &e))
       continue;
     q->key[n] = q->key[i];
-    q->slot[n++] = q->slot[i];
+    put_slot(q, n++, q->slot[i]);
   }
   q->n = n;
   heapify(q);
+}
+
+/* ---- Places kept for evq_decrease ------------------------------------ */
+
+/* Makes room in pos for slot's place (slot < EVQ_TRACKED); SIM_ENOMEM
+ * leaves pos as it was. New places start at 0, a value locate checks
+ * like any other. */
+NOINLINE static int pos_grow(evq *q, uint32_t slot) {
+  size_t cap = q->pcap;
+  if (sim_vec_reserve(&q->alloc, &q->pos, &cap, (size_t)slot + 1,
+                      sizeof *q->pos) != SIM_OK)
+    return SIM_ENOMEM;
+  memset(q->pos + q->pcap, 0, (cap - q->pcap) * sizeof *q->pos);
+  q->pcap = cap;
+  return SIM_OK;
+}
+
+/* Where the heap holds the tracked entry (slot, seq), into *at; false
+ * when it does not know (the radix heap holds the entries, or the entry
+ * came back from it untracked). The entry sits at its kept place or at
+ * one of its ancestors (queue.c's header), each checked: seqs are
+ * unique, so a match is that entry. */
+static bool locate(const evq *q, uint32_t slot, uint64_t seq, size_t *at) {
+  if (q->radix || slot >= q->pcap)
+    return false;
+  /* under a vacant root the entries sit at 1 .. n */
+  size_t first = q->hole, end = q->n + q->hole;
+  uint32_t tracked = slot | EVQ_TRACKED;
+  for (size_t i = q->pos[slot];; i = (i - 1) / EVQ_D) {
+    if (i >= first && i < end && q->slot[i] == tracked &&
+        key_lo(q->key[i]) == seq) {
+      *at = i;
+      return true;
+    }
+    if (i == 0)
+      return false;
+  }
 }
 
 /* ---- Switching between the two ---------------------------------------- */
@@ -355,16 +420,40 @@ void evq_destroy(evq *q) {
   sim_allocator alloc = q->alloc;
   sim_free(&alloc, q->key);
   sim_free(&alloc, q->slot);
+  sim_free(&alloc, q->pos);
   sim_free(&alloc, q->ring);
   sim_free(&alloc, q->blk);
   sim_free(&alloc, q);
 }
 
 int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
-  /* Without room for the radix heap, the heap goes on. */
+  /* Without room for the radix heap, the heap goes on. The radix heap
+   * keeps no places. */
   if (q->radix || (!q->hole && q->n >= EVQ_TO_RADIX && to_radix(q) == SIM_OK))
-    return evq__rdx_push(q, (evq_entry){time, seq, slot});
+    return evq__rdx_push(q, (evq_entry){time, seq, slot & ~EVQ_TRACKED});
+  if ((slot & EVQ_TRACKED) && (slot & ~EVQ_TRACKED) >= q->pcap &&
+      pos_grow(q, slot & ~EVQ_TRACKED) != SIM_OK)
+    return SIM_ENOMEM;
   return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq), slot);
+}
+
+/* A smaller key walks up from the entry's place. Under a vacant root it
+ * stops at the root's children: the root is filled later (close_hole or
+ * fill_root), from them or from the next push. */
+bool evq_decrease(evq *q, uint32_t slot, uint64_t seq, int64_t to_time,
+                  uint64_t to_seq) {
+  size_t i;
+  evq_key k = key_make((uint64_t)to_time ^ SIGN_BIT, to_seq);
+  if (!locate(q, slot, seq, &i) || !key_less(k, q->key[i]))
+    return false;
+  sift_up(q, i, q->hole ? EVQ_D : 0, k, slot | EVQ_TRACKED);
+  return true;
+}
+
+void evq_untrack(evq *q, uint32_t slot, uint64_t seq) {
+  size_t i;
+  if (locate(q, slot, seq, &i))
+    q->slot[i] = slot;
 }
 
 int evq_push(evq *q, evq_entry e) {

@@ -33,8 +33,26 @@ void evq_destroy(evq *q);
 int evq_push(evq *q, evq_entry e);
 
 /* evq_push of the entry (time, seq, slot), its parts in registers: the
- * engine's pushes, where an entry passed by value went through memory. */
+ * engine's pushes, where an entry passed by value went through memory.
+ * slot | EVQ_TRACKED (slot < EVQ_TRACKED) asks the queue to keep the
+ * entry's place for evq_decrease; pops and peeks give the slot without
+ * the bit. Keep it for one entry of a slot at a time (evq_untrack). */
 int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot);
+
+#define EVQ_TRACKED ((uint32_t)1 << 31)
+
+/* Gives the entry (time, seq, slot), pushed tracked, the smaller key
+ * (to_time, to_seq) in place: as if it had been removed and that entry
+ * pushed. false, nothing changed, when the queue does not know where it
+ * is (the radix heap holds the entries, or they passed through it since)
+ * or the key would not decrease: then the caller removes it its own way. */
+bool evq_decrease(evq *q, uint32_t slot, uint64_t seq, int64_t to_time,
+                  uint64_t to_seq);
+
+/* Stops keeping the place of the entry (slot, seq), which stays queued:
+ * for an entry the caller will treat as removed, so that a later tracked
+ * entry of the same slot keeps its place alone. */
+void evq_untrack(evq *q, uint32_t slot, uint64_t seq);
 
 /* The smallest entry, without removing it; false when empty. */
 bool evq_peek(const evq *q, evq_entry *out);

@@ -112,6 +112,10 @@ struct evq {
   evq_key *key;   /* heap order; key[0] is the smallest */
   uint32_t *slot; /* slot[i] goes with key[i] */
   size_t cap;     /* entries both arrays can hold */
+  /* pos[s]: where the heap's entry with slot s | EVQ_TRACKED sits, kept
+   * for those entries only (evq_decrease checks it before use). */
+  uint32_t *pos;
+  size_t pcap;
   /* The radix heap. */
   uint64_t last;            /* every bucket index is relative to it */
   uint64_t mask[EVQ_WORDS]; /* bit i set iff chain i is not empty */

@@ -121,38 +121,52 @@ static void test_move_not_movable(void **state) {
 /* Many events moved at random, between slices of the run, some many
  * times, with enough earlier moves to compact the tombstones: each runs
  * once, at its last time, in time order. Times are distinct, so the
- * order needs no tie rule. */
-static void test_move_random(void **state) {
-  (void)state;
-  enum { N = 3000, ROUNDS = 40 };
+ * order needs no tie rule. n events: 3000 keep the queue a binary heap,
+ * where a move earlier walks its entry up in place (evq_decrease);
+ * 20000 put it in the radix heap, which leaves a tombstone instead. */
+static void move_random(uint64_t n, int rounds) {
   fixture f;
   fx_init_movable(&f);
   gsl_rng *r = rng_new(24);
-  static sim_handle h[N];
-  static ref_event ref[N];
-  /* Time = slot * N + event, so no two events ever share one. */
-  for (uint64_t i = 0; i < N; i++) {
-    ref[i] = (ref_event){(sim_time)((gsl_rng_uniform_int(r, 1000) + 1) * N + i),
+  sim_handle *h = malloc(n * sizeof *h);
+  ref_event *ref = malloc(n * sizeof *ref);
+  assert_non_null(h);
+  assert_non_null(ref);
+  /* Time = slot * n + event, so no two events ever share one. */
+  for (uint64_t i = 0; i < n; i++) {
+    ref[i] = (ref_event){(sim_time)((gsl_rng_uniform_int(r, 1000) + 1) * n + i),
                          i, i};
     assert_int_equal(fake_model_schedule(&f.m, ref[i].time, i, 0, &h[i]),
                      SIM_OK);
   }
-  for (int round = 0; round < ROUNDS; round++) {
-    sim_time now = (sim_time)round * 10 * N;
+  for (int round = 0; round < rounds; round++) {
+    sim_time now = (sim_time)(round * 10 * n);
     assert_int_equal(sim_engine_run(f.e, now), SIM_OK);
-    for (uint64_t i = 0; i < N; i++) {
+    for (uint64_t i = 0; i < n; i++) {
       if (ref[i].time <= now || gsl_rng_uniform(r) < 0.5)
         continue;
-      sim_time slot = now / N + 1 + (sim_time)gsl_rng_uniform_int(r, 1000);
-      ref[i].time = slot * N + (sim_time)i;
+      sim_time slot = now / (sim_time)n + 1 + (sim_time)gsl_rng_uniform_int(r, 1000);
+      ref[i].time = slot * (sim_time)n + (sim_time)i;
       assert_int_equal(sim_engine_move(f.e, h[i], ref[i].time), SIM_OK);
     }
   }
   assert_int_equal(sim_engine_run(f.e, INT64_MAX / 2), SIM_OK);
-  assert_log_ref(&f.m, ref, N);
-  assert_int_equal(sim_engine_events_run(f.e), N);
+  assert_log_ref(&f.m, ref, n);
+  assert_int_equal(sim_engine_events_run(f.e), n);
+  free(h);
+  free(ref);
   gsl_rng_free(r);
   fx_fini(&f);
+}
+
+static void test_move_random(void **state) {
+  (void)state;
+  move_random(3000, 40);
+}
+
+static void test_move_random_radix(void **state) {
+  (void)state;
+  move_random(20000, 6);
 }
 
 int main(void) {
@@ -162,5 +176,6 @@ int main(void) {
   TEST_ADD(tests, n, test_move_errors);
   TEST_ADD(tests, n, test_move_not_movable);
   TEST_ADD(tests, n, test_move_random);
+  TEST_ADD(tests, n, test_move_random_radix);
   return _cmocka_run_group_tests("engine_move", tests, n, NULL, NULL);
 }
