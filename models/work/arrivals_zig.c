@@ -70,17 +70,9 @@ static bool under(const arr_zig *z, arr_taus *t, uint32_t i, double fx) {
   return z->f[i] + arr_uniform(t) * (z->f[i - 1] - z->f[i]) < fx;
 }
 
-double arr_zig_exponential_slow(const arr_zig *z, arr_taus *t, uint32_t w) {
-  for (;; w = arr_word(t)) {
-    uint32_t i = w & z->mask, j = w >> 8;
-    double x = (double)j * z->w[i];
-    if (j < z->k[i])
-      return x;
-    if (i == 0) /* beyond r the exponential is r plus one (memoryless) */
-      return z->r - log1p(-arr_uniform(t));
-    if (under(z, t, i, exp(-x)))
-      return x;
-  }
+/* beyond r the exponential is r plus one (memoryless) */
+static double exponential_tail(double r, arr_taus *t) {
+  return r - log1p(-arr_uniform(t));
 }
 
 /* The normal's tail beyond r (Marsaglia 1964): r + x for x exponential of
@@ -94,15 +86,27 @@ static double normal_tail(double r, arr_taus *t) {
   return r + x;
 }
 
-double arr_zig_normal_slow(const arr_zig *z, arr_taus *t, uint32_t w) {
+/* A draw that missed its strip's sure part, on: the wedge's exact test
+ * against the density f, the base's tail, or a new word. */
+static double wedge_or_tail(const arr_zig *z, arr_taus *t, uint32_t w,
+                            double (*f)(double),
+                            double (*tail)(double, arr_taus *)) {
   for (;; w = arr_word(t)) {
     uint32_t i = w & z->mask, j = w >> 8;
     double x = (double)j * z->w[i];
     if (j < z->k[i])
       return x;
     if (i == 0)
-      return normal_tail(z->r, t);
-    if (under(z, t, i, exp(-0.5 * x * x)))
+      return tail(z->r, t);
+    if (under(z, t, i, f(x)))
       return x;
   }
+}
+
+double arr_zig_exponential_slow(const arr_zig *z, arr_taus *t, uint32_t w) {
+  return wedge_or_tail(z, t, w, exp_density, exponential_tail);
+}
+
+double arr_zig_normal_slow(const arr_zig *z, arr_taus *t, uint32_t w) {
+  return wedge_or_tail(z, t, w, normal_density, normal_tail);
 }
