@@ -2,11 +2,12 @@
  * 2-state MMPP, trace replay) and their schema.
  *
  * Every draw comes from a stream owned by the generator, one per purpose,
- * so the times of a run do not move when the length distributions change.
+ * so the times of a run do not move when the length distributions change
+ * (gaps and normals: arrivals_zig.h; the rest GSL's: arrivals_draw.h).
  * A loaded trace keeps its times relative to its first row, in seconds
  * before scaling, and its tokens as integers; replay only adds offsets. */
 #include "arrivals.h"
-#include "arrivals_draw.h"
+#include "arrivals_zig.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -340,7 +341,8 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
-  arr_mu mu[2]; /* prompt, output: the lognormal's mu, kept */
+  arr_mu mu[2];                  /* prompt, output: the lognormal's mu, kept */
+  const arr_zig *gaps, *normals; /* the ziggurats' tables */
 };
 
 static arr_taus *taus(arr_gen *g, arr_purpose p) {
@@ -403,6 +405,7 @@ arr_gen *arr_create(const arr_config *c, const char *base_dir, uint64_t seed,
   g->alloc = alloc;
   g->tr.a = alloc;
   g->c = c;
+  arr_zig_tables(&g->gaps, &g->normals);
   for (int i = 0; i < NSTREAMS; i++)
     if ((g->rng[i] = rng_stream_create(seed, ARR_RNG_KIND, index,
                                        (uint32_t)(i + 1))) == NULL)
@@ -455,7 +458,7 @@ static void thin_window(arr_gen *g, double t) {
  * squeeze): the same decisions as the exact test, far cheaper. */
 static double next_poisson(arr_gen *g) {
   for (;;) {
-    g->t += arr_exponential(taus(g, ARR_RNG_TIMES), 1 / g->peak);
+    g->t += arr_zig_exponential(g->gaps, taus(g, ARR_RNG_TIMES)) / g->peak;
     if (g->c->profile != ARR_DIURNAL)
       return g->t;
     double x = arr_uniform(taus(g, ARR_RNG_THIN)) * g->peak;
@@ -476,8 +479,9 @@ static double next_mmpp(arr_gen *g) {
   const arr_config *c = g->c;
   for (;;) {
     double r = g->state == 0 ? c->rate1 : c->rate2;
-    double gap =
-        r > 0 ? arr_exponential(taus(g, ARR_RNG_TIMES), 1 / r) : INFINITY;
+    double gap = r > 0
+                     ? arr_zig_exponential(g->gaps, taus(g, ARR_RNG_TIMES)) / r
+                     : INFINITY;
     if (g->t + gap < g->state_end)
       return g->t += gap;
     g->t = g->state_end;
@@ -487,13 +491,13 @@ static double next_mmpp(arr_gen *g) {
   }
 }
 
-/* A length from l on stream p, the prompt's or the output's. */
+/* A length from l on stream p, the prompt's or the output's, in tokens. */
 static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
   double x = l->mean;
   int k = p == ARR_RNG_OUTPUT;
   if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
     double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
-    x = arr_lognormal(taus(g, p), mu, l->sigma);
+    x = exp(l->sigma * arr_zig_normal(g->normals, taus(g, p)) + mu);
   }
   return arr_tokens(x);
 }

@@ -1,14 +1,16 @@
-/* arrivals_draw.h - the arrival generator's draws, inline.
- * GSL's gsl_ran_exponential and gsl_ran_lognormal reach taus2 through two
- * calls, one of them through the type's function pointer, for each
- * uniform: close to half of what drawing an arrival cost. These are the
- * same operations in the same order on the same state (GSL 2.7's
- * rng/taus.c, randist/exponential.c, randist/lognormal.c), so a stream
- * gives the same bits whichever way it is drawn, and the two may be mixed
- * on one stream. The state is the generator's own (gsl_rng_state of a
- * taus2 stream, whose layout rng.c fills). Internal to arrivals.c and its
- * test, which checks every draw against GSL's; the request level rounds
- * an arrival's nanoseconds with arr_llround. */
+/* arrivals_draw.h - the arrival generator's uniform words and GSL's
+ * draws, inline. GSL's gsl_rng_uniform and gsl_ran_exponential reach
+ * taus2 through two calls, one of them through the type's function
+ * pointer, for each uniform. These are the same operations in the same
+ * order on the same state (GSL 2.7's rng/taus.c, randist/exponential.c),
+ * so a stream gives the same bits whichever way it is drawn, and the two
+ * may be mixed on one stream: the thinning uniforms and the MMPP's
+ * states, which the fluid mode's windows draw too, are GSL's bits; the
+ * gaps and the lengths are the ziggurat's (arrivals_zig.h), on these
+ * words. The state is the generator's own (gsl_rng_state of a taus2
+ * stream, whose layout rng.c fills). Internal to arrivals.c and its test,
+ * which checks these draws against GSL's; the request level rounds an
+ * arrival's nanoseconds with arr_llround. */
 #ifndef MODELS_ARRIVALS_DRAW_H
 #define MODELS_ARRIVALS_DRAW_H
 
@@ -30,31 +32,23 @@ static inline unsigned long arr_taus_word(unsigned long s, int a, int b,
   return (((s & c) << d) & m) ^ ((((s << a) & m) ^ s) >> b);
 }
 
-/* gsl_rng_uniform: [0, 1). */
-static inline double arr_uniform(arr_taus *t) {
+/* gsl_rng_get: taus2's next 32-bit word. */
+static inline uint32_t arr_word(arr_taus *t) {
   t->s1 = arr_taus_word(t->s1, 13, 19, 4294967294UL, 12);
   t->s2 = arr_taus_word(t->s2, 2, 25, 4294967288UL, 4);
   t->s3 = arr_taus_word(t->s3, 3, 11, 4294967280UL, 17);
-  return (double)(t->s1 ^ t->s2 ^ t->s3) / 4294967296.0;
+  return (uint32_t)(t->s1 ^ t->s2 ^ t->s3);
+}
+
+/* gsl_rng_uniform: [0, 1). */
+static inline double arr_uniform(arr_taus *t) {
+  return (double)arr_word(t) / 4294967296.0;
 }
 
 /* gsl_ran_exponential: mean mu. */
 static inline double arr_exponential(arr_taus *t, double mu) {
   double u = arr_uniform(t);
   return -mu * log1p(-u);
-}
-
-/* gsl_ran_lognormal: exp of a normal (polar Box-Muller, its first
- * coordinate) of mean zeta and deviation sigma. */
-static inline double arr_lognormal(arr_taus *t, double zeta, double sigma) {
-  double u, v, r2;
-  do {
-    u = -1 + 2 * arr_uniform(t);
-    v = -1 + 2 * arr_uniform(t);
-    r2 = u * u + v * v;
-  } while (r2 > 1.0 || r2 == 0);
-  double normal = u * sqrt(-2.0 * log(r2) / r2);
-  return exp(sigma * normal + zeta);
 }
 
 /* A lognormal's mu (a log a draw), kept with the bits of the mean and
