@@ -3,6 +3,7 @@
 #include "arrivals_zig.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 /* Marsaglia & Tsang 2000's constants: where the tail begins and the
@@ -52,16 +53,20 @@ void arr_zig_fill_normal(arr_zig *z, int n, double r, double v) {
   fill(z, n, r, v, normal_density, normal_inverse);
 }
 
+static arr_zig exp_table, normal_table;
+
+static void fill_tables(void) {
+  arr_zig_fill_exponential(&exp_table, EXP_STRIPS, EXP_R, EXP_V);
+  arr_zig_fill_normal(&normal_table, NORMAL_STRIPS, NORMAL_R, NORMAL_V);
+}
+
+/* Filled once per process: generators made on two threads at once (a
+ * program that embeds the library) must not both write the tables. */
 void arr_zig_tables(const arr_zig **exponential, const arr_zig **normal) {
-  static arr_zig e, n;
-  static bool filled;
-  if (!filled) {
-    arr_zig_fill_exponential(&e, EXP_STRIPS, EXP_R, EXP_V);
-    arr_zig_fill_normal(&n, NORMAL_STRIPS, NORMAL_R, NORMAL_V);
-    filled = true;
-  }
-  *exponential = &e;
-  *normal = &n;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, fill_tables);
+  *exponential = &exp_table;
+  *normal = &normal_table;
 }
 
 /* Strip i's point x = j w[i] lies under the density f(x) when a height

@@ -35,8 +35,8 @@ typedef struct arr_zig {
 } arr_zig;
 
 /* The exponential's (mean 1, 256 strips) and the normal's (0, 1; 128
- * strips of its positive half), filled by the first call; the simulator
- * creates its generators on one thread. */
+ * strips of its positive half), filled once by the first call of any
+ * thread. */
 void arr_zig_tables(const arr_zig **exponential, const arr_zig **normal);
 
 /* The tables from the strips' area v and the tail's start r (Marsaglia &
