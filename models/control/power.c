@@ -234,10 +234,10 @@ static double warm_between(power_fn f, const void *ctx, double target,
 }
 
 /* power_boundary_warm and power_boundary_near: the first step
- * warm_step's (over, least). */
+ * warm_step's (over, least), each next one grow times the last. */
 static inline double boundary_warm(power_fn f, const void *ctx, double target,
                                    double good_end, double bad_end, double x,
-                                   double over, double least) {
+                                   double over, double least, double grow) {
   double slope, fx = f(ctx, x, &slope) - target;
   bool good = fx <= 0;
   double end = good ? bad_end : good_end;
@@ -253,27 +253,29 @@ static inline double boundary_warm(power_fn f, const void *ctx, double target,
       return end;
     x = y;
     fx = fy;
-    step = isfinite(step) && step < 1e3 ? 4 * step : 1e3;
+    step = isfinite(step) && step < 1e3 ? grow * step : 1e3;
   }
 }
 
-/* Twice Newton's distance, at least 16 doubles: a bracket at once from
- * most starts, which at the request level are last period's answers. */
+/* Twice Newton's distance, at least 16 doubles, then four times the
+ * step before: a bracket at once from most starts, which at the request
+ * level are last period's answers. */
 double power_boundary_warm(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x) {
-  return boundary_warm(f, ctx, target, good_end, bad_end, x, 2, 16);
+  return boundary_warm(f, ctx, target, good_end, bad_end, x, 2, 16, 4);
 }
 
-/* Three quarters of Newton's distance, at least one double: from a start
- * a few stairs from the crossing (the efficiency policy's long runs,
- * level_close), where 16 doubles is about a stair and a bracket that
- * wide cost its closing as many sums again. In bench-10k's fluid group
- * of three long runs, 20 minutes (1,200 splits): 7,921 sums with
- * power_boundary_warm's step, 7,291 with Newton's (at least a double),
- * 7,190 with three quarters of it, 7,490 with half. */
+/* Half Newton's distance, at least four doubles, then twice the step
+ * before: from a start a few stairs from the crossing (the efficiency
+ * policy's long runs, level_close), where the steps above overshot it by
+ * about a stair and closing that bracket cost as many sums again. In
+ * bench-10k's fluid group of three long runs, its first 20 and 40
+ * minutes (1,200 and 2,400 splits): 7,921 and 16,044 sums with
+ * power_boundary_warm's steps, 6,862 and 13,976 with these
+ * (docs/PERFORMANCE.md, twenty-third session, has the others tried). */
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x) {
-  return boundary_warm(f, ctx, target, good_end, bad_end, x, 0.75, 1);
+  return boundary_warm(f, ctx, target, good_end, bad_end, x, 0.5, 4, 2);
 }
 
 /* A run's inputs to the fill's sum, packed once a fill (the sum reads

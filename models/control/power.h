@@ -182,10 +182,10 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
 double power_boundary_warm(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x);
 
-/* power_boundary_warm with a first step a little short of Newton's
- * estimate (at least a double), for a start within a few stairs of a
- * staircase's crossing (a sum of long runs' roundings): the same answer,
- * bit for bit, in fewer evaluations there. */
+/* power_boundary_warm with a first step short of Newton's estimate (at
+ * least a few doubles) and steps growing twofold, for a start within a
+ * few stairs of a staircase's crossing (a sum of long runs' roundings):
+ * the same answer, bit for bit, in fewer evaluations there. */
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x);
 

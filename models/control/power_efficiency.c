@@ -580,7 +580,7 @@ static void caps_out(const level *l, double *cap) {
  * neighbour seldom crosses: there the warm search alone, its first step
  * short of Newton's (power_boundary_near: a step of 16 doubles or twice
  * Newton's overshot the crossing by about a stair, which then took as
- * many sums to close; 6.6 sums a split -> 6.0). Many units of short
+ * many sums to close; 6.6 sums a split -> 5.8). Many units of short
  * runs, whose sum's roundings are more (the request level's groups of a
  * unit a run: the neighbour's try cost 6 k instructions a period,
  * docs/PERFORMANCE.md), take power_boundary_warm's search from x. */
