@@ -207,14 +207,16 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
 }
 
 /* The warm search's first step from x (the bracket's width is unknown):
- * twice Newton's distance to the crossing, at least 16 doubles; from a
- * flat start, 2^-12 of x (at least 2^-12). The efficiency policy's
+ * over times Newton's distance to the crossing, at least least doubles;
+ * from a flat start, 2^-12 of x (at least 2^-12). The efficiency policy's
  * level at the request level's peak starts flat (every class at its
  * floor there) about 10^-4 to 10^-2 from its answer: a step of 1 cost
  * some ten Newton steps back across the classes' kinks. */
-static double warm_step(double x, double fx, double slope, double end) {
-  double step = slope != 0 ? 2 * fabs(fx / slope) : 0x1p-12 * fmax(1, fabs(x));
-  return fmax(step, 16 * fabs(nextafter(x, end) - x));
+static inline double warm_step(double x, double fx, double slope, double end,
+                               double over, double least) {
+  double step =
+      slope != 0 ? over * fabs(fx / slope) : 0x1p-12 * fmax(1, fabs(x));
+  return fmax(step, least * fabs(nextafter(x, end) - x));
 }
 
 /* Between a good point g (f less the target fg <= 0) and a bad one b
@@ -231,12 +233,16 @@ static double warm_between(power_fn f, const void *ctx, double target,
   return power_boundary_from(f, ctx, target, g, b, x);
 }
 
-double power_boundary_warm(power_fn f, const void *ctx, double target,
-                           double good_end, double bad_end, double x) {
+/* power_boundary_warm and power_boundary_near: the first step
+ * warm_step's (over, least), each next one grow times the last. */
+static inline double boundary_warm(power_fn f, const void *ctx, double target,
+                                   double good_end, double bad_end, double x,
+                                   double over, double least, double grow) {
   double slope, fx = f(ctx, x, &slope) - target;
   bool good = fx <= 0;
   double end = good ? bad_end : good_end;
-  double dir = end > x ? 1 : -1, step = warm_step(x, fx, slope, end);
+  double dir = end > x ? 1 : -1,
+         step = warm_step(x, fx, slope, end, over, least);
   for (;;) {
     double y = (end - x) * dir <= step ? end : x + dir * step, sy;
     double fy = f(ctx, y, &sy) - target;
@@ -247,8 +253,29 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
       return end;
     x = y;
     fx = fy;
-    step = isfinite(step) && step < 1e3 ? 4 * step : 1e3;
+    step = isfinite(step) && step < 1e3 ? grow * step : 1e3;
   }
+}
+
+/* Twice Newton's distance, at least 16 doubles, then four times the
+ * step before: a bracket at once from most starts, which at the request
+ * level are last period's answers. */
+double power_boundary_warm(power_fn f, const void *ctx, double target,
+                           double good_end, double bad_end, double x) {
+  return boundary_warm(f, ctx, target, good_end, bad_end, x, 2, 16, 4);
+}
+
+/* Half Newton's distance, at least four doubles, then twice the step
+ * before: from a start a few stairs from the crossing (the efficiency
+ * policy's long runs, level_close), where the steps above overshot it by
+ * about a stair and closing that bracket cost as many sums again. In
+ * bench-10k's fluid group of three long runs, its first 20 and 40
+ * minutes (1,200 and 2,400 splits): 7,921 and 16,044 sums with
+ * power_boundary_warm's steps, 6,862 and 13,976 with these
+ * (docs/PERFORMANCE.md, twenty-third session, has the others tried). */
+double power_boundary_near(power_fn f, const void *ctx, double target,
+                           double good_end, double bad_end, double x) {
+  return boundary_warm(f, ctx, target, good_end, bad_end, x, 0.5, 4, 2);
 }
 
 /* A run's inputs to the fill's sum, packed once a fill (the sum reads

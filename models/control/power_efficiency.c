@@ -577,12 +577,18 @@ static void caps_out(const level *l, double *cap) {
  * adjacent ends). Else the search goes on from the neighbour, whose caps
  * classes_at keeps (no pow again). Long runs (the group of three runs of
  * 680 units) add a staircase some sixteen doubles a stair, where the
- * neighbour seldom crosses: there the warm search alone. So too for
- * many units, whose sum's roundings are more (the request level's
- * groups of a unit a run: the neighbour's try cost 6 k instructions a
- * period, docs/PERFORMANCE.md). */
+ * neighbour seldom crosses: there the warm search alone, its first step
+ * short of Newton's (power_boundary_near: a step of 16 doubles or twice
+ * Newton's overshot the crossing by about a stair, which then took as
+ * many sums to close; 6.6 sums a split -> 5.8). Many units of short
+ * runs, whose sum's roundings are more (the request level's groups of a
+ * unit a run: the neighbour's try cost 6 k instructions a period,
+ * docs/PERFORMANCE.md), take power_boundary_warm's search from x. */
 static double level_close(level *l, double budget_w, double x) {
   double slope, y;
+  if (l->rcls != NULL && l->n > SHORT_RUNS * l->runs.n && x > LEVEL_LO &&
+      x < LEVEL_HI) /* long runs: their stairs */
+    return power_boundary_near(total_at, l, budget_w, LEVEL_HI, LEVEL_LO, x);
   if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n &&
       l->n <= FEW_UNITS && x > LEVEL_LO && x < LEVEL_HI) {
     bool good = total_at(l, x, &slope) <= budget_w;

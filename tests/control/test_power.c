@@ -267,6 +267,28 @@ static void check_from(int kind, double t, double good, double bad,
              want);
 }
 
+/* power_boundary_warm and power_boundary_near, started at share u of
+ * the way from good_end to bad_end, find bisection's answer want, or
+ * bad_end where even it fits. */
+static void check_warm(int kind, double t, double good, double bad,
+                       double want, double u) {
+  double x = good + u * (bad - good), slope;
+  shape e = {kind, 0};
+  if (!(x != good && x != bad))
+    return;
+  if (shaped(&e, bad, &slope) <= t)
+    want = bad;
+  for (int near = 0; near < 2; near++) {
+    shape a = {kind, 0};
+    double got =
+        near ? power_boundary_near(shaped, &a, t, good, bad, x)
+             : power_boundary_warm(shaped, &a, t, good, bad, x);
+    if (got != want)
+      fail_msg("%s from %.17g, target %.17g: %.17g, bisection %.17g",
+               near ? "near" : "warm", x, t, got, want);
+  }
+}
+
 static void boundary_is_bisection_to_the_bit(void **state) {
   (void)state;
   static const struct {
@@ -292,6 +314,8 @@ static void boundary_is_bisection_to_the_bit(void **state) {
         fail_msg("case %zu, target %.17g: %.17g, bisection %.17g", c, t, got,
                  want);
       check_from(cases[c].kind, t, cases[c].good, cases[c].bad, want,
+                 uniform(&seed));
+      check_warm(cases[c].kind, t, cases[c].good, cases[c].bad, want,
                  uniform(&seed));
       fast += a.evals;
       slow += b.evals;

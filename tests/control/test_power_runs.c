@@ -421,11 +421,18 @@ static unsigned long split_clock_evals(const power_unit *u, size_t n,
  * and then by a tenth, the memo carried (Newton's steps from the last
  * level end a few to thousands of doubles from the answer, and the
  * search starts where they stopped or one step on): every split the
- * unit-by-unit one, its level the bisection's, and the classes' clocks
- * at the answer not worked out again after the search. */
+ * unit-by-unit one, its level the bisection's, the classes' clocks at
+ * the answer not worked out again after the search, and the search's
+ * sums fewer than from power_boundary_warm's first step. */
 static void three_long_runs_drifting(void **state) {
   (void)state;
-  enum { RUN = 680, N = 3 * RUN, STEPS = 60, CLOCKS_AT_MOST = 1820 };
+  enum {
+    RUN = 680,
+    N = 3 * RUN,
+    STEPS = 60,
+    CLOCKS_AT_MOST = 1820,
+    SUMS_AT_MOST = 1150
+  };
   static const double act[] = {0.55, 0.72, 0.9}, cs[] = {0.5, 0.75, 0.95};
   power_unit *u = calloc(N, sizeof *u);
   double *cap = calloc(2 * N, sizeof *cap), *want = cap + N, lo = 0, hi = 0;
@@ -437,7 +444,7 @@ static void three_long_runs_drifting(void **state) {
   }
   uint64_t seed = 53;
   double x = 0.5;
-  unsigned long clocks = 0;
+  unsigned long clocks = 0, sums = power__level_evals();
   for (int s = 0; s < STEPS; s++) {
     double r = uniform(&seed);
     x += s % 9 == 8 ? 0.1 * (r - 0.5) : ldexp(r - 0.5, -20 - 2 * (s % 11));
@@ -449,6 +456,12 @@ static void three_long_runs_drifting(void **state) {
    * out again after it: 1,803 classes' clocks (1,893 without) */
   if (clocks > CLOCKS_AT_MOST)
     fail_msg("%lu classes worked out in %d splits", clocks, STEPS);
+  /* the search from Halley's start with a first step short of Newton's
+   * (power_boundary_near): 1,114 sums (1,190 with power_boundary_warm's
+   * steps, the first twice Newton's, at least 16 doubles) */
+  sums = power__level_evals() - sums;
+  if (sums > SUMS_AT_MOST)
+    fail_msg("%lu sums in %d splits", sums, 2 * STEPS);
   power_memo_clear(&memo);
   free(u);
   free(cap);
