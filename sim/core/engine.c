@@ -278,18 +278,22 @@ static ev_slot *slot_of(const sim_engine *e, sim_handle h) {
 
 /* The queue's slot of slot idx: a movable one's entry tracked, so that
  * a move earlier can walk it up in place (evq_decrease). */
-static inline uint32_t queue_slot(const ev_slot *s, uint32_t idx) {
-  return s->movable ? idx | EVQ_TRACKED : idx;
+static inline uint32_t queue_slot(bool movable, uint32_t idx) {
+  return movable ? idx | EVQ_TRACKED : idx;
 }
 
-/* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
-static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
+/* Queues slot idx, movable or not (its bit, passed by the caller who
+ * knows it: read back from the slot it was a load after each push, which
+ * may have written memory), at time at under a fresh seq. SIM_OK or
+ * SIM_ENOMEM. */
+static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at,
+                                 bool movable) {
   ev_slot *s = &e->slots[idx];
-  if (evq_push_at(e->q, at, e->seq, queue_slot(s, idx)) != SIM_OK)
+  if (evq_push_at(e->q, at, e->seq, queue_slot(movable, idx)) != SIM_OK)
     return SIM_ENOMEM;
   s->seq = e->seq++;
   s->moved = 0;
-  if (s->movable) /* else untouched: a cache miss saved */
+  if (movable) /* else untouched: a cache miss saved */
     e->when[idx] = (ev_when){at, at};
   return SIM_OK;
 }
@@ -308,10 +312,11 @@ static ALWAYS_INLINE int add_event(sim_engine *e, sim_time at, sim_time period,
   s->b = b;
   s->kind = kind;
   s->periodic = period > 0;
-  s->movable = e->handlers[kind].movable;
+  bool movable = e->handlers[kind].movable;
+  s->movable = movable;
   if (period > 0) /* else untouched: a cache miss saved */
     e->period[idx] = period;
-  if (enqueue(e, idx, at) != SIM_OK) {
+  if (enqueue(e, idx, at, movable) != SIM_OK) {
     slot_release(e, idx, false); /* no handle was given out */
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
   }
@@ -422,7 +427,7 @@ int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
    * entries): that entry becomes a tombstone (its seq no longer matches)
    * and a new one is queued, as a cancel and a schedule would, but under
    * the same slot, so the handle stays. */
-  if (enqueue(e, idx, at) != SIM_OK)
+  if (enqueue(e, idx, at, true) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "move: out of memory");
   add_tomb(e);
   return SIM_OK;
@@ -439,7 +444,7 @@ bool sim_engine_pending(const sim_engine *e, sim_handle handle) {
 static void retire(sim_engine *e, uint32_t idx, sim_time t) {
   sim_time period = e->slots[idx].periodic ? e->period[idx] : 0;
   if (period > 0 && t <= SIM_TIME_MAX - period) {
-    int rc = enqueue(e, idx, t + period);
+    int rc = enqueue(e, idx, t + period, e->slots[idx].movable);
     assert(rc == SIM_OK);
     (void)rc;
     return;
@@ -474,7 +479,7 @@ static void put_back(sim_engine *e, const evq_entry *q) {
   const ev_slot *s = &e->slots[q->slot];
   bool live = s->seq == q->seq; /* a tombstone stays untracked */
   int rc = evq_push_at(e->q, q->time, q->seq,
-                       live ? queue_slot(s, q->slot) : q->slot);
+                       queue_slot(live && s->movable, q->slot));
   assert(rc == SIM_OK);
   (void)rc;
 }
@@ -521,7 +526,7 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
       continue;
     }
     if (e->slots[q.slot].moved) { /* requeued at its time, not run */
-      int rc = enqueue(e, q.slot, e->when[q.slot].due);
+      int rc = enqueue(e, q.slot, e->when[q.slot].due, true); /* moved */
       assert(rc == SIM_OK); /* the pop left room */
       (void)rc;
       continue;
