@@ -284,9 +284,9 @@ static inline uint32_t queue_slot(bool movable, uint32_t idx) {
   return movable ? idx | EVQ_TRACKED : idx;
 }
 
-/* Queues slot idx, movable or not (its bit, passed by the caller who
- * knows it: read back from the slot it was a load after each push, which
- * may have written memory), at time at under a fresh seq. SIM_OK or
+/* Queues slot idx at time at under a fresh seq. movable is the slot's
+ * bit, passed by the caller, which knows it: read back from the slot, it
+ * was a load after the push (a call, which may write memory). SIM_OK or
  * SIM_ENOMEM. */
 static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at,
                                  bool movable) {
@@ -392,11 +392,6 @@ bool sim_engine_cancel(sim_engine *e, sim_handle *handle) {
   return true;
 }
 
-/* Why a move and not a cancel and a schedule: a model that moves its one
- * pending event every control period (an inference replica whose clock
- * the power policy sets) left a tombstone and pushed an entry each time,
- * 2,164 a second in bench-10k. Moved later, the entry stays and is
- * requeued, not run, when it comes up: one push however often it moved. */
 /* Why move refuses: no pending one-shot event, not of a movable kind, or
  * before now. Out of line, as move_earlier. */
 COLD static int move_refused(sim_engine *e, const ev_slot *s, sim_time at) {
@@ -435,6 +430,11 @@ NOINLINE static int move_earlier(sim_engine *e, ev_slot *s, ev_when *w,
   return SIM_OK;
 }
 
+/* Why a move and not a cancel and a schedule: a model that moves its one
+ * pending event every control period (an inference replica whose clock
+ * the power policy sets) left a tombstone and pushed an entry each time,
+ * 2,164 a second in bench-10k. Moved later, the entry stays and is
+ * requeued, not run, when it comes up: one push however often it moved. */
 int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
   ev_slot *s = slot_of(e, handle);
   if (s == NULL || s->periodic || !s->movable || at < e->now)
