@@ -67,10 +67,12 @@
  * the scheduling's steps in line in its two public entries. */
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
+#define NOINLINE __attribute__((noinline))
 #define COLD __attribute__((noinline, cold))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define PREFETCH(p) ((void)(p))
+#define NOINLINE
 #define COLD
 #define ALWAYS_INLINE inline
 #endif
@@ -278,18 +280,22 @@ static ev_slot *slot_of(const sim_engine *e, sim_handle h) {
 
 /* The queue's slot of slot idx: a movable one's entry tracked, so that
  * a move earlier can walk it up in place (evq_decrease). */
-static inline uint32_t queue_slot(const ev_slot *s, uint32_t idx) {
-  return s->movable ? idx | EVQ_TRACKED : idx;
+static inline uint32_t queue_slot(bool movable, uint32_t idx) {
+  return movable ? idx | EVQ_TRACKED : idx;
 }
 
-/* Queues slot idx at time at under a fresh seq. SIM_OK or SIM_ENOMEM. */
-static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at) {
+/* Queues slot idx at time at under a fresh seq. movable is the slot's
+ * bit, passed by the caller, which knows it: read back from the slot, it
+ * was a load after the push (a call, which may write memory). SIM_OK or
+ * SIM_ENOMEM. */
+static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at,
+                                 bool movable) {
   ev_slot *s = &e->slots[idx];
-  if (evq_push_at(e->q, at, e->seq, queue_slot(s, idx)) != SIM_OK)
+  if (evq_push_at(e->q, at, e->seq, queue_slot(movable, idx)) != SIM_OK)
     return SIM_ENOMEM;
   s->seq = e->seq++;
   s->moved = 0;
-  if (s->movable) /* else untouched: a cache miss saved */
+  if (movable) /* else untouched: a cache miss saved */
     e->when[idx] = (ev_when){at, at};
   return SIM_OK;
 }
@@ -308,10 +314,11 @@ static ALWAYS_INLINE int add_event(sim_engine *e, sim_time at, sim_time period,
   s->b = b;
   s->kind = kind;
   s->periodic = period > 0;
-  s->movable = e->handlers[kind].movable;
+  bool movable = e->handlers[kind].movable;
+  s->movable = movable;
   if (period > 0) /* else untouched: a cache miss saved */
     e->period[idx] = period;
-  if (enqueue(e, idx, at) != SIM_OK) {
+  if (enqueue(e, idx, at, movable) != SIM_OK) {
     slot_release(e, idx, false); /* no handle was given out */
     return sim_engine_fail(e, SIM_ENOMEM, "scheduling: out of memory");
   }
@@ -385,33 +392,28 @@ bool sim_engine_cancel(sim_engine *e, sim_handle *handle) {
   return true;
 }
 
-/* Why a move and not a cancel and a schedule: a model that moves its one
- * pending event every control period (an inference replica whose clock
- * the power policy sets) left a tombstone and pushed an entry each time,
- * 2,164 a second in bench-10k. Moved later, the entry stays and is
- * requeued, not run, when it comes up: one push however often it moved. */
-int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
-  ev_slot *s = slot_of(e, handle);
+/* Why move refuses: no pending one-shot event, not of a movable kind, or
+ * before now. Out of line, as move_earlier. */
+COLD static int move_refused(sim_engine *e, const ev_slot *s, sim_time at) {
   if (s == NULL || s->periodic)
     return sim_engine_fail(e, SIM_EINVAL, "move: no pending one-shot event");
   if (!s->movable)
     return sim_engine_fail(e, SIM_EINVAL,
                            "move: %s events are not movable (sim_engine_movable)",
                            e->handlers[s->kind].name);
-  if (at < e->now)
-    return sim_engine_fail(e, SIM_EINVAL,
-                           "move: %lld ns is before now (%lld ns)",
-                           (long long)at, (long long)e->now);
-  uint32_t idx = handle.slot - 1;
-  ev_when *w = &e->when[idx];
-  if (at >= w->queued) {
-    w->due = at;
-    s->moved = at > w->queued;
-    return SIM_OK;
-  }
-  /* Earlier than its entry: the entry walks up in place under the fresh
-   * seq a push would give it, so the same key and the same order as
-   * below, without a tombstone to pop. */
+  return sim_engine_fail(e, SIM_EINVAL, "move: %lld ns is before now (%lld ns)",
+                         (long long)at, (long long)e->now);
+}
+
+/* Slot idx's event (s), queued at w->queued, moved to at before it. Out
+ * of line: a move later (three in four at bench-10k's request-level
+ * peak) then saves no registers (sim_engine_move 58 -> 32 instructions
+ * a call, docs/PERFORMANCE.md, twenty-third session). */
+NOINLINE static int move_earlier(sim_engine *e, ev_slot *s, ev_when *w,
+                                 uint32_t idx, sim_time at) {
+  /* The entry walks up in place under the fresh seq a push would give it,
+   * so the same key and the same order as below, without a tombstone to
+   * pop. */
   if (evq_decrease(e->q, idx, s->seq, at, e->seq)) {
     s->seq = e->seq++;
     s->moved = 0;
@@ -422,9 +424,27 @@ int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
    * entries): that entry becomes a tombstone (its seq no longer matches)
    * and a new one is queued, as a cancel and a schedule would, but under
    * the same slot, so the handle stays. */
-  if (enqueue(e, idx, at) != SIM_OK)
+  if (enqueue(e, idx, at, true) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "move: out of memory");
   add_tomb(e);
+  return SIM_OK;
+}
+
+/* Why a move and not a cancel and a schedule: a model that moves its one
+ * pending event every control period (an inference replica whose clock
+ * the power policy sets) left a tombstone and pushed an entry each time,
+ * 2,164 a second in bench-10k. Moved later, the entry stays and is
+ * requeued, not run, when it comes up: one push however often it moved. */
+int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at) {
+  ev_slot *s = slot_of(e, handle);
+  if (s == NULL || s->periodic || !s->movable || at < e->now)
+    return move_refused(e, s, at);
+  uint32_t idx = handle.slot - 1;
+  ev_when *w = &e->when[idx];
+  if (at < w->queued)
+    return move_earlier(e, s, w, idx, at);
+  w->due = at;
+  s->moved = at > w->queued;
   return SIM_OK;
 }
 
@@ -439,7 +459,7 @@ bool sim_engine_pending(const sim_engine *e, sim_handle handle) {
 static void retire(sim_engine *e, uint32_t idx, sim_time t) {
   sim_time period = e->slots[idx].periodic ? e->period[idx] : 0;
   if (period > 0 && t <= SIM_TIME_MAX - period) {
-    int rc = enqueue(e, idx, t + period);
+    int rc = enqueue(e, idx, t + period, e->slots[idx].movable);
     assert(rc == SIM_OK);
     (void)rc;
     return;
@@ -474,7 +494,7 @@ static void put_back(sim_engine *e, const evq_entry *q) {
   const ev_slot *s = &e->slots[q->slot];
   bool live = s->seq == q->seq; /* a tombstone stays untracked */
   int rc = evq_push_at(e->q, q->time, q->seq,
-                       live ? queue_slot(s, q->slot) : q->slot);
+                       queue_slot(live && s->movable, q->slot));
   assert(rc == SIM_OK);
   (void)rc;
 }
@@ -521,7 +541,7 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
       continue;
     }
     if (e->slots[q.slot].moved) { /* requeued at its time, not run */
-      int rc = enqueue(e, q.slot, e->when[q.slot].due);
+      int rc = enqueue(e, q.slot, e->when[q.slot].due, true); /* moved */
       assert(rc == SIM_OK); /* the pop left room */
       (void)rc;
       continue;
