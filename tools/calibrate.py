@@ -28,7 +28,6 @@ residual lines (docs/VALIDATION.md, "Adding a fitted constant").
 import argparse
 import csv
 import difflib
-import io
 import math
 import os
 import subprocess
@@ -38,6 +37,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from fitting import (UNCERTAINTY, Bounded, Key, fmt_value,  # noqa: F401
+                     levenberg_marquardt, rms, round_to, uncertainty)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,15 +64,6 @@ class FitSet:
     # A row of docs/VALIDATION.md (dict of its columns) -> drawn from this
     # fit set, so it may not be of kind validation.
     drawn_from: Callable[[dict], bool]
-
-
-@dataclass
-class Key:
-    """One constant of a fit: its catalog key, unit and resolution."""
-    key: str
-    unit: str
-    scale: float         # catalog unit per SI unit (1e6 for us)
-    decimals: int        # written with this many decimals
 
 
 @dataclass
@@ -158,83 +151,6 @@ MLPERF_V40 = FitSet(
 FIT_SETS = [MLENERGY_H100, MLPERF_V40]
 
 
-def _rms(r, w):
-    return math.sqrt(float(np.sum(w * r * r) / np.sum(w)))
-
-
-UNCERTAINTY = "uncertainty: "
-
-
-def _jacobian(res, x, r, h):
-    """d res / d x by forward differences of step h, r = res(x)."""
-    jac = np.empty((len(r), len(x)))
-    for i in range(len(x)):
-        dx = np.zeros_like(x)
-        dx[i] = h
-        jac[:, i] = (res(x + dx) - r) / h
-    return jac
-
-
-def _uncertainty(res, x, h, fits, keys):
-    """One standard error of each fitted figure and their correlation, from
-    the Jacobian at the answer: cov(x) = s^2 (J'J)^-1 with s^2 the residuals'
-    sum of squares over their degrees of freedom (Bates and Watts,
-    Nonlinear Regression Analysis, 1988, ch. 2), taken through each axis's
-    map to the figure. A fit with as many figures as rows has none."""
-    r = res(x)
-    dof = len(r) - len(x)
-    if dof < 1:
-        return []
-    jac = _jacobian(res, x, r, h)
-    cov = float(r @ r) / dof * np.linalg.pinv(jac.T @ jac)
-    se = []
-    for i, (f, k) in enumerate(zip(fits, keys)):
-        slope = (f.from_x(x[i] + 1e-6) - f.from_x(x[i] - 1e-6)) / 2e-6
-        se.append(f"{k.key} +-{fmt_value(k, abs(slope) * math.sqrt(cov[i, i]))}")
-    sd = np.sqrt(np.diag(cov))
-    corr = [f"{cov[i, j] / (sd[i] * sd[j]):+.2f}"
-            for i in range(len(x)) for j in range(i + 1, len(x))]
-    return [f"{UNCERTAINTY}one standard error {', '.join(se)} (from the "
-            f"Jacobian at the answer, {dof} degree{'s' if dof > 1 else ''} of freedom); "
-            f"correlation {', '.join(corr)}"]
-
-
-def _levenberg_marquardt(res, x, h, iters=60):
-    """Minimises |res(x)|^2 from x with a forward-difference Jacobian of
-    step h; deterministic for a deterministic res."""
-    lam, r = 1e-2, res(x)
-    for _ in range(iters):
-        jac = _jacobian(res, x, r, h)
-        a, g = jac.T @ jac, jac.T @ r
-        step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
-        r2 = res(x + step)
-        if r2 @ r2 < r @ r:
-            x, r, lam = x + step, r2, lam / 3
-            if np.max(np.abs(step)) < 1e-6:
-                break
-        else:
-            lam *= 5
-    return x
-
-
-class Bounded:
-    """A figure the fit moves on an unbounded axis: log for a positive
-    scale, logit for a share between lo and hi."""
-    def __init__(self, key, start, lo, hi, log):
-        self.key, self.start, self.lo, self.hi, self.log = \
-            key, start, lo, hi, log
-
-    def to_x(self, v):
-        if self.log:
-            return math.log(v)
-        return math.log((v - self.lo) / (self.hi - v))
-
-    def from_x(self, x):
-        if self.log:
-            return min(self.hi, max(self.lo, math.exp(x)))
-        return self.lo + (self.hi - self.lo) / (1 + math.exp(-x))
-
-
 def _run_csv(build, prog, args, out_rows=None):
     exe = os.path.join(build, "tests", prog)
     if not os.access(exe, os.X_OK):
@@ -315,7 +231,7 @@ def _fit_part(build, rows, header, figures, fixed, what):
         return _class_residuals(_steady(build, rows, header, values(x)), col,
                                 meas)
     x = np.array([f.to_x(fixed.get(f.key, f.start)) for f in figures])
-    return values(_levenberg_marquardt(res, x, 1e-4))
+    return values(levenberg_marquardt(res, x, 1e-4))
 
 
 _JOINT = {}
@@ -343,9 +259,9 @@ def _vllm_joint(build, rows, header, keys_by_name):
         moe = np.array([x["class"] == "MoE" for x in runs])
         w = np.where(moe, 0.5 / moe.sum(), 0.5 / (~moe).sum())
         ratio = np.exp(r)
-        res.append(f"{what}: rms of ln(modelled / measured) {_rms(r, w):.3f} "
-                   f"(dense {_rms(r[~moe], w[~moe]):.3f} over "
-                   f"{int((~moe).sum())} runs, MoE {_rms(r[moe], w[moe]):.3f} "
+        res.append(f"{what}: rms of ln(modelled / measured) {rms(r, w):.3f} "
+                   f"(dense {rms(r[~moe], w[~moe]):.3f} over "
+                   f"{int((~moe).sum())} runs, MoE {rms(r[moe], w[moe]):.3f} "
                    f"over {int(moe.sum())}); median ratio dense "
                    f"{np.median(ratio[~moe]):.3f}, MoE "
                    f"{np.median(ratio[moe]):.3f}")
@@ -424,8 +340,8 @@ def fit_trt_llm(build, rows, header, keys):
         # The served runs are event simulations: a residual moves in small
         # steps as an event crosses a window's edge, so the difference step
         # is wide (3% of a figure).
-        x = _levenberg_marquardt(res, x0, 0.03, iters=30)
-        spread = _uncertainty(res, x, 0.03, TRT_FIT, keys)
+        x = levenberg_marquardt(res, x0, 0.03, iters=30)
+        spread = uncertainty(res, x, 0.03, TRT_FIT, keys)
         vals = {**kept, **{f.key: f.from_x(y) for f, y in zip(TRT_FIT, x)}}
         kb = {**_keys_by_name(), **_keys_by_name(("trt-llm",))}
         vals = {k: round_to(kb[k], v) for k, v in vals.items()}
@@ -558,16 +474,6 @@ HAND_SET = [
 # ---------------------------------------------------------------------------
 # Reading the fit set and writing the catalog
 # ---------------------------------------------------------------------------
-
-def round_to(key, si):
-    """si rounded to the key's resolution, in SI units."""
-    return round(si * key.scale, key.decimals) / key.scale
-
-
-def fmt_value(key, si):
-    v = f"{si * key.scale:.{key.decimals}f}"
-    return v + key.unit if key.unit in ("", "%") else f"{v} {key.unit}"
-
 
 def read_fit_set(root, fs):
     path = os.path.join(root, fs.data)
