@@ -44,45 +44,67 @@ def jacobian(res, x, r, h):
     return jac
 
 
-def uncertainty(res, x, h, fits, keys):
-    """One standard error of each fitted figure and their correlation, from
-    the Jacobian at the answer: cov(x) = s^2 (J'J)^-1 with s^2 the residuals'
-    sum of squares over their degrees of freedom (Bates and Watts,
-    Nonlinear Regression Analysis, 1988, ch. 2), taken through each axis's
-    map to the figure. A fit with as many figures as rows has none."""
+def standard_errors(res, x, h, fits):
+    """One standard error of each fitted figure (in its own unit) and the
+    axes' covariance, from the Jacobian at the answer: cov(x) = s^2
+    (J'J)^-1 with s^2 the residuals' sum of squares over their degrees of
+    freedom (Bates and Watts, Nonlinear Regression Analysis, 1988, ch. 2),
+    taken through each axis's map to the figure: (errors, cov, dof), or
+    None for a fit with as many figures as rows."""
     r = res(x)
     dof = len(r) - len(x)
     if dof < 1:
-        return []
+        return None
     jac = jacobian(res, x, r, h)
     cov = float(r @ r) / dof * np.linalg.pinv(jac.T @ jac)
     se = []
-    for i, (f, k) in enumerate(zip(fits, keys)):
+    for i, f in enumerate(fits):
         slope = (f.from_x(x[i] + 1e-6) - f.from_x(x[i] - 1e-6)) / 2e-6
-        se.append(f"{k.key} +-{fmt_value(k, abs(slope) * math.sqrt(cov[i, i]))}")
+        se.append(abs(slope) * math.sqrt(cov[i, i]))
+    return se, cov, dof
+
+
+def uncertainty(res, x, h, fits, keys):
+    """standard_errors as the catalog's line: each figure's one standard
+    error and the correlations; none for a fit without a degree of
+    freedom."""
+    found = standard_errors(res, x, h, fits)
+    if found is None:
+        return []
+    errors, cov, dof = found
+    se = [f"{k.key} +-{fmt_value(k, e)}" for k, e in zip(keys, errors)]
     sd = np.sqrt(np.diag(cov))
     corr = [f"{cov[i, j] / (sd[i] * sd[j]):+.2f}"
             for i in range(len(x)) for j in range(i + 1, len(x))]
     return [f"{UNCERTAINTY}one standard error {', '.join(se)} (from the "
-            f"Jacobian at the answer, {dof} degree{'s' if dof > 1 else ''} of freedom); "
-            f"correlation {', '.join(corr)}"]
+            f"Jacobian at the answer, {dof} degree{'s' if dof > 1 else ''} "
+            f"of freedom); correlation {', '.join(corr)}"]
 
 
-def levenberg_marquardt(res, x, h, iters=60):
+def levenberg_marquardt(res, x, h, iters=60, refusals=None):
     """Minimises |res(x)|^2 from x with a forward-difference Jacobian of
-    step h; deterministic for a deterministic res."""
+    step h; deterministic for a deterministic res. The Jacobian is taken
+    again only where x moved: a refused step leaves x, and a deterministic
+    res would give the same one (the served fits pay a simulation a
+    residual). refusals: stop after that many refused steps in a row; a
+    noisy res's sum of squares hides the minimum's last part, and past its
+    noise each refusal only shrinks the next step five times."""
     lam, r = 1e-2, res(x)
+    jac = jacobian(res, x, r, h)
+    refused = 0
     for _ in range(iters):
-        jac = jacobian(res, x, r, h)
+        if refusals is not None and refused >= refusals:
+            break
         a, g = jac.T @ jac, jac.T @ r
         step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-12), -g)
         r2 = res(x + step)
         if r2 @ r2 < r @ r:
-            x, r, lam = x + step, r2, lam / 3
+            x, r, lam, refused = x + step, r2, lam / 3, 0
             if np.max(np.abs(step)) < 1e-6:
                 break
+            jac = jacobian(res, x, r, h)
         else:
-            lam *= 5
+            lam, refused = lam * 5, refused + 1
     return x
 
 
@@ -102,3 +124,4 @@ class Bounded:
         if self.log:
             return min(self.hi, max(self.lo, math.exp(x)))
         return self.lo + (self.hi - self.lo) / (1 + math.exp(-x))
+

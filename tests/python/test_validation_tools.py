@@ -205,3 +205,52 @@ def test_the_uncertainty_is_least_squares_standard_errors():
     assert fitting.uncertainty(res, x, 1e-6, fits, keys) == [want]
     assert fitting.uncertainty(lambda y: a[:2] @ y - b[:2], x, 1e-6,
                                fits, keys) == []
+
+
+# A stand-in for validate_mlperf: each row's tokens/s follows eff_flops
+# and seq_overhead by a known power law, times a seed's noise that the
+# seeds 1-4 cancel in the mean of the logs (+e, -e, +2e, -2e).
+FAKE_MLPERF = r'''#!/usr/bin/python3
+import csv, math, sys
+a = sys.argv[1:]
+seed, sets = 1, {}
+while a[0].startswith("--"):
+    if a[0] == "--seed":
+        seed = int(a[1])
+    else:
+        k, v = a[1].split("=")
+        sets[k] = float(v)
+    a = a[2:]
+noise = {1: 0.01, 2: -0.01, 3: 0.02, 4: -0.02}[seed]
+law = {"llama2-70b-99.9": (0.9, 0.2), "gptj-99": (0.4, 0.7)}
+with open(a[0]) as f, open(a[1], "w") as o:
+    w = csv.writer(o)
+    w.writerow(["benchmark", "submitter", "gpu_limit_w",
+                "measured_tokens_per_s", "model_tokens_per_s"])
+    for r in csv.DictReader(f):
+        p, q = law[r["benchmark"]]
+        m = float(r["measured"])
+        x = (p * math.log(sets["eff_flops"] / 0.7)
+             - q * math.log(sets["seq_overhead"] / 23e-6) + noise)
+        w.writerow([r["benchmark"], r["submitter"], 450, m, m * math.exp(x)])
+'''
+
+
+def test_the_trt_fit_fits_the_mean_over_its_seeds(tmp_path):
+    """The served fit's residual is each row's mean over the seeds of
+    ln(modelled / measured): with noise that the seeds cancel, it finds
+    the planted figures; on any one seed it would not."""
+    exe = tmp_path / "tests" / "validate_mlperf"
+    exe.parent.mkdir()
+    exe.write_text(FAKE_MLPERF)
+    exe.chmod(0o755)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("benchmark,submitter,measured\n"
+                    "llama2-70b-99.9,NVIDIA,17000\ngptj-99,NVIDIA,12000\n"
+                    "llama2-70b-99.9,Dell,17000\n")
+    vals, errors, lines = calibrate.trt_fit(str(tmp_path), str(rows), {},
+                                            {}, (1, 2, 3, 4), 0.03)
+    assert vals["eff_flops"] == pytest.approx(0.7, rel=1e-5)
+    assert vals["seq_overhead"] == pytest.approx(23e-6, rel=1e-5)
+    assert errors["eff_flops"] < 1e-5 and lines[0].startswith(
+        calibrate.UNCERTAINTY)
