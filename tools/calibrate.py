@@ -457,10 +457,13 @@ NOTE_TRT = (
     "(9cab195's generator against the ziggurat's): with one seed the fit "
     "moved by 0.26 points and 0.26 us on seed 1, and over seeds 1-6 by "
     "1.76 points and 1.64 us rms (-2.37 to +2.85 points); with 8 seeds and "
-    "the 10% step by 0.63 points and 0.53 us rms over four disjoint sets "
-    "(seeds 1-8: +0.36 points, +0.05 us), most of it a shift common to the "
-    "sets (+0.48 points, +0.42 us: the two generators' served Llama runs "
-    "differ a little on average, which no number of seeds removes). "
+    "the 10% step by 0.56 points and 0.52 us rms over six disjoint sets "
+    "(seeds 1-8, the fit kept: +0.36 points, +0.05 us), most of it a shift "
+    "common to the sets (+0.44 points, +0.45 us, 3 and 4 standard errors "
+    "of the sets' means; 9cab195's own spread 0.19 points, 0.10 us): the "
+    "two generators' served Llama runs differ a little on average, which "
+    "a fit of the expected tokens/s follows and no number of seeds "
+    "removes. "
     "calibration_fresh serves about 25 candidates, 8 runs each.")
 
 
