@@ -364,6 +364,9 @@ def render_split(root, rows):
                 f"{fit.catalog} ({fit.name}) | {fs.name}: {cell(fs.definition)}"
                 f" in {fs.data} | {cell(fs.held_out)} | "
                 f"{cell(fit.method)} | {cell(residual)} |")
+    for fit in calibrate.FITS:
+        if fit.note:
+            out += ["", fit.note]
     out += ["",
             "Constants set by hand against a published figure, not "
             "refitted by the script; the rows of those figures are "

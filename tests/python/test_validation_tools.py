@@ -1,7 +1,7 @@
-"""The validation discipline's tools (tools/validate.py, tools/calibrate.py):
-rows without a kind, validation rows drawn from a fit set, the markers of
-quoted figures, the calibrate blocks of a catalog, and the step-cost fit
-on data made with known costs. Pure functions: no build is needed."""
+"""The validation discipline's tools (tools/validate.py, tools/calibrate.py
+and its tools/fitting.py): rows without a kind, validation rows drawn from
+a fit set, the markers of quoted figures, the calibrate blocks of a
+catalog, and the step-cost fit on data made with known costs. Pure functions: no build is needed."""
 
 import math
 import os
@@ -15,6 +15,7 @@ TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
 sys.path.insert(0, os.path.abspath(TOOLS))
 
 import calibrate  # noqa: E402
+import fitting  # noqa: E402
 import validate  # noqa: E402
 
 
@@ -154,8 +155,8 @@ def test_the_fit_recovers_known_figures():
     n = 40
     base = rng.uniform(5e-3, 40e-3, n)
     batch = rng.uniform(4, 256, n)
-    share, seq = calibrate.Bounded("eff_bw", 0.8, 0.3, 1.0, False), \
-        calibrate.Bounded("seq_overhead", 37e-6, 1e-7, 1e-3, True)
+    share, seq = fitting.Bounded("eff_bw", 0.8, 0.3, 1.0, False), \
+        fitting.Bounded("seq_overhead", 37e-6, 1e-7, 1e-3, True)
 
     def model(bw, s):
         return base / bw + batch * s
@@ -165,19 +166,19 @@ def test_the_fit_recovers_known_figures():
     def res(x):
         return np.log(model(share.from_x(x[0]), seq.from_x(x[1])) /
                       measured)
-    x = calibrate._levenberg_marquardt(
+    x = fitting.levenberg_marquardt(
         res, np.array([share.to_x(0.6), seq.to_x(10e-6)]), 1e-6)
     assert share.from_x(x[0]) == pytest.approx(0.83, rel=1e-6)
     assert seq.from_x(x[1]) == pytest.approx(40e-6, rel=1e-6)
-    key = calibrate.Key("seq_overhead", "us", 1e6, 1)
-    assert calibrate.fmt_value(key, calibrate.round_to(key, 36.449e-6)) == \
+    key = fitting.Key("seq_overhead", "us", 1e6, 1)
+    assert fitting.fmt_value(key, fitting.round_to(key, 36.449e-6)) == \
         "36.4 us"
-    assert math.isclose(calibrate.round_to(key, 184.33e-6), 184.3e-6)
-    pct = calibrate.Key("eff_bw", "%", 100, 1)
-    assert calibrate.fmt_value(pct, calibrate.round_to(pct, 0.8126)) == \
+    assert math.isclose(fitting.round_to(key, 184.33e-6), 184.3e-6)
+    pct = fitting.Key("eff_bw", "%", 100, 1)
+    assert fitting.fmt_value(pct, fitting.round_to(pct, 0.8126)) == \
         "81.3%"
-    pj = calibrate.Key("pj_per_byte", "", 1, 0)
-    assert calibrate.fmt_value(pj, 129.6) == "130"
+    pj = fitting.Key("pj_per_byte", "", 1, 0)
+    assert fitting.fmt_value(pj, 129.6) == "130"
 
 
 def test_the_uncertainty_is_least_squares_standard_errors():
@@ -188,8 +189,8 @@ def test_the_uncertainty_is_least_squares_standard_errors():
     rng = np.random.default_rng(11)
     a = np.column_stack([np.ones(6), rng.uniform(0, 2, 6)])
     b = a @ np.array([-1.0, 0.5]) + rng.normal(0, 0.05, 6)
-    fits = [calibrate.Bounded(k, 1.0, 1e-9, 1e9, True) for k in ("p", "q")]
-    keys = [calibrate.Key(k, "", 1, 4) for k in ("p", "q")]
+    fits = [fitting.Bounded(k, 1.0, 1e-9, 1e9, True) for k in ("p", "q")]
+    keys = [fitting.Key(k, "", 1, 4) for k in ("p", "q")]
 
     def res(x):
         return a @ x - b
@@ -198,9 +199,58 @@ def test_the_uncertainty_is_least_squares_standard_errors():
     cov = float(r @ r) / 4 * np.linalg.inv(a.T @ a)
     se = np.exp(x) * np.sqrt(np.diag(cov))
     corr = cov[0, 1] / math.sqrt(cov[0, 0] * cov[1, 1])
-    want = (f"{calibrate.UNCERTAINTY}one standard error p +-{se[0]:.4f}, "
+    want = (f"{fitting.UNCERTAINTY}one standard error p +-{se[0]:.4f}, "
             f"q +-{se[1]:.4f} (from the Jacobian at the answer, 4 degrees "
             f"of freedom); correlation {corr:+.2f}")
-    assert calibrate._uncertainty(res, x, 1e-6, fits, keys) == [want]
-    assert calibrate._uncertainty(lambda y: a[:2] @ y - b[:2], x, 1e-6,
-                                  fits, keys) == []
+    assert fitting.uncertainty(res, x, 1e-6, fits, keys) == [want]
+    assert fitting.uncertainty(lambda y: a[:2] @ y - b[:2], x, 1e-6,
+                               fits, keys) == []
+
+
+# A stand-in for validate_mlperf: each row's tokens/s follows eff_flops
+# and seq_overhead by a known power law, times a seed's noise that the
+# seeds 1-4 cancel in the mean of the logs (+e, -e, +2e, -2e).
+FAKE_MLPERF = r'''#!/usr/bin/python3
+import csv, math, sys
+a = sys.argv[1:]
+seed, sets = 1, {}
+while a[0].startswith("--"):
+    if a[0] == "--seed":
+        seed = int(a[1])
+    else:
+        k, v = a[1].split("=")
+        sets[k] = float(v)
+    a = a[2:]
+noise = {1: 0.01, 2: -0.01, 3: 0.02, 4: -0.02}[seed]
+law = {"llama2-70b-99.9": (0.9, 0.2), "gptj-99": (0.4, 0.7)}
+with open(a[0]) as f, open(a[1], "w") as o:
+    w = csv.writer(o)
+    w.writerow(["benchmark", "submitter", "gpu_limit_w",
+                "measured_tokens_per_s", "model_tokens_per_s"])
+    for r in csv.DictReader(f):
+        p, q = law[r["benchmark"]]
+        m = float(r["measured"])
+        x = (p * math.log(sets["eff_flops"] / 0.7)
+             - q * math.log(sets["seq_overhead"] / 23e-6) + noise)
+        w.writerow([r["benchmark"], r["submitter"], 450, m, m * math.exp(x)])
+'''
+
+
+def test_the_trt_fit_fits_the_mean_over_its_seeds(tmp_path):
+    """The served fit's residual is each row's mean over the seeds of
+    ln(modelled / measured): with noise that the seeds cancel, it finds
+    the planted figures; on any one seed it would not."""
+    exe = tmp_path / "tests" / "validate_mlperf"
+    exe.parent.mkdir()
+    exe.write_text(FAKE_MLPERF)
+    exe.chmod(0o755)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("benchmark,submitter,measured\n"
+                    "llama2-70b-99.9,NVIDIA,17000\ngptj-99,NVIDIA,12000\n"
+                    "llama2-70b-99.9,Dell,17000\n")
+    vals, errors, lines = calibrate.trt_fit(str(tmp_path), str(rows), {},
+                                            {}, (1, 2, 3, 4), 0.03)
+    assert vals["eff_flops"] == pytest.approx(0.7, rel=1e-5)
+    assert vals["seq_overhead"] == pytest.approx(23e-6, rel=1e-5)
+    assert errors["eff_flops"] < 1e-5 and lines[0].startswith(
+        calibrate.UNCERTAINTY)

@@ -5,7 +5,10 @@
  * generated tokens/s and mean GPU power written out. What make calibrate
  * fits the engine's figures on (tools/calibrate.py, fit trt-llm).
  *
- * Usage: validate_mlperf [--set KEY=VALUE ...] RUNS.csv OUT.csv
+ * Usage: validate_mlperf [--seed N] [--set KEY=VALUE ...] RUNS.csv OUT.csv
+ *   --seed N: the arrivals' seed of every row's service (default 1): the
+ *   calibration runs each candidate on the same few seeds, so that its fit
+ *   does not rest on one draw sequence (tools/calibrate.py, fit trt-llm).
  *   KEY: eff_bw, eff_flops, act_fixed, seq_overhead, moe_layer_overhead,
  *   step_overhead (s): the trt-llm engine's figures replaced; busy_share,
  *   pj_per_byte: the GPU power model's (the clock under the limit follows
@@ -24,7 +27,9 @@
  * docs/VALIDATION.md states. Server rows (load below saturation) and rows
  * without a stated limit (Dell's GPT-J, the v3.1 rows, which also ran
  * TensorRT 9.0 without in-flight batching) are left out. */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +114,7 @@ static bool modelled(const mlp_row *r) {
 
 static int serve_row(const mlp_row *row, const llm_catalog *llms,
                      const gpu_catalog *gpus, const llm_engine *eng,
-                     serve_result *res, sim_error *err) {
+                     uint64_t seed, serve_result *res, sim_error *err) {
   bool llama = strncmp(row->bench, "llama2-70b", 10) == 0;
   const llm_precision *fp8 = llm_catalog_precision(llms, "fp8");
   rl_replica r;
@@ -128,7 +133,7 @@ static int serve_row(const mlp_row *row, const llm_catalog *llms,
                   .output = row->per,
                   .output_sigma = llama ? 0.8 : 0.3,
                   .limit_w = row->limit_w,
-                  .seed = 1};
+                  .seed = seed};
   return serve_run(&s, res, err);
 }
 
@@ -145,7 +150,8 @@ static int read_row(char **f, const long *col, mlp_row *r) {
 }
 
 static int run(const char *in, const char *out, const llm_catalog *llms,
-               const gpu_catalog *gpus, const llm_engine *eng, sim_error *err) {
+               const gpu_catalog *gpus, const llm_engine *eng, uint64_t seed,
+               sim_error *err) {
   csv_reader rd;
   long col[C_N];
   char *f[CSV_MAX_FIELDS];
@@ -171,7 +177,7 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
         !modelled(&row))
       continue;
     serve_result res;
-    rc = serve_row(&row, llms, gpus, eng, &res, err);
+    rc = serve_row(&row, llms, gpus, eng, seed, &res, err);
     if (rc == SIM_OK)
       fprintf(o, "%s,%s,%s,%s,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f\n", row.round,
               row.bench, row.scenario, row.submitter, row.limit_w, row.tps,
@@ -183,12 +189,24 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
   return rc;
 }
 
+/* A seed as the command line gives it: decimal digits only, no sign. */
+static int parse_seed(const char *text, uint64_t *seed) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
+    return -1;
+  *seed = v;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llm_catalog llms = {0};
   gpu_catalog gpus = {0};
   sim_error err = {0};
   const char *pos[2] = {NULL, NULL};
   int npos = 0;
+  uint64_t seed = 1;
   int rc = llm_catalog_load_builtin(&llms, &err);
   if (rc == SIM_OK)
     rc = gpu_catalog_load_builtin(&gpus, &err);
@@ -202,6 +220,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
       if (vset_apply(argv[++i], &eng, &pm) != 0)
         rc = sim_error_set(&err, SIM_EINVAL, "bad --set %s", argv[i]);
+    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      if (parse_seed(argv[++i], &seed) != 0)
+        rc = sim_error_set(&err, SIM_EINVAL, "bad --seed %s", argv[i]);
     } else if (npos < 2) {
       pos[npos++] = argv[i];
     } else {
@@ -210,10 +231,11 @@ int main(int argc, char **argv) {
   }
   if (rc == SIM_OK && npos != 2)
     rc = sim_error_set(&err, SIM_EINVAL,
-                       "usage: validate_mlperf [--set K=V] RUNS.csv OUT.csv");
+                       "usage: validate_mlperf [--seed N] [--set K=V] "
+                       "RUNS.csv OUT.csv");
   if (rc == SIM_OK) {
     vset_power_model(&gpus, &pm);
-    rc = run(pos[0], pos[1], &llms, &gpus, &eng, &err);
+    rc = run(pos[0], pos[1], &llms, &gpus, &eng, seed, &err);
   }
   if (rc != SIM_OK)
     fprintf(stderr, "validate_mlperf: %s\n", err.msg);
