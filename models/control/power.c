@@ -207,11 +207,12 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
 }
 
 /* The warm search's first step from x (the bracket's width is unknown):
- * over times Newton's distance to the crossing, at least least doubles;
- * from a flat start, 2^-12 of x (at least 2^-12). The efficiency policy's
- * level at the request level's peak starts flat (every class at its
- * floor there) about 10^-4 to 10^-2 from its answer: a step of 1 cost
- * some ten Newton steps back across the classes' kinks. */
+ * `over` times Newton's distance to the crossing, at least `least`
+ * doubles; from a flat start, 2^-12 of x (at least 2^-12). The
+ * efficiency policy's level at the request level's peak starts flat
+ * (every class at its floor there) about 10^-4 to 10^-2 from its answer:
+ * a step of 1 cost some ten Newton steps back across the classes'
+ * kinks. */
 static inline double warm_step(double x, double fx, double slope, double end,
                                double over, double least) {
   double step =

@@ -285,9 +285,8 @@ static inline uint32_t queue_slot(bool movable, uint32_t idx) {
 }
 
 /* Queues slot idx at time at under a fresh seq. movable is the slot's
- * bit, passed by the caller, which knows it: read back from the slot, it
- * was a load after the push (a call, which may write memory). SIM_OK or
- * SIM_ENOMEM. */
+ * bit, passed by the caller, which knows it (a moved entry's requeue
+ * needs no read of the slot for it). SIM_OK or SIM_ENOMEM. */
 static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at,
                                  bool movable) {
   ev_slot *s = &e->slots[idx];
