@@ -5,7 +5,7 @@
  * exit status. This file parses the command line and runs check and
  * catalog; cmd_run.c runs a scenario, cmd_sweep.c a sweep.
  * Exit status: 0 ok, 1 the run failed, 2 usage or bad input. */
-#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "cmd_internal.h"
 #include "factory.h"
 #include "gpu.h"
+#include "units.h"
 
 /* ------------------------------------------------------------------ */
 /* Arguments                                                           */
@@ -31,12 +32,10 @@ static int take_value(int argc, char **argv, int *i, const char **out) {
 }
 
 static int parse_seed(options *o, const char *text) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || errno != 0 || text[0] == '-')
+  uint64_t v;
+  if (units_parse_count(text, &v) != 0)
     return cmd__usage_error("--seed takes a whole number, not '%s'", text);
-  snprintf(o->seed_set, sizeof o->seed_set, "seed=%llu", v);
+  snprintf(o->seed_set, sizeof o->seed_set, "seed=%" PRIu64, v);
   return 0;
 }
 

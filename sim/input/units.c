@@ -314,3 +314,20 @@ char *units_format(double value, units_dim dim, char *buf, size_t size) {
   snprintf(buf, size, *canon ? "%.17g %s" : "%.17g", value, canon);
   return buf;
 }
+
+int units_parse_count(const char *text, uint64_t *out) {
+  uint64_t v = 0;
+  const char *p = text;
+  if (*p < '0' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    if (v > (UINT64_MAX - digit) / 10)
+      return -1;
+    v = v * 10 + digit;
+  }
+  if (*p != '\0')
+    return -1;
+  *out = v;
+  return 0;
+}

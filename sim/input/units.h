@@ -8,6 +8,7 @@
 #define SIM_UNITS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum units_dim {
   UNITS_NUMBER, /* a plain number: no unit allowed */
@@ -42,6 +43,12 @@ typedef struct units_problem {
  * infinity, and trailing garbage are each rejected with their own message. */
 int units_parse(const char *text, units_dim dim, double *out,
                 units_problem *problem);
+
+/* Parses text as a whole count (a seed, an index, a number of tasks):
+ * decimal digits only, no sign, space or unit, at most UINT64_MAX.
+ * Returns 0 and sets *out, or -1. strtoull alone would take " 7" and
+ * "+7", and wrap "-1" to UINT64_MAX, for the whole of its text. */
+int units_parse_count(const char *text, uint64_t *out);
 
 /* The name of a dimension ("power") and its canonical unit ("W"; "" for
  * numbers and fractions). */

@@ -7,7 +7,6 @@
  * module. */
 #include "sweep.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -305,13 +304,6 @@ int sweep__read_axes(sweep *s, sim_error *err) {
 
 /* ---- Seeds ------------------------------------------------------------- */
 
-static int parse_seed(const char *text, long long *v) {
-  char *end;
-  errno = 0;
-  *v = strtoll(text, &end, 10);
-  return *text == '\0' || *end != '\0' || errno != 0 || *v < 0 ? -1 : 0;
-}
-
 /* Seeds or replicates, not both; seeds whole numbers; no seed axis. */
 static int check_seeds(sweep *s, sim_error *err) {
   const sweep_cfg *f = &s->cfg;
@@ -319,10 +311,10 @@ static int check_seeds(sweep *s, sim_error *err) {
     return scn_doc_fail(s->doc, "replicates", err, "keep one of the two",
                         "give either 'seeds' or 'replicates', not both");
   for (size_t i = 0; i < f->nseeds; i++) {
-    long long v;
+    uint64_t v;
     char at[64];
     snprintf(at, sizeof at, "seeds.%zu", i);
-    if (parse_seed(f->seeds[i], &v) != 0)
+    if (units_parse_count(f->seeds[i], &v) != 0)
       return scn_doc_fail(s->doc, at, err, "seeds: [1, 2, 3]",
                           "a seed is a whole number, not '%s'", f->seeds[i]);
   }

@@ -3,16 +3,16 @@
  * one split within another, and which points a shard holds. */
 #include "sweep.h"
 
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
+
 static int parse_size(const char *text, size_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (*text < '0' || *text > '9' || *end != '\0' || errno != 0)
+  uint64_t v;
+  if (units_parse_count(text, &v) != 0 || v > SIZE_MAX)
     return -1;
   *out = (size_t)v;
   return 0;

@@ -240,6 +240,8 @@ usage "run without a scenario" "" "$AIFSIM" run
 usage "two scenarios" "" "$AIFSIM" check "$QUICK" "$QUICK"
 usage "--seed abc" "" "$AIFSIM" check "$QUICK" --seed abc
 usage "--seed -1" "" "$AIFSIM" check "$QUICK" --seed -1
+usage "--seed +7" "" "$AIFSIM" check "$QUICK" --seed +7
+usage "--seed ' -1' (no wrap)" "" "$AIFSIM" check "$QUICK" --seed " -1"
 usage "--seed without a value" "" "$AIFSIM" check "$QUICK" --seed
 usage "--set without a value" "" "$AIFSIM" check "$QUICK" --set
 usage "-o without a value" "" "$AIFSIM" run "$QUICK" -o

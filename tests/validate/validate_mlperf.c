@@ -27,7 +27,6 @@
  * docs/VALIDATION.md states. Server rows (load below saturation) and rows
  * without a stated limit (Dell's GPT-J, the v3.1 rows, which also ran
  * TensorRT 9.0 without in-flight batching) are left out. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -189,17 +188,6 @@ static int run(const char *in, const char *out, const llm_catalog *llms,
   return rc;
 }
 
-/* A seed as the command line gives it: decimal digits only, no sign. */
-static int parse_seed(const char *text, uint64_t *seed) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
-    return -1;
-  *seed = v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   llm_catalog llms = {0};
   gpu_catalog gpus = {0};
@@ -221,7 +209,7 @@ int main(int argc, char **argv) {
       if (vset_apply(argv[++i], &eng, &pm) != 0)
         rc = sim_error_set(&err, SIM_EINVAL, "bad --set %s", argv[i]);
     } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-      if (parse_seed(argv[++i], &seed) != 0)
+      if (units_parse_count(argv[++i], &seed) != 0)
         rc = sim_error_set(&err, SIM_EINVAL, "bad --seed %s", argv[i]);
     } else if (npos < 2) {
       pos[npos++] = argv[i];

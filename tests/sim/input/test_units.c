@@ -4,6 +4,8 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <gsl/gsl_rng.h>
@@ -98,6 +100,47 @@ static void parses(void **state) {
   assert_int_equal(p.offset, c->offset);
 }
 
+/* Whole counts (seeds, shard indices, task counts): digits only, the
+ * whole text, no wrap past 64 bits. */
+typedef struct count_case {
+  const char *name;
+  const char *text;
+  bool ok;
+  uint64_t value;
+} count_case;
+
+static const count_case counts[] = {
+    {"count zero", "0", true, 0},
+    {"count seven", "7", true, 7},
+    {"count leading zeros", "007", true, 7},
+    {"count the largest", "18446744073709551615", true, UINT64_MAX},
+    {"count one past the largest", "18446744073709551616", false, 0},
+    {"count far past the largest", "99999999999999999999", false, 0},
+    {"count empty", "", false, 0},
+    {"count leading space", " 7", false, 0},
+    {"count trailing space", "7 ", false, 0},
+    {"count plus sign", "+7", false, 0},
+    {"count minus one", "-1", false, 0},
+    {"count space then minus", " -1", false, 0},
+    {"count with a unit", "7x", false, 0},
+    {"count hexadecimal", "0x10", false, 0},
+    {"count exponent", "1e3", false, 0},
+    {"count decimal point", "7.0", false, 0},
+};
+
+static void parses_counts(void **state) {
+  const count_case *c = *state;
+  uint64_t v = 12345;
+  int rc = units_parse_count(c->text, &v);
+  if (!c->ok) {
+    assert_int_equal(rc, -1);
+    assert_true(v == 12345); /* untouched on failure */
+    return;
+  }
+  assert_int_equal(rc, 0);
+  assert_true(v == c->value);
+}
+
 /* Any value written by units_format reads back to the identical double,
  * in every dimension, for round and for arbitrary values. */
 static void format_reads_back_exactly(void **state) {
@@ -156,10 +199,12 @@ static void names_and_lists(void **state) {
 int main(void) {
   enum { NC = sizeof cases / sizeof cases[0] };
   enum { NF = sizeof formats / sizeof formats[0] };
-  struct CMUnitTest tests[NC + NF + 2];
+  enum { NN = sizeof counts / sizeof counts[0] };
+  struct CMUnitTest tests[NC + NF + NN + 2];
   size_t n = 0;
   TEST_ROWS(tests, n, parses, cases);
   TEST_ROWS(tests, n, formats_readably, formats);
+  TEST_ROWS(tests, n, parses_counts, counts);
   TEST_ADD(tests, n, format_reads_back_exactly);
   TEST_ADD(tests, n, names_and_lists);
   return _cmocka_run_group_tests("units", tests, n, NULL, NULL);

@@ -337,6 +337,8 @@ static const bad_case bad[] = {
      "3:13", "not both"},
     {"a seed that is no number", "base: b.yaml\nseeds: [1, two]\n", "2:12",
      "whole number"},
+    {"a seed with a sign", "base: b.yaml\nseeds: [1, +2]\n", "2:12",
+     "whole number"},
     {"replicates zero", "base: b.yaml\nreplicates: 0\n", "2:13",
      "between 1 and 100000"},
     {"seed axis and seeds",
