@@ -364,10 +364,28 @@ static bool in_class(const level *l, size_t k, size_t u, bool val, double lo,
          (!val || same_clock(&l->units[l->rep[k]], &l->units[u]));
 }
 
+/* Whether unit p belongs to class k when k is valued: in_class without
+ * valued(p), which a unit of the same clock function as k's first has
+ * (its inputs are same_clock's fields, equal), nor its want worked out
+ * unless the rest holds. */
+static bool in_valued_class(const level *l, size_t k, const power_unit *p) {
+  return l->valued[k] && sim_same_bits(l->klo[k], p->lo) &&
+         same_clock(&l->units[l->rep[k]], p) &&
+         sim_same_bits(l->kwant[k], wanted(p));
+}
+
 /* The class of unit u through a hash on its clock inputs and range (open
- * addressing in the memo's slots, size a power of two), made if new. */
-static size_t class_of(level *l, struct power_work *w, size_t u) {
+ * addressing in the memo's slots, size a power of two), made if new.
+ * The run before's class, prev (SIZE_MAX: none), is tried first where
+ * valued: in the fluid mode most runs are of their neighbour's class (a
+ * service's replicas apart by their GPUs alone: bench-10k's group of 66
+ * runs, some 12 classes), and a class is in_class's equivalence class
+ * (same bits, or == on values that are neither NaN nor zero: a unit of
+ * it hashes to its slot), so no other class holds u: the hash's answer. */
+static size_t class_of(level *l, struct power_work *w, size_t u, size_t prev) {
   const power_unit *p = &l->units[u];
+  if (prev != SIZE_MAX && in_valued_class(l, prev, p))
+    return prev;
   bool val = valued(p);
   double lo = p->lo, want = val ? wanted(p) : lo;
   uint64_t h, *slot = w->slot;
@@ -428,7 +446,8 @@ static void level_init(level *l, power_memo *memo, double *cap,
     first[nrun] = u;
     len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
                                    : power_alike_from(l->units, u + 1, l->n));
-    l->rcls[nrun] = class_of(l, memo->work, u);
+    l->rcls[nrun] =
+        class_of(l, memo->work, u, nrun > 0 ? l->rcls[nrun - 1] : SIZE_MAX);
     l->rgpus[nrun] = l->units[u].n;
   }
   l->runs.n = nrun;

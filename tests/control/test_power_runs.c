@@ -638,14 +638,46 @@ static void fill_held_at_floor(void **state) {
   free(w);
 }
 
+/* Runs of a kind's units, then the same but for one field (n, of the
+ * run alone; else its range or its clock's, by a factor), then the first
+ * again: the split tries the run before's class first (class_of), which
+ * must keep the runs' classes apart where the field is the class's. */
+static void neighbour_runs_a_field_apart(void **state) {
+  (void)state;
+  uint64_t seed = 53;
+  power_unit kinds[MAXU], u[12];
+  double budget, cap[24];
+  size_t nk = classed_fleet(&seed, kinds, &budget);
+  for (size_t k = 0; k < nk; k++)
+    for (int field = 0; field < 11; field++) {
+      power_unit b = kinds[k];
+      double *f[] = {&b.lo,   &b.hi,   &b.demand,   &b.weight, &b.c,
+                     &b.idle, &b.span, &b.activity, &b.gamma,  &b.phi_min};
+      static const double by[] = {1.5, 0.9, 0.6, 2.5, 0.5,
+                                  1.13, 1.1, 0.7, 1.05, 1.5};
+      if (field == 0)
+        b.n++;
+      else
+        *f[field - 1] *= by[field - 1];
+      for (size_t i = 0; i < 12; i++)
+        u[i] = i >= 5 && i < 9 ? b : kinds[k];
+      double bud = drawn_budget(&seed, u, 12);
+      split_by_units(u, 12, bud, cap + 12);
+      power_split_efficiency(u, 12, bud, cap);
+      if (memcmp(cap, cap + 12, 12 * sizeof *cap) != 0)
+        fail_msg("kind %zu, field %d: caps differ", k, field);
+    }
+}
+
 int main(void) {
-  struct CMUnitTest tests[17];
+  struct CMUnitTest tests[18];
   size_t n = 0;
   TEST_ADD(tests, n, repeat_rounds_as_the_loop);
   TEST_ADD(tests, n, repeat_is_the_loop);
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
+  TEST_ADD(tests, n, neighbour_runs_a_field_apart);
   TEST_ADD(tests, n, caps_out_every_run_length);
   TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
