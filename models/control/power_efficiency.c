@@ -440,19 +440,23 @@ static void level_init(level *l, power_memo *memo, double *cap,
     l->rcap = cap;
     return;
   }
+  /* In locals: the stores to the runs' arrays (size_t) might otherwise
+   * be to l->n, read again every run. */
   size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
+  size_t *rcls = l->rcls, k = SIZE_MAX;
+  const size_t n = l->n;
+  double *rgpus = l->rgpus, *gpus = l->gpus;
   l->nclass = 0;
-  for (size_t u = 0; u < l->n; u += len[nrun++]) {
+  for (size_t u = 0, m; u < n; u += m, nrun++) {
+    m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
+                           : power_alike_from(l->units, u + 1, n));
     first[nrun] = u;
-    len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
-                                   : power_alike_from(l->units, u + 1, l->n));
-    l->rcls[nrun] =
-        class_of(l, memo->work, u, nrun > 0 ? l->rcls[nrun - 1] : SIZE_MAX);
-    l->rgpus[nrun] = l->units[u].n;
+    len[nrun] = m;
+    k = rcls[nrun] = class_of(l, memo->work, u, k);
+    rgpus[nrun] = l->units[u].n;
+    gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
   }
   l->runs.n = nrun;
-  for (size_t r = 0; r < nrun; r++) /* whole numbers: exact in any order */
-    l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
 }
 
 /* Whether the budget of a group of many classes is held at their floor
