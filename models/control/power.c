@@ -20,9 +20,10 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
 /* The repeated sum for s > 0 and t >= 0, both finite. Within the binade
  * [2^e, B = 2^(e+1)) of s the doubles are the multiples of q = 2^(e-52),
  * and s is one, so while s + t stays below B each addition rounds t to
- * the same multiple R q of q (ties to even aside: t half way between two
- * multiples rounds by the parity of s, and is added one at a time). The
- * k additions that land at or below B then land on s + k R q exactly,
+ * the same multiple R q of q (t half way between two multiples, a tie,
+ * rounds to the even sum: after the first addition, by the even one of
+ * the two each time, below). The k additions that land at or below B
+ * then land on s + k R q exactly,
  * computed at once: one step per binade the sum crosses, not per term.
  * (The one that reaches B exactly, from B - R q, adds t = (R + d) q with
  * |d| < 1/2: B + d q, which rounds to B on either side.) In units of q,
@@ -49,12 +50,20 @@ static double add_up(double s, double t, size_t m) {
     double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
     uint64_t h = (e - 53) << 52;
     memcpy(&half, &h, sizeof half);
-    if (d == half || d == -half) { /* a tie: rounds by the sum's parity */
-      s = s1;
-      continue;
-    }
     /* The significands in units of q: s1's S1, the step R >= 1. */
     uint64_t S1 = (b1 & (one - 1)) | one, R = S1 - ((b & (one - 1)) | one);
+    if (d == half || d == -half) { /* a tie: t = T q, T = R +- 1/2 */
+      /* s1 rounded to even: S1 is. From an even S the sum S + T rounds
+       * to S + E, E the even one of T -+ 1/2, and stays even: each
+       * later addition in the binade steps by E (R, or R's neighbour
+       * towards T where R is odd, as from an odd S). At the binade's
+       * end, S + E = 2^53 leaves S + T at 2^53 +- 1/2, which rounds to
+       * B on either side (below it a tie to the even 2^53). E = 0
+       * (T = 1/2): every later addition rounds away at S1. */
+      R = (R & 1) == 0 ? R : d > 0 ? R + 1 : R - 1;
+      if (R == 0)
+        return s1;
+    }
     uint64_t k = (2 * one - S1) / R;
     if (k > m)
       k = (uint64_t)m;

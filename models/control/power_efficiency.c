@@ -65,6 +65,12 @@ struct power_work {
   uint64_t *slot;
   size_t n, size; /* the units the arrays hold; the hash's slots */
   uint64_t gen;
+  /* Whether the last split's runs were more than twice its classes:
+   * then this one's try the run before's class first (class_of; the
+   * fluid mode's group of 66 runs has some 12 classes, while the
+   * request level's runs are mostly of other classes than their
+   * neighbours', where a try would cost a failed compare a run). */
+  bool runs_share;
 };
 
 bool power_memo_ready(const power_memo *memo, size_t n) {
@@ -364,10 +370,29 @@ static bool in_class(const level *l, size_t k, size_t u, bool val, double lo,
          (!val || same_clock(&l->units[l->rep[k]], &l->units[u]));
 }
 
+/* Whether unit p belongs to class k when k is valued: in_class without
+ * valued(p), which a unit of the same clock function as k's first has
+ * (its inputs are same_clock's fields, equal), nor its want worked out
+ * unless the rest holds. */
+static bool in_valued_class(const level *l, size_t k, const power_unit *p) {
+  return l->valued[k] && sim_same_bits(l->klo[k], p->lo) &&
+         same_clock(&l->units[l->rep[k]], p) &&
+         sim_same_bits(l->kwant[k], wanted(p));
+}
+
 /* The class of unit u through a hash on its clock inputs and range (open
- * addressing in the memo's slots, size a power of two), made if new. */
-static size_t class_of(level *l, struct power_work *w, size_t u) {
+ * addressing in the memo's slots, size a power of two), made if new.
+ * The run before's class, prev (SIZE_MAX: none, or not tried: see
+ * power_work.runs_share), is tried first where valued: in the fluid mode
+ * most runs are of their neighbour's class (a service's replicas apart
+ * by their GPUs alone: bench-10k's group of 66 runs, some 12 classes),
+ * and a class is in_class's equivalence class
+ * (same bits, or == on values that are neither NaN nor zero: a unit of
+ * it hashes to its slot), so no other class holds u: the hash's answer. */
+static size_t class_of(level *l, struct power_work *w, size_t u, size_t prev) {
   const power_unit *p = &l->units[u];
+  if (prev != SIZE_MAX && in_valued_class(l, prev, p))
+    return prev;
   bool val = valued(p);
   double lo = p->lo, want = val ? wanted(p) : lo;
   uint64_t h, *slot = w->slot;
@@ -422,18 +447,26 @@ static void level_init(level *l, power_memo *memo, double *cap,
     l->rcap = cap;
     return;
   }
+  /* In locals: the stores to the runs' arrays (size_t) might otherwise
+   * be to l->n, read again every run. */
   size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
+  size_t *rcls = l->rcls, k = SIZE_MAX;
+  const size_t n = l->n;
+  double *rgpus = l->rgpus, *gpus = l->gpus;
+  struct power_work *w = memo->work;
+  const bool try_prev = w->runs_share; /* the last split's */
   l->nclass = 0;
-  for (size_t u = 0; u < l->n; u += len[nrun++]) {
+  for (size_t u = 0, m; u < n; u += m, nrun++) {
+    m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
+                           : power_alike_from(l->units, u + 1, n));
     first[nrun] = u;
-    len[nrun] = 1 + (alike != NULL ? marked_from(alike, u + 1, l->n)
-                                   : power_alike_from(l->units, u + 1, l->n));
-    l->rcls[nrun] = class_of(l, memo->work, u);
-    l->rgpus[nrun] = l->units[u].n;
+    len[nrun] = m;
+    k = rcls[nrun] = class_of(l, w, u, try_prev ? k : SIZE_MAX);
+    rgpus[nrun] = l->units[u].n;
+    gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
   }
   l->runs.n = nrun;
-  for (size_t r = 0; r < nrun; r++) /* whole numbers: exact in any order */
-    l->gpus[l->rcls[r]] += l->rgpus[r] * (double)len[r];
+  w->runs_share = 2 * l->nclass < nrun;
 }
 
 /* Whether the budget of a group of many classes is held at their floor

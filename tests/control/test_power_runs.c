@@ -638,14 +638,57 @@ static void fill_held_at_floor(void **state) {
   free(w);
 }
 
+/* Runs of a kind's units A (a: A with a GPU more, another run of A's
+ * class), then B, A but for one field (n, of the run alone; else its
+ * range or its clock's, by a factor), as AA a AA B b BB a: more than
+ * twice as many runs as classes, so a memo's second split tries the
+ * run before's class first (class_of), which must keep A's and B's
+ * classes apart where the field is the class's. */
+static void neighbour_runs_a_field_apart(void **state) {
+  (void)state;
+  static const char order[] = "AAaAABbBBa";
+  static const double by[] = {1.5, 0.9, 0.6, 2.5, 0.5, 1.13, 1.1, 0.7, 1.05,
+                              1.5};
+  uint64_t seed = 53;
+  power_unit kinds[MAXU], u[sizeof order - 1];
+  const size_t n = sizeof order - 1;
+  double budget, cap[2 * (sizeof order - 1)];
+  size_t nk = classed_fleet(&seed, kinds, &budget);
+  for (size_t k = 0; k < nk; k++)
+    for (int field = 0; field < 11; field++) {
+      power_unit b = kinds[k];
+      double *f[] = {&b.lo,   &b.hi,   &b.demand,   &b.weight, &b.c,
+                     &b.idle, &b.span, &b.activity, &b.gamma,  &b.phi_min};
+      if (field == 0)
+        b.n += 2;
+      else
+        *f[field - 1] *= by[field - 1];
+      for (size_t i = 0; i < n; i++) {
+        u[i] = order[i] == 'A' || order[i] == 'a' ? kinds[k] : b;
+        u[i].n += order[i] == 'a' || order[i] == 'b';
+      }
+      double bud = drawn_budget(&seed, u, n);
+      power_memo memo = {.level = NAN};
+      split_by_units(u, n, bud, cap + n);
+      for (int split = 0; split < 2; split++) {
+        power_split_efficiency_from(u, n, bud, cap, &memo, NULL);
+        if (memcmp(cap, cap + n, n * sizeof *cap) != 0)
+          fail_msg("kind %zu, field %d, split %d: caps differ", k, field,
+                   split);
+      }
+      power_memo_clear(&memo);
+    }
+}
+
 int main(void) {
-  struct CMUnitTest tests[17];
+  struct CMUnitTest tests[18];
   size_t n = 0;
   TEST_ADD(tests, n, repeat_rounds_as_the_loop);
   TEST_ADD(tests, n, repeat_is_the_loop);
   TEST_ADD(tests, n, fill_and_spread_in_runs);
   TEST_ADD(tests, n, split_in_runs_is_unit_by_unit);
   TEST_ADD(tests, n, one_unlike_in_a_long_run);
+  TEST_ADD(tests, n, neighbour_runs_a_field_apart);
   TEST_ADD(tests, n, caps_out_every_run_length);
   TEST_ADD(tests, n, three_long_runs_drifting);
   TEST_ROWS(tests, n, light_units_kept_full, light_cases);
