@@ -313,9 +313,9 @@ static inline double half_ulp(double x) {
  * (P(lo) <= cap < P(hi), found by the caller) that each power shrinks: a
  * step out of it, or no slope, halves it instead. Each step s = (cap -
  * P) / P' takes its second-order term, s - (P'' / 2 P') s^2
- * (Chebyshev's method, cubic: at bench-10k's peak 2.5 powers a solve
- * where the plain step took 3.9, and 5.4 in all with the search where
- * it took 6.8). It starts at the chord's root (below the root where P
+ * (Chebyshev's method, cubic: in bench-10k's peak's first 20 minutes
+ * 2.5 powers a solve where the plain step took 3.9, and 5.4 in all with
+ * the search where it took 6.8). It starts at the chord's root (below the root where P
  * is convex: the power law), and aims at the clock where the exact sum
  * of P's two parts passes cap and half its ULP, where the rounded P
  * first goes over the cap (P is a staircase in phi: one ULP of P spans
