@@ -12,6 +12,7 @@
 #include "bits.h"
 #include "gpu.h"
 #include "gpu_internal.h"
+#include "lanes.h"
 #include "pow.h"
 
 /* Entries of a type's memo of phi^gamma, a power of two. The callers ask
@@ -376,23 +377,50 @@ static bool fma_solves(const gpu_spec *g) {
 #endif
 }
 
-/* The largest clock in [lo, hi] with P at most the cap, P there p_lo and
- * p_hi (the caller's checks found them, power_at's bits): lo itself
- * where P is not finite at an end (a NaN cap or load) or P(lo) is over
- * the cap, hi where P(hi) is not. */
-static double solve_cap(const cap_problem *p, double lo, double hi,
-                        double p_lo, double p_hi, bool fma) {
+/* The cap's answer where the bracket [lo, hi] settles it (true: lo
+ * itself where P is not finite at an end, a NaN cap or load, or P(lo)
+ * is over the cap; hi where P(hi) is not), else its solve in *job. */
+static bool bracket_settles(const cap_problem *p, double lo, double hi,
+                            double p_lo, double p_hi, double *phi,
+                            gpu_cap_job *job) {
   if (!isfinite(p_lo) || !isfinite(p_hi) || !(p_lo <= p->cap_w) || !(lo < hi))
-    return lo;
+    return *phi = lo, true;
   if (p_hi <= p->cap_w)
-    return hi;
+    return *phi = hi, true;
+  *job = (gpu_cap_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, p_lo, p_hi};
+  return false;
+}
+
+/* Job j's cap problem for a type g (phi_min gpu_phi_min's). */
+static cap_problem job_problem(const gpu_spec *g, double phi_min,
+                               const gpu_cap_job *j) {
+  return (cap_problem){{g, phi_min, j->mem, j->clocked}, j->cap};
+}
+
+/* The clocks of n jobs of g into phi: in lanes where g's solves are
+ * solve_fma's and the CPU has AVX2 (gpu_newton4.c), else one by one;
+ * the same doubles either way (the definition's, P as evaluated
+ * monotone; test_gpu_batch holds them to it). */
+static void jobs_solved(const gpu_spec *g, double phi_min, bool fma,
+                        const gpu_cap_job *job, size_t n, double *phi) {
 #ifdef GPU_SOLVE_FMA
-  if (fma)
-    return solve_fma(p, lo, hi, p_lo, p_hi);
-#else
-  (void)fma;
+  if (fma && sim_lanes_wide()) {
+    gpu_cap_type t = {g->idle_w, g->knee, phi_min};
+    gpu__newton_lanes(&t, job, n, phi);
+    return;
+  }
 #endif
-  return solve_any(p, lo, hi, p_lo, p_hi);
+  for (size_t i = 0; i < n; i++) {
+    const gpu_cap_job *j = &job[i];
+    cap_problem p = job_problem(g, phi_min, j);
+#ifdef GPU_SOLVE_FMA
+    if (fma) {
+      phi[i] = solve_fma(&p, j->lo, j->hi, j->p_lo, j->p_hi);
+      continue;
+    }
+#endif
+    phi[i] = solve_any(&p, j->lo, j->hi, j->p_lo, j->p_hi);
+  }
 }
 
 /* s_mem and d at phi clamped as power_at clamps it. */
@@ -432,26 +460,31 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
 }
 
 /* gpu_load_clock_under_cap's checks where P at full clock, p_1, is
- * above the cap, and its solve: phi_min where even it draws more than
- * the cap (the floor), else the clock above the knee or below it,
- * whichever side holds the crossing (P at the knee against the cap). */
-static inline double below_full(const cap_problem *p, const cap_ends *e,
-                                double p_1, bool fma) {
+ * above the cap: its answer in *phi (true), or false where it is a solve,
+ * that solve in *job: phi_min where even it draws more than the cap (the
+ * floor), else the bracket above the knee or below it, whichever side
+ * holds the crossing (P at the knee against the cap). */
+static inline bool below_full(const cap_problem *p, const cap_ends *e,
+                              double p_1, double *phi, gpu_cap_job *job) {
   double p_min, p_knee;
   if (!((p_min = power_at_end(&p->t, e->s_min, e->d_min)) <= p->cap_w))
-    return e->phi_min;
+    return *phi = e->phi_min, true;
   if ((p_knee = power_at_end(&p->t, e->s_knee, e->d_knee)) <= p->cap_w)
-    return solve_cap(p, e->knee, 1, p_knee, p_1, fma);
-  return solve_cap(p, e->phi_min, e->knee, p_min, p_knee, fma);
+    return bracket_settles(p, e->knee, 1, p_knee, p_1, phi, job);
+  return bracket_settles(p, e->phi_min, e->knee, p_min, p_knee, phi, job);
 }
 
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   cap_problem p = {load_terms_of(g, l), cap_w};
-  double p_1 = power_at(&p.t, 1, g->pow_memo);
+  double p_1 = power_at(&p.t, 1, g->pow_memo), phi;
   if (p_1 <= cap_w)
     return 1;
   cap_ends local;
-  return below_full(&p, cap_ends_of(g, &local), p_1, fma_solves(g));
+  const cap_ends *e = cap_ends_of(g, &local);
+  gpu_cap_job job;
+  if (!below_full(&p, e, p_1, &phi, &job))
+    jobs_solved(g, e->phi_min, fma_solves(g), &job, 1, &phi);
+  return phi;
 }
 
 /* What the checks before the solve take of a type, once a batch: its
@@ -472,10 +505,12 @@ static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
   return v;
 }
 
-/* gpu_load_clock_under_cap with the type's view: P at phi 1 by
+/* gpu_load_clock_under_cap's checks with the type's view: P at phi 1 by
  * power_at_end (power_at's sum), the load's terms as load_terms_of takes
- * them (phi_min the ends'). */
-static double clock_of(const type_view *v, double cap_w, gpu_load l) {
+ * them (phi_min the ends'); the answer in *phi (true) or its solve in
+ * *job. */
+static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
+                         double *phi, gpu_cap_job *job) {
   const gpu_spec *g = v->g;
   double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
   double busy = clamp(l.busy, 0, 1);
@@ -484,16 +519,29 @@ static double clock_of(const type_view *v, double cap_w, gpu_load l) {
                    cap_w};
   double p_1 = power_at_end(&p.t, v->s_1, v->d_1);
   if (p_1 <= cap_w)
-    return 1;
-  return below_full(&p, v->e, p_1, v->fma);
+    return *phi = 1, true;
+  return below_full(&p, v->e, p_1, phi, job);
 }
+
+/* Clocks a batch at most: the jobs on the stack. */
+#define CAPS_BATCH 64
 
 void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
                                 const gpu_load *l, double *phi) {
+  gpu_cap_job job[CAPS_BATCH];
+  size_t at[CAPS_BATCH];
+  double solved[CAPS_BATCH];
   cap_ends local;
   type_view v = type_view_of(g, &local);
-  for (size_t k = 0; k < n; k++)
-    phi[k] = clock_of(&v, cap[k], l[k]);
+  for (size_t k = 0; k < n;) {
+    size_t m = 0, end = n - k < CAPS_BATCH ? n : k + CAPS_BATCH;
+    for (; k < end; k++)
+      if (!clock_or_job(&v, cap[k], l[k], &phi[k], &job[m]))
+        at[m++] = k;
+    jobs_solved(g, v.e->phi_min, v.fma, job, m, solved);
+    for (size_t i = 0; i < m; i++)
+      phi[at[i]] = solved[i];
+  }
 }
 
 double gpu_speed_compute(const gpu_spec *g, double phi) {
