@@ -3,6 +3,7 @@
 #ifndef MODELS_GPU_INTERNAL_H
 #define MODELS_GPU_INTERNAL_H
 #include <gsl/gsl_interp.h>
+#include <stdbool.h>
 
 #include "gpu.h"
 
@@ -37,5 +38,13 @@ typedef struct gpu_cap_type {
  * and fma; gpu_newton4.c): gpu_power.c's answers, the same doubles. */
 void gpu__newton_lanes(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
                        double *phi);
+
+/* A lone job of such a type whose bracket is above the knee (j->lo at
+ * or over t->knee), by the closed form and one power of four
+ * neighbouring doubles in the lanes (gpu_newton4.c): true and the same
+ * double in *phi where they settle it, false where they do not (then
+ * gpu__newton_lanes). */
+bool gpu__newton_lone(const gpu_cap_type *t, const gpu_cap_job *j,
+                      double *phi);
 
 #endif

@@ -80,32 +80,42 @@ typedef struct point4 {
   v4 slope, bend, err;
 } point4;
 
-/* pow(x, 2.5) of the lanes in want that sim_pow25_fma4_try leaves to
- * pow (the others' values are thrown away or are its). */
-TARGET static IN_LINE v4 pow25_lanes(v4 phi, int want) {
-  v4 d;
-  int pow_lanes = sim_pow25_fma4_try(phi, &d) & want;
-  if (pow_lanes != 0) {
-    double xs[4], ds[4];
-    _mm256_storeu_pd(xs, phi);
-    _mm256_storeu_pd(ds, d);
-    for (int i = 0; i < 4; i++)
-      if (pow_lanes >> i & 1)
-        ds[i] = pow(xs[i], 2.5);
-    d = _mm256_loadu_pd(ds);
-  }
-  return d;
+/* x clamped to [phi_min, 1] as power_at clamps it, and d there:
+ * sim_pow25_fma4_try's (1 at phi 1, pow(1, y) exactly). Returns the
+ * lanes whose d is not yet pow's (near a midpoint or out of its range:
+ * pow itself is their d). */
+TARGET static IN_LINE int fraction4(const lanes4 *L, v4 x, v4 *phi, v4 *d) {
+  v4 one = v4_all(1);
+  *phi = v4_pick(v4_lt(x, L->phi_min), L->phi_min,
+                 v4_pick(v4_gt(x, one), one, x));
+  v4 at_one = _mm256_cmp_pd(*phi, one, _CMP_EQ_OQ);
+  int unsure = sim_pow25_fma4_try(*phi, d) & ~v4_lanes(at_one);
+  *d = v4_pick(at_one, one, *d);
+  return unsure;
 }
 
-/* power_fma lane by lane (power_slope's operations in its order), for
- * the lanes in want: P's bits, its slope, bend and error in *pt. */
-TARGET static IN_LINE v4 power4(const lanes4 *L, v4 x, int want,
-                                point4 *pt) {
+/* pow(x, 2.5) into d's lanes of pow_lanes (x's lanes). */
+TARGET static IN_LINE v4 pow25_into(v4 x, v4 d, int pow_lanes) {
+  double xs[4], ds[4];
+  _mm256_storeu_pd(xs, x);
+  _mm256_storeu_pd(ds, d);
+  for (int i = 0; i < 4; i++)
+    if (pow_lanes >> i & 1)
+      ds[i] = pow(xs[i], 2.5);
+  return _mm256_loadu_pd(ds);
+}
+
+/* pow25_into out of line, for a path that seldom needs it (its
+ * arrays kept out of the caller's frame). */
+TARGET static __attribute__((noinline, cold)) v4 pow25_cold(v4 x, v4 d,
+                                                            int pow_lanes) {
+  return pow25_into(x, d, pow_lanes);
+}
+
+/* power_slope's sums lane by lane at a clamped phi with its d: P's
+ * bits, its slope, bend and error in *pt. */
+TARGET static IN_LINE v4 sums4(const lanes4 *L, v4 phi, v4 d, point4 *pt) {
   v4 one = v4_all(1), zero = _mm256_setzero_pd();
-  v4 phi = v4_pick(v4_lt(x, L->phi_min), L->phi_min,
-                   v4_pick(v4_gt(x, one), one, x));
-  v4 at_one = _mm256_cmp_pd(phi, one, _CMP_EQ_OQ);
-  v4 d = v4_pick(at_one, one, pow25_lanes(phi, want & ~v4_lanes(at_one)));
   v4 below = v4_lt(phi, L->knee);
   v4 s_mem = v4_pick(below, _mm256_div_pd(phi, L->knee), one);
   v4 dd = _mm256_div_pd(_mm256_mul_pd(v4_all(2.5), d), phi);
@@ -119,6 +129,18 @@ TARGET static IN_LINE v4 power4(const lanes4 *L, v4 x, int want,
   pt->err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(sum, b_part)),
                           _mm256_sub_pd(b, b_part));
   return sum;
+}
+
+/* power_fma lane by lane (power_slope's operations in its order), d
+ * pow's bits in the lanes in want (the others' P are thrown away): P's
+ * bits, its slope, bend and error in *pt. */
+TARGET static IN_LINE v4 power4(const lanes4 *L, v4 x, int want,
+                                point4 *pt) {
+  v4 phi, d;
+  int pow_lanes = fraction4(L, x, &phi, &d) & want;
+  if (pow_lanes != 0)
+    d = pow25_into(phi, d, pow_lanes);
+  return sums4(L, phi, d, pt);
 }
 
 /* Half an ULP of each lane of x > 0 (normal): gpu_power.c's half_ulp. */
@@ -346,43 +368,49 @@ TARGET static IN_LINE v4 root25_close(v4 y) {
       x, _mm256_div_pd(_mm256_mul_pd(x, e), _mm256_mul_pd(v4_all(2.5), h)));
 }
 
-/* A lone job above the knee (lo at or over it: s_mem 1 in the bracket)
- * by the closed form and one power of four neighbouring doubles: the
- * closed form's root of a + clocked phi^2.5 = cap + half its ULP (a =
- * P_idle + P_mem L.mem, start4's aim) to half an ULP, then P at the
- * doubles from one under it to two over, a lane each. Where they show
- * P(phi) <= cap < P(next double), phi is the definition's answer (P as
- * evaluated is monotone: one such phi); true and *phi that. False where
- * the crossing is not among them or a P is not finite (group4 solves
- * it). The fluid mode's solves are mostly these: about 13 a tick, 92%
- * above the knee, where a group of four lanes for one cost 790
- * instructions a solve. */
-TARGET static bool lone_above(const gpu_cap_type *t, const gpu_cap_job *j,
-                              double *phi) {
+/* A lone job above the knee (lo at or over it: s_mem 1 in the bracket;
+ * gpu_internal.h) by the closed form and one power of four neighbouring
+ * doubles: the closed form's root of a + clocked phi^2.5 = cap + half
+ * its ULP (a = P_idle + P_mem L.mem, start4's aim) to half an ULP, then
+ * P at the doubles from one under it to two over, a lane each. Where
+ * they show P(phi) <= cap < P(next double), phi is the definition's
+ * answer (P as evaluated is monotone: one such phi); true and *phi that.
+ * Only those two lanes' P need be pow's bits: where one's d is near a
+ * midpoint pow gives it and the lanes are looked at again (the others
+ * serve only to find the crossing). False where the crossing is not
+ * among them (group4 solves it): bench-10k's fluid 10 minutes, 30 of
+ * 7,212; the request's 3 minutes, 2 of 1,829. P is finite at every
+ * clamped clock: the job's p_hi is, so its terms are. */
+TARGET bool gpu__newton_lone(const gpu_cap_type *t, const gpu_cap_job *j,
+                             double *phi) {
   lanes4 L = {v4_all(t->idle_w), v4_all(t->knee), v4_all(t->phi_min),
               v4_all(j->mem),    v4_all(j->clocked), v4_all(j->cap)};
   v4 over = half_ulp4(L.cap);
   v4 a = _mm256_add_pd(L.idle, L.mem);
   v4 y = _mm256_div_pd(_mm256_add_pd(_mm256_sub_pd(L.cap, a), over),
                        L.clocked);
-  w4 x = _mm256_add_epi64(w4_of(root25_close(y)),
-                          _mm256_set_epi64x(2, 1, 0, -1));
-  point4 pt;
-  v4 px = power4(&L, v4_of(x), 0xf, &pt);
-  int held = v4_lanes(v4_le(px, L.cap));
-  int finite = v4_lanes(v4_lt(v4_abs(px), v4_all(INFINITY)));
-  if (finite != 0xf || (held != 1 && held != 3 && held != 7))
-    return false;
-  int64_t bits[4];
-  _mm256_storeu_si256((__m256i *)bits, x);
-  *phi = sim_of_bits((uint64_t)bits[__builtin_popcount((unsigned)held) - 1]);
-  return true;
+  v4 root = root25_close(y);
+  w4 x = _mm256_add_epi64(w4_of(root), _mm256_set_epi64x(2, 1, 0, -1));
+  v4 clamped, d;
+  int unsure = fraction4(&L, v4_of(x), &clamped, &d);
+  for (;;) {
+    point4 pt;
+    int held = v4_lanes(v4_le(sums4(&L, clamped, d, &pt), L.cap));
+    if (held != 1 && held != 3 && held != 7)
+      return false;
+    int top = __builtin_popcount((unsigned)held) - 1;
+    int pair = unsure & (3 << top);
+    if (pair == 0) {
+      *phi = sim_of_bits(sim_bits(_mm256_cvtsd_f64(root)) + (uint64_t)top - 1);
+      return true;
+    }
+    d = pow25_cold(clamped, d, pair);
+    unsure &= ~pair;
+  }
 }
 
 void gpu__newton_lanes(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
                        double *phi) {
-  if (n == 1 && j->lo >= t->knee && lone_above(t, j, phi))
-    return;
   for (size_t k = 0; k < n; k += 4)
     group4(t, j + k, n - k < 4 ? n - k : 4, phi + k);
 }
