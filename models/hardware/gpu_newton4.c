@@ -94,22 +94,11 @@ TARGET static IN_LINE int fraction4(const lanes4 *L, v4 x, v4 *phi, v4 *d) {
   return unsure;
 }
 
-/* pow(x, 2.5) into d's lanes of pow_lanes (x's lanes). */
-TARGET static IN_LINE v4 pow25_into(v4 x, v4 d, int pow_lanes) {
-  double xs[4], ds[4];
-  _mm256_storeu_pd(xs, x);
-  _mm256_storeu_pd(ds, d);
-  for (int i = 0; i < 4; i++)
-    if (pow_lanes >> i & 1)
-      ds[i] = pow(xs[i], 2.5);
-  return _mm256_loadu_pd(ds);
-}
-
-/* pow25_into out of line, for a path that seldom needs it (its
+/* sim_pow25_into out of line, for a path that seldom needs it (its
  * arrays kept out of the caller's frame). */
 TARGET static __attribute__((noinline, cold)) v4 pow25_cold(v4 x, v4 d,
                                                             int pow_lanes) {
-  return pow25_into(x, d, pow_lanes);
+  return sim_pow25_into(x, d, pow_lanes);
 }
 
 /* power_slope's sums lane by lane at a clamped phi with its d: P's
@@ -139,7 +128,7 @@ TARGET static IN_LINE v4 power4(const lanes4 *L, v4 x, int want,
   v4 phi, d;
   int pow_lanes = fraction4(L, x, &phi, &d) & want;
   if (pow_lanes != 0)
-    d = pow25_into(phi, d, pow_lanes);
+    d = sim_pow25_into(phi, d, pow_lanes);
   return sums4(L, phi, d, pt);
 }
 
