@@ -511,8 +511,8 @@ static uint32_t misses_end(const seq_runs *s, uint32_t k, uint32_t n) {
  * alike, its run's held cap is unlike last's too), so it is, with no
  * call to hits_seq for a stretch of none. At the request level's peak
  * nearly every replica is unlike the one before: a stretch of those
- * (misses_end) is solved together (rack__runs_phi_remember, the Brent
- * solves four at a time), the same clocks and last as one by one. */
+ * (misses_end) is solved together (rack__runs_phi_remember), the same
+ * clocks and last as one by one. */
 static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
                          rack_phi_last *last, double *phi, racks_alike a) {
   const seq_runs s = seq_runs_of(fl, r);

@@ -27,9 +27,8 @@
  * (s_m). d(phi) = phi^gamma (P ~ f V^2, V rising with f) or, when the
  * type has a measured curve, the monotone interpolation of that table.
  * Under a power cap C the clock is the largest phi in [phi_min, 1] with
- * P(phi, L) <= C: closed form above the knee for the power law, Brent's
- * method otherwise (stepped as GSL's solver steps it, in line:
- * gpu_power.c). Compute-bound work runs at speed phi, memory-bound work
+ * P(phi, L) <= C, P as gpu_load_power evaluates it, to the last double
+ * (Newton's method, then the neighbouring doubles: gpu_power.c). Compute-bound work runs at speed phi, memory-bound work
  * at s_m(phi).
  *
  * A load is what the work would put on the GPU at full clock; the power
@@ -193,9 +192,9 @@ double gpu_load_power(const gpu_spec *g, double phi, gpu_load l);
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l);
 
 /* gpu_load_clock_under_cap(g, cap[k], l[k]) in phi[k] for k < n, the
- * same bits: the Brent solves among them four at a time in the lanes of
- * an AVX2 register where the CPU has it (the request level's peak asks
- * a stretch of replicas' clocks, nearly all of them new). */
+ * same bits: the type's view (its cap's ends, P at full clock's terms)
+ * taken once for the batch (the request level's peak asks a stretch of
+ * replicas' clocks, nearly all of them new). */
 void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
                                 const gpu_load *l, double *phi);
 

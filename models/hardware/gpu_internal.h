@@ -3,6 +3,7 @@
 #ifndef MODELS_GPU_INTERNAL_H
 #define MODELS_GPU_INTERNAL_H
 #include <gsl/gsl_interp.h>
+#include <stdbool.h>
 
 #include "gpu.h"
 
@@ -19,27 +20,31 @@ struct gpu_curve {
  * the type and freed with it; NULL when out of memory. */
 struct gpu_pow_memo *gpu__pow_memo_new(void);
 
-/* A cap's solve by brent_fma (gpu_power.c: a power law of gamma 2.5, the
- * CPU with fma): the load's terms P_mem L.mem and the core domain's
- * power at full clock, the cap, the bracket [lo, hi] and its residuals
- * there (fa, fb, apart in sign, finite). */
-typedef struct gpu_brent_job {
-  double mem, clocked, cap, lo, hi, fa, fb;
-} gpu_brent_job;
+/* A cap's solve below full clock (gpu_power.c): the load's terms
+ * P_mem L.mem and the core domain's power at full clock, the cap, the
+ * bracket [lo, hi] and P there (p_lo <= cap < p_hi, finite). */
+typedef struct gpu_cap_job {
+  double mem, clocked, cap, lo, hi, p_lo, p_hi;
+} gpu_cap_job;
 
-/* brent_fma's answer for job j of a type g (gpu_power.c). */
-double gpu__brent_job(const gpu_spec *g, const gpu_brent_job *j);
-
-/* What brent_fma's residual takes of the type: P_idle, the knee as
- * given, phi_min (gpu_phi_min's bits). */
-typedef struct gpu_brent_type {
+/* What P takes of the type: P_idle, the knee as given, phi_min
+ * (gpu_phi_min's bits). */
+typedef struct gpu_cap_type {
   double idle_w, knee, phi_min;
-} gpu_brent_type;
+} gpu_cap_type;
 
-/* gpu__brent_job's answers for n jobs of a type t in phi, four a time in
- * an AVX2 register's lanes, the same bits: for a CPU with AVX2 and fma
- * (gpu_brent4.c). */
-void gpu__brent_lanes(const gpu_brent_type *t, const gpu_brent_job *j, size_t n,
+/* The clocks of n jobs of a type t whose P is a power law of gamma 2.5
+ * in phi, four a time in an AVX2 register's lanes (for a CPU with AVX2
+ * and fma; gpu_newton4.c): gpu_power.c's answers, the same doubles. */
+void gpu__newton_lanes(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
+                       double *phi);
+
+/* A lone job of such a type whose bracket is above the knee (j->lo at
+ * or over t->knee), by the closed form and one power of four
+ * neighbouring doubles in the lanes (gpu_newton4.c): true and the same
+ * double in *phi where they settle it, false where they do not (then
+ * gpu__newton_lanes). */
+bool gpu__newton_lone(const gpu_cap_type *t, const gpu_cap_job *j,
                       double *phi);
 
 #endif

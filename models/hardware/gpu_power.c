@@ -1,6 +1,5 @@
 /* gpu_power.c - the power/DVFS model of gpu.h: a GPU's power at a clock
  * and load, the clock a cap allows, the speeds. The catalog is gpu.c. */
-#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -164,69 +163,74 @@ double gpu_clock_under_cap(const gpu_spec *g, double cap_w, double activity) {
   return gpu_load_clock_under_cap(g, cap_w, gpu_load_level(activity));
 }
 
-/* The cap equation P(phi, L) - C for one load and cap. */
+/* The cap equation P(phi, L) = C for one load and cap. */
 typedef struct cap_problem {
   load_terms t;
   double cap_w;
 } cap_problem;
 
-/* P(phi, L) - cap. The root finder's clocks are new ones: pow itself,
- * not the memo (misses that would push out the clocks asked again). */
-static inline double cap_residual(const cap_problem *p, double phi) {
-  return power_at(&p->t, phi, NULL) - p->cap_w;
+/* The clock a cap allows is defined by P as power_at evaluates it, not by
+ * a solver's path: the largest double phi in the bracket whose P(phi) is
+ * at most the cap (the cap held, nothing left under it). That is well
+ * defined and found by a search on the bits because P as evaluated is
+ * monotone non-decreasing in phi, term by term: the clamp is; s_mem is
+ * phi / knee correctly rounded (monotone) below the knee, and under 1
+ * there (phi / knee < 1 rounds to at most 1), 1 from it; mem * s_mem,
+ * the sum with P_idle, clocked * d and the last sum are each a monotone
+ * function of monotone non-negative terms, correctly rounded. d is pow's
+ * (sim_pow, sim_pow25_fma: pow's bits, pow.h), within 0.54 ULP of
+ * phi^gamma (glibc's e_pow.c bound): for doubles phi < phi' the exact
+ * values differ by a factor (phi'/phi)^gamma >= 1 + gamma 2^-53, at least
+ * 1.25 ULP of the smaller one for gamma 2.5 (2.5 ULP where the binade
+ * changes and the larger one's ULP doubles), more than the 1.08 (1.62)
+ * ULP the two roundings can take back: pow's phi^2.5 is increasing, and
+ * pow(1, y) is 1, power_at's value at 1. The same holds for any gamma
+ * over 2.16 (gamma / 2 ULP over 1.08); the schema allows 1 to 4, and for
+ * a gamma under that or a measured curve (Steffen's interpolation,
+ * monotone between its points in exact arithmetic) P is not proven
+ * monotone in doubles: there the answer is still a clock with P(phi) <=
+ * cap < P(next double), one crossing of the cap, the largest one
+ * wherever P is monotone. */
+
+/* P at phi clamped as power_at clamps it, P's slope and bend (its
+ * second derivative) there, and the last sum's rounding error (the exact
+ * sum less P: Knuth's TwoSum), for Newton's step to aim at the exact sum
+ * that rounds over the cap. The slope: mem / knee below the knee, and
+ * clocked d'(phi) with d' = gamma d / phi (phi^(gamma - 1) from the
+ * power already taken), a curve's from its interpolation
+ * (gsl_interp_eval_deriv; linear to 0 below its first point, as
+ * curve_fraction). The bend: clocked (gamma - 1) d' / phi for the power
+ * law (s_mem is linear), 0 for a curve (its Newton steps plain). */
+typedef struct power_point {
+  double slope, bend, err;
+} power_point;
+
+static inline double curve_slope(const struct gpu_curve *c, double phi) {
+  if (phi < c->phi[0])
+    return c->power[0] / c->phi[0];
+  return gsl_interp_eval_deriv(c->interp, c->phi, c->power, phi, c->accel);
 }
 
-static bool same_sign(double x, double y) {
-  return (x < 0 && y < 0) || (x > 0 && y > 0);
+static inline __attribute__((always_inline)) double
+power_slope(const cap_problem *p, double phi, double d, power_point *pt) {
+  const gpu_spec *g = p->t.g;
+  bool below = phi < g->knee;
+  double s_mem = below ? phi / g->knee : 1;
+  double dd = g->interp != NULL ? curve_slope(g->interp, phi)
+                                : g->gamma * d / phi;
+  pt->slope = (below ? p->t.mem / g->knee : 0) + p->t.clocked * dd;
+  pt->bend = g->interp != NULL ? 0 : p->t.clocked * ((g->gamma - 1) * dd / phi);
+  double a = g->idle_w + p->t.mem * s_mem, b = p->t.clocked * d;
+  double sum = a + b, b_part = sum - a;
+  pt->err = (a - (sum - b_part)) + (b - b_part);
+  return sum;
 }
 
-/* gsl_root_test_interval(lo, hi, 0, 1e-12): the bracket within 1e-12 of
- * its smaller end (GSL_MIN_DBL's compare, not a call to fmin). */
-static bool converged(double lo, double hi) {
-  double l = fabs(lo), h = fabs(hi);
-  double min_abs = same_sign(lo, hi) ? (l < h ? l : h) : 0;
-  return fabs(hi - lo) < 1e-12 * min_abs;
-}
-
-/* Brent's method (R. P. Brent, "Algorithms for Minimization without
- * Derivatives", 1973, ch. 4) as GSL's gsl_root_fsolver_brent steps it,
- * operation for operation: this file solved the cap with GSL's solver
- * until 2026-12 and every output keeps its bits (test_gpu's
- * brent_is_gsls holds the two together). The state: b the best estimate,
- * a the previous one, c the bracket's other end; d the last step, e the
- * one before. */
-typedef struct brent {
-  double a, b, c, d, e, fa, fb, fc;
-} brent;
-
-/* The step from b: interpolation when it stays well inside the bracket
- * and shrinks fast enough, else bisection (m). */
-static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
-  if (fabs(s->e) < tol || fabs(s->fa) <= fabs(s->fb)) {
-    s->d = s->e = m;
-    return;
-  }
-  double p, q, r, sr = s->fb / s->fa;
-  if (ac_equal) { /* secant */
-    p = 2 * m * sr;
-    q = 1 - sr;
-  } else { /* inverse quadratic */
-    q = s->fa / s->fc;
-    r = s->fb / s->fc;
-    p = sr * (2 * m * q * (q - r) - (s->b - s->a) * (r - 1));
-    q = (q - 1) * (r - 1) * (sr - 1);
-  }
-  if (p > 0)
-    q = -q;
-  else
-    p = -p;
-  double lim = 3 * m * q - fabs(tol * q), e_q = fabs(s->e * q);
-  if (2 * p < (lim < e_q ? lim : e_q)) {
-    s->e = s->d;
-    s->d = p / q;
-  } else {
-    s->d = s->e = m;
-  }
+/* power_at (memo NULL: pow's bits) and its slope at phi */
+static inline __attribute__((always_inline)) double
+power_any(const cap_problem *p, double phi, power_point *pt) {
+  phi = clamp(phi, p->t.phi_min, 1);
+  return power_slope(p, phi, fraction_at(p->t.g, phi, NULL), pt);
 }
 
 /* x^2.5 in line in the cap's solve (pow.h's sim_pow25_fma, sim_pow's
@@ -238,109 +242,131 @@ static inline void brent_step(brent *s, double tol, double m, bool ac_equal) {
 #endif
 
 #ifdef GPU_SOLVE_FMA
-/* cap_residual for a power law of gamma 2.5, d = phi^2.5 through
- * sim_pow25_fma: sim_pow's bits where the CPU has fma. */
-__attribute__((target("fma"))) static inline double
-residual_fma(const cap_problem *p, double phi) {
-  const gpu_spec *g = p->t.g;
+/* power_any for a power law of gamma 2.5: d through sim_pow25_fma. */
+__attribute__((target("fma"), always_inline)) static inline double
+power_fma(const cap_problem *p, double phi, power_point *pt) {
   phi = clamp(phi, p->t.phi_min, 1);
-  double s_mem = phi >= g->knee ? 1 : phi / g->knee;
-  double d = phi == 1 ? 1 : sim_pow25_fma(phi);
-  return ((g->idle_w + p->t.mem * s_mem) + p->t.clocked * d) - p->cap_w;
+  return power_slope(p, phi, phi == 1 ? 1 : sim_pow25_fma(phi), pt);
 }
 #endif
 
-/* The solve's loop (solve_cap) on the residual f, in line in each of its
- * two callers: f a constant there, called directly and put in line.
- * GSL's iteration turned about: a step's interval test needs the sign
- * test the next step's orientation opens with (c set from a where fb
- * and fc agree), and the bracket the test reads, [b, c] then, is the
- * same after the swap that may follow. So each turn orients, tests the
- * step before and steps: one sign test a step, the state in locals.
- * The same operations on the same values, the same answers. */
-static inline __attribute__((always_inline)) double
-brent_loop(const cap_problem *p, double lo, double hi, double fa, double fb,
-           double (*f)(const cap_problem *, double)) {
-  double a = lo, b = hi, c = hi, d = hi - lo, e = hi - lo, fc = fb, phi = lo;
-  for (int i = 0;; i++) {
-    bool ac_equal = false;
-    if (same_sign(fb, fc)) {
-      ac_equal = true;
-      c = a, fc = fa, d = e = b - a;
-    }
-    if (i > 0) { /* the last step's lower end and interval test */
-      double up = b < c ? c : b;
-      phi = b < c ? b : c;
-      /* converged's answer where phi > 0 (so up too): |up - phi| is
-       * up - phi and the smaller magnitude phi */
-      if ((phi > 0 ? up - phi < 1e-12 * phi : converged(phi, up)) || i == 100)
-        return phi;
-    }
-    if (fabs(fc) < fabs(fb)) {
-      ac_equal = true;
-      a = b, b = c, c = a;
-      fa = fb, fb = fc, fc = fa;
-    }
-    double tol = 0.5 * DBL_EPSILON * fabs(b), m = 0.5 * (c - b);
-    if (fb == 0 || fabs(m) <= tol) /* converged: the state stays */
-      return fb == 0 || b < c ? b : c;
-    brent t = {a, b, c, d, e, fa, fb, fc};
-    brent_step(&t, tol, m, ac_equal);
-    d = t.d, e = t.e;
-    a = b, fa = fb;
-    double next = b + (fabs(d) > tol ? d : m > 0 ? +tol : -tol);
-    double f_next = f(p, next);
-    if (!isfinite(f_next))
-      return phi;
-    b = next, fb = f_next;
-  }
+typedef double (*power_fn)(const cap_problem *, double, power_point *);
+
+/* Newton's step is taken as the last when it is under this part of
+ * phi: with its second-order term (cap_newton) the error after it is
+ * then of order step^3 / phi^2 for the power law, 2^-51 phi, a few ULP,
+ * which the search on the bits (cap_bits) closes; a plain step (a
+ * curve's) leaves about (P'' / 2 P') step^2, so it goes on to 2^-26. */
+#define CAP_NEWTON_CLOSE 0x1p-17
+#define CAP_NEWTON_CLOSE_PLAIN 0x1p-26
+
+/* The root's bracket as bits (positive doubles order as their bits):
+ * P(lo) <= cap < P(hi). */
+typedef struct cap_bits {
+  uint64_t lo, hi;
+} cap_bits;
+
+/* Whether P at the clock of bits x is under the cap, the bracket moved
+ * to x; false also where P is not finite (*bad set: the answer is then
+ * the lower end as it is). */
+static inline __attribute__((always_inline)) bool
+held_at(const cap_problem *p, cap_bits *b, uint64_t x, bool *bad, power_fn f) {
+  power_point pt;
+  double px = f(p, sim_of_bits(x), &pt);
+  *bad = !isfinite(px);
+  if (px <= p->cap_w)
+    return b->lo = x, true;
+  if (!*bad)
+    b->hi = x;
+  return false;
 }
 
-static double brent_any(const cap_problem *p, double lo, double hi, double fa,
-                        double fb) {
-  return brent_loop(p, lo, hi, fa, fb, cap_residual);
+/* The largest clock of the bracket with P at most the cap, from a guess
+ * x near it: its side of the root found at x, a gallop from there
+ * (steps of 1, 2, 4, ... ULP, short of the far end) to bracket the
+ * crossing, then halves of the bracket's bits to adjacent doubles. From
+ * Newton's last step, x and its neighbour: two powers. */
+static inline __attribute__((always_inline)) double
+cap_search(const cap_problem *p, cap_bits b, double x, power_fn f) {
+  uint64_t g = sim_bits(x);
+  bool bad = false, up = g == b.lo; /* x an end: its side known */
+  if (b.hi - b.lo <= 1)
+    return sim_of_bits(b.lo);
+  if (g != b.lo && g != b.hi) {
+    if (!(g > b.lo && g < b.hi))
+      g = b.lo + (b.hi - b.lo) / 2;
+    up = held_at(p, &b, g, &bad, f);
+  }
+  for (uint64_t k = 1; !bad && b.hi - b.lo > k; k *= 2)
+    if (held_at(p, &b, up ? b.lo + k : b.hi - k, &bad, f) != up)
+      break;
+  while (!bad && b.hi - b.lo > 1)
+    held_at(p, &b, b.lo + (b.hi - b.lo) / 2, &bad, f);
+  return sim_of_bits(b.lo);
+}
+
+/* Half an ULP of x > 0 (normal): the exact sum rounds over x past it. */
+static inline double half_ulp(double x) {
+  return sim_of_bits((sim_bits(x) & 0x7ff0000000000000ULL) - (53ULL << 52));
+}
+
+/* Newton's method on P(phi) = cap kept inside the bracket [lo, hi]
+ * (P(lo) <= cap < P(hi), found by the caller) that each power shrinks: a
+ * step out of it, or no slope, halves it instead. Each step s = (cap -
+ * P) / P' takes its second-order term, s - (P'' / 2 P') s^2
+ * (Chebyshev's method, cubic: in bench-10k's peak's first 20 minutes
+ * 2.5 powers a solve where the plain step took 3.9, and 5.4 in all with
+ * the search where it took 6.8). It starts at the chord's root (below the root where P
+ * is convex: the power law), and aims at the clock where the exact sum
+ * of P's two parts passes cap and half its ULP, where the rounded P
+ * first goes over the cap (P is a staircase in phi: one ULP of P spans
+ * several of phi where the idle power dominates). It stops once a step
+ * is under CAP_NEWTON_CLOSE of phi and leaves the last ULPs, the inner
+ * sums' roundings, to cap_search. P not finite at a clock: the
+ * bracket's lower end. */
+static inline __attribute__((always_inline)) double
+cap_newton(const cap_problem *p, double lo, double hi, double p_lo,
+           double p_hi, power_fn f) {
+  double x = lo + (hi - lo) * ((p->cap_w - p_lo) / (p_hi - p_lo));
+  double over = half_ulp(p->cap_w);
+  double close =
+      p->t.g->interp != NULL ? CAP_NEWTON_CLOSE_PLAIN : CAP_NEWTON_CLOSE;
+  for (int i = 0; i < 100; i++) {
+    if (!(x > lo && x < hi) && !((x = lo + 0.5 * (hi - lo)) > lo && x < hi))
+      break; /* lo and hi adjacent */
+    power_point pt;
+    double px = f(p, x, &pt);
+    if (!isfinite(px))
+      return lo;
+    if (px <= p->cap_w)
+      lo = x;
+    else
+      hi = x;
+    double step = ((p->cap_w - px) + (over - pt.err)) / pt.slope;
+    step -= 0.5 * (pt.bend / pt.slope) * step * step;
+    x += step;
+    if (fabs(step) <= close * x)
+      break;
+  }
+  return cap_search(p, (cap_bits){sim_bits(lo), sim_bits(hi)}, x, f);
+}
+
+static double solve_any(const cap_problem *p, double lo, double hi,
+                        double p_lo, double p_hi) {
+  return cap_newton(p, lo, hi, p_lo, p_hi, power_any);
 }
 
 #ifdef GPU_SOLVE_FMA
 /* With no contraction (ISO C's -ffp-contract=off) the only fma
  * instructions here are sim_pow25_fma's. */
 __attribute__((target("fma"))) static double
-brent_fma(const cap_problem *p, double lo, double hi, double fa, double fb) {
-  return brent_loop(p, lo, hi, fa, fb, residual_fma);
+solve_fma(const cap_problem *p, double lo, double hi, double p_lo,
+          double p_hi) {
+  return cap_newton(p, lo, hi, p_lo, p_hi, power_fma);
 }
 #endif
 
-/* P(phi) - cap is monotone in phi: the root is unique and bracketed by
- * [lo, hi] when the caller gets here, with P there p_lo and p_hi (the
- * caller's checks found them: the residuals a solver would evaluate
- * first, the same bits). The answer is the lower end of GSL's bracket
- * once gsl_root_test_interval(lo, hi, 0, 1e-12) holds, which keeps P <=
- * cap; lo itself when the ends do not straddle the cap or P is not
- * finite there (a NaN cap or load); the last lower end when P is not
- * finite at a new clock (GSL's error) or after 100 iterations.
- *
- * One loop on a state in locals, no solver to allocate, no call through
- * a pointer; when GSL's iteration finds b converged (fb 0 or the
- * bracket's half under its tolerance) it leaves its state as it was, so
- * every later iteration would find the same bracket: its lower end is
- * the answer whatever the interval test says. A power law of gamma 2.5
- * on a CPU with fma takes brent_fma: the same steps, x^2.5 in line; that
- * solve is left to the caller as *job (false), the others answered in
- * *phi (true). */
-static inline bool solve_or_job(const cap_problem *p, double lo, double hi,
-                                double p_lo, double p_hi, bool fma, double *phi,
-                                gpu_brent_job *job) {
-  double fa = p_lo - p->cap_w, fb = p_hi - p->cap_w;
-  if (lo > hi || !isfinite(fa) || !isfinite(fb) || same_sign(fa, fb))
-    return *phi = lo, true;
-  if (fma) {
-    *job = (gpu_brent_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, fa, fb};
-    return false;
-  }
-  return *phi = brent_any(p, lo, hi, fa, fb), true;
-}
-
-/* Whether g's solves are brent_fma's: a power law of gamma 2.5 on a CPU
+/* Whether g's solves are solve_fma's: a power law of gamma 2.5 on a CPU
  * with fma. */
 static bool fma_solves(const gpu_spec *g) {
 #ifdef GPU_SOLVE_FMA
@@ -351,36 +377,69 @@ static bool fma_solves(const gpu_spec *g) {
 #endif
 }
 
-#ifdef GPU_SOLVE_FMA
-double gpu__brent_job(const gpu_spec *g, const gpu_brent_job *j) {
-  cap_problem p = {{g, gpu_phi_min(g), j->mem, j->clocked}, j->cap};
-  return brent_fma(&p, j->lo, j->hi, j->fa, j->fb);
-}
-#endif
-
-/* solve_or_job's answer, the job solved here. */
-static double solve_cap(const cap_problem *p, double lo, double hi, double p_lo,
-                        double p_hi) {
-  double phi;
-  gpu_brent_job job;
-  if (solve_or_job(p, lo, hi, p_lo, p_hi, fma_solves(p->t.g), &phi, &job))
-    return phi;
-#ifdef GPU_SOLVE_FMA
-  return gpu__brent_job(p->t.g, &job);
-#else
-  return lo; /* no job without fma */
-#endif
+/* The cap's answer where the bracket [lo, hi] settles it (true: lo
+ * itself where P is not finite at an end, a NaN cap or load, or P(lo)
+ * is over the cap; hi where P(hi) is not), else its solve in *job. */
+static bool bracket_settles(const cap_problem *p, double lo, double hi,
+                            double p_lo, double p_hi, double *phi,
+                            gpu_cap_job *job) {
+  if (!isfinite(p_lo) || !isfinite(p_hi) || !(p_lo <= p->cap_w) || !(lo < hi))
+    return *phi = lo, true;
+  if (p_hi <= p->cap_w)
+    return *phi = hi, true;
+  *job = (gpu_cap_job){p->t.mem, p->t.clocked, p->cap_w, lo, hi, p_lo, p_hi};
+  return false;
 }
 
-/* Above the knee only the core domain follows the clock: for the power
- * law the cap gives the clock in closed form. */
-static inline double solve_above_knee(const cap_problem *p, double lo,
-                                      double p_lo, double p_1) {
-  const gpu_spec *g = p->t.g;
-  double target = (p->cap_w - (g->idle_w + p->t.mem)) / p->t.clocked;
-  if (g->interp == NULL)
-    return clamp(pow(target, 1 / g->gamma), lo, 1);
-  return solve_cap(p, lo, 1, p_lo, p_1);
+/* Job j's cap problem for a type g (phi_min gpu_phi_min's). */
+static cap_problem job_problem(const gpu_spec *g, double phi_min,
+                               const gpu_cap_job *j) {
+  return (cap_problem){{g, phi_min, j->mem, j->clocked}, j->cap};
+}
+
+/* The clocks of n jobs of g into phi: in lanes where g's solves are
+ * solve_fma's and the CPU has AVX2 (gpu_newton4.c), else one by one;
+ * the same doubles either way (the definition's, P as evaluated
+ * monotone; test_gpu_batch holds them to it). Out of line: jobs_solved's
+ * lone solves keep out of its frame. */
+static __attribute__((noinline)) void
+jobs_solved_all(const gpu_spec *g, double phi_min, bool fma,
+                const gpu_cap_job *job, size_t n, double *phi) {
+#ifdef GPU_SOLVE_FMA
+  if (fma && sim_lanes_wide()) {
+    gpu_cap_type t = {g->idle_w, g->knee, phi_min};
+    gpu__newton_lanes(&t, job, n, phi);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++) {
+    const gpu_cap_job *j = &job[i];
+    cap_problem p = job_problem(g, phi_min, j);
+#ifdef GPU_SOLVE_FMA
+    if (fma) {
+      phi[i] = solve_fma(&p, j->lo, j->hi, j->p_lo, j->p_hi);
+      continue;
+    }
+#endif
+    phi[i] = solve_any(&p, j->lo, j->hi, j->p_lo, j->p_hi);
+  }
+}
+
+/* jobs_solved_all, a lone job above the knee first by the closed form
+ * and four neighbouring doubles' powers where g's solves are in lanes
+ * (gpu__newton_lone): the fluid mode's solves are mostly lone, about 13
+ * a tick, 92% above the knee, where a group of four lanes for one cost
+ * about 790 instructions. */
+static inline void jobs_solved(const gpu_spec *g, double phi_min, bool fma,
+                               const gpu_cap_job *job, size_t n, double *phi) {
+#ifdef GPU_SOLVE_FMA
+  if (n == 1 && fma && job->lo >= g->knee && sim_lanes_wide()) {
+    gpu_cap_type t = {g->idle_w, g->knee, phi_min};
+    if (gpu__newton_lone(&t, job, phi))
+      return;
+  }
+#endif
+  jobs_solved_all(g, phi_min, fma, job, n, phi);
 }
 
 /* s_mem and d at phi clamped as power_at clamps it. */
@@ -420,17 +479,18 @@ static inline double power_at_end(const load_terms *t, double s, double d) {
 }
 
 /* gpu_load_clock_under_cap's checks where P at full clock, p_1, is
- * above the cap: its answer in *phi (true), or false where it is
- * brent_fma's solve (fma), that solve in *job. */
+ * above the cap: its answer in *phi (true), or false where it is a solve,
+ * that solve in *job: phi_min where even it draws more than the cap (the
+ * floor), else the bracket above the knee or below it, whichever side
+ * holds the crossing (P at the knee against the cap). */
 static inline bool below_full(const cap_problem *p, const cap_ends *e,
-                              double p_1, bool fma, double *phi,
-                              gpu_brent_job *job) {
+                              double p_1, double *phi, gpu_cap_job *job) {
   double p_min, p_knee;
-  if ((p_min = power_at_end(&p->t, e->s_min, e->d_min)) >= p->cap_w)
+  if (!((p_min = power_at_end(&p->t, e->s_min, e->d_min)) <= p->cap_w))
     return *phi = e->phi_min, true;
   if ((p_knee = power_at_end(&p->t, e->s_knee, e->d_knee)) <= p->cap_w)
-    return *phi = solve_above_knee(p, e->knee, p_knee, p_1), true;
-  return solve_or_job(p, e->phi_min, e->knee, p_min, p_knee, fma, phi, job);
+    return bracket_settles(p, e->knee, 1, p_knee, p_1, phi, job);
+  return bracket_settles(p, e->phi_min, e->knee, p_min, p_knee, phi, job);
 }
 
 double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
@@ -439,19 +499,16 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l) {
   if (p_1 <= cap_w)
     return 1;
   cap_ends local;
-  gpu_brent_job job;
-  if (below_full(&p, cap_ends_of(g, &local), p_1, fma_solves(g), &phi, &job))
-    return phi;
-#ifdef GPU_SOLVE_FMA
-  return gpu__brent_job(g, &job);
-#else
+  const cap_ends *e = cap_ends_of(g, &local);
+  gpu_cap_job job;
+  if (!below_full(&p, e, p_1, &phi, &job))
+    jobs_solved(g, e->phi_min, fma_solves(g), &job, 1, &phi);
   return phi;
-#endif
 }
 
-/* What the checks before Brent take of a type, once a batch: its cap's
- * ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d through
- * the memo: pow's bits), whether its solves are brent_fma's. */
+/* What the checks before the solve take of a type, once a batch: its
+ * cap's ends, power_at's s_mem and d at phi 1 (clamped as it clamps, d
+ * through the memo: pow's bits), whether its solves are solve_fma's. */
 typedef struct type_view {
   const gpu_spec *g;
   const cap_ends *e;
@@ -469,9 +526,10 @@ static type_view type_view_of(const gpu_spec *g, cap_ends *local) {
 
 /* gpu_load_clock_under_cap's checks with the type's view: P at phi 1 by
  * power_at_end (power_at's sum), the load's terms as load_terms_of takes
- * them (phi_min the ends'). */
+ * them (phi_min the ends'); the answer in *phi (true) or its solve in
+ * *job. */
 static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
-                         double *phi, gpu_brent_job *job) {
+                         double *phi, gpu_cap_job *job) {
   const gpu_spec *g = v->g;
   double sm = clamp(l.sm, 0, 1), mem = clamp(l.mem, 0, 1);
   double busy = clamp(l.busy, 0, 1);
@@ -481,32 +539,15 @@ static bool clock_or_job(const type_view *v, double cap_w, gpu_load l,
   double p_1 = power_at_end(&p.t, v->s_1, v->d_1);
   if (p_1 <= cap_w)
     return *phi = 1, true;
-  return below_full(&p, v->e, p_1, v->fma, phi, job);
+  return below_full(&p, v->e, p_1, phi, job);
 }
 
 /* Clocks a batch at most: the jobs on the stack. */
 #define CAPS_BATCH 64
 
-/* The batch's brent_fma jobs, in lanes where the CPU has AVX2 (and fma:
- * it has, or there would be no job) and more than one is left. */
-static void jobs_solved(const gpu_spec *g, const gpu_brent_job *job, size_t n,
-                        double *phi) {
-#ifdef GPU_SOLVE_FMA
-  if (n > 1 && sim_lanes_wide()) {
-    gpu_brent_type t = {g->idle_w, g->knee, gpu_phi_min(g)};
-    gpu__brent_lanes(&t, job, n, phi);
-    return;
-  }
-  for (size_t i = 0; i < n; i++)
-    phi[i] = gpu__brent_job(g, &job[i]);
-#else
-  (void)g, (void)job, (void)n, (void)phi;
-#endif
-}
-
 void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
                                 const gpu_load *l, double *phi) {
-  gpu_brent_job job[CAPS_BATCH];
+  gpu_cap_job job[CAPS_BATCH];
   size_t at[CAPS_BATCH];
   double solved[CAPS_BATCH];
   cap_ends local;
@@ -516,7 +557,7 @@ void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
     for (; k < end; k++)
       if (!clock_or_job(&v, cap[k], l[k], &phi[k], &job[m]))
         at[m++] = k;
-    jobs_solved(g, job, m, solved);
+    jobs_solved(g, v.e->phi_min, v.fma, job, m, solved);
     for (size_t i = 0; i < m; i++)
       phi[at[i]] = solved[i];
   }

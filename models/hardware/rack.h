@@ -438,8 +438,8 @@ double rack__run_phi_remember(const rack_fleet *f, uint32_t q, uint32_t rack,
 
 /* rack__run_phi_remember for runs q .. q + n - 1 of one type, run q + j
  * in rack[j], in order: their clocks in phi, last the last run's; the
- * cache's misses solved together (gpu_load_clocks_under_caps: the Brent
- * solves four at a time), the same bits. n in 1 .. RACK_RUNS_BATCH. */
+ * cache's misses solved together (gpu_load_clocks_under_caps), the same
+ * bits. n in 1 .. RACK_RUNS_BATCH. */
 #define RACK_RUNS_BATCH 32
 void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                              const uint32_t *rack, uint32_t n, double *phi,

@@ -24,7 +24,7 @@ typedef struct runs_misses {
 } runs_misses;
 
 /* n >= 1 misses of one type t solved into phi: a lone one alone (no
- * lanes to fill), else together (gpu_load_clocks_under_caps). */
+ * type's view to share), else together (gpu_load_clocks_under_caps). */
 static void misses_of_type(const rack_fleet *f, uint16_t t, uint32_t n,
                            const double *cap, const gpu_load *l, double *phi) {
   if (n == 1)

@@ -138,21 +138,25 @@ sim_pow25_fma4_try_mid(__m256d x, __m256d *r) {
   return sim__pow25_fma4_lanes(x, r, true);
 }
 
+/* r with pow(x, 2.5) in the lanes of pow_lanes (bit i, lane i): what
+ * sim_pow25_fma4_try left to pow. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256d
+sim_pow25_into(__m256d x, __m256d r, int pow_lanes) {
+  double xs[4], rs[4];
+  _mm256_storeu_pd(xs, x);
+  _mm256_storeu_pd(rs, r);
+  for (int i = 0; i < 4; i++)
+    if (pow_lanes >> i & 1)
+      rs[i] = pow(xs[i], 2.5);
+  return _mm256_loadu_pd(rs);
+}
+
 /* sim_pow25_fma of each lane, the same bits. */
 __attribute__((target("avx2,fma"))) static inline __m256d
 sim_pow25_fma4(__m256d x) {
   __m256d r;
   int pow_lanes = sim_pow25_fma4_try(x, &r);
-  if (pow_lanes != 0) {
-    double xs[4], rs[4];
-    _mm256_storeu_pd(xs, x);
-    _mm256_storeu_pd(rs, r);
-    for (int i = 0; i < 4; i++)
-      if (pow_lanes >> i & 1)
-        rs[i] = pow(xs[i], 2.5);
-    r = _mm256_loadu_pd(rs);
-  }
-  return r;
+  return pow_lanes != 0 ? sim_pow25_into(x, r, pow_lanes) : r;
 }
 #endif
 

@@ -1,65 +1,50 @@
 /* gpu_ref.h - test_gpu's and test_gpu_pow's reference for the cap's
- * clock (GSL's solver, as gpu_power.c solved it until 2026-12) and their
- * draws of a load's share. */
+ * clock (its definition, gpu.h: the largest phi in [phi_min, 1] with
+ * P(phi, L) <= cap, P gpu_load_power's bits, found by halving the
+ * clocks' bits) and their draws of a load's share. */
 #ifndef TEST_GPU_REF_H
 #define TEST_GPU_REF_H
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "bits.h"
 #include "gpu.h"
 
-/* The cap's clock as gpu_power.c solved it until 2026-12: GSL's Brent
- * solver on gpu_load_power, the reference its in-line Brent keeps to the
- * bit. */
-typedef struct ref_cap {
-  const gpu_spec *g;
-  gpu_load l;
-  double cap_w;
-} ref_cap;
-
-static inline double ref_residual(double phi, void *params) {
-  const ref_cap *p = params;
-  return gpu_load_power(p->g, phi, p->l) - p->cap_w;
-}
-
-static inline double ref_solve(ref_cap *p, double lo, double hi) {
-  gsl_function fn = {ref_residual, p};
-  gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-  double phi = lo;
-  if (gsl_root_fsolver_set(s, &fn, lo, hi) == GSL_SUCCESS)
-    for (int i = 0; i < 100; i++) {
-      if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS)
-        break;
-      lo = gsl_root_fsolver_x_lower(s);
-      hi = gsl_root_fsolver_x_upper(s);
-      phi = lo;
-      if (gsl_root_test_interval(lo, hi, 0, 1e-12) == GSL_SUCCESS)
-        break;
-    }
-  gsl_root_fsolver_free(s);
-  return phi;
-}
-
+/* The cap's clock by its definition, no solver: P at phi 1 at most the
+ * cap, 1; P at phi_min over it (or NaN), phi_min; else the bits of
+ * [phi_min, 1] halved (positive doubles order as their bits) with
+ * P(lo) <= cap < P(hi) until lo and hi are adjacent doubles: lo, the
+ * largest held clock as P is monotone (gpu_power.c says why). */
 static inline double ref_clock_under_cap(const gpu_spec *g, double cap_w,
                                          gpu_load l) {
-  ref_cap p = {g, l, cap_w};
-  double phi_min = gpu_phi_min(g), knee = fmax(phi_min, fmin(1, g->knee));
+  double phi_min = gpu_phi_min(g);
   if (gpu_load_power(g, 1, l) <= cap_w)
     return 1;
-  if (gpu_load_power(g, phi_min, l) >= cap_w)
+  if (!(gpu_load_power(g, phi_min, l) <= cap_w))
     return phi_min;
-  if (!(gpu_load_power(g, knee, l) <= cap_w)) /* NaN too */
-    return ref_solve(&p, phi_min, knee);
-  if (g->interp != NULL)
-    return ref_solve(&p, knee, 1);
-  gpu_load c = {fmin(fmax(l.sm, 0), 1), fmin(fmax(l.mem, 0), 1),
-                fmin(fmax(l.busy, 0), 1)};
-  double target = (cap_w - (g->idle_w + g->mem_w * c.mem)) /
-                  (g->busy_w * c.busy + gpu_sm_span(g) * c.sm);
-  return fmin(fmax(pow(target, 1 / g->gamma), knee), 1);
+  uint64_t lo = sim_bits(phi_min), hi = sim_bits(1.0);
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (gpu_load_power(g, sim_of_bits(mid), l) <= cap_w)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return sim_of_bits(lo);
+}
+
+/* Whether phi is held at cap by the definition, checked where it stands:
+ * P(phi) <= cap < P(the next double up) below phi 1, P(1) <= cap at 1,
+ * and at phi_min either that or P(phi_min) over the cap (the floor). */
+static inline bool ref_held_exactly(const gpu_spec *g, double cap_w,
+                                    gpu_load l, double phi) {
+  double p = gpu_load_power(g, phi, l);
+  if (phi == 1)
+    return p <= cap_w;
+  bool crossing = p <= cap_w && gpu_load_power(g, nextafter(phi, 2), l) > cap_w;
+  return crossing || (phi == gpu_phi_min(g) && !(p <= cap_w));
 }
 
 /* Uniform in [0, 1): a small LCG, the same draws on every machine. */

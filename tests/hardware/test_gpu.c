@@ -5,8 +5,6 @@
  * slowdown. */
 #include "test_util.h"
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,14 +537,15 @@ static void memo_is_pow(void **state) {
   }
 }
 
-/* gpu_load_clock_under_cap is the GSL solve's, bit for bit, on every
- * catalog type (power law and measured curve): caps from below idle to
- * over the TDP and odd ones (0, NaN, +-inf), loads in and out of range;
- * enough of them solved strictly inside (phi_min, 1). */
-static void brent_is_gsls(void **state) {
+/* gpu_load_clock_under_cap is its definition's clock (gpu_ref.h: the
+ * largest phi with P(phi) <= cap, P gpu_load_power's), bit for bit, and
+ * held exactly there (P(phi) <= cap < P(next double)), on every catalog
+ * type (power law and measured curve): caps from below idle to over the
+ * TDP and odd ones (0, NaN, +-inf), loads in and out of range; enough of
+ * them solved strictly inside (phi_min, 1). */
+static void clock_is_the_largest_held(void **state) {
   (void)state;
   static const double odd_caps[] = {0, NAN, INFINITY, -INFINITY};
-  gsl_error_handler_t *was = gsl_set_error_handler_off(); /* as main's */
   uint64_t s = 11;
   for (size_t t = 0; t < catalog.n; t++) {
     const gpu_spec *g = &catalog.gpus[t];
@@ -559,14 +558,14 @@ static void brent_is_gsls(void **state) {
         cap = odd_caps[(i / 97) % 4];
       double want = ref_clock_under_cap(g, cap, l);
       double got = gpu_load_clock_under_cap(g, cap, l);
-      if (memcmp(&want, &got, sizeof got) != 0)
-        fail_msg("%s cap %a load {%a, %a, %a}: %a, GSL %a", g->name, cap,
-                 l.sm, l.mem, l.busy, got, want);
+      if (memcmp(&want, &got, sizeof got) != 0 ||
+          !ref_held_exactly(g, cap, l, got))
+        fail_msg("%s cap %a load {%a, %a, %a}: %a, the largest held %a",
+                 g->name, cap, l.sm, l.mem, l.busy, got, want);
       inside += got > gpu_phi_min(g) && got < 1;
     }
     assert_true(inside > 5000);
   }
-  gsl_set_error_handler(was);
 }
 
 /* x clamped to [lo, hi] as gpu_power.c clamps (a NaN stays NaN). */
@@ -626,7 +625,7 @@ int main(void) {
   TEST_ADD(tests, n, inconsistent_powers_are_rejected);
   TEST_ADD(tests, n, zeus_curve_predicts_other_workloads);
   TEST_ADD(tests, n, memo_is_pow);
-  TEST_ADD(tests, n, brent_is_gsls);
+  TEST_ADD(tests, n, clock_is_the_largest_held);
   TEST_ADD(tests, n, load_power_is_the_sum);
   return _cmocka_run_group_tests("gpu", tests, n, load_catalog,
                                  release_catalog);
