@@ -6,7 +6,7 @@
  * push that finds that many moves them all into the radix heap, and the
  * pop that finds EVQ_TO_HEAP (4096) or fewer moves them back. Each move is
  * O(n) and paid for by at least 12288 pushes or pops in between. The heap
- * keeps its arrays while the radix heap is used, so going back never
+ * keeps its array while the radix heap is used, so going back never
  * allocates; if the radix heap cannot be allocated, the heap goes on.
  * Why both (issue 13; measured on the shared 2-core EPYC, CPU time, best
  * of interleaved runs; tests/bench/bench_queue.c, hold model): the heap is
@@ -49,7 +49,7 @@
  * bit where an entry is put or moved down. The radix heap keeps no
  * places: its entries lose the bit, and evq_decrease refuses them.
  *
- * Both arrays grow by doubling through the allocator hook and never
+ * The array grows by doubling through the allocator hook and never
  * shrink, so once the queue has reached its working size push and pop do
  * not allocate (docs/PERFORMANCE.md: no allocation on the hot path).
  *
@@ -60,9 +60,14 @@
  *   fields with && and || made the compiler branch, which mispredicts half
  *   the time on random keys: 5.4 M pops+pushes/s with 24-byte entries
  *   against 9.4 with packed keys, both 4-ary.
- * - The slot beside the key rather than in it: with 16-byte keys a cache
- *   line holds four, and 1e5 keys (1.6 MB) stay within the 2 MB L2 cache.
- *   Moving the slot in its own array costs almost nothing.
+ * - The slot in the key's low word, beside a seq of 32 bits (issue 24,
+ *   twenty-fourth session; in an array of its own before): a level of a
+ *   walk moves one 16-byte key and reads no second array, and bench-10k's
+ *   peak (2,352 entries pending) holds 37.6 KB, not 47 KB. A seq of 32
+ *   bits runs out after 2^32 pushes (a request-level day pushes about
+ *   2e8); then the engine renumbers what is queued (evq_renumber), which
+ *   keeps every order. Smaller entries would not hold the three: the time
+ *   takes 64 bits (nanoseconds, SIM_TIME_MAX for never), the slot 31.
  * - D = 2 (issue 24, fifteenth session; D = 8 before). At 1e5 pending
  *   D = 8 was the faster (10.3 against 9.4 M/s for 4, 6.3 for 2), but
  *   the radix heap takes over from 2^14 now, and at the sizes the heap
@@ -107,7 +112,7 @@
 
 enum {
   EVQ_D = 2,              /* children per node */
-  EVQ_MIN_CAP = 64,       /* first size of the arrays */
+  EVQ_MIN_CAP = 64,       /* first size of the array */
   EVQ_FAR = 1 << 17,      /* from here (2 MB of keys, the L2 cache of the
                              project's machines) pop prefetches */
   EVQ_TO_RADIX = 1 << 14, /* a push from this many on switches to the
@@ -171,8 +176,14 @@ static inline size_t min_child(const evq_key *k, size_t c, size_t n) {
 }
 
 /* Moves the hole at i down to a leaf of the first n entries along the
- * smaller children and returns where it ended. */
-static size_t hole_down(evq *q, size_t i, size_t n) {
+ * smaller children and returns where it ended. In line in close_hole
+ * (the renumbering's sort, its other caller, had the compiler put it
+ * out of line: 11.4 k instructions a peak period more). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline size_t
+hole_down(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m]; /* up: its place stays an ancestor's */
@@ -408,8 +419,9 @@ NOINLINE static int to_radix(evq *q) {
   return SIM_OK;
 }
 
-/* Moves the radix heap's entries back into the heap arrays, which held
- * more when the radix heap took over, and heapifies them: no allocation. */
+/* Moves the radix heap's entries back into the heap's array, which held
+ * more when the radix heap took over (evq_renumber grows it first), and
+ * heapifies them: no allocation. */
 NOINLINE static void to_heap(evq *q) {
   assert(q->n <= q->cap);
   evq__rdx_to_heap(q);
