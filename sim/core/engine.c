@@ -11,9 +11,8 @@
  * - A slot is free iff its seq is SEQ_FREE; a handle (slot + 1, gen) names
  *   a pending event iff that slot is in use with that generation.
  * - A queue entry is live iff slots[entry.slot].seq == entry.seq; any other
- *   entry is a tombstone. Seqs are not reused between renumberings
- *   (renumber, which drops the tombstones first), so a tombstone stays
- *   one even after its slot is reused.
+ *   entry is a tombstone. Seqs are not reused until a renumbering, which
+ *   drops the tombstones first, so no tombstone ever matches its slot.
  * - live + tombstones == evq_size(q).
  * - A live entry whose slot has the moved bit stands for an event moved
  *   later (sim_engine_move): when it comes up it is queued again at
@@ -295,16 +294,13 @@ static bool entry_live(void *ctx, const evq_entry *q) {
 
 /* evq_renumber's report: a live entry's new seq to its slot. */
 static void renumbered(void *ctx, uint32_t slot, uint64_t seq) {
-  sim_engine *e = ctx;
-  e->slots[slot].seq = seq;
+  ((sim_engine *)ctx)->slots[slot].seq = seq;
 }
 
-/* The queue keeps a seq in 32 bits (queue.h); a day at the request level
- * pushes about 2e8, so a run gets here after a few weeks simulated, if at
- * all. The tombstones go first, so that every entry left is its slot's
- * live one and takes the slot's seq along; the pending entries then get
- * 0 .. n-1 in their order, the next seq n. SIM_ENOMEM, nothing renumbered,
- * only when the radix heap holds more than the heap ever did. */
+/* The queue keeps seqs in 32 bits (queue.h; a request-level day pushes
+ * about 2e8). Tombstones go first, so each entry left is its slot's live
+ * one and takes the slot's seq along; then 0 .. n-1 in order, the next n.
+ * SIM_ENOMEM (nothing renumbered) only from the radix heap (queue.h). */
 COLD static int renumber(sim_engine *e) {
   evq_compact(e->q, entry_live, e);
   e->tombs = 0;
@@ -314,8 +310,7 @@ COLD static int renumber(sim_engine *e) {
   return SIM_OK;
 }
 
-/* Makes e->seq one the queue takes. */
-static ALWAYS_INLINE int seq_ready(sim_engine *e) {
+static ALWAYS_INLINE int seq_ready(sim_engine *e) { /* e->seq fits */
   return e->seq < e->seqs ? SIM_OK : renumber(e);
 }
 
@@ -443,9 +438,7 @@ NOINLINE static int move_earlier(sim_engine *e, ev_slot *s, ev_when *w,
   /* The entry walks up in place under the fresh seq a push would give it,
    * so the same key and the same order as below, without a tombstone to
    * pop. */
-  if (seq_ready(e) != SIM_OK)
-    return sim_engine_fail(e, SIM_ENOMEM, "move: out of memory");
-  if (evq_decrease(e->q, idx, s->seq, at, e->seq)) {
+  if (seq_ready(e) == SIM_OK && evq_decrease(e->q, idx, s->seq, at, e->seq)) {
     s->seq = e->seq++;
     s->moved = 0;
     *w = (ev_when){at, at};
@@ -485,10 +478,9 @@ bool sim_engine_pending(const sim_engine *e, sim_handle handle) {
 
 /* ---- Run loop -------------------------------------------------------- */
 
-/* Queues slot idx, whose entry was just popped, again at at (a periodic
- * event's next tick, a moved event's due time). The pop left room in the
- * queue, so only a renumbering can fail (renumber): then the event is
- * dropped, its slot freed, and the run fails. */
+/* A popped slot queued again at at (a periodic event's next tick, a moved
+ * event's due time): only a renumbering can fail here (renumber), and
+ * then the event is dropped and the run fails. */
 static int requeue(sim_engine *e, uint32_t idx, sim_time at, bool movable) {
   if (enqueue(e, idx, at, movable) == SIM_OK)
     return SIM_OK;

@@ -29,9 +29,10 @@
  * but the check of radix; not explained (code alignment?).
  *
  * The heap. Entries sit in heap order in one array: key[i] holds
- * (time, seq, slot) packed into one 128-bit unsigned integer. The children of node i are D*i+1 .. D*i+D, and no key is greater
- * than its children's. seq is unique, so no two keys are equal and the pop
- * order is fully determined by the pushes, whatever the heap shape.
+ * (time, seq, slot) packed into one 128-bit unsigned integer. The children of
+ * node i are D*i+1 .. D*i+D, and no key is greater than its children's. seq is
+ * unique, so no two keys are equal and the pop order is fully determined by the
+ * pushes, whatever the heap shape.
  *
  * Places. For an entry pushed with slot | EVQ_TRACKED, pos[slot] keeps
  * a place from which evq_decrease finds it and walks it up: the engine's
@@ -194,8 +195,9 @@ hole_down(evq *q, size_t i, size_t n) {
 
 /* hole_down for heaps larger than the cache: while the children of a node
  * are compared, it asks for the line of its first grandchildren (the
- * four start there), one of whose pairs the next step will read. Memory bandwidth is traded for latency;
- * that pays only when the levels below come from L3 or RAM. */
+ * four start there), one of whose pairs the next step will read. Memory
+ * bandwidth is traded for latency; that pays only when the levels below come
+ * from L3 or RAM. */
 static size_t hole_down_far(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t g = EVQ_D * c + 1;
@@ -241,9 +243,7 @@ place:
 
 /* Sift-down of the entry at i, for heapify: there the entry usually
  * stays high, so the bottom-up walk does not pay. */
-static void sift_down(evq *q, size_t i) {
-  walk_down(q, i, q->n, q->key[i]);
-}
+static void sift_down(evq *q, size_t i) { walk_down(q, i, q->n, q->key[i]); }
 
 /* Puts k into the vacant root of the n entries at 1 .. n. A new
  * event is mostly due soon, so it stays near the root. In line in the
@@ -472,7 +472,8 @@ bool evq_decrease(evq *q, uint32_t slot, uint64_t seq, int64_t to_time,
                   uint64_t to_seq) {
   size_t i;
   assert(to_seq < EVQ_SEQS);
-  evq_key k = key_make((uint64_t)to_time ^ SIGN_BIT, to_seq, slot | EVQ_TRACKED);
+  evq_key k =
+      key_make((uint64_t)to_time ^ SIGN_BIT, to_seq, slot | EVQ_TRACKED);
   if (!locate(q, slot, seq, &i) || !key_less(k, q->key[i]))
     return false;
   sift_up(q, i, q->hole ? EVQ_D : 0, k);

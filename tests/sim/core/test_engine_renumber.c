@@ -9,10 +9,10 @@
 
 typedef struct renumber_case {
   const char *name;
-  size_t initial;   /* events scheduled before the run */
-  size_t total;     /* events scheduled in all */
-  sim_time spread;  /* an event's delay: 0 .. spread-1 ns */
-  uint64_t seqs;    /* the renumbering's count (sim_engine_renumber_at) */
+  size_t initial;  /* events scheduled before the run */
+  size_t total;    /* events scheduled in all */
+  sim_time spread; /* an event's delay: 0 .. spread-1 ns */
+  uint64_t seqs;   /* the renumbering's count (sim_engine_renumber_at) */
 } renumber_case;
 
 static const renumber_case cases[] = {
@@ -36,7 +36,8 @@ typedef struct work {
 static void work_schedule(work *w, fake_model *m, sim_time now) {
   if (w->n == w->c->total)
     return;
-  sim_time at = now + (sim_time)gsl_rng_uniform_int(w->r, (unsigned long)w->c->spread);
+  sim_time at =
+      now + (sim_time)gsl_rng_uniform_int(w->r, (unsigned long)w->c->spread);
   assert_int_equal(fake_model_schedule(m, at, w->n, 0, &w->h[w->n]), SIM_OK);
   w->n++;
 }
@@ -45,7 +46,8 @@ static void work_schedule(work *w, fake_model *m, sim_time now) {
 static void work_touch(work *w, fake_model *m, sim_time now) {
   sim_handle *h = &w->h[gsl_rng_uniform_int(w->r, (unsigned long)w->n)];
   double u = gsl_rng_uniform(w->r);
-  sim_time at = now + (sim_time)gsl_rng_uniform_int(w->r, (unsigned long)w->c->spread);
+  sim_time at =
+      now + (sim_time)gsl_rng_uniform_int(w->r, (unsigned long)w->c->spread);
   if (!sim_engine_pending(m->engine, *h))
     return;
   if (u < 0.2)
@@ -97,8 +99,8 @@ static void test_renumber(void **state) {
     const fake_entry *x = &never.m.log[i], *y = &often.m.log[i];
     if (x->time != y->time || x->a != y->a)
       fail_msg("event %zu: (%lld, a=%llu) renumbered, (%lld, a=%llu) not", i,
-               (long long)y->time, (unsigned long long)y->a,
-               (long long)x->time, (unsigned long long)x->a);
+               (long long)y->time, (unsigned long long)y->a, (long long)x->time,
+               (unsigned long long)x->a);
   }
   fx_fini(&never);
   fx_fini(&often);

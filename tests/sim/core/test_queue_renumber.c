@@ -19,11 +19,11 @@
 
 typedef struct renumber_case {
   const char *name;
-  size_t n;       /* entries pushed, slots 0 .. n-1 */
-  size_t popped;  /* of them popped before the renumbering */
-  int64_t times;  /* times drawn from 0 .. times-1: ties */
-  bool tracked;   /* pushed with EVQ_TRACKED */
-  bool radix;     /* n past the switch: the radix heap holds them */
+  size_t n;      /* entries pushed, slots 0 .. n-1 */
+  size_t popped; /* of them popped before the renumbering */
+  int64_t times; /* times drawn from 0 .. times-1: ties */
+  bool tracked;  /* pushed with EVQ_TRACKED */
+  bool radix;    /* n past the switch: the radix heap holds them */
 } renumber_case;
 
 static const renumber_case cases[] = {
@@ -104,8 +104,7 @@ static void test_renumber(void **state) {
    * heap it is found where the renumbering put it. */
   const evq_entry *last = &ref[n - 1];
   bool moved = evq_decrease(q, last->slot, last->seq, ref[0].time, n);
-  assert_int_equal(moved,
-                   c->tracked && !c->radix && ref[0].time < last->time);
+  assert_int_equal(moved, c->tracked && !c->radix && ref[0].time < last->time);
   if (moved) {
     evq_entry e = {ref[0].time, n, last->slot};
     memmove(ref + 1, ref, (n - 1) * sizeof *ref);
