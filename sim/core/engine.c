@@ -11,8 +11,8 @@
  * - A slot is free iff its seq is SEQ_FREE; a handle (slot + 1, gen) names
  *   a pending event iff that slot is in use with that generation.
  * - A queue entry is live iff slots[entry.slot].seq == entry.seq; any other
- *   entry is a tombstone. Seqs are never reused, so a tombstone stays one
- *   even after its slot is reused.
+ *   entry is a tombstone. Seqs are not reused until a renumbering, which
+ *   drops the tombstones first, so no tombstone ever matches its slot.
  * - live + tombstones == evq_size(q).
  * - A live entry whose slot has the moved bit stands for an event moved
  *   later (sim_engine_move): when it comes up it is queued again at
@@ -130,6 +130,7 @@ struct sim_engine {
   uint32_t nhandlers, cap_handlers;
   sim_time now;
   uint64_t seq;   /* the seq of the next queue entry */
+  uint64_t seqs;  /* renumber when seq gets here (EVQ_SEQS; tests less) */
   uint64_t nrun;  /* events run */
   size_t live;    /* pending events */
   size_t tombs;   /* stale queue entries */
@@ -148,6 +149,7 @@ sim_engine *sim_engine_create(const sim_allocator *alloc) {
     return NULL;
   e->alloc = *alloc;
   e->free_head = NO_SLOT;
+  e->seqs = EVQ_SEQS;
   e->q = evq_create(alloc);
   if (e->q == NULL) {
     sim_free(alloc, e);
@@ -284,13 +286,42 @@ static inline uint32_t queue_slot(bool movable, uint32_t idx) {
   return movable ? idx | EVQ_TRACKED : idx;
 }
 
+/* evq_compact's filter: only live entries stay. */
+static bool entry_live(void *ctx, const evq_entry *q) {
+  const sim_engine *e = ctx;
+  return e->slots[q->slot].seq == q->seq;
+}
+
+/* evq_renumber's report: a live entry's new seq to its slot. */
+static void renumbered(void *ctx, uint32_t slot, uint64_t seq) {
+  ((sim_engine *)ctx)->slots[slot].seq = seq;
+}
+
+/* The queue keeps seqs in 32 bits (queue.h; a request-level day pushes
+ * about 2e8). Tombstones go first, so each entry left is its slot's live
+ * one and takes the slot's seq along; then 0 .. n-1 in order, the next n.
+ * SIM_ENOMEM (nothing renumbered) only from the radix heap (queue.h). */
+COLD static int renumber(sim_engine *e) {
+  evq_compact(e->q, entry_live, e);
+  e->tombs = 0;
+  if (evq_renumber(e->q, renumbered, e) != SIM_OK)
+    return SIM_ENOMEM;
+  e->seq = evq_size(e->q);
+  return SIM_OK;
+}
+
+static ALWAYS_INLINE int seq_ready(sim_engine *e) { /* e->seq fits */
+  return e->seq < e->seqs ? SIM_OK : renumber(e);
+}
+
 /* Queues slot idx at time at under a fresh seq. movable is the slot's
  * bit, passed by the caller, which knows it (a moved entry's requeue
  * needs no read of the slot for it). SIM_OK or SIM_ENOMEM. */
 static ALWAYS_INLINE int enqueue(sim_engine *e, uint32_t idx, sim_time at,
                                  bool movable) {
   ev_slot *s = &e->slots[idx];
-  if (evq_push_at(e->q, at, e->seq, queue_slot(movable, idx)) != SIM_OK)
+  if (seq_ready(e) != SIM_OK ||
+      evq_push_at(e->q, at, e->seq, queue_slot(movable, idx)) != SIM_OK)
     return SIM_ENOMEM;
   s->seq = e->seq++;
   s->moved = 0;
@@ -359,12 +390,6 @@ int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
   return add_event(e, first, period, kind, a, b, handle);
 }
 
-/* evq_compact's filter: only live entries stay. */
-static bool entry_live(void *ctx, const evq_entry *q) {
-  const sim_engine *e = ctx;
-  return e->slots[q->slot].seq == q->seq;
-}
-
 /* Counts one more stale entry, compacting the queue when they outnumber
  * the live ones. */
 static void add_tomb(sim_engine *e) {
@@ -413,7 +438,7 @@ NOINLINE static int move_earlier(sim_engine *e, ev_slot *s, ev_when *w,
   /* The entry walks up in place under the fresh seq a push would give it,
    * so the same key and the same order as below, without a tombstone to
    * pop. */
-  if (evq_decrease(e->q, idx, s->seq, at, e->seq)) {
+  if (seq_ready(e) == SIM_OK && evq_decrease(e->q, idx, s->seq, at, e->seq)) {
     s->seq = e->seq++;
     s->moved = 0;
     *w = (ev_when){at, at};
@@ -453,18 +478,26 @@ bool sim_engine_pending(const sim_engine *e, sim_handle handle) {
 
 /* ---- Run loop -------------------------------------------------------- */
 
-/* Puts the slot of the event just popped back in the queue for its next
- * tick, or frees it. Cannot fail: the pop left room in the queue. */
-static void retire(sim_engine *e, uint32_t idx, sim_time t) {
-  sim_time period = e->slots[idx].periodic ? e->period[idx] : 0;
-  if (period > 0 && t <= SIM_TIME_MAX - period) {
-    int rc = enqueue(e, idx, t + period, e->slots[idx].movable);
-    assert(rc == SIM_OK);
-    (void)rc;
-    return;
-  }
+/* A popped slot queued again at at (a periodic event's next tick, a moved
+ * event's due time): only a renumbering can fail here (renumber), and
+ * then the event is dropped and the run fails. */
+static int requeue(sim_engine *e, uint32_t idx, sim_time at, bool movable) {
+  if (enqueue(e, idx, at, movable) == SIM_OK)
+    return SIM_OK;
   slot_release(e, idx, true);
   e->live--;
+  return sim_engine_fail(e, SIM_ENOMEM, "run: out of memory renumbering");
+}
+
+/* Puts the slot of the event just popped back in the queue for its next
+ * tick, or frees it. */
+static int retire(sim_engine *e, uint32_t idx, sim_time t) {
+  sim_time period = e->slots[idx].periodic ? e->period[idx] : 0;
+  if (period > 0 && t <= SIM_TIME_MAX - period)
+    return requeue(e, idx, t + period, e->slots[idx].movable);
+  slot_release(e, idx, true);
+  e->live--;
+  return SIM_OK;
 }
 
 /* Runs the live event q: sets the clock, retires the slot (so that a
@@ -475,7 +508,8 @@ static int dispatch(sim_engine *e, const evq_entry *q) {
   const ev_slot *s = &e->slots[q->slot];
   sim_event ev = {.time = q->time, .kind = s->kind, .a = s->a, .b = s->b};
   e->now = q->time;
-  retire(e, q->slot, q->time);
+  if (retire(e, q->slot, q->time) != SIM_OK)
+    return SIM_ENOMEM;
   e->nrun++;
   /* Copied out: the handler may register more and move the array. */
   ev_handler h = e->handlers[ev.kind];
@@ -540,9 +574,8 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
       continue;
     }
     if (e->slots[q.slot].moved) { /* requeued at its time, not run */
-      int rc = enqueue(e, q.slot, e->when[q.slot].due, true); /* moved */
-      assert(rc == SIM_OK); /* the pop left room */
-      (void)rc;
+      if (requeue(e, q.slot, e->when[q.slot].due, true) != SIM_OK)
+        return SIM_ENOMEM;
       continue;
     }
     int rc = dispatch(e, &q);
@@ -600,6 +633,10 @@ sim_time sim_engine_now(const sim_engine *e) { return e->now; }
 uint64_t sim_engine_events_run(const sim_engine *e) { return e->nrun; }
 
 size_t sim_engine_events_pending(const sim_engine *e) { return e->live; }
+
+void sim_engine_renumber_at(sim_engine *e, uint64_t seqs) {
+  e->seqs = seqs < EVQ_SEQS ? seqs : EVQ_SEQS;
+}
 
 /* ---- Fluid progress -------------------------------------------------- */
 

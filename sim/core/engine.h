@@ -142,6 +142,13 @@ sim_time sim_engine_now(const sim_engine *e);
 uint64_t sim_engine_events_run(const sim_engine *e);
 size_t sim_engine_events_pending(const sim_engine *e);
 
+/* For tests: the count of queue entries at which the engine renumbers
+ * its pending events' entries 0 .. n-1 in their order (the queue keeps a
+ * seq in 32 bits; engine.c, renumber). By default and at most 2^32; a
+ * test sets a few hundred (or 1) so that a short run renumbers many
+ * times, which must not change the order of any event. */
+void sim_engine_renumber_at(sim_engine *e, uint64_t seqs);
+
 /* Fluid progress (docs/ARCHITECTURE.md, fluid mode): remaining work drained at a rate, with
  * the completion event rescheduled whenever the rate changes, so there is no
  * polling. Embedded in a model's state; zero-initialised is idle. */

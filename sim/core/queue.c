@@ -6,7 +6,7 @@
  * push that finds that many moves them all into the radix heap, and the
  * pop that finds EVQ_TO_HEAP (4096) or fewer moves them back. Each move is
  * O(n) and paid for by at least 12288 pushes or pops in between. The heap
- * keeps its arrays while the radix heap is used, so going back never
+ * keeps its array while the radix heap is used, so going back never
  * allocates; if the radix heap cannot be allocated, the heap goes on.
  * Why both (issue 13; measured on the shared 2-core EPYC, CPU time, best
  * of interleaved runs; tests/bench/bench_queue.c, hold model): the heap is
@@ -28,11 +28,11 @@
  * 8.6-9.7%) although the heap's path compiles to the same instructions
  * but the check of radix; not explained (code alignment?).
  *
- * The heap. Entries sit in heap order in two parallel arrays: key[i] holds
- * (time, seq) packed into one 128-bit unsigned integer and slot[i] the
- * slot. The children of node i are D*i+1 .. D*i+D, and no key is greater
- * than its children's. seq is unique, so no two keys are equal and the pop
- * order is fully determined by the pushes, whatever the heap shape.
+ * The heap. Entries sit in heap order in one array: key[i] holds
+ * (time, seq, slot) packed into one 128-bit unsigned integer. The children of
+ * node i are D*i+1 .. D*i+D, and no key is greater than its children's. seq is
+ * unique, so no two keys are equal and the pop order is fully determined by the
+ * pushes, whatever the heap shape.
  *
  * Places. For an entry pushed with slot | EVQ_TRACKED, pos[slot] keeps
  * a place from which evq_decrease finds it and walks it up: the engine's
@@ -50,7 +50,7 @@
  * bit where an entry is put or moved down. The radix heap keeps no
  * places: its entries lose the bit, and evq_decrease refuses them.
  *
- * Both arrays grow by doubling through the allocator hook and never
+ * The array grows by doubling through the allocator hook and never
  * shrink, so once the queue has reached its working size push and pop do
  * not allocate (docs/PERFORMANCE.md: no allocation on the hot path).
  *
@@ -61,9 +61,14 @@
  *   fields with && and || made the compiler branch, which mispredicts half
  *   the time on random keys: 5.4 M pops+pushes/s with 24-byte entries
  *   against 9.4 with packed keys, both 4-ary.
- * - The slot beside the key rather than in it: with 16-byte keys a cache
- *   line holds four, and 1e5 keys (1.6 MB) stay within the 2 MB L2 cache.
- *   Moving the slot in its own array costs almost nothing.
+ * - The slot in the key's low word, beside a seq of 32 bits (issue 24,
+ *   twenty-fourth session; in an array of its own before): a level of a
+ *   walk moves one 16-byte key and reads no second array, and bench-10k's
+ *   peak (2,352 entries pending) holds 37.6 KB, not 47 KB. A seq of 32
+ *   bits runs out after 2^32 pushes (a request-level day pushes about
+ *   2e8); then the engine renumbers what is queued (evq_renumber), which
+ *   keeps every order. Smaller entries would not hold the three: the time
+ *   takes 64 bits (nanoseconds, SIM_TIME_MAX for never), the slot 31.
  * - D = 2 (issue 24, fifteenth session; D = 8 before). At 1e5 pending
  *   D = 8 was the faster (10.3 against 9.4 M/s for 4, 6.3 for 2), but
  *   the radix heap takes over from 2^14 now, and at the sizes the heap
@@ -108,7 +113,7 @@
 
 enum {
   EVQ_D = 2,              /* children per node */
-  EVQ_MIN_CAP = 64,       /* first size of the arrays */
+  EVQ_MIN_CAP = 64,       /* first size of the array */
   EVQ_FAR = 1 << 17,      /* from here (2 MB of keys, the L2 cache of the
                              project's machines) pop prefetches */
   EVQ_TO_RADIX = 1 << 14, /* a push from this many on switches to the
@@ -125,48 +130,41 @@ _Static_assert(EVQ_D == 2, "min_child compares two");
 #endif
 /* ---- The heap ---------------------------------------------------------- */
 
-/* Doubles both arrays; SIM_ENOMEM leaves the entries and cap as they were
- * (one array may have grown already, which the next attempt reuses). */
-static int grow(evq *q) {
+/* Makes the array hold need entries at least, doubling; SIM_ENOMEM
+ * leaves the entries and cap as they were. */
+static int grow_to(evq *q, size_t need) {
   /* Asking for EVQ_MIN_CAP at least keeps the first size. */
-  size_t need = q->cap == 0 ? EVQ_MIN_CAP : q->cap + 1;
-  size_t kcap = q->cap, scap = q->cap;
-  if (sim_vec_reserve(&q->alloc, &q->key, &kcap, need, sizeof *q->key) !=
-          SIM_OK ||
-      sim_vec_reserve(&q->alloc, &q->slot, &scap, need, sizeof *q->slot) !=
-          SIM_OK)
-    return SIM_ENOMEM;
-  q->cap = kcap;
-  return SIM_OK;
+  if (need < EVQ_MIN_CAP)
+    need = EVQ_MIN_CAP;
+  return sim_vec_reserve(&q->alloc, &q->key, &q->cap, need, sizeof *q->key);
 }
 
-/* Writes slot s at i, and i as its place when it is tracked: where an
- * entry is put or moved down. An untracked queue (the hold model) never
- * takes the branch. */
-static inline void put_slot(evq *q, size_t i, uint32_t s) {
-  q->slot[i] = s;
+/* Writes key k at i, and i as its entry's place when it is tracked:
+ * where an entry is put or moved down. An untracked queue (the hold
+ * model) never takes the branch. */
+static inline void put(evq *q, size_t i, evq_key k) {
+  q->key[i] = k;
+  uint32_t s = key_slot(k);
   if (s & EVQ_TRACKED)
     q->pos[s & ~EVQ_TRACKED] = (uint32_t)i;
 }
 
-/* Puts (k, s) into the hole at i, moving greater parents down, no higher
+/* Puts k into the hole at i, moving greater parents down, no higher
  * than top (0, or under a vacant root its children's last, EVQ_D). In
  * line in its callers (a push past a filled root, a hole's close). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline void
-sift_up(evq *q, size_t i, size_t top, evq_key k, uint32_t s) {
+sift_up(evq *q, size_t i, size_t top, evq_key k) {
   while (i > top) {
     size_t p = (i - 1) / EVQ_D;
     if (!key_less(k, q->key[p]))
       break;
-    q->key[i] = q->key[p];
-    put_slot(q, i, q->slot[p]);
+    put(q, i, q->key[p]);
     i = p;
   }
-  q->key[i] = k;
-  put_slot(q, i, s);
+  put(q, i, k);
 }
 
 /* The smaller of the children c and c + 1 (when c + 1 < n) of one node;
@@ -179,12 +177,17 @@ static inline size_t min_child(const evq_key *k, size_t c, size_t n) {
 }
 
 /* Moves the hole at i down to a leaf of the first n entries along the
- * smaller children and returns where it ended. */
-static size_t hole_down(evq *q, size_t i, size_t n) {
+ * smaller children and returns where it ended. In line in close_hole
+ * (the renumbering's sort, its other caller, had the compiler put it
+ * out of line: 11.4 k instructions a peak period more). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline size_t
+hole_down(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t m = min_child(q->key, c, n);
-    q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
+    q->key[i] = q->key[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
@@ -192,22 +195,22 @@ static size_t hole_down(evq *q, size_t i, size_t n) {
 
 /* hole_down for heaps larger than the cache: while the children of a node
  * are compared, it asks for the line of its first grandchildren (the
- * four start there), one of whose pairs the next step will read. Memory bandwidth is traded for latency;
- * that pays only when the levels below come from L3 or RAM. */
+ * four start there), one of whose pairs the next step will read. Memory
+ * bandwidth is traded for latency; that pays only when the levels below come
+ * from L3 or RAM. */
 static size_t hole_down_far(evq *q, size_t i, size_t n) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
     size_t g = EVQ_D * c + 1;
     for (size_t j = 0; j < EVQ_D * EVQ_D && g + j < n; j += 4)
       PREFETCH(&q->key[g + j]);
     size_t m = min_child(q->key, c, n);
-    q->key[i] = q->key[m];
-    q->slot[i] = q->slot[m]; /* up: its place stays an ancestor's */
+    q->key[i] = q->key[m]; /* up: its place stays an ancestor's */
     i = m;
   }
   return i;
 }
 
-/* Puts (k, s) at i of the entries before end, moving smaller children
+/* Puts k at i of the entries before end, moving smaller children
  * up: the classic walk down, which stops where k belongs. The loop runs
  * over the nodes with two children (i < pairs), a last lone child after
  * it: the loop through min_child tested for the lone child at every
@@ -215,10 +218,8 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
  * busy replica's next change walks 8 to 11 levels at bench-10k's peak).
  * hole_down split the same way counted 24 -> 23 a level and more a call:
  * no gain, so it stays as it was. */
-static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
-                             uint32_t s) {
+static inline void walk_down(evq *q, size_t i, size_t end, evq_key k) {
   evq_key *key = q->key;
-  uint32_t *slot = q->slot;
   /* i has two children below end while i < pairs */
   size_t pairs = end > 0 ? (end - 1) / EVQ_D : 0;
   while (i < pairs) {
@@ -228,36 +229,31 @@ static inline void walk_down(evq *q, size_t i, size_t end, evq_key k,
     evq_key km = kc[right];
     if (!key_less(km, k))
       goto place;
-    key[i] = km;
-    slot[i] = slot[c + right]; /* up: its place stays an ancestor's */
+    key[i] = km; /* up: its place stays an ancestor's */
     i = c + right;
   }
   size_t c = EVQ_D * i + 1;
   if (c < end && key_less(key[c], k)) {
     key[i] = key[c];
-    slot[i] = slot[c];
     i = c;
   }
 place:
-  key[i] = k;
-  put_slot(q, i, s);
+  put(q, i, k);
 }
 
 /* Sift-down of the entry at i, for heapify: there the entry usually
  * stays high, so the bottom-up walk does not pay. */
-static void sift_down(evq *q, size_t i) {
-  walk_down(q, i, q->n, q->key[i], q->slot[i]);
-}
+static void sift_down(evq *q, size_t i) { walk_down(q, i, q->n, q->key[i]); }
 
-/* Puts (k, s) into the vacant root of the n entries at 1 .. n. A new
+/* Puts k into the vacant root of the n entries at 1 .. n. A new
  * event is mostly due soon, so it stays near the root. In line in the
  * push (walk_down's call and its saved registers a push less). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline void
-fill_root(evq *q, size_t n, evq_key k, uint32_t s) {
-  walk_down(q, 0, n + 1, k, s);
+fill_root(evq *q, size_t n, evq_key k) {
+  walk_down(q, 0, n + 1, k);
 }
 
 /* Fills the vacant root with the last entry, as an eager pop would have. */
@@ -267,26 +263,27 @@ static void close_hole(evq *q) {
   if (n == 0)
     return;
   size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
-  sift_up(q, hole, 0, q->key[n], q->slot[n]);
+  sift_up(q, hole, 0, q->key[n]);
 }
 
-static int heap_push(evq *q, evq_key k, uint32_t slot) {
+static int heap_push(evq *q, evq_key k) {
   if (q->hole) { /* the pop's hole taken by the push: no walk to a leaf */
     q->hole = false;
-    fill_root(q, q->n++, k, slot);
+    fill_root(q, q->n++, k);
     return SIM_OK;
   }
-  if (q->n == q->cap && grow(q) != SIM_OK)
+  if (q->n == q->cap && grow_to(q, q->cap + 1) != SIM_OK)
     return SIM_ENOMEM;
-  sift_up(q, q->n++, 0, k, slot);
+  sift_up(q, q->n++, 0, k);
   return SIM_OK;
 }
 
 /* The entry at position i. */
 static evq_entry entry_at(const evq *q, size_t i) {
   evq_key k = q->key[i];
-  return (evq_entry){
-      .time = key_time(k), .seq = key_lo(k), .slot = q->slot[i] & ~EVQ_TRACKED};
+  return (evq_entry){.time = key_time(k),
+                     .seq = key_seq(k),
+                     .slot = key_slot(k) & ~EVQ_TRACKED};
 }
 
 /* Under a vacant root the smallest entry is the root's smallest child. */
@@ -326,8 +323,7 @@ static void heap_compact(evq *q, evq_keep_fn keep, void *ctx) {
     evq_entry e = entry_at(q, i);
     if (!keep(ctx, &e))
       continue;
-    q->key[n] = q->key[i];
-    put_slot(q, n++, q->slot[i]);
+    put(q, n++, q->key[i]);
   }
   q->n = n;
   heapify(q);
@@ -358,15 +354,46 @@ static bool locate(const evq *q, uint32_t slot, uint64_t seq, size_t *at) {
     return false;
   /* under a vacant root the entries sit at 1 .. n */
   size_t first = q->hole, end = q->n + q->hole;
-  uint32_t tracked = slot | EVQ_TRACKED;
+  uint64_t lo = key_lo(key_make(0, seq, slot | EVQ_TRACKED));
   for (size_t i = q->pos[slot];; i = (i - 1) / EVQ_D) {
-    if (i >= first && i < end && q->slot[i] == tracked &&
-        key_lo(q->key[i]) == seq) {
+    if (i >= first && i < end && key_lo(q->key[i]) == lo) {
       *at = i;
       return true;
     }
     if (i == 0)
       return false;
+  }
+}
+
+/* ---- Renumbering ------------------------------------------------------ */
+
+/* Sorts the heap's n entries ascending in place, no memory asked for:
+ * heapsort's pops, each smallest to the end just freed, then the
+ * descending array reversed. A sorted array is a heap. */
+static void heap_sort(evq *q) {
+  evq_key *key = q->key;
+  for (size_t m = q->n; m > 1; m--) {
+    evq_key min = key[0];
+    sift_up(q, hole_down(q, 0, m - 1), 0, key[m - 1]);
+    key[m - 1] = min;
+  }
+  for (size_t i = 0, j = q->n; i + 1 < j; i++, j--) {
+    evq_key t = key[i];
+    key[i] = key[j - 1];
+    key[j - 1] = t;
+  }
+}
+
+/* The heap's entries numbered in their order, sorted first: their keys
+ * keep the order, so the array stays a heap. */
+static void heap_renumber(evq *q, evq_renumber_fn fn, void *ctx) {
+  if (q->hole)
+    close_hole(q);
+  heap_sort(q);
+  for (size_t i = 0; i < q->n; i++) {
+    evq_key k = q->key[i];
+    put(q, i, key_make(key_hi(k), i, key_slot(k)));
+    fn(ctx, key_slot(k) & ~EVQ_TRACKED, i);
   }
 }
 
@@ -392,8 +419,9 @@ NOINLINE static int to_radix(evq *q) {
   return SIM_OK;
 }
 
-/* Moves the radix heap's entries back into the heap arrays, which held
- * more when the radix heap took over, and heapifies them: no allocation. */
+/* Moves the radix heap's entries back into the heap's array, which held
+ * more when the radix heap took over (evq_renumber grows it first), and
+ * heapifies them: no allocation. */
 NOINLINE static void to_heap(evq *q) {
   assert(q->n <= q->cap);
   evq__rdx_to_heap(q);
@@ -419,7 +447,6 @@ void evq_destroy(evq *q) {
     return;
   sim_allocator alloc = q->alloc;
   sim_free(&alloc, q->key);
-  sim_free(&alloc, q->slot);
   sim_free(&alloc, q->pos);
   sim_free(&alloc, q->ring);
   sim_free(&alloc, q->blk);
@@ -434,7 +461,8 @@ int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
   if ((slot & EVQ_TRACKED) && (slot & ~EVQ_TRACKED) >= q->pcap &&
       pos_grow(q, slot & ~EVQ_TRACKED) != SIM_OK)
     return SIM_ENOMEM;
-  return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq), slot);
+  assert(seq < EVQ_SEQS);
+  return heap_push(q, key_make((uint64_t)time ^ SIGN_BIT, seq, slot));
 }
 
 /* A smaller key walks up from the entry's place. Under a vacant root it
@@ -443,17 +471,19 @@ int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot) {
 bool evq_decrease(evq *q, uint32_t slot, uint64_t seq, int64_t to_time,
                   uint64_t to_seq) {
   size_t i;
-  evq_key k = key_make((uint64_t)to_time ^ SIGN_BIT, to_seq);
+  assert(to_seq < EVQ_SEQS);
+  evq_key k =
+      key_make((uint64_t)to_time ^ SIGN_BIT, to_seq, slot | EVQ_TRACKED);
   if (!locate(q, slot, seq, &i) || !key_less(k, q->key[i]))
     return false;
-  sift_up(q, i, q->hole ? EVQ_D : 0, k, slot | EVQ_TRACKED);
+  sift_up(q, i, q->hole ? EVQ_D : 0, k);
   return true;
 }
 
 void evq_untrack(evq *q, uint32_t slot, uint64_t seq) {
   size_t i;
   if (locate(q, slot, seq, &i))
-    q->slot[i] = slot;
+    q->key[i] = key_make(key_hi(q->key[i]), seq, slot);
 }
 
 int evq_push(evq *q, evq_entry e) {
@@ -480,6 +510,20 @@ bool evq_pop(evq *q, evq_entry *out) {
 }
 
 size_t evq_size(const evq *q) { return q->n; }
+
+/* The radix heap's entries come to the heap's array first (grown to
+ * hold them: it holds only what it held when the radix heap took over),
+ * heapified for the sort; the next push past EVQ_TO_RADIX moves them
+ * back. Untracked, as the radix heap's entries are. */
+int evq_renumber(evq *q, evq_renumber_fn fn, void *ctx) {
+  if (q->radix) {
+    if (grow_to(q, q->n) != SIM_OK)
+      return SIM_ENOMEM;
+    to_heap(q);
+  }
+  heap_renumber(q, fn, ctx);
+  return SIM_OK;
+}
 
 void evq_compact(evq *q, evq_keep_fn keep, void *ctx) {
   if (q->radix)

@@ -15,7 +15,9 @@
 typedef struct evq evq;
 
 /* One pending entry. seq is unique per engine, so (time, seq) is a total
- * order and equal times come out first-in, first-out. */
+ * order and equal times come out first-in, first-out. seq < EVQ_SEQS:
+ * the heap keeps it in 32 bits beside the slot (queue.c), and a caller
+ * whose count reaches EVQ_SEQS renumbers what is queued (evq_renumber). */
 typedef struct evq_entry {
   int64_t time;
   uint64_t seq;
@@ -40,6 +42,9 @@ int evq_push(evq *q, evq_entry e);
 int evq_push_at(evq *q, int64_t time, uint64_t seq, uint32_t slot);
 
 #define EVQ_TRACKED ((uint32_t)1 << 31)
+
+/* One more than the largest seq the queue takes. */
+#define EVQ_SEQS ((uint64_t)1 << 32)
 
 /* Gives the entry (time, seq, slot), pushed tracked, the smaller key
  * (to_time, to_seq) in place: as if it had been removed and that entry
@@ -67,6 +72,15 @@ bool evq_pop(evq *q, evq_entry *out);
 
 /* Number of entries held, stale ones included. */
 size_t evq_size(const evq *q);
+
+/* Gives the n entries held the seqs 0 .. n-1 in their (time, seq)
+ * order, so that equal times keep theirs, and tells fn(ctx, slot, seq)
+ * each entry's new seq. O(n log n), allocates nothing while the heap
+ * holds the entries; the radix heap's first come to the heap (and
+ * lose the places kept, as an entry that passes through it does).
+ * SIM_OK, or SIM_ENOMEM with nothing changed. */
+typedef void (*evq_renumber_fn)(void *ctx, uint32_t slot, uint64_t seq);
+int evq_renumber(evq *q, evq_renumber_fn fn, void *ctx);
 
 /* Keeps only the entries for which keep(ctx, entry) is true and restores the
  * heap order: O(n). Used by the engine when tombstones pile up. */

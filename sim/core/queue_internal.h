@@ -1,6 +1,6 @@
 /* queue_internal.h - what the two files of the event queue share: the
- * queue's state (the heap's arrays and the radix heap's ring, blocks and
- * chains), the packed (time, seq) keys, and the radix heap's operations
+ * queue's state (the heap's array and the radix heap's ring, blocks and
+ * chains), the packed (time, seq, slot) keys, and the radix heap's operations
  * (queue_radix.c) that queue.c calls while the radix heap holds the
  * entries or when it switches between the two. */
 #ifndef SIM_QUEUE_INTERNAL_H
@@ -15,12 +15,17 @@
 /* Flipping the sign bit maps int64 order onto uint64 order. */
 #define SIGN_BIT ((uint64_t)1 << 63)
 
-/* (time, seq) as one unsigned integer whose order is the heap's order. */
+/* (time, seq, slot) as one unsigned integer whose order is the heap's
+ * order: the time's bits high, the seq (< EVQ_SEQS) and the slot (its
+ * EVQ_TRACKED bit included) in the low word. Seqs are unique, so the
+ * slot never decides an order; it rides in the key so that a walk moves
+ * one 16-byte key and reads no second array. */
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 evq_key;
 
-static inline evq_key key_make(uint64_t time_bits, uint64_t seq) {
-  return (evq_key)time_bits << 64 | seq;
+static inline evq_key key_make(uint64_t time_bits, uint64_t seq,
+                               uint32_t slot) {
+  return (evq_key)time_bits << 64 | (seq << 32 | slot);
 }
 static inline uint64_t key_hi(evq_key k) { return (uint64_t)(k >> 64); }
 static inline uint64_t key_lo(evq_key k) { return (uint64_t)k; }
@@ -31,8 +36,9 @@ typedef struct evq_key {
   uint64_t hi, lo;
 } evq_key;
 
-static inline evq_key key_make(uint64_t time_bits, uint64_t seq) {
-  return (evq_key){time_bits, seq};
+static inline evq_key key_make(uint64_t time_bits, uint64_t seq,
+                               uint32_t slot) {
+  return (evq_key){time_bits, seq << 32 | slot};
 }
 static inline uint64_t key_hi(evq_key k) { return k.hi; }
 static inline uint64_t key_lo(evq_key k) { return k.lo; }
@@ -41,9 +47,9 @@ static inline bool key_less(evq_key x, evq_key y) {
 }
 #endif
 
-static inline evq_key key_of(const evq_entry *e) {
-  return key_make((uint64_t)e->time ^ SIGN_BIT, e->seq);
-}
+/* The parts of the key's low word. */
+static inline uint64_t key_seq(evq_key k) { return key_lo(k) >> 32; }
+static inline uint32_t key_slot(evq_key k) { return (uint32_t)key_lo(k); }
 
 /* The time back from a key; written to avoid an implementation-defined
  * conversion of values above INT64_MAX. */
@@ -107,11 +113,10 @@ struct evq {
   /* The heap's root is vacant: the last pop took it and left filling it
    * to the next operation (then the n entries sit at 1 .. n). */
   bool hole;
-  /* The heap. Its arrays keep their size while the radix heap is used,
+  /* The heap. Its array keeps its size while the radix heap is used,
    * so that going back never allocates. */
-  evq_key *key;   /* heap order; key[0] is the smallest */
-  uint32_t *slot; /* slot[i] goes with key[i] */
-  size_t cap;     /* entries both arrays can hold */
+  evq_key *key; /* heap order; key[0] is the smallest */
+  size_t cap;   /* entries the array can hold */
   /* pos[s]: where the heap's entry with slot s | EVQ_TRACKED sits, kept
    * for those entries only (evq_decrease checks it before use). */
   uint32_t *pos;
@@ -133,7 +138,7 @@ struct evq {
  * room for one more entry (SIM_ENOMEM: none, nothing changed); place
  * puts an entry relative to last (room made). push, peek, pop and compact
  * are evq_push's and the others' while the radix heap holds the entries.
- * to_heap copies its entries into the heap's arrays (unordered: the
+ * to_heap copies its entries into the heap's array (unordered: the
  * caller heapifies) and leaves it empty. */
 void evq__rdx_init(evq *q);
 int evq__rdx_grow(evq *q);

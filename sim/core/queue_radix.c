@@ -388,15 +388,14 @@ void evq__rdx_place(evq *q, uint64_t t, uint64_t seq, uint32_t slot) {
   place(q, (item){t, seq, slot});
 }
 
-/* Copies the entries of chain i to the heap arrays from *n on and
+/* Copies the entries of chain i to the heap's array from *n on and
  * frees the chain. */
 static void chain_to_heap(evq *q, unsigned i, size_t *n) {
   chain *c = &q->b[i];
   for (uint32_t k = c->head; k != NO_BLOCK; k = q->blk[k].next)
     for (uint32_t j = 0, m = block_fill(q, c, k); j < m; j++) {
       const item *it = &q->blk[k].e[j];
-      q->key[*n] = key_make(it->t, it->seq);
-      q->slot[(*n)++] = it->slot;
+      q->key[(*n)++] = key_make(it->t, it->seq, it->slot);
     }
   blocks_give(q, c->head);
   *c = EMPTY_CHAIN;
@@ -406,8 +405,7 @@ void evq__rdx_to_heap(evq *q) {
   size_t n = 0, m = q->rcap - 1;
   for (size_t i = 0; i < q->nring; i++) {
     tie r = q->ring[(q->head + i) & m];
-    q->key[n] = key_make(q->last, r.seq);
-    q->slot[n++] = r.slot;
+    q->key[n++] = key_make(q->last, r.seq, r.slot);
   }
   q->nring = 0;
   q->head = 0;
