@@ -44,6 +44,7 @@ void control__units_fini(control_units *cu) {
       cu->free_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
+  control__units_smooth_free(cu);
   *cu = (control_units){.alloc = a};
 }
 
@@ -126,6 +127,11 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   uint32_t i = cu->gpu[u], n = cu->u[u].n;
   const gpu_spec *g = fl->types[fl->type[i]];
   control_unit_in in = inputs(fl, i, cu->rack[u]);
+  if (control__units_smoothing(cu)) {
+    gpu_load l = control__units_smoothed(cu, i, (gpu_load){in.sm, in.mem,
+                                                           in.busy});
+    in.sm = l.sm, in.mem = l.mem, in.busy = l.busy;
+  }
   if (cu->base.g != g || !same_in(&cu->base.in, &in))
     remake_base(&cu->base, g, &in, i);
   cu->u[u] = cu->base.unit;
@@ -419,7 +425,12 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
    * them first): the runs' loads, compact, where the GPUs' lag. */
   unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
   bool direct = rack_fleet_runs_fresh(fl); /* rack_direct stands */
-  if (direct) {
+  if (control__units_smoothing(cu)) { /* each unit's own, by its GPU */
+    control__units_smooth_all(cu, fl);
+    const control_smooth *sm = &cu->smooth;
+    ls = (unit_loads){sm->sm, sm->mem, sm->busy, cu->gpu};
+    direct = false;
+  } else if (direct) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
@@ -663,11 +674,13 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
     mark_counts(cu, fl);
     refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
     cu->marks_ok = true;
-    return SIM_OK;
+  } else {
+    if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+      return SIM_ENOMEM;
+    fill_and_mark(cu, fl, fill, ctx);
   }
-  if (build_anew(cu, fl, gpu_slot) != SIM_OK)
-    return SIM_ENOMEM;
-  fill_and_mark(cu, fl, fill, ctx);
+  if (control__units_smoothing(cu))
+    control__units_true_shares(cu, fl);
   return SIM_OK;
 }
 
