@@ -61,6 +61,7 @@ typedef struct control_smooth {
   double *sm, *mem, *busy; /* per fleet GPU: its smoothed load */
   double *at;              /* per fleet GPU: when last folded in, s */
   double now, last;        /* this allocation's time and the last's, s */
+  double k;                /* a period's weight: 1 - exp(-(now - last) / tau) */
   size_t n;                /* GPUs the arrays hold */
 } control_smooth;
 

@@ -62,19 +62,20 @@ int control__units_smooth_begin(control_units *cu, const rack_fleet *fl,
   s->last = s->tau_s > 0 ? s->now : NAN;
   s->now = now_s;
   s->tau_s = tau_s;
+  /* a period's weight, 1 - exp(-dt / tau), for any period length: the
+   * same for every GPU folded in at this allocation */
+  s->k = -expm1(-(s->now - s->last) / s->tau_s);
   return SIM_OK;
 }
 
-gpu_load control__units_smoothed(control_units *cu, uint32_t i, gpu_load x) {
-  control_smooth *s = &cu->smooth;
+/* GPU i's load x folded in (control__units_smoothed). */
+static inline gpu_load fold(control_smooth *s, uint32_t i, gpu_load x) {
   if (s->at[i] == s->now) /* folded in already at this allocation */
     return (gpu_load){s->sm[i], s->mem[i], s->busy[i]};
   if (s->at[i] == s->last) { /* NaN (none) equals nothing */
-    /* the period's weight: 1 - exp(-dt / tau), for any period length */
-    double k = -expm1(-(s->now - s->last) / s->tau_s);
-    s->sm[i] += k * (x.sm - s->sm[i]);
-    s->mem[i] += k * (x.mem - s->mem[i]);
-    s->busy[i] += k * (x.busy - s->busy[i]);
+    s->sm[i] += s->k * (x.sm - s->sm[i]);
+    s->mem[i] += s->k * (x.mem - s->mem[i]);
+    s->busy[i] += s->k * (x.busy - s->busy[i]);
   } else { /* new to the units, or left out a while: its load now */
     s->sm[i] = x.sm;
     s->mem[i] = x.mem;
@@ -84,10 +85,14 @@ gpu_load control__units_smoothed(control_units *cu, uint32_t i, gpu_load x) {
   return (gpu_load){s->sm[i], s->mem[i], s->busy[i]};
 }
 
+gpu_load control__units_smoothed(control_units *cu, uint32_t i, gpu_load x) {
+  return fold(&cu->smooth, i, x);
+}
+
 void control__units_smooth_all(control_units *cu, const rack_fleet *fl) {
   for (size_t u = 0; u < cu->n; u++) {
     uint32_t i = cu->gpu[u];
-    control__units_smoothed(cu, i, rack_gpu_load_now(fl, i));
+    fold(&cu->smooth, i, rack_gpu_load_now(fl, i));
   }
 }
 
