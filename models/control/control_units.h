@@ -76,7 +76,8 @@ typedef struct control_units {
   power_unit *u, *u_mem;
   size_t u_mem_cap;
   double *cap;          /* the policy's cap per unit */
-  double *share;        /* gpu_load_share of the load it was made from */
+  double *share;        /* gpu_load_share of its GPU's load in the period
+                           (the load it was made from, but smoothed) */
   uint32_t *key;        /* the slot a unit stands for, CONTROL_UNITS_FREE */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
   size_t n, units_cap;

@@ -20,24 +20,6 @@
 #include "bits.h"
 #include "gpu.h"
 
-/* The per-GPU arrays, made once (for as many GPUs as the fleet has). */
-static int smooth_alloc(control_smooth *s, const rack_fleet *fl,
-                        const sim_allocator *a) {
-  if (s->at != NULL)
-    return SIM_OK;
-  size_t n = fl->n + 1;
-  s->sm = sim_calloc(a, n, sizeof *s->sm);
-  s->mem = sim_calloc(a, n, sizeof *s->mem);
-  s->busy = sim_calloc(a, n, sizeof *s->busy);
-  s->at = sim_calloc(a, n, sizeof *s->at);
-  if (s->sm == NULL || s->mem == NULL || s->busy == NULL || s->at == NULL)
-    return SIM_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    s->at[i] = NAN; /* never folded in */
-  s->n = fl->n;
-  return SIM_OK;
-}
-
 void control__units_smooth_free(control_units *cu) {
   control_smooth *s = &cu->smooth;
   sim_free(cu->alloc, s->sm);
@@ -47,6 +29,29 @@ void control__units_smooth_free(control_units *cu) {
   *s = (control_smooth){0};
 }
 
+/* The per-GPU arrays, made once (for as many GPUs as the fleet has);
+ * none kept where one could not be made. */
+static int smooth_alloc(control_units *cu, const rack_fleet *fl) {
+  control_smooth *s = &cu->smooth;
+  if (s->at != NULL)
+    return SIM_OK;
+  size_t n = fl->n + 1;
+  s->sm = sim_calloc(cu->alloc, n, sizeof *s->sm);
+  s->mem = sim_calloc(cu->alloc, n, sizeof *s->mem);
+  s->busy = sim_calloc(cu->alloc, n, sizeof *s->busy);
+  double *at = sim_calloc(cu->alloc, n, sizeof *at);
+  if (s->sm == NULL || s->mem == NULL || s->busy == NULL || at == NULL) {
+    sim_free(cu->alloc, at);
+    control__units_smooth_free(cu);
+    return SIM_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    at[i] = NAN; /* never folded in */
+  s->at = at; /* the arrays made: at is set last */
+  s->n = fl->n;
+  return SIM_OK;
+}
+
 int control__units_smooth_begin(control_units *cu, const rack_fleet *fl,
                                 double tau_s, double now_s) {
   control_smooth *s = &cu->smooth;
@@ -54,10 +59,8 @@ int control__units_smooth_begin(control_units *cu, const rack_fleet *fl,
     s->tau_s = 0; /* off: the units read the period's loads */
     return SIM_OK;
   }
-  if (smooth_alloc(s, fl, cu->alloc) != SIM_OK) {
-    s->tau_s = 0;
-    return SIM_ENOMEM;
-  }
+  if (smooth_alloc(cu, fl) != SIM_OK)
+    return SIM_ENOMEM; /* tau_s 0 (freed): off */
   /* The first allocation on has no last: every GPU starts afresh. */
   s->last = s->tau_s > 0 ? s->now : NAN;
   s->now = now_s;
