@@ -663,6 +663,14 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   return SIM_OK;
 }
 
+/* Smoothed, the units' shares made again from the period's own loads
+ * (control__units_true_shares); SIM_OK. */
+static int period_shares(control_units *cu, const rack_fleet *fl) {
+  if (control__units_smoothing(cu))
+    control__units_true_shares(cu, fl);
+  return SIM_OK;
+}
+
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx) {
@@ -674,14 +682,12 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
     mark_counts(cu, fl);
     refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
     cu->marks_ok = true;
-  } else {
-    if (build_anew(cu, fl, gpu_slot) != SIM_OK)
-      return SIM_ENOMEM;
-    fill_and_mark(cu, fl, fill, ctx);
+    return period_shares(cu, fl);
   }
-  if (control__units_smoothing(cu))
-    control__units_true_shares(cu, fl);
-  return SIM_OK;
+  if (build_anew(cu, fl, gpu_slot) != SIM_OK)
+    return SIM_ENOMEM;
+  fill_and_mark(cu, fl, fill, ctx);
+  return period_shares(cu, fl);
 }
 
 const uint8_t *control__units_alike(const control_units *cu) {
