@@ -336,7 +336,11 @@ static double rack_load_shares(const rack_fleet *fl, const control_units *cu,
 static double other_it_next(control *c) {
   const rack_fleet *fl = c->fleet;
   const uint32_t *run_unit = c->units.run_unit; /* mapped: allocate */
-  const uint8_t *alike = control__units_alike(&c->units);
+  /* Smoothed, the units' marks say alike in their smoothed loads, not
+   * in the loads their shares are of (control_units_smooth.c). */
+  const uint8_t *alike = control__units_smoothing(&c->units)
+                             ? NULL
+                             : control__units_alike(&c->units);
   double sum = 0;
   shares_kept kept = {0, 0, 0};
   for (uint32_t r = 0; r < fl->nracks; r++)
@@ -474,9 +478,13 @@ static int allocate(control *c, const control_view *v, sim_time now) {
   const control_hooks *h = &c->hooks;
   uint64_t changes = h->slots_changed != NULL ? h->slots_changed(h->ctx) : 0;
   c->units.lazy = units_lazy(c);
-  int rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
-                                h->slots_changed != NULL ? &changes : NULL,
-                                h->slot_units, h->ctx);
+  int rc = control__units_smooth_begin(&c->units, c->fleet,
+                                       c->cfg->activity_smoothing_s,
+                                       sim_time_to_s(now));
+  if (rc == SIM_OK)
+    rc = control__units_build(&c->units, c->fleet, h->gpu_slots(h->ctx),
+                              h->slots_changed != NULL ? &changes : NULL,
+                              h->slot_units, h->ctx);
   if (rc == SIM_OK)
     rc = control__units_map_runs(&c->units, c->fleet);
   if (rc == SIM_OK) {

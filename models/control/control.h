@@ -33,6 +33,10 @@ typedef struct power_config {
                                  0: every control tick */
   int budget;                 /* power_budget */
   double budget_margin;       /* predict: the share of the cap kept back */
+  /* The time constant of the exponential mean of the loads the policy
+   * prices and caps the units by (control_units_smooth.c); NaN or 0: the
+   * last period's alone */
+  double activity_smoothing_s;
   power_group_config *groups; /* power groups (steer.h); none: 0 */
   size_t ngroups;
   power_target_step *load_target; /* the grid's load target, in steps */
@@ -40,7 +44,8 @@ typedef struct power_config {
 } power_config;
 
 /* The scenario's `power` key (control_scn.c): cap, policy,
- * allocation_period, budget, budget_margin, groups, load_target. */
+ * allocation_period, budget, budget_margin, activity_smoothing, groups,
+ * load_target. */
 extern const scn_schema control_power_schema;
 
 /* A GPU that no workload holds (control_hooks.gpu_slots). */

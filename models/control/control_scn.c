@@ -55,6 +55,18 @@ static const scn_field power_fields[] = {
      .dflt = "2%",
      .help = "predict: the share of the cap kept back for what the "
              "prediction misses"},
+    /* No default (NaN: off), so that the resolved scenario of a file
+     * without it is as before. */
+    {.key = "activity_smoothing",
+     .type = SCN_QUANTITY,
+     .offset = offsetof(power_config, activity_smoothing_s),
+     .dim = UNITS_TIME,
+     .min = 0,
+     .max = 86400,
+     .help = "the time constant of the exponential mean of the GPUs' loads "
+             "a dynamic policy prices and caps them by, e.g. 1 min; absent "
+             "or 0 s: the last period's alone (the GPUs draw at the "
+             "period's own load either way)"},
     {.key = "groups",
      .type = SCN_LIST,
      .offset = offsetof(power_config, groups),

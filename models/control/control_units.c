@@ -44,6 +44,7 @@ void control__units_fini(control_units *cu) {
       cu->free_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);
+  control__units_smooth_free(cu);
   *cu = (control_units){.alloc = a};
 }
 
@@ -126,6 +127,11 @@ static void make_unit(control_units *cu, const rack_fleet *fl, size_t u) {
   uint32_t i = cu->gpu[u], n = cu->u[u].n;
   const gpu_spec *g = fl->types[fl->type[i]];
   control_unit_in in = inputs(fl, i, cu->rack[u]);
+  if (control__units_smoothing(cu)) {
+    gpu_load l = control__units_smoothed(cu, i, (gpu_load){in.sm, in.mem,
+                                                           in.busy});
+    in.sm = l.sm, in.mem = l.mem, in.busy = l.busy;
+  }
   if (cu->base.g != g || !same_in(&cu->base.in, &in))
     remake_base(&cu->base, g, &in, i);
   cu->u[u] = cu->base.unit;
@@ -419,7 +425,12 @@ static void refresh_units(control_units *cu, const rack_fleet *fl,
    * them first): the runs' loads, compact, where the GPUs' lag. */
   unit_loads ls = {fl->activity, fl->mem, fl->busy, cu->gpu};
   bool direct = rack_fleet_runs_fresh(fl); /* rack_direct stands */
-  if (direct) {
+  if (control__units_smoothing(cu)) { /* each unit's own, by its GPU */
+    control__units_smooth_all(cu, fl);
+    const control_smooth *sm = &cu->smooth;
+    ls = (unit_loads){sm->sm, sm->mem, sm->busy, cu->gpu};
+    direct = false;
+  } else if (direct) {
     assert(control__units_mapped(cu, fl));
     ls = (unit_loads){fl->run_sm, fl->run_mem, fl->run_busy, cu->unit_run};
   }
@@ -652,6 +663,14 @@ static int build_anew(control_units *cu, const rack_fleet *fl,
   return SIM_OK;
 }
 
+/* Smoothed, the units' shares made again from the period's own loads
+ * (control__units_true_shares); SIM_OK. */
+static int period_shares(control_units *cu, const rack_fleet *fl) {
+  if (control__units_smoothing(cu))
+    control__units_true_shares(cu, fl);
+  return SIM_OK;
+}
+
 int control__units_build(control_units *cu, const rack_fleet *fl,
                          const uint32_t *gpu_slot, const uint64_t *changes,
                          control_units_fn fill, void *ctx) {
@@ -663,12 +682,12 @@ int control__units_build(control_units *cu, const rack_fleet *fl,
     mark_counts(cu, fl);
     refresh_units(cu, fl, fill, ctx); /* fills and marks as it goes */
     cu->marks_ok = true;
-    return SIM_OK;
+    return period_shares(cu, fl);
   }
   if (build_anew(cu, fl, gpu_slot) != SIM_OK)
     return SIM_ENOMEM;
   fill_and_mark(cu, fl, fill, ctx);
-  return SIM_OK;
+  return period_shares(cu, fl);
 }
 
 const uint8_t *control__units_alike(const control_units *cu) {

@@ -50,6 +50,21 @@ typedef struct control_unit_memo {
   size_t nmade, made_cap;
 } control_unit_memo;
 
+/* The policy's loads smoothed over control periods
+ * (power.activity_smoothing; control_units_smooth.c): per fleet GPU, an
+ * exponential mean of the loads its unit was made from. Only the units'
+ * range and power model (demand, activity) take it; their shares
+ * (control_units.cu->share, the racks' other IT the budget predicts)
+ * and the racks' power keep the period's own load. */
+typedef struct control_smooth {
+  double tau_s;            /* the time constant; off where !(tau_s > 0) */
+  double *sm, *mem, *busy; /* per fleet GPU: its smoothed load */
+  double *at;              /* per fleet GPU: when last folded in, s */
+  double now, last;        /* this allocation's time and the last's, s */
+  double k;                /* a period's weight: 1 - exp(-(now - last) / tau) */
+  size_t n;                /* GPUs the arrays hold */
+} control_smooth;
+
 /* No unit (control__units_map_runs). */
 #define CONTROL_UNITS_NONE UINT32_MAX
 
@@ -61,7 +76,8 @@ typedef struct control_units {
   power_unit *u, *u_mem;
   size_t u_mem_cap;
   double *cap;          /* the policy's cap per unit */
-  double *share;        /* gpu_load_share of the load it was made from */
+  double *share;        /* gpu_load_share of its GPU's load in the period
+                           (the load it was made from, but smoothed) */
   uint32_t *key;        /* the slot a unit stands for, CONTROL_UNITS_FREE */
   uint32_t *gpu, *rack; /* the GPU and rack each unit was made from */
   size_t n, units_cap;
@@ -145,6 +161,7 @@ typedef struct control_units {
    * them, so their worth in the window is put as the build made it. */
   uint32_t *free_at;
   size_t nfree, free_cap;
+  control_smooth smooth; /* the loads the units are made from, smoothed */
 } control_units;
 
 /* Empty units for fleet fl on a: SIM_OK or SIM_ENOMEM (then
@@ -254,5 +271,35 @@ void control__units_write_caps(control_units *cu, rack_fleet *fl,
  * whole fleet), so control__units_write_caps has nothing to copy; else
  * cu->cap. Its caller writes every unit's cap there, or none. */
 double *control__units_caps_to(control_units *cu, rack_fleet *fl);
+
+/* control_units_smooth.c: the units of the allocation at now_s (s) made
+ * from their GPUs' loads smoothed with time constant tau_s (off where
+ * !(tau_s > 0): the period's loads, as without it). SIM_OK or
+ * SIM_ENOMEM (the arrays, made the first time it is on). */
+int control__units_smooth_begin(control_units *cu, const rack_fleet *fl,
+                                double tau_s, double now_s);
+
+/* control_units_smooth.c: the smoothed loads' arrays freed (fini). */
+void control__units_smooth_free(control_units *cu);
+
+/* Whether the units are made from smoothed loads. */
+static inline bool control__units_smoothing(const control_units *cu) {
+  return cu->smooth.tau_s > 0;
+}
+
+/* control_units_smooth.c: GPU i's load x folded into its smoothed load
+ * (once an allocation; a GPU not folded in at the last one starts from
+ * x), which it returns. */
+gpu_load control__units_smoothed(control_units *cu, uint32_t i, gpu_load x);
+
+/* control_units_smooth.c: every unit's GPU's load now folded in
+ * (control__units_smoothed), before a refresh reads cu->smooth's arrays
+ * through cu->gpu. */
+void control__units_smooth_all(control_units *cu, const rack_fleet *fl);
+
+/* control_units_smooth.c: each unit's share (cu->share) made again from
+ * its GPU's load now, not the smoothed one its base was made from: the
+ * racks' other IT follows the period's own load. */
+void control__units_true_shares(control_units *cu, const rack_fleet *fl);
 
 #endif
