@@ -4,9 +4,10 @@
  * The efficiency policy prices a unit by the load it had in the last
  * period. At bench-10k's request-level peak a replica serves about 0.7
  * requests a second, so one period's load is mostly Poisson noise, and
- * the water-filling follows it: docs/PERFORMANCE.md (the twenty-third
- * session's "What bounds it now") measured the replicas' new clocks
- * there jumping by a median factor of 2.2 a period. An exponential mean
+ * the water-filling follows it: a replica idle for a period gets its
+ * floor, one that served a burst more than its mean. (It does not hold
+ * the replicas' clocks: those follow each period's own load under the
+ * cap; docs/PERFORMANCE.md, the twenty-fourth session.) An exponential mean
  * of the period means, with weight 1 - exp(-dt / tau) for a period of
  * dt, is a time mean like theirs (gpu.h: loads add as time means do)
  * over the last tau or so: the load a unit is priced and capped by.
