@@ -31,6 +31,26 @@ double power_total(const power_unit *units, size_t n, const double *cap) {
  * The addition after them leaves the binade (or is the first of the
  * next, from B): it is made at once, an add, not a turn of the loop
  * whose tests find it crosses (a turn a binade, not two). */
+/* The step in units of q = 2^(e-52) by which each later addition of t
+ * moves a sum in s's binade, from the first one's s1 = s + t whose
+ * significands differ by R >= 1; 0 where t rounds away at s1. */
+static uint64_t binade_step(double s, double s1, double t, uint64_t R,
+                            uint64_t e) {
+  double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
+  uint64_t h = (e - 53) << 52;
+  memcpy(&half, &h, sizeof half);
+  if (d != half && d != -half)
+    return R;
+  /* A tie, t = T q with T = R +- 1/2: s1 rounded to even, so S1 is.
+   * From an even S the sum S + T rounds to S + E, E the even one of
+   * T -+ 1/2, and stays even: each later addition in the binade steps
+   * by E (R, or R's neighbour towards T where R is odd, as from an odd
+   * S). At the binade's end, S + E = 2^53 leaves S + T at 2^53 +- 1/2,
+   * which rounds to B on either side (below it a tie to the even
+   * 2^53). E = 0 (T = 1/2): every later addition rounds away at S1. */
+  return (R & 1) == 0 ? R : d > 0 ? R + 1 : R - 1;
+}
+
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
   while (m > 0) {
@@ -47,23 +67,10 @@ static double add_up(double s, double t, size_t m) {
       s = s1;
       continue;
     }
-    double half, d = t - (s1 - s); /* exact (Sterbenz), within q / 2 */
-    uint64_t h = (e - 53) << 52;
-    memcpy(&half, &h, sizeof half);
-    /* The significands in units of q: s1's S1, the step R >= 1. */
-    uint64_t S1 = (b1 & (one - 1)) | one, R = S1 - ((b & (one - 1)) | one);
-    if (d == half || d == -half) { /* a tie: t = T q, T = R +- 1/2 */
-      /* s1 rounded to even: S1 is. From an even S the sum S + T rounds
-       * to S + E, E the even one of T -+ 1/2, and stays even: each
-       * later addition in the binade steps by E (R, or R's neighbour
-       * towards T where R is odd, as from an odd S). At the binade's
-       * end, S + E = 2^53 leaves S + T at 2^53 +- 1/2, which rounds to
-       * B on either side (below it a tie to the even 2^53). E = 0
-       * (T = 1/2): every later addition rounds away at S1. */
-      R = (R & 1) == 0 ? R : d > 0 ? R + 1 : R - 1;
-      if (R == 0)
-        return s1;
-    }
+    uint64_t S1 = (b1 & (one - 1)) | one;
+    uint64_t R = binade_step(s, s1, t, S1 - ((b & (one - 1)) | one), e);
+    if (R == 0)
+      return s1;
     uint64_t k = (2 * one - S1) / R;
     if (k > m)
       k = (uint64_t)m;
