@@ -3,8 +3,10 @@
  * quantiles (inference_internal.h). */
 #include "inference_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_statistics_double.h>
 
@@ -148,46 +150,174 @@ static double least(const double *x, size_t l, size_t n) {
 
 /* Whether every value is +0 to +inf (as latencies are): then equal values
  * have the same bits and any exact selection gives GSL's quantiles' bits.
- * Those doubles' bits are the integers 0 to +inf's, and a negative or a
- * NaN's are above, so one maximum of the bits decides. */
-static bool plain(const double *x, size_t n) {
-  uint64_t most = 0;
+ * Those doubles' bits are the integers 0 to +inf's, ordered as the values,
+ * and a negative or a NaN's are above, so one maximum of the bits decides.
+ * The least and largest bits are left in *lo and *hi for the bins. */
+static bool plain(const double *x, size_t n, uint64_t *lo, uint64_t *hi) {
+  uint64_t least_bits = UINT64_MAX, most = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t u = sim_bits_at(x, i);
     most = u > most ? u : most;
+    least_bits = u < least_bits ? u : least_bits;
   }
+  *lo = least_bits;
+  *hi = most;
   return most <= sim_bits(INFINITY);
 }
 
-/* Quantile q of x[0..n) from the order statistic k (at x[k] by select_at,
- * as gsl_stats_quantile_from_sorted_data interpolates). */
-static double quantile_at(const double *x, size_t n, size_t k, double q) {
+/* Quantile q of the n values as gsl_stats_quantile_from_sorted_data
+ * interpolates, read from x[0..m), a part of them that holds their order
+ * statistics k and k + 1, the k-th at x[kl] by select_at (the part's
+ * values after it at least it). */
+static double quantile_at(const double *x, size_t m, size_t kl, size_t n,
+                          size_t k, double q) {
   double delta = (double)(n - 1) * q - (double)k;
   if (delta == 0 || k + 1 >= n)
-    return x[k];
-  return (1 - delta) * x[k] + delta * least(x, k + 1, n);
+    return x[kl];
+  return (1 - delta) * x[kl] + delta * least(x, kl + 1, m);
 }
 
-/* Reads two quantiles of the interval's values (reordering them). The
- * p99's order statistic is selected among the values above the p50's,
- * which the p50's selection left after it: half the work of a second
- * selection over all, and the next order statistic a pass over the rest
- * only. */
+/* The two quantiles of x[0..m), the part of the n values whose order
+ * statistics k50, k50 + 1, k99 and k99 + 1 (those below n) are its own
+ * k50 - below and on. The p99's order statistic is selected among the
+ * values above the p50's, which the p50's selection left after it. */
+static void two_quantiles(double *x, size_t m, size_t below, size_t n,
+                          double *p50, double *p99) {
+  size_t k50 = (size_t)((double)(n - 1) * 0.5);
+  size_t k99 = (size_t)((double)(n - 1) * 0.99);
+  select_at(x, 0, m - 1, k50 - below);
+  *p50 = quantile_at(x, m, k50 - below, n, k50, 0.5);
+  if (k99 > k50)
+    select_at(x, k50 - below + 1, m - 1, k99 - below);
+  *p99 = quantile_at(x, m, k99 - below, n, k99, 0.99);
+}
+
+/* ------------------------------------------------------------------ */
+/* The quantiles of a large interval by bins first                     */
+/* ------------------------------------------------------------------ */
+
+/* The bins split the values' bits from the least to the largest into
+ * equal ranges of 2^shift: the values' own order, since the bits of +0
+ * to +inf are ordered as they are. A count a bin tells which bins hold
+ * the order statistics the quantiles read; only their values are then
+ * selected, a few dozen where the interval holds thousands. Three passes
+ * of a few instructions a value (the bits' range, the counts, the
+ * gather), whose branches go the same way for almost every value, in
+ * place of a quickselect's partitions over all, whose branches a
+ * predictor cannot learn. Below BINS_FROM values the
+ * quickselect over all costs less than the bins' fixed work. */
+#define BINS_LOG2 10
+#define BINS (1u << BINS_LOG2)
+#define BINS_FROM 128
+
+typedef struct bins {
+  uint64_t lo;    /* the least value's bits: bin 0's start */
+  unsigned shift; /* a bin spans 2^shift bits */
+  uint32_t count[BINS];
+} bins;
+
+static void bins_count(bins *b, const double *x, size_t n, uint64_t lo,
+                       uint64_t hi) {
+  uint64_t span = hi - lo;
+  unsigned len = span == 0 ? 0 : 64 - (unsigned)__builtin_clzll(span);
+  b->lo = lo;
+  b->shift = len > BINS_LOG2 ? len - BINS_LOG2 : 0;
+  memset(b->count, 0, sizeof b->count);
+  for (size_t i = 0; i < n; i++)
+    b->count[(sim_bits_at(x, i) - lo) >> b->shift]++;
+}
+
+/* The bin of each of the m ascending ranks, and the number of values in
+ * the bins before it. */
+static void bins_find(const bins *b, const size_t *rank, size_t m, size_t *bin,
+                      size_t *below) {
+  size_t seen = 0, j = 0;
+  for (size_t k = 0; k < BINS && j < m; k++) {
+    size_t next = seen + b->count[k];
+    for (; j < m && rank[j] < next; j++) {
+      bin[j] = k;
+      below[j] = seen;
+    }
+    seen = next;
+  }
+}
+
+/* The bits' range [start, start + width] of bins first to last. */
+typedef struct bits_range {
+  uint64_t start, width;
+} bits_range;
+
+static bits_range bins_bits(const bins *b, size_t first, size_t last) {
+  uint64_t start = b->lo + ((uint64_t)first << b->shift);
+  return (bits_range){start, (((uint64_t)(last - first + 1)) << b->shift) - 1};
+}
+
+static bool within(uint64_t u, bits_range r) { return u - r.start <= r.width; }
+
+/* A range no +0 to +inf holds: a NaN's bits just above +inf's. */
+#define NO_BITS ((bits_range){sim_bits(INFINITY) + 1, 0})
+
+/* Moves the values in range a to the front of x[0..n) and those in range
+ * b (apart from a) to its back, one pass; their numbers in *na, *nb. */
+static void gather(double *x, size_t n, bits_range a, bits_range b, size_t *na,
+                   size_t *nb) {
+  size_t front = 0, back = n, i = 0;
+  while (i < back) {
+    uint64_t u = sim_bits_at(x, i);
+    if (within(u, a))
+      swap(x, i++, front++);
+    else if (within(u, b))
+      swap(x, i, --back);
+    else
+      i++;
+  }
+  *na = front;
+  *nb = n - back;
+}
+
+/* Both quantiles from the bins that hold the order statistics k50,
+ * k50 + 1, k99 and k99 + 1 (the last one's bin for any rank past it):
+ * the p50's bins to the front and the p99's to the back, each selected
+ * apart, or, when their bins meet, all of them to the front at once. */
+static void quantiles_by_bins(double *x, size_t n, uint64_t lo, uint64_t hi,
+                              double *p50, double *p99) {
+  bins b;
+  bins_count(&b, x, n, lo, hi);
+  size_t k50 = (size_t)((double)(n - 1) * 0.5);
+  size_t k99 = (size_t)((double)(n - 1) * 0.99);
+  size_t rank[4] = {k50, k50 + 1 < n ? k50 + 1 : n - 1, k99,
+                    k99 + 1 < n ? k99 + 1 : n - 1};
+  size_t bin[4], below[4], na, nb;
+  bins_find(&b, rank, 4, bin, below);
+  if (bin[2] <= bin[1]) {
+    gather(x, n, bins_bits(&b, bin[0], bin[3]), NO_BITS, &na, &nb);
+    assert(rank[3] - below[0] < na);
+    two_quantiles(x, na, below[0], n, p50, p99);
+    return;
+  }
+  gather(x, n, bins_bits(&b, bin[0], bin[1]), bins_bits(&b, bin[2], bin[3]),
+         &na, &nb);
+  assert(rank[1] - below[0] < na && rank[3] - below[2] < nb);
+  double *top = x + (n - nb);
+  select_at(x, 0, na - 1, k50 - below[0]);
+  *p50 = quantile_at(x, na, k50 - below[0], n, k50, 0.5);
+  select_at(top, 0, nb - 1, k99 - below[2]);
+  *p99 = quantile_at(top, nb, k99 - below[2], n, k99, 0.99);
+}
+
+/* Reads two quantiles of the interval's values (reordering them): by
+ * the bins when there are many, else by selection over all. */
 void inf__quantiles(double *x, size_t n, double *p50, double *p99) {
   if (n == 0) {
     *p50 = *p99 = NAN;
     return;
   }
-  if (!plain(x, n)) {
+  uint64_t lo, hi;
+  if (!plain(x, n, &lo, &hi)) {
     *p50 = quantile_gsl(x, n, 0.5);
     *p99 = quantile_gsl(x, n, 0.99);
-    return;
-  }
-  size_t k50 = (size_t)((double)(n - 1) * 0.5);
-  size_t k99 = (size_t)((double)(n - 1) * 0.99);
-  select_at(x, 0, n - 1, k50);
-  *p50 = quantile_at(x, n, k50, 0.5);
-  if (k99 > k50)
-    select_at(x, k50 + 1, n - 1, k99);
-  *p99 = quantile_at(x, n, k99, 0.99);
+  } else if (n >= BINS_FROM)
+    quantiles_by_bins(x, n, lo, hi, p50, p99);
+  else
+    two_quantiles(x, n, 0, n, p50, p99);
 }

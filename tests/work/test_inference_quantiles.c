@@ -2,11 +2,15 @@
  * (inference_stats.c, inf__quantiles) are gsl_stats_quantile_from_sorted_data's
  * on a sorted copy, bit for bit: for every size from 1 to 300 and some
  * larger, values distinct, with many ties, all equal, in order, in reverse
- * order and in an organ pipe. Values with a NaN or a -0 take GSL's
+ * order, in an organ pipe, with zeros and DBL_MAX (the bins over nearly all
+ * the bits of +0 to +inf) and in one cluster with far ones (the
+ * quantiles' bins the same or adjacent). From 128 values on the
+ * quantiles are read by bins first. Values with a NaN or a -0 take GSL's
  * selection, bit for bit as before (gsl_stats_select, then the next order
  * statistic by a pass). */
 #include "test_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +21,14 @@
 
 #include "inference_internal.h"
 
-typedef enum { DRAWN, ASCENDING, DESCENDING, ORGAN } spread_order;
+typedef enum {
+  DRAWN,
+  ASCENDING,
+  DESCENDING,
+  ORGAN,
+  WIDE,
+  CLUSTER
+} spread_order;
 
 typedef struct spread_row {
   const char *name;
@@ -26,9 +37,10 @@ typedef struct spread_row {
 } spread_row;
 
 static const spread_row rows[] = {
-    {"distinct", 0, DRAWN},        {"many ties", 7, DRAWN},
-    {"all equal", 1, DRAWN},       {"ascending", 0, ASCENDING},
-    {"descending", 0, DESCENDING}, {"organ pipe", 5, ORGAN}};
+    {"distinct", 0, DRAWN},         {"many ties", 7, DRAWN},
+    {"all equal", 1, DRAWN},        {"ascending", 0, ASCENDING},
+    {"descending", 0, DESCENDING},  {"organ pipe", 5, ORGAN},
+    {"zeros and DBL_MAX", 0, WIDE}, {"a cluster, far ones", 50, CLUSTER}};
 
 /* Values i of m in the row's order (drawn ones from r). */
 static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
@@ -39,6 +51,14 @@ static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
     return 1e-3 * (double)(m - i);
   case ORGAN:
     return (double)(i < m / 2 ? i : m - i) / (double)row->levels;
+  case WIDE: /* the bins span nearly all the bits of +0 to +inf */
+    return i % 13 == 0   ? 0
+           : i % 17 == 0 ? DBL_MAX
+                         : -log(gsl_rng_uniform_pos(r));
+  case CLUSTER: /* the order statistics read in one bin or bins that meet */
+    return i % 97 == 0
+               ? 1e6 * (double)(i % 5)
+               : 1 + 0x1p-52 * (double)gsl_rng_uniform_int(r, row->levels);
   default:
     return row->levels == 0
                ? -log(gsl_rng_uniform_pos(r))
@@ -172,7 +192,7 @@ static void interval_pushes_keep_every_value(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[13];
+  struct CMUnitTest tests[15];
   size_t n = 0;
   TEST_ROWS(tests, n, quantiles_match_sorting, rows);
   TEST_ADD(tests, n, odd_values_keep_gsl_s_selection);
