@@ -10,6 +10,8 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "bits.h"
+#include "lanes.h"
 #include "vec.h"
 
 double inf__hist_pos(double x) {
@@ -148,21 +150,67 @@ static double least(const double *x, size_t l, size_t n) {
   return m;
 }
 
+/* x[i]'s bits as a signed word: a plain value's (below) are 0 to +inf's,
+ * under 2^63, ordered as the values; a negative's are below 0. */
+static int64_t word_at(const double *x, size_t i) {
+  int64_t w;
+  memcpy(&w, &x[i], sizeof w);
+  return w;
+}
+
+/* The least and largest of the words of x[from..n), from *lo and *hi. */
+static void bounds_from(const double *x, size_t from, size_t n, int64_t *lo,
+                        int64_t *hi) {
+  int64_t least_w = *lo, most = *hi;
+  for (size_t i = from; i < n; i++) {
+    int64_t w = word_at(x, i);
+    most = w > most ? w : most;
+    least_w = w < least_w ? w : least_w;
+  }
+  *lo = least_w;
+  *hi = most;
+}
+
+#if SIM_LANES_AVX2
+/* bounds_from(x, 0, n) four words a register, the last few alone (the
+ * lanes' least and largest from INT64_MAX and INT64_MIN, each apart). */
+__attribute__((target("avx2"))) static void
+bounds_avx2(const double *x, size_t n, int64_t *lo, int64_t *hi) {
+  __m256i least4 = _mm256_set1_epi64x(INT64_MAX),
+          most4 = _mm256_set1_epi64x(INT64_MIN);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256i w = _mm256_loadu_si256((const __m256i *)(x + i));
+    least4 = _mm256_blendv_epi8(least4, w, _mm256_cmpgt_epi64(least4, w));
+    most4 = _mm256_blendv_epi8(most4, w, _mm256_cmpgt_epi64(w, most4));
+  }
+  int64_t l[4], m[4];
+  _mm256_storeu_si256((__m256i *)l, least4);
+  _mm256_storeu_si256((__m256i *)m, most4);
+  for (int j = 0; j < 4; j++) {
+    *lo = l[j] < *lo ? l[j] : *lo;
+    *hi = m[j] > *hi ? m[j] : *hi;
+  }
+  bounds_from(x, i, n, lo, hi);
+}
+#endif
+
 /* Whether every value is +0 to +inf (as latencies are): then equal values
  * have the same bits and any exact selection gives GSL's quantiles' bits.
- * Those doubles' bits are the integers 0 to +inf's, ordered as the values,
- * and a negative or a NaN's are above, so one maximum of the bits decides.
- * The least and largest bits are left in *lo and *hi for the bins. */
+ * Those are the values whose words (word_at) are 0 to +inf's: a negative
+ * value's word is below 0, a NaN's below 0 or above +inf's. The least and
+ * largest words are left in *lo and *hi for the bins. */
 static bool plain(const double *x, size_t n, uint64_t *lo, uint64_t *hi) {
-  uint64_t least_bits = UINT64_MAX, most = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t u = sim_bits_at(x, i);
-    most = u > most ? u : most;
-    least_bits = u < least_bits ? u : least_bits;
-  }
-  *lo = least_bits;
-  *hi = most;
-  return most <= sim_bits(INFINITY);
+  int64_t least_w = INT64_MAX, most = INT64_MIN;
+#if SIM_LANES_AVX2
+  if (sim_lanes_wide())
+    bounds_avx2(x, n, &least_w, &most);
+  else
+#endif
+    bounds_from(x, 0, n, &least_w, &most);
+  *lo = (uint64_t)least_w;
+  *hi = (uint64_t)most;
+  return least_w >= 0 && (uint64_t)most <= sim_bits(INFINITY);
 }
 
 /* Quantile q of the n values as gsl_stats_quantile_from_sorted_data
@@ -257,20 +305,73 @@ static bool within(uint64_t u, bits_range r) { return u - r.start <= r.width; }
 /* A range no +0 to +inf holds: a NaN's bits just above +inf's. */
 #define NO_BITS ((bits_range){sim_bits(INFINITY) + 1, 0})
 
-/* Moves the values in range a to the front of x[0..n) and those in range
- * b (apart from a) to its back, one pass; their numbers in *na, *nb. */
-static void gather(double *x, size_t n, bits_range a, bits_range b, size_t *na,
-                   size_t *nb) {
+/* gather's step at x[*i]: a value in range a to the front, one in b to
+ * the back (x[*i] then the one from there, not yet seen), else passed. */
+static inline void gather_one(double *x, size_t *i, size_t *front, size_t *back,
+                              bits_range a, bits_range b) {
+  uint64_t u = sim_bits_at(x, *i);
+  if (within(u, a))
+    swap(x, (*i)++, (*front)++);
+  else if (within(u, b))
+    swap(x, *i, --*back);
+  else
+    (*i)++;
+}
+
+#if SIM_LANES_AVX2
+/* range r's words as bounds for signed compares: its first less one and
+ * its last plus one, the last taken no further than +inf's (no plain
+ * value's word is above, and the bins' last range can end at 2^63 - 1). */
+__attribute__((target("avx2"))) static inline void
+range4(bits_range r, __m256i *below, __m256i *above) {
+  uint64_t inf = sim_bits(INFINITY), last = r.start + r.width;
+  *below = _mm256_set1_epi64x((long long)(r.start - 1));
+  *above = _mm256_set1_epi64x((long long)((last < inf ? last : inf) + 1));
+}
+
+/* gather with four plain values a register passed at once when none is
+ * in a or b: most of them, the ranges holding a few dozen of thousands. */
+__attribute__((target("avx2"))) static void
+gather_avx2(double *x, size_t n, bits_range a, bits_range b, size_t *na,
+            size_t *nb) {
+  __m256i a_below, a_above, b_below, b_above;
+  range4(a, &a_below, &a_above);
+  range4(b, &b_below, &b_above);
   size_t front = 0, back = n, i = 0;
   while (i < back) {
-    uint64_t u = sim_bits_at(x, i);
-    if (within(u, a))
-      swap(x, i++, front++);
-    else if (within(u, b))
-      swap(x, i, --back);
-    else
-      i++;
+    if (i + 4 <= back) {
+      __m256i w = _mm256_loadu_si256((const __m256i *)(x + i));
+      __m256i in_a = _mm256_and_si256(_mm256_cmpgt_epi64(w, a_below),
+                                      _mm256_cmpgt_epi64(a_above, w));
+      __m256i in_b = _mm256_and_si256(_mm256_cmpgt_epi64(w, b_below),
+                                      _mm256_cmpgt_epi64(b_above, w));
+      if (_mm256_testz_si256(_mm256_or_si256(in_a, in_b),
+                             _mm256_set1_epi64x(-1))) {
+        i += 4;
+        continue;
+      }
+    }
+    gather_one(x, &i, &front, &back, a, b);
   }
+  *na = front;
+  *nb = n - back;
+}
+#endif
+
+/* Moves the plain values in range a to the front of x[0..n) and those in
+ * range b (apart from a) to its back, one pass; their numbers in *na,
+ * *nb. */
+static void gather(double *x, size_t n, bits_range a, bits_range b, size_t *na,
+                   size_t *nb) {
+#if SIM_LANES_AVX2
+  if (sim_lanes_wide()) {
+    gather_avx2(x, n, a, b, na, nb);
+    return;
+  }
+#endif
+  size_t front = 0, back = n, i = 0;
+  while (i < back)
+    gather_one(x, &i, &front, &back, a, b);
   *na = front;
   *nb = n - back;
 }
