@@ -2,11 +2,15 @@
  * (inference_stats.c, inf__quantiles) are gsl_stats_quantile_from_sorted_data's
  * on a sorted copy, bit for bit: for every size from 1 to 300 and some
  * larger, values distinct, with many ties, all equal, in order, in reverse
- * order and in an organ pipe. Values with a NaN or a -0 take GSL's
+ * order, in an organ pipe, with zeros and DBL_MAX (the bins over nearly all
+ * the bits of +0 to +inf) and in one cluster with far ones (the
+ * quantiles' bins the same or adjacent). From 128 values on the
+ * quantiles are read by bins first. Values with a NaN or a -0 take GSL's
  * selection, bit for bit as before (gsl_stats_select, then the next order
  * statistic by a pass). */
 #include "test_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +20,16 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "inference_internal.h"
+#include "lanes.h"
 
-typedef enum { DRAWN, ASCENDING, DESCENDING, ORGAN } spread_order;
+typedef enum {
+  DRAWN,
+  ASCENDING,
+  DESCENDING,
+  ORGAN,
+  WIDE,
+  CLUSTER
+} spread_order;
 
 typedef struct spread_row {
   const char *name;
@@ -26,9 +38,10 @@ typedef struct spread_row {
 } spread_row;
 
 static const spread_row rows[] = {
-    {"distinct", 0, DRAWN},        {"many ties", 7, DRAWN},
-    {"all equal", 1, DRAWN},       {"ascending", 0, ASCENDING},
-    {"descending", 0, DESCENDING}, {"organ pipe", 5, ORGAN}};
+    {"distinct", 0, DRAWN},         {"many ties", 7, DRAWN},
+    {"all equal", 1, DRAWN},        {"ascending", 0, ASCENDING},
+    {"descending", 0, DESCENDING},  {"organ pipe", 5, ORGAN},
+    {"zeros and DBL_MAX", 0, WIDE}, {"a cluster, far ones", 50, CLUSTER}};
 
 /* Values i of m in the row's order (drawn ones from r). */
 static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
@@ -39,6 +52,14 @@ static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
     return 1e-3 * (double)(m - i);
   case ORGAN:
     return (double)(i < m / 2 ? i : m - i) / (double)row->levels;
+  case WIDE: /* the bins span nearly all the bits of +0 to +inf */
+    return i % 13 == 0   ? 0
+           : i % 17 == 0 ? DBL_MAX
+                         : -log(gsl_rng_uniform_pos(r));
+  case CLUSTER: /* the order statistics read in one bin or bins that meet */
+    return i % 97 == 0
+               ? 1e6 * (double)(i % 5)
+               : 1 + 0x1p-52 * (double)gsl_rng_uniform_int(r, row->levels);
   default:
     return row->levels == 0
                ? -log(gsl_rng_uniform_pos(r))
@@ -46,20 +67,27 @@ static double value(const spread_row *row, gsl_rng *r, size_t i, size_t m) {
   }
 }
 
+/* Through the AVX2 build of the bounds and the gather where the CPU has
+ * it, and the plain one (sim_lanes_narrow, the tests' switch). */
 static void check(const double *x, size_t n) {
   double *work = malloc(n * sizeof *work), *sorted = malloc(n * sizeof *sorted);
   assert_non_null(work);
   assert_non_null(sorted);
-  memcpy(work, x, n * sizeof *x);
   memcpy(sorted, x, n * sizeof *x);
   gsl_sort(sorted, 1, n);
-  double p50, p99;
-  inf__quantiles(work, n, &p50, &p99);
   double w50 = gsl_stats_quantile_from_sorted_data(sorted, 1, n, 0.5);
   double w99 = gsl_stats_quantile_from_sorted_data(sorted, 1, n, 0.99);
-  if (memcmp(&p50, &w50, sizeof p50) != 0 || memcmp(&p99, &w99, sizeof p99))
-    fail_msg("n %zu: p50 %.17g (want %.17g), p99 %.17g (want %.17g)", n, p50,
-             w50, p99, w99);
+  for (int narrow = 0; narrow < 2; narrow++) {
+    memcpy(work, x, n * sizeof *x);
+    double p50, p99;
+    sim_lanes_narrow = narrow;
+    inf__quantiles(work, n, &p50, &p99);
+    sim_lanes_narrow = false;
+    if (memcmp(&p50, &w50, sizeof p50) != 0 || memcmp(&p99, &w99, sizeof p99))
+      fail_msg("n %zu narrow %d: p50 %.17g (want %.17g), p99 %.17g (want "
+               "%.17g)",
+               n, narrow, p50, w50, p99, w99);
+  }
   free(work);
   free(sorted);
 }
@@ -116,14 +144,20 @@ static void odd_values_keep_gsl_s_selection(void **state) {
   double a[301], b[301];
   for (size_t n = 1; n <= 301; n += 4) {
     for (int kind = 0; kind < 3; kind++) {
-      for (size_t i = 0; i < n; i++)
-        a[i] = b[i] = odd_value(kind, i, n);
-      double p50, p99;
-      inf__quantiles(a, n, &p50, &p99);
-      double w50 = old_quantile(b, n, 0.5), w99 = old_quantile(b, n, 0.99);
-      if (memcmp(&p50, &w50, sizeof p50) != 0 || memcmp(&p99, &w99, sizeof p99))
-        fail_msg("n %zu kind %d: p50 %g (want %g), p99 %g (want %g)", n, kind,
-                 p50, w50, p99, w99);
+      for (int narrow = 0; narrow < 2; narrow++) {
+        for (size_t i = 0; i < n; i++)
+          a[i] = b[i] = odd_value(kind, i, n);
+        double p50, p99;
+        sim_lanes_narrow = narrow;
+        inf__quantiles(a, n, &p50, &p99);
+        sim_lanes_narrow = false;
+        double w50 = old_quantile(b, n, 0.5), w99 = old_quantile(b, n, 0.99);
+        if (memcmp(&p50, &w50, sizeof p50) != 0 ||
+            memcmp(&p99, &w99, sizeof p99))
+          fail_msg("n %zu kind %d narrow %d: p50 %g (want %g), p99 %g (want "
+                   "%g)",
+                   n, kind, narrow, p50, w50, p99, w99);
+      }
     }
   }
 }
@@ -172,7 +206,7 @@ static void interval_pushes_keep_every_value(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[13];
+  struct CMUnitTest tests[15];
   size_t n = 0;
   TEST_ROWS(tests, n, quantiles_match_sorting, rows);
   TEST_ADD(tests, n, odd_values_keep_gsl_s_selection);
