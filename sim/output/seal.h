@@ -18,10 +18,16 @@
 #ifndef SIM_SEAL_H
 #define SIM_SEAL_H
 
+#include <stddef.h>
+
 #include "err.h"
 
 /* Bytes the seal adds at the end of every file aifsim writes. */
 #define SEAL_BYTES 64
+
+/* zlib's crc32(crc, p, n) (crc 0 to start), by carry-less multiplication
+ * where the CPU has it: the seal's checksum of a whole file. */
+unsigned long seal_crc32(unsigned long crc, const unsigned char *p, size_t n);
 
 /* Seals the closed HDF5 file at path. SIM_OK, or SIM_EIO with a message
  * (the file is then as HDF5 left it, or cut back to that). */

@@ -8,13 +8,17 @@
 
 /* ---- Data -------------------------------------------------------------- */
 
-enum { SMOOTH, RANDOM, ZEROS };
+enum { SMOOTH, RANDOM, ZEROS, FLAT };
 
 /* Row i, position j of a series: slowly varying (deflate shrinks it),
- * random bytes (it does not), or zeros. */
+ * random bytes (it does not), zeros, or one value for 512 rows whatever
+ * the position (blocks of one value, the same in groups of every width:
+ * record_deflate.c's flat_chunk). */
 static double datum(int kind, size_t i, size_t j, uint64_t *rng) {
   if (kind == ZEROS)
     return 0;
+  if (kind == FLAT)
+    return (double)(i / 512 % 3);
   if (kind == SMOOTH)
     return 1e3 + 0.25 * (double)i + (double)j;
   *rng = *rng * 6364136223846793005u + 1442695040888963407u;
@@ -146,6 +150,7 @@ static const same_case same_cases[] = {
     {"zeros, whole blocks only", ZEROS, 768},
     {"smooth, the last block only (the worker starts at commit)", SMOOTH, 40},
     {"random, one row", RANDOM, 1},
+    {"blocks of one value, kept and repeated", FLAT, 4000},
 };
 
 static void test_same_bytes(void **state) {
