@@ -6,7 +6,8 @@
  * on keys that cross services' ends, jumps and free GPUs; the background
  * load on the free GPUs (factory.c's list of free runs) after jobs have
  * come and gone, and the noise of racks with no free GPU stepping on;
- * and a class's priority taken as a unit's. */
+ * a class's priority taken as a unit's; and the units' worth stored
+ * four words at once as a pair at a time. */
 #define WORK_SCENARIO "work_stretch.yaml"
 #include "test_workloads_run.h"
 
@@ -255,12 +256,59 @@ static void class_priority_as_a_unit(void **state) {
   }
 }
 
+/* Two fluid services of 27 and 13 replicas (stretches that end a turn
+ * of four early and late) on two racks with a job beside them, under
+ * the efficiency policy and a cap it must split: the units' worth
+ * stored 32 bytes a unit (AVX2, where the CPU has it) and a pair at a
+ * time (sim_lanes_narrow, the loop it replaced) give the racks' power
+ * to the bit. The policy reads every unit's class, priority, weight and
+ * c, so a word stored wrong or to the wrong unit moves the caps. */
+static void worth_stored_wide_as_narrow(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: w\nseed: 3\nduration: 20 min\nsample_period: 1 min\n"
+      "power: {cap: 190 kW, policy: efficiency}\n"
+      "racks:\n"
+      "  - {name: nvl, count: 2, gpu: GB200, gpus_per_rack: 72,\n"
+      "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+      "     load: {level: 20%, noise: 0}}\n"
+      "services:\n"
+      "  - {name: chat, model: Llama-3.1-8B, precision: fp8, replicas: 27,\n"
+      "     priority: 2, arrivals: {kind: poisson, rate: 300,\n"
+      "     prompt: {mean: 500}, output: {mean: 200}}}\n"
+      "  - {name: code, model: Llama-3.1-8B, precision: fp8, replicas: 13,\n"
+      "     arrivals: {kind: poisson, rate: 40, prompt: {mean: 4000},\n"
+      "     output: {mean: 50}}}\n"
+      "training:\n"
+      "  - {name: first, model: Llama-3.1-8B, dp: 8, tp: 4,\n"
+      "     tokens_per_iteration: 1048576, iterations: 1500}\n";
+  const char *sets[] = {"inference.granularity=fluid"};
+  run r[2];
+  for (int narrow = 0; narrow < 2; narrow++) {
+    sim_lanes_narrow = narrow;
+    run_scenario(&r[narrow], text, sets, 1);
+    sim_lanes_narrow = false;
+  }
+  size_t rows[2], w[2];
+  const double *p[2];
+  for (int k = 0; k < 2; k++)
+    p[k] = tel_memory_column(r[k].sink, "racks", "power_w", &rows[k], &w[k]);
+  assert_non_null(p[0]);
+  assert_int_equal(rows[0], rows[1]);
+  assert_int_equal(w[0], w[1]);
+  assert_true(rows[0] >= 20);
+  assert_memory_equal(p[0], p[1], rows[0] * w[0] * sizeof *p[0]);
+  run_free(&r[0]);
+  run_free(&r[1]);
+}
+
 int main(void) {
   struct CMUnitTest tests[40];
   size_t n = 0;
   TEST_ADD(tests, n, runs_in_order);
   TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
+  TEST_ADD(tests, n, worth_stored_wide_as_narrow);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
   TEST_ADD(tests, n, busy_racks_keep_their_noise);
