@@ -61,7 +61,7 @@ key_sixteens(const uint32_t *k, size_t m, uint32_t b) {
 
 /* Sixteen a turn where AVX2 is, eight elsewhere (key_eights after
  * either), the rest one at a time. From key 0 (itself, trivially), so a
- * chunk's stretch of 64 is four turns of sixteen, nothing left over. */
+ * chunk's stretch of 256 is sixteen turns of sixteen, nothing left over. */
 size_t work__key_stretch(const uint32_t *k, size_t m) {
   const uint64_t k0 = k[0];
   size_t e = 0;

@@ -36,9 +36,10 @@ static void runs_in_order(void **state) {
                      rows[k].seq);
 }
 
-/* Services of 5, 70 and 130 replicas, their slots first as
- * lay_out_slots makes them, then a job's 9 stages. */
-enum { NSVC = 3, NREP = 5 + 70 + 130, NSLOTS = NREP + 9, NKEYS = 4000 };
+/* Services of 5, 70 and 300 replicas (more than a stretch's most,
+ * WORK_CHUNK), their slots first as lay_out_slots makes them, then a
+ * job's 9 stages. */
+enum { NSVC = 3, NREP = 5 + 70 + 300, NSLOTS = NREP + 9, NKEYS = 6000 };
 
 /* The loop work__replica_stretch replaced, which read every slot's owner
  * and part: the reference. */
@@ -62,7 +63,7 @@ static void replica_stretches(void **state) {
   static inf_config svc[NSVC];
   static slot slots[NSLOTS];
   static uint32_t key[NKEYS];
-  const int64_t reps[NSVC + 1] = {5, 70, 130, 9}; /* and the job's stages */
+  const int64_t reps[NSVC + 1] = {5, 70, 300, 9}; /* and the job's stages */
   work_config cfg = {.services = svc, .nservices = NSVC};
   work w = {.cfg = &cfg, .slots = slots, .nslots = NSLOTS, .nrep = NREP};
   for (uint32_t s = 0, at = 0; s <= NSVC; s++)
@@ -72,12 +73,13 @@ static void replica_stretches(void **state) {
     svc[s].replicas = reps[s];
   srand(28);
   for (uint32_t j = 0; j < NKEYS;) {
-    uint32_t from = (uint32_t)(rand() % NSLOTS), len = 1 + rand() % 90;
+    uint32_t from = (uint32_t)(rand() % NSLOTS), len = 1 + rand() % 400;
+    const bool holes = rand() % 2 == 0; /* else stretches past WORK_CHUNK */
     for (; len > 0 && j < NKEYS; len--, j++)
-      key[j] = rand() % 50 == 0 ? NO_SLOT : (from++) % NSLOTS;
+      key[j] = holes && rand() % 50 == 0 ? NO_SLOT : (from++) % NSLOTS;
   }
   for (size_t j = 0; j < NKEYS; j++) {
-    size_t n = j % 3 == 0 ? j + 1 + (size_t)(rand() % 80) : NKEYS;
+    size_t n = j % 3 == 0 ? j + 1 + (size_t)(rand() % 300) : NKEYS;
     n = n < NKEYS ? n : NKEYS;
     if (key[j] < NREP)
       assert_int_equal(work__replica_stretch(&w, key, j, n),
