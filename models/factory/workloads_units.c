@@ -152,6 +152,26 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
   return j + e;
 }
 
+/* Units j .. of a job's stages (slot key[j] one of job's), as long as
+ * the units after it are the same job's (a rack's stages of it, in a
+ * row): each takes the job's worth, read once; returns the unit after
+ * them. The fields one at a time, as before: a unit's padding is left
+ * as it was. About 80 units a bench-10k tick, 25 instructions each one
+ * at a time, the job read again for each. */
+static size_t job_units(const work *w, const uint32_t *key, size_t j,
+                        size_t n, uint32_t owner, power_unit *u) {
+  const double c = 1 - w->jobs[work__job_of(w, owner)].comm_share;
+  const int64_t priority = w->jobs[work__job_of(w, owner)].priority;
+  do {
+    u[j].weight = 1;
+    u[j].cls = POWER_TRAINING;
+    u[j].c = c;
+    u[j].priority = priority;
+    j++;
+  } while (j < n && key[j] != NO_SLOT && w->slots[key[j]].owner == owner);
+  return j;
+}
+
 /* One call per allocation for every unit (not one each): control asks
  * it of about 2,200 units a tick in bench-10k. */
 void work_slot_units(const work *w, const uint32_t *key, size_t n,
@@ -161,15 +181,8 @@ void work_slot_units(const work *w, const uint32_t *key, size_t n,
       j++;
       continue; /* free GPUs: no work */
     }
-    const slot *s = &w->slots[key[j]];
-    if (!work__is_job(w, s->owner)) {
-      j = replica_units(w, key, j, n, u);
-      continue;
-    }
-    u[j].weight = 1;
-    u[j].cls = POWER_TRAINING;
-    u[j].c = 1 - w->jobs[work__job_of(w, s->owner)].comm_share;
-    u[j].priority = w->jobs[work__job_of(w, s->owner)].priority;
-    j++;
+    const uint32_t owner = w->slots[key[j]].owner;
+    j = work__is_job(w, owner) ? job_units(w, key, j, n, owner, u)
+                               : replica_units(w, key, j, n, u);
   }
 }

@@ -6,8 +6,9 @@
  * on keys that cross services' ends, jumps and free GPUs; the background
  * load on the free GPUs (factory.c's list of free runs) after jobs have
  * come and gone, and the noise of racks with no free GPU stepping on;
- * a class's priority taken as a unit's; and the units' worth stored
- * four words at once as a pair at a time. */
+ * a class's priority taken as a unit's; the units' worth stored
+ * four words at once as a pair at a time; and jobs' units a run of one
+ * job at a time. */
 #define WORK_SCENARIO "work_stretch.yaml"
 #include "test_workloads_run.h"
 
@@ -304,6 +305,38 @@ static void worth_stored_wide_as_narrow(void **state) {
   run_free(&r[1]);
 }
 
+/* Jobs' units in runs of one job (work_slot_units' job_units): every
+ * unit of a job's slot takes that job's worth (weight 1, the training
+ * class, c = 1 - its comm share, its priority), the run ending where the
+ * next unit is another job's or free (NO_SLOT, left as it was), and no
+ * byte else written (a unit's padding left). */
+static void jobs_worth_a_run_at_a_time(void **state) {
+  (void)state;
+  static train_config jobs[2];
+  jobs[0].comm_share = 0.25, jobs[0].priority = 3;
+  jobs[1].comm_share = 0.5, jobs[1].priority = -1;
+  static slot slots[5] = {{0, 0, 0, 4, true, false}, {0, 1, 4, 4, true, false},
+                          {0, 2, 8, 4, true, false}, {1, 0, 12, 4, true, false},
+                          {1, 1, 16, 4, true, false}};
+  work_config cfg = {.nservices = 0}; /* every owner a job */
+  work w = {.cfg = &cfg, .slots = slots, .nslots = 5, .jobs = jobs, .njobs = 2};
+  const uint32_t key[] = {0, 1, 3, NO_SLOT, 2, 4, 3, 0, 1};
+  enum { N = sizeof key / sizeof *key };
+  power_unit u[N], want[N];
+  memset(u, 0xab, sizeof u);
+  memset(want, 0xab, sizeof want);
+  for (size_t j = 0; j < N; j++)
+    if (key[j] != NO_SLOT) {
+      const train_config *t = &jobs[slots[key[j]].owner];
+      want[j].weight = 1;
+      want[j].cls = POWER_TRAINING;
+      want[j].c = 1 - t->comm_share;
+      want[j].priority = t->priority;
+    }
+  work_slot_units(&w, key, N, u);
+  assert_memory_equal(u, want, sizeof u);
+}
+
 int main(void) {
   struct CMUnitTest tests[40];
   size_t n = 0;
@@ -311,6 +344,7 @@ int main(void) {
   TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
   TEST_ADD(tests, n, worth_stored_wide_as_narrow);
+  TEST_ADD(tests, n, jobs_worth_a_run_at_a_time);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
   TEST_ADD(tests, n, busy_racks_keep_their_noise);
