@@ -243,7 +243,7 @@ size_t work__key_stretch(const uint32_t *k, size_t m);
  * shares in one call. As many as control asks for a call
  * (CONTROL_UNITS_CHUNK), so a chunk of one service's replicas is one
  * stretch: at 64, bench-10k's fluid tick made 36 calls, each with its
- * keys' setup and the services' per-call work, where now some 15. */
+ * keys' setup and the services' per-call work, where now 11. */
 enum { WORK_CHUNK = 256 };
 size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
                              size_t n);
