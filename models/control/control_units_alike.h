@@ -60,8 +60,9 @@ worth2_xor(const power_unit *p, size_t k, __m256i wc) {
  * has it): a load and its xor one instruction, the ten registers of two
  * four_diff in six for the loads and four for the worth, so about half
  * the instructions; each turn's eight shares (at sh2) stored once it
- * passed. Returns where the first turn with a difference starts (or the
- * last turn's end): the same k as the two-lane loop. */
+ * passed, two stores of four (where put_eight's pairs took four).
+ * Returns where the first turn with a difference starts (or the last
+ * turn's end): the same k as the two-lane loop. */
 __attribute__((target("avx2"))) static size_t
 alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                   const power_unit *p, size_t k, size_t n, uint64_t s,
@@ -71,7 +72,8 @@ alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                 vm = _mm256_set1_epi64x((long long)m),
                 vb = _mm256_set1_epi64x((long long)b),
                 wc = _mm256_set_epi64x((long long)c, (long long)w, (long long)c,
-                                       (long long)w);
+                                       (long long)w),
+                sh4 = _mm256_broadcastsi128_si256((__m128i)sh2);
   for (; k + 8 <= n; k += 8) {
     __m256i d = _mm256_or_si256(
         _mm256_or_si256(
@@ -86,7 +88,8 @@ alike_eights_avx2(const double *sm, const double *mem, const double *busy,
                                worth2_xor(p, k + 6, wc))));
     if (!_mm256_testz_si256(d, d))
       break;
-    put_eight(share + k, sh2);
+    _mm256_storeu_si256((__m256i *)(share + k), sh4);
+    _mm256_storeu_si256((__m256i *)(share + k + 4), sh4);
   }
   return k;
 }

@@ -6,7 +6,9 @@
  * on keys that cross services' ends, jumps and free GPUs; the background
  * load on the free GPUs (factory.c's list of free runs) after jobs have
  * come and gone, and the noise of racks with no free GPU stepping on;
- * and a class's priority taken as a unit's. */
+ * a class's priority taken as a unit's; the units' worth stored
+ * four words at once as a pair at a time; and jobs' units a run of one
+ * job at a time. */
 #define WORK_SCENARIO "work_stretch.yaml"
 #include "test_workloads_run.h"
 
@@ -35,9 +37,10 @@ static void runs_in_order(void **state) {
                      rows[k].seq);
 }
 
-/* Services of 5, 70 and 130 replicas, their slots first as
- * lay_out_slots makes them, then a job's 9 stages. */
-enum { NSVC = 3, NREP = 5 + 70 + 130, NSLOTS = NREP + 9, NKEYS = 4000 };
+/* Services of 5, 70 and 300 replicas (more than a stretch's most,
+ * WORK_CHUNK), their slots first as lay_out_slots makes them, then a
+ * job's 9 stages. */
+enum { NSVC = 3, NREP = 5 + 70 + 300, NSLOTS = NREP + 9, NKEYS = 6000 };
 
 /* The loop work__replica_stretch replaced, which read every slot's owner
  * and part: the reference. */
@@ -61,7 +64,7 @@ static void replica_stretches(void **state) {
   static inf_config svc[NSVC];
   static slot slots[NSLOTS];
   static uint32_t key[NKEYS];
-  const int64_t reps[NSVC + 1] = {5, 70, 130, 9}; /* and the job's stages */
+  const int64_t reps[NSVC + 1] = {5, 70, 300, 9}; /* and the job's stages */
   work_config cfg = {.services = svc, .nservices = NSVC};
   work w = {.cfg = &cfg, .slots = slots, .nslots = NSLOTS, .nrep = NREP};
   for (uint32_t s = 0, at = 0; s <= NSVC; s++)
@@ -71,12 +74,13 @@ static void replica_stretches(void **state) {
     svc[s].replicas = reps[s];
   srand(28);
   for (uint32_t j = 0; j < NKEYS;) {
-    uint32_t from = (uint32_t)(rand() % NSLOTS), len = 1 + rand() % 90;
+    uint32_t from = (uint32_t)(rand() % NSLOTS), len = 1 + rand() % 400;
+    const bool holes = rand() % 2 == 0; /* else stretches past WORK_CHUNK */
     for (; len > 0 && j < NKEYS; len--, j++)
-      key[j] = rand() % 50 == 0 ? NO_SLOT : (from++) % NSLOTS;
+      key[j] = holes && rand() % 50 == 0 ? NO_SLOT : (from++) % NSLOTS;
   }
   for (size_t j = 0; j < NKEYS; j++) {
-    size_t n = j % 3 == 0 ? j + 1 + (size_t)(rand() % 80) : NKEYS;
+    size_t n = j % 3 == 0 ? j + 1 + (size_t)(rand() % 300) : NKEYS;
     n = n < NKEYS ? n : NKEYS;
     if (key[j] < NREP)
       assert_int_equal(work__replica_stretch(&w, key, j, n),
@@ -255,12 +259,92 @@ static void class_priority_as_a_unit(void **state) {
   }
 }
 
+/* Two fluid services of 27 and 13 replicas (stretches that end a turn
+ * of four early and late) on two racks with a job beside them, under
+ * the efficiency policy and a cap it must split: the units' worth
+ * stored 32 bytes a unit (AVX2, where the CPU has it) and a pair at a
+ * time (sim_lanes_narrow, the loop it replaced) give the racks' power
+ * to the bit. The policy reads every unit's class, priority, weight and
+ * c, so a word stored wrong or to the wrong unit moves the caps. */
+static void worth_stored_wide_as_narrow(void **state) {
+  (void)state;
+  static const char text[] =
+      "name: w\nseed: 3\nduration: 20 min\nsample_period: 1 min\n"
+      "power: {cap: 190 kW, policy: efficiency}\n"
+      "racks:\n"
+      "  - {name: nvl, count: 2, gpu: GB200, gpus_per_rack: 72,\n"
+      "     other_power_idle: 16.8 kW, other_power_max: 33.6 kW,\n"
+      "     load: {level: 20%, noise: 0}}\n"
+      "services:\n"
+      "  - {name: chat, model: Llama-3.1-8B, precision: fp8, replicas: 27,\n"
+      "     priority: 2, arrivals: {kind: poisson, rate: 300,\n"
+      "     prompt: {mean: 500}, output: {mean: 200}}}\n"
+      "  - {name: code, model: Llama-3.1-8B, precision: fp8, replicas: 13,\n"
+      "     arrivals: {kind: poisson, rate: 40, prompt: {mean: 4000},\n"
+      "     output: {mean: 50}}}\n"
+      "training:\n"
+      "  - {name: first, model: Llama-3.1-8B, dp: 8, tp: 4,\n"
+      "     tokens_per_iteration: 1048576, iterations: 1500}\n";
+  const char *sets[] = {"inference.granularity=fluid"};
+  run r[2];
+  for (int narrow = 0; narrow < 2; narrow++) {
+    sim_lanes_narrow = narrow;
+    run_scenario(&r[narrow], text, sets, 1);
+    sim_lanes_narrow = false;
+  }
+  size_t rows[2], w[2];
+  const double *p[2];
+  for (int k = 0; k < 2; k++)
+    p[k] = tel_memory_column(r[k].sink, "racks", "power_w", &rows[k], &w[k]);
+  assert_non_null(p[0]);
+  assert_int_equal(rows[0], rows[1]);
+  assert_int_equal(w[0], w[1]);
+  assert_true(rows[0] >= 20);
+  assert_memory_equal(p[0], p[1], rows[0] * w[0] * sizeof *p[0]);
+  run_free(&r[0]);
+  run_free(&r[1]);
+}
+
+/* Jobs' units in runs of one job (work_slot_units' job_units): every
+ * unit of a job's slot takes that job's worth (weight 1, the training
+ * class, c = 1 - its comm share, its priority), the run ending where the
+ * next unit is another job's or free (NO_SLOT, left as it was), and no
+ * byte else written (a unit's padding left). */
+static void jobs_worth_a_run_at_a_time(void **state) {
+  (void)state;
+  static train_config jobs[2];
+  jobs[0].comm_share = 0.25, jobs[0].priority = 3;
+  jobs[1].comm_share = 0.5, jobs[1].priority = -1;
+  static slot slots[5] = {{0, 0, 0, 4, true, false}, {0, 1, 4, 4, true, false},
+                          {0, 2, 8, 4, true, false}, {1, 0, 12, 4, true, false},
+                          {1, 1, 16, 4, true, false}};
+  work_config cfg = {.nservices = 0}; /* every owner a job */
+  work w = {.cfg = &cfg, .slots = slots, .nslots = 5, .jobs = jobs, .njobs = 2};
+  const uint32_t key[] = {0, 1, 3, NO_SLOT, 2, 4, 3, 0, 1};
+  enum { N = sizeof key / sizeof *key };
+  power_unit u[N], want[N];
+  memset(u, 0xab, sizeof u);
+  memset(want, 0xab, sizeof want);
+  for (size_t j = 0; j < N; j++)
+    if (key[j] != NO_SLOT) {
+      const train_config *t = &jobs[slots[key[j]].owner];
+      want[j].weight = 1;
+      want[j].cls = POWER_TRAINING;
+      want[j].c = 1 - t->comm_share;
+      want[j].priority = t->priority;
+    }
+  work_slot_units(&w, key, N, u);
+  assert_memory_equal(u, want, sizeof u);
+}
+
 int main(void) {
   struct CMUnitTest tests[40];
   size_t n = 0;
   TEST_ADD(tests, n, runs_in_order);
   TEST_ADD(tests, n, class_priority_as_a_unit);
   TEST_ADD(tests, n, replica_stretches);
+  TEST_ADD(tests, n, worth_stored_wide_as_narrow);
+  TEST_ADD(tests, n, jobs_worth_a_run_at_a_time);
   TEST_ROWS(tests, n, key_stretches, key_cases);
   TEST_ADD(tests, n, freed_gpus_take_the_background);
   TEST_ADD(tests, n, busy_racks_keep_their_noise);
