@@ -4,6 +4,7 @@
  * Moved out of workloads_tick.c with the chunks. */
 #include "workloads.h"
 
+#include "inference_fluid.h"
 #include "workloads_internal.h"
 
 void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
@@ -36,5 +37,21 @@ void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
     uint32_t c = n - j < room ? n - j : room;
     take(svc, j, c, buf);
     work__reps_loads_to_runs(fl, r, k0 + j, c, buf);
+  }
+}
+
+/* A stretch's load written once for its runs, where the chunk's loads
+ * were written to the buffer one by one and copied to the runs word by
+ * word: the same words to the same runs (rack_set_run_loads_fill). */
+void work__reps_fluid_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, inf_service *svc) {
+  uint32_t end[WORK_LOADS_CHUNK];
+  gpu_load l[WORK_LOADS_CHUNK];
+  const uint32_t q0 = r->runs[0] + k0;
+  for (uint32_t j = 0; j < n; j += WORK_LOADS_CHUNK) {
+    uint32_t c = n - j < WORK_LOADS_CHUNK ? n - j : WORK_LOADS_CHUNK;
+    uint32_t m = inf_fluid_take_stretches(svc, j, c, end, l);
+    for (uint32_t t = 0, from = 0; t < m; from = end[t++])
+      rack_set_run_loads_fill(fl, q0 + j + from, end[t] - from, l[t]);
   }
 }

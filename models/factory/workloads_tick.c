@@ -624,8 +624,11 @@ static void replica_loads(work *w) {
   uint32_t k0 = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
-                            w->rep_load, WORK_LOADS_CHUNK);
+    if (r.seq && inf_is_fluid(w->svc[s]))
+      work__reps_fluid_to_runs(w->fleet, &r, k0, n, w->svc[s]);
+    else
+      work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
+                              w->rep_load, WORK_LOADS_CHUNK);
     k0 += n;
   }
 }

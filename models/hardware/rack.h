@@ -280,6 +280,12 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
 void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
                             size_t n);
 
+/* Load l to runs q0 .. q0 + n - 1, as rack_set_run_loads_seq with n
+ * copies of l writes it, to the bit (a fluid service's stretch of
+ * replicas in one group). */
+void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n,
+                             gpu_load l);
+
 /* Every GPU's cap (the array cap_w) filled from its run's when control
  * wrote them once a run (rack_set_run_cap): whoever reads a GPU's cap or
  * writes caps per GPU calls it first. Logically const. */

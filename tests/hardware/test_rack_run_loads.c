@@ -269,8 +269,9 @@ static double seq_word(uint32_t k, unsigned *seed) {
   return k % 5 < 4 ? odd[k % 5] * (k % 2 ? -1 : 1) : uniform(seed);
 }
 
-static void run_loads_seq(void **state) {
-  const seq_case *c = *state;
+/* Case c's loads to the runs: a list of loads (rack_set_run_loads_seq),
+ * or one load n times (fill: rack_set_run_loads_fill), then checked. */
+static void loads_to_runs(const seq_case *c, bool fill) {
   duo d = duo_driven(&cases[0], 19);
   rack_fleet *f = d.f;
   const gpu_load was = {-1, -2, -3};
@@ -284,8 +285,13 @@ static void run_loads_seq(void **state) {
   for (uint32_t k = 0; k < n; k++)
     l[k] = (gpu_load){seq_word(3 * k, &d.seed), seq_word(3 * k + 1, &d.seed),
                       seq_word(3 * k + 2, &d.seed)};
+  for (uint32_t k = 1; fill && k < n; k++)
+    l[k] = l[0];
   sim_lanes_narrow = c->narrow;
-  rack_set_run_loads_seq(f, q0, l, n);
+  if (fill)
+    rack_set_run_loads_fill(f, q0, n, n > 0 ? l[0] : was);
+  else
+    rack_set_run_loads_seq(f, q0, l, n);
   sim_lanes_narrow = false;
   assert_int_equal(f->loads_unfilled, n > 0);
   for (uint32_t q = 0; q < f->nruns; q++) {
@@ -303,14 +309,21 @@ static void run_loads_seq(void **state) {
   duo_drop(&d);
 }
 
+static void run_loads_seq(void **state) { loads_to_runs(*state, false); }
+
+/* rack_set_run_loads_fill: the same rows, one load (the first's words:
+ * -0, a subnormal, the largest double) to every run of the stretch. */
+static void run_loads_fill(void **state) { loads_to_runs(*state, true); }
+
 int main(void) {
-  struct CMUnitTest tests[48];
+  struct CMUnitTest tests[80];
   size_t n = 0;
   TEST_ROWS(tests, n, run_loads_are_the_gpus, cases);
   TEST_ROWS(tests, n, gpu_writes_set_the_runs, cases);
   TEST_ROWS(tests, n, keys_fill_from_the_runs, cases);
   TEST_ROWS(tests, n, unlike_finds_a_first_gpu_apart, cases);
   TEST_ROWS(tests, n, run_loads_seq, seq_cases);
+  TEST_ROWS(tests, n, run_loads_fill, seq_cases);
   return _cmocka_run_group_tests("rack_run_loads", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);
