@@ -399,8 +399,9 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
     const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
                         sim_bits(l_cap), sim_bits(p)};
 #ifdef SIM_LANES_AVX2
-    if (sim_lanes_wide())
-      k = hits_quads(&s, k, n, &h, phi);
+    if (sim_lanes_wide()) /* the caps alone where the loads are known */
+      k = hits_quads(&s, work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi),
+                     n, &h, phi);
     else
 #endif
       k = hits_pairs(&s, k, n, &h, phi);
@@ -619,6 +620,7 @@ static void take_service(void *svc, uint32_t first, uint32_t n,
  * one-by-one loop's. */
 static void replica_loads(work *w) {
   w->rep_loads_made = w->fleet->runs_made;
+  rack_known_forget(w->fleet); /* all written again below */
   const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
                        .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;

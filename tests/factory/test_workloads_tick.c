@@ -458,6 +458,54 @@ static void one_word_off(void **state) {
   two_types_free(&t);
 }
 
+/* Replicas of one run each, in order, their loads one known stretch
+ * (rack_set_run_loads_fill, as a fluid service's group hands them over;
+ * hits_seq then compares the caps alone, work__hits_known): all at one
+ * cap but replica j's, or all at one but replica j's load written after
+ * the fill (rack_set_run_load drops the stretch, so the loads are
+ * compared again). Every j, each way: the clocks the slowest of the
+ * GPUs', j's not the others'. */
+static void known_stretch_clocks(void **state) {
+  (void)state;
+  static uint32_t size[OFF_REPS];
+  static double phi[OFF_REPS];
+  static packed p;
+  two_types t;
+  rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
+  const gpu_load l = {0.9, 0.6, 1}, other = {0.6, 0.9, 1};
+  const double cap = f->types[f->type[0]]->cap_min_w;
+  for (uint32_t k = 0; k < OFF_REPS; k++) {
+    size[k] = 2;
+    for (uint32_t i = 2 * k; i < 2 * k + 2; i++) {
+      rack_set_unit_key(f, i, k + 1);
+      rack_set_load(f, i, l);
+      f->cap_w[i] = cap;
+    }
+  }
+  rack_fleet_update(f, NULL);
+  pack(f, size, OFF_REPS, &p);
+  assert_true(work__runs_seq(p.run0, p.runs, OFF_REPS));
+  for (uint32_t j = 1; j < OFF_REPS; j++)
+    for (int v = 0; v < 2; v++) {
+      rack_set_run_loads_fill(f, p.runs[0], OFF_REPS, l);
+      if (v == 0)
+        rack_set_run_cap(f, p.runs[j], cap + 1);
+      else
+        rack_set_run_load(f, p.runs[j], other);
+      assert_true((rack_known_at(f, p.runs[j]) != NULL) == (v == 0));
+      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
+                     true,     true,   false,  0};
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      work__replica_phis(f, &r, phi, &last);
+      rack_fleet_gpu_loads(f);
+      rack_fleet_gpu_caps(f);
+      check_slowest(f, size, OFF_REPS, &p, phi);
+      assert_false(sim_same_bits(phi[j], phi[0]));
+      rack_set_run_cap(f, p.runs[j], cap);
+    }
+  two_types_free(&t);
+}
+
 /* work__racks_type: the racks' one GPU type where they share it, none
  * where two groups' differ. */
 static void racks_type_of_the_fleet(void **state) {
@@ -487,6 +535,7 @@ int main(void) {
   TEST_ADD(tests, n, chunks_reach_every_run);
   TEST_ADD(tests, n, loads_reach_every_run);
   TEST_ADD(tests, n, one_word_off);
+  TEST_ADD(tests, n, known_stretch_clocks);
   TEST_ADD(tests, n, racks_type_of_the_fleet);
   return _cmocka_run_group_tests("workloads_tick", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
