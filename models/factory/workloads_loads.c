@@ -69,8 +69,8 @@ caps_eights(const double *cap, uint32_t k, uint32_t e, uint64_t c, uint64_t p,
   const __m256i c4 = _mm256_set1_epi64x((long long)c);
   const __m256d p4 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)p));
   for (; k + 8 <= e; k += 8) {
-    __m256i x = _mm256_or_si256(sim_x4_xor(cap + k, c4),
-                                sim_x4_xor(cap + k + 4, c4));
+    __m256i x =
+        _mm256_or_si256(sim_x4_xor(cap + k, c4), sim_x4_xor(cap + k + 4, c4));
     if (!_mm256_testz_si256(x, x))
       break;
     _mm256_storeu_pd(phi + k, p4);

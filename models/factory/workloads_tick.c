@@ -400,7 +400,8 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
                         sim_bits(l_cap), sim_bits(p)};
 #ifdef SIM_LANES_AVX2
     if (sim_lanes_wide()) /* the caps alone where the loads are known */
-      k = hits_quads(&s, work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi),
+      k = hits_quads(&s,
+                     work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi),
                      n, &h, phi);
     else
 #endif

@@ -306,8 +306,7 @@ void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
 /* Load l to runs q0 .. q0 + n - 1, as rack_set_run_loads_seq with n
  * copies of l writes it, to the bit (a fluid service's stretch of
  * replicas in one group); the runs then a known stretch of l. */
-void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n,
-                             gpu_load l);
+void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n, gpu_load l);
 
 /* No known stretch kept (a writer about to fill them all again, in
  * order: its stretches then join the list without a look at others). */

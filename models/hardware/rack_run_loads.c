@@ -90,8 +90,8 @@ void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
 
 /* sm, mem, busy [k .. n) = l's words, two a store (SSE2, or plain
  * words), the last one alone. */
-static inline void fill_pairs(double *sm, double *mem, double *busy,
-                              gpu_load l, size_t k, size_t n) {
+static inline void fill_pairs(double *sm, double *mem, double *busy, gpu_load l,
+                              size_t k, size_t n) {
   const sim_d2 s = {l.sm, l.sm}, m = {l.mem, l.mem}, b = {l.busy, l.busy};
   for (; k + 2 <= n; k += 2) {
     sim_d2_put(sm + k, s);
@@ -170,8 +170,7 @@ static void known_add(rack_fleet *f, uint32_t q0, uint32_t q1, gpu_load l) {
 
 /* Eight a turn where AVX2 is and the stretch is as long, then two; the
  * stretch kept as known. */
-void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n,
-                             gpu_load l) {
+void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n, gpu_load l) {
   if (n == 0)
     return;
   known_add(f, q0, q0 + (uint32_t)n, l);

@@ -357,8 +357,8 @@ static void known_stretches_hold(void **state) {
       const struct rack_known *a = rack_known_at(f, q),
                               *b = rack_known_at(f, q + m - 1);
       assert_true(m == 0 || f->nknown == RACK_KNOWN_MAX ||
-                  (a != NULL && b != NULL &&
-                   memcmp(&a->l, &x, sizeof x) == 0 && a == b));
+                  (a != NULL && b != NULL && memcmp(&a->l, &x, sizeof x) == 0 &&
+                   a == b));
     } else if (op == 2) {
       rack_set_run_load(f, q, x);
     } else if (op == 3) {
