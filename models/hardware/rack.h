@@ -224,7 +224,8 @@ static inline gpu_load rack_run_load(const rack_fleet *f, uint32_t q) {
 void rack__known_drop(rack_fleet *f, uint32_t q0, uint32_t q1);
 
 static inline void rack__set_run_arrays(rack_fleet *f, uint32_t q, gpu_load l) {
-  if (q >= f->known_lo && q < f->known_hi) /* else none holds q */
+  /* Else no stretch holds q: with none kept known_hi is 0, one compare. */
+  if (q < f->known_hi && q >= f->known_lo)
     rack__known_drop(f, q, q + 1);
   f->run_sm[q] = l.sm;
   f->run_mem[q] = l.mem;

@@ -75,7 +75,8 @@ void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
                             size_t n) {
   if (n == 0)
     return;
-  rack__known_drop(f, q0, q0 + (uint32_t)n);
+  if (q0 < f->known_hi) /* else none is met (none kept: known_hi 0) */
+    rack__known_drop(f, q0, q0 + (uint32_t)n);
   double *sm = f->run_sm + q0, *mem = f->run_mem + q0, *busy = f->run_busy + q0;
   size_t k = 0;
 #ifdef SIM_LANES_AVX2
