@@ -138,9 +138,7 @@ static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
   rack_fleet *fl = w->fleet;
   const slot *s = &w->slots[slot_k];
   if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
-    const uint32_t *runs = w->slot_runs + s->first;
-    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
-      rack_set_run_load(fl, runs[k], l);
+    rack_set_runs_load(fl, w->slot_runs + s->first, w->slot_nruns[slot_k], l);
     return;
   }
   for (uint32_t k = 0; k < s->n; k++)

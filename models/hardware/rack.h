@@ -296,6 +296,25 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
   f->loads_unfilled = true;
 }
 
+/* Load l to runs runs[0 .. n), as rack_set_run_load one by one writes it
+ * (a job stage's runs): the known stretches looked at only where one is
+ * kept, not once a run. Inline: a call a stage cost the fluid tick more
+ * than the looks. */
+static inline void rack_set_runs_load(rack_fleet *f, const uint32_t *runs,
+                                      uint32_t n, gpu_load l) {
+  if (f->known_hi > 0) { /* each write looks (rack__set_run_arrays) */
+    for (uint32_t k = 0; k < n; k++)
+      rack_set_run_load(f, runs[k], l);
+    return;
+  }
+  for (uint32_t k = 0; k < n; k++) { /* none kept, and none made here */
+    f->run_sm[runs[k]] = l.sm;
+    f->run_mem[runs[k]] = l.mem;
+    f->run_busy[runs[k]] = l.busy;
+  }
+  f->loads_unfilled = f->loads_unfilled || n > 0;
+}
+
 /* Loads l[0 .. n) to runs q0 .. q0 + n - 1 (the runs fresh), as
  * rack_set_run_load one by one would write them, to the bit: the runs'
  * only, the GPUs' noted behind (loads_unfilled) when n > 0; n == 0 writes

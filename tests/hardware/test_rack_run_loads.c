@@ -331,8 +331,9 @@ static void known_true(const rack_fleet *f) {
 }
 
 /* 400 writes of runs' loads at random: fills of one of three loads (in
- * order, as the drive's chunks, or anywhere), one run's, a list's, the
- * list forgotten or the runs made again; after each the known stretches
+ * order, as the drive's chunks, or anywhere), one run's, two listed
+ * runs' (rack_set_runs_load), a list's in order, the list forgotten or
+ * the runs made again; after each the known stretches
  * are true (a write inside one that left it would break that) and a
  * fill's ends are found known at its load. */
 static void known_stretches_hold(void **state) {
@@ -359,8 +360,17 @@ static void known_stretches_hold(void **state) {
       assert_true(m == 0 || f->nknown == RACK_KNOWN_MAX ||
                   (a != NULL && b != NULL && memcmp(&a->l, &x, sizeof x) == 0 &&
                    a == b));
-    } else if (op == 2) {
-      rack_set_run_load(f, q, x);
+    } else if (op == 2) { /* one run, or a list of runs (a stage's) */
+      uint32_t runs[2] = {q, (q + n / 2) % n};
+      if (i % 2)
+        rack_set_run_load(f, q, x);
+      else
+        rack_set_runs_load(f, runs, 2, x);
+      for (int k = 0; k < 2 - i % 2; k++) {
+        gpu_load got = rack_run_load(f, runs[k]);
+        assert_memory_equal(&got, &x, sizeof x);
+      }
+      assert_true(f->loads_unfilled);
     } else if (op == 3) {
       for (uint32_t k = 0; k < m; k++)
         list[k] = l[(k + (uint32_t)i) % 3];
