@@ -397,11 +397,11 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
     const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
                         sim_bits(l_cap), sim_bits(p)};
 #ifdef SIM_LANES_AVX2
-    if (sim_lanes_wide()) /* the caps alone where the loads are known */
-      k = hits_quads(&s,
-                     work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi),
-                     n, &h, phi);
-    else
+    if (sim_lanes_wide()) { /* the caps alone where the loads are known */
+      if (fl->known_hi > 0) /* none kept at the request level: no call */
+        k = work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi);
+      k = hits_quads(&s, k, n, &h, phi);
+    } else
 #endif
       k = hits_pairs(&s, k, n, &h, phi);
   }
