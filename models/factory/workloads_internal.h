@@ -227,6 +227,24 @@ void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
 /* The drive's room for a chunk (rep_load's, 6 KB). */
 enum { WORK_LOADS_CHUNK = 256 };
 
+/* workloads_loads.c: work__reps_take_to_runs for a fluid service (r->seq:
+ * replica k's run runs[0] + k), its takes in the same chunks as
+ * stretches of one load (inf_fluid_take_stretches), each written to its
+ * runs at once: the same words, the same takes. */
+void work__reps_fluid_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, inf_service *svc);
+
+#ifdef SIM_LANES_AVX2
+/* workloads_loads.c: hits_seq's eights (workloads_tick.c) where replica
+ * k's run (q0 + k, one run a replica) lies in a known stretch of load
+ * l's bits (rack_known_at): to the stretch's end or n, eight a turn
+ * while every one's cap has cap's bits, each one's clock p (AVX2, where
+ * the CPU has it). Where the eights stop; k where none applies. */
+uint32_t work__hits_known(const rack_fleet *fl, uint32_t q0, uint32_t k,
+                          uint32_t n, gpu_load l, double cap, double p,
+                          double *phi);
+#endif
+
 /* workloads_tick.c: the runs of GPUs gpus[0 .. n) in their order, a run once
  * where its GPUs follow each other, into runs; how many. */
 uint32_t work__slot_runs(const rack_fleet *fl, const uint32_t *gpus,

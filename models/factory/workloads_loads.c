@@ -4,6 +4,9 @@
  * Moved out of workloads_tick.c with the chunks. */
 #include "workloads.h"
 
+#include "bits.h"
+#include "inference_fluid.h"
+#include "lanes.h"
 #include "workloads_internal.h"
 
 void work__reps_loads_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
@@ -38,3 +41,52 @@ void work__reps_take_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
     work__reps_loads_to_runs(fl, r, k0 + j, c, buf);
   }
 }
+
+/* A stretch's load written once for its runs, where the chunk's loads
+ * were written to the buffer one by one and copied to the runs word by
+ * word: the same words to the same runs (rack_set_run_loads_fill). */
+void work__reps_fluid_to_runs(rack_fleet *fl, const work_reps *r, uint32_t k0,
+                              uint32_t n, inf_service *svc) {
+  uint32_t end[WORK_LOADS_CHUNK];
+  gpu_load l[WORK_LOADS_CHUNK];
+  const uint32_t q0 = r->runs[0] + k0;
+  for (uint32_t j = 0; j < n; j += WORK_LOADS_CHUNK) {
+    uint32_t c = n - j < WORK_LOADS_CHUNK ? n - j : WORK_LOADS_CHUNK;
+    uint32_t m = inf_fluid_take_stretches(svc, j, c, end, l);
+    for (uint32_t t = 0, from = 0; t < m; from = end[t++])
+      rack_set_run_loads_fill(fl, q0 + j + from, end[t] - from, l[t]);
+  }
+}
+
+#ifdef SIM_LANES_AVX2
+/* Replicas k .. e - 1 (each one run, in order: cap[j] replica j's run's
+ * cap), eight a turn while each one's cap has c's bits: phi[j] = p's
+ * bits. Where the eights stop (the first of eight with a miss, or
+ * fewer than eight left). */
+__attribute__((target("avx2"), noinline)) static uint32_t
+caps_eights(const double *cap, uint32_t k, uint32_t e, uint64_t c, uint64_t p,
+            double *phi) {
+  const __m256i c4 = _mm256_set1_epi64x((long long)c);
+  const __m256d p4 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)p));
+  for (; k + 8 <= e; k += 8) {
+    __m256i x =
+        _mm256_or_si256(sim_x4_xor(cap + k, c4), sim_x4_xor(cap + k + 4, c4));
+    if (!_mm256_testz_si256(x, x))
+      break;
+    _mm256_storeu_pd(phi + k, p4);
+    _mm256_storeu_pd(phi + k + 4, p4);
+  }
+  return k;
+}
+
+uint32_t work__hits_known(const rack_fleet *fl, uint32_t q0, uint32_t k,
+                          uint32_t n, gpu_load l, double cap, double p,
+                          double *phi) {
+  const struct rack_known *kn = rack_known_at(fl, q0 + k);
+  if (kn == NULL || !sim_same_bits(kn->l.sm, l.sm) ||
+      !sim_same_bits(kn->l.mem, l.mem) || !sim_same_bits(kn->l.busy, l.busy))
+    return k;
+  uint32_t e = kn->q1 - q0 < n ? kn->q1 - q0 : n;
+  return caps_eights(fl->run_cap_w + q0, k, e, sim_bits(cap), sim_bits(p), phi);
+}
+#endif

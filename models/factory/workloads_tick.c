@@ -138,9 +138,7 @@ static void slot_set_load(work *w, size_t slot_k, gpu_load l, bool fresh) {
   rack_fleet *fl = w->fleet;
   const slot *s = &w->slots[slot_k];
   if (fresh && rack_fleet_runs_fresh(fl)) { /* no key changed meanwhile */
-    const uint32_t *runs = w->slot_runs + s->first;
-    for (uint32_t k = 0; k < w->slot_nruns[slot_k]; k++)
-      rack_set_run_load(fl, runs[k], l);
+    rack_set_runs_load(fl, w->slot_runs + s->first, w->slot_nruns[slot_k], l);
     return;
   }
   for (uint32_t k = 0; k < s->n; k++)
@@ -399,9 +397,11 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
     const hit_bits h = {sim_bits(l.sm), sim_bits(l.mem), sim_bits(l.busy),
                         sim_bits(l_cap), sim_bits(p)};
 #ifdef SIM_LANES_AVX2
-    if (sim_lanes_wide())
+    if (sim_lanes_wide()) { /* the caps alone where the loads are known */
+      if (fl->known_hi > 0) /* none kept at the request level: no call */
+        k = work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi);
       k = hits_quads(&s, k, n, &h, phi);
-    else
+    } else
 #endif
       k = hits_pairs(&s, k, n, &h, phi);
   }
@@ -619,13 +619,17 @@ static void take_service(void *svc, uint32_t first, uint32_t n,
  * one-by-one loop's. */
 static void replica_loads(work *w) {
   w->rep_loads_made = w->fleet->runs_made;
+  rack_known_forget(w->fleet); /* all written again below */
   const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
                        .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
-                            w->rep_load, WORK_LOADS_CHUNK);
+    if (r.seq && inf_is_fluid(w->svc[s]))
+      work__reps_fluid_to_runs(w->fleet, &r, k0, n, w->svc[s]);
+    else
+      work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],
+                              w->rep_load, WORK_LOADS_CHUNK);
     k0 += n;
   }
 }

@@ -59,6 +59,11 @@ typedef struct rack_group_spec {
   double gpu_limit_w;
 } rack_group_spec;
 
+/* The most stretches of one load a fleet keeps (rack_fleet's known): a
+ * fluid day's three services hand over four, the drive's chunks of one
+ * group's replicas joined. */
+#define RACK_KNOWN_MAX 16
+
 typedef struct rack_fleet {
   const sim_allocator *alloc; /* what the fleet lives on; NULL: the C lib */
 
@@ -162,6 +167,18 @@ typedef struct rack_fleet {
    * a run's bits field by field. */
   double *run_sm, *run_mem, *run_busy;
   bool loads_unfilled;
+  /* Stretches of runs [q0, q1) that hold one load l since a fill wrote
+   * it (rack_set_run_loads_fill: a fluid service's group), none of their
+   * runs' loads written since: a reader comparing those runs' loads with
+   * l's bits compares their caps alone (rack_known_at). A write to a
+   * run's load drops the stretches it falls in (a write between
+   * known_lo and known_hi, the stretches' bounds, looks); making the
+   * runs drops all. */
+  struct rack_known {
+    uint32_t q0, q1;
+    gpu_load l;
+  } known[RACK_KNOWN_MAX];
+  uint32_t nknown, known_lo, known_hi;
   uint32_t *run_first; /* a run's first GPU */
   uint32_t *run_len;   /* and how many */
   uint32_t *run_rack;  /* its GPUs' rack (a run never crosses one) */
@@ -202,7 +219,14 @@ static inline gpu_load rack_run_load(const rack_fleet *f, uint32_t q) {
   return (gpu_load){f->run_sm[q], f->run_mem[q], f->run_busy[q]};
 }
 
+/* The known stretches (rack_fleet's known) that meet runs [q0, q1)
+ * dropped, their loads being written (rack_run_loads.c). */
+void rack__known_drop(rack_fleet *f, uint32_t q0, uint32_t q1);
+
 static inline void rack__set_run_arrays(rack_fleet *f, uint32_t q, gpu_load l) {
+  /* Else no stretch holds q: with none kept known_hi is 0, one compare. */
+  if (q < f->known_hi && q >= f->known_lo)
+    rack__known_drop(f, q, q + 1);
   f->run_sm[q] = l.sm;
   f->run_mem[q] = l.mem;
   f->run_busy[q] = l.busy;
@@ -272,6 +296,25 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
   f->loads_unfilled = true;
 }
 
+/* Load l to runs runs[0 .. n), as rack_set_run_load one by one writes it
+ * (a job stage's runs): the known stretches looked at only where one is
+ * kept, not once a run. Inline: a call a stage cost the fluid tick more
+ * than the looks. */
+static inline void rack_set_runs_load(rack_fleet *f, const uint32_t *runs,
+                                      uint32_t n, gpu_load l) {
+  if (f->known_hi > 0) { /* each write looks (rack__set_run_arrays) */
+    for (uint32_t k = 0; k < n; k++)
+      rack_set_run_load(f, runs[k], l);
+    return;
+  }
+  for (uint32_t k = 0; k < n; k++) { /* none kept, and none made here */
+    f->run_sm[runs[k]] = l.sm;
+    f->run_mem[runs[k]] = l.mem;
+    f->run_busy[runs[k]] = l.busy;
+  }
+  f->loads_unfilled = f->loads_unfilled || n > 0;
+}
+
 /* Loads l[0 .. n) to runs q0 .. q0 + n - 1 (the runs fresh), as
  * rack_set_run_load one by one would write them, to the bit: the runs'
  * only, the GPUs' noted behind (loads_unfilled) when n > 0; n == 0 writes
@@ -279,6 +322,28 @@ static inline void rack_set_run_load(rack_fleet *f, uint32_t q, gpu_load l) {
  * services', from the factory's drive). */
 void rack_set_run_loads_seq(rack_fleet *f, uint32_t q0, const gpu_load *l,
                             size_t n);
+
+/* Load l to runs q0 .. q0 + n - 1, as rack_set_run_loads_seq with n
+ * copies of l writes it, to the bit (a fluid service's stretch of
+ * replicas in one group); the runs then a known stretch of l. */
+void rack_set_run_loads_fill(rack_fleet *f, uint32_t q0, size_t n, gpu_load l);
+
+/* No known stretch kept (a writer about to fill them all again, in
+ * order: its stretches then join the list without a look at others). */
+static inline void rack_known_forget(rack_fleet *f) {
+  f->nknown = f->known_lo = f->known_hi = 0;
+}
+
+/* The known stretch that holds run q (rack_fleet's known: each of its
+ * runs at its load l since a fill), or NULL. */
+static inline const struct rack_known *rack_known_at(const rack_fleet *f,
+                                                     uint32_t q) {
+  for (uint32_t k = 0; q >= f->known_lo && q < f->known_hi && k < f->nknown;
+       k++)
+    if (q >= f->known[k].q0 && q < f->known[k].q1)
+      return &f->known[k];
+  return NULL;
+}
 
 /* Every GPU's cap (the array cap_w) filled from its run's when control
  * wrote them once a run (rack_set_run_cap): whoever reads a GPU's cap or

@@ -200,6 +200,7 @@ void rack__build_runs(rack_fleet *f) {
   memset(f->rack_memo, 0, f->nracks * sizeof *f->rack_memo);
   f->runs_stale = false;
   f->runs_made++;
+  rack_known_forget(f); /* the runs' indices are new */
 }
 
 /* GPU j like GPU i in what is filled of key, load and cap, to the bit. */

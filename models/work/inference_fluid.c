@@ -53,6 +53,7 @@
 #include "inference_internal.h"
 
 #include "bits.h"
+#include "inference_fluid.h"
 #include "inference_fluid_internal.h"
 
 #include <math.h>
@@ -488,38 +489,63 @@ static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
     out[i] = v;
 }
 
-/* fl_take_load of replicas k0 .. k0 + n - 1: one advance, their took
- * kept as a range, and a group's load read once for a stretch of its
- * members: a run (the replicas of a group are mostly next to one
- * another), or while the next replica is of the same group. */
-static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
-                          gpu_load *out) {
+/* The end (past i, at most m) of the stretch of replicas k0 + i .. that
+ * share one group's load and shares: a run (the replicas of a group are
+ * mostly next to one another), or while the next replica is of the same
+ * group. */
+static uint32_t stretch_end(const inf_service *s, uint32_t k0, uint32_t i,
+                            uint32_t m) {
+  inf_fluid *f = s->fluid;
+  if (f->runs_ok) {
+    uint32_t end = inf__run_end(f, inf__run_of(f, k0 + i), s->nrep) - k0;
+    return end < m ? end : m;
+  }
+  const uint32_t *of = f->of + k0;
+  uint32_t e = i + 1;
+  while (e < m && of[e] == of[i])
+    e++;
+  return e;
+}
+
+/* A take of replicas k0 .. k0 + n - 1 begun: one advance, their took
+ * kept as a range. How many of them are replicas (the rest read NaN). */
+static uint32_t take_begin(inf_service *s, uint32_t k0, uint32_t n) {
   uint32_t m = k0 < s->nrep ? s->nrep - k0 : 0;
   m = m < n ? m : n;
+  if (m == 0)
+    return 0;
+  advance(s);
+  inf__took_range(s->fluid, k0, k0 + m, s->fluid->clock_s);
+  return m;
+}
+
+/* fl_take_load of replicas k0 .. k0 + n - 1 (take_begin), a group's
+ * load read once a stretch of its members (stretch_end). */
+static void fl_take_loads(inf_service *s, uint32_t k0, uint32_t n,
+                          gpu_load *out) {
+  uint32_t m = take_begin(s, k0, n);
   for (uint32_t i = m; i < n; i++)
     out[i] = (gpu_load){NAN, NAN, NAN};
-  if (m == 0)
-    return;
-  advance(s);
   inf_fluid *f = s->fluid;
-  inf__took_range(f, k0, k0 + m, f->clock_s);
-  const uint32_t *of = f->of + k0;
-  for (uint32_t i = 0; i < m;) {
-    uint32_t g = of[i], e = m;
-    if (f->runs_ok) {
-      uint32_t end = inf__run_end(f, inf__run_of(f, k0 + i), s->nrep) - k0;
-      e = end < m ? end : m;
-    }
-    gpu_load l = group_take(f, &f->grp[g]);
-    if (f->runs_ok) {
-      inf__fill_loads(out, i, e, l);
-      i = e;
-      continue;
-    }
-    do
-      out[i] = l;
-    while (++i < m && of[i] == g);
+  for (uint32_t i = 0, e; i < m; i = e) {
+    e = stretch_end(s, k0, i, m);
+    inf__fill_loads(out, i, e, group_take(f, &f->grp[f->of[k0 + i]]));
   }
+}
+
+uint32_t inf_fluid_take_stretches(inf_service *s, uint32_t k0, uint32_t n,
+                                  uint32_t *end, gpu_load *l) {
+  uint32_t m = take_begin(s, k0, n), c = 0;
+  inf_fluid *f = s->fluid;
+  for (uint32_t i = 0; i < m; i = end[c++]) {
+    end[c] = stretch_end(s, k0, i, m);
+    l[c] = group_take(f, &f->grp[f->of[k0 + i]]);
+  }
+  if (m < n) {
+    end[c] = n;
+    l[c++] = (gpu_load){NAN, NAN, NAN};
+  }
+  return c;
 }
 
 static double fl_compute_share(const inf_service *s, uint32_t k) {
@@ -554,18 +580,9 @@ static void fl_compute_shares(const inf_service *s, uint32_t k0, uint32_t n,
   m = m < n ? m : n;
   for (uint32_t i = m; i < n; i++)
     out[i] = 0;
-  const uint32_t *of = f->of + k0;
-  for (uint32_t i = 0; i < m;) {
-    uint32_t g = of[i], e = i + 1;
-    if (f->runs_ok) {
-      uint32_t end = inf__run_end(f, inf__run_of(f, k0 + i), s->nrep) - k0;
-      e = end < m ? end : m;
-    } else {
-      while (e < m && of[e] == g)
-        e++;
-    }
-    shares_of(f, &f->grp[g], k0, i, e, out);
-    i = e;
+  for (uint32_t i = 0, e; i < m; i = e) {
+    e = stretch_end(s, k0, i, m);
+    shares_of(f, &f->grp[f->of[k0 + i]], k0, i, e, out);
   }
 }
 

@@ -389,26 +389,40 @@ static void one_run_replicas_are_their_gpus_slowest(void **state) {
  * leave last at j's. */
 enum { OFF_REPS = 40 };
 
-static void one_word_off(void **state) {
-  (void)state;
-  static uint32_t size[OFF_REPS];
-  static double phi[OFF_REPS];
-  static packed p;
+/* OFF_REPS replicas of two GPUs, one run each, in order from GPU 0
+ * (packed in p), every GPU at load l and its type's least cap (cap). */
+typedef struct off_rig {
+  uint32_t size[OFF_REPS];
+  double phi[OFF_REPS];
+  packed p;
   two_types t;
-  rack_fleet *f = fleet_make(&t, "GB200", "GB200", NULL);
-  const gpu_load l = {0.9, 0.6, 1};
-  const double cap = f->types[f->type[0]]->cap_min_w;
+  rack_fleet *f;
+  double cap;
+} off_rig;
+
+static off_rig *off_open(gpu_load l) {
+  static off_rig o;
+  rack_fleet *f = o.f = fleet_make(&o.t, "GB200", "GB200", NULL);
+  o.cap = f->types[f->type[0]]->cap_min_w;
   for (uint32_t k = 0; k < OFF_REPS; k++) {
-    size[k] = 2;
+    o.size[k] = 2;
     for (uint32_t i = 2 * k; i < 2 * k + 2; i++) {
       rack_set_unit_key(f, i, k + 1);
       rack_set_load(f, i, l);
-      f->cap_w[i] = cap;
+      f->cap_w[i] = o.cap;
     }
   }
   rack_fleet_update(f, NULL);
-  pack(f, size, OFF_REPS, &p);
-  assert_true(work__runs_seq(p.run0, p.runs, OFF_REPS));
+  pack(f, o.size, OFF_REPS, &o.p);
+  assert_true(work__runs_seq(o.p.run0, o.p.runs, OFF_REPS));
+  return &o;
+}
+
+static void one_word_off(void **state) {
+  (void)state;
+  const gpu_load l = {0.9, 0.6, 1};
+  off_rig *o = off_open(l);
+  rack_fleet *f = o->f;
   assert_true(f->rack[72] == 1 && f->rack[71] == 0); /* replica 36 on */
   const double th1 = f->thermal_cap_w[1];
   static gpu_load load[OFF_REPS];
@@ -416,7 +430,7 @@ static void one_word_off(void **state) {
     for (int v = 0; v < 8; v++) {
       if (v == 7 && j != 36) /* 7: rack 1's thermal cap under the cap */
         continue;
-      f->thermal_cap_w[1] = v == 7 ? cap - 1 : th1;
+      f->thermal_cap_w[1] = v == 7 ? o->cap - 1 : th1;
       for (uint32_t k = 0; k < OFF_REPS; k++)
         load[k] = l;
       double w[3] = {l.sm, l.mem, l.busy};
@@ -425,23 +439,23 @@ static void one_word_off(void **state) {
       load[j] = (gpu_load){w[0], w[1], w[2]};
       for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
         rack_set_load(f, i, load[j]);
-        f->cap_w[i] = v == 6 ? cap + 1 : cap;
+        f->cap_w[i] = v == 6 ? o->cap + 1 : o->cap;
       }
       rack_fleet_caps_written(f);
-      work_reps r = {OFF_REPS, p.run0, p.runs, p.rack, p.type,
-                     true,     true,   false,  0};
+      work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
+                     true,     true,      false,     0};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
         sim_lanes_narrow = narrow;
-        work__replica_phis(f, &r, phi, &last);
+        work__replica_phis(f, &r, o->phi, &last);
         sim_lanes_narrow = false;
-        check_slowest(f, size, OFF_REPS, &p, phi);
-        assert_false(sim_same_bits(phi[j], phi[0]));
+        check_slowest(f, o->size, OFF_REPS, &o->p, o->phi);
+        assert_false(sim_same_bits(o->phi[j], o->phi[0]));
       }
       /* The replicas 0 .. j as one slot's runs (work__runs_phi): j last,
        * so a hit taken for it would leave last at the others' keys. */
       rack_phi_last last = {.type = RACK_PHI_NONE};
-      double got = work__runs_phi(f, p.runs, j + 1, &last), want = 1;
+      double got = work__runs_phi(f, o->p.runs, j + 1, &last), want = 1;
       for (uint32_t i = 0; i < 2 * j + 2; i++)
         want = fmin(want, rack_gpu_phi(f, i));
       assert_memory_equal(&got, &want, sizeof got);
@@ -451,11 +465,44 @@ static void one_word_off(void **state) {
       f->thermal_cap_w[1] = th1;
       for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
         rack_set_load(f, i, l);
-        f->cap_w[i] = cap;
+        f->cap_w[i] = o->cap;
       }
       rack_fleet_caps_written(f);
     }
-  two_types_free(&t);
+  two_types_free(&o->t);
+}
+
+/* Replicas of one run each, in order, their loads one known stretch
+ * (rack_set_run_loads_fill, as a fluid service's group hands them over;
+ * hits_seq then compares the caps alone, work__hits_known): all at one
+ * cap but replica j's, or all at one but replica j's load written after
+ * the fill (rack_set_run_load drops the stretch, so the loads are
+ * compared again). Every j, each way: the clocks the slowest of the
+ * GPUs', j's not the others'. */
+static void known_stretch_clocks(void **state) {
+  (void)state;
+  const gpu_load l = {0.9, 0.6, 1}, other = {0.6, 0.9, 1};
+  off_rig *o = off_open(l);
+  rack_fleet *f = o->f;
+  for (uint32_t j = 1; j < OFF_REPS; j++)
+    for (int v = 0; v < 2; v++) {
+      rack_set_run_loads_fill(f, o->p.runs[0], OFF_REPS, l);
+      if (v == 0)
+        rack_set_run_cap(f, o->p.runs[j], o->cap + 1);
+      else
+        rack_set_run_load(f, o->p.runs[j], other);
+      assert_true((rack_known_at(f, o->p.runs[j]) != NULL) == (v == 0));
+      work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
+                     true,     true,      false,     0};
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      work__replica_phis(f, &r, o->phi, &last);
+      rack_fleet_gpu_loads(f);
+      rack_fleet_gpu_caps(f);
+      check_slowest(f, o->size, OFF_REPS, &o->p, o->phi);
+      assert_false(sim_same_bits(o->phi[j], o->phi[0]));
+      rack_set_run_cap(f, o->p.runs[j], o->cap);
+    }
+  two_types_free(&o->t);
 }
 
 /* work__racks_type: the racks' one GPU type where they share it, none
@@ -487,6 +534,7 @@ int main(void) {
   TEST_ADD(tests, n, chunks_reach_every_run);
   TEST_ADD(tests, n, loads_reach_every_run);
   TEST_ADD(tests, n, one_word_off);
+  TEST_ADD(tests, n, known_stretch_clocks);
   TEST_ADD(tests, n, racks_type_of_the_fleet);
   return _cmocka_run_group_tests("workloads_tick", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);

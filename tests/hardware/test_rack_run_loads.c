@@ -269,8 +269,9 @@ static double seq_word(uint32_t k, unsigned *seed) {
   return k % 5 < 4 ? odd[k % 5] * (k % 2 ? -1 : 1) : uniform(seed);
 }
 
-static void run_loads_seq(void **state) {
-  const seq_case *c = *state;
+/* Case c's loads to the runs: a list of loads (rack_set_run_loads_seq),
+ * or one load n times (fill: rack_set_run_loads_fill), then checked. */
+static void loads_to_runs(const seq_case *c, bool fill) {
   duo d = duo_driven(&cases[0], 19);
   rack_fleet *f = d.f;
   const gpu_load was = {-1, -2, -3};
@@ -284,8 +285,13 @@ static void run_loads_seq(void **state) {
   for (uint32_t k = 0; k < n; k++)
     l[k] = (gpu_load){seq_word(3 * k, &d.seed), seq_word(3 * k + 1, &d.seed),
                       seq_word(3 * k + 2, &d.seed)};
+  for (uint32_t k = 1; fill && k < n; k++)
+    l[k] = l[0];
   sim_lanes_narrow = c->narrow;
-  rack_set_run_loads_seq(f, q0, l, n);
+  if (fill)
+    rack_set_run_loads_fill(f, q0, n, n > 0 ? l[0] : was);
+  else
+    rack_set_run_loads_seq(f, q0, l, n);
   sim_lanes_narrow = false;
   assert_int_equal(f->loads_unfilled, n > 0);
   for (uint32_t q = 0; q < f->nruns; q++) {
@@ -303,14 +309,97 @@ static void run_loads_seq(void **state) {
   duo_drop(&d);
 }
 
+static void run_loads_seq(void **state) { loads_to_runs(*state, false); }
+
+/* rack_set_run_loads_fill: the same rows, one load (the first's words:
+ * -0, a subnormal, the largest double) to every run of the stretch. */
+static void run_loads_fill(void **state) { loads_to_runs(*state, true); }
+
+/* The fleet's known stretches (rack_fleet's known) true to the runs:
+ * each one's runs hold its load, to the bit, inside the bounds the
+ * writers look at. */
+static void known_true(const rack_fleet *f) {
+  for (uint32_t k = 0; k < f->nknown; k++) {
+    const struct rack_known *x = &f->known[k];
+    assert_true(x->q0 < x->q1 && x->q1 <= f->nruns);
+    assert_true(x->q0 >= f->known_lo && x->q1 <= f->known_hi);
+    for (uint32_t q = x->q0; q < x->q1; q++) {
+      gpu_load got = rack_run_load(f, q);
+      assert_memory_equal(&got, &x->l, sizeof got);
+    }
+  }
+}
+
+/* 400 writes of runs' loads at random: fills of one of three loads (in
+ * order, as the drive's chunks, or anywhere), one run's, two listed
+ * runs' (rack_set_runs_load), a list's in order, the list forgotten or
+ * the runs made again; after each the known stretches
+ * are true (a write inside one that left it would break that) and a
+ * fill's ends are found known at its load. */
+static void known_stretches_hold(void **state) {
+  (void)state;
+  duo d = duo_driven(&cases[0], 23);
+  rack_fleet *f = d.f;
+  const gpu_load l[3] = {{0.5, 0.25, 1}, {-0.0, 0.25, 1}, {0.5, 0.25, 0.75}};
+  gpu_load list[8];
+  uint32_t next = 0;
+  for (int i = 0; i < 400; i++) {
+    uint32_t op = (uint32_t)(uniform(&d.seed) * 6), n = f->nruns;
+    uint32_t q = (uint32_t)(uniform(&d.seed) * n), m = 1 + q % 8;
+    m = q + m <= n ? m : n - q;
+    gpu_load x = l[(uint32_t)(uniform(&d.seed) * 3)];
+    if (op <= 1) { /* 0: the next chunk in order (a group's load for 40
+                      writes, so chunks join); 1: anywhere */
+      x = op == 0 ? l[i / 40 % 3] : x;
+      q = op == 0 ? next : q;
+      m = op == 0 ? (q + m <= n ? m : n - q) : m;
+      rack_set_run_loads_fill(f, q, m, x);
+      next = q + m < n ? q + m : 0;
+      const struct rack_known *a = rack_known_at(f, q),
+                              *b = rack_known_at(f, q + m - 1);
+      assert_true(m == 0 || f->nknown == RACK_KNOWN_MAX ||
+                  (a != NULL && b != NULL && memcmp(&a->l, &x, sizeof x) == 0 &&
+                   a == b));
+    } else if (op == 2) { /* one run, or a list of runs (a stage's) */
+      uint32_t runs[2] = {q, (q + n / 2) % n};
+      if (i % 2)
+        rack_set_run_load(f, q, x);
+      else
+        rack_set_runs_load(f, runs, 2, x);
+      for (int k = 0; k < 2 - i % 2; k++) {
+        gpu_load got = rack_run_load(f, runs[k]);
+        assert_memory_equal(&got, &x, sizeof x);
+      }
+      assert_true(f->loads_unfilled);
+    } else if (op == 3) {
+      for (uint32_t k = 0; k < m; k++)
+        list[k] = l[(k + (uint32_t)i) % 3];
+      rack_set_run_loads_seq(f, q, list, m);
+    } else if (op == 4) {
+      rack_known_forget(f);
+      next = 0;
+    } else if (op == 5 && i % 11 == 0) {
+      rack_set_unit_key(f, 0, f->unit_key[0] + 1000); /* runs made again */
+      rack_fleet_update(f, NULL);
+      assert_int_equal(f->nknown, 0);
+      n = f->nruns;
+      next = 0;
+    }
+    known_true(f);
+  }
+  duo_drop(&d);
+}
+
 int main(void) {
-  struct CMUnitTest tests[48];
+  struct CMUnitTest tests[80];
   size_t n = 0;
   TEST_ROWS(tests, n, run_loads_are_the_gpus, cases);
   TEST_ROWS(tests, n, gpu_writes_set_the_runs, cases);
   TEST_ROWS(tests, n, keys_fill_from_the_runs, cases);
   TEST_ROWS(tests, n, unlike_finds_a_first_gpu_apart, cases);
   TEST_ROWS(tests, n, run_loads_seq, seq_cases);
+  TEST_ROWS(tests, n, run_loads_fill, seq_cases);
+  TEST_ADD(tests, n, known_stretches_hold);
   return _cmocka_run_group_tests("rack_run_loads", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);

@@ -8,11 +8,13 @@
  * calls over a table of ranges (the whole service, two parts, a range
  * running past the last replica, none, ranges with gaps taken at one
  * instant), with clocks in few and many states, a bad clock, a replica
- * down, takes skipped, asked twice or not at all.
+ * down, takes skipped, asked twice or not at all; the fluid mode's takes
+ * every other time as stretches (inf_fluid_take_stretches).
  * Every return code, load, compute share (batch and single), sample row
  * and total must be the same bytes. */
 #include "test_inference_rig.h"
 
+#include "inference_fluid.h"
 #include "inference_internal.h"
 #include "lanes.h"
 
@@ -113,6 +115,23 @@ static void same_bytes(const void *a, const void *b, size_t n) {
   assert_memory_equal(a, b, n);
 }
 
+/* inf_take_loads of a fluid service through inf_fluid_take_stretches:
+ * the stretches in order, each not empty, the last ending at n, each
+ * replica its stretch's load. */
+static void take_by_stretches(inf_service *s, uint32_t first, uint32_t n,
+                              gpu_load *out) {
+  uint32_t end[NREP + 4];
+  gpu_load l[NREP + 4];
+  uint32_t m = inf_fluid_take_stretches(s, first, n, end, l);
+  assert_true(m <= n && (m > 0) == (n > 0));
+  for (uint32_t t = 0, from = 0; t < m; from = end[t++]) {
+    assert_true(end[t] > from && end[t] <= n);
+    for (uint32_t k = from; k < end[t]; k++)
+      out[k] = l[t];
+  }
+  assert_true(m == 0 || end[m - 1] == n);
+}
+
 /* Range r's clocks and loads: replica by replica into g[0], by the batch
  * calls into g[1]. */
 static void drive_range(rig *g[2], const bperiod *p, int i, range r, int pass) {
@@ -131,7 +150,10 @@ static void drive_range(rig *g[2], const bperiod *p, int i, range r, int pass) {
   }
   for (uint32_t j = 0; j < r.n; j++)
     a[j] = inf_take_load(g[0]->s, r.first + j);
-  inf_take_loads(g[1]->s, r.first, r.n, b);
+  if (inf_is_fluid(g[1]->s) && (i + pass) % 2 == 0) /* as stretches */
+    take_by_stretches(g[1]->s, r.first, r.n, b);
+  else
+    inf_take_loads(g[1]->s, r.first, r.n, b);
   same_bytes(a, b, r.n * sizeof *a);
 }
 
