@@ -199,6 +199,7 @@ typedef struct rack_fleet {
   /* Per rack, a rack's update kept for its pattern's racks
    * (rack_internal.h's rack__rack_memo, at the pattern's first rack). */
   struct rack__rack_memo *rack_memo;
+  uint64_t eval_gen; /* the updates' run evaluations so far (rack__carry) */
 } rack_fleet;
 
 /* Whether the runs stand for the keys now (made by the last update, no

@@ -124,13 +124,18 @@ typedef struct rack__rack_memo {
   uint32_t held;
   uint64_t other_idle, other_max, limit;
   double mean, gpu, rack, loss, fan;
+  uint64_t gen; /* e's evaluation's number (rack__carry's gen) */
   bool valid;
 } rack__rack_memo;
 
 /* What one update carries from rack to rack: the run evaluated last and
- * the server. Zeroed ({0}) at the update's start. */
+ * the server. Zeroed ({0}) at the update's start. gen: e's evaluation's
+ * number (f->eval_gen when it was made, from 1 on, never again): a
+ * rack's memo of the same number holds e itself, so its fit needs none
+ * of e's inputs compared. */
 typedef struct rack__carry {
   rack__run_eval e;
+  uint64_t gen;
   rack__server_memo server;
 } rack__carry;
 

@@ -274,6 +274,7 @@ typedef struct run_pass {
   uint32_t q;           /* the next run */
   double tcap;          /* the rack's thermal cap */
   rack__run_eval *last; /* the run evaluated last (the update's carry) */
+  bool evaluated;       /* *last made here (a new one: rack__carry's gen) */
 } run_pass;
 
 /* Whether GPU i's cap and load are e's inputs, to the bit: one branch
@@ -324,8 +325,10 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
   ps->asum = asum;
   ps->held = held;
   ps->q = qend;
-  if (evaluated)
+  if (evaluated) {
     rack__eval_copy(ps->last, &e);
+    ps->evaluated = true;
+  }
   *gpu_out = gpu;
   *act_out = act;
 }
@@ -423,18 +426,19 @@ runs_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 }
 #endif
 
-/* Whether m's rack (kept for rack r's pattern) was evaluated from e (the
- * same inputs, GPU type and thermal cap) with rack r's host range and
- * limit. */
+/* Whether m's rack (kept for rack r's pattern) was evaluated from c's e
+ * (the same inputs, GPU type and thermal cap: at once where m holds that
+ * evaluation itself, c's gen) with rack r's host range and limit. */
 static inline __attribute__((always_inline)) bool
 memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
-          const rack__run_eval *e) {
-  const rack__run_eval *o = &m->e;
+          const rack__carry *c) {
+  const rack__run_eval *o = &m->e, *e = &c->e;
   return m->valid && m->other_idle == sim_bits_at(f->other_idle_w, r) &&
          m->other_max == sim_bits_at(f->other_max_w, r) &&
-         m->limit == sim_bits_at(f->limit_w, r) && o->cap == e->cap &&
-         o->sm == e->sm && o->mem == e->mem && o->busy == e->busy &&
-         o->tcap == e->tcap && o->type == e->type;
+         m->limit == sim_bits_at(f->limit_w, r) &&
+         (m->gen == c->gen ||
+          (o->cap == e->cap && o->sm == e->sm && o->mem == e->mem &&
+           o->busy == e->busy && o->tcap == e->tcap && o->type == e->type));
 }
 
 /* Rack r's update kept in m, its runs all at e: field by field (as a
@@ -442,8 +446,9 @@ memo_fits(const rack_fleet *f, uint32_t r, const rack__rack_memo *m,
  * sixteen-byte moves, two of which loaded words just stored in parts:
  * stores not forwarded, about 8% of update_all_wide's samples). */
 static inline void memo_put(rack__rack_memo *m, const rack_fleet *f, uint32_t r,
-                            const rack__run_eval *e) {
-  rack__eval_copy(&m->e, e);
+                            const rack__carry *c) {
+  rack__eval_copy(&m->e, &c->e);
+  m->gen = c->gen;
   m->held = f->throttled[r];
   m->other_idle = sim_bits_at(f->other_idle_w, r);
   m->other_max = sim_bits_at(f->other_max_w, r);
@@ -498,6 +503,8 @@ static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
     if (g->system != NULL)
       rack__server_add(f, r, gpu, act, &sv);
   }
+  if (ps.evaluated)
+    c->gen = ++f->eval_gen;
   f->throttled[r] = ps.held;
   f->activity_mean[r] = ps.asum / f->count[r];
   f->gpu_power_w[r] = ps.gsum;
@@ -518,8 +525,10 @@ update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
   if (!c->e.valid || c->e.type != f->run_type[q] ||
-      c->e.tcap != sim_bits_at(&tcap, 0))
+      c->e.tcap != sim_bits_at(&tcap, 0)) {
     c->e = run_evaluate(f, q, tcap);
+    c->gen = ++f->eval_gen;
+  }
 #ifdef SIM_LANES_AVX2
   bool alike = wide ? runs_all_at_avx2(f, q, qend, &c->e)
                     : runs_all_at(f, q, qend, &c->e);
@@ -528,13 +537,14 @@ update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   bool alike = runs_all_at(f, q, qend, &c->e);
 #endif
   rack__rack_memo *m = &f->rack_memo[f->rack_pattern[r]];
-  if (alike && memo_fits(f, r, m, &c->e)) {
+  if (alike && memo_fits(f, r, m, c)) {
+    m->gen = c->gen; /* e's inputs are m's: the next fit at once */
     memo_give(f, r, m);
     return;
   }
   rack_pass(f, r, c, alike);
   if (alike)
-    memo_put(m, f, r, &c->e);
+    memo_put(m, f, r, c);
 }
 
 /* The racks' loop here, rack by rack, update_runs in line in it: a rack

@@ -191,6 +191,48 @@ static void racks_taken_whole_only_when_alike(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* Five racks of one pattern (slots of 8 GPUs), rack 0 kept for it at
+ * load a, then an evaluation made between it and rack 2, which is alike
+ * at that evaluation: the kept rack fits rack 2 only if it was made of
+ * the same inputs, whatever evaluation made them (the fit's number for
+ * an evaluation, rack__carry's gen). */
+typedef struct between_case {
+  const char *name;
+  bool unlike;  /* rack 1's last slot at load b (its pass evaluates b),
+                   rack 2 at b; else rack 1 at a under a thermal cap that
+                   holds (an evaluation for the cap), rack 2 at a */
+} between_case;
+
+static const between_case between_cases[] = {
+    {"fit: an unlike rack's evaluation between", true},
+    {"fit: a thermal cap's evaluation between", false},
+};
+
+static void kept_rack_fits_only_its_inputs(void **state) {
+  const between_case *c = *state;
+  rack_group_spec g = rack_fixture_five(RACK_FIXTURE_PLAIN);
+  rack_fleet *f = rack_fixture_fleet(&g, 1), *ref = rack_fixture_fleet(&g, 1);
+  assert_int_equal(rack_fleet_keep_units(f), SIM_OK);
+  const gpu_load a = {0.7, 0.4, 0.9}, b = {0.3, 0.4, 0.9};
+  for (int round = 0; round < 2; round++) { /* runs made, then fresh */
+    for (uint32_t i = 0; i < f->n; i++) {
+      uint32_t r = f->rack[i], k = i - f->first[r];
+      bool at_b = c->unlike && (r == 2 || (r == 1 && k + 8 >= f->count[r]));
+      rack_set_unit_key(f, i, 1 + r * 100 + k / 8);
+      rack_set_load(f, i, at_b ? b : a);
+      f->cap_w[i] = 800;
+    }
+    rack_fleet_caps_written(f);
+    f->thermal_cap_w[1] = c->unlike ? INFINITY : 700;
+    ref->thermal_cap_w[1] = f->thermal_cap_w[1];
+    rack_fixture_update_both(ref, f);
+    rack_fixture_assert_racks_are(f, ref);
+    assert_int_equal(f->rack_pattern[2], f->rack_pattern[0]);
+  }
+  rack_fleet_destroy(ref);
+  rack_fleet_destroy(f);
+}
+
 /* Many patterns: 18 plain racks at one load and cap, racks r and r + 9
  * in slots of r + 1 GPUs (nine patterns, each kept at its first rack).
  * Every rack's sums to the bit: a rack takes only a rack of its own
@@ -492,6 +534,7 @@ int main(void) {
   TEST_ROWS(tests, n, one_unlike_run_anywhere, unlike_cases);
   TEST_ROWS(tests, n, racks_kept_across_updates, kept_cases);
   TEST_ADD(tests, n, more_patterns_than_kept);
+  TEST_ROWS(tests, n, kept_rack_fits_only_its_inputs, between_cases);
   TEST_ROWS(tests, n, servers_like_the_one_before, server_cases);
   TEST_ADD(tests, n, runs_alike_across_racks_keep_type_and_thermal);
   TEST_ROWS(tests, n, group_sums_rack_by_rack, sums_cases);
