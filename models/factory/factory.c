@@ -178,7 +178,11 @@ static int recompute_power(factory *f, sim_time now) {
     if (factory_models[m]->it_w != NULL)
       f->p_outside += factory_models[m]->it_w(f, f->state[m]);
   f->p_it = f->p_outside > 0 ? f->p_rack_it + f->p_outside : f->p_rack_it;
-  sim_error err = {0};
+  /* Not `= {0}`: that zeroed the 1 KiB message every tick (a rep stos);
+   * a model that fails writes it. */
+  sim_error err;
+  err.code = SIM_OK;
+  err.msg[0] = '\0';
   for (size_t m = 0; m < factory_nmodels; m++) {
     const factory_model *d = factory_models[m];
     int rc = d->power != NULL ? d->power(f, f->state[m], t0, dt, &err) : SIM_OK;

@@ -85,21 +85,21 @@ static void make_load(inf_fluid *f, const arr_window *w, double dt,
   take_lengths(f, w);
   const lengths *o = &f->output;
   double fitting = w->count - w->over;
-  *l = (span_load){.dt = dt,
-                   .rate = fitting / (dt * nup),
-                   .p_one = isnan(w->output_one) ? 0 : w->output_one,
-                   .prompt = f->prompt,
-                   .work = o->mean - 1,
-                   .nup = nup};
+  /* Not a compound literal: it zeroed node_n, copied below, first. */
+  l->dt = dt;
+  l->rate = fitting / (dt * nup);
+  l->p_one = isnan(w->output_one) ? 0 : w->output_one;
+  l->prompt = f->prompt;
+  l->work = o->mean - 1;
+  l->nup = nup;
   /* A member with output o decodes o - 1 steps at context p + 1 .. p +
    * o - 1 and is admitted for p + kv_reserve x o of KV (roofline.h): both
    * means weigh it by o - 1. */
-  double held = l->work > 1e-9 ? (o->sq - o->mean) / l->work : 2;
-  l->held = held;
+  l->held = l->work > 1e-9 ? (o->sq - o->mean) / l->work : 2;
   l->work_cv2 = l->work > 1e-9
                     ? fmax(0, o->sq - o->mean * o->mean) / (l->work * l->work)
                     : 0;
-  l->ctx = f->prompt.mean + 0.5 * held;
+  l->ctx = f->prompt.mean + 0.5 * l->held;
   if (memcmp(&f->node_for, &f->prompt, sizeof f->prompt) != 0) {
     inf__fluid_nodes(&f->prompt, f->node_n);
     f->node_for = f->prompt;

@@ -170,7 +170,14 @@ static uint32_t new_group(inf_fluid *f, uint32_t n, const fstate *st) {
   for (uint32_t i = n > SCAN ? n - SCAN : 0; i < n && !f->alone; i++)
     if (memcmp(&f->nxt[i].st, st, sizeof *st) == 0)
       return i;
-  f->nxt[n] = (fgrp){.st = *st, .take_at = NAN};
+  /* Field by field: the compound literal was a zeroing rep stos first. */
+  fgrp *g = &f->nxt[n];
+  g->st = *st;
+  g->take_at = NAN;
+  g->t_last = (gpu_load){0, 0, 0};
+  g->t_comp = 0;
+  g->n = 0;
+  g->spare = false;
   return n;
 }
 

@@ -283,10 +283,25 @@ static void prefill_wait(const prefill *pre, double lam, double busy,
   *mean = rp > 0 ? lam * pre->sq / (2 * (1 - rp)) / rp : 0;
 }
 
+/* A part's figures all 0 and no TPOT points, field by field: the
+ * compound literal that did it also zeroed the 24 point slots (a 312-byte
+ * rep stos, slow to start on AMD's cores, twice a solve), which are read
+ * only below ntpot. */
+_Static_assert(offsetof(part, tpot_v) == 14 * sizeof(double),
+               "part_clear clears each figure before the points");
+static void part_clear(part *pt) {
+  pt->load = (gpu_load){0, 0, 0};
+  pt->compute = pt->batch = pt->waiting = 0;
+  pt->ttft_mean = pt->tpot_mean = pt->p_slo = 0;
+  pt->lost = pt->shed = 0;
+  pt->shift = pt->p_wait = pt->wait_mean = 0;
+  pt->ntpot = 0;
+}
+
 /* The stationary stretch at lam requests/s per replica (below mu). */
 static void stationary(inf_service *s, const span_load *l, const prefill *pre,
                        uint32_t bcap, double mu, double lam, part *pt) {
-  *pt = (part){0};
+  part_clear(pt);
   if (!(lam > 0))
     return;
   double rp = lam * pre->mean, free = 1 - rp;
@@ -326,7 +341,7 @@ static void stationary(inf_service *s, const span_load *l, const prefill *pre,
  * having waited shift first. */
 static void saturated(inf_service *s, const span_load *l, const prefill *pre,
                       uint32_t bcap, double mu, double shift, part *pt) {
-  *pt = (part){0};
+  part_clear(pt);
   const step_row *row = inf__step_at(s, bcap);
   double rp = fmin(1, mu * pre->mean), free = 1 - rp;
   pt->load = gpu_load_axpy(gpu_load_scale(pre->load, rp), free, row->act);
@@ -406,9 +421,23 @@ static double run_backlog(const inf_service *s, const span_load *l, double mu,
   o->backlog = q1;
   return sat;
 }
+/* An outcome's figures all 0 and no points, field by field (as
+ * part_clear: a memset of them was a rep stos, slow to start). */
+_Static_assert(offsetof(outcome, ttft_v) ==
+                   16 * sizeof(double) + 2 * sizeof(size_t),
+               "outcome_clear clears each figure before the points");
+static void outcome_clear(outcome *o) {
+  o->load = (gpu_load){0, 0, 0};
+  o->compute = o->batch = 0;
+  o->waiting = o->in_batch = o->backlog = 0;
+  o->served = o->timed_out = o->shed = 0;
+  o->slo_met = o->ttft_sum = o->tpot_sum = o->tokens = o->prompt_tokens = 0;
+  o->nttft = o->ntpot = 0;
+}
+
 int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
                      outcome *o) {
-  memset(o, 0, offsetof(outcome, ttft_v));
+  outcome_clear(o);
   uint32_t bcap = batch_cap(s, l);
   if (table_for(s, phi, l->ctx, bcap) != SIM_OK ||
       frac_for(s, l->nup) != SIM_OK)
