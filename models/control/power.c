@@ -54,12 +54,14 @@ static uint64_t binade_step(double s, double s1, double t, uint64_t R,
 
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
-  /* Under 8 t the binades are short: [2^j t, 2^(j+1) t) holds about 2^j
-   * of the additions, fewer than a binade's step costs in instructions
-   * (a sum's first run, from +0: some 30 a binade, three binades of 1,
-   * 2 and 4 additions), so those are made one at a time, the loop's own
-   * additions; the steps take over from 8 t (about the first 8). */
-  for (; m > 0 && s < 8 * t; m--)
+  /* Under 16 t the binades are short: [2^j t, 2^(j+1) t) holds about
+   * 2^j of the additions, at most about as many instructions as a
+   * binade's step (some 30; a sum's first run, from +0, crossed four
+   * binades of 1, 2, 4 and 8 additions), so those are made one at a
+   * time, the loop's own additions; the steps take over from 16 t
+   * (about the first 16). Up to 8 t: fluid tick -956 instructions; up
+   * to 16 t: -164 more; 32 t would add 16 adds for a step. */
+  for (; m > 0 && s < 16 * t; m--)
     s += t;
   while (m > 0) {
     double s1 = s + t;
