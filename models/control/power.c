@@ -54,6 +54,15 @@ static uint64_t binade_step(double s, double s1, double t, uint64_t R,
 
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
+  /* Under 16 t the binades are short: [2^j t, 2^(j+1) t) holds about
+   * 2^j of the additions, at most about as many instructions as a
+   * binade's step (some 30; a sum's first run, from +0, crossed four
+   * binades of 1, 2, 4 and 8 additions), so those are made one at a
+   * time, the loop's own additions; the steps take over from 16 t
+   * (about the first 16). Up to 8 t: fluid tick -956 instructions; up
+   * to 16 t: -164 more; 32 t would add 16 adds for a step. */
+  for (; m > 0 && s < 16 * t; m--)
+    s += t;
   while (m > 0) {
     double s1 = s + t;
     m--;
@@ -327,17 +336,17 @@ typedef struct fill {
   fill_kept *kept; /* NULL: none (out of memory) */
 } fill;
 
-/* The runs' terms for filled_packed, in *nt terms; NULL when out of
- * memory. Successive runs pinned at their lo (the valued runs the fill
+/* The runs' terms for filled_packed, in *nt terms: in buf (NULL: made,
+ * the caller frees them); NULL when out of memory. Successive runs pinned at their lo (the valued runs the fill
  * leaves at lo: at request level about 360 of the large group's 570
  * runs) whose n lo are the same bits are one term, its length theirs
  * together: the sum adds the same terms in the same order (power_add_n
  * is the additions one at a time). A run is pinned where its weight is
  * 0 and lo > 0: x = lambda w is then a zero (lambda finite, at least 0),
  * below lo, so clamp gives lo; its slope part is 0 and never added. */
-static fill_term *fill_pack(const fill *fl, size_t *nt) {
+static fill_term *fill_pack(const fill *fl, size_t *nt, fill_term *buf) {
   size_t n = fl->runs->n, k = 0;
-  fill_term *t = sim_alloc(NULL, (n + 1) * sizeof *t);
+  fill_term *t = buf != NULL ? buf : sim_alloc(NULL, (n + 1) * sizeof *t);
   double last = NAN; /* the term before's n lo if pinned; NaN if not */
   for (size_t r = 0; t != NULL && r < n; r++) {
     const power_unit *p = power_run_unit(fl->units, fl->runs, r);
@@ -505,11 +514,18 @@ static double fill_level(const fill *fl, double hi, double budget_w,
   return lo;
 }
 
+/* Runs at most whose terms the fill packs on the stack (6 KB), not in an
+ * allocation a call: bench-10k's fluid group of some 66 runs, where the
+ * allocation and its free were some 550 instructions a tick. */
+#define FILL_STACK_TERMS 128
+
 void power_fill_runs(const power_unit *units, const power_runs *runs,
                      const double *w, const double *top, double budget_w,
                      double *cap, double *memo) {
   fill fl = {units, runs, w, top, NULL, 0, NULL};
-  fill_term *t = fill_pack(&fl, &fl.nt);
+  fill_term stack[FILL_STACK_TERMS];
+  fill_term *t =
+      fill_pack(&fl, &fl.nt, runs->n < FILL_STACK_TERMS ? stack : NULL);
   fl.t = t;
   fill_kept kept = {0};
   if (t != NULL && fl.nt >= FILL_KEPT_TERMS && fill_held(t, fl.nt, budget_w) &&
@@ -521,7 +537,8 @@ void power_fill_runs(const power_unit *units, const power_runs *runs,
       hi = fmax(hi, top[r] / w[r]);
   double lo = fill_level(&fl, hi, budget_w, memo);
   sim_free(NULL, kept.v);
-  sim_free(NULL, t);
+  if (t != stack)
+    sim_free(NULL, t);
   for (size_t r = 0; r < runs->n; r++)
     cap[r] = clamp(lo * w[r], power_run_unit(units, runs, r)->lo, top[r]);
 }

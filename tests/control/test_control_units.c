@@ -54,6 +54,7 @@ typedef struct world {
   double budget[3]; /* what a client's split was handed, per group */
   size_t nbudget;
   uint64_t changes; /* steps that moved a GPU's slot (slots_changed) */
+  bool one_weight;  /* every slot's weight 1 (else 1 + its key % 3) */
 } world;
 
 /* Whether the worlds made next count their slots' changes for control
@@ -92,7 +93,7 @@ static void slot_units(void *ctx, const uint32_t *key, size_t n,
     if (key[j] == CONTROL_NO_SLOT)
       continue;
     u[j].cls = key[j] % 4 == 0 ? POWER_TRAINING : POWER_INFERENCE;
-    u[j].weight = 1 + key[j] % 3;
+    u[j].weight = w->one_weight ? 1 : 1 + key[j] % 3;
     u[j].priority = key[j] % 2;
     u[j].c = w->worth[key[j]];
   }
@@ -493,30 +494,56 @@ static void predicted_budget_reads_the_runs(void **state) {
   world_drop(w);
 }
 
-/* Racks of twelve units of six GPUs each (slots 0, 3, ..., 33, a block
- * each: a rack's runs are its units, one to one), every slot worth the
- * same, so a unit is marked alike the one before where its load is; from
- * s 3 on, of six units of twelve GPUs (fewer than the eight marks of a
- * word). At s 0 and 3 every GPU is at one load: each rack's load shares
- * one term, the same as the rack before's, whose sum control.c's
- * other_it_next keeps for it. At s 1 and 4 rack 2's last unit is at
- * another load, at s 2 rack 1's: the rack's first term and its count
- * are still the rack before's (at s 2, rack 2's), its sum not (at s 1 a
- * mark found only in the last word of its marks). */
+/* The racks' layouts direct_state sets: each rack's units of per GPUs
+ * (72 / per units, 72 / per - 1 marks), and one unit, odd_unit of rack
+ * odd_rack (-1: none), at another load. */
+static const struct {
+  uint32_t per;
+  int odd_rack, odd_unit;
+  const char *what;
+} direct_at[] = {
+    {6, -1, 0, "racks alike"},
+    {6, 2, 11, "rack 2's last unit unlike"},
+    {6, 1, 11, "rack 1's last unit unlike"},
+    {6, -1, 0, "racks alike again"},
+    {12, -1, 0, "racks of six units alike"},
+    {12, 2, 5, "racks of six units, rack 2's last unlike"},
+    /* 17 marks: two reads of sixteen, the second's last mark its own */
+    {4, -1, 0, "racks of 18 units alike"},
+    {4, 2, 9, "racks of 18 units, rack 2's middle unit unlike"},
+    {4, 1, 17, "racks of 18 units, rack 1's last unlike"},
+    /* 35 marks: sixteen a turn, then the last sixteen; marks 4 and 17
+     * only in the turns' reads, 34 only in the last */
+    {2, -1, 0, "racks of 36 units alike"},
+    {2, 2, 5, "racks of 36 units, rack 2's unit 5 unlike"},
+    {2, 1, 18, "racks of 36 units, rack 1's unit 18 unlike"},
+    {2, 3, 35, "racks of 36 units, rack 3's last unlike"},
+};
+
+/* Racks of 72 / per units of per GPUs each (direct_at[s]; slots 0, 1,
+ * ... a block each: a rack's runs are its units, one to one), every slot
+ * worth the same, so a unit is marked alike the one before where its load is.
+ * Where every GPU is at one load, each rack's load shares one term, the
+ * same as the rack before's, whose sum control.c's other_it_next keeps
+ * for it. Where one unit is at another load, its rack's first term and
+ * its count are still the rack before's, its sum not (a mark found only
+ * in one of the reads of its rack's marks). */
 static void direct_state(world *w, int s) {
-  const uint32_t per = s >= 3 ? 12 : 6, odd_rack = s == 2 ? 1 : 2;
+  const uint32_t per = direct_at[s].per;
   bool moved = false;
   for (uint32_t i = 0; i < NGPUS; i++) {
-    uint32_t k = i % 72 / per * 3;
+    uint32_t k = i % 72 / per; /* under NSLOTS */
     moved = moved || w->slot[i] != k;
     w->slot[i] = k;
   }
   w->changes += moved;
+  w->one_weight = true;
   for (uint32_t k = 0; k < NSLOTS; k++)
     w->worth[k] = 0.5;
   w->fit_w = 760;
   for (uint32_t i = 0; i < NGPUS; i++) {
-    bool odd = s % 3 != 0 && i / 72 == odd_rack && i % 72 >= 72 - per;
+    bool odd = (int)(i / 72) == direct_at[s].odd_rack &&
+               (int)(i % 72 / per) == direct_at[s].odd_unit;
     double a = odd ? 0.8 : 0.5;
     rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
   }
@@ -532,19 +559,10 @@ static void predicted_budget_of_racks_alike(void **state) {
   (void)state;
   world *w = predict_world();
   control_view v = predict_view;
-  static const struct {
-    int s;
-    const char *what;
-  } at[] = {{0, "racks alike"},
-            {1, "rack 2's last unit unlike"},
-            {2, "rack 1's last unit unlike"},
-            {0, "racks alike again"},
-            {3, "racks of six units alike"},
-            {4, "racks of six units, rack 2's last unlike"}};
   double gb[3];
-  for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
-    keyed_state_of(w, direct_state, at[k].s, gb);
-    assert_budgets_of_runs(w, &v, gb, at[k].what);
+  for (int s = 0; s < (int)(sizeof direct_at / sizeof *direct_at); s++) {
+    keyed_state_of(w, direct_state, s, gb);
+    assert_budgets_of_runs(w, &v, gb, direct_at[s].what);
   }
   world_drop(w);
 }

@@ -4,12 +4,14 @@
  * marginal work per watt and does at least the useful work of static;
  * uniform_floor raises every unit evenly from its minimum; headroom a
  * unit leaves goes to the others; the boundary search finds the bit
- * bisection finds, in fewer evaluations. (The efficiency policy from
+ * bisection finds, in fewer evaluations; units whose clocks differ in
+ * one field are classes apart. (The efficiency policy from
  * what it remembers: test_power_memo.c.) */
 #include "test_util.h"
 
 #include <math.h>
 
+#include "bits.h"
 #include "power.h"
 #include "power_fixture.h"
 #include "power_policy.h"
@@ -185,6 +187,39 @@ static void efficiency_equalises_marginals(void **state) {
   }
 }
 
+/* Units alike but for one field of their clock (weight, c, idle, span,
+ * activity, gamma or phi_min, each in turn) are of two classes: four
+ * units a, then four of b (a with that field moved), split as a and b's
+ * copy b' whose lo is an ulp less (of its own class whatever the clock's
+ * compare says, and the same caps, none at lo: phi_min 0.7 keeps every
+ * clock's power over it), over budgets from the floor to the top. */
+static void clock_fields_part_classes(void **state) {
+  (void)state;
+  power_unit a = unit(2, 0.9, POWER_INFERENCE, 0.6);
+  a.phi_min = 0.7;
+  for (int f = 0; f < 7; f++) {
+    power_unit b = a;
+    double *field[] = {&b.weight,   &b.c,     &b.idle,   &b.span,
+                       &b.activity, &b.gamma, &b.phi_min};
+    static const double by[] = {2, 0.5, 1.1, 0.9, 0.8, 0.88, 1.07};
+    *field[f] *= by[f];
+    power_unit u[8], apart[8];
+    for (size_t k = 0; k < 8; k++)
+      u[k] = apart[k] = k < 4 ? a : b;
+    for (size_t k = 4; k < 8; k++)
+      apart[k].lo = nextafter(b.lo, 0);
+    for (int j = 0; j <= 20; j++) {
+      double budget = 8 * 2 * (300 + j * 20.0), cap[8], want[8];
+      power_split_efficiency(u, 8, budget, cap);
+      power_split_efficiency(apart, 8, budget, want);
+      for (size_t k = 0; k < 8; k++)
+        if (!sim_same_bits(cap[k], want[k]) || !(want[k] > apart[k].lo))
+          fail_msg("field %d, budget %g W: unit %zu's cap %.17g, apart %.17g",
+                   f, budget, k, cap[k], want[k]);
+    }
+  }
+}
+
 /* A unit that wants little gives its headroom to one that wants more:
  * stranded power returns to the pool. */
 static void headroom_returns_to_the_pool(void **state) {
@@ -334,7 +369,7 @@ static void policies_by_name(void **state) {
 
 int main(void) {
   load_registry();
-  struct CMUnitTest tests[11];
+  struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ADD(tests, n, every_policy_keeps_budget_and_ranges);
   TEST_ADD(tests, n, enough_budget_throttles_nobody);
@@ -344,6 +379,7 @@ int main(void) {
   TEST_ADD(tests, n, priority_orders_within_a_class);
   TEST_ADD(tests, n, uniform_floor_raises_evenly);
   TEST_ADD(tests, n, efficiency_equalises_marginals);
+  TEST_ADD(tests, n, clock_fields_part_classes);
   TEST_ADD(tests, n, headroom_returns_to_the_pool);
   TEST_ADD(tests, n, policies_by_name);
   TEST_ADD(tests, n, boundary_is_bisection_to_the_bit);
