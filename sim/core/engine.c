@@ -82,7 +82,9 @@ sim_engine *sim_engine_create(const sim_allocator *alloc) {
   e->alloc = *alloc;
   e->free_head = NO_SLOT;
   e->seqs = EVQ_SEQS;
-  e->src_first = NO_SOURCE;
+  e->src_first = NO_SOURCE; /* and its key after every pending one */
+  e->src_time = SIM_TIME_MAX;
+  e->src_seq = SEQ_FREE;
   e->q = evq_create(alloc);
   if (e->q == NULL) {
     sim_free(alloc, e);
@@ -585,6 +587,7 @@ static int run_source(sim_engine *e, uint32_t i) {
   ev_source *s = &e->src[i];
   sim_event ev = {.time = s->time, .kind = s->kind, .a = s->a, .b = s->b};
   s->seq = SEQ_FREE;
+  s->time = SIM_TIME_MAX;
   e->live--;
   engine__source_first(e);
   e->now = ev.time;

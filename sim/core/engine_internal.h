@@ -66,7 +66,7 @@ typedef struct ev_handler {
  * scheduled one would; seq is SEQ_FREE when none is pending. */
 typedef struct ev_source {
   sim_time time;
-  uint64_t seq;
+  uint64_t seq;   /* none pending: SEQ_FREE, and time SIM_TIME_MAX */
   uint64_t a, b;  /* payload */
   uint32_t kind;  /* handler */
   uint32_t slot;  /* a pool slot of its own, for renumbering (SEQ_SOURCE) */
@@ -115,15 +115,23 @@ static inline int engine__seq_ready(sim_engine *e) {
 /* Takes a pool slot off the free list into *idx (engine.c). */
 int engine__slot_take(sim_engine *e, uint32_t *idx);
 
+/* Whether the key (t, seq) comes before (t2, seq2). */
+static inline bool engine__key_before(sim_time t, uint64_t seq, sim_time t2,
+                                      uint64_t seq2) {
+  return t < t2 || (t == t2 && seq < seq2);
+}
+
 /* Finds the pending source first in (time, seq) and caches its key. A
- * few sources (an inference service's arrivals each): a scan. */
+ * few sources (an inference service's arrivals each): a scan. One with
+ * none pending has the key (SIM_TIME_MAX, SEQ_FREE), before none. */
 static inline void engine__source_first(sim_engine *e) {
-  uint32_t first = NO_SOURCE;
+  const ev_source *src = e->src; /* in registers: the loop stores none */
+  uint32_t n = e->nsrc, first = NO_SOURCE;
   sim_time t = SIM_TIME_MAX;
   uint64_t seq = SEQ_FREE;
-  for (uint32_t i = 0; i < e->nsrc; i++) {
-    const ev_source *s = &e->src[i];
-    if (s->seq != SEQ_FREE && (s->time < t || (s->time == t && s->seq < seq))) {
+  for (uint32_t i = 0; i < n; i++) {
+    const ev_source *s = &src[i];
+    if (engine__key_before(s->time, s->seq, t, seq)) {
       first = i;
       t = s->time;
       seq = s->seq;

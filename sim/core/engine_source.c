@@ -14,7 +14,8 @@
  *
  * Invariants (with engine.c's):
  * - A source's pending event has the seq e->seq had when it was set and
- *   counts among the live events; none pending: seq SEQ_FREE.
+ *   counts among the live events; none pending: seq SEQ_FREE and time
+ *   SIM_TIME_MAX, a key after every pending one.
  * - e->src_first names the pending source first in (time, seq) and
  *   e->src_time, e->src_seq are its key (engine__source_first), or
  *   NO_SOURCE when none is pending.
@@ -52,7 +53,8 @@ int sim_engine_source(sim_engine *e, uint32_t kind, uint32_t *source) {
       engine__slot_take(e, &slot) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "source: out of memory");
   e->slots[slot].seq = SEQ_SOURCE;
-  e->src[e->nsrc] = (ev_source){.seq = SEQ_FREE, .kind = kind, .slot = slot};
+  e->src[e->nsrc] = (ev_source){
+      .time = SIM_TIME_MAX, .seq = SEQ_FREE, .kind = kind, .slot = slot};
   *source = e->nsrc++;
   return SIM_OK;
 }
@@ -70,8 +72,20 @@ int sim_engine_source_at(sim_engine *e, uint32_t source, sim_time at,
     return sim_engine_fail(e, SIM_ENOMEM, "source: out of memory renumbering");
   ev_source *s = &e->src[source];
   e->live += s->seq == SEQ_FREE;
-  *s = (ev_source){at, e->seq++, a, b, s->kind, s->slot};
-  engine__source_first(e);
+  s->time = at;
+  s->seq = e->seq++;
+  s->a = a;
+  s->b = b;
+  /* Set again, the first looks for the next; else the others' first
+   * stands, and this one comes before it or not (an arrival's: its
+   * handler sets the next after run_source found the others' first). */
+  if (e->src_first == source)
+    engine__source_first(e);
+  else if (engine__key_before(at, s->seq, e->src_time, e->src_seq)) {
+    e->src_first = source;
+    e->src_time = at;
+    e->src_seq = s->seq;
+  }
   return SIM_OK;
 }
 
@@ -79,6 +93,7 @@ bool sim_engine_source_off(sim_engine *e, uint32_t source) {
   if (source >= e->nsrc || e->src[source].seq == SEQ_FREE)
     return false;
   e->src[source].seq = SEQ_FREE;
+  e->src[source].time = SIM_TIME_MAX;
   e->live--;
   engine__source_first(e);
   return true;
