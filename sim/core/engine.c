@@ -495,7 +495,7 @@ static ALWAYS_INLINE int call_handler(sim_engine *e, const sim_event *ev) {
  * periodic event's handle names its next tick while its handler runs,
  * and a one-shot's slot can be reused by what the handler schedules),
  * then calls the handler. Returns the handler's status. */
-static int dispatch(sim_engine *e, const evq_entry *q) {
+static ALWAYS_INLINE int dispatch(sim_engine *e, const evq_entry *q) {
   const ev_slot *s = &e->slots[q->slot];
   sim_event ev = {.time = q->time, .kind = s->kind, .a = s->a, .b = s->b};
   e->now = q->time;
