@@ -1,6 +1,7 @@
 /* engine.c - the discrete-event engine: clock, handler registry, event
  * pool, run loop, O(1) cancellation and periodic events (fluid progress:
- * engine_fluid.c).
+ * engine_fluid.c; event sources, which the run loop takes with the
+ * queue: engine_source.c; the state both see: engine_internal.h).
  * Engine layer: it sees queue.h, alloc.h and err.h, and no model.
  *
  * Design. Every pending event owns one slot of the pool (an array that

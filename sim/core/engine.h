@@ -1,5 +1,5 @@
 /* engine.h - the discrete-event engine: clock, handler registry, event pool,
- * run loop, cancellation, periodic events and fluid progress.
+ * run loop, cancellation, periodic events, event sources and fluid progress.
  * It knows nothing of GPUs: models register handlers and schedule events
  * that carry two 64-bit words of payload (indices, generations). */
 #ifndef SIM_ENGINE_H
