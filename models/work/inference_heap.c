@@ -14,6 +14,18 @@
 /* Request pool and lists                                              */
 /* ------------------------------------------------------------------ */
 
+void inf__req_free(inf_service *s) {
+  for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
+    sim_free(s->alloc, s->rep[k].heap);
+  sim_free(s->alloc, s->rep);
+  sim_free(s->alloc, s->route.node);
+  sim_free(s->alloc, s->due);
+  sim_free(s->alloc, s->bt);
+  sim_free(s->alloc, s->pool);
+  sim_free(s->alloc, s->iv.ttft);
+  sim_free(s->alloc, s->iv.tpot);
+}
+
 static int pool_grow(inf_service *s) {
   if (s->pool_cap >= UINT32_MAX / 2)
     return SIM_ENOMEM;

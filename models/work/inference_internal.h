@@ -159,6 +159,7 @@ struct inf_service {
   arr_gen *gen;
   double horizon_s, kv_cap;
   uint32_t arrival_kind, replica_kind;
+  uint32_t arrival_source; /* the arrivals' (sim_engine_source) */
   replica *rep;
   uint32_t nrep;
   route_tree route; /* replicas' routing keys (load_key): the lightest */
@@ -190,6 +191,10 @@ static inline uint32_t in_batch(const replica *r) {
 /* ------------------------------------------------------------------ */
 /* The request pool and lists (inference_heap.c)                       */
 /* ------------------------------------------------------------------ */
+
+/* Frees the request level's state: the replicas and their heaps, the
+ * routing tree, the pool and the sample buffers. */
+void inf__req_free(inf_service *s);
 
 /* A free slot of the pool, grown by doubling when none is left, or NONE
  * when out of memory. Growing moves the pool: hold indices, not

@@ -6,8 +6,9 @@
  * model is specified in inference.h; the step times come from roofline.h.
  * inference.c builds a service and hands each public operation to this
  * file or to inference_fluid.c; the request pool and the heaps are in
- * inference_heap.c, the latency statistics in inference_stats.c, the
- * replica's prices in inference_request_price.c.
+ * inference_heap.c (with the freeing of the state), the latency
+ * statistics in inference_stats.c, the replica's prices in
+ * inference_request_price.c.
  *
  * Data structures and their invariants:
  * - Requests live in one pool (an array grown by doubling, free slots
@@ -404,8 +405,9 @@ static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   return status(s);
 }
 
-/* Pulls the next request from the generator and schedules its arrival,
- * unless the generator has ended or the request is past the horizon. */
+/* Pulls the next request from the generator and sets its arrival as the
+ * arrivals' source's event (never queued: engine.h), unless the
+ * generator has ended or the request is past the horizon. */
 static int schedule_arrival(inf_service *s) {
   double t;
   int64_t prompt, output;
@@ -417,7 +419,7 @@ static int schedule_arrival(inf_service *s) {
   s->next_output = output;
   sim_time at = (sim_time)arr_llround(t * 1e9), now = sim_engine_now(s->e);
   s->next_at = at < now ? now : at;
-  return sim_engine_schedule(s->e, s->next_at, s->arrival_kind, 0, 0, NULL);
+  return sim_engine_source_at(s->e, s->arrival_source, s->next_at, 0, 0);
 }
 
 /* Whether replica r's queue is full for an arrival now. Only when it
@@ -544,6 +546,8 @@ static int start(inf_service *s, sim_error *err) {
     rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
                              &s->arrival_kind);
   if (rc == SIM_OK)
+    rc = sim_engine_source(s->e, s->arrival_kind, &s->arrival_source);
+  if (rc == SIM_OK)
     rc = schedule_arrival(s);
   if (rc != SIM_OK)
     return sim_error_set(err, rc, "service %s: cannot start: %s", s->c->name,
@@ -558,18 +562,6 @@ static int req_start(inf_service *s, sim_error *err) {
   if (alloc_replicas(s) != SIM_OK)
     return sim_error_set(err, SIM_ENOMEM, "out of memory");
   return start(s, err);
-}
-
-static void req_free(inf_service *s) {
-  for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
-    sim_free(s->alloc, s->rep[k].heap);
-  sim_free(s->alloc, s->rep);
-  sim_free(s->alloc, s->route.node);
-  sim_free(s->alloc, s->due);
-  sim_free(s->alloc, s->bt);
-  sim_free(s->alloc, s->pool);
-  sim_free(s->alloc, s->iv.ttft);
-  sim_free(s->alloc, s->iv.tpot);
 }
 
 /* ------------------------------------------------------------------ */
@@ -684,7 +676,7 @@ static void req_sample(inf_service *s, double dt, double *row) {
 
 const inf_ops inf__request_ops = {
     .start = req_start,
-    .free = req_free,
+    .free = inf__req_free,
     .set_clock = req_set_clock,
     .set_down = req_set_down,
     .down = inf__req_down,

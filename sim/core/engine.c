@@ -1,6 +1,7 @@
 /* engine.c - the discrete-event engine: clock, handler registry, event
  * pool, run loop, O(1) cancellation and periodic events (fluid progress:
- * engine_fluid.c).
+ * engine_fluid.c; event sources, which the run loop takes with the
+ * queue: engine_source.c; the state both see: engine_internal.h).
  * Engine layer: it sees queue.h, alloc.h and err.h, and no model.
  *
  * Design. Every pending event owns one slot of the pool (an array that
@@ -47,18 +48,8 @@
 #include <assert.h>
 #include <stdarg.h>
 
-#include "queue.h"
+#include "engine_internal.h"
 #include "vec.h"
-
-/* The seq of a free slot; real seqs count up from 0 and never get here. */
-#define SEQ_FREE UINT64_MAX
-
-/* The index of no slot: the end of the free list. */
-#define NO_SLOT UINT32_MAX
-
-/* Slots in all at most: an index leaves the queue's EVQ_TRACKED bit free
- * (and slot + 1 fits a handle). */
-#define SLOTS_MAX EVQ_TRACKED
 
 /* A hint to load an address into the cache; no effect where unknown.
  * COLD keeps a rare path (the pool's growth) out of the function that
@@ -83,63 +74,6 @@ enum {
   HANDLERS_MIN = 8,   /* first size of the registry */
 };
 
-/* One more than the largest handler kind. */
-#define KIND_LIMIT ((uint32_t)1 << 29)
-
-/* 32 bytes, so that a slot never straddles two cache lines: the run loop
- * reads one slot per event, in time order, not address order. */
-typedef struct ev_slot {
-  uint64_t a;            /* payload; the next free slot while free */
-  uint64_t b;            /* payload */
-  uint64_t seq;          /* seq of the live queue entry, or SEQ_FREE */
-  unsigned kind : 29;    /* handler */
-  unsigned periodic : 1; /* the period is in period[slot] */
-  unsigned movable : 1;  /* of a movable kind: when[slot] is kept */
-  unsigned moved : 1;    /* moved later: due[slot] is past its entry */
-  uint32_t gen;          /* bumped whenever the slot is freed */
-} ev_slot;
-
-_Static_assert(sizeof(ev_slot) == 32, "a slot fills half a cache line");
-
-/* A movable event's queued time and the time it is due, which
- * sim_engine_move may have put later (then the slot's moved bit is set).
- * Parallel to the slots: only a move and a queued entry coming up with
- * the moved bit set read it, and only queueing a movable slot writes it. */
-typedef struct ev_when {
-  sim_time queued, due;
-} ev_when;
-
-typedef struct ev_handler {
-  const char *name; /* borrowed */
-  sim_handle_fn fn;
-  void *ctx;
-  bool movable; /* its events can be moved (sim_engine_movable) */
-} ev_handler;
-
-struct sim_engine {
-  sim_allocator alloc;
-  evq *q;
-  ev_slot *slots;
-  sim_time *period;   /* of periodic events; parallel to slots, kept apart
-                         because most events are not periodic */
-  ev_when *when;      /* where each slot is queued and where it is due */
-  uint32_t nslots;    /* slots in use or on the free list */
-  uint32_t free_head; /* first free slot; NO_SLOT when none */
-  ev_handler *handlers;
-  uint32_t nhandlers, cap_handlers;
-  sim_time now;
-  uint64_t seq;   /* the seq of the next queue entry */
-  uint64_t seqs;  /* renumber when seq gets here (EVQ_SEQS; tests less) */
-  uint64_t nrun;  /* events run */
-  size_t live;    /* pending events */
-  size_t tombs;   /* stale queue entries */
-  uint64_t nfail; /* calls of sim_engine_fail, to spot silent failures */
-  bool stop;      /* sim_engine_stop was called */
-  bool running;   /* inside sim_engine_run */
-  const volatile sig_atomic_t *watch; /* stops the run when nonzero */
-  sim_error err;
-};
-
 sim_engine *sim_engine_create(const sim_allocator *alloc) {
   if (alloc == NULL)
     alloc = sim_allocator_default();
@@ -149,6 +83,9 @@ sim_engine *sim_engine_create(const sim_allocator *alloc) {
   e->alloc = *alloc;
   e->free_head = NO_SLOT;
   e->seqs = EVQ_SEQS;
+  e->src_first = NO_SOURCE; /* and its key after every pending one */
+  e->src_time = SIM_TIME_MAX;
+  e->src_seq = SEQ_FREE;
   e->q = evq_create(alloc);
   if (e->q == NULL) {
     sim_free(alloc, e);
@@ -166,6 +103,7 @@ void sim_engine_destroy(sim_engine *e) {
   sim_free(&alloc, e->period);
   sim_free(&alloc, e->when);
   sim_free(&alloc, e->handlers);
+  sim_free(&alloc, e->src);
   sim_free(&alloc, e);
 }
 
@@ -260,6 +198,10 @@ static int slot_take(sim_engine *e, uint32_t *idx) {
   return SIM_OK;
 }
 
+int engine__slot_take(sim_engine *e, uint32_t *idx) {
+  return slot_take(e, idx);
+}
+
 /* Returns a slot to the free list. bump: the slot was handed out, so its
  * handles must go stale. */
 static void slot_release(sim_engine *e, uint32_t idx, bool bump) {
@@ -296,21 +238,57 @@ static void renumbered(void *ctx, uint32_t slot, uint64_t seq) {
   ((sim_engine *)ctx)->slots[slot].seq = seq;
 }
 
+/* Renumbering's two steps for the sources: their pending events queued
+ * as live entries of their slots, so that they take their places in the
+ * new numbering (SIM_ENOMEM: some may be queued, and sources_unqueue
+ * still takes them back); then the new seqs taken back, the entries left
+ * in the queue as tombstones (engine_source.c's invariants). */
+static int sources_queue(sim_engine *e) {
+  for (uint32_t i = 0; i < e->nsrc; i++) {
+    const ev_source *s = &e->src[i];
+    if (s->seq == SEQ_FREE)
+      continue;
+    if (evq_push_at(e->q, s->time, s->seq, s->slot) != SIM_OK)
+      return SIM_ENOMEM;
+    e->slots[s->slot].seq = s->seq;
+  }
+  return SIM_OK;
+}
+
+static void sources_unqueue(sim_engine *e) {
+  for (uint32_t i = 0; i < e->nsrc; i++) {
+    ev_source *s = &e->src[i];
+    ev_slot *slot = &e->slots[s->slot];
+    if (slot->seq == SEQ_SOURCE)
+      continue;
+    s->seq = slot->seq; /* renumbered, or as it was if that failed */
+    slot->seq = SEQ_SOURCE;
+    e->tombs++;
+  }
+  engine__source_first(e);
+}
+
 /* The queue keeps seqs in 32 bits (queue.h; a request-level day pushes
  * about 2e8). Tombstones go first, so each entry left is its slot's live
- * one and takes the slot's seq along; then 0 .. n-1 in order, the next n.
- * SIM_ENOMEM (nothing renumbered) only from the radix heap (queue.h). */
-COLD static int renumber(sim_engine *e) {
+ * one and takes the slot's seq along; the sources' pending events join
+ * them for the numbering (and stay as tombstones); then 0 .. n-1 in
+ * order, the next n. SIM_ENOMEM (nothing renumbered) from the radix heap
+ * (queue.h) or a source's entry that found no room. */
+COLD int engine__renumber(sim_engine *e) {
   evq_compact(e->q, entry_live, e);
   e->tombs = 0;
-  if (evq_renumber(e->q, renumbered, e) != SIM_OK)
+  int rc = sources_queue(e);
+  if (rc == SIM_OK)
+    rc = evq_renumber(e->q, renumbered, e);
+  sources_unqueue(e);
+  if (rc != SIM_OK)
     return SIM_ENOMEM;
   e->seq = evq_size(e->q);
   return SIM_OK;
 }
 
 static ALWAYS_INLINE int seq_ready(sim_engine *e) { /* e->seq fits */
-  return e->seq < e->seqs ? SIM_OK : renumber(e);
+  return engine__seq_ready(e);
 }
 
 /* Queues slot idx at time at under a fresh seq. movable is the slot's
@@ -499,25 +477,32 @@ static int retire(sim_engine *e, uint32_t idx, sim_time t) {
   return SIM_OK;
 }
 
+/* Counts the event *ev, the clock at its time, run and calls its
+ * handler; returns the handler's status, a message set if it failed
+ * without one. */
+static ALWAYS_INLINE int call_handler(sim_engine *e, const sim_event *ev) {
+  e->nrun++;
+  /* Copied out: the handler may register more and move the array. */
+  ev_handler h = e->handlers[ev->kind];
+  uint64_t nfail = e->nfail;
+  int rc = h.fn(e, h.ctx, ev);
+  if (rc != SIM_OK && e->nfail == nfail)
+    sim_engine_fail(e, rc, "handler %s failed at %lld ns: %s", h.name,
+                    (long long)ev->time, sim_strerror(rc));
+  return rc;
+}
+
 /* Runs the live event q: sets the clock, retires the slot (so that a
  * periodic event's handle names its next tick while its handler runs,
  * and a one-shot's slot can be reused by what the handler schedules),
  * then calls the handler. Returns the handler's status. */
-static int dispatch(sim_engine *e, const evq_entry *q) {
+static ALWAYS_INLINE int dispatch(sim_engine *e, const evq_entry *q) {
   const ev_slot *s = &e->slots[q->slot];
   sim_event ev = {.time = q->time, .kind = s->kind, .a = s->a, .b = s->b};
   e->now = q->time;
   if (retire(e, q->slot, q->time) != SIM_OK)
     return SIM_ENOMEM;
-  e->nrun++;
-  /* Copied out: the handler may register more and move the array. */
-  ev_handler h = e->handlers[ev.kind];
-  uint64_t nfail = e->nfail;
-  int rc = h.fn(e, h.ctx, &ev);
-  if (rc != SIM_OK && e->nfail == nfail)
-    sim_engine_fail(e, rc, "handler %s failed at %lld ns: %s", h.name,
-                    (long long)ev.time, sim_strerror(rc));
-  return rc;
+  return call_handler(e, &ev);
 }
 
 /* Entry *q, just popped, back unrun: its (time, seq) keep its place,
@@ -545,6 +530,28 @@ static bool pop_due(sim_engine *e, sim_time until, evq_entry *q) {
   return false;
 }
 
+/* The popped entry q: a tombstone dropped, an event moved later queued
+ * again at its due time, else run. SIM_OK, or what stops the run. */
+static ALWAYS_INLINE int run_entry(sim_engine *e, const evq_entry *q) {
+  if (e->slots[q->slot].seq != q->seq) {
+    e->tombs--;
+    return SIM_OK;
+  }
+  if (e->slots[q->slot].moved) /* requeued at its time, not run */
+    return requeue(e, q->slot, e->when[q->slot].due, true) != SIM_OK
+               ? SIM_ENOMEM
+               : SIM_OK;
+  return dispatch(e, q);
+}
+
+/* A run loop's status when it ends: SIM_ECANCELED if stopped. */
+static int stopped(sim_engine *e) {
+  if (e->stop)
+    return sim_engine_fail(e, SIM_ECANCELED, "run: stopped at %lld ns",
+                           (long long)e->now);
+  return SIM_OK;
+}
+
 /* Pops and runs events up to until, while fewer than limit have run in
  * all (e->nrun). */
 static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
@@ -568,23 +575,55 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
      * reference day. */
     if (e->nslots > SLOTS_FAR && evq_peek(e->q, &next))
       PREFETCH(&e->slots[next.slot]);
-    if (e->slots[q.slot].seq != q.seq) {
-      e->tombs--;
-      continue;
-    }
-    if (e->slots[q.slot].moved) { /* requeued at its time, not run */
-      if (requeue(e, q.slot, e->when[q.slot].due, true) != SIM_OK)
-        return SIM_ENOMEM;
-      continue;
-    }
-    int rc = dispatch(e, &q);
+    int rc = run_entry(e, &q);
     if (rc != SIM_OK)
       return rc;
   }
-  if (e->stop)
-    return sim_engine_fail(e, SIM_ECANCELED, "run: stopped at %lld ns",
-                           (long long)e->now);
-  return SIM_OK;
+  return stopped(e);
+}
+
+/* Source i's pending event, the next of all, run: no longer pending, and
+ * the next source found before its handler sets its successor. */
+static int run_source(sim_engine *e, uint32_t i) {
+  ev_source *s = &e->src[i];
+  sim_event ev = {.time = s->time, .kind = s->kind, .a = s->a, .b = s->b};
+  s->seq = SEQ_FREE;
+  s->time = SIM_TIME_MAX;
+  e->live--;
+  engine__source_first(e);
+  e->now = ev.time;
+  return call_handler(e, &ev);
+}
+
+/* run_loop where sources are registered: each turn takes whichever is
+ * first in (time, seq), the queue's first entry or the first source's
+ * event, so that a source's events cost no push and no pop (an inference
+ * arrival's, about 200 instructions, docs/PERFORMANCE.md, twenty-sixth
+ * session). Apart from that loop so that a run without sources pays
+ * nothing for them. The watch is read before the turn's pick, where
+ * run_loop reads it after its pop and puts the entry back: the same. */
+static int run_loop_sources(sim_engine *e, sim_time until, uint64_t limit) {
+  evq_entry q;
+  while (!e->stop && e->nrun < limit) {
+    if (e->watch != NULL && *e->watch != 0) {
+      e->stop = true;
+      break;
+    }
+    if (engine__source_due(e, until)) {
+      if (!evq_pop_before(e->q, e->src_time, e->src_seq, &q)) {
+        int rc = run_source(e, e->src_first);
+        if (rc != SIM_OK)
+          return rc;
+        continue;
+      }
+    } else if (!pop_due(e, until, &q))
+      break;
+    PREFETCH(&e->slots[q.slot]);
+    int rc = run_entry(e, &q);
+    if (rc != SIM_OK)
+      return rc;
+  }
+  return stopped(e);
 }
 
 int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
@@ -599,7 +638,8 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
   uint64_t limit = max_events > UINT64_MAX - e->nrun ? UINT64_MAX
                                                      : e->nrun + max_events;
   e->running = true;
-  int rc = run_loop(e, until, limit);
+  int rc = e->nsrc > 0 ? run_loop_sources(e, until, limit)
+                       : run_loop(e, until, limit);
   e->running = false;
   /* A stop is used up by the run it stopped (or by a failed one), so the
    * next run continues. A stop asked for between runs stops the next one
@@ -608,7 +648,8 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
   evq_entry q;
   /* Out of budget with an event due by until left (a tombstone on top
    * counts: the next call drops it and ends). */
-  bool more = e->nrun >= limit && evq_peek(e->q, &q) && q.time <= until;
+  bool more = e->nrun >= limit && ((evq_peek(e->q, &q) && q.time <= until) ||
+                                    engine__source_due(e, until));
   if (rc == SIM_OK && !more) {
     e->now = until;
     *done = true;

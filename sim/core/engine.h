@@ -1,5 +1,5 @@
 /* engine.h - the discrete-event engine: clock, handler registry, event pool,
- * run loop, cancellation, periodic events and fluid progress.
+ * run loop, cancellation, periodic events, event sources and fluid progress.
  * It knows nothing of GPUs: models register handlers and schedule events
  * that carry two 64-bit words of payload (indices, generations). */
 #ifndef SIM_ENGINE_H
@@ -99,6 +99,29 @@ bool sim_engine_cancel(sim_engine *e, sim_handle *handle);
  * before it was scheduled, or at before now) or SIM_ENOMEM,
  * with the engine's message set. */
 int sim_engine_move(sim_engine *e, sim_handle handle, sim_time at);
+
+/* Event sources: streams of events of one kind, at most one pending a
+ * stream (each usually set by the handler of the one before, as a
+ * service's arrivals), that are never queued: the run loop takes a
+ * source's event when it is first of all in (time, seq) order, a compare
+ * where a scheduled event costs a push and a pop (engine_source.c).
+ * Everything else is as if each event had been scheduled when it was
+ * set: its place among events of the same time, the count of events run
+ * and pending, budgets, until, stop and watch. */
+
+/* Adds a source of events of kind (registered), none pending, and puts
+ * its id in *source. Not during a run: SIM_ESTATE. SIM_OK, SIM_EINVAL,
+ * SIM_ERANGE or SIM_ENOMEM. */
+int sim_engine_source(sim_engine *e, uint32_t kind, uint32_t *source);
+
+/* Sets the source's pending event at time at (>= now) with payload
+ * (a, b), in place of any it had: the same as cancelling that one and
+ * scheduling this. SIM_OK, SIM_EINVAL or SIM_ENOMEM. */
+int sim_engine_source_at(sim_engine *e, uint32_t source, sim_time at,
+                         uint64_t a, uint64_t b);
+
+/* Cancels the source's pending event; true if it had one. */
+bool sim_engine_source_off(sim_engine *e, uint32_t source);
 
 /* True if handle names a pending event. */
 bool sim_engine_pending(const sim_engine *e, sim_handle handle);

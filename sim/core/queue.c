@@ -509,6 +509,39 @@ bool evq_pop(evq *q, evq_entry *out) {
   return heap_pop(q, out);
 }
 
+/* evq_pop_before's rarer paths, out of its line so that its check, on
+ * every event of a run with sources, saves no registers (a call from it
+ * is its last step): the radix heap's first entry found (evq_peek) and
+ * then popped; a pop that closes the vacant root first. */
+NOINLINE static bool pop_before_radix(evq *q, int64_t time, uint64_t seq,
+                                      evq_entry *out) {
+  evq_entry first;
+  return evq_peek(q, &first) &&
+         (first.time < time || (first.time == time && first.seq < seq)) &&
+         evq_pop(q, out);
+}
+
+NOINLINE static bool pop_closing(evq *q, evq_entry *out) {
+  return heap_pop(q, out);
+}
+
+/* The heap's first entry is read where it lies: the root, or under a
+ * vacant root the root's smaller child, which the pop's close of the
+ * hole brings up. */
+bool evq_pop_before(evq *q, int64_t time, uint64_t seq, evq_entry *out) {
+  assert(seq < EVQ_SEQS);
+  if (q->radix)
+    return pop_before_radix(q, time, seq, out);
+  if (q->n == 0)
+    return false;
+  evq_key first = q->key[q->hole ? min_child(q->key, 1, q->n + 1) : 0];
+  /* slot 0 is the least a slot can be, and seqs are unique, so an entry
+   * with the seq itself does not come before */
+  if (!key_less(first, key_make((uint64_t)time ^ SIGN_BIT, seq, 0)))
+    return false;
+  return q->hole ? pop_closing(q, out) : heap_pop(q, out);
+}
+
 size_t evq_size(const evq *q) { return q->n; }
 
 /* The radix heap's entries come to the heap's array first (grown to

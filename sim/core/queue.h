@@ -70,6 +70,13 @@ bool evq_first(evq *q, evq_entry *out);
 /* Removes the smallest entry into *out; false when empty. */
 bool evq_pop(evq *q, evq_entry *out);
 
+/* Removes the smallest entry into *out if it comes before the key
+ * (time, seq) (seq < EVQ_SEQS); else, or when empty, false and nothing
+ * removed: for the engine's run loop, which takes whichever is first of
+ * the queue's entries and an event source's (engine.c), so that a
+ * source's event first costs no pop and put-back. */
+bool evq_pop_before(evq *q, int64_t time, uint64_t seq, evq_entry *out);
+
 /* Number of entries held, stale ones included. */
 size_t evq_size(const evq *q);
 
