@@ -135,8 +135,8 @@ steps_down(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt,
 
 #define WIDE_INLINE static inline __attribute__((target("avx2"), always_inline))
 
-/* Lane i of x in every lane. */
-#define LANE(x, i) SIM_D4_PICK(x, x, i, i, i, i)
+/* x[i] in every lane. */
+#define LANE(x, i) sim_d4_all((x)[i])
 
 /* The sums a run adds to, in registers: sm (z, busy, members, tokens),
  * a the rows' (sm, mem, busy, compute share), wt the token weight of row
@@ -202,16 +202,27 @@ WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
   }
   sim_d4 st[4];
   sim_d4_transpose_put((double *)st, p, zero ? x1 : p, p * n / k->rr, tok);
+  /* Each state's shares, x0 and x1's lanes, go to every lane by a
+   * broadcast from memory (a load) rather than a shuffle from the
+   * register: the turn is bound by what it issues (a quarter of it
+   * shuffles), not by its sums' chains of adds (docs/PERFORMANCE.md,
+   * "two fluid chain walks interleaved"). The asm has the compiler read
+   * xs from memory, not keep it in registers. The same products: the
+   * same bits. */
+  double xs[8];
+  sim_d4_put(xs, x0);
+  sim_d4_put(xs + 4, x1);
+  __asm__("" : "+m"(xs));
   if (up) {
-    u = wide_add(u, k, st[0], LANE(x0, 0), LANE(x1, 0), zero);
-    u = wide_add(u, k, st[1], LANE(x0, 1), LANE(x1, 1), zero);
-    u = wide_add(u, k, st[2], LANE(x0, 2), LANE(x1, 2), zero);
-    return wide_add(u, k, st[3], LANE(x0, 3), LANE(x1, 3), zero);
+    u = wide_add(u, k, st[0], LANE(xs, 0), LANE(xs, 4), zero);
+    u = wide_add(u, k, st[1], LANE(xs, 1), LANE(xs, 5), zero);
+    u = wide_add(u, k, st[2], LANE(xs, 2), LANE(xs, 6), zero);
+    return wide_add(u, k, st[3], LANE(xs, 3), LANE(xs, 7), zero);
   }
-  u = wide_add(u, k, st[3], LANE(x0, 3), LANE(x1, 3), zero);
-  u = wide_add(u, k, st[2], LANE(x0, 2), LANE(x1, 2), zero);
-  u = wide_add(u, k, st[1], LANE(x0, 1), LANE(x1, 1), zero);
-  return wide_add(u, k, st[0], LANE(x0, 0), LANE(x1, 0), zero);
+  u = wide_add(u, k, st[3], LANE(xs, 3), LANE(xs, 7), zero);
+  u = wide_add(u, k, st[2], LANE(xs, 2), LANE(xs, 6), zero);
+  u = wide_add(u, k, st[1], LANE(xs, 1), LANE(xs, 5), zero);
+  return wide_add(u, k, st[0], LANE(xs, 0), LANE(xs, 4), zero);
 }
 
 /* The weights of the four states of j (lanes by ascending j) going up
