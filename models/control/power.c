@@ -54,13 +54,9 @@ static uint64_t binade_step(double s, double s1, double t, uint64_t R,
 
 static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
-  /* Under 16 t the binades are short: [2^j t, 2^(j+1) t) holds about
-   * 2^j of the additions, at most about as many instructions as a
-   * binade's step (some 30; a sum's first run, from +0, crossed four
-   * binades of 1, 2, 4 and 8 additions), so those are made one at a
-   * time, the loop's own additions; the steps take over from 16 t
-   * (about the first 16). Up to 8 t: fluid tick -956 instructions; up
-   * to 16 t: -164 more; 32 t would add 16 adds for a step. */
+  /* Under 16 t a binade [2^j t, 2^(j+1) t) holds about 2^j additions,
+   * no dearer than a binade's step (some 30 instructions), so those
+   * are made one at a time (docs/PERFORMANCE.md: fluid tick -1,120). */
   for (; m > 0 && s < 16 * t; m--)
     s += t;
   while (m > 0) {

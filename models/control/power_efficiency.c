@@ -59,11 +59,8 @@ _Static_assert(offsetof(power_unit, c) == CLOCK_FIELDS_AT + 8 &&
                "same_clock reads the clock's fields as pairs");
 
 /* Whether two units' clocks are the same function of the level: their
- * weight, c, idle, span, activity, gamma and phi_min equal (==). Two a
- * compare (a lane's == is the scalar's: -0 equals +0, NaN nothing), the
- * last pair gamma and phi_min, so no read past the unit: four compares
- * where seven and their branches cost 27 instructions a call (class_of's
- * 64 calls a fluid tick). */
+ * seven clock fields equal (==), two a compare (a lane's == is the
+ * scalar's), the last pair overlapping so no read passes the unit. */
 static inline bool same_clock(const power_unit *a, const power_unit *b) {
   const char *x = (const char *)a + CLOCK_FIELDS_AT;
   const char *y = (const char *)b + CLOCK_FIELDS_AT;
