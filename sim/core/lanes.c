@@ -1,4 +1,5 @@
-/* lanes.c - the one switch of lanes.h's wide paths. */
+/* lanes.c - the switches of lanes.h's wide paths. */
 #include "lanes.h"
 
 bool sim_lanes_narrow;
+bool sim_lanes_no512;

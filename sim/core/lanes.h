@@ -61,12 +61,28 @@ static inline bool sim_u4_zero(sim_u4 v) { return sim_u2_zero((sim_u2)v); }
  * compare and move words, so they give the same bits. */
 extern bool sim_lanes_narrow;
 
+/* The tests' second switch: the AVX2 paths even where the CPU has
+ * AVX-512, so a test runs all three tiers and requires the same answers. */
+extern bool sim_lanes_no512;
+
 #if defined(__GNUC__) && defined(__x86_64__)
 #define SIM_LANES_AVX2 1
 #include <immintrin.h>
 
 static inline bool sim_lanes_wide(void) {
   return !sim_lanes_narrow && __builtin_cpu_supports("avx2");
+}
+
+/* The 64-byte paths: eight doubles a register and 32 vector registers
+ * (AVX-512 F, VL and DQ), for loops bound by the instructions they issue
+ * rather than by their chains. Chosen at run time like the AVX2 ones; a
+ * CPU without them (or valgrind, which hides them) takes the AVX2 path,
+ * which gives the same bits. */
+static inline bool sim_lanes_512(void) {
+  return sim_lanes_wide() && !sim_lanes_no512 &&
+         __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq");
 }
 
 /* The four words from x on, xored with e (a word's bits four times). */
@@ -135,6 +151,7 @@ sim_x4_first(unsigned n) {
 }
 #else
 static inline bool sim_lanes_wide(void) { return false; }
+static inline bool sim_lanes_512(void) { return false; }
 #endif
 
 #endif

@@ -124,6 +124,26 @@ static void narrow_turns_wide_off(void **state) {
 #endif
 }
 
+/* The 512 tier: off under either switch, otherwise as the CPU says. */
+static void switches_turn_512_off(void **state) {
+  (void)state;
+  sim_lanes_narrow = true;
+  assert_false(sim_lanes_512());
+  sim_lanes_narrow = false;
+  sim_lanes_no512 = true;
+  assert_false(sim_lanes_512());
+  sim_lanes_no512 = false;
+#ifdef SIM_LANES_AVX2
+  bool has = __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq");
+  assert_int_equal(sim_lanes_512(), has);
+#else
+  assert_false(sim_lanes_512());
+#endif
+}
+
 #ifdef SIM_LANES_AVX2
 /* sim_x4_first(n) masks the first n lanes; sim_x4_xor_masked reads
  * those lanes alone (0 xor e in the rest, read from nowhere: the last
@@ -221,13 +241,14 @@ static void d4_lanes_are_scalars(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[10];
+  struct CMUnitTest tests[11];
   size_t n = 0;
   TEST_ROWS(tests, n, pick_takes_its_lanes, pick_rows);
   TEST_ADD(tests, n, zero_is_every_bit);
   TEST_ADD(tests, n, at_put_anywhere);
   TEST_ADD(tests, n, pair_add_is_two_adds);
   TEST_ADD(tests, n, narrow_turns_wide_off);
+  TEST_ADD(tests, n, switches_turn_512_off);
   TEST_ADD(tests, n, x4_loads_and_masks);
   TEST_ADD(tests, n, d4_lanes_are_scalars);
   return _cmocka_run_group_tests("lanes", tests, n, NULL, NULL);
