@@ -66,7 +66,7 @@ typedef struct replica {
   double compute;   /* share of the work now that the clock speeds up */
   double next_s;    /* time of the next change; +inf when idle */
   bool pass_due;    /* an arrival waits for this instant's pass */
-  uint32_t pending; /* 1: its member's event is pending (sim_engine_group) */
+  sim_handle ev;    /* the pending event ... */
   double ev_s;      /* ... and the time it stands for */
   gpu_load act_int; /* load x seconds since act_since */
   double comp_int;  /* compute share x seconds since act_since */
@@ -160,7 +160,6 @@ struct inf_service {
   double horizon_s, kv_cap;
   uint32_t arrival_kind, replica_kind;
   uint32_t arrival_source; /* the arrivals' (sim_engine_source) */
-  uint32_t replica_group;  /* the replicas' next changes (sim_engine_group) */
   replica *rep;
   uint32_t nrep;
   route_tree route; /* replicas' routing keys (load_key): the lightest */

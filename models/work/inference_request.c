@@ -304,42 +304,35 @@ static inline void advance(inf_service *s, replica *r, double t) {
 /* Keeps the replica's one pending event at its next change others see (a
  * prefill's end that changes nothing beyond it is folded into the next:
  * inf__after_prefill); does nothing when that is already the pending one.
- * A pending event is moved, not set again: the power policy moves most
- * replicas' clocks, and so their next changes, every period. The events
- * are the members of the service's group (sim_engine_group), not queued:
- * a change walks a path of its tree, where a queued event cost a push, a
- * move's bookkeeping and a pop (docs/PERFORMANCE.md, twenty-seventh
- * session). r->pending says whether one is: cleared by the cancel below
- * and by on_replica, the event having run. */
+ * A pending event is moved, not cancelled and scheduled again: the power
+ * policy moves most replicas' clocks, and so their next changes, every
+ * period. Whether it is pending is whether r holds a handle: cancel
+ * clears it, and so does on_replica, the event having run. */
 static void reschedule(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
-  bool pending = r->pending != 0; /* test_inference_batch checks it */
-  uint32_t k = replica_index(s, r);
-  assert(pending == sim_engine_member_pending(s->e, s->replica_group, k));
+  bool pending = r->ev.slot != 0; /* test_inference_batch holds it */
+  assert(pending == sim_engine_pending(s->e, r->ev));
   if (at_s == r->ev_s && pending)
     return;
   r->ev_s = at_s;
   if (beyond_any_run(at_s)) { /* idle, or beyond any run */
-    if (pending)
-      sim_engine_member_off(s->e, s->replica_group, k);
-    r->pending = 0;
+    sim_engine_cancel(s->e, &r->ev);
     return;
   }
   sim_time at = (sim_time)ceil(at_s * 1e9), now = sim_engine_now(s->e);
   at = at < now ? now : at;
-  int rc = pending ? sim_engine_member_move(s->e, s->replica_group, k, at)
-                   : sim_engine_member_at(s->e, s->replica_group, k, at, 0);
+  int rc = pending ? sim_engine_move(s->e, r->ev, at)
+                   : sim_engine_schedule(s->e, at, s->replica_kind,
+                                         replica_index(s, r), 0, &r->ev);
   if (rc != SIM_OK)
     fail(s, rc);
-  else
-    r->pending = 1;
 }
 
 #ifndef NDEBUG
 /* Whether reschedule would leave r as it is (or cancel a cleared handle). */
 static bool event_stands(inf_service *s, replica *r) {
   double at_s = r->phase == PREFILL ? inf__after_prefill(s, r) : r->next_s;
-  return at_s == r->ev_s && (r->pending != 0 || beyond_any_run(at_s));
+  return at_s == r->ev_s && (r->ev.slot != 0 || beyond_any_run(at_s));
 }
 #endif
 
@@ -351,7 +344,7 @@ static bool resting(const replica *r) {
            zero = sim_bits(r->comp_int) | sim_bits(r->act_int.sm) |
                   sim_bits(r->act_int.mem) | sim_bits(r->act_int.busy);
   return r->phase == IDLE &&
-         ((sim_bits(r->next_s) ^ inf) | (sim_bits(r->ev_s) ^ inf) | r->pending |
+         ((sim_bits(r->next_s) ^ inf) | (sim_bits(r->ev_s) ^ inf) | r->ev.slot |
           zero << 1) == 0;
 }
 
@@ -406,7 +399,7 @@ static int status(inf_service *s) {
 static int on_replica(sim_engine *e, void *ctx, const sim_event *ev) {
   inf_service *s = ctx;
   replica *r = &s->rep[ev->a];
-  r->pending = 0; /* it has run: no longer pending */
+  r->ev = (sim_handle){0, 0}; /* it has run: no longer pending */
   advance(s, r, rl_fmax(sim_time_to_s(sim_engine_now(e)), r->ev_s));
   reschedule(s, r);
   return status(s);
@@ -547,8 +540,8 @@ static int alloc_replicas(inf_service *s) {
 static int start(inf_service *s, sim_error *err) {
   int rc = sim_engine_register(s->e, "inference replica", on_replica, s,
                                &s->replica_kind);
-  if (rc == SIM_OK) /* each replica's next change, moved with its clock */
-    rc = sim_engine_group(s->e, s->replica_kind, s->nrep, &s->replica_group);
+  if (rc == SIM_OK) /* its next change moves with the clock (sim_engine_move) */
+    rc = sim_engine_movable(s->e, s->replica_kind);
   if (rc == SIM_OK)
     rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
                              &s->arrival_kind);

@@ -104,7 +104,6 @@ void sim_engine_destroy(sim_engine *e) {
   sim_free(&alloc, e->when);
   sim_free(&alloc, e->handlers);
   sim_free(&alloc, e->src);
-  engine__groups_free(e);
   sim_free(&alloc, e);
 }
 
@@ -247,20 +246,18 @@ static void renumbered(void *ctx, uint32_t slot, uint64_t seq) {
 static int sources_queue(sim_engine *e) {
   for (uint32_t i = 0; i < e->nsrc; i++) {
     const ev_source *s = &e->src[i];
-    if (s->seq == SEQ_FREE || s->group != NO_GROUP) /* a head: its members */
+    if (s->seq == SEQ_FREE)
       continue;
     if (evq_push_at(e->q, s->time, s->seq, s->slot) != SIM_OK)
       return SIM_ENOMEM;
     e->slots[s->slot].seq = s->seq;
   }
-  return engine__groups_queue(e);
+  return SIM_OK;
 }
 
 static void sources_unqueue(sim_engine *e) {
   for (uint32_t i = 0; i < e->nsrc; i++) {
     ev_source *s = &e->src[i];
-    if (s->group != NO_GROUP)
-      continue;
     ev_slot *slot = &e->slots[s->slot];
     if (slot->seq == SEQ_SOURCE)
       continue;
@@ -268,7 +265,6 @@ static void sources_unqueue(sim_engine *e) {
     slot->seq = SEQ_SOURCE;
     e->tombs++;
   }
-  engine__groups_unqueue(e);
   engine__source_first(e);
 }
 
@@ -586,26 +582,10 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
   return stopped(e);
 }
 
-/* The first member of group g, the next of all: run, or queued again at
- * its due time if it was moved later (engine_group.c). Out of line: the
- * arrivals' path saves no registers for it. */
-NOINLINE static int run_member(sim_engine *e, uint32_t g) {
-  sim_event ev;
-  int rc;
-  if (!engine__group_take(e, g, &ev, &rc))
-    return rc;
-  e->now = ev.time;
-  rc = call_handler(e, &ev);
-  engine__group_done(e, &e->grp[g]);
-  return rc;
-}
-
 /* Source i's pending event, the next of all, run: no longer pending, and
  * the next source found before its handler sets its successor. */
 static int run_source(sim_engine *e, uint32_t i) {
   ev_source *s = &e->src[i];
-  if (s->group != NO_GROUP)
-    return run_member(e, s->group);
   sim_event ev = {.time = s->time, .kind = s->kind, .a = s->a, .b = s->b};
   s->seq = SEQ_FREE;
   s->time = SIM_TIME_MAX;

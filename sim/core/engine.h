@@ -123,40 +123,6 @@ int sim_engine_source_at(sim_engine *e, uint32_t source, sim_time at,
 /* Cancels the source's pending event; true if it had one. */
 bool sim_engine_source_off(sim_engine *e, uint32_t source);
 
-/* Source groups: n sources of one kind, members 0 .. n-1, each with at
- * most one pending event that can be moved as a queued one can
- * (sim_engine_move), kept in a tree that the run loop sees as one source
- * (engine_group.c): for a model's many one-event streams (an inference
- * service's replicas, each with its next change pending). Everything is
- * as if each member's event had been scheduled with a handle of a
- * movable kind, set again being a cancel and a schedule; a member's
- * event comes with a = its index. */
-
-/* Adds a group of n (>= 1) members of kind (registered), none pending,
- * and puts its id in *group. Not during a run: SIM_ESTATE. SIM_OK,
- * SIM_EINVAL, SIM_ERANGE or SIM_ENOMEM. */
-int sim_engine_group(sim_engine *e, uint32_t kind, uint32_t n,
-                     uint32_t *group);
-
-/* Sets member i's pending event at at (>= now) with payload b, in place
- * of any it had. SIM_OK, SIM_EINVAL or SIM_ENOMEM. */
-int sim_engine_member_at(sim_engine *e, uint32_t group, uint32_t i,
-                         sim_time at, uint64_t b);
-
-/* Moves member i's pending event to at (>= now), as sim_engine_move moves
- * a queued one: earlier than its place, it takes a new place; later, it
- * keeps its place and takes one at its time when that place comes up.
- * SIM_OK, SIM_EINVAL (none pending, or at before now) or SIM_ENOMEM. */
-int sim_engine_member_move(sim_engine *e, uint32_t group, uint32_t i,
-                           sim_time at);
-
-/* Cancels member i's pending event; true if it had one. */
-bool sim_engine_member_off(sim_engine *e, uint32_t group, uint32_t i);
-
-/* True if member i has a pending event. */
-bool sim_engine_member_pending(const sim_engine *e, uint32_t group,
-                               uint32_t i);
-
 /* True if handle names a pending event. */
 bool sim_engine_pending(const sim_engine *e, sim_handle handle);
 

@@ -39,26 +39,8 @@ static int sources_grow(sim_engine *e) {
   return SIM_OK;
 }
 
-/* Adds a source of kind (checked) of group (NO_GROUP: a plain one, which
- * takes a pool slot of its own), none pending; its id in *source. */
-int engine__source_add(sim_engine *e, uint32_t kind, uint32_t group,
-                       uint32_t *source) {
-  uint32_t slot = NO_SLOT;
-  if ((e->nsrc == e->cap_src && sources_grow(e) != SIM_OK) ||
-      (group == NO_GROUP && engine__slot_take(e, &slot) != SIM_OK))
-    return sim_engine_fail(e, SIM_ENOMEM, "source: out of memory");
-  if (slot != NO_SLOT)
-    e->slots[slot].seq = SEQ_SOURCE;
-  e->src[e->nsrc] = (ev_source){.time = SIM_TIME_MAX, .seq = SEQ_FREE,
-                                .kind = kind, .slot = slot, .group = group};
-  *source = e->nsrc++;
-  return SIM_OK;
-}
-
-/* Why sim_engine_source or sim_engine_group refuses kind or the run's
- * state (SIM_OK: neither). */
-int engine__source_check(sim_engine *e, uint32_t kind) {
-  if (kind >= e->nhandlers)
+int sim_engine_source(sim_engine *e, uint32_t kind, uint32_t *source) {
+  if (source == NULL || kind >= e->nhandlers)
     return sim_engine_fail(e, SIM_EINVAL, "source: no handler of kind %lu",
                            (unsigned long)kind);
   /* run_loop, which a run without sources takes, would not see it */
@@ -66,21 +48,20 @@ int engine__source_check(sim_engine *e, uint32_t kind) {
     return sim_engine_fail(e, SIM_ESTATE, "source: added during a run");
   if (e->nsrc == NO_SOURCE - 1)
     return sim_engine_fail(e, SIM_ERANGE, "source: too many");
+  uint32_t slot;
+  if ((e->nsrc == e->cap_src && sources_grow(e) != SIM_OK) ||
+      engine__slot_take(e, &slot) != SIM_OK)
+    return sim_engine_fail(e, SIM_ENOMEM, "source: out of memory");
+  e->slots[slot].seq = SEQ_SOURCE;
+  e->src[e->nsrc] = (ev_source){
+      .time = SIM_TIME_MAX, .seq = SEQ_FREE, .kind = kind, .slot = slot};
+  *source = e->nsrc++;
   return SIM_OK;
-}
-
-int sim_engine_source(sim_engine *e, uint32_t kind, uint32_t *source) {
-  if (source == NULL)
-    return sim_engine_fail(e, SIM_EINVAL, "source: no place for its id");
-  int rc = engine__source_check(e, kind);
-  if (rc != SIM_OK)
-    return rc;
-  return engine__source_add(e, kind, NO_GROUP, source);
 }
 
 int sim_engine_source_at(sim_engine *e, uint32_t source, sim_time at,
                          uint64_t a, uint64_t b) {
-  if (source >= e->nsrc || e->src[source].group != NO_GROUP)
+  if (source >= e->nsrc)
     return sim_engine_fail(e, SIM_EINVAL, "source %lu: no such source",
                            (unsigned long)source);
   if (at < e->now)
@@ -98,13 +79,18 @@ int sim_engine_source_at(sim_engine *e, uint32_t source, sim_time at,
   /* Set again, the first looks for the next; else the others' first
    * stands, and this one comes before it or not (an arrival's: its
    * handler sets the next after run_source found the others' first). */
-  engine__source_keyed(e, source);
+  if (e->src_first == source)
+    engine__source_first(e);
+  else if (engine__key_before(at, s->seq, e->src_time, e->src_seq)) {
+    e->src_first = source;
+    e->src_time = at;
+    e->src_seq = s->seq;
+  }
   return SIM_OK;
 }
 
 bool sim_engine_source_off(sim_engine *e, uint32_t source) {
-  if (source >= e->nsrc || e->src[source].seq == SEQ_FREE ||
-      e->src[source].group != NO_GROUP)
+  if (source >= e->nsrc || e->src[source].seq == SEQ_FREE)
     return false;
   e->src[source].seq = SEQ_FREE;
   e->src[source].time = SIM_TIME_MAX;

@@ -281,10 +281,9 @@ static const handle_case handle_cases[] = {
 static void check_handles(const rig *g) {
   for (uint32_t k = 0; k < g->s->nrep; k++) {
     const replica *r = &g->s->rep[k];
-    if ((r->pending != 0) !=
-        sim_engine_member_pending(g->e, g->s->replica_group, k))
-      fail_msg("replica %u: pending %u, the engine's %d", k, r->pending,
-               sim_engine_member_pending(g->e, g->s->replica_group, k));
+    if ((r->ev.slot != 0) != sim_engine_pending(g->e, r->ev))
+      fail_msg("replica %u: handle slot %u, pending %d", k, r->ev.slot,
+               sim_engine_pending(g->e, r->ev));
   }
 }
 

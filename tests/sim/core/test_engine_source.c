@@ -1,8 +1,6 @@
-/* test_engine_source.c - event sources (sim_engine_source) and source
- * groups (sim_engine_group): a run whose chains of events come from
- * sources, or from a group's members, is the same as one whose chains are
- * scheduled (with a group, the chains are moved too, as sim_engine_move
- * moves a scheduled one). A random program (chains at equal and distinct times, each
+/* test_engine_source.c - event sources (sim_engine_source): a run whose
+ * chains of events come from sources is the same as one whose chains are
+ * scheduled. A random program (chains at equal and distinct times, each
  * event setting its successor, chains re-aimed and cancelled, other
  * events scheduled, moved and cancelled meanwhile) runs twice, its chains
  * once from sources and once scheduled, and the two runs must log the
@@ -17,26 +15,19 @@
 
 /* ---- The random program ---------------------------------------------- */
 
-/* Six chains: a group's tree of eight leaves, two of them padding. */
-enum { NHANDLES = 16, MAXLOG = 4096, MAXTRACE = 8192, NCHAINS = 6 };
-
-/* Where the chains' events come from. */
-typedef enum chain_mode { SCHEDULED, SOURCES, GROUP } chain_mode;
+enum { NHANDLES = 16, MAXLOG = 4096, MAXTRACE = 8192, NCHAINS = 3 };
 
 typedef struct prog {
   sim_engine *e;
   gsl_rng *r;
   uint32_t chain, other; /* the kinds: the chains' events, the rest */
-  chain_mode mode;
-  bool moves;            /* chains are moved too (SCHEDULED or GROUP) */
-  uint32_t grp;          /* GROUP: the chains' group, chain c member c */
+  bool sources;          /* chains from sources, else scheduled */
   double p_zero;         /* a delay's chance of 0: a tie with now */
   uint32_t src[NCHAINS];      /* sources: each chain's */
   sim_handle chain_h[NCHAINS]; /* scheduled: each chain's pending event */
   sim_handle h[NHANDLES];
   uint64_t next_id, max_id;
   uint64_t offs; /* chains cancelled that had an event pending */
-  uint64_t moves_done; /* chains' events moved */
   uint64_t stop_at, watch_at, fail_at; /* counts of events run; 0: none */
   volatile sig_atomic_t flag;          /* the watched flag */
   fake_entry log[MAXLOG];
@@ -50,41 +41,23 @@ static sim_time delay(prog *p, unsigned long most) {
   return 1 + (sim_time)gsl_rng_uniform_int(p->r, most);
 }
 
-/* Chain c's next event at at (payload c, its id), in place of any it
- * has pending. */
+/* Chain c's next event at at, in place of any it has pending. */
 static void chain_at(prog *p, uint32_t c, sim_time at) {
   uint64_t id = p->next_id++;
   int rc;
-  if (p->mode == SOURCES) {
-    rc = sim_engine_source_at(p->e, p->src[c], at, c, id);
-  } else if (p->mode == GROUP) {
-    rc = sim_engine_member_at(p->e, p->grp, c, at, id);
+  if (p->sources) {
+    rc = sim_engine_source_at(p->e, p->src[c], at, id, c);
   } else {
     sim_engine_cancel(p->e, &p->chain_h[c]);
-    rc = sim_engine_schedule(p->e, at, p->chain, c, id, &p->chain_h[c]);
+    rc = sim_engine_schedule(p->e, at, p->chain, id, c, &p->chain_h[c]);
   }
   assert_int_equal(rc, SIM_OK);
 }
 
 /* Cancels chain c's pending event, if any. */
 static void chain_off(prog *p, uint32_t c) {
-  p->offs += p->mode == SOURCES ? sim_engine_source_off(p->e, p->src[c])
-             : p->mode == GROUP ? sim_engine_member_off(p->e, p->grp, c)
-                                : sim_engine_cancel(p->e, &p->chain_h[c]);
-}
-
-/* Moves chain c's pending event, if any, to at. */
-static void chain_move(prog *p, uint32_t c, sim_time at) {
-  bool pending = p->mode == GROUP
-                     ? sim_engine_member_pending(p->e, p->grp, c)
-                     : sim_engine_pending(p->e, p->chain_h[c]);
-  if (!pending)
-    return;
-  assert_int_equal(p->mode == GROUP
-                       ? sim_engine_member_move(p->e, p->grp, c, at)
-                       : sim_engine_move(p->e, p->chain_h[c], at),
-                   SIM_OK);
-  p->moves_done++;
+  p->offs += p->sources ? sim_engine_source_off(p->e, p->src[c])
+                        : sim_engine_cancel(p->e, &p->chain_h[c]);
 }
 
 /* Schedules, moves and cancels other events, and now and then re-aims or
@@ -109,8 +82,6 @@ static void meddle(prog *p) {
     chain_at(p, c, now + delay(p, 8));
   else if (u < 0.43)
     chain_off(p, c);
-  else if (u < 0.60 && p->moves) /* either way: a tie, earlier, later */
-    chain_move(p, c, now + delay(p, 12));
 }
 
 static int step(sim_engine *e, void *ctx, const sim_event *ev) {
@@ -122,12 +93,8 @@ static int step(sim_engine *e, void *ctx, const sim_event *ev) {
     sim_engine_stop(e);
   if (p->n == p->watch_at)
     p->flag = 1;
-  /* Its event, running, is no longer pending (the group keeps its key
-   * until the handler sets it again or returns). */
-  if (ev->kind == p->chain && p->mode == GROUP)
-    assert_false(sim_engine_member_pending(e, p->grp, (uint32_t)ev->a));
   if (ev->kind == p->chain && p->next_id < p->max_id)
-    chain_at(p, (uint32_t)ev->a, sim_engine_now(e) + delay(p, 4));
+    chain_at(p, (uint32_t)ev->b, sim_engine_now(e) + delay(p, 4));
   meddle(p);
   return p->n == p->fail_at ? SIM_EIO : SIM_OK;
 }
@@ -194,12 +161,10 @@ static void drive_prog(const prog_case *c, prog *p, trace *t) {
   }
 }
 
-/* Runs c's program, its chains as mode says, moved or not; *p holds the
+/* Runs c's program, its chains from sources or scheduled; *p holds the
  * log. */
-static void run_prog(const prog_case *c, chain_mode mode, bool moves, prog *p,
-                     trace *t) {
-  *p = (prog){.mode = mode, .moves = moves, .p_zero = c->p_zero,
-              .max_id = 3000,
+static void run_prog(const prog_case *c, bool sources, prog *p, trace *t) {
+  *p = (prog){.sources = sources, .p_zero = c->p_zero, .max_id = 3000,
               .stop_at = c->stop_at, .watch_at = c->watch_at,
               .fail_at = c->fail_at};
   t->n = 0;
@@ -212,15 +177,10 @@ static void run_prog(const prog_case *c, chain_mode mode, bool moves, prog *p,
   assert_int_equal(sim_engine_register(p->e, "other", step, p, &p->other),
                    SIM_OK);
   assert_int_equal(sim_engine_movable(p->e, p->other), SIM_OK);
-  if (moves && mode == SCHEDULED)
-    assert_int_equal(sim_engine_movable(p->e, p->chain), SIM_OK);
-  if (mode == GROUP)
-    assert_int_equal(sim_engine_group(p->e, p->chain, NCHAINS, &p->grp),
-                     SIM_OK);
   sim_engine_watch(p->e, &p->flag);
   p->next_id = 1;
   for (uint32_t i = 0; i < NCHAINS; i++) {
-    if (mode == SOURCES)
+    if (sources)
       assert_int_equal(sim_engine_source(p->e, p->chain, &p->src[i]), SIM_OK);
     chain_at(p, i, 1 + i % 2); /* two chains tie */
   }
@@ -271,15 +231,13 @@ static void assert_same_runs(const prog *got, const prog *ref,
   assert_int_equal(got->offs, ref->offs);
 }
 
-/* The chains from sources against scheduled ones, or (moves) from a
- * group against scheduled ones, both moved. */
-static void run_pair(const prog_case *c, bool moves) {
+static void test_prog_case(void **state) {
+  const prog_case *c = *state;
   static prog ref, got;
   static trace tref, tgot;
-  run_prog(c, SCHEDULED, moves, &ref, &tref);
-  run_prog(c, moves ? GROUP : SOURCES, moves, &got, &tgot);
+  run_prog(c, false, &ref, &tref);
+  run_prog(c, true, &got, &tgot);
   assert_true(ref.n > 100);
-  assert_true(moves ? ref.moves_done > 10 : ref.moves_done == 0);
   assert_same_runs(&got, &ref, &tgot, &tref);
   /* What the case is about happened. */
   const run_mark *last = &tref.m[tref.n - 1];
@@ -290,11 +248,6 @@ static void run_pair(const prog_case *c, bool moves) {
     sim_engine_destroy(p->e);
     gsl_rng_free(p->r);
   }
-}
-
-static void test_prog_case(void **state) {
-  run_pair(*state, false);
-  run_pair(*state, true);
 }
 
 /* ---- One event at a time --------------------------------------------- */
@@ -409,47 +362,6 @@ static void test_refused(void **state) {
   fx_fini(&f);
 }
 
-/* What a group refuses: no such kind, no member, none to move, a time
- * before now, its head named as a plain source, a group added during a
- * run; and a member's event comes with its index and payload. */
-static int add_group_hook(fake_model *m, const sim_event *ev) {
-  (void)ev;
-  uint32_t g;
-  assert_int_equal(sim_engine_group(m->engine, m->kind, 2, &g), SIM_ESTATE);
-  return SIM_OK;
-}
-
-static void test_group_refused(void **state) {
-  (void)state;
-  fixture f;
-  fx_init(&f);
-  uint32_t g, src;
-  assert_int_equal(sim_engine_group(f.e, 99, 2, &g), SIM_EINVAL);
-  assert_int_equal(sim_engine_group(f.e, f.m.kind, 0, &g), SIM_EINVAL);
-  assert_int_equal(sim_engine_group(f.e, f.m.kind, 3, &g), SIM_OK);
-  assert_int_equal(sim_engine_source(f.e, f.m.kind, &src), SIM_OK);
-  assert_int_equal(sim_engine_source_at(f.e, 0, 5, 0, 0), SIM_EINVAL); /* head */
-  assert_false(sim_engine_source_off(f.e, 0));
-  assert_int_equal(sim_engine_member_at(f.e, g, 3, 5, 0), SIM_EINVAL);
-  assert_int_equal(sim_engine_member_at(f.e, g + 1, 0, 5, 0), SIM_EINVAL);
-  assert_int_equal(sim_engine_member_move(f.e, g, 1, 5), SIM_EINVAL);
-  assert_false(sim_engine_member_off(f.e, g, 1));
-  assert_false(sim_engine_member_pending(f.e, g, 3));
-  assert_int_equal(sim_engine_member_at(f.e, g, 2, 5, 77), SIM_OK);
-  assert_int_equal(sim_engine_member_at(f.e, g, 1, 20, 0), SIM_OK);
-  assert_int_equal(sim_engine_events_pending(f.e), 2);
-  assert_int_equal(sim_engine_run(f.e, 10), SIM_OK);
-  assert_int_equal(f.m.n, 1);
-  assert_true(f.m.log[0].time == 5 && f.m.log[0].a == 2 && f.m.log[0].b == 77);
-  assert_int_equal(sim_engine_member_move(f.e, g, 1, 9), SIM_EINVAL);
-  assert_int_equal(sim_engine_member_at(f.e, g, 0, 9, 0), SIM_EINVAL);
-  f.m.hook = add_group_hook;
-  assert_int_equal(sim_engine_run(f.e, 30), SIM_OK);
-  assert_int_equal(f.m.n, 2);
-  assert_int_equal(sim_engine_events_pending(f.e), 0);
-  fx_fini(&f);
-}
-
 /* evq_pop_before pops exactly when the first entry comes before the key,
  * as evq_peek tells, in the heap, under a popped root and in the radix
  * heap (past 16384 entries). */
@@ -490,7 +402,6 @@ int main(void) {
   TEST_ROWS(tests, n, test_one_case, one_cases);
   TEST_ADD(tests, n, test_replace_and_off);
   TEST_ADD(tests, n, test_refused);
-  TEST_ADD(tests, n, test_group_refused);
   TEST_ADD(tests, n, test_pop_before);
   return _cmocka_run_group_tests("engine_source", tests, n, NULL, NULL);
 }
