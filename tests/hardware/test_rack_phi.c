@@ -117,28 +117,45 @@ static void runs_clocks_are_the_solves(void **state) {
 }
 
 /* A window's reads, hits of them, and what the gate does next: skip or
- * not, from either state. */
+ * not, sparse or not, from each state. */
 typedef struct gate_row {
   const char *name;
   uint32_t hits;
-  bool skip_before, skip_after;
+  bool skip_before, sparse_before, skip_after, sparse_after;
 } gate_row;
 
+#define SPARSE_LINE (RACK_PHI_WINDOW / RACK_PHI_SPARSE_HITS)
+
 static const gate_row gate_rows[] = {
-    {"gate: no hit skips", 0, false, true},
-    {"gate: one under half skips", RACK_PHI_WINDOW / 2 - 1, false, true},
-    {"gate: half reads", RACK_PHI_WINDOW / 2, false, false},
-    {"gate: all hits read", RACK_PHI_WINDOW, false, false},
-    {"gate: skipping, one under half goes on", RACK_PHI_WINDOW / 2 - 1, true,
+    {"gate: no hit skips, sparse", 0, false, false, true, true},
+    {"gate: one under the sparse line", SPARSE_LINE - 1, false, false, true,
      true},
-    {"gate: skipping, half reads again", RACK_PHI_WINDOW / 2, true, false},
+    {"gate: at the sparse line skips", SPARSE_LINE, false, false, true, false},
+    {"gate: one under half skips", RACK_PHI_WINDOW / 2 - 1, false, false, true,
+     false},
+    {"gate: half reads", RACK_PHI_WINDOW / 2, false, false, false, false},
+    {"gate: all hits read", RACK_PHI_WINDOW, false, false, false, false},
+    {"gate: skipping, one under half goes on", RACK_PHI_WINDOW / 2 - 1, true,
+     false, true, false},
+    {"gate: skipping, half reads again", RACK_PHI_WINDOW / 2, true, false,
+     false, false},
+    {"gate: skipping, no hit goes sparse", 0, true, false, true, true},
+    {"gate: sparse, one under the line stays", SPARSE_LINE - 1, true, true,
+     true, true},
+    {"gate: sparse, at the line skips", SPARSE_LINE, true, true, true, false},
+    {"gate: sparse, half reads again", RACK_PHI_WINDOW / 2, true, true, false,
+     false},
 };
 
 /* A window of reads: the state holds until its last read, then the
- * row's; while skipping, exactly one lookup in RACK_PHI_SAMPLE reads. */
+ * row's; while skipping, exactly one lookup in RACK_PHI_SAMPLE reads,
+ * one in RACK_PHI_SPARSE while sparse too. */
 static void gate_decides_by_window(void **state) {
   const gate_row *row = *state;
-  rack_phi_gate g = {.skip = row->skip_before};
+  rack_phi_gate g = {.skip = row->skip_before, .sparse = row->sparse_before};
+  uint32_t every = !row->skip_before    ? 1
+                   : row->sparse_before ? RACK_PHI_SPARSE
+                                        : RACK_PHI_SAMPLE;
   uint32_t lookups = 0;
   for (uint32_t k = 0; k < RACK_PHI_WINDOW; k++) {
     uint32_t passed = 0;
@@ -147,13 +164,14 @@ static void gate_decides_by_window(void **state) {
       passed++, lookups++;
     }
     lookups++;
-    assert_int_equal(passed, row->skip_before ? RACK_PHI_SAMPLE - 1 : 0);
+    assert_int_equal(passed, every - 1);
     assert_true(g.skip == row->skip_before);
+    assert_true(g.sparse == row->sparse_before);
     rack__phi_read_was(&g, k < row->hits);
   }
-  assert_int_equal(lookups,
-                   RACK_PHI_WINDOW * (row->skip_before ? RACK_PHI_SAMPLE : 1));
+  assert_int_equal(lookups, RACK_PHI_WINDOW * every);
   assert_true(g.skip == row->skip_after);
+  assert_true(g.sparse == row->sparse_after);
   assert_int_equal(g.seen, 0);
   assert_int_equal(g.hits, 0);
 }
