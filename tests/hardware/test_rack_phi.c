@@ -159,7 +159,7 @@ static void gate_decides_by_window(void **state) {
   uint32_t lookups = 0;
   for (uint32_t k = 0; k < RACK_PHI_WINDOW; k++) {
     uint32_t passed = 0;
-    while (!rack__phi_reads(&g)) {
+    while (!rack__phi_reads(&g, true)) {
       assert_true(g.skip);
       passed++, lookups++;
     }
@@ -233,6 +233,80 @@ static void recent_keys_read_no_cache(void **state) {
     for (int j = 0; j < 4; j++)
       assert_memory_equal(&got[j], &want, sizeof want);
   }
+  rack_fleet_destroy(f);
+}
+
+/* A drawn key of type 0: its load and a cap in the type's [idle, TDP]. */
+static void key_drawn(const gpu_spec *g, unsigned *seed, double *cap,
+                      gpu_load *l) {
+  *l = (gpu_load){rack_fixture_uniform(seed), rack_fixture_uniform(seed),
+                  rack_fixture_uniform(seed)};
+  *cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(seed);
+}
+
+/* While the gate is sparse, a one-by-one miss's solve goes to its recent
+ * entry always and to the cache's one time in RACK_PHI_SAMPLE (the
+ * RACK_PHI_SAMPLE-th, then every RACK_PHI_SAMPLE-th), the clocks the
+ * solves'; out of it, every time; a batch's misses every time. */
+static void sparse_misses_kept_one_in_sample(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  unsigned seed = 11;
+  for (int sparse = 0; sparse < 2; sparse++) {
+    f->phi_gate->skip = true;
+    f->phi_gate->sparse = sparse;
+    for (uint32_t k = 0; k < 8 * RACK_PHI_SAMPLE; k++) {
+      double cap;
+      gpu_load l;
+      key_drawn(g, &seed, &cap, &l);
+      double got = rack__phi_at(f, 0, cap, l);
+      double want = gpu_load_clock_under_cap(g, cap, l);
+      assert_memory_equal(&got, &want, sizeof want);
+      bool kept = rack__memo_is(rack__memo_slot(f, 0, cap, l), 0, cap, l);
+      assert_int_equal(kept, !sparse || k % RACK_PHI_SAMPLE ==
+                                            RACK_PHI_SAMPLE - 1);
+      rack_phi_memo *at[2];
+      assert_true(rack__memo_find(f, 0, cap, l, at, true)); /* recent */
+    }
+  }
+  uint16_t type[4] = {0, 0, 0, 0};
+  double cap[4], phi[4];
+  gpu_load l[4];
+  for (int k = 0; k < 4; k++)
+    key_drawn(g, &seed, &cap[k], &l[k]);
+  rack__phis_at(f, 4, type, cap, l, phi); /* a batch: every miss kept */
+  for (int k = 0; k < 4; k++)
+    assert_true(
+        rack__memo_is(rack__memo_slot(f, 0, cap[k], l[k]), 0, cap[k], l[k]));
+  assert_true(cache_exact(f) > 0);
+  rack_fleet_destroy(f);
+}
+
+/* A sparse gate whose keys come again (more of them than the recent
+ * entries hold) ends sparse and then skipping: the misses it still
+ * writes are found by its sampled reads. */
+static void sparse_gate_comes_back(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  enum { KEYS = 3 * RACK_PHI_RECENT + 1 };
+  double cap[KEYS];
+  gpu_load l[KEYS];
+  unsigned seed = 5;
+  for (int k = 0; k < KEYS; k++)
+    key_drawn(g, &seed, &cap[k], &l[k]);
+  f->phi_gate->skip = f->phi_gate->sparse = true;
+  uint32_t lookups = 0;
+  while (f->phi_gate->skip && lookups < 4 * RACK_PHI_WINDOW * RACK_PHI_SPARSE) {
+    uint32_t k = lookups++ % KEYS;
+    double got = rack__phi_at(f, 0, cap[k], l[k]);
+    double want = gpu_load_clock_under_cap(g, cap[k], l[k]);
+    assert_memory_equal(&got, &want, sizeof want);
+  }
+  assert_false(f->phi_gate->skip);
+  assert_false(f->phi_gate->sparse);
+  cache_exact(f);
   rack_fleet_destroy(f);
 }
 
@@ -328,12 +402,14 @@ static void keys_clocks_are_the_solves(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[24];
+  struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_clocks_are_the_solves, phi_rows);
   TEST_ROWS(tests, n, gate_decides_by_window, gate_rows);
   TEST_ADD(tests, n, skipped_reads_same_clocks);
   TEST_ADD(tests, n, recent_keys_read_no_cache);
+  TEST_ADD(tests, n, sparse_misses_kept_one_in_sample);
+  TEST_ADD(tests, n, sparse_gate_comes_back);
   TEST_ROWS(tests, n, keys_clocks_are_the_solves, keys_rows);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
