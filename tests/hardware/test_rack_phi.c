@@ -201,6 +201,14 @@ static size_t cache_exact(const rack_fleet *f) {
   return entries_exact(f, f->phi_memo, (size_t)1 << rack__phi_memo_bits(f->n));
 }
 
+/* A drawn key of type 0: its load and a cap in the type's [idle, TDP]. */
+static void key_drawn(const gpu_spec *g, unsigned *seed, double *cap,
+                      gpu_load *l) {
+  *l = (gpu_load){rack_fixture_uniform(seed), rack_fixture_uniform(seed),
+                  rack_fixture_uniform(seed)};
+  *cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(seed);
+}
+
 /* Keys asked again: while its recent entry holds it, a key's clock is
  * that entry's and the cache is not read (the gate counts no read); a
  * key found in the cache is copied to its recent entry. */
@@ -210,10 +218,9 @@ static void recent_keys_read_no_cache(void **state) {
   const gpu_spec *g = f->types[0];
   unsigned seed = 3;
   for (int k = 0; k < 200; k++) {
-    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
-                  rack_fixture_uniform(&seed)};
-    double cap =
-        g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
+    double cap;
+    gpu_load l;
+    key_drawn(g, &seed, &cap, &l);
     double want = gpu_load_clock_under_cap(g, cap, l);
     *f->phi_gate = (rack_phi_gate){.recent = {{0}}};
     for (size_t e = 0; e < RACK_PHI_RECENT; e++)
@@ -234,14 +241,6 @@ static void recent_keys_read_no_cache(void **state) {
       assert_memory_equal(&got[j], &want, sizeof want);
   }
   rack_fleet_destroy(f);
-}
-
-/* A drawn key of type 0: its load and a cap in the type's [idle, TDP]. */
-static void key_drawn(const gpu_spec *g, unsigned *seed, double *cap,
-                      gpu_load *l) {
-  *l = (gpu_load){rack_fixture_uniform(seed), rack_fixture_uniform(seed),
-                  rack_fixture_uniform(seed)};
-  *cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(seed);
 }
 
 /* While the gate is sparse, a one-by-one miss's solve goes to its recent
