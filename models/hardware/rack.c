@@ -432,10 +432,10 @@ static inline double phi_memo_at(const rack_fleet *f, uint32_t type, double cap,
   if (f->phi_memo == NULL)
     return gpu_load_clock_under_cap(f->types[type], cap, l);
   rack_phi_memo *at[2];
-  if (rack__memo_find(f, type, cap, l, at))
+  if (rack__memo_find(f, type, cap, l, at, true))
     return at[0]->phi;
   double phi = gpu_load_clock_under_cap(f->types[type], cap, l);
-  rack__memo_keep(at, type, cap, l, phi);
+  rack__memo_keep(f, at, type, cap, l, phi, true);
   return phi;
 }
 

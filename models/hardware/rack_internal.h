@@ -193,9 +193,29 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * solved, the same bits, and written to its entry as a miss is, so the
  * cache stays filled with exact answers for when the reads come back
  * (a store does not wait on memory as a read does). Decided every
- * RACK_PHI_WINDOW reads: skip while fewer than half of them hit. */
+ * RACK_PHI_WINDOW reads: skip while fewer than half of them hit.
+ *
+ * Sparse: while fewer than one read in RACK_PHI_SPARSE_HITS hits, one
+ * one-by-one lookup (rack.c's, the fluid day's) in RACK_PHI_SPARSE
+ * reads; a batch's (rack_phi.c's, the request level's peak) still one in
+ * RACK_PHI_SAMPLE: there the reads' hits, fewer, spared solves in lanes,
+ * and thinned they cost the peak's period 22.8 k instructions more in
+ * group4 (9.394 M -> 9.430 M). The sampled reads themselves hit
+ * about one in 24 in the fluid day (49 of 1,187 over its first 10
+ * minutes, beyond the recent entries' 3,933 of 12,984 lookups), so at
+ * one in eight they cost about two reads from memory a tick for a clock
+ * saved every twelve ticks: perf of the fluid day, rack__run_phi_remember
+ * 1.32% -> 0.85% of the samples (four pairs), for 39 more solves in
+ * those 10 minutes. Then half of its samples were on the store of a
+ * miss's solve to its entry (a line from memory, as a read's), so while
+ * sparse the one-by-one lookups' misses write one in RACK_PHI_SAMPLE of
+ * them there (the recent entry always): enough that keys asked again
+ * show in the sampled reads (about one in eight of them found) and end
+ * the sparse state, from where every miss is written again. */
 #define RACK_PHI_WINDOW 64
 #define RACK_PHI_SAMPLE 8
+#define RACK_PHI_SPARSE 64
+#define RACK_PHI_SPARSE_HITS 16
 
 /* In front of the cache, the clocks of the last keys found or solved,
  * RACK_PHI_RECENT of them by the same hash (direct-mapped: 3 KB, which
@@ -211,16 +231,31 @@ typedef struct rack_phi_gate {
   uint32_t seen, hits; /* this window's reads, and their hits */
   uint32_t passed;     /* lookups not read since the last one read */
   bool skip;
+  bool sparse; /* while skipping, RACK_PHI_SPARSE lookups a read */
+  uint32_t unkept; /* misses not written since the last one, while sparse */
   rack_phi_memo recent[RACK_PHI_RECENT]; /* type UINT32_MAX: empty */
 } rack_phi_gate;
 
-/* Whether this lookup reads the cache (then rack__phi_read_was). */
-static inline bool rack__phi_reads(rack_phi_gate *g) {
+/* Whether this lookup reads the cache (then rack__phi_read_was); lone:
+ * a one-by-one lookup (rack.c's), which alone the sparse state thins. */
+static inline bool rack__phi_reads(rack_phi_gate *g, bool lone) {
   if (!g->skip)
     return true;
-  if (++g->passed < RACK_PHI_SAMPLE)
+  if (++g->passed < (lone && g->sparse ? RACK_PHI_SPARSE : RACK_PHI_SAMPLE))
     return false;
   g->passed = 0;
+  return true;
+}
+
+/* Whether a one-by-one miss's solve is written to its cache entry:
+ * every one but while sparse, then one in RACK_PHI_SAMPLE (a batch's
+ * misses are all written). */
+static inline bool rack__phi_keeps(rack_phi_gate *g) {
+  if (!g->sparse)
+    return true;
+  if (++g->unkept < RACK_PHI_SAMPLE)
+    return false;
+  g->unkept = 0;
   return true;
 }
 
@@ -230,6 +265,7 @@ static inline void rack__phi_read_was(rack_phi_gate *g, bool hit) {
   if (++g->seen < RACK_PHI_WINDOW)
     return;
   g->skip = 2 * g->hits < g->seen;
+  g->sparse = RACK_PHI_SPARSE_HITS * g->hits < g->seen;
   g->seen = g->hits = 0;
 }
 
@@ -245,8 +281,9 @@ static inline bool rack__memo_is(const rack_phi_memo *m, uint32_t type,
 /* The cache's entry e read, if the gate reads it, for type, cap and
  * load: whether it holds their clock. */
 static inline bool rack__memo_hit(const rack_fleet *f, const rack_phi_memo *e,
-                                  uint32_t type, double cap, gpu_load l) {
-  if (!rack__phi_reads(f->phi_gate))
+                                  uint32_t type, double cap, gpu_load l,
+                                  bool lone) {
+  if (!rack__phi_reads(f->phi_gate, lone))
     return false;
   bool hit = rack__memo_is(e, type, cap, l);
   rack__phi_read_was(f->phi_gate, hit);
@@ -277,28 +314,32 @@ static inline rack_phi_memo *rack__memo_slot(const rack_fleet *f, uint32_t type,
  * clock is at[0]->phi; false, the solve goes to both (rack__memo_keep). */
 static inline bool rack__memo_find(const rack_fleet *f, uint32_t type,
                                    double cap, gpu_load l,
-                                   rack_phi_memo *at[2]) {
+                                   rack_phi_memo *at[2], bool lone) {
   uint64_t h = rack__memo_hash(type, cap, l);
   at[0] = &f->phi_gate->recent[h >> (64 - RACK_PHI_RECENT_BITS)];
   at[1] = &f->phi_memo[h >> (64 - rack__phi_memo_bits(f->n))];
   if (rack__memo_is(at[0], type, cap, l))
     return true;
-  if (!rack__memo_hit(f, at[1], type, cap, l))
+  if (!rack__memo_hit(f, at[1], type, cap, l, lone))
     return false;
   *at[0] = *at[1];
   return true;
 }
 
-/* A clock solved, kept where rack__memo_find looked (at): both entries
- * stored from the same registers. Copied from the cache's entry, the
- * recent one's load of the words the stores had just left there waited
- * for the entry's line from memory (half of slot_phi's samples in the
- * fluid day, where LTO puts the lookup in line). */
-static inline void rack__memo_keep(rack_phi_memo *const at[2], uint32_t type,
-                                   double cap, gpu_load l, double phi) {
+/* A clock solved, kept where rack__memo_find looked (at): the recent
+ * entry and, as f's gate keeps (rack__phi_keeps), the cache's, stored
+ * from the same registers. Copied from the cache's entry, the recent
+ * one's load of the words the stores had just left there waited for the
+ * entry's line from memory (half of slot_phi's samples in the fluid day,
+ * where LTO puts the lookup in line). */
+static inline void rack__memo_keep(const rack_fleet *f,
+                                   rack_phi_memo *const at[2], uint32_t type,
+                                   double cap, gpu_load l, double phi,
+                                   bool lone) {
   rack_phi_memo e = {cap, l.sm, l.mem, l.busy, phi, type};
   *at[0] = e;
-  *at[1] = e;
+  if (!lone || rack__phi_keeps(f->phi_gate))
+    *at[1] = e;
 }
 
 /* rack__phi_at for n keys (n at most RACK_RUNS_BATCH), key k's clock in

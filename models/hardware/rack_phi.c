@@ -47,7 +47,7 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     gpu_load lj = rack_run_load(f, q + j);
     rack_phi_memo *e =
         f->phi_memo != NULL ? rack__memo_slot(f, t, c, lj) : NULL;
-    if (e != NULL && rack__memo_hit(f, e, t, c, lj)) {
+    if (e != NULL && rack__memo_hit(f, e, t, c, lj, false)) {
       phi[j] = e->phi;
     } else {
       m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
@@ -92,7 +92,8 @@ void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
   rack_phi_memo *slot[RACK_RUNS_BATCH][2];
   for (uint32_t k = 0; k < n; k++) {
     /* a hit read now: a miss's entry kept below may overwrite it */
-    if (f->phi_memo != NULL && rack__memo_find(f, type[k], cap[k], l[k], slot[m]))
+    if (f->phi_memo != NULL &&
+        rack__memo_find(f, type[k], cap[k], l[k], slot[m], false))
       phi[k] = slot[m][0]->phi;
     else
       m_type[m] = type[k], m_cap[m] = cap[k], m_l[m] = l[k], at[m++] = k;
@@ -101,6 +102,7 @@ void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
   for (uint32_t i = 0; i < m; i++) { /* in order, as one by one */
     phi[at[i]] = solved[i];
     if (f->phi_memo != NULL)
-      rack__memo_keep(slot[i], m_type[i], m_cap[i], m_l[i], solved[i]);
+      rack__memo_keep(f, slot[i], m_type[i], m_cap[i], m_l[i], solved[i],
+                      false);
   }
 }

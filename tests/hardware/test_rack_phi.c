@@ -117,43 +117,61 @@ static void runs_clocks_are_the_solves(void **state) {
 }
 
 /* A window's reads, hits of them, and what the gate does next: skip or
- * not, from either state. */
+ * not, sparse or not, from each state. */
 typedef struct gate_row {
   const char *name;
   uint32_t hits;
-  bool skip_before, skip_after;
+  bool skip_before, sparse_before, skip_after, sparse_after;
 } gate_row;
 
+#define SPARSE_LINE (RACK_PHI_WINDOW / RACK_PHI_SPARSE_HITS)
+
 static const gate_row gate_rows[] = {
-    {"gate: no hit skips", 0, false, true},
-    {"gate: one under half skips", RACK_PHI_WINDOW / 2 - 1, false, true},
-    {"gate: half reads", RACK_PHI_WINDOW / 2, false, false},
-    {"gate: all hits read", RACK_PHI_WINDOW, false, false},
-    {"gate: skipping, one under half goes on", RACK_PHI_WINDOW / 2 - 1, true,
+    {"gate: no hit skips, sparse", 0, false, false, true, true},
+    {"gate: one under the sparse line", SPARSE_LINE - 1, false, false, true,
      true},
-    {"gate: skipping, half reads again", RACK_PHI_WINDOW / 2, true, false},
+    {"gate: at the sparse line skips", SPARSE_LINE, false, false, true, false},
+    {"gate: one under half skips", RACK_PHI_WINDOW / 2 - 1, false, false, true,
+     false},
+    {"gate: half reads", RACK_PHI_WINDOW / 2, false, false, false, false},
+    {"gate: all hits read", RACK_PHI_WINDOW, false, false, false, false},
+    {"gate: skipping, one under half goes on", RACK_PHI_WINDOW / 2 - 1, true,
+     false, true, false},
+    {"gate: skipping, half reads again", RACK_PHI_WINDOW / 2, true, false,
+     false, false},
+    {"gate: skipping, no hit goes sparse", 0, true, false, true, true},
+    {"gate: sparse, one under the line stays", SPARSE_LINE - 1, true, true,
+     true, true},
+    {"gate: sparse, at the line skips", SPARSE_LINE, true, true, true, false},
+    {"gate: sparse, half reads again", RACK_PHI_WINDOW / 2, true, true, false,
+     false},
 };
 
 /* A window of reads: the state holds until its last read, then the
- * row's; while skipping, exactly one lookup in RACK_PHI_SAMPLE reads. */
+ * row's; while skipping, exactly one lookup in RACK_PHI_SAMPLE reads,
+ * one in RACK_PHI_SPARSE while sparse too. */
 static void gate_decides_by_window(void **state) {
   const gate_row *row = *state;
-  rack_phi_gate g = {.skip = row->skip_before};
+  rack_phi_gate g = {.skip = row->skip_before, .sparse = row->sparse_before};
+  uint32_t every = !row->skip_before    ? 1
+                   : row->sparse_before ? RACK_PHI_SPARSE
+                                        : RACK_PHI_SAMPLE;
   uint32_t lookups = 0;
   for (uint32_t k = 0; k < RACK_PHI_WINDOW; k++) {
     uint32_t passed = 0;
-    while (!rack__phi_reads(&g)) {
+    while (!rack__phi_reads(&g, true)) {
       assert_true(g.skip);
       passed++, lookups++;
     }
     lookups++;
-    assert_int_equal(passed, row->skip_before ? RACK_PHI_SAMPLE - 1 : 0);
+    assert_int_equal(passed, every - 1);
     assert_true(g.skip == row->skip_before);
+    assert_true(g.sparse == row->sparse_before);
     rack__phi_read_was(&g, k < row->hits);
   }
-  assert_int_equal(lookups,
-                   RACK_PHI_WINDOW * (row->skip_before ? RACK_PHI_SAMPLE : 1));
+  assert_int_equal(lookups, RACK_PHI_WINDOW * every);
   assert_true(g.skip == row->skip_after);
+  assert_true(g.sparse == row->sparse_after);
   assert_int_equal(g.seen, 0);
   assert_int_equal(g.hits, 0);
 }
@@ -183,6 +201,14 @@ static size_t cache_exact(const rack_fleet *f) {
   return entries_exact(f, f->phi_memo, (size_t)1 << rack__phi_memo_bits(f->n));
 }
 
+/* A drawn key of type 0: its load and a cap in the type's [idle, TDP]. */
+static void key_drawn(const gpu_spec *g, unsigned *seed, double *cap,
+                      gpu_load *l) {
+  *l = (gpu_load){rack_fixture_uniform(seed), rack_fixture_uniform(seed),
+                  rack_fixture_uniform(seed)};
+  *cap = g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(seed);
+}
+
 /* Keys asked again: while its recent entry holds it, a key's clock is
  * that entry's and the cache is not read (the gate counts no read); a
  * key found in the cache is copied to its recent entry. */
@@ -192,10 +218,9 @@ static void recent_keys_read_no_cache(void **state) {
   const gpu_spec *g = f->types[0];
   unsigned seed = 3;
   for (int k = 0; k < 200; k++) {
-    gpu_load l = {rack_fixture_uniform(&seed), rack_fixture_uniform(&seed),
-                  rack_fixture_uniform(&seed)};
-    double cap =
-        g->idle_w + (g->tdp_w - g->idle_w) * rack_fixture_uniform(&seed);
+    double cap;
+    gpu_load l;
+    key_drawn(g, &seed, &cap, &l);
     double want = gpu_load_clock_under_cap(g, cap, l);
     *f->phi_gate = (rack_phi_gate){.recent = {{0}}};
     for (size_t e = 0; e < RACK_PHI_RECENT; e++)
@@ -215,6 +240,72 @@ static void recent_keys_read_no_cache(void **state) {
     for (int j = 0; j < 4; j++)
       assert_memory_equal(&got[j], &want, sizeof want);
   }
+  rack_fleet_destroy(f);
+}
+
+/* While the gate is sparse, a one-by-one miss's solve goes to its recent
+ * entry always and to the cache's one time in RACK_PHI_SAMPLE (the
+ * RACK_PHI_SAMPLE-th, then every RACK_PHI_SAMPLE-th), the clocks the
+ * solves'; out of it, every time; a batch's misses every time. */
+static void sparse_misses_kept_one_in_sample(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  unsigned seed = 11;
+  for (int sparse = 0; sparse < 2; sparse++) {
+    f->phi_gate->skip = true;
+    f->phi_gate->sparse = sparse;
+    for (uint32_t k = 0; k < 8 * RACK_PHI_SAMPLE; k++) {
+      double cap;
+      gpu_load l;
+      key_drawn(g, &seed, &cap, &l);
+      double got = rack__phi_at(f, 0, cap, l);
+      double want = gpu_load_clock_under_cap(g, cap, l);
+      assert_memory_equal(&got, &want, sizeof want);
+      bool kept = rack__memo_is(rack__memo_slot(f, 0, cap, l), 0, cap, l);
+      assert_int_equal(kept, !sparse || k % RACK_PHI_SAMPLE ==
+                                            RACK_PHI_SAMPLE - 1);
+      rack_phi_memo *at[2];
+      assert_true(rack__memo_find(f, 0, cap, l, at, true)); /* recent */
+    }
+  }
+  uint16_t type[4] = {0, 0, 0, 0};
+  double cap[4], phi[4];
+  gpu_load l[4];
+  for (int k = 0; k < 4; k++)
+    key_drawn(g, &seed, &cap[k], &l[k]);
+  rack__phis_at(f, 4, type, cap, l, phi); /* a batch: every miss kept */
+  for (int k = 0; k < 4; k++)
+    assert_true(
+        rack__memo_is(rack__memo_slot(f, 0, cap[k], l[k]), 0, cap[k], l[k]));
+  assert_true(cache_exact(f) > 0);
+  rack_fleet_destroy(f);
+}
+
+/* A sparse gate whose keys come again (more of them than the recent
+ * entries hold) ends sparse and then skipping: the misses it still
+ * writes are found by its sampled reads. */
+static void sparse_gate_comes_back(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  const gpu_spec *g = f->types[0];
+  enum { KEYS = 3 * RACK_PHI_RECENT + 1 };
+  double cap[KEYS];
+  gpu_load l[KEYS];
+  unsigned seed = 5;
+  for (int k = 0; k < KEYS; k++)
+    key_drawn(g, &seed, &cap[k], &l[k]);
+  f->phi_gate->skip = f->phi_gate->sparse = true;
+  uint32_t lookups = 0;
+  while (f->phi_gate->skip && lookups < 4 * RACK_PHI_WINDOW * RACK_PHI_SPARSE) {
+    uint32_t k = lookups++ % KEYS;
+    double got = rack__phi_at(f, 0, cap[k], l[k]);
+    double want = gpu_load_clock_under_cap(g, cap[k], l[k]);
+    assert_memory_equal(&got, &want, sizeof want);
+  }
+  assert_false(f->phi_gate->skip);
+  assert_false(f->phi_gate->sparse);
+  cache_exact(f);
   rack_fleet_destroy(f);
 }
 
@@ -310,12 +401,14 @@ static void keys_clocks_are_the_solves(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[24];
+  struct CMUnitTest tests[32];
   size_t n = 0;
   TEST_ROWS(tests, n, runs_clocks_are_the_solves, phi_rows);
   TEST_ROWS(tests, n, gate_decides_by_window, gate_rows);
   TEST_ADD(tests, n, skipped_reads_same_clocks);
   TEST_ADD(tests, n, recent_keys_read_no_cache);
+  TEST_ADD(tests, n, sparse_misses_kept_one_in_sample);
+  TEST_ADD(tests, n, sparse_gate_comes_back);
   TEST_ROWS(tests, n, keys_clocks_are_the_solves, keys_rows);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
