@@ -14,6 +14,17 @@
 #include "factory_internal.h"
 #include "factory_model.h"
 
+/* to[r] += from[r] * dt for r < n: each rack's own integral, a product
+ * and a sum apiece, so lanes give each the bits the loop one at a time
+ * gave; restrict tells the compiler the books and the fleet's figures do
+ * not overlap (without it the loop over 142 racks ran a rack at a time,
+ * each array in turn: 3.2 k instructions of bench-10k's fluid tick). */
+static void add_times(double *restrict to, const double *restrict from,
+                      double dt, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++)
+    to[r] += from[r] * dt;
+}
+
 /* Books the interval since the last tick at the power that was in
  * force: the factory's own integrals, then each model's (advance, in
  * table order). */
@@ -29,12 +40,12 @@ static void advance(factory *f, sim_time now) {
   f->iv.fan_j += f->p_fan * dt;
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
-  for (uint32_t r = 0; r < fl->nracks; r++) {
+  /* One sum across the racks, in their order. */
+  for (uint32_t r = 0; r < fl->nracks; r++)
     f->sum.throttled_gpu_s += fl->throttled[r] * dt;
-    f->iv.rack_j[r] += fl->rack_power_w[r] * dt;
-    f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
-    f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
-  }
+  add_times(f->iv.rack_j, fl->rack_power_w, dt, fl->nracks);
+  add_times(f->iv.rack_gpu_j, fl->gpu_power_w, dt, fl->nracks);
+  add_times(f->iv.rack_activity_s, fl->activity_mean, dt, fl->nracks);
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->advance != NULL)
       factory_models[m]->advance(f, f->state[m], now, dt);
