@@ -13,22 +13,6 @@
 
 #include "factory_internal.h"
 #include "factory_model.h"
-#include "lanes.h"
-
-/* to[r] += from[r] * dt for r < n: each rack's own integral, a product
- * and a sum apiece, so two lanes a register give each the bits one at a
- * time gave (-ffp-contract=off: no fma). The loop over the racks, each
- * array in turn in one body, ran a rack at a time (3.2 k instructions of
- * bench-10k's fluid tick in the -O2 build, which does not check the
- * arrays apart to vectorise). */
-static void add_times(double *to, const double *from, double dt, uint32_t n) {
-  const sim_d2 dt2 = {dt, dt};
-  uint32_t r = 0;
-  for (; r + 2 <= n; r += 2)
-    sim_d2_put(to + r, sim_d2_at(to + r) + sim_d2_at(from + r) * dt2);
-  for (; r < n; r++)
-    to[r] += from[r] * dt;
-}
 
 /* Books the interval since the last tick at the power that was in
  * force: the factory's own integrals, then each model's (advance, in
@@ -45,12 +29,12 @@ static void advance(factory *f, sim_time now) {
   f->iv.fan_j += f->p_fan * dt;
   f->iv.gpu_j += f->p_gpu * dt;
   f->iv.activity_s += f->activity * dt;
-  /* One sum across the racks, in their order. */
-  for (uint32_t r = 0; r < fl->nracks; r++)
+  for (uint32_t r = 0; r < fl->nracks; r++) {
     f->sum.throttled_gpu_s += fl->throttled[r] * dt;
-  add_times(f->iv.rack_j, fl->rack_power_w, dt, fl->nracks);
-  add_times(f->iv.rack_gpu_j, fl->gpu_power_w, dt, fl->nracks);
-  add_times(f->iv.rack_activity_s, fl->activity_mean, dt, fl->nracks);
+    f->iv.rack_j[r] += fl->rack_power_w[r] * dt;
+    f->iv.rack_gpu_j[r] += fl->gpu_power_w[r] * dt;
+    f->iv.rack_activity_s[r] += fl->activity_mean[r] * dt;
+  }
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->advance != NULL)
       factory_models[m]->advance(f, f->state[m], now, dt);

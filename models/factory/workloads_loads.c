@@ -99,35 +99,6 @@ caps_eights(const double *cap, uint32_t k, uint32_t e, uint64_t c, uint64_t p,
   return (uint32_t)(x - cap);
 }
 
-/* caps_eights as 64-byte registers (AVX-512, sim_lanes_512): the caps
- * compared to c a register of eight into a mask, a turn's sixteen by one
- * or of two masks, where the AVX2 turn xors four registers, ors three
- * and tests, and stored eight to a store; the same eights stop at the
- * same place, the same clocks stored. The loop is bound by what it
- * issues (perf of bench-10k's fluid day, release: caps_eights 0.7% of
- * it). */
-__attribute__((target("avx512f,avx512vl,avx512dq"), noinline)) static uint32_t
-caps_eights_512(const double *cap, uint32_t k, uint32_t e, uint64_t c,
-                uint64_t p, double *phi) {
-  const __m512i c8 = _mm512_set1_epi64((long long)c);
-  const __m512d p8 = _mm512_castsi512_pd(_mm512_set1_epi64((long long)p));
-  const double *x = cap + k;
-  double *y = phi + k;
-  for (uint32_t t = (e - k) / 16; t > 0; t--, x += 16, y += 16) {
-    if ((_mm512_cmpneq_epi64_mask(_mm512_loadu_si512(x), c8) |
-         _mm512_cmpneq_epi64_mask(_mm512_loadu_si512(x + 8), c8)) != 0)
-      break;
-    _mm512_storeu_pd(y, p8);
-    _mm512_storeu_pd(y + 8, p8);
-  }
-  for (uint32_t t = (e - (uint32_t)(x - cap)) / 8; t > 0; t--, x += 8, y += 8) {
-    if (_mm512_cmpneq_epi64_mask(_mm512_loadu_si512(x), c8) != 0)
-      break;
-    _mm512_storeu_pd(y, p8);
-  }
-  return (uint32_t)(x - cap);
-}
-
 uint32_t work__hits_known(const rack_fleet *fl, uint32_t q0, uint32_t k,
                           uint32_t n, gpu_load l, double cap, double p,
                           double *phi) {
@@ -136,9 +107,6 @@ uint32_t work__hits_known(const rack_fleet *fl, uint32_t q0, uint32_t k,
       !sim_same_bits(kn->l.mem, l.mem) || !sim_same_bits(kn->l.busy, l.busy))
     return k;
   uint32_t e = kn->q1 - q0 < n ? kn->q1 - q0 : n;
-  if (sim_lanes_512())
-    return caps_eights_512(fl->run_cap_w + q0, k, e, sim_bits(cap), sim_bits(p),
-                           phi);
   return caps_eights(fl->run_cap_w + q0, k, e, sim_bits(cap), sim_bits(p), phi);
 }
 #endif

@@ -109,27 +109,6 @@ owner_runs_eights_avx2(const double *run_len, const double *power, uint32_t z,
   }
   return z;
 }
-
-/* owner_runs_eights_avx2's stops, eight runs a turn as one 64-byte
- * register an array (AVX-512, sim_lanes_512): a compare of each array
- * into a mask and their and, where the AVX2 turn xors four registers,
- * ors three and tests; the loop issues about half the instructions
- * (perf of bench-10k's fluid day, release: the AVX2 loop 0.7% of it).
- * The same turns stop at the same run. */
-__attribute__((target("avx512f,avx512vl,avx512dq"), noinline)) static uint32_t
-owner_runs_eights_512(const double *run_len, const double *power, uint32_t z,
-                      uint32_t end, uint64_t len_bits, uint64_t power_bits) {
-  const __m512i l8 = _mm512_set1_epi64((long long)len_bits),
-                p8 = _mm512_set1_epi64((long long)power_bits);
-  for (; z + 8 <= end; z += 8) {
-    __mmask8 same =
-        _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(run_len + z), l8) &
-        _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(power + z), p8);
-    if (same != 0xff)
-      break;
-  }
-  return z;
-}
 #endif
 
 /* The end of the runs from q (< end) on whose length and power are run
@@ -139,9 +118,7 @@ static uint32_t alike_runs(const double *run_len, const double *power,
   const uint64_t l = sim_bits_at(run_len, q), p = sim_bits_at(power, q);
   uint32_t z = q + 1;
 #ifdef SIM_LANES_AVX2
-  if (sim_lanes_512())
-    z = owner_runs_eights_512(run_len, power, z, end, l, p);
-  else if (sim_lanes_wide())
+  if (sim_lanes_wide())
     z = owner_runs_eights_avx2(run_len, power, z, end, l, p);
 #endif
   while (z < end && sim_bits_at(run_len, z) == l && sim_bits_at(power, z) == p)

@@ -2,7 +2,7 @@
  * runs each control tick (workloads_internal.h's work__replica_phis,
  * workloads_tick.c's replica_clocks): a replica like the one before
  * takes its clock, eight or sixteen compared a turn; the others solved.
- * Moved out of workloads_tick.c, whole, with its AVX-512 compare. */
+ * Moved out of workloads_tick.c, whole (682 lines). */
 #include "workloads.h"
 
 #include <assert.h>
@@ -225,48 +225,6 @@ hits_quads(const seq_runs *s, uint32_t k, uint32_t n, const hit_bits *h,
   }
   return k;
 }
-
-/* hits_quads eight lanes a register (AVX-512, sim_lanes_512): an eight's
- * four words compared to h's into one mask, each compare under the last
- * one's mask, where the AVX2 turn xors eight registers, ors seven and
- * tests; the eight's clocks one store. The four once after, as
- * hits_quads' (four_miss4). The same replicas hit, the same clocks
- * stored; the loop is bound by what it issues (perf of bench-10k's fluid
- * day, release: hits_seq 0.7% of it). */
-__attribute__((target("avx512f,avx512vl,avx512dq"), noinline)) static uint32_t
-hits_eights_512(const seq_runs *s, uint32_t k, uint32_t n, const hit_bits *h,
-                double *phi) {
-  const __m512i sm = _mm512_set1_epi64((long long)h->sm),
-                mem = _mm512_set1_epi64((long long)h->mem),
-                busy = _mm512_set1_epi64((long long)h->busy),
-                cap = _mm512_set1_epi64((long long)h->cap);
-  const __m512d pp = _mm512_castsi512_pd(_mm512_set1_epi64((long long)h->phi));
-  for (; k + 8 <= n; k += 8) {
-    __builtin_prefetch(s->sm + k + 32);
-    __builtin_prefetch(s->mem + k + 32);
-    __builtin_prefetch(s->busy + k + 32);
-    __builtin_prefetch(s->cap + k + 32);
-    __mmask8 m = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(s->sm + k), sm);
-    m = _mm512_mask_cmpeq_epi64_mask(m, _mm512_loadu_si512(s->mem + k), mem);
-    m = _mm512_mask_cmpeq_epi64_mask(m, _mm512_loadu_si512(s->busy + k), busy);
-    m = _mm512_mask_cmpeq_epi64_mask(m, _mm512_loadu_si512(s->cap + k), cap);
-    if (m != 0xff)
-      break;
-    _mm512_storeu_pd(phi + k, pp);
-  }
-  if (k + 4 <= n) {
-    const __m256i l[4] = {_mm256_set1_epi64x((long long)h->sm),
-                          _mm256_set1_epi64x((long long)h->mem),
-                          _mm256_set1_epi64x((long long)h->busy),
-                          _mm256_set1_epi64x((long long)h->cap)};
-    __m256i x = four_miss4(s, k, l);
-    if (_mm256_testz_si256(x, x)) {
-      _mm256_storeu_pd(phi + k, _mm512_castpd512_pd256(pp));
-      k += 4;
-    }
-  }
-  return k;
-}
 #endif
 
 /* hits_plain where replica k's run is runs[0] + k (r->seq): the loads
@@ -294,8 +252,7 @@ hits_seq(const rack_fleet *fl, const work_reps *r, uint32_t k,
     if (sim_lanes_wide()) { /* the caps alone where the loads are known */
       if (fl->known_hi > 0) /* none kept at the request level: no call */
         k = work__hits_known(fl, r->runs[0], k, n, l, l_cap, p, phi);
-      k = sim_lanes_512() ? hits_eights_512(&s, k, n, &h, phi)
-                          : hits_quads(&s, k, n, &h, phi);
+      k = hits_quads(&s, k, n, &h, phi);
     } else
 #endif
       k = hits_pairs(&s, k, n, &h, phi);

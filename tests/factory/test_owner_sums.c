@@ -137,16 +137,8 @@ static const alike_case alike_cases[] = {
       {3, 50, 8, 77.7}, {2, 17, 1, 1e3 / 3}, {0}}},
 };
 
-/* The lanes' three tiers: AVX-512 where the CPU has it, AVX2, two. */
-static const char *const tier_names[] = {"512", "no512", "narrow"};
-
-static void lanes_tier(int tier) {
-  sim_lanes_no512 = tier >= 1;
-  sim_lanes_narrow = tier == 2;
-}
-
 /* Case c's runs with the run at place `odd` (if below n) at another
- * power, summed by stretches both ways, in each of the lanes' tiers. */
+ * power, summed by stretches both ways, lanes wide and narrow. */
 static void check_alike(const alike_case *c, uint32_t odd) {
   static uint32_t owner[MAX_GPUS], own[MAX_GPUS], end[MAX_GPUS];
   static double len[MAX_GPUS], power[MAX_GPUS];
@@ -158,18 +150,19 @@ static void check_alike(const alike_case *c, uint32_t odd) {
       power[n] = n == odd ? g->p * 1.5 : g->p;
     }
   double want[5], got[5];
-  for (int tier = 0; tier < 3; tier++) {
+  for (int wide = 0; wide < 2; wide++) {
     for (uint32_t o = 0; o < 5; o++)
       want[o] = got[o] = o == 0 ? 0 : 1.0 / (o + 2);
     work__owner_sums_packed(want, owner, len, power, n);
     uint32_t ns = work__owner_stretches(owner, n, own, end);
-    lanes_tier(tier);
+    sim_lanes_narrow = !wide;
     work__owner_sums_stretches(got, own, end, ns, len, power);
-    lanes_tier(0);
+    sim_lanes_narrow = false;
     for (uint32_t o = 0; o < 5; o++)
       if (!sim_same_bits(got[o], want[o]))
         fail_msg("%s, run %u unlike, %s: owner %u's sum %.17g, run by run "
-                 "%.17g", c->name, odd, tier_names[tier], o, got[o], want[o]);
+                 "%.17g", c->name, odd, wide ? "wide" : "narrow", o, got[o],
+                 want[o]);
   }
 }
 

@@ -17,7 +17,6 @@
 #include "test_workloads_run.h"
 
 #include <stdint.h>
-#include <string.h>
 
 #include "test_catalogs.h"
 #include "workloads_internal.h"
@@ -478,44 +477,31 @@ static void one_word_off(void **state) {
  * hits_seq then compares the caps alone, work__hits_known): all at one
  * cap but replica j's, or all at one but replica j's load written after
  * the fill (rack_set_run_load drops the stretch, so the loads are
- * compared again). Every j, each way, in each of the lanes' tiers
- * (AVX-512 where the CPU has it, AVX2, two): the clocks the slowest of
- * the GPUs', j's not the others', and every tier's the first's bits. */
-static void known_stretch_case(off_rig *o, uint32_t j, int v, int tier,
-                               double *first) {
-  const gpu_load l = {0.9, 0.6, 1}, other = {0.6, 0.9, 1};
-  rack_fleet *f = o->f;
-  rack_set_run_loads_fill(f, o->p.runs[0], OFF_REPS, l);
-  if (v == 0)
-    rack_set_run_cap(f, o->p.runs[j], o->cap + 1);
-  else
-    rack_set_run_load(f, o->p.runs[j], other);
-  assert_true((rack_known_at(f, o->p.runs[j]) != NULL) == (v == 0));
-  work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
-                 true,     true,      false,     0};
-  rack_phi_last last = {.type = RACK_PHI_NONE};
-  sim_lanes_no512 = tier >= 1;
-  sim_lanes_narrow = tier == 2;
-  work__replica_phis(f, &r, o->phi, &last);
-  sim_lanes_no512 = sim_lanes_narrow = false;
-  rack_fleet_gpu_loads(f);
-  rack_fleet_gpu_caps(f);
-  check_slowest(f, o->size, OFF_REPS, &o->p, o->phi);
-  assert_false(sim_same_bits(o->phi[j], o->phi[0]));
-  if (tier == 0)
-    memcpy(first, o->phi, sizeof o->phi);
-  assert_memory_equal(first, o->phi, sizeof o->phi);
-  rack_set_run_cap(f, o->p.runs[j], o->cap);
-}
-
+ * compared again). Every j, each way: the clocks the slowest of the
+ * GPUs', j's not the others'. */
 static void known_stretch_clocks(void **state) {
   (void)state;
-  off_rig *o = off_open((gpu_load){0.9, 0.6, 1});
-  static double first[OFF_REPS][2][OFF_REPS];
-  for (int tier = 0; tier < 3; tier++)
-    for (uint32_t j = 1; j < OFF_REPS; j++)
-      for (int v = 0; v < 2; v++)
-        known_stretch_case(o, j, v, tier, first[j][v]);
+  const gpu_load l = {0.9, 0.6, 1}, other = {0.6, 0.9, 1};
+  off_rig *o = off_open(l);
+  rack_fleet *f = o->f;
+  for (uint32_t j = 1; j < OFF_REPS; j++)
+    for (int v = 0; v < 2; v++) {
+      rack_set_run_loads_fill(f, o->p.runs[0], OFF_REPS, l);
+      if (v == 0)
+        rack_set_run_cap(f, o->p.runs[j], o->cap + 1);
+      else
+        rack_set_run_load(f, o->p.runs[j], other);
+      assert_true((rack_known_at(f, o->p.runs[j]) != NULL) == (v == 0));
+      work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
+                     true,     true,      false,     0};
+      rack_phi_last last = {.type = RACK_PHI_NONE};
+      work__replica_phis(f, &r, o->phi, &last);
+      rack_fleet_gpu_loads(f);
+      rack_fleet_gpu_caps(f);
+      check_slowest(f, o->size, OFF_REPS, &o->p, o->phi);
+      assert_false(sim_same_bits(o->phi[j], o->phi[0]));
+      rack_set_run_cap(f, o->p.runs[j], o->cap);
+    }
   two_types_free(&o->t);
 }
 
