@@ -141,21 +141,43 @@ static double water_per_j(const cool_loop_config *c) {
   return water_tower_rates(c->cycles, c->drift_share, c->range_k).total;
 }
 
+/* The plant's powers at the loop's temperature: what cool_power_wet
+ * reports and cool_steady_total_w adds, the same operations for both. */
+typedef struct plant_draw {
+  double removed, free_share, cop, aux, load, chiller;
+} plant_draw;
+
+static inline plant_draw draw_at(const cool_loop_config *c, double share,
+                                 double temp_c, double sink_c) {
+  plant_draw d;
+  d.removed = removal(c, share, temp_c);
+  d.free_share = cool_free_share(c, temp_c, sink_c);
+  d.cop = cool_cop(c, sink_c);
+  d.aux = aux_power(c, d.removed, d.free_share);
+  /* The pumps' and fans' work is heat in the coolant too. */
+  d.load = (1 - d.free_share) * (d.removed + d.aux);
+  d.chiller = cool_chiller_w(c, d.load, d.cop);
+  return d;
+}
+
+/* What the plant rejects to: the wet bulb for a tower. */
+static double sink_of(const cool_loop_config *c, double outdoor_c,
+                      double wet_c) {
+  return c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
+}
+
 cool_power cool_power_wet(const cool_loop_config *c, double share,
                           double temp_c, double outdoor_c, double wet_c) {
-  /* What the plant rejects to: the wet bulb for a tower. */
-  double sink = c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
+  plant_draw d = draw_at(c, share, temp_c, sink_of(c, outdoor_c, wet_c));
   cool_power p = {.temp_c = temp_c};
-  p.removed_w = removal(c, share, temp_c);
+  p.removed_w = d.removed;
   p.at_capacity = p.removed_w >= share * c->capacity_w;
-  p.free_share = cool_free_share(c, temp_c, sink);
-  p.cop = cool_cop(c, sink);
-  p.aux_w = aux_power(c, p.removed_w, p.free_share);
+  p.free_share = d.free_share;
+  p.cop = d.cop;
+  p.aux_w = d.aux;
   p.free_w = p.free_share * p.removed_w;
-  /* The pumps' and fans' work is heat in the coolant too. */
-  double load = (1 - p.free_share) * (p.removed_w + p.aux_w);
-  p.plr = load / c->capacity_w;
-  p.chiller_w = cool_chiller_w(c, load, p.cop);
+  p.plr = d.load / c->capacity_w;
+  p.chiller_w = d.chiller;
   p.total_w = p.chiller_w + p.aux_w;
   p.water_kg_s = water_per_j(c) * (p.removed_w + p.total_w);
   return p;
@@ -171,15 +193,28 @@ cool_power cool_power_at(const cool_loop_config *c, double temp_c,
   return cool_power_derated(c, 1, temp_c, outdoor_c);
 }
 
-cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
-                           double outdoor_c, double wet_c) {
+/* The loop's steady temperature for heat q_w, with the plant's top. */
+static double steady_temp_c(const cool_loop_config *c, double share,
+                            double q_w) {
   double top = share * c->capacity_w;
   double q = clamp(q_w, 0, top);
-  cool_power p = cool_power_wet(c, share, c->supply_c + q / cool_ua(c),
-                                outdoor_c, wet_c);
-  if (q_w > top)
+  return c->supply_c + q / cool_ua(c);
+}
+
+cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c) {
+  cool_power p =
+      cool_power_wet(c, share, steady_temp_c(c, share, q_w), outdoor_c, wet_c);
+  if (q_w > share * c->capacity_w)
     p.at_capacity = true;
   return p;
+}
+
+double cool_steady_total_w(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c) {
+  plant_draw d = draw_at(c, share, steady_temp_c(c, share, q_w),
+                         sink_of(c, outdoor_c, wet_c));
+  return d.chiller + d.aux;
 }
 
 cool_power cool_steady_derated(const cool_loop_config *c, double share,
