@@ -59,7 +59,10 @@ double cool_eir_plr(const cool_loop_config *c, double plr) {
   return (k[0] + k[1] * plr + k[2] * plr * plr) / full;
 }
 
-double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
+/* cool_chiller_w with its capacity over COP given (cap_per_cop): the
+ * loop's ODE divides once a step, where its COP is fixed. */
+static double chiller_at(const cool_loop_config *c, double load_w,
+                         double cap_per_cop) {
   if (!(load_w > 0))
     return 0;
   double plr = load_w / c->capacity_w;
@@ -71,7 +74,11 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
    * (at the same temperatures); cycling is the share of time it runs.
    * Both factors are continuous in the load, so the plant's power is
    * continuous in the loop's temperature, as its ODE needs. */
-  return c->capacity_w / cop * cool_eir_plr(c, run) * cycling;
+  return cap_per_cop * cool_eir_plr(c, run) * cycling;
+}
+
+double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
+  return chiller_at(c, load_w, c->capacity_w / cop);
 }
 
 /* pow(x, 3) with pow's bits, for code built for fma on a CPU that has
@@ -129,9 +136,14 @@ static double aux_power(const cool_loop_config *c, double removed_w,
 /* A derated loop keeps its heat exchangers and pipes (UA and C) and its
  * pumps' and fans' design flow; what it loses is how much heat its plant
  * can take out: the removal is capped at share x capacity. */
-static double removal(const cool_loop_config *c, double share, double temp_c) {
-  double r = cool_ua(c) * (temp_c - c->supply_c);
+static double removal_ua(const cool_loop_config *c, double ua, double share,
+                         double temp_c) {
+  double r = ua * (temp_c - c->supply_c);
   return clamp(r, 0, share * c->capacity_w);
+}
+
+static double removal(const cool_loop_config *c, double share, double temp_c) {
+  return removal_ua(c, cool_ua(c), share, temp_c);
 }
 
 /* Make-up water per joule of heat rejected: 0 for a dry plant. */
@@ -251,6 +263,8 @@ struct cool_loop {
   double wet_c;
   double sink_c; /* the step's: wet_c for a tower, else outdoor_c */
   double cop;    /* cool_cop at sink_c, for the step */
+  double cap_per_cop; /* the capacity over it (cool_chiller_w's) */
+  double ua;          /* cool_ua, fixed with the capacity and the rise */
   double share;  /* of the capacity the plant has now (1: all) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
@@ -260,19 +274,22 @@ struct cool_loop {
  * aux and chiller powers at y's temperature, its expressions in its
  * order, with the step's COP (l->cop: cool_cop at the step's sink, which
  * does not move within it) and without what the ODE does not take (the
- * totals, the water). The solver asks for it about 20 times a step. */
+ * totals, the water). The solver asks for it about 20 times a step, so
+ * the quotients that do not move within a step are the loop's: UA
+ * (l->ua) and the capacity over the COP (l->cap_per_cop), the same
+ * divisions of the same operands, two of its seven a call. */
 static int loop_rhs(double t, const double y[], double dydt[], void *params) {
   (void)t;
   const cool_loop *l = params;
   const cool_loop_config *c = l->c;
-  double removed = removal(c, l->share, y[Y_TEMP]);
+  double removed = removal_ua(c, l->ua, l->share, y[Y_TEMP]);
   double free_share = cool_free_share(c, y[Y_TEMP], l->sink_c);
   double aux = aux_power(c, removed, free_share);
   double load = (1 - free_share) * (removed + aux);
   dydt[Y_TEMP] = (l->q_in_w - removed) / l->heat_capacity;
   dydt[Y_REMOVED] = removed;
   dydt[Y_FREE] = free_share * removed;
-  dydt[Y_CHILLER] = cool_chiller_w(c, load, l->cop);
+  dydt[Y_CHILLER] = chiller_at(c, load, l->cap_per_cop);
   dydt[Y_AUX] = aux;
   return GSL_SUCCESS;
 }
@@ -307,6 +324,7 @@ cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
   *l = (cool_loop){.own = *c, .a = a, .temp_c = c->supply_c, .share = 1};
   l->c = &l->own;
   l->heat_capacity = cool_heat_capacity(c);
+  l->ua = cool_ua(c);
   l->sys = (gsl_odeiv2_system){loop_rhs, NULL, NSTATE, l};
   /* Prince-Dormand 8(9): explicit (no Jacobian), and high order, so the
    * smooth stretches between the plant's kinks take few steps. */
@@ -413,6 +431,7 @@ int cool_loop_step_wet(cool_loop *l, double q_in_w, double outdoor_c,
   l->wet_c = wet_c;
   l->sink_c = l->c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
   l->cop = cool_cop(l->c, l->sink_c);
+  l->cap_per_cop = l->c->capacity_w / l->cop;
   if (dt_s > 0) {
     int rc = integrate(l, dt_s, y, err);
     if (rc != SIM_OK)
