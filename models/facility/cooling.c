@@ -59,7 +59,10 @@ double cool_eir_plr(const cool_loop_config *c, double plr) {
   return (k[0] + k[1] * plr + k[2] * plr * plr) / full;
 }
 
-double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
+/* cool_chiller_w with its capacity over COP given (cap_per_cop): the
+ * loop's ODE divides once a step, where its COP is fixed. */
+static double chiller_at(const cool_loop_config *c, double load_w,
+                         double cap_per_cop) {
   if (!(load_w > 0))
     return 0;
   double plr = load_w / c->capacity_w;
@@ -71,7 +74,11 @@ double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
    * (at the same temperatures); cycling is the share of time it runs.
    * Both factors are continuous in the load, so the plant's power is
    * continuous in the loop's temperature, as its ODE needs. */
-  return c->capacity_w / cop * cool_eir_plr(c, run) * cycling;
+  return cap_per_cop * cool_eir_plr(c, run) * cycling;
+}
+
+double cool_chiller_w(const cool_loop_config *c, double load_w, double cop) {
+  return chiller_at(c, load_w, c->capacity_w / cop);
 }
 
 /* pow(x, 3) with pow's bits, for code built for fma on a CPU that has
@@ -129,9 +136,14 @@ static double aux_power(const cool_loop_config *c, double removed_w,
 /* A derated loop keeps its heat exchangers and pipes (UA and C) and its
  * pumps' and fans' design flow; what it loses is how much heat its plant
  * can take out: the removal is capped at share x capacity. */
-static double removal(const cool_loop_config *c, double share, double temp_c) {
-  double r = cool_ua(c) * (temp_c - c->supply_c);
+static double removal_ua(const cool_loop_config *c, double ua, double share,
+                         double temp_c) {
+  double r = ua * (temp_c - c->supply_c);
   return clamp(r, 0, share * c->capacity_w);
+}
+
+static double removal(const cool_loop_config *c, double share, double temp_c) {
+  return removal_ua(c, cool_ua(c), share, temp_c);
 }
 
 /* Make-up water per joule of heat rejected: 0 for a dry plant. */
@@ -141,21 +153,43 @@ static double water_per_j(const cool_loop_config *c) {
   return water_tower_rates(c->cycles, c->drift_share, c->range_k).total;
 }
 
+/* The plant's powers at the loop's temperature: what cool_power_wet
+ * reports and cool_steady_total_w adds, the same operations for both. */
+typedef struct plant_draw {
+  double removed, free_share, cop, aux, load, chiller;
+} plant_draw;
+
+static inline plant_draw draw_at(const cool_loop_config *c, double share,
+                                 double temp_c, double sink_c) {
+  plant_draw d;
+  d.removed = removal(c, share, temp_c);
+  d.free_share = cool_free_share(c, temp_c, sink_c);
+  d.cop = cool_cop(c, sink_c);
+  d.aux = aux_power(c, d.removed, d.free_share);
+  /* The pumps' and fans' work is heat in the coolant too. */
+  d.load = (1 - d.free_share) * (d.removed + d.aux);
+  d.chiller = cool_chiller_w(c, d.load, d.cop);
+  return d;
+}
+
+/* What the plant rejects to: the wet bulb for a tower. */
+static double sink_of(const cool_loop_config *c, double outdoor_c,
+                      double wet_c) {
+  return c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
+}
+
 cool_power cool_power_wet(const cool_loop_config *c, double share,
                           double temp_c, double outdoor_c, double wet_c) {
-  /* What the plant rejects to: the wet bulb for a tower. */
-  double sink = c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
+  plant_draw d = draw_at(c, share, temp_c, sink_of(c, outdoor_c, wet_c));
   cool_power p = {.temp_c = temp_c};
-  p.removed_w = removal(c, share, temp_c);
+  p.removed_w = d.removed;
   p.at_capacity = p.removed_w >= share * c->capacity_w;
-  p.free_share = cool_free_share(c, temp_c, sink);
-  p.cop = cool_cop(c, sink);
-  p.aux_w = aux_power(c, p.removed_w, p.free_share);
+  p.free_share = d.free_share;
+  p.cop = d.cop;
+  p.aux_w = d.aux;
   p.free_w = p.free_share * p.removed_w;
-  /* The pumps' and fans' work is heat in the coolant too. */
-  double load = (1 - p.free_share) * (p.removed_w + p.aux_w);
-  p.plr = load / c->capacity_w;
-  p.chiller_w = cool_chiller_w(c, load, p.cop);
+  p.plr = d.load / c->capacity_w;
+  p.chiller_w = d.chiller;
   p.total_w = p.chiller_w + p.aux_w;
   p.water_kg_s = water_per_j(c) * (p.removed_w + p.total_w);
   return p;
@@ -171,15 +205,28 @@ cool_power cool_power_at(const cool_loop_config *c, double temp_c,
   return cool_power_derated(c, 1, temp_c, outdoor_c);
 }
 
-cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
-                           double outdoor_c, double wet_c) {
+/* The loop's steady temperature for heat q_w, with the plant's top. */
+static double steady_temp_c(const cool_loop_config *c, double share,
+                            double q_w) {
   double top = share * c->capacity_w;
   double q = clamp(q_w, 0, top);
-  cool_power p = cool_power_wet(c, share, c->supply_c + q / cool_ua(c),
-                                outdoor_c, wet_c);
-  if (q_w > top)
+  return c->supply_c + q / cool_ua(c);
+}
+
+cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c) {
+  cool_power p =
+      cool_power_wet(c, share, steady_temp_c(c, share, q_w), outdoor_c, wet_c);
+  if (q_w > share * c->capacity_w)
     p.at_capacity = true;
   return p;
+}
+
+double cool_steady_total_w(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c) {
+  plant_draw d = draw_at(c, share, steady_temp_c(c, share, q_w),
+                         sink_of(c, outdoor_c, wet_c));
+  return d.chiller + d.aux;
 }
 
 cool_power cool_steady_derated(const cool_loop_config *c, double share,
@@ -216,6 +263,8 @@ struct cool_loop {
   double wet_c;
   double sink_c; /* the step's: wet_c for a tower, else outdoor_c */
   double cop;    /* cool_cop at sink_c, for the step */
+  double cap_per_cop; /* the capacity over it (cool_chiller_w's) */
+  double ua;          /* cool_ua, fixed with the capacity and the rise */
   double share;  /* of the capacity the plant has now (1: all) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
@@ -225,19 +274,22 @@ struct cool_loop {
  * aux and chiller powers at y's temperature, its expressions in its
  * order, with the step's COP (l->cop: cool_cop at the step's sink, which
  * does not move within it) and without what the ODE does not take (the
- * totals, the water). The solver asks for it about 20 times a step. */
+ * totals, the water). The solver asks for it about 20 times a step, so
+ * the quotients that do not move within a step are the loop's: UA
+ * (l->ua) and the capacity over the COP (l->cap_per_cop), the same
+ * divisions of the same operands, two of its seven a call. */
 static int loop_rhs(double t, const double y[], double dydt[], void *params) {
   (void)t;
   const cool_loop *l = params;
   const cool_loop_config *c = l->c;
-  double removed = removal(c, l->share, y[Y_TEMP]);
+  double removed = removal_ua(c, l->ua, l->share, y[Y_TEMP]);
   double free_share = cool_free_share(c, y[Y_TEMP], l->sink_c);
   double aux = aux_power(c, removed, free_share);
   double load = (1 - free_share) * (removed + aux);
   dydt[Y_TEMP] = (l->q_in_w - removed) / l->heat_capacity;
   dydt[Y_REMOVED] = removed;
   dydt[Y_FREE] = free_share * removed;
-  dydt[Y_CHILLER] = cool_chiller_w(c, load, l->cop);
+  dydt[Y_CHILLER] = chiller_at(c, load, l->cap_per_cop);
   dydt[Y_AUX] = aux;
   return GSL_SUCCESS;
 }
@@ -272,6 +324,7 @@ cool_loop *cool_loop_create(const cool_loop_config *c, const sim_allocator *a,
   *l = (cool_loop){.own = *c, .a = a, .temp_c = c->supply_c, .share = 1};
   l->c = &l->own;
   l->heat_capacity = cool_heat_capacity(c);
+  l->ua = cool_ua(c);
   l->sys = (gsl_odeiv2_system){loop_rhs, NULL, NSTATE, l};
   /* Prince-Dormand 8(9): explicit (no Jacobian), and high order, so the
    * smooth stretches between the plant's kinks take few steps. */
@@ -378,6 +431,7 @@ int cool_loop_step_wet(cool_loop *l, double q_in_w, double outdoor_c,
   l->wet_c = wet_c;
   l->sink_c = l->c->rejection == COOL_EVAPORATIVE ? wet_c : outdoor_c;
   l->cop = cool_cop(l->c, l->sink_c);
+  l->cap_per_cop = l->c->capacity_w / l->cop;
   if (dt_s > 0) {
     int rc = integrate(l, dt_s, y, err);
     if (rc != SIM_OK)

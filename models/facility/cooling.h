@@ -194,6 +194,12 @@ cool_power cool_power_wet(const cool_loop_config *c, double share,
 cool_power cool_steady_wet(const cool_loop_config *c, double share, double q_w,
                            double outdoor_c, double wet_c);
 
+/* cool_steady_wet's total_w alone, to the bit, without the figures it
+ * does not need (the part load, the free cooling's power, the water):
+ * the facility's fit test asks for it about 56 times a split. */
+double cool_steady_total_w(const cool_loop_config *c, double share, double q_w,
+                           double outdoor_c, double wet_c);
+
 /* The same for a loop whose plant has only share (in [0, 1]) of its
  * capacity left (a cooling fault): the removal is capped at share x
  * capacity, while UA, the heat capacity and the pumps' and fans' design

@@ -343,8 +343,10 @@ void grid_account(const grid *g, double p_w, double t0, double t1,
   if (tracks_demand(g))
     account_demand(g, p_w, t0, t1, b);
   b->energy_j += p_w * (t1 - t0);
-  b->cost += p_w * sig_integral(&g->price, t0, t1) / J_PER_MWH;
-  b->co2_kg += p_w * sig_integral(&g->carbon, t0, t1) / J_PER_MWH;
+  b->cost += p_w * sig_integral_next(&g->price, &b->price_run, t0, t1) /
+             J_PER_MWH;
+  b->co2_kg += p_w * sig_integral_next(&g->carbon, &b->carbon_run, t0, t1) /
+               J_PER_MWH;
 }
 
 /* A partial last interval averages over what it covers; a partial last

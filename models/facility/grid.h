@@ -110,6 +110,9 @@ typedef struct grid_books {
   double period_peak_w; /* the open billing period's peak */
   double demand_cost;   /* of the periods closed so far */
   double billed_peak_w; /* the highest peak of any period */
+  /* The price's and the carbon's integrals at the last interval's end
+   * (sig_integral_next): books are one grid's. */
+  sig_run price_run, carbon_run;
 } grid_books;
 
 void grid_account(const grid *g, double p_w, double t0, double t1,

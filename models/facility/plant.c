@@ -247,10 +247,9 @@ double plant_steady_w(const plant *p, const double *group_heat_w,
   double sum = 0;
   for (size_t l = 0; l < p->nloops; l++) {
     const cool_loop_config *c = cool_loop_config_of(p->loops[l]);
-    sum += cool_steady_wet(c, cool_loop_derate(p->loops[l]),
-                           plant_loop_heat_w(p, l, group_heat_w), outdoor_c,
-                           wet_c)
-               .total_w;
+    sum += cool_steady_total_w(c, cool_loop_derate(p->loops[l]),
+                               plant_loop_heat_w(p, l, group_heat_w),
+                               outdoor_c, wet_c);
   }
   return sum;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "csv.h"
 #include "sig_internal.h"
 #include "vec.h"
@@ -496,6 +497,14 @@ static double cum(const sig_series *s, double t) {
 
 double sig_integral(const sig_series *s, double t0, double t1) {
   return cum(s, t1) - cum(s, t0);
+}
+
+double sig_integral_next(const sig_series *s, sig_run *r, double t0,
+                         double t1) {
+  double c0 = r->kept && sim_same_bits(r->t, t0) ? r->cum : cum(s, t0);
+  double c1 = cum(s, t1);
+  *r = (sig_run){.kept = true, .t = t1, .cum = c1};
+  return c1 - c0;
 }
 
 double sig_end(const sig_series *s) {

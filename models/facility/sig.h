@@ -147,6 +147,22 @@ double sig_max(const sig_series *s, double t0, double t1);
 /* The exact integral of the signal over [t0, t1] (value x seconds). */
 double sig_integral(const sig_series *s, double t0, double t1);
 
+/* Integrals over intervals that follow each other (a run's ticks): the
+ * cumulative integral at the last interval's end, kept for the next
+ * one's start. sig_integral is the difference of two cumulative ones, a
+ * function of the series and the time alone, so the kept one is the one
+ * it would compute again (to the bit), and a tick's integral takes one
+ * evaluation of the signal (a diurnal price's two sines, a file's
+ * search), not two. Zeroed: nothing kept. One series a sig_run. */
+typedef struct sig_run {
+  bool kept;
+  double t, cum; /* the last interval's end and the integral up to it */
+} sig_run;
+
+/* sig_integral(s, t0, t1), from r's kept end where t0 is it (to the
+ * bit); t1 kept for the next. */
+double sig_integral_next(const sig_series *s, sig_run *r, double t0, double t1);
+
 /* UTC seconds since 1970 of "YYYY-MM-DD[ T]HH:MM[:SS[.f...]][Z|+HH:MM]";
  * -1 with *bad_at set to the offending offset when it does not parse. */
 int sig_parse_time(const char *text, double *utc_s, size_t *bad_at);

@@ -97,6 +97,10 @@ struct factory {
   size_t loops_id;
   double *loop_row;
   grid_books books;
+  /* The signals' integrals at the last tick's end (sig_integral_next):
+   * the carbon the workloads' energy is charged with (work_advance), the
+   * outdoor air and humidity of the cooling's coming period. */
+  sig_run carbon_run, outdoor_run, humidity_run;
   pq_window pq;
   interval iv;
   control *control; /* the budget, the policy, demand response */
@@ -179,6 +183,10 @@ void factory__settle(void *ctx, sim_time now);
 double factory__warmest(const factory *f, sim_time now);
 double factory__rack_loop_c(const factory *f, uint32_t r);
 double factory__mean_of(const sig_series *s, double t0, double t1);
+/* factory__mean_of over intervals that follow each other, through r
+ * (sig_integral_next): the same mean. */
+double factory__mean_next(const sig_series *s, sig_run *r, double t0,
+                          double t1);
 /* Adds to w[g] what the models draw in rack group g (their group_w). */
 void factory__models_group_w(const factory *f, double *w);
 

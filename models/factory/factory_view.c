@@ -42,6 +42,12 @@ double factory__mean_of(const sig_series *s, double t0, double t1) {
   return s->kind == SIG_NONE ? NAN : sig_integral(s, t0, t1) / (t1 - t0);
 }
 
+double factory__mean_next(const sig_series *s, sig_run *r, double t0,
+                          double t1) {
+  return s->kind == SIG_NONE ? NAN
+                             : sig_integral_next(s, r, t0, t1) / (t1 - t0);
+}
+
 /* The loop temperature a rack's GPUs sit on: that of the loop taking most
  * of its group's heat; NaN without loops. */
 double factory__rack_loop_c(const factory *f, uint32_t r) {

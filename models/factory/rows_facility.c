@@ -155,7 +155,9 @@ static int cooling_power(factory *f, void *self, double t0, double dt,
   (void)self;
   if (f->plant.nloops == 0)
     return SIM_OK;
-  double out = sig_integral(&f->sc->feed.outdoor, t0, t0 + dt) / dt;
+  double out =
+      sig_integral_next(&f->sc->feed.outdoor, &f->outdoor_run, t0, t0 + dt) /
+      dt;
   /* The period's wet bulb from its mean dry bulb and humidity (Stull,
    * water.h); without a humidity the air is taken as saturated, the
    * worst case for a tower (check_feed refuses that for evaporative
@@ -163,7 +165,10 @@ static int cooling_power(factory *f, void *self, double t0, double dt,
   const sig_series *rh = &f->sc->feed.humidity;
   double wet = rh->kind == SIG_NONE
                    ? out
-                   : water_wet_bulb_c(out, sig_integral(rh, t0, t0 + dt) / dt);
+                   : water_wet_bulb_c(out, sig_integral_next(
+                                                   rh, &f->humidity_run, t0,
+                                                   t0 + dt) /
+                                                   dt);
   group_heat(f);
   int rc = plant_step(&f->plant, f->group_heat, out, wet, dt, err);
   f->p_cool = f->plant.total_w;

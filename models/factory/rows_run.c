@@ -336,8 +336,9 @@ static void work_requests(const void *self, uint64_t *done, uint64_t *met) {
 /* The GPUs' energy split among the jobs that held them. */
 static void work_advance(factory *f, void *self, sim_time now, double dt) {
   work_attribute(self, dt,
-                 factory__mean_of(&f->sc->feed.carbon, sim_time_to_s(f->last),
-                                  sim_time_to_s(now)));
+                 factory__mean_next(&f->sc->feed.carbon, &f->carbon_run,
+                                    sim_time_to_s(f->last),
+                                    sim_time_to_s(now)));
   work_dr_step(self, f->coming.dr, dt);
 }
 

@@ -281,6 +281,24 @@ static inline sim_u2 work__class_priority(int cls, int64_t priority) {
   return (sim_u2){c, (uint64_t)priority};
 }
 
+/* fmin, NaN rules included, inlined: libm's is a call, and the clocks
+ * take one for every run every period. */
+static inline double work__min_of(double a, double b) {
+  return b < a || isnan(a) ? b : a;
+}
+
+static inline bool work__same_load(const gpu_load *a, const gpu_load *b) {
+  return sim_same_bits(a->sm, b->sm) && sim_same_bits(a->mem, b->mem) &&
+         sim_same_bits(a->busy, b->busy);
+}
+
+/* Whether run q's load in the fleet is l. */
+static inline bool work__load_of_run_is(const rack_fleet *fl, uint32_t q,
+                                        const gpu_load *l) {
+  gpu_load x = rack_run_load(fl, q);
+  return work__same_load(l, &x);
+}
+
 /* workloads_dr.c: frees w->dr (work_destroy). */
 void work__dr_free(work *w);
 

@@ -517,6 +517,25 @@ static void aux_power_is_the_affinity_pow(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
+/* cool_steady_total_w is cool_steady_wet's total_w to the bit: each
+ * kind of plant, loads from none to past the (derated) top, outdoor air
+ * from full free cooling to none. */
+static void steady_total_is_the_steady_power(void **state) {
+  const affinity_case *ac = *state;
+  cool_loop_config c;
+  bind_ok(ac->yaml, &c);
+  static const double shares[] = {1, 0.6}, outdoors[] = {-10, 12, 18, 35};
+  for (int i = 0; i <= 2000; i++)
+    for (size_t k = 0; k < 8; k++) {
+      double q = c.capacity_w * 1.1 * i / 2000, share = shares[k % 2];
+      double out = outdoors[k / 2], wet = out - 5;
+      double want = cool_steady_wet(&c, share, q, out, wet).total_w;
+      double got = cool_steady_total_w(&c, share, q, out, wet);
+      assert_memory_equal(&got, &want, sizeof want);
+    }
+  scn_release(&cool_loop_schema, &c);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   struct CMUnitTest tests[64];
@@ -535,5 +554,6 @@ int main(void) {
   TEST_ROWS(tests, n, redundant_units_share_the_flow, redundancies);
   TEST_ADD(tests, n, free_hours_rise_with_supply);
   TEST_ROWS(tests, n, aux_power_is_the_affinity_pow, affinities);
+  TEST_ROWS(tests, n, steady_total_is_the_steady_power, affinities);
   return _cmocka_run_group_tests("cooling", tests, n, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * refusals (the schema's checks, construction and bad steps). */
 #include "test_cooling_loop.h"
 
+
 /* ------------------------------------------------------------------ */
 /* Junction temperature and throttling                                 */
 /* ------------------------------------------------------------------ */
@@ -367,6 +368,47 @@ static void a_held_step_is_the_plant_power(void **state) {
   scn_release(&cool_loop_schema, &c);
 }
 
+/* A loop's steps to the bit: the ODE's right-hand side takes
+ * cool_power_wet's expressions in its order (cooling.c's loop_rhs, with
+ * the quotients that do not move within a step kept by the loop), so a
+ * change of an operation there moves these bits, which the tolerances
+ * of the tests above do not see. Ten one-second steps of a liquid loop
+ * and of a tower at loads and air that move (the chillers running, the
+ * pumps and fans at their floor), the last step's figures as 747f06e
+ * computed them. */
+typedef struct bits_case {
+  const char *name, *yaml;
+  double temp, removed, chiller, aux; /* the last step's, to the bit */
+} bits_case;
+
+static const bits_case bits_cases[] = {
+    {"liquid, dry", LIQUID,
+     0x1.21a5a5846eb83p+5, 0x1.bb921692f9ab6p+16, 0x1.721c257373fb9p+15,
+     0x1.ep+6},
+    {"liquid, tower", LIQUID "heat_rejection: evaporative\n",
+     0x1.21a5a5846eb82p+5, 0x1.bb921692f9a86p+16, 0x1.073988faf0481p+15,
+     0x1.4p+8},
+};
+
+static void steps_to_the_bit(void **state) {
+  const bits_case *bc = *state;
+  cool_loop_config c;
+  bind_ok(bc->yaml, &c);
+  cool_loop *l = make_loop(&c);
+  cool_step s;
+  for (int k = 0; k < 10; k++) {
+    sim_error err = {0};
+    double q = c.capacity_w * (0.6 + 0.04 * k), out = 25 + 1.5 * k;
+    assert_int_equal(cool_loop_step_wet(l, q, out, out - 2, 1, &s, &err),
+                     SIM_OK);
+  }
+  const double got[] = {s.temp_c, s.removed_j, s.chiller_j, s.aux_j},
+               want[] = {bc->temp, bc->removed, bc->chiller, bc->aux};
+  assert_memory_equal(got, want, sizeof want);
+  cool_loop_destroy(l);
+  scn_release(&cool_loop_schema, &c);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   struct CMUnitTest tests[64];
@@ -382,5 +424,6 @@ int main(void) {
   TEST_ADD(tests, n, derated_power_and_steady_state);
   TEST_ADD(tests, n, a_derate_must_be_a_share);
   TEST_ROWS(tests, n, a_held_step_is_the_plant_power, helds);
+  TEST_ROWS(tests, n, steps_to_the_bit, bits_cases);
   return _cmocka_run_group_tests("cooling_throttle", tests, n, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "sig.h"
 
 typedef struct time_case {
@@ -525,6 +526,48 @@ static void generation_mix(void **state) {
   sig_fini(&m);
 }
 
+/* sig_integral_next over a walk of intervals: mostly abutting (a run's
+ * ticks, of several lengths), with gaps, a step back and an interval
+ * from -0 where the last ended at +0 (the same number, other bits), each
+ * to the bit sig_integral's; for each kind of signal. */
+static const struct {
+  const scn_schema *schema;
+  const char *yaml;
+} next_cases[] = {
+    {&sig_price_schema, "value: 50 $/MWh\n"},
+    {&sig_price_schema, "daily: [{from: 0 h, value: 40 $/MWh}, "
+                        "{from: 17 h, value: 150 $/MWh}]\n"},
+    {&sig_price_schema, "low: 25 $/MWh\nhigh: 90 $/MWh\npeak_at: 18 h\n"},
+    {&sig_carbon_schema, "mix: {coal: 15%, gas: 40%, nuclear: 10%, "
+                         "hydro: 2%, wind: 23%, solar: 10%}\n"},
+};
+
+static void integrals_that_follow(void **state) {
+  (void)state;
+  static const double steps[] = {1, 1, 0.1, 7, 3600, 1, 1e-3, 86400, 5};
+  for (size_t c = 0; c < sizeof next_cases / sizeof *next_cases; c++) {
+    sig_series s = bind_signal(next_cases[c].schema, next_cases[c].yaml);
+    sig_run r = {0};
+    double t0 = 0;
+    for (int k = 0; k < 400; k++) {
+      if (k % 37 == 36)
+        t0 += 11; /* a gap: t0 is not the last end */
+      if (k % 53 == 52)
+        t0 -= 100; /* a step back */
+      if (k == 200)
+        r = (sig_run){.kept = true, .t = 0.0, .cum = 1e300}, t0 = -0.0;
+      double t1 = t0 + steps[k % 9] * (1 + k / 9);
+      double want = sig_integral(&s, t0, t1);
+      double got = sig_integral_next(&s, &r, t0, t1);
+      if (!sim_same_bits(got, want))
+        fail_msg("case %zu, interval %d [%.17g, %.17g]: %.17g, not %.17g", c,
+                 k, t0, t1, got, want);
+      t0 = t1;
+    }
+    sig_fini(&s);
+  }
+}
+
 static const test_bad_yaml bad_configs[] = {
     {"two ways", "value: 300 gCO2/kWh\nmix: {coal: 100%}\n",
      "more than one way"},
@@ -574,6 +617,7 @@ int main(void) {
   TEST_ADD(tests, n, constant_daily_and_diurnal);
   TEST_ADD(tests, n, signals_fail_cleanly);
   TEST_ADD(tests, n, generation_mix);
+  TEST_ADD(tests, n, integrals_that_follow);
   TEST_ROWS(tests, n, bad_configs_rejected, bad_configs);
   return _cmocka_run_group_tests("sig", tests, n, NULL, NULL);
 }
