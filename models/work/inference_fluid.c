@@ -471,24 +471,6 @@ static gpu_load fl_take_load(inf_service *s, uint32_t k) {
   return group_take(f, inf__grp(f, k));
 }
 
-/* out[i .. e) = v, sixteen a loop in eight two-lane stores (a loop's
- * compare and branch a value were most of its cost). */
-static inline void fill_shares(double *out, uint32_t i, uint32_t e, double v) {
-  const sim_d2 vv = {v, v};
-  for (; i + 16 <= e; i += 16) {
-    sim_d2_put(out + i, vv);
-    sim_d2_put(out + i + 2, vv);
-    sim_d2_put(out + i + 4, vv);
-    sim_d2_put(out + i + 6, vv);
-    sim_d2_put(out + i + 8, vv);
-    sim_d2_put(out + i + 10, vv);
-    sim_d2_put(out + i + 12, vv);
-    sim_d2_put(out + i + 14, vv);
-  }
-  for (; i < e; i++)
-    out[i] = v;
-}
-
 /* The end (past i, at most m) of the stretch of replicas k0 + i .. that
  * share one group's load and shares: a run (the replicas of a group are
  * mostly next to one another), or while the next replica is of the same
@@ -562,7 +544,7 @@ static void shares_of(const inf_fluid *f, const fgrp *gr, uint32_t k0,
                       uint32_t i, uint32_t e, double *out) {
   double at = gr->take_at, taken = gr->t_comp, kept = gr->st.comp_mean;
   if (k0 + i >= f->tr_lo && k0 + e <= f->tr_hi) {
-    fill_shares(out, i, e, f->tr_at == at ? taken : kept);
+    inf__fill_shares(out, i, e, f->tr_at == at ? taken : kept);
     return;
   }
   for (; i < e; i++)

@@ -30,6 +30,7 @@ typedef struct walk {
   uint64_t top;       /* rr x bcap: every replica at the cap */
   double up, lim;     /* arrivals rr x rho; the TPOT limit */
   uint32_t rr, bcap;
+  bool z512; /* the wide path's AVX-512 tier (sim_lanes_512) */
 } walk;
 
 static inline blk blk_open(inf_service *s, const walk *w, uint32_t k) {
@@ -110,8 +111,8 @@ blk_add(blk *b, const walk *w, uint32_t j, uint64_t n, double p, chain *c,
 /* cnt states of b going up from j (n: its state), each the last's weight
  * times up / its rate: returns the last's weight. */
 static inline __attribute__((always_inline)) double
-steps_up(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt,
-         double p, chain *c, bool zero) {
+steps_up(blk *b, const walk *w, uint32_t j, uint64_t n, uint32_t cnt, double p,
+         chain *c, bool zero) {
   for (; cnt > 0; cnt--, j++, n++) {
     p *= w->up / blk_total(b, w->rr, j, zero, true);
     blk_add(b, w, j, n, p, c, zero, true);
@@ -191,8 +192,11 @@ WIDE_INLINE wsum wide_add(wsum u, const wk *k, sim_d4 st, sim_d4 x0, sim_d4 x1,
 /* The four states from jl (of weights p) added to u in the walk's order
  * (n: their counts of requests, as doubles). The sums go by value, so
  * they stay in registers. */
-WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
-                           sim_d4 p, bool up, bool zero, wsum u) {
+/* The four states' terms from jl (of weights p; n: their counts of
+ * requests, as doubles): st[i] state i's four sums' terms side by side,
+ * xs[i] and xs[4 + i] its shares x0 and x1 of the rows. */
+WIDE_INLINE void wide_terms(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
+                            sim_d4 p, bool zero, sim_d4 st[4], double xs[8]) {
   sim_d4 hi = sim_d4_at(w->frac + jl), x0 = sim_d4_all(0);
   sim_d4 rest = hi * k->g1, x1 = p * hi, tok = p * rest;
   if (!zero) {
@@ -200,7 +204,6 @@ WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
     x0 = p * lo;
     tok = p * (lo * k->g0 + rest);
   }
-  sim_d4 st[4];
   sim_d4_transpose_put((double *)st, p, zero ? x1 : p, p * n / k->rr, tok);
   /* Each state's shares, x0 and x1's lanes, go to every lane by a
    * broadcast from memory (a load) rather than a shuffle from the
@@ -209,10 +212,16 @@ WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
    * "two fluid chain walks interleaved"). The asm has the compiler read
    * xs from memory, not keep it in registers. The same products: the
    * same bits. */
-  double xs[8];
   sim_d4_put(xs, x0);
   sim_d4_put(xs + 4, x1);
-  __asm__("" : "+m"(xs));
+  __asm__("" : "+m"(*(double(*)[8])xs));
+}
+
+WIDE_INLINE wsum wide_sums(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
+                           sim_d4 p, bool up, bool zero, wsum u) {
+  sim_d4 st[4];
+  double xs[8];
+  wide_terms(k, w, jl, n, p, zero, st, xs);
   if (up) {
     u = wide_add(u, k, st[0], LANE(xs, 0), LANE(xs, 4), zero);
     u = wide_add(u, k, st[1], LANE(xs, 1), LANE(xs, 5), zero);
@@ -244,8 +253,8 @@ WIDE_INLINE sim_d4 wide_weights(const wk *k, sim_d4 j, bool up, bool zero,
 }
 
 /* Chain c's running sums in lanes, and block b's constants into *k. */
-WIDE_INLINE wsum wsum_open(const blk *b, const walk *w, const chain *c,
-                           bool up, bool zero, wk *k) {
+WIDE_INLINE wsum wsum_open(const blk *b, const walk *w, const chain *c, bool up,
+                           bool zero, wk *k) {
   const int64_t all = -1, ok0 = b->ok0 ? -1 : 0, ok1 = b->ok1 ? -1 : 0;
   const sim_i4 m0 = {all, ok0, 0, 0}, m1 = {0, ok1, all, 0};
   /* Field by field: a compound literal zeroed the whole 320 bytes first
@@ -317,9 +326,118 @@ wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt, bool up, double p,
   return up ? wide_run(b, w, j, cnt, true, p, above, c, false)
             : wide_run(b, w, j, cnt, false, p, above, c, false);
 }
+
+/* The AVX-512 path (sim_lanes_512): the same turn of four states, the
+ * same operations in the same order lane by lane, so the same bits. The
+ * turn is bound by what it issues (docs/PERFORMANCE.md, "two fluid chain
+ * walks interleaved"), and here it issues less: the rows' sums and the
+ * token weights go as one register of eight lanes (a's four, wt's four),
+ * so each state's two products and adds a row are one of each, not two;
+ * and with 32 registers the run's constants, the weight and the sums
+ * stay in registers (no wk_opaque, nothing on the stack). */
+#define W512_INLINE                                                            \
+  static inline                                                                \
+      __attribute__((target("avx2,avx512f,avx512vl,avx512dq"), always_inline))
+
+typedef double sim_d8 __attribute__((vector_size(64)));
+
+/* wsum's a and wt side by side, and a row's constants the same way. */
+typedef struct wsum8 {
+  sim_d4 sm;
+  sim_d8 aw;
+} wsum8;
+
+typedef struct wk8 {
+  wk k;
+  sim_d8 at0, at1; /* k.a0 then k.t0; k.a1 then k.t1 */
+} wk8;
+
+W512_INLINE sim_d8 d8_join(sim_d4 lo, sim_d4 hi) {
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+W512_INLINE sim_d8 d8_all(double x) { return (sim_d8){x, x, x, x, x, x, x, x}; }
+
+/* wide_add's adds, a and wt at once. */
+W512_INLINE wsum8 wide_add8(wsum8 u, const wk8 *k, sim_d4 st, double x0,
+                            double x1, bool zero) {
+  u.sm += st;
+  if (!zero)
+    u.aw += d8_all(x0) * k->at0;
+  u.aw += d8_all(x1) * k->at1;
+  return u;
+}
+
+/* wide_sums with wide_add8. */
+W512_INLINE wsum8 wide_sums8(const wk8 *k8, const walk *w, uint32_t jl,
+                             sim_d4 n, sim_d4 p, bool up, bool zero, wsum8 u) {
+  sim_d4 st[4];
+  double xs[8];
+  wide_terms(&k8->k, w, jl, n, p, zero, st, xs);
+  if (up) {
+    u = wide_add8(u, k8, st[0], xs[0], xs[4], zero);
+    u = wide_add8(u, k8, st[1], xs[1], xs[5], zero);
+    u = wide_add8(u, k8, st[2], xs[2], xs[6], zero);
+    return wide_add8(u, k8, st[3], xs[3], xs[7], zero);
+  }
+  u = wide_add8(u, k8, st[3], xs[3], xs[7], zero);
+  u = wide_add8(u, k8, st[2], xs[2], xs[6], zero);
+  u = wide_add8(u, k8, st[1], xs[1], xs[5], zero);
+  return wide_add8(u, k8, st[0], xs[0], xs[4], zero);
+}
+
+/* wide_run with wide_sums8. */
+W512_INLINE double wide_run8(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                             bool up, double p, double *above, chain *c,
+                             bool zero) {
+  wk8 k8;
+  const wk *k = &k8.k;
+  wsum u4 = wsum_open(b, w, c, up, zero, &k8.k);
+  k8.at0 = d8_join(k->a0, k->t0);
+  k8.at1 = d8_join(k->a1, k->t1);
+  wsum8 u = {.sm = u4.sm, .aw = d8_join(u4.a, u4.wt)};
+  sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
+  double ab = up ? 0 : *above;
+  for (; cnt >= 4; cnt -= 4) {
+    uint32_t jl = up ? j : j - 3;
+    sim_d4 pw = wide_weights(k, jv, up, zero, p, &ab);
+    p = up ? pw[3] : pw[0];
+    u = wide_sums8(&k8, w, jl, k->nb + jv, pw, up, zero, u);
+    j = up ? j + 4 : j - 4;
+    jv += k->step;
+  }
+  if (!up)
+    *above = ab;
+  u4.sm = u.sm;
+  u4.a = __builtin_shufflevector(u.aw, u.aw, 0, 1, 2, 3);
+  u4.wt = __builtin_shufflevector(u.aw, u.aw, 4, 5, 6, 7);
+  wsum_close(u4, b, c);
+  uint64_t n = (uint64_t)b->k * w->rr + j;
+  return up ? steps_up(b, w, j, n, cnt, p, c, zero)
+            : steps_down(b, w, j, n, cnt, p, above, c, zero);
+}
+
+/* wide_run8 out of line, one copy a case. */
+static
+    __attribute__((target("avx2,avx512f,avx512vl,avx512dq"), noinline)) double
+    wide_block8(blk *b, const walk *w, uint32_t j, uint32_t cnt, bool up,
+                double p, double *above, chain *c) {
+  if (b->k == 0)
+    return up ? wide_run8(b, w, j, cnt, true, p, above, c, true)
+              : wide_run8(b, w, j, cnt, false, p, above, c, true);
+  return up ? wide_run8(b, w, j, cnt, true, p, above, c, false)
+            : wide_run8(b, w, j, cnt, false, p, above, c, false);
+}
+
+/* The tier the walk was given (walk's z512). */
+static inline double wide_tier(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                               bool up, double p, double *above, chain *c) {
+  return w->z512 ? wide_block8(b, w, j, cnt, up, p, above, c)
+                 : wide_block(b, w, j, cnt, up, p, above, c);
+}
 #else
-static double wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt,
-                         bool up, double p, double *above, chain *c) {
+static double wide_tier(blk *b, const walk *w, uint32_t j, uint32_t cnt,
+                        bool up, double p, double *above, chain *c) {
   (void)b, (void)w, (void)j, (void)cnt, (void)up, (void)above, (void)c;
   return p; /* never called: no wide path */
 }
@@ -340,7 +458,7 @@ up_block(blk *b, const walk *w, uint64_t n, uint64_t end, uint64_t mid,
     *p_top = p;
   if (wide)
     return end > n
-               ? wide_block(b, w, j + 1, (uint32_t)(end - n), true, p, NULL, c)
+               ? wide_tier(b, w, j + 1, (uint32_t)(end - n), true, p, NULL, c)
                : p;
   return end > n ? steps_up(b, w, j + 1, n + 1, (uint32_t)(end - n), p, c, zero)
                  : p;
@@ -354,7 +472,7 @@ down_block(blk *b, const walk *w, uint64_t n, uint64_t start, uint32_t j,
            double p, double *above, chain *c, bool zero, bool wide) {
   if (wide && n > start + 1) {
     uint32_t cnt = (uint32_t)(n - 1 - start);
-    p = wide_block(b, w, j, cnt, false, p, above, c);
+    p = wide_tier(b, w, j, cnt, false, p, above, c);
     n -= cnt;
     j -= cnt;
   }
@@ -473,7 +591,8 @@ void inf__sum_chain(inf_service *s, double rho, uint32_t rr, uint32_t bcap,
   uint64_t mid = (uint64_t)fmin((double)hi, fmax((double)lo, round(m)));
   inf_fluid *f = s->fluid;
   tok_reset(f, (size_t)(lo / rr), (size_t)(hi / rr) + 2);
-  walk w = {f->frac, f->frac + rr + 1, top, rr * rho, tpot_lim, rr, bcap};
+  walk w = {f->frac, f->frac + rr + 1, top, rr * rho, tpot_lim, rr,
+            bcap,    sim_lanes_512()};
   chain acc = *c; /* nothing else can write it: kept in registers */
   double p_top;
   /* The wide path's counts in doubles are exact below 2^53. */

@@ -339,7 +339,8 @@ void inf__groups_regroup(inf_fluid *f, uint32_t nrep) {
  * a fifth fewer samples here). Where the eights stop. */
 __attribute__((target("avx2"))) static uint32_t
 fill_loads_quads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l) {
-  const sim_d4 a = {l.sm, l.mem, l.busy, l.sm}, b = {l.mem, l.busy, l.sm, l.mem},
+  const sim_d4 a = {l.sm, l.mem, l.busy, l.sm},
+               b = {l.mem, l.busy, l.sm, l.mem},
                c = {l.busy, l.sm, l.mem, l.busy};
   for (; i + 8 <= e; i += 8) {
     char *d = (char *)(out + i);
@@ -381,4 +382,40 @@ void inf__fill_loads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l) {
   }
   for (; i < e; i++)
     out[i] = l;
+}
+
+#ifdef SIM_LANES_AVX2
+/* out[i .. e) = v sixteen a loop in two 64-byte stores (AVX-512), not
+ * eight 16-byte ones: the two-lane loop's samples were on its stores
+ * (perf of the fluid day: a quarter fewer samples in the shares' fill,
+ * docs/PERFORMANCE.md, twenty-seventh session). Where the sixteens stop. */
+__attribute__((target("avx2,avx512f"))) static uint32_t
+fill_shares_eights(double *out, uint32_t i, uint32_t e, double v) {
+  const __m512d vv = _mm512_set1_pd(v);
+  for (; i + 16 <= e; i += 16) {
+    _mm512_storeu_pd(out + i, vv);
+    _mm512_storeu_pd(out + i + 8, vv);
+  }
+  return i;
+}
+#endif
+
+void inf__fill_shares(double *out, uint32_t i, uint32_t e, double v) {
+#ifdef SIM_LANES_AVX2
+  if (e - i >= 16 && sim_lanes_512())
+    i = fill_shares_eights(out, i, e, v);
+#endif
+  const sim_d2 vv = {v, v};
+  for (; i + 16 <= e; i += 16) {
+    sim_d2_put(out + i, vv);
+    sim_d2_put(out + i + 2, vv);
+    sim_d2_put(out + i + 4, vv);
+    sim_d2_put(out + i + 6, vv);
+    sim_d2_put(out + i + 8, vv);
+    sim_d2_put(out + i + 10, vv);
+    sim_d2_put(out + i + 12, vv);
+    sim_d2_put(out + i + 14, vv);
+  }
+  for (; i < e; i++)
+    out[i] = v;
 }

@@ -378,4 +378,9 @@ void inf__took_settle(inf_fluid *f);
  * and branch a value were most of its cost). */
 void inf__fill_loads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l);
 
+/* inference_fluid_groups.c: out[i .. e) = v (a group's compute share to
+ * a stretch of its members), sixteen a loop: two 64-byte stores where the
+ * CPU has AVX-512, eight two-lane ones else. */
+void inf__fill_shares(double *out, uint32_t i, uint32_t e, double v);
+
 #endif

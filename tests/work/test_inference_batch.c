@@ -234,15 +234,17 @@ static void request_batch_resting(void **state) {
  * shares' fills, the regroup's compare and its groups' fill) are met
  * while the service is fresh: one clock unlike the rest, or one bad
  * clock, at each offset of a block of four and of sixteen, and the ends,
- * each in a service of its own; through the wide blocks (AVX2) where the
- * CPU has them, and the two-lane ones (sim_lanes_narrow). */
+ * each in a service of its own; through the widest blocks (AVX-512) where
+ * the CPU has them, the AVX2 ones (sim_lanes_no512) and the two-lane ones
+ * (sim_lanes_narrow). */
 static void fluid_batch_blocks(void **state) {
   (void)state;
   static const uint32_t at[] = {0,  1,  2,  3,  4,  5,  6,  7,  13, 14,
                                 15, 16, 17, 18, 19, 31, 36, 39, 40};
   enum { NAT = sizeof at / sizeof *at };
-  for (size_t k = 0; k < 2 * NAT; k++) {
-    sim_lanes_narrow = k >= NAT;
+  for (size_t k = 0; k < 3 * NAT; k++) {
+    sim_lanes_no512 = k >= NAT && k < 2 * NAT;
+    sim_lanes_narrow = k >= 2 * NAT;
     const bperiod plan[] = {
         {0, 1, -1, {{0, NREP}}, 1, 0},
         {6, 1, -1, {{0, NREP}}, 1, at[k % NAT]},
@@ -255,6 +257,7 @@ static void fluid_batch_blocks(void **state) {
     batch_equals_one_by_one(true, plan, sizeof plan / sizeof *plan, 1,
                             BATCH_YAML);
   }
+  sim_lanes_no512 = false;
   sim_lanes_narrow = false;
 }
 
