@@ -15,6 +15,9 @@
 /* The slots a split starts with: sixteen at least (two cache lines),
  * else room for the classes of the split before at a load of a half. */
 #define SLOTS_FIRST 16
+/* Below this many classes in the split before, a split starts with few
+ * slots; from it on, with all of them (2n for n units, as before). */
+#define SLOTS_FEW_CLASSES 32
 
 bool power_memo_ready(const power_memo *memo, size_t n) {
   const struct power_work *w = memo->work;
@@ -68,9 +71,13 @@ bool power__work_grow(struct power_work *w, size_t n, size_t size) {
   }
   next_generation(w);
   size_t live = SLOTS_FIRST;
-  while (live < 2 * (w->classes_before + 1))
+  while (live < 2 * (w->classes_before + 1) && live < w->size)
     live *= 2;
-  w->live = live < w->size ? live : w->size;
+  /* Few slots only for a few classes (the fluid mode's groups): the
+   * request level's groups of many classes probed longer at the higher
+   * load (its peak period +16.8 k instructions), so they keep them all. */
+  w->live =
+      w->classes_before < SLOTS_FEW_CLASSES && live < w->size ? live : w->size;
   return true;
 }
 

@@ -79,9 +79,10 @@ struct power_work {
   uint64_t *slot;
   size_t n, size; /* the units the arrays hold; the hash's slots */
   uint64_t gen;
-  /* The slots this split probes (a power of two, at most size): from
-   * the classes of the split before on (classes_before), twice as many
-   * each time the classes pass half of them (slots_grow). A
+  /* The slots this split probes (a power of two, at most size): where
+   * the split before had few classes (classes_before), from as many as
+   * they want on, twice as many each time the classes pass half of
+   * them (slots_grow); else all of them. A
    * split's first probe of a slot misses the cache (the hash's lines
    * left it since the split before): bench-10k's fluid groups of a few
    * thousand units and some 12 classes probed a few of 4,096 and more
