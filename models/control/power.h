@@ -105,11 +105,6 @@ unsigned long power__level_evals(void);
  * of units' clock at a level (its pow calls), over every split so far. */
 unsigned long power__clock_evals(void);
 
-/* For tests: how many classes of units the efficiency policy has made,
- * over every split so far (a unit of a class already made in its split,
- * however far from the class's first, is found in it, not made anew). */
-unsigned long power__classes_made(void);
-
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with

@@ -71,15 +71,52 @@ static inline bool same_clock(const power_unit *a, const power_unit *b) {
   return (eq[0] & eq[1]) != 0;
 }
 
+/* What a memo keeps from call to call (power_memo.work): the level's
+ * arrays, grown when a group has more units than before and never zeroed
+ * again. A slot of the class hash holds the call's generation in its
+ * high half and a class + 1 in its low: a slot of an earlier call reads
+ * as empty, so the hash needs no clearing either. */
+struct power_work {
+  double *d;
+  size_t *z;
+  bool *b;
+  uint64_t *slot;
+  size_t n, size; /* the units the arrays hold; the hash's slots */
+  uint64_t gen;
+  /* Whether the last split's runs were more than twice its classes:
+   * then this one's try the run before's class first (class_of; the
+   * fluid mode's group of 66 runs has some 12 classes, while the
+   * request level's runs are mostly of other classes than their
+   * neighbours', where a try would cost a failed compare a run). */
+  bool runs_share;
+};
+
+bool power_memo_ready(const power_memo *memo, size_t n) {
+  const struct power_work *w = memo->work;
+  size_t size = 2; /* level_init's */
+  while (size < 2 * n)
+    size *= 2;
+  /* work_grow then makes nothing, so level_alloc cannot fail */
+  return n < UINT32_MAX && w != NULL && w->d != NULL && w->n >= n &&
+         w->slot != NULL && w->size >= size;
+}
+
+void power_memo_clear(power_memo *memo) {
+  struct power_work *w = memo->work;
+  if (w == NULL)
+    return;
+  sim_free(NULL, w->d);
+  sim_free(NULL, w->z);
+  sim_free(NULL, w->b);
+  sim_free(NULL, w->slot);
+  sim_free(NULL, w);
+  memo->work = NULL;
+}
+
 /* For tests: the classes' clocks worked out (power__clock_evals). */
 static unsigned long clock_evals;
 
 unsigned long power__clock_evals(void) { return clock_evals; }
-
-/* For tests: the classes made (power__classes_made). */
-static unsigned long classes_made;
-
-unsigned long power__classes_made(void) { return classes_made; }
 
 /* Whether a class's cap and slope, worked out at level mu as clock c,
  * are surely the same bits at every level above mu. There the base b is
@@ -288,13 +325,42 @@ static double grouped_at(const void *ctx, double log_mu, double *slope) {
   return sum;
 }
 
+/* The memo's arrays, grown for n units (the hash's slots zeroed when
+ * new); false when out of memory. */
+static bool work_grow(struct power_work *w, size_t n, size_t size) {
+  if (n > w->n || w->d == NULL) {
+    sim_free(NULL, w->d);
+    sim_free(NULL, w->z);
+    sim_free(NULL, w->b);
+    w->d = sim_alloc(NULL, (19 * n + 19) * sizeof *w->d);
+    w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
+    w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
+    w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
+    if (w->n != n)
+      return false;
+  }
+  if (size > w->size || w->slot == NULL) {
+    sim_free(NULL, w->slot);
+    w->slot = sim_calloc(NULL, size, sizeof *w->slot);
+    w->size = w->slot != NULL ? size : 0;
+    w->gen = 0;
+    if (w->slot == NULL)
+      return false;
+  }
+  if (++w->gen >> 32 != 0) { /* the generations wrapped: clear */
+    memset(w->slot, 0, w->size * sizeof *w->slot);
+    w->gen = 1;
+  }
+  return true;
+}
+
 /* Points the level's arrays into the memo's (made when it has none);
  * false when out of memory. */
 static bool level_alloc(level *l, power_memo *memo, size_t size) {
   if (memo->work == NULL)
     memo->work = sim_calloc(NULL, 1, sizeof *memo->work);
   struct power_work *w = memo->work;
-  if (w == NULL || !power__work_grow(w, l->n, size))
+  if (w == NULL || !work_grow(w, l->n, size))
     return false;
   size_t n = l->n;
   double *d = w->d;
@@ -332,32 +398,8 @@ static bool in_valued_class(const level *l, size_t k, const power_unit *p) {
          sim_same_bits(l->kwant[k], wanted(p));
 }
 
-/* The high word of the hash of a class's key: its clock inputs and want
- * where valued (val), its lo where not. */
-static size_t class_hash(const power_unit *p, bool val, double want,
-                         double lo) {
-  double key = val ? p->activity + 7 * p->weight + 13 * p->c + want : lo;
-  uint64_t h;
-  memcpy(&h, &key, sizeof h);
-  return (size_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
-}
-
-/* Twice the live slots, classes 0 .. nclass - 1 put in again, each at
- * the first free slot from its hash's, as class_of probes; a class's
- * hash is its first unit's (rep). Rare: the split before's classes set
- * the slots a split starts with (power__work_grow). */
-static void slots_grow(level *l, struct power_work *w, size_t nclass) {
-  power__slots_double(w);
-  for (size_t k = 0; k < nclass; k++) {
-    size_t h = class_hash(&l->units[l->rep[k]], l->valued[k], l->kwant[k],
-                          l->klo[k]);
-    w->slot[power__slot_free(w, h)] = w->gen << 32 | (uint64_t)(k + 1);
-  }
-}
-
 /* The class of unit u through a hash on its clock inputs and range (open
- * addressing in the memo's live slots, twice as many where a new class
- * fills more than half: power_level.h's struct power_work), made if new.
+ * addressing in the memo's slots, size a power of two), made if new.
  * The run before's class, prev (SIZE_MAX: none, or not tried: see
  * power_work.runs_share), is tried first where valued: in the fluid mode
  * most runs are of their neighbour's class (a service's replicas apart
@@ -371,20 +413,17 @@ static size_t class_of(level *l, struct power_work *w, size_t u, size_t prev) {
     return prev;
   bool val = valued(p);
   double lo = p->lo, want = val ? wanted(p) : lo;
-  uint64_t *slot = w->slot;
-  const size_t h = class_hash(p, val, want, lo);
-  size_t i = h & (w->live - 1);
-  for (; slot[i] >> 32 == w->gen; i = (i + 1) & (w->live - 1)) {
+  uint64_t h, *slot = w->slot;
+  double key = val ? p->activity + 7 * p->weight + 13 * p->c + want : lo;
+  memcpy(&h, &key, sizeof h);
+  h *= 0x9e3779b97f4a7c15ULL;
+  size_t i = (size_t)(h >> 32) & (w->size - 1);
+  for (; slot[i] >> 32 == w->gen; i = (i + 1) & (w->size - 1)) {
     size_t k = (size_t)(slot[i] & 0xffffffffu) - 1;
     if (in_class(l, k, u, val, lo, want))
       return k;
   }
   size_t k = l->nclass++;
-  classes_made++;
-  if (2 * l->nclass > w->live) { /* over half the slots: twice as many */
-    slots_grow(l, w, k);
-    i = power__slot_free(w, h);
-  }
   l->rep[k] = u;
   l->valued[k] = val;
   l->gpus[k] = 0;
@@ -446,7 +485,6 @@ static void level_init(level *l, power_memo *memo, double *cap,
   }
   l->runs.n = nrun;
   w->runs_share = 2 * l->nclass < nrun;
-  w->classes_before = l->nclass;
 }
 
 /* Whether the budget of a group of many classes is held at their floor

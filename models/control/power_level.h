@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "pow.h"
 #include "power.h"
@@ -66,48 +65,6 @@ static inline clock_at clock_of(const power_unit *u, double mu) {
 /* Exponents whose factors a level keeps (level.fg): a group's classes
  * share a few (a service's or a job's c and the GPU's gamma). */
 #define LEVEL_FACTORS 4
-
-/* What a memo keeps from call to call (power_memo.work): the level's
- * arrays, grown when a group has more units than before and never zeroed
- * again. A slot of the class hash holds the call's generation in its
- * high half and a class + 1 in its low: a slot of an earlier call reads
- * as empty, so the hash needs no clearing either (power_classes.c). */
-struct power_work {
-  double *d;
-  size_t *z;
-  bool *b;
-  uint64_t *slot;
-  size_t n, size; /* the units the arrays hold; the hash's slots */
-  uint64_t gen;
-  /* The slots this split probes (a power of two, at most size): where
-   * the split before had few classes (classes_before), from as many as
-   * they want on, twice as many each time the classes pass half of
-   * them (slots_grow); else all of them. A
-   * split's first probe of a slot misses the cache (the hash's lines
-   * left it since the split before): bench-10k's fluid groups of a few
-   * thousand units and some 12 classes probed a few of 4,096 and more
-   * slots, each its own line, where now a few lines hold them all
-   * (docs/PERFORMANCE.md). */
-  size_t live, classes_before;
-  /* Whether the last split's runs were more than twice its classes:
-   * then this one's try the run before's class first (class_of; the
-   * fluid mode's group of 66 runs has some 12 classes, while the
-   * request level's runs are mostly of other classes than their
-   * neighbours', where a try would cost a failed compare a run). */
-  bool runs_share;
-};
-
-/* The memo's arrays, grown for n units and size slots (the slots zeroed
- * when new), a new generation of slots, live as many as the split
- * before's classes want; false when out of memory. */
-bool power__work_grow(struct power_work *w, size_t n, size_t size);
-
-/* The first free slot of the live ones from hash h's (its high word) on. */
-size_t power__slot_free(const struct power_work *w, size_t h);
-
-/* Twice the live slots, all free (a new generation): the caller puts
- * its classes in again (power_efficiency.c's slots_grow). */
-void power__slots_double(struct power_work *w);
 
 typedef struct level {
   const power_unit *units;

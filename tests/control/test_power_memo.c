@@ -5,8 +5,7 @@
  * bisection's level and caps, bit for bit; its fill remembered is the
  * fresh fill's, over runs and with pinned runs as over units; the arrays
  * its memo keeps carry over fleets of any size, and are ready
- * (power_memo_ready) for as many units as made them; its class hash
- * finds a unit's class however many classes the split before had. */
+ * (power_memo_ready) for as many units as made them. */
 #include "test_util.h"
 
 #include <math.h>
@@ -404,38 +403,8 @@ static void memo_ready_for_as_many(void **state) {
   }
 }
 
-/* Units of k classes by turns (unit j of class j % k: no two of a class
- * next to each other), so each unit after the first k is found through
- * the class hash: a split makes k classes, however many it made before
- * (its first slots are as many as the split before's classes want, and
- * twice as many each time the classes pass half of them). One memo
- * through every row (as many classes as the split before, fewer, more,
- * many more), then a fresh memo a row. */
-static void classes_found_as_the_slots_grow(void **state) {
-  (void)state;
-  static const size_t classes[] = {3, 40, 9, 100, 17, 1, 8, 9, 64, 65, 2};
-  static power_unit u[300];
-  static double cap[300];
-  power_memo kept = {.level = NAN};
-  for (int fresh = 0; fresh < 2; fresh++)
-    for (size_t r = 0; r < sizeof classes / sizeof *classes; r++) {
-      size_t k = classes[r], n = 3 * k < 300 ? 3 * k : 300;
-      for (size_t j = 0; j < n; j++)
-        u[j] = unit(8, 0.2 + 0.005 * (double)(j % k), POWER_INFERENCE, 0.5);
-      power_memo one = {.level = NAN}, *memo = fresh ? &one : &kept;
-      unsigned long made = power__classes_made();
-      power_split_efficiency_from(u, n, 8 * 400.0 * (double)n, cap, memo,
-                                  NULL);
-      if (power__classes_made() - made != k)
-        fail_msg("%zu classes (%s memo): %lu made", k, fresh ? "a fresh" : "one",
-                 power__classes_made() - made);
-      power_memo_clear(&one);
-    }
-  power_memo_clear(&kept);
-}
-
 int main(void) {
-  struct CMUnitTest tests[11];
+  struct CMUnitTest tests[10];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -447,6 +416,5 @@ int main(void) {
   TEST_ADD(tests, n, pinned_runs_fill_as_units);
   TEST_ADD(tests, n, memo_arrays_carry_over);
   TEST_ADD(tests, n, memo_ready_for_as_many);
-  TEST_ADD(tests, n, classes_found_as_the_slots_grow);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
