@@ -386,7 +386,8 @@ static int band_limited(pq_window *w, double *x, pq_result *out,
   return rc == GSL_SUCCESS
              ? SIM_OK
              : sim_error_set(err, SIM_ENOMEM, "FFT of %zu samples: %s", n,
-                             gsl_strerror(rc));
+                             rc == GSL_ENOMEM ? sim_strerror(SIM_ENOMEM)
+                                              : gsl_strerror(rc));
 }
 
 /* The windowed ramps on the samples, from their running sums s (n + 1 of

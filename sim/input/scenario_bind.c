@@ -57,6 +57,17 @@ static const char *type_name(scn_type t) {
 }
 
 /* The scalar text of n as a NUL-terminated copy in buf; -1 if too long. */
+/* Whether libfyaml has scalar n's token but could not make its text:
+ * it builds a text with escapes or folds on demand, and a NULL then is a
+ * failed allocation, not an empty value (which has no token). Without
+ * this a run short of memory blamed the built-in catalog's values. */
+static bool text_lost(struct fy_node *n) {
+  size_t len = 0;
+  return fy_node_get_type(n) == FYNT_SCALAR &&
+         fy_node_get_scalar(n, &len) == NULL &&
+         fy_node_get_scalar_token(n) != NULL;
+}
+
 static int scalar_text(struct fy_node *n, char *buf, size_t size) {
   size_t len = 0;
   const char *s = fy_node_get_scalar(n, &len);
@@ -78,6 +89,8 @@ static bool is_null(struct fy_node *n) {
 
 static int need_kind(bind_ctx *c, const scn_field *f, struct fy_node *n,
                      enum fy_node_type want) {
+  if (text_lost(n))
+    return sim_error_set(c->err, SIM_ENOMEM, "out of memory");
   if (fy_node_is_alias(n))
     return scn__fail_at(c->doc, n, 0, c->err, "write the value out in full",
                         "'%s': YAML aliases are not supported", f->key);
@@ -355,6 +368,8 @@ static int check_keys(bind_ctx *c, const scn_schema *s, struct fy_node *map) {
   while ((p = fy_node_mapping_iterate(map, &it)) != NULL) {
     struct fy_node *k = fy_node_pair_key(p);
     char key[256], hint[1024];
+    if (text_lost(k))
+      return sim_error_set(c->err, SIM_ENOMEM, "out of memory");
     if (fy_node_get_type(k) != FYNT_SCALAR ||
         scalar_text(k, key, sizeof key) != 0)
       return scn__fail_at(c->doc, k, 0, c->err, NULL,

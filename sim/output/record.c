@@ -258,15 +258,20 @@ static int make_file(h5w *w) {
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   herr_t r = file_props(fcpl, fapl);
-  if (unlink(w->partial) != 0 && errno != ENOENT)
+  /* Not after a failed step: its errno (malloc's ENOMEM) is the cause
+   * h5w__io_fail reports, and a file not there would turn it to ENOENT. */
+  if (r >= 0 && unlink(w->partial) != 0 && errno != ENOENT)
     r = -1;
   if (r >= 0)
     w->file = H5Fcreate(w->partial, H5F_ACC_EXCL, fcpl, fapl);
   w->created = w->file >= 0;
   /* H5Fcreate can fail (out of memory) after making the file: under the
    * lock, with the old one removed above, what is there is its */
-  if (r >= 0 && !w->created)
-    unlink(w->partial);
+  if (r >= 0 && !w->created) {
+    int cause = errno; /* h5w__io_fail reads malloc's ENOMEM from it, */
+    unlink(w->partial); /* which a file not made would turn to ENOENT */
+    errno = cause;
+  }
   int rc = w->file < 0 ? h5w__io_fail(w, "create the file") : SIM_OK;
   return h5w__closed(
       w, rc, h5w__close_id(&fcpl, H5Pclose) | h5w__close_id(&fapl, H5Pclose));
