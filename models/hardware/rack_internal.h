@@ -236,27 +236,27 @@ typedef struct rack_phi_gate {
   rack_phi_memo recent[RACK_PHI_RECENT]; /* type UINT32_MAX: empty */
 } rack_phi_gate;
 
+/* Whether this is the n-th call since *count was last reset (then it is). */
+static inline bool rack__phi_nth(uint32_t *count, uint32_t n) {
+  if (++*count < n)
+    return false;
+  *count = 0;
+  return true;
+}
+
 /* Whether this lookup reads the cache (then rack__phi_read_was); lone:
  * a one-by-one lookup (rack.c's), which alone the sparse state thins. */
 static inline bool rack__phi_reads(rack_phi_gate *g, bool lone) {
-  if (!g->skip)
-    return true;
-  if (++g->passed < (lone && g->sparse ? RACK_PHI_SPARSE : RACK_PHI_SAMPLE))
-    return false;
-  g->passed = 0;
-  return true;
+  return !g->skip ||
+         rack__phi_nth(&g->passed, lone && g->sparse ? RACK_PHI_SPARSE
+                                                     : RACK_PHI_SAMPLE);
 }
 
 /* Whether a one-by-one miss's solve is written to its cache entry:
  * every one but while sparse, then one in RACK_PHI_SAMPLE (a batch's
  * misses are all written). */
 static inline bool rack__phi_keeps(rack_phi_gate *g) {
-  if (!g->sparse)
-    return true;
-  if (++g->unkept < RACK_PHI_SAMPLE)
-    return false;
-  g->unkept = 0;
-  return true;
+  return !g->sparse || rack__phi_nth(&g->unkept, RACK_PHI_SAMPLE);
 }
 
 /* A read's outcome counted; the window's end decides the next. */
