@@ -554,13 +554,33 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->block += p_full * rj;
 }
 
+/* inf__rate_at(s, b) <= rho, b > 0, the same answer: from row b's
+ * bounds where they decide it (a row not yet priced at this clock, in a
+ * context seen before), else from the row. mean_batch's search asks
+ * about eight rows a solve, most of them far from rho, and the clock is
+ * new every span: each was priced (five divisions in a chain the search
+ * waits on) for a compare its bounds answer. */
+static bool rate_at_most(inf_service *s, uint32_t b, double rho) {
+  inf_fluid *f = s->fluid;
+  const step_row *row = &f->tab[b];
+  if (row->gen != f->tab_gen && f->ctx_steady) {
+    if (!(row->bnd_ctx == f->tab_ctx))
+      inf__row_bounds(s, b);
+    if (row->g_hi * (1 + INF_BOUND_EPS) <= rho)
+      return true;
+    if (rho < row->g_lo * (1 - INF_BOUND_EPS))
+      return false;
+  }
+  return inf__rate_at(s, b) <= rho;
+}
+
 /* The per-replica decode rate rho (tokens/s) sits between the batch
  * sizes k and k + 1: the balanced mean batch k + frac. */
 static double mean_batch(inf_service *s, double rho, uint32_t bcap) {
   uint32_t lo = 0, hi = bcap;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (inf__rate_at(s, mid) <= rho)
+    if (rate_at_most(s, mid, rho))
       lo = mid;
     else
       hi = mid;

@@ -62,6 +62,9 @@ typedef struct step_row {
   /* The batch's terms (rl_batch_of), whatever the clock and context:
    * kept across generations; key NaN: not yet. */
   rl_batch bat;
+  /* Bounds on g at any clock, for context bnd_ctx (NaN: none): b / t at
+   * the slowest clock and at full (inf__row_bounds). */
+  double g_lo, g_hi, bnd_ctx;
 } step_row;
 
 /* A step row's load and compute share as the chain adds them: (act.sm,
@@ -228,8 +231,11 @@ struct inf_fluid {
   uint64_t tab_gen;
   double tab_phi, tab_ctx;
   /* The table's clock terms (rl_clock_of at tab_phi), made with its
-   * generation, and the full clock's (key 1; 0: not yet). */
-  rl_clock tab_at, full;
+   * generation, and the full clock's (key 1; 0: not yet) and the slowest
+   * one's (made with full). ctx_steady: tab_ctx was the generation
+   * before's too (a row's rate bounds, made once a context, pay). */
+  rl_clock tab_at, full, slow;
+  bool ctx_steady;
   double *tok_b; /* scratch: token weight by batch size */
   size_t tok_cap;
   size_t tok_lo, tok_hi; /* where tok_b may not be 0 */
@@ -253,6 +259,17 @@ struct inf_fluid {
 /* inference_fluid_solve.c: prices row b of the step table at the
  * table's clock (out of line: a row is priced once a generation). */
 const step_row *inf__price_step(inf_service *s, uint32_t b);
+
+/* inference_fluid_solve.c: row b's bounds on its rate g at any clock,
+ * for the table's context: b / t at full clock and at the slowest (the
+ * clock speeds up every part of a step, gpu_speed_compute and
+ * gpu_speed_memory rising with it, so t at any clock lies between). */
+void inf__row_bounds(inf_service *s, uint32_t b);
+
+/* The bounds' margin: t's few roundings at each clock are some 1e-15 of
+ * it, so a rate beyond a bound by this much is beyond it in the
+ * doubles too. */
+#define INF_BOUND_EPS 1e-9
 
 /* Row b of the step table, priced if not yet this generation: the
  * chain reads a row a few times for each of its hundreds of states, so

@@ -139,6 +139,7 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
     f->tab[b].gen = 0;
     f->tab[b].bat.key = NAN;
     f->tab[b].act_ctx = NAN;
+    f->tab[b].bnd_ctx = NAN;
   }
   /* A new clock or context makes every row unknown at once, by a new
    * generation (the clock is new every span: clearing the rows cost a
@@ -148,8 +149,11 @@ static int table_for(inf_service *s, double phi, double ctx, uint32_t bcap) {
     f->tab_gen++;
     rl_clock_of(&s->proto, phi, &f->tab_at);
   }
-  if (f->full.key != 1)
+  if (f->full.key != 1) {
     rl_clock_of(&s->proto, 1, &f->full);
+    rl_clock_of(&s->proto, 0, &f->slow); /* clamped to the slowest */
+  }
+  f->ctx_steady = ctx == f->tab_ctx;
   f->tab_phi = phi;
   f->tab_ctx = ctx;
   return SIM_OK;
@@ -201,7 +205,22 @@ const step_row *inf__price_step(inf_service *s, uint32_t b) {
   row->comp = st.t_comp >= st.t_mem ? st.t_comp / st.t : 0;
   row->g = b / st.t;
   row->gen = f->tab_gen;
+  /* The bounds hold (their doubles within the margin), or the search
+   * that reads them (mean_batch) could go another way. */
+  assert(!(row->bnd_ctx == f->tab_ctx) ||
+         (!(row->g > row->g_hi * (1 + INF_BOUND_EPS)) &&
+          !(row->g < row->g_lo * (1 - INF_BOUND_EPS))));
   return row;
+}
+
+void inf__row_bounds(inf_service *s, uint32_t b) {
+  inf_fluid *f = s->fluid;
+  step_row *row = &f->tab[b];
+  if (!(row->bat.key == b))
+    rl_batch_of(&s->proto, b, &row->bat);
+  row->g_hi = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->full);
+  row->g_lo = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->slow);
+  row->bnd_ctx = f->tab_ctx;
 }
 
 /* The batch a replica can hold: max_batch, or fewer when the KV cache
