@@ -306,6 +306,83 @@ static void batch_parts_are_the_step_batch(void **state) {
   assert_int_equal(seen, 120);
 }
 
+/* A row's rate bounds (inf__row_bounds: b / t at full clock and at the
+ * slowest) hold its rate at the table's clock, within the margin, over
+ * clocks from the floor (0.01 is under it) to full and contexts moved:
+ * mean_batch's search answers its compares from them. */
+static void row_bounds_hold_the_rate(void **state) {
+  (void)state;
+  static const double phi[] = {1, 0.93, 0.5, 0.31, 0.12, 0.01};
+  static const double held[] = {0, 900, 20};
+  rig g;
+  outcome *o = solver_open(&g);
+  inf_fluid *f = g.s->fluid;
+  int seen = 0;
+  for (size_t j = 0; j < sizeof held / sizeof *held; j++)
+    for (size_t k = 0; k < sizeof phi / sizeof *phi; k++) {
+      span_load l = span_of(2, 8, held[j]);
+      assert_int_equal(inf__fluid_solve(g.s, &l, phi[k], 0, o), SIM_OK);
+      for (uint32_t b = 1; b + 1 < f->tab_cap && b <= 64; b++) {
+        inf__row_bounds(g.s, b);
+        const step_row *row = inf__step_at(g.s, b);
+        assert_true(row->g <= row->g_hi * (1 + INF_BOUND_EPS));
+        assert_true(row->g >= row->g_lo * (1 - INF_BOUND_EPS));
+        assert_true(row->g_lo < row->g_hi || phi[k] == 1);
+        seen++;
+      }
+    }
+  free(o);
+  rig_close(&g);
+  assert_true(seen >= 18 * 60);
+}
+
+/* The rows of s's table priced this generation. */
+static int rows_priced(const inf_service *s) {
+  int n = 0;
+  for (uint32_t b = 0; b < s->fluid->tab_cap; b++)
+    n += s->fluid->tab[b].gen == s->fluid->tab_gen;
+  return n;
+}
+
+/* Random solves (a fixed seed) by two services: one in a steady context,
+ * so mean_batch's search takes its compares from the rows' bounds where
+ * they decide them, the other solving at another context before each,
+ * so that none is steady and every compare prices its row. The same
+ * outcomes to the bit, and fewer rows priced by the first. */
+static void bounds_keep_the_search(void **state) {
+  (void)state;
+  rig g[2];
+  outcome *o[2];
+  for (int m = 0; m < 2; m++)
+    o[m] = solver_open(&g[m]);
+  uint64_t x = 28;
+  int bad = 0, priced[2] = {0, 0};
+  for (int i = 0; i < 400; i++) {
+    uint32_t nup = 1 + (uint32_t)(lcg_next(&x) % 300);
+    double rate = 14 * lcg_unit(&x) * lcg_unit(&x);
+    double phi = 0.1 + 0.9 * lcg_unit(&x), q0 = i % 7 == 0 ? 40 : 0;
+    span_load l = span_of(rate, nup, 0), other = span_of(rate, nup, 900);
+    assert_int_equal(inf__fluid_solve(g[1].s, &other, phi, q0, o[1]), SIM_OK);
+    uint64_t d[2];
+    for (int m = 0; m < 2; m++) {
+      assert_int_equal(inf__fluid_solve(g[m].s, &l, phi, q0, o[m]), SIM_OK);
+      d[m] = digest(o[m]);
+      priced[m] += rows_priced(g[m].s);
+    }
+    if (d[0] != d[1]) {
+      print_message("solve %d (nup %u, rate %.17g): bounds differ\n", i, nup,
+                    rate);
+      bad++;
+    }
+  }
+  for (int m = 0; m < 2; m++) {
+    free(o[m]);
+    rig_close(&g[m]);
+  }
+  assert_int_equal(bad, 0);
+  assert_true(priced[0] < priced[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(solves_keep_their_bits),
@@ -313,6 +390,8 @@ int main(void) {
       cmocka_unit_test(tiers_agree_on_random_solves),
       cmocka_unit_test(step_rows_are_rl_decode_step),
       cmocka_unit_test(batch_parts_are_the_step_batch),
+      cmocka_unit_test(row_bounds_hold_the_rate),
+      cmocka_unit_test(bounds_keep_the_search),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);
