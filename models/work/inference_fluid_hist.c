@@ -62,6 +62,13 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
     e.some = true;
   }
   double an = a->n, bn = b->n, au = a->under, bu = b->under;
+  /* The bin last added to, its two sums held in registers until a point
+   * goes to another (HIST_BINS: none): a span's points come in runs of
+   * one bin (its TPOT points are often all one step's), and each add
+   * to a bin in memory waited on the store of the one before. The same
+   * adds to each bin in the same order. */
+  size_t at = HIST_BINS;
+  double ra = 0, rb = 0;
   for (; i < n; i++) {
     double x = v[i], wt = hits * w[i];
     if (!(wt > 0))
@@ -75,10 +82,23 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
       continue;
     }
     size_t bin = inf__wh_bin_above(t, x);
-    if (bin < HIST_BINS) {
-      a->bin[bin] += wt;
-      b->bin[bin] += wt;
+    if (bin >= HIST_BINS)
+      continue;
+    if (bin != at) {
+      if (at < HIST_BINS) {
+        a->bin[at] = ra;
+        b->bin[at] = rb;
+      }
+      at = bin;
+      ra = a->bin[bin];
+      rb = b->bin[bin];
     }
+    ra += wt;
+    rb += wt;
+  }
+  if (at < HIST_BINS) {
+    a->bin[at] = ra;
+    b->bin[at] = rb;
   }
   a->n = an;
   b->n = bn;

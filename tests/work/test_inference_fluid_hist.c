@@ -67,6 +67,19 @@ static const hist_case cases[] = {
     {"+inf, -inf, into the run's", {INFINITY, -INFINITY}, {1, 1}, 2, 2},
     {"a NaN first after weight 0", {0.2, NAN, 0.4}, {0, 1, 1}, 3, 0},
     {"weight 0 first, then a point", {NAN, 0.4, 0.1}, {0, 1, 1}, 3, 0},
+    /* runs of one bin, their sums held until a point goes elsewhere */
+    {"a run in one bin", {0.15, 0.15, 0.15}, {0.1, 0.2, 0.11}, 3, 1},
+    {"a bin, another, the first again",
+     {0.15, 0.15, 3, 0.15, 0.15},
+     {1, 1, 1, 1, 0.25},
+     5,
+     1},
+    {"a run past weight 0, under, over",
+     {0.15, 0.15, 1e-9, 0.15, INFINITY, 0.15},
+     {1, 0, 1, 1, 1, 1},
+     6,
+     2},
+    {"a run into an empty one", {0.3, 0.3, 0.3}, {0.1, 0.2, 0.3}, 3, 0},
 };
 
 static void start(wt_hist *h, int kind, bool run) {
