@@ -63,10 +63,6 @@
 /* Small pieces: lengths, histograms                                   */
 /* ------------------------------------------------------------------ */
 
-static lengths fit(double mean, double sq) {
-  double s2 = log(fmax(1, sq / (mean * mean)));
-  return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
-}
 /* ------------------------------------------------------------------ */
 /* The span's load                                                     */
 /* ------------------------------------------------------------------ */
@@ -76,8 +72,8 @@ static lengths fit(double mean, double sq) {
 static void take_lengths(inf_fluid *f, const arr_window *w) {
   if (!(w->prompt_mean >= 0 && w->output_mean >= 1))
     return;
-  f->prompt = fit(fmax(w->prompt_mean, 1e-9), w->prompt_sq);
-  f->output = fit(w->output_mean, w->output_sq);
+  inf__fit_to(&f->prompt, fmax(w->prompt_mean, 1e-9), w->prompt_sq);
+  inf__fit_to(&f->output, w->output_mean, w->output_sq);
 }
 
 static void make_load(inf_fluid *f, const arr_window *w, double dt,
@@ -285,7 +281,7 @@ static int fl_start(inf_service *s, sim_error *err) {
   }
   f->nup = s->nrep;
   f->tab_phi = f->tab_ctx = f->pre_phi = f->inv_for = NAN;
-  f->prompt = f->output = fit(1, 1);
+  f->prompt = f->output = inf__fit(1, 1);
   inf__fluid_waits(f->wait_ln);
   inf__wh_bins_init(&f->bins);
   f->clock_t = now;

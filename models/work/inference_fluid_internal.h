@@ -29,6 +29,13 @@ typedef struct lengths {
   double mean, sq, mu, sigma;
 } lengths;
 
+/* inference_fluid_solve.c: the lognormal of moments mean and sq (its
+ * mean and sq those bits); fit_to makes *l that, kept when it is that
+ * already (a span's moments are mostly the last span's, the synthetic
+ * kinds' every span: two logs and a root a fit, to the same bits). */
+lengths inf__fit(double mean, double sq);
+void inf__fit_to(lengths *l, double mean, double sq);
+
 /* What one span brings each up replica. */
 typedef struct span_load {
   double dt;

@@ -6,6 +6,8 @@
  * the backlog. */
 #include "inference_fluid_internal.h"
 
+#include "bits.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -22,6 +24,16 @@ static const double wait_edge[WAITS + 1] = {0, .5, .9, .99, 1};
 /* ------------------------------------------------------------------ */
 /* Lengths                                                             */
 /* ------------------------------------------------------------------ */
+
+lengths inf__fit(double mean, double sq) {
+  double s2 = log(fmax(1, sq / (mean * mean)));
+  return (lengths){mean, sq, log(mean) - 0.5 * s2, sqrt(s2)};
+}
+
+void inf__fit_to(lengths *l, double mean, double sq) {
+  if (!(sim_same_bits(l->mean, mean) && sim_same_bits(l->sq, sq)))
+    *l = inf__fit(mean, sq);
+}
 
 /* E[n^k] of the fitted lognormal. */
 static double moment(const lengths *l, int k) {

@@ -224,11 +224,38 @@ static void replicas_read_their_own_state(void **state) {
       assert_memory_equal(&a[k], &a[k % 2], sizeof *a);
 }
 
+/* ---- The lengths' fits --------------------------------------------------- */
+
+/* inf__fit_to over a run of moments, each fit kept from the one before
+ * (the same, one ulp off in either, -0 and +0, NaN, a bad mean): the
+ * same bytes as a fresh inf__fit. */
+static void fits_equal_fresh_ones(void **state) {
+  (void)state;
+  const double m = 1155, sq = 1155 * 1155 * 2.67;
+  static const double run[][2] = {
+      {m, sq}, {m, sq}, {m, sq}, {0, 0}, {0, -0.0}, {0, -0.0}, {0, 0},
+      {m, sq}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {1, 1}, {NAN, 1},
+      {NAN, 1}, {1, NAN}, {1, NAN}, {-1, 4}, {-1, 4}, {211, 1e5},
+  };
+  lengths kept = inf__fit(1, 1);
+  for (size_t i = 0; i < sizeof run / sizeof *run; i++) {
+    double a = run[i][0], b = run[i][1];
+    if (i == 1 || i == 8)
+      a = nextafter(a, INFINITY);
+    if (i == 2 || i == 9)
+      b = nextafter(b, 0);
+    inf__fit_to(&kept, a, b);
+    lengths fresh = inf__fit(a, b);
+    assert_memory_equal(&kept, &fresh, sizeof fresh);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(windows_equal_fresh_ones),
       cmocka_unit_test(solves_equal_fresh_ones),
       cmocka_unit_test(replicas_read_their_own_state),
+      cmocka_unit_test(fits_equal_fresh_ones),
   };
   return cmocka_run_group_tests(tests, test_catalogs_load,
                                 test_catalogs_release);
