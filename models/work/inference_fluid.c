@@ -151,8 +151,8 @@ static void book(inf_fluid *f, const outcome *o, double hits, double dt) {
   f->iv.batch_s += hits * o->batch * dt;
   inf__wh_add_points(&f->ttft_iv, &f->ttft_run, &f->bins, o->ttft_v, o->ttft_w,
                      o->nttft, hits);
-  inf__wh_add_points(&f->tpot_iv, &f->tpot_run, &f->bins, o->tpot_v, o->tpot_w,
-                     o->ntpot, hits);
+  inf__wh_add_runs(&f->tpot_iv, &f->tpot_run, &f->bins, o->tpot_v, o->tpot_w,
+                   o->ntpot, hits);
 }
 
 /* A group's replicas over the span: each as one replica alone. */

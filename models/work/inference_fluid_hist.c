@@ -48,10 +48,11 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
  * is the points'); the extremes once a book, not twice a point. The
  * counts and the share under the range summed in locals (a and b are
  * two histograms: the bins' stores made the compiler keep them in
- * memory), the same adds in the same order. */
+ * memory), the same adds in the same order. runs: the points come in
+ * runs of one value (a constant where it is called). */
 static inline __attribute__((always_inline)) void
 add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
-           const double *w, size_t n, double hits) {
+           const double *w, size_t n, double hits, bool runs) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
   extremes e = {0, INFINITY, -INFINITY, false, false};
   size_t i = 0;
@@ -62,13 +63,6 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
     e.some = true;
   }
   double an = a->n, bn = b->n, au = a->under, bu = b->under;
-  /* The bin last added to, its two sums held in registers until a point
-   * goes to another (HIST_BINS: none): a span's points come in runs of
-   * one bin (its TPOT points are often all one step's), and each add
-   * to a bin in memory waited on the store of the one before. The same
-   * adds to each bin in the same order. */
-  size_t at = HIST_BINS;
-  double ra = 0, rb = 0;
   for (; i < n; i++) {
     double x = v[i], wt = hits * w[i];
     if (!(wt > 0))
@@ -84,21 +78,22 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
     size_t bin = inf__wh_bin_above(t, x);
     if (bin >= HIST_BINS)
       continue;
-    if (bin != at) {
-      if (at < HIST_BINS) {
-        a->bin[at] = ra;
-        b->bin[at] = rb;
-      }
-      at = bin;
-      ra = a->bin[bin];
-      rb = b->bin[bin];
+    /* runs: the points after it at x added to the bin's two sums in
+     * registers, stored once (each add to the bin in memory waited on
+     * the store of the one before). The same adds in the same order;
+     * x's extremes are taken. */
+    double ra = a->bin[bin] + wt, rb = b->bin[bin] + wt;
+    while (runs && i + 1 < n && v[i + 1] == x) {
+      double wr = hits * w[++i];
+      if (!(wr > 0))
+        continue;
+      an += wr;
+      bn += wr;
+      ra += wr;
+      rb += wr;
     }
-    ra += wt;
-    rb += wt;
-  }
-  if (at < HIST_BINS) {
-    a->bin[at] = ra;
-    b->bin[at] = rb;
+    a->bin[bin] = ra;
+    b->bin[bin] = rb;
   }
   a->n = an;
   b->n = bn;
@@ -117,7 +112,13 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
 __attribute__((target("avx2"))) static void
 add_points_avx2(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
                 const double *w, size_t n, double hits) {
-  add_points(a, b, t, v, w, n, hits);
+  add_points(a, b, t, v, w, n, hits, false);
+}
+
+__attribute__((target("avx2"))) static void
+add_runs_avx2(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
+              const double *w, size_t n, double hits) {
+  add_points(a, b, t, v, w, n, hits, true);
 }
 #endif
 
@@ -130,7 +131,19 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
     return;
   }
 #endif
-  add_points(a, b, t, v, w, n, hits);
+  add_points(a, b, t, v, w, n, hits, false);
+}
+
+void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t,
+                      const double *v, const double *w, size_t n,
+                      double hits) {
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide()) {
+    add_runs_avx2(a, b, t, v, w, n, hits);
+    return;
+  }
+#endif
+  add_points(a, b, t, v, w, n, hits, true);
 }
 
 void inf__wh_bins_init(wh_bins *t) {

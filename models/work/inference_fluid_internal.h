@@ -325,6 +325,12 @@ int inf__fluid_solve(inf_service *s, const span_load *l, double phi, double q0,
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
                         const double *v, const double *w, size_t n,
                         double hits);
+/* inf__wh_add_points for points in runs of one value (a span's TPOT
+ * points, often all one step's): a run's adds to its bin in registers,
+ * stored once; the same bits. */
+void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t,
+                      const double *v, const double *w, size_t n,
+                      double hits);
 
 /* inference_fluid_hist.c: a quantile scan's place: bin b next, seen the
  * weight below it. scan starts one at h's lowest bin that can hold

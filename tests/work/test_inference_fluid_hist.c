@@ -79,7 +79,7 @@ static const hist_case cases[] = {
      {1, 0, 1, 1, 1, 1},
      6,
      2},
-    {"a run into an empty one", {0.3, 0.3, 0.3}, {0.1, 0.2, 0.3}, 3, 0},
+    {"a run into an empty one", {0.3, 0.3, 0.3001, 0.3}, {0.1, 0.2, 0.3, 0.11}, 4, 0},
 };
 
 static void start(wt_hist *h, int kind, bool run) {
@@ -93,11 +93,13 @@ static void start(wt_hist *h, int kind, bool run) {
 static wh_bins bins; /* made once, in main */
 
 /* Through the AVX2 build of the adds where the CPU has it, and the
- * plain one (sim_lanes_narrow, the tests' switch). */
+ * plain one (sim_lanes_narrow, the tests' switch); by inf__wh_add_points
+ * and by inf__wh_add_runs (a run of one value's adds in registers). */
 static void points_are_one_by_one(void **state) {
   const hist_case *c = *state;
   static wt_hist want[2], got[2]; /* big: off the stack */
-  for (int narrow = 0; narrow < 2; narrow++) {
+  for (int m = 0; m < 4; m++) {
+    bool narrow = m % 2, runs = m >= 2;
     sim_lanes_narrow = narrow;
     for (int k = 0; k < 2; k++) {
       start(&want[k], c->start, k == 1);
@@ -107,7 +109,8 @@ static void points_are_one_by_one(void **state) {
     for (size_t i = 0; i < c->n; i++)
       for (int k = 0; k < 2; k++)
         add_one(&want[k], c->v[i], hits * c->w[i]);
-    inf__wh_add_points(&got[0], &got[1], &bins, c->v, c->w, c->n, hits);
+    (runs ? inf__wh_add_runs : inf__wh_add_points)(&got[0], &got[1], &bins,
+                                                   c->v, c->w, c->n, hits);
     sim_lanes_narrow = false;
     assert_memory_equal(want, got, sizeof want);
   }
