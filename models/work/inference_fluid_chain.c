@@ -554,6 +554,16 @@ static void add_tail(inf_service *s, double p_full, double r, double jmax,
   c->block += p_full * rj;
 }
 
+void inf__row_bounds(inf_service *s, uint32_t b) {
+  inf_fluid *f = s->fluid;
+  step_row *row = &f->tab[b];
+  if (!(row->bat.key == b))
+    rl_batch_of(&s->proto, b, &row->bat);
+  row->g_hi = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->full);
+  row->g_lo = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->slow);
+  row->bnd_ctx = f->tab_ctx;
+}
+
 /* inf__rate_at(s, b) <= rho, b > 0, the same answer: from row b's
  * bounds where they decide it (a row not yet priced at this clock, in a
  * context seen before), else from the row. mean_batch's search asks

@@ -122,28 +122,31 @@ add_runs_avx2(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
 }
 #endif
 
+/* add_points by the CPU's tier, runs or not. */
+static void add_by_tier(wt_hist *a, wt_hist *b, const wh_bins *t,
+                        const double *v, const double *w, size_t n, double hits,
+                        bool runs) {
+#ifdef SIM_LANES_AVX2
+  if (sim_lanes_wide()) {
+    (runs ? add_runs_avx2 : add_points_avx2)(a, b, t, v, w, n, hits);
+    return;
+  }
+#endif
+  if (runs)
+    add_points(a, b, t, v, w, n, hits, true);
+  else
+    add_points(a, b, t, v, w, n, hits, false);
+}
+
 void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
                         const double *v, const double *w, size_t n,
                         double hits) {
-#ifdef SIM_LANES_AVX2
-  if (sim_lanes_wide()) {
-    add_points_avx2(a, b, t, v, w, n, hits);
-    return;
-  }
-#endif
-  add_points(a, b, t, v, w, n, hits, false);
+  add_by_tier(a, b, t, v, w, n, hits, false);
 }
 
-void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t,
-                      const double *v, const double *w, size_t n,
-                      double hits) {
-#ifdef SIM_LANES_AVX2
-  if (sim_lanes_wide()) {
-    add_runs_avx2(a, b, t, v, w, n, hits);
-    return;
-  }
-#endif
-  add_points(a, b, t, v, w, n, hits, true);
+void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
+                      const double *w, size_t n, double hits) {
+  add_by_tier(a, b, t, v, w, n, hits, true);
 }
 
 void inf__wh_bins_init(wh_bins *t) {

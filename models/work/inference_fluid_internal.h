@@ -267,7 +267,7 @@ struct inf_fluid {
  * table's clock (out of line: a row is priced once a generation). */
 const step_row *inf__price_step(inf_service *s, uint32_t b);
 
-/* inference_fluid_solve.c: row b's bounds on its rate g at any clock,
+/* inference_fluid_chain.c: row b's bounds on its rate g at any clock,
  * for the table's context: b / t at full clock and at the slowest (the
  * clock speeds up every part of a step, gpu_speed_compute and
  * gpu_speed_memory rising with it, so t at any clock lies between). */
@@ -328,9 +328,8 @@ void inf__wh_add_points(wt_hist *a, wt_hist *b, const wh_bins *t,
 /* inf__wh_add_points for points in runs of one value (a span's TPOT
  * points, often all one step's): a run's adds to its bin in registers,
  * stored once; the same bits. */
-void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t,
-                      const double *v, const double *w, size_t n,
-                      double hits);
+void inf__wh_add_runs(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
+                      const double *w, size_t n, double hits);
 
 /* inference_fluid_hist.c: a quantile scan's place: bin b next, seen the
  * weight below it. scan starts one at h's lowest bin that can hold

@@ -225,16 +225,6 @@ const step_row *inf__price_step(inf_service *s, uint32_t b) {
   return row;
 }
 
-void inf__row_bounds(inf_service *s, uint32_t b) {
-  inf_fluid *f = s->fluid;
-  step_row *row = &f->tab[b];
-  if (!(row->bat.key == b))
-    rl_batch_of(&s->proto, b, &row->bat);
-  row->g_hi = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->full);
-  row->g_lo = b / rl_decode_step_batch_s(&row->bat, f->tab_ctx, &f->slow);
-  row->bnd_ctx = f->tab_ctx;
-}
-
 /* The batch a replica can hold: max_batch, or fewer when the KV cache
  * at the members' mean admission is the limit. */
 static uint32_t batch_cap(const inf_service *s, const span_load *l) {

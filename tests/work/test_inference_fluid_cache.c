@@ -233,9 +233,9 @@ static void fits_equal_fresh_ones(void **state) {
   (void)state;
   const double m = 1155, sq = 1155 * 1155 * 2.67;
   static const double run[][2] = {
-      {m, sq}, {m, sq}, {m, sq}, {0, 0}, {0, -0.0}, {0, -0.0}, {0, 0},
-      {m, sq}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {1, 1}, {NAN, 1},
-      {NAN, 1}, {1, NAN}, {1, NAN}, {-1, 4}, {-1, 4}, {211, 1e5},
+      {m, sq},  {m, sq},  {m, sq},  {0, 0},  {0, -0.0}, {0, -0.0},  {0, 0},
+      {m, sq},  {0, 0},   {0, 0},   {1, 1},  {1, 1},    {1, 1},     {NAN, 1},
+      {NAN, 1}, {1, NAN}, {1, NAN}, {-1, 4}, {-1, 4},   {211, 1e5},
   };
   lengths kept = inf__fit(1, 1);
   for (size_t i = 0; i < sizeof run / sizeof *run; i++) {

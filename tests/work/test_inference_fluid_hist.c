@@ -79,7 +79,11 @@ static const hist_case cases[] = {
      {1, 0, 1, 1, 1, 1},
      6,
      2},
-    {"a run into an empty one", {0.3, 0.3, 0.3001, 0.3}, {0.1, 0.2, 0.3, 0.11}, 4, 0},
+    {"a run into an empty one",
+     {0.3, 0.3, 0.3001, 0.3},
+     {0.1, 0.2, 0.3, 0.11},
+     4,
+     0},
 };
 
 static void start(wt_hist *h, int kind, bool run) {
