@@ -495,18 +495,14 @@ static inline bool load_is_eval(gpu_load l, const rack__run_eval *e) {
 }
 
 /* Whether rack r's runs q .. qend - 1 all have e's inputs, to the bit
- * (then each was given e's power): where a known stretch holds them all
- * its load is theirs, so their caps alone are read (none when the load
- * is not e's: the rack's pass then gives every run its power), else
- * every input of every run. bench-10k's fluid services hand over their
- * loads as known stretches, about 2,100 of a tick's 2,245 runs: the
- * update read 72 KB of loads a tick to find what the stretches say. */
+ * (then each was given e's power): where a known stretch kn holds them
+ * all (its load e's) their caps alone are read, else every input of
+ * every run. bench-10k's fluid services hand over their loads as known
+ * stretches, about 2,100 of a tick's 2,245 runs: the update read 72 KB
+ * of loads a tick to find what the stretches say. */
 static inline __attribute__((always_inline)) bool
 rack_runs_at(rack_fleet *f, uint32_t q, uint32_t qend,
-             const rack__run_eval *e, bool wide) {
-  const struct rack_known *kn = known_whole(f, q, qend);
-  if (kn != NULL && !load_is_eval(kn->l, e))
-    return false;
+             const rack__run_eval *e, const struct rack_known *kn, bool wide) {
 #ifdef SIM_LANES_AVX2
   if (wide)
     return kn != NULL ? caps_all_at_avx2(f, q, qend, e)
@@ -605,7 +601,10 @@ static __attribute__((noinline)) void rack_pass(rack_fleet *f, uint32_t r,
 }
 
 /* Rack r: the run evaluated last (c->e, by an earlier rack of this update
- * too) stands while the GPU type and the thermal cap are its; a rack
+ * too) stands while the GPU type and the thermal cap are its, and the
+ * load of a known stretch that holds the rack (else its first run is
+ * evaluated, as its pass would first: a rack of one service after one of
+ * another is then still found alike, and may be taken whole); a rack
  * whose runs all take it (runs_all_at, four runs a register where wide)
  * and that is like the rack kept for its pattern (f->rack_memo) takes
  * that rack's sums whole (its servers too: runs never cross a server, so
@@ -614,12 +613,14 @@ static inline __attribute__((always_inline)) void
 update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
+  const struct rack_known *kn = known_whole(f, q, qend);
   if (!c->e.valid || c->e.type != f->run_type[q] ||
-      c->e.tcap != sim_bits_at(&tcap, 0)) {
+      c->e.tcap != sim_bits_at(&tcap, 0) ||
+      (kn != NULL && !load_is_eval(kn->l, &c->e))) {
     c->e = run_evaluate(f, q, tcap);
     c->gen = ++f->eval_gen;
   }
-  bool alike = rack_runs_at(f, q, qend, &c->e, wide);
+  bool alike = rack_runs_at(f, q, qend, &c->e, kn, wide);
   rack__rack_memo *m = &f->rack_memo[f->rack_pattern[r]];
   if (alike && memo_fits(f, r, m, c)) {
     m->gen = c->gen; /* e's inputs are m's: the next fit at once */
