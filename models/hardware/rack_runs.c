@@ -313,7 +313,8 @@ server_runs(rack_fleet *f, uint32_t qend, run_pass *ps, double *gpu_out,
       evaluated = true;
     }
     double k = run_k[q];
-    run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
+    if (!alike) /* else the compare gave it e's (runs_all_at) */
+      run_power[q] = e.p; /* its GPUs' at rack_fleet_gpu_power */
     if (e.held)
       held += f->run_len[q];
     gsum += k * e.p;
