@@ -482,11 +482,18 @@ caps_all_at_avx2(rack_fleet *f, uint32_t q, uint32_t qend,
 #endif
 
 /* The known stretch (rack.h's rack_known_at) that holds every one of
- * runs q .. qend - 1, or NULL. */
-static inline const struct rack_known *known_whole(const rack_fleet *f,
-                                                   uint32_t q, uint32_t qend) {
-  const struct rack_known *k = rack_known_at(f, q);
-  return k != NULL && qend <= k->q1 ? k : NULL;
+ * runs q .. qend - 1, or NULL: the one found last (c->known) looked at
+ * first, as the racks follow their runs and a stretch holds several. */
+static inline const struct rack_known *
+known_whole(const rack_fleet *f, rack__carry *c, uint32_t q, uint32_t qend) {
+  const struct rack_known *k = &f->known[c->known];
+  if (c->known >= f->nknown || q < k->q0 || q >= k->q1) {
+    k = rack_known_at(f, q);
+    if (k == NULL)
+      return NULL;
+    c->known = (uint32_t)(k - f->known);
+  }
+  return qend <= k->q1 ? k : NULL;
 }
 
 /* Whether load l is e's, to the bit. */
@@ -614,7 +621,7 @@ static inline __attribute__((always_inline)) void
 update_runs(rack_fleet *f, uint32_t r, rack__carry *c, bool wide) {
   uint32_t q = f->rack_run[r], qend = f->rack_run[r + 1];
   double tcap = f->thermal_cap_w[r];
-  const struct rack_known *kn = known_whole(f, q, qend);
+  const struct rack_known *kn = known_whole(f, c, q, qend);
   if (!c->e.valid || c->e.type != f->run_type[q] ||
       c->e.tcap != sim_bits_at(&tcap, 0) ||
       (kn != NULL && !load_is_eval(kn->l, &c->e))) {
