@@ -502,12 +502,12 @@ static inline bool load_is_eval(gpu_load l, const rack__run_eval *e) {
           (sim_bits(l.busy) ^ e->busy)) == 0;
 }
 
-/* Whether rack r's runs q .. qend - 1 all have e's inputs, to the bit
+/* Whether a rack's runs q .. qend - 1 all have e's inputs, to the bit
  * (then each was given e's power): where a known stretch kn holds them
  * all (its load e's) their caps alone are read, else every input of
  * every run. bench-10k's fluid services hand over their loads as known
- * stretches, about 2,100 of a tick's 2,245 runs: the update read 72 KB
- * of loads a tick to find what the stretches say. */
+ * stretches, about 2,100 of a tick's 2,245 runs: the update read some
+ * 50 KB of loads a tick to find what the stretches say. */
 static inline __attribute__((always_inline)) bool
 rack_runs_at(rack_fleet *f, uint32_t q, uint32_t qend,
              const rack__run_eval *e, const struct rack_known *kn, bool wide) {
