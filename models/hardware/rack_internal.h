@@ -128,15 +128,16 @@ typedef struct rack__rack_memo {
   bool valid;
 } rack__rack_memo;
 
-/* What one update carries from rack to rack: the run evaluated last and
- * the server. Zeroed ({0}) at the update's start. gen: e's evaluation's
- * number (f->eval_gen when it was made, from 1 on, never again): a
- * rack's memo of the same number holds e itself, so its fit needs none
- * of e's inputs compared. */
+/* What one update carries from rack to rack: the run evaluated last,
+ * the server, and the known stretch found last. Zeroed ({0}) at the
+ * update's start. gen: e's evaluation's number (f->eval_gen when it was
+ * made, from 1 on, never again): a rack's memo of the same number holds
+ * e itself, so its fit needs none of e's inputs compared. */
 typedef struct rack__carry {
   rack__run_eval e;
   uint64_t gen;
   rack__server_memo server;
+  uint32_t known; /* the known stretch found last (f->known's index) */
 } rack__carry;
 
 /* rack_power.c: dark rack r's GPUs, runs and sums given 0 W. */

@@ -4,7 +4,8 @@
  * GPU written), the same powers and clocks to the bit; the GPUs' loads,
  * once filled, the reference's; a writer per GPU, a change of keys and
  * the debug check each keep the runs the truth; many runs' loads
- * written at once (rack_set_run_loads_seq) as one by one. */
+ * written at once (rack_set_run_loads_seq) as one by one; racks held by
+ * known stretches updated as racks whose loads were listed. */
 #include "lanes.h"
 #include "test_util.h"
 
@@ -390,6 +391,82 @@ static void known_stretches_hold(void **state) {
   duo_drop(&d);
 }
 
+/* Runs [q0, q1) given load x: f by a fill (a known stretch), g as a
+ * list of x (none known). */
+static void fill_and_list(rack_fleet *f, rack_fleet *g, uint32_t q0,
+                          uint32_t q1, gpu_load x) {
+  gpu_load *list = test_malloc((q1 - q0 + 1) * sizeof *list);
+  for (uint32_t q = q0; q < q1; q++)
+    list[q - q0] = x;
+  rack_set_run_loads_fill(f, q0, q1 - q0, x);
+  rack_set_run_loads_seq(g, q0, list, q1 - q0);
+  test_free(list);
+}
+
+/* f's and g's racks and runs after an update, to the bit. */
+static void assert_updates_alike(rack_fleet *f, rack_fleet *g) {
+  double a = rack_fleet_update(f, NULL), b = rack_fleet_update(g, NULL);
+  assert_memory_equal(&a, &b, sizeof a);
+  size_t racks = f->nracks * sizeof(double);
+  assert_memory_equal(f->rack_power_w, g->rack_power_w, racks);
+  assert_memory_equal(f->gpu_power_w, g->gpu_power_w, racks);
+  assert_memory_equal(f->activity_mean, g->activity_mean, racks);
+  assert_memory_equal(f->loss_w, g->loss_w, racks);
+  assert_memory_equal(f->fan_w, g->fan_w, racks);
+  assert_memory_equal(f->throttled, g->throttled,
+                      f->nracks * sizeof *f->throttled);
+  assert_memory_equal(f->run_power_w, g->run_power_w,
+                      f->nruns * sizeof(double));
+}
+
+/* Racks held whole by known stretches, whose update compares their runs'
+ * caps alone (nothing where the stretch's load is not the run evaluated
+ * last), against a twin given the same loads as lists (none known):
+ * every rack's sums and run's power the same bits, in AVX2 and two a
+ * turn. Rounds of fills of one to three racks at one of three loads, now
+ * and then a run's load written apart (its stretch dropped); a cap a
+ * rack, now and then one run's apart. */
+static void known_racks_as_listed(void **state) {
+  const loads_case *c = *state;
+  duo d = duo_make(c, 29), t = duo_make(c, 29);
+  start(d.f, d.ref, c, &d.seed);
+  start(t.f, t.ref, c, &t.seed); /* the same draws: the same layout */
+  rack_fleet *f = d.f, *g = t.f;
+  assert_int_equal(f->nruns, g->nruns);
+  const gpu_spec *gs = f->types[0];
+  const double caps[2] = {gs->cap_max_w, 0.5 * (gs->cap_min_w + gs->cap_max_w)};
+  const gpu_load l[3] = {{0.5, 0.25, 1}, {0.75, 0.25, 1}, {0.5, 0.25, 0.75}};
+  uint32_t known = 0;
+  for (int round = 0; round < 80; round++) {
+    for (uint32_t r = 0, r1; r < f->nracks; r = r1) {
+      r1 = r + 1 + (uint32_t)(uniform(&d.seed) * 2.99);
+      r1 = r1 < f->nracks ? r1 : f->nracks;
+      fill_and_list(f, g, f->rack_run[r], f->rack_run[r1],
+                    l[(uint32_t)(uniform(&d.seed) * 2.99)]);
+    }
+    if (round % 3 == 0) { /* a run apart: its stretch no longer known */
+      uint32_t q = (uint32_t)(uniform(&d.seed) * (f->nruns - 1));
+      rack_set_run_load(f, q, l[round % 2]);
+      rack_set_run_load(g, q, l[round % 2]);
+    }
+    for (uint32_t r = 0; r < f->nracks; r++) {
+      double cap = caps[uniform(&d.seed) < 0.5];
+      for (uint32_t q = f->rack_run[r]; q < f->rack_run[r + 1]; q++) {
+        double x = uniform(&d.seed) < 0.05 ? caps[cap == caps[0]] : cap;
+        rack_set_run_cap(f, q, x);
+        rack_set_run_cap(g, q, x);
+      }
+    }
+    known += f->nknown;
+    sim_lanes_narrow = round % 2;
+    assert_updates_alike(f, g);
+    sim_lanes_narrow = false;
+  }
+  assert_true(known > 0);
+  duo_drop(&t);
+  duo_drop(&d);
+}
+
 int main(void) {
   struct CMUnitTest tests[80];
   size_t n = 0;
@@ -400,6 +477,7 @@ int main(void) {
   TEST_ROWS(tests, n, run_loads_seq, seq_cases);
   TEST_ROWS(tests, n, run_loads_fill, seq_cases);
   TEST_ADD(tests, n, known_stretches_hold);
+  TEST_ROWS(tests, n, known_racks_as_listed, cases);
   return _cmocka_run_group_tests("rack_run_loads", tests, n,
                                  test_catalogs_load_hardware,
                                  test_catalogs_release);
