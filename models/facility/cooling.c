@@ -12,6 +12,7 @@
 #include <gsl/gsl_odeiv2.h>
 
 #include "cooling_internal.h"
+#include "cooling_rk8pd.h"
 #include "pow.h"
 #include "water.h"
 
@@ -266,6 +267,7 @@ struct cool_loop {
   double cap_per_cop; /* the capacity over it (cool_chiller_w's) */
   double ua;          /* cool_ua, fixed with the capacity and the rise */
   double share;  /* of the capacity the plant has now (1: all) */
+  bool plain;    /* GSL's driver every step (cool__loop_set_plain) */
   gsl_odeiv2_system sys; /* the driver keeps a pointer to it */
   gsl_odeiv2_driver *driver;
 };
@@ -381,6 +383,8 @@ int cool_loop_set_derate(cool_loop *l, double share) {
 
 double cool_loop_derate(const cool_loop *l) { return l->share; }
 
+void cool__loop_set_plain(cool_loop *l, bool plain) { l->plain = plain; }
+
 static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
   *out = (cool_step){
       .temp_c = y[Y_TEMP],
@@ -395,9 +399,42 @@ static void fill_step(const cool_loop *l, const double y[], cool_step *out) {
   };
 }
 
+/* Whether GSL's y-only standard control keeps a step whose solution is
+ * y and error yerr: it shrinks the step where some |yerr| / D > 1.1,
+ * D = eps_rel (1 |y| + 0 |h y'|) + eps_abs (its a_y 1, a_dydt 0; the y'
+ * term +0 for a finite y'). Here each ratio must be at most 1, below
+ * GSL's 1.1, and a NaN fails: kept only where GSL surely keeps it. */
+static bool step_kept(const double y[], const double yerr[]) {
+  for (size_t i = 0; i < NSTATE; i++) {
+    double d = COOL_ODE_EPS_REL * fabs(y[i]) + COOL_ODE_EPS_ABS;
+    if (!(fabs(yerr[i]) / d <= 1.0))
+      return false;
+  }
+  return true;
+}
+
+/* The tick as one step of the loop's own RK8PD (cooling_rk8pd.h), where
+ * GSL's driver would take the same one: its first step is the whole
+ * interval (dt_s <= tau / 8) and its control keeps it (step_kept). Then
+ * the driver's y is this step's, the same bits; else y is untouched and
+ * false (the driver runs). */
+static bool one_step(cool_loop *l, double dt_s, double y[]) {
+  if (!(dt_s <= l->c->tau_s / 8))
+    return false;
+  double y1[NSTATE], yerr[NSTATE];
+  memcpy(y1, y, sizeof y1);
+  if (rk8pd_step(loop_rhs, l, 0, dt_s, y1, yerr) != GSL_SUCCESS ||
+      !step_kept(y1, yerr))
+    return false;
+  memcpy(y, y1, sizeof y1);
+  return true;
+}
+
 /* Integrates y over [0, dt_s]. Why reset each step: the inputs jump
  * between steps, so the last step size says nothing about the next. */
 static int integrate(cool_loop *l, double dt_s, double y[], sim_error *err) {
+  if (!l->plain && one_step(l, dt_s, y))
+    return SIM_OK;
   double t = 0;
   double h = fmin(dt_s, l->c->tau_s / 8);
   int rc = gsl_odeiv2_driver_reset_hstart(l->driver, h);

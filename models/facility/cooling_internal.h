@@ -1,5 +1,6 @@
 /* cooling_internal.h - what cooling.c and cooling_schema.c share: the
- * bounds on a loop's supply setpoint. */
+ * bounds on a loop's supply setpoint; and the tests' switch to the plain
+ * integration. */
 #ifndef MODELS_COOLING_INTERNAL_H
 #define MODELS_COOLING_INTERNAL_H
 
@@ -9,5 +10,14 @@
 /* The schema's bounds on any loop's supply (its row "supply"). */
 #define SUPPLY_MIN_C 5.0
 #define SUPPLY_MAX_C 60.0
+
+#include <stdbool.h>
+
+#include "cooling.h"
+
+/* With plain, l's steps integrate by GSL's driver alone, not by the one
+ * step of cooling_rk8pd.h where it would give the same bits (the tests
+ * compare the two). */
+void cool__loop_set_plain(cool_loop *l, bool plain);
 
 #endif
