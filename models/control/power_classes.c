@@ -49,7 +49,7 @@ struct power_work {
   bool runs_share;
   /* Whether this split probes few_slot first: the split before had at
    * most FEW_CLASSES classes (the fluid mode's groups: 3 and some 12).
-   * Past half of them, the split goes on in slot (level_init). */
+   * Past half of them, the split goes on in slot (class_of). */
   bool few;
   size_t classes; /* the last split's */
   uint64_t few_slot[FEW_SLOTS];
@@ -188,9 +188,34 @@ static inline size_t class_hash(const power_unit *p, bool val, double lo,
   return (size_t)(h >> 32);
 }
 
+/* The table a split probes: its slots, mask + 1 of them (a power of
+ * two, under half of them taken), and the generation marking this
+ * split's. */
+typedef struct slots {
+  uint64_t *slot, gen;
+  size_t mask;
+} slots;
+
+/* The classes made so far put in the memo's slots at their hashes (a
+ * split whose classes outgrow the few slots), returned: each class is
+ * its own, so none is compared. */
+static __attribute__((noinline)) slots classes_to_slots(const level *l,
+                                                        struct power_work *w) {
+  size_t mask = w->size - 1;
+  for (size_t k = 0; k < l->nclass; k++) {
+    const power_unit *p = &l->units[l->rep[k]];
+    size_t i = class_hash(p, l->valued[k], l->klo[k], l->kwant[k]) & mask;
+    while (w->slot[i] >> 32 == w->gen)
+      i = (i + 1) & mask;
+    w->slot[i] = w->gen << 32 | (uint64_t)(k + 1);
+  }
+  return (slots){w->slot, w->gen, mask};
+}
+
 /* The class of unit u through a hash on its clock inputs and range (open
- * addressing in slot, mask + 1 of them, a power of two, under half of
- * them taken), made if new.
+ * addressing in t), made if new; with few (t the few slots until they
+ * hold half their number of classes), a new class past that half first
+ * moves the classes to the memo's slots (so a probe always ends).
  * The run before's class, prev (SIZE_MAX: none, or not tried: see
  * power_work.runs_share), is tried first where valued: in the fluid mode
  * most runs are of their neighbour's class (a service's replicas apart
@@ -200,18 +225,23 @@ static inline size_t class_hash(const power_unit *p, bool val, double lo,
  * it hashes to its slot), so no other class holds u: the hash's answer,
  * in whichever table it probes. */
 static inline __attribute__((always_inline)) size_t
-class_of(level *l, uint64_t gen, uint64_t *slot, size_t mask, size_t u,
-         size_t prev) {
+class_of(level *l, struct power_work *w, slots *t, size_t u, size_t prev,
+         bool few) {
   const power_unit *p = &l->units[u];
   if (prev != SIZE_MAX && in_valued_class(l, prev, p))
     return prev;
   bool val = valued(p);
   double lo = p->lo, want = val ? wanted(p) : lo;
-  size_t i = class_hash(p, val, lo, want) & mask;
-  for (; slot[i] >> 32 == gen; i = (i + 1) & mask) {
-    size_t k = (size_t)(slot[i] & 0xffffffffu) - 1;
+  size_t h = class_hash(p, val, lo, want), i = h & t->mask;
+  for (; t->slot[i] >> 32 == t->gen; i = (i + 1) & t->mask) {
+    size_t k = (size_t)(t->slot[i] & 0xffffffffu) - 1;
     if (in_class(l, k, u, val, lo, want))
       return k;
+  }
+  if (few && 2 * (l->nclass + 1) > FEW_SLOTS && t->slot == w->few_slot) {
+    *t = classes_to_slots(l, w); /* u's class is none of them */
+    for (i = h & t->mask; t->slot[i] >> 32 == t->gen; i = (i + 1) & t->mask)
+      ;
   }
   size_t k = l->nclass++;
   l->rep[k] = u;
@@ -224,22 +254,8 @@ class_of(level *l, uint64_t gen, uint64_t *slot, size_t mask, size_t u,
   l->mu_one[k] = 0;
   l->mu_low[k] = INFINITY;
   l->kmu[k] = NAN; /* no clock worked out in this split yet */
-  slot[i] = gen << 32 | (uint64_t)(k + 1);
+  t->slot[i] = t->gen << 32 | (uint64_t)(k + 1);
   return k;
-}
-
-/* The classes made so far put in the memo's slots at their hashes (a
- * split whose classes outgrew the few slots): each class is its own, so
- * none is compared. */
-static void classes_to_slots(const level *l, struct power_work *w) {
-  size_t mask = w->size - 1;
-  for (size_t k = 0; k < l->nclass; k++) {
-    const power_unit *p = &l->units[l->rep[k]];
-    size_t i = class_hash(p, l->valued[k], l->klo[k], l->kwant[k]) & mask;
-    while (w->slot[i] >> 32 == w->gen)
-      i = (i + 1) & mask;
-    w->slot[i] = w->gen << 32 | (uint64_t)(k + 1);
-  }
 }
 
 /* How many units from u on (0 < u <= n) the caller marks alike the one
@@ -254,44 +270,36 @@ static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
   return end != NULL ? (size_t)(end - (alike + u)) : n - u;
 }
 
-/* The runs from unit *from on, numbered from nrun, and their classes,
- * through the few slots (few) or all the memo's; with few, it stops at
- * a run's start once half the few slots are taken (a class more keeps
- * them at most half full, so a probe ends). Returns the runs made; *from
- * is where it stopped. Each table's loop is its own copy (always
- * inline): the request level's groups of many classes probe the memo's
- * slots with no test of the few slots' room. */
+/* The runs and their classes, through the few slots (few) or all the
+ * memo's. Each table's loop is its own copy (always inline): the
+ * request level's groups of many classes probe the memo's slots with no
+ * test of the few slots' room. Returns the runs made. */
 static inline __attribute__((always_inline)) size_t
-runs_from(level *l, struct power_work *w, const uint8_t *alike, size_t *from,
-          size_t nrun, bool few) {
+runs_made(level *l, struct power_work *w, const uint8_t *alike, bool few) {
   /* In locals: the stores to the runs' arrays (size_t) might otherwise
    * be to l->n, read again every run. */
   size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
-  size_t *rcls = l->rcls, k = nrun > 0 ? rcls[nrun - 1] : SIZE_MAX;
+  size_t *rcls = l->rcls, k = SIZE_MAX, nrun = 0;
   const size_t n = l->n;
   double *rgpus = l->rgpus, *gpus = l->gpus;
   const bool try_prev = w->runs_share; /* the last split's */
-  uint64_t *slot = few ? w->few_slot : w->slot, gen = w->gen;
-  const size_t mask = few ? FEW_SLOTS - 1 : w->size - 1;
-  size_t u = *from;
-  for (size_t m; u < n; u += m, nrun++) {
-    if (few && 2 * l->nclass >= FEW_SLOTS)
-      break;
+  slots t = few ? (slots){w->few_slot, w->gen, FEW_SLOTS - 1}
+                : (slots){w->slot, w->gen, w->size - 1};
+  for (size_t u = 0, m; u < n; u += m, nrun++) {
     m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
                            : power_alike_from(l->units, u + 1, n));
     first[nrun] = u;
     len[nrun] = m;
-    k = rcls[nrun] = class_of(l, gen, slot, mask, u, try_prev ? k : SIZE_MAX);
+    k = rcls[nrun] = class_of(l, w, &t, u, try_prev ? k : SIZE_MAX, few);
     rgpus[nrun] = l->units[u].n;
     gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
   }
-  *from = u;
   return nrun;
 }
 
 void power__level_init(level *l, power_memo *memo, double *cap,
                        const uint8_t *alike) {
-  size_t size = 2, nrun = 0, u = 0;
+  size_t size = 2;
   while (size < 2 * l->n)
     size *= 2;
   if (l->n >= UINT32_MAX || !level_alloc(l, memo, size)) {
@@ -302,13 +310,8 @@ void power__level_init(level *l, power_memo *memo, double *cap,
   }
   struct power_work *w = memo->work;
   l->nclass = 0;
-  if (w->few) {
-    nrun = runs_from(l, w, alike, &u, 0, true);
-    if (u < l->n) /* more classes than the few slots hold */
-      classes_to_slots(l, w);
-  }
-  if (u < l->n)
-    nrun = runs_from(l, w, alike, &u, nrun, false);
+  size_t nrun =
+      w->few ? runs_made(l, w, alike, true) : runs_made(l, w, alike, false);
   l->runs.n = nrun;
   w->runs_share = 2 * l->nclass < nrun;
   w->classes = l->nclass;
