@@ -105,6 +105,9 @@ unsigned long power__level_evals(void);
  * of units' clock at a level (its pow calls), over every split so far. */
 unsigned long power__clock_evals(void);
 
+/* For tests: the classes the memo's last split found (0: none yet). */
+size_t power__memo_classes(const power_memo *memo);
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with

@@ -26,16 +26,6 @@
 
 #include "alloc.h"
 #include "bits.h"
-#include "lanes.h"
-
-static double wanted(const power_unit *u) {
-  return clamp(u->demand, u->lo, u->hi);
-}
-
-static bool valued(const power_unit *u) {
-  return u->weight > 0 && u->c > 0 && u->activity > 0 && u->span > 0 &&
-         u->gamma > u->c;
-}
 
 /* Unit u's per-GPU cap at its clock k, and its derivative in log mu
  * (where neither the clock nor the cap is clamped, phi ~ mu^-e, so
@@ -46,71 +36,6 @@ static double cap_at(const power_unit *u, clock_at k, double *slope) {
   double e = 1 / (u->gamma - u->c);
   *slope = k.phi == k.raw && cap == p ? -u->gamma * e * (p - u->idle) : 0;
   return cap;
-}
-
-/* same_clock's fields, seven doubles side by side in power_unit. */
-#define CLOCK_FIELDS_AT offsetof(power_unit, weight)
-_Static_assert(offsetof(power_unit, c) == CLOCK_FIELDS_AT + 8 &&
-                   offsetof(power_unit, idle) == CLOCK_FIELDS_AT + 16 &&
-                   offsetof(power_unit, span) == CLOCK_FIELDS_AT + 24 &&
-                   offsetof(power_unit, activity) == CLOCK_FIELDS_AT + 32 &&
-                   offsetof(power_unit, gamma) == CLOCK_FIELDS_AT + 40 &&
-                   offsetof(power_unit, phi_min) == CLOCK_FIELDS_AT + 48,
-               "same_clock reads the clock's fields as pairs");
-
-/* Whether two units' clocks are the same function of the level: their
- * seven clock fields equal (==), two a compare (a lane's == is the
- * scalar's), the last pair overlapping so no read passes the unit. */
-static inline bool same_clock(const power_unit *a, const power_unit *b) {
-  const char *x = (const char *)a + CLOCK_FIELDS_AT;
-  const char *y = (const char *)b + CLOCK_FIELDS_AT;
-  sim_i2 eq = (sim_d2_at(x) == sim_d2_at(y)) &
-              (sim_d2_at(x + 16) == sim_d2_at(y + 16)) &
-              (sim_d2_at(x + 32) == sim_d2_at(y + 32)) &
-              (sim_d2_at(x + 40) == sim_d2_at(y + 40));
-  return (eq[0] & eq[1]) != 0;
-}
-
-/* What a memo keeps from call to call (power_memo.work): the level's
- * arrays, grown when a group has more units than before and never zeroed
- * again. A slot of the class hash holds the call's generation in its
- * high half and a class + 1 in its low: a slot of an earlier call reads
- * as empty, so the hash needs no clearing either. */
-struct power_work {
-  double *d;
-  size_t *z;
-  bool *b;
-  uint64_t *slot;
-  size_t n, size; /* the units the arrays hold; the hash's slots */
-  uint64_t gen;
-  /* Whether the last split's runs were more than twice its classes:
-   * then this one's try the run before's class first (class_of; the
-   * fluid mode's group of 66 runs has some 12 classes, while the
-   * request level's runs are mostly of other classes than their
-   * neighbours', where a try would cost a failed compare a run). */
-  bool runs_share;
-};
-
-bool power_memo_ready(const power_memo *memo, size_t n) {
-  const struct power_work *w = memo->work;
-  size_t size = 2; /* level_init's */
-  while (size < 2 * n)
-    size *= 2;
-  /* work_grow then makes nothing, so level_alloc cannot fail */
-  return n < UINT32_MAX && w != NULL && w->d != NULL && w->n >= n &&
-         w->slot != NULL && w->size >= size;
-}
-
-void power_memo_clear(power_memo *memo) {
-  struct power_work *w = memo->work;
-  if (w == NULL)
-    return;
-  sim_free(NULL, w->d);
-  sim_free(NULL, w->z);
-  sim_free(NULL, w->b);
-  sim_free(NULL, w->slot);
-  sim_free(NULL, w);
-  memo->work = NULL;
 }
 
 /* For tests: the classes' clocks worked out (power__clock_evals). */
@@ -325,168 +250,6 @@ static double grouped_at(const void *ctx, double log_mu, double *slope) {
   return sum;
 }
 
-/* The memo's arrays, grown for n units (the hash's slots zeroed when
- * new); false when out of memory. */
-static bool work_grow(struct power_work *w, size_t n, size_t size) {
-  if (n > w->n || w->d == NULL) {
-    sim_free(NULL, w->d);
-    sim_free(NULL, w->z);
-    sim_free(NULL, w->b);
-    w->d = sim_alloc(NULL, (19 * n + 19) * sizeof *w->d);
-    w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
-    w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
-    w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
-    if (w->n != n)
-      return false;
-  }
-  if (size > w->size || w->slot == NULL) {
-    sim_free(NULL, w->slot);
-    w->slot = sim_calloc(NULL, size, sizeof *w->slot);
-    w->size = w->slot != NULL ? size : 0;
-    w->gen = 0;
-    if (w->slot == NULL)
-      return false;
-  }
-  if (++w->gen >> 32 != 0) { /* the generations wrapped: clear */
-    memset(w->slot, 0, w->size * sizeof *w->slot);
-    w->gen = 1;
-  }
-  return true;
-}
-
-/* Points the level's arrays into the memo's (made when it has none);
- * false when out of memory. */
-static bool level_alloc(level *l, power_memo *memo, size_t size) {
-  if (memo->work == NULL)
-    memo->work = sim_calloc(NULL, 1, sizeof *memo->work);
-  struct power_work *w = memo->work;
-  if (w == NULL || !work_grow(w, l->n, size))
-    return false;
-  size_t n = l->n;
-  double *d = w->d;
-  l->cap = d, l->ds = d + n + 1, l->gpus = d + 2 * n + 2;
-  l->klo = d + 3 * n + 3, l->kwant = d + 4 * n + 4, l->rcap = d + 5 * n + 5;
-  l->spare = d + 6 * n + 6, l->rgpus = d + 9 * n + 9;
-  l->mu_one = d + 10 * n + 10, l->cap_one = d + 11 * n + 11;
-  l->mu_low = d + 12 * n + 12, l->cap_low = d + 13 * n + 13;
-  l->good_cap = d + 14 * n + 14;
-  l->kraw = d + 15 * n + 15, l->kdyn = d + 16 * n + 16;
-  l->ke = d + 17 * n + 17, l->kmu = d + 18 * n + 18;
-  l->rep = w->z, l->rcls = w->z + n + 1;
-  l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
-  l->live = w->z + 4 * n + 4;
-  l->valued = w->b;
-  return true;
-}
-
-/* Whether unit u belongs to class k: valued or not as it is, its range
- * the same bits, and if valued its clock the same function. */
-static bool in_class(const level *l, size_t k, size_t u, bool val, double lo,
-                     double want) {
-  return l->valued[k] == val && sim_same_bits(l->klo[k], lo) &&
-         sim_same_bits(l->kwant[k], want) &&
-         (!val || same_clock(&l->units[l->rep[k]], &l->units[u]));
-}
-
-/* Whether unit p belongs to class k when k is valued: in_class without
- * valued(p), which a unit of the same clock function as k's first has
- * (its inputs are same_clock's fields, equal), nor its want worked out
- * unless the rest holds. */
-static bool in_valued_class(const level *l, size_t k, const power_unit *p) {
-  return l->valued[k] && sim_same_bits(l->klo[k], p->lo) &&
-         same_clock(&l->units[l->rep[k]], p) &&
-         sim_same_bits(l->kwant[k], wanted(p));
-}
-
-/* The class of unit u through a hash on its clock inputs and range (open
- * addressing in the memo's slots, size a power of two), made if new.
- * The run before's class, prev (SIZE_MAX: none, or not tried: see
- * power_work.runs_share), is tried first where valued: in the fluid mode
- * most runs are of their neighbour's class (a service's replicas apart
- * by their GPUs alone: bench-10k's group of 66 runs, some 12 classes),
- * and a class is in_class's equivalence class
- * (same bits, or == on values that are neither NaN nor zero: a unit of
- * it hashes to its slot), so no other class holds u: the hash's answer. */
-static size_t class_of(level *l, struct power_work *w, size_t u, size_t prev) {
-  const power_unit *p = &l->units[u];
-  if (prev != SIZE_MAX && in_valued_class(l, prev, p))
-    return prev;
-  bool val = valued(p);
-  double lo = p->lo, want = val ? wanted(p) : lo;
-  uint64_t h, *slot = w->slot;
-  double key = val ? p->activity + 7 * p->weight + 13 * p->c + want : lo;
-  memcpy(&h, &key, sizeof h);
-  h *= 0x9e3779b97f4a7c15ULL;
-  size_t i = (size_t)(h >> 32) & (w->size - 1);
-  for (; slot[i] >> 32 == w->gen; i = (i + 1) & (w->size - 1)) {
-    size_t k = (size_t)(slot[i] & 0xffffffffu) - 1;
-    if (in_class(l, k, u, val, lo, want))
-      return k;
-  }
-  size_t k = l->nclass++;
-  l->rep[k] = u;
-  l->valued[k] = val;
-  l->gpus[k] = 0;
-  l->klo[k] = lo;
-  l->kwant[k] = want;
-  l->cap[k] = lo; /* what it stays at unless valued */
-  l->ds[k] = 0;
-  l->mu_one[k] = 0;
-  l->mu_low[k] = INFINITY;
-  l->kmu[k] = NAN; /* no clock worked out in this split yet */
-  slot[i] = w->gen << 32 | (uint64_t)(k + 1);
-  return k;
-}
-
-/* How many units from u on (0 < u <= n) the caller marks alike the one
- * before (split_from's alike): the first 0 byte, found as memchr finds
- * it, many a step; the units themselves are not read. The first byte is
- * tested first: at request level most runs are one unit, whose memchr
- * call cost some twenty instructions to find the byte at once. */
-static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
-  if (u >= n || alike[u] == 0)
-    return 0;
-  const uint8_t *end = memchr(alike + u + 1, 0, n - u - 1);
-  return end != NULL ? (size_t)(end - (alike + u)) : n - u;
-}
-
-/* Fills the level's runs and classes, the runs from the caller's marks
- * (alike, NULL: none) or else found by comparing the units; without
- * memory, a unit a run and no classes (l->rcls NULL), the caps worked
- * out in cap itself. */
-static void level_init(level *l, power_memo *memo, double *cap,
-                       const uint8_t *alike) {
-  size_t size = 2, nrun = 0;
-  while (size < 2 * l->n)
-    size *= 2;
-  if (l->n >= UINT32_MAX || !level_alloc(l, memo, size)) {
-    l->runs = (power_runs){l->n, NULL, NULL};
-    l->rcls = NULL;
-    l->rcap = cap;
-    return;
-  }
-  /* In locals: the stores to the runs' arrays (size_t) might otherwise
-   * be to l->n, read again every run. */
-  size_t *first = (size_t *)l->runs.first, *len = (size_t *)l->runs.len;
-  size_t *rcls = l->rcls, k = SIZE_MAX;
-  const size_t n = l->n;
-  double *rgpus = l->rgpus, *gpus = l->gpus;
-  struct power_work *w = memo->work;
-  const bool try_prev = w->runs_share; /* the last split's */
-  l->nclass = 0;
-  for (size_t u = 0, m; u < n; u += m, nrun++) {
-    m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
-                           : power_alike_from(l->units, u + 1, n));
-    first[nrun] = u;
-    len[nrun] = m;
-    k = rcls[nrun] = class_of(l, w, u, try_prev ? k : SIZE_MAX);
-    rgpus[nrun] = l->units[u].n;
-    gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
-  }
-  l->runs.n = nrun;
-  w->runs_share = 2 * l->nclass < nrun;
-}
-
 /* Whether the budget of a group of many classes is held at their floor
  * (power_held_at_floor; level.held: the fluid mode's groups of a few
  * classes are not asked). */
@@ -687,7 +450,7 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN, .mu = NAN, .good_at = NAN,
              .budget = budget_w, .ax = NAN, .amu = NAN, .pm_phi = NAN};
-  level_init(&l, memo, cap, alike);
+  power__level_init(&l, memo, cap, alike);
   l.held = held_at_floor(&l, budget_w);
   double x = level_of(&l, budget_w, memo);
   memo->level = x;

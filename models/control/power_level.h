@@ -1,18 +1,31 @@
 /* power_level.h - the efficiency policy's level (power_efficiency.c)
  * as its two files share it: the units in runs and classes, a unit's
  * clock at a level, and the start of the level's search by Halley's steps
- * (power_efficiency_near.c). Only those two files include it. */
+ * (power_efficiency_near.c), and the runs and classes made
+ * (power_classes.c). Only those three files include it. */
 #ifndef MODELS_CONTROL_POWER_LEVEL_H
 #define MODELS_CONTROL_POWER_LEVEL_H
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pow.h"
 #include "power.h"
 
 static inline double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* A unit's wanted cap: its demand within its range. */
+static inline double wanted(const power_unit *u) {
+  return clamp(u->demand, u->lo, u->hi);
+}
+
+/* Whether a unit does measured work: its clock follows the level. */
+static inline bool valued(const power_unit *u) {
+  return u->weight > 0 && u->c > 0 && u->activity > 0 && u->span > 0 &&
+         u->gamma > u->c;
 }
 
 /* A unit's clock at level mu and its dynamic power share phi^gamma: the
@@ -218,6 +231,14 @@ static inline bool bound_below_floor(level *l, size_t k, const power_unit *u,
  * (power__level_near): in bench-10k's fluid groups 12 and 3, at the
  * request level 17 to 64 and some 500. */
 #define POWER_FEW_CLASSES 64
+
+/* Fills the level's runs and classes for its units (l->units, l->n):
+ * the runs from the caller's marks (alike, NULL: none) or else found by
+ * comparing the units; without memory, a unit a run and no classes
+ * (l->rcls NULL), the caps to be worked out in cap itself
+ * (power_classes.c). */
+void power__level_init(level *l, power_memo *memo, double *cap,
+                       const uint8_t *alike);
 
 /* A start for total_at's search near the crossing of grouped (the
  * classes' power added class by class, power_efficiency.c's grouped_at),

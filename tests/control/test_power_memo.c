@@ -5,7 +5,8 @@
  * bisection's level and caps, bit for bit; its fill remembered is the
  * fresh fill's, over runs and with pinned runs as over units; the arrays
  * its memo keeps carry over fleets of any size, and are ready
- * (power_memo_ready) for as many units as made them. */
+ * (power_memo_ready) for as many units as made them; its classes are
+ * found as they outgrow the few slots of its class hash. */
 #include "test_util.h"
 
 #include <math.h>
@@ -403,8 +404,45 @@ static void memo_ready_for_as_many(void **state) {
   }
 }
 
+/* Units of k classes by turns (unit j of class j % k: no two units of a
+ * class side by side, so each unit after the first k is found through
+ * the class hash), each class its own activity. */
+static void classes_by_turns(power_unit *u, size_t n, size_t k) {
+  for (size_t j = 0; j < n; j++)
+    u[j] = unit(8, 0.2 + 0.7 * (double)(j % k) / (double)k, POWER_INFERENCE,
+                0.5);
+}
+
+/* A memo's splits of k classes by turns, k rising past the few slots'
+ * room within a split and falling back (the classes put in the memo's
+ * slots again as they outgrow the few: power_classes.c): each split
+ * finds its k classes, no more, and the caps of a split without a memo,
+ * bit for bit. */
+static void classes_found_as_they_outgrow_the_few_slots(void **state) {
+  (void)state;
+  static const size_t ks[] = {3,  12, 16, 40, 2,  33, 1,  31, 32,
+                              17, 16, 64, 5,  100, 15, 48, 7, 200};
+  enum { N = 400 };
+  power_memo memo = {.level = NAN};
+  static power_unit u[N];
+  static double cap[N], want_cap[N];
+  for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+    classes_by_turns(u, N, ks[t]);
+    double budget = 8 * 450.0 * N;
+    power_split_efficiency(u, N, budget, want_cap);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (power__memo_classes(&memo) != ks[t])
+      fail_msg("split %zu: %zu classes found for %zu", t,
+               power__memo_classes(&memo), ks[t]);
+    if (memcmp(cap, want_cap, sizeof cap) != 0)
+      fail_msg("split %zu (%zu classes): caps not the memo-less split's", t,
+               ks[t]);
+  }
+  power_memo_clear(&memo);
+}
+
 int main(void) {
-  struct CMUnitTest tests[10];
+  struct CMUnitTest tests[11];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -416,5 +454,6 @@ int main(void) {
   TEST_ADD(tests, n, pinned_runs_fill_as_units);
   TEST_ADD(tests, n, memo_arrays_carry_over);
   TEST_ADD(tests, n, memo_ready_for_as_many);
+  TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
