@@ -512,6 +512,9 @@ static const struct {
     {4, -1, 0, "racks of 18 units alike"},
     {4, 2, 9, "racks of 18 units, rack 2's middle unit unlike"},
     {4, 1, 17, "racks of 18 units, rack 1's last unlike"},
+    /* the rack before its group's next unlike inside: the next not its */
+    {4, 0, 9, "racks of 18 units, rack 0's middle unit unlike"},
+    {4, 3, 1, "racks of 18 units, rack 3's second unit unlike"},
     /* 35 marks: sixteen a turn, then the last sixteen; marks 4 and 17
      * only in the turns' reads, 34 only in the last */
     {2, -1, 0, "racks of 36 units alike"},
@@ -567,6 +570,25 @@ static void predicted_budget_of_racks_alike(void **state) {
   world_drop(w);
 }
 
+/* The same with racks' constants unlike the rack before's though their
+ * loads are alike (rack 1's other IT at its most, rack 4's idle; each
+ * the second of its group): a rack
+ * takes the term of the rack before (other_it_next's rack_as_before)
+ * only where its constants are that rack's too. */
+static void predicted_budget_of_racks_unlike_in_constants(void **state) {
+  (void)state;
+  world *w = predict_world();
+  control_view v = predict_view;
+  double gb[3];
+  w->fl->other_max_w[1] = 30000;
+  w->fl->other_idle_w[4] = 15000;
+  for (int s = 0; s < (int)(sizeof direct_at / sizeof *direct_at); s++) {
+    keyed_state_of(w, direct_state, s, gb);
+    assert_budgets_of_runs(w, &v, gb, direct_at[s].what);
+  }
+  world_drop(w);
+}
+
 /* Step s's state on w with its GPUs keyed by slot (a slot + 1, 0 free)
  * and the racks updated, so the runs are made (or kept) for it. */
 static void keyed_update(world *w, int s) {
@@ -615,7 +637,7 @@ static void caps_once_a_run_are_the_gpus(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[7];
+  struct CMUnitTest tests[8];
   size_t n = 0;
   TEST_ADD(tests, n, warm_units_are_cold_units);
   TEST_ADD(tests, n, warm_units_by_count_are_cold_units);
@@ -623,6 +645,7 @@ int main(void) {
   TEST_ADD(tests, n, slot_worth_asked_once_a_period);
   TEST_ADD(tests, n, predicted_budget_reads_the_runs);
   TEST_ADD(tests, n, predicted_budget_of_racks_alike);
+  TEST_ADD(tests, n, predicted_budget_of_racks_unlike_in_constants);
   TEST_ADD(tests, n, caps_once_a_run_are_the_gpus);
   return _cmocka_run_group_tests("control_units", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
