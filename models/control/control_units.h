@@ -170,17 +170,11 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a);
 void control__units_fini(control_units *cu);
 
-/* Units asked of the fill a call: a chunk's units (13 KB) are still in
+/* Units asked of the fill a call: a chunk's units (27 KB) are still in
  * the first-level cache when refreshed and marked. With 1,024 (106 KB)
  * the refresh read them back from the second level, 4,400 first-level
- * misses a tick of bench-10k fluid more (callgrind's cache model). With
- * 256 (the lazy window 27 KB, most of the 32 KB first level) the
- * window's lines had left it by the next chunk's fill: its 32-byte worth
- * stores a unit (worth_puts_avx2) waited on them, 3.1% of the fluid day.
- * 128 holds the window there through the fill's and the refresh's other
- * reads, for some 7.8 k instructions more a fluid tick (twice the calls,
- * each chunk's end a stretch's). */
-enum { CONTROL_UNITS_CHUNK = 128 };
+ * misses a tick of bench-10k fluid more (callgrind's cache model). */
+enum { CONTROL_UNITS_CHUNK = 256 };
 
 enum { CONTROL_UNITS_LAZY_WAIT = 63 };
 

@@ -258,10 +258,10 @@ size_t work__key_stretch(const uint32_t *k, size_t m);
 /* workloads_units.c: how many units key[j .. n) from a service slot key[j] on
  * are that service's consecutive replicas (slots key[j], key[j] + 1, ...,
  * parts one apart), at most WORK_CHUNK: the units that take their compute
- * shares in one call. At least as many as control asks for a call
- * (CONTROL_UNITS_CHUNK, now 128), so a chunk of one service's replicas
- * is one stretch: at 64, bench-10k's fluid tick made 36 calls, each with
- * its keys' setup and the services' per-call work, where at 256 11. */
+ * shares in one call. As many as control asks for a call
+ * (CONTROL_UNITS_CHUNK), so a chunk of one service's replicas is one
+ * stretch: at 64, bench-10k's fluid tick made 36 calls, each with its
+ * keys' setup and the services' per-call work, where now 11. */
 enum { WORK_CHUNK = 256 };
 size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
                              size_t n);
