@@ -44,6 +44,39 @@ static void extremes_give(wt_hist *h, bool empty, const extremes *e) {
   h->max = e->any && e->hi > h->max ? e->hi : h->max;
 }
 
+/* The extremes of a book's points ended and given to both histograms. */
+static void extremes_give_both(extremes *e, wt_hist *a, bool a_empty,
+                               wt_hist *b, bool b_empty) {
+  extremes_end(e);
+  extremes_give(a, a_empty, e);
+  extremes_give(b, b_empty, e);
+}
+
+/* The first point with a weight (hits * w > 0), or n. */
+static inline size_t first_weighted(const double *w, size_t n, double hits) {
+  size_t i = 0;
+  while (i < n && !(hits * w[i] > 0))
+    i++;
+  return i;
+}
+
+/* The points after i at v[i]'s value, each weight added to the four sums
+ * (the two counts and the bin's two), in the points' order; returns the
+ * run's last index. Inlined, so the sums stay in registers. */
+static inline __attribute__((always_inline)) size_t
+add_run(const double *v, const double *w, size_t i, size_t n, double hits,
+        double *const sums[4]) {
+  double x = v[i];
+  while (i + 1 < n && v[i + 1] == x) {
+    double wr = hits * w[++i];
+    if (!(wr > 0))
+      continue;
+    for (int k = 0; k < 4; k++)
+      *sums[k] += wr;
+  }
+  return i;
+}
+
 /* The weights and the bins, point by point as before (their sums' order
  * is the points'); the extremes once a book, not twice a point. The
  * counts and the share under the range summed in locals (a and b are
@@ -55,13 +88,9 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
            const double *w, size_t n, double hits, bool runs) {
   bool a_empty = a->n == 0, b_empty = b->n == 0;
   extremes e = {0, INFINITY, -INFINITY, false, false};
-  size_t i = 0;
-  while (i < n && !(hits * w[i] > 0))
-    i++;
-  if (i < n) {
-    e.first = v[i];
-    e.some = true;
-  }
+  size_t i = first_weighted(w, n, hits);
+  e.some = i < n;
+  e.first = e.some ? v[i] : 0;
   double an = a->n, bn = b->n, au = a->under, bu = b->under;
   for (; i < n; i++) {
     double x = v[i], wt = hits * w[i];
@@ -83,15 +112,8 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
      * the store of the one before). The same adds in the same order;
      * x's extremes are taken. */
     double ra = a->bin[bin] + wt, rb = b->bin[bin] + wt;
-    while (runs && i + 1 < n && v[i + 1] == x) {
-      double wr = hits * w[++i];
-      if (!(wr > 0))
-        continue;
-      an += wr;
-      bn += wr;
-      ra += wr;
-      rb += wr;
-    }
+    if (runs)
+      i = add_run(v, w, i, n, hits, (double *[]){&an, &bn, &ra, &rb});
     a->bin[bin] = ra;
     b->bin[bin] = rb;
   }
@@ -99,9 +121,7 @@ add_points(wt_hist *a, wt_hist *b, const wh_bins *t, const double *v,
   b->n = bn;
   a->under = au;
   b->under = bu;
-  extremes_end(&e);
-  extremes_give(a, a_empty, &e);
-  extremes_give(b, b_empty, &e);
+  extremes_give_both(&e, a, a_empty, b, b_empty);
 }
 
 #ifdef SIM_LANES_AVX2
