@@ -252,6 +252,48 @@ WIDE_INLINE sim_d4 wide_weights(const wk *k, sim_d4 j, bool up, bool zero,
   return (sim_d4){p0, p1, p2, p3};
 }
 
+/* A run's weights two turns ahead of its sums. The weights' chain of
+ * products (each state's the last's times a ratio, four a turn) is what
+ * the turn waits on: computed in the turn that adds them, behind the
+ * sums of the turn before in program order, its next products could not
+ * start until those sums were under way. Here turn t + 2's weights come
+ * first in turn t's code. The same weights from the same ratios, in the
+ * same order (and *above's, down, the same sequence): the same bits. */
+typedef struct wq {
+  sim_d4 pw, jv; /* this turn's weights and lanes' j */
+  sim_d4 pn, jn; /* the next turn's (pn: when it has one) */
+  double ab;     /* wide_weights' *above going down */
+} wq;
+
+/* The weight the run goes on from after the four states of pw. */
+WIDE_INLINE double wq_last(sim_d4 pw, bool up) { return up ? pw[3] : pw[0]; }
+
+/* The first two turns' weights of a run of cnt states (>= 4) from lanes
+ * jv, entering at weight p (ab: the rate above, going down). */
+WIDE_INLINE void wq_open(wq *q, const wk *k, sim_d4 jv, uint32_t cnt, bool up,
+                         bool zero, double p, double ab) {
+  q->ab = ab;
+  q->jv = jv;
+  q->pw = wide_weights(k, jv, up, zero, p, &q->ab);
+  q->jn = jv + k->step;
+  q->pn = q->pw;
+  if (cnt >= 8)
+    q->pn = wide_weights(k, q->jn, up, zero, wq_last(q->pw, up), &q->ab);
+}
+
+/* To the next turn, with cnt states left from this one: the turn after
+ * it worked out where there is one. */
+WIDE_INLINE void wq_ahead(wq *q, const wk *k, uint32_t cnt, bool up,
+                          bool zero) {
+  sim_d4 jnn = q->jn + k->step, pnn = q->pn;
+  if (cnt >= 12)
+    pnn = wide_weights(k, jnn, up, zero, wq_last(q->pn, up), &q->ab);
+  q->pw = q->pn;
+  q->jv = q->jn;
+  q->pn = pnn;
+  q->jn = jnn;
+}
+
 /* Chain c's running sums in lanes, and block b's constants into *k. */
 WIDE_INLINE wsum wsum_open(const blk *b, const walk *w, const chain *c, bool up,
                            bool zero, wk *k) {
@@ -298,18 +340,20 @@ WIDE_INLINE double wide_run(blk *b, const walk *w, uint32_t j, uint32_t cnt,
   wsum u = wsum_open(b, w, c, up, zero, &kk);
   /* The lanes' j counted in doubles, exact (sum_chain: below 2^52). */
   sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
-  double ab = up ? 0 : *above;
+  wq q = {.ab = up ? 0 : *above};
+  if (cnt >= 4)
+    wq_open(&q, &kk, jv, cnt, up, zero, p, q.ab);
   for (; cnt >= 4; cnt -= 4) {
     const wk *k = wk_opaque(&kk);
     uint32_t jl = up ? j : j - 3;
-    sim_d4 pw = wide_weights(k, jv, up, zero, p, &ab);
-    p = up ? pw[3] : pw[0];
-    u = wide_sums(k, w, jl, k->nb + jv, pw, up, zero, u);
+    sim_d4 pw = q.pw, jt = q.jv;
+    wq_ahead(&q, k, cnt, up, zero);
+    p = wq_last(pw, up);
+    u = wide_sums(k, w, jl, k->nb + jt, pw, up, zero, u);
     j = up ? j + 4 : j - 4;
-    jv += k->step;
   }
   if (!up)
-    *above = ab;
+    *above = q.ab;
   wsum_close(u, b, c);
   uint64_t n = (uint64_t)b->k * w->rr + j;
   return up ? steps_up(b, w, j, n, cnt, p, c, zero)
@@ -397,17 +441,19 @@ W512_INLINE double wide_run8(blk *b, const walk *w, uint32_t j, uint32_t cnt,
   k8.at1 = d8_join(k->a1, k->t1);
   wsum8 u = {.sm = u4.sm, .aw = d8_join(u4.a, u4.wt)};
   sim_d4 jv = sim_d4_all(up ? j : j - 3) + (sim_d4){0, 1, 2, 3};
-  double ab = up ? 0 : *above;
+  wq q = {.ab = up ? 0 : *above};
+  if (cnt >= 4)
+    wq_open(&q, k, jv, cnt, up, zero, p, q.ab);
   for (; cnt >= 4; cnt -= 4) {
     uint32_t jl = up ? j : j - 3;
-    sim_d4 pw = wide_weights(k, jv, up, zero, p, &ab);
-    p = up ? pw[3] : pw[0];
-    u = wide_sums8(&k8, w, jl, k->nb + jv, pw, up, zero, u);
+    sim_d4 pw = q.pw, jt = q.jv;
+    wq_ahead(&q, k, cnt, up, zero);
+    p = wq_last(pw, up);
+    u = wide_sums8(&k8, w, jl, k->nb + jt, pw, up, zero, u);
     j = up ? j + 4 : j - 4;
-    jv += k->step;
   }
   if (!up)
-    *above = ab;
+    *above = q.ab;
   u4.sm = u.sm;
   u4.a = __builtin_shufflevector(u.aw, u.aw, 0, 1, 2, 3);
   u4.wt = __builtin_shufflevector(u.aw, u.aw, 4, 5, 6, 7);
