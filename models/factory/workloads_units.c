@@ -109,17 +109,28 @@ _Static_assert(sizeof(int) == 4 && offsetof(power_unit, cls) == 0 &&
  * the load (so c[-3 .. -1] must be readable), and the unit's own n,
  * broadcast from it and blended into its word. In a window of units 32
  * bytes aligned (control_units_window.c) each store is one line's. */
+__attribute__((target("avx2"), always_inline)) static inline void
+worth_put_avx2(power_unit *u, const double *c, __m256d head) {
+  __m256i x = _mm256_castpd_si256(_mm256_blend_pd(head, _mm256_loadu_pd(c - 3), 8));
+  x = _mm256_blend_epi32(x, _mm256_set1_epi32((int)u->n), 2);
+  _mm256_storeu_si256((__m256i *)u, x);
+}
+
+/* Four units a turn by hand (the pragma's unroll was not taken with the
+ * blend of n: seven instructions a unit, five so). */
 __attribute__((target("avx2"), noinline)) static void
 worth_puts_avx2(power_unit *u, const double *c, size_t e, sim_u2 cp) {
   const __m256d head = _mm256_castsi256_pd(_mm256_set_epi64x(
       0, 0x3FF0000000000000 /* 1.0 */, (long long)cp[1], (long long)cp[0]));
-#pragma GCC unroll 4
-  for (size_t i = 0; i < e; i++) {
-    __m256i x = _mm256_castpd_si256(
-        _mm256_blend_pd(head, _mm256_loadu_pd(c + i - 3), 8));
-    x = _mm256_blend_epi32(x, _mm256_set1_epi32((int)u[i].n), 2);
-    _mm256_storeu_si256((__m256i *)(u + i), x);
+  size_t i = 0;
+  for (; i + 4 <= e; i += 4) {
+    worth_put_avx2(u + i, c + i, head);
+    worth_put_avx2(u + i + 1, c + i + 1, head);
+    worth_put_avx2(u + i + 2, c + i + 2, head);
+    worth_put_avx2(u + i + 3, c + i + 3, head);
   }
+  for (; i < e; i++)
+    worth_put_avx2(u + i, c + i, head);
 }
 #endif
 
