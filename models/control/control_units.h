@@ -148,7 +148,7 @@ typedef struct control_units {
    * A refresh then fills and refreshes every chunk in a window of its
    * own (win: CONTROL_UNITS_CHUNK + 1 units, win[0] the unit before the
    * chunk's first) and puts back in u only the units left unmarked: the
-   * 233 KB of bench-10k's units are no longer written every allocation
+   * 216 KB of bench-10k's units are no longer written every allocation
    * for its some 70 runs (control_units_window.c). */
   bool lazy;
   /* A lazy refresh that put back more than a quarter of the units (the
