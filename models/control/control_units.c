@@ -40,7 +40,7 @@ void control__units_fini(control_units *cu) {
       cu->slot_unit,  cu->slot_stamp,   cu->built_slot, cu->built_usable,
       cu->span_first, cu->span_len,     cu->span_unit,  cu->alike,
       cu->n_alike,    cu->base.made_at, cu->cap_run,    cu->cap_unit,
-      cu->cap_len,    cu->rack_direct,  cu->rack_joins, cu->win,
+      cu->cap_len,    cu->rack_direct,  cu->rack_joins, cu->win_mem,
       cu->free_at};
   for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
     sim_free(a, arrays[k]);

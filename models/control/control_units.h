@@ -148,7 +148,7 @@ typedef struct control_units {
    * A refresh then fills and refreshes every chunk in a window of its
    * own (win: CONTROL_UNITS_CHUNK + 1 units, win[0] the unit before the
    * chunk's first) and puts back in u only the units left unmarked: the
-   * 233 KB of bench-10k's units are no longer written every allocation
+   * 216 KB of bench-10k's units are no longer written every allocation
    * for its some 70 runs (control_units_window.c). */
   bool lazy;
   /* A lazy refresh that put back more than a quarter of the units (the
@@ -156,7 +156,7 @@ typedef struct control_units {
    * is not tried again for CONTROL_UNITS_LAZY_WAIT refreshes, whole; nput
    * counts the units put back by the refresh under way. */
   size_t lazy_wait, nput;
-  power_unit *win;
+  power_unit *win, *win_mem; /* win: win_mem's, 32 bytes aligned */
   /* The units of free GPUs, in order (with each build): the fill leaves
    * them, so their worth in the window is put as the build made it. */
   uint32_t *free_at;
@@ -170,7 +170,7 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
                         const sim_allocator *a);
 void control__units_fini(control_units *cu);
 
-/* Units asked of the fill a call: a chunk's units (27 KB) are still in
+/* Units asked of the fill a call: a chunk's units (25 KB) are still in
  * the first-level cache when refreshed and marked. With 1,024 (106 KB)
  * the refresh read them back from the second level, 4,400 first-level
  * misses a tick of bench-10k fluid more (callgrind's cache model). */

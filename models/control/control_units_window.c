@@ -47,10 +47,21 @@ int control__units_list_free(control_units *cu) {
   return SIM_OK;
 }
 
+/* The window 32 bytes aligned (one unit more than it holds, the
+ * allocator's 16-byte alignment rounded up within it): each unit's
+ * worth, its first 32 bytes (power.h), is then one line's, which the
+ * fill's store of it (worth_puts_avx2) and the refresh's loads of it
+ * (alike_eights_avx2) touch: 16 KB of lines of the window's 25 KB,
+ * where the 104-byte units' touched 22 KB of 27 KB. */
 bool control__units_window_ready(control_units *cu) {
-  if (cu->win == NULL)
-    cu->win = sim_calloc(cu->alloc, CONTROL_UNITS_CHUNK + 1, sizeof *cu->win);
-  return cu->win != NULL;
+  if (cu->win_mem == NULL)
+    cu->win_mem =
+        sim_calloc(cu->alloc, CONTROL_UNITS_CHUNK + 2, sizeof *cu->win_mem);
+  if (cu->win_mem == NULL)
+    return false;
+  const uintptr_t at = (uintptr_t)cu->win_mem;
+  cu->win = (power_unit *)((at + 31) & ~(uintptr_t)31);
+  return true;
 }
 
 /* What a refresh writes of a unit (refresh_rack: its range's top, demand

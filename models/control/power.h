@@ -55,10 +55,13 @@ typedef enum power_class {
 } power_class;
 
 typedef struct power_unit {
-  uint32_t n;       /* GPUs in it */
-  double lo, hi;    /* per-GPU cap range, W */
-  double demand;    /* per GPU, uncapped at its activity, W (>= 0) */
+  /* 96 bytes, no padding: a unit's worth (cls, n, priority, weight, c)
+   * is its first 32, so a store of it in a 32-byte aligned array of
+   * units stays in one cache line (workloads_units.c's worth_puts); n
+   * shares cls's word. weight .. phi_min are one block
+   * (power_classes.c), hi and demand a pair (control_units_alike.h). */
   int cls;          /* power_class */
+  uint32_t n;       /* GPUs in it */
   int64_t priority; /* within a class, higher served first (priority) */
   double weight;    /* useful work per GPU at full speed; 0: none */
   double c;         /* compute-bound share of its work, [0, 1] */
@@ -66,8 +69,12 @@ typedef struct power_unit {
   double span;      /* the SM part of gpu.h */
   double activity;  /* a: what follows the clock (SM and memory) / span */
   double gamma;
-  double phi_min; /* the lowest clock share */
+  double phi_min;   /* the lowest clock share */
+  double lo, hi;    /* per-GPU cap range, W */
+  double demand;    /* per GPU, uncapped at its activity, W (>= 0) */
 } power_unit;
+
+_Static_assert(sizeof(power_unit) == 96, "a unit is 96 bytes");
 
 /* What a policy remembers of one group's last allocation, to start the
  * next from: the efficiency policy's level (log mu), NaN for none. The

@@ -267,8 +267,8 @@ size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
                              size_t n);
 
 /* A unit's class and priority as the sixteen bytes replica_units stores
- * from its cls on: the class's int, the four bytes of padding after it
- * zeros (as in a unit made of zeros), the priority's word. Made in
+ * from its cls on: the class's int, the four bytes after it (the unit's
+ * n, which worth_puts_avx2 blends in) zeros, the priority's word. Made in
  * registers: made in a unit on the stack (a memset, a store) and loaded
  * back as one pair, a load no store could forward, it cost half of
  * replica_units' time (perf, release build). */

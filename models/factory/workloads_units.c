@@ -91,33 +91,46 @@ size_t work__replica_stretch(const work *w, const uint32_t *key, size_t j,
   return work__key_stretch(key + j, m);
 }
 
-/* A unit's class and priority (with the padding between them), and its
- * weight and c, each a pair of words: replica_units stores a unit's worth
- * as two stores, not four. */
-_Static_assert(sizeof(int) == 4 &&
-                   offsetof(power_unit, priority) ==
-                       offsetof(power_unit, cls) + 8 &&
-                   offsetof(power_unit, c) == offsetof(power_unit, weight) + 8,
-               "a unit's class and priority, weight and c, in pairs");
+/* A unit's class (its word shared with its GPU count n), priority,
+ * weight and c: its first 32 bytes (power.h), so replica_units stores a
+ * unit's worth as one store of 32 bytes (two of 16 where AVX2 is not),
+ * n put back in its word. */
+_Static_assert(sizeof(int) == 4 && offsetof(power_unit, cls) == 0 &&
+                   offsetof(power_unit, n) == 4 &&
+                   offsetof(power_unit, priority) == 8 &&
+                   offsetof(power_unit, weight) == 16 &&
+                   offsetof(power_unit, c) == 24,
+               "a unit's class, n, priority, weight and c in 32 bytes");
 
 #ifdef SIM_LANES_AVX2
-_Static_assert(offsetof(power_unit, weight) == offsetof(power_unit, cls) + 16,
-               "a unit's class, priority, weight and c in 32 bytes");
-
 /* replica_units' stores, e units' class and priority (cp), weight 1 and
  * c (c[i]) as one store of 32 bytes a unit (AVX2, where the CPU has it):
  * the register is cp, 1 and c[i - 3 .. i]'s last lane, blended from
- * the load (so c[-3 .. -1] must be readable), two instructions a unit
- * where the pair stores took four and a half (about 2,200 units a
- * fluid tick). */
+ * the load (so c[-3 .. -1] must be readable), and the unit's own n,
+ * broadcast from it and blended into its word. In a window of units 32
+ * bytes aligned (control_units_window.c) each store is one line's. */
+__attribute__((target("avx2"), always_inline)) static inline void
+worth_put_avx2(power_unit *u, const double *c, __m256d head) {
+  __m256i x = _mm256_castpd_si256(_mm256_blend_pd(head, _mm256_loadu_pd(c - 3), 8));
+  x = _mm256_blend_epi32(x, _mm256_set1_epi32((int)u->n), 2);
+  _mm256_storeu_si256((__m256i *)u, x);
+}
+
+/* Four units a turn by hand (the pragma's unroll was not taken with the
+ * blend of n: seven instructions a unit, five so). */
 __attribute__((target("avx2"), noinline)) static void
 worth_puts_avx2(power_unit *u, const double *c, size_t e, sim_u2 cp) {
   const __m256d head = _mm256_castsi256_pd(_mm256_set_epi64x(
       0, 0x3FF0000000000000 /* 1.0 */, (long long)cp[1], (long long)cp[0]));
-#pragma GCC unroll 4
-  for (size_t i = 0; i < e; i++)
-    _mm256_storeu_pd((double *)((char *)(u + i) + offsetof(power_unit, cls)),
-                     _mm256_blend_pd(head, _mm256_loadu_pd(c + i - 3), 8));
+  size_t i = 0;
+  for (; i + 4 <= e; i += 4) {
+    worth_put_avx2(u + i, c + i, head);
+    worth_put_avx2(u + i + 1, c + i + 1, head);
+    worth_put_avx2(u + i + 2, c + i + 2, head);
+    worth_put_avx2(u + i + 3, c + i + 3, head);
+  }
+  for (; i < e; i++)
+    worth_put_avx2(u + i, c + i, head);
 }
 #endif
 
@@ -143,11 +156,12 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
   }
 #endif
 #pragma GCC unroll 4
-  for (size_t i = 0; i < e; i++) {
-    char *x = (char *)(u + j + i);
-    sim_d2 wc = {1, c[i]};
-    sim_u2_put(x + offsetof(power_unit, cls), cp);
-    sim_d2_put(x + offsetof(power_unit, weight), wc);
+  for (size_t i = 0; i < e; i++) { /* n shares cls's word: fields */
+    power_unit *p = u + j + i;
+    p->cls = POWER_INFERENCE;
+    p->priority = (int64_t)cp[1];
+    p->weight = 1;
+    p->c = c[i];
   }
   return j + e;
 }
@@ -155,8 +169,8 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
 /* Units j .. of a job's stages (slot key[j] one of job's), as long as
  * the units after it are the same job's (a rack's stages of it, in a
  * row): each takes the job's worth, read once; returns the unit after
- * them. The fields one at a time, as before: a unit's padding is left
- * as it was. About 80 units a bench-10k tick, 25 instructions each one
+ * them. The fields one at a time, as before: a unit's n is left as it
+ * was. About 80 units a bench-10k tick, 25 instructions each one
  * at a time, the job read again for each. */
 static size_t job_units(const work *w, const uint32_t *key, size_t j,
                         size_t n, uint32_t owner, power_unit *u) {

@@ -264,8 +264,10 @@ static void class_priority_as_a_unit(void **state) {
  * the efficiency policy and a cap it must split: the units' worth
  * stored 32 bytes a unit (AVX2, where the CPU has it) and a pair at a
  * time (sim_lanes_narrow, the loop it replaced) give the racks' power
- * to the bit. The policy reads every unit's class, priority, weight and
- * c, so a word stored wrong or to the wrong unit moves the caps. */
+ * and caps to the bit. The policy reads every unit's class, priority,
+ * weight and c, and its GPU count n, which shares the class's word (the
+ * wide store blends it back in), so a word stored wrong or to the wrong
+ * unit, or an n not kept, moves the caps. */
 static void worth_stored_wide_as_narrow(void **state) {
   (void)state;
   static const char text[] =
@@ -292,15 +294,18 @@ static void worth_stored_wide_as_narrow(void **state) {
     run_scenario(&r[narrow], text, sets, 1);
     sim_lanes_narrow = false;
   }
-  size_t rows[2], w[2];
-  const double *p[2];
-  for (int k = 0; k < 2; k++)
-    p[k] = tel_memory_column(r[k].sink, "racks", "power_w", &rows[k], &w[k]);
-  assert_non_null(p[0]);
-  assert_int_equal(rows[0], rows[1]);
-  assert_int_equal(w[0], w[1]);
-  assert_true(rows[0] >= 20);
-  assert_memory_equal(p[0], p[1], rows[0] * w[0] * sizeof *p[0]);
+  static const char *const cols[] = {"power_w", "gpu_cap_w"};
+  for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+    size_t rows[2], w[2];
+    const double *p[2];
+    for (int k = 0; k < 2; k++)
+      p[k] = tel_memory_column(r[k].sink, "racks", cols[c], &rows[k], &w[k]);
+    assert_non_null(p[0]);
+    assert_int_equal(rows[0], rows[1]);
+    assert_int_equal(w[0], w[1]);
+    assert_true(rows[0] >= 20);
+    assert_memory_equal(p[0], p[1], rows[0] * w[0] * sizeof *p[0]);
+  }
   run_free(&r[0]);
   run_free(&r[1]);
 }
