@@ -223,9 +223,10 @@ static bool facility_fits(void *ctx, const rack_fleet *fl, const double *caps) {
     const rack_group_spec *s = &fl->groups[g];
     /* Dark racks draw nothing; emergency racks' GPUs are at their
      * minimum caps whatever the split gives. */
-    double it = f->group_free[g] * rack_group_worst_w(s, caps[g]);
+    double it = f->group_free[g] * rack_fleet_group_worst_w(fl, g, caps[g]);
     if (f->group_emergency[g] > 0)
-      it += f->group_emergency[g] * rack_group_worst_w(s, s->gpu->cap_min_w);
+      it += f->group_emergency[g] *
+            rack_fleet_group_worst_w(fl, g, s->gpu->cap_min_w);
     /* What the group draws, losses included, is the heat its loops take.
      * (Smoothing keeps a dark rack's floor: its bank is not reset.) */
     f->group_heat[g] = fmax(it, s->count * smoothing_floor_w(f, s));

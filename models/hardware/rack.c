@@ -86,6 +86,8 @@ void rack_fleet_destroy(rack_fleet *f) {
   sim_free(f->alloc, f->phi_sum);
   sim_free(f->alloc, f->cap_sum);
   sim_free(f->alloc, f->sample_kept);
+  sim_free(f->alloc, f->worst_memos);
+  sim_free(f->alloc, f->worst_memo);
   rack__free_units(f);
   free_per_gpu(f);
   free_per_rack(f);
@@ -275,12 +277,17 @@ rack_fleet *rack_fleet_create(const rack_group_spec *groups, size_t ngroups,
       (f->cap_sum = sim_calloc(alloc, 1, sizeof *f->cap_sum)) == NULL ||
       (f->sample_kept = sim_calloc(alloc, RACK_SAMPLE_KEPT,
                                    sizeof *f->sample_kept)) == NULL ||
+      (f->worst_memos = sim_calloc(alloc, ngroups,
+                                   sizeof *f->worst_memos)) == NULL ||
+      (f->worst_memo = sim_calloc(alloc, ngroups,
+                                  sizeof *f->worst_memo)) == NULL ||
       (memcpy(f->groups, groups, ngroups * sizeof *groups), fill(f)) != 0) {
     rack_fleet_destroy(f);
     sim_error_set(err, SIM_ENOMEM, "out of memory for %llu GPUs",
                   (unsigned long long)gpus);
     return NULL;
   }
+  rack__worst_memos_share(f);
   for (size_t g = 0; g < ngroups; g++)
     f->ceiling_w[g] = rack_group_ceiling_w(&f->groups[g]);
   rack_fleet_update(f, NULL);
@@ -326,33 +333,11 @@ static void update_rack(rack_fleet *f, uint32_t r) {
     rack__plain_rack(f, r);
 }
 
-double rack_group_min_efficiency(const rack_group_spec *g) {
-  double lo = 1;
-  for (size_t i = 0; i < g->nconv; i++)
-    lo = fmin(lo, g->conv[i].efficiency);
-  for (size_t i = 0; g->system != NULL && i < g->system->psu.ncurve; i++)
-    lo = fmin(lo, g->system->psu.curve[i].efficiency);
-  return lo;
-}
-
 double rack_fleet_min_efficiency(const rack_fleet *f) {
   double lo = 1;
   for (size_t g = 0; g < f->ngroups; g++)
     lo = fmin(lo, rack_group_min_efficiency(&f->groups[g]));
   return lo;
-}
-
-uint32_t rack_group_servers(const rack_group_spec *g) {
-  return g->system != NULL ? g->gpus_per_rack / (uint32_t)g->system->gpus : 1;
-}
-
-double rack_group_worst_w(const rack_group_spec *g, double gpu_w) {
-  double n = g->gpus_per_rack;
-  if (g->system == NULL)
-    return (n * gpu_w + g->other_max_w) / rack_group_min_efficiency(g);
-  double ns = rack_group_servers(g);
-  return ns *
-         rack__server_power(g, n / ns * gpu_w, 1, g->other_max_w / ns).wall_w;
 }
 
 double rack_group_full_w(const rack_group_spec *g) {

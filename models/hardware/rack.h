@@ -143,6 +143,9 @@ typedef struct rack_fleet {
    * (RACK_SAMPLE_KEPT of them, direct-mapped): racks alike in their caps
    * or their clocks, not always in a row, ask the same. */
   struct rack_phi_sum *sample_kept;
+  /* Per group, rack_fleet_group_worst_w's last answer (worst_memo[g];
+   * groups alike in what it reads share the first one's). */
+  struct rack_worst_memo *worst_memos, **worst_memo;
 
   /* Units (rack_runs.c): GPUs that share their load and cap, so the tick
    * works once for them. Each GPU has a key (its slot; 0: free), set by
@@ -457,6 +460,12 @@ uint32_t rack_group_servers(const rack_group_spec *g);
  * taken at the curve's lowest efficiency, as a reserve must. Monotone in
  * gpu_w. */
 double rack_group_worst_w(const rack_group_spec *g, double gpu_w);
+
+/* rack_group_worst_w of f's group g, the same bits, its last answer
+ * kept in f (a fits function of rack_fleet_split asks each group at
+ * each of the bisection's trials, at one cap where groups are alike:
+ * groups alike in all the answer reads share what is kept). */
+double rack_fleet_group_worst_w(const rack_fleet *f, size_t g, double gpu_w);
 
 /* One rack of group g at its most (every GPU at TDP, or at the group's
  * gpu_power_limit when lower; host at full load; for a system without a

@@ -14,6 +14,25 @@
 sys_power rack__server_power(const rack_group_spec *g, double gpu_w, double a,
                              double other_w);
 
+/* The answer rack_fleet_group_worst_w gave last for a group (w its
+ * gpu_w's bits; valid false: none yet). Every tenth tick of bench-10k's
+ * fluid day the fleet's split bisects its share in 56 trials, each
+ * asking both groups at one cap, and the two groups are alike: the
+ * second asks what the first just did. (Sixteen answers kept, by gpu_w,
+ * found no more: a split's 56 caps push the last split's out.) */
+typedef struct rack_worst_memo {
+  uint64_t w;
+  double worst;
+  bool valid;
+} rack_worst_memo;
+
+/* rack_group.c: each of f's groups given its memo of rack_group_worst_w
+ * (f->worst_memo[g]), the first group's alike in everything the answer
+ * reads (the same system and GPU spec, rack size, host load and other_*,
+ * the losses curve without a system): those give one answer for one
+ * gpu_w, so they share it. */
+void rack__worst_memos_share(rack_fleet *f);
+
 /* A GPU's activity as the rest of the rack sees it, of GPU type t at
  * load l (a run's; or GPU i's): the share of its idle-to-TDP span its
  * load asks at full clock, at most 1 (the rack's activity_mean averages

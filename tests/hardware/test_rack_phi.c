@@ -11,7 +11,9 @@
  * recent entries in front of the cache answering a key asked again
  * without a read of it. Keys' clocks a batch at a time (rack__phis_at,
  * a rack's sums' lookups) are the solves', whatever the batch's types,
- * repeats and gate, and leave the cache exact. */
+ * repeats and gate, and leave the cache exact. The fleet's kept worst
+ * racks (rack_fleet_group_worst_w) are rack_group_worst_w's, to the bit,
+ * whatever groups share what is kept. */
 #include "test_util.h"
 
 #include <math.h>
@@ -400,6 +402,46 @@ static void keys_clocks_are_the_solves(void **state) {
   rack_fleet_destroy(f);
 }
 
+/* Seven groups, two pairs alike in all rack_group_worst_w reads (A, B
+ * with a system; D, E without) and each unlike the others in one thing
+ * it reads (C's host load, F's rack size, G's other_* given; E's curve
+ * the same, its other_idle_w not read): group by group in turn, at
+ * powers drawn from a few (asked again, and across groups) and at
+ * random, the kept answer is the group's own to the bit. */
+static void worst_kept_is_the_groups(void **state) {
+  (void)state;
+  const sys_spec *s = sys_catalog_find(&cats.sys, "DGX-H100");
+  const gpu_spec *h100 = gpu_catalog_find(&cats.gpu, "H100-SXM");
+  assert_non_null(s);
+  rack_group_spec sys = {.name = "a", .gpu = h100, .count = 1,
+                         .gpus_per_rack = 32, .limit_w = 1e6, .r_th = NAN,
+                         .system = s, .host_load = s->host_load};
+  rack_group_spec plain = {.name = "d", .gpu = h100, .count = 1,
+                           .gpus_per_rack = 32, .limit_w = 1e6,
+                           .other_idle_w = 9200, .other_max_w = 18400,
+                           .conv = rack_fixture_titanium, .nconv = 4,
+                           .r_th = NAN};
+  rack_group_spec g[7] = {sys, sys, sys, plain, plain, sys, sys};
+  g[2].host_load = 0.5 * s->host_load;
+  g[4].other_idle_w = 1000;
+  g[5].gpus_per_rack = 16;
+  g[6].other_given = true;
+  g[6].other_idle_w = 9200;
+  g[6].other_max_w = 18400;
+  rack_fleet *f = rack_fixture_fleet(g, 7);
+  uint64_t x = 12345;
+  for (int k = 0; k < 4000; k++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    size_t gi = (size_t)(k % 7);
+    double w = (x >> 63) ? 100 + 600 * (double)(x >> 11) * 0x1p-53
+                         : 200 + 25 * (double)((x >> 40) % 8);
+    double got = rack_fleet_group_worst_w(f, gi, w);
+    double want = rack_group_worst_w(&f->groups[gi], w);
+    assert_memory_equal(&got, &want, sizeof got);
+  }
+  rack_fleet_destroy(f);
+}
+
 int main(void) {
   struct CMUnitTest tests[32];
   size_t n = 0;
@@ -410,6 +452,7 @@ int main(void) {
   TEST_ADD(tests, n, sparse_misses_kept_one_in_sample);
   TEST_ADD(tests, n, sparse_gate_comes_back);
   TEST_ROWS(tests, n, keys_clocks_are_the_solves, keys_rows);
+  TEST_ADD(tests, n, worst_kept_is_the_groups);
   return _cmocka_run_group_tests(
       "rack_phi", tests, n, test_catalogs_load_hardware, test_catalogs_release);
 }
