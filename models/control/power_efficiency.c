@@ -26,7 +26,6 @@
 
 #include "alloc.h"
 #include "bits.h"
-#include "lanes.h"
 
 /* Unit u's per-GPU cap at its clock k, and its derivative in log mu
  * (where neither the clock nor the cap is clamped, phi ~ mu^-e, so
@@ -83,29 +82,29 @@ held_below_floor(level *l, size_t k, const power_unit *u, double mu) {
   return true;
 }
 
-/* Whether class k's cap and slope at level mu stand as kept (set them
- * then): its clock's base b = w c / (mu span a gamma) falls as mu rises,
- * each operation being monotone, so at a mu no larger than one where b
- * was surely above one (surely_above_one: phi = 1, no pow, slope 0) it
- * is again, and the cap is the one kept then: at request level most of a
- * large group's classes run full at every level the search tries.
- * Likewise at a mu no smaller than one where it was surely settled low
- * (surely_settled). */
-static inline __attribute__((always_inline)) bool
-class_stands(level *l, size_t k, double mu) {
+/* Class k's cap per GPU at level mu and its slope where nothing is
+ * clamped: cap_at's expressions, so the bits are the same. Its clock's
+ * base b = w c / (mu span a gamma) falls as mu rises, each operation
+ * being monotone, so at a mu no larger than one where b was surely above
+ * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
+ * cap is the one kept then: at request level most of a large group's
+ * classes run full at every level the search tries. Likewise at a mu no
+ * smaller than one where it was surely settled low (surely_settled). */
+static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
+                                                           double mu) {
   if (mu <= l->mu_one[k] || mu >= l->mu_low[k]) {
     l->cap[k] = mu <= l->mu_one[k] ? l->cap_one[k] : l->cap_low[k];
     l->ds[k] = 0;
-    return true;
+    return;
   }
-  return false;
-}
-
-/* The rest of class_at from class k's clock c at level mu (u its first
- * unit): its cap, slope, and the levels from which on they stand. */
-static inline __attribute__((always_inline)) void
-class_from_clock(level *l, size_t k, const power_unit *u, double mu,
-                 clock_at c) {
+  const power_unit *u = &l->units[l->rep[k]];
+  if (l->held && held_below_floor(l, k, u, mu)) {
+    l->cap[k] = l->cap_low[k] = l->klo[k]; /* and so from this up */
+    l->ds[k] = 0;
+    l->mu_low[k] = mu;
+    return;
+  }
+  clock_at c = clock_of(u, mu);
   clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
@@ -124,97 +123,6 @@ class_from_clock(level *l, size_t k, const power_unit *u, double mu,
   }
 }
 
-/* Class k's cap per GPU at level mu and its slope where nothing is
- * clamped: cap_at's expressions, so the bits are the same. */
-static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
-                                                           double mu) {
-  if (class_stands(l, k, mu))
-    return;
-  const power_unit *u = &l->units[l->rep[k]];
-  if (l->held && held_below_floor(l, k, u, mu)) {
-    l->cap[k] = l->cap_low[k] = l->klo[k]; /* and so from this up */
-    l->ds[k] = 0;
-    l->mu_low[k] = mu;
-    return;
-  }
-  class_from_clock(l, k, u, mu, clock_of(u, mu));
-}
-
-#ifdef SIM_POW_FMA
-/* Whether classes_at works out its classes' clocks four at a time
- * (clocks_in_lanes): where the CPU has AVX2 and fma, and not for a held
- * group (held_below_floor keeps its factors in its classes' order). A
- * class's clock is two pow calls, the policy's largest cost in the
- * fluid tick (libm's pow and pow_fma 3.9% of its samples); the lanes
- * take four of each at about the cost of one. */
-static bool clocks_in_lanes(const level *l) {
-  return !l->held && sim_lanes_wide() && __builtin_cpu_supports("fma");
-}
-
-/* class_from_clock of classes ks[0 .. m) (m <= 4, none standing) at
- * level mu, their clocks four lanes at once: clock_of's bits, its raw
- * b^e from sim_pow0625_fma4_try's lanes where e is 0.625 and its dyn
- * phi^gamma from sim_pow25_fma4_try's where gamma is 2.5 (each pow's
- * bits: pow.h), pow itself in the lanes they leave to it and for other
- * exponents. A class's fields are its own, so the order of the classes'
- * work leaves the same values. */
-__attribute__((target("avx2,fma"))) static void
-clocks4(level *l, const size_t *ks, size_t m, double mu) {
-  double b[4] = {0.5, 0.5, 0.5, 0.5}, raw[4], phi[4] = {0.5, 0.5, 0.5, 0.5};
-  double dyn[4];
-  const power_unit *u[4];
-  for (size_t i = 0; i < m; i++) {
-    u[i] = &l->units[l->rep[ks[i]]];
-    b[i] = base_of(u[i], mu);
-  }
-  __m256d r;
-  int pow_lanes = sim_pow0625_fma4_try(_mm256_loadu_pd(b), &r);
-  _mm256_storeu_pd(raw, r);
-  for (size_t i = 0; i < m; i++) { /* clock_from's raw and phi */
-    double e = 1 / (u[i]->gamma - u[i]->c);
-    if (surely_above_one(b[i], e))
-      raw[i] = INFINITY;
-    else if (e != 0.625 || (pow_lanes >> i & 1) != 0)
-      raw[i] = pow(b[i], e);
-    phi[i] = clamp(raw[i], u[i]->phi_min, 1);
-  }
-  pow_lanes = sim_pow25_fma4_try(_mm256_loadu_pd(phi), &r);
-  _mm256_storeu_pd(dyn, r);
-  for (size_t i = 0; i < m; i++) { /* and its dyn */
-    if (phi[i] == 1)
-      dyn[i] = 1;
-    else if (u[i]->gamma != 2.5 || (pow_lanes >> i & 1) != 0)
-      dyn[i] = sim_pow(phi[i], u[i]->gamma);
-    class_from_clock(l, ks[i], u[i], mu, (clock_at){raw[i], phi[i], dyn[i]});
-  }
-}
-
-/* class_at of the classes ks[0 .. m) (of the valued ones among the
- * first m where ks is NULL), the clocks four at a time (clocks4). */
-static void clocks_in_fours(level *l, const size_t *ks, size_t m, double mu) {
-  size_t four[4], nf = 0;
-  for (size_t i = 0; i < m; i++) {
-    size_t k = ks != NULL ? ks[i] : i;
-    if ((ks == NULL && !l->valued[k]) || class_stands(l, k, mu))
-      continue;
-    four[nf++] = k;
-    if (nf == 4)
-      clocks4(l, four, nf, mu), nf = 0;
-  }
-  if (nf > 0)
-    clocks4(l, four, nf, mu);
-}
-#else
-static bool clocks_in_lanes(const level *l) {
-  (void)l;
-  return false;
-}
-
-static void clocks_in_fours(level *l, const size_t *ks, size_t m, double mu) {
-  (void)l, (void)ks, (void)m, (void)mu;
-}
-#endif
-
 /* Unit u's cap and slope at level mu, one unit at a time (no classes). */
 static double unit_at(const power_unit *p, double mu, double *ds) {
   *ds = 0;
@@ -231,13 +139,9 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
 static double all_at(level *l, double mu) {
   double sl = 0, full_mu = INFINITY, low_mu = 0;
   size_t n = 0;
-  bool lanes = clocks_in_lanes(l);
-  if (lanes) /* each class's fields its own: the same values */
-    clocks_in_fours(l, NULL, l->nclass, mu);
   for (size_t k = 0; k < l->nclass; k++)
     if (l->valued[k]) {
-      if (!lanes)
-        class_at(l, k, mu);
+      class_at(l, k, mu);
       sl += l->gpus[k] * l->ds[k];
       if (mu <= l->mu_one[k])
         full_mu = l->mu_one[k] < full_mu ? l->mu_one[k] : full_mu;
@@ -255,13 +159,9 @@ static double all_at(level *l, double mu) {
 /* The live classes at level low_mu <= mu <= full_mu (the others stand). */
 static double live_at(level *l, double mu) {
   double sl = 0;
-  bool lanes = clocks_in_lanes(l);
-  if (lanes)
-    clocks_in_fours(l, l->live, l->nlive, mu);
   for (size_t i = 0; i < l->nlive; i++) {
     size_t k = l->live[i];
-    if (!lanes)
-      class_at(l, k, mu);
+    class_at(l, k, mu);
     sl += l->gpus[k] * l->ds[k];
   }
   return sl;

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "lanes.h"
 #include "power.h"
 #include "power_fixture.h"
 #include "power_policy.h"
@@ -442,47 +441,8 @@ static void classes_found_as_they_outgrow_the_few_slots(void **state) {
   power_memo_clear(&memo);
 }
 
-/* Fleets of classes alike, most of their clocks of c 0.9 (the exponent
- * 1 / (gamma - c) 0.625: sim_pow0625_fma4_try's lanes), the rest of
- * other c, with clocks clamped at phi_min and at 1 among them: the
- * classes' clocks four at a time (clocks4, where the CPU has AVX2) give
- * the caps of class_at's one at a time (sim_lanes_narrow), bit for bit,
- * split by split through a memo as the budget and activity drift. */
-static void clocks_in_lanes_are_one_at_a_time(void **state) {
-  (void)state;
-  uint64_t seed = 41;
-  power_memo wide = {.level = NAN}, narrow = {.level = NAN};
-  for (int f = 0; f < 300; f++) {
-    power_unit u[MAXU];
-    double budget, cap[MAXU], want_cap[MAXU];
-    size_t n = classed_fleet(&seed, u, &budget);
-    for (size_t k = 0; k < n; k++) {
-      if (uniform(&seed) < 0.7)
-        u[k].c = 0.9;
-      u[k].phi_min = 0.1 + 0.5 * uniform(&seed);
-    }
-    for (int period = 0; period < 4; period++) {
-      for (size_t k = 0; k < n; k++)
-        u[k].activity *= 0.9 + 0.2 * uniform(&seed);
-      double b = budget * (0.8 + 0.4 * uniform(&seed));
-      unsigned long e0 = power__clock_evals();
-      sim_lanes_narrow = true;
-      power_split_efficiency_from(u, n, b, want_cap, &narrow, NULL);
-      unsigned long e1 = power__clock_evals();
-      sim_lanes_narrow = false;
-      power_split_efficiency_from(u, n, b, cap, &wide, NULL);
-      if (memcmp(cap, want_cap, n * sizeof *cap) != 0)
-        fail_msg("fleet %d period %d: caps not class_at's", f, period);
-      if (power__clock_evals() - e1 != e1 - e0)
-        fail_msg("fleet %d period %d: other clocks worked out", f, period);
-    }
-  }
-  power_memo_clear(&wide);
-  power_memo_clear(&narrow);
-}
-
 int main(void) {
-  struct CMUnitTest tests[12];
+  struct CMUnitTest tests[11];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -495,6 +455,5 @@ int main(void) {
   TEST_ADD(tests, n, memo_arrays_carry_over);
   TEST_ADD(tests, n, memo_ready_for_as_many);
   TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
-  TEST_ADD(tests, n, clocks_in_lanes_are_one_at_a_time);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }

@@ -145,82 +145,6 @@ static void pow4_is_scalars(void **state) {
     pow4_check(x);
   }
 }
-
-/* sim_pow0625_fma4_try against pow(x, 0.625), lane by lane, to the bit:
- * each lane it answers is pow's answer (the lanes it leaves to pow are
- * not compared, only counted: not too many); the points in each lane
- * beside three drawn, then n sets of four drawn in [lo, hi]. */
-static const double pow0625_edges[] = {0.25,
-                                       1,
-                                       0x1.fffffffffffffp-1,
-                                       0x1p-8,
-                                       0x1.fffffffffffffp-9,
-                                       0x1p-200,
-                                       0x1.fffffffffffffp-201,
-                                       2,
-                                       0x1.0000000000001p+1,
-                                       0x1.0000000000001p+0,
-                                       0,
-                                       -0.0,
-                                       -0.5,
-                                       0x1p-1074,
-                                       NAN,
-                                       INFINITY,
-                                       -INFINITY,
-                                       0x1p-96,
-                                       0x1p-8 * 0x1p-8,
-                                       0.1,
-                                       0.3,
-                                       0.9};
-
-static const pow_row pow0625_rows[] = {
-    {"pow0625_fma4: the edges in each lane", 0.625, 0.05, 1, 0, pow0625_edges,
-     22},
-    {"pow0625_fma4: the policy's clock bases", 0.625, 0.01, 1, 400000, NULL,
-     0},
-    {"pow0625_fma4: the range's low end", 0.625, 0x1p-200, 0x1p-100, 20000,
-     NULL, 0},
-    {"pow0625_fma4: below 2^-8", 0.625, 0x1p-20, 0x1p-8, 20000, NULL, 0},
-    {"pow0625_fma4: [1, 2]", 0.625, 1, 2, 20000, NULL, 0},
-    {"pow0625_fma4: over the range's ends", 0.625, -0.5, 2.5, 20000, NULL, 0},
-};
-
-__attribute__((target("avx2,fma"))) static void
-pow0625_check(const double x[4], long *asked) {
-  double got[4];
-  __m256d r;
-  int pow_lanes = sim_pow0625_fma4_try(_mm256_loadu_pd(x), &r);
-  _mm256_storeu_pd(got, r);
-  for (int k = 0; k < 4; k++) {
-    double want = pow(x[k], 0.625);
-    if (pow_lanes >> k & 1)
-      ++*asked;
-    else if (memcmp(&want, &got[k], sizeof want) != 0)
-      fail_msg("lane %d, x %a: %a, pow %a", k, x[k], got[k], want);
-  }
-}
-
-static void pow0625_is_glibcs(void **state) {
-  const pow_row *row = *state;
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-    skip();
-  uint64_t s = 31;
-  long asked = 0;
-  size_t sets = row->npts * 4 + (size_t)row->n;
-  for (size_t i = 0; i < sets; i++) {
-    double x[4];
-    for (int k = 0; k < 4; k++)
-      x[k] = row->lo + (row->hi - row->lo) * draw(&s);
-    if (i < row->npts * 4) /* point i / 4 in lane i % 4 */
-      x[i % 4] = row->pts[i / 4];
-    pow0625_check(x, &asked);
-  }
-  /* The rounding test answers most lanes itself (one in 25 near a
-   * midpoint from 2^-8 up, one in ten below), not pow. */
-  if (row->pts == NULL && row->lo >= 0 && row->hi <= 2 &&
-      asked > (long)sets * 4 / (row->lo >= 0x1p-8 ? 20 : 8))
-    fail_msg("%ld of %zu lanes left to pow", asked, sets * 4);
-}
 #endif
 
 
@@ -261,12 +185,11 @@ static void pow_band_is_glibcs(void **state) {
 #endif
 
 int main(void) {
-  struct CMUnitTest tests[24];
+  struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, pow_is_glibcs, pow_rows);
 #ifdef SIM_POW_FMA
   TEST_ROWS(tests, n, pow4_is_scalars, pow4_rows);
-  TEST_ROWS(tests, n, pow0625_is_glibcs, pow0625_rows);
   TEST_ADD(tests, n, pow_band_is_glibcs);
 #endif
   return _cmocka_run_group_tests("pow", tests, n, NULL, NULL);
