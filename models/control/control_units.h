@@ -171,9 +171,10 @@ int control__units_init(control_units *cu, const rack_fleet *fl,
 void control__units_fini(control_units *cu);
 
 /* Units asked of the fill a call: a chunk's units (25 KB) are still in
- * the first-level cache when refreshed and marked. With 1,024 (106 KB)
- * the refresh read them back from the second level, 4,400 first-level
- * misses a tick of bench-10k fluid more (callgrind's cache model). */
+ * the first-level cache when refreshed and marked. With 1,024 (106 KB
+ * of the 104-byte units it was measured with) the refresh read them
+ * back from the second level, 4,400 first-level misses a tick of
+ * bench-10k fluid more (callgrind's cache model). */
 enum { CONTROL_UNITS_CHUNK = 256 };
 
 enum { CONTROL_UNITS_LAZY_WAIT = 63 };

@@ -147,11 +147,11 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
   double cbuf[3 + WORK_CHUNK], *c = cbuf + 3;
   cbuf[0] = cbuf[1] = cbuf[2] = 0; /* not the whole buffer: 67 stores */
   inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
-  const sim_u2 cp = work__class_priority(POWER_INFERENCE,
-                                         w->cfg->services[s0->owner].priority);
+  const int64_t priority = w->cfg->services[s0->owner].priority;
 #ifdef SIM_LANES_AVX2
   if (sim_lanes_wide()) {
-    worth_puts_avx2(u + j, c, e, cp);
+    worth_puts_avx2(u + j, c, e,
+                    work__class_priority(POWER_INFERENCE, priority));
     return j + e;
   }
 #endif
@@ -159,7 +159,7 @@ static size_t replica_units(const work *w, const uint32_t *key, size_t j,
   for (size_t i = 0; i < e; i++) { /* n shares cls's word: fields */
     power_unit *p = u + j + i;
     p->cls = POWER_INFERENCE;
-    p->priority = (int64_t)cp[1];
+    p->priority = priority;
     p->weight = 1;
     p->c = c[i];
   }
