@@ -87,7 +87,11 @@
  * - Beyond the L2 cache, pop prefetches the grandchildren of each node it
  *   visits: +25% at 1e6 pending, but -10% at 1e5, hence only there
  *   (measured with D = 8; the heap gets there only when the radix heap
- *   cannot be allocated).
+ *   cannot be allocated). Where the caller's work between two queue
+ *   operations evicts the heap from the first-level cache (the engine's
+ *   request level, evq_prefetch), both walks down prefetch them at any
+ *   size: with D = 2 the four are one or two lines (issue 24, thirtieth
+ *   session, docs/PERFORMANCE.md).
  * - Pop leaves the root vacant (hole) and the next operation fills it: a
  *   push puts its entry there and walks down only as far as it belongs
  *   (fill_root), anything else moves the last entry in as above
@@ -176,33 +180,33 @@ static inline size_t min_child(const evq_key *k, size_t c, size_t n) {
   return c;
 }
 
+/* Asks for the lines of the four grandchildren under the children c
+ * and c + 1 (the pairs at 2c + 1 and 2c + 3; one line or two), one pair
+ * of which a walk down reads next: its loads wait then on this level's
+ * compare alone, not on a load from the second-level cache as well. The
+ * addresses are computed as integers: the grandchildren may lie past
+ * the array, and a prefetch does not fault. Where the heap stays in the
+ * first-level cache (the hold model) the asks only cost, hence q->ask
+ * (evq_prefetch) or a heap past the second-level cache (EVQ_FAR). */
+static inline void ask_grandchildren(const evq_key *key, size_t c) {
+  uintptr_t g = (uintptr_t)key + (EVQ_D * c + 1) * sizeof *key;
+  PREFETCH((const void *)g);
+  PREFETCH((const void *)(g + 3 * sizeof *key));
+}
+
 /* Moves the hole at i down to a leaf of the first n entries along the
- * smaller children and returns where it ended. In line in close_hole
- * (the renumbering's sort, its other caller, had the compiler put it
- * out of line: 11.4 k instructions a peak period more). */
+ * smaller children and returns where it ended; ask: the grandchildren
+ * asked for at each level. In line in close_hole (the renumbering's
+ * sort, its other caller, had the compiler put it out of line: 11.4 k
+ * instructions a peak period more), a constant ask there. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline size_t
-hole_down(evq *q, size_t i, size_t n) {
+hole_down(evq *q, size_t i, size_t n, bool ask) {
   for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
-    size_t m = min_child(q->key, c, n);
-    q->key[i] = q->key[m]; /* up: its place stays an ancestor's */
-    i = m;
-  }
-  return i;
-}
-
-/* hole_down for heaps larger than the cache: while the children of a node
- * are compared, it asks for the line of its first grandchildren (the
- * four start there), one of whose pairs the next step will read. Memory
- * bandwidth is traded for latency; that pays only when the levels below come
- * from L3 or RAM. */
-static size_t hole_down_far(evq *q, size_t i, size_t n) {
-  for (size_t c = EVQ_D * i + 1; c < n; c = EVQ_D * i + 1) {
-    size_t g = EVQ_D * c + 1;
-    for (size_t j = 0; j < EVQ_D * EVQ_D && g + j < n; j += 4)
-      PREFETCH(&q->key[g + j]);
+    if (ask)
+      ask_grandchildren(q->key, c);
     size_t m = min_child(q->key, c, n);
     q->key[i] = q->key[m]; /* up: its place stays an ancestor's */
     i = m;
@@ -217,13 +221,20 @@ static size_t hole_down_far(evq *q, size_t i, size_t n) {
  * level (35 instructions a level, 30 now; an event pushed for a
  * busy replica's next change walks 8 to 11 levels at bench-10k's peak).
  * hole_down split the same way counted 24 -> 23 a level and more a call:
- * no gain, so it stays as it was. */
-static inline void walk_down(evq *q, size_t i, size_t end, evq_key k) {
+ * no gain, so it stays as it was. ask: as hole_down's, a constant in
+ * each caller, so that each compiles a loop of its own. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void
+walk_down(evq *q, size_t i, size_t end, evq_key k, bool ask) {
   evq_key *key = q->key;
   /* i has two children below end while i < pairs */
   size_t pairs = end > 0 ? (end - 1) / EVQ_D : 0;
   while (i < pairs) {
     size_t c = EVQ_D * i + 1;
+    if (ask)
+      ask_grandchildren(key, c);
     const evq_key *kc = key + c;
     size_t right = key_less(kc[1], kc[0]);
     evq_key km = kc[right];
@@ -243,7 +254,9 @@ place:
 
 /* Sift-down of the entry at i, for heapify: there the entry usually
  * stays high, so the bottom-up walk does not pay. */
-static void sift_down(evq *q, size_t i) { walk_down(q, i, q->n, q->key[i]); }
+static void sift_down(evq *q, size_t i) {
+  walk_down(q, i, q->n, q->key[i], false);
+}
 
 /* Puts k into the vacant root of the n entries at 1 .. n. A new
  * event is mostly due soon, so it stays near the root. In line in the
@@ -253,7 +266,10 @@ __attribute__((always_inline))
 #endif
 static inline void
 fill_root(evq *q, size_t n, evq_key k) {
-  walk_down(q, 0, n + 1, k);
+  if (q->ask)
+    walk_down(q, 0, n + 1, k, true);
+  else
+    walk_down(q, 0, n + 1, k, false);
 }
 
 /* Fills the vacant root with the last entry, as an eager pop would have. */
@@ -262,7 +278,8 @@ static void close_hole(evq *q) {
   size_t n = q->n;
   if (n == 0)
     return;
-  size_t hole = n < EVQ_FAR ? hole_down(q, 0, n) : hole_down_far(q, 0, n);
+  size_t hole = q->ask || n >= EVQ_FAR ? hole_down(q, 0, n, true)
+                                        : hole_down(q, 0, n, false);
   sift_up(q, hole, 0, q->key[n]);
 }
 
@@ -374,7 +391,7 @@ static void heap_sort(evq *q) {
   evq_key *key = q->key;
   for (size_t m = q->n; m > 1; m--) {
     evq_key min = key[0];
-    sift_up(q, hole_down(q, 0, m - 1), 0, key[m - 1]);
+    sift_up(q, hole_down(q, 0, m - 1, false), 0, key[m - 1]);
     key[m - 1] = min;
   }
   for (size_t i = 0, j = q->n; i + 1 < j; i++, j--) {
@@ -543,6 +560,8 @@ bool evq_pop_before(evq *q, int64_t time, uint64_t seq, evq_entry *out) {
 }
 
 size_t evq_size(const evq *q) { return q->n; }
+
+void evq_prefetch(evq *q, bool on) { q->ask = on; }
 
 /* The radix heap's entries come to the heap's array first (grown to
  * hold them: it holds only what it held when the radix heap took over),

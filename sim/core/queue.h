@@ -77,6 +77,14 @@ bool evq_pop(evq *q, evq_entry *out);
  * source's event first costs no pop and put-back. */
 bool evq_pop_before(evq *q, int64_t time, uint64_t seq, evq_entry *out);
 
+/* on: the heap's walks down ask for the lines of the next level but one
+ * as they go (four entries, one or two lines), for a caller whose work
+ * between two queue operations evicts the heap from the first-level
+ * cache, so that each level's loads wait on its compare alone; off (the
+ * default): where the heap stays cached the asks only cost. Changes no
+ * order: the pops are the keys' order whatever the walks. */
+void evq_prefetch(evq *q, bool on);
+
 /* Number of entries held, stale ones included. */
 size_t evq_size(const evq *q);
 

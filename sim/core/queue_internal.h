@@ -113,6 +113,8 @@ struct evq {
   /* The heap's root is vacant: the last pop took it and left filling it
    * to the next operation (then the n entries sit at 1 .. n). */
   bool hole;
+  /* The heap's walks down ask for the grandchildren's lines (evq_prefetch). */
+  bool ask;
   /* The heap. Its array keeps its size while the radix heap is used,
    * so that going back never allocates. */
   evq_key *key; /* heap order; key[0] is the smallest */

@@ -3,7 +3,9 @@
  * decreases and untracks against a linear-scan reference, tracked and
  * untracked entries sharing slots, pops leaving the root vacant; what it
  * refuses; a tracked push out of memory; and its refusal while the radix
- * heap holds the entries, until they are pushed again. */
+ * heap holds the entries, until they are pushed again. The random rows
+ * run with the walks down asking a level ahead (evq_prefetch) too: the
+ * same pops as the reference's. */
 #include <stdlib.h>
 
 #include <gsl/gsl_rng.h>
@@ -114,13 +116,17 @@ typedef struct decrease_case {
   size_t ops;
   double push, pop, decrease; /* the rest: untracks */
   int64_t range;
+  bool ask; /* evq_prefetch on: the walks down that ask a level ahead */
 } decrease_case;
 
 static const decrease_case decrease_cases[] = {
-    {"balanced, wide times", 1, 20000, 0.35, 0.3, 0.3, 1000000},
-    {"narrow times (ties)", 2, 20000, 0.35, 0.3, 0.3, 4},
-    {"growing, many decreases", 3, 20000, 0.4, 0.15, 0.4, 100000},
-    {"mostly pops (vacant roots)", 4, 20000, 0.3, 0.4, 0.25, 1000},
+    {"balanced, wide times", 1, 20000, 0.35, 0.3, 0.3, 1000000, false},
+    {"narrow times (ties)", 2, 20000, 0.35, 0.3, 0.3, 4, false},
+    {"growing, many decreases", 3, 20000, 0.4, 0.15, 0.4, 100000, false},
+    {"mostly pops (vacant roots)", 4, 20000, 0.3, 0.4, 0.25, 1000, false},
+    {"balanced, asking ahead", 1, 20000, 0.35, 0.3, 0.3, 1000000, true},
+    {"narrow times, asking ahead", 2, 20000, 0.35, 0.3, 0.3, 4, true},
+    {"mostly pops, asking ahead", 4, 20000, 0.3, 0.4, 0.25, 1000, true},
 };
 
 static void test_decrease_random(void **state) {
@@ -133,6 +139,7 @@ static void test_decrease_random(void **state) {
   assert_non_null(f.r);
   assert_non_null(f.v);
   gsl_rng_set(f.r, c->seed);
+  evq_prefetch(f.q, c->ask);
   for (size_t k = 0; k < c->ops; k++) {
     double u = gsl_rng_uniform(f.r);
     if (u < c->push)
@@ -230,7 +237,7 @@ static void test_decrease_through_radix(void **state) {
 }
 
 int main(void) {
-  struct CMUnitTest tests[8];
+  struct CMUnitTest tests[10];
   size_t n = 0;
   TEST_ROWS(tests, n, test_decrease_random, decrease_cases);
   TEST_ADD(tests, n, test_decrease_refused);
