@@ -24,6 +24,7 @@
 #define HIST_PER_DECADE 100
 #define HIST_BINS (10 * HIST_PER_DECADE)
 
+/* 64 bytes: one cache line in the pool (pool_grow aligns it). */
 typedef struct request {
   double arrival_s, first_s;
   double prompt, output; /* tokens; output >= 1 */
@@ -165,7 +166,9 @@ struct inf_service {
   route_tree route; /* replicas' routing keys (load_key): the lightest */
   uint32_t *due;    /* replicas with pass_due, ndue of them */
   uint32_t ndue;
-  request *pool;
+  /* pool: pool_mem's first 64-byte boundary, so each 64-byte request is
+   * one cache line (inference_heap.c, pool_grow) */
+  request *pool, *pool_mem;
   uint32_t pool_cap, free_head;
   int64_t next_prompt, next_output; /* the pending arrival's lengths */
   sim_time next_at;                 /* its time; SIM_TIME_MAX: none */
