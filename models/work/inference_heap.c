@@ -18,7 +18,7 @@
 void inf__req_free(inf_service *s) {
   for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
     sim_free(s->alloc, s->rep[k].heap);
-  sim_free(s->alloc, s->rep);
+  sim_free(s->alloc, s->rep_mem);
   sim_free(s->alloc, s->route.node);
   sim_free(s->alloc, s->due);
   sim_free(s->alloc, s->bt);
