@@ -523,8 +523,8 @@ static int on_arrival(sim_engine *e, void *ctx, const sim_event *ev) {
 /* ------------------------------------------------------------------ */
 
 /* The replicas at 64-byte lines (one more allocated than held): each is
- * four lines, three of them a decoding replica's (inference_internal.h),
- * where the allocator's 16-byte alignment spread 280 bytes on five or six. */
+ * four lines (inference_internal.h), where the allocator's 16-byte
+ * alignment spread the 280 bytes they were on five or six. */
 static int alloc_replicas(inf_service *s) {
   s->rep_mem = sim_calloc(s->alloc, (size_t)s->nrep + 1, sizeof *s->rep);
   s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
