@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vec.h"
 
@@ -17,29 +18,51 @@
 void inf__req_free(inf_service *s) {
   for (uint32_t k = 0; s->rep != NULL && k < s->nrep; k++)
     sim_free(s->alloc, s->rep[k].heap);
-  sim_free(s->alloc, s->rep);
+  sim_free(s->alloc, s->rep_mem);
   sim_free(s->alloc, s->route.node);
   sim_free(s->alloc, s->due);
   sim_free(s->alloc, s->bt);
-  sim_free(s->alloc, s->pool);
+  sim_free(s->alloc, s->pool_mem);
   sim_free(s->alloc, s->iv.ttft);
   sim_free(s->alloc, s->iv.tpot);
+}
+
+/* The pool's bytes at 64-byte lines: the allocator's 16-byte alignment
+ * left three requests in four, or all of them, across two lines, and
+ * each is read at its arrival, its admission, its prefill's end and its
+ * completion, seconds apart. */
+_Static_assert(sizeof(request) == 64, "a request is one cache line");
+#define POOL_LINE ((uintptr_t)64)
+
+/* The pool grown to cap slots: a new block, its first line boundary the
+ * pool, the slots copied (growing in place would keep realloc's offset). */
+static int pool_move(inf_service *s, size_t cap) {
+  request *mem = sim_alloc(s->alloc, (cap + 1) * sizeof *mem);
+  if (mem == NULL)
+    return SIM_ENOMEM;
+  request *p = (request *)(((uintptr_t)mem + POOL_LINE - 1) & ~(POOL_LINE - 1));
+  if (s->pool_cap > 0)
+    memcpy(p, s->pool, s->pool_cap * sizeof *p);
+  sim_free(s->alloc, s->pool_mem);
+  s->pool_mem = mem;
+  s->pool = p;
+  return SIM_OK;
 }
 
 static int pool_grow(inf_service *s) {
   if (s->pool_cap >= UINT32_MAX / 2)
     return SIM_ENOMEM;
-  size_t room = s->pool_cap; /* the first growth makes 1024 slots */
-  if (sim_vec_reserve(s->alloc, &s->pool, &room,
-                      s->pool_cap ? s->pool_cap + 1 : 1024,
-                      sizeof *s->pool) != SIM_OK)
+  /* sim_vec_reserve's doubling: the first growth makes 1024 slots */
+  size_t cap = sim_vec_grown_cap(
+      s->pool_cap, s->pool_cap ? s->pool_cap + 1 : 1024, sizeof *s->pool);
+  if (cap == 0 || cap > SIZE_MAX / sizeof *s->pool - 1 ||
+      pool_move(s, cap) != SIM_OK)
     return SIM_ENOMEM;
-  uint32_t cap = (uint32_t)room;
   request *p = s->pool;
   for (uint32_t i = s->pool_cap; i < cap; i++)
     p[i].next = i + 1 < cap ? i + 1 : s->free_head;
   s->free_head = s->pool_cap;
-  s->pool_cap = cap;
+  s->pool_cap = (uint32_t)cap;
   return SIM_OK;
 }
 
@@ -278,9 +301,8 @@ bucket_move(route_tree *t, uint64_t old, uint64_t key) {
 
 /* A move into, out of or within the tree: out of line, for the rare
  * update. */
-static __attribute__((noinline)) void route_set_tree(route_tree *t, uint32_t k,
-                                                     uint64_t old,
-                                                     uint64_t key) {
+static __attribute__((noinline)) void
+route_set_tree(route_tree *t, uint32_t k, uint64_t old, uint64_t key) {
   bool was = bucketed(t, old), is = bucketed(t, key);
   if (was)
     bucket_clear(t, old);

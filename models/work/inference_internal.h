@@ -24,6 +24,7 @@
 #define HIST_PER_DECADE 100
 #define HIST_BINS (10 * HIST_PER_DECADE)
 
+/* 64 bytes: one cache line in the pool (pool_grow aligns it). */
 typedef struct request {
   double arrival_s, first_s;
   double prompt, output; /* tokens; output >= 1 */
@@ -48,32 +49,57 @@ typedef struct heap_entry {
   uint32_t i;
 } heap_entry;
 
+/* A replica's state, laid out by when it is read, in four 64-byte lines
+ * (the array is aligned: inference_request.c's alloc_replicas): a
+ * decoding replica's change reads all four, the period's take of its
+ * load the first three, and its clock's terms are its own (per replica:
+ * the policy's clocks under caps differ replica by replica). */
 typedef struct replica {
-  req_list waiting, prefill;
-  heap_entry *heap; /* decoding requests, min-heap on (tag, i) */
+  /* line 0: the lists, the heap, the event */
+  _Alignas(64) req_list waiting;
+  req_list prefill;
   uint32_t nheap, heap_cap;
-  double kv_used; /* tokens held by the batch */
+  sim_handle ev; /* the pending event ... */
   phase phase;
-  double phi;
-  rl_clock clk;     /* the step's terms at phi (key 0: none yet) */
-  double clock_s;   /* the state below is exact at this time */
-  double v;         /* virtual time: tokens each decoding request gained */
-  double ctx_base;  /* sum over the heap of prompt + 1 - join_v */
-  double t_step;    /* s per decode step, while decoding */
-  double pre_left;  /* share of the prefill still to run */
-  double pre_s;     /* the whole prefill's duration at phi */
-  gpu_load load;    /* per GPU, now, at full clock (gpu.h) */
-  double compute;   /* share of the work now that the clock speeds up */
-  double next_s;    /* time of the next change; +inf when idle */
   bool pass_due;    /* an arrival waits for this instant's pass */
-  sim_handle ev;    /* the pending event ... */
+  bool down;        /* its GPUs are gone (a fault): routing skips it */
+  heap_entry *heap; /* decoding requests, min-heap on (tag, i) */
+  double kv_used;   /* tokens held by the batch */
+  /* line 1: the state between changes */
+  double clock_s;  /* the state below is exact at this time */
+  double v;        /* virtual time: tokens each decoding request gained */
+  double ctx_base; /* sum over the heap of prompt + 1 - join_v */
+  double t_step;   /* s per decode step, while decoding */
+  gpu_load load;   /* per GPU, now, at full clock (gpu.h) */
+  double compute;  /* share of the work now that the clock speeds up */
+  /* line 2: the next change and the integrals */
+  double next_s;    /* time of the next change; +inf when idle */
   double ev_s;      /* ... and the time it stands for */
   gpu_load act_int; /* load x seconds since act_since */
   double comp_int;  /* compute share x seconds since act_since */
   double comp_mean; /* the compute share's mean over the last window */
   double act_since;
-  bool down; /* its GPUs are gone (a fault): routing skips it */
+  /* line 3: the clock, the prefill. clk.key is the replica's clock (phi,
+   * inf__rep_phi); the other terms are rl_clock_of's at it once priced,
+   * clk.phi 0 until then (a clamped phi is > 0): inf__rep_clock. */
+  rl_clock clk;
+  double pre_left; /* share of the prefill still to run */
+  double pre_s;    /* the whole prefill's duration at phi */
 } replica;
+
+_Static_assert(sizeof(replica) == 256 && offsetof(replica, clock_s) == 64 &&
+                   offsetof(replica, next_s) == 128 &&
+                   offsetof(replica, clk) == 192,
+               "a replica is four cache lines, as laid out");
+
+/* Replica r's clock, phi (its kept terms' key). */
+static inline double inf__rep_phi(const replica *r) { return r->clk.key; }
+
+/* Sets replica r's clock to phi: its terms are worked out when next
+ * priced (inf__rep_clock). */
+static inline void inf__rep_set_phi(replica *r, double phi) {
+  r->clk = (rl_clock){.key = phi};
+}
 
 /* What the current sampling interval has seen. */
 typedef struct interval {
@@ -160,12 +186,14 @@ struct inf_service {
   double horizon_s, kv_cap;
   uint32_t arrival_kind, replica_kind;
   uint32_t arrival_source; /* the arrivals' (sim_engine_source) */
-  replica *rep;
+  replica *rep, *rep_mem;  /* rep: rep_mem's first 64-byte boundary */
   uint32_t nrep;
   route_tree route; /* replicas' routing keys (load_key): the lightest */
   uint32_t *due;    /* replicas with pass_due, ndue of them */
   uint32_t ndue;
-  request *pool;
+  /* pool: pool_mem's first 64-byte boundary, so each 64-byte request is
+   * one cache line (inference_heap.c, pool_grow) */
+  request *pool, *pool_mem;
   uint32_t pool_cap, free_head;
   int64_t next_prompt, next_output; /* the pending arrival's lengths */
   sim_time next_at;                 /* its time; SIM_TIME_MAX: none */

@@ -18,12 +18,18 @@ static const rl_clock *clock_at(const inf_service *s, rl_clock *c, double phi) {
   return c;
 }
 
+const rl_clock *inf__rep_clock(const inf_service *s, replica *r) {
+  if (r->clk.phi == 0)
+    rl_clock_of(&s->proto, r->clk.key, &r->clk);
+  return &r->clk;
+}
+
 /* The joiners' prefill at the replica's clock: its length and its
  * time-weighted load, from the service's prefill terms (kept). */
 void inf__price_prefill(inf_service *s, replica *r) {
   double t = 0;
   gpu_load busy = {0, 0, 0};
-  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *at = inf__rep_clock(s, r);
   const rl_clock *full = clock_at(s, &s->full_clk, 1);
   if (!s->pre.ready)
     rl_prefill_terms_of(&s->proto, &s->pre);
@@ -88,7 +94,7 @@ void inf__price_decode(inf_service *s, replica *r) {
   rl_batch_full spare;
   double b = r->nheap;
   rl_decode_price(batch_at(s, b, &spare), r->ctx_base / b + r->v,
-                  clock_at(s, &r->clk, r->phi), &s->full_clk, &p);
+                  inf__rep_clock(s, r), &s->full_clk, &p);
   r->t_step = p.t;
   r->load = p.load;
   r->compute = p.t_comp >= p.t_mem ? p.t_comp / p.t : 0;
@@ -127,7 +133,7 @@ double inf__after_prefill(inf_service *s, replica *r) {
   rl_batch_full spare;
   if (!joined(s, r, &b, &ctx, &tag))
     return r->next_s;
-  const rl_clock *at = clock_at(s, &r->clk, r->phi);
+  const rl_clock *at = inf__rep_clock(s, r);
   double t = rl_decode_price_s(batch_at(s, b, &spare), ctx / b + r->v, at,
                                &s->full_clk);
   return r->next_s + (tag - r->v) * t;
@@ -151,8 +157,8 @@ static double tokens_after_prefill(const inf_service *s, const replica *r,
   rl_batch bat;
   rl_clock at = {.key = 0};
   rl_batch_of(&s->proto, b, &bat);
-  double t =
-      rl_decode_step_batch_s(&bat, ctx / b + r->v, clock_at(s, &at, r->phi));
+  double t = rl_decode_step_batch_s(&bat, ctx / b + r->v,
+                                    clock_at(s, &at, inf__rep_phi(r)));
   double end = r->next_s + (tag - r->v) * t;
   return r->prefill.n + b * (rl_fmin(now, end) - r->next_s) / t;
 }

@@ -6,6 +6,10 @@
 
 #include "inference_internal.h"
 
+/* Replica r's step terms at its clock (rl_clock_of's at inf__rep_phi),
+ * worked out the first time they are asked for after a clock change. */
+const rl_clock *inf__rep_clock(const inf_service *s, replica *r);
+
 /* The joiners' prefill at r's clock: sets pre_s, load, compute and next_s
  * (the prefill's end, pre_left of it still to run). */
 void inf__price_prefill(inf_service *s, replica *r);

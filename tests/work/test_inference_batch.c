@@ -16,6 +16,7 @@
 
 #include "inference_fluid.h"
 #include "inference_internal.h"
+#include "inference_request_price.h"
 #include "lanes.h"
 
 /* Enough replicas for the batch calls' blocks (four and sixteen a loop)
@@ -317,14 +318,67 @@ static void a_handle_is_its_pending_event(void **state) {
   rig_close(&g);
 }
 
+/* Replica r's kept clock terms are rl_clock_of's at its phi, byte for
+ * byte, whether or not it was priced since its clock last moved. */
+static void check_clocks(const rig *g) {
+  for (uint32_t k = 0; k < g->s->nrep; k++) {
+    replica *r = &g->s->rep[k];
+    rl_clock want;
+    rl_clock_of(&g->s->proto, inf__rep_phi(r), &want);
+    bool priced = r->clk.phi != 0;
+    if ((priced && memcmp(&want, &r->clk, sizeof want) != 0) ||
+        memcmp(&want, inf__rep_clock(g->s, r), sizeof want) != 0)
+      fail_msg("replica %u at phi %.17g: kept terms differ (priced %d)", k,
+               inf__rep_phi(r), priced);
+  }
+}
+
+/* A replica's clock terms, kept in its fourth line (inference_internal.h),
+ * follow its clock: set, changed, set back, between events and takes; and
+ * the replicas and the pool (grown past its first 1,024 slots, what it
+ * held kept) start at 64-byte lines. */
+static void request_clocks_kept(void **state) {
+  (void)state;
+  rig g;
+  rig_open(&g, H100, BATCH_YAML, 3, INFINITY);
+  inf_service *s = g.s;
+  assert_int_equal((uintptr_t)s->rep % 64, 0);
+  uint64_t x = 11;
+  gpu_load loads[NREP];
+  for (int i = 0; i < 3000; i++) {
+    bool done;
+    assert_int_equal(sim_engine_run_some(g.e, to_ns(60), 1, &done), SIM_OK);
+    if (done)
+      break;
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    uint32_t k = (uint32_t)(x >> 33) % NREP;
+    double phi = (x >> 62) == 0 ? 1 : 0.3 + (double)(x >> 60) / 24;
+    assert_int_equal(inf_set_clock(s, k, phi), SIM_OK);
+    if (i % 5 == 0)
+      inf_take_loads(s, 0, NREP, loads);
+    if (i % 50 == 0)
+      check_clocks(&g);
+  }
+  check_clocks(&g);
+  assert_int_equal((uintptr_t)s->pool % 64, 0);
+  uint32_t first = inf__pool_take(s);
+  s->pool[first].prompt = 4321;
+  while (s->pool_cap <= 1024)
+    assert_int_not_equal(inf__pool_take(s), NONE);
+  assert_int_equal((uintptr_t)s->pool % 64, 0);
+  assert_true(s->pool[first].prompt == 4321);
+  rig_close(&g);
+}
+
 int main(void) {
-  struct CMUnitTest tests[8] = {
+  struct CMUnitTest tests[9] = {
       cmocka_unit_test(fluid_batch),
       cmocka_unit_test(request_batch),
       cmocka_unit_test(request_batch_resting),
       cmocka_unit_test(fluid_batch_blocks),
+      cmocka_unit_test(request_clocks_kept),
   };
-  size_t n = 4;
+  size_t n = 5;
   TEST_ROWS(tests, n, a_handle_is_its_pending_event, handle_cases);
   return _cmocka_run_group_tests("inference_batch", tests, n,
                                  test_catalogs_load, test_catalogs_release);

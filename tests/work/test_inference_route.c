@@ -174,7 +174,7 @@ static void test_empty(void **state) {
   for (uint32_t j = 0; j < n; j++)
     assert_int_equal(inf__pool_take(&s), want[j]);
   sim_free(s.alloc, r.heap);
-  sim_free(s.alloc, s.pool);
+  sim_free(s.alloc, s.pool_mem); /* s.pool is within it */
 }
 
 typedef struct pop_case {
@@ -226,7 +226,7 @@ static void test_pops(void **state) {
   assert_int_equal(r.nheap, 0);
   test_free(in);
   sim_free(s.alloc, r.heap);
-  sim_free(s.alloc, s.pool);
+  sim_free(s.alloc, s.pool_mem); /* s.pool is within it */
 }
 
 int main(void) {
