@@ -563,6 +563,10 @@ static void part_solved(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
 
 void gpu__newton_lanes(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
                        double *phi) {
+  if (n == 1) { /* the fluid's lone solves gpu__newton_lone left: group4's */
+    group4(t, &j, 1, &phi);
+    return;
+  }
   for (size_t k = 0; k < n; k += LANES_PART)
     part_solved(t, j + k, n - k < LANES_PART ? n - k : LANES_PART, phi + k);
 }
