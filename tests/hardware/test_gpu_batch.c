@@ -4,7 +4,10 @@
  * gpu_load_clock_under_cap one by one on the scalar path
  * (sim_lanes_narrow), bit for bit, and against the definition (gpu_ref.h)
  * (caps across the span, NaN caps and loads, batches of sizes from 1 to
- * past 128). */
+ * past 128). The lanes' paths are all met: jobs above the knee by
+ * gpu_newton4.c's close4 (seen failing with its r and r - 1 swapped,
+ * and with r + 2 for r + 1), the others and close4's leftovers by
+ * group4 from below_close's start. */
 #include "test_util.h"
 
 #include <math.h>
