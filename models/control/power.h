@@ -115,6 +115,12 @@ unsigned long power__clock_evals(void);
 /* For tests: the classes the memo's last split found (0: none yet). */
 size_t power__memo_classes(const power_memo *memo);
 
+/* For tests: how many splits put back the caps kept at their last fit
+ * (a group of many classes), and, while power__caps_kept_off is set,
+ * none: the caps worked out again at the answer instead. */
+unsigned long power__caps_put_back(void);
+extern bool power__caps_kept_off;
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
