@@ -205,6 +205,14 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x);
 
+/* power_boundary_warm with a first step of Newton's estimate (at least
+ * one double) and steps growing twofold, for a start a few doubles from
+ * a crossing whose sum's roundings are fine (the efficiency policy's
+ * large groups of a unit a run, level_close): the same answer, bit for
+ * bit, in fewer evaluations there. */
+double power_boundary_newton(power_fn f, const void *ctx, double target,
+                             double good_end, double bad_end, double x);
+
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget
  * is larger). Units with weight 0 get lo_u. */

@@ -168,13 +168,15 @@ static double live_at(level *l, double mu) {
   return sl;
 }
 
-/* The live classes' caps at the last fit, about to be left, kept for
- * caps_at (level.good_kept): a group of many classes. */
+/* The live classes and their caps at the last fit, about to be left,
+ * kept for caps_at (level.good_kept): a group of many classes. */
 static void keep_good(level *l) {
   for (size_t i = 0; i < l->nlive; i++)
     l->good_cap[i] = l->cap[l->live[i]];
+  memcpy(l->good_live, l->live, l->nlive * sizeof *l->live);
   l->good_nlive = l->nlive;
   l->good_kept = l->at;
+  l->good_mu = l->mu;
   l->lists_at = l->lists;
 }
 
@@ -368,22 +370,31 @@ static unsigned long caps_put_back;
 
 unsigned long power__caps_put_back(void) { return caps_put_back; }
 
-/* Whether keep_good kept the live classes' caps at level log_mu, of the
- * live list as it is: every other valued class stood there (full or
- * settled low, by mu_one or mu_low, which only move outwards) and no
- * all_at has written its cap since, so l->cap holds its cap there. */
+/* Whether keep_good kept the live classes' caps at level log_mu. */
 static bool good_kept_for(const level *l, double log_mu) {
-  return sim_same_bits(log_mu, l->good_kept) && l->lists_at == l->lists &&
-         l->good_nlive == l->nlive && !power__caps_kept_off;
+  return sim_same_bits(log_mu, l->good_kept) && !power__caps_kept_off;
 }
 
 /* The live classes' caps at good_kept put back: every class's cap in
  * l->cap is then its cap there, the same bits as classes_at's (a class's
  * cap is one function of the level, whichever of class_at's paths works
- * it out). Its slopes are not: no level is kept (at NaN). */
+ * it out). Every valued class off that list stood there, full or settled
+ * low (by mu_one or mu_low, which only move outwards, so they still say
+ * so), and l->cap holds that cap unless all_at has written the classes
+ * since (the search stepped past full_mu or low_mu: most splits): then
+ * the standing ones' caps from cap_one and cap_low first. Its slopes are
+ * not put back: no level is kept (at NaN). */
 static void good_put_back(level *l) {
-  for (size_t i = 0; i < l->nlive; i++)
-    l->cap[l->live[i]] = l->good_cap[i];
+  if (l->lists_at != l->lists) {
+    for (size_t k = 0; k < l->nclass; k++) {
+      if (l->valued[k] && l->good_mu <= l->mu_one[k])
+        l->cap[k] = l->cap_one[k];
+      else if (l->valued[k] && l->good_mu >= l->mu_low[k])
+        l->cap[k] = l->cap_low[k];
+    }
+  }
+  for (size_t i = 0; i < l->good_nlive; i++)
+    l->cap[l->good_live[i]] = l->good_cap[i];
   l->at = NAN;
   caps_put_back++;
 }
@@ -440,12 +451,17 @@ static void caps_out(const level *l, double *cap) {
  * many sums to close; 6.6 sums a split -> 5.8). Many units of short
  * runs, whose sum's roundings are more (the request level's groups of a
  * unit a run: the neighbour's try cost 6 k instructions a period,
- * docs/PERFORMANCE.md), take power_boundary_warm's search from x. */
+ * docs/PERFORMANCE.md), take power_boundary_newton's search from x: its
+ * start mostly within a few doubles of the answer, where the sixteen
+ * doubles of power_boundary_warm's first step overshot. */
 static double level_close(level *l, double budget_w, double x) {
   double slope, y;
   if (l->rcls != NULL && l->n > SHORT_RUNS * l->runs.n && x > LEVEL_LO &&
       x < LEVEL_HI) /* long runs: their stairs */
     return power_boundary_near(total_at, l, budget_w, LEVEL_HI, LEVEL_LO, x);
+  if (l->rcls != NULL && l->n > FEW_UNITS && l->n <= SHORT_RUNS * l->runs.n &&
+      x > LEVEL_LO && x < LEVEL_HI) /* many short runs: near */
+    return power_boundary_newton(total_at, l, budget_w, LEVEL_HI, LEVEL_LO, x);
   if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n &&
       l->n <= FEW_UNITS && x > LEVEL_LO && x < LEVEL_HI) {
     bool good = total_at(l, x, &slope) <= budget_w;
