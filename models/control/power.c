@@ -301,6 +301,18 @@ double power_boundary_near(power_fn f, const void *ctx, double target,
   return boundary_warm(f, ctx, target, good_end, bad_end, x, 0.5, 4, 2);
 }
 
+/* Newton's distance, at least one double, then twice the step before:
+ * at the request level's large group (2,039 units, a unit a run) the
+ * start, grouped_at's crossing, lies within three doubles of the answer
+ * in four splits in five, where the sixteen doubles of
+ * power_boundary_warm's first step overshot it and the bracket then cost
+ * a secant's evaluation more (bench-10k's diurnal peak, its first 15
+ * minutes: 3.65 sums a split -> 2.94). */
+double power_boundary_newton(power_fn f, const void *ctx, double target,
+                             double good_end, double bad_end, double x) {
+  return boundary_warm(f, ctx, target, good_end, bad_end, x, 1, 1, 2);
+}
+
 /* A run's inputs to the fill's sum, packed once a fill (the sum reads
  * every run at every evaluation, about 12 a split): its weight, range,
  * GPUs as a double, length, and its part of the slope, n w m. */

@@ -115,6 +115,12 @@ unsigned long power__clock_evals(void);
 /* For tests: the classes the memo's last split found (0: none yet). */
 size_t power__memo_classes(const power_memo *memo);
 
+/* For tests: how many splits put back the caps kept at their last fit
+ * (a group of many classes), and, while power__caps_kept_off is set,
+ * none: the caps worked out again at the answer instead. */
+unsigned long power__caps_put_back(void);
+extern bool power__caps_kept_off;
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with
@@ -198,6 +204,14 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
  * the same answer, bit for bit, in fewer evaluations there. */
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x);
+
+/* power_boundary_warm with a first step of Newton's estimate (at least
+ * one double) and steps growing twofold, for a start a few doubles from
+ * a crossing whose sum's roundings are fine (the efficiency policy's
+ * large groups of a unit a run, level_close): the same answer, bit for
+ * bit, in fewer evaluations there. */
+double power_boundary_newton(power_fn f, const void *ctx, double target,
+                             double good_end, double bad_end, double x);
 
 /* Water-filling: caps cap_u = clamp(lambda x weight_u, lo_u, top_u) with
  * the lambda that spends budget_w (or every unit at top_u if the budget

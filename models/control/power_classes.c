@@ -109,7 +109,7 @@ static bool work_grow(struct power_work *w, size_t n, size_t size) {
     sim_free(NULL, w->z);
     sim_free(NULL, w->b);
     w->d = sim_alloc(NULL, (19 * n + 19) * sizeof *w->d);
-    w->z = sim_alloc(NULL, (5 * n + 5) * sizeof *w->z);
+    w->z = sim_alloc(NULL, (6 * n + 6) * sizeof *w->z);
     w->b = sim_alloc(NULL, (n + 1) * sizeof *w->b);
     w->n = w->d != NULL && w->z != NULL && w->b != NULL ? n : 0;
     if (w->n != n)
@@ -152,7 +152,7 @@ static bool level_alloc(level *l, power_memo *memo, size_t size) {
   l->ke = d + 17 * n + 17, l->kmu = d + 18 * n + 18;
   l->rep = w->z, l->rcls = w->z + n + 1;
   l->runs.first = w->z + 2 * n + 2, l->runs.len = w->z + 3 * n + 3;
-  l->live = w->z + 4 * n + 4;
+  l->live = w->z + 4 * n + 4, l->good_live = w->z + 5 * n + 5;
   l->valued = w->b;
   return true;
 }

@@ -151,6 +151,7 @@ static double all_at(level *l, double mu) {
         l->live[n++] = k;
     }
   l->nlive = n;
+  l->lists++;
   l->full_mu = full_mu;
   l->low_mu = low_mu;
   return sl;
@@ -167,6 +168,18 @@ static double live_at(level *l, double mu) {
   return sl;
 }
 
+/* The live classes and their caps at the last fit, about to be left,
+ * kept for caps_at (level.good_kept): a group of many classes. */
+static void keep_good(level *l) {
+  for (size_t i = 0; i < l->nlive; i++)
+    l->good_cap[i] = l->cap[l->live[i]];
+  memcpy(l->good_live, l->live, l->nlive * sizeof *l->live);
+  l->good_nlive = l->nlive;
+  l->good_kept = l->at;
+  l->good_mu = l->mu;
+  l->lists_at = l->lists;
+}
+
 /* The valued classes' caps and slopes at level exp(log_mu), kept with
  * the level they are for: a level tried again (total_at's search starts
  * where grouped_at's ended; the caps are wanted at the answer, which the
@@ -174,6 +187,8 @@ static double live_at(level *l, double mu) {
 static double classes_at(level *l, double log_mu) {
   double sl = 0; /* class by class, as the caps are made or kept */
   if (!sim_same_bits(log_mu, l->at)) {
+    if (l->nclass > POWER_FEW_CLASSES && sim_same_bits(l->at, l->good_at))
+      keep_good(l);
     double mu = exp(log_mu);
     l->at = log_mu;
     l->mu = mu;
@@ -350,6 +365,40 @@ static void serve_the_rest(const level *l, double budget_w, power_memo *memo,
     power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
 }
 
+bool power__caps_kept_off;
+static unsigned long caps_put_back;
+
+unsigned long power__caps_put_back(void) { return caps_put_back; }
+
+/* Whether keep_good kept the live classes' caps at level log_mu. */
+static bool good_kept_for(const level *l, double log_mu) {
+  return sim_same_bits(log_mu, l->good_kept) && !power__caps_kept_off;
+}
+
+/* The live classes' caps at good_kept put back: every class's cap in
+ * l->cap is then its cap there, the same bits as classes_at's (a class's
+ * cap is one function of the level, whichever of class_at's paths works
+ * it out). Every valued class off that list stood there, full or settled
+ * low (by mu_one or mu_low, which only move outwards, so they still say
+ * so), and l->cap holds that cap unless all_at has written the classes
+ * since (the search stepped past full_mu or low_mu: most splits): then
+ * the standing ones' caps from cap_one and cap_low first. Its slopes are
+ * not put back: no level is kept (at NaN). */
+static void good_put_back(level *l) {
+  if (l->lists_at != l->lists) {
+    for (size_t k = 0; k < l->nclass; k++) {
+      if (l->valued[k] && l->good_mu <= l->mu_one[k])
+        l->cap[k] = l->cap_one[k];
+      else if (l->valued[k] && l->good_mu >= l->mu_low[k])
+        l->cap[k] = l->cap_low[k];
+    }
+  }
+  for (size_t i = 0; i < l->good_nlive; i++)
+    l->cap[l->good_live[i]] = l->good_cap[i];
+  l->at = NAN;
+  caps_put_back++;
+}
+
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
  * for bit), or cap_at itself without classes. */
 static void caps_at(level *l, double log_mu) {
@@ -362,8 +411,13 @@ static void caps_at(level *l, double log_mu) {
   /* The classes' caps as total_at makes them, without its sum (the
    * search has its answer: the sum is not wanted), or as it kept them. */
   const double *kcap = l->good_cap;
-  if (sim_same_bits(log_mu, l->at) || !sim_same_bits(log_mu, l->good_at) ||
-      l->nclass > POWER_FEW_CLASSES) {
+  if (l->nclass > POWER_FEW_CLASSES && !sim_same_bits(log_mu, l->at) &&
+      good_kept_for(l, log_mu)) {
+    good_put_back(l);
+    kcap = l->cap;
+  } else if (sim_same_bits(log_mu, l->at) ||
+             !sim_same_bits(log_mu, l->good_at) ||
+             l->nclass > POWER_FEW_CLASSES) {
     classes_at(l, log_mu);
     kcap = l->cap;
   }
@@ -397,12 +451,17 @@ static void caps_out(const level *l, double *cap) {
  * many sums to close; 6.6 sums a split -> 5.8). Many units of short
  * runs, whose sum's roundings are more (the request level's groups of a
  * unit a run: the neighbour's try cost 6 k instructions a period,
- * docs/PERFORMANCE.md), take power_boundary_warm's search from x. */
+ * docs/PERFORMANCE.md), take power_boundary_newton's search from x: its
+ * start mostly within a few doubles of the answer, where the sixteen
+ * doubles of power_boundary_warm's first step overshot. */
 static double level_close(level *l, double budget_w, double x) {
   double slope, y;
   if (l->rcls != NULL && l->n > SHORT_RUNS * l->runs.n && x > LEVEL_LO &&
       x < LEVEL_HI) /* long runs: their stairs */
     return power_boundary_near(total_at, l, budget_w, LEVEL_HI, LEVEL_LO, x);
+  if (l->rcls != NULL && l->n > FEW_UNITS && l->n <= SHORT_RUNS * l->runs.n &&
+      x > LEVEL_LO && x < LEVEL_HI) /* many short runs: near */
+    return power_boundary_newton(total_at, l, budget_w, LEVEL_HI, LEVEL_LO, x);
   if (l->rcls != NULL && l->n <= SHORT_RUNS * l->runs.n &&
       l->n <= FEW_UNITS && x > LEVEL_LO && x < LEVEL_HI) {
     bool good = total_at(l, x, &slope) <= budget_w;
@@ -449,7 +508,8 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
                                  const uint8_t *alike) {
   assert(power_alike_ok(units, n, alike)); /* reads every unit: debug */
   level l = {.units = units, .n = n, .at = NAN, .mu = NAN, .good_at = NAN,
-             .budget = budget_w, .ax = NAN, .amu = NAN, .pm_phi = NAN};
+             .budget = budget_w, .ax = NAN, .amu = NAN, .pm_phi = NAN,
+             .good_kept = NAN};
   power__level_init(&l, memo, cap, alike);
   l.held = held_at_floor(&l, budget_w);
   double x = level_of(&l, budget_w, memo);

@@ -302,9 +302,9 @@ static void check_from(int kind, double t, double good, double bad,
              want);
 }
 
-/* power_boundary_warm and power_boundary_near, started at share u of
- * the way from good_end to bad_end, find bisection's answer want, or
- * bad_end where even it fits. */
+/* power_boundary_warm, power_boundary_near and power_boundary_newton,
+ * started at share u of the way from good_end to bad_end, find
+ * bisection's answer want, or bad_end where even it fits. */
 static void check_warm(int kind, double t, double good, double bad,
                        double want, double u) {
   double x = good + u * (bad - good), slope;
@@ -313,14 +313,16 @@ static void check_warm(int kind, double t, double good, double bad,
     return;
   if (shaped(&e, bad, &slope) <= t)
     want = bad;
-  for (int near = 0; near < 2; near++) {
+  static const char *names[] = {"warm", "near", "newton"};
+  for (int way = 0; way < 3; way++) {
     shape a = {kind, 0};
     double got =
-        near ? power_boundary_near(shaped, &a, t, good, bad, x)
-             : power_boundary_warm(shaped, &a, t, good, bad, x);
+        way == 2   ? power_boundary_newton(shaped, &a, t, good, bad, x)
+        : way == 1 ? power_boundary_near(shaped, &a, t, good, bad, x)
+                   : power_boundary_warm(shaped, &a, t, good, bad, x);
     if (got != want)
       fail_msg("%s from %.17g, target %.17g: %.17g, bisection %.17g",
-               near ? "near" : "warm", x, t, got, want);
+               names[way], x, t, got, want);
   }
 }
 

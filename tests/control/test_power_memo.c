@@ -441,8 +441,52 @@ static void classes_found_as_they_outgrow_the_few_slots(void **state) {
   power_memo_clear(&memo);
 }
 
+/* A group of many classes (each unit its own: activity, c and room
+ * drawn) through periods of drift, its memo carried: the caps put back
+ * from the search's last fit (power__caps_put_back) are the caps worked
+ * out again at the answer (power__caps_kept_off), bit for bit, and the
+ * level is the bisection's. Budgets from near the floor to near the
+ * top, so the live classes, the full and the settled low all occur. */
+static void kept_caps_are_the_caps_worked_out_again(void **state) {
+  (void)state;
+  enum { N = 700 };
+  static power_unit u[N];
+  static double cap[N], want_cap[N];
+  uint64_t seed = 31;
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  for (size_t k = 0; k < N; k++) {
+    double c = 0.05 + 0.9 * uniform(&seed);
+    u[k] = unit(1 + (uint32_t)(uniform(&seed) * 8), 0.05 + 0.9 * uniform(&seed),
+                POWER_INFERENCE, c);
+    u[k].hi = 300 + 400 * uniform(&seed);
+  }
+  unsigned long put_back = power__caps_put_back();
+  for (int period = 0; period < 300; period++) {
+    for (size_t k = 0; k < N; k++)
+      if (uniform(&seed) < 0.5)
+        u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(&seed)));
+    double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
+    double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
+    power__caps_kept_off = true;
+    power_split_efficiency_from(u, N, budget, want_cap, &plain, NULL);
+    power__caps_kept_off = false;
+    if (period % 3 == 2) /* a start far off: the search's steps leave the
+                            live list's range, made again after a fit */
+      memo.level += 4 * (uniform(&seed) - 0.5);
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (memo.level != efficiency_bisect(u, N, budget) ||
+        memcmp(cap, want_cap, sizeof cap) != 0)
+      fail_msg("period %d: caps or level not the plain split's", period);
+  }
+  put_back = power__caps_put_back() - put_back;
+  if (put_back < 100) /* the path is taken */
+    fail_msg("%lu of 300 splits put their caps back", put_back);
+  power_memo_clear(&memo);
+  power_memo_clear(&plain);
+}
+
 int main(void) {
-  struct CMUnitTest tests[11];
+  struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -455,5 +499,6 @@ int main(void) {
   TEST_ADD(tests, n, memo_arrays_carry_over);
   TEST_ADD(tests, n, memo_ready_for_as_many);
   TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
+  TEST_ADD(tests, n, kept_caps_are_the_caps_worked_out_again);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
