@@ -59,8 +59,7 @@ bool control__units_window_ready(control_units *cu) {
         sim_calloc(cu->alloc, CONTROL_UNITS_CHUNK + 2, sizeof *cu->win_mem);
   if (cu->win_mem == NULL)
     return false;
-  const uintptr_t at = (uintptr_t)cu->win_mem;
-  cu->win = (power_unit *)((at + 31) & ~(uintptr_t)31);
+  cu->win = sim_align_up(cu->win_mem, 32);
   return true;
 }
 

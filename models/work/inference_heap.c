@@ -40,7 +40,7 @@ static int pool_move(inf_service *s, size_t cap) {
   request *mem = sim_alloc(s->alloc, (cap + 1) * sizeof *mem);
   if (mem == NULL)
     return SIM_ENOMEM;
-  request *p = (request *)(((uintptr_t)mem + POOL_LINE - 1) & ~(POOL_LINE - 1));
+  request *p = sim_align_up(mem, POOL_LINE);
   if (s->pool_cap > 0)
     memcpy(p, s->pool, s->pool_cap * sizeof *p);
   sim_free(s->alloc, s->pool_mem);

@@ -530,7 +530,7 @@ static int alloc_replicas(inf_service *s) {
   s->due = sim_calloc(s->alloc, s->nrep, sizeof *s->due);
   if (s->rep_mem == NULL || s->due == NULL)
     return SIM_ENOMEM;
-  s->rep = (replica *)(((uintptr_t)s->rep_mem + 63) & ~(uintptr_t)63);
+  s->rep = sim_align_up(s->rep_mem, 64);
   if (inf__route_init(s->alloc, &s->route, s->nrep) != SIM_OK)
     return SIM_ENOMEM;
   for (uint32_t k = 0; k < s->nrep; k++) {
