@@ -24,9 +24,7 @@
  * residual nearly exact (below_close) takes the start to the real root,
  * from where the search goes with no power of Newton's. A batch's jobs
  * above the knee go first by the closed form to half an ULP and two or
- * three powers (close4); the rest started four at a time and searched
- * in four lanes, each refilled with the next job as its search ends
- * (left_solved). */
+ * three powers (close4); the rest four at a time by group4. */
 #include "gpu_internal.h"
 
 #include <math.h>
@@ -351,30 +349,55 @@ TARGET static inline v4 wide4(const bits4 *s, v4 k) {
  * counts). */
 #define SEARCH_STEPS_OF_ONE 4
 
+/* cap_search lane by lane, to adjacent doubles in every lane whose P
+ * stays finite: Newton's last clock g first (its side known where it is
+ * an end; else moved to the middle where it is outside the bracket),
+ * then a gallop from g's side (steps of one ULP SEARCH_STEPS_OF_ONE
+ * times, then 2, 4, ... ULP, short of the far end) until a clock's side
+ * differs, then halves of the bracket. A round's power is four lanes',
+ * so the group's rounds are its slowest lane's. */
+TARGET static IN_LINE bits4 search4(const lanes4 *L, const bracket4 *b,
+                                   v4 live, v4 bad) {
+  bits4 s = {w4_of(b->lo), w4_of(b->hi), _mm256_setzero_pd(), bad};
+  w4 g = w4_of(b->x);
+  live = v4_andnot(bad, live);
+  s.up = v4_of(_mm256_cmpeq_epi64(g, s.lo));
+  v4 at_end = _mm256_or_pd(s.up, v4_of(_mm256_cmpeq_epi64(g, s.hi)));
+  v4 k = v4_andnot(at_end, wide4(&s, live));
+  if (v4_lanes(k) != 0) {
+    v4 in = v4_and(v4_of(_mm256_cmpgt_epi64(g, s.lo)),
+                   v4_of(_mm256_cmpgt_epi64(s.hi, g)));
+    w4 mid = _mm256_add_epi64(
+        s.lo, _mm256_srli_epi64(_mm256_sub_epi64(s.hi, s.lo), 1));
+    g = w4_of(v4_pick(in, v4_of(g), v4_of(mid)));
+    s.up = v4_pick(k, held4(L, &s, g, k), s.up);
+  }
+  w4 step = _mm256_set1_epi64x(1);
+  int turn = 0;
+  v4 open = wide4(&s, v4_andnot(s.bad, live)), gallop = open;
+  while (v4_lanes(open) != 0) {
+    w4 width = _mm256_sub_epi64(s.hi, s.lo);
+    gallop = v4_and(gallop, v4_of(_mm256_cmpgt_epi64(width, step)));
+    w4 far = w4_of(v4_pick(s.up, v4_of(_mm256_add_epi64(s.lo, step)),
+                           v4_of(_mm256_sub_epi64(s.hi, step))));
+    w4 half = _mm256_add_epi64(s.lo, _mm256_srli_epi64(width, 1));
+    w4 t = w4_of(v4_pick(gallop, v4_of(far), v4_of(half)));
+    v4 held = held4(L, &s, t, open);
+    gallop = v4_andnot(_mm256_xor_pd(held, s.up), gallop);
+    if (++turn >= SEARCH_STEPS_OF_ONE)
+      step = _mm256_slli_epi64(step, 1);
+    open = wide4(&s, v4_andnot(s.bad, open));
+  }
+  return s;
+}
+
 /* One field of jobs x[0 .. 3] as lanes, lane i job x[i]'s. */
 #define LANES(x, f) _mm256_set_pd((x)[3]->f, (x)[2]->f, (x)[1]->f, (x)[0]->f)
 
-/* Jobs in a call's part at most (the pointers on the stack). */
-#define LANES_PART 64
-
-/* A part's jobs whose search is still to go, in the order met, each
- * with where its clock goes, its bracket's ends and Newton's last clock
- * as bits (positive doubles order as their bits); next: the first not
- * yet in a lane. */
-typedef struct search_queue {
-  const gpu_cap_job *job[LANES_PART];
-  double *out[LANES_PART];
-  uint64_t lo[LANES_PART], hi[LANES_PART], g[LANES_PART];
-  size_t n, next;
-} search_queue;
-
-/* Jobs x[0 .. n - 1] (n in 1 .. 4; the lanes past n copies of the
- * first) to their searches: start4, Newton where the start is not close;
- * a job whose P was not finite at a clock Newton took, or whose ends
- * are adjacent doubles, is answered here by its bracket's lower end
- * (cap_search's answer then), the others queued in q. */
-TARGET static void started4(const gpu_cap_type *t, const gpu_cap_job *const *j,
-                            size_t n, double *const *out, search_queue *q) {
+/* Jobs x[0 .. n - 1] (n in 1 .. 4) as lanes, the lanes past n copies of
+ * the first (their answers not stored): job x[i]'s clock in *out[i]. */
+TARGET static void group4(const gpu_cap_type *t, const gpu_cap_job *const *j,
+                          size_t n, double *const *out) {
   const gpu_cap_job *x[4] = {j[0], j[n > 1], j[n > 2 ? 2 : 0], j[n > 3 ? 3 : 0]};
   lanes4 L = {v4_all(t->idle_w), v4_all(t->knee), v4_all(t->phi_min),
               LANES(x, mem),     LANES(x, clocked), LANES(x, cap)};
@@ -385,146 +408,10 @@ TARGET static void started4(const gpu_cap_type *t, const gpu_cap_job *const *j,
   v4 live = _mm256_loadu_pd((const double *)(first + 4 - n));
   if (v4_lanes(v4_andnot(close, live)) != 0)
     newton4(&L, &b, v4_andnot(close, live), over, &bad);
-  uint64_t lo[4], hi[4], g[4];
-  _mm256_storeu_pd((double *)lo, b.lo);
-  _mm256_storeu_pd((double *)hi, b.hi);
-  _mm256_storeu_pd((double *)g, b.x);
-  int gone = v4_lanes(bad);
-  for (size_t i = 0; i < n; i++) {
-    if ((gone >> i & 1) || hi[i] - lo[i] <= 1) {
-      *out[i] = sim_of_bits(lo[i]);
-      continue;
-    }
-    size_t k = q->n++;
-    q->job[k] = j[i], q->out[k] = out[i];
-    q->lo[k] = lo[i], q->hi[k] = hi[i], q->g[k] = g[i];
-  }
-}
-
-/* The search's four lanes in memory, where a lane whose search ended
- * takes the next queued job: each lane's job's terms, its bracket's ends
- * (bits), its next clock while its first is to be taken (first: Newton's
- * last clock, else the bracket's middle where that is outside), its
- * side (up: from lo), whether it gallops, its gallop's step and rounds,
- * whether it holds a job (live), the job's place in the queue. The
- * masks are all ones or zero. */
-typedef struct search_lanes {
-  double mem[4], clocked[4], cap[4];
-  uint64_t lo[4], hi[4], g[4], step[4], turn[4];
-  int64_t up[4], first[4], gallop[4], live[4];
-  size_t at[4];
-} __attribute__((aligned(32))) search_lanes;
-
-/* Queued job k into lane i, as a lane's search begins: its side known where
- * Newton's clock is an end of the bracket, else taken first at that
- * clock (at the middle where it is outside). */
-static void lane_put(search_lanes *s, const search_queue *q, int i, size_t k) {
-  uint64_t lo = q->lo[k], hi = q->hi[k], g = q->g[k];
-  s->mem[i] = q->job[k]->mem, s->clocked[i] = q->job[k]->clocked;
-  s->cap[i] = q->job[k]->cap;
-  s->lo[i] = lo, s->hi[i] = hi;
-  s->g[i] = g > lo && g < hi ? g : lo + (hi - lo) / 2;
-  s->up[i] = g == lo ? -1 : 0;
-  s->first[i] = g != lo && g != hi ? -1 : 0;
-  s->step[i] = 1, s->turn[i] = 0, s->gallop[i] = -1, s->live[i] = -1;
-  s->at[i] = k;
-}
-
-/* Lane i's next job from q, or the lane left empty (its terms the last
- * job's: finite, its P thrown away). */
-static void lane_take(search_lanes *s, search_queue *q, int i) {
-  if (q->next < q->n)
-    lane_put(s, q, i, q->next++);
-  else
-    s->live[i] = 0;
-}
-
-#define LOAD(a) _mm256_load_pd((const double *)(a))
-#define STORE(a, v) _mm256_store_pd((double *)(a), (v))
-
-/* The lanes' rounds until one's search ends, each lane from its own
- * job's start (a lane's first round takes its first clock, not a
- * gallop's step); the bracket, side, gallop, its step and rounds back in
- * s. Returns the lanes ended (adjacent ends, or
- * P not finite: their answer their lower end). */
-TARGET static int rounds4(const lanes4 *L, search_lanes *s) {
-  bits4 b = {w4_of(LOAD(s->lo)), w4_of(LOAD(s->hi)), LOAD(s->up),
-             _mm256_setzero_pd()};
-  w4 g = w4_of(LOAD(s->g)), step = w4_of(LOAD(s->step));
-  w4 turn = w4_of(LOAD(s->turn)), one = _mm256_set1_epi64x(1);
-  v4 first = LOAD(s->first), gallop = LOAD(s->gallop), live = LOAD(s->live);
-  v4 ended;
-  do {
-    w4 width = _mm256_sub_epi64(b.hi, b.lo);
-    gallop = v4_and(gallop, _mm256_or_pd(first, v4_of(_mm256_cmpgt_epi64(
-                                                    width, step))));
-    w4 far = w4_of(v4_pick(b.up, v4_of(_mm256_add_epi64(b.lo, step)),
-                           v4_of(_mm256_sub_epi64(b.hi, step))));
-    w4 half = _mm256_add_epi64(b.lo, _mm256_srli_epi64(width, 1));
-    w4 t = w4_of(v4_pick(first, v4_of(g),
-                         v4_pick(gallop, v4_of(far), v4_of(half))));
-    v4 held = held4(L, &b, t, live);
-    v4 rest = v4_andnot(first, live);
-    gallop = v4_andnot(v4_and(rest, _mm256_xor_pd(held, b.up)), gallop);
-    b.up = v4_pick(first, held, b.up);
-    turn = w4_of(v4_pick(rest, v4_of(_mm256_add_epi64(turn, one)), v4_of(turn)));
-    v4 doubles = v4_and(
-        rest, v4_of(_mm256_cmpgt_epi64(
-                  turn, _mm256_set1_epi64x(SEARCH_STEPS_OF_ONE - 1))));
-    step = w4_of(
-        v4_pick(doubles, v4_of(_mm256_slli_epi64(step, 1)), v4_of(step)));
-    first = v4_andnot(live, first);
-    ended = v4_andnot(wide4(&b, v4_andnot(b.bad, live)), live);
-  } while (v4_lanes(ended) == 0);
-  STORE(s->lo, v4_of(b.lo)), STORE(s->hi, v4_of(b.hi)), STORE(s->up, b.up);
-  STORE(s->step, v4_of(step)), STORE(s->turn, v4_of(turn));
-  STORE(s->first, first), STORE(s->gallop, gallop);
-  return v4_lanes(ended);
-}
-
-/* cap_search lane by lane for q's jobs, to adjacent doubles in every
- * lane whose P stays finite: Newton's last clock g first (its side
- * known where it is an end; else moved to the middle where it is
- * outside the bracket), then a gallop from g's side (steps of one ULP
- * SEARCH_STEPS_OF_ONE times, then 2, 4, ... ULP, short of the far end)
- * until a clock's side differs, then halves of the bracket. A lane whose
- * search ends takes the next job: each job's clocks are those its own
- * search takes (its lane's P is power_fma's bits whatever the other
- * lanes hold), so its answer is the same double, in fewer rounds of
- * four lanes than groups of four that each wait for their slowest lane
- * (at bench-10k's request peak a lane's 2.8 rounds against its group's
- * 3.64: docs/PERFORMANCE.md, thirty-first session). */
-TARGET static void searched(const gpu_cap_type *t, search_queue *q) {
-  if (q->n == 0)
-    return;
-  search_lanes s;
-  for (int i = 0; i < 4; i++)
-    lane_put(&s, q, i, 0), s.live[i] = 0;
-  for (int i = 0; i < 4; i++)
-    lane_take(&s, q, i);
-  while ((s.live[0] | s.live[1] | s.live[2] | s.live[3]) != 0) {
-    lanes4 L = {v4_all(t->idle_w), v4_all(t->knee), v4_all(t->phi_min),
-                LOAD(s.mem),       LOAD(s.clocked), LOAD(s.cap)};
-    int ended = rounds4(&L, &s);
-    for (int i = 0; i < 4; i++)
-      if (ended >> i & 1) {
-        *q->out[s.at[i]] = sim_of_bits(s.lo[i]);
-        lane_take(&s, q, i);
-      }
-  }
-}
-
-/* Jobs j[0 .. n - 1] (n at most LANES_PART) below the knee, or above it
- * and not settled by close4: started four at a time, then searched in
- * four lanes refilled as they end; job j[i]'s clock in *out[i]. */
-TARGET static void left_solved(const gpu_cap_type *t,
-                               const gpu_cap_job *const *j, size_t n,
-                               double *const *out) {
-  search_queue q;
-  q.n = 0, q.next = 0;
-  for (size_t k = 0; k < n; k += 4)
-    started4(t, j + k, n - k < 4 ? n - k : 4, out + k, &q);
-  searched(t, &q);
+  double part[4];
+  _mm256_storeu_pd(part, v4_of(search4(&L, &b, live, bad).lo));
+  for (size_t i = 0; i < n; i++)
+    *out[i] = part[i];
 }
 
 /* root25's x, y^0.4 within 3e-13, taken to within half an ULP of it by
@@ -556,7 +443,7 @@ TARGET static IN_LINE v4 above_root4(const lanes4 *L) {
  * Only those two lanes' P need be pow's bits: where one's d is near a
  * midpoint pow gives it and the lanes are looked at again (the others
  * serve only to find the crossing). False where the crossing is not
- * among them (left_solved solves it): bench-10k's fluid 10 minutes, 30 of
+ * among them (group4 solves it): bench-10k's fluid 10 minutes, 30 of
  * 7,212; the request's 3 minutes, 2 of 1,829. P is finite at every
  * clamped clock: the job's p_hi is, so its terms are. */
 TARGET bool gpu__newton_lone(const gpu_cap_type *t, const gpu_cap_job *j,
@@ -598,9 +485,9 @@ TARGET static IN_LINE v4 under4(const lanes4 *L, w4 x, int want) {
  * those lanes). Each answer is two adjacent doubles' P either side of
  * the cap, so the definition's (P as evaluated is monotone); a lane
  * whose crossing is not among them (or whose root is not a clock: P
- * NaN holds nowhere) is left to left_solved. Job j[i]'s clock in *out[i] for
+ * NaN holds nowhere) is left to group4. Job j[i]'s clock in *out[i] for
  * the lanes returned. Two powers of four lanes for four solves where
- * left_solved takes a Newton step and at least two powers of the search (at
+ * group4 takes a Newton step and at least two powers of the search (at
  * bench-10k's request peak 10.6% of the solves are above the knee, the
  * fluid's lone ones 92%: docs/PERFORMANCE.md, thirtieth session). */
 TARGET static int close4(const gpu_cap_type *t, const gpu_cap_job *const *j,
@@ -632,7 +519,10 @@ TARGET static int close4(const gpu_cap_type *t, const gpu_cap_job *const *j,
   return got;
 }
 
-/* Jobs left to left_solved, with where their clocks go. */
+/* Jobs in a call's part at most (the pointers on the stack). */
+#define LANES_PART 64
+
+/* Jobs left to group4, with where their clocks go. */
 typedef struct lanes_left {
   const gpu_cap_job *job[LANES_PART];
   double *out[LANES_PART];
@@ -650,7 +540,7 @@ static void close_or_leave(const gpu_cap_type *t, const gpu_cap_job *const *up,
 
 /* Jobs j[0 .. n - 1] (n at most LANES_PART): those above the knee by
  * close4, four at a time in the order met, then each it does not settle
- * with those below the knee by left_solved. */
+ * with those below the knee by group4, four at a time. */
 static void part_solved(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
                         double *phi) {
   lanes_left left = {.n = 0};
@@ -668,13 +558,14 @@ static void part_solved(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
   }
   if (u > 0)
     close_or_leave(t, up, u, up_out, &left);
-  left_solved(t, left.job, left.n, left.out);
+  for (size_t k = 0; k < left.n; k += 4)
+    group4(t, left.job + k, left.n - k < 4 ? left.n - k : 4, left.out + k);
 }
 
 void gpu__newton_lanes(const gpu_cap_type *t, const gpu_cap_job *j, size_t n,
                        double *phi) {
-  if (n == 1) { /* the fluid's lone solves gpu__newton_lone left */
-    left_solved(t, &j, 1, &phi);
+  if (n == 1) { /* the fluid's lone solves gpu__newton_lone left: group4's */
+    group4(t, &j, 1, &phi);
     return;
   }
   for (size_t k = 0; k < n; k += LANES_PART)
