@@ -231,7 +231,13 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * sparse the one-by-one lookups' misses write one in RACK_PHI_SAMPLE of
  * them there (the recent entry always): enough that keys asked again
  * show in the sampled reads (about one in eight of them found) and end
- * the sparse state, from where every miss is written again. */
+ * the sparse state, from where every miss is written again. A batch's
+ * lookups (rack_phi.c's) while sparse: one key in RACK_PHI_SAMPLE has
+ * an entry, read and written (rack__runs_phi_remember's), or the
+ * one-by-one lookups' reads and writes (rack__phis_at's); at the request
+ * level's peak the sparse state met 96% of the stretches' keys, and their
+ * entries' lines (asked for, read, written) cost more than the 2.7% of
+ * solves they spared (docs/PERFORMANCE.md, thirty-first session). */
 #define RACK_PHI_WINDOW 64
 #define RACK_PHI_SAMPLE 8
 #define RACK_PHI_SPARSE 64
@@ -274,7 +280,7 @@ static inline bool rack__phi_reads(rack_phi_gate *g, bool lone) {
 
 /* Whether a one-by-one miss's solve is written to its cache entry:
  * every one but while sparse, then one in RACK_PHI_SAMPLE (a batch's
- * misses are all written). */
+ * misses the same, rack_phi.c). */
 static inline bool rack__phi_keeps(rack_phi_gate *g) {
   return !g->sparse || rack__phi_nth(&g->unkept, RACK_PHI_SAMPLE);
 }

@@ -43,20 +43,49 @@ typedef struct runs_keys {
   double cap[RACK_RUNS_BATCH];
   gpu_load l[RACK_RUNS_BATCH];
   rack_phi_memo *slot[RACK_RUNS_BATCH];
+  bool thin; /* the stretch's keys thinned: each with a slot is read */
 } runs_keys;
+
+/* While the gate is sparse (under one read in RACK_PHI_SPARSE_HITS hits)
+ * a stretch's keys are thinned as the one-by-one lookups' misses are
+ * (rack__phi_keeps): one in RACK_PHI_SAMPLE has a slot, read and written
+ * there, the others neither. At bench-10k's request peak 96% of the
+ * stretches' keys met the gate sparse and 2.7% of them were found (a
+ * read of a sampled eighth hits about one in five: the keys asked again
+ * are few); each key's entry a line from memory, asked for, read or
+ * written, cost more than the solves it spared. A key thinned is solved,
+ * the same bits. */
+static bool key_kept(const rack_fleet *f, bool thin) {
+  return !thin || rack__phi_nth(&f->phi_gate->unkept, RACK_PHI_SAMPLE);
+}
 
 static void runs_keys_of(const rack_fleet *f, uint16_t t, uint32_t q,
                          const uint32_t *rack, uint32_t n, runs_keys *k) {
+  k->thin = f->phi_memo != NULL && f->phi_gate->sparse;
   for (uint32_t j = 0; j < n; j++) {
     assert(f->run_type[q + j] == t);
     k->cap[j] = rack_run_cap_w(f, q + j, rack[j]);
     k->l[j] = rack_run_load(f, q + j);
-    k->slot[j] = f->phi_memo != NULL
+    k->slot[j] = f->phi_memo != NULL && key_kept(f, k->thin)
                      ? rack__memo_slot(f, t, k->cap[j], k->l[j])
                      : NULL;
     if (k->slot[j] != NULL)
       __builtin_prefetch(k->slot[j], 1);
   }
+}
+
+/* Whether key j's entry holds its clock: read as the gate reads, or
+ * always where the stretch is thinned (its sampled keys are the reads). */
+static bool key_found(const rack_fleet *f, const runs_keys *k, uint32_t j,
+                      uint16_t t) {
+  const rack_phi_memo *e = k->slot[j];
+  if (e == NULL)
+    return false;
+  if (!k->thin)
+    return rack__memo_hit(f, e, t, k->cap[j], k->l[j], false);
+  bool hit = rack__memo_is(e, t, k->cap[j], k->l[j]);
+  rack__phi_read_was(f->phi_gate, hit);
+  return hit;
 }
 
 void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
@@ -73,7 +102,7 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
     double c = k.cap[j];
     gpu_load lj = k.l[j];
     rack_phi_memo *e = k.slot[j];
-    if (e != NULL && rack__memo_hit(f, e, t, c, lj, false)) {
+    if (key_found(f, &k, j, t)) {
       phi[j] = e->phi;
     } else {
       m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
@@ -116,10 +145,13 @@ void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
   gpu_load m_l[RACK_RUNS_BATCH];
   uint32_t at[RACK_RUNS_BATCH], m = 0;
   rack_phi_memo *slot[RACK_RUNS_BATCH][2];
+  /* while the gate is sparse, the cache read and written as by the
+   * one-by-one lookups (their thinning: key_kept says why) */
+  bool thin = f->phi_memo != NULL && f->phi_gate->sparse;
   for (uint32_t k = 0; k < n; k++) {
     /* a hit read now: a miss's entry kept below may overwrite it */
     if (f->phi_memo != NULL &&
-        rack__memo_find(f, type[k], cap[k], l[k], slot[m], false))
+        rack__memo_find(f, type[k], cap[k], l[k], slot[m], thin))
       phi[k] = slot[m][0]->phi;
     else
       m_type[m] = type[k], m_cap[m] = cap[k], m_l[m] = l[k], at[m++] = k;
@@ -129,6 +161,6 @@ void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
     phi[at[i]] = solved[i];
     if (f->phi_memo != NULL)
       rack__memo_keep(f, slot[i], m_type[i], m_cap[i], m_l[i], solved[i],
-                      false);
+                      thin);
   }
 }

@@ -35,15 +35,17 @@ typedef struct phi_row {
   const char *name;
   double lo, hi, thermal;
   unsigned nan_every, repeat;
+  bool sparse; /* the gate sparse at each stretch: its keys thinned */
 } phi_row;
 
 static const phi_row phi_rows[] = {
-    {"runs' clocks: caps across the span", 0, 1, INFINITY, 0, 0},
+    {"runs' clocks: caps across the span", 0, 1, INFINITY, 0, 0, false},
     {"runs' clocks: caps under the lowest clock's and over TDP", -0.3, 1.3,
-     INFINITY, 0, 0},
-    {"runs' clocks: thermal caps under some caps", 0, 1, 900, 0, 0},
-    {"runs' clocks: NaN caps and loads", 0, 1, INFINITY, 5, 0},
-    {"runs' clocks: keys again in a stretch", 0, 1, INFINITY, 0, 4},
+     INFINITY, 0, 0, false},
+    {"runs' clocks: thermal caps under some caps", 0, 1, 900, 0, 0, false},
+    {"runs' clocks: NaN caps and loads", 0, 1, INFINITY, 5, 0, false},
+    {"runs' clocks: keys again in a stretch", 0, 1, INFINITY, 0, 4, false},
+    {"runs' clocks: keys again, the gate sparse", 0, 1, INFINITY, 0, 4, true},
 };
 
 /* The fleet's runs given the row's inputs (draws from seed). */
@@ -109,6 +111,8 @@ static void runs_clocks_are_the_solves(void **state) {
       for (uint32_t q = 0, s = 0; q < f->nruns; s++) {
         uint32_t n = sizes[s % (sizeof sizes / sizeof *sizes)];
         n = f->nruns - q < n ? f->nruns - q : n;
+        f->phi_gate->skip = f->phi_gate->skip || row->sparse;
+        f->phi_gate->sparse = f->phi_gate->sparse || row->sparse;
         stretch_is_the_solves(f, q, n);
         q += n;
       }
@@ -248,7 +252,8 @@ static void recent_keys_read_no_cache(void **state) {
 /* While the gate is sparse, a one-by-one miss's solve goes to its recent
  * entry always and to the cache's one time in RACK_PHI_SAMPLE (the
  * RACK_PHI_SAMPLE-th, then every RACK_PHI_SAMPLE-th), the clocks the
- * solves'; out of it, every time; a batch's misses every time. */
+ * solves'; out of it, every time; a batch's misses the same (rack_phi.c's
+ * key_kept: while sparse, a batch's keys are thinned as the one-by-one's). */
 static void sparse_misses_kept_one_in_sample(void **state) {
   (void)state;
   rack_fleet *f = rack_fixture_two("GB200", 36, true);
@@ -271,15 +276,23 @@ static void sparse_misses_kept_one_in_sample(void **state) {
       assert_true(rack__memo_find(f, 0, cap, l, at, true)); /* recent */
     }
   }
-  uint16_t type[4] = {0, 0, 0, 0};
-  double cap[4], phi[4];
-  gpu_load l[4];
-  for (int k = 0; k < 4; k++)
-    key_drawn(g, &seed, &cap[k], &l[k]);
-  rack__phis_at(f, 4, type, cap, l, phi); /* a batch: every miss kept */
-  for (int k = 0; k < 4; k++)
-    assert_true(
-        rack__memo_is(rack__memo_slot(f, 0, cap[k], l[k]), 0, cap[k], l[k]));
+  for (int sparse = 0; sparse < 2; sparse++) { /* a batch's misses */
+    f->phi_gate->sparse = sparse;
+    f->phi_gate->unkept = 0;
+    uint16_t type[RACK_PHI_SAMPLE] = {0};
+    double cap[RACK_PHI_SAMPLE], phi[RACK_PHI_SAMPLE];
+    gpu_load l[RACK_PHI_SAMPLE];
+    for (int k = 0; k < RACK_PHI_SAMPLE; k++)
+      key_drawn(g, &seed, &cap[k], &l[k]);
+    rack__phis_at(f, RACK_PHI_SAMPLE, type, cap, l, phi);
+    for (int k = 0; k < RACK_PHI_SAMPLE; k++) {
+      double want = gpu_load_clock_under_cap(g, cap[k], l[k]);
+      assert_memory_equal(&phi[k], &want, sizeof want);
+      bool kept = rack__memo_is(rack__memo_slot(f, 0, cap[k], l[k]), 0, cap[k],
+                                l[k]);
+      assert_int_equal(kept, !sparse || k == RACK_PHI_SAMPLE - 1);
+    }
+  }
   assert_true(cache_exact(f) > 0);
   rack_fleet_destroy(f);
 }
@@ -321,7 +334,7 @@ static void skipped_reads_same_clocks(void **state) {
   (void)state;
   rack_fleet *f[2] = {rack_fixture_two("GB200", 36, true),
                       rack_fixture_two("GB200", 36, true)};
-  static const phi_row row = {"", 0, 1, 900, 7, 3};
+  static const phi_row row = {"", 0, 1, 900, 7, 3, false};
   for (int k = 0; k < 2; k++)
     for (uint32_t i = 0; i < f[k]->n; i++)
       rack_set_unit_key(f[k], i, 1 + i / 2);
@@ -359,15 +372,16 @@ static void skipped_reads_same_clocks(void **state) {
 typedef struct keys_row {
   const char *name;
   uint32_t block, repeat;
-  bool skip;
+  bool skip, sparse;
 } keys_row;
 
 static const keys_row keys_rows[] = {
-    {"keys' clocks: one type", 0, 0, false},
-    {"keys' clocks: types in blocks of 3", 3, 0, false},
-    {"keys' clocks: types alternating, keys again", 1, 4, false},
-    {"keys' clocks: keys again, reads skipped", 0, 3, true},
-    {"keys' clocks: types in blocks of 5, reads skipped", 5, 2, true},
+    {"keys' clocks: one type", 0, 0, false, false},
+    {"keys' clocks: types in blocks of 3", 3, 0, false, false},
+    {"keys' clocks: types alternating, keys again", 1, 4, false, false},
+    {"keys' clocks: keys again, reads skipped", 0, 3, true, false},
+    {"keys' clocks: types in blocks of 5, reads skipped", 5, 2, true, false},
+    {"keys' clocks: keys again, the gate sparse", 0, 3, true, true},
 };
 
 static void keys_clocks_are_the_solves(void **state) {
@@ -391,6 +405,7 @@ static void keys_clocks_are_the_solves(void **state) {
           type[k] = type[k - 3], cap[k] = cap[k - 3], l[k] = l[k - 3];
       }
       f->phi_gate->skip = row->skip;
+      f->phi_gate->sparse = row->sparse;
       rack__phis_at(f, n, type, cap, l, phi);
       for (uint32_t k = 0; k < n; k++) {
         double want = gpu_load_clock_under_cap(f->types[type[k]], cap[k], l[k]);
