@@ -363,10 +363,16 @@ void power_fill_runs(const power_unit *units, const power_runs *runs,
   if (t != NULL && fl.nt >= FILL_KEPT_TERMS && fill_held(t, fl.nt, budget_w) &&
       kept_make(&kept, t, fl.nt))
     fl.kept = &kept;
+  /* fmax(hi, q) without the call (libm's, through the PLT, a call a
+   * run whose chain the divisions waited on: a fifth of this function's
+   * samples over the request day): hi is never NaN, and for a NaN q both
+   * keep hi; q is never -0 beside hi = +0 (w > 0, top a cap). */
   double hi = 0;
   for (size_t r = 0; r < runs->n; r++)
-    if (w[r] > 0)
-      hi = fmax(hi, top[r] / w[r]);
+    if (w[r] > 0) {
+      double q = top[r] / w[r];
+      hi = q > hi ? q : hi;
+    }
   double lo = fill_level(&fl, hi, budget_w, memo);
   sim_free(NULL, kept.v);
   if (t != stack)
