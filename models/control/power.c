@@ -284,6 +284,10 @@ static inline double boundary_warm(power_fn f, power_finish fin,
   double dir = end > x ? 1 : -1,
          step = warm_step(x, fx, slope, end, over, least);
   for (;;) {
+    /* bad so far: the whole way to the good end may be (fin's answer) */
+    double done = !good && fin != NULL ? fin(ctx, end, x) : NAN;
+    if (!isnan(done))
+      return done;
     double y = (end - x) * dir <= step ? end : x + dir * step, sy;
     double fy = f(ctx, y, &sy) - target;
     if ((fy <= 0) != good)

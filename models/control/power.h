@@ -201,7 +201,9 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
 /* What may close a bracket [good, bad] (either order) without the
  * search: the search's own answer there, bit for bit, or NaN (the search
  * goes on). The search asks it before each point it would try inside a
- * bracket, its ends the last points f was evaluated at. */
+ * bracket, bad the last point f was evaluated at or good, and while it
+ * walks from a bad point towards the range's good end, good that end
+ * (not evaluated: where f is the same there as at bad, the answer). */
 typedef double (*power_finish)(const void *ctx, double good, double bad);
 
 /* power_boundary_warm asking fin (NULL: none) to close its brackets: the

@@ -236,6 +236,17 @@ static size_t lone_term(const fill_term *t, const fill_kept *k, double g,
   return lone;
 }
 
+/* Whether every term's value at lambda b is its value at 0 (its lo):
+ * then the sum is the same at every lambda from 0 to b. */
+static bool flat_down_to_0(const fill_term *t, const fill_kept *k, double b) {
+  for (size_t i = 0; i < k->nmoving; i++) {
+    size_t r = k->moving[i];
+    if (b > k->at_lo[i] && !sim_same_bits(term_at(&t[r], 0), term_at(&t[r], b)))
+      return false;
+  }
+  return true;
+}
+
 /* The sum from s after term r, adding the kept values of the terms after
  * it (filled_kept's additions): where it meets the kept sum's (the same
  * terms after), that sum's end. */
@@ -301,13 +312,23 @@ unsigned long power__fill_finishes(void) { return fill_finishes; }
  * level the fill's budget is its floor, one idle replica's cap between
  * its bounds, and the search closed a bracket thousands of doubles wide
  * by halving it. NaN where it does not apply: the kept sum must be at g
- * or b, so that its values and sums are theirs. */
+ * or b, so that its values and sums are theirs. And where the search
+ * walks down from a bad b (g its good end, 0) and every term at b is at
+ * its value at 0, the sum at 0 is b's: nothing fits and the walk's
+ * answer is 0, without its steps down to 0 (some seven sums in the
+ * request level's fills whose budget is under their floor). */
 static double fill_finish(const void *ctx, double g, double b) {
   const fill *fl = ctx;
   const fill_kept *k = fl->kept;
-  if (power__fill_finish_off || !k->ok || !k->lone || fl->nt == 0 ||
+  if (power__fill_finish_off || !k->ok || fl->nt == 0 ||
       !(g >= 0 && g < b && b < INFINITY) ||
       !(sim_same_bits(k->at, g) || sim_same_bits(k->at, b)))
+    return NAN;
+  if (g == 0 && sim_same_bits(k->at, b) && flat_down_to_0(fl->t, k, b)) {
+    fill_finishes++; /* b bad and the sum the same at 0: nothing fits */
+    return 0;
+  }
+  if (!k->lone)
     return NAN;
   size_t r = lone_term(fl->t, k, g, b);
   if (r == SIZE_MAX)

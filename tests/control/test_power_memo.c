@@ -489,8 +489,8 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
 /* A fill held at its floor over many runs (lengths 1 to 4), as the
  * efficiency policy hands it at the request level: the valued runs
  * pinned at lo, the others' weights drifting, the budget at the floor
- * or a hair above it (some periods well above: no kept sums), the memo
- * carried. Its brackets closed by the finish (power_fill.c's
+ * or a hair above or below it (some periods well above: no kept sums;
+ * below, nothing fits: 0), the memo carried. Its brackets closed by the finish (power_fill.c's
  * fill_finish: the one term that differs between a bracket's ends) give
  * the plain search's lambda and caps, bit for bit, the finish left off
  * (power__fill_finish_off). It fails (seen) with the finish's lambda a
@@ -518,7 +518,8 @@ static void fill_finish_is_the_search(void **state) {
     top[r] = pinned ? p.lo : 250 + 500 * uniform(&seed);
   }
   power_runs runs = {RUNS, first, len};
-  static const double above[] = {0, 0x1p-50, 1e-12, 1e-9, 1e-7, 1e-3};
+  static const double above[] = {0,    0x1p-50, 1e-12, -1e-15,
+                                 1e-9, 1e-7,    1e-3,  -1e-12};
   double memo = 0, memo_plain = 0;
   unsigned long finishes = power__fill_finishes();
   for (int s = 0; s < PERIODS; s++) {
@@ -528,7 +529,7 @@ static void fill_finish_is_the_search(void **state) {
     double floor = 0;
     for (size_t r = 0; r < RUNS; r++)
       floor += (double)len[r] * u[first[r]].n * u[first[r]].lo;
-    double budget = floor * (1 + above[s % 6]);
+    double budget = floor * (1 + above[s % 8]);
     power__fill_finish_off = true;
     power_fill_runs(u, &runs, w, top, budget, plain, &memo_plain);
     power__fill_finish_off = false;
