@@ -1,6 +1,6 @@
 /* power.c - what the allocation policies share (see power.h): the
- * water-filling, the spreading of what is left, the total (which units
- * are alike: power_alike.c). */
+ * search to the bit, the spreading of what is left, the total (which
+ * units are alike: power_alike.c; the water-filling: power_fill.c). */
 #include "power.h"
 
 #include <math.h>
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "bits.h"
 
 double power_total(const power_unit *units, size_t n, const double *cap) {
@@ -103,10 +102,6 @@ double power_add_repeat(double s, double t, size_t m) {
   return s;
 }
 
-static double clamp(double x, double lo, double hi) {
-  return x < lo ? lo : x > hi ? hi : x;
-}
-
 /* Whether no double lies strictly between a and b. */
 static bool adjacent(double a, double b) {
   double mid = 0.5 * (a + b);
@@ -123,6 +118,7 @@ typedef struct search {
   double x, fx, slope, step, step_before;
   double gallop;
   bool edged; /* the last point was just inside an end */
+  power_finish fin; /* NULL: none (power_boundary_warm_finish) */
 } search;
 
 static bool inside(const search *s, double x) {
@@ -191,6 +187,9 @@ static double gallop_next(search *s, bool same_side) {
 static double close_bracket(search *s, power_fn f, const void *ctx,
                             double target, bool was_good) {
   for (int k = 0; k < 400 && !adjacent(s->good, s->bad); k++) {
+    double done = s->fin != NULL ? s->fin(ctx, s->good, s->bad) : NAN;
+    if (!isnan(done))
+      return done;
     double x = s->gallop > 0 ? gallop_next(s, (s->fx <= 0) == was_good)
                              : newton_next(s, target);
     was_good = s->fx <= 0;
@@ -204,28 +203,41 @@ static double close_bracket(search *s, power_fn f, const void *ctx,
   return s->good;
 }
 
-double power_boundary(power_fn f, const void *ctx, double target, double good,
-                      double bad) {
+/* power_boundary with the finish fin (NULL: none). */
+static double boundary_fin(power_fn f, power_finish fin, const void *ctx,
+                           double target, double good, double bad) {
   search s = {good, bad, bad > good ? 1 : -1, good, 0, 0, INFINITY, INFINITY, 0,
-              false};
+              false, fin};
   s.fx = f(ctx, good, &s.slope) - target;
   if (s.fx > 0)
     return good; /* f(good) above target: bisection would never move good */
   return close_bracket(&s, f, ctx, target, true);
 }
 
-double power_boundary_from(power_fn f, const void *ctx, double target,
-                           double good, double bad, double x) {
+double power_boundary(power_fn f, const void *ctx, double target, double good,
+                      double bad) {
+  return boundary_fin(f, NULL, ctx, target, good, bad);
+}
+
+/* power_boundary_from with the finish fin (NULL: none). */
+static double boundary_from_fin(power_fn f, power_finish fin, const void *ctx,
+                                double target, double good, double bad,
+                                double x) {
   search s = {good, bad, bad > good ? 1 : -1, x, 0, 0, INFINITY, INFINITY, 0,
-              false};
+              false, fin};
   if (!inside(&s, x))
-    return power_boundary(f, ctx, target, good, bad);
+    return boundary_fin(f, fin, ctx, target, good, bad);
   s.fx = f(ctx, x, &s.slope) - target;
   if (s.fx <= 0)
     s.good = x;
   else
     s.bad = x;
   return close_bracket(&s, f, ctx, target, s.fx <= 0);
+}
+
+double power_boundary_from(power_fn f, const void *ctx, double target,
+                           double good, double bad, double x) {
+  return boundary_from_fin(f, NULL, ctx, target, good, bad, x);
 }
 
 /* The warm search's first step from x (the bracket's width is unknown):
@@ -244,21 +256,26 @@ static inline double warm_step(double x, double fx, double slope, double end,
 
 /* Between a good point g (f less the target fg <= 0) and a bad one b
  * (fb > 0), both known: the search from the secant's crossing. */
-static double warm_between(power_fn f, const void *ctx, double target,
-                           double g, double fg, double b, double fb) {
+static double warm_between(power_fn f, power_finish fin, const void *ctx,
+                           double target, double g, double fg, double b,
+                           double fb) {
   double x = g + (b - g) * (fg / (fg - fb));
   if (adjacent(g, b)) /* both ends known: the crossing is between */
     return g;
+  double done = fin != NULL ? fin(ctx, g, b) : NAN;
+  if (!isnan(done))
+    return done;
   /* A secant's point rounded onto an end would send power_boundary_from
    * to evaluate good again: the double just inside that end instead. */
   if (x == b || !((x - g) * (b - x) > 0))
     x = x == g ? nextafter(g, b) : nextafter(b, g);
-  return power_boundary_from(f, ctx, target, g, b, x);
+  return boundary_from_fin(f, fin, ctx, target, g, b, x);
 }
 
 /* power_boundary_warm and power_boundary_near: the first step
  * warm_step's (over, least), each next one grow times the last. */
-static inline double boundary_warm(power_fn f, const void *ctx, double target,
+static inline double boundary_warm(power_fn f, power_finish fin,
+                                   const void *ctx, double target,
                                    double good_end, double bad_end, double x,
                                    double over, double least, double grow) {
   double slope, fx = f(ctx, x, &slope) - target;
@@ -267,11 +284,15 @@ static inline double boundary_warm(power_fn f, const void *ctx, double target,
   double dir = end > x ? 1 : -1,
          step = warm_step(x, fx, slope, end, over, least);
   for (;;) {
+    /* bad so far: the whole way to the good end may be (fin's answer) */
+    double done = !good && fin != NULL ? fin(ctx, end, x) : NAN;
+    if (!isnan(done))
+      return done;
     double y = (end - x) * dir <= step ? end : x + dir * step, sy;
     double fy = f(ctx, y, &sy) - target;
     if ((fy <= 0) != good)
-      return good ? warm_between(f, ctx, target, x, fx, y, fy)
-                  : warm_between(f, ctx, target, y, fy, x, fx);
+      return good ? warm_between(f, fin, ctx, target, x, fx, y, fy)
+                  : warm_between(f, fin, ctx, target, y, fy, x, fx);
     if (y == end)
       return end;
     x = y;
@@ -280,12 +301,18 @@ static inline double boundary_warm(power_fn f, const void *ctx, double target,
   }
 }
 
+double power_boundary_warm_finish(power_fn f, power_finish fin,
+                                  const void *ctx, double target,
+                                  double good_end, double bad_end, double x) {
+  return boundary_warm(f, fin, ctx, target, good_end, bad_end, x, 2, 16, 4);
+}
+
 /* Twice Newton's distance, at least 16 doubles, then four times the
  * step before: a bracket at once from most starts, which at the request
  * level are last period's answers. */
 double power_boundary_warm(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x) {
-  return boundary_warm(f, ctx, target, good_end, bad_end, x, 2, 16, 4);
+  return boundary_warm(f, NULL, ctx, target, good_end, bad_end, x, 2, 16, 4);
 }
 
 /* Half Newton's distance, at least four doubles, then twice the step
@@ -298,7 +325,7 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
  * (docs/PERFORMANCE.md, twenty-third session, has the others tried). */
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x) {
-  return boundary_warm(f, ctx, target, good_end, bad_end, x, 0.5, 4, 2);
+  return boundary_warm(f, NULL, ctx, target, good_end, bad_end, x, 0.5, 4, 2);
 }
 
 /* Newton's distance, at least one double, then twice the step before:
@@ -310,259 +337,7 @@ double power_boundary_near(power_fn f, const void *ctx, double target,
  * minutes: 3.65 sums a split -> 2.94). */
 double power_boundary_newton(power_fn f, const void *ctx, double target,
                              double good_end, double bad_end, double x) {
-  return boundary_warm(f, ctx, target, good_end, bad_end, x, 1, 1, 2);
-}
-
-/* A run's inputs to the fill's sum, packed once a fill (the sum reads
- * every run at every evaluation, about 12 a split): its weight, range,
- * GPUs as a double, length, and its part of the slope, n w m. */
-typedef struct fill_term {
-  double w, lo, top, n, slope;
-  size_t m;
-} fill_term;
-
-/* What the fill's last sum left (filled_kept): each term's value n
- * clamp(lambda w, lo, top) and the sum after it, and the terms that can
- * move (w > 0: the others are pinned at lo), in order. */
-typedef struct fill_kept {
-  double *v, *after;
-  size_t *moving, nmoving;
-  /* per moving term: the lambda up to which it surely sits at lo, and
-   * that lambda if its value kept is lo (else -inf: it is worked out) */
-  double *at_lo, *kept_lo;
-  bool ok; /* v and after hold a sum */
-} fill_kept;
-
-/* The inputs of a water-filling, run by run; t: them packed (NULL: out
- * of memory, read from the units), nt of them. */
-typedef struct fill {
-  const power_unit *units;
-  const power_runs *runs;
-  const double *w, *top;
-  const fill_term *t;
-  size_t nt;
-  fill_kept *kept; /* NULL: none (out of memory) */
-} fill;
-
-/* The runs' terms for filled_packed, in *nt terms: in buf (NULL: made,
- * the caller frees them); NULL when out of memory. Successive runs pinned at their lo (the valued runs the fill
- * leaves at lo: at request level about 360 of the large group's 570
- * runs) whose n lo are the same bits are one term, its length theirs
- * together: the sum adds the same terms in the same order (power_add_n
- * is the additions one at a time). A run is pinned where its weight is
- * 0 and lo > 0: x = lambda w is then a zero (lambda finite, at least 0),
- * below lo, so clamp gives lo; its slope part is 0 and never added. */
-static fill_term *fill_pack(const fill *fl, size_t *nt, fill_term *buf) {
-  size_t n = fl->runs->n, k = 0;
-  fill_term *t = buf != NULL ? buf : sim_alloc(NULL, (n + 1) * sizeof *t);
-  double last = NAN; /* the term before's n lo if pinned; NaN if not */
-  for (size_t r = 0; t != NULL && r < n; r++) {
-    const power_unit *p = power_run_unit(fl->units, fl->runs, r);
-    size_t m = power_run_len(fl->runs, r);
-    double w = fl->w[r], nlo = p->n * p->lo;
-    if (w == 0 && p->lo > 0 && sim_same_bits(nlo, last)) {
-      t[k - 1].m += m; /* last is a number: k > 0 */
-      continue;
-    }
-    last = w == 0 && p->lo > 0 ? nlo : NAN;
-    t[k++] = (fill_term){w, p->lo, fl->top[r], p->n, p->n * w * (double)m, m};
-  }
-  *nt = k;
-  return t;
-}
-
-/* sum n_u clamp(lambda w_u, lo_u, top_u): rises with lambda, by the
- * weights of the units between their bounds. The sum adds unit by unit
- * in their order, a run's units at once (power_add_repeat); the slope,
- * which steers the search but never decides its answer (power.h), adds a
- * run's part at once. */
-static double filled_packed(const fill_term *t, size_t n, double lambda,
-                            double *slope) {
-  double sum = 0, sl = 0;
-  for (size_t r = 0; r < n; r++) {
-    double x = lambda * t[r].w;
-    if (x > t[r].lo && x < t[r].top)
-      sl += t[r].slope;
-    sum = power_add_n(sum, t[r].n * clamp(x, t[r].lo, t[r].top), t[r].m);
-  }
-  *slope = sl;
-  return sum;
-}
-
-/* filled_packed's sum from the last one's: a term before the first
- * moving one whose value changed adds the same value to the same sum as
- * then, so the sum resumes after it with the same bits. Near the answer
- * the search's sums differ in a term or two (the group held to its
- * floor at the request level's peak: one unit between its bounds, its
- * sum some 920 terms, 25 sums a split). The slope adds the moving
- * terms' parts in their order, as filled_packed. */
-static double filled_kept(const fill_term *t, size_t nt, fill_kept *k,
-                          double lambda, double *slope) {
-  double sl = 0;
-  size_t from = k->ok ? nt : 0, last = 0; /* the first and last changed */
-  for (size_t i = 0; i < k->nmoving; i++) {
-    if (lambda <= k->kept_lo[i]) /* at lo then and now: n lo, no slope */
-      continue;
-    size_t r = k->moving[i];
-    double x = lambda * t[r].w;
-    k->kept_lo[i] = x <= t[r].lo ? k->at_lo[i] : -INFINITY;
-    if (x > t[r].lo && x < t[r].top)
-      sl += t[r].slope;
-    double v = t[r].n * clamp(x, t[r].lo, t[r].top);
-    if (!sim_same_bits(v, k->v[r])) {
-      from = r < from ? r : from;
-      last = r;
-    }
-    k->v[r] = v;
-  }
-  *slope = sl;
-  if (nt == 0)
-    return 0;
-  double sum = from > 0 ? k->after[from - 1] : 0;
-  for (size_t r = from; r < nt; r++) {
-    sum = power_add_n(sum, k->v[r], t[r].m);
-    /* past the last change, a sum that meets the last one's goes on as
-     * it did (the same terms added): its end is the last one's */
-    if (r > last && k->ok && sim_same_bits(sum, k->after[r]))
-      return k->after[nt - 1];
-    k->after[r] = sum;
-  }
-  k->ok = true;
-  return sum;
-}
-
-/* filled_packed read from the units (no packed terms: out of memory). */
-static double filled(const void *ctx, double lambda, double *slope) {
-  const fill *fl = ctx;
-  if (fl->kept != NULL)
-    return filled_kept(fl->t, fl->nt, fl->kept, lambda, slope);
-  if (fl->t != NULL)
-    return filled_packed(fl->t, fl->nt, lambda, slope);
-  const double *w = fl->w, *top = fl->top;
-  double sum = 0, sl = 0;
-  for (size_t r = 0; r < fl->runs->n; r++) {
-    const power_unit *p = power_run_unit(fl->units, fl->runs, r);
-    size_t m = power_run_len(fl->runs, r);
-    double x = lambda * w[r];
-    if (x > p->lo && x < top[r])
-      sl += p->n * w[r] * (double)m;
-    sum = power_add_n(sum, p->n * clamp(x, p->lo, top[r]), m);
-  }
-  *slope = sl;
-  return sum;
-}
-
-/* Terms at least for which the fill keeps its sums (filled_kept): the
- * request level's large group has some 920, the fluid groups' under
- * a hundred. */
-#define FILL_KEPT_TERMS 256
-
-/* Whether the terms' budget is held at their floor (power_held_at_floor:
- * where filled_kept pays). */
-static bool fill_held(const fill_term *t, size_t nt, double budget_w) {
-  double floor = 0;
-  for (size_t r = 0; r < nt; r++)
-    floor += t[r].n * t[r].lo * (double)t[r].m;
-  return power_held_at_floor(budget_w, floor);
-}
-
-/* A lambda up to which term t's lambda w surely rounds to lo or under
- * (-inf: none known). lo / w rounded, less 2^-50 of it: lambda w is
- * then under lo (1 - 2^-51), which rounds to lo at most. */
-static double at_lo_up_to(const fill_term *t) {
-  if (!(t->w > 0 && t->lo > 0 && t->lo < INFINITY && t->w < INFINITY))
-    return -INFINITY;
-  double l = t->lo / t->w;
-  return l * (1 - 0x1p-50) < INFINITY ? l * (1 - 0x1p-50) : -INFINITY;
-}
-
-/* The kept sums' arrays for nt terms t (the pinned terms' values made
- * once: clamp(0 w) is lo, lo > 0); false when out of memory. */
-static bool kept_make(fill_kept *k, const fill_term *t, size_t nt) {
-  k->v = sim_alloc(NULL, (nt + 1) * (4 * sizeof(double) + sizeof(size_t)));
-  if (k->v == NULL)
-    return false;
-  k->after = k->v + nt + 1;
-  k->at_lo = k->after + nt + 1;
-  k->kept_lo = k->at_lo + nt + 1;
-  k->moving = (size_t *)(k->kept_lo + nt + 1);
-  k->nmoving = 0;
-  k->ok = false;
-  for (size_t r = 0; r < nt; r++) {
-    k->v[r] = t[r].n * clamp(0 * t[r].w, t[r].lo, t[r].top);
-    if (t[r].w == 0 && t[r].lo > 0)
-      continue;
-    k->at_lo[k->nmoving] = at_lo_up_to(&t[r]);
-    k->kept_lo[k->nmoving] = -INFINITY;
-    k->moving[k->nmoving++] = r;
-  }
-  return true;
-}
-
-/* The fill's lambda: searched from memo's last lambda when it lies
- * inside (0, hi) (power_boundary_warm: the same answer), else from hi
- * down. The memo keeps the answer; an answer of 0 (even the floor over
- * the budget, as in a group whose budget is within rounding of it) keeps
- * the last lambda above 0, negated: the next call first sees whether 0
- * is still the answer (f(0) > budget: power_boundary's answer too), then
- * searches from that lambda, not from hi (about 30 evaluations, halving
- * through flat stretches). */
-static double fill_level(const fill *fl, double hi, double budget_w,
-                         double *memo) {
-  double slope, lo = hi, m = memo != NULL ? *memo : 0;
-  if (m < 0 && filled(fl, 0, &slope) > budget_w)
-    return 0;
-  m = fabs(m);
-  if (m > 0 && m < hi)
-    lo = power_boundary_warm(filled, fl, budget_w, 0, hi, m);
-  else if (filled(fl, hi, &slope) > budget_w)
-    lo = power_boundary(filled, fl, budget_w, 0, hi);
-  if (memo != NULL)
-    *memo = lo == 0 && m > 0 && m < hi ? -m : lo;
-  return lo;
-}
-
-/* Runs at most whose terms the fill packs on the stack (6 KB), not in an
- * allocation a call: bench-10k's fluid group of some 66 runs, where the
- * allocation and its free were some 550 instructions a tick. */
-#define FILL_STACK_TERMS 128
-
-void power_fill_runs(const power_unit *units, const power_runs *runs,
-                     const double *w, const double *top, double budget_w,
-                     double *cap, double *memo) {
-  fill fl = {units, runs, w, top, NULL, 0, NULL};
-  fill_term stack[FILL_STACK_TERMS];
-  fill_term *t =
-      fill_pack(&fl, &fl.nt, runs->n < FILL_STACK_TERMS ? stack : NULL);
-  fl.t = t;
-  fill_kept kept = {0};
-  if (t != NULL && fl.nt >= FILL_KEPT_TERMS && fill_held(t, fl.nt, budget_w) &&
-      kept_make(&kept, t, fl.nt))
-    fl.kept = &kept;
-  double hi = 0;
-  for (size_t r = 0; r < runs->n; r++)
-    if (w[r] > 0)
-      hi = fmax(hi, top[r] / w[r]);
-  double lo = fill_level(&fl, hi, budget_w, memo);
-  sim_free(NULL, kept.v);
-  if (t != stack)
-    sim_free(NULL, t);
-  for (size_t r = 0; r < runs->n; r++)
-    cap[r] = clamp(lo * w[r], power_run_unit(units, runs, r)->lo, top[r]);
-}
-
-void power_fill_from(const power_unit *units, size_t n, const double *w,
-                     const double *top, double budget_w, double *cap,
-                     double *memo) {
-  power_runs each = {n, NULL, NULL};
-  power_fill_runs(units, &each, w, top, budget_w, cap, memo);
-}
-
-/* The largest lambda that spends no more than the budget, so the caps
- * never overshoot it. */
-void power_fill(const power_unit *units, size_t n, const double *w,
-                const double *top, double budget_w, double *cap) {
-  power_fill_from(units, n, w, top, budget_w, cap, NULL);
+  return boundary_warm(f, NULL, ctx, target, good_end, bad_end, x, 1, 1, 2);
 }
 
 /* What is left of budget_w after total (the caps' sum) spread over the

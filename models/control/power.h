@@ -198,6 +198,20 @@ double power_boundary_from(power_fn f, const void *ctx, double target,
 double power_boundary_warm(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x);
 
+/* What may close a bracket [good, bad] (either order) without the
+ * search: the search's own answer there, bit for bit, or NaN (the search
+ * goes on). The search asks it before each point it would try inside a
+ * bracket, bad the last point f was evaluated at or good, and while it
+ * walks from a bad point towards the range's good end, good that end
+ * (not evaluated: where f is the same there as at bad, the answer). */
+typedef double (*power_finish)(const void *ctx, double good, double bad);
+
+/* power_boundary_warm asking fin (NULL: none) to close its brackets: the
+ * same answer wherever fin gives the search's own. */
+double power_boundary_warm_finish(power_fn f, power_finish fin,
+                                  const void *ctx, double target,
+                                  double good_end, double bad_end, double x);
+
 /* power_boundary_warm with a first step short of Newton's estimate (at
  * least a few doubles) and steps growing twofold, for a start within a
  * few stairs of a staircase's crossing (a sum of long runs' roundings):
@@ -296,6 +310,12 @@ static inline bool power_held_at_floor(double budget_w, double floor_w) {
 void power_fill_runs(const power_unit *units, const power_runs *runs,
                      const double *weight, const double *top, double budget_w,
                      double *cap, double *memo);
+
+/* For tests: the fill's brackets closed by its finish (the one term
+ * that differs between a bracket's ends: power_fill.c), and a switch to
+ * leave it off (the plain search's answer, bit for bit). */
+unsigned long power__fill_finishes(void);
+extern bool power__fill_finish_off;
 
 /* power_spread_rest over runs: cap[r] per run, bit for bit the units'. */
 void power_spread_rest_runs(const power_unit *units, const power_runs *runs,

@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "power.h"
@@ -485,8 +486,69 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
   power_memo_clear(&plain);
 }
 
+/* A fill held at its floor over many runs (lengths 1 to 4), as the
+ * efficiency policy hands it at the request level: the valued runs
+ * pinned at lo, the others' weights drifting, the budget at the floor
+ * or a hair above or below it (some periods well above: no kept sums;
+ * below, nothing fits: 0), the memo carried. Its brackets closed by the finish (power_fill.c's
+ * fill_finish: the one term that differs between a bracket's ends) give
+ * the plain search's lambda and caps, bit for bit, the finish left off
+ * (power__fill_finish_off). It fails (seen) with the finish's lambda a
+ * double past its bisection's, and with its sum's tail ended where it
+ * meets the kept sum a term early. */
+static void fill_finish_is_the_search(void **state) {
+  (void)state;
+  enum { RUNS = 700, UNITS = 4 * RUNS, PERIODS = 80 };
+  power_unit *u = calloc(UNITS, sizeof *u);
+  double *w = calloc(4 * RUNS, sizeof *w), *top = w + RUNS, *cap = w + 2 * RUNS;
+  double *plain = w + 3 * RUNS;
+  size_t *first = calloc(2 * RUNS, sizeof *first), *len = first + RUNS;
+  assert_true(u != NULL && w != NULL && first != NULL);
+  uint64_t seed = 97;
+  size_t units = 0;
+  for (size_t r = 0; r < RUNS; r++) {
+    power_unit p = unit(1 + (uint32_t)(r % 4), 0.5, POWER_INFERENCE, 0.5);
+    p.lo = 100 + (double)(r % 7) + (r % 11 == 0 ? 0.3 : 0);
+    first[r] = units;
+    len[r] = 1 + (r % 3 == 0 ? r % 4 : 0);
+    for (size_t i = 0; i < len[r]; i++)
+      u[units++] = p;
+    bool pinned = uniform(&seed) < 0.6;
+    w[r] = pinned ? 0 : 300 + 600 * uniform(&seed);
+    top[r] = pinned ? p.lo : 250 + 500 * uniform(&seed);
+  }
+  power_runs runs = {RUNS, first, len};
+  static const double above[] = {0,    0x1p-50, 1e-12, -1e-15,
+                                 1e-9, 1e-7,    1e-3,  -1e-12};
+  double memo = 0, memo_plain = 0;
+  unsigned long finishes = power__fill_finishes();
+  for (int s = 0; s < PERIODS; s++) {
+    for (size_t r = 0; r < RUNS; r++)
+      if (w[r] > 0 && uniform(&seed) < 0.3)
+        w[r] *= 0.99 + 0.02 * uniform(&seed);
+    double floor = 0;
+    for (size_t r = 0; r < RUNS; r++)
+      floor += (double)len[r] * u[first[r]].n * u[first[r]].lo;
+    double budget = floor * (1 + above[s % 8]);
+    power__fill_finish_off = true;
+    power_fill_runs(u, &runs, w, top, budget, plain, &memo_plain);
+    power__fill_finish_off = false;
+    power_fill_runs(u, &runs, w, top, budget, cap, &memo);
+    if (!(memo == memo_plain) || memcmp(cap, plain, RUNS * sizeof *cap) != 0)
+      fail_msg("period %d: lambda %.17g, the search's %.17g", s, memo,
+               memo_plain);
+  }
+  unsigned long closed = power__fill_finishes() - finishes;
+  if (closed < PERIODS / 3)
+    fail_msg("%lu brackets closed by the finish in %d fills", closed,
+             PERIODS);
+  free(u);
+  free(w);
+  free(first);
+}
+
 int main(void) {
-  struct CMUnitTest tests[12];
+  struct CMUnitTest tests[13];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -500,5 +562,6 @@ int main(void) {
   TEST_ADD(tests, n, memo_ready_for_as_many);
   TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
   TEST_ADD(tests, n, kept_caps_are_the_caps_worked_out_again);
+  TEST_ADD(tests, n, fill_finish_is_the_search);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
