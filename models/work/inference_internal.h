@@ -60,7 +60,11 @@ typedef struct replica {
   req_list prefill;
   uint32_t nheap, heap_cap;
   sim_handle ev; /* the pending event ... */
-  phase phase;
+  /* heap[0].i while nheap > 0 (set where the heap changes: end_prefill,
+   * finish_due): the request a decoding replica's event finishes, its
+   * line asked for with r's first (on_replica), not after the heap's */
+  uint32_t top;
+  uint8_t phase;    /* a phase: one byte, so that top fits this line */
   bool pass_due;    /* an arrival waits for this instant's pass */
   bool down;        /* its GPUs are gone (a fault): routing skips it */
   heap_entry *heap; /* decoding requests, min-heap on (tag, i) */
@@ -88,9 +92,15 @@ typedef struct replica {
 } replica;
 
 _Static_assert(sizeof(replica) == 256 && offsetof(replica, clock_s) == 64 &&
+                   offsetof(replica, heap) == 48 &&
                    offsetof(replica, next_s) == 128 &&
                    offsetof(replica, clk) == 192,
                "a replica is four cache lines, as laid out");
+_Static_assert(offsetof(replica, load) % 16 == 0 &&
+                   offsetof(replica, compute) ==
+                       offsetof(replica, load) + 3 * sizeof(double),
+               "a replica's load and compute share are two 16-byte pairs "
+               "(inf__rep_set_load)");
 
 /* Replica r's clock, phi (its kept terms' key). */
 static inline double inf__rep_phi(const replica *r) { return r->clk.key; }

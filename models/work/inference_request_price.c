@@ -44,8 +44,9 @@ void inf__price_prefill(inf_service *s, replica *r) {
     busy = gpu_load_axpy(busy, ti, li);
   }
   r->pre_s = t;
-  r->load = t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0};
-  r->compute = 1; /* prefill is compute-bound */
+  /* prefill is compute-bound */
+  inf__rep_set_load(
+      r, t > 0 ? gpu_load_scale(busy, 1 / t) : (gpu_load){0, 0, 0}, 1);
   r->next_s = r->clock_s + r->pre_left * t;
 }
 
@@ -96,8 +97,7 @@ void inf__price_decode(inf_service *s, replica *r) {
   rl_decode_price(batch_at(s, b, &spare), r->ctx_base / b + r->v,
                   inf__rep_clock(s, r), &s->full_clk, &p);
   r->t_step = p.t;
-  r->load = p.load;
-  r->compute = p.t_comp >= p.t_mem ? p.t_comp / p.t : 0;
+  inf__rep_set_load(r, p.load, p.t_comp >= p.t_mem ? p.t_comp / p.t : 0);
   double tag = r->heap[0].tag;
   r->next_s = r->clock_s + (tag - r->v) * r->t_step;
 }

@@ -6,6 +6,23 @@
 
 #include "inference_internal.h"
 
+#include <stddef.h>
+#include <string.h>
+
+/* Sets r's load and compute share as two 16-byte stores, {sm, mem} and
+ * {busy, compute}: the pairs drift reads them in (its products two
+ * lanes at a time), so that a drift soon after a price (the next change
+ * of advance_changes' loop, its last drift) finds each of its loads in
+ * one store. A load across two stores not yet in the cache waits for
+ * both to get there (store-to-load forwarding fails); the compiler's own
+ * merging of the five stores of a price made {t_step, sm}, {mem, busy}
+ * and {compute, next_s}. The same values: the same bits. */
+static inline void inf__rep_set_load(replica *r, gpu_load l, double compute) {
+  double lo[2] = {l.sm, l.mem}, hi[2] = {l.busy, compute};
+  memcpy((char *)r + offsetof(replica, load), lo, sizeof lo);
+  memcpy((char *)r + offsetof(replica, load) + sizeof lo, hi, sizeof hi);
+}
+
 /* Replica r's step terms at its clock (rl_clock_of's at inf__rep_phi),
  * worked out the first time they are asked for after a clock change. */
 const rl_clock *inf__rep_clock(const inf_service *s, replica *r);

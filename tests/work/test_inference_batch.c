@@ -282,12 +282,17 @@ static const handle_case handle_cases[] = {
     {"both, few arrivals", QUIET_YAML, 3, true, true},
 };
 
+/* Each replica's handle as above; and a decoding replica's top (the
+ * request its event finishes, whose line on_replica asks for) is its
+ * heap's. */
 static void check_handles(const rig *g) {
   for (uint32_t k = 0; k < g->s->nrep; k++) {
     const replica *r = &g->s->rep[k];
     if ((r->ev.slot != 0) != sim_engine_pending(g->e, r->ev))
       fail_msg("replica %u: handle slot %u, pending %d", k, r->ev.slot,
                sim_engine_pending(g->e, r->ev));
+    if (r->nheap > 0 && r->top != r->heap[0].i)
+      fail_msg("replica %u: top %u, the heap's %u", k, r->top, r->heap[0].i);
   }
 }
 
@@ -370,15 +375,30 @@ static void request_clocks_kept(void **state) {
   rig_close(&g);
 }
 
+/* inf__rep_set_load's two 16-byte stores write a replica's load and
+ * compute share, as the plain assignments did, and nothing beside. */
+static void a_load_is_set_as_assigned(void **state) {
+  (void)state;
+  static replica r, want;
+  memset(&r, 0x5a, sizeof r);
+  want = r;
+  gpu_load l = {0.25, 1.0 / 3, 0.875};
+  want.load = l;
+  want.compute = 0.1;
+  inf__rep_set_load(&r, l, 0.1);
+  assert_memory_equal(&r, &want, sizeof r);
+}
+
 int main(void) {
-  struct CMUnitTest tests[9] = {
+  struct CMUnitTest tests[10] = {
       cmocka_unit_test(fluid_batch),
       cmocka_unit_test(request_batch),
       cmocka_unit_test(request_batch_resting),
       cmocka_unit_test(fluid_batch_blocks),
       cmocka_unit_test(request_clocks_kept),
+      cmocka_unit_test(a_load_is_set_as_assigned),
   };
-  size_t n = 5;
+  size_t n = 6;
   TEST_ROWS(tests, n, a_handle_is_its_pending_event, handle_cases);
   return _cmocka_run_group_tests("inference_batch", tests, n,
                                  test_catalogs_load, test_catalogs_release);
