@@ -504,8 +504,13 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     fail(s, SIM_ENOMEM);
     return;
   }
-  s->pool[i] = q;
-  wait_at(s, k, i, &q);
+  /* Field by field: a copy's 16-byte loads waited on q's narrower stores */
+  s->pool[i] = (request){.arrival_s = q.arrival_s,
+                         .prompt = q.prompt,
+                         .output = q.output,
+                         .prompt_id = q.prompt_id,
+                         .shared = q.shared};
+  wait_at(s, k, i, &s->pool[i]);
 }
 
 /* The scheduling pass of the replicas that got arrivals they could take
