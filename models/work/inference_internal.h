@@ -427,5 +427,11 @@ static inline int inf__interval_push(const sim_allocator *a, interval *iv,
 /* The median and 99th percentile of x[0..n), reordering x; NaN for both
  * when n is 0. */
 void inf__quantiles(double *x, size_t n, double *p50, double *p99);
+/* A request's end in the statistics (inference_stats.c): a completion's
+ * latencies (SIM_ENOMEM when the interval's buffers cannot grow), a
+ * rejection, a client that gave up. */
+int inf__record(inf_service *s, double ttft, double tpot);
+void inf__count_rejected(inf_service *s);
+void inf__count_timed_out(inf_service *s);
 
 #endif

@@ -74,32 +74,8 @@ static uint32_t replica_index(const inf_service *s, const replica *r) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Statistics                                                          */
+/* Statistics (a request's end: inf__record, inference_stats.c)        */
 /* ------------------------------------------------------------------ */
-
-static void record(inf_service *s, double ttft, double tpot) {
-  bool met = ttft <= s->c->ttft_slo_s && tpot <= s->c->tpot_slo_s;
-  s->tot.completed++;
-  s->tot.slo_met += met;
-  s->tot.ttft_sum_s += ttft;
-  s->tot.tpot_sum_s += tpot;
-  s->iv.completed++;
-  s->iv.slo_met += met;
-  inf__hist_add(&s->ttft_h, ttft);
-  inf__hist_add(&s->tpot_h, tpot);
-  if (inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK)
-    fail(s, SIM_ENOMEM);
-}
-
-static void count_rejected(inf_service *s) {
-  s->tot.rejected++;
-  s->iv.rejected++;
-}
-
-static void count_timed_out(inf_service *s) {
-  s->tot.timed_out++;
-  s->iv.timed_out++;
-}
 
 static void add_tokens(inf_service *s, double n) {
   s->tot.tokens_generated += n;
@@ -121,7 +97,7 @@ static __attribute__((noinline)) void expire_heads(inf_service *s, replica *r,
   uint32_t n = 0;
   while (r->waiting.n > 0 && inf__gave_up(s, &s->pool[r->waiting.head], t)) {
     inf__pool_give(s, inf__list_pop(s->pool, &r->waiting));
-    count_timed_out(s);
+    inf__count_timed_out(s);
     n++;
   }
   if (n > 0)
@@ -186,7 +162,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
   double tpot = q->output > 1 ? (r->clock_s - q->first_s) / (q->output - 1) : 0;
   r->kv_used -= inf__kv_leave(s, replica_index(s, r), q);
   inf__pool_give(s, i);
-  record(s, ttft, tpot);
+  fail(s, inf__record(s, ttft, tpot));
   inf__load_changed(s, replica_index(s, r));
 }
 
@@ -196,7 +172,7 @@ static void complete(inf_service *s, replica *r, uint32_t i) {
 static void abandon(inf_service *s, replica *r, uint32_t i) {
   r->kv_used -= inf__kv_leave(s, replica_index(s, r), &s->pool[i]);
   inf__pool_give(s, i);
-  count_timed_out(s);
+  inf__count_timed_out(s);
   inf__load_changed(s, replica_index(s, r));
 }
 
@@ -485,7 +461,7 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
   inf__prompt_assign(s, &q);
   /* One that could never finish, its beams' outputs whole in the cache. */
   if (rl_kv_tokens(&s->proto, q.prompt, q.output) > s->kv_cap) {
-    count_rejected(s);
+    inf__count_rejected(s);
     return;
   }
   uint32_t k = (uint32_t)inf__route_min(&s->route);
@@ -495,12 +471,12 @@ static void accept(inf_service *s, int64_t prompt, int64_t output) {
     return;
   }
   if (queue_full(s, r)) {
-    count_rejected(s);
+    inf__count_rejected(s);
     return;
   }
   uint32_t i = inf__pool_take(s);
   if (i == NONE) {
-    count_rejected(s);
+    inf__count_rejected(s);
     fail(s, SIM_ENOMEM);
     return;
   }

@@ -14,6 +14,33 @@
 #include "lanes.h"
 #include "vec.h"
 
+/* A completed request's latencies, in the run's totals, its histograms
+ * and the interval's buffers; SIM_ENOMEM when the buffers cannot grow. */
+int inf__record(inf_service *s, double ttft, double tpot) {
+  bool met = ttft <= s->c->ttft_slo_s && tpot <= s->c->tpot_slo_s;
+  s->tot.completed++;
+  s->tot.slo_met += met;
+  s->tot.ttft_sum_s += ttft;
+  s->tot.tpot_sum_s += tpot;
+  s->iv.completed++;
+  s->iv.slo_met += met;
+  inf__hist_add(&s->ttft_h, ttft);
+  inf__hist_add(&s->tpot_h, tpot);
+  return inf__interval_push(s->alloc, &s->iv, ttft, tpot) != SIM_OK
+             ? SIM_ENOMEM
+             : SIM_OK;
+}
+
+void inf__count_rejected(inf_service *s) {
+  s->tot.rejected++;
+  s->iv.rejected++;
+}
+
+void inf__count_timed_out(inf_service *s) {
+  s->tot.timed_out++;
+  s->iv.timed_out++;
+}
+
 double inf__hist_pos(double x) {
   return log10(x / HIST_LO_S) * HIST_PER_DECADE;
 }
