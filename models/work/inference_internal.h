@@ -102,6 +102,11 @@ _Static_assert(offsetof(replica, load) % 16 == 0 &&
                "a replica's load and compute share are two 16-byte pairs "
                "(inf__rep_set_load)");
 
+/* Sets r->top after r's heap changed (end_prefill, finish_due). */
+static inline void inf__rep_keep_top(replica *r) {
+  r->top = r->nheap > 0 ? r->heap[0].i : NONE;
+}
+
 /* Replica r's clock, phi (its kept terms' key). */
 static inline double inf__rep_phi(const replica *r) { return r->clk.key; }
 

@@ -199,7 +199,7 @@ static void end_prefill(inf_service *s, replica *r) {
     r->ctx_base += q->prompt + 1 - r->v;
     inf__heap_push(r, s->pool, i);
   }
-  r->top = r->nheap > 0 ? r->heap[0].i : NONE;
+  inf__rep_keep_top(r);
 }
 
 /* The smallest tag is reached: that request (and any with the same tag)
@@ -214,7 +214,7 @@ static void finish_due(inf_service *s, replica *r) {
   }
   if (r->nheap == 0)
     r->v = r->ctx_base = 0;
-  r->top = r->nheap > 0 ? r->heap[0].i : NONE;
+  inf__rep_keep_top(r);
 }
 
 /* Integrates over [clock_s, t], within which nothing changes. In line
