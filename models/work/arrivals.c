@@ -8,6 +8,7 @@
  * before scaling, and its tokens as integers; replay only adds offsets. */
 #include "arrivals.h"
 #include "arrivals_zig.h"
+#include "arrivals_exp.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -493,13 +494,12 @@ static double next_mmpp(arr_gen *g) {
 
 /* A length from l on stream p, the prompt's or the output's, in tokens. */
 static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
-  double x = l->mean;
   int k = p == ARR_RNG_OUTPUT;
-  if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
-    double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
-    x = exp(l->sigma * arr_zig_normal(g->normals, taus(g, p)) + mu);
-  }
-  return arr_tokens(x);
+  if (!(l->dist == ARR_LOGNORMAL && l->sigma > 0))
+    return arr_tokens(l->mean);
+  double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
+  /* arr_tokens(exp(y)), mostly without the exp (arrivals_exp.h) */
+  return arr_exp_tokens(l->sigma * arr_zig_normal(g->normals, taus(g, p)) + mu);
 }
 
 static bool next_trace(arr_gen *g, double *t_s, int64_t *p, int64_t *o) {
