@@ -6,9 +6,10 @@
  * arr_tokens rounds; when a lies farther than a x 2^-36 from the two
  * half-integers that bound its token count, libm's exp(y), within an ULP
  * (2^-52 relative) of e^y, lies between the same two, so rounds to the
- * same count. Nearer (about one draw in a million at a thousand tokens),
- * and out of the estimate's range (y below 1/4, rare; above 23, where
- * a x 2^-36 nears half a token; NaN), exp(y) decides. The error bound:
+ * same count. Nearer (a band 2 a x 2^-36 wide about each half-integer:
+ * one draw in 30 million at a thousand tokens), and out of the
+ * estimate's range (y below 1/4, rare; above 23, where a x 2^-36 nears
+ * half a token; NaN), exp(y) decides. The error bound:
  * r = y - k ln2 / 64 to within 1.2e-14 (k ln2 / 64 <= 23.1 rounded once,
  * ln2 / 64 within half an ULP), |r| <= 0.00542, so the polynomial's
  * truncation is below r^5 / 120 x e^r < 4e-14 and its and the table's
