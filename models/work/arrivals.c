@@ -8,6 +8,7 @@
  * before scaling, and its tokens as integers; replay only adds offsets. */
 #include "arrivals.h"
 #include "arrivals_zig.h"
+#include "arrivals_exp.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -318,19 +319,26 @@ static int load_trace(const char *path, trace *tr, bool loop, sim_error *err) {
 
 enum { NSTREAMS = 5 };
 
+/* The fields an arrival's draws read first, together: the tables, the
+ * Poisson candidates' state, the lengths' mu and the streams' states. */
 struct arr_gen {
-  const sim_allocator *alloc; /* what the generator lives on */
   const arr_config *c;
-  gsl_rng *rng[NSTREAMS]; /* by arr_purpose - 1; taus2, arrivals_draw.h's */
-  double t;               /* time of the last request (synthetic kinds) */
-  double peak;            /* Poisson: the rate candidates are drawn at */
-  double win_end;         /* diurnal: the bounds below hold until then */
-  double win_lo, win_hi;  /* ... the rate lies between them */
-  int state;              /* MMPP: 0 or 1 */
-  double state_end;       /* MMPP: when the current state ends */
-  trace tr;               /* trace: the rows */
-  size_t next;            /* trace: the next row */
-  double offset, period;  /* trace: start of this pass, length of a pass */
+  const arr_zig *gaps, *normals; /* the ziggurats' tables */
+  double t;                      /* time of the last request (synthetic kinds) */
+  double peak;                   /* Poisson: the rate candidates are drawn at */
+  double win_end;                /* diurnal: the bounds below hold until then */
+  double win_lo, win_hi;         /* ... the rate lies between them */
+  arr_mu mu[2]; /* prompt, output: the lognormal's mu, kept */
+  /* by arr_purpose - 1: taus2 states, drawn by arrivals_draw.h, copied
+   * out of their GSL streams when made (seed_streams), so a draw reads
+   * its words here and not through the stream and its state's pointers */
+  arr_taus st[NSTREAMS];
+  const sim_allocator *alloc; /* what the generator lives on */
+  int state;                  /* MMPP: 0 or 1 */
+  double state_end;           /* MMPP: when the current state ends */
+  trace tr;                   /* trace: the rows */
+  size_t next;                /* trace: the next row */
+  double offset, period;      /* trace: start of this pass, length of a pass */
   arr_trace_stats stats;
   /* Synthetic windows: the lengths' moments and the share over a limit
    * are the same every control period; kept with the inputs they came
@@ -341,13 +349,9 @@ struct arr_gen {
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;
-  arr_mu mu[2];                  /* prompt, output: the lognormal's mu, kept */
-  const arr_zig *gaps, *normals; /* the ziggurats' tables */
 };
 
-static arr_taus *taus(arr_gen *g, arr_purpose p) {
-  return g->rng[p - 1]->state;
-}
+static arr_taus *taus(arr_gen *g, arr_purpose p) { return &g->st[p - 1]; }
 
 static double sojourn(const arr_config *c, int state) {
   return state == 0 ? c->sojourn1 : c->sojourn2;
@@ -396,6 +400,24 @@ static int open_trace(arr_gen *g, const char *base_dir, sim_error *err) {
   return SIM_OK;
 }
 
+/* The streams' states, as rng_stream_create seeds them (every draw then
+ * goes through taus(), so the streams themselves are not kept). */
+static int seed_streams(arr_gen *g, uint64_t seed, uint64_t index) {
+  for (int i = 0; i < NSTREAMS; i++) {
+    gsl_rng *r =
+        rng_stream_create(seed, ARR_RNG_KIND, index, (uint32_t)(i + 1));
+    if (r == NULL)
+      return SIM_ENOMEM;
+    bool fits = gsl_rng_size(r) == sizeof g->st[i];
+    if (fits)
+      memcpy(&g->st[i], gsl_rng_state(r), sizeof g->st[i]);
+    rng_stream_destroy(r);
+    if (!fits)
+      return SIM_ENOMEM;
+  }
+  return SIM_OK;
+}
+
 arr_gen *arr_create(const arr_config *c, const char *base_dir, uint64_t seed,
                     uint64_t index, const sim_allocator *alloc,
                     sim_error *err) {
@@ -406,10 +428,8 @@ arr_gen *arr_create(const arr_config *c, const char *base_dir, uint64_t seed,
   g->tr.a = alloc;
   g->c = c;
   arr_zig_tables(&g->gaps, &g->normals);
-  for (int i = 0; i < NSTREAMS; i++)
-    if ((g->rng[i] = rng_stream_create(seed, ARR_RNG_KIND, index,
-                                       (uint32_t)(i + 1))) == NULL)
-      goto nomem;
+  if (seed_streams(g, seed, index) != SIM_OK)
+    goto nomem;
   if (c->kind == ARR_POISSON)
     g->peak = c->profile == ARR_DIURNAL
                   ? c->rate * c->high / (0.5 * (c->low + c->high))
@@ -430,8 +450,6 @@ nomem:
 void arr_destroy(arr_gen *g) {
   if (g == NULL)
     return;
-  for (int i = 0; i < NSTREAMS; i++)
-    rng_stream_destroy(g->rng[i]);
   trace_fini(&g->tr);
   sim_free(g->alloc, g);
 }
@@ -493,13 +511,12 @@ static double next_mmpp(arr_gen *g) {
 
 /* A length from l on stream p, the prompt's or the output's, in tokens. */
 static int64_t draw_length(arr_gen *g, const arr_length *l, arr_purpose p) {
-  double x = l->mean;
   int k = p == ARR_RNG_OUTPUT;
-  if (l->dist == ARR_LOGNORMAL && l->sigma > 0) {
-    double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
-    x = exp(l->sigma * arr_zig_normal(g->normals, taus(g, p)) + mu);
-  }
-  return arr_tokens(x);
+  if (!(l->dist == ARR_LOGNORMAL && l->sigma > 0))
+    return arr_tokens(l->mean);
+  double mu = arr_mu_of(&g->mu[k], l->mean, l->sigma);
+  /* arr_tokens(exp(y)), mostly without the exp (arrivals_exp.h) */
+  return arr_exp_tokens(l->sigma * arr_zig_normal(g->normals, taus(g, p)) + mu);
 }
 
 static bool next_trace(arr_gen *g, double *t_s, int64_t *p, int64_t *o) {

@@ -8,7 +8,8 @@
  * states, which the fluid mode's windows draw too, are GSL's bits; the
  * gaps and the lengths are the ziggurat's (arrivals_zig.h), on these
  * words. The state is the generator's own (gsl_rng_state of a taus2
- * stream, whose layout rng.c fills). Internal to arrivals.c and its test,
+ * stream, whose layout rng.c fills, copied into the generator when it is
+ * made). Internal to arrivals.c and its test,
  * which checks these draws against GSL's; the request level rounds an
  * arrival's nanoseconds with arr_llround. */
 #ifndef MODELS_ARRIVALS_DRAW_H

@@ -3,7 +3,9 @@
  * included, against the exact CDFs by a chi-square test on a fixed seed
  * at significance 0.001, which tables broken on purpose (a wrong strip, a
  * missing tail) fail; and the rounded lognormal lengths against their
- * exact PMFs and arr_length_moments' mean (or the exact one). */
+ * exact PMFs and arr_length_moments' mean (or the exact one); and a
+ * length's tokens without libm's exp (arr_exp_tokens) the same as with
+ * it, at the half-integers' logs and around them above all. */
 #include "test_util.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "arrivals.h"
+#include "arrivals_exp.h"
 #include "arrivals_zig.h"
 #include "rng.h"
 
@@ -255,10 +258,69 @@ static void lengths_draw_their_law(void **state) {
   scn_release(&arr_schema, &c);
 }
 
+/* arr_exp_tokens(y) against arr_tokens(exp(y)), *fast counting the
+ * draws the estimate decided alone. */
+static void same_tokens(double y, long *fast) {
+  bool sure = false;
+  if (y >= 0.25 && y <= 23)
+    (void)arr_exp_tokens_near(y, &sure);
+  *fast += sure;
+  int64_t want = arr_tokens(exp(y)), got = arr_exp_tokens(y);
+  if (got != want)
+    fail_msg("y = %a: %lld tokens, exp's %lld", y, (long long)got,
+             (long long)want);
+}
+
+/* The table is 2^(j / 64) to the nearest double (half an ULP, and a
+ * little for exp2l's own rounding). */
+static void exp_table_is_exact(void **state) {
+  (void)state;
+  for (int j = 0; j < 64; j++) {
+    long double want = exp2l((long double)j / 64);
+    long double err = fabsl((long double)arr_exp2_64ths[j] - want);
+    assert_true(err <= 0x1.02p-53L * want);
+  }
+}
+
+/* Where the estimate and exp could part, at a half-integer's log: 16
+ * doubles either side of each, for counts to 2^16 and a sample beyond,
+ * and 10^6 draws of y over the range and past its ends. */
+static void exp_tokens_as_exp_rounds(void **state) {
+  (void)state;
+  long fast = 0, n = 0;
+  for (double h = 0.5; h < 0x1p42; h = h < 0x1p16 ? h + 1 : h * 1.37 + 0.5) {
+    double y = log(h);
+    for (int i = 0; i < 16; i++)
+      y = nextafter(y, -INFINITY);
+    for (int i = 0; i < 33; i++, n++, y = nextafter(y, INFINITY))
+      same_tokens(y, &fast);
+  }
+  print_message("at the half-integers' logs: %ld of %ld decided alone\n",
+                fast, n);
+  uint64_t x = 88172645463325252u; /* xorshift64 */
+  long fast_u = 0;
+  for (int i = 0; i < 1000000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    same_tokens(-2 + 42 * (double)(x >> 11) * 0x1p-53, &fast_u);
+  }
+  /* about 108 in 200 of them in the estimate's range, [1/4, 23], and
+   * nearly all of those decided by it */
+  print_message("uniform over [-2, 40): %ld of 1000000 decided alone\n",
+                fast_u);
+  assert_true(fast_u > 525000);
+  const double odd[] = {NAN, INFINITY, -INFINITY, 0.25, 23, 36,
+                        0x1.0000000000001p-2, 0x1.6ffffffffffffp+4,
+                        -0.0, 0, 800, -800};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+    same_tokens(odd[i], &fast);
+}
+
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ROWS(tests, n, ziggurat_draws_its_law, zig_rows);
   TEST_ADD(tests, n, lengths_draw_their_law);
+  TEST_ADD(tests, n, exp_table_is_exact);
+  TEST_ADD(tests, n, exp_tokens_as_exp_rounds);
   return _cmocka_run_group_tests("arrivals_zig", tests, n, NULL, NULL);
 }
