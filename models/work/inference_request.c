@@ -547,8 +547,6 @@ static int start(inf_service *s, sim_error *err) {
                                &s->replica_kind);
   if (rc == SIM_OK) /* its next change moves with the clock (sim_engine_move) */
     rc = sim_engine_movable(s->e, s->replica_kind);
-  if (rc == SIM_OK) /* its replica's first line asked for an event ahead */
-    rc = sim_engine_ahead(s->e, s->replica_kind, s->rep, sizeof *s->rep);
   if (rc == SIM_OK)
     rc = sim_engine_register(s->e, "inference arrival", on_arrival, s,
                              &s->arrival_kind);

@@ -146,7 +146,7 @@ int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
     return sim_engine_fail(e, SIM_ERANGE, "register %s: too many", name);
   if (e->nhandlers == e->cap_handlers && handlers_grow(e) != SIM_OK)
     return sim_engine_fail(e, SIM_ENOMEM, "register %s: out of memory", name);
-  e->handlers[e->nhandlers] = (ev_handler){name, fn, ctx, false, 0, 0};
+  e->handlers[e->nhandlers] = (ev_handler){name, fn, ctx, false};
   *kind = e->nhandlers++;
   return SIM_OK;
 }
@@ -156,16 +156,6 @@ int sim_engine_movable(sim_engine *e, uint32_t kind) {
     return sim_engine_fail(e, SIM_EINVAL, "no handler of kind %lu",
                            (unsigned long)kind);
   e->handlers[kind].movable = true;
-  return SIM_OK;
-}
-
-int sim_engine_ahead(sim_engine *e, uint32_t kind, const void *base,
-                     size_t stride) {
-  if (kind >= e->nhandlers)
-    return sim_engine_fail(e, SIM_EINVAL, "no handler of kind %lu",
-                           (unsigned long)kind);
-  e->handlers[kind].ahead_base = (uintptr_t)base;
-  e->handlers[kind].ahead_stride = stride;
   return SIM_OK;
 }
 
@@ -605,21 +595,6 @@ static int run_source(sim_engine *e, uint32_t i) {
   return call_handler(e, &ev);
 }
 
-/* Calls the look ahead of the queue's next entry's kind, if it has one,
- * with its payload: a live entry only (a tombstone's slot may be free,
- * its payload the free list's). Its slot's load is the ask for it that
- * the run loop made before (the pool of the request level, 2,400
- * events, is in the second-level cache). */
-static ALWAYS_INLINE void look_ahead(const sim_engine *e,
-                                     const evq_entry *next) {
-  const ev_slot *s = &e->slots[next->slot];
-  if (s->seq != next->seq)
-    return;
-  const ev_handler *h = &e->handlers[s->kind];
-  if (h->ahead_base != 0) /* as an integer: a prefetch does not fault */
-    PREFETCH((const void *)(h->ahead_base + s->a * h->ahead_stride));
-}
-
 /* run_loop where sources are registered: each turn takes whichever is
  * first in (time, seq), the queue's first entry or the first source's
  * event, so that a source's events cost no push and no pop (an inference
@@ -650,8 +625,8 @@ static int run_loop_sources(sim_engine *e, sim_time until, uint64_t limit) {
      * slot waited on the load (a quarter of the loop's samples). A
      * handler that pushes an earlier event wastes the asks. */
     if (evq_peek(e->q, &next)) {
+      PREFETCH(&e->slots[next.slot]);
       PREFETCH(&e->when[next.slot]);
-      look_ahead(e, &next);
     }
     int rc = run_entry(e, &q);
     if (rc != SIM_OK)

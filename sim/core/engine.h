@@ -73,19 +73,6 @@ int sim_engine_register(sim_engine *e, const char *name, sim_handle_fn fn,
  * store at every queueing). SIM_OK, or SIM_EINVAL (no such kind). */
 int sim_engine_movable(sim_engine *e, uint32_t kind);
 
-/* A look ahead for the events of kind (registered): where an event's
- * payload a indexes an array of the model's (its element a at base +
- * a * stride bytes, the line its handler reads first), the run loop of
- * a run with event sources (the request level's) asks for that line of
- * the queue's next live event of the kind as it starts the handler of
- * the event before it, so that the line comes while that handler runs.
- * The engine only asks for the line (a prefetch, which never faults),
- * never reads it: it changes nothing. base NULL: no look ahead (the
- * default). base must stay valid while events of kind are pending.
- * SIM_OK, or SIM_EINVAL (no such kind). */
-int sim_engine_ahead(sim_engine *e, uint32_t kind, const void *base,
-                     size_t stride);
-
 /* Schedules kind at absolute time at (>= now, else SIM_EINVAL) with payload
  * (a, b). handle may be NULL. SIM_OK, SIM_EINVAL or SIM_ENOMEM. */
 int sim_engine_schedule(sim_engine *e, sim_time at, uint32_t kind, uint64_t a,

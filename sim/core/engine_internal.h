@@ -57,9 +57,6 @@ typedef struct ev_handler {
   sim_handle_fn fn;
   void *ctx;
   bool movable; /* its events can be moved (sim_engine_movable) */
-  /* the next event's line asked for at base + a * stride (sim_engine_ahead) */
-  uintptr_t ahead_base; /* 0: none */
-  size_t ahead_stride;
 } ev_handler;
 
 /* An event source (sim_engine_source): a stream of events of one kind,
