@@ -62,8 +62,8 @@ static bool keys_looked_up(const rack_fleet *f) {
 }
 
 static void runs_keys_of(const rack_fleet *f, uint16_t t, uint32_t q,
-                         const uint32_t *rack, uint32_t n, runs_keys *k) {
-  bool look = keys_looked_up(f);
+                         const uint32_t *rack, uint32_t n, bool look,
+                         runs_keys *k) {
   for (uint32_t j = 0; j < n; j++) {
     assert(f->run_type[q + j] == t);
     k->cap[j] = rack_run_cap_w(f, q + j, rack[j]);
@@ -81,24 +81,20 @@ static bool key_found(const rack_fleet *f, const runs_keys *k, uint32_t j,
   return e != NULL && rack__memo_hit(f, e, t, k->cap[j], k->l[j], false);
 }
 
-void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
-                             const uint32_t *rack, uint32_t n, double *phi,
-                             rack_phi_last *last) {
-  assert(n >= 1 && n <= RACK_RUNS_BATCH);
-  uint16_t t = f->run_type[q];
-  runs_keys k;
+/* The n keys' clocks into phi through their cache entries: the hits
+ * read, the misses solved together and written to their entries in
+ * order, as one by one. */
+static void keys_through_cache(const rack_fleet *f, uint16_t t,
+                               const runs_keys *k, uint32_t n, double *phi) {
   runs_misses m;
   double solved[RACK_RUNS_BATCH];
-  runs_keys_of(f, t, q, rack, n, &k);
   m.n = 0;
   for (uint32_t j = 0; j < n; j++) {
-    double c = k.cap[j];
-    gpu_load lj = k.l[j];
-    rack_phi_memo *e = k.slot[j];
-    if (key_found(f, &k, j, t)) {
+    rack_phi_memo *e = k->slot[j];
+    if (key_found(f, k, j, t)) {
       phi[j] = e->phi;
     } else {
-      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
+      m.cap[m.n] = k->cap[j], m.l[m.n] = k->l[j], m.at[m.n] = j;
       m.slot[m.n++] = e;
     }
   }
@@ -110,6 +106,23 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
       *m.slot[i] = (rack_phi_memo){m.cap[i],    m.l[i].sm, m.l[i].mem,
                                    m.l[i].busy, solved[i], t};
   }
+}
+
+/* Without the cache (keys_looked_up false) every key is a miss: the
+ * stretch solved together into phi straight from its keys, with no
+ * copy of them as misses. */
+void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
+                             const uint32_t *rack, uint32_t n, double *phi,
+                             rack_phi_last *last) {
+  assert(n >= 1 && n <= RACK_RUNS_BATCH);
+  uint16_t t = f->run_type[q];
+  bool look = keys_looked_up(f);
+  runs_keys k;
+  runs_keys_of(f, t, q, rack, n, look, &k);
+  if (look)
+    keys_through_cache(f, t, &k, n, phi);
+  else
+    misses_of_type(f, t, n, k.cap, k.l, phi);
   gpu_load ln = rack_run_load(f, q + n - 1);
   *last = (rack_phi_last){rack_run_cap_w(f, q + n - 1, rack[n - 1]),
                           ln.sm,
