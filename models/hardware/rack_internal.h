@@ -217,10 +217,8 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  *
  * Sparse: while fewer than one read in RACK_PHI_SPARSE_HITS hits, one
  * one-by-one lookup (rack.c's, the fluid day's) in RACK_PHI_SPARSE
- * reads; a batch's (rack_phi.c's, the request level's peak) still one in
- * RACK_PHI_SAMPLE: there the reads' hits, fewer, spared solves in lanes,
- * and thinned they cost the peak's period 22.8 k instructions more in
- * group4 (9.394 M -> 9.430 M). The sampled reads themselves hit
+ * reads (a stretch's, rack_phi.c's, none: below). The sampled reads
+ * themselves hit
  * about one in 24 in the fluid day (49 of 1,187 over its first 10
  * minutes, beyond the recent entries' 3,933 of 12,984 lookups), so at
  * one in eight they cost about two reads from memory a tick for a clock
@@ -232,12 +230,13 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * them there (the recent entry always): enough that keys asked again
  * show in the sampled reads (about one in eight of them found) and end
  * the sparse state, from where every miss is written again. A batch's
- * lookups (rack_phi.c's) while sparse: one key in RACK_PHI_SAMPLE has
- * an entry, read and written (rack__runs_phi_remember's), or the
- * one-by-one lookups' reads and writes (rack__phis_at's); at the request
- * level's peak the sparse state met 96% of the stretches' keys, and their
- * entries' lines (asked for, read, written) cost more than the 2.7% of
- * solves they spared (docs/PERFORMANCE.md, thirty-first session). */
+ * lookups (rack_phi.c's) while sparse: none for a stretch's keys
+ * (rack__runs_phi_remember's: solved, neither read nor written), the
+ * one-by-one lookups' reads and writes for rack__phis_at's; at the
+ * request level's peak the sparse state met 96% of the stretches' keys,
+ * and their entries' lines (asked for, read, written) cost more than
+ * the 2.7% of solves they spared, even one key's in 64
+ * (docs/PERFORMANCE.md, thirty-first and thirty-second sessions). */
 #define RACK_PHI_WINDOW 64
 #define RACK_PHI_SAMPLE 8
 #define RACK_PHI_SPARSE 64
@@ -279,8 +278,8 @@ static inline bool rack__phi_reads(rack_phi_gate *g, bool lone) {
 }
 
 /* Whether a one-by-one miss's solve is written to its cache entry:
- * every one but while sparse, then one in RACK_PHI_SAMPLE (a batch's
- * misses the same, rack_phi.c). */
+ * every one but while sparse, then one in RACK_PHI_SAMPLE (rack__phis_at's
+ * misses the same; a stretch's none, rack_phi.c). */
 static inline bool rack__phi_keeps(rack_phi_gate *g) {
   return !g->sparse || rack__phi_nth(&g->unkept, RACK_PHI_SAMPLE);
 }

@@ -33,7 +33,7 @@ static void misses_of_type(const rack_fleet *f, uint16_t t, uint32_t n,
     gpu_load_clocks_under_caps(f->types[t], n, cap, l, phi);
 }
 
-/* The stretch's caps, loads and cache entries (NULL: no cache), each
+/* The stretch's caps, loads and cache entries (NULL: none), each
  * entry's line asked for: at the request level's peak the stretch's
  * keys are new and their entries' lines in memory, and asked for
  * together their waits overlap, where the lookups' loop, one after
@@ -43,69 +43,58 @@ typedef struct runs_keys {
   double cap[RACK_RUNS_BATCH];
   gpu_load l[RACK_RUNS_BATCH];
   rack_phi_memo *slot[RACK_RUNS_BATCH];
-  bool thin; /* the stretch's keys thinned: each with a slot is read */
 } runs_keys;
 
-/* While the gate is sparse (under one read in RACK_PHI_SPARSE_HITS hits)
- * a stretch's keys are thinned as the one-by-one lookups' misses are
- * (rack__phi_keeps): one in RACK_PHI_SAMPLE has a slot, read and written
- * there, the others neither. At bench-10k's request peak 96% of the
- * stretches' keys met the gate sparse and 2.7% of them were found (a
- * read of a sampled eighth hits about one in five: the keys asked again
- * are few); each key's entry a line from memory, asked for, read or
- * written, cost more than the solves it spared. A key thinned is solved,
- * the same bits. */
-static bool key_kept(const rack_fleet *f, bool thin) {
-  return !thin || rack__phi_nth(&f->phi_gate->unkept, RACK_PHI_SAMPLE);
+/* Whether a stretch's keys have cache entries: not while the gate is
+ * sparse (under one read in RACK_PHI_SPARSE_HITS hits), when its keys
+ * are solved without a read or a write. At bench-10k's request peak 96%
+ * of the stretches' keys met the gate sparse and 2.7% of them were
+ * found there, and each key's entry is a line from memory: read or
+ * written, every key's cost more than the solves it spared (the
+ * thirty-first session's), and so did one key's in RACK_PHI_SAMPLE and
+ * in 64 (perf of the peak: rack__runs_phi_remember 1.41-1.63% of the
+ * samples, 1.04-1.19% at one in 64, 0.57% with none). The one-by-one
+ * lookups (rack.c's) and the racks' sums (rack__phis_at) still read
+ * while sparse, and their hits end the sparse state. A key not looked
+ * up is solved, the same bits. */
+static bool keys_looked_up(const rack_fleet *f) {
+  return f->phi_memo != NULL && !f->phi_gate->sparse;
 }
 
 static void runs_keys_of(const rack_fleet *f, uint16_t t, uint32_t q,
-                         const uint32_t *rack, uint32_t n, runs_keys *k) {
-  k->thin = f->phi_memo != NULL && f->phi_gate->sparse;
+                         const uint32_t *rack, uint32_t n, bool look,
+                         runs_keys *k) {
   for (uint32_t j = 0; j < n; j++) {
     assert(f->run_type[q + j] == t);
     k->cap[j] = rack_run_cap_w(f, q + j, rack[j]);
     k->l[j] = rack_run_load(f, q + j);
-    k->slot[j] = f->phi_memo != NULL && key_kept(f, k->thin)
-                     ? rack__memo_slot(f, t, k->cap[j], k->l[j])
-                     : NULL;
+    k->slot[j] = look ? rack__memo_slot(f, t, k->cap[j], k->l[j]) : NULL;
     if (k->slot[j] != NULL)
       __builtin_prefetch(k->slot[j], 1);
   }
 }
 
-/* Whether key j's entry holds its clock: read as the gate reads, or
- * always where the stretch is thinned (its sampled keys are the reads). */
+/* Whether key j's entry holds its clock, read as the gate reads. */
 static bool key_found(const rack_fleet *f, const runs_keys *k, uint32_t j,
                       uint16_t t) {
   const rack_phi_memo *e = k->slot[j];
-  if (e == NULL)
-    return false;
-  if (!k->thin)
-    return rack__memo_hit(f, e, t, k->cap[j], k->l[j], false);
-  bool hit = rack__memo_is(e, t, k->cap[j], k->l[j]);
-  rack__phi_read_was(f->phi_gate, hit);
-  return hit;
+  return e != NULL && rack__memo_hit(f, e, t, k->cap[j], k->l[j], false);
 }
 
-void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
-                             const uint32_t *rack, uint32_t n, double *phi,
-                             rack_phi_last *last) {
-  assert(n >= 1 && n <= RACK_RUNS_BATCH);
-  uint16_t t = f->run_type[q];
-  runs_keys k;
+/* The n keys' clocks into phi through their cache entries: the hits
+ * read, the misses solved together and written to their entries in
+ * order, as one by one. */
+static void keys_through_cache(const rack_fleet *f, uint16_t t,
+                               const runs_keys *k, uint32_t n, double *phi) {
   runs_misses m;
   double solved[RACK_RUNS_BATCH];
-  runs_keys_of(f, t, q, rack, n, &k);
   m.n = 0;
   for (uint32_t j = 0; j < n; j++) {
-    double c = k.cap[j];
-    gpu_load lj = k.l[j];
-    rack_phi_memo *e = k.slot[j];
-    if (key_found(f, &k, j, t)) {
+    rack_phi_memo *e = k->slot[j];
+    if (key_found(f, k, j, t)) {
       phi[j] = e->phi;
     } else {
-      m.cap[m.n] = c, m.l[m.n] = lj, m.at[m.n] = j;
+      m.cap[m.n] = k->cap[j], m.l[m.n] = k->l[j], m.at[m.n] = j;
       m.slot[m.n++] = e;
     }
   }
@@ -117,6 +106,23 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
       *m.slot[i] = (rack_phi_memo){m.cap[i],    m.l[i].sm, m.l[i].mem,
                                    m.l[i].busy, solved[i], t};
   }
+}
+
+/* Without the cache (keys_looked_up false) every key is a miss: the
+ * stretch solved together into phi straight from its keys, with no
+ * copy of them as misses. */
+void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
+                             const uint32_t *rack, uint32_t n, double *phi,
+                             rack_phi_last *last) {
+  assert(n >= 1 && n <= RACK_RUNS_BATCH);
+  uint16_t t = f->run_type[q];
+  bool look = keys_looked_up(f);
+  runs_keys k;
+  runs_keys_of(f, t, q, rack, n, look, &k);
+  if (look)
+    keys_through_cache(f, t, &k, n, phi);
+  else
+    misses_of_type(f, t, n, k.cap, k.l, phi);
   gpu_load ln = rack_run_load(f, q + n - 1);
   *last = (rack_phi_last){rack_run_cap_w(f, q + n - 1, rack[n - 1]),
                           ln.sm,

@@ -252,8 +252,8 @@ static void recent_keys_read_no_cache(void **state) {
 /* While the gate is sparse, a one-by-one miss's solve goes to its recent
  * entry always and to the cache's one time in RACK_PHI_SAMPLE (the
  * RACK_PHI_SAMPLE-th, then every RACK_PHI_SAMPLE-th), the clocks the
- * solves'; out of it, every time; a batch's misses the same (rack_phi.c's
- * key_kept: while sparse, a batch's keys are thinned as the one-by-one's). */
+ * solves'; out of it, every time; rack__phis_at's misses the same (a
+ * stretch's are not written while sparse: sparse_stretch_leaves_cache). */
 static void sparse_misses_kept_one_in_sample(void **state) {
   (void)state;
   rack_fleet *f = rack_fixture_two("GB200", 36, true);
@@ -320,6 +320,51 @@ static void sparse_gate_comes_back(void **state) {
   }
   assert_false(f->phi_gate->skip);
   assert_false(f->phi_gate->sparse);
+  cache_exact(f);
+  rack_fleet_destroy(f);
+}
+
+/* While the gate is sparse, a stretch's keys are solved without the
+ * cache (rack_phi.c's keys_looked_up): its clocks the solves', none of
+ * its keys written to its entry, and the gate's counts of reads and
+ * lookups as they were; out of the sparse state its keys are written. */
+static void sparse_stretch_leaves_cache(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_unit_key(f, i, 1 + i / 2);
+  unsigned seed = 23;
+  runs_drawn(f, &phi_rows[0], &seed);
+  uint32_t n = f->nruns < RACK_RUNS_BATCH ? f->nruns : RACK_RUNS_BATCH;
+  assert_true(n >= 2 * RACK_PHI_SAMPLE);
+  for (int sparse = 1; sparse >= 0; sparse--) {
+    size_t entries = (size_t)1 << rack__phi_memo_bits(f->n);
+    for (size_t e = 0; e < entries; e++)
+      f->phi_memo[e].type = UINT32_MAX;
+    f->phi_gate->skip = true;
+    f->phi_gate->sparse = sparse;
+    rack_phi_gate before = *f->phi_gate;
+    double phi[RACK_RUNS_BATCH];
+    rack_phi_last last = {.type = RACK_PHI_NONE};
+    rack__runs_phi_remember(f, 0, f->run_rack, n, phi, &last);
+    uint32_t written = 0;
+    for (uint32_t j = 0; j < n; j++) {
+      uint16_t t = f->run_type[j];
+      double cap = rack_run_cap_w(f, j, f->run_rack[j]);
+      gpu_load l = rack_run_load(f, j);
+      double want = gpu_load_clock_under_cap(f->types[t], cap, l);
+      assert_memory_equal(&phi[j], &want, sizeof want);
+      written += rack__memo_is(rack__memo_slot(f, t, cap, l), t, cap, l);
+    }
+    if (sparse) {
+      assert_int_equal(written, 0);
+      assert_int_equal(f->phi_gate->seen, before.seen);
+      assert_int_equal(f->phi_gate->passed, before.passed);
+      assert_int_equal(f->phi_gate->unkept, before.unkept);
+    } else {
+      assert_true(written > n / 2); /* all but keys sharing an entry */
+    }
+  }
   cache_exact(f);
   rack_fleet_destroy(f);
 }
@@ -466,6 +511,7 @@ int main(void) {
   TEST_ADD(tests, n, recent_keys_read_no_cache);
   TEST_ADD(tests, n, sparse_misses_kept_one_in_sample);
   TEST_ADD(tests, n, sparse_gate_comes_back);
+  TEST_ADD(tests, n, sparse_stretch_leaves_cache);
   TEST_ROWS(tests, n, keys_clocks_are_the_solves, keys_rows);
   TEST_ADD(tests, n, worst_kept_is_the_groups);
   return _cmocka_run_group_tests(
