@@ -547,8 +547,59 @@ static void fill_finish_is_the_search(void **state) {
   free(first);
 }
 
+/* A group as the request level's: most units their own class (busy,
+ * activity and c drawn), the rest idle (activity 0: no measured work)
+ * with one of three lo's, in no order and moving between busy and idle
+ * from period to period, in runs of one to three alike units (the
+ * caller's marks), the memo carried and asked for its lines
+ * (power_memo_ask) before each split. The idle units are found in the
+ * last idle class a split met where their lo is its (power_classes.c's
+ * idle_class_of): the classes and caps are those of the hash alone
+ * (power__idle_class_off), bit for bit. It fails (seen) with an idle
+ * unit put in the last idle class whatever its lo. */
+static void idle_units_find_their_class_as_the_hash(void **state) {
+  (void)state;
+  enum { N = 900, PERIODS = 60 };
+  static const double los[] = {200, 150, 200.5};
+  static power_unit u[N];
+  static double cap[N], want_cap[N];
+  static uint8_t alike[N];
+  uint64_t seed = 71;
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  power_memo_ask(&memo); /* no work arrays yet: nothing */
+  for (int period = 0; period < PERIODS; period++) {
+    for (size_t k = 0; k < N;) {
+      bool idle = uniform(&seed) < 0.35;
+      power_unit p = unit(1 + (uint32_t)(uniform(&seed) * 4),
+                          idle ? 0 : 0.05 + 0.9 * uniform(&seed),
+                          POWER_INFERENCE, 0.05 + 0.9 * uniform(&seed));
+      p.lo = los[(size_t)(uniform(&seed) * 3)];
+      p.demand = idle ? p.lo + 300 * uniform(&seed) : p.demand;
+      size_t len = 1 + (size_t)(uniform(&seed) * 3);
+      for (size_t j = 0; j < len && k < N; j++, k++) {
+        u[k] = p;
+        alike[k] = j > 0;
+      }
+    }
+    double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
+    double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
+    power__idle_class_off = true;
+    power_split_efficiency_from(u, N, budget, want_cap, &plain, alike);
+    size_t want_classes = power__memo_classes(&plain);
+    power__idle_class_off = false;
+    power_memo_ask(&memo);
+    power_split_efficiency_from(u, N, budget, cap, &memo, alike);
+    if (power__memo_classes(&memo) != want_classes ||
+        memcmp(cap, want_cap, sizeof cap) != 0 || !(memo.level == plain.level))
+      fail_msg("period %d: %zu classes for the hash's %zu, or caps not its",
+               period, power__memo_classes(&memo), want_classes);
+  }
+  power_memo_clear(&memo);
+  power_memo_clear(&plain);
+}
+
 int main(void) {
-  struct CMUnitTest tests[13];
+  struct CMUnitTest tests[14];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -563,5 +614,6 @@ int main(void) {
   TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
   TEST_ADD(tests, n, kept_caps_are_the_caps_worked_out_again);
   TEST_ADD(tests, n, fill_finish_is_the_search);
+  TEST_ADD(tests, n, idle_units_find_their_class_as_the_hash);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
