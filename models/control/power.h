@@ -131,6 +131,11 @@ extern bool power__caps_kept_off;
  * hash, the last idle class's shortcut (power_classes.c) left off. */
 extern bool power__idle_class_off;
 
+/* For tests: while set, the efficiency policy works out its classes'
+ * clocks one class at a time, not in chunks (power_efficiency.c's
+ * chunk_at). */
+extern bool power__clock_chunks_off;
+
 typedef struct power_policy_ops {
   const char *name;
   /* Writes each unit's per-GPU cap to cap[u], within [lo, hi], with

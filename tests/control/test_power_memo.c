@@ -108,7 +108,7 @@ static void remembered_level_near_by_halley(void **state) {
 
 /* A budget for classed_fleet's units from the drawn one to everything at
  * its top and beyond, where most classes run at full clock at most of
- * the levels a search tries (the kept full clocks of class_at). */
+ * the levels a search tries (the kept full clocks of class_from_raw). */
 static double budget_to_the_top(uint64_t *seed, const power_unit *u, size_t n,
                                 double drawn) {
   double top = efficiency_total(u, n, -300), r = uniform(seed);
@@ -598,8 +598,53 @@ static void idle_units_find_their_class_as_the_hash(void **state) {
   power_memo_clear(&plain);
 }
 
+/* A group of many classes (each unit its own: activity, c and room
+ * drawn; a tenth idle) through periods of drift, its memo carried, the
+ * budget near the floor (the group held there: held_below_floor's
+ * classes) in a third of them and anywhere between floor and top in the
+ * rest: the classes' clocks worked out in chunks (power_efficiency.c's
+ * chunk_at) give the caps and level of the same splits one class at a
+ * time (power__clock_chunks_off), bit for bit. It fails (seen) with a
+ * class's raw clock taken from the class before it in its chunk, and
+ * with each chunk's last class left as it was. */
+static void clocks_in_chunks_are_one_at_a_time(void **state) {
+  (void)state;
+  enum { N = 800, PERIODS = 120 };
+  static power_unit u[N];
+  static double cap[N], want_cap[N];
+  uint64_t seed = 53;
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  for (size_t k = 0; k < N; k++) {
+    double c = 0.05 + 0.9 * uniform(&seed);
+    double a = uniform(&seed) < 0.1 ? 0 : 0.05 + 0.9 * uniform(&seed);
+    u[k] = unit(1 + (uint32_t)(uniform(&seed) * 8), a, POWER_INFERENCE, c);
+    u[k].hi = 300 + 400 * uniform(&seed);
+  }
+  unsigned long evals = power__clock_evals();
+  for (int period = 0; period < PERIODS; period++) {
+    for (size_t k = 0; k < N; k++)
+      if (u[k].activity > 0 && uniform(&seed) < 0.5)
+        u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(&seed)));
+    double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
+    double budget = period % 3 == 0
+                        ? lo * (1 + 1e-9 * uniform(&seed))
+                        : lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
+    power__clock_chunks_off = true;
+    power_split_efficiency_from(u, N, budget, want_cap, &plain, NULL);
+    power__clock_chunks_off = false;
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (!(memo.level == plain.level) || memcmp(cap, want_cap, sizeof cap) != 0)
+      fail_msg("period %d: level %.17g, one at a time %.17g, or caps not theirs",
+               period, memo.level, plain.level);
+  }
+  if (power__clock_evals() - evals < 100000) /* the clocks are worked out */
+    fail_msg("%lu clocks worked out", power__clock_evals() - evals);
+  power_memo_clear(&memo);
+  power_memo_clear(&plain);
+}
+
 int main(void) {
-  struct CMUnitTest tests[14];
+  struct CMUnitTest tests[15];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -615,5 +660,6 @@ int main(void) {
   TEST_ADD(tests, n, kept_caps_are_the_caps_worked_out_again);
   TEST_ADD(tests, n, fill_finish_is_the_search);
   TEST_ADD(tests, n, idle_units_find_their_class_as_the_hash);
+  TEST_ADD(tests, n, clocks_in_chunks_are_one_at_a_time);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
