@@ -212,6 +212,32 @@ static __attribute__((noinline)) slots classes_to_slots(const level *l,
   return (slots){w->slot, w->gen, mask};
 }
 
+/* The last class without measured work a split found (k SIZE_MAX:
+ * none yet) and its lo's bits, its key: such a class is its units' lo
+ * alone (their want is lo), so a unit without work of that lo is of it,
+ * the class the hash would find (one class a key). At the request level
+ * the idle replicas (some 340 of the large group's 1,139 runs at its
+ * peak) are one class among the busy ones' own, in no order: their
+ * probes, the hash's slot found taken a time in three, mispredicted its
+ * branch after the hash's whole chain of adds, product and load (perf:
+ * a quarter to a half of power__level_init's samples on that load);
+ * valued(), from the unit's fields alone, resolves sooner. class_of
+ * asks it after the run before's class (the fluid mode's groups: their
+ * runs mostly of their neighbour's class, and no idle run). */
+typedef struct idle_class {
+  size_t k;
+  uint64_t lo;
+} idle_class;
+
+bool power__idle_class_off;
+
+/* Class k, found or made by the hash, noted where it has no work. */
+static inline size_t idle_note(const level *l, idle_class *idle, size_t k) {
+  if (!l->valued[k])
+    *idle = (idle_class){k, sim_bits(l->klo[k])};
+  return k;
+}
+
 /* The class of unit u through a hash on its clock inputs and range (open
  * addressing in t), made if new; with few (t the few slots until they
  * hold half their number of classes), a new class past that half first
@@ -223,14 +249,18 @@ static __attribute__((noinline)) slots classes_to_slots(const level *l,
  * and a class is in_class's equivalence class
  * (same bits, or == on values that are neither NaN nor zero: a unit of
  * it hashes to its slot), so no other class holds u: the hash's answer,
- * in whichever table it probes. */
+ * in whichever table it probes. So is the last idle class (idle; NULL:
+ * not tried) for a unit without work of its lo. */
 static inline __attribute__((always_inline)) size_t
 class_of(level *l, struct power_work *w, slots *t, size_t u, size_t prev,
-         bool few) {
+         bool few, const idle_class *idle) {
   const power_unit *p = &l->units[u];
   if (prev != SIZE_MAX && in_valued_class(l, prev, p))
     return prev;
   bool val = valued(p);
+  if (!val && idle != NULL && idle->k != SIZE_MAX &&
+      sim_bits(p->lo) == idle->lo) /* the last idle class's */
+    return idle->k;
   double lo = p->lo, want = val ? wanted(p) : lo;
   size_t h = class_hash(p, val, lo, want), i = h & t->mask;
   for (; t->slot[i] >> 32 == t->gen; i = (i + 1) & t->mask) {
@@ -270,39 +300,6 @@ static size_t marked_from(const uint8_t *alike, size_t u, size_t n) {
   return end != NULL ? (size_t)(end - (alike + u)) : n - u;
 }
 
-/* The last class without measured work a split found (k SIZE_MAX:
- * none yet) and its lo's bits, its key: such a class is its units' lo
- * alone (their want is lo), so a unit without work of that lo is of it,
- * the class the hash would find (one class a key). At the request level
- * the idle replicas (some 340 of the large group's 1,139 runs at its
- * peak) are one class among the busy ones' own, in no order: their
- * probes, the hash's slot found taken a time in three, mispredicted its
- * branch after the hash's whole chain of adds, product and load (perf:
- * a quarter to a half of power__level_init's samples on that load);
- * valued(), from the unit's fields alone, resolves sooner. */
-typedef struct idle_class {
-  size_t k;
-  uint64_t lo;
-} idle_class;
-
-bool power__idle_class_off;
-
-/* Unit u's class where it is the last idle class's, else SIZE_MAX. */
-static inline size_t idle_class_of(const level *l, const idle_class *idle,
-                                   size_t u) {
-  const power_unit *p = &l->units[u];
-  return !valued(p) && idle->k != SIZE_MAX && sim_bits(p->lo) == idle->lo
-             ? idle->k
-             : SIZE_MAX;
-}
-
-/* Class k, found or made by the hash, noted where it has no work. */
-static inline size_t idle_note(const level *l, idle_class *idle, size_t k) {
-  if (!l->valued[k])
-    *idle = (idle_class){k, sim_bits(l->klo[k])};
-  return k;
-}
-
 /* The runs and their classes, through the few slots (few) or all the
  * memo's. Each table's loop is its own copy (always inline): the
  * request level's groups of many classes probe the memo's slots with no
@@ -325,10 +322,9 @@ runs_made(level *l, struct power_work *w, const uint8_t *alike, bool few) {
                            : power_alike_from(l->units, u + 1, n));
     first[nrun] = u;
     len[nrun] = m;
-    k = rcls[nrun] = idle_off ? SIZE_MAX : idle_class_of(l, &idle, u);
-    if (k == SIZE_MAX)
-      k = rcls[nrun] =
-          idle_note(l, &idle, class_of(l, w, &t, u, try_prev ? k : SIZE_MAX, few));
+    k = class_of(l, w, &t, u, try_prev ? k : SIZE_MAX, few,
+                 idle_off ? NULL : &idle);
+    k = rcls[nrun] = idle_note(l, &idle, k);
     rgpus[nrun] = l->units[u].n;
     gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
   }

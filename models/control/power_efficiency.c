@@ -156,8 +156,12 @@ class_from_raw(level *l, size_t k, double mu, double raw) {
  * chunk_at). */
 bool power__clock_chunks_off;
 
-static inline size_t clock_chunk(void) {
-  return power__clock_chunks_off ? 1 : CLOCK_CHUNK;
+/* Whether the level's classes are worked out one at a time: a group of
+ * few classes (the fluid mode's, of 12 and 3, where the chunks' loops
+ * cost more instructions than their overlap saved), or the tests'
+ * switch. */
+static inline bool one_at_a_time(const level *l) {
+  return l->nclass <= POWER_FEW_CLASSES || power__clock_chunks_off;
 }
 
 /* Classes ks[0 .. m) (m at most CLOCK_CHUNK) at level mu, each as
@@ -230,7 +234,8 @@ chunk_listed(level *l, all_lists *a, const size_t *ks, size_t m, double mu) {
  * (numbers, none NaN). */
 static double all_at(level *l, double mu) {
   all_lists a = {0, INFINITY, 0, 0};
-  size_t ks[CLOCK_CHUNK], m = 0, chunk = clock_chunk();
+  size_t ks[CLOCK_CHUNK], m = 0;
+  const bool one = one_at_a_time(l);
   for (size_t k = 0; k < l->nclass; k++) {
     if (!l->valued[k])
       continue;
@@ -238,8 +243,12 @@ static double all_at(level *l, double mu) {
       list_class(l, &a, k, mu);
       continue;
     }
+    if (one) { /* a chunk of one, in line */
+      chunk_listed(l, &a, &k, 1, mu);
+      continue;
+    }
     ks[m++] = k;
-    if (m == chunk) {
+    if (m == CLOCK_CHUNK) {
       chunk_listed(l, &a, ks, m, mu);
       m = 0;
     }
@@ -255,7 +264,14 @@ static double all_at(level *l, double mu) {
 /* The live classes at level low_mu <= mu <= full_mu (the others stand). */
 static double live_at(level *l, double mu) {
   double sl = 0;
-  size_t chunk = clock_chunk();
+  if (one_at_a_time(l)) { /* chunks of one, in line */
+    for (size_t i = 0; i < l->nlive; i++) {
+      chunk_at(l, l->live + i, 1, mu);
+      sl += l->gpus[l->live[i]] * l->ds[l->live[i]];
+    }
+    return sl;
+  }
+  const size_t chunk = CLOCK_CHUNK;
   for (size_t i = 0; i < l->nlive; i += chunk) {
     size_t m = l->nlive - i < chunk ? l->nlive - i : chunk;
     chunk_at(l, l->live + i, m, mu);
