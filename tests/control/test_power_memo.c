@@ -442,6 +442,18 @@ static void classes_found_as_they_outgrow_the_few_slots(void **state) {
   power_memo_clear(&memo);
 }
 
+/* n units, each its own class: c, activity (0, no measured work, for
+ * a share idle of them) and room drawn, one to eight GPUs. */
+static void many_classes(power_unit *u, size_t n, double idle,
+                         uint64_t *seed) {
+  for (size_t k = 0; k < n; k++) {
+    double c = 0.05 + 0.9 * uniform(seed);
+    double a = idle > 0 && uniform(seed) < idle ? 0 : 0.05 + 0.9 * uniform(seed);
+    u[k] = unit(1 + (uint32_t)(uniform(seed) * 8), a, POWER_INFERENCE, c);
+    u[k].hi = 300 + 400 * uniform(seed);
+  }
+}
+
 /* A group of many classes (each unit its own: activity, c and room
  * drawn) through periods of drift, its memo carried: the caps put back
  * from the search's last fit (power__caps_put_back) are the caps worked
@@ -455,12 +467,7 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
   static double cap[N], want_cap[N];
   uint64_t seed = 31;
   power_memo memo = {.level = NAN}, plain = {.level = NAN};
-  for (size_t k = 0; k < N; k++) {
-    double c = 0.05 + 0.9 * uniform(&seed);
-    u[k] = unit(1 + (uint32_t)(uniform(&seed) * 8), 0.05 + 0.9 * uniform(&seed),
-                POWER_INFERENCE, c);
-    u[k].hi = 300 + 400 * uniform(&seed);
-  }
+  many_classes(u, N, 0, &seed);
   unsigned long put_back = power__caps_put_back();
   for (int period = 0; period < 300; period++) {
     for (size_t k = 0; k < N; k++)
@@ -614,12 +621,7 @@ static void clocks_in_chunks_are_one_at_a_time(void **state) {
   static double cap[N], want_cap[N];
   uint64_t seed = 53;
   power_memo memo = {.level = NAN}, plain = {.level = NAN};
-  for (size_t k = 0; k < N; k++) {
-    double c = 0.05 + 0.9 * uniform(&seed);
-    double a = uniform(&seed) < 0.1 ? 0 : 0.05 + 0.9 * uniform(&seed);
-    u[k] = unit(1 + (uint32_t)(uniform(&seed) * 8), a, POWER_INFERENCE, c);
-    u[k].hi = 300 + 400 * uniform(&seed);
-  }
+  many_classes(u, N, 0.1, &seed);
   unsigned long evals = power__clock_evals();
   for (int period = 0; period < PERIODS; period++) {
     for (size_t k = 0; k < N; k++)
