@@ -454,6 +454,13 @@ static void many_classes(power_unit *u, size_t n, double idle,
   }
 }
 
+/* Half the units' activities moved by up to 10% (an idle one stays 0). */
+static void drift_activities(power_unit *u, size_t n, uint64_t *seed) {
+  for (size_t k = 0; k < n; k++)
+    if (uniform(seed) < 0.5)
+      u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(seed)));
+}
+
 /* A group of many classes (each unit its own: activity, c and room
  * drawn) through periods of drift, its memo carried: the caps put back
  * from the search's last fit (power__caps_put_back) are the caps worked
@@ -470,9 +477,7 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
   many_classes(u, N, 0, &seed);
   unsigned long put_back = power__caps_put_back();
   for (int period = 0; period < 300; period++) {
-    for (size_t k = 0; k < N; k++)
-      if (uniform(&seed) < 0.5)
-        u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(&seed)));
+    drift_activities(u, N, &seed);
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
     double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
     power__caps_kept_off = true;
@@ -624,9 +629,7 @@ static void clocks_in_chunks_are_one_at_a_time(void **state) {
   many_classes(u, N, 0.1, &seed);
   unsigned long evals = power__clock_evals();
   for (int period = 0; period < PERIODS; period++) {
-    for (size_t k = 0; k < N; k++)
-      if (u[k].activity > 0 && uniform(&seed) < 0.5)
-        u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(&seed)));
+    drift_activities(u, N, &seed);
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
     double budget = period % 3 == 0
                         ? lo * (1 + 1e-9 * uniform(&seed))
