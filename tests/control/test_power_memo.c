@@ -622,12 +622,12 @@ static void idle_units_find_their_class_as_the_hash(void **state) {
 static void clocks_in_chunks_are_one_at_a_time(void **state) {
   (void)state;
   enum { N = 800, PERIODS = 120 };
-  static power_unit u[N];
-  static double cap[N], want_cap[N];
-  uint64_t seed = 53;
-  power_memo memo = {.level = NAN}, plain = {.level = NAN};
-  many_classes(u, N, 0.1, &seed);
   unsigned long evals = power__clock_evals();
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  static power_unit u[N];
+  uint64_t seed = 53;
+  many_classes(u, N, 0.1, &seed);
+  static double cap[N], want_cap[N];
   for (int period = 0; period < PERIODS; period++) {
     drift_activities(u, N, &seed);
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
