@@ -104,6 +104,12 @@ void power_memo_clear(power_memo *memo);
  * without them it reads every unit. */
 bool power_memo_ready(const power_memo *memo, size_t n);
 
+/* Asks the memory for the lines the efficiency policy's next split from
+ * memo probes at random (its class hash), a while before it: a split
+ * comes once a period and finds them out of the caches. Changes nothing
+ * but the timing; a memo without work arrays is left alone. */
+void power_memo_ask(const power_memo *memo);
+
 /* For tests: how many times the efficiency policy has summed its power
  * at a level (unit by unit or class by class), over every split so far. */
 unsigned long power__level_evals(void);
@@ -120,6 +126,15 @@ size_t power__memo_classes(const power_memo *memo);
  * none: the caps worked out again at the answer instead. */
 unsigned long power__caps_put_back(void);
 extern bool power__caps_kept_off;
+
+/* For tests: while set, every unit's class is found through the class
+ * hash, the last idle class's shortcut (power_classes.c) left off. */
+extern bool power__idle_class_off;
+
+/* For tests: while set, the efficiency policy works out its classes'
+ * clocks one class at a time, not in chunks (power_efficiency.c's
+ * chunk_at). */
+extern bool power__clock_chunks_off;
 
 typedef struct power_policy_ops {
   const char *name;

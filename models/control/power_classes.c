@@ -212,6 +212,32 @@ static __attribute__((noinline)) slots classes_to_slots(const level *l,
   return (slots){w->slot, w->gen, mask};
 }
 
+/* The last class without measured work a split found (k SIZE_MAX:
+ * none yet) and its lo's bits, its key: such a class is its units' lo
+ * alone (their want is lo), so a unit without work of that lo is of it,
+ * the class the hash would find (one class a key). At the request level
+ * the idle replicas (some 340 of the large group's 1,139 runs at its
+ * peak) are one class among the busy ones' own, in no order: their
+ * probes, the hash's slot found taken a time in three, mispredicted its
+ * branch after the hash's whole chain of adds, product and load (perf:
+ * a quarter to a half of power__level_init's samples on that load);
+ * valued(), from the unit's fields alone, resolves sooner. class_of
+ * asks it after the run before's class (the fluid mode's groups: their
+ * runs mostly of their neighbour's class, and no idle run). */
+typedef struct idle_class {
+  size_t k;
+  uint64_t lo;
+} idle_class;
+
+bool power__idle_class_off;
+
+/* Class k, found or made by the hash, noted where it has no work. */
+static inline size_t idle_note(const level *l, idle_class *idle, size_t k) {
+  if (!l->valued[k])
+    *idle = (idle_class){k, sim_bits(l->klo[k])};
+  return k;
+}
+
 /* The class of unit u through a hash on its clock inputs and range (open
  * addressing in t), made if new; with few (t the few slots until they
  * hold half their number of classes), a new class past that half first
@@ -223,14 +249,18 @@ static __attribute__((noinline)) slots classes_to_slots(const level *l,
  * and a class is in_class's equivalence class
  * (same bits, or == on values that are neither NaN nor zero: a unit of
  * it hashes to its slot), so no other class holds u: the hash's answer,
- * in whichever table it probes. */
+ * in whichever table it probes. So is the last idle class (idle; NULL:
+ * not tried) for a unit without work of its lo. */
 static inline __attribute__((always_inline)) size_t
 class_of(level *l, struct power_work *w, slots *t, size_t u, size_t prev,
-         bool few) {
+         bool few, const idle_class *idle) {
   const power_unit *p = &l->units[u];
   if (prev != SIZE_MAX && in_valued_class(l, prev, p))
     return prev;
   bool val = valued(p);
+  if (!val && idle != NULL && idle->k != SIZE_MAX &&
+      sim_bits(p->lo) == idle->lo) /* the last idle class's */
+    return idle->k;
   double lo = p->lo, want = val ? wanted(p) : lo;
   size_t h = class_hash(p, val, lo, want), i = h & t->mask;
   for (; t->slot[i] >> 32 == t->gen; i = (i + 1) & t->mask) {
@@ -285,16 +315,39 @@ runs_made(level *l, struct power_work *w, const uint8_t *alike, bool few) {
   const bool try_prev = w->runs_share; /* the last split's */
   slots t = few ? (slots){w->few_slot, w->gen, FEW_SLOTS - 1}
                 : (slots){w->slot, w->gen, w->size - 1};
+  idle_class idle = {SIZE_MAX, 0};
+  const bool idle_off = power__idle_class_off; /* tests: the hash alone */
   for (size_t u = 0, m; u < n; u += m, nrun++) {
     m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
                            : power_alike_from(l->units, u + 1, n));
     first[nrun] = u;
     len[nrun] = m;
-    k = rcls[nrun] = class_of(l, w, &t, u, try_prev ? k : SIZE_MAX, few);
+    k = class_of(l, w, &t, u, try_prev ? k : SIZE_MAX, few,
+                 idle_off ? NULL : &idle);
+    k = rcls[nrun] = idle_note(l, &idle, k);
     rgpus[nrun] = l->units[u].n;
     gpus[k] += rgpus[nrun] * (double)m; /* whole numbers: exact */
   }
   return nrun;
+}
+
+/* The memo's hash asked for whole, line by line: a split probes it at
+ * random (a run's class at its hash), once a period, and the tick's
+ * other work has pushed it out of the caches since (the request level's
+ * group of 2,039 units: 4,096 slots, 32 KB), so each probe waited on
+ * memory (perf: over half of power__level_init's samples on the first
+ * probe's load). Asked for in a row, the lines come in together; the
+ * control asks while it builds the units (power_memo_ask). A split of
+ * few classes probes the few slots, in the memo itself, alone. */
+void power_memo_ask(const power_memo *memo) {
+  const struct power_work *w = memo->work;
+  if (w == NULL || w->slot == NULL || w->few)
+    return;
+  const char *p = (const char *)w->slot;
+  size_t bytes = w->size * sizeof *w->slot;
+  for (size_t b = 0; b < bytes; b += 64)
+    __builtin_prefetch(p + b, 1, 3);
+  __builtin_prefetch(p + bytes - 1, 1, 3); /* the last line, unaligned */
 }
 
 void power__level_init(level *l, power_memo *memo, double *cap,

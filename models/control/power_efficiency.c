@@ -45,7 +45,7 @@ unsigned long power__clock_evals(void) { return clock_evals; }
 
 /* Whether a class's cap and slope, worked out at level mu as clock c,
  * are surely the same bits at every level above mu. There the base b is
- * no larger (class_at), so the exact b^e is no larger, and pow (within a
+ * no larger (class_stands), so the exact b^e is no larger, and pow (within a
  * few ULP of it in any libm; glibc's 0.52) gives a raw at most
  * raw (1 + 2^-47). Either raw lies 2^-40 below phi_min, so the clock
  * stays at phi_min (phi != raw: slope 0) and dyn and the cap are the
@@ -83,28 +83,53 @@ held_below_floor(level *l, size_t k, const power_unit *u, double mu) {
 }
 
 /* Class k's cap per GPU at level mu and its slope where nothing is
- * clamped: cap_at's expressions, so the bits are the same. Its clock's
- * base b = w c / (mu span a gamma) falls as mu rises, each operation
- * being monotone, so at a mu no larger than one where b was surely above
+ * clamped (class_stands, class_from_raw): cap_at's expressions, so the
+ * bits are the same. Its clock's base b = w c / (mu span a gamma) falls
+ * as mu rises, each operation being monotone, so at a mu no larger than one where b was surely above
  * one (surely_above_one: phi = 1, no pow, slope 0) it is again, and the
  * cap is the one kept then: at request level most of a large group's
  * classes run full at every level the search tries. Likewise at a mu no
- * smaller than one where it was surely settled low (surely_settled). */
-static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
-                                                           double mu) {
-  if (mu <= l->mu_one[k] || mu >= l->mu_low[k]) {
-    l->cap[k] = mu <= l->mu_one[k] ? l->cap_one[k] : l->cap_low[k];
-    l->ds[k] = 0;
-    return;
-  }
+ * smaller than one where it was surely settled low (surely_settled).
+ * Those two paths here (true: the class is done). */
+static inline __attribute__((always_inline)) bool stands_kept(level *l,
+                                                              size_t k,
+                                                              double mu) {
+  if (!(mu <= l->mu_one[k] || mu >= l->mu_low[k]))
+    return false;
+  l->cap[k] = mu <= l->mu_one[k] ? l->cap_one[k] : l->cap_low[k];
+  l->ds[k] = 0;
+  return true;
+}
+
+/* stands_kept, or held below its floor at mu (held_below_floor); false:
+ * its clock to be worked out (class_raw, class_from_raw). */
+static inline __attribute__((always_inline)) bool class_stands(level *l,
+                                                               size_t k,
+                                                               double mu) {
+  if (stands_kept(l, k, mu))
+    return true;
   const power_unit *u = &l->units[l->rep[k]];
   if (l->held && held_below_floor(l, k, u, mu)) {
     l->cap[k] = l->cap_low[k] = l->klo[k]; /* and so from this up */
     l->ds[k] = 0;
     l->mu_low[k] = mu;
-    return;
+    return true;
   }
-  clock_at c = clock_of(u, mu);
+  return false;
+}
+
+/* Class k's raw clock at level mu (raw_from: its pow). */
+static inline double class_raw(const level *l, size_t k, double mu) {
+  const power_unit *u = &l->units[l->rep[k]];
+  return raw_from(u, base_of(u, mu));
+}
+
+/* The rest of class k's clock at level mu from its raw clock (class_raw):
+ * its cap and slope, kept where surely full or settled. */
+static inline __attribute__((always_inline)) void
+class_from_raw(level *l, size_t k, double mu, double raw) {
+  const power_unit *u = &l->units[l->rep[k]];
+  clock_at c = clock_from_raw(u, raw);
   clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
@@ -123,10 +148,79 @@ static inline __attribute__((always_inline)) void class_at(level *l, size_t k,
   }
 }
 
+/* Classes whose clocks chunk_at works out together (perf of the request
+ * peak's first 25 minutes: 4, 8 and 16 alike, within the runs' spread). */
+#define CLOCK_CHUNK 16
+
+/* For tests: while set, chunks of one class (class by class, as before
+ * chunk_at). */
+bool power__clock_chunks_off;
+
+/* Whether the level's classes are worked out one at a time: a group of
+ * few classes (the fluid mode's, of 12 and 3, where the chunks' loops
+ * cost more instructions than their overlap saved), a group held at its
+ * floor (the request peak under the cut: its classes found below it
+ * without pow, held_below_floor, so no chains to overlap; chunks there
+ * cost 68 k instructions a period, +0.7%), or the tests' switch. */
+static inline bool one_at_a_time(const level *l) {
+  return l->nclass <= POWER_FEW_CLASSES || l->held || power__clock_chunks_off;
+}
+
+/* Classes ks[0 .. m) (m at most CLOCK_CHUNK) at level mu, each as
+ * class_stands and class_from_raw would one class at a time: their pow
+ * calls first, one after another, then their sim_pow and caps. A
+ * class's clock is a chain (its base's quotient, pow's, the clamp,
+ * sim_pow's square root and quotient) whose steps wait on each other:
+ * class after class, the next one's chain began only as this one's
+ * ended (perf: pow_fma's samples on the instructions after its square
+ * root and its quotient), where side by side they overlap. A class's
+ * fields are its own (held_below_floor's and floor_dyn's kept factors
+ * are the same values in any order), so every bit is as before. */
+static inline __attribute__((always_inline)) void
+chunk_at(level *l, const size_t *ks, size_t m, double mu) {
+  double raw[CLOCK_CHUNK];
+  bool clock[CLOCK_CHUNK];
+  for (size_t i = 0; i < m; i++)
+    if ((clock[i] = !class_stands(l, ks[i], mu)))
+      raw[i] = class_raw(l, ks[i], mu);
+  for (size_t i = 0; i < m; i++)
+    if (clock[i])
+      class_from_raw(l, ks[i], mu, raw[i]);
+}
+
 /* Unit u's cap and slope at level mu, one unit at a time (no classes). */
 static double unit_at(const power_unit *p, double mu, double *ds) {
   *ds = 0;
   return valued(p) ? cap_at(p, clock_of(p, mu), ds) : p->lo;
+}
+
+/* all_at's lists and sums as it goes: the live list, full_mu, low_mu
+ * and the slope. */
+typedef struct all_lists {
+  double sl, full_mu, low_mu;
+  size_t n;
+} all_lists;
+
+/* Class k, its cap and slope at level mu made, in all_at's lists. */
+static inline __attribute__((always_inline)) void
+list_class(level *l, all_lists *a, size_t k, double mu) {
+  if (mu <= l->mu_one[k])
+    a->full_mu = l->mu_one[k] < a->full_mu ? l->mu_one[k] : a->full_mu;
+  else if (mu >= l->mu_low[k])
+    a->low_mu = l->mu_low[k] > a->low_mu ? l->mu_low[k] : a->low_mu;
+  else
+    l->live[a->n++] = k;
+}
+
+/* Classes ks[0 .. m) at level mu (chunk_at), then in all_at's lists and
+ * slope in their order. */
+static inline __attribute__((always_inline)) void
+chunk_listed(level *l, all_lists *a, const size_t *ks, size_t m, double mu) {
+  chunk_at(l, ks, m, mu);
+  for (size_t i = 0; i < m; i++) {
+    a->sl += l->gpus[ks[i]] * l->ds[ks[i]];
+    list_class(l, a, ks[i], mu);
+  }
 }
 
 /* Every valued class at level mu, the live list made again: the classes
@@ -135,35 +229,56 @@ static double unit_at(const power_unit *p, double mu, double *ds) {
  * settled (each at most mu). Returns the slope, class by class. A full
  * or settled class's slope is 0 and adds +0, which leaves the sum (never
  * -0: it starts at +0) as it is, so the live classes' slopes alone add
- * to the same bits. */
+ * to the same bits. So the classes standing at mu (class_stands' first
+ * test: most of them at the request level's night) are listed as they
+ * come, and the others in chunks (chunk_at): the live list keeps their
+ * order, and the least and largest mus are the same whatever the order
+ * (numbers, none NaN). */
 static double all_at(level *l, double mu) {
-  double sl = 0, full_mu = INFINITY, low_mu = 0;
-  size_t n = 0;
-  for (size_t k = 0; k < l->nclass; k++)
-    if (l->valued[k]) {
-      class_at(l, k, mu);
-      sl += l->gpus[k] * l->ds[k];
-      if (mu <= l->mu_one[k])
-        full_mu = l->mu_one[k] < full_mu ? l->mu_one[k] : full_mu;
-      else if (mu >= l->mu_low[k])
-        low_mu = l->mu_low[k] > low_mu ? l->mu_low[k] : low_mu;
-      else
-        l->live[n++] = k;
+  all_lists a = {0, INFINITY, 0, 0};
+  size_t ks[CLOCK_CHUNK], m = 0;
+  const bool one = one_at_a_time(l);
+  for (size_t k = 0; k < l->nclass; k++) {
+    if (!l->valued[k])
+      continue;
+    if (stands_kept(l, k, mu)) {
+      list_class(l, &a, k, mu);
+      continue;
     }
-  l->nlive = n;
+    if (one) { /* a chunk of one, in line */
+      chunk_listed(l, &a, &k, 1, mu);
+      continue;
+    }
+    ks[m++] = k;
+    if (m == CLOCK_CHUNK) {
+      chunk_listed(l, &a, ks, m, mu);
+      m = 0;
+    }
+  }
+  chunk_listed(l, &a, ks, m, mu);
+  l->nlive = a.n;
   l->lists++;
-  l->full_mu = full_mu;
-  l->low_mu = low_mu;
-  return sl;
+  l->full_mu = a.full_mu;
+  l->low_mu = a.low_mu;
+  return a.sl;
 }
 
 /* The live classes at level low_mu <= mu <= full_mu (the others stand). */
 static double live_at(level *l, double mu) {
   double sl = 0;
-  for (size_t i = 0; i < l->nlive; i++) {
-    size_t k = l->live[i];
-    class_at(l, k, mu);
-    sl += l->gpus[k] * l->ds[k];
+  if (one_at_a_time(l)) { /* chunks of one, in line */
+    for (size_t i = 0; i < l->nlive; i++) {
+      chunk_at(l, l->live + i, 1, mu);
+      sl += l->gpus[l->live[i]] * l->ds[l->live[i]];
+    }
+    return sl;
+  }
+  const size_t chunk = CLOCK_CHUNK;
+  for (size_t i = 0; i < l->nlive; i += chunk) {
+    size_t m = l->nlive - i < chunk ? l->nlive - i : chunk;
+    chunk_at(l, l->live + i, m, mu);
+    for (size_t j = i; j < i + m; j++)
+      sl += l->gpus[l->live[j]] * l->ds[l->live[j]];
   }
   return sl;
 }
@@ -377,8 +492,8 @@ static bool good_kept_for(const level *l, double log_mu) {
 
 /* The live classes' caps at good_kept put back: every class's cap in
  * l->cap is then its cap there, the same bits as classes_at's (a class's
- * cap is one function of the level, whichever of class_at's paths works
- * it out). Every valued class off that list stood there, full or settled
+ * cap is one function of the level, whichever path of class_stands' or
+ * class_from_raw's works it out). Every valued class off that list stood there, full or settled
  * low (by mu_one or mu_low, which only move outwards, so they still say
  * so), and l->cap holds that cap unless all_at has written the classes
  * since (the search stepped past full_mu or low_mu: most splits): then

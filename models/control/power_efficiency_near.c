@@ -73,9 +73,9 @@ static double near_dyn(const level *l, size_t k, const power_unit *u,
 }
 
 /* Class k's cap and slope at level mu, x0 + dx, from the anchor mu0 =
- * exp(x0) where class_at last worked it out: its clock and dyn moved by
- * the exponents' factors, not pow's; else worked out here as class_at
- * would (clock_of: the two pow calls). The slope's factor gamma e in *g.
+ * exp(x0) where class_from_raw last worked it out: its clock and dyn
+ * moved by the exponents' factors, not pow's; else worked out here as
+ * class_from_raw would (clock_of: the two pow calls). The slope's factor gamma e in *g.
  * Writes nothing of the level. */
 static double near_class(const level *l, size_t k, double mu, double mu0,
                          near_exps *t, double *ds, double *g) {
@@ -101,8 +101,8 @@ static double near_class(const level *l, size_t k, double mu, double mu0,
 }
 
 /* grouped_at's sum, slope and curvature at level x, nearly: from the
- * classes as class_at worked them out at the anchor x0 (mu0 = exp(x0)),
- * within a few roundings of grouped_at's (exp's and the factor's against
+ * classes as class_from_raw worked them out at the anchor x0 (mu0 =
+ * exp(x0)), within a few roundings of grouped_at's (exp's and the factor's against
  * pow's). A guide for Halley's steps only: nothing of the level is
  * written, so total_at's caps and classes_at's kept ones stay exact. */
 static double near_at(const level *l, double x, double x0, double mu0,

@@ -49,15 +49,25 @@ static inline double base_of(const power_unit *u, double mu) {
   return u->weight * u->c / (mu * u->span * u->activity * u->gamma);
 }
 
-/* The clock from its base b = base_of(u, mu). */
-static inline clock_at clock_from(const power_unit *u, double b) {
-  clock_at k;
+/* The raw clock from its base b = base_of(u, mu): its pow. Any raw
+ * above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
+static inline double raw_from(const power_unit *u, double b) {
   double e = 1 / (u->gamma - u->c);
-  /* Any raw above 1 clamps to phi = 1 and leaves phi != raw, as pow's. */
-  k.raw = surely_above_one(b, e) ? INFINITY : pow(b, e);
+  return surely_above_one(b, e) ? INFINITY : pow(b, e);
+}
+
+/* The clock from its raw clock raw_from: its phi and dyn. */
+static inline clock_at clock_from_raw(const power_unit *u, double raw) {
+  clock_at k;
+  k.raw = raw;
   k.phi = clamp(k.raw, u->phi_min, 1);
   k.dyn = k.phi == 1 ? 1 : sim_pow(k.phi, u->gamma); /* pow(1, y) is 1 */
   return k;
+}
+
+/* The clock from its base b = base_of(u, mu). */
+static inline clock_at clock_from(const power_unit *u, double b) {
+  return clock_from_raw(u, raw_from(u, b));
 }
 
 static inline clock_at clock_of(const power_unit *u, double mu) {
@@ -93,7 +103,7 @@ typedef struct level {
   double *rgpus; /* per run: a unit's GPUs (total_at reads no unit) */
   double *spare; /* 3 n + 1 doubles for serve_the_rest */
   /* per class: the largest mu yet at which its clock was surely full
-   * (0: none), and its cap there (class_at) */
+   * (0: none), and its cap there (class_from_raw) */
   double *mu_one, *cap_one;
   /* per class: the least mu yet from which on its cap surely stands
    * (surely_settled; infinity: none), and that cap */
@@ -126,7 +136,7 @@ typedef struct level {
   double good_kept, good_mu;
   size_t *good_live, good_nlive;
   unsigned long lists, lists_at;
-  /* What class_at worked out for each class at Halley's first point
+  /* What class_from_raw worked out for each class at Halley's first point
    * (anchor true while it is evaluated), at level kmu (NaN: nothing yet
    * in this split): its raw clock, dyn and exponent e (near_at's
    * anchor); and the mu of at. */

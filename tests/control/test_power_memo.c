@@ -108,7 +108,7 @@ static void remembered_level_near_by_halley(void **state) {
 
 /* A budget for classed_fleet's units from the drawn one to everything at
  * its top and beyond, where most classes run at full clock at most of
- * the levels a search tries (the kept full clocks of class_at). */
+ * the levels a search tries (the kept full clocks of class_from_raw). */
 static double budget_to_the_top(uint64_t *seed, const power_unit *u, size_t n,
                                 double drawn) {
   double top = efficiency_total(u, n, -300), r = uniform(seed);
@@ -442,6 +442,25 @@ static void classes_found_as_they_outgrow_the_few_slots(void **state) {
   power_memo_clear(&memo);
 }
 
+/* n units, each its own class: c, activity (0, no measured work, for
+ * a share idle of them) and room drawn, one to eight GPUs. */
+static void many_classes(power_unit *u, size_t n, double idle,
+                         uint64_t *seed) {
+  for (size_t k = 0; k < n; k++) {
+    double c = 0.05 + 0.9 * uniform(seed);
+    double a = idle > 0 && uniform(seed) < idle ? 0 : 0.05 + 0.9 * uniform(seed);
+    u[k] = unit(1 + (uint32_t)(uniform(seed) * 8), a, POWER_INFERENCE, c);
+    u[k].hi = 300 + 400 * uniform(seed);
+  }
+}
+
+/* Half the units' activities moved by up to 10% (an idle one stays 0). */
+static void drift_activities(power_unit *u, size_t n, uint64_t *seed) {
+  for (size_t k = 0; k < n; k++)
+    if (uniform(seed) < 0.5)
+      u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(seed)));
+}
+
 /* A group of many classes (each unit its own: activity, c and room
  * drawn) through periods of drift, its memo carried: the caps put back
  * from the search's last fit (power__caps_put_back) are the caps worked
@@ -455,17 +474,10 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
   static double cap[N], want_cap[N];
   uint64_t seed = 31;
   power_memo memo = {.level = NAN}, plain = {.level = NAN};
-  for (size_t k = 0; k < N; k++) {
-    double c = 0.05 + 0.9 * uniform(&seed);
-    u[k] = unit(1 + (uint32_t)(uniform(&seed) * 8), 0.05 + 0.9 * uniform(&seed),
-                POWER_INFERENCE, c);
-    u[k].hi = 300 + 400 * uniform(&seed);
-  }
+  many_classes(u, N, 0, &seed);
   unsigned long put_back = power__caps_put_back();
   for (int period = 0; period < 300; period++) {
-    for (size_t k = 0; k < N; k++)
-      if (uniform(&seed) < 0.5)
-        u[k].activity = fmin(1, u[k].activity * (0.9 + 0.2 * uniform(&seed)));
+    drift_activities(u, N, &seed);
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
     double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
     power__caps_kept_off = true;
@@ -547,8 +559,97 @@ static void fill_finish_is_the_search(void **state) {
   free(first);
 }
 
+/* A group as the request level's: most units their own class (busy,
+ * activity and c drawn), the rest idle (activity 0: no measured work)
+ * with one of three lo's, in no order and moving between busy and idle
+ * from period to period, in runs of one to three alike units (the
+ * caller's marks), the memo carried and asked for its lines
+ * (power_memo_ask) before each split. The idle units are found in the
+ * last idle class a split met where their lo is its (power_classes.c's
+ * idle_class_of): the classes and caps are those of the hash alone
+ * (power__idle_class_off), bit for bit. It fails (seen) with an idle
+ * unit put in the last idle class whatever its lo. */
+static void idle_units_find_their_class_as_the_hash(void **state) {
+  (void)state;
+  enum { N = 900, PERIODS = 60 };
+  static const double los[] = {200, 150, 200.5};
+  static power_unit u[N];
+  static double cap[N], want_cap[N];
+  static uint8_t alike[N];
+  uint64_t seed = 71;
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  power_memo_ask(&memo); /* no work arrays yet: nothing */
+  for (int period = 0; period < PERIODS; period++) {
+    for (size_t k = 0; k < N;) {
+      bool idle = uniform(&seed) < 0.35;
+      power_unit p = unit(1 + (uint32_t)(uniform(&seed) * 4),
+                          idle ? 0 : 0.05 + 0.9 * uniform(&seed),
+                          POWER_INFERENCE, 0.05 + 0.9 * uniform(&seed));
+      p.lo = los[(size_t)(uniform(&seed) * 3)];
+      p.demand = idle ? p.lo + 300 * uniform(&seed) : p.demand;
+      size_t len = 1 + (size_t)(uniform(&seed) * 3);
+      for (size_t j = 0; j < len && k < N; j++, k++) {
+        u[k] = p;
+        alike[k] = j > 0;
+      }
+    }
+    double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
+    double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
+    power__idle_class_off = true;
+    power_split_efficiency_from(u, N, budget, want_cap, &plain, alike);
+    size_t want_classes = power__memo_classes(&plain);
+    power__idle_class_off = false;
+    power_memo_ask(&memo);
+    power_split_efficiency_from(u, N, budget, cap, &memo, alike);
+    if (power__memo_classes(&memo) != want_classes ||
+        memcmp(cap, want_cap, sizeof cap) != 0 || !(memo.level == plain.level))
+      fail_msg("period %d: %zu classes for the hash's %zu, or caps not its",
+               period, power__memo_classes(&memo), want_classes);
+  }
+  power_memo_clear(&memo);
+  power_memo_clear(&plain);
+}
+
+/* A group of many classes (each unit its own: activity, c and room
+ * drawn; a tenth idle) through periods of drift, its memo carried, the
+ * budget near the floor (the group held there: held_below_floor's
+ * classes) in a third of them and anywhere between floor and top in the
+ * rest: the classes' clocks worked out in chunks (power_efficiency.c's
+ * chunk_at) give the caps and level of the same splits one class at a
+ * time (power__clock_chunks_off), bit for bit. It fails (seen) with a
+ * class's raw clock taken from the class before it in its chunk, and
+ * with each chunk's last class left as it was. */
+static void clocks_in_chunks_are_one_at_a_time(void **state) {
+  (void)state;
+  enum { N = 800, PERIODS = 120 };
+  unsigned long evals = power__clock_evals();
+  power_memo memo = {.level = NAN}, plain = {.level = NAN};
+  static power_unit u[N];
+  uint64_t seed = 53;
+  many_classes(u, N, 0.1, &seed);
+  static double cap[N], want_cap[N];
+  for (int period = 0; period < PERIODS; period++) {
+    drift_activities(u, N, &seed);
+    double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
+    double budget = period % 3 == 0
+                        ? lo * (1 + 1e-9 * uniform(&seed))
+                        : lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
+    power__clock_chunks_off = true;
+    power_split_efficiency_from(u, N, budget, want_cap, &plain, NULL);
+    power__clock_chunks_off = false;
+    power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
+    if (!(memo.level == plain.level) || memcmp(cap, want_cap, sizeof cap) != 0)
+      fail_msg("period %d: level %.17g, one at a time %.17g, or caps not theirs",
+               period, memo.level, plain.level);
+  }
+  if (power__clock_evals() - evals < 100000) /* the clocks are worked out */
+    fail_msg("%lu clocks worked out", power__clock_evals() - evals);
+  power_memo_clear(&memo);
+  power_memo_clear(&plain);
+}
+
 int main(void) {
-  struct CMUnitTest tests[13];
+  struct CMUnitTest tests[15];
   size_t n = 0;
   TEST_ADD(tests, n, remembered_level_is_the_bisections);
   TEST_ADD(tests, n, remembered_level_follows_drift);
@@ -563,5 +664,7 @@ int main(void) {
   TEST_ADD(tests, n, classes_found_as_they_outgrow_the_few_slots);
   TEST_ADD(tests, n, kept_caps_are_the_caps_worked_out_again);
   TEST_ADD(tests, n, fill_finish_is_the_search);
+  TEST_ADD(tests, n, idle_units_find_their_class_as_the_hash);
+  TEST_ADD(tests, n, clocks_in_chunks_are_one_at_a_time);
   return _cmocka_run_group_tests("power_memo", tests, n, NULL, NULL);
 }
