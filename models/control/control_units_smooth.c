@@ -7,7 +7,7 @@
  * the water-filling follows it: a replica idle for a period gets its
  * floor, one that served a burst more than its mean. (It does not hold
  * the replicas' clocks: those follow each period's own load under the
- * cap; docs/PERFORMANCE.md, the twenty-fourth session.) An exponential mean
+ * cap; docs/performance-log.md, the twenty-fourth session.) An exponential mean
  * of the period means, with weight 1 - exp(-dt / tau) for a period of
  * dt, is a time mean like theirs (gpu.h: loads add as time means do)
  * over the last tau or so: the load a unit is priced and capped by.

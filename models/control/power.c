@@ -55,7 +55,7 @@ static double add_up(double s, double t, size_t m) {
   const uint64_t one = UINT64_C(1) << 52; /* a significand's implicit bit */
   /* Under 16 t a binade [2^j t, 2^(j+1) t) holds about 2^j additions,
    * no dearer than a binade's step (some 30 instructions), so those
-   * are made one at a time (docs/PERFORMANCE.md: fluid tick -1,120). */
+   * are made one at a time (docs/performance-log.md: fluid tick -1,120). */
   for (; m > 0 && s < 16 * t; m--)
     s += t;
   while (m > 0) {
@@ -322,7 +322,7 @@ double power_boundary_warm(power_fn f, const void *ctx, double target,
  * bench-10k's fluid group of three long runs, its first 20 and 40
  * minutes (1,200 and 2,400 splits): 7,921 and 16,044 sums with
  * power_boundary_warm's steps, 6,862 and 13,976 with these
- * (docs/PERFORMANCE.md, twenty-third session, has the others tried). */
+ * (docs/performance-log.md, twenty-third session, has the others tried). */
 double power_boundary_near(power_fn f, const void *ctx, double target,
                            double good_end, double bad_end, double x) {
   return boundary_warm(f, NULL, ctx, target, good_end, bad_end, x, 0.5, 4, 2);

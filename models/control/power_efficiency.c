@@ -566,7 +566,7 @@ static void caps_out(const level *l, double *cap) {
  * many sums to close; 6.6 sums a split -> 5.8). Many units of short
  * runs, whose sum's roundings are more (the request level's groups of a
  * unit a run: the neighbour's try cost 6 k instructions a period,
- * docs/PERFORMANCE.md), take power_boundary_newton's search from x: its
+ * docs/performance-log.md), take power_boundary_newton's search from x: its
  * start mostly within a few doubles of the answer, where the sixteen
  * doubles of power_boundary_warm's first step overshot. */
 static double level_close(level *l, double budget_w, double x) {

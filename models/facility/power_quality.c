@@ -58,7 +58,7 @@ static int check_pq(void *obj, const scn_loc *loc, void *user, sim_error *err) {
     return scn_fail(loc, "rate", err, "Nyquist: rate > 2 x band_high",
                     "the rate cannot resolve the band");
   /* 1e7 samples (about 240 MB with the FFT's copies) keeps the window well
-   * inside docs/PERFORMANCE.md's 1 GB. */
+   * inside docs/performance-log.md's 1 GB. */
   if (c->length_s * c->rate_hz > 1e7)
     return scn_fail(loc, "window", err, "shorten the window or the rate",
                     "the window would hold %.3g samples",

@@ -489,7 +489,7 @@ TARGET static IN_LINE v4 under4(const lanes4 *L, w4 x, int want) {
  * the lanes returned. Two powers of four lanes for four solves where
  * group4 takes a Newton step and at least two powers of the search (at
  * bench-10k's request peak 10.6% of the solves are above the knee, the
- * fluid's lone ones 92%: docs/PERFORMANCE.md, thirtieth session). */
+ * fluid's lone ones 92%: docs/performance-log.md, thirtieth session). */
 TARGET static int close4(const gpu_cap_type *t, const gpu_cap_job *const *j,
                          size_t n, double *const *out) {
   const gpu_cap_job *x[4] = {j[0], j[n > 1], j[n > 2 ? 2 : 0], j[n > 3 ? 3 : 0]};

@@ -236,7 +236,7 @@ static inline unsigned rack__phi_memo_bits(uint32_t gpus) {
  * request level's peak the sparse state met 96% of the stretches' keys,
  * and their entries' lines (asked for, read, written) cost more than
  * the 2.7% of solves they spared, even one key's in 64
- * (docs/PERFORMANCE.md, thirty-first and thirty-second sessions). */
+ * (docs/performance-log.md, thirty-first and thirty-second sessions). */
 #define RACK_PHI_WINDOW 64
 #define RACK_PHI_SAMPLE 8
 #define RACK_PHI_SPARSE 64

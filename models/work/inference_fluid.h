@@ -3,7 +3,7 @@
  * fluid service's replicas in one group share a load, and the groups'
  * members mostly sit next to one another, so the factory's drive writes
  * a stretch's load to its runs at once instead of a load a replica
- * (docs/PERFORMANCE.md, "The fluid loads to the racks a stretch at a
+ * (docs/performance-log.md, "The fluid loads to the racks a stretch at a
  * time"). */
 #ifndef MODELS_INFERENCE_FLUID_H
 #define MODELS_INFERENCE_FLUID_H

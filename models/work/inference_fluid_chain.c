@@ -208,7 +208,7 @@ WIDE_INLINE void wide_terms(const wk *k, const walk *w, uint32_t jl, sim_d4 n,
   /* Each state's shares, x0 and x1's lanes, go to every lane by a
    * broadcast from memory (a load) rather than a shuffle from the
    * register: the turn is bound by what it issues (a quarter of it
-   * shuffles), not by its sums' chains of adds (docs/PERFORMANCE.md,
+   * shuffles), not by its sums' chains of adds (docs/performance-log.md,
    * "two fluid chain walks interleaved"). The asm has the compiler read
    * xs from memory, not keep it in registers. The same products: the
    * same bits. */
@@ -373,7 +373,7 @@ wide_block(blk *b, const walk *w, uint32_t j, uint32_t cnt, bool up, double p,
 
 /* The AVX-512 path (sim_lanes_512): the same turn of four states, the
  * same operations in the same order lane by lane, so the same bits. The
- * turn is bound by what it issues (docs/PERFORMANCE.md, "two fluid chain
+ * turn is bound by what it issues (docs/performance-log.md, "two fluid chain
  * walks interleaved"), and here it issues less: the rows' sums and the
  * token weights go as one register of eight lanes (a's four, wt's four),
  * so each state's two products and adds a row are one of each, not two;

@@ -388,7 +388,7 @@ void inf__fill_loads(gpu_load *out, uint32_t i, uint32_t e, gpu_load l) {
 /* out[i .. e) = v sixteen a loop in two 64-byte stores (AVX-512), not
  * eight 16-byte ones: the two-lane loop's samples were on its stores
  * (perf of the fluid day: a quarter fewer samples in the shares' fill,
- * docs/PERFORMANCE.md, twenty-seventh session). Where the sixteens stop. */
+ * docs/performance-log.md, twenty-seventh session). Where the sixteens stop. */
 __attribute__((target("avx2,avx512f"))) static uint32_t
 fill_shares_eights(double *out, uint32_t i, uint32_t e, double v) {
   const __m512d vv = _mm512_set1_pd(v);

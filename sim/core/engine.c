@@ -409,7 +409,7 @@ COLD static int move_refused(sim_engine *e, const ev_slot *s, sim_time at) {
 /* Slot idx's event (s), queued at w->queued, moved to at before it. Out
  * of line: a move later (three in four at bench-10k's request-level
  * peak) then saves no registers (sim_engine_move 58 -> 32 instructions
- * a call, docs/PERFORMANCE.md, twenty-third session). */
+ * a call, docs/performance-log.md, twenty-third session). */
 NOINLINE static int move_earlier(sim_engine *e, ev_slot *s, ev_when *w,
                                  uint32_t idx, sim_time at) {
   /* The entry walks up in place under the fresh seq a push would give it,
@@ -598,7 +598,7 @@ static int run_source(sim_engine *e, uint32_t i) {
 /* run_loop where sources are registered: each turn takes whichever is
  * first in (time, seq), the queue's first entry or the first source's
  * event, so that a source's events cost no push and no pop (an inference
- * arrival's, about 200 instructions, docs/PERFORMANCE.md, twenty-sixth
+ * arrival's, about 200 instructions, docs/performance-log.md, twenty-sixth
  * session). Apart from that loop so that a run without sources pays
  * nothing for them. The watch is read before the turn's pick, where
  * run_loop reads it after its pop and puts the entry back: the same. */

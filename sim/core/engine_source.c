@@ -10,7 +10,7 @@
  * instructions) become a compare in the run loop. The twenty-first
  * session ran an event inline only when it was the next of all right
  * after its handler, one arrival in eight at bench-10k's peak, and lost
- * (docs/PERFORMANCE.md); a source is taken whenever it is first.
+ * (docs/performance-log.md); a source is taken whenever it is first.
  *
  * Invariants (with engine.c's):
  * - A source's pending event has the seq e->seq had when it was set and

@@ -76,7 +76,7 @@
  *   compare and one move, against a tournament of seven compares) for
  *   three times the levels: bench-10k at request level, 1,149 entries
  *   pending on average, 519 k -> 394 k instructions a period in the
- *   walks (docs/PERFORMANCE.md, fifteenth session). Hold model, M
+ *   walks (docs/performance-log.md, fifteenth session). Hold model, M
  *   pops+pushes/s of the queue alone (engine column), D = 8 / 4 / 2:
  *   1e3 25.2 (20.9) / 28.7 (22.5) / 29.9 (23.3); 1e4 18.2 (15.2) / 17.2
  *   (14.2) / 17.6 (14.4): faster at 1e3, 3-5% slower at 1e4.
@@ -91,7 +91,7 @@
  *   operations evicts the heap from the first-level cache (the engine's
  *   request level, evq_prefetch), both walks down prefetch them at any
  *   size: with D = 2 the four are one or two lines (issue 24, thirtieth
- *   session, docs/PERFORMANCE.md).
+ *   session, docs/performance-log.md).
  * - Pop leaves the root vacant (hole) and the next operation fills it: a
  *   push puts its entry there and walks down only as far as it belongs
  *   (fill_root), anything else moves the last entry in as above
@@ -100,7 +100,7 @@
  *   handler schedules its next event, mostly due soon (an arrival's
  *   successor, a replica's next change), so a pop and a push become one
  *   short walk: bench-10k at request level 8.21 M -> 8.08 M instructions a
- *   simulated second (docs/PERFORMANCE.md, tenth session), the same pops.
+ *   simulated second (docs/performance-log.md, tenth session), the same pops.
  *   The order of pops is the keys' (unique), so it does not change.
  * Tried and dropped: aligning child groups to cache lines (no change). A
  * ladder queue would be faster still at 1e6 but needs tuning to the time
