@@ -485,9 +485,8 @@ static int allocate(control *c, const control_view *v, sim_time now) {
   const control_hooks *h = &c->hooks;
   uint64_t changes = h->slots_changed != NULL ? h->slots_changed(h->ctx) : 0;
   c->units.lazy = units_lazy(c);
-  if (c->policy->split_from == power_split_efficiency_from)
-    for (size_t g = 0; g < c->fleet->ngroups; g++) /* while the units build */
-      power_memo_ask(&c->memo[g]);
+  for (size_t g = 0; g < c->fleet->ngroups; g++) /* while the units build */
+    power_memo_ask(&c->memo[g]); /* a policy without the hash: nothing */
   int rc = control__units_smooth_begin(&c->units, c->fleet,
                                        c->cfg->activity_smoothing_s,
                                        sim_time_to_s(now));
