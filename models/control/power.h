@@ -122,19 +122,26 @@ unsigned long power__clock_evals(void);
 size_t power__memo_classes(const power_memo *memo);
 
 /* For tests: how many splits put back the caps kept at their last fit
- * (a group of many classes), and, while power__caps_kept_off is set,
- * none: the caps worked out again at the answer instead. */
+ * (a group of many classes); none while power__plain has
+ * POWER_PLAIN_CAPS_KEPT (the caps worked out again at the answer). */
 unsigned long power__caps_put_back(void);
-extern bool power__caps_kept_off;
 
-/* For tests: while set, every unit's class is found through the class
- * hash, the last idle class's shortcut (power_classes.c) left off. */
-extern bool power__idle_class_off;
-
-/* For tests: while set, the efficiency policy works out its classes'
- * clocks one class at a time, not in chunks (power_efficiency.c's
- * chunk_at). */
-extern bool power__clock_chunks_off;
+/* For tests: the efficiency policy's shortcuts, each beside a plain path
+ * that must give the same bits, left off while its bit is set in
+ * power__plain (0, the default: every shortcut taken), so a test runs
+ * both paths through one switch. */
+enum {
+  /* the caps kept at the last fit put back, not worked out again
+   * (power_efficiency.c, good_kept_for) */
+  POWER_PLAIN_CAPS_KEPT = 1u << 0,
+  /* an idle unit's class from the last idle class met, not the class
+   * hash (power_classes.c) */
+  POWER_PLAIN_IDLE_CLASS = 1u << 1,
+  /* the classes' clocks sixteen at a time, not one class at a time
+   * (power_efficiency.c, chunk_at) */
+  POWER_PLAIN_CLOCK_CHUNKS = 1u << 2,
+};
+extern unsigned power__plain;
 
 typedef struct power_policy_ops {
   const char *name;

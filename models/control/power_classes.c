@@ -229,8 +229,6 @@ typedef struct idle_class {
   uint64_t lo;
 } idle_class;
 
-bool power__idle_class_off;
-
 /* Class k, found or made by the hash, noted where it has no work. */
 static inline size_t idle_note(const level *l, idle_class *idle, size_t k) {
   if (!l->valued[k])
@@ -316,7 +314,7 @@ runs_made(level *l, struct power_work *w, const uint8_t *alike, bool few) {
   slots t = few ? (slots){w->few_slot, w->gen, FEW_SLOTS - 1}
                 : (slots){w->slot, w->gen, w->size - 1};
   idle_class idle = {SIZE_MAX, 0};
-  const bool idle_off = power__idle_class_off; /* tests: the hash alone */
+  const bool idle_off = power__plain & POWER_PLAIN_IDLE_CLASS;
   for (size_t u = 0, m; u < n; u += m, nrun++) {
     m = 1 + (alike != NULL ? marked_from(alike, u + 1, n)
                            : power_alike_from(l->units, u + 1, n));

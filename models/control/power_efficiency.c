@@ -152,10 +152,6 @@ class_from_raw(level *l, size_t k, double mu, double raw) {
  * peak's first 25 minutes: 4, 8 and 16 alike, within the runs' spread). */
 #define CLOCK_CHUNK 16
 
-/* For tests: while set, chunks of one class (class by class, as before
- * chunk_at). */
-bool power__clock_chunks_off;
-
 /* Whether the level's classes are worked out one at a time: a group of
  * few classes (the fluid mode's, of 12 and 3, where the chunks' loops
  * cost more instructions than their overlap saved), a group held at its
@@ -163,7 +159,8 @@ bool power__clock_chunks_off;
  * without pow, held_below_floor, so no chains to overlap; chunks there
  * cost 68 k instructions a period, +0.7%), or the tests' switch. */
 static inline bool one_at_a_time(const level *l) {
-  return l->nclass <= POWER_FEW_CLASSES || l->held || power__clock_chunks_off;
+  return l->nclass <= POWER_FEW_CLASSES || l->held ||
+         (power__plain & POWER_PLAIN_CLOCK_CHUNKS);
 }
 
 /* Classes ks[0 .. m) (m at most CLOCK_CHUNK) at level mu, each as
@@ -480,14 +477,15 @@ static void serve_the_rest(const level *l, double budget_w, power_memo *memo,
     power_spread_rest_runs(l->units, &l->runs, budget_w, l->rcap);
 }
 
-bool power__caps_kept_off;
+unsigned power__plain;
 static unsigned long caps_put_back;
 
 unsigned long power__caps_put_back(void) { return caps_put_back; }
 
 /* Whether keep_good kept the live classes' caps at level log_mu. */
 static bool good_kept_for(const level *l, double log_mu) {
-  return sim_same_bits(log_mu, l->good_kept) && !power__caps_kept_off;
+  return sim_same_bits(log_mu, l->good_kept) &&
+         !(power__plain & POWER_PLAIN_CAPS_KEPT);
 }
 
 /* The live classes' caps at good_kept put back: every class's cap in

@@ -464,7 +464,7 @@ static void drift_activities(power_unit *u, size_t n, uint64_t *seed) {
 /* A group of many classes (each unit its own: activity, c and room
  * drawn) through periods of drift, its memo carried: the caps put back
  * from the search's last fit (power__caps_put_back) are the caps worked
- * out again at the answer (power__caps_kept_off), bit for bit, and the
+ * out again at the answer (POWER_PLAIN_CAPS_KEPT), bit for bit, and the
  * level is the bisection's. Budgets from near the floor to near the
  * top, so the live classes, the full and the settled low all occur. */
 static void kept_caps_are_the_caps_worked_out_again(void **state) {
@@ -480,9 +480,9 @@ static void kept_caps_are_the_caps_worked_out_again(void **state) {
     drift_activities(u, N, &seed);
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
     double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
-    power__caps_kept_off = true;
+    power__plain = POWER_PLAIN_CAPS_KEPT;
     power_split_efficiency_from(u, N, budget, want_cap, &plain, NULL);
-    power__caps_kept_off = false;
+    power__plain = 0;
     if (period % 3 == 2) /* a start far off: the search's steps leave the
                             live list's range, made again after a fit */
       memo.level += 4 * (uniform(&seed) - 0.5);
@@ -567,7 +567,7 @@ static void fill_finish_is_the_search(void **state) {
  * (power_memo_ask) before each split. The idle units are found in the
  * last idle class a split met where their lo is its (power_classes.c's
  * idle_class_of): the classes and caps are those of the hash alone
- * (power__idle_class_off), bit for bit. It fails (seen) with an idle
+ * (POWER_PLAIN_IDLE_CLASS), bit for bit. It fails (seen) with an idle
  * unit put in the last idle class whatever its lo. */
 static void idle_units_find_their_class_as_the_hash(void **state) {
   (void)state;
@@ -595,10 +595,10 @@ static void idle_units_find_their_class_as_the_hash(void **state) {
     }
     double lo = efficiency_total(u, N, 300), hi = efficiency_total(u, N, -300);
     double budget = lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
-    power__idle_class_off = true;
+    power__plain = POWER_PLAIN_IDLE_CLASS;
     power_split_efficiency_from(u, N, budget, want_cap, &plain, alike);
     size_t want_classes = power__memo_classes(&plain);
-    power__idle_class_off = false;
+    power__plain = 0;
     power_memo_ask(&memo);
     power_split_efficiency_from(u, N, budget, cap, &memo, alike);
     if (power__memo_classes(&memo) != want_classes ||
@@ -616,7 +616,7 @@ static void idle_units_find_their_class_as_the_hash(void **state) {
  * classes) in a third of them and anywhere between floor and top in the
  * rest: the classes' clocks worked out in chunks (power_efficiency.c's
  * chunk_at) give the caps and level of the same splits one class at a
- * time (power__clock_chunks_off), bit for bit. It fails (seen) with a
+ * time (POWER_PLAIN_CLOCK_CHUNKS), bit for bit. It fails (seen) with a
  * class's raw clock taken from the class before it in its chunk, and
  * with each chunk's last class left as it was. */
 static void clocks_in_chunks_are_one_at_a_time(void **state) {
@@ -634,9 +634,9 @@ static void clocks_in_chunks_are_one_at_a_time(void **state) {
     double budget = period % 3 == 0
                         ? lo * (1 + 1e-9 * uniform(&seed))
                         : lo + (0.02 + 0.96 * uniform(&seed)) * (hi - lo);
-    power__clock_chunks_off = true;
+    power__plain = POWER_PLAIN_CLOCK_CHUNKS;
     power_split_efficiency_from(u, N, budget, want_cap, &plain, NULL);
-    power__clock_chunks_off = false;
+    power__plain = 0;
     power_split_efficiency_from(u, N, budget, cap, &memo, NULL);
     if (!(memo.level == plain.level) || memcmp(cap, want_cap, sizeof cap) != 0)
       fail_msg("period %d: level %.17g, one at a time %.17g, or caps not theirs",
