@@ -18,6 +18,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,10 +39,38 @@ static double cap_at(const power_unit *u, clock_at k, double *slope) {
   return cap;
 }
 
-/* For tests: the classes' clocks worked out (power__clock_evals). */
-static unsigned long clock_evals;
+/* For tests: the classes' clocks worked out (power__clock_evals), the
+ * level's sums (power__level_evals) and the caps kept put back
+ * (power__caps_put_back), over every split so far. A split counts in its
+ * own level (level.counts) and adds its counts here once, at its end:
+ * two groups' splits may run at once on two threads (control_set_each),
+ * and a count shared as they went would race. */
+static _Atomic unsigned long clock_evals, level_evals, caps_put_back;
 
-unsigned long power__clock_evals(void) { return clock_evals; }
+unsigned long power__clock_evals(void) {
+  return atomic_load_explicit(&clock_evals, memory_order_relaxed);
+}
+
+unsigned long power__level_evals(void) {
+  return atomic_load_explicit(&level_evals, memory_order_relaxed);
+}
+
+unsigned long power__caps_put_back(void) {
+  return atomic_load_explicit(&caps_put_back, memory_order_relaxed);
+}
+
+/* A split's counts added to the totals (none: no locked add). */
+static void counts_add(const level_counts *k) {
+  if (k->clock_evals > 0)
+    atomic_fetch_add_explicit(&clock_evals, k->clock_evals,
+                              memory_order_relaxed);
+  if (k->level_evals > 0)
+    atomic_fetch_add_explicit(&level_evals, k->level_evals,
+                              memory_order_relaxed);
+  if (k->caps_put_back > 0)
+    atomic_fetch_add_explicit(&caps_put_back, k->caps_put_back,
+                              memory_order_relaxed);
+}
 
 /* Whether a class's cap and slope, worked out at level mu as clock c,
  * are surely the same bits at every level above mu. There the base b is
@@ -130,7 +159,7 @@ static inline __attribute__((always_inline)) void
 class_from_raw(level *l, size_t k, double mu, double raw) {
   const power_unit *u = &l->units[l->rep[k]];
   clock_at c = clock_from_raw(u, raw);
-  clock_evals++;
+  l->counts.clock_evals++;
   double p = u->idle + u->span * u->activity * c.dyn;
   double e = 1 / (u->gamma - u->c);
   double cap = clamp(p, l->klo[k], l->kwant[k]);
@@ -319,11 +348,6 @@ static double classes_at(level *l, double log_mu) {
   return sl;
 }
 
-/* For tests: the evaluations of the level's sums (power__level_evals). */
-static unsigned long level_evals;
-
-unsigned long power__level_evals(void) { return level_evals; }
-
 /* Power of the valued units at level exp(log_mu), the others at their
  * minimum: falls as the level rises. The sum adds unit by unit in their
  * order, as the answer is defined (a run's at once: the same bits); the
@@ -332,7 +356,7 @@ unsigned long power__level_evals(void) { return level_evals; }
 static double total_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double sum = 0, sl = 0;
-  level_evals++;
+  l->counts.level_evals++;
   if (l->rcls == NULL) { /* a unit a run, no classes */
     double mu = exp(log_mu); /* classes_at's own, where it is not kept */
     for (size_t u = 0; u < l->n; u++) {
@@ -370,7 +394,7 @@ static double total_at(const void *ctx, double log_mu, double *slope) {
 static double grouped_at(const void *ctx, double log_mu, double *slope) {
   level *l = (level *)ctx;
   double sum = 0;
-  level_evals++;
+  l->counts.level_evals++;
   *slope = classes_at(l, log_mu);
   for (size_t k = 0; k < l->nclass; k++)
     sum += l->gpus[k] * l->cap[k];
@@ -478,9 +502,6 @@ static void serve_the_rest(const level *l, double budget_w, power_memo *memo,
 }
 
 unsigned power__plain;
-static unsigned long caps_put_back;
-
-unsigned long power__caps_put_back(void) { return caps_put_back; }
 
 /* Whether keep_good kept the live classes' caps at level log_mu. */
 static bool good_kept_for(const level *l, double log_mu) {
@@ -509,7 +530,7 @@ static void good_put_back(level *l) {
   for (size_t i = 0; i < l->good_nlive; i++)
     l->cap[l->good_live[i]] = l->good_cap[i];
   l->at = NAN;
-  caps_put_back++;
+  l->counts.caps_put_back++;
 }
 
 /* Each run's cap at level exp(log_mu): its class's (cap_at's result, bit
@@ -632,4 +653,5 @@ void power_split_efficiency_from(const power_unit *units, size_t n,
   caps_at(&l, x);
   serve_the_rest(&l, budget_w, memo, x);
   caps_out(&l, cap);
+  counts_add(&l.counts);
 }

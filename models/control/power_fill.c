@@ -6,6 +6,7 @@
 #include "power.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,10 @@ typedef struct fill_kept {
    * the sum before (fill_finish is then worth asking) */
   double at;
   bool lone;
+  /* The brackets fill_finish closed in this fill (power__fill_finishes),
+   * added to the total at its end: not a count two threads' fills share
+   * as they go. */
+  unsigned long finishes;
 } fill_kept;
 
 /* The inputs of a water-filling, run by run; t: them packed (NULL: out
@@ -305,9 +310,11 @@ static double last_lambda_to(const fill_term *t, double before, double g,
 /* For tests: the brackets fill_finish closed, and a switch to leave it
  * off (power.h). */
 bool power__fill_finish_off;
-static unsigned long fill_finishes;
+static _Atomic unsigned long fill_finishes;
 
-unsigned long power__fill_finishes(void) { return fill_finishes; }
+unsigned long power__fill_finishes(void) {
+  return atomic_load_explicit(&fill_finishes, memory_order_relaxed);
+}
 
 /* The search's answer in the bracket [g, b] (g good, b bad) where one
  * term alone, r, differs between g and b (lone_term): the sum at lambda
@@ -335,7 +342,7 @@ static double fill_finish(const void *ctx, double g, double b) {
       !(sim_same_bits(k->at, g) || sim_same_bits(k->at, b)))
     return NAN;
   if (g == 0 && sim_same_bits(k->at, b) && flat_down_to_0(fl->t, k, b)) {
-    fill_finishes++; /* b bad and the sum the same at 0: nothing fits */
+    fl->kept->finishes++; /* b bad and the sum the same at 0: nothing fits */
     return 0;
   }
   if (!k->lone)
@@ -350,7 +357,7 @@ static double fill_finish(const void *ctx, double g, double b) {
   if (!(sg > 0 && sg < sb && sb < INFINITY) ||
       sim_bits(sb) - sim_bits(sg) > FILL_FINISH_SUMS)
     return NAN;
-  fill_finishes++;
+  fl->kept->finishes++;
   return last_lambda_to(t, before, g, b, last_fitting_sum(fl, r, sg, sb));
 }
 
@@ -406,6 +413,9 @@ void power_fill_runs(const power_unit *units, const power_runs *runs,
       hi = q > hi ? q : hi;
     }
   double lo = fill_level(&fl, hi, budget_w, memo);
+  if (kept.finishes > 0)
+    atomic_fetch_add_explicit(&fill_finishes, kept.finishes,
+                              memory_order_relaxed);
   sim_free(NULL, kept.v);
   if (t != stack)
     sim_free(NULL, t);

@@ -89,6 +89,13 @@ static inline clock_at clock_of(const power_unit *u, double mu) {
  * share a few (a service's or a job's c and the GPU's gamma). */
 #define LEVEL_FACTORS 4
 
+/* What one split counted for the tests (power__clock_evals,
+ * power__level_evals, power__caps_put_back), added to their totals at
+ * its end: nothing a split writes is shared with another group's. */
+typedef struct level_counts {
+  unsigned long clock_evals, level_evals, caps_put_back;
+} level_counts;
+
 typedef struct level {
   const power_unit *units;
   size_t n, nclass;
@@ -158,6 +165,7 @@ typedef struct level {
   /* The last phi_min and gamma whose dyn at phi_min floor_dyn worked
    * out (pm_dyn; NaN: none yet). */
   double pm_phi, pm_gamma, pm_dyn;
+  level_counts counts;
 } level;
 
 /* The slack below_floor and bound_below_floor multiply their dyn bounds
