@@ -60,6 +60,8 @@ struct control {
   void *split_ctx;
   control_clamp_fn clamp_fn; /* a client's budgets; NULL: none */
   void *clamp_ctx;
+  control_each_fn each; /* runs the groups' splits; NULL: a plain loop */
+  void *each_ctx;
   control_units units; /* the policy's (control_units.c) */
   /* The demand-response event under way: when it began, whether power
    * has reached its cap yet, the request counts at its start. */
@@ -420,36 +422,69 @@ static int split_outside(control *c, size_t g, sim_time now) {
   return SIM_OK;
 }
 
+/* What the policy's split of each group reads and where it writes:
+ * split_group's context, the same for every group. */
+typedef struct group_split {
+  control *c;
+  const uint8_t *alike; /* control__units_alike: NULL none */
+  double *caps;         /* group g's caps at caps + group_first[g] on */
+} group_split;
+
+/* The policy's split of group g (none of no units): it reads the group's
+ * units, alike marks and budget, and writes only its own memo and caps
+ * (the policy's counts and scratch are its split's own, power.h), so
+ * two groups' splits may run at once (control_set_each). */
+static int split_group(void *ctx, size_t g) {
+  const group_split *s = ctx;
+  control *c = s->c;
+  const control_units *cu = &c->units;
+  size_t first = cu->group_first[g], n = cu->group_first[g + 1] - first;
+  if (n == 0)
+    return SIM_OK;
+  if (c->policy->split_from != NULL) /* from last period's */
+    c->policy->split_from(cu->u + first, n, c->alloc_budget[g],
+                          s->caps + first, &c->memo[g],
+                          s->alike != NULL ? s->alike + first : NULL);
+  else
+    c->policy->split(cu->u + first, n, c->alloc_budget[g], s->caps + first);
+  return SIM_OK;
+}
+
+/* Every group's split by policy, through the caller's each where set (in
+ * any order, or at once), else in group order. */
+static int split_groups(control *c, group_split *s) {
+  size_t ngroups = c->fleet->ngroups;
+  if (c->each != NULL)
+    return c->each(c->each_ctx, ngroups, split_group, s);
+  for (size_t g = 0; g < ngroups; g++)
+    split_group(s, g);
+  return SIM_OK;
+}
+
 /* Shares each group's budget among its units (built) by policy. */
 static int split_units(control *c, sim_time now) {
   control_units *cu = &c->units;
   /* The units' runs as the build knows them: the policy need not compare
-   * the units to find them (control_units.c, fill_and_mark). */
-  const uint8_t *alike = control__units_alike(cu);
-  /* Straight to the runs' caps where they are the units' (no client
-   * split or clamp reads cu->cap): not written twice. */
-  double *caps = c->split_fn == NULL && c->clamp_fn == NULL
-                     ? control__units_caps_to(cu, c->fleet)
-                     : cu->cap;
+   * the units to find them (control_units.c, fill_and_mark). Straight to
+   * the runs' caps where they are the units' (no client split or clamp
+   * reads cu->cap): not written twice. */
+  group_split s = {c, control__units_alike(cu),
+                   c->split_fn == NULL && c->clamp_fn == NULL
+                       ? control__units_caps_to(cu, c->fleet)
+                       : cu->cap};
   int rc;
   if (steer_active(c->steer)) /* the power groups share their budgets */
     steer_budgets(c->steer, cu->u, cu->group_first, c->alloc_budget);
-  for (size_t g = 0; g < c->fleet->ngroups; g++) {
-    size_t first = cu->group_first[g], n = cu->group_first[g + 1] - first;
-    if (n == 0)
-      continue;
-    if (c->split_fn != NULL) {
-      if ((rc = split_outside(c, g, now)) != SIM_OK)
+  if (c->split_fn != NULL) { /* a client's: a group at a time, in order */
+    for (size_t g = 0; g < c->fleet->ngroups; g++)
+      if (cu->group_first[g + 1] > cu->group_first[g] &&
+          (rc = split_outside(c, g, now)) != SIM_OK)
         return rc;
-    } else if (c->policy->split_from != NULL) /* from last period's */
-      c->policy->split_from(cu->u + first, n, c->alloc_budget[g], caps + first,
-                            &c->memo[g], alike != NULL ? alike + first : NULL);
-    else
-      c->policy->split(cu->u + first, n, c->alloc_budget[g], caps + first);
-  }
+  } else if ((rc = split_groups(c, &s)) != SIM_OK)
+    return rc;
   if (c->clamp_fn != NULL)
     c->clamp_fn(c->clamp_ctx, cu->u, cu->key, cu->n, cu->cap);
-  control__units_write_caps(cu, c->fleet, caps);
+  control__units_write_caps(cu, c->fleet, s.caps);
   return SIM_OK;
 }
 
@@ -607,6 +642,11 @@ void control_set_split(control *c, control_split_fn fn, void *ctx) {
 void control_set_clamp(control *c, control_clamp_fn fn, void *ctx) {
   c->clamp_fn = fn;
   c->clamp_ctx = ctx;
+}
+
+void control_set_each(control *c, control_each_fn each, void *ctx) {
+  c->each = each;
+  c->each_ctx = ctx;
 }
 
 steer *control_steer(control *c) { return c->steer; }

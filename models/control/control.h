@@ -168,6 +168,21 @@ typedef void (*control_clamp_fn)(void *ctx, const power_unit *units,
                                  const uint32_t *key, size_t n, double *cap);
 void control_set_clamp(control *c, control_clamp_fn fn, void *ctx);
 
+/* A caller's "for each": runs fn(fctx, i) for every i < n, in any order
+ * and on any threads, and returns when all have; SIM_OK, or the code of
+ * the first failing i in order (crew.h's sim_crew_each is one). */
+typedef int (*control_each_fn)(void *ctx, size_t n,
+                               int (*fn)(void *fctx, size_t i), void *fctx);
+
+/* From the next allocation on, the policy's split of each rack group
+ * (its split_from or split, never a client's split, clamp or steering,
+ * which stay in order on the calling thread) runs through each(ctx, ...)
+ * with i a group: a group's split reads its units and budget and writes
+ * only its own memo and caps, so the caps, and every output, are the
+ * same bits whatever order or threads each runs them in. NULL: a plain
+ * loop over the groups in order (the default). */
+void control_set_each(control *c, control_each_fn each, void *ctx);
+
 /* The power groups and the load target (steer.h); the control owns it. */
 steer *control_steer(control *c);
 const steer *control_steer_of(const control *c);
