@@ -644,6 +644,10 @@ void control_set_clamp(control *c, control_clamp_fn fn, void *ctx) {
   c->clamp_ctx = ctx;
 }
 
+double control__group_level(const control *c, size_t g) {
+  return c->memo[g].level;
+}
+
 void control_set_each(control *c, control_each_fn each, void *ctx) {
   c->each = each;
   c->each_ctx = ctx;

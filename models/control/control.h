@@ -131,6 +131,10 @@ int control_split(control *c, sim_error *err);
  * a dynamic policy shares, before any prediction). */
 double control__group_budget(const control *c, size_t g);
 
+/* For tests: the level the policy's memo of group g holds (NaN: none;
+ * the efficiency policy's log mu). */
+double control__group_level(const control *c, size_t g);
+
 /* One control period from now (control.c lists its steps): the split if
  * the view says so, the workloads driven, demand response tracked, the
  * budget shared by policy, the power set. SIM_OK, or the status the
