@@ -23,6 +23,7 @@
 
 #include "bits.h"
 #include "control.h"
+#include "control_nop.h"
 #include "test_catalogs.h"
 
 /* ------------------------------------------------------------------ */
@@ -165,16 +166,6 @@ static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
       return false;
   return true;
 }
-static void drive(void *ctx, sim_time now) {
-  (void)ctx;
-  (void)now;
-}
-static int power(void *ctx, sim_time now, double *facility_w) {
-  (void)ctx;
-  (void)now;
-  *facility_w = 0;
-  return SIM_OK;
-}
 static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
 static void slot_units(void *ctx, const uint32_t *key, size_t n,
                        power_unit *u) {
@@ -187,10 +178,6 @@ static void slot_units(void *ctx, const uint32_t *key, size_t n,
     u[j].priority = key[j] % 2;
     u[j].c = w->worth[key[j]];
   }
-}
-static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
-  (void)ctx;
-  *done = *met = 0;
 }
 
 static world *world_make(const scenario *s) {
@@ -232,8 +219,14 @@ static world *world_make(const scenario *s) {
                                                : BUDGET_RESERVE,
                           .budget_margin = 0.05,
                           .activity_smoothing_s = NAN};
-  control_hooks hk = {w,         fits,       drive,          power,
-                      gpu_slots, slot_units, request_counts, NULL};
+  control_hooks hk = {w,
+                      fits,
+                      control_nop_drive,
+                      control_nop_power,
+                      gpu_slots,
+                      slot_units,
+                      control_nop_request_counts,
+                      NULL};
   w->c = control_create(&w->cfg, w->fl, w->e, &hk, &err);
   assert_non_null(w->c);
   return w;
