@@ -87,6 +87,9 @@ static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   world *w = ctx;
   lrec r = {ev->time, 0, 0};
   for (size_t i = 0; i < w->nm; i++) {
+    /* The members' events at the tick's time run after it. */
+    if (w->m[i].n > 0)
+      assert_true(w->m[i].log[w->m[i].n - 1].t < ev->time);
     r.total += w->m[i].n;
     for (size_t k = 0; k < w->m[i].n; k++)
       r.sum += w->m[i].log[k].draw;
