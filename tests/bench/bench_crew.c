@@ -9,13 +9,20 @@
  *   speedup     a tenth as many ticks, each member now with EVENTS events a
  *               period, each handler doing WORK ns of arithmetic (about:
  *               calibrated once): wall seconds on 1 and 2 threads and
- *               their ratio. bench-10k's request-level peak is about
- *               1,000 events of 0.35 us a period over three services.
+ *               their ratio, and the share of the events the worker ran
+ *               (the caller runs a late worker's share: crew.c).
+ *               bench-10k's request-level peak is about 1,000 events of
+ *               0.35 us a period over three services;
+ *   handoff     one event a member a period, the caller's holding it
+ *               20 us: from the end of the leader's tick to the start of
+ *               the worker's event (its wake and claim), in the periods
+ *               the worker ran.
  * Wall clock (the threads' work overlaps), best of REPS runs; on a
  * machine shared with other jobs read it against the load it prints. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -50,12 +57,38 @@ typedef struct member {
 } member;
 
 static pthread_t main_thread;
+static member *handoff_members; /* the run's members, for the handoff */
 static uint64_t events_away, events_all; /* the last run's */
 
 /* Works, then schedules its next event (a chain, as a service's
  * arrivals). */
+/* The handoff's mode: member 0 (the caller's) holds the caller for
+ * HOLD_S a period, member 1 (the worker's) notes how long after the
+ * leader's tick it began, when it ran on the worker. */
+#define HOLD_S 20e-6
+enum { LAT_MAX = 1 << 16 };
+static bool handoff;
+static double tick_end, lat[LAT_MAX];
+static size_t nlat;
+
+static int on_handoff(member *m, const sim_event *ev) {
+  double now = wall_s();
+  if (m == handoff_members) /* member 0: the caller's share */
+    while (wall_s() - now < HOLD_S)
+      ;
+  else if (!pthread_equal(pthread_self(), main_thread) && nlat < LAT_MAX &&
+           tick_end > 0)
+    lat[nlat++] = now - tick_end;
+  (void)ev;
+  return SIM_OK;
+}
+
 static int on_member(sim_engine *e, void *ctx, const sim_event *ev) {
   member *m = ctx;
+  if (handoff) {
+    on_handoff(m, ev);
+    return sim_engine_schedule(e, ev->time + SIM_US, m->kind, 0, 0, NULL);
+  }
   m->x = work(iters, m->x);
   m->n++;
   m->away += !pthread_equal(pthread_self(), main_thread);
@@ -64,6 +97,8 @@ static int on_member(sim_engine *e, void *ctx, const sim_event *ev) {
 
 static int on_tick(sim_engine *e, void *ctx, const sim_event *ev) {
   (void)e, (void)ctx, (void)ev;
+  if (handoff)
+    tick_end = wall_s();
   return SIM_OK;
 }
 
@@ -83,12 +118,14 @@ static double run_once(unsigned threads, long periods, long events) {
   for (int i = 0; i < NMEMBERS; i++) {
     m[i] = (member){.e = sim_engine_create(NULL), .x = 1.0 + i};
     m[i].gap = events > 0 ? SIM_US / events : SIM_US;
+    handoff_members = m;
     if (m[i].e == NULL ||
         sim_engine_register(m[i].e, "work", on_member, &m[i], &m[i].kind) !=
             SIM_OK ||
-        (events > 0 &&
-         sim_engine_schedule(m[i].e, 0, m[i].kind, 0, 0, NULL) != SIM_OK) ||
-        (crew != NULL && sim_crew_add(crew, m[i].e, 1.0) != SIM_OK)) {
+        (events > 0 && sim_engine_schedule(m[i].e, handoff ? SIM_US / 2 : 0,
+                                           m[i].kind, 0, 0, NULL) != SIM_OK) ||
+        (crew != NULL &&
+         sim_crew_add(crew, m[i].e, (double)(NMEMBERS - i)) != SIM_OK)) {
       fprintf(stderr, "bench_crew: member setup failed\n");
       exit(1);
     }
@@ -114,6 +151,11 @@ static double run_once(unsigned threads, long periods, long events) {
     sim_engine_destroy(m[i].e);
   }
   return dt;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 static double best_of(unsigned threads, long periods, long events) {
@@ -171,5 +213,19 @@ int main(int argc, char **argv) {
          "of the events (the last run; half when it is never late)\n",
          per_period, work_ns, one, one / ev * 1e9, two, one / two,
          100.0 * (double)events_away / (double)events_all);
+  /* The handoff: how soon a waiting worker starts its share. */
+  handoff = true;
+  nlat = 0;
+  tick_end = 0;
+  run_once(2, periods < LAT_MAX ? periods : LAT_MAX, 1);
+  qsort(lat, nlat, sizeof lat[0], by_value);
+  if (nlat > 0)
+    printf("  handoff, tick's end to the worker's first event: median %.0f "
+           "ns, 90%% %.0f ns, 99%% %.0f ns (%zu of %ld periods on the "
+           "worker)\n",
+           lat[nlat / 2] * 1e9, lat[nlat * 9 / 10] * 1e9,
+           lat[nlat * 99 / 100] * 1e9, nlat, periods);
+  else
+    printf("  handoff: the worker ran no period (late every time)\n");
   return 0;
 }
