@@ -88,14 +88,15 @@ typedef struct crew_member {
   unsigned thread; /* its thread, from sim_crew_lead on */
 } crew_member;
 
-typedef enum job_kind { JOB_FOLLOW, JOB_EACH } job_kind;
+typedef enum job_kind { JOB_FOLLOW, JOB_EACH, JOB_FOR } job_kind;
 
 typedef struct crew_job {
   job_kind kind;
   sim_time t;                       /* JOB_FOLLOW: bring them to t */
   bool through;                     /* JOB_FOLLOW: their events at t too */
-  int (*fn)(void *ctx, size_t i);   /* JOB_EACH */
-  void *ctx;                        /* JOB_EACH */
+  int (*fn)(void *ctx, size_t i);   /* JOB_EACH, JOB_FOR */
+  void *ctx;                        /* JOB_EACH, JOB_FOR */
+  size_t n;                         /* JOB_FOR: the items */
 } crew_job;
 
 /* A thread's members and its results of the last job; on cache lines of
@@ -206,10 +207,32 @@ static int member_follow(sim_engine *m, const crew_job *job, uint64_t *ran) {
   return rc;
 }
 
+/* Thread th's items of a JOB_FOR, every one even after a failure: items
+ * k, k + T, k + 2T ... for thread k of T, the same thread each time. */
+static void thread_for(const sim_crew *c, crew_thread *th,
+                       const crew_job *job) {
+  size_t failed = SIZE_MAX;
+  int first = SIM_OK;
+  for (size_t i = (size_t)(th - c->threads); i < job->n; i += c->nthreads) {
+    int rc = job->fn(job->ctx, i);
+    if (rc != SIM_OK && failed == SIZE_MAX) {
+      failed = i;
+      first = rc;
+    }
+  }
+  th->ran = 0;
+  th->failed = failed;
+  th->rc = first;
+}
+
 /* Does the job for thread th's members, in member order, every one even
  * after a failure, and stores its results. */
 static void thread_run(const sim_crew *c, crew_thread *th,
                        const crew_job *job) {
+  if (job->kind == JOB_FOR) {
+    thread_for(c, th, job);
+    return;
+  }
   uint64_t ran = 0;
   size_t failed = SIZE_MAX;
   int first = SIM_OK;
@@ -317,6 +340,22 @@ int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member),
   }
   int first = SIM_OK; /* no threads yet: all on the caller's */
   for (size_t i = 0; i < c->n; i++) {
+    int rc = fn(ctx, i);
+    if (rc != SIM_OK && first == SIM_OK)
+      first = rc;
+  }
+  return first;
+}
+
+int sim_crew_for(sim_crew *c, size_t n, int (*fn)(void *ctx, size_t i),
+                 void *ctx) {
+  crew_job job = {.kind = JOB_FOR, .fn = fn, .ctx = ctx, .n = n};
+  uint64_t ran = 0;
+  size_t failed;
+  if (c->led && n > 1)
+    return crew_run(c, &job, &ran, &failed);
+  int first = SIM_OK; /* one item, or no threads yet: on the caller's */
+  for (size_t i = 0; i < n; i++) {
     int rc = fn(ctx, i);
     if (rc != SIM_OK && first == SIM_OK)
       first = rc;

@@ -48,6 +48,17 @@ int sim_crew_lead(sim_crew *c, sim_engine *leader);
  * threads. Not from a member's handler. */
 int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member), void *ctx);
 
+/* Runs fn(ctx, i) for i = 0 .. n-1, item i on thread i % T of the crew's
+ * T threads (the same thread every call, so its data stays in that
+ * core's caches; every one on the caller's before sim_crew_lead or when
+ * n < 2), and returns when all have: the first failing item's code in
+ * item order. Every item runs even when one fails. The items must touch
+ * disjoint memory (for a leader event's work split by something other
+ * than the members, e.g. the power policy's split of each rack group).
+ * Not from a member's handler. */
+int sim_crew_for(sim_crew *c, size_t n, int (*fn)(void *ctx, size_t i),
+                 void *ctx);
+
 /* The threads the crew runs on: after sim_crew_lead min(threads,
  * members) (at least 1), before it the most it was created with. */
 unsigned sim_crew_threads(const sim_crew *c);

@@ -343,6 +343,53 @@ static void test_each_first_failure(void **state) {
   }
 }
 
+/* sim_crew_for's items: each notes its thread and count, and fails
+ * where told (items 3 and 5: 3's code first, whatever ran first). */
+typedef struct for_items {
+  pthread_t on[7];
+  unsigned runs[7];
+} for_items;
+
+static int for_note(void *ctx, size_t i) {
+  for_items *f = ctx;
+  f->on[i] = pthread_self();
+  f->runs[i]++;
+  return i == 3 ? SIM_EIO : i == 5 ? SIM_ERANGE : SIM_OK;
+}
+
+/* Seven items on 1-4 threads: each runs once a call; item i always on
+ * the thread of items i mod T (the caller's for i mod T = 0 when no
+ * worker is late); the first failure in item order; before the lead,
+ * and for one item, all on the caller's thread. */
+static void test_for_items(void **state) {
+  (void)state;
+  static world w;
+  pthread_t self = pthread_self();
+  for (unsigned threads = 1; threads <= 4; threads++) {
+    world_init(&w, threads, NMEMBERS);
+    unsigned t = sim_crew_threads(w.crew);
+    for_items f = {0};
+    for (unsigned call = 1; call <= 50; call++) {
+      assert_int_equal(sim_crew_for(w.crew, 7, for_note, &f), SIM_EIO);
+      for (size_t i = 0; i < 7; i++) {
+        assert_int_equal(f.runs[i], call);
+        assert_true(pthread_equal(f.on[i], f.on[i % t]));
+      }
+      assert_true(pthread_equal(f.on[0], self));
+    }
+    assert_int_equal(sim_crew_for(w.crew, 1, for_note, &f), SIM_OK);
+    assert_true(pthread_equal(f.on[0], self));
+    assert_int_equal(sim_crew_for(w.crew, 0, for_note, &f), SIM_OK);
+    world_fini(&w);
+  }
+  sim_crew *c = sim_crew_create(NULL, 2);
+  for_items f = {0};
+  assert_int_equal(sim_crew_for(c, 7, for_note, &f), SIM_EIO);
+  for (size_t i = 0; i < 7; i++)
+    assert_true(f.runs[i] == 1 && pthread_equal(f.on[i], self));
+  sim_crew_destroy(c);
+}
+
 static void test_refusals(void **state) {
   (void)state;
   assert_null(sim_crew_create(NULL, 0));
@@ -392,6 +439,7 @@ int main(void) {
   TEST_ROWS(tests, n, test_count_case, count_cases);
   TEST_ROWS(tests, n, test_fail_case, fail_cases);
   TEST_ADD(tests, n, test_each_first_failure);
+  TEST_ADD(tests, n, test_for_items);
   TEST_ADD(tests, n, test_refusals);
   TEST_ADD(tests, n, test_no_members);
   return _cmocka_run_group_tests("crew", tests, n, NULL, NULL);
