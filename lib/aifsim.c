@@ -4,9 +4,11 @@
  * `aifsim run` does in one go (sim_engine_run continues exactly where it
  * stopped), and finishing writes the same file through the same writer
  * and root attributes (runfile.h). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <aifsim.h>
 
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -89,6 +91,20 @@ static int make_factory(aifsim *a) {
   return e.code;
 }
 
+/* The threads the services' request events run on (aifsim_options'
+ * threads): as asked, or the CPUs this process may use, at most one a
+ * service. */
+static unsigned run_threads(const aifsim *a, const aifsim_options *o) {
+  if (o->threads > 0)
+    return o->threads;
+  cpu_set_t cpus;
+  unsigned n = 1;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+    n = (unsigned)CPU_COUNT(&cpus);
+  size_t services = a->sc.cfg.nservices;
+  return services == 0 ? 1 : n < services ? n : (unsigned)services;
+}
+
 /* The writer, the root attributes, the engine and the factory at t = 0,
  * in the order `aifsim run` makes them. */
 static int build(aifsim *a, const char *const *sets, size_t nsets,
@@ -103,6 +119,7 @@ static int build(aifsim *a, const char *const *sets, size_t nsets,
   if (a->engine == NULL)
     return fail(a, SIM_ENOMEM, "starting the engine: out of memory");
   sim_engine_watch(a->engine, o->stop);
+  a->sc.threads = run_threads(a, o);
   return make_factory(a);
 }
 
