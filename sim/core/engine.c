@@ -1,7 +1,8 @@
 /* engine.c - the discrete-event engine: clock, handler registry, event
  * pool, run loop, O(1) cancellation and periodic events (fluid progress:
  * engine_fluid.c; event sources, which the run loop takes with the
- * queue: engine_source.c; the state both see: engine_internal.h).
+ * queue: engine_source.c; the seqs' renumbering: engine_renumber.c;
+ * followers: engine_follow.c; the state all see: engine_internal.h).
  * Engine layer: it sees queue.h, alloc.h and err.h, and no model.
  *
  * Design. Every pending event owns one slot of the pool (an array that
@@ -86,6 +87,7 @@ sim_engine *sim_engine_create(const sim_allocator *alloc) {
   e->src_first = NO_SOURCE; /* and its key after every pending one */
   e->src_time = SIM_TIME_MAX;
   e->src_seq = SEQ_FREE;
+  e->passed = SIM_TIME_MAX; /* no followers */
   e->q = evq_create(alloc);
   if (e->q == NULL) {
     sim_free(alloc, e);
@@ -228,63 +230,9 @@ static inline uint32_t queue_slot(bool movable, uint32_t idx) {
 }
 
 /* evq_compact's filter: only live entries stay. */
-static bool entry_live(void *ctx, const evq_entry *q) {
+bool engine__entry_live(void *ctx, const evq_entry *q) {
   const sim_engine *e = ctx;
   return e->slots[q->slot].seq == q->seq;
-}
-
-/* evq_renumber's report: a live entry's new seq to its slot. */
-static void renumbered(void *ctx, uint32_t slot, uint64_t seq) {
-  ((sim_engine *)ctx)->slots[slot].seq = seq;
-}
-
-/* Renumbering's two steps for the sources: their pending events queued
- * as live entries of their slots, so that they take their places in the
- * new numbering (SIM_ENOMEM: some may be queued, and sources_unqueue
- * still takes them back); then the new seqs taken back, the entries left
- * in the queue as tombstones (engine_source.c's invariants). */
-static int sources_queue(sim_engine *e) {
-  for (uint32_t i = 0; i < e->nsrc; i++) {
-    const ev_source *s = &e->src[i];
-    if (s->seq == SEQ_FREE)
-      continue;
-    if (evq_push_at(e->q, s->time, s->seq, s->slot) != SIM_OK)
-      return SIM_ENOMEM;
-    e->slots[s->slot].seq = s->seq;
-  }
-  return SIM_OK;
-}
-
-static void sources_unqueue(sim_engine *e) {
-  for (uint32_t i = 0; i < e->nsrc; i++) {
-    ev_source *s = &e->src[i];
-    ev_slot *slot = &e->slots[s->slot];
-    if (slot->seq == SEQ_SOURCE)
-      continue;
-    s->seq = slot->seq; /* renumbered, or as it was if that failed */
-    slot->seq = SEQ_SOURCE;
-    e->tombs++;
-  }
-  engine__source_first(e);
-}
-
-/* The queue keeps seqs in 32 bits (queue.h; a request-level day pushes
- * about 2e8). Tombstones go first, so each entry left is its slot's live
- * one and takes the slot's seq along; the sources' pending events join
- * them for the numbering (and stay as tombstones); then 0 .. n-1 in
- * order, the next n. SIM_ENOMEM (nothing renumbered) from the radix heap
- * (queue.h) or a source's entry that found no room. */
-COLD int engine__renumber(sim_engine *e) {
-  evq_compact(e->q, entry_live, e);
-  e->tombs = 0;
-  int rc = sources_queue(e);
-  if (rc == SIM_OK)
-    rc = evq_renumber(e->q, renumbered, e);
-  sources_unqueue(e);
-  if (rc != SIM_OK)
-    return SIM_ENOMEM;
-  e->seq = evq_size(e->q);
-  return SIM_OK;
 }
 
 static ALWAYS_INLINE int seq_ready(sim_engine *e) { /* e->seq fits */
@@ -372,7 +320,7 @@ int sim_engine_every(sim_engine *e, sim_time first, sim_time period,
 static void add_tomb(sim_engine *e) {
   e->tombs++;
   if (e->tombs > COMPACT_MIN && e->tombs > e->live) {
-    evq_compact(e->q, entry_live, e);
+    evq_compact(e->q, engine__entry_live, e);
     e->tombs = 0;
   }
 }
@@ -544,6 +492,29 @@ static ALWAYS_INLINE int run_entry(sim_engine *e, const evq_entry *q) {
   return dispatch(e, q);
 }
 
+/* The hook called (engine_follow.c says why): what the followers ran
+ * counted, whatever happened; t passed if they got there. */
+NOINLINE int engine__follow(sim_engine *e, sim_time t, bool through) {
+  uint64_t ran = 0, nfail = e->nfail;
+  int rc = e->follow(e->follow_ctx, t, through, &ran);
+  e->nrun = ran > UINT64_MAX - e->nrun ? UINT64_MAX : e->nrun + ran;
+  if (rc == SIM_OK) {
+    e->passed = t;
+    return SIM_OK;
+  }
+  if (e->nfail == nfail) /* a hook that failed without a message */
+    sim_engine_fail(e, rc, "followers failed at %lld ns: %s", (long long)t,
+                    sim_strerror(rc));
+  return rc;
+}
+
+/* Brings the followers up to t before the leader's first entry at t is
+ * run or dropped: one compare an event, as with no hook passed is
+ * SIM_TIME_MAX. */
+static ALWAYS_INLINE int follow_to(sim_engine *e, sim_time t) {
+  return t > e->passed ? engine__follow(e, t, false) : SIM_OK;
+}
+
 /* A run loop's status when it ends: SIM_ECANCELED if stopped. */
 static int stopped(sim_engine *e) {
   if (e->stop)
@@ -568,6 +539,11 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
       e->stop = true;
       break;
     }
+    int rc = follow_to(e, q.time);
+    if (rc != SIM_OK) { /* the entry back unrun, as for a stop */
+      put_back(e, &q);
+      return rc;
+    }
     /* A pool larger than the L2 cache misses further, and a radix heap's
      * pop is short: fetch the next event's slot too, while this one runs
      * (hold model, 1e5 pending: 7.6 rather than 7.1 M events/s). A small
@@ -575,7 +551,7 @@ static int run_loop(sim_engine *e, sim_time until, uint64_t limit) {
      * reference day. */
     if (e->nslots > SLOTS_FAR && evq_peek(e->q, &next))
       PREFETCH(&e->slots[next.slot]);
-    int rc = run_entry(e, &q);
+    rc = run_entry(e, &q);
     if (rc != SIM_OK)
       return rc;
   }
@@ -611,13 +587,20 @@ static int run_loop_sources(sim_engine *e, sim_time until, uint64_t limit) {
     }
     if (engine__source_due(e, until)) {
       if (!evq_pop_before(e->q, e->src_time, e->src_seq, &q)) {
-        int rc = run_source(e, e->src_first);
+        int rc = follow_to(e, e->src_time);
+        if (rc == SIM_OK)
+          rc = run_source(e, e->src_first);
         if (rc != SIM_OK)
           return rc;
         continue;
       }
     } else if (!pop_due(e, until, &q))
       break;
+    int rc = follow_to(e, q.time);
+    if (rc != SIM_OK) {
+      put_back(e, &q);
+      return rc;
+    }
     PREFETCH(&e->slots[q.slot]);
     /* The next entry's slot and time moved to, asked for while this
      * event's handler runs: by the next turn both had left the caches
@@ -628,7 +611,7 @@ static int run_loop_sources(sim_engine *e, sim_time until, uint64_t limit) {
       PREFETCH(&e->slots[next.slot]);
       PREFETCH(&e->when[next.slot]);
     }
-    int rc = run_entry(e, &q);
+    rc = run_entry(e, &q);
     if (rc != SIM_OK)
       return rc;
   }
@@ -654,16 +637,20 @@ int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
   evq_prefetch(e->q, e->nsrc > 0);
   int rc = e->nsrc > 0 ? run_loop_sources(e, until, limit)
                        : run_loop(e, until, limit);
-  e->running = false;
-  /* A stop is used up by the run it stopped (or by a failed one), so the
-   * next run continues. A stop asked for between runs stops the next one
-   * before its first event. */
-  e->stop = false;
   evq_entry q;
   /* Out of budget with an event due by until left (a tombstone on top
    * counts: the next call drops it and ends). */
   bool more = e->nrun >= limit && ((evq_peek(e->q, &q) && q.time <= until) ||
                                     engine__source_due(e, until));
+  /* Done: the followers come through until too (their events at until
+   * after the leader's). */
+  if (rc == SIM_OK && !more && e->follow != NULL)
+    rc = engine__follow(e, until, true);
+  e->running = false;
+  /* A stop is used up by the run it stopped (or by a failed one), so the
+   * next run continues. A stop asked for between runs stops the next one
+   * before its first event. */
+  e->stop = false;
   if (rc == SIM_OK && !more) {
     e->now = until;
     *done = true;

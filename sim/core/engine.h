@@ -141,6 +141,31 @@ int sim_engine_run(sim_engine *e, sim_time until);
 int sim_engine_run_some(sim_engine *e, sim_time until, uint64_t max_events,
                         bool *done);
 
+/* Followers (the lead/follow pair; sim/core/crew.h runs them): engines
+ * whose events touch nothing of the leader's or of each other's, run up to
+ * each time the leader comes to, before the leader's events at that time,
+ * so that a leader's event sees every follower at its clock and may change
+ * them (engine_follow.c). */
+
+/* Brings followers up to time t: runs their events before t (through=false)
+ * or up to and including t (through=true), then sets their clocks to t;
+ * adds the events they ran to *ran. SIM_OK or the code that stops the
+ * leader's run (fn has set the leader's message with sim_engine_fail). */
+typedef int (*sim_follow_fn)(void *ctx, sim_time t, bool through,
+                             uint64_t *ran);
+
+/* The leader calls fn before it runs or drops its first event at each time
+ * later than the last it passed (through=false), and when a run reaches its
+ * until (through=true). The followers' events count in the leader's
+ * sim_engine_events_run and in run_some's max_events (a follower's run is
+ * not cut by it: the budget is checked between the leader's events). NULL:
+ * none. One hook an engine; not set from a handler. */
+void sim_engine_follow(sim_engine *leader, sim_follow_fn fn, void *ctx);
+
+/* Runs the events before t, then now = t (t >= now). Returns as
+ * sim_engine_run. */
+int sim_engine_run_before(sim_engine *e, sim_time t);
+
 /* Asks the run loop to return after the current event. */
 void sim_engine_stop(sim_engine *e);
 

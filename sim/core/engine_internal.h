@@ -99,8 +99,21 @@ struct sim_engine {
                          NO_SOURCE; its key cached for the run loop: */
   sim_time src_time;
   uint64_t src_seq;
+  sim_follow_fn follow; /* the followers' hook (engine_follow.c), or NULL */
+  void *follow_ctx;
+  sim_time passed; /* the last time the followers were brought to; with no
+                      hook SIM_TIME_MAX, so that the run loop's test of
+                      each event's time against it never calls one */
   sim_error err;
 };
+
+/* Calls the followers' hook at t (engine.c; engine_follow.c): counts what they ran,
+ * and on success t is passed. SIM_OK or the hook's code, with the
+ * engine's message set. */
+int engine__follow(sim_engine *e, sim_time t, bool through);
+
+/* evq_compact's filter: only live entries stay (engine.c). */
+bool engine__entry_live(void *ctx, const evq_entry *q);
 
 /* Gives the queued entries and the sources' pending events the seqs
  * 0 .. n-1 in their order (engine.c). SIM_OK or SIM_ENOMEM. */
