@@ -74,7 +74,9 @@ typedef struct aifsim_options {
   /* How many threads run the services' request events (each service's on
    * an engine of its own, one thread running it between two of the
    * factory's events; `aifsim run --threads`); 0: the CPUs this process
-   * may use (sched_getaffinity), at most one a service. How the run is
+   * may use (sched_getaffinity), at most one a service, and one when the
+   * services' mean arrivals come to fewer than 500 requests a control
+   * period (traces count as none: give the number). How the run is
    * executed, never what it computes: every output is the same bytes for
    * any number, and the number is not written. The fluid granularity runs
    * on one thread. */

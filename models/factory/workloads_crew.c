@@ -71,6 +71,16 @@ int work__crew_start(work *w) {
     if (rc != SIM_OK)
       return rc;
   }
+  /* The services' events at the start (a trace's first request at t = 0)
+   * run now, before the factory's first tick, as they did on one engine,
+   * where the services scheduled them before the tick was registered.
+   * From here on a service's event at the very time of a leader's runs
+   * after it (crew.h). */
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    int rc = sim_engine_run(w->svc_engine[s], sim_engine_now(w->engine));
+    if (rc != SIM_OK)
+      return rc;
+  }
   return sim_crew_lead(w->crew, w->engine);
 }
 
