@@ -6,11 +6,27 @@
  * data stays in that core's caches) and starts threads 1 .. T-1; thread 0
  * is whichever thread runs the leader. A job (bring the members to t, or
  * run a function on each) is posted by writing it and bumping gen; each
- * worker runs its members in member order, stores its results on its own
- * cache lines and counts busy down; the caller runs its own members
- * meanwhile, then waits for busy to reach 0 and reads the results. The
- * first failure in member order wins, whichever thread saw it, so that
- * the outcome does not depend on the number of threads.
+ * worker claims its share (its members) for that job, runs them in member
+ * order, stores the results on its own cache lines and counts busy down;
+ * the caller runs its own share meanwhile, then waits for busy to reach 0
+ * and reads the results. The first failure in member order wins,
+ * whichever thread saw it, so that the outcome does not depend on the
+ * number of threads.
+ *
+ * A late worker. On a machine whose cores are taken by other work, a
+ * worker may not be running when a job comes, and the caller would wait
+ * a time slice (milliseconds) for it. So the caller, done with its own
+ * share, claims any share not claimed yet and runs it itself: a share is
+ * claimed by one compare-and-swap of its `taken` from an older job's
+ * number to this one's, by its worker or by the caller, never both, and
+ * whoever claims it counts busy down. A share moves whole (its members
+ * stay together) and only when its worker is late: a running worker
+ * spins and claims within a fraction of a microsecond of the post, long
+ * before the caller is done with its own share, so on a quiet machine
+ * each member stays on its thread. Which thread runs a share changes no
+ * result. A worker reads the job only once it holds its share, and the
+ * caller writes the next job only after every share is done, so the two
+ * never touch the job at once.
  *
  * The wait. A job between two leader events is short (bench-10k's
  * request-level peak: about 2,000 member events a second of simulated
@@ -19,7 +35,8 @@
  * the woken thread runs) would cost as much as the job. A waiting thread
  * spins first, with a pause instruction, for at most SPIN_NS, about three
  * of the leader's control ticks at that peak (0.37 ms each on average),
- * and only then sleeps on a condition variable. The waker pays the
+ * offering its core to others (sched_yield) after the first 50 us, and
+ * only then sleeps on a condition variable. The waker pays the
  * mutex and the signal only when a sleeper has said so (the sleepers
  * counts): a sleeper counts itself before its last look at the word and
  * the waker writes the word before it looks at the count, both
@@ -30,6 +47,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,6 +70,14 @@
 /* How long a waiting thread spins before it sleeps, in ns (above). */
 #define SPIN_NS ((int64_t)1000000)
 
+/* How long it spins before it offers its core to other threads between
+ * its looks (sched_yield: a system call, which returns at once when no
+ * other thread waits for the core). With more threads than free cores
+ * (a crew of 4 on 2 cores, or builds beside it) the thread it waits for
+ * may be waiting for this core: pure spinning there cost a test of 4
+ * threads on 2 busy cores seconds where 2 threads took 30 ms. */
+#define SPIN_ALONE_NS ((int64_t)50000)
+
 /* Pauses between two looks at the clock while spinning: the clock (about
  * 20 ns) read every 64 pauses costs little of the spin's speed. */
 enum { SPIN_PAUSES = 64, MEMBERS_MIN = 4 };
@@ -62,7 +88,7 @@ typedef struct crew_member {
   unsigned thread; /* its thread, from sim_crew_lead on */
 } crew_member;
 
-typedef enum job_kind { JOB_FOLLOW, JOB_EACH, JOB_QUIT } job_kind;
+typedef enum job_kind { JOB_FOLLOW, JOB_EACH } job_kind;
 
 typedef struct crew_job {
   job_kind kind;
@@ -83,6 +109,10 @@ typedef struct crew_thread {
   size_t failed; /* its first failing member, or SIZE_MAX */
   int rc;        /* that member's code */
   pthread_t id;  /* workers only */
+  /* The last job whose share was claimed, by its worker or the caller
+   * (the file's comment). On a line apart from the results: the caller
+   * tries it while the worker writes them. */
+  _Alignas(LINE) _Atomic uint64_t taken;
 } crew_thread;
 
 struct sim_crew {
@@ -104,8 +134,9 @@ struct sim_crew {
   /* Written by the caller, read by the workers. */
   _Alignas(LINE) _Atomic uint64_t gen; /* jobs posted */
   _Atomic unsigned asleep_gen;         /* workers asleep on posted */
+  _Atomic bool quit;                   /* the workers are to return */
   /* Written by the workers, read by the caller. */
-  _Alignas(LINE) _Atomic uint64_t busy; /* workers still on the job */
+  _Alignas(LINE) _Atomic uint64_t busy; /* shares not yet done */
   _Atomic unsigned asleep_busy;         /* the caller asleep on finished */
 };
 
@@ -130,7 +161,7 @@ static bool arrived(_Atomic uint64_t *word, uint64_t value, bool equal,
 static void wait_for(sim_crew *c, _Atomic uint64_t *word, uint64_t value,
                      bool equal, _Atomic unsigned *asleep,
                      pthread_cond_t *cond) {
-  int64_t start = -1;
+  int64_t start = -1, spun = 0;
   for (unsigned i = 1;; i++) {
     if (arrived(word, value, equal, memory_order_acquire))
       return;
@@ -140,8 +171,11 @@ static void wait_for(sim_crew *c, _Atomic uint64_t *word, uint64_t value,
     int64_t now = clock_ns();
     if (start < 0)
       start = now;
-    else if (now - start > SPIN_NS)
+    spun = now - start;
+    if (spun > SPIN_NS)
       break;
+    if (spun > SPIN_ALONE_NS) /* whoever it waits for may need this core */
+      sched_yield();
   }
   pthread_mutex_lock(&c->mu);
   atomic_fetch_add(asleep, 1);
@@ -193,30 +227,45 @@ static void thread_run(const sim_crew *c, crew_thread *th,
   th->rc = first;
 }
 
+/* Claims share th for job g: true for the one claimant (its worker or
+ * the caller). */
+static bool claim(crew_thread *th, uint64_t g) {
+  uint64_t prev = atomic_load(&th->taken);
+  return prev < g && atomic_compare_exchange_strong(&th->taken, &prev, g);
+}
+
+/* Share th done: the last one wakes the caller if it sleeps. */
+static void share_done(sim_crew *c) {
+  if (atomic_fetch_sub(&c->busy, 1) == 1)
+    wake(c, &c->asleep_busy, &c->finished);
+}
+
 static void *worker_main(void *arg) {
   crew_thread *th = arg;
   sim_crew *c = th->crew;
   uint64_t seen = 0;
   for (;;) {
     wait_for(c, &c->gen, seen, false, &c->asleep_gen, &c->posted);
-    seen = atomic_load_explicit(&c->gen, memory_order_acquire);
-    crew_job job = c->job;
-    if (job.kind == JOB_QUIT)
+    seen = atomic_load(&c->gen);
+    if (atomic_load(&c->quit))
       return NULL;
+    if (!claim(th, seen))
+      continue; /* the caller ran it */
+    crew_job job = c->job;
     thread_run(c, th, &job);
-    if (atomic_fetch_sub(&c->busy, 1) == 1)
-      wake(c, &c->asleep_busy, &c->finished);
+    share_done(c);
   }
 }
 
-/* Hands the job to the workers (none: nothing to hand). */
-static void post(sim_crew *c, const crew_job *job) {
+/* Hands the job to the workers (none: nothing to hand); its number. */
+static uint64_t post(sim_crew *c, const crew_job *job) {
   if (c->started == 0)
-    return;
+    return 0;
   c->job = *job;
   atomic_store_explicit(&c->busy, c->started, memory_order_relaxed);
-  atomic_fetch_add(&c->gen, 1); /* publishes job and busy */
+  uint64_t g = atomic_fetch_add(&c->gen, 1) + 1; /* publishes job, busy */
   wake(c, &c->asleep_gen, &c->posted);
+  return g;
 }
 
 /* Runs the job on every thread and gathers: the events run in *ran, the
@@ -224,8 +273,13 @@ static void post(sim_crew *c, const crew_job *job) {
  * (SIM_OK: none). */
 static int crew_run(sim_crew *c, const crew_job *job, uint64_t *ran,
                     size_t *failed) {
-  post(c, job);
+  uint64_t g = post(c, job);
   thread_run(c, &c->threads[0], job);
+  for (unsigned k = 1; k <= c->started; k++)
+    if (claim(&c->threads[k], g)) { /* a late worker's share */
+      thread_run(c, &c->threads[k], job);
+      share_done(c);
+    }
   if (c->started > 0)
     wait_for(c, &c->busy, 0, true, &c->asleep_busy, &c->finished);
   int rc = SIM_OK;
@@ -289,6 +343,7 @@ sim_crew *sim_crew_create(const sim_allocator *a, unsigned threads) {
   atomic_init(&c->gen, 0);
   atomic_init(&c->asleep_gen, 0);
   atomic_init(&c->busy, 0);
+  atomic_init(&c->quit, false);
   atomic_init(&c->asleep_busy, 0);
   if (pthread_mutex_init(&c->mu, NULL) != 0)
     goto fail;
@@ -375,7 +430,7 @@ static void partition(sim_crew *c) {
 static void stop_workers(sim_crew *c) {
   if (c->started == 0)
     return;
-  c->job = (crew_job){.kind = JOB_QUIT};
+  atomic_store(&c->quit, true);
   atomic_fetch_add(&c->gen, 1);
   wake(c, &c->asleep_gen, &c->posted);
   for (unsigned k = 1; k <= c->started; k++)
@@ -394,6 +449,8 @@ static int threads_alloc(sim_crew *c) {
   c->threads = sim_align_up(c->threads_raw, LINE);
   for (unsigned k = 0; k < c->nthreads; k++)
     c->threads[k] = (crew_thread){.crew = c, .failed = SIZE_MAX};
+  for (unsigned k = 0; k < c->nthreads; k++)
+    atomic_init(&c->threads[k].taken, 0);
   return SIM_OK;
 }
 

@@ -160,20 +160,24 @@ typedef struct order_case {
   sim_time until;
   const char *want;   /* the trace's who's */
   size_t want_calls;  /* hook calls */
+  int leader_n;       /* leader events at leader_t (at least 1) */
 } order_case;
 
 static const order_case order_cases[] = {
-    {"member 1 ns before", false, 100, 99, 1000, "ML", 2},
-    {"member at the same time", false, 100, 100, 1000, "LM", 2},
-    {"member 1 ns after", false, 100, 101, 1000, "LM", 2},
-    {"source, member 1 ns before", true, 100, 99, 1000, "ML", 2},
-    {"source, member at the same time", true, 100, 100, 1000, "LM", 2},
-    {"source, member 1 ns after", true, 100, 101, 1000, "LM", 2},
-    {"member at until runs", false, 100, 1000, 1000, "LM", 2},
-    {"member after until waits", false, 100, 1001, 1000, "L", 2},
-    {"no leader event, member through until", false, -1, 1000, 1000, "M", 1},
-    {"leader and member at 0", false, 0, 0, 10, "LM", 2},
-    {"leader at until, member 1 ns before", true, 50, 49, 50, "ML", 2},
+    {"member 1 ns before", false, 100, 99, 1000, "ML", 2, 1},
+    {"member at the same time", false, 100, 100, 1000, "LM", 2, 1},
+    {"member 1 ns after", false, 100, 101, 1000, "LM", 2, 1},
+    {"source, member 1 ns before", true, 100, 99, 1000, "ML", 2, 1},
+    {"source, member at the same time", true, 100, 100, 1000, "LM", 2, 1},
+    {"source, member 1 ns after", true, 100, 101, 1000, "LM", 2, 1},
+    {"member at until runs", false, 100, 1000, 1000, "LM", 2, 1},
+    {"member after until waits", false, 100, 1001, 1000, "L", 2, 1},
+    {"no leader event, member through until", false, -1, 1000, 1000, "M", 1, 1},
+    {"leader and member at 0", false, 0, 0, 10, "LM", 2, 1},
+    {"leader at until, member 1 ns before", true, 50, 49, 50, "ML", 2, 1},
+    {"two leader events at one time, one call", false, 100, 100, 1000, "LLM",
+     2, 2},
+    {"three at one time, member before", false, 100, 60, 1000, "MLLL", 2, 3},
 };
 
 static void test_order_case(void **state) {
@@ -181,7 +185,8 @@ static void test_order_case(void **state) {
   world w;
   world_init(&w, c->source);
   if (c->leader_t >= 0)
-    leader_at(&w, c->source, c->leader_t, 1);
+    for (int k = 0; k < c->leader_n; k++)
+      leader_at(&w, c->source && k == 0, c->leader_t, 1 + (uint64_t)k);
   member_at(&w, c->member_t, 2);
   assert_int_equal(sim_engine_run(w.lead, c->until), SIM_OK);
   char got[16];
@@ -334,19 +339,22 @@ typedef struct fail_case {
   bool silent;         /* the hook fails without a message */
   sim_time member_t;   /* the failing member event */
   const char *want_msg; /* a part of the leader's message */
+  bool sources;         /* a source registered (its run loop), unused */
 } fail_case;
 
 static const fail_case fail_cases[] = {
-    {"before a leader event", false, false, 50, "member: boom at 50"},
-    {"before a source's event", true, false, 50, "member: boom at 50"},
-    {"at until", false, false, 1000, "member: boom at 1000"},
-    {"a hook without a message", false, true, 50, "followers failed at 100"},
+    {"before a leader event", false, false, 50, "member: boom at 50", false},
+    {"before a source's event", true, false, 50, "member: boom at 50", false},
+    {"at until", false, false, 1000, "member: boom at 1000", false},
+    {"a hook without a message", false, true, 50, "followers failed at 100", false},
+    {"before a queued event, sources' loop", false, false, 50,
+     "member: boom at 50", true},
 };
 
 static void test_fail_case(void **state) {
   const fail_case *c = *state;
   world w;
-  world_init(&w, c->source);
+  world_init(&w, c->source || c->sources);
   w.silent = c->silent;
   w.fail_a = 9;
   leader_at(&w, c->source, 100, 1);
@@ -363,6 +371,13 @@ static void test_fail_case(void **state) {
     leaders += w.log[i].who == 'L';
   assert_int_equal(leaders, want_leader);
   assert_int_equal(sim_engine_events_pending(w.lead), 1 - want_leader);
+  /* Run again, the member mended: the leader's event, put back, runs. */
+  w.fail_a = 0;
+  assert_int_equal(sim_engine_run(w.lead, 1000), SIM_OK);
+  leaders = 0;
+  for (size_t i = 0; i < w.n; i++)
+    leaders += w.log[i].who == 'L';
+  assert_int_equal(leaders, 1);
   world_fini(&w);
 }
 
