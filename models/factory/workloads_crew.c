@@ -62,8 +62,16 @@ static double service_weight(const inf_config *c) {
 int work__crew_start(work *w) {
   if (!request_level(w))
     return SIM_OK;
+  size_t ns = w->cfg->nservices;
   w->crew = sim_crew_create(w->alloc, crew_threads(w));
-  if (w->crew == NULL)
+  w->svc_rep0 = sim_calloc(w->alloc, ns + 1, sizeof *w->svc_rep0);
+  if (w->crew == NULL || w->svc_rep0 == NULL)
+    return SIM_ENOMEM;
+  for (size_t s = 0; s < ns; s++) /* the services' replicas, packed */
+    w->svc_rep0[s + 1] =
+        w->svc_rep0[s] + (uint32_t)w->cfg->services[s].replicas;
+  w->rep_taken = sim_calloc(w->alloc, w->svc_rep0[ns] + 1, sizeof *w->rep_taken);
+  if (w->rep_taken == NULL)
     return SIM_ENOMEM;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     int rc = sim_crew_add(w->crew, w->svc_engine[s],
@@ -95,5 +103,59 @@ void work__crew_free_engines(work *w) {
   for (size_t s = 0; w->svc_engine != NULL && s < w->cfg->nservices; s++)
     sim_engine_destroy(w->svc_engine[s]);
   sim_free(w->alloc, w->svc_engine);
+  sim_free(w->alloc, w->svc_rep0);
+  sim_free(w->alloc, w->rep_taken);
   w->svc_engine = NULL;
+  w->svc_rep0 = NULL;
+  w->rep_taken = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The tick's work service by service, on the members' threads          */
+/* ------------------------------------------------------------------ */
+
+/* What one sim_crew_each at the tick hands each service: the packed
+ * replicas' clocks, or the room for their loads (each service's from its
+ * first packed replica, svc_rep0). A service's call touches only its own
+ * state and engine. */
+typedef struct tick_job {
+  work *w;
+  const double *phi;
+} tick_job;
+
+static int set_clocks_of(void *ctx, size_t s) {
+  const tick_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
+  return inf_set_clocks(j->w->svc[s], 0, n, j->phi + k0);
+}
+
+static int take_loads_of(void *ctx, size_t s) {
+  const tick_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
+  inf_take_loads(j->w->svc[s], 0, n, j->w->rep_taken + k0);
+  return SIM_OK;
+}
+
+/* Whether the crew runs on threads (else the tick's loops do its work on
+ * the leader's, with no call to wait for). */
+static bool on_threads(const work *w) {
+  return w->crew != NULL && sim_crew_threads(w->crew) > 1;
+}
+
+bool work__crew_set_clocks(work *w, const double *phi) {
+  if (!on_threads(w))
+    return false;
+  tick_job j = {w, phi};
+  /* A failure is the service's (its rc), reported by its next event, as
+   * the leader's loop leaves it. */
+  (void)sim_crew_each(w->crew, set_clocks_of, &j);
+  return true;
+}
+
+const gpu_load *work__crew_take_loads(work *w) {
+  if (!on_threads(w))
+    return NULL;
+  tick_job j = {w, NULL};
+  (void)sim_crew_each(w->crew, take_loads_of, &j);
+  return w->rep_taken;
 }

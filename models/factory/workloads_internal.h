@@ -45,6 +45,11 @@ struct work {
    * NULL otherwise (the fluid level runs on the factory's engine). */
   sim_engine **svc_engine;
   struct sim_crew *crew;
+  /* With the crew: service s's replicas are packed replicas svc_rep0[s]
+   * .. svc_rep0[s + 1] - 1; rep_taken the room for their loads, taken on
+   * the members' threads at the tick. */
+  uint32_t *svc_rep0;
+  gpu_load *rep_taken;
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
   train_config *jobs; /* the training entries expanded, one per job */
@@ -142,6 +147,14 @@ int work__crew_start(work *w);
  * services are gone (work__crew_free_engines), their engines. */
 void work__crew_stop(work *w);
 void work__crew_free_engines(work *w);
+
+/* workloads_crew.c: with the crew on threads, the tick's per-service work
+ * on the members' threads: every service's replicas to their clocks phi
+ * (the packed replicas', inf_set_clocks) and true; or every service's
+ * replicas' loads taken (inf_take_loads) into the packed list returned.
+ * false / NULL without threads: the caller's loop does it. */
+bool work__crew_set_clocks(work *w, const double *phi);
+const gpu_load *work__crew_take_loads(work *w);
 
 /* workloads_tick.c: the clocks the slots ran at to the models (a
  * replica's to its service, a job's stages together to the job). */
