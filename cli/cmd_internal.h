@@ -36,6 +36,7 @@ typedef struct options {
   const char *csv;             /* export only: the directory */
   bool metrics;                /* run only: print every /summary metric */
   const char *policy; /* run only: module:function, run by the Python hook */
+  unsigned threads;   /* run and sweep: --threads N; 0: not given */
 } options;
 
 /* One run: what `run` does, and what a sweep does for each point. */
@@ -52,6 +53,7 @@ typedef struct run_request {
   bool keep_partial;  /* a run that does not finish keeps OUT.partial, whole
                          and marked complete=0 */
   bool print_metrics; /* and every /summary metric, by group (--metrics) */
+  unsigned threads;   /* aifsim_options.threads: 0 the default */
 } run_request;
 
 /* With --quick, puts the --set options of o->scenario's `# quick:` line

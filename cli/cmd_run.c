@@ -241,7 +241,8 @@ static int run_open(run_state *r) {
   const run_request *rq = r->rq;
   aifsim_options o = {.keep_partial = rq->keep_partial,
                       .stop = cmd__stop_flag(),
-                      .sweep_point = rq->sweep_point};
+                      .sweep_point = rq->sweep_point,
+                      .threads = rq->threads};
   cmd__guard_output(rq->out, rq->keep_partial);
   int rc = aifsim_open_opts(rq->scenario, rq->sets, rq->nsets, rq->out, &o,
                             &r->a);
@@ -492,7 +493,7 @@ int cmd__run(const options *o) {
     return run_policy(o, out);
   run_request rq = {o->scenario, o->sets, o->nsets, out,  o->quiet,
                     true,        -1,      NULL,     NULL, o->keep_partial,
-                    o->metrics};
+                    o->metrics,  o->threads};
   int rc = cmd__run_scenario(&rq, &err);
   if (rc != 0)
     fprintf(stderr, "%s\n", err.msg);

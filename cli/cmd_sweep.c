@@ -22,6 +22,8 @@ typedef struct sweep_ui {
   int width;
   bool log;    /* rank 0 and not quiet: progress lines even off a terminal */
   double next; /* wall time of the next line about the checks */
+  unsigned threads; /* each point's (--threads; 1: the points are the
+                       sweep's parallelism) */
 } sweep_ui;
 
 static void ui_wipe(sweep_ui *ui) {
@@ -111,10 +113,11 @@ static int check_point(void *user, const char *base, const char *const *sets,
 /* The sweep's run hook: `aifsim run` of one point, quietly. */
 static int run_point(void *user, const sweep_job *job, sim_error *err) {
   static const char prefix[] = "aifsim: ";
+  const sweep_ui *ui = user;
   run_request rq = {
       job->base,           job->sets, job->nsets,    job->out, true, false,
-      (int64_t)job->point, job->tick, job->tick_ctx, false,    false};
-  (void)user;
+      (int64_t)job->point, job->tick, job->tick_ctx, false,    false,
+      ui->threads};
   if (cmd__run_scenario(&rq, err) == 0)
     return SIM_OK;
   if (strncmp(err->msg, prefix, sizeof prefix - 1) == 0)
@@ -329,7 +332,7 @@ static int stored_sets(const options *o, char ***sets, size_t *n) {
 static int sweep_main(const options *o, int rank, int size) {
   bool talk = rank == 0 && !o->quiet;
   sweep_ui ui = {talk && isatty(fileno(stderr)), cmd__wall_seconds(), 0, talk,
-                 cmd__wall_seconds() + 0.5};
+                 cmd__wall_seconds() + 0.5, o->threads > 0 ? o->threads : 1};
   sweep_hooks h = {.check = check_point,
                    .run = run_point,
                    .done = on_point,

@@ -39,6 +39,21 @@ static int parse_seed(options *o, const char *text) {
   return 0;
 }
 
+/* --threads N: a whole number from 1 (a thousand at most: more threads than
+ * services are never used). */
+static int parse_threads(options *o, const char *text) {
+  unsigned long n = 0;
+  size_t i = 0;
+  for (; text[i] >= '0' && text[i] <= '9' && n <= 1024; i++)
+    n = n * 10 + (unsigned long)(text[i] - '0');
+  if (i == 0 || text[i] != '\0' || n < 1 || n > 1024)
+    return cmd__usage_error("--threads takes a whole number from 1 to 1024, "
+                            "not '%s'",
+                            text);
+  o->threads = (unsigned)n;
+  return 0;
+}
+
 static int add_set(options *o, const char *assignment) {
   if (o->nsets >= MAX_SETS)
     return cmd__usage_error("more than %s --set options", "256");
@@ -64,6 +79,8 @@ static int parse_valued(options *o, const char *opt, const char *v) {
     o->csv = v;
   else if (strcmp(opt, "--policy") == 0)
     o->policy = v;
+  else if (strcmp(opt, "--threads") == 0)
+    return parse_threads(o, v);
   else
     o->catalog = v;
   return 0;
@@ -73,7 +90,7 @@ static bool takes_value(const char *a) {
   static const char *const valued[] = {"-o",        "--output",  "--set",
                                        "--seed",    "--catalog", "--shard",
                                        "--collect", "--csv",     "--set-file",
-                                       "--policy"};
+                                       "--policy",  "--threads"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (strcmp(a, valued[i]) == 0)
       return true;
@@ -131,6 +148,9 @@ static int parse_args(options *o, int argc, char **argv) {
     return cmd__usage_error("%s", "--policy is an option of run");
   if (strcmp(o->command, "run") != 0 && o->metrics)
     return cmd__usage_error("%s", "--metrics is an option of run");
+  if (strcmp(o->command, "run") != 0 && strcmp(o->command, "sweep") != 0 &&
+      o->threads > 0)
+    return cmd__usage_error("%s", "--threads is an option of run and sweep");
   if (strcmp(o->command, "export") != 0 && o->csv != NULL)
     return cmd__usage_error("%s", "--csv is an option of export");
   if (o->quick_asked && strcmp(o->command, "run") != 0 &&

@@ -71,6 +71,16 @@ typedef struct aifsim_options {
   /* The root attribute sweep_point (the run is that point of a sweep);
    * -1 for none. */
   long long sweep_point;
+  /* How many threads run the services' request events (each service's on
+   * an engine of its own, one thread running it between two of the
+   * factory's events; `aifsim run --threads`); 0: the CPUs this process
+   * may use (sched_getaffinity), at most one a service, and one when the
+   * services' mean arrivals come to fewer than 500 requests a control
+   * period (traces count as none: give the number). How the run is
+   * executed, never what it computes: every output is the same bytes for
+   * any number, and the number is not written. The fluid granularity runs
+   * on one thread. */
+  unsigned threads;
 } aifsim_options;
 
 /* aifsim_open with options (NULL: none). */

@@ -4,9 +4,11 @@
  * `aifsim run` does in one go (sim_engine_run continues exactly where it
  * stopped), and finishing writes the same file through the same writer
  * and root attributes (runfile.h). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <aifsim.h>
 
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -89,6 +91,40 @@ static int make_factory(aifsim *a) {
   return e.code;
 }
 
+/* The services' mean requests a control period (a trace's, which its
+ * file decides, count as none). */
+static double requests_a_period(const factory_config *c) {
+  double n = 0;
+  for (size_t k = 0; k < c->nservices; k++) {
+    double rate = arr_mean_rate(&c->services[k].arrivals);
+    n += isfinite(rate) ? rate * c->control_period_s : 0;
+  }
+  return n;
+}
+
+/* Below this many requests a control period, the default is one thread:
+ * the threads meet at every event of the factory's engine (a tick at
+ * least), a few microseconds on an idle machine and up to a scheduler's
+ * slice on a busy one, and a few hundred requests (about 0.2 us of work
+ * each) do not pay for that. */
+#define THREADS_MIN_REQUESTS 500.0
+
+/* The threads the services' request events run on (aifsim_options'
+ * threads): as asked, or the CPUs this process may use, at most one a
+ * service, and one for services too light to share. */
+static unsigned run_threads(const aifsim *a, const aifsim_options *o) {
+  if (o->threads > 0)
+    return o->threads;
+  if (requests_a_period(&a->sc.cfg) < THREADS_MIN_REQUESTS)
+    return 1;
+  cpu_set_t cpus;
+  unsigned n = 1;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+    n = (unsigned)CPU_COUNT(&cpus);
+  size_t services = a->sc.cfg.nservices;
+  return services == 0 ? 1 : n < services ? n : (unsigned)services;
+}
+
 /* The writer, the root attributes, the engine and the factory at t = 0,
  * in the order `aifsim run` makes them. */
 static int build(aifsim *a, const char *const *sets, size_t nsets,
@@ -103,6 +139,7 @@ static int build(aifsim *a, const char *const *sets, size_t nsets,
   if (a->engine == NULL)
     return fail(a, SIM_ENOMEM, "starting the engine: out of memory");
   sim_engine_watch(a->engine, o->stop);
+  a->sc.threads = run_threads(a, o);
   return make_factory(a);
 }
 

@@ -127,6 +127,10 @@ typedef struct factory_scenario {
   char *resolved;
   char *path;  /* the scenario file, for paths relative to it */
   int cooling; /* factory_cooling: how the loops came about */
+  /* Not of the file: how many threads run the services' request events
+   * (workloads.h's work_config.threads; 0, as loaded: one). How the run
+   * is executed, never the model: it changes no output. */
+  unsigned threads;
 } factory_scenario;
 
 /* How a scenario's cooling loops came about (factory_facility.c). */

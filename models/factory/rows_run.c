@@ -283,7 +283,8 @@ static int work_start(factory *f, void **self, sim_error *err) {
                     .seed = c->seed,
                     .duration_s = c->duration_s,
                     .cap_w = c->power.cap_w,
-                    .granularity = c->inference.granularity};
+                    .granularity = c->inference.granularity,
+                    .threads = f->sc->threads};
   work *w =
       work_create(&wc, f->engine, f->fleet, f->sink, factory__settle, f, err);
   sim_free(f->alloc, nvlink);

@@ -51,6 +51,12 @@ typedef struct work_config {
   double duration_s;
   double cap_w; /* the facility cap at the start */
   int granularity; /* inf_granularity: the services' */
+  /* How many threads run the services' request events (a crew,
+   * workloads_crew.c; 0: one). How the run is executed, never the model:
+   * every output is the same for any number. At most one a service is
+   * used, and one when the engine's allocator is not the C library's
+   * (a counting or failing allocator is not safe across threads). */
+  unsigned threads;
 } work_config;
 
 /* What the workloads come to: energy by owner (with idle and overhead the

@@ -286,11 +286,14 @@ static int make_service(work *w, size_t s, size_t slot0, const char *dir,
       arr_create(&c->arrivals, dir, (uint64_t)w->cfg->seed, s, w->alloc, err);
   if (gen == NULL)
     return err->code;
+  sim_engine *e; /* the service's own at the request level */
+  if (work__service_engine(w, s, &e) != SIM_OK) {
+    arr_destroy(gen);
+    return sim_error_set(err, SIM_ENOMEM, "out of memory");
+  }
   w->svc[s] = w->cfg->granularity == INF_FLUID
-                  ? inf_create_fluid(w->engine, c, &proto, gen,
-                                     w->cfg->duration_s, err)
-                  : inf_create(w->engine, c, &proto, gen, w->cfg->duration_s,
-                               err);
+                  ? inf_create_fluid(e, c, &proto, gen, w->cfg->duration_s, err)
+                  : inf_create(e, c, &proto, gen, w->cfg->duration_s, err);
   if (w->svc[s] == NULL)
     return err->code;
   return place_service(w, s, slot0, err);
@@ -389,6 +392,9 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
     rc = make_jobs(w, err);
   if (rc == SIM_OK)
     rc = declare_services(w, err);
+  if (rc == SIM_OK && (rc = work__crew_start(w)) != SIM_OK)
+    sim_error_set(err, rc, "starting the services' threads: %s",
+                  sim_strerror(rc));
   if (rc != SIM_OK) {
     work_destroy(w);
     return NULL;
@@ -399,11 +405,13 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
 void work_destroy(work *w) {
   if (w == NULL)
     return;
+  work__crew_stop(w); /* its threads joined before the services go */
   work__dr_free(w);
   for (size_t s = 0; w->svc != NULL && s < w->cfg->nservices; s++) {
     inf_destroy(w->svc[s]);
     sim_free(w->alloc, w->svc_group != NULL ? w->svc_group[s] : NULL);
   }
+  work__crew_free_engines(w); /* their engines, after them */
   train_pool_destroy(w->train);
   work__client_free(w);
   for (size_t j = 0; w->job_names != NULL && j < w->njobs; j++)

@@ -39,6 +39,17 @@ struct work {
   sched *sched;
   train_pool *train;
   inf_service **svc;  /* nservices */
+  /* At the request level, each service's own engine (a member of the
+   * crew, workloads_crew.c): its arrivals and replicas' events live
+   * there, run up to each of the factory engine's events by the crew;
+   * NULL otherwise (the fluid level runs on the factory's engine). */
+  sim_engine **svc_engine;
+  struct sim_crew *crew;
+  /* With the crew: service s's replicas are packed replicas svc_rep0[s]
+   * .. svc_rep0[s + 1] - 1; rep_taken the room for their loads, taken on
+   * the members' threads at the tick. */
+  uint32_t *svc_rep0;
+  gpu_load *rep_taken;
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
   train_config *jobs; /* the training entries expanded, one per job */
@@ -122,6 +133,28 @@ struct work {
    * first, so a run without them is as before. */
   struct work_client *client;
 };
+
+/* workloads_crew.c: the engine service s runs on: its own at the request
+ * level (made here; SIM_ENOMEM), the factory's otherwise. */
+int work__service_engine(work *w, size_t s, sim_engine **out);
+
+/* workloads_crew.c: at the request level, the crew that runs the services'
+ * engines up to each of the factory engine's events, on cfg->threads
+ * threads; nothing at the fluid level. SIM_OK or SIM_ENOMEM. */
+int work__crew_start(work *w);
+
+/* workloads_crew.c: the crew stopped (its threads joined), then, after the
+ * services are gone (work__crew_free_engines), their engines. */
+void work__crew_stop(work *w);
+void work__crew_free_engines(work *w);
+
+/* workloads_crew.c: with the crew on threads, the tick's per-service work
+ * on the members' threads: every service's replicas to their clocks phi
+ * (the packed replicas', inf_set_clocks) and true; or every service's
+ * replicas' loads taken (inf_take_loads) into the packed list returned.
+ * false / NULL without threads: the caller's loop does it. */
+bool work__crew_set_clocks(work *w, const double *phi);
+const gpu_load *work__crew_take_loads(work *w);
 
 /* workloads_tick.c: the clocks the slots ran at to the models (a
  * replica's to its service, a job's stages together to the job). */

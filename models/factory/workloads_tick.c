@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "lanes.h"
 #include "workloads_internal.h"
@@ -168,6 +169,8 @@ static void replica_clocks(work *w, rack_phi_last *last) {
                  w->rep_rack, w->rep_type,  held,
                  w->reps_seq, w->racks_typed, w->racks_type};
   work__replica_phis(w->fleet, &r, phi, last);
+  if (work__crew_set_clocks(w, phi)) /* each service on its own thread */
+    return;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     inf_set_clocks(w->svc[s], 0, n, phi); /* in replica order, as the
@@ -182,6 +185,12 @@ static void take_service(void *svc, uint32_t first, uint32_t n,
   inf_take_loads(svc, first, n, out);
 }
 
+/* A service's loads as the crew took them (work__crew_take_loads): svc
+ * is its first replica's in the packed list. */
+static void copy_taken(void *svc, uint32_t first, uint32_t n, gpu_load *out) {
+  memcpy(out, (const gpu_load *)svc + first, n * sizeof *out);
+}
+
 /* The replicas' loads from the services, service by service in replica
  * order, a chunk at a time (work__reps_take_to_runs). The services do
  * not read the fleet, so the loads and the runs' words are the
@@ -192,9 +201,14 @@ static void replica_loads(work *w) {
   const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
                        .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;
+  const gpu_load *taken = work__crew_take_loads(w); /* NULL: take here */
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
-    if (r.seq && inf_is_fluid(w->svc[s]))
+    if (taken != NULL)
+      work__reps_take_to_runs(w->fleet, &r, k0, n, copy_taken,
+                              (void *)(taken + k0), w->rep_load,
+                              WORK_LOADS_CHUNK);
+    else if (r.seq && inf_is_fluid(w->svc[s]))
       work__reps_fluid_to_runs(w->fleet, &r, k0, n, w->svc[s]);
     else
       work__reps_take_to_runs(w->fleet, &r, k0, n, take_service, w->svc[s],

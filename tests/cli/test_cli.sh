@@ -243,6 +243,13 @@ usage "--seed -1" "" "$AIFSIM" check "$QUICK" --seed -1
 usage "--seed +7" "" "$AIFSIM" check "$QUICK" --seed +7
 usage "--seed ' -1' (no wrap)" "" "$AIFSIM" check "$QUICK" --seed " -1"
 usage "--seed without a value" "" "$AIFSIM" check "$QUICK" --seed
+for bad in 0 -1 abc 2x "" 99999999999999999999; do
+  usage "--threads '$bad'" "aifsim: --threads takes a whole number" \
+    "$AIFSIM" run "$QUICK" -o "$TMP/threads.h5" --threads "$bad"
+done
+usage "--threads without a value" "" "$AIFSIM" run "$QUICK" --threads
+usage "--threads outside run and sweep" "aifsim: --threads is an option" \
+  "$AIFSIM" check "$QUICK" --threads 2
 usage "--set without a value" "" "$AIFSIM" check "$QUICK" --set
 usage "-o without a value" "" "$AIFSIM" run "$QUICK" -o
 usage "--set without '='" "--set power.cap:1:" \

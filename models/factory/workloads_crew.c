@@ -1,0 +1,161 @@
+/* workloads_crew.c - the services' request events on engines of their own,
+ * run by a crew (crew.h) on up to cfg->threads threads.
+ *
+ * At the request level each service is a member engine: its arrival
+ * source and its replicas' events live there and touch only the service's
+ * own state (its replicas, request pool, route tree, statistics and
+ * generator). The factory's engine leads: before it runs an event at a new
+ * time t the crew brings every member up to t (their events before t),
+ * and when a run reaches its end, through it. Everything that reads or
+ * changes several services or the fleet (the tick, the jobs' arrivals and
+ * releases, faults, a client's reads) is the leader's and runs while no
+ * member does, at the members' clocks set to its time. Threads only decide
+ * which core runs which member between two leader events, so every output
+ * is the same for any number of them. */
+#include "workloads.h"
+
+#include <math.h>
+
+#include "crew.h"
+#include "workloads_internal.h"
+
+static bool request_level(const work *w) {
+  return w->cfg->granularity != INF_FLUID && w->cfg->nservices > 0;
+}
+
+int work__service_engine(work *w, size_t s, sim_engine **out) {
+  if (!request_level(w)) {
+    *out = w->engine;
+    return SIM_OK;
+  }
+  if (w->svc_engine == NULL &&
+      (w->svc_engine = sim_calloc(w->alloc, w->cfg->nservices,
+                                  sizeof *w->svc_engine)) == NULL)
+    return SIM_ENOMEM;
+  /* On the factory's allocator, as everything of the workloads. */
+  w->svc_engine[s] = *out = sim_engine_create(w->alloc);
+  return *out != NULL ? SIM_OK : SIM_ENOMEM;
+}
+
+/* The threads the crew may use: at most one a service, and one unless the
+ * allocator is the C library's (a counting or failing one, as the
+ * estimate's and the tests', is not made for threads). */
+static unsigned crew_threads(const work *w) {
+  unsigned n = w->cfg->threads > 0 ? w->cfg->threads : 1;
+  if (n > w->cfg->nservices)
+    n = (unsigned)w->cfg->nservices;
+  if (w->alloc->realloc != sim_allocator_default()->realloc)
+    n = 1;
+  return n;
+}
+
+/* A service's share of the crew's work: its mean arrival rate (about one
+ * arrival and one replica event a request); a trace's, which the file
+ * decides, counts as its replicas' share. */
+static double service_weight(const inf_config *c) {
+  double rate = arr_mean_rate(&c->arrivals);
+  if (isfinite(rate) && rate > 0)
+    return rate;
+  return c->replicas > 0 ? (double)c->replicas : 1;
+}
+
+int work__crew_start(work *w) {
+  if (!request_level(w))
+    return SIM_OK;
+  size_t ns = w->cfg->nservices;
+  w->crew = sim_crew_create(w->alloc, crew_threads(w));
+  w->svc_rep0 = sim_calloc(w->alloc, ns + 1, sizeof *w->svc_rep0);
+  if (w->crew == NULL || w->svc_rep0 == NULL)
+    return SIM_ENOMEM;
+  for (size_t s = 0; s < ns; s++) /* the services' replicas, packed */
+    w->svc_rep0[s + 1] =
+        w->svc_rep0[s] + (uint32_t)w->cfg->services[s].replicas;
+  w->rep_taken = sim_calloc(w->alloc, w->svc_rep0[ns] + 1, sizeof *w->rep_taken);
+  if (w->rep_taken == NULL)
+    return SIM_ENOMEM;
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    int rc = sim_crew_add(w->crew, w->svc_engine[s],
+                          service_weight(&w->cfg->services[s]));
+    if (rc != SIM_OK)
+      return rc;
+  }
+  /* The services' events at the start (a trace's first request at t = 0)
+   * run now, before the factory's first tick, as they did on one engine,
+   * where the services scheduled them before the tick was registered.
+   * From here on a service's event at the very time of a leader's runs
+   * after it (crew.h). */
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    int rc = sim_engine_run(w->svc_engine[s], sim_engine_now(w->engine));
+    if (rc != SIM_OK)
+      return rc;
+  }
+  return sim_crew_lead(w->crew, w->engine);
+}
+
+void work__crew_stop(work *w) {
+  if (w->crew != NULL) /* the factory's engine no longer follows it */
+    sim_engine_follow(w->engine, NULL, NULL);
+  sim_crew_destroy(w->crew);
+  w->crew = NULL;
+}
+
+void work__crew_free_engines(work *w) {
+  for (size_t s = 0; w->svc_engine != NULL && s < w->cfg->nservices; s++)
+    sim_engine_destroy(w->svc_engine[s]);
+  sim_free(w->alloc, w->svc_engine);
+  sim_free(w->alloc, w->svc_rep0);
+  sim_free(w->alloc, w->rep_taken);
+  w->svc_engine = NULL;
+  w->svc_rep0 = NULL;
+  w->rep_taken = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The tick's work service by service, on the members' threads          */
+/* ------------------------------------------------------------------ */
+
+/* What one sim_crew_each at the tick hands each service: the packed
+ * replicas' clocks, or the room for their loads (each service's from its
+ * first packed replica, svc_rep0). A service's call touches only its own
+ * state and engine. */
+typedef struct tick_job {
+  work *w;
+  const double *phi;
+} tick_job;
+
+static int set_clocks_of(void *ctx, size_t s) {
+  const tick_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
+  return inf_set_clocks(j->w->svc[s], 0, n, j->phi + k0);
+}
+
+static int take_loads_of(void *ctx, size_t s) {
+  const tick_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
+  inf_take_loads(j->w->svc[s], 0, n, j->w->rep_taken + k0);
+  return SIM_OK;
+}
+
+/* Whether the crew runs on threads (else the tick's loops do its work on
+ * the leader's, with no call to wait for). */
+static bool on_threads(const work *w) {
+  return w->crew != NULL && sim_crew_threads(w->crew) > 1;
+}
+
+bool work__crew_set_clocks(work *w, const double *phi) {
+  if (!on_threads(w))
+    return false;
+  tick_job j = {w, phi};
+  /* A failure is the service's (its rc), reported by its next event, as
+   * the leader's loop leaves it. */
+  (void)sim_crew_each(w->crew, set_clocks_of, &j);
+  return true;
+}
+
+const gpu_load *work__crew_take_loads(work *w) {
+  if (!on_threads(w))
+    return NULL;
+  tick_job j = {w, NULL};
+  (void)sim_crew_each(w->crew, take_loads_of, &j);
+  return w->rep_taken;
+}
