@@ -293,6 +293,10 @@ static int work_start(factory *f, void **self, sim_error *err) {
   *self = w;
   if (!isnan(c->grid.dr_window_s) && work_dr_enable(w, err) != SIM_OK)
     return err->code;
+  /* The rack groups' splits beside each other on the services' threads,
+   * between their events (control_set_each): the same caps on any. */
+  if (work_on_threads(w) && f->control != NULL)
+    control_set_each(f->control, work_for_each, w);
   /* The jobs' phases inside each period (power quality, smoothing). */
   pq_set_wave(&f->pq, work_wave_w, w, f->control_dt_s,
               f->cfg->smoothing.enabled);

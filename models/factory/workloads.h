@@ -94,6 +94,18 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
                   sim_error *err);
 void work_destroy(work *w);
 
+/* Whether the services' crew runs on more than one thread (the request
+ * level with threads > 1 and two services or more). */
+bool work_on_threads(const work *w);
+
+/* Runs fn(fctx, i) for i = 0 .. n-1 on the crew's threads (item i always
+ * on one thread; sim_crew_for), or in a plain loop without them: for a
+ * tick's work whose items touch disjoint memory, the power policy's split
+ * of each rack group (control_set_each: ctx is the work). The first
+ * failing item's code in item order. */
+int work_for_each(void *ctx, size_t n, int (*fn)(void *fctx, size_t i),
+                  void *fctx);
+
 /* The facility's power now and its cap, for power-aware admission, and
  * when the demand-response event under way ends (NaN: none), for the
  * flexible jobs that pause through it. */

@@ -142,6 +142,22 @@ static bool on_threads(const work *w) {
   return w->crew != NULL && sim_crew_threads(w->crew) > 1;
 }
 
+bool work_on_threads(const work *w) { return on_threads(w); }
+
+int work_for_each(void *ctx, size_t n, int (*fn)(void *fctx, size_t i),
+                  void *fctx) {
+  work *w = ctx;
+  if (on_threads(w))
+    return sim_crew_for(w->crew, n, fn, fctx);
+  int first = SIM_OK;
+  for (size_t i = 0; i < n; i++) {
+    int rc = fn(fctx, i);
+    if (rc != SIM_OK && first == SIM_OK)
+      first = rc;
+  }
+  return first;
+}
+
 bool work__crew_set_clocks(work *w, const double *phi) {
   if (!on_threads(w))
     return false;
