@@ -99,10 +99,10 @@ void work_destroy(work *w);
 bool work_on_threads(const work *w);
 
 /* Runs fn(fctx, i) for i = 0 .. n-1 on the crew's threads (item i always
- * on one thread; sim_crew_for), or in a plain loop without them: for a
- * tick's work whose items touch disjoint memory, the power policy's split
- * of each rack group (control_set_each: ctx is the work). The first
- * failing item's code in item order. */
+ * on one thread; sim_crew_for): for a tick's work whose items touch
+ * disjoint memory, the power policy's split of each rack group
+ * (control_set_each: ctx is the work). Only where work_on_threads. The
+ * first failing item's code in item order. */
 int work_for_each(void *ctx, size_t n, int (*fn)(void *fctx, size_t i),
                   void *fctx);
 
