@@ -358,6 +358,26 @@ static int declare_services(work *w, sim_error *err) {
   return SIM_OK;
 }
 
+/* work_create's steps in order, the first failure's code (err set). */
+static int build_steps(work *w, sim_error *err) {
+  int rc = expand_jobs(w, err);
+  if (rc == SIM_OK && (rc = alloc_slots(w)) != SIM_OK)
+    sim_error_set(err, rc, "out of memory");
+  if (rc == SIM_OK &&
+      (w->sched = make_sched(w->cfg, w->fleet, w->alloc, err)) == NULL)
+    rc = err->code;
+  if (rc == SIM_OK)
+    rc = make_services(w, err);
+  if (rc == SIM_OK)
+    rc = make_jobs(w, err);
+  if (rc == SIM_OK)
+    rc = declare_services(w, err);
+  if (rc == SIM_OK && (rc = work__crew_start(w)) != SIM_OK)
+    sim_error_set(err, rc, "starting the services' threads: %s",
+                  sim_strerror(rc));
+  return rc;
+}
+
 work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
                   tel_sink *sink, work_settle_fn settle, void *ctx,
                   sim_error *err) {
@@ -380,22 +400,7 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
               .cap_w = cfg->cap_w,
               .dr_end_s = NAN};
   w->cfg = &w->config;
-  int rc = expand_jobs(w, err);
-  if (rc == SIM_OK && (rc = alloc_slots(w)) != SIM_OK)
-    sim_error_set(err, rc, "out of memory");
-  if (rc == SIM_OK &&
-      (w->sched = make_sched(w->cfg, fl, w->alloc, err)) == NULL)
-    rc = err->code;
-  if (rc == SIM_OK)
-    rc = make_services(w, err);
-  if (rc == SIM_OK)
-    rc = make_jobs(w, err);
-  if (rc == SIM_OK)
-    rc = declare_services(w, err);
-  if (rc == SIM_OK && (rc = work__crew_start(w)) != SIM_OK)
-    sim_error_set(err, rc, "starting the services' threads: %s",
-                  sim_strerror(rc));
-  if (rc != SIM_OK) {
+  if (build_steps(w, err) != SIM_OK) {
     work_destroy(w);
     return NULL;
   }
