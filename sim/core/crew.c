@@ -330,16 +330,12 @@ static int crew_follow(void *ctx, sim_time t, bool through, uint64_t *ran) {
                          sim_engine_errmsg(c->members[failed].e));
 }
 
-int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member),
-                  void *ctx) {
-  crew_job job = {.kind = JOB_EACH, .fn = fn, .ctx = ctx};
-  if (c->led) {
-    uint64_t ran = 0;
-    size_t failed;
-    return crew_run(c, &job, &ran, &failed);
-  }
-  int first = SIM_OK; /* no threads yet: all on the caller's */
-  for (size_t i = 0; i < c->n; i++) {
+/* Runs fn(ctx, i) for i = 0 .. n-1 on the caller's thread (no threads
+ * yet, or one item), every one even after a failure: the first failing
+ * item's code, as crew_run's is. */
+static int run_here(size_t n, int (*fn)(void *ctx, size_t i), void *ctx) {
+  int first = SIM_OK;
+  for (size_t i = 0; i < n; i++) {
     int rc = fn(ctx, i);
     if (rc != SIM_OK && first == SIM_OK)
       first = rc;
@@ -347,20 +343,24 @@ int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member),
   return first;
 }
 
+int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member),
+                  void *ctx) {
+  if (!c->led)
+    return run_here(c->n, fn, ctx);
+  crew_job job = {.kind = JOB_EACH, .fn = fn, .ctx = ctx};
+  uint64_t ran = 0;
+  size_t failed;
+  return crew_run(c, &job, &ran, &failed);
+}
+
 int sim_crew_for(sim_crew *c, size_t n, int (*fn)(void *ctx, size_t i),
                  void *ctx) {
+  if (!c->led || n < 2)
+    return run_here(n, fn, ctx);
   crew_job job = {.kind = JOB_FOR, .fn = fn, .ctx = ctx, .n = n};
   uint64_t ran = 0;
   size_t failed;
-  if (c->led && n > 1)
-    return crew_run(c, &job, &ran, &failed);
-  int first = SIM_OK; /* one item, or no threads yet: on the caller's */
-  for (size_t i = 0; i < n; i++) {
-    int rc = fn(ctx, i);
-    if (rc != SIM_OK && first == SIM_OK)
-      first = rc;
-  }
-  return first;
+  return crew_run(c, &job, &ran, &failed);
 }
 
 /* ---- Building -------------------------------------------------------- */
