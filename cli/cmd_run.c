@@ -450,6 +450,12 @@ static int run_policy(const options *o, const char *out) {
   }
   argv[k++] = "-o";
   argv[k++] = out;
+  char threads[16]; /* --threads N: the hook opens its run with them */
+  if (o->threads > 0) {
+    snprintf(threads, sizeof threads, "%u", o->threads);
+    argv[k++] = "--threads";
+    argv[k++] = threads;
+  }
   policy_environment();
   fflush(NULL);
   extern char **environ;

@@ -110,6 +110,13 @@ class _Loop(ctypes.Structure):
                  "heat_w", "power_w")]
 
 
+class _Options(ctypes.Structure):
+    # aifsim_options, in its order: what aifsim_open_opts takes.
+    _fields_ = [("keep_partial", ctypes.c_int), ("stop", ctypes.c_void_p),
+                ("sweep_point", ctypes.c_longlong),
+                ("threads", ctypes.c_uint)]
+
+
 # A job's phase (aifsim_job.phase: AIFSIM_JOB_*), by its number.
 JOB_PHASES = ("coming", "waiting", "running", "done")
 
@@ -137,6 +144,11 @@ def _load(lib=None):
                                        ctypes.POINTER(ctypes.c_char_p), s,
                                        ctypes.c_char_p,
                                        ctypes.POINTER(h)]),
+        "aifsim_open_opts": (ctypes.c_int, [ctypes.c_char_p,
+                                            ctypes.POINTER(ctypes.c_char_p),
+                                            s, ctypes.c_char_p,
+                                            ctypes.POINTER(_Options),
+                                            ctypes.POINTER(h)]),
         "aifsim_step": (ctypes.c_int, [h, ctypes.c_ulong]),
         "aifsim_run_to": (ctypes.c_int, [h, d]),
         "aifsim_time": (d, [h]),
@@ -204,15 +216,29 @@ def _scenario_path(scenario):
     return p
 
 
+def _threads(threads):
+    """aifsim_options' threads for Factory's `threads`: 0 for None."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or \
+            not 1 <= threads <= 1024:
+        raise SimulationError("threads must be a whole number from 1 to "
+                              "1024, not %r" % (threads,))
+    return threads
+
+
 class Factory:
     """A run of `scenario` (a path, or a name in scenarios/) with the
     overrides `set` ({key: value}, as ``aifsim run --set key=value``) and
     `seed` (as ``--seed``, after them), held open in libaifsim. With `out` the run is written there as ``aifsim run
-    -o out`` writes it, once finish() closes the books. Raises
-    SimulationError with the library's message when a call fails."""
+    -o out`` writes it, once finish() closes the books. `threads` (a
+    whole number from 1; None: the library's default) runs the services'
+    requests on that many threads, as ``aifsim run --threads``: how the
+    run is executed, never what it computes. Raises SimulationError with
+    the library's message when a call fails."""
 
     def __init__(self, scenario, set=None, seed=None, out=None, lib=None,
-                 policy=None):
+                 policy=None, threads=None):
         self._c = _load(lib)
         self._h = ctypes.c_void_p()
         self._policy, self._policy_fn, self._policy_error = None, None, None
@@ -221,10 +247,13 @@ class Factory:
             sets.append("seed=%d" % seed)
         arr = (ctypes.c_char_p * max(len(sets), 1))(
             *[x.encode() for x in sets])
-        rc = self._c.aifsim_open(str(_scenario_path(scenario)).encode(), arr,
-                                 len(sets),
-                                 str(out).encode() if out is not None else None,
-                                 ctypes.byref(self._h))
+        # Zeroed but for sweep_point -1 (none), the options are
+        # aifsim_open's; a threads of 0 is the library's default.
+        opts = _Options(sweep_point=-1, threads=_threads(threads))
+        rc = self._c.aifsim_open_opts(
+            str(_scenario_path(scenario)).encode(), arr, len(sets),
+            str(out).encode() if out is not None else None,
+            ctypes.byref(opts), ctypes.byref(self._h))
         if rc != 0:
             msg = self._message()
             self.close()

@@ -10,7 +10,8 @@ what it is given and returns) sharing every rack group's GPU budget in
 place of the scenario's power.policy, and writes the same file
 ``aifsim run`` writes. The module is imported as Python imports any
 (PYTHONPATH, or a file path ``path/to/mine.py:function``).
-``aifsim run SCENARIO --policy module:function`` runs this.
+``aifsim run SCENARIO --policy module:function`` runs this (its
+``--threads N`` passed on: the services' requests on N threads).
 
 The callable is one of two kinds, told apart by what it takes:
   - a power policy, policy(units, budget_w) -> caps (two arguments):
@@ -101,14 +102,16 @@ def run_controller(f, fn):
     f.finish()
 
 
-def run(scenario, policy, set=None, seed=None, out=None, lib=None):
+def run(scenario, policy, set=None, seed=None, out=None, lib=None,
+        threads=None):
     """Runs `scenario` to its end under `policy` (a power policy or a
-    controller, as a callable or a "module:function" string); returns the
+    controller, as a callable or a "module:function" string), its
+    requests on `threads` threads (None: the default); returns the
     finished Factory (close it)."""
     fn = load_policy(policy) if isinstance(policy, str) else policy
     controller = is_controller(fn)
     f = Factory(scenario, set=set, seed=seed, out=out, lib=lib,
-                policy=None if controller else fn)
+                policy=None if controller else fn, threads=threads)
     try:
         if controller:
             run_controller(f, fn)
@@ -137,6 +140,8 @@ def main(argv=None):
                     metavar="KEY=VALUE")
     ap.add_argument("--seed", type=int)
     ap.add_argument("-o", "--out")
+    ap.add_argument("--threads", type=int, metavar="N",
+                    help="the services' requests on N threads")
     args = ap.parse_args(argv)
     sets = dict(kv.split("=", 1) for kv in args.set)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -145,7 +150,7 @@ def main(argv=None):
         fn = load_policy(args.policy)
         controller = is_controller(fn)
         f = Factory(args.scenario, set=sets, seed=args.seed, out=args.out,
-                    policy=None if controller else fn)
+                    policy=None if controller else fn, threads=args.threads)
     except SimulationError as e:
         print("aifsim: %s" % e, file=sys.stderr)
         return 2

@@ -3,9 +3,9 @@
 # end to end: the Python priority policy (aifsim.policies) run by the
 # command through the hook writes the file the C priority policy writes,
 # byte for byte, from any directory and with PYTHONPATH and AIFSIM_LIB
-# unset (the command sets them); a policy in a file; a seed passed on;
-# bad specs, a missing interpreter, a policy that raises; exit statuses as
-# run's, and no output left behind a failure.
+# unset (the command sets them); --threads passed on; a policy in a
+# file; a seed passed on; bad specs, a missing interpreter, a policy that
+# raises; exit statuses as run's, and no output left behind a failure.
 set -u
 AIFSIM=$(realpath "$1")
 SRC=$(realpath "$2")
@@ -26,6 +26,31 @@ if cmp -s c.h5 py.h5 && grep -q "output py.h5" "$TMP/out"; then
 else
   not_ok "the Python policy's file is the C one's" "$(last_run)"
 fi
+
+# --threads N reaches the hook (an interpreter that notes its arguments),
+# and the hook's run on 2 threads writes the same bytes.
+cat >args-python <<'SH'
+#!/bin/sh
+echo "$@" >"${0%/*}/args"
+SH
+chmod +x args-python
+AIFSIM_PYTHON=$TMP/args-python run "$AIFSIM" run "$SCN" "${SHORT[@]}" \
+  -o x.h5 --policy aifsim.policies:priority --threads 3
+expect "run --policy with --threads starts the hook" 0
+grep -q -- " -o x.h5 --threads 3\$" args &&
+  ok "--threads 3 is passed to the hook" ||
+  not_ok "--threads 3 is passed to the hook" "$(cat args)"
+rm -f args
+AIFSIM_PYTHON=$TMP/args-python run "$AIFSIM" run "$SCN" "${SHORT[@]}" \
+  -o x.h5 --policy aifsim.policies:priority
+! grep -q -- "--threads" args && ok "and none without it" ||
+  not_ok "and none without it" "$(cat args)"
+rm -f x.h5
+run "$AIFSIM" run "$SCN" "${SHORT[@]}" -o py.h5 --force --threads 2 \
+  --policy aifsim.policies:priority
+expect "run --policy on 2 threads runs" 0
+cmp -s c.h5 py.h5 && ok "its file is the C one's, byte for byte" ||
+  not_ok "its file on 2 threads is the C one's" "$(last_run)"
 
 # A policy in a file, beside a --seed: even shares of the budget, within
 # each unit's range (a policy the C registry does not have).

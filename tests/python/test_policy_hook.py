@@ -14,6 +14,7 @@ import pytest
 
 import aifsim
 from aifsim.factory import Factory, find_library
+from aifsim import hook
 from aifsim.hook import load_policy
 from aifsim.policies import priority
 from conftest import SRC
@@ -101,3 +102,22 @@ def test_module_function_from_the_command_line(lib, tmp_path):
         capture_output=True, text=True, cwd=SRC / "analysis")
     assert proc.returncode == 0, proc.stderr
     assert "cap violation 0 s" in proc.stdout and out.is_file()
+
+
+def test_threads_reach_the_run(lib, tmp_path, capsys):
+    # Factory's threads are run --threads': how the run is executed, never
+    # what it computes, so the same bytes on 1 and 2 threads (the two
+    # services on two); a number out of range is refused, by the hook too.
+    outs = []
+    for threads in (1, 2):
+        outs.append(tmp_path / ("t%d.h5" % threads))
+        with Factory(SCENARIO, set=SHORT, out=outs[-1], lib=lib,
+                     policy=priority, threads=threads) as f:
+            f.finish()
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    for bad in (0, -1, 1025, 1.5, True, "2"):
+        with pytest.raises(aifsim.SimulationError, match="threads must be"):
+            Factory(SCENARIO, set=SHORT, lib=lib, threads=bad)
+    assert hook.main([str(SCENARIO), "--policy", "aifsim.policies:priority",
+                      "--threads", "0"]) == 2
+    assert "threads must be" in capsys.readouterr().err
