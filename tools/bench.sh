@@ -4,7 +4,8 @@
 #
 # 1. The machine: a line naming it, so figures are read against it.
 # 2. Every bench_* executable built in BUILD_DIR/tests/bench (the engine's
-#    hold model, 1e3 to 1e6 pending; a libaifsim client's step at 10k
+#    hold model, 1e3 to 1e6 pending; the crew's round trip; the power
+#    policy's splits on two threads; a libaifsim client's step at 10k
 #    GPUs), then tests/bench/bench_step.py (the same through Python).
 #    Build them first: cmake --build BUILD_DIR --target benchmarks.
 # 3. Whole runs of the benchmark scenarios (tests/bench/bench-10k.yaml,

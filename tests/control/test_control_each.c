@@ -5,23 +5,16 @@
  * are those of the plain loop, bit for bit, for every policy and 2 to 4
  * groups. Two groups' splits that shared a count or a scratch array would
  * race (TSan reports it: the test is built once with -fsanitize=thread)
- * or give other caps.
- *
- * With AIFSIM_EACH_TIMING set, each_timing also times the two groups'
- * splits of units like the request level's peak (some 1,100 units a
- * group of 71 racks, hundreds of classes) serial and on two threads
- * (pinned to CPUs 0 and 1 with AIFSIM_EACH_PIN also set). */
-#define _GNU_SOURCE /* pthread_setaffinity_np, for the timing's pinning */
+ * or give other caps. (What the splits gain on two threads:
+ * tests/bench/bench_control_each.c.) */
 #include "test_util.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bits.h"
 #include "control.h"
@@ -37,7 +30,7 @@
 /* A worker that runs the odd indices of each call while the caller runs
  * the even ones: both at once, each index always on the same thread. It
  * waits spinning (yielding) on a generation count, so a call's start
- * costs no wake-up (the timing's splits are some 100 us). */
+ * costs no wake-up. */
 typedef struct pair {
   pthread_t thread;
   atomic_uint gen, done; /* calls posted and finished by the worker */
@@ -46,20 +39,11 @@ typedef struct pair {
   int (*fn)(void *, size_t);
   void *fctx;
   int rc[PAIR_MAX];
-  /* For the timing: the time inside the calls (pair_each), and the sum
-   * over calls of the longer of the two threads' halves (what the calls
-   * would take if neither thread ever waited for a core) */
-  double split_s, halves_s;
-  double half_s[2]; /* this call's, per thread */
 } pair;
 
-static double now_s(void);
-
 static void pair_run(pair *p, size_t from) {
-  double t0 = now_s();
   for (size_t i = from; i < p->n; i += 2)
     p->rc[i] = p->fn(p->fctx, i);
-  p->half_s[from] = now_s() - t0;
 }
 
 static void *pair_worker(void *arg) {
@@ -83,30 +67,9 @@ static void pair_start(pair *p) {
   assert_int_equal(pthread_create(&p->thread, NULL, pair_worker, p), 0);
 }
 
-/* For the timing: the caller on CPU 0 and the worker on CPU 1 where
- * AIFSIM_EACH_PIN is set, so a loaded machine's scheduler cannot put both
- * on one core (it did: the two halves then ran one after the other). */
-static void pair_pin(pair *p) {
-  if (getenv("AIFSIM_EACH_PIN") == NULL)
-    return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(1, &one);
-  assert_int_equal(pthread_setaffinity_np(p->thread, sizeof one, &one), 0);
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
-}
-
 static void pair_stop(pair *p) {
   atomic_store_explicit(&p->quit, true, memory_order_release);
   pthread_join(p->thread, NULL);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* control_each_fn on two threads: the first failing index's code. */
@@ -114,33 +77,16 @@ static int pair_each(void *ctx, size_t n, int (*fn)(void *, size_t),
                      void *fctx) {
   pair *p = ctx;
   assert_true(n <= PAIR_MAX);
-  double t0 = now_s();
   p->n = n, p->fn = fn, p->fctx = fctx;
   unsigned g = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
   atomic_store_explicit(&p->gen, g, memory_order_release);
   pair_run(p, 0);
   while (atomic_load_explicit(&p->done, memory_order_acquire) != g)
     sched_yield(); /* the worker's half: as long as the caller's */
-  p->split_s += now_s() - t0;
-  p->halves_s += p->half_s[0] > p->half_s[1] ? p->half_s[0] : p->half_s[1];
   for (size_t i = 0; i < n; i++)
     if (p->rc[i] != SIM_OK)
       return p->rc[i];
   return SIM_OK;
-}
-
-/* The same calls one after another on the caller's thread, timed. */
-static int serial_each(void *ctx, size_t n, int (*fn)(void *, size_t),
-                       void *fctx) {
-  pair *p = ctx;
-  double t0 = now_s();
-  int rc = SIM_OK;
-  for (size_t i = 0; i < n; i++) {
-    int r = fn(fctx, i);
-    rc = rc == SIM_OK ? r : rc;
-  }
-  p->split_s += now_s() - t0;
-  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -414,52 +360,11 @@ static void pair_returns_first_failure(void **state) {
   pair_stop(&p);
 }
 
-/* The two groups' splits of units like the request level's peak (two
- * groups of 71 racks, slots of 4 and 5 GPUs: some 1,100 units a group,
- * hundreds of classes), serial and on two threads: the potential gain,
- * printed. Only with AIFSIM_EACH_TIMING set. */
-static void each_timing(void **state) {
-  (void)state;
-  if (getenv("AIFSIM_EACH_TIMING") == NULL)
-    skip();
-  static const scenario peak = {"peak-like", POWER_EFFICIENCY, 2, {71, 71},
-                                4, true, false, 60, 500};
-  pair p;
-  pair_start(&p);
-  pair_pin(&p);
-  pair timed = {0};
-  world *serial = world_make(&peak), *two = world_make(&peak);
-  control_set_each(serial->c, serial_each, &timed);
-  control_set_each(two->c, pair_each, &p);
-  for (int round = 0; round < 3; round++) {
-    timed.split_s = p.split_s = p.halves_s = 0;
-    for (int q = round * peak.periods; q < (round + 1) * peak.periods; q++) {
-      world_period(serial, q);
-      world_period(two, q);
-    }
-    rack_fleet_gpu_caps(serial->fl);
-    rack_fleet_gpu_caps(two->fl);
-    assert_memory_equal(serial->fl->cap_w, two->fl->cap_w,
-                        serial->ngpus * sizeof *serial->fl->cap_w);
-    print_message("round %d: %d periods, the groups' splits %.1f us serial, "
-                  "%.1f us on two threads a period (%.2fx; the longer "
-                  "half %.1f us, %.2fx)\n",
-                  round, peak.periods, 1e6 * timed.split_s / peak.periods,
-                  1e6 * p.split_s / peak.periods, timed.split_s / p.split_s,
-                  1e6 * p.halves_s / peak.periods,
-                  timed.split_s / p.halves_s);
-  }
-  world_drop(serial);
-  world_drop(two);
-  pair_stop(&p);
-}
-
 int main(void) {
   struct CMUnitTest tests[16];
   size_t n = 0;
   TEST_ADD(tests, n, pair_returns_first_failure);
   TEST_ROWS(tests, n, groups_on_two_threads, scenarios);
-  TEST_ADD(tests, n, each_timing);
   return _cmocka_run_group_tests("control_each", tests, n,
                                  test_catalogs_load_gpu, test_catalogs_release);
 }

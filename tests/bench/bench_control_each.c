@@ -1,0 +1,352 @@
+/* bench_control_each.c - what the power policy's splits gain on two
+ * threads. A benchmark, not a test: it prints figures and asserts nothing
+ * on time (tests/control/test_control_each.c checks the bits).
+ *
+ * Usage: bench_control_each [PERIODS [pin]] (default 60 periods a round).
+ *
+ * A control over two rack groups like bench-10k's at the request level's
+ * peak (71 racks of GB200 NVL72 each, slots of 4 and 5 GPUs: some 1,100
+ * units a group, hundreds of classes, the efficiency policy), its units'
+ * worth and load drifting period to period. Each period runs twice: once
+ * with a "for each" (control_set_each) that runs the calls one after
+ * another on this thread, once with one that runs index i on thread
+ * i % 2 (this one and a worker, both spinning between calls so a call
+ * costs no wake-up). Three rounds of PERIODS periods; each prints the
+ * wall time inside the each calls a period, serial and on two threads,
+ * their ratio, and the longer of the two threads' halves (what the calls
+ * would take if neither thread ever waited for a core). The two runs'
+ * caps must be the same bits: a difference exits 1. With "pin" the
+ * caller runs on CPU 0 and the worker on CPU 1 (a loaded machine's
+ * scheduler put both on one core, the halves then one after the other).
+ * Wall clock: on a shared machine read it against the load it prints. */
+#define _GNU_SOURCE /* pthread_setaffinity_np */
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control.h"
+#include "control_nop.h"
+#include "gpu.h"
+
+enum { ROUNDS = 3, GROUPS = 2, RACKS = 71, RACK_GPUS = 72, CLASSES = 500 };
+enum { INDEX_MAX = 1024 }; /* indices an each call at most */
+
+static double wall_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void die(const char *what, const char *why) {
+  fprintf(stderr, "bench_control_each: %s%s%s\n", what, why ? ": " : "",
+          why ? why : "");
+  exit(1);
+}
+
+/* ---- The two threads' each ------------------------------------------- */
+
+/* The caller runs the even indices of a call and the worker the odd
+ * ones, at once, each index on the same thread every call. The worker
+ * spins (yielding) on a generation count: the splits are some 100 us, and
+ * a wake-up would cost a good part of that. */
+typedef struct pair {
+  pthread_t thread;
+  atomic_uint gen, done; /* calls posted, and finished by the worker */
+  atomic_bool quit;
+  size_t n;
+  int (*fn)(void *, size_t);
+  void *fctx;
+  int rc[INDEX_MAX];
+  double half_s[2]; /* this call's halves, by thread */
+  double split_s;   /* the time inside the calls */
+  double halves_s;  /* the sum of each call's longer half */
+} pair;
+
+static void pair_run(pair *p, size_t from) {
+  double t0 = wall_s();
+  for (size_t i = from; i < p->n; i += 2)
+    p->rc[i] = p->fn(p->fctx, i);
+  p->half_s[from] = wall_s() - t0;
+}
+
+static void *pair_worker(void *arg) {
+  pair *p = arg;
+  unsigned seen = 0;
+  for (;;) {
+    unsigned g;
+    while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen) {
+      if (atomic_load_explicit(&p->quit, memory_order_acquire))
+        return NULL;
+      sched_yield();
+    }
+    seen = g;
+    pair_run(p, 1);
+    atomic_store_explicit(&p->done, g, memory_order_release);
+  }
+}
+
+/* control_each_fn on two threads: the first failing index's code. */
+static int pair_each(void *ctx, size_t n, int (*fn)(void *, size_t),
+                     void *fctx) {
+  pair *p = ctx;
+  if (n > INDEX_MAX)
+    die("an each call of more indices than INDEX_MAX", NULL);
+  double t0 = wall_s();
+  p->n = n, p->fn = fn, p->fctx = fctx;
+  unsigned g = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&p->gen, g, memory_order_release);
+  pair_run(p, 0);
+  while (atomic_load_explicit(&p->done, memory_order_acquire) != g)
+    sched_yield();
+  p->split_s += wall_s() - t0;
+  p->halves_s += fmax(p->half_s[0], p->half_s[1]);
+  for (size_t i = 0; i < n; i++)
+    if (p->rc[i] != SIM_OK)
+      return p->rc[i];
+  return SIM_OK;
+}
+
+/* The same calls one after another on this thread, timed in split_s. */
+static int serial_each(void *ctx, size_t n, int (*fn)(void *, size_t),
+                       void *fctx) {
+  pair *p = ctx;
+  double t0 = wall_s();
+  int rc = SIM_OK;
+  for (size_t i = 0; i < n; i++) {
+    int r = fn(fctx, i);
+    rc = rc == SIM_OK ? r : rc;
+  }
+  p->split_s += wall_s() - t0;
+  return rc;
+}
+
+/* Pins this thread to CPU 0 and the worker to CPU 1. */
+static void pair_pin(pair *p) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(1, &one);
+  if (pthread_setaffinity_np(p->thread, sizeof one, &one) != 0)
+    die("pinning the worker to CPU 1", NULL);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
+    die("pinning this thread to CPU 0", NULL);
+}
+
+/* ---- A factory around one control ------------------------------------ */
+
+#define NGPUS (GROUPS * RACKS * RACK_GPUS)
+
+typedef struct world {
+  sim_engine *e;
+  rack_fleet *fl;
+  control *c;
+  uint32_t slot[NGPUS];
+  double worth[NGPUS];
+  double fit_w[GROUPS];
+  power_config cfg;
+} world;
+
+static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
+  const world *w = ctx;
+  for (size_t g = 0; g < f->ngroups; g++)
+    if (caps[g] > w->fit_w[g])
+      return false;
+  return true;
+}
+
+static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
+
+static void slot_units(void *ctx, const uint32_t *key, size_t n,
+                       power_unit *u) {
+  const world *w = ctx;
+  for (size_t j = 0; j < n; j++) {
+    if (key[j] == CONTROL_NO_SLOT)
+      continue;
+    u[j].cls = key[j] % 7 == 0 ? POWER_TRAINING : POWER_INFERENCE;
+    u[j].weight = 1 + key[j] % 3;
+    u[j].priority = key[j] % 2;
+    u[j].c = w->worth[key[j]];
+  }
+}
+
+/* The fleet: GROUPS groups of RACKS racks, their units' runs kept. */
+static rack_fleet *fleet_make(const gpu_catalog *cat) {
+  const gpu_spec *gb = gpu_catalog_find(cat, "GB200");
+  if (gb == NULL)
+    die("no GB200 in the GPU catalog", NULL);
+  rack_group_spec g[GROUPS];
+  for (size_t k = 0; k < GROUPS; k++)
+    g[k] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = RACKS,
+                             .gpus_per_rack = RACK_GPUS, .limit_w = 132000,
+                             .other_idle_w = 16800, .other_max_w = 33600,
+                             .r_th = NAN};
+  sim_error err = {0};
+  rack_fleet *fl = rack_fleet_create(g, GROUPS, NULL, &err);
+  if (fl == NULL || rack_fleet_keep_units(fl) != SIM_OK)
+    die("the fleet", err.msg);
+  return fl;
+}
+
+static world *world_make(const gpu_catalog *cat) {
+  world *w = calloc(1, sizeof *w);
+  if (w == NULL)
+    die("out of memory", NULL);
+  w->e = sim_engine_create(NULL);
+  w->fl = fleet_make(cat);
+  w->cfg = (power_config){.cap_w = 1e7, .policy = POWER_EFFICIENCY,
+                          .allocation_period_s = 0, .budget = BUDGET_RESERVE,
+                          .budget_margin = 0.05, .activity_smoothing_s = NAN};
+  control_hooks hk = {w, fits, control_nop_drive, control_nop_power,
+                      gpu_slots, slot_units, control_nop_request_counts,
+                      NULL};
+  sim_error err = {0};
+  w->c = w->e != NULL ? control_create(&w->cfg, w->fl, w->e, &hk, &err) : NULL;
+  if (w->c == NULL)
+    die("the control", err.msg);
+  return w;
+}
+
+static void world_drop(world *w) {
+  control_destroy(w->c);
+  rack_fleet_destroy(w->fl);
+  sim_engine_destroy(w->e);
+  free(w);
+}
+
+/* A number in [0, 1) from k and p, the same on every machine. */
+static double mix(uint32_t k, uint32_t p) {
+  uint32_t x = k * 2654435761u ^ (p + 1) * 40503u;
+  x ^= x >> 15, x *= 2246822519u, x ^= x >> 13;
+  return (double)(x % 1000003u) / 1000003.0;
+}
+
+/* Slots of 4 and 5 GPUs in turn, the last 2 GPUs of each rack free. */
+static uint32_t world_slots(world *w) {
+  uint32_t k = 0, left = 0;
+  for (uint32_t i = 0; i < NGPUS; i++) {
+    if (i % RACK_GPUS >= RACK_GPUS - 2) {
+      w->slot[i] = CONTROL_NO_SLOT;
+      continue;
+    }
+    if (left == 0)
+      k++, left = 4 + k % 2;
+    left--;
+    w->slot[i] = k - 1;
+  }
+  return k;
+}
+
+/* Period p's state: each slot's worth and load drift (a few slots a
+ * period), quantized to CLASSES steps so that many share a class; each
+ * group's fit its own, some periods near the floor. */
+static void world_state(world *w, int p) {
+  uint32_t nslots = world_slots(w);
+  for (uint32_t j = 0; j < nslots; j++) /* some without measured work */
+    w->worth[j] = j % 11 == 0 ? 0 : 0.1 + 0.8 * floor(mix(j, p / 5) * 5) / 5;
+  for (uint32_t i = 0; i < NGPUS; i++) {
+    uint32_t j = w->slot[i];
+    double a = 0.1;
+    if (j != CONTROL_NO_SLOT) {
+      uint32_t age = (uint32_t)p / 3 + (j % 3 == (uint32_t)p % 3);
+      a = j % 13 == 0 ? 0 : 0.05 + 0.9 * floor(mix(j, age) * CLASSES) /
+                                     CLASSES;
+    }
+    rack_set_unit_key(w->fl, i, j == CONTROL_NO_SLOT ? 0 : j + 1);
+    rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
+  }
+  for (size_t g = 0; g < GROUPS; g++)
+    w->fit_w[g] = 420 + 90 * mix((uint32_t)g, (uint32_t)p / 4) +
+                  (g == 1 && p % 5 == 4 ? -200 : 0);
+  rack_fleet_update(w->fl, NULL);
+}
+
+/* One period: the state, the split again (the fit may have moved), the
+ * policy. */
+static void world_period(world *w, int p) {
+  world_state(w, p);
+  sim_error err = {0};
+  if (control_split(w->c, &err) != SIM_OK)
+    die("the split", err.msg);
+  const control_view v = {.cap_w = w->cfg.cap_w, .limit_w = w->cfg.cap_w,
+                          .recap = true, .dr_window_s = NAN,
+                          .facility_w = 0.8 * w->cfg.cap_w};
+  if (control_period(w->c, &v, 60 * SIM_SEC * p) != SIM_OK)
+    die("the period", sim_engine_errmsg(w->e));
+}
+
+/* ---- The rounds ------------------------------------------------------ */
+
+static void same_caps(world *a, world *b) {
+  rack_fleet_gpu_caps(a->fl);
+  rack_fleet_gpu_caps(b->fl);
+  if (memcmp(a->fl->cap_w, b->fl->cap_w, NGPUS * sizeof *a->fl->cap_w) != 0)
+    die("the caps on two threads are not the serial ones", NULL);
+}
+
+static void rounds(world *serial, world *two, pair *timed, pair *p,
+                   int periods) {
+  for (int round = 0; round < ROUNDS; round++) {
+    timed->split_s = p->split_s = p->halves_s = 0;
+    for (int q = round * periods; q < (round + 1) * periods; q++) {
+      world_period(serial, q);
+      world_period(two, q);
+    }
+    same_caps(serial, two);
+    printf("  round %d: the splits %.1f us a period serial, %.1f us on two "
+           "threads (%.2fx; the longer half %.1f us, %.2fx)\n",
+           round, 1e6 * timed->split_s / periods, 1e6 * p->split_s / periods,
+           timed->split_s / p->split_s, 1e6 * p->halves_s / periods,
+           timed->split_s / p->halves_s);
+  }
+}
+
+static double load_now(void) {
+  double load = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%lf", &load) != 1)
+      load = -1;
+    fclose(f);
+  }
+  return load;
+}
+
+int main(int argc, char **argv) {
+  int periods = argc > 1 ? atoi(argv[1]) : 60;
+  bool pin = argc > 2 && strcmp(argv[2], "pin") == 0;
+  if (periods <= 0 || (argc > 2 && !pin) || argc > 3) {
+    fprintf(stderr, "usage: bench_control_each [PERIODS [pin]]\n");
+    return 2;
+  }
+  gpu_catalog cat;
+  sim_error err = {0};
+  if (gpu_catalog_load_builtin(&cat, &err) != SIM_OK)
+    die("the GPU catalog", err.msg);
+  static pair p, timed;
+  if (pthread_create(&p.thread, NULL, pair_worker, &p) != 0)
+    die("starting the worker", NULL);
+  if (pin)
+    pair_pin(&p);
+  printf("bench_control_each: %d groups of %d racks, %d periods a round, "
+         "%s, load %.2f\n",
+         GROUPS, RACKS, periods, pin ? "pinned to CPUs 0 and 1" : "not pinned",
+         load_now());
+  world *serial = world_make(&cat), *two = world_make(&cat);
+  control_set_each(serial->c, serial_each, &timed);
+  control_set_each(two->c, pair_each, &p);
+  rounds(serial, two, &timed, &p, periods);
+  world_drop(serial);
+  world_drop(two);
+  atomic_store_explicit(&p.quit, true, memory_order_release);
+  pthread_join(p.thread, NULL);
+  gpu_catalog_fini(&cat);
+  return 0;
+}
