@@ -195,7 +195,7 @@ static void replica_clocks_are_their_gpus_slowest(void **state) {
     assert_true(rack_fleet_runs_fresh(f));
     pack(f, size, nrep, &p);
     work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, false, false,
-                   false, 0};
+                   false, 0, false};
     work__replica_phis(f, &r, phi, &last);
     r.held = true;
     work__replica_phis(f, &r, held, &last_held);
@@ -220,7 +220,7 @@ static work_reps lay_round(rack_fleet *f, int round, uint32_t *size,
   for (uint32_t k = 0; k < nrep; k++)
     fresh[k] = drawn_load();
   return (work_reps){nrep, p->run0,  p->runs, p->rack, p->type,
-                     true, way == 2, false,   0};
+                     true, way == 2, false,   0,       false};
 }
 
 /* The drive's loads, a service's replicas at a time
@@ -340,7 +340,7 @@ static void one_run_rounds(const char *a, const char *b, const char *c,
     pack(f, size, nrep, &p);
     assert_int_equal(p.run0[nrep], nrep); /* one run a replica */
     work_reps r = {nrep, p.run0, p.runs, p.rack, p.type, true, false,
-                   false, 0};
+                   false, 0, false};
     work__replica_phis(f, &r, held, &last);
     check_slowest(f, size, nrep, &p, held);
     assert_true(work__runs_seq(p.run0, p.runs, nrep)); /* from GPU 0 on */
@@ -443,7 +443,7 @@ static void one_word_off(void **state) {
       }
       rack_fleet_caps_written(f);
       work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
-                     true,     true,      false,     0};
+                     true,     true,      false,     0,         false};
       for (int narrow = 0; narrow < 2; narrow++) {
         rack_phi_last last = {.type = RACK_PHI_NONE};
         sim_lanes_narrow = narrow;
@@ -493,7 +493,7 @@ static void known_stretch_clocks(void **state) {
         rack_set_run_load(f, o->p.runs[j], other);
       assert_true((rack_known_at(f, o->p.runs[j]) != NULL) == (v == 0));
       work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
-                     true,     true,      false,     0};
+                     true,     true,      false,     0,         false};
       rack_phi_last last = {.type = RACK_PHI_NONE};
       work__replica_phis(f, &r, o->phi, &last);
       rack_fleet_gpu_loads(f);
