@@ -187,34 +187,24 @@ const gpu_load *work__crew_take_loads(work *w) {
 /* The replicas' clocks service by service, on the members' threads     */
 /* ------------------------------------------------------------------ */
 
+/* The packed replicas as one list (held as given). */
+static work_reps packed_reps(const work *w, bool held) {
+  return (work_reps){w->nrep,        w->rep_run0,  w->rep_runs, w->rep_rack,
+                     w->rep_type,    held,         w->reps_seq, w->racks_typed,
+                     w->racks_type,  false};
+}
+
 void work__crew_pack(work *w) {
   w->svc_packed = false;
   if (w->svc_run0 == NULL || w->svc_rep0[w->cfg->nservices] != w->nrep)
     return;
+  const work_reps all = packed_reps(w, false);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
-    uint32_t k0 = w->svc_rep0[s], n = w->svc_rep0[s + 1] - k0;
-    uint32_t *run0 = w->svc_run0 + k0 + s, q0 = w->rep_run0[k0];
-    for (uint32_t k = 0; k <= n; k++)
-      run0[k] = w->rep_run0[k0 + k] - q0;
-    w->svc_seq[s] = work__runs_seq(run0, w->rep_runs + q0, n);
+    uint32_t k0 = w->svc_rep0[s];
+    w->svc_seq[s] = work__reps_part_made(&all, k0, w->svc_rep0[s + 1] - k0,
+                                         w->svc_run0 + k0 + s);
   }
   w->svc_packed = true;
-}
-
-/* Service s's replicas as their own packed list: its runs from its
- * first replica's on (svc_run0 counts from there), read alone. */
-static work_reps service_reps(const work *w, size_t s, bool held) {
-  uint32_t k0 = w->svc_rep0[s], q0 = w->rep_run0[k0];
-  return (work_reps){.n = w->svc_rep0[s + 1] - k0,
-                     .run0 = w->svc_run0 + k0 + s,
-                     .runs = w->rep_runs + q0,
-                     .rack = w->rep_rack + q0,
-                     .type = w->rep_type + q0,
-                     .held = held,
-                     .seq = w->svc_seq[s],
-                     .typed = w->racks_typed,
-                     .racks_type = w->racks_type,
-                     .solo = true};
 }
 
 typedef struct clocks_job {
@@ -229,8 +219,11 @@ typedef struct clocks_job {
 static int replica_clocks_of(void *ctx, size_t s) {
   const clocks_job *j = ctx;
   work *w = j->w;
-  work_reps r = service_reps(w, s, j->held);
-  double *phi = w->rep_phi + w->svc_rep0[s];
+  const work_reps all = packed_reps(w, j->held);
+  uint32_t k0 = w->svc_rep0[s];
+  work_reps r = work__reps_part(&all, k0, w->svc_rep0[s + 1] - k0,
+                                w->svc_run0 + k0 + s, w->svc_seq[s]);
+  double *phi = w->rep_phi + k0;
   rack_phi_last last = {.type = RACK_PHI_NONE};
   work__replica_phis(w->fleet, &r, phi, &last);
   return inf_set_clocks(w->svc[s], 0, r.n, phi);

@@ -269,6 +269,21 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
 
+/* workloads_phis.c: replicas k0 .. k0 + n - 1 of all (a service's) as a
+ * list of their own, for work__replica_phis on a thread of its own
+ * while other threads take other parts: _made writes its run0 (n + 1
+ * of room, from 0) and returns whether its runs are in order
+ * (work__runs_seq), once a packing; work__reps_part is the list, the
+ * fleet's cache left alone (solo). The clocks it gives, from a last of
+ * its own, are the whole list's walk's for those replicas to the bit:
+ * a clock taken from last, from the cache or solved alone or in a
+ * stretch is the solve of its type, cap and load (rack.h), so where the
+ * walk starts and where its stretches fall change no clock. */
+bool work__reps_part_made(const work_reps *all, uint32_t k0, uint32_t n,
+                          uint32_t *run0);
+work_reps work__reps_part(const work_reps *all, uint32_t k0, uint32_t n,
+                          const uint32_t *run0, bool seq);
+
 /* workloads_loads.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
  * every run of theirs (the runs fresh; r's loads and types not read):
  * once a run (rack_set_run_load), the runs in order at once where r->seq

@@ -442,3 +442,26 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
       k = hits_one(fl, r, k + 1, last, phi);
   }
 }
+
+bool work__reps_part_made(const work_reps *all, uint32_t k0, uint32_t n,
+                          uint32_t *run0) {
+  const uint32_t q0 = all->run0[k0];
+  for (uint32_t k = 0; k <= n; k++)
+    run0[k] = all->run0[k0 + k] - q0;
+  return work__runs_seq(run0, all->runs + q0, n);
+}
+
+work_reps work__reps_part(const work_reps *all, uint32_t k0, uint32_t n,
+                          const uint32_t *run0, bool seq) {
+  const uint32_t q0 = all->run0[k0];
+  return (work_reps){.n = n,
+                     .run0 = run0,
+                     .runs = all->runs + q0,
+                     .rack = all->rack + q0,
+                     .type = all->type + q0,
+                     .held = all->held,
+                     .seq = seq,
+                     .typed = all->typed,
+                     .racks_type = all->racks_type,
+                     .solo = true};
+}
