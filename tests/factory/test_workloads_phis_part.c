@@ -138,11 +138,30 @@ static uint32_t round_laid(rack_fleet *f, const part_row *row, uint32_t *size,
   return nrep;
 }
 
+/* The services k0[0 .. nsvc] of all, each from its own last on a thread
+ * of crew: their clocks are want, and the fleet's gate is as it was. */
+static void parts_on_threads(const rack_fleet *f, const work_reps *all,
+                             const uint32_t *k0, size_t nsvc,
+                             const double *want, sim_crew *crew) {
+  static uint32_t run0[2 * MAX_REPS + 1];
+  static bool seq[MAX_REPS];
+  static double got[MAX_REPS];
+  for (size_t s = 0; s < nsvc; s++)
+    seq[s] =
+        work__reps_part_made(all, k0[s], k0[s + 1] - k0[s], run0 + k0[s] + s);
+  assert_true(rack_fleet_phis_shareable(f));
+  rack_phi_gate gate = *f->phi_gate;
+  memset(got, 0xff, sizeof got);
+  parts ps = {f, all, k0, run0, seq, got};
+  assert_int_equal(sim_crew_for(crew, nsvc, part_clocks, &ps), SIM_OK);
+  assert_memory_equal(got, want, all->n * sizeof *want);
+  assert_memory_equal(f->phi_gate, &gate, sizeof gate); /* left alone */
+}
+
 static void parts_are_the_walk(void **state) {
   const part_row *row = *state;
-  static uint32_t size[MAX_REPS], k0[MAX_REPS + 1], run0[2 * MAX_REPS + 1];
-  static bool seq[MAX_REPS];
-  static double want[MAX_REPS], got[MAX_REPS];
+  static uint32_t size[MAX_REPS], k0[MAX_REPS + 1];
+  static double want[MAX_REPS];
   static packed p;
   two_types t;
   two_threads crew;
@@ -168,16 +187,7 @@ static void parts_are_the_walk(void **state) {
     rack_phi_last last = {.type = RACK_PHI_NONE};
     work__replica_phis(f, &all, want, &last);
     check_slowest(f, size, nrep, &p, want);
-    for (size_t s = 0; s < nsvc; s++)
-      seq[s] = work__reps_part_made(&all, k0[s], k0[s + 1] - k0[s],
-                                    run0 + k0[s] + s);
-    assert_true(rack_fleet_phis_shareable(f));
-    rack_phi_gate gate = *f->phi_gate;
-    memset(got, 0xff, sizeof got);
-    parts ps = {f, &all, k0, run0, seq, got};
-    assert_int_equal(sim_crew_for(crew.crew, nsvc, part_clocks, &ps), SIM_OK);
-    assert_memory_equal(got, want, nrep * sizeof *want);
-    assert_memory_equal(f->phi_gate, &gate, sizeof gate); /* left alone */
+    parts_on_threads(f, &all, k0, nsvc, want, crew.crew);
   }
   two_threads_close(&crew);
   two_types_free(&t);
