@@ -71,7 +71,11 @@ int work__crew_start(work *w) {
     w->svc_rep0[s + 1] =
         w->svc_rep0[s] + (uint32_t)w->cfg->services[s].replicas;
   w->rep_taken = sim_calloc(w->alloc, w->svc_rep0[ns] + 1, sizeof *w->rep_taken);
-  if (w->rep_taken == NULL)
+  w->svc_run0 = sim_calloc(w->alloc, w->svc_rep0[ns] + ns, sizeof *w->svc_run0);
+  w->svc_seq = sim_calloc(w->alloc, ns, sizeof *w->svc_seq);
+  w->rep_comp = sim_calloc(w->alloc, w->svc_rep0[ns] + 3, sizeof *w->rep_comp);
+  if (w->rep_taken == NULL || w->svc_run0 == NULL || w->svc_seq == NULL ||
+      w->rep_comp == NULL)
     return SIM_ENOMEM;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     int rc = sim_crew_add(w->crew, w->svc_engine[s],
@@ -105,9 +109,16 @@ void work__crew_free_engines(work *w) {
   sim_free(w->alloc, w->svc_engine);
   sim_free(w->alloc, w->svc_rep0);
   sim_free(w->alloc, w->rep_taken);
+  sim_free(w->alloc, w->svc_run0);
+  sim_free(w->alloc, w->svc_seq);
+  sim_free(w->alloc, w->rep_comp);
   w->svc_engine = NULL;
   w->svc_rep0 = NULL;
   w->rep_taken = NULL;
+  w->svc_run0 = NULL;
+  w->svc_seq = NULL;
+  w->rep_comp = NULL;
+  w->comp_taken = false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -133,6 +144,8 @@ static int take_loads_of(void *ctx, size_t s) {
   const tick_job *j = ctx;
   uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
   inf_take_loads(j->w->svc[s], 0, n, j->w->rep_taken + k0);
+  /* the shares the take just made, for the power policy's units */
+  inf_compute_shares(j->w->svc[s], 0, n, j->w->rep_comp + 3 + k0);
   return SIM_OK;
 }
 
@@ -168,4 +181,60 @@ const gpu_load *work__crew_take_loads(work *w) {
   tick_job j = {w, NULL};
   (void)sim_crew_each(w->crew, take_loads_of, &j);
   return w->rep_taken;
+}
+
+/* ------------------------------------------------------------------ */
+/* The replicas' clocks service by service, on the members' threads     */
+/* ------------------------------------------------------------------ */
+
+/* The packed replicas as one list (held as given). */
+static work_reps packed_reps(const work *w, bool held) {
+  return (work_reps){w->nrep,        w->rep_run0,  w->rep_runs, w->rep_rack,
+                     w->rep_type,    held,         w->reps_seq, w->racks_typed,
+                     w->racks_type,  false};
+}
+
+void work__crew_pack(work *w) {
+  w->svc_packed = false;
+  if (w->svc_run0 == NULL || w->svc_rep0[w->cfg->nservices] != w->nrep)
+    return;
+  const work_reps all = packed_reps(w, false);
+  for (size_t s = 0; s < w->cfg->nservices; s++) {
+    uint32_t k0 = w->svc_rep0[s];
+    w->svc_seq[s] = work__reps_part_made(&all, k0, w->svc_rep0[s + 1] - k0,
+                                         w->svc_run0 + k0 + s);
+  }
+  w->svc_packed = true;
+}
+
+typedef struct clocks_job {
+  work *w;
+  bool held;
+} clocks_job;
+
+/* Service s's clocks from a last of its own (none yet), then to the
+ * service: every clock is its type's, cap's and load's solve to the bit,
+ * however the last and the stretches fall (workloads_phis.c), so the
+ * one-thread walk's from the previous service's last gives the same. */
+static int replica_clocks_of(void *ctx, size_t s) {
+  const clocks_job *j = ctx;
+  work *w = j->w;
+  const work_reps all = packed_reps(w, j->held);
+  uint32_t k0 = w->svc_rep0[s];
+  work_reps r = work__reps_part(&all, k0, w->svc_rep0[s + 1] - k0,
+                                w->svc_run0 + k0 + s, w->svc_seq[s]);
+  double *phi = w->rep_phi + k0;
+  rack_phi_last last = {.type = RACK_PHI_NONE};
+  work__replica_phis(w->fleet, &r, phi, &last);
+  return inf_set_clocks(w->svc[s], 0, r.n, phi);
+}
+
+bool work__crew_replica_clocks(work *w, bool held) {
+  if (!on_threads(w) || !w->svc_packed ||
+      !rack_fleet_phis_shareable(w->fleet))
+    return false;
+  clocks_job j = {w, held};
+  /* A failure is the service's, as work__crew_set_clocks leaves it. */
+  (void)sim_crew_each(w->crew, replica_clocks_of, &j);
+  return true;
 }

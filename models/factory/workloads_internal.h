@@ -50,6 +50,21 @@ struct work {
    * the members' threads at the tick. */
   uint32_t *svc_rep0;
   gpu_load *rep_taken;
+  /* And their packed runs as each service's own list, made with the
+   * packed runs (work__crew_pack): service s's run0 from 0 at
+   * svc_run0 + svc_rep0[s] + s, whether its runs are in order
+   * (work__runs_seq) in svc_seq[s]. svc_packed: made for the runs
+   * packed now. */
+  uint32_t *svc_run0;
+  bool *svc_seq;
+  bool svc_packed;
+  /* The replicas' compute shares (inf_compute_shares) as the members
+   * took them with their loads, replica k's at rep_comp[3 + k] (three
+   * before the first, for workloads_units.c's loads of four); comp_taken:
+   * this drive's take was theirs, so they are what the services hold
+   * (a share changes only with a take) until the next drive. */
+  double *rep_comp;
+  bool comp_taken;
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
   train_config *jobs; /* the training entries expanded, one per job */
@@ -133,6 +148,19 @@ struct work {
    * first, so a run without them is as before. */
   struct work_client *client;
 };
+
+/* workloads_crew.c: each service's packed runs as its own list (w's
+ * svc_run0, svc_seq), after the packed runs are made; nothing without
+ * the crew. */
+void work__crew_pack(work *w);
+
+/* workloads_crew.c: where the crew runs on threads and the fleet's
+ * clocks may be solved on them (rack_fleet_phis_shareable), each
+ * service's replicas' clocks into w->rep_phi and to the service
+ * (inf_set_clocks), on its member's thread, the fleet's cache left
+ * alone (work_reps's solo); held as work_reps's. False (nothing done):
+ * the caller's loop does it. */
+bool work__crew_replica_clocks(work *w, bool held);
 
 /* workloads_crew.c: the engine service s runs on: its own at the request
  * level (made here; SIM_ENOMEM), the factory's otherwise. */
@@ -219,13 +247,17 @@ typedef struct work_reps {
    * (work__racks_type); false: the racks are read for it. */
   bool typed;
   uint32_t racks_type;
+  /* The fleet's cache of clocks neither read nor written (rack.h's
+   * _solve calls): a service's replicas on its member's thread
+   * (workloads_crew.c), the other services' on theirs at once. */
+  bool solo;
 } work_reps;
 
-/* workloads_tick.c: whether every rack of fl holds GPUs (then *type is
+/* workloads_phis.c: whether every rack of fl holds GPUs (then *type is
  * their one GPU type, RACK_PHI_NONE where two racks' differ). */
 bool work__racks_type(const rack_fleet *fl, uint32_t *type);
 
-/* workloads_tick.c: whether replicas run0[0 .. n] are one run each and
+/* workloads_phis.c: whether replicas run0[0 .. n] are one run each and
  * runs[k] is runs[0] + k (bench-10k's: the services' replicas are the
  * fleet's first runs, in order). */
 bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
@@ -236,6 +268,21 @@ bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n);
  * once (its first run's), not once a run. */
 void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
                         rack_phi_last *last);
+
+/* workloads_phis.c: replicas k0 .. k0 + n - 1 of all (a service's) as a
+ * list of their own, for work__replica_phis on a thread of its own
+ * while other threads take other parts: _made writes its run0 (n + 1
+ * of room, from 0) and returns whether its runs are in order
+ * (work__runs_seq), once a packing; work__reps_part is the list, the
+ * fleet's cache left alone (solo). The clocks it gives, from a last of
+ * its own, are the whole list's walk's for those replicas to the bit:
+ * a clock taken from last, from the cache or solved alone or in a
+ * stretch is the solve of its type, cap and load (rack.h), so where the
+ * walk starts and where its stretches fall change no clock. */
+bool work__reps_part_made(const work_reps *all, uint32_t k0, uint32_t n,
+                          uint32_t *run0);
+work_reps work__reps_part(const work_reps *all, uint32_t k0, uint32_t n,
+                          const uint32_t *run0, bool seq);
 
 /* workloads_loads.c: replicas k0 .. k0 + n - 1's loads l[0 .. n) to
  * every run of theirs (the runs fresh; r's loads and types not read):

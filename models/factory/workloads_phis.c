@@ -298,6 +298,15 @@ bool work__racks_type(const rack_fleet *fl, uint32_t *type) {
   return true;
 }
 
+bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n) {
+  if (n == 0 || run0[n] != n)
+    return false;
+  for (uint32_t k = 1; k < n; k++)
+    if (runs[k] != runs[0] + k)
+      return false;
+  return true;
+}
+
 /* racks_alike_of with the racks' type known (r->typed: every rack holds
  * GPUs, so none is passed over): the thermal caps' minimum alone, the
  * same values met in the same order, so the same answer where the type
@@ -312,6 +321,14 @@ static racks_alike racks_alike_typed(const rack_fleet *fl, const work_reps *r) {
     a.thermal =
         thermal[k] < a.thermal || isnan(thermal[k]) ? thermal[k] : a.thermal;
   return a;
+}
+
+/* Run run's clock remembered in last: through the fleet's cache, or
+ * solved where r is a thread's (r->solo), the same bits. */
+static double run_phi(const rack_fleet *fl, const work_reps *r, uint32_t run,
+                      uint32_t rack, rack_phi_last *last) {
+  return r->solo ? rack__run_phi_solve(fl, run, rack, last)
+                 : rack__run_phi_remember(fl, run, rack, last);
 }
 
 /* Replica k's clock, the slowest of its runs': a run like last (type,
@@ -332,7 +349,7 @@ static void replica_phi(const rack_fleet *fl, const work_reps *r, uint32_t k,
     bool load_like = held ? same : run_load_is(fl, run, &l, false);
     if (!load_like || last->type != r->type[q] ||
         !sim_same_bits(last->cap, cap))
-      rack__run_phi_remember(fl, run, r->rack[q], last);
+      run_phi(fl, r, run, r->rack[q], last);
     same = held; /* last's load is now the replica's */
     p = work__min_of(p, last->phi);
   } while (++q < end);
@@ -378,7 +395,10 @@ static uint32_t seq_from(const rack_fleet *fl, const work_reps *r, uint32_t k,
     assert(r->type[end - 1] == a.type &&
            r->runs[end - 1] == r->runs[0] + end - 1);
     if (end - k == 1) /* one alone (the fluid level's): no batch to make */
-      phi[k] = rack__run_phi_remember(fl, r->runs[0] + k, r->rack[k], last);
+      phi[k] = run_phi(fl, r, r->runs[0] + k, r->rack[k], last);
+    else if (r->solo)
+      rack__runs_phi_solve(fl, r->runs[0] + k, r->rack + k, end - k, phi + k,
+                           last);
     else
       rack__runs_phi_remember(fl, r->runs[0] + k, r->rack + k, end - k, phi + k,
                               last);
@@ -421,4 +441,27 @@ void work__replica_phis(const rack_fleet *fl, const work_reps *r, double *phi,
     else
       k = hits_one(fl, r, k + 1, last, phi);
   }
+}
+
+bool work__reps_part_made(const work_reps *all, uint32_t k0, uint32_t n,
+                          uint32_t *run0) {
+  const uint32_t q0 = all->run0[k0];
+  for (uint32_t k = 0; k <= n; k++)
+    run0[k] = all->run0[k0 + k] - q0;
+  return work__runs_seq(run0, all->runs + q0, n);
+}
+
+work_reps work__reps_part(const work_reps *all, uint32_t k0, uint32_t n,
+                          const uint32_t *run0, bool seq) {
+  const uint32_t q0 = all->run0[k0];
+  return (work_reps){.n = n,
+                     .run0 = run0,
+                     .runs = all->runs + q0,
+                     .rack = all->rack + q0,
+                     .type = all->type + q0,
+                     .held = all->held,
+                     .seq = seq,
+                     .typed = all->typed,
+                     .racks_type = all->racks_type,
+                     .solo = true};
 }

@@ -65,15 +65,7 @@ static bool pack_replica_runs(work *w) {
   }
   w->reps_seq = work__runs_seq(w->rep_run0, w->rep_runs, w->nrep);
   w->racks_typed = work__racks_type(fl, &w->racks_type);
-  return true;
-}
-
-bool work__runs_seq(const uint32_t *run0, const uint32_t *runs, uint32_t n) {
-  if (n == 0 || run0[n] != n)
-    return false;
-  for (uint32_t k = 1; k < n; k++)
-    if (runs[k] != runs[0] + k)
-      return false;
+  work__crew_pack(w);
   return true;
 }
 
@@ -165,9 +157,11 @@ static void replica_clocks(work *w, rack_phi_last *last) {
   double *phi = w->rep_phi;
   bool held = w->rep_loads_made == w->fleet->runs_made;
   assert(!held || loads_held(w));
+  if (work__crew_replica_clocks(w, held)) /* each service on its thread */
+    return;
   work_reps r = {w->nrep,     w->rep_run0,  w->rep_runs,
                  w->rep_rack, w->rep_type,  held,
-                 w->reps_seq, w->racks_typed, w->racks_type};
+                 w->reps_seq, w->racks_typed, w->racks_type, false};
   work__replica_phis(w->fleet, &r, phi, last);
   if (work__crew_set_clocks(w, phi)) /* each service on its own thread */
     return;
@@ -202,6 +196,7 @@ static void replica_loads(work *w) {
                        .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;
   const gpu_load *taken = work__crew_take_loads(w); /* NULL: take here */
+  w->comp_taken = taken != NULL;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
     if (taken != NULL)
@@ -247,6 +242,7 @@ void work__drive_clocks(work *w) {
 
 void work_drive(work *w, double dt) {
   bool fresh = slot_runs_fresh(w);
+  w->comp_taken = false; /* until replica_loads's take is the crew's */
   size_t k0 = 0;
   if (fresh && w->reps_packed) {
     replica_loads(w);

@@ -136,17 +136,22 @@ worth_puts_avx2(power_unit *u, const double *c, size_t e, sim_u2 cp) {
 
 /* Units j .. of a stretch of one service's consecutive replicas
  * (work__replica_stretch: a rack's replicas, in order) take their compute
- * shares in one call (inf_compute_shares); returns the unit after it.
- * Their class and priority as a unit made of zeros holds them
- * (work__class_priority). The shares land three doubles into their
- * buffer, for worth_puts_avx2's loads. */
+ * shares in one call (inf_compute_shares), or where the members took
+ * them with the loads (w->comp_taken) from there, the same doubles;
+ * returns the unit after it. Their class and priority as a unit made of
+ * zeros holds them (work__class_priority). The shares land three doubles
+ * into their buffer, for worth_puts_avx2's loads. */
 static size_t replica_units(const work *w, const uint32_t *key, size_t j,
                             size_t n, power_unit *u) {
   const slot *s0 = &w->slots[key[j]];
   size_t e = work__replica_stretch(w, key, j, n);
   double cbuf[3 + WORK_CHUNK], *c = cbuf + 3;
-  cbuf[0] = cbuf[1] = cbuf[2] = 0; /* not the whole buffer: 67 stores */
-  inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
+  if (w->comp_taken) {
+    c = w->rep_comp + 3 + w->svc_rep0[s0->owner] + s0->part;
+  } else {
+    cbuf[0] = cbuf[1] = cbuf[2] = 0; /* not the whole buffer: 67 stores */
+    inf_compute_shares(w->svc[s0->owner], s0->part, (uint32_t)e, c);
+  }
   const int64_t priority = w->cfg->services[s0->owner].priority;
 #ifdef SIM_LANES_AVX2
   if (sim_lanes_wide()) {

@@ -198,6 +198,15 @@ double gpu_load_clock_under_cap(const gpu_spec *g, double cap_w, gpu_load l);
 void gpu_load_clocks_under_caps(const gpu_spec *g, size_t n, const double *cap,
                                 const gpu_load *l, double *phi);
 
+/* Whether types[0 .. n)'s clocks under caps (the two calls above) may
+ * be solved on several threads at once until a type's fields change:
+ * each type's cap ends made now in its memo, so the solves only read
+ * them, and none has a measured curve (gsl's accelerator is written by
+ * every lookup). False too where two of the types share one memo with
+ * different ends (a copy of a type changed): each solve would make
+ * them again. Not while another thread solves for one of them. */
+bool gpu_solves_shareable(const gpu_spec *const *types, size_t n);
+
 /* The power share of a load at full clock, (P(1, L) - P_idle) / (P_tdp -
  * P_idle): the single "activity" the telemetry reports. */
 double gpu_load_share(const gpu_spec *g, gpu_load l);

@@ -473,6 +473,28 @@ static inline const cap_ends *cap_ends_of(const gpu_spec *g, cap_ends *local) {
   return e;
 }
 
+/* Whether g's memo holds g's ends (cap_ends_of would read them alone). */
+static bool cap_ends_hold(const gpu_spec *g) {
+  const cap_ends *e = &g->pow_memo->ends;
+  return e->made && e->interp == g->interp &&
+         e->key[0] == sim_bits(g->clock_min_hz) &&
+         e->key[1] == sim_bits(g->clock_max_hz) &&
+         e->key[2] == sim_bits(g->knee) && e->key[3] == sim_bits(g->gamma);
+}
+
+bool gpu_solves_shareable(const gpu_spec *const *types, size_t n) {
+  cap_ends local;
+  for (size_t t = 0; t < n; t++) {
+    if (types[t]->interp != NULL)
+      return false;
+    (void)cap_ends_of(types[t], &local); /* no memo: each solve's own */
+  }
+  for (size_t t = 0; t < n; t++) /* a later type's ends made over one's */
+    if (types[t]->pow_memo != NULL && !cap_ends_hold(types[t]))
+      return false;
+  return true;
+}
+
 /* power_at at an end: its s_mem and d known. */
 static inline double power_at_end(const load_terms *t, double s, double d) {
   return (t->g->idle_w + t->mem * s) + t->clocked * d;

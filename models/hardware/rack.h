@@ -520,6 +520,22 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                              const uint32_t *rack, uint32_t n, double *phi,
                              rack_phi_last *last);
 
+/* rack__run_phi_remember and rack__runs_phi_remember without the
+ * fleet's cache: every clock solved, the same bits (a cached clock is a
+ * solve's, to the bit), and nothing of the fleet written, so threads
+ * may take them for runs of their own at once while the fleet stands
+ * and rack_fleet_phis_shareable holds (a service's replicas on its
+ * thread: workloads_crew.c). */
+double rack__run_phi_solve(const rack_fleet *f, uint32_t q, uint32_t rack,
+                           rack_phi_last *last);
+void rack__runs_phi_solve(const rack_fleet *f, uint32_t q,
+                          const uint32_t *rack, uint32_t n, double *phi,
+                          rack_phi_last *last);
+
+/* Whether the _solve calls above may run on several threads at once
+ * (gpu_solves_shareable of the fleet's types, their ends made now). */
+bool rack_fleet_phis_shareable(const rack_fleet *f);
+
 /* The clock for GPU type, cap (held already) and load, through the
  * fleet's cache: rack_gpu_phi's answer for a GPU of those inputs. */
 double rack__phi_at(const rack_fleet *f, uint32_t type, double cap, gpu_load l);

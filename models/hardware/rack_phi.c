@@ -132,6 +132,38 @@ void rack__runs_phi_remember(const rack_fleet *f, uint32_t q,
                           t};
 }
 
+/* *last made for run q at cap and the clock phi. */
+static void last_of_run(const rack_fleet *f, uint32_t q, double cap,
+                        double phi, rack_phi_last *last) {
+  gpu_load l = rack_run_load(f, q);
+  *last = (rack_phi_last){cap, l.sm, l.mem, l.busy, phi, f->run_type[q]};
+}
+
+double rack__run_phi_solve(const rack_fleet *f, uint32_t q, uint32_t rack,
+                           rack_phi_last *last) {
+  double cap = rack_run_cap_w(f, q, rack);
+  last_of_run(f, q, cap,
+              gpu_load_clock_under_cap(f->types[f->run_type[q]], cap,
+                                       rack_run_load(f, q)),
+              last);
+  return last->phi;
+}
+
+void rack__runs_phi_solve(const rack_fleet *f, uint32_t q,
+                          const uint32_t *rack, uint32_t n, double *phi,
+                          rack_phi_last *last) {
+  assert(n >= 1 && n <= RACK_RUNS_BATCH);
+  uint16_t t = f->run_type[q];
+  runs_keys k;
+  runs_keys_of(f, t, q, rack, n, false, &k);
+  misses_of_type(f, t, n, k.cap, k.l, phi);
+  last_of_run(f, q + n - 1, k.cap[n - 1], phi[n - 1], last);
+}
+
+bool rack_fleet_phis_shareable(const rack_fleet *f) {
+  return gpu_solves_shareable(f->types, f->ntypes);
+}
+
 /* The misses of rack__phis_at, in order, solved: those of one type
  * next to each other together (misses_of_type). */
 static void misses_solved(const rack_fleet *f, uint32_t n, const uint16_t *type,

@@ -13,7 +13,8 @@
  * a rack's sums' lookups) are the solves', whatever the batch's types,
  * repeats and gate, and leave the cache exact. The fleet's kept worst
  * racks (rack_fleet_group_worst_w) are rack_group_worst_w's, to the bit,
- * whatever groups share what is kept. */
+ * whatever groups share what is kept. The same clocks and last without
+ * the cache (rack__run(s)_phi_solve), the cache left alone. */
 #include "test_util.h"
 
 #include <math.h>
@@ -77,6 +78,26 @@ static void runs_drawn(rack_fleet *f, const phi_row *row, unsigned *seed) {
   assert_true(rack_fleet_runs_fresh(f));
 }
 
+/* The cache's clocks phi and last for runs q .. q + n - 1 are those
+ * without it (rack__runs_phi_solve, rack__run_phi_solve one by one,
+ * the threads' calls), which leave the gate and the recent entries as
+ * they were. */
+static void solves_are_the_cache(const rack_fleet *f, uint32_t q, uint32_t n,
+                                 const double *phi, const rack_phi_last *last) {
+  double solved[RACK_RUNS_BATCH];
+  rack_phi_gate gate = *f->phi_gate;
+  rack_phi_last got = {.type = RACK_PHI_NONE}, one = got;
+  rack__runs_phi_solve(f, q, f->run_rack + q, n, solved, &got);
+  assert_memory_equal(solved, phi, n * sizeof *phi);
+  assert_memory_equal(&got, last, sizeof got);
+  for (uint32_t j = 0; j < n; j++) {
+    double p = rack__run_phi_solve(f, q + j, f->run_rack[q + j], &one);
+    assert_memory_equal(&p, &phi[j], sizeof p);
+  }
+  assert_memory_equal(&one, last, sizeof one);
+  assert_memory_equal(f->phi_gate, &gate, sizeof gate);
+}
+
 /* Runs q .. q + n - 1 a stretch: each clock the solve's, last the last's. */
 static void stretch_is_the_solves(const rack_fleet *f, uint32_t q, uint32_t n) {
   double phi[RACK_RUNS_BATCH];
@@ -95,6 +116,7 @@ static void stretch_is_the_solves(const rack_fleet *f, uint32_t q, uint32_t n) {
   rack_phi_last one = {.type = RACK_PHI_NONE};
   rack__run_phi_remember(f, q + n - 1, f->run_rack[q + n - 1], &one);
   assert_memory_equal(&last, &one, sizeof last);
+  solves_are_the_cache(f, q, n, phi, &last);
 }
 
 static void runs_clocks_are_the_solves(void **state) {
