@@ -18,7 +18,8 @@
  * caps must be the same bits: a difference exits 1. With "pin" the
  * caller runs on CPU 0 and the worker on CPU 1 (a loaded machine's
  * scheduler put both on one core, the halves then one after the other).
- * Wall clock: on a shared machine read it against the load it prints. */
+ * Wall clock: on a shared machine read it against the load it prints.
+ * The world is the test's (tests/control/each_world.h), one copy. */
 #define _GNU_SOURCE /* pthread_setaffinity_np */
 
 #include <math.h>
@@ -32,10 +33,9 @@
 #include <time.h>
 
 #include "control.h"
-#include "control_nop.h"
-#include "gpu.h"
+#include "each_world.h"
 
-enum { ROUNDS = 3, GROUPS = 2, RACKS = 71, RACK_GPUS = 72, CLASSES = 500 };
+enum { ROUNDS = 3, GROUPS = 2, RACKS = 71, CLASSES = 500 };
 enum { INDEX_MAX = 1024 }; /* indices an each call at most */
 
 static double wall_s(void) {
@@ -142,156 +142,35 @@ static void pair_pin(pair *p) {
 
 /* ---- A factory around one control ------------------------------------ */
 
-#define NGPUS (GROUPS * RACKS * RACK_GPUS)
+/* Two groups like bench-10k's (each_world.h): slots of 4 and 5 GPUs, the
+ * fleet's runs kept, the efficiency policy, CLASSES activities. */
+static const each_world_spec bench_world = {
+    POWER_EFFICIENCY, GROUPS, {RACKS, RACKS}, 4, true, false, CLASSES};
 
-typedef struct world {
-  sim_engine *e;
-  rack_fleet *fl;
-  control *c;
-  uint32_t slot[NGPUS];
-  double worth[NGPUS];
-  double fit_w[GROUPS];
-  power_config cfg;
-} world;
-
-static bool fits(void *ctx, const rack_fleet *f, const double *caps) {
-  const world *w = ctx;
-  for (size_t g = 0; g < f->ngroups; g++)
-    if (caps[g] > w->fit_w[g])
-      return false;
-  return true;
-}
-
-static const uint32_t *gpu_slots(void *ctx) { return ((world *)ctx)->slot; }
-
-static void slot_units(void *ctx, const uint32_t *key, size_t n,
-                       power_unit *u) {
-  const world *w = ctx;
-  for (size_t j = 0; j < n; j++) {
-    if (key[j] == CONTROL_NO_SLOT)
-      continue;
-    u[j].cls = key[j] % 7 == 0 ? POWER_TRAINING : POWER_INFERENCE;
-    u[j].weight = 1 + key[j] % 3;
-    u[j].priority = key[j] % 2;
-    u[j].c = w->worth[key[j]];
-  }
-}
-
-/* The fleet: GROUPS groups of RACKS racks, their units' runs kept. */
-static rack_fleet *fleet_make(const gpu_catalog *cat) {
-  const gpu_spec *gb = gpu_catalog_find(cat, "GB200");
-  if (gb == NULL)
-    die("no GB200 in the GPU catalog", NULL);
-  rack_group_spec g[GROUPS];
-  for (size_t k = 0; k < GROUPS; k++)
-    g[k] = (rack_group_spec){.name = "nvl", .gpu = gb, .count = RACKS,
-                             .gpus_per_rack = RACK_GPUS, .limit_w = 132000,
-                             .other_idle_w = 16800, .other_max_w = 33600,
-                             .r_th = NAN};
+static each_world *world_make(const gpu_catalog *cat) {
   sim_error err = {0};
-  rack_fleet *fl = rack_fleet_create(g, GROUPS, NULL, &err);
-  if (fl == NULL || rack_fleet_keep_units(fl) != SIM_OK)
-    die("the fleet", err.msg);
-  return fl;
-}
-
-static world *world_make(const gpu_catalog *cat) {
-  world *w = calloc(1, sizeof *w);
+  each_world *w = each_world_make(&bench_world, cat, &err);
   if (w == NULL)
-    die("out of memory", NULL);
-  w->e = sim_engine_create(NULL);
-  w->fl = fleet_make(cat);
-  w->cfg = (power_config){.cap_w = 1e7, .policy = POWER_EFFICIENCY,
-                          .allocation_period_s = 0, .budget = BUDGET_RESERVE,
-                          .budget_margin = 0.05, .activity_smoothing_s = NAN};
-  control_hooks hk = {w, fits, control_nop_drive, control_nop_power,
-                      gpu_slots, slot_units, control_nop_request_counts,
-                      NULL};
-  sim_error err = {0};
-  w->c = w->e != NULL ? control_create(&w->cfg, w->fl, w->e, &hk, &err) : NULL;
-  if (w->c == NULL)
-    die("the control", err.msg);
+    die("the world", err.msg);
   return w;
 }
 
-static void world_drop(world *w) {
-  control_destroy(w->c);
-  rack_fleet_destroy(w->fl);
-  sim_engine_destroy(w->e);
-  free(w);
-}
-
-/* A number in [0, 1) from k and p, the same on every machine. */
-static double mix(uint32_t k, uint32_t p) {
-  uint32_t x = k * 2654435761u ^ (p + 1) * 40503u;
-  x ^= x >> 15, x *= 2246822519u, x ^= x >> 13;
-  return (double)(x % 1000003u) / 1000003.0;
-}
-
-/* Slots of 4 and 5 GPUs in turn, the last 2 GPUs of each rack free. */
-static uint32_t world_slots(world *w) {
-  uint32_t k = 0, left = 0;
-  for (uint32_t i = 0; i < NGPUS; i++) {
-    if (i % RACK_GPUS >= RACK_GPUS - 2) {
-      w->slot[i] = CONTROL_NO_SLOT;
-      continue;
-    }
-    if (left == 0)
-      k++, left = 4 + k % 2;
-    left--;
-    w->slot[i] = k - 1;
-  }
-  return k;
-}
-
-/* Period p's state: each slot's worth and load drift (a few slots a
- * period), quantized to CLASSES steps so that many share a class; each
- * group's fit its own, some periods near the floor. */
-static void world_state(world *w, int p) {
-  uint32_t nslots = world_slots(w);
-  for (uint32_t j = 0; j < nslots; j++) /* some without measured work */
-    w->worth[j] = j % 11 == 0 ? 0 : 0.1 + 0.8 * floor(mix(j, p / 5) * 5) / 5;
-  for (uint32_t i = 0; i < NGPUS; i++) {
-    uint32_t j = w->slot[i];
-    double a = 0.1;
-    if (j != CONTROL_NO_SLOT) {
-      uint32_t age = (uint32_t)p / 3 + (j % 3 == (uint32_t)p % 3);
-      a = j % 13 == 0 ? 0 : 0.05 + 0.9 * floor(mix(j, age) * CLASSES) /
-                                     CLASSES;
-    }
-    rack_set_unit_key(w->fl, i, j == CONTROL_NO_SLOT ? 0 : j + 1);
-    rack_set_load(w->fl, i, (gpu_load){a, a / 2, fmin(1, a + 0.1)});
-  }
-  for (size_t g = 0; g < GROUPS; g++)
-    w->fit_w[g] = 420 + 90 * mix((uint32_t)g, (uint32_t)p / 4) +
-                  (g == 1 && p % 5 == 4 ? -200 : 0);
-  rack_fleet_update(w->fl, NULL);
-}
-
-/* One period: the state, the split again (the fit may have moved), the
- * policy. */
-static void world_period(world *w, int p) {
-  world_state(w, p);
-  sim_error err = {0};
-  if (control_split(w->c, &err) != SIM_OK)
-    die("the split", err.msg);
-  const control_view v = {.cap_w = w->cfg.cap_w, .limit_w = w->cfg.cap_w,
-                          .recap = true, .dr_window_s = NAN,
-                          .facility_w = 0.8 * w->cfg.cap_w};
-  if (control_period(w->c, &v, 60 * SIM_SEC * p) != SIM_OK)
-    die("the period", sim_engine_errmsg(w->e));
+static void world_period(each_world *w, int p) {
+  const char *why = each_world_period(w, p);
+  if (why != NULL)
+    die(why, NULL);
 }
 
 /* ---- The rounds ------------------------------------------------------ */
 
-static void same_caps(world *a, world *b) {
+static void same_caps(each_world *a, each_world *b) {
   rack_fleet_gpu_caps(a->fl);
   rack_fleet_gpu_caps(b->fl);
-  if (memcmp(a->fl->cap_w, b->fl->cap_w, NGPUS * sizeof *a->fl->cap_w) != 0)
+  if (memcmp(a->fl->cap_w, b->fl->cap_w, a->ngpus * sizeof *a->fl->cap_w) != 0)
     die("the caps on two threads are not the serial ones", NULL);
 }
 
-static void rounds(world *serial, world *two, pair *timed, pair *p,
+static void rounds(each_world *serial, each_world *two, pair *timed, pair *p,
                    int periods) {
   for (int round = 0; round < ROUNDS; round++) {
     timed->split_s = p->split_s = p->halves_s = 0;
@@ -339,12 +218,12 @@ int main(int argc, char **argv) {
          "%s, load %.2f\n",
          GROUPS, RACKS, periods, pin ? "pinned to CPUs 0 and 1" : "not pinned",
          load_now());
-  world *serial = world_make(&cat), *two = world_make(&cat);
+  each_world *serial = world_make(&cat), *two = world_make(&cat);
   control_set_each(serial->c, serial_each, &timed);
   control_set_each(two->c, pair_each, &p);
   rounds(serial, two, &timed, &p, periods);
-  world_drop(serial);
-  world_drop(two);
+  each_world_drop(serial);
+  each_world_drop(two);
   atomic_store_explicit(&p.quit, true, memory_order_release);
   pthread_join(p.thread, NULL);
   gpu_catalog_fini(&cat);
