@@ -19,13 +19,13 @@
  * caller runs on CPU 0 and the worker on CPU 1 (a loaded machine's
  * scheduler put both on one core, the halves then one after the other).
  * Wall clock: on a shared machine read it against the load it prints.
- * The world is the test's (tests/control/each_world.h), one copy. */
+ * The world and the two threads are the test's (tests/control/
+ * each_world.h, each_pair.h), one copy. */
 #define _GNU_SOURCE /* pthread_setaffinity_np */
 
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +33,10 @@
 #include <time.h>
 
 #include "control.h"
+#include "each_pair.h"
 #include "each_world.h"
 
 enum { ROUNDS = 3, GROUPS = 2, RACKS = 71, CLASSES = 500 };
-enum { INDEX_MAX = 1024 }; /* indices an each call at most */
 
 static double wall_s(void) {
   struct timespec t;
@@ -52,83 +52,43 @@ static void die(const char *what, const char *why) {
 
 /* ---- The two threads' each ------------------------------------------- */
 
-/* The caller runs the even indices of a call and the worker the odd
- * ones, at once, each index on the same thread every call. The worker
- * spins (yielding) on a generation count: the splits are some 100 us, and
- * a wake-up would cost a good part of that. */
-typedef struct pair {
-  pthread_t thread;
-  atomic_uint gen, done; /* calls posted, and finished by the worker */
-  atomic_bool quit;
-  size_t n;
-  int (*fn)(void *, size_t);
-  void *fctx;
-  int rc[INDEX_MAX];
-  double half_s[2]; /* this call's halves, by thread */
-  double split_s;   /* the time inside the calls */
-  double halves_s;  /* the sum of each call's longer half */
-} pair;
+/* A for each's wall time: the pair (each_pair.h, unused by serial_each)
+ * and the time inside the calls; on two threads also the sum of each
+ * call's longer half. */
+typedef struct timing {
+  each_pair pair;
+  double split_s, halves_s;
+} timing;
 
-static void pair_run(pair *p, size_t from) {
-  double t0 = wall_s();
-  for (size_t i = from; i < p->n; i += 2)
-    p->rc[i] = p->fn(p->fctx, i);
-  p->half_s[from] = wall_s() - t0;
-}
-
-static void *pair_worker(void *arg) {
-  pair *p = arg;
-  unsigned seen = 0;
-  for (;;) {
-    unsigned g;
-    while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen) {
-      if (atomic_load_explicit(&p->quit, memory_order_acquire))
-        return NULL;
-      sched_yield();
-    }
-    seen = g;
-    pair_run(p, 1);
-    atomic_store_explicit(&p->done, g, memory_order_release);
-  }
-}
-
-/* control_each_fn on two threads: the first failing index's code. */
+/* control_each_fn on two threads (each_pair_each), timed. */
 static int pair_each(void *ctx, size_t n, int (*fn)(void *, size_t),
                      void *fctx) {
-  pair *p = ctx;
-  if (n > INDEX_MAX)
-    die("an each call of more indices than INDEX_MAX", NULL);
+  timing *t = ctx;
+  if (n > EACH_PAIR_MAX)
+    die("an each call of more indices than EACH_PAIR_MAX", NULL);
   double t0 = wall_s();
-  p->n = n, p->fn = fn, p->fctx = fctx;
-  unsigned g = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
-  atomic_store_explicit(&p->gen, g, memory_order_release);
-  pair_run(p, 0);
-  while (atomic_load_explicit(&p->done, memory_order_acquire) != g)
-    sched_yield();
-  p->split_s += wall_s() - t0;
-  p->halves_s += fmax(p->half_s[0], p->half_s[1]);
-  for (size_t i = 0; i < n; i++)
-    if (p->rc[i] != SIM_OK)
-      return p->rc[i];
-  return SIM_OK;
+  int rc = each_pair_each(&t->pair, n, fn, fctx);
+  t->split_s += wall_s() - t0;
+  t->halves_s += fmax(t->pair.half_s[0], t->pair.half_s[1]);
+  return rc;
 }
 
 /* The same calls one after another on this thread, timed in split_s. */
 static int serial_each(void *ctx, size_t n, int (*fn)(void *, size_t),
                        void *fctx) {
-  pair *p = ctx;
+  timing *t = ctx;
   double t0 = wall_s();
   int rc = SIM_OK;
   for (size_t i = 0; i < n; i++) {
     int r = fn(fctx, i);
     rc = rc == SIM_OK ? r : rc;
   }
-  p->split_s += wall_s() - t0;
+  t->split_s += wall_s() - t0;
   return rc;
 }
 
 /* Pins this thread to CPU 0 and the worker to CPU 1. */
-static void pair_pin(pair *p) {
+static void pair_pin(each_pair *p) {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(1, &one);
@@ -170,8 +130,8 @@ static void same_caps(each_world *a, each_world *b) {
     die("the caps on two threads are not the serial ones", NULL);
 }
 
-static void rounds(each_world *serial, each_world *two, pair *timed, pair *p,
-                   int periods) {
+static void rounds(each_world *serial, each_world *two, timing *timed,
+                   timing *p, int periods) {
   for (int round = 0; round < ROUNDS; round++) {
     timed->split_s = p->split_s = p->halves_s = 0;
     for (int q = round * periods; q < (round + 1) * periods; q++) {
@@ -209,11 +169,11 @@ int main(int argc, char **argv) {
   sim_error err = {0};
   if (gpu_catalog_load_builtin(&cat, &err) != SIM_OK)
     die("the GPU catalog", err.msg);
-  static pair p, timed;
-  if (pthread_create(&p.thread, NULL, pair_worker, &p) != 0)
+  static timing p, timed;
+  if (each_pair_start(&p.pair, wall_s) != SIM_OK)
     die("starting the worker", NULL);
   if (pin)
-    pair_pin(&p);
+    pair_pin(&p.pair);
   printf("bench_control_each: %d groups of %d racks, %d periods a round, "
          "%s, load %.2f\n",
          GROUPS, RACKS, periods, pin ? "pinned to CPUs 0 and 1" : "not pinned",
@@ -224,8 +184,7 @@ int main(int argc, char **argv) {
   rounds(serial, two, &timed, &p, periods);
   each_world_drop(serial);
   each_world_drop(two);
-  atomic_store_explicit(&p.quit, true, memory_order_release);
-  pthread_join(p.thread, NULL);
+  each_pair_stop(&p.pair);
   gpu_catalog_fini(&cat);
   return 0;
 }

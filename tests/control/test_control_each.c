@@ -5,90 +5,18 @@
  * are those of the plain loop, bit for bit, for every policy and 2 to 4
  * groups. Two groups' splits that shared a count or a scratch array would
  * race (TSan reports it: the test is built once with -fsanitize=thread)
- * or give other caps. (The world: each_world.h, which the benchmark of
- * what the splits gain on two threads, tests/bench/bench_control_each.c,
- * runs too.) */
+ * or give other caps. (The world, each_world.h, and the two threads,
+ * each_pair.h, are those the benchmark of what the splits gain on two
+ * threads, tests/bench/bench_control_each.c, runs too.) */
 #include "test_util.h"
 
-#include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bits.h"
 #include "control.h"
+#include "each_pair.h"
 #include "each_world.h"
 #include "test_catalogs.h"
-
-/* ------------------------------------------------------------------ */
-/* Two threads: the caller and one worker, i on thread i % 2           */
-/* ------------------------------------------------------------------ */
-
-#define PAIR_MAX 64 /* indices a call at most */
-
-/* A worker that runs the odd indices of each call while the caller runs
- * the even ones: both at once, each index always on the same thread. It
- * waits spinning (yielding) on a generation count, so a call's start
- * costs no wake-up. */
-typedef struct pair {
-  pthread_t thread;
-  atomic_uint gen, done; /* calls posted and finished by the worker */
-  atomic_bool quit;
-  size_t n;
-  int (*fn)(void *, size_t);
-  void *fctx;
-  int rc[PAIR_MAX];
-} pair;
-
-static void pair_run(pair *p, size_t from) {
-  for (size_t i = from; i < p->n; i += 2)
-    p->rc[i] = p->fn(p->fctx, i);
-}
-
-static void *pair_worker(void *arg) {
-  pair *p = arg;
-  unsigned seen = 0;
-  for (;;) {
-    unsigned g;
-    while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen) {
-      if (atomic_load_explicit(&p->quit, memory_order_acquire))
-        return NULL;
-      sched_yield();
-    }
-    seen = g;
-    pair_run(p, 1);
-    atomic_store_explicit(&p->done, g, memory_order_release);
-  }
-}
-
-static void pair_start(pair *p) {
-  memset(p, 0, sizeof *p);
-  assert_int_equal(pthread_create(&p->thread, NULL, pair_worker, p), 0);
-}
-
-static void pair_stop(pair *p) {
-  atomic_store_explicit(&p->quit, true, memory_order_release);
-  pthread_join(p->thread, NULL);
-}
-
-/* control_each_fn on two threads: the first failing index's code. */
-static int pair_each(void *ctx, size_t n, int (*fn)(void *, size_t),
-                     void *fctx) {
-  pair *p = ctx;
-  assert_true(n <= PAIR_MAX);
-  p->n = n, p->fn = fn, p->fctx = fctx;
-  unsigned g = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
-  atomic_store_explicit(&p->gen, g, memory_order_release);
-  pair_run(p, 0);
-  while (atomic_load_explicit(&p->done, memory_order_acquire) != g)
-    sched_yield(); /* the worker's half: as long as the caller's */
-  for (size_t i = 0; i < n; i++)
-    if (p->rc[i] != SIM_OK)
-      return p->rc[i];
-  return SIM_OK;
-}
 
 /* ------------------------------------------------------------------ */
 /* A factory around one control                                        */
@@ -189,10 +117,10 @@ static const scenario scenarios[] = {
 /* A scenario's periods, plain and on two threads, side by side. */
 static void groups_on_two_threads(void **state) {
   const scenario *s = *state;
-  pair p;
-  pair_start(&p);
+  static each_pair p; /* static: its EACH_PAIR_MAX index codes */
+  assert_int_equal(each_pair_start(&p, NULL), SIM_OK);
   each_world *plain = world_make(s), *two = world_make(s);
-  control_set_each(two->c, pair_each, &p);
+  control_set_each(two->c, each_pair_each, &p);
   for (int q = 0; q < s->periods; q++) {
     counts k0 = counts_now();
     world_period(plain, q);
@@ -204,10 +132,11 @@ static void groups_on_two_threads(void **state) {
   }
   each_world_drop(plain);
   each_world_drop(two);
-  pair_stop(&p);
+  each_pair_stop(&p);
 }
 
-/* A failing index's code is the each's; the first in index order. */
+/* A failing index's code is the each's, the first in index order; a
+ * call of more indices than the pair holds runs none. */
 static int fail_odd(void *ctx, size_t i) {
   (void)ctx;
   return i % 2 == 1 ? (int)(SIM_ERANGE + i) : SIM_OK;
@@ -215,11 +144,13 @@ static int fail_odd(void *ctx, size_t i) {
 
 static void pair_returns_first_failure(void **state) {
   (void)state;
-  pair p;
-  pair_start(&p);
-  assert_int_equal(pair_each(&p, 4, fail_odd, NULL), SIM_ERANGE + 1);
-  assert_int_equal(pair_each(&p, 1, fail_odd, NULL), SIM_OK);
-  pair_stop(&p);
+  static each_pair p;
+  assert_int_equal(each_pair_start(&p, NULL), SIM_OK);
+  assert_int_equal(each_pair_each(&p, 4, fail_odd, NULL), SIM_ERANGE + 1);
+  assert_int_equal(each_pair_each(&p, 1, fail_odd, NULL), SIM_OK);
+  assert_int_equal(each_pair_each(&p, EACH_PAIR_MAX + 1, fail_odd, NULL),
+                   SIM_ERANGE);
+  each_pair_stop(&p);
 }
 
 int main(void) {
