@@ -269,56 +269,81 @@ static off_rig *off_open(gpu_load l) {
   return &o;
 }
 
+/* Replica j's GPUs at load (variant v's word off, cap v == 6 one watt
+ * over the others', rack 1's thermal cap under the cap for v == 7);
+ * load[j] is j's load. */
+static void off_set(off_rig *o, uint32_t j, int v, gpu_load l, double th1,
+                    gpu_load *load) {
+  rack_fleet *f = o->f;
+  f->thermal_cap_w[1] = v == 7 ? o->cap - 1 : th1;
+  for (uint32_t k = 0; k < OFF_REPS; k++)
+    load[k] = l;
+  double w[3] = {l.sm, l.mem, l.busy};
+  if (v < 6) /* word v / 2 at the value of one of the other two */
+    w[v / 2] = w[(v / 2 + 1 + v % 2) % 3];
+  load[j] = (gpu_load){w[0], w[1], w[2]};
+  for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+    rack_set_load(f, i, load[j]);
+    f->cap_w[i] = v == 6 ? o->cap + 1 : o->cap;
+  }
+  rack_fleet_caps_written(f);
+}
+
+/* Every GPU back at load l and the cap, rack 1's thermal cap th1. */
+static void off_reset(off_rig *o, uint32_t j, gpu_load l, double th1) {
+  rack_fleet *f = o->f;
+  f->thermal_cap_w[1] = th1;
+  for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
+    rack_set_load(f, i, l);
+    f->cap_w[i] = o->cap;
+  }
+  rack_fleet_caps_written(f);
+}
+
+/* The clocks, one at a time and in lanes: the slowest of the GPUs', j's
+ * not the others'. */
+static void off_clocks_seen(off_rig *o, uint32_t j) {
+  work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
+                 true,     true,      false,     0,         false};
+  for (int narrow = 0; narrow < 2; narrow++) {
+    rack_phi_last last = {.type = RACK_PHI_NONE};
+    sim_lanes_narrow = narrow;
+    work__replica_phis(o->f, &r, o->phi, &last);
+    sim_lanes_narrow = false;
+    check_slowest(o->f, o->size, OFF_REPS, &o->p, o->phi);
+    assert_false(sim_same_bits(o->phi[j], o->phi[0]));
+  }
+}
+
+/* The replicas 0 .. j as one slot's runs (work__runs_phi): j last, so a
+ * hit taken for it would leave last at the others' keys. */
+static void off_runs_leave_last_at_j(off_rig *o, uint32_t j, gpu_load lj) {
+  rack_fleet *f = o->f;
+  rack_phi_last last = {.type = RACK_PHI_NONE};
+  double got = work__runs_phi(f, o->p.runs, j + 1, &last), want = 1;
+  for (uint32_t i = 0; i < 2 * j + 2; i++)
+    want = fmin(want, rack_gpu_phi(f, i));
+  assert_memory_equal(&got, &want, sizeof got);
+  gpu_load kept = {last.sm, last.mem, last.busy};
+  assert_memory_equal(&kept, &lj, sizeof kept);
+  assert_true(sim_same_bits(last.cap, rack_gpu_cap_w(f, 2 * j)));
+}
+
 static void one_word_off(void **state) {
   (void)state;
   const gpu_load l = {0.9, 0.6, 1};
   off_rig *o = off_open(l);
-  rack_fleet *f = o->f;
-  assert_true(f->rack[72] == 1 && f->rack[71] == 0); /* replica 36 on */
-  const double th1 = f->thermal_cap_w[1];
+  assert_true(o->f->rack[72] == 1 && o->f->rack[71] == 0); /* replica 36 on */
+  const double th1 = o->f->thermal_cap_w[1];
   static gpu_load load[OFF_REPS];
   for (uint32_t j = 1; j < OFF_REPS; j++)
     for (int v = 0; v < 8; v++) {
       if (v == 7 && j != 36) /* 7: rack 1's thermal cap under the cap */
         continue;
-      f->thermal_cap_w[1] = v == 7 ? o->cap - 1 : th1;
-      for (uint32_t k = 0; k < OFF_REPS; k++)
-        load[k] = l;
-      double w[3] = {l.sm, l.mem, l.busy};
-      if (v < 6) /* word v / 2 at the value of one of the other two */
-        w[v / 2] = w[(v / 2 + 1 + v % 2) % 3];
-      load[j] = (gpu_load){w[0], w[1], w[2]};
-      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
-        rack_set_load(f, i, load[j]);
-        f->cap_w[i] = v == 6 ? o->cap + 1 : o->cap;
-      }
-      rack_fleet_caps_written(f);
-      work_reps r = {OFF_REPS, o->p.run0, o->p.runs, o->p.rack, o->p.type,
-                     true,     true,      false,     0,         false};
-      for (int narrow = 0; narrow < 2; narrow++) {
-        rack_phi_last last = {.type = RACK_PHI_NONE};
-        sim_lanes_narrow = narrow;
-        work__replica_phis(f, &r, o->phi, &last);
-        sim_lanes_narrow = false;
-        check_slowest(f, o->size, OFF_REPS, &o->p, o->phi);
-        assert_false(sim_same_bits(o->phi[j], o->phi[0]));
-      }
-      /* The replicas 0 .. j as one slot's runs (work__runs_phi): j last,
-       * so a hit taken for it would leave last at the others' keys. */
-      rack_phi_last last = {.type = RACK_PHI_NONE};
-      double got = work__runs_phi(f, o->p.runs, j + 1, &last), want = 1;
-      for (uint32_t i = 0; i < 2 * j + 2; i++)
-        want = fmin(want, rack_gpu_phi(f, i));
-      assert_memory_equal(&got, &want, sizeof got);
-      gpu_load kept = {last.sm, last.mem, last.busy};
-      assert_memory_equal(&kept, &load[j], sizeof kept);
-      assert_true(sim_same_bits(last.cap, rack_gpu_cap_w(f, 2 * j)));
-      f->thermal_cap_w[1] = th1;
-      for (uint32_t i = 2 * j; i < 2 * j + 2; i++) {
-        rack_set_load(f, i, l);
-        f->cap_w[i] = o->cap;
-      }
-      rack_fleet_caps_written(f);
+      off_set(o, j, v, l, th1, load);
+      off_clocks_seen(o, j);
+      off_runs_leave_last_at_j(o, j, load[j]);
+      off_reset(o, j, l, th1);
     }
   two_types_free(&o->t);
 }

@@ -276,18 +276,17 @@ static void recent_keys_read_no_cache(void **state) {
  * RACK_PHI_SAMPLE-th, then every RACK_PHI_SAMPLE-th), the clocks the
  * solves'; out of it, every time; rack__phis_at's misses the same (a
  * stretch's are not written while sparse: sparse_stretch_leaves_cache). */
-static void sparse_misses_kept_one_in_sample(void **state) {
-  (void)state;
-  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+/* One key at a time (rack__phi_at), sparse or not: the solve's clock,
+ * kept every time or once a sample, and a recent entry either way. */
+static void sparse_one_at_a_time(rack_fleet *f, unsigned *seed) {
   const gpu_spec *g = f->types[0];
-  unsigned seed = 11;
   for (int sparse = 0; sparse < 2; sparse++) {
     f->phi_gate->skip = true;
     f->phi_gate->sparse = sparse;
     for (uint32_t k = 0; k < 8 * RACK_PHI_SAMPLE; k++) {
       double cap;
       gpu_load l;
-      key_drawn(g, &seed, &cap, &l);
+      key_drawn(g, seed, &cap, &l);
       double got = rack__phi_at(f, 0, cap, l);
       double want = gpu_load_clock_under_cap(g, cap, l);
       assert_memory_equal(&got, &want, sizeof want);
@@ -298,14 +297,20 @@ static void sparse_misses_kept_one_in_sample(void **state) {
       assert_true(rack__memo_find(f, 0, cap, l, at, true)); /* recent */
     }
   }
-  for (int sparse = 0; sparse < 2; sparse++) { /* a batch's misses */
+}
+
+/* A batch's misses (rack__phis_at), sparse or not: the solves' clocks,
+ * each kept, or the sample's last alone. */
+static void sparse_batch(rack_fleet *f, unsigned *seed) {
+  const gpu_spec *g = f->types[0];
+  for (int sparse = 0; sparse < 2; sparse++) {
     f->phi_gate->sparse = sparse;
     f->phi_gate->unkept = 0;
     uint16_t type[RACK_PHI_SAMPLE] = {0};
     double cap[RACK_PHI_SAMPLE], phi[RACK_PHI_SAMPLE];
     gpu_load l[RACK_PHI_SAMPLE];
     for (int k = 0; k < RACK_PHI_SAMPLE; k++)
-      key_drawn(g, &seed, &cap[k], &l[k]);
+      key_drawn(g, seed, &cap[k], &l[k]);
     rack__phis_at(f, RACK_PHI_SAMPLE, type, cap, l, phi);
     for (int k = 0; k < RACK_PHI_SAMPLE; k++) {
       double want = gpu_load_clock_under_cap(g, cap[k], l[k]);
@@ -315,6 +320,14 @@ static void sparse_misses_kept_one_in_sample(void **state) {
       assert_int_equal(kept, !sparse || k == RACK_PHI_SAMPLE - 1);
     }
   }
+}
+
+static void sparse_misses_kept_one_in_sample(void **state) {
+  (void)state;
+  rack_fleet *f = rack_fixture_two("GB200", 36, true);
+  unsigned seed = 11;
+  sparse_one_at_a_time(f, &seed);
+  sparse_batch(f, &seed);
   assert_true(cache_exact(f) > 0);
   rack_fleet_destroy(f);
 }
