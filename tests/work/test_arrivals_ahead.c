@@ -183,6 +183,7 @@ static void refusals(void **state) {
   assert_int_equal(arr_ahead_reserve(g, 1), SIM_EINVAL);
   assert_int_equal(arr_draw_ahead(g, INFINITY, SIZE_MAX), 0);
   arr_destroy(g);
+  scn_release(&arr_schema, &c);
 }
 
 /* The room's allocation failing: SIM_ENOMEM, nothing drawn ahead, the
