@@ -244,7 +244,7 @@ bool work__crew_replica_clocks(work *w, bool held) {
 /* ------------------------------------------------------------------ */
 
 /* Draws between two looks at whether the worker is wanted: some 10 us. */
-enum { AHEAD_CHUNK = 64 };
+enum { AHEAD_CHUNK = 8 };
 
 /* The posted job (sim_crew_side_fn): every service's arrivals drawn up
  * to w->ahead_until_s, as room allows. Stopped when the worker is wanted

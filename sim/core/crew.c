@@ -156,7 +156,7 @@ struct sim_crew {
   sim_crew_side_fn side_fn;
   void *side_ctx;
   bool side_done;
-  uint64_t side_gen0; /* gen when its worker took it */
+  uint64_t side_gen0; /* the last gen its worker had seen */
   _Alignas(LINE) _Atomic uint64_t side;
   _Atomic bool side_stop;       /* settle waits: fn is to return */
   _Atomic unsigned asleep_side; /* the caller asleep on finished for it */
@@ -168,13 +168,15 @@ enum { SIDE_IDLE, SIDE_POSTED, SIDE_RUNNING, SIDE_DONE };
 
 static void wake(sim_crew *c, _Atomic unsigned *asleep, pthread_cond_t *cond);
 
-/* A worker's turn at the posted job, if one waits: true if it ran fn. */
-static bool side_run(sim_crew *c) {
+/* A worker's turn at the posted job, if one waits: true if it ran fn.
+ * seen: the last member job the worker saw, so that one posted since
+ * (even before it took the job) makes it wanted at once. */
+static bool side_run(sim_crew *c, uint64_t seen) {
   uint64_t posted = SIDE_POSTED;
   if (atomic_load_explicit(&c->side, memory_order_relaxed) != SIDE_POSTED ||
       !atomic_compare_exchange_strong(&c->side, &posted, SIDE_RUNNING))
     return false;
-  c->side_gen0 = atomic_load(&c->gen);
+  c->side_gen0 = seen;
   bool done = c->side_fn(c->side_ctx);
   c->side_done = c->side_done || done;
   atomic_store(&c->side, done ? SIDE_DONE : SIDE_POSTED);
@@ -206,7 +208,7 @@ static void wait_for(sim_crew *c, _Atomic uint64_t *word, uint64_t value,
   for (unsigned i = 1;; i++) {
     if (arrived(word, value, equal, memory_order_acquire))
       return;
-    if (side && side_run(c)) { /* a worker's wait: the posted job */
+    if (side && side_run(c, value)) { /* a worker's wait: the posted job */
       start = -1;
       continue;
     }
