@@ -261,21 +261,26 @@ static bool draw_ahead(void *ctx) {
   return true;
 }
 
-/* Room for two periods' arrivals a service (a trace's or one without
- * room draws on demand). The drawing is ~6-7% of the request day's
- * samples, the worker idle in the tick's serial part ~21%
- * (docs/performance-log.md). */
-static void ahead_make(work *w, double dt) {
-  w->ahead_made = true;
+/* Room for two periods' arrivals a service (a trace's, a fluid one's or
+ * one without room draws on demand); whether any has room. The drawing
+ * is ~6-7% of the request day's samples, the worker idle in the tick's
+ * serial part ~21% (docs/performance-log.md). */
+static bool ahead_make(work *w, double dt) {
+  bool any = false;
   for (size_t s = 0; s < w->cfg->nservices; s++)
-    (void)inf_ahead_reserve(w->svc[s], 2 * dt);
+    any |= inf_ahead_reserve(w->svc[s], 2 * dt) == SIM_OK;
+  return any;
 }
 
 void work__crew_draw_ahead(work *w, double dt) {
   if (!on_threads(w) || !(dt > 0) || !isfinite(dt))
     return;
-  if (!w->ahead_made)
-    ahead_make(w, dt);
+  if (!w->ahead_made) {
+    w->ahead_made = true;
+    w->ahead_on = ahead_make(w, dt);
+  }
+  if (!w->ahead_on)
+    return;
   w->ahead_until_s = sim_time_to_s(sim_engine_now(w->engine)) + 2 * dt;
   (void)sim_crew_post(w->crew, draw_ahead, w);
 }

@@ -67,9 +67,9 @@ struct work {
   bool comp_taken;
   /* The services' arrivals drawn ahead on an idle worker
    * (work__crew_draw_ahead): up to ahead_until_s; ahead_made once their
-   * room is asked for. */
+   * room is asked for, ahead_on if a service has room. */
   double ahead_until_s;
-  bool ahead_made;
+  bool ahead_made, ahead_on;
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
   train_config *jobs; /* the training entries expanded, one per job */
