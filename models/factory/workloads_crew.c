@@ -238,3 +238,49 @@ bool work__crew_replica_clocks(work *w, bool held) {
   (void)sim_crew_each(w->crew, replica_clocks_of, &j);
   return true;
 }
+
+/* ------------------------------------------------------------------ */
+/* The services' arrivals drawn ahead, on an idle worker                 */
+/* ------------------------------------------------------------------ */
+
+/* Draws between two looks at whether the worker is wanted: some 10 us. */
+enum { AHEAD_CHUNK = 8 };
+
+/* The posted job (sim_crew_side_fn): every service's arrivals drawn up
+ * to w->ahead_until_s, as room allows. Stopped when the worker is wanted
+ * and taken up again from the first service (those done draw nothing). A
+ * service's stream is the same however much of it is drawn here
+ * (arrivals.h), so the outputs do not depend on the threads' timing. */
+static bool draw_ahead(void *ctx) {
+  work *w = ctx;
+  for (size_t s = 0; s < w->cfg->nservices; s++)
+    while (inf_draw_ahead(w->svc[s], w->ahead_until_s, AHEAD_CHUNK) ==
+           AHEAD_CHUNK)
+      if (sim_crew_wanted(w->crew))
+        return false;
+  return true;
+}
+
+/* Room for two periods' arrivals a service (a trace's, a fluid one's or
+ * one without room draws on demand); whether any has room. The drawing
+ * is ~6-7% of the request day's samples, the worker idle in the tick's
+ * serial part ~21% (docs/performance-log.md). */
+static bool ahead_make(work *w, double dt) {
+  bool any = false;
+  for (size_t s = 0; s < w->cfg->nservices; s++)
+    any |= inf_ahead_reserve(w->svc[s], 2 * dt) == SIM_OK;
+  return any;
+}
+
+void work__crew_draw_ahead(work *w, double dt) {
+  if (!on_threads(w) || !(dt > 0) || !isfinite(dt))
+    return;
+  if (!w->ahead_made) {
+    w->ahead_made = true;
+    w->ahead_on = ahead_make(w, dt);
+  }
+  if (!w->ahead_on)
+    return;
+  w->ahead_until_s = sim_time_to_s(sim_engine_now(w->engine)) + 2 * dt;
+  (void)sim_crew_post(w->crew, draw_ahead, w);
+}

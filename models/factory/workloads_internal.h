@@ -65,6 +65,11 @@ struct work {
    * (a share changes only with a take) until the next drive. */
   double *rep_comp;
   bool comp_taken;
+  /* The services' arrivals drawn ahead on an idle worker
+   * (work__crew_draw_ahead): up to ahead_until_s; ahead_made once their
+   * room is asked for, ahead_on if a service has room. */
+  double ahead_until_s;
+  bool ahead_made, ahead_on;
   size_t *svc_tel;    /* their /services group ids */
   char **svc_group;   /* "services/NAME" */
   train_config *jobs; /* the training entries expanded, one per job */
@@ -183,6 +188,13 @@ void work__crew_free_engines(work *w);
  * false / NULL without threads: the caller's loop does it. */
 bool work__crew_set_clocks(work *w, const double *phi);
 const gpu_load *work__crew_take_loads(work *w);
+
+/* workloads_crew.c: with the crew on threads, at the start of the tick's
+ * serial part, the services' arrivals up to the end of the next period
+ * of dt (and one more) posted to be drawn ahead by an idle worker
+ * (sim_crew_post); the crew settles it before the services run again.
+ * Nothing else: the services draw on demand. */
+void work__crew_draw_ahead(work *w, double dt);
 
 /* workloads_tick.c: the clocks the slots ran at to the models (a
  * replica's to its service, a job's stages together to the job). */

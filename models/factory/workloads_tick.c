@@ -241,6 +241,7 @@ void work__drive_clocks(work *w) {
 }
 
 void work_drive(work *w, double dt) {
+  work__crew_draw_ahead(w, dt); /* on an idle worker, beside what follows */
   bool fresh = slot_runs_fresh(w);
   w->comp_taken = false; /* until replica_loads's take is the crew's */
   size_t k0 = 0;

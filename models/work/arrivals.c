@@ -401,6 +401,7 @@ void arr_destroy(arr_gen *g) {
   if (g == NULL)
     return;
   trace_fini(&g->tr);
+  sim_free(g->alloc, g->ahead);
   sim_free(g->alloc, g);
 }
 
@@ -483,14 +484,73 @@ static bool next_trace(arr_gen *g, double *t_s, int64_t *p, int64_t *o) {
   return true;
 }
 
+/* A synthetic process's next request, drawn now. */
+static arr_drawn draw_next(arr_gen *g) {
+  arr_drawn d;
+  d.t = g->c->kind == ARR_MMPP ? next_mmpp(g) : next_poisson(g);
+  d.prompt = draw_length(g, &g->c->prompt, ARR_RNG_PROMPT);
+  d.output = draw_length(g, &g->c->output, ARR_RNG_OUTPUT);
+  return d;
+}
+
 bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
               int64_t *output_tokens) {
   if (g->c->kind == ARR_TRACE)
     return next_trace(g, t_s, prompt_tokens, output_tokens);
-  *t_s = g->c->kind == ARR_MMPP ? next_mmpp(g) : next_poisson(g);
-  *prompt_tokens = draw_length(g, &g->c->prompt, ARR_RNG_PROMPT);
-  *output_tokens = draw_length(g, &g->c->output, ARR_RNG_OUTPUT);
+  arr_drawn d;
+  if (g->ahead_n > 0) { /* drawn ahead: the stream's next, in order */
+    d = g->ahead[g->ahead_head];
+    g->ahead_head = g->ahead_head + 1 == g->ahead_cap ? 0 : g->ahead_head + 1;
+    g->ahead_n--;
+  } else {
+    d = draw_next(g);
+  }
+  *t_s = d.t;
+  *prompt_tokens = d.prompt;
+  *output_tokens = d.output;
   return true;
 }
+
+/* The highest rate the process reaches: the candidates' (Poisson), the
+ * busier state's (MMPP). */
+static double top_rate(const arr_gen *g) {
+  if (g->c->kind == ARR_POISSON)
+    return g->peak;
+  return fmax(g->c->rate1, g->c->rate2);
+}
+
+int arr_ahead_reserve(arr_gen *g, double span_s) {
+  if (g->c->kind == ARR_TRACE || !(span_s > 0) || !isfinite(span_s))
+    return SIM_EINVAL;
+  if (g->ahead_n > 0)
+    return SIM_ESTATE;
+  /* A Poisson count over the span passes its mean by a quarter rarely
+   * at a day's rates; when it does, the rest is drawn on demand. */
+  double want = 1.25 * top_rate(g) * span_s + 64;
+  size_t cap = want < (double)ARR_AHEAD_MAX ? (size_t)want : ARR_AHEAD_MAX;
+  sim_free(g->alloc, g->ahead);
+  g->ahead = sim_calloc(g->alloc, cap, sizeof *g->ahead);
+  g->ahead_cap = g->ahead != NULL ? cap : 0;
+  g->ahead_head = 0;
+  return g->ahead != NULL ? SIM_OK : SIM_ENOMEM;
+}
+
+size_t arr_draw_ahead(arr_gen *g, double until_s, size_t max_n) {
+  size_t drawn = 0;
+  if (g->ahead_cap == 0)
+    return 0;
+  /* g->t is the last drawn request's time, ahead or not */
+  while (drawn < max_n && g->ahead_n < g->ahead_cap && g->t < until_s) {
+    size_t at = g->ahead_head + g->ahead_n;
+    g->ahead[at < g->ahead_cap ? at : at - g->ahead_cap] = draw_next(g);
+    g->ahead_n++;
+    drawn++;
+  }
+  return drawn;
+}
+
+size_t arr_ahead_held(const arr_gen *g) { return g->ahead_n; }
+
+size_t arr_ahead_room(const arr_gen *g) { return g->ahead_cap; }
 
 arr_trace_stats arr_trace_info(const arr_gen *g) { return g->stats; }

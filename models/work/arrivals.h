@@ -116,6 +116,34 @@ void arr_destroy(arr_gen *g);
 bool arr_next(arr_gen *g, double *t_s, int64_t *prompt_tokens,
               int64_t *output_tokens);
 
+/* ------------------------------------------------------------------ */
+/* Drawing ahead: the same stream, drawn before it is taken             */
+/* ------------------------------------------------------------------ */
+
+/* The most arrivals a generator holds drawn ahead. */
+#define ARR_AHEAD_MAX ((size_t)1 << 16)
+
+/* Room for the arrivals of span_s seconds at the process's highest rate
+ * to be drawn ahead (with a margin; at least 64, at most ARR_AHEAD_MAX),
+ * on the generator's allocator. Again: the room is made anew, while none
+ * is held (else SIM_ESTATE). SIM_OK; SIM_ENOMEM (no room: nothing is
+ * drawn ahead and the generator draws as before); SIM_EINVAL for a trace
+ * (its rows are read, not drawn) or a span not positive and finite. */
+int arr_ahead_reserve(arr_gen *g, double span_s);
+
+/* Draws g's next arrivals ahead, in order, into its room (above), until
+ * the last drawn is at or after until_s, the room is full or max_n are
+ * drawn; arr_next takes them first. The requests arr_next returns are
+ * the same, bit for bit, however many were drawn ahead and when, since
+ * the stream depends only on the generator's state and config. The
+ * count drawn; 0 without room. Not while another thread calls arr_next
+ * on g (the caller keeps them apart: crew.h's sim_crew_post). */
+size_t arr_draw_ahead(arr_gen *g, double until_s, size_t max_n);
+
+/* How many arrivals g holds drawn ahead; the room for them. */
+size_t arr_ahead_held(const arr_gen *g);
+size_t arr_ahead_room(const arr_gen *g);
+
 /* A trace generator's file statistics; zeroes for synthetic kinds. */
 arr_trace_stats arr_trace_info(const arr_gen *g);
 

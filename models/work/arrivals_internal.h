@@ -27,6 +27,12 @@ typedef struct trace {
 
 enum { NSTREAMS = 5 };
 
+/* An arrival drawn ahead (arr_draw_ahead). */
+typedef struct arr_drawn {
+  double t;
+  int64_t prompt, output;
+} arr_drawn;
+
 /* The fields an arrival's draws read first, together: the tables, the
  * Poisson candidates' state, the lengths' mu and the streams' states. */
 struct arr_gen {
@@ -54,6 +60,9 @@ struct arr_gen {
   bool have_lengths;
   arr_length len_for[2]; /* prompt, output */
   double len[5];         /* prompt mean, sq; output mean, sq, one */
+  /* Drawn ahead: a ring of ahead_cap, ahead_n of them from ahead_head. */
+  arr_drawn *ahead;
+  size_t ahead_cap, ahead_head, ahead_n;
   bool have_over;
   arr_length over_for[2];
   double over_limit, over_share;

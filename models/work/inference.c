@@ -129,6 +129,16 @@ const inf_config *inf_config_of(const inf_service *s) { return s->c; }
 
 uint32_t inf_replicas(const inf_service *s) { return s->nrep; }
 
+int inf_ahead_reserve(inf_service *s, double span_s) {
+  if (inf_is_fluid(s)) /* its windows take the stream whole */
+    return SIM_EINVAL;
+  return arr_ahead_reserve(s->gen, span_s);
+}
+
+size_t inf_draw_ahead(inf_service *s, double until_s, size_t max_n) {
+  return inf_is_fluid(s) ? 0 : arr_draw_ahead(s->gen, until_s, max_n);
+}
+
 /* ------------------------------------------------------------------ */
 /* What the factory calls                                              */
 /* ------------------------------------------------------------------ */

@@ -185,6 +185,16 @@ void inf_destroy(inf_service *s);
 const inf_config *inf_config_of(const inf_service *s);
 uint32_t inf_replicas(const inf_service *s);
 
+/* The service's arrivals drawn ahead (arrivals.h, arr_draw_ahead): room
+ * for span_s seconds of them (SIM_OK; SIM_EINVAL for a fluid service or
+ * a trace's, which do not draw ahead; SIM_ENOMEM), and the drawing, up
+ * to until_s, at most max_n: the count drawn. The service's requests are
+ * the same bits whatever was drawn ahead. Never while the service's
+ * events run on another thread (crew.h's sim_crew_post keeps them
+ * apart). */
+int inf_ahead_reserve(inf_service *s, double span_s);
+size_t inf_draw_ahead(inf_service *s, double until_s, size_t max_n);
+
 /* Sets replica r's clock share (phi in (0, 1]) from now on: its decode
  * and prefill times follow (the work already done stays done). SIM_OK;
  * SIM_EINVAL for a bad r or phi; SIM_ENOMEM if the model failed. */

@@ -40,7 +40,18 @@
  * mutex and the signal only when a sleeper has said so (the sleepers
  * counts): a sleeper counts itself before its last look at the word and
  * the waker writes the word before it looks at the count, both
- * sequentially consistent, so one of the two sees the other. */
+ * sequentially consistent, so one of the two sees the other.
+ *
+ * A posted job (sim_crew_post). Between two member jobs a worker waits
+ * while the caller runs the leader's serial work (bench-10k's request
+ * level: the tick, ~28% of the day's samples with the worker idle,
+ * docs/performance-log.md); a job posted then is run by a waiting worker
+ * in its spin. Its word `side` goes IDLE -> POSTED (the caller, fn and
+ * ctx written before) -> RUNNING (one worker's compare-and-swap) ->
+ * POSTED again (fn wants more, when the worker is wanted) or DONE, and
+ * back to IDLE by sim_crew_settle, which withdraws a POSTED job by a
+ * compare-and-swap of its own, so fn never runs after settle returns.
+ * Nothing wakes a sleeping worker for it: the job is optional. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "crew.h"
@@ -139,9 +150,39 @@ struct sim_crew {
   /* Written by the workers, read by the caller. */
   _Alignas(LINE) _Atomic uint64_t busy; /* shares not yet done */
   _Atomic unsigned asleep_busy;         /* the caller asleep on finished */
+  /* The posted job (the file's comment): fn and ctx written by the
+   * caller while side is SIDE_IDLE; done and gen0 by the worker that
+   * holds it RUNNING. */
+  sim_crew_side_fn side_fn;
+  void *side_ctx;
+  bool side_done;
+  uint64_t side_gen0; /* the last gen its worker had seen */
+  _Alignas(LINE) _Atomic uint64_t side;
+  _Atomic bool side_stop;       /* settle waits: fn is to return */
+  _Atomic unsigned asleep_side; /* the caller asleep on finished for it */
 };
 
+enum { SIDE_IDLE, SIDE_POSTED, SIDE_RUNNING, SIDE_DONE };
+
 /* ---- Waiting --------------------------------------------------------- */
+
+static void wake(sim_crew *c, _Atomic unsigned *asleep, pthread_cond_t *cond);
+
+/* A worker's turn at the posted job, if one waits: true if it ran fn.
+ * seen: the last member job the worker saw, so that one posted since
+ * (even before it took the job) makes it wanted at once. */
+static bool side_run(sim_crew *c, uint64_t seen) {
+  uint64_t posted = SIDE_POSTED;
+  if (atomic_load_explicit(&c->side, memory_order_relaxed) != SIDE_POSTED ||
+      !atomic_compare_exchange_strong(&c->side, &posted, SIDE_RUNNING))
+    return false;
+  c->side_gen0 = seen;
+  bool done = c->side_fn(c->side_ctx);
+  c->side_done = c->side_done || done;
+  atomic_store(&c->side, done ? SIDE_DONE : SIDE_POSTED);
+  wake(c, &c->asleep_side, &c->finished);
+  return true;
+}
 
 static int64_t clock_ns(void) {
   struct timespec ts;
@@ -158,14 +199,19 @@ static bool arrived(_Atomic uint64_t *word, uint64_t value, bool equal,
 
 /* Waits until *word equals value (equal) or differs from it (!equal):
  * spins for at most SPIN_NS, then sleeps on cond, having counted itself
- * in *asleep (the file's comment says why the wake cannot be lost). */
+ * in *asleep (the file's comment says why the wake cannot be lost). A
+ * worker's (side) runs a posted job while it spins. */
 static void wait_for(sim_crew *c, _Atomic uint64_t *word, uint64_t value,
                      bool equal, _Atomic unsigned *asleep,
-                     pthread_cond_t *cond) {
+                     pthread_cond_t *cond, bool side) {
   int64_t start = -1, spun = 0;
   for (unsigned i = 1;; i++) {
     if (arrived(word, value, equal, memory_order_acquire))
       return;
+    if (side && side_run(c, value)) { /* a worker's wait: the posted job */
+      start = -1;
+      continue;
+    }
     CPU_PAUSE();
     if (i % SPIN_PAUSES != 0)
       continue;
@@ -268,7 +314,7 @@ static void *worker_main(void *arg) {
   sim_crew *c = th->crew;
   uint64_t seen = 0;
   for (;;) {
-    wait_for(c, &c->gen, seen, false, &c->asleep_gen, &c->posted);
+    wait_for(c, &c->gen, seen, false, &c->asleep_gen, &c->posted, true);
     seen = atomic_load(&c->gen);
     if (atomic_load(&c->quit))
       return NULL;
@@ -304,7 +350,7 @@ static int crew_run(sim_crew *c, const crew_job *job, uint64_t *ran,
       share_done(c);
     }
   if (c->started > 0)
-    wait_for(c, &c->busy, 0, true, &c->asleep_busy, &c->finished);
+    wait_for(c, &c->busy, 0, true, &c->asleep_busy, &c->finished, false);
   int rc = SIM_OK;
   *failed = SIZE_MAX;
   for (unsigned k = 0; k < c->nthreads; k++) {
@@ -318,9 +364,11 @@ static int crew_run(sim_crew *c, const crew_job *job, uint64_t *ran,
   return rc;
 }
 
-/* The leader's hook (sim_follow_fn). */
+/* The leader's hook (sim_follow_fn): a posted job settled first, as it
+ * may touch what the members do. */
 static int crew_follow(void *ctx, sim_time t, bool through, uint64_t *ran) {
   sim_crew *c = ctx;
+  (void)sim_crew_settle(c);
   crew_job job = {.kind = JOB_FOLLOW, .t = t, .through = through};
   size_t failed;
   int rc = crew_run(c, &job, ran, &failed);
@@ -363,6 +411,42 @@ int sim_crew_for(sim_crew *c, size_t n, int (*fn)(void *ctx, size_t i),
   return crew_run(c, &job, &ran, &failed);
 }
 
+/* ---- The posted job -------------------------------------------------- */
+
+bool sim_crew_post(sim_crew *c, sim_crew_side_fn fn, void *ctx) {
+  (void)sim_crew_settle(c);
+  if (c->started == 0)
+    return false;
+  c->side_fn = fn;
+  c->side_ctx = ctx;
+  c->side_done = false;
+  atomic_store(&c->side, SIDE_POSTED); /* publishes fn, ctx */
+  return true;
+}
+
+bool sim_crew_wanted(const sim_crew *c) {
+  return atomic_load_explicit(&c->side_stop, memory_order_relaxed) ||
+         atomic_load_explicit(&c->gen, memory_order_relaxed) != c->side_gen0;
+}
+
+bool sim_crew_settle(sim_crew *c) {
+  if (atomic_load_explicit(&c->side, memory_order_relaxed) == SIDE_IDLE)
+    return false;
+  atomic_store(&c->side_stop, true);
+  for (;;) {
+    uint64_t s = atomic_load(&c->side);
+    if (s == SIDE_RUNNING) {
+      wait_for(c, &c->side, SIDE_RUNNING, false, &c->asleep_side,
+               &c->finished, false);
+      continue;
+    }
+    if (atomic_compare_exchange_strong(&c->side, &s, SIDE_IDLE))
+      break; /* withdrawn (POSTED) or ended (DONE) */
+  }
+  atomic_store(&c->side_stop, false);
+  return c->side_done;
+}
+
 /* ---- Building -------------------------------------------------------- */
 
 sim_crew *sim_crew_create(const sim_allocator *a, unsigned threads) {
@@ -384,6 +468,9 @@ sim_crew *sim_crew_create(const sim_allocator *a, unsigned threads) {
   atomic_init(&c->busy, 0);
   atomic_init(&c->quit, false);
   atomic_init(&c->asleep_busy, 0);
+  atomic_init(&c->side, SIDE_IDLE);
+  atomic_init(&c->side_stop, false);
+  atomic_init(&c->asleep_side, 0);
   if (pthread_mutex_init(&c->mu, NULL) != 0)
     goto fail;
   if (pthread_cond_init(&c->posted, NULL) != 0) {
@@ -539,6 +626,7 @@ void sim_crew_destroy(sim_crew *c) {
   if (c == NULL)
     return;
   sim_allocator alloc = c->alloc;
+  (void)sim_crew_settle(c);
   stop_workers(c);
   if (c->sync_ready) {
     pthread_cond_destroy(&c->finished);

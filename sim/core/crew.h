@@ -15,6 +15,7 @@
 #ifndef SIM_CREW_H
 #define SIM_CREW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "alloc.h"
@@ -58,6 +59,36 @@ int sim_crew_each(sim_crew *c, int (*fn)(void *ctx, size_t member), void *ctx);
  * Not from a member's handler. */
 int sim_crew_for(sim_crew *c, size_t n, int (*fn)(void *ctx, size_t i),
                  void *ctx);
+
+/* A job posted beside the members' (sim_crew_post), for an idle worker
+ * while the caller goes on with work of its own: fn(ctx) is called on a
+ * worker waiting for the next member job, and called again (on a worker
+ * free again) while it returns false, until it returns true (done) or
+ * the caller settles it. fn should return false soon once
+ * sim_crew_wanted says the worker is wanted, having left its work at a
+ * point it can go on from. */
+typedef bool (*sim_crew_side_fn)(void *ctx);
+
+/* Posts fn(ctx) for a worker (above), first settling any job posted
+ * before. The job is optional: it may never run (no worker, or none free
+ * before sim_crew_settle), so a result must not depend on how much of it
+ * ran. It may touch what the members' events touch, as the crew settles
+ * it before it brings the members on; it must not touch what the
+ * caller, a sim_crew_each or a sim_crew_for touches until then (those
+ * may run beside it). True if posted; false with one thread or before
+ * sim_crew_lead (nothing will run). Not from a member's handler. */
+bool sim_crew_post(sim_crew *c, sim_crew_side_fn fn, void *ctx);
+
+/* From a posted job's fn: whether its worker is wanted (a member job was
+ * posted, or the caller settles), so fn should return. */
+bool sim_crew_wanted(const sim_crew *c);
+
+/* Ends the posted job, if any: withdraws it if no worker runs it now
+ * (its fn is not called again), else asks it to stop (sim_crew_wanted)
+ * and waits until it returns. After it, whatever fn wrote is the
+ * caller's to read. Whether fn ever returned true (done). The crew calls
+ * it itself before it brings the members on and when destroyed. */
+bool sim_crew_settle(sim_crew *c);
 
 /* The threads the crew runs on: after sim_crew_lead min(threads,
  * members) (at least 1), before it the most it was created with. */
