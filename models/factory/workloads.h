@@ -94,8 +94,8 @@ work *work_create(const work_config *cfg, sim_engine *e, rack_fleet *fl,
                   sim_error *err);
 void work_destroy(work *w);
 
-/* Whether the services' crew runs on more than one thread (threads > 1
- * and two services or more, at either level). */
+/* Whether the services' crew runs on more than one thread (the request
+ * level with threads > 1 and two services or more). */
 bool work_on_threads(const work *w);
 
 /* Runs fn(fctx, i) for i = 0 .. n-1 on the crew's threads (item i always

@@ -59,10 +59,9 @@ static double service_weight(const inf_config *c) {
   return c->replicas > 0 ? (double)c->replicas : 1;
 }
 
-static int fluid_crew_start(work *w);
-
-/* The crew and the room its per-service tick work needs; SIM_ENOMEM. */
-static int crew_alloc(work *w) {
+int work__crew_start(work *w) {
+  if (!request_level(w))
+    return SIM_OK;
   size_t ns = w->cfg->nservices;
   w->crew = sim_crew_create(w->alloc, crew_threads(w));
   w->svc_rep0 = sim_calloc(w->alloc, ns + 1, sizeof *w->svc_rep0);
@@ -78,18 +77,9 @@ static int crew_alloc(work *w) {
   if (w->rep_taken == NULL || w->svc_run0 == NULL || w->svc_seq == NULL ||
       w->rep_comp == NULL)
     return SIM_ENOMEM;
-  return SIM_OK;
-}
-
-int work__crew_start(work *w) {
-  if (!request_level(w))
-    return fluid_crew_start(w);
-  int rc = crew_alloc(w);
-  if (rc != SIM_OK)
-    return rc;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
-    rc = sim_crew_add(w->crew, w->svc_engine[s],
-                      service_weight(&w->cfg->services[s]));
+    int rc = sim_crew_add(w->crew, w->svc_engine[s],
+                          service_weight(&w->cfg->services[s]));
     if (rc != SIM_OK)
       return rc;
   }
@@ -99,7 +89,7 @@ int work__crew_start(work *w) {
    * From here on a service's event at the very time of a leader's runs
    * after it (crew.h). */
   for (size_t s = 0; s < w->cfg->nservices; s++) {
-    rc = sim_engine_run(w->svc_engine[s], sim_engine_now(w->engine));
+    int rc = sim_engine_run(w->svc_engine[s], sim_engine_now(w->engine));
     if (rc != SIM_OK)
       return rc;
   }
@@ -247,53 +237,4 @@ bool work__crew_replica_clocks(work *w, bool held) {
   /* A failure is the service's, as work__crew_set_clocks leaves it. */
   (void)sim_crew_each(w->crew, replica_clocks_of, &j);
   return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* The fluid level's crew                                              */
-/* ------------------------------------------------------------------ */
-
-/* A fluid service's share of the tick's work: its replicas' GPUs each
- * (tp): its spans' cost follows the model's size far more than its
- * replicas' count (bench-10k's fluid day: 0.30 s for the 264 replicas
- * of tp 8, 0.21 s for 700 of tp 4, 0.11 s for 1,200 of tp 1), so on two
- * threads the largest alone, the two others together. */
-static double fluid_weight(const work *w, size_t s) {
-  int64_t tp = w->cfg->services[s].tp;
-  return tp > 0 ? (double)tp : 1;
-}
-
-/* At the fluid level the services have no events: they live on the
- * factory's engine and are brought up to its time by their calls. So
- * the members are empty engines, stand-ins that give each service a
- * thread for the tick's per-service work (its replicas' clocks, whose
- * inf_set_clocks runs its fluid spans: work__crew_replica_clocks) and
- * give the power policy's group splits their threads (work_for_each).
- * With nothing to follow, the leader drops the crew's hook, which
- * would wake the threads at every event for nothing; the crew still
- * runs each and for jobs (crew.h). The spans of a service read and
- * write only its own state, and every result is the same on any
- * number of threads (docs/performance-log.md, "The fluid tick on two
- * threads"). */
-static int fluid_crew_start(work *w) {
-  size_t ns = w->cfg->nservices;
-  if (ns == 0 || crew_threads(w) < 2) /* one thread: the loops as before */
-    return SIM_OK;
-  int rc = crew_alloc(w);
-  if (rc != SIM_OK)
-    return rc;
-  w->svc_engine = sim_calloc(w->alloc, ns, sizeof *w->svc_engine);
-  if (w->svc_engine == NULL)
-    return SIM_ENOMEM;
-  for (size_t s = 0; s < ns; s++) {
-    if ((w->svc_engine[s] = sim_engine_create(w->alloc)) == NULL)
-      return SIM_ENOMEM;
-    rc = sim_crew_add(w->crew, w->svc_engine[s], fluid_weight(w, s));
-    if (rc != SIM_OK)
-      return rc;
-  }
-  rc = sim_crew_lead(w->crew, w->engine);
-  if (rc == SIM_OK) /* the stand-ins have no events to be brought to */
-    sim_engine_follow(w->engine, NULL, NULL);
-  return rc;
 }

@@ -42,9 +42,7 @@ struct work {
   /* At the request level, each service's own engine (a member of the
    * crew, workloads_crew.c): its arrivals and replicas' events live
    * there, run up to each of the factory engine's events by the crew;
-   * at the fluid level with threads, empty stand-ins that give each
-   * service its crew thread (the services run on the factory's engine);
-   * NULL otherwise. */
+   * NULL otherwise (the fluid level runs on the factory's engine). */
   sim_engine **svc_engine;
   struct sim_crew *crew;
   /* With the crew: service s's replicas are packed replicas svc_rep0[s]
@@ -170,8 +168,7 @@ int work__service_engine(work *w, size_t s, sim_engine **out);
 
 /* workloads_crew.c: at the request level, the crew that runs the services'
  * engines up to each of the factory engine's events, on cfg->threads
- * threads; at the fluid level with more than one, a crew for the tick's
- * per-service work alone. SIM_OK or SIM_ENOMEM. */
+ * threads; nothing at the fluid level. SIM_OK or SIM_ENOMEM. */
 int work__crew_start(work *w);
 
 /* workloads_crew.c: the crew stopped (its threads joined), then, after the

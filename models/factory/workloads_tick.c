@@ -195,9 +195,7 @@ static void replica_loads(work *w) {
   const work_reps r = {.n = w->nrep, .run0 = w->rep_run0,
                        .runs = w->rep_runs, .seq = w->reps_seq};
   uint32_t k0 = 0;
-  /* NULL: take here (the fluid services' always: a stretch at a time) */
-  const gpu_load *taken =
-      w->cfg->granularity == INF_FLUID ? NULL : work__crew_take_loads(w);
+  const gpu_load *taken = work__crew_take_loads(w); /* NULL: take here */
   w->comp_taken = taken != NULL;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     uint32_t n = (uint32_t)w->cfg->services[s].replicas;
