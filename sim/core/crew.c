@@ -173,7 +173,10 @@ static void wake(sim_crew *c, _Atomic unsigned *asleep, pthread_cond_t *cond);
  * (even before it took the job) makes it wanted at once. */
 static bool side_run(sim_crew *c, uint64_t seen) {
   uint64_t posted = SIDE_POSTED;
-  if (atomic_load_explicit(&c->side, memory_order_relaxed) != SIDE_POSTED ||
+  /* Not taken again while settle waits: its withdrawal then wins at once
+   * rather than racing the worker's next take. */
+  if (atomic_load_explicit(&c->side_stop, memory_order_relaxed) ||
+      atomic_load_explicit(&c->side, memory_order_relaxed) != SIDE_POSTED ||
       !atomic_compare_exchange_strong(&c->side, &posted, SIDE_RUNNING))
     return false;
   c->side_gen0 = seen;
