@@ -22,14 +22,11 @@
  * which waits for them, filters chunks beside the worker (pop_done).
  * A chunk of one value (flat_chunk) is filtered once and its stored bytes
  * copied after. */
-#define _DEFAULT_SOURCE /* posix_memalign, madvise's MADV_HUGEPAGE */
 #include "record_internal.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <zlib.h>
 
@@ -80,28 +77,6 @@ static size_t deflate_room(size_t n) {
 
 size_t h5w__chunk_room(size_t n) { return deflate_room(n) + 4; }
 
-/* Buffers of at least this many bytes are laid on 2 MiB pages where the
- * kernel gives them (transparent huge pages on madvise): bench-10k's
- * racks group fills two sets of 8.4 MB over the day, and the main thread
- * took a page fault every 4 KiB of them on first touch, about 26 ms of
- * the fluid day (docs/performance-log.md, "The telemetry's buffers on
- * huge pages"). */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/* n bytes from the default allocator (freed by sim_free(NULL, ...)),
- * aligned to HUGE_PAGE and advised to huge pages when n is at least one;
- * the memory, its contents (not zeroed) and its users are the same. */
-void *h5w__big_alloc(size_t n) {
-#if defined(MADV_HUGEPAGE)
-  void *p = NULL;
-  if (n >= HUGE_PAGE && posix_memalign(&p, HUGE_PAGE, n) == 0) {
-    (void)madvise(p, n - n % HUGE_PAGE, MADV_HUGEPAGE); /* advice only */
-    return p;
-  }
-#endif
-  return sim_alloc(NULL, n);
-}
-
 /* sets * stride doubles, not zeroed: a row is written before it is read,
  * and a last block's padding is zeroed when it is (h5w__hand_over_tail).
  * Why: zeroing cost a wide group's megabytes of page faults at the run's
@@ -109,7 +84,7 @@ void *h5w__big_alloc(size_t n) {
 double *h5w__buffers(size_t sets, size_t stride) {
   if (stride != 0 && sets > SIZE_MAX / sizeof(double) / stride)
     return NULL;
-  return h5w__big_alloc(sets * stride * sizeof(double));
+  return sim_alloc(NULL, sets * stride * sizeof(double));
 }
 
 /* Fletcher's checksum as HDF5's fletcher32 filter defines it: over 16-bit

@@ -149,7 +149,6 @@ void h5w__set_worker(tel_sink *s, int on);
 /* The worker (record_deflate.c) */
 size_t h5w__chunk_room(size_t n);
 double *h5w__buffers(size_t sets, size_t stride);
-void *h5w__big_alloc(size_t n);
 size_t h5w__filter_chunk(unsigned char *buf, size_t n, unsigned char *scratch,
                          int level, uint32_t *mask);
 int h5w__hand_over(h5w *w, h5w_group *hg, bool *handed);
