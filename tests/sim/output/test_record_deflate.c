@@ -164,6 +164,48 @@ static void test_same_bytes(void **state) {
   assert_no_open_ids();
 }
 
+/* ---- A wide group ------------------------------------------------------ */
+
+/* A group wide enough that a column's block is over 2 MiB, as
+ * bench-10k's racks (142 wide, 923 rows a chunk, 1 MiB a column): the
+ * same file with the worker as without, full blocks and a partial one. */
+static void write_wide(const char *path, int worker) {
+  enum { WIDE = 300, ROWS = 1024 };
+  static char names[WIDE][8];
+  static const char *labels[WIDE];
+  for (size_t j = 0; j < WIDE; j++) {
+    snprintf(names[j], sizeof names[j], "r%zu", j);
+    labels[j] = names[j];
+  }
+  h5w_options opts = {ROWS, 0, NULL, 0};
+  tel_sink *s = h5w_create(path, &opts, NULL);
+  assert_non_null(s);
+  h5w__set_worker(s, worker);
+  const tel_group g = {"racks", x_col, 1, WIDE, "rack", labels};
+  size_t id;
+  assert_int_equal(tel_open_group(s, &g, &id), SIM_OK);
+  static double v[WIDE];
+  uint64_t rng = 5;
+  for (size_t i = 0; i < 2 * ROWS + 333; i++) {
+    for (size_t j = 0; j < WIDE; j++)
+      v[j] = datum(j % 7 == 0 ? RANDOM : SMOOTH, i, j, &rng);
+    assert_int_equal(tel_append(s, id, (double)i, v), SIM_OK);
+  }
+  assert_int_equal(tel_commit(s), SIM_OK);
+  tel_destroy(s);
+}
+
+static void test_wide_same_bytes(void **state) {
+  (void)state;
+  char on[4096], off[4096], partial[4200];
+  fresh_path("wide_on.h5", on, partial);
+  fresh_path("wide_off.h5", off, partial);
+  write_wide(on, 1);
+  write_wide(off, 0);
+  assert_true(same_file(on, off));
+  assert_no_open_ids();
+}
+
 /* ---- Errors ------------------------------------------------------------ */
 
 /* Blocks still queued when the sink is destroyed: the thread is joined,
@@ -217,6 +259,7 @@ int main(void) {
   size_t n = 0;
   TEST_ROWS(tests, n, test_pipeline_bytes, pipe_cases);
   TEST_ROWS(tests, n, test_same_bytes, same_cases);
+  TEST_ADD(tests, n, test_wide_same_bytes);
   TEST_ADD(tests, n, test_destroy_with_queued_blocks);
   TEST_ADD(tests, n, test_size_limit_with_worker);
   return _cmocka_run_group_tests("record_deflate", tests, n, NULL, NULL);
