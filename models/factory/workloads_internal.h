@@ -167,6 +167,11 @@ void work__crew_pack(work *w);
  * the caller's loop does it. */
 bool work__crew_replica_clocks(work *w, bool held);
 
+/* workloads_crew.c: the same clocks into w->rep_phi alone (no service
+ * told), where the replicas are one run each in order (w->reps_seq), and
+ * made known to the fleet; false (nothing done) otherwise. */
+bool work__crew_sample_clocks(work *w, bool held);
+
 /* workloads_crew.c: the engine service s runs on: its own at the request
  * level (made here; SIM_ENOMEM), the factory's otherwise. */
 int work__service_engine(work *w, size_t s, sim_engine **out);
