@@ -11,8 +11,6 @@
  * the runs against the first, four a register, stands in for the three
  * loops over the runs; a rack with any run unlike takes the readers
  * themselves. */
-#include <math.h>
-
 #include "bits.h"
 #include "lanes.h"
 #include "rack_internal.h"
@@ -99,47 +97,6 @@ static bool runs_as_first_any(const rack_fleet *f, uint32_t q, uint32_t qend) {
   return runs_as_first(f, q, qend);
 }
 
-void rack_fleet_phis_known(rack_fleet *f, uint32_t q0, uint32_t n,
-                           const double *phi) {
-  f->known_phi = n > 0 ? phi : NULL;
-  f->known_q0 = q0;
-  f->known_n = n;
-}
-
-/* Run q's known clock into *phi, if it has one for these inputs: its
- * solve's (rack_fleet_phis_known). Not where an input is NaN: a
- * replica's clock is the least of 1 and its run's, which is its run's
- * only when the run's is a number (in [phi_min, 1], gpu.h). */
-static bool known_at(const rack_fleet *f, uint32_t q, double cap, gpu_load l,
-                     double *phi) {
-  uint32_t k = q - f->known_q0; /* wraps below q0: out of range */
-  if (k >= f->known_n || isnan(cap) || isnan(l.sm) || isnan(l.mem) ||
-      isnan(l.busy))
-    return false;
-  *phi = f->known_phi[k];
-  return true;
-}
-
-void rack__phis_known_at(const rack_fleet *f, uint32_t n, const uint32_t *run,
-                         uint16_t *type, double *cap, gpu_load *l,
-                         double *phi) {
-  uint32_t left[RACK_RUNS_BATCH], m = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    if (known_at(f, run[k], cap[k], l[k], &phi[k]))
-      continue;
-    left[m] = k; /* m <= k: compacted in place, in order */
-    type[m] = type[k];
-    cap[m] = cap[k];
-    l[m++] = l[k];
-  }
-  if (m == 0)
-    return;
-  double solved[RACK_RUNS_BATCH];
-  rack__phis_at(f, m, type, cap, l, solved);
-  for (uint32_t i = 0; i < m; i++)
-    phi[left[i]] = solved[i];
-}
-
 /* Rack r's runs the truth for all three figures and all at its first's
  * inputs and power. A NaN among them is no matter: the clocks' loop
  * breaks its stretches at one (it compares as doubles), but adds the
@@ -160,7 +117,7 @@ rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
   uint32_t q = f->rack_run[r];
   double p = f->run_power_w[q], phi;
   if (f->known_n == 0 ||
-      !known_at(f, q, rack_run_cap_w(f, q, r), rack_run_load(f, q), &phi))
+      !rack__phi_known(f, q, rack_run_cap_w(f, q, r), rack_run_load(f, q), &phi))
     phi = rack_run_phi_near(f, q, last);
   return (rack_sample_sums){repeat_from_zero(f, f->run_cap_w[q], f->count[r]),
                             repeat_from_zero(f, phi, f->count[r]),
