@@ -310,6 +310,14 @@ static void work_take_clocks(factory *f, void *self) {
   work_clocks(self);
 }
 
+static void work_sample_ahead(factory *f, void *self, bool ahead) {
+  (void)f;
+  if (ahead)
+    work_sample_clocks(self);
+  else
+    work_sample_clocks_done(self);
+}
+
 static void work_give_load(factory *f, void *self, double dt) {
   (void)f;
   work_drive(self, dt);
@@ -496,6 +504,7 @@ const factory_model factory_model_work = {
     .fault = work_fault,
     .clocks = work_take_clocks,
     .drive = work_give_load,
+    .sample_clocks = work_sample_ahead,
     .slots = work_slots,
     .slots_changed = work_slots_changed,
     .units = work_units,

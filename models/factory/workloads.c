@@ -416,11 +416,15 @@ int work_sample(work *w, double t, double dt, work_row *row) {
                     w->iv_inference_j / dt,
                     w->iv_training_j / dt};
   w->iv_inference_j = w->iv_training_j = 0;
+  /* each service's on its member's thread, else here; added in order */
+  bool taken = work__crew_samples(w, dt);
   for (size_t s = 0; s < w->cfg->nservices; s++) {
-    inf_sample(w->svc[s], dt, vals);
-    row->tokens_per_s += vals[INF_TOKENS_PER_S];
+    const double *v = taken ? w->svc_vals + s * INF_NCOLS : vals;
+    if (!taken)
+      inf_sample(w->svc[s], dt, vals);
+    row->tokens_per_s += v[INF_TOKENS_PER_S];
     if (w->sink != NULL) {
-      int rc = tel_append(w->sink, w->svc_tel[s], t, vals);
+      int rc = tel_append(w->sink, w->svc_tel[s], t, v);
       if (rc != SIM_OK)
         return rc;
     }

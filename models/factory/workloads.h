@@ -121,6 +121,16 @@ void work_clocks(work *w);
  * the coming period go to the GPUs they hold. */
 void work_drive(work *w, double dt);
 
+/* At a sample, before the racks' sums: where the crew runs on threads
+ * (work__crew_sample_clocks), the replicas' clocks for the fleet's caps
+ * and loads now solved on the members' threads and made known to the
+ * fleet (rack_fleet_phis_known), so the sums read them rather than solve
+ * them on the leader's thread (docs/performance-log.md, the thirty-sixth
+ * session). work_sample_clocks_done takes them back, before anything of
+ * the fleet changes. */
+void work_sample_clocks(work *w);
+void work_sample_clocks_done(work *w);
+
 /* The training jobs' waveform for the power-quality window (a
  * pq_wave_fn; ctx is the work): train_wave_w of the jobs. */
 double work_wave_w(void *ctx, double period_s, double offset_s);

@@ -74,8 +74,9 @@ int work__crew_start(work *w) {
   w->svc_run0 = sim_calloc(w->alloc, w->svc_rep0[ns] + ns, sizeof *w->svc_run0);
   w->svc_seq = sim_calloc(w->alloc, ns, sizeof *w->svc_seq);
   w->rep_comp = sim_calloc(w->alloc, w->svc_rep0[ns] + 3, sizeof *w->rep_comp);
+  w->svc_vals = sim_calloc(w->alloc, ns * INF_NCOLS, sizeof *w->svc_vals);
   if (w->rep_taken == NULL || w->svc_run0 == NULL || w->svc_seq == NULL ||
-      w->rep_comp == NULL)
+      w->rep_comp == NULL || w->svc_vals == NULL)
     return SIM_ENOMEM;
   for (size_t s = 0; s < w->cfg->nservices; s++) {
     int rc = sim_crew_add(w->crew, w->svc_engine[s],
@@ -112,12 +113,14 @@ void work__crew_free_engines(work *w) {
   sim_free(w->alloc, w->svc_run0);
   sim_free(w->alloc, w->svc_seq);
   sim_free(w->alloc, w->rep_comp);
+  sim_free(w->alloc, w->svc_vals);
   w->svc_engine = NULL;
   w->svc_rep0 = NULL;
   w->rep_taken = NULL;
   w->svc_run0 = NULL;
   w->svc_seq = NULL;
   w->rep_comp = NULL;
+  w->svc_vals = NULL;
   w->comp_taken = false;
 }
 
@@ -216,17 +219,27 @@ typedef struct clocks_job {
  * service: every clock is its type's, cap's and load's solve to the bit,
  * however the last and the stretches fall (workloads_phis.c), so the
  * one-thread walk's from the previous service's last gives the same. */
-static int replica_clocks_of(void *ctx, size_t s) {
-  const clocks_job *j = ctx;
+static uint32_t service_phis(const clocks_job *j, size_t s) {
   work *w = j->w;
   const work_reps all = packed_reps(w, j->held);
   uint32_t k0 = w->svc_rep0[s];
   work_reps r = work__reps_part(&all, k0, w->svc_rep0[s + 1] - k0,
                                 w->svc_run0 + k0 + s, w->svc_seq[s]);
-  double *phi = w->rep_phi + k0;
   rack_phi_last last = {.type = RACK_PHI_NONE};
-  work__replica_phis(w->fleet, &r, phi, &last);
-  return inf_set_clocks(w->svc[s], 0, r.n, phi);
+  work__replica_phis(w->fleet, &r, w->rep_phi + k0, &last);
+  return r.n;
+}
+
+static int replica_clocks_of(void *ctx, size_t s) {
+  const clocks_job *j = ctx;
+  uint32_t n = service_phis(j, s);
+  return inf_set_clocks(j->w->svc[s], 0, n, j->w->rep_phi + j->w->svc_rep0[s]);
+}
+
+/* A sample's: the clocks alone, the services left as they are. */
+static int sample_clocks_of(void *ctx, size_t s) {
+  (void)service_phis(ctx, s);
+  return SIM_OK;
 }
 
 bool work__crew_replica_clocks(work *w, bool held) {
@@ -236,6 +249,47 @@ bool work__crew_replica_clocks(work *w, bool held) {
   clocks_job j = {w, held};
   /* A failure is the service's, as work__crew_set_clocks leaves it. */
   (void)sim_crew_each(w->crew, replica_clocks_of, &j);
+  return true;
+}
+
+/* One run a replica, in order (reps_seq): replica k's clock is run
+ * rep_runs[0] + k's, but where the run's is not a number (the least of 1
+ * and it: rack_fleet_phis_known's NaN rule). A sample's racks' sums
+ * solved every replica's run again on the leader's thread, some 170 us a
+ * sample at the request peak (docs/performance-log.md, the thirty-sixth
+ * session). */
+bool work__crew_sample_clocks(work *w, bool held) {
+  if (!on_threads(w) || !w->svc_packed || !w->reps_seq || w->nrep == 0 ||
+      !rack_fleet_phis_shareable(w->fleet))
+    return false;
+  clocks_job j = {w, held};
+  (void)sim_crew_each(w->crew, sample_clocks_of, &j);
+  rack_fleet_phis_known(w->fleet, w->rep_runs[0], w->nrep, w->rep_phi);
+  return true;
+}
+
+typedef struct sample_job {
+  work *w;
+  double dt;
+} sample_job;
+
+/* A service's sample walks its replicas (their waits caught up and
+ * expired) and its interval's quantiles: its own state alone, as its
+ * handlers touch. */
+static int sample_of(void *ctx, size_t s) {
+  const sample_job *j = ctx;
+  inf_sample(j->w->svc[s], j->dt, j->w->svc_vals + s * INF_NCOLS);
+  return SIM_OK;
+}
+
+/* On the leader's thread the three services' samples took some 117 us a
+ * sample at the request peak (docs/performance-log.md, the thirty-sixth
+ * session). */
+bool work__crew_samples(work *w, double dt) {
+  if (!on_threads(w))
+    return false;
+  sample_job j = {w, dt};
+  (void)sim_crew_each(w->crew, sample_of, &j);
   return true;
 }
 

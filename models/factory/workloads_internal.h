@@ -65,6 +65,9 @@ struct work {
    * (a share changes only with a take) until the next drive. */
   double *rep_comp;
   bool comp_taken;
+  /* With the crew: service s's sample row (inf_sample) at svc_vals + s *
+   * INF_NCOLS, made on its member's thread (work__crew_samples). */
+  double *svc_vals;
   /* The services' arrivals drawn ahead on an idle worker
    * (work__crew_draw_ahead): up to ahead_until_s; ahead_made once their
    * room is asked for, ahead_on if a service has room. */
@@ -166,6 +169,16 @@ void work__crew_pack(work *w);
  * alone (work_reps's solo); held as work_reps's. False (nothing done):
  * the caller's loop does it. */
 bool work__crew_replica_clocks(work *w, bool held);
+
+/* workloads_crew.c: the same clocks into w->rep_phi alone (no service
+ * told), where the replicas are one run each in order (w->reps_seq), and
+ * made known to the fleet; false (nothing done) otherwise. */
+bool work__crew_sample_clocks(work *w, bool held);
+
+/* workloads_crew.c: where the crew runs on threads, each service's sample
+ * row for the dt seconds ending now (inf_sample) into w->svc_vals, on
+ * its member's thread; false (nothing done): the caller samples them. */
+bool work__crew_samples(work *w, double dt);
 
 /* workloads_crew.c: the engine service s runs on: its own at the request
  * level (made here; SIM_ENOMEM), the factory's otherwise. */

@@ -478,19 +478,23 @@ static double runs_phi_sum(const rack_fleet *f, uint32_t r) {
   double sum = 0, cap[RACK_RUNS_BATCH], phi[RACK_RUNS_BATCH];
   gpu_load l[RACK_RUNS_BATCH];
   uint16_t type[RACK_RUNS_BATCH];
-  uint32_t reps[RACK_RUNS_BATCH];
+  uint32_t reps[RACK_RUNS_BATCH], first[RACK_RUNS_BATCH];
   uint32_t j = f->rack_run[r], end = f->rack_run[r + 1];
   while (j < end) { /* the clocks of up to a batch of stretches at once */
     uint32_t n = 0;
     for (; j < end && n < RACK_RUNS_BATCH; n++) {
       double run_cap = f->run_cap_w[j];
+      first[n] = j;
       l[n] = rack_run_load(f, j);
       type[n] = f->run_type[j];
       cap[n] = rack_cap_min(run_cap, f->thermal_cap_w[r]);
       reps[n] = f->run_len[j];
       j = runs_like(f, j + 1, end, run_cap, l[n], &reps[n]);
     }
-    rack__phis_at(f, n, type, cap, l, phi);
+    if (f->known_n > 0) /* a sample's, the replicas' solved ahead */
+      rack__phis_known_at(f, n, first, type, cap, l, phi);
+    else
+      rack__phis_at(f, n, type, cap, l, phi);
     for (uint32_t k = 0; k < n; k++)
       sum = add_repeat(f, sum, phi[k], reps[k]);
   }

@@ -143,6 +143,12 @@ typedef struct rack_fleet {
    * (RACK_SAMPLE_KEPT of them, direct-mapped): racks alike in their caps
    * or their clocks, not always in a row, ask the same. */
   struct rack_phi_sum *sample_kept;
+  /* Runs known_q0 .. known_q0 + known_n - 1's clocks (known_phi[q -
+   * known_q0]) as solved for the fleet's caps and loads now, read by a
+   * sample's racks' sums in place of a solve (rack_fleet_phis_known);
+   * known_n 0: none. */
+  const double *known_phi;
+  uint32_t known_q0, known_n;
   /* Per group, rack_fleet_group_worst_w's last answer (worst_memo[g];
    * groups alike in what it reads share the first one's). */
   struct rack_worst_memo *worst_memos, **worst_memo;
@@ -582,6 +588,15 @@ typedef struct rack_sample_sums {
 } rack_sample_sums;
 rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
                                         rack_phi_last *last);
+
+/* Runs q0 .. q0 + n - 1's clocks, phi[q - q0], solved by the caller for
+ * the fleet's caps and loads as they are now (each its type's, held
+ * cap's and load's solve: rack.h's bits), so that rack_fleet_rack_sample
+ * reads them instead of solving them again (a run whose cap or load is
+ * NaN is solved as before). Only while nothing of the fleet changes: n 0
+ * takes them back (the caller does so before any change). */
+void rack_fleet_phis_known(rack_fleet *f, uint32_t q0, uint32_t n,
+                           const double *phi);
 
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
  * at its minimum cap and all other IT power at its maximum (its losses

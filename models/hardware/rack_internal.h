@@ -376,4 +376,15 @@ static inline void rack__memo_keep(const rack_fleet *f,
 void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
                    const double *cap, const gpu_load *l, double *phi);
 
+/* Run q's known clock (rack_fleet_phis_known) into *phi, if it has one
+ * for these inputs (its cap held, its load): false where none. */
+bool rack__phi_known(const rack_fleet *f, uint32_t q, double cap, gpu_load l,
+                     double *phi);
+
+/* rack__phis_at for n stretches whose first runs are run[0 .. n), those
+ * with a clock known (rack__phi_known) taken from it, the others
+ * through rack__phis_at in order (type, cap and l compacted in place). */
+void rack__phis_known_at(const rack_fleet *f, uint32_t n, const uint32_t *run,
+                         uint16_t *type, double *cap, gpu_load *l, double *phi);
+
 #endif

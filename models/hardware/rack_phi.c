@@ -7,6 +7,7 @@
 #include "rack_internal.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdint.h>
 
 /* A stretch's misses: their caps, loads, places in the stretch and
@@ -201,4 +202,48 @@ void rack__phis_at(const rack_fleet *f, uint32_t n, const uint16_t *type,
       rack__memo_keep(f, slot[i], m_type[i], m_cap[i], m_l[i], solved[i],
                       thin);
   }
+}
+
+/* ------------------------------------------------------------------ */
+/* Clocks known to the fleet at a sample (rack_fleet_phis_known)       */
+/* ------------------------------------------------------------------ */
+
+void rack_fleet_phis_known(rack_fleet *f, uint32_t q0, uint32_t n,
+                           const double *phi) {
+  f->known_phi = n > 0 ? phi : NULL;
+  f->known_q0 = q0;
+  f->known_n = n;
+}
+
+/* Not where an input is NaN: a replica's clock is the least of 1 and its
+ * run's, which is its run's only when the run's is a number (in
+ * [phi_min, 1], gpu.h). */
+bool rack__phi_known(const rack_fleet *f, uint32_t q, double cap, gpu_load l,
+                     double *phi) {
+  uint32_t k = q - f->known_q0; /* wraps below q0: out of range */
+  if (k >= f->known_n || isnan(cap) || isnan(l.sm) || isnan(l.mem) ||
+      isnan(l.busy))
+    return false;
+  *phi = f->known_phi[k];
+  return true;
+}
+
+void rack__phis_known_at(const rack_fleet *f, uint32_t n, const uint32_t *run,
+                         uint16_t *type, double *cap, gpu_load *l,
+                         double *phi) {
+  uint32_t left[RACK_RUNS_BATCH], m = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (rack__phi_known(f, run[k], cap[k], l[k], &phi[k]))
+      continue;
+    left[m] = k; /* m <= k: compacted in place, in order */
+    type[m] = type[k];
+    cap[m] = cap[k];
+    l[m++] = l[k];
+  }
+  if (m == 0)
+    return;
+  double solved[RACK_RUNS_BATCH];
+  rack__phis_at(f, m, type, cap, l, solved);
+  for (uint32_t i = 0; i < m; i++)
+    phi[left[i]] = solved[i];
 }

@@ -115,9 +115,11 @@ rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
                               rack_fleet_rack_phi_sum(f, r),
                               rack_fleet_rack_max_power_w(f, r)};
   uint32_t q = f->rack_run[r];
-  double p = f->run_power_w[q];
-  return (rack_sample_sums){
-      repeat_from_zero(f, f->run_cap_w[q], f->count[r]),
-      repeat_from_zero(f, rack_run_phi_near(f, q, last), f->count[r]),
-      p > 0 ? p : 0};
+  double p = f->run_power_w[q], phi;
+  if (f->known_n == 0 ||
+      !rack__phi_known(f, q, rack_run_cap_w(f, q, r), rack_run_load(f, q), &phi))
+    phi = rack_run_phi_near(f, q, last);
+  return (rack_sample_sums){repeat_from_zero(f, f->run_cap_w[q], f->count[r]),
+                            repeat_from_zero(f, phi, f->count[r]),
+                            p > 0 ? p : 0};
 }
