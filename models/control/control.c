@@ -1,12 +1,14 @@
 /* control.c - power control, one period at a time (see control.h).
  *
  * What happens every control period (control_period), in this order:
- *  1. The static split, when the cap, the faults or the weather changed
+ *  1. The clocks of the period ending now go to the models (hooks.clocks):
+ *     the clocks under the caps that were in force over it, so before
+ *     anything below rewrites a cap.
+ *  2. The static split, when the cap, the faults or the weather changed
  *     (set_cap): rack_fleet_split under the factory's fits hook, or every
  *     GPU at its minimum if nothing fits; the budget it leaves each group
- *     (note_budgets); the emergency racks at their minimum.
- *  2. The workloads and the load for the coming period (hooks.drive): the
- *     clocks of the period ending now go to the models, the new
+ *     (note_budgets); the emergency racks at their minimum. Then the
+ *     workloads and the load for the coming period (hooks.drive): the new
  *     activities to the GPUs.
  *  3. Demand response (track_dr): an event begins when the cap falls below
  *     the contracted one and ends when it returns.
@@ -617,6 +619,8 @@ void control_finish(control *c, sim_time end, control_books *out) {
 /* ------------------------------------------------------------------ */
 
 int control_period(control *c, const control_view *v, sim_time now) {
+  if (c->hooks.clocks != NULL)
+    c->hooks.clocks(c->hooks.ctx);
   if (v->recap && set_cap(c) != SIM_OK)
     return sim_engine_fail(c->engine, SIM_ENOMEM,
                            "power split at %.0f s: out of memory",

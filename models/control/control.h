@@ -57,8 +57,8 @@ typedef struct control_hooks {
   /* Whether the facility fits the cap with the GPUs of each group at
    * caps[g] (rack_fleet_split's test: conversion losses, cooling). */
   rack_fits_fn fits;
-  /* The workloads and the load for the coming period: the clocks of the
-   * period ending now go to the models, their activities to the GPUs. */
+  /* The workloads and the load for the coming period: the models' new
+   * activities to the GPUs (the clocks hook, below, went first). */
   void (*drive)(void *ctx, sim_time now);
   /* Sets the power in force from now for one period and gives the
    * facility power it comes to (the last one on failure); a status. */
@@ -81,6 +81,10 @@ typedef struct control_hooks {
    * every GPU's slot (4 MB twice a period at a million GPUs). NULL: the
    * slots are compared. */
   uint64_t (*slots_changed)(void *ctx);
+  /* The clocks of the period ending now go to the models: the clocks
+   * under the caps in force over it, so called before a new split
+   * rewrites the caps. NULL: the models take no clocks. */
+  void (*clocks)(void *ctx);
 } control_hooks;
 
 /* The factory's state at a control tick, before the period's step. */

@@ -335,14 +335,18 @@ void factory__settle(void *ctx, sim_time now) { advance(ctx, now); }
 
 /* The hooks of power control (control.h), on the factory. */
 
-/* The workloads and the load for the coming period: the models take the
- * clocks of the period ending now, the factory's background load moves,
- * then the models set the activity of the GPUs they hold over it. */
-static void drive(void *ctx, sim_time now) {
+/* The models take the clocks of the period ending now. */
+static void clocks(void *ctx) {
   factory *f = ctx;
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->clocks != NULL)
       factory_models[m]->clocks(f, f->state[m]);
+}
+
+/* The load for the coming period: the factory's background load moves,
+ * then the models set the activity of the GPUs they hold over it. */
+static void drive(void *ctx, sim_time now) {
+  factory *f = ctx;
   move_load(f, now);
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->drive != NULL)
@@ -398,6 +402,7 @@ control_hooks factory__control_hooks(factory *f) {
                              factory_models[f->holder]->slots_changed != NULL
                                  ? slots_changed
                                  : NULL,
+                         .clocks = clocks,
                          .slot_units = slot_units,
                          .request_counts = request_counts};
 }

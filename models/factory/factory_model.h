@@ -21,7 +21,8 @@
  *            may lower the cap, or step its faults) and fault (when one
  *            said the fleet changed: the others react); then power
  *            control's period, which calls clocks (the clocks of the
- *            period ending go to the models), moves the factory's
+ *            period ending go to the models, before a new split rewrites
+ *            the caps they ran under), moves the factory's
  *            background load, calls drive (a model's activity on the GPUs
  *            it holds, over that load) and asks the holder of the GPUs
  *            for its slots, their units and its requests; then it_w (the

@@ -74,7 +74,7 @@ static int control_make(each_world *w, sim_error *err) {
                      .activity_smoothing_s = NAN};
   control_hooks hk = {
       w,         fits,       control_nop_drive,          control_nop_power,
-      gpu_slots, slot_units, control_nop_request_counts, NULL};
+      gpu_slots, slot_units, control_nop_request_counts, NULL, NULL};
   w->c = control_create(&w->cfg, w->fl, w->e, &hk, err);
   return w->c != NULL ? SIM_OK : SIM_EINVAL;
 }

@@ -1,7 +1,8 @@
 /* test_control.c - power control: the allocation-failure tests of
  * control_create and of a control period whose policy builds more units
  * than the unit arrays hold, on an engine and a fleet on a failing
- * allocator; the static split's budgets against the GPUs' caps. */
+ * allocator; the static split's budgets against the GPUs' caps; the
+ * clocks of a period ending taken under its caps, before a new split. */
 #include "test_util.h"
 
 #include <math.h>
@@ -57,7 +58,7 @@ static void request_counts(void *ctx, uint64_t *done, uint64_t *met) {
 
 static const control_hooks hooks = {NULL,      fits,      drive,
                                     power,     gpu_slots, slot_units,
-                                    request_counts, NULL};
+                                    request_counts, NULL,      NULL};
 
 static const power_config cfg = {.cap_w = 1e6,
                                  .policy = POWER_PROPORTIONAL,
@@ -249,12 +250,66 @@ static void budgets_are_the_gpus_caps(void **state) {
   sim_engine_destroy(e);
 }
 
+/* What a recap period's hooks see of GPU 1's cap (clocks_see_the_caps_in_force). */
+typedef struct seen_caps {
+  double fit_w; /* fits_total's budget */
+  rack_fleet *fl;
+  double at_clocks, at_drive;
+} seen_caps;
+
+static double gpu1_cap(rack_fleet *fl) {
+  rack_fleet_gpu_caps(fl);
+  return fl->cap_w[1];
+}
+static void record_clocks(void *ctx) {
+  seen_caps *s = ctx;
+  s->at_clocks = gpu1_cap(s->fl);
+}
+static void record_drive(void *ctx, sim_time now) {
+  (void)now;
+  seen_caps *s = ctx;
+  s->at_drive = gpu1_cap(s->fl);
+}
+
+/* A period whose cap changed splits again before the workloads' drive,
+ * but the clocks of the period ending are the clocks under the caps that
+ * were in force over it: the policy's last caps, not the new split's
+ * (a GPU of weight 2 gets more than the split's even share under the
+ * proportional policy, so the two differ). */
+static void clocks_see_the_caps_in_force(void **state) {
+  (void)state;
+  rack_fleet *fl = budget_fleet();
+  sim_engine *e = sim_engine_create(NULL);
+  assert_non_null(e);
+  seen_caps seen = {.fit_w = 500000, .fl = fl};
+  control_hooks h = hooks;
+  h.ctx = &seen;
+  h.fits = fits_total;
+  h.clocks = record_clocks;
+  h.drive = record_drive;
+  sim_error err = {0};
+  control *c = control_create(&cfg, fl, e, &h, &err);
+  assert_non_null(c);
+  control_view v = {.cap_w = 1e6, .limit_w = 1e6, .recap = true,
+                    .dr_window_s = NAN};
+  assert_int_equal(control_period(c, &v, 0), SIM_OK);
+  double in_force = gpu1_cap(fl);
+  seen.fit_w = 400000; /* the cap falls: the split's caps move */
+  assert_int_equal(control_period(c, &v, SIM_SEC), SIM_OK);
+  assert_true(sim_same_bits(seen.at_clocks, in_force));
+  assert_true(seen.at_drive != in_force);
+  control_destroy(c);
+  rack_fleet_destroy(fl);
+  sim_engine_destroy(e);
+}
+
 int main(void) {
   struct CMUnitTest tests[12];
   size_t n = 0;
   TEST_ADD(tests, n, create_allocation_failures);
   TEST_ADD(tests, n, period_allocation_failures);
   TEST_ROWS(tests, n, budgets_are_the_gpus_caps, budget_rows);
+  TEST_ADD(tests, n, clocks_see_the_caps_in_force);
   return _cmocka_run_group_tests("control", tests, n, test_catalogs_load_gpu,
                                  test_catalogs_release);
 }

@@ -169,7 +169,8 @@ static world *world_make(const power_config *pc) {
                      gpu_slots,
                      slot_units,
                      request_counts,
-                     count_slots ? slots_changed : NULL};
+                     count_slots ? slots_changed : NULL,
+                     NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
   if (!no_clamp)

@@ -110,7 +110,7 @@ static world *world_make_with(const power_config *pc, bool clamp) {
   for (uint32_t i = 0; i < NGPUS; i++)
     w->slot[i] = i / PER < NSLOTS ? i / PER : CONTROL_NO_SLOT;
   control_hooks h = {w,         fits,       drive,         power,
-                     gpu_slots, slot_units, request_counts, NULL};
+                     gpu_slots, slot_units, request_counts, NULL, NULL};
   w->c = control_create(pc, w->fl, w->e, &h, &err);
   assert_non_null(w->c);
   if (clamp)
