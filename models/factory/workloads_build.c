@@ -177,16 +177,16 @@ static bool alloc_replicas(work *w) {
   w->rep_rack = sim_calloc(a, ngpus + 1, sizeof *w->rep_rack);
   w->rep_type = sim_calloc(a, ngpus + 1, sizeof *w->rep_type);
   w->rep_phi = sim_calloc(a, nrep + 1, sizeof *w->rep_phi);
+  w->rep_key = sim_calloc(a, nrep + 1, sizeof *w->rep_key);
   most = most < WORK_LOADS_CHUNK ? most : WORK_LOADS_CHUNK;
   w->rep_load = sim_calloc(a, most + 1, sizeof *w->rep_load);
   w->run_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_owner);
   w->run_len = sim_calloc(a, w->fleet->n + 1, sizeof *w->run_len);
   w->own_owner = sim_calloc(a, w->fleet->n + 1, sizeof *w->own_owner);
   w->own_end = sim_calloc(a, w->fleet->n + 1, sizeof *w->own_end);
-  return w->rep_run0 && w->rep_runs && w->rep_rack &&
-         w->rep_type && w->rep_phi &&
-         w->rep_load &&
-         w->run_owner && w->run_len && w->own_owner && w->own_end;
+  return w->rep_run0 && w->rep_runs && w->rep_rack && w->rep_type &&
+         w->rep_phi && w->rep_key && w->rep_load && w->run_owner &&
+         w->run_len && w->own_owner && w->own_end;
 }
 
 /* The slots, their GPUs, and the arrays per fleet GPU and rack. */
@@ -226,6 +226,7 @@ static void free_gpus(work *w) {
   sim_free(a, w->rep_rack);
   sim_free(a, w->rep_type);
   sim_free(a, w->rep_phi);
+  sim_free(a, w->rep_key);
   sim_free(a, w->rep_load);
   sim_free(a, w->run_owner);
   sim_free(a, w->run_len);

@@ -213,6 +213,7 @@ void work__crew_pack(work *w) {
 typedef struct clocks_job {
   work *w;
   bool held;
+  bool kept; /* rep_phi and rep_key a sample's, at the runs now */
 } clocks_job;
 
 /* Service s's clocks from a last of its own (none yet), then to the
@@ -230,15 +231,32 @@ static uint32_t service_phis(const clocks_job *j, size_t s) {
   return r.n;
 }
 
-static int replica_clocks_of(void *ctx, size_t s) {
-  const clocks_job *j = ctx;
-  uint32_t n = service_phis(j, s);
-  return inf_set_clocks(j->w->svc[s], 0, n, j->w->rep_phi + j->w->svc_rep0[s]);
+/* Whether service s's clocks in rep_phi, a sample's, are its clocks now:
+ * every replica's one run (reps_seq) keyed as at the sample. At a sample
+ * tick the drive's clocks come right after the sample's (control_period
+ * hands them over before any split: docs/performance-log.md, the
+ * thirty-sixth session), so in bench-10k they always are. */
+static bool service_kept(const clocks_job *j, size_t s) {
+  const work *w = j->w;
+  uint32_t k0 = w->svc_rep0[s], n = w->svc_rep0[s + 1] - k0;
+  return j->kept &&
+         rack_runs_key_same(w->fleet, w->rep_runs[0] + k0, n, w->rep_key + k0);
 }
 
-/* A sample's: the clocks alone, the services left as they are. */
+static int replica_clocks_of(void *ctx, size_t s) {
+  const clocks_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = j->w->svc_rep0[s + 1] - k0;
+  if (!service_kept(j, s))
+    n = service_phis(j, s);
+  return inf_set_clocks(j->w->svc[s], 0, n, j->w->rep_phi + k0);
+}
+
+/* A sample's: the clocks alone, the services left as they are, and each
+ * replica's key for the drive (service_kept). */
 static int sample_clocks_of(void *ctx, size_t s) {
-  (void)service_phis(ctx, s);
+  const clocks_job *j = ctx;
+  uint32_t k0 = j->w->svc_rep0[s], n = service_phis(j, s);
+  rack_runs_key(j->w->fleet, j->w->rep_runs[0] + k0, n, j->w->rep_key + k0);
   return SIM_OK;
 }
 
@@ -246,7 +264,9 @@ bool work__crew_replica_clocks(work *w, bool held) {
   if (!on_threads(w) || !w->svc_packed ||
       !rack_fleet_phis_shareable(w->fleet))
     return false;
-  clocks_job j = {w, held};
+  clocks_job j = {w, held,
+                  w->phi_kept && w->kept_made == w->fleet->runs_made &&
+                      w->reps_seq};
   /* A failure is the service's, as work__crew_set_clocks leaves it. */
   (void)sim_crew_each(w->crew, replica_clocks_of, &j);
   return true;
@@ -262,9 +282,11 @@ bool work__crew_sample_clocks(work *w, bool held) {
   if (!on_threads(w) || !w->svc_packed || !w->reps_seq || w->nrep == 0 ||
       !rack_fleet_phis_shareable(w->fleet))
     return false;
-  clocks_job j = {w, held};
+  clocks_job j = {w, held, false};
   (void)sim_crew_each(w->crew, sample_clocks_of, &j);
   rack_fleet_phis_known(w->fleet, w->rep_runs[0], w->nrep, w->rep_phi);
+  w->phi_kept = true;
+  w->kept_made = w->fleet->runs_made;
   return true;
 }
 

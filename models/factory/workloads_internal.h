@@ -113,6 +113,13 @@ struct work {
   bool racks_typed;
   uint32_t racks_type;
   double *rep_phi;
+  /* With the crew: each replica's key (rack_runs_key of its one run) when
+   * a sample solved rep_phi (work__crew_sample_clocks), at runs_made
+   * kept_made; phi_kept until the drive's clocks after it, which keep a
+   * service's clocks where its keys still hold (work__crew_replica_clocks). */
+  rack_run_key *rep_key;
+  uint64_t kept_made;
+  bool phi_kept;
   /* A chunk of a service's replicas' loads on their way to the runs
    * (WORK_LOADS_CHUNK, or the most replicas of a service's if fewer). */
   gpu_load *rep_load;

@@ -238,6 +238,7 @@ void work__drive_clocks(work *w) {
       w->phi[s] = slot_phi(w, w->job_slot0[j] + (size_t)s, fresh, &last);
     train_set_clocks(w->train, j, w->phi);
   }
+  w->phi_kept = false; /* one drive a sample: rep_phi is the drive's now */
 }
 
 void work_sample_clocks(work *w) {

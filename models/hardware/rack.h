@@ -598,6 +598,24 @@ rack_sample_sums rack_fleet_rack_sample(const rack_fleet *f, uint32_t r,
 void rack_fleet_phis_known(rack_fleet *f, uint32_t q0, uint32_t n,
                            const double *phi);
 
+/* What run q's clock is solved from besides its type (fixed while the
+ * runs are: runs_made): its load and its cap held to its rack's thermal
+ * cap (rack_run_cap_w). Two runs' keys alike to the bit: their clocks
+ * alike (rack.h's bits). */
+typedef struct rack_run_key {
+  double sm, mem, busy, cap;
+} rack_run_key;
+
+/* Runs q0 .. q0 + n - 1's keys into key[0 .. n). */
+void rack_runs_key(const rack_fleet *f, uint32_t q0, uint32_t n,
+                   rack_run_key *key);
+
+/* Whether runs q0 .. q0 + n - 1's keys are still key's, to the bit: then
+ * a clock solved when key was taken is their clock now, while the runs
+ * are the same ones (the caller compares runs_made). */
+bool rack_runs_key_same(const rack_fleet *f, uint32_t q0, uint32_t n,
+                        const rack_run_key *key);
+
 /* The smallest IT power the fleet can be held to by caps alone: every GPU
  * at its minimum cap and all other IT power at its maximum (its losses
  * at the curves' lowest efficiency). */

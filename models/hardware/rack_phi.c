@@ -247,3 +247,31 @@ void rack__phis_known_at(const rack_fleet *f, uint32_t n, const uint32_t *run,
   for (uint32_t i = 0; i < m; i++)
     phi[left[i]] = solved[i];
 }
+
+/* ------------------------------------------------------------------ */
+/* Runs' keys: a clock kept from one solve to a later read              */
+/* ------------------------------------------------------------------ */
+
+void rack_runs_key(const rack_fleet *f, uint32_t q0, uint32_t n,
+                   rack_run_key *key) {
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = q0 + k;
+    key[k] = (rack_run_key){f->run_sm[q], f->run_mem[q], f->run_busy[q],
+                            rack_run_cap_w(f, q, f->run_rack[q])};
+  }
+}
+
+/* Bits, not values: a NaN key is its own (its clock is the solve's of
+ * that NaN), and -0 is not 0 to a solve that divides. */
+bool rack_runs_key_same(const rack_fleet *f, uint32_t q0, uint32_t n,
+                        const rack_run_key *key) {
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t q = q0 + k;
+    if (!sim_same_bits(key[k].sm, f->run_sm[q]) ||
+        !sim_same_bits(key[k].mem, f->run_mem[q]) ||
+        !sim_same_bits(key[k].busy, f->run_busy[q]) ||
+        !sim_same_bits(key[k].cap, rack_run_cap_w(f, q, f->run_rack[q])))
+      return false;
+  }
+  return true;
+}
