@@ -69,6 +69,19 @@ rack_fleet *rack_fixture_two(const char *second, uint32_t per_rack,
   return f;
 }
 
+rack_fleet *rack_fixture_capped(double thermal_w) {
+  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
+  for (uint32_t i = 0; i < f->n; i++)
+    rack_set_load(f, i, gpu_load_level(0.6));
+  rack_fleet_update(f, NULL); /* makes the runs */
+  for (uint32_t r = 0; r < f->nracks; r++)
+    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w + 150);
+  if (!isnan(thermal_w))
+    f->thermal_cap_w[1] = thermal_w;
+  rack_fleet_update(f, NULL);
+  return f;
+}
+
 double rack_fixture_uniform(unsigned *seed) {
   return (double)rand_r(seed) / RAND_MAX;
 }

@@ -36,6 +36,12 @@ rack_fleet *rack_fixture_make(bool system);
  * its gpus_per_rack); with units, each rack's GPUs in slots of 8. */
 rack_fleet *rack_fixture_two(const char *second, uint32_t per_rack, bool units);
 
+/* rack_fixture_two("H100-SXM", 32, true) with every GPU at a load of
+ * 0.6, its runs made, every rack capped 150 W above its type's minimum
+ * and rack 1's thermal cap at thermal_w (NaN: left as it is), updated:
+ * the fleet the sample's, the known clocks' and the keys' tests move. */
+rack_fleet *rack_fixture_capped(double thermal_w);
+
 /* A draw in [0, 1] from seed (rand_r: the test's own stream). */
 double rack_fixture_uniform(unsigned *seed);
 

@@ -571,15 +571,7 @@ static void sample_move_rack(rack_fleet *f, const sample_case *c,
 
 static void sample_matches_the_readers(void **state) {
   const sample_case *c = *state;
-  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
-  for (uint32_t i = 0; i < f->n; i++)
-    rack_set_load(f, i, gpu_load_level(0.6));
-  rack_fleet_update(f, NULL); /* makes the runs */
-  for (uint32_t r = 0; r < f->nracks; r++)
-    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w + 150);
-  if (c->move == THERMAL)
-    f->thermal_cap_w[1] = 300;
-  rack_fleet_update(f, NULL);
+  rack_fleet *f = rack_fixture_capped(c->move == THERMAL ? 300 : NAN);
   for (uint32_t r = 0; r < f->nracks; r++)
     sample_move_rack(f, c, r);
   if (c->move == CAPS_FILLED) /* then a rack's last GPU's alone */

@@ -42,16 +42,6 @@ static const key_case keys[] = {
     {"keys: a NaN busy share, as it was", NAN_BUSY_HELD, true},
 };
 
-static rack_fleet *fleet_made(void) {
-  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
-  for (uint32_t i = 0; i < f->n; i++)
-    rack_set_load(f, i, gpu_load_level(0.6));
-  rack_fleet_update(f, NULL); /* makes the runs */
-  for (uint32_t r = 0; r < f->nracks; r++)
-    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w + 150);
-  rack_fleet_update(f, NULL);
-  return f;
-}
 
 /* Every run's clock as a replica's: the least of 1 and the solve. */
 static void clocks_now(const rack_fleet *f, uint32_t n, double *phi) {
@@ -98,7 +88,7 @@ static void move_run(rack_fleet *f, const key_case *c, uint32_t q) {
 
 static void kept_while_keys_hold(void **state) {
   const key_case *c = *state;
-  rack_fleet *f = fleet_made();
+  rack_fleet *f = rack_fixture_capped(NAN);
   uint32_t n = f->rack_run[f->nracks], q = f->rack_run[1] + 1;
   assert_true(n <= 512 && q < f->rack_run[2]);
   if (c->move == NAN_BUSY_HELD) {

@@ -31,15 +31,7 @@ static const known_case knowns[] = {
 };
 
 static rack_fleet *fleet_of(const known_case *c) {
-  rack_fleet *f = rack_fixture_two("H100-SXM", 32, true);
-  for (uint32_t i = 0; i < f->n; i++)
-    rack_set_load(f, i, gpu_load_level(0.6));
-  rack_fleet_update(f, NULL); /* makes the runs */
-  for (uint32_t r = 0; r < f->nracks; r++)
-    rack_set_rack_cap(f, r, f->types[f->type[f->first[r]]]->cap_min_w + 150);
-  if (c->move == THERMAL)
-    f->thermal_cap_w[1] = 300;
-  rack_fleet_update(f, NULL);
+  rack_fleet *f = rack_fixture_capped(c->move == THERMAL ? 300 : NAN);
   for (uint32_t r = 0; r < f->nracks; r++) {
     uint32_t q = f->rack_run[r] + 1 < f->rack_run[r + 1] ? f->rack_run[r] + 1
                                                           : f->rack_run[r];
