@@ -255,7 +255,12 @@ typedef struct seen_caps {
   double fit_w; /* fits_total's budget */
   rack_fleet *fl;
   double at_clocks, at_drive;
+  uint32_t slot[5 * 72]; /* budget_fleet's GPUs: each its own slot */
 } seen_caps;
+
+static const uint32_t *seen_slots(void *ctx) {
+  return ((seen_caps *)ctx)->slot;
+}
 
 static double gpu1_cap(rack_fleet *fl) {
   rack_fleet_gpu_caps(fl);
@@ -282,9 +287,13 @@ static void clocks_see_the_caps_in_force(void **state) {
   sim_engine *e = sim_engine_create(NULL);
   assert_non_null(e);
   seen_caps seen = {.fit_w = 500000, .fl = fl};
+  assert_int_equal(fl->n, sizeof seen.slot / sizeof seen.slot[0]);
+  for (uint32_t i = 0; i < fl->n; i++)
+    seen.slot[i] = i;
   control_hooks h = hooks;
   h.ctx = &seen;
   h.fits = fits_total;
+  h.gpu_slots = seen_slots;
   h.clocks = record_clocks;
   h.drive = record_drive;
   sim_error err = {0};
