@@ -208,11 +208,9 @@ static void book_interval(factory *f, double dt, double *row) {
 static int write_rows(factory *f, double t, double dt, const double *row) {
   for (size_t m = 0; m < factory_nmodels; m++)
     if (factory_models[m]->sample_clocks != NULL)
-      factory_models[m]->sample_clocks(f, f->state[m], true);
+      factory_models[m]->sample_clocks(f, f->state[m]);
   rack_row(f, dt);
-  for (size_t m = 0; m < factory_nmodels; m++)
-    if (factory_models[m]->sample_clocks != NULL)
-      factory_models[m]->sample_clocks(f, f->state[m], false);
+  rack_fleet_phis_known(f->fleet, 0, 0, NULL); /* before the fleet changes */
   int rc = tel_append(f->sink, f->facility_id, t, row);
   if (rc == SIM_OK)
     rc = tel_append(f->sink, f->racks_id, t, f->row);

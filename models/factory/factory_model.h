@@ -102,10 +102,10 @@ typedef struct factory_model {
   void (*after)(factory *f, void *self, double t);
   int (*columns)(factory *f, void *self, double t, double dt, double *row);
   int (*sample)(factory *f, void *self, double t, double dt);
-  /* Around the racks' row at a sample: ahead true before it (clocks the
-   * model can solve elsewhere made known to the fleet: rack.h's
-   * rack_fleet_phis_known), false after it (taken back). */
-  void (*sample_clocks)(factory *f, void *self, bool ahead);
+  /* Before the racks' row at a sample: clocks the model can solve
+   * elsewhere made known to the fleet (rack.h's rack_fleet_phis_known);
+   * the factory takes them back after the row. */
+  void (*sample_clocks)(factory *f, void *self);
   int (*close)(factory *f, void *self, factory_summary *s, sim_error *err);
   int (*write)(factory *f, void *self, factory_summary *s, sim_error *err);
   int (*metrics)(const factory *f, const void *self, tel_sink *sink,

@@ -310,12 +310,9 @@ static void work_take_clocks(factory *f, void *self) {
   work_clocks(self);
 }
 
-static void work_sample_ahead(factory *f, void *self, bool ahead) {
+static void work_sample_ahead(factory *f, void *self) {
   (void)f;
-  if (ahead)
-    work_sample_clocks(self);
-  else
-    work_sample_clocks_done(self);
+  work_sample_clocks(self);
 }
 
 static void work_give_load(factory *f, void *self, double dt) {

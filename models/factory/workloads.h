@@ -126,10 +126,9 @@ void work_drive(work *w, double dt);
  * and loads now solved on the members' threads and made known to the
  * fleet (rack_fleet_phis_known), so the sums read them rather than solve
  * them on the leader's thread (docs/performance-log.md, the thirty-sixth
- * session). work_sample_clocks_done takes them back, before anything of
- * the fleet changes. */
+ * session). The caller takes them back (rack_fleet_phis_known with none)
+ * before anything of the fleet changes. */
 void work_sample_clocks(work *w);
-void work_sample_clocks_done(work *w);
 
 /* The training jobs' waveform for the power-quality window (a
  * pq_wave_fn; ctx is the work): train_wave_w of the jobs. */

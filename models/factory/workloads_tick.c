@@ -247,10 +247,6 @@ void work_sample_clocks(work *w) {
   (void)work__crew_sample_clocks(w, w->rep_loads_made == w->fleet->runs_made);
 }
 
-void work_sample_clocks_done(work *w) {
-  rack_fleet_phis_known(w->fleet, 0, 0, NULL);
-}
-
 void work_drive(work *w, double dt) {
   work__crew_draw_ahead(w, dt); /* on an idle worker, beside what follows */
   bool fresh = slot_runs_fresh(w);
